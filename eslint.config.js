@@ -1,0 +1,32 @@
+// One flat config for every workspace; each package runs `eslint .` from its own folder.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/coverage/**', '**/.turbo/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "MemberExpression[object.name='process'][property.name='env']",
+          message: 'Only @codefleet/config reads process.env; pass configuration in.',
+        },
+      ],
+    },
+  },
+  {
+    // The config loader is the one module that reads the environment; tests, benches and
+    // scripts set up child environments on purpose.
+    files: ['packages/config/src/**', 'packages/testkit/src/**', '**/*.test.ts', '**/test/**', '**/bench/**', 'scripts/**', '**/*.mjs', '**/*.cjs'],
+    rules: { 'no-restricted-syntax': 'off' },
+  },
+  {
+    files: ['**/*.mjs', '**/*.cjs', '**/*.js'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
+  },
+);
