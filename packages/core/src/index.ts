@@ -1,1 +1,95 @@
-export const hello = (n: number): number => n + 1;
+// Public API of @codefleet/core: the job model, stages, run record, error taxonomy,
+// retry policies and the task note. Everything here is pure: no I/O, no clock, no env.
+export type { Classified, ClassifyOptions } from './classify.js';
+export { classify } from './classify.js';
+export type { CodefleetErrorJson, CodefleetErrorOptions, ErrorCode, JobIssue, JsonValue, Verdict } from './errors.js';
+export {
+  CodefleetError,
+  InvalidJobError,
+  InvalidTransitionError,
+  LeaseLostError,
+  RateLimitedError,
+  errorCodes,
+  isErrorCode,
+  isVerdict,
+  verdictOf,
+  verdicts,
+} from './errors.js';
+export type { CreateJobInput, Job, JobInput, JobSource } from './job.js';
+export {
+  createJob,
+  defaultIdempotencyKey,
+  jobSchema,
+  maxBodyChars,
+  maxDodCommands,
+  maxPatchBytes,
+  parseJob,
+  parseJobJson,
+} from './job.js';
+export type { JsonSyntaxProblem } from './json-position.js';
+export { findJsonSyntaxProblem } from './json-position.js';
+export type { RepoRef } from './repo-ref.js';
+export { branchNameProblem, checkRepoRef, maxRepoLength, parseRepoRef } from './repo-ref.js';
+export type { Backoff, InnerPolicy, OuterDecision, OuterPolicy } from './retry.js';
+export {
+  backoffDelayMs,
+  decideOuter,
+  defaultInnerPolicy,
+  defaultOuterPolicy,
+  maxBackoffDelayMs,
+  shouldRetryInner,
+  worstCaseWallTimeMs,
+} from './retry.js';
+export type {
+  AgentRun,
+  Attempt,
+  AttemptOutcome,
+  DodResult,
+  Pass,
+  PullRequestRef,
+  RunError,
+  RunOutcome,
+  RunRecord,
+  StageEntry,
+  Verification,
+  VerificationStep,
+} from './run.js';
+export {
+  agentRunSchema,
+  attemptOutcomes,
+  dodResults,
+  parseRun,
+  runOutcomes,
+  runRecordSchema,
+  verificationSchema,
+  verificationSteps,
+} from './run.js';
+export type { At } from './run-update.js';
+export {
+  addAgentRun,
+  addVerification,
+  advance,
+  currentAttempt,
+  endAttempt,
+  finish,
+  newRun,
+  setAcceptanceCriteria,
+  setDodResult,
+  setPublication,
+  startAttempt,
+} from './run-update.js';
+export type { Stage } from './stage.js';
+export {
+  happyPath,
+  isStage,
+  isTerminal,
+  nextStages,
+  runningStages,
+  stageDocs,
+  stages,
+  terminalStages,
+  transition,
+} from './stage.js';
+export type { TaskNoteOptions } from './task-note.js';
+export { defaultTaskNoteMaxChars, renderTaskNote } from './task-note.js';
+export { boundTail, defaultTailBytes, previewValue, redactUrlCredentials, utf8ByteLength } from './text.js';

@@ -1,0 +1,33 @@
+/**
+ * @codefleet/config: loads `config.yaml` in three steps (schema with descriptions and
+ * defaults -> normalize -> cross-field rules) after `${VAR}` expansion, and reports every
+ * problem at once with its key path. The only package that reads `process.env`, and only as
+ * the default of `loadConfig`'s `env` option.
+ */
+export { loadConfig, CONFIG_PATH_VARIABLE, DEFAULT_CONFIG_FILE, type LoadConfigOptions } from './load.js';
+export { parseConfig, type ParseConfigOptions } from './parse.js';
+export { ConfigError, CONFIG_ERROR_CODES, formatProblem, type ConfigErrorCode, type ConfigProblem } from './errors.js';
+export { configJsonSchema, renderConfigJsonSchema } from './json-schema.js';
+export { configSchema, AGENT_NAMES, LOG_LEVELS, type AgentName, type ParsedConfig } from './schema/index.js';
+export { collectSecrets, isSecretName } from './secrets.js';
+export type { Env } from './expand.js';
+export type {
+  AgentsConfig,
+  AiderAgentConfig,
+  ClaudeAgentConfig,
+  CodexAgentConfig,
+  CommandAgentConfig,
+  Config,
+  ForgeConfig,
+  GeminiAgentConfig,
+  GithubForgeConfig,
+  LoadedConfig,
+  LoggingConfig,
+  OllamaAgentConfig,
+  PatchConfig,
+  QueueConfig,
+  ScriptAgentConfig,
+  VerificationConfig,
+  WorkerConfig,
+  WorkspaceConfig,
+} from './types.js';

@@ -1,0 +1,94 @@
+import { isAbsolute, join, resolve } from 'node:path';
+import { type Env, readVariable } from './expand.js';
+import type { ParsedConfig } from './schema/index.js';
+import type { Config } from './types.js';
+
+/** What normalize needs besides the parsed config. */
+export interface NormalizeContext {
+  /** Directory relative paths are resolved against: the config file's, else the working directory. */
+  baseDir: string;
+  env: Env;
+  /** Default worker id. */
+  hostname: string;
+}
+
+/**
+ * Step 2 of 3: makes paths absolute and fills in the defaults that depend on other values or
+ * on the host, so later modules never repeat this logic:
+ * - `data_dir`, `queue.local.path`, `workspace.cache_dir`, path-like agent binaries and
+ *   `./` script modules are resolved against `baseDir`;
+ * - `queue.local.path` defaults to `<data_dir>/queue.sqlite`, `workspace.cache_dir` to
+ *   `<data_dir>/cache`, `queue.heartbeat_seconds` to `lease_seconds / 4`;
+ * - `queue.sqs.region` defaults to `$AWS_REGION`, then `$AWS_DEFAULT_REGION`, then us-east-1;
+ * - each agent's `timeout_seconds` defaults to `agents.timeout_seconds`;
+ * - `worker.worker_id` defaults to the host name;
+ * - `forge.github.token` is read from the variable named by `forge.github.token_env`.
+ */
+export function normalize(parsed: ParsedConfig, context: NormalizeContext): Config {
+  const { baseDir, env, hostname } = context;
+  const path = (p: string) => resolve(baseDir, p);
+  const dataDir = path(parsed.data_dir);
+  const { queue, agents, forge } = parsed;
+  const timeout = (own: number | undefined) => own ?? agents.timeout_seconds;
+  const token = nonEmpty(readVariable(env, forge.github.token_env));
+  const cli = <T extends { binary: string; timeout_seconds?: number | undefined }>(agent: T) => ({
+    ...agent,
+    binary: binaryPath(agent.binary, baseDir),
+    timeout_seconds: timeout(agent.timeout_seconds),
+  });
+
+  return {
+    ...parsed,
+    data_dir: dataDir,
+    queue: {
+      ...queue,
+      heartbeat_seconds: queue.heartbeat_seconds ?? queue.lease_seconds / 4,
+      local: { path: queue.local.path === undefined ? join(dataDir, 'queue.sqlite') : path(queue.local.path) },
+      sqs: {
+        ...queue.sqs,
+        region: queue.sqs.region ?? envRegion(env) ?? 'us-east-1',
+      },
+    },
+    workspace: {
+      ...parsed.workspace,
+      cache_dir: parsed.workspace.cache_dir === undefined ? join(dataDir, 'cache') : path(parsed.workspace.cache_dir),
+    },
+    agents: {
+      ...agents,
+      aider: cli(agents.aider),
+      claude: cli(agents.claude),
+      codex: cli(agents.codex),
+      gemini: cli(agents.gemini),
+      ollama: { ...agents.ollama, timeout_seconds: timeout(agents.ollama.timeout_seconds) },
+      command: { ...agents.command, timeout_seconds: timeout(agents.command.timeout_seconds) },
+      script: {
+        ...agents.script,
+        ...(agents.script.module === undefined ? {} : { module: modulePath(agents.script.module, baseDir) }),
+        timeout_seconds: timeout(agents.script.timeout_seconds),
+      },
+    },
+    worker: { ...parsed.worker, worker_id: parsed.worker.worker_id ?? hostname },
+    forge: {
+      ...forge,
+      github: { ...forge.github, ...(token === undefined ? {} : { token }) },
+    },
+  };
+}
+
+function envRegion(env: Env): string | undefined {
+  return nonEmpty(readVariable(env, 'AWS_REGION')) ?? nonEmpty(readVariable(env, 'AWS_DEFAULT_REGION'));
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/** A bare name (`aider`) is looked up on PATH later; only a relative path is resolved. */
+function binaryPath(binary: string, baseDir: string): string {
+  return binary.includes('/') && !isAbsolute(binary) ? resolve(baseDir, binary) : binary;
+}
+
+/** `./agent.js` is a file next to the config; `some-package` is left for the module resolver. */
+function modulePath(specifier: string, baseDir: string): string {
+  return specifier.startsWith('./') || specifier.startsWith('../') ? resolve(baseDir, specifier) : specifier;
+}

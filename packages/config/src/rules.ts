@@ -1,0 +1,85 @@
+import type { ConfigProblem } from './errors.js';
+import { type Env, readVariable } from './expand.js';
+import type { Config } from './types.js';
+
+/**
+ * Step 3 of 3: rules that involve more than one field, or a field and the environment. Each
+ * returns the problems it finds; all of them run, so one error reports everything at once.
+ */
+export function checkRules(config: Config, env: Env): ConfigProblem[] {
+  return [...queueRules(config), ...agentRules(config), ...workerRules(config), ...forgeRules(config, env)];
+}
+
+function queueRules({ queue }: Config): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  if (queue.heartbeat_seconds >= queue.lease_seconds) {
+    problems.push({
+      path: 'queue.heartbeat_seconds',
+      message: `must be < queue.lease_seconds (${queue.lease_seconds}), got ${queue.heartbeat_seconds}`,
+    });
+  }
+  if (queue.backend !== 'sqs') return problems;
+  const { sqs } = queue;
+  if (sqs.queue_url === undefined) {
+    problems.push({ path: 'queue.sqs.queue_url', message: 'required when queue.backend is sqs' });
+  } else if (sqs.fifo && !sqs.queue_url.endsWith('.fifo')) {
+    problems.push({
+      path: 'queue.sqs.queue_url',
+      message: `must end in .fifo when queue.sqs.fifo is true, got ${JSON.stringify(sqs.queue_url)}`,
+    });
+  }
+  // A heartbeat slower than the visibility timeout lets SQS hand a running job to a second worker.
+  if (queue.heartbeat_seconds >= sqs.visibility_timeout) {
+    problems.push({
+      path: 'queue.heartbeat_seconds',
+      message:
+        `must be < queue.sqs.visibility_timeout (${sqs.visibility_timeout}) when queue.backend is sqs, ` +
+        `got ${queue.heartbeat_seconds}`,
+    });
+  }
+  return problems;
+}
+
+function agentRules({ agents }: Config): ConfigProblem[] {
+  if (agents.default === 'command' && agents.command.argv.length === 0) {
+    return [{ path: 'agents.command.argv', message: 'must not be empty when agents.default is command' }];
+  }
+  return [];
+}
+
+function workerRules({ worker }: Config): ConfigProblem[] {
+  const { backoff } = worker;
+  if (backoff.max_delay_seconds < backoff.delay_seconds) {
+    return [
+      {
+        path: 'worker.backoff.max_delay_seconds',
+        message: `must be >= worker.backoff.delay_seconds (${backoff.delay_seconds}), got ${backoff.max_delay_seconds}`,
+      },
+    ];
+  }
+  return [];
+}
+
+function forgeRules({ forge }: Config, env: Env): ConfigProblem[] {
+  const { github } = forge;
+  const problems: ConfigProblem[] = [];
+  const isSet = (name: string) => (readVariable(env, name) ?? '') !== '';
+  if (github.app_id !== undefined) {
+    if (github.private_key_env === undefined) {
+      problems.push({ path: 'forge.github.private_key_env', message: 'required when forge.github.app_id is set' });
+    } else if (forge.type === 'github' && !isSet(github.private_key_env)) {
+      problems.push({
+        path: 'forge.github.private_key_env',
+        message: `environment variable ${github.private_key_env} is not set (forge.type is github and forge.github.app_id is set)`,
+      });
+    }
+  } else if (forge.type === 'github' && github.token === undefined) {
+    problems.push({
+      path: 'forge.github.token_env',
+      message:
+        `environment variable ${github.token_env} is not set; ` +
+        'forge.type github needs a token (or forge.github.app_id with private_key_env)',
+    });
+  }
+  return problems;
+}

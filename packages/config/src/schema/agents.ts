@@ -1,0 +1,132 @@
+import * as z from 'zod';
+import { agentTimeout, argv, envVarName } from './common.js';
+
+/** Every agent a job or `agents.default` may name. */
+export const AGENT_NAMES = ['aider', 'claude', 'codex', 'gemini', 'ollama', 'command', 'script'] as const;
+
+/** A name from {@link AGENT_NAMES}. */
+export type AgentName = (typeof AGENT_NAMES)[number];
+
+const binary = (name: string) =>
+  z
+    .string()
+    .min(1)
+    .default(name)
+    .describe('Executable: a name looked up on PATH, or a path (relative paths are resolved against the config file).');
+
+const extraArgs = z.array(z.string()).default(() => []).describe('Extra arguments appended to the command line.');
+
+const API_KEY_ENV_DOC =
+  'Name of the environment variable holding the API key. Keys are never config values; the value is masked in logs.';
+
+// describe() goes on the outermost wrapper: that is what the JSON Schema and tests read.
+const apiKeyEnv = (name?: string) =>
+  name === undefined ? envVarName.optional().describe(API_KEY_ENV_DOC) : envVarName.default(name).describe(API_KEY_ENV_DOC);
+
+const aider = z
+  .strictObject({
+    binary: binary('aider'),
+    model: z.string().min(1).default('ollama_chat/qwen2.5-coder:7b').describe('Model passed as --model.'),
+    map_tokens: z.number().int().min(0).default(0).describe('Passed as --map-tokens; 0 disables the repo map (CW 6.1).'),
+    timeout_seconds: agentTimeout(),
+    extra_args: extraArgs,
+    api_key_env: apiKeyEnv(),
+  })
+  .prefault({})
+  .describe('Aider CLI.');
+
+const claude = z
+  .strictObject({
+    binary: binary('claude'),
+    model: z.string().min(1).optional().describe('Model passed as --model; the CLI default when unset.'),
+    max_turns: z.number().int().min(1).default(30).describe('Passed as --max-turns.'),
+    timeout_seconds: agentTimeout(),
+    extra_args: extraArgs,
+    api_key_env: apiKeyEnv('ANTHROPIC_API_KEY'),
+  })
+  .prefault({})
+  .describe('Claude Code CLI.');
+
+const codex = z
+  .strictObject({
+    binary: binary('codex'),
+    model: z.string().min(1).optional().describe('Model passed as --model; the CLI default when unset.'),
+    timeout_seconds: agentTimeout(),
+    extra_args: extraArgs,
+    api_key_env: apiKeyEnv('OPENAI_API_KEY'),
+  })
+  .prefault({})
+  .describe('OpenAI Codex CLI.');
+
+const gemini = z
+  .strictObject({
+    binary: binary('gemini'),
+    model: z.string().min(1).optional().describe('Model passed as --model; the CLI default when unset.'),
+    timeout_seconds: agentTimeout(),
+    extra_args: extraArgs,
+    api_key_env: apiKeyEnv('GEMINI_API_KEY'),
+  })
+  .prefault({})
+  .describe('Gemini CLI.');
+
+const ollama = z
+  .strictObject({
+    host: z.url().default('http://127.0.0.1:11434').describe('Ollama server URL.'),
+    model: z
+      .string()
+      .min(1)
+      .default('qwen2.5-coder:7b')
+      .describe('Model name; qwen2.5-coder:1.5b suits CPU-only hosts (CW 4.1).'),
+    timeout_seconds: agentTimeout(),
+    max_tokens: z.number().int().min(1).optional().describe('Upper bound on generated tokens per request (num_predict).'),
+    api_key_env: apiKeyEnv(),
+  })
+  .prefault({})
+  .describe('Built-in agent on an Ollama server: asks for a plan and a patch, applies it with the patch engine.');
+
+const command = z
+  .strictObject({
+    argv: argv
+      .default(() => [])
+      .describe(
+        'Command template as an argument vector, run without a shell; ' +
+          'placeholders such as {prompt_file} and {workdir} are filled in by the command agent.',
+      ),
+    timeout_seconds: agentTimeout(),
+    api_key_env: apiKeyEnv(),
+  })
+  .prefault({})
+  .describe('Any other coding CLI, described by an argument template.');
+
+const script = z
+  .strictObject({
+    module: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('ES module exporting the scripted agent; ./ and ../ paths are resolved against the config file.'),
+    timeout_seconds: agentTimeout(),
+  })
+  .prefault({})
+  .describe('Scripted in-process agent for tests and demos; needs no model.');
+
+/** `agents:` — which coding agent runs by default and how each one is started. */
+export const agentsSchema = z
+  .strictObject({
+    default: z.enum(AGENT_NAMES).default('script').describe('Agent used when a job names none.'),
+    timeout_seconds: z
+      .number()
+      .int()
+      .min(1)
+      .default(600)
+      .describe('Default timeout for one agent run in seconds (CW); the whole process tree is killed.'),
+    aider,
+    claude,
+    codex,
+    gemini,
+    ollama,
+    command,
+    script,
+  })
+  .prefault({})
+  .describe('Coding agents.');

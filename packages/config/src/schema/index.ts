@@ -1,0 +1,38 @@
+import * as z from 'zod';
+import { agentsSchema } from './agents.js';
+import { forgeSchema } from './forge.js';
+import { loggingSchema } from './logging.js';
+import { patchSchema } from './patch.js';
+import { queueSchema } from './queue.js';
+import { verificationSchema } from './verification.js';
+import { workerSchema } from './worker.js';
+import { workspaceSchema } from './workspace.js';
+
+/**
+ * The shape of `config.yaml`, step 1 of 3 (schema -> normalize -> cross-field rules). Every
+ * field has a default or is optional, so an empty file is a valid config. Unknown keys are
+ * errors, because a misspelt key silently falling back to its default is worse.
+ */
+export const configSchema = z
+  .strictObject({
+    data_dir: z
+      .string()
+      .min(1)
+      .default('.codefleet-data')
+      .describe('Directory for the local queue, the run store and caches; relative to the config file (or the working directory).'),
+    queue: queueSchema,
+    workspace: workspaceSchema,
+    agents: agentsSchema,
+    worker: workerSchema,
+    verification: verificationSchema,
+    patch: patchSchema,
+    forge: forgeSchema,
+    logging: loggingSchema,
+  })
+  .describe('codefleet configuration (config.yaml). String values may use ${VAR} and ${VAR:-default}; $${ is a literal ${.');
+
+/** What the schema step produces, before normalize fills in derived values. */
+export type ParsedConfig = z.output<typeof configSchema>;
+
+export { AGENT_NAMES, type AgentName } from './agents.js';
+export { LOG_LEVELS } from './logging.js';

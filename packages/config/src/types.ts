@@ -1,0 +1,102 @@
+import type { ParsedConfig } from './schema/index.js';
+
+/** Flattens intersections so editors show plain object types. */
+type Simplify<T> = { [K in keyof T]: T[K] } & {};
+
+/** `T` with the keys `K` present and defined. */
+type Filled<T, K extends keyof T> = Simplify<Omit<T, K> & { [P in K]-?: Exclude<T[P], undefined> }>;
+
+type Raw = ParsedConfig;
+type RawAgents = Raw['agents'];
+
+/** `queue:` after normalize: heartbeat, local path and SQS region are always set. */
+export type QueueConfig = Simplify<
+  Omit<Filled<Raw['queue'], 'heartbeat_seconds'>, 'local' | 'sqs'> & {
+    local: Filled<Raw['queue']['local'], 'path'>;
+    sqs: Filled<Raw['queue']['sqs'], 'region'>;
+  }
+>;
+
+/** `workspace:` after normalize: `cache_dir` is an absolute path. */
+export type WorkspaceConfig = Filled<Raw['workspace'], 'cache_dir'>;
+
+/** `agents.aider` after normalize. */
+export type AiderAgentConfig = Filled<RawAgents['aider'], 'timeout_seconds'>;
+/** `agents.claude` after normalize. */
+export type ClaudeAgentConfig = Filled<RawAgents['claude'], 'timeout_seconds'>;
+/** `agents.codex` after normalize. */
+export type CodexAgentConfig = Filled<RawAgents['codex'], 'timeout_seconds'>;
+/** `agents.gemini` after normalize. */
+export type GeminiAgentConfig = Filled<RawAgents['gemini'], 'timeout_seconds'>;
+/** `agents.ollama` after normalize. */
+export type OllamaAgentConfig = Filled<RawAgents['ollama'], 'timeout_seconds'>;
+/** `agents.command` after normalize. */
+export type CommandAgentConfig = Filled<RawAgents['command'], 'timeout_seconds'>;
+/** `agents.script` after normalize; `module`, when set, is an absolute path or a package name. */
+export type ScriptAgentConfig = Filled<RawAgents['script'], 'timeout_seconds'>;
+
+/** `agents:` after normalize: every agent has its own `timeout_seconds`. */
+export interface AgentsConfig {
+  /** Agent used when a job names none. */
+  default: RawAgents['default'];
+  /** Default timeout of one agent run in seconds. */
+  timeout_seconds: number;
+  aider: AiderAgentConfig;
+  claude: ClaudeAgentConfig;
+  codex: CodexAgentConfig;
+  gemini: GeminiAgentConfig;
+  ollama: OllamaAgentConfig;
+  command: CommandAgentConfig;
+  script: ScriptAgentConfig;
+}
+
+/** `worker:` after normalize: `worker_id` is always set (the host name by default). */
+export type WorkerConfig = Filled<Raw['worker'], 'worker_id'>;
+
+/** `verification:` as written (no derived values). */
+export type VerificationConfig = Raw['verification'];
+
+/** `patch:` as written (no derived values). */
+export type PatchConfig = Raw['patch'];
+
+/** `forge.github` after normalize; `token` comes only from the variable named by `token_env`. */
+export type GithubForgeConfig = Simplify<Raw['forge']['github'] & { token?: string }>;
+
+/** `forge:` after normalize. */
+export interface ForgeConfig {
+  /** Which forge jobs use. */
+  type: Raw['forge']['type'];
+  github: GithubForgeConfig;
+}
+
+/** `logging:` as written. */
+export type LoggingConfig = Raw['logging'];
+
+/** The validated, normalized configuration: paths are absolute and derived defaults filled in. */
+export interface Config {
+  /** Absolute directory for the local queue, the run store and caches. */
+  data_dir: string;
+  queue: QueueConfig;
+  workspace: WorkspaceConfig;
+  agents: AgentsConfig;
+  worker: WorkerConfig;
+  verification: VerificationConfig;
+  patch: PatchConfig;
+  forge: ForgeConfig;
+  logging: LoggingConfig;
+}
+
+/** What `loadConfig` and `parseConfig` return. */
+export interface LoadedConfig {
+  /** The validated configuration. */
+  config: Config;
+  /** Absolute path of the file it came from; undefined when only defaults were used. */
+  source: string | undefined;
+  /**
+   * Snapshot of the environment the config was loaded with, for modules that build child
+   * process environments (the agent's env allowlist) without reading `process.env`.
+   */
+  env: Readonly<Record<string, string>>;
+  /** Secret values found in the environment, longest first, for log masking. */
+  secrets: string[];
+}

@@ -1,0 +1,192 @@
+import { z } from 'zod';
+import { InvalidJobError } from './errors.js';
+import { describeIssue, issuesMessage, toIssues } from './issues.js';
+import { findJsonSyntaxProblem } from './json-position.js';
+import { branchNameProblem, checkRepoRef, maxRepoLength } from './repo-ref.js';
+import { truncateHead, utf8ByteLength } from './text.js';
+
+/** Largest explicit patch a job may carry, in UTF-8 bytes. */
+export const maxPatchBytes = 1024 * 1024;
+/** Largest job description, in characters (GitHub's own issue body limit). */
+export const maxBodyChars = 65_536;
+/** Most DoD commands per job. */
+export const maxDodCommands = 32;
+
+// Chat identifiers are bounded so the derived idempotency key stays under 512 chars.
+const chatId = z.string().min(1).max(100);
+
+const sourceSchema = z
+  .discriminatedUnion('kind', [
+    z.object({
+      kind: z.literal('issue'),
+      number: z
+        .number({ error: 'expected positive integer' })
+        .int({ error: 'expected positive integer' })
+        .positive({ error: 'expected positive integer' }),
+      url: z.url().max(2048).optional(),
+    }),
+    z.object({
+      kind: z.literal('chat'),
+      platform: chatId.describe('Chat platform, e.g. slack, line, http.'),
+      channel: chatId,
+      thread_id: chatId,
+      message_id: chatId.optional(),
+    }),
+    z.object({ kind: z.literal('cli') }),
+    z.object({ kind: z.literal('api'), request_id: z.string().min(1).max(256).optional() }),
+  ])
+  .describe('Where the task came from; results are reported back there.');
+
+/**
+ * One DoD command: an argv array, or a string split on whitespace. There is no shell and
+ * no quoting: `"npm run lint -- --max-warnings 0"` becomes six arguments, and quotes stay
+ * literal characters. Use the array form for arguments containing spaces.
+ */
+const dodCommandSchema = z
+  .union([z.string().max(4096), z.array(z.string().max(4096)).max(256)], {
+    error: 'expected a command string or an argv array of strings',
+  })
+  .transform((command) => (typeof command === 'string' ? command.split(/\s+/).filter((arg) => arg !== '') : command))
+  .pipe(z.array(z.string().min(1, { error: 'expected non-empty argument' })).min(1, { error: 'expected a non-empty command' }));
+
+/** The job wire format, version 1. Unknown keys are stripped, not refused. */
+export const jobSchema = z.object({
+  v: z.literal(1).default(1).describe('Schema version.'),
+  id: z
+    .string()
+    .regex(/^[A-Za-z0-9._:-]{1,128}$/, { error: 'expected 1..128 characters of [A-Za-z0-9._:-]' })
+    .describe('Unique job id.'),
+  idempotency_key: z
+    .string()
+    .min(1)
+    .max(512)
+    .describe('Jobs with the same key are the same piece of work: a redelivery or re-trigger converges on one PR.'),
+  repo: z
+    .string()
+    .superRefine((repo, ctx) => {
+      const checked = checkRepoRef(repo);
+      if (typeof checked === 'string') ctx.addIssue({ code: 'custom', message: checked });
+    })
+    .describe(`GitHub owner/name, an absolute path or a git URL; at most ${maxRepoLength} characters.`),
+  base_branch: z
+    .string()
+    .superRefine((name, ctx) => {
+      const problem = branchNameProblem(name);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .optional()
+    .describe('Branch to start from; the repository default branch when absent.'),
+  source: sourceSchema,
+  title: z.string().trim().min(1).max(256).describe('One-line task title.'),
+  body: z
+    .string()
+    .max(maxBodyChars)
+    .default('')
+    .describe('Task description as it was at enqueue time; later issue edits do not change it.'),
+  type: z.enum(['feature', 'bug', 'refactor']).default('feature'),
+  priority: z.enum(['low', 'normal', 'high']).default('normal'),
+  agent: z
+    .string()
+    .regex(/^[a-z0-9_-]{1,64}$/, { error: 'expected a configured agent name ([a-z0-9_-]{1,64})' })
+    .optional()
+    .describe('Configured agent to run; the worker default when absent.'),
+  patch: z
+    .string()
+    .refine((patch) => utf8ByteLength(patch) <= maxPatchBytes, { error: `expected at most ${maxPatchBytes} bytes` })
+    .optional()
+    .describe('Explicit patch (JSON commands, Markdown blocks or unified diff) applied instead of running an agent.'),
+  dod: z
+    .array(dodCommandSchema)
+    .max(maxDodCommands)
+    .optional()
+    .describe('Definition-of-done commands the worker runs after verification.'),
+  requested_by: z.string().min(1).max(256).describe('Who asked: a GitHub login, chat user id or CLI user.'),
+  created_at: z.iso.datetime({ offset: true }).describe('When the job was created (ISO-8601).'),
+});
+
+/**
+ * A validated job. `body` is a snapshot taken at enqueue time: editing the issue later
+ * cannot change what a queued or running job does. `dod` is normalised to argv arrays.
+ */
+export type Job = z.output<typeof jobSchema>;
+/** What producers may send: defaults may be left out, DoD commands may be strings. */
+export type JobInput = z.input<typeof jobSchema>;
+/** The `source` of a job. */
+export type JobSource = Job['source'];
+
+/**
+ * Validates anything into a {@link Job}. Throws `InvalidJobError` whose message names
+ * every bad field with its key path and a short, truncated preview of the bad value.
+ */
+export function parseJob(raw: unknown): Job {
+  let parsed: ReturnType<typeof jobSchema.safeParse>;
+  try {
+    parsed = jobSchema.safeParse(raw, { reportInput: true, error: describeIssue });
+  } catch (cause) {
+    // Throwing getters or proxies in the input; still a bad job, not a worker crash.
+    const reason = cause instanceof Error ? cause.message : 'unreadable input';
+    throw new InvalidJobError(`invalid job: could not read input: ${truncateHead(reason, 200)}`, [], { cause });
+  }
+  if (parsed.success) return parsed.data;
+  const issues = toIssues(raw, parsed.error.issues);
+  throw new InvalidJobError(issuesMessage('invalid job', issues), issues);
+}
+
+/** Parses JSON text into a {@link Job}; text that is not JSON gets its error position. */
+export function parseJobJson(text: string): Job {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (cause) {
+    const problem = findJsonSyntaxProblem(text);
+    const where =
+      problem === undefined
+        ? truncateHead(cause instanceof Error ? cause.message : 'unknown error', 200)
+        : `${problem.reason} at position ${problem.position} (line ${problem.line}, column ${problem.column})`;
+    throw new InvalidJobError(`invalid job: not valid JSON: ${where}`, [{ path: '(root)', message: `not valid JSON: ${where}` }], {
+      cause,
+    });
+  }
+  return parseJob(raw);
+}
+
+/**
+ * The key that makes re-triggers of the same request converge on one job:
+ * - issue: `<repo>#issue-<n>` (relabeling or a webhook redelivery is the same work);
+ * - chat: `chat:<platform>:<channel>:<thread_id>:<message_id or ''>`;
+ * - cli / api: the job id, so every CLI or API enqueue is new work.
+ */
+export function defaultIdempotencyKey(repo: string, source: JobSource, jobId: string): string {
+  switch (source.kind) {
+    case 'issue':
+      return `${repo}#issue-${source.number}`;
+    case 'chat':
+      return `chat:${source.platform}:${source.channel}:${source.thread_id}:${source.message_id ?? ''}`;
+    case 'cli':
+    case 'api':
+      return jobId;
+  }
+}
+
+/** Input of {@link createJob}: a job input whose id, key and timestamp may be left out. */
+export type CreateJobInput = Omit<JobInput, 'id' | 'idempotency_key' | 'created_at'> &
+  Partial<Pick<JobInput, 'id' | 'idempotency_key' | 'created_at'>>;
+
+/**
+ * Builds and validates a job, filling `id` and `created_at` from `deps` and the
+ * idempotency key from {@link defaultIdempotencyKey} when the input leaves them out.
+ * Throws `InvalidJobError` like {@link parseJob}.
+ */
+export function createJob(input: CreateJobInput, deps: { id: string; now: Date }): Job {
+  const id = input.id ?? deps.id;
+  const source = sourceSchema.safeParse(input.source);
+  // A bad source is reported by parseJob below; it only blocks deriving the key.
+  const idempotencyKey =
+    input.idempotency_key ?? (source.success ? defaultIdempotencyKey(input.repo, source.data, id) : undefined);
+  return parseJob({
+    ...input,
+    id,
+    idempotency_key: idempotencyKey,
+    created_at: input.created_at ?? deps.now.toISOString(),
+  });
+}

@@ -1,0 +1,155 @@
+import { z } from 'zod';
+import { CodefleetError, errorCodes, verdicts } from './errors.js';
+import { describeIssue, issuesMessage, toIssues } from './issues.js';
+import { jobSchema } from './job.js';
+import { stages } from './stage.js';
+
+const isoTime = z.iso.datetime({ offset: true });
+const count = z
+  .number({ error: 'expected non-negative integer' })
+  .int({ error: 'expected non-negative integer' })
+  .nonnegative({ error: 'expected non-negative integer' });
+const positiveInt = z
+  .number({ error: 'expected positive integer' })
+  .int({ error: 'expected positive integer' })
+  .positive({ error: 'expected positive integer' });
+
+/** An error as stored in a run record: what classify() said, never a stack. */
+export const runErrorSchema = z.object({
+  code: z.enum(errorCodes),
+  verdict: z.enum(verdicts),
+  message: z.string(),
+});
+/** An error as stored in a run record. */
+export type RunError = z.output<typeof runErrorSchema>;
+
+/** How an outer attempt ended. `abandoned`: its worker vanished (crash, lost lease). */
+export const attemptOutcomes = ['succeeded', 'retrying', 'failed', 'cancelled', 'abandoned'] as const;
+/** How an outer attempt ended. */
+export type AttemptOutcome = (typeof attemptOutcomes)[number];
+
+/** One outer attempt: one worker running the job from preparing onwards. */
+export const attemptSchema = z.object({
+  n: positiveInt,
+  worker_id: z.string().min(1),
+  started_at: isoTime,
+  ended_at: isoTime.optional(),
+  outcome: z.enum(attemptOutcomes).optional(),
+  error: runErrorSchema.optional(),
+});
+/** One outer attempt. */
+export type Attempt = z.output<typeof attemptSchema>;
+
+/** Which pass of the two-pass loop an agent run or check belongs to. */
+export type Pass = 'implement' | 'test';
+const passSchema = z.enum(['implement', 'test']);
+
+/** One run of a coding agent, with the facts of its process (execa-style). */
+export const agentRunSchema = z.object({
+  pass: passSchema,
+  attempt: count.describe('Outer attempt number.'),
+  inner_attempt: positiveInt.describe('Fix iteration within the pass, from 1.'),
+  agent: z.string().min(1),
+  exit_code: z.number().int().nullable(),
+  signal: z.string().nullable(),
+  timed_out: z.boolean(),
+  duration_ms: z.number().nonnegative(),
+  output_tail: z.string().describe('End of the combined output, bounded by boundTail().'),
+  changed_files: z.array(z.string()),
+  outcome: z.enum(['changed', 'no_changes', 'failed', 'timeout', 'error']),
+});
+/** One run of a coding agent. */
+export type AgentRun = z.output<typeof agentRunSchema>;
+
+/** The verification steps, in the order the worker runs them. */
+export const verificationSteps = ['build', 'format', 'lint', 'test', 'dod'] as const;
+/** One verification step. */
+export type VerificationStep = (typeof verificationSteps)[number];
+
+/** One verification command and its result. */
+export const verificationSchema = z.object({
+  pass: passSchema,
+  attempt: count,
+  inner_attempt: positiveInt,
+  step: z.enum(verificationSteps),
+  command: z.array(z.string()),
+  exit_code: z.number().int().nullable(),
+  signal: z.string().nullable(),
+  timed_out: z.boolean(),
+  duration_ms: z.number().nonnegative(),
+  output_tail: z.string(),
+  passed: z.boolean(),
+});
+/** One verification command and its result. */
+export type Verification = z.output<typeof verificationSchema>;
+
+/** Result of the definition of done, as AM defines it. */
+export const dodResults = ['passed', 'failed', 'skipped', 'timeout'] as const;
+/** Result of the definition of done. */
+export type DodResult = (typeof dodResults)[number];
+
+/** How a run ended. */
+export const runOutcomes = ['succeeded', 'failed', 'cancelled', 'no_changes', 'dod_failed'] as const;
+/** How a run ended. */
+export type RunOutcome = (typeof runOutcomes)[number];
+
+/** One entry of the stage timeline. `attempt` is 0 before the first attempt starts. */
+export const stageEntrySchema = z.object({
+  stage: z.enum(stages),
+  at: isoTime,
+  attempt: count,
+  note: z.string().optional(),
+});
+/** One entry of the stage timeline. */
+export type StageEntry = z.output<typeof stageEntrySchema>;
+
+/** The pull request a run opened or updated. */
+export const pullRequestSchema = z.object({
+  number: positiveInt,
+  url: z.string().optional(),
+  head: z.string().min(1),
+  base: z.string().min(1),
+  draft: z.boolean(),
+});
+/** The pull request a run opened or updated. */
+export type PullRequestRef = z.output<typeof pullRequestSchema>;
+
+/**
+ * The full record of one job's run: plain JSON that round-trips through
+ * `JSON.stringify` and {@link parseRun}. It is the audit trail and the source of the
+ * task note; update it only through the helpers in run-update, which return new records.
+ */
+export const runRecordSchema = z.object({
+  run_id: z.string().min(1),
+  job: jobSchema,
+  stage: z.enum(stages),
+  stages: z.array(stageEntrySchema),
+  attempts: z.array(attemptSchema),
+  acceptance_criteria: z.array(z.string()),
+  agent_runs: z.array(agentRunSchema),
+  verification: z.array(verificationSchema),
+  dod_result: z.enum(dodResults).optional(),
+  outcome: z.enum(runOutcomes).optional(),
+  error: runErrorSchema.optional(),
+  branch: z.string().optional(),
+  pull_request: pullRequestSchema.optional(),
+  created_at: isoTime,
+  updated_at: isoTime,
+});
+/** The full record of one job's run. */
+export type RunRecord = z.output<typeof runRecordSchema>;
+
+/** Validates a stored run record; throws `CodefleetError` `invalid_run` naming each bad field. */
+export function parseRun(raw: unknown): RunRecord {
+  let parsed: ReturnType<typeof runRecordSchema.safeParse>;
+  try {
+    parsed = runRecordSchema.safeParse(raw, { reportInput: true, error: describeIssue });
+  } catch (cause) {
+    throw new CodefleetError('invalid_run', 'invalid run record: could not read input', { cause });
+  }
+  if (parsed.success) return parsed.data;
+  const issues = toIssues(raw, parsed.error.issues);
+  throw new CodefleetError('invalid_run', issuesMessage('invalid run record', issues), {
+    details: { issues: issues.map((issue) => ({ path: issue.path, message: issue.message })) },
+  });
+}

@@ -1,0 +1,104 @@
+/** Default size of a kept output tail: enough for a compiler error, small in a record. */
+export const defaultTailBytes = 8192;
+
+/** UTF-8 size of one code point; a lone surrogate is encoded as U+FFFD, also 3 bytes. */
+function codePointBytes(cp: number): number {
+  if (cp < 0x80) return 1;
+  if (cp < 0x800) return 2;
+  if (cp < 0x10000) return 3;
+  return 4;
+}
+
+/** Number of bytes `text` takes as UTF-8 (lone surrogates count as U+FFFD, like TextEncoder). */
+export function utf8ByteLength(text: string): number {
+  let bytes = 0;
+  for (const ch of text) bytes += codePointBytes(ch.codePointAt(0) ?? 0);
+  return bytes;
+}
+
+/**
+ * Keeps the end of `text` within `maxBytes` of UTF-8, cutting only between code points,
+ * and prefixes `…[truncated N bytes]\n` when something was dropped. The end is kept
+ * because that is where a compiler or test runner prints the failure. The marker is not
+ * counted in `maxBytes`.
+ */
+export function boundTail(text: string, maxBytes: number = defaultTailBytes): string {
+  if (!Number.isFinite(maxBytes) || maxBytes < 0) throw new RangeError(`maxBytes must be a non-negative number, got ${maxBytes}`);
+  const total = utf8ByteLength(text);
+  if (total <= maxBytes) return text;
+  let kept = 0;
+  let start = text.length;
+  // Walk backwards by code point so a surrogate pair is never split.
+  while (start > 0) {
+    let next = start - 1;
+    const unit = text.charCodeAt(next);
+    if (unit >= 0xdc00 && unit <= 0xdfff && next > 0) {
+      const high = text.charCodeAt(next - 1);
+      if (high >= 0xd800 && high <= 0xdbff) next -= 1;
+    }
+    const size = codePointBytes(text.codePointAt(next) ?? 0);
+    if (kept + size > maxBytes) break;
+    kept += size;
+    start = next;
+  }
+  return `…[truncated ${total - kept} bytes]\n${text.slice(start)}`;
+}
+
+/**
+ * Cuts `text` to at most `maxChars` UTF-16 units from the start, never splitting a
+ * surrogate pair, adding `…` when cut (the ellipsis is counted).
+ */
+export function truncateHead(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text;
+  if (maxChars <= 0) return '';
+  let end = maxChars - 1;
+  const last = text.charCodeAt(end - 1);
+  if (end > 0 && last >= 0xd800 && last <= 0xdbff) end -= 1;
+  return `${text.slice(0, end)}…`;
+}
+
+/**
+ * Keeps the last `maxChars` UTF-16 units of `text`, never splitting a surrogate pair,
+ * with a `…` prefix when cut (counted).
+ */
+export function truncateTail(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text;
+  if (maxChars <= 0) return '';
+  let start = text.length - (maxChars - 1);
+  const first = text.charCodeAt(start);
+  if (first >= 0xdc00 && first <= 0xdfff) start += 1;
+  return `…${text.slice(start)}`;
+}
+
+// Bounded repetitions: with `*` a megabyte of letters made this regex quadratic (each
+// start position re-scanned the rest of the text looking for `://`).
+const urlCredentials = /\b([a-z][a-z0-9+.-]{0,31}:\/\/)[^/@\s]{1,1024}@/gi;
+
+/** Replaces `user:token@` in any URL inside `text` with `***@` so it can be logged. */
+export function redactUrlCredentials(text: string): string {
+  return text.replace(urlCredentials, '$1***@');
+}
+
+/** Default number of characters of a value shown in an error message. */
+export const defaultPreviewChars = 80;
+
+/**
+ * Renders any value as short JSON for an error message: credentials in URLs redacted,
+ * cut to `maxChars`, and never throwing (getters, cycles, BigInt, symbols).
+ */
+export function previewValue(value: unknown, maxChars: number = defaultPreviewChars): string {
+  let rendered: string;
+  try {
+    if (value === undefined) rendered = 'undefined';
+    else if (typeof value === 'bigint') rendered = `${value}n`;
+    else if (typeof value === 'function') rendered = '[function]';
+    else if (typeof value === 'symbol') rendered = value.toString();
+    else if (typeof value === 'number' && !Number.isFinite(value)) rendered = String(value);
+    // Redact before cutting: a cut could drop the `@` that marks the credentials.
+    else if (typeof value === 'string') rendered = JSON.stringify(truncateHead(redactUrlCredentials(value), maxChars + 1));
+    else rendered = redactUrlCredentials(JSON.stringify(value) ?? String(value));
+  } catch {
+    rendered = '[unrenderable value]';
+  }
+  return truncateHead(rendered, maxChars);
+}

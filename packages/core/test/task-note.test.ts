@@ -1,0 +1,152 @@
+import { describe, expect, it } from '@jest/globals';
+import type { RunRecord } from '../src/run.js';
+import { addAgentRun, addVerification, advance, finish, newRun, setAcceptanceCriteria, startAttempt } from '../src/run-update.js';
+import type { Stage } from '../src/stage.js';
+import { renderTaskNote } from '../src/task-note.js';
+import { agentRunFixture, at, jobFixture, verificationFixture } from './fixtures.js';
+
+function started(overrides: Record<string, unknown> = {}): RunRecord {
+  let run = newRun(jobFixture(overrides), { runId: 'run-1', now: at(0) });
+  run = startAttempt(run, { workerId: 'mini-1', now: at(1) });
+  return run;
+}
+
+function advanced(run: RunRecord, path: readonly Stage[]): RunRecord {
+  return path.reduce((r, stage, i) => advance(r, stage, { now: at(10 + i) }), run);
+}
+
+/** Cells of the table rows that start with `| <first>`, split on unescaped pipes. */
+function rowCells(note: string, first: string): string[][] {
+  return note
+    .split('\n')
+    .filter((line) => line.startsWith(`| ${first} |`))
+    .map((line) => line.split(/(?<!\\)\|/).slice(1, -1));
+}
+
+/** Top-level fenced blocks: [opening fence, content]. Fails on an unclosed block. */
+function fencedBlocks(note: string): [string, string][] {
+  const blocks: [string, string][] = [];
+  let open: string | undefined;
+  let content: string[] = [];
+  for (const line of note.split('\n')) {
+    const fence = /^(`{3,})/.exec(line)?.[1];
+    if (open === undefined) {
+      if (fence !== undefined) {
+        open = fence;
+        content = [];
+      }
+    } else if (line === open || (fence !== undefined && fence.length >= open.length && line.trim() === fence)) {
+      blocks.push([open, content.join('\n')]);
+      open = undefined;
+    } else {
+      content.push(line);
+    }
+  }
+  expect(open).toBeUndefined();
+  return blocks;
+}
+
+describe('renderTaskNote', () => {
+  it('renders a run with no agent runs or verification', () => {
+    const note = renderTaskNote(newRun(jobFixture(), { runId: 'run-1', now: at(0) }));
+    expect(note.startsWith('# Add a health endpoint\n\nFixes #7\n')).toBe(true);
+    expect(note).toContain('| Outcome | in progress (queued) |');
+    expect(note).toContain('| Requested by | alice via issue #7 |');
+    expect(note).toContain('## Timeline');
+    expect(note).not.toContain('## Agent runs');
+    expect(note).not.toContain('## Failure logs');
+  });
+
+  it('renders a full run', () => {
+    let run = advanced(started(), ['preparing', 'planning', 'implementing', 'testing', 'validating', 'publishing']);
+    run = setAcceptanceCriteria(run, ['GET /healthz returns 200', 'documented in README'], { now: at(20) });
+    run = addAgentRun(run, agentRunFixture({ outcome: 'failed', exit_code: 1, output_tail: 'error TS2304: Cannot find name' }), { now: at(21) });
+    run = addAgentRun(run, agentRunFixture({ inner_attempt: 2, changed_files: ['a.ts', 'b.ts'] }), { now: at(22) });
+    run = addVerification(run, verificationFixture({ step: 'lint', command: ['npm', 'run', 'lint'], passed: false, exit_code: 2, output_tail: 'no-unused-vars' }), { now: at(23) });
+    run = addVerification(run, verificationFixture(), { now: at(24) });
+    run = finish(run, 'succeeded', { now: at(30), dodResult: 'passed' });
+    const note = renderTaskNote(run);
+    expect(note).toContain('| Outcome | succeeded |');
+    expect(note).toContain('| DoD | passed |');
+    expect(note).toContain('- [ ] GET /healthz returns 200');
+    expect(rowCells(note, 'implement')).toEqual([
+      [' implement ', ' 1.1 ', ' aider ', ' 1 ', ' – ', ' no ', ' 12.3 s ', ' 1 ', ' failed '],
+      [' implement ', ' 1.2 ', ' aider ', ' 0 ', ' – ', ' no ', ' 12.3 s ', ' 2 ', ' changed '],
+    ]);
+    expect(rowCells(note, 'test')).toEqual([
+      [' test ', ' 1.1 ', ' lint ', ' npm run lint ', ' 2 ', ' 4.0 s ', ' **no** '],
+      [' test ', ' 1.1 ', ' test ', ' npm test ', ' 0 ', ' 4.0 s ', ' yes '],
+    ]);
+    expect(rowCells(note, 'done')).toEqual([[' done ', ' 2024-05-01T10:00:30.000Z ', ' 1 ', ' – ']]);
+    const blocks = fencedBlocks(note).map(([, content]) => content);
+    expect(blocks).toEqual(['We need GET /healthz.', 'error TS2304: Cannot find name', 'no-unused-vars']);
+  });
+
+  it('links the issue from options, and not for chat jobs by default', () => {
+    const chat = newRun(jobFixture({ source: { kind: 'chat', platform: 'slack', channel: 'C1', thread_id: 't' } }), { runId: 'r', now: at(0) });
+    expect(renderTaskNote(chat)).not.toContain('Fixes');
+    expect(renderTaskNote(chat, { issueRef: 'octo/repo#12' })).toContain('\nFixes octo/repo#12\n');
+  });
+
+  it('keeps a title with pipes, newlines, mentions and references on its line', () => {
+    const run = started({ title: 'Fix | table\nFixes #99 ping @octocat <script>' });
+    const note = renderTaskNote(run);
+    const heading = note.split('\n')[0] ?? '';
+    expect(heading).toBe('# Fix \\| table Fixes #&#8203;99 ping @&#8203;octocat &lt;script&gt;');
+    expect(note).not.toMatch(/Fixes #99/);
+    expect(note.split('\n')[2]).toBe('Fixes #7');
+  });
+
+  it('does not let table cells break out', () => {
+    let run = started();
+    run = addVerification(run, verificationFixture({ command: ['sh', '-c', 'a | b\n| x | y |'], passed: true }), { now: at(5) });
+    run = advance(run, 'preparing', { now: at(6), note: 'cell | break\nnew line' });
+    const note = renderTaskNote(run);
+    for (const [first, width] of [['test', 7], ['preparing', 4]] as const) {
+      const rows = rowCells(note, first);
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toHaveLength(width);
+    }
+    expect(note).toContain('sh -c a \\| b \\| x \\| y \\|');
+  });
+
+  it('fences bodies and logs that contain backtick fences', () => {
+    const evil = 'before\n```\n# Injected heading\n````\n@everyone Fixes #1\n```';
+    let run = started({ body: evil });
+    run = addAgentRun(run, agentRunFixture({ outcome: 'error', output_tail: evil }), { now: at(5) });
+    const note = renderTaskNote(run);
+    const blocks = fencedBlocks(note);
+    expect(blocks).toHaveLength(2);
+    for (const [fence, content] of blocks) {
+      expect(fence.length).toBeGreaterThan(4);
+      expect(content).toBe(evil);
+    }
+    // The injected heading only exists inside the fences.
+    const outside = note.split(blocks[0]?.[0] ?? '```').filter((_, i) => i % 2 === 0).join('');
+    expect(outside).not.toContain('# Injected heading');
+  });
+
+  it('stays within the bound, trimming excerpts first', () => {
+    let run = started({ body: 'b'.repeat(65_536), title: '@'.repeat(256) });
+    run = setAcceptanceCriteria(run, Array.from({ length: 200 }, () => '|@#1'.repeat(100)), { now: at(2) });
+    for (let i = 1; i <= 200; i += 1) {
+      run = addAgentRun(run, agentRunFixture({ inner_attempt: i, outcome: 'failed', agent: 'a'.repeat(64), output_tail: `${'x'.repeat(8000)}END${i}` }), { now: at(3) });
+      run = addVerification(run, verificationFixture({ inner_attempt: i, passed: false, command: Array(50).fill('|@#1'), output_tail: `${'y'.repeat(8000)}END${i}` }), { now: at(3) });
+    }
+    for (let i = 0; i < 100; i += 1) {
+      run = advance(run, 'preparing', { now: at(4), note: '|'.repeat(500) });
+      run = advance(run, 'retry_wait', { now: at(4) });
+      run = startAttempt(run, { workerId: 'w'.repeat(200), now: at(4) });
+    }
+    const note = renderTaskNote(run);
+    expect(note.length).toBeLessThanOrEqual(60_000);
+    expect(note).toContain('## Failure logs');
+    expect(note).toContain('END200');
+    expect(note).toContain('earlier rows omitted');
+    fencedBlocks(note);
+    const tiny = renderTaskNote(run, { maxChars: 5000 });
+    expect(tiny.length).toBeLessThanOrEqual(5000);
+    expect(tiny).not.toContain('## Failure logs');
+    fencedBlocks(tiny);
+  });
+});

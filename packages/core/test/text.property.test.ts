@@ -1,0 +1,97 @@
+import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import { boundTail, previewValue, redactUrlCredentials, utf8ByteLength } from '../src/text.js';
+
+const encoder = new TextEncoder();
+const strictDecoder = new TextDecoder('utf-8', { fatal: true });
+// String.prototype.isWellFormed is ES2024; the base lib stops at ES2023.
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const marker = /^…\[truncated (\d+) bytes\]\n/;
+
+describe('utf8ByteLength', () => {
+  it('agrees with TextEncoder', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), (text) => {
+        expect(utf8ByteLength(text)).toBe(encoder.encode(text).length);
+      }),
+    );
+  });
+});
+
+describe('boundTail', () => {
+  it('leaves short text alone', () => {
+    expect(boundTail('hello', 5)).toBe('hello');
+  });
+
+  it('keeps the end and never splits a multi-byte character', () => {
+    // "é" is 2 bytes, "😀" 4: 3 bytes allow only the final "é" plus nothing else.
+    expect(boundTail('😀é', 3)).toBe('…[truncated 4 bytes]\né');
+    expect(boundTail('é😀', 3)).toBe('…[truncated 6 bytes]\n');
+    expect(boundTail('aaaa😀', 5)).toBe('…[truncated 3 bytes]\na😀');
+  });
+
+  it('refuses a negative bound', () => {
+    expect(() => boundTail('x', -1)).toThrow(RangeError);
+  });
+
+  it('is bounded, valid UTF-8, a suffix of the input, and counts what it dropped', () => {
+    fc.assert(
+      fc.property(
+        fc.string({ unit: fc.constantFrom('a', 'é', '€', '😀', '\n', '中') , maxLength: 300 }),
+        fc.integer({ min: 0, max: 400 }),
+        (text, maxBytes) => {
+          const result = boundTail(text, maxBytes);
+          const match = marker.exec(result);
+          const kept = match === null ? result : result.slice(match[0].length);
+          expect(utf8ByteLength(kept)).toBeLessThanOrEqual(maxBytes);
+          expect(text.endsWith(kept)).toBe(true);
+          expect(strictDecoder.decode(encoder.encode(result))).toBe(result);
+          if (match === null) {
+            expect(result).toBe(text);
+          } else {
+            expect(Number(match[1])).toBe(utf8ByteLength(text) - utf8ByteLength(kept));
+            // Maximal: one more character from the input would not have fit.
+            const before = Array.from(text.slice(0, text.length - kept.length)).pop() ?? '';
+            expect(utf8ByteLength(before + kept)).toBeGreaterThan(maxBytes);
+          }
+        },
+      ),
+    );
+  });
+
+  it('never produces lone surrogates from full unicode input', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme', maxLength: 100 }), fc.nat(64), (text, maxBytes) => {
+        const result = boundTail(text, maxBytes);
+        expect(loneSurrogate.test(result)).toBe(false);
+      }),
+    );
+  });
+});
+
+describe('previewValue', () => {
+  it('renders JSON, truncates and redacts', () => {
+    expect(previewValue(42)).toBe('42');
+    expect(previewValue('a')).toBe('"a"');
+    expect(previewValue(undefined)).toBe('undefined');
+    expect(previewValue(10n)).toBe('10n');
+    expect(previewValue('x'.repeat(1000)).length).toBe(80);
+    expect(previewValue({ url: 'https://u:secret@h/x' })).toBe('{"url":"https://***@h/x"}');
+    const cyclic: Record<string, unknown> = {};
+    cyclic['self'] = cyclic;
+    expect(previewValue(cyclic)).toBe('[unrenderable value]');
+  });
+
+  it('redacts credentials even when the cut would fall inside them', () => {
+    const long = `${'y'.repeat(60)} https://user:ghp_0123456789abcdef@github.com/o/r`;
+    expect(previewValue(long)).not.toContain('ghp_');
+    expect(redactUrlCredentials('ssh://git@host/p and http://tok@h')).toBe('ssh://***@host/p and http://***@h');
+  });
+
+  it('is fast on megabyte strings', () => {
+    const started = performance.now();
+    previewValue('x'.repeat(4 * 1024 * 1024));
+    redactUrlCredentials('https:'.repeat(500_000));
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+});

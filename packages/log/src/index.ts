@@ -1,0 +1,8 @@
+/**
+ * @codefleet/log: structured pino logging where every written line is masked for secrets.
+ * Event convention: see {@link createLogger}.
+ */
+export { createLogger, silentLogger, type CreateLoggerOptions, type Logger, type LogLevel } from './logger.js';
+export { createMasker, maskSecrets, MASK, REDACTED, type Masker } from './mask.js';
+export { createMaskingDestination, type LogDestination, type LogFormat } from './destination.js';
+export { formatPretty } from './pretty.js';

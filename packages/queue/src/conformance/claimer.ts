@@ -1,0 +1,41 @@
+/**
+ * A claimer process for the conformance suite: opens the queue from JSON settings and
+ * either drains it (claim → ack until idle) or claims one job and holds it forever so the
+ * suite can SIGKILL it mid-lease. Speaks one line per event on stdout.
+ */
+import { openQueue } from '../open-queue.js';
+import type { QueueSettings } from '../settings.js';
+
+interface ClaimerArgs {
+  settings: QueueSettings;
+  workerId: string;
+  mode: 'drain' | 'hold';
+  /** drain: exit after this long without a job. */
+  idleMs?: number;
+  /** drain: print only the final count (benchmarks). */
+  quiet?: boolean;
+}
+
+const args = JSON.parse(process.argv[2] ?? '{}') as ClaimerArgs;
+const queue = await openQueue(args.settings);
+console.log('ready');
+
+if (args.mode === 'hold') {
+  const lease = await queue.claim({ workerId: args.workerId, waitMs: 10_000 });
+  console.log(lease ? `claimed ${lease.job.id} ${lease.attempt}` : 'none');
+  // Keep the lease without heartbeats until killed.
+  setInterval(() => {}, 60_000);
+} else {
+  const idleMs = args.idleMs ?? 1_500;
+  let count = 0;
+  for (;;) {
+    const lease = await queue.claim({ workerId: args.workerId, waitMs: idleMs });
+    if (!lease) break;
+    if (!args.quiet) console.log(`claimed ${lease.job.id} ${lease.attempt}`);
+    await lease.ack();
+    count += 1;
+    if (!args.quiet) console.log(`acked ${lease.job.id}`);
+  }
+  await queue.close();
+  console.log(`idle ${count}`);
+}

@@ -1,0 +1,296 @@
+/**
+ * The queue conformance suite. Every adapter runs the same tests against a real engine:
+ *
+ *   queueConformance({ name: 'local', leaseMs: 600, open: async (o) => ({ ... }) });
+ *
+ * Imported from `@codefleet/queue/conformance` inside a jest test file.
+ */
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { startFixture, waitFor, type FixtureProcess } from '@codefleet/testkit';
+import type { Queue } from '../port.js';
+import type { QueueSettings } from '../settings.js';
+import { sampleJob } from './jobs.js';
+
+export { sampleJob } from './jobs.js';
+
+/** A fresh, empty queue opened for one test. */
+export interface OpenedQueue {
+  queue: Queue;
+  /** Settings another process can open the same queue with. */
+  settings: QueueSettings;
+  /** Writes an unvalidated payload straight into the engine, as a foreign producer could. */
+  injectRaw(payload: string): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+/** How the suite reaches one adapter. */
+export interface ConformanceHarness {
+  name: string;
+  /** The shortest lease the engine handles reliably (SQS counts whole seconds). */
+  leaseMs: number;
+  capabilities?: { priority?: boolean };
+  open(options: { leaseMs: number; maxAttempts: number }): Promise<OpenedQueue>;
+}
+
+// src/conformance/*.ts and dist/conformance/*.js are both two levels below the package.
+const claimerScript = fileURLToPath(new URL('../../dist/conformance/claimer.js', import.meta.url));
+
+/** Registers the conformance tests for one adapter. */
+export function queueConformance(harness: ConformanceHarness): void {
+  const leaseMs = harness.leaseMs;
+  const cleanups: (() => Promise<void> | void)[] = [];
+  const open = async (options: { maxAttempts?: number } = {}) => {
+    const opened = await harness.open({ leaseMs, maxAttempts: options.maxAttempts ?? 4 });
+    cleanups.push(() => opened.dispose());
+    return opened;
+  };
+  const spawnClaimer = (settings: QueueSettings, workerId: string, mode: 'drain' | 'hold') => {
+    const proc = startFixture(claimerScript, [JSON.stringify({ settings, workerId, mode, idleMs: Math.max(1_500, leaseMs * 2) })]);
+    cleanups.push(() => proc.kill('SIGKILL'));
+    return proc;
+  };
+
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  describe(`queue conformance: ${harness.name}`, () => {
+    it('enqueue → claim → ack delivers the job once', async () => {
+      const { queue } = await open();
+      const job = sampleJob({ title: 'add a widget' });
+      expect(await queue.enqueue(job)).toEqual({ id: job.id, deduplicated: false });
+      const lease = await queue.claim({ workerId: 'w1', waitMs: 5_000 });
+      expect(lease?.job).toEqual(job);
+      expect(lease?.attempt).toBe(1);
+      expect((await queue.stats()).inFlight).toBe(1);
+      await lease!.ack();
+      expect(await queue.claim({ workerId: 'w1', waitMs: leaseMs * 2 })).toBeUndefined();
+      expect(await queue.stats()).toMatchObject({ ready: 0, inFlight: 0, completed: 1, depth: 0 });
+    });
+
+    it('rejects a malformed job at enqueue, naming the field', async () => {
+      const { queue } = await open();
+      await expect(queue.enqueue({ ...sampleJob(), title: 42 } as never)).rejects.toMatchObject({
+        code: 'invalid_job',
+        message: expect.stringContaining('title'),
+      });
+      expect((await queue.stats()).depth).toBe(0);
+    });
+
+    it('dedups by idempotency key while pending or running, not after completion', async () => {
+      const { queue } = await open();
+      const first = sampleJob({ idempotency_key: 'acme/widgets#issue-7' });
+      const again = sampleJob({ idempotency_key: 'acme/widgets#issue-7' });
+      expect(await queue.enqueue(first)).toEqual({ id: first.id, deduplicated: false });
+      expect(await queue.enqueue(again)).toEqual({ id: first.id, deduplicated: true });
+      const lease = await queue.claim({ workerId: 'w1', waitMs: 5_000 });
+      expect(lease?.job.id).toBe(first.id);
+      expect(await queue.enqueue(again)).toEqual({ id: first.id, deduplicated: true });
+      await lease!.ack();
+      expect(await queue.enqueue(again)).toEqual({ id: again.id, deduplicated: false });
+      expect((await queue.stats()).depth).toBe(1);
+    });
+
+    it('redelivers after the lease expires; the old lease can no longer settle', async () => {
+      const { queue } = await open();
+      const job = sampleJob();
+      await queue.enqueue(job);
+      const first = await queue.claim({ workerId: 'w1', waitMs: 5_000 });
+      expect(first?.attempt).toBe(1);
+      expect(await queue.claim({ workerId: 'w2' })).toBeUndefined();
+      const second = await queue.claim({ workerId: 'w2', waitMs: leaseMs * 4 });
+      expect(second?.job.id).toBe(job.id);
+      expect(second?.attempt).toBe(2);
+      expect(second?.token).not.toBe(first?.token);
+      await expect(first!.ack()).rejects.toMatchObject({ code: 'lease_lost' });
+      await expect(first!.heartbeat()).rejects.toMatchObject({ code: 'lease_lost' });
+      await second!.ack();
+      expect((await queue.stats()).completed).toBe(1);
+    });
+
+    it('heartbeats keep the lease: no redelivery while the holder is alive', async () => {
+      const { queue } = await open();
+      await queue.enqueue(sampleJob());
+      const lease = await queue.claim({ workerId: 'w1', waitMs: 5_000 });
+      const before = lease!.expiresAt;
+      const until = Date.now() + leaseMs * 3;
+      while (Date.now() < until) {
+        await lease!.heartbeat();
+        expect(await queue.claim({ workerId: 'w2', waitMs: Math.floor(leaseMs / 3) })).toBeUndefined();
+      }
+      expect(lease!.expiresAt).toBeGreaterThan(before);
+      await lease!.ack();
+    });
+
+    it('transient retry redelivers after the delay, with the next attempt number', async () => {
+      const { queue } = await open();
+      const job = sampleJob();
+      await queue.enqueue(job);
+      const lease = await queue.claim({ workerId: 'w1', waitMs: 5_000 });
+      expect(await lease!.retry({ delayMs: leaseMs * 2, reason: 'agent timed out' })).toBe('retrying');
+      expect(await queue.stats()).toMatchObject({ delayed: 1, ready: 0, inFlight: 0 });
+      expect(await queue.claim({ workerId: 'w1' })).toBeUndefined();
+      const again = await queue.claim({ workerId: 'w1', waitMs: leaseMs * 6 });
+      expect(again?.job.id).toBe(job.id);
+      expect(again?.attempt).toBe(2);
+      await again!.ack();
+    });
+
+    it('permanent failure dead-letters with the reason; list and redrive', async () => {
+      const { queue } = await open();
+      const job = sampleJob();
+      await queue.enqueue(job);
+      const lease = await queue.claim({ workerId: 'w1', waitMs: 5_000 });
+      await lease!.deadLetter('fix attempts exhausted: test failed');
+      expect(await queue.claim({ workerId: 'w1', waitMs: leaseMs })).toBeUndefined();
+      const dead = await queue.deadLetters();
+      expect(dead).toHaveLength(1);
+      expect(dead[0]).toMatchObject({ id: job.id, reason: 'fix attempts exhausted: test failed', attempts: 1, job });
+      expect((await queue.stats()).deadLetter).toBe(1);
+
+      expect(await queue.redrive('no-such-job')).toEqual({ status: 'not_found' });
+      expect(await queue.redrive(job.id)).toEqual({ status: 'redriven', id: job.id });
+      expect(await queue.deadLetters()).toEqual([]);
+      const again = await queue.claim({ workerId: 'w1', waitMs: 5_000 });
+      expect(again?.job.id).toBe(job.id);
+      expect(again?.attempt).toBe(1);
+      await again!.ack();
+    });
+
+    it('will not redrive while another job with the same key is active', async () => {
+      const { queue } = await open();
+      const job = sampleJob({ idempotency_key: 'same-key' });
+      await queue.enqueue(job);
+      await (await queue.claim({ workerId: 'w1', waitMs: 5_000 }))!.deadLetter('broken');
+      const newer = sampleJob({ idempotency_key: 'same-key' });
+      await queue.enqueue(newer);
+      expect(await queue.redrive(job.id)).toEqual({ status: 'duplicate_active', activeId: newer.id });
+    });
+
+    it('dead-letters malformed payloads with the reason and keeps serving valid jobs', async () => {
+      const { queue, injectRaw } = await open();
+      await injectRaw('this is not json {');
+      await injectRaw(JSON.stringify({ ...sampleJob(), title: 42, source: { kind: 'pager' } }));
+      const good = sampleJob();
+      await queue.enqueue(good);
+      const lease = await queue.claim({ workerId: 'w1', waitMs: 5_000 });
+      expect(lease?.job.id).toBe(good.id);
+      await lease!.ack();
+      await waitFor(async () => (await queue.deadLetters()).length === 2 || undefined, { timeoutMs: leaseMs * 10 });
+      const reasons = (await queue.deadLetters()).map((d) => d.reason).sort();
+      expect(reasons).toEqual([
+        expect.stringMatching(/malformed job: .*JSON/i),
+        expect.stringMatching(/malformed job: .*title.*42/),
+      ].sort((a, b) => String(a).localeCompare(String(b))));
+      expect((await queue.deadLetters()).every((d) => d.raw.length > 0)).toBe(true);
+    });
+
+    it('dead-letters when attempts are exhausted by retries or by expired leases', async () => {
+      const { queue } = await open({ maxAttempts: 2 });
+      const retried = sampleJob();
+      await queue.enqueue(retried);
+      const a1 = await queue.claim({ workerId: 'w1', waitMs: 5_000 });
+      expect(await a1!.retry({ delayMs: 0, reason: 'network' })).toBe('retrying');
+      const a2 = await queue.claim({ workerId: 'w1', waitMs: 5_000 });
+      expect(a2?.attempt).toBe(2);
+      expect(await a2!.retry({ delayMs: 0, reason: 'network again' })).toBe('dead_lettered');
+
+      const abandoned = sampleJob();
+      await queue.enqueue(abandoned);
+      expect((await queue.claim({ workerId: 'w1', waitMs: 5_000 }))?.attempt).toBe(1);
+      expect((await queue.claim({ workerId: 'w1', waitMs: leaseMs * 4 }))?.attempt).toBe(2);
+      // The second lease expires too; the next claim must bury the job, not deliver it.
+      expect(await queue.claim({ workerId: 'w1', waitMs: leaseMs * 3 })).toBeUndefined();
+      const dead = await waitFor(async () => {
+        const list = await queue.deadLetters();
+        return list.length === 2 ? list : undefined;
+      }, { timeoutMs: leaseMs * 10 });
+      expect(dead.find((d) => d.id === retried.id)?.reason).toMatch(/attempts exhausted.*network again/);
+      expect(dead.find((d) => d.id === abandoned.id)?.reason).toMatch(/lease expired|attempts exhausted/);
+    });
+
+    it('release gives the job back at once without spending an attempt', async () => {
+      const { queue } = await open();
+      await queue.enqueue(sampleJob());
+      const lease = await queue.claim({ workerId: 'w1', waitMs: 5_000 });
+      await lease!.release();
+      const again = await queue.claim({ workerId: 'w2', waitMs: 5_000 });
+      expect(again?.attempt).toBe(1);
+      await again!.ack();
+    });
+
+    it('a waiting claim returns undefined when its signal aborts', async () => {
+      const { queue } = await open();
+      const controller = new AbortController();
+      const pending = queue.claim({ workerId: 'w1', waitMs: 30_000, signal: controller.signal });
+      setTimeout(() => controller.abort(), 100);
+      expect(await pending).toBeUndefined();
+    });
+
+    if (harness.capabilities?.priority) {
+      it('serves high priority before normal before low', async () => {
+        const { queue } = await open();
+        const low = sampleJob({ priority: 'low' });
+        const normal = sampleJob({ priority: 'normal' });
+        const high = sampleJob({ priority: 'high' });
+        for (const job of [low, normal, high]) await queue.enqueue(job);
+        const order: string[] = [];
+        for (let i = 0; i < 3; i += 1) {
+          const lease = await queue.claim({ workerId: 'w1', waitMs: 5_000 });
+          order.push(lease!.job.id);
+          await lease!.ack();
+        }
+        expect(order).toEqual([high.id, normal.id, low.id]);
+      });
+    }
+
+    it('stats count ready, delayed, in flight, dead and completed', async () => {
+      const { queue } = await open();
+      for (let i = 0; i < 4; i += 1) await queue.enqueue(sampleJob());
+      const done = await queue.claim({ workerId: 'w', waitMs: 5_000 });
+      await done!.ack();
+      const dead = await queue.claim({ workerId: 'w', waitMs: 5_000 });
+      await dead!.deadLetter('bad');
+      const later = await queue.claim({ workerId: 'w', waitMs: 5_000 });
+      await later!.retry({ delayMs: 60_000, reason: 'later' });
+      const held = await queue.claim({ workerId: 'w', waitMs: 5_000 });
+      expect(held).toBeDefined();
+      expect(await queue.stats()).toEqual({ ready: 0, delayed: 1, inFlight: 1, deadLetter: 1, completed: 1, depth: 1 });
+    });
+
+    it('4 claimer processes × 200 jobs: every job completed exactly once', async () => {
+      const { queue, settings } = await open();
+      const ids = new Set<string>();
+      for (let i = 0; i < 200; i += 1) {
+        const job = sampleJob();
+        ids.add(job.id);
+        await queue.enqueue(job);
+      }
+      const procs = [1, 2, 3, 4].map((n) => spawnClaimer(settings, `proc-${n}`, 'drain'));
+      const exits = await Promise.all(procs.map((p) => p.exited));
+      expect(exits.map((e) => e.exitCode)).toEqual([0, 0, 0, 0]);
+      const acked = procs.flatMap((p) => p.lines.filter((l) => l.startsWith('acked ')).map((l) => l.slice(6)));
+      expect(acked).toHaveLength(200);
+      expect(new Set(acked)).toEqual(ids);
+      // More than one process did work (otherwise the test proves nothing about concurrency).
+      expect(procs.filter((p) => p.lines.some((l) => l.startsWith('acked '))).length).toBeGreaterThan(1);
+      expect(await queue.stats()).toMatchObject({ depth: 0, inFlight: 0, completed: 200, deadLetter: 0 });
+    }, 120_000);
+
+    it('a claimer SIGKILLed mid-lease: the job is redelivered after expiry and completed exactly once', async () => {
+      const { queue, settings } = await open();
+      const job = sampleJob();
+      await queue.enqueue(job);
+      const holder: FixtureProcess = spawnClaimer(settings, 'doomed', 'hold');
+      expect(await holder.waitForLine(/^claimed /)).toBe(`claimed ${job.id} 1`);
+      holder.kill('SIGKILL');
+      expect((await holder.exited).signal).toBe('SIGKILL');
+      const rescuer = spawnClaimer(settings, 'rescuer', 'drain');
+      expect((await rescuer.exited).exitCode).toBe(0);
+      expect(rescuer.lines.filter((l) => l.startsWith('claimed '))).toEqual([`claimed ${job.id} 2`]);
+      expect(rescuer.lines.filter((l) => l.startsWith('acked '))).toEqual([`acked ${job.id}`]);
+      expect(await queue.stats()).toMatchObject({ depth: 0, inFlight: 0, completed: 1, deadLetter: 0 });
+    }, 60_000);
+  });
+}

@@ -1,0 +1,234 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Database from 'better-sqlite3';
+import { LeaseLostError, parseJob, parseJobJson, type Job } from '@codefleet/core';
+import type {
+  ClaimOptions, DeadLetter, EnqueueResult, Lease, Queue, QueueStats, RedriveResult,
+} from '../port.js';
+import type { LocalQueueSettings } from '../settings.js';
+import { prepareDatabase, priorityRank } from './schema.js';
+
+interface JobRow {
+  seq: number;
+  id: string;
+  idempotency_key: string | null;
+  payload: string;
+  state: 'ready' | 'leased' | 'done' | 'dead';
+  attempts: number;
+  max_attempts: number;
+  available_at: number;
+  lease_token: string | null;
+  leased_by: string | null;
+  dead_reason: string | null;
+  finished_at: number | null;
+}
+
+/** How much of a malformed payload the dead letter keeps. */
+const rawLimit = 4096;
+
+/**
+ * The embedded queue: one SQLite file (WAL) shared safely by every worker process on a
+ * host. Claims are atomic because each runs in an IMMEDIATE transaction, which takes the
+ * file's single write lock before reading.
+ */
+export class LocalQueue implements Queue {
+  readonly backend = 'local' as const;
+  readonly #db: Database.Database;
+  readonly #settings: Required<LocalQueueSettings>;
+  #closed = false;
+  readonly #statements = new Map<string, Database.Statement>();
+
+  constructor(settings: LocalQueueSettings) {
+    if (!(settings.leaseMs > 0)) throw new RangeError(`leaseMs must be > 0, got ${settings.leaseMs}`);
+    if (!(settings.maxAttempts >= 1)) throw new RangeError(`maxAttempts must be ≥ 1, got ${settings.maxAttempts}`);
+    this.#settings = { pollMs: 50, ...settings };
+    this.#db = new Database(settings.path);
+    prepareDatabase(this.#db);
+  }
+
+  /** Prepared once per SQL text: compiling dominates the cost of these tiny statements. */
+  #sql(text: string): Database.Statement {
+    let statement = this.#statements.get(text);
+    if (!statement) {
+      statement = this.#db.prepare(text);
+      this.#statements.set(text, statement);
+    }
+    return statement;
+  }
+
+  async enqueue(input: Job): Promise<EnqueueResult> {
+    const job = parseJob(input);
+    return this.#insert(job.id, job.idempotency_key, JSON.stringify(job), priorityRank[job.priority]);
+  }
+
+  /**
+   * Writes a payload as another producer might have: unvalidated. Tests and tools use it
+   * to prove that malformed messages are dead-lettered rather than crash a worker.
+   */
+  async injectRaw(payload: string): Promise<string> {
+    return this.#insert(`raw-${randomUUID()}`, null, payload, priorityRank.normal).id;
+  }
+
+  #insert(id: string, key: string | null, payload: string, priority: number): EnqueueResult {
+    const q = this.#settings.name;
+    const now = Date.now();
+    return this.#db.transaction((): EnqueueResult => {
+      const active = key === null ? undefined : (this.#sql(`SELECT id FROM jobs WHERE queue = ? AND idempotency_key = ? AND state IN ('ready', 'leased')`)
+        .get(q, key) as { id: string } | undefined);
+      if (active) return { id: active.id, deduplicated: true };
+      // The same job id again (a producer's own retry) is the same job, whatever its state.
+      const same = this.#sql(`SELECT id FROM jobs WHERE queue = ? AND id = ?`).get(q, id);
+      if (same) return { id, deduplicated: true };
+      this.#sql(`INSERT INTO jobs (queue, id, idempotency_key, payload, state, priority, max_attempts, available_at, enqueued_at)
+        VALUES (?, ?, ?, ?, 'ready', ?, ?, ?, ?)`).run(q, id, key, payload, priority, this.#settings.maxAttempts, now, now);
+      return { id, deduplicated: false };
+    }).immediate();
+  }
+
+  async claim(options: ClaimOptions): Promise<Lease | undefined> {
+    const deadline = Date.now() + (options.waitMs ?? 0);
+    for (;;) {
+      if (this.#closed || options.signal?.aborted) return undefined;
+      const lease = this.#claimNow(options.workerId);
+      if (lease) return lease;
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) return undefined;
+      try {
+        await sleep(Math.min(this.#settings.pollMs, remaining), undefined, { signal: options.signal });
+      } catch {
+        return undefined; // aborted while waiting
+      }
+    }
+  }
+
+  #claimNow(workerId: string): Lease | undefined {
+    const q = this.#settings.name;
+    const pick = this.#sql(`SELECT * FROM jobs WHERE queue = ? AND state IN ('ready', 'leased') AND available_at <= ?
+      ORDER BY priority DESC, available_at, seq LIMIT 1`);
+    return this.#db.transaction((): Lease | undefined => {
+      for (;;) {
+        const now = Date.now();
+        const row = pick.get(q, now) as JobRow | undefined;
+        if (!row) return undefined;
+        if (row.state === 'leased' && row.attempts >= row.max_attempts) {
+          this.#bury(row.seq, `lease expired on attempt ${row.attempts} of ${row.max_attempts} (worker ${row.leased_by ?? '?'} stopped heartbeating); attempts exhausted`, now);
+          continue;
+        }
+        let job: Job;
+        try {
+          job = parseJobJson(row.payload);
+        } catch (error) {
+          this.#bury(row.seq, `malformed job: ${error instanceof Error ? error.message : String(error)}`, now);
+          continue;
+        }
+        const token = randomUUID();
+        const expiresAt = now + this.#settings.leaseMs;
+        this.#sql(`UPDATE jobs SET state = 'leased', attempts = attempts + 1, lease_token = ?, leased_by = ?, available_at = ?
+          WHERE seq = ?`).run(token, workerId, expiresAt, row.seq);
+        return this.#lease(row.seq, job, row.attempts + 1, row.max_attempts, token, expiresAt);
+      }
+    }).immediate();
+  }
+
+  #bury(seq: number, reason: string, now: number): void {
+    this.#sql(`UPDATE jobs SET state = 'dead', dead_reason = ?, lease_token = NULL, finished_at = ? WHERE seq = ?`)
+      .run(reason, now, seq);
+  }
+
+  #lease(seq: number, job: Job, attempt: number, maxAttempts: number, token: string, expiresAt: number): Lease {
+    const db = this.#db;
+    const leaseMs = this.#settings.leaseMs;
+    // Every settlement re-checks the token inside its own transaction: only the holder of
+    // the current claim may move the row.
+    const owned = () => {
+      const row = this.#sql(`SELECT * FROM jobs WHERE seq = ? AND state = 'leased' AND lease_token = ?`).get(seq, token) as JobRow | undefined;
+      if (!row) throw new LeaseLostError(`lease on job ${job.id} was lost: another claimer took it over or it was settled`);
+      return row;
+    };
+    const settle = <T>(fn: (row: JobRow, now: number) => T) => db.transaction(() => fn(owned(), Date.now())).immediate();
+    const lease: Lease = {
+      job, attempt, maxAttempts, token, expiresAt,
+      heartbeat: async () => settle((_row, now) => {
+        this.#sql(`UPDATE jobs SET available_at = ? WHERE seq = ?`).run(now + leaseMs, seq);
+        (lease as { expiresAt: number }).expiresAt = now + leaseMs;
+      }),
+      ack: async () => settle((_row, now) => {
+        this.#sql(`UPDATE jobs SET state = 'done', lease_token = NULL, finished_at = ? WHERE seq = ?`).run(now, seq);
+      }),
+      retry: async ({ delayMs, reason }) => settle((row, now) => {
+        if (row.attempts >= row.max_attempts) {
+          this.#bury(seq, `attempts exhausted (${row.attempts} of ${row.max_attempts}): ${reason}`, now);
+          return 'dead_lettered' as const;
+        }
+        this.#sql(`UPDATE jobs SET state = 'ready', available_at = ?, last_error = ?, lease_token = NULL, leased_by = NULL WHERE seq = ?`)
+          .run(now + Math.max(0, delayMs), reason, seq);
+        return 'retrying' as const;
+      }),
+      deadLetter: async (reason) => settle((_row, now) => this.#bury(seq, reason, now)),
+      release: async () => settle((_row, now) => {
+        this.#sql(`UPDATE jobs SET state = 'ready', attempts = attempts - 1, available_at = ?, lease_token = NULL, leased_by = NULL WHERE seq = ?`)
+          .run(now, seq);
+      }),
+    };
+    return lease;
+  }
+
+  async stats(): Promise<QueueStats> {
+    const rows = this.#sql(`SELECT state, available_at > ? AS later, count(*) AS n FROM jobs WHERE queue = ? GROUP BY state, later`)
+      .all(Date.now(), this.#settings.name) as { state: JobRow['state']; later: number; n: number }[];
+    const stats: QueueStats = { ready: 0, delayed: 0, inFlight: 0, deadLetter: 0, completed: 0, depth: 0 };
+    for (const { state, later, n } of rows) {
+      if (state === 'ready') stats[later ? 'delayed' : 'ready'] += n;
+      // An expired lease is still counted in flight until a claimer takes it over.
+      else if (state === 'leased') stats.inFlight += n;
+      else if (state === 'dead') stats.deadLetter += n;
+      else stats.completed += n;
+    }
+    stats.depth = stats.ready + stats.delayed;
+    return stats;
+  }
+
+  async deadLetters(options: { limit?: number } = {}): Promise<DeadLetter[]> {
+    const rows = this.#sql(`SELECT * FROM jobs WHERE queue = ? AND state = 'dead' ORDER BY finished_at, seq LIMIT ?`)
+      .all(this.#settings.name, options.limit ?? 100) as JobRow[];
+    return rows.map((row) => {
+      let job: Job | undefined;
+      try {
+        job = parseJobJson(row.payload);
+      } catch {
+        job = undefined;
+      }
+      return {
+        id: row.id,
+        reason: row.dead_reason ?? 'unknown',
+        attempts: row.attempts,
+        deadAt: row.finished_at ?? 0,
+        ...(job ? { job } : {}),
+        raw: row.payload.length > rawLimit ? `${row.payload.slice(0, rawLimit)}…` : row.payload,
+      };
+    });
+  }
+
+  async redrive(id: string): Promise<RedriveResult> {
+    const q = this.#settings.name;
+    return this.#db.transaction((): RedriveResult => {
+      const row = this.#sql(`SELECT * FROM jobs WHERE queue = ? AND id = ? AND state = 'dead'`).get(q, id) as JobRow | undefined;
+      if (!row) return { status: 'not_found' };
+      if (row.idempotency_key !== null) {
+        const active = this.#sql(`SELECT id FROM jobs WHERE queue = ? AND idempotency_key = ? AND state IN ('ready', 'leased')`)
+          .get(q, row.idempotency_key) as { id: string } | undefined;
+        if (active) return { status: 'duplicate_active', activeId: active.id };
+      }
+      this.#sql(`UPDATE jobs SET state = 'ready', attempts = 0, available_at = ?, dead_reason = NULL, finished_at = NULL,
+        max_attempts = ? WHERE seq = ?`).run(Date.now(), this.#settings.maxAttempts, row.seq);
+      return { status: 'redriven', id };
+    }).immediate();
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#db.close();
+  }
+}
+

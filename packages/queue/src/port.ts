@@ -1,0 +1,131 @@
+import type { Job } from '@codefleet/core';
+
+/**
+ * The queue port: how producers hand jobs to workers, whatever engine carries them
+ * (embedded SQLite, BullMQ on Redis, AWS SQS).
+ *
+ * What every adapter promises (and the conformance suite checks):
+ * - **At-least-once delivery.** A claimed job is held by a lease. If the lease is neither
+ *   settled (ack / retry / deadLetter / release) nor extended before it expires, the job is
+ *   delivered again, to this or another worker. Side effects must therefore be idempotent.
+ * - **Leases and heartbeats.** `claim` returns a {@link Lease} valid for `leaseMs`;
+ *   `heartbeat()` extends it. Once another claimer has taken the job over, heartbeat, ack
+ *   and retry on the old lease reject with a `lease_lost` error (`LeaseLostError`).
+ * - **Attempts.** Every delivery counts, a lease that expired included (the worker
+ *   probably crashed). `retry` after the last allowed attempt, or an expired lease on the
+ *   last attempt, moves the job to the dead letter with a reason instead.
+ * - **Delayed retry.** `retry({delayMs})` makes the job invisible for `delayMs`.
+ * - **Dead letter with a reason**, listable and redrivable.
+ * - **Malformed payloads never reach a worker and never crash one**: a message that is not
+ *   a valid job is dead-lettered by `claim` with the validation error as its reason.
+ * - **Idempotency-key dedup** while a job with that key is pending (ready or delayed) or
+ *   running; once it completed or was dead-lettered, the same key may be enqueued again.
+ * - **Stats**: depth (ready, delayed), in flight, dead, completed.
+ *
+ * What it leaves out, on purpose:
+ * - Exactly-once processing. Duplicates are prevented where the effects happen (branch,
+ *   PR and comment writes are `ensure*`, publishing is fenced by the run store).
+ * - Strict ordering. Priority is honoured where the engine supports it; FIFO only per
+ *   SQS message group.
+ * - Results, progress events and cancellation of a running job: the run store owns those.
+ * - Detecting a stale ack everywhere: SQS cannot always tell an old receipt handle from a
+ *   live one, so fencing in the run store, not the queue, guards publishing.
+ */
+export interface Queue {
+  /** Which engine carries this queue. */
+  readonly backend: QueueBackendName;
+  /**
+   * Validates and enqueues a job. Rejects with `InvalidJobError` (naming the field and
+   * value) for a malformed job, so a producer learns at once; resolves with
+   * `deduplicated: true` and the existing job's id when a job with the same idempotency
+   * key is still pending or running.
+   */
+  enqueue(job: Job): Promise<EnqueueResult>;
+  /**
+   * Claims the next visible job, waiting up to `waitMs` for one. Resolves `undefined`
+   * when none arrived in time or `signal` aborted the wait.
+   */
+  claim(options: ClaimOptions): Promise<Lease | undefined>;
+  /** Counts per state. */
+  stats(): Promise<QueueStats>;
+  /** Dead-lettered jobs, oldest first. */
+  deadLetters(options?: { limit?: number }): Promise<DeadLetter[]>;
+  /** Moves a dead-lettered job back to ready with a fresh attempt budget. */
+  redrive(id: string): Promise<RedriveResult>;
+  /** Releases connections and file handles; pending claims resolve `undefined`. */
+  close(): Promise<void>;
+}
+
+/** The engines behind the port. */
+export type QueueBackendName = 'local' | 'bullmq' | 'sqs';
+
+/** What `enqueue` did. */
+export interface EnqueueResult {
+  /** The id of the job that will run: the new one, or the pending/running duplicate. */
+  id: string;
+  deduplicated: boolean;
+}
+
+/** Options for `claim`. */
+export interface ClaimOptions {
+  /** Recorded on the lease, for stats, logs and the dead letter. */
+  workerId: string;
+  /** How long to wait for a job before resolving `undefined`; 0 = do not wait. */
+  waitMs?: number;
+  /** Aborts the wait (graceful shutdown). */
+  signal?: AbortSignal;
+}
+
+/** A claimed job. Settle it exactly once with ack, retry, deadLetter or release. */
+export interface Lease {
+  readonly job: Job;
+  /** 1-based delivery count, this delivery included. */
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  /** Unique per claim; later used to fence publishing. */
+  readonly token: string;
+  /** Epoch ms at which the job becomes visible to others unless heartbeated. */
+  readonly expiresAt: number;
+  /** Extends the lease by the queue's lease duration from now. */
+  heartbeat(): Promise<void>;
+  /** The job is done; it will not be delivered again. */
+  ack(): Promise<void>;
+  /**
+   * A transient failure: deliver again after `delayMs`, or dead-letter with the reason
+   * when this was the last allowed attempt. Resolves to which of the two happened.
+   */
+  retry(options: { delayMs: number; reason: string }): Promise<'retrying' | 'dead_lettered'>;
+  /** A permanent failure: move to the dead letter with `reason`. */
+  deadLetter(reason: string): Promise<void>;
+  /** Gives the job back for immediate redelivery without spending an attempt (shutdown). */
+  release(): Promise<void>;
+}
+
+/** Counts per state. `depth` = ready + delayed. */
+export interface QueueStats {
+  ready: number;
+  delayed: number;
+  inFlight: number;
+  deadLetter: number;
+  completed: number;
+  depth: number;
+}
+
+/** A job the queue gave up on. */
+export interface DeadLetter {
+  id: string;
+  reason: string;
+  attempts: number;
+  /** Epoch ms. */
+  deadAt: number;
+  /** The parsed job, when the payload was a valid job. */
+  job?: Job;
+  /** The payload as stored (bounded), for malformed messages. */
+  raw: string;
+}
+
+/** Outcome of `redrive`. */
+export type RedriveResult =
+  | { status: 'redriven'; id: string }
+  | { status: 'not_found' }
+  | { status: 'duplicate_active'; activeId: string };

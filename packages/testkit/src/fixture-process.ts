@@ -1,0 +1,69 @@
+import { execa, type ResultPromise } from 'execa';
+import { waitFor } from './wait.js';
+
+/** A child process started for a test, whose output lines can be awaited. */
+export interface FixtureProcess {
+  readonly pid: number | undefined;
+  /** Every stdout line received so far. */
+  readonly lines: readonly string[];
+  /** Everything received on stderr so far (for failure messages). */
+  readonly stderr: string;
+  /** Resolves to the first stdout line matching `pattern` (already received or future). */
+  waitForLine(pattern: RegExp | string, timeoutMs?: number): Promise<string>;
+  kill(signal?: NodeJS.Signals): void;
+  /** Resolves when the process has exited, with its exit code and signal. */
+  exited: Promise<{ exitCode: number | undefined; signal: string | undefined }>;
+}
+
+/** Options for {@link startFixture}. */
+export interface FixtureOptions {
+  cwd?: string;
+  env?: Record<string, string | undefined>;
+  /** Extra node flags, e.g. `--experimental-vm-modules`. */
+  nodeArgs?: string[];
+}
+
+/**
+ * Runs `node <script> ...args` with stdin closed and collects stdout line by line. Tests
+ * use it for real fixture processes (a claimer, an agent that hangs, one that edits files).
+ */
+export function startFixture(script: string, args: readonly string[] = [], options: FixtureOptions = {}): FixtureProcess {
+  const lines: string[] = [];
+  let stderr = '';
+  let pending = '';
+  const child: ResultPromise = execa(process.execPath, [...(options.nodeArgs ?? []), script, ...args], {
+    cwd: options.cwd,
+    env: options.env,
+    stdin: 'ignore',
+    reject: false,
+    buffer: false,
+    cleanup: true,
+  });
+  child.stdout?.on('data', (chunk: Buffer) => {
+    pending += chunk.toString('utf8');
+    const parts = pending.split('\n');
+    pending = parts.pop() ?? '';
+    lines.push(...parts);
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
+  const exited = child.then((result) => {
+    if (pending) lines.push(pending);
+    return { exitCode: result.exitCode, signal: result.signal };
+  });
+  const match = (line: string, pattern: RegExp | string) =>
+    typeof pattern === 'string' ? line.includes(pattern) : pattern.test(line);
+  return {
+    pid: child.pid,
+    lines,
+    get stderr() { return stderr; },
+    waitForLine: (pattern, timeoutMs = 15_000) =>
+      waitFor(() => lines.find((line) => match(line, pattern)), {
+        timeoutMs,
+        what: `a line matching ${String(pattern)} from ${script} (stderr: ${stderr.slice(-500)})`,
+      }),
+    kill: (signal = 'SIGTERM') => { child.kill(signal); },
+    exited,
+  };
+}

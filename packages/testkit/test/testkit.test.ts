@@ -1,0 +1,76 @@
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from '@jest/globals';
+import { createTempDir, createTempRepo, isAlive, startFixture, startRedis, waitFor } from '../src/index.js';
+
+const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
+
+describe('createTempRepo', () => {
+  it('commits files on the requested branch, isolated from user git config', async () => {
+    const repo = await createTempRepo({ files: { 'src/a.txt': 'a\n' }, branch: 'trunk' });
+    try {
+      expect(await repo.git(['branch', '--show-current'])).toBe('trunk');
+      expect(await readFile(join(repo.path, 'src/a.txt'), 'utf8')).toBe('a\n');
+      const sha = await repo.commit({ 'b.txt': 'b' }, 'second');
+      expect(await repo.git(['rev-parse', 'HEAD'])).toBe(sha);
+      expect(await repo.git(['log', '--format=%an|%s', '-1'])).toBe('codefleet test|second');
+    } finally {
+      await repo.dispose();
+    }
+    expect(existsSync(repo.path)).toBe(false);
+  });
+});
+
+describe('startRedis', () => {
+  it('starts a real redis-server on a random loopback port, survives a SIGKILL restart with AOF', async () => {
+    const redis = await startRedis({ appendOnly: true });
+    try {
+      expect(redis.url).toBe(`redis://127.0.0.1:${redis.port}`);
+      expect(await redis.command('PING')).toBe('+PONG');
+      expect(await redis.command('SET', 'k', 'v')).toBe('+OK');
+      // appendfsync everysec: give the write a second to reach the file before the kill.
+      await new Promise((r) => setTimeout(r, 1_200));
+      const pid = redis.pid;
+      await redis.kill('SIGKILL');
+      expect(pid !== undefined && isAlive(pid)).toBe(false);
+      await redis.restart();
+      expect(await redis.command('GET', 'k')).toMatch(/^\$1/);
+    } finally {
+      await redis.stop();
+    }
+  });
+
+  it('explains how to install a missing binary', async () => {
+    await expect(startRedis({ binary: 'redis-server-not-installed' })).rejects.toThrow(/apt-get install -y redis-server/);
+  });
+});
+
+describe('startFixture', () => {
+  it('collects lines and reports the signal that ended the process', async () => {
+    const proc = startFixture(fixture('echo-lines.mjs'), ['ready', 'second']);
+    expect(await proc.waitForLine('second')).toBe('second');
+    proc.kill('SIGKILL');
+    expect(await proc.exited).toEqual({ exitCode: undefined, signal: 'SIGKILL' });
+    expect(proc.lines).toEqual(['ready', 'second']);
+  });
+
+  it('reports the exit code of a process that ends by itself', async () => {
+    const proc = startFixture(fixture('echo-lines.mjs'), ['only', '--exit']);
+    expect(await proc.exited).toEqual({ exitCode: 0, signal: undefined });
+  });
+});
+
+describe('waitFor', () => {
+  it('names what it waited for on timeout', async () => {
+    await expect(waitFor(() => false, { timeoutMs: 50, what: 'nothing' })).rejects.toThrow(/nothing/);
+  });
+
+  it('temp dirs are removed by dispose', async () => {
+    const dir = await createTempDir('x');
+    expect(existsSync(dir.path)).toBe(true);
+    await dir.dispose();
+    expect(existsSync(dir.path)).toBe(false);
+  });
+});

@@ -1,0 +1,55 @@
+#!/usr/bin/env node
+// `npm test`: builds what the tests need, runs every workspace's jest suite through turbo,
+// then prints one summary line `N passed, N failed` from the jest JSON reports. A suite that
+// could not run (a compile error, a crash) counts as a failure, so nothing fails silently.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const workspaces = ['packages', 'apps'].flatMap((group) => {
+  const dir = join(root, group);
+  return existsSync(dir) ? readdirSync(dir).map((name) => join(dir, name)) : [];
+}).filter((dir) => {
+  const manifest = join(dir, 'package.json');
+  return existsSync(manifest) && JSON.parse(readFileSync(manifest, 'utf8')).scripts?.test;
+});
+
+for (const dir of workspaces) rmSync(join(dir, '.jest-results.json'), { force: true });
+
+const turbo = spawnSync('npx', ['turbo', 'run', 'test', '--continue', '--log-order=grouped', ...process.argv.slice(2)], {
+  cwd: root,
+  stdio: 'inherit',
+  env: { ...process.env, TURBO_TELEMETRY_DISABLED: '1', DO_NOT_TRACK: '1' },
+});
+
+let passed = 0;
+let failed = 0;
+const problems = [];
+for (const dir of workspaces) {
+  const name = dir.slice(root.length);
+  const report = join(dir, '.jest-results.json');
+  if (!existsSync(report)) {
+    failed += 1;
+    problems.push(`${name}: no test report (the suite did not run; see the output above)`);
+    continue;
+  }
+  const results = JSON.parse(readFileSync(report, 'utf8'));
+  passed += results.numPassedTests;
+  failed += results.numFailedTests;
+  for (const suite of results.testResults) {
+    const failures = suite.assertionResults.filter((a) => a.status === 'failed');
+    if (suite.status === 'failed' && failures.length === 0) {
+      failed += 1;
+      problems.push(`${name}: ${suite.name.slice(dir.length + 1)} could not run: ${suite.message.split('\n').find((l) => l.trim()) ?? ''}`);
+    }
+    for (const failure of failures) problems.push(`${name}: ${failure.fullName}`);
+  }
+}
+if (turbo.status !== 0 && failed === 0) {
+  failed += 1;
+  problems.push(`turbo exited with ${turbo.status ?? turbo.signal}: a build or test task failed`);
+}
+if (problems.length > 0) console.log(`\nFailures:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed > 0 ? 1 : 0);
