@@ -1,0 +1,1 @@
+export { runProcess, timeoutExitCode, type ProcessResult, type RunProcessOptions } from './run-process.js';

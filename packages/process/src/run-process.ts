@@ -1,0 +1,116 @@
+import { execa } from 'execa';
+import { boundTail } from '@codefleet/core';
+
+/** Exit code recorded for a process stopped by its timeout, as `timeout(1)` does (AM). */
+export const timeoutExitCode = 124;
+
+/** Options for {@link runProcess}. */
+export interface RunProcessOptions {
+  cwd: string;
+  /** The complete environment of the child: nothing is inherited implicitly. */
+  env: Readonly<Record<string, string>>;
+  /** Kill the whole process group after this long; exit code becomes 124. */
+  timeoutMs?: number;
+  /** Aborting kills the process group too (lease lost, shutdown, cancel). */
+  signal?: AbortSignal;
+  /** Bytes of combined stdout+stderr kept (the end of the output). Default 8192. */
+  tailBytes?: number;
+  /** Between SIGTERM and SIGKILL. Default 2000 ms. */
+  killGraceMs?: number;
+  /** Called with each chunk of output as it arrives (progress, live logs). */
+  onOutput?: (chunk: string) => void;
+}
+
+/** What happened to a process: the facts, never an interpretation. */
+export interface ProcessResult {
+  command: string[];
+  /** 124 when the timeout stopped it; null when a signal from elsewhere ended it. */
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  /** Stopped because `signal` aborted. */
+  cancelled: boolean;
+  durationMs: number;
+  /** The end of combined stdout and stderr, bounded by `tailBytes`. */
+  outputTail: string;
+  /** Set when the process could not start at all (e.g. ENOENT: binary not on PATH). */
+  spawnError?: string;
+}
+
+/**
+ * Runs `argv` (an argument array: never a shell string) with stdin closed, in its own
+ * process group so a timeout or abort can kill everything it started, grandchildren
+ * included. When the main process exits, any survivors left in the group are killed too,
+ * so nothing an agent spawned outlives its run.
+ */
+export async function runProcess(argv: readonly string[], options: RunProcessOptions): Promise<ProcessResult> {
+  const [file, ...args] = argv;
+  if (!file) throw new TypeError('runProcess: argv must name a program');
+  const started = performance.now();
+  const tailBytes = options.tailBytes ?? 8192;
+  let output = '';
+  const keep = (chunk: string) => {
+    output += chunk;
+    // Trim in large steps so long outputs cost amortised O(n), not O(n²).
+    if (output.length > tailBytes * 4) output = output.slice(-tailBytes * 2);
+    options.onOutput?.(chunk);
+  };
+
+  const child = execa(file, args, {
+    cwd: options.cwd,
+    env: { ...options.env },
+    extendEnv: false,
+    stdin: 'ignore',
+    detached: true,
+    all: true,
+    buffer: false,
+    reject: false,
+    cleanup: true,
+    windowsHide: true,
+  });
+  child.all?.setEncoding('utf8');
+  child.all?.on('data', keep);
+
+  let timedOut = false;
+  let cancelled = false;
+  const killGroup = (signal: NodeJS.Signals) => {
+    if (child.pid === undefined) return;
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      // ESRCH: the group is already gone.
+    }
+  };
+  let escalation: NodeJS.Timeout | undefined;
+  const stop = () => {
+    killGroup('SIGTERM');
+    escalation ??= setTimeout(() => killGroup('SIGKILL'), options.killGraceMs ?? 2_000);
+  };
+  const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => { timedOut = true; stop(); }, options.timeoutMs);
+  const onAbort = () => { cancelled = true; stop(); };
+  if (options.signal?.aborted) onAbort();
+  else options.signal?.addEventListener('abort', onAbort, { once: true });
+
+  // Wait for the main process itself, not its pipes: a grandchild may hold them open.
+  const exit = await new Promise<{ code: number | null; signal: string | null; error?: Error }>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+    child.once('error', (error) => resolve({ code: null, signal: null, error }));
+  });
+  killGroup('SIGKILL');
+  clearTimeout(timer);
+  clearTimeout(escalation);
+  options.signal?.removeEventListener('abort', onAbort);
+  const result = await child;
+  const startError = exit.error ?? (result.failed && result.exitCode === undefined && result.signal === undefined ? result : undefined);
+
+  return {
+    command: [...argv],
+    exitCode: timedOut ? timeoutExitCode : exit.code,
+    signal: exit.signal,
+    timedOut,
+    cancelled,
+    durationMs: Math.round(performance.now() - started),
+    outputTail: boundTail(output, tailBytes),
+    ...(startError ? { spawnError: String(startError.message ?? 'could not start').split('\n')[0] } : {}),
+  };
+}

@@ -1,0 +1,66 @@
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from '@jest/globals';
+import { isAlive, waitFor } from '@codefleet/testkit';
+import { runProcess } from '../src/index.js';
+
+const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
+const env = { PATH: process.env.PATH ?? '' };
+const pidsOf = (tail: string) => (/pids (\d+) (\d+)/.exec(tail) ?? []).slice(1).map(Number);
+
+describe('runProcess', () => {
+  it('keeps exit code, duration and the tail of combined output', async () => {
+    const result = await runProcess([process.execPath, fixture('chatty.mjs'), '5000'], { cwd: '/', env: { ...env, FOO: 'bar' }, tailBytes: 200 });
+    expect(result.exitCode).toBe(0);
+    expect(result.timedOut).toBe(false);
+    expect(result.outputTail).toContain('line 5000');
+    expect(result.outputTail).toContain('env FOO=bar SECRET=\n');
+    expect(result.outputTail).not.toContain('line 1\n');
+    expect(Buffer.byteLength(result.outputTail)).toBeLessThanOrEqual(260);
+  });
+
+  it('passes only the given environment', async () => {
+    process.env.GITHUB_TOKEN = 'ghp_should_not_leak_into_children';
+    try {
+      const result = await runProcess([process.execPath, fixture('chatty.mjs'), '1'], { cwd: '/', env });
+      expect(result.outputTail).toContain('SECRET=\n');
+    } finally {
+      delete process.env.GITHUB_TOKEN;
+    }
+  });
+
+  it('a timeout kills the whole process group, grandchildren included, and records 124', async () => {
+    const result = await runProcess([process.execPath, fixture('family.mjs'), 'hang'], { cwd: '/', env, timeoutMs: 500, killGraceMs: 200 });
+    expect(result).toMatchObject({ exitCode: 124, timedOut: true, cancelled: false });
+    const [parent, grandchild] = pidsOf(result.outputTail);
+    expect(grandchild).toBeGreaterThan(0);
+    await waitFor(() => !isAlive(parent!) && !isAlive(grandchild!), { what: 'no survivors', timeoutMs: 3_000 });
+  });
+
+  it('kills what a process left behind when it exits by itself', async () => {
+    const result = await runProcess([process.execPath, fixture('family.mjs'), 'exit'], { cwd: '/', env });
+    expect(result.exitCode).toBe(3);
+    expect(result.outputTail).toContain('to stderr');
+    const [, grandchild] = pidsOf(result.outputTail);
+    await waitFor(() => !isAlive(grandchild!), { what: 'grandchild killed', timeoutMs: 3_000 });
+  });
+
+  it('an abort signal stops the process and says so', async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 300);
+    const result = await runProcess([process.execPath, fixture('family.mjs'), 'hang'], { cwd: '/', env, signal: controller.signal, killGraceMs: 200 });
+    expect(result.cancelled).toBe(true);
+    expect(result.timedOut).toBe(false);
+    expect(result.signal).toBe('SIGTERM');
+  });
+
+  it('reports a missing binary instead of throwing', async () => {
+    const result = await runProcess(['definitely-not-a-binary-xyz'], { cwd: '/', env });
+    expect(result.exitCode).toBeNull();
+    expect(result.spawnError).toMatch(/ENOENT|not found/i);
+  });
+
+  it('never runs a shell: metacharacters are plain arguments', async () => {
+    const result = await runProcess(['echo', '$(touch /tmp/codefleet-pwned)', '; rm -rf ~', '`id`'], { cwd: '/', env });
+    expect(result.outputTail).toBe('$(touch /tmp/codefleet-pwned) ; rm -rf ~ `id`\n');
+  });
+});
