@@ -93,3 +93,4 @@ export {
 export type { TaskNoteOptions } from './task-note.js';
 export { defaultTaskNoteMaxChars, renderTaskNote } from './task-note.js';
 export { boundTail, defaultTailBytes, previewValue, redactUrlCredentials, utf8ByteLength } from './text.js';
+export { escapeInline, fence, formatDuration } from './markdown.js';

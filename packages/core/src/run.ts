@@ -62,7 +62,7 @@ export const agentRunSchema = z.object({
 export type AgentRun = z.output<typeof agentRunSchema>;
 
 /** The verification steps, in the order the worker runs them. */
-export const verificationSteps = ['build', 'format', 'lint', 'test', 'dod'] as const;
+export const verificationSteps = ['install', 'build', 'format', 'lint', 'test', 'dod'] as const;
 /** One verification step. */
 export type VerificationStep = (typeof verificationSteps)[number];
 

@@ -1,0 +1,95 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { LoadedConfig } from '@codefleet/config';
+import { createLogger } from '@codefleet/log';
+import { runProcess } from '@codefleet/process';
+import { branchName } from '@codefleet/workspace';
+import { createSampleRepo } from '../demo/sample-repo.js';
+import { formatRun } from '../format.js';
+import { gitEnvFrom, openRuntime } from '../runtime.js';
+import { enqueue } from './jobs.js';
+import { work } from './worker.js';
+
+const demoAgent = fileURLToPath(new URL('../demo/demo-agent.js', import.meta.url));
+
+/**
+ * `codefleet demo`: the whole product on embedded defaults with nothing else running — a
+ * sample repository, a task on the local queue, a worker running the two-pass loop with a
+ * scripted agent, a pull request on the local forge. Resolves true only when the PR was
+ * opened with the definition of done passed.
+ */
+export async function demo(loaded: LoadedConfig, out: (line: string) => void): Promise<boolean> {
+  const dir = join(loaded.config.data_dir, 'demo', new Date().toISOString().replace(/[:.]/g, '-'));
+  await mkdir(dir, { recursive: true });
+  const config = {
+    ...loaded.config,
+    data_dir: dir,
+    queue: { ...loaded.config.queue, backend: 'local' as const, local: { path: join(dir, 'queue.sqlite') } },
+    workspace: { ...loaded.config.workspace, cache_dir: join(dir, 'cache') },
+    agents: { ...loaded.config.agents, default: 'script' as const, script: { ...loaded.config.agents.script, module: demoAgent } },
+    forge: { ...loaded.config.forge, type: 'local' as const },
+    logging: { ...loaded.config.logging, level: 'warn' as const },
+  };
+  const rt = await openRuntime({ ...loaded, config }, {
+    log: createLogger({ level: 'warn', format: 'pretty', secrets: loaded.secrets, destination: process.stderr }),
+  });
+  try {
+    out('codefleet demo — everything runs locally; the agent is SCRIPTED (no language model).');
+    out(`  working in ${dir}`);
+    const origin = await createSampleRepo(dir, gitEnvFrom(loaded.env));
+    out(`  sample repository: ${origin} (a small JavaScript project with its own build and tests)`);
+
+    const queued = await enqueue(rt, {
+      repo: origin,
+      title: 'Add a multiply(a, b) function to the calculator',
+      body: [
+        'The calculator can add and subtract; it should multiply too.',
+        '',
+        '- [ ] `multiply(a, b)` is exported from `src/calc.js`',
+        '- [ ] it handles negative numbers',
+        '- [ ] it is covered by tests',
+      ].join('\n'),
+      dod: ['npm test'],
+      requestedBy: 'demo',
+    });
+    out(`  enqueued job ${queued.id} on the local queue (${join(dir, 'queue.sqlite')})`);
+    out('');
+    await work(rt, { concurrency: 1, once: true, progress: true });
+
+    const run = await rt.store.get(queued.id);
+    if (!run) {
+      out('the worker did not record a run: see the log lines above');
+      return false;
+    }
+    out('');
+    out(formatRun(run));
+    const branch = branchName(run.job);
+    const pr = await rt.forge.findPullRequest(origin, branch);
+    out('');
+    if (pr) {
+      out(`Pull request #${pr.number} on the local forge: ${pr.title}${pr.draft ? ' (draft)' : ''}`);
+      out(`  ${branch} → ${pr.base} · ${pr.url}`);
+      const diff = await runProcess(['git', '--git-dir', origin, 'diff', '--stat', `${pr.base}...${branch}`], { cwd: dir, env: gitEnvFrom(loaded.env), timeoutMs: 30_000 });
+      out(diff.outputTail.replace(/^/gm, '  ').trimEnd());
+    } else {
+      out('No pull request was opened.');
+    }
+    out('');
+    out('Where things are:');
+    out(`  origin repository (push target): ${origin}`);
+    out(`  run records:   ${join(dir, 'runs.sqlite')}  (codefleet show ${run.run_id} --config … to read them)`);
+    out(`  PR records:    ${join(dir, 'forge.sqlite')}`);
+    out(`  working copies: ${join(dir, 'cache')}`);
+    out('');
+    out('The demo agent is scripted: it is not a language model. To run a real agent, set');
+    out('`agents.default` in config.yaml to aider, claude, codex, gemini or command (see the');
+    out('agents section there for binaries, models and API key variables).');
+    const ok = run.outcome === 'succeeded' && run.dod_result === 'passed' && pr !== undefined && !pr.draft;
+    out('');
+    out(ok ? 'demo passed: pull request opened with the definition of done passed.' : `demo FAILED: outcome ${run.outcome ?? run.stage}, DoD ${run.dod_result ?? 'not run'}.`);
+    return ok;
+  } finally {
+    await rt.close();
+  }
+}

@@ -1,0 +1,80 @@
+import { constants } from 'node:fs';
+import { access, mkdir } from 'node:fs/promises';
+import { delimiter, isAbsolute, join } from 'node:path';
+import { runProcess } from '@codefleet/process';
+import type { Runtime } from '../runtime.js';
+
+/** One line of `codefleet doctor`: ok, or what is wrong and how to fix it. */
+export interface Check {
+  ok: boolean;
+  what: string;
+  fix?: string;
+}
+
+/** Finds `binary` on PATH (or checks it directly when it is a path). */
+export async function findBinary(binary: string, path: string | undefined): Promise<string | undefined> {
+  const candidates = binary.includes('/') || isAbsolute(binary) ? [binary] : (path ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, binary));
+  for (const candidate of candidates) {
+    try {
+      await access(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // keep looking
+    }
+  }
+  return undefined;
+}
+
+/** Runs every check; never throws. */
+export async function doctor(rt: Runtime): Promise<Check[]> {
+  const { config, env } = rt.loaded;
+  const checks: Check[] = [];
+  const git = await runProcess(['git', '--version'], { cwd: '/', env: { PATH: env.PATH ?? '' }, timeoutMs: 10_000 });
+  checks.push(git.exitCode === 0
+    ? { ok: true, what: git.outputTail.trim() }
+    : { ok: false, what: 'git is not available', fix: 'install git 2.30 or newer (Debian: apt-get install -y git; macOS: xcode-select --install)' });
+  checks.push({ ok: true, what: `config: ${rt.loaded.source ?? 'embedded defaults (no config.yaml found)'}` });
+  try {
+    await mkdir(config.data_dir, { recursive: true });
+    await access(config.data_dir, constants.W_OK);
+    checks.push({ ok: true, what: `data dir ${config.data_dir} is writable` });
+  } catch {
+    checks.push({ ok: false, what: `data dir ${config.data_dir} is not writable`, fix: 'set data_dir in config.yaml (or CODEFLEET_DATA_DIR) to a writable directory' });
+  }
+  try {
+    const stats = await rt.queue.stats();
+    checks.push({ ok: true, what: `queue (${config.queue.backend}): depth ${stats.depth}, in flight ${stats.inFlight}, dead ${stats.deadLetter}, completed ${stats.completed}` });
+  } catch (err) {
+    checks.push({ ok: false, what: `queue (${config.queue.backend}) is not reachable: ${(err as Error).message}`, fix: 'check the queue section of config.yaml' });
+  }
+  checks.push(await agentCheck(rt));
+  if (config.forge.type === 'github') {
+    checks.push(config.forge.github.token
+      ? { ok: true, what: `GitHub token found in $${config.forge.github.token_env}` }
+      : { ok: false, what: `no GitHub token in $${config.forge.github.token_env}`, fix: `export ${config.forge.github.token_env}=<a token with repo scope>` });
+  } else {
+    checks.push({ ok: true, what: 'forge: local (no token needed)' });
+  }
+  return checks;
+}
+
+async function agentCheck(rt: Runtime): Promise<Check> {
+  const { agents } = rt.config;
+  const name = agents.default;
+  if (name === 'script') {
+    const module = agents.script.module;
+    if (!module) return { ok: false, what: 'agent "script" has no module', fix: 'set agents.script.module in config.yaml, or choose a real agent in agents.default' };
+    try {
+      await access(module, constants.R_OK);
+      return { ok: true, what: `agent: script ${module} (scripted, no model)` };
+    } catch {
+      return { ok: false, what: `agent script ${module} not found`, fix: 'fix agents.script.module' };
+    }
+  }
+  const binary = name === 'command' ? agents.command.argv[0] : name === 'ollama' ? undefined : agents[name].binary;
+  if (binary === undefined) return { ok: true, what: `agent: ${name} (${agents.ollama.host})` };
+  const found = await findBinary(binary, rt.loaded.env.PATH);
+  return found
+    ? { ok: true, what: `agent: ${name} → ${found}` }
+    : { ok: false, what: `agent ${name}: ${binary} not found on PATH`, fix: `install ${binary}, or set agents.${name}.binary / agents.default in config.yaml` };
+}

@@ -1,0 +1,32 @@
+import { runJob } from '@codefleet/pipeline';
+import { runWorker, type WorkerSummary } from '@codefleet/worker';
+import { progressReporter } from '../progress.js';
+import type { Runtime } from '../runtime.js';
+
+/**
+ * `codefleet worker`: consumes the queue until SIGTERM/SIGINT (graceful drain) or, with
+ * `once`, until the queue is empty.
+ */
+export async function work(rt: Runtime, options: { concurrency?: number; once?: boolean; progress?: boolean }): Promise<WorkerSummary> {
+  const shutdown = new AbortController();
+  const stop = () => shutdown.abort();
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  const progress = options.progress ? progressReporter() : undefined;
+  try {
+    return await runWorker(rt.queue, (ctx) => runJob(rt.pipeline, ctx), {
+      workerId: rt.config.worker.worker_id,
+      concurrency: options.concurrency ?? rt.config.worker.concurrency,
+      heartbeatMs: rt.config.queue.heartbeat_seconds * 1000,
+      shutdownGraceMs: rt.config.worker.shutdown_grace_seconds * 1000,
+      once: options.once ?? false,
+      shutdown: shutdown.signal,
+      log: rt.log,
+      ...(progress ? { onProgress: progress.onProgress } : {}),
+    });
+  } finally {
+    progress?.done();
+    process.off('SIGTERM', stop);
+    process.off('SIGINT', stop);
+  }
+}

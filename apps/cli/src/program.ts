@@ -1,0 +1,140 @@
+import { Command, InvalidArgumentError } from 'commander';
+import { ConfigError, loadConfig, type LoadedConfig } from '@codefleet/config';
+import { classify } from '@codefleet/core';
+import { doctor } from './commands/doctor.js';
+import { demo } from './commands/demo.js';
+import { enqueue, listDeadLetters, listRuns, showRun } from './commands/jobs.js';
+import { work } from './commands/worker.js';
+import { openRuntime, type Runtime } from './runtime.js';
+
+/** Where the program writes and how it ends; injected so tests can run it in-process. */
+export interface Io {
+  out(line: string): void;
+  err(line: string): void;
+  cwd: string;
+  /** The environment; default: the process's, read by the config loader. */
+  env?: Record<string, string | undefined>;
+}
+
+const positiveInt = (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`expected a positive integer, got "${value}"`);
+  return n;
+};
+
+/** Builds the `codefleet` command. `run` resolves to the process exit code. */
+export function buildProgram(io: Io): { program: Command; exitCode: () => number } {
+  let code = 0;
+  const program = new Command('codefleet')
+    .description('A queue-driven fleet of AI coding workers: a task in, a verified pull request out.')
+    .option('-c, --config <path>', 'config file (default: $CODEFLEET_CONFIG or ./config.yaml)')
+    .showHelpAfterError();
+
+  const load = async (): Promise<LoadedConfig> => {
+    const path = program.opts<{ config?: string }>().config;
+    return loadConfig({ cwd: io.cwd, ...(io.env ? { env: io.env } : {}), ...(path ? { path } : {}) });
+  };
+  const withRuntime = async (fn: (rt: Runtime) => Promise<number | void>) => {
+    const rt = await openRuntime(await load());
+    try {
+      code = (await fn(rt)) ?? 0;
+    } finally {
+      await rt.close();
+    }
+  };
+
+  program.command('demo')
+    .description('run the whole product on a sample repository with a scripted agent')
+    .action(async () => {
+      code = (await demo(await load(), io.out)) ? 0 : 1;
+    });
+
+  program.command('enqueue')
+    .description('put a coding task on the queue')
+    .requiredOption('--repo <path|url|owner/name>', 'repository (local path, git URL, or GitHub owner/name)')
+    .requiredOption('--title <text>', 'task title')
+    .option('--body <text>', 'task description')
+    .option('--body-file <path>', 'read the description from a file')
+    .option('--agent <name>', 'agent to use (default: agents.default)')
+    .option('--base <branch>', 'base branch (default: the repository default branch)')
+    .option('--dod <command...>', 'definition-of-done commands, e.g. --dod "npm test" "npm run lint"')
+    .action(async (opts: { repo: string; title: string; body?: string; bodyFile?: string; agent?: string; base?: string; dod?: string[] }) => {
+      if (opts.body !== undefined && opts.bodyFile !== undefined) throw new InvalidArgumentError('give --body or --body-file, not both');
+      await withRuntime(async (rt) => {
+        const result = await enqueue(rt, opts, io.cwd);
+        io.out(result.deduplicated ? `already queued as ${result.id}` : `enqueued ${result.id}`);
+      });
+    });
+
+  program.command('worker')
+    .description('consume the queue (SIGTERM/SIGINT drains gracefully)')
+    .option('--concurrency <n>', 'jobs at the same time', positiveInt)
+    .option('--once', 'stop when the queue is empty')
+    .action(async (opts: { concurrency?: number; once?: boolean }) => {
+      await withRuntime(async (rt) => {
+        const summary = await work(rt, { ...opts, progress: true });
+        io.out(`processed ${summary.processed}: ${summary.acked} done, ${summary.retried} retrying, ${summary.deadLettered} dead-lettered, ${summary.released} released`);
+      });
+    });
+
+  program.command('runs')
+    .description('list recent runs')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { json?: boolean }) => withRuntime(async (rt) => io.out(await listRuns(rt, opts.json ?? false))));
+
+  program.command('show <run-id>')
+    .description('stage timeline, attempts and checks of one run')
+    .option('--json', 'machine-readable output')
+    .action(async (runId: string, opts: { json?: boolean }) => withRuntime(async (rt) => {
+      const text = await showRun(rt, runId, opts.json ?? false);
+      if (text === undefined) {
+        io.err(`no run ${runId} (see \`codefleet runs\`)`);
+        return 1;
+      }
+      io.out(text);
+    }));
+
+  const dlq = program.command('dlq').description('the dead-letter queue');
+  dlq.command('list').option('--json', 'machine-readable output')
+    .action(async (opts: { json?: boolean }) => withRuntime(async (rt) => io.out(await listDeadLetters(rt, opts.json ?? false))));
+  dlq.command('redrive <id>').description('put a dead-lettered job back on the queue')
+    .action(async (id: string) => withRuntime(async (rt) => {
+      const result = await rt.queue.redrive(id);
+      if (result.status === 'redriven') io.out(`redriven ${id}`);
+      else if (result.status === 'not_found') { io.err(`no dead-lettered job ${id}`); return 1; }
+      else { io.err(`job ${result.activeId} with the same idempotency key is still queued or running`); return 1; }
+    }));
+
+  program.command('doctor')
+    .description('check git, the queue, the agent and tokens; each line ok or the fix')
+    .action(async () => withRuntime(async (rt) => {
+      const checks = await doctor(rt);
+      for (const c of checks) io.out(c.ok ? `ok    ${c.what}` : `FAIL  ${c.what}\n      fix: ${c.fix ?? ''}`);
+      return checks.every((c) => c.ok) ? 0 : 1;
+    }));
+
+  return { program, exitCode: () => code };
+}
+
+/** Runs the CLI with `argv` (without node and script) and resolves to the exit code. */
+export async function runCli(argv: string[], io: Io): Promise<number> {
+  const { program, exitCode } = buildProgram(io);
+  program.exitOverride();
+  program.configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return exitCode();
+  } catch (err) {
+    if (err instanceof ConfigError || (err as { code?: string }).code === 'invalid_config') {
+      io.err((err as Error).message);
+      return 2;
+    }
+    const commanderCode = (err as { code?: string }).code;
+    if (typeof commanderCode === 'string' && commanderCode.startsWith('commander.')) {
+      return (err as { exitCode?: number }).exitCode ?? 2;
+    }
+    const c = classify(err);
+    io.err(`error (${c.code}): ${c.message}`);
+    return 1;
+  }
+}

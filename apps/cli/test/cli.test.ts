@@ -1,0 +1,107 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { createTempDir, createTempRepo, gitTestEnv, startFixture, type TempDir } from '@codefleet/testkit';
+import { runCli } from '../src/index.js';
+
+const bin = fileURLToPath(new URL('../dist/bin/codefleet.js', import.meta.url));
+
+/** Runs the CLI in-process against a config in a temp dir; collects its output. */
+async function cli(dir: string, ...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCli(['--config', join(dir, 'config.yaml'), ...argv], {
+    out: (l) => out.push(l), err: (l) => err.push(l), cwd: dir,
+    env: { PATH: process.env.PATH, HOME: dir, ...gitTestEnv() },
+  });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+describe('codefleet CLI', () => {
+  let dir: TempDir;
+  beforeEach(async () => {
+    dir = await createTempDir('cli');
+    await writeFile(join(dir.path, 'config.yaml'), 'data_dir: ./data\nlogging:\n  level: silent\n');
+  });
+  afterEach(async () => {
+    await dir.dispose();
+  });
+
+  it('enqueue validates the job and names the bad field', async () => {
+    const bad = await cli(dir.path, 'enqueue', '--repo', 'https://user:secret@example.com/r.git', '--title', 'x');
+    expect(bad.code).toBe(1);
+    expect(bad.err).toMatch(/repo/);
+    expect(bad.err).not.toContain('secret');
+    const ok = await cli(dir.path, 'enqueue', '--repo', './some/repo', '--title', 'Add a thing', '--body', 'details');
+    expect(ok.code).toBe(0);
+    expect(ok.out).toMatch(/^enqueued [0-9a-f-]{36}$/);
+  });
+
+  it('reports config problems with the key path and exit code 2', async () => {
+    await writeFile(join(dir.path, 'config.yaml'), 'queue:\n  lease_seconds: abc\n');
+    const result = await cli(dir.path, 'runs');
+    expect(result.code).toBe(2);
+    expect(result.err).toContain('queue.lease_seconds');
+  });
+
+  it('runs, show and dlq on an empty store say so plainly', async () => {
+    expect((await cli(dir.path, 'runs')).out).toBe('no runs yet');
+    const missing = await cli(dir.path, 'show', 'nope');
+    expect(missing.code).toBe(1);
+    expect(missing.err).toContain('no run nope');
+    expect((await cli(dir.path, 'dlq', 'list')).out).toBe('dead-letter queue is empty');
+    expect((await cli(dir.path, 'dlq', 'redrive', 'nope')).code).toBe(1);
+  });
+
+  it('worker --once runs a queued job to a PR; runs and show read the record', async () => {
+    const repo = await createTempRepo({ files: { 'notes.txt': 'hello\n' } });
+    try {
+      const agent = join(dir.path, 'agent.mjs');
+      await writeFile(agent, "import fs from 'node:fs';\nconst w = process.argv[process.argv.indexOf('--workdir') + 1];\nfs.appendFileSync(w + '/notes.txt', 'more\\n');\n");
+      await writeFile(join(dir.path, 'config.yaml'), `data_dir: ./data\nlogging:\n  level: silent\nagents:\n  default: script\n  script:\n    module: ${agent}\n`);
+      // A non-bare origin cannot receive a push to its checked-out branch, but the work branch is another one.
+      const queued = await cli(dir.path, 'enqueue', '--repo', repo.path, '--title', 'Append more notes', '--dod', 'git --version');
+      const id = queued.out.replace('enqueued ', '');
+      const worked = await cli(dir.path, 'worker', '--once');
+      expect(worked.out).toContain('processed 1: 1 done');
+      const runs = await cli(dir.path, 'runs', '--json');
+      expect(JSON.parse(runs.out)).toMatchObject([{ runId: id, stage: 'done', outcome: 'succeeded', pullRequest: { number: 1 } }]);
+      const shown = await cli(dir.path, 'show', id);
+      expect(shown.out).toMatch(/Timeline:[\s\S]*publishing[\s\S]*done/);
+      expect(shown.out).toContain('dod     git --version');
+    } finally {
+      await repo.dispose();
+    }
+  }, 60_000);
+
+  it('doctor checks each part and gives the fix for what fails', async () => {
+    await writeFile(join(dir.path, 'config.yaml'), 'data_dir: ./data\nagents:\n  default: command\n  command:\n    argv: [no-such-agent-binary, "{prompt_file}"]\n');
+    const result = await cli(dir.path, 'doctor');
+    expect(result.code).toBe(1);
+    expect(result.out).toMatch(/^ok {4}git version/m);
+    expect(result.out).toMatch(/^ok {4}queue \(local\): depth 0/m);
+    expect(result.out).toMatch(/FAIL {2}agent command: no-such-agent-binary not found on PATH\n {6}fix: /);
+  });
+});
+
+describe('npm run demo (the codefleet binary as a real process)', () => {
+  it('opens a PR with the DoD passed and exits 0', async () => {
+    const dir = await createTempDir('demo');
+    try {
+      await writeFile(join(dir.path, 'config.yaml'), 'data_dir: ./data\n');
+      const proc = startFixture(bin, ['demo'], { cwd: dir.path, env: { PATH: process.env.PATH ?? '', HOME: dir.path, ...gitTestEnv() } });
+      const exit = await proc.exited;
+      const output = proc.lines.join('\n');
+      expect({ exit, stderr: exit.exitCode === 0 ? '' : proc.stderr }).toEqual({ exit: { exitCode: 0, signal: undefined }, stderr: '' });
+      expect(output).toContain('the agent is SCRIPTED');
+      expect(output).toMatch(/FAIL test +attempt 1\.1 +test/);
+      expect(output).toMatch(/Pull request #1 on the local forge/);
+      expect(output).toContain('src/calc.js');
+      expect(output).not.toContain('.codefleet/');
+      expect(output).toContain('demo passed');
+    } finally {
+      await dir.dispose();
+    }
+  }, 120_000);
+});

@@ -1,0 +1,1 @@
+export { runWorker, type JobRunner, type WorkerOptions, type WorkerSummary } from './worker.js';

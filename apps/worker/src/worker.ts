@@ -1,0 +1,133 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { classify } from '@codefleet/core';
+import type { Logger } from '@codefleet/log';
+import type { JobContext, JobResult } from '@codefleet/pipeline';
+import type { Lease, Queue } from '@codefleet/queue';
+
+/** How one worker process consumes the queue. */
+export interface WorkerOptions {
+  workerId: string;
+  /** Jobs run at the same time in this process. */
+  concurrency: number;
+  /** Lease-extending heartbeat interval. */
+  heartbeatMs: number;
+  /** After shutdown starts, how long running jobs may finish before they are stopped and released. */
+  shutdownGraceMs: number;
+  /** Stop when the queue is empty (no ready or delayed job) instead of waiting for more (CLI `worker --once`, the demo). */
+  once?: boolean;
+  /** Aborting starts the graceful shutdown: no new claims, then drain or release. */
+  shutdown: AbortSignal;
+  log: Logger;
+  /** How long an idle claim waits before looking again. */
+  claimWaitMs?: number;
+  onProgress?: JobContext['onProgress'];
+}
+
+/** Runs one delivered job; the pipeline's `runJob` bound to its dependencies. */
+export type JobRunner = (ctx: JobContext) => Promise<JobResult>;
+
+/** Counts of what the worker did, for the CLI and tests. */
+export interface WorkerSummary {
+  processed: number;
+  acked: number;
+  retried: number;
+  deadLettered: number;
+  released: number;
+}
+
+/**
+ * Claims jobs with `concurrency` slots, keeps each lease alive with heartbeats, runs the
+ * pipeline and settles the lease by its result. A lost lease aborts the running job (its
+ * agent processes are killed) so no one publishes without a lease. On shutdown it stops
+ * claiming at once, lets running jobs finish within the grace period, then stops them and
+ * releases their leases so another worker takes over immediately. Never throws for a job.
+ */
+export async function runWorker(queue: Queue, runJob: JobRunner, options: WorkerOptions): Promise<WorkerSummary> {
+  const summary: WorkerSummary = { processed: 0, acked: 0, retried: 0, deadLettered: 0, released: 0 };
+  const running = new Set<AbortController>();
+  let graceTimer: NodeJS.Timeout | undefined;
+  const onShutdown = () => {
+    options.log.info({ event: 'worker.draining', running: running.size, grace_ms: options.shutdownGraceMs }, 'shutting down: no new claims');
+    graceTimer = setTimeout(() => {
+      for (const job of running) job.abort(new Error('shutdown grace period over'));
+    }, options.shutdownGraceMs);
+  };
+  if (options.shutdown.aborted) onShutdown();
+  else options.shutdown.addEventListener('abort', onShutdown, { once: true });
+
+  const slot = async (n: number) => {
+    while (!options.shutdown.aborted) {
+      let lease: Lease | undefined;
+      try {
+        lease = await queue.claim({ workerId: options.workerId, waitMs: options.once ? 0 : options.claimWaitMs ?? 1_000, signal: options.shutdown });
+      } catch (err) {
+        // The queue is unreachable: back off and try again rather than die.
+        options.log.error({ err, event: 'queue.claim_failed', slot: n }, 'claim failed');
+        await sleep(1_000, undefined, { signal: options.shutdown }).catch(() => undefined);
+        continue;
+      }
+      if (!lease) {
+        // --once ends when nothing is left, delayed retries included.
+        if (options.once && (await queue.stats().then((s) => s.depth === 0, () => true))) return;
+        if (options.once) await sleep(100, undefined, { signal: options.shutdown }).catch(() => undefined);
+        continue;
+      }
+      await handle(lease);
+    }
+  };
+
+  const handle = async (lease: Lease) => {
+    const controller = new AbortController();
+    running.add(controller);
+    const log = options.log.child({ job_id: lease.job.id, attempt: lease.attempt });
+    log.info({ event: 'job.claimed', title: lease.job.title }, 'claimed');
+    const heartbeat = setInterval(() => {
+      lease.heartbeat().catch((err: unknown) => {
+        log.error({ err, event: 'lease.lost' }, 'lease lost: stopping the job');
+        controller.abort(err);
+      });
+    }, options.heartbeatMs);
+    let result: JobResult | undefined;
+    try {
+      result = await runJob({
+        job: lease.job, attempt: lease.attempt, workerId: options.workerId, signal: controller.signal,
+        ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      });
+    } catch (err) {
+      const c = classify(err);
+      log.error({ err, event: 'job.crashed', code: c.code }, 'the pipeline threw; retrying the job');
+      result = undefined;
+    } finally {
+      clearInterval(heartbeat);
+      running.delete(controller);
+    }
+    summary.processed += 1;
+    try {
+      if (!result) {
+        await lease.retry({ delayMs: 10_000, reason: 'internal error in the pipeline' });
+        summary.retried += 1;
+      } else if (result.action === 'ack') {
+        await lease.ack();
+        summary.acked += 1;
+      } else if (result.action === 'retry') {
+        const what = await lease.retry({ delayMs: result.delayMs, reason: result.reason });
+        summary[what === 'retrying' ? 'retried' : 'deadLettered'] += 1;
+      } else if (result.action === 'dead_letter') {
+        await lease.deadLetter(result.reason);
+        summary.deadLettered += 1;
+      } else {
+        await lease.release();
+        summary.released += 1;
+      }
+      log.info({ event: 'job.settled', action: result?.action ?? 'retry' }, 'settled');
+    } catch (err) {
+      // lease_lost: another worker owns the job now; its result wins.
+      log.warn({ err, event: 'lease.settle_failed' }, 'could not settle the lease');
+    }
+  };
+
+  await Promise.all(Array.from({ length: Math.max(1, options.concurrency) }, (_, n) => slot(n)));
+  clearTimeout(graceTimer);
+  options.shutdown.removeEventListener('abort', onShutdown);
+  return summary;
+}

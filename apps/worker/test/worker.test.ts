@@ -1,0 +1,115 @@
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { silentLogger } from '@codefleet/log';
+import type { JobResult } from '@codefleet/pipeline';
+import { LocalQueue } from '@codefleet/queue';
+import { sampleJob } from '@codefleet/queue/conformance';
+import { createTempDir, waitFor, type TempDir } from '@codefleet/testkit';
+import { runWorker, type JobRunner, type WorkerOptions } from '../src/index.js';
+
+// The job runner here is a plain function standing in for the pipeline (which has its own
+// tests on real parts): these tests are about how the worker claims, heartbeats, settles
+// and shuts down, against the real SQLite queue.
+const fakeRun = { run_id: 'x' } as unknown as JobResult['run'];
+
+describe('runWorker', () => {
+  let dir: TempDir;
+  let queue: LocalQueue;
+  beforeEach(async () => {
+    dir = await createTempDir('worker');
+    queue = new LocalQueue({ backend: 'local', path: join(dir.path, 'q.sqlite'), name: 'w', leaseMs: 2_000, maxAttempts: 3, pollMs: 20 });
+  });
+  afterEach(async () => {
+    await queue.close();
+    await dir.dispose();
+  });
+  const options = (shutdown: AbortSignal, extra: Partial<WorkerOptions> = {}): WorkerOptions => ({
+    workerId: 'w1', concurrency: 1, heartbeatMs: 200, shutdownGraceMs: 5_000, shutdown, log: silentLogger(), claimWaitMs: 50, ...extra,
+  });
+
+  it('shutdown during a job: no new claims, the running job finishes within the grace period', async () => {
+    const jobs = [sampleJob(), sampleJob()];
+    for (const job of jobs) await queue.enqueue(job);
+    const shutdown = new AbortController();
+    const seen: string[] = [];
+    const runner: JobRunner = async (ctx) => {
+      seen.push(ctx.job.id);
+      shutdown.abort(); // SIGTERM arrives while this job runs
+      await sleep(300);
+      return { action: 'ack', run: fakeRun };
+    };
+    const summary = await runWorker(queue, runner, options(shutdown.signal));
+    expect(seen).toEqual([jobs[0]!.id]);
+    expect(summary).toMatchObject({ processed: 1, acked: 1 });
+    expect(await queue.stats()).toMatchObject({ completed: 1, ready: 1, inFlight: 0 });
+  });
+
+  it('a job still running after the grace period is stopped and released for another worker at once', async () => {
+    const job = sampleJob();
+    await queue.enqueue(job);
+    const shutdown = new AbortController();
+    const runner: JobRunner = async (ctx) => {
+      shutdown.abort();
+      await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
+      return { action: 'release', run: fakeRun };
+    };
+    const summary = await runWorker(queue, runner, options(shutdown.signal, { shutdownGraceMs: 200 }));
+    expect(summary).toMatchObject({ processed: 1, released: 1 });
+    const next = await queue.claim({ workerId: 'w2' });
+    expect(next?.job.id).toBe(job.id);
+    expect(next?.attempt).toBe(1);
+  });
+
+  it('heartbeats keep a long job leased beyond the lease duration', async () => {
+    await queue.enqueue(sampleJob());
+    const shutdown = new AbortController();
+    let stolen: unknown;
+    const runner: JobRunner = async () => {
+      const until = Date.now() + 3_000; // longer than the 2 s lease
+      while (Date.now() < until) {
+        stolen ??= await queue.claim({ workerId: 'thief' });
+        await sleep(200);
+      }
+      shutdown.abort();
+      return { action: 'ack', run: fakeRun };
+    };
+    await runWorker(queue, runner, options(shutdown.signal));
+    expect(stolen).toBeUndefined();
+    expect((await queue.stats()).completed).toBe(1);
+  });
+
+  it('a lost lease aborts the running job', async () => {
+    await queue.enqueue(sampleJob());
+    const shutdown = new AbortController();
+    let abortedAfterTheft = false;
+    const runner: JobRunner = async (ctx) => {
+      // The first heartbeat comes after the 2 s lease expired, and a thief got there first.
+      await sleep(2_200);
+      const thief = await queue.claim({ workerId: 'thief' });
+      expect(thief).toBeDefined();
+      await waitFor(() => ctx.signal.aborted, { timeoutMs: 3_000, what: 'the job to be aborted' });
+      abortedAfterTheft = true;
+      await thief!.ack();
+      shutdown.abort();
+      return { action: 'release', run: fakeRun };
+    };
+    const summary = await runWorker(queue, runner, options(shutdown.signal, { heartbeatMs: 2_500 }));
+    expect(abortedAfterTheft).toBe(true);
+    // Settling the stolen lease fails quietly: the thief's result stands.
+    expect(summary.processed).toBe(1);
+    expect(await queue.stats()).toMatchObject({ completed: 1, inFlight: 0 });
+  }, 15_000);
+
+  it('a runner that throws never crashes the worker: the job is retried later', async () => {
+    const job = sampleJob();
+    await queue.enqueue(job);
+    const shutdown = new AbortController();
+    const summary = await runWorker(queue, async () => {
+      shutdown.abort();
+      throw new Error('boom');
+    }, options(shutdown.signal));
+    expect(summary).toMatchObject({ processed: 1, retried: 1 });
+    expect(await queue.stats()).toMatchObject({ delayed: 1 });
+  });
+});

@@ -1,0 +1,115 @@
+import { execa } from 'execa';
+import { CodefleetError } from '@codefleet/core';
+
+/** Where run files (prompt, feedback) live inside the working copy; never committed. */
+export const runFilesDir = '.codefleet';
+
+/** Options for {@link changedFiles}. */
+export interface ChangedFilesOptions {
+  /**
+   * HEAD as it was before the agent ran (see {@link headCommit}). When HEAD has moved
+   * since, files changed by the new commits count too. `null`: the branch had no commit.
+   */
+  since?: string | null;
+}
+
+interface GitResult {
+  exitCode: number | undefined;
+  stdout: string;
+  stderr: string;
+}
+
+async function git(workdir: string, env: Readonly<Record<string, string>>, args: readonly string[]): Promise<GitResult> {
+  // --no-optional-locks: a status must not rewrite the index while someone else uses it.
+  const result = await execa('git', ['--no-optional-locks', ...args], {
+    cwd: workdir,
+    env: { ...env },
+    extendEnv: false,
+    stdin: 'ignore',
+    reject: false,
+    stripFinalNewline: false,
+  });
+  if (result.exitCode === undefined && result.failed) {
+    throw gitError(workdir, args, result.shortMessage ?? 'git could not start');
+  }
+  return { exitCode: result.exitCode, stdout: String(result.stdout), stderr: String(result.stderr) };
+}
+
+function gitError(workdir: string, args: readonly string[], reason: string): CodefleetError {
+  const firstLine = reason.trim().split('\n')[0] ?? '';
+  return new CodefleetError('git_failed', `git ${args[0] ?? ''} failed in ${workdir}: ${firstLine}`, {
+    details: { workdir, args: [...args] },
+  });
+}
+
+async function gitOk(workdir: string, env: Readonly<Record<string, string>>, args: readonly string[]): Promise<string> {
+  const result = await git(workdir, env, args);
+  if (result.exitCode !== 0) throw gitError(workdir, args, result.stderr || `exit code ${String(result.exitCode)}`);
+  return result.stdout;
+}
+
+/**
+ * The commit HEAD points at in `workdir`, or `null` on a branch with no commit yet.
+ *
+ * @throws {CodefleetError} `git_failed` when `workdir` is not a git work tree.
+ */
+export async function headCommit(workdir: string, env: Readonly<Record<string, string>>): Promise<string | null> {
+  const args = ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'];
+  const result = await git(workdir, env, args);
+  if (result.exitCode === 0) return result.stdout.trim();
+  // --verify --quiet exits 1 silently for a missing ref; anything else is a real failure.
+  if (result.exitCode === 1 && result.stderr.trim() === '') return null;
+  throw gitError(workdir, args, result.stderr || `exit code ${String(result.exitCode)}`);
+}
+
+/** Paths named in `git status --porcelain=v1 -z` output; renames and copies give both paths. */
+export function parsePorcelainZ(output: string): string[] {
+  const fields = output.split('\0');
+  const paths: string[] = [];
+  for (let i = 0; i < fields.length; i += 1) {
+    const entry = fields[i] ?? '';
+    if (entry.length < 4) continue;
+    paths.push(entry.slice(3));
+    // For R and C the original path follows as its own NUL-terminated field.
+    const status = entry.slice(0, 2);
+    if (status.includes('R') || status.includes('C')) {
+      const original = fields[i + 1];
+      if (original) paths.push(original);
+      i += 1;
+    }
+  }
+  return paths;
+}
+
+const splitZ = (output: string) => output.split('\0').filter((path) => path !== '');
+const isRunFile = (path: string) => path === runFilesDir || path.startsWith(`${runFilesDir}/`);
+
+/**
+ * Files of the working copy that differ from HEAD, or from `options.since` when HEAD has
+ * moved: modified, added, deleted, renamed (both names) and untracked files, each untracked
+ * file listed on its own. Paths are relative to the repository root, sorted, without
+ * `.codefleet/`. Read through `git status --porcelain=v1 -z`, so any file name is safe.
+ *
+ * @throws {CodefleetError} `git_failed` when git cannot read `workdir`.
+ */
+export async function changedFiles(
+  workdir: string,
+  env: Readonly<Record<string, string>>,
+  options: ChangedFilesOptions = {},
+): Promise<string[]> {
+  const status = await gitOk(workdir, env, ['status', '--porcelain=v1', '-z', '--untracked-files=all']);
+  const paths = new Set(parsePorcelainZ(status));
+  if (options.since !== undefined) {
+    const head = await headCommit(workdir, env);
+    if (head !== options.since && head !== null) {
+      // Working tree against the old HEAD covers the agent's commits and its uncommitted
+      // edits on top; with no old HEAD every tracked file is new.
+      const committed =
+        options.since === null
+          ? await gitOk(workdir, env, ['ls-files', '-z', '--full-name'])
+          : await gitOk(workdir, env, ['diff', '--name-only', '-z', '--no-renames', options.since]);
+      for (const path of splitZ(committed)) paths.add(path);
+    }
+  }
+  return [...paths].filter((path) => !isRunFile(path)).sort();
+}

@@ -1,0 +1,48 @@
+import type { ProcessResult } from '@codefleet/process';
+import type { AgentOutcome } from './port.js';
+
+/** What an outcome is decided from: the process facts and the files that changed. */
+export interface OutcomeFacts {
+  process: Pick<ProcessResult, 'exitCode' | 'signal' | 'timedOut' | 'cancelled' | 'spawnError' | 'outputTail'>;
+  /** The changed files, or why they could not be listed. */
+  changes: { files: string[] } | { error: string };
+  /** The program that was started, for messages. */
+  program: string;
+  timeoutMs: number;
+}
+
+/** An outcome and the short sentence that explains it. */
+export interface OutcomeVerdict {
+  outcome: AgentOutcome;
+  detail?: string;
+}
+
+/**
+ * The generic, honest reading of a finished agent process. First match wins: could not
+ * start, cancelled, timed out, killed by a signal, non-zero exit, could not list changes,
+ * no changes, changed. Pure, so every branch is tested without a process.
+ */
+export function decideOutcome(facts: OutcomeFacts): OutcomeVerdict {
+  const { process: result, changes } = facts;
+  if (result.spawnError !== undefined) {
+    return { outcome: 'error', detail: `could not start ${facts.program}: ${result.spawnError}` };
+  }
+  // Cancelled before timed out: an abort is the caller's decision, not the agent's slowness.
+  if (result.cancelled) return { outcome: 'error', detail: 'cancelled' };
+  if (result.timedOut) {
+    return { outcome: 'timeout', detail: `timed out after ${formatSeconds(facts.timeoutMs)}; process tree killed` };
+  }
+  // A signal from elsewhere (OOM killer, an operator) says nothing about the task, so it
+  // is a crash (`error`, retried elsewhere), not a failure to feed back to the agent.
+  if (result.exitCode === null) {
+    return { outcome: 'error', detail: `killed by ${result.signal ?? 'an unknown signal'}` };
+  }
+  if (result.exitCode !== 0) return { outcome: 'failed', detail: `exited with code ${result.exitCode}` };
+  if ('error' in changes) return { outcome: 'error', detail: `could not list changed files: ${changes.error}` };
+  if (changes.files.length === 0) return { outcome: 'no_changes', detail: 'exited 0 without changing any file' };
+  return { outcome: 'changed' };
+}
+
+function formatSeconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
+}

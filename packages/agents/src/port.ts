@@ -1,0 +1,91 @@
+/** Which pass of the two-pass loop a run belongs to: change the code, then write tests. */
+export type AgentPass = 'implement' | 'test';
+
+/** The conventions file an agent reads on its own; the workspace writes it, never commits it. */
+export type ContextFile = 'CLAUDE.md' | 'AGENTS.md' | 'CONVENTIONS.md' | 'GEMINI.md';
+
+/** One run of a coding agent in a prepared working copy. */
+export interface AgentRunRequest {
+  /** Root of the working copy (a git work tree); the agent runs with it as cwd. */
+  workdir: string;
+  /** The full instructions for this run (task, acceptance criteria, pass). */
+  prompt: string;
+  pass: AgentPass;
+  /** Inner (fix) attempt within the pass, from 1. */
+  attempt: number;
+  /** Trimmed failure feedback from the previous attempt; absent on the first one. */
+  feedback?: string;
+  /** Aborting stops the agent and its whole process tree (lease lost, shutdown). */
+  signal?: AbortSignal;
+  /** Wall-clock limit of the run; the process tree is killed when it passes. */
+  timeoutMs: number;
+  /**
+   * The complete environment of the agent, already allowlisted by {@link buildAgentEnv}.
+   * Nothing else is inherited; forge credentials are stripped again as a safety net.
+   */
+  env: Record<string, string>;
+  /** Receives output as it arrives, for live logs and progress. */
+  onOutput?: (chunk: string) => void;
+}
+
+/**
+ * How a run ended, judged from the facts and never flattered:
+ * - `changed`: exited 0 and the working copy differs from the start of the run;
+ * - `no_changes`: exited 0 but changed nothing, which is not a success;
+ * - `failed`: exited with a non-zero code (the pipeline may feed the output back);
+ * - `timeout`: stopped by the timeout (exit code 124), process tree killed;
+ * - `error`: never ran or ended abnormally (missing binary, killed by a signal,
+ *   cancelled, working copy unreadable afterwards); `detail` says which.
+ */
+export type AgentOutcome = 'changed' | 'no_changes' | 'failed' | 'timeout' | 'error';
+
+/** The facts of one agent run, shaped like the run record's `agent_runs` entries. */
+export interface AgentRunResult {
+  /** 124 on timeout; null when the process never started or a signal ended it. */
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  durationMs: number;
+  /** End of the combined stdout and stderr, bounded. */
+  outputTail: string;
+  /**
+   * Paths (relative to `workdir`, sorted) that differ from HEAD as it was when the run
+   * started: uncommitted edits, untracked files, and files in any commit the agent made.
+   * `.codefleet/` is left out. Edits left by earlier attempts of the same job count too,
+   * since the pipeline does not commit between attempts.
+   */
+  changedFiles: string[];
+  outcome: AgentOutcome;
+  /** Why, in a short sentence, for `no_changes`, `failed`, `timeout` and `error`. */
+  detail?: string;
+}
+
+/**
+ * The agent port: runs one coding agent once, headless, in a prepared working copy.
+ *
+ * Every adapter promises:
+ * - **headless**: stdin is closed (interactive CLIs hang on an open stdin), arguments are
+ *   argument arrays, and task text is passed as a file or as one argument, never through
+ *   a shell;
+ * - **no forge token**: the process sees only `req.env`, with forge credentials removed;
+ * - **nothing survives**: on timeout or abort the whole process tree is killed, and a
+ *   timeout is recorded as exit code 124;
+ * - **an honest outcome** (see {@link AgentOutcome}): exit 0 without changes is
+ *   `no_changes`, and the result keeps the raw facts next to the verdict;
+ * - `run()` resolves for anything the agent process does. It rejects only when the run
+ *   cannot be set up (workdir missing or not a git work tree, bad request).
+ *
+ * It deliberately leaves out verification, committing, pushing and retries: the pipeline
+ * owns those. Agents must not commit; if one does, its commits still count as changes.
+ */
+export interface Agent {
+  /** The name runs are recorded under (`command`, `script`, later `aider`, `claude`, …). */
+  readonly name: string;
+  /** The conventions file this agent reads, for the workspace to write. */
+  readonly contextFile?: ContextFile;
+  /** Configured limit of one run; callers pass it as `timeoutMs` unless a job sets its own. */
+  readonly timeoutMs?: number;
+  /** Variables beyond the base allowlist this agent needs (its API key): `buildAgentEnv`'s `allow`. */
+  readonly allowEnv?: readonly string[];
+  run(req: AgentRunRequest): Promise<AgentRunResult>;
+}

@@ -1,0 +1,88 @@
+import { runProcess } from '@codefleet/process';
+import { changedFiles, headCommit } from './changed-files.js';
+import { withoutForgeCredentials } from './env.js';
+import { decideOutcome, type OutcomeFacts, type OutcomeVerdict } from './outcome.js';
+import type { Agent, AgentRunRequest, AgentRunResult, ContextFile } from './port.js';
+import { writeRunFiles, type RunFiles } from './run-files.js';
+
+/**
+ * How one adapter starts its agent as a child process. The command and script adapters
+ * use it today; the CLI adapters (Aider, Claude Code, Codex, Gemini) plug in the same
+ * way with their own `argv` and `interpret`.
+ */
+export interface ProcessAgentSpec {
+  name: string;
+  contextFile?: ContextFile;
+  timeoutMs?: number;
+  allowEnv?: readonly string[];
+  /** Between SIGTERM and SIGKILL when stopping the tree; runProcess's default when unset. */
+  killGraceMs?: number;
+  /** Bytes of output kept in `outputTail`; runProcess's default when unset. */
+  tailBytes?: number;
+  /** The argument vector for one run, given the request and the files written for it. */
+  argv(req: AgentRunRequest, files: RunFiles): string[];
+  /**
+   * An adapter's own reading of the facts, consulted after the generic one: e.g. a CLI
+   * that prints a fatal API error or hits its turn cap and still exits 0. Returning
+   * `undefined` keeps the generic verdict.
+   */
+  interpret?(facts: OutcomeFacts, generic: OutcomeVerdict): OutcomeVerdict | undefined;
+}
+
+function checkRequest(req: AgentRunRequest): void {
+  if (!Number.isSafeInteger(req.attempt) || req.attempt < 1) {
+    throw new RangeError(`attempt must be a positive integer, got ${String(req.attempt)}`);
+  }
+  if (req.pass !== 'implement' && req.pass !== 'test') throw new RangeError(`unknown pass ${String(req.pass)}`);
+  if (!Number.isFinite(req.timeoutMs) || req.timeoutMs <= 0) {
+    throw new RangeError(`timeoutMs must be a positive number, got ${String(req.timeoutMs)}`);
+  }
+}
+
+/** An {@link Agent} that runs a child process per run through `runProcess`. */
+export function createProcessAgent(spec: ProcessAgentSpec): Agent {
+  const run = async (req: AgentRunRequest): Promise<AgentRunResult> => {
+    checkRequest(req);
+    const env = withoutForgeCredentials(req.env);
+    // Recorded first: it also proves the workdir is a git work tree before anything runs.
+    const before = await headCommit(req.workdir, env);
+    const files = await writeRunFiles(req);
+    const argv = spec.argv(req, files);
+    const result = await runProcess(argv, {
+      cwd: req.workdir,
+      env,
+      timeoutMs: req.timeoutMs,
+      ...(req.signal === undefined ? {} : { signal: req.signal }),
+      ...(spec.tailBytes === undefined ? {} : { tailBytes: spec.tailBytes }),
+      ...(spec.killGraceMs === undefined ? {} : { killGraceMs: spec.killGraceMs }),
+      ...(req.onOutput === undefined ? {} : { onOutput: req.onOutput }),
+    });
+    // After the run nothing throws: the facts of what the agent did must reach the record.
+    let changes: OutcomeFacts['changes'];
+    try {
+      changes = { files: await changedFiles(req.workdir, env, { since: before }) };
+    } catch (error) {
+      changes = { error: error instanceof Error ? error.message : String(error) };
+    }
+    const facts: OutcomeFacts = { process: result, changes, program: argv[0] ?? '', timeoutMs: req.timeoutMs };
+    const generic = decideOutcome(facts);
+    const verdict = spec.interpret?.(facts, generic) ?? generic;
+    return {
+      exitCode: result.exitCode,
+      signal: result.signal,
+      timedOut: result.timedOut,
+      durationMs: result.durationMs,
+      outputTail: result.outputTail,
+      changedFiles: 'files' in changes ? changes.files : [],
+      outcome: verdict.outcome,
+      ...(verdict.detail === undefined ? {} : { detail: verdict.detail }),
+    };
+  };
+  return {
+    name: spec.name,
+    ...(spec.contextFile === undefined ? {} : { contextFile: spec.contextFile }),
+    ...(spec.timeoutMs === undefined ? {} : { timeoutMs: spec.timeoutMs }),
+    ...(spec.allowEnv === undefined ? {} : { allowEnv: [...spec.allowEnv] }),
+    run,
+  };
+}

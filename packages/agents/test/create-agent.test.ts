@@ -1,0 +1,38 @@
+import { describe, expect, it } from '@jest/globals';
+import { AGENT_NAMES, parseConfig, type AgentsConfig } from '@codefleet/config';
+import { createAgent } from '../src/index.js';
+
+const agentsFrom = (yaml: string): AgentsConfig => parseConfig(yaml, { env: {}, baseDir: '/srv/codefleet', hostname: 'test-host' }).config.agents;
+
+describe('createAgent', () => {
+  it('builds the command agent from agents.command, with its timeout and API key name', () => {
+    const agents = agentsFrom('agents:\n  timeout_seconds: 120\n  command:\n    argv: [my-agent, --file, "{prompt_file}"]\n    api_key_env: MY_AGENT_KEY\n');
+    expect(createAgent('command', agents)).toMatchObject({ name: 'command', timeoutMs: 120_000, allowEnv: ['MY_AGENT_KEY'] });
+  });
+
+  it('builds the script agent from agents.script, its module resolved by the config loader', () => {
+    const agents = agentsFrom('agents:\n  script:\n    module: ./agents/demo.mjs\n    timeout_seconds: 30\n');
+    expect(createAgent('script', agents)).toMatchObject({ name: 'script', timeoutMs: 30_000 });
+  });
+
+  it('says what is missing from an incomplete section', () => {
+    const agents = agentsFrom('{}');
+    expect(() => createAgent('command', agents)).toThrow(expect.objectContaining({ code: 'invalid_config', message: expect.stringMatching(/agents\.command\.argv is empty/) }));
+    expect(() => createAgent('script', agents)).toThrow(expect.objectContaining({ code: 'invalid_config', message: expect.stringMatching(/agents\.script\.module is not set/) }));
+  });
+
+  it('refuses a bad placeholder in agents.command.argv', () => {
+    const agents = agentsFrom('agents:\n  command:\n    argv: [agent, "{prompt-file}"]\n');
+    expect(() => createAgent('command', agents)).toThrow(expect.objectContaining({ code: 'invalid_config' }));
+  });
+
+  it.each(AGENT_NAMES.filter((name) => name !== 'command' && name !== 'script'))('%s is not available yet', (name) => {
+    expect(() => createAgent(name, agentsFrom('{}'))).toThrow(
+      expect.objectContaining({ name: 'CodefleetError', code: 'invalid_config', message: `agent "${name}" is not available yet` }),
+    );
+  });
+
+  it('names the known agents for an unknown one', () => {
+    expect(() => createAgent('copilot', agentsFrom('{}'))).toThrow(expect.objectContaining({ code: 'invalid_config', message: expect.stringMatching(/unknown agent "copilot" \(known: aider, /) }));
+  });
+});

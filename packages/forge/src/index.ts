@@ -1,0 +1,16 @@
+// Public API of @codefleet/forge: the forge port and its local adapter. The contract
+// suite every adapter runs is at `@codefleet/forge/contract`.
+export type {
+  Comment,
+  CommentTarget,
+  EnsureBranchRequest,
+  EnsureCommentRequest,
+  EnsureLabelsRequest,
+  EnsurePullRequestRequest,
+  Forge,
+  PullRequest,
+  PullRequestState,
+} from './port.js';
+export { checkMarker, parseMarker, renderMarked } from './marker.js';
+export { limits } from './checks.js';
+export { LocalForge, createLocalForge, defaultGitTimeoutMs, type LocalForgeOptions } from './local/local-forge.js';

@@ -1,0 +1,54 @@
+import type { Agent } from '@codefleet/agents';
+import type { VerificationConfig } from '@codefleet/config';
+import type { Job, OuterPolicy, Stage } from '@codefleet/core';
+import type { Forge } from '@codefleet/forge';
+import type { Logger } from '@codefleet/log';
+import type { RunStore } from '@codefleet/store';
+import type { WorkspaceManager } from '@codefleet/workspace';
+
+/** What the pipeline needs to know, derived once from the config by the worker. */
+export interface PipelineSettings {
+  defaultAgent: string;
+  agentTimeoutMs: number;
+  /** Inner attempts per pass (CW: 3). */
+  maxFixAttempts: number;
+  /** Deliveries per job (1 + worker.max_retries); the last one never schedules a retry. */
+  maxAttempts: number;
+  outer: OuterPolicy;
+  verification: VerificationConfig;
+  stepTimeoutMs: number;
+  onDodFailure: 'draft' | 'none';
+  /** The allowlisted environment an agent runs with (its own API key at most, never a forge token). */
+  agentEnv(agent: Agent): Record<string, string>;
+  /** The environment of verification commands; no forge token either. */
+  verifyEnv: Record<string, string>;
+  commitAuthor: { name: string; email: string };
+  /** Optional commit subject prefix (PC: `[Worker Auto-Commit]`). */
+  commitPrefix?: string;
+  keepFailed: boolean;
+  scope?: { exclude: string[]; read: string[] };
+}
+
+/** Everything the pipeline talks to, passed in (no singletons). */
+export interface PipelineDeps {
+  workspaces: WorkspaceManager;
+  forge: Forge;
+  agentFor(name: string): Agent;
+  store: RunStore;
+  log: Logger;
+  settings: PipelineSettings;
+  now?: () => Date;
+  random?: () => number;
+}
+
+/** One delivery of a job to this worker. */
+export interface JobContext {
+  job: Job;
+  /** 1-based delivery count from the queue lease. */
+  attempt: number;
+  workerId: string;
+  /** Aborted when the lease is lost or the worker shuts down. */
+  signal: AbortSignal;
+  /** Progress for a terminal UI: stage changes and inner attempts. */
+  onProgress?: (progress: { stage: Stage; pass?: 'implement' | 'test'; innerAttempt?: number }) => void;
+}

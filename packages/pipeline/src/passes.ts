@@ -1,0 +1,109 @@
+import type { Agent } from '@codefleet/agents';
+import {
+  addAgentRun, addVerification, CodefleetError, type Job, type RunRecord, type Verification,
+} from '@codefleet/core';
+import { feedbackFor, runVerification, type StepResult, type VerifyPlan } from '@codefleet/verify';
+import type { Workspace } from '@codefleet/workspace';
+import type { JobContext, PipelineDeps } from './deps.js';
+import { promptFor } from './plan.js';
+import type { RunTracker } from './tracker.js';
+
+/** Inputs shared by both passes of one attempt. */
+export interface PassInput {
+  deps: PipelineDeps;
+  ctx: JobContext;
+  tracker: RunTracker;
+  agent: Agent;
+  ws: Workspace;
+  plan: VerifyPlan;
+  criteria: string[];
+}
+
+/** Records a verification result in the run. */
+export function verificationEntry(result: StepResult, pass: 'implement' | 'test', attempt: number, inner: number): Verification {
+  return {
+    pass,
+    attempt,
+    inner_attempt: inner,
+    step: result.name,
+    command: result.command,
+    exit_code: result.exitCode,
+    signal: result.signal,
+    timed_out: result.timedOut,
+    duration_ms: result.durationMs,
+    output_tail: result.outputTail,
+    passed: result.passed,
+  };
+}
+
+/**
+ * One pass of the two-pass loop (CW 2.2): run the agent, verify, feed failures back, at
+ * most `maxFixAttempts` times. Pass 1 (`implement`) verifies with the build only; pass 2
+ * (`test`) runs build → format → lint → test. An agent that times out or cannot start is
+ * not something another fix attempt can help with: those throw at once (transient or
+ * permanent), and only agent-fixable failures loop.
+ */
+export async function runPass(input: PassInput, pass: 'implement' | 'test'): Promise<void> {
+  const { deps, ctx, tracker, agent, ws, plan, criteria } = input;
+  const now = () => (deps.now ?? (() => new Date()))();
+  const max = deps.settings.maxFixAttempts;
+  let feedback: string | undefined;
+  for (let inner = 1; inner <= max; inner += 1) {
+    ctx.onProgress?.({ stage: tracker.run.stage, pass, innerAttempt: inner });
+    const result = await agent.run({
+      workdir: ws.dir,
+      prompt: promptFor(ctx.job, criteria, pass, feedback),
+      pass,
+      attempt: inner,
+      ...(feedback === undefined ? {} : { feedback }),
+      signal: ctx.signal,
+      timeoutMs: agent.timeoutMs ?? deps.settings.agentTimeoutMs,
+      env: deps.settings.agentEnv(agent),
+    });
+    await tracker.update((run) => addAgentRun(run, {
+      pass, attempt: ctx.attempt, inner_attempt: inner, agent: agent.name,
+      exit_code: result.exitCode, signal: result.signal, timed_out: result.timedOut, duration_ms: result.durationMs,
+      output_tail: result.outputTail, changed_files: result.changedFiles, outcome: result.outcome,
+    }, { now: now() }));
+    deps.log.info({ event: 'agent.finished', job_id: ctx.job.id, pass, inner_attempt: inner, outcome: result.outcome, exit_code: result.exitCode, duration_ms: result.durationMs }, `agent ${result.outcome}`);
+
+    if (ctx.signal.aborted) throw new CodefleetError('cancelled', 'the job was stopped while the agent ran', { verdict: 'transient' });
+    if (result.outcome === 'timeout') {
+      throw new CodefleetError('agent_timeout', `agent ${agent.name} timed out after ${agent.timeoutMs ?? deps.settings.agentTimeoutMs} ms (pass ${pass}, attempt ${inner})`);
+    }
+    if (result.outcome === 'error') {
+      throw new CodefleetError('agent_crashed', `agent ${agent.name} could not run: ${result.detail ?? 'unknown error'}`);
+    }
+    if (result.outcome === 'failed') {
+      feedback = `The agent exited with code ${result.exitCode}. Its last output:\n${result.outputTail.slice(-2000)}`;
+      continue;
+    }
+    // Pass 2 may legitimately find the tests already written; pass 1 must change something.
+    if (result.outcome === 'no_changes' && pass === 'implement' && (await ws.changedFiles()).length === 0) {
+      feedback = 'You did not change any file. Make the change the task asks for.';
+      continue;
+    }
+
+    const verified = await runVerification(ws.dir, plan.steps, {
+      env: deps.settings.verifyEnv,
+      timeoutMs: deps.settings.stepTimeoutMs,
+      signal: ctx.signal,
+      phase: pass === 'implement' ? 'build-only' : 'full',
+    });
+    await tracker.update((run) => verified.results.reduce(
+      (acc: RunRecord, r) => addVerification(acc, verificationEntry(r, pass, ctx.attempt, inner), { now: now() }), run));
+    if (verified.passed) return;
+    if (ctx.signal.aborted) throw new CodefleetError('cancelled', 'the job was stopped during verification', { verdict: 'transient' });
+    feedback = verified.failed ? feedbackFor(verified.failed) : 'Verification failed.';
+    deps.log.info({ event: 'verify.step_failed', job_id: ctx.job.id, pass, inner_attempt: inner, step: verified.failed?.name }, 'verification failed; feeding back to the agent');
+  }
+  throw new CodefleetError('fix_attempts_exhausted', `pass ${pass}: still failing after ${max} attempts. Last feedback:\n${feedback ?? ''}`.slice(0, 4_000), {
+    details: { pass, attempts: max },
+  });
+}
+
+/** The commit subject: the task title, with the optional prefix and the issue link. */
+export function commitMessage(job: Job, prefix = ''): string {
+  const subject = `${prefix ? `${prefix} ` : ''}${job.title}`.replace(/\s+/g, ' ').slice(0, 200);
+  return job.source.kind === 'issue' ? `${subject}\n\nFixes #${job.source.number}` : subject;
+}

@@ -1,0 +1,43 @@
+import { escapeInline, fence, type Classified, type Job, type RunRecord } from '@codefleet/core';
+import type { CommentTarget, PullRequest } from '@codefleet/forge';
+
+/** Where status reports go: the issue that asked, else the task itself (CLI, API, chat). */
+export function statusTarget(job: Job, _pullRequest?: number): CommentTarget {
+  return job.source.kind === 'issue' ? { kind: 'issue', number: job.source.number } : { kind: 'task', key: job.idempotency_key };
+}
+
+/** The final status comment of a published run. */
+export function successComment(run: RunRecord, pr: Pick<PullRequest, 'number' | 'url' | 'draft'>): string {
+  const dod = run.dod_result ?? 'skipped';
+  const head = pr.draft
+    ? `⚠️ codefleet opened draft PR #${pr.number}: the definition of done ${dod === 'timeout' ? 'timed out' : 'failed'}.`
+    : `✅ codefleet opened PR #${pr.number} (definition of done: ${dod}).`;
+  return [head, '', `- PR: ${pr.url}`, `- branch: \`${run.branch ?? ''}\``, `- attempts: ${run.attempts.length}`, '', 'Status: done'].join('\n');
+}
+
+/**
+ * The failure report (CW): the reason, the last verification excerpt, and how to retry.
+ * Transient exhaustion says so, so nobody mistakes an outage for a bad task.
+ */
+export function failureComment(run: RunRecord, error: Classified, reason: string): string {
+  const lastFailed = [...run.verification].reverse().find((v) => !v.passed);
+  const lines = [
+    error.verdict === 'transient'
+      ? `❌ codefleet gave up after ${run.attempts.length} attempts on a temporary problem (\`${error.code}\`).`
+      : `❌ codefleet could not complete this task (\`${error.code}\`).`,
+    '',
+    `Reason: ${escapeInline(reason, 1_000)}`,
+  ];
+  if (lastFailed) {
+    lines.push('', `Last failing check: \`${escapeInline(lastFailed.command.join(' '), 200)}\` (exit ${lastFailed.exit_code ?? lastFailed.signal ?? '?'})`, '', fence(lastFailed.output_tail.slice(-1_500)));
+  }
+  lines.push(
+    '',
+    run.job.source.kind === 'issue'
+      ? 'To retry, comment `/codefleet retry` or remove and re-add the trigger label.'
+      : `To retry: \`codefleet dlq redrive ${run.job.id}\`.`,
+    '',
+    'Status: failed',
+  );
+  return lines.join('\n');
+}

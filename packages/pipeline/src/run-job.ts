@@ -1,0 +1,145 @@
+import {
+  advance, classify, CodefleetError, decideOuter, endAttempt, finish, isTerminal, newRun, renderTaskNote,
+  setAcceptanceCriteria, setDodResult, setPublication, startAttempt, addVerification,
+  type Classified, type RunRecord, type Stage,
+} from '@codefleet/core';
+import { planVerification, runDod } from '@codefleet/verify';
+import { branchName, type Workspace } from '@codefleet/workspace';
+import type { JobContext, PipelineDeps } from './deps.js';
+import { acceptanceCriteria, agentInstructions, taskFile } from './plan.js';
+import { commitMessage, runPass, verificationEntry } from './passes.js';
+import { failureComment, statusTarget, successComment } from './report.js';
+import { RunTracker } from './tracker.js';
+
+/** What the worker should do with the lease after a run. */
+export type JobResult =
+  | { action: 'ack'; run: RunRecord }
+  | { action: 'retry'; delayMs: number; reason: string; run: RunRecord }
+  | { action: 'dead_letter'; reason: string; run: RunRecord }
+  /** Stopped from outside (shutdown, lease lost): give the job back untouched. */
+  | { action: 'release'; run: RunRecord };
+
+/**
+ * Runs one delivery of a job: claim → prepare → plan → implement → test → validate →
+ * publish. Every step lands in the run record. Redelivery converges: a job whose run is
+ * already done is acknowledged, the branch name never depends on the attempt, and forge
+ * writes are `ensure*`.
+ */
+export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobResult> {
+  const now = deps.now ?? (() => new Date());
+  const { job } = ctx;
+  const existing = await deps.store.get(job.id).catch(() => undefined);
+  if (existing && isTerminal(existing.stage)) {
+    // A redelivery of finished work (the ack was lost): converge, do not redo.
+    return existing.stage === 'failed'
+      ? { action: 'dead_letter', reason: existing.error?.message ?? 'failed', run: existing }
+      : { action: 'ack', run: existing };
+  }
+  let run = existing ?? newRun(job, { runId: job.id, now: now() });
+  if (run.stage !== 'queued' && run.stage !== 'retry_wait') {
+    // The previous holder vanished mid-run (crash, lost lease).
+    run = advance(run, 'retry_wait', { now: now(), note: 'previous attempt abandoned' });
+  }
+  const tracker = new RunTracker(run, deps.store, deps.log.child({ job_id: job.id }));
+  const enter = async (stage: Stage, note?: string) => {
+    await tracker.update((r) => advance(r, stage, { now: now(), ...(note === undefined ? {} : { note }) }));
+    ctx.onProgress?.({ stage });
+    deps.log.info({ event: 'stage.entered', job_id: job.id, stage, attempt: ctx.attempt }, stage);
+  };
+
+  await tracker.update((r) => startAttempt(r, { workerId: ctx.workerId, now: now() }));
+  let ws: Workspace | undefined;
+  let failed = false;
+  try {
+    await enter('preparing');
+    const agent = deps.agentFor(job.agent ?? deps.settings.defaultAgent);
+    const criteria = acceptanceCriteria(job);
+    const scope = deps.settings.scope ?? { exclude: [], read: [] };
+    const context: Record<string, string> = { '.codefleet/task.md': taskFile(job, criteria, scope) };
+    if (agent.contextFile) context[agent.contextFile] = agentInstructions();
+    const branch = branchName(job);
+    ws = await deps.workspaces.prepare({
+      jobId: job.id, repoUrl: job.repo, branch, scope, context, signal: ctx.signal,
+      ...(job.base_branch === undefined ? {} : { baseBranch: job.base_branch }),
+    });
+    await tracker.update((r) => setPublication(r, { branch }, { now: now() }));
+
+    await enter('planning');
+    await tracker.update((r) => setAcceptanceCriteria(r, criteria, { now: now() }));
+    const plan = await planVerification(ws.dir, { config: deps.settings.verification, ...(job.dod ? { jobDod: job.dod } : {}) });
+
+    const input = { deps, ctx, tracker, agent, ws, plan, criteria };
+    await enter('implementing');
+    await runPass(input, 'implement');
+    await enter('testing');
+    await runPass(input, 'test');
+
+    await enter('validating');
+    const dod = await runDod(ws.dir, plan.dod, { env: deps.settings.verifyEnv, timeoutMs: deps.settings.stepTimeoutMs, signal: ctx.signal });
+    await tracker.update((r) => setDodResult(
+      dod.results.reduce((acc: RunRecord, res) => addVerification(acc, verificationEntry(res, 'test', ctx.attempt, 1), { now: now() }), r),
+      dod.result, { now: now() }));
+    const dodOk = dod.result === 'passed' || dod.result === 'skipped';
+
+    await enter('publishing');
+    if ((await ws.changedFiles()).length === 0) {
+      throw new CodefleetError('no_changes', 'the agent finished without changing any file', { verdict: 'permanent' });
+    }
+    await ws.commit(commitMessage(job, deps.settings.commitPrefix), deps.settings.commitAuthor);
+    await deps.forge.ensureBranch({
+      repo: job.repo, workdir: ws.dir, branch, signal: ctx.signal,
+      ...(ws.existingRemoteSha === undefined ? {} : { expectedSha: ws.existingRemoteSha }),
+    });
+    if (!dodOk && deps.settings.onDodFailure === 'none') {
+      throw new CodefleetError('dod_failed', `definition of done ${dod.result}; no pull request opened (verification.on_dod_failure: none)`);
+    }
+    const pr = await deps.forge.ensurePullRequest({
+      repo: job.repo, head: branch, base: ws.baseBranch, title: job.title,
+      body: renderTaskNote(tracker.run), draft: !dodOk,
+    });
+    await tracker.update((r) => setPublication(r, {
+      branch, pullRequest: { number: pr.number, url: pr.url, head: branch, base: ws!.baseBranch, draft: pr.draft },
+    }, { now: now() }));
+    const outcome = dodOk ? 'succeeded' : 'dod_failed';
+    await tracker.update((r) => finish(r, outcome, { now: now(), dodResult: dod.result }));
+    await report(deps, () => deps.forge.ensureComment({ repo: job.repo, target: statusTarget(job, pr.number), marker: 'status', body: successComment(tracker.run, pr) }));
+    ctx.onProgress?.({ stage: 'done' });
+    return { action: 'ack', run: tracker.run };
+  } catch (err) {
+    failed = true;
+    if (ctx.signal.aborted) {
+      await tracker.update((r) => endAttempt(advance(r, 'retry_wait', { now: now(), note: 'stopped from outside' }), { now: now(), outcome: 'abandoned' }));
+      return { action: 'release', run: tracker.run };
+    }
+    return await settleFailure(deps, ctx, tracker, classify(err));
+  } finally {
+    await ws?.release({ keep: failed && deps.settings.keepFailed }).catch((err: unknown) =>
+      deps.log.warn({ err, event: 'workspace.release_failed', job_id: job.id }, 'could not release the working copy'));
+  }
+}
+
+async function settleFailure(deps: PipelineDeps, ctx: JobContext, tracker: RunTracker, error: Classified): Promise<JobResult> {
+  const now = deps.now ?? (() => new Date());
+  const { job } = ctx;
+  const decision = ctx.attempt >= deps.settings.maxAttempts
+    ? { action: 'give_up' as const, reason: `${error.message} (attempts exhausted: ${ctx.attempt} of ${deps.settings.maxAttempts})` }
+    : decideOuter(deps.settings.outer, { attemptsMade: ctx.attempt, error }, deps.random ?? Math.random);
+  deps.log.warn({ event: 'job.attempt_failed', job_id: job.id, code: error.code, verdict: error.verdict, attempt: ctx.attempt, decision: decision.action }, error.message);
+  if (decision.action === 'retry') {
+    await tracker.update((r) => endAttempt(advance(r, 'retry_wait', { now: now() }), { now: now(), outcome: 'retrying', error }));
+    return { action: 'retry', delayMs: decision.delayMs, reason: `${error.code}: ${error.message}`, run: tracker.run };
+  }
+  const outcome = error.code === 'no_changes' ? 'no_changes' : error.code === 'dod_failed' ? 'dod_failed' : 'failed';
+  await tracker.update((r) => finish(r, outcome, { now: now(), error }));
+  await report(deps, () => deps.forge.ensureComment({ repo: job.repo, target: statusTarget(job), marker: 'status', body: failureComment(tracker.run, error, decision.reason) }));
+  return { action: 'dead_letter', reason: `${error.code}: ${decision.reason}`, run: tracker.run };
+}
+
+/** Reporting back is best effort: a failed comment must not change the job's outcome. */
+async function report(deps: PipelineDeps, write: () => Promise<unknown>): Promise<void> {
+  try {
+    await write();
+  } catch (err) {
+    deps.log.warn({ err, event: 'report.failed' }, 'could not write the status comment');
+  }
+}

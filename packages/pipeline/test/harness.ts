@@ -1,0 +1,112 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { buildAgentEnv, createScriptAgent } from '@codefleet/agents';
+import { parseConfig } from '@codefleet/config';
+import { createJob, type Job } from '@codefleet/core';
+import { createLocalForge, type LocalForge } from '@codefleet/forge';
+import { silentLogger } from '@codefleet/log';
+import { LocalQueue } from '@codefleet/queue';
+import { SqliteRunStore } from '@codefleet/store';
+import { createTempDir, createTempRepo, git, gitTestEnv, type TempDir } from '@codefleet/testkit';
+import { createWorkspaceManager } from '@codefleet/workspace';
+import { runWorker } from '../../../apps/worker/src/worker.js';
+import { runJob, type PipelineDeps, type PipelineSettings } from '../src/index.js';
+
+/** A small Node project whose build loads every module and whose tests use node:test. */
+export const projectFiles: Record<string, string> = {
+  'package.json': JSON.stringify({ name: 'sample', private: true, type: 'module', scripts: { build: 'node build.mjs', test: 'node --test' } }, null, 2),
+  'build.mjs': "import { readdirSync } from 'node:fs';\nfor (const f of readdirSync('src')) if (f.endsWith('.js')) await import(`./src/${f}`);\n",
+  'src/lib.js': 'export const one = () => 1;\n',
+  'test/lib.test.js': "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { one } from '../src/lib.js';\ntest('one', () => assert.equal(one(), 1));\n",
+  'secrets/prod.env': 'API_KEY=do-not-ship\n',
+  'vendor/locked.js': 'export const locked = true;\n',
+};
+
+/** Everything a pipeline test needs, on real parts: git repos, SQLite queue/stores, processes. */
+export interface Harness {
+  dir: TempDir;
+  origin: string;
+  queue: LocalQueue;
+  store: SqliteRunStore;
+  forge: LocalForge;
+  deps: PipelineDeps;
+  /** Writes the scripted agent for this test: a module body receiving `args` (Map of CLI flags), `fs`, `path`. */
+  agent(body: string): Promise<void>;
+  job(overrides?: Partial<Job>): Job;
+  /** Enqueues the jobs and runs a worker until the queue is empty. */
+  drain(...jobs: Job[]): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+/** Builds a harness; `settings` overrides pipeline settings. */
+export async function createHarness(settings: Partial<PipelineSettings> = {}): Promise<Harness> {
+  const dir = await createTempDir('pipeline');
+  const seed = await createTempRepo({ files: projectFiles });
+  const origin = join(dir.path, 'origin.git');
+  await git(dir.path, ['clone', '--quiet', '--bare', seed.path, origin]);
+  await seed.dispose();
+  const env = { ...gitTestEnv(), PATH: process.env.PATH ?? '', HOME: dir.path };
+  const agentModule = join(dir.path, 'agent.mjs');
+  const { config } = parseConfig('', { env: {}, baseDir: dir.path, hostname: 'test-host' });
+  const queue = new LocalQueue({ backend: 'local', path: join(dir.path, 'queue.sqlite'), name: 'test', leaseMs: 30_000, maxAttempts: 3, pollMs: 20 });
+  const store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
+  const forge = createLocalForge({ dbPath: join(dir.path, 'forge.sqlite'), gitEnv: env });
+  const deps: PipelineDeps = {
+    workspaces: createWorkspaceManager({ cacheDir: join(dir.path, 'cache'), reuse: true, gitEnv: env }),
+    forge,
+    store,
+    log: silentLogger(),
+    agentFor: () => createScriptAgent({ module: agentModule }),
+    random: () => 0.5,
+    settings: {
+      defaultAgent: 'script',
+      agentTimeoutMs: 20_000,
+      maxFixAttempts: 3,
+      maxAttempts: 3,
+      outer: { maxRetries: 2, backoff: { strategy: 'fixed', delayMs: 50 } },
+      verification: config.verification,
+      stepTimeoutMs: 60_000,
+      onDodFailure: 'draft',
+      agentEnv: () => buildAgentEnv(env),
+      verifyEnv: buildAgentEnv(env),
+      commitAuthor: { name: 'codefleet', email: 'codefleet@test.invalid' },
+      keepFailed: false,
+      ...settings,
+    },
+  };
+  let n = 0;
+  return {
+    dir, origin, queue, store, forge, deps,
+    agent: (body) => writeFile(agentModule, [
+      "import fs from 'node:fs';",
+      "import path from 'node:path';",
+      'const args = new Map();',
+      'for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i], process.argv[i + 1]);',
+      "const workdir = args.get('--workdir');",
+      "const pass = args.get('--pass');",
+      "const attempt = Number(args.get('--attempt'));",
+      "const feedback = args.get('--feedback-file') ? fs.readFileSync(args.get('--feedback-file'), 'utf8') : '';",
+      "const counterFile = path.join(path.dirname(new URL(import.meta.url).pathname), 'runs.count');",
+      "const runs = (fs.existsSync(counterFile) ? Number(fs.readFileSync(counterFile, 'utf8')) : 0) + 1;",
+      'fs.writeFileSync(counterFile, String(runs));',
+      body,
+    ].join('\n')),
+    job: (overrides = {}) => {
+      n += 1;
+      return createJob({ repo: origin, source: { kind: 'cli' }, title: `task ${n}`, body: 'Do the thing.', requested_by: 'test', ...overrides }, { id: `job-${n}-${Date.now()}`, now: new Date() });
+    },
+    drain: async (...jobs) => {
+      for (const job of jobs) await queue.enqueue(job);
+      await runWorker(queue, (ctx) => runJob(deps, ctx), {
+        workerId: 'test-worker', concurrency: 1, heartbeatMs: 5_000, shutdownGraceMs: 1_000, once: true,
+        shutdown: new AbortController().signal, log: silentLogger(), claimWaitMs: 200,
+      });
+    },
+    dispose: async () => {
+      await queue.close();
+      await store.close();
+      await forge.close();
+      await dir.dispose();
+    },
+  };
+}

@@ -1,0 +1,142 @@
+import { existsSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { join } from 'node:path';
+import { SqliteRunStore } from '@codefleet/store';
+import { git } from '@codefleet/testkit';
+import { branchName } from '@codefleet/workspace';
+import { runJob } from '../src/index.js';
+import { createHarness, type Harness } from './harness.js';
+
+// Scripted agents (stand-ins for a language model): each test writes the module the
+// real `script` adapter runs, so the pipeline, workspace, verification, forge and queue
+// under test are all the real code.
+const implementsFeature = `
+const lib = path.join(workdir, 'src', 'lib.js');
+if (pass === 'implement') fs.appendFileSync(lib, 'export const two = () => 2;\\n');
+if (pass === 'test') fs.writeFileSync(path.join(workdir, 'test', 'two.test.js'),
+  "import { test } from 'node:test';\\nimport assert from 'node:assert/strict';\\nimport { two } from '../src/lib.js';\\ntest('two', () => assert.equal(two(), 2));\\n");
+`;
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.dispose();
+  h = undefined;
+});
+
+describe('runJob (two-pass loop on real parts)', () => {
+  it('succeeds first try: branch pushed, PR opened with the task note, run recorded', async () => {
+    h = await createHarness();
+    await h.agent(implementsFeature);
+    const job = h.job({ title: 'Add two()' });
+    await h.drain(job);
+    const run = await h.store.get(job.id);
+    expect(run).toMatchObject({ stage: 'done', outcome: 'succeeded', dod_result: 'skipped' });
+    expect(run!.stages.map((s) => s.stage)).toEqual(['queued', 'preparing', 'planning', 'implementing', 'testing', 'validating', 'publishing', 'done']);
+    expect(run!.agent_runs.map((a) => [a.pass, a.inner_attempt, a.outcome])).toEqual([['implement', 1, 'changed'], ['test', 1, 'changed']]);
+    const branch = branchName(job);
+    const pr = await h.forge.findPullRequest(job.repo, branch);
+    expect(pr).toMatchObject({ title: 'Add two()', draft: false, base: 'main' });
+    expect(pr!.body).toContain('Add two()');
+    const files = await git(h.dir.path, ['--git-dir', h.origin, 'diff', '--name-only', `main...${branch}`]);
+    expect(files.split('\n').sort()).toEqual(['src/lib.js', 'test/two.test.js']);
+    expect(files).not.toContain('.codefleet');
+    expect((await h.queue.stats()).completed).toBe(1);
+  });
+
+  it('a build failure is fed back and fixed on the 2nd inner attempt', async () => {
+    h = await createHarness();
+    await h.agent(`
+const lib = path.join(workdir, 'src', 'lib.js');
+if (pass === 'implement' && attempt === 1) fs.appendFileSync(lib, 'export const two = () => {;\\n');
+if (pass === 'implement' && attempt === 2) {
+  if (!feedback.includes('SyntaxError')) throw new Error('no build error in the feedback: ' + feedback);
+  fs.writeFileSync(lib, 'export const one = () => 1;\\nexport const two = () => 2;\\n');
+}
+`);
+    const job = h.job();
+    await h.drain(job);
+    const run = await h.store.get(job.id);
+    expect(run?.outcome).toBe('succeeded');
+    const builds = run!.verification.filter((v) => v.pass === 'implement' && v.step === 'build');
+    expect(builds.map((v) => [v.inner_attempt, v.passed])).toEqual([[1, false], [2, true]]);
+  });
+
+  it('inner attempts exhausted: permanent failure, failure comment, dead letter', async () => {
+    h = await createHarness();
+    await h.agent(`if (pass === 'implement') fs.appendFileSync(path.join(workdir, 'src', 'lib.js'), 'syntax error here (\\n');`);
+    const job = h.job();
+    await h.drain(job);
+    const run = await h.store.get(job.id);
+    expect(run).toMatchObject({ stage: 'failed', outcome: 'failed', error: { code: 'fix_attempts_exhausted', verdict: 'permanent' } });
+    expect(run!.agent_runs).toHaveLength(3);
+    const dead = await h.queue.deadLetters();
+    expect(dead.map((d) => d.id)).toEqual([job.id]);
+    expect(dead[0]!.reason).toMatch(/fix_attempts_exhausted/);
+    const comments = await h.forge.listComments(job.repo, { kind: 'task', key: job.idempotency_key });
+    expect(comments).toHaveLength(1);
+    expect(comments[0]!.body).toMatch(/could not complete[\s\S]*Last failing check[\s\S]*codefleet dlq redrive/);
+    expect(await h.forge.findPullRequest(job.repo, branchName(job))).toBeUndefined();
+  });
+
+  it('agent timeout is transient: the outer retry succeeds', async () => {
+    h = await createHarness({ agentTimeoutMs: 1_500 });
+    await h.agent(`if (runs === 1) { setInterval(() => {}, 1000); await new Promise(() => {}); }\n${implementsFeature}`);
+    const job = h.job();
+    await h.drain(job);
+    const run = await h.store.get(job.id);
+    expect(run).toMatchObject({ stage: 'done', outcome: 'succeeded' });
+    expect(run!.attempts.map((a) => a.outcome)).toEqual(['retrying', 'succeeded']);
+    expect(run!.attempts[0]!.error?.code).toBe('agent_timeout');
+    expect(run!.agent_runs[0]).toMatchObject({ outcome: 'timeout', exit_code: 124, timed_out: true });
+    expect(run!.stages.map((s) => s.stage)).toContain('retry_wait');
+  });
+
+  it('an agent that changes nothing ends as no_changes, not success', async () => {
+    h = await createHarness();
+    await h.agent('// does nothing');
+    const job = h.job();
+    await h.drain(job);
+    const run = await h.store.get(job.id);
+    expect(run!.agent_runs.every((a) => a.outcome === 'no_changes')).toBe(true);
+    expect(run!.outcome).not.toBe('succeeded');
+    expect(await h.forge.findPullRequest(job.repo, branchName(job))).toBeUndefined();
+  });
+
+  it('the same job delivered twice gives one branch and one PR, even when the first run was forgotten', async () => {
+    h = await createHarness();
+    await h.agent(`
+const lib = path.join(workdir, 'src', 'lib.js');
+if (pass === 'implement' && !fs.readFileSync(lib, 'utf8').includes('two')) fs.appendFileSync(lib, 'export const two = () => 2;\\n');
+`);
+    const job = h.job({ title: 'Add two()' });
+    await h.drain(job);
+    const branch = branchName(job);
+    expect((await h.store.get(job.id))?.outcome).toBe('succeeded');
+    // Redelivery after a lost ack: the run store knows the job is done.
+    const again = await runJob(h.deps, { job, attempt: 2, workerId: 'other', signal: new AbortController().signal });
+    expect(again.action).toBe('ack');
+    // Redelivery where the run record was lost too (a fresh store): converge on the same
+    // branch, update the PR, never open a second one.
+    const fresh = new SqliteRunStore(join(h.dir.path, 'fresh-runs.sqlite'));
+    try {
+      const third = await runJob({ ...h.deps, store: fresh }, { job, attempt: 2, workerId: 'other', signal: new AbortController().signal });
+      expect(third.action).toBe('ack');
+    } finally {
+      await fresh.close();
+    }
+    const refs = await git(h.dir.path, ['--git-dir', h.origin, 'for-each-ref', '--format=%(refname)', 'refs/heads/ai/']);
+    expect(refs.split('\n').filter(Boolean)).toEqual([`refs/heads/${branch}`]);
+    expect(await h.forge.pullRequestCreations(job.repo, branch)).toBe(1);
+  });
+
+  it('task text with shell metacharacters is data: nothing executes', async () => {
+    h = await createHarness();
+    await h.agent(implementsFeature);
+    const marker = `/tmp/codefleet-pwned-${randomUUID()}`;
+    const job = h.job({ title: `Fix $(touch ${marker}) and \`touch ${marker}\``, body: `; touch ${marker}; rm -rf ~\n$(touch ${marker})` });
+    await h.drain(job);
+    expect(existsSync(marker)).toBe(false);
+    expect((await h.store.get(job.id))?.outcome).toBe('succeeded');
+  });
+});

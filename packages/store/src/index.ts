@@ -1,0 +1,2 @@
+export type { RunStore, RunSummary } from './port.js';
+export { SqliteRunStore, summarize } from './sqlite-run-store.js';

@@ -1,0 +1,15 @@
+/**
+ * @codefleet/verify: decides how to check a working copy (toolchain detection, overridable by
+ * `.codefleet.yml` and the job), runs install → build → format → lint → test and the
+ * definition of done with timeouts, and trims a failure's output to feedback for the agent.
+ */
+export type { LogFindings, PlannedStep, RunOptions, StepName, StepResult, Toolchain, VerifyPlan } from './types.js';
+export { stepOrder, toolchains } from './types.js';
+export { planVerification, type PlanOptions } from './plan/plan.js';
+export { markerFiles } from './plan/detect.js';
+export { parseRepoConfig, repoConfigFile, type RepoConfig } from './plan/repo-config.js';
+export { runVerification, type VerificationOptions, type VerificationOutcome } from './run/verify.js';
+export { runDod, type DodOutcome } from './run/dod.js';
+export { installStampFile } from './run/install.js';
+export { defaultFeedbackBytes, extractFeedback, feedbackFor } from './feedback/feedback.js';
+export { LogScanner } from './feedback/scan.js';

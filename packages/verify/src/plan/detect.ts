@@ -1,0 +1,150 @@
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { VerificationConfig } from '@codefleet/config';
+import { findLockfile } from '../run/install.js';
+import { toolchains, type StepName, type Toolchain } from '../types.js';
+
+/** The file whose presence at the repository root selects each toolchain. */
+export const markerFiles: Readonly<Record<Toolchain, string>> = {
+  node: 'package.json',
+  go: 'go.mod',
+  rust: 'Cargo.toml',
+  python: 'pyproject.toml',
+};
+
+/** The steps a toolchain contributes, by name; a missing name means the step is skipped. */
+export type DetectedSteps = Partial<Record<StepName, string[]>>;
+
+type Commands = VerificationConfig['toolchains']['node'];
+const checkSteps = ['build', 'format', 'lint', 'test'] as const;
+
+// `--no-package-lock`: without a lockfile, verification must not add one to the change.
+const npmCi = ['npm', 'ci', '--no-audit', '--no-fund'];
+const npmInstall = ['npm', 'install', '--no-package-lock', '--no-audit', '--no-fund'];
+// What `npm init` writes as the test script: a placeholder that always fails.
+const npmInitTest = /^echo "Error: no test specified" && exit 1$/;
+
+/** The first toolchain (node, go, rust, python) whose marker file is at the root of `workdir`. */
+export async function detectToolchain(workdir: string): Promise<Toolchain | 'none'> {
+  for (const toolchain of toolchains) {
+    if (await isFile(join(workdir, markerFiles[toolchain]))) return toolchain;
+  }
+  return 'none';
+}
+
+/**
+ * The steps `toolchain` runs in `workdir`, from the config's commands for it (an empty
+ * command skips the step), refined by what the repository actually has:
+ * - node: install when package.json declares dependencies; a step whose script exists in
+ *   package.json runs it (`npm run build`, `npm run lint`, `npm test`); a config command
+ *   that only runs a missing npm script is skipped, any other config command runs as is;
+ * - python: ruff commands run only when ruff is configured (`[tool.ruff]`, `ruff.toml`);
+ * - go, rust: the config commands.
+ */
+export async function toolchainSteps(
+  workdir: string,
+  toolchain: Toolchain | 'none',
+  config: VerificationConfig,
+): Promise<DetectedSteps> {
+  if (toolchain === 'none') return {};
+  if (toolchain === 'node') return nodeSteps(workdir, config.toolchains.node);
+  if (toolchain === 'python') return pythonSteps(workdir, config.toolchains.python);
+  return configSteps(config.toolchains[toolchain], () => true);
+}
+
+function configSteps(commands: Commands, keep: (command: readonly string[]) => boolean): DetectedSteps {
+  const steps: DetectedSteps = {};
+  for (const name of checkSteps) {
+    const command = commands[name];
+    if (command.length > 0 && keep(command)) steps[name] = [...command];
+  }
+  return steps;
+}
+
+interface Manifest {
+  scripts: Record<string, string>;
+  hasDependencies: boolean;
+}
+
+async function nodeSteps(workdir: string, commands: Commands): Promise<DetectedSteps> {
+  const manifest = await readManifest(workdir);
+  // Unparsable package.json: plan the config commands and let npm report the error, so it
+  // reaches the agent (who may have caused it) as ordinary step feedback.
+  if (manifest === undefined) return { install: [...npmInstall], ...configSteps(commands, () => true) };
+
+  const steps: DetectedSteps = {};
+  if (manifest.hasDependencies) steps.install = (await findLockfile(workdir)) === undefined ? [...npmInstall] : [...npmCi];
+  for (const name of checkSteps) {
+    const configured = commands[name];
+    // An empty config command is the operator switching the step off fleet-wide.
+    if (configured.length === 0) continue;
+    if (hasScript(manifest, name)) {
+      steps[name] = name === 'test' ? ['npm', 'test'] : ['npm', 'run', name];
+      continue;
+    }
+    const script = npmScriptOf(configured);
+    if (script === undefined) steps[name] = [...configured];
+    else if (hasScript(manifest, script)) steps[name] = configured.filter((arg) => arg !== '--if-present');
+  }
+  return steps;
+}
+
+async function readManifest(workdir: string): Promise<Manifest | undefined> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await readFile(join(workdir, 'package.json'), 'utf8'));
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(parsed)) return undefined;
+  const scripts: Record<string, string> = {};
+  if (isRecord(parsed.scripts)) {
+    for (const [name, body] of Object.entries(parsed.scripts)) if (typeof body === 'string') scripts[name] = body;
+  }
+  const nonEmpty = (value: unknown) => isRecord(value) ? Object.keys(value).length > 0 : Array.isArray(value) && value.length > 0;
+  const hasDependencies = ['dependencies', 'devDependencies', 'optionalDependencies', 'peerDependencies', 'workspaces']
+    .some((field) => nonEmpty(parsed[field]));
+  return { scripts, hasDependencies };
+}
+
+function hasScript(manifest: Manifest, name: string): boolean {
+  const body = manifest.scripts[name];
+  return body !== undefined && body.trim() !== '' && !(name === 'test' && npmInitTest.test(body.trim()));
+}
+
+/** The npm script a command runs (`npm run x …`, `npm test`), or undefined for anything else. */
+function npmScriptOf(command: readonly string[]): string | undefined {
+  const [bin, sub, ...rest] = command;
+  if (bin !== 'npm') return undefined;
+  if (sub === 'test' || sub === 't') return 'test';
+  if (sub === 'run' || sub === 'run-script') return rest.find((arg) => !arg.startsWith('-'));
+  return undefined;
+}
+
+async function pythonSteps(workdir: string, commands: Commands): Promise<DetectedSteps> {
+  const pyproject = await readFile(join(workdir, 'pyproject.toml'), 'utf8').catch(() => '');
+  const ruffConfigured =
+    /^\s*\[tool\.ruff[\].]/m.test(pyproject) ||
+    (await isFile(join(workdir, 'ruff.toml'))) ||
+    (await isFile(join(workdir, '.ruff.toml')));
+  // The default format/lint commands are ruff's; running ruff on a project that never chose
+  // it would impose its rules, so they apply only where ruff is configured.
+  return configSteps(commands, (command) => ruffConfigured || !invokesRuff(command));
+}
+
+function invokesRuff(command: readonly string[]): boolean {
+  const [bin, flag, module] = command;
+  return bin === 'ruff' || (flag === '-m' && module === 'ruff');
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isFile();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,48 @@
+import type { VerificationConfig } from '@codefleet/config';
+import { stepOrder, type PlannedStep, type VerifyPlan } from '../types.js';
+import { readRepoConfig } from './repo-config.js';
+import { detectToolchain, toolchainSteps } from './detect.js';
+
+/** Inputs of {@link planVerification}. */
+export interface PlanOptions {
+  /** `verification:` from config.yaml: per-toolchain default commands. */
+  config: VerificationConfig;
+  /** The job's definition of done, as argv arrays. Non-empty, it replaces the repository's. */
+  jobDod?: string[][];
+}
+
+/**
+ * Decides what to run in `workdir`. Precedence, most specific first:
+ * - steps: `.codefleet.yml` `verify.<step>` (`[]` skips) > what the toolchain detection
+ *   derives from the repository (package.json scripts, ruff config) > config.yaml's
+ *   commands for the toolchain (an empty one switches the step off everywhere);
+ * - toolchain: `.codefleet.yml` `toolchain` > the first marker file found (package.json,
+ *   go.mod, Cargo.toml, pyproject.toml);
+ * - DoD: the job's, when non-empty > `.codefleet.yml` `dod` > none. An empty job DoD does
+ *   not erase the repository's: the repository's bar holds unless a job sets its own.
+ *
+ * @throws {ConfigError} (`invalid_config`) when `.codefleet.yml` is invalid, naming each key path.
+ */
+export async function planVerification(workdir: string, options: PlanOptions): Promise<VerifyPlan> {
+  const repo = await readRepoConfig(workdir);
+  const toolchain = repo?.toolchain ?? (await detectToolchain(workdir));
+  const detected = await toolchainSteps(workdir, toolchain, options.config);
+
+  const steps: PlannedStep[] = [];
+  for (const name of stepOrder) {
+    const override = name === 'install' ? undefined : repo?.verify[name];
+    const command = override ?? detected[name];
+    if (command !== undefined && command.length > 0) steps.push({ name, command: [...command] });
+  }
+
+  const jobDod = (options.jobDod ?? []).filter((command) => command.length > 0);
+  const useJob = jobDod.length > 0;
+  const dod = useJob ? jobDod : (repo?.dod ?? []);
+  const repoShaped = repo !== undefined && (repo.toolchain !== undefined || repo.dod !== undefined || Object.keys(repo.verify).length > 0);
+  return {
+    toolchain,
+    steps,
+    dod: dod.map((command) => [...command]),
+    source: useJob ? 'job' : repoShaped ? 'repo' : 'detected',
+  };
+}

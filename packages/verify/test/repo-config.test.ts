@@ -1,0 +1,65 @@
+import { describe, expect, it } from '@jest/globals';
+import { parseRepoConfig } from '../src/index.js';
+
+const problems = (text: string) => {
+  try {
+    parseRepoConfig(text);
+  } catch (error) {
+    return (error as { problems: { path: string; message: string }[] }).problems;
+  }
+  throw new Error('expected parseRepoConfig to throw');
+};
+
+describe('parseRepoConfig', () => {
+  it('accepts dod, verify and toolchain', () => {
+    expect(parseRepoConfig('toolchain: python\ndod: [make check]\nverify: { test: [python, -m, pytest, -x], lint: [] }\n')).toEqual({
+      toolchain: 'python',
+      dod: [['make', 'check']],
+      verify: { test: ['python', '-m', 'pytest', '-x'], lint: [] },
+    });
+  });
+
+  it('treats an empty file and empty sections as "nothing set"', () => {
+    expect(parseRepoConfig('')).toEqual({ verify: {} });
+    expect(parseRepoConfig('dod:\nverify:\n')).toEqual({ dod: [], verify: {} });
+  });
+
+  it('reports YAML syntax errors with their position', () => {
+    const [problem] = problems('dod: [npm test\nverify: x\n');
+    expect(problem?.path).toBe('');
+    expect(problem?.message).toMatch(/^YAML syntax error at line \d+, column \d+/);
+  });
+
+  it('refuses a file that is not a mapping', () => {
+    expect(problems('- npm test\n')[0]?.message).toContain('expected a mapping');
+    expect(problems('just text\n')[0]?.message).toContain('got "just text"');
+  });
+
+  it('names the key path of every bad value', () => {
+    const found = problems(
+      [
+        'toolchain: java',
+        'dod: npm test',
+        'verify:',
+        '  test: { run: pytest }',
+        '  lint: [eslint, ""]',
+        '  install: npm ci',
+      ].join('\n'),
+    );
+    expect(found.map((p) => p.path)).toEqual(['toolchain', 'dod', 'verify.test', 'verify.lint[1]', 'verify.install']);
+    expect(found[0]?.message).toContain('node, go, rust, python, none');
+    expect(found[1]?.message).toContain('expected a list of commands');
+  });
+
+  it('bounds the DoD list and argument sizes', () => {
+    const many = `dod:\n${Array.from({ length: 33 }, () => '  - make\n').join('')}`;
+    expect(problems(many)[0]?.message).toContain('at most 32 commands');
+    expect(problems(`dod: ["${'x'.repeat(5000)}"]\n`)[0]?.path).toBe('dod[0]');
+  });
+
+  it('survives alias bombs with an error instead of exhausting memory', () => {
+    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]', 'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]',
+      'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]', 'd: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]'].join('\n');
+    expect(problems(bomb)[0]?.path).toBe('');
+  });
+});

@@ -1,0 +1,62 @@
+import { resolve } from 'node:path';
+import type { WorkspaceConfig } from '@codefleet/config';
+import { createGit, defaultGitTimeoutMs } from './git.js';
+import { prepareWorkspace, type PrepareRequest } from './prepare.js';
+import { sweepWorkspaces, type IsRunning, type SweepResult } from './sweep.js';
+import type { Workspace } from './workspace.js';
+
+/** Settings of {@link createWorkspaceManager}. */
+export interface WorkspaceManagerOptions {
+  /** Holds `mirrors/` (one bare mirror per repository) and `worktrees/` (the copies). */
+  cacheDir: string;
+  /** Pool and reset working copies (fast); false gives every job a fresh copy, removed on release. */
+  reuse: boolean;
+  /**
+   * The complete environment of every git call (PATH, HOME, credential helper or
+   * GIT_ASKPASS settings); `GIT_TERMINAL_PROMPT=0` is added. Nothing is read from this
+   * process's own environment.
+   */
+  gitEnv: Record<string, string>;
+  /** Time limit of each git call; default 120 000 ms. */
+  gitTimeoutMs?: number;
+}
+
+/**
+ * Working copies for jobs, on one host. What it promises: one persistent mirror per
+ * repository, fetched under a lock that holds across processes; an isolated copy per
+ * running job, on the job's branch, with scope and context applied; cleanup of what
+ * stopped jobs left behind. What it leaves out: pushing (the forge does that, from the
+ * copy), credentials (the caller's `gitEnv` names a credential helper), and isolation from
+ * a hostile process of the same user (copies share the mirror's object store and config).
+ */
+export interface WorkspaceManager {
+  /** Prepares the working copy of a job; see {@link PrepareRequest}. */
+  prepare(req: PrepareRequest): Promise<Workspace>;
+  /**
+   * Removes working copies (and releases pool slots) whose job is not running any more;
+   * returns what it removed. `isRunning` must say true for jobs still being prepared.
+   */
+  sweep(isRunning: IsRunning): Promise<SweepResult>;
+}
+
+/** Creates a {@link WorkspaceManager}. */
+export function createWorkspaceManager(options: WorkspaceManagerOptions): WorkspaceManager {
+  const gitTimeoutMs = options.gitTimeoutMs ?? defaultGitTimeoutMs;
+  const settings = {
+    git: createGit(options.gitEnv, gitTimeoutMs),
+    // Absolute: git records worktree paths, and copies are compared by path.
+    cacheDir: resolve(options.cacheDir),
+    reuse: options.reuse,
+    // Long enough for another job's fetch (a few git calls) to finish first.
+    lockTimeoutMs: gitTimeoutMs * 5,
+  };
+  return {
+    prepare: (request) => prepareWorkspace(settings, request),
+    sweep: (isRunning) => sweepWorkspaces(settings, isRunning),
+  };
+}
+
+/** Manager options from the `workspace:` section of the config and the git environment. */
+export function workspaceManagerOptions(config: WorkspaceConfig, gitEnv: Record<string, string>): WorkspaceManagerOptions {
+  return { cacheDir: config.cache_dir, reuse: config.reuse, gitEnv };
+}

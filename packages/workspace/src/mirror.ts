@@ -1,0 +1,152 @@
+import { createHash } from 'node:crypto';
+import { access, mkdir, rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CodefleetError } from '@codefleet/core';
+import { lastObjectId, type Git } from './git.js';
+import { lock, newHolder, unlock } from './lock-file.js';
+import { removeTree } from './remove-tree.js';
+
+/** Where the mirror of `url` lives and which lock guards it. */
+export interface MirrorPaths {
+  /** sha1 of the URL: names the mirror and the pool of working copies of that repository. */
+  hash: string;
+  dir: string;
+  lock: string;
+}
+
+/** Paths of the mirror of `url` under `cacheDir`. */
+export function mirrorPaths(cacheDir: string, url: string): MirrorPaths {
+  const hash = createHash('sha1').update(url).digest('hex');
+  const dir = join(cacheDir, 'mirrors', `${hash}.git`);
+  return { hash, dir, lock: `${dir}.lock` };
+}
+
+/** The commits a job's working copy starts from, read from a freshly fetched mirror. */
+export interface MirrorHeads {
+  baseBranch: string;
+  baseSha: string;
+  /** Head of `origin/<branch>` when the work branch already exists on the remote. */
+  existingRemoteSha?: string;
+  /** Where the work forked from the base: what "changed vs. the base" is measured against. */
+  forkSha: string;
+}
+
+/** Inputs of {@link syncMirror}. */
+export interface SyncRequest {
+  url: string;
+  branch: string;
+  baseBranch?: string | undefined;
+  signal?: AbortSignal | undefined;
+  lockTimeoutMs: number;
+}
+
+/**
+ * Creates the mirror of `url` if needed, fetches it (`--prune`) and reads the heads the job
+ * starts from, all under the mirror's lock so concurrent jobs (in any process on this host)
+ * never fetch into it at the same time.
+ *
+ * The mirror is a bare repository whose remote branches live under `refs/remotes/origin/*`
+ * rather than a `clone --mirror` (which maps them onto `refs/heads/*`): `refs/heads/*` hold
+ * the work branches of the working copies, which a pruning fetch must never touch.
+ */
+export async function syncMirror(git: Git, paths: MirrorPaths, request: SyncRequest): Promise<MirrorHeads> {
+  const { signal } = request;
+  await mkdir(join(paths.dir, '..'), { recursive: true });
+  const holder = newHolder();
+  await lock(paths.lock, holder, { signal, timeoutMs: request.lockTimeoutMs, what: `the mirror lock ${paths.lock}` });
+  try {
+    if (!(await exists(join(paths.dir, 'config')))) await createMirror(git, paths, request.url, signal);
+    await git.run(['fetch', '--prune', '--no-tags', '--quiet', 'origin'], { cwd: paths.dir, signal });
+    const baseBranch = request.baseBranch ?? (await defaultBranch(git, paths.dir, signal));
+    const baseSha = await remoteHead(git, paths.dir, baseBranch, signal);
+    if (baseSha === undefined) {
+      throw new CodefleetError('git_failed', `base branch "${baseBranch}" does not exist on the remote`, { verdict: 'permanent' });
+    }
+    const existingRemoteSha = await remoteHead(git, paths.dir, request.branch, signal);
+    if (existingRemoteSha === undefined) return { baseBranch, baseSha, forkSha: baseSha };
+    const mergeBase = await git.run(['merge-base', baseSha, existingRemoteSha], { cwd: paths.dir, signal, okExitCodes: [1] });
+    return { baseBranch, baseSha, existingRemoteSha, forkSha: lastObjectId(mergeBase.output) ?? baseSha };
+  } finally {
+    await unlock(paths.lock, holder);
+  }
+}
+
+/** Runs `fn` in the mirror under its lock (the sweeper's `git worktree prune`). */
+export async function withMirrorLock<T>(paths: MirrorPaths, timeoutMs: number, fn: () => Promise<T>): Promise<T> {
+  const holder = newHolder();
+  await lock(paths.lock, holder, { timeoutMs, what: `the mirror lock ${paths.lock}` });
+  try {
+    return await fn();
+  } finally {
+    await unlock(paths.lock, holder);
+  }
+}
+
+async function createMirror(git: Git, paths: MirrorPaths, url: string, signal: AbortSignal | undefined): Promise<void> {
+  // Built under a temporary name and renamed into place, so a crash half-way never leaves
+  // something that looks like a usable mirror.
+  const temp = `${paths.dir}.tmp-${process.pid}`;
+  await removeTree(temp);
+  try {
+    await git.run(['init', '--quiet', '--bare', temp], { cwd: join(paths.dir, '..'), signal });
+    const config = (key: string, value: string, scope: string[] = []) =>
+      git.run(['config', ...scope, key, value], { cwd: temp, signal });
+    await git.run(['remote', 'add', 'origin', url], { cwd: temp, signal });
+    await config('remote.origin.fetch', '+refs/heads/*:refs/remotes/origin/*');
+    await config('remote.origin.tagOpt', '--no-tags');
+    // Automatic gc while other jobs check out from the mirror buys nothing but risk.
+    await config('gc.auto', '0');
+    await config('maintenance.auto', 'false');
+    // Per-worktree config, so each working copy carries its own sparse-checkout (exclude
+    // scope). With it enabled, `core.bare` in the shared config would make every linked
+    // worktree think it is bare, so it moves to the main worktree's own config.
+    await config('core.repositoryformatversion', '1');
+    await config('extensions.worktreeConfig', 'true');
+    await git.run(['config', '--unset', 'core.bare'], { cwd: temp, signal });
+    await config('core.bare', 'true', ['--worktree']);
+    await rename(temp, paths.dir);
+  } catch (error) {
+    await removeTree(temp);
+    throw error;
+  }
+}
+
+async function defaultBranch(git: Git, dir: string, signal: AbortSignal | undefined): Promise<string> {
+  const read = async () => {
+    const { exitCode, output } = await git.run(['symbolic-ref', '--quiet', 'refs/remotes/origin/HEAD'], {
+      cwd: dir,
+      signal,
+      okExitCodes: [1],
+    });
+    const ref = output.trim().split('\n').at(-1) ?? '';
+    return exitCode === 0 && ref.startsWith('refs/remotes/origin/') ? ref.slice('refs/remotes/origin/'.length) : undefined;
+  };
+  // Asking the remote costs a round trip, so it happens only when the mirror does not know
+  // yet (first fetch) or the branch it knew was deleted (a renamed default branch).
+  const known = await read();
+  if (known !== undefined && (await remoteHead(git, dir, known, signal)) !== undefined) return known;
+  await git.run(['remote', 'set-head', 'origin', '--auto'], { cwd: dir, signal });
+  const asked = await read();
+  if (asked === undefined) {
+    throw new CodefleetError('git_failed', 'the remote has no default branch (empty repository?); give a base branch', {
+      verdict: 'permanent',
+    });
+  }
+  return asked;
+}
+
+async function remoteHead(git: Git, dir: string, branch: string, signal: AbortSignal | undefined): Promise<string | undefined> {
+  const { exitCode, output } = await git.run(['rev-parse', '--verify', '--quiet', `refs/remotes/origin/${branch}^{commit}`], {
+    cwd: dir,
+    signal,
+    okExitCodes: [1],
+  });
+  return exitCode === 0 ? lastObjectId(output) : undefined;
+}
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}

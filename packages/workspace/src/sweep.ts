@@ -1,0 +1,90 @@
+import { access, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Git } from './git.js';
+import { breakLock, isStale, newHolder, readLock, tryLock, unlock, type LockState } from './lock-file.js';
+import { withMirrorLock, type MirrorPaths } from './mirror.js';
+import { copyPaths, listCopies, type CopyPaths } from './pool.js';
+import { removeCopy } from './working-copy.js';
+
+/** Answers whether a job is still running (the queue or worker knows; the workspace does not). */
+export type IsRunning = (jobId: string) => boolean | Promise<boolean>;
+
+/** What a sweep did. */
+export interface SweepResult {
+  /** Working copies deleted (one-job copies of jobs that stopped). */
+  removed: string[];
+  /** Pool slots freed for reuse (their directories stay, and are reset by the next job). */
+  released: string[];
+}
+
+/**
+ * Frees what jobs that stopped running left behind, in every repository's pool: a copy is
+ * abandoned when its lock's holder process is dead on this host, or `isRunning` says its
+ * job is not running any more. Abandoned pool slots are released, abandoned one-job copies
+ * (and lockless leftovers of crashed prepares) deleted; then `git worktree prune` drops the
+ * registrations of directories that are gone, and `git gc --auto` keeps the mirror
+ * compact. Copies kept for inspection are left alone.
+ */
+export async function sweepWorkspaces(
+  settings: { git: Git; cacheDir: string; lockTimeoutMs: number },
+  isRunning: IsRunning,
+): Promise<SweepResult> {
+  const result: SweepResult = { removed: [], released: [] };
+  const root = join(settings.cacheDir, 'worktrees');
+  const pools = await readdir(root, { withFileTypes: true }).catch(() => []);
+  for (const entry of pools) {
+    if (!entry.isDirectory() || !/^[0-9a-f]{40}$/.test(entry.name)) continue;
+    const pool = join(root, entry.name);
+    const mirrorDir = join(settings.cacheDir, 'mirrors', `${entry.name}.git`);
+    const mirror: MirrorPaths = { hash: entry.name, dir: mirrorDir, lock: `${mirrorDir}.lock` };
+    const hasMirror = await access(join(mirrorDir, 'config')).then(() => true, () => false);
+    for (const name of await listCopies(pool)) {
+      const paths = copyPaths(pool, name);
+      const state = await readLock(paths.lock);
+      if (!(await isAbandoned(state, isRunning))) continue;
+      if (state.kind !== 'free' && !(await breakLock(paths.lock, (now) => sameLock(now, state)))) continue;
+      if (paths.pooled) {
+        if (state.kind !== 'free') result.released.push(paths.dir);
+        continue;
+      }
+      if (hasMirror && (await removeUnderLock(settings.git, mirrorDir, paths))) result.removed.push(paths.dir);
+    }
+    if (hasMirror) {
+      await withMirrorLock(mirror, settings.lockTimeoutMs, async () => {
+        await settings.git.run(['worktree', 'prune'], { cwd: mirrorDir });
+        // Automatic gc is off in the mirror (never in the middle of a prepare), so it runs
+        // here, under the lock, with git's usual thresholds: packs from many fetches would
+        // pile up otherwise. Unreachable objects an agent just wrote survive (prune expiry).
+        await settings.git.run(['-c', 'gc.auto=6700', '-c', 'gc.autoPackLimit=50', 'gc', '--auto', '--quiet'], { cwd: mirrorDir });
+      });
+    }
+  }
+  return result;
+}
+
+async function isAbandoned(state: LockState, isRunning: IsRunning): Promise<boolean> {
+  if (state.kind === 'free') return true; // a pool slot at rest, or a crashed prepare's leftover
+  if (isStale(state)) return true;
+  if (state.kind !== 'held' || state.holder.kept === true) return false;
+  return state.holder.jobId === undefined ? false : !(await isRunning(state.holder.jobId));
+}
+
+function sameLock(now: LockState, before: LockState): boolean {
+  if (now.kind === 'held' && before.kind === 'held') return now.holder.token === before.holder.token;
+  return now.kind === 'unreadable' && before.kind === 'unreadable';
+}
+
+/**
+ * Deletes a one-job copy while holding its lock, so a new attempt of the same job cannot
+ * claim the name and start filling the directory while it is being deleted.
+ */
+async function removeUnderLock(git: Git, mirrorDir: string, paths: CopyPaths): Promise<boolean> {
+  const holder = newHolder();
+  if (!(await tryLock(paths.lock, holder))) return false;
+  try {
+    await removeCopy({ git, mirrorDir }, paths);
+    return true;
+  } finally {
+    await unlock(paths.lock, holder);
+  }
+}

@@ -1,0 +1,171 @@
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { lastObjectId, splitNul } from './git.js';
+import { readLock, unlock, updateLock, type LockHolder } from './lock-file.js';
+import { readState, writeState, type CopyPaths } from './pool.js';
+import { createScopeMatcher, restoreWritable, type Scope } from './scope.js';
+import { ensureComplete, keptDependencyDirs, listingBytes, removeCopy, type CopyContext } from './working-copy.js';
+
+/** A job's working copy, ready for the agent: on the work branch, scoped, with its context files. */
+export interface Workspace {
+  /** The job that holds the copy. */
+  readonly jobId: string;
+  /** Absolute path of the working copy; the agent's working directory. */
+  readonly dir: string;
+  readonly branch: string;
+  readonly baseBranch: string;
+  /** Head of `origin/<baseBranch>` at prepare time. */
+  readonly baseSha: string;
+  /** The commit the copy was checked out at: {@link existingRemoteSha} when set, else {@link baseSha}. */
+  readonly startSha: string;
+  /** The remote work branch's sha when prepare() found it already existing (a retry converges on it), else undefined. */
+  readonly existingRemoteSha?: string;
+  /** Context paths not written because the repository tracks them already (its own file is kept). */
+  readonly skippedContext: string[];
+  /** Context paths written into the copy; never reported as changes, never committed. */
+  readonly contextFiles: string[];
+  /** A pool slot reused by later jobs (`reuse: true`), rather than a copy for this job only. */
+  readonly pooled: boolean;
+  /**
+   * Files changed vs. the base (tracked modifications including commits made in the copy,
+   * deletions, and untracked files that are not ignored, minus context files), sorted. "The
+   * base" is where the work branch forked from `baseBranch`, so on a retry the files of
+   * commits already pushed to the work branch count too: a retry whose earlier attempt did
+   * the work still has something to publish.
+   */
+  changedFiles(): Promise<string[]>;
+  /**
+   * The changed files (as {@link changedFiles}) that the scope forbids: under `exclude` or
+   * `read` patterns. Permissions cannot stop every write (root ignores them, a commit by
+   * the agent goes around them), so the pipeline checks this before publishing.
+   */
+  outOfScopeChanges(): Promise<string[]>;
+  /**
+   * Stages everything except context files and out-of-scope changes (whatever the agent
+   * staged itself is unstaged first) and commits; returns the new sha, or undefined when
+   * nothing changed.
+   */
+  commit(message: string, author: { name: string; email: string }): Promise<string | undefined>;
+  /**
+   * Ends the job's use: pooled copies are returned to the pool (reset later), non-pooled ones
+   * removed; keep=true leaves it for inspection (made writable again, skipped by the sweeper
+   * and by later jobs until its `.lock` file is deleted). Does nothing once the sweeper
+   * has taken the copy away.
+   */
+  release(opts?: { keep?: boolean }): Promise<void>;
+}
+
+/** Everything {@link openWorkspace} wraps. */
+export interface WorkspaceParts {
+  ctx: CopyContext;
+  paths: CopyPaths;
+  holder: LockHolder;
+  jobId: string;
+  branch: string;
+  baseBranch: string;
+  baseSha: string;
+  startSha: string;
+  existingRemoteSha?: string | undefined;
+  /** What "changed vs. the base" is measured against (merge base of base and remote branch). */
+  forkSha: string;
+  contextFiles: string[];
+  skippedContext: string[];
+  scope?: Scope | undefined;
+}
+
+/** Wraps a prepared copy into the {@link Workspace} the pipeline uses. */
+export function openWorkspace(parts: WorkspaceParts): Workspace {
+  const { ctx, paths, holder } = parts;
+  const git = (args: readonly string[], extra: { okExitCodes?: number[]; env?: Record<string, string> } = {}) =>
+    ctx.git.run(args, { cwd: paths.dir, outputBytes: listingBytes, ...extra });
+  const contextSet = new Set(parts.contextFiles);
+  const excluded = createScopeMatcher(parts.scope?.exclude ?? []);
+  const readOnly = createScopeMatcher(parts.scope?.read ?? []);
+  const outOfScope = (file: string) => excluded(file) || readOnly(file);
+  let released = false;
+
+  // Changed against `since`: tracked differences (commits since then included) and
+  // untracked files that are not ignored, minus the context files. Untracked dependency
+  // directories never count, ignored by the repository or not: a pooled copy keeps them
+  // from the previous job, and they are never part of the work.
+  const dependencyDirs = keptDependencyDirs.map((name) => `--exclude=${name}/`);
+  const changedSince = async (since: string) => {
+    const tracked = await git(['diff', '--name-only', '-z', '--no-renames', since, '--']);
+    const untracked = await git(['ls-files', '-z', '--others', '--exclude-standard', ...dependencyDirs]);
+    ensureComplete(tracked.output);
+    ensureComplete(untracked.output);
+    const files = new Set([...splitNul(tracked.output), ...splitNul(untracked.output)]);
+    return [...files].filter((file) => !contextSet.has(file)).sort();
+  };
+  const changedFiles = () => changedSince(parts.forkSha);
+
+  return {
+    jobId: parts.jobId,
+    dir: paths.dir,
+    branch: parts.branch,
+    baseBranch: parts.baseBranch,
+    baseSha: parts.baseSha,
+    startSha: parts.startSha,
+    ...(parts.existingRemoteSha === undefined ? {} : { existingRemoteSha: parts.existingRemoteSha }),
+    skippedContext: [...parts.skippedContext],
+    contextFiles: [...parts.contextFiles],
+    pooled: paths.pooled,
+
+    changedFiles,
+
+    async outOfScopeChanges() {
+      return (await changedFiles()).filter(outOfScope);
+    },
+
+    async commit(message, author) {
+      const allowed = (await changedSince('HEAD')).filter((file) => !outOfScope(file));
+      // Only what the agent may change: a fresh index, then exactly those paths, passed
+      // through a file (no argv length limit) and taken literally (no glob magic).
+      await git(['reset', '--quiet']);
+      if (allowed.length > 0) {
+        const gitDir = (await git(['rev-parse', '--absolute-git-dir'])).output.trim().split('\n').at(-1) ?? '';
+        const list = join(gitDir, 'codefleet-commit-paths');
+        await writeFile(list, allowed.map((path) => `${path}\0`).join(''));
+        try {
+          await git(['--literal-pathspecs', 'add', '--all', `--pathspec-from-file=${list}`, '--pathspec-file-nul']);
+        } finally {
+          await rm(list, { force: true });
+        }
+      }
+      const staged = await git(['diff', '--cached', '--quiet'], { okExitCodes: [1] });
+      if (staged.exitCode === 0) return undefined;
+      const identity = {
+        GIT_AUTHOR_NAME: author.name,
+        GIT_AUTHOR_EMAIL: author.email,
+        GIT_COMMITTER_NAME: author.name,
+        GIT_COMMITTER_EMAIL: author.email,
+      };
+      await git(['commit', '--quiet', '--no-verify', '--no-gpg-sign', '-m', message], { env: identity });
+      return lastObjectId((await git(['rev-parse', 'HEAD'])).output);
+    },
+
+    async release(opts = {}) {
+      if (released) return;
+      released = true;
+      // Only while the lock is still ours: after a sweep freed it, another attempt of the
+      // job may already be using a copy with this name.
+      if (!(await holdsLock(paths, holder))) return;
+      if (!paths.pooled && opts.keep !== true) {
+        await removeCopy(ctx, paths);
+      } else {
+        // Writable again, so a person inspecting a kept copy, or clearing the cache, can
+        // delete it without chmod; the next job applies its own scope anyway.
+        const state = await readState(paths);
+        await restoreWritable(paths.dir, state.readOnly);
+        await writeState(paths, { ...state, readOnly: { files: [], dirs: [] } });
+      }
+      if (opts.keep === true) await updateLock(paths.lock, holder, { ...holder, kept: true });
+      else await unlock(paths.lock, holder);
+    },
+  };
+}
+
+async function holdsLock(paths: CopyPaths, holder: LockHolder): Promise<boolean> {
+  const state = await readLock(paths.lock);
+  return state.kind === 'held' && state.holder.token === holder.token;
+}

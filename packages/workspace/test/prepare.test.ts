@@ -1,0 +1,169 @@
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { branchNameProblem } from '@codefleet/core';
+import { git } from '@codefleet/testkit';
+import { branchName, createWorkspaceManager, type Workspace } from '../src/index.js';
+import { createFixture, exists, sampleFiles, testGitEnv, type Fixture } from './helpers.js';
+
+const author = { name: 'codefleet bot', email: 'bot@codefleet.invalid' };
+
+describe('prepare', () => {
+  let fixture: Fixture | undefined;
+  const workspaces: Workspace[] = [];
+  afterEach(async () => {
+    for (const ws of workspaces.splice(0)) await ws.release();
+    await fixture?.dispose();
+    fixture = undefined;
+  });
+  const setup = async (reuse: boolean) => (fixture = await createFixture(sampleFiles, reuse));
+
+  it.each([true, false])('checks out the base on the job branch in the cache (reuse %s)', async (reuse) => {
+    const { origin, cache, manager } = await setup(reuse);
+    const branch = branchName({ id: 'job-1', title: 'Add a greeting', source: { kind: 'issue', number: 7 } });
+    const ws = await manager.prepare({ jobId: 'job-1', repoUrl: origin.path, branch });
+    workspaces.push(ws);
+
+    expect(branch).toBe('ai/issue-7');
+    expect(branchNameProblem(ws.branch)).toBeUndefined();
+    expect(ws.dir.startsWith(join(cache.path, 'worktrees'))).toBe(true);
+    expect(ws.baseBranch).toBe('main');
+    expect(ws.baseSha).toBe(await origin.git(['rev-parse', 'HEAD']));
+    expect(ws.startSha).toBe(ws.baseSha);
+    expect(ws.existingRemoteSha).toBeUndefined();
+    expect(await git(ws.dir, ['branch', '--show-current'])).toBe('ai/issue-7');
+    expect(await readFile(join(ws.dir, 'src/index.js'), 'utf8')).toBe(sampleFiles['src/index.js']);
+    expect(await ws.changedFiles()).toEqual([]);
+    // A worktree of the repository's mirror in the cache.
+    const common = await git(ws.dir, ['rev-parse', '--path-format=absolute', '--git-common-dir']);
+    expect(common.startsWith(join(cache.path, 'mirrors'))).toBe(true);
+  });
+
+  it('refuses credentials in the URL and GitHub shorthand, naming the problem', async () => {
+    const { manager } = await setup(true);
+    const request = { jobId: 'j', branch: 'ai/x' };
+    await expect(manager.prepare({ ...request, repoUrl: 'https://user:secret@example.com/o/r.git' })).rejects.toThrow(/credentials/);
+    await expect(manager.prepare({ ...request, repoUrl: 'owner/name' })).rejects.toThrow(/local path or git URL/);
+    await expect(manager.prepare({ ...request, repoUrl: 'https://user:secret@example.com/o/r.git' })).rejects.not.toThrow(/secret/);
+  });
+
+  it('maps a missing repository to a permanent git_failed error', async () => {
+    const { manager, cache } = await setup(true);
+    const error = await manager.prepare({ jobId: 'j', repoUrl: join(cache.path, 'nope'), branch: 'ai/x' }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'git_failed', verdict: 'permanent' });
+  });
+
+  it('a retry starts from the pushed work branch and converges on it', async () => {
+    const { origin, manager } = await setup(true);
+    const branch = 'ai/add-greeting-1a2b3c4d';
+    const first = await manager.prepare({ jobId: 'job-2', repoUrl: origin.path, branch });
+    await writeFile(join(first.dir, 'src/greeting.js'), 'export const hi = "hi";\n');
+    const sha = await first.commit('Add greeting', author);
+    expect(sha).toMatch(/^[0-9a-f]{40}$/);
+    await git(first.dir, ['push', '--quiet', 'origin', branch]);
+    await first.release();
+
+    await origin.commit({ 'src/later.js': 'later\n' }, 'base moves on');
+    const second = await manager.prepare({ jobId: 'job-2', repoUrl: origin.path, branch });
+    workspaces.push(second);
+    expect(second.existingRemoteSha).toBe(sha);
+    expect(second.startSha).toBe(sha);
+    expect(await git(second.dir, ['rev-parse', 'HEAD'])).toBe(sha);
+    expect(await readFile(join(second.dir, 'src/greeting.js'), 'utf8')).toContain('hi');
+    // Changed vs. where the branch forked from the base: the earlier attempt's work only.
+    expect(await second.changedFiles()).toEqual(['src/greeting.js']);
+    expect(await second.commit('nothing new', author)).toBeUndefined();
+  });
+
+  it('gives concurrent jobs different copies that do not see each other', async () => {
+    const { origin, manager } = await setup(true);
+    const [a, b] = await Promise.all([
+      manager.prepare({ jobId: 'job-a', repoUrl: origin.path, branch: 'ai/a-00000001' }),
+      manager.prepare({ jobId: 'job-b', repoUrl: origin.path, branch: 'ai/b-00000002' }),
+    ]);
+    workspaces.push(a, b);
+    expect(a.dir).not.toBe(b.dir);
+    await writeFile(join(a.dir, 'only-a.txt'), 'a\n');
+    await writeFile(join(b.dir, 'README.md'), '# changed by b\n');
+    expect(await exists(join(b.dir, 'only-a.txt'))).toBe(false);
+    expect(await readFile(join(a.dir, 'README.md'), 'utf8')).toBe(sampleFiles['README.md']);
+    expect(await a.changedFiles()).toEqual(['only-a.txt']);
+    expect(await b.changedFiles()).toEqual(['README.md']);
+  });
+
+  it('writes context files, never commits or reports them, and keeps tracked ones', async () => {
+    const { origin, manager } = await setup(false);
+    await origin.commit({ 'CLAUDE.md': '# the project own instructions\n' }, 'add CLAUDE.md');
+    const ws = await manager.prepare({
+      jobId: 'job-ctx',
+      repoUrl: origin.path,
+      branch: 'ai/ctx-00000003',
+      context: { '.codefleet/task.md': '# Task\nDo it.\n', 'CLAUDE.md': '# ours\n', 'AGENTS.md': '# agents\n' },
+    });
+    workspaces.push(ws);
+    expect(ws.skippedContext).toEqual(['CLAUDE.md']);
+    expect(ws.contextFiles).toEqual(['.codefleet/task.md', 'AGENTS.md']);
+    expect(await readFile(join(ws.dir, 'CLAUDE.md'), 'utf8')).toBe('# the project own instructions\n');
+    expect(await readFile(join(ws.dir, '.codefleet/task.md'), 'utf8')).toContain('Do it.');
+    expect(await ws.changedFiles()).toEqual([]);
+    expect(await ws.commit('only context', author)).toBeUndefined();
+
+    await writeFile(join(ws.dir, 'src/index.js'), 'export const answer = 43;\n');
+    const sha = await ws.commit('change the answer', author);
+    expect(sha).toBeDefined();
+    expect((await git(ws.dir, ['show', '--name-only', '--format=', 'HEAD'])).split('\n')).toEqual(['src/index.js']);
+    expect(await git(ws.dir, ['log', '-1', '--format=%an <%ae>'])).toBe('codefleet bot <bot@codefleet.invalid>');
+    expect(await exists(join(ws.dir, '.codefleet/task.md'))).toBe(true);
+  });
+
+  it('refuses context paths that leave the copy', async () => {
+    const { origin, manager } = await setup(true);
+    for (const path of ['../escape.md', '/etc/x', '.git/config', 'a/../../b']) {
+      const error = await manager
+        .prepare({ jobId: 'j', repoUrl: origin.path, branch: 'ai/x-00000004', context: { [path]: 'x' } })
+        .catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'workspace_failed', verdict: 'permanent' });
+    }
+  });
+
+  it('commit returns undefined when nothing changed, and a new sha otherwise', async () => {
+    const { origin, manager } = await setup(true);
+    const ws = await manager.prepare({ jobId: 'job-c', repoUrl: origin.path, branch: 'ai/c-00000005' });
+    workspaces.push(ws);
+    expect(await ws.commit('nothing', author)).toBeUndefined();
+    await writeFile(join(ws.dir, 'new.txt'), 'new\n');
+    await writeFile(join(ws.dir, 'src/util.js'), 'changed\n');
+    await rm(join(ws.dir, 'docs/guide.md'));
+    const changed = ['docs/guide.md', 'new.txt', 'src/util.js'];
+    expect(await ws.changedFiles()).toEqual(changed);
+    const sha = await ws.commit('three files', author);
+    expect(sha).toBe(await git(ws.dir, ['rev-parse', 'HEAD']));
+    expect(await git(ws.dir, ['show', '--name-status', '--format=', 'HEAD'])).toBe('D\tdocs/guide.md\nA\tnew.txt\nM\tsrc/util.js');
+    expect(await ws.commit('again', author)).toBeUndefined();
+    // Committed work still counts as changed vs. the base.
+    expect(await ws.changedFiles()).toEqual(changed);
+  });
+
+  it('uses the given base branch, and fails permanently for one that does not exist', async () => {
+    const { origin, manager } = await setup(true);
+    await origin.git(['branch', 'develop']);
+    const ws = await manager.prepare({ jobId: 'job-d', repoUrl: origin.path, branch: 'ai/d-00000006', baseBranch: 'develop' });
+    workspaces.push(ws);
+    expect(ws.baseBranch).toBe('develop');
+    const error = await manager
+      .prepare({ jobId: 'job-e', repoUrl: origin.path, branch: 'ai/e-00000007', baseBranch: 'nope' })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'git_failed', verdict: 'permanent' });
+  });
+
+  it('stops on abort with a cancelled error', async () => {
+    const { origin } = await setup(true);
+    const manager = createWorkspaceManager({ cacheDir: fixture?.cache.path ?? '', reuse: true, gitEnv: testGitEnv() });
+    const controller = new AbortController();
+    controller.abort();
+    const error = await manager
+      .prepare({ jobId: 'job-f', repoUrl: origin.path, branch: 'ai/f-00000008', signal: controller.signal })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'cancelled' });
+  });
+});
