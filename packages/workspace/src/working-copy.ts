@@ -6,6 +6,9 @@ import { readState, removeState, type CopyPaths, type CopyState } from './pool.j
 import { removeTree } from './remove-tree.js';
 import { restoreWritable } from './scope.js';
 
+/** codefleet's own directory in a working copy: context, prompt and feedback files; never committed. */
+export const codefleetDir = '.codefleet';
+
 /**
  * Dependency directories a pooled copy keeps between jobs (`git clean -x` spares them), so
  * the next job's install and verify start warm. Matched at any depth: monorepos have one

@@ -4,7 +4,7 @@ import { lastObjectId, splitNul } from './git.js';
 import { readLock, unlock, updateLock, type LockHolder } from './lock-file.js';
 import { readState, writeState, type CopyPaths } from './pool.js';
 import { createScopeMatcher, restoreWritable, type Scope } from './scope.js';
-import { ensureComplete, keptDependencyDirs, listingBytes, removeCopy, type CopyContext } from './working-copy.js';
+import { codefleetDir, ensureComplete, keptDependencyDirs, listingBytes, removeCopy, type CopyContext } from './working-copy.js';
 
 /** A job's working copy, ready for the agent: on the work branch, scoped, with its context files. */
 export interface Workspace {
@@ -87,8 +87,10 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
   // Changed against `since`: tracked differences (commits since then included) and
   // untracked files that are not ignored, minus the context files. Untracked dependency
   // directories never count, ignored by the repository or not: a pooled copy keeps them
-  // from the previous job, and they are never part of the work.
-  const dependencyDirs = keptDependencyDirs.map((name) => `--exclude=${name}/`);
+  // from the previous job, and they are never part of the work. Nor does codefleet's own
+  // untracked `.codefleet/` (task file, the agents' prompt and feedback files); files the
+  // repository itself tracks there still count.
+  const dependencyDirs = [...keptDependencyDirs.map((name) => `--exclude=${name}/`), `--exclude=/${codefleetDir}/`];
   const changedSince = async (since: string) => {
     const tracked = await git(['diff', '--name-only', '-z', '--no-renames', since, '--']);
     const untracked = await git(['ls-files', '-z', '--others', '--exclude-standard', ...dependencyDirs]);

@@ -1,4 +1,4 @@
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { branchNameProblem } from '@codefleet/core';
@@ -107,6 +107,13 @@ describe('prepare', () => {
     expect(await readFile(join(ws.dir, '.codefleet/task.md'), 'utf8')).toContain('Do it.');
     expect(await ws.changedFiles()).toEqual([]);
     expect(await ws.commit('only context', author)).toBeUndefined();
+    // Files codefleet writes there later (an agent's prompt and feedback) are not work either,
+    // but a `.codefleet` directory deeper in the tree is the project's own.
+    await writeFile(join(ws.dir, '.codefleet/prompt-implement-1.md'), 'the prompt\n');
+    await mkdir(join(ws.dir, 'src/.codefleet'), { recursive: true });
+    await writeFile(join(ws.dir, 'src/.codefleet/notes.md'), 'notes\n');
+    expect(await ws.changedFiles()).toEqual(['src/.codefleet/notes.md']);
+    await rm(join(ws.dir, 'src/.codefleet'), { recursive: true });
 
     await writeFile(join(ws.dir, 'src/index.js'), 'export const answer = 43;\n');
     const sha = await ws.commit('change the answer', author);

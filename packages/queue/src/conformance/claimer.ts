@@ -12,6 +12,8 @@ interface ClaimerArgs {
   mode: 'drain' | 'hold';
   /** drain: exit after this long without a job. */
   idleMs?: number;
+  /** drain: how long the first claim waits, when jobs are enqueued only after every claimer is ready. */
+  firstWaitMs?: number;
   /** drain: print only the final count (benchmarks). */
   quiet?: boolean;
 }
@@ -29,7 +31,8 @@ if (args.mode === 'hold') {
   const idleMs = args.idleMs ?? 1_500;
   let count = 0;
   for (;;) {
-    const lease = await queue.claim({ workerId: args.workerId, waitMs: idleMs });
+    const waitMs = count === 0 ? (args.firstWaitMs ?? idleMs) : idleMs;
+    const lease = await queue.claim({ workerId: args.workerId, waitMs });
     if (!lease) break;
     if (!args.quiet) console.log(`claimed ${lease.job.id} ${lease.attempt}`);
     await lease.ack();

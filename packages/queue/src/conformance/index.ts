@@ -45,8 +45,9 @@ export function queueConformance(harness: ConformanceHarness): void {
     cleanups.push(() => opened.dispose());
     return opened;
   };
-  const spawnClaimer = (settings: QueueSettings, workerId: string, mode: 'drain' | 'hold') => {
-    const proc = startFixture(claimerScript, [JSON.stringify({ settings, workerId, mode, idleMs: Math.max(1_500, leaseMs * 2) })]);
+  const spawnClaimer = (settings: QueueSettings, workerId: string, mode: 'drain' | 'hold', firstWaitMs?: number) => {
+    const idleMs = Math.max(1_500, leaseMs * 2);
+    const proc = startFixture(claimerScript, [JSON.stringify({ settings, workerId, mode, idleMs, ...(firstWaitMs === undefined ? {} : { firstWaitMs }) })]);
     cleanups.push(() => proc.kill('SIGKILL'));
     return proc;
   };
@@ -261,13 +262,16 @@ export function queueConformance(harness: ConformanceHarness): void {
 
     it('4 claimer processes × 200 jobs: every job completed exactly once', async () => {
       const { queue, settings } = await open();
+      // Every claimer is up and waiting before the first job arrives, so on a busy machine
+      // the first process to start cannot drain the queue alone.
+      const procs = [1, 2, 3, 4].map((n) => spawnClaimer(settings, `proc-${n}`, 'drain', 60_000));
+      await Promise.all(procs.map((p) => p.waitForLine('ready', 60_000)));
       const ids = new Set<string>();
       for (let i = 0; i < 200; i += 1) {
         const job = sampleJob();
         ids.add(job.id);
         await queue.enqueue(job);
       }
-      const procs = [1, 2, 3, 4].map((n) => spawnClaimer(settings, `proc-${n}`, 'drain'));
       const exits = await Promise.all(procs.map((p) => p.exited));
       expect(exits.map((e) => e.exitCode)).toEqual([0, 0, 0, 0]);
       const acked = procs.flatMap((p) => p.lines.filter((l) => l.startsWith('acked ')).map((l) => l.slice(6)));
