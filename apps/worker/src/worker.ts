@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { classify } from '@codefleet/core';
 import type { Logger } from '@codefleet/log';
-import type { JobContext, JobResult } from '@codefleet/pipeline';
+import { settleLease, type JobContext, type JobResult, type Settlement } from '@codefleet/pipeline';
 import type { Lease, Queue } from '@codefleet/queue';
 
 /** How one worker process consumes the queue. */
@@ -22,6 +22,10 @@ export interface WorkerOptions {
   claimWaitMs?: number;
   onProgress?: JobContext['onProgress'];
 }
+
+const settledCounter: Record<Settlement, keyof Omit<WorkerSummary, 'processed'>> = {
+  acked: 'acked', retried: 'retried', dead_lettered: 'deadLettered', released: 'released',
+};
 
 /** Runs one delivered job; the pipeline's `runJob` bound to its dependencies. */
 export type JobRunner = (ctx: JobContext) => Promise<JobResult>;
@@ -103,22 +107,8 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
     }
     summary.processed += 1;
     try {
-      if (!result) {
-        await lease.retry({ delayMs: 10_000, reason: 'internal error in the pipeline' });
-        summary.retried += 1;
-      } else if (result.action === 'ack') {
-        await lease.ack();
-        summary.acked += 1;
-      } else if (result.action === 'retry') {
-        const what = await lease.retry({ delayMs: result.delayMs, reason: result.reason });
-        summary[what === 'retrying' ? 'retried' : 'deadLettered'] += 1;
-      } else if (result.action === 'dead_letter') {
-        await lease.deadLetter(result.reason);
-        summary.deadLettered += 1;
-      } else {
-        await lease.release();
-        summary.released += 1;
-      }
+      const settled = await settleLease(lease, result);
+      summary[settledCounter[settled]] += 1;
       log.info({ event: 'job.settled', action: result?.action ?? 'retry' }, 'settled');
     } catch (err) {
       // lease_lost: another worker owns the job now; its result wins.

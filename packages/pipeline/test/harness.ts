@@ -9,8 +9,7 @@ import { LocalQueue } from '@codefleet/queue';
 import { SqliteRunStore } from '@codefleet/store';
 import { createTempDir, createTempRepo, git, gitTestEnv, type TempDir } from '@codefleet/testkit';
 import { createWorkspaceManager } from '@codefleet/workspace';
-import { runWorker } from '../../../apps/worker/src/worker.js';
-import { runJob, type PipelineDeps, type PipelineSettings } from '../src/index.js';
+import { runJob, settleLease, type PipelineDeps, type PipelineSettings } from '../src/index.js';
 
 /** A small Node project whose build loads every module and whose tests use node:test. */
 export const projectFiles: Record<string, string> = {
@@ -97,10 +96,17 @@ export async function createHarness(settings: Partial<PipelineSettings> = {}): P
     },
     drain: async (...jobs) => {
       for (const job of jobs) await queue.enqueue(job);
-      await runWorker(queue, (ctx) => runJob(deps, ctx), {
-        workerId: 'test-worker', concurrency: 1, heartbeatMs: 5_000, shutdownGraceMs: 1_000, once: true,
-        shutdown: new AbortController().signal, log: silentLogger(), claimWaitMs: 200,
-      });
+      // The worker's loop without its heartbeats and slots (apps/worker tests those): claim,
+      // run, settle, until nothing is ready or delayed.
+      for (;;) {
+        const lease = await queue.claim({ workerId: 'test-worker', waitMs: 200 });
+        if (!lease) {
+          if ((await queue.stats()).depth === 0) return;
+          continue;
+        }
+        const result = await runJob(deps, { job: lease.job, attempt: lease.attempt, workerId: 'test-worker', signal: new AbortController().signal });
+        await settleLease(lease, result);
+      }
     },
     dispose: async () => {
       await queue.close();
