@@ -81,8 +81,14 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
       dod.result, { now: now() }));
     const dodOk = dod.result === 'passed' || dod.result === 'skipped';
 
-    await enter('publishing');
-    if ((await ws.changedFiles()).length === 0) {
+    // chmod cannot stop an agent running as root, nor one that commits: whatever it wrote
+    // out of scope stays out of the commit (Workspace.commit), and the record says so.
+    const outOfScope = await ws.outOfScopeChanges();
+    if (outOfScope.length > 0) {
+      deps.log.warn({ event: 'scope.changes_left_out', job_id: job.id, files: outOfScope.slice(0, 50) }, 'out-of-scope changes left out of the commit');
+    }
+    await enter('publishing', outOfScope.length > 0 ? `left out of the commit (out of scope): ${outOfScope.slice(0, 20).join(', ')}` : undefined);
+    if ((await ws.changedFiles()).filter((file) => !outOfScope.includes(file)).length === 0) {
       throw new CodefleetError('no_changes', 'the agent finished without changing any file', { verdict: 'permanent' });
     }
     await ws.commit(commitMessage(job, deps.settings.commitPrefix), deps.settings.commitAuthor);

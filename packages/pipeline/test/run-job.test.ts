@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { join } from 'node:path';
@@ -138,5 +138,32 @@ if (pass === 'implement' && !fs.readFileSync(lib, 'utf8').includes('two')) fs.ap
     await h.drain(job);
     expect(existsSync(marker)).toBe(false);
     expect((await h.store.get(job.id))?.outcome).toBe('succeeded');
+  });
+
+  it('scope: excluded files are absent for the agent, read-only files stay as they were in the PR', async () => {
+    h = await createHarness({ scope: { exclude: ['secrets/'], read: ['vendor/'] } });
+    // The agent reports what it could see and do in a file of its own, then implements.
+    await h.agent(`
+const seen = { secret: fs.existsSync(path.join(workdir, 'secrets', 'prod.env')) };
+try { fs.writeFileSync(path.join(workdir, 'vendor', 'locked.js'), 'export const locked = false;\\n'); seen.vendorWrite = 'written'; }
+catch (e) { seen.vendorWrite = e.code; }
+fs.writeFileSync(path.join(path.dirname(new URL(import.meta.url).pathname), 'seen-' + pass + '.json'), JSON.stringify(seen));
+${implementsFeature}`);
+    const job = h.job({ title: 'Add two()' });
+    await h.drain(job);
+    const run = await h.store.get(job.id);
+    expect(run?.outcome).toBe('succeeded');
+    const seen = JSON.parse(readFileSync(join(h.dir.path, 'seen-implement.json'), 'utf8')) as { secret: boolean; vendorWrite: string };
+    expect(seen.secret).toBe(false);
+    // chmod stops any user but root; as root the write lands on disk but never in the PR.
+    expect(seen.vendorWrite).toBe(process.getuid?.() === 0 ? 'written' : 'EACCES');
+    const branch = branchName(job);
+    const files = await git(h.dir.path, ['--git-dir', h.origin, 'diff', '--name-only', `main...${branch}`]);
+    expect(files.split('\n').sort()).toEqual(['src/lib.js', 'test/two.test.js']);
+    expect(await git(h.dir.path, ['--git-dir', h.origin, 'show', `${branch}:vendor/locked.js`])).toBe('export const locked = true;');
+    expect(await git(h.dir.path, ['--git-dir', h.origin, 'show', `${branch}:secrets/prod.env`])).toBe('API_KEY=do-not-ship');
+    if (seen.vendorWrite === 'written') {
+      expect(run!.stages.find((s) => s.stage === 'publishing')?.note).toContain('vendor/locked.js');
+    }
   });
 });
