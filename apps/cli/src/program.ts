@@ -34,10 +34,13 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
     const path = program.opts<{ config?: string }>().config;
     return loadConfig({ cwd: io.cwd, ...(io.env ? { env: io.env } : {}), ...(path ? { path } : {}) });
   };
-  const withRuntime = async (fn: (rt: Runtime) => Promise<number | void>) => {
+  const withRuntime = async (fn: (rt: Runtime) => Promise<unknown>) => {
     const rt = await openRuntime(await load());
     try {
-      code = (await fn(rt)) ?? 0;
+      // Only a number is an exit code: an action may end on io.out(), which returns whatever
+      // the stream's write() does.
+      const result = await fn(rt);
+      code = typeof result === 'number' ? result : 0;
     } finally {
       await rt.close();
     }

@@ -100,6 +100,10 @@ describe('npm run demo (the codefleet binary as a real process)', () => {
       expect(output).toContain('src/calc.js');
       expect(output).not.toContain('.codefleet/');
       expect(output).toContain('demo passed');
+
+      // The real binary, reading what the demo left: listing commands exit 0.
+      const runs = startFixture(bin, ['--config', join(dir.path, 'config.yaml'), 'runs'], { cwd: dir.path, env: { PATH: process.env.PATH ?? '', HOME: dir.path } });
+      expect({ exit: await runs.exited, stderr: runs.stderr }).toEqual({ exit: { exitCode: 0, signal: undefined }, stderr: '' });
     } finally {
       await dir.dispose();
     }

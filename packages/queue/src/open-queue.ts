@@ -10,5 +10,10 @@ export async function openQueue(settings: QueueSettings): Promise<Queue> {
     case 'local':
       mkdirSync(dirname(settings.path), { recursive: true });
       return new LocalQueue(settings);
+    case 'bullmq': {
+      // Loaded only when used, so a single-host install never touches Redis code.
+      const { BullmqQueue } = await import('./bullmq/bullmq-queue.js');
+      return new BullmqQueue(settings);
+    }
   }
 }

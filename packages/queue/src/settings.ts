@@ -4,7 +4,7 @@ import type { Config } from '@codefleet/config';
  * Everything needed to open a queue, as plain JSON, so a second process (a worker, the
  * conformance suite's claimer processes) can open the same queue from it.
  */
-export type QueueSettings = LocalQueueSettings;
+export type QueueSettings = LocalQueueSettings | BullmqQueueSettings;
 
 /** The embedded SQLite queue. */
 export interface LocalQueueSettings {
@@ -20,6 +20,26 @@ export interface LocalQueueSettings {
   pollMs?: number;
 }
 
+/** BullMQ on Redis, for fleets. */
+export interface BullmqQueueSettings {
+  backend: 'bullmq';
+  /** `redis://` or `rediss://` URL; a password in it is masked in logs. */
+  url: string;
+  /** Prefix of every BullMQ key. */
+  prefix: string;
+  /** Queue name; no `:`. */
+  name: string;
+  /** BullMQ lock duration: how long a claim holds a job without a heartbeat. */
+  leaseMs: number;
+  maxAttempts: number;
+  /** How often a waiting `claim` looks for a job; default 200 ms. */
+  pollMs?: number;
+  /** How often expired locks are looked for; default half the lease. */
+  stalledCheckMs?: number;
+  /** How long a producer call waits for Redis before failing with `queue_unavailable`; default 5 000 ms. */
+  connectTimeoutMs?: number;
+}
+
 /** Derives queue settings from the loaded configuration. */
 export function queueSettingsFromConfig(config: Config): QueueSettings {
   const { queue, worker } = config;
@@ -27,8 +47,10 @@ export function queueSettingsFromConfig(config: Config): QueueSettings {
   switch (queue.backend) {
     case 'local':
       return { backend: 'local', path: queue.local.path, ...base };
+    case 'bullmq':
+      return { backend: 'bullmq', url: queue.bullmq.url, prefix: queue.bullmq.prefix, ...base, leaseMs: queue.bullmq.lock_duration_ms };
     default:
-      // TODO(fleet engines issue): bullmq and sqs adapters land with their own issue.
-      throw new Error(`queue.backend: "${queue.backend}" is not available in this build yet; use "local"`);
+      // TODO(fleet engines issue): the sqs adapter lands next, with its emulator tests.
+      throw new Error(`queue.backend: "${queue.backend}" is not available in this build yet; use "local" or "bullmq"`);
   }
 }

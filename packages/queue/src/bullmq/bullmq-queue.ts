@@ -1,0 +1,302 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Queue as BullQueue, Worker as BullWorker, type Job as BullJob } from 'bullmq';
+import { Redis } from 'ioredis';
+import { CodefleetError, LeaseLostError, parseJob, parseJobJson, redactUrlCredentials, type Job } from '@codefleet/core';
+import type {
+  ClaimOptions, DeadLetter, EnqueueResult, Lease, Queue, QueueStats, RedriveResult,
+} from '../port.js';
+import type { BullmqQueueSettings } from '../settings.js';
+import { bullJobId, isLockLost, priorityOf, redriveJobId } from './ids.js';
+
+/** How much of a malformed payload the dead letter keeps. */
+const rawLimit = 4_096;
+/** Completed jobs are kept this long for stats and audits, then BullMQ trims them. */
+const keepCompletedSeconds = 7 * 24 * 3_600;
+
+/**
+ * The queue port on BullMQ (Redis), for fleets. Jobs are fetched manually
+ * (`Worker.getNextJob` with a token per claim), so the worker runtime, not BullMQ's
+ * processor loop, owns concurrency, heartbeats and shutdown.
+ *
+ * How the port maps onto BullMQ:
+ * - lease = BullMQ's job lock (token, `lockDuration` = `leaseMs`); heartbeat =
+ *   `extendLock`; an expired lock is found by the stalled checker, which every claiming
+ *   process runs, and the job goes back to wait: redelivery.
+ * - attempts = `attemptsStarted`; BullMQ's own retries are off (`attempts: 1`), the
+ *   pipeline's outer policy decides, and a delayed retry is `moveToDelayed`.
+ * - dead letter = the failed set, with the reason as `failedReason`.
+ * - idempotency key = BullMQ deduplication id: kept while the job waits, is delayed or
+ *   runs; removed when it completes or fails, and recovered when the job was removed.
+ *
+ * Connections follow BullMQ's advice for long jobs: the claiming side never gives up on
+ * a command (`maxRetriesPerRequest: null`) and reconnects; the producing side fails fast
+ * (`enableOfflineQueue: false`) so a producer learns at once that Redis is down.
+ */
+export class BullmqQueue implements Queue {
+  readonly backend = 'bullmq' as const;
+  readonly #settings: BullmqQueueSettings;
+  readonly #producer: Redis;
+  readonly #queue: BullQueue;
+  #worker: BullWorker | undefined;
+  #workerConnection: Redis | undefined;
+  #closed = false;
+
+  constructor(settings: BullmqQueueSettings) {
+    if (!(settings.leaseMs > 0)) throw new RangeError(`leaseMs must be positive, got ${settings.leaseMs}`);
+    if (!Number.isInteger(settings.maxAttempts) || settings.maxAttempts < 1) {
+      throw new RangeError(`maxAttempts must be a positive integer, got ${settings.maxAttempts}`);
+    }
+    if (settings.name.includes(':')) throw new RangeError(`queue name must not contain ":", got ${JSON.stringify(settings.name)}`);
+    this.#settings = settings;
+    this.#producer = new Redis(settings.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
+    // An unreachable Redis surfaces as rejected commands; the default 'error' handler
+    // would print every reconnect attempt.
+    this.#producer.on('error', () => undefined);
+    this.#queue = new BullQueue(settings.name, { connection: this.#producer, prefix: settings.prefix });
+    this.#queue.on('error', () => undefined);
+  }
+
+  async enqueue(input: Job): Promise<EnqueueResult> {
+    const job = parseJob(input);
+    await this.#connected();
+    const added = await this.#queue.add('job', job, {
+      jobId: bullJobId(job.id),
+      priority: priorityOf(job.priority),
+      attempts: 1,
+      deduplication: { id: job.idempotency_key },
+      removeOnComplete: { age: keepCompletedSeconds },
+      removeOnFail: false,
+    });
+    if (added.id === bullJobId(job.id)) return { id: job.id, deduplicated: false };
+    return { id: added.id === undefined ? job.id : await this.#jobIdOf(added.id), deduplicated: true };
+  }
+
+  /** Adds a payload as is, skipping validation: what a foreign producer could do (tests). */
+  async injectRaw(payload: string): Promise<void> {
+    await this.#queue.add('job', payload, { jobId: `raw~${randomUUID()}`, priority: priorityOf('normal'), attempts: 1 });
+  }
+
+  async claim(options: ClaimOptions): Promise<Lease | undefined> {
+    const worker = this.#claimer();
+    const deadline = Date.now() + Math.max(0, options.waitMs ?? 0);
+    const pollMs = this.#settings.pollMs ?? 200;
+    for (;;) {
+      if (this.#closed || options.signal?.aborted) return undefined;
+      const token = randomUUID();
+      const fetched = (await worker.getNextJob(token, { block: false })) as BullJob | undefined;
+      if (fetched) {
+        const lease = await this.#admit(fetched, token);
+        if (lease) return lease;
+        continue;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) return undefined;
+      const aborted = await sleep(Math.min(pollMs, left), false, { signal: options.signal }).catch(() => true);
+      if (aborted) return undefined;
+    }
+  }
+
+  async stats(): Promise<QueueStats> {
+    await this.#connected();
+    const c = await this.#queue.getJobCounts('wait', 'prioritized', 'waiting-children', 'delayed', 'active', 'failed', 'completed');
+    const ready = (c.wait ?? 0) + (c.prioritized ?? 0) + (c['waiting-children'] ?? 0);
+    const delayed = c.delayed ?? 0;
+    return { ready, delayed, inFlight: c.active ?? 0, deadLetter: c.failed ?? 0, completed: c.completed ?? 0, depth: ready + delayed };
+  }
+
+  async deadLetters(options: { limit?: number } = {}): Promise<DeadLetter[]> {
+    await this.#connected();
+    const limit = options.limit ?? 1_000;
+    const failed = await this.#queue.getJobs(['failed'], 0, Math.max(0, limit - 1), true);
+    return failed
+      .filter((j): j is BullJob => j !== undefined && j !== null)
+      .map((j) => {
+        const job = readJob(j.data);
+        const raw = typeof j.data === 'string' ? j.data : JSON.stringify(j.data ?? null);
+        return {
+          id: 'job' in job ? job.job.id : (j.id ?? ''),
+          reason: j.failedReason || 'unknown',
+          attempts: Math.min(j.attemptsStarted, this.#settings.maxAttempts),
+          deadAt: j.finishedOn ?? j.timestamp,
+          ...('job' in job ? { job: job.job } : {}),
+          raw: raw.slice(0, rawLimit),
+        };
+      });
+  }
+
+  /**
+   * A valid job goes back as a new BullMQ job (fresh attempts, its deduplication id
+   * restored) before the failed one is removed, so a crash in between leaves a
+   * duplicate in the dead letter, never a lost job. A malformed one is retried as is.
+   */
+  async redrive(id: string): Promise<RedriveResult> {
+    await this.#connected();
+    const failed = (await this.#queue.getJobs(['failed'], 0, -1, true)).find((j) => {
+      const read = j ? readJob(j.data) : undefined;
+      return read !== undefined && ('job' in read ? read.job.id === id : j?.id === id);
+    });
+    if (!failed?.id) return { status: 'not_found' };
+    const read = readJob(failed.data);
+    if (!('job' in read)) {
+      await failed.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+      return { status: 'redriven', id };
+    }
+    const job = read.job;
+    const newId = redriveJobId(job.id, Date.now());
+    const added = await this.#queue.add('job', job, {
+      jobId: newId,
+      priority: priorityOf(job.priority),
+      attempts: 1,
+      deduplication: { id: job.idempotency_key },
+      removeOnComplete: { age: keepCompletedSeconds },
+      removeOnFail: false,
+    });
+    if (added.id !== newId) {
+      // Deduplicated: another job with the same key is queued or running.
+      return { status: 'duplicate_active', activeId: added.id === undefined ? '' : await this.#jobIdOf(added.id) };
+    }
+    await failed.remove();
+    return { status: 'redriven', id };
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    // Never connected (Redis down): nothing to flush, and BullMQ's close would wait for it.
+    if (this.#producer.status !== 'ready') this.#producer.disconnect();
+    await this.#worker?.close(true).catch(() => undefined);
+    await this.#queue.close().catch(() => undefined);
+    // BullMQ leaves connections it was handed open; they are ours to end.
+    this.#workerConnection?.disconnect();
+    this.#producer.disconnect();
+  }
+
+  /**
+   * The claiming side, created on first claim: a BullMQ worker without a processor, with
+   * its own never-give-up connection and the stalled checker that turns expired leases
+   * into redeliveries.
+   */
+  #claimer(): BullWorker {
+    if (this.#worker) return this.#worker;
+    const { leaseMs } = this.#settings;
+    const connection = new Redis(this.#settings.url, { maxRetriesPerRequest: null, enableOfflineQueue: true });
+    connection.on('error', () => undefined);
+    this.#workerConnection = connection;
+    const worker = new BullWorker(this.#settings.name, null, {
+      connection,
+      prefix: this.#settings.prefix,
+      autorun: false,
+      lockDuration: leaseMs,
+      // Checked often enough that an expired lease is noticed within about half a lease;
+      // never more often than every 100 ms.
+      stalledInterval: this.#settings.stalledCheckMs ?? Math.max(100, Math.floor(leaseMs / 2)),
+      // Expired leases count as attempts here (claim buries the job), not in BullMQ.
+      maxStalledCount: Number.MAX_SAFE_INTEGER,
+    });
+    worker.on('error', () => undefined);
+    void worker.startStalledCheckTimer().catch(() => undefined);
+    this.#worker = worker;
+    return worker;
+  }
+
+  /** Turns a fetched BullMQ job into a lease, or buries it (attempts spent, malformed). */
+  async #admit(fetched: BullJob, token: string): Promise<Lease | undefined> {
+    const { maxAttempts, leaseMs } = this.#settings;
+    const attempt = fetched.attemptsStarted;
+    if (attempt > maxAttempts) {
+      await fetched.moveToFailed(new Error(`lease expired on attempt ${attempt - 1} of ${maxAttempts} (the worker stopped heartbeating); attempts exhausted`), token, false);
+      return undefined;
+    }
+    const read = readJob(fetched.data);
+    if (!('job' in read)) {
+      await fetched.moveToFailed(new Error(`malformed job: ${read.error}`), token, false);
+      return undefined;
+    }
+    const job = read.job;
+    const lost = (error: unknown): never => {
+      if (isLockLost(error)) throw new LeaseLostError(job.id, `lease on job ${job.id} was lost: another claimer took it over or it was settled`);
+      throw error;
+    };
+    let expiresAt = Date.now() + leaseMs;
+    let settled = false;
+    const settle = async <T>(fn: () => Promise<T>): Promise<T> => {
+      if (settled) throw new LeaseLostError(job.id, `lease on job ${job.id} was already settled`);
+      const result = await fn().catch(lost);
+      settled = true;
+      return result;
+    };
+    return {
+      job,
+      attempt,
+      maxAttempts,
+      token,
+      get expiresAt() { return expiresAt; },
+      heartbeat: async () => {
+        if (settled) throw new LeaseLostError(job.id, `lease on job ${job.id} was already settled`);
+        const extended = await fetched.extendLock(token, leaseMs).catch(lost);
+        if (!extended) throw new LeaseLostError(job.id, `lease on job ${job.id} was lost: the lock expired or another claimer took it over`);
+        expiresAt = Date.now() + leaseMs;
+      },
+      ack: () => settle(async () => { await fetched.moveToCompleted('done', token, false); }),
+      retry: ({ delayMs, reason }) => settle(async () => {
+        if (attempt >= maxAttempts) {
+          await fetched.moveToFailed(new Error(`attempts exhausted (${attempt} of ${maxAttempts}): ${reason}`), token, false);
+          return 'dead_lettered' as const;
+        }
+        await fetched.moveToDelayed(Date.now() + Math.max(0, delayMs), token);
+        return 'retrying' as const;
+      }),
+      deadLetter: (reason) => settle(async () => { await fetched.moveToFailed(new Error(reason), token, false); }),
+      release: () => settle(async () => {
+        // BullMQ counts every activation; a release must not spend an attempt, so the
+        // count is given back while the lock is still ours, and taken again if the move fails.
+        const client = this.#producer;
+        const key = this.#queue.toKey(fetched.id ?? '');
+        await client.hincrby(key, 'ats', -1);
+        try {
+          await fetched.moveToWait(token);
+        } catch (error) {
+          await client.hincrby(key, 'ats', 1);
+          throw error;
+        }
+      }),
+    };
+  }
+
+  /**
+   * Waits for the producer connection, at most `connectTimeoutMs`: without an offline
+   * queue a command sent while connecting would fail at once, and BullMQ itself would
+   * wait for Redis forever.
+   */
+  async #connected(): Promise<void> {
+    const redis = this.#producer;
+    if (redis.status === 'ready') return;
+    const timeoutMs = this.#settings.connectTimeoutMs ?? 5_000;
+    const ready = await new Promise<boolean>((resolve) => {
+      const done = (ok: boolean) => { clearTimeout(timer); redis.off('ready', onReady); resolve(ok); };
+      const onReady = () => done(true);
+      const timer = setTimeout(() => done(false), timeoutMs);
+      redis.on('ready', onReady);
+    });
+    if (!ready) {
+      throw new CodefleetError('queue_unavailable', `Redis at ${redactUrlCredentials(this.#settings.url)} is not reachable (no connection within ${timeoutMs} ms)`, { verdict: 'transient' });
+    }
+  }
+
+  /** The codefleet job id behind a BullMQ job id (its payload's id; the BullMQ id for a malformed one). */
+  async #jobIdOf(bullId: string): Promise<string> {
+    const found = await this.#queue.getJob(bullId);
+    const read = found ? readJob(found.data) : undefined;
+    return read && 'job' in read ? read.job.id : bullId;
+  }
+}
+
+/** Validates a payload as stored: a job object, or a JSON string from a foreign producer. */
+function readJob(data: unknown): { job: Job } | { error: string } {
+  try {
+    return { job: typeof data === 'string' ? parseJobJson(data) : parseJob(data) };
+  } catch (error) {
+    return { error: error instanceof Error ? error.message : String(error) };
+  }
+}

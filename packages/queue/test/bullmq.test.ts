@@ -1,0 +1,87 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { startRedis, type RedisServer } from '@codefleet/testkit';
+import { BullmqQueue } from '../src/bullmq/bullmq-queue.js';
+import { queueConformance, sampleJob } from '../src/conformance/index.js';
+import type { BullmqQueueSettings } from '../src/index.js';
+
+// A real redis-server on a random loopback port, shared by this file's tests; every test
+// gets its own queue name, so they never see each other's jobs.
+let redis: RedisServer;
+beforeAll(async () => { redis = await startRedis(); });
+afterAll(async () => { await redis?.stop(); });
+
+const settingsFor = (leaseMs: number, maxAttempts: number): BullmqQueueSettings => ({
+  backend: 'bullmq', url: redis.url, prefix: 'cf-test', name: `q-${randomUUID()}`, leaseMs, maxAttempts, pollMs: 20,
+});
+
+queueConformance({
+  name: 'bullmq (real redis-server)',
+  leaseMs: 1_000,
+  capabilities: { priority: true },
+  open: async ({ leaseMs, maxAttempts }) => {
+    const settings = settingsFor(leaseMs, maxAttempts);
+    const queue = new BullmqQueue(settings);
+    return {
+      queue,
+      settings,
+      injectRaw: (payload) => queue.injectRaw(payload),
+      dispose: () => queue.close(),
+    };
+  },
+});
+
+describe('BullmqQueue specifics', () => {
+  it('a key can be enqueued again once its job was removed from Redis', async () => {
+    const settings = settingsFor(1_000, 2);
+    const queue = new BullmqQueue(settings);
+    const { Queue } = await import('bullmq');
+    const raw = new Queue(settings.name, { connection: { url: redis.url }, prefix: settings.prefix });
+    try {
+      const first = sampleJob({ idempotency_key: 'acme/widgets#issue-9' });
+      expect(await queue.enqueue(first)).toEqual({ id: first.id, deduplicated: false });
+      // An operator cleans the queue by hand while the job waits.
+      await raw.obliterate({ force: true });
+      const again = sampleJob({ idempotency_key: 'acme/widgets#issue-9' });
+      expect(await queue.enqueue(again)).toEqual({ id: again.id, deduplicated: false });
+      const lease = await queue.claim({ workerId: 'w', waitMs: 2_000 });
+      expect(lease?.job.id).toBe(again.id);
+      await lease!.ack();
+    } finally {
+      await raw.close();
+      await queue.close();
+    }
+  });
+
+  it('keeps ids BullMQ would refuse (colons, plain numbers)', async () => {
+    const queue = new BullmqQueue(settingsFor(1_000, 2));
+    try {
+      for (const id of ['12345', 'chat:C123:1700000000.1']) {
+        const job = sampleJob({ id, idempotency_key: `key-${id}` });
+        expect(await queue.enqueue(job)).toEqual({ id, deduplicated: false });
+        const lease = await queue.claim({ workerId: 'w', waitMs: 2_000 });
+        expect(lease?.job.id).toBe(id);
+        await lease!.ack();
+      }
+    } finally {
+      await queue.close();
+    }
+  });
+
+  it('a producer fails fast with a clear error when Redis is unreachable', async () => {
+    const queue = new BullmqQueue({ ...settingsFor(1_000, 2), url: 'redis://:hunter2@127.0.0.1:1', connectTimeoutMs: 500 });
+    try {
+      const error = await queue.enqueue(sampleJob()).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'queue_unavailable', verdict: 'transient', message: expect.stringContaining('not reachable') });
+      expect((error as Error).message).not.toContain('hunter2');
+    } finally {
+      await queue.close();
+    }
+  }, 15_000);
+
+  it('refuses nonsense settings with a clear error', () => {
+    expect(() => new BullmqQueue({ ...settingsFor(0, 2) })).toThrow(/leaseMs/);
+    expect(() => new BullmqQueue({ ...settingsFor(1_000, 0) })).toThrow(/maxAttempts/);
+    expect(() => new BullmqQueue({ ...settingsFor(1_000, 2), name: 'a:b' })).toThrow(/name/);
+  });
+});
