@@ -1,6 +1,6 @@
 export type {
   ClaimOptions, DeadLetter, EnqueueResult, Lease, Queue, QueueBackendName, QueueStats, RedriveResult,
 } from './port.js';
-export { queueSettingsFromConfig, type BullmqQueueSettings, type LocalQueueSettings, type QueueSettings } from './settings.js';
+export { queueSettingsFromConfig, type BullmqQueueSettings, type LocalQueueSettings, type QueueSettings, type SqsQueueSettings } from './settings.js';
 export { openQueue } from './open-queue.js';
 export { LocalQueue } from './local/local-queue.js';

@@ -15,5 +15,9 @@ export async function openQueue(settings: QueueSettings): Promise<Queue> {
       const { BullmqQueue } = await import('./bullmq/bullmq-queue.js');
       return new BullmqQueue(settings);
     }
+    case 'sqs': {
+      const { SqsQueue } = await import('./sqs/sqs-queue.js');
+      return new SqsQueue(settings);
+    }
   }
 }

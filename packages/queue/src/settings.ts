@@ -4,7 +4,7 @@ import type { Config } from '@codefleet/config';
  * Everything needed to open a queue, as plain JSON, so a second process (a worker, the
  * conformance suite's claimer processes) can open the same queue from it.
  */
-export type QueueSettings = LocalQueueSettings | BullmqQueueSettings;
+export type QueueSettings = LocalQueueSettings | BullmqQueueSettings | SqsQueueSettings;
 
 /** The embedded SQLite queue. */
 export interface LocalQueueSettings {
@@ -40,6 +40,33 @@ export interface BullmqQueueSettings {
   connectTimeoutMs?: number;
 }
 
+/** AWS SQS, for the cloud, with a Redis for what SQS cannot keep (dedup, lease tokens, dead letters). */
+export interface SqsQueueSettings {
+  backend: 'sqs';
+  queueUrl: string;
+  region: string;
+  /** An emulator's endpoint; absent for AWS itself. */
+  endpoint?: string;
+  /**
+   * Only for emulators, which take any key. Real deployments leave it out: the AWS SDK's
+   * own provider chain (environment, profile, instance role) supplies credentials.
+   */
+  credentials?: { accessKeyId: string; secretAccessKey: string };
+  /** Redis URL of the coordination store. */
+  coordinationUrl: string;
+  /** Key prefix in the coordination store. */
+  prefix: string;
+  name: string;
+  /** The visibility timeout of a claim, in whole seconds. */
+  leaseMs: number;
+  maxAttempts: number;
+  /** Long-polling wait per receive, 0-20 s; default 20. */
+  waitTimeSeconds?: number;
+  /** Sleep between receives when less than a second of waiting is left; default 200 ms. */
+  pollMs?: number;
+  fifo?: boolean;
+}
+
 /** Derives queue settings from the loaded configuration. */
 export function queueSettingsFromConfig(config: Config): QueueSettings {
   const { queue, worker } = config;
@@ -49,8 +76,14 @@ export function queueSettingsFromConfig(config: Config): QueueSettings {
       return { backend: 'local', path: queue.local.path, ...base };
     case 'bullmq':
       return { backend: 'bullmq', url: queue.bullmq.url, prefix: queue.bullmq.prefix, ...base, leaseMs: queue.bullmq.lock_duration_ms };
-    default:
-      // TODO(fleet engines issue): the sqs adapter lands next, with its emulator tests.
-      throw new Error(`queue.backend: "${queue.backend}" is not available in this build yet; use "local" or "bullmq"`);
+    case 'sqs': {
+      const { sqs } = queue;
+      if (sqs.queue_url === undefined) throw new Error('queue.sqs.queue_url: required when queue.backend is "sqs"');
+      return {
+        backend: 'sqs', queueUrl: sqs.queue_url, region: sqs.region ?? 'us-east-1', coordinationUrl: sqs.coordination_url,
+        prefix: queue.bullmq.prefix, ...base, leaseMs: sqs.visibility_timeout * 1000, waitTimeSeconds: sqs.wait_time_seconds, fifo: sqs.fifo,
+        ...(sqs.endpoint === undefined ? {} : { endpoint: sqs.endpoint }),
+      };
+    }
   }
 }

@@ -51,6 +51,11 @@ const sqs = z
       .default(4)
       .describe('Receives before SQS moves a message to the dead-letter queue; 4 = the first run plus worker.max_retries (3).'),
     fifo: z.boolean().default(false).describe('The queue is a FIFO queue (its URL ends in .fifo).'),
+    coordination_url: z
+      .string()
+      .min(1)
+      .default('redis://127.0.0.1:6379')
+      .describe('Redis URL of the coordination store an SQS fleet shares: idempotency keys, lease tokens that fence stale workers, attempts and dead letters.'),
   })
   .prefault({})
   .describe('Cloud queue on AWS SQS (backend: sqs).');

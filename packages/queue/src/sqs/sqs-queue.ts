@@ -1,0 +1,286 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  ChangeMessageVisibilityCommand, DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand,
+  SendMessageCommand, SQSClient, type Message,
+} from '@aws-sdk/client-sqs';
+import { Redis } from 'ioredis';
+import { CodefleetError, LeaseLostError, parseJob, parseJobJson, redactUrlCredentials, type Job } from '@codefleet/core';
+import type {
+  ClaimOptions, DeadLetter, EnqueueResult, Lease, Queue, QueueStats, RedriveResult,
+} from '../port.js';
+import type { SqsQueueSettings } from '../settings.js';
+import { Coordination } from './coordination.js';
+
+/**
+ * SQS's message size limit as this adapter enforces it: the classic 256 KiB, which every
+ * region and emulator accepts. A job is its id and task text, far below it; a bigger one
+ * is refused at enqueue with `payload_too_large` instead of failing inside SQS.
+ */
+export const maxMessageBytes = 256 * 1024;
+/** Per-message DelaySeconds cannot exceed 15 minutes; longer retries use the visibility timeout. */
+const maxDelaySeconds = 900;
+/** Upper bound of a visibility timeout in SQS: 12 hours. */
+const maxVisibilitySeconds = 43_200;
+const rawLimit = 4_096;
+
+/**
+ * The queue port on AWS SQS, for the cloud. Long polling (up to 20 s) receives a message;
+ * its visibility timeout is the lease, extended by heartbeats (`ChangeMessageVisibility`).
+ * What SQS cannot do by itself lives in Redis ({@link Coordination}): dedup by
+ * idempotency key, lease tokens (an old receipt handle may still delete a message, so a
+ * stale worker is fenced by its token), attempts, completed count and dead letters.
+ *
+ * A transient retry re-sends the message with `DelaySeconds` (so it counts as delayed)
+ * and then deletes the old one; a crash in between leaves a duplicate, which the next
+ * claim drops because the job's state says it is already pending elsewhere... or runs it
+ * again: at-least-once, as the port says. A FIFO queue gets `MessageGroupId` per
+ * repository and the job id as deduplication id.
+ */
+export class SqsQueue implements Queue {
+  readonly backend = 'sqs' as const;
+  readonly #settings: SqsQueueSettings;
+  readonly #sqs: SQSClient;
+  readonly #redis: Redis;
+  readonly #coord: Coordination;
+  readonly #leaseSeconds: number;
+  #closed = false;
+  readonly #closing = new AbortController();
+
+  constructor(settings: SqsQueueSettings) {
+    if (!(settings.leaseMs >= 1_000)) throw new RangeError(`leaseMs must be at least 1000 (SQS counts whole seconds), got ${settings.leaseMs}`);
+    if (!Number.isInteger(settings.maxAttempts) || settings.maxAttempts < 1) {
+      throw new RangeError(`maxAttempts must be a positive integer, got ${settings.maxAttempts}`);
+    }
+    if (settings.fifo && !settings.queueUrl.endsWith('.fifo')) throw new RangeError(`a FIFO queue URL ends in .fifo, got ${settings.queueUrl}`);
+    this.#settings = settings;
+    this.#leaseSeconds = Math.min(maxVisibilitySeconds, Math.ceil(settings.leaseMs / 1_000));
+    this.#sqs = new SQSClient({
+      region: settings.region,
+      ...(settings.endpoint === undefined ? {} : { endpoint: settings.endpoint }),
+      ...(settings.credentials === undefined ? {} : { credentials: settings.credentials }),
+    });
+    this.#redis = new Redis(settings.coordinationUrl, { maxRetriesPerRequest: null });
+    this.#redis.on('error', () => undefined);
+    this.#coord = new Coordination(this.#redis, settings.prefix, settings.name);
+  }
+
+  async enqueue(input: Job): Promise<EnqueueResult> {
+    const job = parseJob(input);
+    const body = JSON.stringify(job);
+    const bytes = Buffer.byteLength(body);
+    if (bytes > maxMessageBytes) {
+      throw new CodefleetError('payload_too_large', `job ${job.id} is ${bytes} bytes as a message; SQS takes at most ${maxMessageBytes} (shorten the task text)`, { verdict: 'permanent' });
+    }
+    const active = await this.#coord.reserve(job.id, job.idempotency_key, Date.now());
+    if (active !== undefined) return { id: active, deduplicated: true };
+    try {
+      await this.#send(job, body, 0);
+    } catch (error) {
+      await this.#coord.unreserve(job.id, job.idempotency_key).catch(() => undefined);
+      throw this.#unavailable(error);
+    }
+    await this.#coord.pending(job.id);
+    return { id: job.id, deduplicated: false };
+  }
+
+  /** Sends a payload as is, skipping validation: what a foreign producer could do (tests). */
+  async injectRaw(payload: string): Promise<void> {
+    await this.#sqs.send(new SendMessageCommand({
+      QueueUrl: this.#settings.queueUrl, MessageBody: payload,
+      ...(this.#settings.fifo ? { MessageGroupId: 'raw', MessageDeduplicationId: randomUUID() } : {}),
+    }));
+  }
+
+  async claim(options: ClaimOptions): Promise<Lease | undefined> {
+    const deadline = Date.now() + Math.max(0, options.waitMs ?? 0);
+    const signal = options.signal === undefined ? this.#closing.signal : AbortSignal.any([options.signal, this.#closing.signal]);
+    for (;;) {
+      if (this.#closed || signal.aborted) return undefined;
+      const left = deadline - Date.now();
+      // Long polling in whole seconds (SQS's unit); the last fraction of a second is polled.
+      const waitSeconds = Math.min(this.#settings.waitTimeSeconds ?? 20, Math.max(0, Math.floor(left / 1_000)));
+      let messages: Message[] | undefined;
+      try {
+        const received = await this.#sqs.send(new ReceiveMessageCommand({
+          QueueUrl: this.#settings.queueUrl,
+          MaxNumberOfMessages: 1,
+          WaitTimeSeconds: waitSeconds,
+          VisibilityTimeout: this.#leaseSeconds,
+          MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+        }), { abortSignal: signal });
+        messages = received.Messages;
+      } catch (error) {
+        if (signal.aborted) return undefined;
+        throw this.#unavailable(error);
+      }
+      const message = messages?.[0];
+      if (message) {
+        const lease = await this.#admit(message);
+        if (lease) return lease;
+        continue;
+      }
+      if (Date.now() >= deadline) return undefined;
+      if (waitSeconds === 0) {
+        const aborted = await sleep(Math.min(this.#settings.pollMs ?? 200, Math.max(0, deadline - Date.now())), false, { signal }).catch(() => true);
+        if (aborted) return undefined;
+      }
+    }
+  }
+
+  async stats(): Promise<QueueStats> {
+    const { Attributes: a = {} } = await this.#sqs.send(new GetQueueAttributesCommand({
+      QueueUrl: this.#settings.queueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+    })).catch((error: unknown) => { throw this.#unavailable(error); });
+    const ready = Number(a.ApproximateNumberOfMessages ?? 0);
+    const delayed = Number(a.ApproximateNumberOfMessagesDelayed ?? 0);
+    const [deadLetter, completed] = await Promise.all([this.#coord.deadCount(), this.#coord.completed()]);
+    return { ready, delayed, inFlight: Number(a.ApproximateNumberOfMessagesNotVisible ?? 0), deadLetter, completed, depth: ready + delayed };
+  }
+
+  async deadLetters(options: { limit?: number } = {}): Promise<DeadLetter[]> {
+    const dead = await this.#coord.dead(options.limit ?? 1_000);
+    return dead.map(({ id, record }) => {
+      const raw = record.raw ?? '';
+      let job: Job | undefined;
+      try { job = parseJobJson(raw); } catch { job = undefined; }
+      return {
+        id,
+        reason: record.reason ?? 'unknown',
+        attempts: Math.min(Number(record.attempts ?? 0), this.#settings.maxAttempts),
+        deadAt: Number(record.dead_at ?? 0),
+        ...(job === undefined ? {} : { job }),
+        raw,
+      };
+    });
+  }
+
+  async redrive(id: string): Promise<RedriveResult> {
+    const raw = await this.#coord.raw(id);
+    const taken = await this.#coord.redrive(id, Date.now());
+    if (taken.status === 'duplicate') return { status: 'duplicate_active', activeId: taken.activeId };
+    if (taken.status === 'not_found' || raw === undefined) return { status: 'not_found' };
+    let job: Job | undefined;
+    try { job = parseJobJson(raw); } catch { job = undefined; }
+    if (job) await this.#send(job, raw, 0);
+    else await this.injectRaw(raw);
+    await this.#coord.pending(id);
+    return { status: 'redriven', id };
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#closing.abort();
+    this.#sqs.destroy();
+    this.#redis.disconnect();
+  }
+
+  async #send(job: Job, body: string, delaySeconds: number, dedupSuffix = ''): Promise<void> {
+    const fifo = this.#settings.fifo
+      ? { MessageGroupId: groupOf(job.repo), MessageDeduplicationId: `${job.id}${dedupSuffix}`.replaceAll(':', '_').slice(0, 128) }
+      : { DelaySeconds: delaySeconds };
+    await this.#sqs.send(new SendMessageCommand({ QueueUrl: this.#settings.queueUrl, MessageBody: body, ...fifo }));
+  }
+
+  async #delete(message: Message): Promise<void> {
+    await this.#sqs.send(new DeleteMessageCommand({ QueueUrl: this.#settings.queueUrl, ReceiptHandle: message.ReceiptHandle }));
+  }
+
+  /** Turns a received message into a lease, or buries or drops it. */
+  async #admit(message: Message): Promise<Lease | undefined> {
+    const { maxAttempts } = this.#settings;
+    const now = Date.now();
+    const body = message.Body ?? '';
+    let job: Job;
+    try {
+      job = parseJobJson(body);
+    } catch (error) {
+      const reason = `malformed job: ${error instanceof Error ? error.message : String(error)}`;
+      await this.#coord.settle(`msg-${message.MessageId ?? randomUUID()}`, '', 'dead', { reason, raw: body.slice(0, rawLimit), now });
+      await this.#delete(message);
+      return undefined;
+    }
+    const token = randomUUID();
+    const claimed = await this.#coord.claim(job.id, token, maxAttempts, job.idempotency_key);
+    if (claimed.verdict === 'settled') {
+      // A duplicate of finished work (a delete that did not happen, a retry's twin).
+      await this.#delete(message);
+      return undefined;
+    }
+    if (claimed.verdict === 'exhausted') {
+      const reason = `lease expired on attempt ${claimed.attempts} of ${maxAttempts} (the worker stopped heartbeating); attempts exhausted`;
+      await this.#coord.settle(job.id, '', 'dead', { reason, raw: body, now });
+      await this.#delete(message);
+      return undefined;
+    }
+    const attempt = claimed.attempts;
+    const leaseMs = this.#leaseSeconds * 1_000;
+    let expiresAt = now + leaseMs;
+    const handle = message;
+    const lost = () => new LeaseLostError(job.id, `lease on job ${job.id} was lost: another claimer took it over or it was settled`);
+    const settle = async (action: 'ack' | 'release' | 'dead' | 'retry', reason?: string) => {
+      if (!(await this.#coord.settle(job.id, token, action, { now: Date.now(), raw: body, ...(reason === undefined ? {} : { reason }) }))) throw lost();
+    };
+    const visibility = async (seconds: number) => {
+      await this.#sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: this.#settings.queueUrl, ReceiptHandle: handle.ReceiptHandle, VisibilityTimeout: seconds }));
+    };
+    return {
+      job,
+      attempt,
+      maxAttempts,
+      token,
+      get expiresAt() { return expiresAt; },
+      heartbeat: async () => {
+        if (!(await this.#coord.owns(job.id, token))) throw lost();
+        // SQS refuses a receipt handle whose message was received again since: lost too.
+        await visibility(this.#leaseSeconds).catch(() => { throw lost(); });
+        expiresAt = Date.now() + leaseMs;
+      },
+      ack: async () => {
+        await settle('ack');
+        await this.#delete(handle);
+      },
+      retry: async ({ delayMs, reason }) => {
+        if (attempt >= maxAttempts) {
+          await settle('dead', `attempts exhausted (${attempt} of ${maxAttempts}): ${reason}`);
+          await this.#delete(handle);
+          return 'dead_lettered';
+        }
+        await settle('retry');
+        const seconds = Math.ceil(Math.max(0, delayMs) / 1_000);
+        if (seconds <= maxDelaySeconds && !this.#settings.fifo) {
+          // Re-sent first, deleted second: a crash in between duplicates, never loses.
+          await this.#send(job, body, seconds, `-r${attempt}`);
+          await this.#delete(handle);
+        } else {
+          await visibility(Math.min(maxVisibilitySeconds, seconds));
+        }
+        return 'retrying';
+      },
+      deadLetter: async (reason) => {
+        await settle('dead', reason);
+        await this.#delete(handle);
+      },
+      release: async () => {
+        await settle('release');
+        await visibility(0);
+      },
+    };
+  }
+
+  #unavailable(error: unknown): unknown {
+    if (error instanceof CodefleetError) return error;
+    const name = (error as { name?: string }).name ?? '';
+    const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+    if (status !== undefined && status >= 400 && status < 500 && status !== 429) return error;
+    const where = redactUrlCredentials(this.#settings.endpoint ?? this.#settings.queueUrl);
+    return new CodefleetError('queue_unavailable', `SQS at ${where} failed: ${name} ${(error as Error).message ?? ''}`.trim(), { verdict: 'transient', cause: error });
+  }
+}
+
+/** FIFO message group per repository: one job per repo at a time, in order. */
+function groupOf(repo: string): string {
+  return repo.replace(/[^A-Za-z0-9!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]/g, '_').slice(0, 128) || 'default';
+}
