@@ -6,7 +6,7 @@ import { createLocalForge, type Forge } from '@codefleet/forge';
 import { createLogger, type Logger } from '@codefleet/log';
 import type { PipelineDeps, PipelineSettings } from '@codefleet/pipeline';
 import { openQueue, queueSettingsFromConfig, type Queue } from '@codefleet/queue';
-import { SqliteRunStore, type RunStore } from '@codefleet/store';
+import { RedisRunStore, SqliteRunStore, type RunStore } from '@codefleet/store';
 import { createWorkspaceManager } from '@codefleet/workspace';
 
 /** Everything a command needs, opened once from the loaded config. */
@@ -72,7 +72,9 @@ export async function openRuntime(loaded: LoadedConfig, options: { log?: Logger 
     throw new Error('forge.type: "github" is not available in this build yet; use "local"');
   }
   const queue = await openQueue(queueSettingsFromConfig(config));
-  const store = new SqliteRunStore(join(config.data_dir, 'runs.sqlite'));
+  const store: RunStore = config.store.backend === 'redis'
+    ? new RedisRunStore({ url: config.store.redis_url, prefix: config.store.prefix })
+    : new SqliteRunStore(join(config.data_dir, 'runs.sqlite'));
   const gitEnv = gitEnvFrom(env);
   const forge = createLocalForge({ dbPath: join(config.data_dir, 'forge.sqlite'), gitEnv });
   const workspaces = createWorkspaceManager({ cacheDir: config.workspace.cache_dir, reuse: config.workspace.reuse, gitEnv });

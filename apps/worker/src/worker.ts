@@ -3,6 +3,7 @@ import { classify } from '@codefleet/core';
 import type { Logger } from '@codefleet/log';
 import { settleLease, type JobContext, type JobResult, type Settlement } from '@codefleet/pipeline';
 import type { Lease, Queue } from '@codefleet/queue';
+import type { TaskLeases } from '@codefleet/store';
 
 /** How one worker process consumes the queue. */
 export interface WorkerOptions {
@@ -21,6 +22,12 @@ export interface WorkerOptions {
   /** How long an idle claim waits before looking again. */
   claimWaitMs?: number;
   onProgress?: JobContext['onProgress'];
+  /**
+   * Task leases in the shared run store: at most one running job per task key across the
+   * fleet, renewed with every heartbeat, and the token that fences publishing. Without
+   * them (tests of the loop alone) only the queue lease guards a job.
+   */
+  leases?: { store: TaskLeases; ttlMs: number };
 }
 
 const settledCounter: Record<Settlement, keyof Omit<WorkerSummary, 'processed'>> = {
@@ -81,20 +88,39 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
   };
 
   const handle = async (lease: Lease) => {
+    const log = options.log.child({ job_id: lease.job.id, attempt: lease.attempt });
+    const taskKey = lease.job.idempotency_key;
+    const { leases } = options;
+    if (leases && !(await leases.store.acquire(taskKey, lease.token, leases.ttlMs).catch(() => false))) {
+      // Another delivery of the same task is running somewhere: try again once its lease
+      // has had time to end, rather than run the task twice at once.
+      log.warn({ event: 'task.busy', task_key: taskKey }, 'another worker runs this task; retrying later');
+      await lease.retry({ delayMs: leases.ttlMs, reason: 'another worker runs this task' }).catch(() => undefined);
+      summary.processed += 1;
+      summary.retried += 1;
+      return;
+    }
     const controller = new AbortController();
     running.add(controller);
-    const log = options.log.child({ job_id: lease.job.id, attempt: lease.attempt });
     log.info({ event: 'job.claimed', title: lease.job.title }, 'claimed');
+    const lost = (err: unknown) => {
+      if (controller.signal.aborted) return;
+      log.error({ err, event: 'lease.lost' }, 'lease lost: stopping the job');
+      controller.abort(err);
+    };
     const heartbeat = setInterval(() => {
-      lease.heartbeat().catch((err: unknown) => {
-        log.error({ err, event: 'lease.lost' }, 'lease lost: stopping the job');
-        controller.abort(err);
-      });
+      lease.heartbeat().catch(lost);
+      leases?.store.renew(taskKey, lease.token, leases.ttlMs).then(
+        (ours) => { if (!ours) lost(new Error(`task lease on ${taskKey} was taken over`)); },
+        // The store unreachable for a moment is not a lost lease; the fence decides at publish.
+        (err: unknown) => log.warn({ err, event: 'task_lease.renew_failed' }, 'could not renew the task lease'),
+      );
     }, options.heartbeatMs);
     let result: JobResult | undefined;
     try {
       result = await runJob({
         job: lease.job, attempt: lease.attempt, workerId: options.workerId, signal: controller.signal,
+        ...(leases ? { leaseToken: lease.token } : {}),
         ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       });
     } catch (err) {
@@ -114,6 +140,8 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
       // lease_lost: another worker owns the job now; its result wins.
       log.warn({ err, event: 'lease.settle_failed' }, 'could not settle the lease');
     }
+    // After settling, so the task is never free while its queue lease still runs.
+    await leases?.store.release(taskKey, lease.token).catch((err: unknown) => log.warn({ err, event: 'task_lease.release_failed' }, 'could not release the task lease'));
   };
 
   await Promise.all(Array.from({ length: Math.max(1, options.concurrency) }, (_, n) => slot(n)));

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { silentLogger } from '@codefleet/log';
 import type { JobResult } from '@codefleet/pipeline';
 import { LocalQueue } from '@codefleet/queue';
+import { SqliteRunStore } from '@codefleet/store';
 import { sampleJob } from '@codefleet/queue/conformance';
 import { createTempDir, waitFor, type TempDir } from '@codefleet/testkit';
 import { runWorker, type JobRunner, type WorkerOptions } from '../src/index.js';
@@ -111,5 +112,33 @@ describe('runWorker', () => {
     }, options(shutdown.signal));
     expect(summary).toMatchObject({ processed: 1, retried: 1 });
     expect(await queue.stats()).toMatchObject({ delayed: 1 });
+  });
+
+  it('task leases: one running job per task key; the token reaches the runner; released after settling', async () => {
+    const store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
+    try {
+      const busy = sampleJob({ idempotency_key: 'acme/widgets#issue-1' });
+      const free = sampleJob({ idempotency_key: 'acme/widgets#issue-2' });
+      // Another worker elsewhere holds issue 1.
+      expect(await store.acquire(busy.idempotency_key, 'elsewhere', 60_000)).toBe(true);
+      await queue.enqueue(busy);
+      await queue.enqueue(free);
+      const shutdown = new AbortController();
+      const ran: { id: string; token?: string; owned: boolean }[] = [];
+      const runner: JobRunner = async (ctx) => {
+        ran.push({ id: ctx.job.id, ...(ctx.leaseToken === undefined ? {} : { token: ctx.leaseToken }), owned: await store.fence(ctx.job.idempotency_key, ctx.leaseToken ?? '', 'push', ctx.job.id) });
+        shutdown.abort(); // enqueued second, so the busy task was seen first
+        return { action: 'ack', run: fakeRun };
+      };
+      const summary = await runWorker(queue, runner, options(shutdown.signal, { leases: { store, ttlMs: 60_000 } }));
+      expect(ran.map((r) => [r.id, r.owned])).toEqual([[free.id, true]]);
+      expect(summary).toMatchObject({ acked: 1, retried: 1 });
+      // The busy task went back to the queue for later, its attempt spent but not lost.
+      expect(await queue.stats()).toMatchObject({ completed: 1, delayed: 1 });
+      // Released after settling: anyone may take issue 2 now.
+      expect(await store.acquire(free.idempotency_key, 'next', 60_000)).toBe(true);
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -26,6 +26,7 @@ export type {
   OllamaAgentConfig,
   PatchConfig,
   QueueConfig,
+  StoreConfig,
   ScriptAgentConfig,
   VerificationConfig,
   WorkerConfig,

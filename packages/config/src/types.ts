@@ -69,6 +69,9 @@ export interface ForgeConfig {
   github: GithubForgeConfig;
 }
 
+/** `store:` as written. */
+export type StoreConfig = Raw['store'];
+
 /** `logging:` as written. */
 export type LoggingConfig = Raw['logging'];
 
@@ -77,6 +80,7 @@ export interface Config {
   /** Absolute directory for the local queue, the run store and caches. */
   data_dir: string;
   queue: QueueConfig;
+  store: StoreConfig;
   workspace: WorkspaceConfig;
   agents: AgentsConfig;
   worker: WorkerConfig;

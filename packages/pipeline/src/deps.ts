@@ -49,6 +49,12 @@ export interface JobContext {
   workerId: string;
   /** Aborted when the lease is lost or the worker shuts down. */
   signal: AbortSignal;
+  /**
+   * The token of this delivery's task lease in the run store. When set, every publishing
+   * write (push, pull request, status comment) is fenced: it happens only while the store
+   * says this token still owns the task; otherwise the write is refused and recorded.
+   */
+  leaseToken?: string;
   /** Progress for a terminal UI: stage changes and inner attempts. */
   onProgress?: (progress: { stage: Stage; pass?: 'implement' | 'test'; innerAttempt?: number }) => void;
 }

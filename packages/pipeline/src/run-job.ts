@@ -1,5 +1,5 @@
 import {
-  advance, classify, CodefleetError, decideOuter, endAttempt, finish, isTerminal, newRun, renderTaskNote,
+  advance, classify, CodefleetError, decideOuter, LeaseLostError, endAttempt, finish, isTerminal, newRun, renderTaskNote,
   setAcceptanceCriteria, setDodResult, setPublication, startAttempt, addVerification,
   type Classified, type RunRecord, type Stage,
 } from '@codefleet/core';
@@ -47,6 +47,14 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     deps.log.info({ event: 'stage.entered', job_id: job.id, stage, attempt: ctx.attempt }, stage);
   };
 
+  // A worker paused past its lease (or cut off) must not publish: each write asks the
+  // shared store first. A refusal is recorded there and ends this delivery untouched.
+  const fence = async (action: 'push' | 'pull_request' | 'comment') => {
+    if (ctx.leaseToken === undefined) return;
+    if (!(await deps.store.fence(job.idempotency_key, ctx.leaseToken, action, job.id))) {
+      throw new LeaseLostError(job.id, `lease on task ${job.idempotency_key} was lost before the ${action} write; another worker owns it now`);
+    }
+  };
   await tracker.update((r) => startAttempt(r, { workerId: ctx.workerId, now: now() }));
   let ws: Workspace | undefined;
   let failed = false;
@@ -92,6 +100,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
       throw new CodefleetError('no_changes', 'the agent finished without changing any file', { verdict: 'permanent' });
     }
     await ws.commit(commitMessage(job, deps.settings.commitPrefix), deps.settings.commitAuthor);
+    await fence('push');
     await deps.forge.ensureBranch({
       repo: job.repo, workdir: ws.dir, branch, signal: ctx.signal,
       ...(ws.existingRemoteSha === undefined ? {} : { expectedSha: ws.existingRemoteSha }),
@@ -99,6 +108,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     if (!dodOk && deps.settings.onDodFailure === 'none') {
       throw new CodefleetError('dod_failed', `definition of done ${dod.result}; no pull request opened (verification.on_dod_failure: none)`);
     }
+    await fence('pull_request');
     const pr = await deps.forge.ensurePullRequest({
       repo: job.repo, head: branch, base: ws.baseBranch, title: job.title,
       body: renderTaskNote(tracker.run), draft: !dodOk,
@@ -108,23 +118,33 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     }, { now: now() }));
     const outcome = dodOk ? 'succeeded' : 'dod_failed';
     await tracker.update((r) => finish(r, outcome, { now: now(), dodResult: dod.result }));
-    await report(deps, () => deps.forge.ensureComment({ repo: job.repo, target: statusTarget(job, pr.number), marker: 'status', body: successComment(tracker.run, pr) }));
+    await report(deps, async () => {
+      await fence('comment');
+      await deps.forge.ensureComment({ repo: job.repo, target: statusTarget(job, pr.number), marker: 'status', body: successComment(tracker.run, pr) });
+    });
     ctx.onProgress?.({ stage: 'done' });
     return { action: 'ack', run: tracker.run };
   } catch (err) {
     failed = true;
+    if ((err as { code?: unknown }).code === 'lease_lost') {
+      // Another worker owns the task: its record and its writes win, this one stops here.
+      deps.log.warn({ event: 'publish.fenced', job_id: job.id, attempt: ctx.attempt }, (err as Error).message);
+      return { action: 'release', run: tracker.run };
+    }
     if (ctx.signal.aborted) {
       await tracker.update((r) => endAttempt(advance(r, 'retry_wait', { now: now(), note: 'stopped from outside' }), { now: now(), outcome: 'abandoned' }));
       return { action: 'release', run: tracker.run };
     }
-    return await settleFailure(deps, ctx, tracker, classify(err));
+    return await settleFailure(deps, ctx, tracker, classify(err), fence);
   } finally {
     await ws?.release({ keep: failed && deps.settings.keepFailed }).catch((err: unknown) =>
       deps.log.warn({ err, event: 'workspace.release_failed', job_id: job.id }, 'could not release the working copy'));
   }
 }
 
-async function settleFailure(deps: PipelineDeps, ctx: JobContext, tracker: RunTracker, error: Classified): Promise<JobResult> {
+async function settleFailure(
+  deps: PipelineDeps, ctx: JobContext, tracker: RunTracker, error: Classified, fence: (action: 'comment') => Promise<void>,
+): Promise<JobResult> {
   const now = deps.now ?? (() => new Date());
   const { job } = ctx;
   const decision = ctx.attempt >= deps.settings.maxAttempts
@@ -137,7 +157,10 @@ async function settleFailure(deps: PipelineDeps, ctx: JobContext, tracker: RunTr
   }
   const outcome = error.code === 'no_changes' ? 'no_changes' : error.code === 'dod_failed' ? 'dod_failed' : 'failed';
   await tracker.update((r) => finish(r, outcome, { now: now(), error }));
-  await report(deps, () => deps.forge.ensureComment({ repo: job.repo, target: statusTarget(job), marker: 'status', body: failureComment(tracker.run, error, decision.reason) }));
+  await report(deps, async () => {
+    await fence('comment');
+    await deps.forge.ensureComment({ repo: job.repo, target: statusTarget(job), marker: 'status', body: failureComment(tracker.run, error, decision.reason) });
+  });
   return { action: 'dead_letter', reason: `${error.code}: ${decision.reason}`, run: tracker.run };
 }
 

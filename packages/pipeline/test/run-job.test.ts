@@ -166,4 +166,33 @@ ${implementsFeature}`);
       expect(run!.stages.find((s) => s.stage === 'publishing')?.note).toContain('vendor/locked.js');
     }
   });
+
+  it('fencing: a worker paused past its task lease is refused at publish, and the refusal is recorded', async () => {
+    h = await createHarness();
+    // The agent "pauses" (a long sleep) while the task lease runs out.
+    await h.agent(`Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, pass === 'implement' ? 1500 : 0);\n${implementsFeature}`);
+    const job = h.job({ title: 'Add two()' });
+    expect(await h.store.acquire(job.idempotency_key, 'paused-token', 300)).toBe(true);
+    const running = runJob(h.deps, { job, attempt: 1, workerId: 'paused', signal: new AbortController().signal, leaseToken: 'paused-token' });
+    // Meanwhile the lease expired and another worker took the task over.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(await h.store.acquire(job.idempotency_key, 'rescuer-token', 60_000)).toBe(true);
+    const result = await running;
+    expect(result.action).toBe('release');
+    const branch = branchName(job);
+    expect(await h.forge.findPullRequest(job.repo, branch)).toBeUndefined();
+    await expect(git(h.dir.path, ['--git-dir', h.origin, 'rev-parse', '--verify', `refs/heads/${branch}`])).rejects.toThrow();
+    expect((await h.store.rejections(job.idempotency_key)).map((r) => [r.token, r.action, r.runId])).toEqual([['paused-token', 'push', job.id]]);
+  });
+
+  it('fencing: the owner of the task lease publishes normally', async () => {
+    h = await createHarness();
+    await h.agent(implementsFeature);
+    const job = h.job({ title: 'Add two()' });
+    expect(await h.store.acquire(job.idempotency_key, 'owner-token', 60_000)).toBe(true);
+    const result = await runJob(h.deps, { job, attempt: 1, workerId: 'owner', signal: new AbortController().signal, leaseToken: 'owner-token' });
+    expect(result.action).toBe('ack');
+    expect(await h.forge.findPullRequest(job.repo, branchName(job))).toMatchObject({ number: 1 });
+    expect(await h.store.rejections(job.idempotency_key)).toEqual([]);
+  });
 });

@@ -1,2 +1,3 @@
-export type { RunStore, RunSummary } from './port.js';
+export type { FenceRejection, RunStore, RunSummary, TaskLeases } from './port.js';
 export { SqliteRunStore, summarize } from './sqlite-run-store.js';
+export { RedisRunStore, type RedisRunStoreOptions } from './redis-run-store.js';

@@ -1,20 +1,57 @@
 import type { RunOutcome, RunRecord, Stage } from '@codefleet/core';
 
 /**
- * Where run records live, so `codefleet runs` / `show` can read what any worker did.
+ * Where run records and task leases live, so every worker and `codefleet runs` / `show`
+ * on any host see the same: SQLite for one host, Redis for a fleet.
  *
- * Promises: `save` is an upsert by `run_id` that never lets an older version overwrite a
- * newer one (compared by `updated_at`, then by stage-history length), so a stale worker's
- * late write cannot roll a run back; reads return parsed, validated records.
- * Leaves out: leases and fencing tokens (the fleet store adds them with the fleet issue),
- * querying inside records, and retention (records are small; prune by age if needed).
+ * Promises:
+ * - `save` is an upsert by `run_id` that never lets an older version overwrite a newer
+ *   one. Versions order by attempt count, then stage-history length, then `updated_at`:
+ *   a stale worker still on an earlier attempt cannot roll back the run of the worker
+ *   that took the task over, however late it writes. Reads return validated records.
+ * - **Task leases** ({@link TaskLeases}): at most one live owner per task key; the owner's
+ *   token fences publishing, and a rejected late write is recorded.
+ * Leaves out: querying inside records, and retention (records are small; prune by age).
  */
-export interface RunStore {
+export interface RunStore extends TaskLeases {
   save(run: RunRecord): Promise<void>;
   get(runId: string): Promise<RunRecord | undefined>;
   /** Newest first. */
   list(options?: { limit?: number }): Promise<RunSummary[]>;
   close(): Promise<void>;
+}
+
+/**
+ * Who owns a task right now. A worker takes the lease when it claims a job (token = the
+ * queue lease's token), renews it with every heartbeat and releases it when the job is
+ * settled. Before each publishing write (push, pull request, comment) it calls `fence`:
+ * a worker that was paused past its lease, or cut off, finds its token replaced and
+ * must not write.
+ */
+export interface TaskLeases {
+  /** Takes the task for `token` unless another unexpired token holds it; true when ours (taken or renewed). */
+  acquire(taskKey: string, token: string, ttlMs: number): Promise<boolean>;
+  /** Extends the lease; false when `token` does not own the task any more. */
+  renew(taskKey: string, token: string, ttlMs: number): Promise<boolean>;
+  /**
+   * True when `token` owns the task and the lease has not expired, checked atomically in
+   * the store. A false is recorded as a rejection with `action` and `runId`.
+   */
+  fence(taskKey: string, token: string, action: string, runId: string): Promise<boolean>;
+  /** Gives the task up if `token` still owns it. */
+  release(taskKey: string, token: string): Promise<void>;
+  /** Rejected late writes of a task, oldest first. */
+  rejections(taskKey: string): Promise<FenceRejection[]>;
+}
+
+/** A publishing write refused because the writer's lease was gone. */
+export interface FenceRejection {
+  taskKey: string;
+  runId: string;
+  token: string;
+  action: string;
+  /** Epoch ms. */
+  at: number;
 }
 
 /** One line of `codefleet runs`. */

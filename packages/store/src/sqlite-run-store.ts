@@ -2,17 +2,32 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { parseRun, type RunRecord } from '@codefleet/core';
-import type { RunStore, RunSummary } from './port.js';
+import type { FenceRejection, RunStore, RunSummary } from './port.js';
+import { runVersion } from './version.js';
 
 const ddl = `
 CREATE TABLE IF NOT EXISTS runs (
   run_id     TEXT PRIMARY KEY,
   updated_at TEXT NOT NULL,
   created_at TEXT NOT NULL,
-  version    INTEGER NOT NULL,
+  version    TEXT NOT NULL,
   record     TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS runs_created ON runs (created_at DESC);
+CREATE TABLE IF NOT EXISTS task_leases (
+  task_key   TEXT PRIMARY KEY,
+  token      TEXT NOT NULL,
+  expires_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS fence_rejections (
+  seq      INTEGER PRIMARY KEY AUTOINCREMENT,
+  task_key TEXT NOT NULL,
+  run_id   TEXT NOT NULL,
+  token    TEXT NOT NULL,
+  action   TEXT NOT NULL,
+  at       INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS fence_rejections_task ON fence_rejections (task_key, seq);
 `;
 
 /** Run records in one SQLite file (WAL), shared by every worker process on the host. */
@@ -29,12 +44,47 @@ export class SqliteRunStore implements RunStore {
   }
 
   async save(run: RunRecord): Promise<void> {
-    const version = run.stages.length;
-    // ISO timestamps of one format compare correctly as strings.
+    // runVersion() is a fixed-width string that orders as the port promises.
     this.#db.prepare(`INSERT INTO runs (run_id, updated_at, created_at, version, record) VALUES (?, ?, ?, ?, ?)
       ON CONFLICT (run_id) DO UPDATE SET updated_at = excluded.updated_at, version = excluded.version, record = excluded.record
-      WHERE excluded.updated_at > runs.updated_at OR (excluded.updated_at = runs.updated_at AND excluded.version >= runs.version)`)
-      .run(run.run_id, run.updated_at, run.created_at, version, JSON.stringify(run));
+      WHERE excluded.version >= runs.version`)
+      .run(run.run_id, run.updated_at, run.created_at, runVersion(run), JSON.stringify(run));
+  }
+
+  async acquire(taskKey: string, token: string, ttlMs: number): Promise<boolean> {
+    const now = Date.now();
+    // Upsert that only replaces an expired lease or our own, in one statement.
+    const result = this.#db.prepare(`INSERT INTO task_leases (task_key, token, expires_at) VALUES (?, ?, ?)
+      ON CONFLICT (task_key) DO UPDATE SET token = excluded.token, expires_at = excluded.expires_at
+      WHERE task_leases.expires_at <= ? OR task_leases.token = excluded.token`).run(taskKey, token, now + ttlMs, now);
+    return result.changes === 1;
+  }
+
+  async renew(taskKey: string, token: string, ttlMs: number): Promise<boolean> {
+    const now = Date.now();
+    return this.#db.prepare(`UPDATE task_leases SET expires_at = ? WHERE task_key = ? AND token = ? AND expires_at > ?`)
+      .run(now + ttlMs, taskKey, token, now).changes === 1;
+  }
+
+  async fence(taskKey: string, token: string, action: string, runId: string): Promise<boolean> {
+    const now = Date.now();
+    return this.#db.transaction(() => {
+      const owned = this.#db.prepare(`SELECT 1 FROM task_leases WHERE task_key = ? AND token = ? AND expires_at > ?`).get(taskKey, token, now) !== undefined;
+      if (!owned) {
+        this.#db.prepare(`INSERT INTO fence_rejections (task_key, run_id, token, action, at) VALUES (?, ?, ?, ?, ?)`).run(taskKey, runId, token, action, now);
+      }
+      return owned;
+    }).immediate();
+  }
+
+  async release(taskKey: string, token: string): Promise<void> {
+    this.#db.prepare(`DELETE FROM task_leases WHERE task_key = ? AND token = ?`).run(taskKey, token);
+  }
+
+  async rejections(taskKey: string): Promise<FenceRejection[]> {
+    const rows = this.#db.prepare(`SELECT task_key, run_id, token, action, at FROM fence_rejections WHERE task_key = ? ORDER BY seq`)
+      .all(taskKey) as { task_key: string; run_id: string; token: string; action: string; at: number }[];
+    return rows.map((r) => ({ taskKey: r.task_key, runId: r.run_id, token: r.token, action: r.action, at: r.at }));
   }
 
   async get(runId: string): Promise<RunRecord | undefined> {

@@ -1,4 +1,5 @@
 import { runJob } from '@codefleet/pipeline';
+import { queueSettingsFromConfig } from '@codefleet/queue';
 import { runWorker, type WorkerSummary } from '@codefleet/worker';
 import { progressReporter } from '../progress.js';
 import type { Runtime } from '../runtime.js';
@@ -22,6 +23,8 @@ export async function work(rt: Runtime, options: { concurrency?: number; once?: 
       once: options.once ?? false,
       shutdown: shutdown.signal,
       log: rt.log,
+      // The task lease lives as long as the queue's lease would without heartbeats.
+      leases: { store: rt.store, ttlMs: queueSettingsFromConfig(rt.config).leaseMs },
       ...(progress ? { onProgress: progress.onProgress } : {}),
     });
   } finally {

@@ -4,6 +4,7 @@ import { forgeSchema } from './forge.js';
 import { loggingSchema } from './logging.js';
 import { patchSchema } from './patch.js';
 import { queueSchema } from './queue.js';
+import { storeSchema } from './store.js';
 import { verificationSchema } from './verification.js';
 import { workerSchema } from './worker.js';
 import { workspaceSchema } from './workspace.js';
@@ -21,6 +22,7 @@ export const configSchema = z
       .default('.codefleet-data')
       .describe('Directory for the local queue, the run store and caches; relative to the config file (or the working directory).'),
     queue: queueSchema,
+    store: storeSchema,
     workspace: workspaceSchema,
     agents: agentsSchema,
     worker: workerSchema,

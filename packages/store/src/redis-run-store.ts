@@ -1,0 +1,111 @@
+import { Redis } from 'ioredis';
+import { parseRun, type RunRecord } from '@codefleet/core';
+import type { FenceRejection, RunStore, RunSummary } from './port.js';
+import { summarize } from './sqlite-run-store.js';
+import { runVersion } from './version.js';
+
+// Each script is one atomic step in Redis; KEYS and ARGV are listed where they are called.
+
+/** Writes the record when its version is not older than the stored one. */
+const saveScript = `
+local current = redis.call('HGET', KEYS[1], 'version')
+if current and current > ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'version', ARGV[1], 'record', ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
+return 1
+`;
+
+/** Takes the lease when free (or expired: the key is gone) or already ours. */
+const acquireScript = `
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+`;
+
+const renewScript = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+`;
+
+/** Checks ownership and records a rejection in the same step. */
+const fenceScript = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return 1 end
+redis.call('RPUSH', KEYS[2], ARGV[2])
+return 0
+`;
+
+const releaseScript = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 1
+`;
+
+/** Settings of {@link RedisRunStore}. */
+export interface RedisRunStoreOptions {
+  url: string;
+  /** Prefix of every key; several fleets can share one Redis. */
+  prefix: string;
+}
+
+/**
+ * Run records and task leases in Redis, for a fleet: every worker on every host, and the
+ * CLI anywhere, read and write the same. Leases are keys with a TTL, so an expired lease
+ * simply disappears; every compare-and-set is a Lua script.
+ */
+export class RedisRunStore implements RunStore {
+  readonly #redis: Redis;
+  readonly #prefix: string;
+
+  constructor(options: RedisRunStoreOptions) {
+    // Commands wait through a Redis restart instead of failing the job's audit trail.
+    this.#redis = new Redis(options.url, { maxRetriesPerRequest: null });
+    this.#redis.on('error', () => undefined);
+    this.#prefix = `${options.prefix}:runs:`;
+  }
+
+  #key(kind: string, id: string): string { return `${this.#prefix}${kind}:${id}`; }
+
+  async save(run: RunRecord): Promise<void> {
+    const created = Date.parse(run.created_at);
+    await this.#redis.eval(saveScript, 2, this.#key('run', run.run_id), `${this.#prefix}by-created`,
+      runVersion(run), JSON.stringify(run), Number.isFinite(created) ? created : 0, run.run_id);
+  }
+
+  async get(runId: string): Promise<RunRecord | undefined> {
+    const record = await this.#redis.hget(this.#key('run', runId), 'record');
+    return record === null ? undefined : parseRun(JSON.parse(record));
+  }
+
+  async list(options: { limit?: number } = {}): Promise<RunSummary[]> {
+    const ids = await this.#redis.zrevrange(`${this.#prefix}by-created`, 0, Math.max(0, (options.limit ?? 50) - 1));
+    const runs = await Promise.all(ids.map((id) => this.get(id)));
+    return runs.filter((run): run is RunRecord => run !== undefined).map(summarize);
+  }
+
+  async acquire(taskKey: string, token: string, ttlMs: number): Promise<boolean> {
+    return (await this.#redis.eval(acquireScript, 1, this.#key('lease', taskKey), token, Math.max(1, Math.ceil(ttlMs)))) === 1;
+  }
+
+  async renew(taskKey: string, token: string, ttlMs: number): Promise<boolean> {
+    return (await this.#redis.eval(renewScript, 1, this.#key('lease', taskKey), token, Math.max(1, Math.ceil(ttlMs)))) === 1;
+  }
+
+  async fence(taskKey: string, token: string, action: string, runId: string): Promise<boolean> {
+    const rejection: FenceRejection = { taskKey, runId, token, action, at: Date.now() };
+    return (await this.#redis.eval(fenceScript, 2, this.#key('lease', taskKey), this.#key('rejected', taskKey), token, JSON.stringify(rejection))) === 1;
+  }
+
+  async release(taskKey: string, token: string): Promise<void> {
+    await this.#redis.eval(releaseScript, 1, this.#key('lease', taskKey), token);
+  }
+
+  async rejections(taskKey: string): Promise<FenceRejection[]> {
+    const entries = await this.#redis.lrange(this.#key('rejected', taskKey), 0, -1);
+    return entries.map((entry) => JSON.parse(entry) as FenceRejection);
+  }
+
+  async close(): Promise<void> {
+    this.#redis.disconnect();
+  }
+}

@@ -1,0 +1,91 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { advance, createJob, newRun, startAttempt, type RunRecord } from '@codefleet/core';
+import type { RunStore } from '../src/index.js';
+
+const t = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
+export const job = (n: number) => createJob(
+  { repo: '/srv/repos/widgets', source: { kind: 'cli' }, title: `task ${n}`, body: '', requested_by: 'me' },
+  { id: `job-${n}`, now: t(n) },
+);
+
+/** The run store contract, run against every adapter. */
+export function runStoreContract(name: string, open: () => Promise<{ store: RunStore; dispose(): Promise<void> }>): void {
+  describe(`run store contract: ${name}`, () => {
+    const opened: { store: RunStore; dispose(): Promise<void> }[] = [];
+    const fresh = async () => {
+      const o = await open();
+      opened.push(o);
+      return o.store;
+    };
+    afterEach(async () => {
+      for (const o of opened.splice(0)) {
+        await o.store.close();
+        await o.dispose();
+      }
+    });
+
+    it('round-trips a run record and lists newest first', async () => {
+      const store = await fresh();
+      const a = newRun(job(1), { runId: 'job-1', now: t(1) });
+      const b = advance(startAttempt(newRun(job(2), { runId: 'job-2', now: t(2) }), { workerId: 'w', now: t(3) }), 'preparing', { now: t(3) });
+      await store.save(a);
+      await store.save(b);
+      expect(await store.get('job-2')).toEqual(b);
+      expect(await store.get('nope')).toBeUndefined();
+      const list = await store.list();
+      expect(list.map((r) => [r.runId, r.stage, r.attempts])).toEqual([['job-2', 'preparing', 1], ['job-1', 'queued', 0]]);
+    });
+
+    it('ignores a late write of an older version of the same run', async () => {
+      const store = await fresh();
+      const v1 = startAttempt(newRun(job(1), { runId: 'job-1', now: t(1) }), { workerId: 'stale', now: t(2) });
+      const v2: RunRecord = advance(v1, 'preparing', { now: t(5) });
+      await store.save(v2);
+      await store.save(v1);
+      expect((await store.get('job-1'))?.stage).toBe('preparing');
+    });
+
+    it('a stale worker on an earlier attempt cannot roll back the run, however fresh its clock', async () => {
+      const store = await fresh();
+      const first = advance(startAttempt(newRun(job(1), { runId: 'job-1', now: t(1) }), { workerId: 'paused', now: t(2) }), 'preparing', { now: t(2) });
+      // The task was taken over: a new attempt, one stage in.
+      const takeover = advance(startAttempt(advance(first, 'retry_wait', { now: t(10) }), { workerId: 'rescuer', now: t(10) }), 'preparing', { now: t(10) });
+      await store.save(takeover);
+      // The paused worker wakes up and writes many stages later, with a later clock.
+      const late = advance(advance(advance(first, 'planning', { now: t(50) }), 'implementing', { now: t(51) }), 'testing', { now: t(52) });
+      await store.save(late);
+      const stored = await store.get('job-1');
+      expect(stored?.attempts.map((a) => a.worker_id)).toEqual(['paused', 'rescuer']);
+      expect(stored?.stage).toBe('preparing');
+    });
+
+    it('task leases: one live owner; renew, fence and release only by the owner', async () => {
+      const store = await fresh();
+      expect(await store.acquire('acme/widgets#issue-7', 'tok-a', 60_000)).toBe(true);
+      expect(await store.acquire('acme/widgets#issue-7', 'tok-a', 60_000)).toBe(true);
+      expect(await store.acquire('acme/widgets#issue-7', 'tok-b', 60_000)).toBe(false);
+      expect(await store.renew('acme/widgets#issue-7', 'tok-b', 60_000)).toBe(false);
+      expect(await store.renew('acme/widgets#issue-7', 'tok-a', 60_000)).toBe(true);
+      expect(await store.fence('acme/widgets#issue-7', 'tok-a', 'push', 'job-7')).toBe(true);
+      await store.release('acme/widgets#issue-7', 'tok-b');
+      expect(await store.acquire('acme/widgets#issue-7', 'tok-b', 60_000)).toBe(false);
+      await store.release('acme/widgets#issue-7', 'tok-a');
+      expect(await store.acquire('acme/widgets#issue-7', 'tok-b', 60_000)).toBe(true);
+      expect(await store.rejections('acme/widgets#issue-7')).toEqual([]);
+    });
+
+    it('an expired lease can be taken over, and the old holder is fenced off and recorded', async () => {
+      const store = await fresh();
+      expect(await store.acquire('task-1', 'paused', 150)).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(await store.renew('task-1', 'paused', 60_000)).toBe(false);
+      expect(await store.acquire('task-1', 'rescuer', 60_000)).toBe(true);
+      expect(await store.fence('task-1', 'paused', 'push', 'job-1')).toBe(false);
+      expect(await store.fence('task-1', 'paused', 'pull_request', 'job-1')).toBe(false);
+      expect(await store.fence('task-1', 'rescuer', 'push', 'job-1')).toBe(true);
+      const rejected = await store.rejections('task-1');
+      expect(rejected.map((r) => [r.token, r.action, r.runId])).toEqual([['paused', 'push', 'job-1'], ['paused', 'pull_request', 'job-1']]);
+      expect(rejected.every((r) => r.at > 0)).toBe(true);
+    });
+  });
+}
