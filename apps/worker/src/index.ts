@@ -1,1 +1,3 @@
 export { runWorker, type JobRunner, type WorkerOptions, type WorkerSummary } from './worker.js';
+export { WorkerMonitor, type MonitorOptions, type WorkerEvents } from './monitor.js';
+export { startMonitorServer, type MonitorServer } from './http.js';

@@ -4,6 +4,7 @@ import type { Logger } from '@codefleet/log';
 import { settleLease, type JobContext, type JobResult, type Settlement } from '@codefleet/pipeline';
 import type { Lease, Queue } from '@codefleet/queue';
 import type { TaskLeases } from '@codefleet/store';
+import type { WorkerEvents } from './monitor.js';
 
 /** How one worker process consumes the queue. */
 export interface WorkerOptions {
@@ -28,6 +29,8 @@ export interface WorkerOptions {
    * them (tests of the loop alone) only the queue lease guards a job.
    */
   leases?: { store: TaskLeases; ttlMs: number };
+  /** Receives claim and job events, for health and metrics. */
+  events?: WorkerEvents;
 }
 
 const settledCounter: Record<Settlement, keyof Omit<WorkerSummary, 'processed'>> = {
@@ -71,7 +74,9 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
       let lease: Lease | undefined;
       try {
         lease = await queue.claim({ workerId: options.workerId, waitMs: options.once ? 0 : options.claimWaitMs ?? 1_000, signal: options.shutdown });
+        options.events?.claimSucceeded();
       } catch (err) {
+        options.events?.claimFailed(err);
         // The queue is unreachable: back off and try again rather than die.
         options.log.error({ err, event: 'queue.claim_failed', slot: n }, 'claim failed');
         await sleep(1_000, undefined, { signal: options.shutdown }).catch(() => undefined);
@@ -98,10 +103,13 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
       await lease.retry({ delayMs: leases.ttlMs, reason: 'another worker runs this task' }).catch(() => undefined);
       summary.processed += 1;
       summary.retried += 1;
+      options.events?.jobStarted();
+      options.events?.jobSettled('retried', undefined, lease.attempt);
       return;
     }
     const controller = new AbortController();
     running.add(controller);
+    options.events?.jobStarted();
     log.info({ event: 'job.claimed', title: lease.job.title }, 'claimed');
     const lost = (err: unknown) => {
       if (controller.signal.aborted) return;
@@ -135,9 +143,11 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
     try {
       const settled = await settleLease(lease, result);
       summary[settledCounter[settled]] += 1;
+      options.events?.jobSettled(settled, result?.run, lease.attempt);
       log.info({ event: 'job.settled', action: result?.action ?? 'retry' }, 'settled');
     } catch (err) {
       // lease_lost: another worker owns the job now; its result wins.
+      options.events?.jobSettled('settle_failed', result?.run, lease.attempt);
       log.warn({ err, event: 'lease.settle_failed' }, 'could not settle the lease');
     }
     // After settling, so the task is never free while its queue lease still runs.

@@ -1,6 +1,6 @@
 import { runJob } from '@codefleet/pipeline';
 import { queueSettingsFromConfig } from '@codefleet/queue';
-import { runWorker, type WorkerSummary } from '@codefleet/worker';
+import { runWorker, startMonitorServer, WorkerMonitor, type MonitorServer, type WorkerSummary } from '@codefleet/worker';
 import { progressReporter } from '../progress.js';
 import type { Runtime } from '../runtime.js';
 
@@ -14,10 +14,20 @@ export async function work(rt: Runtime, options: { concurrency?: number; once?: 
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
   const progress = options.progress ? progressReporter() : undefined;
+  const concurrency = options.concurrency ?? rt.config.worker.concurrency;
+  // A claim may long-poll SQS for 20 s: staleness is judged over a few of those.
+  const monitor = new WorkerMonitor({ queue: rt.queue, staleAfterMs: 60_000 }, concurrency);
+  let server: MonitorServer | undefined;
+  const port = rt.config.worker.metrics_port;
+  if (port !== undefined) {
+    server = await startMonitorServer(monitor, { port, host: rt.config.worker.metrics_host });
+    rt.log.info({ event: 'monitor.listening', port: server.port }, `health and metrics on http://${rt.config.worker.metrics_host}:${server.port}/healthz and /metrics`);
+  }
   try {
     return await runWorker(rt.queue, (ctx) => runJob(rt.pipeline, ctx), {
       workerId: rt.config.worker.worker_id,
-      concurrency: options.concurrency ?? rt.config.worker.concurrency,
+      concurrency,
+      events: monitor,
       heartbeatMs: rt.config.queue.heartbeat_seconds * 1000,
       shutdownGraceMs: rt.config.worker.shutdown_grace_seconds * 1000,
       once: options.once ?? false,
@@ -29,6 +39,7 @@ export async function work(rt: Runtime, options: { concurrency?: number; once?: 
     });
   } finally {
     progress?.done();
+    await server?.close();
     process.off('SIGTERM', stop);
     process.off('SIGINT', stop);
   }

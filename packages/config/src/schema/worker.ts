@@ -45,7 +45,12 @@ export const workerSchema = z
       .min(1)
       .max(65_535)
       .optional()
-      .describe('Port of the health and metrics HTTP endpoint; disabled when unset.'),
+      .describe('Port of the health (/healthz) and Prometheus metrics (/metrics) HTTP endpoint; disabled when unset.'),
+    metrics_host: z
+      .string()
+      .min(1)
+      .default('127.0.0.1')
+      .describe('Address the health and metrics endpoint binds to; 0.0.0.0 to let a scraper on another host reach it.'),
   })
   .prefault({})
   .describe('Worker process.');
