@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildAgentEnv, createAgent, type Agent } from '@codefleet/agents';
 import type { Config, LoadedConfig } from '@codefleet/config';
@@ -71,6 +72,9 @@ export async function openRuntime(loaded: LoadedConfig, options: { log?: Logger 
     // TODO(GitHub issue): the GitHub forge lands with its own issue.
     throw new Error('forge.type: "github" is not available in this build yet; use "local"');
   }
+  // The SQLite files (forge, runs, local queue) live here; a fleet using Redis still has
+  // a local forge and caches on each host.
+  mkdirSync(config.data_dir, { recursive: true });
   const queue = await openQueue(queueSettingsFromConfig(config));
   const store: RunStore = config.store.backend === 'redis'
     ? new RedisRunStore({ url: config.store.redis_url, prefix: config.store.prefix })

@@ -12,7 +12,7 @@ import { maxMessageBytes, SqsQueue } from '../src/sqs/sqs-queue.js';
 let sqs: Awaited<ReturnType<typeof startFauxqs>>;
 let redis: RedisServer;
 beforeAll(async () => {
-  sqs = await startFauxqs({ port: 0, host: '127.0.0.1', logger: false });
+  sqs = await startFauxqs({ port: 0, logger: false });
   redis = await startRedis();
 });
 afterAll(async () => {

@@ -10,9 +10,15 @@ import type { Runtime } from '../runtime.js';
  */
 export async function work(rt: Runtime, options: { concurrency?: number; once?: boolean; progress?: boolean }): Promise<WorkerSummary> {
   const shutdown = new AbortController();
-  const stop = () => shutdown.abort();
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  // `on`, not `once`: a second signal while draining (a supervisor that repeats SIGTERM,
+  // a resumed SIGSTOP that delivers what piled up) must not kill the process mid-drain,
+  // which would leave its working copies locked and its leases to expire.
+  const stop = (signal: NodeJS.Signals) => {
+    if (shutdown.signal.aborted) rt.log.warn({ event: 'worker.signal_again', signal }, `${signal} again: still draining`);
+    else shutdown.abort();
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
   const progress = options.progress ? progressReporter() : undefined;
   const concurrency = options.concurrency ?? rt.config.worker.concurrency;
   // A claim may long-poll SQS for 20 s: staleness is judged over a few of those.
@@ -22,6 +28,15 @@ export async function work(rt: Runtime, options: { concurrency?: number; once?: 
   if (port !== undefined) {
     server = await startMonitorServer(monitor, { port, host: rt.config.worker.metrics_host });
     rt.log.info({ event: 'monitor.listening', port: server.port }, `health and metrics on http://${rt.config.worker.metrics_host}:${server.port}/healthz and /metrics`);
+  }
+  // Free what crashed workers on this host left behind: copies whose lock holder is dead.
+  // Copies of live processes (other workers here) are theirs, so every job counts as running.
+  const swept = await rt.pipeline.workspaces.sweep(() => true).catch((err: unknown) => {
+    rt.log.warn({ err, event: 'workspace.sweep_failed' }, 'could not sweep working copies');
+    return { removed: [], released: [] };
+  });
+  if (swept.removed.length + swept.released.length > 0) {
+    rt.log.info({ event: 'workspace.swept', removed: swept.removed.length, released: swept.released.length }, 'freed working copies of stopped workers');
   }
   try {
     return await runWorker(rt.queue, (ctx) => runJob(rt.pipeline, ctx), {
