@@ -14,10 +14,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue as BullQueue, Worker as BullWorker } from 'bullmq';
-import { advance, finish, newRun, startAttempt } from '@codefleet/core';
+import { advance, createJob, finish, newRun, startAttempt } from '@codefleet/core';
 import { silentLogger } from '@codefleet/log';
 import { openQueue } from '@codefleet/queue';
-import { sampleJob } from '@codefleet/queue/conformance';
 import { RedisRunStore } from '@codefleet/store';
 import { createTempDir, startFixture, startRedis } from '@codefleet/testkit';
 import { runWorker } from '../worker.js';
@@ -43,14 +42,15 @@ try {
   const queue = await openQueue({ backend: 'bullmq', url: redis.url, prefix: 'bench', name: 'codefleet', leaseMs: 120_000, maxAttempts: 4, pollMs: 5 });
   const store = new RedisRunStore({ url: redis.url, prefix: 'bench' });
   for (let i = 0; i < jobs; i += 100) {
-    await Promise.all(Array.from({ length: Math.min(100, jobs - i) }, () => queue.enqueue(sampleJob())));
+    await Promise.all(Array.from({ length: Math.min(100, jobs - i) }, (_, j) => queue.enqueue(
+      createJob({ repo: 'acme/widgets', source: { kind: 'api' }, title: `bench ${i + j}`, body: '', requested_by: 'bench' }, { id: `bench-${i + j}`, now: new Date() }))));
   }
   const started = performance.now();
   const summary = await runWorker(queue, async (ctx) => {
     const now = new Date();
     let run = startAttempt(newRun(ctx.job, { runId: ctx.job.id, now }), { workerId: 'bench', now });
     await store.save(run);
-    run = advance(run, 'preparing', { now });
+    for (const stage of ['preparing', 'planning', 'implementing', 'testing', 'validating', 'publishing'] as const) run = advance(run, stage, { now });
     await store.save(run);
     run = finish(run, 'succeeded', { now, dodResult: 'skipped' });
     await store.save(run);
@@ -62,7 +62,7 @@ try {
   const ms = performance.now() - started;
   await queue.close();
   await store.close();
-  if (summary.acked !== jobs) throw new Error(`codefleet worker acked ${summary.acked} of ${jobs}`);
+  if (summary.acked !== jobs) throw new Error(`codefleet worker acked ${summary.acked} of ${jobs}: ${JSON.stringify(summary)}`);
 
   const raw = jobs / (rawMs / 1_000);
   const ours = jobs / (ms / 1_000);

@@ -40,6 +40,7 @@ export class BullmqQueue implements Queue {
   readonly #queue: BullQueue;
   #worker: BullWorker | undefined;
   #workerConnection: Redis | undefined;
+  #ready: Promise<void> | undefined;
   #closed = false;
 
   constructor(settings: BullmqQueueSettings) {
@@ -272,16 +273,22 @@ export class BullmqQueue implements Queue {
   async #connected(): Promise<void> {
     const redis = this.#producer;
     if (redis.status === 'ready') return;
-    const timeoutMs = this.#settings.connectTimeoutMs ?? 5_000;
-    const ready = await new Promise<boolean>((resolve) => {
-      const done = (ok: boolean) => { clearTimeout(timer); redis.off('ready', onReady); resolve(ok); };
-      const onReady = () => done(true);
-      const timer = setTimeout(() => done(false), timeoutMs);
+    // One wait shared by every caller: a burst of enqueues adds one listener, not hundreds.
+    this.#ready ??= new Promise<void>((resolve, reject) => {
+      const timeoutMs = this.#settings.connectTimeoutMs ?? 5_000;
+      const done = (error?: Error) => {
+        clearTimeout(timer);
+        redis.off('ready', onReady);
+        this.#ready = undefined;
+        if (error) reject(error);
+        else resolve();
+      };
+      const onReady = () => done();
+      const timer = setTimeout(() => done(new CodefleetError('queue_unavailable',
+        `Redis at ${redactUrlCredentials(this.#settings.url)} is not reachable (no connection within ${timeoutMs} ms)`, { verdict: 'transient' })), timeoutMs);
       redis.on('ready', onReady);
     });
-    if (!ready) {
-      throw new CodefleetError('queue_unavailable', `Redis at ${redactUrlCredentials(this.#settings.url)} is not reachable (no connection within ${timeoutMs} ms)`, { verdict: 'transient' });
-    }
+    return this.#ready;
   }
 
   /** The codefleet job id behind a BullMQ job id (its payload's id; the BullMQ id for a malformed one). */
