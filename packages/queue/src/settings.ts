@@ -54,6 +54,12 @@ export interface SqsQueueSettings {
   credentials?: { accessKeyId: string; secretAccessKey: string };
   /** Redis URL of the coordination store. */
   coordinationUrl: string;
+  /**
+   * The dead-letter queue the main queue's redrive policy feeds (set up with the queue,
+   * e.g. maxReceiveCount = worker.max_retries + 2). Listed and redriven with the worker's
+   * own dead letters; unset, only those are.
+   */
+  deadLetterQueueUrl?: string;
   /** Key prefix in the coordination store. */
   prefix: string;
   name: string;
@@ -83,6 +89,7 @@ export function queueSettingsFromConfig(config: Config): QueueSettings {
         backend: 'sqs', queueUrl: sqs.queue_url, region: sqs.region ?? 'us-east-1', coordinationUrl: sqs.coordination_url,
         prefix: queue.bullmq.prefix, ...base, leaseMs: sqs.visibility_timeout * 1000, waitTimeSeconds: sqs.wait_time_seconds, fifo: sqs.fifo,
         ...(sqs.endpoint === undefined ? {} : { endpoint: sqs.endpoint }),
+        ...(sqs.dead_letter_queue_url === undefined ? {} : { deadLetterQueueUrl: sqs.dead_letter_queue_url }),
       };
     }
   }

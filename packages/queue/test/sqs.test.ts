@@ -67,6 +67,36 @@ describe('SqsQueue specifics', () => {
     }
   });
 
+  it('the redrive policy backstop: a message moved to the SQS dead-letter queue is listed and redriven', async () => {
+    const name = `q-${randomUUID()}`;
+    const dlq = sqs.createQueue(`${name}-dlq`);
+    const { queueUrl } = sqs.createQueue(name, {
+      attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlq.queueArn, maxReceiveCount: '1' }) },
+    });
+    const queue = new SqsQueue({ ...settingsFor(1_000, 5), queueUrl, name, deadLetterQueueUrl: dlq.queueUrl });
+    try {
+      const job = sampleJob();
+      await queue.enqueue(job);
+      // A worker takes it and dies; SQS moves it on the next receive (count 2 > 1).
+      expect((await queue.claim({ workerId: 'doomed', waitMs: 3_000 }))?.job.id).toBe(job.id);
+      expect(await queue.claim({ workerId: 'w', waitMs: 2_500 })).toBeUndefined();
+      const dead = await queue.deadLetters();
+      expect(dead).toEqual([expect.objectContaining({ id: job.id, job, reason: expect.stringMatching(/redrive policy/) })]);
+      expect((await queue.stats()).deadLetter).toBe(1);
+
+      expect(await queue.redrive('msg-nope')).toEqual({ status: 'not_found' });
+      expect(await queue.redrive(job.id)).toEqual({ status: 'redriven', id: job.id });
+      const again = await queue.claim({ workerId: 'w', waitMs: 3_000 });
+      expect(again?.job).toEqual(job);
+      expect(again?.attempt).toBe(1);
+      await again!.ack();
+      expect(await queue.deadLetters()).toEqual([]);
+      expect(await queue.stats()).toMatchObject({ deadLetter: 0, completed: 1 });
+    } finally {
+      await queue.close();
+    }
+  }, 30_000);
+
   it('refuses nonsense settings with a clear error', () => {
     expect(() => new SqsQueue({ ...settingsFor(1_000, 2), leaseMs: 500 })).toThrow(/leaseMs/);
     expect(() => new SqsQueue({ ...settingsFor(1_000, 0) })).toThrow(/maxAttempts/);

@@ -98,6 +98,24 @@ redis.call('ZREM', KEYS[2], ARGV[1])
 return {'ok'}
 `;
 
+/**
+ * Takes back a job whose message the SQS redrive policy moved away (its record may say
+ * anything, a crashed claim's 'running' included): {'ok'} | {'duplicate', activeId}.
+ */
+const revive = `
+local cur = redis.call('GET', KEYS[2])
+if cur then
+  local sep = string.find(cur, '|', 1, true)
+  local curId = string.sub(cur, 1, sep - 1)
+  local state = redis.call('HGET', ARGV[3] .. curId, 'state')
+  if curId ~= ARGV[1] and (state == 'pending' or state == 'running' or state == 'enqueuing') then return {'duplicate', curId} end
+end
+redis.call('SET', KEYS[2], ARGV[1] .. '|' .. ARGV[2])
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'state', 'enqueuing', 'key', ARGV[4], 'attempts', 0)
+return {'ok'}
+`;
+
 /** A job's coordination record, as `deadLetters` reads it. */
 export interface JobRecord {
   state?: string;
@@ -178,6 +196,12 @@ export class Coordination {
     const [status, activeId] = (await this.#redis.eval(redrive, 2, this.#job(id), `${this.#base}dead`, id, now, `${this.#base}key:`, `${this.#base}job:`)) as [string, string?];
     if (status === 'duplicate') return { status: 'duplicate', activeId: activeId ?? '' };
     return status === 'ok' ? { status: 'ok' } : { status: 'not_found' };
+  }
+
+  /** See the `revive` script: a fresh record for a job coming back from the SQS dead-letter queue. */
+  async revive(id: string, key: string, now: number): Promise<{ status: 'ok' } | { status: 'duplicate'; activeId: string }> {
+    const [status, activeId] = (await this.#redis.eval(revive, 2, this.#job(id), `${this.#base}key:${key}`, id, now, `${this.#base}job:`, key)) as [string, string?];
+    return status === 'duplicate' ? { status: 'duplicate', activeId: activeId ?? '' } : { status: 'ok' };
   }
 
   /** The raw payload kept with a dead job. */

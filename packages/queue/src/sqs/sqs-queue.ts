@@ -11,6 +11,7 @@ import type {
 } from '../port.js';
 import type { SqsQueueSettings } from '../settings.js';
 import { Coordination } from './coordination.js';
+import { RedrivePolicyQueue } from './redrive-queue.js';
 
 /**
  * SQS's message size limit as this adapter enforces it: the classic 256 KiB, which every
@@ -44,6 +45,7 @@ export class SqsQueue implements Queue {
   readonly #redis: Redis;
   readonly #coord: Coordination;
   readonly #leaseSeconds: number;
+  readonly #dlq: RedrivePolicyQueue | undefined;
   #closed = false;
   readonly #closing = new AbortController();
 
@@ -63,6 +65,7 @@ export class SqsQueue implements Queue {
     this.#redis = new Redis(settings.coordinationUrl, { maxRetriesPerRequest: null });
     this.#redis.on('error', () => undefined);
     this.#coord = new Coordination(this.#redis, settings.prefix, settings.name);
+    this.#dlq = settings.deadLetterQueueUrl === undefined ? undefined : new RedrivePolicyQueue(this.#sqs, settings.deadLetterQueueUrl);
   }
 
   async enqueue(input: Job): Promise<EnqueueResult> {
@@ -135,12 +138,18 @@ export class SqsQueue implements Queue {
     })).catch((error: unknown) => { throw this.#unavailable(error); });
     const ready = Number(a.ApproximateNumberOfMessages ?? 0);
     const delayed = Number(a.ApproximateNumberOfMessagesDelayed ?? 0);
-    const [deadLetter, completed] = await Promise.all([this.#coord.deadCount(), this.#coord.completed()]);
-    return { ready, delayed, inFlight: Number(a.ApproximateNumberOfMessagesNotVisible ?? 0), deadLetter, completed, depth: ready + delayed };
+    const [dead, completed, moved] = await Promise.all([this.#coord.deadCount(), this.#coord.completed(), this.#movedByPolicy()]);
+    return { ready, delayed, inFlight: Number(a.ApproximateNumberOfMessagesNotVisible ?? 0), deadLetter: dead + moved, completed, depth: ready + delayed };
   }
 
   async deadLetters(options: { limit?: number } = {}): Promise<DeadLetter[]> {
-    const dead = await this.#coord.dead(options.limit ?? 1_000);
+    const limit = options.limit ?? 1_000;
+    const dead = await this.#coord.dead(limit);
+    const moved = this.#dlq && dead.length < limit ? await this.#dlq.list(limit - dead.length) : [];
+    return [...this.#fromRecords(dead), ...moved.map((m) => m.letter)];
+  }
+
+  #fromRecords(dead: Awaited<ReturnType<Coordination['dead']>>): DeadLetter[] {
     return dead.map(({ id, record }) => {
       const raw = record.raw ?? '';
       let job: Job | undefined;
@@ -160,13 +169,44 @@ export class SqsQueue implements Queue {
     const raw = await this.#coord.raw(id);
     const taken = await this.#coord.redrive(id, Date.now());
     if (taken.status === 'duplicate') return { status: 'duplicate_active', activeId: taken.activeId };
-    if (taken.status === 'not_found' || raw === undefined) return { status: 'not_found' };
+    if (taken.status === 'not_found' || raw === undefined) return this.#redriveMoved(id);
     let job: Job | undefined;
     try { job = parseJobJson(raw); } catch { job = undefined; }
     if (job) await this.#send(job, raw, 0);
     else await this.injectRaw(raw);
     await this.#coord.pending(id);
     return { status: 'redriven', id };
+  }
+
+  /**
+   * Redrives a message the redrive policy moved: sent to the main queue first, deleted from
+   * the dead-letter queue second (a crash in between duplicates, never loses).
+   */
+  async #redriveMoved(id: string): Promise<RedriveResult> {
+    const taken = await this.#dlq?.take(id, 30);
+    if (!taken || !this.#dlq) return { status: 'not_found' };
+    const body = taken.message.Body ?? '';
+    if (taken.job) {
+      const revived = await this.#coord.revive(taken.job.id, taken.job.idempotency_key, Date.now());
+      if (revived.status === 'duplicate') {
+        await this.#dlq.release(taken.message);
+        return { status: 'duplicate_active', activeId: revived.activeId };
+      }
+      await this.#send(taken.job, body, 0, `-d${Date.now().toString(36)}`);
+      await this.#coord.pending(taken.job.id);
+    } else {
+      await this.injectRaw(body);
+    }
+    await this.#dlq.delete(taken.message);
+    return { status: 'redriven', id };
+  }
+
+  async #movedByPolicy(): Promise<number> {
+    if (this.#settings.deadLetterQueueUrl === undefined) return 0;
+    const { Attributes: a = {} } = await this.#sqs.send(new GetQueueAttributesCommand({
+      QueueUrl: this.#settings.deadLetterQueueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }));
+    return Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesNotVisible ?? 0);
   }
 
   async close(): Promise<void> {
