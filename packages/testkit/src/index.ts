@@ -4,3 +4,6 @@ export { freePort } from './ports.js';
 export { startRedis, type RedisOptions, type RedisServer } from './redis-server.js';
 export { startFixture, type FixtureOptions, type FixtureProcess } from './fixture-process.js';
 export { isAlive, waitFor, type WaitOptions } from './wait.js';
+export {
+  startGithubStandIn, type FaultRule, type GithubStandIn, type Permission, type StandInComment, type StandInIssue, type StandInPull,
+} from './github/stand-in.js';

@@ -1,0 +1,244 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { createTempDir, type TempDir } from '../temp-dir.js';
+import { createTempRepo, gitTestEnv } from '../git-repo.js';
+import { serveGit } from './git-http.js';
+
+/**
+ * A STAND-IN for GitHub, for tests only: an HTTP server on loopback that speaks the subset
+ * of GitHub's REST API the forge adapter uses (repos, issues, comments, labels, pulls,
+ * collaborator permission), plus git smart HTTP over real bare repositories (`git
+ * http-backend`) with token auth, so the real Octokit and git code run against it. It
+ * counts pull request creations per head, so tests can assert exactly one.
+ */
+export interface GithubStandIn {
+  /** API base and git host: `http://127.0.0.1:<port>`. */
+  readonly url: string;
+  /** The token every request must carry (`Authorization: token|Bearer …`, or git Basic auth as the password). */
+  readonly token: string;
+  createRepo(fullName: string, files?: Record<string, string>): Promise<{ cloneUrl: string; bareDir: string }>;
+  createIssue(fullName: string, issue: { title: string; body?: string; user?: string; labels?: string[] }): StandInIssue;
+  setPermission(fullName: string, login: string, permission: Permission): void;
+  pulls(fullName: string): StandInPull[];
+  comments(fullName: string, issueNumber: number): StandInComment[];
+  labels(fullName: string, issueNumber: number): string[];
+  /** Pull request creations that succeeded for `head` (duplicates would show here). */
+  prCreations(fullName: string, head: string): number;
+  /** The next `times` requests matching `method` and `path` get this response instead. */
+  failNext(rule: FaultRule): void;
+  /** Every request, for asserting what the adapter sent (authorization header redacted). */
+  readonly requests: { method: string; path: string; authorized: boolean }[];
+  close(): Promise<void>;
+}
+
+export type Permission = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'none';
+export interface StandInIssue { number: number; title: string; body: string; user: { login: string }; labels: { name: string }[]; state: 'open' | 'closed' }
+export interface StandInComment { id: number; issue_number: number; body: string; user: { login: string }; created_at: string; updated_at: string }
+export interface StandInPull { number: number; title: string; body: string; head: { ref: string; label: string }; base: { ref: string }; draft: boolean; state: 'open' | 'closed'; html_url: string }
+export interface FaultRule { method: string; path: RegExp; status: number; headers?: Record<string, string>; body?: unknown; times?: number }
+
+interface RepoState {
+  bareDir: string;
+  next: number;
+  issues: Map<number, StandInIssue>;
+  pulls: Map<number, StandInPull>;
+  comments: Map<number, StandInComment>;
+  permissions: Map<string, Permission>;
+  creations: Map<string, number>;
+}
+
+const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers }).end(JSON.stringify(body));
+};
+
+async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  return text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
+}
+
+/** Starts the stand-in on a random loopback port. */
+export async function startGithubStandIn(options: { token?: string; botLogin?: string } = {}): Promise<GithubStandIn> {
+  const token = options.token ?? `ghs_standin${randomBytes(12).toString('hex')}`;
+  const bot = options.botLogin ?? 'codefleet[bot]';
+  const root: TempDir = await createTempDir('github-standin');
+  const repos = new Map<string, RepoState>();
+  const faults: FaultRule[] = [];
+  const requests: GithubStandIn['requests'] = [];
+  let commentIds = 1000;
+  let base = '';
+  const now = () => new Date().toISOString();
+
+  const repo = (fullName: string): RepoState => {
+    const state = repos.get(fullName.toLowerCase());
+    if (!state) throw Object.assign(new Error(`no repo ${fullName}`), { status: 404 });
+    return state;
+  };
+  const authorized = (req: IncomingMessage): { ok: boolean; user: string } => {
+    const header = req.headers.authorization ?? '';
+    const [scheme, value = ''] = header.split(' ');
+    if (/^(token|bearer)$/i.test(scheme ?? '')) return { ok: value === token, user: bot };
+    if (/^basic$/i.test(scheme ?? '')) {
+      const [user = '', password = ''] = Buffer.from(value, 'base64').toString('utf8').split(':');
+      return { ok: password === token, user };
+    }
+    return { ok: false, user: '' };
+  };
+
+  type Handler = (m: RegExpExecArray, req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void> | void;
+  const routes: [string, RegExp, Handler][] = [
+    ['GET', /^\/repos\/([^/]+\/[^/]+)$/, (m, _req, res) => {
+      const name = m[1] ?? '';
+      repo(name);
+      json(res, 200, { full_name: name, default_branch: 'main', clone_url: `${base}/${name}.git`, private: false });
+    }],
+    ['GET', /^\/repos\/([^/]+\/[^/]+)\/issues\/(\d+)$/, (m, _req, res) => {
+      const issue = repo(m[1] ?? '').issues.get(Number(m[2]));
+      if (!issue) json(res, 404, { message: 'Not Found' });
+      else json(res, 200, issue);
+    }],
+    ['GET', /^\/repos\/([^/]+\/[^/]+)\/issues\/(\d+)\/comments$/, (m, _req, res) => {
+      json(res, 200, [...repo(m[1] ?? '').comments.values()].filter((c) => c.issue_number === Number(m[2])));
+    }],
+    ['POST', /^\/repos\/([^/]+\/[^/]+)\/issues\/(\d+)\/comments$/, async (m, req, res) => {
+      const body = await readBody(req);
+      const comment: StandInComment = { id: (commentIds += 1), issue_number: Number(m[2]), body: String(body.body ?? ''), user: { login: bot }, created_at: now(), updated_at: now() };
+      repo(m[1] ?? '').comments.set(comment.id, comment);
+      json(res, 201, comment);
+    }],
+    ['PATCH', /^\/repos\/([^/]+\/[^/]+)\/issues\/comments\/(\d+)$/, async (m, req, res) => {
+      const comment = repo(m[1] ?? '').comments.get(Number(m[2]));
+      if (!comment) return json(res, 404, { message: 'Not Found' });
+      comment.body = String((await readBody(req)).body ?? '');
+      comment.updated_at = now();
+      json(res, 200, comment);
+    }],
+    ['POST', /^\/repos\/([^/]+\/[^/]+)\/issues\/(\d+)\/labels$/, async (m, req, res) => {
+      const issue = repo(m[1] ?? '').issues.get(Number(m[2])) ?? repo(m[1] ?? '').pulls.get(Number(m[2]));
+      if (!issue || !('labels' in issue)) return json(res, 404, { message: 'Not Found' });
+      for (const name of (await readBody(req)).labels as string[]) {
+        if (!issue.labels.some((l) => l.name.toLowerCase() === name.toLowerCase())) issue.labels.push({ name });
+      }
+      json(res, 200, issue.labels);
+    }],
+    ['DELETE', /^\/repos\/([^/]+\/[^/]+)\/issues\/(\d+)\/labels\/([^/]+)$/, (m, _req, res) => {
+      const issue = repo(m[1] ?? '').issues.get(Number(m[2]));
+      const name = decodeURIComponent(m[3] ?? '').toLowerCase();
+      if (!issue?.labels.some((l) => l.name.toLowerCase() === name)) return json(res, 404, { message: 'Label does not exist' });
+      issue.labels = issue.labels.filter((l) => l.name.toLowerCase() !== name);
+      json(res, 200, issue.labels);
+    }],
+    ['GET', /^\/repos\/([^/]+\/[^/]+)\/pulls$/, (m, _req, res, url) => {
+      const state = url.searchParams.get('state') ?? 'open';
+      const head = url.searchParams.get('head');
+      json(res, 200, [...repo(m[1] ?? '').pulls.values()].filter((p) => (state === 'all' || p.state === state) && (head === null || p.head.label === head)));
+    }],
+    ['POST', /^\/repos\/([^/]+\/[^/]+)\/pulls$/, async (m, req, res) => {
+      const name = m[1] ?? '';
+      const state = repo(name);
+      const body = await readBody(req);
+      const head = String(body.head ?? '');
+      const ref = head.includes(':') ? head.slice(head.indexOf(':') + 1) : head;
+      const label = `${name.split('/')[0]}:${ref}`;
+      if ([...state.pulls.values()].some((p) => p.state === 'open' && p.head.label === label)) {
+        return json(res, 422, { message: 'Validation Failed', errors: [{ resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${label}.` }] });
+      }
+      const exists = await execa('git', ['rev-parse', '--verify', '--quiet', `refs/heads/${ref}`], { cwd: state.bareDir, reject: false, env: gitTestEnv() });
+      if (exists.exitCode !== 0) return json(res, 422, { message: 'Validation Failed', errors: [{ resource: 'PullRequest', field: 'head', code: 'invalid' }] });
+      state.next += 1;
+      const pull: StandInPull = {
+        number: state.next, title: String(body.title ?? ''), body: String(body.body ?? ''), head: { ref, label }, base: { ref: String(body.base ?? 'main') },
+        draft: body.draft === true, state: 'open', html_url: `${base}/${name}/pull/${state.next}`,
+      };
+      state.pulls.set(pull.number, pull);
+      state.creations.set(ref, (state.creations.get(ref) ?? 0) + 1);
+      json(res, 201, pull);
+    }],
+    ['PATCH', /^\/repos\/([^/]+\/[^/]+)\/pulls\/(\d+)$/, async (m, req, res) => {
+      const pull = repo(m[1] ?? '').pulls.get(Number(m[2]));
+      if (!pull) return json(res, 404, { message: 'Not Found' });
+      const body = await readBody(req);
+      if (typeof body.title === 'string') pull.title = body.title;
+      if (typeof body.body === 'string') pull.body = body.body;
+      if (body.state === 'open' || body.state === 'closed') pull.state = body.state;
+      json(res, 200, pull);
+    }],
+    ['GET', /^\/repos\/([^/]+\/[^/]+)\/collaborators\/([^/]+)\/permission$/, (m, _req, res) => {
+      const login = decodeURIComponent(m[2] ?? '');
+      const permission = repo(m[1] ?? '').permissions.get(login.toLowerCase()) ?? 'none';
+      // Like GitHub: `permission` is the legacy level (maintain reads as write, triage as read); `role_name` the role.
+      const legacy: Record<Permission, string> = { admin: 'admin', maintain: 'write', write: 'write', triage: 'read', read: 'read', none: 'none' };
+      json(res, 200, { permission: legacy[permission], role_name: permission, user: { login } });
+    }],
+  ];
+
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', base);
+    const auth = authorized(req);
+    requests.push({ method: req.method ?? 'GET', path: url.pathname, authorized: auth.ok });
+    void (async () => {
+      const git = /^\/([^/]+\/[^/]+\.git)(\/.*)$/.exec(url.pathname);
+      if (git) {
+        if (!auth.ok) return void res.writeHead(401, { 'www-authenticate': 'Basic realm="GitHub stand-in"' }).end();
+        return serveGit(req, res, { projectRoot: root.path, pathInfo: `/${git[1]}${git[2]}`, query: url.search.slice(1), user: auth.user });
+      }
+      if (!auth.ok) return json(res, 401, { message: 'Bad credentials' });
+      const fault = faults.find((f) => f.method === req.method && f.path.test(url.pathname));
+      if (fault) {
+        fault.times = (fault.times ?? 1) - 1;
+        if (fault.times <= 0) faults.splice(faults.indexOf(fault), 1);
+        return json(res, fault.status, fault.body ?? { message: `stand-in fault ${fault.status}` }, fault.headers);
+      }
+      for (const [method, pattern, handler] of routes) {
+        const m = pattern.exec(url.pathname);
+        if (m && method === req.method) return await handler(m, req, res, url);
+      }
+      json(res, 404, { message: 'Not Found (not in the stand-in)' });
+    })().catch((error: unknown) => {
+      const status = (error as { status?: number }).status ?? 500;
+      if (!res.headersSent) json(res, status, { message: error instanceof Error ? error.message : String(error) });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    url: base,
+    token,
+    requests,
+    async createRepo(fullName, files = { 'README.md': `# ${fullName}\n` }) {
+      const bareDir = join(root.path, `${fullName}.git`);
+      const seed = await createTempRepo({ files });
+      await execa('git', ['clone', '--quiet', '--bare', seed.path, bareDir], { env: gitTestEnv() });
+      // Pushes over HTTP need receive-pack enabled for the bare repository.
+      await execa('git', ['config', 'http.receivepack', 'true'], { cwd: bareDir, env: gitTestEnv() });
+      await seed.dispose();
+      repos.set(fullName.toLowerCase(), { bareDir, next: 0, issues: new Map(), pulls: new Map(), comments: new Map(), permissions: new Map(), creations: new Map() });
+      return { cloneUrl: `${base}/${fullName}.git`, bareDir };
+    },
+    createIssue(fullName, input) {
+      const state = repo(fullName);
+      state.next += 1;
+      const issue: StandInIssue = {
+        number: state.next, title: input.title, body: input.body ?? '', user: { login: input.user ?? 'octocat' },
+        labels: (input.labels ?? []).map((name) => ({ name })), state: 'open',
+      };
+      state.issues.set(issue.number, issue);
+      return issue;
+    },
+    setPermission(fullName, login, permission) { repo(fullName).permissions.set(login.toLowerCase(), permission); },
+    pulls: (fullName) => [...repo(fullName).pulls.values()],
+    comments: (fullName, n) => [...repo(fullName).comments.values()].filter((c) => c.issue_number === n),
+    labels: (fullName, n) => (repo(fullName).issues.get(n)?.labels ?? []).map((l) => l.name),
+    prCreations: (fullName, head) => repo(fullName).creations.get(head) ?? 0,
+    failNext(rule) { faults.push({ ...rule }); },
+    async close() {
+      await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
+      await root.dispose();
+    },
+  };
+}
