@@ -37,7 +37,10 @@ export interface GithubStandIn {
 export type Permission = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'none';
 export interface StandInIssue { number: number; title: string; body: string; user: { login: string }; labels: { name: string }[]; state: 'open' | 'closed' }
 export interface StandInComment { id: number; issue_number: number; body: string; user: { login: string }; created_at: string; updated_at: string }
-export interface StandInPull { number: number; title: string; body: string; head: { ref: string; label: string }; base: { ref: string }; draft: boolean; state: 'open' | 'closed'; html_url: string }
+export interface StandInPull {
+  number: number; node_id: string; title: string; body: string; head: { ref: string; label: string; sha?: string }; base: { ref: string };
+  draft: boolean; state: 'open' | 'closed'; html_url: string; labels: { name: string }[]; created_at: string; updated_at: string; merged_at: null;
+}
 export interface FaultRule { method: string; path: RegExp; status: number; headers?: Record<string, string>; body?: unknown; times?: number }
 
 interface RepoState {
@@ -89,6 +92,14 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
     return { ok: false, user: '' };
   };
 
+  // The head's current sha, read from the bare repository as GitHub reports it.
+  const withSha = async (state: RepoState, pull: StandInPull): Promise<StandInPull> => {
+    const sha = await execa('git', ['rev-parse', '--verify', '--quiet', `refs/heads/${pull.head.ref}`], { cwd: state.bareDir, reject: false, env: gitTestEnv() });
+    return { ...pull, head: { ...pull.head, ...(sha.exitCode === 0 ? { sha: String(sha.stdout).trim() } : {}) } };
+  };
+  /** An issue or a pull request: they share numbers, comments and labels. */
+  const item = (state: RepoState, n: number) => state.issues.get(n) ?? state.pulls.get(n);
+
   type Handler = (m: RegExpExecArray, req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void> | void;
   const routes: [string, RegExp, Handler][] = [
     ['GET', /^\/repos\/([^/]+\/[^/]+)$/, (m, _req, res) => {
@@ -106,6 +117,7 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
     }],
     ['POST', /^\/repos\/([^/]+\/[^/]+)\/issues\/(\d+)\/comments$/, async (m, req, res) => {
       const body = await readBody(req);
+      if (!item(repo(m[1] ?? ''), Number(m[2]))) return json(res, 404, { message: 'Not Found' });
       const comment: StandInComment = { id: (commentIds += 1), issue_number: Number(m[2]), body: String(body.body ?? ''), user: { login: bot }, created_at: now(), updated_at: now() };
       repo(m[1] ?? '').comments.set(comment.id, comment);
       json(res, 201, comment);
@@ -118,24 +130,26 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
       json(res, 200, comment);
     }],
     ['POST', /^\/repos\/([^/]+\/[^/]+)\/issues\/(\d+)\/labels$/, async (m, req, res) => {
-      const issue = repo(m[1] ?? '').issues.get(Number(m[2])) ?? repo(m[1] ?? '').pulls.get(Number(m[2]));
-      if (!issue || !('labels' in issue)) return json(res, 404, { message: 'Not Found' });
+      const issue = item(repo(m[1] ?? ''), Number(m[2]));
+      if (!issue) return json(res, 404, { message: 'Not Found' });
       for (const name of (await readBody(req)).labels as string[]) {
         if (!issue.labels.some((l) => l.name.toLowerCase() === name.toLowerCase())) issue.labels.push({ name });
       }
       json(res, 200, issue.labels);
     }],
     ['DELETE', /^\/repos\/([^/]+\/[^/]+)\/issues\/(\d+)\/labels\/([^/]+)$/, (m, _req, res) => {
-      const issue = repo(m[1] ?? '').issues.get(Number(m[2]));
+      const issue = item(repo(m[1] ?? ''), Number(m[2]));
       const name = decodeURIComponent(m[3] ?? '').toLowerCase();
       if (!issue?.labels.some((l) => l.name.toLowerCase() === name)) return json(res, 404, { message: 'Label does not exist' });
       issue.labels = issue.labels.filter((l) => l.name.toLowerCase() !== name);
       json(res, 200, issue.labels);
     }],
-    ['GET', /^\/repos\/([^/]+\/[^/]+)\/pulls$/, (m, _req, res, url) => {
+    ['GET', /^\/repos\/([^/]+\/[^/]+)\/pulls$/, async (m, _req, res, url) => {
       const state = url.searchParams.get('state') ?? 'open';
       const head = url.searchParams.get('head');
-      json(res, 200, [...repo(m[1] ?? '').pulls.values()].filter((p) => (state === 'all' || p.state === state) && (head === null || p.head.label === head)));
+      const r = repo(m[1] ?? '');
+      const found = [...r.pulls.values()].filter((p) => (state === 'all' || p.state === state) && (head === null || p.head.label === head));
+      json(res, 200, await Promise.all(found.map((p) => withSha(r, p))));
     }],
     ['POST', /^\/repos\/([^/]+\/[^/]+)\/pulls$/, async (m, req, res) => {
       const name = m[1] ?? '';
@@ -144,19 +158,41 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
       const head = String(body.head ?? '');
       const ref = head.includes(':') ? head.slice(head.indexOf(':') + 1) : head;
       const label = `${name.split('/')[0]}:${ref}`;
+      const exists = await execa('git', ['rev-parse', '--verify', '--quiet', `refs/heads/${ref}`], { cwd: state.bareDir, reject: false, env: gitTestEnv() });
+      if (exists.exitCode !== 0) return json(res, 422, { message: 'Validation Failed', errors: [{ resource: 'PullRequest', field: 'head', code: 'invalid' }] });
+      // Checked and created with no await in between: GitHub enforces one open PR per head atomically.
       if ([...state.pulls.values()].some((p) => p.state === 'open' && p.head.label === label)) {
         return json(res, 422, { message: 'Validation Failed', errors: [{ resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${label}.` }] });
       }
-      const exists = await execa('git', ['rev-parse', '--verify', '--quiet', `refs/heads/${ref}`], { cwd: state.bareDir, reject: false, env: gitTestEnv() });
-      if (exists.exitCode !== 0) return json(res, 422, { message: 'Validation Failed', errors: [{ resource: 'PullRequest', field: 'head', code: 'invalid' }] });
       state.next += 1;
       const pull: StandInPull = {
-        number: state.next, title: String(body.title ?? ''), body: String(body.body ?? ''), head: { ref, label }, base: { ref: String(body.base ?? 'main') },
-        draft: body.draft === true, state: 'open', html_url: `${base}/${name}/pull/${state.next}`,
+        number: state.next, node_id: `PR_${name}#${state.next}`, title: String(body.title ?? ''), body: String(body.body ?? ''), head: { ref, label }, base: { ref: String(body.base ?? 'main') },
+        draft: body.draft === true, state: 'open', html_url: `${base}/${name}/pull/${state.next}`, labels: [], created_at: now(), updated_at: now(), merged_at: null,
       };
       state.pulls.set(pull.number, pull);
       state.creations.set(ref, (state.creations.get(ref) ?? 0) + 1);
-      json(res, 201, pull);
+      json(res, 201, await withSha(state, pull));
+    }],
+    ['GET', /^\/repos\/([^/]+\/[^/]+)\/pulls\/(\d+)$/, async (m, _req, res) => {
+      const r = repo(m[1] ?? '');
+      const pull = r.pulls.get(Number(m[2]));
+      if (!pull) json(res, 404, { message: 'Not Found' });
+      else json(res, 200, await withSha(r, pull));
+    }],
+    ['GET', /^\/repos\/([^/]+\/[^/]+)\/issues\/(\d+)\/labels$/, (m, _req, res) => {
+      const found = item(repo(m[1] ?? ''), Number(m[2]));
+      if (!found) json(res, 404, { message: 'Not Found' });
+      else json(res, 200, found.labels);
+    }],
+    // GitHub changes the draft flag only through GraphQL; the two mutations the adapter uses.
+    ['POST', /^\/graphql$/, async (_m, req, res) => {
+      const { query = '', variables = {} } = (await readBody(req)) as { query?: string; variables?: { id?: string } };
+      const draft = /convertPullRequestToDraft/.test(query) ? true : /markPullRequestReadyForReview/.test(query) ? false : undefined;
+      const pull = [...repos.values()].flatMap((r) => [...r.pulls.values()]).find((p) => p.node_id === variables.id);
+      if (draft === undefined || !pull) return json(res, 200, { errors: [{ message: 'not supported by the stand-in, or no such pull request' }] });
+      pull.draft = draft;
+      pull.updated_at = now();
+      json(res, 200, { data: { result: { pullRequest: { isDraft: draft } } } });
     }],
     ['PATCH', /^\/repos\/([^/]+\/[^/]+)\/pulls\/(\d+)$/, async (m, req, res) => {
       const pull = repo(m[1] ?? '').pulls.get(Number(m[2]));
@@ -165,7 +201,8 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
       if (typeof body.title === 'string') pull.title = body.title;
       if (typeof body.body === 'string') pull.body = body.body;
       if (body.state === 'open' || body.state === 'closed') pull.state = body.state;
-      json(res, 200, pull);
+      pull.updated_at = now();
+      json(res, 200, await withSha(repo(m[1] ?? ''), pull));
     }],
     ['GET', /^\/repos\/([^/]+\/[^/]+)\/collaborators\/([^/]+)\/permission$/, (m, _req, res) => {
       const login = decodeURIComponent(m[2] ?? '');
@@ -233,7 +270,7 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
     setPermission(fullName, login, permission) { repo(fullName).permissions.set(login.toLowerCase(), permission); },
     pulls: (fullName) => [...repo(fullName).pulls.values()],
     comments: (fullName, n) => [...repo(fullName).comments.values()].filter((c) => c.issue_number === n),
-    labels: (fullName, n) => (repo(fullName).issues.get(n)?.labels ?? []).map((l) => l.name),
+    labels: (fullName, n) => (item(repo(fullName), n)?.labels ?? []).map((l) => l.name),
     prCreations: (fullName, head) => repo(fullName).creations.get(head) ?? 0,
     failNext(rule) { faults.push({ ...rule }); },
     async close() {

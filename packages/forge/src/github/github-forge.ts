@@ -1,0 +1,247 @@
+import { Octokit } from '@octokit/rest';
+import { CodefleetError, checkRepoRef, previewValue } from '@codefleet/core';
+import { checkBody, checkBranch, checkLabel, checkPullRequestInput, checkSha, targetKey } from '../checks.js';
+import { pushFenced, remoteBranches, type GitOptions } from '../git/git.js';
+import { parseMarker, renderMarked } from '../marker.js';
+import type {
+  Comment, CommentTarget, EnsureBranchRequest, EnsureCommentRequest, EnsureLabelsRequest, EnsurePullRequestRequest, Forge, PullRequest,
+} from '../port.js';
+import { githubFailure } from './errors.js';
+
+/** Options of {@link createGithubForge}. */
+export interface GithubForgeOptions {
+  /** A personal access token or an installation token; used for the API and for git. */
+  token: string;
+  /** REST API base; default `https://api.github.com` (GitHub Enterprise: `https://host/api/v3`). */
+  apiUrl?: string;
+  /** Where repositories are cloned from: `https://github.com` by default. */
+  gitUrl?: string;
+  /** The complete environment of git (PATH, HOME, GIT_CONFIG_*); the credential helper is added. */
+  gitEnv: Readonly<Record<string, string>>;
+  gitTimeoutMs?: number;
+}
+
+interface ApiPull {
+  number: number;
+  node_id: string;
+  html_url: string;
+  title: string;
+  body?: string | null;
+  head: { ref: string; sha?: string };
+  base: { ref: string };
+  state: string;
+  draft?: boolean;
+  merged_at?: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The credential helper: answers git's `get` with the token from this process's git env, never from a URL. */
+const credentialHelper = '!f() { test "$1" = get && echo username=x-access-token && echo "password=$CODEFLEET_GIT_TOKEN"; }; f';
+
+/**
+ * The forge port on GitHub: the REST API through Octokit, git pushes over HTTPS with the
+ * token handed to git by a credential helper through the environment, so it never
+ * appears in a remote URL, an argument or a log. Repos are `owner/name`.
+ */
+export class GithubForge implements Forge {
+  readonly kind = 'github' as const;
+  readonly #octokit: Octokit;
+  readonly #git: GitOptions;
+  readonly #gitUrl: string;
+
+  constructor(options: GithubForgeOptions) {
+    if (options.token.trim() === '') throw new CodefleetError('invalid_config', 'the GitHub forge needs a token (forge.github.token_env names its variable)');
+    // No retries inside Octokit: the worker's outer policy decides, with the reset time.
+    this.#octokit = new Octokit({ auth: options.token, baseUrl: options.apiUrl ?? 'https://api.github.com', request: { retries: 0 }, log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
+    this.#gitUrl = (options.gitUrl ?? 'https://github.com').replace(/\/+$/, '');
+    this.#git = {
+      timeoutMs: options.gitTimeoutMs ?? 120_000,
+      env: {
+        ...options.gitEnv,
+        CODEFLEET_GIT_TOKEN: options.token,
+        // Config through the environment: an empty helper first clears any other one.
+        GIT_CONFIG_COUNT: '2',
+        GIT_CONFIG_KEY_0: 'credential.helper',
+        GIT_CONFIG_VALUE_0: '',
+        GIT_CONFIG_KEY_1: 'credential.helper',
+        GIT_CONFIG_VALUE_1: credentialHelper,
+      },
+    };
+  }
+
+  async findBranch(repo: string, branch: string, signal?: AbortSignal): Promise<{ sha: string } | undefined> {
+    checkBranch(branch);
+    const sha = (await remoteBranches(this.#git, this.#remote(repo), [branch], signal)).get(branch);
+    return sha === undefined ? undefined : { sha };
+  }
+
+  async ensureBranch(req: EnsureBranchRequest): Promise<{ sha: string; updated: boolean }> {
+    checkBranch(req.branch);
+    if (req.expectedSha !== undefined) checkSha(req.expectedSha);
+    return pushFenced(this.#git, { workdir: req.workdir, remote: this.#remote(req.repo), branch: req.branch, expectedSha: req.expectedSha, signal: req.signal });
+  }
+
+  async ensurePullRequest(req: EnsurePullRequestRequest): Promise<PullRequest & { created: boolean }> {
+    const { owner, repo } = splitRepo(req.repo);
+    checkPullRequestInput(req);
+    const existing = await this.#openPull(owner, repo, req.head);
+    if (existing) return { ...(await this.#update(owner, repo, existing, req)), created: false };
+    try {
+      const { data } = await this.#octokit.rest.pulls.create({ owner, repo, head: req.head, base: req.base, title: req.title, body: req.body, draft: req.draft });
+      return { ...toPullRequest(data as ApiPull), created: true };
+    } catch (error) {
+      // Another worker (or a retry whose response was lost) opened it meanwhile: that one is ours.
+      if (alreadyExists(error)) {
+        const raced = await this.#openPull(owner, repo, req.head);
+        if (raced) return { ...(await this.#update(owner, repo, raced, req)), created: false };
+      }
+      throw githubFailure('create pull request', error);
+    }
+  }
+
+  async findPullRequest(repo: string, head: string): Promise<PullRequest | undefined> {
+    const { owner, repo: name } = splitRepo(repo);
+    checkBranch(head, 'head branch');
+    const pulls = await this.#call('list pull requests', () => this.#octokit.rest.pulls.list({ owner, repo: name, head: `${owner}:${head}`, state: 'all', per_page: 100 }));
+    const all = (pulls.data as ApiPull[]).map(toPullRequest);
+    return all.find((p) => p.state === 'open') ?? all.sort((a, b) => b.createdAt.localeCompare(a.createdAt))[0];
+  }
+
+  async getPullRequest(repo: string, number: number): Promise<PullRequest> {
+    const { owner, repo: name } = splitRepo(repo);
+    const { data } = await this.#call(`get pull request #${number}`, () => this.#octokit.rest.pulls.get({ owner, repo: name, pull_number: number }));
+    return toPullRequest(data as ApiPull);
+  }
+
+  async ensureComment(req: EnsureCommentRequest): Promise<{ id: number; created: boolean }> {
+    const { owner, repo } = splitRepo(req.repo);
+    const number = issueNumber(req.target);
+    const body = renderMarked(req.marker, req.body);
+    checkBody(body);
+    const mine = (await this.#comments(owner, repo, number)).find((c) => c.marker === req.marker);
+    if (mine) {
+      if (mine.body !== body) await this.#call('update comment', () => this.#octokit.rest.issues.updateComment({ owner, repo, comment_id: mine.id, body }));
+      return { id: mine.id, created: false };
+    }
+    const { data } = await this.#call('create comment', () => this.#octokit.rest.issues.createComment({ owner, repo, issue_number: number, body }));
+    return { id: data.id, created: true };
+  }
+
+  async listComments(repo: string, target: CommentTarget): Promise<Comment[]> {
+    const { owner, repo: name } = splitRepo(repo);
+    return this.#comments(owner, name, issueNumber(target));
+  }
+
+  async ensureLabels(req: EnsureLabelsRequest): Promise<{ labels: string[] }> {
+    const { owner, repo } = splitRepo(req.repo);
+    const number = issueNumber(req.target);
+    const add = (req.add ?? []).map(checkLabel);
+    const remove = (req.remove ?? []).map(checkLabel);
+    const current = await this.listLabels(req.repo, req.target);
+    const has = (name: string) => current.some((l) => l.toLowerCase() === name.toLowerCase());
+    const missing = add.filter((name) => !has(name));
+    if (missing.length > 0) await this.#call('add labels', () => this.#octokit.rest.issues.addLabels({ owner, repo, issue_number: number, labels: missing }));
+    for (const name of remove.filter((n) => has(n) && !add.some((a) => a.toLowerCase() === n.toLowerCase()))) {
+      try {
+        await this.#octokit.rest.issues.removeLabel({ owner, repo, issue_number: number, name });
+      } catch (error) {
+        // Removed by someone else meanwhile: the goal is reached.
+        if ((error as { status?: number }).status !== 404) throw githubFailure('remove label', error);
+      }
+    }
+    return { labels: await this.listLabels(req.repo, req.target) };
+  }
+
+  async listLabels(repo: string, target: CommentTarget): Promise<string[]> {
+    const { owner, repo: name } = splitRepo(repo);
+    const { data } = await this.#call('list labels', () => this.#octokit.rest.issues.listLabelsOnIssue({ owner, repo: name, issue_number: issueNumber(target), per_page: 100 }));
+    return data.map((l) => l.name).sort((a, b) => a.localeCompare(b));
+  }
+
+  /** The remote URL of `owner/name`: no credentials in it, ever. */
+  #remote(repo: string): string {
+    const { owner, repo: name } = splitRepo(repo);
+    return `${this.#gitUrl}/${owner}/${name}.git`;
+  }
+
+  async #call<T>(operation: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (error) {
+      throw githubFailure(operation, error);
+    }
+  }
+
+  async #openPull(owner: string, repo: string, head: string): Promise<ApiPull | undefined> {
+    const { data } = await this.#call('list pull requests', () => this.#octokit.rest.pulls.list({ owner, repo, head: `${owner}:${head}`, state: 'open', per_page: 10 }));
+    return (data as ApiPull[])[0];
+  }
+
+  /** Title and body through REST; the draft flag only through GraphQL, as GitHub allows. */
+  async #update(owner: string, repo: string, pull: ApiPull, req: EnsurePullRequestRequest): Promise<PullRequest> {
+    let current = pull;
+    if (pull.title !== req.title || (pull.body ?? '') !== req.body || pull.base.ref !== req.base) {
+      const { data } = await this.#call('update pull request', () => this.#octokit.rest.pulls.update({ owner, repo, pull_number: pull.number, title: req.title, body: req.body, base: req.base }));
+      current = data as ApiPull;
+    }
+    if ((current.draft ?? false) !== req.draft) {
+      const mutation = req.draft
+        ? 'mutation($id: ID!) { result: convertPullRequestToDraft(input: { pullRequestId: $id }) { pullRequest { isDraft } } }'
+        : 'mutation($id: ID!) { result: markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { isDraft } } }';
+      await this.#call('change draft state', () => this.#octokit.graphql(mutation, { id: current.node_id }));
+      current = (await this.#call('get pull request', () => this.#octokit.rest.pulls.get({ owner, repo, pull_number: pull.number }))).data as ApiPull;
+    }
+    return toPullRequest(current);
+  }
+
+  async #comments(owner: string, repo: string, number: number): Promise<Comment[]> {
+    const data = await this.#call('list comments', () => this.#octokit.paginate(this.#octokit.rest.issues.listComments, { owner, repo, issue_number: number, per_page: 100 }));
+    return data.map((c) => {
+      const body = c.body ?? '';
+      const marker = parseMarker(body);
+      return { id: c.id, body, ...(marker === undefined ? {} : { marker }), createdAt: c.created_at, updatedAt: c.updated_at };
+    });
+  }
+}
+
+/** Creates a {@link GithubForge}. */
+export function createGithubForge(options: GithubForgeOptions): GithubForge {
+  return new GithubForge(options);
+}
+
+function splitRepo(repo: string): { owner: string; repo: string } {
+  const ref = checkRepoRef(repo);
+  if (typeof ref === 'string' || ref.kind !== 'github') {
+    throw new CodefleetError('forge_rejected', `the GitHub forge takes owner/name, got ${previewValue(repo)}`);
+  }
+  const [owner = '', name = ''] = repo.split('/');
+  return { owner, repo: name };
+}
+
+function issueNumber(target: CommentTarget): number {
+  targetKey(target);
+  if (target.kind === 'task') throw new CodefleetError('forge_rejected', 'GitHub has no task targets: comment on an issue or a pull request');
+  return target.number;
+}
+
+function alreadyExists(error: unknown): boolean {
+  const status = (error as { status?: number }).status;
+  return status === 422 && /already exists/i.test(JSON.stringify((error as { response?: { data?: unknown } }).response?.data ?? ''));
+}
+
+function toPullRequest(p: ApiPull): PullRequest {
+  return {
+    number: p.number,
+    url: p.html_url,
+    title: p.title,
+    body: p.body ?? '',
+    head: p.head.ref,
+    base: p.base.ref,
+    state: p.merged_at ? 'merged' : p.state === 'open' ? 'open' : 'closed',
+    draft: p.draft ?? false,
+    ...(p.head.sha === undefined ? {} : { headSha: p.head.sha }),
+    createdAt: p.created_at,
+    updatedAt: p.updated_at,
+  };
+}

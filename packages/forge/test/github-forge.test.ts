@@ -1,0 +1,91 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createTempDir, git, startGithubStandIn, type GithubStandIn } from '@codefleet/testkit';
+import { forgeContract } from '../src/contract/forge-contract.js';
+import { createGithubForge } from '../src/index.js';
+import { forgeGitEnv } from './local-harness.js';
+
+// The real Octokit adapter against the GitHub STAND-IN (testkit): GitHub's REST subset on
+// loopback and real git smart HTTP with token auth. One stand-in for the file, a fresh
+// repository per test.
+let gh: GithubStandIn;
+beforeAll(async () => { gh = await startGithubStandIn(); });
+afterAll(async () => { await gh?.close(); });
+
+const forgeFor = (token = gh.token) => createGithubForge({ token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: forgeGitEnv(), gitTimeoutMs: 30_000 });
+
+forgeContract({
+  name: 'github (Octokit against the stand-in)',
+  open: async () => {
+    const repo = `acme/widgets-${randomBytes(4).toString('hex')}`;
+    const { bareDir } = await gh.createRepo(repo, { 'README.md': '# sample\n', 'src/index.js': 'export const answer = 42;\n' });
+    const issue = gh.createIssue(repo, { title: 'An issue to comment on' });
+    const scratch = await createTempDir('gh-forge');
+    let clones = 0;
+    return {
+      forge: forgeFor(),
+      repo,
+      base: 'main',
+      issueNumber: issue.number,
+      makeWorkdir: async (branch) => {
+        clones += 1;
+        const path = join(scratch.path, `work-${clones}`);
+        await git(scratch.path, ['clone', '--quiet', bareDir, path]);
+        await git(path, ['checkout', '--quiet', '-b', branch, 'origin/main']);
+        await git(path, ['commit', '--quiet', '--allow-empty', '-m', `work ${clones} on ${branch}`]);
+        return path;
+      },
+      pullRequestCreations: async (head) => gh.prCreations(repo, head),
+      dispose: () => scratch.dispose(),
+    };
+  },
+});
+
+describe('GitHub forge specifics', () => {
+  it('never puts the token in a URL: the API sees it in a header, git through the credential helper', async () => {
+    const repo = `acme/secret-${randomBytes(4).toString('hex')}`;
+    await gh.createRepo(repo);
+    const forge = forgeFor();
+    expect(await forge.findBranch(repo, 'main')).toMatchObject({ sha: expect.stringMatching(/^[0-9a-f]{40}$/) });
+    const seen = gh.requests.filter((r) => r.path.includes(repo));
+    expect(seen.every((r) => !r.path.includes(gh.token))).toBe(true);
+    // git asks without credentials first, gets 401, then asks the credential helper.
+    expect(seen.some((r) => r.path.endsWith('/info/refs') && r.authorized)).toBe(true);
+  });
+
+  it('a wrong token is forge_rejected for the API and git_failed or forge_rejected for git, without echoing it', async () => {
+    const repo = `acme/auth-${randomBytes(4).toString('hex')}`;
+    await gh.createRepo(repo);
+    const forge = forgeFor('ghp_wrongwrongwrongwrongwrongwrongwrong0');
+    const api = await forge.listLabels(repo, { kind: 'issue', number: 1 }).catch((e: unknown) => e);
+    expect(api).toMatchObject({ code: 'forge_rejected', verdict: 'permanent' });
+    const push = await forge.findBranch(repo, 'main').catch((e: unknown) => e);
+    expect((push as Error).message).not.toContain('ghp_wrong');
+  });
+
+  it('rate limits are transient with the reset time; 5xx transient; a missing repo is forge_not_found', async () => {
+    const repo = `acme/limits-${randomBytes(4).toString('hex')}`;
+    await gh.createRepo(repo);
+    const issue = gh.createIssue(repo, { title: 't' });
+    const forge = forgeFor();
+    const target = { kind: 'issue' as const, number: issue.number };
+    gh.failNext({ method: 'GET', path: /\/labels$/, status: 403, headers: { 'retry-after': '7' }, body: { message: 'You have exceeded a secondary rate limit.' } });
+    expect(await forge.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({ code: 'rate_limited', verdict: 'transient', details: { retryAfterMs: 7_000 } });
+    const reset = Math.floor(Date.now() / 1_000) + 60;
+    gh.failNext({ method: 'GET', path: /\/labels$/, status: 403, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) }, body: { message: 'API rate limit exceeded' } });
+    const primary = await forge.listLabels(repo, target).catch((e: unknown) => e) as { code: string; details: { retryAfterMs: number } };
+    expect(primary.code).toBe('rate_limited');
+    expect(primary.details.retryAfterMs).toBeGreaterThan(50_000);
+    gh.failNext({ method: 'GET', path: /\/labels$/, status: 502 });
+    expect(await forge.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({ code: 'forge_unavailable', verdict: 'transient' });
+    expect(await forge.listLabels(repo, target)).toEqual([]);
+    expect(await forge.listLabels('acme/no-such-repo', target).catch((e: unknown) => e)).toMatchObject({ code: 'forge_not_found', verdict: 'permanent' });
+  });
+
+  it('refuses repos that are not owner/name and task targets', async () => {
+    const forge = forgeFor();
+    await expect(forge.listLabels('/srv/repo.git', { kind: 'issue', number: 1 })).rejects.toMatchObject({ code: 'forge_rejected' });
+    await expect(forge.ensureComment({ repo: 'acme/x', target: { kind: 'task', key: 'k' }, marker: 'status', body: 'b' })).rejects.toMatchObject({ code: 'forge_rejected' });
+  });
+});
