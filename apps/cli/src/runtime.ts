@@ -2,8 +2,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildAgentEnv, createAgent, type Agent } from '@codefleet/agents';
 import type { Config, LoadedConfig } from '@codefleet/config';
-import type { OuterPolicy } from '@codefleet/core';
-import { createLocalForge, type Forge } from '@codefleet/forge';
+import { CodefleetError, type OuterPolicy } from '@codefleet/core';
+import { createGithubForge, createLocalForge, githubCredentialEnv, type Forge } from '@codefleet/forge';
 import { createLogger, type Logger } from '@codefleet/log';
 import type { PipelineDeps, PipelineSettings } from '@codefleet/pipeline';
 import { openQueue, queueSettingsFromConfig, type Queue } from '@codefleet/queue';
@@ -62,15 +62,24 @@ export function pipelineSettings(config: Config, env: Readonly<Record<string, st
   };
 }
 
+/**
+ * Where GitHub serves git for an API base: github.com for api.github.com, the server's
+ * origin for GitHub Enterprise (`https://ghe.example.com/api/v3` → `https://ghe.example.com`).
+ */
+export function gitHostFor(apiUrl: string): string {
+  const url = new URL(apiUrl);
+  return url.hostname === 'api.github.com' ? 'https://github.com' : url.origin;
+}
+
 /** Opens the queue, stores, forge and workspace manager the config describes. */
 export async function openRuntime(loaded: LoadedConfig, options: { log?: Logger } = {}): Promise<Runtime> {
   const { config, env } = loaded;
   const log = options.log ?? createLogger({
     level: config.logging.level, format: config.logging.format, secrets: loaded.secrets, base: { worker_id: config.worker.worker_id },
   });
-  if (config.forge.type !== 'local') {
-    // TODO(GitHub issue): the GitHub forge lands with its own issue.
-    throw new Error('forge.type: "github" is not available in this build yet; use "local"');
+  const token = config.forge.github.token;
+  if (config.forge.type === 'github' && token === undefined) {
+    throw new CodefleetError('invalid_config', `forge.type is github but $${config.forge.github.token_env} is not set: export a token (PAT or installation token) there`);
   }
   // The SQLite files (forge, runs, local queue) live here; a fleet using Redis still has
   // a local forge and caches on each host.
@@ -79,8 +88,12 @@ export async function openRuntime(loaded: LoadedConfig, options: { log?: Logger 
   const store: RunStore = config.store.backend === 'redis'
     ? new RedisRunStore({ url: config.store.redis_url, prefix: config.store.prefix })
     : new SqliteRunStore(join(config.data_dir, 'runs.sqlite'));
-  const gitEnv = gitEnvFrom(env);
-  const forge = createLocalForge({ dbPath: join(config.data_dir, 'forge.sqlite'), gitEnv });
+  const baseGitEnv = gitEnvFrom(env);
+  // On GitHub, clone and fetch authenticate like the push: a credential helper, never a URL.
+  const gitEnv = config.forge.type === 'github' && token !== undefined ? githubCredentialEnv(baseGitEnv, token) : baseGitEnv;
+  const forge: Runtime['forge'] = config.forge.type === 'github' && token !== undefined
+    ? createGithubForge({ token, apiUrl: config.forge.github.api_url, gitUrl: gitHostFor(config.forge.github.api_url), gitEnv: baseGitEnv })
+    : createLocalForge({ dbPath: join(config.data_dir, 'forge.sqlite'), gitEnv });
   const workspaces = createWorkspaceManager({ cacheDir: config.workspace.cache_dir, reuse: config.workspace.reuse, gitEnv });
   const agents = new Map<string, Agent>();
   const pipeline: PipelineDeps = {
@@ -103,7 +116,7 @@ export async function openRuntime(loaded: LoadedConfig, options: { log?: Logger 
     close: async () => {
       await queue.close();
       await store.close();
-      await forge.close();
+      await forge.close?.();
     },
   };
 }

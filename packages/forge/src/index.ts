@@ -14,5 +14,7 @@ export type {
 export { checkMarker, parseMarker, renderMarked } from './marker.js';
 export { limits } from './checks.js';
 export { LocalForge, createLocalForge, defaultGitTimeoutMs, type LocalForgeOptions } from './local/local-forge.js';
-export { GithubForge, createGithubForge, type GithubForgeOptions } from './github/github-forge.js';
+export {
+  GithubForge, createGithubForge, githubCredentialEnv, type GithubForgeOptions, type GithubPermission, type GithubTask,
+} from './github/github-forge.js';
 export { githubFailure, retryAfterMs } from './github/errors.js';

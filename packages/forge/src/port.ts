@@ -29,6 +29,13 @@ export interface Forge {
   /** Which adapter this is, for logs and `codefleet doctor`. */
   readonly kind: 'local' | 'github';
 
+  /**
+   * The URL (or path) working copies clone and fetch `repo` from. Never holds
+   * credentials: a forge that needs them supplies a credential helper (see
+   * `githubCredentialEnv`), so the URL can be logged.
+   */
+  remoteUrl(repo: string): string;
+
   /** The sha `branch` points at on the repo's origin, or undefined when it does not exist. */
   findBranch(repo: string, branch: string, signal?: AbortSignal): Promise<{ sha: string } | undefined>;
 

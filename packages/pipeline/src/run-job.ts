@@ -67,7 +67,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     if (agent.contextFile) context[agent.contextFile] = agentInstructions();
     const branch = branchName(job);
     ws = await deps.workspaces.prepare({
-      jobId: job.id, repoUrl: job.repo, branch, scope, context, signal: ctx.signal,
+      jobId: job.id, repoUrl: deps.forge.remoteUrl(job.repo), branch, scope, context, signal: ctx.signal,
       ...(job.base_branch === undefined ? {} : { baseBranch: job.base_branch }),
     });
     await tracker.update((r) => setPublication(r, { branch }, { now: now() }));

@@ -40,6 +40,38 @@ interface ApiPull {
 const credentialHelper = '!f() { test "$1" = get && echo username=x-access-token && echo "password=$CODEFLEET_GIT_TOKEN"; }; f';
 
 /**
+ * `baseEnv` plus what git needs to authenticate to GitHub with `token`: config through the
+ * environment (an empty helper first clears any other one, then ours) and the token in a
+ * variable only git and its helper see. For the workspace's clone and fetch as well as
+ * the forge's push; never for an agent.
+ */
+export function githubCredentialEnv(baseEnv: Readonly<Record<string, string>>, token: string): Record<string, string> {
+  return {
+    ...baseEnv,
+    CODEFLEET_GIT_TOKEN: token,
+    GIT_CONFIG_COUNT: '2',
+    GIT_CONFIG_KEY_0: 'credential.helper',
+    GIT_CONFIG_VALUE_0: '',
+    GIT_CONFIG_KEY_1: 'credential.helper',
+    GIT_CONFIG_VALUE_1: credentialHelper,
+  };
+}
+
+/** An issue as codefleet snapshots it at enqueue time; later edits cannot change a queued job. */
+export interface GithubTask {
+  number: number;
+  title: string;
+  body: string;
+  labels: string[];
+  author: string;
+  state: 'open' | 'closed';
+  isPullRequest: boolean;
+}
+
+/** Repository roles as GitHub reports them; `write` and above may trigger jobs. */
+export type GithubPermission = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'none';
+
+/**
  * The forge port on GitHub: the REST API through Octokit, git pushes over HTTPS with the
  * token handed to git by a credential helper through the environment, so it never
  * appears in a remote URL, an argument or a log. Repos are `owner/name`.
@@ -55,19 +87,43 @@ export class GithubForge implements Forge {
     // No retries inside Octokit: the worker's outer policy decides, with the reset time.
     this.#octokit = new Octokit({ auth: options.token, baseUrl: options.apiUrl ?? 'https://api.github.com', request: { retries: 0 }, log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
     this.#gitUrl = (options.gitUrl ?? 'https://github.com').replace(/\/+$/, '');
-    this.#git = {
-      timeoutMs: options.gitTimeoutMs ?? 120_000,
-      env: {
-        ...options.gitEnv,
-        CODEFLEET_GIT_TOKEN: options.token,
-        // Config through the environment: an empty helper first clears any other one.
-        GIT_CONFIG_COUNT: '2',
-        GIT_CONFIG_KEY_0: 'credential.helper',
-        GIT_CONFIG_VALUE_0: '',
-        GIT_CONFIG_KEY_1: 'credential.helper',
-        GIT_CONFIG_VALUE_1: credentialHelper,
-      },
+    this.#git = { timeoutMs: options.gitTimeoutMs ?? 120_000, env: githubCredentialEnv(options.gitEnv, options.token) };
+  }
+
+  remoteUrl(repo: string): string {
+    return this.#remote(repo);
+  }
+
+  /** The issue (or pull request) `number`: what a job snapshots when it is enqueued. */
+  async getTask(repo: string, number: number): Promise<GithubTask> {
+    const { owner, repo: name } = splitRepo(repo);
+    const { data } = await this.#call(`get issue #${number}`, () => this.#octokit.rest.issues.get({ owner, repo: name, issue_number: number }));
+    return {
+      number: data.number,
+      title: data.title,
+      body: data.body ?? '',
+      labels: data.labels.map((l) => (typeof l === 'string' ? l : l.name ?? '')).filter((l) => l !== ''),
+      author: data.user?.login ?? '',
+      state: data.state === 'closed' ? 'closed' : 'open',
+      isPullRequest: data.pull_request !== undefined && data.pull_request !== null,
     };
+  }
+
+  /**
+   * `login`'s role on `repo`, from the API: the only basis for "may trigger" (never a
+   * `[bot]` suffix or an author-association string). Someone without access is `none`.
+   */
+  async permission(repo: string, login: string): Promise<GithubPermission> {
+    const { owner, repo: name } = splitRepo(repo);
+    try {
+      const { data } = await this.#octokit.rest.repos.getCollaboratorPermissionLevel({ owner, repo: name, username: login });
+      const role = (data as { role_name?: string }).role_name ?? data.permission;
+      return (['admin', 'maintain', 'write', 'triage', 'read'] as const).find((r) => r === role) ?? (data.permission === 'admin' ? 'admin' : data.permission === 'write' ? 'write' : data.permission === 'read' ? 'read' : 'none');
+    } catch (error) {
+      // GitHub answers 404 for a user who is not a collaborator at all.
+      if ((error as { status?: number }).status === 404) return 'none';
+      throw githubFailure('get collaborator permission', error);
+    }
   }
 
   async findBranch(repo: string, branch: string, signal?: AbortSignal): Promise<{ sha: string } | undefined> {

@@ -53,6 +53,10 @@ export class LocalForge implements Forge {
     prepareDatabase(this.#db);
   }
 
+  remoteUrl(repo: string): string {
+    return resolveRepo(repo).remote;
+  }
+
   async findBranch(repo: string, branch: string, signal?: AbortSignal): Promise<{ sha: string } | undefined> {
     const { remote } = resolveRepo(repo);
     checkBranch(branch);

@@ -1,0 +1,60 @@
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { createJob } from '@codefleet/core';
+import { createGithubForge, githubCredentialEnv } from '@codefleet/forge';
+import { gitTestEnv, startGithubStandIn, type GithubStandIn } from '@codefleet/testkit';
+import { branchName, createWorkspaceManager } from '@codefleet/workspace';
+import { runJob } from '../src/index.js';
+import { createHarness, projectFiles, type Harness } from './harness.js';
+
+// The whole pipeline publishing to the GitHub STAND-IN through the real Octokit adapter:
+// clone and push over smart HTTP with the token from a credential helper, the pull request
+// and the status comment through the REST API.
+let h: Harness | undefined;
+let gh: GithubStandIn | undefined;
+afterEach(async () => {
+  await h?.dispose();
+  await gh?.close();
+  h = undefined;
+  gh = undefined;
+});
+
+describe('runJob on GitHub (stand-in)', () => {
+  it('an issue becomes one pull request with Fixes #N and a status comment that ends in done; the token appears nowhere', async () => {
+    gh = await startGithubStandIn();
+    await gh.createRepo('acme/widgets', projectFiles);
+    const issue = gh.createIssue('acme/widgets', { title: 'Add two()', body: 'Add `two()` to src/lib.js. $(touch /tmp/pwned)', user: 'alice' });
+    h = await createHarness();
+    await h.agent(`
+if (pass === 'implement') fs.appendFileSync(path.join(workdir, 'src', 'lib.js'), 'export const two = () => 2;\\n');
+if (pass === 'test') fs.writeFileSync(path.join(workdir, 'test', 'two.test.js'), "import { test } from 'node:test';\\nimport assert from 'node:assert/strict';\\nimport { two } from '../src/lib.js';\\ntest('two', () => assert.equal(two(), 2));\\n");
+`);
+    const env = { ...gitTestEnv(), PATH: process.env.PATH ?? '', HOME: h.dir.path };
+    const forge = createGithubForge({ token: gh.token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: env, gitTimeoutMs: 30_000 });
+    const deps = {
+      ...h.deps,
+      forge,
+      workspaces: createWorkspaceManager({ cacheDir: join(h.dir.path, 'gh-cache'), reuse: true, gitEnv: githubCredentialEnv(env, gh.token) }),
+    };
+    const job = createJob({
+      repo: 'acme/widgets', source: { kind: 'issue', number: issue.number }, title: issue.title, body: issue.body, requested_by: 'alice',
+    }, { id: `gh-${Date.now()}`, now: new Date() });
+
+    const first = await runJob(deps, { job, attempt: 1, workerId: 'w1', signal: new AbortController().signal });
+    expect(first.action).toBe('ack');
+    // Delivered again (a lost ack): converges on the same PR.
+    const again = await runJob({ ...deps, store: h.store }, { job, attempt: 2, workerId: 'w2', signal: new AbortController().signal });
+    expect(again.action).toBe('ack');
+
+    const pulls = gh.pulls('acme/widgets');
+    expect(pulls).toHaveLength(1);
+    expect(gh.prCreations('acme/widgets', branchName(job))).toBe(1);
+    expect(branchName(job)).toBe(`ai/issue-${issue.number}`);
+    expect(pulls[0]).toMatchObject({ title: 'Add two()', draft: false, base: { ref: 'main' } });
+    expect(pulls[0]!.body).toContain(`Fixes #${issue.number}`);
+    const comments = gh.comments('acme/widgets', issue.number);
+    expect(comments).toHaveLength(1);
+    expect(comments[0]!.body).toMatch(/Status: done\s*$/);
+    for (const text of [pulls[0]!.body, comments[0]!.body, JSON.stringify(await h.store.get(job.id))]) expect(text).not.toContain(gh.token);
+  }, 60_000);
+});
