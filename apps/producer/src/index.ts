@@ -1,0 +1,2 @@
+export { triggerFromIssue, type TriggerDeps, type TriggerOutcome, type TriggerRequest } from './trigger.js';
+export { startWebhookServer, type WebhookOptions, type WebhookServer } from './webhook.js';
