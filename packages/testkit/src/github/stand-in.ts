@@ -21,6 +21,8 @@ export interface GithubStandIn {
   readonly token: string;
   createRepo(fullName: string, files?: Record<string, string>): Promise<{ cloneUrl: string; bareDir: string }>;
   createIssue(fullName: string, issue: { title: string; body?: string; user?: string; labels?: string[] }): StandInIssue;
+  /** A person adds a label on GitHub's website: the label and a `labeled` event by `actor`. */
+  labelIssue(fullName: string, issueNumber: number, label: string, actor: string): void;
   setPermission(fullName: string, login: string, permission: Permission): void;
   pulls(fullName: string): StandInPull[];
   comments(fullName: string, issueNumber: number): StandInComment[];
@@ -35,12 +37,13 @@ export interface GithubStandIn {
 }
 
 export type Permission = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'none';
-export interface StandInIssue { number: number; title: string; body: string; user: { login: string }; labels: { name: string }[]; state: 'open' | 'closed' }
+export interface StandInIssue { number: number; title: string; body: string; user: { login: string }; labels: { name: string }[]; state: 'open' | 'closed'; updated_at: string }
 export interface StandInComment { id: number; issue_number: number; body: string; user: { login: string }; created_at: string; updated_at: string }
 export interface StandInPull {
   number: number; node_id: string; title: string; body: string; head: { ref: string; label: string; sha?: string }; base: { ref: string };
   draft: boolean; state: 'open' | 'closed'; html_url: string; labels: { name: string }[]; created_at: string; updated_at: string; merged_at: null;
 }
+export interface StandInEvent { id: number; issue_number: number; event: 'labeled' | 'unlabeled'; label: { name: string }; actor: { login: string }; created_at: string }
 export interface FaultRule { method: string; path: RegExp; status: number; headers?: Record<string, string>; body?: unknown; times?: number }
 
 interface RepoState {
@@ -51,6 +54,7 @@ interface RepoState {
   comments: Map<number, StandInComment>;
   permissions: Map<string, Permission>;
   creations: Map<string, number>;
+  events: StandInEvent[];
 }
 
 const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -97,6 +101,12 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
     const sha = await execa('git', ['rev-parse', '--verify', '--quiet', `refs/heads/${pull.head.ref}`], { cwd: state.bareDir, reject: false, env: gitTestEnv() });
     return { ...pull, head: { ...pull.head, ...(sha.exitCode === 0 ? { sha: String(sha.stdout).trim() } : {}) } };
   };
+  let eventIds = 5000;
+  const addEvent = (state: RepoState, issueNumber: number, label: string, actor: string) => {
+    state.events.push({ id: (eventIds += 1), issue_number: issueNumber, event: 'labeled', label: { name: label }, actor: { login: actor }, created_at: now() });
+    const found = state.issues.get(issueNumber);
+    if (found) found.updated_at = now();
+  };
   /** An issue or a pull request: they share numbers, comments and labels. */
   const item = (state: RepoState, n: number) => state.issues.get(n) ?? state.pulls.get(n);
 
@@ -111,6 +121,18 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
       const issue = repo(m[1] ?? '').issues.get(Number(m[2]));
       if (!issue) json(res, 404, { message: 'Not Found' });
       else json(res, 200, issue);
+    }],
+    ['GET', /^\/repos\/([^/]+\/[^/]+)\/issues$/, (m, _req, res, url) => {
+      const labels = (url.searchParams.get('labels') ?? '').split(',').filter((l) => l !== '').map((l) => l.toLowerCase());
+      const since = url.searchParams.get('since');
+      const state = url.searchParams.get('state') ?? 'open';
+      const found = [...repo(m[1] ?? '').issues.values()]
+        .filter((i) => (state === 'all' || i.state === state) && labels.every((l) => i.labels.some((x) => x.name.toLowerCase() === l)) && (since === null || i.updated_at >= since))
+        .sort((a, b) => a.updated_at.localeCompare(b.updated_at));
+      json(res, 200, found);
+    }],
+    ['GET', /^\/repos\/([^/]+\/[^/]+)\/issues\/(\d+)\/events$/, (m, _req, res) => {
+      json(res, 200, repo(m[1] ?? '').events.filter((e) => e.issue_number === Number(m[2])));
     }],
     ['GET', /^\/repos\/([^/]+\/[^/]+)\/issues\/(\d+)\/comments$/, (m, _req, res) => {
       json(res, 200, [...repo(m[1] ?? '').comments.values()].filter((c) => c.issue_number === Number(m[2])));
@@ -133,7 +155,10 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
       const issue = item(repo(m[1] ?? ''), Number(m[2]));
       if (!issue) return json(res, 404, { message: 'Not Found' });
       for (const name of (await readBody(req)).labels as string[]) {
-        if (!issue.labels.some((l) => l.name.toLowerCase() === name.toLowerCase())) issue.labels.push({ name });
+        if (!issue.labels.some((l) => l.name.toLowerCase() === name.toLowerCase())) {
+          issue.labels.push({ name });
+          addEvent(repo(m[1] ?? ''), issue.number, name, bot);
+        }
       }
       json(res, 200, issue.labels);
     }],
@@ -254,7 +279,7 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
       // Pushes over HTTP need receive-pack enabled for the bare repository.
       await execa('git', ['config', 'http.receivepack', 'true'], { cwd: bareDir, env: gitTestEnv() });
       await seed.dispose();
-      repos.set(fullName.toLowerCase(), { bareDir, next: 0, issues: new Map(), pulls: new Map(), comments: new Map(), permissions: new Map(), creations: new Map() });
+      repos.set(fullName.toLowerCase(), { bareDir, next: 0, issues: new Map(), pulls: new Map(), comments: new Map(), permissions: new Map(), creations: new Map(), events: [] });
       return { cloneUrl: `${base}/${fullName}.git`, bareDir };
     },
     createIssue(fullName, input) {
@@ -262,10 +287,17 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
       state.next += 1;
       const issue: StandInIssue = {
         number: state.next, title: input.title, body: input.body ?? '', user: { login: input.user ?? 'octocat' },
-        labels: (input.labels ?? []).map((name) => ({ name })), state: 'open',
+        labels: (input.labels ?? []).map((name) => ({ name })), state: 'open', updated_at: now(),
       };
       state.issues.set(issue.number, issue);
       return issue;
+    },
+    labelIssue(fullName, issueNumber, label, actor) {
+      const state = repo(fullName);
+      const issue = state.issues.get(issueNumber);
+      if (!issue) throw new Error(`no issue ${issueNumber} in ${fullName}`);
+      if (!issue.labels.some((l) => l.name.toLowerCase() === label.toLowerCase())) issue.labels.push({ name: label });
+      addEvent(state, issueNumber, label, actor);
     },
     setPermission(fullName, login, permission) { repo(fullName).permissions.set(login.toLowerCase(), permission); },
     pulls: (fullName) => [...repo(fullName).pulls.values()],

@@ -1,0 +1,52 @@
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { createGithubForge } from '@codefleet/forge';
+import { silentLogger } from '@codefleet/log';
+import { LocalQueue } from '@codefleet/queue';
+import { createTempDir, gitTestEnv, startGithubStandIn, type GithubStandIn, type TempDir } from '@codefleet/testkit';
+import { createPoller, type TriggerDeps } from '../src/index.js';
+
+// Polling mode against the GitHub stand-in, with the cursor in a real file.
+describe('polling producer', () => {
+  let gh: GithubStandIn;
+  let dir: TempDir;
+  let queue: LocalQueue;
+  let deps: TriggerDeps;
+  beforeEach(async () => {
+    gh = await startGithubStandIn();
+    await gh.createRepo('acme/widgets');
+    dir = await createTempDir('poll');
+    queue = new LocalQueue({ backend: 'local', path: join(dir.path, 'q.sqlite'), name: 'p', leaseMs: 60_000, maxAttempts: 4 });
+    const forge = createGithubForge({ token: gh.token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: { ...gitTestEnv(), PATH: process.env.PATH ?? '' } });
+    deps = { forge, queue, log: silentLogger(), labels: { queued: 'codefleet:queued' } };
+  });
+  afterEach(async () => {
+    await queue.close();
+    await dir.dispose();
+    await gh.close();
+  });
+  const poller = () => createPoller(deps, { token: gh.token, apiUrl: gh.url, repos: ['acme/widgets'], triggerLabel: 'codefleet', cursorPath: join(dir.path, 'state', 'cursor.json') });
+
+  it('picks up a labeled issue once, also across a restart', async () => {
+    gh.setPermission('acme/widgets', 'alice', 'write');
+    const issue = gh.createIssue('acme/widgets', { title: 'Add a widget', body: 'Please.' });
+    gh.createIssue('acme/widgets', { title: 'Unrelated' });
+    expect(await poller().pollOnce()).toEqual([]);
+    gh.labelIssue('acme/widgets', issue.number, 'codefleet', 'alice');
+
+    const first = await poller().pollOnce();
+    expect(first).toEqual([expect.objectContaining({ status: 'enqueued' })]);
+    expect(await poller().pollOnce()).toEqual([]);
+    // A restart: a new poller on the same cursor file.
+    expect(await createPoller(deps, { token: gh.token, apiUrl: gh.url, repos: ['acme/widgets'], triggerLabel: 'codefleet', cursorPath: join(dir.path, 'state', 'cursor.json') }).pollOnce()).toEqual([]);
+    expect((await queue.stats()).ready).toBe(1);
+    expect((await queue.claim({ workerId: 'w' }))?.job).toMatchObject({ title: 'Add a widget', requested_by: 'alice', source: { kind: 'issue', number: issue.number } });
+  });
+
+  it('checks the permission of whoever added the label', async () => {
+    const issue = gh.createIssue('acme/widgets', { title: 't' });
+    gh.labelIssue('acme/widgets', issue.number, 'codefleet', 'stranger');
+    expect(await poller().pollOnce()).toEqual([expect.objectContaining({ status: 'refused' })]);
+    expect((await queue.stats()).depth).toBe(0);
+  });
+});
