@@ -4,6 +4,7 @@ import { classify } from '@codefleet/core';
 import { doctor } from './commands/doctor.js';
 import { demo } from './commands/demo.js';
 import { enqueue, listDeadLetters, listRuns, showRun } from './commands/jobs.js';
+import { poll, webhook } from './commands/producer.js';
 import { work } from './commands/worker.js';
 import { openRuntime, type Runtime } from './runtime.js';
 
@@ -96,6 +97,16 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
       }
       io.out(text);
     }));
+
+  const producer = program.command('producer').description('turn labeled GitHub issues into jobs (forge.type github)');
+  producer.command('webhook')
+    .description('receive GitHub webhooks (signature verified) until SIGTERM/SIGINT')
+    .option('--port <n>', 'port (default forge.github.webhook_port)', (v) => Number.parseInt(v, 10))
+    .action(async (opts: { port?: number }) => withRuntime((rt) => webhook(rt, opts, io.out)));
+  producer.command('poll')
+    .description('poll forge.github.repos for labeled issues (hosts GitHub cannot reach)')
+    .option('--once', 'poll once and exit')
+    .action(async (opts: { once?: boolean }) => withRuntime((rt) => poll(rt, opts, io.out)));
 
   const dlq = program.command('dlq').description('the dead-letter queue');
   dlq.command('list').option('--json', 'machine-readable output')

@@ -59,6 +59,12 @@ export function pipelineSettings(config: Config, env: Readonly<Record<string, st
     commitAuthor: { name: 'codefleet', email: 'codefleet@users.noreply.invalid' },
     ...(config.patch.auto_commit ? { commitPrefix: config.patch.commit_message_prefix } : {}),
     keepFailed: config.workspace.keep_failed,
+    ...(config.forge.type === 'github' ? {
+      labels: {
+        queued: config.forge.github.labels.queued, running: config.forge.github.labels.running,
+        prOpened: config.forge.github.labels.pr_opened, failed: config.forge.github.labels.failed,
+      },
+    } : {}),
   };
 }
 

@@ -22,7 +22,8 @@ export interface NormalizeContext {
  * - `queue.sqs.region` defaults to `$AWS_REGION`, then `$AWS_DEFAULT_REGION`, then us-east-1;
  * - each agent's `timeout_seconds` defaults to `agents.timeout_seconds`;
  * - `worker.worker_id` defaults to the host name;
- * - `forge.github.token` is read from the variable named by `forge.github.token_env`.
+ * - `forge.github.token` is read from the variable named by `forge.github.token_env`, and
+ *   `forge.github.webhook_secret` from the one named by `webhook_secret_env`.
  */
 export function normalize(parsed: ParsedConfig, context: NormalizeContext): Config {
   const { baseDir, env, hostname } = context;
@@ -31,6 +32,7 @@ export function normalize(parsed: ParsedConfig, context: NormalizeContext): Conf
   const { queue, agents, forge } = parsed;
   const timeout = (own: number | undefined) => own ?? agents.timeout_seconds;
   const token = nonEmpty(readVariable(env, forge.github.token_env));
+  const webhookSecret = nonEmpty(readVariable(env, forge.github.webhook_secret_env));
   const cli = <T extends { binary: string; timeout_seconds?: number | undefined }>(agent: T) => ({
     ...agent,
     binary: binaryPath(agent.binary, baseDir),
@@ -70,7 +72,7 @@ export function normalize(parsed: ParsedConfig, context: NormalizeContext): Conf
     worker: { ...parsed.worker, worker_id: parsed.worker.worker_id ?? hostname },
     forge: {
       ...forge,
-      github: { ...forge.github, ...(token === undefined ? {} : { token }) },
+      github: { ...forge.github, ...(token === undefined ? {} : { token }), ...(webhookSecret === undefined ? {} : { webhook_secret: webhookSecret }) },
     },
   };
 }

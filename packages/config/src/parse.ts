@@ -91,6 +91,7 @@ function secretVariableNames(config: Config): string[] {
   const { agents, forge, logging } = config;
   const named = [
     forge.github.token_env,
+    forge.github.webhook_secret_env,
     forge.github.private_key_env,
     agents.aider.api_key_env,
     agents.claude.api_key_env,

@@ -36,7 +36,11 @@ describe('parseConfig: defaults', () => {
     });
     expect(config.forge).toEqual({
       type: 'local',
-      github: { api_url: 'https://api.github.com', token_env: 'GITHUB_TOKEN', trigger_label: 'codefleet' },
+      github: {
+        api_url: 'https://api.github.com', token_env: 'GITHUB_TOKEN', trigger_label: 'codefleet',
+        labels: { queued: 'codefleet:queued', running: 'codefleet:running', pr_opened: 'codefleet:pr-opened', failed: 'codefleet:failed' },
+        webhook_secret_env: 'GITHUB_WEBHOOK_SECRET', webhook_port: 8787, webhook_host: '127.0.0.1', repos: [], poll_interval_seconds: 60,
+      },
     });
     expect(config.logging).toEqual({ level: 'info', format: 'json', redact_values: [] });
   });

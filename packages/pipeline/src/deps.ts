@@ -26,6 +26,11 @@ export interface PipelineSettings {
   /** Optional commit subject prefix (PC: `[Worker Auto-Commit]`). */
   commitPrefix?: string;
   keepFailed: boolean;
+  /**
+   * Progress labels on the job's issue (GitHub: `codefleet:running`, ...); absent, no
+   * labels are touched. Only issue jobs carry them.
+   */
+  labels?: { queued: string; running: string; prOpened: string; failed: string };
   scope?: { exclude: string[]; read: string[] };
 }
 

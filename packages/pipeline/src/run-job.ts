@@ -55,11 +55,23 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
       throw new LeaseLostError(job.id, `lease on task ${job.idempotency_key} was lost before the ${action} write; another worker owns it now`);
     }
   };
+  // The issue shows where the job is: one progress label at a time, best effort and fenced.
+  const progressLabel = async (state: 'running' | 'prOpened' | 'failed') => {
+    const labels = deps.settings.labels;
+    if (!labels || job.source.kind !== 'issue') return;
+    const all = [labels.queued, labels.running, labels.prOpened, labels.failed];
+    const target = { kind: 'issue' as const, number: job.source.number };
+    await report(deps, async () => {
+      await fence('comment');
+      await deps.forge.ensureLabels({ repo: job.repo, target, add: [labels[state]], remove: all.filter((l) => l !== labels[state]) });
+    });
+  };
   await tracker.update((r) => startAttempt(r, { workerId: ctx.workerId, now: now() }));
   let ws: Workspace | undefined;
   let failed = false;
   try {
     await enter('preparing');
+    await progressLabel('running');
     const agent = deps.agentFor(job.agent ?? deps.settings.defaultAgent);
     const criteria = acceptanceCriteria(job);
     const scope = deps.settings.scope ?? { exclude: [], read: [] };
@@ -122,6 +134,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
       await fence('comment');
       await deps.forge.ensureComment({ repo: job.repo, target: statusTarget(job, pr.number), marker: 'status', body: successComment(tracker.run, pr) });
     });
+    await progressLabel('prOpened');
     ctx.onProgress?.({ stage: 'done' });
     return { action: 'ack', run: tracker.run };
   } catch (err) {
@@ -135,7 +148,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
       await tracker.update((r) => endAttempt(advance(r, 'retry_wait', { now: now(), note: 'stopped from outside' }), { now: now(), outcome: 'abandoned' }));
       return { action: 'release', run: tracker.run };
     }
-    return await settleFailure(deps, ctx, tracker, classify(err), fence);
+    return await settleFailure(deps, ctx, tracker, classify(err), fence, () => progressLabel('failed'));
   } finally {
     await ws?.release({ keep: failed && deps.settings.keepFailed }).catch((err: unknown) =>
       deps.log.warn({ err, event: 'workspace.release_failed', job_id: job.id }, 'could not release the working copy'));
@@ -144,6 +157,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
 
 async function settleFailure(
   deps: PipelineDeps, ctx: JobContext, tracker: RunTracker, error: Classified, fence: (action: 'comment') => Promise<void>,
+  markFailed: () => Promise<void>,
 ): Promise<JobResult> {
   const now = deps.now ?? (() => new Date());
   const { job } = ctx;
@@ -161,6 +175,7 @@ async function settleFailure(
     await fence('comment');
     await deps.forge.ensureComment({ repo: job.repo, target: statusTarget(job), marker: 'status', body: failureComment(tracker.run, error, decision.reason) });
   });
+  await markFailed();
   return { action: 'dead_letter', reason: `${error.code}: ${decision.reason}`, run: tracker.run };
 }
 

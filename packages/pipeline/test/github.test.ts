@@ -57,4 +57,27 @@ if (pass === 'test') fs.writeFileSync(path.join(workdir, 'test', 'two.test.js'),
     expect(comments[0]!.body).toMatch(/Status: done\s*$/);
     for (const text of [pulls[0]!.body, comments[0]!.body, JSON.stringify(await h.store.get(job.id))]) expect(text).not.toContain(gh.token);
   }, 60_000);
+
+  it('a job that fails for good says so on the issue: failed label, failure comment ending in failed', async () => {
+    gh = await startGithubStandIn();
+    await gh.createRepo('acme/widgets', projectFiles);
+    const issue = gh.createIssue('acme/widgets', { title: 'Do something impossible' });
+    gh.labelIssue('acme/widgets', issue.number, 'codefleet:queued', 'codefleet[bot]');
+    h = await createHarness({ labels: { queued: 'codefleet:queued', running: 'codefleet:running', prOpened: 'codefleet:pr-opened', failed: 'codefleet:failed' } });
+    await h.agent('// changes nothing');
+    const env = { ...gitTestEnv(), PATH: process.env.PATH ?? '', HOME: h.dir.path };
+    const deps = {
+      ...h.deps,
+      forge: createGithubForge({ token: gh.token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: env, gitTimeoutMs: 30_000 }),
+      workspaces: createWorkspaceManager({ cacheDir: join(h.dir.path, 'gh-cache'), reuse: true, gitEnv: githubCredentialEnv(env, gh.token) }),
+    };
+    const job = createJob({ repo: 'acme/widgets', source: { kind: 'issue', number: issue.number }, title: issue.title, body: '', requested_by: 'alice' }, { id: `gh-f-${Date.now()}`, now: new Date() });
+    const result = await runJob(deps, { job, attempt: 1, workerId: 'w1', signal: new AbortController().signal });
+    expect(result.action).toBe('dead_letter');
+    expect(gh.labels('acme/widgets', issue.number)).toEqual(['codefleet:failed']);
+    const comments = gh.comments('acme/widgets', issue.number);
+    expect(comments).toHaveLength(1);
+    expect(comments[0]!.body).toMatch(/Status: failed\s*$/);
+    expect(gh.pulls('acme/widgets')).toEqual([]);
+  }, 60_000);
 });

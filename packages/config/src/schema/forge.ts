@@ -8,6 +8,25 @@ const github = z
       .default('GITHUB_TOKEN')
       .describe('Name of the environment variable holding the GitHub token. Tokens are never config values.'),
     trigger_label: z.string().min(1).default('codefleet').describe('Issue label that turns an issue into a job.'),
+    labels: z
+      .strictObject({
+        queued: z.string().min(1).default('codefleet:queued').describe('Added when the job is queued.'),
+        running: z.string().min(1).default('codefleet:running').describe('Replaces queued when a worker starts it.'),
+        pr_opened: z.string().min(1).default('codefleet:pr-opened').describe('Replaces running when the pull request is open.'),
+        failed: z.string().min(1).default('codefleet:failed').describe('Replaces running when the job failed for good.'),
+      })
+      .prefault({})
+      .describe('Labels that show a job\'s progress on its issue.'),
+    webhook_secret_env: envVarName
+      .default('GITHUB_WEBHOOK_SECRET')
+      .describe('Name of the environment variable holding the webhook secret (`codefleet producer webhook`).'),
+    webhook_port: z.number().int().min(0).max(65_535).default(8787).describe('Port of the webhook receiver.'),
+    webhook_host: z.string().min(1).default('127.0.0.1').describe('Address the webhook receiver binds to; put a TLS proxy in front of it.'),
+    repos: z
+      .array(z.string().regex(/^[A-Za-z0-9-]+\/[A-Za-z0-9._-]+$/, { error: 'expected owner/name' }))
+      .default([])
+      .describe('Repositories polled for labeled issues (`codefleet producer poll`).'),
+    poll_interval_seconds: z.number().min(5).default(60).describe('Seconds between polls.'),
     app_id: z.number().int().min(1).optional().describe('GitHub App id, to authenticate as an App instead of with a token.'),
     private_key_env: envVarName.optional().describe('Name of the environment variable holding the GitHub App private key (PEM).'),
     installation_id: z

@@ -1,0 +1,66 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { join } from 'node:path';
+import { CodefleetError } from '@codefleet/core';
+import { GithubForge } from '@codefleet/forge';
+import { createPoller, startWebhookServer, type TriggerDeps } from '@codefleet/producer';
+import type { Runtime } from '../runtime.js';
+
+function triggerDeps(rt: Runtime): TriggerDeps {
+  if (!(rt.forge instanceof GithubForge)) {
+    throw new CodefleetError('invalid_config', 'the producer turns GitHub issues into jobs: set forge.type to github (and the token variable)');
+  }
+  return { forge: rt.forge, queue: rt.queue, log: rt.log, labels: { queued: rt.config.forge.github.labels.queued } };
+}
+
+/** Resolves when SIGTERM or SIGINT arrives. */
+function untilSignal(): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  return { signal: controller.signal, dispose: () => { process.off('SIGTERM', stop); process.off('SIGINT', stop); } };
+}
+
+/** `codefleet producer webhook`: receives GitHub webhooks until SIGTERM/SIGINT. */
+export async function webhook(rt: Runtime, options: { port?: number }, out: (line: string) => void): Promise<void> {
+  const deps = triggerDeps(rt);
+  const { github } = rt.config.forge;
+  if (github.webhook_secret === undefined) {
+    throw new CodefleetError('invalid_config', `$${github.webhook_secret_env} is not set: export the webhook secret configured on GitHub`);
+  }
+  const stop = untilSignal();
+  const server = await startWebhookServer(deps, {
+    secret: github.webhook_secret, triggerLabel: github.trigger_label, port: options.port ?? github.webhook_port, host: github.webhook_host,
+  });
+  out(`listening for GitHub webhooks on http://${github.webhook_host}:${server.port}/webhook (trigger label "${github.trigger_label}")`);
+  await new Promise<void>((resolve) => stop.signal.addEventListener('abort', () => resolve(), { once: true }));
+  await server.close();
+  stop.dispose();
+}
+
+/** `codefleet producer poll`: polls the configured repositories, once or until SIGTERM/SIGINT. */
+export async function poll(rt: Runtime, options: { once?: boolean }, out: (line: string) => void): Promise<void> {
+  const deps = triggerDeps(rt);
+  const { github } = rt.config.forge;
+  if (github.repos.length === 0) throw new CodefleetError('invalid_config', 'forge.github.repos is empty: list the owner/name repositories to poll');
+  const poller = createPoller(deps, {
+    token: github.token ?? '', apiUrl: github.api_url, repos: github.repos, triggerLabel: github.trigger_label,
+    cursorPath: join(rt.config.data_dir, 'poll-cursor.json'),
+  });
+  const stop = untilSignal();
+  try {
+    do {
+      try {
+        for (const outcome of await poller.pollOnce()) out(JSON.stringify(outcome));
+      } catch (error) {
+        // A failed poll (GitHub down, rate limited) is retried at the next interval.
+        rt.log.warn({ err: error, event: 'poll.failed' }, 'poll failed; trying again at the next interval');
+        if (options.once) throw error;
+      }
+      if (options.once) return;
+      await sleep(github.poll_interval_seconds * 1_000, undefined, { signal: stop.signal }).catch(() => undefined);
+    } while (!stop.signal.aborted);
+  } finally {
+    stop.dispose();
+  }
+}
