@@ -71,7 +71,7 @@ describe('GitHub forge specifics', () => {
     const forge = forgeFor();
     const target = { kind: 'issue' as const, number: issue.number };
     gh.failNext({ method: 'GET', path: /\/labels$/, status: 403, headers: { 'retry-after': '7' }, body: { message: 'You have exceeded a secondary rate limit.' } });
-    expect(await forge.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({ code: 'rate_limited', verdict: 'transient', details: { retryAfterMs: 7_000 } });
+    expect(await forge.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({ code: 'rate_limited', verdict: 'transient', retryAfterMs: 7_000 });
     const reset = Math.floor(Date.now() / 1_000) + 60;
     gh.failNext({ method: 'GET', path: /\/labels$/, status: 403, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) }, body: { message: 'API rate limit exceeded' } });
     const primary = await forge.listLabels(repo, target).catch((e: unknown) => e) as { code: string; details: { retryAfterMs: number } };
@@ -87,5 +87,17 @@ describe('GitHub forge specifics', () => {
     const forge = forgeFor();
     await expect(forge.listLabels('/srv/repo.git', { kind: 'issue', number: 1 })).rejects.toMatchObject({ code: 'forge_rejected' });
     await expect(forge.ensureComment({ repo: 'acme/x', target: { kind: 'task', key: 'k' }, marker: 'status', body: 'b' })).rejects.toMatchObject({ code: 'forge_rejected' });
+  });
+});
+
+describe('GitHub failures and the outer retry policy', () => {
+  it('a secondary rate limit is retried no sooner than GitHub asked', async () => {
+    const { classify, decideOuter } = await import('@codefleet/core');
+    const { githubFailure } = await import('../src/index.js');
+    const limited = githubFailure('list labels', Object.assign(new Error('limited'), {
+      status: 403, response: { headers: { 'retry-after': '90' }, data: { message: 'You have exceeded a secondary rate limit.' } },
+    }));
+    const decision = decideOuter({ maxRetries: 3, backoff: { strategy: 'fixed', delayMs: 10_000 } }, { attemptsMade: 1, error: classify(limited) }, () => 0.5);
+    expect(decision).toEqual({ action: 'retry', delayMs: 90_000 });
   });
 });

@@ -44,7 +44,9 @@ export function githubFailure(operation: string, error: unknown): CodefleetError
   if (limited) {
     const waitMs = retryAfterMs(headers);
     return new CodefleetError('rate_limited', `GitHub ${operation}: rate limited (${status}: ${message})${waitMs === undefined ? '' : `; retry in ${Math.ceil(waitMs / 1_000)} s`}`, {
-      verdict: 'transient', cause: error, details: { status, ...(waitMs === undefined ? {} : { retryAfterMs: waitMs }) },
+      // retryAfterMs on the error itself: the outer retry policy waits at least that long.
+      verdict: 'transient', cause: error, ...(waitMs === undefined ? {} : { retryAfterMs: waitMs }),
+      details: { status, ...(waitMs === undefined ? {} : { retryAfterMs: waitMs }) },
     });
   }
   if (status >= 500) {
