@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { createJob, type Job } from '@codefleet/core';
+import { createJob, defaultIdempotencyKey, type Job } from '@codefleet/core';
 import type { GithubForge, GithubPermission } from '@codefleet/forge';
 import type { Logger } from '@codefleet/log';
 import type { Queue } from '@codefleet/queue';
+import type { CancelRequests } from '@codefleet/store';
 
 /** A request to turn an issue into a job: who labeled what. */
 export interface TriggerRequest {
@@ -21,6 +22,8 @@ export interface TriggerDeps {
   queue: Queue;
   log: Logger;
   labels: { queued: string };
+  /** Where `/codefleet cancel` is recorded for the workers to see (the run store). */
+  cancels?: CancelRequests;
   now?: () => Date;
 }
 
@@ -29,7 +32,8 @@ export type TriggerOutcome =
   | { status: 'enqueued'; jobId: string }
   | { status: 'duplicate'; jobId: string }
   | { status: 'refused'; reason: string }
-  | { status: 'ignored'; reason: string };
+  | { status: 'ignored'; reason: string }
+  | { status: 'cancel_requested'; taskKey: string };
 
 /** Roles that may start work on a repository. */
 const mayTrigger: readonly GithubPermission[] = ['admin', 'maintain', 'write'];
@@ -44,16 +48,17 @@ const mayTrigger: readonly GithubPermission[] = ['admin', 'maintain', 'write'];
 export async function triggerFromIssue(deps: TriggerDeps, req: TriggerRequest): Promise<TriggerOutcome> {
   const log = deps.log.child({ repo: req.repo, issue: req.issueNumber, actor: req.actor, via: req.via });
   const target = { kind: 'issue' as const, number: req.issueNumber };
-  const permission = await deps.forge.permission(req.repo, req.actor);
-  if (!mayTrigger.includes(permission)) {
-    log.info({ event: 'trigger.refused', permission }, 'actor may not trigger codefleet');
+  if (!(await permitted(deps, req))) {
+    log.info({ event: 'trigger.refused' }, 'actor may not trigger codefleet');
     await deps.forge.ensureComment({
       repo: req.repo, target, marker: 'permission',
       body: `Thanks for the label, @${req.actor}! codefleet only starts work for collaborators with write access to this repository, so nothing was queued. A maintainer can add the label to start it.`,
     });
-    return { status: 'refused', reason: `@${req.actor} has ${permission} access; write or above is needed` };
+    return { status: 'refused', reason: `@${req.actor} needs write access or above` };
   }
   const task = await deps.forge.getTask(req.repo, req.issueNumber);
+  // A new trigger overrides an earlier cancel of the same task.
+  await deps.cancels?.clearCancel(taskKeyOf(req.repo, req.issueNumber));
   if (task.isPullRequest) return { status: 'ignored', reason: 'labels on pull requests do not start jobs' };
   if (task.state === 'closed') return { status: 'ignored', reason: 'the issue is closed' };
   const job: Job = createJob({
@@ -71,4 +76,27 @@ export async function triggerFromIssue(deps: TriggerDeps, req: TriggerRequest): 
   await deps.forge.ensureLabels({ repo: req.repo, target, add: [deps.labels.queued] });
   log.info({ event: 'trigger.enqueued', job_id: job.id }, 'issue queued');
   return { status: 'enqueued', jobId: job.id };
+}
+
+/** The task key of an issue: the one the job, its lease and its cancel request share. */
+export function taskKeyOf(repo: string, issueNumber: number): string {
+  return defaultIdempotencyKey(repo, { kind: 'issue', number: issueNumber }, '');
+}
+
+async function permitted(deps: TriggerDeps, req: TriggerRequest): Promise<boolean> {
+  return mayTrigger.includes(await deps.forge.permission(req.repo, req.actor));
+}
+
+/**
+ * `/codefleet cancel` on an issue: recorded in the store for the workers (a queued job
+ * ends cancelled when claimed, a running one at the next heartbeat); only collaborators
+ * with write access may cancel, as only they may start.
+ */
+export async function cancelFromIssue(deps: TriggerDeps, req: TriggerRequest): Promise<TriggerOutcome> {
+  if (!deps.cancels) return { status: 'ignored', reason: 'no run store to record the cancel in' };
+  if (!(await permitted(deps, req))) return { status: 'refused', reason: `@${req.actor} needs write access or above to cancel` };
+  const taskKey = taskKeyOf(req.repo, req.issueNumber);
+  await deps.cancels.requestCancel(taskKey, req.actor);
+  deps.log.info({ event: 'trigger.cancel_requested', repo: req.repo, issue: req.issueNumber, actor: req.actor }, 'cancel requested');
+  return { status: 'cancel_requested', taskKey };
 }

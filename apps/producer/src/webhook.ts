@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { Webhooks } from '@octokit/webhooks';
 import { classify } from '@codefleet/core';
-import { triggerFromIssue, type TriggerDeps, type TriggerOutcome } from './trigger.js';
+import { cancelFromIssue, triggerFromIssue, type TriggerDeps, type TriggerOutcome, type TriggerRequest } from './trigger.js';
 
 /** Settings of {@link startWebhookServer}. */
 export interface WebhookOptions {
@@ -61,22 +61,31 @@ export async function startWebhookServer(deps: TriggerDeps, options: WebhookOpti
       }
       const name = String(req.headers['x-github-event'] ?? '');
       const delivery = String(req.headers['x-github-delivery'] ?? '');
-      let event: { action?: string; label?: { name?: string }; issue?: { number?: number; pull_request?: unknown }; repository?: { full_name?: string }; sender?: { login?: string } };
+      let event: {
+        action?: string; label?: { name?: string }; issue?: { number?: number; pull_request?: unknown };
+        comment?: { body?: string; user?: { login?: string } }; repository?: { full_name?: string }; sender?: { login?: string };
+      };
       try {
         event = JSON.parse(payload) as typeof event;
       } catch {
         return reply(res, 400, { error: 'payload is not JSON' });
       }
-      if (name !== 'issues' || event.action !== 'labeled' || event.label?.name?.toLowerCase() !== trigger) {
-        return reply(res, 202, { status: 'ignored', reason: `${name}.${event.action ?? ''} is not the trigger` });
+      const labeled = name === 'issues' && event.action === 'labeled' && event.label?.name?.toLowerCase() === trigger;
+      // `/codefleet retry` or `/codefleet cancel` as the first line of a new issue comment.
+      const command = name === 'issue_comment' && event.action === 'created' && !event.issue?.pull_request
+        ? /^\s*\/codefleet\s+(retry|cancel)\b/i.exec(event.comment?.body ?? '')?.[1]?.toLowerCase()
+        : undefined;
+      if (!labeled && command === undefined) {
+        return reply(res, 202, { status: 'ignored', reason: `${name}.${event.action ?? ''} is not a codefleet trigger` });
       }
       const repo = event.repository?.full_name;
       const issueNumber = event.issue?.number;
       const actor = event.sender?.login;
-      if (!repo || !issueNumber || !actor) return reply(res, 400, { error: 'issues.labeled without repository, issue or sender' });
+      if (!repo || !issueNumber || !actor) return reply(res, 400, { error: `${name} event without repository, issue or sender` });
+      const request: TriggerRequest = { repo, issueNumber, actor, via: `webhook ${delivery}` };
       let outcome: TriggerOutcome;
       try {
-        outcome = await triggerFromIssue(deps, { repo, issueNumber, actor, via: `webhook ${delivery}` });
+        outcome = command === 'cancel' ? await cancelFromIssue(deps, request) : await triggerFromIssue(deps, request);
       } catch (error) {
         const c = classify(error);
         deps.log.error({ err: error, event: 'webhook.trigger_failed', code: c.code }, c.message);

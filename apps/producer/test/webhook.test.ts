@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { createGithubForge } from '@codefleet/forge';
 import { silentLogger } from '@codefleet/log';
 import { LocalQueue } from '@codefleet/queue';
+import { SqliteRunStore } from '@codefleet/store';
 import { createTempDir, gitTestEnv, startGithubStandIn, type GithubStandIn, type TempDir } from '@codefleet/testkit';
 import { startWebhookServer, type WebhookServer } from '../src/index.js';
 
@@ -14,6 +15,7 @@ import { startWebhookServer, type WebhookServer } from '../src/index.js';
 const require = createRequire(import.meta.url);
 const examples = require('@octokit/webhooks-examples') as { name: string; examples: Record<string, unknown>[] }[];
 const labeledExample = examples.find((e) => e.name === 'issues')!.examples.find((x) => x.action === 'labeled')!;
+const commentExample = examples.find((e) => e.name === 'issue_comment')!.examples.find((x) => x.action === 'created' && !(x.issue as { pull_request?: unknown }).pull_request)!;
 const secret = 'webhook-secret-for-tests';
 
 function labeled(repo: string, issue: number, sender: string, label = 'codefleet') {
@@ -24,6 +26,14 @@ function labeled(repo: string, issue: number, sender: string, label = 'codefleet
   payload.sender = { ...payload.sender, login: sender };
   return JSON.stringify(payload);
 }
+function commented(repo: string, issue: number, sender: string, text: string) {
+  const payload = structuredClone(commentExample) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  payload.issue = { ...payload.issue, number: issue };
+  payload.comment = { ...payload.comment, body: text, user: { ...payload.comment.user, login: sender } };
+  payload.repository = { ...payload.repository, full_name: repo };
+  payload.sender = { ...payload.sender, login: sender };
+  return JSON.stringify(payload);
+}
 const sign = (body: string, key = secret) => `sha256=${createHmac('sha256', key).update(body).digest('hex')}`;
 
 describe('webhook producer', () => {
@@ -31,16 +41,19 @@ describe('webhook producer', () => {
   let dir: TempDir;
   let queue: LocalQueue;
   let server: WebhookServer;
+  let store: SqliteRunStore;
   beforeEach(async () => {
     gh = await startGithubStandIn();
     await gh.createRepo('acme/widgets');
     dir = await createTempDir('producer');
     queue = new LocalQueue({ backend: 'local', path: join(dir.path, 'q.sqlite'), name: 'p', leaseMs: 60_000, maxAttempts: 4 });
     const forge = createGithubForge({ token: gh.token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: { ...gitTestEnv(), PATH: process.env.PATH ?? '' } });
-    server = await startWebhookServer({ forge, queue, log: silentLogger(), labels: { queued: 'codefleet:queued' } }, { secret, triggerLabel: 'codefleet', port: 0 });
+    store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
+    server = await startWebhookServer({ forge, queue, log: silentLogger(), labels: { queued: 'codefleet:queued' }, cancels: store }, { secret, triggerLabel: 'codefleet', port: 0 });
   });
   afterEach(async () => {
     await server.close();
+    await store.close();
     await queue.close();
     await dir.dispose();
     await gh.close();
@@ -96,5 +109,22 @@ describe('webhook producer', () => {
     const ping = JSON.stringify({ zen: 'Keep it logically awesome.' });
     expect(await (await deliver(ping, { 'x-github-event': 'ping', 'x-hub-signature-256': sign(ping) })).json()).toMatchObject({ status: 'ignored' });
     expect((await queue.stats()).depth).toBe(0);
+  });
+
+  it('/codefleet cancel and /codefleet retry from collaborators; others are refused', async () => {
+    gh.setPermission('acme/widgets', 'alice', 'write');
+    const issue = gh.createIssue('acme/widgets', { title: 'Add a widget' });
+    const comment = (who: string, text: string) => commented('acme/widgets', issue.number, who, text);
+    const send = (body: string) => deliver(body, { 'x-github-event': 'issue_comment', 'x-hub-signature-256': sign(body) });
+
+    expect(await (await send(comment('mallory', '/codefleet cancel'))).json()).toMatchObject({ status: 'refused' });
+    expect(await store.cancelRequested('acme/widgets#issue-' + issue.number)).toBeUndefined();
+    expect(await (await send(comment('alice', '/codefleet cancel please'))).json()).toMatchObject({ status: 'cancel_requested', taskKey: `acme/widgets#issue-${issue.number}` });
+    expect(await store.cancelRequested(`acme/widgets#issue-${issue.number}`)).toMatchObject({ by: 'alice' });
+    expect(await (await send(comment('alice', 'I think we should /codefleet retry later'))).json()).toMatchObject({ status: 'ignored' });
+
+    expect(await (await send(comment('alice', '/codefleet retry'))).json()).toMatchObject({ status: 'enqueued' });
+    expect(await store.cancelRequested(`acme/widgets#issue-${issue.number}`)).toBeUndefined();
+    expect((await queue.stats()).ready).toBe(1);
   });
 });

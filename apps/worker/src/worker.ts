@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { classify } from '@codefleet/core';
 import type { Logger } from '@codefleet/log';
-import { settleLease, type JobContext, type JobResult, type Settlement } from '@codefleet/pipeline';
+import { cancelRequested, settleLease, type JobContext, type JobResult, type Settlement } from '@codefleet/pipeline';
 import type { Lease, Queue } from '@codefleet/queue';
-import type { TaskLeases } from '@codefleet/store';
+import type { CancelRequests, TaskLeases } from '@codefleet/store';
 import type { WorkerEvents } from './monitor.js';
 
 /** How one worker process consumes the queue. */
@@ -28,7 +28,7 @@ export interface WorkerOptions {
    * fleet, renewed with every heartbeat, and the token that fences publishing. Without
    * them (tests of the loop alone) only the queue lease guards a job.
    */
-  leases?: { store: TaskLeases; ttlMs: number };
+  leases?: { store: TaskLeases & Partial<CancelRequests>; ttlMs: number };
   /** Receives claim and job events, for health and metrics. */
   events?: WorkerEvents;
 }
@@ -118,6 +118,10 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
     };
     const heartbeat = setInterval(() => {
       lease.heartbeat().catch(lost);
+      // A cancel asked for on the issue stops the agent now rather than at the next stage.
+      void leases?.store.cancelRequested?.(taskKey).then((cancel) => {
+        if (cancel && !controller.signal.aborted) controller.abort(cancelRequested(cancel.by));
+      }, () => undefined);
       leases?.store.renew(taskKey, lease.token, leases.ttlMs).then(
         (ours) => { if (!ours) lost(new Error(`task lease on ${taskKey} was taken over`)); },
         // The store unreachable for a moment is not a lost lease; the fence decides at publish.

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { silentLogger } from '@codefleet/log';
-import type { JobResult } from '@codefleet/pipeline';
+import { cancelOf, type JobResult } from '@codefleet/pipeline';
 import { LocalQueue } from '@codefleet/queue';
 import { SqliteRunStore } from '@codefleet/store';
 import { sampleJob } from '@codefleet/queue/conformance';
@@ -137,6 +137,27 @@ describe('runWorker', () => {
       expect(await queue.stats()).toMatchObject({ completed: 1, delayed: 1 });
       // Released after settling: anyone may take issue 2 now.
       expect(await store.acquire(free.idempotency_key, 'next', 60_000)).toBe(true);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a cancel requested for the task stops the running job at the next heartbeat', async () => {
+    const store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
+    try {
+      const job = sampleJob({ idempotency_key: 'acme/widgets#issue-3' });
+      await queue.enqueue(job);
+      const shutdown = new AbortController();
+      let reason: unknown;
+      const runner: JobRunner = async (ctx) => {
+        await store.requestCancel(ctx.job.idempotency_key, 'alice');
+        await waitFor(() => ctx.signal.aborted, { timeoutMs: 5_000, what: 'the job to be stopped' });
+        reason = ctx.signal.reason;
+        shutdown.abort();
+        return { action: 'ack', run: fakeRun };
+      };
+      await runWorker(queue, runner, options(shutdown.signal, { leases: { store, ttlMs: 60_000 } }));
+      expect(cancelOf(reason)).toBe('alice');
     } finally {
       await store.close();
     }

@@ -42,6 +42,10 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
   }
   const tracker = new RunTracker(run, deps.store, deps.log.child({ job_id: job.id }));
   const enter = async (stage: Stage, note?: string) => {
+    // A cancel asked for on the issue stops the job at the next stage boundary (the worker
+    // also checks at every heartbeat, to stop a running agent sooner).
+    const cancel = await deps.store.cancelRequested(job.idempotency_key).catch(() => undefined);
+    if (cancel) throw cancelRequested(cancel.by);
     await tracker.update((r) => advance(r, stage, { now: now(), ...(note === undefined ? {} : { note }) }));
     ctx.onProgress?.({ stage });
     deps.log.info({ event: 'stage.entered', job_id: job.id, stage, attempt: ctx.attempt }, stage);
@@ -139,6 +143,16 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     return { action: 'ack', run: tracker.run };
   } catch (err) {
     failed = true;
+    const cancel = cancelOf(err) ?? (ctx.signal.aborted ? cancelOf(ctx.signal.reason) : undefined);
+    if (cancel) {
+      await tracker.update((r) => finish(r, 'cancelled', { now: now(), note: `cancelled by @${cancel}` }));
+      await report(deps, async () => {
+        await fence('comment');
+        await deps.forge.ensureComment({ repo: job.repo, target: statusTarget(job), marker: 'status', body: `🛑 codefleet stopped this task: @${cancel} asked to cancel it. Nothing was published.\n\nStatus: cancelled` });
+      });
+      deps.log.info({ event: 'job.cancelled', job_id: job.id, by: cancel }, 'cancelled on request');
+      return { action: 'ack', run: tracker.run };
+    }
     if ((err as { code?: unknown }).code === 'lease_lost') {
       // Another worker owns the task: its record and its writes win, this one stops here.
       deps.log.warn({ event: 'publish.fenced', job_id: job.id, attempt: ctx.attempt }, (err as Error).message);
@@ -177,6 +191,17 @@ async function settleFailure(
   });
   await markFailed();
   return { action: 'dead_letter', reason: `${error.code}: ${decision.reason}`, run: tracker.run };
+}
+
+/** The error that stops a job whose cancel was requested; `cancelOf` reads it back. */
+export function cancelRequested(by: string): CodefleetError {
+  return new CodefleetError('cancelled', `cancel requested by @${by}`, { verdict: 'permanent', details: { cancelRequestedBy: by } });
+}
+
+/** Who asked to cancel, when `err` is a {@link cancelRequested} error. */
+export function cancelOf(err: unknown): string | undefined {
+  const by = (err as { details?: { cancelRequestedBy?: unknown } } | undefined)?.details?.cancelRequestedBy;
+  return typeof by === 'string' ? by : undefined;
 }
 
 /** Reporting back is best effort: a failed comment must not change the job's outcome. */

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { SqliteRunStore } from '@codefleet/store';
 import { git } from '@codefleet/testkit';
 import { branchName } from '@codefleet/workspace';
-import { runJob } from '../src/index.js';
+import { cancelRequested, runJob } from '../src/index.js';
 import { createHarness, type Harness } from './harness.js';
 
 // Scripted agents (stand-ins for a language model): each test writes the module the
@@ -194,5 +194,31 @@ ${implementsFeature}`);
     expect(result.action).toBe('ack');
     expect(await h.forge.findPullRequest(job.repo, branchName(job))).toMatchObject({ number: 1 });
     expect(await h.store.rejections(job.idempotency_key)).toEqual([]);
+  });
+
+  it('cancel: a job cancelled before it runs ends cancelled, says so, publishes nothing, and is not retried', async () => {
+    h = await createHarness();
+    await h.agent(implementsFeature);
+    const job = h.job({ title: 'Add two()' });
+    await h.store.requestCancel(job.idempotency_key, 'alice');
+    const result = await runJob(h.deps, { job, attempt: 1, workerId: 'w', signal: new AbortController().signal });
+    expect(result.action).toBe('ack');
+    expect(result.run).toMatchObject({ stage: 'cancelled', outcome: 'cancelled' });
+    expect(await h.forge.findPullRequest(job.repo, branchName(job))).toBeUndefined();
+    const comments = await h.forge.listComments(job.repo, { kind: 'task', key: job.idempotency_key });
+    expect(comments.map((c) => c.body)).toEqual([expect.stringMatching(/@alice asked to cancel[\s\S]*Status: cancelled$/)]);
+  });
+
+  it('cancel: a running job stopped through its signal (the worker saw the request) ends cancelled too', async () => {
+    h = await createHarness();
+    await h.agent(`Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20000);`);
+    const job = h.job({ title: 'Add two()' });
+    const controller = new AbortController();
+    const running = runJob(h.deps, { job, attempt: 1, workerId: 'w', signal: controller.signal });
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    controller.abort(cancelRequested('alice'));
+    const result = await running;
+    expect(result.action).toBe('ack');
+    expect(result.run.outcome).toBe('cancelled');
   });
 });

@@ -13,7 +13,7 @@ import type { RunOutcome, RunRecord, Stage } from '@codefleet/core';
  *   token fences publishing, and a rejected late write is recorded.
  * Leaves out: querying inside records, and retention (records are small; prune by age).
  */
-export interface RunStore extends TaskLeases {
+export interface RunStore extends TaskLeases, CancelRequests {
   save(run: RunRecord): Promise<void>;
   get(runId: string): Promise<RunRecord | undefined>;
   /** Newest first. */
@@ -42,6 +42,18 @@ export interface TaskLeases {
   release(taskKey: string, token: string): Promise<void>;
   /** Rejected late writes of a task, oldest first. */
   rejections(taskKey: string): Promise<FenceRejection[]>;
+}
+
+/**
+ * Cancellation asked for from outside (`/codefleet cancel` on the issue): recorded per task
+ * key, seen by the worker at its next heartbeat or stage, which stops the job and
+ * reports it cancelled. A new trigger of the task clears it.
+ */
+export interface CancelRequests {
+  requestCancel(taskKey: string, by: string): Promise<void>;
+  /** Who asked, when a cancel is pending for the task. */
+  cancelRequested(taskKey: string): Promise<{ by: string; at: number } | undefined>;
+  clearCancel(taskKey: string): Promise<void>;
 }
 
 /** A publishing write refused because the writer's lease was gone. */

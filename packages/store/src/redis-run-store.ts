@@ -105,6 +105,20 @@ export class RedisRunStore implements RunStore {
     return entries.map((entry) => JSON.parse(entry) as FenceRejection);
   }
 
+  async requestCancel(taskKey: string, by: string): Promise<void> {
+    // Kept a week: long enough for any queued job to be claimed and see it.
+    await this.#redis.set(this.#key('cancel', taskKey), JSON.stringify({ by, at: Date.now() }), 'EX', 7 * 24 * 3_600);
+  }
+
+  async cancelRequested(taskKey: string): Promise<{ by: string; at: number } | undefined> {
+    const value = await this.#redis.get(this.#key('cancel', taskKey));
+    return value === null ? undefined : (JSON.parse(value) as { by: string; at: number });
+  }
+
+  async clearCancel(taskKey: string): Promise<void> {
+    await this.#redis.del(this.#key('cancel', taskKey));
+  }
+
   async close(): Promise<void> {
     this.#redis.disconnect();
   }

@@ -28,6 +28,11 @@ CREATE TABLE IF NOT EXISTS fence_rejections (
   at       INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS fence_rejections_task ON fence_rejections (task_key, seq);
+CREATE TABLE IF NOT EXISTS cancel_requests (
+  task_key TEXT PRIMARY KEY,
+  by       TEXT NOT NULL,
+  at       INTEGER NOT NULL
+);
 `;
 
 /** Run records in one SQLite file (WAL), shared by every worker process on the host. */
@@ -96,6 +101,19 @@ export class SqliteRunStore implements RunStore {
     const rows = this.#db.prepare(`SELECT record FROM runs ORDER BY created_at DESC, run_id LIMIT ?`)
       .all(options.limit ?? 50) as { record: string }[];
     return rows.map(({ record }) => summarize(parseRun(JSON.parse(record))));
+  }
+
+  async requestCancel(taskKey: string, by: string): Promise<void> {
+    this.#db.prepare(`INSERT INTO cancel_requests (task_key, by, at) VALUES (?, ?, ?) ON CONFLICT (task_key) DO UPDATE SET by = excluded.by, at = excluded.at`)
+      .run(taskKey, by, Date.now());
+  }
+
+  async cancelRequested(taskKey: string): Promise<{ by: string; at: number } | undefined> {
+    return this.#db.prepare(`SELECT by, at FROM cancel_requests WHERE task_key = ?`).get(taskKey) as { by: string; at: number } | undefined;
+  }
+
+  async clearCancel(taskKey: string): Promise<void> {
+    this.#db.prepare(`DELETE FROM cancel_requests WHERE task_key = ?`).run(taskKey);
   }
 
   async close(): Promise<void> {

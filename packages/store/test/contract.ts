@@ -87,5 +87,15 @@ export function runStoreContract(name: string, open: () => Promise<{ store: RunS
       expect(rejected.map((r) => [r.token, r.action, r.runId])).toEqual([['paused', 'push', 'job-1'], ['paused', 'pull_request', 'job-1']]);
       expect(rejected.every((r) => r.at > 0)).toBe(true);
     });
+
+    it('cancel requests: recorded per task, readable by any worker, cleared by a new trigger', async () => {
+      const store = await fresh();
+      expect(await store.cancelRequested('acme/widgets#issue-7')).toBeUndefined();
+      await store.requestCancel('acme/widgets#issue-7', 'alice');
+      expect(await store.cancelRequested('acme/widgets#issue-7')).toMatchObject({ by: 'alice', at: expect.any(Number) });
+      expect(await store.cancelRequested('acme/widgets#issue-8')).toBeUndefined();
+      await store.clearCancel('acme/widgets#issue-7');
+      expect(await store.cancelRequested('acme/widgets#issue-7')).toBeUndefined();
+    });
   });
 }

@@ -9,7 +9,7 @@ function triggerDeps(rt: Runtime): TriggerDeps {
   if (!(rt.forge instanceof GithubForge)) {
     throw new CodefleetError('invalid_config', 'the producer turns GitHub issues into jobs: set forge.type to github (and the token variable)');
   }
-  return { forge: rt.forge, queue: rt.queue, log: rt.log, labels: { queued: rt.config.forge.github.labels.queued } };
+  return { forge: rt.forge, queue: rt.queue, log: rt.log, labels: { queued: rt.config.forge.github.labels.queued }, cancels: rt.store };
 }
 
 /** Resolves when SIGTERM or SIGINT arrives. */
