@@ -3,7 +3,7 @@ import { branchNameProblem, checkRepoRef, CodefleetError, InvalidJobError } from
 import { checkContextPaths, contextCandidates, writeContextFiles } from './context-files.js';
 import type { Git } from './git.js';
 import { newHolder, readLock, tryLock, unlock, type LockHolder } from './lock-file.js';
-import { mirrorPaths, syncMirror } from './mirror.js';
+import { mirrorPaths, syncMirror, withMirrorLock } from './mirror.js';
 import { claimSlot, copyPaths, jobCopyName, poolDir, readState, writeState, type CopyPaths } from './pool.js';
 import { checkScope, makeReadOnly, readOnlyPaths, sparsePatterns, type Scope } from './scope.js';
 import { checkedOutFiles, createCopy, removeCopy, resetCopy, trackedAmong, type CopyContext, type CopyTarget } from './working-copy.js';
@@ -54,7 +54,8 @@ export async function prepareWorkspace(settings: PrepareSettings, request: Prepa
   await mkdir(pool, { recursive: true });
   const holder = newHolder(request.jobId);
   const paths = settings.reuse ? await claimSlot(pool, holder) : await claimJobCopy(pool, holder, request.jobId);
-  const ctx: CopyContext = { git, mirrorDir: mirror.dir, signal };
+  const withLock = <T>(fn: () => Promise<T>) => withMirrorLock(mirror, settings.lockTimeoutMs, fn);
+  const ctx: CopyContext = { git, mirrorDir: mirror.dir, signal, withMirrorLock: withLock };
   const startSha = heads.existingRemoteSha ?? heads.baseSha;
   const target: CopyTarget = { branch: request.branch, startSha, sparse: sparsePatterns(request.scope?.exclude) ?? null };
 
@@ -69,7 +70,7 @@ export async function prepareWorkspace(settings: PrepareSettings, request: Prepa
     await writeState(paths, { readOnly, sparse: target.sparse });
     await makeReadOnly(paths.dir, readOnly);
     return openWorkspace({
-      ctx: { git, mirrorDir: mirror.dir },
+      ctx: { git, mirrorDir: mirror.dir, withMirrorLock: withLock },
       paths,
       holder,
       jobId: request.jobId,
@@ -85,7 +86,7 @@ export async function prepareWorkspace(settings: PrepareSettings, request: Prepa
     });
   } catch (error) {
     // A pool slot keeps its directory (the next reset repairs it); a one-job copy goes.
-    if (!paths.pooled) await removeCopy({ git, mirrorDir: mirror.dir }, paths).catch(() => undefined);
+    if (!paths.pooled) await removeCopy({ git, mirrorDir: mirror.dir, withMirrorLock: withLock }, paths).catch(() => undefined);
     await unlock(paths.lock, holder);
     throw error;
   }

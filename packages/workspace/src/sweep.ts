@@ -4,7 +4,7 @@ import type { Git } from './git.js';
 import { breakLock, isStale, newHolder, readLock, tryLock, unlock, type LockState } from './lock-file.js';
 import { withMirrorLock, type MirrorPaths } from './mirror.js';
 import { copyPaths, listCopies, type CopyPaths } from './pool.js';
-import { removeCopy } from './working-copy.js';
+import { removeCopy, type CopyContext } from './working-copy.js';
 
 /** Answers whether a job is still running (the queue or worker knows; the workspace does not). */
 export type IsRunning = (jobId: string) => boolean | Promise<boolean>;
@@ -47,7 +47,8 @@ export async function sweepWorkspaces(
         if (state.kind !== 'free') result.released.push(paths.dir);
         continue;
       }
-      if (hasMirror && (await removeUnderLock(settings.git, mirrorDir, paths))) result.removed.push(paths.dir);
+      const withLock = <T>(fn: () => Promise<T>) => withMirrorLock(mirror, settings.lockTimeoutMs, fn);
+      if (hasMirror && (await removeUnderLock({ git: settings.git, mirrorDir, withMirrorLock: withLock }, paths))) result.removed.push(paths.dir);
     }
     if (hasMirror) {
       await withMirrorLock(mirror, settings.lockTimeoutMs, async () => {
@@ -78,11 +79,11 @@ function sameLock(now: LockState, before: LockState): boolean {
  * Deletes a one-job copy while holding its lock, so a new attempt of the same job cannot
  * claim the name and start filling the directory while it is being deleted.
  */
-async function removeUnderLock(git: Git, mirrorDir: string, paths: CopyPaths): Promise<boolean> {
+async function removeUnderLock(ctx: CopyContext, paths: CopyPaths): Promise<boolean> {
   const holder = newHolder();
   if (!(await tryLock(paths.lock, holder))) return false;
   try {
-    await removeCopy({ git, mirrorDir }, paths);
+    await removeCopy(ctx, paths);
     return true;
   } finally {
     await unlock(paths.lock, holder);

@@ -24,7 +24,15 @@ export interface CopyContext {
   git: Git;
   mirrorDir: string;
   signal?: AbortSignal | undefined;
+  /**
+   * Runs `fn` holding the mirror's lock. Adding or removing a worktree changes
+   * `worktrees/` in the mirror, and a concurrent `git fetch` there reads every worktree's
+   * HEAD for its connectivity check: one half made fails the fetch with "bad object".
+   */
+  withMirrorLock?: <T>(fn: () => Promise<T>) => Promise<T>;
 }
+
+const locked = <T>(ctx: CopyContext, fn: () => Promise<T>): Promise<T> => (ctx.withMirrorLock ? ctx.withMirrorLock(fn) : fn());
 
 /** Where a copy should end up: on `branch` at `startSha`, with these sparse patterns. */
 export interface CopyTarget {
@@ -54,7 +62,7 @@ export async function createCopy(ctx: CopyContext, paths: CopyPaths, target: Cop
   // not; that slot is reset before its next use anyway. --force: the path may still be
   // registered from a copy whose directory was deleted.
   const add = ['worktree', 'add', '--force', '--no-checkout', '--detach', '--quiet', paths.dir, target.startSha];
-  await git.run(add, { cwd: ctx.mirrorDir, signal });
+  await locked(ctx, () => git.run(add, { cwd: ctx.mirrorDir, signal }));
   if (target.sparse !== null) await setSparse(ctx, paths.dir, target.sparse);
   await git.run(['reset', '--hard', '--quiet'], { cwd: paths.dir, signal });
   await git.run(['checkout', '--quiet', '--ignore-other-worktrees', '-B', target.branch], { cwd: paths.dir, signal });
@@ -108,7 +116,7 @@ export async function removeCopy(ctx: CopyContext, paths: CopyPaths): Promise<vo
     await restoreWritable(paths.dir, (await readState(paths)).readOnly).catch(() => undefined);
     // Unregisters it too; when the copy is too broken for git, removeTree below still
     // deletes it and the next `worktree add --force` or `worktree prune` drops the entry.
-    await ctx.git.run(['worktree', 'remove', '--force', '--force', paths.dir], { cwd: ctx.mirrorDir }).catch(() => undefined);
+    await locked(ctx, () => ctx.git.run(['worktree', 'remove', '--force', '--force', paths.dir], { cwd: ctx.mirrorDir })).catch(() => undefined);
     await removeTree(paths.dir);
   }
   await removeState(paths);
