@@ -1,8 +1,13 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { createTempDir, gitTestEnv, startGithubStandIn, type GithubStandIn, type TempDir } from '@codefleet/testkit';
+import { loadConfig } from '@codefleet/config';
+import type { GithubForge } from '@codefleet/forge';
+import { silentLogger } from '@codefleet/log';
+import { followUpFromReview } from '@codefleet/producer';
+import { createTempDir, git, gitTestEnv, startGithubStandIn, type GithubStandIn, type TempDir } from '@codefleet/testkit';
 import { runCli } from '../src/index.js';
+import { openRuntime } from '../src/runtime.js';
 
 // The codefleet CLI end to end on the GitHub STAND-IN: a person labels an issue, the
 // poller queues it, a worker runs a scripted agent (stand-in for a model) and opens the
@@ -54,6 +59,23 @@ describe('codefleet on GitHub (stand-in)', () => {
     expect(pulls[0]!.body).toContain(`Fixes #${issue.number}`);
     expect(gh.comments('acme/widgets', issue.number).at(-1)?.body).toMatch(/Status: done\s*$/);
     expect(gh.labels('acme/widgets', issue.number).sort()).toEqual(['codefleet', 'codefleet:pr-opened']);
+
+    // A reviewer asks for more: the follow-up commits on the same branch, same pull request.
+    const loaded = await loadConfig({ path: join(dir.path, 'config.yaml'), cwd: dir.path, env: { PATH: process.env.PATH, HOME: dir.path, GITHUB_TOKEN: gh.token, ...gitTestEnv() } });
+    const rt = await openRuntime(loaded, { log: silentLogger() });
+    try {
+      const outcome = await followUpFromReview({ forge: rt.forge as GithubForge, queue: rt.queue, log: rt.log, labels: { queued: 'codefleet:queued' }, cancels: rt.store }, {
+        repo: 'acme/widgets', issueNumber: pulls[0]!.number, actor: 'alice', via: 'test', pullNumber: pulls[0]!.number,
+        headRef: pulls[0]!.head.ref, headRepo: 'acme/widgets', reviewBody: 'Also add a final line.', reviewState: 'changes_requested',
+      });
+      expect(outcome).toMatchObject({ status: 'enqueued' });
+    } finally {
+      await rt.close();
+    }
+    expect((await cli('worker', '--once')).out).toContain('processed 1: 1 done');
+    expect(gh.pulls('acme/widgets')).toHaveLength(1);
+    expect(gh.prCreations('acme/widgets', `ai/issue-${issue.number}`)).toBe(1);
+    expect(await git(gh.repoDir('acme/widgets'), ['rev-list', '--count', `main..ai/issue-${issue.number}`])).toBe('2');
   }, 60_000);
 
   it('refuses to start without the token or the webhook secret, naming the variable', async () => {

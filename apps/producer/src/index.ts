@@ -1,3 +1,5 @@
-export { cancelFromIssue, taskKeyOf, triggerFromIssue, type TriggerDeps, type TriggerOutcome, type TriggerRequest } from './trigger.js';
+export {
+  cancelFromIssue, followUpFromReview, taskKeyOf, triggerFromIssue, type ReviewRequest, type TriggerDeps, type TriggerOutcome, type TriggerRequest,
+} from './trigger.js';
 export { startWebhookServer, type WebhookOptions, type WebhookServer } from './webhook.js';
 export { createPoller, type PollOptions } from './poll.js';

@@ -100,3 +100,42 @@ export async function cancelFromIssue(deps: TriggerDeps, req: TriggerRequest): P
   deps.log.info({ event: 'trigger.cancel_requested', repo: req.repo, issue: req.issueNumber, actor: req.actor }, 'cancel requested');
   return { status: 'cancel_requested', taskKey };
 }
+
+/** A review on a codefleet pull request: what the follow-up job gets as feedback. */
+export interface ReviewRequest extends TriggerRequest {
+  pullNumber: number;
+  /** The PR's head branch; only `ai/issue-<n>` branches are codefleet's and followed up. */
+  headRef: string;
+  /** The head repository (`owner/name`): a fork's PR is never followed up. */
+  headRepo: string;
+  reviewBody: string;
+  reviewState: string;
+}
+
+/**
+ * A review that asks for changes (or comments with text) on a codefleet pull request
+ * becomes a follow-up job on the same branch: the issue's task, with the review as
+ * feedback. Same issue, same branch (`ai/issue-<n>`), so the worker commits on top of
+ * what it pushed and updates the one pull request; a second review while it runs is a
+ * duplicate of the running job.
+ */
+export async function followUpFromReview(deps: TriggerDeps, req: ReviewRequest): Promise<TriggerOutcome> {
+  const issueNumber = /^ai\/issue-(\d+)$/.exec(req.headRef)?.[1];
+  if (issueNumber === undefined) return { status: 'ignored', reason: `${req.headRef} is not a codefleet issue branch` };
+  if (req.headRepo.toLowerCase() !== req.repo.toLowerCase()) return { status: 'ignored', reason: 'pull requests from forks are not followed up' };
+  if (req.reviewState === 'approved' || req.reviewBody.trim() === '') return { status: 'ignored', reason: 'nothing to address in this review' };
+  if (!(await permitted(deps, req))) return { status: 'refused', reason: `@${req.actor} needs write access or above` };
+  const task = await deps.forge.getTask(req.repo, Number(issueNumber));
+  await deps.cancels?.clearCancel(taskKeyOf(req.repo, Number(issueNumber)));
+  const job = createJob({
+    repo: req.repo,
+    source: { kind: 'issue', number: Number(issueNumber) },
+    title: task.title,
+    body: [task.body, '', `## Review feedback on pull request #${req.pullNumber} (from @${req.actor})`, '', req.reviewBody].join('\n').slice(0, 65_536),
+    requested_by: req.actor,
+  }, { id: randomUUID(), now: (deps.now ?? (() => new Date()))() });
+  const result = await deps.queue.enqueue(job);
+  if (result.deduplicated) return { status: 'duplicate', jobId: result.id };
+  deps.log.info({ event: 'trigger.follow_up', repo: req.repo, pull: req.pullNumber, job_id: job.id }, 'review follow-up queued');
+  return { status: 'enqueued', jobId: job.id };
+}

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { Webhooks } from '@octokit/webhooks';
 import { classify } from '@codefleet/core';
-import { cancelFromIssue, triggerFromIssue, type TriggerDeps, type TriggerOutcome, type TriggerRequest } from './trigger.js';
+import { cancelFromIssue, followUpFromReview, triggerFromIssue, type TriggerDeps, type TriggerOutcome, type TriggerRequest } from './trigger.js';
 
 /** Settings of {@link startWebhookServer}. */
 export interface WebhookOptions {
@@ -64,11 +64,28 @@ export async function startWebhookServer(deps: TriggerDeps, options: WebhookOpti
       let event: {
         action?: string; label?: { name?: string }; issue?: { number?: number; pull_request?: unknown };
         comment?: { body?: string; user?: { login?: string } }; repository?: { full_name?: string }; sender?: { login?: string };
+        review?: { body?: string | null; state?: string };
+        pull_request?: { number?: number; head?: { ref?: string; repo?: { full_name?: string } | null } };
       };
       try {
         event = JSON.parse(payload) as typeof event;
       } catch {
         return reply(res, 400, { error: 'payload is not JSON' });
+      }
+      if (name === 'pull_request_review' && event.action === 'submitted') {
+        const pr = event.pull_request;
+        const repo = event.repository?.full_name;
+        const actor = event.sender?.login;
+        if (!repo || !actor || !pr?.number) return reply(res, 400, { error: 'pull_request_review without repository, pull request or sender' });
+        try {
+          return reply(res, 202, await followUpFromReview(deps, {
+            repo, issueNumber: pr.number, actor, via: `webhook ${delivery}`, pullNumber: pr.number,
+            headRef: pr.head?.ref ?? '', headRepo: pr.head?.repo?.full_name ?? '', reviewBody: event.review?.body ?? '', reviewState: event.review?.state ?? '',
+          }));
+        } catch (error) {
+          const c = classify(error);
+          return reply(res, c.verdict === 'transient' ? 503 : 422, { error: c.code, message: c.message });
+        }
       }
       const labeled = name === 'issues' && event.action === 'labeled' && event.label?.name?.toLowerCase() === trigger;
       // `/codefleet retry` or `/codefleet cancel` as the first line of a new issue comment.

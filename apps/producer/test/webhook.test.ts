@@ -34,6 +34,15 @@ function commented(repo: string, issue: number, sender: string, text: string) {
   payload.sender = { ...payload.sender, login: sender };
   return JSON.stringify(payload);
 }
+const reviewExample = examples.find((e) => e.name === 'pull_request_review')!.examples.find((x) => x.action === 'submitted')!;
+function reviewed(repo: string, pull: number, head: string, sender: string, text: string, state = 'changes_requested') {
+  const payload = structuredClone(reviewExample) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  payload.review = { ...payload.review, body: text, state, user: { ...payload.review.user, login: sender } };
+  payload.pull_request = { ...payload.pull_request, number: pull, head: { ...payload.pull_request.head, ref: head, repo: { ...payload.pull_request.head.repo, full_name: repo } } };
+  payload.repository = { ...payload.repository, full_name: repo };
+  payload.sender = { ...payload.sender, login: sender };
+  return JSON.stringify(payload);
+}
 const sign = (body: string, key = secret) => `sha256=${createHmac('sha256', key).update(body).digest('hex')}`;
 
 describe('webhook producer', () => {
@@ -126,5 +135,19 @@ describe('webhook producer', () => {
     expect(await (await send(comment('alice', '/codefleet retry'))).json()).toMatchObject({ status: 'enqueued' });
     expect(await store.cancelRequested(`acme/widgets#issue-${issue.number}`)).toBeUndefined();
     expect((await queue.stats()).ready).toBe(1);
+  });
+
+  it('a review asking for changes on a codefleet PR queues a follow-up on the same issue, with the review as feedback', async () => {
+    gh.setPermission('acme/widgets', 'alice', 'write');
+    const issue = gh.createIssue('acme/widgets', { title: 'Add a widget', body: 'The task.' });
+    const send = (body: string) => deliver(body, { 'x-github-event': 'pull_request_review', 'x-hub-signature-256': sign(body) });
+    expect(await (await send(reviewed('acme/widgets', 9, 'feature/x', 'alice', 'Please rename it.'))).json()).toMatchObject({ status: 'ignored' });
+    expect(await (await send(reviewed('acme/widgets', 9, `ai/issue-${issue.number}`, 'alice', 'LGTM', 'approved'))).json()).toMatchObject({ status: 'ignored' });
+    expect(await (await send(reviewed('acme/widgets', 9, `ai/issue-${issue.number}`, 'mallory', 'Delete everything.'))).json()).toMatchObject({ status: 'refused' });
+    expect(await (await send(reviewed('acme/widgets', 9, `ai/issue-${issue.number}`, 'alice', 'Please rename it to gadget.'))).json()).toMatchObject({ status: 'enqueued' });
+    const lease = await queue.claim({ workerId: 'w' });
+    expect(lease?.job).toMatchObject({ title: 'Add a widget', source: { kind: 'issue', number: issue.number } });
+    expect(lease?.job.body).toContain('The task.');
+    expect(lease?.job.body).toContain('Please rename it to gadget.');
   });
 });

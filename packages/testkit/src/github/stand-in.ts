@@ -20,6 +20,8 @@ export interface GithubStandIn {
   /** The token every request must carry (`Authorization: token|Bearer …`, or git Basic auth as the password). */
   readonly token: string;
   createRepo(fullName: string, files?: Record<string, string>): Promise<{ cloneUrl: string; bareDir: string }>;
+  /** The bare repository behind `fullName`, for asserting what was pushed. */
+  repoDir(fullName: string): string;
   createIssue(fullName: string, issue: { title: string; body?: string; user?: string; labels?: string[] }): StandInIssue;
   /** A person adds a label on GitHub's website: the label and a `labeled` event by `actor`. */
   labelIssue(fullName: string, issueNumber: number, label: string, actor: string): void;
@@ -299,6 +301,7 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
       if (!issue.labels.some((l) => l.name.toLowerCase() === label.toLowerCase())) issue.labels.push({ name: label });
       addEvent(state, issueNumber, label, actor);
     },
+    repoDir: (fullName) => repo(fullName).bareDir,
     setPermission(fullName, login, permission) { repo(fullName).permissions.set(login.toLowerCase(), permission); },
     pulls: (fullName) => [...repo(fullName).pulls.values()],
     comments: (fullName, n) => [...repo(fullName).comments.values()].filter((c) => c.issue_number === n),
