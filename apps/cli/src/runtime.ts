@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { buildAgentEnv, createAgent, type Agent } from '@codefleet/agents';
 import type { Config, LoadedConfig } from '@codefleet/config';
 import { CodefleetError, type OuterPolicy } from '@codefleet/core';
-import { createGithubForge, createLocalForge, githubCredentialEnv, type Forge } from '@codefleet/forge';
+import {
+  createGithubForge, createLocalForge, githubAppTokens, githubCredentialEnv, staticToken, type Forge, type TokenSource,
+} from '@codefleet/forge';
 import { createLogger, type Logger } from '@codefleet/log';
 import type { PipelineDeps, PipelineSettings } from '@codefleet/pipeline';
 import { openQueue, queueSettingsFromConfig, type Queue } from '@codefleet/queue';
@@ -19,6 +21,8 @@ export interface Runtime {
   store: RunStore;
   forge: Forge & { close?: () => Promise<void> | void };
   pipeline: PipelineDeps;
+  /** The current GitHub token (a PAT, or a fresh installation token); '' on the local forge. */
+  githubToken(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -83,9 +87,11 @@ export async function openRuntime(loaded: LoadedConfig, options: { log?: Logger 
   const log = options.log ?? createLogger({
     level: config.logging.level, format: config.logging.format, secrets: loaded.secrets, base: { worker_id: config.worker.worker_id },
   });
-  const token = config.forge.github.token;
-  if (config.forge.type === 'github' && token === undefined) {
-    throw new CodefleetError('invalid_config', `forge.type is github but $${config.forge.github.token_env} is not set: export a token (PAT or installation token) there`);
+  const { github } = config.forge;
+  const token = github.token;
+  const useApp = config.forge.type === 'github' && github.app_id !== undefined && github.private_key !== undefined && github.installation_id !== undefined;
+  if (config.forge.type === 'github' && token === undefined && !useApp) {
+    throw new CodefleetError('invalid_config', `forge.type is github but $${github.token_env} is not set: export a token there, or configure a GitHub App`);
   }
   // The SQLite files (forge, runs, local queue) live here; a fleet using Redis still has
   // a local forge and caches on each host.
@@ -95,10 +101,19 @@ export async function openRuntime(loaded: LoadedConfig, options: { log?: Logger 
     ? new RedisRunStore({ url: config.store.redis_url, prefix: config.store.prefix })
     : new SqliteRunStore(join(config.data_dir, 'runs.sqlite'));
   const baseGitEnv = gitEnvFrom(env);
+  // A GitHub App's installation tokens expire hourly: git reads the current one from a file.
+  const tokenFile = join(config.data_dir, 'github-installation-token');
+  const tokens: TokenSource | undefined = useApp
+    ? githubAppTokens({ appId: github.app_id ?? 0, privateKey: github.private_key ?? '', installationId: github.installation_id ?? 0, apiUrl: github.api_url, tokenFile })
+    : token === undefined ? undefined : staticToken(token);
+  if (useApp) await tokens?.token();
   // On GitHub, clone and fetch authenticate like the push: a credential helper, never a URL.
-  const gitEnv = config.forge.type === 'github' && token !== undefined ? githubCredentialEnv(baseGitEnv, token) : baseGitEnv;
-  const forge: Runtime['forge'] = config.forge.type === 'github' && token !== undefined
-    ? createGithubForge({ token, apiUrl: config.forge.github.api_url, gitUrl: gitHostFor(config.forge.github.api_url), gitEnv: baseGitEnv })
+  const gitEnv = config.forge.type !== 'github' ? baseGitEnv : githubCredentialEnv(baseGitEnv, useApp ? { tokenFile } : token ?? '');
+  const forge: Runtime['forge'] = config.forge.type === 'github' && tokens !== undefined
+    ? createGithubForge({
+      ...(useApp ? { tokens, tokenFile } : { token: token ?? '' }),
+      apiUrl: github.api_url, gitUrl: gitHostFor(github.api_url), gitEnv: baseGitEnv,
+    })
     : createLocalForge({ dbPath: join(config.data_dir, 'forge.sqlite'), gitEnv });
   const workspaces = createWorkspaceManager({ cacheDir: config.workspace.cache_dir, reuse: config.workspace.reuse, gitEnv });
   const agents = new Map<string, Agent>();
@@ -118,7 +133,7 @@ export async function openRuntime(loaded: LoadedConfig, options: { log?: Logger 
     },
   };
   return {
-    loaded, config, log, queue, store, forge, pipeline,
+    loaded, config, log, queue, store, forge, pipeline, githubToken: async () => (tokens ? tokens.token() : ''),
     close: async () => {
       await queue.close();
       await store.close();

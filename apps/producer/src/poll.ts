@@ -6,7 +6,8 @@ import { triggerFromIssue, type TriggerDeps, type TriggerOutcome } from './trigg
 
 /** Settings of {@link createPoller}. */
 export interface PollOptions {
-  token: string;
+  /** The current token (a PAT, or a GitHub App's refreshed installation token). */
+  token: () => Promise<string>;
   apiUrl: string;
   repos: readonly string[];
   triggerLabel: string;
@@ -31,7 +32,10 @@ const keepHandled = 2_000;
  * still makes the second trigger a duplicate.
  */
 export function createPoller(deps: TriggerDeps, options: PollOptions): { pollOnce(): Promise<TriggerOutcome[]> } {
-  const octokit = new Octokit({ auth: options.token, baseUrl: options.apiUrl, request: { retries: 0 }, log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
+  const octokit = new Octokit({ baseUrl: options.apiUrl, request: { retries: 0 }, log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
+  octokit.hook.before('request', async (request) => {
+    request.headers.authorization = `token ${await options.token()}`;
+  });
   const label = options.triggerLabel.toLowerCase();
   const load = (): Cursor => {
     try {

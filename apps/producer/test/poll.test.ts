@@ -25,7 +25,7 @@ describe('polling producer', () => {
     await dir.dispose();
     await gh.close();
   });
-  const poller = () => createPoller(deps, { token: gh.token, apiUrl: gh.url, repos: ['acme/widgets'], triggerLabel: 'codefleet', cursorPath: join(dir.path, 'state', 'cursor.json') });
+  const poller = () => createPoller(deps, { token: async () => gh.token, apiUrl: gh.url, repos: ['acme/widgets'], triggerLabel: 'codefleet', cursorPath: join(dir.path, 'state', 'cursor.json') });
 
   it('picks up a labeled issue once, also across a restart', async () => {
     gh.setPermission('acme/widgets', 'alice', 'write');
@@ -38,7 +38,7 @@ describe('polling producer', () => {
     expect(first).toEqual([expect.objectContaining({ status: 'enqueued' })]);
     expect(await poller().pollOnce()).toEqual([]);
     // A restart: a new poller on the same cursor file.
-    expect(await createPoller(deps, { token: gh.token, apiUrl: gh.url, repos: ['acme/widgets'], triggerLabel: 'codefleet', cursorPath: join(dir.path, 'state', 'cursor.json') }).pollOnce()).toEqual([]);
+    expect(await createPoller(deps, { token: async () => gh.token, apiUrl: gh.url, repos: ['acme/widgets'], triggerLabel: 'codefleet', cursorPath: join(dir.path, 'state', 'cursor.json') }).pollOnce()).toEqual([]);
     expect((await queue.stats()).ready).toBe(1);
     expect((await queue.claim({ workerId: 'w' }))?.job).toMatchObject({ title: 'Add a widget', requested_by: 'alice', source: { kind: 'issue', number: issue.number } });
   });

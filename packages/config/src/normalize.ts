@@ -33,6 +33,7 @@ export function normalize(parsed: ParsedConfig, context: NormalizeContext): Conf
   const timeout = (own: number | undefined) => own ?? agents.timeout_seconds;
   const token = nonEmpty(readVariable(env, forge.github.token_env));
   const webhookSecret = nonEmpty(readVariable(env, forge.github.webhook_secret_env));
+  const privateKey = forge.github.private_key_env === undefined ? undefined : nonEmpty(readVariable(env, forge.github.private_key_env));
   const cli = <T extends { binary: string; timeout_seconds?: number | undefined }>(agent: T) => ({
     ...agent,
     binary: binaryPath(agent.binary, baseDir),
@@ -72,7 +73,8 @@ export function normalize(parsed: ParsedConfig, context: NormalizeContext): Conf
     worker: { ...parsed.worker, worker_id: parsed.worker.worker_id ?? hostname },
     forge: {
       ...forge,
-      github: { ...forge.github, ...(token === undefined ? {} : { token }), ...(webhookSecret === undefined ? {} : { webhook_secret: webhookSecret }) },
+      github: { ...forge.github, ...(token === undefined ? {} : { token }), ...(webhookSecret === undefined ? {} : { webhook_secret: webhookSecret }),
+        ...(privateKey === undefined ? {} : { private_key: privateKey }) },
     },
   };
 }

@@ -65,6 +65,9 @@ function forgeRules({ forge }: Config, env: Env): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const isSet = (name: string) => (readVariable(env, name) ?? '') !== '';
   if (github.app_id !== undefined) {
+    if (github.installation_id === undefined) {
+      problems.push({ path: 'forge.github.installation_id', message: 'required when forge.github.app_id is set (the installation of the App on your repositories)' });
+    }
     if (github.private_key_env === undefined) {
       problems.push({ path: 'forge.github.private_key_env', message: 'required when forge.github.app_id is set' });
     } else if (forge.type === 'github' && !isSet(github.private_key_env)) {

@@ -60,7 +60,7 @@ export type VerificationConfig = Raw['verification'];
 export type PatchConfig = Raw['patch'];
 
 /** `forge.github` after normalize; `token` comes only from the variable named by `token_env`. */
-export type GithubForgeConfig = Simplify<Raw['forge']['github'] & { token?: string; webhook_secret?: string }>;
+export type GithubForgeConfig = Simplify<Raw['forge']['github'] & { token?: string; webhook_secret?: string; private_key?: string }>;
 
 /** `forge:` after normalize. */
 export interface ForgeConfig {

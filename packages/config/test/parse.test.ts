@@ -260,6 +260,7 @@ describe('parseConfig: cross-field rules', () => {
 
   it('requires GitHub App settings to come together', () => {
     expect(problems(yaml('forge:', '  github:', '    app_id: 42'))).toEqual([
+      { path: 'forge.github.installation_id', message: 'required when forge.github.app_id is set (the installation of the App on your repositories)' },
       { path: 'forge.github.private_key_env', message: 'required when forge.github.app_id is set' },
     ]);
   });

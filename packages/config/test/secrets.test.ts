@@ -38,10 +38,11 @@ describe('GitHub token', () => {
 
   it('accepts GitHub App credentials instead of a token', () => {
     const pem = '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx1y2z3abcdefghij\n-----END RSA PRIVATE KEY-----\n';
-    const text = yaml('forge:', '  type: github', '  github:', '    app_id: ${APP_ID}', '    private_key_env: GH_APP_KEY');
+    const text = yaml('forge:', '  type: github', '  github:', '    app_id: ${APP_ID}', '    installation_id: 77', '    private_key_env: GH_APP_KEY');
     const loaded = parse(text, { APP_ID: '1234', GH_APP_KEY: pem });
     expect(loaded.config.forge.github.app_id).toBe(1234);
     expect(loaded.config.forge.github.token).toBeUndefined();
+    expect(loaded.config.forge.github.private_key).toBe(pem);
     expect(loaded.secrets).toEqual(expect.arrayContaining([pem, pem.trim(), 'MIIEowIBAAKCAQEAx1y2z3abcdefghij']));
     expect(problems(text, { APP_ID: '1234' })).toEqual([
       {

@@ -18,3 +18,4 @@ export {
   GithubForge, createGithubForge, githubCredentialEnv, type GithubForgeOptions, type GithubPermission, type GithubTask,
 } from './github/github-forge.js';
 export { githubFailure, retryAfterMs } from './github/errors.js';
+export { githubAppTokens, staticToken, type GithubAppAuth, type TokenSource } from './github/app-auth.js';

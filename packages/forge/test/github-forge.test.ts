@@ -101,3 +101,47 @@ describe('GitHub failures and the outer retry policy', () => {
     expect(decision).toEqual({ action: 'retry', delayMs: 90_000 });
   });
 });
+
+describe('GitHub App authentication (stand-in)', () => {
+  it('exchanges a signed JWT for installation tokens, refreshes them before they expire, and pushes with them', async () => {
+    const { githubAppTokens } = await import('../src/index.js');
+    const repo = `acme/app-${randomBytes(4).toString('hex')}`;
+    const { bareDir } = await gh.createRepo(repo);
+    const app = gh.createApp();
+    const scratch = await createTempDir('gh-app');
+    let clock = Date.now();
+    const tokens = githubAppTokens({ appId: app.appId, privateKey: app.privateKey, installationId: app.installationId, apiUrl: gh.url, tokenFile: join(scratch.path, 'token'), now: () => clock });
+    const forge = createGithubForge({ tokens, tokenFile: join(scratch.path, 'token'), apiUrl: gh.url, gitUrl: gh.url, gitEnv: forgeGitEnv() });
+    try {
+      const issue = gh.createIssue(repo, { title: 't' });
+      expect(await forge.listLabels(repo, { kind: 'issue', number: issue.number })).toEqual([]);
+      const first = await tokens.token();
+      expect(gh.installationTokens).toEqual([first]);
+      // Git authenticates with the installation token through the token file.
+      const work = join(scratch.path, 'work');
+      await git(scratch.path, ['clone', '--quiet', bareDir, work]);
+      await git(work, ['checkout', '--quiet', '-b', 'ai/app-push']);
+      await git(work, ['commit', '--quiet', '--allow-empty', '-m', 'x']);
+      expect(await forge.ensureBranch({ repo, workdir: work, branch: 'ai/app-push' })).toMatchObject({ updated: true });
+      // 56 minutes later the hour-long token is about to expire: a new one is fetched.
+      clock += 56 * 60_000;
+      const second = await tokens.token();
+      expect(second).not.toBe(first);
+      expect(await forge.listLabels(repo, { kind: 'issue', number: issue.number })).toEqual([]);
+    } finally {
+      forge.close();
+      await scratch.dispose();
+    }
+  });
+
+  it('a key that cannot sign is invalid_config; a wrong installation is forge_rejected', async () => {
+    const { githubAppTokens } = await import('../src/index.js');
+    const app = gh.createApp();
+    const bad = githubAppTokens({ appId: app.appId, privateKey: 'not a key', installationId: app.installationId, apiUrl: gh.url });
+    await expect(bad.token()).rejects.toMatchObject({ code: 'invalid_config' });
+    const wrong = githubAppTokens({ appId: app.appId, privateKey: app.privateKey, installationId: 1, apiUrl: gh.url });
+    await expect(wrong.token()).rejects.toMatchObject({ code: 'forge_rejected' });
+    bad.close();
+    wrong.close();
+  });
+});

@@ -48,6 +48,11 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
   if (!file) throw new TypeError('runProcess: argv must name a program');
   const started = performance.now();
   const tailBytes = options.tailBytes ?? 8192;
+  // Already cancelled: start nothing. (Killing right after spawn can miss: until the child
+  // has called setsid() its process group does not exist yet.)
+  if (options.signal?.aborted) {
+    return { command: [...argv], exitCode: null, signal: null, timedOut: false, cancelled: true, durationMs: 0, outputTail: '' };
+  }
   let output = '';
   const keep = (chunk: string) => {
     output += chunk;
@@ -78,7 +83,9 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
     try {
       process.kill(-child.pid, signal);
     } catch {
-      // ESRCH: the group is already gone.
+      // ESRCH: the group is gone, or not made yet (the child has not reached setsid()):
+      // the main process at least.
+      child.kill(signal);
     }
   };
   let escalation: NodeJS.Timeout | undefined;

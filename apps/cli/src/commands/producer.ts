@@ -44,7 +44,7 @@ export async function poll(rt: Runtime, options: { once?: boolean }, out: (line:
   const { github } = rt.config.forge;
   if (github.repos.length === 0) throw new CodefleetError('invalid_config', 'forge.github.repos is empty: list the owner/name repositories to poll');
   const poller = createPoller(deps, {
-    token: github.token ?? '', apiUrl: github.api_url, repos: github.repos, triggerLabel: github.trigger_label,
+    token: rt.githubToken, apiUrl: github.api_url, repos: github.repos, triggerLabel: github.trigger_label,
     cursorPath: join(rt.config.data_dir, 'poll-cursor.json'),
   });
   const stop = untilSignal();

@@ -34,7 +34,7 @@ const github = z
       .int()
       .min(1)
       .optional()
-      .describe('GitHub App installation id; looked up per repository when unset.'),
+      .describe('GitHub App installation id; required with app_id.'),
   })
   .prefault({})
   .describe('GitHub forge.');

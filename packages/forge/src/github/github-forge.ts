@@ -6,12 +6,19 @@ import { parseMarker, renderMarked } from '../marker.js';
 import type {
   Comment, CommentTarget, EnsureBranchRequest, EnsureCommentRequest, EnsureLabelsRequest, EnsurePullRequestRequest, Forge, PullRequest,
 } from '../port.js';
+import { staticToken, type TokenSource } from './app-auth.js';
 import { githubFailure } from './errors.js';
 
 /** Options of {@link createGithubForge}. */
 export interface GithubForgeOptions {
-  /** A personal access token or an installation token; used for the API and for git. */
-  token: string;
+  /** A personal access token; used for the API and for git. Or give `tokens`. */
+  token?: string;
+  /**
+   * A refreshing token source (a GitHub App's installation tokens). Git reads the current
+   * token from `tokens`' token file, which `tokenFile` must name.
+   */
+  tokens?: TokenSource;
+  tokenFile?: string;
   /** REST API base; default `https://api.github.com` (GitHub Enterprise: `https://host/api/v3`). */
   apiUrl?: string;
   /** Where repositories are cloned from: `https://github.com` by default. */
@@ -36,8 +43,8 @@ interface ApiPull {
   updated_at: string;
 }
 
-/** The credential helper: answers git's `get` with the token from this process's git env, never from a URL. */
-const credentialHelper = '!f() { test "$1" = get && echo username=x-access-token && echo "password=$CODEFLEET_GIT_TOKEN"; }; f';
+/** The credential helper: answers git's `get` with the token from git's environment (or a file it names), never from a URL. */
+const credentialHelper = '!f() { test "$1" = get || return 0; echo username=x-access-token; if [ -n "$CODEFLEET_GIT_TOKEN_FILE" ]; then echo "password=$(cat "$CODEFLEET_GIT_TOKEN_FILE")"; else echo "password=$CODEFLEET_GIT_TOKEN"; fi; }; f';
 
 /**
  * `baseEnv` plus what git needs to authenticate to GitHub with `token`: config through the
@@ -45,10 +52,10 @@ const credentialHelper = '!f() { test "$1" = get && echo username=x-access-token
  * variable only git and its helper see. For the workspace's clone and fetch as well as
  * the forge's push; never for an agent.
  */
-export function githubCredentialEnv(baseEnv: Readonly<Record<string, string>>, token: string): Record<string, string> {
+export function githubCredentialEnv(baseEnv: Readonly<Record<string, string>>, token: string | { tokenFile: string }): Record<string, string> {
   return {
     ...baseEnv,
-    CODEFLEET_GIT_TOKEN: token,
+    ...(typeof token === 'string' ? { CODEFLEET_GIT_TOKEN: token } : { CODEFLEET_GIT_TOKEN_FILE: token.tokenFile }),
     GIT_CONFIG_COUNT: '2',
     GIT_CONFIG_KEY_0: 'credential.helper',
     GIT_CONFIG_VALUE_0: '',
@@ -81,13 +88,27 @@ export class GithubForge implements Forge {
   readonly #octokit: Octokit;
   readonly #git: GitOptions;
   readonly #gitUrl: string;
+  readonly #tokens: TokenSource;
 
   constructor(options: GithubForgeOptions) {
-    if (options.token.trim() === '') throw new CodefleetError('invalid_config', 'the GitHub forge needs a token (forge.github.token_env names its variable)');
+    const tokens = options.tokens ?? (options.token?.trim() ? staticToken(options.token) : undefined);
+    if (!tokens) throw new CodefleetError('invalid_config', 'the GitHub forge needs a token (forge.github.token_env names its variable) or GitHub App credentials');
+    if (options.tokens && options.tokenFile === undefined) throw new CodefleetError('invalid_config', 'a refreshing token source needs tokenFile, for git');
     // No retries inside Octokit: the worker's outer policy decides, with the reset time.
-    this.#octokit = new Octokit({ auth: options.token, baseUrl: options.apiUrl ?? 'https://api.github.com', request: { retries: 0 }, log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
+    this.#octokit = new Octokit({ baseUrl: options.apiUrl ?? 'https://api.github.com', request: { retries: 0 }, log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
+    // Every request asks the source, so an App's token is refreshed before it expires.
+    this.#octokit.hook.before('request', async (request) => {
+      request.headers.authorization = `token ${await tokens.token()}`;
+    });
+    this.#tokens = tokens;
     this.#gitUrl = (options.gitUrl ?? 'https://github.com').replace(/\/+$/, '');
-    this.#git = { timeoutMs: options.gitTimeoutMs ?? 120_000, env: githubCredentialEnv(options.gitEnv, options.token) };
+    const gitToken = options.tokens ? { tokenFile: options.tokenFile ?? '' } : options.token ?? '';
+    this.#git = { timeoutMs: options.gitTimeoutMs ?? 120_000, env: githubCredentialEnv(options.gitEnv, gitToken) };
+  }
+
+  /** Stops the token source's background refresh. */
+  close(): void {
+    this.#tokens.close();
   }
 
   remoteUrl(repo: string): string {
@@ -128,6 +149,7 @@ export class GithubForge implements Forge {
 
   async findBranch(repo: string, branch: string, signal?: AbortSignal): Promise<{ sha: string } | undefined> {
     checkBranch(branch);
+    await this.#tokens.token();
     const sha = (await remoteBranches(this.#git, this.#remote(repo), [branch], signal)).get(branch);
     return sha === undefined ? undefined : { sha };
   }
@@ -135,6 +157,7 @@ export class GithubForge implements Forge {
   async ensureBranch(req: EnsureBranchRequest): Promise<{ sha: string; updated: boolean }> {
     checkBranch(req.branch);
     if (req.expectedSha !== undefined) checkSha(req.expectedSha);
+    await this.#tokens.token();
     return pushFenced(this.#git, { workdir: req.workdir, remote: this.#remote(req.repo), branch: req.branch, expectedSha: req.expectedSha, signal: req.signal });
   }
 

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, randomBytes, verify as verifySignature } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -19,6 +19,14 @@ export interface GithubStandIn {
   readonly url: string;
   /** The token every request must carry (`Authorization: token|Bearer …`, or git Basic auth as the password). */
   readonly token: string;
+  /**
+   * Registers a GitHub App with one installation: its private key signs JWTs that
+   * `POST /app/installations/:id/access_tokens` exchanges for installation tokens, valid
+   * for `ttlSeconds` (GitHub: one hour) and accepted like {@link token}.
+   */
+  createApp(ttlSeconds?: number): { appId: number; installationId: number; privateKey: string };
+  /** Installation tokens handed out so far. */
+  readonly installationTokens: string[];
   createRepo(fullName: string, files?: Record<string, string>): Promise<{ cloneUrl: string; bareDir: string }>;
   /** The bare repository behind `fullName`, for asserting what was pushed. */
   repoDir(fullName: string): string;
@@ -78,6 +86,17 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
   const repos = new Map<string, RepoState>();
   const faults: FaultRule[] = [];
   const requests: GithubStandIn['requests'] = [];
+  const apps = new Map<number, { publicKey: string; installationId: number; ttlSeconds: number }>();
+  const installationTokens = new Map<string, number>();
+  const validJwt = (jwt: string): number | undefined => {
+    const [head = '', body = '', sig = ''] = jwt.split('.');
+    let claims: { iss?: number | string; exp?: number };
+    try { claims = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as typeof claims; } catch { return undefined; }
+    const app = apps.get(Number(claims.iss));
+    if (!app || (claims.exp ?? 0) * 1_000 < Date.now()) return undefined;
+    const ok = verifySignature('RSA-SHA256', Buffer.from(`${head}.${body}`), createPublicKey(app.publicKey), Buffer.from(sig, 'base64url'));
+    return ok ? Number(claims.iss) : undefined;
+  };
   let commentIds = 1000;
   let base = '';
   const now = () => new Date().toISOString();
@@ -90,10 +109,11 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
   const authorized = (req: IncomingMessage): { ok: boolean; user: string } => {
     const header = req.headers.authorization ?? '';
     const [scheme, value = ''] = header.split(' ');
-    if (/^(token|bearer)$/i.test(scheme ?? '')) return { ok: value === token, user: bot };
+    const live = (t: string) => t === token || (installationTokens.get(t) ?? 0) > Date.now();
+    if (/^(token|bearer)$/i.test(scheme ?? '')) return { ok: live(value), user: bot };
     if (/^basic$/i.test(scheme ?? '')) {
       const [user = '', password = ''] = Buffer.from(value, 'base64').toString('utf8').split(':');
-      return { ok: password === token, user };
+      return { ok: live(password), user };
     }
     return { ok: false, user: '' };
   };
@@ -250,6 +270,16 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
         if (!auth.ok) return void res.writeHead(401, { 'www-authenticate': 'Basic realm="GitHub stand-in"' }).end();
         return serveGit(req, res, { projectRoot: root.path, pathInfo: `/${git[1]}${git[2]}`, query: url.search.slice(1), user: auth.user });
       }
+      const exchange = /^\/app\/installations\/(\d+)\/access_tokens$/.exec(url.pathname);
+      if (exchange && req.method === 'POST') {
+        const appId = validJwt((req.headers.authorization ?? '').replace(/^bearer\s+/i, ''));
+        const app = appId === undefined ? undefined : apps.get(appId);
+        if (!app || app.installationId !== Number(exchange[1])) return json(res, 401, { message: 'A JSON web token could not be decoded' });
+        const issued = `ghs_${randomBytes(18).toString('hex')}`;
+        const expires = Date.now() + app.ttlSeconds * 1_000;
+        installationTokens.set(issued, expires);
+        return json(res, 201, { token: issued, expires_at: new Date(expires).toISOString() });
+      }
       if (!auth.ok) return json(res, 401, { message: 'Bad credentials' });
       const fault = faults.find((f) => f.method === req.method && f.path.test(url.pathname));
       if (fault) {
@@ -270,10 +300,19 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
+  let appIds = 100;
   return {
     url: base,
     token,
     requests,
+    get installationTokens() { return [...installationTokens.keys()]; },
+    createApp(ttlSeconds = 3_600) {
+      const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+      const appId = (appIds += 1);
+      const installationId = appId * 10;
+      apps.set(appId, { publicKey: publicKey.export({ type: 'spki', format: 'pem' }).toString(), installationId, ttlSeconds });
+      return { appId, installationId, privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() };
+    },
     async createRepo(fullName, files = { 'README.md': `# ${fullName}\n` }) {
       const bareDir = join(root.path, `${fullName}.git`);
       const seed = await createTempRepo({ files });
