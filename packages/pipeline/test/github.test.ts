@@ -1,7 +1,9 @@
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { createJob } from '@codefleet/core';
 import { createGithubForge, githubCredentialEnv } from '@codefleet/forge';
+import { createLogger } from '@codefleet/log';
 import { gitTestEnv, startGithubStandIn, type GithubStandIn } from '@codefleet/testkit';
 import { branchName, createWorkspaceManager } from '@codefleet/workspace';
 import { runJob } from '../src/index.js';
@@ -31,9 +33,13 @@ if (pass === 'test') fs.writeFileSync(path.join(workdir, 'test', 'two.test.js'),
 `);
     const env = { ...gitTestEnv(), PATH: process.env.PATH ?? '', HOME: h.dir.path };
     const forge = createGithubForge({ token: gh.token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: env, gitTimeoutMs: 30_000 });
+    // Every log line at trace level, with masking OFF: the token must not be in any of them.
+    const logged: string[] = [];
+    const sink = new Writable({ write(chunk: Buffer, _enc, done) { logged.push(chunk.toString('utf8')); done(); } });
     const deps = {
       ...h.deps,
       forge,
+      log: createLogger({ level: 'trace', destination: sink, secrets: [] }),
       workspaces: createWorkspaceManager({ cacheDir: join(h.dir.path, 'gh-cache'), reuse: true, gitEnv: githubCredentialEnv(env, gh.token) }),
     };
     const job = createJob({
@@ -55,7 +61,8 @@ if (pass === 'test') fs.writeFileSync(path.join(workdir, 'test', 'two.test.js'),
     const comments = gh.comments('acme/widgets', issue.number);
     expect(comments).toHaveLength(1);
     expect(comments[0]!.body).toMatch(/Status: done\s*$/);
-    for (const text of [pulls[0]!.body, comments[0]!.body, JSON.stringify(await h.store.get(job.id))]) expect(text).not.toContain(gh.token);
+    expect(logged.length).toBeGreaterThan(5);
+    for (const text of [pulls[0]!.body, comments[0]!.body, JSON.stringify(await h.store.get(job.id)), logged.join('')]) expect(text).not.toContain(gh.token);
   }, 60_000);
 
   it('a job that fails for good says so on the issue: failed label, failure comment ending in failed', async () => {
