@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Octokit } from '@octokit/rest';
 import { githubFailure } from '@codefleet/forge';
-import { triggerFromIssue, type TriggerDeps, type TriggerOutcome } from './trigger.js';
+import { cancelFromIssue, triggerFromIssue, type TriggerDeps, type TriggerOutcome } from './trigger.js';
 
 /** Settings of {@link createPoller}. */
 export interface PollOptions {
@@ -17,7 +17,7 @@ export interface PollOptions {
 
 /** What the poller remembers between runs (and restarts). */
 interface Cursor {
-  repos: Record<string, { handled: number[] }>;
+  repos: Record<string, { handled: number[]; comments?: { since?: string; handled: number[] } }>;
 }
 
 /** How many handled event ids a repository keeps: far more than one poll ever sees. */
@@ -26,7 +26,8 @@ const keepHandled = 2_000;
 /**
  * Polling mode, for hosts GitHub cannot reach (a Mac mini at home): every poll lists the
  * open issues carrying the trigger label, finds who added the label (the issue's
- * `labeled` events), and triggers each label event once. The ids of handled events are
+ * `labeled` events), and triggers each label event once; then the comments updated since
+ * the last poll, for `/codefleet retry` and `/codefleet cancel`. The ids of handled events are
  * persisted (written to a temp file, then renamed) before the poll returns, so a restart
  * never handles an event twice; and if it crashed in between, the job's idempotency key
  * still makes the second trigger a duplicate.
@@ -78,6 +79,30 @@ export function createPoller(deps: TriggerDeps, options: PollOptions): { pollOnc
             state.handled = [...handled].slice(-keepHandled);
             save(cursor);
           }
+        }
+      }
+      for (const full of options.repos) {
+        const [owner = '', repo = ''] = full.split('/');
+        const state = (cursor.repos[full.toLowerCase()] ??= { handled: [] });
+        // The first poll of a repository starts from now: old comments are history, not commands.
+        const comments = (state.comments ??= { since: new Date().toISOString(), handled: [] });
+        const handled = new Set(comments.handled);
+        const since = comments.since;
+        const list = await call('list issue comments', () => octokit.paginate(octokit.rest.issues.listCommentsForRepo, {
+          owner, repo, sort: 'updated', direction: 'asc', per_page: 100, ...(since === undefined ? {} : { since }),
+        }));
+        for (const comment of list) {
+          if (handled.has(comment.id)) continue;
+          const command = /^\s*\/codefleet\s+(retry|cancel)\b/i.exec(comment.body ?? '')?.[1]?.toLowerCase();
+          const issueNumber = Number(/\/issues\/(\d+)$/.exec(comment.issue_url)?.[1]);
+          if (command !== undefined && Number.isInteger(issueNumber) && comment.user?.login) {
+            const request = { repo: full, issueNumber, actor: comment.user.login, via: `poll comment ${comment.id}` };
+            outcomes.push(command === 'cancel' ? await cancelFromIssue(deps, request) : await triggerFromIssue(deps, request));
+          }
+          handled.add(comment.id);
+          comments.handled = [...handled].slice(-keepHandled);
+          if (comment.updated_at > (comments.since ?? '')) comments.since = comment.updated_at;
+          save(cursor);
         }
       }
       save(cursor);

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { createGithubForge } from '@codefleet/forge';
 import { silentLogger } from '@codefleet/log';
 import { LocalQueue } from '@codefleet/queue';
+import { SqliteRunStore } from '@codefleet/store';
 import { createTempDir, gitTestEnv, startGithubStandIn, type GithubStandIn, type TempDir } from '@codefleet/testkit';
 import { createPoller, type TriggerDeps } from '../src/index.js';
 
@@ -48,5 +49,29 @@ describe('polling producer', () => {
     gh.labelIssue('acme/widgets', issue.number, 'codefleet', 'stranger');
     expect(await poller().pollOnce()).toEqual([expect.objectContaining({ status: 'refused' })]);
     expect((await queue.stats()).depth).toBe(0);
+  });
+
+  it('picks up /codefleet commands from new comments once; older comments are history', async () => {
+    const store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
+    try {
+      gh.setPermission('acme/widgets', 'alice', 'write');
+      const issue = gh.createIssue('acme/widgets', { title: 'Add a widget' });
+      gh.commentAs('acme/widgets', issue.number, 'alice', '/codefleet retry');
+      const withCancels = { ...deps, cancels: store };
+      const make = () => createPoller(withCancels, { token: async () => gh.token, apiUrl: gh.url, repos: ['acme/widgets'], triggerLabel: 'codefleet', cursorPath: join(dir.path, 'state', 'cursor.json') });
+      // The first poll starts from now: the old comment is not a command any more.
+      expect(await make().pollOnce()).toEqual([]);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      gh.commentAs('acme/widgets', issue.number, 'alice', '/codefleet cancel');
+      gh.commentAs('acme/widgets', issue.number, 'mallory', '/codefleet retry');
+      expect(await make().pollOnce()).toEqual([expect.objectContaining({ status: 'cancel_requested' }), expect.objectContaining({ status: 'refused' })]);
+      expect(await store.cancelRequested(`acme/widgets#issue-${issue.number}`)).toMatchObject({ by: 'alice' });
+      gh.commentAs('acme/widgets', issue.number, 'alice', '/codefleet retry');
+      expect(await make().pollOnce()).toEqual([expect.objectContaining({ status: 'enqueued' })]);
+      expect(await make().pollOnce()).toEqual([]);
+      expect(await store.cancelRequested(`acme/widgets#issue-${issue.number}`)).toBeUndefined();
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -31,6 +31,8 @@ export interface GithubStandIn {
   /** The bare repository behind `fullName`, for asserting what was pushed. */
   repoDir(fullName: string): string;
   createIssue(fullName: string, issue: { title: string; body?: string; user?: string; labels?: string[] }): StandInIssue;
+  /** A person comments on an issue on GitHub's website. */
+  commentAs(fullName: string, issueNumber: number, login: string, body: string): StandInComment;
   /** A person adds a label on GitHub's website: the label and a `labeled` event by `actor`. */
   labelIssue(fullName: string, issueNumber: number, label: string, actor: string): void;
   setPermission(fullName: string, login: string, permission: Permission): void;
@@ -151,6 +153,13 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
       const found = [...repo(m[1] ?? '').issues.values()]
         .filter((i) => (state === 'all' || i.state === state) && labels.every((l) => i.labels.some((x) => x.name.toLowerCase() === l)) && (since === null || i.updated_at >= since))
         .sort((a, b) => a.updated_at.localeCompare(b.updated_at));
+      json(res, 200, found);
+    }],
+    ['GET', /^\/repos\/([^/]+\/[^/]+)\/issues\/comments$/, (m, _req, res, url) => {
+      const since = url.searchParams.get('since');
+      const r = repo(m[1] ?? '');
+      const found = [...r.comments.values()].filter((c) => since === null || c.updated_at >= since).sort((a, b) => a.id - b.id)
+        .map((c) => ({ ...c, issue_url: `${base}/repos/${m[1]}/issues/${c.issue_number}` }));
       json(res, 200, found);
     }],
     ['GET', /^\/repos\/([^/]+\/[^/]+)\/issues\/(\d+)\/events$/, (m, _req, res) => {
@@ -332,6 +341,11 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
       };
       state.issues.set(issue.number, issue);
       return issue;
+    },
+    commentAs(fullName, issueNumber, login, body) {
+      const comment: StandInComment = { id: (commentIds += 1), issue_number: issueNumber, body, user: { login }, created_at: now(), updated_at: now() };
+      repo(fullName).comments.set(comment.id, comment);
+      return comment;
     },
     labelIssue(fullName, issueNumber, label, actor) {
       const state = repo(fullName);
