@@ -18,7 +18,7 @@ export interface TriggerRequest {
 
 /** What the producer needs. */
 export interface TriggerDeps {
-  forge: Pick<GithubForge, 'getTask' | 'permission' | 'ensureComment' | 'ensureLabels'>;
+  forge: Pick<GithubForge, 'getTask' | 'permission' | 'ensureComment' | 'ensureLabels' | 'reviewComments'>;
   queue: Queue;
   log: Logger;
   labels: { queued: string };
@@ -110,6 +110,8 @@ export interface ReviewRequest extends TriggerRequest {
   headRepo: string;
   reviewBody: string;
   reviewState: string;
+  /** The review's id: its inline comments are fetched and become feedback too. */
+  reviewId?: number;
 }
 
 /**
@@ -123,15 +125,19 @@ export async function followUpFromReview(deps: TriggerDeps, req: ReviewRequest):
   const issueNumber = /^ai\/issue-(\d+)$/.exec(req.headRef)?.[1];
   if (issueNumber === undefined) return { status: 'ignored', reason: `${req.headRef} is not a codefleet issue branch` };
   if (req.headRepo.toLowerCase() !== req.repo.toLowerCase()) return { status: 'ignored', reason: 'pull requests from forks are not followed up' };
-  if (req.reviewState === 'approved' || req.reviewBody.trim() === '') return { status: 'ignored', reason: 'nothing to address in this review' };
+  if (req.reviewState === 'approved') return { status: 'ignored', reason: 'an approval asks for nothing' };
   if (!(await permitted(deps, req))) return { status: 'refused', reason: `@${req.actor} needs write access or above` };
+  // Inline comments are where reviewers usually say what to change.
+  const inline = req.reviewId === undefined ? [] : await deps.forge.reviewComments(req.repo, req.pullNumber, req.reviewId);
+  const feedback = [req.reviewBody.trim(), ...inline.map((c) => `- \`${c.path}${c.line === undefined ? '' : `:${c.line}`}\`: ${c.body}`)].filter((l) => l !== '');
+  if (feedback.length === 0) return { status: 'ignored', reason: 'nothing to address in this review' };
   const task = await deps.forge.getTask(req.repo, Number(issueNumber));
   await deps.cancels?.clearCancel(taskKeyOf(req.repo, Number(issueNumber)));
   const job = createJob({
     repo: req.repo,
     source: { kind: 'issue', number: Number(issueNumber) },
     title: task.title,
-    body: [task.body, '', `## Review feedback on pull request #${req.pullNumber} (from @${req.actor})`, '', req.reviewBody].join('\n').slice(0, 65_536),
+    body: [task.body, '', `## Review feedback on pull request #${req.pullNumber} (from @${req.actor})`, '', ...feedback].join('\n').slice(0, 65_536),
     requested_by: req.actor,
   }, { id: randomUUID(), now: (deps.now ?? (() => new Date()))() });
   const result = await deps.queue.enqueue(job);

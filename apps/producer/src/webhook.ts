@@ -64,7 +64,7 @@ export async function startWebhookServer(deps: TriggerDeps, options: WebhookOpti
       let event: {
         action?: string; label?: { name?: string }; issue?: { number?: number; pull_request?: unknown };
         comment?: { body?: string; user?: { login?: string } }; repository?: { full_name?: string }; sender?: { login?: string };
-        review?: { body?: string | null; state?: string };
+        review?: { id?: number; body?: string | null; state?: string };
         pull_request?: { number?: number; head?: { ref?: string; repo?: { full_name?: string } | null } };
       };
       try {
@@ -81,6 +81,7 @@ export async function startWebhookServer(deps: TriggerDeps, options: WebhookOpti
           return reply(res, 202, await followUpFromReview(deps, {
             repo, issueNumber: pr.number, actor, via: `webhook ${delivery}`, pullNumber: pr.number,
             headRef: pr.head?.ref ?? '', headRepo: pr.head?.repo?.full_name ?? '', reviewBody: event.review?.body ?? '', reviewState: event.review?.state ?? '',
+            ...(typeof event.review?.id === 'number' ? { reviewId: event.review.id } : {}),
           }));
         } catch (error) {
           const c = classify(error);

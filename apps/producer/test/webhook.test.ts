@@ -144,10 +144,14 @@ describe('webhook producer', () => {
     expect(await (await send(reviewed('acme/widgets', 9, 'feature/x', 'alice', 'Please rename it.'))).json()).toMatchObject({ status: 'ignored' });
     expect(await (await send(reviewed('acme/widgets', 9, `ai/issue-${issue.number}`, 'alice', 'LGTM', 'approved'))).json()).toMatchObject({ status: 'ignored' });
     expect(await (await send(reviewed('acme/widgets', 9, `ai/issue-${issue.number}`, 'mallory', 'Delete everything.'))).json()).toMatchObject({ status: 'refused' });
-    expect(await (await send(reviewed('acme/widgets', 9, `ai/issue-${issue.number}`, 'alice', 'Please rename it to gadget.'))).json()).toMatchObject({ status: 'enqueued' });
+    gh.addReviewComment('acme/widgets', 9, 4242, { path: 'src/widget.js', line: 3, body: 'Call it gadget here too.', user: 'alice' });
+    const withInline = JSON.parse(reviewed('acme/widgets', 9, `ai/issue-${issue.number}`, 'alice', 'Please rename it to gadget.')) as { review: { id: number } };
+    withInline.review.id = 4242;
+    expect(await (await send(JSON.stringify(withInline))).json()).toMatchObject({ status: 'enqueued' });
     const lease = await queue.claim({ workerId: 'w' });
     expect(lease?.job).toMatchObject({ title: 'Add a widget', source: { kind: 'issue', number: issue.number } });
     expect(lease?.job.body).toContain('The task.');
     expect(lease?.job.body).toContain('Please rename it to gadget.');
+    expect(lease?.job.body).toContain('`src/widget.js:3`: Call it gadget here too.');
   });
 });

@@ -130,6 +130,15 @@ export class GithubForge implements Forge {
     };
   }
 
+  /** The inline comments of one review, in order: where the reviewer asked for what. */
+  async reviewComments(repo: string, pullNumber: number, reviewId: number): Promise<{ path: string; line?: number; body: string; author: string }[]> {
+    const { owner, repo: name } = splitRepo(repo);
+    const data = await this.#call('list review comments', () => this.#octokit.paginate(this.#octokit.rest.pulls.listCommentsForReview, {
+      owner, repo: name, pull_number: pullNumber, review_id: reviewId, per_page: 100,
+    }));
+    return data.map((c) => ({ path: c.path, ...(typeof c.line === 'number' ? { line: c.line } : {}), body: c.body, author: c.user?.login ?? '' }));
+  }
+
   /**
    * `login`'s role on `repo`, from the API: the only basis for "may trigger" (never a
    * `[bot]` suffix or an author-association string). Someone without access is `none`.

@@ -31,6 +31,8 @@ export interface GithubStandIn {
   /** The bare repository behind `fullName`, for asserting what was pushed. */
   repoDir(fullName: string): string;
   createIssue(fullName: string, issue: { title: string; body?: string; user?: string; labels?: string[] }): StandInIssue;
+  /** A reviewer's inline comment, part of review `reviewId` on pull request `pull`. */
+  addReviewComment(fullName: string, pull: number, reviewId: number, comment: { path: string; line: number; body: string; user: string }): void;
   /** A person comments on an issue on GitHub's website. */
   commentAs(fullName: string, issueNumber: number, login: string, body: string): StandInComment;
   /** A person adds a label on GitHub's website: the label and a `labeled` event by `actor`. */
@@ -67,6 +69,7 @@ interface RepoState {
   permissions: Map<string, Permission>;
   creations: Map<string, number>;
   events: StandInEvent[];
+  reviewComments: { review_id: number; pull_number: number; path: string; line: number; body: string; user: { login: string } }[];
 }
 
 const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -154,6 +157,9 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
         .filter((i) => (state === 'all' || i.state === state) && labels.every((l) => i.labels.some((x) => x.name.toLowerCase() === l)) && (since === null || i.updated_at >= since))
         .sort((a, b) => a.updated_at.localeCompare(b.updated_at));
       json(res, 200, found);
+    }],
+    ['GET', /^\/repos\/([^/]+\/[^/]+)\/pulls\/(\d+)\/reviews\/(\d+)\/comments$/, (m, _req, res) => {
+      json(res, 200, repo(m[1] ?? '').reviewComments.filter((c) => c.pull_number === Number(m[2]) && c.review_id === Number(m[3])));
     }],
     ['GET', /^\/repos\/([^/]+\/[^/]+)\/issues\/comments$/, (m, _req, res, url) => {
       const since = url.searchParams.get('since');
@@ -329,7 +335,7 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
       // Pushes over HTTP need receive-pack enabled for the bare repository.
       await execa('git', ['config', 'http.receivepack', 'true'], { cwd: bareDir, env: gitTestEnv() });
       await seed.dispose();
-      repos.set(fullName.toLowerCase(), { bareDir, next: 0, issues: new Map(), pulls: new Map(), comments: new Map(), permissions: new Map(), creations: new Map(), events: [] });
+      repos.set(fullName.toLowerCase(), { bareDir, next: 0, issues: new Map(), pulls: new Map(), comments: new Map(), permissions: new Map(), creations: new Map(), events: [], reviewComments: [] });
       return { cloneUrl: `${base}/${fullName}.git`, bareDir };
     },
     createIssue(fullName, input) {
@@ -341,6 +347,9 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
       };
       state.issues.set(issue.number, issue);
       return issue;
+    },
+    addReviewComment(fullName, pull, reviewId, c) {
+      repo(fullName).reviewComments.push({ review_id: reviewId, pull_number: pull, path: c.path, line: c.line, body: c.body, user: { login: c.user } });
     },
     commentAs(fullName, issueNumber, login, body) {
       const comment: StandInComment = { id: (commentIds += 1), issue_number: issueNumber, body, user: { login }, created_at: now(), updated_at: now() };
