@@ -1,0 +1,136 @@
+import { appendFile, copyFile, lstat, mkdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { defaultProtected, isProtected, PathRefused, resolveInside } from './paths.js';
+import type { PatchCommand } from './types.js';
+
+/** How a patch is applied. */
+export interface ApplyOptions {
+  /** The workspace every path must stay in. */
+  root: string;
+  /** `continue` (default) runs every command; `stop` stops at the first failure. */
+  onError?: 'continue' | 'stop';
+  /** Plan only: every check runs, nothing is written. */
+  dryRun?: boolean;
+  /** File-name patterns that are protected, and what touching one does. */
+  protected?: { patterns?: readonly string[]; action?: 'error' | 'skip' | 'log' };
+  /** Receives a line per command before it runs (the execution summary). */
+  onPlan?: (line: string) => void;
+}
+
+/** What happened to one command. */
+export interface CommandResult {
+  index: number;
+  command: PatchCommand;
+  status: 'succeeded' | 'failed' | 'skipped' | 'planned';
+  /** Why it failed or was skipped. */
+  error?: string;
+  output?: string;
+  durationMs: number;
+}
+
+/** The outcome of a patch. */
+export interface ApplyResult {
+  results: CommandResult[];
+  executed: number;
+  succeeded: number;
+  failed: number;
+  /** `executed N, succeeded S, failed F` (PC §9). */
+  summary: string;
+}
+
+/**
+ * Applies `file_edit` commands inside the workspace. Every path (target, destination) is
+ * resolved with {@link resolveInside} right before its write, so a symlink planted by an
+ * earlier command is seen too; protected files follow the protected action. Shell, git and
+ * diff commands are refused here until the process-running half of the engine lands
+ * (TODO(patch engine, issue 6): shell_command with timeouts, git_operation, diff via
+ * `git apply --3way`, auto-commit and rollback).
+ */
+export async function applyPatch(commands: readonly PatchCommand[], options: ApplyOptions): Promise<ApplyResult> {
+  const root = await realpath(options.root);
+  const patterns = options.protected?.patterns ?? defaultProtected;
+  const protectedAction = options.protected?.action ?? 'error';
+  const results: CommandResult[] = [];
+  commands.forEach((c, i) => options.onPlan?.(`${i + 1}. ${c.type} ${c.action} ${'target' in c && c.target ? c.target : ''}`.trim()));
+
+  for (const [index, command] of commands.entries()) {
+    const started = performance.now();
+    const done = (status: CommandResult['status'], extra: { error?: string; output?: string } = {}) => {
+      results.push({ index, command, status, durationMs: Math.round(performance.now() - started), ...extra });
+    };
+    try {
+      if (command.type !== 'file_edit') {
+        done('failed', { error: `${command.type} is not supported by this version of the patch engine` });
+      } else {
+        const paths = [command.target, ...(command.metadata?.destination === undefined ? [] : [command.metadata.destination])];
+        const touched = paths.filter((p) => isProtected(p, patterns));
+        if (touched.length > 0 && protectedAction !== 'log') {
+          done(protectedAction === 'skip' ? 'skipped' : 'failed', { error: `protected file ${touched.join(', ')}` });
+        } else {
+          const target = await resolveInside(root, command.target);
+          const destination = command.metadata?.destination === undefined ? undefined : await resolveInside(root, command.metadata.destination);
+          if (options.dryRun) done('planned');
+          else {
+            await fileEdit(command.action, target, command.content ?? '', destination, root);
+            done('succeeded', touched.length > 0 ? { output: `warning: protected file ${touched.join(', ')} changed` } : {});
+          }
+        }
+      }
+    } catch (error) {
+      done('failed', { error: error instanceof PathRefused ? error.message : error instanceof Error ? error.message : String(error) });
+    }
+    if (options.onError === 'stop' && results.at(-1)?.status === 'failed') break;
+  }
+  const executed = results.filter((r) => r.status === 'succeeded' || r.status === 'failed').length;
+  const succeeded = results.filter((r) => r.status === 'succeeded').length;
+  const failed = results.filter((r) => r.status === 'failed').length;
+  return { results, executed, succeeded, failed, summary: `executed ${executed}, succeeded ${succeeded}, failed ${failed}` };
+}
+
+async function fileEdit(action: string, target: string, content: string, destination: string | undefined, root: string): Promise<void> {
+  const parent = async (path: string) => {
+    await mkdir(dirname(path), { recursive: true });
+    // mkdir may have followed nothing new, but check again after creating: still inside.
+    await resolveInside(root, relativeTo(root, path));
+  };
+  const refuseLink = async (path: string) => {
+    const info = await lstat(path).catch(() => undefined);
+    if (info?.isSymbolicLink()) throw new PathRefused(relativeTo(root, path), 'is a symlink; it is not written through');
+  };
+  switch (action) {
+    case 'create':
+      await parent(target);
+      await refuseLink(target);
+      await writeFile(target, content);
+      return;
+    case 'update':
+      if (!(await lstat(target).then((s) => s.isFile(), () => false))) throw new Error(`update: ${relativeTo(root, target)} is not an existing file`);
+      await writeFile(target, content);
+      return;
+    case 'append':
+      await parent(target);
+      await refuseLink(target);
+      await appendFile(target, content);
+      return;
+    case 'delete':
+      await rm(target, { recursive: true, force: true });
+      return;
+    case 'mkdir':
+      await mkdir(target, { recursive: true });
+      return;
+    case 'rename':
+    case 'copy':
+      if (!destination) throw new Error(`${action} needs a destination`);
+      await parent(destination);
+      await refuseLink(destination);
+      if (action === 'rename') await rename(target, destination);
+      else await copyFile(target, destination);
+      return;
+    default:
+      throw new Error(`unknown file_edit action ${action}`);
+  }
+}
+
+function relativeTo(root: string, path: string): string {
+  return path.slice(root.length + 1);
+}
