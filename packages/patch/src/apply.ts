@@ -1,5 +1,6 @@
 import { appendFile, copyFile, lstat, mkdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { runProcess } from '@codefleet/process';
 import { defaultProtected, isProtected, PathRefused, resolveInside } from './paths.js';
 import type { PatchCommand } from './types.js';
 
@@ -15,6 +16,15 @@ export interface ApplyOptions {
   protected?: { patterns?: readonly string[]; action?: 'error' | 'skip' | 'log' };
   /** Receives a line per command before it runs (the execution summary). */
   onPlan?: (line: string) => void;
+  /**
+   * The complete environment of shell and git commands (PATH at least); a command's own
+   * `env` is added on top. Nothing is inherited: no forge token reaches a patch.
+   */
+  env?: Record<string, string>;
+  /** Per shell command; default 300 000 ms (PC §13.2). */
+  shellTimeoutMs?: number;
+  /** Per git command; default 30 000 ms. */
+  gitTimeoutMs?: number;
 }
 
 /** What happened to one command. */
@@ -41,10 +51,11 @@ export interface ApplyResult {
 /**
  * Applies `file_edit` commands inside the workspace. Every path (target, destination) is
  * resolved with {@link resolveInside} right before its write, so a symlink planted by an
- * earlier command is seen too; protected files follow the protected action. Shell, git and
- * diff commands are refused here until the process-running half of the engine lands
- * (TODO(patch engine, issue 6): shell_command with timeouts, git_operation, diff via
- * `git apply --3way`, auto-commit and rollback).
+ * earlier command is seen too; protected files follow the protected action. Shell
+ * commands run with `sh -c` (or their own shell) in a workdir inside the workspace, with a
+ * timeout that kills their process tree; git operations are argument arrays on paths
+ * inside the workspace. TODO(patch engine, issue 6): diff via `git apply --3way`,
+ * auto-commit before/after and rollback are the next part.
  */
 export async function applyPatch(commands: readonly PatchCommand[], options: ApplyOptions): Promise<ApplyResult> {
   const root = await realpath(options.root);
@@ -59,8 +70,12 @@ export async function applyPatch(commands: readonly PatchCommand[], options: App
       results.push({ index, command, status, durationMs: Math.round(performance.now() - started), ...extra });
     };
     try {
-      if (command.type !== 'file_edit') {
-        done('failed', { error: `${command.type} is not supported by this version of the patch engine` });
+      if (command.type === 'shell_command' || command.type === 'git_operation') {
+        const run = await runCommand(command, root, options);
+        if (run === 'planned') done('planned');
+        else done(run.ok ? 'succeeded' : 'failed', { output: run.output, ...(run.ok ? {} : { error: run.error }) });
+      } else if (command.type === 'diff') {
+        done('failed', { error: 'diff patches are not supported by this version of the patch engine' });
       } else {
         const paths = [command.target, ...(command.metadata?.destination === undefined ? [] : [command.metadata.destination])];
         const touched = paths.filter((p) => isProtected(p, patterns));
@@ -133,4 +148,41 @@ async function fileEdit(action: string, target: string, content: string, destina
 
 function relativeTo(root: string, path: string): string {
   return path.slice(root.length + 1);
+}
+
+/** Runs a shell command or a git operation; 'planned' in dry-run. */
+async function runCommand(
+  command: Extract<PatchCommand, { type: 'shell_command' | 'git_operation' }>, root: string, options: ApplyOptions,
+): Promise<{ ok: boolean; output: string; error?: string } | 'planned'> {
+  const base = options.env ?? {};
+  let argv: string[];
+  let cwd = root;
+  let env = base;
+  let timeoutMs: number;
+  if (command.type === 'shell_command') {
+    cwd = command.workdir === undefined ? root : await resolveInside(root, command.workdir);
+    argv = [command.shell ?? 'sh', '-c', command.content];
+    env = { ...base, ...(command.env ?? {}) };
+    timeoutMs = options.shellTimeoutMs ?? 300_000;
+  } else {
+    // Paths are checked like file targets; `.` (everything) only for add and reset.
+    const target = command.target === undefined || command.target === '.' ? '.' : relativeTo(root, await resolveInside(root, command.target));
+    const author = { GIT_AUTHOR_NAME: 'codefleet patch', GIT_AUTHOR_EMAIL: 'patch@codefleet.invalid', GIT_COMMITTER_NAME: 'codefleet patch', GIT_COMMITTER_EMAIL: 'patch@codefleet.invalid' };
+    switch (command.action) {
+      case 'add': argv = ['git', 'add', '--all', '--', target]; break;
+      case 'commit': argv = ['git', 'commit', '--quiet', '--no-verify', '--no-gpg-sign', '-m', command.content ?? 'patch']; env = { ...author, ...base }; break;
+      // Unstaging and restoring files only: never moving branches or HEAD.
+      case 'reset': argv = ['git', 'reset', '--quiet', '--', target]; break;
+      case 'checkout':
+        if (target === '.') return { ok: false, output: '', error: 'checkout needs a file path (branches are not switched)' };
+        argv = ['git', 'checkout', '--', target];
+        break;
+    }
+    timeoutMs = options.gitTimeoutMs ?? 30_000;
+  }
+  if (options.dryRun) return 'planned';
+  const result = await runProcess(argv, { cwd, env: { GIT_TERMINAL_PROMPT: '0', ...env }, timeoutMs });
+  const ok = result.exitCode === 0 && !result.timedOut;
+  const error = result.timedOut ? `timed out after ${timeoutMs} ms; its process tree was killed` : result.spawnError ?? `exit ${result.exitCode ?? result.signal ?? '?'}`;
+  return { ok, output: result.outputTail, ...(ok ? {} : { error }) };
 }
