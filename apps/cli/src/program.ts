@@ -4,6 +4,7 @@ import { classify } from '@codefleet/core';
 import { doctor } from './commands/doctor.js';
 import { demo } from './commands/demo.js';
 import { enqueue, listDeadLetters, listRuns, showRun } from './commands/jobs.js';
+import { patchApply } from './commands/patch.js';
 import { poll, webhook } from './commands/producer.js';
 import { work } from './commands/worker.js';
 import { openRuntime, type Runtime } from './runtime.js';
@@ -107,6 +108,17 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
     .description('poll forge.github.repos for labeled issues (hosts GitHub cannot reach)')
     .option('--once', 'poll once and exit')
     .action(async (opts: { once?: boolean }) => withRuntime((rt) => poll(rt, opts, io.out)));
+
+  program.command('patch').description('the patch engine')
+    .command('apply <file>')
+    .description('apply a patch (JSON commands, Markdown blocks or a unified diff) inside a workspace')
+    .requiredOption('--workspace <dir>', 'the directory every path must stay in')
+    .option('--dry-run', 'check and plan only; write nothing')
+    .option('--stop-on-error', 'stop at the first failure (rolls back with patch.auto_commit)')
+    .option('--json', 'machine-readable result')
+    .action(async (file: string, opts: { workspace: string; dryRun?: boolean; stopOnError?: boolean; json?: boolean }) => {
+      code = await patchApply(await load(), file, opts, io.cwd, io.out);
+    });
 
   const dlq = program.command('dlq').description('the dead-letter queue');
   dlq.command('list').option('--json', 'machine-readable output')

@@ -1,6 +1,7 @@
 import { appendFile, copyFile, lstat, mkdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { runProcess } from '@codefleet/process';
+import { applyDiff, autoCommit, rollback } from './git-steps.js';
 import { defaultProtected, isProtected, PathRefused, resolveInside } from './paths.js';
 import type { PatchCommand } from './types.js';
 
@@ -25,6 +26,12 @@ export interface ApplyOptions {
   shellTimeoutMs?: number;
   /** Per git command; default 30 000 ms. */
   gitTimeoutMs?: number;
+  /**
+   * Commit the workspace before the patch (a failure aborts everything) and after it, as
+   * `[Worker Auto-Commit]` commits; with `onError: 'stop'`, a failure rolls the workspace
+   * back to the commit before.
+   */
+  autoCommit?: boolean;
 }
 
 /** What happened to one command. */
@@ -46,6 +53,8 @@ export interface ApplyResult {
   failed: number;
   /** `executed N, succeeded S, failed F` (PC §9). */
   summary: string;
+  /** Set when the workspace was rolled back to the before-commit. */
+  rolledBackTo?: string;
 }
 
 /**
@@ -54,8 +63,9 @@ export interface ApplyResult {
  * earlier command is seen too; protected files follow the protected action. Shell
  * commands run with `sh -c` (or their own shell) in a workdir inside the workspace, with a
  * timeout that kills their process tree; git operations are argument arrays on paths
- * inside the workspace. TODO(patch engine, issue 6): diff via `git apply --3way`,
- * auto-commit before/after and rollback are the next part.
+ * inside the workspace; a unified diff goes through `git apply --3way` after its paths
+ * are checked. With `autoCommit`, the workspace is committed before (a failure aborts) and
+ * after, and in stop-on-error mode a failure rolls back to the before-commit.
  */
 export async function applyPatch(commands: readonly PatchCommand[], options: ApplyOptions): Promise<ApplyResult> {
   const root = await realpath(options.root);
@@ -63,6 +73,19 @@ export async function applyPatch(commands: readonly PatchCommand[], options: App
   const protectedAction = options.protected?.action ?? 'error';
   const results: CommandResult[] = [];
   commands.forEach((c, i) => options.onPlan?.(`${i + 1}. ${c.type} ${c.action} ${'target' in c && c.target ? c.target : ''}`.trim()));
+  const gitEnv = options.env ?? {};
+  const gitTimeout = options.gitTimeoutMs ?? 30_000;
+  const auto = options.autoCommit === true && !options.dryRun;
+  let before: string | undefined;
+  if (auto) {
+    try {
+      before = await autoCommit(root, 'before patch', gitEnv, gitTimeout);
+    } catch (error) {
+      // No safe point to return to: nothing runs.
+      const message = error instanceof Error ? error.message : String(error);
+      return { results: commands.map((command, index) => ({ index, command, status: 'skipped' as const, error: message, durationMs: 0 })), executed: 0, succeeded: 0, failed: 0, summary: `executed 0, succeeded 0, failed 0 (aborted: ${message})` };
+    }
+  }
 
   for (const [index, command] of commands.entries()) {
     const started = performance.now();
@@ -75,7 +98,16 @@ export async function applyPatch(commands: readonly PatchCommand[], options: App
         if (run === 'planned') done('planned');
         else done(run.ok ? 'succeeded' : 'failed', { output: run.output, ...(run.ok ? {} : { error: run.error }) });
       } else if (command.type === 'diff') {
-        done('failed', { error: 'diff patches are not supported by this version of the patch engine' });
+        for (const path of command.paths) await resolveInside(root, path);
+        const touched = command.paths.filter((p) => isProtected(p, patterns));
+        if (touched.length > 0 && protectedAction !== 'log') {
+          done(protectedAction === 'skip' ? 'skipped' : 'failed', { error: `protected file ${touched.join(', ')}` });
+        } else if (options.dryRun) {
+          done('planned');
+        } else {
+          const applied = await applyDiff(root, command.content, gitEnv, gitTimeout);
+          done(applied.ok ? 'succeeded' : 'failed', { output: applied.output, ...(applied.ok ? {} : { error: `the diff does not apply: ${applied.output.trim().split('\n')[0] ?? ''}` }) });
+        }
       } else {
         const paths = [command.target, ...(command.metadata?.destination === undefined ? [] : [command.metadata.destination])];
         const touched = paths.filter((p) => isProtected(p, patterns));
@@ -99,7 +131,15 @@ export async function applyPatch(commands: readonly PatchCommand[], options: App
   const executed = results.filter((r) => r.status === 'succeeded' || r.status === 'failed').length;
   const succeeded = results.filter((r) => r.status === 'succeeded').length;
   const failed = results.filter((r) => r.status === 'failed').length;
-  return { results, executed, succeeded, failed, summary: `executed ${executed}, succeeded ${succeeded}, failed ${failed}` };
+  const summary = `executed ${executed}, succeeded ${succeeded}, failed ${failed}`;
+  if (auto && before !== undefined) {
+    if (failed > 0 && options.onError === 'stop') {
+      await rollback(root, before, gitEnv, gitTimeout);
+      return { results, executed, succeeded, failed, summary: `${summary} (rolled back)`, rolledBackTo: before };
+    }
+    await autoCommit(root, 'after patch', gitEnv, gitTimeout);
+  }
+  return { results, executed, succeeded, failed, summary };
 }
 
 async function fileEdit(action: string, target: string, content: string, destination: string | undefined, root: string): Promise<void> {

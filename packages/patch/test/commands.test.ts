@@ -49,4 +49,35 @@ describe('applyPatch: shell and git commands', () => {
     expect(result.results[0]?.status).toBe('planned');
     await expect(readFile(join(repo.path, 'ran.txt'))).rejects.toThrow();
   });
+
+  it('applies a unified diff; a hunk that does not apply is a clear error; diff paths are checked', async () => {
+    const good = ['diff --git a/src/a.js b/src/a.js', '--- a/src/a.js', '+++ b/src/a.js', '@@ -1 +1 @@', '-a', '+b', ''].join('\n');
+    const bad = good.replace('-a', '-zzz');
+    const escape = ['--- a/../outside.txt', '+++ b/../outside.txt', '@@ -0,0 +1 @@', '+x', ''].join('\n');
+    const result = await applyPatch([...parsePatch(good).commands, ...parsePatch(bad).commands, ...parsePatch(escape).commands], { root: repo.path, env });
+    expect(result.results.map((r) => r.status)).toEqual(['succeeded', 'failed', 'failed']);
+    expect(result.results[1]?.error).toMatch(/does not apply/);
+    expect(result.results[2]?.error).toMatch(/leaves the workspace/);
+    expect(await readFile(join(repo.path, 'src/a.js'), 'utf8')).toBe('b\n');
+  });
+
+  it('auto-commit before and after; in stop-on-error mode a failure rolls the workspace back unchanged', async () => {
+    const start = await git(repo.path, ['rev-parse', 'HEAD']);
+    const ok = await applyPatch([{ type: 'file_edit', action: 'create', target: 'one.txt', content: '1' }], { root: repo.path, env, autoCommit: true });
+    expect(ok.summary).toBe('executed 1, succeeded 1, failed 0');
+    expect((await git(repo.path, ['log', '--format=%s', `${start}..HEAD`])).split('\n')).toEqual(['[Worker Auto-Commit] after patch', '[Worker Auto-Commit] before patch']);
+
+    const head = await git(repo.path, ['rev-parse', 'HEAD']);
+    const failed = await applyPatch([
+      { type: 'file_edit', action: 'create', target: 'two.txt', content: '2' },
+      { type: 'file_edit', action: 'update', target: 'README.md', content: 'overwritten' },
+      { type: 'shell_command', action: 'run', content: 'exit 1' },
+      { type: 'file_edit', action: 'create', target: 'three.txt', content: '3' },
+    ], { root: repo.path, env, autoCommit: true, onError: 'stop' });
+    expect(failed.summary).toBe('executed 3, succeeded 2, failed 1 (rolled back)');
+    expect(await git(repo.path, ['status', '--porcelain'])).toBe('');
+    await expect(readFile(join(repo.path, 'two.txt'))).rejects.toThrow();
+    expect(await readFile(join(repo.path, 'README.md'), 'utf8')).toBe('# r\n');
+    expect(await git(repo.path, ['rev-parse', 'HEAD^'])).toBe(head);
+  });
 });
