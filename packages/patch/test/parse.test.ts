@@ -59,6 +59,6 @@ describe('parsePatch', () => {
       } catch (error) {
         if (!(error instanceof PatchParseError)) throw error;
       }
-    }), { numRuns: 3_000 });
+    }), { numRuns: 10_000 });
   });
 });
