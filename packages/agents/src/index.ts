@@ -15,3 +15,4 @@ export {
 } from './command-agent.js';
 export { createScriptAgent, resolveScriptModule, type ScriptAgentOptions } from './script-agent.js';
 export { createAgent } from './create-agent.js';
+export { createPatchAgent } from './patch-agent.js';

@@ -3,6 +3,7 @@ import {
   setAcceptanceCriteria, setDodResult, setPublication, startAttempt, addVerification,
   type Classified, type RunRecord, type Stage,
 } from '@codefleet/core';
+import { createPatchAgent } from '@codefleet/agents';
 import { planVerification, runDod } from '@codefleet/verify';
 import { branchName, type Workspace } from '@codefleet/workspace';
 import type { JobContext, PipelineDeps } from './deps.js';
@@ -76,7 +77,8 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
   try {
     await enter('preparing');
     await progressLabel('running');
-    const agent = deps.agentFor(job.agent ?? deps.settings.defaultAgent);
+    // A job that carries a patch (from a chat coder) is applied by the patch engine, no model.
+    const agent = job.patch !== undefined ? createPatchAgent(job.patch) : deps.agentFor(job.agent ?? deps.settings.defaultAgent);
     const criteria = acceptanceCriteria(job);
     const scope = deps.settings.scope ?? { exclude: [], read: [] };
     const context: Record<string, string> = { '.codefleet/task.md': taskFile(job, criteria, scope) };

@@ -221,4 +221,22 @@ ${implementsFeature}`);
     expect(result.action).toBe('ack');
     expect(result.run.outcome).toBe('cancelled');
   });
+
+  it('a job carrying a patch is applied by the patch engine and verified like any attempt', async () => {
+    h = await createHarness();
+    await h.agent('throw new Error("the model agent must not run for a patch job");');
+    const patch = [
+      'Here you go:',
+      '```js:src/lib.js', 'export const one = () => 1;', 'export const two = () => 2;', '```',
+      '```js:test/two.test.js', "import { test } from 'node:test';", "import assert from 'node:assert/strict';", "import { two } from '../src/lib.js';", "test('two', () => assert.equal(two(), 2));", '```',
+    ].join('\n');
+    const job = h.job({ title: 'Add two()', patch });
+    await h.drain(job);
+    const run = await h.store.get(job.id);
+    expect(run).toMatchObject({ outcome: 'succeeded' });
+    expect(run!.agent_runs.map((a) => [a.agent, a.pass, a.outcome])).toEqual([['patch', 'implement', 'changed'], ['patch', 'test', 'no_changes']]);
+    expect(run!.verification.some((v) => v.step === 'test' && v.passed)).toBe(true);
+    const files = await git(h.dir.path, ['--git-dir', h.origin, 'diff', '--name-only', `main...${branchName(job)}`]);
+    expect(files.split('\n').sort()).toEqual(['src/lib.js', 'test/two.test.js']);
+  });
 });
