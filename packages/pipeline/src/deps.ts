@@ -26,6 +26,8 @@ export interface PipelineSettings {
   /** Optional commit subject prefix (PC: `[Worker Auto-Commit]`). */
   commitPrefix?: string;
   keepFailed: boolean;
+  /** Wall-clock budget of a job across its attempts (worker.job_budget_seconds); unset: none. */
+  jobBudgetMs?: number;
   /**
    * Progress labels on the job's issue (GitHub: `codefleet:running`, ...); absent, no
    * labels are touched. Only issue jobs carry them.

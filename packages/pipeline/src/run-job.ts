@@ -72,6 +72,14 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     });
   };
   await tracker.update((r) => startAttempt(r, { workerId: ctx.workerId, now: now() }));
+  // The job's wall-clock budget counts from its first attempt, across redeliveries: past
+  // it, the running agent is stopped and the job fails with budget_exceeded (not a hang).
+  const budget = new AbortController();
+  const budgetMs = deps.settings.jobBudgetMs;
+  const firstStart = Date.parse(tracker.run.attempts[0]?.started_at ?? '') || now().getTime();
+  const budgetLeft = budgetMs === undefined ? undefined : budgetMs - (now().getTime() - firstStart);
+  const budgetTimer = budgetLeft === undefined ? undefined : setTimeout(() => budget.abort(), Math.max(0, budgetLeft));
+  const work: JobContext = { ...ctx, signal: AbortSignal.any([ctx.signal, budget.signal]) };
   let ws: Workspace | undefined;
   let failed = false;
   try {
@@ -85,7 +93,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     if (agent.contextFile) context[agent.contextFile] = agentInstructions();
     const branch = branchName(job);
     ws = await deps.workspaces.prepare({
-      jobId: job.id, repoUrl: deps.forge.remoteUrl(job.repo), branch, scope, context, signal: ctx.signal,
+      jobId: job.id, repoUrl: deps.forge.remoteUrl(job.repo), branch, scope, context, signal: work.signal,
       ...(job.base_branch === undefined ? {} : { baseBranch: job.base_branch }),
     });
     await tracker.update((r) => setPublication(r, { branch }, { now: now() }));
@@ -94,14 +102,14 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     await tracker.update((r) => setAcceptanceCriteria(r, criteria, { now: now() }));
     const plan = await planVerification(ws.dir, { config: deps.settings.verification, ...(job.dod ? { jobDod: job.dod } : {}) });
 
-    const input = { deps, ctx, tracker, agent, ws, plan, criteria };
+    const input = { deps, ctx: work, tracker, agent, ws, plan, criteria };
     await enter('implementing');
     await runPass(input, 'implement');
     await enter('testing');
     await runPass(input, 'test');
 
     await enter('validating');
-    const dod = await runDod(ws.dir, plan.dod, { env: deps.settings.verifyEnv, timeoutMs: deps.settings.stepTimeoutMs, signal: ctx.signal });
+    const dod = await runDod(ws.dir, plan.dod, { env: deps.settings.verifyEnv, timeoutMs: deps.settings.stepTimeoutMs, signal: work.signal });
     await tracker.update((r) => setDodResult(
       dod.results.reduce((acc: RunRecord, res) => addVerification(acc, verificationEntry(res, 'test', ctx.attempt, 1), { now: now() }), r),
       dod.result, { now: now() }));
@@ -120,7 +128,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     await ws.commit(commitMessage(job, deps.settings.commitPrefix), deps.settings.commitAuthor);
     await fence('push');
     await deps.forge.ensureBranch({
-      repo: job.repo, workdir: ws.dir, branch, signal: ctx.signal,
+      repo: job.repo, workdir: ws.dir, branch, signal: work.signal,
       ...(ws.existingRemoteSha === undefined ? {} : { expectedSha: ws.existingRemoteSha }),
     });
     if (!dodOk && deps.settings.onDodFailure === 'none') {
@@ -164,8 +172,12 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
       await tracker.update((r) => endAttempt(advance(r, 'retry_wait', { now: now(), note: 'stopped from outside' }), { now: now(), outcome: 'abandoned' }));
       return { action: 'release', run: tracker.run };
     }
-    return await settleFailure(deps, ctx, tracker, classify(err), fence, () => progressLabel('failed'));
+    const error = budget.signal.aborted
+      ? classify(new CodefleetError('budget_exceeded', `the job ran past its wall-clock budget of ${Math.round((budgetMs ?? 0) / 1000)} s (worker.job_budget_seconds)`, { verdict: 'permanent' }))
+      : classify(err);
+    return await settleFailure(deps, ctx, tracker, error, fence, () => progressLabel('failed'));
   } finally {
+    clearTimeout(budgetTimer);
     await ws?.release({ keep: failed && deps.settings.keepFailed }).catch((err: unknown) =>
       deps.log.warn({ err, event: 'workspace.release_failed', job_id: job.id }, 'could not release the working copy'));
   }

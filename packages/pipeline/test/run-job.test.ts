@@ -239,4 +239,15 @@ ${implementsFeature}`);
     const files = await git(h.dir.path, ['--git-dir', h.origin, 'diff', '--name-only', `main...${branchName(job)}`]);
     expect(files.split('\n').sort()).toEqual(['src/lib.js', 'test/two.test.js']);
   });
+
+  it('a job past its wall-clock budget is stopped and fails with budget_exceeded, not a hang', async () => {
+    h = await createHarness({ jobBudgetMs: 1_500 });
+    await h.agent('Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20000);');
+    const job = h.job();
+    const result = await runJob(h.deps, { job, attempt: 1, workerId: 'w', signal: new AbortController().signal });
+    expect(result.action).toBe('dead_letter');
+    expect(result.run).toMatchObject({ outcome: 'failed', error: { code: 'budget_exceeded' } });
+    // Stopped, not waited for: the agent's run ended by the abort.
+    expect(result.run.agent_runs[0]).toMatchObject({ outcome: 'error', timed_out: false });
+  }, 30_000);
 });

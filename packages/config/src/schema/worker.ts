@@ -36,6 +36,9 @@ export const workerSchema = z
       .default(3)
       .describe('Inner attempts per pass in which the agent gets build/test errors fed back (CW 3).'),
     backoff,
+    job_budget_seconds: seconds(1)
+      .optional()
+      .describe('Wall-clock budget of one job across all its attempts; past it the agent is stopped and the job fails with budget_exceeded. Unset: no budget beyond the timeouts.'),
     shutdown_grace_seconds: seconds(0)
       .default(30)
       .describe('After SIGTERM, how long running jobs may finish before they are abandoned to redelivery.'),
