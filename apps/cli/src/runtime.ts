@@ -21,8 +21,6 @@ export interface Runtime {
   store: RunStore;
   forge: Forge & { close?: () => Promise<void> | void };
   pipeline: PipelineDeps;
-  /** The current GitHub token (a PAT, or a fresh installation token); '' on the local forge. */
-  githubToken(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -134,7 +132,7 @@ export async function openRuntime(loaded: LoadedConfig, options: { log?: Logger 
     },
   };
   return {
-    loaded, config, log, queue, store, forge, pipeline, githubToken: async () => (tokens ? tokens.token() : ''),
+    loaded, config, log, queue, store, forge, pipeline,
     close: async () => {
       await queue.close();
       await store.close();

@@ -5,14 +5,14 @@ import { silentLogger } from '@codefleet/log';
 import { LocalQueue } from '@codefleet/queue';
 import { SqliteRunStore } from '@codefleet/store';
 import { createTempDir, gitTestEnv, startGithubStandIn, type GithubStandIn, type TempDir } from '@codefleet/testkit';
-import { createPoller, type TriggerDeps } from '../src/index.js';
+import { createPoller, type PollDeps } from '../src/index.js';
 
 // Polling mode against the GitHub stand-in, with the cursor in a real file.
 describe('polling producer', () => {
   let gh: GithubStandIn;
   let dir: TempDir;
   let queue: LocalQueue;
-  let deps: TriggerDeps;
+  let deps: PollDeps;
   beforeEach(async () => {
     gh = await startGithubStandIn();
     await gh.createRepo('acme/widgets');
@@ -26,7 +26,7 @@ describe('polling producer', () => {
     await dir.dispose();
     await gh.close();
   });
-  const poller = () => createPoller(deps, { token: async () => gh.token, apiUrl: gh.url, repos: ['acme/widgets'], triggerLabel: 'codefleet', cursorPath: join(dir.path, 'state', 'cursor.json') });
+  const poller = () => createPoller(deps, { repos: ['acme/widgets'], triggerLabel: 'codefleet', cursorPath: join(dir.path, 'state', 'cursor.json') });
 
   it('picks up a labeled issue once, also across a restart', async () => {
     gh.setPermission('acme/widgets', 'alice', 'write');
@@ -39,7 +39,7 @@ describe('polling producer', () => {
     expect(first).toEqual([expect.objectContaining({ status: 'enqueued' })]);
     expect(await poller().pollOnce()).toEqual([]);
     // A restart: a new poller on the same cursor file.
-    expect(await createPoller(deps, { token: async () => gh.token, apiUrl: gh.url, repos: ['acme/widgets'], triggerLabel: 'codefleet', cursorPath: join(dir.path, 'state', 'cursor.json') }).pollOnce()).toEqual([]);
+    expect(await createPoller(deps, { repos: ['acme/widgets'], triggerLabel: 'codefleet', cursorPath: join(dir.path, 'state', 'cursor.json') }).pollOnce()).toEqual([]);
     expect((await queue.stats()).ready).toBe(1);
     expect((await queue.claim({ workerId: 'w' }))?.job).toMatchObject({ title: 'Add a widget', requested_by: 'alice', source: { kind: 'issue', number: issue.number } });
   });
@@ -58,7 +58,7 @@ describe('polling producer', () => {
       const issue = gh.createIssue('acme/widgets', { title: 'Add a widget' });
       gh.commentAs('acme/widgets', issue.number, 'alice', '/codefleet retry');
       const withCancels = { ...deps, cancels: store };
-      const make = () => createPoller(withCancels, { token: async () => gh.token, apiUrl: gh.url, repos: ['acme/widgets'], triggerLabel: 'codefleet', cursorPath: join(dir.path, 'state', 'cursor.json') });
+      const make = () => createPoller(withCancels, { repos: ['acme/widgets'], triggerLabel: 'codefleet', cursorPath: join(dir.path, 'state', 'cursor.json') });
       // The first poll starts from now: the old comment is not a command any more.
       expect(await make().pollOnce()).toEqual([]);
       await new Promise((resolve) => setTimeout(resolve, 20));

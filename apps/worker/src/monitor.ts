@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RunRecord } from '@codefleet/core';
 import type { Settlement } from '@codefleet/pipeline';
-import type { Queue } from '@codefleet/queue';
+import type { Queue, QueueStats } from '@codefleet/queue';
 
 /** What the worker loop reports as it goes; {@link WorkerMonitor} implements it. */
 export interface WorkerEvents {
@@ -57,14 +57,17 @@ export class WorkerMonitor implements WorkerEvents {
     this.#attempts = new Histogram({ name: 'codefleet_job_attempt', help: 'Delivery attempt number of settled jobs.', buckets: [1, 2, 3, 4, 5, 8], registers: [this.registry] });
     this.#inFlightGauge = new Gauge({ name: 'codefleet_jobs_in_flight', help: 'Jobs this process runs now.', registers: [this.registry] });
     const queue = options.queue;
-    // Read from the queue at scrape time: depth is the fleet's, not this process's.
+    // Read from the queue at scrape time (depth is the fleet's, not this process's). A
+    // scrape collects every metric at once: both gauges share one stats call.
+    let pending: Promise<QueueStats | undefined> | undefined;
+    const stats = () => (pending ??= queue.stats().catch(() => undefined).finally(() => { pending = undefined; }));
     new Gauge({
       name: 'codefleet_queue_depth', help: 'Jobs waiting in the queue (ready and delayed).', registers: [this.registry],
-      async collect() { this.set(await queue.stats().then((s) => s.depth, () => Number.NaN)); },
+      async collect() { this.set((await stats())?.depth ?? Number.NaN); },
     });
     new Gauge({
       name: 'codefleet_queue_dead_letters', help: 'Jobs in the dead-letter queue.', registers: [this.registry],
-      async collect() { this.set(await queue.stats().then((s) => s.deadLetter, () => Number.NaN)); },
+      async collect() { this.set((await stats())?.deadLetter ?? Number.NaN); },
     });
   }
 

@@ -106,12 +106,14 @@ async function runChaos(engine: Engine, jobCount: number, workerCount: number, k
     '',
   ].join('\n'));
 
+  // The harness's own view of the config (and of the host environment, which only the
+  // config package reads); the workers get a hermetic environment built from it.
+  const loaded = await loadConfig({ path: configPath, cwd: dir });
   const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, ...gitTestEnv(),
+    PATH: loaded.env.PATH ?? '/usr/bin:/bin', HOME: dir, ...gitTestEnv(),
     // Only the emulator sees these; any key works there.
     AWS_ACCESS_KEY_ID: 'emulator', AWS_SECRET_ACCESS_KEY: 'emulator', AWS_REGION: 'us-east-1',
   };
-  const loaded = await loadConfig({ path: configPath, env, cwd: dir });
   const settings = queueSettingsFromConfig(loaded.config);
   const queue = await openQueue(settings.backend === 'sqs' ? { ...settings, credentials: { accessKeyId: 'emulator', secretAccessKey: 'emulator' } } : settings);
   const store = new RedisRunStore({ url: redis.url, prefix: 'chaos' });

@@ -5,7 +5,7 @@ import { GithubForge } from '@codefleet/forge';
 import { createPoller, startWebhookServer, type TriggerDeps } from '@codefleet/producer';
 import type { Runtime } from '../runtime.js';
 
-function triggerDeps(rt: Runtime): TriggerDeps {
+function triggerDeps(rt: Runtime): TriggerDeps & { forge: GithubForge } {
   if (!(rt.forge instanceof GithubForge)) {
     throw new CodefleetError('invalid_config', 'the producer turns GitHub issues into jobs: set forge.type to github (and the token variable)');
   }
@@ -44,8 +44,7 @@ export async function poll(rt: Runtime, options: { once?: boolean }, out: (line:
   const { github } = rt.config.forge;
   if (github.repos.length === 0) throw new CodefleetError('invalid_config', 'forge.github.repos is empty: list the owner/name repositories to poll');
   const poller = createPoller(deps, {
-    token: rt.githubToken, apiUrl: github.api_url, repos: github.repos, triggerLabel: github.trigger_label,
-    cursorPath: join(rt.config.data_dir, 'poll-cursor.json'),
+    repos: github.repos, triggerLabel: github.trigger_label, cursorPath: join(rt.config.data_dir, 'poll-cursor.json'),
   });
   const stop = untilSignal();
   try {

@@ -130,6 +130,33 @@ export class GithubForge implements Forge {
     };
   }
 
+  /** Open issues (not pull requests) carrying `label`: what polling mode looks at. */
+  async labeledIssues(repo: string, label: string): Promise<number[]> {
+    const { owner, repo: name } = splitRepo(repo);
+    const data = await this.#call('list labeled issues', () => this.#octokit.paginate(this.#octokit.rest.issues.listForRepo, { owner, repo: name, labels: label, state: 'open', per_page: 100 }));
+    return data.filter((issue) => !issue.pull_request).map((issue) => issue.number);
+  }
+
+  /** Who added `label` to issue `number`, one entry per `labeled` event, oldest first. */
+  async labelEvents(repo: string, number: number, label: string): Promise<{ id: number; actor: string }[]> {
+    const { owner, repo: name } = splitRepo(repo);
+    const events = await this.#call('list issue events', () => this.#octokit.paginate(this.#octokit.rest.issues.listEvents, { owner, repo: name, issue_number: number, per_page: 100 }));
+    return events
+      .filter((e) => e.event === 'labeled' && (e as { label?: { name?: string } }).label?.name?.toLowerCase() === label.toLowerCase())
+      .map((e) => ({ id: e.id, actor: e.actor?.login ?? '' }));
+  }
+
+  /** Issue and pull request comments updated since `since` (ISO), oldest first. */
+  async commentsSince(repo: string, since: string | undefined): Promise<{ id: number; issueNumber: number; body: string; author: string; updatedAt: string }[]> {
+    const { owner, repo: name } = splitRepo(repo);
+    const data = await this.#call('list issue comments', () => this.#octokit.paginate(this.#octokit.rest.issues.listCommentsForRepo, {
+      owner, repo: name, sort: 'updated', direction: 'asc', per_page: 100, ...(since === undefined ? {} : { since }),
+    }));
+    return data.map((c) => ({
+      id: c.id, issueNumber: Number(/\/issues\/(\d+)$/.exec(c.issue_url)?.[1]), body: c.body ?? '', author: c.user?.login ?? '', updatedAt: c.updated_at,
+    }));
+  }
+
   /** The inline comments of one review, in order: where the reviewer asked for what. */
   async reviewComments(repo: string, pullNumber: number, reviewId: number): Promise<{ path: string; line?: number; body: string; author: string }[]> {
     const { owner, repo: name } = splitRepo(repo);
@@ -147,8 +174,9 @@ export class GithubForge implements Forge {
     const { owner, repo: name } = splitRepo(repo);
     try {
       const { data } = await this.#octokit.rest.repos.getCollaboratorPermissionLevel({ owner, repo: name, username: login });
-      const role = (data as { role_name?: string }).role_name ?? data.permission;
-      return (['admin', 'maintain', 'write', 'triage', 'read'] as const).find((r) => r === role) ?? (data.permission === 'admin' ? 'admin' : data.permission === 'write' ? 'write' : data.permission === 'read' ? 'read' : 'none');
+      // The role when it is a built-in one; a custom role counts by its base permission.
+      const known = (value: unknown) => (['admin', 'maintain', 'write', 'triage', 'read'] as const).find((r) => r === value);
+      return known((data as { role_name?: string }).role_name) ?? known(data.permission) ?? 'none';
     } catch (error) {
       // GitHub answers 404 for a user who is not a collaborator at all.
       if ((error as { status?: number }).status === 404) return 'none';
@@ -229,16 +257,22 @@ export class GithubForge implements Forge {
     const current = await this.listLabels(req.repo, req.target);
     const has = (name: string) => current.some((l) => l.toLowerCase() === name.toLowerCase());
     const missing = add.filter((name) => !has(name));
-    if (missing.length > 0) await this.#call('add labels', () => this.#octokit.rest.issues.addLabels({ owner, repo, issue_number: number, labels: missing }));
+    // GitHub answers both writes with the issue's whole label set: no listing afterwards.
+    let labels = current;
+    const names = (data: { name: string }[]) => data.map((l) => l.name);
+    if (missing.length > 0) {
+      labels = names((await this.#call('add labels', () => this.#octokit.rest.issues.addLabels({ owner, repo, issue_number: number, labels: missing }))).data);
+    }
     for (const name of remove.filter((n) => has(n) && !add.some((a) => a.toLowerCase() === n.toLowerCase()))) {
       try {
-        await this.#octokit.rest.issues.removeLabel({ owner, repo, issue_number: number, name });
+        labels = names((await this.#octokit.rest.issues.removeLabel({ owner, repo, issue_number: number, name })).data);
       } catch (error) {
         // Removed by someone else meanwhile: the goal is reached.
         if ((error as { status?: number }).status !== 404) throw githubFailure('remove label', error);
+        labels = labels.filter((l) => l.toLowerCase() !== name.toLowerCase());
       }
     }
-    return { labels: await this.listLabels(req.repo, req.target) };
+    return { labels: [...labels].sort((a, b) => a.localeCompare(b)) };
   }
 
   async listLabels(repo: string, target: CommentTarget): Promise<string[]> {

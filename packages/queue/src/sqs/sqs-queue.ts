@@ -33,9 +33,9 @@ const rawLimit = 4_096;
  * stale worker is fenced by its token), attempts, completed count and dead letters.
  *
  * A transient retry re-sends the message with `DelaySeconds` (so it counts as delayed)
- * and then deletes the old one; a crash in between leaves a duplicate, which the next
- * claim drops because the job's state says it is already pending elsewhere... or runs it
- * again: at-least-once, as the port says. A FIFO queue gets `MessageGroupId` per
+ * and then deletes the old one; a crash in between leaves a duplicate message, which may
+ * run the job once more (at-least-once, as the port says; a finished job's duplicate is
+ * dropped at claim, and task leases keep it to one PR). A FIFO queue gets `MessageGroupId` per
  * repository and the job id as deduplication id.
  */
 export class SqsQueue implements Queue {
@@ -258,13 +258,12 @@ export class SqsQueue implements Queue {
     const attempt = claimed.attempts;
     const leaseMs = this.#leaseSeconds * 1_000;
     let expiresAt = now + leaseMs;
-    const handle = message;
     const lost = () => new LeaseLostError(job.id, `lease on job ${job.id} was lost: another claimer took it over or it was settled`);
     const settle = async (action: 'ack' | 'release' | 'dead' | 'retry', reason?: string) => {
       if (!(await this.#coord.settle(job.id, token, action, { now: Date.now(), raw: body, ...(reason === undefined ? {} : { reason }) }))) throw lost();
     };
     const visibility = async (seconds: number) => {
-      await this.#sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: this.#settings.queueUrl, ReceiptHandle: handle.ReceiptHandle, VisibilityTimeout: seconds }));
+      await this.#sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: this.#settings.queueUrl, ReceiptHandle: message.ReceiptHandle, VisibilityTimeout: seconds }));
     };
     return {
       job,
@@ -280,12 +279,12 @@ export class SqsQueue implements Queue {
       },
       ack: async () => {
         await settle('ack');
-        await this.#delete(handle);
+        await this.#delete(message);
       },
       retry: async ({ delayMs, reason }) => {
         if (attempt >= maxAttempts) {
           await settle('dead', `attempts exhausted (${attempt} of ${maxAttempts}): ${reason}`);
-          await this.#delete(handle);
+          await this.#delete(message);
           return 'dead_lettered';
         }
         await settle('retry');
@@ -293,7 +292,7 @@ export class SqsQueue implements Queue {
         if (seconds <= maxDelaySeconds && !this.#settings.fifo) {
           // Re-sent first, deleted second: a crash in between duplicates, never loses.
           await this.#send(job, body, seconds, `-r${attempt}`);
-          await this.#delete(handle);
+          await this.#delete(message);
         } else {
           await visibility(Math.min(maxVisibilitySeconds, seconds));
         }
@@ -301,7 +300,7 @@ export class SqsQueue implements Queue {
       },
       deadLetter: async (reason) => {
         await settle('dead', reason);
-        await this.#delete(handle);
+        await this.#delete(message);
       },
       release: async () => {
         await settle('release');
