@@ -153,13 +153,17 @@ export async function updateLock(path: string, holder: LockHolder, next: LockHol
  */
 export async function breakLock(path: string, shouldBreak: (state: LockState) => boolean | Promise<boolean>): Promise<boolean> {
   const guard = `${path}.takeover`;
-  try {
-    await writeFile(guard, String(process.pid), { flag: 'wx' });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    const age = await stat(guard).then((s) => Date.now() - s.mtimeMs, () => 0);
-    if (age > guardStaleMs) await unlink(guard).catch(() => undefined);
-    return false;
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      await writeFile(guard, `${hostname()} ${process.pid}`, { flag: 'wx' });
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      // A guard left by a process that died holding it (killed between two file
+      // operations) is stale at once; one from elsewhere only after guardStaleMs.
+      if (attempt > 0 || !(await isStaleGuard(guard))) return false;
+      await unlink(guard).catch(() => undefined);
+    }
   }
   try {
     const state = await readLock(path);
@@ -170,4 +174,13 @@ export async function breakLock(path: string, shouldBreak: (state: LockState) =>
   } finally {
     await unlink(guard).catch(() => undefined);
   }
+}
+
+async function isStaleGuard(guard: string): Promise<boolean> {
+  const [text, age] = await Promise.all([
+    readFile(guard, 'utf8').catch(() => ''),
+    stat(guard).then((s) => Date.now() - s.mtimeMs, () => 0),
+  ]);
+  const [host, pid] = text.split(' ');
+  return age > guardStaleMs || (host === hostname() && !isPidAlive(Number(pid)));
 }

@@ -29,6 +29,21 @@ describe('lock files', () => {
     fixture = undefined;
   });
 
+  it('a takeover guard left by a killed process does not keep a stale lock alive; a live one does', async () => {
+    dir = await createTempDir('lock');
+    const path = join(dir.path, 'slot-0.lock');
+    await writeFile(path, `${JSON.stringify(holderFor(deadPid()))}\n`);
+    // Killed between writing the guard and removing it.
+    await writeFile(`${path}.takeover`, `${hostname()} ${deadPid()}`);
+    const next = newHolder('job-next');
+    expect(await tryLock(path, next)).toBe(true);
+    expect(await readLock(path)).toEqual({ kind: 'held', holder: next });
+    // A guard of a live process (this one) is respected.
+    await writeFile(join(dir.path, 'other.lock'), `${JSON.stringify(holderFor(deadPid()))}\n`);
+    await writeFile(join(dir.path, 'other.lock.takeover'), `${hostname()} ${process.pid}`);
+    expect(await tryLock(join(dir.path, 'other.lock'), newHolder('job-x'))).toBe(false);
+  });
+
   it('are exclusive while the holder lives and freed by their holder only', async () => {
     dir = await createTempDir('lock');
     const path = join(dir.path, 'x.lock');
