@@ -11,6 +11,12 @@ export interface ChangedFilesOptions {
    * since, files changed by the new commits count too. `null`: the branch had no commit.
    */
   since?: string | null;
+  /**
+   * Paths left out while untracked: the context file the workspace wrote for the agent
+   * (`CLAUDE.md`, ...) is there before the agent starts and is never committed, so it is
+   * not the agent's work. A repository's own tracked copy still counts when edited.
+   */
+  untrackedContext?: readonly string[];
 }
 
 interface GitResult {
@@ -98,7 +104,9 @@ export async function changedFiles(
   options: ChangedFilesOptions = {},
 ): Promise<string[]> {
   const status = await gitOk(workdir, env, ['status', '--porcelain=v1', '-z', '--untracked-files=all']);
-  const paths = new Set(parsePorcelainZ(status));
+  const context = new Set(options.untrackedContext ?? []);
+  const untracked = new Set(splitZ(status).filter((entry) => entry.startsWith('?? ')).map((entry) => entry.slice(3)));
+  const paths = new Set(parsePorcelainZ(status).filter((path) => !(context.has(path) && untracked.has(path))));
   if (options.since !== undefined) {
     const head = await headCommit(workdir, env);
     if (head !== options.since && head !== null) {

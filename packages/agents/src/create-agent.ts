@@ -1,20 +1,37 @@
 import { AGENT_NAMES, type AgentsConfig } from '@codefleet/config';
 import { CodefleetError } from '@codefleet/core';
+import { createAiderAgent } from './cli/aider.js';
+import { createClaudeAgent } from './cli/claude.js';
+import { createCodexAgent } from './cli/codex.js';
+import { createGeminiAgent } from './cli/gemini.js';
 import { createCommandAgent } from './command-agent.js';
+import type { CliAgentSettings } from './cli/shared.js';
 import type { Agent } from './port.js';
 import { createScriptAgent } from './script-agent.js';
 
 const isKnownAgent = (name: string): boolean => (AGENT_NAMES as readonly string[]).includes(name);
 
 /**
- * Builds the agent called `name` from the normalized `agents:` config. Available now:
- * `command` and `script`; the other configured names arrive with their adapters.
+ * Builds the agent called `name` from the normalized `agents:` config: the CLI adapters
+ * (`aider`, `claude`, `codex`, `gemini`), `command` and `script`.
  *
  * @throws {CodefleetError} `invalid_config` for an unknown or not yet available agent, or
  *   an incomplete section (`agents.command.argv` empty, `agents.script.module` unset).
  */
 export function createAgent(name: string, agents: AgentsConfig): Agent {
   switch (name) {
+    case 'aider': {
+      const c = agents.aider;
+      return createAiderAgent({ ...cliSettings(c), model: c.model, mapTokens: c.map_tokens });
+    }
+    case 'claude': {
+      const c = agents.claude;
+      return createClaudeAgent({ ...cliSettings(c), maxTurns: c.max_turns });
+    }
+    case 'codex':
+      return createCodexAgent(cliSettings(agents.codex));
+    case 'gemini':
+      return createGeminiAgent(cliSettings(agents.gemini));
     case 'command': {
       const config = agents.command;
       return createCommandAgent({
@@ -40,4 +57,9 @@ export function createAgent(name: string, agents: AgentsConfig): Agent {
         details: { agent: name },
       });
   }
+}
+
+/** The settings every CLI section shares, in the adapters' terms. */
+function cliSettings(c: { binary: string; model?: string | undefined; timeout_seconds: number; extra_args: string[]; api_key_env?: string | undefined }): CliAgentSettings {
+  return { binary: c.binary, model: c.model, timeoutMs: c.timeout_seconds * 1000, extraArgs: c.extra_args, apiKeyEnv: c.api_key_env };
 }

@@ -6,9 +6,9 @@ import type { Agent, AgentRunRequest, AgentRunResult, ContextFile } from './port
 import { writeRunFiles, type RunFiles } from './run-files.js';
 
 /**
- * How one adapter starts its agent as a child process. The command and script adapters
- * use it today; the CLI adapters (Aider, Claude Code, Codex, Gemini) plug in the same
- * way with their own `argv` and `interpret`.
+ * How one adapter starts its agent as a child process: the command and script adapters,
+ * and the CLI adapters (Aider, Claude Code, Codex, Gemini) with their own `argv` and
+ * `interpret`.
  */
 export interface ProcessAgentSpec {
   name: string;
@@ -27,6 +27,12 @@ export interface ProcessAgentSpec {
    * `undefined` keeps the generic verdict.
    */
   interpret?(facts: OutcomeFacts, generic: OutcomeVerdict): OutcomeVerdict | undefined;
+  /**
+   * Removes what the tool leaves in the working copy for itself (caches it cannot be told
+   * to put elsewhere), after the run and before changes are listed, so it is never
+   * counted as the agent's work or committed.
+   */
+  cleanup?(workdir: string): Promise<void>;
 }
 
 function checkRequest(req: AgentRunRequest): void {
@@ -60,7 +66,8 @@ export function createProcessAgent(spec: ProcessAgentSpec): Agent {
     // After the run nothing throws: the facts of what the agent did must reach the record.
     let changes: OutcomeFacts['changes'];
     try {
-      changes = { files: await changedFiles(req.workdir, env, { since: before }) };
+      await spec.cleanup?.(req.workdir);
+      changes = { files: await changedFiles(req.workdir, env, { since: before, untrackedContext: spec.contextFile === undefined ? [] : [spec.contextFile] }) };
     } catch (error) {
       changes = { error: error instanceof Error ? error.message : String(error) };
     }

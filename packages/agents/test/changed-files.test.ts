@@ -29,6 +29,13 @@ describe('changedFiles', () => {
     return created;
   };
 
+  it('leaves out an untracked context file the workspace wrote, but counts a tracked one that was edited', async () => {
+    const { path } = await repo();
+    await writeFiles(path, { 'CLAUDE.md': 'context\n', 'README.md': 'edited\n' });
+    expect(await changedFiles(path, env, { untrackedContext: ['CLAUDE.md', 'README.md'] })).toEqual(['README.md']);
+    expect(await changedFiles(path, env)).toEqual(['CLAUDE.md', 'README.md']);
+  });
+
   it('is empty for a clean working copy', async () => {
     const { path } = await repo();
     expect(await changedFiles(path, env)).toEqual([]);

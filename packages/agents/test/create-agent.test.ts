@@ -26,7 +26,7 @@ describe('createAgent', () => {
     expect(() => createAgent('command', agents)).toThrow(expect.objectContaining({ code: 'invalid_config' }));
   });
 
-  it.each(AGENT_NAMES.filter((name) => name !== 'command' && name !== 'script'))('%s is not available yet', (name) => {
+  it.each(AGENT_NAMES.filter((name) => !['command', 'script', 'aider', 'claude', 'codex', 'gemini'].includes(name)))('%s is not available yet', (name) => {
     expect(() => createAgent(name, agentsFrom('{}'))).toThrow(
       expect.objectContaining({ name: 'CodefleetError', code: 'invalid_config', message: `agent "${name}" is not available yet` }),
     );

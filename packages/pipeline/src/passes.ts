@@ -75,7 +75,8 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
       throw new CodefleetError('agent_crashed', `agent ${agent.name} could not run: ${result.detail ?? 'unknown error'}`);
     }
     if (result.outcome === 'failed') {
-      feedback = `The agent exited with code ${result.exitCode}. Its last output:\n${result.outputTail.slice(-2000)}`;
+      // The detail says why (a turn cap is reached with exit 0): the exit code alone would mislead.
+      feedback = `The agent ${result.detail ?? `exited with code ${result.exitCode}`}. Its last output:\n${result.outputTail.slice(-2000)}`;
       continue;
     }
     // Pass 2 may legitimately find the tests already written; pass 1 must change something.

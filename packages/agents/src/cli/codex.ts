@@ -1,0 +1,43 @@
+import { createProcessAgent } from '../process-agent.js';
+import type { Agent } from '../port.js';
+import { apiErrorVerdict, firstMatchingLine, promptArgument, type CliAgentSettings } from './shared.js';
+
+/** Options of the Codex adapter: `agents.codex` of the config. */
+export type CodexAgentOptions = CliAgentSettings;
+
+// `codex exec` prints failures as `ERROR: ...` lines (for example
+// `ERROR: unexpected status 401 Unauthorized`) and some versions still exit 0.
+// Only API-shaped ERROR lines: a plain `ERROR:` may be output of a build Codex ran.
+const apiErrorPatterns = [/^ERROR: .*(?:unexpected status|stream disconnected|rate limit|quota|unauthorized|api key)/i, /\bunexpected status \d{3}\b/];
+
+/**
+ * The Codex adapter: `codex exec`, the non-interactive mode, which never asks for
+ * approvals. `--sandbox workspace-write` lets it edit the working copy and nothing outside
+ * it. That is what the older `--full-auto` meant; current Codex documentation marks
+ * `--full-auto` as a deprecated alias that prints a warning (and some releases dropped it),
+ * so the explicit flag is used. The prompt is the last argument, after `--`.
+ */
+export function createCodexAgent(options: CodexAgentOptions): Agent {
+  return createProcessAgent({
+    name: 'codex',
+    contextFile: 'AGENTS.md',
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    ...(options.killGraceMs === undefined ? {} : { killGraceMs: options.killGraceMs }),
+    ...(options.apiKeyEnv === undefined ? {} : { allowEnv: [options.apiKeyEnv] }),
+    argv: (req, files) => [
+      options.binary,
+      'exec',
+      '--sandbox', 'workspace-write',
+      '--color', 'never',
+      ...(options.model === undefined ? [] : ['--model', options.model]),
+      ...(options.extraArgs ?? []),
+      '--',
+      promptArgument(req, files),
+    ],
+    interpret: (facts, generic) => {
+      if (!['changed', 'no_changes', 'failed'].includes(generic.outcome)) return undefined;
+      const apiError = firstMatchingLine(facts.process.outputTail, apiErrorPatterns);
+      return apiError === undefined ? undefined : apiErrorVerdict('Codex', apiError, generic);
+    },
+  });
+}

@@ -1,0 +1,52 @@
+import { createProcessAgent } from '../process-agent.js';
+import type { Agent } from '../port.js';
+import { apiErrorVerdict, capVerdict, firstMatchingLine, lastJsonObject, promptArgument, type CliAgentSettings } from './shared.js';
+
+/** Options of the Gemini CLI adapter: `agents.gemini` of the config. */
+export type GeminiAgentOptions = CliAgentSettings;
+
+// Documented headless exit codes besides 0 (success) and 1 (error or API failure).
+const inputErrorExit = 42;
+const turnLimitExit = 53;
+const apiErrorPatterns = [/^\[API Error\b/, /Error when talking to Gemini API/i];
+
+/**
+ * The Gemini CLI adapter: `gemini --prompt=<task>` (headless: one prompt, then exit) with
+ * `--approval-mode yolo`, which current releases prefer to the deprecated `-y`/`--yolo`
+ * (the two together are an error), and `--skip-trust`: where folder trust is enabled a new
+ * working copy is untrusted, and an untrusted folder silently falls back to asking for
+ * approval, which headless means no edits. `--output-format json` carries an `error`
+ * object when the request failed; exit 53 is the turn limit, 42 an input error.
+ * `--prompt=` keeps a task starting with `-` from reading as an option.
+ */
+export function createGeminiAgent(options: GeminiAgentOptions): Agent {
+  return createProcessAgent({
+    name: 'gemini',
+    contextFile: 'GEMINI.md',
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    ...(options.killGraceMs === undefined ? {} : { killGraceMs: options.killGraceMs }),
+    ...(options.apiKeyEnv === undefined ? {} : { allowEnv: [options.apiKeyEnv] }),
+    argv: (req, files) => [
+      options.binary,
+      '--approval-mode', 'yolo',
+      '--skip-trust',
+      '--output-format', 'json',
+      ...(options.model === undefined ? [] : ['--model', options.model]),
+      ...(options.extraArgs ?? []),
+      `--prompt=${promptArgument(req, files)}`,
+    ],
+    interpret: (facts, generic) => {
+      if (!['changed', 'no_changes', 'failed'].includes(generic.outcome)) return undefined;
+      const exit = facts.process.exitCode;
+      if (exit === turnLimitExit) return capVerdict(`Gemini CLI reached its turn limit (exit ${turnLimitExit})`);
+      if (exit === inputErrorExit) return { outcome: 'error', detail: `Gemini CLI refused its input (exit ${inputErrorExit}): check agents.gemini.extra_args and the CLI version` };
+      const error = lastJsonObject(facts.process.outputTail)?.error;
+      if (typeof error === 'object' && error !== null) {
+        const message = (error as { message?: unknown }).message;
+        return apiErrorVerdict('Gemini CLI', typeof message === 'string' ? message.slice(0, 300) : JSON.stringify(error).slice(0, 300), generic);
+      }
+      const apiError = firstMatchingLine(facts.process.outputTail, apiErrorPatterns);
+      return apiError === undefined ? undefined : apiErrorVerdict('Gemini CLI', apiError, generic);
+    },
+  });
+}

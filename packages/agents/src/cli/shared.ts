@@ -1,0 +1,81 @@
+import { Buffer } from 'node:buffer';
+import { relative } from 'node:path';
+import type { OutcomeVerdict } from '../outcome.js';
+import type { AgentRunRequest } from '../port.js';
+import type { RunFiles } from '../run-files.js';
+
+/**
+ * Largest prompt passed as one argument. Linux refuses a single argument over 128 KiB
+ * (MAX_ARG_STRLEN); past this bound the agent is pointed at the prompt file instead.
+ */
+export const maxPromptArgumentBytes = 100_000;
+
+/** What every CLI adapter takes from its `agents.<name>` section. */
+export interface CliAgentSettings {
+  /** Executable: a name looked up on the agent's PATH, or a path. */
+  binary: string;
+  model?: string | undefined;
+  /** Per-run timeout in milliseconds, reported as the agent's `timeoutMs`. */
+  timeoutMs?: number | undefined;
+  /** Appended after codefleet's own options, before the prompt. */
+  extraArgs?: readonly string[] | undefined;
+  /** The one API key variable this agent may see; its value comes from the worker's environment. */
+  apiKeyEnv?: string | undefined;
+  killGraceMs?: number | undefined;
+}
+
+/**
+ * The prompt as one argument: verbatim when it fits, else a short instruction naming the
+ * prompt file (relative to the working copy, which is the agent's cwd) so nothing is cut.
+ */
+export function promptArgument(req: Pick<AgentRunRequest, 'prompt' | 'workdir'>, files: RunFiles): string {
+  if (Buffer.byteLength(req.prompt, 'utf8') <= maxPromptArgumentBytes) return req.prompt;
+  return `The task is too long for the command line. Read it in ${relative(req.workdir, files.promptFile)} and do what it says.`;
+}
+
+/** The first output line matching one of `patterns`, trimmed and bounded, or undefined. */
+export function firstMatchingLine(text: string, patterns: readonly RegExp[]): string | undefined {
+  for (const line of text.split('\n')) {
+    if (patterns.some((pattern) => pattern.test(line))) return line.trim().slice(0, 300);
+  }
+  return undefined;
+}
+
+/**
+ * The last JSON object in an output tail: one line (`--output-format json` of Claude
+ * Code) or pretty-printed over several lines (Gemini CLI), possibly with stderr lines
+ * around it. Undefined when there is none.
+ */
+export function lastJsonObject(text: string): Record<string, unknown> | undefined {
+  const lines = text.split('\n');
+  const starts = lines.flatMap((line, i) => (line.startsWith('{') ? [i] : [])).reverse().slice(0, 20);
+  for (const start of starts) {
+    for (let end = lines.length; end > start; end -= 1) {
+      const last = lines[end - 1]?.trimEnd() ?? '';
+      if (!last.endsWith('}')) continue;
+      try {
+        const value: unknown = JSON.parse(lines.slice(start, end).join('\n'));
+        if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+      } catch {
+        // Not this span; try a shorter one.
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A CLI that printed a fatal API error ran nothing useful, whatever its exit code says:
+ * `error`, which the pipeline retries later, rather than `failed`, which it would feed
+ * back to a model that never answered. Edits made before the error still stand, so a run
+ * that changed files keeps `changed` and only gains the detail.
+ */
+export function apiErrorVerdict(tool: string, message: string, generic: OutcomeVerdict): OutcomeVerdict {
+  const detail = `${tool} reported an API error: ${message}`;
+  return generic.outcome === 'changed' ? { outcome: 'changed', detail } : { outcome: 'error', detail };
+}
+
+/** A turn or iteration cap ends the run unfinished: `failed`, so the next attempt continues it. */
+export function capVerdict(detail: string): OutcomeVerdict {
+  return { outcome: 'failed', detail };
+}
