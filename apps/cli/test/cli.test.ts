@@ -83,6 +83,19 @@ describe('codefleet CLI', () => {
     expect(result.out).toMatch(/^ok {4}queue \(local\): depth 0/m);
     expect(result.out).toMatch(/FAIL {2}agent command: no-such-agent-binary not found on PATH\n {6}fix: /);
   });
+
+  it('doctor names the default agent\'s missing API key variable without printing any key', async () => {
+    await writeFile(join(dir.path, 'config.yaml'), 'data_dir: ./data\nagents:\n  default: claude\n  claude:\n    binary: /bin/true\n');
+    const missing = await cli(dir.path, 'doctor');
+    expect(missing.out).toMatch(/FAIL {2}agent claude: no API key in \$ANTHROPIC_API_KEY\n {6}fix: export ANTHROPIC_API_KEY=<key>/);
+    const out: string[] = [];
+    await runCli(['--config', join(dir.path, 'config.yaml'), 'doctor'], {
+      out: (l) => out.push(l), err: () => undefined, cwd: dir.path,
+      env: { PATH: process.env.PATH, HOME: dir.path, ANTHROPIC_API_KEY: 'sk-ant-secret-value', ...gitTestEnv() },
+    });
+    expect(out.join('\n')).toMatch(/ok {4}agent claude: API key found in \$ANTHROPIC_API_KEY/);
+    expect(out.join('\n')).not.toContain('sk-ant-secret-value');
+  });
 });
 
 describe('npm run demo (the codefleet binary as a real process)', () => {

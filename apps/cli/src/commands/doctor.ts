@@ -48,6 +48,8 @@ export async function doctor(rt: Runtime): Promise<Check[]> {
     checks.push({ ok: false, what: `queue (${config.queue.backend}) is not reachable: ${(err as Error).message}`, fix: 'check the queue section of config.yaml' });
   }
   checks.push(await agentCheck(rt));
+  const keyCheck = agentKeyCheck(rt);
+  if (keyCheck) checks.push(keyCheck);
   if (config.forge.type === 'github') {
     checks.push(config.forge.github.token
       ? { ok: true, what: `GitHub token found in $${config.forge.github.token_env}` }
@@ -77,4 +79,15 @@ async function agentCheck(rt: Runtime): Promise<Check> {
   return found
     ? { ok: true, what: `agent: ${name} → ${found}` }
     : { ok: false, what: `agent ${name}: ${binary} not found on PATH`, fix: `install ${binary}, or set agents.${name}.binary / agents.default in config.yaml` };
+}
+
+/** The default agent's API key: named in config, its value only in the environment (never printed). */
+function agentKeyCheck(rt: Runtime): Check | undefined {
+  const name = rt.config.agents.default;
+  if (name === 'script') return undefined;
+  const keyEnv = rt.config.agents[name].api_key_env;
+  if (keyEnv === undefined) return undefined;
+  return rt.loaded.env[keyEnv]
+    ? { ok: true, what: `agent ${name}: API key found in $${keyEnv}` }
+    : { ok: false, what: `agent ${name}: no API key in $${keyEnv}`, fix: `export ${keyEnv}=<key>, or set agents.${name}.api_key_env in config.yaml` };
 }
