@@ -4,6 +4,7 @@ import { createAiderAgent } from './cli/aider.js';
 import { createClaudeAgent } from './cli/claude.js';
 import { createCodexAgent } from './cli/codex.js';
 import { createGeminiAgent } from './cli/gemini.js';
+import { createBuiltinAgent } from './builtin/builtin-agent.js';
 import { createCommandAgent } from './command-agent.js';
 import type { CliAgentSettings } from './cli/shared.js';
 import type { Agent } from './port.js';
@@ -13,7 +14,7 @@ const isKnownAgent = (name: string): boolean => (AGENT_NAMES as readonly string[
 
 /**
  * Builds the agent called `name` from the normalized `agents:` config: the CLI adapters
- * (`aider`, `claude`, `codex`, `gemini`), `command` and `script`.
+ * (`aider`, `claude`, `codex`, `gemini`), the built-in model agent (`ollama`), `command` and `script`.
  *
  * @throws {CodefleetError} `invalid_config` for an unknown or not yet available agent, or
  *   an incomplete section (`agents.command.argv` empty, `agents.script.module` unset).
@@ -40,6 +41,8 @@ export function createAgent(name: string, agents: AgentsConfig): Agent {
         ...(config.api_key_env === undefined ? {} : { allowEnv: [config.api_key_env] }),
       });
     }
+    case 'ollama':
+      return createBuiltinAgent(agents.ollama);
     case 'script': {
       const config = agents.script;
       if (config.module === undefined) {

@@ -1,5 +1,5 @@
 // Public API of @codefleet/agents: the agent port, its environment allowlist, the changed
-// files of a working copy, and the adapters (CLI agents, command, script, patch).
+// files of a working copy, and the adapters (CLI agents, built-in model agent, command, script, patch).
 export type { Agent, AgentOutcome, AgentPass, AgentRunRequest, AgentRunResult, ContextFile } from './port.js';
 export { baseAgentEnvNames, buildAgentEnv, isForgeCredential, withoutForgeCredentials, type AgentEnvOptions } from './env.js';
 export { changedFiles, headCommit, parsePorcelainZ, runFilesDir, type ChangedFilesOptions } from './changed-files.js';
@@ -21,3 +21,11 @@ export { createCodexAgent, type CodexAgentOptions } from './cli/codex.js';
 export { createGeminiAgent, type GeminiAgentOptions } from './cli/gemini.js';
 export { lastJsonObject, maxPromptArgumentBytes, promptArgument, type CliAgentSettings } from './cli/shared.js';
 export { createPatchAgent } from './patch-agent.js';
+export { createBuiltinAgent, createModelAgent, type ModelAgentOptions } from './builtin/builtin-agent.js';
+export {
+  displayHost, ModelCallError, modelErrorKind, type ChatMessage, type ChatModel, type ChatOptions, type ChatReply, type ModelErrorKind,
+} from './builtin/chat-model.js';
+export { createOllamaModel, probeOllama, type OllamaModelOptions, type OllamaProbe } from './builtin/ollama-model.js';
+export { createOpenAiModel, type OpenAiModelOptions } from './builtin/openai-model.js';
+export { buildPrompt, relevanceOrder, systemPrompt, type BuiltPrompt, type PromptInput } from './builtin/prompt.js';
+export { readReply, type ReadReply } from './builtin/reply.js';

@@ -26,6 +26,11 @@ export interface AgentRunRequest {
   env: Record<string, string>;
   /** Receives output as it arrives, for live logs and progress. */
   onOutput?: (chunk: string) => void;
+  /**
+   * Model tokens this run may still spend (the job's {@link Agent.tokenBudget} minus what
+   * earlier runs used); absent: no budget. Only agents that call a model read it.
+   */
+  tokenBudget?: number;
 }
 
 /**
@@ -58,6 +63,8 @@ export interface AgentRunResult {
   outcome: AgentOutcome;
   /** Why, in a short sentence, for `no_changes`, `failed`, `timeout` and `error`. */
   detail?: string;
+  /** Model tokens the run spent, as the server counted them; absent for agents that cannot tell. */
+  tokens?: { prompt: number; completion: number };
 }
 
 /**
@@ -87,5 +94,11 @@ export interface Agent {
   readonly timeoutMs?: number;
   /** Variables beyond the base allowlist this agent needs (its API key): `buildAgentEnv`'s `allow`. */
   readonly allowEnv?: readonly string[];
+  /**
+   * Model tokens (prompt + completion) one job may spend with this agent; the pipeline adds
+   * up {@link AgentRunResult.tokens} and ends the job as `budget_exceeded` when another run
+   * is needed and nothing is left. Unset: no budget.
+   */
+  readonly tokenBudget?: number;
   run(req: AgentRunRequest): Promise<AgentRunResult>;
 }

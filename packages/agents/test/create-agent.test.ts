@@ -26,10 +26,14 @@ describe('createAgent', () => {
     expect(() => createAgent('command', agents)).toThrow(expect.objectContaining({ code: 'invalid_config' }));
   });
 
-  it.each(AGENT_NAMES.filter((name) => !['command', 'script', 'aider', 'claude', 'codex', 'gemini'].includes(name)))('%s is not available yet', (name) => {
-    expect(() => createAgent(name, agentsFrom('{}'))).toThrow(
-      expect.objectContaining({ name: 'CodefleetError', code: 'invalid_config', message: `agent "${name}" is not available yet` }),
-    );
+  it('every configured name builds an agent', () => {
+    const agents = agentsFrom('agents:\n  command:\n    argv: [my-agent]\n  script:\n    module: ./demo.mjs\n');
+    for (const name of AGENT_NAMES) expect(createAgent(name, agents).name).toBe(name);
+  });
+
+  it('builds the built-in agent from agents.ollama: timeout, key name, token budget', () => {
+    const agents = agentsFrom('agents:\n  ollama:\n    timeout_seconds: 90\n    api_key_env: PROXY_KEY\n    token_budget: 5000\n');
+    expect(createAgent('ollama', agents)).toMatchObject({ name: 'ollama', timeoutMs: 90_000, allowEnv: ['PROXY_KEY'], tokenBudget: 5000 });
   });
 
   it('names the known agents for an unknown one', () => {

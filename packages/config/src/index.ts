@@ -10,6 +10,7 @@ export { ConfigError, CONFIG_ERROR_CODES, formatProblem, type ConfigErrorCode, t
 export { configJsonSchema, renderConfigJsonSchema } from './json-schema.js';
 export { configSchema, AGENT_NAMES, LOG_LEVELS, type AgentName, type ParsedConfig } from './schema/index.js';
 export { collectSecrets, isSecretName } from './secrets.js';
+export { defaultOllamaHost, ollamaHostFromEnv } from './normalize.js';
 export type { Env } from './expand.js';
 export type {
   AgentsConfig,

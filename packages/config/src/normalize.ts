@@ -21,6 +21,8 @@ export interface NormalizeContext {
  *   `<data_dir>/cache`, `queue.heartbeat_seconds` to `lease_seconds / 4`;
  * - `queue.sqs.region` defaults to `$AWS_REGION`, then `$AWS_DEFAULT_REGION`, then us-east-1;
  * - each agent's `timeout_seconds` defaults to `agents.timeout_seconds`;
+ * - `agents.ollama.host` defaults, for the ollama provider, to `$OLLAMA_HOST` read the way
+ *   Ollama reads it (`host:port`, `:port`, a URL), else `http://127.0.0.1:11434`;
  * - `worker.worker_id` defaults to the host name;
  * - `forge.github.token` is read from the variable named by `forge.github.token_env`, and
  *   `forge.github.webhook_secret` from the one named by `webhook_secret_env`.
@@ -62,7 +64,11 @@ export function normalize(parsed: ParsedConfig, context: NormalizeContext): Conf
       claude: cli(agents.claude),
       codex: cli(agents.codex),
       gemini: cli(agents.gemini),
-      ollama: { ...agents.ollama, timeout_seconds: timeout(agents.ollama.timeout_seconds) },
+      ollama: {
+        ...agents.ollama,
+        ...ollamaHostOf(agents.ollama, env),
+        timeout_seconds: timeout(agents.ollama.timeout_seconds),
+      },
       command: { ...agents.command, timeout_seconds: timeout(agents.command.timeout_seconds) },
       script: {
         ...agents.script,
@@ -77,6 +83,33 @@ export function normalize(parsed: ParsedConfig, context: NormalizeContext): Conf
         ...(privateKey === undefined ? {} : { private_key: privateKey }) },
     },
   };
+}
+
+/** Ollama's own default address. */
+export const defaultOllamaHost = 'http://127.0.0.1:11434';
+
+/**
+ * `OLLAMA_HOST` as a URL, read like the Ollama CLI does: `0.0.0.0`, `host:port`, `:port`
+ * and full URLs; a missing port is 11434 unless a scheme was given. `undefined` when unset;
+ * `null` when set but not an address.
+ */
+export function ollamaHostFromEnv(env: Env): string | undefined | null {
+  const value = nonEmpty(readVariable(env, 'OLLAMA_HOST')?.trim());
+  if (value === undefined) return undefined;
+  const explicit = value.includes('://');
+  try {
+    const url = new URL(explicit ? value : `http://${value.startsWith(':') ? `127.0.0.1${value}` : value}`);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
+    if (!explicit && url.port === '') url.port = '11434';
+    return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+  } catch {
+    return null;
+  }
+}
+
+function ollamaHostOf(ollama: ParsedConfig['agents']['ollama'], env: Env): { host?: string } {
+  if (ollama.host !== undefined || ollama.provider !== 'ollama') return {};
+  return { host: ollamaHostFromEnv(env) ?? defaultOllamaHost };
 }
 
 function envRegion(env: Env): string | undefined {

@@ -1,5 +1,6 @@
 import type { ConfigProblem } from './errors.js';
 import { type Env, readVariable } from './expand.js';
+import { ollamaHostFromEnv } from './normalize.js';
 import type { Config } from './types.js';
 
 /**
@@ -7,7 +8,7 @@ import type { Config } from './types.js';
  * returns the problems it finds; all of them run, so one error reports everything at once.
  */
 export function checkRules(config: Config, env: Env): ConfigProblem[] {
-  return [...queueRules(config), ...agentRules(config), ...workerRules(config), ...forgeRules(config, env)];
+  return [...queueRules(config), ...agentRules(config, env), ...workerRules(config), ...forgeRules(config, env)];
 }
 
 function queueRules({ queue }: Config): ConfigProblem[] {
@@ -40,11 +41,19 @@ function queueRules({ queue }: Config): ConfigProblem[] {
   return problems;
 }
 
-function agentRules({ agents }: Config): ConfigProblem[] {
+function agentRules({ agents }: Config, env: Env): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
   if (agents.default === 'command' && agents.command.argv.length === 0) {
-    return [{ path: 'agents.command.argv', message: 'must not be empty when agents.default is command' }];
+    problems.push({ path: 'agents.command.argv', message: 'must not be empty when agents.default is command' });
   }
-  return [];
+  const { ollama } = agents;
+  if (ollama.provider === 'openai' && ollama.host === undefined) {
+    problems.push({ path: 'agents.ollama.host', message: 'required when agents.ollama.provider is openai (the API base, e.g. https://api.openai.com/v1)' });
+  }
+  if (ollama.provider === 'ollama' && ollamaHostFromEnv(env) === null) {
+    problems.push({ path: 'agents.ollama.host', message: `environment variable OLLAMA_HOST is not an address: ${JSON.stringify(readVariable(env, 'OLLAMA_HOST'))}` });
+  }
+  return problems;
 }
 
 function workerRules({ worker }: Config): ConfigProblem[] {

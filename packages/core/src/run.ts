@@ -57,6 +57,10 @@ export const agentRunSchema = z.object({
   output_tail: z.string().describe('End of the combined output, bounded by boundTail().'),
   changed_files: z.array(z.string()),
   outcome: z.enum(['changed', 'no_changes', 'failed', 'timeout', 'error']),
+  tokens: z
+    .object({ prompt: count, completion: count })
+    .optional()
+    .describe('Model tokens the run spent, for agents that call a model (token budget).'),
 });
 /** One run of a coding agent. */
 export type AgentRun = z.output<typeof agentRunSchema>;

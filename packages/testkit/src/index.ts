@@ -7,3 +7,4 @@ export { isAlive, waitFor, type WaitOptions } from './wait.js';
 export {
   startGithubStandIn, type FaultRule, type GithubStandIn, type Permission, type StandInComment, type StandInIssue, type StandInPull,
 } from './github/stand-in.js';
+export { startOllamaStandIn, type OllamaStandIn, type OllamaStandInOptions, type RecordedChat, type ScriptedReply } from './ollama-stand-in.js';

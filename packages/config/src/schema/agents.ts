@@ -71,7 +71,20 @@ const gemini = z
 
 const ollama = z
   .strictObject({
-    host: z.url().default('http://127.0.0.1:11434').describe('Ollama server URL.'),
+    provider: z
+      .enum(['ollama', 'openai'])
+      .default('ollama')
+      .describe(
+        "API the model is reached through: 'ollama' (Ollama's native API) or 'openai' " +
+          '(any OpenAI-compatible endpoint: vLLM, LM Studio, DeepSeek, OpenAI, Ollama /v1).',
+      ),
+    host: z
+      .url()
+      .optional()
+      .describe(
+        'Server URL. ollama: default $OLLAMA_HOST, else http://127.0.0.1:11434. ' +
+          'openai: the API base including the version, e.g. https://api.openai.com/v1 (required).',
+      ),
     model: z
       .string()
       .min(1)
@@ -79,10 +92,30 @@ const ollama = z
       .describe('Model name; qwen2.5-coder:1.5b suits CPU-only hosts (CW 4.1).'),
     timeout_seconds: agentTimeout(),
     max_tokens: z.number().int().min(1).optional().describe('Upper bound on generated tokens per request (num_predict).'),
+    context_tokens: z
+      .number()
+      .int()
+      .min(1024)
+      .default(8192)
+      .describe(
+        'Context window asked of Ollama (num_ctx; PC 13.3). File contents in the prompt are bounded to about ' +
+          'half of it (2 characters per token), leaving room for the instructions and the reply.',
+      ),
+    token_budget: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        'Tokens (prompt + completion, as the server counts them) one job may spend with this agent; when another ' +
+          'model call is needed and the budget is spent, the job ends as budget_exceeded. Unset: no budget.',
+      ),
     api_key_env: apiKeyEnv(),
   })
   .prefault({})
-  .describe('Built-in agent on an Ollama server: asks for a plan and a patch, applies it with the patch engine.');
+  .describe(
+    'Built-in agent on a model server (Ollama or OpenAI-compatible): asks for a plan and a patch, applies it with the patch engine.',
+  );
 
 const command = z
   .strictObject({

@@ -1,0 +1,164 @@
+import type { OllamaAgentConfig } from '@codefleet/config';
+import { CodefleetError } from '@codefleet/core';
+import { applyPatch } from '@codefleet/patch';
+import { changedFiles, headCommit } from '../changed-files.js';
+import { withoutForgeCredentials } from '../env.js';
+import type { Agent, AgentOutcome, AgentRunRequest, AgentRunResult } from '../port.js';
+import { modelErrorKind, type ChatMessage, type ChatModel } from './chat-model.js';
+import { createOllamaModel } from './ollama-model.js';
+import { createOpenAiModel } from './openai-model.js';
+import { buildPrompt, reaskMessage } from './prompt.js';
+import { readReply } from './reply.js';
+
+/** How the built-in agent reaches its model and how much it may read and spend. */
+export interface ModelAgentOptions {
+  /** Recorded as the agent's name. */
+  name?: string;
+  /** The model for one run; gets the run's environment, where the API key is. */
+  modelFor(env: Readonly<Record<string, string>>): ChatModel;
+  /** Bound on the characters of file contents in the prompt. */
+  contextChars: number;
+  /** Upper bound on generated tokens per call. */
+  maxTokens?: number;
+  timeoutMs?: number;
+  tokenBudget?: number;
+  /** The API key variable, for the runtime to pass through. */
+  allowEnv?: readonly string[];
+}
+
+const maxTail = 8_192;
+
+/**
+ * The built-in agent: one model call per run asks for a plan and a patch (prompt from the
+ * task, bounded file contents and the previous feedback), the patch engine applies it
+ * inside the working copy. A reply that cannot be used is sent back once with the reason;
+ * a second unusable reply is a `failed` run, which the pipeline feeds back like a failed
+ * build. Only file changes are applied (see `readReply`).
+ *
+ * Outcomes: `changed` / `no_changes` after a clean apply; `failed` for an unusable reply or
+ * a command the engine refused, with the engine's words; `timeout` (exit code 124) when
+ * `timeoutMs` passed, the HTTP request aborted; `error` when the model could not be called
+ * (server down, model missing, key refused, HTTP 5xx) or the run was cancelled.
+ */
+export function createModelAgent(options: ModelAgentOptions): Agent {
+  return {
+    // No context file: the prompt carries the task file and the repository's own files.
+    name: options.name ?? 'ollama',
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    ...(options.allowEnv === undefined ? {} : { allowEnv: options.allowEnv }),
+    ...(options.tokenBudget === undefined ? {} : { tokenBudget: options.tokenBudget }),
+    run: (req) => runOnce(options, req),
+  };
+}
+
+async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promise<AgentRunResult> {
+  const started = performance.now();
+  const env = withoutForgeCredentials(req.env);
+  const before = await headCommit(req.workdir, env);
+  const log: string[] = [];
+  const say = (line: string) => {
+    log.push(line);
+    req.onOutput?.(`${line}\n`);
+  };
+  const tokens = { prompt: 0, completion: 0 };
+  const finish = async (outcome: AgentOutcome, detail?: string): Promise<AgentRunResult> => {
+    const files = await changedFiles(req.workdir, env, { since: before }).catch(() => undefined);
+    let verdict = outcome;
+    let why = detail;
+    if (files === undefined && (outcome === 'changed' || outcome === 'no_changes')) [verdict, why] = ['error', 'could not list changed files'];
+    if (verdict === 'changed' && files?.length === 0) [verdict, why] = ['no_changes', 'the patch changed nothing'];
+    const exitCode = verdict === 'timeout' ? 124 : verdict === 'error' ? null : verdict === 'failed' ? 1 : 0;
+    return {
+      exitCode, signal: null, timedOut: verdict === 'timeout', durationMs: Math.round(performance.now() - started),
+      outputTail: log.join('\n').slice(-maxTail), changedFiles: files ?? [], outcome: verdict, tokens: { ...tokens },
+      ...(why === undefined ? {} : { detail: why }),
+    };
+  };
+  if (req.signal?.aborted) return finish('error', 'cancelled');
+
+  const timeout = AbortSignal.timeout(req.timeoutMs);
+  const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
+  const model = options.modelFor(env);
+  const prompt = await buildPrompt({
+    workdir: req.workdir, prompt: req.prompt, pass: req.pass, env, contextChars: options.contextChars,
+    changed: await changedFiles(req.workdir, env).catch(() => []),
+    ...(req.feedback === undefined ? {} : { feedback: req.feedback }),
+  });
+  say(`${model.label}: ${prompt.included.length} file(s) in the prompt${prompt.omitted.length > 0 ? `, ${prompt.omitted.length} left out for length` : ''}`);
+  const messages: ChatMessage[] = [...prompt.messages];
+
+  for (let ask = 1; ask <= 2; ask += 1) {
+    const left = req.tokenBudget === undefined ? undefined : req.tokenBudget - tokens.prompt - tokens.completion;
+    if (left !== undefined && left <= 0) return finish('failed', `token budget spent (${tokens.prompt + tokens.completion} tokens in this run)`);
+    const caps = [options.maxTokens, left].filter((n): n is number => n !== undefined);
+    let reply;
+    try {
+      reply = await model.chat(messages, { signal, ...(caps.length > 0 ? { maxTokens: Math.min(...caps) } : {}), onText: (text) => req.onOutput?.(text) });
+    } catch (error) {
+      if (timeout.aborted) return finish('timeout', `no complete reply within ${Math.round(req.timeoutMs / 1000)} s; request aborted`);
+      if (req.signal?.aborted || modelErrorKind(error) === 'aborted') return finish('error', 'cancelled');
+      const message = error instanceof Error ? error.message : String(error);
+      say(`model call failed: ${message}`);
+      return finish('error', message);
+    }
+    tokens.prompt += reply.promptTokens;
+    tokens.completion += reply.completionTokens;
+    say(`reply ${ask}: ${reply.promptTokens} prompt + ${reply.completionTokens} completion tokens`);
+    say(reply.content.trim());
+    const read = readReply(reply.content);
+    for (const note of read.notes) say(`note: ${note}`);
+    if (read.ok) return applyReply(read.commands, req, env, say, finish);
+    say(`unusable reply: ${read.problem}`);
+    if (ask === 2) return finish('failed', `the model's reply could not be used, twice: ${read.problem}`.slice(0, 500));
+    messages.push({ role: 'assistant', content: reply.content }, { role: 'user', content: reaskMessage(read.problem) });
+  }
+  return finish('failed', 'no usable reply');
+}
+
+async function applyReply(
+  commands: Parameters<typeof applyPatch>[0], req: AgentRunRequest, env: Record<string, string>, say: (line: string) => void,
+  finish: (outcome: AgentOutcome, detail?: string) => Promise<AgentRunResult>,
+): Promise<AgentRunResult> {
+  // Continue mode: independent file edits land even when one is refused; the refusal is
+  // fed back, and the next prompt shows the files as they are now.
+  const result = await applyPatch(commands, { root: req.workdir, env, onError: 'continue' });
+  for (const r of result.results) {
+    const target = 'target' in r.command && r.command.target ? ` ${r.command.target}` : '';
+    say(`${r.status} ${r.command.type} ${r.command.action}${target}${r.error ? `: ${r.error}` : ''}`);
+  }
+  say(result.summary);
+  if (result.failed > 0) return finish('failed', `the patch engine refused part of the reply: ${result.summary}`);
+  return finish('changed');
+}
+
+/**
+ * The built-in agent from `agents.ollama`: the Ollama provider through the `ollama` client,
+ * or any OpenAI-compatible endpoint. The API key, when `api_key_env` names one, is read
+ * from the run's environment (the agent's `allowEnv` lets it through) and sent as a header.
+ *
+ * @throws {CodefleetError} `invalid_config` when the openai provider has no `host`.
+ */
+export function createBuiltinAgent(config: OllamaAgentConfig): Agent {
+  const host = config.host;
+  if (host === undefined) {
+    throw new CodefleetError('invalid_config', 'agents.ollama.host is not set: name the server (the API base for the openai provider)', {
+      details: { path: 'agents.ollama.host' },
+    });
+  }
+  const keyOf = (env: Readonly<Record<string, string>>) => {
+    const key = config.api_key_env === undefined ? undefined : env[config.api_key_env];
+    return key === undefined || key === '' ? {} : { apiKey: key };
+  };
+  return createModelAgent({
+    name: 'ollama',
+    modelFor: (env) => config.provider === 'openai'
+      ? createOpenAiModel({ baseUrl: host, model: config.model, ...keyOf(env) })
+      : createOllamaModel({ host, model: config.model, contextTokens: config.context_tokens, ...keyOf(env) }),
+    // About half the context window, at roughly 4 characters per token.
+    contextChars: config.context_tokens * 2,
+    timeoutMs: config.timeout_seconds * 1000,
+    ...(config.max_tokens === undefined ? {} : { maxTokens: config.max_tokens }),
+    ...(config.token_budget === undefined ? {} : { tokenBudget: config.token_budget }),
+    ...(config.api_key_env === undefined ? {} : { allowEnv: [config.api_key_env] }),
+  });
+}

@@ -1,0 +1,205 @@
+import { readFile, symlink, writeFile, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { parseConfig } from '@codefleet/config';
+import { createTempDir, createTempRepo, freePort, startOllamaStandIn, type OllamaStandIn, type TempDir, type TempRepo } from '@codefleet/testkit';
+import { createBuiltinAgent, probeOllama, type AgentRunRequest } from '../src/index.js';
+import { agentTestEnv } from './conformance.js';
+
+// The built-in agent against the labeled Ollama stand-in (testkit): the real `ollama`
+// client, the real patch engine and real git repositories; only the model is scripted.
+
+const files = {
+  'package.json': '{ "name": "calc", "type": "module" }\n',
+  'src/calc.js': 'export const add = (a, b) => a + b;\n',
+  'test/calc.test.js': "import { add } from '../src/calc.js';\n",
+  '.env': 'SECRET=do-not-send\n',
+};
+
+const goodReply = [
+  'Plan: add multiply next to add.',
+  '',
+  '```js:src/calc.js',
+  'export const add = (a, b) => a + b;',
+  'export const multiply = (a, b) => a * b;',
+  '```',
+  '',
+].join('\n');
+
+let server: OllamaStandIn | undefined;
+let repo: TempRepo | undefined;
+let dir: TempDir | undefined;
+afterEach(async () => {
+  await server?.close();
+  await repo?.dispose();
+  await dir?.dispose();
+  server = undefined;
+  repo = undefined;
+  dir = undefined;
+});
+
+const configFor = (yaml: string, env: Record<string, string> = {}) =>
+  parseConfig(`agents:\n  ollama:\n${yaml}`, { env, baseDir: '/srv', hostname: 'h' }).config.agents.ollama;
+
+async function setup(replies: Parameters<typeof startOllamaStandIn>[0] = {}) {
+  server = await startOllamaStandIn(replies);
+  repo = await createTempRepo({ files });
+  await mkdir(join(repo.path, '.codefleet'), { recursive: true });
+  await writeFile(join(repo.path, '.codefleet', 'task.md'), '# Task: Add multiply\n\nTASK-FILE-MARKER\n');
+  return { server, repo };
+}
+
+const request = (workdir: string, overrides: Partial<AgentRunRequest> = {}): AgentRunRequest => ({
+  workdir, prompt: 'Implement the task below.\n\nTask: Add multiply(a, b) to src/calc.js', pass: 'implement', attempt: 1,
+  timeoutMs: 20_000, env: agentTestEnv(), ...overrides,
+});
+
+describe('built-in agent on the Ollama stand-in', () => {
+  it('asks once, applies the patch: changed, tokens counted, prompt bounded and without secrets', async () => {
+    const { server: s, repo: r } = await setup({ replies: [{ content: goodReply, promptTokens: 321, completionTokens: 45 }] });
+    const agent = createBuiltinAgent(configFor(`    host: ${s.url}\n    max_tokens: 900\n`));
+    const result = await agent.run(request(r.path));
+    expect(result).toMatchObject({ outcome: 'changed', exitCode: 0, changedFiles: ['src/calc.js'], tokens: { prompt: 321, completion: 45 } });
+    expect(await readFile(join(r.path, 'src/calc.js'), 'utf8')).toContain('multiply');
+    expect(s.requests).toHaveLength(1);
+    const [chat] = s.requests;
+    expect(chat).toMatchObject({ api: 'ollama', model: 'qwen2.5-coder:7b', stream: true, options: { num_ctx: 8192, num_predict: 900 } });
+    const user = chat!.messages[1]!.content;
+    expect(chat!.messages[0]!.role).toBe('system');
+    expect(user).toContain('Add multiply(a, b)');
+    expect(user).toContain('TASK-FILE-MARKER');
+    expect(user).toContain('File: src/calc.js');
+    expect(user).toContain('export const add = (a, b) => a + b;');
+    expect(user).not.toContain('do-not-send');
+    expect(result.outputTail).toContain('executed 1, succeeded 1, failed 0');
+  });
+
+  it('feeds an unparseable reply back once, then applies the second: the re-ask names the problem', async () => {
+    const { server: s, repo: r } = await setup({ replies: ['I would add a multiply function.', goodReply] });
+    const agent = createBuiltinAgent(configFor(`    host: ${s.url}\n`));
+    const result = await agent.run(request(r.path, { attempt: 2, feedback: 'FEEDBACK-MARKER: build failed' }));
+    expect(result.outcome).toBe('changed');
+    expect(s.requests).toHaveLength(2);
+    expect(s.requests[0]!.messages[1]!.content).toContain('FEEDBACK-MARKER');
+    const second = s.requests[1]!.messages;
+    expect(second.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
+    expect(second[2]!.content).toBe('I would add a multiply function.');
+    expect(second[3]!.content).toMatch(/could not be used: it holds no file blocks/);
+    expect(result.tokens!.prompt).toBeGreaterThan(0);
+  });
+
+  it('two unusable replies are a failed run whose output says why; shell-only replies are not run', async () => {
+    const { server: s, repo: r } = await setup({ replies: ['no patch here', '```bash\ntouch pwned\n```\n'] });
+    const result = await createBuiltinAgent(configFor(`    host: ${s.url}\n`)).run(request(r.path));
+    expect(result).toMatchObject({ outcome: 'failed', exitCode: 1, changedFiles: [] });
+    expect(result.detail).toMatch(/could not be used, twice: it holds only shell or git commands/);
+    expect(result.outputTail).toMatch(/unusable reply/);
+    await expect(readFile(join(r.path, 'pwned'))).rejects.toThrow();
+  });
+
+  it('a reply writing outside the workspace or into .git is refused by the patch engine: failed, nothing written', async () => {
+    const { server: s, repo: r } = await setup({ replies: ['```sh:../outside.sh\necho hi\n```\n```txt:.git/hooks/pre-commit\nexit 0\n```\n'] });
+    const result = await createBuiltinAgent(configFor(`    host: ${s.url}\n`)).run(request(r.path));
+    expect(result.outcome).toBe('failed');
+    expect(result.outputTail).toMatch(/leaves the workspace/);
+    expect(result.outputTail).toMatch(/inside \.git/);
+    await expect(readFile(join(r.path, '..', 'outside.sh'))).rejects.toThrow();
+  });
+
+  it('server errors, a missing model and a refused connection are errors with a reason, never a crash', async () => {
+    const { server: s, repo: r } = await setup({ replies: [{ status: 500, error: 'out of memory' }] });
+    const failed = await createBuiltinAgent(configFor(`    host: ${s.url}\n`)).run(request(r.path));
+    expect(failed).toMatchObject({ outcome: 'error', exitCode: null });
+    expect(failed.detail).toMatch(/HTTP 500: out of memory/);
+
+    const missing = await createBuiltinAgent(configFor(`    host: ${s.url}\n    model: llama-nope:1b\n`)).run(request(r.path));
+    expect(missing).toMatchObject({ outcome: 'error' });
+    expect(missing.detail).toMatch(/does not have model "llama-nope:1b"/);
+
+    const port = await freePort();
+    const refused = await createBuiltinAgent(configFor(`    host: http://127.0.0.1:${port}\n`)).run(request(r.path));
+    expect(refused).toMatchObject({ outcome: 'error' });
+    expect(refused.detail).toMatch(/unreachable \(ECONNREFUSED\)/);
+  });
+
+  it('a model that never answers is a timeout (exit 124, request aborted); an abort is cancelled', async () => {
+    const { server: s, repo: r } = await setup({ replies: [{ hang: true }, { hang: true }] });
+    const agent = createBuiltinAgent(configFor(`    host: ${s.url}\n`));
+    const started = Date.now();
+    const timedOut = await agent.run(request(r.path, { timeoutMs: 400 }));
+    expect(timedOut).toMatchObject({ outcome: 'timeout', exitCode: 124, timedOut: true });
+    expect(Date.now() - started).toBeLessThan(5_000);
+
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 200);
+    const cancelled = await agent.run(request(r.path, { signal: controller.signal }));
+    expect(cancelled).toMatchObject({ outcome: 'error', detail: 'cancelled' });
+  });
+
+  it('caps generated tokens at what is left of the budget, and stops asking once it is spent', async () => {
+    const { server: s, repo: r } = await setup({ replies: [{ content: 'no patch', promptTokens: 150, completionTokens: 60 }, goodReply] });
+    const result = await createBuiltinAgent(configFor(`    host: ${s.url}\n    max_tokens: 4000\n`)).run(request(r.path, { tokenBudget: 200 }));
+    expect(s.requests[0]!.options).toMatchObject({ num_predict: 200 });
+    expect(s.requests).toHaveLength(1);
+    expect(result).toMatchObject({ outcome: 'failed', tokens: { prompt: 150, completion: 60 } });
+    expect(result.detail).toMatch(/token budget spent/);
+  });
+});
+
+describe('built-in agent on an OpenAI-compatible endpoint (the stand-in\'s /v1)', () => {
+  it('sends the key from the run environment as a bearer header, never in the URL or the output', async () => {
+    const key = 'sk-test-planted-key-123';
+    const { server: s, repo: r } = await setup({ replies: ['nothing usable', { content: goodReply, promptTokens: 10, completionTokens: 20 }] });
+    const agent = createBuiltinAgent(configFor(`    provider: openai\n    host: ${s.openAiBase}\n    api_key_env: LLM_KEY\n    max_tokens: 256\n`));
+    expect(agent.allowEnv).toEqual(['LLM_KEY']);
+    const result = await agent.run(request(r.path, { env: { ...agentTestEnv(), LLM_KEY: key } }));
+    expect(result).toMatchObject({ outcome: 'changed', changedFiles: ['src/calc.js'] });
+    expect(s.requests).toHaveLength(2);
+    for (const chat of s.requests) {
+      expect(chat).toMatchObject({ api: 'openai', url: '/v1/chat/completions', authorization: `Bearer ${key}`, options: { max_tokens: 256 } });
+      expect(chat.url).not.toContain(key);
+    }
+    expect(JSON.stringify(result)).not.toContain(key);
+  });
+
+  it('a refused key is an error that names the variable to check, not the key', async () => {
+    const { server: s, repo: r } = await setup({ replies: [{ status: 401, error: 'invalid api key sk-test-planted' }] });
+    const agent = createBuiltinAgent(configFor(`    provider: openai\n    host: ${s.openAiBase}\n    api_key_env: LLM_KEY\n`));
+    const result = await agent.run(request(r.path, { env: { ...agentTestEnv(), LLM_KEY: 'sk-test-planted' } }));
+    expect(result).toMatchObject({ outcome: 'error' });
+    expect(result.detail).toMatch(/HTTP 401.*API key variable/);
+    expect(JSON.stringify(result)).not.toContain('sk-test-planted');
+  });
+});
+
+describe('the prompt\'s bounded context', () => {
+  it('shows changed and named files first, leaves out what does not fit, and never reads through a symlink', async () => {
+    const { server: s, repo: r } = await setup({ replies: [goodReply] });
+    await r.commit({ 'src/big.js': `// ${'x'.repeat(5_000)}\n`, 'docs/notes.md': 'NOTES-MARKER\n' });
+    dir = await createTempDir('outside');
+    await writeFile(join(dir.path, 'secret.txt'), 'OUTSIDE-SECRET\n');
+    await symlink(join(dir.path, 'secret.txt'), join(r.path, 'link.txt'));
+    await writeFile(join(r.path, 'test/calc.test.js'), "import { add } from '../src/calc.js';\n// CHANGED-MARKER\n");
+    // About 2 000 characters of file contents.
+    const agent = createBuiltinAgent(configFor(`    host: ${s.url}\n    context_tokens: 1024\n`));
+    await agent.run(request(r.path));
+    const user = s.requests[0]!.messages[1]!.content;
+    expect(user).not.toContain('OUTSIDE-SECRET');
+    expect(user).not.toContain('x'.repeat(100));
+    expect(user).toMatch(/left out for length: .*src\/big\.js/);
+    const order = [...user.matchAll(/^File: (.+)$/gm)].map((m) => m[1]);
+    expect(order.slice(0, 2)).toEqual(['test/calc.test.js', 'src/calc.js']);
+    expect(user).toContain('## Repository files');
+    expect(user).toMatch(/^src\/big\.js$/m);
+  });
+});
+
+describe('probeOllama', () => {
+  it('ready when the server answers and has the model; model_missing names what it has; unreachable otherwise', async () => {
+    server = await startOllamaStandIn({ models: ['qwen2.5-coder:1.5b'] });
+    expect(await probeOllama({ host: server.url, model: 'qwen2.5-coder:1.5b' })).toEqual({ status: 'ready', version: '0.0.0-stand-in' });
+    expect(await probeOllama({ host: server.url, model: 'qwen2.5-coder:7b' })).toEqual({ status: 'model_missing', version: '0.0.0-stand-in', models: ['qwen2.5-coder:1.5b'] });
+    const port = await freePort();
+    expect(await probeOllama({ host: `http://127.0.0.1:${port}`, model: 'x', timeoutMs: 1_000 })).toMatchObject({ status: 'unreachable' });
+  });
+});

@@ -1,0 +1,32 @@
+import { describe, expect, it } from '@jest/globals';
+import { ollamaHostFromEnv } from '../src/index.js';
+import { parse, problems, yaml } from './helpers.js';
+
+describe('agents.ollama', () => {
+  it('defaults: ollama provider on $OLLAMA_HOST, else the local server; 8192-token context, no budget', () => {
+    expect(parse('').config.agents.ollama).toEqual({
+      provider: 'ollama', host: 'http://127.0.0.1:11434', model: 'qwen2.5-coder:7b', context_tokens: 8192, timeout_seconds: 600,
+    });
+    expect(parse('', { OLLAMA_HOST: 'gpu-box:11500' }).config.agents.ollama.host).toBe('http://gpu-box:11500');
+    expect(parse(yaml('agents:', '  ollama:', '    host: http://10.0.0.5:11434'), { OLLAMA_HOST: 'ignored:1' }).config.agents.ollama.host).toBe('http://10.0.0.5:11434');
+  });
+
+  it('reads OLLAMA_HOST the way Ollama does', () => {
+    expect(ollamaHostFromEnv({})).toBeUndefined();
+    expect(ollamaHostFromEnv({ OLLAMA_HOST: '0.0.0.0' })).toBe('http://0.0.0.0:11434');
+    expect(ollamaHostFromEnv({ OLLAMA_HOST: ':8080' })).toBe('http://127.0.0.1:8080');
+    expect(ollamaHostFromEnv({ OLLAMA_HOST: 'https://ollama.internal/' })).toBe('https://ollama.internal');
+    expect(ollamaHostFromEnv({ OLLAMA_HOST: 'http://[::1' })).toBeNull();
+  });
+
+  it('the openai provider needs its API base; a bad OLLAMA_HOST is named', () => {
+    expect(problems(yaml('agents:', '  ollama:', '    provider: openai'))).toEqual([
+      expect.objectContaining({ path: 'agents.ollama.host', message: expect.stringMatching(/required when agents.ollama.provider is openai/) }),
+    ]);
+    expect(problems('', { OLLAMA_HOST: 'http://[::1' })).toEqual([
+      expect.objectContaining({ path: 'agents.ollama.host', message: expect.stringMatching(/OLLAMA_HOST is not an address/) }),
+    ]);
+    expect(parse(yaml('agents:', '  ollama:', '    provider: openai', '    host: https://api.openai.com/v1', '    token_budget: 100000')).config.agents.ollama)
+      .toMatchObject({ provider: 'openai', host: 'https://api.openai.com/v1', token_budget: 100000 });
+  });
+});
