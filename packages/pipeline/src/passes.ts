@@ -41,7 +41,8 @@ export function verificationEntry(result: StepResult, pass: 'implement' | 'test'
  * most `maxFixAttempts` times. Pass 1 (`implement`) verifies with the build only; pass 2
  * (`test`) runs build → format → lint → test. An agent that times out or cannot start is
  * not something another fix attempt can help with: those throw at once (transient or
- * permanent), and only agent-fixable failures loop.
+ * permanent), and only agent-fixable failures loop. An agent with a token budget gets
+ * what is left of it with each run, and the pass stops with `budget_exceeded` when it is spent.
  */
 export async function runPass(input: PassInput, pass: 'implement' | 'test'): Promise<void> {
   const { deps, ctx, tracker, agent, ws, plan, criteria } = input;
@@ -49,6 +50,7 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
   const max = deps.settings.maxFixAttempts;
   let feedback: string | undefined;
   for (let inner = 1; inner <= max; inner += 1) {
+    const tokensLeft = tokenBudgetLeft(agent, tracker.run);
     ctx.onProgress?.({ stage: tracker.run.stage, pass, innerAttempt: inner });
     const result = await agent.run({
       workdir: ws.dir,
@@ -59,13 +61,15 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
       signal: ctx.signal,
       timeoutMs: agent.timeoutMs ?? deps.settings.agentTimeoutMs,
       env: deps.settings.agentEnv(agent),
+      ...(tokensLeft === undefined ? {} : { tokenBudget: tokensLeft }),
     });
     await tracker.update((run) => addAgentRun(run, {
       pass, attempt: ctx.attempt, inner_attempt: inner, agent: agent.name,
       exit_code: result.exitCode, signal: result.signal, timed_out: result.timedOut, duration_ms: result.durationMs,
       output_tail: result.outputTail, changed_files: result.changedFiles, outcome: result.outcome,
+      ...(result.tokens === undefined ? {} : { tokens: result.tokens }),
     }, { now: now() }));
-    deps.log.info({ event: 'agent.finished', job_id: ctx.job.id, pass, inner_attempt: inner, outcome: result.outcome, exit_code: result.exitCode, duration_ms: result.durationMs }, `agent ${result.outcome}`);
+    deps.log.info({ event: 'agent.finished', job_id: ctx.job.id, pass, inner_attempt: inner, outcome: result.outcome, exit_code: result.exitCode, duration_ms: result.durationMs, ...(result.tokens === undefined ? {} : { tokens: result.tokens }) }, `agent ${result.outcome}`);
 
     if (ctx.signal.aborted) throw new CodefleetError('cancelled', 'the job was stopped while the agent ran', { verdict: 'transient' });
     if (result.outcome === 'timeout') {
@@ -98,8 +102,32 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
     feedback = verified.failed ? feedbackFor(verified.failed) : 'Verification failed.';
     deps.log.info({ event: 'verify.step_failed', job_id: ctx.job.id, pass, inner_attempt: inner, step: verified.failed?.name }, 'verification failed; feeding back to the agent');
   }
+  // Throws when the last attempt spent the budget: the more precise reason to stop.
+  tokenBudgetLeft(agent, tracker.run);
   throw new CodefleetError('fix_attempts_exhausted', `pass ${pass}: still failing after ${max} attempts. Last feedback:\n${feedback ?? ''}`.slice(0, 4_000), {
     details: { pass, attempts: max },
+  });
+}
+
+/** Model tokens the job's agent runs spent so far, across every delivery (the run record keeps them). */
+export function tokensSpent(run: RunRecord): number {
+  return run.agent_runs.reduce((sum, r) => sum + (r.tokens ? r.tokens.prompt + r.tokens.completion : 0), 0);
+}
+
+/**
+ * What is left of the agent's token budget before another run, or `undefined` when it has
+ * none. A budget is exceeded when another model call is needed and nothing is left: the
+ * job then ends as `budget_exceeded` (permanent, recorded like any failure), not a hang
+ * and not another attempt.
+ *
+ * @throws {CodefleetError} `budget_exceeded` when the budget is spent.
+ */
+export function tokenBudgetLeft(agent: Pick<Agent, 'name' | 'tokenBudget'>, run: RunRecord): number | undefined {
+  if (agent.tokenBudget === undefined) return undefined;
+  const spent = tokensSpent(run);
+  if (spent < agent.tokenBudget) return agent.tokenBudget - spent;
+  throw new CodefleetError('budget_exceeded', `the job spent ${spent} model tokens, its budget is ${agent.tokenBudget} (agents.${agent.name}.token_budget)`, {
+    verdict: 'permanent', details: { tokens_spent: spent, token_budget: agent.tokenBudget },
   });
 }
 
