@@ -58,6 +58,8 @@ export function createProcessAgent(spec: ProcessAgentSpec): Agent {
       cwd: req.workdir,
       env,
       timeoutMs: req.timeoutMs,
+      // The agent writes into a pooled working copy: it must not outlive a killed worker.
+      dieWithParent: true,
       ...(req.signal === undefined ? {} : { signal: req.signal }),
       ...(spec.tailBytes === undefined ? {} : { tailBytes: spec.tailBytes }),
       ...(spec.killGraceMs === undefined ? {} : { killGraceMs: spec.killGraceMs }),

@@ -221,7 +221,8 @@ async function runCommand(
     timeoutMs = options.gitTimeoutMs ?? 30_000;
   }
   if (options.dryRun) return 'planned';
-  const result = await runProcess(argv, { cwd, env: { GIT_TERMINAL_PROMPT: '0', ...env }, timeoutMs });
+  // Shell commands run in a pooled working copy: they must not outlive a killed worker.
+  const result = await runProcess(argv, { cwd, env: { GIT_TERMINAL_PROMPT: '0', ...env }, timeoutMs, dieWithParent: command.type === 'shell_command' });
   const ok = result.exitCode === 0 && !result.timedOut;
   const error = result.timedOut ? `timed out after ${timeoutMs} ms; its process tree was killed` : result.spawnError ?? `exit ${result.exitCode ?? result.signal ?? '?'}`;
   return { ok, output: result.outputTail, ...(ok ? {} : { error }) };

@@ -1,5 +1,6 @@
 import { execa } from 'execa';
 import { boundTail } from '@codefleet/core';
+import { findExecutable, guardedArgv } from './parent-guard.js';
 
 /** Exit code recorded for a process stopped by its timeout, as `timeout(1)` does (AM). */
 export const timeoutExitCode = 124;
@@ -19,6 +20,12 @@ export interface RunProcessOptions {
   killGraceMs?: number;
   /** Called with each chunk of output as it arrives (progress, live logs). */
   onOutput?: (chunk: string) => void;
+  /**
+   * Kill the process group when this process dies, even by SIGKILL: for agents and
+   * verification steps, which write into a working copy another job may reuse. Costs a
+   * small Node guard process per run, so short git calls go without.
+   */
+  dieWithParent?: boolean;
 }
 
 /** What happened to a process: the facts, never an interpretation. */
@@ -44,7 +51,7 @@ export interface ProcessResult {
  * so nothing an agent spawned outlives its run.
  */
 export async function runProcess(argv: readonly string[], options: RunProcessOptions): Promise<ProcessResult> {
-  const [file, ...args] = argv;
+  const [file] = argv;
   if (!file) throw new TypeError('runProcess: argv must name a program');
   const started = performance.now();
   const tailBytes = options.tailBytes ?? 8192;
@@ -53,6 +60,13 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
   if (options.signal?.aborted) {
     return { command: [...argv], exitCode: null, signal: null, timedOut: false, cancelled: true, durationMs: 0, outputTail: '' };
   }
+  if (options.dieWithParent && (await findExecutable(file, options.cwd, options.env.PATH)) === undefined) {
+    return {
+      command: [...argv], exitCode: null, signal: null, timedOut: false, cancelled: false,
+      durationMs: Math.round(performance.now() - started), outputTail: '', spawnError: `spawn ${file} ENOENT`,
+    };
+  }
+  const [program, ...programArgs] = options.dieWithParent ? guardedArgv(argv) : argv;
   let output = '';
   const keep = (chunk: string) => {
     output += chunk;
@@ -61,7 +75,7 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
     options.onOutput?.(chunk);
   };
 
-  const child = execa(file, args, {
+  const child = execa(program ?? file, programArgs, {
     cwd: options.cwd,
     env: { ...options.env },
     extendEnv: false,

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
-import { isAlive, waitFor } from '@codefleet/testkit';
+import { isAlive, startFixture, waitFor } from '@codefleet/testkit';
 import { runProcess } from '../src/index.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
@@ -63,4 +63,37 @@ describe('runProcess', () => {
     const result = await runProcess(['echo', '$(touch /tmp/codefleet-pwned)', '; rm -rf ~', '`id`'], { cwd: '/', env });
     expect(result.outputTail).toBe('$(touch /tmp/codefleet-pwned) ; rm -rf ~ `id`\n');
   });
+
+  it('dieWithParent: a parent killed with SIGKILL takes the child group with it; without it the group is orphaned', async () => {
+    for (const mode of ['guarded', 'unguarded'] as const) {
+      const parent = startFixture(fixture('guarded-parent.mjs'), [mode], { env });
+      const line = await parent.waitForLine(/pids \d+ \d+/);
+      const [child, grandchild] = pidsOf(line);
+      parent.kill('SIGKILL');
+      await parent.exited;
+      if (mode === 'guarded') {
+        await waitFor(() => !isAlive(child!) && !isAlive(grandchild!), { what: 'the orphaned group killed', timeoutMs: 5_000 });
+      } else {
+        // The control: without the guard both survive their parent; clean them up here.
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        expect([isAlive(child!), isAlive(grandchild!)]).toEqual([true, true]);
+        process.kill(-child!, 'SIGKILL');
+      }
+    }
+  });
+
+  it('dieWithParent keeps exit codes, signals, timeouts and a missing program as without it', async () => {
+    const exit = await runProcess([process.execPath, fixture('family.mjs'), 'exit'], { cwd: '/', env, dieWithParent: true });
+    expect(exit).toMatchObject({ exitCode: 3, signal: null, timedOut: false });
+    expect(exit.outputTail).toContain('to stderr');
+    const killed = await runProcess([process.execPath, '-e', "process.kill(process.pid, 'SIGSEGV')"], { cwd: '/', env, dieWithParent: true });
+    expect(killed).toMatchObject({ exitCode: null, signal: 'SIGSEGV' });
+    const hung = await runProcess([process.execPath, fixture('family.mjs'), 'hang'], { cwd: '/', env, timeoutMs: 500, killGraceMs: 200, dieWithParent: true });
+    expect(hung).toMatchObject({ exitCode: 124, timedOut: true });
+    const [child, grandchild] = pidsOf(hung.outputTail);
+    await waitFor(() => !isAlive(child!) && !isAlive(grandchild!), { what: 'no survivors', timeoutMs: 3_000 });
+    const missing = await runProcess(['codefleet-no-such-program'], { cwd: '/', env, dieWithParent: true });
+    expect(missing).toMatchObject({ exitCode: null, spawnError: 'spawn codefleet-no-such-program ENOENT' });
+  });
 });
+

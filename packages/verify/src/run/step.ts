@@ -31,6 +31,8 @@ export async function runStep(
     timeoutMs: options.timeoutMs,
     tailBytes: options.tailBytes ?? defaultStepTailBytes,
     onOutput: (chunk) => scanner.write(chunk),
+    // A step writes into a pooled working copy: it must not outlive a killed worker.
+    dieWithParent: true,
     ...(options.signal === undefined ? {} : { signal: options.signal }),
   });
   if (result.cancelled) throwIfCancelled(AbortSignal.abort(), name, command);
