@@ -103,7 +103,8 @@ describe('npm run demo (the codefleet binary as a real process)', () => {
     const dir = await createTempDir('demo');
     try {
       await writeFile(join(dir.path, 'config.yaml'), 'data_dir: ./data\n');
-      const proc = startFixture(bin, ['demo'], { cwd: dir.path, env: { PATH: process.env.PATH ?? '', HOME: dir.path, ...gitTestEnv() } });
+      // Port 1 refuses: no Ollama, whatever runs on this machine, so the scripted agent.
+      const proc = startFixture(bin, ['demo'], { cwd: dir.path, env: { PATH: process.env.PATH ?? '', HOME: dir.path, OLLAMA_HOST: '127.0.0.1:1', ...gitTestEnv() } });
       const exit = await proc.exited;
       const output = proc.lines.join('\n');
       expect({ exit, stderr: exit.exitCode === 0 ? '' : proc.stderr }).toEqual({ exit: { exitCode: 0, signal: undefined }, stderr: '' });

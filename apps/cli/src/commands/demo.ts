@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { displayHost, probeOllama } from '@codefleet/agents';
 import type { LoadedConfig } from '@codefleet/config';
 import { createLogger } from '@codefleet/log';
 import { runProcess } from '@codefleet/process';
@@ -13,21 +14,37 @@ import { work } from './worker.js';
 
 const demoAgent = fileURLToPath(new URL('../demo/demo-agent.js', import.meta.url));
 
+/** Which agent the demo runs, and the sentence that says why. */
+async function chooseAgent(loaded: LoadedConfig): Promise<{ agent: 'ollama' | 'script'; why: string }> {
+  const { ollama } = loaded.config.agents;
+  if (ollama.provider !== 'ollama' || ollama.host === undefined) {
+    return { agent: 'script', why: 'agents.ollama uses an OpenAI-compatible endpoint, which the demo does not call' };
+  }
+  const probe = await probeOllama({ host: ollama.host, model: ollama.model, timeoutMs: 1_500 });
+  if (probe.status === 'ready') return { agent: 'ollama', why: `Ollama ${probe.version} at ${displayHost(ollama.host)} has ${ollama.model}` };
+  if (probe.status === 'model_missing') {
+    return { agent: 'script', why: `Ollama at ${displayHost(ollama.host)} answered but has no ${ollama.model} (ollama pull ${ollama.model} to use it)` };
+  }
+  return { agent: 'script', why: `no Ollama answered at ${displayHost(ollama.host)} ($OLLAMA_HOST or agents.ollama.host)` };
+}
+
 /**
  * `codefleet demo`: the whole product on embedded defaults with nothing else running — a
- * sample repository, a task on the local queue, a worker running the two-pass loop with a
- * scripted agent, a pull request on the local forge. Resolves true only when the PR was
- * opened with the definition of done passed.
+ * sample repository, a task on the local queue, a worker running the two-pass loop, a
+ * pull request on the local forge. The agent is the built-in one when a local Ollama
+ * answers and has the configured model, else the scripted demo agent; the first line says
+ * which. Resolves true only when the PR was opened with the definition of done passed.
  */
 export async function demo(loaded: LoadedConfig, out: (line: string) => void): Promise<boolean> {
   const dir = join(loaded.config.data_dir, 'demo', new Date().toISOString().replace(/[:.]/g, '-'));
   await mkdir(dir, { recursive: true });
+  const chosen = await chooseAgent(loaded);
   const config = {
     ...loaded.config,
     data_dir: dir,
     queue: { ...loaded.config.queue, backend: 'local' as const, local: { path: join(dir, 'queue.sqlite') } },
     workspace: { ...loaded.config.workspace, cache_dir: join(dir, 'cache') },
-    agents: { ...loaded.config.agents, default: 'script' as const, script: { ...loaded.config.agents.script, module: demoAgent } },
+    agents: { ...loaded.config.agents, default: chosen.agent, script: { ...loaded.config.agents.script, module: demoAgent } },
     forge: { ...loaded.config.forge, type: 'local' as const },
     logging: { ...loaded.config.logging, level: 'warn' as const },
   };
@@ -35,7 +52,9 @@ export async function demo(loaded: LoadedConfig, out: (line: string) => void): P
     log: createLogger({ level: 'warn', format: 'pretty', secrets: loaded.secrets, destination: process.stderr }),
   });
   try {
-    out('codefleet demo — everything runs locally; the agent is SCRIPTED (no language model).');
+    out(chosen.agent === 'ollama'
+      ? `codefleet demo — everything runs locally; the agent is the BUILT-IN agent on a local model (${chosen.why}).`
+      : `codefleet demo — everything runs locally; the agent is SCRIPTED (no language model): ${chosen.why}.`);
     out(`  working in ${dir}`);
     const origin = await createSampleRepo(dir, gitEnvFrom(loaded.env));
     out(`  sample repository: ${origin} (a small JavaScript project with its own build and tests)`);
@@ -82,9 +101,15 @@ export async function demo(loaded: LoadedConfig, out: (line: string) => void): P
     out(`  PR records:    ${join(dir, 'forge.sqlite')}`);
     out(`  working copies: ${join(dir, 'cache')}`);
     out('');
-    out('The demo agent is scripted: it is not a language model. To run a real agent, set');
-    out('`agents.default` in config.yaml to aider, claude, codex, gemini or command (see the');
-    out('agents section there for binaries, models and API key variables).');
+    if (chosen.agent === 'script') {
+      out('The demo agent is scripted: it is not a language model. Start Ollama with the model');
+      out(`(ollama pull ${loaded.config.agents.ollama.model}) to see the built-in agent here, or set \`agents.default\``);
+      out('in config.yaml to ollama, aider, claude, codex, gemini or command (see the agents');
+      out('section there for binaries, models and API key variables).');
+    } else {
+      out('The agent was the built-in one on your local model: a small model may need the inner');
+      out('fix loop, or fail the task; the run record above says what happened.');
+    }
     const ok = run.outcome === 'succeeded' && run.dod_result === 'passed' && pr !== undefined && !pr.draft;
     out('');
     out(ok ? 'demo passed: pull request opened with the definition of done passed.' : `demo FAILED: outcome ${run.outcome ?? run.stage}, DoD ${run.dod_result ?? 'not run'}.`);

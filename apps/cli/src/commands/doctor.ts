@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import { access, mkdir } from 'node:fs/promises';
 import { delimiter, isAbsolute, join } from 'node:path';
+import { displayHost, probeOllama } from '@codefleet/agents';
 import { runProcess } from '@codefleet/process';
 import type { Runtime } from '../runtime.js';
 
@@ -73,12 +74,27 @@ async function agentCheck(rt: Runtime): Promise<Check> {
       return { ok: false, what: `agent script ${module} not found`, fix: 'fix agents.script.module' };
     }
   }
-  const binary = name === 'command' ? agents.command.argv[0] : name === 'ollama' ? undefined : agents[name].binary;
-  if (binary === undefined) return { ok: true, what: `agent: ${name} (${agents.ollama.host})` };
+  if (name === 'ollama') return ollamaCheck(rt);
+  const binary = name === 'command' ? agents.command.argv[0] : agents[name].binary;
+  if (binary === undefined) return { ok: false, what: 'agent command has no argv', fix: 'set agents.command.argv in config.yaml' };
   const found = await findBinary(binary, rt.loaded.env.PATH);
   return found
     ? { ok: true, what: `agent: ${name} → ${found}` }
     : { ok: false, what: `agent ${name}: ${binary} not found on PATH`, fix: `install ${binary}, or set agents.${name}.binary / agents.default in config.yaml` };
+}
+
+/** The built-in agent's server: an Ollama that answers and has the model (OpenAI-compatible endpoints are not called). */
+async function ollamaCheck(rt: Runtime): Promise<Check> {
+  const { ollama } = rt.config.agents;
+  if (ollama.provider !== 'ollama' || ollama.host === undefined) {
+    return { ok: true, what: `agent: ollama on the OpenAI-compatible endpoint ${ollama.host === undefined ? '(no host)' : displayHost(ollama.host)}, model ${ollama.model} (not called by doctor)` };
+  }
+  const probe = await probeOllama({ host: ollama.host, model: ollama.model, timeoutMs: 3_000 });
+  if (probe.status === 'ready') return { ok: true, what: `agent: ollama ${probe.version} at ${displayHost(ollama.host)} has ${ollama.model}` };
+  if (probe.status === 'model_missing') {
+    return { ok: false, what: `agent ollama: ${displayHost(ollama.host)} has no ${ollama.model}`, fix: `ollama pull ${ollama.model}, or set agents.ollama.model (qwen2.5-coder:1.5b on CPU-only hosts)` };
+  }
+  return { ok: false, what: `agent ollama: ${probe.detail}`, fix: 'start Ollama (ollama serve), or point $OLLAMA_HOST / agents.ollama.host at it' };
 }
 
 /** The default agent's API key: named in config, its value only in the environment (never printed). */
