@@ -15,6 +15,8 @@ export interface OutcomeFacts {
 export interface OutcomeVerdict {
   outcome: AgentOutcome;
   detail?: string;
+  /** An `error` no retry can fix (see `AgentRunResult.permanent`). */
+  permanent?: boolean;
 }
 
 /**

@@ -65,6 +65,12 @@ export interface AgentRunResult {
   detail?: string;
   /** Model tokens the run spent, as the server counted them; absent for agents that cannot tell. */
   tokens?: { prompt: number; completion: number };
+  /**
+   * Set on an `error` that no retry can fix until someone acts: the API refused the key, the
+   * model does not exist, the CLI rejected its arguments. The pipeline then dead-letters
+   * the job at once instead of spending its outer retries.
+   */
+  permanent?: boolean;
 }
 
 /**

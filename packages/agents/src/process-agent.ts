@@ -85,6 +85,7 @@ export function createProcessAgent(spec: ProcessAgentSpec): Agent {
       changedFiles: 'files' in changes ? changes.files : [],
       outcome: verdict.outcome,
       ...(verdict.detail === undefined ? {} : { detail: verdict.detail }),
+      ...(verdict.permanent === true && verdict.outcome === 'error' ? { permanent: true } : {}),
     };
   };
   return {

@@ -111,14 +111,17 @@ describe('built-in agent on the Ollama stand-in', () => {
     const failed = await createBuiltinAgent(configFor(`    host: ${s.url}\n`)).run(request(r.path));
     expect(failed).toMatchObject({ outcome: 'error', exitCode: null });
     expect(failed.detail).toMatch(/HTTP 500: out of memory/);
+    // A server error may pass; a missing model or a refused key will not (permanent).
+    expect(failed.permanent).toBeUndefined();
 
     const missing = await createBuiltinAgent(configFor(`    host: ${s.url}\n    model: llama-nope:1b\n`)).run(request(r.path));
-    expect(missing).toMatchObject({ outcome: 'error' });
+    expect(missing).toMatchObject({ outcome: 'error', permanent: true });
     expect(missing.detail).toMatch(/does not have model "llama-nope:1b"/);
 
     const port = await freePort();
     const refused = await createBuiltinAgent(configFor(`    host: http://127.0.0.1:${port}\n`)).run(request(r.path));
     expect(refused).toMatchObject({ outcome: 'error' });
+    expect(refused.permanent).toBeUndefined();
     expect(refused.detail).toMatch(/unreachable \(ECONNREFUSED\)/);
   });
 
@@ -166,7 +169,7 @@ describe('built-in agent on an OpenAI-compatible endpoint (the stand-in\'s /v1)'
     const { server: s, repo: r } = await setup({ replies: [{ status: 401, error: 'invalid api key sk-test-planted' }] });
     const agent = createBuiltinAgent(configFor(`    provider: openai\n    host: ${s.openAiBase}\n    api_key_env: LLM_KEY\n`));
     const result = await agent.run(request(r.path, { env: { ...agentTestEnv(), LLM_KEY: 'sk-test-planted' } }));
-    expect(result).toMatchObject({ outcome: 'error' });
+    expect(result).toMatchObject({ outcome: 'error', permanent: true });
     expect(result.detail).toMatch(/HTTP 401.*API key variable/);
     expect(JSON.stringify(result)).not.toContain('sk-test-planted');
   });

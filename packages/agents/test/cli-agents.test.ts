@@ -16,6 +16,7 @@ import {
   buildAgentEnv, createAgent, createAiderAgent, createClaudeAgent, createCodexAgent, createGeminiAgent,
   maxPromptArgumentBytes, type Agent, type AgentRunRequest, type CliAgentSettings,
 } from '../src/index.js';
+import { apiErrorVerdict } from '../src/cli/shared.js';
 import { fixture, hostilePrompt, plantedCredentials } from './conformance.js';
 
 type Tool = 'aider' | 'claude' | 'codex' | 'gemini';
@@ -165,6 +166,8 @@ describe.each(toolNames)('%s adapter', (tool) => {
     expect(result.exitCode).toBe(0);
     expect(result.outcome).toBe('error');
     expect(result.detail).toMatch(/reported an API error: .*(?:api.key|x-api-key|401)/i);
+    // A refused key fails again on every retry.
+    expect(result.permanent).toBe(true);
   });
 
   it('a non-zero exit → failed with its output', async () => {
@@ -195,6 +198,12 @@ describe.each(['aider', 'claude', 'gemini'] as const)('%s turn or iteration cap'
 });
 
 describe('CLI adapter details', () => {
+  it('an API error that a retry may fix (rate limit, overload) is an error but not permanent', () => {
+    expect(apiErrorVerdict('aider', 'litellm.RateLimitError: rate limited', { outcome: 'no_changes' })).toEqual({ outcome: 'error', detail: 'aider reported an API error: litellm.RateLimitError: rate limited' });
+    expect(apiErrorVerdict('Codex', 'ERROR: unexpected status 503 Service Unavailable', { outcome: 'failed' }).permanent).toBeUndefined();
+    expect(apiErrorVerdict('Codex', 'ERROR: unexpected status 401 Unauthorized', { outcome: 'failed' }).permanent).toBe(true);
+  });
+
   it('claude: an API error after edits keeps changed, with the error in the detail', async () => {
     const { agent, path, req } = await setUp('claude', 'api-error');
     await writeFile(join(path, 'partial.txt'), 'half done\n');

@@ -76,7 +76,7 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
       throw new CodefleetError('agent_timeout', `agent ${agent.name} timed out after ${agent.timeoutMs ?? deps.settings.agentTimeoutMs} ms (pass ${pass}, attempt ${inner})`);
     }
     if (result.outcome === 'error') {
-      throw new CodefleetError('agent_crashed', `agent ${agent.name} could not run: ${result.detail ?? 'unknown error'}`);
+      throw new CodefleetError('agent_crashed', `agent ${agent.name} could not run: ${result.detail ?? 'unknown error'}`, result.permanent ? { verdict: 'permanent' } : {});
     }
     if (result.outcome === 'failed') {
       // The detail says why (a turn cap is reached with exit 0): the exit code alone would mislead.

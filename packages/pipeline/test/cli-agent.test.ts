@@ -77,3 +77,22 @@ it('Claude Code adapter in the two-pass loop: a turn cap is fed back, the contex
   const files = await git(h.dir.path, ['--git-dir', h.origin, 'diff', '--name-only', `main...${branchName(job)}`]);
   expect(files.split('\n').sort()).toEqual(['src/lib.js', 'test/two.test.js']);
 }, 60_000);
+
+it('an API key refused by the provider dead-letters the job at once: no outer retries', async () => {
+  h = await createHarness();
+  const bin = join(h.dir.path, 'bin');
+  await mkdir(bin);
+  await writeFile(join(bin, 'claude'), `#!${process.execPath}\nrequire('node:fs').appendFileSync(__dirname + '/calls', 'x');\nconsole.log(JSON.stringify({ type: 'result', subtype: 'success', is_error: true, result: 'API Error: 401 invalid x-api-key' }));\n`);
+  await chmod(join(bin, 'claude'), 0o755);
+  const agent = createClaudeAgent({ binary: 'claude', maxTurns: 30, apiKeyEnv: 'ANTHROPIC_API_KEY' });
+  h.deps.agentFor = () => agent;
+  h.deps.settings = { ...h.deps.settings, agentEnv: () => ({ ...gitTestEnv(), PATH: `${bin}:${process.env.PATH ?? ''}`, HOME: h!.dir.path }) };
+  const job = h.job();
+  await h.drain(job);
+  expect(await readFile(join(bin, 'calls'), 'utf8')).toBe('x');
+  const run = await h.store.get(job.id);
+  expect(run).toMatchObject({ outcome: 'failed' });
+  const dead = await h.queue.deadLetters();
+  expect(dead.map((d) => d.id)).toEqual([job.id]);
+  expect(dead[0]!.reason).toMatch(/agent_crashed.*API Error: 401/);
+}, 60_000);

@@ -61,7 +61,7 @@ async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promis
     req.onOutput?.(`${line}\n`);
   };
   const tokens = { prompt: 0, completion: 0 };
-  const finish = async (outcome: AgentOutcome, detail?: string): Promise<AgentRunResult> => {
+  const finish = async (outcome: AgentOutcome, detail?: string, permanent = false): Promise<AgentRunResult> => {
     const files = await changedFiles(req.workdir, env, { since: before }).catch(() => undefined);
     let verdict = outcome;
     let why = detail;
@@ -72,6 +72,7 @@ async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promis
       exitCode, signal: null, timedOut: verdict === 'timeout', durationMs: Math.round(performance.now() - started),
       outputTail: log.join('\n').slice(-maxTail), changedFiles: files ?? [], outcome: verdict, tokens: { ...tokens },
       ...(why === undefined ? {} : { detail: why }),
+      ...(permanent && verdict === 'error' ? { permanent: true } : {}),
     };
   };
   if (req.signal?.aborted) return finish('error', 'cancelled');
@@ -99,7 +100,9 @@ async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promis
       if (req.signal?.aborted || modelErrorKind(error) === 'aborted') return finish('error', 'cancelled');
       const message = error instanceof Error ? error.message : String(error);
       say(`model call failed: ${message}`);
-      return finish('error', message);
+      // A refused key or a missing model stays so on every retry: dead-letter at once.
+      const kind = modelErrorKind(error);
+      return finish('error', message, kind === 'unauthorized' || kind === 'model_not_found');
     }
     tokens.prompt += reply.promptTokens;
     tokens.completion += reply.completionTokens;

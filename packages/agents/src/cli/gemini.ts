@@ -39,7 +39,7 @@ export function createGeminiAgent(options: GeminiAgentOptions): Agent {
       if (!['changed', 'no_changes', 'failed'].includes(generic.outcome)) return undefined;
       const exit = facts.process.exitCode;
       if (exit === turnLimitExit) return capVerdict(`Gemini CLI reached its turn limit (exit ${turnLimitExit})`);
-      if (exit === inputErrorExit) return { outcome: 'error', detail: `Gemini CLI refused its input (exit ${inputErrorExit}): check agents.gemini.extra_args and the CLI version` };
+      if (exit === inputErrorExit) return { outcome: 'error', permanent: true, detail: `Gemini CLI refused its input (exit ${inputErrorExit}): check agents.gemini.extra_args and the CLI version` };
       const error = lastJsonObject(facts.process.outputTail)?.error;
       if (typeof error === 'object' && error !== null) {
         const message = (error as { message?: unknown }).message;

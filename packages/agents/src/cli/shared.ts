@@ -72,8 +72,12 @@ export function lastJsonObject(text: string): Record<string, unknown> | undefine
  */
 export function apiErrorVerdict(tool: string, message: string, generic: OutcomeVerdict): OutcomeVerdict {
   const detail = `${tool} reported an API error: ${message}`;
-  return generic.outcome === 'changed' ? { outcome: 'changed', detail } : { outcome: 'error', detail };
+  if (generic.outcome === 'changed') return { outcome: 'changed', detail };
+  // A refused key fails the same way on every retry: the job waits in the dead letters.
+  return authFailure.test(message) ? { outcome: 'error', detail, permanent: true } : { outcome: 'error', detail };
 }
+
+const authFailure = /\b40[13]\b|unauthori[sz]ed|authentication|invalid[\s\w-]{0,20}api[\s_-]?key|api key not valid|permission denied/i;
 
 /** A turn or iteration cap ends the run unfinished: `failed`, so the next attempt continues it. */
 export function capVerdict(detail: string): OutcomeVerdict {
