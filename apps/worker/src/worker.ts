@@ -37,6 +37,12 @@ const settledCounter: Record<Settlement, keyof Omit<WorkerSummary, 'processed'>>
   acked: 'acked', retried: 'retried', dead_lettered: 'deadLettered', released: 'released',
 };
 
+/** A job claimed by the previous one's ack, and whether its task lease is already taken. */
+interface Next {
+  lease: Lease;
+  taskLease?: boolean | undefined;
+}
+
 /** Runs one delivered job; the pipeline's `runJob` bound to its dependencies. */
 export type JobRunner = (ctx: JobContext) => Promise<JobResult>;
 
@@ -70,7 +76,13 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
   else options.shutdown.addEventListener('abort', onShutdown, { once: true });
 
   const slot = async (n: number) => {
+    // The job the last ack claimed with it (fetch-next), run before claiming again.
+    let next: Next | undefined;
     while (!options.shutdown.aborted) {
+      if (next) {
+        next = await handle(next.lease, next.taskLease);
+        continue;
+      }
       let lease: Lease | undefined;
       try {
         lease = await queue.claim({ workerId: options.workerId, waitMs: options.once ? 0 : options.claimWaitMs ?? 1_000, signal: options.shutdown });
@@ -88,15 +100,25 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
         if (options.once) await sleep(100, undefined, { signal: options.shutdown }).catch(() => undefined);
         continue;
       }
-      await handle(lease);
+      next = await handle(lease);
     }
+    if (!next) return;
+    // Shutdown began between an ack that claimed the next job and its start: give it back,
+    // task lease first, so whoever claims it next finds the task free.
+    const { lease, taskLease } = next;
+    if (taskLease) await options.leases?.store.release(lease.job.idempotency_key, lease.token).catch(() => undefined);
+    await lease.release().catch((err: unknown) => options.log.warn({ err, event: 'lease.release_failed', job_id: lease.job.id }, 'could not give back a claimed job'));
   };
 
-  const handle = async (lease: Lease) => {
+  /**
+   * Runs one delivery and settles it; resolves the next job when the ack claimed one.
+   * `taskLease` is whether the task lease was already taken for it (handed over).
+   */
+  const handle = async (lease: Lease, taskLease?: boolean): Promise<Next | undefined> => {
     const log = options.log.child({ job_id: lease.job.id, attempt: lease.attempt });
     const taskKey = lease.job.idempotency_key;
     const { leases } = options;
-    if (leases && !(await leases.store.acquire(taskKey, lease.token, leases.ttlMs).catch(() => false))) {
+    if (leases && !(taskLease ?? (await leases.store.acquire(taskKey, lease.token, leases.ttlMs).catch(() => false)))) {
       // Another delivery of the same task is running somewhere: try again once its lease
       // has had time to end, rather than run the task twice at once.
       log.warn({ event: 'task.busy', task_key: taskKey }, 'another worker runs this task; retrying later');
@@ -105,7 +127,7 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
       summary.retried += 1;
       options.events?.jobStarted();
       options.events?.jobSettled('retried', undefined, lease.attempt);
-      return;
+      return undefined;
     }
     const controller = new AbortController();
     running.add(controller);
@@ -144,8 +166,17 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
       running.delete(controller);
     }
     summary.processed += 1;
+    let next: Lease | undefined;
     try {
-      const settled = await settleLease(lease, result);
+      let settled: Settlement;
+      if (result?.action === 'ack' && lease.ackAndClaim && !options.shutdown.aborted) {
+        // This slot runs another job next anyway: the ack claims it in the same round trip.
+        next = await lease.ackAndClaim();
+        if (next) options.events?.claimSucceeded();
+        settled = 'acked';
+      } else {
+        settled = await settleLease(lease, result);
+      }
       summary[settledCounter[settled]] += 1;
       options.events?.jobSettled(settled, result?.run, lease.attempt);
       log.info({ event: 'job.settled', action: result?.action ?? 'retry' }, 'settled');
@@ -154,8 +185,16 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
       options.events?.jobSettled('settle_failed', result?.run, lease.attempt);
       log.warn({ err, event: 'lease.settle_failed' }, 'could not settle the lease');
     }
-    // After settling, so the task is never free while its queue lease still runs.
-    await leases?.store.release(taskKey, lease.token).catch((err: unknown) => log.warn({ err, event: 'task_lease.release_failed' }, 'could not release the task lease'));
+    // After settling, so the task is never free while its queue lease still runs. The
+    // next job's task lease is taken in the same round trip (undefined: handle() tries).
+    const releaseFailed = (err: unknown) => { log.warn({ err, event: 'task_lease.release_failed' }, 'could not release the task lease'); return undefined; };
+    if (!leases) return next && { lease: next };
+    if (!next) {
+      await leases.store.release(taskKey, lease.token).catch(releaseFailed);
+      return undefined;
+    }
+    const to = { taskKey: next.job.idempotency_key, token: next.token };
+    return { lease: next, taskLease: await leases.store.handOver({ taskKey, token: lease.token }, to, leases.ttlMs).catch(releaseFailed) };
   };
 
   await Promise.all(Array.from({ length: Math.max(1, options.concurrency) }, (_, n) => slot(n)));

@@ -91,6 +91,14 @@ export interface Lease {
   /** The job is done; it will not be delivered again. */
   ack(): Promise<void>;
   /**
+   * Optional: `ack`, and claim the next visible job in the same round trip (BullMQ's
+   * fetch-next), without waiting. Resolves the new lease, or `undefined` when no job was
+   * ready; the ack happened either way. Only for a caller that runs the next job at once:
+   * until settled, the claimed job is in flight like any other. Adapters without it
+   * leave it out; callers then `ack` and `claim`.
+   */
+  ackAndClaim?(): Promise<Lease | undefined>;
+  /**
    * A transient failure: deliver again after `delayMs`, or dead-letter with the reason
    * when this was the last allowed attempt. Resolves to which of the two happened.
    */

@@ -79,6 +79,45 @@ describe('BullmqQueue specifics', () => {
     }
   }, 15_000);
 
+  it('ackAndClaim completes the job and claims the next in the same call, with its own token', async () => {
+    const queue = new BullmqQueue(settingsFor(1_000, 2));
+    try {
+      const jobs = [sampleJob(), sampleJob(), sampleJob({ title: 42 } as never)];
+      for (const job of jobs.slice(0, 2)) await queue.enqueue(job);
+      await queue.injectRaw(JSON.stringify(jobs[2]));
+      const first = await queue.claim({ workerId: 'w', waitMs: 2_000 });
+      const second = await first!.ackAndClaim!();
+      expect(second?.job).toEqual(jobs[1]);
+      expect(second?.attempt).toBe(1);
+      expect(second?.token).not.toBe(first?.token);
+      expect(await queue.stats()).toMatchObject({ completed: 1, inFlight: 1, ready: 1 });
+      // The old lease is settled; the new one is live (heartbeat, then settle).
+      await expect(first!.ack()).rejects.toMatchObject({ code: 'lease_lost' });
+      await second!.heartbeat();
+      // The malformed payload fetched next is dead-lettered, not handed out.
+      expect(await second!.ackAndClaim!()).toBeUndefined();
+      expect(await queue.stats()).toMatchObject({ completed: 2, inFlight: 0, ready: 0, deadLetter: 1 });
+    } finally {
+      await queue.close();
+    }
+  });
+
+  it('a job claimed by ackAndClaim and released goes back without spending an attempt', async () => {
+    const queue = new BullmqQueue(settingsFor(1_000, 2));
+    try {
+      for (const job of [sampleJob(), sampleJob()]) await queue.enqueue(job);
+      const first = await queue.claim({ workerId: 'w', waitMs: 2_000 });
+      const second = await first!.ackAndClaim!();
+      await second!.release();
+      const again = await queue.claim({ workerId: 'w2', waitMs: 2_000 });
+      expect(again?.job.id).toBe(second?.job.id);
+      expect(again?.attempt).toBe(1);
+      await again!.ack();
+    } finally {
+      await queue.close();
+    }
+  });
+
   it('refuses nonsense settings with a clear error', () => {
     expect(() => new BullmqQueue({ ...settingsFor(0, 2) })).toThrow(/leaseMs/);
     expect(() => new BullmqQueue({ ...settingsFor(1_000, 0) })).toThrow(/maxAttempts/);

@@ -40,6 +40,12 @@ export interface TaskLeases {
   fence(taskKey: string, token: string, action: string, runId: string): Promise<boolean>;
   /** Gives the task up if `token` still owns it. */
   release(taskKey: string, token: string): Promise<void>;
+  /**
+   * `release(from)` then `acquire(to)`, in one round trip where the store has them: a
+   * worker going straight from a settled job to the next one (fetch-next) pays one
+   * instead of two. Resolves what `acquire(to)` would.
+   */
+  handOver(from: { taskKey: string; token: string }, to: { taskKey: string; token: string }, ttlMs: number): Promise<boolean>;
   /** Rejected late writes of a task, oldest first. */
   rejections(taskKey: string): Promise<FenceRejection[]>;
 }

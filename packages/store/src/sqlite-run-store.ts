@@ -86,6 +86,12 @@ export class SqliteRunStore implements RunStore {
     this.#db.prepare(`DELETE FROM task_leases WHERE task_key = ? AND token = ?`).run(taskKey, token);
   }
 
+  async handOver(from: { taskKey: string; token: string }, to: { taskKey: string; token: string }, ttlMs: number): Promise<boolean> {
+    // No round trip to save here; only the order matters, not atomicity.
+    await this.release(from.taskKey, from.token);
+    return this.acquire(to.taskKey, to.token, ttlMs);
+  }
+
   async rejections(taskKey: string): Promise<FenceRejection[]> {
     const rows = this.#db.prepare(`SELECT task_key, run_id, token, action, at FROM fence_rejections WHERE task_key = ? ORDER BY seq`)
       .all(taskKey) as { task_key: string; run_id: string; token: string; action: string; at: number }[];

@@ -74,6 +74,19 @@ export function runStoreContract(name: string, open: () => Promise<{ store: RunS
       expect(await store.rejections('acme/widgets#issue-7')).toEqual([]);
     });
 
+    it('hand-over releases only what the old token owns and takes the next task like acquire', async () => {
+      const store = await fresh();
+      expect(await store.acquire('task-1', 'tok-a', 60_000)).toBe(true);
+      expect(await store.acquire('task-3', 'tok-other', 60_000)).toBe(true);
+      expect(await store.handOver({ taskKey: 'task-1', token: 'tok-a' }, { taskKey: 'task-2', token: 'tok-b' }, 60_000)).toBe(true);
+      expect(await store.acquire('task-1', 'tok-c', 60_000)).toBe(true);
+      expect(await store.fence('task-2', 'tok-b', 'push', 'job-2')).toBe(true);
+      // A stale token releases nothing; a task another token holds is not taken.
+      expect(await store.handOver({ taskKey: 'task-1', token: 'tok-a' }, { taskKey: 'task-3', token: 'tok-d' }, 60_000)).toBe(false);
+      expect(await store.fence('task-1', 'tok-c', 'push', 'job-1')).toBe(true);
+      expect(await store.fence('task-3', 'tok-other', 'push', 'job-3')).toBe(true);
+    });
+
     it('an expired lease can be taken over, and the old holder is fenced off and recorded', async () => {
       const store = await fresh();
       expect(await store.acquire('task-1', 'paused', 150)).toBe(true);
