@@ -1,13 +1,19 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, loadConfig, type LoadedConfig } from '@codefleet/config';
 import { classify } from '@codefleet/core';
-import { doctor } from './commands/doctor.js';
-import { demo } from './commands/demo.js';
-import { enqueue, listDeadLetters, listRuns, showRun } from './commands/jobs.js';
-import { patchApply } from './commands/patch.js';
-import { poll, webhook } from './commands/producer.js';
-import { work } from './commands/worker.js';
-import { openRuntime, type Runtime } from './runtime.js';
+import type { Runtime } from './runtime.js';
+
+// Commands and the runtime are imported when a command runs, not with the program: a
+// long-lived `codefleet worker` keeps in memory only what it uses (no producer, patch or
+// demo code, no webhook library).
+const commands = {
+  demo: () => import('./commands/demo.js'),
+  doctor: () => import('./commands/doctor.js'),
+  jobs: () => import('./commands/jobs.js'),
+  patch: () => import('./commands/patch.js'),
+  producer: () => import('./commands/producer.js'),
+  worker: () => import('./commands/worker.js'),
+};
 
 /** Where the program writes and how it ends; injected so tests can run it in-process. */
 export interface Io {
@@ -37,6 +43,7 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
     return loadConfig({ cwd: io.cwd, ...(io.env ? { env: io.env } : {}), ...(path ? { path } : {}) });
   };
   const withRuntime = async (fn: (rt: Runtime) => Promise<unknown>) => {
+    const { openRuntime } = await import('./runtime.js');
     const rt = await openRuntime(await load());
     try {
       // Only a number is an exit code: an action may end on io.out(), which returns whatever
@@ -51,6 +58,7 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
   program.command('demo')
     .description('run the whole product on a sample repository with a scripted agent')
     .action(async () => {
+      const { demo } = await commands.demo();
       code = (await demo(await load(), io.out)) ? 0 : 1;
     });
 
@@ -65,6 +73,7 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
     .option('--dod <command...>', 'definition-of-done commands, e.g. --dod "npm test" "npm run lint"')
     .action(async (opts: { repo: string; title: string; body?: string; bodyFile?: string; agent?: string; base?: string; dod?: string[] }) => {
       if (opts.body !== undefined && opts.bodyFile !== undefined) throw new InvalidArgumentError('give --body or --body-file, not both');
+      const { enqueue } = await commands.jobs();
       await withRuntime(async (rt) => {
         const result = await enqueue(rt, opts, io.cwd);
         io.out(result.deduplicated ? `already queued as ${result.id}` : `enqueued ${result.id}`);
@@ -76,6 +85,7 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
     .option('--concurrency <n>', 'jobs at the same time', positiveInt)
     .option('--once', 'stop when the queue is empty')
     .action(async (opts: { concurrency?: number; once?: boolean }) => {
+      const { work } = await commands.worker();
       await withRuntime(async (rt) => {
         const summary = await work(rt, { ...opts, progress: true });
         io.out(`processed ${summary.processed}: ${summary.acked} done, ${summary.retried} retrying, ${summary.deadLettered} dead-lettered, ${summary.released} released`);
@@ -85,12 +95,16 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
   program.command('runs')
     .description('list recent runs')
     .option('--json', 'machine-readable output')
-    .action(async (opts: { json?: boolean }) => withRuntime(async (rt) => io.out(await listRuns(rt, opts.json ?? false))));
+    .action(async (opts: { json?: boolean }) => {
+      const { listRuns } = await commands.jobs();
+      await withRuntime(async (rt) => io.out(await listRuns(rt, opts.json ?? false)));
+    });
 
   program.command('show <run-id>')
     .description('stage timeline, attempts and checks of one run')
     .option('--json', 'machine-readable output')
     .action(async (runId: string, opts: { json?: boolean }) => withRuntime(async (rt) => {
+      const { showRun } = await commands.jobs();
       const text = await showRun(rt, runId, opts.json ?? false);
       if (text === undefined) {
         io.err(`no run ${runId} (see \`codefleet runs\`)`);
@@ -103,11 +117,17 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
   producer.command('webhook')
     .description('receive GitHub webhooks (signature verified) until SIGTERM/SIGINT')
     .option('--port <n>', 'port (default forge.github.webhook_port)', (v) => Number.parseInt(v, 10))
-    .action(async (opts: { port?: number }) => withRuntime((rt) => webhook(rt, opts, io.out)));
+    .action(async (opts: { port?: number }) => {
+      const { webhook } = await commands.producer();
+      await withRuntime((rt) => webhook(rt, opts, io.out));
+    });
   producer.command('poll')
     .description('poll forge.github.repos for labeled issues (hosts GitHub cannot reach)')
     .option('--once', 'poll once and exit')
-    .action(async (opts: { once?: boolean }) => withRuntime((rt) => poll(rt, opts, io.out)));
+    .action(async (opts: { once?: boolean }) => {
+      const { poll } = await commands.producer();
+      await withRuntime((rt) => poll(rt, opts, io.out));
+    });
 
   program.command('patch').description('the patch engine')
     .command('apply <file>')
@@ -117,12 +137,16 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
     .option('--stop-on-error', 'stop at the first failure (rolls back with patch.auto_commit)')
     .option('--json', 'machine-readable result')
     .action(async (file: string, opts: { workspace: string; dryRun?: boolean; stopOnError?: boolean; json?: boolean }) => {
+      const { patchApply } = await commands.patch();
       code = await patchApply(await load(), file, opts, io.cwd, io.out);
     });
 
   const dlq = program.command('dlq').description('the dead-letter queue');
   dlq.command('list').option('--json', 'machine-readable output')
-    .action(async (opts: { json?: boolean }) => withRuntime(async (rt) => io.out(await listDeadLetters(rt, opts.json ?? false))));
+    .action(async (opts: { json?: boolean }) => {
+      const { listDeadLetters } = await commands.jobs();
+      await withRuntime(async (rt) => io.out(await listDeadLetters(rt, opts.json ?? false)));
+    });
   dlq.command('redrive <id>').description('put a dead-lettered job back on the queue')
     .action(async (id: string) => withRuntime(async (rt) => {
       const result = await rt.queue.redrive(id);
@@ -134,6 +158,7 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
   program.command('doctor')
     .description('check git, the queue, the agent and tokens; each line ok or the fix')
     .action(async () => withRuntime(async (rt) => {
+      const { doctor } = await commands.doctor();
       const checks = await doctor(rt);
       for (const c of checks) io.out(c.ok ? `ok    ${c.what}` : `FAIL  ${c.what}\n      fix: ${c.fix ?? ''}`);
       return checks.every((c) => c.ok) ? 0 : 1;

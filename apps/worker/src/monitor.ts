@@ -1,4 +1,5 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type * as Prom from 'prom-client';
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RunRecord } from '@codefleet/core';
 import type { Settlement } from '@codefleet/pipeline';
 import type { Queue, QueueStats } from '@codefleet/queue';
@@ -29,10 +30,11 @@ export interface MonitorOptions {
  * Health and Prometheus metrics of one worker process: jobs by outcome, stage durations,
  * attempts, queue depth and in-flight jobs. Health fails when the queue connection has
  * stopped taking claims: the last claim failed, or no claim worked for `staleAfterMs`
- * while a slot was free.
+ * while a slot was free. Made by {@link WorkerMonitor.create}, which loads prom-client
+ * (about 12 MB resident): a worker without a metrics port never does.
  */
 export class WorkerMonitor implements WorkerEvents {
-  readonly registry = new Registry();
+  readonly registry: Registry;
   readonly #options: MonitorOptions;
   readonly #now: () => number;
   #lastClaimOk: number;
@@ -44,7 +46,13 @@ export class WorkerMonitor implements WorkerEvents {
   readonly #attempts: Histogram;
   readonly #inFlightGauge: Gauge;
 
-  constructor(options: MonitorOptions, concurrency: number) {
+  static async create(options: MonitorOptions, concurrency: number): Promise<WorkerMonitor> {
+    return new WorkerMonitor(options, concurrency, await import('prom-client'));
+  }
+
+  private constructor(options: MonitorOptions, concurrency: number, prom: typeof Prom) {
+    const { Counter, Gauge, Histogram, Registry } = prom;
+    this.registry = new Registry();
     this.#options = options;
     this.#now = options.now ?? Date.now;
     this.#lastClaimOk = this.#now();

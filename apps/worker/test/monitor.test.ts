@@ -33,7 +33,7 @@ describe('health and metrics endpoint', () => {
     const dir: TempDir = await createTempDir('monitor');
     const queue = new LocalQueue({ backend: 'local', path: join(dir.path, 'q.sqlite'), name: 'm', leaseMs: 5_000, maxAttempts: 3, pollMs: 20 });
     cleanups.push(async () => { await queue.close(); await dir.dispose(); });
-    const monitor = new WorkerMonitor({ queue, staleAfterMs: 30_000 }, 1);
+    const monitor = await WorkerMonitor.create({ queue, staleAfterMs: 30_000 }, 1);
     const server = await startMonitorServer(monitor, { port: 0 });
     cleanups.push(() => server.close());
 
@@ -66,7 +66,7 @@ describe('health and metrics endpoint', () => {
     cleanups.push(() => redis.stop());
     const queue: Queue = await openQueue({ backend: 'bullmq', url: redis.url, prefix: 'mon', name: 'health', leaseMs: 5_000, maxAttempts: 3, pollMs: 50 });
     cleanups.push(() => queue.close());
-    const monitor = new WorkerMonitor({ queue, staleAfterMs: 1_500 }, 1);
+    const monitor = await WorkerMonitor.create({ queue, staleAfterMs: 1_500 }, 1);
     const server: MonitorServer = await startMonitorServer(monitor, { port: 0 });
     cleanups.push(() => server.close());
     const shutdown = new AbortController();

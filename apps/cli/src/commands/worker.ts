@@ -21,11 +21,13 @@ export async function work(rt: Runtime, options: { concurrency?: number; once?: 
   process.on('SIGINT', stop);
   const progress = options.progress ? progressReporter() : undefined;
   const concurrency = options.concurrency ?? rt.config.worker.concurrency;
-  // A claim may long-poll SQS for 20 s: staleness is judged over a few of those.
-  const monitor = new WorkerMonitor({ queue: rt.queue, staleAfterMs: 60_000 }, concurrency);
+  // Health and metrics only with a port to serve them on (prom-client is loaded then).
+  let monitor: WorkerMonitor | undefined;
   let server: MonitorServer | undefined;
   const port = rt.config.worker.metrics_port;
   if (port !== undefined) {
+    // A claim may long-poll SQS for 20 s: staleness is judged over a few of those.
+    monitor = await WorkerMonitor.create({ queue: rt.queue, staleAfterMs: 60_000 }, concurrency);
     server = await startMonitorServer(monitor, { port, host: rt.config.worker.metrics_host });
     rt.log.info({ event: 'monitor.listening', port: server.port }, `health and metrics on http://${rt.config.worker.metrics_host}:${server.port}/healthz and /metrics`);
   }
@@ -42,7 +44,7 @@ export async function work(rt: Runtime, options: { concurrency?: number; once?: 
     return await runWorker(rt.queue, (ctx) => runJob(rt.pipeline, ctx), {
       workerId: rt.config.worker.worker_id,
       concurrency,
-      events: monitor,
+      ...(monitor ? { events: monitor } : {}),
       heartbeatMs: rt.config.queue.heartbeat_seconds * 1000,
       shutdownGraceMs: rt.config.worker.shutdown_grace_seconds * 1000,
       once: options.once ?? false,
