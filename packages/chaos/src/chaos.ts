@@ -35,6 +35,9 @@ const bin = fileURLToPath(new URL('../../../apps/cli/dist/bin/codefleet.js', imp
 const agentSource = (ledger: string) => `
 import fs from 'node:fs';
 import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+// The agent's parent is the guard that kills it with its worker; the worker is one up.
+const worker = Number(execFileSync('ps', ['-o', 'ppid=', '-p', String(process.ppid)], { encoding: 'utf8' }).trim());
 const args = new Map();
 for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i], process.argv[i + 1]);
 const workdir = args.get('--workdir');
@@ -42,7 +45,7 @@ const pass = args.get('--pass');
 const task = fs.readFileSync(path.join(workdir, '.codefleet', 'task.md'), 'utf8');
 const id = /chaos job (\\S+)/.exec(task)[1];
 if (pass === 'implement') {
-  fs.appendFileSync(${JSON.stringify(ledger)}, JSON.stringify({ ev: 'claim', job: id, pid: process.ppid, at: Date.now() }) + '\\n');
+  fs.appendFileSync(${JSON.stringify(ledger)}, JSON.stringify({ ev: 'claim', job: id, pid: worker, at: Date.now() }) + '\\n');
   fs.mkdirSync(path.join(workdir, 'work'), { recursive: true });
   fs.writeFileSync(path.join(workdir, 'work', id + '.txt'), id + '\\n');
 }
