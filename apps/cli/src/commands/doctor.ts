@@ -1,8 +1,7 @@
 import { constants } from 'node:fs';
 import { access, mkdir } from 'node:fs/promises';
-import { delimiter, isAbsolute, join } from 'node:path';
 import { displayHost, probeOllama } from '@codefleet/agents';
-import { runProcess } from '@codefleet/process';
+import { findExecutable, runProcess } from '@codefleet/process';
 import type { Runtime } from '../runtime.js';
 
 /** One line of `codefleet doctor`: ok, or what is wrong and how to fix it. */
@@ -10,20 +9,6 @@ export interface Check {
   ok: boolean;
   what: string;
   fix?: string;
-}
-
-/** Finds `binary` on PATH (or checks it directly when it is a path). */
-export async function findBinary(binary: string, path: string | undefined): Promise<string | undefined> {
-  const candidates = binary.includes('/') || isAbsolute(binary) ? [binary] : (path ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, binary));
-  for (const candidate of candidates) {
-    try {
-      await access(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // keep looking
-    }
-  }
-  return undefined;
 }
 
 /** Runs every check; never throws. */
@@ -77,7 +62,7 @@ async function agentCheck(rt: Runtime): Promise<Check> {
   if (name === 'ollama') return ollamaCheck(rt);
   const binary = name === 'command' ? agents.command.argv[0] : agents[name].binary;
   if (binary === undefined) return { ok: false, what: 'agent command has no argv', fix: 'set agents.command.argv in config.yaml' };
-  const found = await findBinary(binary, rt.loaded.env.PATH);
+  const found = await findExecutable(binary, process.cwd(), rt.loaded.env.PATH);
   return found
     ? { ok: true, what: `agent: ${name} → ${found}` }
     : { ok: false, what: `agent ${name}: ${binary} not found on PATH`, fix: `install ${binary}, or set agents.${name}.binary / agents.default in config.yaml` };

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { runFilesDir } from '../changed-files.js';
 import { createProcessAgent } from '../process-agent.js';
 import type { Agent } from '../port.js';
-import { apiErrorVerdict, capVerdict, firstMatchingLine, type CliAgentSettings } from './shared.js';
+import { apiErrorVerdict, capVerdict, cliSpecBase, firstMatchingLine, type CliAgentSettings } from './shared.js';
 
 /** Options of the Aider adapter: `agents.aider` of the config. */
 export interface AiderAgentOptions extends CliAgentSettings {
@@ -34,11 +34,7 @@ const tagCache = /^\.aider\.tags\.cache\.v\d+$/;
  */
 export function createAiderAgent(options: AiderAgentOptions): Agent {
   return createProcessAgent({
-    name: 'aider',
-    contextFile: 'CONVENTIONS.md',
-    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
-    ...(options.killGraceMs === undefined ? {} : { killGraceMs: options.killGraceMs }),
-    allowEnv: ['OLLAMA_API_BASE', ...(options.apiKeyEnv === undefined ? [] : [options.apiKeyEnv])],
+    ...cliSpecBase('aider', 'CONVENTIONS.md', options, ['OLLAMA_API_BASE']),
     argv: (req, files) => [
       options.binary,
       '--model', options.model,

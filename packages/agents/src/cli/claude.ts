@@ -1,6 +1,6 @@
 import { createProcessAgent } from '../process-agent.js';
 import type { Agent } from '../port.js';
-import { apiErrorVerdict, capVerdict, firstMatchingLine, lastJsonObject, promptArgument, type CliAgentSettings } from './shared.js';
+import { apiErrorVerdict, capVerdict, cliSpecBase, firstMatchingLine, lastJsonObject, promptArgument, type CliAgentSettings } from './shared.js';
 
 /** Options of the Claude Code adapter: `agents.claude` of the config. */
 export interface ClaudeAgentOptions extends CliAgentSettings {
@@ -21,11 +21,7 @@ const apiErrorPatterns = [/^API Error\b/, /Invalid API key/i, /Credit balance is
  */
 export function createClaudeAgent(options: ClaudeAgentOptions): Agent {
   return createProcessAgent({
-    name: 'claude',
-    contextFile: 'CLAUDE.md',
-    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
-    ...(options.killGraceMs === undefined ? {} : { killGraceMs: options.killGraceMs }),
-    ...(options.apiKeyEnv === undefined ? {} : { allowEnv: [options.apiKeyEnv] }),
+    ...cliSpecBase('claude', 'CLAUDE.md', options),
     argv: (req, files) => [
       options.binary,
       '-p',

@@ -1,6 +1,6 @@
 import { createProcessAgent } from '../process-agent.js';
 import type { Agent } from '../port.js';
-import { apiErrorVerdict, firstMatchingLine, promptArgument, type CliAgentSettings } from './shared.js';
+import { apiErrorVerdict, cliSpecBase, firstMatchingLine, promptArgument, type CliAgentSettings } from './shared.js';
 
 /** Options of the Codex adapter: `agents.codex` of the config. */
 export type CodexAgentOptions = CliAgentSettings;
@@ -19,11 +19,7 @@ const apiErrorPatterns = [/^ERROR: .*(?:unexpected status|stream disconnected|ra
  */
 export function createCodexAgent(options: CodexAgentOptions): Agent {
   return createProcessAgent({
-    name: 'codex',
-    contextFile: 'AGENTS.md',
-    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
-    ...(options.killGraceMs === undefined ? {} : { killGraceMs: options.killGraceMs }),
-    ...(options.apiKeyEnv === undefined ? {} : { allowEnv: [options.apiKeyEnv] }),
+    ...cliSpecBase('codex', 'AGENTS.md', options),
     argv: (req, files) => [
       options.binary,
       'exec',

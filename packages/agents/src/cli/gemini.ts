@@ -1,6 +1,6 @@
 import { createProcessAgent } from '../process-agent.js';
 import type { Agent } from '../port.js';
-import { apiErrorVerdict, capVerdict, firstMatchingLine, lastJsonObject, promptArgument, type CliAgentSettings } from './shared.js';
+import { apiErrorVerdict, capVerdict, cliSpecBase, firstMatchingLine, lastJsonObject, promptArgument, type CliAgentSettings } from './shared.js';
 
 /** Options of the Gemini CLI adapter: `agents.gemini` of the config. */
 export type GeminiAgentOptions = CliAgentSettings;
@@ -21,11 +21,7 @@ const apiErrorPatterns = [/^\[API Error\b/, /Error when talking to Gemini API/i]
  */
 export function createGeminiAgent(options: GeminiAgentOptions): Agent {
   return createProcessAgent({
-    name: 'gemini',
-    contextFile: 'GEMINI.md',
-    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
-    ...(options.killGraceMs === undefined ? {} : { killGraceMs: options.killGraceMs }),
-    ...(options.apiKeyEnv === undefined ? {} : { allowEnv: [options.apiKeyEnv] }),
+    ...cliSpecBase('gemini', 'GEMINI.md', options),
     argv: (req, files) => [
       options.binary,
       '--approval-mode', 'yolo',

@@ -1,7 +1,8 @@
 import { Buffer } from 'node:buffer';
 import { relative } from 'node:path';
 import type { OutcomeVerdict } from '../outcome.js';
-import type { AgentRunRequest } from '../port.js';
+import type { ProcessAgentSpec } from '../process-agent.js';
+import type { AgentRunRequest, ContextFile } from '../port.js';
 import type { RunFiles } from '../run-files.js';
 
 /**
@@ -22,6 +23,24 @@ export interface CliAgentSettings {
   /** The one API key variable this agent may see; its value comes from the worker's environment. */
   apiKeyEnv?: string | undefined;
   killGraceMs?: number | undefined;
+}
+
+/**
+ * The parts of a process agent's spec every CLI adapter fills the same way: its name, the
+ * conventions file it reads, the configured timeout and kill grace, and the environment
+ * it may see beyond the base allowlist (its API key, plus `extraEnv`).
+ */
+export function cliSpecBase(
+  name: string, contextFile: ContextFile, options: CliAgentSettings, extraEnv: readonly string[] = [],
+): Pick<ProcessAgentSpec, 'name' | 'contextFile' | 'timeoutMs' | 'killGraceMs' | 'allowEnv'> {
+  const allowEnv = [...extraEnv, ...(options.apiKeyEnv === undefined ? [] : [options.apiKeyEnv])];
+  return {
+    name,
+    contextFile,
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    ...(options.killGraceMs === undefined ? {} : { killGraceMs: options.killGraceMs }),
+    ...(allowEnv.length === 0 ? {} : { allowEnv }),
+  };
 }
 
 /**
