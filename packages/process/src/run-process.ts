@@ -1,6 +1,7 @@
+import type { Readable } from 'node:stream';
 import { execa } from 'execa';
 import { boundTail } from '@codefleet/core';
-import { findExecutable, guardedArgv } from './parent-guard.js';
+import { findExecutable, guardedArgv, parseGuardReport } from './parent-guard.js';
 
 /** Exit code recorded for a process stopped by its timeout, as `timeout(1)` does (AM). */
 export const timeoutExitCode = 124;
@@ -66,7 +67,9 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
       durationMs: Math.round(performance.now() - started), outputTail: '', spawnError: `spawn ${file} ENOENT`,
     };
   }
-  const [program, ...programArgs] = options.dieWithParent ? guardedArgv(argv) : argv;
+  const guarded = options.dieWithParent === true;
+  const { NODE_OPTIONS: nodeOptions, ...guardEnv } = options.env;
+  const [program, ...programArgs] = guarded ? guardedArgv(argv, nodeOptions) : argv;
   let output = '';
   const keep = (chunk: string) => {
     output += chunk;
@@ -77,9 +80,10 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
 
   const child = execa(program ?? file, programArgs, {
     cwd: options.cwd,
-    env: { ...options.env },
+    env: guarded ? guardEnv : { ...options.env },
     extendEnv: false,
-    stdin: 'ignore',
+    // fd 3 carries the guard's report of the program's exit.
+    stdio: guarded ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
     detached: true,
     all: true,
     buffer: false,
@@ -89,6 +93,10 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
   });
   child.all?.setEncoding('utf8');
   child.all?.on('data', keep);
+  let guardReport = '';
+  const reportPipe = (child.stdio as readonly unknown[])[3] as Readable | null | undefined;
+  reportPipe?.setEncoding('utf8');
+  reportPipe?.on('data', (chunk: string) => { guardReport += chunk; });
 
   let timedOut = false;
   let cancelled = false;
@@ -123,11 +131,21 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
   options.signal?.removeEventListener('abort', onAbort);
   const result = await child;
   const startError = exit.error ?? (result.failed && result.exitCode === undefined && result.signal === undefined ? result : undefined);
+  // Guarded: the program's own exit as the guard saw it; without a report the guard was
+  // killed with its group, and its exit is the group's.
+  const reported = guarded ? parseGuardReport(guardReport) : undefined;
+  if (reported !== undefined && 'spawnError' in reported) {
+    return {
+      command: [...argv], exitCode: null, signal: null, timedOut, cancelled,
+      durationMs: Math.round(performance.now() - started), outputTail: boundTail(output, tailBytes), spawnError: reported.spawnError,
+    };
+  }
+  const facts = reported ?? { code: exit.code, signal: exit.signal };
 
   return {
     command: [...argv],
-    exitCode: timedOut ? timeoutExitCode : exit.code,
-    signal: exit.signal,
+    exitCode: timedOut ? timeoutExitCode : facts.code,
+    signal: facts.signal,
     timedOut,
     cancelled,
     durationMs: Math.round(performance.now() - started),

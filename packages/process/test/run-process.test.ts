@@ -1,6 +1,8 @@
+import { chmod, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
-import { isAlive, startFixture, waitFor } from '@codefleet/testkit';
+import { createTempDir, isAlive, startFixture, waitFor } from '@codefleet/testkit';
 import { runProcess } from '../src/index.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
@@ -88,12 +90,41 @@ describe('runProcess', () => {
     expect(exit.outputTail).toContain('to stderr');
     const killed = await runProcess([process.execPath, '-e', "process.kill(process.pid, 'SIGSEGV')"], { cwd: '/', env, dieWithParent: true });
     expect(killed).toMatchObject({ exitCode: null, signal: 'SIGSEGV' });
-    const hung = await runProcess([process.execPath, fixture('family.mjs'), 'hang'], { cwd: '/', env, timeoutMs: 500, killGraceMs: 200, dieWithParent: true });
+    const hung = await runProcess([process.execPath, fixture('family.mjs'), 'hang'], { cwd: '/', env, timeoutMs: 2_000, killGraceMs: 200, dieWithParent: true });
     expect(hung).toMatchObject({ exitCode: 124, timedOut: true });
     const [child, grandchild] = pidsOf(hung.outputTail);
+    expect(grandchild).toBeGreaterThan(0);
     await waitFor(() => !isAlive(child!) && !isAlive(grandchild!), { what: 'no survivors', timeoutMs: 3_000 });
     const missing = await runProcess(['codefleet-no-such-program'], { cwd: '/', env, dieWithParent: true });
     expect(missing).toMatchObject({ exitCode: null, spawnError: 'spawn codefleet-no-such-program ENOENT' });
+    // Killed by a signal Node itself ignores: still reported as that signal, not exit 0.
+    const piped = await runProcess(['sh', '-c', 'kill -PIPE $$'], { cwd: '/', env, dieWithParent: true });
+    expect(piped).toMatchObject({ exitCode: null, signal: 'SIGPIPE' });
+  });
+
+  it('dieWithParent keeps the kill grace: a child cleaning up after SIGTERM finishes before SIGKILL', async () => {
+    const result = await runProcess([process.execPath, fixture('trap.mjs')], { cwd: '/', env, timeoutMs: 1_500, killGraceMs: 3_000, dieWithParent: true });
+    expect(result).toMatchObject({ exitCode: 124, timedOut: true });
+    expect(result.outputTail).toContain('cleaned up');
+  });
+
+  it('dieWithParent: a program that exists but cannot be executed is not started, not a failure', async () => {
+    const dir = await createTempDir('bad-shebang');
+    try {
+      const script = join(dir.path, 'agent');
+      await writeFile(script, '#!/nonexistent/interpreter\n');
+      await chmod(script, 0o755);
+      const result = await runProcess([script], { cwd: dir.path, env, dieWithParent: true });
+      expect(result).toMatchObject({ exitCode: null, spawnError: expect.stringMatching(/ENOENT|EACCES/) });
+    } finally {
+      await dir.dispose();
+    }
+  });
+
+  it('dieWithParent: NODE_OPTIONS reaches the program, not the guard', async () => {
+    const result = await runProcess(['sh', '-c', 'echo "options=$NODE_OPTIONS"'], { cwd: '/', env: { ...env, NODE_OPTIONS: '--no-such-node-flag' }, dieWithParent: true });
+    expect(result).toMatchObject({ exitCode: 0 });
+    expect(result.outputTail).toContain('options=--no-such-node-flag');
   });
 });
 
