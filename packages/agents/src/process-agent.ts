@@ -1,3 +1,4 @@
+import { boundTail, defaultTailBytes } from '@codefleet/core';
 import { runProcess } from '@codefleet/process';
 import { changedFiles, headCommit } from './changed-files.js';
 import { withoutForgeCredentials } from './env.js';
@@ -19,6 +20,11 @@ export interface ProcessAgentSpec {
   killGraceMs?: number;
   /** Bytes of output kept in `outputTail`; runProcess's default when unset. */
   tailBytes?: number;
+  /**
+   * Bytes of output `interpret` reads, when it needs more than `outputTail` keeps: a
+   * tool's final JSON verdict can be longer than the tail stored in the run record.
+   */
+  interpretTailBytes?: number;
   /** The argument vector for one run, given the request and the files written for it. */
   argv(req: AgentRunRequest, files: RunFiles): string[];
   /**
@@ -61,7 +67,7 @@ export function createProcessAgent(spec: ProcessAgentSpec): Agent {
       // The agent writes into a pooled working copy: it must not outlive a killed worker.
       dieWithParent: true,
       ...(req.signal === undefined ? {} : { signal: req.signal }),
-      ...(spec.tailBytes === undefined ? {} : { tailBytes: spec.tailBytes }),
+      tailBytes: Math.max(spec.tailBytes ?? defaultTailBytes, spec.interpretTailBytes ?? 0),
       ...(spec.killGraceMs === undefined ? {} : { killGraceMs: spec.killGraceMs }),
       ...(req.onOutput === undefined ? {} : { onOutput: req.onOutput }),
     });
@@ -81,7 +87,7 @@ export function createProcessAgent(spec: ProcessAgentSpec): Agent {
       signal: result.signal,
       timedOut: result.timedOut,
       durationMs: result.durationMs,
-      outputTail: result.outputTail,
+      outputTail: boundTail(result.outputTail, spec.tailBytes ?? defaultTailBytes),
       changedFiles: 'files' in changes ? changes.files : [],
       outcome: verdict.outcome,
       ...(verdict.detail === undefined ? {} : { detail: verdict.detail }),

@@ -20,7 +20,7 @@ import { apiErrorVerdict } from '../src/cli/shared.js';
 import { fixture, hostilePrompt, plantedCredentials } from './conformance.js';
 
 type Tool = 'aider' | 'claude' | 'codex' | 'gemini';
-type Behaviour = 'edit' | 'nothing' | 'api-error' | 'cap' | 'fail' | 'hang';
+type Behaviour = 'edit' | 'nothing' | 'api-error' | 'cap' | 'fail' | 'hang' | 'quote' | 'long-api-error';
 
 interface Call { tool: string; args: string[]; env: Record<string, string>; cwd: string; stdin: string }
 
@@ -198,6 +198,19 @@ describe.each(['aider', 'claude', 'gemini'] as const)('%s turn or iteration cap'
 });
 
 describe('CLI adapter details', () => {
+  it.each(toolNames)('%s: error text the tool did not print as its own fatal error (quoted mid-line, or long before the end) is not an API error', async (tool) => {
+    const { agent, req } = await setUp(tool, 'quote');
+    const result = await agent.run(req());
+    expect(result).toMatchObject({ outcome: 'no_changes' });
+  });
+
+  it.each(['claude', 'gemini'] as const)('%s: the final JSON verdict is read in full even when longer than the stored output tail', async (tool) => {
+    const { agent, req } = await setUp(tool, 'long-api-error');
+    const result = await agent.run(req());
+    expect(result).toMatchObject({ outcome: 'error', permanent: true });
+    expect(Buffer.byteLength(result.outputTail)).toBeLessThanOrEqual(8_192 + 64);
+  });
+
   it('an API error that a retry may fix (rate limit, overload) is an error but not permanent', () => {
     expect(apiErrorVerdict('aider', 'litellm.RateLimitError: rate limited', { outcome: 'no_changes' })).toEqual({ outcome: 'error', detail: 'aider reported an API error: litellm.RateLimitError: rate limited' });
     expect(apiErrorVerdict('Codex', 'ERROR: unexpected status 503 Service Unavailable', { outcome: 'failed' }).permanent).toBeUndefined();

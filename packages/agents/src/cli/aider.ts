@@ -15,13 +15,9 @@ export interface AiderAgentOptions extends CliAgentSettings {
 
 // Aider reaches every provider through litellm and prints its exception names; with
 // --message-file it then exits 0 although the model never answered.
-const apiErrorPatterns = [
-  /litellm\.[A-Za-z]+Error\b/,
-  /\b(?:AuthenticationError|APIConnectionError|RateLimitError|ServiceUnavailableError|InternalServerError|ContextWindowExceededError)\b/,
-  /The API provider has rate limited you/i,
-];
+const apiErrorPatterns = [/^litellm\.[A-Za-z]+Error\b/, /^The API provider has rate limited you/i];
 // Aider's own iteration cap: it stops fixing its edits after `max_reflections` tries.
-const reflectionCap = /Only \d+ reflections allowed, stopping/;
+const reflectionCap = /^Only \d+ reflections allowed, stopping/m;
 // The tag cache of the repository map; its place cannot be configured.
 const tagCache = /^\.aider\.tags\.cache\.v\d+$/;
 

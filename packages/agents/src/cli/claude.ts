@@ -9,7 +9,7 @@ export interface ClaudeAgentOptions extends CliAgentSettings {
 }
 
 // Printed in text mode, or as the result text, when the API refused or failed.
-const apiErrorPatterns = [/^API Error\b/, /Invalid API key/i, /Credit balance is too low/i, /\boverloaded_error\b/];
+const apiErrorPatterns = [/^API Error\b/, /^Invalid API key/i, /^Credit balance is too low/i];
 
 /**
  * The Claude Code adapter: `claude -p` (print mode: one prompt, then exit) with
@@ -22,6 +22,8 @@ const apiErrorPatterns = [/^API Error\b/, /Invalid API key/i, /Credit balance is
 export function createClaudeAgent(options: ClaudeAgentOptions): Agent {
   return createProcessAgent({
     ...cliSpecBase('claude', 'CLAUDE.md', options),
+    // The final JSON result holds the whole answer text: read all of it, keep the usual tail.
+    interpretTailBytes: 262_144,
     argv: (req, files) => [
       options.binary,
       '-p',

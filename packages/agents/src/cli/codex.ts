@@ -8,7 +8,7 @@ export type CodexAgentOptions = CliAgentSettings;
 // `codex exec` prints failures as `ERROR: ...` lines (for example
 // `ERROR: unexpected status 401 Unauthorized`) and some versions still exit 0.
 // Only API-shaped ERROR lines: a plain `ERROR:` may be output of a build Codex ran.
-const apiErrorPatterns = [/^ERROR: .*(?:unexpected status|stream disconnected|rate limit|quota|unauthorized|api key)/i, /\bunexpected status \d{3}\b/];
+const apiErrorPatterns = [/^ERROR: .*(?:unexpected status|stream disconnected|rate limit|quota|unauthorized|api key)/i];
 
 /**
  * The Codex adapter: `codex exec`, the non-interactive mode, which never asks for

@@ -8,7 +8,7 @@ export type GeminiAgentOptions = CliAgentSettings;
 // Documented headless exit codes besides 0 (success) and 1 (error or API failure).
 const inputErrorExit = 42;
 const turnLimitExit = 53;
-const apiErrorPatterns = [/^\[API Error\b/, /Error when talking to Gemini API/i];
+const apiErrorPatterns = [/^\[API Error\b/, /^Error when talking to Gemini API/i];
 
 /**
  * The Gemini CLI adapter: `gemini --prompt=<task>` (headless: one prompt, then exit) with
@@ -22,6 +22,8 @@ const apiErrorPatterns = [/^\[API Error\b/, /Error when talking to Gemini API/i]
 export function createGeminiAgent(options: GeminiAgentOptions): Agent {
   return createProcessAgent({
     ...cliSpecBase('gemini', 'GEMINI.md', options),
+    // The pretty-printed JSON verdict holds the whole response: read all of it, keep the usual tail.
+    interpretTailBytes: 262_144,
     argv: (req, files) => [
       options.binary,
       '--approval-mode', 'yolo',

@@ -52,9 +52,16 @@ export function promptArgument(req: Pick<AgentRunRequest, 'prompt' | 'workdir'>,
   return `The task is too long for the command line. Read it in ${relative(req.workdir, files.promptFile)} and do what it says.`;
 }
 
-/** The first output line matching one of `patterns`, trimmed and bounded, or undefined. */
+/**
+ * Lines at the end of an output tail where a tool's own final error appears. Looking only
+ * there keeps an error the model quoted or a build the agent ran (which print such lines
+ * too) from passing for the tool's fatal error.
+ */
+const finalLines = 30;
+
+/** The first of the last output lines matching one of `patterns` (anchored to what the tool prints), trimmed and bounded. */
 export function firstMatchingLine(text: string, patterns: readonly RegExp[]): string | undefined {
-  for (const line of text.split('\n')) {
+  for (const line of text.trimEnd().split('\n').slice(-finalLines)) {
     if (patterns.some((pattern) => pattern.test(line))) return line.trim().slice(0, 300);
   }
   return undefined;
