@@ -56,7 +56,7 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
   };
 
   program.command('demo')
-    .description('run the whole product on a sample repository with a scripted agent')
+    .description('run the whole product on a sample repository (the built-in agent when a local Ollama has the model, else a scripted one)')
     .action(async () => {
       const { demo } = await commands.demo();
       code = (await demo(await load(), io.out)) ? 0 : 1;

@@ -1,6 +1,6 @@
 import type { ConfigProblem } from './errors.js';
 import { type Env, readVariable } from './expand.js';
-import { ollamaHostFromEnv } from './normalize.js';
+import { defaultOllamaHost, ollamaHostFromEnv } from './normalize.js';
 import type { Config } from './types.js';
 
 /**
@@ -50,7 +50,10 @@ function agentRules({ agents }: Config, env: Env): ConfigProblem[] {
   if (ollama.provider === 'openai' && ollama.host === undefined) {
     problems.push({ path: 'agents.ollama.host', message: 'required when agents.ollama.provider is openai (the API base, e.g. https://api.openai.com/v1)' });
   }
-  if (ollama.provider === 'ollama' && ollamaHostFromEnv(env) === null) {
+  // Only where the variable would be used: a stray OLLAMA_HOST must not stop a worker that
+  // runs another agent, or one that names its Ollama host in the config.
+  const hostFromEnv = ollama.provider === 'ollama' && ollama.host === defaultOllamaHost;
+  if (agents.default === 'ollama' && hostFromEnv && ollamaHostFromEnv(env) === null) {
     problems.push({ path: 'agents.ollama.host', message: `environment variable OLLAMA_HOST is not an address: ${JSON.stringify(readVariable(env, 'OLLAMA_HOST'))}` });
   }
   return problems;

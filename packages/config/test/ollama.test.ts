@@ -23,9 +23,13 @@ describe('agents.ollama', () => {
     expect(problems(yaml('agents:', '  ollama:', '    provider: openai'))).toEqual([
       expect.objectContaining({ path: 'agents.ollama.host', message: expect.stringMatching(/required when agents.ollama.provider is openai/) }),
     ]);
-    expect(problems('', { OLLAMA_HOST: 'http://[::1' })).toEqual([
+    expect(problems(yaml('agents:', '  default: ollama'), { OLLAMA_HOST: 'http://[::1' })).toEqual([
       expect.objectContaining({ path: 'agents.ollama.host', message: expect.stringMatching(/OLLAMA_HOST is not an address/) }),
     ]);
+    // Unused, it stops nothing: another default agent, or a host written in the config.
+    expect(parse('', { OLLAMA_HOST: 'http://[::1' }).config.agents.default).toBe('script');
+    expect(parse(yaml('agents:', '  default: ollama', '  ollama:', '    host: http://gpu-box:11434'), { OLLAMA_HOST: 'http://[::1' }).config.agents.ollama.host)
+      .toBe('http://gpu-box:11434');
     expect(parse(yaml('agents:', '  ollama:', '    provider: openai', '    host: https://api.openai.com/v1', '    token_budget: 100000')).config.agents.ollama)
       .toMatchObject({ provider: 'openai', host: 'https://api.openai.com/v1', token_budget: 100000 });
   });

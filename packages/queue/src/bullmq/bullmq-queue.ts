@@ -286,8 +286,14 @@ export class BullmqQueue implements Queue {
    */
   async #admitNext(next: unknown, lockToken: string): Promise<Lease | undefined> {
     if (!Array.isArray(next) || !next[0] || typeof next[1] !== 'string') return undefined;
-    const fetched = BullJob.fromJSON(this.#claimer(), next[0] as JobJson, next[1]);
-    return this.#admit(fetched, lockToken).catch(() => undefined);
+    try {
+      // The ack itself succeeded: a next job that cannot even be read must not make it
+      // look failed. That job keeps its lock until it expires and is delivered again.
+      const fetched = BullJob.fromJSON(this.#claimer(), next[0] as JobJson, next[1]);
+      return await this.#admit(fetched, lockToken);
+    } catch {
+      return undefined;
+    }
   }
 
   /**
