@@ -1,8 +1,8 @@
-import { readFile, symlink, writeFile, mkdir } from 'node:fs/promises';
+import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { parseConfig } from '@codefleet/config';
-import { createTempDir, createTempRepo, freePort, startOllamaStandIn, type OllamaStandIn, type TempDir, type TempRepo } from '@codefleet/testkit';
+import { createTempDir, createTempRepo, freePort, git, startOllamaStandIn, type OllamaStandIn, type TempDir, type TempRepo } from '@codefleet/testkit';
 import { createBuiltinAgent, probeOllama, type AgentRunRequest } from '../src/index.js';
 import { agentTestEnv } from './conformance.js';
 
@@ -106,6 +106,21 @@ describe('built-in agent on the Ollama stand-in', () => {
     await expect(readFile(join(r.path, '..', 'outside.sh'))).rejects.toThrow();
   });
 
+  it('files the scope excludes (sparse checkout: skip-worktree) are not even named to the model', async () => {
+    const { server: s, repo: r } = await setup({ replies: [goodReply] });
+    await mkdir(join(r.path, 'internal'), { recursive: true });
+    await writeFile(join(r.path, 'internal', 'acquisition-plan.md'), 'secret plans\n');
+    await git(r.path, ['add', 'internal/acquisition-plan.md']);
+    await git(r.path, ['commit', '-q', '-m', 'internal']);
+    // What the workspace's sparse checkout leaves: the path marked skip-worktree, the file absent.
+    await git(r.path, ['update-index', '--skip-worktree', 'internal/acquisition-plan.md']);
+    await rm(join(r.path, 'internal'), { recursive: true });
+    await createBuiltinAgent(configFor(`    host: ${s.url}\n`)).run(request(r.path));
+    const sent = JSON.stringify(s.requests);
+    expect(sent).toContain('src/calc.js');
+    expect(sent).not.toContain('acquisition-plan');
+  });
+
   it('server errors, a missing model and a refused connection are errors with a reason, never a crash', async () => {
     const { server: s, repo: r } = await setup({ replies: [{ status: 500, error: 'out of memory' }] });
     const failed = await createBuiltinAgent(configFor(`    host: ${s.url}\n`)).run(request(r.path));
@@ -132,6 +147,8 @@ describe('built-in agent on the Ollama stand-in', () => {
     const timedOut = await agent.run(request(r.path, { timeoutMs: 400 }));
     expect(timedOut).toMatchObject({ outcome: 'timeout', exitCode: 124, timedOut: true });
     expect(Date.now() - started).toBeLessThan(5_000);
+    // The server counted nothing, but the model read the prompt: an estimate is charged to the budget.
+    expect(timedOut.tokens?.prompt).toBeGreaterThan(50);
 
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 200);

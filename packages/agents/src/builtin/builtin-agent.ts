@@ -93,9 +93,20 @@ async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promis
     if (left !== undefined && left <= 0) return finish('failed', `token budget spent (${tokens.prompt + tokens.completion} tokens in this run)`);
     const caps = [options.maxTokens, left].filter((n): n is number => n !== undefined);
     let reply;
+    let streamed = 0;
     try {
-      reply = await model.chat(messages, { signal, ...(caps.length > 0 ? { maxTokens: Math.min(...caps) } : {}), onText: (text) => req.onOutput?.(text) });
+      reply = await model.chat(messages, {
+        signal, ...(caps.length > 0 ? { maxTokens: Math.min(...caps) } : {}),
+        onText: (text) => { streamed += text.length; req.onOutput?.(text); },
+      });
     } catch (error) {
+      // The server reports no count for a call that never finished, yet a model that
+      // read the prompt and then timed out did spend: charge an estimate (about 4
+      // characters a token) so the budget still holds across retries.
+      if (streamed > 0 || timeout.aborted) {
+        tokens.prompt += estimateTokens(messages.reduce((sum, m) => sum + m.content.length, 0));
+        tokens.completion += estimateTokens(streamed);
+      }
       if (timeout.aborted) return finish('timeout', `no complete reply within ${Math.round(req.timeoutMs / 1000)} s; request aborted`);
       if (req.signal?.aborted || modelErrorKind(error) === 'aborted') return finish('error', 'cancelled');
       const message = error instanceof Error ? error.message : String(error);
@@ -164,4 +175,9 @@ export function createBuiltinAgent(config: OllamaAgentConfig): Agent {
     ...(config.token_budget === undefined ? {} : { tokenBudget: config.token_budget }),
     ...(config.api_key_env === undefined ? {} : { allowEnv: [config.api_key_env] }),
   });
+}
+
+/** Tokens for `chars` characters of text, estimated at about four characters a token. */
+function estimateTokens(chars: number): number {
+  return Math.ceil(chars / 4);
 }

@@ -155,13 +155,18 @@ export function languageOf(path: string): string {
   return languages[extname(path).toLowerCase()] ?? '';
 }
 
-/** Tracked and untracked, not ignored, files git lists; minus run files, protected files and lockfiles. */
+/**
+ * Tracked and untracked, not ignored, files git lists; minus run files, protected files and
+ * lockfiles, and minus what the scope excludes: sparse checkout marks those `S`
+ * (skip-worktree), and not even their names may reach a model.
+ */
 async function listFiles(workdir: string, env: Readonly<Record<string, string>>): Promise<string[]> {
-  const result = await execa('git', ['--no-optional-locks', 'ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+  const result = await execa('git', ['--no-optional-locks', 'ls-files', '-z', '-t', '--cached', '--others', '--exclude-standard'], {
     cwd: workdir, env: { ...env }, extendEnv: false, stdin: 'ignore', reject: false,
   });
   if (result.exitCode !== 0) return [];
-  const files = new Set(String(result.stdout).split('\0').filter((p) => p !== ''));
+  const entries = String(result.stdout).split('\0').filter((entry) => entry.length > 2);
+  const files = new Set(entries.filter((entry) => !entry.startsWith('S ')).map((entry) => entry.slice(2)));
   return [...files]
     .filter((p) => p !== runFilesDir && !p.startsWith(`${runFilesDir}/`) && !isProtected(p, defaultProtected) && !noise.has(basename(p)))
     .sort();
