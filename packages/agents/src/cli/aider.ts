@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { runFilesDir } from '../changed-files.js';
 import { createProcessAgent } from '../process-agent.js';
 import type { Agent } from '../port.js';
-import { apiErrorVerdict, capVerdict, cliSpecBase, firstMatchingLine, type CliAgentSettings } from './shared.js';
+import { apiErrorVerdict, capVerdict, type CliAgentSettings, cliSpecBase, endedOnItsOwn, firstMatchingLine } from './shared.js';
 
 /** Options of the Aider adapter: `agents.aider` of the config. */
 export interface AiderAgentOptions extends CliAgentSettings {
@@ -52,7 +52,7 @@ export function createAiderAgent(options: AiderAgentOptions): Agent {
       '--message-file', files.promptFile,
     ],
     interpret: (facts, generic) => {
-      if (!['changed', 'no_changes', 'failed'].includes(generic.outcome)) return undefined;
+      if (!endedOnItsOwn(generic)) return undefined;
       const apiError = firstMatchingLine(facts.process.outputTail, apiErrorPatterns);
       if (apiError !== undefined) return apiErrorVerdict('aider', apiError, generic);
       if (reflectionCap.test(facts.process.outputTail)) return capVerdict('aider stopped at its reflection cap before its edits applied cleanly');

@@ -1,6 +1,6 @@
 import { createProcessAgent } from '../process-agent.js';
 import type { Agent } from '../port.js';
-import { apiErrorVerdict, capVerdict, cliSpecBase, firstMatchingLine, lastJsonObject, promptArgument, type CliAgentSettings } from './shared.js';
+import { apiErrorVerdict, capVerdict, type CliAgentSettings, cliSpecBase, endedOnItsOwn, firstMatchingLine, lastJsonObject, modelExtraAndPrompt } from './shared.js';
 
 /** Options of the Claude Code adapter: `agents.claude` of the config. */
 export interface ClaudeAgentOptions extends CliAgentSettings {
@@ -30,13 +30,10 @@ export function createClaudeAgent(options: ClaudeAgentOptions): Agent {
       '--output-format', 'json',
       '--dangerously-skip-permissions',
       '--max-turns', String(options.maxTurns),
-      ...(options.model === undefined ? [] : ['--model', options.model]),
-      ...(options.extraArgs ?? []),
-      '--',
-      promptArgument(req, files),
+      ...modelExtraAndPrompt(options, req, files),
     ],
     interpret: (facts, generic) => {
-      if (!['changed', 'no_changes', 'failed'].includes(generic.outcome)) return undefined;
+      if (!endedOnItsOwn(generic)) return undefined;
       const result = lastJsonObject(facts.process.outputTail);
       if (result?.type === 'result') {
         if (result.subtype === 'error_max_turns') {

@@ -1,6 +1,6 @@
 import { createProcessAgent } from '../process-agent.js';
 import type { Agent } from '../port.js';
-import { apiErrorVerdict, cliSpecBase, firstMatchingLine, promptArgument, type CliAgentSettings } from './shared.js';
+import { apiErrorVerdict, type CliAgentSettings, cliSpecBase, endedOnItsOwn, firstMatchingLine, modelExtraAndPrompt } from './shared.js';
 
 /** Options of the Codex adapter: `agents.codex` of the config. */
 export type CodexAgentOptions = CliAgentSettings;
@@ -25,13 +25,10 @@ export function createCodexAgent(options: CodexAgentOptions): Agent {
       'exec',
       '--sandbox', 'workspace-write',
       '--color', 'never',
-      ...(options.model === undefined ? [] : ['--model', options.model]),
-      ...(options.extraArgs ?? []),
-      '--',
-      promptArgument(req, files),
+      ...modelExtraAndPrompt(options, req, files),
     ],
     interpret: (facts, generic) => {
-      if (!['changed', 'no_changes', 'failed'].includes(generic.outcome)) return undefined;
+      if (!endedOnItsOwn(generic)) return undefined;
       const apiError = firstMatchingLine(facts.process.outputTail, apiErrorPatterns);
       return apiError === undefined ? undefined : apiErrorVerdict('Codex', apiError, generic);
     },

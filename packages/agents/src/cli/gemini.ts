@@ -1,6 +1,6 @@
 import { createProcessAgent } from '../process-agent.js';
 import type { Agent } from '../port.js';
-import { apiErrorVerdict, capVerdict, cliSpecBase, firstMatchingLine, lastJsonObject, promptArgument, type CliAgentSettings } from './shared.js';
+import { apiErrorVerdict, capVerdict, type CliAgentSettings, cliSpecBase, endedOnItsOwn, firstMatchingLine, lastJsonObject, promptArgument } from './shared.js';
 
 /** Options of the Gemini CLI adapter: `agents.gemini` of the config. */
 export type GeminiAgentOptions = CliAgentSettings;
@@ -34,7 +34,7 @@ export function createGeminiAgent(options: GeminiAgentOptions): Agent {
       `--prompt=${promptArgument(req, files)}`,
     ],
     interpret: (facts, generic) => {
-      if (!['changed', 'no_changes', 'failed'].includes(generic.outcome)) return undefined;
+      if (!endedOnItsOwn(generic)) return undefined;
       const exit = facts.process.exitCode;
       if (exit === turnLimitExit) return capVerdict(`Gemini CLI reached its turn limit (exit ${turnLimitExit})`);
       if (exit === inputErrorExit) return { outcome: 'error', permanent: true, detail: `Gemini CLI refused its input (exit ${inputErrorExit}): check agents.gemini.extra_args and the CLI version` };

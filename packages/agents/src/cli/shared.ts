@@ -109,3 +109,16 @@ const authFailure = /\b40[13]\b|unauthori[sz]ed|authentication|invalid[\s\w-]{0,
 export function capVerdict(detail: string): OutcomeVerdict {
   return { outcome: 'failed', detail };
 }
+
+/**
+ * Whether an adapter may read more into a verdict: only for runs that ended by themselves.
+ * A timeout, a cancel, a signal or a start failure says all there is to say.
+ */
+export function endedOnItsOwn(generic: OutcomeVerdict): boolean {
+  return generic.outcome === 'changed' || generic.outcome === 'no_changes' || generic.outcome === 'failed';
+}
+
+/** The end of a CLI's argv: `--model <model>` when set, the extra args, then `--` and the prompt. */
+export function modelExtraAndPrompt(options: CliAgentSettings, req: Pick<AgentRunRequest, 'prompt' | 'workdir'>, files: RunFiles): string[] {
+  return [...(options.model === undefined ? [] : ['--model', options.model]), ...(options.extraArgs ?? []), '--', promptArgument(req, files)];
+}
