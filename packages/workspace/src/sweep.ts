@@ -1,7 +1,7 @@
-import { access, readdir } from 'node:fs/promises';
+import { access, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Git } from './git.js';
-import { breakLock, isStale, newHolder, readLock, tryLock, unlock, type LockState } from './lock-file.js';
+import { breakLock, isPidAlive, isStale, newHolder, readLock, tryLock, unlock, type LockState } from './lock-file.js';
 import { withMirrorLock, type MirrorPaths } from './mirror.js';
 import { copyPaths, listCopies, type CopyPaths } from './pool.js';
 import { removeCopy, type CopyContext } from './working-copy.js';
@@ -32,9 +32,11 @@ export async function sweepWorkspaces(
   const result: SweepResult = { removed: [], released: [] };
   const root = join(settings.cacheDir, 'worktrees');
   const pools = await readdir(root, { withFileTypes: true }).catch(() => []);
+  await removeLeftovers(join(settings.cacheDir, 'mirrors'));
   for (const entry of pools) {
     if (!entry.isDirectory() || !/^[0-9a-f]{40}$/.test(entry.name)) continue;
     const pool = join(root, entry.name);
+    await removeLeftovers(pool);
     const mirrorDir = join(settings.cacheDir, 'mirrors', `${entry.name}.git`);
     const mirror: MirrorPaths = { hash: entry.name, dir: mirrorDir, lock: `${mirrorDir}.lock` };
     const hasMirror = await access(join(mirrorDir, 'config')).then(() => true, () => false);
@@ -61,6 +63,29 @@ export async function sweepWorkspaces(
     }
   }
   return result;
+}
+
+/** How old a temporary file must be before the sweeper takes it for a dead writer's. */
+const leftoverAgeMs = 10 * 60_000;
+
+/**
+ * Deletes what processes killed half-way through a step left in `dir`: a lock's temporary
+ * file (`<lock>.<token>.tmp`, written and linked into place within milliseconds) and a
+ * mirror clone in progress (`<hash>.git.tmp-<pid>`) whose process is gone. Both are only
+ * taken when older than {@link leftoverAgeMs}, so a live writer is never raced; the cache
+ * directory belongs to this host, so its pids are this host's.
+ */
+async function removeLeftovers(dir: string): Promise<void> {
+  const entries = await readdir(dir).catch(() => []);
+  const now = Date.now();
+  for (const name of entries) {
+    const lockTemp = /\.lock\.[\w-]+\.tmp$/.test(name);
+    const clone = /\.git\.tmp-(\d+)$/.exec(name);
+    if (!lockTemp && !(clone && !isPidAlive(Number(clone[1])))) continue;
+    const info = await stat(join(dir, name)).catch(() => undefined);
+    if (info === undefined || now - info.mtimeMs < leftoverAgeMs) continue;
+    await rm(join(dir, name), { recursive: true, force: true });
+  }
 }
 
 async function isAbandoned(state: LockState, isRunning: IsRunning): Promise<boolean> {

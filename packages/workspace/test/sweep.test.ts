@@ -1,4 +1,5 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { mkdir, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { git } from '@codefleet/testkit';
@@ -34,6 +35,35 @@ describe('sweep', () => {
     await running.release();
     expect(await exists(running.dir)).toBe(false);
     expect((await manager.sweep(() => false)).removed).toEqual([]);
+  });
+
+  it('deletes old leftovers of killed processes (lock temp files, a mirror clone whose process is gone), never fresh ones or a live clone', async () => {
+    fixture = await createFixture(sampleFiles, true);
+    const { origin, cache, manager } = fixture;
+    const copy = await manager.prepare({ jobId: 'job-1', repoUrl: origin.path, branch: 'ai/one-00000001' });
+    await copy.release();
+    const pool = poolDir(cache.path, mirrorPaths(cache.path, origin.path).hash);
+    const mirrors = join(cache.path, 'mirrors');
+    const deadPid = spawnSync(process.execPath, ['-e', '0']).pid;
+    const old = new Date(Date.now() - 60 * 60_000);
+    const leftovers = {
+      oldLockTemp: join(pool, 'slot-0.lock.3f2a9c1e-0d4b-4b8e-9d8e-1a2b3c4d5e6f.tmp'),
+      freshLockTemp: join(pool, 'slot-1.lock.7c1d2e3f-aaaa-bbbb-cccc-1234567890ab.tmp'),
+      deadClone: join(mirrors, `${'a'.repeat(40)}.git.tmp-${deadPid}`),
+      liveClone: join(mirrors, `${'b'.repeat(40)}.git.tmp-${process.pid}`),
+    };
+    await writeFile(leftovers.oldLockTemp, '{}');
+    await writeFile(leftovers.freshLockTemp, '{}');
+    await mkdir(join(leftovers.deadClone, 'objects'), { recursive: true });
+    await mkdir(leftovers.liveClone, { recursive: true });
+    for (const path of [leftovers.oldLockTemp, leftovers.deadClone, leftovers.liveClone]) await utimes(path, old, old);
+
+    await manager.sweep(() => false);
+    expect(await exists(leftovers.oldLockTemp)).toBe(false);
+    expect(await exists(leftovers.deadClone)).toBe(false);
+    expect(await exists(leftovers.freshLockTemp)).toBe(true);
+    expect(await exists(leftovers.liveClone)).toBe(true);
+    expect(await exists(copy.dir)).toBe(true);
   });
 
   it('releases an abandoned pool slot for the next job, keeping its directory', async () => {
