@@ -19,6 +19,16 @@ function queueRules({ queue }: Config): ConfigProblem[] {
       message: `must be < queue.lease_seconds (${queue.lease_seconds}), got ${queue.heartbeat_seconds}`,
     });
   }
+  // On BullMQ the lock is the lease: a heartbeat slower than the lock lets the stalled
+  // checker hand a running job to a second worker.
+  if (queue.backend === 'bullmq' && queue.heartbeat_seconds * 1000 >= queue.bullmq.lock_duration_ms) {
+    problems.push({
+      path: 'queue.heartbeat_seconds',
+      message:
+        `must be < queue.bullmq.lock_duration_ms (${queue.bullmq.lock_duration_ms} ms) when queue.backend is bullmq, ` +
+        `got ${queue.heartbeat_seconds} s`,
+    });
+  }
   if (queue.backend !== 'sqs') return problems;
   const { sqs } = queue;
   if (sqs.queue_url === undefined) {

@@ -242,6 +242,10 @@ describe('parseConfig: cross-field rules', () => {
     expect(problems(sqs)).toEqual([
       { path: 'queue.heartbeat_seconds', message: 'must be < queue.sqs.visibility_timeout (20) when queue.backend is sqs, got 30' },
     ]);
+    expect(problems(yaml('queue:', '  backend: bullmq', '  bullmq:', '    lock_duration_ms: 20000'))).toEqual([
+      { path: 'queue.heartbeat_seconds', message: 'must be < queue.bullmq.lock_duration_ms (20000 ms) when queue.backend is bullmq, got 30 s' },
+    ]);
+    expect(parse(yaml('queue:', '  backend: bullmq', '  heartbeat_seconds: 5', '  bullmq:', '    lock_duration_ms: 20000')).config.queue.heartbeat_seconds).toBe(5);
   });
 
   it('requires an argv for the command agent', () => {
