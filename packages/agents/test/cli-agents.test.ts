@@ -179,7 +179,8 @@ describe.each(toolNames)('%s adapter', (tool) => {
 
   it('a tool that hangs is killed with its children at the timeout → timeout, exit 124', async () => {
     const { agent, req } = await setUp(tool, 'hang', { killGraceMs: 200 });
-    const result = await agent.run(req({ timeoutMs: 800 }));
+    // Long enough for the fixture to start and print its pids on a loaded machine.
+    const result = await agent.run(req({ timeoutMs: 3_000 }));
     expect(result).toMatchObject({ outcome: 'timeout', exitCode: 124, timedOut: true });
     const [parent, grandchild] = (/pids (\d+) (\d+)/.exec(result.outputTail) ?? []).slice(1).map(Number);
     expect(grandchild).toBeGreaterThan(0);

@@ -35,7 +35,8 @@ describe('runDod', () => {
   });
 
   it("is 'timeout' when any command timed out, even if another failed", async () => {
-    const outcome = await runDod(dir.path, [bad, hang, ok], { ...options, timeoutMs: 400 });
+    // Long enough for `bad` to fail on its own on a loaded machine; `hang` never ends.
+    const outcome = await runDod(dir.path, [bad, hang, ok], { ...options, timeoutMs: 3_000 });
     expect(outcome.result).toBe('timeout');
     expect(outcome.results.map((r) => r.timedOut)).toEqual([false, true, false]);
     expect(outcome.results[1]).toMatchObject({ exitCode: 124, passed: false });
