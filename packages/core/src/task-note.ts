@@ -110,8 +110,12 @@ function attempts(run: RunRecord): string | undefined {
 function agentRuns(run: RunRecord): string | undefined {
   if (run.agent_runs.length === 0) return undefined;
   const { rows, omitted } = lastRows(run.agent_runs, maxRows.agentRuns);
+  // Model tokens only where an agent counts them (the built-in agent): reviewers see what
+  // the change cost, and the columns of other agents' notes stay as they were.
+  const counted = run.agent_runs.filter((r) => r.tokens !== undefined);
+  const tokens = (r: AgentRun) => (r.tokens === undefined ? '–' : `${r.tokens.prompt} + ${r.tokens.completion}`);
   const body = table(
-    ['Pass', 'Attempt', 'Agent', 'Exit code', 'Signal', 'Timed out', 'Duration', 'Changed files', 'Outcome'],
+    ['Pass', 'Attempt', 'Agent', 'Exit code', 'Signal', 'Timed out', 'Duration', 'Changed files', 'Outcome', ...(counted.length > 0 ? ['Tokens'] : [])],
     rows.map((r) => [
       cell(r.pass),
       cell(`${r.attempt}.${r.inner_attempt}`),
@@ -122,9 +126,12 @@ function agentRuns(run: RunRecord): string | undefined {
       cell(formatDuration(r.duration_ms)),
       cell(r.changed_files.length),
       cell(r.outcome),
+      ...(counted.length > 0 ? [tokens(r)] : []),
     ]),
   );
-  return section('Agent runs', body + omitted);
+  const total = counted.reduce((sum, r) => sum + (r.tokens?.prompt ?? 0) + (r.tokens?.completion ?? 0), 0);
+  const totalLine = counted.length > 0 ? `\n\nModel tokens in all: ${total} (prompt + completion, as the model server counted them).` : '';
+  return section('Agent runs', body + omitted + totalLine);
 }
 
 function verification(run: RunRecord): string | undefined {

@@ -97,6 +97,18 @@ describe('renderTaskNote', () => {
     expect(note.split('\n')[2]).toBe('Fixes #7');
   });
 
+  it('shows the model tokens of agents that count them, with the total; other notes keep their columns', () => {
+    let run = started();
+    run = addAgentRun(run, agentRunFixture({ agent: 'ollama', tokens: { prompt: 1200, completion: 300 } }), { now: at(5) });
+    run = addAgentRun(run, agentRunFixture({ agent: 'ollama', pass: 'test', tokens: { prompt: 900, completion: 100 } }), { now: at(6) });
+    const note = renderTaskNote(run);
+    expect(note).toMatch(/\| Outcome \| Tokens \|/);
+    expect(note).toContain('| 1200 + 300 |');
+    expect(note).toContain('Model tokens in all: 2500 (prompt + completion');
+    const plain = renderTaskNote(addAgentRun(started(), agentRunFixture(), { now: at(5) }));
+    expect(plain).not.toContain('Tokens');
+  });
+
   it('does not let table cells break out', () => {
     let run = started();
     run = addVerification(run, verificationFixture({ command: ['sh', '-c', 'a | b\n| x | y |'], passed: true }), { now: at(5) });
