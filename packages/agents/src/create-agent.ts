@@ -30,9 +30,9 @@ export function createAgent(name: string, agents: AgentsConfig): Agent {
       return createClaudeAgent({ ...cliSettings(c), maxTurns: c.max_turns });
     }
     case 'codex':
-      return createCodexAgent(cliSettings(agents.codex));
+      return createCodexAgent({ ...cliSettings(agents.codex), approvalArgs: agents.codex.approval_args });
     case 'gemini':
-      return createGeminiAgent(cliSettings(agents.gemini));
+      return createGeminiAgent({ ...cliSettings(agents.gemini), approvalArgs: agents.gemini.approval_args });
     case 'command': {
       const config = agents.command;
       return createCommandAgent({

@@ -257,6 +257,21 @@ describe('createAgent for the CLI agents', () => {
   const agentsFrom = (yaml: string) => parseConfig(yaml, { env: {}, baseDir: '/srv/codefleet', hostname: 'test-host' }).config.agents;
 
   it.each([
+    ['codex', 'codex:\n    approval_args: [--full-auto]\n', ['exec', '--full-auto', '--color', 'never', '--']],
+    ['gemini', 'gemini:\n    approval_args: [-y]\n', ['-y', '--output-format', 'json']],
+  ] as const)('%s: approval_args replace the built-in approval flags for an older CLI', async (tool, section, argsStart) => {
+    const installed = await installCliFixture(tool, 'nothing');
+    const agent = createAgent(tool, agentsFrom(`agents:\n  ${section}`));
+    const path = await workdir(agent);
+    await agent.run({
+      workdir: path, prompt: 'Do it\n', pass: 'implement', attempt: 1, timeoutMs: 20_000,
+      env: buildAgentEnv(hostEnv(installed.bin, path), { allow: [...(agent.allowEnv ?? [])] }),
+    });
+    const [call] = await installed.calls();
+    expect(call?.args.slice(0, argsStart.length)).toEqual(argsStart);
+  });
+
+  it.each([
     ['claude', 'claude:\n    binary: ./bin/claude\n    model: claude-sonnet-4-6\n    max_turns: 5\n    extra_args: [--verbose]\n',
       ['-p', '--output-format', 'json', '--dangerously-skip-permissions', '--max-turns', '5', '--model', 'claude-sonnet-4-6', '--verbose', '--'], 'ANTHROPIC_API_KEY'],
     ['codex', 'codex:\n    binary: ./bin/codex\n    model: gpt-5-codex\n',

@@ -3,7 +3,10 @@ import type { Agent } from '../port.js';
 import { apiErrorVerdict, type CliAgentSettings, cliSpecBase, endedOnItsOwn, firstMatchingLine, modelExtraAndPrompt } from './shared.js';
 
 /** Options of the Codex adapter: `agents.codex` of the config. */
-export type CodexAgentOptions = CliAgentSettings;
+export interface CodexAgentOptions extends CliAgentSettings {
+  /** How `exec` may edit the working copy; default `--sandbox workspace-write`. */
+  approvalArgs?: readonly string[] | undefined;
+}
 
 // `codex exec` prints failures as `ERROR: ...` lines (for example
 // `ERROR: unexpected status 401 Unauthorized`) and some versions still exit 0.
@@ -15,7 +18,8 @@ const apiErrorPatterns = [/^ERROR: .*(?:unexpected status|stream disconnected|ra
  * approvals. `--sandbox workspace-write` lets it edit the working copy and nothing outside
  * it. That is what the older `--full-auto` meant; current Codex documentation marks
  * `--full-auto` as a deprecated alias that prints a warning (and some releases dropped it),
- * so the explicit flag is used. The prompt is the last argument, after `--`.
+ * so the explicit flag is used (`agents.codex.approval_args` puts `--full-auto` back for a
+ * CLI too old to know `--sandbox`). The prompt is the last argument, after `--`.
  */
 export function createCodexAgent(options: CodexAgentOptions): Agent {
   return createProcessAgent({
@@ -23,7 +27,7 @@ export function createCodexAgent(options: CodexAgentOptions): Agent {
     argv: (req, files) => [
       options.binary,
       'exec',
-      '--sandbox', 'workspace-write',
+      ...(options.approvalArgs ?? ['--sandbox', 'workspace-write']),
       '--color', 'never',
       ...modelExtraAndPrompt(options, req, files),
     ],

@@ -3,7 +3,10 @@ import type { Agent } from '../port.js';
 import { apiErrorVerdict, capVerdict, type CliAgentSettings, cliSpecBase, endedOnItsOwn, firstMatchingLine, lastJsonObject, promptArgument } from './shared.js';
 
 /** Options of the Gemini CLI adapter: `agents.gemini` of the config. */
-export type GeminiAgentOptions = CliAgentSettings;
+export interface GeminiAgentOptions extends CliAgentSettings {
+  /** How the CLI may act without asking; default `--approval-mode yolo --skip-trust`. */
+  approvalArgs?: readonly string[] | undefined;
+}
 
 // Documented headless exit codes besides 0 (success) and 1 (error or API failure).
 const inputErrorExit = 42;
@@ -17,7 +20,8 @@ const apiErrorPatterns = [/^\[API Error\b/, /^Error when talking to Gemini API/i
  * working copy is untrusted, and an untrusted folder silently falls back to asking for
  * approval, which headless means no edits. `--output-format json` carries an `error`
  * object when the request failed; exit 53 is the turn limit, 42 an input error.
- * `--prompt=` keeps a task starting with `-` from reading as an option.
+ * `--prompt=` keeps a task starting with `-` from reading as an option. A CLI too old for
+ * these flags takes `agents.gemini.approval_args: [-y]`.
  */
 export function createGeminiAgent(options: GeminiAgentOptions): Agent {
   return createProcessAgent({
@@ -26,8 +30,7 @@ export function createGeminiAgent(options: GeminiAgentOptions): Agent {
     interpretTailBytes: 262_144,
     argv: (req, files) => [
       options.binary,
-      '--approval-mode', 'yolo',
-      '--skip-trust',
+      ...(options.approvalArgs ?? ['--approval-mode', 'yolo', '--skip-trust']),
       '--output-format', 'json',
       ...(options.model === undefined ? [] : ['--model', options.model]),
       ...(options.extraArgs ?? []),

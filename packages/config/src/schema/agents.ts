@@ -51,6 +51,11 @@ const codex = z
   .strictObject({
     binary: binary('codex'),
     model: z.string().min(1).optional().describe('Model passed as --model; the CLI default when unset.'),
+    approval_args: z
+      .array(z.string().min(1))
+      .min(1)
+      .default(() => ['--sandbox', 'workspace-write'])
+      .describe('How codex exec is allowed to edit the working copy; older CLIs that lack --sandbox take [--full-auto].'),
     timeout_seconds: agentTimeout(),
     extra_args: extraArgs,
     api_key_env: apiKeyEnv('OPENAI_API_KEY'),
@@ -62,6 +67,11 @@ const gemini = z
   .strictObject({
     binary: binary('gemini'),
     model: z.string().min(1).optional().describe('Model passed as --model; the CLI default when unset.'),
+    approval_args: z
+      .array(z.string().min(1))
+      .min(1)
+      .default(() => ['--approval-mode', 'yolo', '--skip-trust'])
+      .describe('How gemini is allowed to act without asking; older CLIs that lack --approval-mode or --skip-trust take [-y].'),
     timeout_seconds: agentTimeout(),
     extra_args: extraArgs,
     api_key_env: apiKeyEnv('GEMINI_API_KEY'),
