@@ -1,2 +1,2 @@
 export { runProcess, timeoutExitCode, type ProcessResult, type RunProcessOptions } from './run-process.js';
-export { findExecutable } from './parent-guard.js';
+export { findExecutable } from './find-executable.js';

@@ -1,7 +1,3 @@
-import { constants } from 'node:fs';
-import { access } from 'node:fs/promises';
-import { delimiter, isAbsolute, join, resolve } from 'node:path';
-
 /**
  * The guard, run as `node -e <guardSource> <parent pid> <NODE_OPTIONS as JSON> <file> <args...>`
  * at the head of a guarded child's process group. It starts the real program in the same
@@ -63,24 +59,4 @@ export function parseGuardReport(text: string): GuardReport | undefined {
 /** The guarded argument vector for `argv`, run by this Node binary; `nodeOptions` goes to the program. */
 export function guardedArgv(argv: readonly string[], nodeOptions: string | undefined, parentPid: number = process.pid): string[] {
   return [process.execPath, '-e', guardSource, String(parentPid), JSON.stringify(nodeOptions ?? null), ...argv];
-}
-
-/**
- * Where `file` would be started from, or undefined when it cannot be: a bare name is
- * looked up on the child's PATH, a path is taken relative to `cwd`. The guard itself always
- * starts, so a missing program has to be found out before, to report it as not started.
- */
-export async function findExecutable(file: string, cwd: string, path: string | undefined): Promise<string | undefined> {
-  const candidates = file.includes('/')
-    ? [isAbsolute(file) ? file : resolve(cwd, file)]
-    : (path ?? '').split(delimiter).filter(Boolean).map((dir) => join(isAbsolute(dir) ? dir : resolve(cwd, dir), file));
-  for (const candidate of candidates) {
-    try {
-      await access(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // Next directory.
-    }
-  }
-  return undefined;
 }

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { execa } from 'execa';
 import { boundTail } from '@codefleet/core';
-import { findExecutable, guardedArgv, parseGuardReport } from './parent-guard.js';
+import { guardedArgv, parseGuardReport } from './parent-guard.js';
 
 /** Exit code recorded for a process stopped by its timeout, as `timeout(1)` does (AM). */
 export const timeoutExitCode = 124;
@@ -60,12 +60,6 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
   // has called setsid() its process group does not exist yet.)
   if (options.signal?.aborted) {
     return { command: [...argv], exitCode: null, signal: null, timedOut: false, cancelled: true, durationMs: 0, outputTail: '' };
-  }
-  if (options.dieWithParent && (await findExecutable(file, options.cwd, options.env.PATH)) === undefined) {
-    return {
-      command: [...argv], exitCode: null, signal: null, timedOut: false, cancelled: false,
-      durationMs: Math.round(performance.now() - started), outputTail: '', spawnError: `spawn ${file} ENOENT`,
-    };
   }
   const guarded = options.dieWithParent === true;
   const { NODE_OPTIONS: nodeOptions, ...guardEnv } = options.env;
