@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
@@ -74,6 +74,27 @@ describe('codefleet CLI', () => {
       await repo.dispose();
     }
   }, 60_000);
+
+  it('a worker waiting for jobs has not loaded the pipeline (agents, verification, forge)', async () => {
+    // A module hook records every module the process loads; with --once on an empty queue
+    // the worker starts, sweeps, finds nothing and exits.
+    const loaded = join(dir.path, 'loaded.txt');
+    await writeFile(join(dir.path, 'hooks.mjs'), [
+      "import { appendFileSync } from 'node:fs';",
+      'export async function load(url, context, next) {',
+      `  appendFileSync(${JSON.stringify(loaded)}, url + '\\n');`,
+      '  return next(url, context);',
+      '}',
+    ].join('\n'));
+    await writeFile(join(dir.path, 'register.mjs'), "import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n");
+    const worker = startFixture(bin, ['--config', join(dir.path, 'config.yaml'), 'worker', '--once'], {
+      cwd: dir.path, env: { PATH: process.env.PATH ?? '', HOME: dir.path }, nodeArgs: ['--import', join(dir.path, 'register.mjs')],
+    });
+    expect(await worker.exited).toMatchObject({ exitCode: 0 });
+    const urls = (await readFile(loaded, 'utf8')).split('\n');
+    expect(urls.some((url) => /\/packages\/workspace\//.test(url))).toBe(true);
+    expect(urls.filter((url) => /\/packages\/(pipeline|agents|verify|forge|patch)\/|@octokit|ollama/.test(url))).toEqual([]);
+  }, 30_000);
 
   it('doctor checks each part and gives the fix for what fails', async () => {
     await writeFile(join(dir.path, 'config.yaml'), 'data_dir: ./data\nagents:\n  default: command\n  command:\n    argv: [no-such-agent-binary, "{prompt_file}"]\n');

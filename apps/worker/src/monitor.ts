@@ -1,8 +1,7 @@
 import type * as Prom from 'prom-client';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RunRecord } from '@codefleet/core';
-import type { Settlement } from '@codefleet/pipeline';
-import type { Queue, QueueStats } from '@codefleet/queue';
+import type { Queue, QueueStats, Settlement } from '@codefleet/queue';
 
 /** What the worker loop reports as it goes; {@link WorkerMonitor} implements it. */
 export interface WorkerEvents {

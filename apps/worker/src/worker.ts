@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { classify } from '@codefleet/core';
+import { cancelRequested, classify } from '@codefleet/core';
 import type { Logger } from '@codefleet/log';
-import { cancelRequested, settleLease, type JobContext, type JobResult, type Settlement } from '@codefleet/pipeline';
-import type { Lease, Queue } from '@codefleet/queue';
+import type { JobContext, JobResult } from '@codefleet/pipeline';
+import { settleLease, type Lease, type Queue, type Settlement } from '@codefleet/queue';
 import type { CancelRequests, TaskLeases } from '@codefleet/store';
 import type { WorkerEvents } from './monitor.js';
 

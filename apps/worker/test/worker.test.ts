@@ -1,8 +1,9 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { cancelOf } from '@codefleet/core';
 import { silentLogger } from '@codefleet/log';
-import { cancelOf, type JobResult } from '@codefleet/pipeline';
+import type { JobResult } from '@codefleet/pipeline';
 import { LocalQueue } from '@codefleet/queue';
 import { SqliteRunStore } from '@codefleet/store';
 import { sampleJob } from '@codefleet/queue/conformance';

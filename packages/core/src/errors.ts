@@ -213,3 +213,14 @@ export class LeaseLostError extends CodefleetError {
     if (jobId !== undefined) this.jobId = jobId;
   }
 }
+
+/** The error that stops a job whose cancel was requested; {@link cancelOf} reads it back. */
+export function cancelRequested(by: string): CodefleetError {
+  return new CodefleetError('cancelled', `cancel requested by @${by}`, { verdict: 'permanent', details: { cancelRequestedBy: by } });
+}
+
+/** Who asked to cancel, when `err` is a {@link cancelRequested} error. */
+export function cancelOf(err: unknown): string | undefined {
+  const by = (err as { details?: { cancelRequestedBy?: unknown } } | undefined)?.details?.cancelRequestedBy;
+  return typeof by === 'string' ? by : undefined;
+}

@@ -5,6 +5,8 @@ export { classify } from './classify.js';
 export type { CodefleetErrorJson, CodefleetErrorOptions, ErrorCode, JobIssue, JsonValue, Verdict } from './errors.js';
 export {
   CodefleetError,
+  cancelOf,
+  cancelRequested,
   InvalidJobError,
   InvalidTransitionError,
   LeaseLostError,

@@ -1,10 +1,11 @@
 import {
-  advance, classify, CodefleetError, decideOuter, LeaseLostError, endAttempt, finish, isTerminal, newRun, renderTaskNote,
+  advance, cancelOf, cancelRequested, classify, CodefleetError, decideOuter, LeaseLostError, endAttempt, finish, isTerminal, newRun, renderTaskNote,
   setAcceptanceCriteria, setDodResult, setPublication, startAttempt, addVerification,
   type Classified, type RunRecord, type Stage,
 } from '@codefleet/core';
 import { createPatchAgent } from '@codefleet/agents';
 import { planVerification, runDod } from '@codefleet/verify';
+import type { LeaseVerdict } from '@codefleet/queue';
 import { branchName, type Workspace } from '@codefleet/workspace';
 import type { JobContext, PipelineDeps } from './deps.js';
 import { acceptanceCriteria, agentInstructions, taskFile } from './plan.js';
@@ -13,12 +14,7 @@ import { failureComment, statusTarget, successComment } from './report.js';
 import { RunTracker } from './tracker.js';
 
 /** What the worker should do with the lease after a run. */
-export type JobResult =
-  | { action: 'ack'; run: RunRecord }
-  | { action: 'retry'; delayMs: number; reason: string; run: RunRecord }
-  | { action: 'dead_letter'; reason: string; run: RunRecord }
-  /** Stopped from outside (shutdown, lease lost): give the job back untouched. */
-  | { action: 'release'; run: RunRecord };
+export type JobResult = LeaseVerdict & { run: RunRecord };
 
 /**
  * Runs one delivery of a job: claim → prepare → plan → implement → test → validate →
@@ -205,17 +201,6 @@ async function settleFailure(
   });
   await markFailed();
   return { action: 'dead_letter', reason: `${error.code}: ${decision.reason}`, run: tracker.run };
-}
-
-/** The error that stops a job whose cancel was requested; `cancelOf` reads it back. */
-export function cancelRequested(by: string): CodefleetError {
-  return new CodefleetError('cancelled', `cancel requested by @${by}`, { verdict: 'permanent', details: { cancelRequestedBy: by } });
-}
-
-/** Who asked to cancel, when `err` is a {@link cancelRequested} error. */
-export function cancelOf(err: unknown): string | undefined {
-  const by = (err as { details?: { cancelRequestedBy?: unknown } } | undefined)?.details?.cancelRequestedBy;
-  return typeof by === 'string' ? by : undefined;
 }
 
 /** Reporting back is best effort: a failed comment must not change the job's outcome. */

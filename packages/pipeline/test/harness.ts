@@ -5,11 +5,11 @@ import { parseConfig } from '@codefleet/config';
 import { createJob, type Job } from '@codefleet/core';
 import { createLocalForge, type LocalForge } from '@codefleet/forge';
 import { silentLogger } from '@codefleet/log';
-import { LocalQueue } from '@codefleet/queue';
+import { LocalQueue, settleLease } from '@codefleet/queue';
 import { SqliteRunStore } from '@codefleet/store';
 import { createTempDir, createTempRepo, git, gitTestEnv, type TempDir } from '@codefleet/testkit';
 import { createWorkspaceManager } from '@codefleet/workspace';
-import { runJob, settleLease, type PipelineDeps, type PipelineSettings } from '../src/index.js';
+import { runJob, type PipelineDeps, type PipelineSettings } from '../src/index.js';
 
 /** A small Node project whose build loads every module and whose tests use node:test. */
 export const projectFiles: Record<string, string> = {

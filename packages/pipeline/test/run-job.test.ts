@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { SqliteRunStore } from '@codefleet/store';
 import { git } from '@codefleet/testkit';
 import { branchName } from '@codefleet/workspace';
-import { cancelRequested, runJob } from '../src/index.js';
+import { cancelRequested } from '@codefleet/core';
+import { runJob } from '../src/index.js';
 import { createHarness, type Harness } from './harness.js';
 
 // Scripted agents (stand-ins for a language model): each test writes the module the

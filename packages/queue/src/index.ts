@@ -4,3 +4,4 @@ export type {
 export { queueSettingsFromConfig, type BullmqQueueSettings, type LocalQueueSettings, type QueueSettings, type SqsQueueSettings } from './settings.js';
 export { openQueue } from './open-queue.js';
 export { LocalQueue } from './local/local-queue.js';
+export { internalErrorRetryMs, settleLease, type LeaseVerdict, type Settlement } from './settle.js';

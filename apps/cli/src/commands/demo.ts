@@ -84,7 +84,7 @@ export async function demo(loaded: LoadedConfig, out: (line: string) => void): P
     out('');
     out(formatRun(run));
     const branch = branchName(run.job);
-    const pr = await rt.forge.findPullRequest(origin, branch);
+    const pr = await (await rt.forge()).findPullRequest(origin, branch);
     out('');
     if (pr) {
       out(`Pull request #${pr.number} on the local forge: ${pr.title}${pr.draft ? ' (draft)' : ''}`);

@@ -5,11 +5,12 @@ import { GithubForge } from '@codefleet/forge';
 import { createPoller, startWebhookServer, type TriggerDeps } from '@codefleet/producer';
 import type { Runtime } from '../runtime.js';
 
-function triggerDeps(rt: Runtime): TriggerDeps & { forge: GithubForge } {
-  if (!(rt.forge instanceof GithubForge)) {
+async function triggerDeps(rt: Runtime): Promise<TriggerDeps & { forge: GithubForge }> {
+  const forge = await rt.forge();
+  if (!(forge instanceof GithubForge)) {
     throw new CodefleetError('invalid_config', 'the producer turns GitHub issues into jobs: set forge.type to github (and the token variable)');
   }
-  return { forge: rt.forge, queue: rt.queue, log: rt.log, labels: { queued: rt.config.forge.github.labels.queued }, cancels: rt.store };
+  return { forge, queue: rt.queue, log: rt.log, labels: { queued: rt.config.forge.github.labels.queued }, cancels: rt.store };
 }
 
 /** Resolves when SIGTERM or SIGINT arrives. */
@@ -23,7 +24,7 @@ function untilSignal(): { signal: AbortSignal; dispose(): void } {
 
 /** `codefleet producer webhook`: receives GitHub webhooks until SIGTERM/SIGINT. */
 export async function webhook(rt: Runtime, options: { port?: number }, out: (line: string) => void): Promise<void> {
-  const deps = triggerDeps(rt);
+  const deps = await triggerDeps(rt);
   const { github } = rt.config.forge;
   if (github.webhook_secret === undefined) {
     throw new CodefleetError('invalid_config', `$${github.webhook_secret_env} is not set: export the webhook secret configured on GitHub`);
@@ -40,7 +41,7 @@ export async function webhook(rt: Runtime, options: { port?: number }, out: (lin
 
 /** `codefleet producer poll`: polls the configured repositories, once or until SIGTERM/SIGINT. */
 export async function poll(rt: Runtime, options: { once?: boolean }, out: (line: string) => void): Promise<void> {
-  const deps = triggerDeps(rt);
+  const deps = await triggerDeps(rt);
   const { github } = rt.config.forge;
   if (github.repos.length === 0) throw new CodefleetError('invalid_config', 'forge.github.repos is empty: list the owner/name repositories to poll');
   const poller = createPoller(deps, {

@@ -1,4 +1,3 @@
-import { runJob } from '@codefleet/pipeline';
 import { queueSettingsFromConfig } from '@codefleet/queue';
 import { runWorker, startMonitorServer, WorkerMonitor, type MonitorServer, type WorkerSummary } from '@codefleet/worker';
 import { progressReporter } from '../progress.js';
@@ -33,7 +32,7 @@ export async function work(rt: Runtime, options: { concurrency?: number; once?: 
   }
   // Free what crashed workers on this host left behind: copies whose lock holder is dead.
   // Copies of live processes (other workers here) are theirs, so every job counts as running.
-  const swept = await rt.pipeline.workspaces.sweep(() => true).catch((err: unknown) => {
+  const swept = await rt.workspaces().then((workspaces) => workspaces.sweep(() => true)).catch((err: unknown) => {
     rt.log.warn({ err, event: 'workspace.sweep_failed' }, 'could not sweep working copies');
     return { removed: [], released: [] };
   });
@@ -41,7 +40,12 @@ export async function work(rt: Runtime, options: { concurrency?: number; once?: 
     rt.log.info({ event: 'workspace.swept', removed: swept.removed.length, released: swept.released.length }, 'freed working copies of stopped workers');
   }
   try {
-    return await runWorker(rt.queue, (ctx) => runJob(rt.pipeline, ctx), {
+    // The pipeline (agents, verification, forge) loads with the first job, not before.
+    const pipeline = async () => Promise.all([import('@codefleet/pipeline'), rt.pipeline()]);
+    return await runWorker(rt.queue, async (ctx) => {
+      const [{ runJob }, deps] = await pipeline();
+      return runJob(deps, ctx);
+    }, {
       workerId: rt.config.worker.worker_id,
       concurrency,
       ...(monitor ? { events: monitor } : {}),

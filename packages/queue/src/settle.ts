@@ -1,5 +1,15 @@
-import type { Lease } from '@codefleet/queue';
-import type { JobResult } from './run-job.js';
+import type { Lease } from './port.js';
+
+/**
+ * What to do with a claimed job once its run is over; the pipeline's result is one of
+ * these (with the run record beside it).
+ */
+export type LeaseVerdict =
+  | { action: 'ack' }
+  | { action: 'retry'; delayMs: number; reason: string }
+  | { action: 'dead_letter'; reason: string }
+  /** Stopped from outside (shutdown, lease lost): give the job back untouched. */
+  | { action: 'release' };
 
 /** What became of a lease once settled. */
 export type Settlement = 'acked' | 'retried' | 'dead_lettered' | 'released';
@@ -8,12 +18,12 @@ export type Settlement = 'acked' | 'retried' | 'dead_lettered' | 'released';
 export const internalErrorRetryMs = 10_000;
 
 /**
- * Settles a lease by the pipeline's verdict: ack, delayed retry (dead-lettered by the
+ * Settles a lease by the run's verdict: ack, delayed retry (dead-lettered by the
  * queue once attempts are spent), dead letter with the reason, or release untouched.
  * `undefined` means the pipeline itself threw: the job is retried later, never dropped.
  * Rejects with `lease_lost` when another worker owns the job by now.
  */
-export async function settleLease(lease: Lease, result: JobResult | undefined): Promise<Settlement> {
+export async function settleLease(lease: Lease, result: LeaseVerdict | undefined): Promise<Settlement> {
   if (!result) {
     const what = await lease.retry({ delayMs: internalErrorRetryMs, reason: 'internal error in the pipeline' });
     return what === 'retrying' ? 'retried' : 'dead_lettered';

@@ -1,0 +1,104 @@
+import { join } from 'node:path';
+import { buildAgentEnv, createAgent, type Agent } from '@codefleet/agents';
+import type { Config, LoadedConfig } from '@codefleet/config';
+import type { OuterPolicy } from '@codefleet/core';
+import {
+  createGithubForge, createLocalForge, githubAppTokens, githubCredentialEnv, staticToken, type Forge, type TokenSource,
+} from '@codefleet/forge';
+import type { Logger } from '@codefleet/log';
+import type { PipelineDeps, PipelineSettings } from '@codefleet/pipeline';
+import type { RunStore } from '@codefleet/store';
+import type { WorkspaceManager } from '@codefleet/workspace';
+
+// What a job needs beyond the queue and the store: the forge, working copies, agents and
+// the pipeline's settings. The runtime imports this module on first use, so a worker that
+// is waiting for jobs does not hold this code in memory.
+
+/** A forge as the runtime opens it, closed with the runtime. */
+export type RuntimeForge = Forge & { close?: () => Promise<void> | void };
+
+/** Pipeline settings derived from the config. */
+export function pipelineSettings(config: Config, env: Readonly<Record<string, string>>): PipelineSettings {
+  const backoff = config.worker.backoff;
+  const outer: OuterPolicy = {
+    maxRetries: config.worker.max_retries,
+    backoff: backoff.strategy === 'fixed'
+      ? { strategy: 'fixed', delayMs: backoff.delay_seconds * 1000 }
+      : { strategy: 'exponential', baseMs: backoff.delay_seconds * 1000, maxMs: backoff.max_delay_seconds * 1000, jitter: backoff.jitter },
+  };
+  const verifyEnv = buildAgentEnv(env);
+  return {
+    defaultAgent: config.agents.default,
+    agentTimeoutMs: config.agents.timeout_seconds * 1000,
+    maxFixAttempts: config.worker.max_fix_attempts,
+    maxAttempts: config.worker.max_retries + 1,
+    outer,
+    verification: config.verification,
+    stepTimeoutMs: config.verification.step_timeout_seconds * 1000,
+    onDodFailure: config.verification.on_dod_failure,
+    agentEnv: (agent: Agent) => buildAgentEnv(env, { allow: [...(agent.allowEnv ?? [])] }),
+    verifyEnv,
+    commitAuthor: { name: 'codefleet', email: 'codefleet@users.noreply.invalid' },
+    ...(config.patch.auto_commit ? { commitPrefix: config.patch.commit_message_prefix } : {}),
+    keepFailed: config.workspace.keep_failed,
+    ...(config.worker.job_budget_seconds === undefined ? {} : { jobBudgetMs: config.worker.job_budget_seconds * 1000 }),
+    ...(config.forge.type === 'github' ? {
+      labels: {
+        queued: config.forge.github.labels.queued, running: config.forge.github.labels.running,
+        prOpened: config.forge.github.labels.pr_opened, failed: config.forge.github.labels.failed,
+      },
+    } : {}),
+  };
+}
+
+/**
+ * Where GitHub serves git for an API base: github.com for api.github.com, the server's
+ * origin for GitHub Enterprise (`https://ghe.example.com/api/v3` → `https://ghe.example.com`).
+ */
+export function gitHostFor(apiUrl: string): string {
+  const url = new URL(apiUrl);
+  return url.hostname === 'api.github.com' ? 'https://github.com' : url.origin;
+}
+
+/**
+ * The forge the config names and git's environment for its repositories. On GitHub,
+ * clone and fetch authenticate like the push, through a credential helper, never a URL;
+ * a GitHub App's installation token is fetched here, so bad App credentials fail now.
+ */
+export async function openForge(loaded: LoadedConfig, baseGitEnv: Record<string, string>): Promise<{ forge: RuntimeForge; gitEnv: Record<string, string> }> {
+  const { config } = loaded;
+  const { github } = config.forge;
+  const token = github.token;
+  if (config.forge.type !== 'github') {
+    return { forge: createLocalForge({ dbPath: join(config.data_dir, 'forge.sqlite'), gitEnv: baseGitEnv }), gitEnv: baseGitEnv };
+  }
+  const useApp = github.app_id !== undefined && github.private_key !== undefined && github.installation_id !== undefined;
+  // A GitHub App's installation tokens expire hourly: git reads the current one from a file.
+  const tokenFile = join(config.data_dir, 'github-installation-token');
+  const tokens: TokenSource = useApp
+    ? githubAppTokens({ appId: github.app_id ?? 0, privateKey: github.private_key ?? '', installationId: github.installation_id ?? 0, apiUrl: github.api_url, tokenFile })
+    : staticToken(token ?? '');
+  if (useApp) await tokens.token();
+  const forge = createGithubForge({
+    ...(useApp ? { tokens, tokenFile } : { token: token ?? '' }),
+    apiUrl: github.api_url, gitUrl: gitHostFor(github.api_url), gitEnv: baseGitEnv,
+  });
+  return { forge, gitEnv: githubCredentialEnv(baseGitEnv, useApp ? { tokenFile } : token ?? '') };
+}
+
+/** The pipeline's dependencies; agents are created on first use and kept. */
+export function pipelineDeps(loaded: LoadedConfig, parts: { forge: Forge; workspaces: WorkspaceManager; store: RunStore; log: Logger }): PipelineDeps {
+  const agents = new Map<string, Agent>();
+  return {
+    ...parts,
+    settings: pipelineSettings(loaded.config, loaded.env),
+    agentFor: (name) => {
+      let agent = agents.get(name);
+      if (!agent) {
+        agent = createAgent(name, loaded.config.agents);
+        agents.set(name, agent);
+      }
+      return agent;
+    },
+  };
+}
