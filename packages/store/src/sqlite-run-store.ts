@@ -1,9 +1,14 @@
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { parseRun, type RunRecord } from '@codefleet/core';
 import type { FenceRejection, RunStore, RunSummary } from './port.js';
 import { runVersion } from './version.js';
+
+// SQLite's native addon (~5 MB resident) loads when a database opens, not with the package:
+// a fleet worker on Redis never opens one.
+const loadSqlite = () => createRequire(import.meta.url)('better-sqlite3') as typeof Database;
 
 const ddl = `
 CREATE TABLE IF NOT EXISTS runs (
@@ -41,7 +46,7 @@ export class SqliteRunStore implements RunStore {
 
   constructor(path: string) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    this.#db = new Database(path);
+    this.#db = new (loadSqlite())(path);
     this.#db.pragma('busy_timeout = 10000');
     this.#db.pragma('journal_mode = WAL');
     this.#db.pragma('synchronous = NORMAL');

@@ -1,12 +1,17 @@
 import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { LeaseLostError, parseJob, parseJobJson, type Job } from '@codefleet/core';
 import type {
   ClaimOptions, DeadLetter, EnqueueResult, Lease, Queue, QueueStats, RedriveResult,
 } from '../port.js';
 import type { LocalQueueSettings } from '../settings.js';
 import { prepareDatabase, priorityRank } from './schema.js';
+
+// SQLite's native addon (~5 MB resident) loads when a database opens, not with the package:
+// a fleet worker on Redis never opens one.
+const loadSqlite = () => createRequire(import.meta.url)('better-sqlite3') as typeof Database;
 
 interface JobRow {
   seq: number;
@@ -42,7 +47,7 @@ export class LocalQueue implements Queue {
     if (!(settings.leaseMs > 0)) throw new RangeError(`leaseMs must be > 0, got ${settings.leaseMs}`);
     if (!(settings.maxAttempts >= 1)) throw new RangeError(`maxAttempts must be ≥ 1, got ${settings.maxAttempts}`);
     this.#settings = { pollMs: 50, ...settings };
-    this.#db = new Database(settings.path);
+    this.#db = new (loadSqlite())(settings.path);
     prepareDatabase(this.#db);
   }
 
