@@ -154,16 +154,11 @@ export async function updateLock(path: string, holder: LockHolder, next: LockHol
 export async function breakLock(path: string, shouldBreak: (state: LockState) => boolean | Promise<boolean>): Promise<boolean> {
   const guard = `${path}.takeover`;
   for (let attempt = 0; ; attempt += 1) {
-    try {
-      await writeFile(guard, `${hostname()} ${process.pid}`, { flag: 'wx' });
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      // A guard left by a process that died holding it (killed between two file
-      // operations) is stale at once; one from elsewhere only after guardStaleMs.
-      if (attempt > 0 || !(await isStaleGuard(guard))) return false;
-      await unlink(guard).catch(() => undefined);
-    }
+    if (await takeGuard(guard)) break;
+    // A guard left by a process that died holding it (killed between two file
+    // operations) is stale at once; one from elsewhere only after guardStaleMs.
+    if (attempt > 0 || !(await isStaleGuard(guard))) return false;
+    await unlink(guard).catch(() => undefined);
   }
   try {
     const state = await readLock(path);
@@ -176,11 +171,34 @@ export async function breakLock(path: string, shouldBreak: (state: LockState) =>
   }
 }
 
+/**
+ * Creates the takeover guard like a lock: written whole under a temporary name (which the
+ * sweeper removes if this process dies first), then linked into place. A guard created
+ * empty and written after would, if its process were killed in between, name nobody, and
+ * block every takeover of the lock for guardStaleMs.
+ */
+async function takeGuard(guard: string): Promise<boolean> {
+  const temp = `${guard}-${randomBytes(8).toString('hex')}.tmp`;
+  await writeFile(temp, `${hostname()} ${process.pid}`, { flag: 'wx' });
+  try {
+    await link(temp, guard);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    return false;
+  } finally {
+    await unlink(temp).catch(() => undefined);
+  }
+}
+
 async function isStaleGuard(guard: string): Promise<boolean> {
   const [text, age] = await Promise.all([
-    readFile(guard, 'utf8').catch(() => ''),
+    readFile(guard, 'utf8').catch(() => undefined),
     stat(guard).then((s) => Date.now() - s.mtimeMs, () => 0),
   ]);
-  const [host, pid] = text.split(' ');
+  // Guards are never written in place, so an empty one is debris of a killed process
+  // (from versions that did write in place): nobody holds it.
+  if (text === '') return true;
+  const [host, pid] = (text ?? '').split(' ');
   return age > guardStaleMs || (host === hostname() && !isPidAlive(Number(pid)));
 }

@@ -69,9 +69,10 @@ export async function sweepWorkspaces(
 const leftoverAgeMs = 10 * 60_000;
 
 /**
- * Deletes what processes killed half-way through a step left in `dir`: a lock's temporary
- * file (`<lock>.<token>.tmp`, written and linked into place within milliseconds) and a
- * mirror clone in progress (`<hash>.git.tmp-<pid>`) whose process is gone. Both are only
+ * Deletes what processes killed half-way through a step left in `dir`: the temporary file
+ * of a lock or of its takeover guard (`<lock>.<token>.tmp`, `<lock>.takeover-<token>.tmp`,
+ * written and linked into place within milliseconds) and a mirror clone in progress
+ * (`<hash>.git.tmp-<pid>`) whose process is gone. Both are only
  * taken when older than {@link leftoverAgeMs}, so a live writer is never raced; the cache
  * directory belongs to this host, so its pids are this host's.
  */

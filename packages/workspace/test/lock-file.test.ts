@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
@@ -42,6 +42,18 @@ describe('lock files', () => {
     await writeFile(join(dir.path, 'other.lock'), `${JSON.stringify(holderFor(deadPid()))}\n`);
     await writeFile(join(dir.path, 'other.lock.takeover'), `${hostname()} ${process.pid}`);
     expect(await tryLock(join(dir.path, 'other.lock'), newHolder('job-x'))).toBe(false);
+  });
+
+  it('an empty takeover guard (its process killed between creating and writing it) blocks no takeover', async () => {
+    dir = await createTempDir('lock');
+    const path = join(dir.path, 'slot-1.lock');
+    await writeFile(path, `${JSON.stringify(holderFor(deadPid()))}\n`);
+    await writeFile(`${path}.takeover`, '');
+    const next = newHolder('job-next');
+    expect(await tryLock(path, next)).toBe(true);
+    expect(await readLock(path)).toEqual({ kind: 'held', holder: next });
+    // The guard is gone again, and so is its temporary file: nothing but the lock remains.
+    expect((await readdir(dir.path)).sort()).toEqual(['slot-1.lock']);
   });
 
   it('are exclusive while the holder lives and freed by their holder only', async () => {

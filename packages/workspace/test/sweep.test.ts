@@ -37,7 +37,7 @@ describe('sweep', () => {
     expect((await manager.sweep(() => false)).removed).toEqual([]);
   });
 
-  it('deletes old leftovers of killed processes (lock temp files, a mirror clone whose process is gone), never fresh ones or a live clone', async () => {
+  it('deletes old leftovers of killed processes (lock and guard temp files, a mirror clone whose process is gone), never fresh ones or a live clone', async () => {
     fixture = await createFixture(sampleFiles, true);
     const { origin, cache, manager } = fixture;
     const copy = await manager.prepare({ jobId: 'job-1', repoUrl: origin.path, branch: 'ai/one-00000001' });
@@ -48,18 +48,21 @@ describe('sweep', () => {
     const old = new Date(Date.now() - 60 * 60_000);
     const leftovers = {
       oldLockTemp: join(pool, 'slot-0.lock.3f2a9c1e-0d4b-4b8e-9d8e-1a2b3c4d5e6f.tmp'),
+      oldGuardTemp: join(pool, 'slot-0.lock.takeover-4377b1631bf9c6a6.tmp'),
       freshLockTemp: join(pool, 'slot-1.lock.7c1d2e3f-aaaa-bbbb-cccc-1234567890ab.tmp'),
       deadClone: join(mirrors, `${'a'.repeat(40)}.git.tmp-${deadPid}`),
       liveClone: join(mirrors, `${'b'.repeat(40)}.git.tmp-${process.pid}`),
     };
     await writeFile(leftovers.oldLockTemp, '{}');
+    await writeFile(leftovers.oldGuardTemp, 'host 1');
     await writeFile(leftovers.freshLockTemp, '{}');
     await mkdir(join(leftovers.deadClone, 'objects'), { recursive: true });
     await mkdir(leftovers.liveClone, { recursive: true });
-    for (const path of [leftovers.oldLockTemp, leftovers.deadClone, leftovers.liveClone]) await utimes(path, old, old);
+    for (const path of [leftovers.oldLockTemp, leftovers.oldGuardTemp, leftovers.deadClone, leftovers.liveClone]) await utimes(path, old, old);
 
     await manager.sweep(() => false);
     expect(await exists(leftovers.oldLockTemp)).toBe(false);
+    expect(await exists(leftovers.oldGuardTemp)).toBe(false);
     expect(await exists(leftovers.deadClone)).toBe(false);
     expect(await exists(leftovers.freshLockTemp)).toBe(true);
     expect(await exists(leftovers.liveClone)).toBe(true);
