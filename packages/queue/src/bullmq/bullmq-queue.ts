@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Job as BullJob, Queue as BullQueue, Worker as BullWorker, type JobJson } from 'bullmq';
+import { BullJob, BullQueue, BullWorker, type JobJson } from './bull-classes.js';
 import { Redis } from 'ioredis';
 import { CodefleetError, LeaseLostError, parseJob, parseJobJson, redactUrlCredentials, type Job } from '@codefleet/core';
 import type {
