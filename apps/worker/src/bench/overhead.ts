@@ -13,8 +13,8 @@
  * (target: codefleet's per-job time <= 1.1x raw), then where codefleet's time goes: the
  * loop alone (no task leases, no saves), with task leases, and with the saves.
  * Then the resident memory of an idle `codefleet worker` process (target <= 80 MB), as
- * started by default and with `--max-semi-space-size=1` (young generation capped at 1 MB
- * per semi-space), which a worker host can set through NODE_OPTIONS.
+ * started by plain `node` and with `--max-semi-space-size=1` (young generation capped at
+ * 1 MB per semi-space), as the launchers in infra/ start it.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -121,7 +121,7 @@ try {
 
   for (const flags of [[], ['--max-semi-space-size=1']]) {
     const mb = await idleWorkerRss(redis, flags);
-    line(`idle \`codefleet worker\` RSS (bullmq, after 5 s${flags.length ? `, ${flags.join(' ')}` : ''})`, `${mb.toFixed(1)} MB (target <= 80 MB: ${mb <= 80 ? 'met' : 'NOT met'})`);
+    line(`idle \`codefleet worker\` RSS (bullmq, after 5 s${flags.length ? `, ${flags.join(' ')} as infra/ starts it` : ''})`, `${mb.toFixed(1)} MB (target <= 80 MB: ${mb <= 80 ? 'met' : 'NOT met'})`);
   }
 } finally {
   await redis.stop();
