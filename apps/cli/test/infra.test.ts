@@ -133,7 +133,8 @@ describe('deployment material (infra/, docker-compose.yml)', () => {
     const plist = read('infra/launchd/dev.codefleet.worker.plist');
     expect(asInteger(plistValue(plist, 'ExitTimeOut'))).toBeGreaterThan(grace + 10);
     const paths = (value: string) => value
-      .replace('/opt/homebrew/bin/node', process.execPath).replaceAll('/opt/codefleet/', root).replaceAll('9101', String(port));
+      .replace('/opt/homebrew/bin/node', process.execPath).replaceAll('/etc/codefleet/config.yaml', join(root, 'config.yaml'))
+      .replaceAll('/opt/codefleet/', root).replaceAll('9101', String(port));
     const env: Record<string, string> = baseEnv();
     for (const [name, value] of Object.entries(plistValue(plist, 'EnvironmentVariables'))) {
       if (name !== 'PATH') expect(configVariables).toContain(name);
@@ -163,7 +164,7 @@ describe('deployment material (infra/, docker-compose.yml)', () => {
     const healthcheck = (JSON.parse(instructions.get('HEALTHCHECK')!.replace(/^.*?CMD\s+/, '')) as string[]).map(local);
     const probe = async () => {
       const [program, ...args] = healthcheck;
-      const probeExit = await new Promise<number | null>((resolve) => spawn(program === 'node' ? process.execPath : program!, args, { env: baseEnv(), stdio: 'ignore' }).once('exit', resolve));
+      const probeExit = await new Promise<number | null>((resolve) => spawn(program === 'node' ? process.execPath : program!, args, { env, stdio: 'ignore' }).once('exit', resolve));
       expect(probeExit).toBe(0);
     };
     if (argv[0] === 'node') argv[0] = process.execPath; // the image's node on PATH: this one
