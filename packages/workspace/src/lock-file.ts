@@ -95,17 +95,23 @@ export async function tryLock(path: string, holder: LockHolder): Promise<boolean
   await writeFile(temp, `${JSON.stringify(holder)}\n`, { flag: 'wx' });
   try {
     for (let attempt = 0; attempt < 2; attempt += 1) {
-      try {
-        await link(temp, path);
-        return true;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      }
+      if (await linkNew(temp, path)) return true;
       if (!(await breakLock(path, isStale))) return false;
     }
     return false;
   } finally {
     await unlink(temp).catch(() => undefined);
+  }
+}
+
+/** Hard-links `temp` to `path`; false when `path` exists (EEXIST, as an O_EXCL create). */
+async function linkNew(temp: string, path: string): Promise<boolean> {
+  try {
+    await link(temp, path);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    return false;
   }
 }
 
@@ -181,11 +187,7 @@ async function takeGuard(guard: string): Promise<boolean> {
   const temp = `${guard}-${randomBytes(8).toString('hex')}.tmp`;
   await writeFile(temp, `${hostname()} ${process.pid}`, { flag: 'wx' });
   try {
-    await link(temp, guard);
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    return false;
+    return await linkNew(temp, guard);
   } finally {
     await unlink(temp).catch(() => undefined);
   }
