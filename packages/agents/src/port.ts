@@ -71,6 +71,12 @@ export interface AgentRunResult {
    * the job at once instead of spending its outer retries.
    */
   permanent?: boolean;
+  /**
+   * Set when the run stopped because its token budget (`tokenBudget`) cannot pay for
+   * another model call: spent, or too little left for the prompt. The pipeline ends the job
+   * as `budget_exceeded` instead of trying again with the same budget.
+   */
+  budgetExceeded?: boolean;
 }
 
 /**

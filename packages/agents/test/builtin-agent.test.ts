@@ -156,13 +156,23 @@ describe('built-in agent on the Ollama stand-in', () => {
     expect(cancelled).toMatchObject({ outcome: 'error', detail: 'cancelled' });
   });
 
-  it('caps generated tokens at what is left of the budget, and stops asking once it is spent', async () => {
-    const { server: s, repo: r } = await setup({ replies: [{ content: 'no patch', promptTokens: 150, completionTokens: 60 }, goodReply] });
-    const result = await createBuiltinAgent(configFor(`    host: ${s.url}\n    max_tokens: 4000\n`)).run(request(r.path, { tokenBudget: 200 }));
-    expect(s.requests[0]!.options).toMatchObject({ num_predict: 200 });
+  it('caps generated tokens at what is left of the budget after the prompt, and stops asking once it is spent', async () => {
+    const { server: s, repo: r } = await setup({ replies: [{ content: 'no patch', promptTokens: 1_500, completionTokens: 600 }, goodReply] });
+    const result = await createBuiltinAgent(configFor(`    host: ${s.url}\n    max_tokens: 4000\n`)).run(request(r.path, { tokenBudget: 2_000 }));
     expect(s.requests).toHaveLength(1);
-    expect(result).toMatchObject({ outcome: 'failed', tokens: { prompt: 150, completion: 60 } });
+    // The reply may use what the prompt (about 4 characters a token) leaves of the budget.
+    const promptChars = s.requests[0]!.messages.reduce((sum, m) => sum + m.content.length, 0);
+    expect(s.requests[0]!.options).toMatchObject({ num_predict: 2_000 - Math.ceil(promptChars / 4) });
+    expect(result).toMatchObject({ outcome: 'failed', tokens: { prompt: 1_500, completion: 600 } });
     expect(result.detail).toMatch(/token budget spent/);
+  });
+
+  it('does not send a prompt that alone would overrun the budget', async () => {
+    const { server: s, repo: r } = await setup({ replies: [goodReply] });
+    const result = await createBuiltinAgent(configFor(`    host: ${s.url}\n`)).run(request(r.path, { tokenBudget: 20 }));
+    expect(s.requests).toHaveLength(0);
+    expect(result).toMatchObject({ outcome: 'failed', changedFiles: [] });
+    expect(result.detail).toMatch(/token budget too small for the prompt: about \d+ prompt tokens, 20 of the budget left/);
   });
 });
 

@@ -78,6 +78,12 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
     if (result.outcome === 'error') {
       throw new CodefleetError('agent_crashed', `agent ${agent.name} could not run: ${result.detail ?? 'unknown error'}`, result.permanent ? { verdict: 'permanent' } : {});
     }
+    if (result.budgetExceeded) {
+      // Another attempt would run with the same budget: stop as the budget says.
+      throw new CodefleetError('budget_exceeded', `agent ${agent.name}: ${result.detail ?? 'token budget spent'} (agents.${agent.name}.token_budget)`, {
+        verdict: 'permanent', details: { tokens_spent: tokensSpent(tracker.run), ...(agent.tokenBudget === undefined ? {} : { token_budget: agent.tokenBudget }) },
+      });
+    }
     if (result.outcome === 'failed') {
       // The detail says why (a turn cap is reached with exit 0): the exit code alone would mislead.
       feedback = `The agent ${result.detail ?? `exited with code ${result.exitCode}`}. Its last output:\n${result.outputTail.slice(-2000)}`;

@@ -73,19 +73,35 @@ describe('runJob with the built-in agent on the Ollama stand-in', () => {
   }, 60_000);
 
   it('a spent token budget ends the job as budget_exceeded, recorded, without another model call', async () => {
-    model = await startOllamaStandIn({ replies: [{ content: implementReply, promptTokens: 80, completionTokens: 30 }, testReply] });
+    model = await startOllamaStandIn({ replies: [{ content: implementReply, promptTokens: 1_500, completionTokens: 600 }, testReply] });
     h = await createHarness();
-    h.deps.agentFor = () => createBuiltinAgent(ollamaConfig(model!.url, '    token_budget: 100\n'));
+    h.deps.agentFor = () => createBuiltinAgent(ollamaConfig(model!.url, '    token_budget: 2000\n'));
     const job = h.job({ title: 'Add two()' });
     const result = await runJob(h.deps, { job, attempt: 1, workerId: 'w', signal: new AbortController().signal });
 
     expect(result.action).toBe('dead_letter');
     expect(result.run).toMatchObject({ outcome: 'failed', error: { code: 'budget_exceeded', verdict: 'permanent' } });
-    expect(result.run.error!.message).toMatch(/spent 110 model tokens, its budget is 100 \(agents\.ollama\.token_budget\)/);
-    expect(result.run.agent_runs).toEqual([expect.objectContaining({ pass: 'implement', outcome: 'changed', tokens: { prompt: 80, completion: 30 } })]);
-    // The first run was told what was left: no more than 100 generated tokens.
+    expect(result.run.error!.message).toMatch(/spent 2100 model tokens, its budget is 2000 \(agents\.ollama\.token_budget\)/);
+    expect(result.run.agent_runs).toEqual([expect.objectContaining({ pass: 'implement', outcome: 'changed', tokens: { prompt: 1_500, completion: 600 } })]);
+    // The first run was told what was left: the reply may use what the prompt leaves of 2000.
     expect(model.requests).toHaveLength(1);
-    expect(model.requests[0]!.options).toMatchObject({ num_predict: 100 });
+    const promptChars = model.requests[0]!.messages.reduce((sum, m) => sum + m.content.length, 0);
+    expect(model.requests[0]!.options).toMatchObject({ num_predict: 2_000 - Math.ceil(promptChars / 4) });
     expect(model.pending).toBe(1);
+  }, 60_000);
+
+  it('a budget too small for the prompt ends the job as budget_exceeded before any model call', async () => {
+    model = await startOllamaStandIn({ replies: [implementReply, testReply] });
+    h = await createHarness();
+    h.deps.agentFor = () => createBuiltinAgent(ollamaConfig(model!.url, '    token_budget: 50\n'));
+    const job = h.job({ title: 'Add two()' });
+    const result = await runJob(h.deps, { job, attempt: 1, workerId: 'w', signal: new AbortController().signal });
+
+    expect(result.action).toBe('dead_letter');
+    expect(result.run).toMatchObject({ outcome: 'failed', error: { code: 'budget_exceeded', verdict: 'permanent' } });
+    expect(result.run.error!.message).toMatch(/token budget too small for the prompt: about \d+ prompt tokens, 50 of the budget left .*\(agents\.ollama\.token_budget\)/);
+    // One agent run, recorded with nothing spent; no second inner attempt on the same budget.
+    expect(result.run.agent_runs).toEqual([expect.objectContaining({ pass: 'implement', outcome: 'failed', tokens: { prompt: 0, completion: 0 } })]);
+    expect(model.requests).toHaveLength(0);
   }, 60_000);
 });

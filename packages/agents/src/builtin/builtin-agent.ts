@@ -61,7 +61,7 @@ async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promis
     req.onOutput?.(`${line}\n`);
   };
   const tokens = { prompt: 0, completion: 0 };
-  const finish = async (outcome: AgentOutcome, detail?: string, permanent = false): Promise<AgentRunResult> => {
+  const finish = async (outcome: AgentOutcome, detail?: string, flag?: 'permanent' | 'budget'): Promise<AgentRunResult> => {
     const files = await changedFiles(req.workdir, env, { since: before }).catch(() => undefined);
     let verdict = outcome;
     let why = detail;
@@ -72,7 +72,8 @@ async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promis
       exitCode, signal: null, timedOut: verdict === 'timeout', durationMs: Math.round(performance.now() - started),
       outputTail: log.join('\n').slice(-maxTail), changedFiles: files ?? [], outcome: verdict, tokens: { ...tokens },
       ...(why === undefined ? {} : { detail: why }),
-      ...(permanent && verdict === 'error' ? { permanent: true } : {}),
+      ...(flag === 'permanent' && verdict === 'error' ? { permanent: true } : {}),
+      ...(flag === 'budget' ? { budgetExceeded: true } : {}),
     };
   };
   if (req.signal?.aborted) return finish('error', 'cancelled');
@@ -89,9 +90,17 @@ async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promis
   const messages: ChatMessage[] = [...prompt.messages];
 
   for (let ask = 1; ask <= 2; ask += 1) {
-    const left = req.tokenBudget === undefined ? undefined : req.tokenBudget - tokens.prompt - tokens.completion;
-    if (left !== undefined && left <= 0) return finish('failed', `token budget spent (${tokens.prompt + tokens.completion} tokens in this run)`);
-    const caps = [options.maxTokens, left].filter((n): n is number => n !== undefined);
+    const spent = tokens.prompt + tokens.completion;
+    const left = req.tokenBudget === undefined ? undefined : req.tokenBudget - spent;
+    if (left !== undefined && left <= 0) return finish('failed', `token budget spent (${spent} tokens in this run)`, 'budget');
+    // A max-tokens cap bounds only the reply: the prompt is charged too, so what the reply
+    // may use is what is left after the prompt. One whose prompt alone would overrun the
+    // budget is not sent (the server counts a prompt it reads, whatever it answers).
+    const promptEstimate = estimateTokens(messages.reduce((sum, m) => sum + m.content.length, 0));
+    if (left !== undefined && promptEstimate >= left) {
+      return finish('failed', `token budget too small for the prompt: about ${promptEstimate} prompt tokens, ${left} of the budget left (raise token_budget or lower context_tokens)`, 'budget');
+    }
+    const caps = [options.maxTokens, left === undefined ? undefined : left - promptEstimate].filter((n): n is number => n !== undefined);
     let reply;
     let streamed = 0;
     try {
@@ -104,7 +113,7 @@ async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promis
       // read the prompt and then timed out did spend: charge an estimate (about 4
       // characters a token) so the budget still holds across retries.
       if (streamed > 0 || timeout.aborted) {
-        tokens.prompt += estimateTokens(messages.reduce((sum, m) => sum + m.content.length, 0));
+        tokens.prompt += promptEstimate;
         tokens.completion += estimateTokens(streamed);
       }
       if (timeout.aborted) return finish('timeout', `no complete reply within ${Math.round(req.timeoutMs / 1000)} s; request aborted`);
@@ -113,7 +122,7 @@ async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promis
       say(`model call failed: ${message}`);
       // A refused key or a missing model stays so on every retry: dead-letter at once.
       const kind = modelErrorKind(error);
-      return finish('error', message, kind === 'unauthorized' || kind === 'model_not_found');
+      return finish('error', message, kind === 'unauthorized' || kind === 'model_not_found' ? 'permanent' : undefined);
     }
     tokens.prompt += reply.promptTokens;
     tokens.completion += reply.completionTokens;

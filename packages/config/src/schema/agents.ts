@@ -117,8 +117,9 @@ const ollama = z
       .min(1)
       .optional()
       .describe(
-        'Tokens (prompt + completion, as the server counts them) one job may spend with this agent; when another ' +
-          'model call is needed and the budget is spent, the job ends as budget_exceeded. Unset: no budget.',
+        'Tokens (prompt + completion, as the server counts them) one job may spend with this agent. Each call\'s ' +
+          'reply is capped at what its prompt (estimated at 4 characters a token) leaves; when another model call is ' +
+          'needed and the budget is spent, or too small for the prompt, the job ends as budget_exceeded. Unset: no budget.',
       ),
     api_key_env: apiKeyEnv(),
   })
