@@ -42,9 +42,9 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
     const path = program.opts<{ config?: string }>().config;
     return loadConfig({ cwd: io.cwd, ...(io.env ? { env: io.env } : {}), ...(path ? { path } : {}) });
   };
-  const withRuntime = async (fn: (rt: Runtime) => Promise<unknown>) => {
+  const withRuntime = async (fn: (rt: Runtime) => Promise<unknown>, options: { longRunning?: boolean } = {}) => {
     const { openRuntime } = await import('./runtime.js');
-    const rt = await openRuntime(await load());
+    const rt = await openRuntime(await load(), options);
     try {
       // Only a number is an exit code: an action may end on io.out(), which returns whatever
       // the stream's write() does.
@@ -89,7 +89,7 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
       await withRuntime(async (rt) => {
         const summary = await work(rt, { ...opts, progress: true });
         io.out(`processed ${summary.processed}: ${summary.acked} done, ${summary.retried} retrying, ${summary.deadLettered} dead-lettered, ${summary.released} released`);
-      });
+      }, { longRunning: true });
     });
 
   program.command('runs')
@@ -119,14 +119,14 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
     .option('--port <n>', 'port (default forge.github.webhook_port)', (v) => Number.parseInt(v, 10))
     .action(async (opts: { port?: number }) => {
       const { webhook } = await commands.producer();
-      await withRuntime((rt) => webhook(rt, opts, io.out));
+      await withRuntime((rt) => webhook(rt, opts, io.out), { longRunning: true });
     });
   producer.command('poll')
     .description('poll forge.github.repos for labeled issues (hosts GitHub cannot reach)')
     .option('--once', 'poll once and exit')
     .action(async (opts: { once?: boolean }) => {
       const { poll } = await commands.producer();
-      await withRuntime((rt) => poll(rt, opts, io.out));
+      await withRuntime((rt) => poll(rt, opts, io.out), { longRunning: true });
     });
 
   program.command('patch').description('the patch engine')

@@ -51,12 +51,25 @@ function once<T>(make: () => Promise<T>): () => Promise<T> {
   };
 }
 
+/** How long a one-shot command waits for the run store's Redis before saying it is down. */
+const storeConnectTimeoutMs = 5_000;
+
+/** Options of {@link openRuntime}. */
+export interface RuntimeOptions {
+  log?: Logger;
+  /**
+   * A worker or producer: the run store waits through a Redis restart. Otherwise (runs,
+   * show, doctor, ...) it fails fast with `store_unavailable` when Redis cannot be reached.
+   */
+  longRunning?: boolean;
+}
+
 /**
  * Opens the queue and the store the config describes, and readies the rest to load on
  * first use. On GitHub the forge opens now, so a missing token or bad App credentials
  * fail the command at start, not its first job.
  */
-export async function openRuntime(loaded: LoadedConfig, options: { log?: Logger } = {}): Promise<Runtime> {
+export async function openRuntime(loaded: LoadedConfig, options: RuntimeOptions = {}): Promise<Runtime> {
   const { config, env } = loaded;
   const log = options.log ?? createLogger({
     level: config.logging.level, format: config.logging.format, secrets: loaded.secrets, base: { worker_id: config.worker.worker_id },
@@ -71,7 +84,10 @@ export async function openRuntime(loaded: LoadedConfig, options: { log?: Logger 
   mkdirSync(config.data_dir, { recursive: true });
   const queue = await openQueue(queueSettingsFromConfig(config));
   const store: RunStore = config.store.backend === 'redis'
-    ? new RedisRunStore({ url: config.store.redis_url, prefix: config.store.prefix })
+    ? new RedisRunStore({
+      url: config.store.redis_url, prefix: config.store.prefix,
+      ...(options.longRunning ? {} : { connectTimeoutMs: storeConnectTimeoutMs }),
+    })
     : new SqliteRunStore(join(config.data_dir, 'runs.sqlite'));
   const deps = once(() => import('./pipeline-deps.js'));
   let opened: RuntimeForge | undefined;

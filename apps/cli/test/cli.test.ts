@@ -2,7 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { createTempDir, createTempRepo, gitTestEnv, startFixture, type TempDir } from '@codefleet/testkit';
+import { createTempDir, createTempRepo, freePort, gitTestEnv, startFixture, type TempDir } from '@codefleet/testkit';
 import { runCli } from '../src/index.js';
 
 const bin = fileURLToPath(new URL('../dist/bin/codefleet.js', import.meta.url));
@@ -103,7 +103,22 @@ describe('codefleet CLI', () => {
     expect(result.out).toMatch(/^ok {4}git version/m);
     expect(result.out).toMatch(/^ok {4}queue \(local\): depth 0/m);
     expect(result.out).toMatch(/FAIL {2}agent command: no-such-agent-binary not found on PATH\n {6}fix: /);
+    expect(result.out).toMatch(/^ok {4}run store \(sqlite\): no runs yet/m);
   });
+
+  it('runs, show and doctor report a fleet run store whose Redis is down instead of waiting for it', async () => {
+    const url = `redis://:hunter2@127.0.0.1:${await freePort()}`;
+    await writeFile(join(dir.path, 'config.yaml'), `data_dir: ./data\nstore:\n  backend: redis\n  redis_url: ${url}\nlogging:\n  level: silent\n`);
+    for (const argv of [['runs'], ['show', 'some-run']]) {
+      const result = await cli(dir.path, ...argv);
+      expect(result.code).toBe(1);
+      expect(result.err).toMatch(/store_unavailable.*the run store's Redis at redis:\/\/.*127\.0\.0\.1:\d+ is not reachable: connect ECONNREFUSED/);
+      expect(result.err).not.toContain('hunter2');
+    }
+    const doctor = await cli(dir.path, 'doctor');
+    expect(doctor.out).toMatch(/FAIL {2}run store \(redis\) is not reachable: .*ECONNREFUSED.*\n {6}fix: check store.redis_url/);
+    expect(doctor.out).not.toContain('hunter2');
+  }, 30_000);
 
   it('doctor names the default agent\'s missing API key variable without printing any key', async () => {
     await writeFile(join(dir.path, 'config.yaml'), 'data_dir: ./data\nagents:\n  default: claude\n  claude:\n    binary: /bin/true\n');

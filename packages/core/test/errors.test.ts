@@ -32,6 +32,7 @@ describe('verdict table', () => {
     ['rate_limited', 'transient'],
     ['forge_unavailable', 'transient'],
     ['queue_unavailable', 'transient'],
+    ['store_unavailable', 'transient'],
     ['lease_lost', 'transient'],
     ['agent_crashed', 'transient'],
     ['unknown', 'transient'],

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { parseRun, type RunRecord } from '@codefleet/core';
+import { CodefleetError, parseRun, redactUrlCredentials, type RunRecord } from '@codefleet/core';
 import type { FenceRejection, RunStore, RunSummary } from './port.js';
 import { summarize } from './sqlite-run-store.js';
 import { runVersion } from './version.js';
@@ -67,6 +67,12 @@ export interface RedisRunStoreOptions {
   url: string;
   /** Prefix of every key; several fleets can share one Redis. */
   prefix: string;
+  /**
+   * Fail fast, for one-shot commands (`codefleet runs`, `show`, `doctor`): connect once,
+   * within this many ms, and reject with `store_unavailable` when Redis cannot be reached.
+   * Unset (workers, producers): commands wait through a Redis restart.
+   */
+  connectTimeoutMs?: number;
 }
 
 /**
@@ -75,80 +81,104 @@ export interface RedisRunStoreOptions {
  * simply disappears; every compare-and-set is a Lua script.
  */
 export class RedisRunStore implements RunStore {
-  readonly #redis: Redis & ScriptCalls;
+  readonly #client: Redis & ScriptCalls;
   readonly #prefix: string;
+  /** Fail-fast mode: the one connection attempt, made on first use. */
+  readonly #connect: (() => Promise<void>) | undefined;
+  #connecting: Promise<void> | undefined;
 
   constructor(options: RedisRunStoreOptions) {
-    // Commands wait through a Redis restart instead of failing the job's audit trail.
-    // (Auto-pipelining was measured slower here: the worker loop's commands depend on
-    // each other, so there is little to batch and the extra turn adds latency.)
-    const redis = new Redis(options.url, { maxRetriesPerRequest: null });
-    redis.on('error', () => undefined);
+    const failFast = options.connectTimeoutMs !== undefined;
+    // Workers: commands wait through a Redis restart instead of failing the job's audit
+    // trail. (Auto-pipelining was measured slower here: the worker loop's commands depend
+    // on each other, so there is little to batch and the extra turn adds latency.)
+    // ioredis keeps a process alive for disconnectTimeout (2 s) after closing a connection
+    // that never opened; a CLI with Redis down should exit as soon as it has said so.
+    const redis = new Redis(options.url, failFast
+      ? { lazyConnect: true, connectTimeout: options.connectTimeoutMs, retryStrategy: () => null, maxRetriesPerRequest: 1, disconnectTimeout: 200 }
+      : { maxRetriesPerRequest: null, disconnectTimeout: 200 });
+    // The cause of a failed connect: the rejection itself only says "Connection is closed".
+    let lastError: Error | undefined;
+    redis.on('error', (error: Error) => { lastError = error; });
     for (const [name, definition] of Object.entries(scripts)) redis.defineCommand(name, definition);
-    this.#redis = redis as Redis & ScriptCalls;
+    this.#client = redis as Redis & ScriptCalls;
     this.#prefix = `${options.prefix}:runs:`;
+    this.#connect = failFast
+      ? () => redis.connect().catch((error: unknown) => {
+        throw new CodefleetError('store_unavailable',
+          `the run store's Redis at ${redactUrlCredentials(options.url)} is not reachable: ${redactUrlCredentials((lastError ?? error as Error).message)}`,
+          { verdict: 'transient', cause: lastError ?? error });
+      })
+      : undefined;
+  }
+
+  /** The client, once connected in fail-fast mode; at once otherwise. */
+  get #redis(): Promise<Redis & ScriptCalls> {
+    if (!this.#connect) return Promise.resolve(this.#client);
+    this.#connecting ??= this.#connect();
+    return this.#connecting.then(() => this.#client);
   }
 
   #key(kind: string, id: string): string { return `${this.#prefix}${kind}:${id}`; }
 
   async save(run: RunRecord): Promise<void> {
     const created = Date.parse(run.created_at);
-    await this.#redis.cfSave(this.#key('run', run.run_id), `${this.#prefix}by-created`,
+    await (await this.#redis).cfSave(this.#key('run', run.run_id), `${this.#prefix}by-created`,
       runVersion(run), JSON.stringify(run), Number.isFinite(created) ? created : 0, run.run_id);
   }
 
   async get(runId: string): Promise<RunRecord | undefined> {
-    const record = await this.#redis.hget(this.#key('run', runId), 'record');
+    const record = await (await this.#redis).hget(this.#key('run', runId), 'record');
     return record === null ? undefined : parseRun(JSON.parse(record));
   }
 
   async list(options: { limit?: number } = {}): Promise<RunSummary[]> {
-    const ids = await this.#redis.zrevrange(`${this.#prefix}by-created`, 0, Math.max(0, (options.limit ?? 50) - 1));
+    const ids = await (await this.#redis).zrevrange(`${this.#prefix}by-created`, 0, Math.max(0, (options.limit ?? 50) - 1));
     const runs = await Promise.all(ids.map((id) => this.get(id)));
     return runs.filter((run): run is RunRecord => run !== undefined).map(summarize);
   }
 
   async acquire(taskKey: string, token: string, ttlMs: number): Promise<boolean> {
-    return (await this.#redis.cfAcquire(this.#key('lease', taskKey), token, Math.max(1, Math.ceil(ttlMs)))) === 1;
+    return (await (await this.#redis).cfAcquire(this.#key('lease', taskKey), token, Math.max(1, Math.ceil(ttlMs)))) === 1;
   }
 
   async renew(taskKey: string, token: string, ttlMs: number): Promise<boolean> {
-    return (await this.#redis.cfRenew(this.#key('lease', taskKey), token, Math.max(1, Math.ceil(ttlMs)))) === 1;
+    return (await (await this.#redis).cfRenew(this.#key('lease', taskKey), token, Math.max(1, Math.ceil(ttlMs)))) === 1;
   }
 
   async fence(taskKey: string, token: string, action: string, runId: string): Promise<boolean> {
     const rejection: FenceRejection = { taskKey, runId, token, action, at: Date.now() };
-    return (await this.#redis.cfFence(this.#key('lease', taskKey), this.#key('rejected', taskKey), token, JSON.stringify(rejection))) === 1;
+    return (await (await this.#redis).cfFence(this.#key('lease', taskKey), this.#key('rejected', taskKey), token, JSON.stringify(rejection))) === 1;
   }
 
   async release(taskKey: string, token: string): Promise<void> {
-    await this.#redis.cfRelease(this.#key('lease', taskKey), token);
+    await (await this.#redis).cfRelease(this.#key('lease', taskKey), token);
   }
 
   async handOver(from: { taskKey: string; token: string }, to: { taskKey: string; token: string }, ttlMs: number): Promise<boolean> {
-    return (await this.#redis.cfHandOver(this.#key('lease', from.taskKey), this.#key('lease', to.taskKey), from.token, to.token, Math.max(1, Math.ceil(ttlMs)))) === 1;
+    return (await (await this.#redis).cfHandOver(this.#key('lease', from.taskKey), this.#key('lease', to.taskKey), from.token, to.token, Math.max(1, Math.ceil(ttlMs)))) === 1;
   }
 
   async rejections(taskKey: string): Promise<FenceRejection[]> {
-    const entries = await this.#redis.lrange(this.#key('rejected', taskKey), 0, -1);
+    const entries = await (await this.#redis).lrange(this.#key('rejected', taskKey), 0, -1);
     return entries.map((entry) => JSON.parse(entry) as FenceRejection);
   }
 
   async requestCancel(taskKey: string, by: string): Promise<void> {
     // Kept a week: long enough for any queued job to be claimed and see it.
-    await this.#redis.set(this.#key('cancel', taskKey), JSON.stringify({ by, at: Date.now() }), 'EX', 7 * 24 * 3_600);
+    await (await this.#redis).set(this.#key('cancel', taskKey), JSON.stringify({ by, at: Date.now() }), 'EX', 7 * 24 * 3_600);
   }
 
   async cancelRequested(taskKey: string): Promise<{ by: string; at: number } | undefined> {
-    const value = await this.#redis.get(this.#key('cancel', taskKey));
+    const value = await (await this.#redis).get(this.#key('cancel', taskKey));
     return value === null ? undefined : (JSON.parse(value) as { by: string; at: number });
   }
 
   async clearCancel(taskKey: string): Promise<void> {
-    await this.#redis.del(this.#key('cancel', taskKey));
+    await (await this.#redis).del(this.#key('cancel', taskKey));
   }
 
   async close(): Promise<void> {
-    this.#redis.disconnect();
+    this.#client.disconnect();
   }
 }

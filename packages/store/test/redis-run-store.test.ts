@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll } from '@jest/globals';
-import { startRedis, type RedisServer } from '@codefleet/testkit';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { CodefleetError } from '@codefleet/core';
+import { freePort, startRedis, type RedisServer } from '@codefleet/testkit';
 import { RedisRunStore } from '../src/index.js';
 import { runStoreContract } from './contract.js';
 
@@ -13,3 +14,26 @@ runStoreContract('redis (real redis-server)', async () => ({
   store: new RedisRunStore({ url: redis.url, prefix: `t-${randomUUID()}` }),
   dispose: async () => undefined,
 }));
+
+// The fail-fast store of one-shot CLI commands keeps the same contract when Redis is up.
+runStoreContract('redis, fail-fast (real redis-server)', async () => ({
+  store: new RedisRunStore({ url: redis.url, prefix: `t-${randomUUID()}`, connectTimeoutMs: 5_000 }),
+  dispose: async () => undefined,
+}));
+
+describe('redis run store, fail-fast, with nothing listening', () => {
+  it('rejects every call with store_unavailable naming the cause, never the password', async () => {
+    const url = `redis://:hunter2@127.0.0.1:${await freePort()}`;
+    const store = new RedisRunStore({ url, prefix: 't', connectTimeoutMs: 2_000 });
+    try {
+      for (const call of [() => store.list(), () => store.get('r1'), () => store.acquire('k', 'tok', 1_000)]) {
+        const error = await call().then(() => undefined, (e: unknown) => e);
+        expect(error).toBeInstanceOf(CodefleetError);
+        expect(error).toMatchObject({ code: 'store_unavailable', verdict: 'transient', message: expect.stringContaining('ECONNREFUSED') });
+        expect((error as Error).message).not.toContain('hunter2');
+      }
+    } finally {
+      await store.close();
+    }
+  }, 15_000);
+});

@@ -33,6 +33,12 @@ export async function doctor(rt: Runtime): Promise<Check[]> {
   } catch (err) {
     checks.push({ ok: false, what: `queue (${config.queue.backend}) is not reachable: ${(err as Error).message}`, fix: 'check the queue section of config.yaml' });
   }
+  try {
+    const recent = await rt.store.list({ limit: 1 });
+    checks.push({ ok: true, what: `run store (${config.store.backend}): ${recent.length === 0 ? 'no runs yet' : `latest run ${recent[0]!.runId}`}` });
+  } catch (err) {
+    checks.push({ ok: false, what: `run store (${config.store.backend}) is not reachable: ${(err as Error).message}`, fix: 'check store.redis_url in config.yaml (workers and the CLI must share it)' });
+  }
   checks.push(await agentCheck(rt));
   const keyCheck = agentKeyCheck(rt);
   if (keyCheck) checks.push(keyCheck);

@@ -52,7 +52,9 @@ export class BullmqQueue implements Queue {
     }
     if (settings.name.includes(':')) throw new RangeError(`queue name must not contain ":", got ${JSON.stringify(settings.name)}`);
     this.#settings = settings;
-    this.#producer = new Redis(settings.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
+    // disconnectTimeout: ioredis holds a closed connection that never opened for this long
+    // (default 2 s), which kept `codefleet enqueue` alive after reporting Redis down.
+    this.#producer = new Redis(settings.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false, disconnectTimeout: 200 });
     // An unreachable Redis surfaces as rejected commands; the default 'error' handler
     // would print every reconnect attempt.
     this.#producer.on('error', () => undefined);
@@ -183,7 +185,7 @@ export class BullmqQueue implements Queue {
   #claimer(): BullWorker {
     if (this.#worker) return this.#worker;
     const { leaseMs } = this.#settings;
-    const connection = new Redis(this.#settings.url, { maxRetriesPerRequest: null, enableOfflineQueue: true });
+    const connection = new Redis(this.#settings.url, { maxRetriesPerRequest: null, enableOfflineQueue: true, disconnectTimeout: 200 });
     connection.on('error', () => undefined);
     this.#workerConnection = connection;
     const worker = new BullWorker(this.#settings.name, null, {

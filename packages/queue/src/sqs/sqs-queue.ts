@@ -62,7 +62,7 @@ export class SqsQueue implements Queue {
       ...(settings.endpoint === undefined ? {} : { endpoint: settings.endpoint }),
       ...(settings.credentials === undefined ? {} : { credentials: settings.credentials }),
     });
-    this.#redis = new Redis(settings.coordinationUrl, { maxRetriesPerRequest: null });
+    this.#redis = new Redis(settings.coordinationUrl, { maxRetriesPerRequest: null, disconnectTimeout: 200 });
     this.#redis.on('error', () => undefined);
     this.#coord = new Coordination(this.#redis, settings.prefix, settings.name);
     this.#dlq = settings.deadLetterQueueUrl === undefined ? undefined : new RedrivePolicyQueue(this.#sqs, settings.deadLetterQueueUrl);
