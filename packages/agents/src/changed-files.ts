@@ -1,5 +1,5 @@
-import { execa } from 'execa';
 import { CodefleetError } from '@codefleet/core';
+import { captureProcess } from '@codefleet/process';
 
 /** Where run files (prompt, feedback) live inside the working copy; never committed. */
 export const runFilesDir = '.codefleet';
@@ -20,25 +20,23 @@ export interface ChangedFilesOptions {
 }
 
 interface GitResult {
-  exitCode: number | undefined;
+  exitCode: number | null;
   stdout: string;
   stderr: string;
 }
 
+/**
+ * Options every git call here passes. --no-optional-locks: a status must not rewrite the
+ * index while someone else uses it. The rest: the repository's config is shared with the
+ * mirror and every other working copy, and an agent can write to it; an fsmonitor command
+ * or hooks planted there must not run in this (or another job's) status.
+ */
+export const agentGitOptions = ['--no-optional-locks', '-c', 'core.fsmonitor=false', '-c', 'core.hooksPath=/dev/null'] as const;
+
 async function git(workdir: string, env: Readonly<Record<string, string>>, args: readonly string[]): Promise<GitResult> {
-  // --no-optional-locks: a status must not rewrite the index while someone else uses it.
-  const result = await execa('git', ['--no-optional-locks', ...args], {
-    cwd: workdir,
-    env: { ...env },
-    extendEnv: false,
-    stdin: 'ignore',
-    reject: false,
-    stripFinalNewline: false,
-  });
-  if (result.exitCode === undefined && result.failed) {
-    throw gitError(workdir, args, result.shortMessage ?? 'git could not start');
-  }
-  return { exitCode: result.exitCode, stdout: String(result.stdout), stderr: String(result.stderr) };
+  const result = await captureProcess(['git', ...agentGitOptions, ...args], { cwd: workdir, env });
+  if (result.spawnError !== undefined) throw gitError(workdir, args, `git could not start: ${result.spawnError}`);
+  return result;
 }
 
 function gitError(workdir: string, args: readonly string[], reason: string): CodefleetError {

@@ -55,6 +55,25 @@ describe('runProcess', () => {
     expect(result.signal).toBe('SIGTERM');
   });
 
+  it('keeps output that is still in the pipes when the process exits', async () => {
+    const result = await runProcess([process.execPath, '-e', "process.stdout.write('x'.repeat(1 << 20) + 'THE END')"], { cwd: '/', env, tailBytes: 100 });
+    expect(result.exitCode).toBe(0);
+    expect(result.outputTail.endsWith('xTHE END')).toBe(true);
+  });
+
+  it('a process that left the group holding the pipes does not hold up the result', async () => {
+    const result = await runProcess([process.execPath, fixture('escape.mjs')], { cwd: '/', env });
+    const holder = Number(/holder (\d+)/.exec(result.outputTail)?.[1]);
+    try {
+      expect(result.exitCode).toBe(0);
+      expect(holder).toBeGreaterThan(0);
+      // Out of the group: not killed with it, and still holding the pipes it was given.
+      expect(isAlive(holder)).toBe(true);
+    } finally {
+      if (holder > 0) process.kill(holder, 'SIGKILL');
+    }
+  }, 15_000);
+
   it('reports a missing binary instead of throwing', async () => {
     const result = await runProcess(['definitely-not-a-binary-xyz'], { cwd: '/', env });
     expect(result.exitCode).toBeNull();

@@ -1,8 +1,8 @@
 import { lstat, open, realpath } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
-import { execa } from 'execa';
+import { captureProcess } from '@codefleet/process';
 import { defaultProtected, isProtected, resolveInside } from '@codefleet/patch';
-import { runFilesDir } from '../changed-files.js';
+import { agentGitOptions, runFilesDir } from '../changed-files.js';
 import type { AgentRunRequest } from '../port.js';
 import type { ChatMessage } from './chat-model.js';
 
@@ -161,9 +161,7 @@ export function languageOf(path: string): string {
  * (skip-worktree), and not even their names may reach a model.
  */
 async function listFiles(workdir: string, env: Readonly<Record<string, string>>): Promise<string[]> {
-  const result = await execa('git', ['--no-optional-locks', 'ls-files', '-z', '-t', '--cached', '--others', '--exclude-standard'], {
-    cwd: workdir, env: { ...env }, extendEnv: false, stdin: 'ignore', reject: false,
-  });
+  const result = await captureProcess(['git', ...agentGitOptions, 'ls-files', '-z', '-t', '--cached', '--others', '--exclude-standard'], { cwd: workdir, env });
   if (result.exitCode !== 0) return [];
   const entries = String(result.stdout).split('\0').filter((entry) => entry.length > 2);
   const files = new Set(entries.filter((entry) => !entry.startsWith('S ')).map((entry) => entry.slice(2)));
