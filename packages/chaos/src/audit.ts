@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { openSqlite } from '@codefleet/sqlite';
 import type { Job } from '@codefleet/core';
 import type { Queue } from '@codefleet/queue';
 import type { RunStore } from '@codefleet/store';
@@ -50,7 +50,7 @@ export async function audit(options: {
   const enqueued = new Set(ledger.filter((e) => e.ev === 'enqueue').map((e) => e.job));
   const heads = new Map(jobs.map((job) => [branchName(job), job]));
 
-  const db = new Database(options.forgeDb, { readonly: true });
+  const db = openSqlite(options.forgeDb, { readonly: true });
   const prs = db.prepare(`SELECT head, COUNT(*) AS n, SUM(state = 'open') AS open FROM pull_requests WHERE repo = ? GROUP BY head`)
     .all(options.repo) as { head: string; n: number; open: number }[];
   db.close();

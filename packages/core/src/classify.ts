@@ -143,6 +143,9 @@ function classifyOwn(err: unknown): Classified | undefined {
   return result(code, messageOf(err, code), retryAfterMs, isVerdict(verdict) ? verdict : undefined);
 }
 
+/** SQLITE_BUSY and SQLITE_LOCKED, the primary result codes of a database another connection holds. */
+const sqliteBusyOrLocked = new Set([5, 6]);
+
 /** Errors identified by `code` or `name` alone, searched through `cause` and `errors`. */
 function classifyByIdentity(err: unknown, depth: number): Classified | undefined {
   if (!isBag(err) || depth > maxDepth) return undefined;
@@ -154,6 +157,8 @@ function classifyByIdentity(err: unknown, depth: number): Classified | undefined
   if (code !== undefined) {
     if (networkErrnos.has(code) || code.startsWith('UND_ERR_')) return result('network', message);
     if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) return result('queue_unavailable', message);
+    // node:sqlite: one code for every SQLite error, the primary result code in `errcode`.
+    if (code === 'ERR_SQLITE_ERROR' && sqliteBusyOrLocked.has(Number(get(err, 'errcode')) & 0xff)) return result('queue_unavailable', message);
   }
   if (name === 'ZodError') return result('invalid_job', message);
   const nested = [get(err, 'cause')];

@@ -188,6 +188,11 @@ describe('classify', () => {
         verdict: 'transient',
       });
     }
+    // node:sqlite reports every SQLite error as ERR_SQLITE_ERROR with the result code apart.
+    for (const errcode of [5, 517, 6]) {
+      expect(classify(Object.assign(new Error('database is locked'), { code: 'ERR_SQLITE_ERROR', errcode }))).toMatchObject({ code: 'queue_unavailable' });
+    }
+    expect(classify(Object.assign(new Error('no such table'), { code: 'ERR_SQLITE_ERROR', errcode: 1 })).code).not.toBe('queue_unavailable');
   });
 
   it('maps zod errors to invalid_job', () => {

@@ -1,14 +1,9 @@
 import { mkdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import type Database from 'better-sqlite3';
+import { openSqlite, type SqliteDatabase } from '@codefleet/sqlite';
 import { parseRun, type RunRecord } from '@codefleet/core';
 import type { FenceRejection, RunStore, RunSummary } from './port.js';
 import { runVersion } from './version.js';
-
-// SQLite's native addon (~5 MB resident) loads when a database opens, not with the package:
-// a fleet worker on Redis never opens one.
-const loadSqlite = () => createRequire(import.meta.url)('better-sqlite3') as typeof Database;
 
 const ddl = `
 CREATE TABLE IF NOT EXISTS runs (
@@ -42,11 +37,11 @@ CREATE TABLE IF NOT EXISTS cancel_requests (
 
 /** Run records in one SQLite file (WAL), shared by every worker process on the host. */
 export class SqliteRunStore implements RunStore {
-  readonly #db: Database.Database;
+  readonly #db: SqliteDatabase;
 
   constructor(path: string) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    this.#db = new (loadSqlite())(path);
+    this.#db = openSqlite(path);
     this.#db.pragma('busy_timeout = 10000');
     this.#db.pragma('journal_mode = WAL');
     this.#db.pragma('synchronous = NORMAL');

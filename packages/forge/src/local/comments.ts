@@ -1,5 +1,5 @@
 // Comments of the local forge, keyed by (repo, target key such as `pull:7`).
-import type { Database } from 'better-sqlite3';
+import type { SqliteDatabase as Database } from '@codefleet/sqlite';
 import { parseMarker } from '../marker.js';
 import type { Comment } from '../port.js';
 

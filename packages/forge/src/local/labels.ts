@@ -1,5 +1,5 @@
 // Labels of the local forge, keyed by (repo, target key such as `issue:7`).
-import type { Database } from 'better-sqlite3';
+import type { SqliteDatabase as Database } from '@codefleet/sqlite';
 import { CodefleetError } from '@codefleet/core';
 
 /** Labels on a target, sorted case-insensitively. */

@@ -1,5 +1,5 @@
 import { normalize } from 'node:path';
-import Database from 'better-sqlite3';
+import { openSqlite, type SqliteDatabase } from '@codefleet/sqlite';
 import { CodefleetError, checkRepoRef, previewValue } from '@codefleet/core';
 import { checkBody, checkBranch, checkLabel, checkPullRequestInput, checkSha, targetKey } from '../checks.js';
 import { pushFenced, remoteBranches, type GitOptions } from '../git/git.js';
@@ -40,7 +40,7 @@ export const defaultGitTimeoutMs = 120_000;
  */
 export class LocalForge implements Forge {
   readonly kind = 'local' as const;
-  readonly #db: Database.Database;
+  readonly #db: SqliteDatabase;
   readonly #git: GitOptions;
   readonly #now: () => Date;
 
@@ -49,7 +49,7 @@ export class LocalForge implements Forge {
     if (!(timeoutMs > 0)) throw new RangeError(`gitTimeoutMs must be > 0, got ${timeoutMs}`);
     this.#git = { env: options.gitEnv, timeoutMs, ...(options.gitPath === undefined ? {} : { gitPath: options.gitPath }) };
     this.#now = options.now ?? (() => new Date());
-    this.#db = new Database(options.dbPath);
+    this.#db = openSqlite(options.dbPath);
     prepareDatabase(this.#db);
   }
 
@@ -145,7 +145,7 @@ export class LocalForge implements Forge {
 
   /** Closes the database. Pending git calls are not affected. */
   close(): void {
-    if (this.#db.open) this.#db.close();
+    this.#db.close();
   }
 
   #stamp(): string {

@@ -1,7 +1,7 @@
 // Pull request records of the local forge. Each write is one IMMEDIATE transaction,
 // which takes SQLite's write lock before reading, so "find the open one, else create"
 // cannot interleave between processes; the unique index on open heads backs it up.
-import type { Database } from 'better-sqlite3';
+import type { SqliteDatabase as Database } from '@codefleet/sqlite';
 import { CodefleetError } from '@codefleet/core';
 import type { PullRequest, PullRequestState } from '../port.js';
 

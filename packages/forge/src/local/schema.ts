@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { SqliteDatabase as Database } from '@codefleet/sqlite';
 
 /**
  * Pull requests, comments and labels of the local forge. Rows are never deleted, so the

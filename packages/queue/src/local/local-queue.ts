@@ -1,17 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type Database from 'better-sqlite3';
+import { openSqlite, type SqliteDatabase, type SqliteStatement } from '@codefleet/sqlite';
 import { LeaseLostError, parseJob, parseJobJson, type Job } from '@codefleet/core';
 import type {
   ClaimOptions, DeadLetter, EnqueueResult, Lease, Queue, QueueStats, RedriveResult,
 } from '../port.js';
 import type { LocalQueueSettings } from '../settings.js';
 import { prepareDatabase, priorityRank } from './schema.js';
-
-// SQLite's native addon (~5 MB resident) loads when a database opens, not with the package:
-// a fleet worker on Redis never opens one.
-const loadSqlite = () => createRequire(import.meta.url)('better-sqlite3') as typeof Database;
 
 interface JobRow {
   seq: number;
@@ -38,21 +33,21 @@ const rawLimit = 4096;
  */
 export class LocalQueue implements Queue {
   readonly backend = 'local' as const;
-  readonly #db: Database.Database;
+  readonly #db: SqliteDatabase;
   readonly #settings: Required<LocalQueueSettings>;
   #closed = false;
-  readonly #statements = new Map<string, Database.Statement>();
+  readonly #statements = new Map<string, SqliteStatement>();
 
   constructor(settings: LocalQueueSettings) {
     if (!(settings.leaseMs > 0)) throw new RangeError(`leaseMs must be > 0, got ${settings.leaseMs}`);
     if (!(settings.maxAttempts >= 1)) throw new RangeError(`maxAttempts must be ≥ 1, got ${settings.maxAttempts}`);
     this.#settings = { pollMs: 50, ...settings };
-    this.#db = new (loadSqlite())(settings.path);
+    this.#db = openSqlite(settings.path);
     prepareDatabase(this.#db);
   }
 
   /** Prepared once per SQL text: compiling dominates the cost of these tiny statements. */
-  #sql(text: string): Database.Statement {
+  #sql(text: string): SqliteStatement {
     let statement = this.#statements.get(text);
     if (!statement) {
       statement = this.#db.prepare(text);

@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { SqliteDatabase as Database } from '@codefleet/sqlite';
 
 /**
  * One table holds every named queue in the file. A job row moves

@@ -1,0 +1,115 @@
+import { createRequire } from 'node:module';
+import type BetterSqlite3 from 'better-sqlite3';
+
+/** What a write did. */
+export interface RunInfo {
+  changes: number | bigint;
+  lastInsertRowid: number | bigint;
+}
+
+/**
+ * A prepared statement. Parameters are positional (`?`), or one object for named ones
+ * (`@name`, `:name`, `$name`, keyed without the prefix). Rows come back as plain objects.
+ */
+export interface SqliteStatement {
+  run(...params: unknown[]): RunInfo;
+  get(...params: unknown[]): unknown;
+  all(...params: unknown[]): unknown[];
+}
+
+/** The part of a SQLite connection codefleet uses, the same on both drivers. */
+export interface SqliteDatabase {
+  exec(sql: string): void;
+  prepare(sql: string): SqliteStatement;
+  /** Runs `PRAGMA <setting>`, e.g. `journal_mode = WAL`. */
+  pragma(setting: string): void;
+  /** `fn` in a transaction; `.immediate()` takes the write lock at BEGIN (BEGIN IMMEDIATE). */
+  transaction<T>(fn: () => T): { immediate(): T };
+  /** Closes the connection; closing it again does nothing. */
+  close(): void;
+}
+
+/** Options of {@link openSqlite}. */
+export interface OpenSqliteOptions {
+  readonly?: boolean;
+}
+
+/** Which driver {@link openSqlite} uses on this Node. */
+export type SqliteDriver = 'node:sqlite' | 'better-sqlite3';
+
+/**
+ * node:sqlite from Node 24 on; better-sqlite3 before it. better-sqlite3 12 (the last major
+ * that supports Node 20) aborts the process on Node 24 when a statement is garbage-collected
+ * (its ObjectWrap destructor trips `env != nullptr`); node:sqlite is built in there, and
+ * stable enough to run without an experimental warning, which Node 22 still prints.
+ */
+export function sqliteDriver(nodeVersion: string = process.versions.node): SqliteDriver {
+  return Number(nodeVersion.split('.')[0]) >= 24 ? 'node:sqlite' : 'better-sqlite3';
+}
+
+// Loaded when a database opens, not with the package: a worker on Redis never loads either.
+const load = createRequire(import.meta.url);
+
+/** Opens (creating unless `readonly`) the database file at `path` with this Node's driver. */
+export function openSqlite(path: string, options: OpenSqliteOptions = {}, driver: SqliteDriver = sqliteDriver()): SqliteDatabase {
+  return driver === 'node:sqlite' ? openNodeSqlite(path, options) : openBetterSqlite3(path, options);
+}
+
+function openBetterSqlite3(path: string, options: OpenSqliteOptions): SqliteDatabase {
+  const Database = load('better-sqlite3') as typeof BetterSqlite3;
+  const db = new Database(path, { readonly: options.readonly === true });
+  return {
+    exec: (sql) => { db.exec(sql); },
+    prepare: (sql) => db.prepare(sql) as unknown as SqliteStatement,
+    pragma: (setting) => { db.pragma(setting); },
+    transaction: (fn) => ({ immediate: () => db.transaction(fn).immediate() }),
+    close: () => { if (db.open) db.close(); },
+  };
+}
+
+/** The slice of node:sqlite used here (its types are not in @types/node 20). */
+interface NodeSqliteModule {
+  DatabaseSync: new (path: string, options?: { readOnly?: boolean }) => {
+    exec(sql: string): void;
+    prepare(sql: string): SqliteStatement;
+    close(): void;
+  };
+}
+
+function openNodeSqlite(path: string, options: OpenSqliteOptions): SqliteDatabase {
+  const { DatabaseSync } = load('node:sqlite') as NodeSqliteModule;
+  const db = new DatabaseSync(path, { readOnly: options.readonly === true });
+  let open = true;
+  // Nested transactions become savepoints, as better-sqlite3 does.
+  let depth = 0;
+  const transaction = <T>(fn: () => T, begin: string): T => {
+    const savepoint = `codefleet_${depth}`;
+    db.exec(depth === 0 ? begin : `SAVEPOINT ${savepoint}`);
+    depth += 1;
+    try {
+      const result = fn();
+      db.exec(depth === 1 ? 'COMMIT' : `RELEASE ${savepoint}`);
+      return result;
+    } catch (error) {
+      try {
+        db.exec(depth === 1 ? 'ROLLBACK' : `ROLLBACK TO ${savepoint}; RELEASE ${savepoint}`);
+      } catch {
+        // SQLite already rolled back (some errors end the transaction themselves): the
+        // error that got us here is the one to report.
+      }
+      throw error;
+    } finally {
+      depth -= 1;
+    }
+  };
+  return {
+    exec: (sql) => { db.exec(sql); },
+    prepare: (sql) => db.prepare(sql),
+    pragma: (setting) => { db.exec(`PRAGMA ${setting}`); },
+    transaction: (fn) => ({ immediate: () => transaction(fn, 'BEGIN IMMEDIATE') }),
+    close: () => {
+      if (open) db.close();
+      open = false;
+    },
+  };
+}
