@@ -5,7 +5,7 @@ export interface CaptureProcessOptions {
   cwd: string;
   /** The complete environment of the child: nothing is inherited implicitly. */
   env: Readonly<Record<string, string>>;
-  /** Output beyond this (stdout and stderr each) stops the process; default 64 MiB. */
+  /** Output beyond this (stdout and stderr together) stops the process; default 64 MiB. */
   maxBytes?: number;
 }
 
@@ -50,10 +50,12 @@ export function captureProcess(argv: readonly string[], options: CaptureProcessO
       }
       into.push(chunk);
     };
-    child.stdout.on('data', collect(out));
-    child.stderr.on('data', collect(err));
+    // 'error' first: a spawn that fails late (EMFILE, ENOENT) emits it on the next tick and
+    // leaves stdout and stderr undefined.
     let spawnError: string | undefined;
     child.once('error', (error) => { spawnError = error.message.split('\n')[0] ?? 'could not start'; });
+    child.stdout?.on('data', collect(out));
+    child.stderr?.on('data', collect(err));
     // 'close': the process has exited and both pipes are drained (an 'error' without a
     // start is followed by 'close' too).
     child.once('close', (code) => {

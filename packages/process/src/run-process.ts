@@ -96,8 +96,15 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
       outputTail: '', spawnError: String((error as Error).message).split('\n')[0] ?? 'could not start',
     };
   }
-  const reportPipe = guarded ? (child.stdio[3] as Readable | null) : null;
-  const pipes = [child.stdout, child.stderr, reportPipe].filter((pipe): pipe is Readable => pipe !== null);
+  // Listen for 'error' first: a spawn that fails late (EMFILE, ENOENT) emits it on the next
+  // tick and leaves stdio undefined; unheard, it would crash the worker.
+  // Wait for the main process itself, not its pipes: a grandchild may hold them open.
+  const exited = new Promise<{ code: number | null; signal: string | null; error?: Error }>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+    child.once('error', (error) => resolve({ code: null, signal: null, error }));
+  });
+  const reportPipe = guarded ? (child.stdio?.[3] as Readable | null | undefined) : undefined;
+  const pipes = [child.stdout, child.stderr, reportPipe].filter((pipe): pipe is Readable => pipe != null);
   child.stdout?.setEncoding('utf8');
   child.stderr?.setEncoding('utf8');
   child.stdout?.on('data', keep);
@@ -132,11 +139,7 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
   if (options.signal?.aborted) onAbort();
   else options.signal?.addEventListener('abort', onAbort, { once: true });
 
-  // Wait for the main process itself, not its pipes: a grandchild may hold them open.
-  const exit = await new Promise<{ code: number | null; signal: string | null; error?: Error }>((resolve) => {
-    child.once('exit', (code, signal) => resolve({ code, signal }));
-    child.once('error', (error) => resolve({ code: null, signal: null, error }));
-  });
+  const exit = await exited;
   killGroup('SIGKILL');
   clearTimeout(timer);
   clearTimeout(escalation);

@@ -74,6 +74,15 @@ describe('runProcess', () => {
     }
   }, 15_000);
 
+  it('out of file descriptors: every spawn reports an error, and nothing crashes', async () => {
+    // The shell line is the test's own; `ulimit -n` has no other portable spelling.
+    const result = await runProcess(['sh', '-c', `ulimit -n 256 && exec "$0" "$1"`, process.execPath, fixture('out-of-fds.mjs')], { cwd: '/', env });
+    expect(result.exitCode).toBe(0);
+    const reported = JSON.parse(result.outputTail.trim().split('\n').at(-1) ?? '{}') as Record<string, unknown>;
+    expect(reported.held).toBeGreaterThan(0);
+    for (const key of ['plain', 'guarded', 'capture']) expect(reported[key]).toMatch(/EMFILE|ENFILE|could not start/);
+  });
+
   it('reports a missing binary instead of throwing', async () => {
     const result = await runProcess(['definitely-not-a-binary-xyz'], { cwd: '/', env });
     expect(result.exitCode).toBeNull();

@@ -69,7 +69,8 @@ function openBetterSqlite3(path: string, options: OpenSqliteOptions): SqliteData
 
 /** The slice of node:sqlite used here (its types are not in @types/node 20). */
 interface NodeSqliteModule {
-  DatabaseSync: new (path: string, options?: { readOnly?: boolean }) => {
+  DatabaseSync: new (path: string, options?: { readOnly?: boolean; timeout?: number }) => {
+    readonly isTransaction: boolean;
     exec(sql: string): void;
     prepare(sql: string): SqliteStatement;
     close(): void;
@@ -78,7 +79,8 @@ interface NodeSqliteModule {
 
 function openNodeSqlite(path: string, options: OpenSqliteOptions): SqliteDatabase {
   const { DatabaseSync } = load('node:sqlite') as NodeSqliteModule;
-  const db = new DatabaseSync(path, { readOnly: options.readonly === true });
+  // timeout: wait up to 5 s for another connection's lock, better-sqlite3's default.
+  const db = new DatabaseSync(path, { readOnly: options.readonly === true, timeout: 5_000 });
   let open = true;
   // Nested transactions become savepoints, as better-sqlite3 does.
   let depth = 0;
@@ -91,12 +93,10 @@ function openNodeSqlite(path: string, options: OpenSqliteOptions): SqliteDatabas
       db.exec(depth === 1 ? 'COMMIT' : `RELEASE ${savepoint}`);
       return result;
     } catch (error) {
-      try {
-        db.exec(depth === 1 ? 'ROLLBACK' : `ROLLBACK TO ${savepoint}; RELEASE ${savepoint}`);
-      } catch {
-        // SQLite already rolled back (some errors end the transaction themselves): the
-        // error that got us here is the one to report.
-      }
+      // As better-sqlite3: roll back unless SQLite already has (some errors end the
+      // transaction themselves); a failed rollback is the error to report, since the
+      // connection would otherwise stay in a transaction holding the write lock.
+      if (db.isTransaction) db.exec(depth === 1 ? 'ROLLBACK' : `ROLLBACK TO ${savepoint}; RELEASE ${savepoint}`);
       throw error;
     } finally {
       depth -= 1;

@@ -103,12 +103,26 @@ export class RedisRunStore implements RunStore {
     for (const [name, definition] of Object.entries(scripts)) redis.defineCommand(name, definition);
     this.#client = redis as Redis & ScriptCalls;
     this.#prefix = `${options.prefix}:runs:`;
+    const where = redactUrlCredentials(options.url);
     this.#connect = failFast
-      ? () => redis.connect().catch((error: unknown) => {
-        throw new CodefleetError('store_unavailable',
-          `the run store's Redis at ${redactUrlCredentials(options.url)} is not reachable: ${redactUrlCredentials((lastError ?? error as Error).message)}`,
-          { verdict: 'transient', cause: lastError ?? error });
-      })
+      ? async () => {
+        // connectTimeout covers only the TCP connect: a peer that accepts and never answers
+        // (or a Redis still loading its data) would keep connect() waiting.
+        let timer: NodeJS.Timeout | undefined;
+        const timedOut = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer within ${options.connectTimeoutMs} ms`)), options.connectTimeoutMs);
+        });
+        try {
+          await Promise.race([redis.connect(), timedOut]);
+        } catch (error) {
+          redis.disconnect();
+          const cause = lastError ?? (error as Error);
+          throw new CodefleetError('store_unavailable', `the run store's Redis at ${where} is not reachable: ${redactUrlCredentials(cause.message)}`,
+            { verdict: 'transient', cause });
+        } finally {
+          clearTimeout(timer);
+        }
+      }
       : undefined;
   }
 

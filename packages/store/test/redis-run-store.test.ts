@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CodefleetError } from '@codefleet/core';
 import { freePort, startRedis, type RedisServer } from '@codefleet/testkit';
@@ -34,6 +35,24 @@ describe('redis run store, fail-fast, with nothing listening', () => {
       }
     } finally {
       await store.close();
+    }
+  }, 15_000);
+});
+
+describe('redis run store, fail-fast, against a peer that accepts and never answers', () => {
+  it('gives up after connectTimeoutMs with store_unavailable', async () => {
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => { sockets.add(socket); });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as AddressInfo).port;
+    const store = new RedisRunStore({ url: `redis://127.0.0.1:${port}`, prefix: 't', connectTimeoutMs: 500 });
+    try {
+      const error = await store.list().then(() => undefined, (e: unknown) => e);
+      expect(error).toMatchObject({ code: 'store_unavailable', message: expect.stringContaining('no answer within 500 ms') });
+    } finally {
+      await store.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
     }
   }, 15_000);
 });

@@ -43,6 +43,8 @@ export async function demo(loaded: LoadedConfig, out: (line: string) => void): P
     ...loaded.config,
     data_dir: dir,
     queue: { ...loaded.config.queue, backend: 'local' as const, local: { path: join(dir, 'queue.sqlite') } },
+    // Everything local, the runs too: a demo run does not belong in a fleet's store.
+    store: { ...loaded.config.store, backend: 'sqlite' as const },
     workspace: { ...loaded.config.workspace, cache_dir: join(dir, 'cache') },
     agents: { ...loaded.config.agents, default: chosen.agent, script: { ...loaded.config.agents.script, module: demoAgent } },
     forge: { ...loaded.config.forge, type: 'local' as const },
