@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { buildAgentEnv, createAgent, type Agent } from '@codefleet/agents';
 import type { Config, LoadedConfig } from '@codefleet/config';
-import type { OuterPolicy } from '@codefleet/core';
+import { CodefleetError, type OuterPolicy } from '@codefleet/core';
 import {
   createGithubForge, createLocalForge, githubAppTokens, githubCredentialEnv, staticToken, type Forge, type TokenSource,
 } from '@codefleet/forge';
@@ -73,6 +73,9 @@ export async function openForge(loaded: LoadedConfig, baseGitEnv: Record<string,
     return { forge: createLocalForge({ dbPath: join(config.data_dir, 'forge.sqlite'), gitEnv: baseGitEnv }), gitEnv: baseGitEnv };
   }
   const useApp = github.app_id !== undefined && github.private_key !== undefined && github.installation_id !== undefined;
+  if (!useApp && token === undefined) {
+    throw new CodefleetError('invalid_config', `forge.type is github but $${github.token_env} is not set: export a token there, or configure a GitHub App`);
+  }
   // A GitHub App's installation tokens expire hourly: git reads the current one from a file.
   const tokenFile = join(config.data_dir, 'github-installation-token');
   const tokens: TokenSource = useApp

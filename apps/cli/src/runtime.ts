@@ -1,7 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LoadedConfig, Config } from '@codefleet/config';
-import { CodefleetError } from '@codefleet/core';
 import { createLogger, type Logger } from '@codefleet/log';
 import type { PipelineDeps } from '@codefleet/pipeline';
 import { openQueue, queueSettingsFromConfig, type Queue } from '@codefleet/queue';
@@ -74,11 +73,6 @@ export async function openRuntime(loaded: LoadedConfig, options: RuntimeOptions 
   const log = options.log ?? createLogger({
     level: config.logging.level, format: config.logging.format, secrets: loaded.secrets, base: { worker_id: config.worker.worker_id },
   });
-  const { github } = config.forge;
-  const useApp = github.app_id !== undefined && github.private_key !== undefined && github.installation_id !== undefined;
-  if (config.forge.type === 'github' && github.token === undefined && !useApp) {
-    throw new CodefleetError('invalid_config', `forge.type is github but $${github.token_env} is not set: export a token there, or configure a GitHub App`);
-  }
   // The SQLite files (forge, runs, local queue) live here; a fleet using Redis still has
   // a local forge and caches on each host.
   mkdirSync(config.data_dir, { recursive: true });

@@ -21,8 +21,6 @@ export interface SqliteStatement {
 export interface SqliteDatabase {
   exec(sql: string): void;
   prepare(sql: string): SqliteStatement;
-  /** Runs `PRAGMA <setting>`, e.g. `journal_mode = WAL`. */
-  pragma(setting: string): void;
   /** `fn` in a transaction; `.immediate()` takes the write lock at BEGIN (BEGIN IMMEDIATE). */
   transaction<T>(fn: () => T): { immediate(): T };
   /** Closes the connection; closing it again does nothing. */
@@ -50,9 +48,22 @@ export function sqliteDriver(nodeVersion: string = process.versions.node): Sqlit
 // Loaded when a database opens, not with the package: a worker on Redis never loads either.
 const load = createRequire(import.meta.url);
 
-/** Opens (creating unless `readonly`) the database file at `path` with this Node's driver. */
+/**
+ * Opens (creating unless `readonly`) the database file at `path` with this Node's driver,
+ * for concurrent use by several processes: every codefleet database (queue, runs, local
+ * forge) is shared by the workers on a host.
+ */
 export function openSqlite(path: string, options: OpenSqliteOptions = {}, driver: SqliteDriver = sqliteDriver()): SqliteDatabase {
-  return driver === 'node:sqlite' ? openNodeSqlite(path, options) : openBetterSqlite3(path, options);
+  const db = driver === 'node:sqlite' ? openNodeSqlite(path, options) : openBetterSqlite3(path, options);
+  // Wait for another process's write transaction instead of failing with SQLITE_BUSY.
+  db.exec('PRAGMA busy_timeout = 10000');
+  if (!options.readonly) {
+    // WAL + NORMAL survives process crashes (the chaos case); only an OS crash can lose
+    // the last commits, which at-least-once delivery tolerates.
+    db.exec('PRAGMA journal_mode = WAL');
+    db.exec('PRAGMA synchronous = NORMAL');
+  }
+  return db;
 }
 
 function openBetterSqlite3(path: string, options: OpenSqliteOptions): SqliteDatabase {
@@ -61,7 +72,6 @@ function openBetterSqlite3(path: string, options: OpenSqliteOptions): SqliteData
   return {
     exec: (sql) => { db.exec(sql); },
     prepare: (sql) => db.prepare(sql) as unknown as SqliteStatement,
-    pragma: (setting) => { db.pragma(setting); },
     transaction: (fn) => ({ immediate: () => db.transaction(fn).immediate() }),
     close: () => { if (db.open) db.close(); },
   };
@@ -69,7 +79,7 @@ function openBetterSqlite3(path: string, options: OpenSqliteOptions): SqliteData
 
 /** The slice of node:sqlite used here (its types are not in @types/node 20). */
 interface NodeSqliteModule {
-  DatabaseSync: new (path: string, options?: { readOnly?: boolean; timeout?: number }) => {
+  DatabaseSync: new (path: string, options?: { readOnly?: boolean }) => {
     readonly isTransaction: boolean;
     exec(sql: string): void;
     prepare(sql: string): SqliteStatement;
@@ -79,8 +89,7 @@ interface NodeSqliteModule {
 
 function openNodeSqlite(path: string, options: OpenSqliteOptions): SqliteDatabase {
   const { DatabaseSync } = load('node:sqlite') as NodeSqliteModule;
-  // timeout: wait up to 5 s for another connection's lock, better-sqlite3's default.
-  const db = new DatabaseSync(path, { readOnly: options.readonly === true, timeout: 5_000 });
+  const db = new DatabaseSync(path, { readOnly: options.readonly === true });
   let open = true;
   // Nested transactions become savepoints, as better-sqlite3 does.
   let depth = 0;
@@ -105,7 +114,6 @@ function openNodeSqlite(path: string, options: OpenSqliteOptions): SqliteDatabas
   return {
     exec: (sql) => { db.exec(sql); },
     prepare: (sql) => db.prepare(sql),
-    pragma: (setting) => { db.exec(`PRAGMA ${setting}`); },
     transaction: (fn) => ({ immediate: () => transaction(fn, 'BEGIN IMMEDIATE') }),
     close: () => {
       if (open) db.close();

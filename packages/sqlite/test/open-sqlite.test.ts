@@ -21,7 +21,6 @@ describe(`openSqlite (${sqliteDriver()} on Node ${process.versions.node})`, () =
   beforeEach(async () => {
     dir = await createTempDir('sqlite');
     db = openSqlite(join(dir.path, 'test.sqlite'));
-    db.pragma('journal_mode = WAL');
     db.exec('CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, n INTEGER)');
   });
   afterEach(async () => {
@@ -40,9 +39,11 @@ describe(`openSqlite (${sqliteDriver()} on Node ${process.versions.node})`, () =
     expect(Number(db.prepare('UPDATE items SET n = n + 1').run().changes)).toBe(2);
   });
 
-  it('applies pragmas', () => {
+  it('opens for several processes: WAL, synchronous NORMAL, a 10 s busy timeout; pragmas apply', () => {
     expect(db.prepare('PRAGMA journal_mode').get()).toMatchObject({ journal_mode: 'wal' });
-    db.pragma('busy_timeout = 1234');
+    expect(Object.values(db.prepare('PRAGMA synchronous').get() as object)).toEqual([1]);
+    expect(Object.values(db.prepare('PRAGMA busy_timeout').get() as object)).toEqual([10000]);
+    db.exec('PRAGMA busy_timeout = 1234');
     expect(Object.values(db.prepare('PRAGMA busy_timeout').get() as object)).toEqual([1234]);
   });
 
@@ -74,7 +75,7 @@ describe(`openSqlite (${sqliteDriver()} on Node ${process.versions.node})`, () =
   it('an immediate transaction holds the write lock: another connection waits, then is busy', () => {
     const other = openSqlite(join(dir.path, 'test.sqlite'));
     try {
-      other.pragma('busy_timeout = 0');
+      other.exec('PRAGMA busy_timeout = 0');
       db.transaction(() => {
         db.prepare('INSERT INTO items (name) VALUES (?)').run('mine');
         expect(() => other.transaction(() => other.prepare('INSERT INTO items (name) VALUES (?)').run('theirs')).immediate()).toThrow(/locked|busy/i);

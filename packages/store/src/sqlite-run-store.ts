@@ -42,9 +42,6 @@ export class SqliteRunStore implements RunStore {
   constructor(path: string) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.#db = openSqlite(path);
-    this.#db.pragma('busy_timeout = 10000');
-    this.#db.pragma('journal_mode = WAL');
-    this.#db.pragma('synchronous = NORMAL');
     this.#db.transaction(() => this.#db.exec(ddl)).immediate();
   }
 

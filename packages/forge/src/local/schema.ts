@@ -43,12 +43,7 @@ CREATE TABLE IF NOT EXISTS labels (
 );
 `;
 
-/** Opens the file for concurrent use by several worker processes and creates the schema. */
+/** Creates the schema (openSqlite has set the file up for several processes). */
 export function prepareDatabase(db: Database): void {
-  // Wait for another process's write transaction instead of failing with SQLITE_BUSY.
-  db.pragma('busy_timeout = 10000');
-  db.pragma('journal_mode = WAL');
-  // WAL + NORMAL survives process crashes; only an OS crash can lose the last commits.
-  db.pragma('synchronous = NORMAL');
   db.transaction(() => db.exec(ddl)).immediate();
 }

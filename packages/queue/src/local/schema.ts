@@ -34,14 +34,8 @@ CREATE INDEX IF NOT EXISTS jobs_due ON jobs (queue, priority DESC, available_at)
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs (queue, state);
 `;
 
-/** Opens the file for concurrent use by several processes and creates the schema. */
+/** Creates the schema (openSqlite has set the file up for several processes). */
 export function prepareDatabase(db: Database): void {
-  // Wait for other processes' write transactions instead of failing with SQLITE_BUSY.
-  db.pragma('busy_timeout = 10000');
-  db.pragma('journal_mode = WAL');
-  // WAL + NORMAL survives process crashes (the chaos case); only an OS crash can lose
-  // the last commits, which at-least-once delivery tolerates.
-  db.pragma('synchronous = NORMAL');
   db.transaction(() => db.exec(ddl)).immediate();
 }
 
