@@ -37,10 +37,10 @@ export interface Harness {
   dispose(): Promise<void>;
 }
 
-/** Builds a harness; `settings` overrides pipeline settings. */
-export async function createHarness(settings: Partial<PipelineSettings> = {}): Promise<Harness> {
+/** Builds a harness; `settings` overrides pipeline settings, `files` the repository's (default {@link projectFiles}). */
+export async function createHarness(settings: Partial<PipelineSettings> = {}, files: Record<string, string> = projectFiles): Promise<Harness> {
   const dir = await createTempDir('pipeline');
-  const seed = await createTempRepo({ files: projectFiles });
+  const seed = await createTempRepo({ files });
   const origin = join(dir.path, 'origin.git');
   await git(dir.path, ['clone', '--quiet', '--bare', seed.path, origin]);
   await seed.dispose();

@@ -32,8 +32,10 @@ describe('runJob (two-pass loop on real parts)', () => {
     const job = h.job({ title: 'Add two()' });
     await h.drain(job);
     const run = await h.store.get(job.id);
-    expect(run).toMatchObject({ stage: 'done', outcome: 'succeeded', dod_result: 'skipped' });
+    // No DoD of its own: the DoD is the verification pass 2 passed (build and test here).
+    expect(run).toMatchObject({ stage: 'done', outcome: 'succeeded', dod_result: 'passed' });
     expect(run!.stages.map((s) => s.stage)).toEqual(['queued', 'preparing', 'planning', 'implementing', 'testing', 'validating', 'publishing', 'done']);
+    expect(run!.stages.find((s) => s.stage === 'validating')?.note).toBe('definition of done: the verification steps pass 2 passed (build, test)');
     expect(run!.agent_runs.map((a) => [a.pass, a.inner_attempt, a.outcome])).toEqual([['implement', 1, 'changed'], ['test', 1, 'changed']]);
     const branch = branchName(job);
     const pr = await h.forge.findPullRequest(job.repo, branch);
@@ -251,4 +253,54 @@ ${implementsFeature}`);
     // Stopped, not waited for: the agent's run ended by the abort.
     expect(result.run.agent_runs[0]).toMatchObject({ outcome: 'error', timed_out: false });
   }, 30_000);
+});
+
+describe('runJob: the definition of done (enforced, AM)', () => {
+  it("a job's own DoD runs after verification: passed, recorded with its commands", async () => {
+    h = await createHarness();
+    await h.agent(implementsFeature);
+    const job = h.job({ dod: [['node', '-e', 'process.exit(0)'], ['npm', 'test']] });
+    await h.drain(job);
+    const run = await h.store.get(job.id);
+    expect(run).toMatchObject({ outcome: 'succeeded', dod_result: 'passed' });
+    expect(run!.stages.find((s) => s.stage === 'validating')?.note).toBe("definition of done: the job's 2 command(s)");
+    expect(run!.verification.filter((v) => v.step === 'dod').map((v) => [v.command.join(' '), v.passed])).toEqual([['node -e process.exit(0)', true], ['npm test', true]]);
+    expect(await h.forge.findPullRequest(job.repo, branchName(job))).toMatchObject({ draft: false });
+  });
+
+  it('a failed DoD opens a draft PR, not a ready one, and ends dod_failed without retries', async () => {
+    h = await createHarness();
+    await h.agent(implementsFeature);
+    const job = h.job({ dod: [['node', '-e', 'process.exit(3)']] });
+    await h.drain(job);
+    const run = await h.store.get(job.id);
+    expect(run).toMatchObject({ stage: 'done', outcome: 'dod_failed', dod_result: 'failed' });
+    expect(run!.attempts).toHaveLength(1);
+    expect(run!.verification.find((v) => v.step === 'dod')).toMatchObject({ exit_code: 3, passed: false });
+    const pr = await h.forge.findPullRequest(job.repo, branchName(job));
+    expect(pr).toMatchObject({ draft: true });
+    expect(pr!.body).toContain('| DoD | failed |');
+  });
+
+  it('a failed DoD with on_dod_failure none opens no PR and says why', async () => {
+    h = await createHarness({ onDodFailure: 'none' });
+    await h.agent(implementsFeature);
+    const job = h.job({ dod: [['node', '-e', 'process.exit(3)']] });
+    await h.drain(job);
+    const run = await h.store.get(job.id);
+    expect(run).toMatchObject({ outcome: 'dod_failed', dod_result: 'failed', error: { code: 'dod_failed' } });
+    expect(run!.error!.message).toContain('on_dod_failure: none');
+    expect(await h.forge.findPullRequest(job.repo, branchName(job))).toBeUndefined();
+  });
+
+  it('a repository with nothing to verify and no DoD: skipped, and the record says why', async () => {
+    h = await createHarness({}, { 'README.md': '# notes\n', 'docs/guide.md': 'Read me.\n' });
+    await h.agent("fs.appendFileSync(path.join(workdir, 'docs', 'guide.md'), 'More.\\n');");
+    const job = h.job();
+    await h.drain(job);
+    const run = await h.store.get(job.id);
+    expect(run).toMatchObject({ outcome: 'succeeded', dod_result: 'skipped' });
+    expect(run!.verification).toEqual([]);
+    expect(run!.stages.find((s) => s.stage === 'validating')?.note).toBe('definition of done: nothing to run (no DoD commands, no verification steps detected)');
+  });
 });
