@@ -41,10 +41,11 @@ export function verificationEntry(result: StepResult, pass: 'implement' | 'test'
  * most `maxFixAttempts` times. Pass 1 (`implement`) verifies with the build only; pass 2
  * (`test`) runs build → format → lint → test. An agent that times out or cannot start is
  * not something another fix attempt can help with: those throw at once (transient or
- * permanent), and only agent-fixable failures loop. An agent with a token budget gets
- * what is left of it with each run, and the pass stops with `budget_exceeded` when it is spent.
+ * permanent), and only agent-fixable failures loop. An agent with a token budget gets what
+ * is left of it with each run, and the pass stops with `budget_exceeded` when it is spent.
+ * Resolves the inner attempt whose verification passed.
  */
-export async function runPass(input: PassInput, pass: 'implement' | 'test'): Promise<void> {
+export async function runPass(input: PassInput, pass: 'implement' | 'test'): Promise<number> {
   const { deps, ctx, tracker, agent, ws, plan, criteria } = input;
   const now = () => (deps.now ?? (() => new Date()))();
   const max = deps.settings.maxFixAttempts;
@@ -103,7 +104,7 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
     });
     await tracker.update((run) => verified.results.reduce(
       (acc: RunRecord, r) => addVerification(acc, verificationEntry(r, pass, ctx.attempt, inner), { now: now() }), run));
-    if (verified.passed) return;
+    if (verified.passed) return inner;
     if (ctx.signal.aborted) throw new CodefleetError('cancelled', 'the job was stopped during verification', { verdict: 'transient' });
     feedback = verified.failed ? feedbackFor(verified.failed) : 'Verification failed.';
     deps.log.info({ event: 'verify.step_failed', job_id: ctx.job.id, pass, inner_attempt: inner, step: verified.failed?.name }, 'verification failed; feeding back to the agent');

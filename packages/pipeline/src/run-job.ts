@@ -102,7 +102,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     await enter('implementing');
     await runPass(input, 'implement');
     await enter('testing');
-    await runPass(input, 'test');
+    const testedOn = await runPass(input, 'test');
 
     // The DoD is enforced, not optional (AM): a job's or .codefleet.yml's own commands run
     // now; without them the DoD is the repository's verification steps (SPEC: those are the
@@ -120,7 +120,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
       ? await runDod(ws.dir, plan.dod, { env: deps.settings.verifyEnv, timeoutMs: deps.settings.stepTimeoutMs, signal: work.signal })
       : { result: checks.length > 0 ? 'passed' as const : 'skipped' as const, results: [] };
     await tracker.update((r) => setDodResult(
-      dod.results.reduce((acc: RunRecord, res) => addVerification(acc, verificationEntry(res, 'test', ctx.attempt, 1), { now: now() }), r),
+      dod.results.reduce((acc: RunRecord, res) => addVerification(acc, verificationEntry(res, 'test', ctx.attempt, testedOn), { now: now() }), r),
       dod.result, { now: now() }));
     const dodOk = dod.result === 'passed' || dod.result === 'skipped';
 

@@ -256,15 +256,20 @@ ${implementsFeature}`);
 });
 
 describe('runJob: the definition of done (enforced, AM)', () => {
-  it("a job's own DoD runs after verification: passed, recorded with its commands", async () => {
+  it("a job's own DoD runs after verification: passed, recorded with its commands under the attempt that passed", async () => {
     h = await createHarness();
-    await h.agent(implementsFeature);
+    // Pass 2's first test fails, the fix attempt passes: the DoD belongs to attempt 1.2.
+    await h.agent(`${implementsFeature}
+if (pass === 'test' && attempt === 1) fs.writeFileSync(path.join(workdir, 'test', 'bad.test.js'), "import { test } from 'node:test';\\ntest('bad', () => { throw new Error('no'); });\\n");
+if (pass === 'test' && attempt === 2) fs.rmSync(path.join(workdir, 'test', 'bad.test.js'));
+`);
     const job = h.job({ dod: [['node', '-e', 'process.exit(0)'], ['npm', 'test']] });
     await h.drain(job);
     const run = await h.store.get(job.id);
     expect(run).toMatchObject({ outcome: 'succeeded', dod_result: 'passed' });
     expect(run!.stages.find((s) => s.stage === 'validating')?.note).toBe("definition of done: the job's 2 command(s)");
-    expect(run!.verification.filter((v) => v.step === 'dod').map((v) => [v.command.join(' '), v.passed])).toEqual([['node -e process.exit(0)', true], ['npm test', true]]);
+    expect(run!.verification.filter((v) => v.step === 'dod').map((v) => [v.command.join(' '), v.passed, v.pass, v.inner_attempt]))
+      .toEqual([['node -e process.exit(0)', true, 'test', 2], ['npm test', true, 'test', 2]]);
     expect(await h.forge.findPullRequest(job.repo, branchName(job))).toMatchObject({ draft: false });
   });
 
