@@ -144,14 +144,15 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
       throw new CodefleetError('dod_failed', `definition of done ${dod.result}; no pull request opened (verification.on_dod_failure: none)`);
     }
     await fence('pull_request');
+    const outcome = dodOk ? 'succeeded' : 'dod_failed';
+    // The body is the note as it will read once this PR is open, not "in progress (publishing)".
     const pr = await deps.forge.ensurePullRequest({
       repo: job.repo, head: branch, base: ws.baseBranch, title: job.title,
-      body: renderTaskNote(tracker.run), draft: !dodOk,
+      body: renderTaskNote(finish(tracker.run, outcome, { now: now(), dodResult: dod.result })), draft: !dodOk,
     });
     await tracker.update((r) => setPublication(r, {
       branch, pullRequest: { number: pr.number, url: pr.url, head: branch, base: ws!.baseBranch, draft: pr.draft },
     }, { now: now() }));
-    const outcome = dodOk ? 'succeeded' : 'dod_failed';
     await tracker.update((r) => finish(r, outcome, { now: now(), dodResult: dod.result }));
     await report(deps, async () => {
       await fence('comment');

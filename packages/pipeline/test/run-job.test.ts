@@ -41,6 +41,8 @@ describe('runJob (two-pass loop on real parts)', () => {
     const pr = await h.forge.findPullRequest(job.repo, branch);
     expect(pr).toMatchObject({ title: 'Add two()', draft: false, base: 'main' });
     expect(pr!.body).toContain('Add two()');
+    expect(pr!.body).toContain('| Outcome | succeeded |');
+    expect(pr!.body).toContain('| DoD | passed |');
     const files = await git(h.dir.path, ['--git-dir', h.origin, 'diff', '--name-only', `main...${branch}`]);
     expect(files.split('\n').sort()).toEqual(['src/lib.js', 'test/two.test.js']);
     expect(files).not.toContain('.codefleet');
@@ -285,6 +287,7 @@ if (pass === 'test' && attempt === 2) fs.rmSync(path.join(workdir, 'test', 'bad.
     const pr = await h.forge.findPullRequest(job.repo, branchName(job));
     expect(pr).toMatchObject({ draft: true });
     expect(pr!.body).toContain('| DoD | failed |');
+    expect(pr!.body).toContain('| Outcome | dod\\_failed |');
   });
 
   it('a failed DoD with on_dod_failure none opens no PR and says why', async () => {
