@@ -82,11 +82,12 @@ export async function openForge(loaded: LoadedConfig, baseGitEnv: Record<string,
     ? githubAppTokens({ appId: github.app_id ?? 0, privateKey: github.private_key ?? '', installationId: github.installation_id ?? 0, apiUrl: github.api_url, tokenFile })
     : staticToken(token ?? '');
   if (useApp) await tokens.token();
+  const gitUrl = gitHostFor(github.api_url);
   const forge = createGithubForge({
     ...(useApp ? { tokens, tokenFile } : { token: token ?? '' }),
-    apiUrl: github.api_url, gitUrl: gitHostFor(github.api_url), gitEnv: baseGitEnv,
+    apiUrl: github.api_url, gitUrl, gitEnv: baseGitEnv,
   });
-  return { forge, gitEnv: githubCredentialEnv(baseGitEnv, useApp ? { tokenFile } : token ?? '') };
+  return { forge, gitEnv: githubCredentialEnv(baseGitEnv, useApp ? { tokenFile } : token ?? '', gitUrl) };
 }
 
 /** The pipeline's dependencies; agents are created on first use and kept. */

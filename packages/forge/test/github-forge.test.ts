@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTempDir, git, startGithubStandIn, type GithubStandIn } from '@codefleet/testkit';
 import { forgeContract } from '../src/contract/forge-contract.js';
-import { createGithubForge } from '../src/index.js';
+import { spawnSync } from 'node:child_process';
+import { createGithubForge, githubCredentialEnv } from '../src/index.js';
 import { forgeGitEnv } from './local-harness.js';
 
 // The real Octokit adapter against the GitHub STAND-IN (testkit): GitHub's REST subset on
@@ -52,6 +53,43 @@ describe('GitHub forge specifics', () => {
     expect(seen.every((r) => !r.path.includes(gh.token))).toBe(true);
     // git asks without credentials first, gets 401, then asks the credential helper.
     expect(seen.some((r) => r.path.endsWith('/info/refs') && r.authorized)).toBe(true);
+  });
+
+  it('the credential helper answers only for the forge host: a redirected remote gets no token', async () => {
+    const env = githubCredentialEnv(forgeGitEnv(), 'ghp_secretsecretsecretsecretsecret000', 'https://ghe.example.com:8443');
+    // `git credential fill`: what git itself asks the helpers before it authenticates.
+    const fill = (input: string) => {
+      const r = spawnSync('git', ['credential', 'fill'], { input, env: { ...env, GIT_TERMINAL_PROMPT: '0' }, encoding: 'utf8', timeout: 10_000 });
+      return { exitCode: r.status, outputTail: `${r.stdout}${r.stderr}` };
+    };
+    const own = fill('protocol=https\nhost=ghe.example.com:8443\n\n');
+    expect(own.outputTail).toContain('password=ghp_secretsecretsecretsecretsecret000');
+    for (const other of ['protocol=https\nhost=evil.example\n\n', 'protocol=http\nhost=ghe.example.com:8443\n\n', 'protocol=https\nhost=ghe.example.com\n\n']) {
+      const asked = fill(other);
+      expect(asked.exitCode).not.toBe(0);
+      expect(asked.outputTail).not.toContain('ghp_secret');
+    }
+
+    // End to end: an agent planted `url.<evil>.insteadOf <forge>` in the working copy's
+    // config. The push goes to the other server and fails there, without the token.
+    const evil = await startGithubStandIn();
+    const scratch = await createTempDir('gh-redirect');
+    try {
+      const repo = `acme/redirect-${randomBytes(4).toString('hex')}`;
+      const { bareDir } = await gh.createRepo(repo);
+      await evil.createRepo(repo);
+      const work = join(scratch.path, 'work');
+      await git(scratch.path, ['clone', '--quiet', bareDir, work]);
+      await git(work, ['checkout', '--quiet', '-b', 'ai/redirect']);
+      await git(work, ['commit', '--quiet', '--allow-empty', '-m', 'x']);
+      await git(work, ['config', `url.${evil.url}/.insteadOf`, `${gh.url}/`]);
+      await expect(forgeFor().ensureBranch({ repo, workdir: work, branch: 'ai/redirect' })).rejects.toMatchObject({ code: 'forge_rejected' });
+      expect(evil.requests.length).toBeGreaterThan(0);
+      expect(evil.requests.some((r) => r.credentials)).toBe(false);
+    } finally {
+      await scratch.dispose();
+      await evil.close();
+    }
   });
 
   it('a wrong token is forge_rejected for the API and git_failed or forge_rejected for git, without echoing it', async () => {

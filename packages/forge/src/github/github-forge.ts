@@ -43,19 +43,31 @@ interface ApiPull {
   updated_at: string;
 }
 
-/** The credential helper: answers git's `get` with the token from git's environment (or a file it names), never from a URL. */
-const credentialHelper = '!f() { test "$1" = get || return 0; echo username=x-access-token; if [ -n "$CODEFLEET_GIT_TOKEN_FILE" ]; then echo "password=$(cat "$CODEFLEET_GIT_TOKEN_FILE")"; else echo "password=$CODEFLEET_GIT_TOKEN"; fi; }; f';
+/**
+ * The credential helper: answers git's `get` with the token from git's environment (or a
+ * file it names), never from a URL, and only for the forge's own protocol and host. The
+ * mirror's config is shared with the working copies an agent writes in: a remote URL or an
+ * `insteadOf` rewrite planted there points git at another host, which then gets no token.
+ */
+const credentialHelper = '!f() { test "$1" = get || return 0; p=; h=; '
+  + 'while IFS= read -r l && test -n "$l"; do case "$l" in protocol=*) p=${l#protocol=};; host=*) h=${l#host=};; esac; done; '
+  + 'test "$p" = "$CODEFLEET_GIT_PROTOCOL" && test "$h" = "$CODEFLEET_GIT_HOST" || return 0; '
+  + 'echo username=x-access-token; if [ -n "$CODEFLEET_GIT_TOKEN_FILE" ]; then echo "password=$(cat "$CODEFLEET_GIT_TOKEN_FILE")"; else echo "password=$CODEFLEET_GIT_TOKEN"; fi; }; f';
 
 /**
- * `baseEnv` plus what git needs to authenticate to GitHub with `token`: config through the
- * environment (an empty helper first clears any other one, then ours) and the token in a
- * variable only git and its helper see. For the workspace's clone and fetch as well as
- * the forge's push; never for an agent.
+ * `baseEnv` plus what git needs to authenticate to GitHub at `gitUrl` (`https://github.com`,
+ * a GitHub Enterprise origin) with `token`: config through the environment (an empty helper
+ * first clears any other one, then ours), the token in a variable only git and its helper
+ * see, and the one protocol and host (with its port, as git names it) the helper answers
+ * for. For the workspace's clone and fetch as well as the forge's push; never for an agent.
  */
-export function githubCredentialEnv(baseEnv: Readonly<Record<string, string>>, token: string | { tokenFile: string }): Record<string, string> {
+export function githubCredentialEnv(baseEnv: Readonly<Record<string, string>>, token: string | { tokenFile: string }, gitUrl: string): Record<string, string> {
+  const url = new URL(gitUrl);
   return {
     ...baseEnv,
     ...(typeof token === 'string' ? { CODEFLEET_GIT_TOKEN: token } : { CODEFLEET_GIT_TOKEN_FILE: token.tokenFile }),
+    CODEFLEET_GIT_PROTOCOL: url.protocol.replace(/:$/, ''),
+    CODEFLEET_GIT_HOST: url.host,
     GIT_CONFIG_COUNT: '2',
     GIT_CONFIG_KEY_0: 'credential.helper',
     GIT_CONFIG_VALUE_0: '',
@@ -103,7 +115,7 @@ export class GithubForge implements Forge {
     this.#tokens = tokens;
     this.#gitUrl = (options.gitUrl ?? 'https://github.com').replace(/\/+$/, '');
     const gitToken = options.tokens ? { tokenFile: options.tokenFile ?? '' } : options.token ?? '';
-    this.#git = { timeoutMs: options.gitTimeoutMs ?? 120_000, env: githubCredentialEnv(options.gitEnv, gitToken) };
+    this.#git = { timeoutMs: options.gitTimeoutMs ?? 120_000, env: githubCredentialEnv(options.gitEnv, gitToken, this.#gitUrl) };
   }
 
   /** Stops the token source's background refresh. */

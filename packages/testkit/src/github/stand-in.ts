@@ -45,8 +45,11 @@ export interface GithubStandIn {
   prCreations(fullName: string, head: string): number;
   /** The next `times` requests matching `method` and `path` get this response instead. */
   failNext(rule: FaultRule): void;
-  /** Every request, for asserting what the adapter sent (authorization header redacted). */
-  readonly requests: { method: string; path: string; authorized: boolean }[];
+  /**
+   * Every request, for asserting what the adapter sent (authorization header redacted):
+   * `authorized` when it carried this stand-in's token, `credentials` when it carried any.
+   */
+  readonly requests: { method: string; path: string; authorized: boolean; credentials: boolean }[];
   close(): Promise<void>;
 }
 
@@ -278,7 +281,7 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', base);
     const auth = authorized(req);
-    requests.push({ method: req.method ?? 'GET', path: url.pathname, authorized: auth.ok });
+    requests.push({ method: req.method ?? 'GET', path: url.pathname, authorized: auth.ok, credentials: req.headers.authorization !== undefined });
     void (async () => {
       const git = /^\/([^/]+\/[^/]+\.git)(\/.*)$/.exec(url.pathname);
       if (git) {
