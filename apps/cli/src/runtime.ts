@@ -92,9 +92,11 @@ export async function openRuntime(loaded: LoadedConfig, options: RuntimeOptions 
   });
   const workspaces = once(async () => {
     const { createWorkspaceManager } = await import('@codefleet/workspace');
-    // Only GitHub needs credentials for clone and fetch (the forge's credential helper).
-    const gitEnv = config.forge.type === 'github' ? (await forgeAccess()).gitEnv : gitEnvFrom(env);
-    return createWorkspaceManager({ cacheDir: config.workspace.cache_dir, reuse: config.workspace.reuse, gitEnv });
+    // Only GitHub needs credentials, and only the mirror's fetch uses them (the forge's
+    // credential helper): git in a working copy an agent wrote runs without them.
+    const gitEnv = gitEnvFrom(env);
+    const remoteGitEnv = config.forge.type === 'github' ? (await forgeAccess()).gitEnv : gitEnv;
+    return createWorkspaceManager({ cacheDir: config.workspace.cache_dir, reuse: config.workspace.reuse, gitEnv, remoteGitEnv });
   });
   const pipeline = once(async () => (await deps()).pipelineDeps(loaded, { forge: (await forgeAccess()).forge, workspaces: await workspaces(), store, log }));
   const runtime: Runtime = {

@@ -40,7 +40,7 @@ if (pass === 'test') fs.writeFileSync(path.join(workdir, 'test', 'two.test.js'),
       ...h.deps,
       forge,
       log: createLogger({ level: 'trace', destination: sink, secrets: [] }),
-      workspaces: createWorkspaceManager({ cacheDir: join(h.dir.path, 'gh-cache'), reuse: true, gitEnv: githubCredentialEnv(env, gh.token, gh.url) }),
+      workspaces: createWorkspaceManager({ cacheDir: join(h.dir.path, 'gh-cache'), reuse: true, gitEnv: env, remoteGitEnv: githubCredentialEnv(env, gh.token, gh.url) }),
     };
     const job = createJob({
       repo: 'acme/widgets', source: { kind: 'issue', number: issue.number }, title: issue.title, body: issue.body, requested_by: 'alice',
@@ -76,7 +76,7 @@ if (pass === 'test') fs.writeFileSync(path.join(workdir, 'test', 'two.test.js'),
     const deps = {
       ...h.deps,
       forge: createGithubForge({ token: gh.token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: env, gitTimeoutMs: 30_000 }),
-      workspaces: createWorkspaceManager({ cacheDir: join(h.dir.path, 'gh-cache'), reuse: true, gitEnv: githubCredentialEnv(env, gh.token, gh.url) }),
+      workspaces: createWorkspaceManager({ cacheDir: join(h.dir.path, 'gh-cache'), reuse: true, gitEnv: env, remoteGitEnv: githubCredentialEnv(env, gh.token, gh.url) }),
     };
     const job = createJob({ repo: 'acme/widgets', source: { kind: 'issue', number: issue.number }, title: issue.title, body: '', requested_by: 'alice' }, { id: `gh-f-${Date.now()}`, now: new Date() });
     const result = await runJob(deps, { job, attempt: 1, workerId: 'w1', signal: new AbortController().signal });

@@ -12,11 +12,17 @@ export interface WorkspaceManagerOptions {
   /** Pool and reset working copies (fast); false gives every job a fresh copy, removed on release. */
   reuse: boolean;
   /**
-   * The complete environment of every git call (PATH, HOME, credential helper or
-   * GIT_ASKPASS settings); `GIT_TERMINAL_PROMPT=0` is added. Nothing is read from this
-   * process's own environment.
+   * The complete environment of every git call (PATH, HOME, identity settings);
+   * `GIT_TERMINAL_PROMPT=0` is added. Nothing is read from this process's own environment.
    */
   gitEnv: Record<string, string>;
+  /**
+   * The environment of the git calls that reach the remote (the mirror's fetch), with the
+   * credential helper or GIT_ASKPASS settings; default `gitEnv`. Kept apart because the
+   * local calls (status, add, commit in a copy an agent wrote) can run programs the copy's
+   * config or attributes name, and those must not see a token.
+   */
+  remoteGitEnv?: Record<string, string>;
   /** Time limit of each git call; default 120 000 ms. */
   gitTimeoutMs?: number;
 }
@@ -26,7 +32,7 @@ export interface WorkspaceManagerOptions {
  * repository, fetched under a lock that holds across processes; an isolated copy per
  * running job, on the job's branch, with scope and context applied; cleanup of what
  * stopped jobs left behind. What it leaves out: pushing (the forge does that, from the
- * copy), credentials (the caller's `gitEnv` names a credential helper), and isolation from
+ * copy), credentials (the caller's `remoteGitEnv` names a credential helper), and isolation from
  * a hostile process of the same user (copies share the mirror's object store and config).
  */
 export interface WorkspaceManager {
@@ -44,6 +50,7 @@ export function createWorkspaceManager(options: WorkspaceManagerOptions): Worksp
   const gitTimeoutMs = options.gitTimeoutMs ?? defaultGitTimeoutMs;
   const settings = {
     git: createGit(options.gitEnv, gitTimeoutMs),
+    remoteGit: createGit(options.remoteGitEnv ?? options.gitEnv, gitTimeoutMs),
     // Absolute: git records worktree paths, and copies are compared by path.
     cacheDir: resolve(options.cacheDir),
     reuse: options.reuse,

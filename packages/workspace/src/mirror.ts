@@ -49,15 +49,16 @@ export interface SyncRequest {
  * rather than a `clone --mirror` (which maps them onto `refs/heads/*`): `refs/heads/*` hold
  * the work branches of the working copies, which a pruning fetch must never touch.
  */
-export async function syncMirror(git: Git, paths: MirrorPaths, request: SyncRequest): Promise<MirrorHeads> {
+export async function syncMirror(gits: { local: Git; remote: Git }, paths: MirrorPaths, request: SyncRequest): Promise<MirrorHeads> {
   const { signal } = request;
+  const git = gits.local;
   await mkdir(join(paths.dir, '..'), { recursive: true });
   const holder = newHolder();
   await lock(paths.lock, holder, { signal, timeoutMs: request.lockTimeoutMs, what: `the mirror lock ${paths.lock}` });
   try {
     if (!(await exists(join(paths.dir, 'config')))) await createMirror(git, paths, request.url, signal);
-    await git.run(['fetch', '--prune', '--no-tags', '--quiet', 'origin'], { cwd: paths.dir, signal });
-    const baseBranch = request.baseBranch ?? (await defaultBranch(git, paths.dir, signal));
+    await gits.remote.run(['fetch', '--prune', '--no-tags', '--quiet', 'origin'], { cwd: paths.dir, signal });
+    const baseBranch = request.baseBranch ?? (await defaultBranch(gits, paths.dir, signal));
     const baseSha = await remoteHead(git, paths.dir, baseBranch, signal);
     if (baseSha === undefined) {
       throw new CodefleetError('git_failed', `base branch "${baseBranch}" does not exist on the remote`, { verdict: 'permanent' });
@@ -111,7 +112,8 @@ async function createMirror(git: Git, paths: MirrorPaths, url: string, signal: A
   }
 }
 
-async function defaultBranch(git: Git, dir: string, signal: AbortSignal | undefined): Promise<string> {
+async function defaultBranch(gits: { local: Git; remote: Git }, dir: string, signal: AbortSignal | undefined): Promise<string> {
+  const git = gits.local;
   const read = async () => {
     const { exitCode, output } = await git.run(['symbolic-ref', '--quiet', 'refs/remotes/origin/HEAD'], {
       cwd: dir,
@@ -125,7 +127,7 @@ async function defaultBranch(git: Git, dir: string, signal: AbortSignal | undefi
   // yet (first fetch) or the branch it knew was deleted (a renamed default branch).
   const known = await read();
   if (known !== undefined && (await remoteHead(git, dir, known, signal)) !== undefined) return known;
-  await git.run(['remote', 'set-head', 'origin', '--auto'], { cwd: dir, signal });
+  await gits.remote.run(['remote', 'set-head', 'origin', '--auto'], { cwd: dir, signal });
   const asked = await read();
   if (asked === undefined) {
     throw new CodefleetError('git_failed', 'the remote has no default branch (empty repository?); give a base branch', {

@@ -27,7 +27,10 @@ export interface PrepareRequest {
 
 /** The manager's settings, resolved. */
 export interface PrepareSettings {
+  /** Every git call that stays on this host: no credentials in its environment. */
   git: Git;
+  /** The calls that reach the remote (the mirror's fetch): the credential helper is here. */
+  remoteGit: Git;
   cacheDir: string;
   reuse: boolean;
   lockTimeoutMs: number;
@@ -43,7 +46,7 @@ export async function prepareWorkspace(settings: PrepareSettings, request: Prepa
   const { git } = settings;
   const { signal } = request;
   const mirror = mirrorPaths(settings.cacheDir, url);
-  const heads = await syncMirror(git, mirror, {
+  const heads = await syncMirror({ local: git, remote: settings.remoteGit }, mirror, {
     url,
     branch: request.branch,
     baseBranch: request.baseBranch,

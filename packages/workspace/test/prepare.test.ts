@@ -173,4 +173,29 @@ describe('prepare', () => {
       .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'cancelled' });
   });
+
+  it('only the fetch gets the credentials: git in a copy an agent configured runs without them', async () => {
+    const { origin, cache } = await setup(true);
+    // The remote environment is the only one that can reach the origin (through an
+    // insteadOf rewrite of a made-up URL), and it carries a stand-in token.
+    const fakeUrl = 'https://git.example.invalid/acme/widgets.git';
+    const remoteGitEnv = {
+      ...testGitEnv(), CODEFLEET_GIT_TOKEN: 'ghp_not_for_local_git',
+      GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: `url.${origin.path}.insteadOf`, GIT_CONFIG_VALUE_0: fakeUrl,
+    };
+    const manager = createWorkspaceManager({ cacheDir: cache.path, reuse: true, gitEnv: testGitEnv(), remoteGitEnv });
+    const ws = await manager.prepare({ jobId: 'job-c', repoUrl: fakeUrl, branch: 'ai/c-00000009' });
+    workspaces.push(ws);
+    expect(await readFile(join(ws.dir, 'src', 'index.js'), 'utf8')).toBe(sampleFiles['src/index.js']);
+
+    // The "agent" plants a clean filter: git add runs it for every file it stages.
+    const spy = join(cache.path, 'filter-env.txt');
+    await git(ws.dir, ['config', 'filter.spy.clean', `sh -c 'env >> "${spy}"; cat'`]);
+    await writeFile(join(ws.dir, '.gitattributes'), '* filter=spy\n');
+    await writeFile(join(ws.dir, 'src', 'index.js'), 'export const answer = 43;\n');
+    expect(await ws.commit('change the answer', author)).toMatch(/^[0-9a-f]{40}$/);
+    const seen = await readFile(spy, 'utf8');
+    expect(seen).toContain('GIT_TERMINAL_PROMPT=0');
+    expect(seen).not.toContain('ghp_not_for_local_git');
+  });
 });
