@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { access, mkdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CodefleetError } from '@codefleet/core';
+import { guardConfigFile, mirrorConfigRules, mirrorFetchRefspec, mirrorWorktreeRules } from './config-guard.js';
 import { lastObjectId, type Git } from './git.js';
 import { lock, newHolder, unlock } from './lock-file.js';
 import { removeTree } from './remove-tree.js';
@@ -57,6 +58,8 @@ export async function syncMirror(gits: { local: Git; remote: Git }, paths: Mirro
   await lock(paths.lock, holder, { signal, timeoutMs: request.lockTimeoutMs, what: `the mirror lock ${paths.lock}` });
   try {
     if (!(await exists(join(paths.dir, 'config')))) await createMirror(git, paths, request.url, signal);
+    // Whatever an agent of an earlier job wrote into the shared config stays out of the fetch.
+    await guardMirrorConfig(git, paths.dir, request.url, signal);
     await gits.remote.run(['fetch', '--prune', '--no-tags', '--quiet', 'origin'], { cwd: paths.dir, signal });
     const baseBranch = request.baseBranch ?? (await defaultBranch(gits, paths.dir, signal));
     const baseSha = await remoteHead(git, paths.dir, baseBranch, signal);
@@ -70,6 +73,18 @@ export async function syncMirror(gits: { local: Git; remote: Git }, paths: Mirro
   } finally {
     await unlock(paths.lock, holder);
   }
+}
+
+/**
+ * Brings the mirror's config (shared by its working copies) and its own per-worktree config
+ * back to what {@link createMirror} wrote; see config-guard.ts. Call it holding the lock.
+ * Resolves to the keys it removed or reset.
+ */
+export async function guardMirrorConfig(git: Git, dir: string, url: string, signal?: AbortSignal): Promise<string[]> {
+  return [
+    ...(await guardConfigFile(git, join(dir, 'config'), mirrorConfigRules(url), signal)),
+    ...(await guardConfigFile(git, join(dir, 'config.worktree'), mirrorWorktreeRules, signal)),
+  ];
 }
 
 /** Runs `fn` in the mirror under its lock (the sweeper's `git worktree prune`). */
@@ -93,7 +108,7 @@ async function createMirror(git: Git, paths: MirrorPaths, url: string, signal: A
     const config = (key: string, value: string, scope: string[] = []) =>
       git.run(['config', ...scope, key, value], { cwd: temp, signal });
     await git.run(['remote', 'add', 'origin', url], { cwd: temp, signal });
-    await config('remote.origin.fetch', '+refs/heads/*:refs/remotes/origin/*');
+    await config('remote.origin.fetch', mirrorFetchRefspec);
     await config('remote.origin.tagOpt', '--no-tags');
     // Automatic gc while other jobs check out from the mirror buys nothing but risk.
     await config('gc.auto', '0');

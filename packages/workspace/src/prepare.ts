@@ -77,6 +77,7 @@ export async function prepareWorkspace(settings: PrepareSettings, request: Prepa
       paths,
       holder,
       jobId: request.jobId,
+      repoUrl: url,
       branch: request.branch,
       baseBranch: heads.baseBranch,
       baseSha: heads.baseSha,

@@ -32,7 +32,8 @@ export interface CopyContext {
   withMirrorLock?: <T>(fn: () => Promise<T>) => Promise<T>;
 }
 
-const locked = <T>(ctx: CopyContext, fn: () => Promise<T>): Promise<T> => (ctx.withMirrorLock ? ctx.withMirrorLock(fn) : fn());
+/** Runs `fn` under the mirror's lock when the context has one. */
+export const locked = <T>(ctx: CopyContext, fn: () => Promise<T>): Promise<T> => (ctx.withMirrorLock ? ctx.withMirrorLock(fn) : fn());
 
 /** Where a copy should end up: on `branch` at `startSha`, with these sparse patterns. */
 export interface CopyTarget {
@@ -154,7 +155,7 @@ async function setSparse(ctx: CopyContext, dir: string, patterns: readonly strin
  * The copy's own git dir, or undefined when it is not a worktree of this mirror: an agent
  * can rewrite the `.git` file, and a reset must never run against some other repository.
  */
-async function worktreeGitDir(ctx: CopyContext, dir: string): Promise<string | undefined> {
+export async function worktreeGitDir(ctx: CopyContext, dir: string): Promise<string | undefined> {
   try {
     const { output } = await ctx.git.run(['rev-parse', '--absolute-git-dir'], { cwd: dir, signal: ctx.signal });
     const gitDir = output.trim().split('\n').at(-1) ?? '';

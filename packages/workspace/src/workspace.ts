@@ -1,10 +1,13 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { CodefleetError } from '@codefleet/core';
+import { copyWorktreeRules, guardConfigFile } from './config-guard.js';
 import { lastObjectId, splitNul } from './git.js';
 import { readLock, unlock, updateLock, type LockHolder } from './lock-file.js';
+import { guardMirrorConfig } from './mirror.js';
 import { readState, writeState, type CopyPaths } from './pool.js';
 import { createScopeMatcher, restoreWritable, type Scope } from './scope.js';
-import { codefleetDir, ensureComplete, keptDependencyDirs, listingBytes, removeCopy, type CopyContext } from './working-copy.js';
+import { codefleetDir, ensureComplete, keptDependencyDirs, listingBytes, locked, removeCopy, worktreeGitDir, type CopyContext } from './working-copy.js';
 
 /** A job's working copy, ready for the agent: on the work branch, scoped, with its context files. */
 export interface Workspace {
@@ -43,7 +46,11 @@ export interface Workspace {
   /**
    * Stages everything except context files and out-of-scope changes (whatever the agent
    * staged itself is unstaged first) and commits; returns the new sha, or undefined when
-   * nothing changed.
+   * nothing changed. First the git config the push will read (the mirror's and this
+   * copy's own) is brought back to what codefleet wrote, whatever the agent changed there.
+   *
+   * @throws {CodefleetError} `workspace_failed` when the copy's `.git` no longer points
+   * into its mirror.
    */
   commit(message: string, author: { name: string; email: string }): Promise<string | undefined>;
   /**
@@ -61,6 +68,8 @@ export interface WorkspaceParts {
   paths: CopyPaths;
   holder: LockHolder;
   jobId: string;
+  /** The repository's URL or path, as the mirror's `origin` holds it. */
+  repoUrl: string;
   branch: string;
   baseBranch: string;
   baseSha: string;
@@ -120,12 +129,17 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
     },
 
     async commit(message, author) {
+      const gitDir = await worktreeGitDir(ctx, paths.dir);
+      if (gitDir === undefined) {
+        throw new CodefleetError('workspace_failed', `the working copy ${paths.dir} is no longer a worktree of its mirror (its .git was changed); nothing committed`, { verdict: 'permanent' });
+      }
+      await locked(ctx, () => guardMirrorConfig(ctx.git, ctx.mirrorDir, parts.repoUrl, ctx.signal));
+      await guardConfigFile(ctx.git, join(gitDir, 'config.worktree'), copyWorktreeRules, ctx.signal);
       const allowed = (await changedSince('HEAD')).filter((file) => !outOfScope(file));
       // Only what the agent may change: a fresh index, then exactly those paths, passed
       // through a file (no argv length limit) and taken literally (no glob magic).
       await git(['reset', '--quiet']);
       if (allowed.length > 0) {
-        const gitDir = (await git(['rev-parse', '--absolute-git-dir'])).output.trim().split('\n').at(-1) ?? '';
         const list = join(gitDir, 'codefleet-commit-paths');
         await writeFile(list, allowed.map((path) => `${path}\0`).join(''));
         try {

@@ -188,14 +188,68 @@ describe('prepare', () => {
     workspaces.push(ws);
     expect(await readFile(join(ws.dir, 'src', 'index.js'), 'utf8')).toBe(sampleFiles['src/index.js']);
 
-    // The "agent" plants a clean filter: git add runs it for every file it stages.
+    // The "agent" plants a clean filter: git runs it to compare a changed file with the
+    // index, as in the listing of changed files the pipeline asks for after the agent.
     const spy = join(cache.path, 'filter-env.txt');
     await git(ws.dir, ['config', 'filter.spy.clean', `sh -c 'env >> "${spy}"; cat'`]);
     await writeFile(join(ws.dir, '.gitattributes'), '* filter=spy\n');
     await writeFile(join(ws.dir, 'src', 'index.js'), 'export const answer = 43;\n');
-    expect(await ws.commit('change the answer', author)).toMatch(/^[0-9a-f]{40}$/);
+    expect(await ws.changedFiles()).toEqual(['.gitattributes', 'src/index.js']);
     const seen = await readFile(spy, 'utf8');
     expect(seen).toContain('GIT_TERMINAL_PROMPT=0');
     expect(seen).not.toContain('ghp_not_for_local_git');
+  });
+
+  it('git config an agent planted is gone before the commit and the next fetch: origin, rewrites, proxies, includes', async () => {
+    const { origin, manager } = await setup(true);
+    const ws = await manager.prepare({ jobId: 'job-g', repoUrl: origin.path, branch: 'ai/g-00000010', scope: { exclude: ['secrets/**'], read: [] } });
+    // Another repository an attacker controls, with other content on main.
+    const attacker = await createFixture({ 'src/index.js': 'export const answer = "pwned";\n' }, true);
+    try {
+      const mirror = await git(ws.dir, ['rev-parse', '--path-format=absolute', '--git-common-dir']);
+      for (const args of [
+        ['remote', 'set-url', 'origin', attacker.origin.path],
+        ['config', `url.${attacker.origin.path}.insteadOf`, origin.path],
+        ['config', 'http.proxy', 'http://127.0.0.1:9'],
+        ['config', 'include.path', '/tmp/evil.gitconfig'],
+        ['config', 'core.sshCommand', 'touch /tmp/pwned-ssh'],
+        ['config', '--worktree', 'http.sslVerify', 'false'],
+      ]) await git(ws.dir, args);
+      await writeFile(join(ws.dir, 'src', 'index.js'), 'export const answer = 43;\n');
+      expect(await ws.commit('change the answer', author)).toMatch(/^[0-9a-f]{40}$/);
+
+      const shared = await git(ws.dir, ['config', '--file', join(mirror, 'config'), '--list']);
+      expect(shared.split('\n').sort()).toEqual([
+        'core.filemode=true', 'core.repositoryformatversion=1', 'extensions.worktreeconfig=true', 'gc.auto=0', 'maintenance.auto=false',
+        `remote.origin.fetch=+refs/heads/*:refs/remotes/origin/*`, 'remote.origin.tagopt=--no-tags', `remote.origin.url=${origin.path}`,
+      ]);
+      const own = await git(ws.dir, ['config', '--worktree', '--list']);
+      expect(own.split('\n').sort()).toEqual(['core.sparsecheckout=true', 'core.sparsecheckoutcone=false']);
+      await ws.release();
+
+      // Planted again between jobs: the next prepare fetches from the real origin.
+      await git(mirror, ['remote', 'set-url', 'origin', attacker.origin.path]);
+      const next = await manager.prepare({ jobId: 'job-h', repoUrl: origin.path, branch: 'ai/h-00000011' });
+      workspaces.push(next);
+      expect(await readFile(join(next.dir, 'src', 'index.js'), 'utf8')).toBe(sampleFiles['src/index.js']);
+      expect(await git(mirror, ['config', 'remote.origin.url'])).toBe(origin.path);
+    } finally {
+      await attacker.dispose();
+    }
+    expect(await exists('/tmp/pwned-ssh')).toBe(false);
+  });
+
+  it('refuses to commit when the copy\'s .git points somewhere else', async () => {
+    const { origin, manager } = await setup(true);
+    const ws = await manager.prepare({ jobId: 'job-i', repoUrl: origin.path, branch: 'ai/i-00000012' });
+    workspaces.push(ws);
+    const elsewhere = await createFixture({ 'a.txt': 'a\n' }, true);
+    try {
+      await writeFile(join(ws.dir, '.git'), `gitdir: ${join(elsewhere.origin.path, '.git')}\n`);
+      await writeFile(join(ws.dir, 'src', 'index.js'), 'export const answer = 44;\n');
+      await expect(ws.commit('x', author)).rejects.toMatchObject({ code: 'workspace_failed' });
+    } finally {
+      await elsewhere.dispose();
+    }
   });
 });
