@@ -95,7 +95,7 @@ export function pipelineDeps(loaded: LoadedConfig, parts: { forge: Forge; worksp
   const agents = new Map<string, Agent>();
   return {
     ...parts,
-    settings: pipelineSettings(loaded.config, loaded.env),
+    settings: { ...pipelineSettings(loaded.config, loaded.env), secrets: loaded.secrets },
     agentFor: (name) => {
       let agent = agents.get(name);
       if (!agent) {

@@ -34,6 +34,12 @@ export interface PipelineSettings {
    */
   labels?: { queued: string; running: string; prOpened: string; failed: string };
   scope?: { exclude: string[]; read: string[] };
+  /**
+   * Secret values (config's collected secrets: API keys, tokens) masked in everything a
+   * run writes out, as the logger masks logs: run records (agent and check output, errors),
+   * PR bodies, comments and dead-letter reasons. Known token shapes are masked regardless.
+   */
+  secrets?: readonly string[];
 }
 
 /** Everything the pipeline talks to, passed in (no singletons). */

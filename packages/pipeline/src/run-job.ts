@@ -4,6 +4,7 @@ import {
   type Classified, type RunRecord, type Stage,
 } from '@codefleet/core';
 import { createPatchAgent } from '@codefleet/agents';
+import { maskSecrets } from '@codefleet/log';
 import { planVerification, runDod } from '@codefleet/verify';
 import type { LeaseVerdict } from '@codefleet/queue';
 import { branchName, type Workspace } from '@codefleet/workspace';
@@ -37,7 +38,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     // The previous holder vanished mid-run (crash, lost lease).
     run = advance(run, 'retry_wait', { now: now(), note: 'previous attempt abandoned' });
   }
-  const tracker = new RunTracker(run, deps.store, deps.log.child({ job_id: job.id }));
+  const tracker = new RunTracker(run, deps.store, deps.log.child({ job_id: job.id }), deps.settings.secrets);
   const enter = async (stage: Stage, note?: string) => {
     // A cancel asked for on the issue stops the job at the next stage boundary (the worker
     // also checks at every heartbeat, to stop a running agent sooner).
@@ -198,6 +199,7 @@ async function settleFailure(
   markFailed: () => Promise<void>,
 ): Promise<JobResult> {
   const now = deps.now ?? (() => new Date());
+  const mask = (text: string) => maskSecrets(text, deps.settings.secrets);
   const { job } = ctx;
   const decision = ctx.attempt >= deps.settings.maxAttempts
     ? { action: 'give_up' as const, reason: `${error.message} (attempts exhausted: ${ctx.attempt} of ${deps.settings.maxAttempts})` }
@@ -205,16 +207,16 @@ async function settleFailure(
   deps.log.warn({ event: 'job.attempt_failed', job_id: job.id, code: error.code, verdict: error.verdict, attempt: ctx.attempt, decision: decision.action }, error.message);
   if (decision.action === 'retry') {
     await tracker.update((r) => endAttempt(advance(r, 'retry_wait', { now: now() }), { now: now(), outcome: 'retrying', error }));
-    return { action: 'retry', delayMs: decision.delayMs, reason: `${error.code}: ${error.message}`, run: tracker.run };
+    return { action: 'retry', delayMs: decision.delayMs, reason: mask(`${error.code}: ${error.message}`), run: tracker.run };
   }
   const outcome = error.code === 'no_changes' ? 'no_changes' : error.code === 'dod_failed' ? 'dod_failed' : 'failed';
   await tracker.update((r) => finish(r, outcome, { now: now(), error }));
   await report(deps, async () => {
     await fence('comment');
-    await deps.forge.ensureComment({ repo: job.repo, target: statusTarget(job), marker: 'status', body: failureComment(tracker.run, error, decision.reason) });
+    await deps.forge.ensureComment({ repo: job.repo, target: statusTarget(job), marker: 'status', body: mask(failureComment(tracker.run, error, decision.reason)) });
   });
   await markFailed();
-  return { action: 'dead_letter', reason: `${error.code}: ${decision.reason}`, run: tracker.run };
+  return { action: 'dead_letter', reason: mask(`${error.code}: ${decision.reason}`), run: tracker.run };
 }
 
 /** Reporting back is best effort: a failed comment must not change the job's outcome. */

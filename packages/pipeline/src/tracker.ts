@@ -1,19 +1,34 @@
-import type { Logger } from '@codefleet/log';
+import { maskSecrets, type Logger } from '@codefleet/log';
 import type { RunRecord } from '@codefleet/core';
 import type { RunStore } from '@codefleet/store';
+
+/** Every string in `value` (a JSON-shaped record) with secrets masked. */
+export function maskStrings<T>(value: T, secrets: readonly string[] | undefined): T {
+  if (typeof value === 'string') return maskSecrets(value, secrets) as T;
+  if (Array.isArray(value)) return value.map((item: unknown) => maskStrings(item, secrets)) as T;
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, maskStrings(item, secrets)])) as T;
+  }
+  return value;
+}
 
 /**
  * Holds the current version of a run record and writes every new version to the store.
  * A failed write is a warning, never a job failure (AR): the work matters more than its
- * audit trail, and the next successful write carries the whole record anyway.
+ * audit trail, and the next successful write carries the whole record anyway. Secrets
+ * are masked in every version (an agent may print its API key), so neither the store nor
+ * the PR body rendered from {@link run} ever holds one.
  */
 export class RunTracker {
   #run: RunRecord;
   readonly #store: RunStore;
   readonly #log: Logger;
 
-  constructor(run: RunRecord, store: RunStore, log: Logger) {
-    this.#run = run;
+  readonly #secrets: readonly string[] | undefined;
+
+  constructor(run: RunRecord, store: RunStore, log: Logger, secrets?: readonly string[]) {
+    this.#secrets = secrets;
+    this.#run = maskStrings(run, secrets);
     this.#store = store;
     this.#log = log;
   }
@@ -24,7 +39,7 @@ export class RunTracker {
 
   /** Applies a pure update from core's run-update helpers and saves the result. */
   async update(change: (run: RunRecord) => RunRecord): Promise<RunRecord> {
-    this.#run = change(this.#run);
+    this.#run = maskStrings(change(this.#run), this.#secrets);
     try {
       await this.#store.save(this.#run);
     } catch (err) {

@@ -312,3 +312,38 @@ if (pass === 'test' && attempt === 2) fs.rmSync(path.join(workdir, 'test', 'bad.
     expect(run!.stages.find((s) => s.stage === 'validating')?.note).toBe('definition of done: nothing to run (no DoD commands, no verification steps detected)');
   });
 });
+
+describe('runJob: secrets an agent or a check prints never leave the worker', () => {
+  const apiKey = 'sk-ant-api03-not-a-real-key-but-long-enough';
+  const ghToken = `ghp_${'a1B2'.repeat(9)}`;
+
+  it('masked in the run record and the PR body', async () => {
+    h = await createHarness({ secrets: [apiKey] });
+    await h.agent(`console.log('using key ${apiKey} and ${ghToken}');\n${implementsFeature}`);
+    const job = h.job();
+    await h.drain(job);
+    const run = await h.store.get(job.id);
+    expect(run).toMatchObject({ outcome: 'succeeded' });
+    expect(run!.agent_runs[0]!.output_tail).toContain('using key ***');
+    const stored = JSON.stringify(run);
+    const pr = await h.forge.findPullRequest(job.repo, branchName(job));
+    for (const text of [stored, pr!.body]) {
+      expect(text).not.toContain(apiKey);
+      expect(text).not.toContain(ghToken);
+    }
+  });
+
+  it('masked in the failure comment and the dead-letter reason', async () => {
+    h = await createHarness({ secrets: [apiKey] });
+    // The build fails every time, printing the key: it reaches the feedback, the error and the comment.
+    await h.agent(`if (pass === 'implement') fs.appendFileSync(path.join(workdir, 'src', 'lib.js'), 'throw new Error("key ${apiKey}");\\n');`);
+    const job = h.job();
+    await h.drain(job);
+    const run = await h.store.get(job.id);
+    expect(run).toMatchObject({ outcome: 'failed', error: { code: 'fix_attempts_exhausted' } });
+    const comments = await h.forge.listComments(job.repo, { kind: 'task', key: job.idempotency_key });
+    const dead = await h.queue.deadLetters();
+    expect(comments[0]!.body).toContain('key ***');
+    for (const text of [JSON.stringify(run), comments[0]!.body, dead[0]!.reason]) expect(text).not.toContain(apiKey);
+  });
+});
