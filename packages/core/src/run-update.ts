@@ -35,14 +35,14 @@ function toRunError(error: Classified | RunError): RunError {
   return { code: error.code, verdict: error.verdict, message: error.message };
 }
 
-/** A new run in stage `queued`, with an empty history. */
-export function newRun(job: Job, deps: { runId: string; now: Date }): RunRecord {
+/** A new run in stage `queued`, with an empty history; `note` explains where it came from. */
+export function newRun(job: Job, deps: { runId: string; now: Date; note?: string }): RunRecord {
   const at = deps.now.toISOString();
   return {
     run_id: deps.runId,
     job,
     stage: 'queued',
-    stages: [{ stage: 'queued', at, attempt: 0 }],
+    stages: [{ stage: 'queued', at, attempt: 0, ...(deps.note === undefined ? {} : { note: deps.note }) }],
     attempts: [],
     acceptance_criteria: [],
     agent_runs: [],

@@ -26,14 +26,25 @@ export type JobResult = LeaseVerdict & { run: RunRecord };
 export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobResult> {
   const now = deps.now ?? (() => new Date());
   const { job } = ctx;
-  const existing = await deps.store.get(job.id).catch(() => undefined);
+  const latest = await latestRun(deps, job.id);
+  let existing = latest.run;
+  let runId = runIdOf(job.id, latest.generation);
+  let origin: string | undefined;
   if (existing && isTerminal(existing.stage)) {
-    // A redelivery of finished work (the ack was lost): converge, do not redo.
-    return existing.stage === 'failed'
-      ? { action: 'dead_letter', reason: existing.error?.message ?? 'failed', run: existing }
-      : { action: 'ack', run: existing };
+    // A job redriven out of the dead-letter queue starts again at attempt 1 (every queue
+    // backend resets the count; conformance-tested): that is a new run of the same job,
+    // its failed run kept as it ended (a failed run stays failed). Any other delivery of
+    // finished work is a redelivery (the ack was lost): converge, do not redo.
+    if (!(existing.stage === 'failed' && ctx.attempt === 1 && existing.attempts.length > 0)) {
+      return existing.stage === 'failed'
+        ? { action: 'dead_letter', reason: existing.error?.message ?? 'failed', run: existing }
+        : { action: 'ack', run: existing };
+    }
+    origin = `redriven from the dead-letter queue; the previous run ${existing.run_id} failed (${existing.error?.code ?? 'failed'})`;
+    runId = runIdOf(job.id, latest.generation + 1);
+    existing = undefined;
   }
-  let run = existing ?? newRun(job, { runId: job.id, now: now() });
+  let run = existing ?? newRun(job, { runId, now: now(), ...(origin === undefined ? {} : { note: origin }) });
   if (run.stage !== 'queued' && run.stage !== 'retry_wait') {
     // The previous holder vanished mid-run (crash, lost lease).
     run = advance(run, 'retry_wait', { now: now(), note: 'previous attempt abandoned' });
@@ -192,6 +203,24 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     await ws?.release({ keep: failed && deps.settings.keepFailed }).catch((err: unknown) =>
       deps.log.warn({ err, event: 'workspace.release_failed', job_id: job.id }, 'could not release the working copy'));
   }
+}
+
+/** The run id of a job's `generation`-th run: the job id, then `<job id>~2`, `~3` … (`~` is never in a job id). */
+function runIdOf(jobId: string, generation: number): string {
+  return generation <= 1 ? jobId : `${jobId}~${generation}`;
+}
+
+/** The job's latest run and its generation (1 when it has none yet): each redrive adds one. */
+async function latestRun(deps: PipelineDeps, jobId: string): Promise<{ run: RunRecord | undefined; generation: number }> {
+  let run = await deps.store.get(jobId).catch(() => undefined);
+  let generation = 1;
+  while (run !== undefined && isTerminal(run.stage)) {
+    const next = await deps.store.get(runIdOf(jobId, generation + 1)).catch(() => undefined);
+    if (next === undefined) break;
+    run = next;
+    generation += 1;
+  }
+  return { run, generation };
 }
 
 async function settleFailure(

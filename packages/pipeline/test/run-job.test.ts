@@ -84,6 +84,32 @@ if (pass === 'implement' && attempt === 2) {
     expect(await h.forge.findPullRequest(job.repo, branchName(job))).toBeUndefined();
   });
 
+  it('a job redriven out of the dead-letter queue runs again as a new run; its failed run stays failed', async () => {
+    h = await createHarness();
+    await h.agent(`if (pass === 'implement') fs.appendFileSync(path.join(workdir, 'src', 'lib.js'), 'syntax error here (\\n');`);
+    const job = h.job();
+    await h.drain(job);
+    expect(await h.store.get(job.id)).toMatchObject({ stage: 'failed', error: { code: 'fix_attempts_exhausted' } });
+
+    // The same failed delivery again (its dead-letter move was lost): converges, no rerun.
+    const again = await runJob(h.deps, { job, attempt: 2, workerId: 'w', signal: new AbortController().signal });
+    expect(again).toMatchObject({ action: 'dead_letter', run: { run_id: job.id } });
+
+    // The agent is fixed and an operator redrives the job: it runs, as run <id>~2.
+    await h.agent(implementsFeature);
+    expect(await h.queue.redrive(job.id)).toEqual({ status: 'redriven', id: job.id });
+    await h.drain();
+    expect(await h.store.get(job.id)).toMatchObject({ stage: 'failed', outcome: 'failed' });
+    const second = await h.store.get(`${job.id}~2`);
+    expect(second).toMatchObject({ stage: 'done', outcome: 'succeeded', job: { id: job.id } });
+    expect(second!.stages[0]!.note).toMatch(/redriven from the dead-letter queue; the previous run .* failed \(fix_attempts_exhausted\)/);
+    expect(await h.forge.findPullRequest(job.repo, branchName(job))).toMatchObject({ draft: false });
+    expect(await h.queue.deadLetters()).toEqual([]);
+
+    // A lost ack of the redriven run converges on it too.
+    expect(await runJob(h.deps, { job, attempt: 1, workerId: 'w', signal: new AbortController().signal })).toMatchObject({ action: 'ack', run: { run_id: `${job.id}~2` } });
+  });
+
   it('agent timeout is transient: the outer retry succeeds', async () => {
     h = await createHarness({ agentTimeoutMs: 1_500 });
     await h.agent(`if (runs === 1) { setInterval(() => {}, 1000); await new Promise(() => {}); }\n${implementsFeature}`);

@@ -142,12 +142,16 @@ export function queueConformance(harness: ConformanceHarness): void {
       const { queue } = await open();
       const job = sampleJob();
       await queue.enqueue(job);
+      // Dead-lettered on its 2nd delivery: the redrive still starts again at attempt 1,
+      // which is how the pipeline tells a redrive from a redelivery of a failed run.
+      expect(await (await queue.claim({ workerId: 'w1', waitMs: 5_000 }))!.retry({ delayMs: 0, reason: 'transient' })).toBe('retrying');
       const lease = await queue.claim({ workerId: 'w1', waitMs: 5_000 });
+      expect(lease?.attempt).toBe(2);
       await lease!.deadLetter('fix attempts exhausted: test failed');
       expect(await queue.claim({ workerId: 'w1', waitMs: leaseMs })).toBeUndefined();
       const dead = await queue.deadLetters();
       expect(dead).toHaveLength(1);
-      expect(dead[0]).toMatchObject({ id: job.id, reason: 'fix attempts exhausted: test failed', attempts: 1, job });
+      expect(dead[0]).toMatchObject({ id: job.id, reason: 'fix attempts exhausted: test failed', attempts: 2, job });
       expect((await queue.stats()).deadLetter).toBe(1);
 
       expect(await queue.redrive('no-such-job')).toEqual({ status: 'not_found' });
