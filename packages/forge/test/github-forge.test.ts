@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTempDir, git, startGithubStandIn, type GithubStandIn } from '@codefleet/testkit';
 import { forgeContract } from '../src/contract/forge-contract.js';
 import { spawnSync } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import { createGithubForge, githubCredentialEnv } from '../src/index.js';
 import { forgeGitEnv } from './local-harness.js';
 
@@ -89,6 +91,28 @@ describe('GitHub forge specifics', () => {
     } finally {
       await scratch.dispose();
       await evil.close();
+    }
+  });
+
+  it("git with the token ignores ~/.gitconfig, where an agent could plant a proxy", async () => {
+    // A "proxy" that records what reaches it and refuses it.
+    const seen: string[] = [];
+    const proxy = createServer((req, res) => { seen.push(`${req.method ?? ''} ${req.url ?? ''} ${req.headers.authorization ? 'with credentials' : ''}`); res.writeHead(502).end(); });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const scratch = await createTempDir('gh-home');
+    try {
+      const port = (proxy.address() as { port: number }).port;
+      await writeFile(join(scratch.path, '.gitconfig'), `[http]\n\tproxy = http://127.0.0.1:${port}\n`);
+      // The worker's environment as the CLI builds it: HOME, no GIT_CONFIG_GLOBAL.
+      const { GIT_CONFIG_GLOBAL: _global, ...base } = forgeGitEnv();
+      const forge = createGithubForge({ token: gh.token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: { ...base, HOME: scratch.path }, gitTimeoutMs: 30_000 });
+      const repo = `acme/home-${randomBytes(4).toString('hex')}`;
+      await gh.createRepo(repo);
+      expect(await forge.findBranch(repo, 'main')).toMatchObject({ sha: expect.stringMatching(/^[0-9a-f]{40}$/) });
+      expect(seen).toEqual([]);
+    } finally {
+      await scratch.dispose();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
     }
   });
 

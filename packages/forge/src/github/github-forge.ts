@@ -60,10 +60,15 @@ const credentialHelper = '!f() { test "$1" = get || return 0; p=; h=; '
  * first clears any other one, then ours), the token in a variable only git and its helper
  * see, and the one protocol and host (with its port, as git names it) the helper answers
  * for. For the workspace's clone and fetch as well as the forge's push; never for an agent.
+ *
+ * No `~/.gitconfig` either, unless `baseEnv` names a global config explicitly: an agent
+ * shares the worker's HOME and can write `http.proxy` or `http.sslVerify` there, which would
+ * route the token through a server of its choosing. A proxy goes in `https_proxy`.
  */
 export function githubCredentialEnv(baseEnv: Readonly<Record<string, string>>, token: string | { tokenFile: string }, gitUrl: string): Record<string, string> {
   const url = new URL(gitUrl);
   return {
+    GIT_CONFIG_GLOBAL: '/dev/null',
     ...baseEnv,
     ...(typeof token === 'string' ? { CODEFLEET_GIT_TOKEN: token } : { CODEFLEET_GIT_TOKEN_FILE: token.tokenFile }),
     CODEFLEET_GIT_PROTOCOL: url.protocol.replace(/:$/, ''),
