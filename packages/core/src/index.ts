@@ -30,6 +30,7 @@ export {
 } from './job.js';
 export type { JsonSyntaxProblem } from './json-position.js';
 export { findJsonSyntaxProblem } from './json-position.js';
+export { splitCommandLine } from './command-line.js';
 export type { RepoRef } from './repo-ref.js';
 export { branchNameProblem, checkRepoRef, maxRepoLength, parseRepoRef } from './repo-ref.js';
 export type { Backoff, InnerPolicy, OuterDecision, OuterPolicy } from './retry.js';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { splitCommandLine } from './command-line.js';
 import { InvalidJobError } from './errors.js';
 import { describeIssue, issuesMessage, toIssues } from './issues.js';
 import { findJsonSyntaxProblem } from './json-position.js';
@@ -38,15 +39,21 @@ const sourceSchema = z
   .describe('Where the task came from; results are reported back there.');
 
 /**
- * One DoD command: an argv array, or a string split on whitespace. There is no shell and
- * no quoting: `"npm run lint -- --max-warnings 0"` becomes six arguments, and quotes stay
- * literal characters. Use the array form for arguments containing spaces.
+ * One DoD command: an argv array, or a string split into words as a shell would split it
+ * (quotes and backslashes honoured, see {@link splitCommandLine}) but never run by one:
+ * `"node -e 'process.exit(1)'"` is three arguments, and a pipe or redirection is refused.
  */
 const dodCommandSchema = z
   .union([z.string().max(4096), z.array(z.string().max(4096)).max(256)], {
     error: 'expected a command string or an argv array of strings',
   })
-  .transform((command) => (typeof command === 'string' ? command.split(/\s+/).filter((arg) => arg !== '') : command))
+  .transform((command, ctx) => {
+    if (typeof command !== 'string') return command;
+    const split = splitCommandLine(command);
+    if ('argv' in split) return split.argv;
+    ctx.addIssue({ code: 'custom', message: split.problem });
+    return z.NEVER;
+  })
   .pipe(z.array(z.string().min(1, { error: 'expected non-empty argument' })).min(1, { error: 'expected a non-empty command' }));
 
 /** The job wire format, version 1. Unknown keys are stripped, not refused. */

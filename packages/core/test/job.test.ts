@@ -86,8 +86,12 @@ describe('parseJob', () => {
   });
 
   it('normalizes DoD commands to argv arrays without shell parsing', () => {
-    const job = parseJob({ ...minimal, dod: ['  npm   test ', ['pnpm', 'run', 'lint --fix'], 'echo "a b"'] });
-    expect(job.dod).toEqual([['npm', 'test'], ['pnpm', 'run', 'lint --fix'], ['echo', '"a', 'b"']]);
+    const job = parseJob({ ...minimal, dod: ['  npm   test ', ['pnpm', 'run', 'lint --fix'], 'echo "a b"', "node -e 'process.exit(1)'"] });
+    expect(job.dod).toEqual([['npm', 'test'], ['pnpm', 'run', 'lint --fix'], ['echo', 'a b'], ['node', '-e', 'process.exit(1)']]);
+    // Shell syntax in a string is refused, not passed on as literal arguments.
+    const shell = errorOf(() => parseJob({ ...minimal, dod: ['echo hi > /tmp/x', "sh -c 'exit 1' && true"] }));
+    expect(shell.message).toContain('dod[0]: `>` is shell syntax, and commands run without a shell');
+    expect(shell.message).toContain('dod[1]: `&` is shell syntax');
   });
 
   it('refuses empty or malformed DoD commands with their index', () => {

@@ -11,6 +11,12 @@ const problems = (text: string) => {
 };
 
 describe('parseRepoConfig', () => {
+  it('splits command strings like a shell would and refuses shell syntax', () => {
+    expect(parseRepoConfig(`dod: ["node -e 'process.exit(1)'", 'echo "a b"']\n`).dod).toEqual([['node', '-e', 'process.exit(1)'], ['echo', 'a b']]);
+    const [problem] = problems('verify:\n  test: npm test > log\n');
+    expect(problem).toMatchObject({ path: 'verify.test', message: expect.stringContaining('`>` is shell syntax') });
+  });
+
   it('accepts dod, verify and toolchain', () => {
     expect(parseRepoConfig('toolchain: python\ndod: [make check]\nverify: { test: [python, -m, pytest, -x], lint: [] }\n')).toEqual({
       toolchain: 'python',

@@ -2,7 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type YAMLError, parseDocument } from 'yaml';
 import { ConfigError, type ConfigProblem } from '@codefleet/config';
-import { maxDodCommands, previewValue } from '@codefleet/core';
+import { maxDodCommands, previewValue, splitCommandLine } from '@codefleet/core';
 import { toolchains, type Toolchain } from '../types.js';
 
 /** The per-repository override file, read from the root of the working copy. */
@@ -52,8 +52,9 @@ export async function readRepoConfig(workdir: string): Promise<RepoConfig | unde
 
 /**
  * Validates the text of `.codefleet.yml`: `toolchain`, `dod` (a list of commands) and
- * `verify.{build,format,lint,test}`. A command is a string split on whitespace (no shell,
- * no quoting, as in a job's DoD) or an argv array; under `verify`, `[]` skips the step.
+ * `verify.{build,format,lint,test}`. A command is a string split into words as a shell
+ * would (quotes honoured, shell syntax refused, never run by a shell; as in a job's DoD) or
+ * an argv array; under `verify`, `[]` skips the step.
  *
  * @throws {ConfigError} listing every problem with its key path (`verify.test[1]`).
  */
@@ -135,14 +136,20 @@ function parseVerify(value: unknown, problems: ConfigProblem[]): RepoConfig['ver
   return verify;
 }
 
-/** A command string (split on whitespace) or argv array; `undefined` after recording a problem. */
+/**
+ * A command string (split into words like a shell would, never run by one: see
+ * `splitCommandLine`) or argv array; `undefined` after recording a problem.
+ */
 function parseCommand(value: unknown, path: string, problems: ConfigProblem[]): string[] | undefined {
   if (typeof value === 'string') {
     if (value.length > maxArgChars) {
       problems.push({ path, message: `expected at most ${maxArgChars} characters; got ${value.length}` });
       return undefined;
     }
-    return value.split(/\s+/).filter((arg) => arg !== '');
+    const split = splitCommandLine(value);
+    if ('argv' in split) return split.argv;
+    problems.push({ path, message: split.problem });
+    return undefined;
   }
   if (!Array.isArray(value)) {
     problems.push({ path, message: `expected a command string or an argv array of strings; got ${describe(value)}` });
