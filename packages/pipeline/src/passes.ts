@@ -106,6 +106,12 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
       (acc: RunRecord, r) => addVerification(acc, verificationEntry(r, pass, ctx.attempt, inner), { now: now() }), run));
     if (verified.passed) return inner;
     if (ctx.signal.aborted) throw new CodefleetError('cancelled', 'the job was stopped during verification', { verdict: 'transient' });
+    const missing = verified.failed?.spawnError === undefined ? undefined : verified.failed;
+    if (missing) {
+      // A checker that cannot start (not installed on this host) is nothing the agent can
+      // fix: like a missing agent binary, it is worth another attempt, maybe on another host.
+      throw new CodefleetError('verify_failed', `the ${missing.name} step could not start \`${missing.command.join(' ')}\`: ${missing.spawnError ?? ''}; install ${missing.command[0] ?? 'it'} on the worker (or set the command in .codefleet.yml verify: / config.yaml verification.toolchains)`, { verdict: 'transient' });
+    }
     feedback = verified.failed ? feedbackFor(verified.failed) : 'Verification failed.';
     deps.log.info({ event: 'verify.step_failed', job_id: ctx.job.id, pass, inner_attempt: inner, step: verified.failed?.name }, 'verification failed; feeding back to the agent');
   }

@@ -7,7 +7,7 @@ import { git } from '@codefleet/testkit';
 import { branchName } from '@codefleet/workspace';
 import { cancelRequested } from '@codefleet/core';
 import { runJob } from '../src/index.js';
-import { createHarness, type Harness } from './harness.js';
+import { createHarness, projectFiles, type Harness } from './harness.js';
 
 // Scripted agents (stand-ins for a language model): each test writes the module the
 // real `script` adapter runs, so the pipeline, workspace, verification, forge and queue
@@ -121,6 +121,19 @@ if (pass === 'implement' && attempt === 2) {
     expect(run!.attempts[0]!.error?.code).toBe('agent_timeout');
     expect(run!.agent_runs[0]).toMatchObject({ outcome: 'timeout', exit_code: 124, timed_out: true });
     expect(run!.stages.map((s) => s.stage)).toContain('retry_wait');
+  });
+
+  it('a checker that is not installed is not fed back to the agent: transient, with the fix named', async () => {
+    h = await createHarness({}, { ...projectFiles, '.codefleet.yml': 'verify:\n  test: [codefleet-no-such-checker, --run]\n' });
+    await h.agent(implementsFeature);
+    const job = h.job();
+    await h.drain(job);
+    const run = await h.store.get(job.id);
+    expect(run).toMatchObject({ outcome: 'failed', error: { code: 'verify_failed', verdict: 'transient' } });
+    expect(run!.error!.message).toMatch(/the test step could not start `codefleet-no-such-checker --run`: .*install codefleet-no-such-checker on the worker/);
+    // Every attempt ran the test pass once: no fix attempts spent on it.
+    expect(run!.attempts).toHaveLength(3);
+    expect(run!.agent_runs.filter((a) => a.pass === 'test').map((a) => [a.attempt, a.inner_attempt])).toEqual([[1, 1], [2, 1], [3, 1]]);
   });
 
   it('an agent that changes nothing ends as no_changes, not success', async () => {
