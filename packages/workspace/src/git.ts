@@ -92,11 +92,22 @@ export function gitError(args: readonly string[], result: ProcessResult): Codefl
   }
   const match = failurePatterns.find((entry) => entry.pattern.test(tail));
   const how = result.exitCode === null ? `killed by ${result.signal ?? 'a signal'}` : `exit ${result.exitCode}`;
-  const message = `${command} failed (${how}${match ? `, ${match.why}` : ''}): ${lastLines(tail, 3) || '(no output)'}`;
+  const message = `${command} failed (${how}${match ? `, ${match.why}` : ''}): ${summaryOf(tail) || '(no output)'}`;
   return new CodefleetError(match?.code ?? 'git_failed', message, {
     details,
     ...(match?.verdict === undefined ? {} : { verdict: match.verdict }),
   });
+}
+
+/**
+ * git's own reason on one line: its `fatal:` / `error:` lines when it printed some (the
+ * last lines are often hints), else its last lines. One line, because listings such as
+ * `dlq list` show only the first line of a reason.
+ */
+function summaryOf(tail: string): string {
+  const lines = tail.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+  const errors = lines.filter((line) => /^(fatal|error):/i.test(line));
+  return (errors.length > 0 ? errors.slice(0, 2) : lines.slice(-3)).join(' · ');
 }
 
 function lastLines(text: string, count: number): string {

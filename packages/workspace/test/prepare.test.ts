@@ -51,6 +51,8 @@ describe('prepare', () => {
     const { manager, cache } = await setup(true);
     const error = await manager.prepare({ jobId: 'j', repoUrl: join(cache.path, 'nope'), branch: 'ai/x' }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'git_failed', verdict: 'permanent' });
+    // git's reason, on the first line (listings show only that line).
+    expect((error as Error).message.split('\n')[0]).toMatch(/failed \(exit 128, not found\): fatal: '.*nope' does not appear to be a git repository/);
   });
 
   it('a retry starts from the pushed work branch and converges on it', async () => {
