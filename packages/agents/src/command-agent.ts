@@ -44,7 +44,7 @@ function shellSplicedPrompt(template: readonly string[]): number {
 
 /**
  * Checks a command template: a program is named, every `{name}` is a known placeholder,
- * and the task text is not spliced into a shell script.
+ * and the task text is not spliced into a shell script nor into a larger argument.
  *
  * @throws {CodefleetError} `invalid_config` naming the bad element.
  */
@@ -61,6 +61,16 @@ export function checkCommandTemplate(template: readonly string[], configPath = '
     );
   }
   template.forEach((element, index) => {
+    // Inside a larger argument the task text becomes part of something a program may parse
+    // as code (`env -S "sh -c '… {prompt}'"`, `node -e "run('{prompt}')"`): only a whole
+    // argument, or an option's value, is taken as plain data by the usual CLIs.
+    if (element.includes('{prompt}') && element !== '{prompt}' && !/^--?[A-Za-z0-9][\w-]*=\{prompt\}$/.test(element)) {
+      throw new CodefleetError(
+        'invalid_config',
+        `${configPath}[${index}]: {prompt} must be a whole argument (or --option={prompt}); inside a larger one a program may parse task text as code: pass {prompt_file} instead`,
+        { details: { path: `${configPath}[${index}]` } },
+      );
+    }
     for (const match of element.matchAll(placeholderShape)) {
       const name = match[1] ?? '';
       if (!isPlaceholder(name)) {

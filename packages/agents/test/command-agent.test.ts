@@ -65,6 +65,11 @@ describe('checkCommandTemplate', () => {
   it('refuses {prompt} spliced into a shell script, allows it as a positional argument', () => {
     expect(() => checkCommandTemplate(['/bin/bash', '-lc', 'agent "{prompt}"'])).toThrow(expect.objectContaining({ code: 'invalid_config', message: expect.stringMatching(/\[2\].*shell/) }));
     expect(() => checkCommandTemplate(['sh', '-c', 'agent "$1"', 'sh', '{prompt}'])).not.toThrow();
+    // Nor into a larger argument some program parses (env -S splits and runs it).
+    for (const template of [['env', '-S', "sh -c 'agent {prompt}'"], ['node', '-e', "run('{prompt}')"], ['agent', '--message=Task: {prompt}']]) {
+      expect(() => checkCommandTemplate(template)).toThrow(expect.objectContaining({ code: 'invalid_config', message: expect.stringContaining('{prompt} must be a whole argument') }));
+    }
+    expect(() => checkCommandTemplate(['agent', '--message={prompt}', '-m={prompt}', '{prompt}'])).not.toThrow();
     expect(() => checkCommandTemplate(['sh', '-c', 'agent --file {prompt_file}'])).not.toThrow();
   });
 });
