@@ -11,7 +11,7 @@ describe('parseConfig: defaults', () => {
     expect(config.queue).toMatchObject({ backend: 'local', name: 'codefleet', lease_seconds: 120, heartbeat_seconds: 30 });
     expect(config.queue.local.path).toBe(`${BASE_DIR}/.codefleet-data/queue.sqlite`);
     expect(config.queue.sqs).toMatchObject({ wait_time_seconds: 20, visibility_timeout: 3600, max_receive_count: 4, fifo: false, region: 'us-east-1' });
-    expect(config.workspace).toEqual({ cache_dir: `${BASE_DIR}/.codefleet-data/cache`, reuse: true, keep_failed: false });
+    expect(config.workspace).toEqual({ cache_dir: `${BASE_DIR}/.codefleet-data/cache`, reuse: true, keep_failed: false, scope: { exclude: [], read: [] } });
     expect(config.agents.default).toBe('script');
     expect(config.agents.aider).toMatchObject({ binary: 'aider', model: 'ollama_chat/qwen2.5-coder:7b', timeout_seconds: 600 });
     expect(config.agents.claude).toMatchObject({ max_turns: 30, api_key_env: 'ANTHROPIC_API_KEY' });
@@ -115,6 +115,17 @@ describe('parseConfig: normalize', () => {
 
   it('uses an explicit worker id over the host name', () => {
     expect(parse(yaml('worker:', '  worker_id: mbp-m4-001')).config.worker.worker_id).toBe('mbp-m4-001');
+  });
+});
+
+describe('parseConfig: workspace scope', () => {
+  it('takes exclude and read patterns, and refuses a pattern that would smuggle in another line', () => {
+    const { config } = parse(yaml('workspace:', '  scope:', '    exclude: ["**/*.env", "**/secrets/**"]', '    read: ["vendor/**"]'));
+    expect(config.workspace.scope).toEqual({ exclude: ['**/*.env', '**/secrets/**'], read: ['vendor/**'] });
+    expect(problems(yaml('workspace:', '  scope:', '    exclude: ["a\\nb", ""]'))).toEqual([
+      expect.objectContaining({ path: 'workspace.scope.exclude[0]', message: expect.stringContaining('control characters') }),
+      expect.objectContaining({ path: 'workspace.scope.exclude[1]' }),
+    ]);
   });
 });
 

@@ -1,5 +1,13 @@
 import * as z from 'zod';
 
+// One line of git's sparse-checkout file each: a control character would smuggle in another.
+const scopePattern = z
+  .string()
+  .min(1)
+  .max(512)
+  // eslint-disable-next-line no-control-regex -- that is the point
+  .regex(/^[^\u0000-\u001f\u007f]*$/, { error: 'expected a pattern without control characters' });
+
 /** `workspace:` — where working copies of repositories are kept. */
 export const workspaceSchema = z
   .strictObject({
@@ -16,6 +24,21 @@ export const workspaceSchema = z
       .boolean()
       .default(false)
       .describe('Keep the working copy of a failed job for inspection instead of deleting it.'),
+    scope: z
+      .strictObject({
+        exclude: z
+          .array(scopePattern)
+          .max(256)
+          .default([])
+          .describe('Gitignore-style patterns kept physically out of every working copy (sparse checkout), e.g. "**/*.env", "**/secrets/**": the agent never sees these files.'),
+        read: z
+          .array(scopePattern)
+          .max(256)
+          .default([])
+          .describe('Gitignore-style patterns checked out read-only (chmod a-w); whatever an agent changes there anyway is left out of the commit.'),
+      })
+      .prefault({})
+      .describe('Scope control for every job: what the agent may not see or may not change.'),
   })
   .prefault({})
   .describe('Working copies.');
