@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { buildAgentEnv, createAgent, type Agent } from '@codefleet/agents';
+import { buildAgentEnv, createAgent, patchPolicyFrom, type Agent } from '@codefleet/agents';
 import type { Config, LoadedConfig } from '@codefleet/config';
 import { CodefleetError, type OuterPolicy } from '@codefleet/core';
 import {
@@ -42,6 +42,7 @@ export function pipelineSettings(config: Config, env: Readonly<Record<string, st
     ...(config.patch.auto_commit ? { commitPrefix: config.patch.commit_message_prefix } : {}),
     keepFailed: config.workspace.keep_failed,
     scope: { exclude: [...config.workspace.scope.exclude], read: [...config.workspace.scope.read] },
+    patchPolicy: patchPolicyFrom(config.patch),
     ...(config.worker.job_budget_seconds === undefined ? {} : { jobBudgetMs: config.worker.job_budget_seconds * 1000 }),
     ...(config.forge.type === 'github' ? {
       labels: {
@@ -100,7 +101,7 @@ export function pipelineDeps(loaded: LoadedConfig, parts: { forge: Forge; worksp
     agentFor: (name) => {
       let agent = agents.get(name);
       if (!agent) {
-        agent = createAgent(name, loaded.config.agents);
+        agent = createAgent(name, loaded.config.agents, loaded.config.patch);
         agents.set(name, agent);
       }
       return agent;

@@ -1,4 +1,4 @@
-import { AGENT_NAMES, type AgentsConfig } from '@codefleet/config';
+import { AGENT_NAMES, type AgentsConfig, type PatchConfig } from '@codefleet/config';
 import { CodefleetError } from '@codefleet/core';
 import { createAiderAgent } from './cli/aider.js';
 import { createClaudeAgent } from './cli/claude.js';
@@ -7,6 +7,7 @@ import { createGeminiAgent } from './cli/gemini.js';
 import { createBuiltinAgent } from './builtin/builtin-agent.js';
 import { createCommandAgent } from './command-agent.js';
 import type { CliAgentSettings } from './cli/shared.js';
+import { patchPolicyFrom } from './patch-policy.js';
 import type { Agent } from './port.js';
 import { createScriptAgent } from './script-agent.js';
 
@@ -15,11 +16,12 @@ const isKnownAgent = (name: string): boolean => (AGENT_NAMES as readonly string[
 /**
  * Builds the agent called `name` from the normalized `agents:` config: the CLI adapters
  * (`aider`, `claude`, `codex`, `gemini`), the built-in model agent (`ollama`), `command` and `script`.
+ * `patch` (config.yaml's `patch:`) sets how the built-in agent applies its replies.
  *
  * @throws {CodefleetError} `invalid_config` for an unknown or not yet available agent, or
  *   an incomplete section (`agents.command.argv` empty, `agents.script.module` unset).
  */
-export function createAgent(name: string, agents: AgentsConfig): Agent {
+export function createAgent(name: string, agents: AgentsConfig, patch?: PatchConfig): Agent {
   switch (name) {
     case 'aider': {
       const c = agents.aider;
@@ -42,7 +44,7 @@ export function createAgent(name: string, agents: AgentsConfig): Agent {
       });
     }
     case 'ollama':
-      return createBuiltinAgent(agents.ollama);
+      return createBuiltinAgent(agents.ollama, patch === undefined ? undefined : patchPolicyFrom(patch));
     case 'script': {
       const config = agents.script;
       if (config.module === undefined) {

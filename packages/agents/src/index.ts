@@ -29,3 +29,4 @@ export { createOllamaModel, probeOllama, type OllamaModelOptions, type OllamaPro
 export { createOpenAiModel, type OpenAiModelOptions } from './builtin/openai-model.js';
 export { buildPrompt, relevanceOrder, systemPrompt, type BuiltPrompt, type PromptInput } from './builtin/prompt.js';
 export { readReply, type ReadReply } from './builtin/reply.js';
+export { applyOptionsFor, patchPolicyFrom, type PatchPolicy } from './patch-policy.js';

@@ -1,6 +1,7 @@
 import { applyPatch, parsePatch } from '@codefleet/patch';
 import { changedFiles, headCommit } from './changed-files.js';
 import { withoutForgeCredentials } from './env.js';
+import { applyOptionsFor, type PatchPolicy } from './patch-policy.js';
 import type { Agent, AgentRunRequest, AgentRunResult } from './port.js';
 
 /**
@@ -11,7 +12,7 @@ import type { Agent, AgentRunRequest, AgentRunResult } from './port.js';
  * is `failed` with the engine's words as output, which the pipeline feeds back; a second
  * attempt applies the same patch again, so a patch that failed once fails the job.
  */
-export function createPatchAgent(patch: string, options: { timeoutMs?: number } = {}): Agent {
+export function createPatchAgent(patch: string, options: { timeoutMs?: number; policy?: PatchPolicy } = {}): Agent {
   return {
     name: 'patch',
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
@@ -30,8 +31,11 @@ export function createPatchAgent(patch: string, options: { timeoutMs?: number } 
       } catch (error) {
         return finish(1, error instanceof Error ? error.message : String(error), 'failed', 'the patch does not parse');
       }
-      const result = await applyPatch(commands, { root: req.workdir, env, shellTimeoutMs: Math.min(req.timeoutMs, 300_000), onError: 'stop' });
-      const lines = [...result.results.map((r) => `${r.status} ${r.command.type} ${r.command.action}${r.error ? `: ${r.error}` : ''}${r.output ? `\n${r.output.trim()}` : ''}`), result.summary];
+      const plan: string[] = [];
+      // Without a policy (tests, embedders): stop at the first failure, as before config.
+      const apply = applyOptionsFor(options.policy, req.workdir, env, (line) => plan.push(line), 'stop');
+      const result = await applyPatch(commands, { ...apply, shellTimeoutMs: Math.min(req.timeoutMs, apply.shellTimeoutMs ?? 300_000) });
+      const lines = [...plan, ...result.results.map((r) => `${r.status} ${r.command.type} ${r.command.action}${r.error ? `: ${r.error}` : ''}${r.output ? `\n${r.output.trim()}` : ''}`), result.summary];
       if (result.failed > 0) return finish(1, lines.join('\n').slice(-8_192), 'failed', result.summary);
       const done = await finish(0, lines.join('\n').slice(-8_192), 'changed');
       return done.changedFiles.length === 0 ? { ...done, outcome: 'no_changes', detail: 'the patch changed nothing' } : done;

@@ -1,4 +1,4 @@
-import type { Agent } from '@codefleet/agents';
+import type { Agent, PatchPolicy } from '@codefleet/agents';
 import type { VerificationConfig } from '@codefleet/config';
 import type { Job, OuterPolicy, Stage } from '@codefleet/core';
 import type { Forge } from '@codefleet/forge';
@@ -40,6 +40,8 @@ export interface PipelineSettings {
    * PR bodies, comments and dead-letter reasons. Known token shapes are masked regardless.
    */
   secrets?: readonly string[];
+  /** config.yaml's `patch:` safeguards for jobs that carry a patch; default: the engine's. */
+  patchPolicy?: PatchPolicy;
 }
 
 /** Everything the pipeline talks to, passed in (no singletons). */

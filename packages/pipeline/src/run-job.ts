@@ -94,7 +94,9 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     await enter('preparing');
     await progressLabel('running');
     // A job that carries a patch (from a chat coder) is applied by the patch engine, no model.
-    const agent = job.patch !== undefined ? createPatchAgent(job.patch) : deps.agentFor(job.agent ?? deps.settings.defaultAgent);
+    const agent = job.patch !== undefined
+      ? createPatchAgent(job.patch, deps.settings.patchPolicy === undefined ? {} : { policy: deps.settings.patchPolicy })
+      : deps.agentFor(job.agent ?? deps.settings.defaultAgent);
     const criteria = acceptanceCriteria(job);
     const scope = deps.settings.scope ?? { exclude: [], read: [] };
     const context: Record<string, string> = { '.codefleet/task.md': taskFile(job, criteria, scope) };

@@ -284,6 +284,26 @@ ${implementsFeature}`);
     expect(files.split('\n').sort()).toEqual(['src/lib.js', 'test/two.test.js']);
   });
 
+  it("a patch job follows config's patch: safeguards: a protected file is refused, the rest applied (continue mode), the plan shown", async () => {
+    h = await createHarness({
+      patchPolicy: { onError: 'continue', protectedPatterns: ['*.secret'], onProtected: 'error', shellTimeoutMs: 60_000, gitTimeoutMs: 30_000, showPlan: true },
+      maxAttempts: 1,
+    });
+    await h.agent('throw new Error("the model agent must not run for a patch job");');
+    const patch = ['```text:db.secret', 'password=hunter22', '```', '```js:src/lib.js', 'export const one = () => 1;', 'export const two = () => 2;', '```'].join('\n');
+    const job = h.job({ title: 'Add two() and a secret', patch });
+    await h.drain(job);
+    const run = await h.store.get(job.id);
+    // Every attempt refuses the protected file: the same patch cannot do better.
+    expect(run).toMatchObject({ outcome: 'failed', error: { code: 'fix_attempts_exhausted' } });
+    const first = run!.agent_runs[0]!;
+    expect(first).toMatchObject({ agent: 'patch', outcome: 'failed' });
+    expect(first.output_tail).toMatch(/^plan /m);
+    expect(first.output_tail).toMatch(/failed .*db\.secret|protected/);
+    expect(first.changed_files).toEqual(['src/lib.js']);
+    expect(await h.forge.findPullRequest(job.repo, branchName(job))).toBeUndefined();
+  });
+
   it('a job past its wall-clock budget is stopped and fails with budget_exceeded, not a hang', async () => {
     h = await createHarness({ jobBudgetMs: 1_500 });
     await h.agent('Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20000);');

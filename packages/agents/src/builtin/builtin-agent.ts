@@ -3,6 +3,7 @@ import { CodefleetError } from '@codefleet/core';
 import { applyPatch } from '@codefleet/patch';
 import { changedFiles, headCommit } from '../changed-files.js';
 import { withoutForgeCredentials } from '../env.js';
+import { applyOptionsFor, type PatchPolicy } from '../patch-policy.js';
 import type { Agent, AgentOutcome, AgentRunRequest, AgentRunResult } from '../port.js';
 import { modelErrorKind, type ChatMessage, type ChatModel } from './chat-model.js';
 import { createOllamaModel } from './ollama-model.js';
@@ -24,6 +25,8 @@ export interface ModelAgentOptions {
   tokenBudget?: number;
   /** The API key variable, for the runtime to pass through. */
   allowEnv?: readonly string[];
+  /** config.yaml's `patch:` safeguards for applying replies; default: continue, the engine's protected files. */
+  patchPolicy?: PatchPolicy;
 }
 
 const maxTail = 8_192;
@@ -130,7 +133,7 @@ async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promis
     say(reply.content.trim());
     const read = readReply(reply.content);
     for (const note of read.notes) say(`note: ${note}`);
-    if (read.ok) return applyReply(read.commands, req, env, say, finish);
+    if (read.ok) return applyReply(read.commands, req, env, say, finish, options.patchPolicy);
     say(`unusable reply: ${read.problem}`);
     if (ask === 2) return finish('failed', `the model's reply could not be used, twice: ${read.problem}`.slice(0, 500));
     messages.push({ role: 'assistant', content: reply.content }, { role: 'user', content: reaskMessage(read.problem) });
@@ -140,11 +143,11 @@ async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promis
 
 async function applyReply(
   commands: Parameters<typeof applyPatch>[0], req: AgentRunRequest, env: Record<string, string>, say: (line: string) => void,
-  finish: (outcome: AgentOutcome, detail?: string) => Promise<AgentRunResult>,
+  finish: (outcome: AgentOutcome, detail?: string) => Promise<AgentRunResult>, policy: PatchPolicy | undefined,
 ): Promise<AgentRunResult> {
-  // Continue mode: independent file edits land even when one is refused; the refusal is
-  // fed back, and the next prompt shows the files as they are now.
-  const result = await applyPatch(commands, { root: req.workdir, env, onError: 'continue' });
+  // Continue mode by default: independent file edits land even when one is refused; the
+  // refusal is fed back, and the next prompt shows the files as they are now.
+  const result = await applyPatch(commands, applyOptionsFor(policy, req.workdir, env, say, 'continue'));
   for (const r of result.results) {
     const target = 'target' in r.command && r.command.target ? ` ${r.command.target}` : '';
     say(`${r.status} ${r.command.type} ${r.command.action}${target}${r.error ? `: ${r.error}` : ''}`);
@@ -161,7 +164,7 @@ async function applyReply(
  *
  * @throws {CodefleetError} `invalid_config` when the openai provider has no `host`.
  */
-export function createBuiltinAgent(config: OllamaAgentConfig): Agent {
+export function createBuiltinAgent(config: OllamaAgentConfig, patchPolicy?: PatchPolicy): Agent {
   const host = config.host;
   if (host === undefined) {
     throw new CodefleetError('invalid_config', 'agents.ollama.host is not set: name the server (the API base for the openai provider)', {
@@ -183,6 +186,7 @@ export function createBuiltinAgent(config: OllamaAgentConfig): Agent {
     ...(config.max_tokens === undefined ? {} : { maxTokens: config.max_tokens }),
     ...(config.token_budget === undefined ? {} : { tokenBudget: config.token_budget }),
     ...(config.api_key_env === undefined ? {} : { allowEnv: [config.api_key_env] }),
+    ...(patchPolicy === undefined ? {} : { patchPolicy }),
   });
 }
 
