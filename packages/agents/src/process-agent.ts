@@ -87,7 +87,10 @@ export function createProcessAgent(spec: ProcessAgentSpec): Agent {
       signal: result.signal,
       timedOut: result.timedOut,
       durationMs: result.durationMs,
-      outputTail: boundTail(result.outputTail, spec.tailBytes ?? defaultTailBytes),
+      // Said in the record: what it left running (a dev server under setsid) was killed.
+      outputTail: boundTail(result.strays === undefined ? result.outputTail
+        : `${result.outputTail}\n[codefleet: killed ${result.strays} process(es) the agent left running outside its process group]\n`,
+      spec.tailBytes ?? defaultTailBytes),
       changedFiles: 'files' in changes ? changes.files : [],
       outcome: verdict.outcome,
       ...(verdict.detail === undefined ? {} : { detail: verdict.detail }),

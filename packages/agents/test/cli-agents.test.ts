@@ -129,7 +129,8 @@ describe.each(toolNames)('%s adapter', (tool) => {
     const expectedEnv: Record<string, string> = { PATH: host.PATH!, HOME: host.HOME!, LANG: host.LANG! };
     if (key) expectedEnv[key] = keys[key];
     if (tool === 'aider') expectedEnv.OLLAMA_API_BASE = host.OLLAMA_API_BASE!;
-    expect(call?.env).toEqual(expectedEnv);
+    // Plus the run's mark, by which what leaves the process group is found and killed.
+    expect(call?.env).toEqual({ ...expectedEnv, CODEFLEET_RUN_MARK: expect.stringMatching(/^[0-9a-f]{24}$/) });
   });
 
   it('never passes forge credentials, even when the caller put them in the request', async () => {

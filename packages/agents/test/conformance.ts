@@ -154,7 +154,8 @@ export function agentConformance(harness: AgentHarness): void {
       expect(report.args).toEqual(harness.expectedArgs(req, runFilesOf(req)));
       expect(report.cwd).toBe(await realpath(path));
       expect(report.stdin).toBe('');
-      expect(report.env).toEqual(req.env);
+      // Plus the run's mark, by which what leaves the process group is found and killed.
+      expect(report.env).toEqual({ ...req.env, CODEFLEET_RUN_MARK: expect.stringMatching(/^[0-9a-f]{24}$/) });
       for (const name of Object.keys(plantedCredentials)) expect(report.env).not.toHaveProperty(name);
       expect(JSON.stringify(report)).not.toContain('planted');
     });

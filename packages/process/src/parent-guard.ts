@@ -1,7 +1,8 @@
 /**
  * The guard, run as `node -e <guardSource> <parent pid> <NODE_OPTIONS as JSON> <file> <args...>`
  * at the head of a guarded child's process group. It starts the real program in the same
- * group and kills the whole group as soon as the parent is gone: a worker killed with
+ * group and kills the whole group (and, on Linux, the processes that left it but carry the
+ * run's mark) as soon as the parent is gone: a worker killed with
  * SIGKILL cannot stop its agent itself, and an orphaned agent would keep writing into a
  * working copy the next job reuses. Polling the parent works the same on Linux and macOS,
  * which have no common parent-death signal.
@@ -24,7 +25,18 @@ const env = options === null ? process.env : { ...process.env, NODE_OPTIONS: opt
 for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(signal, () => {});
 const report = (facts) => { try { writeSync(3, JSON.stringify(facts) + '\\n'); } catch {} };
 const child = spawn(file, args, { stdio: 'inherit', env });
-const killGroup = () => { try { process.kill(-process.pid, 'SIGKILL'); } catch { process.exit(137); } };
+// What left the group (setsid, a daemon) still carries the run's mark: Linux finds it in /proc.
+const killStrays = () => {
+  const mark = process.env.CODEFLEET_RUN_MARK;
+  if (process.platform !== 'linux' || !mark) return;
+  const fs = require('node:fs');
+  const needle = Buffer.from('CODEFLEET_RUN_MARK=' + mark + '\\0');
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(name) || Number(name) === process.pid) continue;
+    try { if (fs.readFileSync('/proc/' + name + '/environ').includes(needle)) process.kill(Number(name), 'SIGKILL'); } catch {}
+  }
+};
+const killGroup = () => { killStrays(); try { process.kill(-process.pid, 'SIGKILL'); } catch { process.exit(137); } };
 const parentGone = () => {
   if (process.ppid !== parent) return true;
   try { process.kill(parent, 0); return false; } catch (error) { return error.code === 'ESRCH'; }

@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { boundTail } from '@codefleet/core';
 import { guardedArgv, parseGuardReport } from './parent-guard.js';
+import { killMarkedStrays, runMarkVariable } from './strays.js';
 
 /** Exit code recorded for a process stopped by its timeout, as `timeout(1)` does (AM). */
 export const timeoutExitCode = 124;
@@ -27,7 +29,9 @@ export interface RunProcessOptions {
   /**
    * Kill the process group when this process dies, even by SIGKILL: for agents and
    * verification steps, which write into a working copy another job may reuse. Costs a
-   * small Node guard process per run, so short git calls go without.
+   * small Node guard process per run, so short git calls go without. On Linux, processes
+   * that left the group (`setsid`, a daemon) are found by a mark in their environment and
+   * killed too, when the run ends and when this process dies.
    */
   dieWithParent?: boolean;
 }
@@ -46,6 +50,8 @@ export interface ProcessResult {
   outputTail: string;
   /** Set when the process could not start at all (e.g. ENOENT: binary not on PATH). */
   spawnError?: string;
+  /** Guarded runs: processes it left running outside its group, killed after it ended. */
+  strays?: number;
 }
 
 /**
@@ -65,7 +71,9 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
     return { command: [...argv], exitCode: null, signal: null, timedOut: false, cancelled: true, durationMs: 0, outputTail: '' };
   }
   const guarded = options.dieWithParent === true;
-  const { NODE_OPTIONS: nodeOptions, ...guardEnv } = options.env;
+  const { NODE_OPTIONS: nodeOptions, ...programEnv } = options.env;
+  const mark = guarded ? randomBytes(12).toString('hex') : undefined;
+  const guardEnv = mark === undefined ? programEnv : { ...programEnv, [runMarkVariable]: mark };
   const [program, ...programArgs] = guarded ? guardedArgv(argv, nodeOptions) : argv;
   let output = '';
   const keep = (chunk: string) => {
@@ -141,6 +149,8 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
 
   const exit = await exited;
   killGroup('SIGKILL');
+  // Before waiting for the pipes: a stray may be what holds them open.
+  const strays = mark === undefined ? 0 : await killMarkedStrays(mark);
   clearTimeout(timer);
   clearTimeout(escalation);
   options.signal?.removeEventListener('abort', onAbort);
@@ -171,5 +181,6 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
     durationMs: Math.round(performance.now() - started),
     outputTail: boundTail(output, tailBytes),
     ...(startError ? { spawnError: String(startError.message || 'could not start').split('\n')[0] } : {}),
+    ...(strays > 0 ? { strays } : {}),
   };
 }

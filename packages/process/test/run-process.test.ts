@@ -74,6 +74,23 @@ describe('runProcess', () => {
     }
   }, 15_000);
 
+  (process.platform === 'linux' ? it : it.skip)('dieWithParent: what left the group is killed when the run ends (Linux)', async () => {
+    const result = await runProcess([process.execPath, fixture('escape.mjs')], { cwd: '/', env, dieWithParent: true });
+    const holder = Number(/holder (\d+)/.exec(result.outputTail)?.[1]);
+    expect(holder).toBeGreaterThan(0);
+    expect(result).toMatchObject({ exitCode: 0, strays: 1 });
+    await waitFor(() => !isAlive(holder), { what: 'the stray killed', timeoutMs: 2_000 });
+  }, 15_000);
+
+  (process.platform === 'linux' ? it : it.skip)('dieWithParent: what left the group dies with a parent killed by SIGKILL too (Linux)', async () => {
+    const parent = startFixture(fixture('guarded-escaper.mjs'), [], { env });
+    const holder = Number(/holder (\d+)/.exec(await parent.waitForLine(/holder \d+/))?.[1]);
+    expect(isAlive(holder)).toBe(true);
+    parent.kill('SIGKILL');
+    await parent.exited;
+    await waitFor(() => !isAlive(holder), { what: 'the stray killed by the guard', timeoutMs: 5_000 });
+  }, 15_000);
+
   it('out of file descriptors: every spawn reports an error, and nothing crashes', async () => {
     // The shell line is the test's own; `ulimit -n` has no other portable spelling.
     const result = await runProcess(['sh', '-c', `ulimit -n 256 && exec "$0" "$1"`, process.execPath, fixture('out-of-fds.mjs')], { cwd: '/', env });
