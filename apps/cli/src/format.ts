@@ -1,22 +1,49 @@
 import type { RunRecord } from '@codefleet/core';
 import type { RunSummary } from '@codefleet/store';
 
+// Line breaks (CR, LF, NEL, U+2028/2029) and tabs become one space; any other C0 or C1
+// control, DEL, and the bidirectional overrides that reorder what a terminal shows
+// (Trojan Source) become U+FFFD.
+const lineBreaks = /\r\n|[\n\r\t\v\f\u0085\u2028\u2029]/g;
+// eslint-disable-next-line no-control-regex -- control characters are exactly what is replaced
+const controls = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * `text` as one line that is safe to print on a terminal. Titles, error messages and
+ * commands come from outside users (GitHub issues, a repository's `.codefleet.yml`): raw,
+ * an ESC could rewrite the screen and a newline would break a table. JSON output keeps
+ * the exact text.
+ */
+export function displayText(text: string): string {
+  return text.replace(lineBreaks, ' ').replace(controls, '\uFFFD');
+}
+
 /** `codefleet runs` table. */
 export function formatRuns(runs: RunSummary[]): string {
   if (runs.length === 0) return 'no runs yet';
   const rows = runs.map((r) => [
-    r.runId, r.stage, r.outcome ?? '', String(r.attempts), r.pullRequest ? `#${r.pullRequest.number}${r.pullRequest.draft ? ' (draft)' : ''}` : '', r.title.slice(0, 50),
-  ]);
+    r.runId, r.stage, r.outcome ?? '', String(r.attempts), r.pullRequest ? `#${r.pullRequest.number}${r.pullRequest.draft ? ' (draft)' : ''}` : '',
+    // By code point, so a cut never leaves half of a surrogate pair.
+    Array.from(r.title).slice(0, 50).join(''),
+  ].map(displayText));
   return table(['RUN', 'STAGE', 'OUTCOME', 'ATTEMPTS', 'PR', 'TITLE'], rows);
 }
 
-/** `codefleet show`: stage timeline, attempts and checks of one run. */
-export function formatRun(run: RunRecord): string {
+/** A later run of the same job (after a dead-letter redrive), for `codefleet show`. */
+export interface LaterRun {
+  runId: string;
+  stage: string;
+  outcome?: string;
+}
+
+/** `codefleet show`: stage timeline, attempts and checks of one run, and the job's later runs. */
+export function formatRun(run: RunRecord, later: LaterRun[] = []): string {
   const start = Date.parse(run.created_at);
   const lines = [
     `${run.job.title}`,
     `run ${run.run_id} · ${run.job.repo} · stage ${run.stage}${run.outcome ? ` · outcome ${run.outcome}` : ''}${run.dod_result ? ` · DoD ${run.dod_result}` : ''}`,
   ];
+  lines.push(...later.map((l) => `later run: ${l.runId} (stage ${l.stage}${l.outcome ? `, outcome ${l.outcome}` : ''}; see \`codefleet show ${l.runId}\`)`));
   if (run.pull_request) lines.push(`pull request #${run.pull_request.number}${run.pull_request.draft ? ' (draft)' : ''} ${run.pull_request.url ?? ''} (${run.pull_request.head} → ${run.pull_request.base})`);
   if (run.error) lines.push(`error ${run.error.code} (${run.error.verdict}): ${run.error.message.split('\n')[0]}`);
   lines.push('', 'Timeline:');
@@ -25,7 +52,8 @@ export function formatRun(run: RunRecord): string {
   lines.push(...run.agent_runs.map((a) => `  ${a.pass.padEnd(9)} attempt ${a.attempt}.${a.inner_attempt}  ${a.outcome.padEnd(10)} exit ${a.exit_code ?? a.signal}  ${a.duration_ms} ms  ${a.changed_files.length} file(s)`));
   lines.push('', 'Checks:');
   lines.push(...run.verification.map((v) => `  ${v.passed ? 'ok  ' : 'FAIL'} ${v.pass.padEnd(9)} attempt ${v.attempt}.${v.inner_attempt}  ${v.step.padEnd(7)} ${v.command.join(' ')}  (exit ${v.exit_code ?? v.signal}, ${v.duration_ms} ms)`));
-  return lines.join('\n');
+  // Each entry is one line of output: whatever a field holds cannot start another.
+  return lines.map(displayText).join('\n');
 }
 
 function table(headers: string[], rows: string[][]): string {

@@ -157,12 +157,14 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
 
   program.command('doctor')
     .description('check git, the queue, the agent and tokens; each line ok or the fix')
-    .action(async () => withRuntime(async (rt) => {
+    .action(async () => {
+      // Not through openRuntime: a data dir, queue or store that cannot be opened is what
+      // doctor is for, so it opens each itself and reports it.
       const { doctor } = await commands.doctor();
-      const checks = await doctor(rt);
+      const checks = await doctor(await load());
       for (const c of checks) io.out(c.ok ? `ok    ${c.what}` : `FAIL  ${c.what}\n      fix: ${c.fix ?? ''}`);
-      return checks.every((c) => c.ok) ? 0 : 1;
-    }));
+      code = checks.every((c) => c.ok) ? 0 : 1;
+    });
 
   return { program, exitCode: () => code };
 }
@@ -170,8 +172,20 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
 /** Runs the CLI with `argv` (without node and script) and resolves to the exit code. */
 export async function runCli(argv: string[], io: Io): Promise<number> {
   const { program, exitCode } = buildProgram(io);
-  program.exitOverride();
-  program.configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
+  // Commander prints its own parse errors; whether it did tells them apart from a usage
+  // error an action throws (an InvalidArgumentError), which nothing has printed yet.
+  let commanderPrinted = false;
+  const output = {
+    writeOut: (s: string) => io.out(s.trimEnd()),
+    writeErr: (s: string) => { commanderPrinted = true; io.err(s.trimEnd()); },
+  };
+  // Subcommands copy these settings only when they are created, so each gets them here:
+  // otherwise a subcommand's parse error would write to process.stderr and call process.exit.
+  const configure = (command: Command): void => {
+    command.exitOverride().configureOutput(output);
+    for (const sub of command.commands) configure(sub);
+  };
+  configure(program);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return exitCode();
@@ -182,7 +196,9 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
     }
     const commanderCode = (err as { code?: string }).code;
     if (typeof commanderCode === 'string' && commanderCode.startsWith('commander.')) {
-      return (err as { exitCode?: number }).exitCode ?? 2;
+      const exit = (err as { exitCode?: number }).exitCode ?? 2;
+      if (exit !== 0 && !commanderPrinted) io.err(`error: ${(err as Error).message}`);
+      return exit;
     }
     const c = classify(err);
     io.err(`error (${c.code}): ${c.message}`);

@@ -1,11 +1,13 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LoadedConfig, Config } from '@codefleet/config';
+import { CodefleetError } from '@codefleet/core';
 import { createLogger, type Logger } from '@codefleet/log';
 import type { PipelineDeps } from '@codefleet/pipeline';
 import { openQueue, queueSettingsFromConfig, type Queue } from '@codefleet/queue';
 import { RedisRunStore, SqliteRunStore, type RunStore } from '@codefleet/store';
 import type { WorkspaceManager } from '@codefleet/workspace';
+import { fsProblem } from './fs-problem.js';
 import type { RuntimeForge } from './pipeline-deps.js';
 
 /**
@@ -64,6 +66,56 @@ export interface RuntimeOptions {
 }
 
 /**
+ * Creates `data_dir` if needed. The SQLite files (forge, runs, local queue) live there; a
+ * fleet using Redis still has a local forge and caches on each host. Throws
+ * `invalid_config` naming the directory when it cannot be one.
+ */
+export function openDataDir(config: Config): void {
+  try {
+    mkdirSync(config.data_dir, { recursive: true });
+  } catch (error) {
+    throw new CodefleetError('invalid_config', `data_dir: ${config.data_dir} is not a usable directory (${fsProblem(error)}); set data_dir in config.yaml (or CODEFLEET_DATA_DIR) to a writable directory`, { cause: error });
+  }
+}
+
+/** Where the local queue keeps its jobs, when it is the local one. */
+export function localQueuePath(config: Config): string | undefined {
+  return config.queue.backend === 'local' ? config.queue.local.path : undefined;
+}
+
+/** Where the SQLite run store keeps its records, when the store is SQLite. */
+export function runStorePath(config: Config): string | undefined {
+  return config.store.backend === 'sqlite' ? join(config.data_dir, 'runs.sqlite') : undefined;
+}
+
+/** Opens the configured queue; a local queue file that cannot be opened is `queue_unavailable` naming it. */
+export async function openConfiguredQueue(config: Config): Promise<Queue> {
+  const path = localQueuePath(config);
+  try {
+    return await openQueue(queueSettingsFromConfig(config));
+  } catch (error) {
+    if (path === undefined) throw error;
+    throw new CodefleetError('queue_unavailable', `the local queue ${path} cannot be opened: ${fsProblem(error)}`, { cause: error });
+  }
+}
+
+/** Opens the configured run store; a SQLite file that cannot be opened is `store_unavailable` naming it. */
+export function openConfiguredStore(config: Config, options: { longRunning?: boolean } = {}): RunStore {
+  if (config.store.backend === 'redis') {
+    return new RedisRunStore({
+      url: config.store.redis_url, prefix: config.store.prefix,
+      ...(options.longRunning ? {} : { connectTimeoutMs: storeConnectTimeoutMs }),
+    });
+  }
+  const path = runStorePath(config) ?? join(config.data_dir, 'runs.sqlite');
+  try {
+    return new SqliteRunStore(path);
+  } catch (error) {
+    throw new CodefleetError('store_unavailable', `the run store ${path} cannot be opened: ${fsProblem(error)}`, { cause: error });
+  }
+}
+
+/**
  * Opens the queue and the store the config describes, and readies the rest to load on
  * first use. On GitHub the forge opens now, so a missing token or bad App credentials
  * fail the command at start, not its first job.
@@ -73,16 +125,15 @@ export async function openRuntime(loaded: LoadedConfig, options: RuntimeOptions 
   const log = options.log ?? createLogger({
     level: config.logging.level, format: config.logging.format, secrets: loaded.secrets, base: { worker_id: config.worker.worker_id },
   });
-  // The SQLite files (forge, runs, local queue) live here; a fleet using Redis still has
-  // a local forge and caches on each host.
-  mkdirSync(config.data_dir, { recursive: true });
-  const queue = await openQueue(queueSettingsFromConfig(config));
-  const store: RunStore = config.store.backend === 'redis'
-    ? new RedisRunStore({
-      url: config.store.redis_url, prefix: config.store.prefix,
-      ...(options.longRunning ? {} : { connectTimeoutMs: storeConnectTimeoutMs }),
-    })
-    : new SqliteRunStore(join(config.data_dir, 'runs.sqlite'));
+  openDataDir(config);
+  const queue = await openConfiguredQueue(config);
+  let store: RunStore;
+  try {
+    store = openConfiguredStore(config, options);
+  } catch (error) {
+    await queue.close();
+    throw error;
+  }
   const deps = once(() => import('./pipeline-deps.js'));
   let opened: RuntimeForge | undefined;
   const forgeAccess = once(async () => {

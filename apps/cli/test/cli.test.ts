@@ -1,5 +1,5 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { createTempDir, createTempRepo, freePort, gitTestEnv, startFixture, type TempDir } from '@codefleet/testkit';
@@ -33,9 +33,15 @@ describe('codefleet CLI', () => {
     expect(bad.code).toBe(1);
     expect(bad.err).toMatch(/repo/);
     expect(bad.err).not.toContain('secret');
-    const ok = await cli(dir.path, 'enqueue', '--repo', './some/repo', '--title', 'Add a thing', '--body', 'details');
-    expect(ok.code).toBe(0);
-    expect(ok.out).toMatch(/^enqueued [0-9a-f-]{36}$/);
+    // A relative local path is resolved against the working directory (and must be a repository).
+    const repo = await createTempRepo();
+    try {
+      const ok = await cli(dir.path, 'enqueue', '--repo', relative(dir.path, repo.path), '--title', 'Add a thing', '--body', 'details');
+      expect(ok).toMatchObject({ code: 0, err: '' });
+      expect(ok.out).toMatch(/^enqueued [0-9a-f-]{36}$/);
+    } finally {
+      await repo.dispose();
+    }
   });
 
   it('reports config problems with the key path and exit code 2', async () => {
@@ -66,7 +72,11 @@ describe('codefleet CLI', () => {
       const worked = await cli(dir.path, 'worker', '--once');
       expect(worked.out).toContain('processed 1: 1 done');
       const runs = await cli(dir.path, 'runs', '--json');
-      expect(JSON.parse(runs.out)).toMatchObject([{ runId: id, stage: 'done', outcome: 'succeeded', pullRequest: { number: 1 } }]);
+      // The run record's keys (snake_case), as `show --json` prints them.
+      const listed = JSON.parse(runs.out) as Record<string, unknown>[];
+      expect(listed).toMatchObject([{ run_id: id, stage: 'done', outcome: 'succeeded', attempts: 1, pull_request: { number: 1, draft: false } }]);
+      expect(Object.keys(listed[0]!).sort()).toEqual(['attempts', 'created_at', 'outcome', 'pull_request', 'repo', 'run_id', 'stage', 'title', 'updated_at']);
+      expect(JSON.parse((await cli(dir.path, 'show', id, '--json')).out)).toMatchObject({ run_id: id, created_at: listed[0]!.created_at, pull_request: { number: 1 } });
       const shown = await cli(dir.path, 'show', id);
       expect(shown.out).toMatch(/Timeline:[\s\S]*publishing[\s\S]*done/);
       expect(shown.out).toContain('dod     git --version');

@@ -1,8 +1,13 @@
 import { constants } from 'node:fs';
-import { access, mkdir } from 'node:fs/promises';
+import { access, mkdir, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { displayHost, probeOllama } from '@codefleet/agents';
+import type { Config, LoadedConfig } from '@codefleet/config';
 import { findExecutable, runProcess } from '@codefleet/process';
-import type { Runtime } from '../runtime.js';
+import type { Queue } from '@codefleet/queue';
+import type { RunStore } from '@codefleet/store';
+import { gitEnvFrom, localQueuePath, openConfiguredQueue, openConfiguredStore, runStorePath } from '../runtime.js';
+import { fsProblem } from '../fs-problem.js';
 
 /** One line of `codefleet doctor`: ok, or what is wrong and how to fix it. */
 export interface Check {
@@ -11,49 +16,121 @@ export interface Check {
   fix?: string;
 }
 
-/** Runs every check; never throws. */
-export async function doctor(rt: Runtime): Promise<Check[]> {
-  const { config, env } = rt.loaded;
+/**
+ * Runs every check; never throws. It opens the queue and the run store itself, one at a
+ * time, so a broken data dir, queue file or store is a FAIL line with the fix, and the
+ * checks after it still run.
+ */
+export async function doctor(loaded: LoadedConfig): Promise<Check[]> {
+  const { config, env } = loaded;
   const checks: Check[] = [];
   const git = await runProcess(['git', '--version'], { cwd: '/', env: { PATH: env.PATH ?? '' }, timeoutMs: 10_000 });
   checks.push(git.exitCode === 0
     ? { ok: true, what: git.outputTail.trim() }
     : { ok: false, what: 'git is not available', fix: 'install git 2.30 or newer (Debian: apt-get install -y git; macOS: xcode-select --install)' });
-  checks.push({ ok: true, what: `config: ${rt.loaded.source ?? 'embedded defaults (no config.yaml found)'}` });
-  try {
-    await mkdir(config.data_dir, { recursive: true });
-    await access(config.data_dir, constants.W_OK);
-    checks.push({ ok: true, what: `data dir ${config.data_dir} is writable` });
-  } catch {
-    checks.push({ ok: false, what: `data dir ${config.data_dir} is not writable`, fix: 'set data_dir in config.yaml (or CODEFLEET_DATA_DIR) to a writable directory' });
-  }
-  try {
-    const stats = await rt.queue.stats();
-    checks.push({ ok: true, what: `queue (${config.queue.backend}): depth ${stats.depth}, in flight ${stats.inFlight}, dead ${stats.deadLetter}, completed ${stats.completed}` });
-  } catch (err) {
-    checks.push({ ok: false, what: `queue (${config.queue.backend}) is not reachable: ${(err as Error).message}`, fix: 'check the queue section of config.yaml' });
-  }
-  try {
-    const recent = await rt.store.list({ limit: 1 });
-    checks.push({ ok: true, what: `run store (${config.store.backend}): ${recent.length === 0 ? 'no runs yet' : `latest run ${recent[0]!.runId}`}` });
-  } catch (err) {
-    checks.push({ ok: false, what: `run store (${config.store.backend}) is not reachable: ${(err as Error).message}`, fix: 'check store.redis_url in config.yaml (workers and the CLI must share it)' });
-  }
-  checks.push(await agentCheck(rt));
-  const keyCheck = agentKeyCheck(rt);
+  checks.push({ ok: true, what: `config: ${loaded.source ?? 'embedded defaults (no config.yaml found)'}` });
+  checks.push(await dataDirCheck(config));
+  checks.push(await queueCheck(config));
+  checks.push(await storeCheck(config));
+  checks.push(await agentCheck(loaded));
+  const keyCheck = agentKeyCheck(loaded);
   if (keyCheck) checks.push(keyCheck);
-  if (config.forge.type === 'github') {
-    checks.push(config.forge.github.token
-      ? { ok: true, what: `GitHub token found in $${config.forge.github.token_env}` }
-      : { ok: false, what: `no GitHub token in $${config.forge.github.token_env}`, fix: `export ${config.forge.github.token_env}=<a token with repo scope>` });
-  } else {
-    checks.push({ ok: true, what: 'forge: local (no token needed)' });
-  }
+  checks.push(await forgeCheck(loaded));
   return checks;
 }
 
-async function agentCheck(rt: Runtime): Promise<Check> {
-  const { agents } = rt.config;
+/** GitHub: opens the forge as a worker would (a GitHub App gets an installation token). */
+async function forgeCheck(loaded: LoadedConfig): Promise<Check> {
+  const { forge } = loaded.config;
+  if (forge.type !== 'github') return { ok: true, what: 'forge: local (no token needed)' };
+  const { github } = forge;
+  const useApp = github.app_id !== undefined && github.private_key !== undefined && github.installation_id !== undefined;
+  try {
+    const { openForge } = await import('../pipeline-deps.js');
+    const opened = await openForge(loaded, gitEnvFrom(loaded.env));
+    await opened.forge.close?.();
+    return { ok: true, what: useApp ? `GitHub App ${github.app_id}: installation ${github.installation_id} issued a token` : `GitHub token found in $${github.token_env}` };
+  } catch (err) {
+    return {
+      ok: false, what: `forge (github): ${(err as Error).message}`,
+      fix: useApp
+        ? 'check forge.github.app_id, installation_id and the key in the variable forge.github.private_key_env names'
+        : `export ${github.token_env}=<a token with repo scope>, or configure a GitHub App`,
+    };
+  }
+}
+
+async function dataDirCheck(config: Config): Promise<Check> {
+  const fix = 'set data_dir in config.yaml (or CODEFLEET_DATA_DIR) to a writable directory';
+  try {
+    await mkdir(config.data_dir, { recursive: true });
+  } catch (err) {
+    return { ok: false, what: `data dir ${config.data_dir} cannot be created: ${fsProblem(err)}`, fix };
+  }
+  try {
+    await access(config.data_dir, constants.W_OK);
+    return { ok: true, what: `data dir ${config.data_dir} is writable` };
+  } catch (err) {
+    return { ok: false, what: `data dir ${config.data_dir} is not writable: ${fsProblem(err)}`, fix };
+  }
+}
+
+/** A SQLite file that cannot be opened: what is wrong with it, and the fix. */
+async function sqliteProblem(path: string, setting: string, err: unknown): Promise<{ what: string; fix: string }> {
+  // The adapters wrap what the driver or the file system threw.
+  const cause = (err as { cause?: unknown }).cause ?? err;
+  if (/^E[A-Z]+$/.test(String((cause as { code?: unknown }).code))) {
+    return { what: `${path} cannot be created: ${fsProblem(cause)}`, fix: `make ${dirname(path)} a writable directory, or set ${setting}` };
+  }
+  const what = `${path} cannot be opened: ${(cause as Error).message ?? String(cause)}`;
+  if (await stat(path).then((s) => s.isDirectory(), () => false)) return { what, fix: `${path} is a directory: set ${setting} to a file path (the file is created when missing)` };
+  return { what, fix: `move ${path} aside (a new, empty one is created on the next start) or set ${setting} (if it holds data you need, restore it from a backup instead)` };
+}
+
+async function queueCheck(config: Config): Promise<Check> {
+  const name = `queue (${config.queue.backend})`;
+  let queue: Queue;
+  try {
+    queue = await openConfiguredQueue(config);
+  } catch (err) {
+    const path = localQueuePath(config);
+    if (path === undefined) return { ok: false, what: `${name} cannot be opened: ${(err as Error).message}`, fix: 'check the queue section of config.yaml' };
+    const problem = await sqliteProblem(path, 'queue.local.path', err);
+    return { ok: false, what: `${name}: ${problem.what}`, fix: problem.fix };
+  }
+  try {
+    const stats = await queue.stats();
+    return { ok: true, what: `${name}: depth ${stats.depth}, in flight ${stats.inFlight}, dead ${stats.deadLetter}, completed ${stats.completed}` };
+  } catch (err) {
+    return { ok: false, what: `${name} is not reachable: ${(err as Error).message}`, fix: 'check the queue section of config.yaml' };
+  } finally {
+    await queue.close().catch(() => undefined);
+  }
+}
+
+async function storeCheck(config: Config): Promise<Check> {
+  const name = `run store (${config.store.backend})`;
+  let store: RunStore;
+  try {
+    store = openConfiguredStore(config);
+  } catch (err) {
+    const path = runStorePath(config);
+    if (path === undefined) return { ok: false, what: `${name} cannot be opened: ${(err as Error).message}`, fix: 'check the store section of config.yaml' };
+    const problem = await sqliteProblem(path, 'data_dir', err);
+    return { ok: false, what: `${name}: ${problem.what}`, fix: problem.fix };
+  }
+  try {
+    const recent = await store.list({ limit: 1 });
+    return { ok: true, what: `${name}: ${recent.length === 0 ? 'no runs yet' : `latest run ${recent[0]!.runId}`}` };
+  } catch (err) {
+    return { ok: false, what: `${name} is not reachable: ${(err as Error).message}`, fix: 'check store.redis_url in config.yaml (workers and the CLI must share it)' };
+  } finally {
+    await store.close().catch(() => undefined);
+  }
+}
+
+async function agentCheck(loaded: LoadedConfig): Promise<Check> {
+  const { agents } = loaded.config;
   const name = agents.default;
   if (name === 'script') {
     const module = agents.script.module;
@@ -65,18 +142,18 @@ async function agentCheck(rt: Runtime): Promise<Check> {
       return { ok: false, what: `agent script ${module} not found`, fix: 'fix agents.script.module' };
     }
   }
-  if (name === 'ollama') return ollamaCheck(rt);
+  if (name === 'ollama') return ollamaCheck(loaded.config);
   const binary = name === 'command' ? agents.command.argv[0] : agents[name].binary;
   if (binary === undefined) return { ok: false, what: 'agent command has no argv', fix: 'set agents.command.argv in config.yaml' };
-  const found = await findExecutable(binary, process.cwd(), rt.loaded.env.PATH);
+  const found = await findExecutable(binary, process.cwd(), loaded.env.PATH);
   return found
     ? { ok: true, what: `agent: ${name} → ${found}` }
     : { ok: false, what: `agent ${name}: ${binary} not found on PATH`, fix: `install ${binary}, or set agents.${name}.binary / agents.default in config.yaml` };
 }
 
 /** The built-in agent's server: an Ollama that answers and has the model (OpenAI-compatible endpoints are not called). */
-async function ollamaCheck(rt: Runtime): Promise<Check> {
-  const { ollama } = rt.config.agents;
+async function ollamaCheck(config: Config): Promise<Check> {
+  const { ollama } = config.agents;
   if (ollama.provider !== 'ollama' || ollama.host === undefined) {
     return { ok: true, what: `agent: ollama on the OpenAI-compatible endpoint ${ollama.host === undefined ? '(no host)' : displayHost(ollama.host)}, model ${ollama.model} (not called by doctor)` };
   }
@@ -89,12 +166,12 @@ async function ollamaCheck(rt: Runtime): Promise<Check> {
 }
 
 /** The default agent's API key: named in config, its value only in the environment (never printed). */
-function agentKeyCheck(rt: Runtime): Check | undefined {
-  const name = rt.config.agents.default;
+function agentKeyCheck(loaded: LoadedConfig): Check | undefined {
+  const name = loaded.config.agents.default;
   if (name === 'script') return undefined;
-  const keyEnv = rt.config.agents[name].api_key_env;
+  const keyEnv = loaded.config.agents[name].api_key_env;
   if (keyEnv === undefined) return undefined;
-  return rt.loaded.env[keyEnv]
+  return loaded.env[keyEnv]
     ? { ok: true, what: `agent ${name}: API key found in $${keyEnv}` }
     : { ok: false, what: `agent ${name}: no API key in $${keyEnv}`, fix: `export ${keyEnv}=<key>, or set agents.${name}.api_key_env in config.yaml` };
 }

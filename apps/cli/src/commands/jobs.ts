@@ -1,9 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
-import { createJob, type Job } from '@codefleet/core';
-import { formatRun, formatRuns } from '../format.js';
-import type { Runtime } from '../runtime.js';
+import { InvalidArgumentError } from 'commander';
+import { checkRepoRef, createJob, type Job } from '@codefleet/core';
+import type { RunSummary } from '@codefleet/store';
+import { displayText, formatRun, formatRuns, type LaterRun } from '../format.js';
+import { gitEnvFrom, type Runtime } from '../runtime.js';
+import { fsProblem } from '../fs-problem.js';
+import { checkLocalRepo } from './local-repo.js';
 
 /** Options of `codefleet enqueue`. */
 export interface EnqueueOptions {
@@ -27,9 +31,19 @@ export function normalizeRepo(repo: string, cwd: string): string {
 
 /** Builds a CLI job (validated: a bad field is a clear error naming it) and enqueues it. */
 export async function enqueue(rt: Runtime, options: EnqueueOptions, cwd = process.cwd()): Promise<{ id: string; deduplicated: boolean }> {
-  const body = options.bodyFile !== undefined ? await readFile(options.bodyFile, 'utf8') : options.body ?? '';
+  // An empty --repo would resolve to the current directory, which nobody means.
+  if (options.repo.trim() === '') throw new InvalidArgumentError('--repo is empty: give a local path, a git URL, or GitHub owner/name');
+  const body = options.bodyFile !== undefined ? await readBodyFile(options.bodyFile, cwd) : options.body ?? '';
+  const repo = normalizeRepo(options.repo, cwd);
+  const ref = checkRepoRef(repo);
+  // A local repository is checked now, not when a worker first fails to fetch it. A refused
+  // repo string (credentials in a URL ...) is left to createJob, which names the field.
+  if (typeof ref !== 'string' && ref.kind === 'path') {
+    const problem = await checkLocalRepo(ref.path, gitEnvFrom(rt.loaded.env));
+    if (problem !== undefined) throw new InvalidArgumentError(`--repo ${ref.path}: ${problem}`);
+  }
   const job = createJob({
-    repo: normalizeRepo(options.repo, cwd),
+    repo,
     source: { kind: 'cli' },
     title: options.title,
     body,
@@ -43,17 +57,59 @@ export async function enqueue(rt: Runtime, options: EnqueueOptions, cwd = proces
   return rt.queue.enqueue(job);
 }
 
-/** `codefleet runs`. */
+/** The task description in `path`; a missing file or a directory is an error naming it. */
+async function readBodyFile(path: string, cwd: string): Promise<string> {
+  try {
+    return await readFile(resolve(cwd, path), 'utf8');
+  } catch (error) {
+    throw new InvalidArgumentError(`--body-file ${path}: ${fsProblem(error)}`);
+  }
+}
+
+/** `codefleet runs`; the JSON keys are the run record's (snake_case), as in `show --json`. */
 export async function listRuns(rt: Runtime, json: boolean): Promise<string> {
   const runs = await rt.store.list({ limit: 50 });
-  return json ? JSON.stringify(runs, null, 2) : formatRuns(runs);
+  return json ? JSON.stringify(runs.map(summaryJson), null, 2) : formatRuns(runs);
+}
+
+function summaryJson(r: RunSummary): Record<string, unknown> {
+  return {
+    run_id: r.runId,
+    title: r.title,
+    repo: r.repo,
+    stage: r.stage,
+    ...(r.outcome === undefined ? {} : { outcome: r.outcome }),
+    attempts: r.attempts,
+    ...(r.pullRequest === undefined ? {} : { pull_request: r.pullRequest }),
+    created_at: r.createdAt,
+    updated_at: r.updatedAt,
+  };
 }
 
 /** `codefleet show <run-id>`; undefined when there is no such run. */
 export async function showRun(rt: Runtime, runId: string, json: boolean): Promise<string | undefined> {
   const run = await rt.store.get(runId);
   if (!run) return undefined;
-  return json ? JSON.stringify(run, null, 2) : formatRun(run);
+  return json ? JSON.stringify(run, null, 2) : formatRun(run, await laterRuns(rt, runId));
+}
+
+/** Most runs one job can have that `show` looks for; each redrive of a dead letter adds one. */
+const maxGenerations = 1_000;
+
+/**
+ * The runs of the same job after `runId`: a job redriven from the dead-letter queue runs
+ * again as `<job id>~2`, `~3` … while its failed run stays under the job id.
+ */
+async function laterRuns(rt: Runtime, runId: string): Promise<LaterRun[]> {
+  const generation = /^(.+)~(\d+)$/.exec(runId);
+  const jobId = generation?.[1] ?? runId;
+  const later: LaterRun[] = [];
+  for (let n = Number(generation?.[2] ?? 1) + 1; n <= maxGenerations; n += 1) {
+    const run = await rt.store.get(`${jobId}~${n}`);
+    if (run === undefined) break;
+    later.push({ runId: run.run_id, stage: run.stage, ...(run.outcome === undefined ? {} : { outcome: run.outcome }) });
+  }
+  return later;
 }
 
 /** `codefleet dlq list`. */
@@ -61,5 +117,5 @@ export async function listDeadLetters(rt: Runtime, json: boolean): Promise<strin
   const dead = await rt.queue.deadLetters({ limit: 100 });
   if (json) return JSON.stringify(dead, null, 2);
   if (dead.length === 0) return 'dead-letter queue is empty';
-  return dead.map((d) => `${d.id}  attempts ${d.attempts}  ${new Date(d.deadAt).toISOString()}  ${d.job?.title ?? '(malformed)'}\n    reason: ${d.reason.split('\n')[0]}`).join('\n');
+  return dead.map((d) => `${displayText(d.id)}  attempts ${d.attempts}  ${new Date(d.deadAt).toISOString()}  ${displayText(d.job?.title ?? '(malformed)')}\n    reason: ${displayText(d.reason.split('\n')[0] ?? '')}`).join('\n');
 }

@@ -1,0 +1,103 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { createTempDir, createTempRepo, gitTestEnv, type TempDir, type TempRepo } from '@codefleet/testkit';
+import { runCli } from '../src/index.js';
+
+/** Runs the CLI in-process against `config.yaml` in `dir`; collects its output. */
+async function cli(dir: string, ...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCli(['--config', join(dir, 'config.yaml'), ...argv], {
+    out: (l) => out.push(l), err: (l) => err.push(l), cwd: dir,
+    env: { PATH: process.env.PATH, HOME: dir, ...gitTestEnv() },
+  });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+// What a terminal would act on: C0 and C1 controls, DEL, bidirectional overrides.
+// eslint-disable-next-line no-control-regex -- control characters are what is looked for
+const terminalControls = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+
+// A title as an outside user can write it in a GitHub issue: a screen clear, a window
+// title set with BEL, a CSI in its one-byte C1 form, a right-to-left override, line breaks.
+const hostileTitle = 'Fix \u001b[2J\u001b]0;pwned\u0007 the\nparser\r\u009b31m\u202eok';
+const shownTitle = 'Fix \uFFFD[2J\uFFFD]0;pwned\uFFFD the parser \uFFFD31m\uFFFDok';
+
+describe('runs, show and dlq list', () => {
+  let dir: TempDir;
+  let repo: TempRepo;
+  beforeEach(async () => {
+    dir = await createTempDir('cli-runs');
+    repo = await createTempRepo({ files: { 'notes.txt': 'hello\n' } });
+    // The agent changes nothing until the marker file exists: the job fails (no changes)
+    // and, with no retries, is dead-lettered; once "fixed", it appends a line.
+    const agent = join(dir.path, 'agent.mjs');
+    await writeFile(agent, [
+      "import fs from 'node:fs';",
+      `if (fs.existsSync(${JSON.stringify(join(dir.path, 'fixed'))})) {`,
+      "  const w = process.argv[process.argv.indexOf('--workdir') + 1];",
+      "  fs.appendFileSync(w + '/notes.txt', 'more\\n');",
+      '}',
+    ].join('\n'));
+    await writeFile(join(dir.path, 'config.yaml'), [
+      'data_dir: ./data', 'logging:', '  level: silent',
+      'worker:', '  max_retries: 0', '  max_fix_attempts: 1',
+      'agents:', '  default: script', '  script:', `    module: ${agent}`, '',
+    ].join('\n'));
+  });
+  afterEach(async () => {
+    await repo.dispose();
+    await dir.dispose();
+  });
+
+  const enqueue = async (title: string) => {
+    const queued = await cli(dir.path, 'enqueue', '--repo', repo.path, '--title', title);
+    expect(queued).toMatchObject({ code: 0, err: '' });
+    return queued.out.replace('enqueued ', '');
+  };
+
+  it('print control characters and line breaks of a title safely; JSON keeps it exact', async () => {
+    await writeFile(join(dir.path, 'fixed'), '');
+    const id = await enqueue(hostileTitle);
+    expect((await cli(dir.path, 'worker', '--once')).out).toContain('processed 1: 1 done');
+
+    const runs = await cli(dir.path, 'runs');
+    expect(runs.out).not.toMatch(terminalControls);
+    expect(runs.out.split('\n')).toEqual([expect.stringMatching(/^RUN +STAGE/), expect.stringMatching(new RegExp(`^${id} +done +succeeded +1 +#1 +`))]);
+    expect(runs.out.split('\n')[1]!.endsWith(shownTitle)).toBe(true);
+
+    const shown = await cli(dir.path, 'show', id);
+    expect(shown.code).toBe(0);
+    expect(shown.out).not.toMatch(terminalControls);
+    expect(shown.out.split('\n')[0]).toBe(shownTitle);
+    expect(shown.out.split('\n')[1]).toMatch(new RegExp(`^run ${id} · `));
+
+    expect(JSON.parse((await cli(dir.path, 'runs', '--json')).out)).toMatchObject([{ run_id: id, title: hostileTitle }]);
+    expect(JSON.parse((await cli(dir.path, 'show', id, '--json')).out)).toMatchObject({ run_id: id, job: { title: hostileTitle } });
+  }, 60_000);
+
+  it('show names the later run of a job redriven from the dead-letter queue', async () => {
+    const id = await enqueue(hostileTitle);
+    expect((await cli(dir.path, 'worker', '--once')).out).toContain('processed 1: 0 done, 0 retrying, 1 dead-lettered');
+    const dead = await cli(dir.path, 'dlq', 'list');
+    expect(dead.out).not.toMatch(terminalControls);
+    expect(dead.out.split('\n')[0]).toMatch(new RegExp(`^${id}  attempts 1  \\S+  ${shownTitle.replace(/[[\]]/g, '\\$&')}$`));
+    // Before the redrive, there is no later run to mention.
+    expect((await cli(dir.path, 'show', id)).out).not.toContain('later run');
+
+    await writeFile(join(dir.path, 'fixed'), '');
+    expect(await cli(dir.path, 'dlq', 'redrive', id)).toMatchObject({ code: 0, out: `redriven ${id}` });
+    expect((await cli(dir.path, 'worker', '--once')).out).toContain('processed 1: 1 done');
+
+    const first = await cli(dir.path, 'show', id);
+    expect(first.code).toBe(0);
+    expect(first.out).toMatch(new RegExp(`^run ${id} · .* · stage failed · outcome failed`, 'm'));
+    expect(first.out).toContain(`later run: ${id}~2 (stage done, outcome succeeded; see \`codefleet show ${id}~2\`)`);
+    const second = await cli(dir.path, 'show', `${id}~2`);
+    expect(second.out).toMatch(new RegExp(`^run ${id}~2 · .* · stage done · outcome succeeded`, 'm'));
+    expect(second.out).not.toContain('later run');
+    // JSON stays the run record itself.
+    expect(Object.keys(JSON.parse((await cli(dir.path, 'show', id, '--json')).out) as object)).not.toContain('later_runs');
+  }, 60_000);
+});
