@@ -27,8 +27,17 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-/** Names of the environment variables git needs; no credentials (the local forge needs none). */
-const gitEnvNames = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TMPDIR', 'USER', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_NOSYSTEM', 'GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL'];
+/**
+ * Names of the environment variables git needs; no forge credentials (the local forge needs
+ * none). The proxy and CA variables are how a host behind a proxy reaches GitHub: git calls
+ * that carry the token do not read ~/.gitconfig, which an agent can write.
+ */
+const gitEnvNames = [
+  'PATH', 'HOME', 'LANG', 'LC_ALL', 'TMPDIR', 'USER', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_NOSYSTEM',
+  'GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL',
+  'http_proxy', 'https_proxy', 'all_proxy', 'no_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'NO_PROXY',
+  'GIT_SSL_CAINFO', 'GIT_SSL_CAPATH', 'SSL_CERT_FILE', 'SSL_CERT_DIR',
+];
 
 /** The environment of git calls: a small allowlist, prompts off. */
 export function gitEnvFrom(env: Readonly<Record<string, string>>): Record<string, string> {

@@ -154,3 +154,20 @@ describe('doctor on a broken setup: FAIL lines, exit 1', () => {
     expect(runs).toEqual({ code: 1, out: '', err: `error (queue_unavailable): the local queue ${queueFile} cannot be opened: file is not a database` });
   });
 });
+
+describe('a worker whose default agent cannot run says so at start', () => {
+  it('logs agent.unusable with the fix, and still serves (jobs may name another agent)', async () => {
+    const dir = await createTempDir('cli-agent-start');
+    try {
+      await writeFile(join(dir.path, 'config.yaml'), 'data_dir: ./data\nagents:\n  default: claude\n  claude:\n    binary: codefleet-no-such-claude\n');
+      const worker = startFixture(bin, ['--config', join(dir.path, 'config.yaml'), 'worker', '--once'], {
+        cwd: dir.path, env: { PATH: process.env.PATH ?? '', HOME: dir.path, ...gitTestEnv() },
+      });
+      const line = await worker.waitForLine(/agent\.unusable/);
+      expect(line).toContain('agent claude: codefleet-no-such-claude not found on PATH: jobs for it will fail; install codefleet-no-such-claude, or set agents.claude.binary');
+      expect(await worker.exited).toMatchObject({ exitCode: 0 });
+    } finally {
+      await dir.dispose();
+    }
+  });
+});

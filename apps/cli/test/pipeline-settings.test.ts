@@ -10,3 +10,11 @@ describe('pipelineSettings', () => {
     expect(pipelineSettings(parse(''), {}).scope).toEqual({ exclude: [], read: [] });
   });
 });
+
+describe('gitEnvFrom', () => {
+  it('passes what git needs (proxies and CAs included), never a forge token', async () => {
+    const { gitEnvFrom } = await import('../src/runtime.js');
+    const env = gitEnvFrom({ PATH: '/bin', HOME: '/h', https_proxy: 'http://proxy:3128', GIT_SSL_CAINFO: '/etc/ca.pem', GITHUB_TOKEN: 'ghp_x', AWS_SECRET_ACCESS_KEY: 'k' });
+    expect(env).toEqual({ GIT_TERMINAL_PROMPT: '0', PATH: '/bin', HOME: '/h', https_proxy: 'http://proxy:3128', GIT_SSL_CAINFO: '/etc/ca.pem' });
+  });
+});

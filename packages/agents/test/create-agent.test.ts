@@ -21,9 +21,12 @@ describe('createAgent', () => {
     expect(() => createAgent('script', agents)).toThrow(expect.objectContaining({ code: 'invalid_config', message: expect.stringMatching(/agents\.script\.module is not set/) }));
   });
 
-  it('refuses a bad placeholder in agents.command.argv', () => {
-    const agents = agentsFrom('agents:\n  command:\n    argv: [agent, "{prompt-file}"]\n');
-    expect(() => createAgent('command', agents)).toThrow(expect.objectContaining({ code: 'invalid_config' }));
+  it('refuses a bad placeholder in agents.command.argv, already when the config loads', () => {
+    expect(() => agentsFrom('agents:\n  command:\n    argv: [agent, "{prompt-file}"]\n')).toThrow(/agents\.command\.argv\[1\]: unknown placeholder \{prompt-file\}/);
+    // An agents section built some other way is still checked when the agent is built.
+    const agents = agentsFrom('{}');
+    expect(() => createAgent('command', { ...agents, command: { ...agents.command, argv: ['agent', '{prompt-file}'] } }))
+      .toThrow(expect.objectContaining({ code: 'invalid_config', message: expect.stringContaining('agents.command.argv[1]: unknown placeholder') }));
   });
 
   it('every configured name builds an agent', () => {

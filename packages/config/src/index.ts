@@ -33,3 +33,4 @@ export type {
   WorkerConfig,
   WorkspaceConfig,
 } from './types.js';
+export { commandPlaceholders, commandTemplateProblem, isPlaceholder, placeholderShape, type CommandPlaceholder } from './command-template.js';

@@ -1,3 +1,4 @@
+import { commandTemplateProblem } from './command-template.js';
 import type { ConfigProblem } from './errors.js';
 import { type Env, readVariable } from './expand.js';
 import { defaultOllamaHost, ollamaHostFromEnv } from './normalize.js';
@@ -55,6 +56,11 @@ function agentRules({ agents }: Config, env: Env): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   if (agents.default === 'command' && agents.command.argv.length === 0) {
     problems.push({ path: 'agents.command.argv', message: 'must not be empty when agents.default is command' });
+  }
+  // Checked at load, not when the first job builds the agent and dead-letters on it.
+  const template = agents.command.argv.length === 0 ? undefined : commandTemplateProblem(agents.command.argv);
+  if (template !== undefined) {
+    problems.push({ path: template.index < 0 ? 'agents.command.argv' : `agents.command.argv[${template.index}]`, message: template.message });
   }
   const { ollama } = agents;
   if (ollama.provider === 'openai' && ollama.host === undefined) {

@@ -129,6 +129,18 @@ describe('parseConfig: workspace scope', () => {
   });
 });
 
+describe('parseConfig: agents.command.argv', () => {
+  it('checks the template at load: unknown placeholders and task text spliced where a program parses it', () => {
+    expect(problems(yaml('agents:', '  command:', '    argv: [agent, "{promptfile}"]'))).toEqual([
+      expect.objectContaining({ path: 'agents.command.argv[1]', message: expect.stringContaining('unknown placeholder {promptfile}') }),
+    ]);
+    expect(problems(yaml('agents:', '  command:', `    argv: [env, -S, "sh -c 'agent {prompt}'"]`))).toEqual([
+      expect.objectContaining({ path: 'agents.command.argv[2]', message: expect.stringContaining('{prompt} must be a whole argument') }),
+    ]);
+    expect(parse(yaml('agents:', '  command:', '    argv: [agent, --file, "{prompt_file}", "--message={prompt}"]')).config.agents.command.argv).toHaveLength(4);
+  });
+});
+
 describe('parseConfig: problems', () => {
   it('reports every problem at once with its path and the bad value', () => {
     const error = configError(() =>

@@ -3,9 +3,10 @@ import { access, mkdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { displayHost, probeOllama } from '@codefleet/agents';
 import type { Config, LoadedConfig } from '@codefleet/config';
-import { findExecutable, runProcess } from '@codefleet/process';
+import { runProcess } from '@codefleet/process';
 import type { Queue } from '@codefleet/queue';
 import type { RunStore } from '@codefleet/store';
+import { defaultAgentReadiness } from '../agent-check.js';
 import { gitEnvFrom, localQueuePath, openConfiguredQueue, openConfiguredStore, runStorePath } from '../runtime.js';
 import { fsProblem } from '../fs-problem.js';
 
@@ -130,25 +131,7 @@ async function storeCheck(config: Config): Promise<Check> {
 }
 
 async function agentCheck(loaded: LoadedConfig): Promise<Check> {
-  const { agents } = loaded.config;
-  const name = agents.default;
-  if (name === 'script') {
-    const module = agents.script.module;
-    if (!module) return { ok: false, what: 'agent "script" has no module', fix: 'set agents.script.module in config.yaml, or choose a real agent in agents.default' };
-    try {
-      await access(module, constants.R_OK);
-      return { ok: true, what: `agent: script ${module} (scripted, no model)` };
-    } catch {
-      return { ok: false, what: `agent script ${module} not found`, fix: 'fix agents.script.module' };
-    }
-  }
-  if (name === 'ollama') return ollamaCheck(loaded.config);
-  const binary = name === 'command' ? agents.command.argv[0] : agents[name].binary;
-  if (binary === undefined) return { ok: false, what: 'agent command has no argv', fix: 'set agents.command.argv in config.yaml' };
-  const found = await findExecutable(binary, process.cwd(), loaded.env.PATH);
-  return found
-    ? { ok: true, what: `agent: ${name} → ${found}` }
-    : { ok: false, what: `agent ${name}: ${binary} not found on PATH`, fix: `install ${binary}, or set agents.${name}.binary / agents.default in config.yaml` };
+  return (await defaultAgentReadiness(loaded)) ?? ollamaCheck(loaded.config);
 }
 
 /** The built-in agent's server: an Ollama that answers and has the model (OpenAI-compatible endpoints are not called). */

@@ -1,5 +1,6 @@
 import { queueSettingsFromConfig } from '@codefleet/queue';
 import { runWorker, startMonitorServer, WorkerMonitor, type MonitorServer, type WorkerSummary } from '@codefleet/worker';
+import { defaultAgentReadiness } from '../agent-check.js';
 import { progressReporter } from '../progress.js';
 import type { Runtime } from '../runtime.js';
 
@@ -18,6 +19,12 @@ export async function work(rt: Runtime, options: { concurrency?: number; once?: 
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  // Said once at start, not discovered by dead-lettering the first job (jobs naming
+  // another agent may still run, so the worker does not refuse to start).
+  const agent = await defaultAgentReadiness(rt.loaded);
+  if (agent !== undefined && !agent.ok) {
+    rt.log.error({ event: 'agent.unusable', agent: rt.config.agents.default, fix: agent.fix }, `${agent.what}: jobs for it will fail; ${agent.fix}`);
+  }
   const progress = options.progress ? progressReporter() : undefined;
   const concurrency = options.concurrency ?? rt.config.worker.concurrency;
   // Health and metrics only with a port to serve them on (prom-client is loaded then).
