@@ -23,7 +23,7 @@ describe('parseConfig: defaults', () => {
       lint: ['go', 'vet', './...'],
       test: ['go', 'test', './...'],
     });
-    expect(config.verification.toolchains.node.format).toEqual([]);
+    expect(config.verification.toolchains.node.format).toEqual(['npm', 'run', 'format', '--if-present']);
     expect(config.patch).toEqual({
       auto_commit: false,
       commit_message_prefix: '[Worker Auto-Commit]',

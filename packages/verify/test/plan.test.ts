@@ -38,6 +38,14 @@ describe('planVerification: toolchain detection', () => {
     });
   });
 
+  it("node: the repository's own format script runs as the format step", async () => {
+    const workdir = await repo({ 'package.json': pkg({ scripts: { format: 'prettier --write .', test: 'node --test' } }) });
+    expect((await planVerification(workdir, { config })).steps).toEqual([
+      { name: 'format', command: ['npm', 'run', 'format'] },
+      { name: 'test', command: ['npm', 'test'] },
+    ]);
+  });
+
   it('node: skips steps whose script is missing instead of guessing with --if-present', async () => {
     const workdir = await repo({ 'package.json': pkg({ scripts: { test: 'node --test' } }) });
     const plan = await planVerification(workdir, { config });
@@ -78,7 +86,7 @@ describe('planVerification: toolchain detection', () => {
   it('node: an unparsable package.json still plans npm steps, so npm reports the error to the agent', async () => {
     const workdir = await repo({ 'package.json': '{ "scripts": ' });
     const plan = await planVerification(workdir, { config });
-    expect(plan.steps.map((s) => s.name)).toEqual(['install', 'build', 'lint', 'test']);
+    expect(plan.steps.map((s) => s.name)).toEqual(['install', 'build', 'format', 'lint', 'test']);
   });
 
   it('go: build, gofmt, vet and test from the config defaults', async () => {

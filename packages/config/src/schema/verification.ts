@@ -36,7 +36,8 @@ export const verificationSchema = z
       .strictObject({
         node: toolchain('Node.js', {
           build: ['npm', 'run', 'build', '--if-present'],
-          format: [],
+          // The repository's own formatter, when it has one, as gofmt, ruff and cargo fmt are.
+          format: ['npm', 'run', 'format', '--if-present'],
           lint: ['npm', 'run', 'lint', '--if-present'],
           test: ['npm', 'test'],
         }),
