@@ -9,6 +9,24 @@ import type {
 import type { BullmqQueueSettings } from '../settings.js';
 import { bullJobId, isLockLost, priorityOf, redriveJobId } from './ids.js';
 
+/**
+ * `promise`'s value, or undefined as soon as `signal` aborts; a value that arrives after
+ * the abort goes to `late` (never lost silently, never an unhandled rejection).
+ */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined, late: (value: T) => void): Promise<T | undefined> {
+  if (signal === undefined) return promise;
+  return new Promise<T | undefined>((resolve, reject) => {
+    let aborted = false;
+    const onAbort = () => { aborted = true; resolve(undefined); };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => { signal.removeEventListener('abort', onAbort); if (aborted) late(value); else resolve(value); },
+      (error: unknown) => { signal.removeEventListener('abort', onAbort); if (!aborted) reject(error); },
+    );
+  });
+}
+
 /** How much of a malformed payload the dead letter keeps. */
 const rawLimit = 4_096;
 /** Completed jobs are kept this long for stats and audits, then BullMQ trims them. */
@@ -89,7 +107,12 @@ export class BullmqQueue implements Queue {
     for (;;) {
       if (this.#closed || options.signal?.aborted) return undefined;
       const lockToken = randomUUID();
-      const fetched = (await worker.getNextJob(lockToken, { block: false })) as BullJob | undefined;
+      const fetching = worker.getNextJob(lockToken, { block: false }) as Promise<BullJob | undefined>;
+      // With Redis unreachable the fetch waits for it (never-give-up connection): a
+      // shutdown must not. A fetch that still lands after the abort gives its job back.
+      const fetched = await untilAborted(fetching, options.signal, (late) => {
+        if (late && !this.#closed) void late.moveToWait(lockToken).catch(() => undefined);
+      });
       if (fetched) {
         const lease = await this.#admit(fetched, lockToken);
         if (lease) return lease;
