@@ -22,6 +22,8 @@ export interface WorkerOptions {
   log: Logger;
   /** How long an idle claim waits before looking again. */
   claimWaitMs?: number;
+  /** A claim still unanswered this long after its wait is logged as `queue.not_answering`; default 30 000 ms. */
+  slowClaimMs?: number;
   onProgress?: JobContext['onProgress'];
   /**
    * Task leases in the shared run store: at most one running job per task key across the
@@ -84,8 +86,15 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
         continue;
       }
       let lease: Lease | undefined;
+      const waitMs = options.once ? 0 : options.claimWaitMs ?? 1_000;
+      const slowClaimMs = options.slowClaimMs ?? 30_000;
+      // A queue that does not answer (Redis down or paused: its connection waits rather
+      // than fails) would otherwise leave no trace in the log; say so, once a minute.
+      const silent = setInterval(() => {
+        options.log.warn({ event: 'queue.not_answering', slot: n, waited_ms: waitMs + slowClaimMs }, `the queue has not answered a claim for ${Math.round((waitMs + slowClaimMs) / 1000)} s (unreachable?); still waiting`);
+      }, waitMs + slowClaimMs);
       try {
-        lease = await queue.claim({ workerId: options.workerId, waitMs: options.once ? 0 : options.claimWaitMs ?? 1_000, signal: options.shutdown });
+        lease = await queue.claim({ workerId: options.workerId, waitMs, signal: options.shutdown });
         options.events?.claimSucceeded();
       } catch (err) {
         options.events?.claimFailed(err);
@@ -93,6 +102,8 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
         options.log.error({ err, event: 'queue.claim_failed', slot: n }, 'claim failed');
         await sleep(1_000, undefined, { signal: options.shutdown }).catch(() => undefined);
         continue;
+      } finally {
+        clearInterval(silent);
       }
       if (!lease) {
         // --once ends when nothing is left, delayed retries included.

@@ -2,9 +2,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { cancelOf } from '@codefleet/core';
-import { silentLogger } from '@codefleet/log';
+import { Writable } from 'node:stream';
+import { createLogger, silentLogger } from '@codefleet/log';
 import type { JobResult } from '@codefleet/pipeline';
-import { LocalQueue } from '@codefleet/queue';
+import { LocalQueue, openQueue } from '@codefleet/queue';
 import { SqliteRunStore } from '@codefleet/store';
 import { sampleJob } from '@codefleet/queue/conformance';
 import { createTempDir, waitFor, type TempDir } from '@codefleet/testkit';
@@ -62,6 +63,25 @@ describe('runWorker', () => {
     expect(next?.job.id).toBe(job.id);
     expect(next?.attempt).toBe(1);
   });
+
+  it('a queue that does not answer (Redis unreachable) is logged while the worker waits, and shutdown still ends it', async () => {
+    // The real BullMQ adapter on a port nothing listens on: its claim waits for Redis.
+    const silentQueue = await openQueue({ backend: 'bullmq', url: 'redis://127.0.0.1:1', prefix: 'cf-test', name: 'unreachable', leaseMs: 2_000, maxAttempts: 3, pollMs: 20 });
+    const lines: string[] = [];
+    const shutdown = new AbortController();
+    const log = createLogger({ level: 'warn', destination: new Writable({ write(chunk: Buffer, _enc, done) {
+      lines.push(chunk.toString('utf8'));
+      if (lines.some((l) => l.includes('queue.not_answering'))) shutdown.abort();
+      done();
+    } }) });
+    try {
+      const summary = await runWorker(silentQueue, async () => ({ action: 'ack', run: fakeRun }), options(shutdown.signal, { log, slowClaimMs: 200 }));
+      expect(summary).toMatchObject({ processed: 0 });
+      expect(JSON.parse(lines.find((l) => l.includes('queue.not_answering')) ?? '{}')).toMatchObject({ level: 'warn', msg: expect.stringContaining('has not answered a claim') });
+    } finally {
+      await silentQueue.close();
+    }
+  }, 20_000);
 
   it('heartbeats keep a long job leased beyond the lease duration', async () => {
     await queue.enqueue(sampleJob());
