@@ -89,7 +89,7 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
       const waitMs = options.once ? 0 : options.claimWaitMs ?? 1_000;
       const slowClaimMs = options.slowClaimMs ?? 30_000;
       // A queue that does not answer (Redis down or paused: its connection waits rather
-      // than fails) would otherwise leave no trace in the log; say so, once a minute.
+      // than fails) would otherwise leave no trace in the log; say so while it lasts.
       const silent = setInterval(() => {
         options.log.warn({ event: 'queue.not_answering', slot: n, waited_ms: waitMs + slowClaimMs }, `the queue has not answered a claim for ${Math.round((waitMs + slowClaimMs) / 1000)} s (unreachable?); still waiting`);
       }, waitMs + slowClaimMs);

@@ -69,14 +69,16 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     }
   };
   // The issue shows where the job is: one progress label at a time, best effort and fenced.
-  const progressLabel = async (state: 'running' | 'prOpened' | 'failed') => {
+  // `cancelled` has no label of its own: the progress labels go, the status comment says it.
+  const progressLabel = async (state: 'running' | 'prOpened' | 'failed' | 'cancelled') => {
     const labels = deps.settings.labels;
     if (!labels || job.source.kind !== 'issue') return;
     const all = [labels.queued, labels.running, labels.prOpened, labels.failed];
+    const add = state === 'cancelled' ? [] : [labels[state]];
     const target = { kind: 'issue' as const, number: job.source.number };
     await report(deps, async () => {
       await fence('comment');
-      await deps.forge.ensureLabels({ repo: job.repo, target, add: [labels[state]], remove: all.filter((l) => l !== labels[state]) });
+      await deps.forge.ensureLabels({ repo: job.repo, target, add, remove: all.filter((l) => !add.includes(l)) });
     });
   };
   await tracker.update((r) => startAttempt(r, { workerId: ctx.workerId, now: now() }));
@@ -184,6 +186,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
         await fence('comment');
         await deps.forge.ensureComment({ repo: job.repo, target: statusTarget(job), marker: 'status', body: `🛑 codefleet stopped this task: @${cancel} asked to cancel it. Nothing was published.\n\nStatus: cancelled` });
       });
+      await progressLabel('cancelled');
       deps.log.info({ event: 'job.cancelled', job_id: job.id, by: cancel }, 'cancelled on request');
       return { action: 'ack', run: tracker.run };
     }

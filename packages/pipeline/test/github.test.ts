@@ -87,4 +87,20 @@ if (pass === 'test') fs.writeFileSync(path.join(workdir, 'test', 'two.test.js'),
     expect(comments[0]!.body).toMatch(/Status: failed\s*$/);
     expect(gh.pulls('acme/widgets')).toEqual([]);
   }, 60_000);
+
+  it('a job cancelled on the issue leaves no progress label behind, and says so', async () => {
+    gh = await startGithubStandIn();
+    await gh.createRepo('acme/widgets', projectFiles);
+    const issue = gh.createIssue('acme/widgets', { title: 'Never mind' });
+    gh.labelIssue('acme/widgets', issue.number, 'codefleet:queued', 'codefleet[bot]');
+    h = await createHarness({ labels: { queued: 'codefleet:queued', running: 'codefleet:running', prOpened: 'codefleet:pr-opened', failed: 'codefleet:failed' } });
+    const env = { ...gitTestEnv(), PATH: process.env.PATH ?? '', HOME: h.dir.path };
+    const deps = { ...h.deps, forge: createGithubForge({ token: gh.token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: env, gitTimeoutMs: 30_000 }) };
+    const job = createJob({ repo: 'acme/widgets', source: { kind: 'issue', number: issue.number }, title: issue.title, body: '', requested_by: 'alice' }, { id: `gh-c-${Date.now()}`, now: new Date() });
+    await h.store.requestCancel(job.idempotency_key, 'alice');
+    const result = await runJob(deps, { job, attempt: 1, workerId: 'w1', signal: new AbortController().signal });
+    expect(result).toMatchObject({ action: 'ack', run: { outcome: 'cancelled' } });
+    expect(gh.labels('acme/widgets', issue.number)).toEqual([]);
+    expect(gh.comments('acme/widgets', issue.number)[0]!.body).toMatch(/Status: cancelled\s*$/);
+  }, 60_000);
 });
