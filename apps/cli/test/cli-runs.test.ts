@@ -1,8 +1,12 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { createTempDir, createTempRepo, gitTestEnv, type TempDir, type TempRepo } from '@codefleet/testkit';
+import { fileURLToPath } from 'node:url';
+import { createLocalForge } from '@codefleet/forge';
+import { createTempDir, createTempRepo, gitTestEnv, startFixture, type TempDir, type TempRepo } from '@codefleet/testkit';
 import { runCli } from '../src/index.js';
+
+const bin = fileURLToPath(new URL('../dist/bin/codefleet.js', import.meta.url));
 
 /** Runs the CLI in-process against `config.yaml` in `dir`; collects its output. */
 async function cli(dir: string, ...argv: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -99,5 +103,47 @@ describe('runs, show and dlq list', () => {
     expect(second.out).not.toContain('later run');
     // JSON stays the run record itself.
     expect(Object.keys(JSON.parse((await cli(dir.path, 'show', id, '--json')).out) as object)).not.toContain('later_runs');
+  }, 60_000);
+});
+
+describe('a job whose worker died on its last attempt', () => {
+  it('is reported by the next worker: run failed with the reason, failure comment on the task', async () => {
+    const dir = await createTempDir('cli-died');
+    const repo = await createTempRepo({ files: { 'notes.txt': 'hello\n' } });
+    try {
+      // The agent says it started, then hangs: the worker is killed while it runs.
+      const agent = join(dir.path, 'agent.mjs');
+      await writeFile(agent, "console.log('agent started'); setInterval(() => {}, 1000);\n");
+      await writeFile(join(dir.path, 'config.yaml'), [
+        'data_dir: ./data', 'queue:', '  lease_seconds: 1',
+        'worker:', '  max_retries: 0', 'agents:', '  default: script', '  script:', `    module: ${agent}`, '',
+      ].join('\n'));
+      const queued = await cli(dir.path, 'enqueue', '--repo', repo.path, '--title', 'Never finishes');
+      const id = queued.out.replace('enqueued ', '');
+      const env = { PATH: process.env.PATH ?? '', HOME: dir.path, ...gitTestEnv() };
+      const first = startFixture(bin, ['--config', join(dir.path, 'config.yaml'), 'worker'], { cwd: dir.path, env });
+      await first.waitForLine(/"stage":"implementing"/, 30_000);
+      first.kill('SIGKILL');
+      await first.exited;
+      // The lease runs out; the next worker finds the attempts spent and reports the job.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      const second = await cli(dir.path, 'worker', '--once');
+      expect(second.code).toBe(0);
+      const shown = JSON.parse((await cli(dir.path, 'show', id, '--json')).out) as { stage: string; error: { code: string; message: string } };
+      expect(shown).toMatchObject({ stage: 'failed', error: { code: 'lease_lost', message: expect.stringContaining('dead-lettered without finishing') } });
+      const forge = createLocalForge({ dbPath: join(dir.path, 'data', 'forge.sqlite'), gitEnv: env });
+      try {
+        const job = JSON.parse((await cli(dir.path, 'dlq', 'list', '--json')).out) as { job: { idempotency_key: string } }[];
+        const comments = await forge.listComments(repo.path, { kind: 'task', key: job[0]!.job.idempotency_key });
+        expect(comments.map((c) => c.body)).toEqual([expect.stringMatching(/could not complete this task \(`lease_lost`\)[\s\S]*Status: failed/)]);
+      } finally {
+        await forge.close();
+      }
+      // Reported once: the next look finds nothing more to say.
+      expect((await cli(dir.path, 'worker', '--once')).code).toBe(0);
+    } finally {
+      await repo.dispose();
+      await dir.dispose();
+    }
   }, 60_000);
 });

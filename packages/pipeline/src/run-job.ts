@@ -12,6 +12,8 @@ import type { JobContext, PipelineDeps } from './deps.js';
 import { acceptanceCriteria, agentInstructions, taskFile } from './plan.js';
 import { commitMessage, runPass, verificationEntry } from './passes.js';
 import { failureComment, statusTarget, successComment } from './report.js';
+import { latestRun, runIdOf } from '@codefleet/store';
+import { setProgressLabel, type ProgressState } from './runs.js';
 import { RunTracker } from './tracker.js';
 
 /** What the worker should do with the lease after a run. */
@@ -26,7 +28,7 @@ export type JobResult = LeaseVerdict & { run: RunRecord };
 export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobResult> {
   const now = deps.now ?? (() => new Date());
   const { job } = ctx;
-  const latest = await latestRun(deps, job.id);
+  const latest = await latestRun(deps.store, job.id);
   let existing = latest.run;
   let runId = runIdOf(job.id, latest.generation);
   let origin: string | undefined;
@@ -69,16 +71,10 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     }
   };
   // The issue shows where the job is: one progress label at a time, best effort and fenced.
-  // `cancelled` has no label of its own: the progress labels go, the status comment says it.
-  const progressLabel = async (state: 'running' | 'prOpened' | 'failed' | 'cancelled') => {
-    const labels = deps.settings.labels;
-    if (!labels || job.source.kind !== 'issue') return;
-    const all = [labels.queued, labels.running, labels.prOpened, labels.failed];
-    const add = state === 'cancelled' ? [] : [labels[state]];
-    const target = { kind: 'issue' as const, number: job.source.number };
+  const progressLabel = async (state: ProgressState) => {
     await report(deps, async () => {
       await fence('comment');
-      await deps.forge.ensureLabels({ repo: job.repo, target, add, remove: all.filter((l) => !add.includes(l)) });
+      await setProgressLabel(deps, job, state);
     });
   };
   await tracker.update((r) => startAttempt(r, { workerId: ctx.workerId, now: now() }));
@@ -210,24 +206,6 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
   }
 }
 
-/** The run id of a job's `generation`-th run: the job id, then `<job id>~2`, `~3` … (`~` is never in a job id). */
-function runIdOf(jobId: string, generation: number): string {
-  return generation <= 1 ? jobId : `${jobId}~${generation}`;
-}
-
-/** The job's latest run and its generation (1 when it has none yet): each redrive adds one. */
-async function latestRun(deps: PipelineDeps, jobId: string): Promise<{ run: RunRecord | undefined; generation: number }> {
-  let run = await deps.store.get(jobId).catch(() => undefined);
-  let generation = 1;
-  while (run !== undefined && isTerminal(run.stage)) {
-    const next = await deps.store.get(runIdOf(jobId, generation + 1)).catch(() => undefined);
-    if (next === undefined) break;
-    run = next;
-    generation += 1;
-  }
-  return { run, generation };
-}
-
 async function settleFailure(
   deps: PipelineDeps, ctx: JobContext, tracker: RunTracker, error: Classified, fence: (action: 'comment') => Promise<void>,
   markFailed: () => Promise<void>,
@@ -254,7 +232,7 @@ async function settleFailure(
 }
 
 /** Reporting back is best effort: a failed comment must not change the job's outcome. */
-async function report(deps: PipelineDeps, write: () => Promise<unknown>): Promise<void> {
+export async function report(deps: PipelineDeps, write: () => Promise<unknown>): Promise<void> {
   try {
     await write();
   } catch (err) {

@@ -6,7 +6,7 @@ import { SqliteRunStore } from '@codefleet/store';
 import { git } from '@codefleet/testkit';
 import { branchName } from '@codefleet/workspace';
 import { cancelRequested } from '@codefleet/core';
-import { runJob } from '../src/index.js';
+import { reportDeadLetters, runJob } from '../src/index.js';
 import { createHarness, projectFiles, type Harness } from './harness.js';
 
 // Scripted agents (stand-ins for a language model): each test writes the module the
@@ -108,6 +108,21 @@ if (pass === 'implement' && attempt === 2) {
 
     // A lost ack of the redriven run converges on it too.
     expect(await runJob(h.deps, { job, attempt: 1, workerId: 'w', signal: new AbortController().signal })).toMatchObject({ action: 'ack', run: { run_id: `${job.id}~2` } });
+  });
+
+  it('a job dead-lettered before any run of it finished is reported once: run failed, failure comment', async () => {
+    h = await createHarness();
+    const job = h.job();
+    await h.queue.enqueue(job);
+    // What a claim does when a job's attempts were all spent by expired leases.
+    await (await h.queue.claim({ workerId: 'w', waitMs: 1_000 }))!.deadLetter('attempts exhausted: the lease expired 3 times');
+    expect(await reportDeadLetters(h.deps, await h.queue.deadLetters())).toEqual([job.id]);
+    const run = await h.store.get(job.id);
+    expect(run).toMatchObject({ stage: 'failed', outcome: 'failed', error: { code: 'lease_lost', message: expect.stringContaining('the lease expired 3 times') } });
+    const comments = await h.forge.listComments(job.repo, { kind: 'task', key: job.idempotency_key });
+    expect(comments).toHaveLength(1);
+    expect(comments[0]!.body).toMatch(/after 1 attempt\(s\); its worker stopped or lost the job each time/);
+    expect(await reportDeadLetters(h.deps, await h.queue.deadLetters())).toEqual([]);
   });
 
   it('agent timeout is transient: the outer retry succeeds', async () => {

@@ -1,4 +1,6 @@
+import { isTerminal } from '@codefleet/core';
 import { queueSettingsFromConfig } from '@codefleet/queue';
+import { latestRun } from '@codefleet/store';
 import { runWorker, startMonitorServer, WorkerMonitor, type MonitorServer, type WorkerSummary } from '@codefleet/worker';
 import { defaultAgentReadiness } from '../agent-check.js';
 import { progressReporter } from '../progress.js';
@@ -46,10 +48,19 @@ export async function work(rt: Runtime, options: { concurrency?: number; once?: 
   if (swept.removed.length + swept.released.length > 0) {
     rt.log.info({ event: 'workspace.swept', removed: swept.removed.length, released: swept.released.length }, 'freed working copies of stopped workers');
   }
+  // Jobs dead-lettered without their run finishing (a worker died on their last attempt)
+  // were reported by nobody: whichever worker looks first reports them, at start, every
+  // few minutes, and at the end of --once.
+  const reportDead = () => reportUnfinishedDeadLetters(rt).catch((err: unknown) => {
+    rt.log.warn({ err, event: 'dead_letter.check_failed' }, 'could not check the dead-letter queue');
+  });
+  await reportDead();
+  const deadLetterTimer = setInterval(() => void reportDead(), deadLetterCheckMs);
+  deadLetterTimer.unref();
   try {
     // The pipeline (agents, verification, forge) loads with the first job, not before.
     const pipeline = async () => Promise.all([import('@codefleet/pipeline'), rt.pipeline()]);
-    return await runWorker(rt.queue, async (ctx) => {
+    const summary = await runWorker(rt.queue, async (ctx) => {
       const [{ runJob }, deps] = await pipeline();
       return runJob(deps, ctx);
     }, {
@@ -65,10 +76,34 @@ export async function work(rt: Runtime, options: { concurrency?: number; once?: 
       leases: { store: rt.store, ttlMs: queueSettingsFromConfig(rt.config).leaseMs },
       ...(progress ? { onProgress: progress.onProgress } : {}),
     });
+    if (options.once) await reportDead();
+    return summary;
   } finally {
+    clearInterval(deadLetterTimer);
     progress?.done();
     await server?.close();
     process.off('SIGTERM', stop);
     process.off('SIGINT', stop);
   }
+}
+
+/** How often a worker looks for dead letters nobody reported. */
+const deadLetterCheckMs = 5 * 60_000;
+
+/**
+ * Reports the dead letters whose job has no finished run (see `reportDeadLetters` in the
+ * pipeline). The check is a queue listing and a store read per dead letter; the pipeline
+ * (and the forge) load only when something needs reporting.
+ */
+async function reportUnfinishedDeadLetters(rt: Runtime): Promise<void> {
+  const dead = await rt.queue.deadLetters({ limit: 100 });
+  const unreported = [];
+  for (const letter of dead) {
+    if (letter.job === undefined) continue;
+    const { run } = await latestRun(rt.store, letter.job.id);
+    if (run === undefined || !isTerminal(run.stage)) unreported.push(letter);
+  }
+  if (unreported.length === 0) return;
+  const [{ reportDeadLetters }, deps] = await Promise.all([import('@codefleet/pipeline'), rt.pipeline()]);
+  await reportDeadLetters(deps, unreported);
 }
