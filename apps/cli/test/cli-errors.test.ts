@@ -1,22 +1,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { createTempDir, createTempRepo, git, gitTestEnv, startFixture, type TempDir, type TempRepo } from '@codefleet/testkit';
 import { runCli } from '../src/index.js';
-
-const bin = fileURLToPath(new URL('../dist/bin/codefleet.js', import.meta.url));
-
-/** Runs the CLI in-process against `config.yaml` in `dir`; collects its output. */
-async function cli(dir: string, ...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runCli(['--config', join(dir, 'config.yaml'), ...argv], {
-    out: (l) => out.push(l), err: (l) => err.push(l), cwd: dir,
-    env: { PATH: process.env.PATH, HOME: dir, ...gitTestEnv() },
-  });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+import { bin, cli } from './cli-helpers.js';
 
 const quiet = 'logging:\n  level: silent\n';
 const re = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -1,23 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { fileURLToPath } from 'node:url';
 import { createLocalForge } from '@codefleet/forge';
 import { createTempDir, createTempRepo, gitTestEnv, startFixture, type TempDir, type TempRepo } from '@codefleet/testkit';
-import { runCli } from '../src/index.js';
-
-const bin = fileURLToPath(new URL('../dist/bin/codefleet.js', import.meta.url));
-
-/** Runs the CLI in-process against `config.yaml` in `dir`; collects its output. */
-async function cli(dir: string, ...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runCli(['--config', join(dir, 'config.yaml'), ...argv], {
-    out: (l) => out.push(l), err: (l) => err.push(l), cwd: dir,
-    env: { PATH: process.env.PATH, HOME: dir, ...gitTestEnv() },
-  });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+import { bin, cli } from './cli-helpers.js';
 
 // What a terminal would act on: C0 and C1 controls, DEL, bidirectional overrides.
 // eslint-disable-next-line no-control-regex -- control characters are what is looked for

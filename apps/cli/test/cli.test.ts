@@ -1,22 +1,9 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { createTempDir, createTempRepo, freePort, gitTestEnv, startFixture, type TempDir } from '@codefleet/testkit';
 import { runCli } from '../src/index.js';
-
-const bin = fileURLToPath(new URL('../dist/bin/codefleet.js', import.meta.url));
-
-/** Runs the CLI in-process against a config in a temp dir; collects its output. */
-async function cli(dir: string, ...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runCli(['--config', join(dir, 'config.yaml'), ...argv], {
-    out: (l) => out.push(l), err: (l) => err.push(l), cwd: dir,
-    env: { PATH: process.env.PATH, HOME: dir, ...gitTestEnv() },
-  });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+import { bin, cli } from './cli-helpers.js';
 
 describe('codefleet CLI', () => {
   let dir: TempDir;

@@ -1,0 +1,18 @@
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gitTestEnv } from '@codefleet/testkit';
+import { runCli } from '../src/index.js';
+
+/** The built `codefleet` binary, for tests that need a real process. */
+export const bin = fileURLToPath(new URL('../dist/bin/codefleet.js', import.meta.url));
+
+/** Runs the CLI in-process against `config.yaml` in `dir`; collects its output. */
+export async function cli(dir: string, ...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCli(['--config', join(dir, 'config.yaml'), ...argv], {
+    out: (l) => out.push(l), err: (l) => err.push(l), cwd: dir,
+    env: { PATH: process.env.PATH, HOME: dir, ...gitTestEnv() },
+  });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
