@@ -18,7 +18,9 @@ export const runMarkVariable = 'CODEFLEET_RUN_MARK';
 export async function killMarkedStrays(mark: string): Promise<number> {
   if (process.platform !== 'linux') return 0;
   const needle = Buffer.from(`${runMarkVariable}=${mark}\0`);
-  let killed = 0;
+  // A process killed in the first pass can still be listed in the second (SIGKILL is not
+  // instant): counted once.
+  const killed = new Set<number>();
   for (let pass = 0; pass < 2; pass += 1) {
     const pids = (await readdir('/proc').catch(() => [] as string[])).filter((name) => /^\d+$/.test(name)).map(Number);
     const marked = await Promise.all(pids.map(async (pid) => {
@@ -31,11 +33,11 @@ export async function killMarkedStrays(mark: string): Promise<number> {
     for (const pid of found) {
       try {
         process.kill(pid, 'SIGKILL');
-        killed += 1;
+        killed.add(pid);
       } catch {
         // Gone already.
       }
     }
   }
-  return killed;
+  return killed.size;
 }
