@@ -41,7 +41,7 @@ export function pipelineSettings(config: Config, env: Readonly<Record<string, st
     commitAuthor: { name: 'codefleet', email: 'codefleet@users.noreply.invalid' },
     ...(config.patch.auto_commit ? { commitPrefix: config.patch.commit_message_prefix } : {}),
     keepFailed: config.workspace.keep_failed,
-    scope: { exclude: [...config.workspace.scope.exclude], read: [...config.workspace.scope.read] },
+    scope: config.workspace.scope,
     patchPolicy: patchPolicyFrom(config.patch),
     ...(config.worker.job_budget_seconds === undefined ? {} : { jobBudgetMs: config.worker.job_budget_seconds * 1000 }),
     ...(config.forge.type === 'github' ? {

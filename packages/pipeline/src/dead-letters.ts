@@ -3,7 +3,7 @@ import { maskSecrets } from '@codefleet/log';
 import type { DeadLetter } from '@codefleet/queue';
 import { latestRun } from '@codefleet/store';
 import type { PipelineDeps } from './deps.js';
-import { failureComment, statusTarget } from './report.js';
+import { failureComment, report, statusTarget } from './report.js';
 import { setProgressLabel } from './runs.js';
 import { RunTracker } from './tracker.js';
 
@@ -35,12 +35,10 @@ export async function reportDeadLetters(deps: PipelineDeps, deadLetters: readonl
       deps.log.warn({ err, event: 'dead_letter.report_failed', job_id: job.id }, 'could not finish the run of a dead-lettered job');
       continue;
     }
-    try {
+    await report(deps, async () => {
       await deps.forge.ensureComment({ repo: job.repo, target: statusTarget(job), marker: 'status', body: maskSecrets(failureComment(run, error, reason), deps.settings.secrets) });
       await setProgressLabel(deps, job, 'failed');
-    } catch (err) {
-      deps.log.warn({ err, event: 'report.failed', job_id: job.id }, 'could not report a dead-lettered job');
-    }
+    });
     deps.log.warn({ event: 'dead_letter.reported', job_id: job.id, reason: dead.reason }, 'reported a job that was dead-lettered without finishing');
     reported.push(job.id);
   }

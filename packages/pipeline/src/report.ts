@@ -1,5 +1,6 @@
 import { escapeInline, fence, type Classified, type Job, type RunRecord } from '@codefleet/core';
 import type { CommentTarget, PullRequest } from '@codefleet/forge';
+import type { PipelineDeps } from './deps.js';
 
 /** Where status reports go: the issue that asked, else the task itself (CLI, API, chat). */
 export function statusTarget(job: Job, _pullRequest?: number): CommentTarget {
@@ -40,4 +41,13 @@ export function failureComment(run: RunRecord, error: Classified, reason: string
     'Status: failed',
   );
   return lines.join('\n');
+}
+
+/** Reporting back is best effort: a failed comment must not change the job's outcome. */
+export async function report(deps: Pick<PipelineDeps, 'log'>, write: () => Promise<unknown>): Promise<void> {
+  try {
+    await write();
+  } catch (err) {
+    deps.log.warn({ err, event: 'report.failed' }, 'could not write the status comment');
+  }
 }

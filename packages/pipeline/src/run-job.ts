@@ -11,7 +11,7 @@ import { branchName, type Workspace } from '@codefleet/workspace';
 import type { JobContext, PipelineDeps } from './deps.js';
 import { acceptanceCriteria, agentInstructions, taskFile } from './plan.js';
 import { commitMessage, runPass, verificationEntry } from './passes.js';
-import { failureComment, statusTarget, successComment } from './report.js';
+import { failureComment, report, statusTarget, successComment } from './report.js';
 import { latestRun, runIdOf } from '@codefleet/store';
 import { setProgressLabel, type ProgressState } from './runs.js';
 import { RunTracker } from './tracker.js';
@@ -229,13 +229,4 @@ async function settleFailure(
   });
   await markFailed();
   return { action: 'dead_letter', reason: mask(`${error.code}: ${decision.reason}`), run: tracker.run };
-}
-
-/** Reporting back is best effort: a failed comment must not change the job's outcome. */
-export async function report(deps: PipelineDeps, write: () => Promise<unknown>): Promise<void> {
-  try {
-    await write();
-  } catch (err) {
-    deps.log.warn({ err, event: 'report.failed' }, 'could not write the status comment');
-  }
 }

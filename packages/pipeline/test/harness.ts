@@ -21,6 +21,14 @@ export const projectFiles: Record<string, string> = {
   'vendor/locked.js': 'export const locked = true;\n',
 };
 
+/** A scripted agent body that adds two() in pass 1 and its test in pass 2. */
+export const implementsFeature = `
+const lib = path.join(workdir, 'src', 'lib.js');
+if (pass === 'implement') fs.appendFileSync(lib, 'export const two = () => 2;\\n');
+if (pass === 'test') fs.writeFileSync(path.join(workdir, 'test', 'two.test.js'),
+  "import { test } from 'node:test';\\nimport assert from 'node:assert/strict';\\nimport { two } from '../src/lib.js';\\ntest('two', () => assert.equal(two(), 2));\\n");
+`;
+
 /** Everything a pipeline test needs, on real parts: git repos, SQLite queue/stores, processes. */
 export interface Harness {
   dir: TempDir;

@@ -9,6 +9,12 @@ export function runIdOf(jobId: string, generation: number): string {
   return generation <= 1 ? jobId : `${jobId}~${generation}`;
 }
 
+/** The job and generation a run id names: the inverse of {@link runIdOf}. */
+export function generationOf(runId: string): { jobId: string; generation: number } {
+  const match = /^(.+)~(\d+)$/.exec(runId);
+  return match ? { jobId: match[1] ?? runId, generation: Number(match[2]) } : { jobId: runId, generation: 1 };
+}
+
 /** The job's latest run and its generation (1 when it has none yet): each redrive adds one. */
 export async function latestRun(store: Pick<RunStore, 'get'>, jobId: string): Promise<{ run: RunRecord | undefined; generation: number }> {
   let run = await store.get(jobId).catch(() => undefined);

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { checkRepoRef, createJob, type Job } from '@codefleet/core';
-import type { RunSummary } from '@codefleet/store';
+import { generationOf, runIdOf, type RunSummary } from '@codefleet/store';
 import { displayText, formatRun, formatRuns, type LaterRun } from '../format.js';
 import { gitEnvFrom, type Runtime } from '../runtime.js';
 import { fsProblem } from '../fs-problem.js';
@@ -101,11 +101,10 @@ const maxGenerations = 1_000;
  * again as `<job id>~2`, `~3` … while its failed run stays under the job id.
  */
 async function laterRuns(rt: Runtime, runId: string): Promise<LaterRun[]> {
-  const generation = /^(.+)~(\d+)$/.exec(runId);
-  const jobId = generation?.[1] ?? runId;
+  const { jobId, generation } = generationOf(runId);
   const later: LaterRun[] = [];
-  for (let n = Number(generation?.[2] ?? 1) + 1; n <= maxGenerations; n += 1) {
-    const run = await rt.store.get(`${jobId}~${n}`);
+  for (let n = generation + 1; n <= maxGenerations; n += 1) {
+    const run = await rt.store.get(runIdOf(jobId, n));
     if (run === undefined) break;
     later.push({ runId: run.run_id, stage: run.stage, ...(run.outcome === undefined ? {} : { outcome: run.outcome }) });
   }
