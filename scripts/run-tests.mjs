@@ -17,6 +17,11 @@ const workspaces = ['packages', 'apps'].flatMap((group) => {
 
 for (const dir of workspaces) rmSync(join(dir, '.jest-results.json'), { force: true });
 
+// What the tests start for real: redis-server (the BullMQ, SQS-coordination and run-store
+// tests) and bubblewrap (the sandbox the agents and checks run in). Installed here when
+// missing, as .ci/run does, so `npm ci && npm test` works on a fresh machine of this image.
+provision({ 'redis-server': 'redis-server', bwrap: 'bubblewrap' });
+
 const turbo = spawnSync('npx', ['turbo', 'run', 'test', '--continue', '--log-order=grouped', ...process.argv.slice(2)], {
   cwd: root,
   stdio: 'inherit',
@@ -53,3 +58,16 @@ if (turbo.status !== 0 && failed === 0) {
 if (problems.length > 0) console.log(`\nFailures:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed > 0 ? 1 : 0);
+
+function provision(programs) {
+  if (process.platform !== 'linux') return;
+  const onPath = (program) => spawnSync('sh', ['-c', 'command -v "$1"', 'sh', program], { stdio: 'ignore' }).status === 0;
+  const missing = Object.entries(programs).filter(([program]) => !onPath(program)).map(([, pkg]) => pkg);
+  if (missing.length === 0) return;
+  const root = process.getuid?.() === 0;
+  const asRoot = (argv) => (root ? argv : ['sudo', '-n', ...argv]);
+  console.log(`npm test: installing ${missing.join(' ')} (apt-get)`);
+  const run = (argv) => spawnSync(argv[0], argv.slice(1), { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } }).status === 0;
+  const ok = run(asRoot(['apt-get', 'install', '-y', '-qq', ...missing])) || (run(asRoot(['apt-get', 'update', '-qq'])) && run(asRoot(['apt-get', 'install', '-y', '-qq', ...missing])));
+  if (!ok) console.log(`npm test: could not install ${missing.join(' ')}; install them (apt-get install ${missing.join(' ')}) or the tests that need them fail`);
+}

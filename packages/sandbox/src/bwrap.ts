@@ -1,0 +1,74 @@
+import type { SystemEntry } from './host.js';
+import { isWithin } from './host.js';
+import type { SandboxMount } from './types.js';
+
+/** A path hidden inside the sandbox: a directory becomes an empty tmpfs, a file /dev/null. */
+export interface HiddenPath {
+  path: string;
+  kind: 'dir' | 'file';
+}
+
+/** Everything one bubblewrap run is built from; paths absolute. */
+export interface BwrapPlan {
+  system: readonly SystemEntry[];
+  /** Shown read-only besides the system directories (toolchains, this Node, /etc link targets). */
+  readPaths: readonly string[];
+  /** Existing paths to hide; only those under something shown need hiding at all. */
+  hidden: readonly HiddenPath[];
+  /** The run's own directory, shown as /tmp (HOME is /tmp/home). */
+  runDir: string;
+  writable: readonly string[];
+  readOnly: readonly string[];
+  mounts: readonly SandboxMount[];
+  cwd: string;
+  network: 'on' | 'none';
+}
+
+/** HOME inside a bwrap run: in its own /tmp, so both go away with the run. */
+export const sandboxHome = '/tmp/home';
+
+/**
+ * The bubblewrap arguments for `plan` (everything before the program's argv). Order matters:
+ * bwrap applies them in sequence, so the run's /tmp comes first, then the read-only system
+ * directories, the hidden paths on top of them, the writable working copy, and the read-only
+ * parts of the copy last of all.
+ */
+export function bwrapArgs(plan: BwrapPlan): string[] {
+  const args = [
+    // The sandbox (and everything in it: its PID namespace dies with its first process) goes
+    // when the worker goes, even by SIGKILL.
+    '--die-with-parent',
+    '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try',
+    ...(plan.network === 'none' ? ['--unshare-net'] : []),
+    // A new session: no terminal to push keystrokes into (TIOCSTI).
+    '--new-session',
+    // First, so the read paths and the working copy may lie under /tmp (as a test's do).
+    '--bind', plan.runDir, '/tmp', '--proc', '/proc', '--dev', '/dev',
+  ];
+  const shown: string[] = [];
+  for (const entry of plan.system) {
+    if (entry.kind === 'symlink') args.push('--symlink', entry.target, entry.path);
+    else {
+      args.push('--ro-bind', entry.path, entry.path);
+      shown.push(entry.path);
+    }
+  }
+  for (const path of plan.readPaths) {
+    args.push('--ro-bind', path, path);
+    shown.push(path);
+  }
+  const hidden = plan.hidden.filter((entry) => shown.some((root) => isWithin(root, entry.path)));
+  for (const entry of hidden) {
+    if (entry.kind === 'dir') args.push('--tmpfs', entry.path);
+    else args.push('--ro-bind', '/dev/null', entry.path);
+  }
+  // A read path inside a hidden one (a toolchain under the hidden HOME) is shown again.
+  for (const path of plan.readPaths) {
+    if (hidden.some((entry) => entry.path !== path && isWithin(entry.path, path))) args.push('--ro-bind', path, path);
+  }
+  for (const path of plan.writable) args.push('--bind', path, path);
+  for (const path of plan.readOnly) args.push('--ro-bind', path, path);
+  for (const mount of plan.mounts) args.push(mount.writable ? '--bind' : '--ro-bind', mount.source, mount.target);
+  args.push('--chdir', plan.cwd);
+  return args;
+}

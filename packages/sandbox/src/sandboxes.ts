@@ -1,0 +1,231 @@
+import { randomBytes } from 'node:crypto';
+import { access, chmod, mkdir, mkdtemp, readdir, realpath, rm, stat } from 'node:fs/promises';
+import { constants as fsConstants } from 'node:fs';
+import { constants as osConstants } from 'node:os';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { runProcess, type ProcessResult } from '@codefleet/process';
+import { bwrapArgs, sandboxHome, type HiddenPath } from './bwrap.js';
+import { containerArgs } from './container.js';
+import { isWithin, type SystemEntry } from './host.js';
+import { seatbeltArgs, seatbeltProfile } from './seatbelt.js';
+import type { Sandbox, SandboxRunOptions } from './types.js';
+
+/** `none`: the program runs as the worker's user, with today's guards only. */
+export function createNoSandbox(): Sandbox {
+  return {
+    mode: 'none',
+    description: "sandbox: none — agents and repository commands run as the worker's user: they can read its HOME, its config and token files, every working copy and mirror, and see and signal its processes",
+    run(argv, options) {
+      const { writable: _w, readOnly: _r, mounts: _m, ...rest } = options;
+      return runProcess(argv, { ...rest, dieWithParent: true });
+    },
+  };
+}
+
+/** What a bubblewrap sandbox is made of, found once when it opens. */
+export interface BwrapParts {
+  bwrap: string;
+  system: readonly SystemEntry[];
+  readPaths: readonly string[];
+  hidden: readonly HiddenPath[];
+  runRoot: string;
+  network: 'on' | 'none';
+}
+
+/** `bwrap`: bubblewrap namespaces per run; see {@link Sandbox}. */
+export function createBwrapSandbox(parts: BwrapParts): Sandbox {
+  const shownDirs = [...parts.system.flatMap((entry) => (entry.kind === 'dir' ? [entry.path] : [])), ...parts.readPaths];
+  return {
+    mode: 'bwrap',
+    description: `sandbox: bwrap — own PID namespace, fresh HOME and /tmp, read-only system directories, writes to the working copy only, network ${parts.network}`,
+    async run(argv, options) {
+      const [file] = argv;
+      if (!file) throw new TypeError('sandbox.run: argv must name a program');
+      const writable = await Promise.all(options.writable.map((path) => realpath(path)));
+      const cwd = await realpath(options.cwd);
+      if (!writable.some((root) => isWithin(root, cwd))) throw new Error(`sandbox.run: cwd ${cwd} is not inside a writable path`);
+      const reshown = [...parts.readPaths, ...writable];
+      const visible = (real: string) =>
+        [...shownDirs, ...writable].some((root) => isWithin(root, real))
+        && !(parts.hidden.some((entry) => isWithin(entry.path, real)) && !reshown.some((root) => isWithin(root, real)));
+      const program = await locate(file, cwd, options.env.PATH, visible);
+      if ('error' in program) return notStarted(argv, program.error);
+      return withRunDir(parts.runRoot, async (runDir) => {
+        const readOnly = await existing(options.readOnly ?? []);
+        const args = bwrapArgs({
+          system: parts.system, readPaths: parts.readPaths, hidden: parts.hidden, runDir, writable, readOnly, mounts: options.mounts ?? [], cwd, network: parts.network,
+        });
+        // No guard process: bwrap's --die-with-parent and the PID namespace do its work (and
+        // catch what leaves the process group, which the guard's mark could miss).
+        const result = await runProcess([parts.bwrap, ...args, '--', program.path, ...argv.slice(1)], {
+          ...processOptions(options), env: { ...options.env, HOME: sandboxHome, TMPDIR: '/tmp' },
+        });
+        return fromBwrap(result, argv);
+      });
+    },
+  };
+}
+
+/** What a Seatbelt sandbox is made of. */
+export interface SeatbeltParts {
+  program: string;
+  readPaths: readonly string[];
+  hidden: readonly string[];
+  runRoot: string;
+  network: 'on' | 'none';
+}
+
+/** `sandbox-exec` (macOS): a generated profile per run; see {@link seatbeltProfile}. */
+export function createSeatbeltSandbox(parts: SeatbeltParts): Sandbox {
+  return {
+    mode: 'sandbox-exec',
+    description: `sandbox: sandbox-exec — fresh HOME and TMPDIR, read-only system directories, writes to the working copy only, network ${parts.network}; macOS has no PID namespace (other processes are only shielded by the profile)`,
+    async run(argv, options) {
+      const [file] = argv;
+      if (!file) throw new TypeError('sandbox.run: argv must name a program');
+      const program = await locate(file, options.cwd, options.env.PATH, () => true);
+      if ('error' in program) return notStarted(argv, program.error);
+      return withRunDir(parts.runRoot, async (runDir) => {
+        await mkdir(join(runDir, 'tmp'));
+        const { profile, params } = seatbeltProfile({
+          readPaths: parts.readPaths, hidden: parts.hidden, runDir, writable: options.writable, readOnly: options.readOnly ?? [], mounts: options.mounts ?? [], network: parts.network,
+        });
+        const result = await runProcess([parts.program, ...seatbeltArgs(profile, params), program.path, ...argv.slice(1)], {
+          ...processOptions(options), env: { ...options.env, HOME: join(runDir, 'home'), TMPDIR: join(runDir, 'tmp') }, dieWithParent: true,
+        });
+        return { ...result, command: [...argv] };
+      });
+    },
+  };
+}
+
+/** What a container sandbox is made of. */
+export interface ContainerParts {
+  runtime: string;
+  runtimeName: 'docker' | 'podman';
+  image: string;
+  runRoot: string;
+  network: 'on' | 'none';
+  /** The worker's PATH, for the runtime's own client. */
+  hostPath: string;
+}
+
+/** `container`: a docker or podman container per run, from the configured image. */
+export function createContainerSandbox(parts: ContainerParts): Sandbox {
+  return {
+    mode: 'container',
+    description: `sandbox: container (${parts.runtimeName}, ${parts.image}) — own namespaces, fresh HOME and /tmp, writes to the working copy only, network ${parts.network}`,
+    async run(argv, options) {
+      return withRunDir(parts.runRoot, async (runDir) => {
+        const name = `codefleet-${randomBytes(8).toString('hex')}`;
+        const { PATH: _path, HOME: _home, TMPDIR: _tmp, ...programEnv } = options.env;
+        const args = containerArgs({
+          runtime: parts.runtimeName, image: parts.image, name, runDir, writable: options.writable, readOnly: await existing(options.readOnly ?? []),
+          mounts: options.mounts ?? [], cwd: options.cwd, network: parts.network, envNames: Object.keys(programEnv),
+          user: { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 },
+        });
+        try {
+          const result = await runProcess([parts.runtime, ...args, ...argv], {
+            ...processOptions(options), env: { ...programEnv, PATH: parts.hostPath }, dieWithParent: true,
+          });
+          return { ...result, command: [...argv] };
+        } finally {
+          // A killed client leaves its container running: remove it by name (gone already after --rm).
+          await runProcess([parts.runtime, 'rm', '--force', name], { cwd: '/', env: { PATH: parts.hostPath }, timeoutMs: 30_000 });
+        }
+      });
+    },
+  };
+}
+
+function processOptions(options: SandboxRunOptions) {
+  const { writable: _w, readOnly: _r, mounts: _m, ...rest } = options;
+  return rest;
+}
+
+// Each run gets its own directory for HOME and /tmp, removed afterwards whatever the run left
+// there (read-only directories included).
+async function withRunDir<T>(runRoot: string, fn: (runDir: string) => Promise<T>): Promise<T> {
+  const runDir = await mkdtemp(join(runRoot, 'run-'));
+  await mkdir(join(runDir, 'home'));
+  try {
+    return await fn(runDir);
+  } finally {
+    await removeAll(runDir);
+  }
+}
+
+async function removeAll(path: string): Promise<void> {
+  try {
+    await rm(path, { recursive: true, force: true, maxRetries: 3 });
+  } catch {
+    await makeWritable(path);
+    await rm(path, { recursive: true, force: true, maxRetries: 3 });
+  }
+}
+
+async function makeWritable(dir: string): Promise<void> {
+  await chmod(dir, 0o700).catch(() => undefined);
+  for (const entry of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
+    if (entry.isDirectory()) await makeWritable(join(dir, entry.name));
+  }
+}
+
+async function existing(paths: readonly string[]): Promise<string[]> {
+  const found: string[] = [];
+  for (const path of paths) {
+    const real = await realpath(path).catch(() => undefined);
+    if (real !== undefined) found.push(real);
+  }
+  return found;
+}
+
+// Where the program would be started from inside, found here with the same PATH (the paths
+// inside are the host's): the first match the sandbox shows. A match it does not show is
+// named with the fix, so a toolchain outside the system directories is not a mystery.
+async function locate(file: string, cwd: string, path: string | undefined, visible: (real: string) => boolean): Promise<{ path: string } | { error: string }> {
+  const candidates = file.includes('/')
+    ? [isAbsolute(file) ? file : resolve(cwd, file)]
+    : (path ?? '').split(delimiter).filter(Boolean).map((dir) => join(isAbsolute(dir) ? dir : resolve(cwd, dir), file));
+  let hiddenMatch: string | undefined;
+  for (const candidate of candidates) {
+    if (!(await isExecutableFile(candidate))) continue;
+    const real = await realpath(candidate).catch(() => candidate);
+    if (visible(real)) return { path: candidate };
+    hiddenMatch ??= candidate;
+  }
+  if (hiddenMatch !== undefined) {
+    return { error: `${file} is at ${hiddenMatch}, which the sandbox does not show; add its directory (or its toolchain's) to sandbox.read_paths` };
+  }
+  return { error: `${file}: not found${file.includes('/') ? '' : ' on PATH'}` };
+}
+
+async function isExecutableFile(path: string): Promise<boolean> {
+  try {
+    await access(path, fsConstants.X_OK);
+    return (await stat(path)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function notStarted(argv: readonly string[], error: string): ProcessResult {
+  return { command: [...argv], exitCode: null, signal: null, timedOut: false, cancelled: false, durationMs: 0, outputTail: '', spawnError: error };
+}
+
+// bwrap's own process reports a program killed by a signal as 128 + the signal's number, and
+// its own set-up failures as exit 1 with a `bwrap:` line; both are put back into the facts
+// runProcess reports for an unsandboxed program.
+function fromBwrap(result: ProcessResult, argv: readonly string[]): ProcessResult {
+  const facts: ProcessResult = { ...result, command: [...argv] };
+  if (result.timedOut || result.cancelled || result.exitCode === null) return facts;
+  if (result.exitCode > 128 && result.exitCode <= 128 + 64) {
+    const signal = Object.entries(osConstants.signals).find(([, number]) => number === result.exitCode! - 128)?.[0];
+    if (signal !== undefined) return { ...facts, exitCode: null, signal };
+  }
+  const lastLine = result.outputTail.trimEnd().split('\n').at(-1) ?? '';
+  if (result.exitCode === 1 && /^bwrap: (Can't|Creating|execvp|No permission|Failed|Unexpected|Unknown|setting up)/.test(lastLine)) {
+    return { ...facts, exitCode: null, spawnError: `the sandbox could not start it: ${lastLine}` };
+  }
+  return facts;
+}

@@ -1,0 +1,81 @@
+import type { ProcessResult, RunProcessOptions } from '@codefleet/process';
+
+/**
+ * How agents and repository commands are isolated from the worker:
+ * - `bwrap`: bubblewrap on Linux: own PID, IPC and UTS namespaces (and network with
+ *   `network: none`), a filesystem made of read-only system directories, the job's working
+ *   copy and a fresh HOME and /tmp; nothing else of the host is there;
+ * - `sandbox-exec`: macOS Seatbelt: the same read and write rules as a profile; macOS has no
+ *   PID namespace, so processes are confined by the profile's signal and process-info rules;
+ * - `container`: docker or podman, for hosts that prefer them;
+ * - `none`: no isolation; the program runs as the worker's user with its HOME and view of
+ *   every process and file (said plainly at start and by `doctor`).
+ */
+export type SandboxMode = 'bwrap' | 'sandbox-exec' | 'container' | 'none';
+
+/** Every mode, `auto` apart. */
+export const sandboxModes: readonly SandboxMode[] = ['bwrap', 'sandbox-exec', 'container', 'none'];
+
+/** What the operator chose (config.yaml `sandbox:`), resolved to host paths. */
+export interface SandboxSettings {
+  /** `auto`: bwrap on Linux, sandbox-exec on macOS. */
+  mode: SandboxMode | 'auto';
+  /** `on` (default): agents call their APIs, installs reach registries. `none`: no network at all. */
+  network: 'on' | 'none';
+  /** Host paths shown read-only besides the system directories: toolchains installed elsewhere. */
+  readPaths: readonly string[];
+  /**
+   * Host paths never shown, even under a directory that is: the worker's data directory (other
+   * working copies, mirrors, the queue), its config file, token and key files, the real HOME.
+   * What a run must see of them (its own working copy) is shown again on top.
+   */
+  hiddenPaths: readonly string[];
+  /** Where each run's fresh HOME and /tmp are made and removed again (inside the data directory). */
+  runRoot: string;
+  /** For `container`: the runtime and the image runs start from. */
+  container?: { runtime: 'docker' | 'podman'; image: string };
+}
+
+/** A host path shown inside the sandbox at `target` (the agent's own git directory over the shared one). */
+export interface SandboxMount {
+  source: string;
+  target: string;
+  writable: boolean;
+}
+
+/** One run: the process options plus what it may see and write. */
+export interface SandboxRunOptions extends Omit<RunProcessOptions, 'dieWithParent'> {
+  /** Host paths the run may write (the working copy); `cwd` must be inside one. Shown at the same path. */
+  writable: readonly string[];
+  /**
+   * Paths inside the writable ones shown read-only: workflow files, dependencies written only
+   * by install steps, the read scope. Missing ones are skipped.
+   */
+  readOnly?: readonly string[];
+  /** Extra mounts, applied last. */
+  mounts?: readonly SandboxMount[];
+}
+
+/**
+ * The sandbox port: runs one program with an argument array (never a shell string), cut off
+ * from the host as its mode allows. Every mode promises what `runProcess` does (complete
+ * environment, process-group timeouts, bounded output, nothing outlives a killed worker);
+ * the isolating modes add, per run:
+ * - its own process namespace where the OS has one (Linux): the worker, other jobs and their
+ *   environments are invisible, and everything started inside dies with the run;
+ * - a fresh HOME and TMPDIR, removed after the run;
+ * - writes only to `writable` (minus `readOnly`) and the run's own HOME and /tmp;
+ * - reads only of system directories, `readPaths`, and what it may write; `hiddenPaths` never;
+ * - no network with `network: none`.
+ * A program that cannot be found, or lies outside what the run can see, is reported as a
+ * `spawnError` naming the fix, as a program missing on PATH is.
+ *
+ * It leaves out what the caller decides: which paths are writable or read-only for which
+ * run, and the environment allowlist.
+ */
+export interface Sandbox {
+  readonly mode: SandboxMode;
+  /** One line for the worker's start and `doctor`: what this mode isolates, or exposes. */
+  readonly description: string;
+  run(argv: readonly string[], options: SandboxRunOptions): Promise<ProcessResult>;
+}
