@@ -27,6 +27,7 @@ export type {
   OllamaAgentConfig,
   PatchConfig,
   QueueConfig,
+  SandboxConfig,
   StoreConfig,
   ScriptAgentConfig,
   VerificationConfig,

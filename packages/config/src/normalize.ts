@@ -30,6 +30,9 @@ export interface NormalizeContext {
 export function normalize(parsed: ParsedConfig, context: NormalizeContext): Config {
   const { baseDir, env, hostname } = context;
   const path = (p: string) => resolve(baseDir, p);
+  // `~/.cargo`: toolchains are usually named from HOME.
+  const home = readVariable(env, 'HOME');
+  const homePath = (p: string) => (home !== undefined && (p === '~' || p.startsWith('~/')) ? join(home, p.slice(1)) : path(p));
   const dataDir = path(parsed.data_dir);
   const { queue, agents, forge } = parsed;
   const timeout = (own: number | undefined) => own ?? agents.timeout_seconds;
@@ -77,6 +80,7 @@ export function normalize(parsed: ParsedConfig, context: NormalizeContext): Conf
       },
     },
     worker: { ...parsed.worker, worker_id: parsed.worker.worker_id ?? hostname },
+    sandbox: { ...parsed.sandbox, read_paths: parsed.sandbox.read_paths.map(homePath), hidden_paths: parsed.sandbox.hidden_paths.map(homePath) },
     forge: {
       ...forge,
       github: { ...forge.github, ...(token === undefined ? {} : { token }), ...(webhookSecret === undefined ? {} : { webhook_secret: webhookSecret }),

@@ -9,7 +9,12 @@ import type { Config } from './types.js';
  * returns the problems it finds; all of them run, so one error reports everything at once.
  */
 export function checkRules(config: Config, env: Env): ConfigProblem[] {
-  return [...queueRules(config), ...agentRules(config, env), ...workerRules(config), ...forgeRules(config, env)];
+  return [...queueRules(config), ...agentRules(config, env), ...workerRules(config), ...forgeRules(config, env), ...sandboxRules(config)];
+}
+
+function sandboxRules({ sandbox }: Config): ConfigProblem[] {
+  if (sandbox.mode !== 'container' || sandbox.container.image !== undefined) return [];
+  return [{ path: 'sandbox.container.image', message: 'required when sandbox.mode is container: the image every run starts from' }];
 }
 
 function queueRules({ queue }: Config): ConfigProblem[] {

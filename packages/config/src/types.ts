@@ -56,6 +56,9 @@ export type WorkerConfig = Filled<Raw['worker'], 'worker_id'>;
 /** `verification:` as written (no derived values). */
 export type VerificationConfig = Raw['verification'];
 
+/** `sandbox:` after normalize: `read_paths` and `hidden_paths` are absolute. */
+export type SandboxConfig = Raw['sandbox'];
+
 /** `patch:` as written (no derived values). */
 export type PatchConfig = Raw['patch'];
 
@@ -85,6 +88,7 @@ export interface Config {
   agents: AgentsConfig;
   worker: WorkerConfig;
   verification: VerificationConfig;
+  sandbox: SandboxConfig;
   patch: PatchConfig;
   forge: ForgeConfig;
   logging: LoggingConfig;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ConfigError, configSchema } from '../src/index.js';
+import { ConfigError, configSchema, parseConfig } from '../src/index.js';
 import { BASE_DIR, configError, parse, problems, yaml } from './helpers.js';
 
 describe('parseConfig: defaults', () => {
@@ -311,5 +311,24 @@ describe('configSchema', () => {
     };
     visit(configSchema, '');
     expect(undocumented).toEqual([]);
+  });
+});
+
+describe('sandbox:', () => {
+  const options = { baseDir: '/etc/codefleet', hostname: 'h', env: { HOME: '/home/w' } };
+
+  it('defaults to the OS sandbox with the network on', () => {
+    expect(parseConfig('', options).config.sandbox).toEqual({ mode: 'auto', network: 'on', read_paths: [], hidden_paths: [], container: { runtime: 'docker' } });
+  });
+
+  it('resolves read and hidden paths against HOME and the config file', () => {
+    const { sandbox } = parseConfig('sandbox:\n  read_paths: [~/.cargo, tools]\n  hidden_paths: [/opt/keys]\n', options).config;
+    expect(sandbox.read_paths).toEqual(['/home/w/.cargo', '/etc/codefleet/tools']);
+    expect(sandbox.hidden_paths).toEqual(['/opt/keys']);
+  });
+
+  it('refuses an unknown mode and a container without an image', () => {
+    expect(() => parseConfig('sandbox:\n  mode: firejail\n', options)).toThrow(/sandbox\.mode/);
+    expect(() => parseConfig('sandbox:\n  mode: container\n', options)).toThrow(/sandbox\.container\.image/);
   });
 });

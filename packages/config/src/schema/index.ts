@@ -4,6 +4,7 @@ import { forgeSchema } from './forge.js';
 import { loggingSchema } from './logging.js';
 import { patchSchema } from './patch.js';
 import { queueSchema } from './queue.js';
+import { sandboxSchema } from './sandbox.js';
 import { storeSchema } from './store.js';
 import { verificationSchema } from './verification.js';
 import { workerSchema } from './worker.js';
@@ -27,6 +28,7 @@ export const configSchema = z
     agents: agentsSchema,
     worker: workerSchema,
     verification: verificationSchema,
+    sandbox: sandboxSchema,
     patch: patchSchema,
     forge: forgeSchema,
     logging: loggingSchema,
