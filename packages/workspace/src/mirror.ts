@@ -6,6 +6,7 @@ import { guardConfigFile, mirrorConfigRules, mirrorFetchRefspec, mirrorWorktreeR
 import { lastObjectId, type Git } from './git.js';
 import { lock, newHolder, unlock } from './lock-file.js';
 import { removeTree } from './remove-tree.js';
+import { sweepTempObjects } from './temp-objects.js';
 
 /** Where the mirror of `url` lives and which lock guards it. */
 export interface MirrorPaths {
@@ -60,6 +61,7 @@ export async function syncMirror(gits: { local: Git; remote: Git }, paths: Mirro
     if (!(await exists(join(paths.dir, 'config')))) await createMirror(git, paths, request.url, signal);
     // Whatever an agent of an earlier job wrote into the shared config stays out of the fetch.
     await guardMirrorConfig(git, paths.dir, request.url, signal);
+    await sweepTempObjects(paths.dir).catch(() => undefined);
     await gits.remote.run(['fetch', '--prune', '--no-tags', '--quiet', 'origin'], { cwd: paths.dir, signal });
     const baseBranch = request.baseBranch ?? (await defaultBranch(gits, paths.dir, signal));
     const baseSha = await remoteHead(git, paths.dir, baseBranch, signal);
