@@ -7,6 +7,7 @@ import {
 } from '@codefleet/forge';
 import type { Logger } from '@codefleet/log';
 import type { PipelineDeps, PipelineSettings } from '@codefleet/pipeline';
+import type { Sandbox } from '@codefleet/sandbox';
 import type { RunStore } from '@codefleet/store';
 import type { WorkspaceManager } from '@codefleet/workspace';
 
@@ -42,6 +43,7 @@ export function pipelineSettings(config: Config, env: Readonly<Record<string, st
     ...(config.patch.auto_commit ? { commitPrefix: config.patch.commit_message_prefix } : {}),
     keepFailed: config.workspace.keep_failed,
     scope: config.workspace.scope,
+    protectWorkflows: config.workspace.protect_workflows,
     patchPolicy: patchPolicyFrom(config.patch),
     ...(config.worker.job_budget_seconds === undefined ? {} : { jobBudgetMs: config.worker.job_budget_seconds * 1000 }),
     ...(config.forge.type === 'github' ? {
@@ -93,7 +95,7 @@ export async function openForge(loaded: LoadedConfig, baseGitEnv: Record<string,
 }
 
 /** The pipeline's dependencies; agents are created on first use and kept. */
-export function pipelineDeps(loaded: LoadedConfig, parts: { forge: Forge; workspaces: WorkspaceManager; store: RunStore; log: Logger }): PipelineDeps {
+export function pipelineDeps(loaded: LoadedConfig, parts: { forge: Forge; workspaces: WorkspaceManager; sandbox: Sandbox; store: RunStore; log: Logger }): PipelineDeps {
   const agents = new Map<string, Agent>();
   return {
     ...parts,

@@ -1,11 +1,12 @@
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, isAbsolute, join, relative } from 'node:path';
 import type { LoadedConfig, Config } from '@codefleet/config';
 import { CodefleetError } from '@codefleet/core';
 import { createLogger, type Logger } from '@codefleet/log';
 import type { PipelineDeps } from '@codefleet/pipeline';
 import { openQueue, queueSettingsFromConfig, type Queue } from '@codefleet/queue';
 import { RedisRunStore, SqliteRunStore, type RunStore } from '@codefleet/store';
+import type { Sandbox, SandboxSettings } from '@codefleet/sandbox';
 import type { WorkspaceManager } from '@codefleet/workspace';
 import { fsProblem } from './fs-problem.js';
 import type { RuntimeForge } from './pipeline-deps.js';
@@ -24,6 +25,8 @@ export interface Runtime {
   forge(): Promise<RuntimeForge>;
   workspaces(): Promise<WorkspaceManager>;
   pipeline(): Promise<PipelineDeps>;
+  /** The sandbox jobs run in, opened (and checked) on first use. */
+  sandbox(): Promise<Sandbox>;
   close(): Promise<void>;
 }
 
@@ -47,6 +50,33 @@ export function gitEnvFrom(env: Readonly<Record<string, string>>): Record<string
     if (value !== undefined) out[name] = value;
   }
   return out;
+}
+
+/**
+ * The sandbox as the config describes it. Always hidden from runs: the data directory (other
+ * jobs' copies, mirrors, the queue, token files), the working-copy cache, the config file and
+ * HOME. Always shown read-only: the script agent's own directory (the operator's code).
+ */
+export function sandboxSettings(loaded: LoadedConfig): SandboxSettings {
+  const { config, env } = loaded;
+  const script = config.agents.script.module;
+  const hidden = [config.data_dir, config.workspace.cache_dir, ...(loaded.source === undefined ? [] : [loaded.source]), ...(env.HOME === undefined ? [] : [env.HOME])];
+  // The script agent's directory, unless that would show something hidden (a module kept
+  // directly in HOME, or beside the data directory): then the module file alone.
+  const scriptPath = script === undefined || !isAbsolute(script) ? [] : [hidden.some((path) => isInside(dirname(script), path)) ? script : dirname(script)];
+  return {
+    mode: config.sandbox.mode,
+    network: config.sandbox.network,
+    readPaths: [...config.sandbox.read_paths, ...scriptPath],
+    hiddenPaths: [...hidden, ...config.sandbox.hidden_paths],
+    runRoot: join(config.data_dir, 'sandbox'),
+    ...(config.sandbox.container.image === undefined ? {} : { container: { runtime: config.sandbox.container.runtime, image: config.sandbox.container.image } }),
+  };
+}
+
+function isInside(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }
 
 /** One value made on first call and kept; a failed attempt is not kept, the next call tries again. */
@@ -158,12 +188,17 @@ export async function openRuntime(loaded: LoadedConfig, options: RuntimeOptions 
     const remoteGitEnv = config.forge.type === 'github' ? (await forgeAccess()).gitEnv : gitEnv;
     return createWorkspaceManager({ cacheDir: config.workspace.cache_dir, reuse: config.workspace.reuse, gitEnv, remoteGitEnv });
   });
-  const pipeline = once(async () => (await deps()).pipelineDeps(loaded, { forge: (await forgeAccess()).forge, workspaces: await workspaces(), store, log }));
+  const sandbox = once(async () => {
+    const { openSandbox } = await import('@codefleet/sandbox');
+    return openSandbox(sandboxSettings(loaded), { platform: process.platform, path: env.PATH ?? '' });
+  });
+  const pipeline = once(async () => (await deps()).pipelineDeps(loaded, { forge: (await forgeAccess()).forge, workspaces: await workspaces(), sandbox: await sandbox(), store, log }));
   const runtime: Runtime = {
     loaded, config, log, queue, store,
     forge: async () => (await forgeAccess()).forge,
     workspaces,
     pipeline,
+    sandbox,
     close: async () => {
       await queue.close();
       await store.close();

@@ -1,3 +1,5 @@
+import type { ProcessRunner } from '@codefleet/process';
+
 /** Which pass of the two-pass loop a run belongs to: change the code, then write tests. */
 export type AgentPass = 'implement' | 'test';
 
@@ -26,6 +28,11 @@ export interface AgentRunRequest {
   env: Record<string, string>;
   /** Receives output as it arrives, for live logs and progress. */
   onOutput?: (chunk: string) => void;
+  /**
+   * Where the agent's process runs: the job's sandbox (the pipeline passes one), else plain
+   * `runProcess`. Agents that run no process (the built-in one, patches) ignore it.
+   */
+  runner?: ProcessRunner;
   /**
    * Model tokens this run may still spend (the job's {@link Agent.tokenBudget} minus what
    * earlier runs used); absent: no budget. Only agents that call a model read it.

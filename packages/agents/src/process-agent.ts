@@ -60,7 +60,7 @@ export function createProcessAgent(spec: ProcessAgentSpec): Agent {
     const before = await headCommit(req.workdir, env);
     const files = await writeRunFiles(req);
     const argv = spec.argv(req, files);
-    const result = await runProcess(argv, {
+    const result = await (req.runner ?? runProcess)(argv, {
       cwd: req.workdir,
       env,
       timeoutMs: req.timeoutMs,

@@ -96,6 +96,11 @@ async function runChaos(engine: Engine, jobCount: number, workerCount: number, k
     '  script:',
     '    module: ./agent.mjs',
     '    timeout_seconds: 60',
+    // The agent is the run's instrument: it writes the ledger outside its working copy and
+    // finds its worker with ps, which a sandbox forbids. What chaos tests is the fleet's
+    // delivery (queue, leases, fencing), not the sandbox (its own conformance suite does).
+    'sandbox:',
+    '  mode: none',
     'worker:',
     '  worker_id: ${CODEFLEET_WORKER_ID:-harness}',
     // Chaos spends attempts (every kill mid-job is one); the budget is not what is tested.

@@ -3,6 +3,7 @@ import type { VerificationConfig } from '@codefleet/config';
 import type { Job, OuterPolicy, Stage } from '@codefleet/core';
 import type { Forge } from '@codefleet/forge';
 import type { Logger } from '@codefleet/log';
+import type { Sandbox } from '@codefleet/sandbox';
 import type { RunStore } from '@codefleet/store';
 import type { WorkspaceManager } from '@codefleet/workspace';
 
@@ -42,11 +43,18 @@ export interface PipelineSettings {
   secrets?: readonly string[];
   /** config.yaml's `patch:` safeguards for jobs that carry a patch; default: the engine's. */
   patchPolicy?: PatchPolicy;
+  /**
+   * Workflow files (`.github/workflows/**`) are read-only for agents and left out of the
+   * commit (default true): on the forge they run with the repository's secrets.
+   */
+  protectWorkflows?: boolean;
 }
 
 /** Everything the pipeline talks to, passed in (no singletons). */
 export interface PipelineDeps {
   workspaces: WorkspaceManager;
+  /** Where every agent run and repository command of a job runs. */
+  sandbox: Sandbox;
   forge: Forge;
   agentFor(name: string): Agent;
   store: RunStore;

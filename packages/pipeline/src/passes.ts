@@ -6,6 +6,7 @@ import { feedbackFor, runVerification, type StepResult, type VerifyPlan } from '
 import type { Workspace } from '@codefleet/workspace';
 import type { JobContext, PipelineDeps } from './deps.js';
 import { promptFor } from './plan.js';
+import type { JobRunners } from './sandboxed.js';
 import type { RunTracker } from './tracker.js';
 
 /** Inputs shared by both passes of one attempt. */
@@ -17,6 +18,7 @@ export interface PassInput {
   ws: Workspace;
   plan: VerifyPlan;
   criteria: string[];
+  runners: JobRunners;
 }
 
 /** Records a verification result in the run. */
@@ -46,7 +48,7 @@ export function verificationEntry(result: StepResult, pass: 'implement' | 'test'
  * Resolves the inner attempt whose verification passed.
  */
 export async function runPass(input: PassInput, pass: 'implement' | 'test'): Promise<number> {
-  const { deps, ctx, tracker, agent, ws, plan, criteria } = input;
+  const { deps, ctx, tracker, agent, ws, plan, criteria, runners } = input;
   const now = () => (deps.now ?? (() => new Date()))();
   const max = deps.settings.maxFixAttempts;
   let feedback: string | undefined;
@@ -62,6 +64,7 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
       signal: ctx.signal,
       timeoutMs: agent.timeoutMs ?? deps.settings.agentTimeoutMs,
       env: deps.settings.agentEnv(agent),
+      runner: runners.runner,
       ...(tokensLeft === undefined ? {} : { tokenBudget: tokensLeft }),
     });
     await tracker.update((run) => addAgentRun(run, {
@@ -101,6 +104,8 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
       timeoutMs: deps.settings.stepTimeoutMs,
       signal: ctx.signal,
       phase: pass === 'implement' ? 'build-only' : 'full',
+      runner: runners.runner,
+      installRunner: runners.installRunner,
     });
     await tracker.update((run) => verified.results.reduce(
       (acc: RunRecord, r) => addVerification(acc, verificationEntry(r, pass, ctx.attempt, inner), { now: now() }), run));

@@ -14,6 +14,7 @@ import { commitMessage, runPass, verificationEntry } from './passes.js';
 import { failureComment, report, statusTarget, successComment } from './report.js';
 import { latestRun, runIdOf } from '@codefleet/store';
 import { setProgressLabel, type ProgressState } from './runs.js';
+import { jobRunners } from './sandboxed.js';
 import { RunTracker } from './tracker.js';
 
 /** What the worker should do with the lease after a run. */
@@ -96,7 +97,10 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
       ? createPatchAgent(job.patch, deps.settings.patchPolicy === undefined ? {} : { policy: deps.settings.patchPolicy })
       : deps.agentFor(job.agent ?? deps.settings.defaultAgent);
     const criteria = acceptanceCriteria(job);
-    const scope = deps.settings.scope ?? { exclude: [], read: [] };
+    const configuredScope = deps.settings.scope ?? { exclude: [], read: [] };
+    // Workflow files stay out of the commit even when the sandbox cannot mount them read-only
+    // (a new file in a directory that did not exist, or no sandbox at all).
+    const scope = deps.settings.protectWorkflows === false ? configuredScope : { ...configuredScope, read: [...configuredScope.read, '.github/workflows/**'] };
     const context: Record<string, string> = { '.codefleet/task.md': taskFile(job, criteria, scope) };
     if (agent.contextFile) context[agent.contextFile] = agentInstructions();
     const branch = branchName(job);
@@ -110,7 +114,8 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     await tracker.update((r) => setAcceptanceCriteria(r, criteria, { now: now() }));
     const plan = await planVerification(ws.dir, { config: deps.settings.verification, ...(job.dod ? { jobDod: job.dod } : {}) });
 
-    const input = { deps, ctx: work, tracker, agent, ws, plan, criteria };
+    const runners = jobRunners(deps.sandbox, ws, { protectWorkflows: deps.settings.protectWorkflows ?? true });
+    const input = { deps, ctx: work, tracker, agent, ws, plan, criteria, runners };
     await enter('implementing');
     await runPass(input, 'implement');
     await enter('testing');
@@ -129,7 +134,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
         ? `definition of done: the verification steps pass 2 passed (${checks.map((step) => step.name).join(', ')})`
         : 'definition of done: nothing to run (no DoD commands, no verification steps detected)');
     const dod = ownDod
-      ? await runDod(ws.dir, plan.dod, { env: deps.settings.verifyEnv, timeoutMs: deps.settings.stepTimeoutMs, signal: work.signal })
+      ? await runDod(ws.dir, plan.dod, { env: deps.settings.verifyEnv, timeoutMs: deps.settings.stepTimeoutMs, signal: work.signal, runner: runners.runner })
       : { result: checks.length > 0 ? 'passed' as const : 'skipped' as const, results: [] };
     await tracker.update((r) => setDodResult(
       dod.results.reduce((acc: RunRecord, res) => addVerification(acc, verificationEntry(res, 'test', ctx.attempt, testedOn), { now: now() }), r),

@@ -42,7 +42,7 @@ afterEach(async () => {
 
 it('Claude Code adapter in the two-pass loop: a turn cap is fed back, the context file never committed, no forge token', async () => {
   h = await createHarness();
-  const bin = join(h.dir.path, 'bin');
+  const bin = join(h.dir.path, 'agent', 'bin'); // writable in the test sandbox
   await mkdir(bin);
   await writeFile(join(bin, 'claude'), `#!${process.execPath}\n${fakeClaude}`);
   await chmod(join(bin, 'claude'), 0o755);
@@ -80,7 +80,7 @@ it('Claude Code adapter in the two-pass loop: a turn cap is fed back, the contex
 
 it('an API key refused by the provider dead-letters the job at once: no outer retries', async () => {
   h = await createHarness();
-  const bin = join(h.dir.path, 'bin');
+  const bin = join(h.dir.path, 'agent', 'bin'); // writable in the test sandbox
   await mkdir(bin);
   await writeFile(join(bin, 'claude'), `#!${process.execPath}\nrequire('node:fs').appendFileSync(__dirname + '/calls', 'x');\nconsole.log(JSON.stringify({ type: 'result', subtype: 'success', is_error: true, result: 'API Error: 401 invalid x-api-key' }));\n`);
   await chmod(join(bin, 'claude'), 0o755);

@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildAgentEnv, createScriptAgent } from '@codefleet/agents';
 import { parseConfig } from '@codefleet/config';
@@ -8,6 +8,7 @@ import { silentLogger } from '@codefleet/log';
 import { LocalQueue, settleLease } from '@codefleet/queue';
 import { SqliteRunStore } from '@codefleet/store';
 import { createTempDir, createTempRepo, git, gitTestEnv, type TempDir } from '@codefleet/testkit';
+import { openSandbox, type Sandbox } from '@codefleet/sandbox';
 import { createWorkspaceManager } from '@codefleet/workspace';
 import { runJob, type PipelineDeps, type PipelineSettings } from '../src/index.js';
 
@@ -53,12 +54,18 @@ export async function createHarness(settings: Partial<PipelineSettings> = {}, fi
   await git(dir.path, ['clone', '--quiet', '--bare', seed.path, origin]);
   await seed.dispose();
   const env = { ...gitTestEnv(), PATH: process.env.PATH ?? '', HOME: dir.path };
-  const agentModule = join(dir.path, 'agent.mjs');
+  // The scripted agent lives in a directory of its own, which the test sandbox lets it write
+  // (its run counter): test bookkeeping, not something a real job's sandbox allows.
+  const agentDir = join(dir.path, 'agent');
+  await mkdir(agentDir);
+  const agentModule = join(agentDir, 'agent.mjs');
   const { config } = parseConfig('', { env: {}, baseDir: dir.path, hostname: 'test-host' });
   const queue = new LocalQueue({ backend: 'local', path: join(dir.path, 'queue.sqlite'), name: 'test', leaseMs: 30_000, maxAttempts: 3, pollMs: 20 });
   const store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
   const forge = createLocalForge({ dbPath: join(dir.path, 'forge.sqlite'), gitEnv: env });
+  const sandbox = await testSandbox(dir.path, [agentDir]);
   const deps: PipelineDeps = {
+    sandbox,
     workspaces: createWorkspaceManager({ cacheDir: join(dir.path, 'cache'), reuse: true, gitEnv: env }),
     forge,
     store,
@@ -123,4 +130,16 @@ export async function createHarness(settings: Partial<PipelineSettings> = {}, fi
       await dir.dispose();
     },
   };
+}
+
+/**
+ * The sandbox pipeline tests run in: the real one of this host (bubblewrap on Linux), with
+ * the data directory hidden, plus `writable` directories for test bookkeeping.
+ */
+export async function testSandbox(dataDir: string, writable: readonly string[] = []): Promise<Sandbox> {
+  const base = await openSandbox(
+    { mode: process.env.CODEFLEET_TEST_SANDBOX === 'none' ? 'none' : 'auto', network: 'on', readPaths: [], hiddenPaths: [dataDir], runRoot: join(dataDir, 'sandbox') },
+    { platform: process.platform, path: process.env.PATH ?? '' },
+  );
+  return { mode: base.mode, description: base.description, run: (argv, options) => base.run(argv, { ...options, writable: [...options.writable, ...writable] }) };
 }

@@ -206,7 +206,7 @@ ${implementsFeature}`);
     await h.drain(job);
     const run = await h.store.get(job.id);
     expect(run?.outcome).toBe('succeeded');
-    const seen = JSON.parse(readFileSync(join(h.dir.path, 'seen-implement.json'), 'utf8')) as { secret: boolean; vendorWrite: string };
+    const seen = JSON.parse(readFileSync(join(h.dir.path, 'agent', 'seen-implement.json'), 'utf8')) as { secret: boolean; vendorWrite: string };
     expect(seen.secret).toBe(false);
     // chmod stops any user but root; as root the write lands on disk but never in the PR.
     expect(seen.vendorWrite).toBe(process.getuid?.() === 0 ? 'written' : 'EACCES');

@@ -184,3 +184,10 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
     ...(strays > 0 ? { strays } : {}),
   };
 }
+
+/**
+ * Something that runs a program the way {@link runProcess} does: `runProcess` itself, or a
+ * sandbox bound to one job's working copy. Agents and verification steps take one, so the
+ * pipeline decides where they run.
+ */
+export type ProcessRunner = (argv: readonly string[], options: RunProcessOptions) => Promise<ProcessResult>;

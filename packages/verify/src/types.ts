@@ -1,3 +1,4 @@
+import type { ProcessRunner } from '@codefleet/process';
 /** A toolchain the verifier knows how to check, detected from its marker file. */
 export type Toolchain = 'node' | 'go' | 'python' | 'rust';
 
@@ -84,4 +85,12 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Bytes of output tail kept per command. Default 8192. */
   tailBytes?: number;
+  /**
+   * Where commands run: the job's sandbox (the pipeline passes one) or, by default, plain
+   * `runProcess`. Install steps get {@link RunOptions.installRunner} when set: only they may
+   * write the dependencies later steps and jobs use.
+   */
+  runner?: ProcessRunner;
+  /** The runner for the install step; default {@link RunOptions.runner}. */
+  installRunner?: ProcessRunner;
 }

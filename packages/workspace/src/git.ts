@@ -7,7 +7,12 @@ export const defaultGitTimeoutMs = 120_000;
 // Passed to every git call. The mirror's config is shared by every working copy of the
 // repository, and an agent running in one copy can write to it: hooks or an fsmonitor
 // command planted there would otherwise run inside the next job's prepare.
-const hardening = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'protocol.ext.allow=never'];
+// Nor does any file outside the repository shape what is listed or committed: no
+// attributes or excludes file from HOME (where, without a sandbox, an agent can write).
+const hardening = [
+  '-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'protocol.ext.allow=never',
+  '-c', 'core.attributesFile=/dev/null', '-c', 'core.excludesFile=/dev/null',
+];
 
 const repositoryVariables = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_COMMON_DIR', 'GIT_OBJECT_DIRECTORY', 'GIT_NAMESPACE'];
 
@@ -37,7 +42,8 @@ export interface Git {
 /** Creates a {@link Git} whose calls run with `env` (plus no prompts, C locale) and `timeoutMs`. */
 export function createGit(env: Record<string, string>, timeoutMs: number = defaultGitTimeoutMs): Git {
   // LC_ALL=C: the stderr patterns in `gitError` are English.
-  const baseEnv: Record<string, string> = { ...env, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
+  // No system config, and no global one unless the operator names it (GIT_CONFIG_GLOBAL).
+  const baseEnv: Record<string, string> = { GIT_CONFIG_GLOBAL: '/dev/null', ...env, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
   // Set when the caller itself runs inside a git command (a hook); they would point every
   // call at that repository instead of the mirror or copy named by `cwd`.
   for (const name of repositoryVariables) delete baseEnv[name];

@@ -6,7 +6,7 @@ import { newHolder, readLock, tryLock, unlock, type LockHolder } from './lock-fi
 import { mirrorPaths, syncMirror, withMirrorLock } from './mirror.js';
 import { claimSlot, copyPaths, jobCopyName, poolDir, readState, writeState, type CopyPaths } from './pool.js';
 import { checkScope, makeReadOnly, readOnlyPaths, sparsePatterns, type Scope } from './scope.js';
-import { checkedOutFiles, createCopy, removeCopy, resetCopy, trackedAmong, type CopyContext, type CopyTarget } from './working-copy.js';
+import { checkedOutFiles, createCopy, removeCopy, resetCopy, trackedAmong, worktreeGitDir, type CopyContext, type CopyTarget } from './working-copy.js';
 import { openWorkspace, type Workspace } from './workspace.js';
 
 /** What a job asks {@link prepareWorkspace} for. */
@@ -72,7 +72,10 @@ export async function prepareWorkspace(settings: PrepareSettings, request: Prepa
     // Recorded before the chmod, so even a crash right after it is undone by the next reset.
     await writeState(paths, { readOnly, sparse: target.sparse });
     await makeReadOnly(paths.dir, readOnly);
+    const gitDir = await worktreeGitDir(ctx, paths.dir);
+    if (gitDir === undefined) throw new CodefleetError('workspace_failed', `the new working copy ${paths.dir} is not a worktree of its mirror`);
     return openWorkspace({
+      gitDir,
       ctx: { git, mirrorDir: mirror.dir, withMirrorLock: withLock },
       paths,
       holder,

@@ -14,7 +14,7 @@ export const codefleetDir = '.codefleet';
  * the next job's install and verify start warm. Matched at any depth: monorepos have one
  * `node_modules` per package.
  */
-export const keptDependencyDirs = ['node_modules', '.venv', 'target'] as const;
+export const keptDependencyDirs = ['node_modules'] as const;
 
 /** Output kept for file listings (`ls-files`, `diff --name-only`): a few million paths. */
 export const listingBytes = 256 * 1024 * 1024;

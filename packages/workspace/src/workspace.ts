@@ -1,6 +1,7 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CodefleetError } from '@codefleet/core';
+import { buildAgentView, removeAgentView, restoreGitLink, type AgentView } from './agent-view.js';
 import { copyWorktreeRules, guardConfigFile } from './config-guard.js';
 import { lastObjectId, splitNul } from './git.js';
 import { readLock, unlock, updateLock, type LockHolder } from './lock-file.js';
@@ -54,6 +55,17 @@ export interface Workspace {
    */
   commit(message: string, author: { name: string; email: string }): Promise<string | undefined>;
   /**
+   * What a sandboxed run of this job may see and write (see {@link AgentView}): the copy,
+   * its read-only parts, and a git directory of the job's own in place of the shared one.
+   * Rebuilt on every call, from the copy's committed state.
+   */
+  agentView(options?: { readOnly?: readonly string[] }): Promise<AgentView>;
+  /**
+   * Puts the copy's `.git` link (and the worktree's own back-links) as codefleet wrote them;
+   * call after every run that could write the copy, before codefleet's own git reads it.
+   */
+  restoreGitLink(): Promise<void>;
+  /**
    * Ends the job's use: pooled copies are returned to the pool (reset later), non-pooled ones
    * removed; keep=true leaves it for inspection (made writable again, skipped by the sweeper
    * and by later jobs until its `.lock` file is deleted). Does nothing once the sweeper
@@ -80,6 +92,8 @@ export interface WorkspaceParts {
   contextFiles: string[];
   skippedContext: string[];
   scope?: Scope | undefined;
+  /** The copy's own git directory in the mirror (`<mirror>/worktrees/<name>`), found when it was made. */
+  gitDir: string;
 }
 
 /** Wraps a prepared copy into the {@link Workspace} the pipeline uses. */
@@ -124,11 +138,19 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
 
     changedFiles,
 
+    async agentView(options = {}) {
+      await restoreGitLink(paths.dir, parts.gitDir);
+      return buildAgentView(ctx.git, { copyDir: paths.dir, gitDir: parts.gitDir, mirrorDir: ctx.mirrorDir, branch: parts.branch, readOnly: options.readOnly ?? [], signal: ctx.signal });
+    },
+
+    restoreGitLink: () => restoreGitLink(paths.dir, parts.gitDir),
+
     async outOfScopeChanges() {
       return (await changedFiles()).filter(outOfScope);
     },
 
     async commit(message, author) {
+      await restoreGitLink(paths.dir, parts.gitDir);
       const gitDir = await worktreeGitDir(ctx, paths.dir);
       if (gitDir === undefined) {
         throw new CodefleetError('workspace_failed', `the working copy ${paths.dir} is no longer a worktree of its mirror (its .git was changed); nothing committed`, { verdict: 'permanent' });
@@ -163,6 +185,7 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
     async release(opts = {}) {
       if (released) return;
       released = true;
+      await removeAgentView(paths.dir).catch(() => undefined);
       // Only while the lock is still ours: after a sweep freed it, another attempt of the
       // job may already be using a copy with this name.
       if (!(await holdsLock(paths, holder))) return;

@@ -47,7 +47,7 @@ describe('pool of working copies', () => {
     expect(await second.changedFiles()).toEqual([]);
   });
 
-  it('never reports or commits kept dependency directories, even where the repo does not ignore them', async () => {
+  it('keeps node_modules (written by install steps only) and never reports or commits it; throws away .venv and the like', async () => {
     const { '.gitignore': _ignored, ...files } = sampleFiles;
     fixture = await createFixture(files, true);
     const { manager, origin } = fixture;
@@ -56,12 +56,13 @@ describe('pool of working copies', () => {
     await writeFile(join(first.dir, '.venv/lib/site.py'), 'x = 1\n');
     await mkdir(join(first.dir, 'packages/a/node_modules/dep'), { recursive: true });
     await writeFile(join(first.dir, 'packages/a/node_modules/dep/index.js'), 'x\n');
-    expect(await first.changedFiles()).toEqual([]);
+    // Not a dependency directory codefleet keeps: an untracked file like any other.
+    expect(await first.changedFiles()).toEqual(['.venv/lib/site.py']);
     await first.release();
 
     const second = await manager.prepare({ jobId: 'job-2', repoUrl: origin.path, branch: 'ai/two-00000002' });
     workspaces.push(second);
-    expect(await exists(join(second.dir, '.venv/lib/site.py'))).toBe(true);
+    expect(await exists(join(second.dir, '.venv/lib/site.py'))).toBe(false);
     expect(await exists(join(second.dir, 'packages/a/node_modules/dep/index.js'))).toBe(true);
     await writeFile(join(second.dir, 'src/index.js'), 'changed\n');
     expect(await second.changedFiles()).toEqual(['src/index.js']);

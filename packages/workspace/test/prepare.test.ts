@@ -241,7 +241,7 @@ describe('prepare', () => {
     expect(await exists('/tmp/pwned-ssh')).toBe(false);
   });
 
-  it('refuses to commit when the copy\'s .git points somewhere else', async () => {
+  it('puts the copy\'s .git link back before committing when a run pointed it somewhere else', async () => {
     const { origin, manager } = await setup(true);
     const ws = await manager.prepare({ jobId: 'job-i', repoUrl: origin.path, branch: 'ai/i-00000012' });
     workspaces.push(ws);
@@ -249,7 +249,12 @@ describe('prepare', () => {
     try {
       await writeFile(join(ws.dir, '.git'), `gitdir: ${join(elsewhere.origin.path, '.git')}\n`);
       await writeFile(join(ws.dir, 'src', 'index.js'), 'export const answer = 44;\n');
-      await expect(ws.commit('x', author)).rejects.toMatchObject({ code: 'workspace_failed' });
+      const sha = await ws.commit('x', author);
+      expect(sha).toMatch(/^[0-9a-f]{40}$/);
+      // The commit is on the work branch of this copy's mirror, and the other repository is untouched.
+      expect((await git(ws.dir, ['log', '-1', '--format=%H', 'ai/i-00000012'])).trim()).toBe(sha);
+      expect(await readFile(join(ws.dir, '.git'), 'utf8')).toMatch(/^gitdir: .*\/worktrees\//);
+      expect((await git(elsewhere.origin.path, ['log', '--format=%s'])).trim().split('\n')).not.toContain('x');
     } finally {
       await elsewhere.dispose();
     }

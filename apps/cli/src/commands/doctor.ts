@@ -7,7 +7,7 @@ import { runProcess } from '@codefleet/process';
 import type { Queue } from '@codefleet/queue';
 import type { RunStore } from '@codefleet/store';
 import { defaultAgentReadiness } from '../agent-check.js';
-import { gitEnvFrom, localQueuePath, openConfiguredQueue, openConfiguredStore, runStorePath } from '../runtime.js';
+import { gitEnvFrom, localQueuePath, openConfiguredQueue, openConfiguredStore, runStorePath, sandboxSettings } from '../runtime.js';
 import { fsProblem } from '../fs-problem.js';
 
 /** One line of `codefleet doctor`: ok, or what is wrong and how to fix it. */
@@ -33,11 +33,27 @@ export async function doctor(loaded: LoadedConfig): Promise<Check[]> {
   checks.push(await dataDirCheck(config));
   checks.push(await queueCheck(config));
   checks.push(await storeCheck(config));
+  checks.push(await sandboxCheck(loaded));
   checks.push(await agentCheck(loaded));
   const keyCheck = agentKeyCheck(loaded);
   if (keyCheck) checks.push(keyCheck);
   checks.push(await forgeCheck(loaded));
   return checks;
+}
+
+/**
+ * The sandbox opens as a worker's would (bwrap is started once). `none` is not a failure
+ * when chosen, but the line says what it exposes.
+ */
+async function sandboxCheck(loaded: LoadedConfig): Promise<Check> {
+  const { openSandbox, SandboxUnavailableError } = await import('@codefleet/sandbox');
+  try {
+    const sandbox = await openSandbox(sandboxSettings(loaded), { platform: process.platform, path: loaded.env.PATH ?? '' });
+    return { ok: true, what: sandbox.mode === 'none' ? `WARNING ${sandbox.description}` : sandbox.description };
+  } catch (err) {
+    if (err instanceof SandboxUnavailableError) return { ok: false, what: `sandbox ${err.mode}: ${err.problem}`, fix: err.fix };
+    return { ok: false, what: `sandbox: ${(err as Error).message}`, fix: 'check sandbox: in config.yaml' };
+  }
 }
 
 /** GitHub: opens the forge as a worker would (a GitHub App gets an installation token). */

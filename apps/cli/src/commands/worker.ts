@@ -27,6 +27,12 @@ export async function work(rt: Runtime, options: { concurrency?: number; once?: 
   if (agent !== undefined && !agent.ok) {
     rt.log.error({ event: 'agent.unusable', agent: rt.config.agents.default, fix: agent.fix }, `${agent.what}: jobs for it will fail; ${agent.fix}`);
   }
+  // Agents and repository commands never run outside the configured sandbox: without it the
+  // worker does not start, and the fix is named. `none` is allowed when set explicitly, and
+  // said plainly.
+  const sandbox = await rt.sandbox();
+  if (sandbox.mode === 'none') rt.log.warn({ event: 'sandbox.none', mode: sandbox.mode }, sandbox.description);
+  else rt.log.info({ event: 'sandbox.ready', mode: sandbox.mode }, sandbox.description);
   const progress = options.progress ? progressReporter() : undefined;
   const concurrency = options.concurrency ?? rt.config.worker.concurrency;
   // Health and metrics only with a port to serve them on (prom-client is loaded then).

@@ -24,6 +24,10 @@ export const workspaceSchema = z
       .boolean()
       .default(false)
       .describe('Keep the working copy of a failed job for inspection instead of deleting it.'),
+    protect_workflows: z
+      .boolean()
+      .default(true)
+      .describe('Workflow files (.github/workflows/**) are read-only for agents and never committed: on GitHub they run with the repository secrets, so an agent that edits one could send them out from the pull request CI.'),
     scope: z
       .strictObject({
         exclude: z

@@ -25,7 +25,8 @@ export async function runStep(
   if (command.length === 0) return skippedStep(name, command, 'empty command: step skipped');
 
   const scanner = new LogScanner();
-  const result = await runProcess(command, {
+  const run = (name === 'install' ? options.installRunner : undefined) ?? options.runner ?? runProcess;
+  const result = await run(command, {
     cwd: workdir,
     env: options.env,
     timeoutMs: options.timeoutMs,

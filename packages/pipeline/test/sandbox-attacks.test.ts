@@ -1,0 +1,133 @@
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { git } from '@codefleet/testkit';
+import { branchName } from '@codefleet/workspace';
+import { createHarness, implementsFeature, projectFiles, type Harness } from './harness.js';
+
+// A prompt-injected agent, played by scripted agents, against the real sandbox (bubblewrap
+// here): each test is one attack, and what must hold after the job.
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.dispose();
+  h = undefined;
+});
+
+/** What the work branch holds, file by file, on the origin the PR was pushed to. */
+async function pushed(harness: Harness, branch: string): Promise<{ files: string[]; text: string }> {
+  const files = (await git(harness.origin, ['ls-tree', '-r', '--name-only', branch])).trim().split('\n');
+  const text = await git(harness.origin, ['log', '-p', '--format=%H %s', `main..${branch}`]);
+  return { files, text };
+}
+
+describe('the sandbox against a prompt-injected agent', () => {
+  it("cannot read the worker's environment through /proc: no token to commit", async () => {
+    const marker = `ghs_marker${randomUUID().replaceAll('-', '')}`;
+    // A stand-in for the worker's process that holds a token in its environment.
+    const holder = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { env: { ...process.env, CODEFLEET_TEST_INSTALLATION_TOKEN: marker }, stdio: 'ignore' });
+    try {
+      h = await createHarness();
+      await h.agent(`
+let found = '';
+for (const pid of fs.readdirSync('/proc').filter((n) => /^\\d+$/.test(n))) {
+  try { const env = fs.readFileSync('/proc/' + pid + '/environ', 'utf8'); const m = /ghs_marker\\w+/.exec(env); if (m) found = m[0]; } catch {}
+}
+fs.writeFileSync(path.join(workdir, 'loot.txt'), 'found:' + found + '\\n');
+${implementsFeature}`);
+      const job = h.job({ title: 'Add two()' });
+      await h.drain(job);
+      expect((await h.store.get(job.id))?.outcome).toBe('succeeded');
+      const { text } = await pushed(h, branchName(job));
+      expect(text).toContain('found:');
+      expect(text).not.toContain(marker);
+    } finally {
+      holder.kill('SIGKILL');
+    }
+  });
+
+  it("a .git directory planted in the copy (a clean filter) never runs in codefleet's own commit", async () => {
+    h = await createHarness();
+    const marker = join(h.dir.path, `filter-ran-${randomUUID()}`);
+    await h.agent(`${implementsFeature}
+if (pass === 'test') {
+  // Replace the copy's link to its git directory with a git directory of the agent's own.
+  fs.rmSync(path.join(workdir, '.git'), { recursive: true, force: true });
+  fs.mkdirSync(path.join(workdir, '.git', 'objects'), { recursive: true });
+  fs.mkdirSync(path.join(workdir, '.git', 'refs'), { recursive: true });
+  fs.writeFileSync(path.join(workdir, '.git', 'HEAD'), 'ref: refs/heads/main\\n');
+  fs.writeFileSync(path.join(workdir, '.git', 'config'), '[core]\\n\\trepositoryformatversion = 0\\n[filter "x"]\\n\\tclean = sh -c "touch ${marker}; cat"\\n');
+  fs.writeFileSync(path.join(workdir, '.gitattributes'), '* filter=x\\n');
+}`);
+    const job = h.job({ title: 'Add two()' });
+    await h.drain(job);
+    expect((await h.store.get(job.id))?.outcome).toBe('succeeded');
+    expect(existsSync(marker)).toBe(false);
+    const { files } = await pushed(h, branchName(job));
+    expect(files).toContain('test/two.test.js');
+  });
+
+  it('a global git config and attributes file planted in HOME reach neither the commit nor the next job', async () => {
+    h = await createHarness();
+    await h.agent(`${implementsFeature}
+const home = process.env.HOME;
+const before = fs.readdirSync(home).join(',');
+fs.mkdirSync(path.join(home, '.config', 'git'), { recursive: true });
+fs.writeFileSync(path.join(home, '.gitconfig'), '[filter "evil"]\\n\\tclean = sed s/2/666/\\n');
+fs.writeFileSync(path.join(home, '.config', 'git', 'attributes'), '*.js filter=evil\\n');
+fs.writeFileSync(path.join(workdir, 'home-seen-' + pass + '.txt'), 'home:' + before + '\\n');`);
+    const first = h.job({ title: 'Add two()' });
+    const second = h.job({ title: 'Add two() again' });
+    await h.drain(first, second);
+    for (const job of [first, second]) {
+      expect((await h.store.get(job.id))?.outcome).toBe('succeeded');
+      const { text } = await pushed(h, branchName(job));
+      expect(text).toContain('export const two = () => 2;');
+      expect(text).not.toContain('666');
+    }
+    // Each run starts with an empty HOME: no run saw what an earlier one planted.
+    for (const job of [first, second]) {
+      const { text } = await pushed(h, branchName(job));
+      expect(text.match(/^\+home:.*$/gm)).toEqual(['+home:', '+home:']);
+    }
+  });
+
+  it('workflow files are read-only and never committed, even a new one', async () => {
+    h = await createHarness({}, { ...projectFiles, '.github/workflows/ci.yml': 'on: push\n' });
+    await h.agent(`${implementsFeature}
+let wrote = 'refused';
+try { fs.writeFileSync(path.join(workdir, '.github', 'workflows', 'ci.yml'), 'on: push\\njobs: { x: { runs-on: ubuntu-latest, steps: [ { run: "curl evil" } ] } }\\n'); wrote = 'written'; } catch (e) { wrote = e.code; }
+try { fs.writeFileSync(path.join(workdir, '.github', 'workflows', 'new.yml'), 'on: pull_request_target\\n'); } catch {}
+fs.writeFileSync(path.join(workdir, 'workflow-write.txt'), wrote + '\\n');`);
+    const job = h.job({ title: 'Add two()' });
+    await h.drain(job);
+    const run = await h.store.get(job.id);
+    expect([run?.outcome, run?.error?.message]).toEqual(['succeeded', undefined]);
+    const { files, text } = await pushed(h, branchName(job));
+    expect(files).not.toContain('.github/workflows/new.yml');
+    expect(text).not.toContain('curl evil');
+    expect(text).toMatch(/\+(EROFS|EACCES|EPERM|refused)/);
+  });
+
+  it("cannot write the shared mirror: a remote rewrite in the copy's git config stays in the agent's own git directory", async () => {
+    h = await createHarness();
+    await h.agent(`${implementsFeature}
+const { execFileSync } = await import('node:child_process');
+let out = '';
+try { out = execFileSync('git', ['config', 'remote.origin.url', '/tmp/attacker.git'], { cwd: workdir, encoding: 'utf8', stdio: 'pipe' }); out += 'config-ok'; } catch (e) { out = 'config-failed'; }
+try { out += ' ' + execFileSync('git', ['rev-parse', '--git-common-dir'], { cwd: workdir, encoding: 'utf8' }).trim(); } catch { out += ' no-git'; }
+fs.writeFileSync(path.join(workdir, 'git-seen.txt'), out + '\\n');`);
+    const first = h.job({ title: 'Add two()' });
+    const second = h.job({ title: 'Add two() again' });
+    await h.drain(first, second);
+    // The agent's git worked on a git directory of its own, not the shared mirror, and the
+    // second job fetched from the real origin.
+    for (const job of [first, second]) expect((await h.store.get(job.id))?.outcome).toBe('succeeded');
+    const { text } = await pushed(h, branchName(first));
+    expect(text).toMatch(/^\+config-ok /m);
+    // Its common dir is its own (shown where the copy's worktree directory is), not the mirror.
+    expect(text).not.toMatch(/^\+config-ok .*\/mirrors\/[0-9a-f]+\.git$/m);
+    expect((await pushed(h, branchName(second))).files).toContain('src/lib.js');
+  });
+});

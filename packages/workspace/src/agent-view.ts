@@ -1,0 +1,131 @@
+import { copyFile, lstat, mkdir, readFile, realpath, rename, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { lastObjectId, type Git } from './git.js';
+import { removeTree } from './remove-tree.js';
+
+/** A host path shown to a sandboxed run at `target` (the same shape as the sandbox's mounts). */
+export interface ViewMount {
+  source: string;
+  target: string;
+  writable: boolean;
+}
+
+/**
+ * What a sandboxed run of one job may see of its working copy and write there. The copy's
+ * own git directory lives in the shared mirror (`<mirror>/worktrees/<name>`), next to the
+ * refs, objects and config every other job and the publisher read, so runs never see it:
+ * in its place they get a git directory of their own, made for the job, whose objects
+ * come read-only from the mirror (an alternate). The agent's git works as usual (status,
+ * diff, even commit); nothing it does there reaches the mirror, and the publisher reads the
+ * copy's files, never this directory.
+ */
+export interface AgentView {
+  /** The working copy: what runs may write. */
+  writable: string[];
+  /** Parts of the copy every run sees read-only (workflow files, the read scope, dependencies). */
+  readOnly: string[];
+  /** The same for install steps: dependencies are theirs to write. */
+  installReadOnly: string[];
+  mounts: ViewMount[];
+}
+
+/** Dependency directories only install steps write: other runs see them read-only. */
+export const installedDirs = ['node_modules'] as const;
+
+// Caches tools keep inside node_modules (babel-loader, vite): each job gets empty ones of its
+// own on top of the read-only dependencies, so nothing written there reaches another job.
+const dependencyCaches = ['.cache', '.vite'];
+
+/** Where a copy's per-job git directory and scratch caches live: beside the copy, in the pool. */
+export function viewDir(copyDir: string): string {
+  return `${copyDir}.view`;
+}
+
+/**
+ * Builds the job's view of its copy: a git directory of its own (HEAD on `branch` at the
+ * copy's commit, the copy's index and sparse patterns, the mirror's objects as an
+ * alternate) and the scratch caches. Made afresh on every call.
+ */
+export async function buildAgentView(git: Git, opts: {
+  copyDir: string; gitDir: string; mirrorDir: string; branch: string; readOnly: readonly string[]; signal?: AbortSignal | undefined;
+}): Promise<AgentView> {
+  const root = viewDir(opts.copyDir);
+  await removeTree(root);
+  const own = join(root, 'git');
+  await mkdir(join(own, 'objects', 'info'), { recursive: true });
+  await mkdir(join(own, 'info'), { recursive: true });
+  const head = lastObjectId((await git.run(['rev-parse', 'HEAD'], { cwd: opts.copyDir, signal: opts.signal })).output);
+  const ref = join(own, 'refs', 'heads', ...opts.branch.split('/'));
+  await mkdir(dirname(ref), { recursive: true });
+  if (head !== undefined) await writeFile(ref, `${head}\n`);
+  await mkdir(join(own, 'refs', 'tags'), { recursive: true });
+  await writeFile(join(own, 'HEAD'), `ref: refs/heads/${opts.branch}\n`);
+  await writeFile(join(own, 'objects', 'info', 'alternates'), `${await realpath(join(opts.mirrorDir, 'objects'))}\n`);
+  const sparse = await readFile(join(opts.gitDir, 'info', 'sparse-checkout'), 'utf8').catch(() => undefined);
+  await writeFile(join(own, 'config'), [
+    '[core]', '\trepositoryformatversion = 0', '\tfilemode = true', '\tbare = false', '\tlogallrefupdates = true',
+    ...(sparse === undefined ? [] : ['\tsparseCheckout = true']), '',
+  ].join('\n'));
+  if (sparse !== undefined) await writeFile(join(own, 'info', 'sparse-checkout'), sparse);
+  await copyFile(join(opts.gitDir, 'index'), join(own, 'index')).catch(() => undefined);
+
+  const installedReadOnly: string[] = [];
+  const mounts: ViewMount[] = [{ source: own, target: opts.gitDir, writable: true }, { source: join(opts.mirrorDir, 'objects'), target: join(opts.mirrorDir, 'objects'), writable: false }];
+  for (const name of installedDirs) {
+    const dir = join(opts.copyDir, name);
+    if (!(await isDirectory(dir))) continue;
+    installedReadOnly.push(dir);
+    for (const cache of dependencyCaches) {
+      const scratch = join(root, 'caches', name, cache);
+      await mkdir(scratch, { recursive: true });
+      // The mount point: made by codefleet, once, inside the installed directory.
+      if (await mkdir(join(dir, cache), { recursive: true }).then(() => true, () => false)) {
+        mounts.push({ source: scratch, target: join(dir, cache), writable: true });
+      }
+    }
+  }
+  const readOnly = [];
+  for (const path of opts.readOnly) if (await exists(path)) readOnly.push(path);
+  return { writable: [opts.copyDir], readOnly: [...readOnly, ...installedReadOnly], installReadOnly: readOnly, mounts };
+}
+
+/**
+ * Puts the copy's link to its git directory back: `<copy>/.git` as the file `git worktree`
+ * wrote, and the worktree directory's `gitdir` and `commondir`. A run can replace `.git`
+ * with a directory of its own making (a config whose filter or fsmonitor would then run in
+ * codefleet's own git calls, outside the sandbox); this undoes it before any of them.
+ */
+export async function restoreGitLink(copyDir: string, gitDir: string): Promise<void> {
+  // Gone: the sweeper took the copy (its lock was broken); nothing here is ours to repair.
+  if (!(await isDirectory(gitDir))) return;
+  const link = join(copyDir, '.git');
+  const info = await lstat(link).catch(() => undefined);
+  if (info !== undefined && !info.isFile()) await removeTree(link);
+  await ensureContent(link, `gitdir: ${gitDir}\n`);
+  await ensureContent(join(gitDir, 'gitdir'), `${link}\n`);
+  await ensureContent(join(gitDir, 'commondir'), '../..\n');
+}
+
+// Written only when different, and by rename: a fetch in the mirror reads every worktree's
+// `commondir` and must never see it half-written.
+async function ensureContent(path: string, content: string): Promise<void> {
+  const info = await lstat(path).catch(() => undefined);
+  if (info?.isFile() && (await readFile(path, 'utf8').catch(() => undefined)) === content) return;
+  const temp = `${path}.codefleet-${process.pid}.tmp`;
+  await writeFile(temp, content);
+  if (info !== undefined && !info.isFile()) await removeTree(path);
+  await rename(temp, path);
+}
+
+/** Removes the job's view (its git directory and scratch caches). */
+export async function removeAgentView(copyDir: string): Promise<void> {
+  await removeTree(viewDir(copyDir));
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  return lstat(path).then((info) => info.isDirectory(), () => false);
+}
+
+async function exists(path: string): Promise<boolean> {
+  return lstat(path).then(() => true, () => false);
+}
