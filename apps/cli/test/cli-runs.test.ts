@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { createLocalForge } from '@codefleet/forge';
@@ -22,10 +22,12 @@ describe('runs, show and dlq list', () => {
     repo = await createTempRepo({ files: { 'notes.txt': 'hello\n' } });
     // The agent changes nothing until the marker file exists: the job fails (no changes)
     // and, with no retries, is dead-lettered; once "fixed", it appends a line.
-    const agent = join(dir.path, 'agent.mjs');
+    // The agent's own directory is what the sandbox shows it besides the copy: its marker lives there.
+    await mkdir(join(dir.path, 'agent'));
+    const agent = join(dir.path, 'agent', 'agent.mjs');
     await writeFile(agent, [
       "import fs from 'node:fs';",
-      `if (fs.existsSync(${JSON.stringify(join(dir.path, 'fixed'))})) {`,
+      `if (fs.existsSync(${JSON.stringify(join(dir.path, 'agent', 'fixed'))})) {`,
       "  const w = process.argv[process.argv.indexOf('--workdir') + 1];",
       "  fs.appendFileSync(w + '/notes.txt', 'more\\n');",
       '}',
@@ -48,7 +50,7 @@ describe('runs, show and dlq list', () => {
   };
 
   it('print control characters and line breaks of a title safely; JSON keeps it exact', async () => {
-    await writeFile(join(dir.path, 'fixed'), '');
+    await writeFile(join(dir.path, 'agent', 'fixed'), '');
     const id = await enqueue(hostileTitle);
     expect((await cli(dir.path, 'worker', '--once')).out).toContain('processed 1: 1 done');
 
@@ -76,7 +78,7 @@ describe('runs, show and dlq list', () => {
     // Before the redrive, there is no later run to mention.
     expect((await cli(dir.path, 'show', id)).out).not.toContain('later run');
 
-    await writeFile(join(dir.path, 'fixed'), '');
+    await writeFile(join(dir.path, 'agent', 'fixed'), '');
     expect(await cli(dir.path, 'dlq', 'redrive', id)).toMatchObject({ code: 0, out: `redriven ${id}` });
     expect((await cli(dir.path, 'worker', '--once')).out).toContain('processed 1: 1 done');
 
