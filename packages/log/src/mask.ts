@@ -1,3 +1,5 @@
+import { secretValues, type SecretSource } from './secret-registry.js';
+
 /** Replaces secrets in one piece of text; built once by {@link createMasker}, then reused per line. */
 export type Masker = (text: string) => string;
 
@@ -128,14 +130,16 @@ const maskerCache = new WeakMap<readonly string[], Masker>();
  * kinds (GitHub, OpenAI, Anthropic, AWS access key ids, Slack, PEM private keys, `Bearer`,
  * `Authorization` values, credentials in URLs), keeping a kind hint such as `ghp_[REDACTED]`.
  * Use it for any text that leaves the process: PR bodies, issue comments, stored agent output.
- * The compiled masker is cached per `secrets` array.
+ * `secrets` may be a `SecretRegistry`, whose values as of this call are used. The compiled
+ * masker is cached per array of values (a registry keeps one array until it changes).
  */
-export function maskSecrets(text: string, secrets?: readonly string[]): string {
-  if (secrets === undefined || secrets.length === 0) return defaultMasker(text);
-  let masker = maskerCache.get(secrets);
+export function maskSecrets(text: string, secrets?: SecretSource): string {
+  const values = secretValues(secrets);
+  if (values.length === 0) return defaultMasker(text);
+  let masker = maskerCache.get(values);
   if (masker === undefined) {
-    masker = createMasker(secrets);
-    maskerCache.set(secrets, masker);
+    masker = createMasker(values);
+    maskerCache.set(values, masker);
   }
   return masker(text);
 }
