@@ -24,7 +24,7 @@ function anyCase(word: string): string {
 }
 
 // A token of a known kind after `Bearer`/`token` is left to its own rule, which keeps the hint.
-const NOT_KNOWN_KIND = '(?!gh[pousr]_|github_pat_|sk-|xox[abposr]-|AKIA|ASIA)';
+const NOT_KNOWN_KIND = '(?!gh[pousr]_|github_pat_|glpat-|npm_|sk-|xox[abposr]-|AKIA|ASIA)';
 
 /**
  * Built-in patterns, most specific first. Where several match at the same position the first
@@ -70,6 +70,8 @@ const BUILTIN_RULES: readonly Rule[] = [
     replace: (g) => `${g.ghKind ?? ''}${REDACTED}`,
   },
   { id: 'githubPat', pattern: 'github_pat_[A-Za-z0-9_]{22,}', replace: () => `github_pat_${REDACTED}` },
+  { id: 'gitlab', pattern: '(?<![A-Za-z0-9])glpat-[A-Za-z0-9_\\-]{20,}', replace: () => `glpat-${REDACTED}` },
+  { id: 'npm', pattern: '(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])', replace: () => `npm_${REDACTED}` },
   { id: 'anthropic', pattern: '(?<![A-Za-z0-9])sk-ant-[A-Za-z0-9_\\-]{10,}', replace: () => `sk-ant-${REDACTED}` },
   { id: 'openaiProject', pattern: '(?<![A-Za-z0-9])sk-proj-[A-Za-z0-9_\\-]{10,}', replace: () => `sk-proj-${REDACTED}` },
   { id: 'openai', pattern: '(?<![A-Za-z0-9])sk-[A-Za-z0-9_\\-]{20,}', replace: () => `sk-${REDACTED}` },
@@ -127,8 +129,9 @@ const maskerCache = new WeakMap<readonly string[], Masker>();
 
 /**
  * Masks secrets in `text`: every configured value in `secrets` (as `***`) and tokens of known
- * kinds (GitHub, OpenAI, Anthropic, AWS access key ids, Slack, PEM private keys, `Bearer`,
- * `Authorization` values, credentials in URLs), keeping a kind hint such as `ghp_[REDACTED]`.
+ * kinds (GitHub, GitLab, npm, OpenAI, Anthropic, AWS access key ids, Slack, PEM private keys,
+ * `Bearer`, `Authorization` values, credentials in URLs), keeping a kind hint such as
+ * `ghp_[REDACTED]`.
  * Use it for any text that leaves the process: PR bodies, issue comments, stored agent output.
  * `secrets` may be a `SecretRegistry`, whose values as of this call are used. The compiled
  * masker is cached per array of values (a registry keeps one array until it changes).
