@@ -30,6 +30,7 @@ export const errorCodes = [
   'store_unavailable',
   'lease_lost',
   'payload_too_large',
+  'secret_in_diff',
   'budget_exceeded',
   'cancelled',
   'unknown',
@@ -78,6 +79,9 @@ const verdictTable: Readonly<Record<ErrorCode, Verdict>> = {
   store_unavailable: 'transient',
   lease_lost: 'transient',
   payload_too_large: 'permanent',
+  // The change itself carries the secret: another attempt would push the same diff, and a
+  // person has to look at what the agent did (and maybe rotate the secret) first.
+  secret_in_diff: 'permanent',
   budget_exceeded: 'permanent',
   cancelled: 'permanent',
   // Outer retries are bounded, so guessing "transient" for an error we do not recognise

@@ -44,6 +44,7 @@ describe('verdict table', () => {
     ['fix_attempts_exhausted', 'permanent'],
     ['forge_rejected', 'permanent'],
     ['git_conflict', 'permanent'],
+    ['secret_in_diff', 'permanent'],
     ['cancelled', 'permanent'],
   ] as const)('%s is %s', (code, verdict) => {
     expect(verdictOf(code)).toBe(verdict);

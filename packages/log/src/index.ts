@@ -4,5 +4,9 @@
  */
 export { createLogger, silentLogger, type CreateLoggerOptions, type Logger, type LogLevel } from './logger.js';
 export { createMasker, maskSecrets, MASK, REDACTED, type Masker } from './mask.js';
+export { SecretRegistry, secretValues, type SecretRegistryOptions, type SecretSource } from './secret-registry.js';
+export {
+  scanForSecrets, type ChangedContent, type ScanOptions, type SecretEncoding, type SecretHit,
+} from './scan-secrets.js';
 export { createMaskingDestination, type LogDestination, type LogFormat } from './destination.js';
 export { formatPretty } from './pretty.js';

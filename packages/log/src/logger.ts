@@ -1,7 +1,8 @@
 import { hostname } from 'node:os';
 import { type Logger as PinoLogger, pino } from 'pino';
 import { type LogDestination, type LogFormat, createMaskingDestination } from './destination.js';
-import { createMasker } from './mask.js';
+import { maskSecrets } from './mask.js';
+import type { SecretSource } from './secret-registry.js';
 
 /** A pino logger; see {@link createLogger} for the conventions of codefleet's logs. */
 export type Logger = PinoLogger;
@@ -15,8 +16,11 @@ export interface CreateLoggerOptions {
   level?: LogLevel;
   /** `json` (default) for machines, `pretty` for a terminal. */
   format?: LogFormat;
-  /** Secret values to mask wherever they appear (`LoadedConfig.secrets`). */
-  secrets?: readonly string[];
+  /**
+   * Secret values to mask wherever they appear: `LoadedConfig.secrets`, or a
+   * `SecretRegistry` holding them, whose later additions (minted tokens) are masked too.
+   */
+  secrets?: SecretSource;
   /** Logger name, written as `name` on every line. */
   name?: string;
   /** Fields on every line, e.g. `{ worker_id }`; added to pino's `pid` and `hostname`. */
@@ -37,7 +41,8 @@ export interface CreateLoggerOptions {
  * (`log.error({ err, event: 'job.failed' }, 'job failed')`) so the stack is kept.
  */
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
-  const mask = createMasker(options.secrets ?? []);
+  const secrets = options.secrets;
+  const mask = (line: string) => maskSecrets(line, secrets);
   const destination = createMaskingDestination(options.destination ?? process.stdout, mask, options.format ?? 'json');
   return pino(
     {

@@ -1,3 +1,5 @@
+import { secretValues, type SecretSource } from './secret-registry.js';
+
 /** Replaces secrets in one piece of text; built once by {@link createMasker}, then reused per line. */
 export type Masker = (text: string) => string;
 
@@ -14,6 +16,8 @@ interface Rule {
   id: string;
   pattern: string;
   replace: (groups: Groups) => string;
+  /** A credential recognisable on its own, without the words around it: the diff scanner looks for these. */
+  shape?: true;
 }
 
 /** Case-insensitive spelling of a word without the `i` flag, which would also apply to secrets. */
@@ -22,7 +26,7 @@ function anyCase(word: string): string {
 }
 
 // A token of a known kind after `Bearer`/`token` is left to its own rule, which keeps the hint.
-const NOT_KNOWN_KIND = '(?!gh[pousr]_|github_pat_|sk-|xox[abposr]-|AKIA|ASIA)';
+const NOT_KNOWN_KIND = '(?!gh[pousr]_|github_pat_|glpat-|npm_|sk-|xox[abposr]-|AKIA|ASIA)';
 
 /**
  * Built-in patterns, most specific first. Where several match at the same position the first
@@ -31,6 +35,7 @@ const NOT_KNOWN_KIND = '(?!gh[pousr]_|github_pat_|sk-|xox[abposr]-|AKIA|ASIA)';
 const BUILTIN_RULES: readonly Rule[] = [
   {
     id: 'pem',
+    shape: true,
     pattern: '-----BEGIN (?<pemKind>[A-Z ]*)PRIVATE KEY-----[\\s\\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)',
     replace: (g) => `-----BEGIN ${g.pemKind ?? ''}PRIVATE KEY-----${REDACTED}-----END ${g.pemKind ?? ''}PRIVATE KEY-----`,
   },
@@ -64,24 +69,54 @@ const BUILTIN_RULES: readonly Rule[] = [
   },
   {
     id: 'github',
+    shape: true,
     pattern: '(?<![A-Za-z0-9])(?<ghKind>gh[pousr]_)[A-Za-z0-9]{36,}',
     replace: (g) => `${g.ghKind ?? ''}${REDACTED}`,
   },
-  { id: 'githubPat', pattern: 'github_pat_[A-Za-z0-9_]{22,}', replace: () => `github_pat_${REDACTED}` },
-  { id: 'anthropic', pattern: '(?<![A-Za-z0-9])sk-ant-[A-Za-z0-9_\\-]{10,}', replace: () => `sk-ant-${REDACTED}` },
-  { id: 'openaiProject', pattern: '(?<![A-Za-z0-9])sk-proj-[A-Za-z0-9_\\-]{10,}', replace: () => `sk-proj-${REDACTED}` },
-  { id: 'openai', pattern: '(?<![A-Za-z0-9])sk-[A-Za-z0-9_\\-]{20,}', replace: () => `sk-${REDACTED}` },
+  { id: 'githubPat', shape: true, pattern: 'github_pat_[A-Za-z0-9_]{22,}', replace: () => `github_pat_${REDACTED}` },
+  {
+    id: 'gitlab',
+    shape: true,
+    pattern: '(?<![A-Za-z0-9])glpat-[A-Za-z0-9_\\-]{20,}',
+    replace: () => `glpat-${REDACTED}`,
+  },
+  {
+    id: 'npm',
+    shape: true,
+    pattern: '(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])',
+    replace: () => `npm_${REDACTED}`,
+  },
+  {
+    id: 'anthropic',
+    shape: true,
+    pattern: '(?<![A-Za-z0-9])sk-ant-[A-Za-z0-9_\\-]{10,}',
+    replace: () => `sk-ant-${REDACTED}`,
+  },
+  {
+    id: 'openaiProject',
+    shape: true,
+    pattern: '(?<![A-Za-z0-9])sk-proj-[A-Za-z0-9_\\-]{10,}',
+    replace: () => `sk-proj-${REDACTED}`,
+  },
+  { id: 'openai', shape: true, pattern: '(?<![A-Za-z0-9])sk-[A-Za-z0-9_\\-]{20,}', replace: () => `sk-${REDACTED}` },
   {
     id: 'aws',
+    shape: true,
     pattern: '(?<![A-Z0-9])(?<awsKind>AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])',
     replace: (g) => `${g.awsKind ?? ''}${REDACTED}`,
   },
   {
     id: 'slack',
+    shape: true,
     pattern: '(?<![A-Za-z0-9])(?<slackKind>xox[abposr]-)[A-Za-z0-9-]{10,}',
     replace: (g) => `${g.slackKind ?? ''}${REDACTED}`,
   },
 ];
+
+/** The token shapes among the built-in rules, by rule id (`github`, `aws`, `pem`, ...). */
+export const tokenShapes: readonly { kind: string; pattern: string }[] = BUILTIN_RULES.filter((rule) => rule.shape).map(
+  (rule) => ({ kind: rule.id, pattern: rule.pattern }),
+);
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
@@ -125,17 +160,20 @@ const maskerCache = new WeakMap<readonly string[], Masker>();
 
 /**
  * Masks secrets in `text`: every configured value in `secrets` (as `***`) and tokens of known
- * kinds (GitHub, OpenAI, Anthropic, AWS access key ids, Slack, PEM private keys, `Bearer`,
- * `Authorization` values, credentials in URLs), keeping a kind hint such as `ghp_[REDACTED]`.
+ * kinds (GitHub, GitLab, npm, OpenAI, Anthropic, AWS access key ids, Slack, PEM private keys,
+ * `Bearer`, `Authorization` values, credentials in URLs), keeping a kind hint such as
+ * `ghp_[REDACTED]`.
  * Use it for any text that leaves the process: PR bodies, issue comments, stored agent output.
- * The compiled masker is cached per `secrets` array.
+ * `secrets` may be a `SecretRegistry`, whose values as of this call are used. The compiled
+ * masker is cached per array of values (a registry keeps one array until it changes).
  */
-export function maskSecrets(text: string, secrets?: readonly string[]): string {
-  if (secrets === undefined || secrets.length === 0) return defaultMasker(text);
-  let masker = maskerCache.get(secrets);
+export function maskSecrets(text: string, secrets?: SecretSource): string {
+  const values = secretValues(secrets);
+  if (values.length === 0) return defaultMasker(text);
+  let masker = maskerCache.get(values);
   if (masker === undefined) {
-    masker = createMasker(secrets);
-    maskerCache.set(secrets, masker);
+    masker = createMasker(values);
+    maskerCache.set(values, masker);
   }
   return masker(text);
 }

@@ -58,6 +58,7 @@ describe('maskSecrets: token kinds', () => {
       'AKIA is a prefix; AKIAIOSFODNN7EXAMPLEX is too long',
       'https://github.com/owner/repo/issues/42',
       'authorization failed',
+      'npm_config_cache=/tmp/npm-cache and glpat- alone are not tokens',
     ];
     for (const line of prose) expect(maskSecrets(line)).toBe(line);
   });

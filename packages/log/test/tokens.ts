@@ -8,6 +8,8 @@ export const TOKEN_KINDS = [
   { kind: 'GitHub server-to-server', token: `ghs_${'0'.repeat(36)}`, masked: 'ghs_[REDACTED]' },
   { kind: 'GitHub refresh', token: `ghr_${'Rr'.repeat(18)}`, masked: 'ghr_[REDACTED]' },
   { kind: 'GitHub fine-grained', token: `github_pat_11AAAAAAA0${'b'.repeat(12)}_${'C'.repeat(59)}`, masked: 'github_pat_[REDACTED]' },
+  { kind: 'GitLab personal', token: `glpat-${'Ab3_-'.repeat(4)}`, masked: 'glpat-[REDACTED]' },
+  { kind: 'npm', token: `npm_${'n0PqR5'.repeat(6)}`, masked: 'npm_[REDACTED]' },
   { kind: 'OpenAI', token: 'sk-abcdefghijklmnopqrstuvwxyz0123456789ABCD', masked: 'sk-[REDACTED]' },
   { kind: 'OpenAI project', token: 'sk-proj-abcDEF123_ghiJKL456-mnoPQR789', masked: 'sk-proj-[REDACTED]' },
   { kind: 'Anthropic', token: 'sk-ant-api03-abcdefghijklmnop_QRSTUVWXYZ-0123456789', masked: 'sk-ant-[REDACTED]' },

@@ -8,6 +8,7 @@ export { stepOrder, toolchains } from './types.js';
 export { planVerification, type PlanOptions } from './plan/plan.js';
 export { markerFiles } from './plan/detect.js';
 export { parseRepoConfig, repoConfigFile, type RepoConfig } from './plan/repo-config.js';
+export { isRepoFile, readRepoFile, type ReadRepoFileOptions, type RepoFile } from './plan/repo-file.js';
 export { runVerification, type VerificationOptions, type VerificationOutcome } from './run/verify.js';
 export { runDod, type DodOutcome } from './run/dod.js';
 export { installStampFile } from './run/install.js';

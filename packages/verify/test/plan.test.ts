@@ -189,15 +189,19 @@ describe('planVerification: .codefleet.yml and the job', () => {
     const error = await planVerification(workdir, { config }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'invalid_config', verdict: 'permanent' });
     const paths = (error as { problems: { path: string }[] }).problems.map((p) => p.path);
-    expect(paths).toEqual(['dod[0][1]', 'dod[1]', 'verify.build', 'verify.deploy', 'verfy']);
+    // Unknown keys are placed by line, not repeated: a key is text of the file like any other.
+    expect(paths).toEqual(['dod[0][1]', 'dod[1]', 'verify.build', 'verify', '']);
     expect((error as Error).message).toContain('.codefleet.yml');
+    expect((error as Error).message).toContain('unknown step at line 6');
+    expect((error as Error).message).toContain('unknown key at line 7');
+    expect((error as Error).message).not.toMatch(/deploy|verfy/);
   });
 
   it('a .codefleet.yml that is a directory or too large is a config error too, not a crash', async () => {
     const dir = await repo({ '.codefleet.yml/keep': '' });
     await expect(planVerification(dir, { config })).rejects.toMatchObject({
       code: 'invalid_config',
-      message: expect.stringContaining('expected a regular file'),
+      message: expect.stringContaining('is a directory'),
     });
     const large = await repo({ '.codefleet.yml': `# ${'x'.repeat(70_000)}\n` });
     await expect(planVerification(large, { config })).rejects.toMatchObject({ message: expect.stringContaining('at most 65536') });

@@ -38,7 +38,7 @@ describe('parseRepoConfig', () => {
 
   it('refuses a file that is not a mapping', () => {
     expect(problems('- npm test\n')[0]?.message).toContain('expected a mapping');
-    expect(problems('just text\n')[0]?.message).toContain('got "just text"');
+    expect(problems('just text\n')[0]?.message).toContain('got a string');
   });
 
   it('names the key path of every bad value', () => {
@@ -52,7 +52,8 @@ describe('parseRepoConfig', () => {
         '  install: npm ci',
       ].join('\n'),
     );
-    expect(found.map((p) => p.path)).toEqual(['toolchain', 'dod', 'verify.test', 'verify.lint[1]', 'verify.install']);
+    expect(found.map((p) => p.path)).toEqual(['toolchain', 'dod', 'verify.test', 'verify.lint[1]', 'verify']);
+    expect(found[4]?.message).toBe('unknown step at line 6; expected one of build, format, lint, test');
     expect(found[0]?.message).toContain('node, go, rust, python, none');
     expect(found[1]?.message).toContain('expected a list of commands');
   });
@@ -67,5 +68,38 @@ describe('parseRepoConfig', () => {
     const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]', 'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]',
       'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]', 'd: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]'].join('\n');
     expect(problems(bomb)[0]?.path).toBe('');
+  });
+});
+
+describe('parseRepoConfig: problems never quote the file', () => {
+  // Stands for whatever the file holds that must not reach a public comment: a token the
+  // file was linked to, or one the agent wrote into it.
+  const secret = 'Zq9SeCrEtVaLuE7xK2';
+  const messages = (text: string) => {
+    try {
+      parseRepoConfig(text);
+    } catch (error) {
+      return (error as Error).message;
+    }
+    throw new Error('expected parseRepoConfig to throw');
+  };
+
+  it.each([
+    ['a file that is only the secret', `${secret}\n`],
+    ['a block scalar header the parser quotes', `dod: |${secret}\n  x\n`],
+    ['a token the parser quotes', `- a\nverify: ${secret}\n`],
+    ['a bad escape', `dod: ["x\\q${secret}"]\n`],
+    ['a wrong value', `toolchain: ${secret}\n`],
+    ['a wrong type in a command', `dod: [[node, { ${secret}: 1 }]]\n`],
+    ['an unknown key', `${secret}: 1\nverify:\n  ${secret}: x\n`],
+  ])('%s', (_name, text) => {
+    const message = messages(text);
+    expect(message).toContain('.codefleet.yml');
+    expect(message).not.toContain(secret);
+    expect(message).not.toContain(secret.slice(0, 8));
+  });
+
+  it('says where a syntax error is and what kind it is', () => {
+    expect(messages(`dod: |${secret}\n  x\n`)).toContain('YAML syntax error at line 1, column 7: an unexpected token');
   });
 });

@@ -28,6 +28,12 @@ export interface GithubAppAuth {
    * credential helper: git runs as a child process and cannot ask this process.
    */
   tokenFile?: string;
+  /**
+   * Told every installation token the moment it is minted, before anything else sees it:
+   * pass the process's `SecretRegistry` (@codefleet/log) so logs, run records and comments
+   * mask the token even where it matches no known token shape.
+   */
+  secrets?: { add(value: string): void };
   now?: () => number;
 }
 
@@ -73,6 +79,7 @@ export function githubAppTokens(auth: GithubAppAuth): TokenSource {
     }
     const body = (await response.json()) as { token?: string; expires_at?: string };
     if (typeof body.token !== 'string') throw new CodefleetError('forge_rejected', 'GitHub App token exchange returned no token');
+    auth.secrets?.add(body.token);
     const expiresAt = Date.parse(body.expires_at ?? '') || now() + 3_600_000;
     cached = { token: body.token, expiresAt };
     if (auth.tokenFile !== undefined) writeFileSync(auth.tokenFile, body.token, { mode: 0o600 });

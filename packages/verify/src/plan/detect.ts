@@ -1,8 +1,7 @@
-import { readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { VerificationConfig } from '@codefleet/config';
 import { findLockfile } from '../run/install.js';
 import { toolchains, type StepName, type Toolchain } from '../types.js';
+import { isRepoFile, readRepoFile } from './repo-file.js';
 
 /** The file whose presence at the repository root selects each toolchain. */
 export const markerFiles: Readonly<Record<Toolchain, string>> = {
@@ -23,11 +22,16 @@ const npmCi = ['npm', 'ci', '--no-audit', '--no-fund'];
 const npmInstall = ['npm', 'install', '--no-package-lock', '--no-audit', '--no-fund'];
 // What `npm init` writes as the test script: a placeholder that always fails.
 const npmInitTest = /^echo "Error: no test specified" && exit 1$/;
+// Manifests are small; a larger one is read as unparsable, which npm then reports.
+const maxManifestBytes = 4 * 1024 * 1024;
 
-/** The first toolchain (node, go, rust, python) whose marker file is at the root of `workdir`. */
+/**
+ * The first toolchain (node, go, rust, python) whose marker file is at the root of
+ * `workdir`, as a regular file: a symlink there marks nothing.
+ */
 export async function detectToolchain(workdir: string): Promise<Toolchain | 'none'> {
   for (const toolchain of toolchains) {
-    if (await isFile(join(workdir, markerFiles[toolchain]))) return toolchain;
+    if (await isRepoFile(workdir, markerFiles[toolchain])) return toolchain;
   }
   return 'none';
 }
@@ -90,9 +94,11 @@ async function nodeSteps(workdir: string, commands: Commands): Promise<DetectedS
 }
 
 async function readManifest(workdir: string): Promise<Manifest | undefined> {
+  const file = await readRepoFile(workdir, 'package.json', { maxBytes: maxManifestBytes });
+  if (file.status !== 'read') return undefined;
   let parsed: unknown;
   try {
-    parsed = JSON.parse(await readFile(join(workdir, 'package.json'), 'utf8'));
+    parsed = JSON.parse(file.content.toString('utf8'));
   } catch {
     return undefined;
   }
@@ -122,11 +128,12 @@ function npmScriptOf(command: readonly string[]): string | undefined {
 }
 
 async function pythonSteps(workdir: string, commands: Commands): Promise<DetectedSteps> {
-  const pyproject = await readFile(join(workdir, 'pyproject.toml'), 'utf8').catch(() => '');
+  const file = await readRepoFile(workdir, 'pyproject.toml', { maxBytes: maxManifestBytes });
+  const pyproject = file.status === 'read' ? file.content.toString('utf8') : '';
   const ruffConfigured =
     /^\s*\[tool\.ruff[\].]/m.test(pyproject) ||
-    (await isFile(join(workdir, 'ruff.toml'))) ||
-    (await isFile(join(workdir, '.ruff.toml')));
+    (await isRepoFile(workdir, 'ruff.toml')) ||
+    (await isRepoFile(workdir, '.ruff.toml'));
   // The default format/lint commands are ruff's; running ruff on a project that never chose
   // it would impose its rules, so they apply only where ruff is configured.
   return configSteps(commands, (command) => ruffConfigured || !invokesRuff(command));
@@ -139,12 +146,4 @@ function invokesRuff(command: readonly string[]): boolean {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-async function isFile(path: string): Promise<boolean> {
-  try {
-    return (await stat(path)).isFile();
-  } catch {
-    return false;
-  }
 }

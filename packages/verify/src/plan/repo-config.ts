@@ -1,9 +1,8 @@
-import { readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
-import { type YAMLError, parseDocument } from 'yaml';
+import { type Document, type ErrorCode as YamlErrorCode, isMap, isScalar, LineCounter, parseDocument } from 'yaml';
 import { ConfigError, type ConfigProblem } from '@codefleet/config';
-import { maxDodCommands, previewValue, splitCommandLine } from '@codefleet/core';
+import { maxDodCommands, splitCommandLine } from '@codefleet/core';
 import { toolchains, type Toolchain } from '../types.js';
+import { readRepoFile } from './repo-file.js';
 
 /** The per-repository override file, read from the root of the working copy. */
 export const repoConfigFile = '.codefleet.yml';
@@ -30,24 +29,17 @@ const maxAliasCount = 100;
 const topLevelKeys = ['toolchain', 'dod', 'verify'] as const;
 
 /**
- * Reads `.codefleet.yml` from `workdir`; `undefined` when the file does not exist.
+ * Reads `.codefleet.yml` from `workdir`; `undefined` when the file does not exist. Only a
+ * regular file inside the copy is read (see `readRepoFile`): a symlink, FIFO or device
+ * there is refused, so the file cannot stand in for a secret elsewhere on the host.
  *
  * @throws {ConfigError} (`invalid_config`, permanent) naming every bad key path.
  */
 export async function readRepoConfig(workdir: string): Promise<RepoConfig | undefined> {
-  const path = join(workdir, repoConfigFile);
-  let text: string;
-  try {
-    const info = await stat(path);
-    if (!info.isFile()) throw fail([{ path: '', message: 'expected a regular file' }]);
-    if (info.size > maxFileBytes) throw fail([{ path: '', message: `file is ${info.size} bytes; at most ${maxFileBytes} allowed` }]);
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if (error instanceof ConfigError) throw error;
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw fail([{ path: '', message: `cannot read the file: ${(error as Error).message}` }]);
-  }
-  return parseRepoConfig(text);
+  const file = await readRepoFile(workdir, repoConfigFile, { maxBytes: maxFileBytes });
+  if (file.status === 'missing') return undefined;
+  if (file.status === 'refused') throw fail([{ path: '', message: `not read: the file ${file.reason}` }]);
+  return parseRepoConfig(file.content.toString('utf8'));
 }
 
 /**
@@ -56,35 +48,42 @@ export async function readRepoConfig(workdir: string): Promise<RepoConfig | unde
  * would (quotes honoured, shell syntax refused, never run by a shell; as in a job's DoD) or
  * an argv array; under `verify`, `[]` skips the step.
  *
+ * Problems never quote the file: they give key paths, line numbers and the expected and
+ * found types. The text may not be what its author meant to publish (a token pasted by
+ * mistake, or written there by the agent), and problems end up in comments on the issue.
+ *
  * @throws {ConfigError} listing every problem with its key path (`verify.test[1]`).
  */
 export function parseRepoConfig(text: string): RepoConfig {
-  const doc = parseDocument(text, { prettyErrors: true });
-  if (doc.errors.length > 0) throw fail(doc.errors.map(syntaxProblem));
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { prettyErrors: false, lineCounter: lines });
+  if (doc.errors.length > 0) throw fail(doc.errors.map((error) => syntaxProblem(error.code, lines.linePos(error.pos[0]))));
   let tree: unknown;
   try {
     tree = doc.toJS({ maxAliasCount }) ?? {};
-  } catch (error) {
-    throw fail([{ path: '', message: (error as Error).message }]);
+  } catch {
+    throw fail([{ path: '', message: `the document cannot be resolved: its aliases expand to more than ${maxAliasCount} nodes` }]);
   }
   if (!isMapping(tree)) {
     throw fail([{ path: '', message: `expected a mapping with keys ${topLevelKeys.join(', ')}; got ${describe(tree)}` }]);
   }
 
+  const keyLine = keyLineOf(doc, lines);
   const problems: ConfigProblem[] = [];
   const config: RepoConfig = { verify: {} };
   for (const [key, value] of Object.entries(tree)) {
     if (key === 'toolchain') {
       const allowed: readonly string[] = [...toolchains, 'none'];
       if (typeof value === 'string' && allowed.includes(value)) config.toolchain = value as Toolchain | 'none';
-      else problems.push({ path: key, message: `expected one of ${allowed.join(', ')}; got ${describe(value)}` });
+      else problems.push({ path: key, message: `expected one of ${allowed.join(', ')}; got ${describe(value, 'another string')}` });
     } else if (key === 'dod') {
       const dod = parseDod(value, problems);
       if (dod) config.dod = dod;
     } else if (key === 'verify') {
-      config.verify = parseVerify(value, problems);
+      config.verify = parseVerify(value, problems, (step) => keyLine(['verify'], step));
     } else {
-      problems.push({ path: key, message: `unknown key; expected one of ${topLevelKeys.join(', ')}` });
+      // The key itself is not repeated: it is text of the file like any other.
+      problems.push({ path: '', message: `unknown key${keyLine([], key)}; expected one of ${topLevelKeys.join(', ')}` });
     }
   }
   if (problems.length > 0) throw fail(problems);
@@ -111,7 +110,7 @@ function parseDod(value: unknown, problems: ConfigProblem[]): string[][] | undef
   return commands;
 }
 
-function parseVerify(value: unknown, problems: ConfigProblem[]): RepoConfig['verify'] {
+function parseVerify(value: unknown, problems: ConfigProblem[], stepLine: (key: string) => string): RepoConfig['verify'] {
   const verify: RepoConfig['verify'] = {};
   if (value === null) return verify;
   if (!isMapping(value)) {
@@ -119,11 +118,11 @@ function parseVerify(value: unknown, problems: ConfigProblem[]): RepoConfig['ver
     return verify;
   }
   for (const [key, item] of Object.entries(value)) {
-    const path = `verify.${key}`;
     if (!(overridableSteps as readonly string[]).includes(key)) {
-      problems.push({ path, message: `unknown step; expected one of ${overridableSteps.join(', ')}` });
+      problems.push({ path: 'verify', message: `unknown step${stepLine(key)}; expected one of ${overridableSteps.join(', ')}` });
       continue;
     }
+    const path = `verify.${key}`;
     const command = parseCommand(item, path, problems);
     if (command === undefined) continue;
     // An empty string is more likely a slip than a wish to skip; `[]` says it explicitly.
@@ -174,20 +173,61 @@ function fail(problems: ConfigProblem[]): ConfigError {
   return new ConfigError(problems, repoConfigFile);
 }
 
-function syntaxProblem(error: YAMLError): ConfigProblem {
-  const firstLine = error.message.split('\n')[0] ?? error.message;
-  const reason = firstLine.replace(/ at line \d+, column \d+:?$/, '');
-  const position = error.linePos?.[0];
-  const where = position === undefined ? '' : ` at line ${position.line}, column ${position.col}`;
-  return { path: '', message: `YAML syntax error${where}: ${reason}` };
+// What each of yaml's error codes means, said without the parser's message: some messages
+// quote the offending text (an escape sequence, a tag, a header).
+const yamlProblems: Readonly<Record<YamlErrorCode, string>> = {
+  ALIAS_PROPS: 'an alias with an anchor or tag',
+  BAD_ALIAS: 'an invalid alias or anchor',
+  BAD_COLLECTION_TYPE: 'a tag that does not fit its collection',
+  BAD_DIRECTIVE: 'an invalid % directive',
+  BAD_DQ_ESCAPE: 'an invalid escape sequence in a double-quoted string',
+  BAD_INDENT: 'bad indentation',
+  BAD_PROP_ORDER: 'an anchor or tag in the wrong place',
+  BAD_SCALAR_START: 'a plain value starting with a reserved character',
+  BLOCK_AS_IMPLICIT_KEY: 'a block collection used as a key',
+  BLOCK_IN_FLOW: 'a block collection inside a flow collection',
+  DUPLICATE_KEY: 'a duplicate key',
+  IMPOSSIBLE: 'malformed YAML',
+  KEY_OVER_1024_CHARS: 'a key longer than 1024 characters',
+  MISSING_CHAR: 'a missing quote, comma, colon, space or indicator',
+  MULTILINE_IMPLICIT_KEY: 'a key spread over several lines',
+  MULTIPLE_ANCHORS: 'several anchors on one node',
+  MULTIPLE_DOCS: 'several documents in one file',
+  MULTIPLE_TAGS: 'several tags on one node',
+  NON_STRING_KEY: 'a key that is not a string',
+  RESOURCE_EXHAUSTION: 'aliases that expand too far',
+  TAB_AS_INDENT: 'a tab used as indentation',
+  TAG_RESOLVE_FAILED: 'an unknown tag',
+  UNEXPECTED_TOKEN: 'an unexpected token',
+};
+
+function syntaxProblem(code: YamlErrorCode, position: { line: number; col: number }): ConfigProblem {
+  const what = yamlProblems[code] ?? 'malformed YAML';
+  return { path: '', message: `YAML syntax error at line ${position.line}, column ${position.col}: ${what}` };
+}
+
+/** ` (line N)` for the key `key` of the mapping at `parent` (a key path), or '' when unknown. */
+function keyLineOf(doc: Document, lines: LineCounter): (parent: string[], key: string) => string {
+  return (parent, key) => {
+    const node = parent.length === 0 ? doc.contents : doc.getIn(parent, true);
+    if (!isMap(node)) return '';
+    const pair = node.items.find((item) => isScalar(item.key) && String(item.key.value) === key);
+    const offset = pair !== undefined && isScalar(pair.key) ? pair.key.range?.[0] : undefined;
+    return offset === undefined ? '' : ` at line ${lines.linePos(offset).line}`;
+  };
 }
 
 function isMapping(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Map);
 }
 
-function describe(value: unknown): string {
+/** The type of a value, never the value: `a string`, `a number`, `a list`, ... */
+function describe(value: unknown, stringWord = 'a string'): string {
   if (Array.isArray(value)) return 'a list';
   if (isMapping(value)) return 'a mapping';
-  return previewValue(value, 60);
+  if (value === null || value === undefined) return 'nothing';
+  if (typeof value === 'string') return stringWord;
+  if (typeof value === 'number' || typeof value === 'bigint') return 'a number';
+  if (typeof value === 'boolean') return 'a boolean';
+  return 'a value of another type';
 }

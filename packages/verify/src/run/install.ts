@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isRepoFile, readRepoFile } from '../plan/repo-file.js';
 
 /**
  * File inside `node_modules` recording the dependency hash it was installed for. The
@@ -8,6 +10,11 @@ import { join } from 'node:path';
  * verify skip `npm ci` entirely: that is what makes a pooled copy's second verify fast.
  */
 export const installStampFile = '.codefleet-lock-hash';
+
+// Bounds for reading the repository's files; past them the install simply runs every time.
+const maxLockfileBytes = 128 * 1024 * 1024;
+const maxManifestBytes = 4 * 1024 * 1024;
+const maxStampBytes = 1024;
 
 /** Lockfiles `npm ci` reads, in npm's order of preference. */
 const lockfiles = ['npm-shrinkwrap.json', 'package-lock.json'] as const;
@@ -23,10 +30,10 @@ const dependencyFields = [
   'workspaces',
 ] as const;
 
-/** The lockfile npm would use in `workdir`, or undefined. */
+/** The lockfile npm would use in `workdir` (a regular file, not a symlink), or undefined. */
 export async function findLockfile(workdir: string): Promise<string | undefined> {
   for (const name of lockfiles) {
-    if (await isFile(join(workdir, name))) return name;
+    if (await isRepoFile(workdir, name)) return name;
   }
   return undefined;
 }
@@ -35,14 +42,22 @@ export async function findLockfile(workdir: string): Promise<string | undefined>
  * sha256 of the lockfile plus the dependency fields of package.json. The lockfile alone
  * would miss a dependency added to package.json by hand: with it in the hash, `npm ci`
  * runs and reports the mismatch, instead of the build failing on a missing module.
+ * Undefined when either file is there but not readable as a regular file of the copy:
+ * such a copy is never taken as freshly installed.
  */
-export async function dependencyHash(workdir: string): Promise<string> {
+export async function dependencyHash(workdir: string): Promise<string | undefined> {
   const hash = createHash('sha256');
   const lockfile = await findLockfile(workdir);
   hash.update(`lockfile:${lockfile ?? 'none'}\n`);
-  if (lockfile !== undefined) hash.update(await readFile(join(workdir, lockfile)));
+  if (lockfile !== undefined) {
+    const file = await readRepoFile(workdir, lockfile, { maxBytes: maxLockfileBytes });
+    if (file.status !== 'read') return undefined;
+    hash.update(file.content);
+  }
   hash.update('\npackage.json:\n');
-  const text = await readFile(join(workdir, 'package.json'), 'utf8').catch(() => '');
+  const manifestFile = await readRepoFile(workdir, 'package.json', { maxBytes: maxManifestBytes });
+  if (manifestFile.status === 'refused') return undefined;
+  const text = manifestFile.status === 'read' ? manifestFile.content.toString('utf8') : '';
   try {
     const manifest = JSON.parse(text) as Record<string, unknown>;
     hash.update(JSON.stringify(dependencyFields.map((field) => [field, manifest[field] ?? null])));
@@ -53,10 +68,16 @@ export async function dependencyHash(workdir: string): Promise<string> {
   return hash.digest('hex');
 }
 
-/** True when `node_modules` exists and its stamp matches the current dependency hash. */
+/**
+ * True when `node_modules` exists and its stamp matches the current dependency hash. The
+ * stamp is read like any file of the copy: install scripts could have made it a FIFO
+ * (a plain read would hang) or a symlink.
+ */
 export async function installIsFresh(workdir: string): Promise<boolean> {
-  const stamp = await readFile(join(workdir, 'node_modules', installStampFile), 'utf8').catch(() => undefined);
-  return stamp !== undefined && stamp.trim() === (await dependencyHash(workdir));
+  const stamp = await readRepoFile(workdir, join('node_modules', installStampFile), { maxBytes: maxStampBytes });
+  if (stamp.status !== 'read') return false;
+  const hash = await dependencyHash(workdir);
+  return hash !== undefined && stamp.content.toString('utf8').trim() === hash;
 }
 
 /** Removes the stamp before an install, so an interrupted install is never taken as fresh. */
@@ -64,17 +85,26 @@ export async function clearInstallStamp(workdir: string): Promise<void> {
   await rm(join(workdir, 'node_modules', installStampFile), { force: true });
 }
 
-/** Records that `node_modules` now matches the dependency hash; call after a successful install. */
-export async function writeInstallStamp(workdir: string): Promise<void> {
-  const dir = join(workdir, 'node_modules');
-  await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, installStampFile), `${await dependencyHash(workdir)}\n`);
-}
+// O_EXCL with O_CREAT never follows a symlink at the name; O_NOFOLLOW says so twice.
+const createOnly = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
-async function isFile(path: string): Promise<boolean> {
+/**
+ * Records that `node_modules` now matches the dependency hash; call after a successful
+ * install. Best effort: a stamp not written only costs a reinstall next time. It is written
+ * only into a real `node_modules` directory and never through a symlink, because the
+ * install's scripts shape `node_modules` and could aim the write at a file outside the copy.
+ */
+export async function writeInstallStamp(workdir: string): Promise<void> {
+  const hash = await dependencyHash(workdir);
+  if (hash === undefined) return;
+  const dir = join(workdir, 'node_modules');
   try {
-    return (await stat(path)).isFile();
+    await mkdir(dir, { recursive: true });
+    if (!(await lstat(dir)).isDirectory()) return;
+    const path = join(dir, installStampFile);
+    await rm(path, { force: true });
+    await writeFile(path, `${hash}\n`, { flag: createOnly });
   } catch {
-    return false;
+    // Left without a stamp, the next verify installs again.
   }
 }
