@@ -1,8 +1,9 @@
 import { appendFile, copyFile, lstat, mkdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { runProcess } from '@codefleet/process';
+import { applyDiff } from './apply-diff.js';
 import { openGit } from './git.js';
-import { applyDiff, autoCommit, rollback } from './git-steps.js';
+import { autoCommit, rollback } from './git-steps.js';
 import { defaultProtected, isProtected, PathRefused, resolveInside } from './paths.js';
 import type { PatchCommand } from './types.js';
 
@@ -65,8 +66,8 @@ export interface ApplyResult {
  * earlier command is seen too; protected files follow the protected action. Shell
  * commands run with `sh -c` (or their own shell) in a workdir inside the workspace, with a
  * timeout that kills their process tree; git operations are argument arrays on paths
- * inside the workspace; a unified diff goes through `git apply --3way` after its paths
- * are checked. Git runs hardened: no hooks, no fsmonitor, no filter or merge drivers from
+ * inside the workspace; a unified diff is applied with `git apply` after every path it
+ * names is checked (see `applyDiff`). Git runs hardened: no hooks, no fsmonitor, no filter or merge drivers from
  * the repository's config. With `autoCommit`, the workspace is committed before (a failure
  * aborts) and after, and in stop-on-error mode a failure rolls back to the before-commit.
  */
@@ -101,16 +102,9 @@ export async function applyPatch(commands: readonly PatchCommand[], options: App
         if (run === 'planned') done('planned');
         else done(run.ok ? 'succeeded' : 'failed', { output: run.output, ...(run.ok ? {} : { error: run.error }) });
       } else if (command.type === 'diff') {
-        for (const path of command.paths) await resolveInside(root, path);
-        const touched = command.paths.filter((p) => isProtected(p, patterns));
-        if (touched.length > 0 && protectedAction !== 'log') {
-          done(protectedAction === 'skip' ? 'skipped' : 'failed', { error: `protected file ${touched.join(', ')}` });
-        } else if (options.dryRun) {
-          done('planned');
-        } else {
-          const applied = await applyDiff(root, command.content, await git());
-          done(applied.ok ? 'succeeded' : 'failed', { output: applied.output, ...(applied.ok ? {} : { error: `the diff does not apply: ${applied.output.trim().split('\n')[0] ?? ''}` }) });
-        }
+        // The diff's own text decides what is checked, never the paths that came with it.
+        const { status, ...extra } = await applyDiff(root, command.content, { git: await git(), patterns, protectedAction, dryRun: options.dryRun === true });
+        done(status, extra);
       } else {
         const paths = [command.target, ...(command.metadata?.destination === undefined ? [] : [command.metadata.destination])];
         const touched = paths.filter((p) => isProtected(p, patterns));

@@ -1,6 +1,3 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { PatchGit } from './git.js';
 
 /** The commit subject prefix of the engine's own commits (PC: `[Worker Auto-Commit]`). */
@@ -23,22 +20,4 @@ export async function rollback(git: PatchGit, sha: string): Promise<void> {
   const reset = await git.run(['reset', '--hard', '--quiet', sha]);
   if (reset.exitCode !== 0) throw new Error(`rollback: git reset failed: ${reset.outputTail.trim()}`);
   await git.run(['clean', '-fd', '--quiet']);
-}
-
-/**
- * Applies a unified diff with `git apply` (`--3way` in a repository, so a hunk that no
- * longer matches can still merge); the diff goes through a file outside the workspace.
- */
-export async function applyDiff(root: string, diff: string, git: PatchGit): Promise<{ ok: boolean; output: string }> {
-  const dir = await mkdtemp(join(tmpdir(), 'codefleet-diff-'));
-  try {
-    const file = join(dir, 'patch.diff');
-    await writeFile(file, diff.endsWith('\n') ? diff : `${diff}\n`);
-    const top = await git.list(['rev-parse', '--show-toplevel']);
-    const inRepo = top.exitCode === 0 && top.stdout.trim() === root;
-    const result = await git.run(['apply', ...(inRepo ? ['--3way'] : []), '--whitespace=nowarn', file]);
-    return { ok: result.exitCode === 0 && !result.timedOut, output: result.outputTail };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
 }

@@ -61,6 +61,15 @@ describe('applyPatch: shell and git commands', () => {
     expect(await readFile(join(repo.path, 'src/a.js'), 'utf8')).toBe('b\n');
   });
 
+  it('a diff applies on top of changes not yet staged (a 3-way apply alone refuses: does not match index)', async () => {
+    const result = await applyPatch([
+      { type: 'file_edit', action: 'update', target: 'src/a.js', content: 'edited\n' },
+      ...parsePatch(['--- a/src/a.js', '+++ b/src/a.js', '@@ -1 +1,2 @@', ' edited', '+more', ''].join('\n')).commands,
+    ], { root: repo.path, env });
+    expect(result.summary).toBe('executed 2, succeeded 2, failed 0');
+    expect(await readFile(join(repo.path, 'src/a.js'), 'utf8')).toBe('edited\nmore\n');
+  });
+
   it('auto-commit before and after; in stop-on-error mode a failure rolls the workspace back unchanged', async () => {
     const start = await git(repo.path, ['rev-parse', 'HEAD']);
     const ok = await applyPatch([{ type: 'file_edit', action: 'create', target: 'one.txt', content: '1' }], { root: repo.path, env, autoCommit: true });
