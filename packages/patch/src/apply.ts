@@ -1,5 +1,5 @@
 import { appendFile, copyFile, lstat, mkdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, relative } from 'node:path';
 import { runProcess } from '@codefleet/process';
 import { applyDiff } from './apply-diff.js';
 import { openGit } from './git.js';
@@ -63,11 +63,12 @@ export interface ApplyResult {
 /**
  * Applies `file_edit` commands inside the workspace. Every path (target, destination) is
  * resolved with {@link resolveInside} right before its write, so a symlink planted by an
- * earlier command is seen too; protected files follow the protected action. Shell
- * commands run with `sh -c` (or their own shell) in a workdir inside the workspace, with a
- * timeout that kills their process tree; git operations are argument arrays on paths
- * inside the workspace; a unified diff is applied with `git apply` after every path it
- * names is checked (see `applyDiff`). Git runs hardened: no hooks, no fsmonitor, no filter or merge drivers from
+ * earlier command is seen too; protected files (by name, or by where a symlink leads)
+ * follow the protected action. Shell commands run with `sh -c` (or their own shell) in a
+ * workdir inside the workspace, with a timeout that kills their process tree; git
+ * operations are argument arrays on paths inside the workspace, taken literally; a
+ * unified diff is applied with `git apply` after every path it names is checked (see
+ * `applyDiff`). Git runs hardened: no hooks, no fsmonitor, no filter or merge drivers from
  * the repository's config. With `autoCommit`, the workspace is committed before (a failure
  * aborts) and after, and in stop-on-error mode a failure rolls back to the before-commit.
  */
@@ -97,7 +98,11 @@ export async function applyPatch(commands: readonly PatchCommand[], options: App
       results.push({ index, command, status, durationMs: Math.round(performance.now() - started), ...extra });
     };
     try {
-      if (command.type === 'shell_command' || command.type === 'git_operation') {
+      const touched = [];
+      for (const path of namedPaths(command)) if (isProtected(path, patterns) || await leadsToProtected(root, path, patterns)) touched.push(path);
+      if (touched.length > 0 && protectedAction !== 'log') {
+        done(protectedAction === 'skip' ? 'skipped' : 'failed', { error: `protected file ${touched.join(', ')}` });
+      } else if (command.type === 'shell_command' || command.type === 'git_operation') {
         const run = command.type === 'shell_command' ? await runShell(command, root, options) : await runGitOperation(command, root, git, options);
         if (run === 'planned') done('planned');
         else done(run.ok ? 'succeeded' : 'failed', { output: run.output, ...(run.ok ? {} : { error: run.error }) });
@@ -106,18 +111,12 @@ export async function applyPatch(commands: readonly PatchCommand[], options: App
         const { status, ...extra } = await applyDiff(root, command.content, { git: await git(), patterns, protectedAction, dryRun: options.dryRun === true });
         done(status, extra);
       } else {
-        const paths = [command.target, ...(command.metadata?.destination === undefined ? [] : [command.metadata.destination])];
-        const touched = paths.filter((p) => isProtected(p, patterns));
-        if (touched.length > 0 && protectedAction !== 'log') {
-          done(protectedAction === 'skip' ? 'skipped' : 'failed', { error: `protected file ${touched.join(', ')}` });
-        } else {
-          const target = await resolveInside(root, command.target);
-          const destination = command.metadata?.destination === undefined ? undefined : await resolveInside(root, command.metadata.destination);
-          if (options.dryRun) done('planned');
-          else {
-            await fileEdit(command.action, target, command.content ?? '', destination, root);
-            done('succeeded', touched.length > 0 ? { output: `warning: protected file ${touched.join(', ')} changed` } : {});
-          }
+        const target = await resolveInside(root, command.target);
+        const destination = command.metadata?.destination === undefined ? undefined : await resolveInside(root, command.metadata.destination);
+        if (options.dryRun) done('planned');
+        else {
+          await fileEdit(command.action, target, command.content ?? '', destination, root);
+          done('succeeded', touched.length > 0 ? { output: `warning: protected file ${touched.join(', ')} changed` } : {});
         }
       }
     } catch (error) {
@@ -187,6 +186,23 @@ function relativeTo(root: string, path: string): string {
   return path.slice(root.length + 1);
 }
 
+/** The paths a file edit or git operation names (a diff's are read from its text). */
+function namedPaths(command: PatchCommand): string[] {
+  if (command.type === 'file_edit') return [command.target, ...(command.metadata?.destination === undefined ? [] : [command.metadata.destination])];
+  if (command.type === 'git_operation' && command.target !== undefined && command.target !== '.') return [command.target];
+  return [];
+}
+
+/**
+ * True when `path` exists and its real location (symlinks followed) is a protected file:
+ * a link named `notes.txt` that leads to `.env` is `.env` for whoever writes or copies it.
+ */
+async function leadsToProtected(root: string, path: string, patterns: readonly string[]): Promise<boolean> {
+  const absolute = await resolveInside(root, path).catch(() => undefined);
+  const real = absolute === undefined ? undefined : await realpath(absolute).catch(() => undefined);
+  return real !== undefined && isProtected(relative(root, real), patterns);
+}
+
 type CommandRun = { ok: boolean; output: string; error?: string } | 'planned';
 
 /** Runs a shell command; 'planned' in dry-run. */
@@ -200,7 +216,7 @@ async function runShell(command: Extract<PatchCommand, { type: 'shell_command' }
   return outcome(result, timeoutMs);
 }
 
-/** Runs a git operation on a checked path; 'planned' in dry-run. */
+/** Runs a git operation on a checked path (taken literally, no pathspec magic); 'planned' in dry-run. */
 async function runGitOperation(
   command: Extract<PatchCommand, { type: 'git_operation' }>, root: string, git: () => ReturnType<typeof openGit>, options: ApplyOptions,
 ): Promise<CommandRun> {
@@ -218,7 +234,7 @@ async function runGitOperation(
       break;
   }
   if (options.dryRun) return 'planned';
-  return outcome(await (await git()).run(args), options.gitTimeoutMs ?? 30_000);
+  return outcome(await (await git()).run(['--literal-pathspecs', ...args]), options.gitTimeoutMs ?? 30_000);
 }
 
 function outcome(result: Awaited<ReturnType<typeof runProcess>>, timeoutMs: number): CommandRun {

@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { createTempRepo, git, gitTestEnv, type TempRepo } from '@codefleet/testkit';
@@ -42,6 +42,25 @@ describe('applyPatch: shell and git commands', () => {
     expect(result.results.map((r) => r.status)).toEqual(['succeeded', 'succeeded', 'succeeded', 'failed', 'failed']);
     expect(await git(repo.path, ['log', '-1', '--format=%s'])).toBe('add new.txt');
     expect(await readFile(join(repo.path, 'src/a.js'), 'utf8')).toBe('a\n');
+  });
+
+  it('a protected file is protected behind a symlink too, and from git operations (paths taken literally)', async () => {
+    await writeFile(join(repo.path, '.env'), 'TOKEN=secret\n');
+    await writeFile(join(repo.path, 'server.key'), 'k\n');
+    await symlink('.env', join(repo.path, 'notes.txt'));
+    const result = await applyPatch([
+      { type: 'file_edit', action: 'update', target: 'notes.txt', content: 'TOKEN=mine\n' },
+      { type: 'file_edit', action: 'copy', target: 'notes.txt', metadata: { destination: 'leak.txt' } },
+      { type: 'git_operation', action: 'add', target: '.env' },
+      { type: 'git_operation', action: 'add', target: 'notes.txt' },
+      // A glob would stage server.key; taken literally it names no file.
+      { type: 'git_operation', action: 'add', target: 'serv*' },
+    ], { root: repo.path, env });
+    expect(result.results.map((r) => r.status)).toEqual(['failed', 'failed', 'failed', 'failed', 'failed']);
+    expect(result.results.slice(0, 4).map((r) => r.error)).toEqual(Array(4).fill(expect.stringMatching(/^protected file/)));
+    expect(await readFile(join(repo.path, '.env'), 'utf8')).toBe('TOKEN=secret\n');
+    await expect(readFile(join(repo.path, 'leak.txt'))).rejects.toThrow();
+    expect(await git(repo.path, ['diff', '--cached', '--name-only'])).toBe('');
   });
 
   it('dry-run runs nothing', async () => {
