@@ -1,7 +1,9 @@
 import { appendFile, copyFile, lstat, mkdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, relative } from 'node:path';
 import { runProcess } from '@codefleet/process';
-import { applyDiff, autoCommit, rollback } from './git-steps.js';
+import { applyDiff } from './apply-diff.js';
+import { openGit } from './git.js';
+import { autoCommit, rollback } from './git-steps.js';
 import { defaultProtected, isProtected, PathRefused, resolveInside } from './paths.js';
 import type { PatchCommand } from './types.js';
 
@@ -19,7 +21,8 @@ export interface ApplyOptions {
   onPlan?: (line: string) => void;
   /**
    * The complete environment of shell and git commands (PATH at least); a command's own
-   * `env` is added on top. Nothing is inherited: no forge token reaches a patch.
+   * `env` is added on top. Nothing is inherited: no forge token reaches a patch. Git calls
+   * get it without its GIT_* variables (the commit identity aside) and hardened.
    */
   env?: Record<string, string>;
   /** Per shell command; default 300 000 ms (PC §13.2). */
@@ -60,12 +63,14 @@ export interface ApplyResult {
 /**
  * Applies `file_edit` commands inside the workspace. Every path (target, destination) is
  * resolved with {@link resolveInside} right before its write, so a symlink planted by an
- * earlier command is seen too; protected files follow the protected action. Shell
- * commands run with `sh -c` (or their own shell) in a workdir inside the workspace, with a
- * timeout that kills their process tree; git operations are argument arrays on paths
- * inside the workspace; a unified diff goes through `git apply --3way` after its paths
- * are checked. With `autoCommit`, the workspace is committed before (a failure aborts) and
- * after, and in stop-on-error mode a failure rolls back to the before-commit.
+ * earlier command is seen too; protected files (by name, or by where a symlink leads)
+ * follow the protected action. Shell commands run with `sh -c` (or their own shell) in a
+ * workdir inside the workspace, with a timeout that kills their process tree; git
+ * operations are argument arrays on paths inside the workspace, taken literally; a
+ * unified diff is applied with `git apply` after every path it names is checked (see
+ * `applyDiff`). Git runs hardened: no hooks, no fsmonitor, no filter or merge drivers from
+ * the repository's config. With `autoCommit`, the workspace is committed before (a failure
+ * aborts) and after, and in stop-on-error mode a failure rolls back to the before-commit.
  */
 export async function applyPatch(commands: readonly PatchCommand[], options: ApplyOptions): Promise<ApplyResult> {
   const root = await realpath(options.root);
@@ -73,13 +78,13 @@ export async function applyPatch(commands: readonly PatchCommand[], options: App
   const protectedAction = options.protected?.action ?? 'error';
   const results: CommandResult[] = [];
   commands.forEach((c, i) => options.onPlan?.(`${i + 1}. ${c.type} ${c.action} ${'target' in c && c.target ? c.target : ''}`.trim()));
-  const gitEnv = options.env ?? {};
-  const gitTimeout = options.gitTimeoutMs ?? 30_000;
+  // Opened for each step: a shell command may have changed the repository's config.
+  const git = () => openGit(root, options.env ?? {}, options.gitTimeoutMs ?? 30_000);
   const auto = options.autoCommit === true && !options.dryRun;
   let before: string | undefined;
   if (auto) {
     try {
-      before = await autoCommit(root, 'before patch', gitEnv, gitTimeout);
+      before = await autoCommit(await git(), 'before patch');
     } catch (error) {
       // No safe point to return to: nothing runs.
       const message = error instanceof Error ? error.message : String(error);
@@ -93,34 +98,25 @@ export async function applyPatch(commands: readonly PatchCommand[], options: App
       results.push({ index, command, status, durationMs: Math.round(performance.now() - started), ...extra });
     };
     try {
-      if (command.type === 'shell_command' || command.type === 'git_operation') {
-        const run = await runCommand(command, root, options);
+      const touched = [];
+      for (const path of namedPaths(command)) if (isProtected(path, patterns) || await leadsToProtected(root, path, patterns)) touched.push(path);
+      if (touched.length > 0 && protectedAction !== 'log') {
+        done(protectedAction === 'skip' ? 'skipped' : 'failed', { error: `protected file ${touched.join(', ')}` });
+      } else if (command.type === 'shell_command' || command.type === 'git_operation') {
+        const run = command.type === 'shell_command' ? await runShell(command, root, options) : await runGitOperation(command, root, git, options);
         if (run === 'planned') done('planned');
         else done(run.ok ? 'succeeded' : 'failed', { output: run.output, ...(run.ok ? {} : { error: run.error }) });
       } else if (command.type === 'diff') {
-        for (const path of command.paths) await resolveInside(root, path);
-        const touched = command.paths.filter((p) => isProtected(p, patterns));
-        if (touched.length > 0 && protectedAction !== 'log') {
-          done(protectedAction === 'skip' ? 'skipped' : 'failed', { error: `protected file ${touched.join(', ')}` });
-        } else if (options.dryRun) {
-          done('planned');
-        } else {
-          const applied = await applyDiff(root, command.content, gitEnv, gitTimeout);
-          done(applied.ok ? 'succeeded' : 'failed', { output: applied.output, ...(applied.ok ? {} : { error: `the diff does not apply: ${applied.output.trim().split('\n')[0] ?? ''}` }) });
-        }
+        // The diff's own text decides what is checked, never the paths that came with it.
+        const { status, ...extra } = await applyDiff(root, command.content, { git: await git(), patterns, protectedAction, dryRun: options.dryRun === true });
+        done(status, extra);
       } else {
-        const paths = [command.target, ...(command.metadata?.destination === undefined ? [] : [command.metadata.destination])];
-        const touched = paths.filter((p) => isProtected(p, patterns));
-        if (touched.length > 0 && protectedAction !== 'log') {
-          done(protectedAction === 'skip' ? 'skipped' : 'failed', { error: `protected file ${touched.join(', ')}` });
-        } else {
-          const target = await resolveInside(root, command.target);
-          const destination = command.metadata?.destination === undefined ? undefined : await resolveInside(root, command.metadata.destination);
-          if (options.dryRun) done('planned');
-          else {
-            await fileEdit(command.action, target, command.content ?? '', destination, root);
-            done('succeeded', touched.length > 0 ? { output: `warning: protected file ${touched.join(', ')} changed` } : {});
-          }
+        const target = await resolveInside(root, command.target);
+        const destination = command.metadata?.destination === undefined ? undefined : await resolveInside(root, command.metadata.destination);
+        if (options.dryRun) done('planned');
+        else {
+          await fileEdit(command.action, target, command.content ?? '', destination, root);
+          done('succeeded', touched.length > 0 ? { output: `warning: protected file ${touched.join(', ')} changed` } : {});
         }
       }
     } catch (error) {
@@ -134,10 +130,10 @@ export async function applyPatch(commands: readonly PatchCommand[], options: App
   const summary = `executed ${executed}, succeeded ${succeeded}, failed ${failed}`;
   if (auto && before !== undefined) {
     if (failed > 0 && options.onError === 'stop') {
-      await rollback(root, before, gitEnv, gitTimeout);
+      await rollback(await git(), before);
       return { results, executed, succeeded, failed, summary: `${summary} (rolled back)`, rolledBackTo: before };
     }
-    await autoCommit(root, 'after patch', gitEnv, gitTimeout);
+    await autoCommit(await git(), 'after patch');
   }
   return { results, executed, succeeded, failed, summary };
 }
@@ -190,39 +186,58 @@ function relativeTo(root: string, path: string): string {
   return path.slice(root.length + 1);
 }
 
-/** Runs a shell command or a git operation; 'planned' in dry-run. */
-async function runCommand(
-  command: Extract<PatchCommand, { type: 'shell_command' | 'git_operation' }>, root: string, options: ApplyOptions,
-): Promise<{ ok: boolean; output: string; error?: string } | 'planned'> {
-  const base = options.env ?? {};
-  let argv: string[];
-  let cwd = root;
-  let env = base;
-  let timeoutMs: number;
-  if (command.type === 'shell_command') {
-    cwd = command.workdir === undefined ? root : await resolveInside(root, command.workdir);
-    argv = [command.shell ?? 'sh', '-c', command.content];
-    env = { ...base, ...(command.env ?? {}) };
-    timeoutMs = options.shellTimeoutMs ?? 300_000;
-  } else {
-    // Paths are checked like file targets; `.` (everything) only for add and reset.
-    const target = command.target === undefined || command.target === '.' ? '.' : relativeTo(root, await resolveInside(root, command.target));
-    const author = { GIT_AUTHOR_NAME: 'codefleet patch', GIT_AUTHOR_EMAIL: 'patch@codefleet.invalid', GIT_COMMITTER_NAME: 'codefleet patch', GIT_COMMITTER_EMAIL: 'patch@codefleet.invalid' };
-    switch (command.action) {
-      case 'add': argv = ['git', 'add', '--all', '--', target]; break;
-      case 'commit': argv = ['git', 'commit', '--quiet', '--no-verify', '--no-gpg-sign', '-m', command.content ?? 'patch']; env = { ...author, ...base }; break;
-      // Unstaging and restoring files only: never moving branches or HEAD.
-      case 'reset': argv = ['git', 'reset', '--quiet', '--', target]; break;
-      case 'checkout':
-        if (target === '.') return { ok: false, output: '', error: 'checkout needs a file path (branches are not switched)' };
-        argv = ['git', 'checkout', '--', target];
-        break;
-    }
-    timeoutMs = options.gitTimeoutMs ?? 30_000;
-  }
+/** The paths a file edit or git operation names (a diff's are read from its text). */
+function namedPaths(command: PatchCommand): string[] {
+  if (command.type === 'file_edit') return [command.target, ...(command.metadata?.destination === undefined ? [] : [command.metadata.destination])];
+  if (command.type === 'git_operation' && command.target !== undefined && command.target !== '.') return [command.target];
+  return [];
+}
+
+/**
+ * True when `path` exists and its real location (symlinks followed) is a protected file:
+ * a link named `notes.txt` that leads to `.env` is `.env` for whoever writes or copies it.
+ */
+async function leadsToProtected(root: string, path: string, patterns: readonly string[]): Promise<boolean> {
+  const absolute = await resolveInside(root, path).catch(() => undefined);
+  const real = absolute === undefined ? undefined : await realpath(absolute).catch(() => undefined);
+  return real !== undefined && isProtected(relative(root, real), patterns);
+}
+
+type CommandRun = { ok: boolean; output: string; error?: string } | 'planned';
+
+/** Runs a shell command; 'planned' in dry-run. */
+async function runShell(command: Extract<PatchCommand, { type: 'shell_command' }>, root: string, options: ApplyOptions): Promise<CommandRun> {
+  const cwd = command.workdir === undefined ? root : await resolveInside(root, command.workdir);
+  const timeoutMs = options.shellTimeoutMs ?? 300_000;
   if (options.dryRun) return 'planned';
   // Shell commands run in a pooled working copy: they must not outlive a killed worker.
-  const result = await runProcess(argv, { cwd, env: { GIT_TERMINAL_PROMPT: '0', ...env }, timeoutMs, dieWithParent: command.type === 'shell_command' });
+  const env = { GIT_TERMINAL_PROMPT: '0', ...(options.env ?? {}), ...(command.env ?? {}) };
+  const result = await runProcess([command.shell ?? 'sh', '-c', command.content], { cwd, env, timeoutMs, dieWithParent: true });
+  return outcome(result, timeoutMs);
+}
+
+/** Runs a git operation on a checked path (taken literally, no pathspec magic); 'planned' in dry-run. */
+async function runGitOperation(
+  command: Extract<PatchCommand, { type: 'git_operation' }>, root: string, git: () => ReturnType<typeof openGit>, options: ApplyOptions,
+): Promise<CommandRun> {
+  // Paths are checked like file targets; `.` (everything) only for add and reset.
+  const target = command.target === undefined || command.target === '.' ? '.' : relativeTo(root, await resolveInside(root, command.target));
+  let args: string[];
+  switch (command.action) {
+    case 'add': args = ['add', '--all', '--', target]; break;
+    case 'commit': args = ['commit', '--quiet', '--no-verify', '--no-gpg-sign', '-m', command.content ?? 'patch']; break;
+    // Unstaging and restoring files only: never moving branches or HEAD.
+    case 'reset': args = ['reset', '--quiet', '--', target]; break;
+    case 'checkout':
+      if (target === '.') return { ok: false, output: '', error: 'checkout needs a file path (branches are not switched)' };
+      args = ['checkout', '--', target];
+      break;
+  }
+  if (options.dryRun) return 'planned';
+  return outcome(await (await git()).run(['--literal-pathspecs', ...args]), options.gitTimeoutMs ?? 30_000);
+}
+
+function outcome(result: Awaited<ReturnType<typeof runProcess>>, timeoutMs: number): CommandRun {
   const ok = result.exitCode === 0 && !result.timedOut;
   const error = result.timedOut ? `timed out after ${timeoutMs} ms; its process tree was killed` : result.spawnError ?? `exit ${result.exitCode ?? result.signal ?? '?'}`;
   return { ok, output: result.outputTail, ...(ok ? {} : { error }) };

@@ -1,3 +1,4 @@
+import { DiffUnreadable, readDiff } from './diff-headers.js';
 import { PatchParseError } from './errors.js';
 import { fileActions, gitActions, type PatchCommand, type ParsedPatch } from './types.js';
 
@@ -19,7 +20,9 @@ export function parsePatch(input: unknown): ParsedPatch {
     const trimmed = text.trim();
     if (trimmed === '') return { format: 'empty', commands: [], warnings: [] };
     if (trimmed.startsWith('[') || trimmed.startsWith('{')) return parseJson(trimmed);
-    if (/^(diff --git |--- \S)/m.test(trimmed) && /^\+\+\+ \S/m.test(trimmed) && !trimmed.startsWith('```')) return parseDiff(text);
+    // A git diff may have no ---/+++ at all (a rename, a mode change, a binary patch).
+    const isDiff = /^diff --git /m.test(trimmed) || (/^--- \S/m.test(trimmed) && /^\+\+\+ \S/m.test(trimmed));
+    if (isDiff && !trimmed.startsWith('```')) return parseDiff(text);
     return parseMarkdown(text);
   } catch (error) {
     if (error instanceof PatchParseError) throw error;
@@ -81,19 +84,20 @@ function toCommand(item: unknown, index: number): PatchCommand {
   }
 }
 
-/** The files a unified diff touches, from its `---` / `+++` headers (`a/` and `b/` stripped). */
+/**
+ * A unified diff is one command; its `paths` are every file it names, read as `git apply`
+ * reads the headers (the engine checks the diff's text again when it applies it).
+ */
 function parseDiff(text: string): ParsedPatch {
-  const paths = new Set<string>();
-  for (const line of text.split('\n')) {
-    const header = /^(?:---|\+\+\+) (.+?)(?:\t.*)?$/.exec(line);
-    if (!header?.[1] || header[1] === '/dev/null') continue;
-    paths.add(header[1].replace(/^[ab]\//, ''));
-    const git = /^diff --git a\/(\S+) b\/(\S+)$/.exec(line);
-    if (git?.[1]) paths.add(git[1]);
-    if (git?.[2]) paths.add(git[2]);
+  let paths: string[];
+  try {
+    paths = [...new Set(readDiff(text).flatMap((file) => file.paths))];
+  } catch (error) {
+    if (error instanceof DiffUnreadable) throw new PatchParseError(`unified diff: ${error.message}`);
+    throw error;
   }
-  if (paths.size === 0) throw new PatchParseError('unified diff without file headers');
-  return { format: 'diff', commands: [{ type: 'diff', action: 'apply', target: [...paths][0] ?? '', content: text, paths: [...paths] }], warnings: [] };
+  if (paths.length === 0) throw new PatchParseError('unified diff without file headers');
+  return { format: 'diff', commands: [{ type: 'diff', action: 'apply', target: paths[0] ?? '', content: text, paths }], warnings: [] };
 }
 
 const shellLangs = new Set(['bash', 'sh', 'shell', 'zsh', 'console']);

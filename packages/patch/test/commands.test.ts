@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { createTempRepo, git, gitTestEnv, type TempRepo } from '@codefleet/testkit';
@@ -44,6 +44,25 @@ describe('applyPatch: shell and git commands', () => {
     expect(await readFile(join(repo.path, 'src/a.js'), 'utf8')).toBe('a\n');
   });
 
+  it('a protected file is protected behind a symlink too, and from git operations (paths taken literally)', async () => {
+    await writeFile(join(repo.path, '.env'), 'TOKEN=secret\n');
+    await writeFile(join(repo.path, 'server.key'), 'k\n');
+    await symlink('.env', join(repo.path, 'notes.txt'));
+    const result = await applyPatch([
+      { type: 'file_edit', action: 'update', target: 'notes.txt', content: 'TOKEN=mine\n' },
+      { type: 'file_edit', action: 'copy', target: 'notes.txt', metadata: { destination: 'leak.txt' } },
+      { type: 'git_operation', action: 'add', target: '.env' },
+      { type: 'git_operation', action: 'add', target: 'notes.txt' },
+      // A glob would stage server.key; taken literally it names no file.
+      { type: 'git_operation', action: 'add', target: 'serv*' },
+    ], { root: repo.path, env });
+    expect(result.results.map((r) => r.status)).toEqual(['failed', 'failed', 'failed', 'failed', 'failed']);
+    expect(result.results.slice(0, 4).map((r) => r.error)).toEqual(Array(4).fill(expect.stringMatching(/^protected file/)));
+    expect(await readFile(join(repo.path, '.env'), 'utf8')).toBe('TOKEN=secret\n');
+    await expect(readFile(join(repo.path, 'leak.txt'))).rejects.toThrow();
+    expect(await git(repo.path, ['diff', '--cached', '--name-only'])).toBe('');
+  });
+
   it('dry-run runs nothing', async () => {
     const result = await applyPatch([{ type: 'shell_command', action: 'run', content: 'touch ran.txt' }], { root: repo.path, env, dryRun: true });
     expect(result.results[0]?.status).toBe('planned');
@@ -59,6 +78,15 @@ describe('applyPatch: shell and git commands', () => {
     expect(result.results[1]?.error).toMatch(/does not apply/);
     expect(result.results[2]?.error).toMatch(/leaves the workspace/);
     expect(await readFile(join(repo.path, 'src/a.js'), 'utf8')).toBe('b\n');
+  });
+
+  it('a diff applies on top of changes not yet staged (a 3-way apply alone refuses: does not match index)', async () => {
+    const result = await applyPatch([
+      { type: 'file_edit', action: 'update', target: 'src/a.js', content: 'edited\n' },
+      ...parsePatch(['--- a/src/a.js', '+++ b/src/a.js', '@@ -1 +1,2 @@', ' edited', '+more', ''].join('\n')).commands,
+    ], { root: repo.path, env });
+    expect(result.summary).toBe('executed 2, succeeded 2, failed 0');
+    expect(await readFile(join(repo.path, 'src/a.js'), 'utf8')).toBe('edited\nmore\n');
   });
 
   it('auto-commit before and after; in stop-on-error mode a failure rolls the workspace back unchanged', async () => {
