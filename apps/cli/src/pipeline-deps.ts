@@ -5,7 +5,7 @@ import { CodefleetError, type OuterPolicy } from '@codefleet/core';
 import {
   createGithubForge, createLocalForge, githubAppTokens, githubCredentialEnv, staticToken, type Forge, type TokenSource,
 } from '@codefleet/forge';
-import type { Logger } from '@codefleet/log';
+import type { Logger, SecretRegistry } from '@codefleet/log';
 import type { PipelineDeps, PipelineSettings } from '@codefleet/pipeline';
 import type { Sandbox } from '@codefleet/sandbox';
 import type { RunStore } from '@codefleet/store';
@@ -69,7 +69,7 @@ export function gitHostFor(apiUrl: string): string {
  * clone and fetch authenticate like the push, through a credential helper, never a URL;
  * a GitHub App's installation token is fetched here, so bad App credentials fail now.
  */
-export async function openForge(loaded: LoadedConfig, baseGitEnv: Record<string, string>): Promise<{ forge: RuntimeForge; gitEnv: Record<string, string> }> {
+export async function openForge(loaded: LoadedConfig, baseGitEnv: Record<string, string>, secrets?: SecretRegistry): Promise<{ forge: RuntimeForge; gitEnv: Record<string, string> }> {
   const { config } = loaded;
   const { github } = config.forge;
   const token = github.token;
@@ -83,7 +83,7 @@ export async function openForge(loaded: LoadedConfig, baseGitEnv: Record<string,
   // A GitHub App's installation tokens expire hourly: git reads the current one from a file.
   const tokenFile = join(config.data_dir, 'github-installation-token');
   const tokens: TokenSource = useApp
-    ? githubAppTokens({ appId: github.app_id ?? 0, privateKey: github.private_key ?? '', installationId: github.installation_id ?? 0, apiUrl: github.api_url, tokenFile })
+    ? githubAppTokens({ appId: github.app_id ?? 0, privateKey: github.private_key ?? '', installationId: github.installation_id ?? 0, apiUrl: github.api_url, tokenFile, ...(secrets === undefined ? {} : { secrets }) })
     : staticToken(token ?? '');
   if (useApp) await tokens.token();
   const gitUrl = gitHostFor(github.api_url);
@@ -95,11 +95,12 @@ export async function openForge(loaded: LoadedConfig, baseGitEnv: Record<string,
 }
 
 /** The pipeline's dependencies; agents are created on first use and kept. */
-export function pipelineDeps(loaded: LoadedConfig, parts: { forge: Forge; workspaces: WorkspaceManager; sandbox: Sandbox; store: RunStore; log: Logger }): PipelineDeps {
+export function pipelineDeps(loaded: LoadedConfig, parts: { forge: Forge; workspaces: WorkspaceManager; sandbox: Sandbox; store: RunStore; log: Logger; secrets: SecretRegistry }): PipelineDeps {
   const agents = new Map<string, Agent>();
+  const { secrets, ...rest } = parts;
   return {
-    ...parts,
-    settings: { ...pipelineSettings(loaded.config, loaded.env), secrets: loaded.secrets },
+    ...rest,
+    settings: { ...pipelineSettings(loaded.config, loaded.env), secrets },
     agentFor: (name) => {
       let agent = agents.get(name);
       if (!agent) {

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative } from 'node:path';
 import type { LoadedConfig, Config } from '@codefleet/config';
 import { CodefleetError } from '@codefleet/core';
-import { createLogger, type Logger } from '@codefleet/log';
+import { createLogger, SecretRegistry, type Logger } from '@codefleet/log';
 import type { PipelineDeps } from '@codefleet/pipeline';
 import { openQueue, queueSettingsFromConfig, type Queue } from '@codefleet/queue';
 import { RedisRunStore, SqliteRunStore, type RunStore } from '@codefleet/store';
@@ -161,8 +161,11 @@ export function openConfiguredStore(config: Config, options: { longRunning?: boo
  */
 export async function openRuntime(loaded: LoadedConfig, options: RuntimeOptions = {}): Promise<Runtime> {
   const { config, env } = loaded;
+  // The config's secrets, and every token minted at run time (GitHub App installation
+  // tokens) as it is minted: logs, run records and comments mask them all.
+  const secrets = new SecretRegistry(loaded.secrets);
   const log = options.log ?? createLogger({
-    level: config.logging.level, format: config.logging.format, secrets: loaded.secrets, base: { worker_id: config.worker.worker_id },
+    level: config.logging.level, format: config.logging.format, secrets, base: { worker_id: config.worker.worker_id },
   });
   openDataDir(config);
   const queue = await openConfiguredQueue(config);
@@ -176,7 +179,7 @@ export async function openRuntime(loaded: LoadedConfig, options: RuntimeOptions 
   const deps = once(() => import('./pipeline-deps.js'));
   let opened: RuntimeForge | undefined;
   const forgeAccess = once(async () => {
-    const access = await (await deps()).openForge(loaded, gitEnvFrom(env));
+    const access = await (await deps()).openForge(loaded, gitEnvFrom(env), secrets);
     opened = access.forge;
     return access;
   });
@@ -192,7 +195,7 @@ export async function openRuntime(loaded: LoadedConfig, options: RuntimeOptions 
     const { openSandbox } = await import('@codefleet/sandbox');
     return openSandbox(sandboxSettings(loaded), { platform: process.platform, path: env.PATH ?? '' });
   });
-  const pipeline = once(async () => (await deps()).pipelineDeps(loaded, { forge: (await forgeAccess()).forge, workspaces: await workspaces(), sandbox: await sandbox(), store, log }));
+  const pipeline = once(async () => (await deps()).pipelineDeps(loaded, { forge: (await forgeAccess()).forge, workspaces: await workspaces(), sandbox: await sandbox(), store, log, secrets }));
   const runtime: Runtime = {
     loaded, config, log, queue, store,
     forge: async () => (await forgeAccess()).forge,

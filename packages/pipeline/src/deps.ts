@@ -2,7 +2,7 @@ import type { Agent, PatchPolicy } from '@codefleet/agents';
 import type { VerificationConfig } from '@codefleet/config';
 import type { Job, OuterPolicy, Stage } from '@codefleet/core';
 import type { Forge } from '@codefleet/forge';
-import type { Logger } from '@codefleet/log';
+import type { Logger, SecretSource } from '@codefleet/log';
 import type { Sandbox } from '@codefleet/sandbox';
 import type { RunStore } from '@codefleet/store';
 import type { WorkspaceManager } from '@codefleet/workspace';
@@ -40,7 +40,7 @@ export interface PipelineSettings {
    * run writes out, as the logger masks logs: run records (agent and check output, errors),
    * PR bodies, comments and dead-letter reasons. Known token shapes are masked regardless.
    */
-  secrets?: readonly string[];
+  secrets?: SecretSource;
   /** config.yaml's `patch:` safeguards for jobs that carry a patch; default: the engine's. */
   patchPolicy?: PatchPolicy;
   /**

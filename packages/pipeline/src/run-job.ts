@@ -5,6 +5,7 @@ import {
 } from '@codefleet/core';
 import { createPatchAgent } from '@codefleet/agents';
 import { maskSecrets } from '@codefleet/log';
+import { refuseSecrets } from './secrets-check.js';
 import { planVerification, runDod } from '@codefleet/verify';
 import type { LeaseVerdict } from '@codefleet/queue';
 import { branchName, type Workspace } from '@codefleet/workspace';
@@ -152,6 +153,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
       throw new CodefleetError('no_changes', 'the agent finished without changing any file', { verdict: 'permanent' });
     }
     await ws.commit(commitMessage(job, deps.settings.commitPrefix), deps.settings.commitAuthor);
+    await refuseSecrets(ws, deps.settings.secrets);
     await fence('push');
     await deps.forge.ensureBranch({
       repo: job.repo, workdir: ws.dir, branch, signal: work.signal,

@@ -1,9 +1,9 @@
-import { maskSecrets, type Logger } from '@codefleet/log';
+import { maskSecrets, type Logger, type SecretSource } from '@codefleet/log';
 import type { RunRecord } from '@codefleet/core';
 import type { RunStore } from '@codefleet/store';
 
 /** Every string in `value` (a JSON-shaped record) with secrets masked. */
-export function maskStrings<T>(value: T, secrets: readonly string[] | undefined): T {
+export function maskStrings<T>(value: T, secrets: SecretSource | undefined): T {
   if (typeof value === 'string') return maskSecrets(value, secrets) as T;
   if (Array.isArray(value)) return value.map((item: unknown) => maskStrings(item, secrets)) as T;
   if (value !== null && typeof value === 'object') {
@@ -24,9 +24,9 @@ export class RunTracker {
   readonly #store: RunStore;
   readonly #log: Logger;
 
-  readonly #secrets: readonly string[] | undefined;
+  readonly #secrets: SecretSource | undefined;
 
-  constructor(run: RunRecord, store: RunStore, log: Logger, secrets?: readonly string[]) {
+  constructor(run: RunRecord, store: RunStore, log: Logger, secrets?: SecretSource) {
     this.#secrets = secrets;
     this.#run = maskStrings(run, secrets);
     this.#store = store;

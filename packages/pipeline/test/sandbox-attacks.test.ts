@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
+import { SecretRegistry } from '@codefleet/log';
 import { git } from '@codefleet/testkit';
 import { branchName } from '@codefleet/workspace';
 import { createHarness, implementsFeature, projectFiles, type Harness } from './harness.js';
@@ -130,4 +131,27 @@ fs.writeFileSync(path.join(workdir, 'git-seen.txt'), out + '\\n');`);
     expect(text).not.toMatch(/^\+config-ok .*\/mirrors\/[0-9a-f]+\.git$/m);
     expect((await pushed(h, branchName(second))).files).toContain('src/lib.js');
   });
+
+  it('a secret the agent commits (base64, or a token minted after start) is never pushed: the job fails naming the file', async () => {
+    const apiKey = `sk-test-${randomUUID()}`;
+    const minted = `opaque-installation-token-${randomUUID()}`;
+    const secrets = new SecretRegistry([apiKey]);
+    h = await createHarness({ secrets });
+    // A token minted at run time (a GitHub App's), known only to the registry.
+    secrets.add(minted);
+    await h.agent(`${implementsFeature}
+fs.writeFileSync(path.join(workdir, 'src', 'config.js'), 'export const k = "' + Buffer.from('key=${apiKey}').toString('base64') + '";\\n');
+fs.writeFileSync(path.join(workdir, 'notes.md'), 'token: ${encodeURIComponent(minted)}\\n');`);
+    const job = h.job({ title: 'Add two()' });
+    await h.drain(job);
+    const run = await h.store.get(job.id);
+    expect(run).toMatchObject({ outcome: 'failed', error: { code: 'secret_in_diff' } });
+    expect(run!.error!.message).toContain('src/config.js');
+    expect(run!.error!.message).toContain('notes.md');
+    expect(JSON.stringify(run)).not.toContain(apiKey);
+    expect(JSON.stringify(run)).not.toContain(minted);
+    expect(await git(h.origin, ['branch', '--list', branchName(job)])).toBe('');
+    expect(run!.attempts).toHaveLength(1);
+  });
 });
+

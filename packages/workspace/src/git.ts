@@ -1,5 +1,5 @@
 import { CodefleetError, redactUrlCredentials, type ErrorCode, type Verdict } from '@codefleet/core';
-import { runProcess, type ProcessResult } from '@codefleet/process';
+import { captureProcess, runProcess, type ProcessResult } from '@codefleet/process';
 
 /** Default time limit of one git call. */
 export const defaultGitTimeoutMs = 120_000;
@@ -37,6 +37,11 @@ export interface GitResult {
 /** Runs git with argument arrays under one environment and time limit. */
 export interface Git {
   run(args: readonly string[], options: GitCallOptions): Promise<GitResult>;
+  /**
+   * Runs a short local listing and resolves to its stdout alone (a warning on stderr is
+   * never data); throws like {@link Git.run} on a non-zero exit.
+   */
+  stdout(args: readonly string[], options: { cwd: string; maxBytes?: number }): Promise<string>;
 }
 
 /** Creates a {@link Git} whose calls run with `env` (plus no prompts, C locale) and `timeoutMs`. */
@@ -61,6 +66,14 @@ export function createGit(env: Record<string, string>, timeoutMs: number = defau
         return { exitCode: result.exitCode, output: result.outputTail };
       }
       throw gitError(args, result);
+    },
+    async stdout(args, options) {
+      const result = await captureProcess(['git', ...hardening, ...args], { cwd: options.cwd, env: baseEnv, ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes }) });
+      if (result.exitCode === 0) return result.stdout;
+      throw gitError(args, {
+        command: ['git', ...args], exitCode: result.exitCode, signal: null, timedOut: false, cancelled: false, durationMs: 0,
+        outputTail: result.stderr || result.spawnError || '', ...(result.spawnError === undefined ? {} : { spawnError: result.spawnError }),
+      });
     },
   };
 }

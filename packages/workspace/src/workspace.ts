@@ -55,6 +55,12 @@ export interface Workspace {
    */
   commit(message: string, author: { name: string; email: string }): Promise<string | undefined>;
   /**
+   * What the work branch adds since the base, file by file (added lines only; at most
+   * `maxFiles` files and 4 MiB per file): what must be scanned for secrets before a push.
+   * Read by codefleet's own git from the mirror's objects.
+   */
+  addedContent(options?: { maxFiles?: number }): Promise<{ file: string; added: string }[]>;
+  /**
    * What a sandboxed run of this job may see and write (see {@link AgentView}): the copy,
    * its read-only parts, and a git directory of the job's own in place of the shared one.
    * Rebuilt on every call, from the copy's committed state.
@@ -144,6 +150,20 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
     },
 
     restoreGitLink: () => restoreGitLink(paths.dir, parts.gitDir),
+
+    async addedContent(options = {}) {
+      await restoreGitLink(paths.dir, parts.gitDir);
+      const range = [parts.forkSha, 'HEAD'];
+      const files = splitNul(await ctx.git.stdout(['diff', '--name-only', '-z', '--no-renames', ...range, '--'], { cwd: paths.dir, maxBytes: listingBytes }));
+      const out: { file: string; added: string }[] = [];
+      for (const file of files.slice(0, options.maxFiles ?? 5_000)) {
+        // --text: a binary file's bytes are scanned too; -U0: only what the change adds.
+        const diff = await ctx.git.stdout(['diff', '--no-color', '--no-ext-diff', '--no-textconv', '--text', '-U0', ...range, '--', `:(literal)${file}`], { cwd: paths.dir, maxBytes: 64 * 1024 * 1024 });
+        const added = diff.split('\n').filter((line) => line.startsWith('+') && !line.startsWith('+++ ')).map((line) => line.slice(1)).join('\n');
+        out.push({ file, added: added.slice(0, 4 * 1024 * 1024) });
+      }
+      return out;
+    },
 
     async outOfScopeChanges() {
       return (await changedFiles()).filter(outOfScope);
