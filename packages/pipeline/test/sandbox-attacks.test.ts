@@ -153,5 +153,18 @@ fs.writeFileSync(path.join(workdir, 'notes.md'), 'token: ${encodeURIComponent(mi
     expect(await git(h.origin, ['branch', '--list', branchName(job)])).toBe('');
     expect(run!.attempts).toHaveLength(1);
   });
+
+  it("a repository whose attributes make git warn on stderr (eol=crlf) still publishes: warnings are never read as paths", async () => {
+    h = await createHarness({}, { ...projectFiles, '.gitattributes': '*.txt text eol=crlf\n', 'notes.txt': 'one\r\n' });
+    await h.agent(`${implementsFeature}
+fs.writeFileSync(path.join(workdir, 'notes.txt'), 'one\\ntwo\\n');`);
+    const job = h.job({ title: 'Add two()' });
+    await h.drain(job);
+    const run = await h.store.get(job.id);
+    expect([run?.outcome, run?.error?.message]).toEqual(['succeeded', undefined]);
+    const { files } = await pushed(h, branchName(job));
+    expect(files).toEqual(expect.arrayContaining(['notes.txt', 'src/lib.js', 'test/two.test.js']));
+    expect(files.every((file) => !/warning|LF will be replaced/.test(file))).toBe(true);
+  });
 });
 

@@ -1,6 +1,5 @@
 import { realpath, rm, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { CodefleetError } from '@codefleet/core';
 import { splitNul, type Git } from './git.js';
 import { readState, removeState, type CopyPaths, type CopyState } from './pool.js';
 import { removeTree } from './remove-tree.js';
@@ -125,8 +124,7 @@ export async function removeCopy(ctx: CopyContext, paths: CopyPaths): Promise<vo
 
 /** Tracked files present in the copy (sparse-excluded entries left out), relative, `/`-separated. */
 export async function checkedOutFiles(ctx: CopyContext, dir: string): Promise<string[]> {
-  const { output } = await ctx.git.run(['ls-files', '-z', '-t'], { cwd: dir, signal: ctx.signal, outputBytes: listingBytes });
-  ensureComplete(output);
+  const output = await ctx.git.stdout(['ls-files', '-z', '-t'], { cwd: dir, maxBytes: listingBytes });
   // `-t` prefixes a status letter; `S` marks skip-worktree, i.e. excluded by sparse checkout.
   return splitNul(output).filter((entry) => !entry.startsWith('S ')).map((entry) => entry.slice(2));
 }
@@ -135,16 +133,8 @@ export async function checkedOutFiles(ctx: CopyContext, dir: string): Promise<st
 export async function trackedAmong(ctx: CopyContext, dir: string, paths: readonly string[]): Promise<Set<string>> {
   if (paths.length === 0) return new Set();
   const specs = paths.map((path) => `:(literal)${path}`);
-  const { output } = await ctx.git.run(['ls-files', '-z', '--', ...specs], { cwd: dir, signal: ctx.signal, outputBytes: listingBytes });
-  ensureComplete(output);
+  const output = await ctx.git.stdout(['ls-files', '-z', '--', ...specs], { cwd: dir, maxBytes: listingBytes });
   return new Set(splitNul(output));
-}
-
-/** Throws when a listing was cut (the output tail dropped its start). */
-export function ensureComplete(output: string): void {
-  if (output.startsWith('…[truncated')) {
-    throw new CodefleetError('workspace_failed', `git listing larger than ${listingBytes} bytes`, { verdict: 'permanent' });
-  }
 }
 
 async function setSparse(ctx: CopyContext, dir: string, patterns: readonly string[]): Promise<void> {
@@ -157,7 +147,7 @@ async function setSparse(ctx: CopyContext, dir: string, patterns: readonly strin
  */
 export async function worktreeGitDir(ctx: CopyContext, dir: string): Promise<string | undefined> {
   try {
-    const { output } = await ctx.git.run(['rev-parse', '--absolute-git-dir'], { cwd: dir, signal: ctx.signal });
+    const output = await ctx.git.stdout(['rev-parse', '--absolute-git-dir'], { cwd: dir });
     const gitDir = output.trim().split('\n').at(-1) ?? '';
     const inside = relative(join(await realpath(ctx.mirrorDir), 'worktrees'), gitDir);
     return inside !== '' && !inside.startsWith('..') && !inside.includes(sep) ? gitDir : undefined;

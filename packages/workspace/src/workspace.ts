@@ -8,7 +8,7 @@ import { readLock, unlock, updateLock, type LockHolder } from './lock-file.js';
 import { guardMirrorConfig } from './mirror.js';
 import { readState, writeState, type CopyPaths } from './pool.js';
 import { createScopeMatcher, restoreWritable, type Scope } from './scope.js';
-import { codefleetDir, ensureComplete, keptDependencyDirs, listingBytes, locked, removeCopy, worktreeGitDir, type CopyContext } from './working-copy.js';
+import { codefleetDir, keptDependencyDirs, listingBytes, locked, removeCopy, worktreeGitDir, type CopyContext } from './working-copy.js';
 
 /** A job's working copy, ready for the agent: on the work branch, scoped, with its context files. */
 export interface Workspace {
@@ -121,11 +121,11 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
   // repository itself tracks there still count.
   const dependencyDirs = [...keptDependencyDirs.map((name) => `--exclude=${name}/`), `--exclude=/${codefleetDir}/`];
   const changedSince = async (since: string) => {
-    const tracked = await git(['diff', '--name-only', '-z', '--no-renames', since, '--']);
-    const untracked = await git(['ls-files', '-z', '--others', '--exclude-standard', ...dependencyDirs]);
-    ensureComplete(tracked.output);
-    ensureComplete(untracked.output);
-    const files = new Set([...splitNul(tracked.output), ...splitNul(untracked.output)]);
+    // stdout alone: git's warnings (a CRLF conversion notice) are never read as paths.
+    const listing = (args: string[]) => ctx.git.stdout(args, { cwd: paths.dir, maxBytes: listingBytes });
+    const tracked = await listing(['diff', '--name-only', '-z', '--no-renames', since, '--']);
+    const untracked = await listing(['ls-files', '-z', '--others', '--exclude-standard', ...dependencyDirs]);
+    const files = new Set([...splitNul(tracked), ...splitNul(untracked)]);
     return [...files].filter((file) => !contextSet.has(file)).sort();
   };
   const changedFiles = () => changedSince(parts.forkSha);
@@ -199,7 +199,7 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
         GIT_COMMITTER_EMAIL: author.email,
       };
       await git(['commit', '--quiet', '--no-verify', '--no-gpg-sign', '-m', message], { env: identity });
-      return lastObjectId((await git(['rev-parse', 'HEAD'])).output);
+      return lastObjectId(await ctx.git.stdout(['rev-parse', 'HEAD'], { cwd: paths.dir }));
     },
 
     async release(opts = {}) {
