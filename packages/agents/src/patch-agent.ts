@@ -34,7 +34,9 @@ export function createPatchAgent(patch: string, options: { timeoutMs?: number; p
       const plan: string[] = [];
       // Without a policy (tests, embedders): stop at the first failure, as before config.
       const apply = applyOptionsFor(options.policy, req.workdir, env, (line) => plan.push(line), 'stop');
-      const result = await applyPatch(commands, { ...apply, shellTimeoutMs: Math.min(req.timeoutMs, apply.shellTimeoutMs ?? 300_000) });
+      const result = await applyPatch(commands, {
+        ...apply, shellTimeoutMs: Math.min(req.timeoutMs, apply.shellTimeoutMs ?? 300_000), ...(req.runner === undefined ? {} : { runner: req.runner }),
+      });
       const lines = [...plan, ...result.results.map((r) => `${r.status} ${r.command.type} ${r.command.action}${r.error ? `: ${r.error}` : ''}${r.output ? `\n${r.output.trim()}` : ''}`), result.summary];
       if (result.failed > 0) return finish(1, lines.join('\n').slice(-8_192), 'failed', result.summary);
       const done = await finish(0, lines.join('\n').slice(-8_192), 'changed');

@@ -1,6 +1,6 @@
 import { appendFile, copyFile, lstat, mkdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, relative } from 'node:path';
-import { runProcess } from '@codefleet/process';
+import { runProcess, type ProcessRunner } from '@codefleet/process';
 import { applyDiff } from './apply-diff.js';
 import { openGit } from './git.js';
 import { autoCommit, rollback } from './git-steps.js';
@@ -9,6 +9,12 @@ import type { PatchCommand } from './types.js';
 
 /** How a patch is applied. */
 export interface ApplyOptions {
+  /**
+   * Where shell commands run: the job's sandbox (the patch agent passes the pipeline's), else
+   * plain `runProcess`. File edits, diffs and git operations are the engine's own, checked
+   * path by path.
+   */
+  runner?: ProcessRunner;
   /** The workspace every path must stay in. */
   root: string;
   /** `continue` (default) runs every command; `stop` stops at the first failure. */
@@ -212,7 +218,8 @@ async function runShell(command: Extract<PatchCommand, { type: 'shell_command' }
   if (options.dryRun) return 'planned';
   // Shell commands run in a pooled working copy: they must not outlive a killed worker.
   const env = { GIT_TERMINAL_PROMPT: '0', ...(options.env ?? {}), ...(command.env ?? {}) };
-  const result = await runProcess([command.shell ?? 'sh', '-c', command.content], { cwd, env, timeoutMs, dieWithParent: true });
+  // The patch's own command line: the caller's runner (the job's sandbox) when it gives one.
+  const result = await (options.runner ?? runProcess)([command.shell ?? 'sh', '-c', command.content], { cwd, env, timeoutMs, dieWithParent: true });
   return outcome(result, timeoutMs);
 }
 

@@ -166,5 +166,22 @@ fs.writeFileSync(path.join(workdir, 'notes.txt'), 'one\\ntwo\\n');`);
     expect(files).toEqual(expect.arrayContaining(['notes.txt', 'src/lib.js', 'test/two.test.js']));
     expect(files.every((file) => !/warning|LF will be replaced/.test(file))).toBe(true);
   });
+
+  it("a patch job's shell commands run in the sandbox: the data directory and other files of the host are not there", async () => {
+    h = await createHarness();
+    await h.agent('throw new Error("the model agent must not run for a patch job");');
+    const outside = join(h.dir.path, `planted-${randomUUID()}`);
+    const patch = JSON.stringify([
+      { type: 'file_edit', action: 'update', target: 'src/lib.js', content: 'export const one = () => 1;\nexport const two = () => 2;\n' },
+      { type: 'shell_command', action: 'run', content: `ls ${h.dir.path} > seen.txt 2>&1; echo x > ${outside}; echo "wrote=$?" >> seen.txt; true` },
+    ]);
+    const job = h.job({ title: 'Add two()', patch });
+    await h.drain(job);
+    expect((await h.store.get(job.id))?.outcome).toBe('succeeded');
+    expect(existsSync(outside)).toBe(false);
+    const { text } = await pushed(h, branchName(job));
+    expect(text).toContain('+wrote=');
+    expect(text).not.toMatch(/runs\.sqlite|queue\.sqlite|origin\.git/);
+  });
 });
 
