@@ -106,6 +106,7 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
       phase: pass === 'implement' ? 'build-only' : 'full',
       runner: runners.runner,
       installRunner: runners.installRunner,
+      installStamp: ws.installStamp,
     });
     await tracker.update((run) => verified.results.reduce(
       (acc: RunRecord, r) => addVerification(acc, verificationEntry(r, pass, ctx.attempt, inner), { now: now() }), run));

@@ -26,7 +26,7 @@ export function jobRunners(sandbox: Sandbox, ws: Workspace, options: { protectWo
     try {
       if (sandbox.mode === 'none') return await sandbox.run(argv, { ...rest, writable: [ws.dir] });
       const view = await ws.agentView({ readOnly });
-      return await sandbox.run(argv, { ...rest, writable: view.writable, readOnly: install ? view.installReadOnly : view.readOnly, mounts: view.mounts });
+      return await sandbox.run(argv, { ...rest, writable: view.writable, readOnly: install ? view.installReadOnly : view.readOnly, mounts: install ? view.installMounts : view.mounts });
     } finally {
       await ws.restoreGitLink();
     }

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { SecretRegistry } from '@codefleet/log';
 import { git } from '@codefleet/testkit';
 import { branchName } from '@codefleet/workspace';
@@ -10,6 +10,9 @@ import { createHarness, implementsFeature, projectFiles, type Harness } from './
 
 // A prompt-injected agent, played by scripted agents, against the real sandbox (bubblewrap
 // here): each test is one attack, and what must hold after the job.
+// Whole jobs, several per test (installs included): a guard against a hang, not a speed goal.
+jest.setTimeout(240_000);
+
 let h: Harness | undefined;
 afterEach(async () => {
   await h?.dispose();
@@ -182,6 +185,52 @@ fs.writeFileSync(path.join(workdir, 'notes.txt'), 'one\\ntwo\\n');`);
     const { text } = await pushed(h, branchName(job));
     expect(text).toContain('+wrote=');
     expect(text).not.toMatch(/runs\.sqlite|queue\.sqlite|origin\.git/);
+  });
+
+  it('a node shim planted in node_modules never runs in a later job: only install steps write dependencies', async () => {
+    const lock = {
+      name: 'sample', lockfileVersion: 3, requires: true,
+      packages: {
+        '': { name: 'sample', dependencies: { dep: 'file:vendor/dep' } },
+        'node_modules/dep': { resolved: 'vendor/dep', link: true },
+        'vendor/dep': { name: 'dep', version: '1.0.0' },
+      },
+    };
+    h = await createHarness({}, {
+      ...projectFiles,
+      'package.json': JSON.stringify({ name: 'sample', private: true, type: 'module', dependencies: { dep: 'file:vendor/dep' }, scripts: { build: 'node build.mjs', test: 'node --test' } }, null, 2),
+      'package-lock.json': JSON.stringify(lock, null, 2),
+      'vendor/dep/package.json': JSON.stringify({ name: 'dep', version: '1.0.0' }),
+    });
+    // Before the first install (pass 1) and after it (pass 2): plant a node shim, and a
+    // forged install stamp beside it.
+    await h.agent(`${implementsFeature}
+const bin = path.join(workdir, 'node_modules', '.bin');
+let outcome = 'planted';
+try {
+  fs.mkdirSync(bin, { recursive: true });
+  fs.writeFileSync(path.join(bin, 'node'), '#!/bin/sh\\necho SHIM-RAN\\nexit 0\\n', { mode: 0o755 });
+  fs.writeFileSync(path.join(workdir, 'node_modules', '.codefleet-lock-hash'), 'forged\\n');
+} catch (e) { outcome = e.code; }
+// What npm ci wrote is there to overwrite after the install, unless it is read-only.
+let overwrite = 'absent';
+const installed = path.join(workdir, 'node_modules', '.package-lock.json');
+if (fs.existsSync(installed)) { try { fs.appendFileSync(installed, ' '); overwrite = 'written'; } catch (e) { overwrite = e.code; } }
+fs.writeFileSync(path.join(workdir, 'shim-' + pass + '.txt'), outcome + ' ' + overwrite + '\\n');`);
+    const first = h.job({ title: 'Add two()' });
+    const second = h.job({ title: 'Add two() again' });
+    await h.drain(first, second);
+    for (const job of [first, second]) {
+      const run = await h.store.get(job.id);
+      expect([run?.outcome, run?.error?.message]).toEqual(['succeeded', undefined]);
+      expect(run!.verification.some((v) => v.output_tail.includes('SHIM-RAN'))).toBe(false);
+      // The install ran (the shim from pass 1 went with npm ci's fresh node_modules) ...
+      expect(run!.verification.some((v) => v.step === 'install' && !v.output_tail.includes('install skipped'))).toBe(job === first);
+      // ... and after it, node_modules was read-only for the agent.
+      const { text } = await pushed(h, branchName(job));
+      expect(text).toMatch(/^\+\S+ (EROFS|EACCES|EPERM)$/m);
+      expect(text).not.toMatch(/^\+\S+ written$/m);
+    }
   });
 });
 

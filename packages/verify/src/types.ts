@@ -93,4 +93,10 @@ export interface RunOptions {
   runner?: ProcessRunner;
   /** The runner for the install step; default {@link RunOptions.runner}. */
   installRunner?: ProcessRunner;
+  /**
+   * Where the dependency hash of the last successful install is kept, outside the working
+   * copy (the workspace gives one): then nothing a run writes into `node_modules` can make
+   * an install look fresh. Unset: a stamp file inside `node_modules`.
+   */
+  installStamp?: string;
 }

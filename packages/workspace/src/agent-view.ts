@@ -27,6 +27,8 @@ export interface AgentView {
   /** The same for install steps: dependencies are theirs to write. */
   installReadOnly: string[];
   mounts: ViewMount[];
+  /** The same for install steps: no scratch caches over `node_modules`, which they replace whole. */
+  installMounts: ViewMount[];
 }
 
 /** Dependency directories only install steps write: other runs see them read-only. */
@@ -70,7 +72,8 @@ export async function buildAgentView(git: Git, opts: {
   await copyFile(join(opts.gitDir, 'index'), join(own, 'index')).catch(() => undefined);
 
   const installedReadOnly: string[] = [];
-  const mounts: ViewMount[] = [{ source: own, target: opts.gitDir, writable: true }, { source: join(opts.mirrorDir, 'objects'), target: join(opts.mirrorDir, 'objects'), writable: false }];
+  const gitMounts: ViewMount[] = [{ source: own, target: opts.gitDir, writable: true }, { source: join(opts.mirrorDir, 'objects'), target: join(opts.mirrorDir, 'objects'), writable: false }];
+  const mounts = [...gitMounts];
   for (const name of installedDirs) {
     const dir = join(opts.copyDir, name);
     if (!(await isDirectory(dir))) continue;
@@ -86,7 +89,7 @@ export async function buildAgentView(git: Git, opts: {
   }
   const readOnly = [];
   for (const path of opts.readOnly) if (await exists(path)) readOnly.push(path);
-  return { writable: [opts.copyDir], readOnly: [...readOnly, ...installedReadOnly], installReadOnly: readOnly, mounts };
+  return { writable: [opts.copyDir], readOnly: [...readOnly, ...installedReadOnly], installReadOnly: readOnly, mounts, installMounts: gitMounts };
 }
 
 /**

@@ -15,6 +15,14 @@ export const codefleetDir = '.codefleet';
  */
 export const keptDependencyDirs = ['node_modules'] as const;
 
+/**
+ * Where the dependency hash of the copy's last install is kept: beside the copy in the pool,
+ * where no sandboxed run can write, so only a real install step makes it.
+ */
+export function installStampPath(paths: Pick<CopyPaths, 'dir'>): string {
+  return `${paths.dir}.install-stamp`;
+}
+
 /** Output kept for file listings (`ls-files`, `diff --name-only`): a few million paths. */
 export const listingBytes = 256 * 1024 * 1024;
 
@@ -98,7 +106,10 @@ export async function resetCopy(ctx: CopyContext, paths: CopyPaths, target: Copy
     await setSparse(ctx, paths.dir, target.sparse);
   }
   // Last, so it also takes the directories that sparse checkout emptied.
-  const keep = keptDependencyDirs.flatMap((name) => ['-e', `${name}/`]);
+  // Dependencies are kept only when an install step wrote them (its stamp, outside the copy,
+  // says so): a node_modules an agent made without one is thrown away with the rest.
+  const installed = await stat(installStampPath(paths)).then(() => true, () => false);
+  const keep = installed ? keptDependencyDirs.flatMap((name) => ['-e', `${name}/`]) : [];
   await git.run(['clean', '-ffdx', '--quiet', ...keep], { cwd: paths.dir, signal });
   return true;
 }
@@ -119,6 +130,7 @@ export async function removeCopy(ctx: CopyContext, paths: CopyPaths): Promise<vo
     await locked(ctx, () => ctx.git.run(['worktree', 'remove', '--force', '--force', paths.dir], { cwd: ctx.mirrorDir })).catch(() => undefined);
     await removeTree(paths.dir);
   }
+  await rm(installStampPath(paths), { force: true });
   await removeState(paths);
 }
 

@@ -8,7 +8,7 @@ import { readLock, unlock, updateLock, type LockHolder } from './lock-file.js';
 import { guardMirrorConfig } from './mirror.js';
 import { readState, writeState, type CopyPaths } from './pool.js';
 import { createScopeMatcher, restoreWritable, type Scope } from './scope.js';
-import { codefleetDir, keptDependencyDirs, listingBytes, locked, removeCopy, worktreeGitDir, type CopyContext } from './working-copy.js';
+import { codefleetDir, installStampPath, keptDependencyDirs, listingBytes, locked, removeCopy, worktreeGitDir, type CopyContext } from './working-copy.js';
 
 /** A job's working copy, ready for the agent: on the work branch, scoped, with its context files. */
 export interface Workspace {
@@ -54,6 +54,12 @@ export interface Workspace {
    * into its mirror.
    */
   commit(message: string, author: { name: string; email: string }): Promise<string | undefined>;
+  /**
+   * Where install steps record the dependency hash they installed (outside the copy): pass
+   * it to verification as `installStamp`. `node_modules` survives into the next job only
+   * with it.
+   */
+  readonly installStamp: string;
   /**
    * What the work branch adds since the base, file by file (added lines only; at most
    * `maxFiles` files and 4 MiB per file): what must be scanned for secrets before a push.
@@ -141,6 +147,7 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
     skippedContext: [...parts.skippedContext],
     contextFiles: [...parts.contextFiles],
     pooled: paths.pooled,
+    installStamp: installStampPath(paths),
 
     changedFiles,
 

@@ -29,6 +29,7 @@ describe('pool of working copies', () => {
     await writeFile(join(first.dir, 'dist/bundle.js'), 'ignored build output\n');
     await mkdir(join(first.dir, 'node_modules/left-pad'), { recursive: true });
     await writeFile(join(first.dir, 'node_modules/left-pad/index.js'), 'module.exports = 1;\n');
+    await writeFile(first.installStamp, 'hash\n'); // as an install step records it
     await first.release();
 
     const second = await manager.prepare({ jobId: 'job-2', repoUrl: origin.path, branch: 'ai/two-00000002' });
@@ -58,6 +59,8 @@ describe('pool of working copies', () => {
     await writeFile(join(first.dir, 'packages/a/node_modules/dep/index.js'), 'x\n');
     // Not a dependency directory codefleet keeps: an untracked file like any other.
     expect(await first.changedFiles()).toEqual(['.venv/lib/site.py']);
+    // As an install step records it: node_modules is kept because an install wrote it.
+    await writeFile(first.installStamp, 'hash\n');
     await first.release();
 
     const second = await manager.prepare({ jobId: 'job-2', repoUrl: origin.path, branch: 'ai/two-00000002' });
@@ -68,6 +71,19 @@ describe('pool of working copies', () => {
     expect(await second.changedFiles()).toEqual(['src/index.js']);
     await second.commit('work', author);
     expect(await git(second.dir, ['show', '--name-only', '--format=', 'HEAD'])).toBe('src/index.js');
+  });
+
+  it('throws away a node_modules no install step recorded (an agent made it)', async () => {
+    fixture = await createFixture(sampleFiles, true);
+    const { manager, origin } = fixture;
+    const first = await manager.prepare({ jobId: 'job-1', repoUrl: origin.path, branch: 'ai/one-00000001' });
+    await mkdir(join(first.dir, 'node_modules/.bin'), { recursive: true });
+    await writeFile(join(first.dir, 'node_modules/.bin/node'), '#!/bin/sh\necho shim\n');
+    await first.release();
+    const second = await manager.prepare({ jobId: 'job-2', repoUrl: origin.path, branch: 'ai/two-00000002' });
+    workspaces.push(second);
+    expect(second.dir).toBe(first.dir);
+    expect(await exists(join(second.dir, 'node_modules'))).toBe(false);
   });
 
   it('keeps a slot taken while its job holds it, and hands out the next one', async () => {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
-import { lstat, mkdir, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isRepoFile, readRepoFile } from '../plan/repo-file.js';
 
@@ -73,7 +73,14 @@ export async function dependencyHash(workdir: string): Promise<string | undefine
  * stamp is read like any file of the copy: install scripts could have made it a FIFO
  * (a plain read would hang) or a symlink.
  */
-export async function installIsFresh(workdir: string): Promise<boolean> {
+export async function installIsFresh(workdir: string, stampPath?: string): Promise<boolean> {
+  if (stampPath !== undefined) {
+    // Kept outside the copy by codefleet: nothing a run writes can forge it.
+    if (!(await lstat(join(workdir, 'node_modules')).then((info) => info.isDirectory(), () => false))) return false;
+    const recorded = await readFile(stampPath, 'utf8').catch(() => undefined);
+    const hash = await dependencyHash(workdir);
+    return hash !== undefined && recorded?.trim() === hash;
+  }
   const stamp = await readRepoFile(workdir, join('node_modules', installStampFile), { maxBytes: maxStampBytes });
   if (stamp.status !== 'read') return false;
   const hash = await dependencyHash(workdir);
@@ -81,7 +88,8 @@ export async function installIsFresh(workdir: string): Promise<boolean> {
 }
 
 /** Removes the stamp before an install, so an interrupted install is never taken as fresh. */
-export async function clearInstallStamp(workdir: string): Promise<void> {
+export async function clearInstallStamp(workdir: string, stampPath?: string): Promise<void> {
+  if (stampPath !== undefined) await rm(stampPath, { force: true });
   await rm(join(workdir, 'node_modules', installStampFile), { force: true });
 }
 
@@ -94,9 +102,13 @@ const createOnly = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | c
  * only into a real `node_modules` directory and never through a symlink, because the
  * install's scripts shape `node_modules` and could aim the write at a file outside the copy.
  */
-export async function writeInstallStamp(workdir: string): Promise<void> {
+export async function writeInstallStamp(workdir: string, stampPath?: string): Promise<void> {
   const hash = await dependencyHash(workdir);
   if (hash === undefined) return;
+  if (stampPath !== undefined) {
+    await writeFile(stampPath, `${hash}\n`).catch(() => undefined);
+    return;
+  }
   const dir = join(workdir, 'node_modules');
   try {
     await mkdir(dir, { recursive: true });

@@ -45,11 +45,11 @@ export async function runVerification(
 }
 
 async function install(workdir: string, step: PlannedStep, options: RunOptions): Promise<StepResult> {
-  if (await installIsFresh(workdir)) {
+  if (await installIsFresh(workdir, options.installStamp)) {
     return skippedStep('install', step.command, 'node_modules matches the lockfile: install skipped');
   }
-  await clearInstallStamp(workdir);
+  await clearInstallStamp(workdir, options.installStamp);
   const result = await runStep('install', step.command, workdir, options);
-  if (result.passed) await writeInstallStamp(workdir);
+  if (result.passed) await writeInstallStamp(workdir, options.installStamp);
   return result;
 }
