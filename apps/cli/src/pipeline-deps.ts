@@ -69,12 +69,12 @@ export function gitHostFor(apiUrl: string): string {
  * clone and fetch authenticate like the push, through a credential helper, never a URL;
  * a GitHub App's installation token is fetched here, so bad App credentials fail now.
  */
-export async function openForge(loaded: LoadedConfig, baseGitEnv: Record<string, string>, secrets?: SecretRegistry): Promise<{ forge: RuntimeForge; gitEnv: Record<string, string> }> {
+export async function openForge(loaded: LoadedConfig, baseGitEnv: Record<string, string>, secrets?: SecretRegistry, gitPath?: string): Promise<{ forge: RuntimeForge; gitEnv: Record<string, string> }> {
   const { config } = loaded;
   const { github } = config.forge;
   const token = github.token;
   if (config.forge.type !== 'github') {
-    return { forge: createLocalForge({ dbPath: join(config.data_dir, 'forge.sqlite'), gitEnv: baseGitEnv }), gitEnv: baseGitEnv };
+    return { forge: createLocalForge({ dbPath: join(config.data_dir, 'forge.sqlite'), gitEnv: baseGitEnv, ...(gitPath === undefined ? {} : { gitPath }) }), gitEnv: baseGitEnv };
   }
   const useApp = github.app_id !== undefined && github.private_key !== undefined && github.installation_id !== undefined;
   if (!useApp && token === undefined) {
@@ -89,18 +89,18 @@ export async function openForge(loaded: LoadedConfig, baseGitEnv: Record<string,
   const gitUrl = gitHostFor(github.api_url);
   const forge = createGithubForge({
     ...(useApp ? { tokens, tokenFile } : { token: token ?? '' }),
-    apiUrl: github.api_url, gitUrl, gitEnv: baseGitEnv,
+    apiUrl: github.api_url, gitUrl, gitEnv: baseGitEnv, ...(gitPath === undefined ? {} : { gitPath }),
   });
   return { forge, gitEnv: githubCredentialEnv(baseGitEnv, useApp ? { tokenFile } : token ?? '', gitUrl) };
 }
 
 /** The pipeline's dependencies; agents are created on first use and kept. */
-export function pipelineDeps(loaded: LoadedConfig, parts: { forge: Forge; workspaces: WorkspaceManager; sandbox: Sandbox; store: RunStore; log: Logger; secrets: SecretRegistry }): PipelineDeps {
+export function pipelineDeps(loaded: LoadedConfig, parts: { forge: Forge; workspaces: WorkspaceManager; sandbox: Sandbox; store: RunStore; log: Logger; secrets: SecretRegistry; gitPath: string }): PipelineDeps {
   const agents = new Map<string, Agent>();
-  const { secrets, ...rest } = parts;
+  const { secrets, gitPath, ...rest } = parts;
   return {
     ...rest,
-    settings: { ...pipelineSettings(loaded.config, loaded.env), secrets },
+    settings: { ...pipelineSettings(loaded.config, loaded.env), secrets, gitPath },
     agentFor: (name) => {
       let agent = agents.get(name);
       if (!agent) {

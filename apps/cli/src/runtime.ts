@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative } from 'node:path';
 import type { LoadedConfig, Config } from '@codefleet/config';
 import { CodefleetError } from '@codefleet/core';
@@ -77,6 +78,13 @@ export function sandboxSettings(loaded: LoadedConfig): SandboxSettings {
 function isInside(root: string, path: string): boolean {
   const rel = relative(root, path);
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+/** The absolute, real path of the git on `path`; plain `git` when there is none (doctor says so). */
+export async function resolveGit(path: string | undefined): Promise<string> {
+  const { findExecutable } = await import('@codefleet/process');
+  const found = await findExecutable('git', '/', path);
+  return found === undefined ? 'git' : realpath(found).catch(() => found);
 }
 
 /** One value made on first call and kept; a failed attempt is not kept, the next call tries again. */
@@ -177,9 +185,12 @@ export async function openRuntime(loaded: LoadedConfig, options: RuntimeOptions 
     throw error;
   }
   const deps = once(() => import('./pipeline-deps.js'));
+  // git is looked up on PATH once, here: a `git` planted later in a PATH directory never
+  // receives codefleet's calls (the push and its token among them).
+  const gitPath = once(async () => resolveGit(env.PATH));
   let opened: RuntimeForge | undefined;
   const forgeAccess = once(async () => {
-    const access = await (await deps()).openForge(loaded, gitEnvFrom(env), secrets);
+    const access = await (await deps()).openForge(loaded, gitEnvFrom(env), secrets, await gitPath());
     opened = access.forge;
     return access;
   });
@@ -189,13 +200,13 @@ export async function openRuntime(loaded: LoadedConfig, options: RuntimeOptions 
     // credential helper): git in a working copy an agent wrote runs without them.
     const gitEnv = gitEnvFrom(env);
     const remoteGitEnv = config.forge.type === 'github' ? (await forgeAccess()).gitEnv : gitEnv;
-    return createWorkspaceManager({ cacheDir: config.workspace.cache_dir, reuse: config.workspace.reuse, gitEnv, remoteGitEnv });
+    return createWorkspaceManager({ cacheDir: config.workspace.cache_dir, reuse: config.workspace.reuse, gitEnv, remoteGitEnv, gitPath: await gitPath() });
   });
   const sandbox = once(async () => {
     const { openSandbox } = await import('@codefleet/sandbox');
     return openSandbox(sandboxSettings(loaded), { platform: process.platform, path: env.PATH ?? '' });
   });
-  const pipeline = once(async () => (await deps()).pipelineDeps(loaded, { forge: (await forgeAccess()).forge, workspaces: await workspaces(), sandbox: await sandbox(), store, log, secrets }));
+  const pipeline = once(async () => (await deps()).pipelineDeps(loaded, { forge: (await forgeAccess()).forge, workspaces: await workspaces(), sandbox: await sandbox(), store, log, secrets, gitPath: await gitPath() }));
   const runtime: Runtime = {
     loaded, config, log, queue, store,
     forge: async () => (await forgeAccess()).forge,

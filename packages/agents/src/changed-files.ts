@@ -6,6 +6,8 @@ export const runFilesDir = '.codefleet';
 
 /** Options for {@link changedFiles}. */
 export interface ChangedFilesOptions {
+  /** The git binary the worker resolved at start; default `git` on the environment's PATH. */
+  gitPath?: string | undefined;
   /**
    * HEAD as it was before the agent ran (see {@link headCommit}). When HEAD has moved
    * since, files changed by the new commits count too. `null`: the branch had no commit.
@@ -33,8 +35,8 @@ interface GitResult {
  */
 export const agentGitOptions = ['--no-optional-locks', '-c', 'core.fsmonitor=false', '-c', 'core.hooksPath=/dev/null'] as const;
 
-async function git(workdir: string, env: Readonly<Record<string, string>>, args: readonly string[]): Promise<GitResult> {
-  const result = await captureProcess(['git', ...agentGitOptions, ...args], { cwd: workdir, env });
+async function git(workdir: string, env: Readonly<Record<string, string>>, args: readonly string[], gitPath = 'git'): Promise<GitResult> {
+  const result = await captureProcess([gitPath, ...agentGitOptions, ...args], { cwd: workdir, env });
   if (result.spawnError !== undefined) throw gitError(workdir, args, `git could not start: ${result.spawnError}`);
   return result;
 }
@@ -46,8 +48,8 @@ function gitError(workdir: string, args: readonly string[], reason: string): Cod
   });
 }
 
-async function gitOk(workdir: string, env: Readonly<Record<string, string>>, args: readonly string[]): Promise<string> {
-  const result = await git(workdir, env, args);
+async function gitOk(workdir: string, env: Readonly<Record<string, string>>, args: readonly string[], gitPath?: string): Promise<string> {
+  const result = await git(workdir, env, args, gitPath);
   if (result.exitCode !== 0) throw gitError(workdir, args, result.stderr || `exit code ${String(result.exitCode)}`);
   return result.stdout;
 }
@@ -57,9 +59,9 @@ async function gitOk(workdir: string, env: Readonly<Record<string, string>>, arg
  *
  * @throws {CodefleetError} `git_failed` when `workdir` is not a git work tree.
  */
-export async function headCommit(workdir: string, env: Readonly<Record<string, string>>): Promise<string | null> {
+export async function headCommit(workdir: string, env: Readonly<Record<string, string>>, gitPath?: string): Promise<string | null> {
   const args = ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'];
-  const result = await git(workdir, env, args);
+  const result = await git(workdir, env, args, gitPath);
   if (result.exitCode === 0) return result.stdout.trim();
   // --verify --quiet exits 1 silently for a missing ref; anything else is a real failure.
   if (result.exitCode === 1 && result.stderr.trim() === '') return null;
@@ -101,19 +103,19 @@ export async function changedFiles(
   env: Readonly<Record<string, string>>,
   options: ChangedFilesOptions = {},
 ): Promise<string[]> {
-  const status = await gitOk(workdir, env, ['status', '--porcelain=v1', '-z', '--untracked-files=all']);
+  const status = await gitOk(workdir, env, ['status', '--porcelain=v1', '-z', '--untracked-files=all'], options.gitPath);
   const context = new Set(options.untrackedContext ?? []);
   const untracked = new Set(splitZ(status).filter((entry) => entry.startsWith('?? ')).map((entry) => entry.slice(3)));
   const paths = new Set(parsePorcelainZ(status).filter((path) => !(context.has(path) && untracked.has(path))));
   if (options.since !== undefined) {
-    const head = await headCommit(workdir, env);
+    const head = await headCommit(workdir, env, options.gitPath);
     if (head !== options.since && head !== null) {
       // Working tree against the old HEAD covers the agent's commits and its uncommitted
       // edits on top; with no old HEAD every tracked file is new.
       const committed =
         options.since === null
-          ? await gitOk(workdir, env, ['ls-files', '-z', '--full-name'])
-          : await gitOk(workdir, env, ['diff', '--name-only', '-z', '--no-renames', options.since]);
+          ? await gitOk(workdir, env, ['ls-files', '-z', '--full-name'], options.gitPath)
+          : await gitOk(workdir, env, ['diff', '--name-only', '-z', '--no-renames', options.since], options.gitPath);
       for (const path of splitZ(committed)) paths.add(path);
     }
   }

@@ -34,6 +34,11 @@ export interface AgentRunRequest {
    */
   runner?: ProcessRunner;
   /**
+   * The git binary the worker resolved at start, for the listings the adapter makes itself
+   * (what changed): a `git` planted later on PATH never runs. Default `git` on `env.PATH`.
+   */
+  gitPath?: string;
+  /**
    * Model tokens this run may still spend (the job's {@link Agent.tokenBudget} minus what
    * earlier runs used); absent: no budget. Only agents that call a model read it.
    */

@@ -57,7 +57,7 @@ export function createProcessAgent(spec: ProcessAgentSpec): Agent {
     checkRequest(req);
     const env = withoutForgeCredentials(req.env);
     // Recorded first: it also proves the workdir is a git work tree before anything runs.
-    const before = await headCommit(req.workdir, env);
+    const before = await headCommit(req.workdir, env, req.gitPath);
     const files = await writeRunFiles(req);
     const argv = spec.argv(req, files);
     const result = await (req.runner ?? runProcess)(argv, {
@@ -75,7 +75,7 @@ export function createProcessAgent(spec: ProcessAgentSpec): Agent {
     let changes: OutcomeFacts['changes'];
     try {
       await spec.cleanup?.(req.workdir);
-      changes = { files: await changedFiles(req.workdir, env, { since: before, untrackedContext: spec.contextFile === undefined ? [] : [spec.contextFile] }) };
+      changes = { files: await changedFiles(req.workdir, env, { gitPath: req.gitPath, since: before, untrackedContext: spec.contextFile === undefined ? [] : [spec.contextFile] }) };
     } catch (error) {
       changes = { error: error instanceof Error ? error.message : String(error) };
     }

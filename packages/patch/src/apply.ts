@@ -15,6 +15,8 @@ export interface ApplyOptions {
    * path by path.
    */
   runner?: ProcessRunner;
+  /** The git binary the worker resolved at start; default `git` on `env.PATH`. */
+  gitPath?: string;
   /** The workspace every path must stay in. */
   root: string;
   /** `continue` (default) runs every command; `stop` stops at the first failure. */
@@ -85,7 +87,7 @@ export async function applyPatch(commands: readonly PatchCommand[], options: App
   const results: CommandResult[] = [];
   commands.forEach((c, i) => options.onPlan?.(`${i + 1}. ${c.type} ${c.action} ${'target' in c && c.target ? c.target : ''}`.trim()));
   // Opened for each step: a shell command may have changed the repository's config.
-  const git = () => openGit(root, options.env ?? {}, options.gitTimeoutMs ?? 30_000);
+  const git = () => openGit(root, options.env ?? {}, options.gitTimeoutMs ?? 30_000, options.gitPath);
   const auto = options.autoCommit === true && !options.dryRun;
   let before: string | undefined;
   if (auto) {

@@ -31,19 +31,19 @@ export interface PatchGit {
  * drivers the repository's config defines switched off: they are shell commands from that
  * config, run by `add`, `apply` and `reset`. `env` is the caller's environment (PATH at least).
  */
-export async function openGit(root: string, env: Record<string, string>, timeoutMs: number): Promise<PatchGit> {
+export async function openGit(root: string, env: Record<string, string>, timeoutMs: number, gitPath = 'git'): Promise<PatchGit> {
   const base: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) if (!name.startsWith('GIT_') || keptGitVariable.test(name)) base[name] = value;
   Object.assign(base, {
     GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0',
     GIT_CEILING_DIRECTORIES: dirname(root), GIT_WORK_TREE: root, LC_ALL: 'C',
   });
-  const drivers = await captureProcess(['git', ...hardening, 'config', '-z', '--get-regexp', '^(filter|merge)\\.'], { cwd: root, env: base });
+  const drivers = await captureProcess([gitPath, ...hardening, 'config', '-z', '--get-regexp', '^(filter|merge)\\.'], { cwd: root, env: base });
   Object.assign(base, driversOff(drivers.exitCode === 0 ? drivers.stdout : ''));
   const withIdentity = { ...identity, ...base };
   return {
-    run: (args, extra = {}) => runProcess(['git', ...hardening, ...args], { cwd: root, env: { ...withIdentity, ...extra }, timeoutMs }),
-    list: (args) => captureProcess(['git', ...hardening, ...args], { cwd: root, env: withIdentity }),
+    run: (args, extra = {}) => runProcess([gitPath, ...hardening, ...args], { cwd: root, env: { ...withIdentity, ...extra }, timeoutMs }),
+    list: (args) => captureProcess([gitPath, ...hardening, ...args], { cwd: root, env: withIdentity }),
   };
 }
 

@@ -48,6 +48,8 @@ export interface PipelineSettings {
    * commit (default true): on the forge they run with the repository's secrets.
    */
   protectWorkflows?: boolean;
+  /** The git binary the worker resolved at start, for agents' own listings; default `git`. */
+  gitPath?: string;
 }
 
 /** Everything the pipeline talks to, passed in (no singletons). */

@@ -65,6 +65,7 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
       timeoutMs: agent.timeoutMs ?? deps.settings.agentTimeoutMs,
       env: deps.settings.agentEnv(agent),
       runner: runners.runner,
+      ...(deps.settings.gitPath === undefined ? {} : { gitPath: deps.settings.gitPath }),
       ...(tokensLeft === undefined ? {} : { tokenBudget: tokensLeft }),
     });
     await tracker.update((run) => addAgentRun(run, {

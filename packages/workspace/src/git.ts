@@ -44,8 +44,8 @@ export interface Git {
   stdout(args: readonly string[], options: { cwd: string; maxBytes?: number }): Promise<string>;
 }
 
-/** Creates a {@link Git} whose calls run with `env` (plus no prompts, C locale) and `timeoutMs`. */
-export function createGit(env: Record<string, string>, timeoutMs: number = defaultGitTimeoutMs): Git {
+/** Creates a {@link Git} (the `gitPath` binary: absolute once the worker resolved it) whose calls run with `env` (plus no prompts, C locale) and `timeoutMs`. */
+export function createGit(env: Record<string, string>, timeoutMs: number = defaultGitTimeoutMs, gitPath = 'git'): Git {
   // LC_ALL=C: the stderr patterns in `gitError` are English.
   // No system config, and no global one unless the operator names it (GIT_CONFIG_GLOBAL).
   const baseEnv: Record<string, string> = { GIT_CONFIG_GLOBAL: '/dev/null', ...env, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
@@ -54,7 +54,7 @@ export function createGit(env: Record<string, string>, timeoutMs: number = defau
   for (const name of repositoryVariables) delete baseEnv[name];
   return {
     async run(args, options) {
-      const result = await runProcess(['git', ...hardening, ...args], {
+      const result = await runProcess([gitPath, ...hardening, ...args], {
         cwd: options.cwd,
         env: options.env === undefined ? baseEnv : { ...baseEnv, ...options.env },
         timeoutMs,
@@ -68,7 +68,7 @@ export function createGit(env: Record<string, string>, timeoutMs: number = defau
       throw gitError(args, result);
     },
     async stdout(args, options) {
-      const result = await captureProcess(['git', ...hardening, ...args], { cwd: options.cwd, env: baseEnv, ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes }) });
+      const result = await captureProcess([gitPath, ...hardening, ...args], { cwd: options.cwd, env: baseEnv, ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes }) });
       if (result.exitCode === 0) return result.stdout;
       throw gitError(args, {
         command: ['git', ...args], exitCode: result.exitCode, signal: null, timedOut: false, cancelled: false, durationMs: 0,

@@ -25,6 +25,11 @@ export interface WorkspaceManagerOptions {
   remoteGitEnv?: Record<string, string>;
   /** Time limit of each git call; default 120 000 ms. */
   gitTimeoutMs?: number;
+  /**
+   * The git binary: an absolute path the worker resolved once at start, so a `git` planted
+   * later on PATH (in a HOME an unsandboxed agent can write) never runs. Default `git`.
+   */
+  gitPath?: string;
 }
 
 /**
@@ -49,8 +54,8 @@ export interface WorkspaceManager {
 export function createWorkspaceManager(options: WorkspaceManagerOptions): WorkspaceManager {
   const gitTimeoutMs = options.gitTimeoutMs ?? defaultGitTimeoutMs;
   const settings = {
-    git: createGit(options.gitEnv, gitTimeoutMs),
-    remoteGit: createGit(options.remoteGitEnv ?? options.gitEnv, gitTimeoutMs),
+    git: createGit(options.gitEnv, gitTimeoutMs, options.gitPath),
+    remoteGit: createGit(options.remoteGitEnv ?? options.gitEnv, gitTimeoutMs, options.gitPath),
     // Absolute: git records worktree paths, and copies are compared by path.
     cacheDir: resolve(options.cacheDir),
     reuse: options.reuse,

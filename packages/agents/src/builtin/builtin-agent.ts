@@ -57,7 +57,7 @@ export function createModelAgent(options: ModelAgentOptions): Agent {
 async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promise<AgentRunResult> {
   const started = performance.now();
   const env = withoutForgeCredentials(req.env);
-  const before = await headCommit(req.workdir, env);
+  const before = await headCommit(req.workdir, env, req.gitPath);
   const log: string[] = [];
   const say = (line: string) => {
     log.push(line);
@@ -65,7 +65,7 @@ async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promis
   };
   const tokens = { prompt: 0, completion: 0 };
   const finish = async (outcome: AgentOutcome, detail?: string, flag?: 'permanent' | 'budget'): Promise<AgentRunResult> => {
-    const files = await changedFiles(req.workdir, env, { since: before }).catch(() => undefined);
+    const files = await changedFiles(req.workdir, env, { since: before, gitPath: req.gitPath }).catch(() => undefined);
     let verdict = outcome;
     let why = detail;
     if (files === undefined && (outcome === 'changed' || outcome === 'no_changes')) [verdict, why] = ['error', 'could not list changed files'];
@@ -85,8 +85,8 @@ async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promis
   const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
   const model = options.modelFor(env);
   const prompt = await buildPrompt({
-    workdir: req.workdir, prompt: req.prompt, pass: req.pass, env, contextChars: options.contextChars,
-    changed: await changedFiles(req.workdir, env).catch(() => []),
+    workdir: req.workdir, prompt: req.prompt, pass: req.pass, env, gitPath: req.gitPath, contextChars: options.contextChars,
+    changed: await changedFiles(req.workdir, env, { gitPath: req.gitPath }).catch(() => []),
     ...(req.feedback === undefined ? {} : { feedback: req.feedback }),
   });
   say(`${model.label}: ${prompt.included.length} file(s) in the prompt${prompt.omitted.length > 0 ? `, ${prompt.omitted.length} left out for length` : ''}`);
@@ -147,7 +147,7 @@ async function applyReply(
 ): Promise<AgentRunResult> {
   // Continue mode by default: independent file edits land even when one is refused; the
   // refusal is fed back, and the next prompt shows the files as they are now.
-  const result = await applyPatch(commands, applyOptionsFor(policy, req.workdir, env, say, 'continue'));
+  const result = await applyPatch(commands, { ...applyOptionsFor(policy, req.workdir, env, say, 'continue'), ...(req.gitPath === undefined ? {} : { gitPath: req.gitPath }) });
   for (const r of result.results) {
     const target = 'target' in r.command && r.command.target ? ` ${r.command.target}` : '';
     say(`${r.status} ${r.command.type} ${r.command.action}${target}${r.error ? `: ${r.error}` : ''}`);

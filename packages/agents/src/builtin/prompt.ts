@@ -10,6 +10,8 @@ import type { ChatMessage } from './chat-model.js';
 export interface PromptInput extends Pick<AgentRunRequest, 'workdir' | 'prompt' | 'pass' | 'feedback'> {
   /** The agent's environment, for git. */
   env: Readonly<Record<string, string>>;
+  /** The git binary the worker resolved at start; default `git`. */
+  gitPath?: string | undefined;
   /** Files changed so far in this job: shown first, the model must see its own earlier edits. */
   changed: readonly string[];
   /** Upper bound on the characters of file contents in the prompt (the bounded context). */
@@ -73,7 +75,7 @@ export function reaskMessage(problem: string): string {
  */
 export async function buildPrompt(input: PromptInput): Promise<BuiltPrompt> {
   const root = await realpath(input.workdir);
-  const listed = await listFiles(root, input.env);
+  const listed = await listFiles(root, input.env, input.gitPath);
   const task = await readBounded(root, taskFileName, maxTaskChars);
   const mentioned = `${input.prompt}\n${input.feedback ?? ''}\n${task ?? ''}`;
   const order = relevanceOrder(listed, input.changed, mentioned);
@@ -160,8 +162,8 @@ export function languageOf(path: string): string {
  * lockfiles, and minus what the scope excludes: sparse checkout marks those `S`
  * (skip-worktree), and not even their names may reach a model.
  */
-async function listFiles(workdir: string, env: Readonly<Record<string, string>>): Promise<string[]> {
-  const result = await captureProcess(['git', ...agentGitOptions, 'ls-files', '-z', '-t', '--cached', '--others', '--exclude-standard'], { cwd: workdir, env });
+async function listFiles(workdir: string, env: Readonly<Record<string, string>>, gitPath = 'git'): Promise<string[]> {
+  const result = await captureProcess([gitPath, ...agentGitOptions, 'ls-files', '-z', '-t', '--cached', '--others', '--exclude-standard'], { cwd: workdir, env });
   if (result.exitCode !== 0) return [];
   const entries = String(result.stdout).split('\0').filter((entry) => entry.length > 2);
   const files = new Set(entries.filter((entry) => !entry.startsWith('S ')).map((entry) => entry.slice(2)));

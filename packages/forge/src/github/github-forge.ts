@@ -26,6 +26,8 @@ export interface GithubForgeOptions {
   /** The complete environment of git (PATH, HOME, GIT_CONFIG_*); the credential helper is added. */
   gitEnv: Readonly<Record<string, string>>;
   gitTimeoutMs?: number;
+  /** The git binary, resolved once by the worker; default `git` on `gitEnv.PATH`. */
+  gitPath?: string;
 }
 
 interface ApiPull {
@@ -120,7 +122,7 @@ export class GithubForge implements Forge {
     this.#tokens = tokens;
     this.#gitUrl = (options.gitUrl ?? 'https://github.com').replace(/\/+$/, '');
     const gitToken = options.tokens ? { tokenFile: options.tokenFile ?? '' } : options.token ?? '';
-    this.#git = { timeoutMs: options.gitTimeoutMs ?? 120_000, env: githubCredentialEnv(options.gitEnv, gitToken, this.#gitUrl) };
+    this.#git = { timeoutMs: options.gitTimeoutMs ?? 120_000, env: githubCredentialEnv(options.gitEnv, gitToken, this.#gitUrl), ...(options.gitPath === undefined ? {} : { gitPath: options.gitPath }) };
   }
 
   /** Stops the token source's background refresh. */
