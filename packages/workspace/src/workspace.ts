@@ -1,4 +1,4 @@
-import { rm, writeFile } from 'node:fs/promises';
+import { lstat, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CodefleetError } from '@codefleet/core';
 import { buildAgentView, removeAgentView, restoreGitLink, type AgentView } from './agent-view.js';
@@ -185,6 +185,7 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
       await locked(ctx, () => guardMirrorConfig(ctx.git, ctx.mirrorDir, parts.repoUrl, ctx.signal));
       await guardConfigFile(ctx.git, join(gitDir, 'config.worktree'), copyWorktreeRules, ctx.signal);
       const allowed = (await changedSince('HEAD')).filter((file) => !outOfScope(file));
+      await refuseHugeFiles(paths.dir, allowed);
       // Only what the agent may change: a fresh index, then exactly those paths, passed
       // through a file (no argv length limit) and taken literally (no glob magic).
       await git(['reset', '--quiet']);
@@ -229,6 +230,21 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
       else await unlock(paths.lock, holder);
     },
   };
+}
+
+/** Larger files are never committed: GitHub refuses them, and git would copy them into the shared mirror first. */
+export const maxCommittedFileBytes = 100 * 1024 * 1024;
+
+// Checked before `git add`, which would write the whole file into the mirror's object store.
+async function refuseHugeFiles(dir: string, files: readonly string[]): Promise<void> {
+  for (const file of files) {
+    const info = await lstat(join(dir, file)).catch(() => undefined);
+    if (info?.isFile() && info.size > maxCommittedFileBytes) {
+      throw new CodefleetError('forge_rejected', `${file} is ${Math.round(info.size / 1024 / 1024)} MB; files over ${maxCommittedFileBytes / 1024 / 1024} MB are not committed (GitHub refuses them). Nothing was committed`, {
+        verdict: 'permanent', details: { file, bytes: info.size },
+      });
+    }
+  }
 }
 
 async function holdsLock(paths: CopyPaths, holder: LockHolder): Promise<boolean> {

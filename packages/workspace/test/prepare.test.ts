@@ -1,4 +1,4 @@
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { branchNameProblem } from '@codefleet/core';
@@ -258,5 +258,17 @@ describe('prepare', () => {
     } finally {
       await elsewhere.dispose();
     }
+  });
+
+  it('refuses a file over 100 MB before git copies it into the mirror, naming it', async () => {
+    const { origin, manager } = await setup(true);
+    const ws = await manager.prepare({ jobId: 'job-huge', repoUrl: origin.path, branch: 'ai/huge-00000013' });
+    workspaces.push(ws);
+    // Sparse: 150 MB on paper, nothing on disk.
+    await writeFile(join(ws.dir, 'big.bin'), '');
+    await truncate(join(ws.dir, 'big.bin'), 150 * 1024 * 1024);
+    await writeFile(join(ws.dir, 'src', 'index.js'), 'export const answer = 43;\n');
+    await expect(ws.commit('huge', author)).rejects.toMatchObject({ code: 'forge_rejected', message: expect.stringContaining('big.bin is 150 MB') });
+    expect((await git(ws.dir, ['log', '-1', '--format=%s'])).trim()).not.toBe('huge');
   });
 });
