@@ -157,8 +157,11 @@ fs.writeFileSync(path.join(workdir, 'notes.md'), 'token: ${encodeURIComponent(mi
     expect(run!.attempts).toHaveLength(1);
   });
 
-  it("a repository whose attributes make git warn on stderr (eol=crlf) still publishes: warnings are never read as paths", async () => {
-    h = await createHarness({}, { ...projectFiles, '.gitattributes': '*.txt text eol=crlf\n', 'notes.txt': 'one\r\n' });
+  it.each([
+    ['attributes make git warn (eol=crlf)', { '.gitattributes': '*.txt text eol=crlf\n', 'notes.txt': 'one\r\n' }],
+    ['.gitmodules holds a URL git refuses as an option', { '.gitmodules': '[submodule "x"]\n\tpath = x\n\turl = -oProxyCommand=touch /tmp/pwned\n', 'notes.txt': 'one\n' }],
+  ])("a repository whose %s still publishes: git's warnings are never read as paths", async (_what, repoFiles: Record<string, string>) => {
+    h = await createHarness({}, { ...projectFiles, ...repoFiles });
     await h.agent(`${implementsFeature}
 fs.writeFileSync(path.join(workdir, 'notes.txt'), 'one\\ntwo\\n');`);
     const job = h.job({ title: 'Add two()' });
