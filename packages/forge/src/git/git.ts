@@ -28,8 +28,9 @@ async function run(
 ): Promise<ProcessResult> {
   return runProcess([options.gitPath ?? 'git', ...args], {
     cwd,
-    // Never wait for a password prompt nobody will answer; the caller may still override.
-    env: { GIT_TERMINAL_PROMPT: '0', ...options.env },
+    // Never wait for a password prompt nobody will answer, and read no system config (the
+    // calls here carry the token); the caller may still override.
+    env: { GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1', ...options.env },
     timeoutMs: options.timeoutMs,
     ...(signal === undefined ? {} : { signal }),
     ...(dieWithParent ? { dieWithParent } : {}),
@@ -37,7 +38,8 @@ async function run(
 }
 
 async function runOk(options: GitOptions, operation: string, cwd: string, args: readonly string[], signal?: AbortSignal): Promise<ProcessResult> {
-  const result = await run(options, cwd, args, signal);
+  // A call that talks to the remote holds the token in its environment: it dies with the worker.
+  const result = await run(options, cwd, args, signal, operation === 'ls-remote');
   if (result.exitCode !== 0) throw gitFailure(operation, result);
   return result;
 }
