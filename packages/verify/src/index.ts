@@ -11,6 +11,6 @@ export { parseRepoConfig, repoConfigFile, type RepoConfig } from './plan/repo-co
 export { isRepoFile, readRepoFile, type ReadRepoFileOptions, type RepoFile } from './plan/repo-file.js';
 export { runVerification, type VerificationOptions, type VerificationOutcome } from './run/verify.js';
 export { runDod, type DodOutcome } from './run/dod.js';
-export { installStampFile } from './run/install.js';
+export { installStampFile, readInstallRecord, type InstallRecord } from './run/install.js';
 export { defaultFeedbackBytes, extractFeedback, feedbackFor } from './feedback/feedback.js';
 export { LogScanner } from './feedback/scan.js';

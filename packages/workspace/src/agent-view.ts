@@ -1,5 +1,6 @@
 import { copyFile, lstat, mkdir, readFile, realpath, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { readInstallRecord } from '@codefleet/verify';
 import { lastObjectId, type Git } from './git.js';
 import { removeTree } from './remove-tree.js';
 
@@ -49,7 +50,7 @@ export function viewDir(copyDir: string): string {
  * alternate) and the scratch caches. Made afresh on every call.
  */
 export async function buildAgentView(git: Git, opts: {
-  copyDir: string; gitDir: string; mirrorDir: string; branch: string; readOnly: readonly string[]; signal?: AbortSignal | undefined;
+  copyDir: string; gitDir: string; mirrorDir: string; branch: string; readOnly: readonly string[]; installStamp: string; signal?: AbortSignal | undefined;
 }): Promise<AgentView> {
   const root = viewDir(opts.copyDir);
   await removeTree(root);
@@ -74,10 +75,15 @@ export async function buildAgentView(git: Git, opts: {
   const installedReadOnly: string[] = [];
   const gitMounts: ViewMount[] = [{ source: own, target: opts.gitDir, writable: true }, { source: join(opts.mirrorDir, 'objects'), target: join(opts.mirrorDir, 'objects'), writable: false }];
   const mounts = [...gitMounts];
+  // Every dependency directory the last install recorded (workspace packages' too), and the
+  // root one whatever made it: none is writable outside install steps.
+  const recorded = (await readInstallRecord(opts.installStamp))?.dirs ?? [];
+  for (const dir of new Set([...recorded, ...installedDirs].map((rel) => join(opts.copyDir, rel)))) {
+    if (await isDirectory(dir)) installedReadOnly.push(dir);
+  }
   for (const name of installedDirs) {
     const dir = join(opts.copyDir, name);
     if (!(await isDirectory(dir))) continue;
-    installedReadOnly.push(dir);
     for (const cache of dependencyCaches) {
       const scratch = join(root, 'caches', name, cache);
       await mkdir(scratch, { recursive: true });

@@ -1,5 +1,6 @@
 import { realpath, rm, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
+import { readInstallRecord } from '@codefleet/verify';
 import { splitNul, type Git } from './git.js';
 import { readState, removeState, type CopyPaths, type CopyState } from './pool.js';
 import { removeTree } from './remove-tree.js';
@@ -106,10 +107,10 @@ export async function resetCopy(ctx: CopyContext, paths: CopyPaths, target: Copy
     await setSparse(ctx, paths.dir, target.sparse);
   }
   // Last, so it also takes the directories that sparse checkout emptied.
-  // Dependencies are kept only when an install step wrote them (its stamp, outside the copy,
-  // says so): a node_modules an agent made without one is thrown away with the rest.
-  const installed = await stat(installStampPath(paths)).then(() => true, () => false);
-  const keep = installed ? keptDependencyDirs.flatMap((name) => ['-e', `${name}/`]) : [];
+  // Dependencies are kept only where an install step wrote them (its record, outside the
+  // copy, lists them): a node_modules an agent made anywhere else is thrown away with the rest.
+  const installed = (await readInstallRecord(installStampPath(paths)))?.dirs ?? [];
+  const keep = installed.flatMap((dir) => ['-e', `/${dir}/`]);
   await git.run(['clean', '-ffdx', '--quiet', ...keep], { cwd: paths.dir, signal });
   return true;
 }

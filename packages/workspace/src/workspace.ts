@@ -153,7 +153,9 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
 
     async agentView(options = {}) {
       await restoreGitLink(paths.dir, parts.gitDir);
-      return buildAgentView(ctx.git, { copyDir: paths.dir, gitDir: parts.gitDir, mirrorDir: ctx.mirrorDir, branch: parts.branch, readOnly: options.readOnly ?? [], signal: ctx.signal });
+      return buildAgentView(ctx.git, {
+        copyDir: paths.dir, gitDir: parts.gitDir, mirrorDir: ctx.mirrorDir, branch: parts.branch, readOnly: options.readOnly ?? [], installStamp: installStampPath(paths), signal: ctx.signal,
+      });
     },
 
     restoreGitLink: () => restoreGitLink(paths.dir, parts.gitDir),

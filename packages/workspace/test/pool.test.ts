@@ -29,7 +29,7 @@ describe('pool of working copies', () => {
     await writeFile(join(first.dir, 'dist/bundle.js'), 'ignored build output\n');
     await mkdir(join(first.dir, 'node_modules/left-pad'), { recursive: true });
     await writeFile(join(first.dir, 'node_modules/left-pad/index.js'), 'module.exports = 1;\n');
-    await writeFile(first.installStamp, 'hash\n'); // as an install step records it
+    await writeFile(first.installStamp, JSON.stringify({ hash: 'h', dirs: ['node_modules'] })); // as an install step records it
     await first.release();
 
     const second = await manager.prepare({ jobId: 'job-2', repoUrl: origin.path, branch: 'ai/two-00000002' });
@@ -59,14 +59,18 @@ describe('pool of working copies', () => {
     await writeFile(join(first.dir, 'packages/a/node_modules/dep/index.js'), 'x\n');
     // Not a dependency directory codefleet keeps: an untracked file like any other.
     expect(await first.changedFiles()).toEqual(['.venv/lib/site.py']);
-    // As an install step records it: node_modules is kept because an install wrote it.
-    await writeFile(first.installStamp, 'hash\n');
+    // As an install step records it: node_modules is kept because an install wrote it; one
+    // the install did not write (an agent's, under src/) is thrown away.
+    await writeFile(first.installStamp, JSON.stringify({ hash: 'h', dirs: ['packages/a/node_modules'] }));
+    await mkdir(join(first.dir, 'src/node_modules/lodash'), { recursive: true });
+    await writeFile(join(first.dir, 'src/node_modules/lodash/index.js'), 'planted\n');
     await first.release();
 
     const second = await manager.prepare({ jobId: 'job-2', repoUrl: origin.path, branch: 'ai/two-00000002' });
     workspaces.push(second);
     expect(await exists(join(second.dir, '.venv/lib/site.py'))).toBe(false);
     expect(await exists(join(second.dir, 'packages/a/node_modules/dep/index.js'))).toBe(true);
+    expect(await exists(join(second.dir, 'src/node_modules'))).toBe(false);
     await writeFile(join(second.dir, 'src/index.js'), 'changed\n');
     expect(await second.changedFiles()).toEqual(['src/index.js']);
     await second.commit('work', author);

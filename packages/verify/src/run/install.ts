@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
-import { lstat, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isRepoFile, readRepoFile } from '../plan/repo-file.js';
 
@@ -20,6 +20,10 @@ const maxStampBytes = 1024;
 const lockfiles = ['npm-shrinkwrap.json', 'package-lock.json'] as const;
 
 // Fields of package.json that change what gets installed.
+// Lifecycle scripts npm runs during an install: a change to one changes what the install
+// writes into node_modules, so it must make a recorded install stale.
+const lifecycleScripts = ['preinstall', 'install', 'postinstall', 'prepublish', 'preprepare', 'prepare', 'postprepare', 'dependencies'] as const;
+
 const dependencyFields = [
   'dependencies',
   'devDependencies',
@@ -61,10 +65,16 @@ export async function dependencyHash(workdir: string): Promise<string | undefine
   try {
     const manifest = JSON.parse(text) as Record<string, unknown>;
     hash.update(JSON.stringify(dependencyFields.map((field) => [field, manifest[field] ?? null])));
+    const scripts = (typeof manifest.scripts === 'object' && manifest.scripts !== null ? manifest.scripts : {}) as Record<string, unknown>;
+    hash.update(JSON.stringify(lifecycleScripts.map((name) => [name, scripts[name] ?? null])));
   } catch {
     // Unparsable: any edit may matter, so hash the text (the install will report the error).
     hash.update(text);
   }
+  // npm's own settings for the install (registry, scripts on or off, hooks).
+  const npmrc = await readRepoFile(workdir, '.npmrc', { maxBytes: maxManifestBytes });
+  if (npmrc.status === 'refused') return undefined;
+  hash.update(`\n.npmrc:\n${npmrc.status === 'read' ? npmrc.content.toString('utf8') : ''}`);
   return hash.digest('hex');
 }
 
@@ -77,9 +87,14 @@ export async function installIsFresh(workdir: string, stampPath?: string): Promi
   if (stampPath !== undefined) {
     // Kept outside the copy by codefleet: nothing a run writes can forge it.
     if (!(await lstat(join(workdir, 'node_modules')).then((info) => info.isDirectory(), () => false))) return false;
-    const recorded = await readFile(stampPath, 'utf8').catch(() => undefined);
+    const recorded = await readInstallRecord(stampPath);
     const hash = await dependencyHash(workdir);
-    return hash !== undefined && recorded?.trim() === hash;
+    if (hash === undefined || recorded?.hash !== hash) return false;
+    // Everything the install made is still there (a pooled copy keeps exactly these).
+    for (const dir of recorded.dirs) {
+      if (!(await lstat(join(workdir, dir)).then((info) => info.isDirectory(), () => false))) return false;
+    }
+    return true;
   }
   const stamp = await readRepoFile(workdir, join('node_modules', installStampFile), { maxBytes: maxStampBytes });
   if (stamp.status !== 'read') return false;
@@ -106,7 +121,8 @@ export async function writeInstallStamp(workdir: string, stampPath?: string): Pr
   const hash = await dependencyHash(workdir);
   if (hash === undefined) return;
   if (stampPath !== undefined) {
-    await writeFile(stampPath, `${hash}\n`).catch(() => undefined);
+    const record: InstallRecord = { hash, dirs: await findDependencyDirs(workdir) };
+    await writeFile(stampPath, `${JSON.stringify(record)}\n`).catch(() => undefined);
     return;
   }
   const dir = join(workdir, 'node_modules');
@@ -119,4 +135,50 @@ export async function writeInstallStamp(workdir: string, stampPath?: string): Pr
   } catch {
     // Left without a stamp, the next verify installs again.
   }
+}
+
+/**
+ * What an install step recorded outside the copy: the dependency hash it installed for, and
+ * every `node_modules` directory it left (relative, `/`-separated: the root one and those of
+ * workspace packages). Only these survive into the next job, and runs see them read-only.
+ */
+export interface InstallRecord {
+  hash: string;
+  dirs: string[];
+}
+
+/** Reads an {@link InstallRecord}; undefined when there is none or it is not one. */
+export async function readInstallRecord(stampPath: string): Promise<InstallRecord | undefined> {
+  try {
+    const value = JSON.parse(await readFile(stampPath, 'utf8')) as Partial<InstallRecord>;
+    if (typeof value.hash !== 'string' || !Array.isArray(value.dirs)) return undefined;
+    const dirs = value.dirs.filter((dir): dir is string => typeof dir === 'string' && isRelativeInside(dir));
+    return { hash: value.hash, dirs };
+  } catch {
+    return undefined;
+  }
+}
+
+function isRelativeInside(dir: string): boolean {
+  return dir !== '' && !dir.startsWith('/') && dir.split('/').every((part) => part !== '' && part !== '.' && part !== '..');
+}
+
+const maxDependencyDirs = 2_000;
+const maxDepth = 8;
+
+// The node_modules directories under `root`, not looking inside them, .git or symlinks.
+async function findDependencyDirs(root: string): Promise<string[]> {
+  const found: string[] = [];
+  const walk = async (rel: string, depth: number): Promise<void> => {
+    if (depth > maxDepth || found.length >= maxDependencyDirs) return;
+    const entries = await readdir(join(root, rel), { withFileTypes: true }).catch(() => []);
+    for (const entry of entries) {
+      if (!entry.isDirectory() || entry.name === '.git') continue;
+      const path = rel === '' ? entry.name : `${rel}/${entry.name}`;
+      if (entry.name === 'node_modules') found.push(path);
+      else await walk(path, depth + 1);
+    }
+  };
+  await walk('', 0);
+  return found.sort();
 }
