@@ -1,6 +1,6 @@
 import type { SystemEntry } from './host.js';
 import { isWithin } from './host.js';
-import type { SandboxMount } from './types.js';
+import type { RunLayout } from './types.js';
 
 /** A path hidden inside the sandbox: a directory becomes an empty tmpfs, a file /dev/null. */
 export interface HiddenPath {
@@ -8,20 +8,13 @@ export interface HiddenPath {
   kind: 'dir' | 'file';
 }
 
-/** Everything one bubblewrap run is built from; paths absolute. */
-export interface BwrapPlan {
+/** Everything one bubblewrap run is built from; paths absolute. The run's directory is shown as /tmp (HOME is /tmp/home). */
+export interface BwrapPlan extends RunLayout {
   system: readonly SystemEntry[];
   /** Shown read-only besides the system directories (toolchains, this Node, /etc link targets). */
   readPaths: readonly string[];
   /** Existing paths to hide; only those under something shown need hiding at all. */
   hidden: readonly HiddenPath[];
-  /** The run's own directory, shown as /tmp (HOME is /tmp/home). */
-  runDir: string;
-  writable: readonly string[];
-  readOnly: readonly string[];
-  mounts: readonly SandboxMount[];
-  cwd: string;
-  network: 'on' | 'none';
 }
 
 /** HOME inside a bwrap run: in its own /tmp, so both go away with the run. */

@@ -1,18 +1,11 @@
-import type { SandboxMount } from './types.js';
+import type { RunLayout } from './types.js';
 
-/** Everything one container run is built from. */
-export interface ContainerPlan {
+/** Everything one container run is built from. The run's directory is shown as /tmp. */
+export interface ContainerPlan extends RunLayout {
   runtime: 'docker' | 'podman';
   image: string;
   /** A name unique to the run, so it can be removed when the client is killed. */
   name: string;
-  /** The run's own directory, shown as /tmp. */
-  runDir: string;
-  writable: readonly string[];
-  readOnly: readonly string[];
-  mounts: readonly SandboxMount[];
-  cwd: string;
-  network: 'on' | 'none';
   /** Names of the variables the program gets; their values come from the client's environment, never argv. */
   envNames: readonly string[];
   user: { uid: number; gid: number };

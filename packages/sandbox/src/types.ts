@@ -43,6 +43,17 @@ export interface SandboxMount {
   writable: boolean;
 }
 
+/** What one isolating run is laid out as, whatever the mode builds from it; paths absolute. */
+export interface RunLayout {
+  /** The run's own directory (its HOME and /tmp). */
+  runDir: string;
+  writable: readonly string[];
+  readOnly: readonly string[];
+  mounts: readonly SandboxMount[];
+  cwd: string;
+  network: 'on' | 'none';
+}
+
 /** One run: the process options plus what it may see and write. */
 export interface SandboxRunOptions extends Omit<RunProcessOptions, 'dieWithParent'> {
   /** Host paths the run may write (the working copy); `cwd` must be inside one. Shown at the same path. */
