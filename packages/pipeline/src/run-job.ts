@@ -121,6 +121,8 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     await runPass(input, 'implement');
     await enter('testing');
     const testedOn = await runPass(input, 'test');
+    // What verification passed on: the commit must hold exactly this.
+    const verified = await ws.fingerprint();
 
     // The DoD is enforced, not optional (AM): a job's or .codefleet.yml's own commands run
     // now; without them the DoD is the repository's verification steps (SPEC: those are the
@@ -151,6 +153,10 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     await enter('publishing', outOfScope.length > 0 ? `left out of the commit (out of scope): ${outOfScope.slice(0, 20).join(', ')}` : undefined);
     if ((await ws.changedFiles()).filter((file) => !outOfScope.includes(file)).length === 0) {
       throw new CodefleetError('no_changes', 'the agent finished without changing any file', { verdict: 'permanent' });
+    }
+    if ((await ws.fingerprint()) !== verified) {
+      // Only the DoD's own commands ran since: they changed the tree verification passed on.
+      throw new CodefleetError('dod_failed', 'the definition of done changed files after verification passed; what would be pushed is not what was verified. DoD commands must only check', { verdict: 'permanent' });
     }
     await ws.commit(commitMessage(job, deps.settings.commitPrefix), deps.settings.commitAuthor);
     await refuseSecrets(ws, deps.settings.secrets);

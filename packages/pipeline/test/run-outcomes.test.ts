@@ -29,6 +29,17 @@ if (pass === 'test' && attempt === 2) fs.rmSync(path.join(workdir, 'test', 'bad.
     expect(await h.forge.findPullRequest(job.repo, branchName(job))).toMatchObject({ draft: false });
   });
 
+  it('a DoD command that changes files fails the job: what is pushed is what verification passed', async () => {
+    h = await createHarness();
+    await h.agent(implementsFeature);
+    const job = h.job({ dod: [['node', '-e', "require('fs').appendFileSync('src/lib.js', 'export const three = () => 3;\\n')"]] });
+    await h.drain(job);
+    const run = await h.store.get(job.id);
+    expect(run).toMatchObject({ outcome: 'dod_failed', error: { code: 'dod_failed' } });
+    expect(run!.error!.message).toContain('changed files after verification passed');
+    expect(await h.forge.findPullRequest(job.repo, branchName(job))).toBeUndefined();
+  });
+
   it('a failed DoD opens a draft PR, not a ready one, and ends dod_failed without retries', async () => {
     h = await createHarness();
     await h.agent(implementsFeature);

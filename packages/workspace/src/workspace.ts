@@ -1,4 +1,6 @@
-import { lstat, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { lstat, readlink, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CodefleetError } from '@codefleet/core';
 import { buildAgentView, removeAgentView, restoreGitLink, type AgentView } from './agent-view.js';
@@ -60,6 +62,12 @@ export interface Workspace {
    * with it.
    */
   readonly installStamp: string;
+  /**
+   * A fingerprint of the change as it stands (every changed path and the sha256 of its
+   * content or link target): taken when verification passed and again before the commit,
+   * so what is pushed is the tree that was verified.
+   */
+  fingerprint(): Promise<string>;
   /**
    * What the work branch adds since the base, file by file (added lines only; at most
    * `maxFiles` files and 4 MiB per file): what must be scanned for secrets before a push.
@@ -160,6 +168,18 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
 
     restoreGitLink: () => restoreGitLink(paths.dir, parts.gitDir),
 
+    async fingerprint() {
+      const hash = createHash('sha256');
+      for (const file of await changedFiles()) {
+        const path = join(paths.dir, file);
+        const info = await lstat(path).catch(() => undefined);
+        // Streamed, not read whole: a changed file may be large.
+        const content = info === undefined ? 'deleted' : info.isSymbolicLink() ? `link:${await readlink(path)}` : info.isFile() ? await fileHash(path) : `type:${info.mode}`;
+        hash.update(`${file}\0${content}\0`);
+      }
+      return hash.digest('hex');
+    },
+
     async addedContent(options = {}) {
       await restoreGitLink(paths.dir, parts.gitDir);
       const range = [parts.forkSha, 'HEAD'];
@@ -247,6 +267,12 @@ async function refuseHugeFiles(dir: string, files: readonly string[]): Promise<v
       });
     }
   }
+}
+
+async function fileHash(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
 }
 
 async function holdsLock(paths: CopyPaths, holder: LockHolder): Promise<boolean> {
