@@ -94,8 +94,10 @@ export interface Forge {
 export interface EnsureBranchRequest {
   /** A repo string the adapter understands (local: absolute path or git URL). */
   repo: string;
-  /** A git working copy whose HEAD is pushed. */
+  /** A git working copy whose HEAD is pushed, or (with `sha`) a git directory holding `sha`. */
   workdir: string;
+  /** The commit to push; default HEAD of `workdir`. */
+  sha?: string;
   /** The branch on the origin, e.g. `ai/issue-7` (no `refs/heads/` prefix). */
   branch: string;
   /** The remote head this worker started from; undefined = the branch must not exist yet. */

@@ -161,8 +161,9 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     await ws.commit(commitMessage(job, deps.settings.commitPrefix), deps.settings.commitAuthor);
     await refuseSecrets(ws, deps.settings.secrets);
     await fence('push');
+    const source = await ws.pushSource();
     await deps.forge.ensureBranch({
-      repo: job.repo, workdir: ws.dir, branch, signal: work.signal,
+      repo: job.repo, workdir: source.gitDir, sha: source.sha, branch, signal: work.signal,
       ...(ws.existingRemoteSha === undefined ? {} : { expectedSha: ws.existingRemoteSha }),
     });
     if (!dodOk && deps.settings.onDodFailure === 'none') {

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { lstat, readlink, rm, writeFile } from 'node:fs/promises';
+import { lstat, readlink, realpath, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CodefleetError } from '@codefleet/core';
-import { buildAgentView, removeAgentView, restoreGitLink, type AgentView } from './agent-view.js';
+import { buildAgentView, removeAgentView, restoreGitLink, viewDir, type AgentView } from './agent-view.js';
 import { copyWorktreeRules, guardConfigFile } from './config-guard.js';
 import { lastObjectId, splitNul } from './git.js';
 import { readLock, unlock, updateLock, type LockHolder } from './lock-file.js';
@@ -62,6 +62,13 @@ export interface Workspace {
    * with it.
    */
   readonly installStamp: string;
+  /**
+   * A git directory to push the work branch's head from, and that head: a bare repository
+   * made for this push, whose config codefleet alone wrote, reading the mirror's objects
+   * through an alternate. The push then reads no config another job's agent could have
+   * written into the shared mirror meanwhile (without a sandbox, it can).
+   */
+  pushSource(): Promise<{ gitDir: string; sha: string }>;
   /**
    * A fingerprint of the change as it stands (every changed path and the sha256 of its
    * content or link target): taken when verification passed and again before the commit,
@@ -167,6 +174,16 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
     },
 
     restoreGitLink: () => restoreGitLink(paths.dir, parts.gitDir),
+
+    async pushSource() {
+      const sha = lastObjectId(await ctx.git.stdout(['rev-parse', `refs/heads/${parts.branch}`], { cwd: ctx.mirrorDir }));
+      if (sha === undefined) throw new CodefleetError('workspace_failed', `the work branch ${parts.branch} has no commit to push`);
+      const gitDir = join(viewDir(paths.dir), 'push.git');
+      await rm(gitDir, { recursive: true, force: true });
+      await ctx.git.run(['init', '--quiet', '--bare', gitDir], { cwd: ctx.mirrorDir, signal: ctx.signal });
+      await writeFile(join(gitDir, 'objects', 'info', 'alternates'), `${await realpath(join(ctx.mirrorDir, 'objects'))}\n`);
+      return { gitDir, sha };
+    },
 
     async fingerprint() {
       const hash = createHash('sha256');

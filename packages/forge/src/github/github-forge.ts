@@ -214,7 +214,7 @@ export class GithubForge implements Forge {
     checkBranch(req.branch);
     if (req.expectedSha !== undefined) checkSha(req.expectedSha);
     await this.#tokens.token();
-    return pushFenced(this.#git, { workdir: req.workdir, remote: this.#remote(req.repo), branch: req.branch, expectedSha: req.expectedSha, signal: req.signal });
+    return pushFenced(this.#git, { workdir: req.workdir, remote: this.#remote(req.repo), branch: req.branch, expectedSha: req.expectedSha, signal: req.signal, ...(req.sha === undefined ? {} : { sha: req.sha }) });
   }
 
   async ensurePullRequest(req: EnsurePullRequestRequest): Promise<PullRequest & { created: boolean }> {

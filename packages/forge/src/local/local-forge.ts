@@ -68,7 +68,7 @@ export class LocalForge implements Forge {
     const { remote } = resolveRepo(req.repo);
     checkBranch(req.branch);
     if (req.expectedSha !== undefined) checkSha(req.expectedSha);
-    return pushFenced(this.#git, { workdir: req.workdir, remote, branch: req.branch, expectedSha: req.expectedSha, signal: req.signal });
+    return pushFenced(this.#git, { workdir: req.workdir, remote, branch: req.branch, expectedSha: req.expectedSha, signal: req.signal, ...(req.sha === undefined ? {} : { sha: req.sha }) });
   }
 
   async ensurePullRequest(req: EnsurePullRequestRequest): Promise<PullRequest & { created: boolean }> {
