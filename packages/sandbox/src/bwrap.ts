@@ -15,7 +15,12 @@ export interface BwrapPlan extends RunLayout {
   readPaths: readonly string[];
   /** Existing paths to hide; only those under something shown need hiding at all. */
   hidden: readonly HiddenPath[];
+  /** bwrap ≥ 0.8: forbid new user namespaces inside (a way back to capabilities). */
+  disableUserns?: boolean;
 }
+
+/** Writable kernel interfaces under /proc, shown read-only (as container runtimes do). */
+const procReadOnly = ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus', '/proc/fs'];
 
 /** HOME inside a bwrap run: in its own /tmp, so both go away with the run. */
 export const sandboxHome = '/tmp/home';
@@ -31,12 +36,17 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
     // The sandbox (and everything in it: its PID namespace dies with its first process) goes
     // when the worker goes, even by SIGKILL.
     '--die-with-parent',
+    // A user namespace of its own and no capabilities in it: a worker running as root would
+    // otherwise hand the run every capability (mount, mknod: the host's disks).
+    '--unshare-user', ...(plan.disableUserns === true ? ['--disable-userns'] : []), '--cap-drop', 'ALL',
     '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try',
     ...(plan.network === 'none' ? ['--unshare-net'] : []),
     // A new session: no terminal to push keystrokes into (TIOCSTI).
     '--new-session',
     // First, so the read paths and the working copy may lie under /tmp (as a test's do).
     '--bind', plan.runDir, '/tmp', '--proc', '/proc', '--dev', '/dev',
+    // Kernel settings stay read-only, whatever uid the run has (root's, on a root worker).
+    ...procReadOnly.flatMap((path) => ['--ro-bind-try', path, path]),
   ];
   const shown: string[] = [];
   for (const entry of plan.system) {

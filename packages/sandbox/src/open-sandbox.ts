@@ -53,8 +53,10 @@ export async function openSandbox(settings: SandboxSettings, host: SandboxHost):
     }
     const system = await systemEntries(linuxSystemDirs);
     const shownReads = [...new Set([...readPaths, ...(await existingReal([nodePrefix(), ...(await etcLinkTargets())]))])];
-    await probeBwrap(bwrap, runRoot);
-    return createBwrapSandbox({ bwrap, system, readPaths: shownReads, hidden, runRoot, network: settings.network });
+    const help = await captureProcess([bwrap, '--help'], { cwd: '/', env: { PATH: host.path } });
+    const disableUserns = `${help.stdout}${help.stderr}`.includes('--disable-userns');
+    await probeBwrap(bwrap, runRoot, disableUserns);
+    return createBwrapSandbox({ bwrap, system, readPaths: shownReads, hidden, runRoot, network: settings.network, disableUserns });
   }
   if (mode === 'sandbox-exec') {
     const program = '/usr/bin/sandbox-exec';
@@ -76,9 +78,9 @@ export async function openSandbox(settings: SandboxSettings, host: SandboxHost):
 
 // Installed is not enough: user namespaces may be switched off (sysctl, AppArmor), and then
 // every run would fail. One run of `true` at start tells.
-async function probeBwrap(bwrap: string, runRoot: string): Promise<void> {
+async function probeBwrap(bwrap: string, runRoot: string, disableUserns: boolean): Promise<void> {
   const system = await systemEntries(linuxSystemDirs);
-  const args = bwrapArgs({ system, readPaths: [], hidden: [], runDir: runRoot, writable: [], readOnly: [], mounts: [], cwd: '/', network: 'on' });
+  const args = bwrapArgs({ system, readPaths: [], hidden: [], runDir: runRoot, writable: [], readOnly: [], mounts: [], cwd: '/', network: 'on', disableUserns });
   const result = await runProcess([bwrap, ...args, '--', 'true'], { cwd: '/', env: { PATH: '/usr/bin:/bin' }, timeoutMs: 30_000 });
   if (result.exitCode !== 0) {
     throw new SandboxUnavailableError('bwrap', `bwrap cannot create its namespaces here: ${firstLine(result.outputTail || result.spawnError || `exit ${String(result.exitCode)}`)}`,

@@ -30,6 +30,7 @@ export interface BwrapParts {
   hidden: readonly HiddenPath[];
   runRoot: string;
   network: 'on' | 'none';
+  disableUserns: boolean;
 }
 
 /** `bwrap`: bubblewrap namespaces per run; see {@link Sandbox}. */
@@ -51,9 +52,12 @@ export function createBwrapSandbox(parts: BwrapParts): Sandbox {
       const program = await locate(file, cwd, options.env.PATH, visible);
       if ('error' in program) return notStarted(argv, program.error);
       return withRunDir(parts.runRoot, async (runDir) => {
-        const readOnly = await existing(options.readOnly ?? []);
+        // Resolved, and kept only inside the copy: a run can turn one of these paths into a
+        // symlink (`.github/workflows -> /home/worker`), which would show its target.
+        const readOnly = (await existing(options.readOnly ?? [])).filter((real) => writable.some((root) => isWithin(root, real)));
         const args = bwrapArgs({
           system: parts.system, readPaths: parts.readPaths, hidden: parts.hidden, runDir, writable, readOnly, mounts: options.mounts ?? [], cwd, network: parts.network,
+          disableUserns: parts.disableUserns,
         });
         // No guard process: bwrap's --die-with-parent and the PID namespace do its work (and
         // catch what leaves the process group, which the guard's mark could miss).

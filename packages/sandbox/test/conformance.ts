@@ -144,6 +144,25 @@ export function sandboxConformance(mode: SandboxMode): void {
       expect(await readFile(join(copy, '.github', 'workflows', 'ci.yml'), 'utf8')).toBe('on: push\n');
     });
 
+    it('has no capabilities, even when the worker is root: no mount, no mknod, kernel settings read-only', async () => {
+      // Writing the current value back: harmless should the sandbox ever let it through.
+      const result = await sh('grep CapEff /proc/self/status; mkdir -p /tmp/m; mount -t tmpfs none /tmp/m 2>/dev/null && echo MOUNTED; mknod /tmp/d b 1 3 2>/dev/null && echo MKNOD; (cat /proc/sys/kernel/hostname > /proc/sys/kernel/hostname) 2>/dev/null && echo SYSCTL; echo end');
+      expect(result.outputTail).toMatch(/CapEff:\s+0+\n/);
+      expect(result.outputTail).not.toMatch(/MOUNTED|MKNOD|SYSCTL/);
+      expect(result.outputTail).toContain('end');
+    });
+
+    it('a read-only path a run turned into a symlink never shows its target', async () => {
+      const { rm, symlink } = await import('node:fs/promises');
+      const link = join(copy, 'docs-link');
+      await rm(link, { force: true });
+      await symlink(outside, link);
+      const result = await sh(`cat ${join(link, 'token')} 2>&1; echo end`, { readOnly: [link] });
+      expect(result.outputTail).not.toContain('ghs_other_job_token');
+      expect(result.outputTail).toContain('end');
+      await rm(link);
+    });
+
     it('a program the sandbox does not show is named with the fix', async () => {
       const hiddenTool = join(outside, 'tool');
       await writeFile(hiddenTool, '#!/bin/sh\necho should not run\n', { mode: 0o755 });
