@@ -33,7 +33,11 @@ interface GitResult {
  * mirror and every other working copy, and an agent can write to it; an fsmonitor command
  * or hooks planted there must not run in this (or another job's) status.
  */
-export const agentGitOptions = ['--no-optional-locks', '-c', 'core.fsmonitor=false', '-c', 'core.hooksPath=/dev/null'] as const;
+export const agentGitOptions = [
+  '--no-optional-locks', '-c', 'core.fsmonitor=false', '-c', 'core.hooksPath=/dev/null',
+  // Never into a submodule, whose own config a run can write (a filter git would run here).
+  '-c', 'diff.ignoreSubmodules=all', '-c', 'submodule.recurse=false', '-c', 'status.submoduleSummary=false',
+] as const;
 
 async function git(workdir: string, env: Readonly<Record<string, string>>, args: readonly string[], gitPath = 'git'): Promise<GitResult> {
   const result = await captureProcess([gitPath, ...agentGitOptions, ...args], { cwd: workdir, env });

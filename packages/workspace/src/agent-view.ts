@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { copyFile, lstat, mkdir, readFile, realpath, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { readInstallRecord } from '@codefleet/verify';
@@ -119,9 +120,12 @@ export async function restoreGitLink(copyDir: string, gitDir: string): Promise<v
 // `commondir` and must never see it half-written.
 async function ensureContent(path: string, content: string): Promise<void> {
   const info = await lstat(path).catch(() => undefined);
-  if (info?.isFile() && (await readFile(path, 'utf8').catch(() => undefined)) === content) return;
-  const temp = `${path}.codefleet-${process.pid}.tmp`;
-  await writeFile(temp, content);
+  // Small, or not ours: a run could leave a huge file here.
+  if (info?.isFile() && info.size < 4096 && (await readFile(path, 'utf8').catch(() => undefined)) === content) return;
+  // A fresh random name, created exclusively: a run that can predict a name could have put
+  // a symlink there, and a plain write would follow it out of the copy.
+  const temp = `${path}.codefleet-${randomBytes(8).toString('hex')}.tmp`;
+  await writeFile(temp, content, { flag: 'wx' });
   if (info !== undefined && !info.isFile()) await removeTree(path);
   await rename(temp, path);
 }

@@ -12,6 +12,9 @@ export const defaultGitTimeoutMs = 120_000;
 const hardening = [
   '-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'protocol.ext.allow=never',
   '-c', 'core.attributesFile=/dev/null', '-c', 'core.excludesFile=/dev/null',
+  // Never into a submodule: its own .git (which a run can write) would configure a filter
+  // that git runs while diffing it, on the host.
+  '-c', 'diff.ignoreSubmodules=all', '-c', 'submodule.recurse=false', '-c', 'status.submoduleSummary=false',
 ];
 
 const repositoryVariables = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_COMMON_DIR', 'GIT_OBJECT_DIRECTORY', 'GIT_NAMESPACE'];

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { lstat, readlink, realpath, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { CodefleetError } from '@codefleet/core';
 import { buildAgentView, removeAgentView, restoreGitLink, viewDir, type AgentView } from './agent-view.js';
 import { copyWorktreeRules, guardConfigFile } from './config-guard.js';
@@ -146,10 +146,22 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
     const listing = (args: string[]) => ctx.git.stdout(args, { cwd: paths.dir, maxBytes: listingBytes });
     const tracked = await listing(['diff', '--name-only', '-z', '--no-renames', since, '--']);
     const untracked = await listing(['ls-files', '-z', '--others', '--exclude-standard', ...dependencyDirs]);
-    const files = new Set([...splitNul(tracked), ...splitNul(untracked)]);
+    // `dir/`: an untracked directory holding a git repository of its own (an agent's clone);
+    // git would add it as a gitlink, so it is never part of the work.
+    const files = new Set([...splitNul(tracked), ...splitNul(untracked).filter((file) => !file.endsWith('/'))]);
     return [...files].filter((file) => !contextSet.has(file)).sort();
   };
   const changedFiles = () => changedSince(parts.forkSha);
+  const restore = async () => {
+    await restoreGitLink(paths.dir, parts.gitDir);
+    // The repositories of tracked submodules: a run can make one (git init) with a config
+    // of its own; gone, nothing of it survives into codefleet's git or the next job.
+    const index = await ctx.git.stdout(['ls-files', '-s', '-z'], { cwd: paths.dir, maxBytes: listingBytes });
+    for (const entry of splitNul(index)) {
+      const match = /^160000 [0-9a-f]+ \d\t(.+)$/s.exec(entry);
+      if (match?.[1] !== undefined) await removeInsideCopy(paths.dir, join(match[1], '.git'));
+    }
+  };
 
   return {
     jobId: parts.jobId,
@@ -167,13 +179,13 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
     changedFiles,
 
     async agentView(options = {}) {
-      await restoreGitLink(paths.dir, parts.gitDir);
+      await restore();
       return buildAgentView(ctx.git, {
         copyDir: paths.dir, gitDir: parts.gitDir, mirrorDir: ctx.mirrorDir, branch: parts.branch, readOnly: options.readOnly ?? [], installStamp: installStampPath(paths), signal: ctx.signal,
       });
     },
 
-    restoreGitLink: () => restoreGitLink(paths.dir, parts.gitDir),
+    restoreGitLink: restore,
 
     async pushSource() {
       const sha = lastObjectId(await ctx.git.stdout(['rev-parse', `refs/heads/${parts.branch}`], { cwd: ctx.mirrorDir }));
@@ -187,7 +199,12 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
 
     async fingerprint() {
       const hash = createHash('sha256');
-      for (const file of await changedFiles()) {
+      const files = await changedFiles();
+      // Too large to commit is refused before hashing: a sparse file of a terabyte would
+      // otherwise hold the worker for hours.
+      await refuseHugeFiles(paths.dir, files);
+      for (const file of files) {
+        if (ctx.signal?.aborted) throw new CodefleetError('cancelled', 'stopped while fingerprinting the change');
         const path = join(paths.dir, file);
         const info = await lstat(path).catch(() => undefined);
         // Streamed, not read whole: a changed file may be large.
@@ -198,7 +215,7 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
     },
 
     async addedContent(options = {}) {
-      await restoreGitLink(paths.dir, parts.gitDir);
+      await restore();
       const range = [parts.forkSha, 'HEAD'];
       const files = splitNul(await ctx.git.stdout(['diff', '--name-only', '-z', '--no-renames', ...range, '--'], { cwd: paths.dir, maxBytes: listingBytes }));
       const out: { file: string; added: string }[] = [];
@@ -216,7 +233,7 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
     },
 
     async commit(message, author) {
-      await restoreGitLink(paths.dir, parts.gitDir);
+      await restore();
       const gitDir = await worktreeGitDir(ctx, paths.dir);
       if (gitDir === undefined) {
         throw new CodefleetError('workspace_failed', `the working copy ${paths.dir} is no longer a worktree of its mirror (its .git was changed); nothing committed`, { verdict: 'permanent' });
@@ -284,6 +301,14 @@ async function refuseHugeFiles(dir: string, files: readonly string[]): Promise<v
       });
     }
   }
+}
+
+// Removes `rel` under `dir` unless a symlink on the way leads out of the copy.
+async function removeInsideCopy(dir: string, rel: string): Promise<void> {
+  const parent = await realpath(join(dir, rel, '..')).catch(() => undefined);
+  const root = await realpath(dir);
+  if (parent === undefined || (parent !== root && !parent.startsWith(`${root}/`))) return;
+  await rm(join(parent, basename(rel)), { recursive: true, force: true });
 }
 
 async function fileHash(path: string): Promise<string> {

@@ -271,4 +271,37 @@ describe('prepare', () => {
     await expect(ws.commit('huge', author)).rejects.toMatchObject({ code: 'forge_rejected', message: expect.stringContaining('big.bin is 150 MB') });
     expect((await git(ws.dir, ['log', '-1', '--format=%s'])).trim()).not.toBe('huge');
   });
+
+  it("a submodule's repository a run made (a clean filter in its config) never runs in codefleet's git, nor survives", async () => {
+    const { origin, manager } = await setup(true);
+    const head = (await git(origin.path, ['rev-parse', 'HEAD'])).trim();
+    await git(origin.path, ['update-index', '--add', '--cacheinfo', `160000,${head},sub`]);
+    await git(origin.path, ['commit', '--quiet', '-m', 'add a submodule entry']);
+    const ws = await manager.prepare({ jobId: 'job-sub', repoUrl: origin.path, branch: 'ai/sub-00000014' });
+    workspaces.push(ws);
+    const marker = join(origin.path, '..', `filter-ran-${process.pid}-${Date.now()}`);
+    // What an agent does inside its sandbox: a repository at the gitlink, with a filter.
+    const sub = join(ws.dir, 'sub');
+    await mkdir(sub, { recursive: true });
+    await git(sub, ['init', '--quiet']);
+    await writeFile(join(sub, 'f'), 'x\n');
+    await writeFile(join(sub, '.gitattributes'), 'f filter=x\n');
+    await git(sub, ['add', '.']);
+    await git(sub, ['-c', 'user.name=a', '-c', 'user.email=a@b', 'commit', '--quiet', '-m', 'x']);
+    await git(sub, ['config', 'filter.x.clean', `sh -c 'touch ${marker}; cat'`]);
+    await writeFile(join(sub, 'f'), 'changed\n');
+    // And a clone of its own elsewhere in the copy, which git would add as a gitlink.
+    await mkdir(join(ws.dir, 'vendor', 'clone'), { recursive: true });
+    await git(join(ws.dir, 'vendor', 'clone'), ['init', '--quiet']);
+    await writeFile(join(ws.dir, 'vendor', 'clone', 'a.txt'), 'a\n');
+    await writeFile(join(ws.dir, 'src', 'index.js'), 'export const answer = 45;\n');
+    await ws.restoreGitLink();
+    expect(await ws.changedFiles()).toEqual(['src/index.js']);
+    await ws.fingerprint();
+    await ws.commit('work', author);
+    expect(await exists(marker)).toBe(false);
+    expect(await exists(join(sub, '.git'))).toBe(false);
+    expect((await git(ws.dir, ['show', '--name-only', '--format=', 'HEAD'])).trim()).toBe('src/index.js');
+  });
 });
+
