@@ -101,7 +101,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     const configuredScope = deps.settings.scope ?? { exclude: [], read: [] };
     // Workflow files stay out of the commit even when the sandbox cannot mount them read-only
     // (a new file in a directory that did not exist, or no sandbox at all).
-    const scope = deps.settings.protectWorkflows === false ? configuredScope : { ...configuredScope, read: [...configuredScope.read, '.github/workflows/**'] };
+    const scope = deps.settings.protectWorkflows === false ? configuredScope : { ...configuredScope, read: [...configuredScope.read, '.github/workflows/**', '.github/actions/**'] };
     const context: Record<string, string> = { '.codefleet/task.md': taskFile(job, criteria, scope) };
     if (agent.contextFile) context[agent.contextFile] = agentInstructions();
     const branch = branchName(job);

@@ -11,8 +11,8 @@ export interface JobRunners {
   installRunner: ProcessRunner;
 }
 
-/** Workflow files: they run on the forge with the repository's secrets. */
-export const workflowDir = join('.github', 'workflows');
+/** Workflow files and the repository's own actions: they run on the forge with its secrets. */
+export const workflowDirs = [join('.github', 'workflows'), join('.github', 'actions')];
 
 /**
  * Binds `sandbox` to the job's working copy. Each run sees the copy through the job's view
@@ -20,7 +20,7 @@ export const workflowDir = join('.github', 'workflows');
  * link is put back before codefleet's own git reads the copy again.
  */
 export function jobRunners(sandbox: Sandbox, ws: Workspace, options: { protectWorkflows: boolean }): JobRunners {
-  const readOnly = options.protectWorkflows ? [join(ws.dir, workflowDir)] : [];
+  const readOnly = options.protectWorkflows ? workflowDirs.map((dir) => join(ws.dir, dir)) : [];
   const make = (install: boolean): ProcessRunner => async (argv, processOptions: RunProcessOptions) => {
     const { dieWithParent: _guarded, ...rest } = processOptions;
     try {

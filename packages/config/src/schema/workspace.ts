@@ -27,7 +27,7 @@ export const workspaceSchema = z
     protect_workflows: z
       .boolean()
       .default(true)
-      .describe('Workflow files (.github/workflows/**) are read-only for agents and never committed: on GitHub they run with the repository secrets, so an agent that edits one could send them out from the pull request CI.'),
+      .describe('Workflow files and the repository actions (.github/workflows/**, .github/actions/**) are read-only for agents and never committed: on GitHub they run with the repository secrets, so an agent that edits one could send them out from the pull request CI.'),
     scope: z
       .strictObject({
         exclude: z
