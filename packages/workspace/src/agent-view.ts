@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { copyFile, lstat, mkdir, readFile, realpath, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { readInstallRecord } from '@codefleet/verify';
+import { installRecords } from './install-records.js';
 import { lastObjectId, type Git } from './git.js';
 import { removeTree } from './remove-tree.js';
 
@@ -78,7 +78,7 @@ export async function buildAgentView(git: Git, opts: {
   const mounts = [...gitMounts];
   // Every dependency directory the last install recorded (workspace packages' too), and the
   // root one whatever made it: none is writable outside install steps.
-  const recorded = (await readInstallRecord(opts.installStamp))?.dirs ?? [];
+  const recorded = (await (await installRecords()).readInstallRecord(opts.installStamp))?.dirs ?? [];
   for (const dir of new Set([...recorded, ...installedDirs].map((rel) => join(opts.copyDir, rel)))) {
     if (await isDirectory(dir)) installedReadOnly.push(dir);
   }

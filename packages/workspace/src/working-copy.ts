@@ -1,6 +1,6 @@
 import { realpath, rm, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { readInstallRecord } from '@codefleet/verify';
+import { installRecords } from './install-records.js';
 import { splitNul, type Git } from './git.js';
 import { readState, removeState, type CopyPaths, type CopyState } from './pool.js';
 import { removeTree } from './remove-tree.js';
@@ -109,7 +109,7 @@ export async function resetCopy(ctx: CopyContext, paths: CopyPaths, target: Copy
   // Last, so it also takes the directories that sparse checkout emptied.
   // Dependencies are kept only where an install step wrote them (its record, outside the
   // copy, lists them): a node_modules an agent made anywhere else is thrown away with the rest.
-  const installed = (await readInstallRecord(installStampPath(paths)))?.dirs ?? [];
+  const installed = (await (await installRecords()).readInstallRecord(installStampPath(paths)))?.dirs ?? [];
   const keep = installed.flatMap((dir) => ['-e', `/${dir}/`]);
   await git.run(['clean', '-ffdx', '--quiet', ...keep], { cwd: paths.dir, signal });
   return true;
