@@ -156,3 +156,25 @@ export function commitMessage(job: Job, prefix = ''): string {
   const subject = `${prefix ? `${prefix} ` : ''}${job.title}`.replace(/\s+/g, ' ').slice(0, 200);
   return job.source.kind === 'issue' ? `${subject}\n\nFixes #${job.source.number}` : subject;
 }
+
+/**
+ * Installs the dependencies on the job's base, before any agent run, when the copy does not
+ * hold a matching install already: the only install whose result a pooled copy keeps for the
+ * next job, since no file an agent wrote (one a lifecycle script runs) can have shaped it.
+ * Best effort: a failure here is not the agent's; the passes install again and report it.
+ */
+export async function installAtBase(input: PassInput): Promise<void> {
+  const { deps, ctx, ws, plan, runners } = input;
+  const install = plan.steps.filter((step) => step.name === 'install');
+  if (install.length === 0) return;
+  const result = await runVerification(ws.dir, install, {
+    env: deps.settings.verifyEnv, timeoutMs: deps.settings.stepTimeoutMs, signal: ctx.signal,
+    runner: runners.runner, installRunner: runners.installRunner, installStamp: ws.installStamp,
+    // A retry starts from the work branch, which holds an earlier attempt's (the agent's) files.
+    installClean: ws.startSha === ws.baseSha,
+  });
+  const step = result.results[0];
+  if (step !== undefined && !step.skipped) {
+    deps.log.info({ event: 'install.at_base', job_id: ctx.job.id, passed: step.passed, duration_ms: step.durationMs }, 'dependencies installed on the base');
+  }
+}

@@ -11,7 +11,7 @@ import type { LeaseVerdict } from '@codefleet/queue';
 import { branchName, type Workspace } from '@codefleet/workspace';
 import type { JobContext, PipelineDeps } from './deps.js';
 import { acceptanceCriteria, agentInstructions, taskFile } from './plan.js';
-import { commitMessage, runPass, verificationEntry } from './passes.js';
+import { commitMessage, installAtBase, runPass, verificationEntry } from './passes.js';
 import { failureComment, report, statusTarget, successComment } from './report.js';
 import { latestRun, runIdOf } from '@codefleet/store';
 import { setProgressLabel, type ProgressState } from './runs.js';
@@ -117,6 +117,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
 
     const runners = jobRunners(deps.sandbox, ws, { protectWorkflows: deps.settings.protectWorkflows ?? true });
     const input = { deps, ctx: work, tracker, agent, ws, plan, criteria, runners };
+    await installAtBase(input);
     await enter('implementing');
     await runPass(input, 'implement');
     await enter('testing');

@@ -227,13 +227,41 @@ fs.writeFileSync(path.join(workdir, 'shim-' + pass + '.txt'), outcome + ' ' + ov
       const run = await h.store.get(job.id);
       expect([run?.outcome, run?.error?.message]).toEqual(['succeeded', undefined]);
       expect(run!.verification.some((v) => v.output_tail.includes('SHIM-RAN'))).toBe(false);
-      // The install ran (the shim from pass 1 went with npm ci's fresh node_modules) ...
-      expect(run!.verification.some((v) => v.step === 'install' && !v.output_tail.includes('install skipped'))).toBe(job === first);
-      // ... and after it, node_modules was read-only for the agent.
+      // The install ran on the base before the agent (job 1) and was kept for job 2: the
+      // passes found it fresh ...
+      expect(run!.verification.filter((v) => v.step === 'install').every((v) => v.output_tail.includes('install skipped'))).toBe(true);
+      // ... and node_modules was read-only for the agent throughout.
       const { text } = await pushed(h, branchName(job));
       expect(text).toMatch(/^\+\S+ (EROFS|EACCES|EPERM)$/m);
       expect(text).not.toMatch(/^\+\S+ written$/m);
     }
+  });
+
+  it("a file the install's lifecycle script runs, changed by an agent, shapes no dependencies a later job uses", async () => {
+    const lock = {
+      name: 'sample', lockfileVersion: 3, requires: true,
+      packages: {
+        '': { name: 'sample', hasInstallScript: true, dependencies: { dep: 'file:vendor/dep' } },
+        'node_modules/dep': { resolved: 'vendor/dep', link: true },
+        'vendor/dep': { name: 'dep', version: '1.0.0' },
+      },
+    };
+    h = await createHarness({}, {
+      ...projectFiles,
+      'package.json': JSON.stringify({ name: 'sample', private: true, type: 'module', dependencies: { dep: 'file:vendor/dep' }, scripts: { postinstall: 'node setup.cjs', build: 'node build.mjs', test: 'node --test' } }, null, 2),
+      'package-lock.json': JSON.stringify(lock, null, 2),
+      'vendor/dep/package.json': JSON.stringify({ name: 'dep', version: '1.0.0' }),
+      'setup.cjs': "require('fs').writeFileSync('node_modules/.who', 'base');\n",
+    });
+    await h.agent(`${implementsFeature}
+if (!fs.existsSync(path.join(workdir, 'planted'))) fs.writeFileSync(path.join(workdir, 'setup.cjs'), "require('fs').writeFileSync('node_modules/.who', 'PLANTED');\\n");`);
+    const first = h.job({ title: 'Add two()' });
+    const second = h.job({ title: 'Add two() again', dod: [['node', '-e', "console.log('who=' + require('fs').readFileSync('node_modules/.who', 'utf8'))"]] });
+    await h.drain(first, second);
+    const run = await h.store.get(second.id);
+    expect(run?.outcome).toBe('succeeded');
+    const dod = run!.verification.find((v) => v.step === 'dod');
+    expect(dod?.output_tail).toContain('who=base');
   });
 });
 

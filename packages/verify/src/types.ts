@@ -99,4 +99,6 @@ export interface RunOptions {
    * an install look fresh. Unset: a stamp file inside `node_modules`.
    */
   installStamp?: string;
+  /** The install runs on the job's base, before any agent run: its record may be kept for the next job. */
+  installClean?: boolean;
 }

@@ -109,7 +109,10 @@ export async function resetCopy(ctx: CopyContext, paths: CopyPaths, target: Copy
   // Last, so it also takes the directories that sparse checkout emptied.
   // Dependencies are kept only where an install step wrote them (its record, outside the
   // copy, lists them): a node_modules an agent made anywhere else is thrown away with the rest.
-  const installed = (await (await installRecords()).readInstallRecord(installStampPath(paths)))?.dirs ?? [];
+  // ... and only from a clean install: one that ran after an agent did (a lifecycle script
+  // reading the agent's files) is not kept.
+  const record = await (await installRecords()).readInstallRecord(installStampPath(paths));
+  const installed = record?.clean === true ? record.dirs : [];
   const keep = installed.flatMap((dir) => ['-e', `/${dir}/`]);
   await git.run(['clean', '-ffdx', '--quiet', ...keep], { cwd: paths.dir, signal });
   return true;

@@ -29,7 +29,7 @@ describe('pool of working copies', () => {
     await writeFile(join(first.dir, 'dist/bundle.js'), 'ignored build output\n');
     await mkdir(join(first.dir, 'node_modules/left-pad'), { recursive: true });
     await writeFile(join(first.dir, 'node_modules/left-pad/index.js'), 'module.exports = 1;\n');
-    await writeFile(first.installStamp, JSON.stringify({ hash: 'h', dirs: ['node_modules'] })); // as an install step records it
+    await writeFile(first.installStamp, JSON.stringify({ hash: 'h', dirs: ['node_modules'], clean: true })); // as an install step records it
     await first.release();
 
     const second = await manager.prepare({ jobId: 'job-2', repoUrl: origin.path, branch: 'ai/two-00000002' });
@@ -61,7 +61,7 @@ describe('pool of working copies', () => {
     expect(await first.changedFiles()).toEqual(['.venv/lib/site.py']);
     // As an install step records it: node_modules is kept because an install wrote it; one
     // the install did not write (an agent's, under src/) is thrown away.
-    await writeFile(first.installStamp, JSON.stringify({ hash: 'h', dirs: ['packages/a/node_modules'] }));
+    await writeFile(first.installStamp, JSON.stringify({ hash: 'h', dirs: ['packages/a/node_modules'], clean: true }));
     await mkdir(join(first.dir, 'src/node_modules/lodash'), { recursive: true });
     await writeFile(join(first.dir, 'src/node_modules/lodash/index.js'), 'planted\n');
     await first.release();
@@ -75,6 +75,18 @@ describe('pool of working copies', () => {
     expect(await second.changedFiles()).toEqual(['src/index.js']);
     await second.commit('work', author);
     expect(await git(second.dir, ['show', '--name-only', '--format=', 'HEAD'])).toBe('src/index.js');
+  });
+
+  it('throws away node_modules an install made after an agent ran (not clean)', async () => {
+    fixture = await createFixture(sampleFiles, true);
+    const { manager, origin } = fixture;
+    const first = await manager.prepare({ jobId: 'job-1', repoUrl: origin.path, branch: 'ai/one-00000001' });
+    await mkdir(join(first.dir, 'node_modules/dep'), { recursive: true });
+    await writeFile(first.installStamp, JSON.stringify({ hash: 'h', dirs: ['node_modules'], clean: false }));
+    await first.release();
+    const second = await manager.prepare({ jobId: 'job-2', repoUrl: origin.path, branch: 'ai/two-00000002' });
+    workspaces.push(second);
+    expect(await exists(join(second.dir, 'node_modules'))).toBe(false);
   });
 
   it('throws away a node_modules no install step recorded (an agent made it)', async () => {

@@ -102,9 +102,16 @@ export async function installIsFresh(workdir: string, stampPath?: string): Promi
   return hash !== undefined && stamp.content.toString('utf8').trim() === hash;
 }
 
-/** Removes the stamp before an install, so an interrupted install is never taken as fresh. */
+/**
+ * Removes the stamp before an install, so an interrupted install is never taken as fresh;
+ * with a record outside the copy, every node_modules in the copy goes too, so the record
+ * lists only what this install makes (not a directory an agent made beside it).
+ */
 export async function clearInstallStamp(workdir: string, stampPath?: string): Promise<void> {
-  if (stampPath !== undefined) await rm(stampPath, { force: true });
+  if (stampPath !== undefined) {
+    await rm(stampPath, { force: true });
+    for (const dir of await findDependencyDirs(workdir)) await rm(join(workdir, dir), { recursive: true, force: true });
+  }
   await rm(join(workdir, 'node_modules', installStampFile), { force: true });
 }
 
@@ -117,11 +124,11 @@ const createOnly = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | c
  * only into a real `node_modules` directory and never through a symlink, because the
  * install's scripts shape `node_modules` and could aim the write at a file outside the copy.
  */
-export async function writeInstallStamp(workdir: string, stampPath?: string): Promise<void> {
+export async function writeInstallStamp(workdir: string, stampPath?: string, clean = false): Promise<void> {
   const hash = await dependencyHash(workdir);
   if (hash === undefined) return;
   if (stampPath !== undefined) {
-    const record: InstallRecord = { hash, dirs: await findDependencyDirs(workdir) };
+    const record: InstallRecord = { hash, dirs: await findDependencyDirs(workdir), clean };
     await writeFile(stampPath, `${JSON.stringify(record)}\n`).catch(() => undefined);
     return;
   }
@@ -145,6 +152,11 @@ export async function writeInstallStamp(workdir: string, stampPath?: string): Pr
 export interface InstallRecord {
   hash: string;
   dirs: string[];
+  /**
+   * The install ran on the job's base, before any agent run: nothing an agent wrote (a file
+   * a lifecycle script runs) shaped it. Only a clean install is kept for the next job.
+   */
+  clean: boolean;
 }
 
 /** Reads an {@link InstallRecord}; undefined when there is none or it is not one. */
@@ -153,7 +165,7 @@ export async function readInstallRecord(stampPath: string): Promise<InstallRecor
     const value = JSON.parse(await readFile(stampPath, 'utf8')) as Partial<InstallRecord>;
     if (typeof value.hash !== 'string' || !Array.isArray(value.dirs)) return undefined;
     const dirs = value.dirs.filter((dir): dir is string => typeof dir === 'string' && isRelativeInside(dir));
-    return { hash: value.hash, dirs };
+    return { hash: value.hash, dirs, clean: value.clean === true };
   } catch {
     return undefined;
   }

@@ -50,6 +50,6 @@ async function install(workdir: string, step: PlannedStep, options: RunOptions):
   }
   await clearInstallStamp(workdir, options.installStamp);
   const result = await runStep('install', step.command, workdir, options);
-  if (result.passed) await writeInstallStamp(workdir, options.installStamp);
+  if (result.passed) await writeInstallStamp(workdir, options.installStamp, options.installClean === true);
   return result;
 }
