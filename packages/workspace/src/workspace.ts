@@ -76,9 +76,10 @@ export interface Workspace {
    */
   fingerprint(): Promise<string>;
   /**
-   * What the work branch adds since the base, file by file (added lines only; at most
-   * `maxFiles` files and 4 MiB per file): what must be scanned for secrets before a push.
-   * Read by codefleet's own git from the mirror's objects.
+   * What the work branch adds since the base, file by file (added lines only): what must be
+   * scanned for secrets before a push. Past `maxFiles` files or 32 MiB in one file it throws
+   * (`workspace_failed`, permanent): what cannot be scanned is not pushed. Read by
+   * codefleet's own git from the mirror's objects.
    */
   addedContent(options?: { maxFiles?: number }): Promise<{ file: string; added: string }[]>;
   /**
@@ -218,12 +219,20 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
       await restore();
       const range = [parts.forkSha, 'HEAD'];
       const files = splitNul(await ctx.git.stdout(['diff', '--name-only', '-z', '--no-renames', ...range, '--'], { cwd: paths.dir, maxBytes: listingBytes }));
+      const maxFiles = options.maxFiles ?? 5_000;
+      // What cannot be scanned is not pushed: a cap that skipped the rest would be a way past the scan.
+      if (files.length > maxFiles) {
+        throw new CodefleetError('workspace_failed', `the change touches ${files.length} files; at most ${maxFiles} are scanned for secrets before a push, so it is not pushed`, { verdict: 'permanent' });
+      }
       const out: { file: string; added: string }[] = [];
-      for (const file of files.slice(0, options.maxFiles ?? 5_000)) {
+      for (const file of files) {
         // --text: a binary file's bytes are scanned too; -U0: only what the change adds.
-        const diff = await ctx.git.stdout(['diff', '--no-color', '--no-ext-diff', '--no-textconv', '--text', '-U0', ...range, '--', `:(literal)${file}`], { cwd: paths.dir, maxBytes: 64 * 1024 * 1024 });
+        const diff = await ctx.git.stdout(['diff', '--no-color', '--no-ext-diff', '--no-textconv', '--text', '-U0', ...range, '--', `:(literal)${file}`], { cwd: paths.dir, maxBytes: maxScannedBytes }).catch((error: unknown) => {
+          if ((error as { message?: string }).message?.includes('printed more than') !== true) throw error;
+          throw new CodefleetError('workspace_failed', `${file} adds more than ${maxScannedBytes / 1024 / 1024} MiB, more than is scanned for secrets before a push; it is not pushed`, { verdict: 'permanent' });
+        });
         const added = diff.split('\n').filter((line) => line.startsWith('+') && !line.startsWith('+++ ')).map((line) => line.slice(1)).join('\n');
-        out.push({ file, added: added.slice(0, 4 * 1024 * 1024) });
+        out.push({ file, added });
       }
       return out;
     },
@@ -287,6 +296,9 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
     },
   };
 }
+
+/** The most a file's diff may add and still be scanned for secrets (over it: not pushed). */
+const maxScannedBytes = 32 * 1024 * 1024;
 
 /** Larger files are never committed: GitHub refuses them, and git would copy them into the shared mirror first. */
 export const maxCommittedFileBytes = 100 * 1024 * 1024;
