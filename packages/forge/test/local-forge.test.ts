@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { chmod, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from '@jest/globals';
@@ -66,6 +66,20 @@ describe('LocalForge specifics', () => {
     } finally {
       other.close();
     }
+  });
+
+  it("a ref lock left by a killed push: a fresh one is a transient failure, an old one is cleared and the push lands", async () => {
+    const o = await open();
+    const workdir = await o.makeWorkdir('ai/issue-11');
+    const lock = join(o.repo, 'refs', 'heads', 'ai', 'issue-11.lock');
+    await mkdir(join(o.repo, 'refs', 'heads', 'ai'), { recursive: true });
+    await writeFile(lock, '');
+    await expect(o.forge.ensureBranch({ repo: o.repo, workdir, branch: 'ai/issue-11' })).rejects.toMatchObject({ code: 'git_failed' });
+    const old = new Date(Date.now() - 120_000);
+    await utimes(lock, old, old);
+    const pushed = await o.forge.ensureBranch({ repo: o.repo, workdir, branch: 'ai/issue-11' });
+    expect((await git(o.repo, ['rev-parse', 'refs/heads/ai/issue-11'])).trim()).toBe(pushed.sha);
+    expect(existsSync(lock)).toBe(false);
   });
 
   it('merge and close: status stays observable, and a closed head gets a new pull request', async () => {

@@ -25,6 +25,13 @@ const rules: readonly Rule[] = [
     pattern: /branch is currently checked out|refusing to update checked out branch/,
     hint: 'push to a bare origin (git init --bare) or to a branch that is not checked out there',
   },
+  {
+    // A ref lock left by a push killed mid-way (its worker died): another attempt may find
+    // it gone (a host expires its locks) or clear it (the local forge), so not permanent.
+    code: 'git_failed',
+    pattern: /Unable to create '[^']*\.lock': File exists/,
+    hint: 'a ref lock on the remote is held or was left by an interrupted push',
+  },
   { code: 'forge_rejected', pattern: /\[remote rejected\]|pre-receive hook declined|protected branch/i },
   {
     code: 'forge_rejected',

@@ -1,4 +1,5 @@
-import { normalize } from 'node:path';
+import { lstat, rm } from 'node:fs/promises';
+import { isAbsolute, join, normalize } from 'node:path';
 import { openSqlite, type SqliteDatabase } from '@codefleet/sqlite';
 import { CodefleetError, checkRepoRef, previewValue } from '@codefleet/core';
 import { checkBody, checkBranch, checkLabel, checkPullRequestInput, checkSha, targetKey } from '../checks.js';
@@ -68,7 +69,15 @@ export class LocalForge implements Forge {
     const { remote } = resolveRepo(req.repo);
     checkBranch(req.branch);
     if (req.expectedSha !== undefined) checkSha(req.expectedSha);
-    return pushFenced(this.#git, { workdir: req.workdir, remote, branch: req.branch, expectedSha: req.expectedSha, signal: req.signal, ...(req.sha === undefined ? {} : { sha: req.sha }) });
+    const push = () => pushFenced(this.#git, { workdir: req.workdir, remote, branch: req.branch, expectedSha: req.expectedSha, signal: req.signal, ...(req.sha === undefined ? {} : { sha: req.sha }) });
+    try {
+      return await push();
+    } catch (error) {
+      // A push killed with its worker leaves the origin's ref lock behind, and git never
+      // expires it: on a local origin, an old one is removed and the push tried again.
+      if (!isAbsolute(remote) || !(await removeStaleRefLock(remote, req.branch))) throw error;
+      return push();
+    }
   }
 
   async ensurePullRequest(req: EnsurePullRequestRequest): Promise<PullRequest & { created: boolean }> {
@@ -187,6 +196,17 @@ export function createLocalForge(options: LocalForgeOptions): LocalForge {
  * Checks a repo string for the local forge: `key` names it in the store, `remote` is
  * what git is given. GitHub `owner/name` belongs to the GitHub adapter.
  */
+/** A ref lock older than this was left by a dead push: a live one holds it for milliseconds. */
+const staleRefLockMs = 30_000;
+
+async function removeStaleRefLock(origin: string, branch: string): Promise<boolean> {
+  const lock = join(origin, 'refs', 'heads', `${branch}.lock`);
+  const info = await lstat(lock).catch(() => undefined);
+  if (info === undefined || !info.isFile() || Date.now() - info.mtimeMs < staleRefLockMs) return false;
+  await rm(lock, { force: true });
+  return true;
+}
+
 function resolveRepo(repo: string): { key: string; remote: string } {
   const ref = checkRepoRef(repo);
   if (typeof ref === 'string') throw new CodefleetError('forge_rejected', `invalid repo ${previewValue(repo)}: ${ref}`);
