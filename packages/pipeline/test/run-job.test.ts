@@ -208,8 +208,9 @@ ${implementsFeature}`);
     expect(run?.outcome).toBe('succeeded');
     const seen = JSON.parse(readFileSync(join(h.dir.path, 'agent', 'seen-implement.json'), 'utf8')) as { secret: boolean; vendorWrite: string };
     expect(seen.secret).toBe(false);
-    // chmod stops any user but root; as root the write lands on disk but never in the PR.
-    expect(seen.vendorWrite).toBe(process.getuid?.() === 0 ? 'written' : 'EACCES');
+    // chmod stops any user but root, and root too in the sandbox (it has no capabilities
+    // there); without one, a root worker's write lands on disk but never in the PR.
+    expect(seen.vendorWrite).toBe(h.deps.sandbox.mode === 'none' && process.getuid?.() === 0 ? 'written' : 'EACCES');
     const branch = branchName(job);
     const files = await git(h.dir.path, ['--git-dir', h.origin, 'diff', '--name-only', `main...${branch}`]);
     expect(files.split('\n').sort()).toEqual(['src/lib.js', 'test/two.test.js']);
