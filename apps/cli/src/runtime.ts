@@ -1,13 +1,13 @@
 import { mkdirSync } from 'node:fs';
 import { realpath } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import type { LoadedConfig, Config } from '@codefleet/config';
 import { CodefleetError } from '@codefleet/core';
 import { createLogger, SecretRegistry, type Logger } from '@codefleet/log';
 import type { PipelineDeps } from '@codefleet/pipeline';
 import { openQueue, queueSettingsFromConfig, type Queue } from '@codefleet/queue';
 import { RedisRunStore, SqliteRunStore, type RunStore } from '@codefleet/store';
-import type { Sandbox, SandboxSettings } from '@codefleet/sandbox';
+import { isWithin, type Sandbox, type SandboxSettings } from '@codefleet/sandbox';
 import type { WorkspaceManager } from '@codefleet/workspace';
 import { fsProblem } from './fs-problem.js';
 import type { RuntimeForge } from './pipeline-deps.js';
@@ -64,7 +64,7 @@ export function sandboxSettings(loaded: LoadedConfig): SandboxSettings {
   const hidden = [config.data_dir, config.workspace.cache_dir, ...(loaded.source === undefined ? [] : [loaded.source]), ...(env.HOME === undefined ? [] : [env.HOME])];
   // The script agent's directory, unless that would show something hidden (a module kept
   // directly in HOME, or beside the data directory): then the module file alone.
-  const scriptPath = script === undefined || !isAbsolute(script) ? [] : [hidden.some((path) => isInside(dirname(script), path)) ? script : dirname(script)];
+  const scriptPath = script === undefined || !isAbsolute(script) ? [] : [hidden.some((path) => isWithin(dirname(script), path)) ? script : dirname(script)];
   return {
     mode: config.sandbox.mode,
     network: config.sandbox.network,
@@ -73,11 +73,6 @@ export function sandboxSettings(loaded: LoadedConfig): SandboxSettings {
     runRoot: join(config.data_dir, 'sandbox'),
     ...(config.sandbox.container.image === undefined ? {} : { container: { runtime: config.sandbox.container.runtime, image: config.sandbox.container.image } }),
   };
-}
-
-function isInside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }
 
 /** The absolute, real path of the git on `path`; plain `git` when there is none (doctor says so). */

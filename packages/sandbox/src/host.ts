@@ -66,3 +66,13 @@ export async function realPathOf(path: string): Promise<string> {
   if (parent === path) return path;
   return join(await realPathOf(parent), path.slice(parent.length + 1));
 }
+
+/** The real paths of those of `paths` that exist, each once, in order. */
+export async function existingRealPaths(paths: readonly string[]): Promise<string[]> {
+  const found: string[] = [];
+  for (const path of paths) {
+    const real = await realpath(path).catch(() => undefined);
+    if (real !== undefined && !found.includes(real)) found.push(real);
+  }
+  return found;
+}

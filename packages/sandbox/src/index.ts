@@ -5,4 +5,4 @@ export { createNoSandbox } from './sandboxes.js';
 export { bwrapArgs, sandboxHome, type BwrapPlan, type HiddenPath } from './bwrap.js';
 export { seatbeltArgs, seatbeltProfile, macSystemDirs, type SeatbeltPlan } from './seatbelt.js';
 export { containerArgs, containerLabel, type ContainerPlan } from './container.js';
-export { linuxSystemDirs } from './host.js';
+export { isWithin, linuxSystemDirs } from './host.js';

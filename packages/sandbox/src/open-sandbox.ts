@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { constants } from 'node:fs';
 import { captureProcess, findExecutable, runProcess } from '@codefleet/process';
 import { bwrapArgs, type HiddenPath } from './bwrap.js';
-import { etcLinkTargets, linuxSystemDirs, nodePrefix, systemEntries } from './host.js';
+import { etcLinkTargets, existingRealPaths, linuxSystemDirs, nodePrefix, systemEntries } from './host.js';
 import { createBwrapSandbox, createContainerSandbox, createNoSandbox, createSeatbeltSandbox } from './sandboxes.js';
 import type { Sandbox, SandboxMode, SandboxSettings } from './types.js';
 
@@ -43,7 +43,7 @@ export async function openSandbox(settings: SandboxSettings, host: SandboxHost):
   }
   if (mode === 'none') return createNoSandbox();
   const runRoot = await ownRunRoot(settings.runRoot);
-  const readPaths = await existingReal(settings.readPaths);
+  const readPaths = await existingRealPaths(settings.readPaths);
   const hidden = await hiddenPaths(settings.hiddenPaths);
   if (mode === 'bwrap') {
     if (host.platform !== 'linux') throw new SandboxUnavailableError(mode, `bubblewrap runs on Linux only (this is ${host.platform})`, 'set sandbox.mode: auto');
@@ -52,7 +52,7 @@ export async function openSandbox(settings: SandboxSettings, host: SandboxHost):
       throw new SandboxUnavailableError(mode, 'bwrap is not installed (not on PATH)', 'install it: apt-get install bubblewrap (Debian, Ubuntu), dnf install bubblewrap (Fedora)');
     }
     const system = await systemEntries(linuxSystemDirs);
-    const shownReads = [...new Set([...readPaths, ...(await existingReal([nodePrefix(), ...(await etcLinkTargets())]))])];
+    const shownReads = [...new Set([...readPaths, ...(await existingRealPaths([nodePrefix(), ...(await etcLinkTargets())]))])];
     const help = await captureProcess([bwrap, '--help'], { cwd: '/', env: { PATH: host.path } });
     const disableUserns = `${help.stdout}${help.stderr}`.includes('--disable-userns');
     await probeBwrap(bwrap, runRoot, disableUserns);
@@ -63,7 +63,7 @@ export async function openSandbox(settings: SandboxSettings, host: SandboxHost):
     if (host.platform !== 'darwin' || !(await access(program, constants.X_OK).then(() => true, () => false))) {
       throw new SandboxUnavailableError(mode, `${program} is not here (it ships with macOS)`, 'set sandbox.mode: auto, or bwrap on Linux');
     }
-    return createSeatbeltSandbox({ program, readPaths: [...readPaths, ...(await existingReal([nodePrefix()]))], hidden: hidden.map((entry) => entry.path), runRoot, network: settings.network });
+    return createSeatbeltSandbox({ program, readPaths: [...readPaths, ...(await existingRealPaths([nodePrefix()]))], hidden: hidden.map((entry) => entry.path), runRoot, network: settings.network });
   }
   const container = settings.container;
   if (container === undefined) throw new SandboxUnavailableError(mode, 'no image is set', 'set sandbox.container.image (and runtime: docker or podman)');
@@ -110,15 +110,6 @@ function isAlive(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
-}
-
-async function existingReal(paths: readonly string[]): Promise<string[]> {
-  const found: string[] = [];
-  for (const path of paths) {
-    const real = await realpath(path).catch(() => undefined);
-    if (real !== undefined && !found.includes(real)) found.push(real);
-  }
-  return found;
 }
 
 async function hiddenPaths(paths: readonly string[]): Promise<HiddenPath[]> {

@@ -6,7 +6,7 @@ import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { runProcess, type ProcessResult } from '@codefleet/process';
 import { bwrapArgs, sandboxHome, type HiddenPath } from './bwrap.js';
 import { containerArgs } from './container.js';
-import { isWithin, type SystemEntry } from './host.js';
+import { existingRealPaths, isWithin, type SystemEntry } from './host.js';
 import { seatbeltArgs, seatbeltProfile } from './seatbelt.js';
 import type { Sandbox, SandboxRunOptions } from './types.js';
 
@@ -54,7 +54,7 @@ export function createBwrapSandbox(parts: BwrapParts): Sandbox {
       return withRunDir(parts.runRoot, async (runDir) => {
         // Resolved, and kept only inside the copy: a run can turn one of these paths into a
         // symlink (`.github/workflows -> /home/worker`), which would show its target.
-        const readOnly = (await existing(options.readOnly ?? [])).filter((real) => writable.some((root) => isWithin(root, real)));
+        const readOnly = (await existingRealPaths(options.readOnly ?? [])).filter((real) => writable.some((root) => isWithin(root, real)));
         const args = bwrapArgs({
           system: parts.system, readPaths: parts.readPaths, hidden: parts.hidden, runDir, writable, readOnly, mounts: options.mounts ?? [], cwd, network: parts.network,
           disableUserns: parts.disableUserns,
@@ -124,7 +124,7 @@ export function createContainerSandbox(parts: ContainerParts): Sandbox {
         const name = `codefleet-${randomBytes(8).toString('hex')}`;
         const { PATH: _path, HOME: _home, TMPDIR: _tmp, ...programEnv } = options.env;
         const args = containerArgs({
-          runtime: parts.runtimeName, image: parts.image, name, runDir, writable: options.writable, readOnly: await existing(options.readOnly ?? []),
+          runtime: parts.runtimeName, image: parts.image, name, runDir, writable: options.writable, readOnly: await existingRealPaths(options.readOnly ?? []),
           mounts: options.mounts ?? [], cwd: options.cwd, network: parts.network, envNames: Object.keys(programEnv),
           user: { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 },
         });
@@ -173,15 +173,6 @@ async function makeWritable(dir: string): Promise<void> {
   for (const entry of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
     if (entry.isDirectory()) await makeWritable(join(dir, entry.name));
   }
-}
-
-async function existing(paths: readonly string[]): Promise<string[]> {
-  const found: string[] = [];
-  for (const path of paths) {
-    const real = await realpath(path).catch(() => undefined);
-    if (real !== undefined) found.push(real);
-  }
-  return found;
 }
 
 // Where the program would be started from inside, found here with the same PATH (the paths
