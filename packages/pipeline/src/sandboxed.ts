@@ -25,7 +25,7 @@ export function jobRunners(sandbox: Sandbox, ws: Workspace, options: { protectWo
     const { dieWithParent: _guarded, ...rest } = processOptions;
     try {
       if (sandbox.mode === 'none') return await sandbox.run(argv, { ...rest, writable: [ws.dir] });
-      const view = await ws.agentView({ readOnly });
+      const view = await ws.agentView({ readOnly, remap: sandbox.remapsPaths });
       return await sandbox.run(argv, { ...rest, writable: view.writable, readOnly: install ? view.installReadOnly : view.readOnly, mounts: install ? view.installMounts : view.mounts });
     } finally {
       await ws.restoreGitLink();

@@ -135,11 +135,21 @@ export async function createHarness(settings: Partial<PipelineSettings> = {}, fi
 /**
  * The sandbox pipeline tests run in: the real one of this host (bubblewrap on Linux), with
  * the data directory hidden, plus `writable` directories for test bookkeeping.
+ * `CODEFLEET_TEST_SANDBOX_LAYOUT=no-remap` lays runs out as Seatbelt must (macOS cannot show
+ * a path elsewhere): every mount at its own path, refused otherwise, as sandbox-exec does.
  */
 export async function testSandbox(dataDir: string, writable: readonly string[] = []): Promise<Sandbox> {
   const base = await openSandbox(
     { mode: process.env.CODEFLEET_TEST_SANDBOX === 'none' ? 'none' : 'auto', network: 'on', readPaths: [], hiddenPaths: [dataDir], runRoot: join(dataDir, 'sandbox') },
     { platform: process.platform, path: process.env.PATH ?? '' },
   );
-  return { mode: base.mode, description: base.description, run: (argv, options) => base.run(argv, { ...options, writable: [...options.writable, ...writable] }) };
+  const remapsPaths = base.remapsPaths && process.env.CODEFLEET_TEST_SANDBOX_LAYOUT !== 'no-remap';
+  return {
+    mode: base.mode, remapsPaths, description: base.description,
+    run: (argv, options) => {
+      const moved = (options.mounts ?? []).find((mount) => mount.source !== mount.target);
+      if (!remapsPaths && moved) throw new TypeError(`test sandbox: cannot show ${moved.source} at ${moved.target}`);
+      return base.run(argv, { ...options, writable: [...options.writable, ...writable] });
+    },
+  };
 }

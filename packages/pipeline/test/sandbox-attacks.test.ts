@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { SecretRegistry } from '@codefleet/log';
@@ -24,6 +24,16 @@ async function pushed(harness: Harness, branch: string): Promise<{ files: string
   const files = (await git(harness.origin, ['ls-tree', '-r', '--name-only', branch])).trim().split('\n');
   const text = await git(harness.origin, ['log', '-p', '--format=%H %s', `main..${branch}`]);
   return { files, text };
+}
+
+/** Commits a submodule entry (a gitlink to the base commit) at `at` on the origin's main. */
+async function addSubmoduleEntry(harness: Harness, at: string): Promise<void> {
+  const clone = join(harness.dir.path, `clone-${randomUUID()}`);
+  await git(harness.dir.path, ['clone', '--quiet', harness.origin, clone]);
+  const head = (await git(clone, ['rev-parse', 'HEAD'])).trim();
+  await git(clone, ['update-index', '--add', '--cacheinfo', `160000,${head},${at}`]);
+  await git(clone, ['commit', '--quiet', '-m', 'Add a submodule']);
+  await git(clone, ['push', '--quiet', 'origin', 'HEAD:main']);
 }
 
 describe('the sandbox against a prompt-injected agent', () => {
@@ -70,6 +80,50 @@ if (pass === 'test') {
     expect(existsSync(marker)).toBe(false);
     const { files } = await pushed(h, branchName(job));
     expect(files).toContain('test/two.test.js');
+  });
+
+  it("a commondir rewritten to a look-alike git directory never reaches codefleet's own commit", async () => {
+    h = await createHarness();
+    const marker = join(h.dir.path, `filter-ran-${randomUUID()}`);
+    // The copy's git directory (as the copy's .git link names it) is told its common part is
+    // a look-alike whose config and attributes run a filter in whatever git reads them next.
+    await h.agent(`${implementsFeature}
+if (pass === 'test') {
+  const link = fs.readFileSync(path.join(workdir, '.git'), 'utf8').replace(/^gitdir: /, '').trim();
+  const fake = path.join(workdir, '.look-alike');
+  for (const dir of ['objects/info', 'refs/heads', 'info']) fs.mkdirSync(path.join(fake, dir), { recursive: true });
+  fs.writeFileSync(path.join(fake, 'HEAD'), 'ref: refs/heads/main\\n');
+  fs.writeFileSync(path.join(fake, 'config'), '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n[filter "x"]\\n\\tclean = sh -c "touch ${marker}; cat"\\n');
+  fs.writeFileSync(path.join(fake, 'info', 'attributes'), '* filter=x\\n');
+  fs.writeFileSync(path.join(link, 'commondir'), fake + '\\n');
+}`);
+    const job = h.job({ title: 'Add two()' });
+    await h.drain(job);
+    expect((await h.store.get(job.id))?.outcome).toBe('succeeded');
+    expect(existsSync(marker)).toBe(false);
+    const { files } = await pushed(h, branchName(job));
+    expect(files).toContain('test/two.test.js');
+  });
+
+  it('a 2 GB file the agent writes is refused before git copies it into the shared mirror', async () => {
+    h = await createHarness();
+    // Sparse: 2 GB to every reader, nothing on this machine's disk.
+    await h.agent(`${implementsFeature}
+if (pass === 'test') {
+  fs.writeFileSync(path.join(workdir, 'big.bin'), '');
+  fs.truncateSync(path.join(workdir, 'big.bin'), 2 * 1024 ** 3);
+}`);
+    const job = h.job({ title: 'Add two()' });
+    await h.drain(job);
+    const run = await h.store.get(job.id);
+    expect(run?.outcome).toBe('failed');
+    expect(run?.error?.message).toMatch(/big\.bin is 2048 MB/);
+    const mirrors = join(h.dir.path, 'cache', 'mirrors');
+    for (const mirror of readdirSync(mirrors).filter((name) => name.endsWith('.git')).map((name) => join(mirrors, name))) {
+      const sizes = (await git(mirror, ['cat-file', '--batch-all-objects', '--batch-check=%(objectsize)'])).trim().split('\n').map(Number);
+      expect(Math.max(...sizes)).toBeLessThan(1024 * 1024);
+      expect(readdirSync(join(mirror, 'objects', 'pack')).filter((name) => name.startsWith('tmp_'))).toEqual([]);
+    }
   });
 
   it('a global git config and attributes file planted in HOME reach neither the commit nor the next job', async () => {
@@ -136,6 +190,33 @@ fs.writeFileSync(path.join(workdir, 'git-seen.txt'), out + '\\n');`);
     expect((await pushed(h, branchName(second))).files).toContain('src/lib.js');
   });
 
+  it("laid out as Seatbelt must (no remapped paths), the agent's git still works on a directory of its own", async () => {
+    process.env.CODEFLEET_TEST_SANDBOX_LAYOUT = 'no-remap';
+    try {
+      h = await createHarness();
+    } finally {
+      delete process.env.CODEFLEET_TEST_SANDBOX_LAYOUT;
+    }
+    await h.agent(`${implementsFeature}
+const { execFileSync } = await import('node:child_process');
+const run = (args) => { try { return execFileSync('git', args, { cwd: workdir, encoding: 'utf8', stdio: 'pipe' }).trim(); } catch (e) { return 'failed'; } };
+const seen = [run(['config', 'remote.origin.url', '/tmp/attacker.git']) === 'failed' ? 'config-failed' : 'config-ok'];
+seen.push(run(['add', '-A']) === 'failed' ? 'add-failed' : 'add-ok');
+seen.push(run(['-c', 'user.name=a', '-c', 'user.email=a@b', 'commit', '-qm', 'agent commit']) === 'failed' ? 'commit-failed' : 'commit-ok');
+seen.push(run(['rev-parse', '--git-common-dir']));
+fs.writeFileSync(path.join(workdir, 'git-seen.txt'), seen.join(' ') + '\\n');`);
+    const first = h.job({ title: 'Add two()' });
+    const second = h.job({ title: 'Add two() again' });
+    await h.drain(first, second);
+    for (const job of [first, second]) expect((await h.store.get(job.id))?.outcome).toBe('succeeded');
+    const { text } = await pushed(h, branchName(first));
+    // Config, staging and commit all worked, in the job's own git directory beside the copy.
+    expect(text).toMatch(/^\+config-ok add-ok commit-ok \/.*\.view\/git$/m);
+    expect(text).not.toContain('agent commit');
+    // The mirror's config was never written: the second job fetched from the real origin.
+    expect((await pushed(h, branchName(second))).files).toContain('src/lib.js');
+  });
+
   it('a secret the agent commits (base64, or a token minted after start) is never pushed: the job fails naming the file', async () => {
     const apiKey = `sk-test-${randomUUID()}`;
     const minted = `opaque-installation-token-${randomUUID()}`;
@@ -159,10 +240,12 @@ fs.writeFileSync(path.join(workdir, 'notes.md'), 'token: ${encodeURIComponent(mi
   });
 
   it.each([
-    ['attributes make git warn (eol=crlf)', { '.gitattributes': '*.txt text eol=crlf\n', 'notes.txt': 'one\r\n' }],
-    ['.gitmodules holds a URL git refuses as an option', { '.gitmodules': '[submodule "x"]\n\tpath = x\n\turl = -oProxyCommand=touch /tmp/pwned\n', 'notes.txt': 'one\n' }],
-  ])("a repository whose %s still publishes: git's warnings are never read as paths", async (_what, repoFiles: Record<string, string>) => {
+    ['attributes make git warn (eol=crlf)', { '.gitattributes': '*.txt text eol=crlf\n', 'notes.txt': 'one\r\n' }, false],
+    // git warns about the URL only where the index holds a submodule at that path.
+    ['.gitmodules holds a URL git refuses as an option', { '.gitmodules': '[submodule "x"]\n\tpath = x\n\turl = -oProxyCommand=touch /tmp/pwned\n', 'notes.txt': 'one\n' }, true],
+  ])("a repository whose %s still publishes: git's warnings are never read as paths", async (_what, repoFiles: Record<string, string>, gitlink: boolean) => {
     h = await createHarness({}, { ...projectFiles, ...repoFiles });
+    if (gitlink) await addSubmoduleEntry(h, 'x');
     await h.agent(`${implementsFeature}
 fs.writeFileSync(path.join(workdir, 'notes.txt'), 'one\\ntwo\\n');`);
     const job = h.job({ title: 'Add two()' });

@@ -14,6 +14,7 @@ import type { Sandbox, SandboxRunOptions } from './types.js';
 export function createNoSandbox(): Sandbox {
   return {
     mode: 'none',
+    remapsPaths: false,
     description: "sandbox: none — agents and repository commands run as the worker's user: they can read its HOME, its config and token files, every working copy and mirror, and see and signal its processes",
     run(argv, options) {
       const { writable: _w, readOnly: _r, mounts: _m, ...rest } = options;
@@ -38,6 +39,7 @@ export function createBwrapSandbox(parts: BwrapParts): Sandbox {
   const shownDirs = [...parts.system.flatMap((entry) => (entry.kind === 'dir' ? [entry.path] : [])), ...parts.readPaths];
   return {
     mode: 'bwrap',
+    remapsPaths: true,
     description: `sandbox: bwrap — own PID namespace, fresh HOME and /tmp, read-only system directories, writes to the working copy only, network ${parts.network}`,
     async run(argv, options) {
       const [file] = argv;
@@ -83,10 +85,13 @@ export interface SeatbeltParts {
 export function createSeatbeltSandbox(parts: SeatbeltParts): Sandbox {
   return {
     mode: 'sandbox-exec',
+    remapsPaths: false,
     description: `sandbox: sandbox-exec — fresh HOME and TMPDIR, read-only system directories, writes to the working copy only, network ${parts.network}; macOS has no PID namespace (other processes are only shielded by the profile)`,
     async run(argv, options) {
       const [file] = argv;
       if (!file) throw new TypeError('sandbox.run: argv must name a program');
+      const moved = (options.mounts ?? []).find((mount) => mount.source !== mount.target);
+      if (moved) throw new TypeError(`sandbox.run: sandbox-exec cannot show ${moved.source} at ${moved.target}`);
       const program = await locate(file, options.cwd, options.env.PATH, () => true);
       if ('error' in program) return notStarted(argv, program.error);
       return withRunDir(parts.runRoot, async (runDir) => {
@@ -118,6 +123,7 @@ export interface ContainerParts {
 export function createContainerSandbox(parts: ContainerParts): Sandbox {
   return {
     mode: 'container',
+    remapsPaths: true,
     description: `sandbox: container (${parts.runtimeName}, ${parts.image}) — own namespaces, fresh HOME and /tmp, writes to the working copy only, network ${parts.network}`,
     async run(argv, options) {
       return withRunDir(parts.runRoot, async (runDir) => {

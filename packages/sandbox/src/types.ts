@@ -86,6 +86,11 @@ export interface SandboxRunOptions extends Omit<RunProcessOptions, 'dieWithParen
  */
 export interface Sandbox {
   readonly mode: SandboxMode;
+  /**
+   * Whether a mount may show a host path at another path (bwrap, containers). Seatbelt only
+   * allows or denies paths where they are: its runs refuse mounts whose source and target differ.
+   */
+  readonly remapsPaths: boolean;
   /** One line for the worker's start and `doctor`: what this mode isolates, or exposes. */
   readonly description: string;
   run(argv: readonly string[], options: SandboxRunOptions): Promise<ProcessResult>;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { autoMode, bwrapArgs, containerArgs, openSandbox, seatbeltArgs, seatbeltProfile, SandboxUnavailableError } from '../src/index.js';
+import { createSeatbeltSandbox } from '../src/sandboxes.js';
 
 describe('bwrap arguments', () => {
   const plan = {
@@ -65,6 +66,18 @@ describe('sandbox-exec profile (macOS; generated and checked here)', () => {
     expect(profile).toContain('(allow signal (target same-sandbox))');
     expect(profile).not.toContain('(allow network*)\n');
     expect(seatbeltProfile({ ...plan, network: 'on' }).profile).toContain('(allow network*)');
+  });
+
+  it("cannot show a path elsewhere: the job's git directory is writable where it is, a moved mount is refused", async () => {
+    const own = '/Users/w/.codefleet/copies/c1.view/git';
+    const withGit = seatbeltProfile({ ...plan, mounts: [{ source: own, target: own, writable: true }] });
+    expect(withGit.params.MOUNT_0).toBe(own);
+    expect(withGit.profile).toMatch(/\(allow file-write\* \(require-all \(require-any [^\n]*\(subpath \(param "MOUNT_0"\)\)\)/);
+    const sandbox = createSeatbeltSandbox({ program: '/usr/bin/sandbox-exec', readPaths: [], hidden: [], runRoot: '/tmp', network: 'on' });
+    expect(sandbox.remapsPaths).toBe(false);
+    await expect(sandbox.run(['git', 'status'], {
+      cwd: '/tmp', env: {}, timeoutMs: 1000, writable: ['/tmp'], mounts: [{ source: own, target: '/Users/w/.codefleet/mirrors/m.git/worktrees/c1', writable: true }],
+    })).rejects.toThrow(/cannot show/);
   });
 
   it('passes paths as -D parameters', () => {

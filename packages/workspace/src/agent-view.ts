@@ -33,6 +33,18 @@ export interface AgentView {
   installMounts: ViewMount[];
 }
 
+/** How a job's view is built for one run. */
+export interface AgentViewOptions {
+  /** Parts of the copy shown read-only (workflow files, the read scope). */
+  readOnly?: readonly string[] | undefined;
+  /**
+   * Whether the sandbox can show a host path at another path (bwrap, containers: true, the
+   * default). Seatbelt cannot: there the job's git directory stays where it is, the copy's
+   * `.git` link points at it for the run, and the scratch caches are left out.
+   */
+  remap?: boolean | undefined;
+}
+
 /** Dependency directories only install steps write: other runs see them read-only. */
 export const installedDirs = ['node_modules'] as const;
 
@@ -52,6 +64,8 @@ export function viewDir(copyDir: string): string {
  */
 export async function buildAgentView(git: Git, opts: {
   copyDir: string; gitDir: string; mirrorDir: string; branch: string; readOnly: readonly string[]; installStamp: string; signal?: AbortSignal | undefined;
+  /** See {@link AgentViewOptions.remap}. */
+  remap?: boolean | undefined;
 }): Promise<AgentView> {
   const root = viewDir(opts.copyDir);
   await removeTree(root);
@@ -74,7 +88,12 @@ export async function buildAgentView(git: Git, opts: {
   await copyFile(join(opts.gitDir, 'index'), join(own, 'index')).catch(() => undefined);
 
   const installedReadOnly: string[] = [];
-  const gitMounts: ViewMount[] = [{ source: own, target: opts.gitDir, writable: true }, { source: join(opts.mirrorDir, 'objects'), target: join(opts.mirrorDir, 'objects'), writable: false }];
+  const objects: ViewMount = { source: join(opts.mirrorDir, 'objects'), target: join(opts.mirrorDir, 'objects'), writable: false };
+  const remap = opts.remap ?? true;
+  // Without remapping, the copy's `.git` link points at the job's own directory for the run
+  // (put back by restoreGitLink afterwards), and that directory is writable where it is.
+  if (!remap) await ensureContent(join(opts.copyDir, '.git'), `gitdir: ${own}\n`);
+  const gitMounts: ViewMount[] = [{ source: own, target: remap ? opts.gitDir : own, writable: true }, objects];
   const mounts = [...gitMounts];
   // Every dependency directory the last install recorded (workspace packages' too), and the
   // root one whatever made it: none is writable outside install steps.
@@ -82,7 +101,9 @@ export async function buildAgentView(git: Git, opts: {
   for (const dir of new Set([...recorded, ...installedDirs].map((rel) => join(opts.copyDir, rel)))) {
     if (await isDirectory(dir)) installedReadOnly.push(dir);
   }
-  for (const name of installedDirs) {
+  // Scratch caches need a mount over the read-only dependencies: without remapping, tools
+  // find their caches read-only (and work without them) rather than shared with later jobs.
+  for (const name of remap ? installedDirs : []) {
     const dir = join(opts.copyDir, name);
     if (!(await isDirectory(dir))) continue;
     for (const cache of dependencyCaches) {

@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import { lstat, readlink, realpath, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { CodefleetError } from '@codefleet/core';
-import { buildAgentView, removeAgentView, restoreGitLink, viewDir, type AgentView } from './agent-view.js';
+import { buildAgentView, removeAgentView, restoreGitLink, viewDir, type AgentView, type AgentViewOptions } from './agent-view.js';
 import { copyWorktreeRules, guardConfigFile } from './config-guard.js';
 import { lastObjectId, splitNul } from './git.js';
 import { readLock, unlock, updateLock, type LockHolder } from './lock-file.js';
@@ -87,7 +87,7 @@ export interface Workspace {
    * its read-only parts, and a git directory of the job's own in place of the shared one.
    * Rebuilt on every call, from the copy's committed state.
    */
-  agentView(options?: { readOnly?: readonly string[] }): Promise<AgentView>;
+  agentView(options?: AgentViewOptions): Promise<AgentView>;
   /**
    * Puts the copy's `.git` link (and the worktree's own back-links) as codefleet wrote them;
    * call after every run that could write the copy, before codefleet's own git reads it.
@@ -183,6 +183,7 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
       await restore();
       return buildAgentView(ctx.git, {
         copyDir: paths.dir, gitDir: parts.gitDir, mirrorDir: ctx.mirrorDir, branch: parts.branch, readOnly: options.readOnly ?? [], installStamp: installStampPath(paths), signal: ctx.signal,
+        remap: options.remap,
       });
     },
 
