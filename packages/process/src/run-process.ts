@@ -34,6 +34,12 @@ export interface RunProcessOptions {
    * killed too, when the run ends and when this process dies.
    */
   dieWithParent?: boolean;
+  /**
+   * Unguarded runs only: the child gets a pipe as fd 3 and what it writes there is passed
+   * here, for a wrapper's status reports (bubblewrap's `--json-status-fd 3`). The program the
+   * wrapper starts may inherit the pipe too: treat what arrives as untrusted and unbounded.
+   */
+  onStatus?: (chunk: string) => void;
 }
 
 /** What happened to a process: the facts, never an interpretation. */
@@ -91,8 +97,8 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
     child = spawn(program ?? file, programArgs, {
       cwd: options.cwd,
       env: guarded ? guardEnv : { ...options.env },
-      // fd 3 carries the guard's report of the program's exit.
-      stdio: guarded ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
+      // fd 3 carries the guard's report of the program's exit, or the wrapper's status.
+      stdio: guarded || options.onStatus !== undefined ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
       // Its own process group, so a kill reaches everything it started.
       detached: true,
       windowsHide: true,
@@ -111,7 +117,7 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
     child.once('exit', (code, signal) => resolve({ code, signal }));
     child.once('error', (error) => resolve({ code: null, signal: null, error }));
   });
-  const reportPipe = guarded ? (child.stdio?.[3] as Readable | null | undefined) : undefined;
+  const reportPipe = guarded || options.onStatus !== undefined ? (child.stdio?.[3] as Readable | null | undefined) : undefined;
   const pipes = [child.stdout, child.stderr, reportPipe].filter((pipe): pipe is Readable => pipe != null);
   child.stdout?.setEncoding('utf8');
   child.stderr?.setEncoding('utf8');
@@ -119,7 +125,7 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
   child.stderr?.on('data', keep);
   let guardReport = '';
   reportPipe?.setEncoding('utf8');
-  reportPipe?.on('data', (chunk: string) => { guardReport += chunk; });
+  reportPipe?.on('data', guarded ? (chunk: string) => { guardReport += chunk; } : (chunk: string) => options.onStatus?.(chunk));
   const drained = Promise.all(pipes.map((pipe) => new Promise<void>((resolve) => {
     if (pipe.closed || pipe.destroyed) resolve();
     else pipe.once('close', () => resolve());

@@ -20,6 +20,14 @@ describe('runProcess', () => {
     expect(Buffer.byteLength(result.outputTail)).toBeLessThanOrEqual(260);
   });
 
+  it('gives what the child writes on fd 3 to onStatus, apart from its output', async () => {
+    const status: string[] = [];
+    const result = await runProcess(['sh', '-c', 'echo "{ \\"exit-code\\": 0 }" >&3; echo out'], { cwd: '/', env, onStatus: (chunk) => status.push(chunk) });
+    expect(result.exitCode).toBe(0);
+    expect(status.join('')).toBe('{ "exit-code": 0 }\n');
+    expect(result.outputTail).toBe('out\n');
+  });
+
   it('passes only the given environment', async () => {
     process.env.GITHUB_TOKEN = 'ghp_should_not_leak_into_children';
     try {

@@ -63,10 +63,19 @@ export function createBwrapSandbox(parts: BwrapParts): Sandbox {
         });
         // No guard process: bwrap's --die-with-parent and the PID namespace do its work (and
         // catch what leaves the process group, which the guard's mark could miss).
-        const result = await runProcess([parts.bwrap, ...args, '--', program.path, ...argv.slice(1)], {
+        // bwrap reports `"exit-code"` on fd 3 only once the program itself ran and ended: its
+        // absence tells bwrap's own failures from a program that prints "bwrap: ..." and exits 1.
+        // (The program inherits the pipe: it can only claim it ran, which it did.)
+        let ran = false;
+        let carry = '';
+        const result = await runProcess([parts.bwrap, '--json-status-fd', '3', ...args, '--', program.path, ...argv.slice(1)], {
           ...processOptions(options), env: { ...options.env, HOME: sandboxHome, TMPDIR: '/tmp' },
+          onStatus: (chunk) => {
+            ran ||= `${carry}${chunk}`.includes('"exit-code"');
+            carry = chunk.slice(-16);
+          },
         });
-        return fromBwrap(result, argv);
+        return fromBwrap(result, argv, ran);
       });
     },
   };
@@ -217,7 +226,7 @@ function notStarted(argv: readonly string[], error: string): ProcessResult {
 // bwrap's own process reports a program killed by a signal as 128 + the signal's number, and
 // its own set-up failures as exit 1 with a `bwrap:` line; both are put back into the facts
 // runProcess reports for an unsandboxed program.
-function fromBwrap(result: ProcessResult, argv: readonly string[]): ProcessResult {
+function fromBwrap(result: ProcessResult, argv: readonly string[], ran: boolean): ProcessResult {
   const facts: ProcessResult = { ...result, command: [...argv] };
   if (result.timedOut || result.cancelled || result.exitCode === null) return facts;
   if (result.exitCode > 128 && result.exitCode <= 128 + 64) {
@@ -225,7 +234,7 @@ function fromBwrap(result: ProcessResult, argv: readonly string[]): ProcessResul
     if (signal !== undefined) return { ...facts, exitCode: null, signal };
   }
   const lastLine = result.outputTail.trimEnd().split('\n').at(-1) ?? '';
-  if (result.exitCode === 1 && /^bwrap: (Can't|Creating|execvp|No permission|Failed|Unexpected|Unknown|setting up)/.test(lastLine)) {
+  if (!ran && result.exitCode === 1 && lastLine.startsWith('bwrap: ')) {
     return { ...facts, exitCode: null, spawnError: `the sandbox could not start it: ${lastLine}` };
   }
   return facts;

@@ -77,6 +77,12 @@ export function sandboxConformance(mode: SandboxMode): void {
       expect(result.spawnError).toMatch(/not found|ENOENT/);
     });
 
+    it("a program that prints what a failed sandbox prints is a failed program, not a failed start", async () => {
+      const result = await sh('echo "bwrap: Can\'t find source path /x: No such file or directory" >&2; exit 1');
+      expect(result).toMatchObject({ exitCode: 1, signal: null });
+      expect(result.spawnError).toBeUndefined();
+    });
+
     it('a timeout stops the run and records 124', async () => {
       const result = await run([node, '-e', 'setInterval(() => {}, 1000)'], { timeoutMs: 1_000, killGraceMs: 200 });
       expect(result).toMatchObject({ timedOut: true, exitCode: 124 });
@@ -179,6 +185,12 @@ export function sandboxConformance(mode: SandboxMode): void {
       expect(result.outputTail).toContain('done');
       expect(await readFile(join(source, 'f'), 'utf8')).toBe('mounted\n');
       await expect(readFile(join(target, 'f'))).rejects.toThrow();
+    });
+
+    it('a sandbox that cannot set itself up is a spawn error naming why', async () => {
+      const result = await sh('echo ran', { mounts: [{ source: join(dir.path, 'no-such-source'), target: join(outside, 'view2'), writable: true }] });
+      expect(result.outputTail).not.toContain('ran\n');
+      expect(result.spawnError).toMatch(/sandbox could not start it.*no-such-source/);
     });
 
     it('reports a program killed by a signal as killed by that signal', async () => {
