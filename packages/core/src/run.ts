@@ -83,6 +83,13 @@ export const verificationSchema = z.object({
   duration_ms: z.number().nonnegative(),
   output_tail: z.string(),
   passed: z.boolean(),
+  /** Not run (install up to date, an empty command): `passed` says only that it did not fail. */
+  skipped: z.boolean().optional(),
+  /**
+   * Failed, and failed the same way on the untouched base commit: reported as pre-existing,
+   * never held against the change (`passed` is false; the run went on).
+   */
+  preexisting: z.boolean().optional(),
 });
 /** One verification command and its result. */
 export type Verification = z.output<typeof verificationSchema>;

@@ -35,6 +35,7 @@ export function verificationEntry(result: StepResult, pass: 'implement' | 'test'
     duration_ms: result.durationMs,
     output_tail: result.outputTail,
     passed: result.passed,
+    ...(result.skipped === true ? { skipped: true } : {}),
   };
 }
 
