@@ -27,7 +27,7 @@ export function pipelineSettings(config: Config, env: Readonly<Record<string, st
       ? { strategy: 'fixed', delayMs: backoff.delay_seconds * 1000 }
       : { strategy: 'exponential', baseMs: backoff.delay_seconds * 1000, maxMs: backoff.max_delay_seconds * 1000, jitter: backoff.jitter },
   };
-  const verifyEnv = buildAgentEnv(env);
+  const verifyEnv = runEnvironment(env, config.verification.env);
   return {
     defaultAgent: config.agents.default,
     agentTimeoutMs: config.agents.timeout_seconds * 1000,
@@ -37,7 +37,7 @@ export function pipelineSettings(config: Config, env: Readonly<Record<string, st
     verification: config.verification,
     stepTimeoutMs: config.verification.step_timeout_seconds * 1000,
     onDodFailure: config.verification.on_dod_failure,
-    agentEnv: (agent: Agent) => buildAgentEnv(env, { allow: [...(agent.allowEnv ?? [])] }),
+    agentEnv: (agent: Agent) => runEnvironment(env, config.agents.env, agent.allowEnv),
     verifyEnv,
     commitAuthor: { name: 'codefleet', email: 'codefleet@users.noreply.invalid' },
     ...(config.patch.auto_commit ? { commitPrefix: config.patch.commit_message_prefix } : {}),
@@ -53,6 +53,18 @@ export function pipelineSettings(config: Config, env: Readonly<Record<string, st
       },
     } : {}),
   };
+}
+
+/**
+ * The environment of verification steps or agents: the allowlist, the variables `extra`
+ * names (proxies, RUSTUP_HOME; an agent's API key), and `extra.path` in front of PATH.
+ */
+export function runEnvironment(
+  env: Readonly<Record<string, string>>, extra: { pass: readonly string[]; path: readonly string[] }, allow: readonly string[] = [],
+): Record<string, string> {
+  const built = buildAgentEnv(env, { allow: [...extra.pass, ...allow] });
+  if (extra.path.length > 0) built.PATH = [...extra.path, ...(built.PATH === undefined || built.PATH === '' ? [] : [built.PATH])].join(':');
+  return built;
 }
 
 /**

@@ -68,7 +68,8 @@ export function sandboxSettings(loaded: LoadedConfig): SandboxSettings {
   return {
     mode: config.sandbox.mode,
     network: config.sandbox.network,
-    readPaths: [...config.sandbox.read_paths, ...scriptPath],
+    // Directories runs get in front of PATH must be there to run from.
+    readPaths: [...config.sandbox.read_paths, ...config.verification.env.path, ...config.agents.env.path, ...scriptPath],
     hiddenPaths: [...hidden, ...config.sandbox.hidden_paths],
     runRoot: join(config.data_dir, 'sandbox'),
     ...(config.sandbox.container.image === undefined ? {} : { container: { runtime: config.sandbox.container.runtime, image: config.sandbox.container.image } }),

@@ -9,6 +9,21 @@ describe('pipelineSettings', () => {
     expect(pipelineSettings(scoped, {}).scope).toEqual({ exclude: ['**/*.env'], read: ['vendor/**'] });
     expect(pipelineSettings(parse(''), {}).scope).toEqual({ exclude: [], read: [] });
   });
+
+  it('passes proxies by default, the variables and PATH directories verification.env and agents.env name, never a forge token', () => {
+    const parse = (text: string) => parseConfig(text, { env: { HOME: '/home/w' }, baseDir: '/tmp', hostname: 'h' }).config;
+    const worker = { PATH: '/usr/bin', HOME: '/home/w', HTTPS_PROXY: 'http://proxy:3128', RUSTUP_HOME: '/usr/local/rustup', GITHUB_TOKEN: 'ghp_x', OTHER: 'o' };
+    const plain = pipelineSettings(parse(''), worker);
+    expect(plain.verifyEnv).toEqual({ PATH: '/usr/bin', HOME: '/home/w', HTTPS_PROXY: 'http://proxy:3128' });
+    const config = parse([
+      'verification:', '  env:', '    pass: [RUSTUP_HOME, GITHUB_TOKEN]', '    path: [/usr/local/cargo/bin, ~/.cargo/bin]',
+      'agents:', '  env:', '    pass: [OTHER]', '',
+    ].join('\n'));
+    const settings = pipelineSettings(config, worker);
+    expect(settings.verifyEnv).toEqual({ PATH: '/usr/local/cargo/bin:/home/w/.cargo/bin:/usr/bin', HOME: '/home/w', RUSTUP_HOME: '/usr/local/rustup' });
+    const agentEnv = settings.agentEnv({ name: 'script', allowEnv: [] } as unknown as Parameters<typeof settings.agentEnv>[0]);
+    expect(agentEnv).toEqual({ PATH: '/usr/bin', HOME: '/home/w', OTHER: 'o' });
+  });
 });
 
 describe('gitEnvFrom', () => {

@@ -24,6 +24,7 @@ export interface NormalizeContext {
  * - `agents.ollama.host` defaults, for the ollama provider, to `$OLLAMA_HOST` read the way
  *   Ollama reads it (`host:port`, `:port`, a URL), else `http://127.0.0.1:11434`;
  * - `worker.worker_id` defaults to the host name;
+ * - `~` in `sandbox.*_paths` and `verification.env.path` / `agents.env.path` is the HOME;
  * - `forge.github.token` is read from the variable named by `forge.github.token_env`, and
  *   `forge.github.webhook_secret` from the one named by `webhook_secret_env`.
  */
@@ -73,12 +74,14 @@ export function normalize(parsed: ParsedConfig, context: NormalizeContext): Conf
         timeout_seconds: timeout(agents.ollama.timeout_seconds),
       },
       command: { ...agents.command, timeout_seconds: timeout(agents.command.timeout_seconds) },
+      env: { ...agents.env, path: agents.env.path.map(homePath) },
       script: {
         ...agents.script,
         ...(agents.script.module === undefined ? {} : { module: modulePath(agents.script.module, baseDir) }),
         timeout_seconds: timeout(agents.script.timeout_seconds),
       },
     },
+    verification: { ...parsed.verification, env: { ...parsed.verification.env, path: parsed.verification.env.path.map(homePath) } },
     worker: { ...parsed.worker, worker_id: parsed.worker.worker_id ?? hostname },
     sandbox: { ...parsed.sandbox, read_paths: parsed.sandbox.read_paths.map(homePath), hidden_paths: parsed.sandbox.hidden_paths.map(homePath) },
     forge: {

@@ -41,6 +41,8 @@ export interface AgentsConfig {
   default: RawAgents['default'];
   /** Default timeout of one agent run in seconds. */
   timeout_seconds: number;
+  /** What agents get of the worker's environment beyond the allowlist; `path` absolute. */
+  env: RawAgents['env'];
   aider: AiderAgentConfig;
   claude: ClaudeAgentConfig;
   codex: CodexAgentConfig;

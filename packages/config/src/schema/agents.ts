@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { agentTimeout, argv, envVarName } from './common.js';
+import { agentTimeout, argv, envVarName, runEnv } from './common.js';
 
 /** Every agent a job or `agents.default` may name. */
 export const AGENT_NAMES = ['aider', 'claude', 'codex', 'gemini', 'ollama', 'command', 'script'] as const;
@@ -164,6 +164,7 @@ export const agentsSchema = z
       .min(1)
       .default(600)
       .describe('Default timeout for one agent run in seconds (CW); the whole process tree is killed.'),
+    env: runEnv('agents'),
     aider,
     claude,
     codex,

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { argv, seconds } from './common.js';
+import { argv, runEnv, seconds } from './common.js';
 
 interface StepDefaults {
   build: string[];
@@ -28,6 +28,11 @@ function toolchain(name: string, defaults: StepDefaults) {
 export const verificationSchema = z
   .strictObject({
     step_timeout_seconds: seconds(1).default(600).describe('Timeout of one verification command in seconds.'),
+    env: runEnv('verification steps and installs'),
+    baseline: z
+      .boolean()
+      .default(true)
+      .describe('Verify the untouched base commit once (cached per repository, base commit and plan): a step that fails there too is reported as pre-existing, never fed back as the agent\'s fault.'),
     on_dod_failure: z
       .enum(['draft', 'none'])
       .default('draft')
