@@ -2,7 +2,7 @@ import type { Agent } from '@codefleet/agents';
 import {
   addAgentRun, addVerification, CodefleetError, type Job, type RunRecord, type Verification,
 } from '@codefleet/core';
-import { feedbackFor, runVerification, type StepResult, type VerifyPlan } from '@codefleet/verify';
+import { feedbackFor, planEnv, runVerification, type Baseline, type StepResult, type VerifyPlan } from '@codefleet/verify';
 import type { Workspace } from '@codefleet/workspace';
 import type { JobContext, PipelineDeps } from './deps.js';
 import { promptFor } from './plan.js';
@@ -19,6 +19,8 @@ export interface PassInput {
   plan: VerifyPlan;
   criteria: string[];
   runners: JobRunners;
+  /** The base commit's results under the plan (see baselineFor); unset: every failure counts. */
+  baseline?: Baseline | undefined;
 }
 
 /** Records a verification result in the run. */
@@ -36,6 +38,7 @@ export function verificationEntry(result: StepResult, pass: 'implement' | 'test'
     output_tail: result.outputTail,
     passed: result.passed,
     ...(result.skipped === true ? { skipped: true } : {}),
+    ...(result.preexisting === true ? { preexisting: true } : {}),
   };
 }
 
@@ -53,6 +56,9 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
   const now = () => (deps.now ?? (() => new Date()))();
   const max = deps.settings.maxFixAttempts;
   let feedback: string | undefined;
+  // The tree the last failed verification ran on: an attempt that leaves it as it was is
+  // not verified again (same tree, same result), and the agent is told it changed nothing.
+  let failedTree: string | undefined;
   for (let inner = 1; inner <= max; inner += 1) {
     const tokensLeft = tokenBudgetLeft(agent, tracker.run);
     ctx.onProgress?.({ stage: tracker.run.stage, pass, innerAttempt: inner });
@@ -69,10 +75,12 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
       ...(deps.settings.gitPath === undefined ? {} : { gitPath: deps.settings.gitPath }),
       ...(tokensLeft === undefined ? {} : { tokenBudget: tokensLeft }),
     });
+    const unchanged = failedTree !== undefined && result.outcome !== 'timeout' && result.outcome !== 'error' && !ctx.signal.aborted
+      && (await ws.fingerprint()) === failedTree;
     await tracker.update((run) => addAgentRun(run, {
       pass, attempt: ctx.attempt, inner_attempt: inner, agent: agent.name,
       exit_code: result.exitCode, signal: result.signal, timed_out: result.timedOut, duration_ms: result.durationMs,
-      output_tail: result.outputTail, changed_files: result.changedFiles, outcome: result.outcome,
+      output_tail: result.outputTail, changed_files: unchanged ? [] : result.changedFiles, outcome: unchanged && result.outcome === 'changed' ? 'no_changes' : result.outcome,
       ...(result.tokens === undefined ? {} : { tokens: result.tokens }),
     }, { now: now() }));
     deps.log.info({ event: 'agent.finished', job_id: ctx.job.id, pass, inner_attempt: inner, outcome: result.outcome, exit_code: result.exitCode, duration_ms: result.durationMs, ...(result.tokens === undefined ? {} : { tokens: result.tokens }) }, `agent ${result.outcome}`);
@@ -100,15 +108,22 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
       feedback = 'You did not change any file. Make the change the task asks for.';
       continue;
     }
+    if (unchanged) {
+      feedback = `You changed nothing since the last attempt, so the same check still fails. Change the code to fix it.\n\n${stripNotice(feedback)}`;
+      deps.log.info({ event: 'verify.skipped_unchanged', job_id: ctx.job.id, pass, inner_attempt: inner }, 'the agent left the tree as it was: not verified again');
+      continue;
+    }
 
     const verified = await runVerification(ws.dir, plan.steps, {
-      env: deps.settings.verifyEnv,
+      env: planEnv(plan, deps.settings.verifyEnv),
       timeoutMs: deps.settings.stepTimeoutMs,
       signal: ctx.signal,
       phase: pass === 'implement' ? 'build-only' : 'full',
       runner: runners.runner,
       installRunner: runners.installRunner,
       installStamp: ws.installStamp,
+      ...(input.baseline === undefined ? {} : { baseline: input.baseline }),
+      formatScope: { changedFiles: () => ws.changedFiles(), restore: (files) => ws.restoreFiles(files) },
     });
     await tracker.update((run) => verified.results.reduce(
       (acc: RunRecord, r) => addVerification(acc, verificationEntry(r, pass, ctx.attempt, inner), { now: now() }), run));
@@ -121,6 +136,7 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
       throw new CodefleetError('verify_failed', `the ${missing.name} step could not start \`${missing.command.join(' ')}\`: ${missing.spawnError ?? ''}; install ${missing.command[0] ?? 'it'} on the worker (or set the command in .codefleet.yml verify: / config.yaml verification.toolchains)`, { verdict: 'transient' });
     }
     feedback = verified.failed ? feedbackFor(verified.failed) : 'Verification failed.';
+    failedTree = await ws.fingerprint();
     deps.log.info({ event: 'verify.step_failed', job_id: ctx.job.id, pass, inner_attempt: inner, step: verified.failed?.name }, 'verification failed; feeding back to the agent');
   }
   // Throws when the last attempt spent the budget: the more precise reason to stop.
@@ -128,6 +144,13 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
   throw new CodefleetError('fix_attempts_exhausted', `pass ${pass}: still failing after ${max} attempts. Last feedback:\n${feedback ?? ''}`.slice(0, 4_000), {
     details: { pass, attempts: max },
   });
+}
+
+const unchangedNotice = /^You changed nothing since the last attempt[^\n]*\n\n/;
+
+// One notice at a time, however many attempts in a row changed nothing.
+function stripNotice(feedback: string | undefined): string {
+  return (feedback ?? '').replace(unchangedNotice, '');
 }
 
 /** Model tokens the job's agent runs spent so far, across every delivery (the run record keeps them). */
@@ -169,7 +192,7 @@ export async function installAtBase(input: PassInput): Promise<void> {
   const install = plan.steps.filter((step) => step.name === 'install');
   if (install.length === 0) return;
   const result = await runVerification(ws.dir, install, {
-    env: deps.settings.verifyEnv, timeoutMs: deps.settings.stepTimeoutMs, signal: ctx.signal,
+    env: planEnv(plan, deps.settings.verifyEnv), timeoutMs: deps.settings.stepTimeoutMs, signal: ctx.signal,
     runner: runners.runner, installRunner: runners.installRunner, installStamp: ws.installStamp,
     // A retry starts from the work branch, which holds an earlier attempt's (the agent's) files.
     installClean: ws.startSha === ws.baseSha,

@@ -6,12 +6,13 @@ import {
 import { createPatchAgent } from '@codefleet/agents';
 import { maskSecrets } from '@codefleet/log';
 import { refuseSecrets } from './secrets-check.js';
-import { planVerification, runDod } from '@codefleet/verify';
+import { planEnv, planVerification, runDod } from '@codefleet/verify';
 import type { LeaseVerdict } from '@codefleet/queue';
 import { branchName, type Workspace } from '@codefleet/workspace';
 import type { JobContext, PipelineDeps } from './deps.js';
 import { acceptanceCriteria, agentInstructions, taskFile } from './plan.js';
-import { commitMessage, installAtBase, runPass, verificationEntry } from './passes.js';
+import { baselineFor } from './baseline.js';
+import { commitMessage, installAtBase, runPass, verificationEntry, type PassInput } from './passes.js';
 import { failureComment, report, statusTarget, successComment } from './report.js';
 import { latestRun, runIdOf } from '@codefleet/store';
 import { setProgressLabel, type ProgressState } from './runs.js';
@@ -116,8 +117,9 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     const plan = await planVerification(ws.dir, { config: deps.settings.verification, ...(job.dod ? { jobDod: job.dod } : {}) });
 
     const runners = jobRunners(deps.sandbox, ws, { protectWorkflows: deps.settings.protectWorkflows ?? true });
-    const input = { deps, ctx: work, tracker, agent, ws, plan, criteria, runners };
+    const input: PassInput = { deps, ctx: work, tracker, agent, ws, plan, criteria, runners };
     await installAtBase(input);
+    input.baseline = await baselineFor(input);
     await enter('implementing');
     await runPass(input, 'implement');
     await enter('testing');
@@ -138,7 +140,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
         ? `definition of done: the verification steps pass 2 passed (${checks.map((step) => step.name).join(', ')})`
         : 'definition of done: nothing to run (no DoD commands, no verification steps detected)');
     const dod = ownDod
-      ? await runDod(ws.dir, plan.dod, { env: deps.settings.verifyEnv, timeoutMs: deps.settings.stepTimeoutMs, signal: work.signal, runner: runners.runner })
+      ? await runDod(ws.dir, plan.dod, { env: planEnv(plan, deps.settings.verifyEnv), timeoutMs: deps.settings.stepTimeoutMs, signal: work.signal, runner: runners.runner })
       : { result: checks.length > 0 ? 'passed' as const : 'skipped' as const, results: [] };
     await tracker.update((r) => setDodResult(
       dod.results.reduce((acc: RunRecord, res) => addVerification(acc, verificationEntry(res, 'test', ctx.attempt, testedOn), { now: now() }), r),

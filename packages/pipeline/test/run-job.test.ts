@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
+import { parseConfig } from '@codefleet/config';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { join } from 'node:path';
 import { SqliteRunStore } from '@codefleet/store';
@@ -315,13 +316,16 @@ ${implementsFeature}`);
   });
 
   it('a job past its wall-clock budget is stopped and fails with budget_exceeded, not a hang', async () => {
-    h = await createHarness({ jobBudgetMs: 1_500 });
-    await h.agent('Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20000);');
+    // The budget must outlast prepare on a loaded machine (no baseline run: nothing but the
+    // agent should be left to stop); the agent would wait far longer.
+    const { config } = parseConfig('verification:\n  baseline: false\n', { env: {}, baseDir: '/', hostname: 'h' });
+    h = await createHarness({ jobBudgetMs: 10_000, verification: config.verification });
+    await h.agent('Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 170000);');
     const job = h.job();
     const result = await runJob(h.deps, { job, attempt: 1, workerId: 'w', signal: new AbortController().signal });
     expect(result.action).toBe('dead_letter');
     expect(result.run).toMatchObject({ outcome: 'failed', error: { code: 'budget_exceeded' } });
     // Stopped, not waited for: the agent's run ended by the abort.
     expect(result.run.agent_runs[0]).toMatchObject({ outcome: 'error', timed_out: false });
-  }, 30_000);
+  }, 180_000);
 });

@@ -5,11 +5,13 @@
  */
 export type { LogFindings, PlannedStep, RunOptions, StepName, StepResult, Toolchain, VerifyPlan } from './types.js';
 export { stepOrder, toolchains } from './types.js';
-export { planVerification, type PlanOptions } from './plan/plan.js';
+export { planEnv, planVerification, type PlanOptions } from './plan/plan.js';
+export { referencedScripts, repoChecks, scriptStep } from './plan/repo-checks.js';
 export { markerFiles } from './plan/detect.js';
 export { parseRepoConfig, repoConfigFile, type RepoConfig } from './plan/repo-config.js';
 export { isRepoFile, readRepoFile, type ReadRepoFileOptions, type RepoFile } from './plan/repo-file.js';
-export { runVerification, type VerificationOptions, type VerificationOutcome } from './run/verify.js';
+export { runVerification, type FormatScope, type VerificationOptions, type VerificationOutcome } from './run/verify.js';
+export { isPreexisting, planKey, readBaseline, runBaseline, stepKey, writeBaseline, type Baseline } from './run/baseline.js';
 export { runDod, type DodOutcome } from './run/dod.js';
 export { installStampFile, readInstallRecord, type InstallRecord } from './run/install.js';
 export { defaultFeedbackBytes, extractFeedback, feedbackFor } from './feedback/feedback.js';

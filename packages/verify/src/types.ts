@@ -33,6 +33,11 @@ export interface VerifyPlan {
   /** Definition-of-done commands, each an argv array; empty when there is none. */
   dod: string[][];
   /**
+   * Variables the repository's checks need on top of the worker's (a Python `src/` layout's
+   * PYTHONPATH); combine with {@link planEnv}.
+   */
+  env: Record<string, string>;
+  /**
    * The most specific layer that shaped the plan: `job` when the job's DoD is used, `repo`
    * when `.codefleet.yml` set anything, else `detected` (marker files and config only).
    */
@@ -69,6 +74,8 @@ export interface StepResult {
   passed: boolean;
   /** True when the step was not run (install up to date, empty command). */
   skipped?: boolean;
+  /** Failed the same way on the untouched base commit: reported, not held against the change. */
+  preexisting?: boolean;
   /** Set when the program could not start (e.g. not on PATH): an environment problem. */
   spawnError?: string;
   /** Failing tests and first errors found anywhere in the output; only on failed steps. */

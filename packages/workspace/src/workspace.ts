@@ -41,6 +41,16 @@ export interface Workspace {
    */
   changedFiles(): Promise<string[]>;
   /**
+   * Puts `files` back as they are in the copy's HEAD (the change's start); those not in HEAD
+   * are removed. For a formatter's rewrites of files the change never touched.
+   */
+  restoreFiles(files: readonly string[]): Promise<void>;
+  /**
+   * Where a verification baseline of this repository's base commit under a plan (`key`) is
+   * cached: outside every working copy, beside the repository's mirror.
+   */
+  baselineFile(key: string): string;
+  /**
    * The changed files (as {@link changedFiles}) that the scope forbids: under `exclude` or
    * `read` patterns. Permissions cannot stop every write (root ignores them, a commit by
    * the agent goes around them), so the pipeline checks this before publishing.
@@ -236,6 +246,26 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
         out.push({ file, added });
       }
       return out;
+    },
+
+    async restoreFiles(files) {
+      if (files.length === 0) return;
+      await restore();
+      const inHead = new Set(splitNul(await ctx.git.stdout(['ls-tree', '-r', '-z', '--name-only', 'HEAD'], { cwd: paths.dir, maxBytes: listingBytes })));
+      const tracked = files.filter((file) => inHead.has(file));
+      for (const file of files.filter((file) => !inHead.has(file))) await removeInsideCopy(paths.dir, file);
+      if (tracked.length === 0) return;
+      const list = join(parts.gitDir, 'codefleet-restore-paths');
+      await writeFile(list, tracked.map((path) => `${path}\0`).join(''));
+      try {
+        await git(['--literal-pathspecs', 'checkout', 'HEAD', `--pathspec-from-file=${list}`, '--pathspec-file-nul']);
+      } finally {
+        await rm(list, { force: true });
+      }
+    },
+
+    baselineFile(key) {
+      return join(`${ctx.mirrorDir}.baselines`, `${parts.baseSha}-${key}.json`);
     },
 
     async outOfScopeChanges() {

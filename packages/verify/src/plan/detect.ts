@@ -1,6 +1,9 @@
+import { lstat, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { VerificationConfig } from '@codefleet/config';
 import { findLockfile } from '../run/install.js';
 import { toolchains, type StepName, type Toolchain } from '../types.js';
+import { rustUses } from './repo-checks.js';
 import { isRepoFile, readRepoFile } from './repo-file.js';
 
 /** The file whose presence at the repository root selects each toolchain. */
@@ -43,7 +46,9 @@ export async function detectToolchain(workdir: string): Promise<Toolchain | 'non
  *   package.json runs it (`npm run build`, `npm run lint`, `npm test`); a config command
  *   that only runs a missing npm script is skipped, any other config command runs as is;
  * - python: ruff commands run only when ruff is configured (`[tool.ruff]`, `ruff.toml`);
- * - go, rust: the config commands.
+ * - rust: clippy and rustfmt only where the repository uses them (their config file, or its
+ *   CI, Makefile or justfile runs them): a crate whose CI never ran clippy fails it at the base;
+ * - go: the config commands.
  */
 export async function toolchainSteps(
   workdir: string,
@@ -53,7 +58,36 @@ export async function toolchainSteps(
   if (toolchain === 'none') return {};
   if (toolchain === 'node') return nodeSteps(workdir, config.toolchains.node);
   if (toolchain === 'python') return pythonSteps(workdir, config.toolchains.python);
+  if (toolchain === 'rust') {
+    const clippy = await rustUses(workdir, 'clippy');
+    const rustfmt = await rustUses(workdir, 'rustfmt');
+    return configSteps(config.toolchains.rust, (command) => (clippy || !invokes(command, 'clippy')) && (rustfmt || !(invokes(command, 'fmt') || command[0] === 'rustfmt')));
+  }
   return configSteps(config.toolchains[toolchain], () => true);
+}
+
+// `cargo clippy …`, `cargo +nightly fmt …`: the cargo subcommand, toolchain pins skipped.
+function invokes(command: readonly string[], subcommand: string): boolean {
+  return command[0] === 'cargo' && command.slice(1).find((arg) => !arg.startsWith('+')) === subcommand;
+}
+
+/** The scripts of the root package.json, or undefined when there is none (or it is unreadable). */
+export async function readScripts(workdir: string): Promise<Record<string, string> | undefined> {
+  return (await readManifest(workdir))?.scripts;
+}
+
+/**
+ * The import path a Python `src/` layout needs when nothing installs the package: tests
+ * import it by name, and without an install step only `src/` on PYTHONPATH finds it.
+ */
+export async function pythonImportPath(workdir: string): Promise<string | undefined> {
+  const src = join(workdir, 'src');
+  if (!(await lstat(src).then((info) => info.isDirectory(), () => false))) return undefined;
+  const entries = await readdir(src, { withFileTypes: true }).catch(() => []);
+  for (const entry of entries) {
+    if (entry.isDirectory() && (await isRepoFile(workdir, join('src', entry.name, '__init__.py')))) return src;
+  }
+  return entries.some((entry) => entry.isFile() && entry.name.endsWith('.py')) ? src : undefined;
 }
 
 function configSteps(commands: Commands, keep: (command: readonly string[]) => boolean): DetectedSteps {

@@ -1,7 +1,8 @@
 import type { VerificationConfig } from '@codefleet/config';
 import { stepOrder, type PlannedStep, type VerifyPlan } from '../types.js';
 import { readRepoConfig } from './repo-config.js';
-import { detectToolchain, toolchainSteps } from './detect.js';
+import { detectToolchain, pythonImportPath, readScripts, toolchainSteps } from './detect.js';
+import { repoChecks } from './repo-checks.js';
 
 /** Inputs of {@link planVerification}. */
 export interface PlanOptions {
@@ -20,6 +21,8 @@ export interface PlanOptions {
  *   go.mod, Cargo.toml, pyproject.toml);
  * - DoD: the job's, when non-empty > `.codefleet.yml` `dod` > none. An empty job DoD does
  *   not erase the repository's: the repository's bar holds unless a job sets its own.
+ * - further checks the repository runs itself (npm scripts such as `check` or `test:unit`,
+ *   flake8, AGENTS.md commands; see {@link repoChecks}) join their step, after its command.
  *
  * @throws {ConfigError} (`invalid_config`) when `.codefleet.yml` is invalid, naming each key path.
  */
@@ -28,12 +31,20 @@ export async function planVerification(workdir: string, options: PlanOptions): P
   const toolchain = repo?.toolchain ?? (await detectToolchain(workdir));
   const detected = await toolchainSteps(workdir, toolchain, options.config);
 
-  const steps: PlannedStep[] = [];
+  const primary: PlannedStep[] = [];
   for (const name of stepOrder) {
     const override = name === 'install' ? undefined : repo?.verify[name];
     const command = override ?? detected[name];
-    if (command !== undefined && command.length > 0) steps.push({ name, command: [...command] });
+    if (command !== undefined && command.length > 0) primary.push({ name, command: [...command] });
   }
+  // The repository's own further checks, except for a step .codefleet.yml sets: it says
+  // exactly what runs there.
+  const scripts = toolchain === 'node' ? await readScripts(workdir) : undefined;
+  const extra = (await repoChecks(workdir, toolchain, scripts, primary)).filter((step) => step.name === 'install' || repo?.verify[step.name] === undefined);
+  const steps = stepOrder.flatMap((name) => [...primary, ...extra].filter((step) => step.name === name));
+  const env: Record<string, string> = {};
+  const importPath = toolchain === 'python' && detected.install === undefined ? await pythonImportPath(workdir) : undefined;
+  if (importPath !== undefined) env.PYTHONPATH = importPath;
 
   const jobDod = (options.jobDod ?? []).filter((command) => command.length > 0);
   const useJob = jobDod.length > 0;
@@ -43,6 +54,16 @@ export async function planVerification(workdir: string, options: PlanOptions): P
     toolchain,
     steps,
     dod: dod.map((command) => [...command]),
+    env,
     source: useJob ? 'job' : repoShaped ? 'repo' : 'detected',
   };
+}
+
+/** The environment checks run with: the worker's `base`, plus what the plan needs (PYTHONPATH in front). */
+export function planEnv(plan: Pick<VerifyPlan, 'env'>, base: Readonly<Record<string, string>>): Record<string, string> {
+  const env = { ...base };
+  for (const [name, value] of Object.entries(plan.env)) {
+    env[name] = name === 'PYTHONPATH' && base.PYTHONPATH ? `${value}:${base.PYTHONPATH}` : value;
+  }
+  return env;
 }

@@ -1,0 +1,35 @@
+import { planEnv, planKey, readBaseline, runBaseline, writeBaseline, type Baseline } from '@codefleet/verify';
+import type { PassInput } from './passes.js';
+
+/**
+ * The base commit's verification under this job's plan: read from the repository's cache,
+ * or run now on the untouched copy (before any agent) and cached for every later job on
+ * the same base commit and plan. `undefined` when baselines are off, there is nothing to
+ * compare, or the copy no longer holds the base (a retry resumed an earlier attempt's work
+ * and nothing is cached): then every failure counts against the change, as before.
+ *
+ * Whatever the checks wrote that would count as a change (an untracked report file) is put
+ * back, so the agent starts from the base.
+ */
+export async function baselineFor(input: PassInput): Promise<Baseline | undefined> {
+  const { deps, ctx, ws, plan, runners } = input;
+  if (deps.settings.verification.baseline === false) return undefined;
+  if (!plan.steps.some((step) => step.name !== 'install' && step.name !== 'format')) return undefined;
+  const file = ws.baselineFile(planKey(plan.steps, planEnv(plan, deps.settings.verifyEnv)));
+  const cached = await readBaseline(file);
+  if (cached !== undefined) return cached;
+  if (ws.startSha !== ws.baseSha || (await ws.changedFiles()).length > 0) return undefined;
+  const { baseline, results } = await runBaseline(ws.dir, plan.steps, {
+    env: planEnv(plan, deps.settings.verifyEnv), timeoutMs: deps.settings.stepTimeoutMs, signal: ctx.signal,
+    runner: runners.runner, installRunner: runners.installRunner, installStamp: ws.installStamp,
+  });
+  const left = await ws.changedFiles();
+  if (left.length > 0) await ws.restoreFiles(left);
+  await writeBaseline(file, baseline);
+  const failing = results.filter((result) => !result.passed);
+  deps.log.info({
+    event: 'verify.baseline', job_id: ctx.job.id, base_sha: ws.baseSha, checks: results.length,
+    failing: failing.map((result) => `${result.name}: ${result.command.join(' ')}`),
+  }, failing.length === 0 ? 'the base commit passes every check' : `${failing.length} check(s) fail on the base commit already: they will not be held against the change`);
+  return baseline;
+}
