@@ -162,7 +162,8 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
       // doctor is for, so it opens each itself and reports it.
       const { doctor } = await commands.doctor();
       const checks = await doctor(await load());
-      for (const c of checks) io.out(c.ok ? `ok    ${c.what}` : `FAIL  ${c.what}\n      fix: ${c.fix ?? ''}`);
+      // A warning is ok with a fix to offer.
+      for (const c of checks) io.out(`${c.ok ? 'ok  ' : 'FAIL'}  ${c.what}${c.fix === undefined ? '' : `\n      fix: ${c.fix}`}`);
       code = checks.every((c) => c.ok) ? 0 : 1;
     });
 

@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { createTempDir, createTempRepo, freePort, gitTestEnv, startFixture, type TempDir } from '@codefleet/testkit';
@@ -101,6 +101,20 @@ describe('codefleet CLI', () => {
     expect(result.out).toMatch(/^ok {4}queue \(local\): depth 0/m);
     expect(result.out).toMatch(/FAIL {2}agent command: no-such-agent-binary not found on PATH\n {6}fix: /);
     expect(result.out).toMatch(/^ok {4}run store \(sqlite\): no runs yet/m);
+    // Each toolchain's programs: node's are here; a missing one is a warning naming the fix.
+    expect(result.out).toMatch(/^ok {4}toolchain node: npm\b/m);
+  });
+
+  it("doctor warns about a toolchain whose programs are not on the checks' PATH, and finds them through verification.env.path", async () => {
+    const bin = join(dir.path, 'tools');
+    await mkdir(bin, { recursive: true });
+    await writeFile(join(bin, 'cf-test-cargo'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    const config = 'data_dir: ./data\nsandbox:\n  mode: none\nverification:\n  toolchains:\n    rust:\n      build: [cf-test-cargo, build]\n      format: []\n      lint: []\n      test: [cf-test-cargo, test]\n';
+    await writeFile(join(dir.path, 'config.yaml'), config);
+    const without = await cli(dir.path, 'doctor');
+    expect(without.out).toMatch(/^ok {4}WARNING toolchain rust: cf-test-cargo not found on the checks' PATH.*\n {6}fix: install cf-test-cargo, or add its directory to verification.env.path/m);
+    await writeFile(join(dir.path, 'config.yaml'), `${config}  env:\n    path: [${bin}]\n`);
+    expect((await cli(dir.path, 'doctor')).out).toMatch(/^ok {4}toolchain rust: cf-test-cargo$/m);
   });
 
   it('runs, show and doctor report a fleet run store whose Redis is down instead of waiting for it', async () => {

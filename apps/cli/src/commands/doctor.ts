@@ -34,10 +34,36 @@ export async function doctor(loaded: LoadedConfig): Promise<Check[]> {
   checks.push(await queueCheck(config));
   checks.push(await storeCheck(config));
   checks.push(await sandboxCheck(loaded));
+  checks.push(...(await toolchainChecks(loaded)));
   checks.push(await agentCheck(loaded));
   const keyCheck = agentKeyCheck(loaded);
   if (keyCheck) checks.push(keyCheck);
   checks.push(await forgeCheck(loaded));
+  return checks;
+}
+
+/**
+ * Each toolchain's programs (the configured commands' first words), looked up on the PATH
+ * checks run with (verification.env.path included). A missing one is a warning, not a
+ * failure: a worker may never see a repository of that kind.
+ */
+async function toolchainChecks(loaded: LoadedConfig): Promise<Check[]> {
+  const { findExecutable } = await import('@codefleet/process');
+  const { runEnvironment } = await import('../pipeline-deps.js');
+  const { toolchains } = loaded.config.verification;
+  const path = runEnvironment(loaded.env, loaded.config.verification.env).PATH;
+  const checks: Check[] = [];
+  for (const [name, commands] of Object.entries(toolchains)) {
+    const programs = [...new Set([...(name === 'node' ? ['npm'] : []), ...Object.values(commands).flatMap((argv) => argv.slice(0, 1))])];
+    const missing: string[] = [];
+    for (const program of programs) if ((await findExecutable(program, '/', path)) === undefined) missing.push(program);
+    checks.push(missing.length === 0
+      ? { ok: true, what: `toolchain ${name}: ${programs.join(', ')}` }
+      : {
+        ok: true, what: `WARNING toolchain ${name}: ${missing.join(', ')} not found on the checks' PATH: those checks of ${name} repositories cannot start`,
+        fix: `install ${missing.join(', ')}, or add its directory to verification.env.path`,
+      });
+  }
   return checks;
 }
 
