@@ -145,6 +145,33 @@ describe('GitHub forge specifics', () => {
     expect(await forge.listLabels('acme/no-such-repo', target).catch((e: unknown) => e)).toMatchObject({ code: 'forge_not_found', verdict: 'permanent' });
   });
 
+  it("rate limits follow GitHub's rules: a bare 429 is a limit, a limit naming no time waits a minute", async () => {
+    const repo = `acme/limits2-${randomBytes(4).toString('hex')}`;
+    await gh.createRepo(repo);
+    const issue = gh.createIssue(repo, { title: 't' });
+    const forge = forgeFor();
+    const target = { kind: 'issue' as const, number: issue.number };
+    // 429 is "too many requests" by its status, with or without rate-limit headers.
+    gh.failNext({ method: 'GET', path: /\/labels$/, status: 429, body: { message: 'Too Many Requests' } });
+    expect(await forge.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({
+      code: 'rate_limited', verdict: 'transient', retryAfterMs: 60_000, details: { rateLimit: 'secondary', waitNamed: false },
+    });
+    // A secondary limit without retry-after: at least one minute, not the worker's 10 s.
+    gh.failNext({ method: 'GET', path: /\/labels$/, status: 403, body: { message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.' } });
+    expect(await forge.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({ code: 'rate_limited', retryAfterMs: 60_000 });
+    // A reset time counts only with x-ratelimit-remaining 0: otherwise the limit hit is a secondary one.
+    const reset = Math.floor(Date.now() / 1_000) + 3_000;
+    gh.failNext({ method: 'GET', path: /\/labels$/, status: 403, headers: { 'x-ratelimit-remaining': '12', 'x-ratelimit-reset': String(reset) }, body: { message: 'You have exceeded a secondary rate limit.' } });
+    expect(await forge.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({ code: 'rate_limited', retryAfterMs: 60_000 });
+    gh.failNext({ method: 'GET', path: /\/labels$/, status: 429, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) } });
+    const primary = await forge.listLabels(repo, target).catch((e: unknown) => e) as { retryAfterMs: number; details: { rateLimit: string } };
+    expect(primary.details.rateLimit).toBe('primary');
+    expect(primary.retryAfterMs).toBeGreaterThan(2_900_000);
+    // A plain 403 (no access) is no rate limit.
+    gh.failNext({ method: 'GET', path: /\/labels$/, status: 403, body: { message: 'Resource not accessible by integration' } });
+    expect(await forge.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({ code: 'forge_rejected', verdict: 'permanent' });
+  });
+
   it('refuses repos that are not owner/name and task targets', async () => {
     const forge = forgeFor();
     await expect(forge.listLabels('/srv/repo.git', { kind: 'issue', number: 1 })).rejects.toMatchObject({ code: 'forge_rejected' });
