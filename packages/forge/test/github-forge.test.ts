@@ -172,6 +172,52 @@ describe('GitHub forge specifics', () => {
     expect(await forge.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({ code: 'forge_rejected', verdict: 'permanent' });
   });
 
+  it('where GitHub refuses drafts, the pull request is opened marked (label, title prefix, comment) and unmarked later', async () => {
+    const repo = `acme/free-${randomBytes(4).toString('hex')}`;
+    const { bareDir } = await gh.createRepo(repo, { 'README.md': '# free\n' }, { private: true, draftPullRequests: false });
+    const scratch = await createTempDir('gh-free');
+    try {
+      const work = join(scratch.path, 'work');
+      await git(scratch.path, ['clone', '--quiet', bareDir, work]);
+      for (const branch of ['ai/issue-1', 'ai/issue-2']) {
+        await git(work, ['checkout', '--quiet', '-B', branch, 'origin/main']);
+        await git(work, ['commit', '--quiet', '--allow-empty', '-m', branch]);
+      }
+      const forge = forgeFor();
+      await forge.ensureBranch({ repo, workdir: work, branch: 'ai/issue-1', sha: (await git(work, ['rev-parse', 'ai/issue-1'])).trim() });
+      await forge.ensureBranch({ repo, workdir: work, branch: 'ai/issue-2' });
+      const req = { repo, head: 'ai/issue-1', base: 'main', title: 'Add a widget', body: 'DoD failed', draft: true };
+
+      const opened = await forge.ensurePullRequest(req);
+      expect(opened).toMatchObject({ created: true, draft: true, title: '[Draft] Add a widget' });
+      const onGithub = () => gh.pulls(repo).find((p) => p.number === opened.number)!;
+      expect(onGithub()).toMatchObject({ draft: false, title: '[Draft] Add a widget' });
+      expect(gh.labels(repo, opened.number)).toEqual(['codefleet:draft']);
+      const marks = () => gh.comments(repo, opened.number).filter((c) => c.body.startsWith('<!-- codefleet:draft-refused -->'));
+      expect(marks()).toHaveLength(1);
+      expect(marks()[0]!.body).toContain('do not merge it as it is');
+      // A retry converges: same pull request, one comment, one prefix; it reads as a draft.
+      expect(await forge.ensurePullRequest(req)).toMatchObject({ created: false, number: opened.number, draft: true, title: '[Draft] Add a widget' });
+      expect(marks()).toHaveLength(1);
+      expect(await forge.getPullRequest(repo, opened.number)).toMatchObject({ draft: true });
+      expect(gh.prCreations(repo, 'ai/issue-1')).toBe(1);
+
+      // A later run passes the definition of done: the marks go.
+      expect(await forge.ensurePullRequest({ ...req, draft: false })).toMatchObject({ draft: false, title: 'Add a widget' });
+      expect(onGithub().title).toBe('Add a widget');
+      expect(gh.labels(repo, opened.number)).toEqual([]);
+      expect(marks()[0]!.body).toContain('no longer stands for a draft');
+
+      // An open, ready pull request asked to become a draft: GraphQL refuses, so it is marked.
+      const ready = await forge.ensurePullRequest({ ...req, head: 'ai/issue-2', draft: false });
+      expect(ready.draft).toBe(false);
+      expect(await forge.ensurePullRequest({ ...req, head: 'ai/issue-2', draft: true })).toMatchObject({ number: ready.number, draft: true, title: '[Draft] Add a widget' });
+      expect(gh.labels(repo, ready.number)).toEqual(['codefleet:draft']);
+    } finally {
+      await scratch.dispose();
+    }
+  });
+
   it('refuses repos that are not owner/name and task targets', async () => {
     const forge = forgeFor();
     await expect(forge.listLabels('/srv/repo.git', { kind: 'issue', number: 1 })).rejects.toMatchObject({ code: 'forge_rejected' });

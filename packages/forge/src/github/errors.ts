@@ -56,6 +56,17 @@ export function rateLimitOf(status: number, headers: Record<string, string | num
  */
 export function githubFailure(operation: string, error: unknown): CodefleetError {
   if (error instanceof CodefleetError) return error;
+  // GraphQL answers its refusals with 200 and an `errors` list: an answer, not a lost connection.
+  const graphqlErrors = (error as { errors?: { type?: string; message?: string }[] } | undefined)?.errors;
+  if (!isHttpFailure(error) && Array.isArray(graphqlErrors)) {
+    const text = graphqlErrors.map((e) => e.message ?? e.type ?? '').join('; ');
+    if (graphqlErrors.some((e) => e.type === 'RATE_LIMITED')) {
+      return new CodefleetError('rate_limited', `GitHub ${operation}: GraphQL rate limit (${text}); retry in 60 s`, {
+        verdict: 'transient', cause: error, retryAfterMs: secondaryLimitFloorMs, details: { rateLimit: 'primary', retryAfterMs: secondaryLimitFloorMs, waitNamed: false },
+      });
+    }
+    return new CodefleetError('forge_rejected', `GitHub ${operation}: ${text}`, { verdict: 'permanent', cause: error });
+  }
   if (!isHttpFailure(error)) {
     const message = error instanceof Error ? error.message : String(error);
     return new CodefleetError('network', `GitHub ${operation} failed without a response: ${message}`, { verdict: 'transient', cause: error });
