@@ -26,7 +26,7 @@ export interface TriggerRequest {
 
 /** What the producer needs. */
 export interface TriggerDeps {
-  forge: Pick<GithubForge, 'getTask' | 'permission' | 'ensureComment' | 'ensureLabels' | 'reviewComments'>;
+  forge: Pick<GithubForge, 'getTask' | 'permission' | 'ensureComment' | 'listComments' | 'ensureLabels' | 'reviewComments'>;
   queue: Queue;
   log: Logger;
   labels: { queued: string };
@@ -202,9 +202,11 @@ export async function followUpFromReview(deps: TriggerDeps, req: ReviewRequest):
   await deps.cancels?.clearCancel(taskKeyOf(req.repo, Number(issueNumber)));
   log.info({ event: 'trigger.follow_up', job_id: job.id }, 'review follow-up queued');
   if (req.deferred === true) {
-    await bestEffort(log, 'trigger.comment_failed', () => deps.forge.ensureComment({
-      repo: req.repo, target, marker, body: `Thanks @${req.actor}: this review is queued as a follow-up job now.`,
-    }));
+    // Only where the wait was announced: a review that merely failed once gets no comment.
+    await bestEffort(log, 'trigger.comment_failed', async () => {
+      if (!(await deps.forge.listComments(req.repo, target)).some((c) => c.marker === marker)) return;
+      await deps.forge.ensureComment({ repo: req.repo, target, marker, body: `Thanks @${req.actor}: this review is queued as a follow-up job now.` });
+    });
   }
   return { status: 'enqueued', jobId: job.id };
 }

@@ -112,6 +112,19 @@ describe('delivery processing', () => {
     expect(told()[0]!.body).toContain('queued as a follow-up job');
   });
 
+  it('a review that only failed once is queued on its next try without a comment', async () => {
+    h = await openHarness({ baseDelayMs: 20 });
+    const issue = labeledIssue();
+    await git(h.gh.repoDir('acme/widgets'), ['branch', `ai/issue-${issue.number}`, 'main']);
+    const pr = await h.forge.ensurePullRequest({ repo: 'acme/widgets', head: `ai/issue-${issue.number}`, base: 'main', title: 't', body: 'b', draft: false });
+    h.gh.failNext({ method: 'GET', path: /\/collaborators\/alice\/permission$/, status: 502 });
+    const review = reviewed('acme/widgets', pr.number, `ai/issue-${issue.number}`, 'alice', 'Rename it.', { id: 7 });
+    await h.deliver(review, { 'x-github-event': 'pull_request_review', 'x-hub-signature-256': sign(review) });
+    expect(await h.processor.processNext()).toMatchObject({ settled: 'retrying' });
+    expect(await h.processor.processNext({ waitMs: 5_000 })).toMatchObject({ settled: 'acked', outcome: { status: 'enqueued', jobId: 'gh-review-7' } });
+    expect(h.gh.comments('acme/widgets', pr.number)).toEqual([]);
+  });
+
   it('reviews that ask for nothing, come from strangers or other branches are not followed up', async () => {
     h = await openHarness();
     const issue = labeledIssue();
