@@ -5,7 +5,9 @@ import { loadConfig } from '@codefleet/config';
 import type { GithubForge } from '@codefleet/forge';
 import { silentLogger } from '@codefleet/log';
 import { followUpFromReview } from '@codefleet/producer';
-import { createTempDir, git, gitTestEnv, startGithubStandIn, type GithubStandIn, type TempDir } from '@codefleet/testkit';
+import { createHmac } from 'node:crypto';
+import { createTempDir, git, gitTestEnv, startGithubStandIn, waitFor, type GithubStandIn, type TempDir } from '@codefleet/testkit';
+import { deliveryQueueSettings, webhook } from '../src/commands/producer.js';
 import { runCli } from '../src/index.js';
 import { openRuntime } from '../src/runtime.js';
 
@@ -77,6 +79,51 @@ describe('codefleet on GitHub (stand-in)', () => {
     expect(gh.prCreations('acme/widgets', `ai/issue-${issue.number}`)).toBe(1);
     expect(await git(gh.repoDir('acme/widgets'), ['rev-list', '--count', `main..ai/issue-${issue.number}`])).toBe('2');
   }, 60_000);
+
+  it('producer webhook: a signed form-encoded label delivery is recorded, then queued as a job', async () => {
+    await gh.createRepo('acme/widgets');
+    gh.setPermission('acme/widgets', 'alice', 'write');
+    const issue = gh.createIssue('acme/widgets', { title: 'Append more notes' });
+    gh.labelIssue('acme/widgets', issue.number, 'codefleet', 'alice');
+    await writeFile(join(dir.path, 'config.yaml'), [
+      'data_dir: ./data', 'logging:', '  level: silent', 'forge:', '  type: github', '  github:', `    api_url: ${gh.url}`, '    repos: [acme/widgets]', '',
+    ].join('\n'));
+    const env = { PATH: process.env.PATH, HOME: dir.path, GITHUB_TOKEN: gh.token, GITHUB_WEBHOOK_SECRET: 's3cret', ...gitTestEnv() };
+    const rt = await openRuntime(await loadConfig({ path: join(dir.path, 'config.yaml'), cwd: dir.path, env }), { log: silentLogger(), longRunning: true });
+    const stop = new AbortController();
+    const lines: string[] = [];
+    const running = webhook(rt, { port: 0, signal: stop.signal }, (l) => lines.push(l));
+    try {
+      const listening = await waitFor(() => lines.find((l) => l.startsWith('listening')));
+      expect(listening).toContain('acme/widgets');
+      const url = /(http:\/\/\S+\/webhook)/.exec(listening)![1]!;
+      const payload = JSON.stringify({
+        action: 'labeled', label: { name: 'codefleet' }, issue: { number: issue.number }, repository: { full_name: 'acme/widgets' }, sender: { login: 'alice' },
+      });
+      const form = new URLSearchParams({ payload }).toString();
+      const answer = await fetch(url, {
+        method: 'POST', body: form,
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded', 'x-github-event': 'issues', 'x-github-delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0958',
+          'x-hub-signature-256': `sha256=${createHmac('sha256', 's3cret').update(form).digest('hex')}`,
+        },
+      });
+      expect(answer.status).toBe(202);
+      await waitFor(async () => (await rt.queue.stats()).ready === 1, { what: 'the job' });
+      expect(gh.labels('acme/widgets', issue.number)).toContain('codefleet:queued');
+    } finally {
+      stop.abort();
+      await running;
+      await rt.close();
+    }
+  }, 60_000);
+
+  it('deliveries are recorded beside the jobs; with SQS on the coordination Redis', () => {
+    expect(deliveryQueueSettings({ backend: 'local', path: '/q.sqlite', name: 'codefleet', leaseMs: 1_000, maxAttempts: 4 })).toMatchObject({ backend: 'local', path: '/q.sqlite', name: 'codefleet-deliveries' });
+    expect(deliveryQueueSettings({
+      backend: 'sqs', queueUrl: 'https://sqs/q', region: 'us-east-1', coordinationUrl: 'redis://r:6379', prefix: 'cf', name: 'codefleet', leaseMs: 30_000, maxAttempts: 4,
+    })).toEqual({ backend: 'bullmq', url: 'redis://r:6379', prefix: 'cf', name: 'codefleet-deliveries', leaseMs: 30_000, maxAttempts: 1_000 });
+  });
 
   it('refuses to start without the token or the webhook secret, naming the variable', async () => {
     await writeFile(join(dir.path, 'config.yaml'), `data_dir: ./data\nforge:\n  type: github\n  github:\n    api_url: ${gh.url}\n`);

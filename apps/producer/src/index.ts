@@ -1,5 +1,11 @@
 export {
   cancelFromIssue, followUpFromReview, taskKeyOf, triggerFromIssue, type ReviewRequest, type TriggerDeps, type TriggerOutcome, type TriggerRequest,
 } from './trigger.js';
-export { startWebhookServer, type WebhookOptions, type WebhookServer } from './webhook.js';
+export { payloadOf, startWebhookServer, type WebhookOptions, type WebhookServer } from './webhook.js';
+export {
+  deliveryIdOf, deliveryJob, deliveryOf, jobIdOf, readDelivery, type Delivery, type DeliveryIntent, type Reading,
+} from './delivery.js';
+export {
+  createDeliveryProcessor, deliveryRetryDelayMs, type DeliveryProcessor, type ProcessedDelivery, type ProcessorOptions,
+} from './process.js';
 export { createPoller, type PollDeps, type PollOptions } from './poll.js';

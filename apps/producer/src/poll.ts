@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { classify, escapeInline } from '@codefleet/core';
 import type { GithubForge } from '@codefleet/forge';
 import { cancelFromIssue, triggerFromIssue, type TriggerDeps, type TriggerOutcome } from './trigger.js';
 
@@ -28,8 +29,13 @@ const keepHandled = 2_000;
  * `labeled` events), and triggers each label event once; then the comments updated since
  * the last poll, for `/codefleet retry` and `/codefleet cancel`. The ids of handled events are
  * persisted (written to a temp file, then renamed) before the poll returns, so a restart
- * never handles an event twice; and if it crashed in between, the job's idempotency key
- * still makes the second trigger a duplicate.
+ * never handles an event twice; and if it crashed in between, the job id derived from the
+ * event still makes the second trigger a duplicate.
+ *
+ * Each repository, issue and comment is handled on its own: a transient failure (GitHub
+ * 5xx, a rate limit) leaves that one unhandled for the next poll and goes on with the
+ * rest; one that cannot become a job for good is marked handled, reported as `failed`,
+ * and the issue gets a comment saying why.
  */
 export function createPoller(deps: PollDeps, options: PollOptions): { pollOnce(): Promise<TriggerOutcome[]> } {
   const load = (): Cursor => {
@@ -46,36 +52,83 @@ export function createPoller(deps: PollDeps, options: PollOptions): { pollOnce()
     renameSync(temp, options.cursorPath);
   };
 
+  /**
+   * Runs one trigger. A transient failure throws (the caller leaves the item for the next
+   * poll); a permanent one becomes `failed`, told on the issue.
+   */
+  const attempt = async (repo: string, issueNumber: number, run: () => Promise<TriggerOutcome>): Promise<TriggerOutcome> => {
+    try {
+      return await run();
+    } catch (error) {
+      const c = classify(error);
+      if (c.verdict === 'transient') throw error;
+      const log = deps.log.child({ repo, issue: issueNumber });
+      log.warn({ err: error, event: 'poll.trigger_failed', code: c.code }, 'issue cannot become a job; told on the issue');
+      const reason = `${c.code}: ${c.message}`;
+      await deps.forge.ensureComment({
+        repo, target: { kind: 'issue', number: issueNumber }, marker: 'cannot-start',
+        body: `⚠️ codefleet could not start work on this issue: ${escapeInline(reason, 1_000)}`,
+      }).catch((err: unknown) => log.warn({ err, event: 'poll.comment_failed' }, 'could not comment the reason'));
+      return { status: 'failed', reason };
+    }
+  };
+  const skipped = (what: string, error: unknown) => {
+    deps.log.warn({ err: error, event: 'poll.skipped', what }, `${what} failed; trying again at the next poll`);
+  };
+
+  const pollRepo = async (repo: string, cursor: Cursor, outcomes: TriggerOutcome[]) => {
+    const state = (cursor.repos[repo.toLowerCase()] ??= { handled: [] });
+    const handled = new Set(state.handled);
+    for (const issueNumber of await deps.forge.labeledIssues(repo, options.triggerLabel)) {
+      try {
+        for (const event of await deps.forge.labelEvents(repo, issueNumber, options.triggerLabel)) {
+          if (handled.has(event.id)) continue;
+          const request = { repo, issueNumber, actor: event.actor, via: `poll event ${event.id}`, jobId: `gh-event-${event.id}` };
+          outcomes.push(await attempt(repo, issueNumber, () => triggerFromIssue(deps, request)));
+          handled.add(event.id);
+          state.handled = [...handled].slice(-keepHandled);
+          save(cursor);
+        }
+      } catch (error) {
+        skipped(`${repo}#${issueNumber}`, error);
+      }
+    }
+    // The first poll of a repository starts from now: old comments are history, not commands.
+    const comments = (state.comments ??= { since: new Date().toISOString(), handled: [] });
+    const seen = new Set(comments.handled);
+    for (const comment of await deps.forge.commentsSince(repo, comments.since)) {
+      if (seen.has(comment.id)) continue;
+      const command = /^\s*\/codefleet\s+(retry|cancel)\b/i.exec(comment.body)?.[1]?.toLowerCase();
+      if (command !== undefined && Number.isInteger(comment.issueNumber) && comment.author !== '') {
+        const request = { repo, issueNumber: comment.issueNumber, actor: comment.author, via: `poll comment ${comment.id}`, jobId: `gh-comment-${comment.id}` };
+        try {
+          outcomes.push(await attempt(repo, comment.issueNumber, () => (command === 'cancel' ? cancelFromIssue(deps, request) : triggerFromIssue(deps, request))));
+        } catch (error) {
+          // Comments are read in order: stop here so this one is read again next time.
+          skipped(`${repo} comment ${comment.id}`, error);
+          break;
+        }
+      }
+      seen.add(comment.id);
+      comments.handled = [...seen].slice(-keepHandled);
+      if (comment.updatedAt > (comments.since ?? '')) comments.since = comment.updatedAt;
+      save(cursor);
+    }
+  };
+
   return {
     async pollOnce() {
       const cursor = load();
       const outcomes: TriggerOutcome[] = [];
+      let failures = 0;
       for (const repo of options.repos) {
-        const state = (cursor.repos[repo.toLowerCase()] ??= { handled: [] });
-        const handled = new Set(state.handled);
-        for (const issueNumber of await deps.forge.labeledIssues(repo, options.triggerLabel)) {
-          for (const event of await deps.forge.labelEvents(repo, issueNumber, options.triggerLabel)) {
-            if (handled.has(event.id)) continue;
-            outcomes.push(await triggerFromIssue(deps, { repo, issueNumber, actor: event.actor, via: `poll event ${event.id}` }));
-            handled.add(event.id);
-            state.handled = [...handled].slice(-keepHandled);
-            save(cursor);
-          }
-        }
-        // The first poll of a repository starts from now: old comments are history, not commands.
-        const comments = (state.comments ??= { since: new Date().toISOString(), handled: [] });
-        const seen = new Set(comments.handled);
-        for (const comment of await deps.forge.commentsSince(repo, comments.since)) {
-          if (seen.has(comment.id)) continue;
-          const command = /^\s*\/codefleet\s+(retry|cancel)\b/i.exec(comment.body)?.[1]?.toLowerCase();
-          if (command !== undefined && Number.isInteger(comment.issueNumber) && comment.author !== '') {
-            const request = { repo, issueNumber: comment.issueNumber, actor: comment.author, via: `poll comment ${comment.id}` };
-            outcomes.push(command === 'cancel' ? await cancelFromIssue(deps, request) : await triggerFromIssue(deps, request));
-          }
-          seen.add(comment.id);
-          comments.handled = [...seen].slice(-keepHandled);
-          if (comment.updatedAt > (comments.since ?? '')) comments.since = comment.updatedAt;
-          save(cursor);
+        try {
+          await pollRepo(repo, cursor, outcomes);
+        } catch (error) {
+          failures += 1;
+          skipped(repo, error);
+          // Every repository failing is an outage worth an error to the caller, not a quiet poll.
+          if (failures === options.repos.length) throw error;
         }
       }
       save(cursor);

@@ -44,6 +44,40 @@ describe('polling producer', () => {
     expect((await queue.claim({ workerId: 'w' }))?.job).toMatchObject({ title: 'Add a widget', requested_by: 'alice', source: { kind: 'issue', number: issue.number } });
   });
 
+  it('one issue that cannot become a job does not stop the others, and is told why', async () => {
+    gh.setPermission('acme/widgets', 'alice', 'write');
+    const odd = gh.createIssue('acme/widgets', { title: 'Out of reach' });
+    const fine = gh.createIssue('acme/widgets', { title: 'Add a widget' });
+    const later = gh.createIssue('acme/widgets', { title: 'Add a gadget' });
+    for (const issue of [odd, fine, later]) gh.labelIssue('acme/widgets', issue.number, 'codefleet', 'alice');
+    // A permanent refusal for one issue (a token without access to it, say).
+    gh.failNext({ method: 'GET', path: new RegExp(`/issues/${odd.number}$`), status: 403, body: { message: 'Resource not accessible by integration' } });
+
+    const outcomes = await poller().pollOnce();
+    expect(outcomes).toHaveLength(3);
+    expect(outcomes).toContainEqual({ status: 'failed', reason: expect.stringContaining('forge_rejected') });
+    expect(outcomes.filter((o) => o.status === 'enqueued')).toHaveLength(2);
+    expect((await queue.stats()).ready).toBe(2);
+    const told = gh.comments('acme/widgets', odd.number);
+    expect(told).toHaveLength(1);
+    expect(told[0]!.body).toContain('could not start work on this issue');
+    expect(told[0]!.body).toContain('Resource not accessible by integration');
+    // Reported once: the next poll leaves it alone.
+    expect(await poller().pollOnce()).toEqual([]);
+  });
+
+  it('a transient failure on one issue leaves it for the next poll and goes on with the rest', async () => {
+    gh.setPermission('acme/widgets', 'alice', 'write');
+    const first = gh.createIssue('acme/widgets', { title: 'First' });
+    const second = gh.createIssue('acme/widgets', { title: 'Second' });
+    for (const issue of [first, second]) gh.labelIssue('acme/widgets', issue.number, 'codefleet', 'alice');
+    gh.failNext({ method: 'GET', path: new RegExp(`/issues/${second.number}$`), status: 502 });
+    expect(await poller().pollOnce()).toEqual([expect.objectContaining({ status: 'enqueued' })]);
+    expect(await poller().pollOnce()).toEqual([expect.objectContaining({ status: 'enqueued' })]);
+    const titles = [(await queue.claim({ workerId: 'w' }))?.job.title, (await queue.claim({ workerId: 'w' }))?.job.title].sort();
+    expect(titles).toEqual(['First', 'Second']);
+  });
+
   it('checks the permission of whoever added the label', async () => {
     const issue = gh.createIssue('acme/widgets', { title: 't' });
     gh.labelIssue('acme/widgets', issue.number, 'codefleet', 'stranger');

@@ -17,5 +17,5 @@ export { LocalForge, createLocalForge, defaultGitTimeoutMs, type LocalForgeOptio
 export {
   GithubForge, createGithubForge, githubCredentialEnv, type GithubForgeOptions, type GithubPermission, type GithubTask,
 } from './github/github-forge.js';
-export { githubFailure, retryAfterMs } from './github/errors.js';
+export { githubFailure, rateLimitOf, retryAfterMs, secondaryLimitFloorMs, type RateLimitKind } from './github/errors.js';
 export { githubAppTokens, staticToken, type GithubAppAuth, type TokenSource } from './github/app-auth.js';

@@ -145,6 +145,79 @@ describe('GitHub forge specifics', () => {
     expect(await forge.listLabels('acme/no-such-repo', target).catch((e: unknown) => e)).toMatchObject({ code: 'forge_not_found', verdict: 'permanent' });
   });
 
+  it("rate limits follow GitHub's rules: a bare 429 is a limit, a limit naming no time waits a minute", async () => {
+    const repo = `acme/limits2-${randomBytes(4).toString('hex')}`;
+    await gh.createRepo(repo);
+    const issue = gh.createIssue(repo, { title: 't' });
+    const forge = forgeFor();
+    const target = { kind: 'issue' as const, number: issue.number };
+    // 429 is "too many requests" by its status, with or without rate-limit headers.
+    gh.failNext({ method: 'GET', path: /\/labels$/, status: 429, body: { message: 'Too Many Requests' } });
+    expect(await forge.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({
+      code: 'rate_limited', verdict: 'transient', retryAfterMs: 60_000, details: { rateLimit: 'secondary', waitNamed: false },
+    });
+    // A secondary limit without retry-after: at least one minute, not the worker's 10 s.
+    gh.failNext({ method: 'GET', path: /\/labels$/, status: 403, body: { message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.' } });
+    expect(await forge.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({ code: 'rate_limited', retryAfterMs: 60_000 });
+    // A reset time counts only with x-ratelimit-remaining 0: otherwise the limit hit is a secondary one.
+    const reset = Math.floor(Date.now() / 1_000) + 3_000;
+    gh.failNext({ method: 'GET', path: /\/labels$/, status: 403, headers: { 'x-ratelimit-remaining': '12', 'x-ratelimit-reset': String(reset) }, body: { message: 'You have exceeded a secondary rate limit.' } });
+    expect(await forge.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({ code: 'rate_limited', retryAfterMs: 60_000 });
+    gh.failNext({ method: 'GET', path: /\/labels$/, status: 429, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) } });
+    const primary = await forge.listLabels(repo, target).catch((e: unknown) => e) as { retryAfterMs: number; details: { rateLimit: string } };
+    expect(primary.details.rateLimit).toBe('primary');
+    expect(primary.retryAfterMs).toBeGreaterThan(2_900_000);
+    // A plain 403 (no access) is no rate limit.
+    gh.failNext({ method: 'GET', path: /\/labels$/, status: 403, body: { message: 'Resource not accessible by integration' } });
+    expect(await forge.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({ code: 'forge_rejected', verdict: 'permanent' });
+  });
+
+  it('where GitHub refuses drafts, the pull request is opened marked (label, title prefix, comment) and unmarked later', async () => {
+    const repo = `acme/free-${randomBytes(4).toString('hex')}`;
+    const { bareDir } = await gh.createRepo(repo, { 'README.md': '# free\n' }, { private: true, draftPullRequests: false });
+    const scratch = await createTempDir('gh-free');
+    try {
+      const work = join(scratch.path, 'work');
+      await git(scratch.path, ['clone', '--quiet', bareDir, work]);
+      for (const branch of ['ai/issue-1', 'ai/issue-2']) {
+        await git(work, ['checkout', '--quiet', '-B', branch, 'origin/main']);
+        await git(work, ['commit', '--quiet', '--allow-empty', '-m', branch]);
+      }
+      const forge = forgeFor();
+      await forge.ensureBranch({ repo, workdir: work, branch: 'ai/issue-1', sha: (await git(work, ['rev-parse', 'ai/issue-1'])).trim() });
+      await forge.ensureBranch({ repo, workdir: work, branch: 'ai/issue-2' });
+      const req = { repo, head: 'ai/issue-1', base: 'main', title: 'Add a widget', body: 'DoD failed', draft: true };
+
+      const opened = await forge.ensurePullRequest(req);
+      expect(opened).toMatchObject({ created: true, draft: true, title: '[Draft] Add a widget' });
+      const onGithub = () => gh.pulls(repo).find((p) => p.number === opened.number)!;
+      expect(onGithub()).toMatchObject({ draft: false, title: '[Draft] Add a widget' });
+      expect(gh.labels(repo, opened.number)).toEqual(['codefleet:draft']);
+      const marks = () => gh.comments(repo, opened.number).filter((c) => c.body.startsWith('<!-- codefleet:draft-refused -->'));
+      expect(marks()).toHaveLength(1);
+      expect(marks()[0]!.body).toContain('do not merge it as it is');
+      // A retry converges: same pull request, one comment, one prefix; it reads as a draft.
+      expect(await forge.ensurePullRequest(req)).toMatchObject({ created: false, number: opened.number, draft: true, title: '[Draft] Add a widget' });
+      expect(marks()).toHaveLength(1);
+      expect(await forge.getPullRequest(repo, opened.number)).toMatchObject({ draft: true });
+      expect(gh.prCreations(repo, 'ai/issue-1')).toBe(1);
+
+      // A later run passes the definition of done: the marks go.
+      expect(await forge.ensurePullRequest({ ...req, draft: false })).toMatchObject({ draft: false, title: 'Add a widget' });
+      expect(onGithub().title).toBe('Add a widget');
+      expect(gh.labels(repo, opened.number)).toEqual([]);
+      expect(marks()[0]!.body).toContain('no longer stands for a draft');
+
+      // An open, ready pull request asked to become a draft: GraphQL refuses, so it is marked.
+      const ready = await forge.ensurePullRequest({ ...req, head: 'ai/issue-2', draft: false });
+      expect(ready.draft).toBe(false);
+      expect(await forge.ensurePullRequest({ ...req, head: 'ai/issue-2', draft: true })).toMatchObject({ number: ready.number, draft: true, title: '[Draft] Add a widget' });
+      expect(gh.labels(repo, ready.number)).toEqual(['codefleet:draft']);
+    } finally {
+      await scratch.dispose();
+    }
+  });
+
   it('refuses repos that are not owner/name and task targets', async () => {
     const forge = forgeFor();
     await expect(forge.listLabels('/srv/repo.git', { kind: 'issue', number: 1 })).rejects.toMatchObject({ code: 'forge_rejected' });

@@ -5,6 +5,7 @@ export { startRedis, type RedisOptions, type RedisServer } from './redis-server.
 export { startFixture, type FixtureOptions, type FixtureProcess } from './fixture-process.js';
 export { isAlive, waitFor, type WaitOptions } from './wait.js';
 export {
-  startGithubStandIn, type FaultRule, type GithubStandIn, type Permission, type StandInComment, type StandInIssue, type StandInPull,
+  startGithubStandIn, type Exchange, type FaultRule, type GithubStandIn, type Permission, type RepoOptions, type StandInComment, type StandInEvent,
+  type StandInIssue, type StandInPull,
 } from './github/stand-in.js';
 export { startOllamaStandIn, type OllamaStandIn, type OllamaStandInOptions, type RecordedChat, type ScriptedReply } from './ollama-stand-in.js';

@@ -63,6 +63,43 @@ describe('GitHub stand-in', () => {
     expect((await api('POST', '/repos/acme/widgets/pulls', { title: 'x', head: 'no-such-branch', base: 'main' })).status).toBe(422);
   });
 
+  it('pages lists as GitHub does: 30 by default, at most 100, Link headers to next and last', async () => {
+    const issue = gh.createIssue('acme/widgets', { title: 'busy' });
+    for (let n = 0; n < 130; n += 1) gh.commentAs('acme/widgets', issue.number, 'alice', `comment ${n}`);
+    const path = `/repos/acme/widgets/issues/${issue.number}/comments`;
+    const first = await api('GET', path);
+    expect((await first.json() as unknown[]).length).toBe(30);
+    expect(first.headers.get('link')).toMatch(/<[^>]*[?&]page=2[^>]*>; rel="next", <[^>]*[?&]page=5[^>]*>; rel="last"/);
+    const capped = await api('GET', `${path}?per_page=500`);
+    expect((await capped.json() as unknown[]).length).toBe(100);
+    const last = await api('GET', `${path}?per_page=100&page=2`);
+    expect((await last.json() as { body: string }[]).map((c) => c.body)).toEqual(Array.from({ length: 30 }, (_, i) => `comment ${100 + i}`));
+    expect(last.headers.get('link')).not.toContain('rel="next"');
+    expect(last.headers.get('link')).toContain('rel="first"');
+    // One page only: no Link header at all.
+    expect((await api('GET', `/repos/acme/widgets/issues/${issue.number}/labels`)).headers.get('link')).toBeNull();
+  });
+
+  it('refuses drafts where the repository cannot have them, and comments on locked issues', async () => {
+    await gh.createRepo('acme/private', { 'README.md': '# p\n' }, { private: true, draftPullRequests: false });
+    expect((await git([...gitAuth(gh.token), 'clone', '--quiet', `${gh.url}/acme/private.git`, 'p'])).exitCode).toBe(0);
+    const work = `${dir.path}/p`;
+    await git(['checkout', '--quiet', '-b', 'ai/issue-9'], work);
+    await git(['commit', '--quiet', '--allow-empty', '-m', 'x'], work);
+    expect((await git([...gitAuth(gh.token), 'push', '--quiet', 'origin', 'ai/issue-9'], work)).exitCode).toBe(0);
+    const draft = await api('POST', '/repos/acme/private/pulls', { title: 'x', head: 'ai/issue-9', base: 'main', draft: true });
+    expect(draft.status).toBe(422);
+    expect(await draft.json()).toMatchObject({ message: 'Draft pull requests are not supported in this repository.' });
+    expect((await api('POST', '/repos/acme/private/pulls', { title: 'x', head: 'ai/issue-9', base: 'main' })).status).toBe(201);
+
+    const issue = gh.createIssue('acme/widgets', { title: 'heated' });
+    gh.lockIssue('acme/widgets', issue.number);
+    const refused = await api('POST', `/repos/acme/widgets/issues/${issue.number}/comments`, { body: 'hello' });
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ message: 'Unable to create comment because issue is locked.' });
+    expect(gh.comments('acme/widgets', issue.number)).toEqual([]);
+  });
+
   it('injects faults: a secondary rate limit with retry-after, then normal answers', async () => {
     gh.failNext({ method: 'GET', path: /\/issues\/\d+$/, status: 403, headers: { 'retry-after': '1' }, body: { message: 'You have exceeded a secondary rate limit.' } });
     const issue = gh.createIssue('acme/widgets', { title: 't' });

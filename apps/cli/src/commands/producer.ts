@@ -2,7 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { CodefleetError } from '@codefleet/core';
 import { GithubForge } from '@codefleet/forge';
-import { createPoller, startWebhookServer, type TriggerDeps } from '@codefleet/producer';
+import { createDeliveryProcessor, createPoller, startWebhookServer, type TriggerDeps } from '@codefleet/producer';
+import { openQueue, queueSettingsFromConfig, type QueueSettings } from '@codefleet/queue';
 import type { Runtime } from '../runtime.js';
 
 async function triggerDeps(rt: Runtime): Promise<TriggerDeps & { forge: GithubForge }> {
@@ -10,7 +11,26 @@ async function triggerDeps(rt: Runtime): Promise<TriggerDeps & { forge: GithubFo
   if (!(forge instanceof GithubForge)) {
     throw new CodefleetError('invalid_config', 'the producer turns GitHub issues into jobs: set forge.type to github (and the token variable)');
   }
-  return { forge, queue: rt.queue, log: rt.log, labels: { queued: rt.config.forge.github.labels.queued }, cancels: rt.store };
+  return { forge, queue: rt.queue, log: rt.log, labels: { queued: rt.config.forge.github.labels.queued }, cancels: rt.store, runs: rt.store };
+}
+
+/**
+ * Where the webhook records deliveries: beside the jobs' queue, under a name of its own
+ * (`<queue.name>-deliveries`). An SQS queue URL carries one kind of message, so with SQS
+ * the records go to BullMQ on the coordination Redis. Attempts are not what ends a
+ * delivery (the processor gives up a day after receipt; a rate limit or a running job
+ * may be waited out many times), hence the high count.
+ */
+export function deliveryQueueSettings(settings: QueueSettings): QueueSettings {
+  const name = `${settings.name}-deliveries`;
+  const maxAttempts = 1_000;
+  switch (settings.backend) {
+    case 'local':
+    case 'bullmq':
+      return { ...settings, name, maxAttempts };
+    case 'sqs':
+      return { backend: 'bullmq', url: settings.coordinationUrl, prefix: settings.prefix, name, leaseMs: settings.leaseMs, maxAttempts };
+  }
 }
 
 /** Resolves when SIGTERM or SIGINT arrives. */
@@ -22,21 +42,39 @@ function untilSignal(): { signal: AbortSignal; dispose(): void } {
   return { signal: controller.signal, dispose: () => { process.off('SIGTERM', stop); process.off('SIGINT', stop); } };
 }
 
-/** `codefleet producer webhook`: receives GitHub webhooks until SIGTERM/SIGINT. */
-export async function webhook(rt: Runtime, options: { port?: number }, out: (line: string) => void): Promise<void> {
+/**
+ * `codefleet producer webhook`: receives GitHub webhooks and acts on the recorded
+ * deliveries until SIGTERM/SIGINT (or `options.signal`, for tests). Receiving stops
+ * first; a delivery being acted on finishes; what is left stays recorded for next time.
+ */
+export async function webhook(rt: Runtime, options: { port?: number; signal?: AbortSignal }, out: (line: string) => void): Promise<void> {
   const deps = await triggerDeps(rt);
   const { github } = rt.config.forge;
   if (github.webhook_secret === undefined) {
     throw new CodefleetError('invalid_config', `$${github.webhook_secret_env} is not set: export the webhook secret configured on GitHub`);
   }
-  const stop = untilSignal();
-  const server = await startWebhookServer(deps, {
-    secret: github.webhook_secret, triggerLabel: github.trigger_label, port: options.port ?? github.webhook_port, host: github.webhook_host,
-  });
-  out(`listening for GitHub webhooks on http://${github.webhook_host}:${server.port}/webhook (trigger label "${github.trigger_label}")`);
-  await new Promise<void>((resolve) => stop.signal.addEventListener('abort', () => resolve(), { once: true }));
-  await server.close();
-  stop.dispose();
+  const stop = options.signal ? { signal: options.signal, dispose: () => undefined } : untilSignal();
+  const deliveries = await openQueue(deliveryQueueSettings(queueSettingsFromConfig(rt.config)));
+  try {
+    const server = await startWebhookServer(deps, {
+      secret: github.webhook_secret, triggerLabel: github.trigger_label, deliveries, repos: github.repos,
+      port: options.port ?? github.webhook_port, host: github.webhook_host,
+    });
+    const processing = new AbortController();
+    const processor = createDeliveryProcessor(deps, { deliveries }).run(processing.signal);
+    const scope = github.repos.length === 0 ? 'any repository' : github.repos.join(', ');
+    out(`listening for GitHub webhooks on http://${github.webhook_host}:${server.port}/webhook (trigger label "${github.trigger_label}", ${scope})`);
+    await new Promise<void>((resolve) => {
+      if (stop.signal.aborted) resolve();
+      stop.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    await server.close();
+    processing.abort();
+    await processor;
+  } finally {
+    await deliveries.close();
+    stop.dispose();
+  }
 }
 
 /** `codefleet producer poll`: polls the configured repositories, once or until SIGTERM/SIGINT. */

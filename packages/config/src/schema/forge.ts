@@ -25,7 +25,9 @@ const github = z
     repos: z
       .array(z.string().regex(/^[A-Za-z0-9-]+\/[A-Za-z0-9._-]+$/, { error: 'expected owner/name' }))
       .default([])
-      .describe('Repositories polled for labeled issues (`codefleet producer poll`).'),
+      .describe(
+        'Repositories codefleet acts on: `codefleet producer poll` polls them, and `codefleet producer webhook` acts only on their deliveries (empty: on any repository that sends a signed delivery).',
+      ),
     poll_interval_seconds: z.number().min(5).default(60).describe('Seconds between polls.'),
     app_id: z.number().int().min(1).optional().describe('GitHub App id, to authenticate as an App instead of with a token.'),
     private_key_env: envVarName.optional().describe('Name of the environment variable holding the GitHub App private key (PEM).'),

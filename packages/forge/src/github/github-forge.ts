@@ -8,6 +8,7 @@ import type {
 } from '../port.js';
 import { staticToken, type TokenSource } from './app-auth.js';
 import { githubFailure } from './errors.js';
+import { alreadyExists, createPull, toPullRequest, updatePull, type ApiPull, type PullContext } from './pull-requests.js';
 
 /** Options of {@link createGithubForge}. */
 export interface GithubForgeOptions {
@@ -28,21 +29,6 @@ export interface GithubForgeOptions {
   gitTimeoutMs?: number;
   /** The git binary, resolved once by the worker; default `git` on `gitEnv.PATH`. */
   gitPath?: string;
-}
-
-interface ApiPull {
-  number: number;
-  node_id: string;
-  html_url: string;
-  title: string;
-  body?: string | null;
-  head: { ref: string; sha?: string };
-  base: { ref: string };
-  state: string;
-  draft?: boolean;
-  merged_at?: string | null;
-  created_at: string;
-  updated_at: string;
 }
 
 /**
@@ -220,16 +206,16 @@ export class GithubForge implements Forge {
   async ensurePullRequest(req: EnsurePullRequestRequest): Promise<PullRequest & { created: boolean }> {
     const { owner, repo } = splitRepo(req.repo);
     checkPullRequestInput(req);
+    const ctx = this.#pullContext(req.repo, owner, repo);
     const existing = await this.#openPull(owner, repo, req.head);
-    if (existing) return { ...(await this.#update(owner, repo, existing, req)), created: false };
+    if (existing) return { ...(await updatePull(ctx, existing, req)), created: false };
     try {
-      const { data } = await this.#octokit.rest.pulls.create({ owner, repo, head: req.head, base: req.base, title: req.title, body: req.body, draft: req.draft });
-      return { ...toPullRequest(data as ApiPull), created: true };
+      return { ...(await createPull(ctx, req)), created: true };
     } catch (error) {
       // Another worker (or a retry whose response was lost) opened it meanwhile: that one is ours.
       if (alreadyExists(error)) {
         const raced = await this.#openPull(owner, repo, req.head);
-        if (raced) return { ...(await this.#update(owner, repo, raced, req)), created: false };
+        if (raced) return { ...(await updatePull(ctx, raced, req)), created: false };
       }
       throw githubFailure('create pull request', error);
     }
@@ -239,7 +225,7 @@ export class GithubForge implements Forge {
     const { owner, repo: name } = splitRepo(repo);
     checkBranch(head, 'head branch');
     const pulls = await this.#call('list pull requests', () => this.#octokit.rest.pulls.list({ owner, repo: name, head: `${owner}:${head}`, state: 'all', per_page: 100 }));
-    const all = (pulls.data as ApiPull[]).map(toPullRequest);
+    const all = (pulls.data as ApiPull[]).map((p) => toPullRequest(p));
     return all.find((p) => p.state === 'open') ?? all.sort((a, b) => b.createdAt.localeCompare(a.createdAt))[0];
   }
 
@@ -319,21 +305,13 @@ export class GithubForge implements Forge {
     return (data as ApiPull[])[0];
   }
 
-  /** Title and body through REST; the draft flag only through GraphQL, as GitHub allows. */
-  async #update(owner: string, repo: string, pull: ApiPull, req: EnsurePullRequestRequest): Promise<PullRequest> {
-    let current = pull;
-    if (pull.title !== req.title || (pull.body ?? '') !== req.body || pull.base.ref !== req.base) {
-      const { data } = await this.#call('update pull request', () => this.#octokit.rest.pulls.update({ owner, repo, pull_number: pull.number, title: req.title, body: req.body, base: req.base }));
-      current = data as ApiPull;
-    }
-    if ((current.draft ?? false) !== req.draft) {
-      const mutation = req.draft
-        ? 'mutation($id: ID!) { result: convertPullRequestToDraft(input: { pullRequestId: $id }) { pullRequest { isDraft } } }'
-        : 'mutation($id: ID!) { result: markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { isDraft } } }';
-      await this.#call('change draft state', () => this.#octokit.graphql(mutation, { id: current.node_id }));
-      current = (await this.#call('get pull request', () => this.#octokit.rest.pulls.get({ owner, repo, pull_number: pull.number }))).data as ApiPull;
-    }
-    return toPullRequest(current);
+  #pullContext(fullName: string, owner: string, repo: string): PullContext {
+    return {
+      octokit: this.#octokit, owner, repo, call: (operation, fn) => this.#call(operation, fn),
+      labels: async (number, change) => { await this.ensureLabels({ repo: fullName, target: { kind: 'pull', number }, ...change }); },
+      comment: async (number, marker, body) => { await this.ensureComment({ repo: fullName, target: { kind: 'pull', number }, marker, body }); },
+      hasComment: async (number, marker) => (await this.#comments(owner, repo, number)).some((c) => c.marker === marker),
+    };
   }
 
   async #comments(owner: string, repo: string, number: number): Promise<Comment[]> {
@@ -364,25 +342,4 @@ function issueNumber(target: CommentTarget): number {
   targetKey(target);
   if (target.kind === 'task') throw new CodefleetError('forge_rejected', 'GitHub has no task targets: comment on an issue or a pull request');
   return target.number;
-}
-
-function alreadyExists(error: unknown): boolean {
-  const status = (error as { status?: number }).status;
-  return status === 422 && /already exists/i.test(JSON.stringify((error as { response?: { data?: unknown } }).response?.data ?? ''));
-}
-
-function toPullRequest(p: ApiPull): PullRequest {
-  return {
-    number: p.number,
-    url: p.html_url,
-    title: p.title,
-    body: p.body ?? '',
-    head: p.head.ref,
-    base: p.base.ref,
-    state: p.merged_at ? 'merged' : p.state === 'open' ? 'open' : 'closed',
-    draft: p.draft ?? false,
-    ...(p.head.sha === undefined ? {} : { headSha: p.head.sha }),
-    createdAt: p.created_at,
-    updatedAt: p.updated_at,
-  };
 }

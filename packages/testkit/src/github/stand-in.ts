@@ -6,13 +6,25 @@ import { execa } from 'execa';
 import { createTempDir, type TempDir } from '../temp-dir.js';
 import { createTempRepo, gitTestEnv } from '../git-repo.js';
 import { serveGit } from './git-http.js';
+import { createRoutes } from './routes.js';
+import { error as errorBody } from './shapes.js';
+import type { Exchange, FaultRule, Permission, RepoOptions, RepoState, StandInComment, StandInIssue, StandInPull } from './state.js';
+
+export type { Exchange, FaultRule, Permission, RepoOptions, StandInComment, StandInEvent, StandInIssue, StandInPull } from './state.js';
 
 /**
  * A STAND-IN for GitHub, for tests only: an HTTP server on loopback that speaks the subset
- * of GitHub's REST API the forge adapter uses (repos, issues, comments, labels, pulls,
- * collaborator permission), plus git smart HTTP over real bare repositories (`git
- * http-backend`) with token auth, so the real Octokit and git code run against it. It
- * counts pull request creations per head, so tests can assert exactly one.
+ * of GitHub's REST API the forge adapter and the producer use (repos, issues, comments,
+ * labels, events, pulls, review comments, collaborator permission, the two draft
+ * mutations of GraphQL), plus git smart HTTP over real bare repositories (`git
+ * http-backend`) with token auth, so the real Octokit and git code run against it.
+ *
+ * Where GitHub's behaviour matters it is copied: objects carry every field GitHub's
+ * OpenAPI description requires (a forge test validates them against it), lists are paged
+ * (`per_page` 30 by default, at most 100, `Link` headers), newest first where GitHub
+ * sorts so; drafts are refused on a repository created with `draftPullRequests: false`,
+ * comments on a locked issue are refused. It counts pull request creations per head, so
+ * tests can assert exactly one.
  */
 export interface GithubStandIn {
   /** API base and git host: `http://127.0.0.1:<port>`. */
@@ -27,7 +39,7 @@ export interface GithubStandIn {
   createApp(ttlSeconds?: number): { appId: number; installationId: number; privateKey: string };
   /** Installation tokens handed out so far. */
   readonly installationTokens: string[];
-  createRepo(fullName: string, files?: Record<string, string>): Promise<{ cloneUrl: string; bareDir: string }>;
+  createRepo(fullName: string, files?: Record<string, string>, options?: RepoOptions): Promise<{ cloneUrl: string; bareDir: string }>;
   /** The bare repository behind `fullName`, for asserting what was pushed. */
   repoDir(fullName: string): string;
   createIssue(fullName: string, issue: { title: string; body?: string; user?: string; labels?: string[] }): StandInIssue;
@@ -37,6 +49,10 @@ export interface GithubStandIn {
   commentAs(fullName: string, issueNumber: number, login: string, body: string): StandInComment;
   /** A person adds a label on GitHub's website: the label and a `labeled` event by `actor`. */
   labelIssue(fullName: string, issueNumber: number, label: string, actor: string): void;
+  /** A person removes a label on GitHub's website: an `unlabeled` event by `actor`. */
+  unlabelIssue(fullName: string, issueNumber: number, label: string, actor: string): void;
+  /** A maintainer locks the conversation: GitHub then refuses new comments (403). */
+  lockIssue(fullName: string, issueNumber: number): void;
   setPermission(fullName: string, login: string, permission: Permission): void;
   pulls(fullName: string): StandInPull[];
   comments(fullName: string, issueNumber: number): StandInComment[];
@@ -50,41 +66,14 @@ export interface GithubStandIn {
    * `authorized` when it carried this stand-in's token, `credentials` when it carried any.
    */
   readonly requests: { method: string; path: string; authorized: boolean; credentials: boolean }[];
+  /** Every REST answer with its operation's path template, for checking against GitHub's description. */
+  readonly exchanges: Exchange[];
   close(): Promise<void>;
 }
 
-export type Permission = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'none';
-export interface StandInIssue { number: number; title: string; body: string; user: { login: string }; labels: { name: string }[]; state: 'open' | 'closed'; updated_at: string }
-export interface StandInComment { id: number; issue_number: number; body: string; user: { login: string }; created_at: string; updated_at: string }
-export interface StandInPull {
-  number: number; node_id: string; title: string; body: string; head: { ref: string; label: string; sha?: string }; base: { ref: string };
-  draft: boolean; state: 'open' | 'closed'; html_url: string; labels: { name: string }[]; created_at: string; updated_at: string; merged_at: null;
-}
-export interface StandInEvent { id: number; issue_number: number; event: 'labeled' | 'unlabeled'; label: { name: string }; actor: { login: string }; created_at: string }
-export interface FaultRule { method: string; path: RegExp; status: number; headers?: Record<string, string>; body?: unknown; times?: number }
-
-interface RepoState {
-  bareDir: string;
-  next: number;
-  issues: Map<number, StandInIssue>;
-  pulls: Map<number, StandInPull>;
-  comments: Map<number, StandInComment>;
-  permissions: Map<string, Permission>;
-  creations: Map<string, number>;
-  events: StandInEvent[];
-  reviewComments: { review_id: number; pull_number: number; path: string; line: number; body: string; user: { login: string } }[];
-}
-
-const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers }).end(JSON.stringify(body));
 };
-
-async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString('utf8');
-  return text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
-}
 
 /** Starts the stand-in on a random loopback port. */
 export async function startGithubStandIn(options: { token?: string; botLogin?: string } = {}): Promise<GithubStandIn> {
@@ -126,162 +115,32 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
     return { ok: false, user: '' };
   };
 
-  // The head's current sha, read from the bare repository as GitHub reports it.
-  const withSha = async (state: RepoState, pull: StandInPull): Promise<StandInPull> => {
-    const sha = await execa('git', ['rev-parse', '--verify', '--quiet', `refs/heads/${pull.head.ref}`], { cwd: state.bareDir, reject: false, env: gitTestEnv() });
-    return { ...pull, head: { ...pull.head, ...(sha.exitCode === 0 ? { sha: String(sha.stdout).trim() } : {}) } };
+  const sha = async (state: RepoState, ref: string): Promise<string | undefined> => {
+    if (ref === '') return undefined;
+    const found = await execa('git', ['rev-parse', '--verify', '--quiet', `refs/heads/${ref}`], { cwd: state.bareDir, reject: false, env: gitTestEnv() });
+    return found.exitCode === 0 ? String(found.stdout).trim() : undefined;
   };
   let eventIds = 5000;
-  const addEvent = (state: RepoState, issueNumber: number, label: string, actor: string) => {
-    state.events.push({ id: (eventIds += 1), issue_number: issueNumber, event: 'labeled', label: { name: label }, actor: { login: actor }, created_at: now() });
-    const found = state.issues.get(issueNumber);
+  const addEvent = (state: RepoState, issueNumber: number, event: 'labeled' | 'unlabeled', label: string, actor: string) => {
+    state.events.push({ id: (eventIds += 1), issue_number: issueNumber, event, label: { name: label }, actor: { login: actor }, created_at: now() });
+    const found = state.issues.get(issueNumber) ?? state.pulls.get(issueNumber);
     if (found) found.updated_at = now();
   };
-  /** An issue or a pull request: they share numbers, comments and labels. */
-  const item = (state: RepoState, n: number) => state.issues.get(n) ?? state.pulls.get(n);
-
-  type Handler = (m: RegExpExecArray, req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void> | void;
-  const routes: [string, RegExp, Handler][] = [
-    ['GET', /^\/repos\/([^/]+\/[^/]+)$/, (m, _req, res) => {
-      const name = m[1] ?? '';
-      repo(name);
-      json(res, 200, { full_name: name, default_branch: 'main', clone_url: `${base}/${name}.git`, private: false });
-    }],
-    ['GET', /^\/repos\/([^/]+\/[^/]+)\/issues\/(\d+)$/, (m, _req, res) => {
-      const issue = repo(m[1] ?? '').issues.get(Number(m[2]));
-      if (!issue) json(res, 404, { message: 'Not Found' });
-      else json(res, 200, issue);
-    }],
-    ['GET', /^\/repos\/([^/]+\/[^/]+)\/issues$/, (m, _req, res, url) => {
-      const labels = (url.searchParams.get('labels') ?? '').split(',').filter((l) => l !== '').map((l) => l.toLowerCase());
-      const since = url.searchParams.get('since');
-      const state = url.searchParams.get('state') ?? 'open';
-      const found = [...repo(m[1] ?? '').issues.values()]
-        .filter((i) => (state === 'all' || i.state === state) && labels.every((l) => i.labels.some((x) => x.name.toLowerCase() === l)) && (since === null || i.updated_at >= since))
-        .sort((a, b) => a.updated_at.localeCompare(b.updated_at));
-      json(res, 200, found);
-    }],
-    ['GET', /^\/repos\/([^/]+\/[^/]+)\/pulls\/(\d+)\/reviews\/(\d+)\/comments$/, (m, _req, res) => {
-      json(res, 200, repo(m[1] ?? '').reviewComments.filter((c) => c.pull_number === Number(m[2]) && c.review_id === Number(m[3])));
-    }],
-    ['GET', /^\/repos\/([^/]+\/[^/]+)\/issues\/comments$/, (m, _req, res, url) => {
-      const since = url.searchParams.get('since');
-      const r = repo(m[1] ?? '');
-      const found = [...r.comments.values()].filter((c) => since === null || c.updated_at >= since).sort((a, b) => a.id - b.id)
-        .map((c) => ({ ...c, issue_url: `${base}/repos/${m[1]}/issues/${c.issue_number}` }));
-      json(res, 200, found);
-    }],
-    ['GET', /^\/repos\/([^/]+\/[^/]+)\/issues\/(\d+)\/events$/, (m, _req, res) => {
-      json(res, 200, repo(m[1] ?? '').events.filter((e) => e.issue_number === Number(m[2])));
-    }],
-    ['GET', /^\/repos\/([^/]+\/[^/]+)\/issues\/(\d+)\/comments$/, (m, _req, res) => {
-      json(res, 200, [...repo(m[1] ?? '').comments.values()].filter((c) => c.issue_number === Number(m[2])));
-    }],
-    ['POST', /^\/repos\/([^/]+\/[^/]+)\/issues\/(\d+)\/comments$/, async (m, req, res) => {
-      const body = await readBody(req);
-      if (!item(repo(m[1] ?? ''), Number(m[2]))) return json(res, 404, { message: 'Not Found' });
-      const comment: StandInComment = { id: (commentIds += 1), issue_number: Number(m[2]), body: String(body.body ?? ''), user: { login: bot }, created_at: now(), updated_at: now() };
-      repo(m[1] ?? '').comments.set(comment.id, comment);
-      json(res, 201, comment);
-    }],
-    ['PATCH', /^\/repos\/([^/]+\/[^/]+)\/issues\/comments\/(\d+)$/, async (m, req, res) => {
-      const comment = repo(m[1] ?? '').comments.get(Number(m[2]));
-      if (!comment) return json(res, 404, { message: 'Not Found' });
-      comment.body = String((await readBody(req)).body ?? '');
-      comment.updated_at = now();
-      json(res, 200, comment);
-    }],
-    ['POST', /^\/repos\/([^/]+\/[^/]+)\/issues\/(\d+)\/labels$/, async (m, req, res) => {
-      const issue = item(repo(m[1] ?? ''), Number(m[2]));
-      if (!issue) return json(res, 404, { message: 'Not Found' });
-      for (const name of (await readBody(req)).labels as string[]) {
-        if (!issue.labels.some((l) => l.name.toLowerCase() === name.toLowerCase())) {
-          issue.labels.push({ name });
-          addEvent(repo(m[1] ?? ''), issue.number, name, bot);
-        }
-      }
-      json(res, 200, issue.labels);
-    }],
-    ['DELETE', /^\/repos\/([^/]+\/[^/]+)\/issues\/(\d+)\/labels\/([^/]+)$/, (m, _req, res) => {
-      const issue = item(repo(m[1] ?? ''), Number(m[2]));
-      const name = decodeURIComponent(m[3] ?? '').toLowerCase();
-      if (!issue?.labels.some((l) => l.name.toLowerCase() === name)) return json(res, 404, { message: 'Label does not exist' });
-      issue.labels = issue.labels.filter((l) => l.name.toLowerCase() !== name);
-      json(res, 200, issue.labels);
-    }],
-    ['GET', /^\/repos\/([^/]+\/[^/]+)\/pulls$/, async (m, _req, res, url) => {
-      const state = url.searchParams.get('state') ?? 'open';
-      const head = url.searchParams.get('head');
-      const r = repo(m[1] ?? '');
-      const found = [...r.pulls.values()].filter((p) => (state === 'all' || p.state === state) && (head === null || p.head.label === head));
-      json(res, 200, await Promise.all(found.map((p) => withSha(r, p))));
-    }],
-    ['POST', /^\/repos\/([^/]+\/[^/]+)\/pulls$/, async (m, req, res) => {
-      const name = m[1] ?? '';
-      const state = repo(name);
-      const body = await readBody(req);
-      const head = String(body.head ?? '');
-      const ref = head.includes(':') ? head.slice(head.indexOf(':') + 1) : head;
-      const label = `${name.split('/')[0]}:${ref}`;
-      const exists = await execa('git', ['rev-parse', '--verify', '--quiet', `refs/heads/${ref}`], { cwd: state.bareDir, reject: false, env: gitTestEnv() });
-      if (exists.exitCode !== 0) return json(res, 422, { message: 'Validation Failed', errors: [{ resource: 'PullRequest', field: 'head', code: 'invalid' }] });
-      // Checked and created with no await in between: GitHub enforces one open PR per head atomically.
-      if ([...state.pulls.values()].some((p) => p.state === 'open' && p.head.label === label)) {
-        return json(res, 422, { message: 'Validation Failed', errors: [{ resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${label}.` }] });
-      }
-      state.next += 1;
-      const pull: StandInPull = {
-        number: state.next, node_id: `PR_${name}#${state.next}`, title: String(body.title ?? ''), body: String(body.body ?? ''), head: { ref, label }, base: { ref: String(body.base ?? 'main') },
-        draft: body.draft === true, state: 'open', html_url: `${base}/${name}/pull/${state.next}`, labels: [], created_at: now(), updated_at: now(), merged_at: null,
-      };
-      state.pulls.set(pull.number, pull);
-      state.creations.set(ref, (state.creations.get(ref) ?? 0) + 1);
-      json(res, 201, await withSha(state, pull));
-    }],
-    ['GET', /^\/repos\/([^/]+\/[^/]+)\/pulls\/(\d+)$/, async (m, _req, res) => {
-      const r = repo(m[1] ?? '');
-      const pull = r.pulls.get(Number(m[2]));
-      if (!pull) json(res, 404, { message: 'Not Found' });
-      else json(res, 200, await withSha(r, pull));
-    }],
-    ['GET', /^\/repos\/([^/]+\/[^/]+)\/issues\/(\d+)\/labels$/, (m, _req, res) => {
-      const found = item(repo(m[1] ?? ''), Number(m[2]));
-      if (!found) json(res, 404, { message: 'Not Found' });
-      else json(res, 200, found.labels);
-    }],
-    // GitHub changes the draft flag only through GraphQL; the two mutations the adapter uses.
-    ['POST', /^\/graphql$/, async (_m, req, res) => {
-      const { query = '', variables = {} } = (await readBody(req)) as { query?: string; variables?: { id?: string } };
-      const draft = /convertPullRequestToDraft/.test(query) ? true : /markPullRequestReadyForReview/.test(query) ? false : undefined;
-      const pull = [...repos.values()].flatMap((r) => [...r.pulls.values()]).find((p) => p.node_id === variables.id);
-      if (draft === undefined || !pull) return json(res, 200, { errors: [{ message: 'not supported by the stand-in, or no such pull request' }] });
-      pull.draft = draft;
-      pull.updated_at = now();
-      json(res, 200, { data: { result: { pullRequest: { isDraft: draft } } } });
-    }],
-    ['PATCH', /^\/repos\/([^/]+\/[^/]+)\/pulls\/(\d+)$/, async (m, req, res) => {
-      const pull = repo(m[1] ?? '').pulls.get(Number(m[2]));
-      if (!pull) return json(res, 404, { message: 'Not Found' });
-      const body = await readBody(req);
-      if (typeof body.title === 'string') pull.title = body.title;
-      if (typeof body.body === 'string') pull.body = body.body;
-      if (body.state === 'open' || body.state === 'closed') pull.state = body.state;
-      pull.updated_at = now();
-      json(res, 200, await withSha(repo(m[1] ?? ''), pull));
-    }],
-    ['GET', /^\/repos\/([^/]+\/[^/]+)\/collaborators\/([^/]+)\/permission$/, (m, _req, res) => {
-      const login = decodeURIComponent(m[2] ?? '');
-      const permission = repo(m[1] ?? '').permissions.get(login.toLowerCase()) ?? 'none';
-      // Like GitHub: `permission` is the legacy level (maintain reads as write, triage as read); `role_name` the role.
-      const legacy: Record<Permission, string> = { admin: 'admin', maintain: 'write', write: 'write', triage: 'read', read: 'read', none: 'none' };
-      json(res, 200, { permission: legacy[permission], role_name: permission, user: { login } });
-    }],
-  ];
+  const shapes = { base: '' };
+  const routes = createRoutes({
+    shapes, bot, repo, repos: () => repos.values(), now, nextCommentId: () => (commentIds += 1), addEvent, sha,
+  });
+  const exchanges: Exchange[] = [];
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', base);
     const auth = authorized(req);
     requests.push({ method: req.method ?? 'GET', path: url.pathname, authorized: auth.ok, credentials: req.headers.authorization !== undefined });
+    let route = '';
+    const reply = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+      if (route !== '') exchanges.push({ method: req.method ?? 'GET', route, path: url.pathname, status, body });
+      send(res, status, body, headers);
+    };
     void (async () => {
       const git = /^\/([^/]+\/[^/]+\.git)(\/.*)$/.exec(url.pathname);
       if (git) {
@@ -290,39 +149,47 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
       }
       const exchange = /^\/app\/installations\/(\d+)\/access_tokens$/.exec(url.pathname);
       if (exchange && req.method === 'POST') {
+        route = '/app/installations/{installation_id}/access_tokens';
         const appId = validJwt((req.headers.authorization ?? '').replace(/^bearer\s+/i, ''));
         const app = appId === undefined ? undefined : apps.get(appId);
-        if (!app || app.installationId !== Number(exchange[1])) return json(res, 401, { message: 'A JSON web token could not be decoded' });
+        if (!app || app.installationId !== Number(exchange[1])) return reply(401, errorBody('A JSON web token could not be decoded'));
         const issued = `ghs_${randomBytes(18).toString('hex')}`;
         const expires = Date.now() + app.ttlSeconds * 1_000;
         installationTokens.set(issued, expires);
-        return json(res, 201, { token: issued, expires_at: new Date(expires).toISOString() });
+        return reply(201, { token: issued, expires_at: new Date(expires).toISOString(), permissions: { issues: 'write', pull_requests: 'write', contents: 'write' }, repository_selection: 'all' });
       }
-      if (!auth.ok) return json(res, 401, { message: 'Bad credentials' });
+      if (!auth.ok) return reply(401, errorBody('Bad credentials'));
       const fault = faults.find((f) => f.method === req.method && f.path.test(url.pathname));
       if (fault) {
         fault.times = (fault.times ?? 1) - 1;
         if (fault.times <= 0) faults.splice(faults.indexOf(fault), 1);
-        return json(res, fault.status, fault.body ?? { message: `stand-in fault ${fault.status}` }, fault.headers);
+        return send(res, fault.status, fault.body ?? errorBody(`stand-in fault ${fault.status}`), fault.headers);
       }
-      for (const [method, pattern, handler] of routes) {
+      for (const [method, pattern, template, handler] of routes) {
         const m = pattern.exec(url.pathname);
-        if (m && method === req.method) return await handler(m, req, res, url);
+        if (m && method === req.method) {
+          route = template;
+          return await handler(m, req, url, reply);
+        }
       }
-      json(res, 404, { message: 'Not Found (not in the stand-in)' });
+      send(res, 404, errorBody('Not Found (not in the stand-in)'));
     })().catch((error: unknown) => {
       const status = (error as { status?: number }).status ?? 500;
-      if (!res.headersSent) json(res, status, { message: error instanceof Error ? error.message : String(error) });
+      if (!res.headersSent) reply(status, errorBody(error instanceof Error ? error.message : String(error)));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  shapes.base = base;
 
+  /** An issue or a pull request: they share numbers, comments and labels. */
+  const item = (state: RepoState, n: number): StandInIssue | StandInPull | undefined => state.issues.get(n) ?? state.pulls.get(n);
   let appIds = 100;
   return {
     url: base,
     token,
     requests,
+    exchanges,
     get installationTokens() { return [...installationTokens.keys()]; },
     createApp(ttlSeconds = 3_600) {
       const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -331,14 +198,17 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
       apps.set(appId, { publicKey: publicKey.export({ type: 'spki', format: 'pem' }).toString(), installationId, ttlSeconds });
       return { appId, installationId, privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() };
     },
-    async createRepo(fullName, files = { 'README.md': `# ${fullName}\n` }) {
+    async createRepo(fullName, files = { 'README.md': `# ${fullName}\n` }, options = {}) {
       const bareDir = join(root.path, `${fullName}.git`);
       const seed = await createTempRepo({ files });
       await execa('git', ['clone', '--quiet', '--bare', seed.path, bareDir], { env: gitTestEnv() });
       // Pushes over HTTP need receive-pack enabled for the bare repository.
       await execa('git', ['config', 'http.receivepack', 'true'], { cwd: bareDir, env: gitTestEnv() });
       await seed.dispose();
-      repos.set(fullName.toLowerCase(), { bareDir, next: 0, issues: new Map(), pulls: new Map(), comments: new Map(), permissions: new Map(), creations: new Map(), events: [], reviewComments: [] });
+      repos.set(fullName.toLowerCase(), {
+        fullName, bareDir, createdAt: now(), options: { private: options.private ?? false, draftPullRequests: options.draftPullRequests ?? true },
+        next: 0, issues: new Map(), pulls: new Map(), comments: new Map(), permissions: new Map(), creations: new Map(), events: [], reviewComments: [],
+      });
       return { cloneUrl: `${base}/${fullName}.git`, bareDir };
     },
     createIssue(fullName, input) {
@@ -346,13 +216,14 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
       state.next += 1;
       const issue: StandInIssue = {
         number: state.next, title: input.title, body: input.body ?? '', user: { login: input.user ?? 'octocat' },
-        labels: (input.labels ?? []).map((name) => ({ name })), state: 'open', updated_at: now(),
+        labels: (input.labels ?? []).map((name) => ({ name })), state: 'open', locked: false, comments: 0,
+        created_at: now(), updated_at: now(), closed_at: null,
       };
       state.issues.set(issue.number, issue);
       return issue;
     },
     addReviewComment(fullName, pull, reviewId, c) {
-      repo(fullName).reviewComments.push({ review_id: reviewId, pull_number: pull, path: c.path, line: c.line, body: c.body, user: { login: c.user } });
+      repo(fullName).reviewComments.push({ id: (commentIds += 1), review_id: reviewId, pull_number: pull, path: c.path, line: c.line, body: c.body, user: { login: c.user }, created_at: now() });
     },
     commentAs(fullName, issueNumber, login, body) {
       const comment: StandInComment = { id: (commentIds += 1), issue_number: issueNumber, body, user: { login }, created_at: now(), updated_at: now() };
@@ -364,7 +235,19 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
       const issue = state.issues.get(issueNumber);
       if (!issue) throw new Error(`no issue ${issueNumber} in ${fullName}`);
       if (!issue.labels.some((l) => l.name.toLowerCase() === label.toLowerCase())) issue.labels.push({ name: label });
-      addEvent(state, issueNumber, label, actor);
+      addEvent(state, issueNumber, 'labeled', label, actor);
+    },
+    unlabelIssue(fullName, issueNumber, label, actor) {
+      const state = repo(fullName);
+      const issue = state.issues.get(issueNumber);
+      if (!issue) throw new Error(`no issue ${issueNumber} in ${fullName}`);
+      issue.labels = issue.labels.filter((l) => l.name.toLowerCase() !== label.toLowerCase());
+      addEvent(state, issueNumber, 'unlabeled', label, actor);
+    },
+    lockIssue(fullName, issueNumber) {
+      const found = item(repo(fullName), issueNumber);
+      if (!found) throw new Error(`no issue ${issueNumber} in ${fullName}`);
+      found.locked = true;
     },
     repoDir: (fullName) => repo(fullName).bareDir,
     setPermission(fullName, login, permission) { repo(fullName).permissions.set(login.toLowerCase(), permission); },
