@@ -145,7 +145,11 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
   dlq.command('list').option('--json', 'machine-readable output')
     .action(async (opts: { json?: boolean }) => {
       const { listDeadLetters } = await commands.jobs();
-      await withRuntime(async (rt) => io.out(await listDeadLetters(rt, opts.json ?? false)));
+      await withRuntime(async (rt) => {
+        // A damaged file can answer "none" from an intact index: the listing checks it first.
+        await rt.queue.checkStorage?.();
+        io.out(await listDeadLetters(rt, opts.json ?? false));
+      });
     });
   dlq.command('redrive <id>').description('put a dead-lettered job back on the queue')
     .action(async (id: string) => withRuntime(async (rt) => {

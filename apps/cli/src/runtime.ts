@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
 import type { LoadedConfig, Config } from '@codefleet/config';
-import { CodefleetError } from '@codefleet/core';
+import { classify, CodefleetError } from '@codefleet/core';
 import { createLogger, SecretRegistry, type Logger } from '@codefleet/log';
 import type { PipelineDeps } from '@codefleet/pipeline';
 import { openQueue, queueSettingsFromConfig, type Queue } from '@codefleet/queue';
@@ -131,13 +131,16 @@ export function runStorePath(config: Config): string | undefined {
   return config.store.backend === 'sqlite' ? join(config.data_dir, 'runs.sqlite') : undefined;
 }
 
-/** Opens the configured queue; a local queue file that cannot be opened is `queue_unavailable` naming it. */
+/**
+ * Opens the configured queue; a local queue file that cannot be opened is `queue_unavailable`
+ * naming it. A damaged one says so itself, with the fix.
+ */
 export async function openConfiguredQueue(config: Config): Promise<Queue> {
   const path = localQueuePath(config);
   try {
     return await openQueue(queueSettingsFromConfig(config));
   } catch (error) {
-    if (path === undefined) throw error;
+    if (path === undefined || classify(error).verdict === 'permanent') throw error;
     throw new CodefleetError('queue_unavailable', `the local queue ${path} cannot be opened: ${fsProblem(error)}`, { cause: error });
   }
 }

@@ -133,12 +133,13 @@ describe('doctor on a broken setup: FAIL lines, exit 1', () => {
     expect(result).toMatchObject({ code: 1, err: '' });
     const queueFile = join(dir.path, 'data', 'queue.sqlite');
     const runsFile = join(dir.path, 'data', 'runs.sqlite');
-    expect(result.out).toContain(`FAIL  queue (local): ${queueFile} cannot be opened: file is not a database\n      fix: move ${queueFile} aside`);
-    expect(result.out).toContain(`FAIL  run store (sqlite): ${runsFile} cannot be opened: file is not a database\n      fix: move ${runsFile} aside`);
+    const notADatabase = (file: string) => `${file} is not a SQLite database (file is not a database): it was overwritten, or is another kind of file`;
+    expect(result.out).toContain(`FAIL  queue (local): ${notADatabase(queueFile)}\n      fix: stop the workers; restore ${queueFile} from a backup, or move ${queueFile} and its -wal and -shm files aside`);
+    expect(result.out).toContain(`FAIL  run store (sqlite): ${notADatabase(runsFile)}\n      fix: move ${runsFile} aside`);
     expect(result.out).toMatch(/^ok {4}data dir /m);
 
     const runs = await cli(dir.path, 'runs');
-    expect(runs).toEqual({ code: 1, out: '', err: `error (queue_unavailable): the local queue ${queueFile} cannot be opened: file is not a database` });
+    expect(runs).toEqual({ code: 1, out: '', err: expect.stringMatching(`^error \\(queue_unavailable\\): the local queue ${re(notADatabase(queueFile))}; fix: stop the workers; restore `) });
   });
 });
 

@@ -1,8 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openSqlite } from '@codefleet/sqlite';
-import type { Job } from '@codefleet/core';
-import type { Queue } from '@codefleet/queue';
+import type { Job, RunRecord } from '@codefleet/core';
+import type { Lease, Queue } from '@codefleet/queue';
 import type { RunStore } from '@codefleet/store';
 import { branchName } from '@codefleet/workspace';
 
@@ -17,18 +17,33 @@ export interface LedgerEntry {
 
 /** The verdict of a chaos run. */
 export interface Verdict {
-  /** Enqueued jobs with no succeeded run and open pull request at the end. */
+  /**
+   * Enqueued jobs that ended without their pull request (a run that failed or was cancelled,
+   * a succeeded run without an open pull request, a dead letter), or that vanished: no run of
+   * theirs ended and the queue no longer holds them.
+   */
   lost: number;
+  /**
+   * Jobs the queue still holds (queued, delayed or running) when the run stopped, no run of
+   * theirs ended: a fleet on a loaded machine may leave some, which is slowness, not loss.
+   */
+  unfinished: number;
   /** Pull requests, runs or dead letters that should not exist: for jobs never enqueued, failed runs, dead-lettered jobs. */
   unexpected: number;
   /** Pull requests created beyond the first per head branch. */
   duplicate_prs: number;
   /** Working copies held by dead processes or unknown to git after the fleet stopped. */
   orphaned_worktrees: number;
-  /** For information: claims seen, publishes seen, and fenced (refused) stale writes. */
+  /** For information: jobs with a succeeded run and an open pull request, claims seen, publishes seen, and fenced (refused) stale writes. */
+  succeeded: number;
   claims: number;
   publishes: number;
   fenced: number;
+}
+
+/** The counts that fail a chaos run; `unfinished` is not one of them. */
+export function failures(verdict: Verdict): number {
+  return verdict.lost + verdict.unexpected + verdict.duplicate_prs + verdict.orphaned_worktrees;
 }
 
 export function readLedger(path: string): LedgerEntry[] {
@@ -36,7 +51,11 @@ export function readLedger(path: string): LedgerEntry[] {
   return readFileSync(path, 'utf8').split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as LedgerEntry);
 }
 
-/** Compares the ledger with what the system holds at the end. */
+/**
+ * Compares the ledger with what the system holds at the end; run it once the fleet has
+ * stopped. Jobs with no ended run are looked for in the queue (see {@link stillHeld}):
+ * found, they are unfinished; not found, lost.
+ */
 export async function audit(options: {
   ledger: LedgerEntry[];
   jobs: Job[];
@@ -45,6 +64,8 @@ export async function audit(options: {
   forgeDb: string;
   repo: string;
   cacheDir: string;
+  /** How long the queue may deliver nothing new before the jobs not yet seen count as gone; default 30 s. */
+  quietMs?: number;
 }): Promise<Verdict> {
   const { ledger, jobs, queue, store } = options;
   const enqueued = new Set(ledger.filter((e) => e.ev === 'enqueue').map((e) => e.job));
@@ -56,31 +77,75 @@ export async function audit(options: {
   db.close();
   const prByHead = new Map(prs.map((p) => [p.head, p]));
 
+  const runs = new Map<string, RunRecord | undefined>();
+  for (const job of jobs) if (enqueued.has(job.id)) runs.set(job.id, await store.get(job.id));
+  const open = [...runs].filter(([, run]) => run?.outcome === undefined).map(([id]) => id);
+  const held = await stillHeld(queue, new Set(open), options.quietMs ?? 30_000);
+  // After the search, which may itself dead-letter a job out of attempts.
+  const dead = await queue.deadLetters();
+  const deadIds = new Set(dead.map((letter) => letter.id));
+
   let lost = 0;
+  let unfinished = 0;
+  let succeeded = 0;
   let unexpected = 0;
   let fenced = 0;
   for (const job of jobs) {
-    if (!enqueued.has(job.id)) continue;
-    const run = await store.get(job.id);
+    if (!runs.has(job.id)) continue;
+    const run = runs.get(job.id);
     const pr = prByHead.get(branchName(job));
-    if (run?.outcome !== 'succeeded' || !pr || pr.open < 1) lost += 1;
-    else if (run.pull_request?.number === undefined) lost += 1;
+    if (run?.outcome === 'succeeded' && pr && pr.open >= 1 && run.pull_request?.number !== undefined) succeeded += 1;
+    else if (run?.outcome !== undefined || deadIds.has(job.id)) lost += 1;
+    else if (held.has(job.id)) unfinished += 1;
+    else lost += 1;
     if (run?.outcome !== undefined && run.outcome !== 'succeeded') unexpected += 1;
     fenced += (await store.rejections(job.idempotency_key)).length;
   }
   for (const pr of prs) if (!heads.has(pr.head)) unexpected += pr.n;
-  unexpected += (await queue.deadLetters()).length;
+  unexpected += dead.length;
   const duplicates = prs.reduce((sum, p) => sum + Math.max(0, p.n - 1), 0);
 
   return {
     lost,
+    unfinished,
     unexpected,
     duplicate_prs: duplicates,
     orphaned_worktrees: orphanedCopies(options.cacheDir),
+    succeeded,
     claims: ledger.filter((e) => e.ev === 'claim').length,
     publishes: ledger.filter((e) => e.ev === 'publish').length,
     fenced,
   };
+}
+
+/**
+ * Which of `ids` the queue still holds, found by claiming as a worker would until each was
+ * seen, or nothing new came for `quietMs`. With the fleet stopped, a job the queue holds
+ * becomes claimable once its lease expires or its retry delay ends, both far shorter than
+ * that. Each job claimed is held by heartbeats, so it is not delivered (and charged an
+ * attempt) again, then released: the search leaves the jobs as it found them.
+ */
+async function stillHeld(queue: Queue, ids: ReadonlySet<string>, quietMs: number): Promise<Set<string>> {
+  const held = new Map<string, Lease>();
+  let keepAlive: NodeJS.Timeout | undefined;
+  let lastNew = Date.now();
+  try {
+    const found = () => [...held.keys()].filter((id) => ids.has(id)).length;
+    while (found() < ids.size && Date.now() - lastNew < quietMs) {
+      const lease = await queue.claim({ workerId: 'chaos-audit', waitMs: 1_000 });
+      if (!lease) continue;
+      // Others are held too (a finished job whose ack was lost), or they would come back at once.
+      if (ids.has(lease.job.id) && !held.has(lease.job.id)) lastNew = Date.now();
+      held.set(lease.job.id, lease);
+      keepAlive ??= setInterval(() => {
+        for (const each of held.values()) each.heartbeat().catch(() => undefined);
+      }, Math.max(50, (lease.expiresAt - Date.now()) / 3));
+    }
+  } finally {
+    clearInterval(keepAlive);
+    for (const lease of held.values()) await lease.release().catch(() => undefined);
+  }
+  return new Set([...held.keys()].filter((id) => ids.has(id)));
 }
 
 /**

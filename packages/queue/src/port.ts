@@ -21,6 +21,9 @@ import type { Job } from '@codefleet/core';
  * - **Idempotency-key dedup** while a job with that key is pending (ready or delayed) or
  *   running; once it completed or was dead-lettered, the same key may be enqueued again.
  * - **Stats**: depth (ready, delayed), in flight, dead, completed.
+ * - **Damage is loud.** Storage the adapter keeps itself (the local queue's file) that is
+ *   truncated or corrupt fails every call that meets it with a `queue_unavailable` error of
+ *   verdict `permanent`, naming the file and the fix; it is never read as an empty queue.
  *
  * What it leaves out, on purpose:
  * - Exactly-once processing. Duplicates are prevented where the effects happen (branch,
@@ -52,6 +55,13 @@ export interface Queue {
   deadLetters(options?: { limit?: number }): Promise<DeadLetter[]>;
   /** Moves a dead-lettered job back to ready with a fresh attempt budget. */
   redrive(id: string): Promise<RedriveResult>;
+  /**
+   * Optional: reads all of the storage the adapter keeps itself and rejects as a damaged
+   * file does (see above) when any of it is damaged. It reads the whole file, so callers
+   * run it where a wrong answer would mislead: a worker's start, `doctor`, `dlq list`.
+   * Engines that keep their own storage (Redis, SQS) leave it out.
+   */
+  checkStorage?(): Promise<void>;
   /** Releases connections and file handles; pending claims resolve `undefined`. */
   close(): Promise<void>;
 }

@@ -1,1 +1,3 @@
-export { openSqlite, sqliteDriver, type OpenSqliteOptions, type RunInfo, type SqliteDatabase, type SqliteDriver, type SqliteStatement } from './open-sqlite.js';
+export { openSqlite, type OpenSqliteOptions, type SqliteDatabase, type SqliteSchema } from './open-sqlite.js';
+export { sqliteDriver, type RunInfo, type SqliteDriver, type SqliteStatement } from './drivers.js';
+export { damageOf, describeDamage, isSqliteDamagedError, SqliteDamagedError, type SqliteDamage, type SqliteDamageKind } from './damage.js';

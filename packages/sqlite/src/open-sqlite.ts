@@ -1,123 +1,148 @@
-import { createRequire } from 'node:module';
-import type BetterSqlite3 from 'better-sqlite3';
-
-/** What a write did. */
-export interface RunInfo {
-  changes: number | bigint;
-  lastInsertRowid: number | bigint;
-}
-
-/**
- * A prepared statement. Parameters are positional (`?`), or one object for named ones
- * (`@name`, `:name`, `$name`, keyed without the prefix). Rows come back as plain objects.
- */
-export interface SqliteStatement {
-  run(...params: unknown[]): RunInfo;
-  get(...params: unknown[]): unknown;
-  all(...params: unknown[]): unknown[];
-}
+import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, linkSync, openSync, rmSync, statSync } from 'node:fs';
+import { damageOf, SqliteDamagedError, type SqliteDamage } from './damage.js';
+import { openDriver, sqliteDriver, type DriverDatabase, type SqliteDriver, type SqliteStatement } from './drivers.js';
 
 /** The part of a SQLite connection codefleet uses, the same on both drivers. */
-export interface SqliteDatabase {
-  exec(sql: string): void;
-  prepare(sql: string): SqliteStatement;
-  /** `fn` in a transaction; `.immediate()` takes the write lock at BEGIN (BEGIN IMMEDIATE). */
-  transaction<T>(fn: () => T): { immediate(): T };
-  /** Closes the connection; closing it again does nothing. */
-  close(): void;
+export interface SqliteDatabase extends DriverDatabase {
+  /**
+   * Reads every page of the file (`PRAGMA quick_check`, about 3 ms per MB) and throws the
+   * damage error when one is malformed. A read of the whole file: for a process's start, or
+   * a command whose answer a damaged file would falsify, not for every call.
+   */
+  quickCheck(): void;
+}
+
+/** The schema of one kind of file (the queue's, say). */
+export interface SqliteSchema {
+  /** A table every file of this kind has; an existing file without it is refused as `wrong_schema`. */
+  table: string;
+  /**
+   * Creates the schema idempotently (IF NOT EXISTS): on a new file before it appears at its
+   * path, so no process ever finds the file without it, and again on every open (what a
+   * later version adds).
+   */
+  create(db: SqliteDatabase): void;
 }
 
 /** Options of {@link openSqlite}. */
 export interface OpenSqliteOptions {
   readonly?: boolean;
+  schema?: SqliteSchema;
+  /** The error to throw for a damaged file; default a {@link SqliteDamagedError}. */
+  damaged?: (damage: SqliteDamage) => Error;
 }
-
-/** Which driver {@link openSqlite} uses on this Node. */
-export type SqliteDriver = 'node:sqlite' | 'better-sqlite3';
-
-/**
- * node:sqlite from Node 24 on; better-sqlite3 before it. better-sqlite3 12 (the last major
- * that supports Node 20) aborts the process on Node 24 when a statement is garbage-collected
- * (its ObjectWrap destructor trips `env != nullptr`); node:sqlite is built in there, and
- * stable enough to run without an experimental warning, which Node 22 still prints.
- */
-export function sqliteDriver(nodeVersion: string = process.versions.node): SqliteDriver {
-  return Number(nodeVersion.split('.')[0]) >= 24 ? 'node:sqlite' : 'better-sqlite3';
-}
-
-// Loaded when a database opens, not with the package: a worker on Redis never loads either.
-const load = createRequire(import.meta.url);
 
 /**
  * Opens (creating unless `readonly`) the database file at `path` with this Node's driver,
  * for concurrent use by several processes: every codefleet database (queue, runs, local
  * forge) is shared by the workers on a host.
+ *
+ * A damaged file is never taken for an empty database, nor thrown as an error a retry might
+ * mend: a file found empty (a new one never is), not a database, without the schema's
+ * table, or with a malformed page (at open, or met by any later call) throws `damaged`'s error.
  */
 export function openSqlite(path: string, options: OpenSqliteOptions = {}, driver: SqliteDriver = sqliteDriver()): SqliteDatabase {
-  const db = driver === 'node:sqlite' ? openNodeSqlite(path, options) : openBetterSqlite3(path, options);
-  // Wait for another process's write transaction instead of failing with SQLITE_BUSY.
-  db.exec('PRAGMA busy_timeout = 10000');
-  if (!options.readonly) {
-    // WAL + NORMAL survives process crashes (the chaos case); only an OS crash can lose
-    // the last commits, which at-least-once delivery tolerates.
-    db.exec('PRAGMA journal_mode = WAL');
-    db.exec('PRAGMA synchronous = NORMAL');
+  const readonly = options.readonly === true;
+  const damaged = options.damaged ?? ((damage: SqliteDamage) => new SqliteDamagedError(damage));
+  const onDisk = path !== '' && path !== ':memory:' && !path.startsWith('file:');
+  if (onDisk && !readonly && !existsSync(path)) createFile(path, options.schema, driver);
+  if (onDisk && isEmptyFile(path)) throw damaged({ path, kind: 'empty', detail: '0 bytes' });
+  const db = guarded(() => openDriver(path, readonly, driver), path, damaged);
+  try {
+    setUp(db, readonly);
+    const { schema } = options;
+    if (schema && onDisk && db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(schema.table) === undefined) {
+      throw damaged({ path, kind: 'wrong_schema', detail: `the ${schema.table} table` });
+    }
+    if (schema && !readonly) schema.create(db);
+  } catch (error) {
+    db.close();
+    throw error;
   }
   return db;
 }
 
-function openBetterSqlite3(path: string, options: OpenSqliteOptions): SqliteDatabase {
-  const Database = load('better-sqlite3') as typeof BetterSqlite3;
-  const db = new Database(path, { readonly: options.readonly === true });
-  return {
-    exec: (sql) => { db.exec(sql); },
-    prepare: (sql) => db.prepare(sql) as unknown as SqliteStatement,
-    transaction: (fn) => ({ immediate: () => db.transaction(fn).immediate() }),
-    close: () => { if (db.open) db.close(); },
-  };
+function setUp(db: SqliteDatabase, readonly: boolean): void {
+  // Wait for another process's write transaction instead of failing with SQLITE_BUSY.
+  db.exec('PRAGMA busy_timeout = 10000');
+  if (readonly) return;
+  // WAL + NORMAL survives process crashes (the chaos case); only an OS crash can lose
+  // the last commits, which at-least-once delivery tolerates.
+  db.exec('PRAGMA journal_mode = WAL');
+  db.exec('PRAGMA synchronous = NORMAL');
 }
 
-/** The slice of node:sqlite used here (its types are not in @types/node 20). */
-interface NodeSqliteModule {
-  DatabaseSync: new (path: string, options?: { readOnly?: boolean }) => {
-    readonly isTransaction: boolean;
-    exec(sql: string): void;
-    prepare(sql: string): SqliteStatement;
-    close(): void;
-  };
-}
-
-function openNodeSqlite(path: string, options: OpenSqliteOptions): SqliteDatabase {
-  const { DatabaseSync } = load('node:sqlite') as NodeSqliteModule;
-  const db = new DatabaseSync(path, { readOnly: options.readonly === true });
-  let open = true;
-  // Nested transactions become savepoints, as better-sqlite3 does.
-  let depth = 0;
-  const transaction = <T>(fn: () => T, begin: string): T => {
-    const savepoint = `codefleet_${depth}`;
-    db.exec(depth === 0 ? begin : `SAVEPOINT ${savepoint}`);
-    depth += 1;
+/**
+ * Makes the file under another name, then links it into place whole: whoever finds a file
+ * at `path` finds it with its header and schema. So an empty or schema-less file there is
+ * damage, not a database another process is still creating. When two processes create it
+ * at once, the first link wins and both use that file.
+ */
+function createFile(path: string, schema: SqliteSchema | undefined, driver: SqliteDriver): void {
+  const temp = `${path}.new-${process.pid}-${randomBytes(4).toString('hex')}`;
+  // Through the file system first, so a missing directory or a permission says so (ENOENT, EACCES).
+  closeSync(openSync(temp, 'wx'));
+  try {
+    const db = guarded(() => openDriver(temp, false, driver), temp, (damage) => new SqliteDamagedError(damage));
     try {
-      const result = fn();
-      db.exec(depth === 1 ? 'COMMIT' : `RELEASE ${savepoint}`);
-      return result;
-    } catch (error) {
-      // As better-sqlite3: roll back unless SQLite already has (some errors end the
-      // transaction themselves); a failed rollback is the error to report, since the
-      // connection would otherwise stay in a transaction holding the write lock.
-      if (db.isTransaction) db.exec(depth === 1 ? 'ROLLBACK' : `ROLLBACK TO ${savepoint}; RELEASE ${savepoint}`);
-      throw error;
+      setUp(db, false);
+      if (schema) db.transaction(() => schema.create(db)).immediate();
+      // Everything into the file itself: only the file is linked, its WAL stays behind.
+      db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
     } finally {
-      depth -= 1;
+      db.close();
+    }
+    try {
+      linkSync(temp, path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  } finally {
+    for (const file of [temp, `${temp}-wal`, `${temp}-shm`]) rmSync(file, { force: true });
+  }
+}
+
+function isEmptyFile(path: string): boolean {
+  const stats = statSync(path, { throwIfNoEntry: false });
+  return stats?.isFile() === true && stats.size === 0;
+}
+
+const maxDetailChars = 300;
+
+/** The connection with every driver error that reports damage turned into `damaged`'s error. */
+function guarded(open: () => DriverDatabase, path: string, damaged: (damage: SqliteDamage) => Error): SqliteDatabase {
+  const guard = <T>(fn: () => T): T => {
+    try {
+      return fn();
+    } catch (error) {
+      const kind = damageOf(error);
+      if (kind === undefined) throw error;
+      // Truncated while open: SQLite finds no header or a page missing, which says less than that the file is empty.
+      if (isEmptyFile(path)) throw damaged({ path, kind: 'empty', detail: '0 bytes', cause: error });
+      throw damaged({ path, kind, detail: String((error as Error).message).slice(0, maxDetailChars), cause: error });
     }
   };
-  return {
-    exec: (sql) => { db.exec(sql); },
-    prepare: (sql) => db.prepare(sql),
-    transaction: (fn) => ({ immediate: () => transaction(fn, 'BEGIN IMMEDIATE') }),
-    close: () => {
-      if (open) db.close();
-      open = false;
+  const db = guard(open);
+  const statement = (s: SqliteStatement): SqliteStatement => ({
+    run: (...params) => guard(() => s.run(...params)),
+    get: (...params) => guard(() => s.get(...params)),
+    all: (...params) => guard(() => s.all(...params)),
+  });
+  const facade: SqliteDatabase = {
+    exec: (sql) => guard(() => db.exec(sql)),
+    prepare: (sql) => statement(guard(() => db.prepare(sql))),
+    transaction: (fn) => ({ immediate: () => guard(() => db.transaction(fn).immediate()) }),
+    close: () => db.close(),
+    quickCheck: () => {
+      const rows = facade.prepare('PRAGMA quick_check(10)').all() as Record<string, unknown>[];
+      // The first row starts with a `*** in database main ***` line.
+      const problems = rows.map((row) => String(Object.values(row)[0]).replace(/^\*\*\*.*\*\*\*\n/, '').replaceAll('\n', '; '))
+        .filter((line) => line !== 'ok');
+      if (problems.length > 0) {
+        throw damaged({ path, kind: 'corrupt', detail: `quick_check: ${problems.slice(0, 3).join('; ')}`.slice(0, maxDetailChars) });
+      }
     },
   };
+  return facade;
 }

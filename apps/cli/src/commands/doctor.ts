@@ -125,9 +125,17 @@ async function sqliteProblem(path: string, setting: string, err: unknown): Promi
   if (/^E[A-Z]+$/.test(String((cause as { code?: unknown }).code))) {
     return { what: `${path} cannot be created: ${fsProblem(cause)}`, fix: `make ${dirname(path)} a writable directory, or set ${setting}` };
   }
-  const what = `${path} cannot be opened: ${(cause as Error).message ?? String(cause)}`;
+  // A damaged file's message names it and the damage (the run store's, which has no fix of its own here).
+  const what = (cause as Error).name === 'SqliteDamagedError' ? (cause as Error).message : `${path} cannot be opened: ${(cause as Error).message ?? String(cause)}`;
   if (await stat(path).then((s) => s.isDirectory(), () => false)) return { what, fix: `${path} is a directory: set ${setting} to a file path (the file is created when missing)` };
   return { what, fix: `move ${path} aside (a new, empty one is created on the next start) or set ${setting} (if it holds data you need, restore it from a backup instead)` };
+}
+
+/** A damaged queue file says what and how to fix it in its details. */
+function damageCheck(name: string, err: unknown): Check | undefined {
+  const details = (err as { details?: { what?: unknown; fix?: unknown } }).details;
+  if (typeof details?.what !== 'string' || typeof details.fix !== 'string') return undefined;
+  return { ok: false, what: `${name}: ${details.what}`, fix: details.fix };
 }
 
 async function queueCheck(config: Config): Promise<Check> {
@@ -136,15 +144,20 @@ async function queueCheck(config: Config): Promise<Check> {
   try {
     queue = await openConfiguredQueue(config);
   } catch (err) {
+    const damaged = damageCheck(name, err);
+    if (damaged) return damaged;
     const path = localQueuePath(config);
     if (path === undefined) return { ok: false, what: `${name} cannot be opened: ${(err as Error).message}`, fix: 'check the queue section of config.yaml' };
     const problem = await sqliteProblem(path, 'queue.local.path', err);
     return { ok: false, what: `${name}: ${problem.what}`, fix: problem.fix };
   }
   try {
+    await queue.checkStorage?.();
     const stats = await queue.stats();
     return { ok: true, what: `${name}: depth ${stats.depth}, in flight ${stats.inFlight}, dead ${stats.deadLetter}, completed ${stats.completed}` };
   } catch (err) {
+    const damaged = damageCheck(name, err);
+    if (damaged) return damaged;
     return { ok: false, what: `${name} is not reachable: ${(err as Error).message}`, fix: 'check the queue section of config.yaml' };
   } finally {
     await queue.close().catch(() => undefined);

@@ -1,7 +1,7 @@
-import { isTerminal } from '@codefleet/core';
+import { classify, isTerminal } from '@codefleet/core';
 import { queueSettingsFromConfig } from '@codefleet/queue';
 import { latestRun } from '@codefleet/store';
-import { runWorker, startMonitorServer, WorkerMonitor, type MonitorServer, type WorkerSummary } from '@codefleet/worker';
+import { runWorker, startMonitorServer, WorkerMonitor, type MonitorServer, type WorkerEvents, type WorkerSummary } from '@codefleet/worker';
 import { defaultAgentReadiness } from '../agent-check.js';
 import { progressReporter } from '../progress.js';
 import type { Runtime } from '../runtime.js';
@@ -11,6 +11,8 @@ import type { Runtime } from '../runtime.js';
  * `once`, until the queue is empty.
  */
 export async function work(rt: Runtime, options: { concurrency?: number; once?: boolean; progress?: boolean }): Promise<WorkerSummary> {
+  // A damaged queue file is found before the first claim (it reads the whole file once).
+  await rt.queue.checkStorage?.();
   const shutdown = new AbortController();
   // `on`, not `once`: a second signal while draining (a supervisor that repeats SIGTERM,
   // a resumed SIGSTOP that delivers what piled up) must not kill the process mid-drain,
@@ -63,6 +65,15 @@ export async function work(rt: Runtime, options: { concurrency?: number; once?: 
   await reportDead();
   const deadLetterTimer = setInterval(() => void reportDead(), deadLetterCheckMs);
   deadLetterTimer.unref();
+  // A claim that fails for good (a queue file damaged while the worker runs) would fail the
+  // same way every second: the worker drains and ends with that error instead.
+  let fatal: { error: unknown } | undefined;
+  const events = stopOnPermanentClaimFailure(monitor, (error) => {
+    if (fatal) return;
+    fatal = { error };
+    rt.log.error({ err: error, event: 'worker.stopping', code: classify(error).code }, 'a claim failed for good: stopping the worker');
+    shutdown.abort();
+  });
   try {
     // The pipeline (agents, verification, forge) loads with the first job, not before.
     const pipeline = async () => Promise.all([import('@codefleet/pipeline'), rt.pipeline()]);
@@ -72,7 +83,7 @@ export async function work(rt: Runtime, options: { concurrency?: number; once?: 
     }, {
       workerId: rt.config.worker.worker_id,
       concurrency,
-      ...(monitor ? { events: monitor } : {}),
+      events,
       heartbeatMs: rt.config.queue.heartbeat_seconds * 1000,
       shutdownGraceMs: rt.config.worker.shutdown_grace_seconds * 1000,
       once: options.once ?? false,
@@ -82,6 +93,7 @@ export async function work(rt: Runtime, options: { concurrency?: number; once?: 
       leases: { store: rt.store, ttlMs: queueSettingsFromConfig(rt.config).leaseMs },
       ...(progress ? { onProgress: progress.onProgress } : {}),
     });
+    if (fatal) throw fatal.error;
     if (options.once) await reportDead();
     return summary;
   } finally {
@@ -91,6 +103,19 @@ export async function work(rt: Runtime, options: { concurrency?: number; once?: 
     process.off('SIGTERM', stop);
     process.off('SIGINT', stop);
   }
+}
+
+/** The monitor's events, and `stop` called with every claim failure whose verdict is permanent. */
+function stopOnPermanentClaimFailure(monitor: WorkerEvents | undefined, stop: (error: unknown) => void): WorkerEvents {
+  return {
+    claimSucceeded: () => monitor?.claimSucceeded(),
+    claimFailed: (error) => {
+      monitor?.claimFailed(error);
+      if (classify(error).verdict === 'permanent') stop(error);
+    },
+    jobStarted: () => monitor?.jobStarted(),
+    jobSettled: (settlement, run, attempt) => monitor?.jobSettled(settlement, run, attempt),
+  };
 }
 
 /** How often a worker looks for dead letters nobody reported. */

@@ -6,6 +6,7 @@ import type {
   ClaimOptions, DeadLetter, EnqueueResult, Lease, Queue, QueueStats, RedriveResult,
 } from '../port.js';
 import type { LocalQueueSettings } from '../settings.js';
+import { queueDamaged } from './damage.js';
 import { prepareDatabase, priorityRank } from './schema.js';
 
 interface JobRow {
@@ -42,8 +43,14 @@ export class LocalQueue implements Queue {
     if (!(settings.leaseMs > 0)) throw new RangeError(`leaseMs must be > 0, got ${settings.leaseMs}`);
     if (!(settings.maxAttempts >= 1)) throw new RangeError(`maxAttempts must be ≥ 1, got ${settings.maxAttempts}`);
     this.#settings = { pollMs: 50, ...settings };
-    this.#db = openSqlite(settings.path);
-    prepareDatabase(this.#db);
+    // A damaged file (truncated, overwritten, a malformed page) fails here or in the call
+    // that meets the damage, with the path and the fix; it is never read as an empty queue.
+    this.#db = openSqlite(settings.path, { schema: { table: 'jobs', create: prepareDatabase }, damaged: queueDamaged });
+  }
+
+  /** Reads the whole file (about 3 ms per MB): a page no other call has touched yet may be malformed. */
+  async checkStorage(): Promise<void> {
+    this.#db.quickCheck();
   }
 
   /** Prepared once per SQL text: compiling dominates the cost of these tiny statements. */

@@ -34,7 +34,7 @@ CREATE INDEX IF NOT EXISTS jobs_due ON jobs (queue, priority DESC, available_at)
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs (queue, state);
 `;
 
-/** Creates the schema (openSqlite has set the file up for several processes). */
+/** Creates the schema, idempotently: openSqlite runs it on a new file before it appears, and at every open. */
 export function prepareDatabase(db: Database): void {
   db.transaction(() => db.exec(ddl)).immediate();
 }
