@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { openSqlite, type SqliteDatabase } from '@codefleet/sqlite';
-import { parseRun, type RunRecord } from '@codefleet/core';
+import { describeDamage, openSqlite, type SqliteDamage, type SqliteDatabase } from '@codefleet/sqlite';
+import { CodefleetError, parseRun, type RunRecord } from '@codefleet/core';
 import type { FenceRejection, RunStore, RunSummary } from './port.js';
 import { runVersion } from './version.js';
 
@@ -35,14 +35,28 @@ CREATE TABLE IF NOT EXISTS cancel_requests (
 );
 `;
 
+function storeDamaged(damage: SqliteDamage): CodefleetError {
+  const what = describeDamage(damage);
+  const fix = damage.kind === 'corrupt'
+    ? `stop the workers, then \`sqlite3 ${damage.path} .recover | sqlite3 ${damage.path}.recovered\` and put the recovered file in its place, or restore it from a backup`
+    : `stop the workers; restore ${damage.path} from a backup, or move it and its -wal and -shm files aside to start an empty run store (past runs are then forgotten)`;
+  return new CodefleetError('store_unavailable', `the run store ${what}; fix: ${fix}`, {
+    verdict: 'permanent', cause: damage.cause, details: { path: damage.path, damage: damage.kind, what, fix },
+  });
+}
+
 /** Run records in one SQLite file (WAL), shared by every worker process on the host. */
 export class SqliteRunStore implements RunStore {
   readonly #db: SqliteDatabase;
 
   constructor(path: string) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    this.#db = openSqlite(path);
-    this.#db.transaction(() => this.#db.exec(ddl)).immediate();
+    // A damaged file (truncated to 0 bytes, overwritten, not ours) is refused with its path
+    // and the fix, never read as an empty store: finished runs would look unstarted.
+    this.#db = openSqlite(path, {
+      schema: { table: 'runs', create: (db) => db.transaction(() => db.exec(ddl)).immediate() },
+      damaged: storeDamaged,
+    });
   }
 
   async save(run: RunRecord): Promise<void> {

@@ -1,4 +1,6 @@
+import { rm, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
+import { openSqlite } from '@codefleet/sqlite';
 import { describe, expect, it } from '@jest/globals';
 import { newRun } from '@codefleet/core';
 import { createTempDir } from '@codefleet/testkit';
@@ -23,6 +25,26 @@ describe('SqliteRunStore', () => {
     } finally {
       await other.close();
       await store.close();
+      await dir.dispose();
+    }
+  });
+
+  it('a run store file truncated to 0 bytes, or not a run store, is refused naming the file and the fix, never read as empty', async () => {
+    const dir = await createTempDir('store');
+    try {
+      const path = join(dir.path, 'runs.sqlite');
+      const store = new SqliteRunStore(path);
+      await store.save(newRun(job(1), { runId: 'job-1', now: new Date() }));
+      await store.close();
+      await truncate(path, 0);
+      await rm(`${path}-wal`, { force: true });
+      expect(() => new SqliteRunStore(path)).toThrow(expect.objectContaining({ code: 'store_unavailable', verdict: 'permanent', message: expect.stringContaining(path) }));
+      const other = join(dir.path, 'other.sqlite');
+      const foreign = openSqlite(other);
+      foreign.exec('CREATE TABLE notes (x TEXT)');
+      foreign.close();
+      expect(() => new SqliteRunStore(other)).toThrow(/run store .*fix: /);
+    } finally {
       await dir.dispose();
     }
   });
