@@ -95,5 +95,5 @@ export {
 } from './stage.js';
 export type { TaskNoteOptions } from './task-note.js';
 export { defaultTaskNoteMaxChars, renderTaskNote } from './task-note.js';
-export { boundTail, defaultTailBytes, previewValue, redactUrlCredentials, utf8ByteLength } from './text.js';
+export { boundTail, defaultTailBytes, previewValue, redactUrlCredentials, splitTailMarker, utf8ByteLength, type BoundTailOptions } from './text.js';
 export { escapeInline, fence, formatDuration } from './markdown.js';

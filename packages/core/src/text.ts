@@ -16,32 +16,74 @@ export function utf8ByteLength(text: string): number {
   return bytes;
 }
 
+/** Options of {@link boundTail}. */
+export interface BoundTailOptions {
+  /**
+   * Bytes of output already dropped before `text` starts (a runner that keeps only a
+   * window of a long output): counted in the marker, so it says what was really lost.
+   */
+  dropped?: number;
+}
+
+// The marker boundTail writes. Read back when a bounded tail is bounded again (the process
+// runner's tail, then the run record's), so the second marker adds up both cuts instead of
+// counting only the first marker it dropped ("truncated 27 bytes" for 62 KB lost).
+const markerPattern = /^…\[truncated ([0-9][0-9,]{0,24}) bytes\]\n/;
+
+/** `62113` as `62,113`: fixed grouping, whatever the host's locale. */
+function groupDigits(n: number): string {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
+function marker(dropped: number): string {
+  return `…[truncated ${groupDigits(dropped)} bytes]\n`;
+}
+
+/**
+ * Bytes a tail made by {@link boundTail} says were dropped before it, and the kept text
+ * after its marker; `{ dropped: 0, kept: text }` when `text` has no marker. An output that
+ * itself starts with a marker line is read the same way: it could only misstate the count.
+ */
+export function splitTailMarker(text: string): { dropped: number; kept: string } {
+  const match = markerPattern.exec(text);
+  if (match === null) return { dropped: 0, kept: text };
+  const dropped = Number((match[1] ?? '0').replace(/,/g, ''));
+  return Number.isSafeInteger(dropped) ? { dropped, kept: text.slice(match[0].length) } : { dropped: 0, kept: text };
+}
+
 /**
  * Keeps the end of `text` within `maxBytes` of UTF-8, cutting only between code points,
  * and prefixes `…[truncated N bytes]\n` when something was dropped. The end is kept
  * because that is where a compiler or test runner prints the failure. The marker is not
- * counted in `maxBytes`.
+ * counted in `maxBytes`. A `text` that is itself a bounded tail (it starts with a marker)
+ * is bounded again by its kept part, and N counts both cuts; so does `options.dropped`.
  */
-export function boundTail(text: string, maxBytes: number = defaultTailBytes): string {
+export function boundTail(text: string, maxBytes: number = defaultTailBytes, options: BoundTailOptions = {}): string {
   if (!Number.isFinite(maxBytes) || maxBytes < 0) throw new RangeError(`maxBytes must be a non-negative number, got ${maxBytes}`);
-  const total = utf8ByteLength(text);
-  if (total <= maxBytes) return text;
+  const before = splitTailMarker(text);
+  const earlier = before.dropped + Math.max(0, Math.floor(options.dropped ?? 0));
+  const body = before.kept;
+  const total = utf8ByteLength(body);
+  if (total <= maxBytes) {
+    if (earlier === before.dropped) return text;
+    return `${marker(earlier)}${body}`;
+  }
   let kept = 0;
-  let start = text.length;
+  let start = body.length;
   // Walk backwards by code point so a surrogate pair is never split.
   while (start > 0) {
     let next = start - 1;
-    const unit = text.charCodeAt(next);
+    const unit = body.charCodeAt(next);
     if (unit >= 0xdc00 && unit <= 0xdfff && next > 0) {
-      const high = text.charCodeAt(next - 1);
+      const high = body.charCodeAt(next - 1);
       if (high >= 0xd800 && high <= 0xdbff) next -= 1;
     }
-    const size = codePointBytes(text.codePointAt(next) ?? 0);
+    const size = codePointBytes(body.codePointAt(next) ?? 0);
     if (kept + size > maxBytes) break;
     kept += size;
     start = next;
   }
-  return `…[truncated ${total - kept} bytes]\n${text.slice(start)}`;
+  return `${marker(earlier + total - kept)}${body.slice(start)}`;
 }
 
 /**

@@ -6,7 +6,7 @@ const encoder = new TextEncoder();
 const strictDecoder = new TextDecoder('utf-8', { fatal: true });
 // String.prototype.isWellFormed is ES2024; the base lib stops at ES2023.
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const marker = /^…\[truncated (\d+) bytes\]\n/;
+const marker = /^…\[truncated ([\d,]+) bytes\]\n/;
 
 describe('utf8ByteLength', () => {
   it('agrees with TextEncoder', () => {
@@ -30,6 +30,33 @@ describe('boundTail', () => {
     expect(boundTail('aaaa😀', 5)).toBe('…[truncated 3 bytes]\na😀');
   });
 
+  it('bounding a bounded tail again counts every byte dropped, not the first marker', () => {
+    // The process runner keeps 8 KiB of a 70 KB output; the run record bounds it again.
+    const once = boundTail('é'.repeat(35_000), 8192);
+    expect(once.startsWith('…[truncated 61,808 bytes]\n')).toBe(true);
+    expect(boundTail(once, 8192)).toBe(once);
+    expect(boundTail(once, 100)).toBe(`…[truncated 69,900 bytes]\n${'é'.repeat(50)}`);
+  });
+
+  it('counts bytes a runner dropped before the text in the marker', () => {
+    expect(boundTail('abc', 10, { dropped: 5 })).toBe('…[truncated 5 bytes]\nabc');
+    expect(boundTail('abcdef', 2, { dropped: 1_000 })).toBe('…[truncated 1,004 bytes]\nef');
+    expect(boundTail('abc', 10, { dropped: 0 })).toBe('abc');
+  });
+
+  it('bounding twice is bounding once by the smaller bound', () => {
+    fc.assert(
+      fc.property(
+        fc.string({ unit: fc.constantFrom('a', 'é', '😀', '\n'), maxLength: 300 }),
+        fc.integer({ min: 0, max: 400 }),
+        fc.integer({ min: 0, max: 400 }),
+        (text, first, second) => {
+          expect(boundTail(boundTail(text, first), second)).toBe(boundTail(text, Math.min(first, second)));
+        },
+      ),
+    );
+  });
+
   it('refuses a negative bound', () => {
     expect(() => boundTail('x', -1)).toThrow(RangeError);
   });
@@ -49,7 +76,7 @@ describe('boundTail', () => {
           if (match === null) {
             expect(result).toBe(text);
           } else {
-            expect(Number(match[1])).toBe(utf8ByteLength(text) - utf8ByteLength(kept));
+            expect(Number(match[1]?.replace(/,/g, ''))).toBe(utf8ByteLength(text) - utf8ByteLength(kept));
             // Maximal: one more character from the input would not have fit.
             const before = Array.from(text.slice(0, text.length - kept.length)).pop() ?? '';
             expect(utf8ByteLength(before + kept)).toBeGreaterThan(maxBytes);
