@@ -144,3 +144,40 @@ export function previewValue(value: unknown, maxChars: number = defaultPreviewCh
   }
   return truncateHead(rendered, maxChars);
 }
+
+/** Default length of a one-line reason summary. */
+export const defaultSummaryChars = 200;
+
+// A label that introduces what follows ("Last feedback:", "Its last output:"): the last
+// sentence of a line when it ends with a colon.
+const trailingLabel = /(?:^|(?<=[.!?;])\s*)[^.!?;\n]*:\s*$/;
+
+/** `line` without a trailing label, and whether there was one. */
+function dropTrailingLabel(line: string): { text: string; labelled: boolean } {
+  const match = trailingLabel.exec(line);
+  if (match === null) return { text: line.trim(), labelled: false };
+  return { text: line.slice(0, match.index).trim(), labelled: true };
+}
+
+/**
+ * A one-line summary of a multi-line failure reason, for a list: the first line, and when
+ * it ends in a label ("… still failing after 3 attempts. Last feedback:") the label is
+ * dropped and the first meaningful line under it is added after ` — ` (once: what comes
+ * under a second label is output, not a reason). Never ends in a dangling label; cut to
+ * `maxChars` with `…`. Line breaks and runs of blanks become one space.
+ */
+export function summarizeReason(reason: string, maxChars: number = defaultSummaryChars): string {
+  const lines = reason.split(/\r\n|[\n\r\u0085\u2028\u2029]/).map((l) => l.replace(/\s+/g, ' ').trim()).filter((l) => l !== '');
+  const parts: string[] = [];
+  for (const line of lines) {
+    const { text, labelled } = dropTrailingLabel(line);
+    if (text !== '') parts.push(text);
+    // Stop at the first line that stands alone, or once a second piece is in.
+    if (!labelled || parts.length >= 2) break;
+  }
+  // "… after 3 attempts — Step test failed": the dash ends the first sentence.
+  const summary = parts.map((p, i) => (i < parts.length - 1 ? p.replace(/[.;]$/, '') : p)).join(' — ');
+  // Only labels (a reason that is just "Last feedback:"): the first one, without its colon.
+  const fallback = (lines[0] ?? '').replace(/[\s:]+$/, '');
+  return truncateHead(summary === '' ? fallback : summary, maxChars);
+}

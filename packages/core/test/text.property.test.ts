@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { boundTail, previewValue, redactUrlCredentials, utf8ByteLength } from '../src/text.js';
+import { boundTail, previewValue, redactUrlCredentials, summarizeReason, utf8ByteLength } from '../src/text.js';
 
 const encoder = new TextEncoder();
 const strictDecoder = new TextDecoder('utf-8', { fatal: true });
@@ -120,5 +120,47 @@ describe('previewValue', () => {
     previewValue('x'.repeat(4 * 1024 * 1024));
     redactUrlCredentials('https:'.repeat(500_000));
     expect(performance.now() - started).toBeLessThan(2000);
+  });
+});
+
+describe('summarizeReason', () => {
+  // Shaped as the pipeline builds it: runPass's message around verify's feedbackFor(), and
+  // the dead-letter reason that adds the code in front and the attempts at the very end.
+  const feedback = [
+    'Step test failed (exit 1): npm test',
+    'Failing tests:',
+    '- multiplies by a negative number',
+    'First error:',
+    'AssertionError: Expected values to be strictly equal: 0 !== -8',
+  ].join('\n');
+  const message = `pass test: still failing after 3 attempts. Last feedback:\n${feedback}`;
+
+  it('carries the first sentence and what the dangling label introduced', () => {
+    expect(summarizeReason(message)).toBe('pass test: still failing after 3 attempts — Step test failed (exit 1): npm test');
+    expect(summarizeReason(`fix_attempts_exhausted: ${message} (attempts exhausted: 1 of 1)`))
+      .toBe('fix_attempts_exhausted: pass test: still failing after 3 attempts — Step test failed (exit 1): npm test');
+  });
+
+  it('stops at a second label: what follows it is output, not a reason', () => {
+    const agent = 'pass implement: still failing after 2 attempts. Last feedback:\nThe agent exited with code 1. Its last output:\nnpm ERR! 404';
+    expect(summarizeReason(agent)).toBe('pass implement: still failing after 2 attempts — The agent exited with code 1.');
+  });
+
+  it('keeps a one-line reason, drops a bare label line, and never ends in a label', () => {
+    expect(summarizeReason('no_changes: the agent changed nothing')).toBe('no_changes: the agent changed nothing');
+    expect(summarizeReason('Last feedback:\n\n  Step build failed (exit 2): tsc')).toBe('Step build failed (exit 2): tsc');
+    expect(summarizeReason('Last feedback:')).toBe('Last feedback');
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom('a b', 'x.', ' Label:', '\n', 'Last feedback:', ': ', '.', '! '), { maxLength: 12 }), (pieces) => {
+        const summary = summarizeReason(pieces.join(''));
+        expect(summary).not.toMatch(/[\n:]$|\n/);
+      }),
+    );
+  });
+
+  it('is cut to the bound on one line', () => {
+    const long = summarizeReason(`${'word '.repeat(100)}. Last feedback:\nStep x failed`, 60);
+    expect(long.length).toBeLessThanOrEqual(60);
+    expect(long.endsWith('…')).toBe(true);
   });
 });
