@@ -96,7 +96,8 @@ export {
 export type { TaskNoteOptions } from './task-note.js';
 export { defaultTaskNoteMaxChars, renderTaskNote } from './task-note.js';
 export {
-  boundTail, defaultSummaryChars, defaultTailBytes, previewValue, redactUrlCredentials, splitTailMarker, summarizeReason, utf8ByteLength, type BoundTailOptions,
+  boundTail, defaultSummaryChars, defaultTailBytes, previewValue, redactUrlCredentials, splitTailMarker, summarizeReason, truncateHead,
+  utf8ByteLength, type BoundTailOptions,
 } from './text.js';
 export {
   changedFilesOf, checkStatus, countChecks, describeCheck, formatCheckCounts, latestChecks, preexistingWords, skipReason,
