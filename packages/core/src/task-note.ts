@@ -199,6 +199,14 @@ function isFailedAgentRun(r: AgentRun): boolean {
   return r.outcome === 'failed' || r.outcome === 'timeout' || r.outcome === 'error';
 }
 
+// A failure the change fixed later reads differently from one it ended with: a reviewer of a
+// green PR should not wonder whether the log below is still true.
+function failureNote(run: RunRecord, v: Verification): string {
+  if (checkStatus(v) === 'preexisting') return `: ${preexistingWords}`;
+  const later = run.verification.slice(run.verification.indexOf(v) + 1).find((w) => w.step === v.step && checkStatus(w) === 'passed');
+  return later === undefined ? '' : `, passed later in attempt ${later.attempt}.${later.inner_attempt}`;
+}
+
 function failures(run: RunRecord): Failure[] {
   const list: Failure[] = [
     ...run.agent_runs.filter(isFailedAgentRun).map((r): Failure => ({
@@ -209,7 +217,7 @@ function failures(run: RunRecord): Failure[] {
     ...run.verification
       .filter((v: Verification) => !v.passed && v.skipped !== true)
       .map((v): Failure => ({
-        label: `${v.step}: ${v.command.join(' ')} (${v.pass} pass, attempt ${v.attempt}.${v.inner_attempt})${checkStatus(v) === 'preexisting' ? `: ${preexistingWords}` : ''}`,
+        label: `${v.step}: ${v.command.join(' ')} (${v.pass} pass, attempt ${v.attempt}.${v.inner_attempt})${failureNote(run, v)}`,
         output: v.output_tail,
         order: [v.attempt, v.pass === 'implement' ? 0 : 1, v.inner_attempt, 1],
       })),

@@ -138,6 +138,8 @@ describe('renderTaskNote', () => {
     expect(rowCells(note, 'Checks')).toEqual([[' Checks ', ' 1 passed, 1 failed, 1 failing on the base commit too (pre-existing) (latest run of each step) ']]);
     expect(note).toContain('**lint: npm run lint (test pass, attempt 1.1): failing on the base commit too (pre-existing, not caused by this change)**');
     expect(note).toContain('**test: npm test (test pass, attempt 1.1)**');
+    const fixed = renderTaskNote(addVerification(run, verificationFixture({ inner_attempt: 2 }), { now: at(8) }));
+    expect(fixed).toContain('**test: npm test (test pass, attempt 1.1), passed later in attempt 1.2**');
   });
 
   it('links the issue from options, and not for chat jobs by default', () => {
