@@ -16,7 +16,11 @@ export function successComment(run: RunRecord, pr: Pick<PullRequest, 'number' | 
   const head = pr.draft
     ? `⚠️ codefleet opened draft PR #${pr.number}: the definition of done ${dod === 'timeout' ? 'timed out' : 'failed'}.`
     : `✅ codefleet opened PR #${pr.number} (definition of done: ${dod}).`;
-  return [head, '', `- PR: ${pr.url}`, `- branch: \`${run.branch ?? ''}\``, `- attempts: ${run.attempts.length}`, '', 'Status: done'].join('\n');
+  const latest = latestChecks(run);
+  // A green PR over a step that fails on the base too: the issue says so, not only the PR.
+  const checks = latest.length === 0 ? [] : [`- checks: ${formatCheckCounts(countChecks(latest))}`];
+  const preexisting = latest.filter((v) => checkStatus(v) === 'preexisting').map((v) => `- ${v.step} (\`${escapeInline(v.command.join(' '), 200)}\`): ${preexistingWords}`);
+  return [head, '', `- PR: ${pr.url}`, `- branch: \`${run.branch ?? ''}\``, `- attempts: ${run.attempts.length}`, ...checks, ...preexisting, '', 'Status: done'].join('\n');
 }
 
 /** Characters of the whole reason the failure report quotes under its summary. */

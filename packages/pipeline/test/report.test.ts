@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { addVerification, classify, CodefleetError, createJob, newRun, startAttempt, type RunRecord, type Verification } from '@codefleet/core';
-import { failureComment } from '../src/index.js';
+import { failureComment, successComment } from '../src/index.js';
 
 // Hand-made run records: what the pipeline writes, without running a job.
 const at = (s: number) => new Date(Date.parse('2026-01-05T10:00:00Z') + s * 1000);
@@ -46,5 +46,15 @@ describe('failureComment', () => {
     expect(body).toContain('\nReason: pass test: still failing after 3 attempts — Step test failed (exit 1): npm test\n');
     expect(body).toContain(`<details><summary>Whole reason</summary>\n\n\`\`\`text\n${reason}\n\`\`\``);
     expect(failureComment(runWith([]), error, 'the agent changed nothing')).not.toContain('<details>');
+  });
+});
+
+describe('successComment', () => {
+  it('counts the checks and names a step failing on the base commit too', () => {
+    const run = runWith([check(), check({ step: 'lint', command: ['npm', 'run', 'lint'], exit_code: 2, passed: false, preexisting: true })]);
+    const body = successComment(run, { number: 3, url: 'https://example.test/pull/3', draft: false });
+    expect(body).toContain('\n- checks: 1 passed, 1 failing on the base commit too (pre-existing)\n');
+    expect(body).toContain('\n- lint (`npm run lint`): failing on the base commit too (pre-existing, not caused by this change)\n');
+    expect(successComment(runWith([]), { number: 3, url: 'u', draft: false })).not.toContain('checks');
   });
 });
