@@ -28,7 +28,7 @@ export interface BoundTailOptions {
 // The marker boundTail writes. Read back when a bounded tail is bounded again (the process
 // runner's tail, then the run record's), so the second marker adds up both cuts instead of
 // counting only the first marker it dropped ("truncated 27 bytes" for 62 KB lost).
-const markerPattern = /^…\[truncated ([0-9][0-9,]{0,24}) bytes\]\n/;
+const markerPattern = /^…\[truncated (\d{1,3}(?:,\d{3}){1,5}|\d{1,16}) bytes\]\n/;
 
 /** `62113` as `62,113`: fixed grouping, whatever the host's locale. */
 function groupDigits(n: number): string {

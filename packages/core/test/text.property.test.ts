@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { boundTail, previewValue, redactUrlCredentials, summarizeReason, utf8ByteLength } from '../src/text.js';
+import { boundTail, previewValue, redactUrlCredentials, splitTailMarker, summarizeReason, utf8ByteLength } from '../src/text.js';
 
 const encoder = new TextEncoder();
 const strictDecoder = new TextDecoder('utf-8', { fatal: true });
@@ -42,6 +42,14 @@ describe('boundTail', () => {
     expect(boundTail('abc', 10, { dropped: 5 })).toBe('…[truncated 5 bytes]\nabc');
     expect(boundTail('abcdef', 2, { dropped: 1_000 })).toBe('…[truncated 1,004 bytes]\nef');
     expect(boundTail('abc', 10, { dropped: 0 })).toBe('abc');
+  });
+
+  it('reads back only a marker it could have written', () => {
+    expect(splitTailMarker('…[truncated 62,113 bytes]\nabc')).toEqual({ dropped: 62_113, kept: 'abc' });
+    expect(splitTailMarker('…[truncated 62113 bytes]\nabc')).toEqual({ dropped: 62_113, kept: 'abc' });
+    for (const text of ['…[truncated 1,2,3 bytes]\nabc', '…[truncated 99999999999999999999 bytes]\nabc', 'x…[truncated 5 bytes]\nabc']) {
+      expect(splitTailMarker(text)).toEqual({ dropped: 0, kept: text });
+    }
   });
 
   it('bounding twice is bounding once by the smaller bound', () => {
