@@ -1,4 +1,7 @@
-import type { RunRecord } from '@codefleet/core';
+import {
+  changedFilesOf, checkStatus, countChecks, describeCheck, formatCheckCounts, formatDuration, latestChecks, summarizeReason,
+  type CheckStatus, type RunRecord, type Verification,
+} from '@codefleet/core';
 import type { RunSummary } from '@codefleet/store';
 
 // Line breaks (CR, LF, NEL, U+2028/2029) and tabs become one space; any other C0 or C1
@@ -36,7 +39,25 @@ export interface LaterRun {
   outcome?: string;
 }
 
-/** `codefleet show`: stage timeline, attempts and checks of one run, and the job's later runs. */
+/** Files `show` lists before it only counts the rest. */
+const maxShownFiles = 20;
+
+// Four characters, so the columns line up: a pre-existing failure is neither ok nor FAIL.
+const checkMarks: Record<CheckStatus, string> = { passed: 'ok  ', failed: 'FAIL', skipped: 'skip', preexisting: 'base' };
+
+function checkLine(v: Verification): string {
+  const status = checkStatus(v);
+  const head = `  ${checkMarks[status]} ${v.pass.padEnd(9)} attempt ${v.attempt}.${v.inner_attempt}  ${v.step.padEnd(7)} ${v.command.join(' ')}`;
+  if (status === 'skipped') return `${head}  — ${describeCheck(v)}`;
+  const facts = `(${v.timed_out ? 'timed out, ' : ''}exit ${v.exit_code ?? v.signal}, ${formatDuration(v.duration_ms)})`;
+  return status === 'preexisting' ? `${head}  ${facts} — ${describeCheck(v)}` : `${head}  ${facts}`;
+}
+
+/**
+ * `codefleet show`: what the run ended as (the error's reason summed up in one line), the
+ * files it changed, stage timeline, attempts and checks, the whole reason, and the job's
+ * later runs.
+ */
 export function formatRun(run: RunRecord, later: LaterRun[] = []): string {
   const start = Date.parse(run.created_at);
   const lines = [
@@ -45,13 +66,22 @@ export function formatRun(run: RunRecord, later: LaterRun[] = []): string {
   ];
   lines.push(...later.map((l) => `later run: ${l.runId} (stage ${l.stage}${l.outcome ? `, outcome ${l.outcome}` : ''}; see \`codefleet show ${l.runId}\`)`));
   if (run.pull_request) lines.push(`pull request #${run.pull_request.number}${run.pull_request.draft ? ' (draft)' : ''} ${run.pull_request.url ?? ''} (${run.pull_request.head} → ${run.pull_request.base})`);
-  if (run.error) lines.push(`error ${run.error.code} (${run.error.verdict}): ${run.error.message.split('\n')[0]}`);
+  if (run.error) lines.push(`error ${run.error.code} (${run.error.verdict}): ${summarizeReason(run.error.message)}`);
+  const files = changedFilesOf(run);
+  if (files.length > 0) {
+    lines.push('', `Changed files (${files.length}):`, ...files.slice(0, maxShownFiles).map((f) => `  ${f}`));
+    if (files.length > maxShownFiles) lines.push(`  … and ${files.length - maxShownFiles} more`);
+  }
   lines.push('', 'Timeline:');
   lines.push(...run.stages.map((s) => `  +${((Date.parse(s.at) - start) / 1000).toFixed(1).padStart(6)}s  ${s.stage.padEnd(12)} attempt ${s.attempt}${s.note ? `  (${s.note})` : ''}`));
   lines.push('', 'Agent runs:');
-  lines.push(...run.agent_runs.map((a) => `  ${a.pass.padEnd(9)} attempt ${a.attempt}.${a.inner_attempt}  ${a.outcome.padEnd(10)} exit ${a.exit_code ?? a.signal}  ${a.duration_ms} ms  ${a.changed_files.length} file(s)`));
-  lines.push('', 'Checks:');
-  lines.push(...run.verification.map((v) => `  ${v.passed ? 'ok  ' : 'FAIL'} ${v.pass.padEnd(9)} attempt ${v.attempt}.${v.inner_attempt}  ${v.step.padEnd(7)} ${v.command.join(' ')}  (exit ${v.exit_code ?? v.signal}, ${v.duration_ms} ms)`));
+  lines.push(...run.agent_runs.map((a) => `  ${a.pass.padEnd(9)} attempt ${a.attempt}.${a.inner_attempt}  ${a.outcome.padEnd(10)} exit ${a.exit_code ?? a.signal}  ${formatDuration(a.duration_ms)}  ${a.changed_files.length} file(s)`));
+  lines.push('', run.verification.length === 0 ? 'Checks: none' : `Checks (latest run of each step: ${formatCheckCounts(countChecks(latestChecks(run)))}):`);
+  lines.push(...run.verification.map(checkLine));
+  if (run.error && summarizeReason(run.error.message) !== run.error.message) {
+    // The whole reason, one display line per line of it: the feedback under "Last feedback:".
+    lines.push('', 'Reason:', ...run.error.message.split(/\r\n|\n|\r/).map((l) => `  ${l}`));
+  }
   // Each entry is one line of output: whatever a field holds cannot start another.
   return lines.map(displayText).join('\n');
 }

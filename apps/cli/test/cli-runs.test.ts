@@ -135,3 +135,49 @@ describe('a job whose worker died on its last attempt', () => {
     }
   }, 60_000);
 });
+
+describe('a job whose checks keep failing', () => {
+  it('dlq list sums the real reason up in one line; show prints the whole of it', async () => {
+    const dir = await createTempDir('cli-reason');
+    // The repository's own test step fails whatever the agent does: the pipeline gives up
+    // with its "still failing … Last feedback:" reason.
+    const repo = await createTempRepo({
+      files: {
+        'notes.txt': 'hello\n',
+        '.codefleet.yml': 'verify:\n  test: [node, -e, "console.log(\'not ok 1 - multiplies\'); process.exit(1)"]\n',
+      },
+    });
+    try {
+      const agent = join(dir.path, 'agent.mjs');
+      await writeFile(agent, [
+        "import fs from 'node:fs';",
+        "const w = process.argv[process.argv.indexOf('--workdir') + 1];",
+        "fs.appendFileSync(w + '/notes.txt', 'more\\n');",
+      ].join('\n'));
+      await writeFile(join(dir.path, 'config.yaml'), [
+        'data_dir: ./data', 'logging:', '  level: silent',
+        'worker:', '  max_retries: 0', '  max_fix_attempts: 1',
+        'agents:', '  default: script', '  script:', `    module: ${agent}`, '',
+      ].join('\n'));
+      const id = (await cli(dir.path, 'enqueue', '--repo', repo.path, '--title', 'Add multiply')).out.replace('enqueued ', '');
+      expect((await cli(dir.path, 'worker', '--once')).out).toContain('1 dead-lettered');
+
+      const reason = (JSON.parse((await cli(dir.path, 'dlq', 'list', '--json')).out) as { reason: string }[])[0]!.reason;
+      expect(reason).toMatch(/still failing after 1 attempts\. Last feedback:\n/);
+      const listed = (await cli(dir.path, 'dlq', 'list')).out.split('\n');
+      expect(listed[1]).toBe('    reason: fix_attempts_exhausted: pass test: still failing after 1 attempts — Step test failed (exit 1): node -e console.log(\'not ok 1 - multiplies\'); process.exit(1)');
+
+      const shown = (await cli(dir.path, 'show', id)).out.split('\n');
+      expect(shown[2]).toMatch(/^error fix_attempts_exhausted \(\w+\): pass test: still failing after 1 attempts — Step test failed \(exit 1\): node -e /);
+      const whole = shown.slice(shown.indexOf('Reason:'));
+      expect(whole[1]).toBe('  pass test: still failing after 1 attempts. Last feedback:');
+      expect(whole[2]).toMatch(/^ {2}Step test failed \(exit 1\): node -e /);
+      expect(whole.join('\n')).toContain('not ok 1 - multiplies');
+      expect(shown).toContain('Changed files (1):');
+      expect(shown).toContain('  notes.txt');
+    } finally {
+      await repo.dispose();
+      await dir.dispose();
+    }
+  }, 120_000);
+});

@@ -97,6 +97,17 @@ describe('built-in agent on the Ollama stand-in', () => {
     await expect(readFile(join(r.path, 'pwned'))).rejects.toThrow();
   });
 
+  it('a long reply is cut in the output tail with a marker saying how much was dropped', async () => {
+    const long = `${'y'.repeat(20_000)}\nno patch here`;
+    const { server: s, repo: r } = await setup({ replies: [long, long] });
+    const result = await createBuiltinAgent(configFor(`    host: ${s.url}\n`)).run(request(r.path));
+    const marker = /^…\[truncated ([\d,]+) bytes\]\n/.exec(result.outputTail);
+    expect(marker).not.toBeNull();
+    // Two replies of 20,000 bytes and a few lines about them, 8 KiB kept.
+    expect(Number(marker![1]!.replace(/,/g, ''))).toBeGreaterThan(2 * 20_000 - 8_192);
+    expect(Buffer.byteLength(result.outputTail.slice(marker![0].length))).toBeLessThanOrEqual(8_192);
+  });
+
   it('a reply writing outside the workspace or into .git is refused by the patch engine: failed, nothing written', async () => {
     const { server: s, repo: r } = await setup({ replies: ['```sh:../outside.sh\necho hi\n```\n```txt:.git/hooks/pre-commit\nexit 0\n```\n'] });
     const result = await createBuiltinAgent(configFor(`    host: ${s.url}\n`)).run(request(r.path));

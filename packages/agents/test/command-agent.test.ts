@@ -122,6 +122,14 @@ describe('command agent', () => {
     expect(result).toMatchObject({ outcome: 'error', exitCode: null, signal: 'SIGKILL', detail: 'killed by SIGKILL' });
   });
 
+  it('its output tail says how much of a long output was dropped, however often it was bounded', async () => {
+    const { path } = await tempRepo();
+    // 70,000 bytes: the process runner keeps a window of it, the agent bounds that again.
+    const agent = createCommandAgent({ argv: [process.execPath, '-e', "for (let i = 0; i < 7; i += 1) process.stdout.write('x'.repeat(10000))"], tailBytes: 1000 });
+    const result = await agent.run({ workdir: path, prompt: 'x', pass: 'implement', attempt: 1, timeoutMs: 20_000, env: agentTestEnv() });
+    expect(result.outputTail).toBe(`…[truncated 69,000 bytes]\n${'x'.repeat(1000)}`);
+  });
+
   it('rejects a bad request before starting anything', async () => {
     const { path } = await tempRepo();
     const agent = createCommandAgent({ argv: [process.execPath, fixture('edit-file.mjs'), ...templateArgs] });

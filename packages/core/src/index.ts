@@ -95,5 +95,12 @@ export {
 } from './stage.js';
 export type { TaskNoteOptions } from './task-note.js';
 export { defaultTaskNoteMaxChars, renderTaskNote } from './task-note.js';
-export { boundTail, defaultTailBytes, previewValue, redactUrlCredentials, utf8ByteLength } from './text.js';
+export {
+  boundTail, defaultSummaryChars, defaultTailBytes, previewValue, redactUrlCredentials, splitTailMarker, summarizeReason, truncateHead,
+  utf8ByteLength, type BoundTailOptions,
+} from './text.js';
+export {
+  changedFilesOf, checkStatus, countChecks, describeCheck, formatCheckCounts, latestChecks, preexistingWords, skipReason,
+  type CheckCounts, type CheckStatus,
+} from './run-facts.js';
 export { escapeInline, fence, formatDuration } from './markdown.js';

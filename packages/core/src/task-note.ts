@@ -1,5 +1,6 @@
 import { escapeInline, fence, formatDuration, table } from './markdown.js';
 import type { AgentRun, RunRecord, Verification } from './run.js';
+import { changedFilesOf, checkStatus, countChecks, formatCheckCounts, latestChecks, preexistingWords, skipReason } from './run-facts.js';
 import { truncateHead, truncateTail } from './text.js';
 
 /** Options of {@link renderTaskNote}. */
@@ -14,9 +15,9 @@ export interface TaskNoteOptions {
 export const defaultTaskNoteMaxChars = 60_000;
 
 // Row and cell caps keep the fixed part of the note well under the bound whatever the
-// run holds (about 45 000 characters at worst), so only log excerpts need trimming.
+// run holds (about 53 000 characters at worst), so only log excerpts need trimming.
 const cellChars = 160;
-const maxRows = { criteria: 30, timeline: 40, attempts: 10, agentRuns: 30, verification: 40 } as const;
+const maxRows = { criteria: 30, timeline: 40, attempts: 10, agentRuns: 30, verification: 40, files: 50 } as const;
 const bodyChars = 3000;
 const maxExcerpts = 8;
 const minExcerptChars = 300;
@@ -58,7 +59,10 @@ function summary(run: RunRecord): string {
     ['DoD', cell(run.dod_result ?? 'not run')],
     ['Repository', cell(job.repo)],
     ['Branch', cell(run.branch)],
-    ['Pull request', run.pull_request === undefined ? '–' : `${run.pull_request.draft ? 'draft ' : ''}${cell(run.pull_request.number)}`],
+    // The note is the pull request's own body: before the PR exists there is nothing to link,
+    // and once it does, a link to itself says nothing.
+    ...(run.pull_request === undefined ? [] : [['Pull request', run.pull_request.draft ? 'this one (draft)' : 'this one'] as [string, string]]),
+    ...(run.verification.length === 0 ? [] : [['Checks', `${formatCheckCounts(countChecks(latestChecks(run)))} (latest run of each step)`] as [string, string]]),
     ['Job', `${cell(job.id)} (${job.type}, ${job.priority} priority)`],
     ['Requested by', `${cell(job.requested_by)} via ${from}`],
     ['Run', `${cell(run.run_id)}, created ${cell(run.created_at)}, updated ${cell(run.updated_at)}`],
@@ -79,6 +83,15 @@ function criteria(run: RunRecord): string | undefined {
   if (run.acceptance_criteria.length === 0) return undefined;
   const { rows, omitted } = lastRows(run.acceptance_criteria, maxRows.criteria);
   return section('Acceptance criteria', rows.map((c) => `- [ ] ${cell(c, 200)}`).join('\n') + omitted);
+}
+
+function changedFiles(run: RunRecord): string | undefined {
+  const files = changedFilesOf(run);
+  if (files.length === 0) return undefined;
+  const shown = files.slice(0, maxRows.files).map((f) => `- ${cell(f)}`);
+  const rest = files.length - shown.length;
+  const more = rest > 0 ? `\n\n_and ${rest} more file${rest === 1 ? '' : 's'}._` : '';
+  return section(`Changed files (${files.length})`, shown.join('\n') + more);
 }
 
 function timeline(run: RunRecord): string {
@@ -134,20 +147,36 @@ function agentRuns(run: RunRecord): string | undefined {
   return section('Agent runs', body + omitted + totalLine);
 }
 
+function result(v: Verification): string {
+  switch (checkStatus(v)) {
+    case 'passed':
+      return 'passed';
+    case 'failed':
+      return '**failed**';
+    case 'skipped':
+      return `skipped: ${cell(skipReason(v), 120)}`;
+    case 'preexisting':
+      return preexistingWords;
+  }
+}
+
 function verification(run: RunRecord): string | undefined {
   if (run.verification.length === 0) return undefined;
   const { rows, omitted } = lastRows(run.verification, maxRows.verification);
   const body = table(
-    ['Pass', 'Attempt', 'Step', 'Command', 'Exit code', 'Duration', 'Passed'],
-    rows.map((v) => [
-      cell(v.pass),
-      cell(`${v.attempt}.${v.inner_attempt}`),
-      cell(v.step),
-      cell(v.command.join(' ')),
-      cell(v.timed_out ? 'timeout' : v.exit_code ?? v.signal),
-      cell(formatDuration(v.duration_ms)),
-      v.passed ? 'yes' : '**no**',
-    ]),
+    ['Pass', 'Attempt', 'Step', 'Command', 'Exit code', 'Duration', 'Result'],
+    rows.map((v) => {
+      const skipped = checkStatus(v) === 'skipped';
+      return [
+        cell(v.pass),
+        cell(`${v.attempt}.${v.inner_attempt}`),
+        cell(v.step),
+        cell(v.command.join(' ')),
+        skipped ? '–' : cell(v.timed_out ? 'timeout' : v.exit_code ?? v.signal),
+        skipped ? '–' : cell(formatDuration(v.duration_ms)),
+        result(v),
+      ];
+    }),
   );
   return section('Verification', body + omitted);
 }
@@ -170,6 +199,14 @@ function isFailedAgentRun(r: AgentRun): boolean {
   return r.outcome === 'failed' || r.outcome === 'timeout' || r.outcome === 'error';
 }
 
+// A failure the change fixed later reads differently from one it ended with: a reviewer of a
+// green PR should not wonder whether the log below is still true.
+function failureNote(run: RunRecord, v: Verification): string {
+  if (checkStatus(v) === 'preexisting') return `: ${preexistingWords}`;
+  const later = run.verification.slice(run.verification.indexOf(v) + 1).find((w) => w.step === v.step && checkStatus(w) === 'passed');
+  return later === undefined ? '' : `, passed later in attempt ${later.attempt}.${later.inner_attempt}`;
+}
+
 function failures(run: RunRecord): Failure[] {
   const list: Failure[] = [
     ...run.agent_runs.filter(isFailedAgentRun).map((r): Failure => ({
@@ -178,9 +215,9 @@ function failures(run: RunRecord): Failure[] {
       order: [r.attempt, r.pass === 'implement' ? 0 : 1, r.inner_attempt, 0],
     })),
     ...run.verification
-      .filter((v: Verification) => !v.passed)
+      .filter((v: Verification) => !v.passed && v.skipped !== true)
       .map((v): Failure => ({
-        label: `${v.step}: ${v.command.join(' ')} (${v.pass} pass, attempt ${v.attempt}.${v.inner_attempt})`,
+        label: `${v.step}: ${v.command.join(' ')} (${v.pass} pass, attempt ${v.attempt}.${v.inner_attempt})${failureNote(run, v)}`,
         output: v.output_tail,
         order: [v.attempt, v.pass === 'implement' ? 0 : 1, v.inner_attempt, 1],
       })),
@@ -208,15 +245,16 @@ function join(parts: readonly (string | undefined)[]): string {
 
 /**
  * Renders a run as a Markdown task note, the body of its pull request: title, the
- * `Fixes #N` line, outcome and DoD result, acceptance criteria, the stage timeline,
- * attempts, agent runs, verification and excerpts of failure logs. Untrusted text is
+ * `Fixes #N` line, outcome, DoD result and check counts, acceptance criteria, the files
+ * changed, the stage timeline, attempts, agent runs, verification (skipped and
+ * pre-existing failures told apart) and excerpts of failure logs. Untrusted text is
  * escaped or fenced so it cannot break out of its cell or block, and the note stays
  * within `maxChars` (excerpts are trimmed first, then dropped).
  */
 export function renderTaskNote(run: RunRecord, opts: TaskNoteOptions = {}): string {
   const maxChars = opts.maxChars ?? defaultTaskNoteMaxChars;
   const head = [`# ${escapeInline(run.job.title, 400)}`, issueLine(run, opts), summary(run)];
-  const rest = [description(run), criteria(run), timeline(run), attempts(run), agentRuns(run), verification(run)];
+  const rest = [description(run), criteria(run), changedFiles(run), timeline(run), attempts(run), agentRuns(run), verification(run)];
   const fixed = join([...head, ...rest]);
   const budget = maxChars - fixed.length - 2;
   const logs = budget > 0 ? excerpts(run, budget) : undefined;

@@ -16,32 +16,74 @@ export function utf8ByteLength(text: string): number {
   return bytes;
 }
 
+/** Options of {@link boundTail}. */
+export interface BoundTailOptions {
+  /**
+   * Bytes of output already dropped before `text` starts (a runner that keeps only a
+   * window of a long output): counted in the marker, so it says what was really lost.
+   */
+  dropped?: number;
+}
+
+// The marker boundTail writes. Read back when a bounded tail is bounded again (the process
+// runner's tail, then the run record's), so the second marker adds up both cuts instead of
+// counting only the first marker it dropped ("truncated 27 bytes" for 62 KB lost).
+const markerPattern = /^…\[truncated (\d{1,3}(?:,\d{3}){1,5}|\d{1,16}) bytes\]\n/;
+
+/** `62113` as `62,113`: fixed grouping, whatever the host's locale. */
+function groupDigits(n: number): string {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
+function marker(dropped: number): string {
+  return `…[truncated ${groupDigits(dropped)} bytes]\n`;
+}
+
+/**
+ * Bytes a tail made by {@link boundTail} says were dropped before it, and the kept text
+ * after its marker; `{ dropped: 0, kept: text }` when `text` has no marker. An output that
+ * itself starts with a marker line is read the same way: it could only misstate the count.
+ */
+export function splitTailMarker(text: string): { dropped: number; kept: string } {
+  const match = markerPattern.exec(text);
+  if (match === null) return { dropped: 0, kept: text };
+  const dropped = Number((match[1] ?? '0').replace(/,/g, ''));
+  return Number.isSafeInteger(dropped) ? { dropped, kept: text.slice(match[0].length) } : { dropped: 0, kept: text };
+}
+
 /**
  * Keeps the end of `text` within `maxBytes` of UTF-8, cutting only between code points,
  * and prefixes `…[truncated N bytes]\n` when something was dropped. The end is kept
  * because that is where a compiler or test runner prints the failure. The marker is not
- * counted in `maxBytes`.
+ * counted in `maxBytes`. A `text` that is itself a bounded tail (it starts with a marker)
+ * is bounded again by its kept part, and N counts both cuts; so does `options.dropped`.
  */
-export function boundTail(text: string, maxBytes: number = defaultTailBytes): string {
+export function boundTail(text: string, maxBytes: number = defaultTailBytes, options: BoundTailOptions = {}): string {
   if (!Number.isFinite(maxBytes) || maxBytes < 0) throw new RangeError(`maxBytes must be a non-negative number, got ${maxBytes}`);
-  const total = utf8ByteLength(text);
-  if (total <= maxBytes) return text;
+  const before = splitTailMarker(text);
+  const earlier = before.dropped + Math.max(0, Math.floor(options.dropped ?? 0));
+  const body = before.kept;
+  const total = utf8ByteLength(body);
+  if (total <= maxBytes) {
+    if (earlier === before.dropped) return text;
+    return `${marker(earlier)}${body}`;
+  }
   let kept = 0;
-  let start = text.length;
+  let start = body.length;
   // Walk backwards by code point so a surrogate pair is never split.
   while (start > 0) {
     let next = start - 1;
-    const unit = text.charCodeAt(next);
+    const unit = body.charCodeAt(next);
     if (unit >= 0xdc00 && unit <= 0xdfff && next > 0) {
-      const high = text.charCodeAt(next - 1);
+      const high = body.charCodeAt(next - 1);
       if (high >= 0xd800 && high <= 0xdbff) next -= 1;
     }
-    const size = codePointBytes(text.codePointAt(next) ?? 0);
+    const size = codePointBytes(body.codePointAt(next) ?? 0);
     if (kept + size > maxBytes) break;
     kept += size;
     start = next;
   }
-  return `…[truncated ${total - kept} bytes]\n${text.slice(start)}`;
+  return `${marker(earlier + total - kept)}${body.slice(start)}`;
 }
 
 /**
@@ -101,4 +143,41 @@ export function previewValue(value: unknown, maxChars: number = defaultPreviewCh
     rendered = '[unrenderable value]';
   }
   return truncateHead(rendered, maxChars);
+}
+
+/** Default length of a one-line reason summary. */
+export const defaultSummaryChars = 200;
+
+// A label that introduces what follows ("Last feedback:", "Its last output:"): the last
+// sentence of a line when it ends with a colon.
+const trailingLabel = /(?:^|(?<=[.!?;])\s*)[^.!?;\n]*:\s*$/;
+
+/** `line` without a trailing label, and whether there was one. */
+function dropTrailingLabel(line: string): { text: string; labelled: boolean } {
+  const match = trailingLabel.exec(line);
+  if (match === null) return { text: line.trim(), labelled: false };
+  return { text: line.slice(0, match.index).trim(), labelled: true };
+}
+
+/**
+ * A one-line summary of a multi-line failure reason, for a list: the first line, and when
+ * it ends in a label ("… still failing after 3 attempts. Last feedback:") the label is
+ * dropped and the first meaningful line under it is added after ` — ` (once: what comes
+ * under a second label is output, not a reason). Never ends in a dangling label; cut to
+ * `maxChars` with `…`. Line breaks and runs of blanks become one space.
+ */
+export function summarizeReason(reason: string, maxChars: number = defaultSummaryChars): string {
+  const lines = reason.split(/\r\n|[\n\r\u0085\u2028\u2029]/).map((l) => l.replace(/\s+/g, ' ').trim()).filter((l) => l !== '');
+  const parts: string[] = [];
+  for (const line of lines) {
+    const { text, labelled } = dropTrailingLabel(line);
+    if (text !== '') parts.push(text);
+    // Stop at the first line that stands alone, or once a second piece is in.
+    if (!labelled || parts.length >= 2) break;
+  }
+  // "… after 3 attempts — Step test failed": the dash ends the first sentence.
+  const summary = parts.map((p, i) => (i < parts.length - 1 ? p.replace(/[.;]$/, '') : p)).join(' — ');
+  // Only labels (a reason that is just "Last feedback:"): the first one, without its colon.
+  const fallback = (lines[0] ?? '').replace(/[\s:]+$/, '');
+  return truncateHead(summary === '' ? fallback : summary, maxChars);
 }

@@ -14,6 +14,7 @@ import {
   startAttempt,
 } from '../src/run-update.js';
 import type { Stage } from '../src/stage.js';
+import { boundTail } from '../src/text.js';
 import { agentRunFixture, at, deepFreeze, jobFixture, verificationFixture } from './fixtures.js';
 
 function throughPublishing(): RunRecord {
@@ -128,9 +129,21 @@ describe('run record', () => {
   it('bounds output tails', () => {
     const run = addAgentRun(throughPublishing(), agentRunFixture({ output_tail: 'é'.repeat(10_000) }), { now: at(30) });
     const tail = run.agent_runs[0]?.output_tail ?? '';
-    expect(tail.startsWith('…[truncated 11808 bytes]\n')).toBe(true);
+    expect(tail.startsWith('…[truncated 11,808 bytes]\n')).toBe(true);
     const small = addVerification(run, verificationFixture({ output_tail: 'abcdef' }), { now: at(31), maxTailBytes: 2 });
     expect(small.verification[0]?.output_tail).toBe('…[truncated 4 bytes]\nef');
+  });
+
+  it('says how much a runner\'s tail really dropped when the record bounds it again', () => {
+    // What the process runner hands over for a 70 KB output: its own 8 KiB tail and marker.
+    const runnerTail = boundTail('x'.repeat(70_000), 8192);
+    let run = addAgentRun(throughPublishing(), agentRunFixture({ output_tail: runnerTail }), { now: at(30) });
+    run = addVerification(run, verificationFixture({ output_tail: runnerTail }), { now: at(31) });
+    for (const tail of [run.agent_runs[0]?.output_tail, run.verification[0]?.output_tail]) {
+      expect(tail).toBe(`…[truncated 61,808 bytes]\n${'x'.repeat(8192)}`);
+    }
+    const smaller = addVerification(run, verificationFixture({ output_tail: runnerTail }), { now: at(32), maxTailBytes: 1000 });
+    expect(smaller.verification[1]?.output_tail).toBe(`…[truncated 69,000 bytes]\n${'x'.repeat(1000)}`);
   });
 
   it('keeps updated_at from going backwards when clocks disagree', () => {

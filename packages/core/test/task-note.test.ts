@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { RunRecord } from '../src/run.js';
-import { addAgentRun, addVerification, advance, finish, newRun, setAcceptanceCriteria, startAttempt } from '../src/run-update.js';
+import { addAgentRun, addVerification, advance, finish, newRun, setAcceptanceCriteria, setPublication, startAttempt } from '../src/run-update.js';
 import type { Stage } from '../src/stage.js';
 import { renderTaskNote } from '../src/task-note.js';
 import { agentRunFixture, at, jobFixture, verificationFixture } from './fixtures.js';
@@ -74,12 +74,72 @@ describe('renderTaskNote', () => {
       [' implement ', ' 1.2 ', ' aider ', ' 0 ', ' – ', ' no ', ' 12.3 s ', ' 2 ', ' changed '],
     ]);
     expect(rowCells(note, 'test')).toEqual([
-      [' test ', ' 1.1 ', ' lint ', ' npm run lint ', ' 2 ', ' 4.0 s ', ' **no** '],
-      [' test ', ' 1.1 ', ' test ', ' npm test ', ' 0 ', ' 4.0 s ', ' yes '],
+      [' test ', ' 1.1 ', ' lint ', ' npm run lint ', ' 2 ', ' 4.0 s ', ' **failed** '],
+      [' test ', ' 1.1 ', ' test ', ' npm test ', ' 0 ', ' 4.0 s ', ' passed '],
     ]);
     expect(rowCells(note, 'done')).toEqual([[' done ', ' 2024-05-01T10:00:30.000Z ', ' 1 ', ' – ']]);
     const blocks = fencedBlocks(note).map(([, content]) => content);
     expect(blocks).toEqual(['We need GET /healthz.', 'error TS2304: Cannot find name', 'no-unused-vars']);
+  });
+
+  it('does not link the pull request to itself: no row before it exists, "this one" after', () => {
+    let run = advanced(started(), ['preparing', 'planning', 'implementing', 'testing', 'validating', 'publishing']);
+    run = setPublication(run, { branch: 'ai/health' }, { now: at(20) });
+    const before = renderTaskNote(finish(run, 'dod_failed', { now: at(21), dodResult: 'failed' }));
+    expect(before).not.toContain('| Pull request |');
+    expect(before).toContain('| Branch | ai/health |');
+    run = setPublication(run, { branch: 'ai/health', pullRequest: { number: 12, head: 'ai/health', base: 'main', draft: true } }, { now: at(22) });
+    const after = renderTaskNote(run);
+    expect(rowCells(after, 'Pull request')).toEqual([[' Pull request ', ' this one (draft) ']]);
+  });
+
+  it('shows a skipped step as skipped with its reason, not as passed in 0 ms', () => {
+    let run = started();
+    run = addVerification(run, verificationFixture({
+      pass: 'implement', step: 'install', command: ['npm', 'ci'], exit_code: null, duration_ms: 0, passed: true, skipped: true,
+      output_tail: 'node_modules matches the lockfile: install skipped',
+    }), { now: at(5) });
+    run = addVerification(run, verificationFixture({ pass: 'implement', step: 'build', command: ['npm', 'run', 'build'] }), { now: at(6) });
+    const note = renderTaskNote(run);
+    expect(rowCells(note, 'implement')).toEqual([
+      [' implement ', ' 1.1 ', ' install ', ' npm ci ', ' – ', ' – ', ' skipped: node\\_modules matches the lockfile: install skipped '],
+      [' implement ', ' 1.1 ', ' build ', ' npm run build ', ' 0 ', ' 4.0 s ', ' passed '],
+    ]);
+    expect(rowCells(note, 'Checks')).toEqual([[' Checks ', ' 1 passed, 1 skipped (latest run of each step) ']]);
+    expect(note).not.toContain('0 ms');
+  });
+
+  it('lists the files the run changed, each once, bounded with a count of the rest', () => {
+    let run = started();
+    run = addAgentRun(run, agentRunFixture({ changed_files: ['src/calc.js'] }), { now: at(5) });
+    run = addAgentRun(run, agentRunFixture({ pass: 'test', changed_files: ['src/calc.js', 'test/calc_test.js'] }), { now: at(6) });
+    expect(renderTaskNote(run)).toContain('## Changed files (2)\n\n- src/calc.js\n- test/calc\\_test.js\n');
+    const many = addAgentRun(run, agentRunFixture({ changed_files: Array.from({ length: 60 }, (_, i) => `gen/f${String(i).padStart(2, '0')}.ts`) }), { now: at(7) });
+    const note = renderTaskNote(many);
+    expect(note).toContain('## Changed files (62)\n\n- gen/f00.ts\n');
+    expect(note).toContain('- gen/f49.ts\n\n_and 12 more files._');
+    expect(note).not.toContain('gen/f50.ts');
+    expect(renderTaskNote(started())).not.toContain('## Changed files');
+  });
+
+  it('tells a step that fails on the base commit too apart from passed and failed, in rows, counts and logs', () => {
+    let run = started();
+    run = addVerification(run, verificationFixture({ step: 'build', command: ['npm', 'run', 'build'] }), { now: at(5) });
+    run = addVerification(run, verificationFixture({
+      step: 'lint', command: ['npm', 'run', 'lint'], exit_code: 1, passed: false, preexisting: true, output_tail: 'src/old.js: no-var',
+    }), { now: at(6) });
+    run = addVerification(run, verificationFixture({ exit_code: 1, passed: false, output_tail: 'FAIL calc' }), { now: at(7) });
+    const note = renderTaskNote(run);
+    expect(rowCells(note, 'test').map((row) => row[6])).toEqual([
+      ' passed ',
+      ' failing on the base commit too (pre-existing, not caused by this change) ',
+      ' **failed** ',
+    ]);
+    expect(rowCells(note, 'Checks')).toEqual([[' Checks ', ' 1 passed, 1 failed, 1 failing on the base commit too (pre-existing) (latest run of each step) ']]);
+    expect(note).toContain('**lint: npm run lint (test pass, attempt 1.1): failing on the base commit too (pre-existing, not caused by this change)**');
+    expect(note).toContain('**test: npm test (test pass, attempt 1.1)**');
+    const fixed = renderTaskNote(addVerification(run, verificationFixture({ inner_attempt: 2 }), { now: at(8) }));
+    expect(fixed).toContain('**test: npm test (test pass, attempt 1.1), passed later in attempt 1.2**');
   });
 
   it('links the issue from options, and not for chat jobs by default', () => {
@@ -142,7 +202,8 @@ describe('renderTaskNote', () => {
     let run = started({ body: 'b'.repeat(65_536), title: '@'.repeat(256) });
     run = setAcceptanceCriteria(run, Array.from({ length: 200 }, () => '|@#1'.repeat(100)), { now: at(2) });
     for (let i = 1; i <= 200; i += 1) {
-      run = addAgentRun(run, agentRunFixture({ inner_attempt: i, outcome: 'failed', agent: 'a'.repeat(64), output_tail: `${'x'.repeat(8000)}END${i}` }), { now: at(3) });
+      const changed = Array.from({ length: 5 }, (_, k) => `${'|@#1'.repeat(100)}${i}-${k}`);
+      run = addAgentRun(run, agentRunFixture({ inner_attempt: i, outcome: 'failed', agent: 'a'.repeat(64), output_tail: `${'x'.repeat(8000)}END${i}`, changed_files: changed }), { now: at(3) });
       run = addVerification(run, verificationFixture({ inner_attempt: i, passed: false, command: Array(50).fill('|@#1'), output_tail: `${'y'.repeat(8000)}END${i}` }), { now: at(3) });
     }
     for (let i = 0; i < 100; i += 1) {
@@ -155,6 +216,7 @@ describe('renderTaskNote', () => {
     expect(note).toContain('## Failure logs');
     expect(note).toContain('END200');
     expect(note).toContain('earlier rows omitted');
+    expect(note).toContain('_and 950 more files._');
     fencedBlocks(note);
     const tiny = renderTaskNote(run, { maxChars: 5000 });
     expect(tiny.length).toBeLessThanOrEqual(5000);

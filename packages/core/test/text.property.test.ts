@@ -1,12 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { boundTail, previewValue, redactUrlCredentials, utf8ByteLength } from '../src/text.js';
+import { boundTail, previewValue, redactUrlCredentials, splitTailMarker, summarizeReason, utf8ByteLength } from '../src/text.js';
 
 const encoder = new TextEncoder();
 const strictDecoder = new TextDecoder('utf-8', { fatal: true });
 // String.prototype.isWellFormed is ES2024; the base lib stops at ES2023.
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const marker = /^…\[truncated (\d+) bytes\]\n/;
+const marker = /^…\[truncated ([\d,]+) bytes\]\n/;
 
 describe('utf8ByteLength', () => {
   it('agrees with TextEncoder', () => {
@@ -30,6 +30,41 @@ describe('boundTail', () => {
     expect(boundTail('aaaa😀', 5)).toBe('…[truncated 3 bytes]\na😀');
   });
 
+  it('bounding a bounded tail again counts every byte dropped, not the first marker', () => {
+    // The process runner keeps 8 KiB of a 70 KB output; the run record bounds it again.
+    const once = boundTail('é'.repeat(35_000), 8192);
+    expect(once.startsWith('…[truncated 61,808 bytes]\n')).toBe(true);
+    expect(boundTail(once, 8192)).toBe(once);
+    expect(boundTail(once, 100)).toBe(`…[truncated 69,900 bytes]\n${'é'.repeat(50)}`);
+  });
+
+  it('counts bytes a runner dropped before the text in the marker', () => {
+    expect(boundTail('abc', 10, { dropped: 5 })).toBe('…[truncated 5 bytes]\nabc');
+    expect(boundTail('abcdef', 2, { dropped: 1_000 })).toBe('…[truncated 1,004 bytes]\nef');
+    expect(boundTail('abc', 10, { dropped: 0 })).toBe('abc');
+  });
+
+  it('reads back only a marker it could have written', () => {
+    expect(splitTailMarker('…[truncated 62,113 bytes]\nabc')).toEqual({ dropped: 62_113, kept: 'abc' });
+    expect(splitTailMarker('…[truncated 62113 bytes]\nabc')).toEqual({ dropped: 62_113, kept: 'abc' });
+    for (const text of ['…[truncated 1,2,3 bytes]\nabc', '…[truncated 99999999999999999999 bytes]\nabc', 'x…[truncated 5 bytes]\nabc']) {
+      expect(splitTailMarker(text)).toEqual({ dropped: 0, kept: text });
+    }
+  });
+
+  it('bounding twice is bounding once by the smaller bound', () => {
+    fc.assert(
+      fc.property(
+        fc.string({ unit: fc.constantFrom('a', 'é', '😀', '\n'), maxLength: 300 }),
+        fc.integer({ min: 0, max: 400 }),
+        fc.integer({ min: 0, max: 400 }),
+        (text, first, second) => {
+          expect(boundTail(boundTail(text, first), second)).toBe(boundTail(text, Math.min(first, second)));
+        },
+      ),
+    );
+  });
+
   it('refuses a negative bound', () => {
     expect(() => boundTail('x', -1)).toThrow(RangeError);
   });
@@ -49,7 +84,7 @@ describe('boundTail', () => {
           if (match === null) {
             expect(result).toBe(text);
           } else {
-            expect(Number(match[1])).toBe(utf8ByteLength(text) - utf8ByteLength(kept));
+            expect(Number(match[1]?.replace(/,/g, ''))).toBe(utf8ByteLength(text) - utf8ByteLength(kept));
             // Maximal: one more character from the input would not have fit.
             const before = Array.from(text.slice(0, text.length - kept.length)).pop() ?? '';
             expect(utf8ByteLength(before + kept)).toBeGreaterThan(maxBytes);
@@ -93,5 +128,47 @@ describe('previewValue', () => {
     previewValue('x'.repeat(4 * 1024 * 1024));
     redactUrlCredentials('https:'.repeat(500_000));
     expect(performance.now() - started).toBeLessThan(2000);
+  });
+});
+
+describe('summarizeReason', () => {
+  // Shaped as the pipeline builds it: runPass's message around verify's feedbackFor(), and
+  // the dead-letter reason that adds the code in front and the attempts at the very end.
+  const feedback = [
+    'Step test failed (exit 1): npm test',
+    'Failing tests:',
+    '- multiplies by a negative number',
+    'First error:',
+    'AssertionError: Expected values to be strictly equal: 0 !== -8',
+  ].join('\n');
+  const message = `pass test: still failing after 3 attempts. Last feedback:\n${feedback}`;
+
+  it('carries the first sentence and what the dangling label introduced', () => {
+    expect(summarizeReason(message)).toBe('pass test: still failing after 3 attempts — Step test failed (exit 1): npm test');
+    expect(summarizeReason(`fix_attempts_exhausted: ${message} (attempts exhausted: 1 of 1)`))
+      .toBe('fix_attempts_exhausted: pass test: still failing after 3 attempts — Step test failed (exit 1): npm test');
+  });
+
+  it('stops at a second label: what follows it is output, not a reason', () => {
+    const agent = 'pass implement: still failing after 2 attempts. Last feedback:\nThe agent exited with code 1. Its last output:\nnpm ERR! 404';
+    expect(summarizeReason(agent)).toBe('pass implement: still failing after 2 attempts — The agent exited with code 1.');
+  });
+
+  it('keeps a one-line reason, drops a bare label line, and never ends in a label', () => {
+    expect(summarizeReason('no_changes: the agent changed nothing')).toBe('no_changes: the agent changed nothing');
+    expect(summarizeReason('Last feedback:\n\n  Step build failed (exit 2): tsc')).toBe('Step build failed (exit 2): tsc');
+    expect(summarizeReason('Last feedback:')).toBe('Last feedback');
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom('a b', 'x.', ' Label:', '\n', 'Last feedback:', ': ', '.', '! '), { maxLength: 12 }), (pieces) => {
+        const summary = summarizeReason(pieces.join(''));
+        expect(summary).not.toMatch(/[\n:]$|\n/);
+      }),
+    );
+  });
+
+  it('is cut to the bound on one line', () => {
+    const long = summarizeReason(`${'word '.repeat(100)}. Last feedback:\nStep x failed`, 60);
+    expect(long.length).toBeLessThanOrEqual(60);
+    expect(long.endsWith('…')).toBe(true);
   });
 });

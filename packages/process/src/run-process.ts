@@ -82,10 +82,19 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
   const guardEnv = mark === undefined ? programEnv : { ...programEnv, [runMarkVariable]: mark };
   const [program, ...programArgs] = guarded ? guardedArgv(argv, nodeOptions) : argv;
   let output = '';
+  // Bytes trimmed from the front of `output`: the tail's marker must count them too.
+  let dropped = 0;
   const keep = (chunk: string) => {
     output += chunk;
     // Trim in large steps so long outputs cost amortised O(n), not O(n²).
-    if (output.length > tailBytes * 4) output = output.slice(-tailBytes * 2);
+    if (output.length > tailBytes * 4) {
+      let cut = output.length - tailBytes * 2;
+      // Never between the halves of a surrogate pair: each half would count as 3 bytes.
+      const unit = output.charCodeAt(cut);
+      if (unit >= 0xdc00 && unit <= 0xdfff) cut -= 1;
+      dropped += Buffer.byteLength(output.slice(0, cut), 'utf8');
+      output = output.slice(cut);
+    }
     options.onOutput?.(chunk);
   };
 
@@ -173,7 +182,7 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
   if (reported !== undefined && 'spawnError' in reported) {
     return {
       command: [...argv], exitCode: null, signal: null, timedOut, cancelled,
-      durationMs: Math.round(performance.now() - started), outputTail: boundTail(output, tailBytes), spawnError: reported.spawnError,
+      durationMs: Math.round(performance.now() - started), outputTail: boundTail(output, tailBytes, { dropped }), spawnError: reported.spawnError,
     };
   }
   const facts = reported ?? { code: exit.code, signal: exit.signal };
@@ -185,7 +194,7 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
     timedOut,
     cancelled,
     durationMs: Math.round(performance.now() - started),
-    outputTail: boundTail(output, tailBytes),
+    outputTail: boundTail(output, tailBytes, { dropped }),
     ...(startError ? { spawnError: String(startError.message || 'could not start').split('\n')[0] } : {}),
     ...(strays > 0 ? { strays } : {}),
   };

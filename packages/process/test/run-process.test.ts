@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import { createTempDir, isAlive, startFixture, waitFor } from '@codefleet/testkit';
+import { boundTail } from '@codefleet/core';
 import { runProcess } from '../src/index.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
@@ -18,6 +19,18 @@ describe('runProcess', () => {
     expect(result.outputTail).toContain('env FOO=bar SECRET=\n');
     expect(result.outputTail).not.toContain('line 1\n');
     expect(Buffer.byteLength(result.outputTail)).toBeLessThanOrEqual(260);
+  });
+
+  it('its tail says how many bytes of a long output were dropped, also once a record bounds it again', async () => {
+    // 70,000 bytes of two-byte characters, in several pipe chunks: the runner trims its
+    // buffer while reading, and the marker must count those bytes too.
+    const script = "for (let i = 0; i < 7; i += 1) process.stdout.write('é'.repeat(5000))";
+    const result = await runProcess([process.execPath, '-e', script], { cwd: '/', env, tailBytes: 8192 });
+    expect(result.exitCode).toBe(0);
+    expect(result.outputTail).toBe(`…[truncated 61,808 bytes]\n${'é'.repeat(4096)}`);
+    // The run record bounds every tail again (8 KiB by default): the count must survive.
+    expect(boundTail(result.outputTail, 8192)).toBe(result.outputTail);
+    expect(boundTail(result.outputTail, 1000)).toBe(`…[truncated 69,000 bytes]\n${'é'.repeat(500)}`);
   });
 
   it('gives what the child writes on fd 3 to onStatus, apart from its output', async () => {

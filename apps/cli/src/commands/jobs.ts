@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
-import { checkRepoRef, createJob, type Job } from '@codefleet/core';
+import { checkRepoRef, createJob, summarizeReason, type Job } from '@codefleet/core';
 import { generationOf, runIdOf, type RunSummary } from '@codefleet/store';
 import { displayText, formatRun, formatRuns, type LaterRun } from '../format.js';
 import { gitEnvFrom, type Runtime } from '../runtime.js';
@@ -116,5 +116,7 @@ export async function listDeadLetters(rt: Runtime, json: boolean): Promise<strin
   const dead = await rt.queue.deadLetters({ limit: 100 });
   if (json) return JSON.stringify(dead, null, 2);
   if (dead.length === 0) return 'dead-letter queue is empty';
-  return dead.map((d) => `${displayText(d.id)}  attempts ${d.attempts}  ${new Date(d.deadAt).toISOString()}  ${displayText(d.job?.title ?? '(malformed)')}\n    reason: ${displayText(d.reason.split('\n')[0] ?? '')}`).join('\n');
+  // One line of reason each: its first sentence and what a "Last feedback:" label introduced;
+  // `codefleet show` prints the whole of it.
+  return dead.map((d) => `${displayText(d.id)}  attempts ${d.attempts}  ${new Date(d.deadAt).toISOString()}  ${displayText(d.job?.title ?? '(malformed)')}\n    reason: ${displayText(summarizeReason(d.reason))}`).join('\n');
 }

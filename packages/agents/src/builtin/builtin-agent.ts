@@ -1,5 +1,5 @@
 import type { OllamaAgentConfig } from '@codefleet/config';
-import { CodefleetError } from '@codefleet/core';
+import { boundTail, CodefleetError } from '@codefleet/core';
 import { applyPatch } from '@codefleet/patch';
 import { changedFiles, headCommit } from '../changed-files.js';
 import { withoutForgeCredentials } from '../env.js';
@@ -73,7 +73,7 @@ async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promis
     const exitCode = verdict === 'timeout' ? 124 : verdict === 'error' ? null : verdict === 'failed' ? 1 : 0;
     return {
       exitCode, signal: null, timedOut: verdict === 'timeout', durationMs: Math.round(performance.now() - started),
-      outputTail: log.join('\n').slice(-maxTail), changedFiles: files ?? [], outcome: verdict, tokens: { ...tokens },
+      outputTail: boundTail(log.join('\n'), maxTail), changedFiles: files ?? [], outcome: verdict, tokens: { ...tokens },
       ...(why === undefined ? {} : { detail: why }),
       ...(flag === 'permanent' && verdict === 'error' ? { permanent: true } : {}),
       ...(flag === 'budget' ? { budgetExceeded: true } : {}),

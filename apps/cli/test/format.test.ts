@@ -1,0 +1,84 @@
+import { describe, expect, it } from '@jest/globals';
+import {
+  addAgentRun, addVerification, advance, createJob, finish, newRun, startAttempt, type AgentRun, type RunRecord, type Verification,
+} from '@codefleet/core';
+import { formatRun } from '../src/format.js';
+
+// Hand-made run records: the shapes the pipeline writes, without running a job.
+const at = (s: number) => new Date(Date.parse('2026-01-05T10:00:00Z') + s * 1000);
+
+function started(): RunRecord {
+  const job = createJob({ repo: 'octo/calc', source: { kind: 'cli' }, title: 'Add multiply', body: '', requested_by: 'ann' }, { id: 'job-1', now: at(0) });
+  let run = startAttempt(newRun(job, { runId: 'job-1', now: at(0) }), { workerId: 'w1', now: at(1) });
+  for (const [i, stage] of (['preparing', 'planning', 'implementing', 'testing'] as const).entries()) run = advance(run, stage, { now: at(2 + i) });
+  return run;
+}
+
+function agentRun(overrides: Partial<AgentRun> = {}): AgentRun {
+  return {
+    pass: 'implement', attempt: 1, inner_attempt: 1, agent: 'script', exit_code: 0, signal: null, timed_out: false,
+    duration_ms: 51, output_tail: '', changed_files: ['src/calc.js'], outcome: 'changed', ...overrides,
+  };
+}
+
+function check(overrides: Partial<Verification> = {}): Verification {
+  return {
+    pass: 'test', attempt: 1, inner_attempt: 1, step: 'test', command: ['npm', 'test'], exit_code: 0, signal: null,
+    timed_out: false, duration_ms: 1_250, output_tail: 'ok', passed: true, ...overrides,
+  };
+}
+
+// As runPass builds it around verify's feedbackFor().
+const reason = [
+  'pass test: still failing after 3 attempts. Last feedback:',
+  'Step test failed (exit 1): npm test',
+  'Failing tests:',
+  '- multiplies by a negative number',
+].join('\n');
+
+describe('formatRun', () => {
+  it('sums the reason up in one line at the top and prints the whole of it below', () => {
+    const run = finish(started(), 'failed', { now: at(9), error: { code: 'fix_attempts_exhausted', verdict: 'agent_fixable', message: reason } });
+    const lines = formatRun(run).split('\n');
+    expect(lines[2]).toBe('error fix_attempts_exhausted (agent_fixable): pass test: still failing after 3 attempts — Step test failed (exit 1): npm test');
+    expect(lines.slice(lines.indexOf('Reason:'))).toEqual([
+      'Reason:',
+      '  pass test: still failing after 3 attempts. Last feedback:',
+      '  Step test failed (exit 1): npm test',
+      '  Failing tests:',
+      '  - multiplies by a negative number',
+    ]);
+    const oneLine = finish(started(), 'failed', { now: at(9), error: { code: 'no_changes', verdict: 'permanent', message: 'the agent changed nothing' } });
+    expect(formatRun(oneLine)).toContain('error no_changes (permanent): the agent changed nothing');
+    expect(formatRun(oneLine)).not.toContain('Reason:');
+  });
+
+  it('shows skipped and pre-existing checks as such, and counts them apart', () => {
+    let run = started();
+    run = addVerification(run, check({
+      pass: 'implement', step: 'install', command: ['npm', 'ci'], exit_code: null, duration_ms: 0, skipped: true,
+      output_tail: 'node_modules matches the lockfile: install skipped',
+    }), { now: at(6) });
+    run = addVerification(run, check({ step: 'lint', command: ['npm', 'run', 'lint'], exit_code: 1, passed: false, preexisting: true }), { now: at(7) });
+    run = addVerification(run, check({ exit_code: 1, passed: false }), { now: at(8) });
+    run = addVerification(run, check({ inner_attempt: 2 }), { now: at(9) });
+    const shown = formatRun(run).split('\n');
+    const checks = shown.slice(shown.findIndex((l) => l.startsWith('Checks')));
+    expect(checks).toEqual([
+      'Checks (latest run of each step: 1 passed, 1 skipped, 1 failing on the base commit too (pre-existing)):',
+      '  skip implement attempt 1.1  install npm ci  — skipped: node_modules matches the lockfile: install skipped',
+      '  base test      attempt 1.1  lint    npm run lint  (exit 1, 1.3 s) — failing on the base commit too (pre-existing, not caused by this change)',
+      '  FAIL test      attempt 1.1  test    npm test  (exit 1, 1.3 s)',
+      '  ok   test      attempt 1.2  test    npm test  (exit 0, 1.3 s)',
+    ]);
+  });
+
+  it('lists the files the run changed, bounded', () => {
+    let run = addAgentRun(started(), agentRun(), { now: at(6) });
+    run = addAgentRun(run, agentRun({ pass: 'test', changed_files: ['src/calc.js', 'test/calc.test.js'] }), { now: at(7) });
+    expect(formatRun(run)).toContain('Changed files (2):\n  src/calc.js\n  test/calc.test.js\n');
+    const many = addAgentRun(run, agentRun({ changed_files: Array.from({ length: 30 }, (_, i) => `gen/${String(i).padStart(2, '0')}.js`) }), { now: at(8) });
+    expect(formatRun(many)).toContain('Changed files (32):\n  gen/00.js\n');
+    expect(formatRun(many)).toContain('  gen/19.js\n  … and 12 more\n');
+  });
+});
