@@ -157,6 +157,8 @@ export function openConfiguredStore(config: Config, options: { longRunning?: boo
   try {
     return new SqliteRunStore(path);
   } catch (error) {
+    // A damaged file's error already names it and the fix.
+    if (error instanceof CodefleetError) throw error;
     throw new CodefleetError('store_unavailable', `the run store ${path} cannot be opened: ${fsProblem(error)}`, { cause: error });
   }
 }

@@ -135,7 +135,7 @@ describe('doctor on a broken setup: FAIL lines, exit 1', () => {
     const runsFile = join(dir.path, 'data', 'runs.sqlite');
     const notADatabase = (file: string) => `${file} is not a SQLite database (file is not a database): it was overwritten, or is another kind of file`;
     expect(result.out).toContain(`FAIL  queue (local): ${notADatabase(queueFile)}\n      fix: stop the workers; restore ${queueFile} from a backup, or move ${queueFile} and its -wal and -shm files aside`);
-    expect(result.out).toContain(`FAIL  run store (sqlite): ${notADatabase(runsFile)}\n      fix: move ${runsFile} aside`);
+    expect(result.out).toContain(`FAIL  run store (sqlite): ${notADatabase(runsFile)}\n      fix: stop the workers; restore ${runsFile} from a backup, or move it and its -wal and -shm files aside`);
     expect(result.out).toMatch(/^ok {4}data dir /m);
 
     const runs = await cli(dir.path, 'runs');

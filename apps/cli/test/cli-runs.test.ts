@@ -139,12 +139,14 @@ describe('a job whose worker died on its last attempt', () => {
 describe('a job whose checks keep failing', () => {
   it('dlq list sums the real reason up in one line; show prints the whole of it', async () => {
     const dir = await createTempDir('cli-reason');
-    // The repository's own test step fails whatever the agent does: the pipeline gives up
-    // with its "still failing … Last feedback:" reason.
+    // The repository's test step passes on the base and fails once the agent has changed
+    // notes.txt, whatever else it does: the pipeline gives up with its "still failing … Last
+    // feedback:" reason.
     const repo = await createTempRepo({
       files: {
         'notes.txt': 'hello\n',
-        '.codefleet.yml': 'verify:\n  test: [node, -e, "console.log(\'not ok 1 - multiplies\'); process.exit(1)"]\n',
+        'check.cjs': "if (require('fs').readFileSync('notes.txt', 'utf8').includes('more')) { console.log('not ok 1 - multiplies'); process.exit(1); }\n",
+        '.codefleet.yml': 'verify:\n  test: [node, check.cjs]\n',
       },
     });
     try {
@@ -165,13 +167,13 @@ describe('a job whose checks keep failing', () => {
       const reason = (JSON.parse((await cli(dir.path, 'dlq', 'list', '--json')).out) as { reason: string }[])[0]!.reason;
       expect(reason).toMatch(/still failing after 1 attempts\. Last feedback:\n/);
       const listed = (await cli(dir.path, 'dlq', 'list')).out.split('\n');
-      expect(listed[1]).toBe('    reason: fix_attempts_exhausted: pass test: still failing after 1 attempts — Step test failed (exit 1): node -e console.log(\'not ok 1 - multiplies\'); process.exit(1)');
+      expect(listed[1]).toBe('    reason: fix_attempts_exhausted: pass test: still failing after 1 attempts — Step test failed (exit 1): node check.cjs');
 
       const shown = (await cli(dir.path, 'show', id)).out.split('\n');
-      expect(shown[2]).toMatch(/^error fix_attempts_exhausted \(\w+\): pass test: still failing after 1 attempts — Step test failed \(exit 1\): node -e /);
+      expect(shown[2]).toMatch(/^error fix_attempts_exhausted \(\w+\): pass test: still failing after 1 attempts — Step test failed \(exit 1\): node check\.cjs/);
       const whole = shown.slice(shown.indexOf('Reason:'));
       expect(whole[1]).toBe('  pass test: still failing after 1 attempts. Last feedback:');
-      expect(whole[2]).toMatch(/^ {2}Step test failed \(exit 1\): node -e /);
+      expect(whole[2]).toMatch(/^ {2}Step test failed \(exit 1\): node check\.cjs/);
       expect(whole.join('\n')).toContain('not ok 1 - multiplies');
       expect(shown).toContain('Changed files (1):');
       expect(shown).toContain('  notes.txt');

@@ -110,7 +110,8 @@ describe('codefleet on GitHub (stand-in)', () => {
       });
       expect(answer.status).toBe(202);
       await waitFor(async () => (await rt.queue.stats()).ready === 1, { what: 'the job' });
-      expect(gh.labels('acme/widgets', issue.number)).toContain('codefleet:queued');
+      // The label follows the enqueue: the job is queued first, so nothing is lost if labelling fails.
+      await waitFor(() => gh.labels('acme/widgets', issue.number).includes('codefleet:queued'), { what: 'the queued label' });
     } finally {
       stop.abort();
       await running;

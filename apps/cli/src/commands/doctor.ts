@@ -131,7 +131,7 @@ async function sqliteProblem(path: string, setting: string, err: unknown): Promi
   return { what, fix: `move ${path} aside (a new, empty one is created on the next start) or set ${setting} (if it holds data you need, restore it from a backup instead)` };
 }
 
-/** A damaged queue file says what and how to fix it in its details. */
+/** A damaged queue or run store file says what and how to fix it in its details. */
 function damageCheck(name: string, err: unknown): Check | undefined {
   const details = (err as { details?: { what?: unknown; fix?: unknown } }).details;
   if (typeof details?.what !== 'string' || typeof details.fix !== 'string') return undefined;
@@ -170,6 +170,8 @@ async function storeCheck(config: Config): Promise<Check> {
   try {
     store = openConfiguredStore(config);
   } catch (err) {
+    const damaged = damageCheck(name, err);
+    if (damaged) return damaged;
     const path = runStorePath(config);
     if (path === undefined) return { ok: false, what: `${name} cannot be opened: ${(err as Error).message}`, fix: 'check the store section of config.yaml' };
     const problem = await sqliteProblem(path, 'data_dir', err);
