@@ -39,6 +39,9 @@ export function pipelineSettings(config: Config, env: Readonly<Record<string, st
     onDodFailure: config.verification.on_dod_failure,
     agentEnv: (agent: Agent) => runEnvironment(env, config.agents.env, agent.allowEnv),
     verifyEnv,
+    // What the sandbox shows shapes which checks can run: a baseline taken under other
+    // settings is not reused.
+    environmentKey: JSON.stringify(config.sandbox),
     commitAuthor: { name: 'codefleet', email: 'codefleet@users.noreply.invalid' },
     ...(config.patch.auto_commit ? { commitPrefix: config.patch.commit_message_prefix } : {}),
     keepFailed: config.workspace.keep_failed,

@@ -115,6 +115,19 @@ describe('codefleet CLI', () => {
     expect(without.out).toMatch(/^ok {4}WARNING toolchain rust: cf-test-cargo not found on the checks' PATH.*\n {6}fix: install cf-test-cargo, or add its directory to verification.env.path/m);
     await writeFile(join(dir.path, 'config.yaml'), `${config}  env:\n    path: [${bin}]\n`);
     expect((await cli(dir.path, 'doctor')).out).toMatch(/^ok {4}toolchain rust: cf-test-cargo$/m);
+    // Found, but where the sandbox hides it (the worker's HOME, as rustup and pyenv install).
+    const home = await createTempDir('cli-doctor-home');
+    try {
+      await mkdir(join(home.path, '.cargo', 'bin'), { recursive: true });
+      await writeFile(join(home.path, '.cargo', 'bin', 'cf-test-cargo'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+      await writeFile(join(dir.path, 'config.yaml'), config.replace('sandbox:\n  mode: none\n', ''));
+      const out: string[] = [];
+      const path = `${join(home.path, '.cargo', 'bin')}:${process.env.PATH ?? ''}`;
+      await runCli(['--config', join(dir.path, 'config.yaml'), 'doctor'], { out: (l) => out.push(l), err: (l) => out.push(l), cwd: dir.path, env: { PATH: path, HOME: home.path, ...gitTestEnv() } });
+      expect(out.join('\n')).toMatch(/^ok {4}WARNING toolchain rust: cf-test-cargo \(.*\) lies where the sandbox hides it.*\n {6}fix: add its directory, and what it needs/m);
+    } finally {
+      await home.dispose();
+    }
   });
 
   it('runs, show and doctor report a fleet run store whose Redis is down instead of waiting for it', async () => {

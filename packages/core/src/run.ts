@@ -90,6 +90,8 @@ export const verificationSchema = z.object({
    * never held against the change (`passed` is false; the run went on).
    */
   preexisting: z.boolean().optional(),
+  /** With `preexisting`: it could not really run at the base either (tool missing, timeout), so it checked nothing. */
+  unverifiable: z.boolean().optional(),
 });
 /** One verification command and its result. */
 export type Verification = z.output<typeof verificationSchema>;

@@ -1,4 +1,4 @@
-import { planEnv, planKey, readBaseline, runBaseline, writeBaseline, type Baseline } from '@codefleet/verify';
+import { isStale, planEnv, planKey, readBaseline, runBaseline, toolStamp, writeBaseline, type Baseline } from '@codefleet/verify';
 import type { PassInput } from './passes.js';
 
 /**
@@ -15,12 +15,15 @@ export async function baselineFor(input: PassInput): Promise<Baseline | undefine
   const { deps, ctx, ws, plan, runners } = input;
   if (deps.settings.verification.baseline === false) return undefined;
   if (!plan.steps.some((step) => step.name !== 'install' && step.name !== 'format')) return undefined;
-  const file = ws.baselineFile(planKey(plan.steps, planEnv(plan, deps.settings.verifyEnv)));
+  const env = planEnv(plan, deps.settings.verifyEnv);
+  const host = `${deps.settings.environmentKey ?? ''}\n${await toolStamp(plan.steps, env.PATH)}`;
+  const file = ws.baselineFile(planKey(plan.steps, env, host));
+  const now = (deps.now ?? (() => new Date()))();
   const cached = await readBaseline(file);
-  if (cached !== undefined) return cached;
+  if (cached !== undefined && !isStale(cached, now)) return cached;
   if (ws.startSha !== ws.baseSha || (await ws.changedFiles()).length > 0) return undefined;
   const { baseline, results } = await runBaseline(ws.dir, plan.steps, {
-    env: planEnv(plan, deps.settings.verifyEnv), timeoutMs: deps.settings.stepTimeoutMs, signal: ctx.signal,
+    env, timeoutMs: deps.settings.stepTimeoutMs, signal: ctx.signal, now,
     runner: runners.runner, installRunner: runners.installRunner, installStamp: ws.installStamp,
   });
   const left = await ws.changedFiles();

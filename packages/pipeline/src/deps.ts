@@ -23,6 +23,11 @@ export interface PipelineSettings {
   agentEnv(agent: Agent): Record<string, string>;
   /** The environment of verification commands; no forge token either. */
   verifyEnv: Record<string, string>;
+  /**
+   * What else shapes check results on this host (the sandbox's settings): part of a
+   * verification baseline's cache key, so changing it verifies the base again.
+   */
+  environmentKey?: string;
   commitAuthor: { name: string; email: string };
   /** Optional commit subject prefix (PC: `[Worker Auto-Commit]`). */
   commitPrefix?: string;

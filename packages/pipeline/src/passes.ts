@@ -21,6 +21,16 @@ export interface PassInput {
   runners: JobRunners;
   /** The base commit's results under the plan (see baselineFor); unset: every failure counts. */
   baseline?: Baseline | undefined;
+  /** The install on the base, when it failed (installAtBase): the same failure later is not the agent's. */
+  baseInstallFailure?: StepResult | undefined;
+}
+
+/** What a pass ends with. */
+export interface PassResult {
+  /** The inner attempt whose verification passed. */
+  inner: number;
+  /** Checks that failed as at the base, where they could not run either: they checked nothing. */
+  unverifiable: StepResult[];
 }
 
 /** Records a verification result in the run. */
@@ -39,6 +49,7 @@ export function verificationEntry(result: StepResult, pass: 'implement' | 'test'
     passed: result.passed,
     ...(result.skipped === true ? { skipped: true } : {}),
     ...(result.preexisting === true ? { preexisting: true } : {}),
+    ...(result.unverifiable === true ? { unverifiable: true } : {}),
   };
 }
 
@@ -49,9 +60,9 @@ export function verificationEntry(result: StepResult, pass: 'implement' | 'test'
  * not something another fix attempt can help with: those throw at once (transient or
  * permanent), and only agent-fixable failures loop. An agent with a token budget gets what
  * is left of it with each run, and the pass stops with `budget_exceeded` when it is spent.
- * Resolves the inner attempt whose verification passed.
+ * Resolves the inner attempt whose verification passed, with the checks that could not judge it.
  */
-export async function runPass(input: PassInput, pass: 'implement' | 'test'): Promise<number> {
+export async function runPass(input: PassInput, pass: 'implement' | 'test'): Promise<PassResult> {
   const { deps, ctx, tracker, agent, ws, plan, criteria, runners } = input;
   const now = () => (deps.now ?? (() => new Date()))();
   const max = deps.settings.maxFixAttempts;
@@ -127,8 +138,14 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
     });
     await tracker.update((run) => verified.results.reduce(
       (acc: RunRecord, r) => addVerification(acc, verificationEntry(r, pass, ctx.attempt, inner), { now: now() }), run));
-    if (verified.passed) return inner;
+    if (verified.passed) return { inner, unverifiable: verified.unverifiable };
     if (ctx.signal.aborted) throw new CodefleetError('cancelled', 'the job was stopped during verification', { verdict: 'transient' });
+    const base = input.baseInstallFailure;
+    if (verified.failed?.name === 'install' && base !== undefined && base.exitCode === verified.failed.exitCode) {
+      // The dependencies do not install on the base commit either: nothing the agent did.
+      const line = base.outputTail.trim().split('\n').filter((l) => /err|fail|not found/i.test(l)).at(-1) ?? `exit ${base.exitCode ?? base.signal}`;
+      throw new CodefleetError('verify_failed', `the dependencies cannot be installed: \`${base.command.join(' ')}\` fails on the base commit too (${line.trim().slice(0, 300)}); fix the install on the worker (registry, network, .npmrc) or the repository's lockfile`, { verdict: 'transient' });
+    }
     const missing = verified.failed?.spawnError === undefined ? undefined : verified.failed;
     if (missing) {
       // A checker that cannot start (not installed on this host) is nothing the agent can
@@ -185,12 +202,14 @@ export function commitMessage(job: Job, prefix = ''): string {
  * Installs the dependencies on the job's base, before any agent run, when the copy does not
  * hold a matching install already: the only install whose result a pooled copy keeps for the
  * next job, since no file an agent wrote (one a lifecycle script runs) can have shaped it.
- * Best effort: a failure here is not the agent's; the passes install again and report it.
+ * Best effort: a failure here is not the agent's; the passes install again, and the same
+ * failure there ends the job as an environment problem instead of feedback. Resolves that
+ * failure, if any.
  */
-export async function installAtBase(input: PassInput): Promise<void> {
+export async function installAtBase(input: PassInput): Promise<StepResult | undefined> {
   const { deps, ctx, ws, plan, runners } = input;
   const install = plan.steps.filter((step) => step.name === 'install');
-  if (install.length === 0) return;
+  if (install.length === 0) return undefined;
   const result = await runVerification(ws.dir, install, {
     env: planEnv(plan, deps.settings.verifyEnv), timeoutMs: deps.settings.stepTimeoutMs, signal: ctx.signal,
     runner: runners.runner, installRunner: runners.installRunner, installStamp: ws.installStamp,
@@ -201,4 +220,6 @@ export async function installAtBase(input: PassInput): Promise<void> {
   if (step !== undefined && !step.skipped) {
     deps.log.info({ event: 'install.at_base', job_id: ctx.job.id, passed: step.passed, duration_ms: step.durationMs }, 'dependencies installed on the base');
   }
+  // Only from the base itself: a retry's copy holds the agent's files, which may be the cause.
+  return step !== undefined && !step.passed && ws.startSha === ws.baseSha ? step : undefined;
 }

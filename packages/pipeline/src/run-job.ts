@@ -114,16 +114,16 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
 
     await enter('planning');
     await tracker.update((r) => setAcceptanceCriteria(r, criteria, { now: now() }));
-    const plan = await planVerification(ws.dir, { config: deps.settings.verification, ...(job.dod ? { jobDod: job.dod } : {}) });
+    const plan = await planVerification(ws.dir, { config: deps.settings.verification, env: deps.settings.verifyEnv, ...(job.dod ? { jobDod: job.dod } : {}) });
 
     const runners = jobRunners(deps.sandbox, ws, { protectWorkflows: deps.settings.protectWorkflows ?? true });
     const input: PassInput = { deps, ctx: work, tracker, agent, ws, plan, criteria, runners };
-    await installAtBase(input);
+    input.baseInstallFailure = await installAtBase(input);
     input.baseline = await baselineFor(input);
     await enter('implementing');
     await runPass(input, 'implement');
     await enter('testing');
-    const testedOn = await runPass(input, 'test');
+    const { inner: testedOn, unverifiable } = await runPass(input, 'test');
     // What verification passed on: the commit must hold exactly this.
     const verified = await ws.fingerprint();
 
@@ -134,14 +134,19 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     // is left for a repository with nothing to verify at all.
     const checks = plan.steps.filter((step) => step.name !== 'install');
     const ownDod = plan.dod.length > 0;
+    // A check that could not run at the base either checked nothing: without DoD commands of
+    // its own, the job cannot claim its definition of done (a draft PR says why).
+    const unchecked = unverifiable.map((step) => `${step.name} (\`${step.command.join(' ')}\`)`);
     await enter('validating', ownDod
       ? `definition of done: ${plan.source === 'job' ? "the job's" : "the repository's"} ${plan.dod.length} command(s)`
-      : checks.length > 0
-        ? `definition of done: the verification steps pass 2 passed (${checks.map((step) => step.name).join(', ')})`
-        : 'definition of done: nothing to run (no DoD commands, no verification steps detected)');
+      : unchecked.length > 0
+        ? `definition of done not met: ${unchecked.join(', ')} cannot run on this worker (it fails the same way on the base commit), so the change was not checked by it`
+        : checks.length > 0
+          ? `definition of done: the verification steps pass 2 ran (${[...new Set(checks.map((step) => step.name))].join(', ')}), failures only where the base commit fails too`
+          : 'definition of done: nothing to run (no DoD commands, no verification steps detected)');
     const dod = ownDod
       ? await runDod(ws.dir, plan.dod, { env: planEnv(plan, deps.settings.verifyEnv), timeoutMs: deps.settings.stepTimeoutMs, signal: work.signal, runner: runners.runner })
-      : { result: checks.length > 0 ? 'passed' as const : 'skipped' as const, results: [] };
+      : { result: unchecked.length > 0 ? 'failed' as const : checks.length > 0 ? 'passed' as const : 'skipped' as const, results: [] };
     await tracker.update((r) => setDodResult(
       dod.results.reduce((acc: RunRecord, res) => addVerification(acc, verificationEntry(res, 'test', ctx.attempt, testedOn), { now: now() }), r),
       dod.result, { now: now() }));

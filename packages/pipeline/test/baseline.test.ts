@@ -100,4 +100,35 @@ if (pass === 'test' && attempt === 1) fs.writeFileSync(path.join(workdir, 'test'
     expect([...checked]).toEqual([1]);
     expect(run.error?.message).toContain('You changed nothing since the last attempt');
   });
+
+  it('a check that cannot run on this worker (its tool missing on base and change) did not check the change: a draft PR says so', async () => {
+    h = await createHarness({}, withScripts({ test: 'codefleet-no-such-runner --run' }));
+    await h.agent(implementsFeature);
+    const job = h.job({ title: 'Add two()' });
+    await h.drain(job);
+    const run = (await h.store.get(job.id))!;
+    expect([run.outcome, run.dod_result]).toEqual(['dod_failed', 'failed']);
+    expect(run.pull_request?.draft).toBe(true);
+    expect(run.verification.some((v) => v.step === 'test' && v.unverifiable === true && v.preexisting === true)).toBe(true);
+    expect(run.stages.some((t) => /test \(`npm test`\) cannot run on this worker/.test(t.note ?? ''))).toBe(true);
+    // Never fed back: the agent ran once per pass.
+    expect(run.agent_runs).toHaveLength(2);
+  });
+
+  it('dependencies that do not install on the base commit either end the job as an environment problem, not feedback', async () => {
+    const files = withScripts({}, {
+      'package-lock.json': JSON.stringify({ name: 'sample', lockfileVersion: 3, requires: true, packages: { '': { name: 'sample', dependencies: { dep: 'file:vendor/missing' } }, 'node_modules/dep': { resolved: 'vendor/missing', link: true } } }),
+    });
+    const manifest = JSON.parse(files['package.json']!) as Record<string, unknown>;
+    files['package.json'] = JSON.stringify({ ...manifest, dependencies: { dep: 'file:vendor/missing' } }, null, 2);
+    h = await createHarness({}, files);
+    await h.agent(implementsFeature);
+    const job = h.job({ title: 'Add two()' });
+    await h.drain(job);
+    const run = (await h.store.get(job.id))!;
+    expect(run.error?.code).toBe('verify_failed');
+    expect(run.error?.message).toMatch(/the dependencies cannot be installed: `npm ci .*` fails on the base commit too/);
+    // One agent run per delivery: the install failure was never its to fix.
+    expect(run.agent_runs.every((r) => r.inner_attempt === 1)).toBe(true);
+  });
 });

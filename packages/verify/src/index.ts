@@ -11,7 +11,10 @@ export { markerFiles } from './plan/detect.js';
 export { parseRepoConfig, repoConfigFile, type RepoConfig } from './plan/repo-config.js';
 export { isRepoFile, readRepoFile, type ReadRepoFileOptions, type RepoFile } from './plan/repo-file.js';
 export { runVerification, type FormatScope, type VerificationOptions, type VerificationOutcome } from './run/verify.js';
-export { isPreexisting, planKey, readBaseline, runBaseline, stepKey, writeBaseline, type Baseline } from './run/baseline.js';
+export {
+  compareWithBase, errorSignatures, isPreexisting, isStale, planKey, readBaseline, runBaseline, stepKey, toolStamp, writeBaseline,
+  type BaseComparison, type Baseline, type BaselineFailure,
+} from './run/baseline.js';
 export { runDod, type DodOutcome } from './run/dod.js';
 export { installStampFile, readInstallRecord, type InstallRecord } from './run/install.js';
 export { defaultFeedbackBytes, extractFeedback, feedbackFor } from './feedback/feedback.js';

@@ -76,6 +76,11 @@ export interface StepResult {
   skipped?: boolean;
   /** Failed the same way on the untouched base commit: reported, not held against the change. */
   preexisting?: boolean;
+  /**
+   * With `preexisting`: it failed as it did at the base where it could not really run (tool
+   * missing, a timeout), so it did not check the change at all.
+   */
+  unverifiable?: boolean;
   /** Set when the program could not start (e.g. not on PATH): an environment problem. */
   spawnError?: string;
   /** Failing tests and first errors found anywhere in the output; only on failed steps. */

@@ -1,8 +1,8 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { createTempDir, writeFiles, type TempDir } from '@codefleet/testkit';
-import { isPreexisting, planKey, readBaseline, runBaseline, runVerification, stepKey, writeBaseline, type PlannedStep } from '../src/index.js';
+import { compareWithBase, isPreexisting, isStale, planKey, readBaseline, runBaseline, runVerification, stepKey, toolStamp, writeBaseline, type PlannedStep } from '../src/index.js';
 import { nodeScript, testEnv } from './helpers.js';
 
 const dirs: TempDir[] = [];
@@ -33,7 +33,11 @@ describe('verification against the base commit', () => {
     const { baseline, results } = await runBaseline(dir, [{ name: 'install', command: ['false'] }, build, { name: 'format', command: ['false'] }, lint, tests], options);
     expect(results.map((r) => [r.name, r.passed])).toEqual([['build', true], ['lint', false], ['test', false]]);
     expect(baseline.ran).toEqual([stepKey(build), stepKey(lint), stepKey(tests)]);
-    expect(baseline.failing).toEqual({ [stepKey(lint)]: { failingTests: [] }, [stepKey(tests)]: { failingTests: [expect.stringContaining('flaky network test')] } });
+    expect(baseline.failing).toEqual({
+      [stepKey(lint)]: { failingTests: [], exitCode: 1, errors: [] },
+      [stepKey(tests)]: { failingTests: [expect.stringContaining('flaky network test')], exitCode: 1, errors: expect.any(Array) },
+    });
+    expect(baseline.at).toEqual(expect.any(String));
   });
 
   it('a check that fails at the base too is pre-existing: the run goes on past it and passes', async () => {
@@ -70,6 +74,42 @@ describe('verification against the base commit', () => {
     expect(isPreexisting({ ...crashed, spawnError: 'not found' }, baseline)).toBe(false);
   });
 
+  it('another exit code, a new error line, or a timeout is the change\'s, not pre-existing', () => {
+    const base = { ran: [stepKey(lint)], failing: { [stepKey(lint)]: { failingTests: [], exitCode: 1, errors: ['src/a.rs:#:#: error: needless return'] } } };
+    const failed = (exitCode: number, outputTail: string, extra = {}) => ({
+      name: 'lint' as const, command: lint.command, exitCode, signal: null, timedOut: false, durationMs: 1, outputTail, passed: false, ...extra,
+    });
+    expect(compareWithBase(failed(1, 'src/a.rs:12:5: error: needless return\n'), base)).toBe('preexisting');
+    // The same error moved by the change (other numbers) is still the base's.
+    expect(compareWithBase(failed(1, 'src/a.rs:40:9: error: needless return\n'), base)).toBe('preexisting');
+    expect(compareWithBase(failed(1, 'src/a.rs:12:5: error: needless return\nsrc/b.rs:3:1: error: ptr_arg\n'), base)).toBe('new');
+    expect(compareWithBase(failed(4, 'src/a.rs:12:5: error: needless return\n'), base)).toBe('new');
+    expect(compareWithBase(failed(124, '', { timedOut: true }), base)).toBe('new');
+  });
+
+  it('a check that could not really run at the base (tool missing, a timeout) is unverifiable when it fails the same way, never pre-existing', async () => {
+    const dir = await workdir();
+    const missingTool: PlannedStep = { name: 'test', command: ['sh', '-c', 'echo "sh: 1: pnpm: not found" >&2; exit 127'] };
+    const { baseline } = await runBaseline(dir, [missingTool], options);
+    expect(baseline.failing[stepKey(missingTool)]?.unavailable).toBe('pnpm: not found');
+    const outcome = await runVerification(dir, [missingTool], { ...options, baseline });
+    expect(outcome.passed).toBe(true);
+    expect(outcome.unverifiable.map((r) => [r.name, r.preexisting, r.unverifiable])).toEqual([['test', true, true]]);
+    // The change broke it otherwise: its own failure.
+    const other = { ...baseline, failing: { [stepKey(missingTool)]: { ...baseline.failing[stepKey(missingTool)]!, unavailable: 'pytest: not found' } } };
+    expect((await runVerification(dir, [missingTool], { ...options, baseline: other })).passed).toBe(false);
+    // A check that cannot start at all is no failure of the base.
+    const absent: PlannedStep = { name: 'lint', command: ['codefleet-no-such-linter'] };
+    expect((await runBaseline(dir, [absent], options)).baseline.failing).toEqual({});
+  });
+
+  it('a baseline is trusted for a day', () => {
+    const now = new Date('2026-11-24T12:00:00Z');
+    expect(isStale({ failing: {}, ran: [], at: '2026-11-24T01:00:00Z' }, now)).toBe(false);
+    expect(isStale({ failing: {}, ran: [], at: '2026-11-23T11:00:00Z' }, now)).toBe(true);
+    expect(isStale({ failing: {}, ran: [] }, now)).toBe(true);
+  });
+
   it('is cached as a file read back only when it is one, and keyed by the plan', async () => {
     const dir = await workdir();
     const file = join(dir, 'cache', 'b.json');
@@ -81,6 +121,14 @@ describe('verification against the base commit', () => {
     expect(await readBaseline(join(dir, 'missing.json'))).toBeUndefined();
     expect(planKey([lint])).not.toBe(planKey([lint, tests]));
     expect(planKey([lint], { PATH: '/a' })).not.toBe(planKey([lint], { PATH: '/b' }));
+    expect(planKey([lint], {}, 'sandbox a')).not.toBe(planKey([lint], {}, 'sandbox b'));
+    // Installing a tool changes the stamp of the checks that run it.
+    const bin = join(dir, 'bin');
+    const flake = { name: 'lint' as const, command: ['cf-test-flake8'] };
+    const before = await toolStamp([flake], bin);
+    await writeFiles(dir, { 'bin/cf-test-flake8': '#!/bin/sh\n' });
+    await chmod(join(bin, 'cf-test-flake8'), 0o755);
+    expect(await toolStamp([flake], bin)).not.toBe(before);
   });
 });
 

@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { access, mkdir, stat } from 'node:fs/promises';
+import { access, mkdir, realpath, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { displayHost, probeOllama } from '@codefleet/agents';
 import type { Config, LoadedConfig } from '@codefleet/config';
@@ -50,19 +50,38 @@ export async function doctor(loaded: LoadedConfig): Promise<Check[]> {
 async function toolchainChecks(loaded: LoadedConfig): Promise<Check[]> {
   const { findExecutable } = await import('@codefleet/process');
   const { runEnvironment } = await import('../pipeline-deps.js');
+  const { isWithin } = await import('@codefleet/sandbox');
   const { toolchains } = loaded.config.verification;
   const path = runEnvironment(loaded.env, loaded.config.verification.env).PATH;
+  const sandbox = sandboxSettings(loaded);
+  // A program the sandbox hides (under HOME or the data directory, not shown again by a read
+  // path) is found here and cannot start there: rustup's cargo, pyenv's shims.
+  const hiddenBy = (real: string) => sandbox.mode === 'none' || sandbox.readPaths.some((dir) => isWithin(dir, real))
+    ? undefined
+    : sandbox.hiddenPaths.find((dir) => isWithin(dir, real));
   const checks: Check[] = [];
   for (const [name, commands] of Object.entries(toolchains)) {
     const programs = [...new Set([...(name === 'node' ? ['npm'] : []), ...Object.values(commands).flatMap((argv) => argv.slice(0, 1))])];
     const missing: string[] = [];
-    for (const program of programs) if ((await findExecutable(program, '/', path)) === undefined) missing.push(program);
-    checks.push(missing.length === 0
-      ? { ok: true, what: `toolchain ${name}: ${programs.join(', ')}` }
-      : {
+    const hidden: string[] = [];
+    for (const program of programs) {
+      const found = await findExecutable(program, '/', path);
+      if (found === undefined) missing.push(program);
+      else if (hiddenBy(found) !== undefined || hiddenBy(await realpath(found).catch(() => found)) !== undefined) hidden.push(`${program} (${found})`);
+    }
+    if (missing.length > 0) {
+      checks.push({
         ok: true, what: `WARNING toolchain ${name}: ${missing.join(', ')} not found on the checks' PATH: those checks of ${name} repositories cannot start`,
         fix: `install ${missing.join(', ')}, or add its directory to verification.env.path`,
       });
+    } else if (hidden.length > 0) {
+      checks.push({
+        ok: true, what: `WARNING toolchain ${name}: ${hidden.join(', ')} lies where the sandbox hides it (the worker's HOME or data directory): those checks cannot start there`,
+        fix: 'add its directory, and what it needs (e.g. ~/.rustup with RUSTUP_HOME in verification.env.pass, ~/.pyenv), to sandbox.read_paths',
+      });
+    } else {
+      checks.push({ ok: true, what: `toolchain ${name}: ${programs.join(', ')}` });
+    }
   }
   return checks;
 }

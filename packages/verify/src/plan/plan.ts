@@ -1,4 +1,5 @@
 import type { VerificationConfig } from '@codefleet/config';
+import { findExecutable } from '@codefleet/process';
 import { stepOrder, type PlannedStep, type VerifyPlan } from '../types.js';
 import { readRepoConfig } from './repo-config.js';
 import { detectToolchain, pythonImportPath, readScripts, toolchainSteps } from './detect.js';
@@ -10,6 +11,11 @@ export interface PlanOptions {
   config: VerificationConfig;
   /** The job's definition of done, as argv arrays. Non-empty, it replaces the repository's. */
   jobDod?: string[][];
+  /**
+   * The checks' environment: further checks found in the repository (not configured) whose
+   * program is not on its PATH are left out rather than fail the job. Unset: all are kept.
+   */
+  env?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -40,7 +46,8 @@ export async function planVerification(workdir: string, options: PlanOptions): P
   // The repository's own further checks, except for a step .codefleet.yml sets: it says
   // exactly what runs there.
   const scripts = toolchain === 'node' ? await readScripts(workdir) : undefined;
-  const extra = (await repoChecks(workdir, toolchain, scripts, primary)).filter((step) => step.name === 'install' || repo?.verify[step.name] === undefined);
+  const available = async (program: string) => options.env === undefined || (await findExecutable(program, workdir, options.env.PATH)) !== undefined;
+  const extra = (await repoChecks(workdir, toolchain, scripts, primary, available)).filter((step) => step.name === 'install' || repo?.verify[step.name] === undefined);
   const steps = stepOrder.flatMap((name) => [...primary, ...extra].filter((step) => step.name === name));
   const env: Record<string, string> = {};
   const importPath = toolchain === 'python' && detected.install === undefined ? await pythonImportPath(workdir) : undefined;

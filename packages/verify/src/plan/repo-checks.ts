@@ -16,15 +16,24 @@ export async function repoChecks(
   toolchain: Toolchain | 'none',
   scripts: Readonly<Record<string, string>> | undefined,
   planned: readonly PlannedStep[],
+  available: (program: string) => Promise<boolean> = async () => true,
 ): Promise<PlannedStep[]> {
   const extra: PlannedStep[] = [];
-  const add = (step: PlannedStep) => {
+  const scriptOf = (step: PlannedStep) => npmScript(step.command);
+  const add = async (step: PlannedStep) => {
     const same = (other: PlannedStep) => other.command.join('\0') === step.command.join('\0');
-    if (!planned.some(same) && !extra.some(same) && extra.length < maxExtraChecks) extra.push(step);
+    if (planned.some(same) || extra.some(same) || extra.length >= maxExtraChecks) return;
+    // A script something already planned runs (`check` runs `check:lint`) would run twice.
+    const script = scriptOf(step);
+    const runners = [...planned, ...extra].flatMap((other) => scriptOf(other) ?? []);
+    if (script !== undefined && scripts !== undefined && referencedScripts(scripts, runners).has(script)) return;
+    // Found, not configured: a checker this worker does not have is left out, not a failed job.
+    if (!(await available(step.command[0]!))) return;
+    extra.push(step);
   };
-  if (scripts !== undefined) for (const step of scriptChecks(scripts, planned)) add(step);
-  if (toolchain === 'python' && (await flake8Configured(workdir))) add({ name: 'lint', command: ['flake8'] });
-  for (const step of await agentsFileChecks(workdir, scripts)) add(step);
+  if (scripts !== undefined) for (const step of scriptChecks(scripts, planned)) await add(step);
+  if (toolchain === 'python' && (await flake8Configured(workdir))) await add({ name: 'lint', command: ['flake8'] });
+  for (const step of await agentsFileChecks(workdir, toolchain, scripts)) await add(step);
   return extra;
 }
 
@@ -54,13 +63,18 @@ function scriptChecks(scripts: Readonly<Record<string, string>>, planned: readon
   for (const name of Object.keys(scripts).sort()) {
     const step = scriptStep(name);
     const body = scripts[name]?.trim() ?? '';
-    if (step === undefined || body === '' || covered.has(name) || bodies.has(body)) continue;
+    if (step === undefined || body === '' || covered.has(name) || bodies.has(body) || watches(body)) continue;
     found.push({ name: step, command: ['npm', 'run', name] });
     // What this script runs is covered now too (`check` running `lint` and `typecheck`).
     for (const more of referencedScripts(scripts, [name])) covered.add(more);
   }
   // A script picked early may be run by one picked later: keep only the outermost.
   return found.filter((step) => !found.some((other) => other !== step && referencedScripts(scripts, [npmScript(other.command)!]).has(npmScript(step.command)!)));
+}
+
+/** A script body that starts a watcher or a server: it would never end. */
+function watches(body: string): boolean {
+  return /(^|\s)(--watch(All)?|-w|--serve|serve|--ui|--open)(\s|=|$)/.test(body) || /\b(nodemon|chokidar|vite(?! build)|webpack-dev-server|live-server)\b/.test(body);
 }
 
 /** The npm script a command runs (`npm run x`, `npm test`), if any. */
@@ -110,18 +124,19 @@ async function flake8Configured(workdir: string): Promise<boolean> {
   return false;
 }
 
-// Programs whose subcommands are known checks; anything else an AGENTS.md says is ignored.
-const knownChecks: readonly { pattern: RegExp; step: StepName }[] = [
-  { pattern: /^cargo (test|nextest run)\b/, step: 'test' },
-  { pattern: /^cargo clippy\b/, step: 'lint' },
-  { pattern: /^cargo fmt\b.*--check\b/, step: 'lint' },
-  { pattern: /^cargo (build|check)\b/, step: 'build' },
-  { pattern: /^(python3? -m )?pytest\b/, step: 'test' },
-  { pattern: /^(python3? -m )?(flake8|mypy|pyright)\b/, step: 'lint' },
-  { pattern: /^(python3? -m )?ruff check\b/, step: 'lint' },
-  { pattern: /^go test\b/, step: 'test' },
-  { pattern: /^go vet\b/, step: 'lint' },
-  { pattern: /^go build\b/, step: 'build' },
+// Programs whose subcommands are known checks, by the toolchain they belong to; anything
+// else an AGENTS.md says is ignored (prose mentions other tools: "we do not use pytest").
+const knownChecks: readonly { pattern: RegExp; step: StepName; toolchain?: Toolchain }[] = [
+  { pattern: /^cargo (test|nextest run)\b/, step: 'test', toolchain: 'rust' },
+  { pattern: /^cargo clippy\b/, step: 'lint', toolchain: 'rust' },
+  { pattern: /^cargo fmt\b.*--check\b/, step: 'lint', toolchain: 'rust' },
+  { pattern: /^cargo (build|check)\b/, step: 'build', toolchain: 'rust' },
+  { pattern: /^(python3? -m )?pytest\b/, step: 'test', toolchain: 'python' },
+  { pattern: /^(python3? -m )?(flake8|mypy|pyright)\b/, step: 'lint', toolchain: 'python' },
+  { pattern: /^(python3? -m )?ruff check\b/, step: 'lint', toolchain: 'python' },
+  { pattern: /^go test\b/, step: 'test', toolchain: 'go' },
+  { pattern: /^go vet\b/, step: 'lint', toolchain: 'go' },
+  { pattern: /^go build\b/, step: 'build', toolchain: 'go' },
   { pattern: /^make test$/, step: 'test' },
   { pattern: /^make (check|lint)$/, step: 'lint' },
 ];
@@ -129,7 +144,7 @@ const knownChecks: readonly { pattern: RegExp; step: StepName }[] = [
 const shellSyntax = /[|&;<>()$`\\"'*?{}[\]~!#]/;
 const writes = /(^|\s)(--fix|--write|-w|--watch|fix|install|publish|update)(\s|$)/;
 
-async function agentsFileChecks(workdir: string, scripts: Readonly<Record<string, string>> | undefined): Promise<PlannedStep[]> {
+async function agentsFileChecks(workdir: string, toolchain: Toolchain | 'none', scripts: Readonly<Record<string, string>> | undefined): Promise<PlannedStep[]> {
   const read = await readRepoFile(workdir, 'AGENTS.md', { maxBytes: 256 * 1024 });
   if (read.status !== 'read') return [];
   const found: PlannedStep[] = [];
@@ -137,13 +152,14 @@ async function agentsFileChecks(workdir: string, scripts: Readonly<Record<string
     if (shellSyntax.test(line) || writes.test(line) || line.length > 200) continue;
     const argv = line.split(/\s+/);
     const script = npmScript(argv);
-    if (script !== undefined) {
+    if (script !== undefined && toolchain === 'node') {
       const step = script === 'test' ? 'test' : scriptStep(script) ?? (['lint', 'build'].includes(script) ? script as StepName : undefined);
       if (step !== undefined && scripts?.[script] !== undefined && argv.length <= 3) found.push({ name: step, command: script === 'test' ? ['npm', 'test'] : ['npm', 'run', script] });
       continue;
     }
     const known = knownChecks.find((check) => check.pattern.test(line));
-    if (known !== undefined && (argv[0] !== 'make' || (await isRepoFile(workdir, 'Makefile')))) found.push({ name: known.step, command: argv });
+    if (known === undefined || (known.toolchain !== undefined && known.toolchain !== toolchain)) continue;
+    if (argv[0] !== 'make' || (await isRepoFile(workdir, 'Makefile'))) found.push({ name: known.step, command: argv });
   }
   return found;
 }

@@ -1,5 +1,5 @@
 import type { PlannedStep, RunOptions, StepResult } from '../types.js';
-import { isPreexisting, type Baseline } from './baseline.js';
+import { compareWithBase, type Baseline } from './baseline.js';
 import { clearInstallStamp, installIsFresh, writeInstallStamp } from './install.js';
 import { runStep, skippedStep } from './step.js';
 
@@ -36,6 +36,8 @@ export interface VerificationOutcome {
   failed?: StepResult;
   /** Checks that failed as they fail at the base (marked `preexisting`): the run went on past them. */
   preexisting: StepResult[];
+  /** Of those, the ones that could not run at the base either (marked `unverifiable` too): they checked nothing. */
+  unverifiable: StepResult[];
 }
 
 /**
@@ -56,6 +58,7 @@ export async function runVerification(
   const selected = phase === 'build-only' ? steps.filter((step) => step.name === 'install' || step.name === 'build') : steps;
   const results: StepResult[] = [];
   const preexisting: StepResult[] = [];
+  const unverifiable: StepResult[] = [];
   for (const step of selected) {
     const result = step.name === 'install'
       ? await install(workdir, step, options)
@@ -64,11 +67,16 @@ export async function runVerification(
         : await runStep(step.name, step.command, workdir, options);
     results.push(result);
     if (result.passed) continue;
-    if (!isPreexisting(result, options.baseline)) return { passed: false, results, failed: result, preexisting };
+    const comparison = compareWithBase(result, options.baseline);
+    if (comparison === 'new') return { passed: false, results, failed: result, preexisting, unverifiable };
     result.preexisting = true;
     preexisting.push(result);
+    if (comparison === 'unverifiable') {
+      result.unverifiable = true;
+      unverifiable.push(result);
+    }
   }
-  return { passed: true, results, preexisting };
+  return { passed: true, results, preexisting, unverifiable };
 }
 
 async function format(workdir: string, step: PlannedStep, options: RunOptions, scope: FormatScope): Promise<StepResult> {
