@@ -1,6 +1,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, loadConfig, type LoadedConfig } from '@codefleet/config';
 import { classify } from '@codefleet/core';
+import { patchFormatsHelp } from './commands/patch-help.js';
 import type { Runtime } from './runtime.js';
 
 // Commands and the runtime are imported when a command runs, not with the program: a
@@ -136,6 +137,7 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
     .option('--dry-run', 'check and plan only; write nothing')
     .option('--stop-on-error', 'stop at the first failure (rolls back with patch.auto_commit)')
     .option('--json', 'machine-readable result')
+    .addHelpText('after', patchFormatsHelp)
     .action(async (file: string, opts: { workspace: string; dryRun?: boolean; stopOnError?: boolean; json?: boolean }) => {
       const { patchApply } = await commands.patch();
       code = await patchApply(await load(), file, opts, io.cwd, io.out);

@@ -108,6 +108,21 @@ describe('built-in agent on the Ollama stand-in', () => {
     expect(Buffer.byteLength(result.outputTail.slice(marker![0].length))).toBeLessThanOrEqual(8_192);
   });
 
+  it('a second attempt answering with a diff against its first, uncommitted attempt applies; fuzz is reported', async () => {
+    // The model's diff against its own first attempt, its first context line misremembered.
+    const second = [
+      'Plan: add subtract too.', '', '```diff', '--- a/src/calc.js', '+++ b/src/calc.js', '@@ -1,2 +1,3 @@',
+      ' export const add = (a, b) => a + b; // sum', ' export const multiply = (a, b) => a * b;', '+export const subtract = (a, b) => a - b;', '```', '',
+    ].join('\n');
+    const { server: s, repo: r } = await setup({ replies: [goodReply, second] });
+    const agent = createBuiltinAgent(configFor(`    host: ${s.url}\n`));
+    expect((await agent.run(request(r.path))).outcome).toBe('changed');
+    const retry = await agent.run(request(r.path, { attempt: 2, feedback: 'add subtract as well' }));
+    expect(retry).toMatchObject({ outcome: 'changed', changedFiles: ['src/calc.js'] });
+    expect(await readFile(join(r.path, 'src/calc.js'), 'utf8')).toBe(`${goodReply.split('\n').slice(3, 5).join('\n')}\nexport const subtract = (a, b) => a - b;\n`);
+    expect(retry.outputTail).toMatch(/succeeded diff apply src\/calc\.js \(applied with reduced context/);
+  });
+
   it('a reply writing outside the workspace or into .git is refused by the patch engine: failed, nothing written', async () => {
     const { server: s, repo: r } = await setup({ replies: ['```sh:../outside.sh\necho hi\n```\n```txt:.git/hooks/pre-commit\nexit 0\n```\n'] });
     const result = await createBuiltinAgent(configFor(`    host: ${s.url}\n`)).run(request(r.path));

@@ -1,11 +1,13 @@
-import { appendFile, copyFile, lstat, mkdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, relative } from 'node:path';
+import { realpath } from 'node:fs/promises';
+import { relative } from 'node:path';
 import { runProcess, type ProcessRunner } from '@codefleet/process';
 import { applyDiff } from './apply-diff.js';
+import { fileEdit, relativeTo } from './file-edit.js';
+import { FileStates } from './file-states.js';
 import { openGit } from './git.js';
-import { autoCommit, rollback } from './git-steps.js';
+import { autoCommit, ignoredEntries, rollback } from './git-steps.js';
 import { defaultProtected, isProtected, PathRefused, resolveInside } from './paths.js';
-import type { PatchCommand } from './types.js';
+import type { ParsedPatch, PatchCommand } from './types.js';
 
 /** How a patch is applied. */
 export interface ApplyOptions {
@@ -21,7 +23,7 @@ export interface ApplyOptions {
   root: string;
   /** `continue` (default) runs every command; `stop` stops at the first failure. */
   onError?: 'continue' | 'stop';
-  /** Plan only: every check runs, nothing is written. */
+  /** Plan only: every check runs (a diff or a replace must apply), nothing is written or run. */
   dryRun?: boolean;
   /** File-name patterns that are protected, and what touching one does. */
   protected?: { patterns?: readonly string[]; action?: 'error' | 'skip' | 'log' };
@@ -53,6 +55,8 @@ export interface CommandResult {
   /** Why it failed or was skipped. */
   error?: string;
   output?: string;
+  /** How it was made to apply, when not as written: fuzz, a 3-way merge, loose matching, `-p0`. */
+  notes?: string[];
   durationMs: number;
 }
 
@@ -66,6 +70,16 @@ export interface ApplyResult {
   summary: string;
   /** Set when the workspace was rolled back to the before-commit. */
   rolledBackTo?: string;
+}
+
+/**
+ * Did the patch do what it holds? Every command succeeded (in a dry run: would), and there
+ * was at least one, unless the input was empty: a patch from which nothing could be read
+ * (blocks all skipped, a diff git finds nothing in) is not a success.
+ */
+export function patchSucceeded(parsed: Pick<ParsedPatch, 'format' | 'commands'>, result: Pick<ApplyResult, 'results'>): boolean {
+  if (parsed.commands.length === 0) return parsed.format === 'empty';
+  return result.results.length === parsed.commands.length && result.results.every((r) => r.status === 'succeeded' || r.status === 'planned');
 }
 
 /**
@@ -90,9 +104,13 @@ export async function applyPatch(commands: readonly PatchCommand[], options: App
   const git = () => openGit(root, options.env ?? {}, options.gitTimeoutMs ?? 30_000, options.gitPath);
   const auto = options.autoCommit === true && !options.dryRun;
   let before: string | undefined;
+  // What a rollback cannot take from the before-commit: the files git ignores.
+  let ignoredBefore: Set<string> | undefined;
+  const states = auto && options.onError === 'stop' ? new FileStates(root) : undefined;
   if (auto) {
     try {
       before = await autoCommit(await git(), 'before patch');
+      if (states !== undefined) ignoredBefore = await ignoredEntries(await git());
     } catch (error) {
       // No safe point to return to: nothing runs.
       const message = error instanceof Error ? error.message : String(error);
@@ -102,8 +120,9 @@ export async function applyPatch(commands: readonly PatchCommand[], options: App
 
   for (const [index, command] of commands.entries()) {
     const started = performance.now();
-    const done = (status: CommandResult['status'], extra: { error?: string; output?: string } = {}) => {
-      results.push({ index, command, status, durationMs: Math.round(performance.now() - started), ...extra });
+    const done = (status: CommandResult['status'], extra: { error?: string; output?: string; notes?: string[] } = {}) => {
+      const { notes, ...rest } = extra;
+      results.push({ index, command, status, durationMs: Math.round(performance.now() - started), ...rest, ...(notes !== undefined && notes.length > 0 ? { notes } : {}) });
     };
     try {
       const touched = [];
@@ -116,16 +135,18 @@ export async function applyPatch(commands: readonly PatchCommand[], options: App
         else done(run.ok ? 'succeeded' : 'failed', { output: run.output, ...(run.ok ? {} : { error: run.error }) });
       } else if (command.type === 'diff') {
         // The diff's own text decides what is checked, never the paths that came with it.
-        const { status, ...extra } = await applyDiff(root, command.content, { git: await git(), patterns, protectedAction, dryRun: options.dryRun === true });
+        const { status, ...extra } = await applyDiff(root, command.bytes ?? command.content, {
+          git: await git(), patterns, protectedAction, dryRun: options.dryRun === true, ...(states === undefined ? {} : { states }),
+        });
         done(status, extra);
       } else {
         const target = await resolveInside(root, command.target);
         const destination = command.metadata?.destination === undefined ? undefined : await resolveInside(root, command.metadata.destination);
-        if (options.dryRun) done('planned');
-        else {
-          await fileEdit(command.action, target, command.content ?? '', destination, root);
-          done('succeeded', touched.length > 0 ? { output: `warning: protected file ${touched.join(', ')} changed` } : {});
-        }
+        await states?.remember([target, ...(destination === undefined ? [] : [destination])].map((p) => relativeTo(root, p)));
+        const edit = { action: command.action, target, content: command.content ?? '', destination, edits: command.edits };
+        const notes = await fileEdit(edit, root, options.dryRun === true);
+        const warning = touched.length > 0 && !options.dryRun ? { output: `warning: protected file ${touched.join(', ')} changed` } : {};
+        done(options.dryRun ? 'planned' : 'succeeded', { ...warning, notes });
       }
     } catch (error) {
       done('failed', { error: error instanceof PathRefused ? error.message : error instanceof Error ? error.message : String(error) });
@@ -138,60 +159,14 @@ export async function applyPatch(commands: readonly PatchCommand[], options: App
   const summary = `executed ${executed}, succeeded ${succeeded}, failed ${failed}`;
   if (auto && before !== undefined) {
     if (failed > 0 && options.onError === 'stop') {
-      await rollback(await git(), before);
+      // The engine's own writes first (ignored files among them), then git's view of the rest.
+      await states?.restore();
+      await rollback(await git(), before, ignoredBefore);
       return { results, executed, succeeded, failed, summary: `${summary} (rolled back)`, rolledBackTo: before };
     }
     await autoCommit(await git(), 'after patch');
   }
   return { results, executed, succeeded, failed, summary };
-}
-
-async function fileEdit(action: string, target: string, content: string, destination: string | undefined, root: string): Promise<void> {
-  const parent = async (path: string) => {
-    await mkdir(dirname(path), { recursive: true });
-    // mkdir may have followed nothing new, but check again after creating: still inside.
-    await resolveInside(root, relativeTo(root, path));
-  };
-  const refuseLink = async (path: string) => {
-    const info = await lstat(path).catch(() => undefined);
-    if (info?.isSymbolicLink()) throw new PathRefused(relativeTo(root, path), 'is a symlink; it is not written through');
-  };
-  switch (action) {
-    case 'create':
-      await parent(target);
-      await refuseLink(target);
-      await writeFile(target, content);
-      return;
-    case 'update':
-      if (!(await lstat(target).then((s) => s.isFile(), () => false))) throw new Error(`update: ${relativeTo(root, target)} is not an existing file`);
-      await writeFile(target, content);
-      return;
-    case 'append':
-      await parent(target);
-      await refuseLink(target);
-      await appendFile(target, content);
-      return;
-    case 'delete':
-      await rm(target, { recursive: true, force: true });
-      return;
-    case 'mkdir':
-      await mkdir(target, { recursive: true });
-      return;
-    case 'rename':
-    case 'copy':
-      if (!destination) throw new Error(`${action} needs a destination`);
-      await parent(destination);
-      await refuseLink(destination);
-      if (action === 'rename') await rename(target, destination);
-      else await copyFile(target, destination);
-      return;
-    default:
-      throw new Error(`unknown file_edit action ${action}`);
-  }
-}
-
-function relativeTo(root: string, path: string): string {
-  return path.slice(root.length + 1);
 }
 
 /** The paths a file edit or git operation names (a diff's are read from its text). */

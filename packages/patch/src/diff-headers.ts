@@ -17,6 +17,8 @@ export interface DiffFile {
   paths: string[];
   /** The modes its headers give (`new file mode`, `old mode`, the index line's, ...), as written. */
   modes: string[];
+  /** A binary change: its data (`GIT binary patch`), or only `Binary files ... differ`, which cannot be applied. */
+  binary?: 'patch' | 'no-data';
 }
 
 /** The diff cannot be read the way git reads it: git would refuse it, or the checker cannot follow. */
@@ -39,7 +41,7 @@ interface Patch {
   newMode: string | undefined;
   names: string[];
   modes: string[];
-  binary: boolean;
+  binary: false | 'patch' | 'no-data';
 }
 
 interface State {
@@ -55,27 +57,37 @@ interface State {
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * The files `diff` touches, in order, as `git apply` (no `-p`, run at the top of the work
- * tree) reads them. Throws {@link DiffUnreadable} where git would stop with an error, for a
- * NUL byte, and for a name that is not UTF-8. An empty list: git finds no patch in it.
+ * The files `diff` (text, or the bytes git will read) touches, in order, as `git apply`
+ * run at the top of the work tree reads them: with `-p<strip>` when `strip` is given, else
+ * without `-p` (git's default and guess). Throws {@link DiffUnreadable} where git would
+ * stop with an error, for a NUL byte, and for a name that is not UTF-8. An empty list: git
+ * finds no patch in it.
  */
-export function readDiff(diff: string): DiffFile[] {
-  if (diff.includes('\0')) throw new DiffUnreadable('the diff contains a NUL byte');
-  const text = Buffer.from(diff.endsWith('\n') ? diff : `${diff}\n`, 'utf8').toString('latin1');
-  const current = readWith(text, false);
+export function readDiff(diff: string | Uint8Array, options: { strip?: number } = {}): DiffFile[] {
+  const bytes = typeof diff === 'string' ? Buffer.from(diff, 'utf8') : Buffer.from(diff.buffer, diff.byteOffset, diff.byteLength);
+  let text = bytes.toString('latin1') + (bytes.at(-1) === 10 ? '' : '\n');
+  if (text.includes('\0')) {
+    // git reads names as C strings, cut at a NUL; file content may hold one. A NUL is let
+    // through on a line that starts like a hunk line only, and read as another character:
+    // a name that git then reads shorter is one the checker did not read, and is refused.
+    const header = (line: string) => !/^[ +-]/.test(line) || /^(--- |\+\+\+ )/.test(line);
+    if (text.split('\n').some((line) => line.includes('\0') && header(line))) throw new DiffUnreadable('the diff has a NUL byte outside the lines of a hunk');
+    text = text.replaceAll('\0', '\x01');
+  }
+  const current = readWith(text, false, options.strip);
   if (!current.versionsDiffer) {
     if (current.error) throw current.error;
     return current.files;
   }
   // Where git versions read a header differently, what either reads is checked (and the
   // engine holds it against the installed git's own reading); refused only if both refuse.
-  const legacy = readWith(text, true);
+  const legacy = readWith(text, true, options.strip);
   if (current.error && legacy.error) throw current.error;
   return [...(current.error ? [] : current.files), ...(legacy.error ? [] : legacy.files)];
 }
 
-function readWith(s: string, legacy: boolean): { files: DiffFile[]; versionsDiffer: boolean; error?: DiffUnreadable } {
-  const state: State = { s, strip: 1, stripKnown: false, legacy, versionsDiffer: false };
+function readWith(s: string, legacy: boolean, strip: number | undefined): { files: DiffFile[]; versionsDiffer: boolean; error?: DiffUnreadable } {
+  const state: State = { s, strip: strip ?? 1, stripKnown: strip !== undefined, legacy, versionsDiffer: false };
   const files: DiffFile[] = [];
   try {
     for (let offset = 0; offset < s.length;) {
@@ -109,6 +121,7 @@ function toFile(patch: Patch): DiffFile {
     ...(patch.newName === undefined || patch.isDelete === 1 ? {} : { newPath: decode(patch.newName) }),
     paths,
     modes: patch.modes,
+    ...(patch.binary === false ? {} : { binary: patch.binary }),
   };
 }
 
@@ -125,11 +138,11 @@ function parseChunk(state: State, offset: number, patch: Patch): number | undefi
       const used = parseBinary(s, body + len);
       // A corrupt binary patch ends git's loop, the patches before it still applied.
       if (used === undefined) return undefined;
-      patch.binary = true;
+      patch.binary = 'patch';
       size = used + len;
     } else if (len >= 8 && s.slice(body + len - 8, body + len) === ' differ\n'
       && ['Binary files ', 'Files '].some((h) => h.length < s.length - body && s.startsWith(h, body))) {
-      patch.binary = true;
+      patch.binary = 'no-data';
       size = len;
     }
     const modeChange = patch.oldMode !== undefined && patch.newMode !== undefined && parseInt(patch.oldMode, 8) !== parseInt(patch.newMode, 8);

@@ -15,9 +15,28 @@ export async function autoCommit(git: PatchGit, subject: string): Promise<string
   return sha;
 }
 
-/** Puts the workspace back at `sha`: tracked files reset, files the patch added removed. */
-export async function rollback(git: PatchGit, sha: string): Promise<void> {
+/**
+ * Files and directories git ignores, as `ls-files --directory` lists them (an ignored
+ * directory as one `dir/` entry, not its contents): what the before-commit does not hold.
+ */
+export async function ignoredEntries(git: PatchGit): Promise<Set<string>> {
+  const listing = await git.list(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory']);
+  if (listing.exitCode !== 0) throw new Error(`listing ignored files failed: ${listing.stderr.trim()}`);
+  return new Set(listing.stdout.split('\0').filter((entry) => entry !== ''));
+}
+
+/**
+ * Puts the workspace back at `sha`: tracked files reset, files the patch added removed,
+ * and, given what was ignored before (`ignoredBefore`), ignored files and directories the
+ * patch added removed too (`git clean -x` would also take the ones that were there:
+ * node_modules, build output). Ignored files the patch changed are the caller's to restore.
+ */
+export async function rollback(git: PatchGit, sha: string, ignoredBefore?: ReadonlySet<string>): Promise<void> {
   const reset = await git.run(['reset', '--hard', '--quiet', sha]);
   if (reset.exitCode !== 0) throw new Error(`rollback: git reset failed: ${reset.outputTail.trim()}`);
   await git.run(['clean', '-fd', '--quiet']);
+  if (ignoredBefore === undefined) return;
+  const added = [...await ignoredEntries(git)].filter((entry) => !ignoredBefore.has(entry));
+  // `-X` removes ignored files only; the names are passed literally, each one listed by git.
+  if (added.length > 0) await git.run(['--literal-pathspecs', 'clean', '-fdX', '--quiet', '--', ...added]);
 }

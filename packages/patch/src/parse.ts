@@ -1,29 +1,42 @@
 import { DiffUnreadable, readDiff } from './diff-headers.js';
+import { stripFromNames } from './diff-strip.js';
 import { PatchParseError } from './errors.js';
-import { fileActions, gitActions, type PatchCommand, type ParsedPatch } from './types.js';
+import { findFences } from './fences.js';
+import { looksLikeJson, parseJson } from './json.js';
+import { parseMarkdown } from './markdown.js';
+import { recountHunks } from './recount.js';
+import type { PatchCommand, ParsedPatch } from './types.js';
 
-/** Largest patch the parser reads; a model's answer is far below it. */
+/** Largest patch the parser reads, in characters (bytes for bytes); a model's answer is far below it. */
 export const maxPatchChars = 2 * 1024 * 1024;
 
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
 /**
- * Parses a patch in any of the three formats (PC 000): a JSON array of commands, a unified
- * diff, or Markdown whose ```` ```lang:path ```` blocks write files and ```` ```bash ````
- * / ```` ```sh ```` blocks run commands, in order of appearance. An empty patch has no
- * commands; unknown Markdown blocks are skipped with a warning. Throws only
- * {@link PatchParseError}, whatever the input.
+ * Parses a patch (text, or the bytes of a file) in any of its formats (PC 000): a JSON
+ * command list; a unified diff (git's forms, `format-patch` mail, `diff -ruN`; prose
+ * around it is ignored, as git ignores it); or Markdown, whose blocks are read in order
+ * (see `parseMarkdown`), with SEARCH/REPLACE blocks and `*** Begin Patch` sections. A diff
+ * outside any fence makes the whole input a diff; one inside a file block is that file's
+ * content. Hunk line counts that do not fit their hunk are recounted, with a warning.
+ * Bytes that are not UTF-8 can only be a diff: git applies them as they are. An empty
+ * patch has no commands. Throws only {@link PatchParseError}, whatever the input.
  */
 export function parsePatch(input: unknown): ParsedPatch {
   try {
-    if (typeof input !== 'string') throw new PatchParseError(`a patch is text, got ${input === null ? 'null' : typeof input}`);
-    if (input.length > maxPatchChars) throw new PatchParseError(`patch too large: ${input.length} characters, the limit is ${maxPatchChars}`);
-    const text = input.replace(/^\uFEFF/, '');
+    const { text, bytes } = decode(input);
     const trimmed = text.trim();
     if (trimmed === '') return { format: 'empty', commands: [], warnings: [] };
-    if (trimmed.startsWith('[') || trimmed.startsWith('{')) return parseJson(trimmed);
-    // A git diff may have no ---/+++ at all (a rename, a mode change, a binary patch).
-    const isDiff = /^diff --git /m.test(trimmed) || (/^--- \S/m.test(trimmed) && /^\+\+\+ \S/m.test(trimmed));
-    if (isDiff && !trimmed.startsWith('```')) return parseDiff(text);
-    return parseMarkdown(text);
+    if (bytes === undefined && looksLikeJson(trimmed)) return parseJson(trimmed);
+    const lines = text.split('\n');
+    if (rawDiffAt(lines) !== -1) {
+      const parsed = parseDiff(text, bytes);
+      const fenced = findFences(lines, true).blocks.filter((b) => b.info.includes(':')).length;
+      if (fenced > 0) parsed.warnings.push(`read as one diff: ${fenced} lang:path block(s) in it are not written`);
+      return { format: 'diff', ...parsed };
+    }
+    if (bytes !== undefined) throw new PatchParseError('the patch is not UTF-8 text, and only a unified diff may carry other bytes');
+    return parseMarkdown(text, (body) => parseDiff(body, undefined));
   } catch (error) {
     if (error instanceof PatchParseError) throw error;
     // Anything else is a bug in a parser, not a reason to crash the worker.
@@ -31,95 +44,64 @@ export function parsePatch(input: unknown): ParsedPatch {
   }
 }
 
-function parseJson(text: string): ParsedPatch {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (error) {
-    const at = /position (\d+)/.exec(String((error as Error).message))?.[1];
-    throw new PatchParseError(`invalid JSON patch${at === undefined ? '' : ` at position ${at}`}: ${(error as Error).message}`, at === undefined ? undefined : Number(at));
+/** The text to read; `bytes` too when they are not UTF-8 (read then as latin1: one character a byte). */
+function decode(input: unknown): { text: string; bytes?: Uint8Array } {
+  if (input instanceof Uint8Array) {
+    if (input.length > maxPatchChars) throw new PatchParseError(`patch too large: ${input.length} bytes, the limit is ${maxPatchChars}`);
+    try {
+      return { text: utf8.decode(input).replace(/^\uFEFF/, '') };
+    } catch {
+      return { text: Buffer.from(input).toString('latin1'), bytes: input };
+    }
   }
-  const list = Array.isArray(raw) ? raw : [raw];
-  return { format: 'json', commands: list.map((item, i) => toCommand(item, i)), warnings: [] };
+  if (typeof input !== 'string') throw new PatchParseError(`a patch is text, got ${input === null ? 'null' : typeof input}`);
+  if (input.length > maxPatchChars) throw new PatchParseError(`patch too large: ${input.length} characters, the limit is ${maxPatchChars}`);
+  return { text: input.replace(/^\uFEFF/, '') };
 }
 
-const str = (value: unknown): value is string => typeof value === 'string';
-
-function toCommand(item: unknown, index: number): PatchCommand {
-  const fail = (why: string): never => { throw new PatchParseError(`command ${index}: ${why}`, index); };
-  if (typeof item !== 'object' || item === null || Array.isArray(item)) fail('expected an object');
-  const c = item as Record<string, unknown>;
-  const target = c.target;
-  switch (c.type) {
-    case 'file_edit': {
-      if (!fileActions.includes(c.action as never)) fail(`unknown file_edit action ${JSON.stringify(c.action)}; expected ${fileActions.join(', ')}`);
-      if (!str(target) || target === '') fail('file_edit needs a target path');
-      if (c.content !== undefined && !str(c.content)) fail('content must be text');
-      const metadata = c.metadata as { destination?: unknown } | undefined;
-      const destination = metadata?.destination;
-      if ((c.action === 'rename' || c.action === 'copy') && !str(destination)) fail(`${String(c.action)} needs metadata.destination`);
-      return {
-        type: 'file_edit', action: c.action as (typeof fileActions)[number], target: target as string,
-        ...(str(c.content) ? { content: c.content } : {}), ...(str(destination) ? { metadata: { destination } } : {}),
-      };
-    }
-    case 'shell_command': {
-      const command = str(c.content) ? c.content : str(target) ? target : undefined;
-      if (c.action !== undefined && c.action !== 'run') fail(`unknown shell_command action ${JSON.stringify(c.action)}; expected run`);
-      if (command === undefined || command.trim() === '') fail('shell_command needs the command in content');
-      const env = c.env as Record<string, unknown> | undefined;
-      if (env !== undefined && (typeof env !== 'object' || Object.values(env).some((v) => !str(v)))) fail('env must map names to text');
-      return {
-        type: 'shell_command', action: 'run', content: command as string,
-        ...(env === undefined ? {} : { env: env as Record<string, string> }),
-        ...(str(c.workdir) ? { workdir: c.workdir } : {}), ...(str(c.shell) ? { shell: c.shell } : {}),
-      };
-    }
-    case 'git_operation': {
-      if (!gitActions.includes(c.action as never)) fail(`unknown git_operation action ${JSON.stringify(c.action)}; expected ${gitActions.join(', ')}`);
-      return { type: 'git_operation', action: c.action as (typeof gitActions)[number], ...(str(target) ? { target } : {}), ...(str(c.content) ? { content: c.content } : {}) };
-    }
-    default:
-      return fail(`unknown command type ${JSON.stringify(c.type)}; expected file_edit, shell_command or git_operation`);
-  }
+/**
+ * The line where a diff header stands outside every fence that starts in column 0 (the
+ * fences a diff's own lines cannot form), or -1: `diff --git`, or `---` `+++` `@@ -`.
+ */
+function rawDiffAt(lines: readonly string[]): number {
+  const fenced = new Set(findFences(lines, true).blocks.flatMap((b) => Array.from({ length: b.close - b.open + 1 }, (_, k) => b.open + k)));
+  return lines.findIndex((line, i) => !fenced.has(i) && (line.startsWith('diff --git ')
+    || (line.startsWith('--- ') && (lines[i + 1] ?? '').startsWith('+++ ') && (lines[i + 2] ?? '').startsWith('@@ -'))));
 }
 
 /**
  * A unified diff is one command; its `paths` are every file it names, read as `git apply`
- * reads the headers (the engine checks the diff's text again when it applies it).
+ * reads the headers with the `-p` the names suggest (the engine reads the diff again, and
+ * checks it, when it applies it). Hunks whose counts do not fit are recounted first.
  */
-function parseDiff(text: string): ParsedPatch {
+function parseDiff(text: string, bytes: Uint8Array | undefined): { commands: PatchCommand[]; warnings: string[] } {
+  const source = bytes === undefined ? text : Buffer.from(bytes).toString('latin1');
+  const { text: recounted, recounted: hunks } = recountHunks(source);
+  const encode = (s: string) => (bytes === undefined ? s : Buffer.from(s, 'latin1'));
+  let chosen = encode(recounted);
+  let usedRecount = hunks > 0;
   let paths: string[];
   try {
-    paths = [...new Set(readDiff(text).flatMap((file) => file.paths))];
+    paths = namesIn(chosen);
   } catch (error) {
-    if (error instanceof DiffUnreadable) throw new PatchParseError(`unified diff: ${error.message}`);
-    throw error;
-  }
-  if (paths.length === 0) throw new PatchParseError('unified diff without file headers');
-  return { format: 'diff', commands: [{ type: 'diff', action: 'apply', target: paths[0] ?? '', content: text, paths }], warnings: [] };
-}
-
-const shellLangs = new Set(['bash', 'sh', 'shell', 'zsh', 'console']);
-
-function parseMarkdown(text: string): ParsedPatch {
-  const commands: PatchCommand[] = [];
-  const warnings: string[] = [];
-  // A fence: three or more backticks or tildes, an info string, the body, the same fence.
-  const fence = /^(`{3,}|~{3,})([^\n`]*)\n([\s\S]*?)^\1[ \t]*$/gm;
-  for (const match of text.matchAll(fence)) {
-    const info = (match[2] ?? '').trim();
-    const body = match[3] ?? '';
-    const colon = info.indexOf(':');
-    if (colon > 0) {
-      const path = info.slice(colon + 1).trim();
-      if (path === '') { warnings.push(`block "${info}" names no path; skipped`); continue; }
-      commands.push({ type: 'file_edit', action: 'create', target: path, content: body });
-    } else if (shellLangs.has(info.toLowerCase())) {
-      if (body.trim() !== '') commands.push({ type: 'shell_command', action: 'run', content: body.trimEnd() });
-    } else {
-      warnings.push(`block "${info || '(no language)'}" is neither lang:path nor a shell block; skipped`);
+    if (!(error instanceof DiffUnreadable)) throw error;
+    if (hunks === 0) throw new PatchParseError(`unified diff: ${error.message}`);
+    // The recount misjudged where a hunk ends: the counts as written, if git can read them.
+    try {
+      chosen = encode(source);
+      usedRecount = false;
+      paths = namesIn(chosen);
+    } catch (second) {
+      if (second instanceof DiffUnreadable) throw new PatchParseError(`unified diff: ${error.message}`);
+      throw second;
     }
   }
-  return { format: commands.length === 0 && warnings.length === 0 ? 'empty' : 'markdown', commands, warnings };
+  if (paths.length === 0) throw new PatchParseError('unified diff without file headers');
+  const warnings = usedRecount ? [`hunk line counts did not fit their hunks and were recounted (${hunks} hunk${hunks === 1 ? '' : 's'})`] : [];
+  const content = usedRecount ? recounted : source;
+  return { commands: [{ type: 'diff', action: 'apply', target: paths[0] ?? '', content, paths, ...(typeof chosen === 'string' ? {} : { bytes: chosen }) }], warnings };
+}
+
+function namesIn(diff: string | Uint8Array): string[] {
+  return [...new Set(readDiff(diff, { strip: stripFromNames(diff) }).flatMap((file) => file.paths))];
 }

@@ -17,7 +17,7 @@ describe('readDiff: the names git apply reads', () => {
       .toEqual([['x', 'sub/y']]);
     const binary = ['diff --git a/k.key b/k.key', 'index 1111111..2222222 100644', 'GIT binary patch', 'literal 3', 'KcmZQzWC8#H2LJ>B', '', 'literal 4', 'LcmZQzWM%;X01*HQ', '', ''];
     expect(readDiff([...binary, 'diff --git a/n b/n', 'deleted file mode 100644'].join('\n'))).toEqual([
-      { oldPath: 'k.key', newPath: 'k.key', paths: ['k.key'], modes: ['100644'] },
+      { oldPath: 'k.key', newPath: 'k.key', paths: ['k.key'], modes: ['100644'], binary: 'patch' },
       { oldPath: 'n', paths: ['n'], modes: ['100644'] },
     ]);
   });
@@ -54,12 +54,14 @@ describe('readDiff agrees with git apply --numstat (property, git as the oracle)
   beforeAll(async () => { dir = await createTempDir('diff-oracle'); });
   afterAll(async () => { await dir.dispose(); });
 
-  const gitNames = async (file: string, reverse: boolean): Promise<string[] | undefined> => {
-    const run = await captureProcess(['git', 'apply', '--numstat', '-z', ...(reverse ? ['-R'] : []), file], { cwd: dir.path, env: { ...env, GIT_CEILING_DIRECTORIES: dir.path } });
+  const gitNames = async (file: string, reverse: boolean, strip: number | undefined): Promise<string[] | undefined> => {
+    const p = strip === undefined ? [] : [`-p${strip}`];
+    const run = await captureProcess(['git', 'apply', '--numstat', '-z', ...p, ...(reverse ? ['-R'] : []), file], { cwd: dir.path, env: { ...env, GIT_CEILING_DIRECTORIES: dir.path } });
     if (run.exitCode !== 0) return undefined;
     return run.stdout.split('\0').filter(Boolean).map((r) => r.split('\t').slice(2).join('\t'));
   };
 
+  // With no -p (git's default and its guess) and with the -p0 / -p1 the engine passes.
   it('every name git would write is among the names the checker read; the checker refuses only what git refuses', async () => {
     const name = fc.array(fc.constantFrom('a', 'b', '/', '.', ' ', '\t', '"', '\\', 'é', 'env', 'x'), { minLength: 1, maxLength: 8 }).map((parts) => parts.join(''));
     const quote = (n: string) => `"${[...Buffer.from(n, 'utf8')].map((b) => (b < 0x20 || b > 0x7e ? `\\${b.toString(8).padStart(3, '0')}` : b === 0x22 || b === 0x5c ? `\\${String.fromCharCode(b)}` : String.fromCharCode(b))).join('')}"`;
@@ -100,14 +102,15 @@ describe('readDiff agrees with git apply --numstat (property, git as the oracle)
     const line: fc.Arbitrary<string> = fc.oneof({ weight: 3, arbitrary: gitBlock }, { weight: 2, arbitrary: traditional }, { weight: 1, arbitrary: fc.constantFrom('prose', '-- x', '@@ -1 +1 @@', 'diff --git', '\\ No newline at end of file') });
     const file = join(dir.path, 'd.diff');
     let compared = 0;
-    await fc.assert(fc.asyncProperty(fc.array(line, { minLength: 1, maxLength: 4 }), async (lines) => {
+    const strips = fc.constantFrom(undefined, 0, 1);
+    await fc.assert(fc.asyncProperty(fc.array(line, { minLength: 1, maxLength: 4 }), strips, async (lines, strip) => {
       const diff = `${lines.join('\n')}\n`;
       await writeFile(file, diff);
-      const forward = await gitNames(file, false);
-      const reverse = await gitNames(file, true);
+      const forward = await gitNames(file, false, strip);
+      const reverse = await gitNames(file, true, strip);
       let ours: string[];
       try {
-        ours = readDiff(diff).flatMap((f) => f.paths);
+        ours = readDiff(diff, strip === undefined ? {} : { strip }).flatMap((f) => f.paths);
       } catch (error) {
         if (!(error instanceof DiffUnreadable)) throw error;
         // Refused, so never applied; and only where git refuses too (`--numstat` does

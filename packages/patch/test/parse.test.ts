@@ -37,7 +37,7 @@ describe('parsePatch', () => {
         { type: 'file_edit', action: 'create', target: 'src/add.js', content: 'export const add = (a, b) => a + b;\n' },
         { type: 'shell_command', action: 'run', content: 'npm test' },
       ],
-      warnings: ['block "python" is neither lang:path nor a shell block; skipped'],
+      warnings: ['block at line 5 ("python") is neither lang:path, a diff nor a shell block; skipped'],
     });
   });
 

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { LoadedConfig } from '@codefleet/config';
-import { applyPatch, parsePatch, type ApplyResult } from '@codefleet/patch';
+import { applyPatch, parsePatch, patchSucceeded, type ApplyResult } from '@codefleet/patch';
 
 /** Options of `codefleet patch apply`. */
 export interface PatchApplyOptions {
@@ -13,13 +13,14 @@ export interface PatchApplyOptions {
 
 /**
  * `codefleet patch apply <file>`: parses the patch and applies it inside the workspace
- * with the `patch:` safeguards from the config. Resolves to the exit code: 0 only when
- * every command succeeded (a dry run: when every command passed its checks).
+ * with the `patch:` safeguards from the config. The file is read as bytes: a diff of files
+ * in another encoding than UTF-8 applies as it is. Resolves to the exit code: 0 only when
+ * the patch held a command and every command succeeded (a dry run: would apply).
  */
 export async function patchApply(loaded: LoadedConfig, file: string, options: PatchApplyOptions, cwd: string, out: (line: string) => void): Promise<number> {
   const { patch } = loaded.config;
-  const text = await readFile(resolve(cwd, file), 'utf8');
-  const parsed = parsePatch(text);
+  const bytes = await readFile(resolve(cwd, file));
+  const parsed = parsePatch(bytes);
   const plan: string[] = [];
   const result: ApplyResult = await applyPatch(parsed.commands, {
     root: resolve(cwd, options.workspace),
@@ -33,14 +34,18 @@ export async function patchApply(loaded: LoadedConfig, file: string, options: Pa
     gitTimeoutMs: patch.git_timeout_seconds * 1000,
     onPlan: (line) => plan.push(line),
   });
+  const ok = patchSucceeded(parsed, result);
   if (options.json) {
-    out(JSON.stringify({ format: parsed.format, warnings: parsed.warnings, ...result }, null, 2));
+    out(JSON.stringify({ format: parsed.format, warnings: parsed.warnings, ok, ...result }, null, 2));
   } else {
     if (patch.show_execution_summary) for (const line of plan) out(`plan   ${line}`);
     for (const warning of parsed.warnings) out(`warn   ${warning}`);
-    for (const r of result.results) out(`${r.status.padEnd(9)} ${r.index + 1}. ${r.command.type} ${r.command.action}${r.error ? ` — ${r.error}` : ''}`);
+    for (const r of result.results) {
+      out(`${r.status.padEnd(9)} ${r.index + 1}. ${r.command.type} ${r.command.action}${r.error ? ` — ${r.error}` : ''}`);
+      for (const note of r.notes ?? []) out(`note   ${note}`);
+    }
+    if (parsed.commands.length === 0 && parsed.format !== 'empty') out('nothing applied: the patch holds no command the engine can read');
     out(result.summary);
   }
-  const allGood = result.results.every((r) => r.status === 'succeeded' || r.status === 'planned');
-  return allGood ? 0 : 1;
+  return ok ? 0 : 1;
 }

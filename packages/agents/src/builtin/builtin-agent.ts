@@ -150,7 +150,8 @@ async function applyReply(
   const result = await applyPatch(commands, { ...applyOptionsFor(policy, req.workdir, env, say, 'continue'), ...(req.gitPath === undefined ? {} : { gitPath: req.gitPath }) });
   for (const r of result.results) {
     const target = 'target' in r.command && r.command.target ? ` ${r.command.target}` : '';
-    say(`${r.status} ${r.command.type} ${r.command.action}${target}${r.error ? `: ${r.error}` : ''}`);
+    // Notes say when the engine had to bend a diff to apply it (fuzz, recount, merge): worth a look.
+    say(`${r.status} ${r.command.type} ${r.command.action}${target}${r.error ? `: ${r.error}` : ''}${r.notes ? ` (${r.notes.join('; ')})` : ''}`);
   }
   say(result.summary);
   if (result.failed > 0) return finish('failed', `the patch engine refused part of the reply: ${result.summary}`);

@@ -1,0 +1,114 @@
+import { hasBeginPatch, parseBeginPatch } from './begin-patch.js';
+import { PatchParseError } from './errors.js';
+import { findFences, type Fence } from './fences.js';
+import { workspacePath } from './json.js';
+import { findSearchReplace, hasSearchReplace, type SearchReplace } from './search-replace.js';
+import type { PatchCommand, ParsedPatch } from './types.js';
+
+/** Reads a unified diff; the parser's own, passed in so this module does not import it back. */
+export type DiffReader = (text: string) => { commands: PatchCommand[]; warnings: string[] };
+
+const shellLangs = new Set(['bash', 'sh', 'shell', 'zsh']);
+/** Transcripts of a terminal: prompts and output, never a script to run. */
+const transcriptLangs = new Set(['console', 'shell-session', 'sh-session', 'terminal', 'shellsession', 'pwsh-session']);
+const diffLangs = new Set(['diff', 'patch', 'udiff', 'git-diff']);
+
+/** `lang:path rest`: the language and the first token after the colon (quotes allowed); no path without a colon. */
+export function splitInfo(info: string): { lang: string; path?: string } {
+  const colon = info.indexOf(':');
+  const word = info.split(/\s/)[0] ?? '';
+  if (colon <= 0 || colon > word.length) return { lang: word.toLowerCase() };
+  const rest = info.slice(colon + 1).trimStart();
+  const quoted = /^(["'])(.*?)\1/.exec(rest);
+  return { lang: info.slice(0, colon).toLowerCase(), path: quoted ? quoted[2] ?? '' : rest.split(/\s/)[0] ?? '' };
+}
+
+/**
+ * Reads a Markdown reply, in order of appearance: ```` ```lang:path ```` blocks write the
+ * file `path` with the block as its content (whatever it shows, a diff included);
+ * ```` ```diff ```` blocks (or unlabelled ones holding a diff) are diffs; ```` ```bash ````
+ * and ```` ```sh ```` blocks run; SEARCH/REPLACE blocks and `*** Begin Patch` sections,
+ * fenced or not, edit files. ```` ```console ```` transcripts never run. Fences indented in
+ * list items count. Anything else is skipped with a warning, and so is a block never closed.
+ */
+export function parseMarkdown(text: string, readDiff: DiffReader): ParsedPatch {
+  const lines = text.split('\n');
+  const { blocks, unclosed } = findFences(lines);
+  const found: { line: number; commands: PatchCommand[] }[] = [];
+  const warnings: string[] = [];
+  const kinds = new Set<'blocks' | 'search-replace' | 'begin-patch'>();
+
+  // Between the blocks: raw SEARCH/REPLACE blocks and Begin Patch sections.
+  const bounds = [...blocks.map((b) => [b.open, b.close] as const), [unclosed?.open ?? lines.length, lines.length] as const];
+  let from = 0;
+  for (const [open, close] of bounds) {
+    const segment = lines.slice(from, open);
+    if (hasBeginPatch(segment.join('\n'))) {
+      found.push({ line: from, commands: parseBeginPatch(segment, from) });
+      kinds.add('begin-patch');
+    } else if (hasSearchReplace(segment.join('\n'))) {
+      const { blocks: edits, problems } = findSearchReplace(segment);
+      found.push({ line: from, commands: edits.map(replaceCommand) });
+      warnings.push(...problems);
+      kinds.add('search-replace');
+    }
+    from = close + 1;
+  }
+  for (const block of blocks) {
+    const commands = readBlock(block, readDiff, warnings);
+    if (commands.length > 0) found.push({ line: block.open, commands });
+  }
+  if (blocks.length > 0) kinds.add('blocks');
+  if (unclosed !== undefined) {
+    warnings.push(`the block opened at line ${unclosed.open + 1} ("${unclosed.info || 'no language'}") is never closed (a reply cut off?); skipped`);
+  }
+  const commands = found.sort((a, b) => a.line - b.line).flatMap((f) => f.commands);
+  if (commands.length === 0 && warnings.length === 0) {
+    warnings.push('no patch in it: no diff, no fenced block, no SEARCH/REPLACE block and no *** Begin Patch section');
+  }
+  const only = kinds.size === 1 ? [...kinds][0] : undefined;
+  return { format: only === 'search-replace' || only === 'begin-patch' ? only : 'markdown', commands, warnings };
+}
+
+const replaceCommand = (edit: SearchReplace): PatchCommand =>
+  ({ type: 'file_edit', action: 'replace', target: workspacePath(edit.path), edits: [{ search: edit.search, replace: edit.replace }] });
+
+const isDiffText = (body: string) => /^(diff --git |--- \S.*\n\+\+\+ \S.*\n@@ -)/m.test(body);
+
+function readBlock(block: Fence, readDiff: DiffReader, warnings: string[]): PatchCommand[] {
+  const { lang, path } = splitInfo(block.info);
+  const where = `block at line ${block.open + 1} ("${block.info || 'no language'}")`;
+  const asDiff = () => {
+    try {
+      const parsed = readDiff(block.body);
+      warnings.push(...parsed.warnings.map((w) => `${where}: ${w}`));
+      return parsed.commands;
+    } catch (error) {
+      if (error instanceof PatchParseError) throw new PatchParseError(`${where}: ${error.message}`);
+      throw error;
+    }
+  };
+  if (path !== undefined) {
+    if (path === '') {
+      warnings.push(`${where} names no path; skipped`);
+      return [];
+    }
+    // ```diff:src/a.ts holding a diff is that diff, not src/a.ts's new content.
+    if (diffLangs.has(lang) && !/\.(diff|patch)$/i.test(path) && isDiffText(block.body)) return asDiff();
+    return [{ type: 'file_edit', action: 'create', target: workspacePath(path), content: block.body }];
+  }
+  if (hasSearchReplace(block.body)) {
+    const { blocks, problems } = findSearchReplace(block.body.split('\n'), block.before);
+    warnings.push(...problems.map((p) => `${where}: ${p}`));
+    return blocks.map(replaceCommand);
+  }
+  if (hasBeginPatch(block.body)) return parseBeginPatch(block.body.split('\n'), block.open + 1);
+  if (diffLangs.has(lang) || (lang === '' && isDiffText(block.body))) return asDiff();
+  if (shellLangs.has(lang)) return block.body.trim() === '' ? [] : [{ type: 'shell_command', action: 'run', content: block.body.trimEnd() }];
+  if (transcriptLangs.has(lang)) {
+    warnings.push(`${where} is a terminal transcript, not a script; not run`);
+    return [];
+  }
+  warnings.push(`${where} is neither lang:path, a diff nor a shell block; skipped`);
+  return [];
+}
