@@ -29,7 +29,9 @@ export interface PassInput {
 export interface PassResult {
   /** The inner attempt whose verification passed. */
   inner: number;
-  /** Checks that failed as at the base, where they could not run either: they checked nothing. */
+  /** Checks that failed as they fail at the base: not the change's doing. */
+  preexisting: StepResult[];
+  /** Of those, the ones that could not run at the base either: they checked nothing. */
   unverifiable: StepResult[];
 }
 
@@ -138,7 +140,7 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
     });
     await tracker.update((run) => verified.results.reduce(
       (acc: RunRecord, r) => addVerification(acc, verificationEntry(r, pass, ctx.attempt, inner), { now: now() }), run));
-    if (verified.passed) return { inner, unverifiable: verified.unverifiable };
+    if (verified.passed) return { inner, preexisting: verified.preexisting, unverifiable: verified.unverifiable };
     if (ctx.signal.aborted) throw new CodefleetError('cancelled', 'the job was stopped during verification', { verdict: 'transient' });
     const base = input.baseInstallFailure;
     if (verified.failed?.name === 'install' && base !== undefined && base.exitCode === verified.failed.exitCode) {

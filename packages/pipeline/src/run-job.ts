@@ -123,7 +123,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     await enter('implementing');
     await runPass(input, 'implement');
     await enter('testing');
-    const { inner: testedOn, unverifiable } = await runPass(input, 'test');
+    const { inner: testedOn, preexisting, unverifiable } = await runPass(input, 'test');
     // What verification passed on: the commit must hold exactly this.
     const verified = await ws.fingerprint();
 
@@ -136,17 +136,19 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     const ownDod = plan.dod.length > 0;
     // A check that could not run at the base either checked nothing: without DoD commands of
     // its own, the job cannot claim its definition of done (a draft PR says why).
-    const unchecked = unverifiable.map((step) => `${step.name} (\`${step.command.join(' ')}\`)`);
+    const named = (steps: typeof preexisting) => steps.map((step) => `${step.name} (\`${step.command.join(' ')}\`)`).join(', ');
+    const unchecked = named(unverifiable);
+    const known = named(preexisting);
     await enter('validating', ownDod
       ? `definition of done: ${plan.source === 'job' ? "the job's" : "the repository's"} ${plan.dod.length} command(s)`
-      : unchecked.length > 0
-        ? `definition of done not met: ${unchecked.join(', ')} cannot run on this worker (it fails the same way on the base commit), so the change was not checked by it`
+      : unchecked !== ''
+        ? `definition of done not met: ${unchecked} cannot run on this worker (it fails the same way on the base commit), so the change was not checked by it`
         : checks.length > 0
-          ? `definition of done: the verification steps pass 2 ran (${[...new Set(checks.map((step) => step.name))].join(', ')}), failures only where the base commit fails too`
+          ? `definition of done: the verification steps pass 2 passed (${[...new Set(checks.map((step) => step.name))].join(', ')})${known === '' ? '' : `, but for what fails on the base commit too: ${known}`}`
           : 'definition of done: nothing to run (no DoD commands, no verification steps detected)');
     const dod = ownDod
       ? await runDod(ws.dir, plan.dod, { env: planEnv(plan, deps.settings.verifyEnv), timeoutMs: deps.settings.stepTimeoutMs, signal: work.signal, runner: runners.runner })
-      : { result: unchecked.length > 0 ? 'failed' as const : checks.length > 0 ? 'passed' as const : 'skipped' as const, results: [] };
+      : { result: unchecked !== '' ? 'failed' as const : checks.length > 0 ? 'passed' as const : 'skipped' as const, results: [] };
     await tracker.update((r) => setDodResult(
       dod.results.reduce((acc: RunRecord, res) => addVerification(acc, verificationEntry(res, 'test', ctx.attempt, testedOn), { now: now() }), r),
       dod.result, { now: now() }));
