@@ -2,7 +2,7 @@ import type { Agent } from '@codefleet/agents';
 import {
   addAgentRun, addVerification, CodefleetError, type Job, type RunRecord, type Verification,
 } from '@codefleet/core';
-import { feedbackFor, planEnv, runVerification, type Baseline, type StepResult, type VerifyPlan } from '@codefleet/verify';
+import { feedbackFor, planEnv, runVerification, stepKey, type Baseline, type StepResult, type VerifyPlan } from '@codefleet/verify';
 import type { Workspace } from '@codefleet/workspace';
 import type { JobContext, PipelineDeps } from './deps.js';
 import { promptFor } from './plan.js';
@@ -154,7 +154,7 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
       // fix: like a missing agent binary, it is worth another attempt, maybe on another host.
       throw new CodefleetError('verify_failed', `the ${missing.name} step could not start \`${missing.command.join(' ')}\`: ${missing.spawnError ?? ''}; install ${missing.command[0] ?? 'it'} on the worker (or set the command in .codefleet.yml verify: / config.yaml verification.toolchains)`, { verdict: 'transient' });
     }
-    feedback = verified.failed ? feedbackFor(verified.failed) : 'Verification failed.';
+    feedback = verified.failed ? feedbackFor(verified.failed) + knownFailures(verified.failed, input.baseline) : 'Verification failed.';
     failedTree = await ws.fingerprint();
     deps.log.info({ event: 'verify.step_failed', job_id: ctx.job.id, pass, inner_attempt: inner, step: verified.failed?.name }, 'verification failed; feeding back to the agent');
   }
@@ -163,6 +163,15 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
   throw new CodefleetError('fix_attempts_exhausted', `pass ${pass}: still failing after ${max} attempts. Last feedback:\n${feedback ?? ''}`.slice(0, 4_000), {
     details: { pass, attempts: max },
   });
+}
+
+/** The tests the failed check names that fail on the base commit too: not the agent's to fix. */
+function knownFailures(failed: StepResult, baseline: Baseline | undefined): string {
+  const base = baseline?.failing[stepKey(failed)]?.failingTests ?? [];
+  const known = (failed.findings?.failingTests ?? []).filter((test) => base.includes(test));
+  if (known.length === 0) return '';
+  const shown = known.slice(0, 20).join('\n- ');
+  return `\n\nThese fail on the base commit too, before any change: leave them, fix the others.\n- ${shown}${known.length > 20 ? `\n(and ${known.length - 20} more)` : ''}`;
 }
 
 const unchangedNotice = /^You changed nothing since the last attempt[^\n]*\n\n/;

@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { parseConfig } from '@codefleet/config';
 import { git } from '@codefleet/testkit';
@@ -56,12 +58,17 @@ if (feedback !== '') fs.appendFileSync(path.join(path.dirname(new URL(import.met
       'test/flaky.test.js': "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\ntest('needs the network', () => assert.fail('offline'));\n",
     }));
     await h.agent(`${implementsFeature}
+if (feedback !== '') fs.appendFileSync(path.join(path.dirname(new URL(import.meta.url).pathname), 'feedback.log'), feedback);
 fs.writeFileSync(path.join(workdir, 'src', 'lib.js'), 'export const one = () => 111;\\nexport const two = () => 2;\\n');`);
     const job = h.job({ title: 'Add two()' });
     await h.drain(job);
     const run = (await h.store.get(job.id))!;
     expect(run.error?.code).toBe('fix_attempts_exhausted');
     expect(run.error?.message).toMatch(/one/);
+    // The feedback names the base's own failing test apart, as not the agent's to fix.
+    const told = await readFile(join(h.dir.path, 'agent', 'feedback.log'), 'utf8');
+    expect(told).toMatch(/These fail on the base commit too, before any change: leave them, fix the others\.\n- .*needs the network/);
+    expect(told).not.toMatch(/leave them, fix the others\.\n(- .*\n)*- .*\bone\b/);
     expect(run.verification.filter((v) => v.step === 'test' && v.pass === 'test').every((v) => v.preexisting === undefined)).toBe(true);
   });
 
