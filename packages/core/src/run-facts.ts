@@ -17,6 +17,14 @@ export type CheckStatus =
 /** The words every report uses for a step that fails on the base commit too. */
 export const preexistingWords = 'failing on the base commit too (pre-existing, not caused by this change)';
 
+/** The words for a step that could not run on the worker, at the base or on the change. */
+export const unverifiableWords = 'could not run on this worker (it fails the same way on the base commit): it did not check this change';
+
+/** The words for a `preexisting` entry: {@link unverifiableWords} when it could not run at all. */
+export function baseWords(v: Pick<Verification, 'unverifiable'>): string {
+  return v.unverifiable === true ? unverifiableWords : preexistingWords;
+}
+
 /** The status of one entry; `skipped` wins (a skipped step is recorded as passed). */
 export function checkStatus(v: Verification): CheckStatus {
   if (v.skipped === true) return 'skipped';
@@ -34,7 +42,7 @@ export function skipReason(v: Verification): string {
 export function describeCheck(v: Verification): string {
   const status = checkStatus(v);
   if (status === 'skipped') return `skipped: ${skipReason(v)}`;
-  if (status === 'preexisting') return preexistingWords;
+  if (status === 'preexisting') return baseWords(v);
   return status;
 }
 

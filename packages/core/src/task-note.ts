@@ -1,6 +1,6 @@
 import { escapeInline, fence, formatDuration, table } from './markdown.js';
 import type { AgentRun, RunRecord, Verification } from './run.js';
-import { changedFilesOf, checkStatus, countChecks, formatCheckCounts, latestChecks, preexistingWords, skipReason } from './run-facts.js';
+import { baseWords, changedFilesOf, checkStatus, countChecks, formatCheckCounts, latestChecks, skipReason } from './run-facts.js';
 import { truncateHead, truncateTail } from './text.js';
 
 /** Options of {@link renderTaskNote}. */
@@ -156,7 +156,7 @@ function result(v: Verification): string {
     case 'skipped':
       return `skipped: ${cell(skipReason(v), 120)}`;
     case 'preexisting':
-      return preexistingWords;
+      return baseWords(v);
   }
 }
 
@@ -202,7 +202,7 @@ function isFailedAgentRun(r: AgentRun): boolean {
 // A failure the change fixed later reads differently from one it ended with: a reviewer of a
 // green PR should not wonder whether the log below is still true.
 function failureNote(run: RunRecord, v: Verification): string {
-  if (checkStatus(v) === 'preexisting') return `: ${preexistingWords}`;
+  if (checkStatus(v) === 'preexisting') return `: ${baseWords(v)}`;
   const later = run.verification.slice(run.verification.indexOf(v) + 1).find((w) => w.step === v.step && checkStatus(w) === 'passed');
   return later === undefined ? '' : `, passed later in attempt ${later.attempt}.${later.inner_attempt}`;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { changedFilesOf, checkStatus, countChecks, describeCheck, formatCheckCounts, latestChecks, preexistingWords } from '../src/run-facts.js';
+import { changedFilesOf, checkStatus, countChecks, describeCheck, formatCheckCounts, latestChecks, preexistingWords, unverifiableWords } from '../src/run-facts.js';
 import { agentRunFixture, verificationFixture } from './fixtures.js';
 
 describe('run facts', () => {
@@ -12,6 +12,9 @@ describe('run facts', () => {
     expect(describeCheck(skipped)).toBe('skipped: node_modules matches the lockfile: install skipped');
     expect(describeCheck(preexisting)).toBe(preexistingWords);
     expect(preexistingWords).toBe('failing on the base commit too (pre-existing, not caused by this change)');
+    // One that could not run at all, at the base or on the change, says it checked nothing.
+    expect(describeCheck({ ...preexisting, unverifiable: true })).toBe(unverifiableWords);
+    expect(unverifiableWords).toMatch(/could not run on this worker .*did not check this change/);
   });
 
   it('counts the latest run of each step, a pre-existing failure apart from a failure', () => {

@@ -16,7 +16,8 @@ export async function baselineFor(input: PassInput): Promise<Baseline | undefine
   if (deps.settings.verification.baseline === false) return undefined;
   if (!plan.steps.some((step) => step.name !== 'install' && step.name !== 'format')) return undefined;
   const env = planEnv(plan, deps.settings.verifyEnv);
-  const host = `${deps.settings.environmentKey ?? ''}\n${await toolStamp(plan.steps, env.PATH)}`;
+  // The step timeout too: a check that timed out under a shorter one says nothing now.
+  const host = `${deps.settings.environmentKey ?? ''}\n${deps.settings.stepTimeoutMs}\n${await toolStamp(plan.steps, env.PATH)}`;
   const file = ws.baselineFile(planKey(plan.steps, env, host));
   const now = (deps.now ?? (() => new Date()))();
   const cached = await readBaseline(file);

@@ -2,7 +2,7 @@ import type { Agent } from '@codefleet/agents';
 import {
   addAgentRun, addVerification, CodefleetError, type Job, type RunRecord, type Verification,
 } from '@codefleet/core';
-import { feedbackFor, planEnv, runVerification, stepKey, type Baseline, type StepResult, type VerifyPlan } from '@codefleet/verify';
+import { errorSignatures, feedbackFor, planEnv, runVerification, stepKey, type Baseline, type StepResult, type VerifyPlan } from '@codefleet/verify';
 import type { Workspace } from '@codefleet/workspace';
 import type { JobContext, PipelineDeps } from './deps.js';
 import { promptFor } from './plan.js';
@@ -145,8 +145,9 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
     const base = input.baseInstallFailure;
     if (verified.failed?.name === 'install' && base !== undefined && base.exitCode === verified.failed.exitCode) {
       // The dependencies do not install on the base commit either: nothing the agent did.
-      const line = base.outputTail.trim().split('\n').filter((l) => /err|fail|not found/i.test(l)).at(-1) ?? `exit ${base.exitCode ?? base.signal}`;
-      throw new CodefleetError('verify_failed', `the dependencies cannot be installed: \`${base.command.join(' ')}\` fails on the base commit too (${line.trim().slice(0, 300)}); fix the install on the worker (registry, network, .npmrc) or the repository's lockfile`, { verdict: 'transient' });
+      // Permanent: a failure independent of the agent does not go away in a retry's minutes;
+      // redrive the job once the install is fixed.
+      throw new CodefleetError('verify_failed', `the dependencies cannot be installed: \`${base.command.join(' ')}\` fails on the base commit too (${installProblem(base)}); fix the install on the worker (registry, network, .npmrc) or the repository's lockfile, then redrive the job`, { verdict: 'permanent' });
     }
     const missing = verified.failed?.spawnError === undefined ? undefined : verified.failed;
     if (missing) {
@@ -165,13 +166,28 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
   });
 }
 
-/** The tests the failed check names that fail on the base commit too: not the agent's to fix. */
+/**
+ * The tests and errors the failed check names that fail on the base commit too: not the
+ * agent's to fix, said apart so it does not chase them.
+ */
 function knownFailures(failed: StepResult, baseline: Baseline | undefined): string {
-  const base = baseline?.failing[stepKey(failed)]?.failingTests ?? [];
-  const known = (failed.findings?.failingTests ?? []).filter((test) => base.includes(test));
+  const base = baseline?.failing[stepKey(failed)];
+  if (base === undefined) return '';
+  const baseErrors = new Set(base.errors ?? []);
+  const known = [
+    ...(failed.findings?.failingTests ?? []).filter((test) => base.failingTests.includes(test)),
+    ...errorSignatures(failed).filter((line) => baseErrors.has(line)).map((line) => line.replaceAll('#', 'N')),
+  ];
   if (known.length === 0) return '';
   const shown = known.slice(0, 20).join('\n- ');
   return `\n\nThese fail on the base commit too, before any change: leave them, fix the others.\n- ${shown}${known.length > 20 ? `\n(and ${known.length - 20} more)` : ''}`;
+}
+
+// The line that says why an install failed: npm's error code line before its "see the log" line.
+function installProblem(result: StepResult): string {
+  const lines = result.outputTail.split('\n').map((line) => line.trim()).filter((line) => line !== '' && !/complete log of this run|_logs\//.test(line));
+  const line = lines.find((l) => /\b(code [A-Z0-9_]+|ERESOLVE|E404|ENOTFOUND|EAI_AGAIN|ETARGET)\b/.test(l)) ?? lines.filter((l) => /err|fail|not found/i.test(l)).at(-1);
+  return (line ?? `exit ${result.exitCode ?? result.signal}`).slice(0, 300);
 }
 
 const unchangedNotice = /^You changed nothing since the last attempt[^\n]*\n\n/;

@@ -1,5 +1,5 @@
 import {
-  checkStatus, countChecks, escapeInline, fence, formatCheckCounts, latestChecks, preexistingWords, summarizeReason, truncateHead,
+  checkStatus, countChecks, escapeInline, fence, formatCheckCounts, latestChecks, baseWords, summarizeReason, truncateHead,
   type Classified, type Job, type RunRecord,
 } from '@codefleet/core';
 import type { CommentTarget, PullRequest } from '@codefleet/forge';
@@ -19,7 +19,7 @@ export function successComment(run: RunRecord, pr: Pick<PullRequest, 'number' | 
   const latest = latestChecks(run);
   // A green PR over a step that fails on the base too: the issue says so, not only the PR.
   const checks = latest.length === 0 ? [] : [`- checks: ${formatCheckCounts(countChecks(latest))}`];
-  const preexisting = latest.filter((v) => checkStatus(v) === 'preexisting').map((v) => `- ${v.step} (\`${escapeInline(v.command.join(' '), 200)}\`): ${preexistingWords}`);
+  const preexisting = latest.filter((v) => checkStatus(v) === 'preexisting').map((v) => `- ${v.step} (\`${escapeInline(v.command.join(' '), 200)}\`): ${baseWords(v)}`);
   return [head, '', `- PR: ${pr.url}`, `- branch: \`${run.branch ?? ''}\``, `- attempts: ${run.attempts.length}`, ...checks, ...preexisting, '', 'Status: done'].join('\n');
 }
 
@@ -53,7 +53,7 @@ export function failureComment(run: RunRecord, error: Classified, reason: string
     lines.push('', `Last failing check: \`${escapeInline(lastFailed.command.join(' '), 200)}\` (exit ${lastFailed.exit_code ?? lastFailed.signal ?? '?'})`, '', fence(lastFailed.output_tail.slice(-1_500)));
   }
   for (const v of preexisting) {
-    lines.push('', `${v.step}: \`${escapeInline(v.command.join(' '), 200)}\` (exit ${v.exit_code ?? v.signal ?? '?'}): ${preexistingWords}.`);
+    lines.push('', `${v.step}: \`${escapeInline(v.command.join(' '), 200)}\` (exit ${v.exit_code ?? v.signal ?? '?'}): ${baseWords(v)}.`);
   }
   lines.push(
     '',

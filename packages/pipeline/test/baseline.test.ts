@@ -135,7 +135,9 @@ if (pass === 'test' && attempt === 1) fs.writeFileSync(path.join(workdir, 'test'
     const run = (await h.store.get(job.id))!;
     expect(run.error?.code).toBe('verify_failed');
     expect(run.error?.message).toMatch(/the dependencies cannot be installed: `npm ci .*` fails on the base commit too/);
-    // One agent run per delivery: the install failure was never its to fix.
+    // Never the agent's to fix, and permanent: not retried, not fed back.
+    expect(run.attempts).toHaveLength(1);
     expect(run.agent_runs.every((r) => r.inner_attempt === 1)).toBe(true);
+    expect(run.error?.message).not.toMatch(/complete log of this run/);
   });
 });
