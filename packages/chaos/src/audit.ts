@@ -56,6 +56,18 @@ export function readLedger(path: string): LedgerEntry[] {
  * stopped. Jobs with no ended run are looked for in the queue (see {@link stillHeld}):
  * found, they are unfinished; not found, lost.
  */
+// The local forge makes its file with its first pull request: a run stopped before any job
+// published has none, and no pull requests.
+function pullRequests(forgeDb: string, repo: string): { head: string; n: number; open: number }[] {
+  const db = openSqlite(forgeDb, { readonly: true });
+  try {
+    return db.prepare(`SELECT head, COUNT(*) AS n, SUM(state = 'open') AS open FROM pull_requests WHERE repo = ? GROUP BY head`)
+      .all(repo) as { head: string; n: number; open: number }[];
+  } finally {
+    db.close();
+  }
+}
+
 export async function audit(options: {
   ledger: LedgerEntry[];
   jobs: Job[];
@@ -71,10 +83,7 @@ export async function audit(options: {
   const enqueued = new Set(ledger.filter((e) => e.ev === 'enqueue').map((e) => e.job));
   const heads = new Map(jobs.map((job) => [branchName(job), job]));
 
-  const db = openSqlite(options.forgeDb, { readonly: true });
-  const prs = db.prepare(`SELECT head, COUNT(*) AS n, SUM(state = 'open') AS open FROM pull_requests WHERE repo = ? GROUP BY head`)
-    .all(options.repo) as { head: string; n: number; open: number }[];
-  db.close();
+  const prs = existsSync(options.forgeDb) ? pullRequests(options.forgeDb, options.repo) : [];
   const prByHead = new Map(prs.map((p) => [p.head, p]));
 
   const runs = new Map<string, RunRecord | undefined>();

@@ -77,4 +77,21 @@ describe('chaos audit', () => {
       await store.close();
     }
   }, 60_000);
+
+  it('a run stopped before any job published (no forge file yet) counts its queued jobs as unfinished', async () => {
+    const queue = new LocalQueue({ backend: 'local', path: join(dir.path, 'queue.sqlite'), name: 'chaos', leaseMs: 200, maxAttempts: 5, pollMs: 20 });
+    const store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
+    try {
+      const queued = job('queued');
+      await queue.enqueue(queued);
+      const verdict = await audit({
+        ledger: [{ ev: 'enqueue', job: queued.id, at: 1 }], jobs: [queued], queue, store, forgeDb: join(dir.path, 'never-made.sqlite'), repo,
+        cacheDir: join(dir.path, 'no-cache'), quietMs: 5_000,
+      });
+      expect(verdict).toMatchObject({ succeeded: 0, unfinished: 1, lost: 0 });
+    } finally {
+      await queue.close();
+      await store.close();
+    }
+  }, 60_000);
 });

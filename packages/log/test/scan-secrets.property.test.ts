@@ -42,7 +42,9 @@ describe('scanForSecrets properties', () => {
             : bytes.map((b) => `%${b.toString(16).padStart(2, '0')}`).join('')[style === 'upper' ? 'toUpperCase' : 'toLowerCase']();
         const target = style === 'component' ? secret.replace(/[\uD800-\uDFFF]/g, 'x') : secret;
         const found = kindsFound(`${before}?q=${encoded}&${after}`, target);
-        expect(found).toContain(encoded === target ? 'plain' : 'url');
+        // Encoding can leave the secret whole inside its encoded form (`a%` becomes `a%25`):
+        // then finding it plainly is finding it.
+        expect(found).toContain(encoded.includes(target) ? 'plain' : 'url');
       }),
       { numRuns: 600 },
     );
