@@ -12,7 +12,7 @@ export { parseRepoConfig, repoConfigFile, type RepoConfig } from './plan/repo-co
 export { isRepoFile, readRepoFile, type ReadRepoFileOptions, type RepoFile } from './plan/repo-file.js';
 export { runVerification, type FormatScope, type VerificationOptions, type VerificationOutcome } from './run/verify.js';
 export {
-  compareWithBase, errorSignatures, isPreexisting, isStale, planKey, readBaseline, runBaseline, stepKey, toolStamp, writeBaseline,
+  compareWithBase, errorSignatures, isStale, planKey, readBaseline, runBaseline, stepKey, toolStamp, writeBaseline,
   type BaseComparison, type Baseline, type BaselineFailure,
 } from './run/baseline.js';
 export { runDod, type DodOutcome } from './run/dod.js';

@@ -2,7 +2,7 @@ import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { createTempDir, writeFiles, type TempDir } from '@codefleet/testkit';
-import { compareWithBase, isPreexisting, isStale, planKey, readBaseline, runBaseline, runVerification, stepKey, toolStamp, writeBaseline, type PlannedStep } from '../src/index.js';
+import { compareWithBase, isStale, planKey, readBaseline, runBaseline, runVerification, stepKey, toolStamp, writeBaseline, type PlannedStep } from '../src/index.js';
 import { nodeScript, testEnv } from './helpers.js';
 
 const dirs: TempDir[] = [];
@@ -67,11 +67,11 @@ describe('verification against the base commit', () => {
   it('a failure of another shape (no test names where the base named some) is not pre-existing', () => {
     const baseline = { ran: [stepKey(tests)], failing: { [stepKey(tests)]: { failingTests: ['a'] } } };
     const crashed = { name: 'test' as const, command: tests.command, exitCode: 1, signal: null, timedOut: false, durationMs: 1, outputTail: 'SyntaxError', passed: false, findings: { failingTests: [], omittedTests: 0, errors: [], omittedErrors: 0 } };
-    expect(isPreexisting(crashed, baseline)).toBe(false);
-    expect(isPreexisting({ ...crashed, findings: { ...crashed.findings, failingTests: ['a'] } }, baseline)).toBe(true);
+    expect(compareWithBase(crashed, baseline) === 'preexisting').toBe(false);
+    expect(compareWithBase({ ...crashed, findings: { ...crashed.findings, failingTests: ['a'] } }, baseline) === 'preexisting').toBe(true);
     // A check that passed at the base, or another command under the same step name, is the change's.
-    expect(isPreexisting({ ...crashed, command: ['npm', 'test'] }, baseline)).toBe(false);
-    expect(isPreexisting({ ...crashed, spawnError: 'not found' }, baseline)).toBe(false);
+    expect(compareWithBase({ ...crashed, command: ['npm', 'test'] }, baseline) === 'preexisting').toBe(false);
+    expect(compareWithBase({ ...crashed, spawnError: 'not found' }, baseline) === 'preexisting').toBe(false);
   });
 
   it('another exit code, a new error line, or a timeout is the change\'s, not pre-existing', () => {

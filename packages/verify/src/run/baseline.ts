@@ -128,11 +128,6 @@ export function compareWithBase(result: StepResult, baseline: Baseline | undefin
   return base.errors === undefined || errorSignatures(result).every((line) => errors.has(line)) ? 'preexisting' : 'new';
 }
 
-/** Whether `result` fails as its base does ({@link compareWithBase} says `preexisting`). */
-export function isPreexisting(result: StepResult, baseline: Baseline | undefined): boolean {
-  return compareWithBase(result, baseline) === 'preexisting';
-}
-
 // Lines that say a check never really ran: the shell's "not found", a missing Python module,
 // rustup without a toolchain, a missing package manager.
 const unavailablePatterns = [
