@@ -7,6 +7,7 @@ import {
 } from '@codefleet/forge';
 import type { Logger, SecretRegistry } from '@codefleet/log';
 import type { PipelineDeps, PipelineSettings } from '@codefleet/pipeline';
+import { cliRequester, createIssueRequester, requesterFor, type Requester } from '@codefleet/requester';
 import type { Sandbox } from '@codefleet/sandbox';
 import type { RunStore } from '@codefleet/store';
 import type { WorkspaceManager } from '@codefleet/workspace';
@@ -49,13 +50,22 @@ export function pipelineSettings(config: Config, env: Readonly<Record<string, st
     protectWorkflows: config.workspace.protect_workflows,
     patchPolicy: patchPolicyFrom(config.patch),
     ...(config.worker.job_budget_seconds === undefined ? {} : { jobBudgetMs: config.worker.job_budget_seconds * 1000 }),
-    ...(config.forge.type === 'github' ? {
-      labels: {
-        queued: config.forge.github.labels.queued, running: config.forge.github.labels.running,
-        prOpened: config.forge.github.labels.pr_opened, failed: config.forge.github.labels.failed,
-      },
-    } : {}),
   };
+}
+
+/**
+ * Where jobs are reported back: the issue (GitHub: comments and progress labels; the local
+ * forge: its issues and CLI tasks), and the CLI, which needs nothing sent.
+ */
+export function requesters(config: Config, forge: Forge, log: Logger, secrets: SecretRegistry): Requester {
+  const { labels } = config.forge.github;
+  return requesterFor([
+    createIssueRequester({
+      forge, secrets, tasks: forge.kind === 'local',
+      ...(config.forge.type === 'github' ? { labels: { queued: labels.queued, running: labels.running, prOpened: labels.pr_opened, failed: labels.failed } } : {}),
+    }),
+    cliRequester,
+  ], log);
 }
 
 /**
@@ -115,6 +125,7 @@ export function pipelineDeps(loaded: LoadedConfig, parts: { forge: Forge; worksp
   const { secrets, gitPath, ...rest } = parts;
   return {
     ...rest,
+    requester: requesters(loaded.config, parts.forge, parts.log, secrets),
     settings: { ...pipelineSettings(loaded.config, loaded.env), secrets, gitPath },
     agentFor: (name) => {
       let agent = agents.get(name);

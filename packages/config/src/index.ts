@@ -8,7 +8,7 @@ export { loadConfig, CONFIG_PATH_VARIABLE, DEFAULT_CONFIG_FILE, type LoadConfigO
 export { parseConfig, type ParseConfigOptions } from './parse.js';
 export { ConfigError, CONFIG_ERROR_CODES, formatProblem, type ConfigErrorCode, type ConfigProblem } from './errors.js';
 export { configJsonSchema, renderConfigJsonSchema } from './json-schema.js';
-export { configSchema, AGENT_NAMES, LOG_LEVELS, type AgentName, type ParsedConfig } from './schema/index.js';
+export { configSchema, AGENT_NAMES, LOG_LEVELS, ROUTES, type AgentName, type ParsedConfig, type RouteName } from './schema/index.js';
 export { collectSecrets, isSecretName } from './secrets.js';
 export { defaultOllamaHost, ollamaHostFromEnv } from './normalize.js';
 export type { Env } from './expand.js';
@@ -22,6 +22,10 @@ export type {
   ForgeConfig,
   GeminiAgentConfig,
   GithubForgeConfig,
+  HttpApiConfig,
+  LineConfig,
+  RouterConfig,
+  SlackConfig,
   LoadedConfig,
   LoggingConfig,
   OllamaAgentConfig,

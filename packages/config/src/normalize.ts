@@ -26,7 +26,11 @@ export interface NormalizeContext {
  * - `worker.worker_id` defaults to the host name;
  * - `~` in `sandbox.*_paths` and `verification.env.path` / `agents.env.path` is the HOME;
  * - `forge.github.token` is read from the variable named by `forge.github.token_env`, and
- *   `forge.github.webhook_secret` from the one named by `webhook_secret_env`.
+ *   `forge.github.webhook_secret` from the one named by `webhook_secret_env`; the chat and
+ *   HTTP producers' secrets (`slack.bot_token`, `line.channel_secret`, `http_api.token`, …)
+ *   likewise from their `*_env` variables;
+ * - `router.classifier.host` and `router.chat.host` default to `agents.ollama.host` for the
+ *   ollama provider (the local model server the built-in agent uses).
  */
 export function normalize(parsed: ParsedConfig, context: NormalizeContext): Config {
   const { baseDir, env, hostname } = context;
@@ -40,6 +44,18 @@ export function normalize(parsed: ParsedConfig, context: NormalizeContext): Conf
   const token = nonEmpty(readVariable(env, forge.github.token_env));
   const webhookSecret = nonEmpty(readVariable(env, forge.github.webhook_secret_env));
   const privateKey = forge.github.private_key_env === undefined ? undefined : nonEmpty(readVariable(env, forge.github.private_key_env));
+  const secret = (name: string | undefined) => (name === undefined ? undefined : nonEmpty(readVariable(env, name)));
+  const ollamaHost = ollamaHostFromEnv(env) ?? defaultOllamaHost;
+  const localModel = <T extends { provider: 'ollama' | 'openai'; host?: string | undefined; api_key_env?: string | undefined }>(model: T) => {
+    const apiKey = secret(model.api_key_env);
+    // An openai-provider model with no host is reported by the rules, not given a cloud default.
+    const host = model.host ?? (model.provider === 'ollama' ? ollamaHost : '');
+    return { ...model, host, ...(apiKey === undefined ? {} : { api_key: apiKey }) };
+  };
+  const withSecrets = <T extends object>(section: T, secrets: Record<string, string | undefined>) => ({
+    ...section,
+    ...Object.fromEntries(Object.entries(secrets).filter((entry): entry is [string, string] => entry[1] !== undefined)),
+  });
   const cli = <T extends { binary: string; timeout_seconds?: number | undefined }>(agent: T) => ({
     ...agent,
     binary: binaryPath(agent.binary, baseDir),
@@ -89,6 +105,14 @@ export function normalize(parsed: ParsedConfig, context: NormalizeContext): Conf
       github: { ...forge.github, ...(token === undefined ? {} : { token }), ...(webhookSecret === undefined ? {} : { webhook_secret: webhookSecret }),
         ...(privateKey === undefined ? {} : { private_key: privateKey }) },
     },
+    router: { ...parsed.router, classifier: localModel(parsed.router.classifier), chat: localModel(parsed.router.chat) },
+    slack: withSecrets(parsed.slack, {
+      bot_token: secret(parsed.slack.bot_token_env), app_token: secret(parsed.slack.app_token_env), signing_secret: secret(parsed.slack.signing_secret_env),
+    }),
+    line: withSecrets(parsed.line, {
+      channel_secret: secret(parsed.line.channel_secret_env), channel_access_token: secret(parsed.line.channel_access_token_env),
+    }),
+    http_api: withSecrets(parsed.http_api, { token: secret(parsed.http_api.token_env), callback_secret: secret(parsed.http_api.callback_secret_env) }),
   };
 }
 

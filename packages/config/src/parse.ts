@@ -88,7 +88,7 @@ function refuseLiteralToken(tree: Record<string, unknown>): ConfigProblem[] {
 
 /** Variables named in the config whose values are secrets whatever their names look like. */
 function secretVariableNames(config: Config): string[] {
-  const { agents, forge, logging } = config;
+  const { agents, forge, logging, router, slack, line, http_api } = config;
   const named = [
     forge.github.token_env,
     forge.github.webhook_secret_env,
@@ -99,6 +99,15 @@ function secretVariableNames(config: Config): string[] {
     agents.gemini.api_key_env,
     agents.ollama.api_key_env,
     agents.command.api_key_env,
+    router.classifier.api_key_env,
+    router.chat.api_key_env,
+    slack.bot_token_env,
+    slack.app_token_env,
+    slack.signing_secret_env,
+    line.channel_secret_env,
+    line.channel_access_token_env,
+    http_api.token_env,
+    http_api.callback_secret_env,
     ...logging.redact_values,
   ];
   return named.filter((name): name is string => name !== undefined);

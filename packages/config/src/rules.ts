@@ -1,4 +1,5 @@
 import { commandTemplateProblem } from './command-template.js';
+import { AGENT_NAMES } from './schema/index.js';
 import type { ConfigProblem } from './errors.js';
 import { type Env, readVariable } from './expand.js';
 import { defaultOllamaHost, ollamaHostFromEnv } from './normalize.js';
@@ -9,7 +10,7 @@ import type { Config } from './types.js';
  * returns the problems it finds; all of them run, so one error reports everything at once.
  */
 export function checkRules(config: Config, env: Env): ConfigProblem[] {
-  return [...queueRules(config), ...agentRules(config, env), ...workerRules(config), ...forgeRules(config, env), ...sandboxRules(config)];
+  return [...queueRules(config), ...agentRules(config, env), ...workerRules(config), ...forgeRules(config, env), ...sandboxRules(config), ...chatRules(config)];
 }
 
 function sandboxRules({ sandbox }: Config): ConfigProblem[] {
@@ -117,5 +118,32 @@ function forgeRules({ forge }: Config, env: Env): ConfigProblem[] {
         'forge.type github needs a token (or forge.github.app_id with private_key_env)',
     });
   }
+  return problems;
+}
+
+/**
+ * What the chat and HTTP producers need: an agent name or profile wherever one is named, the
+ * secrets of each enabled producer, and a host for an openai-provider local model.
+ */
+function chatRules({ agents, router, slack, line, http_api }: Config): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const known = new Set<string>([...AGENT_NAMES, ...Object.keys(agents.profiles)]);
+  for (const [route, target] of Object.entries(router.routes)) {
+    if (target.agent !== undefined && !known.has(target.agent)) {
+      problems.push({ path: `router.routes.${route}.agent`, message: `names no agent or agents.profiles entry: ${JSON.stringify(target.agent)}` });
+    }
+  }
+  for (const part of ['classifier', 'chat'] as const) {
+    if (router[part].host === '') problems.push({ path: `router.${part}.host`, message: 'required when the provider is openai (a local OpenAI-compatible server)' });
+  }
+  const need = (enabled: boolean, section: string, pairs: [string | undefined, string][]) => {
+    if (!enabled) return;
+    for (const [value, variable] of pairs) {
+      if (value === undefined) problems.push({ path: `${section}.${variable}`, message: `environment variable named by ${section}.${variable} is not set (${section} is enabled)` });
+    }
+  };
+  need(slack.enabled, 'slack', [[slack.bot_token, 'bot_token_env'], slack.mode === 'socket' ? [slack.app_token, 'app_token_env'] : [slack.signing_secret, 'signing_secret_env']]);
+  need(line.enabled, 'line', [[line.channel_secret, 'channel_secret_env'], [line.channel_access_token, 'channel_access_token_env']]);
+  need(http_api.enabled, 'http_api', [[http_api.token, 'token_env']]);
   return problems;
 }

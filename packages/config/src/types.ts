@@ -50,6 +50,8 @@ export interface AgentsConfig {
   ollama: OllamaAgentConfig;
   command: CommandAgentConfig;
   script: ScriptAgentConfig;
+  /** Named agent + model pairs, usable wherever an agent name is. */
+  profiles: RawAgents['profiles'];
 }
 
 /** `worker:` after normalize: `worker_id` is always set (the host name by default). */
@@ -77,6 +79,23 @@ export interface ForgeConfig {
 /** `store:` as written. */
 export type StoreConfig = Raw['store'];
 
+/** `router:` after normalize: API keys read from their variables; `classifier.host`/`chat.host` always set. */
+export type RouterConfig = Simplify<
+  Omit<Raw['router'], 'classifier' | 'chat'> & {
+    classifier: Filled<Raw['router']['classifier'], 'host'> & { api_key?: string };
+    chat: Filled<Raw['router']['chat'], 'host'> & { api_key?: string };
+  }
+>;
+
+/** `slack:` after normalize; secrets come only from the variables named by `*_env`. */
+export type SlackConfig = Simplify<Raw['slack'] & { bot_token?: string; app_token?: string; signing_secret?: string }>;
+
+/** `line:` after normalize; secrets come only from the variables named by `*_env`. */
+export type LineConfig = Simplify<Raw['line'] & { channel_secret?: string; channel_access_token?: string }>;
+
+/** `http_api:` after normalize; secrets come only from the variables named by `*_env`. */
+export type HttpApiConfig = Simplify<Raw['http_api'] & { token?: string; callback_secret?: string }>;
+
 /** `logging:` as written. */
 export type LoggingConfig = Raw['logging'];
 
@@ -93,6 +112,10 @@ export interface Config {
   sandbox: SandboxConfig;
   patch: PatchConfig;
   forge: ForgeConfig;
+  router: RouterConfig;
+  slack: SlackConfig;
+  line: LineConfig;
+  http_api: HttpApiConfig;
   logging: LoggingConfig;
 }
 

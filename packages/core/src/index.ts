@@ -17,7 +17,7 @@ export {
   verdictOf,
   verdicts,
 } from './errors.js';
-export type { CreateJobInput, Job, JobInput, JobSource } from './job.js';
+export type { CreateJobInput, Job, JobInput, JobRoute, JobSource, RouteName } from './job.js';
 export {
   createJob,
   defaultIdempotencyKey,
@@ -27,6 +27,7 @@ export {
   maxPatchBytes,
   parseJob,
   parseJobJson,
+  routeNames,
 } from './job.js';
 export type { JsonSyntaxProblem } from './json-position.js';
 export { findJsonSyntaxProblem } from './json-position.js';

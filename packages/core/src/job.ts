@@ -32,9 +32,18 @@ const sourceSchema = z
       channel: chatId,
       thread_id: chatId,
       message_id: chatId.optional(),
+      status_message_id: chatId.optional().describe("The status message the producer posted for this job, edited in place as it runs."),
     }),
     z.object({ kind: z.literal('cli') }),
-    z.object({ kind: z.literal('api'), request_id: z.string().min(1).max(256).optional() }),
+    z.object({
+      kind: z.literal('api'),
+      request_id: z.string().min(1).max(256).optional(),
+      callback_url: z
+        .url({ protocol: /^https?$/ })
+        .max(2048)
+        .optional()
+        .describe('Completion webhook: signed POSTs of the job\'s reports (the HTTP API checks it against http_api.callback_hosts).'),
+    }),
   ])
   .describe('Where the task came from; results are reported back there.');
 
@@ -55,6 +64,17 @@ const dodCommandSchema = z
     return z.NEVER;
   })
   .pipe(z.array(z.string().min(1, { error: 'expected non-empty argument' })).min(1, { error: 'expected a non-empty command' }));
+
+/** The routes of a chat or CLI message (PicoClaw §3); mirrors `ROUTES` in @codefleet/config. */
+export const routeNames = ['CODE', 'CODE1', 'CODE2', 'CODE3', 'PLAN', 'ANALYZE', 'RESEARCH', 'OPS', 'CHAT'] as const;
+
+/** Why a message took its route: recorded with the job. */
+const routeSchema = z.object({
+  name: z.enum(routeNames),
+  source: z.enum(['command', 'rule', 'classifier', 'fallback', 'forced']).describe('Which step of the router decided.'),
+  confidence: z.number().min(0).max(1),
+  reason: z.string().max(500),
+});
 
 /** The job wire format, version 1. Unknown keys are stripped, not refused. */
 export const jobSchema = z.object({
@@ -91,6 +111,20 @@ export const jobSchema = z.object({
     .default('')
     .describe('Task description as it was at enqueue time; later issue edits do not change it.'),
   type: z.enum(['feature', 'bug', 'refactor']).default('feature'),
+  mode: z
+    .enum(['change', 'answer'])
+    .default('change')
+    .describe('change: make the change and open a pull request; answer: read-only, the agent\'s answer is reported back (no branch, no PR).'),
+  route: routeSchema.optional().describe('The router\'s decision for a chat or CLI message.'),
+  branch: z
+    .string()
+    .superRefine((name, ctx) => {
+      const problem = branchNameProblem(name);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+      else if (!name.startsWith('ai/')) ctx.addIssue({ code: 'custom', message: 'expected a codefleet branch (ai/...)' });
+    })
+    .optional()
+    .describe('Continue this codefleet branch (a follow-up in a chat thread); default: derived from the source.'),
   priority: z.enum(['low', 'normal', 'high']).default('normal'),
   agent: z
     .string()
@@ -120,6 +154,10 @@ export type Job = z.output<typeof jobSchema>;
 export type JobInput = z.input<typeof jobSchema>;
 /** The `source` of a job. */
 export type JobSource = Job['source'];
+/** A route name (see {@link routeNames}). */
+export type RouteName = (typeof routeNames)[number];
+/** The router's recorded decision. */
+export type JobRoute = NonNullable<Job['route']>;
 
 /**
  * Validates anything into a {@link Job}. Throws `InvalidJobError` whose message names

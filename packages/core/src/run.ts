@@ -146,6 +146,7 @@ export const runRecordSchema = z.object({
   error: runErrorSchema.optional(),
   branch: z.string().optional(),
   pull_request: pullRequestSchema.optional(),
+  answer: z.string().max(40_000).optional().describe("An answer-mode job's answer, as reported back."),
   created_at: isoTime,
   updated_at: isoTime,
 });

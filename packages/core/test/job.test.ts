@@ -26,7 +26,20 @@ function errorOf(fn: () => unknown): InvalidJobError {
 describe('parseJob', () => {
   it('accepts a minimal job and fills defaults', () => {
     const job = parseJob(minimal);
-    expect(job).toEqual({ ...minimal, v: 1, body: '', type: 'feature', priority: 'normal' });
+    expect(job).toEqual({ ...minimal, v: 1, body: '', type: 'feature', priority: 'normal', mode: 'change' });
+  });
+
+  it('takes a follow-up branch only when it is a codefleet branch', () => {
+    expect(parseJob({ ...minimal, branch: 'ai/fix-login-1a2b3c4d' }).branch).toBe('ai/fix-login-1a2b3c4d');
+    expect(() => parseJob({ ...minimal, branch: 'main' })).toThrow(/branch.*codefleet branch/);
+    expect(() => parseJob({ ...minimal, branch: 'ai/../x' })).toThrow(/branch/);
+  });
+
+  it('records a route decision and refuses an unknown route', () => {
+    const route = { name: 'PLAN', source: 'rule', confidence: 0.8, reason: 'matched /plan/' };
+    expect(parseJob({ ...minimal, mode: 'answer', route }).route).toEqual(route);
+    expect(() => parseJob({ ...minimal, route: { ...route, name: 'DEPLOY' } })).toThrow(/route\.name/);
+    expect(() => parseJob({ ...minimal, source: { kind: 'api', callback_url: 'file:///etc/passwd' } })).toThrow(/callback_url/);
   });
 
   it('names a bad field with its path and value', () => {

@@ -3,8 +3,7 @@ import { maskSecrets } from '@codefleet/log';
 import type { DeadLetter } from '@codefleet/queue';
 import { latestRun } from '@codefleet/store';
 import type { PipelineDeps } from './deps.js';
-import { failureComment, report, statusTarget } from './report.js';
-import { setProgressLabel } from './runs.js';
+import { reportSafely } from '@codefleet/requester';
 import { RunTracker } from './tracker.js';
 
 /**
@@ -13,8 +12,7 @@ import { RunTracker } from './tracker.js';
  * next claim finds the attempts spent and buries it) or when SQS's redrive policy moved it;
  * its run then stays where the last worker left it, and its issue says `running`. For each
  * of `deadLetters` whose job has no finished run, the run is finished as failed with the
- * queue's reason and reported where the job came from, as the pipeline reports a failure:
- * the failure comment and the failed label. A job that never started gets a run record. Safe to repeat and to run on several workers: a finished run is
+ * queue's reason and reported where the job came from, as the pipeline reports a failure. A job that never started gets a run record. Safe to repeat and to run on several workers: a finished run is
  * left alone, and comments and labels are ensured, not added. Resolves to the ids reported.
  */
 export async function reportDeadLetters(deps: PipelineDeps, deadLetters: readonly DeadLetter[]): Promise<string[]> {
@@ -35,10 +33,7 @@ export async function reportDeadLetters(deps: PipelineDeps, deadLetters: readonl
       deps.log.warn({ err, event: 'dead_letter.report_failed', job_id: job.id }, 'could not finish the run of a dead-lettered job');
       continue;
     }
-    await report(deps, async () => {
-      await deps.forge.ensureComment({ repo: job.repo, target: statusTarget(job), marker: 'status', body: maskSecrets(failureComment(run, error, reason), deps.settings.secrets) });
-      await setProgressLabel(deps, job, 'failed');
-    });
+    await reportSafely(deps.requester, { kind: 'failed', job, run, error, reason: maskSecrets(reason, deps.settings.secrets) }, deps.log);
     deps.log.warn({ event: 'dead_letter.reported', job_id: job.id, reason: dead.reason }, 'reported a job that was dead-lettered without finishing');
     reported.push(job.id);
   }

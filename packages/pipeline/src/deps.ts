@@ -2,6 +2,7 @@ import type { Agent, PatchPolicy } from '@codefleet/agents';
 import type { VerificationConfig } from '@codefleet/config';
 import type { Job, OuterPolicy, Stage } from '@codefleet/core';
 import type { Forge } from '@codefleet/forge';
+import type { Requester } from '@codefleet/requester';
 import type { Logger, SecretSource } from '@codefleet/log';
 import type { Sandbox } from '@codefleet/sandbox';
 import type { RunStore } from '@codefleet/store';
@@ -34,11 +35,6 @@ export interface PipelineSettings {
   keepFailed: boolean;
   /** Wall-clock budget of a job across its attempts (worker.job_budget_seconds); unset: none. */
   jobBudgetMs?: number;
-  /**
-   * Progress labels on the job's issue (GitHub: `codefleet:running`, ...); absent, no
-   * labels are touched. Only issue jobs carry them.
-   */
-  labels?: { queued: string; running: string; prOpened: string; failed: string };
   scope?: { exclude: string[]; read: string[] };
   /**
    * Secret values (config's collected secrets: API keys, tokens) masked in everything a
@@ -62,7 +58,10 @@ export interface PipelineDeps {
   workspaces: WorkspaceManager;
   /** Where every agent run and repository command of a job runs. */
   sandbox: Sandbox;
+  /** Where branches and pull requests go. */
   forge: Forge;
+  /** Where the job's progress and outcome are reported: the issue, the chat thread, a callback. */
+  requester: Requester;
   agentFor(name: string): Agent;
   store: RunStore;
   log: Logger;

@@ -1,5 +1,4 @@
 export type { JobContext, PipelineDeps, PipelineSettings } from './deps.js';
 export { runJob, type JobResult } from './run-job.js';
 export { acceptanceCriteria, promptFor, taskFile } from './plan.js';
-export { failureComment, successComment } from './report.js';
 export { reportDeadLetters } from './dead-letters.js';

@@ -13,9 +13,8 @@ import type { JobContext, PipelineDeps } from './deps.js';
 import { acceptanceCriteria, agentInstructions, taskFile } from './plan.js';
 import { baselineFor } from './baseline.js';
 import { commitMessage, installAtBase, runPass, verificationEntry, type PassInput } from './passes.js';
-import { failureComment, report, statusTarget, successComment } from './report.js';
+import { reportSafely, type Report } from '@codefleet/requester';
 import { latestRun, runIdOf } from '@codefleet/store';
-import { setProgressLabel, type ProgressState } from './runs.js';
 import { jobRunners } from './sandboxed.js';
 import { RunTracker } from './tracker.js';
 
@@ -73,13 +72,8 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
       throw new LeaseLostError(job.id, `lease on task ${job.idempotency_key} was lost before the ${action} write; another worker owns it now`);
     }
   };
-  // The issue shows where the job is: one progress label at a time, best effort and fenced.
-  const progressLabel = async (state: ProgressState) => {
-    await report(deps, async () => {
-      await fence('comment');
-      await setProgressLabel(deps, job, state);
-    });
-  };
+  // Whoever asked is told where the job is: best effort, and fenced like every publishing write.
+  const tell = (report: Report) => reportSafely(deps.requester, report, deps.log, () => fence('comment'));
   await tracker.update((r) => startAttempt(r, { workerId: ctx.workerId, now: now() }));
   // The job's wall-clock budget counts from its first attempt, across redeliveries: past
   // it, the running agent is stopped and the job fails with budget_exceeded (not a hang).
@@ -93,7 +87,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
   let failed = false;
   try {
     await enter('preparing');
-    await progressLabel('running');
+    await tell({ kind: 'started', job, attempt: ctx.attempt });
     // A job that carries a patch (from a chat coder) is applied by the patch engine, no model.
     const agent = job.patch !== undefined
       ? createPatchAgent(job.patch, deps.settings.patchPolicy === undefined ? {} : { policy: deps.settings.patchPolicy })
@@ -190,11 +184,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
       branch, pullRequest: { number: pr.number, url: pr.url, head: branch, base: ws!.baseBranch, draft: pr.draft },
     }, { now: now() }));
     await tracker.update((r) => finish(r, outcome, { now: now(), dodResult: dod.result }));
-    await report(deps, async () => {
-      await fence('comment');
-      await deps.forge.ensureComment({ repo: job.repo, target: statusTarget(job, pr.number), marker: 'status', body: successComment(tracker.run, pr) });
-    });
-    await progressLabel('prOpened');
+    await tell({ kind: 'finished', job, run: tracker.run, pullRequest: { number: pr.number, url: pr.url, draft: pr.draft } });
     ctx.onProgress?.({ stage: 'done' });
     return { action: 'ack', run: tracker.run };
   } catch (err) {
@@ -202,11 +192,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     const cancel = cancelOf(err) ?? (ctx.signal.aborted ? cancelOf(ctx.signal.reason) : undefined);
     if (cancel) {
       await tracker.update((r) => finish(r, 'cancelled', { now: now(), note: `cancelled by @${cancel}` }));
-      await report(deps, async () => {
-        await fence('comment');
-        await deps.forge.ensureComment({ repo: job.repo, target: statusTarget(job), marker: 'status', body: `🛑 codefleet stopped this task: @${cancel} asked to cancel it. Nothing was published.\n\nStatus: cancelled` });
-      });
-      await progressLabel('cancelled');
+      await tell({ kind: 'cancelled', job, run: tracker.run, by: cancel });
       deps.log.info({ event: 'job.cancelled', job_id: job.id, by: cancel }, 'cancelled on request');
       return { action: 'ack', run: tracker.run };
     }
@@ -222,7 +208,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     const error = budget.signal.aborted
       ? classify(new CodefleetError('budget_exceeded', `the job ran past its wall-clock budget of ${Math.round((budgetMs ?? 0) / 1000)} s (worker.job_budget_seconds)`, { verdict: 'permanent' }))
       : classify(err);
-    return await settleFailure(deps, ctx, tracker, error, fence, () => progressLabel('failed'));
+    return await settleFailure(deps, ctx, tracker, error, tell);
   } finally {
     clearTimeout(budgetTimer);
     await ws?.release({ keep: failed && deps.settings.keepFailed }).catch((err: unknown) =>
@@ -231,8 +217,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
 }
 
 async function settleFailure(
-  deps: PipelineDeps, ctx: JobContext, tracker: RunTracker, error: Classified, fence: (action: 'comment') => Promise<void>,
-  markFailed: () => Promise<void>,
+  deps: PipelineDeps, ctx: JobContext, tracker: RunTracker, error: Classified, tell: (report: Report) => Promise<boolean>,
 ): Promise<JobResult> {
   const now = deps.now ?? (() => new Date());
   const mask = (text: string) => maskSecrets(text, deps.settings.secrets);
@@ -247,10 +232,6 @@ async function settleFailure(
   }
   const outcome = error.code === 'no_changes' ? 'no_changes' : error.code === 'dod_failed' ? 'dod_failed' : 'failed';
   await tracker.update((r) => finish(r, outcome, { now: now(), error }));
-  await report(deps, async () => {
-    await fence('comment');
-    await deps.forge.ensureComment({ repo: job.repo, target: statusTarget(job), marker: 'status', body: mask(failureComment(tracker.run, error, decision.reason)) });
-  });
-  await markFailed();
+  await tell({ kind: 'failed', job, run: tracker.run, error, reason: mask(decision.reason) });
   return { action: 'dead_letter', reason: mask(`${error.code}: ${decision.reason}`), run: tracker.run };
 }

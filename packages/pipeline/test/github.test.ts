@@ -3,6 +3,9 @@ import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { createJob } from '@codefleet/core';
 import { createGithubForge, githubCredentialEnv } from '@codefleet/forge';
+import { createIssueRequester } from '@codefleet/requester';
+
+const labels = { queued: 'codefleet:queued', running: 'codefleet:running', prOpened: 'codefleet:pr-opened', failed: 'codefleet:failed' };
 import { createLogger } from '@codefleet/log';
 import { gitTestEnv, startGithubStandIn, type GithubStandIn } from '@codefleet/testkit';
 import { branchName, createWorkspaceManager } from '@codefleet/workspace';
@@ -39,6 +42,7 @@ if (pass === 'test') fs.writeFileSync(path.join(workdir, 'test', 'two.test.js'),
     const deps = {
       ...h.deps,
       forge,
+      requester: createIssueRequester({ forge }),
       log: createLogger({ level: 'trace', destination: sink, secrets: [] }),
       workspaces: createWorkspaceManager({ cacheDir: join(h.dir.path, 'gh-cache'), reuse: true, gitEnv: env, remoteGitEnv: githubCredentialEnv(env, gh.token, gh.url) }),
     };
@@ -70,12 +74,14 @@ if (pass === 'test') fs.writeFileSync(path.join(workdir, 'test', 'two.test.js'),
     await gh.createRepo('acme/widgets', projectFiles);
     const issue = gh.createIssue('acme/widgets', { title: 'Do something impossible' });
     gh.labelIssue('acme/widgets', issue.number, 'codefleet:queued', 'codefleet[bot]');
-    h = await createHarness({ labels: { queued: 'codefleet:queued', running: 'codefleet:running', prOpened: 'codefleet:pr-opened', failed: 'codefleet:failed' } });
+    h = await createHarness({ labels });
     await h.agent('// changes nothing');
     const env = { ...gitTestEnv(), PATH: process.env.PATH ?? '', HOME: h.dir.path };
+    const forge = createGithubForge({ token: gh.token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: env, gitTimeoutMs: 30_000 });
     const deps = {
       ...h.deps,
-      forge: createGithubForge({ token: gh.token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: env, gitTimeoutMs: 30_000 }),
+      forge,
+      requester: createIssueRequester({ forge, labels }),
       workspaces: createWorkspaceManager({ cacheDir: join(h.dir.path, 'gh-cache'), reuse: true, gitEnv: env, remoteGitEnv: githubCredentialEnv(env, gh.token, gh.url) }),
     };
     const job = createJob({ repo: 'acme/widgets', source: { kind: 'issue', number: issue.number }, title: issue.title, body: '', requested_by: 'alice' }, { id: `gh-f-${Date.now()}`, now: new Date() });
@@ -93,9 +99,10 @@ if (pass === 'test') fs.writeFileSync(path.join(workdir, 'test', 'two.test.js'),
     await gh.createRepo('acme/widgets', projectFiles);
     const issue = gh.createIssue('acme/widgets', { title: 'Never mind' });
     gh.labelIssue('acme/widgets', issue.number, 'codefleet:queued', 'codefleet[bot]');
-    h = await createHarness({ labels: { queued: 'codefleet:queued', running: 'codefleet:running', prOpened: 'codefleet:pr-opened', failed: 'codefleet:failed' } });
+    h = await createHarness({ labels });
     const env = { ...gitTestEnv(), PATH: process.env.PATH ?? '', HOME: h.dir.path };
-    const deps = { ...h.deps, forge: createGithubForge({ token: gh.token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: env, gitTimeoutMs: 30_000 }) };
+    const forge = createGithubForge({ token: gh.token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: env, gitTimeoutMs: 30_000 });
+    const deps = { ...h.deps, forge, requester: createIssueRequester({ forge, labels }) };
     const job = createJob({ repo: 'acme/widgets', source: { kind: 'issue', number: issue.number }, title: issue.title, body: '', requested_by: 'alice' }, { id: `gh-c-${Date.now()}`, now: new Date() });
     await h.store.requestCancel(job.idempotency_key, 'alice');
     const result = await runJob(deps, { job, attempt: 1, workerId: 'w1', signal: new AbortController().signal });

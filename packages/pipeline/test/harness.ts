@@ -6,6 +6,7 @@ import { createJob, type Job } from '@codefleet/core';
 import { createLocalForge, type LocalForge } from '@codefleet/forge';
 import { silentLogger } from '@codefleet/log';
 import { LocalQueue, settleLease } from '@codefleet/queue';
+import { createIssueRequester, type ProgressLabels } from '@codefleet/requester';
 import { SqliteRunStore } from '@codefleet/store';
 import { createTempDir, createTempRepo, git, gitTestEnv, type TempDir } from '@codefleet/testkit';
 import { openSandbox, type Sandbox } from '@codefleet/sandbox';
@@ -47,7 +48,10 @@ export interface Harness {
 }
 
 /** Builds a harness; `settings` overrides pipeline settings, `files` the repository's (default {@link projectFiles}). */
-export async function createHarness(settings: Partial<PipelineSettings> = {}, files: Record<string, string> = projectFiles): Promise<Harness> {
+export async function createHarness(
+  options: Partial<PipelineSettings> & { labels?: ProgressLabels } = {}, files: Record<string, string> = projectFiles,
+): Promise<Harness> {
+  const { labels, ...settings } = options;
   const dir = await createTempDir('pipeline');
   const seed = await createTempRepo({ files });
   const origin = join(dir.path, 'origin.git');
@@ -68,6 +72,8 @@ export async function createHarness(settings: Partial<PipelineSettings> = {}, fi
     sandbox,
     workspaces: createWorkspaceManager({ cacheDir: join(dir.path, 'cache'), reuse: true, gitEnv: env }),
     forge,
+    // Issue jobs report on the issue, CLI jobs on the local forge's task (as the CLI wires it).
+    requester: createIssueRequester({ forge, tasks: true, ...(labels === undefined ? {} : { labels }), ...(settings.secrets === undefined ? {} : { secrets: settings.secrets }) }),
     store,
     log: silentLogger(),
     agentFor: () => createScriptAgent({ module: agentModule }),

@@ -13,7 +13,7 @@ import type { RunOutcome, RunRecord, Stage } from '@codefleet/core';
  *   token fences publishing, and a rejected late write is recorded.
  * Leaves out: querying inside records, and retention (records are small; prune by age).
  */
-export interface RunStore extends TaskLeases, CancelRequests {
+export interface RunStore extends TaskLeases, CancelRequests, RequestKeys {
   save(run: RunRecord): Promise<void>;
   get(runId: string): Promise<RunRecord | undefined>;
   /** Newest first. */
@@ -60,6 +60,25 @@ export interface CancelRequests {
   /** Who asked, when a cancel is pending for the task. */
   cancelRequested(taskKey: string): Promise<{ by: string; at: number } | undefined>;
   clearCancel(taskKey: string): Promise<void>;
+}
+
+/**
+ * What a request from outside has already become, kept for `ttlMs` so a retried or replayed
+ * request finds it: a Slack message (channel + ts) → its job, an HTTP `Idempotency-Key` → its
+ * job, a chat thread → the job whose branch a follow-up continues. Keys are opaque strings
+ * of at most 512 characters; values at most 4 096.
+ */
+export interface RequestKeys {
+  /**
+   * Binds `key` to `value` unless it is bound (and unexpired) already, atomically across
+   * processes. Resolves the value the key holds afterwards and whether this call bound it:
+   * the first caller wins, every later one gets the winner's value.
+   */
+  bindRequest(key: string, value: string, ttlMs: number): Promise<{ value: string; bound: boolean }>;
+  /** Binds `key` to `value`, replacing what it held. */
+  setRequest(key: string, value: string, ttlMs: number): Promise<void>;
+  /** The unexpired value of `key`. */
+  lookupRequest(key: string): Promise<string | undefined>;
 }
 
 /** A publishing write refused because the writer's lease was gone. */

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { CodefleetError, parseRun, redactUrlCredentials, type RunRecord } from '@codefleet/core';
 import type { FenceRejection, RunStore, RunSummary } from './port.js';
-import { summarize } from './sqlite-run-store.js';
+import { checkRequestKey, summarize } from './sqlite-run-store.js';
 import { runVersion } from './version.js';
 
 // Each script is one atomic step in Redis; KEYS and ARGV are listed where they are called.
@@ -190,6 +190,24 @@ export class RedisRunStore implements RunStore {
 
   async clearCancel(taskKey: string): Promise<void> {
     await (await this.#redis).del(this.#key('cancel', taskKey));
+  }
+
+  async bindRequest(key: string, value: string, ttlMs: number): Promise<{ value: string; bound: boolean }> {
+    checkRequestKey(key, value);
+    const redis = await this.#redis;
+    const bound = (await redis.set(this.#key('request', key), value, 'PX', ttlMs, 'NX')) === 'OK';
+    if (bound) return { value, bound };
+    // Expired between the two calls: the caller may bind it on a retry; say what we saw.
+    return { value: (await redis.get(this.#key('request', key))) ?? value, bound: false };
+  }
+
+  async setRequest(key: string, value: string, ttlMs: number): Promise<void> {
+    checkRequestKey(key, value);
+    await (await this.#redis).set(this.#key('request', key), value, 'PX', ttlMs);
+  }
+
+  async lookupRequest(key: string): Promise<string | undefined> {
+    return (await (await this.#redis).get(this.#key('request', key))) ?? undefined;
   }
 
   async close(): Promise<void> {

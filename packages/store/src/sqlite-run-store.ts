@@ -28,6 +28,11 @@ CREATE TABLE IF NOT EXISTS fence_rejections (
   at       INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS fence_rejections_task ON fence_rejections (task_key, seq);
+CREATE TABLE IF NOT EXISTS request_keys (
+  key        TEXT PRIMARY KEY,
+  value      TEXT NOT NULL,
+  expires_at INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS cancel_requests (
   task_key TEXT PRIMARY KEY,
   by       TEXT NOT NULL,
@@ -133,8 +138,40 @@ export class SqliteRunStore implements RunStore {
     this.#db.prepare(`DELETE FROM cancel_requests WHERE task_key = ?`).run(taskKey);
   }
 
+  async bindRequest(key: string, value: string, ttlMs: number): Promise<{ value: string; bound: boolean }> {
+    checkRequestKey(key, value);
+    const now = Date.now();
+    // One statement: an expired binding is replaced, a live one kept; then read what holds.
+    return this.#db.transaction(() => {
+      const changed = this.#db.prepare(
+        `INSERT INTO request_keys (key, value, expires_at) VALUES (?, ?, ?)
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at WHERE request_keys.expires_at <= ?`,
+      ).run(key, value, now + ttlMs, now).changes;
+      const row = this.#db.prepare(`SELECT value FROM request_keys WHERE key = ?`).get(key) as { value: string };
+      return { value: row.value, bound: changed > 0 };
+    }).immediate();
+  }
+
+  async setRequest(key: string, value: string, ttlMs: number): Promise<void> {
+    checkRequestKey(key, value);
+    this.#db.prepare(`INSERT INTO request_keys (key, value, expires_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`)
+      .run(key, value, Date.now() + ttlMs);
+  }
+
+  async lookupRequest(key: string): Promise<string | undefined> {
+    const row = this.#db.prepare(`SELECT value FROM request_keys WHERE key = ? AND expires_at > ?`).get(key, Date.now()) as { value: string } | undefined;
+    return row?.value;
+  }
+
   async close(): Promise<void> {
     this.#db.close();
+  }
+}
+
+/** Request keys and values are bounded (see `RequestKeys`); a caller passing more has a bug. */
+export function checkRequestKey(key: string, value: string): void {
+  if (key.length === 0 || key.length > 512 || value.length > 4_096) {
+    throw new CodefleetError('payload_too_large', `request key must be 1..512 characters and its value at most 4096 (got ${key.length} and ${value.length})`, { verdict: 'permanent' });
   }
 }
 

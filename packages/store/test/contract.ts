@@ -110,5 +110,27 @@ export function runStoreContract(name: string, open: () => Promise<{ store: RunS
       await store.clearCancel('acme/widgets#issue-7');
       expect(await store.cancelRequested('acme/widgets#issue-7')).toBeUndefined();
     });
+
+    it('request keys: the first binding wins until it expires; set replaces; lookup reads', async () => {
+      const store = await fresh();
+      expect(await store.lookupRequest('slack:C1:1700.1')).toBeUndefined();
+      const [a, b] = await Promise.all([
+        store.bindRequest('slack:C1:1700.1', 'job-a', 60_000),
+        store.bindRequest('slack:C1:1700.1', 'job-b', 60_000),
+      ]);
+      expect([a.bound, b.bound].sort()).toEqual([false, true]);
+      const winner = a.bound ? 'job-a' : 'job-b';
+      expect([a.value, b.value]).toEqual([winner, winner]);
+      expect(await store.lookupRequest('slack:C1:1700.1')).toBe(winner);
+      await store.setRequest('thread:C1:1700.0', 'job-a', 60_000);
+      await store.setRequest('thread:C1:1700.0', 'job-c', 60_000);
+      expect(await store.lookupRequest('thread:C1:1700.0')).toBe('job-c');
+      // An expired binding is gone and can be bound again.
+      await store.bindRequest('short', 'old', 1);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(await store.lookupRequest('short')).toBeUndefined();
+      expect(await store.bindRequest('short', 'new', 60_000)).toEqual({ value: 'new', bound: true });
+      await expect(store.bindRequest('', 'x', 1_000)).rejects.toMatchObject({ code: 'payload_too_large' });
+    });
   });
 }

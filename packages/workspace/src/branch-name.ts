@@ -12,9 +12,11 @@ export const maxSlugChars = 40;
  *   request's stable identity: a chat thread/message for chat jobs (a redelivery gets a
  *   new job id but the same thread), the job id for CLI and API jobs.
  *
- * The result is always a valid git branch name: the slug is `[a-z0-9-]` only.
+ * The result is always a valid git branch name: the slug is `[a-z0-9-]` only. A job that
+ * names its `branch` (a follow-up in a chat thread) continues that branch.
  */
-export function branchName(job: Pick<Job, 'id' | 'title' | 'source'>): string {
+export function branchName(job: Pick<Job, 'id' | 'title' | 'source' | 'branch'>): string {
+  if (job.branch !== undefined) return job.branch;
   if (job.source.kind === 'issue') return `ai/issue-${job.source.number}`;
   // The repo is left out of the key: a branch lives inside one repository anyway.
   const identity = defaultIdempotencyKey('', job.source, job.id);

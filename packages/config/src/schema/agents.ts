@@ -172,6 +172,18 @@ export const agentsSchema = z
     ollama,
     command,
     script,
+    profiles: z
+      .record(
+        z.string().regex(/^[a-z0-9_-]{1,64}$/, { error: 'expected a profile name ([a-z0-9_-]{1,64})' }),
+        z.strictObject({
+          agent: z.enum(AGENT_NAMES).describe('The agent this profile runs.'),
+          model: z.string().min(1).optional().describe("Model for this profile instead of the agent's own."),
+        }),
+      )
+      .default(() => ({}))
+      .describe(
+        'Named agent + model pairs ("implementer", "strongest"), usable wherever an agent name is (a job\'s agent, router.routes).',
+      ),
   })
   .prefault({})
   .describe('Coding agents.');

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { agentsSchema } from './agents.js';
+import { httpApiSchema, lineSchema, routerSchema, slackSchema } from './chat.js';
 import { forgeSchema } from './forge.js';
 import { loggingSchema } from './logging.js';
 import { patchSchema } from './patch.js';
@@ -31,6 +32,10 @@ export const configSchema = z
     sandbox: sandboxSchema,
     patch: patchSchema,
     forge: forgeSchema,
+    router: routerSchema,
+    slack: slackSchema,
+    line: lineSchema,
+    http_api: httpApiSchema,
     logging: loggingSchema,
   })
   .describe('codefleet configuration (config.yaml). String values may use ${VAR} and ${VAR:-default}; $${ is a literal ${.');
@@ -39,4 +44,5 @@ export const configSchema = z
 export type ParsedConfig = z.output<typeof configSchema>;
 
 export { AGENT_NAMES, type AgentName } from './agents.js';
+export { ROUTES, type RouteName } from './chat.js';
 export { LOG_LEVELS } from './logging.js';

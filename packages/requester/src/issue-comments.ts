@@ -1,14 +1,8 @@
 import {
   checkStatus, countChecks, escapeInline, fence, formatCheckCounts, latestChecks, baseWords, summarizeReason, truncateHead,
-  type Classified, type Job, type RunRecord,
+  type Classified, type RunRecord,
 } from '@codefleet/core';
-import type { CommentTarget, PullRequest } from '@codefleet/forge';
-import type { PipelineDeps } from './deps.js';
-
-/** Where status reports go: the issue that asked, else the task itself (CLI, API, chat). */
-export function statusTarget(job: Job, _pullRequest?: number): CommentTarget {
-  return job.source.kind === 'issue' ? { kind: 'issue', number: job.source.number } : { kind: 'task', key: job.idempotency_key };
-}
+import type { PullRequest } from '@codefleet/forge';
 
 /** The final status comment of a published run. */
 export function successComment(run: RunRecord, pr: Pick<PullRequest, 'number' | 'url' | 'draft'>): string {
@@ -57,20 +51,21 @@ export function failureComment(run: RunRecord, error: Classified, reason: string
   }
   lines.push(
     '',
-    run.job.source.kind === 'issue'
-      ? 'To retry, comment `/codefleet retry` or remove and re-add the trigger label.'
-      : `To retry: \`codefleet dlq redrive ${run.job.id}\`.`,
+    retryHint(run.job),
     '',
     'Status: failed',
   );
   return lines.join('\n');
 }
 
-/** Reporting back is best effort: a failed comment must not change the job's outcome. */
-export async function report(deps: Pick<PipelineDeps, 'log'>, write: () => Promise<unknown>): Promise<void> {
-  try {
-    await write();
-  } catch (err) {
-    deps.log.warn({ err, event: 'report.failed' }, 'could not write the status comment');
+/** How to try a failed job again, from where it was asked for. */
+export function retryHint(job: Pick<RunRecord['job'], 'id' | 'source'>): string {
+  switch (job.source.kind) {
+    case 'issue':
+      return 'To retry, comment `/codefleet retry` or remove and re-add the trigger label.';
+    case 'chat':
+      return `To retry, say \`/ops retry ${job.id}\` in the thread, or run \`codefleet dlq redrive ${job.id}\`.`;
+    default:
+      return `To retry: \`codefleet dlq redrive ${job.id}\`.`;
   }
 }

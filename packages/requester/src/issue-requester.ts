@@ -1,0 +1,82 @@
+import { fence, type Job } from '@codefleet/core';
+import type { CommentTarget, Forge } from '@codefleet/forge';
+import { maskSecrets, type SecretSource } from '@codefleet/log';
+import { failureComment, successComment } from './issue-comments.js';
+import type { Report, Requester } from './port.js';
+
+/** The progress labels of an issue (GitHub: `codefleet:running`, ...). */
+export interface ProgressLabels {
+  queued: string;
+  running: string;
+  prOpened: string;
+  failed: string;
+}
+
+/** What the issue requester writes through: the forge's comments and labels. */
+export type IssueThreads = Pick<Forge, 'ensureComment' | 'ensureLabels'>;
+
+/** Options of {@link createIssueRequester}. */
+export interface IssueRequesterOptions {
+  forge: IssueThreads;
+  /** Progress labels on the issue; absent, no labels are touched. */
+  labels?: ProgressLabels;
+  /**
+   * Also report CLI and API jobs without a callback, as comments on the forge's `task`
+   * target (only the local forge holds those; `codefleet show` reads them there).
+   */
+  tasks?: boolean;
+  secrets?: SecretSource;
+}
+
+/**
+ * Reports on the issue that asked (GitHub or the local forge): one status comment, edited
+ * in place (the `status` marker), and one progress label at a time. `progress` is not
+ * written: a comment edit per stage would spend the API's rate limit on noise.
+ */
+export function createIssueRequester(options: IssueRequesterOptions): Requester {
+  const { forge, labels } = options;
+  const mask = (text: string) => maskSecrets(text, options.secrets);
+  const targetOf = (job: Job): CommentTarget | undefined => {
+    if (job.source.kind === 'issue') return { kind: 'issue', number: job.source.number };
+    if (options.tasks === true && (job.source.kind === 'cli' || (job.source.kind === 'api' && job.source.callback_url === undefined))) {
+      return { kind: 'task', key: job.idempotency_key };
+    }
+    return undefined;
+  };
+  const status = (job: Job, target: CommentTarget, body: string) => forge.ensureComment({ repo: job.repo, target, marker: 'status', body: mask(body) });
+  const label = async (job: Job, state: keyof ProgressLabels | 'none') => {
+    if (labels === undefined || job.source.kind !== 'issue') return;
+    const all = [labels.queued, labels.running, labels.prOpened, labels.failed];
+    const add = state === 'none' ? [] : [labels[state]];
+    await forge.ensureLabels({ repo: job.repo, target: { kind: 'issue', number: job.source.number }, add, remove: all.filter((l) => !add.includes(l)) });
+  };
+  return {
+    kind: 'issue',
+    handles: (job) => targetOf(job) !== undefined,
+    async report(report: Report): Promise<void> {
+      const { job } = report;
+      const target = targetOf(job);
+      if (target === undefined) return;
+      switch (report.kind) {
+        case 'queued':
+          return label(job, 'queued');
+        case 'started':
+          return label(job, 'running');
+        case 'progress':
+          return;
+        case 'finished':
+          await status(job, target, successComment(report.run, report.pullRequest));
+          return label(job, 'prOpened');
+        case 'answered':
+          await status(job, target, [`💬 codefleet's answer (${report.job.route?.name ?? 'read-only'}; nothing was changed or published):`, '', fence(report.answer, 'text'), '', 'Status: answered'].join('\n'));
+          return label(job, 'none');
+        case 'failed':
+          await status(job, target, failureComment(report.run, report.error, report.reason));
+          return label(job, 'failed');
+        case 'cancelled':
+          await status(job, target, `🛑 codefleet stopped this task: @${report.by} asked to cancel it. Nothing was published.\n\nStatus: cancelled`);
+          return label(job, 'none');
+      }
+    },
+  };
+}

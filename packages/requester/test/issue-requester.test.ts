@@ -1,0 +1,108 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createJob, type Job } from '@codefleet/core';
+import { createGithubForge, createLocalForge, parseMarker } from '@codefleet/forge';
+import { createTempDir, gitTestEnv, startGithubStandIn, type GithubStandIn } from '@codefleet/testkit';
+import { requesterConformance } from '../src/conformance/index.js';
+import { cliRequester, createIssueRequester, requesterFor } from '../src/index.js';
+
+const labels = { queued: 'codefleet:queued', running: 'codefleet:running', prOpened: 'codefleet:pr-opened', failed: 'codefleet:failed' };
+const secret = 'sk-test-0123456789abcdef';
+const marks = { running: labels.running, done: labels.prOpened, failed: labels.failed };
+const body = (text: string) => text.replace(/^<!-- codefleet:[^>]* -->\n/, '');
+
+function issueJob(repo: string, number: number, options: { id?: string; title?: string } = {}): Job {
+  return createJob({ repo, source: { kind: 'issue', number }, title: options.title ?? 'Fix the parser', requested_by: 'alice' },
+    { id: options.id ?? `job-${randomBytes(3).toString('hex')}`, now: new Date() });
+}
+
+// The GitHub adapter (Octokit) against the GitHub STAND-IN on loopback.
+let gh: GithubStandIn;
+beforeAll(async () => { gh = await startGithubStandIn(); });
+afterAll(async () => { await gh?.close(); });
+
+requesterConformance({
+  name: 'issue on GitHub (Octokit against the stand-in)',
+  open: async () => {
+    const repo = `acme/widgets-${randomBytes(4).toString('hex')}`;
+    await gh.createRepo(repo, { 'README.md': '# sample\n' });
+    const issue = gh.createIssue(repo, { title: 'Fix the parser' });
+    const forge = createGithubForge({ token: gh.token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: gitTestEnv({ PATH: process.env.PATH ?? '/usr/bin:/bin' }) });
+    const requester = createIssueRequester({ forge, labels, secrets: [secret] });
+    return {
+      requester,
+      job: (options) => issueJob(repo, issue.number, options),
+      foreignJob: createJob({ repo, source: { kind: 'chat', platform: 'slack', channel: 'C1', thread_id: '1.2' }, title: 't', requested_by: 'U1' }, { id: 'chat-1', now: new Date() }),
+      observe: async (job) => {
+        const comments = await forge.listComments(repo, { kind: 'issue', number: (job.source as { number: number }).number });
+        return { messages: comments.map((c) => body(c.body)), marks: [...gh.labels(repo, issue.number)].sort() };
+      },
+      secret,
+      // The answer sits in a code block longer than any backtick run in it (core's fence(),
+      // tested there), so nothing in it is live Markdown; Slack's syntax means nothing here.
+      activeSyntax: [],
+      marks,
+      dispose: async () => {},
+    };
+  },
+});
+
+requesterConformance({
+  name: 'issue and task on the local forge',
+  open: async () => {
+    const dir = await createTempDir('requester');
+    const forge = createLocalForge({ dbPath: join(dir.path, 'forge.sqlite'), gitEnv: gitTestEnv({ PATH: process.env.PATH ?? '/usr/bin:/bin' }) });
+    const repo = join(dir.path, 'origin.git');
+    const requester = createIssueRequester({ forge, labels, tasks: true, secrets: [secret] });
+    return {
+      requester,
+      job: (options) => issueJob(repo, 7, options),
+      foreignJob: createJob({ repo, source: { kind: 'api', callback_url: 'https://ci.example/hook' }, title: 't', requested_by: 'ci' }, { id: 'api-1', now: new Date() }),
+      observe: async () => ({
+        messages: (await forge.listComments(repo, { kind: 'issue', number: 7 })).map((c) => body(c.body)),
+        marks: await forge.listLabels(repo, { kind: 'issue', number: 7 }),
+      }),
+      secret,
+      activeSyntax: [],
+      marks,
+      dispose: async () => {
+        forge.close();
+        await dir.dispose();
+      },
+    };
+  },
+});
+
+describe('issue requester', () => {
+  it('writes the one status comment under the status marker, and CLI jobs to the task on the local forge only', async () => {
+    const dir = await createTempDir('requester');
+    const forge = createLocalForge({ dbPath: join(dir.path, 'forge.sqlite'), gitEnv: gitTestEnv({ PATH: process.env.PATH ?? '/usr/bin:/bin' }) });
+    try {
+      const repo = join(dir.path, 'origin.git');
+      const cliJob = createJob({ repo, source: { kind: 'cli' }, title: 't', requested_by: 'me' }, { id: 'cli-1', now: new Date() });
+      expect(createIssueRequester({ forge }).handles(cliJob)).toBe(false);
+      const requester = createIssueRequester({ forge, tasks: true });
+      await requester.report({ kind: 'cancelled', job: cliJob, by: 'me' });
+      const comments = await forge.listComments(repo, { kind: 'task', key: cliJob.idempotency_key });
+      expect(comments.map((c) => parseMarker(c.body))).toEqual(['status']);
+    } finally {
+      forge.close();
+      await dir.dispose();
+    }
+  });
+
+  it('routes each job to the first adapter that handles it; an unhandled one is logged, not thrown', async () => {
+    const seen: string[] = [];
+    const warnings: unknown[] = [];
+    const log = { warn: (obj: unknown) => warnings.push(obj) } as unknown as Parameters<typeof requesterFor>[1];
+    const slackish = { kind: 'slack', handles: (job: Job) => job.source.kind === 'chat' && job.source.platform === 'slack', report: async (r: { kind: string }) => { seen.push(r.kind); } };
+    const requester = requesterFor([cliRequester, slackish], log);
+    const chat = (platform: string) => createJob({ repo: 'acme/widgets', source: { kind: 'chat', platform, channel: 'C1', thread_id: '1.2' }, title: 't', requested_by: 'U1' }, { id: `c-${platform}`, now: new Date() });
+    await requester.report({ kind: 'queued', job: chat('slack') });
+    await requester.report({ kind: 'queued', job: chat('line') });
+    expect(seen).toEqual(['queued']);
+    expect(warnings).toHaveLength(1);
+    expect(requester.handles(chat('line'))).toBe(false);
+  });
+});
