@@ -78,6 +78,7 @@ export {
   finish,
   newRun,
   setAcceptanceCriteria,
+  setAnswer,
   setDodResult,
   setPublication,
   startAttempt,

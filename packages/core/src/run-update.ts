@@ -126,6 +126,11 @@ export function setAcceptanceCriteria(run: RunRecord, criteria: readonly string[
   return { ...run, acceptance_criteria: [...criteria], updated_at: stamp(run, options.now) };
 }
 
+/** Records an answer-mode job's answer (bounded by the record's schema, 40 000 characters). */
+export function setAnswer(run: RunRecord, answer: string, options: At): RunRecord {
+  return { ...run, answer: answer.slice(0, 40_000), updated_at: stamp(run, options.now) };
+}
+
 /** Records the working branch and, once it exists, the pull request. */
 export function setPublication(
   run: RunRecord,

@@ -1,6 +1,6 @@
 import {
   advance, cancelOf, cancelRequested, classify, CodefleetError, decideOuter, LeaseLostError, endAttempt, finish, isTerminal, newRun, renderTaskNote,
-  setAcceptanceCriteria, setDodResult, setPublication, startAttempt, addVerification,
+  setAcceptanceCriteria, setAnswer, setDodResult, setPublication, startAttempt, addVerification,
   type Classified, type RunRecord, type Stage,
 } from '@codefleet/core';
 import { createPatchAgent } from '@codefleet/agents';
@@ -11,6 +11,7 @@ import type { LeaseVerdict } from '@codefleet/queue';
 import { branchName, type Workspace } from '@codefleet/workspace';
 import type { JobContext, PipelineDeps } from './deps.js';
 import { acceptanceCriteria, agentInstructions, taskFile } from './plan.js';
+import { answerJob } from './answer.js';
 import { baselineFor } from './baseline.js';
 import { commitMessage, installAtBase, runPass, verificationEntry, type PassInput } from './passes.js';
 import { reportSafely, type Report } from '@codefleet/requester';
@@ -104,13 +105,21 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
       jobId: job.id, repoUrl: deps.forge.remoteUrl(job.repo), branch, scope, context, signal: work.signal,
       ...(job.base_branch === undefined ? {} : { baseBranch: job.base_branch }),
     });
+    const runners = jobRunners(deps.sandbox, ws, { protectWorkflows: deps.settings.protectWorkflows ?? true });
+    if (job.mode === 'answer') {
+      await enter('planning', 'answer mode: read-only, no branch');
+      const answer = await answerJob({ deps, ctx: work, tracker, agent, ws, runners, enter });
+      await tracker.update((r) => finish(setAnswer(r, answer, { now: now() }), 'succeeded', { now: now() }));
+      await tell({ kind: 'answered', job, run: tracker.run, answer: tracker.run.answer ?? answer });
+      ctx.onProgress?.({ stage: 'done' });
+      return { action: 'ack', run: tracker.run };
+    }
     await tracker.update((r) => setPublication(r, { branch }, { now: now() }));
 
     await enter('planning');
     await tracker.update((r) => setAcceptanceCriteria(r, criteria, { now: now() }));
     const plan = await planVerification(ws.dir, { config: deps.settings.verification, env: deps.settings.verifyEnv, ...(job.dod ? { jobDod: job.dod } : {}) });
 
-    const runners = jobRunners(deps.sandbox, ws, { protectWorkflows: deps.settings.protectWorkflows ?? true });
     const input: PassInput = { deps, ctx: work, tracker, agent, ws, plan, criteria, runners };
     input.baseInstallFailure = await installAtBase(input);
     input.baseline = await baselineFor(input);

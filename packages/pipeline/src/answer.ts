@@ -1,0 +1,121 @@
+import { constants } from 'node:fs';
+import { lstat, open } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Agent } from '@codefleet/agents';
+import { addAgentRun, CodefleetError, type Job, type Stage } from '@codefleet/core';
+import { maskSecrets } from '@codefleet/log';
+import type { Workspace } from '@codefleet/workspace';
+import type { JobContext, PipelineDeps } from './deps.js';
+import type { JobRunners } from './sandboxed.js';
+import type { RunTracker } from './tracker.js';
+
+/** Where the agent writes its answer, inside the working copy (never committed). */
+export const answerFile = '.codefleet/answer.md';
+
+/** Bytes of the answer file read; the run record keeps at most 40 000 characters anyway. */
+const maxAnswerBytes = 64 * 1024;
+
+/** What each read-only route asks of the agent. */
+const routeAsks: Record<string, string> = {
+  PLAN: 'Write an implementation plan: the steps, the files to change, the risks, and how to test it.',
+  ANALYZE: 'Analyze the code the request is about: explain how it works and point out problems, with file paths.',
+  RESEARCH: 'Research the request in this repository: find the relevant code and prior art, and compare the options.',
+};
+
+/** The prompt of an answer-mode job. */
+export function answerPrompt(job: Job): string {
+  return [
+    'Answer the request below about this repository. This is a read-only task: do not change any file of the repository.',
+    routeAsks[job.route?.name ?? ''] ?? 'Answer the question, citing file paths.',
+    `Write your complete answer, in Markdown, to the file ${answerFile} (create it); it is sent back to the person who asked.`,
+    '',
+    `Request: ${job.title}`,
+    '',
+    job.body,
+    '',
+    'The full request is in .codefleet/task.md.',
+  ].join('\n');
+}
+
+/** Inputs of {@link answerJob}. */
+export interface AnswerInput {
+  deps: PipelineDeps;
+  ctx: JobContext;
+  tracker: RunTracker;
+  agent: Agent;
+  ws: Workspace;
+  runners: JobRunners;
+  enter: (stage: Stage, note?: string) => Promise<void>;
+}
+
+/**
+ * A read-only job (PLAN, ANALYZE, RESEARCH): the agent runs once on the job's working copy
+ * and its answer is the result: no verification, no commit, no branch, no pull request.
+ * Whatever the agent changed stays in the copy, which is thrown away. The answer is the
+ * file it wrote ({@link answerFile}), else the end of its output (CLI agents print it).
+ * The stages are walked with notes saying what was skipped, so the record reads like any run.
+ */
+export async function answerJob(input: AnswerInput): Promise<string> {
+  const { deps, ctx, tracker, agent, ws, runners, enter } = input;
+  const now = () => (deps.now ?? (() => new Date()))();
+  await enter('implementing', 'answer mode: the agent answers on a copy; nothing is committed or published');
+  const result = await agent.run({
+    workdir: ws.dir,
+    prompt: answerPrompt(ctx.job),
+    pass: 'implement',
+    attempt: 1,
+    signal: ctx.signal,
+    timeoutMs: agent.timeoutMs ?? deps.settings.agentTimeoutMs,
+    env: deps.settings.agentEnv(agent),
+    runner: runners.runner,
+    ...(deps.settings.gitPath === undefined ? {} : { gitPath: deps.settings.gitPath }),
+    ...(agent.tokenBudget === undefined ? {} : { tokenBudget: agent.tokenBudget }),
+  });
+  await tracker.update((run) => addAgentRun(run, {
+    pass: 'implement', attempt: ctx.attempt, inner_attempt: 1, agent: agent.name,
+    exit_code: result.exitCode, signal: result.signal, timed_out: result.timedOut, duration_ms: result.durationMs,
+    output_tail: result.outputTail, changed_files: result.changedFiles, outcome: result.outcome,
+    ...(result.tokens === undefined ? {} : { tokens: result.tokens }),
+  }, { now: now() }));
+  if (ctx.signal.aborted) throw new CodefleetError('cancelled', 'the job was stopped while the agent ran', { verdict: 'transient' });
+  if (result.outcome === 'timeout') throw new CodefleetError('agent_timeout', `agent ${agent.name} timed out after ${agent.timeoutMs ?? deps.settings.agentTimeoutMs} ms`);
+  if (result.outcome === 'error') {
+    throw new CodefleetError('agent_crashed', `agent ${agent.name} could not run: ${result.detail ?? 'unknown error'}`, result.permanent ? { verdict: 'permanent' } : {});
+  }
+  if (result.budgetExceeded) throw new CodefleetError('budget_exceeded', `agent ${agent.name}: ${result.detail ?? 'token budget spent'}`, { verdict: 'permanent' });
+  const written = await readAnswerFile(ws.dir);
+  const answer = (written ?? (result.outcome === 'failed' ? '' : result.outputTail)).trim();
+  if (answer === '') {
+    throw new CodefleetError('agent_failed', `agent ${agent.name} gave no answer (${answerFile} is missing or empty${result.outcome === 'failed' ? `, and it ${result.detail ?? `exited with ${result.exitCode}`}` : ''})`, { verdict: 'permanent' });
+  }
+  const note = result.changedFiles.length > 0 ? `answer mode: the agent changed ${result.changedFiles.length} file(s); discarded with the copy` : 'answer mode: nothing to verify';
+  await enter('testing', note);
+  await enter('validating', 'answer mode: no definition of done');
+  await enter('publishing', 'answer mode: the answer is reported back; no branch, no pull request');
+  return maskSecrets(answer, deps.settings.secrets);
+}
+
+/**
+ * Reads the answer file the agent wrote, as data from an attacker: `.codefleet` must be a
+ * real directory and the answer a regular file, never a link (a symlink to a host file
+ * would have the worker post that file) nor a FIFO (which would block the read). Bounded.
+ * Undefined when there is no such file.
+ */
+export async function readAnswerFile(workdir: string): Promise<string | undefined> {
+  const dir = await lstat(join(workdir, '.codefleet')).catch(() => undefined);
+  if (dir === undefined || !dir.isDirectory()) return undefined;
+  let handle;
+  try {
+    handle = await open(join(workdir, answerFile), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  try {
+    if (!(await handle.stat()).isFile()) return undefined;
+    const buffer = Buffer.alloc(maxAnswerBytes);
+    const { bytesRead } = await handle.read(buffer, 0, maxAnswerBytes, 0);
+    return buffer.subarray(0, bytesRead).toString('utf8');
+  } finally {
+    await handle.close();
+  }
+}
