@@ -3,7 +3,7 @@ import { buildAgentEnv, createAgent, patchPolicyFrom, type Agent } from '@codefl
 import type { Config, LoadedConfig } from '@codefleet/config';
 import { CodefleetError, type OuterPolicy } from '@codefleet/core';
 import {
-  createGithubForge, createLocalForge, githubAppTokens, githubCredentialEnv, staticToken, type Forge, type TokenSource,
+  createGithubForge, createLocalForge, githubAppTokens, githubCredentialEnv, staticToken, type Forge, type IssueTracker, type TokenSource,
 } from '@codefleet/forge';
 import type { Logger, SecretRegistry } from '@codefleet/log';
 import type { PipelineDeps, PipelineSettings } from '@codefleet/pipeline';
@@ -17,7 +17,7 @@ import type { WorkspaceManager } from '@codefleet/workspace';
 // is waiting for jobs does not hold this code in memory.
 
 /** A forge as the runtime opens it, closed with the runtime. */
-export type RuntimeForge = Forge & { close?: () => Promise<void> | void };
+export type RuntimeForge = Forge & { readonly issues: IssueTracker; close?: () => Promise<void> | void };
 
 /** Pipeline settings derived from the config. */
 export function pipelineSettings(config: Config, env: Readonly<Record<string, string>>): PipelineSettings {
@@ -57,11 +57,11 @@ export function pipelineSettings(config: Config, env: Readonly<Record<string, st
  * Where jobs are reported back: the issue (GitHub: comments and progress labels; the local
  * forge: its issues and CLI tasks), and the CLI, which needs nothing sent.
  */
-export function requesters(config: Config, forge: Forge, log: Logger, secrets: SecretRegistry): Requester {
+export function requesters(config: Config, forge: RuntimeForge, log: Logger, secrets: SecretRegistry): Requester {
   const { labels } = config.forge.github;
   return requesterFor([
     createIssueRequester({
-      forge, secrets, tasks: forge.kind === 'local',
+      issues: forge.issues, secrets, tasks: forge.kind === 'local',
       ...(config.forge.type === 'github' ? { labels: { queued: labels.queued, running: labels.running, prOpened: labels.pr_opened, failed: labels.failed } } : {}),
     }),
     cliRequester,
@@ -120,7 +120,7 @@ export async function openForge(loaded: LoadedConfig, baseGitEnv: Record<string,
 }
 
 /** The pipeline's dependencies; agents are created on first use and kept. */
-export function pipelineDeps(loaded: LoadedConfig, parts: { forge: Forge; workspaces: WorkspaceManager; sandbox: Sandbox; store: RunStore; log: Logger; secrets: SecretRegistry; gitPath: string }): PipelineDeps {
+export function pipelineDeps(loaded: LoadedConfig, parts: { forge: RuntimeForge; workspaces: WorkspaceManager; sandbox: Sandbox; store: RunStore; log: Logger; secrets: SecretRegistry; gitPath: string }): PipelineDeps {
   const agents = new Map<string, Agent>();
   const { secrets, gitPath, ...rest } = parts;
   return {

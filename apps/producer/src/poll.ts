@@ -1,11 +1,11 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { classify, escapeInline } from '@codefleet/core';
-import type { GithubForge } from '@codefleet/forge';
+import type { GithubIssues } from '@codefleet/forge';
 import { cancelFromIssue, triggerFromIssue, type TriggerDeps, type TriggerOutcome } from './trigger.js';
 
-/** What the poller reads GitHub through: the forge adapter (one client, one error mapping). */
-export type PollDeps = TriggerDeps & { forge: TriggerDeps['forge'] & Pick<GithubForge, 'labeledIssues' | 'labelEvents' | 'commentsSince'> };
+/** What the poller reads GitHub through: its issues (one client, one error mapping). */
+export type PollDeps = TriggerDeps & { issues: TriggerDeps['issues'] & Pick<GithubIssues, 'labeledIssues' | 'labelEvents' | 'commentsSince'> };
 
 /** Settings of {@link createPoller}. */
 export interface PollOptions {
@@ -65,7 +65,7 @@ export function createPoller(deps: PollDeps, options: PollOptions): { pollOnce()
       const log = deps.log.child({ repo, issue: issueNumber });
       log.warn({ err: error, event: 'poll.trigger_failed', code: c.code }, 'issue cannot become a job; told on the issue');
       const reason = `${c.code}: ${c.message}`;
-      await deps.forge.ensureComment({
+      await deps.issues.ensureComment({
         repo, target: { kind: 'issue', number: issueNumber }, marker: 'cannot-start',
         body: `⚠️ codefleet could not start work on this issue: ${escapeInline(reason, 1_000)}`,
       }).catch((err: unknown) => log.warn({ err, event: 'poll.comment_failed' }, 'could not comment the reason'));
@@ -79,9 +79,9 @@ export function createPoller(deps: PollDeps, options: PollOptions): { pollOnce()
   const pollRepo = async (repo: string, cursor: Cursor, outcomes: TriggerOutcome[]) => {
     const state = (cursor.repos[repo.toLowerCase()] ??= { handled: [] });
     const handled = new Set(state.handled);
-    for (const issueNumber of await deps.forge.labeledIssues(repo, options.triggerLabel)) {
+    for (const issueNumber of await deps.issues.labeledIssues(repo, options.triggerLabel)) {
       try {
-        for (const event of await deps.forge.labelEvents(repo, issueNumber, options.triggerLabel)) {
+        for (const event of await deps.issues.labelEvents(repo, issueNumber, options.triggerLabel)) {
           if (handled.has(event.id)) continue;
           const request = { repo, issueNumber, actor: event.actor, via: `poll event ${event.id}`, jobId: `gh-event-${event.id}` };
           outcomes.push(await attempt(repo, issueNumber, () => triggerFromIssue(deps, request)));
@@ -96,7 +96,7 @@ export function createPoller(deps: PollDeps, options: PollOptions): { pollOnce()
     // The first poll of a repository starts from now: old comments are history, not commands.
     const comments = (state.comments ??= { since: new Date().toISOString(), handled: [] });
     const seen = new Set(comments.handled);
-    for (const comment of await deps.forge.commentsSince(repo, comments.since)) {
+    for (const comment of await deps.issues.commentsSince(repo, comments.since)) {
       if (seen.has(comment.id)) continue;
       const command = /^\s*\/codefleet\s+(retry|cancel)\b/i.exec(comment.body)?.[1]?.toLowerCase();
       if (command !== undefined && Number.isInteger(comment.issueNumber) && comment.author !== '') {

@@ -93,7 +93,7 @@ export function createDeliveryProcessor(deps: TriggerDeps, options: ProcessorOpt
     const again = intent.kind === 'review' ? 'submit the review again' : 'remove and re-add the label, or comment `/codefleet retry`';
     const number = intent.kind === 'review' ? intent.pullNumber : intent.issueNumber;
     try {
-      await deps.forge.ensureComment({
+      await deps.issues.ensureComment({
         repo: intent.repo, target: { kind: intent.kind === 'review' ? 'pull' : 'issue', number }, marker: `delivery:${delivery.id}`,
         body: `⚠️ codefleet received ${what} from @${escapeInline(intent.actor, 100)} but could not act on it: ${escapeInline(reason, 1_000)}\n\nTo try again, ${again}.`,
       });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createJob, defaultIdempotencyKey, type Job } from '@codefleet/core';
-import type { GithubForge, GithubPermission } from '@codefleet/forge';
+import type { GithubIssues, GithubPermission } from '@codefleet/forge';
 import type { Logger } from '@codefleet/log';
 import type { Queue } from '@codefleet/queue';
 import type { CancelRequests, RunStore } from '@codefleet/store';
@@ -26,7 +26,7 @@ export interface TriggerRequest {
 
 /** What the producer needs. */
 export interface TriggerDeps {
-  forge: Pick<GithubForge, 'getTask' | 'permission' | 'ensureComment' | 'listComments' | 'ensureLabels' | 'reviewComments'>;
+  issues: Pick<GithubIssues, 'getTask' | 'permission' | 'ensureComment' | 'listComments' | 'ensureLabels' | 'reviewComments'>;
   queue: Queue;
   log: Logger;
   labels: { queued: string };
@@ -67,14 +67,14 @@ export async function triggerFromIssue(deps: TriggerDeps, req: TriggerRequest): 
   const target = { kind: 'issue' as const, number: req.issueNumber };
   const ran = await alreadyRan(deps, req.jobId);
   if (ran) return ran;
-  const task = await deps.forge.getTask(req.repo, req.issueNumber);
+  const task = await deps.issues.getTask(req.repo, req.issueNumber);
   if (req.requireLabel !== undefined && !task.labels.some((l) => l.toLowerCase() === req.requireLabel?.toLowerCase())) {
     log.info({ event: 'trigger.label_gone' }, 'the trigger label was removed before codefleet acted');
     return { status: 'ignored', reason: `the label ${req.requireLabel} is no longer on the issue` };
   }
   if (!(await permitted(deps, req))) {
     log.info({ event: 'trigger.refused' }, 'actor may not trigger codefleet');
-    await bestEffort(log, 'trigger.comment_failed', () => deps.forge.ensureComment({
+    await bestEffort(log, 'trigger.comment_failed', () => deps.issues.ensureComment({
       repo: req.repo, target, marker: 'permission',
       body: `Thanks for the label, @${req.actor}! codefleet only starts work for collaborators with write access to this repository, so nothing was queued. A maintainer can add the label to start it.`,
     }));
@@ -98,7 +98,7 @@ export async function triggerFromIssue(deps: TriggerDeps, req: TriggerRequest): 
     return { status: 'duplicate', jobId: result.id };
   }
   log.info({ event: 'trigger.enqueued', job_id: job.id }, 'issue queued');
-  await bestEffort(log, 'trigger.label_failed', () => deps.forge.ensureLabels({ repo: req.repo, target, add: [deps.labels.queued] }));
+  await bestEffort(log, 'trigger.label_failed', () => deps.issues.ensureLabels({ repo: req.repo, target, add: [deps.labels.queued] }));
   return { status: 'enqueued', jobId: job.id };
 }
 
@@ -123,7 +123,7 @@ export function taskKeyOf(repo: string, issueNumber: number): string {
 }
 
 async function permitted(deps: TriggerDeps, req: TriggerRequest): Promise<boolean> {
-  return mayTrigger.includes(await deps.forge.permission(req.repo, req.actor));
+  return mayTrigger.includes(await deps.issues.permission(req.repo, req.actor));
 }
 
 /**
@@ -172,10 +172,10 @@ export async function followUpFromReview(deps: TriggerDeps, req: ReviewRequest):
   if (ran) return ran;
   if (!(await permitted(deps, req))) return { status: 'refused', reason: `@${req.actor} needs write access or above` };
   // Inline comments are where reviewers usually say what to change.
-  const inline = req.reviewId === undefined ? [] : await deps.forge.reviewComments(req.repo, req.pullNumber, req.reviewId);
+  const inline = req.reviewId === undefined ? [] : await deps.issues.reviewComments(req.repo, req.pullNumber, req.reviewId);
   const feedback = [req.reviewBody.trim(), ...inline.map((c) => `- \`${c.path}${c.line === undefined ? '' : `:${c.line}`}\`: ${c.body}`)].filter((l) => l !== '');
   if (feedback.length === 0) return { status: 'ignored', reason: 'nothing to address in this review' };
-  const task = await deps.forge.getTask(req.repo, Number(issueNumber));
+  const task = await deps.issues.getTask(req.repo, Number(issueNumber));
   const job = createJob({
     ...(req.jobId === undefined ? {} : { id: req.jobId }),
     repo: req.repo,
@@ -190,7 +190,7 @@ export async function followUpFromReview(deps: TriggerDeps, req: ReviewRequest):
   const result = await deps.queue.enqueue(job);
   if (result.deduplicated && result.id !== job.id) {
     log.info({ event: 'trigger.follow_up_deferred', job_id: result.id }, 'review kept until the running job ends');
-    await bestEffort(log, 'trigger.comment_failed', () => deps.forge.ensureComment({
+    await bestEffort(log, 'trigger.comment_failed', () => deps.issues.ensureComment({
       repo: req.repo, target, marker,
       body: `Thanks @${req.actor}: codefleet is still working on #${issueNumber}, so this review is kept and becomes a follow-up job as soon as that job ends.`,
     }));
@@ -204,8 +204,8 @@ export async function followUpFromReview(deps: TriggerDeps, req: ReviewRequest):
   if (req.deferred === true) {
     // Only where the wait was announced: a review that merely failed once gets no comment.
     await bestEffort(log, 'trigger.comment_failed', async () => {
-      if (!(await deps.forge.listComments(req.repo, target)).some((c) => c.marker === marker)) return;
-      await deps.forge.ensureComment({ repo: req.repo, target, marker, body: `Thanks @${req.actor}: this review is queued as a follow-up job now.` });
+      if (!(await deps.issues.listComments(req.repo, target)).some((c) => c.marker === marker)) return;
+      await deps.issues.ensureComment({ repo: req.repo, target, marker, body: `Thanks @${req.actor}: this review is queued as a follow-up job now.` });
     });
   }
   return { status: 'enqueued', jobId: job.id };

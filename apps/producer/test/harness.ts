@@ -82,7 +82,7 @@ export async function openHarness(options: { repos?: string[]; baseDelayMs?: num
   const store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
   const logs: Record<string, unknown>[] = [];
   const log: Logger = createLogger({ secrets: new SecretRegistry(), destination: { write: (line: string) => { logs.push(JSON.parse(line) as Record<string, unknown>); } } });
-  const deps: TriggerDeps = { forge, queue: jobs, log, labels: { queued: 'codefleet:queued' }, cancels: store, runs: store };
+  const deps: TriggerDeps = { issues: forge.issues, queue: jobs, log, labels: { queued: 'codefleet:queued' }, cancels: store, runs: store };
   const server = await startWebhookServer(deps, { secret, triggerLabel: 'codefleet', deliveries, port: 0, ...(options.repos ? { repos: options.repos } : {}) });
   const processor = createDeliveryProcessor(deps, { deliveries, ...(options.baseDelayMs === undefined ? {} : { baseDelayMs: options.baseDelayMs }) });
   let n = 0;

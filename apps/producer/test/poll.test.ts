@@ -19,7 +19,7 @@ describe('polling producer', () => {
     dir = await createTempDir('poll');
     queue = new LocalQueue({ backend: 'local', path: join(dir.path, 'q.sqlite'), name: 'p', leaseMs: 60_000, maxAttempts: 4 });
     const forge = createGithubForge({ token: gh.token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: { ...gitTestEnv(), PATH: process.env.PATH ?? '' } });
-    deps = { forge, queue, log: silentLogger(), labels: { queued: 'codefleet:queued' } };
+    deps = { issues: forge.issues, queue, log: silentLogger(), labels: { queued: 'codefleet:queued' } };
   });
   afterEach(async () => {
     await queue.close();

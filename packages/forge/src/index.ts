@@ -8,14 +8,15 @@ export type {
   EnsureLabelsRequest,
   EnsurePullRequestRequest,
   Forge,
+  IssueTracker,
   PullRequest,
   PullRequestState,
 } from './port.js';
 export { checkMarker, parseMarker, renderMarked } from './marker.js';
 export { limits } from './checks.js';
 export { LocalForge, createLocalForge, defaultGitTimeoutMs, type LocalForgeOptions } from './local/local-forge.js';
-export {
-  GithubForge, createGithubForge, githubCredentialEnv, type GithubForgeOptions, type GithubPermission, type GithubTask,
-} from './github/github-forge.js';
+export { GithubForge, createGithubForge, githubCredentialEnv, type GithubForgeOptions } from './github/github-forge.js';
+export { GithubIssues, createGithubIssues, type GithubPermission, type GithubTask } from './github/github-issues.js';
+export type { GithubApiOptions } from './github/client.js';
 export { githubFailure, rateLimitOf, retryAfterMs, secondaryLimitFloorMs, type RateLimitKind } from './github/errors.js';
 export { githubAppTokens, staticToken, type GithubAppAuth, type TokenSource } from './github/app-auth.js';

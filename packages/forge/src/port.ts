@@ -1,13 +1,13 @@
 /**
- * The forge port: where a finished job is published (a branch, a pull request, status
- * comments and labels). Adapters: `local` (a path or git URL plus a SQLite record of pull
- * requests and comments) and, later, `github` (REST API + git push with a credential
- * helper). The shapes follow GitHub's REST API so that adapter maps one to one.
+ * The forge port: where a finished job is published (a branch, a pull request); comments
+ * and labels on issues are the {@link IssueTracker}'s. Adapters: `local` (a path or git URL
+ * plus a SQLite record of pull requests and comments) and `github` (REST API + git push
+ * with a credential helper). The shapes follow GitHub's REST API.
  *
  * **Promises** (every adapter; the contract suite in `@codefleet/forge/contract` checks them):
  * - Every write is an idempotent `ensure*`: calling it again with the same input, after a
  *   crash or a redelivered job, converges on the same state and never duplicates a pull
- *   request or a marked comment.
+ *   request (nor, on the {@link IssueTracker}, a marked comment).
  * - `ensureBranch` is fenced: it only moves the branch when the remote still points at
  *   the sha the caller started from, so a stale worker cannot clobber a newer push.
  * - At most one open pull request per (repo, head), even under concurrent calls.
@@ -17,12 +17,10 @@
  *   `network` / `git_failed` (transient), `cancelled` (the signal aborted).
  *
  * **Leaves out** (on purpose):
- * - Reading issues (title, body, author): the GitHub adapter adds that with its producer.
+ * - Issues: comments and labels are the {@link IssueTracker}'s; what a producer reads of an
+ *   issue (title, body, author, permission) is `GithubIssues`'.
  * - Merging, reviews, checks and branch deletion: codefleet opens pull requests, humans
  *   merge them. (`LocalForge.mergePullRequest` exists only to simulate that in tests.)
- * - Atomic `ensureComment` across processes on every forge: the local adapter is atomic,
- *   GitHub's API is not (list, then create). Callers keep one writer per task, which the
- *   queue lease and the fencing check of the worker provide.
  * - Authentication: adapters receive ready credentials (environment, helper) from config.
  */
 export interface Forge {
@@ -67,6 +65,20 @@ export interface Forge {
 
   /** One pull request by number; `forge_not_found` when there is none. */
   getPullRequest(repo: string, number: number): Promise<PullRequest>;
+}
+
+/**
+ * Issues (and pull requests, which share their numbers) as a place to report: one marked
+ * comment per role, edited in place, and labels. Adapters: GitHub's issues
+ * (`GithubIssues`) and the local forge, which also keeps comments on `task` targets for
+ * work without an issue (CLI jobs). The requester's issue adapter writes through it; the
+ * forge contract checks both adapters.
+ *
+ * Leaves out atomic `ensureComment` across processes on GitHub (list, then create): callers
+ * keep one writer per task, which the queue lease and the worker's fencing provide.
+ */
+export interface IssueTracker {
+  readonly kind: 'local' | 'github';
 
   /**
    * One comment per (target, marker): created, or edited in place (left alone when the

@@ -26,8 +26,10 @@ forgeContract({
     const issue = gh.createIssue(repo, { title: 'An issue to comment on' });
     const scratch = await createTempDir('gh-forge');
     let clones = 0;
+    const forge = forgeFor();
     return {
-      forge: forgeFor(),
+      forge,
+      issues: forge.issues,
       repo,
       base: 'main',
       issueNumber: issue.number,
@@ -120,7 +122,7 @@ describe('GitHub forge specifics', () => {
     const repo = `acme/auth-${randomBytes(4).toString('hex')}`;
     await gh.createRepo(repo);
     const forge = forgeFor('ghp_wrongwrongwrongwrongwrongwrongwrong0');
-    const api = await forge.listLabels(repo, { kind: 'issue', number: 1 }).catch((e: unknown) => e);
+    const api = await forge.issues.listLabels(repo, { kind: 'issue', number: 1 }).catch((e: unknown) => e);
     expect(api).toMatchObject({ code: 'forge_rejected', verdict: 'permanent' });
     const push = await forge.findBranch(repo, 'main').catch((e: unknown) => e);
     expect((push as Error).message).not.toContain('ghp_wrong');
@@ -133,16 +135,16 @@ describe('GitHub forge specifics', () => {
     const forge = forgeFor();
     const target = { kind: 'issue' as const, number: issue.number };
     gh.failNext({ method: 'GET', path: /\/labels$/, status: 403, headers: { 'retry-after': '7' }, body: { message: 'You have exceeded a secondary rate limit.' } });
-    expect(await forge.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({ code: 'rate_limited', verdict: 'transient', retryAfterMs: 7_000 });
+    expect(await forge.issues.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({ code: 'rate_limited', verdict: 'transient', retryAfterMs: 7_000 });
     const reset = Math.floor(Date.now() / 1_000) + 60;
     gh.failNext({ method: 'GET', path: /\/labels$/, status: 403, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) }, body: { message: 'API rate limit exceeded' } });
-    const primary = await forge.listLabels(repo, target).catch((e: unknown) => e) as { code: string; details: { retryAfterMs: number } };
+    const primary = await forge.issues.listLabels(repo, target).catch((e: unknown) => e) as { code: string; details: { retryAfterMs: number } };
     expect(primary.code).toBe('rate_limited');
     expect(primary.details.retryAfterMs).toBeGreaterThan(50_000);
     gh.failNext({ method: 'GET', path: /\/labels$/, status: 502 });
-    expect(await forge.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({ code: 'forge_unavailable', verdict: 'transient' });
-    expect(await forge.listLabels(repo, target)).toEqual([]);
-    expect(await forge.listLabels('acme/no-such-repo', target).catch((e: unknown) => e)).toMatchObject({ code: 'forge_not_found', verdict: 'permanent' });
+    expect(await forge.issues.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({ code: 'forge_unavailable', verdict: 'transient' });
+    expect(await forge.issues.listLabels(repo, target)).toEqual([]);
+    expect(await forge.issues.listLabels('acme/no-such-repo', target).catch((e: unknown) => e)).toMatchObject({ code: 'forge_not_found', verdict: 'permanent' });
   });
 
   it("rate limits follow GitHub's rules: a bare 429 is a limit, a limit naming no time waits a minute", async () => {
@@ -153,23 +155,23 @@ describe('GitHub forge specifics', () => {
     const target = { kind: 'issue' as const, number: issue.number };
     // 429 is "too many requests" by its status, with or without rate-limit headers.
     gh.failNext({ method: 'GET', path: /\/labels$/, status: 429, body: { message: 'Too Many Requests' } });
-    expect(await forge.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({
+    expect(await forge.issues.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({
       code: 'rate_limited', verdict: 'transient', retryAfterMs: 60_000, details: { rateLimit: 'secondary', waitNamed: false },
     });
     // A secondary limit without retry-after: at least one minute, not the worker's 10 s.
     gh.failNext({ method: 'GET', path: /\/labels$/, status: 403, body: { message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.' } });
-    expect(await forge.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({ code: 'rate_limited', retryAfterMs: 60_000 });
+    expect(await forge.issues.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({ code: 'rate_limited', retryAfterMs: 60_000 });
     // A reset time counts only with x-ratelimit-remaining 0: otherwise the limit hit is a secondary one.
     const reset = Math.floor(Date.now() / 1_000) + 3_000;
     gh.failNext({ method: 'GET', path: /\/labels$/, status: 403, headers: { 'x-ratelimit-remaining': '12', 'x-ratelimit-reset': String(reset) }, body: { message: 'You have exceeded a secondary rate limit.' } });
-    expect(await forge.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({ code: 'rate_limited', retryAfterMs: 60_000 });
+    expect(await forge.issues.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({ code: 'rate_limited', retryAfterMs: 60_000 });
     gh.failNext({ method: 'GET', path: /\/labels$/, status: 429, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) } });
-    const primary = await forge.listLabels(repo, target).catch((e: unknown) => e) as { retryAfterMs: number; details: { rateLimit: string } };
+    const primary = await forge.issues.listLabels(repo, target).catch((e: unknown) => e) as { retryAfterMs: number; details: { rateLimit: string } };
     expect(primary.details.rateLimit).toBe('primary');
     expect(primary.retryAfterMs).toBeGreaterThan(2_900_000);
     // A plain 403 (no access) is no rate limit.
     gh.failNext({ method: 'GET', path: /\/labels$/, status: 403, body: { message: 'Resource not accessible by integration' } });
-    expect(await forge.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({ code: 'forge_rejected', verdict: 'permanent' });
+    expect(await forge.issues.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({ code: 'forge_rejected', verdict: 'permanent' });
   });
 
   it('where GitHub refuses drafts, the pull request is opened marked (label, title prefix, comment) and unmarked later', async () => {
@@ -220,8 +222,8 @@ describe('GitHub forge specifics', () => {
 
   it('refuses repos that are not owner/name and task targets', async () => {
     const forge = forgeFor();
-    await expect(forge.listLabels('/srv/repo.git', { kind: 'issue', number: 1 })).rejects.toMatchObject({ code: 'forge_rejected' });
-    await expect(forge.ensureComment({ repo: 'acme/x', target: { kind: 'task', key: 'k' }, marker: 'status', body: 'b' })).rejects.toMatchObject({ code: 'forge_rejected' });
+    await expect(forge.issues.listLabels('/srv/repo.git', { kind: 'issue', number: 1 })).rejects.toMatchObject({ code: 'forge_rejected' });
+    await expect(forge.issues.ensureComment({ repo: 'acme/x', target: { kind: 'task', key: 'k' }, marker: 'status', body: 'b' })).rejects.toMatchObject({ code: 'forge_rejected' });
   });
 });
 
@@ -249,7 +251,7 @@ describe('GitHub App authentication (stand-in)', () => {
     const forge = createGithubForge({ tokens, tokenFile: join(scratch.path, 'token'), apiUrl: gh.url, gitUrl: gh.url, gitEnv: forgeGitEnv() });
     try {
       const issue = gh.createIssue(repo, { title: 't' });
-      expect(await forge.listLabels(repo, { kind: 'issue', number: issue.number })).toEqual([]);
+      expect(await forge.issues.listLabels(repo, { kind: 'issue', number: issue.number })).toEqual([]);
       const first = await tokens.token();
       expect(gh.installationTokens).toEqual([first]);
       // Git authenticates with the installation token through the token file.
@@ -262,7 +264,7 @@ describe('GitHub App authentication (stand-in)', () => {
       clock += 56 * 60_000;
       const second = await tokens.token();
       expect(second).not.toBe(first);
-      expect(await forge.listLabels(repo, { kind: 'issue', number: issue.number })).toEqual([]);
+      expect(await forge.issues.listLabels(repo, { kind: 'issue', number: issue.number })).toEqual([]);
     } finally {
       forge.close();
       await scratch.dispose();

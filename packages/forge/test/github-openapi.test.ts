@@ -29,15 +29,15 @@ describe("the GitHub stand-in against GitHub's OpenAPI description", () => {
       for (let n = 0; n < 35; n += 1) gh.commentAs(repo, issue.number, 'bob', `note ${n}`);
       const target = { kind: 'issue' as const, number: issue.number };
 
-      expect(await forge.getTask(repo, issue.number)).toMatchObject({ title: 'Add a widget', labels: ['bug', 'codefleet'] });
-      expect(await forge.labeledIssues(repo, 'codefleet')).toEqual([issue.number]);
-      expect(await forge.labelEvents(repo, issue.number, 'codefleet')).toEqual([expect.objectContaining({ actor: 'alice' })]);
-      expect((await forge.commentsSince(repo, undefined)).length).toBe(35);
-      expect(await forge.permission(repo, 'alice')).toBe('maintain');
-      await forge.ensureComment({ repo, target, marker: 'status', body: 'queued' });
-      await forge.ensureComment({ repo, target, marker: 'status', body: 'running' });
-      expect((await forge.listComments(repo, target)).length).toBe(36);
-      await forge.ensureLabels({ repo, target, add: ['codefleet:queued'], remove: ['bug'] });
+      expect(await forge.issues.getTask(repo, issue.number)).toMatchObject({ title: 'Add a widget', labels: ['bug', 'codefleet'] });
+      expect(await forge.issues.labeledIssues(repo, 'codefleet')).toEqual([issue.number]);
+      expect(await forge.issues.labelEvents(repo, issue.number, 'codefleet')).toEqual([expect.objectContaining({ actor: 'alice' })]);
+      expect((await forge.issues.commentsSince(repo, undefined)).length).toBe(35);
+      expect(await forge.issues.permission(repo, 'alice')).toBe('maintain');
+      await forge.issues.ensureComment({ repo, target, marker: 'status', body: 'queued' });
+      await forge.issues.ensureComment({ repo, target, marker: 'status', body: 'running' });
+      expect((await forge.issues.listComments(repo, target)).length).toBe(36);
+      await forge.issues.ensureLabels({ repo, target, add: ['codefleet:queued'], remove: ['bug'] });
 
       const work = join(scratch.path, 'work');
       await git(scratch.path, ['clone', '--quiet', bareDir, work]);
@@ -49,10 +49,10 @@ describe("the GitHub stand-in against GitHub's OpenAPI description", () => {
       expect(await forge.findPullRequest(repo, 'ai/issue-1')).toMatchObject({ number: pr.number, draft: false });
       expect(await forge.getPullRequest(repo, pr.number)).toMatchObject({ title: 'Add a widget (v2)' });
       gh.addReviewComment(repo, pr.number, 77, { path: 'README.md', line: 1, body: 'Rename it.', user: 'alice' });
-      expect(await forge.reviewComments(repo, pr.number, 77)).toEqual([expect.objectContaining({ path: 'README.md', line: 1 })]);
+      expect(await forge.issues.reviewComments(repo, pr.number, 77)).toEqual([expect.objectContaining({ path: 'README.md', line: 1 })]);
       // Error answers are documented too.
       await expect(forge.getPullRequest(repo, 999)).rejects.toMatchObject({ code: 'forge_not_found' });
-      await expect(forge.getTask(repo, 999)).rejects.toMatchObject({ code: 'forge_not_found' });
+      await expect(forge.issues.getTask(repo, 999)).rejects.toMatchObject({ code: 'forge_not_found' });
     } finally {
       forge.close();
       await scratch.dispose();

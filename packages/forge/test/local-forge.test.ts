@@ -47,7 +47,7 @@ describe('LocalForge specifics', () => {
       expect(mine.filter((l) => l.comment.created)).toHaveLength(1);
       expect(o.forge.pullRequestCreations(o.repo, head)).toBe(1);
       const pr = await o.forge.findPullRequest(o.repo, head);
-      expect(await o.forge.listComments(o.repo, { kind: 'pull', number: pr!.number })).toHaveLength(1);
+      expect(await o.forge.issues.listComments(o.repo, { kind: 'pull', number: pr!.number })).toHaveLength(1);
     }
     expect(new Set(lines.map((l) => l.pr.number))).toEqual(new Set([1, 2, 3, 4]));
   });
@@ -58,11 +58,11 @@ describe('LocalForge specifics', () => {
     await o.forge.ensureBranch({ repo: o.repo, workdir, branch: 'feature/ünïcode' });
     const pr = await o.forge.ensurePullRequest({ repo: o.repo, head: 'feature/ünïcode', base: 'main', title: '✅ «done»', body: awkwardMarkdown, draft: true });
     const target = { kind: 'task' as const, key: 'cli/1f3a' };
-    await o.forge.ensureComment({ repo: o.repo, target, marker: 'status', body: awkwardMarkdown });
+    await o.forge.issues.ensureComment({ repo: o.repo, target, marker: 'status', body: awkwardMarkdown });
     const other = createLocalForge({ dbPath: o.dbPath, gitEnv: forgeGitEnv() });
     try {
       expect(await other.getPullRequest(o.repo, pr.number)).toMatchObject({ body: awkwardMarkdown, title: '✅ «done»', draft: true });
-      expect((await other.listComments(o.repo, target))[0]?.body).toBe(`<!-- codefleet:status -->\n${awkwardMarkdown}`);
+      expect((await other.issues.listComments(o.repo, target))[0]?.body).toBe(`<!-- codefleet:status -->\n${awkwardMarkdown}`);
     } finally {
       other.close();
     }
@@ -179,9 +179,9 @@ describe('LocalForge specifics', () => {
   it('refuses an invalid timeout and labels both added and removed', async () => {
     const o = await open();
     expect(() => createLocalForge({ dbPath: join(o.scratch, 'x.sqlite'), gitEnv: {}, gitTimeoutMs: 0 })).toThrow(/gitTimeoutMs/);
-    await expect(o.forge.ensureLabels({ repo: o.repo, target: { kind: 'issue', number: 1 }, add: ['a'], remove: ['A'] }))
+    await expect(o.forge.issues.ensureLabels({ repo: o.repo, target: { kind: 'issue', number: 1 }, add: ['a'], remove: ['A'] }))
       .rejects.toMatchObject({ code: 'forge_rejected' });
-    await expect(o.forge.listLabels(o.repo, { kind: 'issue', number: 0 })).rejects.toMatchObject({ code: 'forge_rejected' });
-    await expect(o.forge.listLabels(o.repo, { kind: 'task', key: '' })).rejects.toMatchObject({ code: 'forge_rejected' });
+    await expect(o.forge.issues.listLabels(o.repo, { kind: 'issue', number: 0 })).rejects.toMatchObject({ code: 'forge_rejected' });
+    await expect(o.forge.issues.listLabels(o.repo, { kind: 'task', key: '' })).rejects.toMatchObject({ code: 'forge_rejected' });
   });
 });

@@ -32,6 +32,7 @@ export async function openLocal(): Promise<OpenedForge & { forge: LocalForge; db
   let clones = 0;
   return {
     forge,
+    issues: forge,
     repo: origin,
     base: 'main',
     // The local forge keeps no issues, so any number is an issue it accepts.

@@ -42,7 +42,7 @@ if (pass === 'test') fs.writeFileSync(path.join(workdir, 'test', 'two.test.js'),
     const deps = {
       ...h.deps,
       forge,
-      requester: createIssueRequester({ forge }),
+      requester: createIssueRequester({ issues: forge.issues }),
       log: createLogger({ level: 'trace', destination: sink, secrets: [] }),
       workspaces: createWorkspaceManager({ cacheDir: join(h.dir.path, 'gh-cache'), reuse: true, gitEnv: env, remoteGitEnv: githubCredentialEnv(env, gh.token, gh.url) }),
     };
@@ -81,7 +81,7 @@ if (pass === 'test') fs.writeFileSync(path.join(workdir, 'test', 'two.test.js'),
     const deps = {
       ...h.deps,
       forge,
-      requester: createIssueRequester({ forge, labels }),
+      requester: createIssueRequester({ issues: forge.issues, labels }),
       workspaces: createWorkspaceManager({ cacheDir: join(h.dir.path, 'gh-cache'), reuse: true, gitEnv: env, remoteGitEnv: githubCredentialEnv(env, gh.token, gh.url) }),
     };
     const job = createJob({ repo: 'acme/widgets', source: { kind: 'issue', number: issue.number }, title: issue.title, body: '', requested_by: 'alice' }, { id: `gh-f-${Date.now()}`, now: new Date() });
@@ -102,7 +102,7 @@ if (pass === 'test') fs.writeFileSync(path.join(workdir, 'test', 'two.test.js'),
     h = await createHarness({ labels });
     const env = { ...gitTestEnv(), PATH: process.env.PATH ?? '', HOME: h.dir.path };
     const forge = createGithubForge({ token: gh.token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: env, gitTimeoutMs: 30_000 });
-    const deps = { ...h.deps, forge, requester: createIssueRequester({ forge, labels }) };
+    const deps = { ...h.deps, forge, requester: createIssueRequester({ issues: forge.issues, labels }) };
     const job = createJob({ repo: 'acme/widgets', source: { kind: 'issue', number: issue.number }, title: issue.title, body: '', requested_by: 'alice' }, { id: `gh-c-${Date.now()}`, now: new Date() });
     await h.store.requestCancel(job.idempotency_key, 'alice');
     const result = await runJob(deps, { job, attempt: 1, workerId: 'w1', signal: new AbortController().signal });

@@ -73,7 +73,7 @@ export async function createHarness(
     workspaces: createWorkspaceManager({ cacheDir: join(dir.path, 'cache'), reuse: true, gitEnv: env }),
     forge,
     // Issue jobs report on the issue, CLI jobs on the local forge's task (as the CLI wires it).
-    requester: createIssueRequester({ forge, tasks: true, ...(labels === undefined ? {} : { labels }), ...(settings.secrets === undefined ? {} : { secrets: settings.secrets }) }),
+    requester: createIssueRequester({ issues: forge, tasks: true, ...(labels === undefined ? {} : { labels }), ...(settings.secrets === undefined ? {} : { secrets: settings.secrets }) }),
     store,
     log: silentLogger(),
     agentFor: () => createScriptAgent({ module: agentModule }),

@@ -1,5 +1,5 @@
 import { fence, type Job } from '@codefleet/core';
-import type { CommentTarget, Forge } from '@codefleet/forge';
+import type { CommentTarget, IssueTracker } from '@codefleet/forge';
 import { maskSecrets, type SecretSource } from '@codefleet/log';
 import { failureComment, successComment } from './issue-comments.js';
 import type { Report, Requester } from './port.js';
@@ -12,12 +12,12 @@ export interface ProgressLabels {
   failed: string;
 }
 
-/** What the issue requester writes through: the forge's comments and labels. */
-export type IssueThreads = Pick<Forge, 'ensureComment' | 'ensureLabels'>;
+/** What the issue requester writes through: the issues' comments and labels. */
+export type IssueThreads = Pick<IssueTracker, 'ensureComment' | 'ensureLabels'>;
 
 /** Options of {@link createIssueRequester}. */
 export interface IssueRequesterOptions {
-  forge: IssueThreads;
+  issues: IssueThreads;
   /** Progress labels on the issue; absent, no labels are touched. */
   labels?: ProgressLabels;
   /**
@@ -34,7 +34,7 @@ export interface IssueRequesterOptions {
  * written: a comment edit per stage would spend the API's rate limit on noise.
  */
 export function createIssueRequester(options: IssueRequesterOptions): Requester {
-  const { forge, labels } = options;
+  const { issues, labels } = options;
   const mask = (text: string) => maskSecrets(text, options.secrets);
   const targetOf = (job: Job): CommentTarget | undefined => {
     if (job.source.kind === 'issue') return { kind: 'issue', number: job.source.number };
@@ -43,12 +43,12 @@ export function createIssueRequester(options: IssueRequesterOptions): Requester 
     }
     return undefined;
   };
-  const status = (job: Job, target: CommentTarget, body: string) => forge.ensureComment({ repo: job.repo, target, marker: 'status', body: mask(body) });
+  const status = (job: Job, target: CommentTarget, body: string) => issues.ensureComment({ repo: job.repo, target, marker: 'status', body: mask(body) });
   const label = async (job: Job, state: keyof ProgressLabels | 'none') => {
     if (labels === undefined || job.source.kind !== 'issue') return;
     const all = [labels.queued, labels.running, labels.prOpened, labels.failed];
     const add = state === 'none' ? [] : [labels[state]];
-    await forge.ensureLabels({ repo: job.repo, target: { kind: 'issue', number: job.source.number }, add, remove: all.filter((l) => !add.includes(l)) });
+    await issues.ensureLabels({ repo: job.repo, target: { kind: 'issue', number: job.source.number }, add, remove: all.filter((l) => !add.includes(l)) });
   };
   return {
     kind: 'issue',

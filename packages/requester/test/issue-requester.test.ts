@@ -29,13 +29,13 @@ requesterConformance({
     await gh.createRepo(repo, { 'README.md': '# sample\n' });
     const issue = gh.createIssue(repo, { title: 'Fix the parser' });
     const forge = createGithubForge({ token: gh.token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: gitTestEnv({ PATH: process.env.PATH ?? '/usr/bin:/bin' }) });
-    const requester = createIssueRequester({ forge, labels, secrets: [secret] });
+    const requester = createIssueRequester({ issues: forge.issues, labels, secrets: [secret] });
     return {
       requester,
       job: (options) => issueJob(repo, issue.number, options),
       foreignJob: createJob({ repo, source: { kind: 'chat', platform: 'slack', channel: 'C1', thread_id: '1.2' }, title: 't', requested_by: 'U1' }, { id: 'chat-1', now: new Date() }),
       observe: async (job) => {
-        const comments = await forge.listComments(repo, { kind: 'issue', number: (job.source as { number: number }).number });
+        const comments = await forge.issues.listComments(repo, { kind: 'issue', number: (job.source as { number: number }).number });
         return { messages: comments.map((c) => body(c.body)), marks: [...gh.labels(repo, issue.number)].sort() };
       },
       secret,
@@ -54,7 +54,7 @@ requesterConformance({
     const dir = await createTempDir('requester');
     const forge = createLocalForge({ dbPath: join(dir.path, 'forge.sqlite'), gitEnv: gitTestEnv({ PATH: process.env.PATH ?? '/usr/bin:/bin' }) });
     const repo = join(dir.path, 'origin.git');
-    const requester = createIssueRequester({ forge, labels, tasks: true, secrets: [secret] });
+    const requester = createIssueRequester({ issues: forge, labels, tasks: true, secrets: [secret] });
     return {
       requester,
       job: (options) => issueJob(repo, 7, options),
@@ -81,8 +81,8 @@ describe('issue requester', () => {
     try {
       const repo = join(dir.path, 'origin.git');
       const cliJob = createJob({ repo, source: { kind: 'cli' }, title: 't', requested_by: 'me' }, { id: 'cli-1', now: new Date() });
-      expect(createIssueRequester({ forge }).handles(cliJob)).toBe(false);
-      const requester = createIssueRequester({ forge, tasks: true });
+      expect(createIssueRequester({ issues: forge }).handles(cliJob)).toBe(false);
+      const requester = createIssueRequester({ issues: forge, tasks: true });
       await requester.report({ kind: 'cancelled', job: cliJob, by: 'me' });
       const comments = await forge.listComments(repo, { kind: 'task', key: cliJob.idempotency_key });
       expect(comments.map((c) => parseMarker(c.body))).toEqual(['status']);

@@ -1,17 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { CodefleetError } from '@codefleet/core';
-import { GithubForge } from '@codefleet/forge';
+import { GithubForge, type GithubIssues } from '@codefleet/forge';
 import { createDeliveryProcessor, createPoller, startWebhookServer, type TriggerDeps } from '@codefleet/producer';
 import { openQueue, queueSettingsFromConfig, type QueueSettings } from '@codefleet/queue';
 import type { Runtime } from '../runtime.js';
 
-async function triggerDeps(rt: Runtime): Promise<TriggerDeps & { forge: GithubForge }> {
+async function triggerDeps(rt: Runtime): Promise<TriggerDeps & { issues: GithubIssues }> {
   const forge = await rt.forge();
   if (!(forge instanceof GithubForge)) {
     throw new CodefleetError('invalid_config', 'the producer turns GitHub issues into jobs: set forge.type to github (and the token variable)');
   }
-  return { forge, queue: rt.queue, log: rt.log, labels: { queued: rt.config.forge.github.labels.queued }, cancels: rt.store, runs: rt.store };
+  return { issues: forge.issues, queue: rt.queue, log: rt.log, labels: { queued: rt.config.forge.github.labels.queued }, cancels: rt.store, runs: rt.store };
 }
 
 /**

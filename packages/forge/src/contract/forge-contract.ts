@@ -8,11 +8,13 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { git, writeFiles } from '@codefleet/testkit';
-import type { Forge } from '../port.js';
+import type { Forge, IssueTracker } from '../port.js';
 
 /** A fresh origin and forge, opened for one test. */
 export interface OpenedForge {
   forge: Forge;
+  /** The same forge's issues (comments and labels). */
+  issues: IssueTracker;
   /** The repo string the adapter is given (a path, a URL, `owner/name`). */
   repo: string;
   /** A branch that exists on the origin, used as the pull requests' base (e.g. `main`). */
@@ -220,11 +222,11 @@ export function forgeContract(harness: ForgeContractHarness): void {
       it('keeps one comment per marker, edited in place, with a hidden marker line', async () => {
         const o = await open();
         const target = await openPull(o);
-        const first = await o.forge.ensureComment({ repo: o.repo, target, marker: 'status', body: 'running…' });
+        const first = await o.issues.ensureComment({ repo: o.repo, target, marker: 'status', body: 'running…' });
         expect(first.created).toBe(true);
-        const second = await o.forge.ensureComment({ repo: o.repo, target, marker: 'status', body: 'done ✅' });
+        const second = await o.issues.ensureComment({ repo: o.repo, target, marker: 'status', body: 'done ✅' });
         expect(second).toEqual({ id: first.id, created: false });
-        const comments = await o.forge.listComments(o.repo, target);
+        const comments = await o.issues.listComments(o.repo, target);
         expect(comments).toHaveLength(1);
         expect(comments[0]).toMatchObject({ id: first.id, marker: 'status', body: '<!-- codefleet:status -->\ndone ✅' });
       });
@@ -232,28 +234,28 @@ export function forgeContract(harness: ForgeContractHarness): void {
       it('keeps different markers apart, oldest first', async () => {
         const o = await open();
         const target = await openPull(o);
-        const status = await o.forge.ensureComment({ repo: o.repo, target, marker: 'status', body: 'a' });
-        const failure = await o.forge.ensureComment({ repo: o.repo, target, marker: 'failure', body: 'b' });
+        const status = await o.issues.ensureComment({ repo: o.repo, target, marker: 'status', body: 'a' });
+        const failure = await o.issues.ensureComment({ repo: o.repo, target, marker: 'failure', body: 'b' });
         expect(failure.id).not.toBe(status.id);
-        const comments = await o.forge.listComments(o.repo, target);
+        const comments = await o.issues.listComments(o.repo, target);
         expect(comments.map((c) => [c.id, c.marker])).toEqual([[status.id, 'status'], [failure.id, 'failure']]);
       });
 
       it('never matches a marker quoted inside another body', async () => {
         const o = await open();
         const target = await openPull(o);
-        const quoting = await o.forge.ensureComment({ repo: o.repo, target, marker: 'log', body: 'see:\n<!-- codefleet:status -->' });
-        const status = await o.forge.ensureComment({ repo: o.repo, target, marker: 'status', body: 'mine' });
+        const quoting = await o.issues.ensureComment({ repo: o.repo, target, marker: 'log', body: 'see:\n<!-- codefleet:status -->' });
+        const status = await o.issues.ensureComment({ repo: o.repo, target, marker: 'status', body: 'mine' });
         expect(status.created).toBe(true);
         expect(status.id).not.toBe(quoting.id);
-        expect((await o.forge.listComments(o.repo, target))[0]?.body).toBe('<!-- codefleet:log -->\nsee:\n<!-- codefleet:status -->');
+        expect((await o.issues.listComments(o.repo, target))[0]?.body).toBe('<!-- codefleet:log -->\nsee:\n<!-- codefleet:status -->');
       });
 
       it('comments on issues, and stores bodies verbatim', async () => {
         const o = await open();
         const target = { kind: 'issue' as const, number: o.issueNumber };
-        await o.forge.ensureComment({ repo: o.repo, target, marker: 'failure', body: awkwardMarkdown });
-        const comments = await o.forge.listComments(o.repo, target);
+        await o.issues.ensureComment({ repo: o.repo, target, marker: 'failure', body: awkwardMarkdown });
+        const comments = await o.issues.listComments(o.repo, target);
         expect(comments.map((c) => c.body)).toEqual([`<!-- codefleet:failure -->\n${awkwardMarkdown}`]);
       });
 
@@ -261,11 +263,11 @@ export function forgeContract(harness: ForgeContractHarness): void {
         const o = await open();
         const target = { kind: 'issue' as const, number: o.issueNumber };
         for (const marker of ['', 'a -->', 'two\nlines', 'x'.repeat(101), '<b>']) {
-          await expect(o.forge.ensureComment({ repo: o.repo, target, marker, body: 'b' })).rejects.toMatchObject({ code: 'forge_rejected' });
+          await expect(o.issues.ensureComment({ repo: o.repo, target, marker, body: 'b' })).rejects.toMatchObject({ code: 'forge_rejected' });
         }
-        await expect(o.forge.ensureComment({ repo: o.repo, target: { kind: 'pull', number: 9_999 }, marker: 'status', body: 'b' }))
+        await expect(o.issues.ensureComment({ repo: o.repo, target: { kind: 'pull', number: 9_999 }, marker: 'status', body: 'b' }))
           .rejects.toMatchObject({ code: 'forge_not_found' });
-        expect(await o.forge.listComments(o.repo, target)).toEqual([]);
+        expect(await o.issues.listComments(o.repo, target)).toEqual([]);
       });
     });
 
@@ -273,12 +275,12 @@ export function forgeContract(harness: ForgeContractHarness): void {
       it('moves labels through a lifecycle, idempotently and case-insensitively', async () => {
         const o = await open();
         const target = { kind: 'issue' as const, number: o.issueNumber };
-        const ensure = (add: string[], remove: string[] = []) => o.forge.ensureLabels({ repo: o.repo, target, add, remove });
+        const ensure = (add: string[], remove: string[] = []) => o.issues.ensureLabels({ repo: o.repo, target, add, remove });
         expect(await ensure(['codefleet:queued'])).toEqual({ labels: ['codefleet:queued'] });
         expect(await ensure(['codefleet:queued'])).toEqual({ labels: ['codefleet:queued'] });
         expect(await ensure(['codefleet:running'], ['codefleet:queued', 'not-there'])).toEqual({ labels: ['codefleet:running'] });
         expect(await ensure(['CODEFLEET:RUNNING', 'bug'])).toEqual({ labels: ['bug', 'codefleet:running'] });
-        expect(await o.forge.listLabels(o.repo, target)).toEqual(['bug', 'codefleet:running']);
+        expect(await o.issues.listLabels(o.repo, target)).toEqual(['bug', 'codefleet:running']);
         await expect(ensure([' '])).rejects.toMatchObject({ code: 'forge_rejected' });
       });
     });

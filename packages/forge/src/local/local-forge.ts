@@ -6,7 +6,7 @@ import { checkBody, checkBranch, checkLabel, checkPullRequestInput, checkSha, ta
 import { pushFenced, remoteBranches, type GitOptions } from '../git/git.js';
 import { renderMarked } from '../marker.js';
 import type {
-  Comment, CommentTarget, EnsureBranchRequest, EnsureCommentRequest, EnsureLabelsRequest, EnsurePullRequestRequest, Forge, PullRequest,
+  Comment, CommentTarget, EnsureBranchRequest, EnsureCommentRequest, EnsureLabelsRequest, EnsurePullRequestRequest, Forge, IssueTracker, PullRequest,
 } from '../port.js';
 import { commentsOn, upsertComment } from './comments.js';
 import { applyLabels, labelsOn } from './labels.js';
@@ -39,8 +39,10 @@ export const defaultGitTimeoutMs = 120_000;
  * (`forge_rejected`); point the forge at a bare origin (`git init --bare`), as the demo
  * does, or at a repository whose checked-out branch is not the work branch.
  */
-export class LocalForge implements Forge {
+export class LocalForge implements Forge, IssueTracker {
   readonly kind = 'local' as const;
+  /** The local forge keeps its issues' comments and labels itself, in the same file. */
+  readonly issues: IssueTracker = this;
   readonly #db: SqliteDatabase;
   readonly #git: GitOptions;
   readonly #now: () => Date;
