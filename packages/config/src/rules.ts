@@ -136,14 +136,20 @@ function chatRules({ agents, router, slack, line, http_api }: Config): ConfigPro
   for (const part of ['classifier', 'chat'] as const) {
     if (router[part].host === '') problems.push({ path: `router.${part}.host`, message: 'required when the provider is openai (a local OpenAI-compatible server)' });
   }
-  const need = (enabled: boolean, section: string, pairs: [string | undefined, string][]) => {
+  const need = (enabled: boolean, section: string, pairs: [string | undefined, string, string][]) => {
     if (!enabled) return;
-    for (const [value, variable] of pairs) {
-      if (value === undefined) problems.push({ path: `${section}.${variable}`, message: `environment variable named by ${section}.${variable} is not set (${section} is enabled)` });
+    for (const [value, key, variable] of pairs) {
+      if (value === undefined) problems.push({ path: `${section}.${key}`, message: `environment variable ${variable} is not set (${section} is enabled)` });
     }
   };
-  need(slack.enabled, 'slack', [[slack.bot_token, 'bot_token_env'], slack.mode === 'socket' ? [slack.app_token, 'app_token_env'] : [slack.signing_secret, 'signing_secret_env']]);
-  need(line.enabled, 'line', [[line.channel_secret, 'channel_secret_env'], [line.channel_access_token, 'channel_access_token_env']]);
-  need(http_api.enabled, 'http_api', [[http_api.token, 'token_env']]);
+  need(slack.enabled, 'slack', [
+    [slack.bot_token, 'bot_token_env', slack.bot_token_env],
+    slack.mode === 'socket' ? [slack.app_token, 'app_token_env', slack.app_token_env] : [slack.signing_secret, 'signing_secret_env', slack.signing_secret_env],
+  ]);
+  need(line.enabled, 'line', [
+    [line.channel_secret, 'channel_secret_env', line.channel_secret_env],
+    [line.channel_access_token, 'channel_access_token_env', line.channel_access_token_env],
+  ]);
+  need(http_api.enabled, 'http_api', [[http_api.token, 'token_env', http_api.token_env]]);
   return problems;
 }

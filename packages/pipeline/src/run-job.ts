@@ -63,6 +63,9 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     await tracker.update((r) => advance(r, stage, { now: now(), ...(note === undefined ? {} : { note }) }));
     ctx.onProgress?.({ stage });
     deps.log.info({ event: 'stage.entered', job_id: job.id, stage, attempt: ctx.attempt }, stage);
+    // `started` says preparing; requesters that show progress (a Slack status message) edit
+    // it per stage, the others ignore it.
+    if (stage !== 'preparing') await tell({ kind: 'progress', job, stage, ...(note === undefined ? {} : { note }) });
   };
 
   // A worker paused past its lease (or cut off) must not publish: each write asks the

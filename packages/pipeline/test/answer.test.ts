@@ -39,8 +39,8 @@ fs.writeFileSync(path.join(workdir, '.codefleet', 'answer.md'), '## How one() wo
     expect(run!.stages.find((s) => s.stage === 'testing')?.note).toMatch(/changed 1 file\(s\); discarded/);
     expect(await h.forge.findBranch(job.repo, branchName(job))).toBeUndefined();
     expect(await h.forge.findPullRequest(job.repo, branchName(job))).toBeUndefined();
-    expect(setup.reports.map((r) => r.kind)).toEqual(['started', 'answered']);
-    expect(setup.reports[1]).toMatchObject({ kind: 'answered', answer: run!.answer });
+    expect(setup.reports.map((r) => (r.kind === 'progress' ? r.stage : r.kind))).toEqual(['started', 'planning', 'implementing', 'testing', 'validating', 'publishing', 'answered']);
+    expect(setup.reports.at(-1)).toMatchObject({ kind: 'answered', answer: run!.answer });
   });
 
   it('takes the end of the output when the agent wrote no answer file (CLI agents print it)', async () => {
@@ -75,6 +75,6 @@ console.log('linked');
     const job = h.job({ mode: 'answer', route });
     await h.drain(job);
     expect(await h.store.get(job.id)).toMatchObject({ outcome: 'failed', error: { code: 'agent_failed' } });
-    expect(setup.reports.map((r) => r.kind)).toEqual(['started', 'failed']);
+    expect(setup.reports.filter((r) => r.kind !== 'progress').map((r) => r.kind)).toEqual(['started', 'failed']);
   });
 });

@@ -39,6 +39,8 @@ export async function doctor(loaded: LoadedConfig): Promise<Check[]> {
   const keyCheck = agentKeyCheck(loaded);
   if (keyCheck) checks.push(keyCheck);
   checks.push(await forgeCheck(loaded));
+  const { producerChecks } = await import('./producer-checks.js');
+  checks.push(...(await producerChecks(config)));
   return checks;
 }
 
