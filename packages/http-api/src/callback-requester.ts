@@ -1,4 +1,4 @@
-import { classify, CodefleetError, type Job } from '@codefleet/core';
+import { classify, CodefleetError, truncateHead, type Job } from '@codefleet/core';
 import { maskSecrets, type Logger, type SecretSource } from '@codefleet/log';
 import { plainReport, type Report, type Requester } from '@codefleet/requester';
 import type { RunStore } from '@codefleet/store';
@@ -46,6 +46,8 @@ export interface CallbackPayload {
 }
 
 const sentTtlMs = 30 * 24 * 60 * 60 * 1000;
+/** A failure's reason can be a long output tail; the run record keeps all of it. */
+const maxReasonChars = 4_000;
 
 /** The payload of a report, secrets masked; `progress` is not sent (undefined). */
 export function callbackPayload(report: Report, mask: (text: string) => string = (t) => t): CallbackPayload | undefined {
@@ -59,7 +61,7 @@ export function callbackPayload(report: Report, mask: (text: string) => string =
   };
   if (report.kind === 'finished') payload.pr_url = report.pullRequest.url;
   if (report.kind === 'failed') {
-    payload.reason = mask(report.reason);
+    payload.reason = truncateHead(mask(report.reason), maxReasonChars);
     payload.error_code = report.error.code;
   }
   if (report.kind === 'answered') payload.answer = mask(report.answer);

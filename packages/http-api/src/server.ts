@@ -88,6 +88,8 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
   const app = Fastify({
     logger: false,
     bodyLimit: maxRequestBytes,
+    // Job ids run to 128 characters; Fastify's default of 100 would turn the longest into a 414.
+    maxParamLength: 200,
     // Strict validation: an unknown field or a number for a string is a 400, never coerced or dropped.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
   });
@@ -196,14 +198,17 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     return reply.code(201).send(created);
   });
 
-  app.get<{ Params: { id: string } }>('/v1/jobs/:id', { schema: { response: { 200: jobStatus } } }, async (req) => {
+  // Checked before the store is asked: a run-store key is bounded, an over-long id is the client's mistake.
+  const params = { type: 'object', required: ['id'], properties: { id: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' } } } as const;
+
+  app.get<{ Params: { id: string } }>('/v1/jobs/:id', { schema: { params, response: { 200: jobStatus } } }, async (req) => {
     const record = await readRecord(req.params.id);
     const { run } = await latestRun(store, record.id);
     const cancel = await store.cancelRequested(record.idempotency_key);
     return statusBody(record, run, cancel !== undefined && (run === undefined || !isTerminal(run.stage)), mask);
   });
 
-  app.post<{ Params: { id: string } }>('/v1/jobs/:id/cancel', async (req, reply) => {
+  app.post<{ Params: { id: string } }>('/v1/jobs/:id/cancel', { schema: { params } }, async (req, reply) => {
     const record = await readRecord(req.params.id);
     const { run } = await latestRun(store, record.id);
     if (run !== undefined && isTerminal(run.stage)) {

@@ -173,6 +173,9 @@ describe('GET /v1/jobs/:id and cancel', () => {
     expect(await backends.store.cancelRequested('api-1')).toMatchObject({ by: 'api' });
     expect((await call('GET', '/v1/jobs/api-1')).body).toMatchObject({ cancel_requested: true });
     expect((await call('POST', '/v1/jobs/api-404/cancel')).status).toBe(404);
+    expect((await call('GET', `/v1/jobs/${'x'.repeat(128)}`)).status).toBe(404);
+    const tooLong = await call('GET', `/v1/jobs/${'x'.repeat(129)}`);
+    expect([tooLong.status, tooLong.body?.field]).toEqual([400, 'id']);
   });
 });
 
