@@ -9,3 +9,7 @@ export {
   type StandInIssue, type StandInPull,
 } from './github/stand-in.js';
 export { startOllamaStandIn, type OllamaStandIn, type OllamaStandInOptions, type RecordedChat, type ScriptedReply } from './ollama-stand-in.js';
+export {
+  signLineBody, startLineStandIn, type DeliverOptions, type LineExchange, type LineSent, type LineStandIn, type LineWebhookEvent,
+  type TextEventOptions,
+} from './line/stand-in.js';

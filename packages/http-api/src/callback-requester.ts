@@ -1,0 +1,153 @@
+import { classify, CodefleetError, truncateHead, type Job } from '@codefleet/core';
+import { maskSecrets, type Logger, type SecretSource } from '@codefleet/log';
+import { plainReport, type Report, type Requester } from '@codefleet/requester';
+import type { RunStore } from '@codefleet/store';
+import { callbackUrlProblem } from './callback-url.js';
+import { signCallback } from './signature.js';
+
+/** Options of {@link createCallbackRequester}. */
+export interface CallbackRequesterOptions {
+  /** `http_api.callback_secret`: the HMAC key. */
+  secret: string;
+  /** `http_api.callback_hosts`: checked again before every POST, not only when the job was created. */
+  hosts: readonly string[];
+  log: Logger;
+  fetch?: typeof fetch;
+  /**
+   * Where sent events are remembered, so a report told twice (a redelivered job) is POSTed
+   * once; without it a repeat is POSTed again with the same event id.
+   */
+  sent?: Pick<RunStore, 'lookupRequest' | 'setRequest'>;
+  secrets?: SecretSource;
+  /** POSTs tried per report on a network error, 429 or 5xx; default 5. */
+  tries?: number;
+  /** Waits between tries; default a real timer of 1 s, 2 s, 4 s … */
+  sleep?: (ms: number) => Promise<void>;
+  /** Seconds since the epoch, for the timestamp header; default the clock. */
+  nowSeconds?: () => number;
+  /** Per POST; default 10 s. */
+  timeoutMs?: number;
+}
+
+/** The JSON body of a completion webhook. */
+export interface CallbackPayload {
+  /** The report's kind: queued, started, finished, answered, failed, cancelled. */
+  event: Report['kind'];
+  job_id: string;
+  /** queued, running, done, answered, failed, cancelled. */
+  state: string;
+  pr_url?: string;
+  reason?: string;
+  error_code?: string;
+  answer?: string;
+  cancelled_by?: string;
+  /** The same words a chat user is told, plain text. */
+  message: string;
+}
+
+const sentTtlMs = 30 * 24 * 60 * 60 * 1000;
+/** A failure's reason can be a long output tail; the run record keeps all of it. */
+const maxReasonChars = 4_000;
+
+/** The payload of a report, secrets masked; `progress` is not sent (undefined). */
+export function callbackPayload(report: Report, mask: (text: string) => string = (t) => t): CallbackPayload | undefined {
+  if (report.kind === 'progress') return undefined;
+  const plain = plainReport(report);
+  const payload: CallbackPayload = {
+    event: report.kind,
+    job_id: report.job.id,
+    state: plain.state,
+    message: mask([plain.headline, ...plain.details].join('\n')),
+  };
+  if (report.kind === 'finished') payload.pr_url = report.pullRequest.url;
+  if (report.kind === 'failed') {
+    payload.reason = truncateHead(mask(report.reason), maxReasonChars);
+    payload.error_code = report.error.code;
+  }
+  if (report.kind === 'answered') payload.answer = mask(report.answer);
+  if (report.kind === 'cancelled') payload.cancelled_by = report.by;
+  return payload;
+}
+
+/**
+ * Reports API jobs that carry a `callback_url` by POSTing JSON ({@link CallbackPayload}) to
+ * it, signed: `X-Codefleet-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<body>">`,
+ * `X-Codefleet-Timestamp` (seconds) and `X-Codefleet-Event-Id` (`<job id>:<event>`, the
+ * receiver's dedup key). Every report but `progress` is sent. Network errors, 429 and 5xx are
+ * retried with backoff a bounded number of times; other answers are `forge_rejected`.
+ * Redirects are never followed (a 3xx is a refusal) and a host outside `hosts` is never
+ * contacted, so the URL cannot be bent towards another service.
+ */
+export function createCallbackRequester(options: CallbackRequesterOptions): Requester {
+  const doFetch = options.fetch ?? fetch;
+  const tries = Math.max(1, options.tries ?? 5);
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const nowSeconds = options.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
+  const mask = (text: string) => maskSecrets(text, options.secrets);
+  const urlOf = (job: Job) => (job.source.kind === 'api' ? job.source.callback_url : undefined);
+
+  const postOnce = async (url: string, body: string, eventId: string): Promise<void> => {
+    const timestamp = nowSeconds();
+    let response: Response;
+    try {
+      response = await doFetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'codefleet-callback/1',
+          'x-codefleet-event-id': eventId,
+          'x-codefleet-timestamp': String(timestamp),
+          'x-codefleet-signature': signCallback(options.secret, timestamp, body),
+        },
+        body,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
+      });
+    } catch (cause) {
+      throw new CodefleetError('network', `callback POST failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    }
+    await response.body?.cancel().catch(() => {});
+    if (response.ok) return;
+    const details = { status: response.status };
+    if (response.status >= 300 && response.status < 400) {
+      throw new CodefleetError('forge_rejected', `callback answered ${response.status}: redirects are not followed`, { details });
+    }
+    if (response.status === 429) throw new CodefleetError('rate_limited', 'callback answered 429', { details });
+    if (response.status >= 500) throw new CodefleetError('forge_unavailable', `callback answered ${response.status}`, { details });
+    throw new CodefleetError('forge_rejected', `callback answered ${response.status}`, { details });
+  };
+
+  return {
+    kind: 'callback',
+    handles: (job) => urlOf(job) !== undefined,
+    async report(report: Report): Promise<void> {
+      const url = urlOf(report.job);
+      const payload = callbackPayload(report, mask);
+      if (url === undefined || payload === undefined) return;
+      const log = options.log.child({ job_id: report.job.id, report: report.kind });
+      const problem = callbackUrlProblem(url, options.hosts);
+      if (problem !== undefined) {
+        log.warn({ event: 'callback.refused', reason: problem }, `callback not sent: ${problem}`);
+        throw new CodefleetError('forge_rejected', `callback not sent: ${problem}`, { verdict: 'permanent' });
+      }
+      const eventId = `${report.job.id}:${report.kind}`;
+      if ((await options.sent?.lookupRequest(`callback:${eventId}`)) !== undefined) return;
+      const body = JSON.stringify(payload);
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          await postOnce(url, body, eventId);
+          break;
+        } catch (error) {
+          const c = classify(error);
+          if (c.verdict !== 'transient' || attempt >= tries) {
+            log.warn({ err: error, event: 'callback.failed', attempts: attempt, code: c.code }, 'completion webhook not delivered');
+            throw error;
+          }
+          log.info({ event: 'callback.retry', attempt, code: c.code }, 'completion webhook failed; retrying');
+          await sleep(1000 * 2 ** (attempt - 1));
+        }
+      }
+      await options.sent?.setRequest(`callback:${eventId}`, '1', sentTtlMs);
+    },
+  };
+}

@@ -1,0 +1,119 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { classify, createJob, type Job } from '@codefleet/core';
+import { silentLogger } from '@codefleet/log';
+import { requesterConformance } from '@codefleet/requester/conformance';
+import { createCallbackRequester, createHttpApi, verifyCallback, type CallbackPayload } from '../src/index.js';
+import { apiConfig, callbackSecret, openBackends, token } from './helpers.js';
+import { startReceiver } from './receiver.js';
+
+const secret = 'sk-test-0123456789abcdef';
+const noWait = async () => {};
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+let backends: Awaited<ReturnType<typeof openBackends>>;
+beforeAll(async () => {
+  receiver = await startReceiver();
+  backends = await openBackends();
+});
+afterAll(async () => {
+  await receiver?.close();
+  await backends?.dispose();
+});
+
+function apiJob(options: { id?: string; title?: string; callback?: string } = {}): Job {
+  const id = options.id ?? `api-${randomBytes(4).toString('hex')}`;
+  return createJob({
+    repo: 'acme/widgets', title: options.title ?? 'Fix the parser', requested_by: 'api',
+    source: { kind: 'api', request_id: id, callback_url: options.callback ?? `${receiver.url}/hooks/${id}` },
+  }, { id, now: new Date() });
+}
+
+const requester = (extra: Partial<Parameters<typeof createCallbackRequester>[0]> = {}) =>
+  createCallbackRequester({ secret: callbackSecret, hosts: ['127.0.0.1'], log: silentLogger(), sent: backends.store, secrets: [secret], sleep: noWait, ...extra });
+
+requesterConformance({
+  name: 'completion webhook (signed POSTs to a loopback receiver)',
+  open: async () => ({
+    requester: requester(),
+    job: (options) => apiJob(options),
+    foreignJob: createJob({ repo: 'acme/widgets', source: { kind: 'api' }, title: 't', requested_by: 'ci' }, { id: 'api-no-callback', now: new Date() }),
+    // What the receiver got for the job: each body as sent, so a leaked secret would show.
+    observe: async (job) => ({ messages: receiver.received.filter((r) => r.path === `/hooks/${job.id}`).map((r) => r.body), marks: [] }),
+    secret,
+    // The payload is JSON for a program, not a chat: nothing in it is rendered, so no
+    // fragment of the answer is live syntax (its JSON encoding keeps quotes and newlines inert).
+    activeSyntax: [],
+    dispose: async () => {},
+  }),
+});
+
+describe('completion webhook', () => {
+  it('signs each POST so the receiver can verify it, with an event id to dedupe on', async () => {
+    const job = apiJob();
+    await requester().report({ kind: 'cancelled', job, by: 'carol' });
+    const got = receiver.received.filter((r) => r.path === `/hooks/${job.id}`);
+    expect(got).toHaveLength(1);
+    const [request] = got;
+    const header = (name: string) => request?.headers[name] as string | undefined;
+    expect(header('x-codefleet-event-id')).toBe(`${job.id}:cancelled`);
+    expect(verifyCallback({ secret: callbackSecret, body: request?.body ?? '', timestamp: header('x-codefleet-timestamp'), signature: header('x-codefleet-signature') })).toBe(true);
+    expect(verifyCallback({ secret: 'another-secret', body: request?.body ?? '', timestamp: header('x-codefleet-timestamp'), signature: header('x-codefleet-signature') })).toBe(false);
+    expect(verifyCallback({ secret: callbackSecret, body: `${request?.body ?? ''} `, timestamp: header('x-codefleet-timestamp'), signature: header('x-codefleet-signature') })).toBe(false);
+    // A captured request replayed an hour later is refused.
+    const later = Number(header('x-codefleet-timestamp')) + 3600;
+    expect(verifyCallback({ secret: callbackSecret, body: request?.body ?? '', timestamp: header('x-codefleet-timestamp'), signature: header('x-codefleet-signature'), nowSeconds: later })).toBe(false);
+    const payload = JSON.parse(request?.body ?? '{}') as CallbackPayload;
+    expect(payload).toMatchObject({ event: 'cancelled', job_id: job.id, state: 'cancelled', cancelled_by: 'carol' });
+  });
+
+  it('retries after a 500 and a network error, then gives up after its tries', async () => {
+    const job = apiJob();
+    receiver.answer(500, 503);
+    const waits: number[] = [];
+    await requester({ sleep: async (ms) => void waits.push(ms) }).report({ kind: 'cancelled', job, by: 'carol' });
+    const statuses = receiver.received.filter((r) => r.path === `/hooks/${job.id}`).map((r) => r.status);
+    expect(statuses).toEqual([500, 503, 200]);
+    expect(waits).toEqual([1000, 2000]);
+
+    const dead = apiJob({ callback: 'http://127.0.0.1:9/closed' });
+    const failure = await requester({ tries: 3 }).report({ kind: 'cancelled', job: dead, by: 'carol' }).catch((e: unknown) => e);
+    expect(classify(failure).code).toBe('network');
+  });
+
+  it('never follows a redirect, never sends outside callback_hosts, and takes a 4xx as a refusal', async () => {
+    const job = apiJob();
+    receiver.answer(302);
+    const redirected = await requester().report({ kind: 'cancelled', job, by: 'carol' }).catch((e: unknown) => e);
+    expect(classify(redirected).code).toBe('forge_rejected');
+    expect(receiver.received.some((r) => r.path === '/elsewhere')).toBe(false);
+
+    const before = receiver.received.length;
+    const outside = await requester({ hosts: ['hooks.example'] }).report({ kind: 'cancelled', job: apiJob(), by: 'carol' }).catch((e: unknown) => e);
+    expect(classify(outside)).toMatchObject({ code: 'forge_rejected', verdict: 'permanent' });
+    expect(receiver.received.length).toBe(before);
+
+    receiver.answer(410);
+    const gone = await requester().report({ kind: 'cancelled', job: apiJob(), by: 'carol' }).catch((e: unknown) => e);
+    expect(classify(gone).code).toBe('forge_rejected');
+    expect(receiver.received.length).toBe(before + 1);
+  });
+
+  it('an API job with a callback_url gets its queued report there, signed', async () => {
+    const callbacks = requester();
+    const api = createHttpApi({ config: apiConfig(), queue: backends.queue, store: backends.store, requester: callbacks, log: silentLogger() });
+    await api.listen();
+    try {
+      const response = await fetch(`${api.url}/v1/jobs`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ repo: 'acme/widgets', title: 'Fix it', callback_url: `${receiver.url}/hooks/from-api` }),
+      });
+      expect(response.status).toBe(201);
+      const { id } = (await response.json()) as { id: string };
+      const got = receiver.received.filter((r) => r.path === '/hooks/from-api');
+      expect(got.map((r) => JSON.parse(r.body) as CallbackPayload)).toMatchObject([{ event: 'queued', job_id: id, state: 'queued' }]);
+    } finally {
+      await api.close();
+    }
+  });
+});
