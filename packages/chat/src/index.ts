@@ -1,3 +1,9 @@
-// Public API of @codefleet/chat: the chat service's message and outcome types (the router and
-// the routes land here next).
+// Public API of @codefleet/chat: the router (explicit commands, rules, a local classifier,
+// the CHAT fallback) and the chat service that carries a message's route out.
 export type { ChatMessage, ChatOutcome, ChatService } from './port.js';
+export { createRouter, route, type RouteOptions, type Routed } from './router.js';
+export { explicitCommand, explicitCommands, isAnswerRoute, isCodeRoute } from './commands.js';
+export { compileRules, maxRuleInputChars, ruleTimeoutMs, type RuleBook, type RuleMatch } from './rules.js';
+export { classify, readClassification, maxClassifierInputChars, type Classification } from './classifier.js';
+export { agentLocality, isLocalEndpoint, type AgentLocality } from './local-endpoint.js';
+export { defaultModelFactory, modelSpecOf, type LocalModelSpec, type ModelFactory } from './local-model.js';
