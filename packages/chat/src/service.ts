@@ -71,7 +71,7 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
     const mode = isCodeRoute(route.name) ? 'change' : 'answer';
     // Only CODE jobs become a thread's job, so only they follow one up.
     const thread = mode === 'change' ? await threadJobOf(message, deps.store) : undefined;
-    const choice = chooseRepo({ inText: named.repo, thread: thread?.repo, rule: routed.repo, hints: message.repoHints });
+    const choice = chooseRepo({ inText: named.repo ?? message.repo, thread: thread?.repo, rule: routed.repo, hints: message.repoHints });
     if (choice.status === 'invalid') return reply(`I can't use the repository "${choice.repo}": ${choice.problem}.`);
     if (choice.status === 'none') return { kind: 'ask_repo', choices: knownRepos(config), route };
     const access = await checkAccess(choice.repo, message.access, deps.permission);
