@@ -104,28 +104,42 @@ export async function enqueueWork(order: WorkOrder, followUp: FollowUp, deps: Wo
   const { message, route, repo } = order;
   const continued = followUp.status === 'continue' && order.mode === 'change' ? followUp : undefined;
   const preface = continued === undefined ? [] : [`Follow-up in the same chat thread to job ${continued.jobId}: continue on branch ${continued.branch}, on top of what is there.`, ''];
-  const job = createJob({
-    repo,
-    source: sourceOf(message),
-    title: titleOf(order.task),
-    body: [...preface, message.text].join('\n').slice(0, maxBodyChars),
-    mode: order.mode,
-    route,
-    agent: order.agent,
-    requested_by: (message.access.login ?? message.user).slice(0, 256),
-    ...(continued === undefined ? {} : { branch: continued.branch }),
-  }, { id: deps.id(), now: deps.now() });
-  const bound = await deps.store.bindRequest(messageKey(message), job.id, messageKeyTtlMs);
+  let job: Job;
+  try {
+    job = createJob({
+      repo,
+      source: sourceOf(message),
+      title: titleOf(order.task),
+      body: [...preface, message.text].join('\n').slice(0, maxBodyChars),
+      mode: order.mode,
+      route,
+      agent: order.agent,
+      requested_by: (message.access.login ?? message.user).slice(0, 256),
+      ...(continued === undefined ? {} : { branch: continued.branch }),
+    }, { id: deps.id(), now: deps.now() });
+  } catch (error) {
+    // A message the job format cannot hold (an over-long channel id): said, not thrown at the producer.
+    if ((error as { code?: unknown }).code !== 'invalid_job') throw error;
+    return { kind: 'reply', text: `I couldn't make a job of that message: ${(error as Error).message}`, route };
+  }
+  const key = messageKey(message);
+  let bound = await deps.store.bindRequest(key, job.id, messageKeyTtlMs);
+  // '' marks an earlier delivery whose enqueue failed: this one takes the key over. Two doing
+  // so at once still make one job: the queue dedups the message's idempotency key.
+  if (!bound.bound && bound.value === '') {
+    await deps.store.setRequest(key, job.id, messageKeyTtlMs);
+    bound = { value: job.id, bound: true };
+  }
   if (!bound.bound) return { kind: 'enqueued', jobId: bound.value, route, deduplicated: true, repo };
   let result;
   try {
     result = await deps.queue.enqueue(job);
   } catch (error) {
-    // Unbind (a 1 ms binding expires at once) so a redelivery can try again rather than
-    // being told about a job that was never queued.
-    await deps.store.setRequest(messageKey(message), '', 1).catch(() => undefined);
+    // Freed, so a redelivery tries again rather than being told about a job never queued.
+    await deps.store.setRequest(key, '', messageKeyTtlMs).catch(() => undefined);
     throw error;
   }
+  if (result.deduplicated) await deps.store.setRequest(key, result.id, messageKeyTtlMs);
   const meta: JobMeta = { id: result.id, repo: job.repo, requested_by: job.requested_by, source: job.source, idempotency_key: job.idempotency_key };
   await deps.store.setRequest(jobMetaKey(result.id), JSON.stringify(meta), threadKeyTtlMs);
   if (isCodeRoute(route.name)) await deps.store.setRequest(threadKey(message), result.id, threadKeyTtlMs);

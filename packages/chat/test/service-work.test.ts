@@ -63,6 +63,30 @@ describe('chat service: work', () => {
     expect(h.requester.reports).toHaveLength(1);
   });
 
+  it('a delivery whose enqueue failed leaves the message free: the next delivery makes the job', async () => {
+    let failures = 1;
+    const queue = new Proxy(h.queue, {
+      get: (target, prop, receiver) => prop === 'enqueue'
+        ? async (job: Parameters<typeof target.enqueue>[0]) => {
+          if (failures-- > 0) throw new Error('queue down');
+          return target.enqueue(job);
+        }
+        : Reflect.get(target, prop, receiver),
+    });
+    const service = h.service({}, { queue });
+    const message = messageOf('/code fix it repo=acme/api');
+    await expect(service.handle(message)).rejects.toThrow('queue down');
+    expect(await service.handle(message)).toMatchObject({ kind: 'enqueued', jobId: 'job-2', deduplicated: false });
+    expect(await service.handle(message)).toMatchObject({ kind: 'enqueued', jobId: 'job-2', deduplicated: true });
+    expect((await h.queue.stats()).depth).toBe(1);
+  });
+
+  it('a message the job format cannot hold is answered, not thrown', async () => {
+    const outcome = await h.service().handle(messageOf('/code fix it repo=acme/api', { channel: 'C'.repeat(101) }));
+    expect(outcome).toMatchObject({ kind: 'reply', text: expect.stringMatching(/^I couldn.t make a job of that message: invalid job: .*source.channel: expected at most 100 characters/) });
+    expect((await h.queue.stats()).depth).toBe(0);
+  });
+
   it('a follow-up in the thread of a finished job continues its branch; while it runs, the message is turned back', async () => {
     const service = h.service();
     const first = await service.handle(messageOf('/code add a flag repo=acme/api'));
@@ -126,10 +150,13 @@ describe('chat service: work', () => {
     expect(await service.handle(m('fix billing repo=acme/api', '1'))).toMatchObject({ kind: 'enqueued', repo: 'acme/api' });
     expect(await service.handle(m('fix billing', '2', ['acme/web']))).toMatchObject({ kind: 'enqueued', repo: 'acme/billing' });
     expect(await service.handle(m('/code fix it', '3', ['not a repo', 'acme/web', 'acme/api']))).toMatchObject({ kind: 'enqueued', repo: 'acme/web' });
+    // A repository named outside the text (codefleet chat --repo) beats rules and hints; repo= in the text beats it.
+    expect(await service.handle({ ...m('fix billing', '6', ['acme/web']), repo: 'acme/cli' })).toMatchObject({ kind: 'enqueued', repo: 'acme/cli' });
+    expect(await service.handle({ ...m('fix billing repo=acme/api', '7'), repo: 'acme/cli' })).toMatchObject({ kind: 'enqueued', repo: 'acme/api' });
     expect(await service.handle(m('/code fix it', '4'))).toEqual({ kind: 'ask_repo', choices: ['acme/billing', 'acme/web'], route: expect.objectContaining({ name: 'CODE' }) });
     const bad = await service.handle(m('/code fix it repo=https://user:tok@example.com/r.git', '5', ['acme/web']));
     expect(bad).toMatchObject({ kind: 'reply', text: expect.stringContaining('credentials in the repository URL are refused') });
-    expect((await h.queue.stats()).depth).toBe(3);
+    expect((await h.queue.stats()).depth).toBe(5);
   });
 
   it('a command with no task asks for one', async () => {
