@@ -10,6 +10,7 @@ export { agentLocality, isLocalEndpoint, type AgentLocality } from './local-endp
 export { defaultModelFactory, modelSpecOf, type LocalModelSpec, type ModelFactory } from './local-model.js';
 export { checkAccess, checkManage, type AccessVerdict, type Permission, type PermissionCheck } from './access.js';
 export { chooseRepo, repoInText, type RepoChoice, type RepoSources } from './repo-choice.js';
-export { operate, opsHelp, jobMetaKey, type JobMeta, type OpsDeps } from './ops.js';
+export { operate, opsHelp, type OpsDeps } from './ops.js';
+export { jobMetaKey, readJobMeta, type JobMeta } from './job-meta.js';
 export { chatAnswer, maxChatAnswerChars } from './chat-answer.js';
 export { messageKey, threadKey, messageKeyTtlMs, threadKeyTtlMs, titleOf } from './work.js';

@@ -1,7 +1,8 @@
-import { isTerminal, type Job, type RunRecord } from '@codefleet/core';
+import { isTerminal, type RunRecord } from '@codefleet/core';
 import type { Queue } from '@codefleet/queue';
 import { latestRun, type RunStore } from '@codefleet/store';
 import { checkManage, type PermissionCheck } from './access.js';
+import { readJobMeta, type JobMeta } from './job-meta.js';
 import type { ChatMessage } from './port.js';
 
 /** Run records `status` looks through for the sender's jobs, and how many it lists. */
@@ -14,12 +15,6 @@ export interface OpsDeps {
   store: RunStore;
   permission?: PermissionCheck;
 }
-
-/** What a chat job left in the request keys, so OPS finds a job no worker has claimed yet. */
-export type JobMeta = Pick<Job, 'id' | 'repo' | 'requested_by' | 'source' | 'idempotency_key'>;
-
-/** The request key holding a chat job's {@link JobMeta}. */
-export const jobMetaKey = (jobId: string) => `job:${jobId}`;
 
 const jobIdShape = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -72,14 +67,8 @@ async function status(message: ChatMessage, deps: OpsDeps): Promise<string> {
 async function findJob(id: string, deps: OpsDeps): Promise<{ job: JobMeta; run?: RunRecord } | undefined> {
   const { run } = await latestRun(deps.store, id);
   if (run !== undefined) return { job: run.job, run };
-  const meta = await deps.store.lookupRequest(jobMetaKey(id));
-  if (meta !== undefined) {
-    try {
-      return { job: JSON.parse(meta) as JobMeta };
-    } catch {
-      // a damaged entry: fall through to the dead letters
-    }
-  }
+  const meta = await readJobMeta(deps.store, id);
+  if (meta !== undefined) return { job: meta };
   const dead = (await deps.queue.deadLetters({ limit: 1_000 })).find((d) => d.id === id && d.job !== undefined);
   return dead?.job === undefined ? undefined : { job: dead.job };
 }

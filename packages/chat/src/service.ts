@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Config } from '@codefleet/config';
 import type { Logger } from '@codefleet/log';
 import type { Queue } from '@codefleet/queue';
@@ -8,6 +9,7 @@ import { chatAnswer } from './chat-answer.js';
 import { isAnswerRoute, isCodeRoute } from './commands.js';
 import { agentLocality } from './local-endpoint.js';
 import { defaultModelFactory, type ModelFactory } from './local-model.js';
+import { readJobMeta } from './job-meta.js';
 import { operate } from './ops.js';
 import type { ChatMessage, ChatOutcome, ChatService } from './port.js';
 import { chooseRepo, repoInText } from './repo-choice.js';
@@ -47,9 +49,13 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
   const { config, log } = deps;
   const models = deps.models ?? defaultModelFactory;
   const routeText = createRouter({ router: config.router, models, log });
-  const work = { queue: deps.queue, store: deps.store, requester: deps.requester, log, now: deps.now ?? (() => new Date()), id: deps.id ?? (() => crypto.randomUUID()) };
+  const work = { queue: deps.queue, store: deps.store, requester: deps.requester, log, now: deps.now ?? (() => new Date()), id: deps.id ?? (() => randomUUID()) };
 
   const handle = async (message: ChatMessage): Promise<ChatOutcome> => {
+    // A redelivery of a message that already made a job is told so before anything else: a
+    // second routing (the classifier may answer differently) must not answer it twice.
+    const made = await alreadyMade(message);
+    if (made !== undefined) return made;
     const routed = await routeText(message.text, message.policy);
     const { route } = routed;
     const reply = (text: string): ChatOutcome => ({ kind: 'reply', text, route });
@@ -88,6 +94,15 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
     }
     const order: WorkOrder = { message, route, repo: choice.repo, task, agent, mode };
     return enqueueWork(order, followUp, work);
+  };
+  const alreadyMade = async (message: ChatMessage): Promise<ChatOutcome | undefined> => {
+    const jobId = await deps.store.lookupRequest(messageKey(message));
+    if (jobId === undefined || jobId === '') return undefined;
+    const meta = await readJobMeta(deps.store, jobId);
+    // No meta yet: the first delivery is still being handled; its bind decides below.
+    if (meta?.route === undefined) return undefined;
+    log.info({ event: 'chat.deduplicated', job_id: jobId }, 'a redelivered message; its job exists');
+    return { kind: 'enqueued', jobId, route: meta.route, deduplicated: true, repo: meta.repo };
   };
   return { handle };
 }

@@ -4,7 +4,7 @@ import type { Queue } from '@codefleet/queue';
 import { reportSafely, type Requester } from '@codefleet/requester';
 import { latestRun, type RunStore } from '@codefleet/store';
 import { isCodeRoute } from './commands.js';
-import { jobMetaKey, type JobMeta } from './ops.js';
+import { jobMetaKey, readJobMeta, type JobMeta } from './job-meta.js';
 import type { ChatMessage, ChatOutcome } from './port.js';
 
 const day = 24 * 60 * 60 * 1000;
@@ -52,14 +52,8 @@ export async function threadJobOf(message: ChatMessage, store: RunStore): Promis
   if (jobId === undefined || jobId === '') return undefined;
   const { run } = await latestRun(store, jobId);
   if (run !== undefined) return { jobId, repo: run.job.repo, run };
-  const meta = await store.lookupRequest(jobMetaKey(jobId));
-  let repo: string | undefined;
-  try {
-    repo = meta === undefined ? undefined : (JSON.parse(meta) as Partial<JobMeta>).repo;
-  } catch {
-    repo = undefined;
-  }
-  return { jobId, ...(typeof repo === 'string' ? { repo } : {}) };
+  const meta = await readJobMeta(store, jobId);
+  return { jobId, ...(meta === undefined ? {} : { repo: meta.repo }) };
 }
 
 /** The thread's earlier job, when a CODE message may continue its branch or must wait for it. */
@@ -74,8 +68,11 @@ export function followUpOf(thread: ThreadJob | undefined, repo: string): FollowU
   if (thread === undefined) return { status: 'none' };
   const { run } = thread;
   // No run yet: the job is still waiting for a worker.
+  // Another repository named in the same thread is a new piece of work, not a follow-up.
+  if (thread.repo !== undefined && thread.repo !== repo) return { status: 'none' };
+  // No run yet: the job is still waiting for a worker.
   if (run === undefined || !isTerminal(run.stage)) return { status: 'busy', jobId: thread.jobId };
-  if (run.job.repo !== repo || run.branch === undefined || !run.branch.startsWith('ai/')) return { status: 'none' };
+  if (run.branch === undefined || !run.branch.startsWith('ai/')) return { status: 'none' };
   return { status: 'continue', jobId: thread.jobId, branch: run.branch };
 }
 
@@ -140,7 +137,7 @@ export async function enqueueWork(order: WorkOrder, followUp: FollowUp, deps: Wo
     throw error;
   }
   if (result.deduplicated) await deps.store.setRequest(key, result.id, messageKeyTtlMs);
-  const meta: JobMeta = { id: result.id, repo: job.repo, requested_by: job.requested_by, source: job.source, idempotency_key: job.idempotency_key };
+  const meta: JobMeta = { id: result.id, repo: job.repo, requested_by: job.requested_by, source: job.source, idempotency_key: job.idempotency_key, route };
   await deps.store.setRequest(jobMetaKey(result.id), JSON.stringify(meta), threadKeyTtlMs);
   if (isCodeRoute(route.name)) await deps.store.setRequest(threadKey(message), result.id, threadKeyTtlMs);
   deps.log.info({ event: 'chat.enqueued', job_id: result.id, route: route.name, repo, mode: job.mode, follow_up: continued?.jobId, deduplicated: result.deduplicated },

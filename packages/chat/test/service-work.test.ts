@@ -63,6 +63,18 @@ describe('chat service: work', () => {
     expect(h.requester.reports).toHaveLength(1);
   });
 
+  it('a redelivery is answered from the first delivery\'s job without routing again (the classifier is not asked twice)', async () => {
+    ollama.reply('{"route":"CODE","confidence":0.9,"reason":"a fix"}');
+    const service = h.service({ router: { classifier: { host: ollama.url, enabled: true } } });
+    const message = messageOf('the login page is broken repo=acme/api');
+    const first = await service.handle(message);
+    expect(first).toMatchObject({ kind: 'enqueued', jobId: 'job-1', deduplicated: false, route: { name: 'CODE', source: 'classifier' } });
+    const asked = ollama.requests.length;
+    // Nothing scripted now: routing again would fall back to CHAT and answer a second time.
+    expect(await service.handle(message)).toEqual({ ...first, deduplicated: true });
+    expect(ollama.requests.length).toBe(asked);
+  });
+
   it('a delivery whose enqueue failed leaves the message free: the next delivery makes the job', async () => {
     let failures = 1;
     const queue = new Proxy(h.queue, {
@@ -108,6 +120,10 @@ describe('chat service: work', () => {
     expect(next).toMatchObject({ branch: 'ai/chat-job-1', title: 'also document it' });
     expect(next?.body).toMatch(/^Follow-up in the same chat thread to job job-1: continue on branch ai\/chat-job-1/);
     expect(next?.body).toContain('/code also document it');
+    // In the same thread, another repository is new work, not a follow-up (nor held back by one).
+    await h.store.setRequest('thread:slack:C1:1700000000.000100', 'job-2', 60_000);
+    expect(await service.handle(messageOf('/code fix the footer repo=acme/web', { messageId: '1700000000.000500' }))).toMatchObject({ kind: 'enqueued', repo: 'acme/web' });
+    expect((await h.take())?.branch).toBeUndefined();
     // Another thread is not a follow-up.
     await service.handle(messageOf('/code another thing repo=acme/api', { thread: '1700000001.000100', messageId: '1700000001.000100' }));
     expect((await h.take())?.branch).toBeUndefined();
