@@ -8,6 +8,7 @@ import type { Runtime } from './runtime.js';
 // long-lived `codefleet worker` keeps in memory only what it uses (no producer, patch or
 // demo code, no webhook library).
 const commands = {
+  chat: () => import('./commands/chat.js'),
   demo: () => import('./commands/demo.js'),
   doctor: () => import('./commands/doctor.js'),
   jobs: () => import('./commands/jobs.js'),
@@ -78,6 +79,19 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
       await withRuntime(async (rt) => {
         const result = await enqueue(rt, opts, io.cwd);
         io.out(result.deduplicated ? `already queued as ${result.id}` : `enqueued ${result.id}`);
+      });
+    });
+
+  program.command('chat <message>')
+    .description('route a message as the chat bot would (/code, /plan, /ops, /chat …, rules, the local classifier) and carry it out')
+    .option('--repo <path|url|owner/name>', 'repository (default: repo= in the message, the rules, else the current directory when it is a git repository)')
+    .action(async (message: string, opts: { repo?: string }) => {
+      const { chat } = await commands.chat();
+      await withRuntime(async (rt) => {
+        const result = await chat(rt, message, opts, io.cwd);
+        for (const line of result.out) io.out(line);
+        for (const line of result.err) io.err(line);
+        return result.code;
       });
     });
 

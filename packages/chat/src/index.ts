@@ -1,3 +1,16 @@
-// Public API of @codefleet/chat: the chat service's message and outcome types (the router and
-// the routes land here next).
+// Public API of @codefleet/chat: the router (explicit commands, rules, a local classifier,
+// the CHAT fallback) and the chat service that carries a message's route out.
 export type { ChatMessage, ChatOutcome, ChatService } from './port.js';
+export { createChatService, type ChatServiceDeps } from './service.js';
+export { createRouter, route, type RouteOptions, type Routed } from './router.js';
+export { explicitCommand, explicitCommands, isAnswerRoute, isCodeRoute } from './commands.js';
+export { compileRules, maxRuleInputChars, ruleTimeoutMs, type RuleBook, type RuleMatch } from './rules.js';
+export { classify, readClassification, maxClassifierInputChars, type Classification } from './classifier.js';
+export { agentLocality, isLocalEndpoint, type AgentLocality } from './local-endpoint.js';
+export { defaultModelFactory, modelSpecOf, type LocalModelSpec, type ModelFactory } from './local-model.js';
+export { checkAccess, checkManage, type AccessVerdict, type Permission, type PermissionCheck } from './access.js';
+export { chooseRepo, repoInText, type RepoChoice, type RepoSources } from './repo-choice.js';
+export { operate, opsHelp, type OpsDeps } from './ops.js';
+export { jobMetaKey, readJobMeta, type JobMeta } from './job-meta.js';
+export { chatAnswer, maxChatAnswerChars } from './chat-answer.js';
+export { messageKey, threadKey, messageKeyTtlMs, threadKeyTtlMs, titleOf } from './work.js';

@@ -26,6 +26,11 @@ export interface ChatMessage {
   access: { login?: string; allowedLocal: boolean };
   /** Repositories the platform suggests, tried after `repo=` and the rules: the channel's, then the default. */
   repoHints: string[];
+  /**
+   * A repository the sender named outside the text (`codefleet chat --repo`): as strong as a
+   * `repo=` word, which still wins when the text has one.
+   */
+  repo?: string;
   /** The status message the producer already posted for this request, edited as the job runs. */
   statusMessageId?: string;
   /** Route restrictions of the platform: LINE forces CHAT unless explicit /code is allowed. */

@@ -96,6 +96,8 @@ export interface RunSummary {
   runId: string;
   title: string;
   repo: string;
+  /** Who asked for the job (`job.requested_by`): a GitHub login, chat user id or CLI user. */
+  requestedBy: string;
   stage: Stage;
   outcome?: RunOutcome;
   attempts: number;

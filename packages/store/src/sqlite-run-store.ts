@@ -181,6 +181,7 @@ export function summarize(run: RunRecord): RunSummary {
     runId: run.run_id,
     title: run.job.title,
     repo: run.job.repo,
+    requestedBy: run.job.requested_by,
     stage: run.stage,
     ...(run.outcome === undefined ? {} : { outcome: run.outcome }),
     attempts: run.attempts.length,

@@ -34,6 +34,8 @@ export function runStoreContract(name: string, open: () => Promise<{ store: RunS
       expect(await store.get('nope')).toBeUndefined();
       const list = await store.list();
       expect(list.map((r) => [r.runId, r.stage, r.attempts])).toEqual([['job-2', 'preparing', 1], ['job-1', 'queued', 0]]);
+      // Who asked, so a chat's "/ops status" can list the sender's own jobs.
+      expect(list.map((r) => r.requestedBy)).toEqual(['me', 'me']);
     });
 
     it('ignores a late write of an older version of the same run', async () => {
