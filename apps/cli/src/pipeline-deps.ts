@@ -54,18 +54,30 @@ export function pipelineSettings(config: Config, env: Readonly<Record<string, st
 }
 
 /**
- * Where jobs are reported back: the issue (GitHub: comments and progress labels; the local
- * forge: its issues and CLI tasks), and the CLI, which needs nothing sent.
+ * Where jobs are reported back, by their source: the issue (GitHub: comments and progress
+ * labels; the local forge: its issues and CLI tasks), LINE when a channel access token is
+ * set, an API job's signed callback when a callback secret and hosts are, and the CLI,
+ * which needs nothing sent. A chat job of a platform with no client here is logged.
  */
-export function requesters(config: Config, forge: RuntimeForge, log: Logger, secrets: SecretRegistry): Requester {
+export async function requesters(config: Config, forge: RuntimeForge, log: Logger, secrets: SecretRegistry, store: RunStore): Promise<Requester> {
   const { labels } = config.forge.github;
-  return requesterFor([
+  const adapters: Requester[] = [
     createIssueRequester({
       issues: forge.issues, secrets, tasks: forge.kind === 'local',
       ...(config.forge.type === 'github' ? { labels: { queued: labels.queued, running: labels.running, prOpened: labels.pr_opened, failed: labels.failed } } : {}),
     }),
     cliRequester,
-  ], log);
+  ];
+  if (config.line.channel_access_token !== undefined) {
+    const { createLineRequester } = await import('@codefleet/line');
+    adapters.push(createLineRequester({ config: config.line, secrets, log }));
+  }
+  const api = config.http_api;
+  if (api.callback_secret !== undefined && api.callback_hosts.length > 0) {
+    const { createCallbackRequester } = await import('@codefleet/http-api');
+    adapters.push(createCallbackRequester({ secret: api.callback_secret, hosts: api.callback_hosts, log, sent: store, secrets }));
+  }
+  return requesterFor(adapters, log);
 }
 
 /**
@@ -120,12 +132,11 @@ export async function openForge(loaded: LoadedConfig, baseGitEnv: Record<string,
 }
 
 /** The pipeline's dependencies; agents are created on first use and kept. */
-export function pipelineDeps(loaded: LoadedConfig, parts: { forge: RuntimeForge; workspaces: WorkspaceManager; sandbox: Sandbox; store: RunStore; log: Logger; secrets: SecretRegistry; gitPath: string }): PipelineDeps {
+export function pipelineDeps(loaded: LoadedConfig, parts: { forge: RuntimeForge; requester: Requester; workspaces: WorkspaceManager; sandbox: Sandbox; store: RunStore; log: Logger; secrets: SecretRegistry; gitPath: string }): PipelineDeps {
   const agents = new Map<string, Agent>();
   const { secrets, gitPath, ...rest } = parts;
   return {
     ...rest,
-    requester: requesters(loaded.config, parts.forge, parts.log, secrets),
     settings: { ...pipelineSettings(loaded.config, loaded.env), secrets, gitPath },
     agentFor: (name) => {
       let agent = agents.get(name);

@@ -14,6 +14,7 @@ const commands = {
   jobs: () => import('./commands/jobs.js'),
   patch: () => import('./commands/patch.js'),
   producer: () => import('./commands/producer.js'),
+  serve: () => import('./commands/serve.js'),
   worker: () => import('./commands/worker.js'),
 };
 
@@ -128,7 +129,24 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
       io.out(text);
     }));
 
-  const producer = program.command('producer').description('turn labeled GitHub issues into jobs (forge.type github)');
+  program.command('serve')
+    .description('host the enabled producers (GitHub webhook, Slack, LINE, HTTP API) until SIGTERM/SIGINT')
+    .option('--health-port <n>', 'answer GET /healthz on this port (containers)', (v) => Number.parseInt(v, 10))
+    .option('--health-host <host>', 'address of the health endpoint', '127.0.0.1')
+    .action(async (opts: { healthPort?: number; healthHost?: string }) => {
+      const { serve } = await commands.serve();
+      await withRuntime((rt) => serve(rt, opts, io.out), { longRunning: true });
+    });
+
+  const producer = program.command('producer').description('turn labeled GitHub issues, chat messages and API requests into jobs');
+  for (const [name, what] of [['slack', 'the Slack app (Socket Mode or HTTP events)'], ['line', 'the LINE webhook'], ['http', 'the HTTP job API']] as const) {
+    producer.command(name)
+      .description(`run ${what} alone until SIGTERM/SIGINT (\`codefleet serve\` runs every enabled producer)`)
+      .action(async () => {
+        const { serve } = await commands.serve();
+        await withRuntime((rt) => serve(rt, { only: [name] }, io.out), { longRunning: true });
+      });
+  }
   producer.command('webhook')
     .description('receive GitHub webhooks (signature verified) until SIGTERM/SIGINT')
     .option('--port <n>', 'port (default forge.github.webhook_port)', (v) => Number.parseInt(v, 10))

@@ -5,6 +5,7 @@ import type { LoadedConfig, Config } from '@codefleet/config';
 import { classify, CodefleetError } from '@codefleet/core';
 import { createLogger, SecretRegistry, type Logger } from '@codefleet/log';
 import type { PipelineDeps } from '@codefleet/pipeline';
+import type { Requester } from '@codefleet/requester';
 import { openQueue, queueSettingsFromConfig, type Queue } from '@codefleet/queue';
 import { RedisRunStore, SqliteRunStore, type RunStore } from '@codefleet/store';
 import { isWithin, type Sandbox, type SandboxSettings } from '@codefleet/sandbox';
@@ -24,6 +25,10 @@ export interface Runtime {
   queue: Queue;
   store: RunStore;
   forge(): Promise<RuntimeForge>;
+  /** Where jobs are reported back (issue, LINE, callback, CLI), opened on first use. */
+  requester(): Promise<Requester>;
+  /** The config's secrets and every token minted since: what logs and reports mask. */
+  secrets: SecretRegistry;
   workspaces(): Promise<WorkspaceManager>;
   pipeline(): Promise<PipelineDeps>;
   /** The sandbox jobs run in, opened (and checked) on first use. */
@@ -207,10 +212,14 @@ export async function openRuntime(loaded: LoadedConfig, options: RuntimeOptions 
     const { openSandbox } = await import('@codefleet/sandbox');
     return openSandbox(sandboxSettings(loaded), { platform: process.platform, path: env.PATH ?? '' });
   });
-  const pipeline = once(async () => (await deps()).pipelineDeps(loaded, { forge: (await forgeAccess()).forge, workspaces: await workspaces(), sandbox: await sandbox(), store, log, secrets, gitPath: await gitPath() }));
+  const requester = once(async () => (await deps()).requesters(config, (await forgeAccess()).forge, log, secrets, store));
+  const pipeline = once(async () => (await deps()).pipelineDeps(loaded, {
+    forge: (await forgeAccess()).forge, requester: await requester(), workspaces: await workspaces(), sandbox: await sandbox(), store, log, secrets, gitPath: await gitPath(),
+  }));
   const runtime: Runtime = {
-    loaded, config, log, queue, store,
+    loaded, config, log, queue, store, secrets,
     forge: async () => (await forgeAccess()).forge,
+    requester,
     workspaces,
     pipeline,
     sandbox,

@@ -22,6 +22,9 @@ const isKnownAgent = (name: string): boolean => (AGENT_NAMES as readonly string[
  *   an incomplete section (`agents.command.argv` empty, `agents.script.module` unset).
  */
 export function createAgent(name: string, agents: AgentsConfig, patch?: PatchConfig): Agent {
+  // A profile ("implementer", "strongest") is an agent with its own model (router.routes, a job's agent).
+  const profile = agents.profiles[name];
+  if (profile !== undefined) return createAgent(profile.agent, withModel(agents, profile.agent, profile.model), patch);
   switch (name) {
     case 'aider': {
       const c = agents.aider;
@@ -67,4 +70,19 @@ export function createAgent(name: string, agents: AgentsConfig, patch?: PatchCon
 /** The settings every CLI section shares, in the adapters' terms. */
 function cliSettings(c: { binary: string; model?: string | undefined; timeout_seconds: number; extra_args: string[]; api_key_env?: string | undefined }): CliAgentSettings {
   return { binary: c.binary, model: c.model, timeoutMs: c.timeout_seconds * 1000, extraArgs: c.extra_args, apiKeyEnv: c.api_key_env };
+}
+
+/** `agents` with `agent`'s model replaced; agents without a model (command, script) are left as they are. */
+function withModel(agents: AgentsConfig, agent: keyof AgentsConfig, model: string | undefined): AgentsConfig {
+  if (model === undefined) return agents;
+  switch (agent) {
+    case 'aider':
+    case 'claude':
+    case 'codex':
+    case 'gemini':
+    case 'ollama':
+      return { ...agents, [agent]: { ...agents[agent], model } };
+    default:
+      return agents;
+  }
 }

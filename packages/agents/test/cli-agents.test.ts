@@ -272,6 +272,20 @@ describe('createAgent for the CLI agents', () => {
     expect(call?.args.slice(0, argsStart.length)).toEqual(argsStart);
   });
 
+  it('a profile runs its agent with its own model (router routes name profiles)', async () => {
+    const installed = await installCliFixture('codex', 'nothing');
+    const agents = agentsFrom('agents:\n  codex:\n    model: gpt-5-codex\n  profiles:\n    strongest: { agent: codex, model: gpt-5.1-codex-max }\n');
+    const agent = createAgent('strongest', agents);
+    expect(agent.name).toBe('codex');
+    const path = await workdir(agent);
+    await agent.run({
+      workdir: path, prompt: 'Do it\n', pass: 'implement', attempt: 1, timeoutMs: 20_000,
+      env: buildAgentEnv(hostEnv(installed.bin, path), { allow: [...(agent.allowEnv ?? [])] }),
+    });
+    const [call] = await installed.calls();
+    expect(call?.args.slice(call.args.indexOf('--model'), call.args.indexOf('--model') + 2)).toEqual(['--model', 'gpt-5.1-codex-max']);
+  });
+
   it.each([
     ['claude', 'claude:\n    binary: ./bin/claude\n    model: claude-sonnet-4-6\n    max_turns: 5\n    extra_args: [--verbose]\n',
       ['-p', '--output-format', 'json', '--dangerously-skip-permissions', '--max-turns', '5', '--model', 'claude-sonnet-4-6', '--verbose', '--'], 'ANTHROPIC_API_KEY'],

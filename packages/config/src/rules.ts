@@ -128,6 +128,9 @@ function forgeRules({ forge }: Config, env: Env): ConfigProblem[] {
 function chatRules({ agents, router, slack, line, http_api }: Config): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const known = new Set<string>([...AGENT_NAMES, ...Object.keys(agents.profiles)]);
+  for (const name of Object.keys(agents.profiles)) {
+    if ((AGENT_NAMES as readonly string[]).includes(name)) problems.push({ path: `agents.profiles.${name}`, message: 'a profile may not take the name of an agent; name it for its role (e.g. implementer)' });
+  }
   for (const [route, target] of Object.entries(router.routes)) {
     if (target.agent !== undefined && !known.has(target.agent)) {
       problems.push({ path: `router.routes.${route}.agent`, message: `names no agent or agents.profiles entry: ${JSON.stringify(target.agent)}` });

@@ -33,6 +33,7 @@ describe('chat and HTTP producer config', () => {
       { path: 'router.routes.CODE3.agent', message: 'names no agent or agents.profiles entry: "strongest"' },
     ]);
     expect(() => parse(yaml('agents:', '  profiles:', '    strongest: { agent: claude, model: claude-opus-4 }', 'router:', '  routes:', '    CODE3: { agent: strongest }'))).not.toThrow();
+    expect(problems(yaml('agents:', '  profiles:', '    aider: { agent: claude }')).map((p) => p.path)).toEqual(['agents.profiles.aider']);
     expect(problems(yaml('router:', '  rules:', '    - { pattern: "(unclosed", route: CODE }')).map((p) => p.path)).toEqual(['router.rules[0].pattern']);
     expect(problems(yaml('router:', '  rules:', '    - { pattern: "fix", route: DEPLOY }')).map((p) => p.path)).toEqual(['router.rules[0].route']);
   });

@@ -43,17 +43,16 @@ function untilSignal(): { signal: AbortSignal; dispose(): void } {
 }
 
 /**
- * `codefleet producer webhook`: receives GitHub webhooks and acts on the recorded
- * deliveries until SIGTERM/SIGINT (or `options.signal`, for tests). Receiving stops
- * first; a delivery being acted on finishes; what is left stays recorded for next time.
+ * Starts the GitHub webhook receiver and the processor that acts on its recorded
+ * deliveries. `close` stops receiving first; a delivery being acted on finishes; what is
+ * left stays recorded for next time.
  */
-export async function webhook(rt: Runtime, options: { port?: number; signal?: AbortSignal }, out: (line: string) => void): Promise<void> {
+export async function startGithubWebhook(rt: Runtime, options: { port?: number }): Promise<{ where: string; close(): Promise<void> }> {
   const deps = await triggerDeps(rt);
   const { github } = rt.config.forge;
   if (github.webhook_secret === undefined) {
     throw new CodefleetError('invalid_config', `$${github.webhook_secret_env} is not set: export the webhook secret configured on GitHub`);
   }
-  const stop = options.signal ? { signal: options.signal, dispose: () => undefined } : untilSignal();
   const deliveries = await openQueue(deliveryQueueSettings(queueSettingsFromConfig(rt.config)));
   try {
     const server = await startWebhookServer(deps, {
@@ -63,16 +62,39 @@ export async function webhook(rt: Runtime, options: { port?: number; signal?: Ab
     const processing = new AbortController();
     const processor = createDeliveryProcessor(deps, { deliveries }).run(processing.signal);
     const scope = github.repos.length === 0 ? 'any repository' : github.repos.join(', ');
-    out(`listening for GitHub webhooks on http://${github.webhook_host}:${server.port}/webhook (trigger label "${github.trigger_label}", ${scope})`);
+    return {
+      where: `GitHub webhooks on http://${github.webhook_host}:${server.port}/webhook (trigger label "${github.trigger_label}", ${scope})`,
+      close: async () => {
+        try {
+          await server.close();
+          processing.abort();
+          await processor;
+        } finally {
+          await deliveries.close();
+        }
+      },
+    };
+  } catch (error) {
+    await deliveries.close();
+    throw error;
+  }
+}
+
+/**
+ * `codefleet producer webhook`: receives GitHub webhooks and acts on the recorded
+ * deliveries until SIGTERM/SIGINT (or `options.signal`, for tests).
+ */
+export async function webhook(rt: Runtime, options: { port?: number; signal?: AbortSignal }, out: (line: string) => void): Promise<void> {
+  const stop = options.signal ? { signal: options.signal, dispose: () => undefined } : untilSignal();
+  try {
+    const hook = await startGithubWebhook(rt, options);
+    out(`listening for ${hook.where}`);
     await new Promise<void>((resolve) => {
       if (stop.signal.aborted) resolve();
       stop.signal.addEventListener('abort', () => resolve(), { once: true });
     });
-    await server.close();
-    processing.abort();
-    await processor;
+    await hook.close();
   } finally {
-    await deliveries.close();
     stop.dispose();
   }
 }

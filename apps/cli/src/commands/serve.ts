@@ -1,0 +1,132 @@
+import { createServer, type Server } from 'node:http';
+import type { ChatService } from '@codefleet/chat';
+import { CodefleetError } from '@codefleet/core';
+import { GithubForge } from '@codefleet/forge';
+import type { Runtime } from '../runtime.js';
+
+/** The producers `codefleet serve` can host. */
+export const producerNames = ['webhook', 'slack', 'line', 'http'] as const;
+
+/** One of {@link producerNames}. */
+export type ProducerName = (typeof producerNames)[number];
+
+/** A producer started by {@link serve}. */
+interface Started {
+  name: ProducerName;
+  /** Where it listens, for the start-up line. */
+  where: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The producers the config enables: the GitHub webhook when the forge is GitHub and its
+ * secret is set, and each of `slack`, `line` and `http_api` whose `enabled` is true.
+ */
+export function enabledProducers(config: Runtime['config']): ProducerName[] {
+  const names: ProducerName[] = [];
+  if (config.forge.type === 'github' && config.forge.github.webhook_secret !== undefined) names.push('webhook');
+  if (config.slack.enabled) names.push('slack');
+  if (config.line.enabled) names.push('line');
+  if (config.http_api.enabled) names.push('http');
+  return names;
+}
+
+/**
+ * `codefleet serve` (the enabled producers) and `codefleet producer slack|line|http` (one):
+ * hosts the producers in one process until SIGTERM/SIGINT (or `options.signal`). They share
+ * the queue, the run store, the requester (so a chat request's `queued` report goes where it
+ * came from) and the chat service. With `healthPort`, `/healthz` answers for the container.
+ * Stopping closes the listeners first; what was accepted is already recorded or queued.
+ */
+export async function serve(
+  rt: Runtime, options: { only?: ProducerName[]; healthPort?: number; healthHost?: string; signal?: AbortSignal }, out: (line: string) => void,
+): Promise<void> {
+  const names = options.only ?? enabledProducers(rt.config);
+  if (names.length === 0) {
+    throw new CodefleetError('invalid_config', 'no producer is enabled: set slack.enabled, line.enabled or http_api.enabled (or CODEFLEET_SLACK / CODEFLEET_LINE / CODEFLEET_HTTP_API=true), or forge.type github with its webhook secret');
+  }
+  const stop = options.signal ?? untilSignal();
+  const started: Started[] = [];
+  let health: Server | undefined;
+  try {
+    const chat = names.some((n) => n === 'slack' || n === 'line') ? await chatService(rt) : undefined;
+    for (const name of names) started.push(await start(rt, name, chat));
+    if (options.healthPort !== undefined) health = await healthServer(options.healthPort, options.healthHost ?? '127.0.0.1', names);
+    for (const producer of started) out(`${producer.name}: ${producer.where}`);
+    await new Promise<void>((resolve) => {
+      if (stop.aborted) resolve();
+      stop.addEventListener('abort', () => resolve(), { once: true });
+    });
+  } finally {
+    await new Promise<void>((resolve) => (health ? health.close(() => resolve()) : resolve()));
+    for (const producer of started.reverse()) {
+      await producer.close().catch((err: unknown) => rt.log.warn({ err, event: 'serve.close_failed', producer: producer.name }, `could not stop ${producer.name} cleanly`));
+    }
+  }
+}
+
+async function start(rt: Runtime, name: ProducerName, chat: ChatService | undefined): Promise<Started> {
+  const { config } = rt;
+  switch (name) {
+    case 'webhook': {
+      const { startGithubWebhook } = await import('./producer.js');
+      const hook = await startGithubWebhook(rt, {});
+      return { name, where: hook.where, close: hook.close };
+    }
+    case 'line': {
+      const { createLineWebhook } = await import('@codefleet/line');
+      const webhook = createLineWebhook({ config: config.line, chat: need(chat), store: rt.store, log: rt.log, secrets: rt.secrets });
+      await webhook.listen();
+      return { name, where: `LINE webhook on ${webhook.url}`, close: async () => { await webhook.close(); } };
+    }
+    case 'http': {
+      const { createHttpApi } = await import('@codefleet/http-api');
+      const api = createHttpApi({ config: config.http_api, queue: rt.queue, store: rt.store, requester: await rt.requester(), log: rt.log, secrets: rt.secrets });
+      await api.listen();
+      return { name, where: `HTTP API on ${api.url}/v1/jobs (OpenAPI: ${api.url}/v1/openapi.json)`, close: () => api.close() };
+    }
+    case 'slack': {
+      const { startSlack } = await import('./serve-slack.js');
+      return { name, ...(await startSlack(rt, need(chat))) };
+    }
+  }
+}
+
+/** The chat service the chat producers share; GitHub work is checked against the forge's permissions. */
+async function chatService(rt: Runtime): Promise<ChatService> {
+  const { createChatService } = await import('@codefleet/chat');
+  const forge = await rt.forge();
+  return createChatService({
+    queue: rt.queue, store: rt.store, requester: await rt.requester(), config: rt.config, log: rt.log, env: rt.loaded.env,
+    ...(forge instanceof GithubForge ? { permission: (repo: string, login: string) => forge.issues.permission(repo, login) } : {}),
+  });
+}
+
+function need(chat: ChatService | undefined): ChatService {
+  if (chat === undefined) throw new CodefleetError('invalid_config', 'internal: the chat service was not opened');
+  return chat;
+}
+
+async function healthServer(port: number, host: string, names: readonly ProducerName[]): Promise<Server> {
+  const server = createServer((req, res) => {
+    const ok = req.method === 'GET' && req.url === '/healthz';
+    res.writeHead(ok ? 200 : 404, { 'content-type': 'application/json' }).end(JSON.stringify(ok ? { status: 'ok', producers: names } : { error: 'not found' }));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return server;
+}
+
+function untilSignal(): AbortSignal {
+  const controller = new AbortController();
+  const stop = () => {
+    process.off('SIGTERM', stop);
+    process.off('SIGINT', stop);
+    controller.abort();
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  return controller.signal;
+}
