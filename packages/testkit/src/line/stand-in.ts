@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * A STAND-IN for the LINE Messaging API, for tests only: an HTTP server on 127.0.0.1 (random
- * port) that answers the two calls a bot makes to talk back, as LINE documents them:
+ * port) that answers the calls a bot makes, as LINE documents them:
  *
  * - `POST /v2/bot/message/reply` `{replyToken, messages}`: the reply token is single use and
  *   valid for about a minute; a used, expired or unknown one is 400 "Invalid reply token".
@@ -12,9 +12,10 @@ import type { AddressInfo } from 'node:net';
  *   a key already accepted is 409 with the `x-line-accepted-request-id` header and nothing is
  *   sent again; past the monthly quota ({@link LineStandIn.exhaustQuota}) 429 "You have
  *   reached your monthly limit."
+ * - `GET /v2/bot/info`: the bot's profile (what `codefleet doctor` asks to check the token).
  *
- * Both check `Authorization: Bearer <channel access token>` (401 otherwise), at most 5
- * messages of `type: 'text'` of at most 5 000 characters (400 otherwise), and answer
+ * All check `Authorization: Bearer <channel access token>` (401 otherwise); the POSTs take at
+ * most 5 messages of `type: 'text'` of at most 5 000 characters (400 otherwise), and answer
  * `{sentMessages: [{id, quoteToken}]}` with an `x-line-request-id` header. The stand-in
  * also plays the LINE platform's side of webhooks: it mints text-message events with fresh
  * reply tokens and POSTs them signed with the channel secret ({@link LineStandIn.deliver}).
@@ -143,10 +144,13 @@ export async function startLineStandIn(options: { accessToken?: string; channelS
       exchanges.push({ path, status, ...(retryKey === undefined ? {} : { retryKey }) });
       send(res, status, body, headers);
     };
-    if (req.method !== 'POST' || (path !== '/v2/bot/message/reply' && path !== '/v2/bot/message/push')) return answer(404, { message: 'Not found' });
+    const botInfo = req.method === 'GET' && path === '/v2/bot/info';
+    if (!botInfo && (req.method !== 'POST' || (path !== '/v2/bot/message/reply' && path !== '/v2/bot/message/push'))) return answer(404, { message: 'Not found' });
     if (req.headers.authorization !== `Bearer ${accessToken}`) {
       return answer(401, { message: 'Authentication failed. Confirm that the access token in the authorization header is valid.' });
     }
+    // What `codefleet doctor` asks to check the token: the bot's own profile.
+    if (botInfo) return answer(200, { userId: 'U0123456789abcdef0123456789abcdef', basicId: '@000stand', displayName: 'codefleet stand-in', chatMode: 'bot', markAsReadMode: 'auto' });
     const fault = faults.find((f) => f.path === path && f.times > 0);
     if (fault !== undefined) {
       fault.times -= 1;
