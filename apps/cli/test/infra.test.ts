@@ -194,6 +194,52 @@ describe('deployment material (infra/, docker-compose.yml)', () => {
     for (const name of names) expect(metrics).toContain(`# TYPE ${name} `);
   }, 40_000);
 
+  // Secrets the producers read through their *_env names (not `${...}` in config.yaml).
+  const producerSecrets = new Set(['CODEFLEET_API_TOKEN', 'CODEFLEET_CALLBACK_SECRET', 'SLACK_BOT_TOKEN', 'SLACK_APP_TOKEN', 'SLACK_SIGNING_SECRET',
+    'LINE_CHANNEL_SECRET', 'LINE_CHANNEL_ACCESS_TOKEN', 'GITHUB_TOKEN', 'GITHUB_WEBHOOK_SECRET']);
+  const known = (name: string) => configVariables.has(name) || producerSecrets.has(name);
+
+  it('systemd: the serve unit hosts the enabled producers, healthy, and stops on SIGTERM', async () => {
+    const unit = unitEntries(read('infra/systemd/codefleet-serve.service'));
+    const apiPort = await freePort();
+    const local = (value: string) => value
+      .replaceAll('/etc/codefleet/config.yaml', join(root, 'config.yaml')).replaceAll('/var/lib/codefleet', join(dir.path, 'data'))
+      .replaceAll('/opt/codefleet', root.replace(/\/$/, '')).replaceAll('9190', String(port));
+    // What /etc/codefleet/env would hold for an HTTP API.
+    const env: Record<string, string> = { ...baseEnv(), CODEFLEET_HTTP_API: 'true', CODEFLEET_HTTP_API_PORT: String(apiPort), CODEFLEET_API_TOKEN: 'api-token-0123456789' };
+    for (const assignment of unit.get('Environment') ?? []) {
+      const [name, ...value] = local(assignment).split('=');
+      expect(configVariables).toContain(name);
+      env[name!] = value.join('=');
+    }
+    const argv = local(unit.get('ExecStart')![0]!).split(' ');
+    const { exitCode } = await exercise({ argv, env, cwd: local(unit.get('WorkingDirectory')![0]!) }, port, async () => {
+      const created = await fetch(`http://127.0.0.1:${apiPort}/v1/jobs`, {
+        method: 'POST', headers: { authorization: 'Bearer api-token-0123456789', 'content-type': 'application/json' },
+        body: JSON.stringify({ repo: '/srv/repos/widgets', title: 'A job through the deployed API' }),
+      });
+      expect(created.status).toBe(201);
+    });
+    expect(exitCode).toBe(0);
+  }, 40_000);
+
+  it('compose and kubernetes: the producers get only variables codefleet reads, and are probed on the health port serve opens', () => {
+    const compose = parseYaml(read('docker-compose.yml')) as { services: Record<string, { command?: string[]; environment?: Record<string, string>; healthcheck?: { test: string[] } }> };
+    const producer = compose.services.producer!;
+    for (const name of Object.keys(producer.environment ?? {})) expect(known(name) ? name : `unknown ${name}`).toBe(name);
+    const healthPort = producer.command![producer.command!.indexOf('--health-port') + 1]!;
+    expect(producer.healthcheck!.test.join(' ')).toContain(`127.0.0.1:${healthPort}/healthz`);
+
+    type Pod = { spec: { template: { spec: { containers: { args: string[]; env: { name: string }[]; ports: { name: string; containerPort: number }[]; livenessProbe: { httpGet: { path: string; port: string } } }[] } } } };
+    const [deployment] = parseAllDocuments(read('infra/kubernetes/serve.yaml')).map((doc) => doc.toJS() as unknown) as [Pod];
+    const container = deployment.spec.template.spec.containers[0]!;
+    expect(container.args.slice(0, 1)).toEqual(['serve']);
+    for (const { name } of container.env) expect(known(name) ? name : `unknown ${name}`).toBe(name);
+    const probePort = container.ports.find((p) => p.name === container.livenessProbe.httpGet.port)!.containerPort;
+    expect(String(probePort)).toBe(container.args[container.args.indexOf('--health-port') + 1]);
+    expect(container.livenessProbe.httpGet.path).toBe('/healthz');
+  });
+
   it('aws: the SQS queues match the defaults the worker runs with', () => {
     const template = parseYaml(read('infra/aws/sqs-queues.yaml')) as { Resources: Record<string, { Properties: Record<string, unknown> }> };
     const queue = template.Resources.JobQueue!.Properties;
