@@ -9,3 +9,8 @@ export {
   type StandInIssue, type StandInPull,
 } from './github/stand-in.js';
 export { startOllamaStandIn, type OllamaStandIn, type OllamaStandInOptions, type RecordedChat, type ScriptedReply } from './ollama-stand-in.js';
+export { startSlackStandIn, type PostEventOptions, type SlackStandIn } from './slack/stand-in.js';
+export type { SlackStandInMessage } from './slack/state.js';
+export type { SentEnvelope, SocketDeliveryOptions } from './slack/socket-mode.js';
+export type { SlackApiCall, SlackFault } from './slack/web-api.js';
+export { signSlackRequest } from './slack/events.js';
