@@ -52,23 +52,34 @@ export function createConversation(deps: ConversationDeps) {
     }
   };
 
-  const toMessage = (request: IncomingRequest, statusTs: string | undefined): ChatMessage => ({
+  const toMessage = (request: IncomingRequest, statusTs: string | undefined): ChatMessage => {
+    // Own keys only: an id such as `constructor` must not find something on Object.prototype.
+    const login = Object.hasOwn(config.users, request.user) ? config.users[request.user] : undefined;
+    const channelRepo = Object.hasOwn(config.channels, request.channel) ? config.channels[request.channel]?.repo : undefined;
+    return {
     platform: 'slack',
     channel: request.channel,
     thread: request.thread_ts ?? request.ts,
     messageId: request.ts,
     user: request.user,
     text: request.text,
-    access: { ...(config.users[request.user] === undefined ? {} : { login: config.users[request.user] }), allowedLocal: config.allowed_users.includes(request.user) },
-    repoHints: [config.channels[request.channel]?.repo, config.default_repo].filter((r): r is string => r !== undefined),
+    access: { ...(login === undefined ? {} : { login }), allowedLocal: config.allowed_users.includes(request.user) },
+    repoHints: [channelRepo, config.default_repo].filter((r): r is string => r !== undefined),
     ...(statusTs === undefined ? {} : { statusMessageId: statusTs }),
-  });
+    };
+  };
 
   async function show(message: ChatMessage, statusTs: string | undefined, outcome: ChatOutcome): Promise<void> {
-    const rendered = render(outcome);
-    if (outcome.kind === 'ask_repo' && outcome.choices.length > 0 && statusTs !== undefined) {
+    let rendered = render(outcome);
+    if (outcome.kind === 'ask_repo' && outcome.choices.length > 0) {
+      // The buttons need the original message kept for the click; when it cannot be kept
+      // (no status message to hang it on, or too long for a request key) ask in words.
       const pending: PendingQuestion = { message, choices: outcome.choices };
-      await store.setRequest(`slack-ask:${message.channel}:${statusTs}`, JSON.stringify(pending), rememberMs);
+      const kept = statusTs !== undefined && await store.setRequest(`slack-ask:${message.channel}:${statusTs}`, JSON.stringify(pending), rememberMs).then(() => true, (error: unknown) => {
+        log.warn({ event: 'slack.question_not_kept', err: error }, 'could not keep the question for its buttons; asking in words');
+        return false;
+      });
+      if (!kept) rendered = render({ ...outcome, choices: [] });
     }
     await update(message, statusTs, rendered.text, rendered.blocks);
   }

@@ -52,7 +52,8 @@ export function createSlackRequester(options: SlackRequesterOptions): Requester 
   /** Edits the job's status message to `text`, posting one when the job has none (or it is gone). */
   async function ensureStatus(job: Job, source: SlackSource, text: string): Promise<void> {
     const key = `slack-status:${job.id}`;
-    const ts = source.status_message_id ?? (await store.lookupRequest(key));
+    // A status message posted here (the producer's was deleted, or there was none) wins.
+    const ts = (await store.lookupRequest(key)) ?? source.status_message_id;
     if (ts !== undefined && ts !== '') {
       try {
         await client.chat.update({ channel: source.channel, ts, text });

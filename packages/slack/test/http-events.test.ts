@@ -25,6 +25,13 @@ describe('Slack producer over HTTP events', () => {
     expect(replies.map((m) => m.text)).toEqual([expect.stringContaining('Queued as job')]);
   });
 
+  it('answers Slack\'s URL verification challenge (set-up of the Request URL)', async () => {
+    h = await openHarness('http');
+    const reply = await h.slack.postEvent(h.eventsUrl!, { token: 'legacy', challenge: 'c-3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P', type: 'url_verification' });
+    expect(reply.status).toBe(200);
+    expect(reply.body).toContain('c-3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P');
+  });
+
   it('answers 401 to a forged signature or a replayed old request, and queues nothing', async () => {
     h = await openHarness('http');
     const url = h.eventsUrl!;
@@ -51,6 +58,14 @@ describe('Slack producer over HTTP events', () => {
     expect(h.chat.handled[0]?.access).toEqual({ allowedLocal: false });
     expect(status.text).toContain('GitHub login');
     expect((await h.queue.stats()).ready).toBe(0);
+  });
+
+  it('asks in words when the message is too long to keep for the buttons', async () => {
+    h = await openHarness('http');
+    const { ts, body } = h.slack.mention({ channel: ids.otherChannel, user: ids.alice, text: `<@${h.slack.botUserId}> ${'add a health check. '.repeat(300)}` });
+    await h.slack.postEvent(h.eventsUrl!, body);
+    const status = await waitFor(() => h!.slack.thread(ids.otherChannel, ts).find((m) => m.bot_id !== undefined && m.text.includes('repo=owner/name')), { what: 'the question in words' });
+    expect(status.blocks).toBeUndefined();
   });
 
   it('asks for the repository with buttons, and the asker\'s click queues the original request there', async () => {

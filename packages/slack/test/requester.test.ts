@@ -135,6 +135,17 @@ describe('Slack thread of a job, from the mention to the final reply', () => {
     expect(thread(ts)).toHaveLength(3);
   });
 
+  it('a deleted status message is replaced once, and the replacement is edited from then on', async () => {
+    const { job, ts, statusTs } = await mentioned('fix the flaky parser test');
+    h!.slack.deleteMessage(ids.repoChannel, statusTs);
+    await h!.requester.report({ kind: 'started', job, attempt: 1 });
+    await h!.requester.report({ kind: 'progress', job, stage: 'testing' });
+    const [, status, ...rest] = thread(ts);
+    expect(rest).toEqual([]);
+    expect(status?.text).toContain('testing');
+    expect(status?.edits).toEqual([expect.stringContaining('attempt 1')]);
+  });
+
   it('maps Slack\'s refusals and rate limits to stable codes', async () => {
     const store = new SqliteRunStore(':memory:');
     const job = createJob({ repo: 'acme/widgets', source: { kind: 'chat', platform: 'slack', channel: 'C0GONE', thread_id: '1.1' }, title: 't', requested_by: 'a' }, { id: 'j-gone', now: now() });

@@ -67,6 +67,8 @@ export interface SlackStandIn {
   fail(method: string, ...faults: SlackFault[]): void;
   /** Makes a channel disappear: calls naming it get `channel_not_found`. */
   removeChannel(channel: string): void;
+  /** Deletes a message as a user or admin would: calls naming it get `message_not_found`. */
+  deleteMessage(channel: string, ts: string): void;
   close(): Promise<void>;
 }
 
@@ -156,6 +158,7 @@ export async function startSlackStandIn(): Promise<SlackStandIn> {
     calls,
     fail: (method, ...more) => faults.set(method, [...(faults.get(method) ?? []), ...more]),
     removeChannel: (channel) => state.gone.add(channel),
+    deleteMessage: (channel, ts) => void state.delete(channel, ts),
     close: async () => {
       await hub.close();
       server.closeAllConnections();

@@ -49,6 +49,11 @@ export class SlackState {
     return stored;
   }
 
+  /** A message deleted (by its author or an admin): later calls naming it get `message_not_found`. */
+  delete(channel: string, ts: string): boolean {
+    return this.#messages.delete(`${channel}/${ts}`);
+  }
+
   get(channel: string, ts: string): SlackStandInMessage | undefined {
     return this.#messages.get(`${channel}/${ts}`);
   }
