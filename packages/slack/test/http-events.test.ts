@@ -25,6 +25,19 @@ describe('Slack producer over HTTP events', () => {
     expect(replies.map((m) => m.text)).toEqual([expect.stringContaining('Queued as job')]);
   });
 
+  it('acknowledges at once and does the work afterwards, however slow the chat service is', async () => {
+    let open!: () => void;
+    h = await openHarness('http', { gate: new Promise<void>((resolve) => { open = resolve; }) });
+    const { ts, body } = h.slack.mention({ channel: ids.repoChannel, user: ids.alice, text: `<@${h.slack.botUserId}> fix the flaky parser test` });
+    expect((await h.slack.postEvent(h.eventsUrl!, body)).status).toBe(200);
+    // Acknowledged while the chat service has the message and has not answered.
+    await waitFor(() => h!.chat.handled.length === 1, { what: 'the chat service to have the message' });
+    expect(h.jobs()).toEqual([]);
+    expect(h.slack.thread(ids.repoChannel, ts).filter((m) => m.bot_id !== undefined).map((m) => m.text)).toEqual([expect.stringContaining('Looking at your request')]);
+    open();
+    await waitFor(() => h!.jobs().length === 1, { what: 'the job' });
+  });
+
   it('answers Slack\'s URL verification challenge (set-up of the Request URL)', async () => {
     h = await openHarness('http');
     const reply = await h.slack.postEvent(h.eventsUrl!, { token: 'legacy', challenge: 'c-3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P', type: 'url_verification' });

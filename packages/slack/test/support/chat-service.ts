@@ -10,7 +10,7 @@ import type { LocalQueue } from '@codefleet/queue';
  * a real LocalQueue, whose idempotency key (platform, channel, thread, message) makes a
  * second handling of one message converge on the first job.
  */
-export function createTestChatService(options: { queue: LocalQueue; permitted: (login: string) => boolean; choices: string[] }): ChatService & { handled: ChatMessage[]; jobs: Job[] } {
+export function createTestChatService(options: { queue: LocalQueue; permitted: (login: string) => boolean; choices: string[]; gate?: Promise<void> }): ChatService & { handled: ChatMessage[]; jobs: Job[] } {
   const handled: ChatMessage[] = [];
   const jobs: Job[] = [];
   let n = 0;
@@ -20,6 +20,8 @@ export function createTestChatService(options: { queue: LocalQueue; permitted: (
     jobs,
     async handle(message: ChatMessage): Promise<ChatOutcome> {
       handled.push(message);
+      // A slow chat service (a classifier on a busy local model) is simulated by a gate.
+      await options.gate;
       if (message.text.startsWith('/chat ')) return { kind: 'reply', text: `You said: ${message.text.slice(6)}`, route: route('CHAT') };
       const repo = /(?:^|\s)repo=([\w.-]+\/[\w.-]+)/.exec(message.text)?.[1] ?? message.repoHints[0];
       if (repo === undefined) return { kind: 'ask_repo', choices: options.choices, route: route('CODE') };

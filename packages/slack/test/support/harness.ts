@@ -39,12 +39,12 @@ export function slackConfig(slack: SlackStandIn, mode: 'socket' | 'http'): Slack
 }
 
 /** The real Bolt app (producer) and requester against a fresh Slack stand-in, a real queue and store. */
-export async function openHarness(mode: 'socket' | 'http'): Promise<Harness> {
+export async function openHarness(mode: 'socket' | 'http', options: { gate?: Promise<void> } = {}): Promise<Harness> {
   const slack = await startSlackStandIn();
   const dir: TempDir = await createTempDir('slack');
   const queue = new LocalQueue({ backend: 'local', path: join(dir.path, 'queue.sqlite'), name: 'slack', leaseMs: 60_000, maxAttempts: 3, pollMs: 20 });
   const store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
-  const chat = createTestChatService({ queue, permitted: (login) => login === 'alice-gh', choices: ['acme/widgets', 'acme/gadgets'] });
+  const chat = createTestChatService({ queue, permitted: (login) => login === 'alice-gh', choices: ['acme/widgets', 'acme/gadgets'], ...(options.gate === undefined ? {} : { gate: options.gate }) });
   const config = slackConfig(slack, mode);
   const clientOptions = { retryConfig: { retries: 0 } };
   const logs: Record<string, unknown>[] = [];
