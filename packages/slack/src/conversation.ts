@@ -57,15 +57,15 @@ export function createConversation(deps: ConversationDeps) {
     const login = Object.hasOwn(config.users, request.user) ? config.users[request.user] : undefined;
     const channelRepo = Object.hasOwn(config.channels, request.channel) ? config.channels[request.channel]?.repo : undefined;
     return {
-    platform: 'slack',
-    channel: request.channel,
-    thread: request.thread_ts ?? request.ts,
-    messageId: request.ts,
-    user: request.user,
-    text: request.text,
-    access: { ...(login === undefined ? {} : { login }), allowedLocal: config.allowed_users.includes(request.user) },
-    repoHints: [channelRepo, config.default_repo].filter((r): r is string => r !== undefined),
-    ...(statusTs === undefined ? {} : { statusMessageId: statusTs }),
+      platform: 'slack',
+      channel: request.channel,
+      thread: request.thread_ts ?? request.ts,
+      messageId: request.ts,
+      user: request.user,
+      text: request.text,
+      access: { ...(login === undefined ? {} : { login }), allowedLocal: config.allowed_users.includes(request.user) },
+      repoHints: [channelRepo, config.default_repo].filter((r): r is string => r !== undefined),
+      ...(statusTs === undefined ? {} : { statusMessageId: statusTs }),
     };
   };
 

@@ -51,6 +51,17 @@ describe('Slack producer over Socket Mode', () => {
     expect(bots(h, ids.aliceDm, ts)[0]?.text).toContain('Queued as job');
   });
 
+  it('edits the status message into an immediate reply, as text, and passes the allow-list on', async () => {
+    h = await openHarness('socket');
+    const { ts, body } = h.slack.mention({ channel: ids.otherChannel, user: ids.local, text: `<@${h.slack.botUserId}> /chat hello <!channel> <https://evil.example|docs>` });
+    await h.slack.socket.deliverEvent(body);
+    const status = await waitFor(() => bots(h!, ids.otherChannel, ts).find((m) => m.text.startsWith('You said')), { what: 'the reply' });
+    expect(status.text).toBe('You said: hello &lt;!channel&gt; &lt;https://evil.example|docs&gt;');
+    expect(h.chat.handled[0]?.access).toEqual({ allowedLocal: true });
+    expect(h.chat.handled[0]?.repoHints).toEqual([]);
+    expect(h.jobs()).toEqual([]);
+  });
+
   it('ignores bot messages, edits, other subtypes and its own messages', async () => {
     h = await openHarness('socket');
     const s = h.slack;

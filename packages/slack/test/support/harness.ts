@@ -9,7 +9,7 @@ import { createSlackClient, createSlackProducer, createSlackRequester, type Slac
 import { createTestChatService } from './chat-service.js';
 
 /** Channels and users of the tests: C0REPO has a default repository, C0OTHER none. */
-export const ids = { repoChannel: 'C0REPO', otherChannel: 'C0OTHER', alice: 'U0ALICE', nobody: 'U0NOBODY', mallory: 'U0MALLORY', aliceDm: 'D0ALICE' } as const;
+export const ids = { repoChannel: 'C0REPO', otherChannel: 'C0OTHER', alice: 'U0ALICE', nobody: 'U0NOBODY', mallory: 'U0MALLORY', aliceDm: 'D0ALICE', local: 'U0LOCAL' } as const;
 
 export interface Harness {
   slack: SlackStandIn;
@@ -33,7 +33,7 @@ export function slackConfig(slack: SlackStandIn, mode: 'socket' | 'http'): Slack
     api_url: slack.apiUrl, port: 0, host: '127.0.0.1',
     channels: { [ids.repoChannel]: { repo: 'acme/widgets' } },
     users: { [ids.alice]: 'alice-gh', [ids.mallory]: 'mallory-gh' },
-    allowed_users: [],
+    allowed_users: [ids.local],
     bot_token: slack.botToken, app_token: slack.appToken, signing_secret: slack.signingSecret,
   };
 }
