@@ -118,7 +118,6 @@ const methods: Record<string, Method> = {
     const blocksProblem = blocksError(args.blocks);
     if (blocksProblem !== undefined) return { ok: false, error: blocksProblem };
     const threadTs = str(args.thread_ts);
-    if (threadTs !== undefined && ctx.state.get(channel, threadTs) === undefined) return { ok: false, error: 'thread_not_found' };
     const stored = ctx.state.add({
       channel, text, user: ctx.botUserId, bot_id: ctx.botId,
       ...(threadTs === undefined ? {} : { thread_ts: threadTs }),
