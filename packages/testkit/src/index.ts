@@ -13,3 +13,8 @@ export {
   signLineBody, startLineStandIn, type DeliverOptions, type LineExchange, type LineSent, type LineStandIn, type LineWebhookEvent,
   type TextEventOptions,
 } from './line/stand-in.js';
+export { startSlackStandIn, type PostEventOptions, type SlackStandIn } from './slack/stand-in.js';
+export type { SlackStandInMessage } from './slack/state.js';
+export type { SentEnvelope, SocketDeliveryOptions } from './slack/socket-mode.js';
+export type { SlackApiCall, SlackFault } from './slack/web-api.js';
+export { signSlackRequest } from './slack/events.js';

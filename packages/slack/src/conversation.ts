@@ -1,0 +1,171 @@
+import type { ChatMessage, ChatOutcome, ChatService } from '@codefleet/chat';
+import type { SlackConfig } from '@codefleet/config';
+import type { Logger } from '@codefleet/log';
+import type { RunStore } from '@codefleet/store';
+import type { WebClient } from '@slack/web-api';
+import { platformError } from './errors.js';
+import { bounded, escapeMrkdwn } from './mrkdwn.js';
+
+/** A message that asks codefleet for something: a mention in a channel or a DM. */
+export interface IncomingRequest {
+  channel: string;
+  ts: string;
+  thread_ts?: string;
+  user: string;
+  /** The text with the bot's mention taken out. */
+  text: string;
+}
+
+/** The question with buttons waiting for a click, kept under `slack-ask:<channel>:<status ts>`. */
+interface PendingQuestion {
+  message: ChatMessage;
+  choices: string[];
+}
+
+/** Prefix of the action ids of the repository buttons. */
+export const repoActionPrefix = 'codefleet_repo_';
+
+/** How long a message (channel + ts) is remembered: longer than Slack's retries (about 5 minutes) by far. */
+const rememberMs = 7 * 24 * 3_600_000;
+
+export interface ConversationDeps {
+  config: SlackConfig;
+  chat: ChatService;
+  store: Pick<RunStore, 'bindRequest' | 'setRequest' | 'lookupRequest'>;
+  client: WebClient;
+  log: Logger;
+}
+
+/**
+ * What the producer does with a request once Slack has its ack: claim the message, mark
+ * it received, post the one status message, hand it to the chat service and edit the
+ * status message to say what happened.
+ */
+export function createConversation(deps: ConversationDeps) {
+  const { config, chat, store, client, log } = deps;
+
+  const bestEffort = async (what: string, write: () => Promise<unknown>) => {
+    try {
+      await write();
+    } catch (error) {
+      log.warn({ event: 'slack.write_failed', err: error, slack: platformError(error) }, `Slack ${what} failed`);
+    }
+  };
+
+  const toMessage = (request: IncomingRequest, statusTs: string | undefined): ChatMessage => {
+    // Own keys only: an id such as `constructor` must not find something on Object.prototype.
+    const login = Object.hasOwn(config.users, request.user) ? config.users[request.user] : undefined;
+    const channelRepo = Object.hasOwn(config.channels, request.channel) ? config.channels[request.channel]?.repo : undefined;
+    return {
+      platform: 'slack',
+      channel: request.channel,
+      thread: request.thread_ts ?? request.ts,
+      messageId: request.ts,
+      user: request.user,
+      text: request.text,
+      access: { ...(login === undefined ? {} : { login }), allowedLocal: config.allowed_users.includes(request.user) },
+      repoHints: [channelRepo, config.default_repo].filter((r): r is string => r !== undefined),
+      ...(statusTs === undefined ? {} : { statusMessageId: statusTs }),
+    };
+  };
+
+  async function show(message: ChatMessage, statusTs: string | undefined, outcome: ChatOutcome): Promise<void> {
+    let rendered = render(outcome);
+    if (outcome.kind === 'ask_repo' && outcome.choices.length > 0) {
+      // The buttons need the original message kept for the click; when it cannot be kept
+      // (no status message to hang it on, or too long for a request key) ask in words.
+      const pending: PendingQuestion = { message, choices: outcome.choices };
+      const kept = statusTs !== undefined && await store.setRequest(`slack-ask:${message.channel}:${statusTs}`, JSON.stringify(pending), rememberMs).then(() => true, (error: unknown) => {
+        log.warn({ event: 'slack.question_not_kept', err: error }, 'could not keep the question for its buttons; asking in words');
+        return false;
+      });
+      if (!kept) rendered = render({ ...outcome, choices: [] });
+    }
+    await update(message, statusTs, rendered.text, rendered.blocks);
+  }
+
+  async function update(message: ChatMessage, statusTs: string | undefined, text: string, blocks?: unknown[]): Promise<void> {
+    const args = { channel: message.channel, text, ...(blocks === undefined ? {} : { blocks: blocks as never }) };
+    if (statusTs === undefined) await bestEffort('chat.postMessage', () => client.chat.postMessage({ ...args, thread_ts: message.thread }));
+    else await bestEffort('chat.update', () => client.chat.update({ ...args, ts: statusTs }));
+  }
+
+  async function run(message: ChatMessage, statusTs: string | undefined): Promise<void> {
+    let outcome: ChatOutcome;
+    try {
+      outcome = await chat.handle(message);
+    } catch (error) {
+      log.error({ event: 'slack.chat_failed', err: error, channel: message.channel, message: message.messageId }, 'the chat service failed on a Slack message');
+      await update(message, statusTs, ':warning: Something went wrong on my side before any work started. Please try again in a moment.');
+      return;
+    }
+    log.info({ event: 'slack.request_handled', channel: message.channel, message: message.messageId, outcome: outcome.kind, route: outcome.route }, 'Slack request handled');
+    await show(message, statusTs, outcome);
+  }
+
+  return {
+    /** A new mention or DM. Slack's retries of it (same channel + ts) stop at the claim. */
+    async request(request: IncomingRequest): Promise<void> {
+      const key = `slack-msg:${request.channel}:${request.ts}`;
+      const claim = await store.bindRequest(key, 'received', rememberMs);
+      if (!claim.bound) {
+        log.info({ event: 'slack.request_duplicate', channel: request.channel, ts: request.ts }, 'Slack delivered a message again; already handled');
+        return;
+      }
+      await bestEffort('reactions.add', () => client.reactions.add({ channel: request.channel, timestamp: request.ts, name: 'eyes' }));
+      let statusTs: string | undefined;
+      try {
+        const sent = await client.chat.postMessage({ channel: request.channel, thread_ts: request.thread_ts ?? request.ts, text: ':eyes: Looking at your request…' });
+        statusTs = sent.ts;
+        if (statusTs !== undefined) await store.setRequest(key, statusTs, rememberMs);
+      } catch (error) {
+        log.warn({ event: 'slack.write_failed', err: error, slack: platformError(error) }, 'could not post the Slack status message; the job will post its own');
+      }
+      await run(toMessage(request, statusTs), statusTs);
+    },
+
+    /** A click on one of the repository buttons under the status message `statusTs`. */
+    async chooseRepo(click: { channel: string; statusTs: string; user: string; choice: string }): Promise<void> {
+      const stored = await store.lookupRequest(`slack-ask:${click.channel}:${click.statusTs}`);
+      const pending = stored === undefined ? undefined : (JSON.parse(stored) as PendingQuestion);
+      if (pending === undefined) {
+        await bestEffort('chat.update', () => client.chat.update({ channel: click.channel, ts: click.statusTs, text: 'This question has expired. Mention me again with `repo=owner/name`.' }));
+        return;
+      }
+      // The button's value comes from whoever clicked: only the asker may answer, and only
+      // with one of the repositories offered.
+      if (click.user !== pending.message.user || !pending.choices.includes(click.choice)) {
+        log.warn({ event: 'slack.choice_ignored', channel: click.channel, user: click.user }, 'ignored a repository choice from another user or off the list');
+        return;
+      }
+      const claim = await store.bindRequest(`slack-choice:${click.channel}:${click.statusTs}`, click.choice, rememberMs);
+      if (!claim.bound) return;
+      await update(pending.message, click.statusTs, `:eyes: Using ${escapeMrkdwn(click.choice)}…`);
+      await run({ ...pending.message, text: `${pending.message.text} repo=${click.choice}` }, click.statusTs);
+    },
+  };
+}
+
+/** What the status message says about an outcome (and its buttons, for `ask_repo`). */
+export function render(outcome: ChatOutcome): { text: string; blocks?: unknown[] } {
+  switch (outcome.kind) {
+    case 'enqueued':
+      return {
+        text: outcome.deduplicated
+          ? `:eyes: Already on it: job ${escapeMrkdwn(outcome.jobId)} (${escapeMrkdwn(outcome.repo)}).`
+          : `:inbox_tray: Queued as job ${escapeMrkdwn(outcome.jobId)} for ${escapeMrkdwn(outcome.repo)} (route ${outcome.route.name}). I will update this message as it runs.`,
+      };
+    case 'reply':
+      return { text: escapeMrkdwn(bounded(outcome.text)) };
+    case 'refused':
+      return { text: `:no_entry_sign: ${escapeMrkdwn(bounded(outcome.text))}` };
+    case 'ask_repo': {
+      if (outcome.choices.length === 0) return { text: 'Which repository should I work on? Mention me again with `repo=owner/name`.' };
+      const question = 'Which repository should I work on?';
+      const buttons = outcome.choices.slice(0, 25).map((choice, index) => ({
+        type: 'button', action_id: `${repoActionPrefix}${index}`, value: choice.slice(0, 2_000), text: { type: 'plain_text', text: choice.slice(0, 75), emoji: false },
+      }));
+      return { text: question, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: question } }, { type: 'actions', block_id: 'codefleet_repo', elements: buttons }] };
+    }
+  }
+}
