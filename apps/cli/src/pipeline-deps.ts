@@ -55,8 +55,8 @@ export function pipelineSettings(config: Config, env: Readonly<Record<string, st
 
 /**
  * Where jobs are reported back, by their source: the issue (GitHub: comments and progress
- * labels; the local forge: its issues and CLI tasks), LINE when a channel access token is
- * set, an API job's signed callback when a callback secret and hosts are, and the CLI,
+ * labels; the local forge: its issues and CLI tasks), a Slack thread when a bot token is set,
+ * LINE when a channel access token is set, an API job's signed callback when a callback secret and hosts are, and the CLI,
  * which needs nothing sent. A chat job of a platform with no client here is logged.
  */
 export async function requesters(config: Config, forge: RuntimeForge, log: Logger, secrets: SecretRegistry, store: RunStore): Promise<Requester> {
@@ -68,6 +68,10 @@ export async function requesters(config: Config, forge: RuntimeForge, log: Logge
     }),
     cliRequester,
   ];
+  if (config.slack.bot_token !== undefined) {
+    const { createSlackClient, createSlackRequester } = await import('@codefleet/slack');
+    adapters.push(createSlackRequester({ client: createSlackClient(config.slack), store, secrets, log }));
+  }
   if (config.line.channel_access_token !== undefined) {
     const { createLineRequester } = await import('@codefleet/line');
     adapters.push(createLineRequester({ config: config.line, secrets, log }));

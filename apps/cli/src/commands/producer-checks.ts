@@ -13,7 +13,7 @@ const timeoutMs = 5_000;
 export async function producerChecks(config: Config, fetchImpl: typeof fetch = fetch): Promise<Check[]> {
   const checks: Check[] = [];
   const { slack, line, http_api: api } = config;
-  if (slack.enabled) checks.push(...(await slackChecks(slack, fetchImpl)));
+  if (slack.enabled) checks.push(...(await slackChecks(slack)));
   if (line.enabled) checks.push(await lineCheck(line, fetchImpl));
   if (api.enabled) {
     checks.push(api.token === undefined
@@ -26,45 +26,18 @@ export async function producerChecks(config: Config, fetchImpl: typeof fetch = f
   return checks;
 }
 
-async function slackChecks(slack: Config['slack'], fetchImpl: typeof fetch): Promise<Check[]> {
-  const checks: Check[] = [];
-  if (slack.bot_token === undefined) {
-    checks.push({ ok: false, what: `slack: no bot token in $${slack.bot_token_env}`, fix: `export ${slack.bot_token_env}=xoxb-… (OAuth & Permissions → Bot User OAuth Token)` });
-  } else {
-    const answer = await slackCall(fetchImpl, slack.api_url, 'auth.test', slack.bot_token);
-    checks.push(answer.ok
-      ? { ok: true, what: `slack: bot token accepted (team ${String(answer.body.team ?? '?')}, bot user ${String(answer.body.user ?? '?')})` }
-      : { ok: false, what: `slack: auth.test failed: ${answer.error}`, fix: `check $${slack.bot_token_env} (a bot token, xoxb-…) and that the app is installed to the workspace` });
+/** Slack's tokens tried by `checkSlack` (auth.test; apps.connections.open in Socket Mode). */
+async function slackChecks(slack: Config['slack']): Promise<Check[]> {
+  const { checkSlack } = await import('@codefleet/slack');
+  const result = await checkSlack(slack);
+  if (result.ok) {
+    const where = slack.mode === 'socket' ? 'Socket Mode connection URL granted' : `events on ${slack.host}:${slack.port}/slack/events`;
+    return [{ ok: true, what: `slack: bot token accepted (team ${result.team ?? '?'}, bot user ${result.botUserId ?? '?'}); ${where}` }];
   }
-  if (slack.mode === 'socket') {
-    if (slack.app_token === undefined) {
-      checks.push({ ok: false, what: `slack: Socket Mode needs an app-level token in $${slack.app_token_env}`, fix: `export ${slack.app_token_env}=xapp-… (Basic Information → App-Level Tokens, scope connections:write), or set slack.mode: http` });
-    } else {
-      const answer = await slackCall(fetchImpl, slack.api_url, 'apps.connections.open', slack.app_token);
-      checks.push(answer.ok
-        ? { ok: true, what: 'slack: Socket Mode connection URL granted' }
-        : { ok: false, what: `slack: apps.connections.open failed: ${answer.error}`, fix: `check $${slack.app_token_env} (xapp-…, connections:write) and that Socket Mode is on in the app's settings` });
-    }
-  } else if (slack.signing_secret === undefined) {
-    checks.push({ ok: false, what: `slack: HTTP events need the signing secret in $${slack.signing_secret_env}`, fix: `export ${slack.signing_secret_env}=… (Basic Information → Signing Secret)` });
-  } else {
-    checks.push({ ok: true, what: `slack: signing secret found; events are received on ${slack.host}:${slack.port}/slack/events` });
-  }
-  return checks;
-}
-
-async function slackCall(fetchImpl: typeof fetch, apiUrl: string, method: string, token: string): Promise<{ ok: true; body: Record<string, unknown> } | { ok: false; error: string }> {
-  try {
-    const response = await fetchImpl(new URL(method, apiUrl.endsWith('/') ? apiUrl : `${apiUrl}/`), {
-      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-www-form-urlencoded' }, body: '',
-      signal: AbortSignal.timeout(timeoutMs), redirect: 'error',
-    });
-    const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
-    if (body.ok === true) return { ok: true, body };
-    return { ok: false, error: typeof body.error === 'string' ? body.error : `HTTP ${response.status}` };
-  } catch (err) {
-    return { ok: false, error: `not reachable (${(err as Error).message})` };
-  }
+  return result.problems.map((problem) => ({
+    ok: false, what: `slack: ${problem}`,
+    fix: 'see README "Slack": the bot token (xoxb-…, Install App), the app-level token with connections:write (xapp-…, Socket Mode) or the signing secret (HTTP events)',
+  }));
 }
 
 async function lineCheck(line: Config['line'], fetchImpl: typeof fetch): Promise<Check> {

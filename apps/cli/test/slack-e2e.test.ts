@@ -1,0 +1,72 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import {
+  createTempDir, createTempRepo, gitTestEnv, startFixture, startSlackStandIn, waitFor,
+  type FixtureProcess, type SlackStandIn, type TempDir, type TempRepo,
+} from '@codefleet/testkit';
+import { runCli } from '../src/index.js';
+import { bin } from './cli-helpers.js';
+
+// The whole chat path on real parts: a mention in a Slack thread (the Slack STAND-IN, Socket
+// Mode) reaches `codefleet serve` (the real binary, Bolt inside), becomes one job even though
+// Slack delivers it three times, a real `codefleet worker` runs it (scripted agent, real git,
+// the sandbox, the local forge), and the thread shows the outcome: the status message edited
+// to the pull request, one final reply, and the ✅ reaction.
+describe('Slack end to end: mention → serve → worker → the thread', () => {
+  let dir: TempDir;
+  let repo: TempRepo;
+  let slack: SlackStandIn;
+  let serve: FixtureProcess | undefined;
+  beforeEach(async () => {
+    dir = await createTempDir('cli-slack');
+    repo = await createTempRepo({ files: { 'notes.txt': 'hello\n' } });
+    slack = await startSlackStandIn();
+  });
+  afterEach(async () => {
+    serve?.kill('SIGKILL');
+    await serve?.exited;
+    serve = undefined;
+    await slack.close();
+    await repo.dispose();
+    await dir.dispose();
+  });
+
+  it('a mention retried by Slack becomes one job whose pull request reaches the thread', async () => {
+    await mkdir(join(dir.path, 'agent'));
+    const agent = join(dir.path, 'agent', 'agent.mjs');
+    await writeFile(agent, "import fs from 'node:fs';\nconst w = process.argv[process.argv.indexOf('--workdir') + 1];\nfs.appendFileSync(w + '/notes.txt', 'a line from slack\\n');\n");
+    await writeFile(join(dir.path, 'config.yaml'), [
+      'data_dir: ./data', 'logging:', '  level: silent',
+      'agents:', '  default: script', '  script:', `    module: ${agent}`,
+      'router:', '  classifier:', '    enabled: false',
+      'slack:', '  enabled: true', `  api_url: ${slack.apiUrl}`,
+      '  allowed_users: [U0ALICE]', '  channels:', `    C0REPO: { repo: ${JSON.stringify(repo.path)} }`, '',
+    ].join('\n'));
+    const env = { PATH: process.env.PATH ?? '', HOME: dir.path, ...gitTestEnv(), SLACK_BOT_TOKEN: slack.botToken, SLACK_APP_TOKEN: slack.appToken };
+    serve = startFixture(bin, ['--config', join(dir.path, 'config.yaml'), 'serve'], { cwd: dir.path, env });
+    await waitFor(() => slack.socket.connections === 1, { timeoutMs: 30_000, what: `a Socket Mode connection (${serve!.stderr})` });
+
+    const { ts, body } = slack.mention({ channel: 'C0REPO', user: 'U0ALICE', text: `<@${slack.botUserId}> /code append a line to notes.txt` });
+    await slack.socket.deliverEvent(body, { retries: 2 });
+    const bots = () => slack.thread('C0REPO', ts).filter((m) => m.bot_id !== undefined);
+    await waitFor(() => bots()[0]?.text.includes('Queued as job'), { timeoutMs: 20_000, what: 'the status message saying queued' });
+
+    // A worker runs the job and reports to the thread with the bot token.
+    const out: string[] = [];
+    const code = await runCli(['--config', join(dir.path, 'config.yaml'), 'worker', '--once'], { out: (l) => out.push(l), err: () => undefined, cwd: dir.path, env });
+    expect(code).toBe(0);
+    expect(out.join('\n')).toContain('processed 1: 1 done');
+
+    const [status, final, ...more] = bots();
+    expect(more).toEqual([]);
+    expect(status!.text).toMatch(/pull request #1/i);
+    expect(final!.text).toMatch(/pull request #1/i);
+    expect(final!.text).toContain('local://');
+    expect(Object.keys(slack.message('C0REPO', ts)?.reactions ?? {})).toEqual(['white_check_mark']);
+    // One job, however often Slack delivered the mention.
+    const runs: string[] = [];
+    await runCli(['--config', join(dir.path, 'config.yaml'), 'runs', '--json'], { out: (l) => runs.push(l), err: () => undefined, cwd: dir.path, env });
+    expect((JSON.parse(runs.join('\n')) as unknown[]).length).toBe(1);
+  }, 120_000);
+});
