@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { parseConfig } from '@codefleet/config';
-import { startLineStandIn, type LineStandIn } from '@codefleet/testkit';
+import { startLineStandIn, startSlackStandIn, type LineStandIn } from '@codefleet/testkit';
 import { producerChecks } from '../src/commands/producer-checks.js';
 
 // `codefleet doctor`'s checks of the enabled chat and HTTP producers, against the LINE
@@ -23,6 +23,20 @@ describe('doctor: producer checks', () => {
     expect(bad).toEqual([{ ok: false, what: expect.stringContaining('refused the channel access token (HTTP 401)'), fix: expect.stringContaining('$LINE_CHANNEL_ACCESS_TOKEN') }]);
     expect(JSON.stringify([good, bad])).not.toContain(line.accessToken);
     expect(JSON.stringify(bad)).not.toContain('revoked-token-0123456789');
+  });
+
+  it('Slack: both tokens tried in Socket Mode; a refused one is named by its variable only', async () => {
+    const slack = await startSlackStandIn();
+    try {
+      const yaml = `slack:\n  enabled: true\n  api_url: ${slack.apiUrl}\n`;
+      const good = await producerChecks(config(yaml, { SLACK_BOT_TOKEN: slack.botToken, SLACK_APP_TOKEN: slack.appToken }));
+      expect(good).toEqual([{ ok: true, what: expect.stringContaining('bot token accepted') }]);
+      const bad = await producerChecks(config(yaml, { SLACK_BOT_TOKEN: slack.botToken, SLACK_APP_TOKEN: 'xapp-1-revoked-0123456789' }));
+      expect(bad).toEqual([{ ok: false, what: expect.stringContaining('SLACK_APP_TOKEN'), fix: expect.any(String) }]);
+      for (const secret of [slack.botToken, slack.appToken, 'xapp-1-revoked-0123456789']) expect(JSON.stringify([good, bad])).not.toContain(secret);
+    } finally {
+      await slack.close();
+    }
   });
 
   it('the HTTP API: its token, and the callback secret when callbacks are allowed', async () => {
