@@ -66,7 +66,7 @@ describe('codefleet on GitHub (stand-in)', () => {
     const loaded = await loadConfig({ path: join(dir.path, 'config.yaml'), cwd: dir.path, env: { PATH: process.env.PATH, HOME: dir.path, GITHUB_TOKEN: gh.token, ...gitTestEnv() } });
     const rt = await openRuntime(loaded, { log: silentLogger() });
     try {
-      const outcome = await followUpFromReview({ issues: ((await rt.forge()) as GithubForge).issues, queue: rt.queue, log: rt.log, labels: { queued: 'codefleet:queued' }, cancels: rt.store }, {
+      const outcome = await followUpFromReview({ issues: ((await rt.forge()) as GithubForge).issues, queue: rt.queue, log: rt.log, requester: await rt.requester(), cancels: rt.store }, {
         repo: 'acme/widgets', issueNumber: pulls[0]!.number, actor: 'alice', via: 'test', pullNumber: pulls[0]!.number,
         headRef: pulls[0]!.head.ref, headRepo: 'acme/widgets', reviewBody: 'Also add a final line.', reviewState: 'changes_requested',
       });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createJob, defaultIdempotencyKey, type Job } from '@codefleet/core';
 import type { GithubIssues, GithubPermission } from '@codefleet/forge';
+import type { Requester } from '@codefleet/requester';
 import type { Logger } from '@codefleet/log';
 import type { Queue } from '@codefleet/queue';
 import type { CancelRequests, RunStore } from '@codefleet/store';
@@ -29,7 +30,8 @@ export interface TriggerDeps {
   issues: Pick<GithubIssues, 'getTask' | 'permission' | 'ensureComment' | 'listComments' | 'ensureLabels' | 'reviewComments'>;
   queue: Queue;
   log: Logger;
-  labels: { queued: string };
+  /** Where a queued job is reported (the issue: its queued label). */
+  requester: Requester;
   /** Where `/codefleet cancel` is recorded for the workers to see (the run store). */
   cancels?: CancelRequests;
   /** The run store's records: a job id with a run has been worked on, so it is not queued again. */
@@ -98,7 +100,7 @@ export async function triggerFromIssue(deps: TriggerDeps, req: TriggerRequest): 
     return { status: 'duplicate', jobId: result.id };
   }
   log.info({ event: 'trigger.enqueued', job_id: job.id }, 'issue queued');
-  await bestEffort(log, 'trigger.label_failed', () => deps.issues.ensureLabels({ repo: req.repo, target, add: [deps.labels.queued] }));
+  await bestEffort(log, 'trigger.label_failed', () => deps.requester.report({ kind: 'queued', job }));
   return { status: 'enqueued', jobId: job.id };
 }
 

@@ -1,12 +1,15 @@
 import { createHmac } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { createIssueRequester } from '@codefleet/requester';
 import { createGithubForge, type GithubForge } from '@codefleet/forge';
 import { createLogger, SecretRegistry, type Logger } from '@codefleet/log';
 import { LocalQueue } from '@codefleet/queue';
 import { SqliteRunStore } from '@codefleet/store';
 import { createTempDir, gitTestEnv, startGithubStandIn, type GithubStandIn, type TempDir } from '@codefleet/testkit';
 import { createDeliveryProcessor, startWebhookServer, type DeliveryProcessor, type TriggerDeps, type WebhookServer } from '../src/index.js';
+
+const labels = { queued: 'codefleet:queued', running: 'codefleet:running', prOpened: 'codefleet:pr-opened', failed: 'codefleet:failed' };
 
 // Real GitHub payloads (@octokit/webhooks-examples), pointed at the stand-in's repository
 // and signed by the test; the real Octokit forge asks the GitHub STAND-IN for permissions
@@ -82,7 +85,7 @@ export async function openHarness(options: { repos?: string[]; baseDelayMs?: num
   const store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
   const logs: Record<string, unknown>[] = [];
   const log: Logger = createLogger({ secrets: new SecretRegistry(), destination: { write: (line: string) => { logs.push(JSON.parse(line) as Record<string, unknown>); } } });
-  const deps: TriggerDeps = { issues: forge.issues, queue: jobs, log, labels: { queued: 'codefleet:queued' }, cancels: store, runs: store };
+  const deps: TriggerDeps = { issues: forge.issues, queue: jobs, log, requester: createIssueRequester({ issues: forge.issues, labels }), cancels: store, runs: store };
   const server = await startWebhookServer(deps, { secret, triggerLabel: 'codefleet', deliveries, port: 0, ...(options.repos ? { repos: options.repos } : {}) });
   const processor = createDeliveryProcessor(deps, { deliveries, ...(options.baseDelayMs === undefined ? {} : { baseDelayMs: options.baseDelayMs }) });
   let n = 0;

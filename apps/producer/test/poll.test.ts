@@ -1,11 +1,14 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { createIssueRequester } from '@codefleet/requester';
 import { createGithubForge } from '@codefleet/forge';
 import { silentLogger } from '@codefleet/log';
 import { LocalQueue } from '@codefleet/queue';
 import { SqliteRunStore } from '@codefleet/store';
 import { createTempDir, gitTestEnv, startGithubStandIn, type GithubStandIn, type TempDir } from '@codefleet/testkit';
 import { createPoller, type PollDeps } from '../src/index.js';
+
+const labels = { queued: 'codefleet:queued', running: 'codefleet:running', prOpened: 'codefleet:pr-opened', failed: 'codefleet:failed' };
 
 // Polling mode against the GitHub stand-in, with the cursor in a real file.
 describe('polling producer', () => {
@@ -19,7 +22,7 @@ describe('polling producer', () => {
     dir = await createTempDir('poll');
     queue = new LocalQueue({ backend: 'local', path: join(dir.path, 'q.sqlite'), name: 'p', leaseMs: 60_000, maxAttempts: 4 });
     const forge = createGithubForge({ token: gh.token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: { ...gitTestEnv(), PATH: process.env.PATH ?? '' } });
-    deps = { issues: forge.issues, queue, log: silentLogger(), labels: { queued: 'codefleet:queued' } };
+    deps = { issues: forge.issues, queue, log: silentLogger(), requester: createIssueRequester({ issues: forge.issues, labels }) };
   });
   afterEach(async () => {
     await queue.close();

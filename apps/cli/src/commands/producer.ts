@@ -11,7 +11,7 @@ async function triggerDeps(rt: Runtime): Promise<TriggerDeps & { issues: GithubI
   if (!(forge instanceof GithubForge)) {
     throw new CodefleetError('invalid_config', 'the producer turns GitHub issues into jobs: set forge.type to github (and the token variable)');
   }
-  return { issues: forge.issues, queue: rt.queue, log: rt.log, labels: { queued: rt.config.forge.github.labels.queued }, cancels: rt.store, runs: rt.store };
+  return { issues: forge.issues, queue: rt.queue, log: rt.log, requester: await rt.requester(), cancels: rt.store, runs: rt.store };
 }
 
 /**
