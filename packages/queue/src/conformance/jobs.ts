@@ -6,7 +6,8 @@ let counter = 0;
 export function sampleJob(overrides: Partial<Job> = {}): Job {
   counter += 1;
   const id = `job-${process.pid}-${Date.now().toString(36)}-${counter}`;
-  return {
+  // No cast: a field the job schema gains must be added here, or this stops compiling.
+  const job: Job = {
     v: 1,
     id,
     idempotency_key: `key-${id}`,
@@ -16,8 +17,10 @@ export function sampleJob(overrides: Partial<Job> = {}): Job {
     body: '',
     type: 'feature',
     priority: 'normal',
+    mode: 'change',
     requested_by: 'conformance',
     created_at: new Date().toISOString(),
     ...overrides,
-  } as Job;
+  };
+  return job;
 }
