@@ -67,6 +67,8 @@ export function formatRun(run: RunRecord, later: LaterRun[] = []): string {
   lines.push(...later.map((l) => `later run: ${l.runId} (stage ${l.stage}${l.outcome ? `, outcome ${l.outcome}` : ''}; see \`codefleet show ${l.runId}\`)`));
   if (run.pull_request) lines.push(`pull request #${run.pull_request.number}${run.pull_request.draft ? ' (draft)' : ''} ${run.pull_request.url ?? ''} (${run.pull_request.head} → ${run.pull_request.base})`);
   if (run.error) lines.push(`error ${run.error.code} (${run.error.verdict}): ${summarizeReason(run.error.message)}`);
+  const { route } = run.job;
+  if (route) lines.push(`route ${route.name} (${route.source}, confidence ${route.confidence}): ${route.reason}`);
   const files = changedFilesOf(run);
   if (files.length > 0) {
     lines.push('', `Changed files (${files.length}):`, ...files.slice(0, maxShownFiles).map((f) => `  ${f}`));
@@ -78,6 +80,8 @@ export function formatRun(run: RunRecord, later: LaterRun[] = []): string {
   lines.push(...run.agent_runs.map((a) => `  ${a.pass.padEnd(9)} attempt ${a.attempt}.${a.inner_attempt}  ${a.outcome.padEnd(10)} exit ${a.exit_code ?? a.signal}  ${formatDuration(a.duration_ms)}  ${a.changed_files.length} file(s)`));
   lines.push('', run.verification.length === 0 ? 'Checks: none' : `Checks (latest run of each step: ${formatCheckCounts(countChecks(latestChecks(run)))}):`);
   lines.push(...run.verification.map(checkLine));
+  // An answer-mode job's result is its answer: shown whole, a display line per line.
+  if (run.answer !== undefined) lines.push('', 'Answer (read-only; nothing was published):', ...run.answer.split(/\r\n|\n|\r/).map((l) => `  ${l}`));
   if (run.error && summarizeReason(run.error.message) !== run.error.message) {
     // The whole reason, one display line per line of it: the feedback under "Last feedback:".
     lines.push('', 'Reason:', ...run.error.message.split(/\r\n|\n|\r/).map((l) => `  ${l}`));

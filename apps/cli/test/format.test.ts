@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import {
-  addAgentRun, addVerification, advance, createJob, finish, newRun, startAttempt, type AgentRun, type RunRecord, type Verification,
+  addAgentRun, addVerification, advance, createJob, finish, newRun, setAnswer, startAttempt, type AgentRun, type RunRecord, type Verification,
 } from '@codefleet/core';
 import { formatRun } from '../src/format.js';
 
@@ -37,6 +37,21 @@ const reason = [
 ].join('\n');
 
 describe('formatRun', () => {
+  it("shows an answer-mode job's route and its answer, each line on its own, control characters made safe", () => {
+    const job = createJob({
+      repo: 'octo/calc', source: { kind: 'cli' }, title: 'How does add work?', requested_by: 'ann', mode: 'answer',
+      route: { name: 'ANALYZE', source: 'command', confidence: 1, reason: '/analyze' },
+    }, { id: 'job-2', now: at(0) });
+    let run = startAttempt(newRun(job, { runId: 'job-2', now: at(0) }), { workerId: 'w1', now: at(1) });
+    for (const stage of ['preparing', 'planning', 'implementing', 'testing', 'validating', 'publishing'] as const) run = advance(run, stage, { now: at(2) });
+    run = finish(setAnswer(run, 'add() sums two numbers.\nSee src/calc.js \u001b[2J', { now: at(3) }), 'succeeded', { now: at(3) });
+    const lines = formatRun(run).split('\n');
+    expect(lines).toContain('route ANALYZE (command, confidence 1): /analyze');
+    expect(lines.slice(lines.indexOf('Answer (read-only; nothing was published):'))).toEqual([
+      'Answer (read-only; nothing was published):', '  add() sums two numbers.', '  See src/calc.js \uFFFD[2J',
+    ]);
+  });
+
   it('sums the reason up in one line at the top and prints the whole of it below', () => {
     const run = finish(started(), 'failed', { now: at(9), error: { code: 'fix_attempts_exhausted', verdict: 'agent_fixable', message: reason } });
     const lines = formatRun(run).split('\n');
