@@ -12,6 +12,7 @@ import { branchName, type Workspace } from '@codefleet/workspace';
 import type { JobContext, PipelineDeps } from './deps.js';
 import { acceptanceCriteria, agentInstructions, taskFile } from './plan.js';
 import { answerJob } from './answer.js';
+import { finalReportOf } from './final-report.js';
 import { baselineFor } from './baseline.js';
 import { commitMessage, installAtBase, runPass, verificationEntry, type PassInput } from './passes.js';
 import { reportSafely, type Report } from '@codefleet/requester';
@@ -41,6 +42,9 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     // its failed run kept as it ended (a failed run stays failed). Any other delivery of
     // finished work is a redelivery (the ack was lost): converge, do not redo.
     if (!(existing.stage === 'failed' && ctx.attempt === 1 && existing.attempts.length > 0)) {
+      // The worker that finished it may have died before its final report: send it again.
+      const final = finalReportOf(existing);
+      if (final) await reportSafely(deps.requester, final, deps.log, () => fenceFor(deps, ctx, 'comment'));
       return existing.stage === 'failed'
         ? { action: 'dead_letter', reason: existing.error?.message ?? 'failed', run: existing }
         : { action: 'ack', run: existing };
@@ -68,14 +72,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     if (stage !== 'preparing') await tell({ kind: 'progress', job, stage, ...(note === undefined ? {} : { note }) });
   };
 
-  // A worker paused past its lease (or cut off) must not publish: each write asks the
-  // shared store first. A refusal is recorded there and ends this delivery untouched.
-  const fence = async (action: 'push' | 'pull_request' | 'comment') => {
-    if (ctx.leaseToken === undefined) return;
-    if (!(await deps.store.fence(job.idempotency_key, ctx.leaseToken, action, job.id))) {
-      throw new LeaseLostError(job.id, `lease on task ${job.idempotency_key} was lost before the ${action} write; another worker owns it now`);
-    }
-  };
+  const fence = (action: 'push' | 'pull_request' | 'comment') => fenceFor(deps, ctx, action);
   // Whoever asked is told where the job is: best effort, and fenced like every publishing write.
   const tell = (report: Report) => reportSafely(deps.requester, report, deps.log, () => fence('comment'));
   await tracker.update((r) => startAttempt(r, { workerId: ctx.workerId, now: now() }));
@@ -246,4 +243,16 @@ async function settleFailure(
   await tracker.update((r) => finish(r, outcome, { now: now(), error }));
   await tell({ kind: 'failed', job, run: tracker.run, error, reason: mask(decision.reason) });
   return { action: 'dead_letter', reason: mask(`${error.code}: ${decision.reason}`), run: tracker.run };
+}
+
+/**
+ * A worker paused past its lease (or cut off) must not publish: each write asks the shared
+ * store first. A refusal is recorded there and ends this delivery untouched.
+ */
+async function fenceFor(deps: PipelineDeps, ctx: JobContext, action: 'push' | 'pull_request' | 'comment'): Promise<void> {
+  const { job } = ctx;
+  if (ctx.leaseToken === undefined) return;
+  if (!(await deps.store.fence(job.idempotency_key, ctx.leaseToken, action, job.id))) {
+    throw new LeaseLostError(job.id, `lease on task ${job.idempotency_key} was lost before the ${action} write; another worker owns it now`);
+  }
 }

@@ -1,7 +1,7 @@
 // Public API of @codefleet/requester: the requester port, the issue and CLI adapters, and the
 // words chat adapters share. The conformance suite is at `@codefleet/requester/conformance`.
 export { finalReports, type Report, type ReportKind, type Requester } from './port.js';
-export { cliRequester, reportSafely, requesterFor } from './requesters.js';
+export { cliRequester, reportSafely, requesterFor, type ReportRetry } from './requesters.js';
 export { createIssueRequester, type IssueRequesterOptions, type IssueThreads, type ProgressLabels } from './issue-requester.js';
 export { failureComment, retryHint, successComment } from './issue-comments.js';
 export { maxQuoteChars, plainReport, type PlainReport, type ReportState } from './plain.js';
