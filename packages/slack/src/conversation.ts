@@ -159,6 +159,10 @@ export function render(outcome: ChatOutcome): { text: string; blocks?: unknown[]
       return { text: escapeMrkdwn(bounded(outcome.text)) };
     case 'refused':
       return { text: `:no_entry_sign: ${escapeMrkdwn(bounded(outcome.text))}` };
+    case 'deferred':
+      return {
+        text: `:hourglass_flowing_sand: Job ${escapeMrkdwn(outcome.jobId)} of this thread is still queued or running. I kept your request: it will start as a follow-up on the same branch when job ${escapeMrkdwn(outcome.jobId)} ends, and I will update this message then.`,
+      };
     case 'ask_repo': {
       if (outcome.choices.length === 0) return { text: 'Which repository should I work on? Mention me again with `repo=owner/name`.' };
       const question = 'Which repository should I work on?';
