@@ -8,6 +8,8 @@ import { followUpFromReview } from '@codefleet/producer';
 import { createHmac } from 'node:crypto';
 import { createTempDir, git, gitTestEnv, startGithubStandIn, waitFor, type GithubStandIn, type TempDir } from '@codefleet/testkit';
 import { deliveryQueueSettings, webhook } from '../src/commands/producer.js';
+import { followUpQueueSuffix } from '../src/commands/serve-slack.js';
+import { sideQueueSettings } from '../src/commands/side-queue.js';
 import { runCli } from '../src/index.js';
 import { openRuntime } from '../src/runtime.js';
 
@@ -124,6 +126,9 @@ describe('codefleet on GitHub (stand-in)', () => {
     expect(deliveryQueueSettings({
       backend: 'sqs', queueUrl: 'https://sqs/q', region: 'us-east-1', coordinationUrl: 'redis://r:6379', prefix: 'cf', name: 'codefleet', leaseMs: 30_000, maxAttempts: 4,
     })).toEqual({ backend: 'bullmq', url: 'redis://r:6379', prefix: 'cf', name: 'codefleet-deliveries', leaseMs: 30_000, maxAttempts: 1_000 });
+    // Slack's kept follow-ups wait the same way, in a queue of their own.
+    expect(sideQueueSettings({ backend: 'local', path: '/q.sqlite', name: 'codefleet', leaseMs: 1_000, maxAttempts: 4 }, followUpQueueSuffix))
+      .toEqual({ backend: 'local', path: '/q.sqlite', name: 'codefleet-chat-followups', leaseMs: 1_000, maxAttempts: 1_000 });
   });
 
   it('refuses to start without the token or the webhook secret, naming the variable', async () => {

@@ -69,4 +69,53 @@ describe('Slack end to end: mention → serve → worker → the thread', () => 
     await runCli(['--config', join(dir.path, 'config.yaml'), 'runs', '--json'], { out: (l) => runs.push(l), err: () => undefined, cwd: dir.path, env });
     expect((JSON.parse(runs.join('\n')) as unknown[]).length).toBe(1);
   }, 120_000);
+  it('a mention in the thread of a queued job is kept and runs as its follow-up, on the same branch, once the job ends', async () => {
+    await mkdir(join(dir.path, 'agent'));
+    const agent = join(dir.path, 'agent', 'agent.mjs');
+    await writeFile(agent, "import fs from 'node:fs';\nconst w = process.argv[process.argv.indexOf('--workdir') + 1];\nfs.appendFileSync(w + '/notes.txt', 'a line from slack\\n');\n");
+    const config = join(dir.path, 'config.yaml');
+    await writeFile(config, [
+      'data_dir: ./data', 'logging:', '  level: silent',
+      'agents:', '  default: script', '  script:', `    module: ${agent}`,
+      'router:', '  classifier:', '    enabled: false',
+      'slack:', '  enabled: true', `  api_url: ${slack.apiUrl}`,
+      '  allowed_users: [U0ALICE]', '  channels:', `    C0REPO: { repo: ${JSON.stringify(repo.path)} }`, '',
+    ].join('\n'));
+    const env = { PATH: process.env.PATH ?? '', HOME: dir.path, ...gitTestEnv(), SLACK_BOT_TOKEN: slack.botToken, SLACK_APP_TOKEN: slack.appToken };
+    serve = startFixture(bin, ['--config', config, 'serve'], { cwd: dir.path, env });
+    await waitFor(() => slack.socket.connections === 1, { timeoutMs: 30_000, what: `a Socket Mode connection (${serve!.stderr})` });
+    const cli = async (...args: string[]) => {
+      const out: string[] = [];
+      const code = await runCli(['--config', config, ...args], { out: (l) => out.push(l), err: () => undefined, cwd: dir.path, env });
+      return { code, out: out.join('\n') };
+    };
+
+    const root = slack.mention({ channel: 'C0REPO', user: 'U0ALICE', text: `<@${slack.botUserId}> /code append a line to notes.txt` });
+    await slack.socket.deliverEvent(root.body);
+    const bots = () => slack.thread('C0REPO', root.ts).filter((m) => m.bot_id !== undefined);
+    await waitFor(() => bots()[0]?.text.includes('Queued as job'), { timeoutMs: 20_000, what: 'the first job queued' });
+
+    // The first job has not run yet: the follow-up is kept, not turned back, however often delivered.
+    const reply = slack.mention({ channel: 'C0REPO', user: 'U0ALICE', text: `<@${slack.botUserId}> /code and one more line`, thread_ts: root.ts });
+    await slack.socket.deliverEvent(reply.body, { retries: 1 });
+    const kept = await waitFor(() => bots().find((m) => m.text.includes('I kept your request')), { timeoutMs: 20_000, what: 'the kept status' });
+
+    expect(await cli('worker', '--once')).toMatchObject({ code: 0, out: expect.stringContaining('processed 1: 1 done') });
+    // The processor tries again with backoff (10 s first): it finds the job ended and queues the follow-up.
+    await waitFor(() => slack.message('C0REPO', kept.ts)?.text.includes('Queued as job'), { timeoutMs: 90_000, what: 'the kept request queued' });
+    expect(await cli('worker', '--once')).toMatchObject({ code: 0, out: expect.stringContaining('processed 1: 1 done') });
+
+    const summaries = JSON.parse((await cli('runs', '--json')).out) as { run_id: string; outcome?: string; pull_request?: unknown }[];
+    expect(summaries.map((r) => r.outcome)).toEqual(['succeeded', 'succeeded']);
+    const runs = await Promise.all(summaries.map(async (r) => JSON.parse((await cli('show', r.run_id, '--json')).out) as { job: { branch?: string }; branch?: string }));
+    const first = runs.find((r) => r.job.branch === undefined);
+    const second = runs.find((r) => r.job.branch !== undefined);
+    expect(first?.branch).toMatch(/^ai\//);
+    expect(second?.job.branch).toBe(first?.branch);
+    expect(second?.branch).toBe(first?.branch);
+    expect(slack.message('C0REPO', kept.ts)?.text).toMatch(/pull request #1/i);
+    // Stopping ends the follow-up processor too.
+    serve.kill('SIGTERM');
+    expect((await serve.exited).exitCode).toBe(0);
+  }, 180_000);
 });

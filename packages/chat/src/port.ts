@@ -35,6 +35,12 @@ export interface ChatMessage {
   statusMessageId?: string;
   /** Route restrictions of the platform: LINE forces CHAT unless explicit /code is allowed. */
   policy?: { forceRoute?: RouteName; allowExplicitCode?: boolean };
+  /**
+   * The producer keeps a follow-up that has to wait for the thread's queued or running job
+   * (`createFollowUpProcessor`) and queues it when that job ends:
+   * such a message is answered `deferred`. Without it the message is turned back with a reply.
+   */
+  deferFollowUp?: boolean;
 }
 
 /** What the chat service did with a message; the producer tells the user. */
@@ -46,7 +52,13 @@ export type ChatOutcome =
   /** No repository could be chosen: ask the user to pick one of `choices` (may be empty). */
   | { kind: 'ask_repo'; choices: string[]; route: JobRoute }
   /** The sender may not start this work; `text` says why, politely. */
-  | { kind: 'refused'; text: string; route: JobRoute };
+  | { kind: 'refused'; text: string; route: JobRoute }
+  /**
+   * A CODE follow-up in the thread of job `jobId`, still queued or running: nothing was queued
+   * yet; the producer keeps the message and hands it to the chat service again when it ends
+   * (only for a message with `deferFollowUp`).
+   */
+  | { kind: 'deferred'; jobId: string; route: JobRoute; repo: string };
 
 /** Routes chat messages and carries out the route. */
 export interface ChatService {

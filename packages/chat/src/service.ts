@@ -90,6 +90,11 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
 
     const followUp = followUpOf(thread, choice.repo);
     if (followUp.status === 'busy') {
+      // Not bound to the message key: the same message, handed in again once the job ended, is new work.
+      if (message.deferFollowUp === true) {
+        log.info({ event: 'chat.deferred', job_id: followUp.jobId, repo: choice.repo }, 'a follow-up waits for the thread\'s running job');
+        return { kind: 'deferred', jobId: followUp.jobId, route, repo: choice.repo };
+      }
       return reply(`Job ${followUp.jobId} of this thread is still queued or running, so I didn't start another on its branch. Send this message again when it has finished.`);
     }
     const order: WorkOrder = { message, route, repo: choice.repo, task, agent, mode };

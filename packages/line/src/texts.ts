@@ -16,6 +16,9 @@ export function outcomeText(outcome: ChatOutcome): string {
     case 'reply':
     case 'refused':
       return bounded(outcome.text);
+    case 'deferred':
+      // Only a producer that keeps follow-ups is answered so; this one keeps none.
+      return bounded(`Job ${outcome.jobId} of this conversation is still queued or running. Send this message again when it has finished.`);
     case 'ask_repo':
       return bounded([
         'Which repository is this about? Send the message again with repo=owner/name.',

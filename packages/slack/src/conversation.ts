@@ -34,6 +34,11 @@ export interface ConversationDeps {
   store: Pick<RunStore, 'bindRequest' | 'setRequest' | 'lookupRequest'>;
   client: WebClient;
   log: Logger;
+  /**
+   * Keeps a follow-up the chat service deferred (the thread's job is still queued or running)
+   * until that job ends; without it such a message is turned back with a reply.
+   */
+  defer?: (message: ChatMessage, deferred: Extract<ChatOutcome, { kind: 'deferred' }>) => Promise<void>;
 }
 
 /**
@@ -66,6 +71,7 @@ export function createConversation(deps: ConversationDeps) {
       access: { ...(login === undefined ? {} : { login }), allowedLocal: config.allowed_users.includes(request.user) },
       repoHints: [channelRepo, config.default_repo].filter((r): r is string => r !== undefined),
       ...(statusTs === undefined ? {} : { statusMessageId: statusTs }),
+      ...(deps.defer === undefined ? {} : { deferFollowUp: true }),
     };
   };
 
@@ -100,10 +106,23 @@ export function createConversation(deps: ConversationDeps) {
       return;
     }
     log.info({ event: 'slack.request_handled', channel: message.channel, message: message.messageId, outcome: outcome.kind, route: outcome.route }, 'Slack request handled');
+    if (outcome.kind === 'deferred') {
+      try {
+        if (deps.defer === undefined) throw new Error('no follow-up processor');
+        await deps.defer(message, outcome);
+      } catch (error) {
+        log.error({ event: 'slack.defer_failed', err: error, channel: message.channel, message: message.messageId }, 'could not keep a follow-up');
+        await update(message, statusTs, `:warning: Job ${escapeMrkdwn(outcome.jobId)} of this thread is still running and I couldn't keep your request for later. Please send it again when that job has finished.`);
+        return;
+      }
+    }
     await show(message, statusTs, outcome);
   }
 
   return {
+    /** Tells the sender what became of a message handled later (a kept follow-up): its status message is edited. */
+    tell: (message: ChatMessage, outcome: ChatOutcome) => show(message, message.statusMessageId, outcome),
+
     /** A new mention or DM. Slack's retries of it (same channel + ts) stop at the claim. */
     async request(request: IncomingRequest): Promise<void> {
       const key = `slack-msg:${request.channel}:${request.ts}`;
@@ -159,6 +178,10 @@ export function render(outcome: ChatOutcome): { text: string; blocks?: unknown[]
       return { text: escapeMrkdwn(bounded(outcome.text)) };
     case 'refused':
       return { text: `:no_entry_sign: ${escapeMrkdwn(bounded(outcome.text))}` };
+    case 'deferred':
+      return {
+        text: `:hourglass_flowing_sand: Job ${escapeMrkdwn(outcome.jobId)} of this thread is still queued or running. I kept your request: it will start as a follow-up on the same branch when job ${escapeMrkdwn(outcome.jobId)} ends, and I will update this message then.`,
+      };
     case 'ask_repo': {
       if (outcome.choices.length === 0) return { text: 'Which repository should I work on? Mention me again with `repo=owner/name`.' };
       const question = 'Which repository should I work on?';

@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { ChatService } from '@codefleet/chat';
+import type { ChatMessage, ChatOutcome, ChatService } from '@codefleet/chat';
 import type { SlackConfig } from '@codefleet/config';
 import { CodefleetError } from '@codefleet/core';
 import type { Logger } from '@codefleet/log';
@@ -17,6 +17,12 @@ export interface SlackProducerOptions {
   log: Logger;
   /** Extra Web API client options (the SDK's retry policy, an HTTP agent). */
   clientOptions?: WebClientOptions;
+  /**
+   * Keeps a follow-up the chat service deferred (the thread's job is still queued or running):
+   * the follow-up processor's `defer`. Its later outcome comes back through {@link SlackProducer.tell}.
+   * Without it such a message is told to wait and send it again.
+   */
+  defer?: (message: ChatMessage, deferred: Extract<ChatOutcome, { kind: 'deferred' }>) => Promise<void>;
 }
 
 /** A running Slack producer. */
@@ -27,6 +33,8 @@ export interface SlackProducer {
   stop(): Promise<void>;
   /** Resolves once every acknowledged request has been handled (for tests and shutdown). */
   idle(): Promise<void>;
+  /** Edits the status message of a message handled later (a kept follow-up) to say what became of it. */
+  tell(message: ChatMessage, outcome: ChatOutcome): Promise<void>;
 }
 
 /** The event fields the producer reads (Bolt's own types are a wide union). */
@@ -72,7 +80,7 @@ export function createSlackProducer(options: SlackProducerOptions): SlackProduce
     logger,
     processBeforeResponse: false,
   });
-  const conversation = createConversation({ config, chat: options.chat, store: options.store, client: app.client, log });
+  const conversation = createConversation({ config, chat: options.chat, store: options.store, client: app.client, log, ...(options.defer === undefined ? {} : { defer: options.defer }) });
   const inFlight = new Set<Promise<void>>();
   const detach = (work: () => Promise<void>) => {
     const running = work().catch((error: unknown) => log.error({ event: 'slack.request_failed', err: error }, 'a Slack request failed after its ack'));
@@ -130,5 +138,6 @@ export function createSlackProducer(options: SlackProducerOptions): SlackProduce
       await idle();
     },
     idle,
+    tell: conversation.tell,
   };
 }

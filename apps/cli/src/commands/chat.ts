@@ -87,5 +87,8 @@ function describe(outcome: ChatOutcome): ChatCommandResult {
       };
     case 'refused':
       return { out: [], err: [outcome.text], code: 1 };
+    case 'deferred':
+      // Only a producer that keeps follow-ups is answered so; `codefleet chat` keeps none.
+      return { out: [], err: [`job ${outcome.jobId} of this thread is still queued or running; send this again when it has finished`], code: 1 };
   }
 }

@@ -4,6 +4,7 @@ import { CodefleetError } from '@codefleet/core';
 import { GithubForge, type GithubIssues } from '@codefleet/forge';
 import { createDeliveryProcessor, createPoller, startWebhookServer, type TriggerDeps } from '@codefleet/producer';
 import { openQueue, queueSettingsFromConfig, type QueueSettings } from '@codefleet/queue';
+import { sideQueueSettings } from './side-queue.js';
 import type { Runtime } from '../runtime.js';
 
 async function triggerDeps(rt: Runtime): Promise<TriggerDeps & { issues: GithubIssues }> {
@@ -14,23 +15,9 @@ async function triggerDeps(rt: Runtime): Promise<TriggerDeps & { issues: GithubI
   return { issues: forge.issues, queue: rt.queue, log: rt.log, requester: await rt.requester(), cancels: rt.store, runs: rt.store };
 }
 
-/**
- * Where the webhook records deliveries: beside the jobs' queue, under a name of its own
- * (`<queue.name>-deliveries`). An SQS queue URL carries one kind of message, so with SQS
- * the records go to BullMQ on the coordination Redis. Attempts are not what ends a
- * delivery (the processor gives up a day after receipt; a rate limit or a running job
- * may be waited out many times), hence the high count.
- */
+/** Where the webhook records deliveries: `<queue.name>-deliveries` ({@link sideQueueSettings}). */
 export function deliveryQueueSettings(settings: QueueSettings): QueueSettings {
-  const name = `${settings.name}-deliveries`;
-  const maxAttempts = 1_000;
-  switch (settings.backend) {
-    case 'local':
-    case 'bullmq':
-      return { ...settings, name, maxAttempts };
-    case 'sqs':
-      return { backend: 'bullmq', url: settings.coordinationUrl, prefix: settings.prefix, name, leaseMs: settings.leaseMs, maxAttempts };
-  }
+  return sideQueueSettings(settings, 'deliveries');
 }
 
 /** Resolves when SIGTERM or SIGINT arrives. */

@@ -1,16 +1,51 @@
 import type { ChatService } from '@codefleet/chat';
+import { openQueue, queueSettingsFromConfig } from '@codefleet/queue';
 import type { Runtime } from '../runtime.js';
+import { sideQueueSettings } from './side-queue.js';
+
+/** The suffix of the queue kept chat follow-ups wait in: `<queue.name>-chat-followups`. */
+export const followUpQueueSuffix = 'chat-followups';
 
 /**
  * Starts the Slack producer: Socket Mode (an outbound WebSocket, no public URL) or HTTP
- * events on `slack.host:port/slack/events`, per `slack.mode`.
+ * events on `slack.host:port/slack/events`, per `slack.mode`. Beside it runs the follow-up
+ * processor: a mention in the thread of a job still queued or running is kept in
+ * `<queue.name>-chat-followups` and queued as the follow-up once that job ends, its status
+ * message edited then. `close` stops taking mentions first, then the processor; what is
+ * still waiting stays recorded for the next start.
  */
 export async function startSlack(rt: Runtime, chat: ChatService): Promise<{ where: string; close(): Promise<void> }> {
   const { createSlackProducer } = await import('@codefleet/slack');
-  const producer = createSlackProducer({ config: rt.config.slack, chat, store: rt.store, log: rt.log });
-  const { eventsUrl } = await producer.start();
-  return {
-    where: eventsUrl === undefined ? 'Slack app in Socket Mode' : `Slack events on ${eventsUrl}`,
-    close: () => producer.stop(),
-  };
+  const { createFollowUpProcessor } = await import('@codefleet/chat');
+  const followUps = await openQueue(sideQueueSettings(queueSettingsFromConfig(rt.config), followUpQueueSuffix));
+  try {
+    // Each calls the other only once running: the producer hands the processor what to
+    // keep, the processor tells the producer what became of it.
+    const producer = createSlackProducer({ config: rt.config.slack, chat, store: rt.store, log: rt.log, defer: (message, deferred) => processor.defer(message, deferred) });
+    const processor = createFollowUpProcessor({
+      followUps, chat, log: rt.log,
+      onOutcome: async (message, outcome) => {
+        // Another platform's follow-up (a shared queue) is not this producer's to tell.
+        if (message.platform === 'slack') await producer.tell(message, outcome);
+      },
+    });
+    const { eventsUrl } = await producer.start();
+    const processing = new AbortController();
+    const running = processor.run(processing.signal);
+    return {
+      where: eventsUrl === undefined ? 'Slack app in Socket Mode' : `Slack events on ${eventsUrl}`,
+      close: async () => {
+        try {
+          await producer.stop();
+        } finally {
+          processing.abort();
+          await running;
+          await followUps.close();
+        }
+      },
+    };
+  } catch (error) {
+    await followUps.close();
+    throw error;
+  }
 }

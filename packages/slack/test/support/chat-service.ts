@@ -10,7 +10,11 @@ import type { LocalQueue } from '@codefleet/queue';
  * a real LocalQueue, whose idempotency key (platform, channel, thread, message) makes a
  * second handling of one message converge on the first job.
  */
-export function createTestChatService(options: { queue: LocalQueue; permitted: (login: string) => boolean; choices: string[]; gate?: Promise<void> }): ChatService & { handled: ChatMessage[]; jobs: Job[] } {
+export function createTestChatService(options: {
+  queue: LocalQueue; permitted: (login: string) => boolean; choices: string[]; gate?: Promise<void>;
+  /** Threads (root ts) whose job is still running, and that job's id: a message there is deferred when its producer keeps follow-ups. */
+  running?: Map<string, string>;
+}): ChatService & { handled: ChatMessage[]; jobs: Job[] } {
   const handled: ChatMessage[] = [];
   const jobs: Job[] = [];
   let n = 0;
@@ -28,6 +32,8 @@ export function createTestChatService(options: { queue: LocalQueue; permitted: (
       if (message.access.login === undefined || !options.permitted(message.access.login)) {
         return { kind: 'refused', text: 'Sorry, I can only start work for people whose Slack account is mapped to a GitHub login with write access. Ask an operator to add you.', route: route('CODE') };
       }
+      const running = options.running?.get(message.thread);
+      if (running !== undefined && message.deferFollowUp === true) return { kind: 'deferred', jobId: running, route: route('CODE'), repo };
       n += 1;
       const job = createJob({
         repo,

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { Job } from '@codefleet/core';
 import type { SlackConfig } from '@codefleet/config';
 import { createLogger } from '@codefleet/log';
+import type { ChatMessage, ChatOutcome } from '@codefleet/chat';
 import { LocalQueue } from '@codefleet/queue';
 import { SqliteRunStore } from '@codefleet/store';
 import { createTempDir, startSlackStandIn, type SlackStandIn, type TempDir } from '@codefleet/testkit';
@@ -20,6 +21,10 @@ export interface Harness {
   requester: ReturnType<typeof createSlackRequester>;
   /** The HTTP events URL (HTTP mode). */
   eventsUrl?: string;
+  /** Threads whose job is still running (root ts → job id), for the test chat service. */
+  running: Map<string, string>;
+  /** What reached the producer's `defer` hook (when the harness was opened with `keepFollowUps`). */
+  deferred: { message: ChatMessage; outcome: Extract<ChatOutcome, { kind: 'deferred' }> }[];
   /** Every log line the producer wrote, parsed. */
   logs: Record<string, unknown>[];
   /** The jobs queued so far, oldest first. */
@@ -39,22 +44,28 @@ export function slackConfig(slack: SlackStandIn, mode: 'socket' | 'http'): Slack
 }
 
 /** The real Bolt app (producer) and requester against a fresh Slack stand-in, a real queue and store. */
-export async function openHarness(mode: 'socket' | 'http', options: { gate?: Promise<void> } = {}): Promise<Harness> {
+export async function openHarness(mode: 'socket' | 'http', options: { gate?: Promise<void>; keepFollowUps?: boolean | 'failing' } = {}): Promise<Harness> {
   const slack = await startSlackStandIn();
   const dir: TempDir = await createTempDir('slack');
   const queue = new LocalQueue({ backend: 'local', path: join(dir.path, 'queue.sqlite'), name: 'slack', leaseMs: 60_000, maxAttempts: 3, pollMs: 20 });
   const store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
-  const chat = createTestChatService({ queue, permitted: (login) => login === 'alice-gh', choices: ['acme/widgets', 'acme/gadgets'], ...(options.gate === undefined ? {} : { gate: options.gate }) });
+  const running = new Map<string, string>();
+  const deferred: Harness['deferred'] = [];
+  const chat = createTestChatService({ queue, running, permitted: (login) => login === 'alice-gh', choices: ['acme/widgets', 'acme/gadgets'], ...(options.gate === undefined ? {} : { gate: options.gate }) });
   const config = slackConfig(slack, mode);
   const clientOptions = { retryConfig: { retries: 0 } };
   const logs: Record<string, unknown>[] = [];
   const log = createLogger({ level: 'debug', destination: { write: (line: string) => logs.push(JSON.parse(line) as Record<string, unknown>) } });
-  const producer = createSlackProducer({ config, chat, store, log, clientOptions });
+  const defer = async (message: ChatMessage, outcome: Harness['deferred'][number]['outcome']) => {
+    if (options.keepFollowUps === 'failing') throw new Error('the follow-ups queue is unreachable');
+    deferred.push({ message, outcome });
+  };
+  const producer = createSlackProducer({ config, chat, store, log, clientOptions, ...(options.keepFollowUps === undefined || options.keepFollowUps === false ? {} : { defer }) });
   const { eventsUrl } = await producer.start();
   const requester = createSlackRequester({ client: createSlackClient(config, clientOptions), store, secrets: ['sk-test-0123456789abcdef'] });
   return {
     slack, queue, store, chat, producer, requester, ...(eventsUrl === undefined ? {} : { eventsUrl }),
-    logs,
+    running, deferred, logs,
     jobs: () => chat.jobs,
     close: async () => {
       await producer.stop();
