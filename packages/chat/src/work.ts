@@ -67,7 +67,6 @@ export type FollowUp = { status: 'none' } | { status: 'busy'; jobId: string } | 
 export function followUpOf(thread: ThreadJob | undefined, repo: string): FollowUp {
   if (thread === undefined) return { status: 'none' };
   const { run } = thread;
-  // No run yet: the job is still waiting for a worker.
   // Another repository named in the same thread is a new piece of work, not a follow-up.
   if (thread.repo !== undefined && thread.repo !== repo) return { status: 'none' };
   // No run yet: the job is still waiting for a worker.
