@@ -3,8 +3,13 @@ import type { RouterConfig } from '@codefleet/config';
 
 /** Characters of a message the rules look at: enough for intent, little for a slow pattern. */
 export const maxRuleInputChars = 2_000;
-/** How long one rule may take on one message before it counts as not matching. */
-export const ruleTimeoutMs = 50;
+/**
+ * How long one rule may take on one message before it counts as not matching. Far above
+ * what any sane pattern needs on {@link maxRuleInputChars} characters (microseconds), and
+ * far below what a backtracking one takes: the limit is wall time, so it must leave room
+ * for a GC pause or a busy host, which must not re-route a message (it did at 50 ms).
+ */
+export const ruleTimeoutMs = 1_000;
 
 /** A rule that matched, or one that was skipped because it ran too long. */
 export type RuleMatch = { index: number; rule: RouterConfig['rules'][number] };
