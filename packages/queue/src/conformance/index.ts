@@ -5,6 +5,9 @@
  *
  * Imported from `@codefleet/queue/conformance` inside a jest test file.
  */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { startFixture, waitFor, type FixtureProcess } from '@codefleet/testkit';
@@ -45,9 +48,11 @@ export function queueConformance(harness: ConformanceHarness): void {
     cleanups.push(() => opened.dispose());
     return opened;
   };
-  const spawnClaimer = (settings: QueueSettings, workerId: string, mode: 'drain' | 'hold', firstWaitMs?: number) => {
+  const spawnClaimer = (settings: QueueSettings, workerId: string, mode: 'drain' | 'hold', firstWaitMs?: number, goFile?: string) => {
     const idleMs = Math.max(1_500, leaseMs * 2);
-    const proc = startFixture(claimerScript, [JSON.stringify({ settings, workerId, mode, idleMs, ...(firstWaitMs === undefined ? {} : { firstWaitMs }) })]);
+    const proc = startFixture(claimerScript, [JSON.stringify({
+      settings, workerId, mode, idleMs, ...(firstWaitMs === undefined ? {} : { firstWaitMs }), ...(goFile === undefined ? {} : { goFile }),
+    })]);
     cleanups.push(() => proc.kill('SIGKILL'));
     return proc;
   };
@@ -266,9 +271,12 @@ export function queueConformance(harness: ConformanceHarness): void {
 
     it('4 claimer processes × 200 jobs: every job completed exactly once', async () => {
       const { queue, settings } = await open();
-      // Every claimer is up and waiting before the first job arrives, so on a busy machine
-      // the first process to start cannot drain the queue alone.
-      const procs = [1, 2, 3, 4].map((n) => spawnClaimer(settings, `proc-${n}`, 'drain', 60_000));
+      // Each claimer holds its first job until all four hold one: every process provably
+      // works at the same time, however the machine schedules them.
+      const dir = await mkdtemp(join(tmpdir(), 'claimers-'));
+      cleanups.push(() => rm(dir, { recursive: true, force: true }));
+      const go = join(dir, 'go');
+      const procs = [1, 2, 3, 4].map((n) => spawnClaimer(settings, `proc-${n}`, 'drain', 60_000, go));
       await Promise.all(procs.map((p) => p.waitForLine('ready', 60_000)));
       const ids = new Set<string>();
       for (let i = 0; i < 200; i += 1) {
@@ -276,6 +284,8 @@ export function queueConformance(harness: ConformanceHarness): void {
         ids.add(job.id);
         await queue.enqueue(job);
       }
+      await Promise.all(procs.map((p) => p.waitForLine(/^claimed /, 60_000)));
+      await writeFile(go, '');
       const exits = await Promise.all(procs.map((p) => p.exited));
       expect(exits.map((e) => e.exitCode)).toEqual([0, 0, 0, 0]);
       const acked = procs.flatMap((p) => p.lines.filter((l) => l.startsWith('acked ')).map((l) => l.slice(6)));
