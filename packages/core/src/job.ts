@@ -65,7 +65,7 @@ const dodCommandSchema = z
   })
   .pipe(z.array(z.string().min(1, { error: 'expected non-empty argument' })).min(1, { error: 'expected a non-empty command' }));
 
-/** The routes of a chat or CLI message (PicoClaw §3); mirrors `ROUTES` in @codefleet/config. */
+/** The routes of a chat or CLI message; mirrors `ROUTES` in @codefleet/config. */
 export const routeNames = ['CODE', 'CODE1', 'CODE2', 'CODE3', 'PLAN', 'ANALYZE', 'RESEARCH', 'OPS', 'CHAT'] as const;
 
 /** Why a message took its route: recorded with the job. */

@@ -3,7 +3,7 @@ import type { Verdict } from './errors.js';
 
 /** Inner (fix) retries: how many times one pass may run the agent. */
 export interface InnerPolicy {
-  /** Agent runs per pass, the first included (CW: 3). */
+  /** Agent runs per pass, the first included (default 3). */
   maxAttempts: number;
 }
 
@@ -117,7 +117,7 @@ export function decideOuter(
 }
 
 /**
- * Upper bound on a job's wall time (CW 3.3): (maxRetries + 1) attempts of
+ * Upper bound on a job's wall time: (maxRetries + 1) attempts of
  * `agentTimeoutMs` each, plus the largest possible backoff before every retry (jitter
  * never exceeds the cap). `agentTimeoutMs` is the time budget of one attempt; a
  * Retry-After longer than the backoff is not bounded here. Throws RangeError on

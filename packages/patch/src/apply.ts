@@ -35,7 +35,7 @@ export interface ApplyOptions {
    * get it without its GIT_* variables (the commit identity aside) and hardened.
    */
   env?: Record<string, string>;
-  /** Per shell command; default 300 000 ms (PC §13.2). */
+  /** Per shell command; default 300 000 ms. */
   shellTimeoutMs?: number;
   /** Per git command; default 30 000 ms. */
   gitTimeoutMs?: number;
@@ -66,7 +66,7 @@ export interface ApplyResult {
   executed: number;
   succeeded: number;
   failed: number;
-  /** `executed N, succeeded S, failed F` (PC §9). */
+  /** `executed N, succeeded S, failed F`. */
   summary: string;
   /** Set when the workspace was rolled back to the before-commit. */
   rolledBackTo?: string;

@@ -1,6 +1,6 @@
 import type { PatchGit } from './git.js';
 
-/** The commit subject prefix of the engine's own commits (PC: `[Worker Auto-Commit]`). */
+/** The commit subject prefix of the engine's own commits (default `[Worker Auto-Commit]`). */
 export const autoCommitPrefix = '[Worker Auto-Commit]';
 
 /** Commits everything as it is (empty commits allowed); resolves to the new HEAD, or throws with git's words. */

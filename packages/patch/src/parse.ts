@@ -13,7 +13,7 @@ export const maxPatchChars = 2 * 1024 * 1024;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * Parses a patch (text, or the bytes of a file) in any of its formats (PC 000): a JSON
+ * Parses a patch (text, or the bytes of a file) in any of its formats: a JSON
  * command list; a unified diff (git's forms, `format-patch` mail, `diff -ruN`; prose
  * around it is ignored, as git ignores it); or Markdown, whose blocks are read in order
  * (see `parseMarkdown`), with SEARCH/REPLACE blocks and `*** Begin Patch` sections. A diff

@@ -45,7 +45,7 @@ export async function resolveInside(root: string, path: string): Promise<string>
   return absolute;
 }
 
-/** Protected file patterns (PC §13.2): matched against the file name. */
+/** Protected file patterns: matched against the file name. */
 export const defaultProtected = ['.env*', '*credentials*', '*.key', '*.pem'] as const;
 
 /** True when `path`'s file name matches one of `patterns` (`*` wildcards, case-insensitive). */

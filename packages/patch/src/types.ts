@@ -17,7 +17,7 @@ export interface TextEdit {
   anchor?: string;
 }
 
-/** One command of a patch (PC 000 format). Paths are relative to the workspace. */
+/** One command of a JSON patch. Paths are relative to the workspace. */
 export type PatchCommand =
   | {
     type: 'file_edit'; action: FileAction; target: string; content?: string; metadata?: { destination?: string };

@@ -12,7 +12,7 @@ import type { WorkspaceManager } from '@codefleet/workspace';
 export interface PipelineSettings {
   defaultAgent: string;
   agentTimeoutMs: number;
-  /** Inner attempts per pass (CW: 3). */
+  /** Inner attempts per pass (default 3). */
   maxFixAttempts: number;
   /** Deliveries per job (1 + worker.max_retries); the last one never schedules a retry. */
   maxAttempts: number;
@@ -30,7 +30,7 @@ export interface PipelineSettings {
    */
   environmentKey?: string;
   commitAuthor: { name: string; email: string };
-  /** Optional commit subject prefix (PC: `[Worker Auto-Commit]`). */
+  /** Optional commit subject prefix (e.g. `[Worker Auto-Commit]`). */
   commitPrefix?: string;
   keepFailed: boolean;
   /** Wall-clock budget of a job across its attempts (worker.job_budget_seconds); unset: none. */

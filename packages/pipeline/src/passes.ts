@@ -56,7 +56,7 @@ export function verificationEntry(result: StepResult, pass: 'implement' | 'test'
 }
 
 /**
- * One pass of the two-pass loop (CW 2.2): run the agent, verify, feed failures back, at
+ * One pass of the two-pass loop: run the agent, verify, feed failures back, at
  * most `maxFixAttempts` times. Pass 1 (`implement`) verifies with the build only; pass 2
  * (`test`) runs build → format → lint → test. An agent that times out or cannot start is
  * not something another fix attempt can help with: those throw at once (transient or

@@ -13,7 +13,7 @@ export function acceptanceCriteria(job: Pick<Job, 'title' | 'body'>): string[] {
   return items.length > 0 ? items.slice(0, 50) : [job.title];
 }
 
-/** `.codefleet/task.md`: what the agent reads first (AM: task header, description, criteria, scope). */
+/** `.codefleet/task.md`: what the agent reads first: task header, description, criteria, scope. */
 export function taskFile(job: Job, criteria: readonly string[], scope: { exclude: string[]; read: string[] }): string {
   const lines = [
     `# Task: ${job.title}`,

@@ -130,7 +130,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     // What verification passed on: the commit must hold exactly this.
     const verified = await ws.fingerprint();
 
-    // The DoD is enforced, not optional (AM): a job's or .codefleet.yml's own commands run
+    // The DoD is enforced, not optional: a job's or .codefleet.yml's own commands run
     // now; without them the DoD is the repository's verification steps (SPEC: those are the
     // DoD list unless overridden), which pass 2 has just passed on this very tree, so
     // running them again would double the job's test time and show nothing new. `skipped`

@@ -5,7 +5,7 @@ import { boundTail } from '@codefleet/core';
 import { guardedArgv, parseGuardReport } from './parent-guard.js';
 import { killMarkedStrays, runMarkVariable } from './strays.js';
 
-/** Exit code recorded for a process stopped by its timeout, as `timeout(1)` does (AM). */
+/** Exit code recorded for a process stopped by its timeout, as `timeout(1)` does. */
 export const timeoutExitCode = 124;
 
 /** After the process exits, how long the rest of its output may take to arrive. */

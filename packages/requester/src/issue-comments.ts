@@ -21,7 +21,7 @@ export function successComment(run: RunRecord, pr: Pick<PullRequest, 'number' | 
 const reasonChars = 3_000;
 
 /**
- * The failure report (CW): the reason in one line and then whole, the check counts, the
+ * The failure report: the reason in one line and then whole, the check counts, the
  * last check that failed because of the change with its output, the steps that fail on the
  * base commit too (not held against the change), and how to retry. Transient exhaustion
  * says so, so nobody mistakes an outage for a bad task.

@@ -4,7 +4,7 @@ import { CodefleetError } from '@codefleet/core';
 import picomatch from 'picomatch';
 
 /**
- * What a job may touch (AM scope control), as gitignore-style patterns:
+ * What a job may touch (scope control), as gitignore-style patterns:
  * - `exclude`: physically absent from the working copy (sparse checkout);
  * - `read`: present but read-only (`chmod a-w`);
  * - everything else: writable.

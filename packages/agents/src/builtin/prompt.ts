@@ -65,7 +65,7 @@ export function reaskMessage(problem: string): string {
 }
 
 /**
- * Builds the first ask of a run (CW, AM context): the run's prompt (task, criteria, pass,
+ * Builds the first ask of a run: the run's prompt (task, criteria, pass,
  * feedback), `.codefleet/task.md`, the repository's file list, and the contents of the
  * most relevant files within `contextChars`: files changed so far in this job first, then
  * files the task or feedback names, then the rest in path order. Only regular files git

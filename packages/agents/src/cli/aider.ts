@@ -9,7 +9,7 @@ import { apiErrorVerdict, capVerdict, type CliAgentSettings, cliSpecBase, endedO
 /** Options of the Aider adapter: `agents.aider` of the config. */
 export interface AiderAgentOptions extends CliAgentSettings {
   model: string;
-  /** `--map-tokens`; 0 turns the repository map off (CW 6.1: small local models choke on it). */
+  /** `--map-tokens`; 0 turns the repository map off (small local models choke on it). */
   mapTokens: number;
 }
 

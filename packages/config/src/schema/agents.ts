@@ -27,7 +27,7 @@ const aider = z
   .strictObject({
     binary: binary('aider'),
     model: z.string().min(1).default('ollama_chat/qwen2.5-coder:7b').describe('Model passed as --model.'),
-    map_tokens: z.number().int().min(0).default(0).describe('Passed as --map-tokens; 0 disables the repo map (CW 6.1).'),
+    map_tokens: z.number().int().min(0).default(0).describe('Passed as --map-tokens; 0 disables the repo map, which small local models choke on.'),
     timeout_seconds: agentTimeout(),
     extra_args: extraArgs,
     api_key_env: apiKeyEnv(),
@@ -99,7 +99,7 @@ const ollama = z
       .string()
       .min(1)
       .default('qwen2.5-coder:7b')
-      .describe('Model name; qwen2.5-coder:1.5b suits CPU-only hosts (CW 4.1).'),
+      .describe('Model name; qwen2.5-coder:1.5b suits CPU-only hosts.'),
     timeout_seconds: agentTimeout(),
     max_tokens: z.number().int().min(1).optional().describe('Upper bound on generated tokens per request (num_predict).'),
     context_tokens: z
@@ -163,7 +163,7 @@ export const agentsSchema = z
       .int()
       .min(1)
       .default(600)
-      .describe('Default timeout for one agent run in seconds (CW); the whole process tree is killed.'),
+      .describe('Default timeout for one agent run in seconds; the whole process tree is killed.'),
     env: runEnv('agents'),
     aider,
     claude,

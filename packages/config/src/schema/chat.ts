@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { envVarName, seconds } from './common.js';
 
-/** The routes a chat or CLI message can take (PicoClaw §3): CODE* make changes, the rest answer. */
+/** The routes a chat or CLI message can take as the router decides them: CODE* make changes, the rest answer. */
 export const ROUTES = ['CODE', 'CODE1', 'CODE2', 'CODE3', 'PLAN', 'ANALYZE', 'RESEARCH', 'OPS', 'CHAT'] as const;
 
 /** A name from {@link ROUTES}. */
@@ -56,7 +56,7 @@ const routeTarget = z
   })
   .describe('What runs a route.');
 
-/** `router:` — how a chat or CLI message becomes a route (PicoClaw's routing). */
+/** `router:` — how a chat or CLI message becomes a route. */
 export const routerSchema = z
   .strictObject({
     rules: z.array(rule).max(500).default(() => []).describe('Rule dictionary, tried after explicit commands, in order.'),
@@ -137,7 +137,7 @@ export const lineSchema = z
     allow_code: z
       .boolean()
       .default(false)
-      .describe('Allow explicit /code commands from LINE; otherwise every LINE message takes the CHAT route (PicoClaw §3.4).'),
+      .describe('Allow explicit /code commands from LINE; otherwise every LINE message takes the CHAT route: a LINE chat is for talking, and anyone who can message the bot can write it.'),
     ...chatAccess,
   })
   .prefault({})

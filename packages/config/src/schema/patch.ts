@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { seconds } from './common.js';
 
-/** `patch:` — safeguards of the patch engine (PicoClaw 001 §13.2). */
+/** `patch:` — safeguards of the patch engine: what a patch may touch and how its commands run. */
 export const patchSchema = z
   .strictObject({
     auto_commit: z.boolean().default(false).describe('Commit before and after applying a patch, so a failure can be rolled back.'),

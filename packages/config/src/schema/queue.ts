@@ -38,11 +38,11 @@ const sqs = z
     wait_time_seconds: seconds(0)
       .max(20)
       .default(20)
-      .describe('Long-polling wait per receive call, 0-20 seconds (CW 6.1).'),
+      .describe('Long-polling wait per receive call, 0-20 seconds: an idle worker waits at SQS instead of polling.'),
     visibility_timeout: seconds(0)
       .max(43_200)
       .default(3600)
-      .describe('Visibility timeout of a received message, 0-43200 seconds (CW 6.1); heartbeats extend it while a job runs.'),
+      .describe('Visibility timeout of a received message, 0-43200 seconds; heartbeats extend it while a job runs.'),
     dead_letter_queue_url: z.url().optional().describe('URL of the dead-letter queue, for listing and redrive.'),
     max_receive_count: z
       .number()

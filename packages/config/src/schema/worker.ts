@@ -6,8 +6,8 @@ const backoff = z
     strategy: z
       .enum(['fixed', 'exponential'])
       .default('fixed')
-      .describe('fixed: always delay_seconds (CW 3); exponential: delay_seconds * 2^(attempt-1), capped at max_delay_seconds.'),
-    delay_seconds: z.number().min(0).default(10).describe('Delay before an outer retry (CW: 10 seconds).'),
+      .describe('fixed: always delay_seconds; exponential: delay_seconds * 2^(attempt-1), capped at max_delay_seconds.'),
+    delay_seconds: z.number().min(0).default(10).describe('Delay before an outer retry, in seconds.'),
     max_delay_seconds: z.number().min(0).default(300).describe('Upper bound for exponential delays.'),
     jitter: z.boolean().default(true).describe('Randomize delays a little so a fleet does not retry in lockstep.'),
   })
@@ -28,13 +28,13 @@ export const workerSchema = z
       .int()
       .min(0)
       .default(3)
-      .describe('Outer retries of a job after transient failures (agent timeout, network, forge 5xx) (CW 3).'),
+      .describe('Outer retries of a job after transient failures (agent timeout, network, forge 5xx).'),
     max_fix_attempts: z
       .number()
       .int()
       .min(1)
       .default(3)
-      .describe('Inner attempts per pass in which the agent gets build/test errors fed back (CW 3).'),
+      .describe('Inner attempts per pass in which the agent gets build/test errors fed back.'),
     backoff,
     job_budget_seconds: seconds(1)
       .optional()
