@@ -1,6 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { classify, escapeInline, type Classified } from '@codefleet/core';
-import type { Lease, Queue } from '@codefleet/queue';
+import { processUntilAborted, type Lease, type Queue } from '@codefleet/queue';
 import { deliveryOf, jobIdOf, type Delivery } from './delivery.js';
 import { cancelFromIssue, followUpFromReview, triggerFromIssue, type TriggerDeps, type TriggerOutcome } from './trigger.js';
 
@@ -160,16 +159,7 @@ export function createDeliveryProcessor(deps: TriggerDeps, options: ProcessorOpt
 
   return {
     processNext,
-    async run(signal) {
-      while (!signal.aborted) {
-        try {
-          await processNext({ waitMs: 5_000, signal });
-        } catch (error) {
-          // The queue unreachable, or a settle that lost its lease: the record stays; try again shortly.
-          deps.log.error({ err: error, event: 'delivery.process_failed' }, 'processing a delivery failed; the record is kept');
-          await sleep(1_000, undefined, { signal }).catch(() => undefined);
-        }
-      }
-    },
+    run: (signal) => processUntilAborted(signal, processNext, (error) =>
+      deps.log.error({ err: error, event: 'delivery.process_failed' }, 'processing a delivery failed; the record is kept')),
   };
 }

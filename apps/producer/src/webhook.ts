@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhooks } from '@octokit/webhooks';
-import { classify } from '@codefleet/core';
+import { classify, readBounded } from '@codefleet/core';
 import type { Logger } from '@codefleet/log';
 import type { Queue } from '@codefleet/queue';
 import { deliveryIdOf, deliveryJob, readDelivery } from './delivery.js';
@@ -27,18 +27,6 @@ export interface WebhookOptions {
 export interface WebhookServer {
   readonly port: number;
   close(): Promise<void>;
-}
-
-/** The body, or undefined once it passed `limit` (the rest is not read). */
-async function readRaw(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
 }
 
 /**
@@ -82,7 +70,7 @@ export async function startWebhookServer(deps: { log: Logger }, options: Webhook
     // Unread body bytes would be taken for the next request on this keep-alive connection:
     // a refused body closes the connection instead.
     if (Number(req.headers['content-length'] ?? 0) > limit) return refuse(413, 'payload too large', { connection: 'close' });
-    const raw = await readRaw(req, limit);
+    const raw = await readBounded(req, limit);
     if (raw === undefined) return refuse(413, 'payload too large', { connection: 'close' });
     const text = raw.toString('utf8');
     const signature = req.headers['x-hub-signature-256'];

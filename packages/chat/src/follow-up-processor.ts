@@ -1,7 +1,6 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { classify } from '@codefleet/core';
+import { classify, maxBackoffDelayMs } from '@codefleet/core';
 import type { Logger } from '@codefleet/log';
-import type { Lease, Queue } from '@codefleet/queue';
+import { processUntilAborted, type Lease, type Queue } from '@codefleet/queue';
 import { followUpJob, followUpOfJob, type Deferred, type FollowUpRecord } from './follow-up-record.js';
 import type { ChatMessage, ChatOutcome, ChatService } from './port.js';
 
@@ -52,7 +51,7 @@ const day = 24 * 60 * 60_000;
 
 /** 10 s after the first try, doubling per try up to 5 minutes: a job runs minutes, not seconds. */
 export function followUpDelayMs(attempt: number): number {
-  return Math.min(5 * 60_000, 10_000 * 2 ** Math.min(Math.max(attempt, 1) - 1, 30));
+  return maxBackoffDelayMs({ strategy: 'exponential', baseMs: 10_000, maxMs: 5 * 60_000, jitter: false }, Math.max(attempt, 1));
 }
 
 /**
@@ -143,16 +142,7 @@ export function createFollowUpProcessor(options: FollowUpProcessorOptions): Foll
       log.info({ event: 'chat.followup_kept', record: result.id, job_id: deferred.jobId, deduplicated: result.deduplicated }, 'kept a follow-up until its thread\'s job ends');
     },
     processNext,
-    async run(signal) {
-      while (!signal.aborted) {
-        try {
-          await processNext({ waitMs: 5_000, signal });
-        } catch (error) {
-          // The queue unreachable, or a settle that lost its lease: the record stays; try again shortly.
-          log.error({ err: error, event: 'chat.followup_process_failed' }, 'processing a kept follow-up failed; the record is kept');
-          await sleep(1_000, undefined, { signal }).catch(() => undefined);
-        }
-      }
-    },
+    run: (signal) => processUntilAborted(signal, processNext, (error) =>
+      log.error({ err: error, event: 'chat.followup_process_failed' }, 'processing a kept follow-up failed; the record is kept')),
   };
 }

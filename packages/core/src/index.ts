@@ -29,6 +29,7 @@ export {
   parseJobJson,
   routeNames,
 } from './job.js';
+export { readBounded } from './bounded-read.js';
 export type { JsonSyntaxProblem } from './json-position.js';
 export { findJsonSyntaxProblem } from './json-position.js';
 export { splitCommandLine } from './command-line.js';

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { ChatMessage, ChatService } from '@codefleet/chat';
 import type { LineConfig } from '@codefleet/config';
-import { classify, CodefleetError } from '@codefleet/core';
+import { classify, CodefleetError, readBounded } from '@codefleet/core';
 import { maskSecrets, type Logger, type SecretSource } from '@codefleet/log';
 import type { RunStore } from '@codefleet/store';
 import { createLineClient, retryKeyOf, type LineClient } from './client.js';
@@ -39,17 +39,6 @@ export interface LineWebhook {
   /** Resolves when the events accepted so far have been handled (tests, graceful shutdown). */
   idle(): Promise<void>;
   close(): Promise<void>;
-}
-
-async function readRaw(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
 }
 
 /**
@@ -147,7 +136,7 @@ export function createLineWebhook(options: LineWebhookOptions): LineWebhook {
     if (req.method !== 'POST') return reply(405, { error: 'POST only' });
     // Unread bytes would be taken for the next request on a keep-alive connection: close it.
     if (Number(req.headers['content-length'] ?? 0) > lineMaxBodyBytes) return reply(413, { error: 'payload too large' }, { connection: 'close' });
-    const raw = await readRaw(req, lineMaxBodyBytes);
+    const raw = await readBounded(req, lineMaxBodyBytes);
     if (raw === undefined) return reply(413, { error: 'payload too large' }, { connection: 'close' });
     const signature = req.headers['x-line-signature'];
     if (!verifyLineSignature(secret, raw, typeof signature === 'string' ? signature : undefined)) return reply(401, { error: 'bad signature' });

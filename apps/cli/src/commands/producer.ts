@@ -20,8 +20,8 @@ export function deliveryQueueSettings(settings: QueueSettings): QueueSettings {
   return sideQueueSettings(settings, 'deliveries');
 }
 
-/** Resolves when SIGTERM or SIGINT arrives. */
-function untilSignal(): { signal: AbortSignal; dispose(): void } {
+/** Aborts when SIGTERM or SIGINT arrives; `dispose` takes the handlers off again. */
+export function untilSignal(): { signal: AbortSignal; dispose(): void } {
   const controller = new AbortController();
   const stop = () => controller.abort();
   process.on('SIGTERM', stop);

@@ -3,6 +3,7 @@ import type { ChatService } from '@codefleet/chat';
 import { CodefleetError } from '@codefleet/core';
 import { GithubForge } from '@codefleet/forge';
 import type { Runtime } from '../runtime.js';
+import { untilSignal } from './producer.js';
 
 /** The producers `codefleet serve` can host. */
 export const producerNames = ['webhook', 'slack', 'line', 'http'] as const;
@@ -45,7 +46,7 @@ export async function serve(
   if (names.length === 0) {
     throw new CodefleetError('invalid_config', 'no producer is enabled: set slack.enabled, line.enabled or http_api.enabled (or CODEFLEET_SLACK / CODEFLEET_LINE / CODEFLEET_HTTP_API=true), or forge.type github with its webhook secret');
   }
-  const stop = options.signal ?? untilSignal();
+  const stop = options.signal ? { signal: options.signal, dispose: () => undefined } : untilSignal();
   const started: Started[] = [];
   let health: Server | undefined;
   try {
@@ -54,10 +55,11 @@ export async function serve(
     if (options.healthPort !== undefined) health = await healthServer(options.healthPort, options.healthHost ?? '127.0.0.1', names);
     for (const producer of started) out(`${producer.name}: ${producer.where}`);
     await new Promise<void>((resolve) => {
-      if (stop.aborted) resolve();
-      stop.addEventListener('abort', () => resolve(), { once: true });
+      if (stop.signal.aborted) resolve();
+      stop.signal.addEventListener('abort', () => resolve(), { once: true });
     });
   } finally {
+    stop.dispose();
     await new Promise<void>((resolve) => (health ? health.close(() => resolve()) : resolve()));
     for (const producer of started.reverse()) {
       await producer.close().catch((err: unknown) => rt.log.warn({ err, event: 'serve.close_failed', producer: producer.name }, `could not stop ${producer.name} cleanly`));
@@ -117,16 +119,4 @@ async function healthServer(port: number, host: string, names: readonly Producer
     server.listen(port, host, () => resolve());
   });
   return server;
-}
-
-function untilSignal(): AbortSignal {
-  const controller = new AbortController();
-  const stop = () => {
-    process.off('SIGTERM', stop);
-    process.off('SIGINT', stop);
-    controller.abort();
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
-  return controller.signal;
 }
