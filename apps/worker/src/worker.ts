@@ -136,13 +136,13 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
       await lease.retry({ delayMs: leases.ttlMs, reason: 'another worker runs this task' }).catch(() => undefined);
       summary.processed += 1;
       summary.retried += 1;
-      options.events?.jobStarted();
+      options.events?.jobStarted(lease.job, lease.attempt);
       options.events?.jobSettled('retried', undefined, lease.attempt);
       return undefined;
     }
     const controller = new AbortController();
     running.add(controller);
-    options.events?.jobStarted();
+    options.events?.jobStarted(lease.job, lease.attempt);
     log.info({ event: 'job.claimed', title: lease.job.title }, 'claimed');
     const lost = (err: unknown) => {
       if (controller.signal.aborted) return;

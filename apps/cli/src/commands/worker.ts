@@ -43,7 +43,10 @@ export async function work(rt: Runtime, options: { concurrency?: number; once?: 
   const port = rt.config.worker.metrics_port;
   if (port !== undefined) {
     // A claim may long-poll SQS for 20 s: staleness is judged over a few of those.
-    monitor = await WorkerMonitor.create({ queue: rt.queue, staleAfterMs: 60_000 }, concurrency);
+    // The fleet's live workers, once the run store keeps a worker registry.
+    const registry = rt.store as Partial<{ listWorkers(): Promise<unknown[]> }>;
+    const liveWorkers = registry.listWorkers ? async () => (await registry.listWorkers!()).length : undefined;
+    monitor = await WorkerMonitor.create({ queue: rt.queue, staleAfterMs: 60_000, ...(liveWorkers ? { liveWorkers } : {}) }, concurrency);
     server = await startMonitorServer(monitor, { port, host: rt.config.worker.metrics_host });
     rt.log.info({ event: 'monitor.listening', port: server.port }, `health and metrics on http://${rt.config.worker.metrics_host}:${server.port}/healthz and /metrics`);
   }
@@ -113,7 +116,7 @@ function stopOnPermanentClaimFailure(monitor: WorkerEvents | undefined, stop: (e
       monitor?.claimFailed(error);
       if (classify(error).verdict === 'permanent') stop(error);
     },
-    jobStarted: () => monitor?.jobStarted(),
+    jobStarted: (job, attempt) => monitor?.jobStarted(job, attempt),
     jobSettled: (settlement, run, attempt) => monitor?.jobSettled(settlement, run, attempt),
   };
 }
