@@ -25,6 +25,7 @@ const sampleConfig = read('config.yaml');
 /** Every `${NAME` the sample config reads; a launcher setting another name sets nothing. */
 const configVariables = new Set([...sampleConfig.matchAll(/\$\{([A-Z0-9_]+)/g)].map((m) => m[1]));
 configVariables.add('CODEFLEET_CONFIG'); // read by the loader, not by the file
+configVariables.add('OLLAMA_HOST'); // the built-in agent's server, read by the loader as the Ollama CLI reads it
 
 interface Launch {
   argv: string[];
