@@ -111,7 +111,7 @@ describe('observability material (infra/grafana, infra/prometheus)', () => {
       ];
       expect(targets.length).toBeGreaterThan(0);
       for (const target of targets) {
-        const [host, port] = target.split(':');
+        const [host] = target.split(':');
         const service = served.get(host!);
         expect(service ? host : `${job.job_name}: ${host} is no codefleet service`).toBe(host);
         expect(`${host}:${service!.port}`).toBe(target);
