@@ -43,10 +43,9 @@ export async function work(rt: Runtime, options: { concurrency?: number; once?: 
   const port = rt.config.worker.metrics_port;
   if (port !== undefined) {
     // A claim may long-poll SQS for 20 s: staleness is judged over a few of those.
-    // The fleet's live workers, once the run store keeps a worker registry.
-    const registry = rt.store as Partial<{ listWorkers(): Promise<unknown[]> }>;
-    const liveWorkers = registry.listWorkers ? async () => (await registry.listWorkers!()).length : undefined;
-    monitor = await WorkerMonitor.create({ queue: rt.queue, staleAfterMs: 60_000, ...(liveWorkers ? { liveWorkers } : {}) }, concurrency);
+    // The fleet's live workers: the run store's worker registry, read at scrape time.
+    const liveWorkers = async () => (await rt.store.listWorkers()).length;
+    monitor = await WorkerMonitor.create({ queue: rt.queue, staleAfterMs: 60_000, liveWorkers }, concurrency);
     server = await startMonitorServer(monitor, { port, host: rt.config.worker.metrics_host });
     rt.log.info({ event: 'monitor.listening', port: server.port }, `health and metrics on http://${rt.config.worker.metrics_host}:${server.port}/healthz and /metrics`);
   }
