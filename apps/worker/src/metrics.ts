@@ -83,8 +83,8 @@ export class WorkerMetrics {
       name: 'codefleet_queue_oldest_age_seconds', help: 'Age of the oldest ready or delayed job; 0 when none waits.', registers,
       async collect() {
         const s = await stats();
-        // Read as optional: a queue adapter that does not know its oldest job says NaN, not 0.
-        const oldest = (s as (QueueStats & { oldestQueuedAt?: number }) | undefined)?.oldestQueuedAt;
+        // A queue that cannot say how old its waiting jobs are reads NaN here, never a made-up 0.
+        const oldest = s?.oldestQueuedAt;
         if (s === undefined || (oldest === undefined && s.depth > 0)) this.set(Number.NaN);
         else this.set(oldest === undefined ? 0 : Math.max(0, (now() - oldest) / 1_000));
       },

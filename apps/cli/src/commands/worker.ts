@@ -5,6 +5,7 @@ import { runWorker, startMonitorServer, WorkerMonitor, type MonitorServer, type 
 import { defaultAgentReadiness } from '../agent-check.js';
 import { progressReporter } from '../progress.js';
 import type { Runtime } from '../runtime.js';
+import { workerIdentity } from '../worker-identity.js';
 
 /**
  * `codefleet worker`: consumes the queue until SIGTERM/SIGINT (graceful drain) or, with
@@ -76,6 +77,7 @@ export async function work(rt: Runtime, options: { concurrency?: number; once?: 
     rt.log.error({ err: error, event: 'worker.stopping', code: classify(error).code }, 'a claim failed for good: stopping the worker');
     shutdown.abort();
   });
+  const identity = workerIdentity(rt.config, rt.store, concurrency);
   try {
     // The pipeline (agents, verification, forge) loads with the first job, not before.
     const pipeline = async () => Promise.all([import('@codefleet/pipeline'), rt.pipeline()]);
@@ -83,7 +85,8 @@ export async function work(rt: Runtime, options: { concurrency?: number; once?: 
       const [{ runJob }, deps] = await pipeline();
       return runJob(deps, ctx);
     }, {
-      workerId: rt.config.worker.worker_id,
+      workerId: identity.id,
+      registry: identity.registry,
       concurrency,
       events,
       heartbeatMs: rt.config.queue.heartbeat_seconds * 1000,
