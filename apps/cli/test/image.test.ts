@@ -114,6 +114,8 @@ describe('the container image (infra/container/Dockerfile)', () => {
     // What `npm ci --omit=dev` installs: npm's own answer for this lockfile and manifests.
     const production = new Set(execFileSync('npm', ['ls', '--omit=dev', '--all', '--parseable'], { cwd: root, encoding: 'utf8', maxBuffer: 16 << 20 })
       .split('\n').filter((line) => line.includes('/node_modules/')).map((line) => relative(root, line)));
+    // Test and build tools never ride along (a peer or a harness's dependency once pulled them in).
+    for (const tool of ['typescript', 'jest', '@jest/globals', 'ts-jest', 'eslint', 'turbo', 'fauxqs']) expect(production).not.toContain(`node_modules/${tool}`);
     const workspaces = new Map(workspaceDirs().map((d) => [(JSON.parse(read(`${d}/package.json`)) as { name: string }).name, d]));
     const builtins = new Set(builtinModules);
 
