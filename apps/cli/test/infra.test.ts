@@ -25,6 +25,7 @@ const sampleConfig = read('config.yaml');
 /** Every `${NAME` the sample config reads; a launcher setting another name sets nothing. */
 const configVariables = new Set([...sampleConfig.matchAll(/\$\{([A-Z0-9_]+)/g)].map((m) => m[1]));
 configVariables.add('CODEFLEET_CONFIG'); // read by the loader, not by the file
+configVariables.add('OLLAMA_HOST'); // the built-in agent's server, read by the loader as the Ollama CLI reads it
 
 interface Launch {
   argv: string[];
@@ -116,7 +117,8 @@ describe('deployment material (infra/, docker-compose.yml)', () => {
       .replaceAll('/etc/codefleet/config.yaml', join(root, 'config.yaml'))
       .replaceAll('/var/lib/codefleet', join(dir.path, 'data'))
       .replaceAll('/opt/codefleet', root.replace(/\/$/, ''));
-    const env: Record<string, string> = baseEnv();
+    // What /etc/codefleet/env holds: the token of the forge the unit names.
+    const env: Record<string, string> = { ...baseEnv(), GITHUB_TOKEN: 'stand-in-github-token' };
     for (const assignment of unit.get('Environment') ?? []) {
       const [name, ...value] = specifiers(assignment).split('=');
       expect(configVariables).toContain(name);
@@ -126,6 +128,7 @@ describe('deployment material (infra/, docker-compose.yml)', () => {
     const argv = specifiers(unit.get('ExecStart')![0]!).split(' ');
     const { metrics, exitCode } = await exercise({ argv, env, cwd: specifiers(unit.get('WorkingDirectory')![0]!) }, port);
     expect(metrics).toContain('# TYPE codefleet_jobs_in_flight gauge');
+    expect(metrics).toContain('# TYPE codefleet_workers_live gauge');
     expect(exitCode).toBe(0);
   }, 40_000);
 
@@ -133,12 +136,13 @@ describe('deployment material (infra/, docker-compose.yml)', () => {
     const plist = read('infra/launchd/dev.codefleet.worker.plist');
     expect(asInteger(plistValue(plist, 'ExitTimeOut'))).toBeGreaterThan(grace + 10);
     const paths = (value: string) => value
-      .replace('/opt/homebrew/bin/node', process.execPath).replaceAll('/etc/codefleet/config.yaml', join(root, 'config.yaml'))
+      .replace('/opt/homebrew/opt/node@22/bin/node', process.execPath).replaceAll('/etc/codefleet/config.yaml', join(root, 'config.yaml'))
       .replaceAll('/opt/codefleet/', root).replaceAll('9101', String(port));
     const env: Record<string, string> = baseEnv();
     for (const [name, value] of Object.entries(plistValue(plist, 'EnvironmentVariables'))) {
-      if (name !== 'PATH') expect(configVariables).toContain(name);
-      if (name !== 'PATH') env[name] = paths(String(value));
+      if (name === 'PATH' || name === 'HOME') continue; // this machine's, not the Mac's
+      expect(configVariables.has(name) || name === 'GITHUB_TOKEN' ? name : `unknown ${name}`).toBe(name);
+      env[name] = paths(String(value));
     }
     env.CODEFLEET_DATA_DIR = join(dir.path, 'data'); // not inside this checkout
     const argv = (plistValue(plist, 'ProgramArguments') as string[]).map(paths);
@@ -206,7 +210,9 @@ describe('deployment material (infra/, docker-compose.yml)', () => {
       .replaceAll('/etc/codefleet/config.yaml', join(root, 'config.yaml')).replaceAll('/var/lib/codefleet', join(dir.path, 'data'))
       .replaceAll('/opt/codefleet', root.replace(/\/$/, '')).replaceAll('9190', String(port));
     // What /etc/codefleet/env would hold for an HTTP API.
-    const env: Record<string, string> = { ...baseEnv(), CODEFLEET_HTTP_API: 'true', CODEFLEET_HTTP_API_PORT: String(apiPort), CODEFLEET_API_TOKEN: 'api-token-0123456789' };
+    const env: Record<string, string> = {
+      ...baseEnv(), CODEFLEET_HTTP_API: 'true', CODEFLEET_HTTP_API_PORT: String(apiPort), CODEFLEET_API_TOKEN: 'api-token-0123456789', GITHUB_TOKEN: 'stand-in-github-token',
+    };
     for (const assignment of unit.get('Environment') ?? []) {
       const [name, ...value] = local(assignment).split('=');
       expect(configVariables).toContain(name);

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import {
-  createTempDir, createTempRepo, freePort, gitTestEnv, startFixture, startLineStandIn, startOllamaStandIn, waitFor,
+  createTempDir, createTempRepo, freePort, gitTestEnv, parsePrometheusText, startFixture, startLineStandIn, startOllamaStandIn, waitFor,
   type FixtureProcess, type LineStandIn, type OllamaStandIn, type TempDir, type TempRepo,
 } from '@codefleet/testkit';
 import { bin } from './cli-helpers.js';
@@ -68,6 +68,25 @@ describe('codefleet serve', () => {
     expect(delivered.status).toBe(200);
     await waitFor(() => line.replies.length > 0, { timeoutMs: 20_000, what: 'the LINE reply' });
     expect(line.replies[0]!.texts.join('\n')).toContain('Hello from the local model.');
+
+    // Refused deliveries: no bearer token for the API, no signature for LINE.
+    const unauthorised = await fetch(`http://127.0.0.1:${apiPort}/v1/jobs`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ repo: repo.path, title: 'x' }),
+    });
+    expect(unauthorised.status).toBe(401);
+    const unsigned = await fetch(`http://127.0.0.1:${linePort}/line/webhook`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"events":[]}' });
+    expect(unsigned.status).toBeGreaterThanOrEqual(400);
+
+    // /metrics beside /healthz: deliveries per producer and result, jobs by source, process.
+    const metrics = parsePrometheusText(await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text());
+    expect(metrics.value('codefleet_producer_deliveries_received_total', { producer: 'http' })).toBe(2); // the GET is no delivery
+    expect(metrics.value('codefleet_producer_deliveries_total', { producer: 'http', result: 'accepted' })).toBe(1);
+    expect(metrics.value('codefleet_producer_deliveries_total', { producer: 'http', result: 'rejected' })).toBe(1);
+    expect(metrics.value('codefleet_producer_deliveries_received_total', { producer: 'line' })).toBe(2);
+    expect(metrics.value('codefleet_producer_deliveries_total', { producer: 'line', result: 'accepted' })).toBe(1);
+    expect(metrics.value('codefleet_producer_deliveries_total', { producer: 'line', result: 'rejected' })).toBe(1);
+    expect(metrics.value('codefleet_producer_jobs_enqueued_total', { source: 'api', result: 'enqueued' })).toBe(1);
+    expect(metrics.types.get('codefleet_process_resident_memory_bytes')).toBe('gauge');
 
     proc.kill('SIGTERM');
     expect((await proc.exited).exitCode).toBe(0);

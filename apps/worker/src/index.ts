@@ -1,3 +1,5 @@
 export { runWorker, type JobRunner, type WorkerOptions, type WorkerSummary } from './worker.js';
 export { WorkerMonitor, type MonitorOptions, type WorkerEvents } from './monitor.js';
 export { startMonitorServer, type MonitorServer } from './http.js';
+export { WorkerMetrics, type MetricSources } from './metrics.js';
+export { startPresence, type Presence, type PresenceOptions } from './presence.js';

@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { advance, createJob, finish, newRun, startAttempt } from '@codefleet/core';
+import { addAgentRun, addVerification, advance, CodefleetError, createJob, finish, newRun, startAttempt, type RunRecord } from '@codefleet/core';
 import { silentLogger } from '@codefleet/log';
 import { LocalQueue, openQueue, type Queue } from '@codefleet/queue';
 import { sampleJob } from '@codefleet/queue/conformance';
-import { createTempDir, startRedis, waitFor, type RedisServer, type TempDir } from '@codefleet/testkit';
+import { createTempDir, parsePrometheusText, startRedis, waitFor, type RedisServer, type TempDir } from '@codefleet/testkit';
 import { runWorker, startMonitorServer, WorkerMonitor, type JobRunner, type MonitorServer } from '../src/index.js';
 
 // The endpoint is tested over real HTTP against a worker consuming a real queue.
@@ -21,6 +21,30 @@ function finishedRun(jobId: string) {
   const stages = ['preparing', 'planning', 'implementing', 'testing', 'validating', 'publishing'] as const;
   stages.forEach((stage, i) => { run = advance(run, stage, { now: t(i + 1) }); });
   return finish(run, 'succeeded', { now: t(stages.length + 1), dodResult: 'passed' });
+}
+
+/**
+ * A run record as the pipeline returns it from delivery `attempt`: an agent run of an
+ * earlier delivery, then this one's two agent runs (the second a fix, with tokens) and
+ * checks (install skipped, build passed, test failed twice), ending failed by the tests.
+ */
+function failedRun(jobId: string, attempt: number): RunRecord {
+  const at = new Date(Date.UTC(2026, 0, 1));
+  const job = createJob({ repo: '/srv/r', source: { kind: 'cli' }, title: 'x', body: '', requested_by: 'me' }, { id: jobId, now: at });
+  let run = advance(startAttempt(newRun(job, { runId: jobId, now: at }), { workerId: 'w', now: at }), 'preparing', { now: at });
+  const agent = (n: number, inner: number, tokens?: { prompt: number; completion: number }) => ({
+    pass: 'implement' as const, attempt: n, inner_attempt: inner, agent: 'claude', exit_code: 0, signal: null, timed_out: false, duration_ms: 50_000,
+    output_tail: '', changed_files: ['a.ts'], outcome: 'changed' as const, ...(tokens ? { tokens } : {}),
+  });
+  const check = (step: 'install' | 'build' | 'test', passed: boolean, skipped = false) => ({
+    pass: 'implement' as const, attempt, inner_attempt: 1, step, command: ['npm', step], exit_code: passed ? 0 : 1, signal: null, timed_out: false,
+    duration_ms: 12_000, output_tail: '', passed, ...(skipped ? { skipped } : {}),
+  });
+  run = addAgentRun(run, agent(attempt - 1, 1), { now: at });
+  run = addAgentRun(run, agent(attempt, 1), { now: at });
+  run = addAgentRun(run, agent(attempt, 2, { prompt: 2_000, completion: 300 }), { now: at });
+  for (const c of [check('install', true, true), check('build', true), check('test', false), check('test', false)]) run = addVerification(run, c, { now: at });
+  return finish(run, 'failed', { now: at, error: new CodefleetError('test_failed', 'tests fail') });
 }
 
 describe('health and metrics endpoint', () => {
@@ -59,6 +83,62 @@ describe('health and metrics endpoint', () => {
       expect(metrics).toMatch(new RegExp(`^codefleet_stage_duration_seconds_bucket\\{le="1",stage="${stage}"\\} 1$`, 'm'));
     }
     expect((await get(server.port, '/nope')).status).toBe(404);
+  });
+
+  it('exports what an operator needs: outcomes by error code, step, agent and wait times, tokens, retries, queue age, workers, process', async () => {
+    const dir: TempDir = await createTempDir('monitor');
+    const queue = new LocalQueue({ backend: 'local', path: join(dir.path, 'q.sqlite'), name: 'm', leaseMs: 5_000, maxAttempts: 3, pollMs: 20 });
+    cleanups.push(async () => { await queue.close(); await dir.dispose(); });
+    // The scrape happens "an hour later" for the age; the health clock moves the same way.
+    const hourLater = () => Date.now() + 3_600_000;
+    const monitor = await WorkerMonitor.create({ queue, staleAfterMs: 30_000, liveWorkers: async () => 3, now: hourLater }, 1);
+    const server = await startMonitorServer(monitor, { port: 0 });
+    cleanups.push(() => server.close());
+
+    // One job waits in the queue while the scrape runs: the oldest age is its wait so far.
+    const waiting = createJob({ repo: '/srv/r', source: { kind: 'cli' }, title: 'waits', body: '', requested_by: 'me' }, { id: 'waits', now: new Date() });
+    await queue.enqueue(waiting);
+    const before = parsePrometheusText((await get(server.port, '/metrics')).body);
+    expect(before.value('codefleet_queue_depth')).toBe(1);
+    expect(before.value('codefleet_workers_live')).toBe(3);
+    expect(before.value('codefleet_queue_oldest_age_seconds')).toBeGreaterThanOrEqual(3_600);
+    expect(before.types.get('codefleet_process_cpu_user_seconds_total')).toBe('counter');
+    expect(before.types.get('codefleet_nodejs_heap_size_used_bytes')).toBe('gauge');
+
+    // The job's first delivery is retried; its second fails the tests for good.
+    const shutdown = new AbortController();
+    const runner: JobRunner = async (ctx) => {
+      if (ctx.attempt === 1) {
+        const run = startAttempt(newRun(ctx.job, { runId: ctx.job.id, now: new Date() }), { workerId: 'w', now: new Date() });
+        return { action: 'retry', delayMs: 0, reason: 'flaky network', run };
+      }
+      shutdown.abort();
+      return { action: 'dead_letter', reason: 'tests fail', run: failedRun(ctx.job.id, ctx.attempt) };
+    };
+    await runWorker(queue, runner, { workerId: 'w', concurrency: 1, heartbeatMs: 1_000, shutdownGraceMs: 1_000, shutdown: shutdown.signal, log: silentLogger(), claimWaitMs: 50, events: monitor });
+
+    const after = parsePrometheusText((await get(server.port, '/metrics')).body);
+    expect(after.value('codefleet_jobs_total', { settlement: 'retried', outcome: 'none' })).toBe(1);
+    expect(after.value('codefleet_jobs_total', { settlement: 'dead_lettered', outcome: 'failed' })).toBe(1);
+    expect(after.value('codefleet_runs_finished_total', { outcome: 'failed', error_code: 'test_failed', source: 'cli' })).toBe(1);
+    expect(after.value('codefleet_retries_total', { kind: 'delivery' })).toBe(1);
+    expect(after.value('codefleet_retries_total', { kind: 'fix' })).toBe(1);
+    expect(after.value('codefleet_queue_dead_letters')).toBe(1);
+    expect(after.value('codefleet_queue_oldest_age_seconds')).toBe(0); // nothing waits
+    // The first delivery's wait is observed, the redelivery's is not (it waited on purpose).
+    expect(after.value('codefleet_queue_wait_seconds_count')).toBe(1);
+    // Only this delivery's entries: the attempt-1 agent run in the record is not counted again.
+    expect(after.value('codefleet_agent_run_duration_seconds_count', { agent: 'claude', outcome: 'changed' })).toBe(2);
+    expect(after.value('codefleet_agent_run_duration_seconds_sum', { agent: 'claude', outcome: 'changed' })).toBe(100);
+    expect(after.value('codefleet_agent_tokens_total', { agent: 'claude', kind: 'prompt' })).toBe(2_000);
+    expect(after.value('codefleet_agent_tokens_total', { agent: 'claude', kind: 'completion' })).toBe(300);
+    expect(after.value('codefleet_verification_step_duration_seconds_count', { step: 'test', result: 'failed' })).toBe(2);
+    expect(after.value('codefleet_verification_step_duration_seconds_sum', { step: 'build', result: 'passed' })).toBe(12);
+    expect(after.value('codefleet_verification_step_duration_seconds_count', { step: 'install', result: 'passed' })).toBeUndefined(); // skipped
+    // No sample carries an unbounded label.
+    for (const sample of after.samples) {
+      for (const label of Object.keys(sample.labels)) expect(['settlement', 'outcome', 'error_code', 'source', 'stage', 'step', 'result', 'agent', 'kind', 'le', 'quantile', 'type', 'space', 'version', 'major', 'minor', 'patch']).toContain(label);
+    }
   });
 
   it('/healthz fails while the queue connection stops taking claims, and recovers', async () => {

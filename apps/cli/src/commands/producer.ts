@@ -34,7 +34,7 @@ export function untilSignal(): { signal: AbortSignal; dispose(): void } {
  * deliveries. `close` stops receiving first; a delivery being acted on finishes; what is
  * left stays recorded for next time.
  */
-export async function startGithubWebhook(rt: Runtime, options: { port?: number }): Promise<{ where: string; close(): Promise<void> }> {
+export async function startGithubWebhook(rt: Runtime, options: { port?: number }): Promise<{ where: string; port: number; close(): Promise<void> }> {
   const deps = await triggerDeps(rt);
   const { github } = rt.config.forge;
   if (github.webhook_secret === undefined) {
@@ -51,6 +51,7 @@ export async function startGithubWebhook(rt: Runtime, options: { port?: number }
     const scope = github.repos.length === 0 ? 'any repository' : github.repos.join(', ');
     return {
       where: `GitHub webhooks on http://${github.webhook_host}:${server.port}/webhook (trigger label "${github.trigger_label}", ${scope})`,
+      port: server.port,
       close: async () => {
         try {
           await server.close();

@@ -4,6 +4,7 @@ import { CodefleetError } from '@codefleet/core';
 import { GithubForge } from '@codefleet/forge';
 import type { Runtime } from '../runtime.js';
 import { untilSignal } from './producer.js';
+import { createProducerMetrics, type ProducerMetrics } from './serve-metrics.js';
 
 /** The producers `codefleet serve` can host. */
 export const producerNames = ['webhook', 'slack', 'line', 'http'] as const;
@@ -16,6 +17,8 @@ interface Started {
   name: ProducerName;
   /** Where it listens, for the start-up line. */
   where: string;
+  /** Its local HTTP port, when it receives deliveries over HTTP (for the delivery metrics). */
+  port?: number | undefined;
   close(): Promise<void>;
 }
 
@@ -36,7 +39,8 @@ export function enabledProducers(config: Runtime['config']): ProducerName[] {
  * `codefleet serve` (the enabled producers) and `codefleet producer slack|line|http` (one):
  * hosts the producers in one process until SIGTERM/SIGINT (or `options.signal`). They share
  * the queue, the run store, the requester (so a chat request's `queued` report goes where it
- * came from) and the chat service. With `healthPort`, `/healthz` answers for the container.
+ * came from) and the chat service. With `healthPort`, `/healthz` answers for the container
+ * and `/metrics` serves the producers' Prometheus metrics (see serve-metrics.ts).
  * Stopping closes the listeners first; what was accepted is already recorded or queued.
  */
 export async function serve(
@@ -49,10 +53,15 @@ export async function serve(
   const stop = options.signal ? { signal: options.signal, dispose: () => undefined } : untilSignal();
   const started: Started[] = [];
   let health: Server | undefined;
+  // Metrics only with a port to serve them on (prom-client loads then); the producers then
+  // enqueue through a queue that counts.
+  const metrics = options.healthPort === undefined ? undefined : await createProducerMetrics();
+  const served: Runtime = metrics ? { ...rt, queue: metrics.counting(rt.queue) } : rt;
   try {
-    const chat = names.some((n) => n === 'slack' || n === 'line') ? await chatService(rt) : undefined;
-    for (const name of names) started.push(await start(rt, name, chat));
-    if (options.healthPort !== undefined) health = await healthServer(options.healthPort, options.healthHost ?? '127.0.0.1', names);
+    const chat = names.some((n) => n === 'slack' || n === 'line') ? await chatService(served) : undefined;
+    for (const name of names) started.push(await start(served, name, chat));
+    for (const producer of started) if (producer.port !== undefined) metrics?.watch(producer.name, producer.port);
+    if (options.healthPort !== undefined) health = await healthServer(options.healthPort, options.healthHost ?? '127.0.0.1', names, metrics);
     for (const producer of started) out(`${producer.name}: ${producer.where}`);
     await new Promise<void>((resolve) => {
       if (stop.signal.aborted) resolve();
@@ -60,6 +69,7 @@ export async function serve(
     });
   } finally {
     stop.dispose();
+    metrics?.close();
     await new Promise<void>((resolve) => (health ? health.close(() => resolve()) : resolve()));
     for (const producer of started.reverse()) {
       await producer.close().catch((err: unknown) => rt.log.warn({ err, event: 'serve.close_failed', producer: producer.name }, `could not stop ${producer.name} cleanly`));
@@ -73,23 +83,23 @@ async function start(rt: Runtime, name: ProducerName, chat: ChatService | undefi
     case 'webhook': {
       const { startGithubWebhook } = await import('./producer.js');
       const hook = await startGithubWebhook(rt, {});
-      return { name, where: hook.where, close: hook.close };
+      return { name, where: hook.where, port: hook.port, close: hook.close };
     }
     case 'line': {
       const { createLineWebhook } = await import('@codefleet/line');
       const webhook = createLineWebhook({ config: config.line, chat: need(chat), store: rt.store, log: rt.log, secrets: rt.secrets });
       await webhook.listen();
-      return { name, where: `LINE webhook on ${webhook.url}`, close: async () => { await webhook.close(); } };
+      return { name, where: `LINE webhook on ${webhook.url}`, port: portOf(webhook.url), close: async () => { await webhook.close(); } };
     }
     case 'http': {
       const { createHttpApi } = await import('@codefleet/http-api');
       const api = createHttpApi({ config: config.http_api, queue: rt.queue, store: rt.store, requester: await rt.requester(), log: rt.log, secrets: rt.secrets });
       await api.listen();
-      return { name, where: `HTTP API on ${api.url}/v1/jobs (OpenAPI: ${api.url}/v1/openapi.json)`, close: () => api.close() };
+      return { name, where: `HTTP API on ${api.url}/v1/jobs (OpenAPI: ${api.url}/v1/openapi.json)`, port: portOf(api.url), close: () => api.close() };
     }
     case 'slack': {
       const { startSlack } = await import('./serve-slack.js');
-      return { name, ...(await startSlack(rt, need(chat))) };
+      return { name, ...(await startSlack(rt, need(chat))), port: config.slack.mode === 'http' ? config.slack.port : undefined };
     }
   }
 }
@@ -109,8 +119,20 @@ function need(chat: ChatService | undefined): ChatService {
   return chat;
 }
 
-async function healthServer(port: number, host: string, names: readonly ProducerName[]): Promise<Server> {
+function portOf(url: string): number | undefined {
+  const port = Number(new URL(url).port);
+  return Number.isInteger(port) && port > 0 ? port : undefined;
+}
+
+async function healthServer(port: number, host: string, names: readonly ProducerName[], metrics: ProducerMetrics | undefined): Promise<Server> {
   const server = createServer((req, res) => {
+    if (metrics && req.method === 'GET' && req.url === '/metrics') {
+      metrics.registry.metrics().then(
+        (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
+        (err: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${err instanceof Error ? err.message : String(err)}\n`),
+      );
+      return;
+    }
     const ok = req.method === 'GET' && req.url === '/healthz';
     res.writeHead(ok ? 200 : 404, { 'content-type': 'application/json' }).end(JSON.stringify(ok ? { status: 'ok', producers: names } : { error: 'not found' }));
   });

@@ -5,6 +5,7 @@ import { runWorker, startMonitorServer, WorkerMonitor, type MonitorServer, type 
 import { defaultAgentReadiness } from '../agent-check.js';
 import { progressReporter } from '../progress.js';
 import type { Runtime } from '../runtime.js';
+import { workerIdentity } from '../worker-identity.js';
 
 /**
  * `codefleet worker`: consumes the queue until SIGTERM/SIGINT (graceful drain) or, with
@@ -43,7 +44,9 @@ export async function work(rt: Runtime, options: { concurrency?: number; once?: 
   const port = rt.config.worker.metrics_port;
   if (port !== undefined) {
     // A claim may long-poll SQS for 20 s: staleness is judged over a few of those.
-    monitor = await WorkerMonitor.create({ queue: rt.queue, staleAfterMs: 60_000 }, concurrency);
+    // The fleet's live workers: the run store's worker registry, read at scrape time.
+    const liveWorkers = async () => (await rt.store.listWorkers()).length;
+    monitor = await WorkerMonitor.create({ queue: rt.queue, staleAfterMs: 60_000, liveWorkers }, concurrency);
     server = await startMonitorServer(monitor, { port, host: rt.config.worker.metrics_host });
     rt.log.info({ event: 'monitor.listening', port: server.port }, `health and metrics on http://${rt.config.worker.metrics_host}:${server.port}/healthz and /metrics`);
   }
@@ -74,6 +77,7 @@ export async function work(rt: Runtime, options: { concurrency?: number; once?: 
     rt.log.error({ err: error, event: 'worker.stopping', code: classify(error).code }, 'a claim failed for good: stopping the worker');
     shutdown.abort();
   });
+  const identity = workerIdentity(rt.config, rt.store, concurrency);
   try {
     // The pipeline (agents, verification, forge) loads with the first job, not before.
     const pipeline = async () => Promise.all([import('@codefleet/pipeline'), rt.pipeline()]);
@@ -81,7 +85,8 @@ export async function work(rt: Runtime, options: { concurrency?: number; once?: 
       const [{ runJob }, deps] = await pipeline();
       return runJob(deps, ctx);
     }, {
-      workerId: rt.config.worker.worker_id,
+      workerId: identity.id,
+      registry: identity.registry,
       concurrency,
       events,
       heartbeatMs: rt.config.queue.heartbeat_seconds * 1000,
@@ -113,7 +118,7 @@ function stopOnPermanentClaimFailure(monitor: WorkerEvents | undefined, stop: (e
       monitor?.claimFailed(error);
       if (classify(error).verdict === 'permanent') stop(error);
     },
-    jobStarted: () => monitor?.jobStarted(),
+    jobStarted: (job, attempt) => monitor?.jobStarted(job, attempt),
     jobSettled: (settlement, run, attempt) => monitor?.jobSettled(settlement, run, attempt),
   };
 }

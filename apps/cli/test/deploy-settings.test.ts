@@ -1,0 +1,176 @@
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { parseAllDocuments, parse as parseYaml } from 'yaml';
+import { probeOllama } from '@codefleet/agents';
+import { parseConfig, type Config } from '@codefleet/config';
+import { startOllamaStandIn, type OllamaStandIn } from '@codefleet/testkit';
+import { enabledProducers } from '../src/commands/serve.js';
+
+// Every deployment file runs a worker whose agent can run and whose forge is the one it
+// names, and runs the producers. Each file's own environment (plus the secrets its comments
+// say to provide) goes through the config loader with the sample config.yaml; the agent's
+// model server is the one the file names, it pulls the model the worker asks for, and an
+// Ollama stand-in holding exactly those models answers the worker's readiness probe. The
+// launchers themselves start real processes in infra.test.ts.
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const read = (path: string) => readFileSync(join(root, path), 'utf8');
+const sample = read('config.yaml');
+/** What the docs tell an operator to provide as secrets; the values are stand-ins. */
+const secrets = { GITHUB_TOKEN: 'stand-in-github-token', GITHUB_WEBHOOK_SECRET: 'stand-in-webhook-secret' };
+
+const load = (env: Record<string, string>): Config => parseConfig(sample, { env, baseDir: root, hostname: hostname() }).config;
+
+/** `${NAME}` and `${NAME:-default}` as docker compose interpolates them from the host's environment. */
+function interpolate(value: string, host: Record<string, string>): string {
+  return value.replace(/\$\{([A-Z0-9_]+)(?::-([^}]*))?\}/g, (_, name: string, fallback?: string) => (host[name] || fallback) ?? '');
+}
+
+/** Key=Value entries of a systemd unit (Environment= repeated). */
+function unitEnvironment(text: string, specifiers: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [, assignment] of text.matchAll(/^Environment=(.*)$/gm)) {
+    const expanded = assignment!.replace(/%([a-zA-Z])/g, (m, s: string) => specifiers[s] ?? m);
+    const at = expanded.indexOf('=');
+    env[expanded.slice(0, at)] = expanded.slice(at + 1);
+  }
+  return env;
+}
+
+/** The EnvironmentVariables dict and ProgramArguments of a launchd property list. */
+function plist(text: string): { env: Record<string, string>; argv: string[] } {
+  const body = text.replace(/<!--[\s\S]*?-->/g, '');
+  const dict = /<key>EnvironmentVariables<\/key>\s*<dict>([\s\S]*?)<\/dict>/.exec(body)![1]!;
+  const argv = /<key>ProgramArguments<\/key>\s*<array>([\s\S]*?)<\/array>/.exec(body)![1]!;
+  return {
+    env: Object.fromEntries([...dict.matchAll(/<key>(.*?)<\/key>\s*<string>(.*?)<\/string>/g)].map((m) => [m[1]!, m[2]!])),
+    argv: [...argv.matchAll(/<string>(.*?)<\/string>/g)].map((m) => m[1]!),
+  };
+}
+
+type KubeEnv = { name: string; value?: string; valueFrom?: { secretKeyRef?: { key: string }; fieldRef?: unknown } }[];
+/** A container's env: values as written, secrets as the stand-ins (created per the file's comment), field refs as a pod name. */
+function kubeEnvironment(env: KubeEnv): Record<string, string> {
+  const byKey: Record<string, string> = { 'github-token': secrets.GITHUB_TOKEN, 'github-webhook-secret': secrets.GITHUB_WEBHOOK_SECRET, 'api-token': 'stand-in-api-token-0123456789' };
+  return Object.fromEntries(env.flatMap((e) => {
+    if (e.value !== undefined) return [[e.name, e.value]];
+    if (e.valueFrom?.secretKeyRef) return byKey[e.valueFrom.secretKeyRef.key] === undefined ? [] : [[e.name, byKey[e.valueFrom.secretKeyRef.key]!]];
+    return [[e.name, 'codefleet-worker-abc12']];
+  }));
+}
+
+/** Models a shell command pulls (`ollama pull "$VAR"` with VAR from `env`, or `ollama pull name`). */
+function pulled(command: string, env: Record<string, string>): string[] {
+  return [...command.matchAll(/ollama pull "?\$?\$?\{?([A-Za-z0-9_.:-]+)\}?"?/g)].map((m) => env[m[1]!] ?? m[1]!);
+}
+
+interface Deployment {
+  file: string;
+  /** The worker's environment as the file sets it, with the secrets it says to provide. */
+  env: Record<string, string>;
+  /** The Ollama URL the file's model server answers on, and the models it pulls. */
+  ollama: { url: string; models: string[] };
+}
+
+describe('deployment files: a worker with a working agent and the forge it names, and the producers', () => {
+  let ollama: OllamaStandIn | undefined;
+  afterAll(async () => {
+    await ollama?.close();
+  });
+
+  type ComposeService = { image?: string; command?: string[]; entrypoint?: string[]; environment?: Record<string, string> };
+  const compose = parseYaml(read('docker-compose.yml')) as { services: Record<string, ComposeService> };
+  const imageEnv = Object.fromEntries([...read('infra/container/Dockerfile').replace(/\\\n/g, ' ').matchAll(/\b(CODEFLEET_[A-Z_]+)=(\S+)/g)].map((m) => [m[1]!, m[2]!]));
+  const composeEnv = (service: ComposeService) => ({ ...imageEnv, ...Object.fromEntries(Object.entries(service.environment ?? {}).map(([k, v]) => [k, interpolate(String(v), secrets)])) });
+  const kube = (file: string) => parseAllDocuments(read(file)).map((d) => d.toJS() as { kind: string; metadata: { name: string }; spec: Record<string, unknown> });
+  type PodSpec = { containers: { args?: string[]; command?: string[]; env: KubeEnv; ports?: { containerPort: number }[] }[] };
+  const podOf = (doc: { spec: Record<string, unknown> }) => (doc.spec.template as { spec: PodSpec }).spec;
+  const readme = read('infra/README.md');
+
+  const deployments: Deployment[] = [];
+  beforeAll(() => {
+    // Compose: the ollama service the worker's OLLAMA_HOST names, and what ollama-pull pulls.
+    const pull = compose.services['ollama-pull']!;
+    deployments.push({
+      file: 'docker-compose.yml', env: composeEnv(compose.services.worker!),
+      ollama: { url: `http://ollama:11434`, models: pulled(pull.entrypoint!.join(' '), composeEnv(pull)) },
+    });
+    expect(compose.services.ollama!.image).toMatch(/^ollama\/ollama(:|$)/);
+    expect(interpolate(pull.environment!.OLLAMA_HOST!, {})).toBe('http://ollama:11434');
+
+    // Kubernetes: the worker Deployment, and the Service and pull Job of ollama.yaml.
+    const worker = kube('infra/kubernetes/worker.yaml').find((d) => d.kind === 'Deployment')!;
+    const ollamaDocs = kube('infra/kubernetes/ollama.yaml');
+    const service = ollamaDocs.find((d) => d.kind === 'Service')!;
+    const job = ollamaDocs.find((d) => d.kind === 'Job')!;
+    const jobContainer = podOf(job).containers[0]!;
+    const port = (service.spec.ports as { port: number }[])[0]!.port;
+    deployments.push({
+      file: 'infra/kubernetes/worker.yaml', env: { ...imageEnv, ...kubeEnvironment(podOf(worker).containers[0]!.env) },
+      ollama: { url: `http://${service.metadata.name}:${port}`, models: pulled(jobContainer.command!.join(' '), kubeEnvironment(jobContainer.env)) },
+    });
+
+    // A host (systemd, launchd): the host's Ollama, with the models infra/README.md says to pull.
+    const hostModels = pulled(readme, {});
+    deployments.push({
+      file: 'infra/systemd/codefleet-worker@.service', env: { ...unitEnvironment(read('infra/systemd/codefleet-worker@.service'), { i: '9101', H: 'host' }), ...secrets },
+      ollama: { url: 'http://127.0.0.1:11434', models: hostModels },
+    });
+    deployments.push({ file: 'infra/launchd/dev.codefleet.worker.plist', env: plist(read('infra/launchd/dev.codefleet.worker.plist')).env, ollama: { url: 'http://127.0.0.1:11434', models: hostModels } });
+  });
+
+  it('each worker runs the built-in agent on the model server its file names, with a model that server pulls, and can run it', async () => {
+    expect(deployments.map((d) => d.file)).toHaveLength(4);
+    for (const { file, env, ollama: server } of deployments) {
+      const config = load(env);
+      expect([file, config.agents.default]).toEqual([file, 'ollama']);
+      expect([file, config.agents.ollama.provider, config.agents.ollama.host]).toEqual([file, 'ollama', server.url]);
+      expect([file, server.models]).toEqual([file, expect.arrayContaining([config.agents.ollama.model])]);
+      // The readiness check the worker and `doctor` make, against a server holding exactly those models.
+      ollama = await startOllamaStandIn({ models: server.models });
+      const probe = await probeOllama({ host: ollama.url, model: config.agents.ollama.model, timeoutMs: 5_000 });
+      expect([file, probe.status]).toEqual([file, 'ready']);
+      await ollama.close();
+      ollama = undefined;
+    }
+  });
+
+  it('each worker publishes to GitHub with the token its file provides', () => {
+    for (const { file, env } of deployments) {
+      const config = load(env);
+      expect([file, config.forge.type]).toEqual([file, 'github']);
+      expect([file, config.forge.github.token === undefined ? 'no token' : 'token']).toEqual([file, 'token']);
+    }
+  });
+
+  it('the launchd daemons run a supported Node (22 LTS or 24 from Homebrew, never the EOL 20), with a HOME', () => {
+    for (const file of ['infra/launchd/dev.codefleet.worker.plist', 'infra/launchd/dev.codefleet.serve.plist']) {
+      const { argv, env } = plist(read(file));
+      expect([file, argv[0]]).toEqual([file, expect.stringMatching(/^\/opt\/homebrew\/opt\/node@(22|24)\/bin\/node$/)]);
+      expect([file, env.PATH?.split(':')[0]]).toEqual([file, argv[0]!.replace(/\/node$/, '')]); // npx and npm of the same Node
+      expect([file, env.HOME]).toEqual([file, '/Users/codefleet']);
+    }
+    expect(read('infra/container/Dockerfile')).toMatch(/^ARG NODE_IMAGE=node:(22|24)-/m);
+  });
+
+  it('each deployment runs the producers (`codefleet serve`) with the GitHub webhook on', () => {
+    const producers: { file: string; argv: string[]; env: Record<string, string> }[] = [];
+    const composeProducer = compose.services.producer!;
+    producers.push({ file: 'docker-compose.yml', argv: composeProducer.command!, env: composeEnv(composeProducer) });
+    expect((composeProducer as { profiles?: string[] }).profiles).toBeUndefined(); // started by `docker compose up`
+    const serve = podOf(kube('infra/kubernetes/serve.yaml').find((d) => d.kind === 'Deployment')!).containers[0]!;
+    producers.push({ file: 'infra/kubernetes/serve.yaml', argv: serve.args!, env: { ...imageEnv, ...kubeEnvironment(serve.env) } });
+    const unit = read('infra/systemd/codefleet-serve.service');
+    producers.push({ file: 'infra/systemd/codefleet-serve.service', argv: /^ExecStart=(.*)$/m.exec(unit)![1]!.split(' '), env: { ...unitEnvironment(unit, {}), ...secrets } });
+    const launchd = plist(read('infra/launchd/dev.codefleet.serve.plist'));
+    producers.push({ file: 'infra/launchd/dev.codefleet.serve.plist', argv: launchd.argv, env: launchd.env });
+    for (const { file, argv, env } of producers) {
+      expect([file, argv.find((a) => a === 'serve')]).toEqual([file, 'serve']);
+      const config = load(env);
+      expect([file, enabledProducers(config)]).toEqual([file, expect.arrayContaining(['webhook'])]);
+    }
+  });
+});

@@ -1,0 +1,149 @@
+import type * as Prom from 'prom-client';
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { errorCodes, type Job, type RunRecord } from '@codefleet/core';
+import type { Queue, QueueStats, Settlement } from '@codefleet/queue';
+
+/**
+ * Where the fleet-wide gauges come from, read at scrape time. `liveWorkers` counts the
+ * workers registered in the run store (the store's worker registry); without it the gauge
+ * is not exported.
+ */
+export interface MetricSources {
+  queue: Queue;
+  liveWorkers?: () => Promise<number>;
+  now?: () => number;
+}
+
+/** Buckets for steps that take from a second to an hour (stages, checks, agent runs). */
+const longBuckets = [0.1, 0.5, 1, 5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600];
+/** Buckets for waiting in the queue: a warm fleet claims in under a second, a backlog waits hours. */
+const waitBuckets = [0.1, 0.25, 0.5, 1, 2.5, 5, 15, 60, 300, 900, 3600, 14_400];
+const knownErrorCodes = new Set<string>(errorCodes);
+
+/**
+ * The Prometheus metrics of one worker process. Labels are bounded on purpose: stage,
+ * step, outcome and error code are enums of `@codefleet/core`; `agent` is an agent or
+ * profile name from the config (a job naming another never gets an agent run); `source`
+ * is the job source kind. No run id, job id, repository or worker id is ever a label:
+ * those are unbounded and belong to the run store (`codefleet runs`, the dashboard).
+ */
+export class WorkerMetrics {
+  readonly #jobs: Counter;
+  readonly #finished: Counter;
+  readonly #stages: Histogram;
+  readonly #steps: Histogram;
+  readonly #agentSeconds: Histogram;
+  readonly #agentTokens: Counter;
+  readonly #retries: Counter;
+  readonly #attempts: Histogram;
+  readonly #queueWait: Histogram;
+  readonly #inFlight: Gauge;
+  readonly #now: () => number;
+
+  constructor(prom: typeof Prom, registry: Registry, sources: MetricSources) {
+    const { Counter, Gauge, Histogram } = prom;
+    const registers = [registry];
+    this.#now = sources.now ?? Date.now;
+    prom.collectDefaultMetrics({ register: registry, prefix: 'codefleet_' });
+    this.#jobs = new Counter({ name: 'codefleet_jobs_total', help: 'Job deliveries by how they were settled and the run outcome.', labelNames: ['settlement', 'outcome'], registers });
+    this.#finished = new Counter({
+      name: 'codefleet_runs_finished_total', help: 'Runs that reached their end, by outcome and the failing error code ("none" when it succeeded).',
+      labelNames: ['outcome', 'error_code', 'source'], registers,
+    });
+    this.#stages = new Histogram({ name: 'codefleet_stage_duration_seconds', help: 'Time spent in each stage of a delivery.', labelNames: ['stage'], buckets: longBuckets, registers });
+    this.#steps = new Histogram({
+      name: 'codefleet_verification_step_duration_seconds', help: 'Duration of each verification step (install, build, format, lint, test, dod) that ran.',
+      labelNames: ['step', 'result'], buckets: longBuckets, registers,
+    });
+    this.#agentSeconds = new Histogram({ name: 'codefleet_agent_run_duration_seconds', help: 'Duration of each coding agent run.', labelNames: ['agent', 'outcome'], buckets: longBuckets, registers });
+    this.#agentTokens = new Counter({ name: 'codefleet_agent_tokens_total', help: 'Model tokens agents spent, for agents that report them.', labelNames: ['agent', 'kind'], registers });
+    this.#retries = new Counter({
+      name: 'codefleet_retries_total', help: 'Retries: "delivery" = a job delivered again (attempt > 1), "fix" = an agent run fed a failure back (inner attempt > 1).',
+      labelNames: ['kind'], registers,
+    });
+    this.#attempts = new Histogram({ name: 'codefleet_job_attempt', help: 'Delivery attempt number of settled jobs.', buckets: [1, 2, 3, 4, 5, 8], registers });
+    this.#queueWait = new Histogram({ name: 'codefleet_queue_wait_seconds', help: 'From a job\'s creation to its first claim.', buckets: waitBuckets, registers });
+    this.#inFlight = new Gauge({ name: 'codefleet_jobs_in_flight', help: 'Jobs this process runs now.', registers });
+    for (const kind of ['delivery', 'fix']) this.#retries.inc({ kind }, 0);
+
+    // Read from the queue at scrape time (depth is the fleet's, not this process's). A
+    // scrape collects every metric at once: the gauges share one stats call.
+    let pending: Promise<QueueStats | undefined> | undefined;
+    const stats = () => (pending ??= sources.queue.stats().catch(() => undefined).finally(() => { pending = undefined; }));
+    const now = this.#now;
+    new Gauge({
+      name: 'codefleet_queue_depth', help: 'Jobs waiting in the queue (ready and delayed).', registers,
+      async collect() { this.set((await stats())?.depth ?? Number.NaN); },
+    });
+    new Gauge({
+      name: 'codefleet_queue_dead_letters', help: 'Jobs in the dead-letter queue.', registers,
+      async collect() { this.set((await stats())?.deadLetter ?? Number.NaN); },
+    });
+    new Gauge({
+      name: 'codefleet_queue_oldest_age_seconds', help: 'Age of the oldest ready or delayed job; 0 when none waits.', registers,
+      async collect() {
+        const s = await stats();
+        // A queue that cannot say how old its waiting jobs are reads NaN here, never a made-up 0.
+        const oldest = s?.oldestQueuedAt;
+        if (s === undefined || (oldest === undefined && s.depth > 0)) this.set(Number.NaN);
+        else this.set(oldest === undefined ? 0 : Math.max(0, (now() - oldest) / 1_000));
+      },
+    });
+    const { liveWorkers } = sources;
+    if (liveWorkers) {
+      new Gauge({
+        name: 'codefleet_workers_live', help: 'Workers registered in the run store whose heartbeat has not expired (the fleet\'s, not this process\'s).', registers,
+        async collect() { this.set(await liveWorkers().catch(() => Number.NaN)); },
+      });
+    }
+  }
+
+  /** A delivery starts: how long its job waited, on its first delivery only. */
+  jobStarted(job: Job | undefined, attempt: number, inFlight: number): void {
+    this.#inFlight.set(inFlight);
+    if (job === undefined || attempt !== 1) return;
+    const created = Date.parse(job.created_at);
+    if (Number.isFinite(created)) this.#queueWait.observe(Math.max(0, (this.#now() - created) / 1_000));
+  }
+
+  /** A delivery ended: its settlement, and what its run record says this delivery did. */
+  jobSettled(settlement: Settlement | 'settle_failed', run: RunRecord | undefined, attempt: number, inFlight: number): void {
+    this.#inFlight.set(inFlight);
+    this.#jobs.inc({ settlement, outcome: run?.outcome ?? 'none' });
+    this.#attempts.observe(attempt);
+    if (attempt > 1) this.#retries.inc({ kind: 'delivery' });
+    if (!run) return;
+    // Only a delivery that ended the job finished its run: a retried or released one runs again.
+    if (run.outcome !== undefined && (settlement === 'acked' || settlement === 'dead_lettered')) {
+      const code = run.error?.code;
+      const errorCode = code === undefined ? 'none' : knownErrorCodes.has(code) ? code : 'unknown';
+      this.#finished.inc({ outcome: run.outcome, error_code: errorCode, source: run.job.source.kind });
+    }
+    this.#observeStages(run);
+    // Entries of earlier deliveries were counted when those deliveries ended.
+    for (const check of run.verification) {
+      if (check.attempt !== attempt || check.skipped === true) continue;
+      this.#steps.observe({ step: check.step, result: check.passed ? 'passed' : check.preexisting === true ? 'preexisting' : 'failed' }, check.duration_ms / 1_000);
+    }
+    for (const agentRun of run.agent_runs) {
+      if (agentRun.attempt !== attempt) continue;
+      this.#agentSeconds.observe({ agent: agentRun.agent, outcome: agentRun.outcome }, agentRun.duration_ms / 1_000);
+      if (agentRun.inner_attempt > 1) this.#retries.inc({ kind: 'fix' });
+      if (agentRun.tokens) {
+        this.#agentTokens.inc({ agent: agentRun.agent, kind: 'prompt' }, agentRun.tokens.prompt);
+        this.#agentTokens.inc({ agent: agentRun.agent, kind: 'completion' }, agentRun.tokens.completion);
+      }
+    }
+  }
+
+  /** This attempt's stages: from its last `preparing` on, each until the next one. */
+  #observeStages(run: RunRecord): void {
+    const stages = run.stages;
+    const start = stages.map((s) => s.stage).lastIndexOf('preparing');
+    for (let i = Math.max(0, start); i + 1 < stages.length; i += 1) {
+      const from = Date.parse(stages[i]!.at);
+      const to = Date.parse(stages[i + 1]!.at);
+      if (Number.isFinite(from) && Number.isFinite(to) && to >= from) this.#stages.observe({ stage: stages[i]!.stage }, (to - from) / 1_000);
+    }
+  }
+}
