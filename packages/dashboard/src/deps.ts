@@ -1,0 +1,24 @@
+import type { Queue, QueueStats } from '@codefleet/queue';
+import type { DashboardStoreApi } from './store-api.js';
+
+/** The queue as the dashboard uses it; `oldestQueuedAt` is read when the adapter gives it. */
+export type DashboardQueue = Pick<Queue, 'enqueue' | 'deadLetters' | 'redrive'> & {
+  stats(): Promise<QueueStats & { oldestQueuedAt?: number }>;
+};
+
+/** The run store as the dashboard uses it. */
+export type DashboardStore = DashboardStoreApi;
+
+/** What the pages and actions read and write. */
+export interface DashboardDeps {
+  queue: DashboardQueue;
+  store: DashboardStore;
+  /** Worst-case wall time of a job from its first attempt (`worstCaseWallTimeMs` of the config). */
+  worstCaseMs: number;
+  /** Refuse and hide the actions. */
+  readOnly: boolean;
+  /** Who actions are recorded as. */
+  by: string;
+  now: () => Date;
+  newId: () => string;
+}
