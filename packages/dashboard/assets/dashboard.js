@@ -1,5 +1,6 @@
 // Live updates: the element marked data-live is replaced with each `update` the server
 // sends (markup it rendered and escaped). Which <details> the reader had open is kept.
+/* global document, EventSource */
 'use strict';
 (function () {
   const live = document.getElementById('live');

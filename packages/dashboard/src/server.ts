@@ -51,7 +51,9 @@ const securityHeaders = {
   'content-security-policy':
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
+  // Not no-referrer: under it a browser sends `Origin: null` with its own form posts, which
+  // the same-origin check must refuse. same-origin still sends nothing to other sites.
+  'referrer-policy': 'same-origin',
   'x-frame-options': 'DENY',
   'cache-control': 'no-store',
 } as const;
@@ -123,7 +125,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   });
   app.addHook('onRequest', async (req, reply) => {
     const path = req.url.split('?')[0] ?? '';
-    if (path === '/login' || path.startsWith('/assets/')) return;
+    if (path === '/login' || path === '/favicon.ico' || path.startsWith('/assets/')) return;
     const auth = authOf(req);
     if (auth === undefined) {
       if (req.method === 'GET' && (req.headers.accept ?? '').includes('text/html')) return reply.redirect('/login', 303);
@@ -156,6 +158,8 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     return reply.type(file.type).send(file.body);
   });
 
+  // Browsers ask for it on every page; an empty answer keeps their consoles free of 404s.
+  app.get('/favicon.ico', async (_req, reply) => reply.code(204).send());
   app.get('/login', async (_req, reply) => reply.type('text/html; charset=utf-8').send(loginPage(false).text));
   app.post('/login', async (req, reply) => {
     if (crossOrigin(req)) throw new HttpError(403, 'cross-origin request refused');

@@ -23,7 +23,8 @@ export function queryOf(filters: RunFilters, now: number, limit: number): { quer
   const ignored: string[] = [];
   const text = (value: string | undefined, max: number) => (value === undefined || value.trim() === '' ? undefined : value.trim().slice(0, max));
   const state = text(filters.state, 32);
-  if (state !== undefined) (filterStates.includes(state) ? (query.state = state) : ignored.push('state'));
+  if (state !== undefined && filterStates.includes(state)) query.state = state;
+  else if (state !== undefined) ignored.push('state');
   const repo = text(filters.repo, 4096);
   if (repo !== undefined) query.repo = repo;
   const source = text(filters.source, 64);
