@@ -1,4 +1,4 @@
-import { createJob, isTerminal, type Job, type RunRecord } from '@codefleet/core';
+import { createJob, isTerminal, type RunRecord } from '@codefleet/core';
 import { latestRunOf } from './runs-read.js';
 import type { DashboardDeps } from './deps.js';
 
@@ -29,9 +29,9 @@ export async function cancelRun(deps: DashboardDeps, runId: string): Promise<Act
 }
 
 /**
- * Runs a finished run's task again: a new job with the same task (and idempotency key, so
- * it continues the same branch and pull request), after clearing any cancel left on the
- * task. Only the job's latest run may be retried, and only once it has finished.
+ * Runs a finished run's task again: a new job with the same task, idempotency key and
+ * branch (the one the run worked on), so it lands in the same pull request, after clearing
+ * any cancel left on the task. Only the job's latest run may be retried, once finished.
  */
 export async function retryRun(deps: DashboardDeps, runId: string): Promise<ActionResult> {
   const run = await deps.store.get(runId);
@@ -39,7 +39,7 @@ export async function retryRun(deps: DashboardDeps, runId: string): Promise<Acti
   if (!isTerminal(run.stage)) return { status: 409, message: `run ${runId} has not finished; cancel it first`, runId };
   const latest = await latestRunOf(deps.store, run.job.id);
   if (latest !== undefined && latest.run_id !== run.run_id) return { status: 409, message: `run ${runId} is not the job's latest run (${latest.run_id})`, runId };
-  const job = createJob(retryInput(run.job), { id: deps.newId(), now: deps.now() });
+  const job = createJob(retryInput(run), { id: deps.newId(), now: deps.now() });
   await deps.store.clearCancel(job.idempotency_key);
   const queued = await deps.queue.enqueue(job);
   if (queued.deduplicated) return { status: 409, message: `the task is already queued or running as job ${queued.id}`, runId };
@@ -47,10 +47,13 @@ export async function retryRun(deps: DashboardDeps, runId: string): Promise<Acti
   return { status: 200, message: `run ${runId} queued again as job ${job.id}`, runId: job.id };
 }
 
-/** The job's fields a retry keeps: everything but its identity and time. */
-function retryInput(job: Job): Parameters<typeof createJob>[0] {
-  const { id: _id, created_at: _created, v: _v, ...rest } = job;
-  return rest;
+/**
+ * The job's fields a retry keeps: everything but its identity and time. The branch is the
+ * run's: a branch derived from the job id would change with the new id.
+ */
+function retryInput(run: RunRecord): Parameters<typeof createJob>[0] {
+  const { id: _id, created_at: _created, v: _v, ...rest } = run.job;
+  return { ...rest, ...(run.branch?.startsWith('ai/') === true ? { branch: run.branch } : {}) };
 }
 
 /** Puts a dead-lettered job back on the queue with a fresh attempt budget. */

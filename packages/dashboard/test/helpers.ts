@@ -55,7 +55,7 @@ export function failedRun(job: Job, now = new Date()): RunRecord {
   const check = { pass: 'test' as const, attempt: 1, inner_attempt: 1, exit_code: 0, signal: null, timed_out: false, duration_ms: 1200 };
   run = addVerification(run, { ...check, step: 'build', command: ['npm', 'run', 'build'], output_tail: 'built fine', passed: true }, { now });
   run = addVerification(run, { ...check, step: 'test', command: ['npm', 'test'], exit_code: 1, output_tail: 'FAIL widget.test.js', passed: false }, { now });
-  run = setPublication(run, { branch: 'codefleet/x' }, { now });
+  run = setPublication(run, { branch: 'ai/fix-the-widget-1a2b3c4d' }, { now });
   return finish(run, 'failed', { now, error: { code: 'test_failed', verdict: 'permanent', message: 'tests fail' } });
 }
 

@@ -124,7 +124,7 @@ describe('actions', () => {
     expect(retry.status).toBe(200);
     const lease = await b.queue.claim({ workerId: 't' });
     expect(lease?.job.id).not.toBe('failed-2');
-    expect(lease?.job).toMatchObject({ idempotency_key: job.idempotency_key, title: job.title, repo: job.repo });
+    expect(lease?.job).toMatchObject({ idempotency_key: job.idempotency_key, title: job.title, repo: job.repo, branch: 'ai/fix-the-widget-1a2b3c4d' });
     expect(await b.store.journal({ runId: 'failed-2' })).toEqual([expect.objectContaining({ action: 'retry', jobId: lease?.job.id })]);
   });
 
