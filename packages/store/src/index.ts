@@ -1,4 +1,10 @@
-export type { CancelRequests, FenceRejection, RunStore, RunSummary, TaskLeases } from './port.js';
-export { SqliteRunStore, summarize } from './sqlite-run-store.js';
+export type {
+  CancelRequests, FenceRejection, Journal, JournalEntry, JournalQuery, RunQuery, RunStore, RunSummary, TaskLeases,
+  WorkerInfo, WorkerJob, WorkerRegistry,
+} from './port.js';
+export { journalLimit, maxWorkerJobs } from './port.js';
+export { SqliteRunStore } from './sqlite-run-store.js';
+export { summarize } from './query.js';
+export { scanLimit } from './redis-reads.js';
 export { RedisRunStore, type RedisRunStoreOptions } from './redis-run-store.js';
 export { generationOf, latestRun, runIdOf } from './generations.js';

@@ -13,13 +13,102 @@ import type { RunOutcome, RunRecord, Stage } from '@codefleet/core';
  *   token fences publishing, and a rejected late write is recorded.
  * Leaves out: querying inside records, and retention (records are small; prune by age).
  */
-export interface RunStore extends TaskLeases, CancelRequests, RequestKeys {
+export interface RunStore extends TaskLeases, CancelRequests, RequestKeys, WorkerRegistry, Journal {
   save(run: RunRecord): Promise<void>;
   get(runId: string): Promise<RunRecord | undefined>;
-  /** Newest first. */
-  list(options?: { limit?: number }): Promise<RunSummary[]>;
+  /** Newest first (by created_at); filters combine with AND. */
+  list(query?: RunQuery): Promise<RunSummary[]>;
   close(): Promise<void>;
 }
+
+/** Which runs `list` returns. A bad `state`, `since` or `until` is refused (`invalid_job`). */
+export interface RunQuery {
+  /** Default 50, at most 1000. */
+  limit?: number;
+  /**
+   * 'active' = not finished (not done, failed or cancelled); an outcome name
+   * ('succeeded' | 'failed' | 'cancelled' | 'no_changes' | 'dod_failed') matches the
+   * outcome; any other stage name matches the stage.
+   */
+  state?: string;
+  /** Exact `job.repo`. */
+  repo?: string;
+  /** `job.source.kind`: 'github' | 'chat' | 'api' | 'cli' | ... */
+  source?: string;
+  /** The agent as on the summary: `job.agent`, else the agent that ran. */
+  agent?: string;
+  /** ISO times, bounds (inclusive) on `created_at`. */
+  since?: string;
+  until?: string;
+}
+
+/** Live workers, so the dashboard / `codefleet workers` can list them. */
+export interface WorkerRegistry {
+  /** Upserts the worker's entry; it disappears from listWorkers after ttlMs without another. */
+  heartbeatWorker(worker: WorkerInfo, ttlMs: number): Promise<void>;
+  removeWorker(workerId: string): Promise<void>;
+  /** Unexpired entries, ordered by id. */
+  listWorkers(): Promise<WorkerInfo[]>;
+}
+
+/** One live worker. Stores keep at most {@link maxWorkerJobs} jobs and cut long titles. */
+export interface WorkerInfo {
+  /** `${hostname}:${pid}:${random}`, stable for the process. */
+  id: string;
+  host: string;
+  pid: number;
+  version: string;
+  queue: string;
+  backend: string;
+  concurrency: number;
+  /** ISO. */
+  startedAt: string;
+  /** ISO, set by the caller at each heartbeat. */
+  lastHeartbeat: string;
+  draining: boolean;
+  jobs: WorkerJob[];
+}
+
+/** A job a worker is running. */
+export interface WorkerJob {
+  jobId: string;
+  runId: string;
+  taskKey: string;
+  title: string;
+  /** ISO. */
+  startedAt: string;
+}
+
+/**
+ * What happened to runs from outside the pipeline: operator actions and undelivered
+ * reports. Kept bounded: the newest {@link journalLimit} entries of each kind (so a burst
+ * of actions never pushes out the one undelivered report an operator must see).
+ */
+export interface Journal {
+  record(entry: JournalEntry): Promise<void>;
+  /** Newest first; default limit 50, at most 1000. */
+  journal(query?: JournalQuery): Promise<JournalEntry[]>;
+}
+
+/** Which journal entries to read. */
+export interface JournalQuery {
+  runId?: string;
+  kind?: JournalEntry['kind'];
+  limit?: number;
+}
+
+/** One journal entry. `at` is ISO. */
+export type JournalEntry =
+  | {
+    kind: 'action'; action: 'cancel' | 'retry' | 'redrive'; runId?: string; jobId?: string;
+    taskKey?: string; by: string; via: 'cli' | 'dashboard' | 'chat' | 'api' | 'issue'; at: string; detail?: string;
+  }
+  | { kind: 'undelivered_report'; runId: string; jobId: string; report: string; requester: string; error: string; at: string };
+
+/** Journal entries kept per kind; older ones are dropped. */
+export const journalLimit = 10_000;
+/** Jobs kept on one worker entry (a worker runs `concurrency` of them; this bounds a bad caller). */
+export const maxWorkerJobs = 256;
 
 /**
  * Who owns a task right now. A worker takes the lease when it claims a job (token = the
@@ -104,4 +193,16 @@ export interface RunSummary {
   pullRequest?: { number: number; url?: string; draft: boolean };
   createdAt: string;
   updatedAt: string;
+  /** `job.source.kind`. */
+  source: string;
+  /** `job.agent`, else the agent of the latest agent run; absent before any. */
+  agent?: string;
+  /** Id of the worker that ran the last attempt. */
+  worker?: string;
+  /** created_at → updated_at: to the end once finished, to the last update while running. */
+  durationMs?: number;
+  /** The failing error's code when the run failed. */
+  errorCode?: string;
+  taskKey: string;
+  jobId: string;
 }

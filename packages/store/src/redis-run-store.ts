@@ -1,18 +1,48 @@
 import { Redis } from 'ioredis';
-import { CodefleetError, parseRun, redactUrlCredentials, type RunRecord } from '@codefleet/core';
-import type { FenceRejection, RunStore, RunSummary } from './port.js';
-import { checkRequestKey, summarize } from './sqlite-run-store.js';
+import { CodefleetError, isTerminal, parseRun, redactUrlCredentials, type RunRecord } from '@codefleet/core';
+import type { FenceRejection, JournalEntry, JournalQuery, RunQuery, RunStore, RunSummary, WorkerInfo } from './port.js';
+import { boundEntry, boundWorker, facetsOf, journalLimit } from './query.js';
+import { journalKeys, listRuns, readJournal, runIndexes } from './redis-reads.js';
+import { checkRequestKey } from './sqlite-run-store.js';
 import { runVersion } from './version.js';
 
 // Each script is one atomic step in Redis; KEYS and ARGV are listed where they are called.
 
-/** Writes the record when its version is not older than the stored one. */
+/**
+ * Writes the record (and its facets) when its version is not older than the stored one,
+ * and files it in the indexes `list` walks (see redis-reads): KEYS[2] every run, [3] its
+ * repo's, [4] its source's, [5] the active runs (ARGV[6] = '1' while not finished).
+ */
 const saveScript = `
 local current = redis.call('HGET', KEYS[1], 'version')
 if current and current > ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 'version', ARGV[1], 'record', ARGV[2])
+redis.call('HSET', KEYS[1], 'version', ARGV[1], 'record', ARGV[2], 'facets', ARGV[5])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
+redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
+redis.call('ZADD', KEYS[4], ARGV[3], ARGV[4])
+if ARGV[6] == '1' then redis.call('ZADD', KEYS[5], ARGV[3], ARGV[4]) else redis.call('ZREM', KEYS[5], ARGV[4]) end
 return 1
+`;
+
+/**
+ * The live workers: members of KEYS[1] whose entry key (ARGV[1] .. id) has not expired.
+ * The entry's TTL, kept by Redis, decides; a member whose entry is gone is dropped here.
+ */
+const listWorkersScript = `
+local out = {}
+for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  local info = redis.call('GET', ARGV[1] .. id)
+  if info then table.insert(out, info) else redis.call('ZREM', KEYS[1], id) end
+end
+return out
+`;
+
+/** Appends a journal entry to its kind's list (KEYS[2]) under the next seq, keeping ARGV[2]. */
+const journalScript = `
+local seq = redis.call('INCR', KEYS[1])
+redis.call('LPUSH', KEYS[2], seq .. ' ' .. ARGV[1])
+redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[2]) - 1)
+return seq
 `;
 
 /** Takes the lease when free (or expired: the key is gone) or already ours. */
@@ -52,7 +82,9 @@ return 1
 
 /** The scripts, sent once and then called by their SHA (ioredis `defineCommand`). */
 const scripts = {
-  cfSave: { numberOfKeys: 2, lua: saveScript },
+  cfSave: { numberOfKeys: 5, lua: saveScript },
+  cfListWorkers: { numberOfKeys: 1, lua: listWorkersScript },
+  cfJournal: { numberOfKeys: 2, lua: journalScript },
   cfAcquire: { numberOfKeys: 1, lua: acquireScript },
   cfRenew: { numberOfKeys: 1, lua: renewScript },
   cfFence: { numberOfKeys: 2, lua: fenceScript },
@@ -73,6 +105,8 @@ export interface RedisRunStoreOptions {
    * Unset (workers, producers): commands wait through a Redis restart.
    */
   connectTimeoutMs?: number;
+  /** Journal entries kept per kind (default {@link journalLimit}); for tests of the bound. */
+  journalLimit?: number;
 }
 
 /**
@@ -83,6 +117,7 @@ export interface RedisRunStoreOptions {
 export class RedisRunStore implements RunStore {
   readonly #client: Redis & ScriptCalls;
   readonly #prefix: string;
+  readonly #journalLimit: number;
   /** Fail-fast mode: the one connection attempt, made on first use. */
   readonly #connect: (() => Promise<void>) | undefined;
   #connecting: Promise<void> | undefined;
@@ -103,6 +138,7 @@ export class RedisRunStore implements RunStore {
     for (const [name, definition] of Object.entries(scripts)) redis.defineCommand(name, definition);
     this.#client = redis as Redis & ScriptCalls;
     this.#prefix = `${options.prefix}:runs:`;
+    this.#journalLimit = options.journalLimit ?? journalLimit;
     const where = redactUrlCredentials(options.url);
     this.#connect = failFast
       ? async () => {
@@ -137,8 +173,10 @@ export class RedisRunStore implements RunStore {
 
   async save(run: RunRecord): Promise<void> {
     const created = Date.parse(run.created_at);
-    await (await this.#redis).cfSave(this.#key('run', run.run_id), `${this.#prefix}by-created`,
-      runVersion(run), JSON.stringify(run), Number.isFinite(created) ? created : 0, run.run_id);
+    const indexes = runIndexes(this.#prefix);
+    await (await this.#redis).cfSave(this.#key('run', run.run_id), indexes.all, indexes.repo(run.job.repo), indexes.source(run.job.source.kind), indexes.active,
+      runVersion(run), JSON.stringify(run), Number.isFinite(created) ? created : 0, run.run_id,
+      JSON.stringify(facetsOf(run)), isTerminal(run.stage) ? '0' : '1');
   }
 
   async get(runId: string): Promise<RunRecord | undefined> {
@@ -146,10 +184,35 @@ export class RedisRunStore implements RunStore {
     return record === null ? undefined : parseRun(JSON.parse(record));
   }
 
-  async list(options: { limit?: number } = {}): Promise<RunSummary[]> {
-    const ids = await (await this.#redis).zrevrange(`${this.#prefix}by-created`, 0, Math.max(0, (options.limit ?? 50) - 1));
-    const runs = await Promise.all(ids.map((id) => this.get(id)));
-    return runs.filter((run): run is RunRecord => run !== undefined).map(summarize);
+  async list(query?: RunQuery): Promise<RunSummary[]> {
+    return listRuns(await this.#redis, this.#prefix, query);
+  }
+
+  async heartbeatWorker(worker: WorkerInfo, ttlMs: number): Promise<void> {
+    // Score 0 for all: ZRANGE then returns them ordered by id.
+    await (await this.#redis).multi()
+      .set(this.#key('worker', worker.id), JSON.stringify(boundWorker(worker)), 'PX', Math.max(1, Math.ceil(ttlMs)))
+      .zadd(`${this.#prefix}workers`, 0, worker.id)
+      .exec();
+  }
+
+  async removeWorker(workerId: string): Promise<void> {
+    await (await this.#redis).multi().del(this.#key('worker', workerId)).zrem(`${this.#prefix}workers`, workerId).exec();
+  }
+
+  async listWorkers(): Promise<WorkerInfo[]> {
+    const infos = await (await this.#redis).cfListWorkers(`${this.#prefix}workers`, this.#key('worker', '')) as string[];
+    return infos.map((info) => JSON.parse(info) as WorkerInfo);
+  }
+
+  async record(entry: JournalEntry): Promise<void> {
+    const bounded = boundEntry(entry);
+    const keys = journalKeys(this.#prefix);
+    await (await this.#redis).cfJournal(keys.seq, keys.kind(bounded.kind), JSON.stringify(bounded), this.#journalLimit);
+  }
+
+  async journal(query?: JournalQuery): Promise<JournalEntry[]> {
+    return readJournal(await this.#redis, this.#prefix, query);
   }
 
   async acquire(taskKey: string, token: string, ttlMs: number): Promise<boolean> {

@@ -2,7 +2,8 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { describeDamage, openSqlite, type SqliteDamage, type SqliteDatabase } from '@codefleet/sqlite';
 import { CodefleetError, parseRun, type RunRecord } from '@codefleet/core';
-import type { FenceRejection, RunStore, RunSummary } from './port.js';
+import type { FenceRejection, JournalEntry, JournalQuery, RunQuery, RunStore, RunSummary, WorkerInfo } from './port.js';
+import { boundEntry, boundWorker, checkJournalQuery, checkQuery, journalLimit, summarize } from './query.js';
 import { runVersion } from './version.js';
 
 const ddl = `
@@ -38,7 +39,23 @@ CREATE TABLE IF NOT EXISTS cancel_requests (
   by       TEXT NOT NULL,
   at       INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS workers (
+  id         TEXT PRIMARY KEY,
+  info       TEXT NOT NULL,
+  expires_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS journal (
+  seq    INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind   TEXT NOT NULL,
+  run_id TEXT,
+  entry  TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS journal_run ON journal (run_id, seq);
+CREATE INDEX IF NOT EXISTS journal_kind ON journal (kind, seq);
 `;
+
+// A store file made before the workers and journal tables existed gets them on open
+// (openSqlite runs `create` on every writable open; every statement is IF NOT EXISTS).
 
 function storeDamaged(damage: SqliteDamage): CodefleetError {
   const what = describeDamage(damage);
@@ -53,8 +70,11 @@ function storeDamaged(damage: SqliteDamage): CodefleetError {
 /** Run records in one SQLite file (WAL), shared by every worker process on the host. */
 export class SqliteRunStore implements RunStore {
   readonly #db: SqliteDatabase;
+  readonly #journalLimit: number;
 
-  constructor(path: string) {
+  /** `journalLimit` (default {@link journalLimit}) is there for tests of the bound. */
+  constructor(path: string, options: { journalLimit?: number } = {}) {
+    this.#journalLimit = options.journalLimit ?? journalLimit;
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     // A damaged file (truncated to 0 bytes, overwritten, not ours) is refused with its path
     // and the fix, never read as an empty store: finished runs would look unstarted.
@@ -119,10 +139,68 @@ export class SqliteRunStore implements RunStore {
     return row ? parseRun(JSON.parse(row.record)) : undefined;
   }
 
-  async list(options: { limit?: number } = {}): Promise<RunSummary[]> {
-    const rows = this.#db.prepare(`SELECT record FROM runs ORDER BY created_at DESC, run_id LIMIT ?`)
-      .all(options.limit ?? 50) as { record: string }[];
+  async list(query?: RunQuery): Promise<RunSummary[]> {
+    const q = checkQuery(query);
+    // Filters read the record with json_extract while walking the created_at index newest
+    // first, stopping at the limit: one host's runs, no extra columns to keep in step.
+    const where: string[] = [];
+    const args: (string | number)[] = [];
+    const add = (sql: string, ...values: (string | number)[]) => { where.push(sql); args.push(...values); };
+    if (q.repo !== undefined) add(`json_extract(record, '$.job.repo') = ?`, q.repo);
+    if (q.source !== undefined) add(`json_extract(record, '$.job.source.kind') = ?`, q.source);
+    if (q.agent !== undefined) add(`COALESCE(json_extract(record, '$.job.agent'), json_extract(record, '$.agent_runs[#-1].agent')) = ?`, q.agent);
+    if (q.state !== undefined) {
+      if ('active' in q.state) add(`json_extract(record, '$.stage') NOT IN ('done', 'failed', 'cancelled')`);
+      else if ('outcome' in q.state) add(`json_extract(record, '$.outcome') = ?`, q.state.outcome);
+      else add(`json_extract(record, '$.stage') = ?`, q.state.stage);
+    }
+    // created_at is stored as the record's ISO text; compare as instants, whatever the offset.
+    if (q.sinceMs !== undefined) add(`julianday(created_at) >= julianday(?)`, new Date(q.sinceMs).toISOString());
+    if (q.untilMs !== undefined) add(`julianday(created_at) <= julianday(?)`, new Date(q.untilMs).toISOString());
+    const sql = `SELECT record FROM runs ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`} ORDER BY created_at DESC, run_id LIMIT ?`;
+    const rows = this.#db.prepare(sql).all(...args, q.limit) as { record: string }[];
     return rows.map(({ record }) => summarize(parseRun(JSON.parse(record))));
+  }
+
+  async heartbeatWorker(worker: WorkerInfo, ttlMs: number): Promise<void> {
+    const now = Date.now();
+    // Expired entries are dropped here, so the table holds about the live fleet.
+    this.#db.transaction(() => {
+      this.#db.prepare(`DELETE FROM workers WHERE expires_at <= ?`).run(now);
+      this.#db.prepare(`INSERT INTO workers (id, info, expires_at) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET info = excluded.info, expires_at = excluded.expires_at`)
+        .run(worker.id, JSON.stringify(boundWorker(worker)), now + ttlMs);
+    }).immediate();
+  }
+
+  async removeWorker(workerId: string): Promise<void> {
+    this.#db.prepare(`DELETE FROM workers WHERE id = ?`).run(workerId);
+  }
+
+  async listWorkers(): Promise<WorkerInfo[]> {
+    const rows = this.#db.prepare(`SELECT info FROM workers WHERE expires_at > ? ORDER BY id`).all(Date.now()) as { info: string }[];
+    return rows.map(({ info }) => JSON.parse(info) as WorkerInfo);
+  }
+
+  async record(entry: JournalEntry): Promise<void> {
+    const bounded = boundEntry(entry);
+    this.#db.transaction(() => {
+      this.#db.prepare(`INSERT INTO journal (kind, run_id, entry) VALUES (?, ?, ?)`)
+        .run(bounded.kind, bounded.runId ?? null, JSON.stringify(bounded));
+      // The newest `journalLimit` of this kind stay; the (kind, seq) index makes this a short walk.
+      this.#db.prepare(`DELETE FROM journal WHERE kind = ? AND seq <= (SELECT seq FROM journal WHERE kind = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)`)
+        .run(bounded.kind, bounded.kind, this.#journalLimit);
+    }).immediate();
+  }
+
+  async journal(query?: JournalQuery): Promise<JournalEntry[]> {
+    const q = checkJournalQuery(query);
+    const where: string[] = [];
+    const args: string[] = [];
+    if (q.runId !== undefined) { where.push('run_id = ?'); args.push(q.runId); }
+    if (q.kind !== undefined) { where.push('kind = ?'); args.push(q.kind); }
+    const rows = this.#db.prepare(`SELECT entry FROM journal ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`} ORDER BY seq DESC LIMIT ?`)
+      .all(...args, q.limit) as { entry: string }[];
+    return rows.map(({ entry }) => JSON.parse(entry) as JournalEntry);
   }
 
   async requestCancel(taskKey: string, by: string): Promise<void> {
@@ -173,22 +251,4 @@ export function checkRequestKey(key: string, value: string): void {
   if (key.length === 0 || key.length > 512 || value.length > 4_096) {
     throw new CodefleetError('payload_too_large', `request key must be 1..512 characters and its value at most 4096 (got ${key.length} and ${value.length})`, { verdict: 'permanent' });
   }
-}
-
-/** The fields `codefleet runs` shows. */
-export function summarize(run: RunRecord): RunSummary {
-  return {
-    runId: run.run_id,
-    title: run.job.title,
-    repo: run.job.repo,
-    requestedBy: run.job.requested_by,
-    stage: run.stage,
-    ...(run.outcome === undefined ? {} : { outcome: run.outcome }),
-    attempts: run.attempts.length,
-    ...(run.pull_request === undefined
-      ? {}
-      : { pullRequest: { number: run.pull_request.number, draft: run.pull_request.draft, ...(run.pull_request.url === undefined ? {} : { url: run.pull_request.url }) } }),
-    createdAt: run.created_at,
-    updatedAt: run.updated_at,
-  };
 }

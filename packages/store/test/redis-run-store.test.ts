@@ -5,6 +5,7 @@ import { CodefleetError } from '@codefleet/core';
 import { freePort, startRedis, type RedisServer } from '@codefleet/testkit';
 import { RedisRunStore } from '../src/index.js';
 import { runStoreContract } from './contract.js';
+import { fleetContract } from './contract-fleet.js';
 
 // A real redis-server on a random loopback port; every test gets its own key prefix.
 let redis: RedisServer;
@@ -19,6 +20,11 @@ runStoreContract('redis (real redis-server)', async () => ({
 // The fail-fast store of one-shot CLI commands keeps the same contract when Redis is up.
 runStoreContract('redis, fail-fast (real redis-server)', async () => ({
   store: new RedisRunStore({ url: redis.url, prefix: `t-${randomUUID()}`, connectTimeoutMs: 5_000 }),
+  dispose: async () => undefined,
+}));
+
+fleetContract('redis (real redis-server)', async (options) => ({
+  store: new RedisRunStore({ url: redis.url, prefix: `t-${randomUUID()}`, ...options }),
   dispose: async () => undefined,
 }));
 

@@ -6,10 +6,16 @@ import { newRun } from '@codefleet/core';
 import { createTempDir } from '@codefleet/testkit';
 import { SqliteRunStore } from '../src/index.js';
 import { job, runStoreContract } from './contract.js';
+import { fleetContract } from './contract-fleet.js';
 
 runStoreContract('sqlite', async () => {
   const dir = await createTempDir('store');
   return { store: new SqliteRunStore(join(dir.path, 'sub', 'runs.sqlite')), dispose: () => dir.dispose() };
+});
+
+fleetContract('sqlite', async (options) => {
+  const dir = await createTempDir('store');
+  return { store: new SqliteRunStore(join(dir.path, 'runs.sqlite'), options), dispose: () => dir.dispose() };
 });
 
 describe('SqliteRunStore', () => {

@@ -1,0 +1,146 @@
+import { CodefleetError, isTerminal, runOutcomes, stages, type RunRecord } from '@codefleet/core';
+import { journalLimit, maxWorkerJobs, type JournalEntry, type JournalQuery, type RunQuery, type RunSummary, type WorkerInfo } from './port.js';
+
+// What both adapters share: the summary of a run, the facets a query filters on, the
+// checking of a query, and the bounds on what callers (the dashboard, a chat) hand in.
+
+/** The fields `codefleet runs` shows. */
+export function summarize(run: RunRecord): RunSummary {
+  const created = Date.parse(run.created_at);
+  const updated = Date.parse(run.updated_at);
+  const facets = facetsOf(run);
+  const worker = run.attempts[run.attempts.length - 1]?.worker_id;
+  return {
+    runId: run.run_id,
+    title: run.job.title,
+    repo: run.job.repo,
+    requestedBy: run.job.requested_by,
+    stage: run.stage,
+    ...(run.outcome === undefined ? {} : { outcome: run.outcome }),
+    attempts: run.attempts.length,
+    ...(run.pull_request === undefined
+      ? {}
+      : { pullRequest: { number: run.pull_request.number, draft: run.pull_request.draft, ...(run.pull_request.url === undefined ? {} : { url: run.pull_request.url }) } }),
+    createdAt: run.created_at,
+    updatedAt: run.updated_at,
+    source: facets.source,
+    ...(facets.agent === undefined ? {} : { agent: facets.agent }),
+    ...(worker === undefined ? {} : { worker }),
+    ...(Number.isFinite(created) && Number.isFinite(updated) ? { durationMs: Math.max(0, updated - created) } : {}),
+    ...(run.error === undefined || run.outcome === 'succeeded' ? {} : { errorCode: run.error.code }),
+    taskKey: run.job.idempotency_key,
+    jobId: run.job.id,
+  };
+}
+
+/** What `RunQuery` filters on besides time: small, so the Redis store can keep it beside the record. */
+export interface RunFacets {
+  stage: string;
+  outcome?: string;
+  repo: string;
+  source: string;
+  agent?: string;
+}
+
+export function facetsOf(run: RunRecord): RunFacets {
+  const agent = run.job.agent ?? run.agent_runs[run.agent_runs.length - 1]?.agent;
+  return {
+    stage: run.stage,
+    ...(run.outcome === undefined ? {} : { outcome: run.outcome }),
+    repo: run.job.repo,
+    source: run.job.source.kind,
+    ...(agent === undefined ? {} : { agent }),
+  };
+}
+
+/** A checked `RunQuery`: limit clamped, times as epoch ms, state resolved to what it matches. */
+export interface CheckedQuery {
+  limit: number;
+  state?: { active: true } | { outcome: string } | { stage: string };
+  repo?: string;
+  source?: string;
+  agent?: string;
+  sinceMs?: number;
+  untilMs?: number;
+}
+
+const outcomeNames: readonly string[] = runOutcomes;
+const stageNames: readonly string[] = stages;
+
+function bad(message: string): CodefleetError {
+  return new CodefleetError('invalid_job', message, { verdict: 'permanent' });
+}
+
+/** Clamps the limit to 1..`max` (default 50). */
+export function clampLimit(limit: number | undefined, max = 1_000): number {
+  if (limit === undefined || !Number.isFinite(limit)) return 50;
+  return Math.min(max, Math.max(1, Math.floor(limit)));
+}
+
+function time(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = Date.parse(value);
+  if (!Number.isFinite(ms)) throw bad(`run query: ${name} must be an ISO time (got ${JSON.stringify(value.slice(0, 64))})`);
+  return ms;
+}
+
+export function checkQuery(query: RunQuery = {}): CheckedQuery {
+  const { state } = query;
+  let resolved: CheckedQuery['state'];
+  if (state !== undefined) {
+    if (state === 'active') resolved = { active: true };
+    else if (outcomeNames.includes(state)) resolved = { outcome: state };
+    else if (stageNames.includes(state)) resolved = { stage: state };
+    else throw bad(`run query: state must be active, an outcome (${outcomeNames.join(', ')}) or a stage (${stageNames.join(', ')}); got ${JSON.stringify(state.slice(0, 64))}`);
+  }
+  const sinceMs = time('since', query.since);
+  const untilMs = time('until', query.until);
+  return {
+    limit: clampLimit(query.limit),
+    ...(resolved === undefined ? {} : { state: resolved }),
+    ...(query.repo === undefined ? {} : { repo: query.repo }),
+    ...(query.source === undefined ? {} : { source: query.source }),
+    ...(query.agent === undefined ? {} : { agent: query.agent }),
+    ...(sinceMs === undefined ? {} : { sinceMs }),
+    ...(untilMs === undefined ? {} : { untilMs }),
+  };
+}
+
+/** Whether a run with these facets passes the query's non-time filters. */
+export function matchesFacets(facets: RunFacets, query: CheckedQuery): boolean {
+  if (query.repo !== undefined && facets.repo !== query.repo) return false;
+  if (query.source !== undefined && facets.source !== query.source) return false;
+  if (query.agent !== undefined && facets.agent !== query.agent) return false;
+  const state = query.state;
+  if (state === undefined) return true;
+  if ('active' in state) return !isTerminal(facets.stage as RunRecord['stage']);
+  if ('outcome' in state) return facets.outcome === state.outcome;
+  return facets.stage === state.stage;
+}
+
+function cut(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+/** The worker entry as stored: jobs and free text bounded, whatever the caller sent. */
+export function boundWorker(worker: WorkerInfo): WorkerInfo {
+  return {
+    ...worker,
+    jobs: worker.jobs.slice(0, maxWorkerJobs).map((job) => ({ ...job, title: cut(job.title, 200) })),
+  };
+}
+
+/** The journal entry as stored: free text (an operator's name, a detail, a report) bounded. */
+export function boundEntry(entry: JournalEntry): JournalEntry {
+  if (entry.kind === 'action') {
+    return { ...entry, by: cut(entry.by, 256), ...(entry.detail === undefined ? {} : { detail: cut(entry.detail, 2_000) }) };
+  }
+  return { ...entry, report: cut(entry.report, 4_000), requester: cut(entry.requester, 256), error: cut(entry.error, 2_000) };
+}
+
+/** A checked journal query. */
+export function checkJournalQuery(query: JournalQuery = {}): Required<Pick<JournalQuery, 'limit'>> & JournalQuery {
+  return { ...query, limit: clampLimit(query.limit) };
+}
+
+export { journalLimit };

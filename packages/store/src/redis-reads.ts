@@ -1,0 +1,100 @@
+import type { Redis } from 'ioredis';
+import { parseRun } from '@codefleet/core';
+import type { JournalEntry, JournalQuery, RunQuery, RunSummary } from './port.js';
+import { checkJournalQuery, checkQuery, facetsOf, matchesFacets, summarize, type RunFacets } from './query.js';
+
+// The Redis store's filtered reads, apart from its writes.
+//
+// Runs: `save` keeps, besides the record, a small `facets` field (stage, outcome, repo,
+// source, agent) and four sorted sets scored by created_at: every run, runs of a repo,
+// runs of a source kind, and active runs (added while not finished, removed when it is).
+// A query walks the most selective of them newest first, within since..until as a score
+// range, reading only the facets of each candidate, in chunks, until `limit` match.
+// Trade-off: a query whose remaining filters (agent, an outcome, a stage) match rarely
+// stops after examining `scanLimit` candidates and may return fewer than exist further
+// back; the alternative, an index per filter value kept in step with every stage change,
+// costs every save more commands at fleet scale for a page an operator reads now and then.
+
+/** Candidates examined by one `list` at most. */
+export const scanLimit = 10_000;
+const chunk = 200;
+
+/** Key names of the run indexes, under the store's prefix. */
+export function runIndexes(prefix: string): { all: string; active: string; repo(repo: string): string; source(kind: string): string } {
+  return {
+    all: `${prefix}by-created`,
+    active: `${prefix}active`,
+    repo: (repo) => `${prefix}by-repo:${repo}`,
+    source: (kind) => `${prefix}by-source:${kind}`,
+  };
+}
+
+export async function listRuns(redis: Redis, prefix: string, query: RunQuery | undefined): Promise<RunSummary[]> {
+  const q = checkQuery(query);
+  const indexes = runIndexes(prefix);
+  const index = q.state !== undefined && 'active' in q.state ? indexes.active
+    : q.repo !== undefined ? indexes.repo(q.repo)
+      : q.source !== undefined ? indexes.source(q.source)
+        : indexes.all;
+  const filtered = q.state !== undefined || q.repo !== undefined || q.source !== undefined || q.agent !== undefined;
+  const max = q.untilMs ?? '+inf';
+  const min = q.sinceMs ?? '-inf';
+  const runKey = (id: string) => `${prefix}run:${id}`;
+  const records: string[] = [];
+  for (let offset = 0; records.length < q.limit && offset < scanLimit; offset += chunk) {
+    const ids = await redis.zrevrangebyscore(index, max, min, 'LIMIT', offset, chunk);
+    if (ids.length === 0) break;
+    // Unfiltered, the records are what we read anyway; filtered, only the facets, then the
+    // records of the matches.
+    const fields = await redis.pipeline(ids.map((id) => ['hmget', runKey(id), filtered ? 'facets' : 'record'])).exec() ?? [];
+    const matched: string[] = [];
+    for (const [i, id] of ids.entries()) {
+      const value = (fields[i]?.[1] as (string | null)[] | undefined)?.[0] ?? null;
+      if (!filtered) {
+        if (value !== null) records.push(value);
+        continue;
+      }
+      // A record saved before facets existed: read them from the record itself.
+      const facets = value !== null ? (JSON.parse(value) as RunFacets) : await legacyFacets(redis, runKey(id));
+      if (facets !== undefined && matchesFacets(facets, q)) matched.push(id);
+    }
+    if (matched.length > 0) {
+      const found = await redis.pipeline(matched.map((id) => ['hget', runKey(id), 'record'])).exec() ?? [];
+      for (const [, value] of found) if (typeof value === 'string') records.push(value);
+    }
+  }
+  return records.slice(0, q.limit).map((record) => summarize(parseRun(JSON.parse(record))));
+}
+
+async function legacyFacets(redis: Redis, key: string): Promise<RunFacets | undefined> {
+  const record = await redis.hget(key, 'record');
+  return record === null ? undefined : facetsOf(parseRun(JSON.parse(record)));
+}
+
+/** Journal entries are stored as `<seq> <json>`, seq from one counter, newest first per kind. */
+export function journalKeys(prefix: string): { seq: string; kind(kind: JournalEntry['kind']): string } {
+  return { seq: `${prefix}journal-seq`, kind: (kind) => `${prefix}journal:${kind}` };
+}
+
+export async function readJournal(redis: Redis, prefix: string, query: JournalQuery | undefined): Promise<JournalEntry[]> {
+  const q = checkJournalQuery(query);
+  const keys = journalKeys(prefix);
+  const kinds: JournalEntry['kind'][] = q.kind !== undefined ? [q.kind] : ['action', 'undelivered_report'];
+  const found: { seq: number; entry: JournalEntry }[] = [];
+  for (const kind of kinds) {
+    // Each kind's list is bounded (journalLimit), so this walk is too.
+    let taken = 0;
+    for (let offset = 0; taken < q.limit; offset += chunk) {
+      const lines = await redis.lrange(keys.kind(kind), offset, offset + chunk - 1);
+      for (const line of lines) {
+        const space = line.indexOf(' ');
+        const entry = JSON.parse(line.slice(space + 1)) as JournalEntry;
+        if (q.runId !== undefined && entry.runId !== q.runId) continue;
+        if (taken < q.limit) found.push({ seq: Number(line.slice(0, space)), entry });
+        taken += 1;
+      }
+      if (lines.length < chunk) break;
+    }
+  }
+  return found.sort((a, b) => b.seq - a.seq).slice(0, q.limit).map(({ entry }) => entry);
+}
