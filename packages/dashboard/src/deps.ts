@@ -1,13 +1,13 @@
 import type { Queue, QueueStats } from '@codefleet/queue';
-import type { DashboardStoreApi } from './store-api.js';
+import type { RunStore } from '@codefleet/store';
 
-/** The queue as the dashboard uses it; `oldestQueuedAt` is read when the adapter gives it. */
+/** The queue as the dashboard uses it; `oldestQueuedAt` is shown when the adapter gives it. */
 export type DashboardQueue = Pick<Queue, 'enqueue' | 'deadLetters' | 'redrive'> & {
   stats(): Promise<QueueStats & { oldestQueuedAt?: number }>;
 };
 
-/** The run store as the dashboard uses it. */
-export type DashboardStore = DashboardStoreApi;
+/** The run store as the dashboard uses it: reads, cancel requests, workers and the journal. */
+export type DashboardStore = Pick<RunStore, 'get' | 'list' | 'requestCancel' | 'cancelRequested' | 'clearCancel' | 'listWorkers' | 'record' | 'journal'>;
 
 /** What the pages and actions read and write. */
 export interface DashboardDeps {

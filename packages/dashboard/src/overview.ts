@@ -1,6 +1,6 @@
 import { runningStages, stages, type Stage } from '@codefleet/core';
 import type { DashboardDeps } from './deps.js';
-import type { JournalEntry, RunSummary, WorkerInfo } from './store-api.js';
+import type { JournalEntry, RunSummary, WorkerInfo } from '@codefleet/store';
 
 /** Something an operator should act on; the overview shows nothing else as a warning. */
 export interface Warning {

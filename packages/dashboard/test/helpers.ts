@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { addVerification, advance, createJob, finish, newRun, setPublication, startAttempt, type Job, type RunRecord } from '@codefleet/core';
 import { LocalQueue } from '@codefleet/queue';
+import { SqliteRunStore } from '@codefleet/store';
 import { createTempDir } from '@codefleet/testkit';
 import { createDashboard, type Dashboard, type DashboardOptions } from '../src/index.js';
-import { interimStore } from './interim-store.js';
 
 export const token = 'dashboard-test-token-0123456789';
 
@@ -11,7 +11,7 @@ export const token = 'dashboard-test-token-0123456789';
 export async function openBackends() {
   const dir = await createTempDir('dashboard');
   const queue = new LocalQueue({ backend: 'local', path: join(dir.path, 'queue.sqlite'), name: 'jobs', leaseMs: 60_000, maxAttempts: 3 });
-  const store = interimStore(join(dir.path, 'runs.sqlite'));
+  const store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
   return {
     dir: dir.path,
     queue,
@@ -27,7 +27,7 @@ export async function openBackends() {
 export type Backends = Awaited<ReturnType<typeof openBackends>>;
 
 /** A dashboard over the backends, listening on a free loopback port. */
-export async function startDashboard(b: Pick<Backends, 'queue' | 'store'>, options: Partial<DashboardOptions> = {}): Promise<Dashboard & { base: string }> {
+export async function startDashboard(b: Pick<DashboardOptions, 'queue' | 'store'>, options: Partial<DashboardOptions> = {}): Promise<Dashboard & { base: string }> {
   const dashboard = createDashboard({ queue: b.queue, store: b.store, token, worstCaseMs: 3_600_000, pollMs: 50, ...options });
   const base = await dashboard.listen();
   return Object.assign(dashboard, { base });

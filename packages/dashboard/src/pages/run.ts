@@ -1,7 +1,7 @@
 import { isTerminal, type RunRecord, type Verification } from '@codefleet/core';
 import { ago, duration } from '../format.js';
 import { html, type Html } from '../html.js';
-import type { JournalEntry } from '../store-api.js';
+import type { JournalEntry } from '@codefleet/store';
 import { actionButton } from './layout.js';
 import { prLink, stateOf } from './runs.js';
 

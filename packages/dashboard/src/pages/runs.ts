@@ -1,7 +1,7 @@
 import { runOutcomes, stages } from '@codefleet/core';
 import { ago, duration } from '../format.js';
 import { html, safeHref, type Html } from '../html.js';
-import type { RunQuery, RunSummary } from '../store-api.js';
+import type { RunQuery, RunSummary } from '@codefleet/store';
 
 /** The states the filter offers: unfinished, each outcome, each stage. */
 export const filterStates: readonly string[] = ['active', ...runOutcomes, ...stages];
