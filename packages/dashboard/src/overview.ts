@@ -6,8 +6,8 @@ import type { JournalEntry, RunSummary, WorkerInfo } from '@codefleet/store';
 export interface Warning {
   kind: 'no_worker' | 'overdue' | 'dead_letters' | 'undelivered';
   message: string;
-  /** Where to act. */
-  href: string;
+  /** Where to act, when it is on the dashboard. */
+  href?: string;
 }
 
 /** What the overview shows, read at one moment. */
@@ -15,7 +15,7 @@ export interface Overview {
   /** Epoch ms it was read at. */
   now: number;
   queue: { ready: number; delayed: number; inFlight: number; deadLetter: number; depth: number; oldestQueuedAt?: number };
-  /** Unfinished runs per stage. */
+  /** Unfinished runs per stage; `queued` is the jobs ready in the queue. */
   perStage: Partial<Record<Stage, number>>;
   workers: WorkerInfo[];
   /** Unfinished runs past the worst-case wall time of a job. */
@@ -44,7 +44,10 @@ export async function readOverview(deps: Pick<DashboardDeps, 'queue' | 'store' |
     deps.store.journal({ kind: 'undelivered_report', limit: 20 }),
   ]);
   const perStage: Partial<Record<Stage, number>> = {};
-  for (const run of active) perStage[run.stage] = (perStage[run.stage] ?? 0) + 1;
+  for (const run of active) if (run.stage !== 'queued') perStage[run.stage] = (perStage[run.stage] ?? 0) + 1;
+  // A job's run record is written when a worker claims it: jobs waiting in the queue have
+  // none yet, so the queue says how many are queued.
+  perStage.queued = stats.ready;
   const overdue = await overdueRuns(deps, active, now);
   const undelivered = journal.filter(
     (entry): entry is Extract<JournalEntry, { kind: 'undelivered_report' }> => entry.kind === 'undelivered_report' && now - Date.parse(entry.at) <= undeliveredWindowMs,
@@ -77,7 +80,7 @@ async function overdueRuns(deps: Pick<DashboardDeps, 'store' | 'worstCaseMs'>, a
 export function warningsOf(o: Omit<Overview, 'warnings'>): Warning[] {
   const warnings: Warning[] = [];
   if (o.queue.depth > 0 && o.workers.length === 0) {
-    warnings.push({ kind: 'no_worker', message: `${o.queue.depth} job(s) waiting and no live worker: start one (codefleet worker)`, href: '/runs?state=queued' });
+    warnings.push({ kind: 'no_worker', message: `${o.queue.depth} job(s) waiting and no live worker: start one (codefleet worker)` });
   }
   for (const run of o.overdue) {
     warnings.push({ kind: 'overdue', message: `run ${run.runId} has run past the worst-case time of a job: look at it, or cancel it`, href: `/runs/${encodeURIComponent(run.runId)}` });

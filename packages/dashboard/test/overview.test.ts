@@ -25,7 +25,7 @@ describe('overview warnings', () => {
     await b.store.heartbeatWorker(worker(now), 60_000);
     const o = await readOverview({ queue: b.queue, store: b.store, worstCaseMs: hour }, now);
     expect(o.warnings).toEqual([]);
-    expect(o.perStage.implementing).toBe(1);
+    expect(o.perStage).toEqual({ queued: 1, implementing: 1 });
     expect(o.workers).toHaveLength(1);
     expect(o.queue.depth).toBe(1);
   });

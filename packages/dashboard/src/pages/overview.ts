@@ -9,7 +9,7 @@ export function overviewBody(o: Overview): Html {
 <section class="warnings">
 ${o.warnings.length === 0
     ? html`<p class="ok">Nothing needs you.</p>`
-    : html`<ul>${o.warnings.map((w) => html`<li class="warning" data-kind="${w.kind}"><a href="${w.href}">${w.message}</a></li>`)}</ul>`}
+    : html`<ul>${o.warnings.map((w) => html`<li class="warning" data-kind="${w.kind}">${w.href === undefined ? w.message : html`<a href="${w.href}">${w.message}</a>`}</li>`)}</ul>`}
 </section>
 <section class="cards">
 <div class="card"><span class="n" data-count="queued">${o.queue.depth}</span> queued<small>${o.queue.ready} ready, ${o.queue.delayed} delayed</small></div>
@@ -21,7 +21,7 @@ ${o.warnings.length === 0
 <section>
 <h2>Runs per stage</h2>
 <table class="stages"><tr>${unfinishedStages.map((s) => html`<th>${s}</th>`)}</tr>
-<tr>${unfinishedStages.map((s) => html`<td data-stage="${s}"><a href="/runs?state=${s}">${o.perStage[s] ?? 0}</a></td>`)}</tr></table>
+<tr>${unfinishedStages.map((s) => html`<td data-stage="${s}">${s === 'queued' ? o.perStage[s] ?? 0 : html`<a href="/runs?state=${s}">${o.perStage[s] ?? 0}</a>`}</td>`)}</tr></table>
 </section>
 <section>
 <h2>Workers</h2>
