@@ -51,6 +51,10 @@ describe('the dashboard in Chromium', () => {
   it('goes overview → running job → cancel, and the cancel lands in the store and the journal', async () => {
     const now = Date.now();
     const running = jobOf('add-retry-1', { title: 'Add retries to the HTTP client', repo: 'octo/widgets' });
+    // Claimed from the queue (in flight) as its worker would have, then recorded as implementing.
+    await b.queue.enqueue(running);
+    const lease = await b.queue.claim({ workerId: 'mini-1:4242:k3x' });
+    expect(lease?.job.id).toBe(running.id);
     await b.store.save(implementingRun(running, new Date(now - 4 * 60_000)));
     await b.store.save(failedRun(jobOf('fix-lint-1', { title: 'Fix the lint warnings in src/', repo: 'octo/gadgets', source: { kind: 'cli' } }), new Date(now - 40 * 60_000)));
     await b.queue.enqueue(jobOf('docs-1', { title: 'Document the config file', repo: 'octo/widgets' }));
