@@ -20,7 +20,8 @@ import type { Job } from '@codefleet/core';
  *   a valid job is dead-lettered by `claim` with the validation error as its reason.
  * - **Idempotency-key dedup** while a job with that key is pending (ready or delayed) or
  *   running; once it completed or was dead-lettered, the same key may be enqueued again.
- * - **Stats**: depth (ready, delayed), in flight, dead, completed.
+ * - **Stats**: depth (ready, delayed), in flight, dead, completed, and when the oldest
+ *   waiting job was enqueued.
  * - **Damage is loud.** Storage the adapter keeps itself (the local queue's file) that is
  *   truncated or corrupt fails every call that meets it with a `queue_unavailable` error of
  *   verdict `permanent`, naming the file and the fix; it is never read as an empty queue.
@@ -127,6 +128,12 @@ export interface QueueStats {
   deadLetter: number;
   completed: number;
   depth: number;
+  /**
+   * Epoch ms at which the longest-waiting ready or delayed job entered the queue (its
+   * enqueue, or its redrive; a retry keeps the time); undefined when none waits. What
+   * each adapter can see is in its `stats` comment.
+   */
+  oldestQueuedAt?: number;
 }
 
 /** A job the queue gave up on. */

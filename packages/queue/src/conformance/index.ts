@@ -266,7 +266,37 @@ export function queueConformance(harness: ConformanceHarness): void {
       await later!.retry({ delayMs: 60_000, reason: 'later' });
       const held = await queue.claim({ workerId: 'w', waitMs: 5_000 });
       expect(held).toBeDefined();
-      expect(await queue.stats()).toEqual({ ready: 0, delayed: 1, inFlight: 1, deadLetter: 1, completed: 1, depth: 1 });
+      expect(await queue.stats()).toEqual({ ready: 0, delayed: 1, inFlight: 1, deadLetter: 1, completed: 1, depth: 1, oldestQueuedAt: expect.any(Number) });
+    });
+
+    it('stats: oldestQueuedAt is when the longest-waiting ready or delayed job was enqueued', async () => {
+      const { queue } = await open();
+      expect((await queue.stats()).oldestQueuedAt).toBeUndefined();
+      // When each job was enqueued, as bounds read on this host's clock around the call.
+      const enqueued = new Map<string, [number, number]>();
+      for (const job of [sampleJob(), sampleJob()]) {
+        const before = Date.now();
+        await queue.enqueue(job);
+        enqueued.set(job.id, [before, Date.now()]);
+      }
+      const within = (at: number | undefined, id: string) => {
+        const [from, to] = enqueued.get(id) ?? [0, 0];
+        expect(at).toBeGreaterThanOrEqual(from);
+        expect(at).toBeLessThanOrEqual(to);
+      };
+      const [firstId, secondId] = [...enqueued.keys()] as [string, string];
+      const oldest = (await queue.stats()).oldestQueuedAt;
+      within(oldest, firstId);
+      // A claimed job no longer waits: the other one is the oldest now.
+      const claimed = await queue.claim({ workerId: 'w', waitMs: 5_000 });
+      const claimedId = claimed!.job.id;
+      within((await queue.stats()).oldestQueuedAt, claimedId === firstId ? secondId : firstId);
+      // In backoff it waits again, counted from its enqueue.
+      await claimed!.retry({ delayMs: 60_000, reason: 'later' });
+      expect((await queue.stats()).oldestQueuedAt).toBe(oldest);
+      const other = await queue.claim({ workerId: 'w', waitMs: 5_000 });
+      await other!.ack();
+      within((await queue.stats()).oldestQueuedAt, claimedId);
     });
 
     it('4 claimer processes × 200 jobs: every job completed exactly once', async () => {

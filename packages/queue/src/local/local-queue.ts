@@ -192,6 +192,10 @@ export class LocalQueue implements Queue {
       else stats.completed += n;
     }
     stats.depth = stats.ready + stats.delayed;
+    // Ready rows (visible or delayed); a leased one, even expired, is in flight as above.
+    const oldest = this.#sql(`SELECT MIN(enqueued_at) AS at FROM jobs WHERE queue = ? AND state = 'ready'`)
+      .get(this.#settings.name) as { at: number | null };
+    if (oldest.at !== null) stats.oldestQueuedAt = oldest.at;
     return stats;
   }
 
@@ -226,8 +230,10 @@ export class LocalQueue implements Queue {
           .get(q, row.idempotency_key) as { id: string } | undefined;
         if (active) return { status: 'duplicate_active', activeId: active.id };
       }
-      this.#sql(`UPDATE jobs SET state = 'ready', attempts = 0, available_at = ?, dead_reason = NULL, finished_at = NULL,
-        max_attempts = ? WHERE seq = ?`).run(Date.now(), this.#settings.maxAttempts, row.seq);
+      // Back in the queue now: its wait (oldestQueuedAt) starts again, as a new job's would.
+      const now = Date.now();
+      this.#sql(`UPDATE jobs SET state = 'ready', attempts = 0, available_at = ?, enqueued_at = ?, dead_reason = NULL, finished_at = NULL,
+        max_attempts = ? WHERE seq = ?`).run(now, now, this.#settings.maxAttempts, row.seq);
       return { status: 'redriven', id };
     }).immediate();
   }

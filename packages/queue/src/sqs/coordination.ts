@@ -10,7 +10,10 @@ import type { Redis } from 'ioredis';
  *
  * Keys under `<prefix>:<name>:`: `key:<idempotency key>` = `<job id>|<ms>`; `job:<id>`
  * hash (state enqueuing | pending | running | completed | dead, token, attempts, key,
- * reason, raw, dead_at); `completed` counter; `dead` sorted set of ids by time.
+ * reason, raw, dead_at, queued_at); `completed` counter; `dead` sorted set of ids by time;
+ * `queued` sorted set of the pending jobs' ids by the time they were enqueued (or
+ * redriven), so `stats` can say how long the oldest has waited: SQS's own
+ * ApproximateAgeOfOldestMessage is a CloudWatch metric, not a queue attribute.
  */
 
 /** A job counts as active for dedup when pending or running, or while still being enqueued (fresh). */
@@ -34,6 +37,7 @@ return false
 const claim = `
 local state = redis.call('HGET', KEYS[1], 'state')
 if state == 'completed' or state == 'dead' then return {'settled', 0} end
+redis.call('ZREM', KEYS[2], ARGV[4])
 local n = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
 if n > tonumber(ARGV[2]) then return {'exhausted', n - 1} end
 redis.call('HSET', KEYS[1], 'state', 'running', 'token', ARGV[1])
@@ -61,19 +65,27 @@ local function freeKey()
   local cur = redis.call('GET', ARGV[6] .. key)
   if cur and string.sub(cur, 1, string.len(ARGV[5]) + 1) == ARGV[5] .. '|' then redis.call('DEL', ARGV[6] .. key) end
 end
+local function requeue()
+  local at = redis.call('HGET', KEYS[1], 'queued_at') or ARGV[4]
+  redis.call('ZADD', KEYS[4], at, ARGV[5])
+end
 if action == 'ack' then
+  redis.call('ZREM', KEYS[4], ARGV[5])
   redis.call('HSET', KEYS[1], 'state', 'completed')
   redis.call('INCR', KEYS[2])
   freeKey()
 elseif action == 'dead' then
   redis.call('HSET', KEYS[1], 'state', 'dead', 'reason', ARGV[3], 'dead_at', ARGV[4], 'raw', ARGV[7])
   redis.call('ZADD', KEYS[3], ARGV[4], ARGV[5])
+  redis.call('ZREM', KEYS[4], ARGV[5])
   freeKey()
 elseif action == 'release' then
   redis.call('HSET', KEYS[1], 'state', 'pending')
   redis.call('HINCRBY', KEYS[1], 'attempts', -1)
+  requeue()
 else
   redis.call('HSET', KEYS[1], 'state', 'pending')
+  requeue()
 end
 return 1
 `;
@@ -116,6 +128,21 @@ redis.call('HSET', KEYS[1], 'state', 'enqueuing', 'key', ARGV[4], 'attempts', 0)
 return {'ok'}
 `;
 
+/**
+ * The enqueue time of the oldest pending job: the first of KEYS[1] whose record (ARGV[1]
+ * .. id) still says pending; a member left behind by a message deleted outside codefleet
+ * is dropped on the way (at most 20 per call).
+ */
+const oldestQueued = `
+for _ = 1, 20 do
+  local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  if not first[1] then return false end
+  if redis.call('HGET', ARGV[1] .. first[1], 'state') == 'pending' then return tonumber(first[2]) end
+  redis.call('ZREM', KEYS[1], first[1])
+end
+return false
+`;
+
 /** A job's coordination record, as `deadLetters` reads it. */
 export interface JobRecord {
   state?: string;
@@ -148,9 +175,18 @@ export class Coordination {
     return typeof result === 'string' ? result : undefined;
   }
 
-  /** Marks an enqueued (or redriven) job pending once SQS has it. */
-  async pending(id: string): Promise<void> {
-    await this.#redis.hset(this.#job(id), 'state', 'pending');
+  /** Marks an enqueued (or redriven) job pending once SQS has it, queued since `now`. */
+  async pending(id: string, now: number): Promise<void> {
+    await this.#redis.multi()
+      .hset(this.#job(id), 'state', 'pending', 'queued_at', now)
+      .zadd(`${this.#base}queued`, now, id)
+      .exec();
+  }
+
+  /** Epoch ms at which the oldest pending job was enqueued; undefined when none is pending. */
+  async oldestQueuedAt(): Promise<number | undefined> {
+    const at = await this.#redis.eval(oldestQueued, 1, `${this.#base}queued`, `${this.#base}job:`);
+    return typeof at === 'number' ? at : undefined;
   }
 
   /** Undoes a reservation whose send failed. */
@@ -161,7 +197,7 @@ export class Coordination {
   }
 
   async claim(id: string, token: string, maxAttempts: number, key: string): Promise<{ verdict: 'ok' | 'settled' | 'exhausted'; attempts: number }> {
-    const [verdict, attempts] = (await this.#redis.eval(claim, 1, this.#job(id), token, maxAttempts, key)) as [string, number];
+    const [verdict, attempts] = (await this.#redis.eval(claim, 2, this.#job(id), `${this.#base}queued`, token, maxAttempts, key, id)) as [string, number];
     return { verdict: verdict as 'ok' | 'settled' | 'exhausted', attempts: Number(attempts) };
   }
 
@@ -172,7 +208,7 @@ export class Coordination {
   /** Settles when `token` still owns the job ('' = unconditionally); false when the lease was lost. */
   async settle(id: string, token: string, action: SettleAction, details: { reason?: string; raw?: string; now: number }): Promise<boolean> {
     const result = await this.#redis.eval(
-      settle, 3, this.#job(id), `${this.#base}completed`, `${this.#base}dead`,
+      settle, 4, this.#job(id), `${this.#base}completed`, `${this.#base}dead`, `${this.#base}queued`,
       token, action, details.reason ?? '', details.now, id, `${this.#base}key:`, details.raw ?? '',
     );
     return result === 1;

@@ -83,7 +83,7 @@ export class SqsQueue implements Queue {
       await this.#coord.unreserve(job.id, job.idempotency_key).catch(() => undefined);
       throw this.#unavailable(error);
     }
-    await this.#coord.pending(job.id);
+    await this.#coord.pending(job.id, Date.now());
     return { id: job.id, deduplicated: false };
   }
 
@@ -138,8 +138,17 @@ export class SqsQueue implements Queue {
     })).catch((error: unknown) => { throw this.#unavailable(error); });
     const ready = Number(a.ApproximateNumberOfMessages ?? 0);
     const delayed = Number(a.ApproximateNumberOfMessagesDelayed ?? 0);
-    const [dead, completed, moved] = await Promise.all([this.#coord.deadCount(), this.#coord.completed(), this.#movedByPolicy()]);
-    return { ready, delayed, inFlight: Number(a.ApproximateNumberOfMessagesNotVisible ?? 0), deadLetter: dead + moved, completed, depth: ready + delayed };
+    const [dead, completed, moved, oldest] = await Promise.all([
+      this.#coord.deadCount(), this.#coord.completed(), this.#movedByPolicy(), this.#coord.oldestQueuedAt(),
+    ]);
+    // oldestQueuedAt comes from the coordination store (SQS's age of the oldest message is a
+    // CloudWatch metric): jobs enqueued or redriven through this adapter and waiting, a
+    // retry's included. Not seen: a job whose worker died mid-lease, while it waits for its
+    // redelivery (the store still holds it running), and a foreign message (injectRaw).
+    return {
+      ready, delayed, inFlight: Number(a.ApproximateNumberOfMessagesNotVisible ?? 0), deadLetter: dead + moved, completed, depth: ready + delayed,
+      ...(oldest === undefined ? {} : { oldestQueuedAt: oldest }),
+    };
   }
 
   async deadLetters(options: { limit?: number } = {}): Promise<DeadLetter[]> {
@@ -174,7 +183,7 @@ export class SqsQueue implements Queue {
     try { job = parseJobJson(raw); } catch { job = undefined; }
     if (job) await this.#send(job, raw, 0);
     else await this.injectRaw(raw);
-    await this.#coord.pending(id);
+    await this.#coord.pending(id, Date.now());
     return { status: 'redriven', id };
   }
 
@@ -193,7 +202,7 @@ export class SqsQueue implements Queue {
         return { status: 'duplicate_active', activeId: revived.activeId };
       }
       await this.#send(taken.job, body, 0, `-d${Date.now().toString(36)}`);
-      await this.#coord.pending(taken.job.id);
+      await this.#coord.pending(taken.job.id, Date.now());
     } else {
       await this.injectRaw(body);
     }
