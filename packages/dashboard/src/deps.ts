@@ -1,10 +1,8 @@
-import type { Queue, QueueStats } from '@codefleet/queue';
+import type { Queue } from '@codefleet/queue';
 import type { RunStore } from '@codefleet/store';
 
-/** The queue as the dashboard uses it; `oldestQueuedAt` is shown when the adapter gives it. */
-export type DashboardQueue = Pick<Queue, 'enqueue' | 'deadLetters' | 'redrive'> & {
-  stats(): Promise<QueueStats & { oldestQueuedAt?: number }>;
-};
+/** The queue as the dashboard uses it. */
+export type DashboardQueue = Pick<Queue, 'enqueue' | 'deadLetters' | 'redrive' | 'stats'>;
 
 /** The run store as the dashboard uses it: reads, cancel requests, workers and the journal. */
 export type DashboardStore = Pick<RunStore, 'get' | 'list' | 'requestCancel' | 'cancelRequested' | 'clearCancel' | 'listWorkers' | 'record' | 'journal'>;

@@ -28,6 +28,7 @@ describe('overview warnings', () => {
     expect(o.perStage).toEqual({ queued: 1, implementing: 1 });
     expect(o.workers).toHaveLength(1);
     expect(o.queue.depth).toBe(1);
+    expect(o.queue.oldestQueuedAt).toEqual(expect.any(Number));
   });
 
   it('warns of a backlog with no live worker, a dead letter, a run past its worst case and an undelivered report', async () => {
