@@ -38,7 +38,7 @@ export async function retryRun(deps: DashboardDeps, runId: string): Promise<Acti
   if (run === undefined) return { status: 404, message: `no run ${runId}` };
   if (!isTerminal(run.stage)) return { status: 409, message: `run ${runId} has not finished; cancel it first`, runId };
   const latest = await latestRunOf(deps.store, run.job.id);
-  if (latest !== undefined && latest.run_id !== run.run_id) return { status: 409, message: `run ${runId} is not the job's latest run (${latest.run_id})`, runId };
+  if (latest !== undefined && latest.run_id !== run.run_id) return { status: 409, message: `run ${runId} is not the job's latest run (${latest.run_id})`, runId: latest.run_id };
   const job = createJob(retryInput(run), { id: deps.newId(), now: deps.now() });
   await deps.store.clearCancel(job.idempotency_key);
   const queued = await deps.queue.enqueue(job);

@@ -49,6 +49,7 @@ export async function runView(deps: DashboardDeps, runId: string, ctx: ViewConte
     run, journal, readOnly: deps.readOnly,
     ...(cancel === undefined ? {} : { cancel }),
     ...(letter === undefined ? {} : { deadLetterId: letter.id }),
+    ...(latest === undefined || latest.run_id === run.run_id ? {} : { laterRunId: latest.run_id }),
   };
   return { body: runBody({ ...facts, now: deps.now().getTime(), csrf: ctx.csrf }), fingerprint: JSON.stringify(facts) };
 }

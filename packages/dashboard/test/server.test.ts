@@ -140,6 +140,13 @@ describe('actions', () => {
     expect(res.status).toBe(200);
     expect((await b.queue.stats()).ready).toBe(1);
     expect(await b.store.journal({ kind: 'action' })).toEqual([expect.objectContaining({ action: 'redrive', jobId: 'dead-1', by: 'dashboard' })]);
+    // The job's next run (as the worker names it) is linked from the first one, which can no longer be redriven.
+    const { advance, newRun } = await import('@codefleet/core');
+    await b.store.save(advance(newRun(job, { runId: 'dead-1~2', now: new Date() }), 'preparing', { now: new Date() }));
+    const first = await (await fetch(`${dash.base}/runs/dead-1`, { headers: bearer })).text();
+    expect(first).toContain('href="/runs/dead-1~2"');
+    expect(first).not.toContain('/redrive');
+    expect(first).not.toContain('/retry');
   });
 
   it('hides and refuses the actions when read-only', async () => {

@@ -13,6 +13,8 @@ export interface RunPageFacts {
   cancel?: { by: string; at: number };
   /** The id of the job's dead letter, when it is in the dead-letter queue. */
   deadLetterId?: string;
+  /** The job's latest run, when it is another (the job was redriven or ran again since). */
+  laterRunId?: string;
   now: number;
   csrf: string;
   readOnly: boolean;
@@ -39,7 +41,8 @@ function actions(f: RunPageFacts): Html | string {
   const base = `/runs/${encodeURIComponent(f.run.run_id)}`;
   const buttons: Html[] = [];
   if (!isTerminal(f.run.stage) && f.cancel === undefined) buttons.push(actionButton(`${base}/cancel`, 'Cancel', f.csrf, 'danger'));
-  if (isTerminal(f.run.stage)) buttons.push(actionButton(`${base}/retry`, 'Retry', f.csrf));
+  // Only the job's latest run is retried: an earlier one has been run again already.
+  if (isTerminal(f.run.stage) && f.laterRunId === undefined) buttons.push(actionButton(`${base}/retry`, 'Retry', f.csrf));
   if (f.deadLetterId !== undefined) buttons.push(actionButton(`/dead-letters/${encodeURIComponent(f.deadLetterId)}/redrive`, 'Redrive', f.csrf));
   return buttons.length === 0 ? '' : html`<div class="actions">${buttons}</div>`;
 }
@@ -60,6 +63,7 @@ export function runBody(f: RunPageFacts): Html {
 <p><span class="state state-${stateOf(run)}" data-state="${stateOf(run)}">${stateOf(run)}</span> ${run.job.repo}
  · from ${run.job.source.kind} by ${run.job.requested_by} · created <time datetime="${run.created_at}">${ago(now, run.created_at)}</time>
  · updated <time datetime="${run.updated_at}">${ago(now, run.updated_at)}</time></p>
+${f.laterRunId === undefined ? '' : html`<p class="notice">This job ran again since: <a href="/runs/${encodeURIComponent(f.laterRunId)}">${f.laterRunId}</a>.</p>`}
 ${f.cancel === undefined ? '' : html`<p class="notice" data-cancel="pending">Cancel requested by ${f.cancel.by} ${ago(now, f.cancel.at)}; the worker stops it at its next heartbeat or stage.</p>`}
 ${run.error === undefined ? '' : html`<p class="error"><strong>${run.error.code}</strong> (${run.error.verdict}): ${run.error.message}</p>`}
 <p>Pull request: ${prLink(run.pull_request) || 'none'}${run.branch === undefined ? '' : html` · branch <code>${run.branch}</code>`}
