@@ -113,10 +113,19 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     if (tokenMatches(cookieOf(req.headers.cookie, sessionCookie), session)) return 'cookie';
     return undefined;
   };
-  /** A browser's POST from another origin (login CSRF included) is refused before anything. */
+  /**
+   * A browser's POST from another origin (login CSRF included) is refused before anything.
+   * Hosts are compared, not schemes: behind a TLS proxy that passes Host on, the page's
+   * origin is https while this server is reached over http. `Origin: null` is refused.
+   */
   const crossOrigin = (req: FastifyRequest) => {
     const origin = req.headers.origin;
-    return origin !== undefined && origin !== `http://${req.headers.host ?? ''}`;
+    if (origin === undefined) return false;
+    try {
+      return new URL(origin).host !== req.headers.host;
+    } catch {
+      return true;
+    }
   };
 
   app.addHook('onSend', async (_req, reply, payload) => {

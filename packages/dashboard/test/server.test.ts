@@ -110,9 +110,14 @@ describe('actions', () => {
     const cookie = await login(dash.base);
     const page = await (await fetch(`${dash.base}/runs/run-2`, { headers: { cookie } })).text();
     expect((await fetch(`${dash.base}/runs/run-2/cancel`, form({}, cookie))).status).toBe(403);
-    expect((await fetch(`${dash.base}/runs/run-2/cancel`, form({ csrf: csrfOf(page) }, cookie, { origin: 'http://evil.example' }))).status).toBe(403);
+    for (const origin of ['http://evil.example', 'null', `http://${new URL(dash.base).hostname}.evil.example:${new URL(dash.base).port}`]) {
+      expect((await fetch(`${dash.base}/runs/run-2/cancel`, form({ csrf: csrfOf(page) }, cookie, { origin }))).status).toBe(403);
+    }
     expect(await b.store.cancelRequested(job.idempotency_key)).toBeUndefined();
     expect(await b.store.journal({})).toEqual([]);
+    // The same host behind a TLS proxy that passes Host on: the page's origin is https.
+    const proxied = await fetch(`${dash.base}/runs/run-2/cancel`, form({ csrf: csrfOf(page) }, cookie, { origin: `https://${new URL(dash.base).host}` }));
+    expect(proxied.status).toBe(303);
   });
 
   it('retries a finished run as a new job of the same task, and refuses to cancel it', async () => {
