@@ -5,6 +5,7 @@ import type { JobContext, JobResult } from '@codefleet/pipeline';
 import { settleLease, type Lease, type Queue, type Settlement } from '@codefleet/queue';
 import type { CancelRequests, TaskLeases } from '@codefleet/store';
 import type { WorkerEvents } from './monitor.js';
+import { startPresence, type PresenceOptions } from './presence.js';
 
 /** How one worker process consumes the queue. */
 export interface WorkerOptions {
@@ -33,6 +34,8 @@ export interface WorkerOptions {
   leases?: { store: TaskLeases & Partial<CancelRequests>; ttlMs: number };
   /** Receives claim and job events, for health and metrics. */
   events?: WorkerEvents;
+  /** Registers the worker in the run store's registry, heartbeated every `heartbeatMs`. */
+  registry?: PresenceOptions;
 }
 
 const settledCounter: Record<Settlement, keyof Omit<WorkerSummary, 'processed'>> = {
@@ -76,6 +79,8 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
   };
   if (options.shutdown.aborted) onShutdown();
   else options.shutdown.addEventListener('abort', onShutdown, { once: true });
+  const presence = options.registry && startPresence(options.registry, { intervalMs: options.heartbeatMs, draining: options.shutdown, log: options.log });
+  void presence?.beat();
 
   const slot = async (n: number) => {
     // The job the last ack claimed with it (fetch-next), run before claiming again.
@@ -142,6 +147,7 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
     }
     const controller = new AbortController();
     running.add(controller);
+    presence?.jobStarted(lease);
     options.events?.jobStarted();
     log.info({ event: 'job.claimed', title: lease.job.title }, 'claimed');
     const lost = (err: unknown) => {
@@ -175,6 +181,7 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
     } finally {
       clearInterval(heartbeat);
       running.delete(controller);
+      presence?.jobEnded(lease);
     }
     summary.processed += 1;
     let next: Lease | undefined;
@@ -208,7 +215,11 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
     return { lease: next, taskLease: await leases.store.handOver({ taskKey, token: lease.token }, to, leases.ttlMs).catch(releaseFailed) };
   };
 
-  await Promise.all(Array.from({ length: Math.max(1, options.concurrency) }, (_, n) => slot(n)));
+  try {
+    await Promise.all(Array.from({ length: Math.max(1, options.concurrency) }, (_, n) => slot(n)));
+  } finally {
+    await presence?.stop();
+  }
   clearTimeout(graceTimer);
   options.shutdown.removeEventListener('abort', onShutdown);
   return summary;

@@ -5,6 +5,7 @@ import { runWorker, startMonitorServer, WorkerMonitor, type MonitorServer, type 
 import { defaultAgentReadiness } from '../agent-check.js';
 import { progressReporter } from '../progress.js';
 import type { Runtime } from '../runtime.js';
+import { workerIdentity } from '../worker-identity.js';
 
 /**
  * `codefleet worker`: consumes the queue until SIGTERM/SIGINT (graceful drain) or, with
@@ -79,6 +80,7 @@ export async function work(
     rt.log.error({ err: error, event: 'worker.stopping', code: classify(error).code }, 'a claim failed for good: stopping the worker');
     shutdown.abort();
   });
+  const identity = workerIdentity(rt.config, rt.store, concurrency);
   try {
     // The pipeline (agents, verification, forge) loads with the first job, not before.
     const pipeline = async () => Promise.all([import('@codefleet/pipeline'), rt.pipeline()]);
@@ -86,7 +88,8 @@ export async function work(
       const [{ runJob }, deps] = await pipeline();
       return runJob(deps, ctx);
     }, {
-      workerId: rt.config.worker.worker_id,
+      workerId: identity.id,
+      registry: identity.registry,
       concurrency,
       events,
       heartbeatMs: rt.config.queue.heartbeat_seconds * 1000,

@@ -1,0 +1,94 @@
+import type { Logger } from '@codefleet/log';
+import type { Lease } from '@codefleet/queue';
+import type { WorkerInfo, WorkerJob, WorkerRegistry } from '@codefleet/store';
+
+/** Where and what the worker announces in the run store's registry. */
+export interface PresenceOptions {
+  store: WorkerRegistry;
+  /** The fixed part of the entry; `lastHeartbeat`, `draining` and `jobs` are kept here. */
+  info: Omit<WorkerInfo, 'lastHeartbeat' | 'draining' | 'jobs'>;
+  /** How long the entry lives without a heartbeat; about 3× the heartbeat interval. */
+  ttlMs: number;
+}
+
+/** How long a stopping worker waits to remove its entry. */
+const removeTimeoutMs = 5_000;
+
+/** The worker's entry in the registry: what `codefleet workers` and the dashboard list. */
+export interface Presence {
+  jobStarted(lease: Lease): void;
+  jobEnded(lease: Lease): void;
+  /** Writes the entry now (at start, when draining begins). */
+  beat(): Promise<void>;
+  /** Stops heartbeating and removes the entry: a clean stop. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Registers the worker and heartbeats its entry every `intervalMs` with its current jobs
+ * and whether it is draining. The registry is for people looking at the fleet, never in
+ * the way of jobs: a store failure is logged (once per outage, and when it is over) and the
+ * worker goes on; an entry that could not be removed expires after its ttl.
+ */
+export function startPresence(options: PresenceOptions, context: { intervalMs: number; draining: AbortSignal; log: Logger }): Presence {
+  const jobs = new Map<string, WorkerJob>();
+  let failing = false;
+  let stopped = false;
+  // A store that hangs (Redis restarting: its commands wait) must not pile up heartbeats.
+  let inFlight: Promise<void> | undefined;
+  const beat = async () => {
+    if (stopped || inFlight) return inFlight;
+    inFlight = write().finally(() => { inFlight = undefined; });
+    return inFlight;
+  };
+  const write = async () => {
+    const entry: WorkerInfo = {
+      ...options.info,
+      lastHeartbeat: new Date().toISOString(),
+      draining: context.draining.aborted,
+      jobs: [...jobs.values()],
+    };
+    try {
+      await options.store.heartbeatWorker(entry, options.ttlMs);
+      if (failing) context.log.info({ event: 'registry.recovered' }, 'the worker registry is reachable again');
+      failing = false;
+    } catch (err) {
+      if (!failing) context.log.warn({ err, event: 'registry.heartbeat_failed' }, 'could not heartbeat in the worker registry (jobs go on)');
+      failing = true;
+    }
+  };
+  const timer = setInterval(() => void beat(), context.intervalMs);
+  timer.unref();
+  const onDrain = () => void beat();
+  context.draining.addEventListener('abort', onDrain, { once: true });
+  return {
+    jobStarted: (lease) => {
+      // The run id is the job id, as on its first run; a redriven job's current run is
+      // `latestRun(store, jobId)` (the pipeline picks the generation after the claim).
+      jobs.set(lease.token, {
+        jobId: lease.job.id, runId: lease.job.id, taskKey: lease.job.idempotency_key, title: lease.job.title, startedAt: new Date().toISOString(),
+      });
+    },
+    jobEnded: (lease) => { jobs.delete(lease.token); },
+    beat,
+    stop: async () => {
+      stopped = true;
+      clearInterval(timer);
+      context.draining.removeEventListener('abort', onDrain);
+      const expires = `it expires in ${Math.round(options.ttlMs / 1000)} s`;
+      // A hanging store must not keep a stopping worker alive: the entry expires anyway.
+      let timeout: NodeJS.Timeout | undefined;
+      const gaveUp = new Promise<void>((resolve) => {
+        timeout = setTimeout(() => {
+          context.log.warn({ event: 'registry.remove_timeout' }, `the worker registry did not answer; ${expires}`);
+          resolve();
+        }, removeTimeoutMs);
+      });
+      const removed = (inFlight ?? Promise.resolve()).then(() => options.store.removeWorker(options.info.id)).catch((err: unknown) => {
+        context.log.warn({ err, event: 'registry.remove_failed' }, `could not remove the worker from the registry; ${expires}`);
+      });
+      await Promise.race([removed, gaveUp]);
+      clearTimeout(timeout);
+    },
+  };
+}

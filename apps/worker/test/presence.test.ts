@@ -1,0 +1,85 @@
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { createLogger, silentLogger } from '@codefleet/log';
+import type { JobResult } from '@codefleet/pipeline';
+import { LocalQueue } from '@codefleet/queue';
+import { sampleJob } from '@codefleet/queue/conformance';
+import { SqliteRunStore } from '@codefleet/store';
+import { createTempDir, waitFor, type TempDir } from '@codefleet/testkit';
+import { runWorker, type JobRunner, type PresenceOptions, type WorkerOptions } from '../src/index.js';
+
+// The worker's entry in a real run store (SQLite) and a real local queue; the job runner
+// stands in for the pipeline and holds the job until the test has looked.
+const fakeRun = { run_id: 'x' } as unknown as JobResult['run'];
+
+describe('worker registry', () => {
+  let dir: TempDir;
+  let queue: LocalQueue;
+  let store: SqliteRunStore;
+  beforeEach(async () => {
+    dir = await createTempDir('presence');
+    queue = new LocalQueue({ backend: 'local', path: join(dir.path, 'q.sqlite'), name: 'w', leaseMs: 2_000, maxAttempts: 3, pollMs: 20 });
+    store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
+  });
+  afterEach(async () => {
+    await store.close();
+    await queue.close();
+    await dir.dispose();
+  });
+  const registry = (registryStore: PresenceOptions['store']): PresenceOptions => ({
+    store: registryStore,
+    ttlMs: 60_000,
+    info: { id: 'host:1:abc', host: 'host', pid: 1, version: '0.1.0', queue: 'w', backend: 'local', concurrency: 2, startedAt: new Date().toISOString() },
+  });
+  const options = (shutdown: AbortSignal, extra: Partial<WorkerOptions> = {}): WorkerOptions => ({
+    workerId: 'host:1:abc', concurrency: 2, heartbeatMs: 100, shutdownGraceMs: 10_000, shutdown, log: silentLogger(), claimWaitMs: 50, ...extra,
+  });
+
+  it('registers at start, heartbeats its running jobs and draining, and removes itself on a clean stop', async () => {
+    const job = sampleJob({ title: 'Fix the widget' });
+    await queue.enqueue(job);
+    const shutdown = new AbortController();
+    let finish: () => void = () => undefined;
+    const runner: JobRunner = async () => {
+      await new Promise<void>((resolve) => { finish = resolve; });
+      return { action: 'ack', run: fakeRun };
+    };
+    const worker = runWorker(queue, runner, options(shutdown.signal, { registry: registry(store) }));
+    const [running] = await waitFor(async () => {
+      const workers = await store.listWorkers();
+      return workers[0]?.jobs.length === 1 ? workers : undefined;
+    });
+    expect(running).toMatchObject({ id: 'host:1:abc', backend: 'local', concurrency: 2, draining: false });
+    expect(running?.jobs).toEqual([{ jobId: job.id, runId: job.id, taskKey: job.idempotency_key, title: 'Fix the widget', startedAt: expect.any(String) }]);
+    // SIGTERM: the entry says draining while the job finishes.
+    shutdown.abort();
+    await waitFor(async () => (await store.listWorkers())[0]?.draining === true);
+    finish();
+    await worker;
+    expect(await store.listWorkers()).toEqual([]);
+  });
+
+  it('a registry that fails never stops the worker: the job runs, the failure is logged once', async () => {
+    const jobs = [sampleJob(), sampleJob()];
+    for (const job of jobs) await queue.enqueue(job);
+    const lines: string[] = [];
+    const log = createLogger({ level: 'warn', destination: new Writable({ write(chunk: Buffer, _enc, done) { lines.push(chunk.toString('utf8')); done(); } }) });
+    // A run store whose file is gone from under it: every write throws.
+    const broken = new SqliteRunStore(join(dir.path, 'broken.sqlite'));
+    await broken.close();
+    const shutdown = new AbortController();
+    let ran = 0;
+    const runner: JobRunner = async () => {
+      ran += 1;
+      // Long enough for a few heartbeats to fail while the job runs.
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      if (ran === jobs.length) shutdown.abort();
+      return { action: 'ack', run: fakeRun };
+    };
+    const summary = await runWorker(queue, runner, options(shutdown.signal, { concurrency: 1, log, registry: registry(broken) }));
+    expect(summary).toMatchObject({ processed: 2, acked: 2 });
+    expect(lines.filter((l) => l.includes('registry.heartbeat_failed'))).toHaveLength(1);
+    expect(lines.some((l) => l.includes('registry.remove_failed'))).toBe(true);
+  });
+});
