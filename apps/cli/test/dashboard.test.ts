@@ -45,9 +45,13 @@ describe('codefleet dashboard', () => {
     });
     await lineMatching(proc, /^dashboard on http:/);
     expect(proc.lines.some((l) => l.includes(token))).toBe(false);
-    const page = await fetch(`http://127.0.0.1:${port}/`, { headers: { authorization: `Bearer ${token}` } });
-    expect(page.status).toBe(200);
-    expect(await page.text()).toContain('Overview');
+    // The worker registers itself in the run store; its own dashboard lists it as live.
+    const overview = await waitFor(async () => {
+      const page = await fetch(`http://127.0.0.1:${port}/`, { headers: { authorization: `Bearer ${token}` } });
+      const text = await page.text();
+      return page.status === 200 && text.includes('data-count="workers">1<') ? text : undefined;
+    }, { timeoutMs: 30_000, what: 'the worker on its own dashboard' });
+    expect(overview).toMatch(/<td>local · /);
     proc.kill('SIGTERM');
     expect((await proc.exited).exitCode).toBe(0);
   }, 60_000);
