@@ -93,7 +93,16 @@ describe('the dashboard in Chromium', () => {
     expect(await b.store.journal({ runId: running.id })).toEqual([
       expect.objectContaining({ kind: 'action', action: 'cancel', by: 'dashboard', via: 'dashboard', jobId: running.id }),
     ]);
-    // The CSP allowed everything the page needs: nothing was refused.
+    // A failed run: its failing check comes first, open, with its output.
+    await page.click('a[href="/runs"]');
+    await page.click('a[href="/runs/fix-lint-1"]');
+    const firstCheck = page.locator('li.check').first();
+    expect(await firstCheck.getAttribute('class')).toContain('failed');
+    expect(await firstCheck.locator('details').getAttribute('open')).not.toBeNull();
+    await firstCheck.locator('pre', { hasText: 'FAIL widget.test.js' }).waitFor();
+    await page.screenshot({ path: join(outDir, 'failed-run.png'), fullPage: true });
+
+        // The CSP allowed everything the page needs: nothing was refused.
     expect(scripts).toEqual([]);
     if (process.env.CODEFLEET_UPDATE_SCREENSHOT === '1') await copyFile(join(outDir, 'overview.png'), docsPicture);
   }, 120_000);
