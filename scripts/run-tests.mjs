@@ -18,9 +18,10 @@ const workspaces = ['packages', 'apps'].flatMap((group) => {
 for (const dir of workspaces) rmSync(join(dir, '.jest-results.json'), { force: true });
 
 // What the tests start for real: redis-server (the BullMQ, SQS-coordination and run-store
-// tests) and bubblewrap (the sandbox the agents and checks run in). Installed here when
-// missing, as .ci/run does, so `npm ci && npm test` works on a fresh machine of this image.
-provision({ 'redis-server': 'redis-server', bwrap: 'bubblewrap' });
+// tests), bubblewrap (the sandbox the agents and checks run in) and chromium (the
+// dashboard's browser test). Installed here when missing, as .ci/run does, so
+// `npm ci && npm test` works on a fresh machine of this image.
+provision({ 'redis-server': 'redis-server', bwrap: 'bubblewrap', chromium: 'chromium' });
 
 const turbo = spawnSync('npx', ['turbo', 'run', 'test', '--continue', '--log-order=grouped', ...process.argv.slice(2)], {
   cwd: root,

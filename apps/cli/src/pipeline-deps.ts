@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { buildAgentEnv, createAgent, patchPolicyFrom, type Agent } from '@codefleet/agents';
 import type { Config, LoadedConfig } from '@codefleet/config';
-import { CodefleetError, type OuterPolicy } from '@codefleet/core';
+import { CodefleetError } from '@codefleet/core';
 import {
   createGithubForge, createLocalForge, githubAppTokens, githubCredentialEnv, staticToken, type Forge, type IssueTracker, type TokenSource,
 } from '@codefleet/forge';
@@ -11,6 +11,7 @@ import { cliRequester, createIssueRequester, requesterFor, type Requester } from
 import type { Sandbox } from '@codefleet/sandbox';
 import type { RunStore } from '@codefleet/store';
 import type { WorkspaceManager } from '@codefleet/workspace';
+import { outerPolicyOf } from './outer-policy.js';
 
 // What a job needs beyond the queue and the store: the forge, working copies, agents and
 // the pipeline's settings. The runtime imports this module on first use, so a worker that
@@ -21,13 +22,7 @@ export type RuntimeForge = Forge & { readonly issues: IssueTracker; close?: () =
 
 /** Pipeline settings derived from the config. */
 export function pipelineSettings(config: Config, env: Readonly<Record<string, string>>): PipelineSettings {
-  const backoff = config.worker.backoff;
-  const outer: OuterPolicy = {
-    maxRetries: config.worker.max_retries,
-    backoff: backoff.strategy === 'fixed'
-      ? { strategy: 'fixed', delayMs: backoff.delay_seconds * 1000 }
-      : { strategy: 'exponential', baseMs: backoff.delay_seconds * 1000, maxMs: backoff.max_delay_seconds * 1000, jitter: backoff.jitter },
-  };
+  const outer = outerPolicyOf(config);
   const verifyEnv = runEnvironment(env, config.verification.env);
   return {
     defaultAgent: config.agents.default,

@@ -9,6 +9,7 @@ import type { Runtime } from './runtime.js';
 // demo code, no webhook library).
 const commands = {
   chat: () => import('./commands/chat.js'),
+  dashboard: () => import('./commands/dashboard.js'),
   demo: () => import('./commands/demo.js'),
   doctor: () => import('./commands/doctor.js'),
   jobs: () => import('./commands/jobs.js'),
@@ -30,6 +31,12 @@ export interface Io {
 const positiveInt = (value: string) => {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`expected a positive integer, got "${value}"`);
+  return n;
+};
+
+const portNumber = (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65_535) throw new InvalidArgumentError(`expected a port (0-65535), got "${value}"`);
   return n;
 };
 
@@ -100,10 +107,11 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
     .description('consume the queue (SIGTERM/SIGINT drains gracefully)')
     .option('--concurrency <n>', 'jobs at the same time', positiveInt)
     .option('--once', 'stop when the queue is empty')
-    .action(async (opts: { concurrency?: number; once?: boolean }) => {
+    .option('--dashboard-port <n>', 'also serve the dashboard on this port (0: a free one)', portNumber)
+    .action(async (opts: { concurrency?: number; once?: boolean; dashboardPort?: number }) => {
       const { work } = await commands.worker();
       await withRuntime(async (rt) => {
-        const summary = await work(rt, { ...opts, progress: true });
+        const summary = await work(rt, { ...opts, progress: true, out: io.out });
         io.out(`processed ${summary.processed}: ${summary.acked} done, ${summary.retried} retrying, ${summary.deadLettered} dead-lettered, ${summary.released} released`);
       }, { longRunning: true });
     });
@@ -133,9 +141,20 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
     .description('host the enabled producers (GitHub webhook, Slack, LINE, HTTP API) until SIGTERM/SIGINT')
     .option('--health-port <n>', 'answer GET /healthz on this port (containers)', (v) => Number.parseInt(v, 10))
     .option('--health-host <host>', 'address of the health endpoint', '127.0.0.1')
-    .action(async (opts: { healthPort?: number; healthHost?: string }) => {
+    .option('--dashboard-port <n>', 'also serve the dashboard on this port (0: a free one); dashboard.enabled serves it on dashboard.port', portNumber)
+    .action(async (opts: { healthPort?: number; healthHost?: string; dashboardPort?: number }) => {
       const { serve } = await commands.serve();
       await withRuntime((rt) => serve(rt, opts, io.out), { longRunning: true });
+    });
+
+  program.command('dashboard')
+    .description('serve the web dashboard (runs, workers, queue, dead letters; cancel, retry, redrive) until SIGTERM/SIGINT')
+    .option('--port <n>', 'port (default dashboard.port)', portNumber)
+    .option('--host <host>', 'address to bind (default dashboard.host, loopback)')
+    .option('--read-only', 'offer and accept no action')
+    .action(async (opts: { port?: number; host?: string; readOnly?: boolean }) => {
+      const { dashboard } = await commands.dashboard();
+      await withRuntime((rt) => dashboard(rt, opts, io.out), { longRunning: true });
     });
 
   const producer = program.command('producer').description('turn labeled GitHub issues, chat messages and API requests into jobs');

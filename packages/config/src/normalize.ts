@@ -28,7 +28,7 @@ export interface NormalizeContext {
  * - `forge.github.token` is read from the variable named by `forge.github.token_env`, and
  *   `forge.github.webhook_secret` from the one named by `webhook_secret_env`; the chat and
  *   HTTP producers' secrets (`slack.bot_token`, `line.channel_secret`, `http_api.token`, …)
- *   likewise from their `*_env` variables;
+ *   and `dashboard.token` likewise from their `*_env` variables;
  * - `router.classifier.host` and `router.chat.host` default to `agents.ollama.host` for the
  *   ollama provider (the local model server the built-in agent uses).
  */
@@ -113,6 +113,7 @@ export function normalize(parsed: ParsedConfig, context: NormalizeContext): Conf
       channel_secret: secret(parsed.line.channel_secret_env), channel_access_token: secret(parsed.line.channel_access_token_env),
     }),
     http_api: withSecrets(parsed.http_api, { token: secret(parsed.http_api.token_env), callback_secret: secret(parsed.http_api.callback_secret_env) }),
+    dashboard: withSecrets(parsed.dashboard, { token: secret(parsed.dashboard.token_env) }),
   };
 }
 

@@ -88,7 +88,7 @@ function refuseLiteralToken(tree: Record<string, unknown>): ConfigProblem[] {
 
 /** Variables named in the config whose values are secrets whatever their names look like. */
 function secretVariableNames(config: Config): string[] {
-  const { agents, forge, logging, router, slack, line, http_api } = config;
+  const { agents, forge, logging, router, slack, line, http_api, dashboard } = config;
   const named = [
     forge.github.token_env,
     forge.github.webhook_secret_env,
@@ -108,6 +108,7 @@ function secretVariableNames(config: Config): string[] {
     line.channel_access_token_env,
     http_api.token_env,
     http_api.callback_secret_env,
+    dashboard.token_env,
     ...logging.redact_values,
   ];
   return named.filter((name): name is string => name !== undefined);

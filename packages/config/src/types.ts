@@ -96,6 +96,9 @@ export type LineConfig = Simplify<Raw['line'] & { channel_secret?: string; chann
 /** `http_api:` after normalize; secrets come only from the variables named by `*_env`. */
 export type HttpApiConfig = Simplify<Raw['http_api'] & { token?: string; callback_secret?: string }>;
 
+/** `dashboard:` after normalize; the token comes only from the variable named by `token_env`. */
+export type DashboardConfig = Simplify<Raw['dashboard'] & { token?: string }>;
+
 /** `logging:` as written. */
 export type LoggingConfig = Raw['logging'];
 
@@ -116,6 +119,7 @@ export interface Config {
   slack: SlackConfig;
   line: LineConfig;
   http_api: HttpApiConfig;
+  dashboard: DashboardConfig;
   logging: LoggingConfig;
 }
 

@@ -44,10 +44,13 @@ export function enabledProducers(config: Runtime['config']): ProducerName[] {
  * Stopping closes the listeners first; what was accepted is already recorded or queued.
  */
 export async function serve(
-  rt: Runtime, options: { only?: ProducerName[]; healthPort?: number; healthHost?: string; signal?: AbortSignal }, out: (line: string) => void,
+  rt: Runtime, options: { only?: ProducerName[]; healthPort?: number; healthHost?: string; dashboardPort?: number; signal?: AbortSignal },
+  out: (line: string) => void,
 ): Promise<void> {
   const names = options.only ?? enabledProducers(rt.config);
-  if (names.length === 0) {
+  // The dashboard with every producer: `--dashboard-port`, or `dashboard.enabled` on its port.
+  const dashboardPort = options.only !== undefined ? undefined : options.dashboardPort ?? (rt.config.dashboard.enabled ? rt.config.dashboard.port : undefined);
+  if (names.length === 0 && dashboardPort === undefined) {
     throw new CodefleetError('invalid_config', 'no producer is enabled: set slack.enabled, line.enabled or http_api.enabled (or CODEFLEET_SLACK / CODEFLEET_LINE / CODEFLEET_HTTP_API=true), or forge.type github with its webhook secret');
   }
   const stop = options.signal ? { signal: options.signal, dispose: () => undefined } : untilSignal();
@@ -57,7 +60,9 @@ export async function serve(
   // enqueue through a queue that counts.
   const metrics = options.healthPort === undefined ? undefined : await createProducerMetrics();
   const served: Runtime = metrics ? { ...rt, queue: metrics.counting(rt.queue) } : rt;
+  let dashboard: { close(): Promise<void> } | undefined;
   try {
+    if (dashboardPort !== undefined) dashboard = await (await import('./dashboard.js')).mountDashboard(rt, { port: dashboardPort }, out);
     const chat = names.some((n) => n === 'slack' || n === 'line') ? await chatService(served) : undefined;
     for (const name of names) started.push(await start(served, name, chat));
     for (const producer of started) if (producer.port !== undefined) metrics?.watch(producer.name, producer.port);
@@ -71,6 +76,7 @@ export async function serve(
     stop.dispose();
     metrics?.close();
     await new Promise<void>((resolve) => (health ? health.close(() => resolve()) : resolve()));
+    await dashboard?.close();
     for (const producer of started.reverse()) {
       await producer.close().catch((err: unknown) => rt.log.warn({ err, event: 'serve.close_failed', producer: producer.name }, `could not stop ${producer.name} cleanly`));
     }

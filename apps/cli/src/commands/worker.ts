@@ -11,7 +11,9 @@ import { workerIdentity } from '../worker-identity.js';
  * `codefleet worker`: consumes the queue until SIGTERM/SIGINT (graceful drain) or, with
  * `once`, until the queue is empty.
  */
-export async function work(rt: Runtime, options: { concurrency?: number; once?: boolean; progress?: boolean }): Promise<WorkerSummary> {
+export async function work(
+  rt: Runtime, options: { concurrency?: number; once?: boolean; progress?: boolean; dashboardPort?: number; out?: (line: string) => void },
+): Promise<WorkerSummary> {
   // A damaged queue file is found before the first claim (it reads the whole file once).
   await rt.queue.checkStorage?.();
   const shutdown = new AbortController();
@@ -50,6 +52,9 @@ export async function work(rt: Runtime, options: { concurrency?: number; once?: 
     server = await startMonitorServer(monitor, { port, host: rt.config.worker.metrics_host });
     rt.log.info({ event: 'monitor.listening', port: server.port }, `health and metrics on http://${rt.config.worker.metrics_host}:${server.port}/healthz and /metrics`);
   }
+  const dashboard = options.dashboardPort === undefined
+    ? undefined
+    : await (await import('./dashboard.js')).mountDashboard(rt, { port: options.dashboardPort }, options.out ?? (() => undefined));
   // Free what crashed workers on this host left behind: copies whose lock holder is dead.
   // Copies of live processes (other workers here) are theirs, so every job counts as running.
   const swept = await rt.workspaces().then((workspaces) => workspaces.sweep(() => true)).catch((err: unknown) => {
@@ -105,6 +110,7 @@ export async function work(rt: Runtime, options: { concurrency?: number; once?: 
     clearInterval(deadLetterTimer);
     progress?.done();
     await server?.close();
+    await dashboard?.close();
     process.off('SIGTERM', stop);
     process.off('SIGINT', stop);
   }

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { agentsSchema } from './agents.js';
 import { httpApiSchema, lineSchema, routerSchema, slackSchema } from './chat.js';
+import { dashboardSchema } from './dashboard.js';
 import { forgeSchema } from './forge.js';
 import { loggingSchema } from './logging.js';
 import { patchSchema } from './patch.js';
@@ -36,6 +37,7 @@ export const configSchema = z
     slack: slackSchema,
     line: lineSchema,
     http_api: httpApiSchema,
+    dashboard: dashboardSchema,
     logging: loggingSchema,
   })
   .describe('codefleet configuration (config.yaml). String values may use ${VAR} and ${VAR:-default}; $${ is a literal ${.');

@@ -1,0 +1,62 @@
+import type { Runtime } from '../runtime.js';
+import { worstCaseMsOf } from '../outer-policy.js';
+import { untilSignal } from './producer.js';
+
+/** Command-line overrides of `dashboard:`. */
+export interface DashboardFlags {
+  port?: number;
+  host?: string;
+  readOnly?: boolean;
+}
+
+/** A dashboard started in this process. */
+export interface MountedDashboard {
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the dashboard over the runtime's queue and run store, in whatever process asks
+ * (`codefleet dashboard`, or a worker or `serve` with `--dashboard-port`). Without a
+ * configured token one is generated and printed here, once, to the terminal (never into a
+ * URL, which proxies and shells log), and masked in the logs from then on.
+ */
+export async function mountDashboard(rt: Runtime, flags: DashboardFlags, out: (line: string) => void): Promise<MountedDashboard> {
+  const { createDashboard, generateToken } = await import('@codefleet/dashboard');
+  const section = rt.config.dashboard;
+  const configured = section.token;
+  const token = configured ?? generateToken();
+  rt.secrets.add(token);
+  const readOnly = flags.readOnly === true || section.read_only;
+  const dashboard = createDashboard({
+    queue: rt.queue,
+    store: rt.store,
+    token,
+    host: flags.host ?? section.host,
+    port: flags.port ?? section.port,
+    readOnly,
+    worstCaseMs: worstCaseMsOf(rt.config),
+    onError: (err) => rt.log.error({ err, event: 'dashboard.failed' }, 'dashboard request failed'),
+  });
+  const url = await dashboard.listen();
+  out(`dashboard on ${url}${readOnly ? ' (read-only)' : ''}`);
+  if (configured === undefined) out(`dashboard token (generated; set $${section.token_env} to choose one): ${token}`);
+  else out(`dashboard token: the value of $${section.token_env}`);
+  rt.log.info({ event: 'dashboard.listening', url, read_only: readOnly }, 'dashboard listening');
+  return { url, close: () => dashboard.close() };
+}
+
+/** `codefleet dashboard`: serves the dashboard until SIGTERM/SIGINT (or `signal`). */
+export async function dashboard(rt: Runtime, flags: DashboardFlags, out: (line: string) => void, signal?: AbortSignal): Promise<void> {
+  const stop = signal ? { signal, dispose: () => undefined } : untilSignal();
+  const mounted = await mountDashboard(rt, flags, out);
+  try {
+    await new Promise<void>((resolve) => {
+      if (stop.signal.aborted) resolve();
+      stop.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+  } finally {
+    stop.dispose();
+    await mounted.close();
+  }
+}

@@ -1,0 +1,79 @@
+import { createJob, isTerminal, type RunRecord } from '@codefleet/core';
+import { latestRunOf } from './runs-read.js';
+import type { DashboardDeps } from './deps.js';
+
+/** What an action did; `status` is the HTTP status it answers with. */
+export interface ActionResult {
+  status: 200 | 404 | 409;
+  message: string;
+  /** Where the page goes afterwards. */
+  runId?: string;
+}
+
+/** An operator action the dashboard can take. */
+export type ActionName = 'cancel' | 'retry' | 'redrive';
+
+/**
+ * Asks the worker running (or about to run) the run's task to stop: the cancel request is
+ * recorded in the store under the task key, where every worker looks at each heartbeat and
+ * stage. A finished run has nothing to cancel.
+ */
+export async function cancelRun(deps: DashboardDeps, runId: string): Promise<ActionResult> {
+  const run = await deps.store.get(runId);
+  if (run === undefined) return { status: 404, message: `no run ${runId}` };
+  if (isTerminal(run.stage)) return { status: 409, message: `run ${runId} has already finished (${run.outcome ?? run.stage})`, runId };
+  const taskKey = run.job.idempotency_key;
+  await deps.store.requestCancel(taskKey, deps.by);
+  await journal(deps, 'cancel', run, {});
+  return { status: 200, message: `cancel requested for run ${runId}`, runId };
+}
+
+/**
+ * Runs a finished run's task again: a new job with the same task, idempotency key and
+ * branch (the one the run worked on), so it lands in the same pull request, after clearing
+ * any cancel left on the task. Only the job's latest run may be retried, once finished.
+ */
+export async function retryRun(deps: DashboardDeps, runId: string): Promise<ActionResult> {
+  const run = await deps.store.get(runId);
+  if (run === undefined) return { status: 404, message: `no run ${runId}` };
+  if (!isTerminal(run.stage)) return { status: 409, message: `run ${runId} has not finished; cancel it first`, runId };
+  const latest = await latestRunOf(deps.store, run.job.id);
+  if (latest !== undefined && latest.run_id !== run.run_id) return { status: 409, message: `run ${runId} is not the job's latest run (${latest.run_id})`, runId: latest.run_id };
+  const job = createJob(retryInput(run), { id: deps.newId(), now: deps.now() });
+  await deps.store.clearCancel(job.idempotency_key);
+  const queued = await deps.queue.enqueue(job);
+  if (queued.deduplicated) return { status: 409, message: `the task is already queued or running as job ${queued.id}`, runId };
+  await journal(deps, 'retry', run, { jobId: job.id, detail: `queued again as job ${job.id}` });
+  return { status: 200, message: `run ${runId} queued again as job ${job.id}`, runId: job.id };
+}
+
+/**
+ * The job's fields a retry keeps: everything but its identity and time. The branch is the
+ * run's: a branch derived from the job id would change with the new id.
+ */
+function retryInput(run: RunRecord): Parameters<typeof createJob>[0] {
+  const { id: _id, created_at: _created, v: _v, ...rest } = run.job;
+  return { ...rest, ...(run.branch?.startsWith('ai/') === true ? { branch: run.branch } : {}) };
+}
+
+/** Puts a dead-lettered job back on the queue with a fresh attempt budget. */
+export async function redriveDeadLetter(deps: DashboardDeps, id: string): Promise<ActionResult> {
+  const letter = (await deps.queue.deadLetters({ limit: 1000 })).find((d) => d.id === id);
+  const result = await deps.queue.redrive(id);
+  const runId = letter?.job?.id;
+  if (result.status === 'not_found') return { status: 404, message: `no dead-lettered job ${id}` };
+  if (result.status === 'duplicate_active') return { status: 409, message: `job ${result.activeId} with the same task is still queued or running`, ...(runId === undefined ? {} : { runId }) };
+  const latest = runId === undefined ? undefined : await latestRunOf(deps.store, runId);
+  await deps.store.record({
+    kind: 'action', action: 'redrive', jobId: id, by: deps.by, via: 'dashboard', at: deps.now().toISOString(),
+    ...(latest === undefined ? {} : { runId: latest.run_id, taskKey: latest.job.idempotency_key }),
+  });
+  return { status: 200, message: `redriven ${id}`, ...(runId === undefined ? {} : { runId }) };
+}
+
+async function journal(deps: DashboardDeps, action: ActionName, run: RunRecord, extra: { jobId?: string; detail?: string }): Promise<void> {
+  await deps.store.record({
+    kind: 'action', action, runId: run.run_id, jobId: extra.jobId ?? run.job.id, taskKey: run.job.idempotency_key,
+    by: deps.by, via: 'dashboard', at: deps.now().toISOString(), ...(extra.detail === undefined ? {} : { detail: extra.detail }),
+  });
+}

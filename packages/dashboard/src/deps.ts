@@ -1,0 +1,22 @@
+import type { Queue } from '@codefleet/queue';
+import type { RunStore } from '@codefleet/store';
+
+/** The queue as the dashboard uses it. */
+export type DashboardQueue = Pick<Queue, 'enqueue' | 'deadLetters' | 'redrive' | 'stats'>;
+
+/** The run store as the dashboard uses it: reads, cancel requests, workers and the journal. */
+export type DashboardStore = Pick<RunStore, 'get' | 'list' | 'requestCancel' | 'cancelRequested' | 'clearCancel' | 'listWorkers' | 'record' | 'journal'>;
+
+/** What the pages and actions read and write. */
+export interface DashboardDeps {
+  queue: DashboardQueue;
+  store: DashboardStore;
+  /** Worst-case wall time of a job from its first attempt (`worstCaseWallTimeMs` of the config). */
+  worstCaseMs: number;
+  /** Refuse and hide the actions. */
+  readOnly: boolean;
+  /** Who actions are recorded as. */
+  by: string;
+  now: () => Date;
+  newId: () => string;
+}

@@ -1,0 +1,60 @@
+import type { ServerResponse } from 'node:http';
+import type { View } from './views.js';
+
+/** One server-sent event; every line of `data` gets its own `data:` field, as the format requires. */
+export function sseEvent(event: string, data: string): string {
+  return `event: ${event}\n${data.split(/\r\n|\r|\n/).map((line) => `data: ${line}`).join('\n')}\n\n`;
+}
+
+/** Options of {@link streamView}. */
+export interface StreamOptions {
+  /** How often the view is read again. */
+  pollMs: number;
+  /** A comment is sent after this long without an event, so proxies keep the stream open. */
+  keepAliveMs: number;
+  /** Told about a failed read (the stream goes on). */
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * Sends `update` with the view's markup whenever its data changed, reading it every
+ * `pollMs` (the store has no change feed on every backend; a read of the overview is a
+ * handful of queries). Resolves a stop function; the stream also stops when the client goes.
+ */
+export function streamView(res: ServerResponse, read: () => Promise<View | undefined>, options: StreamOptions): () => void {
+  let last: string | undefined;
+  let quietSince = Date.now();
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    if (timer !== undefined) clearTimeout(timer);
+    res.end();
+  };
+  const tick = async () => {
+    try {
+      const view = await read();
+      if (stopped) return;
+      if (view === undefined) {
+        res.write(sseEvent('gone', ''));
+        stop();
+        return;
+      }
+      if (view.fingerprint !== last) {
+        last = view.fingerprint;
+        quietSince = Date.now();
+        res.write(sseEvent('update', view.body.text));
+      } else if (Date.now() - quietSince >= options.keepAliveMs) {
+        quietSince = Date.now();
+        res.write(': keep-alive\n\n');
+      }
+    } catch (error) {
+      options.onError?.(error);
+    }
+    if (!stopped) timer = setTimeout(() => void tick(), options.pollMs);
+  };
+  res.on('close', stop);
+  void tick();
+  return stop;
+}

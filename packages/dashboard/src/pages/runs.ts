@@ -1,0 +1,85 @@
+import { runOutcomes, stages } from '@codefleet/core';
+import { ago, duration } from '../format.js';
+import { html, safeHref, type Html } from '../html.js';
+import type { RunQuery, RunSummary } from '@codefleet/store';
+
+/** The states the filter offers: unfinished, each outcome, each stage. */
+export const filterStates: readonly string[] = ['active', ...runOutcomes, ...stages];
+
+/** Time windows the filter offers, to `since = now - window`. */
+export const windows: Readonly<Record<string, number>> = { '1h': 3_600_000, '24h': 86_400_000, '7d': 604_800_000, '30d': 2_592_000_000 };
+
+/** The runs list's filters as given in the query string (strings, unchecked). */
+export type RunFilters = Partial<Record<'state' | 'repo' | 'source' | 'agent' | 'window' | 'since' | 'until', string>>;
+
+const isoProblem = (value: string) => Number.isNaN(Date.parse(value)) ? 'not a time' : undefined;
+
+/**
+ * The store query of the filters. Unknown states, windows and unreadable times are dropped
+ * (and named in `ignored`), never passed to the store as they are.
+ */
+export function queryOf(filters: RunFilters, now: number, limit: number): { query: RunQuery; ignored: string[] } {
+  const query: RunQuery = { limit };
+  const ignored: string[] = [];
+  const text = (value: string | undefined, max: number) => (value === undefined || value.trim() === '' ? undefined : value.trim().slice(0, max));
+  const state = text(filters.state, 32);
+  if (state !== undefined && filterStates.includes(state)) query.state = state;
+  else if (state !== undefined) ignored.push('state');
+  const repo = text(filters.repo, 4096);
+  if (repo !== undefined) query.repo = repo;
+  const source = text(filters.source, 64);
+  if (source !== undefined) query.source = source;
+  const agent = text(filters.agent, 64);
+  if (agent !== undefined) query.agent = agent;
+  const window = text(filters.window, 8);
+  if (window !== undefined) {
+    const ms = windows[window];
+    if (ms === undefined) ignored.push('window');
+    else query.since = new Date(now - ms).toISOString();
+  }
+  for (const key of ['since', 'until'] as const) {
+    const value = text(filters[key], 64);
+    if (value === undefined) continue;
+    if (isoProblem(value) !== undefined) ignored.push(key);
+    else query[key] = new Date(value).toISOString();
+  }
+  return { query, ignored };
+}
+
+/** The state a run is in, for a badge: its outcome when finished, else its stage. */
+export function stateOf(run: { stage: string; outcome?: string | undefined }): string {
+  return run.outcome ?? run.stage;
+}
+
+/** The runs list: the filter form and the table. */
+export function runsBody(runs: RunSummary[], filters: RunFilters, ignored: string[], now: number): Html {
+  const selected = (a: string | undefined, b: string) => (a === b ? html` selected` : '');
+  return html`
+<form method="get" action="/runs" class="filters">
+<label>State <select name="state"><option value="">any</option>${filterStates.map((s) => html`<option value="${s}"${selected(filters.state, s)}>${s}</option>`)}</select></label>
+<label>Repository <input name="repo" value="${filters.repo ?? ''}" size="24"></label>
+<label>Source <input name="source" value="${filters.source ?? ''}" size="8" placeholder="github, chat…"></label>
+<label>Agent <input name="agent" value="${filters.agent ?? ''}" size="8"></label>
+<label>Created <select name="window"><option value="">any time</option>${Object.keys(windows).map((w) => html`<option value="${w}"${selected(filters.window, w)}>last ${w}</option>`)}</select></label>
+<button type="submit">Filter</button>
+</form>
+${ignored.length === 0 ? '' : html`<p class="warning">Ignored filters that are not understood: ${ignored.join(', ')}.</p>`}
+${runs.length === 0 ? html`<p>No run matches.</p>` : html`<table class="runs">
+<thead><tr><th>Run</th><th>State</th><th>Repository</th><th>Source</th><th>Agent</th><th>Worker</th><th>Attempts</th><th>Duration</th><th>Created</th><th>PR</th></tr></thead>
+<tbody>${runs.map((r) => html`<tr>
+<td><a href="/runs/${encodeURIComponent(r.runId)}">${r.title}</a><small>${r.runId}</small></td>
+<td><span class="state state-${stateOf(r)}">${stateOf(r)}</span>${r.errorCode === undefined ? '' : html`<small>${r.errorCode}</small>`}</td>
+<td>${r.repo}</td><td>${r.source}</td><td>${r.agent ?? ''}</td><td>${r.worker ?? ''}</td><td>${r.attempts}</td>
+<td>${r.durationMs === undefined ? '' : duration(r.durationMs)}</td>
+<td><time datetime="${r.createdAt}">${ago(now, r.createdAt)}</time></td>
+<td>${prLink(r.pullRequest)}</td>
+</tr>`)}</tbody></table>`}`;
+}
+
+/** A pull request as a link when its URL is http(s), else its number as text. */
+export function prLink(pr: { number: number; url?: string | undefined; draft: boolean } | undefined): Html | string {
+  if (pr === undefined) return '';
+  const href = safeHref(pr.url);
+  const label = `#${pr.number}${pr.draft ? ' (draft)' : ''}`;
+  return href === undefined ? label : html`<a href="${href}" rel="noreferrer noopener" target="_blank">${label}</a>`;
+}

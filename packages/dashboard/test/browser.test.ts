@@ -1,0 +1,109 @@
+import { copyFile, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execa } from 'execa';
+import { chromium, type Browser } from 'playwright-core';
+import { waitFor } from '@codefleet/testkit';
+import { failedRun, implementingRun, jobOf, openBackends, startDashboard, token, type Backends } from './helpers.js';
+
+// Clicks through the dashboard in Debian's Chromium: log in, overview, a running job's
+// page, cancel; the cancel must land in the run store and its journal. Screenshots go to
+// test-output/ (gitignored); with CODEFLEET_UPDATE_SCREENSHOT=1 the overview is also
+// copied to docs/dashboard.png, the README's picture.
+
+const outDir = new URL('../test-output/', import.meta.url).pathname;
+const docsPicture = new URL('../../../docs/dashboard.png', import.meta.url).pathname;
+
+/** Chromium on PATH, or a failure that says how to install it: a missing browser is never a skip. */
+async function chromiumPath(): Promise<string> {
+  const found = await execa('sh', ['-c', 'command -v chromium'], { reject: false });
+  const path = found.stdout.trim();
+  if (found.exitCode !== 0 || path === '') {
+    throw new Error('chromium is not installed: the dashboard test needs it (apt-get install -y chromium; .ci/run installs it)');
+  }
+  return path;
+}
+
+let b: Backends;
+let dash: Awaited<ReturnType<typeof startDashboard>>;
+let browser: Browser;
+
+beforeAll(async () => {
+  const executablePath = await chromiumPath();
+  await mkdir(outDir, { recursive: true });
+  b = await openBackends();
+  dash = await startDashboard(b, { pollMs: 200 });
+  browser = await chromium.launch({
+    executablePath,
+    // Chromium cannot start its sandbox as root (CI and this machine run tests as root) and
+    // exits instead. The only pages it loads are this test's dashboard on loopback.
+    args: ['--no-sandbox'],
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await dash?.close();
+  await b?.dispose();
+});
+
+describe('the dashboard in Chromium', () => {
+  it('goes overview → running job → cancel, and the cancel lands in the store and the journal', async () => {
+    const now = Date.now();
+    const running = jobOf('add-retry-1', { title: 'Add retries to the HTTP client', repo: 'octo/widgets' });
+    // Claimed from the queue (in flight) as its worker would have, then recorded as implementing.
+    await b.queue.enqueue(running);
+    const lease = await b.queue.claim({ workerId: 'mini-1:4242:k3x' });
+    expect(lease?.job.id).toBe(running.id);
+    await b.store.save(implementingRun(running, new Date(now - 4 * 60_000)));
+    await b.store.save(failedRun(jobOf('fix-lint-1', { title: 'Fix the lint warnings in src/', repo: 'octo/gadgets', source: { kind: 'cli' } }), new Date(now - 40 * 60_000)));
+    await b.queue.enqueue(jobOf('docs-1', { title: 'Document the config file', repo: 'octo/widgets' }));
+    await b.store.heartbeatWorker({
+      id: 'mini-1:4242:k3x', host: 'mini-1', pid: 4242, version: '0.1.0', queue: 'jobs', backend: 'local', concurrency: 2,
+      startedAt: new Date(now - 3_600_000).toISOString(), lastHeartbeat: new Date(now - 5_000).toISOString(), draining: false,
+      jobs: [{ jobId: running.id, runId: running.id, taskKey: running.idempotency_key, title: running.title, startedAt: new Date(now - 4 * 60_000).toISOString() }],
+    }, 60_000);
+
+    const page = await browser.newPage({ viewport: { width: 1280, height: 820 } });
+    const scripts: string[] = [];
+    page.on('console', (m) => { if (m.type() === 'error') scripts.push(m.text()); });
+    await page.goto(`${dash.base}/`);
+    expect(new URL(page.url()).pathname).toBe('/login');
+    await page.fill('#token', token);
+    await page.click('button[type=submit]');
+    await page.waitForURL(`${dash.base}/`);
+    await page.locator('[data-count="workers"]', { hasText: '1' }).waitFor();
+
+    // Live: a job queued after the page loaded shows up without a reload.
+    await b.queue.enqueue(jobOf('tests-1', { title: 'Cover the parser with tests', repo: 'octo/widgets' }));
+    await page.locator('[data-count="queued"]', { hasText: '2' }).waitFor();
+    await page.screenshot({ path: join(outDir, 'overview.png'), fullPage: true });
+
+    await page.click(`a[href="/runs/${running.id}"]`);
+    await page.waitForURL(`${dash.base}/runs/${running.id}`);
+    await page.locator('[data-state="implementing"]').waitFor();
+    await page.screenshot({ path: join(outDir, 'run.png'), fullPage: true });
+
+    await page.click('button:has-text("Cancel")');
+    await page.locator('[data-cancel="pending"]').waitFor();
+    await page.screenshot({ path: join(outDir, 'cancelled.png'), fullPage: true });
+
+    const cancel = await waitFor(() => b.store.cancelRequested(running.idempotency_key), { what: 'the cancel request in the store' });
+    expect(cancel.by).toBe('dashboard');
+    expect(await b.store.journal({ runId: running.id })).toEqual([
+      expect.objectContaining({ kind: 'action', action: 'cancel', by: 'dashboard', via: 'dashboard', jobId: running.id }),
+    ]);
+    // A failed run: its failing check comes first, open, with its output.
+    await page.click('a[href="/runs"]');
+    await page.click('a[href="/runs/fix-lint-1"]');
+    const firstCheck = page.locator('li.check').first();
+    expect(await firstCheck.getAttribute('class')).toContain('failed');
+    expect(await firstCheck.locator('details').getAttribute('open')).not.toBeNull();
+    await firstCheck.locator('pre', { hasText: 'FAIL widget.test.js' }).waitFor();
+    await page.screenshot({ path: join(outDir, 'failed-run.png'), fullPage: true });
+
+        // The CSP allowed everything the page needs: nothing was refused.
+    expect(scripts).toEqual([]);
+    if (process.env.CODEFLEET_UPDATE_SCREENSHOT === '1') await copyFile(join(outDir, 'overview.png'), docsPicture);
+  }, 120_000);
+});

@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { openQueue, type Queue } from '@codefleet/queue';
+import { RedisRunStore } from '@codefleet/store';
+import { startRedis, type RedisServer } from '@codefleet/testkit';
+import { implementingRun, jobOf, startDashboard, token } from './helpers.js';
+
+// A fleet's backends: the run store and the queue (BullMQ) on a real redis-server. The
+// overview, the runs list and a cancel work there as on SQLite.
+let redis: RedisServer;
+let store: RedisRunStore;
+let queue: Queue;
+let dash: Awaited<ReturnType<typeof startDashboard>>;
+const bearer = { authorization: `Bearer ${token}` };
+
+beforeAll(async () => {
+  redis = await startRedis();
+  store = new RedisRunStore({ url: redis.url, prefix: 'dash-test' });
+  queue = await openQueue({ backend: 'bullmq', url: redis.url, prefix: 'dash-test-q', name: 'jobs', leaseMs: 30_000, maxAttempts: 3 });
+  dash = await startDashboard({ queue, store });
+}, 60_000);
+afterAll(async () => {
+  await dash?.close();
+  await queue?.close();
+  await store?.close();
+  await redis?.stop();
+});
+
+describe('the dashboard on Redis', () => {
+  it('shows workers, queued jobs and runs, and records a cancel in the Redis store', async () => {
+    const now = Date.now();
+    const job = jobOf('fleet-1', { title: 'Fleet job' });
+    await store.save(implementingRun(job));
+    await queue.enqueue(jobOf('fleet-2'));
+    await store.heartbeatWorker({
+      id: 'fleet-host:7:abc', host: 'fleet-host', pid: 7, version: '0.1.0', queue: 'jobs', backend: 'bullmq', concurrency: 4,
+      startedAt: new Date(now - 60_000).toISOString(), lastHeartbeat: new Date(now).toISOString(), draining: false,
+      jobs: [{ jobId: job.id, runId: job.id, taskKey: job.idempotency_key, title: job.title, startedAt: new Date(now).toISOString() }],
+    }, 60_000);
+
+    const overview = await (await fetch(`${dash.base}/`, { headers: bearer })).text();
+    expect(overview).toContain('fleet-host:7:abc');
+    expect(overview).toMatch(/data-count="queued">1</);
+    expect(overview).toMatch(/data-stage="implementing"><a [^>]*>1</);
+    const runs = await (await fetch(`${dash.base}/runs?state=active`, { headers: bearer })).text();
+    expect(runs).toContain('Fleet job');
+
+    const res = await fetch(`${dash.base}/runs/fleet-1/cancel`, { method: 'POST', headers: bearer });
+    expect(res.status).toBe(200);
+    expect(await store.cancelRequested(job.idempotency_key)).toMatchObject({ by: 'dashboard' });
+    expect(await store.journal({ runId: 'fleet-1' })).toEqual([expect.objectContaining({ action: 'cancel', via: 'dashboard' })]);
+  }, 60_000);
+});
