@@ -97,7 +97,11 @@ export interface JournalQuery {
   limit?: number;
 }
 
-/** One journal entry. `at` is ISO. */
+/**
+ * One journal entry. `at` is ISO. An action's `by` is who (an OS user, a login), `via`
+ * where from. An undelivered report names the report's kind (`finished`, `failed`,
+ * `cancelled`, `answered`), the requester that could not deliver it and the last error.
+ */
 export type JournalEntry =
   | {
     kind: 'action'; action: 'cancel' | 'retry' | 'redrive'; runId?: string; jobId?: string;
