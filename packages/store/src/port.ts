@@ -33,7 +33,7 @@ export interface RunQuery {
   state?: string;
   /** Exact `job.repo`. */
   repo?: string;
-  /** `job.source.kind`: 'github' | 'chat' | 'api' | 'cli' | ... */
+  /** `job.source.kind`: 'issue' (GitHub) | 'chat' | 'api' | 'cli'. */
   source?: string;
   /** The agent as on the summary: `job.agent`, else the agent that ran. */
   agent?: string;
