@@ -26,10 +26,14 @@ export function formatRuns(runs: RunSummary[]): string {
   if (runs.length === 0) return 'no runs yet';
   const rows = runs.map((r) => [
     r.runId, r.stage, r.outcome ?? '', String(r.attempts), r.pullRequest ? `#${r.pullRequest.number}${r.pullRequest.draft ? ' (draft)' : ''}` : '',
+    // Minutes in UTC: short, and the same on every host of the fleet.
+    `${r.createdAt.slice(0, 16).replace('T', ' ')}Z`,
+    r.durationMs === undefined ? '' : formatDuration(r.durationMs),
+    r.worker ?? '', r.agent ?? '', r.source,
     // By code point, so a cut never leaves half of a surrogate pair.
     Array.from(r.title).slice(0, 50).join(''),
   ].map(displayText));
-  return table(['RUN', 'STAGE', 'OUTCOME', 'ATTEMPTS', 'PR', 'TITLE'], rows);
+  return table(['RUN', 'STAGE', 'OUTCOME', 'ATTEMPTS', 'PR', 'CREATED', 'DURATION', 'WORKER', 'AGENT', 'SOURCE', 'TITLE'], rows);
 }
 
 /** A later run of the same job (after a dead-letter redrive), for `codefleet show`. */

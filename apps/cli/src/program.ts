@@ -1,7 +1,8 @@
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, loadConfig, type LoadedConfig } from '@codefleet/config';
 import { classify } from '@codefleet/core';
 import { patchFormatsHelp } from './commands/patch-help.js';
+import type { RunsOptions } from './commands/fleet.js';
 import type { Runtime } from './runtime.js';
 
 // Commands and the runtime are imported when a command runs, not with the program: a
@@ -12,6 +13,7 @@ const commands = {
   dashboard: () => import('./commands/dashboard.js'),
   demo: () => import('./commands/demo.js'),
   doctor: () => import('./commands/doctor.js'),
+  fleet: () => import('./commands/fleet.js'),
   jobs: () => import('./commands/jobs.js'),
   patch: () => import('./commands/patch.js'),
   producer: () => import('./commands/producer.js'),
@@ -81,7 +83,8 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
     .option('--agent <name>', 'agent to use (default: agents.default)')
     .option('--base <branch>', 'base branch (default: the repository default branch)')
     .option('--dod <command...>', 'definition-of-done commands, e.g. --dod "npm test" "npm run lint"')
-    .action(async (opts: { repo: string; title: string; body?: string; bodyFile?: string; agent?: string; base?: string; dod?: string[] }) => {
+    .addOption(new Option('--priority <level>', 'claimed before lower ones (default normal)').choices(['low', 'normal', 'high']))
+    .action(async (opts: { repo: string; title: string; body?: string; bodyFile?: string; agent?: string; base?: string; dod?: string[]; priority?: 'low' | 'normal' | 'high' }) => {
       if (opts.body !== undefined && opts.bodyFile !== undefined) throw new InvalidArgumentError('give --body or --body-file, not both');
       const { enqueue } = await commands.jobs();
       await withRuntime(async (rt) => {
@@ -117,11 +120,36 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
     });
 
   program.command('runs')
-    .description('list recent runs')
+    .description('list recent runs, newest first')
+    .option('--state <state>', 'active, an outcome (succeeded, failed, cancelled, no_changes, dod_failed) or a stage')
+    .option('--repo <repo>', 'only this repository (as the job names it)')
+    .option('--source <kind>', 'only jobs from issue, chat, api or cli')
+    .option('--agent <name>', 'only runs of this agent')
+    .option('--since <when>', 'created at or after: ISO time or an age such as 2h, 3d')
+    .option('--until <when>', 'created at or before: ISO time or an age such as 30m')
+    .option('--limit <n>', 'at most this many (default 50, max 1000)', positiveInt)
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { json?: boolean } & RunsOptions) => {
+      // One after the other: jest's ESM loader trips over two imports linking at once.
+      const { runsQuery } = await commands.fleet();
+      const { listRuns } = await commands.jobs();
+      const query = runsQuery(opts);
+      await withRuntime(async (rt) => { io.out(await listRuns(rt, opts.json ?? false, query)); });
+    });
+
+  program.command('workers')
+    .description('list live workers: their jobs, draining, last heartbeat')
     .option('--json', 'machine-readable output')
     .action(async (opts: { json?: boolean }) => {
-      const { listRuns } = await commands.jobs();
-      await withRuntime(async (rt) => io.out(await listRuns(rt, opts.json ?? false)));
+      const { listWorkers } = await commands.fleet();
+      await withRuntime(async (rt) => { io.out(await listWorkers(rt, opts.json ?? false)); });
+    });
+
+  program.command('cancel <run-id|job-id|task-key>')
+    .description('ask the worker running a job (or the one that claims it) to stop it')
+    .action(async (target: string) => {
+      const { cancel } = await commands.fleet();
+      await withRuntime((rt) => cancel(rt, target, io.out, io.err));
     });
 
   program.command('show <run-id>')
@@ -205,12 +233,10 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
       });
     });
   dlq.command('redrive <id>').description('put a dead-lettered job back on the queue')
-    .action(async (id: string) => withRuntime(async (rt) => {
-      const result = await rt.queue.redrive(id);
-      if (result.status === 'redriven') io.out(`redriven ${id}`);
-      else if (result.status === 'not_found') { io.err(`no dead-lettered job ${id}`); return 1; }
-      else { io.err(`job ${result.activeId} with the same idempotency key is still queued or running`); return 1; }
-    }));
+    .action(async (id: string) => {
+      const { redrive } = await commands.jobs();
+      await withRuntime((rt) => redrive(rt, id, io.out, io.err));
+    });
 
   program.command('doctor')
     .description('check git, the queue, the agent and tokens; each line ok or the fix')

@@ -62,7 +62,9 @@ describe('codefleet CLI', () => {
       // The run record's keys (snake_case), as `show --json` prints them.
       const listed = JSON.parse(runs.out) as Record<string, unknown>[];
       expect(listed).toMatchObject([{ run_id: id, stage: 'done', outcome: 'succeeded', attempts: 1, pull_request: { number: 1, draft: false } }]);
-      expect(Object.keys(listed[0]!).sort()).toEqual(['attempts', 'created_at', 'outcome', 'pull_request', 'repo', 'run_id', 'stage', 'title', 'updated_at']);
+      expect(Object.keys(listed[0]!).sort()).toEqual([
+        'agent', 'attempts', 'created_at', 'duration_ms', 'job_id', 'outcome', 'pull_request', 'repo', 'requested_by', 'run_id', 'source', 'stage', 'task_key', 'title', 'updated_at', 'worker',
+      ]);
       expect(JSON.parse((await cli(dir.path, 'show', id, '--json')).out)).toMatchObject({ run_id: id, created_at: listed[0]!.created_at, pull_request: { number: 1 } });
       const shown = await cli(dir.path, 'show', id);
       expect(shown.out).toMatch(/Timeline:[\s\S]*publishing[\s\S]*done/);

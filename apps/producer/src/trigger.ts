@@ -4,7 +4,7 @@ import type { GithubIssues, GithubPermission } from '@codefleet/forge';
 import type { Requester } from '@codefleet/requester';
 import type { Logger } from '@codefleet/log';
 import type { Queue } from '@codefleet/queue';
-import type { CancelRequests, RunStore } from '@codefleet/store';
+import type { CancelRequests, Journal, RunStore } from '@codefleet/store';
 
 /** A request to turn an issue into a job: who labeled what. */
 export interface TriggerRequest {
@@ -33,7 +33,8 @@ export interface TriggerDeps {
   /** Where a queued job is reported (the issue: its queued label). */
   requester: Requester;
   /** Where `/codefleet cancel` is recorded for the workers to see (the run store). */
-  cancels?: CancelRequests;
+  /** Where cancels are recorded, and written to the journal (who, via the issue) when it has one. */
+  cancels?: CancelRequests & Partial<Journal>;
   /** The run store's records: a job id with a run has been worked on, so it is not queued again. */
   runs?: Pick<RunStore, 'get'>;
   now?: () => Date;
@@ -138,6 +139,8 @@ export async function cancelFromIssue(deps: TriggerDeps, req: TriggerRequest): P
   if (!(await permitted(deps, req))) return { status: 'refused', reason: `@${req.actor} needs write access or above to cancel` };
   const taskKey = taskKeyOf(req.repo, req.issueNumber);
   await deps.cancels.requestCancel(taskKey, req.actor);
+  await deps.cancels.record?.({ kind: 'action', action: 'cancel', taskKey, by: req.actor, via: 'issue', at: new Date().toISOString() })
+    .catch((err: unknown) => deps.log.warn({ err, event: 'journal.record_failed' }, 'could not write the cancel to the journal'));
   deps.log.info({ event: 'trigger.cancel_requested', repo: req.repo, issue: req.issueNumber, actor: req.actor }, 'cancel requested');
   return { status: 'cancel_requested', taskKey };
 }

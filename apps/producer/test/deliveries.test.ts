@@ -185,6 +185,8 @@ describe('delivery processing', () => {
     expect(await h.store.cancelRequested(`acme/widgets#issue-${issue.number}`)).toBeUndefined();
     expect(await send('alice', '/codefleet cancel please')).toMatchObject({ status: 'cancel_requested', taskKey: `acme/widgets#issue-${issue.number}` });
     expect(await h.store.cancelRequested(`acme/widgets#issue-${issue.number}`)).toMatchObject({ by: 'alice' });
+    // Written to the journal for the dashboard: who, from the issue; mallory's refused one is not.
+    expect(await h.store.journal()).toEqual([{ kind: 'action', action: 'cancel', taskKey: `acme/widgets#issue-${issue.number}`, by: 'alice', via: 'issue', at: expect.any(String) }]);
     expect(await (await h.deliver(commented('acme/widgets', issue.number, 'alice', 'I think we should /codefleet retry later'), { 'x-github-event': 'issue_comment' })).json()).toMatchObject({ status: 'ignored' });
 
     expect(await send('alice', '/codefleet retry', 500)).toMatchObject({ status: 'enqueued', jobId: 'gh-comment-500' });

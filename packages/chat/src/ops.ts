@@ -1,6 +1,6 @@
 import { isTerminal, type RunRecord } from '@codefleet/core';
 import type { Queue } from '@codefleet/queue';
-import { latestRun, type RunStore } from '@codefleet/store';
+import { latestRun, type JournalEntry, type RunStore } from '@codefleet/store';
 import { checkManage, type PermissionCheck } from './access.js';
 import { readJobMeta, type JobMeta } from './job-meta.js';
 import type { ChatMessage } from './port.js';
@@ -79,7 +79,9 @@ async function cancel(id: string, message: ChatMessage, deps: OpsDeps): Promise<
   const verdict = await checkManage(found.job, message, deps.permission);
   if (!verdict.allowed) return `Only the person who asked for job ${id}, or someone who may start work on ${found.job.repo}, may cancel it. ${verdict.text}`;
   if (found.run !== undefined && isTerminal(found.run.stage)) return `Job ${id} has already ended (${found.run.outcome ?? found.run.stage}); nothing to cancel.`;
-  await deps.store.requestCancel(found.job.idempotency_key, message.access.login ?? message.user);
+  const by = message.access.login ?? message.user;
+  await deps.store.requestCancel(found.job.idempotency_key, by);
+  await journal(deps, { action: 'cancel', jobId: found.job.id, taskKey: found.job.idempotency_key, by, ...(found.run === undefined ? {} : { runId: found.run.run_id }) });
   return `Cancel requested for job ${id}: a queued job ends when a worker picks it up, a running one at its next check. Nothing more will be published.`;
 }
 
@@ -91,10 +93,16 @@ async function retry(id: string, message: ChatMessage, deps: OpsDeps): Promise<s
   const result = await deps.queue.redrive(id);
   switch (result.status) {
     case 'redriven':
+      await journal(deps, { action: 'retry', jobId: id, by: message.access.login ?? message.user });
       return `Job ${id} is back on the queue.`;
     case 'not_found':
       return `Job ${id} is not in the dead-letter queue: only a job that gave up can be retried.`;
     case 'duplicate_active':
       return `Job ${id} was not retried: job ${result.activeId} for the same request is still queued or running.`;
   }
+}
+
+/** Writes an operator action to the run store's journal; it already happened, so a failure only loses the record. */
+async function journal(deps: OpsDeps, entry: Omit<Extract<JournalEntry, { kind: 'action' }>, 'kind' | 'via' | 'at'>): Promise<void> {
+  await deps.store.record({ kind: 'action', via: 'chat', at: new Date().toISOString(), ...entry }).catch(() => undefined);
 }

@@ -105,6 +105,11 @@ describe('chat service: OPS, CHAT and platform policy', () => {
     expect(await h.store.cancelRequested('chat:slack:C1:c2:c2')).toMatchObject({ by: 'carol' });
     expect(await reply(messageOf('/ops cancel nope'))).toBe('I know no job nope.');
     expect(await reply(messageOf('/ops cancel'))).toBe('Usage: /ops cancel <job id>');
+    // Each cancel that happened is in the journal, with who asked and from where; the refused one is not.
+    expect(await h.store.journal()).toEqual([
+      { kind: 'action', action: 'cancel', jobId: 'c2', taskKey: 'chat:slack:C1:c2:c2', by: 'carol', via: 'chat', at: expect.any(String) },
+      { kind: 'action', action: 'cancel', jobId: 'c1', taskKey: 'chat:slack:C1:c1:c1', by: 'alice', via: 'chat', at: expect.any(String) },
+    ]);
   });
 
   it('OPS cancel of a job that has ended says so', async () => {
@@ -123,6 +128,7 @@ describe('chat service: OPS, CHAT and platform policy', () => {
     expect(await reply(messageOf('/ops retry r1'))).toBe('Job r1 is back on the queue.');
     expect(await h.queue.stats()).toMatchObject({ ready: 1, deadLetter: 0 });
     expect(await reply(messageOf('/ops retry r1'))).toBe('Job r1 is not in the dead-letter queue: only a job that gave up can be retried.');
+    expect(await h.store.journal()).toEqual([{ kind: 'action', action: 'retry', jobId: 'r1', by: 'alice', via: 'chat', at: expect.any(String) }]);
   });
 
   it('anything else under OPS gets the help text', async () => {

@@ -23,7 +23,8 @@ export interface HttpApiOptions {
   /** `http_api:`; `token` must be set. */
   config: HttpApiConfig;
   queue: Pick<Queue, 'enqueue'>;
-  store: Pick<RunStore, 'get' | 'bindRequest' | 'setRequest' | 'lookupRequest' | 'requestCancel' | 'cancelRequested'>;
+  /** With `record`, a cancel is written to the journal (via 'api'). */
+  store: Pick<RunStore, 'get' | 'bindRequest' | 'setRequest' | 'lookupRequest' | 'requestCancel' | 'cancelRequested'> & Partial<Pick<RunStore, 'record'>>;
   /** Told `queued` for every new job (the callback requester, usually through requesterFor). */
   requester: Requester;
   log: Logger;
@@ -215,6 +216,8 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       throw new ApiError(409, 'already_finished', `job ${record.id} has already finished (${stateOf(run)})`);
     }
     await store.requestCancel(record.idempotency_key, 'api');
+    await store.record?.({ kind: 'action', action: 'cancel', ...(run === undefined ? {} : { runId: run.run_id }), jobId: record.id, taskKey: record.idempotency_key, by: 'api', via: 'api', at: new Date().toISOString() })
+      .catch((err: unknown) => log.warn({ err, event: 'journal.record_failed', job_id: record.id }, 'could not write the cancel to the journal'));
     log.info({ event: 'api.cancel_requested', job_id: record.id }, 'cancel requested through the HTTP API');
     return reply.code(202).send(statusBody(record, run, true, mask));
   });

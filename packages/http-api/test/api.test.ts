@@ -171,6 +171,7 @@ describe('GET /v1/jobs/:id and cancel', () => {
     expect(cancel.status).toBe(202);
     expect(cancel.body).toMatchObject({ id: 'api-1', status: 'queued', cancel_requested: true });
     expect(await backends.store.cancelRequested('api-1')).toMatchObject({ by: 'api' });
+    expect(await backends.store.journal()).toEqual([{ kind: 'action', action: 'cancel', jobId: 'api-1', taskKey: 'api-1', by: 'api', via: 'api', at: expect.any(String) }]);
     expect((await call('GET', '/v1/jobs/api-1')).body).toMatchObject({ cancel_requested: true });
     expect((await call('POST', '/v1/jobs/api-404/cancel')).status).toBe(404);
     expect((await call('GET', `/v1/jobs/${'x'.repeat(128)}`)).status).toBe(404);

@@ -4,6 +4,7 @@ import type { DeadLetter } from '@codefleet/queue';
 import { latestRun } from '@codefleet/store';
 import type { PipelineDeps } from './deps.js';
 import { reportSafely } from '@codefleet/requester';
+import { journalUndelivered } from './undelivered.js';
 import { RunTracker } from './tracker.js';
 
 /**
@@ -33,7 +34,8 @@ export async function reportDeadLetters(deps: PipelineDeps, deadLetters: readonl
       deps.log.warn({ err, event: 'dead_letter.report_failed', job_id: job.id }, 'could not finish the run of a dead-lettered job');
       continue;
     }
-    await reportSafely(deps.requester, { kind: 'failed', job, run, error, reason: maskSecrets(reason, deps.settings.secrets) }, deps.log);
+    const report = { kind: 'failed', job, run, error, reason: maskSecrets(reason, deps.settings.secrets) } as const;
+    await reportSafely(deps.requester, report, deps.log, undefined, journalUndelivered(deps, run.run_id, report));
     deps.log.warn({ event: 'dead_letter.reported', job_id: job.id, reason: dead.reason }, 'reported a job that was dead-lettered without finishing');
     reported.push(job.id);
   }

@@ -13,6 +13,7 @@ import type { JobContext, PipelineDeps } from './deps.js';
 import { acceptanceCriteria, agentInstructions, taskFile } from './plan.js';
 import { answerJob } from './answer.js';
 import { finalReportOf } from './final-report.js';
+import { journalUndelivered } from './undelivered.js';
 import { baselineFor } from './baseline.js';
 import { commitMessage, installAtBase, runPass, verificationEntry, type PassInput } from './passes.js';
 import { reportSafely, type Report } from '@codefleet/requester';
@@ -44,7 +45,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     if (!(existing.stage === 'failed' && ctx.attempt === 1 && existing.attempts.length > 0)) {
       // The worker that finished it may have died before its final report: send it again.
       const final = finalReportOf(existing);
-      if (final) await reportSafely(deps.requester, final, deps.log, () => fenceFor(deps, ctx, 'comment'));
+      if (final) await reportSafely(deps.requester, final, deps.log, () => fenceFor(deps, ctx, 'comment'), journalUndelivered(deps, existing.run_id, final));
       return existing.stage === 'failed'
         ? { action: 'dead_letter', reason: existing.error?.message ?? 'failed', run: existing }
         : { action: 'ack', run: existing };
@@ -74,7 +75,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
 
   const fence = (action: 'push' | 'pull_request' | 'comment') => fenceFor(deps, ctx, action);
   // Whoever asked is told where the job is: best effort, and fenced like every publishing write.
-  const tell = (report: Report) => reportSafely(deps.requester, report, deps.log, () => fence('comment'));
+  const tell = (report: Report) => reportSafely(deps.requester, report, deps.log, () => fence('comment'), journalUndelivered(deps, runId, report));
   await tracker.update((r) => startAttempt(r, { workerId: ctx.workerId, now: now() }));
   // The job's wall-clock budget counts from its first attempt, across redeliveries: past
   // it, the running agent is stopped and the job fails with budget_exceeded (not a hang).

@@ -29,8 +29,9 @@ import type { Job } from '@codefleet/core';
  * What it leaves out, on purpose:
  * - Exactly-once processing. Duplicates are prevented where the effects happen (branch,
  *   PR and comment writes are `ensure*`, publishing is fenced by the run store).
- * - Strict ordering. Priority is honoured where the engine supports it; FIFO only per
- *   SQS message group.
+ * - Strict ordering. A high-priority job is claimed before normal ones everywhere (on
+ *   SQS with a priority queue configured); low before normal only where the engine has
+ *   priorities (local, BullMQ). FIFO only per SQS message group.
  * - Results, progress events and cancellation of a running job: the run store owns those.
  * - Detecting a stale ack everywhere: SQS cannot always tell an old receipt handle from a
  *   live one, so fencing in the run store, not the queue, guards publishing.

@@ -60,6 +60,12 @@ export interface SqsQueueSettings {
    * own dead letters; unset, only those are.
    */
   deadLetterQueueUrl?: string;
+  /**
+   * A second queue for high-priority jobs (SQS has no priority): polled first, briefly,
+   * before each long poll of the main one. Unset, every job shares the main queue and
+   * priority is not honoured. Low and normal jobs both go to the main queue.
+   */
+  priorityQueueUrl?: string;
   /** Key prefix in the coordination store. */
   prefix: string;
   name: string;
@@ -90,6 +96,7 @@ export function queueSettingsFromConfig(config: Config): QueueSettings {
         prefix: queue.bullmq.prefix, ...base, leaseMs: sqs.visibility_timeout * 1000, waitTimeSeconds: sqs.wait_time_seconds, fifo: sqs.fifo,
         ...(sqs.endpoint === undefined ? {} : { endpoint: sqs.endpoint }),
         ...(sqs.dead_letter_queue_url === undefined ? {} : { deadLetterQueueUrl: sqs.dead_letter_queue_url }),
+        ...(sqs.priority_queue_url === undefined ? {} : { priorityQueueUrl: sqs.priority_queue_url }),
       };
     }
   }

@@ -23,7 +23,10 @@ afterAll(async () => {
 const settingsFor = (leaseMs: number, maxAttempts: number, fifo = false): SqsQueueSettings => {
   const name = `q-${randomUUID()}${fifo ? '.fifo' : ''}`;
   const { queueUrl } = sqs.createQueue(name, fifo ? { attributes: { FifoQueue: 'true' } } : {});
+  // High-priority jobs have a queue of their own (SQS has no priority).
+  const { queueUrl: priorityQueueUrl } = sqs.createQueue(`p${name}`, fifo ? { attributes: { FifoQueue: 'true' } } : {});
   return {
+    priorityQueueUrl,
     backend: 'sqs', queueUrl, region: 'us-east-1', endpoint: sqs.address,
     credentials: { accessKeyId: 'emulator', secretAccessKey: 'emulator' },
     coordinationUrl: redis.url, prefix: 'cf-test', name: name.replace('.fifo', ''), leaseMs, maxAttempts, waitTimeSeconds: 1, pollMs: 50,

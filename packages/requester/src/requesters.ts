@@ -37,6 +37,11 @@ export interface ReportRetry {
   attempts?: number;
   /** Waits between tries; default a real timer. */
   sleep?: (ms: number) => Promise<void>;
+  /**
+   * Called with the last error when a final report is given up, so it can be recorded
+   * (the run store's journal) for someone to deliver by hand. Its own failure is logged.
+   */
+  onGiveUp?: (error: unknown) => Promise<void>;
 }
 
 /** Waits before the 2nd and 3rd try of a final report: a blip passes, an outage is not waited out. */
@@ -62,7 +67,12 @@ export async function reportSafely(requester: Requester, report: Report, log: Lo
       const { code, retryAfterMs } = err as { code?: string; retryAfterMs?: number };
       const again = attempt < attempts && code !== undefined && transientCodes.has(code);
       log.warn({ err, event: 'report.failed', job_id: report.job.id, report: report.kind, attempt, will_retry: again }, `could not send the ${report.kind} report`);
-      if (!again) return false;
+      if (!again) {
+        if (finalReports.includes(report.kind)) {
+          await retry.onGiveUp?.(err).catch((failed: unknown) => log.warn({ err: failed, event: 'report.give_up_failed', job_id: report.job.id }, 'could not record the undelivered report'));
+        }
+        return false;
+      }
       await sleep(Math.min(60_000, Math.max(retryAfterMs ?? 0, retryDelaysMs[attempt - 1] ?? 10_000)));
     }
   }

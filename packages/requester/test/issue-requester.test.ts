@@ -139,4 +139,19 @@ describe('reportSafely', () => {
     expect(await reportSafely(blip.requester, { kind: 'started', job, attempt: 1 }, quiet, undefined, { sleep: async () => {} })).toBe(false);
     expect(blip.tries).toHaveLength(1);
   });
+
+  it('hands a given-up final report to onGiveUp with the last error; never a delivered or progress one', async () => {
+    const given: unknown[] = [];
+    const onGiveUp = async (error: unknown) => { given.push(error); };
+    const sleep = async () => {};
+    const outage = flaky([{ code: 'network' }, { code: 'network' }, { code: 'forge_unavailable' }]);
+    expect(await reportSafely(outage.requester, { kind: 'cancelled', job, by: 'me' }, quiet, undefined, { sleep, onGiveUp })).toBe(false);
+    expect(given).toEqual([expect.objectContaining({ code: 'forge_unavailable' })]);
+    await reportSafely(flaky([{ code: 'network' }]).requester, { kind: 'cancelled', job, by: 'me' }, quiet, undefined, { sleep, onGiveUp });
+    await reportSafely(flaky([{ code: 'forge_rejected' }]).requester, { kind: 'started', job, attempt: 1 }, quiet, undefined, { sleep, onGiveUp });
+    expect(given).toHaveLength(1);
+    // Recording it failing is logged, not thrown.
+    const failing = async () => { throw new Error('store down'); };
+    expect(await reportSafely(flaky([{ code: 'forge_rejected' }]).requester, { kind: 'cancelled', job, by: 'me' }, quiet, undefined, { sleep, onGiveUp: failing })).toBe(false);
+  });
 });

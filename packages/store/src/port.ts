@@ -33,7 +33,7 @@ export interface RunQuery {
   state?: string;
   /** Exact `job.repo`. */
   repo?: string;
-  /** `job.source.kind`: 'github' | 'chat' | 'api' | 'cli' | ... */
+  /** `job.source.kind`: 'issue' (GitHub) | 'chat' | 'api' | 'cli'. */
   source?: string;
   /** The agent as on the summary: `job.agent`, else the agent that ran. */
   agent?: string;
@@ -97,7 +97,11 @@ export interface JournalQuery {
   limit?: number;
 }
 
-/** One journal entry. `at` is ISO. */
+/**
+ * One journal entry. `at` is ISO. An action's `by` is who (an OS user, a login), `via`
+ * where from. An undelivered report names the report's kind (`finished`, `failed`,
+ * `cancelled`, `answered`), the requester that could not deliver it and the last error.
+ */
 export type JournalEntry =
   | {
     kind: 'action'; action: 'cancel' | 'retry' | 'redrive'; runId?: string; jobId?: string;

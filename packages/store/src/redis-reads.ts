@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { parseRun } from '@codefleet/core';
 import type { JournalEntry, JournalQuery, RunQuery, RunSummary } from './port.js';
-import { checkJournalQuery, checkQuery, facetsOf, matchesFacets, summarize, type RunFacets } from './query.js';
+import { checkJournalQuery, checkQuery, facetsOf, matchesFacets, summarize, type CheckedQuery, type RunFacets } from './query.js';
 
 // The Redis store's filtered reads, apart from its writes.
 //
@@ -14,16 +14,20 @@ import { checkJournalQuery, checkQuery, facetsOf, matchesFacets, summarize, type
 // stops after examining `scanLimit` candidates and may return fewer than exist further
 // back; the alternative, an index per filter value kept in step with every stage change,
 // costs every save more commands at fleet scale for a page an operator reads now and then.
+// A store written before these indexes existed (no `indexes-complete` key) is walked by
+// the index of every run instead, reading facets from the records that have none: the
+// same answers, within the same bound.
 
 /** Candidates examined by one `list` at most. */
 export const scanLimit = 10_000;
 const chunk = 200;
 
 /** Key names of the run indexes, under the store's prefix. */
-export function runIndexes(prefix: string): { all: string; active: string; repo(repo: string): string; source(kind: string): string } {
+export function runIndexes(prefix: string): { all: string; active: string; complete: string; repo(repo: string): string; source(kind: string): string } {
   return {
     all: `${prefix}by-created`,
     active: `${prefix}active`,
+    complete: `${prefix}indexes-complete`,
     repo: (repo) => `${prefix}by-repo:${repo}`,
     source: (kind) => `${prefix}by-source:${kind}`,
   };
@@ -32,10 +36,7 @@ export function runIndexes(prefix: string): { all: string; active: string; repo(
 export async function listRuns(redis: Redis, prefix: string, query: RunQuery | undefined): Promise<RunSummary[]> {
   const q = checkQuery(query);
   const indexes = runIndexes(prefix);
-  const index = q.state !== undefined && 'active' in q.state ? indexes.active
-    : q.repo !== undefined ? indexes.repo(q.repo)
-      : q.source !== undefined ? indexes.source(q.source)
-        : indexes.all;
+  const index = (await redis.exists(indexes.complete)) === 1 ? selective(indexes, q) : indexes.all;
   const filtered = q.state !== undefined || q.repo !== undefined || q.source !== undefined || q.agent !== undefined;
   const max = q.untilMs ?? '+inf';
   const min = q.sinceMs ?? '-inf';
@@ -64,6 +65,14 @@ export async function listRuns(redis: Redis, prefix: string, query: RunQuery | u
     }
   }
   return records.slice(0, q.limit).map((record) => summarize(parseRun(JSON.parse(record))));
+}
+
+/** The most selective index that holds every run the query can match. */
+function selective(indexes: ReturnType<typeof runIndexes>, q: CheckedQuery): string {
+  if (q.state !== undefined && 'active' in q.state) return indexes.active;
+  if (q.repo !== undefined) return indexes.repo(q.repo);
+  if (q.source !== undefined) return indexes.source(q.source);
+  return indexes.all;
 }
 
 async function legacyFacets(redis: Redis, key: string): Promise<RunFacets | undefined> {

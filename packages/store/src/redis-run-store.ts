@@ -12,11 +12,13 @@ import { runVersion } from './version.js';
  * Writes the record (and its facets) when its version is not older than the stored one,
  * and files it in the indexes `list` walks (see redis-reads): KEYS[2] every run, [3] its
  * repo's, [4] its source's, [5] the active runs (ARGV[6] = '1' while not finished).
+ * KEYS[6] is set by the first save of an empty store: every run is in the indexes then.
  */
 const saveScript = `
 local current = redis.call('HGET', KEYS[1], 'version')
 if current and current > ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'version', ARGV[1], 'record', ARGV[2], 'facets', ARGV[5])
+if redis.call('ZCARD', KEYS[2]) == 0 then redis.call('SET', KEYS[6], '1') end
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
 redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
 redis.call('ZADD', KEYS[4], ARGV[3], ARGV[4])
@@ -82,7 +84,7 @@ return 1
 
 /** The scripts, sent once and then called by their SHA (ioredis `defineCommand`). */
 const scripts = {
-  cfSave: { numberOfKeys: 5, lua: saveScript },
+  cfSave: { numberOfKeys: 6, lua: saveScript },
   cfListWorkers: { numberOfKeys: 1, lua: listWorkersScript },
   cfJournal: { numberOfKeys: 2, lua: journalScript },
   cfAcquire: { numberOfKeys: 1, lua: acquireScript },
@@ -174,7 +176,7 @@ export class RedisRunStore implements RunStore {
   async save(run: RunRecord): Promise<void> {
     const created = Date.parse(run.created_at);
     const indexes = runIndexes(this.#prefix);
-    await (await this.#redis).cfSave(this.#key('run', run.run_id), indexes.all, indexes.repo(run.job.repo), indexes.source(run.job.source.kind), indexes.active,
+    await (await this.#redis).cfSave(this.#key('run', run.run_id), indexes.all, indexes.repo(run.job.repo), indexes.source(run.job.source.kind), indexes.active, indexes.complete,
       runVersion(run), JSON.stringify(run), Number.isFinite(created) ? created : 0, run.run_id,
       JSON.stringify(facetsOf(run)), isTerminal(run.stage) ? '0' : '1');
   }

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CodefleetError } from '@codefleet/core';
+import { Redis } from 'ioredis';
+import { advance, CodefleetError, newRun, startAttempt } from '@codefleet/core';
 import { freePort, startRedis, type RedisServer } from '@codefleet/testkit';
 import { RedisRunStore } from '../src/index.js';
-import { runStoreContract } from './contract.js';
+import { job, runStoreContract } from './contract.js';
 import { fleetContract } from './contract-fleet.js';
 
 // A real redis-server on a random loopback port; every test gets its own key prefix.
@@ -61,4 +62,25 @@ describe('redis run store, fail-fast, against a peer that accepts and never answ
       await new Promise((resolve) => silent.close(resolve));
     }
   }, 15_000);
+});
+
+describe('redis run store written before the run indexes', () => {
+  it('filters runs saved without facets or indexes as it does new ones', async () => {
+    const prefix = `t-${randomUUID()}`;
+    const raw = new Redis(redis.url);
+    const store = new RedisRunStore({ url: redis.url, prefix });
+    try {
+      // What an older version wrote: the record and the by-created index, nothing else.
+      const old = advance(startAttempt(newRun(job(1), { runId: 'job-1', now: new Date(Date.UTC(2026, 0, 1)) }), { workerId: 'w', now: new Date(Date.UTC(2026, 0, 1, 0, 0, 1)) }), 'preparing', { now: new Date(Date.UTC(2026, 0, 1, 0, 0, 1)) });
+      await raw.hset(`${prefix}:runs:run:job-1`, 'version', '0', 'record', JSON.stringify(old));
+      await raw.zadd(`${prefix}:runs:by-created`, Date.UTC(2026, 0, 1), 'job-1');
+      await store.save(newRun(job(2), { runId: 'job-2', now: new Date(Date.UTC(2026, 0, 2)) }));
+      expect((await store.list({ state: 'active' })).map((r) => r.runId)).toEqual(['job-2', 'job-1']);
+      expect((await store.list({ repo: '/srv/repos/widgets', state: 'preparing' })).map((r) => r.runId)).toEqual(['job-1']);
+      expect((await store.list({ source: 'cli' })).map((r) => r.runId)).toEqual(['job-2', 'job-1']);
+    } finally {
+      raw.disconnect();
+      await store.close();
+    }
+  });
 });

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { checkRepoRef, createJob, summarizeReason, type Job } from '@codefleet/core';
-import { generationOf, runIdOf, type RunSummary } from '@codefleet/store';
+import { generationOf, runIdOf, type RunQuery, type RunSummary } from '@codefleet/store';
 import { displayText, formatRun, formatRuns, type LaterRun } from '../format.js';
 import { gitEnvFrom, type Runtime } from '../runtime.js';
 import { fsProblem } from '../fs-problem.js';
@@ -67,8 +67,8 @@ async function readBodyFile(path: string, cwd: string): Promise<string> {
 }
 
 /** `codefleet runs`; the JSON keys are the run record's (snake_case), as in `show --json`. */
-export async function listRuns(rt: Runtime, json: boolean): Promise<string> {
-  const runs = await rt.store.list({ limit: 50 });
+export async function listRuns(rt: Runtime, json: boolean, query: RunQuery = { limit: 50 }): Promise<string> {
+  const runs = await rt.store.list(query);
   return json ? JSON.stringify(runs.map(summaryJson), null, 2) : formatRuns(runs);
 }
 
@@ -83,6 +83,14 @@ function summaryJson(r: RunSummary): Record<string, unknown> {
     ...(r.pullRequest === undefined ? {} : { pull_request: r.pullRequest }),
     created_at: r.createdAt,
     updated_at: r.updatedAt,
+    ...(r.durationMs === undefined ? {} : { duration_ms: r.durationMs }),
+    source: r.source,
+    ...(r.agent === undefined ? {} : { agent: r.agent }),
+    ...(r.worker === undefined ? {} : { worker: r.worker }),
+    ...(r.errorCode === undefined ? {} : { error_code: r.errorCode }),
+    requested_by: r.requestedBy,
+    job_id: r.jobId,
+    task_key: r.taskKey,
   };
 }
 
@@ -109,6 +117,17 @@ async function laterRuns(rt: Runtime, runId: string): Promise<LaterRun[]> {
     later.push({ runId: run.run_id, stage: run.stage, ...(run.outcome === undefined ? {} : { outcome: run.outcome }) });
   }
   return later;
+}
+
+/** `codefleet dlq redrive`, written to the journal when it happened. Resolves the exit code. */
+export async function redrive(rt: Runtime, id: string, out: (line: string) => void, err: (line: string) => void): Promise<number> {
+  const result = await rt.queue.redrive(id);
+  if (result.status === 'not_found') { err(`no dead-lettered job ${id}`); return 1; }
+  if (result.status === 'duplicate_active') { err(`job ${result.activeId} with the same idempotency key is still queued or running`); return 1; }
+  const { journalAction, operator } = await import('./fleet.js');
+  await journalAction(rt, { action: 'redrive', jobId: id, by: operator(rt) }, err);
+  out(`redriven ${id}`);
+  return 0;
 }
 
 /** `codefleet dlq list`. */

@@ -44,6 +44,10 @@ const sqs = z
       .default(3600)
       .describe('Visibility timeout of a received message, 0-43200 seconds; heartbeats extend it while a job runs.'),
     dead_letter_queue_url: z.url().optional().describe('URL of the dead-letter queue, for listing and redrive.'),
+    priority_queue_url: z
+      .url()
+      .optional()
+      .describe('URL of a second queue for high-priority jobs, polled before the main one (SQS has no priority; without it, priority is not honoured). Same type (standard or FIFO) and redrive policy as the main queue.'),
     max_receive_count: z
       .number()
       .int()

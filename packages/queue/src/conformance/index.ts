@@ -32,6 +32,7 @@ export interface ConformanceHarness {
   name: string;
   /** The shortest lease the engine handles reliably (SQS counts whole seconds). */
   leaseMs: number;
+  /** `priority`: low, normal and high are each served in order (every adapter serves high before normal). */
   capabilities?: { priority?: boolean };
   open(options: { leaseMs: number; maxAttempts: number }): Promise<OpenedQueue>;
 }
@@ -236,6 +237,19 @@ export function queueConformance(harness: ConformanceHarness): void {
       const pending = queue.claim({ workerId: 'w1', waitMs: 30_000, signal: controller.signal });
       setTimeout(() => controller.abort(), 100);
       expect(await pending).toBeUndefined();
+    });
+
+    it('claims a high-priority job before a normal one enqueued earlier', async () => {
+      const { queue } = await open();
+      const normal = sampleJob({ priority: 'normal' });
+      const high = sampleJob({ priority: 'high' });
+      for (const job of [normal, high]) await queue.enqueue(job);
+      const first = await queue.claim({ workerId: 'w1', waitMs: 5_000 });
+      await first!.ack();
+      const second = await queue.claim({ workerId: 'w1', waitMs: 5_000 });
+      await second!.ack();
+      expect([first!.job.id, second!.job.id]).toEqual([high.id, normal.id]);
+      expect(await queue.stats()).toMatchObject({ depth: 0, completed: 2 });
     });
 
     if (harness.capabilities?.priority) {

@@ -103,23 +103,19 @@ export class SqsQueue implements Queue {
       const left = deadline - Date.now();
       // Long polling in whole seconds (SQS's unit); the last fraction of a second is polled.
       const waitSeconds = Math.min(this.#settings.waitTimeSeconds ?? 20, Math.max(0, Math.floor(left / 1_000)));
-      let messages: Message[] | undefined;
+      let received: { message: Message; queueUrl: string } | undefined;
       try {
-        const received = await this.#sqs.send(new ReceiveMessageCommand({
-          QueueUrl: this.#settings.queueUrl,
-          MaxNumberOfMessages: 1,
-          WaitTimeSeconds: waitSeconds,
-          VisibilityTimeout: this.#leaseSeconds,
-          MessageSystemAttributeNames: ['ApproximateReceiveCount'],
-        }), { abortSignal: signal });
-        messages = received.Messages;
+        // High-priority jobs first, from their own queue (SQS has no priority): a short
+        // poll there, then the long poll on the main queue.
+        const { priorityQueueUrl } = this.#settings;
+        if (priorityQueueUrl !== undefined) received = await this.#receive(priorityQueueUrl, 0, signal);
+        received ??= await this.#receive(this.#settings.queueUrl, waitSeconds, signal);
       } catch (error) {
         if (signal.aborted) return undefined;
         throw this.#unavailable(error);
       }
-      const message = messages?.[0];
-      if (message) {
-        const lease = await this.#admit(message);
+      if (received) {
+        const lease = await this.#admit(received.message, received.queueUrl);
         if (lease) return lease;
         continue;
       }
@@ -131,13 +127,31 @@ export class SqsQueue implements Queue {
     }
   }
 
+  async #receive(queueUrl: string, waitSeconds: number, signal: AbortSignal): Promise<{ message: Message; queueUrl: string } | undefined> {
+    const received = await this.#sqs.send(new ReceiveMessageCommand({
+      QueueUrl: queueUrl,
+      MaxNumberOfMessages: 1,
+      WaitTimeSeconds: waitSeconds,
+      VisibilityTimeout: this.#leaseSeconds,
+      MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+    }), { abortSignal: signal });
+    const message = received.Messages?.[0];
+    return message && { message, queueUrl };
+  }
+
   async stats(): Promise<QueueStats> {
-    const { Attributes: a = {} } = await this.#sqs.send(new GetQueueAttributesCommand({
-      QueueUrl: this.#settings.queueUrl,
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+    const urls = [this.#settings.queueUrl, ...(this.#settings.priorityQueueUrl === undefined ? [] : [this.#settings.priorityQueueUrl])];
+    const counts = await Promise.all(urls.map(async (url) => {
+      const { Attributes: attributes = {} } = await this.#sqs.send(new GetQueueAttributesCommand({
+        QueueUrl: url,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+      }));
+      return attributes;
     })).catch((error: unknown) => { throw this.#unavailable(error); });
-    const ready = Number(a.ApproximateNumberOfMessages ?? 0);
-    const delayed = Number(a.ApproximateNumberOfMessagesDelayed ?? 0);
+    const sum = (name: 'ApproximateNumberOfMessages' | 'ApproximateNumberOfMessagesNotVisible' | 'ApproximateNumberOfMessagesDelayed') =>
+      counts.reduce((total, c) => total + Number(c[name] ?? 0), 0);
+    const ready = sum('ApproximateNumberOfMessages');
+    const delayed = sum('ApproximateNumberOfMessagesDelayed');
     const [dead, completed, moved, oldest] = await Promise.all([
       this.#coord.deadCount(), this.#coord.completed(), this.#movedByPolicy(), this.#coord.oldestQueuedAt(),
     ]);
@@ -146,7 +160,7 @@ export class SqsQueue implements Queue {
     // retry's included. Not seen: a job whose worker died mid-lease, while it waits for its
     // redelivery (the store still holds it running), and a foreign message (injectRaw).
     return {
-      ready, delayed, inFlight: Number(a.ApproximateNumberOfMessagesNotVisible ?? 0), deadLetter: dead + moved, completed, depth: ready + delayed,
+      ready, delayed, inFlight: sum('ApproximateNumberOfMessagesNotVisible'), deadLetter: dead + moved, completed, depth: ready + delayed,
       ...(oldest === undefined ? {} : { oldestQueuedAt: oldest }),
     };
   }
@@ -230,15 +244,17 @@ export class SqsQueue implements Queue {
     const fifo = this.#settings.fifo
       ? { MessageGroupId: groupOf(job.repo), MessageDeduplicationId: `${job.id}${dedupSuffix}`.replaceAll(':', '_').slice(0, 128) }
       : { DelaySeconds: delaySeconds };
-    await this.#sqs.send(new SendMessageCommand({ QueueUrl: this.#settings.queueUrl, MessageBody: body, ...fifo }));
+    // A high-priority job goes to the priority queue when there is one; the rest, and a
+    // retry of either, where its priority says.
+    const queueUrl = job.priority === 'high' ? this.#settings.priorityQueueUrl ?? this.#settings.queueUrl : this.#settings.queueUrl;
+    await this.#sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body, ...fifo }));
   }
 
-  async #delete(message: Message): Promise<void> {
-    await this.#sqs.send(new DeleteMessageCommand({ QueueUrl: this.#settings.queueUrl, ReceiptHandle: message.ReceiptHandle }));
-  }
-
-  /** Turns a received message into a lease, or buries or drops it. */
-  async #admit(message: Message): Promise<Lease | undefined> {
+  /** Turns a message received from `queueUrl` into a lease, or buries or drops it. */
+  async #admit(message: Message, queueUrl: string): Promise<Lease | undefined> {
+    const remove = async (m: Message) => {
+      await this.#sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle }));
+    };
     const { maxAttempts } = this.#settings;
     const now = Date.now();
     const body = message.Body ?? '';
@@ -248,20 +264,20 @@ export class SqsQueue implements Queue {
     } catch (error) {
       const reason = `malformed job: ${error instanceof Error ? error.message : String(error)}`;
       await this.#coord.settle(`msg-${message.MessageId ?? randomUUID()}`, '', 'dead', { reason, raw: body.slice(0, rawLimit), now });
-      await this.#delete(message);
+      await remove(message);
       return undefined;
     }
     const token = randomUUID();
     const claimed = await this.#coord.claim(job.id, token, maxAttempts, job.idempotency_key);
     if (claimed.verdict === 'settled') {
       // A duplicate of finished work (a delete that did not happen, a retry's twin).
-      await this.#delete(message);
+      await remove(message);
       return undefined;
     }
     if (claimed.verdict === 'exhausted') {
       const reason = `lease expired on attempt ${claimed.attempts} of ${maxAttempts} (the worker stopped heartbeating); attempts exhausted`;
       await this.#coord.settle(job.id, '', 'dead', { reason, raw: body, now });
-      await this.#delete(message);
+      await remove(message);
       return undefined;
     }
     const attempt = claimed.attempts;
@@ -272,7 +288,7 @@ export class SqsQueue implements Queue {
       if (!(await this.#coord.settle(job.id, token, action, { now: Date.now(), raw: body, ...(reason === undefined ? {} : { reason }) }))) throw lost();
     };
     const visibility = async (seconds: number) => {
-      await this.#sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: this.#settings.queueUrl, ReceiptHandle: message.ReceiptHandle, VisibilityTimeout: seconds }));
+      await this.#sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle, VisibilityTimeout: seconds }));
     };
     return {
       job,
@@ -288,12 +304,12 @@ export class SqsQueue implements Queue {
       },
       ack: async () => {
         await settle('ack');
-        await this.#delete(message);
+        await remove(message);
       },
       retry: async ({ delayMs, reason }) => {
         if (attempt >= maxAttempts) {
           await settle('dead', `attempts exhausted (${attempt} of ${maxAttempts}): ${reason}`);
-          await this.#delete(message);
+          await remove(message);
           return 'dead_lettered';
         }
         await settle('retry');
@@ -301,7 +317,7 @@ export class SqsQueue implements Queue {
         if (seconds <= maxDelaySeconds && !this.#settings.fifo) {
           // Re-sent first, deleted second: a crash in between duplicates, never loses.
           await this.#send(job, body, seconds, `-r${attempt}`);
-          await this.#delete(message);
+          await remove(message);
         } else {
           await visibility(Math.min(maxVisibilitySeconds, seconds));
         }
@@ -309,7 +325,7 @@ export class SqsQueue implements Queue {
       },
       deadLetter: async (reason) => {
         await settle('dead', reason);
-        await this.#delete(message);
+        await remove(message);
       },
       release: async () => {
         await settle('release');

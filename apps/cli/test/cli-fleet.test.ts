@@ -1,0 +1,141 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { hostname, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { advance, createJob, finish, newRun, startAttempt } from '@codefleet/core';
+import { LocalQueue } from '@codefleet/queue';
+import { SqliteRunStore } from '@codefleet/store';
+import { createTempDir, createTempRepo, type TempDir, type TempRepo } from '@codefleet/testkit';
+import { parseWhen } from '../src/commands/fleet.js';
+import { cli } from './cli-helpers.js';
+
+// `runs` filters and columns, `workers`, `cancel`, `dlq redrive` and `enqueue --priority`,
+// in-process against a real SQLite run store and queue and a real git repository.
+
+describe('fleet commands', () => {
+  let dir: TempDir;
+  let repo: TempRepo;
+  beforeEach(async () => {
+    dir = await createTempDir('cli-fleet');
+    repo = await createTempRepo({ files: { 'notes.txt': 'hello\n' } });
+    await mkdir(join(dir.path, 'agent'));
+    // Appends a line unless the title asks for nothing: then the job fails with no changes.
+    const agent = join(dir.path, 'agent', 'agent.mjs');
+    await writeFile(agent, [
+      "import fs from 'node:fs';",
+      "const arg = (name) => process.argv[process.argv.indexOf(name) + 1];",
+      "if (!fs.readFileSync(arg('--prompt-file'), 'utf8').includes('Change nothing')) fs.appendFileSync(arg('--workdir') + '/notes.txt', 'more\\n');",
+    ].join('\n'));
+    await writeFile(join(dir.path, 'config.yaml'), [
+      'data_dir: ./data', 'logging:', '  level: silent',
+      'worker:', '  max_retries: 0', '  max_fix_attempts: 1',
+      'agents:', '  default: script', '  script:', `    module: ${agent}`, '',
+    ].join('\n'));
+  });
+  afterEach(async () => {
+    await repo.dispose();
+    await dir.dispose();
+  });
+  const enqueue = async (title: string, ...extra: string[]) => {
+    const queued = await cli(dir.path, 'enqueue', '--repo', repo.path, '--title', title, ...extra);
+    expect(queued).toMatchObject({ code: 0, err: '' });
+    return queued.out.replace('enqueued ', '');
+  };
+  const withStore = async <T>(fn: (store: SqliteRunStore) => Promise<T>): Promise<T> => {
+    const store = new SqliteRunStore(join(dir.path, 'data', 'runs.sqlite'));
+    try {
+      return await fn(store);
+    } finally {
+      await store.close();
+    }
+  };
+
+  it('runs: columns say when, how long, which worker, agent and source; filters narrow it', async () => {
+    const id = await enqueue('Add a line');
+    expect((await cli(dir.path, 'worker', '--once')).out).toContain('processed 1: 1 done');
+    // The worker's id: worker_id (the host name) with its pid and a random part.
+    const workerId = new RegExp(`^${hostname().replace(/[.]/g, '\\.')}:${process.pid}:[0-9a-f]{6}$`);
+    const [json] = JSON.parse((await cli(dir.path, 'runs', '--json')).out) as Record<string, unknown>[];
+    expect(json).toMatchObject({ run_id: id, source: 'cli', agent: 'script', worker: expect.stringMatching(workerId), duration_ms: expect.any(Number), job_id: id, task_key: id });
+    const table = (await cli(dir.path, 'runs')).out.split('\n');
+    expect(table[0]).toMatch(/^RUN +STAGE +OUTCOME +ATTEMPTS +PR +CREATED +DURATION +WORKER +AGENT +SOURCE +TITLE$/);
+    expect(table[1]).toMatch(new RegExp(`^${id} +done +succeeded +1 +#1 +\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}Z +[\\d.]+ m?s +\\S+:${process.pid}:[0-9a-f]{6} +script +cli +Add a line$`));
+    // A stopped worker has left the registry.
+    expect((await cli(dir.path, 'workers')).out).toBe('no live workers (a worker shows here while it heartbeats)');
+
+    // More runs, written straight to the store, to filter.
+    const at = (iso: string) => new Date(iso);
+    await withStore(async (store) => {
+      const issue = createJob({ repo: 'acme/widgets', source: { kind: 'issue', number: 3 }, title: 'From an issue', body: '', requested_by: 'alice', agent: 'claude' }, { id: 'old-issue', now: at('2020-01-01T00:00:00Z') });
+      const started = advance(startAttempt(newRun(issue, { runId: 'old-issue', now: at('2020-01-01T00:00:00Z') }), { workerId: 'w9', now: at('2020-01-01T00:00:01Z') }), 'preparing', { now: at('2020-01-01T00:00:01Z') });
+      await store.save(finish(started, 'failed', { now: at('2020-01-01T00:01:00Z'), error: { code: 'git_failed', verdict: 'permanent', message: 'no' } }));
+    });
+    const ids = async (...argv: string[]) => {
+      const listed = await cli(dir.path, 'runs', '--json', ...argv);
+      expect(listed).toMatchObject({ code: 0, err: '' });
+      return (JSON.parse(listed.out) as { run_id: string }[]).map((r) => r.run_id);
+    };
+    expect(await ids()).toEqual([id, 'old-issue']);
+    expect(await ids('--state', 'failed')).toEqual(['old-issue']);
+    expect(await ids('--state', 'active')).toEqual([]);
+    expect(await ids('--source', 'issue', '--agent', 'claude', '--repo', 'acme/widgets')).toEqual(['old-issue']);
+    expect(await ids('--since', '2h')).toEqual([id]);
+    expect(await ids('--until', '2021-01-01')).toEqual(['old-issue']);
+    expect(await ids('--limit', '1')).toEqual([id]);
+    const [old] = JSON.parse((await cli(dir.path, 'runs', '--json', '--until', '3d')).out) as Record<string, unknown>[];
+    expect(old).toMatchObject({ worker: 'w9', error_code: 'git_failed', duration_ms: 60_000, source: 'issue', agent: 'claude' });
+    expect((await cli(dir.path, 'runs', '--since', 'last tuesday')).err).toContain('--since "last tuesday": expected an ISO time');
+    expect((await cli(dir.path, 'runs', '--state', 'exploded')).err).toContain('state must be active, an outcome');
+  }, 90_000);
+
+  it('cancel: a queued job is stopped when claimed, and the journal says who asked', async () => {
+    const id = await enqueue('Add a line');
+    const asked = await cli(dir.path, 'cancel', id);
+    expect(asked).toMatchObject({ code: 0, out: expect.stringContaining(`cancel requested for ${id}`) });
+    const me = userInfo().username;
+    await withStore(async (store) => {
+      expect(await store.cancelRequested(id)).toMatchObject({ by: me });
+      expect(await store.journal()).toEqual([{ kind: 'action', action: 'cancel', taskKey: id, by: me, via: 'cli', at: expect.any(String) }]);
+    });
+    await cli(dir.path, 'worker', '--once');
+    await withStore(async (store) => expect((await store.get(id))?.outcome).toBe('cancelled'));
+    // A finished run: nothing to cancel, nothing recorded.
+    expect(await cli(dir.path, 'cancel', id)).toMatchObject({ code: 1, err: `run ${id} already finished (cancelled); nothing to cancel` });
+    await withStore(async (store) => expect(await store.journal()).toHaveLength(1));
+  }, 90_000);
+
+  it('dlq redrive is written to the journal', async () => {
+    const id = await enqueue('Change nothing');
+    expect((await cli(dir.path, 'worker', '--once')).out).toContain('1 dead-lettered');
+    expect(await cli(dir.path, 'dlq', 'redrive', id)).toMatchObject({ code: 0, out: `redriven ${id}` });
+    expect(await cli(dir.path, 'dlq', 'redrive', id)).toMatchObject({ code: 1 });
+    await withStore(async (store) => {
+      expect(await store.journal()).toEqual([{ kind: 'action', action: 'redrive', jobId: id, by: userInfo().username, via: 'cli', at: expect.any(String) }]);
+    });
+  }, 90_000);
+
+  it('enqueue --priority high is claimed before an earlier normal job', async () => {
+    const normal = await enqueue('Normal');
+    const high = await enqueue('Urgent', '--priority', 'high');
+    expect((await cli(dir.path, 'enqueue', '--repo', repo.path, '--title', 'x', '--priority', 'urgent')).err).toContain('Allowed choices are low, normal, high');
+    const queue = new LocalQueue({ backend: 'local', path: join(dir.path, 'data', 'queue.sqlite'), name: 'codefleet', leaseMs: 60_000, maxAttempts: 3 });
+    try {
+      const first = await queue.claim({ workerId: 't' });
+      const second = await queue.claim({ workerId: 't' });
+      expect([first?.job.id, second?.job.id]).toEqual([high, normal]);
+      expect(first?.job.priority).toBe('high');
+    } finally {
+      await queue.close();
+    }
+  });
+
+  it('--since and --until take an ISO time or an age', () => {
+    const now = new Date('2026-11-24T12:00:00Z');
+    expect(parseWhen('--since', '2h', now)).toBe('2026-11-24T10:00:00.000Z');
+    expect(parseWhen('--since', '3d', now)).toBe('2026-11-21T12:00:00.000Z');
+    expect(parseWhen('--since', '2026-11-24T09:00+09:00', now)).toBe('2026-11-24T00:00:00.000Z');
+    expect(parseWhen('--until', '2026-11-20', now)).toBe('2026-11-20T00:00:00.000Z');
+    expect(() => parseWhen('--since', 'tomorrow', now)).toThrow(/expected an ISO time/);
+    expect(() => parseWhen('--since', '-2h', now)).toThrow(/expected an ISO time/);
+  });
+});
