@@ -3,6 +3,7 @@ import { ConfigError, loadConfig, type LoadedConfig } from '@codefleet/config';
 import { classify } from '@codefleet/core';
 import { patchFormatsHelp } from './commands/patch-help.js';
 import type { Runtime } from './runtime.js';
+import { cliVersion } from './version.js';
 
 // Commands and the runtime are imported when a command runs, not with the program: a
 // long-lived `codefleet worker` keeps in memory only what it uses (no producer, patch or
@@ -38,6 +39,7 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
   let code = 0;
   const program = new Command('codefleet')
     .description('A queue-driven fleet of AI coding workers: a task in, a verified pull request out.')
+    .version(cliVersion(), '-V, --version', 'print the version')
     .option('-c, --config <path>', 'config file (default: $CODEFLEET_CONFIG or ./config.yaml)')
     .showHelpAfterError();
 
@@ -79,6 +81,7 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
       const { enqueue } = await commands.jobs();
       await withRuntime(async (rt) => {
         const result = await enqueue(rt, opts, io.cwd);
+        if (result.warning !== undefined) io.err(`warning: ${result.warning}`);
         io.out(result.deduplicated ? `already queued as ${result.id}` : `enqueued ${result.id}`);
       });
     });

@@ -23,6 +23,9 @@ describe('codefleet CLI', () => {
     // A relative local path is resolved against the working directory (and must be a repository).
     const repo = await createTempRepo();
     try {
+      // enqueue refuses a job whose agent could not run here: this one names one that can.
+      await writeFile(join(dir.path, 'agent.mjs'), '');
+      await writeFile(join(dir.path, 'config.yaml'), 'data_dir: ./data\nlogging:\n  level: silent\nagents:\n  script:\n    module: ./agent.mjs\n');
       const ok = await cli(dir.path, 'enqueue', '--repo', relative(dir.path, repo.path), '--title', 'Add a thing', '--body', 'details');
       expect(ok).toMatchObject({ code: 0, err: '' });
       expect(ok.out).toMatch(/^enqueued [0-9a-f-]{36}$/);
