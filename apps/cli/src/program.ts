@@ -34,6 +34,15 @@ const positiveInt = (value: string) => {
   return n;
 };
 
+const workerExitCodes = `
+Exit codes:
+  0    stopped as asked; with --once: every job it ran succeeded (or there was none)
+  1    with --once: a job failed (any outcome but succeeded) or was dead-lettered;
+       or the worker stopped on an error, e.g. "error (queue_unavailable)": the queue
+       did not answer for --give-up-after seconds
+  2    a usage or config error
+  130  a second SIGINT (Ctrl-C): stopped at once; its jobs are redelivered when their leases expire`;
+
 /** Builds the `codefleet` command. `run` resolves to the process exit code. */
 export function buildProgram(io: Io): { program: Command; exitCode: () => number } {
   let code = 0;
@@ -103,11 +112,16 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
     .description('consume the queue (SIGTERM/SIGINT drains gracefully)')
     .option('--concurrency <n>', 'jobs at the same time', positiveInt)
     .option('--once', 'stop when the queue is empty')
-    .action(async (opts: { concurrency?: number; once?: boolean }) => {
+    .option('--give-up-after <seconds>', 'stop when the queue has not answered this long (default 30 with --once, else keep retrying)', positiveInt)
+    .addHelpText('after', workerExitCodes)
+    .action(async (opts: { concurrency?: number; once?: boolean; giveUpAfter?: number }) => {
       const { work } = await commands.worker();
       await withRuntime(async (rt) => {
-        const summary = await work(rt, { ...opts, progress: true });
+        const { giveUpAfter, ...rest } = opts;
+        const summary = await work(rt, { ...rest, progress: true, ...(giveUpAfter === undefined ? {} : { giveUpAfterMs: giveUpAfter * 1000 }) });
         io.out(`processed ${summary.processed}: ${summary.acked} done, ${summary.retried} retrying, ${summary.deadLettered} dead-lettered, ${summary.released} released`);
+        // A service's exit says how it stopped; a one-shot run's says how its jobs went.
+        return opts.once && summary.unsuccessful > 0 ? 1 : 0;
       }, { longRunning: true });
     });
 

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { execa } from 'execa';
-import { createTempDir, createTempRepo, startRedis, type TempDir, type TempRepo } from '@codefleet/testkit';
-import { cli } from './cli-helpers.js';
+import { createTempDir, createTempRepo, freePort, gitTestEnv, startRedis, type TempDir, type TempRepo } from '@codefleet/testkit';
+import { bin, cli } from './cli-helpers.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const cliDir = fileURLToPath(new URL('../', import.meta.url));
@@ -82,4 +82,36 @@ describe('a newcomer\'s path', () => {
       await redis.stop();
     }
   });
+
+  it('worker --once exits 1 when its job failed, 0 when it succeeded', async () => {
+    const agent = join(dir.path, 'agent.mjs');
+    // Fails on the first task, edits a file on the second.
+    await writeFile(agent, [
+      "import fs from 'node:fs';",
+      "const arg = (name) => process.argv[process.argv.indexOf(name) + 1];",
+      "if (fs.readFileSync(arg('--prompt-file'), 'utf8').includes('Break')) { console.log('cannot do that'); process.exit(1); }",
+      "fs.appendFileSync(arg('--workdir') + '/notes.txt', 'more\\n');",
+    ].join('\n'));
+    await writeFile(join(dir.path, 'config.yaml'), `data_dir: ./data\nlogging:\n  level: silent\nagents:\n  script:\n    module: ${agent}\nworker:\n  max_retries: 0\n  max_fix_attempts: 1\n`);
+    const env = { PATH: process.env.PATH ?? '', HOME: dir.path, ...gitTestEnv() };
+    const run = async (...argv: string[]) => execa(process.execPath, [bin, '--config', join(dir.path, 'config.yaml'), ...argv], { cwd: dir.path, env, extendEnv: false, reject: false });
+    expect((await run('enqueue', '--repo', repo.path, '--title', 'Break it')).exitCode).toBe(0);
+    const failed = await run('worker', '--once');
+    expect({ code: failed.exitCode, out: failed.stdout }).toEqual({ code: 1, out: expect.stringMatching(/^processed 1: /) });
+    expect((await run('enqueue', '--repo', repo.path, '--title', 'Append more notes')).exitCode).toBe(0);
+    const done = await run('worker', '--once');
+    expect({ code: done.exitCode, out: done.stdout }).toEqual({ code: 0, out: 'processed 1: 1 done, 0 retrying, 0 dead-lettered, 0 released' });
+  }, 120_000);
+
+  it('worker --once gives up on a queue that does not answer, after --give-up-after seconds', async () => {
+    // A port nobody listens on: the BullMQ queue opens, and its claims wait for a connection.
+    const port = await freePort();
+    await writeFile(join(dir.path, 'agent.mjs'), '');
+    await writeFile(join(dir.path, 'config.yaml'), `data_dir: ./data\nlogging:\n  level: silent\nagents:\n  script:\n    module: ./agent.mjs\nqueue:\n  backend: bullmq\n  bullmq:\n    url: redis://127.0.0.1:${port}\n`);
+    const result = await execa(process.execPath, [bin, '--config', join(dir.path, 'config.yaml'), 'worker', '--once', '--give-up-after', '2'], {
+      cwd: dir.path, env: { PATH: process.env.PATH ?? '', HOME: dir.path }, extendEnv: false, reject: false, timeout: 100_000,
+    });
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toMatch(/^error \(queue_unavailable\): the queue did not answer for \d+ s: gave up/m);
+  }, 120_000);
 });

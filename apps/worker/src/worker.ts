@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cancelRequested, classify } from '@codefleet/core';
+import { cancelRequested, classify, CodefleetError } from '@codefleet/core';
 import type { Logger } from '@codefleet/log';
 import type { JobContext, JobResult } from '@codefleet/pipeline';
 import { settleLease, type Lease, type Queue, type Settlement } from '@codefleet/queue';
@@ -33,7 +33,17 @@ export interface WorkerOptions {
   leases?: { store: TaskLeases & Partial<CancelRequests>; ttlMs: number };
   /** Receives claim and job events, for health and metrics. */
   events?: WorkerEvents;
+  /**
+   * Give up once claims have failed or gone unanswered this long with no answer in between
+   * (`worker --once`: a queue that is down is an error to report, not a wait): running jobs
+   * finish, then runWorker rejects with `queue_unavailable`. Default: never; failed claims
+   * are retried with a backoff doubling from 1 s to {@link maxClaimBackoffMs}.
+   */
+  giveUpAfterMs?: number;
 }
+
+/** The longest pause between two claims when the queue keeps failing them. */
+export const maxClaimBackoffMs = 30_000;
 
 const settledCounter: Record<Settlement, keyof Omit<WorkerSummary, 'processed'>> = {
   acked: 'acked', retried: 'retried', dead_lettered: 'deadLettered', released: 'released',
@@ -76,11 +86,17 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
   };
   if (options.shutdown.aborted) onShutdown();
   else options.shutdown.addEventListener('abort', onShutdown, { once: true });
+  // Claims stop on shutdown, or when the queue has not answered for giveUpAfterMs.
+  const giveUp = new AbortController();
+  const stopClaiming = AbortSignal.any([options.shutdown, giveUp.signal]);
+  // Since when claims (of any slot) have failed or hung with no answer in between.
+  let unreachableSince: number | undefined;
 
   const slot = async (n: number) => {
     // The job the last ack claimed with it (fetch-next), run before claiming again.
     let next: Next | undefined;
-    while (!options.shutdown.aborted) {
+    let failures = 0;
+    while (!stopClaiming.aborted) {
       if (next) {
         next = await handle(next.lease, next.taskLease);
         continue;
@@ -93,22 +109,35 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
       const silent = setInterval(() => {
         options.log.warn({ event: 'queue.not_answering', slot: n, waited_ms: waitMs + slowClaimMs }, `the queue has not answered a claim for ${Math.round((waitMs + slowClaimMs) / 1000)} s (unreachable?); still waiting`);
       }, waitMs + slowClaimMs);
+      const started = Date.now();
+      const limit = options.giveUpAfterMs === undefined ? undefined : setTimeout(() => {
+        const since = unreachableSince ?? started;
+        giveUp.abort(new CodefleetError('queue_unavailable', `the queue did not answer for ${Math.round((Date.now() - since) / 1000)} s: gave up (is it running and reachable?)`));
+      }, Math.max(0, options.giveUpAfterMs - (started - (unreachableSince ?? started))));
       try {
-        lease = await queue.claim({ workerId: options.workerId, waitMs, signal: options.shutdown });
+        lease = await queue.claim({ workerId: options.workerId, waitMs, signal: stopClaiming });
         options.events?.claimSucceeded();
+        unreachableSince = undefined;
+        failures = 0;
       } catch (err) {
         options.events?.claimFailed(err);
+        if (stopClaiming.aborted) continue;
+        unreachableSince ??= started;
+        failures += 1;
         // The queue is unreachable: back off and try again rather than die.
-        options.log.error({ err, event: 'queue.claim_failed', slot: n }, 'claim failed');
-        await sleep(1_000, undefined, { signal: options.shutdown }).catch(() => undefined);
+        const pauseMs = Math.min(maxClaimBackoffMs, 1_000 * 2 ** Math.min(failures - 1, 10));
+        const failingS = Math.round((Date.now() - unreachableSince) / 1000);
+        options.log.error({ err, event: 'queue.claim_failed', slot: n, failures, failing_s: failingS, retry_in_ms: pauseMs }, `claim failed (queue unreachable for ${failingS} s); retrying in ${pauseMs / 1000} s`);
+        await sleep(pauseMs, undefined, { signal: stopClaiming }).catch(() => undefined);
         continue;
       } finally {
         clearInterval(silent);
+        clearTimeout(limit);
       }
       if (!lease) {
         // --once ends when nothing is left, delayed retries included.
         if (options.once && (await queue.stats().then((s) => s.depth === 0, () => true))) return;
-        if (options.once) await sleep(100, undefined, { signal: options.shutdown }).catch(() => undefined);
+        if (options.once) await sleep(100, undefined, { signal: stopClaiming }).catch(() => undefined);
         continue;
       }
       next = await handle(lease);
@@ -180,7 +209,7 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
     let next: Lease | undefined;
     try {
       let settled: Settlement;
-      if (result?.action === 'ack' && lease.ackAndClaim && !options.shutdown.aborted) {
+      if (result?.action === 'ack' && lease.ackAndClaim && !stopClaiming.aborted) {
         // This slot runs another job next anyway: the ack claims it in the same round trip.
         next = await lease.ackAndClaim();
         if (next) options.events?.claimSucceeded();
@@ -211,5 +240,9 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
   await Promise.all(Array.from({ length: Math.max(1, options.concurrency) }, (_, n) => slot(n)));
   clearTimeout(graceTimer);
   options.shutdown.removeEventListener('abort', onShutdown);
+  if (giveUp.signal.aborted && !options.shutdown.aborted) {
+    options.log.error({ event: 'queue.gave_up', after_ms: options.giveUpAfterMs }, (giveUp.signal.reason as Error).message);
+    throw giveUp.signal.reason;
+  }
   return summary;
 }

@@ -6,11 +6,26 @@ import { defaultAgentReadiness } from '../agent-check.js';
 import { progressReporter } from '../progress.js';
 import type { Runtime } from '../runtime.js';
 
+/** Options of {@link work}. */
+export interface WorkOptions {
+  concurrency?: number;
+  once?: boolean;
+  progress?: boolean;
+  /** Stop with `queue_unavailable` after the queue has not answered this long; default {@link onceGiveUpMs} with `once`, else never. */
+  giveUpAfterMs?: number;
+}
+
+/** How long `worker --once` waits for a queue that does not answer before it gives up. */
+export const onceGiveUpMs = 30_000;
+
+/** What the worker did; `unsuccessful` counts jobs that ended failed (any outcome but succeeded) or dead-lettered. */
+export type WorkResult = WorkerSummary & { unsuccessful: number };
+
 /**
  * `codefleet worker`: consumes the queue until SIGTERM/SIGINT (graceful drain) or, with
  * `once`, until the queue is empty.
  */
-export async function work(rt: Runtime, options: { concurrency?: number; once?: boolean; progress?: boolean }): Promise<WorkerSummary> {
+export async function work(rt: Runtime, options: WorkOptions): Promise<WorkResult> {
   // A damaged queue file is found before the first claim (it reads the whole file once).
   await rt.queue.checkStorage?.();
   const shutdown = new AbortController();
@@ -68,12 +83,14 @@ export async function work(rt: Runtime, options: { concurrency?: number; once?: 
   // A claim that fails for good (a queue file damaged while the worker runs) would fail the
   // same way every second: the worker drains and ends with that error instead.
   let fatal: { error: unknown } | undefined;
-  const events = stopOnPermanentClaimFailure(monitor, (error) => {
+  let unsuccessful = 0;
+  const events = stopOnPermanentClaimFailure(monitor, () => { unsuccessful += 1; }, (error) => {
     if (fatal) return;
     fatal = { error };
     rt.log.error({ err: error, event: 'worker.stopping', code: classify(error).code }, 'a claim failed for good: stopping the worker');
     shutdown.abort();
   });
+  const giveUpAfterMs = options.giveUpAfterMs ?? (options.once ? onceGiveUpMs : undefined);
   try {
     // The pipeline (agents, verification, forge) loads with the first job, not before.
     const pipeline = async () => Promise.all([import('@codefleet/pipeline'), rt.pipeline()]);
@@ -92,10 +109,11 @@ export async function work(rt: Runtime, options: { concurrency?: number; once?: 
       // The task lease lives as long as the queue's lease would without heartbeats.
       leases: { store: rt.store, ttlMs: queueSettingsFromConfig(rt.config).leaseMs },
       ...(progress ? { onProgress: progress.onProgress } : {}),
+      ...(giveUpAfterMs === undefined ? {} : { giveUpAfterMs }),
     });
     if (fatal) throw fatal.error;
     if (options.once) await reportDead();
-    return summary;
+    return { ...summary, unsuccessful };
   } finally {
     clearInterval(deadLetterTimer);
     progress?.done();
@@ -105,8 +123,11 @@ export async function work(rt: Runtime, options: { concurrency?: number; once?: 
   }
 }
 
-/** The monitor's events, and `stop` called with every claim failure whose verdict is permanent. */
-function stopOnPermanentClaimFailure(monitor: WorkerEvents | undefined, stop: (error: unknown) => void): WorkerEvents {
+/**
+ * The monitor's events, `unsuccessful` called for each job that settled without succeeding,
+ * and `stop` with every claim failure whose verdict is permanent.
+ */
+function stopOnPermanentClaimFailure(monitor: WorkerEvents | undefined, unsuccessful: () => void, stop: (error: unknown) => void): WorkerEvents {
   return {
     claimSucceeded: () => monitor?.claimSucceeded(),
     claimFailed: (error) => {
@@ -114,7 +135,10 @@ function stopOnPermanentClaimFailure(monitor: WorkerEvents | undefined, stop: (e
       if (classify(error).verdict === 'permanent') stop(error);
     },
     jobStarted: () => monitor?.jobStarted(),
-    jobSettled: (settlement, run, attempt) => monitor?.jobSettled(settlement, run, attempt),
+    jobSettled: (settlement, run, attempt) => {
+      if (settlement === 'dead_lettered' || (settlement === 'acked' && run?.outcome !== 'succeeded')) unsuccessful();
+      monitor?.jobSettled(settlement, run, attempt);
+    },
   };
 }
 
