@@ -1,10 +1,10 @@
-import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { execa } from 'execa';
-import { createTempDir, createTempRepo, freePort, gitTestEnv, startRedis, type TempDir, type TempRepo } from '@codefleet/testkit';
+import { createTempDir, createTempRepo, freePort, gitTestEnv, startFixture, startRedis, waitFor, type TempDir, type TempRepo } from '@codefleet/testkit';
 import { bin, cli } from './cli-helpers.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -114,4 +114,45 @@ describe('a newcomer\'s path', () => {
     expect(result.exitCode).toBe(1);
     expect(result.stderr).toMatch(/^error \(queue_unavailable\): the queue did not answer for \d+ s: gave up/m);
   }, 120_000);
+
+  it('a second SIGINT stops the worker at once (exit 130); the job is redelivered to another worker', async () => {
+    const agent = join(dir.path, 'agent.mjs');
+    // First delivery: says it started, then works "forever". Second: does the task.
+    await writeFile(agent, [
+      "import fs from 'node:fs';",
+      "const arg = (name) => process.argv[process.argv.indexOf(name) + 1];",
+      `const marker = ${JSON.stringify(join(dir.path, 'agent-home'))};`,
+      "if (!fs.existsSync(marker)) { fs.mkdirSync(marker); console.log('working'); setInterval(() => undefined, 1000); }",
+      "else fs.appendFileSync(arg('--workdir') + '/notes.txt', 'more\\n');",
+    ].join('\n'));
+    // Long grace and a long-running agent: only a forced stop ends the first worker soon. A
+    // short lease, so the second worker does not wait two minutes for the job.
+    await writeFile(join(dir.path, 'config.yaml'), [
+      'data_dir: ./data', 'logging:\n  level: info', `agents:\n  script:\n    module: ${agent}`,
+      'queue:\n  lease_seconds: 3', 'worker:\n  shutdown_grace_seconds: 3600\n  max_retries: 3',
+      // No sandbox, so the agent can leave a mark outside its working copy for the test.
+      'sandbox:\n  mode: none', '',
+    ].join('\n'));
+    const env = { PATH: process.env.PATH ?? '', HOME: join(dir.path, 'home'), ...gitTestEnv() };
+    const args = ['--config', join(dir.path, 'config.yaml')];
+    expect((await execa(process.execPath, [bin, ...args, 'enqueue', '--repo', repo.path, '--title', 'Append more notes'], { cwd: dir.path, env, extendEnv: false })).exitCode).toBe(0);
+    const first = startFixture(bin, [...args, 'worker'], { cwd: dir.path, env });
+    await first.waitForLine(/"event":"job.claimed"/, 60_000);
+    await waitFor(async () => (await stat(join(dir.path, 'agent-home')).then(() => true, () => false)) || undefined, { timeoutMs: 60_000, what: 'the agent to start' });
+    first.kill('SIGINT');
+    await first.waitForLine(/"event":"worker.interrupted"/);
+    first.kill('SIGINT');
+    expect(await first.exited).toEqual({ exitCode: 130, signal: undefined });
+    expect(first.lines.some((line) => line.includes('"event":"worker.stopped_now"'))).toBe(true);
+    // The lease expires, and another worker runs the job to its end.
+    const second = startFixture(bin, [...args, 'worker'], { cwd: dir.path, env });
+    try {
+      await second.waitForLine(/"event":"job.settled"/, 120_000);
+    } finally {
+      second.kill('SIGTERM');
+      await second.exited;
+    }
+    const shown = await execa(process.execPath, [bin, ...args, 'runs', '--json'], { cwd: dir.path, env, extendEnv: false });
+    expect(JSON.parse(shown.stdout)).toMatchObject([{ outcome: 'succeeded', attempts: 2 }]);
+  }, 240_000);
 });

@@ -13,7 +13,12 @@ export interface WorkOptions {
   progress?: boolean;
   /** Stop with `queue_unavailable` after the queue has not answered this long; default {@link onceGiveUpMs} with `once`, else never. */
   giveUpAfterMs?: number;
+  /** Ends the process at once (a second SIGINT); default `process.exit`. */
+  exitNow?: (code: number) => void;
 }
+
+/** The exit code of a process stopped by SIGINT (128 + 2), as shells report it. */
+export const interruptedExitCode = 130;
 
 /** How long `worker --once` waits for a queue that does not answer before it gives up. */
 export const onceGiveUpMs = 30_000;
@@ -29,12 +34,23 @@ export async function work(rt: Runtime, options: WorkOptions): Promise<WorkResul
   // A damaged queue file is found before the first claim (it reads the whole file once).
   await rt.queue.checkStorage?.();
   const shutdown = new AbortController();
-  // `on`, not `once`: a second signal while draining (a supervisor that repeats SIGTERM,
-  // a resumed SIGSTOP that delivers what piled up) must not kill the process mid-drain,
-  // which would leave its working copies locked and its leases to expire.
+  const progress = options.progress ? progressReporter() : undefined;
+  // `on`, not `once`: a second SIGTERM while draining (a supervisor that repeats it, a
+  // resumed SIGSTOP that delivers what piled up) must not kill the process mid-drain, which
+  // would leave its working copies locked and its leases to expire. A second Ctrl-C is a
+  // person who will not wait: that stops now (agents and checks die with the process), and
+  // the jobs are redelivered when their leases expire.
   const stop = (signal: NodeJS.Signals) => {
-    if (shutdown.signal.aborted) rt.log.warn({ event: 'worker.signal_again', signal }, `${signal} again: still draining`);
-    else shutdown.abort();
+    if (!shutdown.signal.aborted) {
+      shutdown.abort();
+      if (signal === 'SIGINT') rt.log.warn({ event: 'worker.interrupted' }, 'draining: running jobs may finish; Ctrl-C again to stop now');
+    } else if (signal === 'SIGINT') {
+      progress?.done();
+      rt.log.warn({ event: 'worker.stopped_now', signal }, 'SIGINT again: stopping now; running jobs are redelivered when their leases expire');
+      (options.exitNow ?? ((code: number) => process.exit(code)))(interruptedExitCode);
+    } else {
+      rt.log.warn({ event: 'worker.signal_again', signal }, `${signal} again: still draining`);
+    }
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
@@ -50,7 +66,6 @@ export async function work(rt: Runtime, options: WorkOptions): Promise<WorkResul
   const sandbox = await rt.sandbox();
   if (sandbox.mode === 'none') rt.log.warn({ event: 'sandbox.none', mode: sandbox.mode }, sandbox.description);
   else rt.log.info({ event: 'sandbox.ready', mode: sandbox.mode }, sandbox.description);
-  const progress = options.progress ? progressReporter() : undefined;
   const concurrency = options.concurrency ?? rt.config.worker.concurrency;
   // Health and metrics only with a port to serve them on (prom-client is loaded then).
   let monitor: WorkerMonitor | undefined;
