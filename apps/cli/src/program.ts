@@ -1,4 +1,4 @@
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, loadConfig, type LoadedConfig } from '@codefleet/config';
 import { classify } from '@codefleet/core';
 import { patchFormatsHelp } from './commands/patch-help.js';
@@ -50,11 +50,13 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
     .description('A queue-driven fleet of AI coding workers: a task in, a verified pull request out.')
     .version(cliVersion(), '-V, --version', 'print the version')
     .option('-c, --config <path>', 'config file (default: $CODEFLEET_CONFIG or ./config.yaml)')
+    .addOption(new Option('--log-format <format>', 'log lines: auto (pretty on a terminal, else json), json or pretty (default: logging.format)').choices(['auto', 'json', 'pretty']))
     .showHelpAfterError();
 
   const load = async (): Promise<LoadedConfig> => {
-    const path = program.opts<{ config?: string }>().config;
-    return loadConfig({ cwd: io.cwd, ...(io.env ? { env: io.env } : {}), ...(path ? { path } : {}) });
+    const { config: path, logFormat } = program.opts<{ config?: string; logFormat?: 'auto' | 'json' | 'pretty' }>();
+    const loaded = await loadConfig({ cwd: io.cwd, ...(io.env ? { env: io.env } : {}), ...(path ? { path } : {}) });
+    return logFormat === undefined ? loaded : { ...loaded, config: { ...loaded.config, logging: { ...loaded.config.logging, format: logFormat } } };
   };
   const withRuntime = async (fn: (rt: Runtime) => Promise<unknown>, options: { longRunning?: boolean } = {}) => {
     const { openRuntime } = await import('./runtime.js');

@@ -155,4 +155,19 @@ describe('a newcomer\'s path', () => {
     const shown = await execa(process.execPath, [bin, ...args, 'runs', '--json'], { cwd: dir.path, env, extendEnv: false });
     expect(JSON.parse(shown.stdout)).toMatchObject([{ outcome: 'succeeded', attempts: 2 }]);
   }, 240_000);
+
+  it('logs are pretty on a terminal (a pseudo-TTY from util-linux script), JSON in a pipe; --log-format overrides', async () => {
+    await writeFile(join(dir.path, 'agent.mjs'), '');
+    await writeFile(join(dir.path, 'config.yaml'), 'data_dir: ./data\nagents:\n  script:\n    module: ./agent.mjs\n');
+    const env = { PATH: process.env.PATH ?? '', HOME: dir.path };
+    const command = (...extra: string[]) => [process.execPath, bin, '--config', join(dir.path, 'config.yaml'), ...extra, 'worker', '--once'].map((word) => `'${word}'`).join(' ');
+    const onTty = async (...extra: string[]) => (await execa('script', ['-qec', command(...extra), '/dev/null'], { cwd: dir.path, env, extendEnv: false })).stdout;
+    const tty = await onTty();
+    expect(tty).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z INFO {2}sandbox: .* event=sandbox\.ready/m);
+    expect(tty).not.toContain('{"level"');
+    expect(await onTty('--log-format', 'json')).toMatch(/^\{"level":"info".*"event":"sandbox\.ready"/m);
+    const piped = await execa(process.execPath, [bin, '--config', join(dir.path, 'config.yaml'), 'worker', '--once'], { cwd: dir.path, env, extendEnv: false });
+    expect(piped.stdout).toMatch(/^\{"level":"info".*"event":"sandbox\.ready"/m);
+    expect((await execa(process.execPath, [bin, '--config', join(dir.path, 'config.yaml'), '--log-format', 'pretty', 'worker', '--once'], { cwd: dir.path, env, extendEnv: false })).stdout).toMatch(/Z INFO {2}sandbox: /);
+  }, 60_000);
 });
