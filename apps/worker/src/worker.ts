@@ -25,6 +25,8 @@ export interface WorkerOptions {
   /** A claim still unanswered this long after its wait is logged as `queue.not_answering`; default 30 000 ms. */
   slowClaimMs?: number;
   onProgress?: JobContext['onProgress'];
+  /** Output of the running agent or check, for live progress (see JobContext.onOutput). */
+  onOutput?: JobContext['onOutput'];
   /**
    * Task leases in the shared run store: at most one running job per task key across the
    * fleet, renewed with every heartbeat, and the token that fences publishing. Without
@@ -196,6 +198,7 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
         job: lease.job, attempt: lease.attempt, workerId: options.workerId, signal: controller.signal,
         ...(leases ? { leaseToken: lease.token } : {}),
         ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+        ...(options.onOutput ? { onOutput: options.onOutput } : {}),
       });
     } catch (err) {
       const c = classify(err);

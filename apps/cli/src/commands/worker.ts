@@ -1,4 +1,5 @@
 import { classify, isTerminal } from '@codefleet/core';
+import { maskSecrets } from '@codefleet/log';
 import { queueSettingsFromConfig } from '@codefleet/queue';
 import { latestRun } from '@codefleet/store';
 import { runWorker, startMonitorServer, WorkerMonitor, type MonitorServer, type WorkerEvents, type WorkerSummary } from '@codefleet/worker';
@@ -34,7 +35,7 @@ export async function work(rt: Runtime, options: WorkOptions): Promise<WorkResul
   // A damaged queue file is found before the first claim (it reads the whole file once).
   await rt.queue.checkStorage?.();
   const shutdown = new AbortController();
-  const progress = options.progress ? progressReporter() : undefined;
+  const progress = options.progress ? progressReporter({ log: rt.log, mask: (text) => maskSecrets(text, rt.secrets) }) : undefined;
   // `on`, not `once`: a second SIGTERM while draining (a supervisor that repeats it, a
   // resumed SIGSTOP that delivers what piled up) must not kill the process mid-drain, which
   // would leave its working copies locked and its leases to expire. A second Ctrl-C is a
@@ -123,7 +124,7 @@ export async function work(rt: Runtime, options: WorkOptions): Promise<WorkResul
       log: rt.log,
       // The task lease lives as long as the queue's lease would without heartbeats.
       leases: { store: rt.store, ttlMs: queueSettingsFromConfig(rt.config).leaseMs },
-      ...(progress ? { onProgress: progress.onProgress } : {}),
+      ...(progress ? { onProgress: progress.onProgress, onOutput: progress.onOutput } : {}),
       ...(giveUpAfterMs === undefined ? {} : { giveUpAfterMs }),
     });
     if (fatal) throw fatal.error;
