@@ -49,7 +49,9 @@ export async function agentReadiness(loaded: LoadedConfig, name: string): Promis
   const agent = name as Exclude<(typeof AGENT_NAMES)[number], 'ollama' | 'script'>;
   const binary = agent === 'command' ? agents.command.argv[0] : agents[agent].binary;
   if (binary === undefined) return { ok: false, what: 'agent command has no argv', fix: 'set agents.command.argv in config.yaml' };
-  const found = await findExecutable(binary, process.cwd(), loaded.env.PATH);
+  // Runs get agents.env.path in front of PATH: the program may live there.
+  const path = [...agents.env.path, ...(loaded.env.PATH ? [loaded.env.PATH] : [])].join(':');
+  const found = await findExecutable(binary, process.cwd(), path);
   if (found) return { ok: true, what: `agent: ${name} → ${found}` };
   const where = agent === 'command' ? 'agents.command.argv[0]' : `agents.${agent}.binary`;
   return { ok: false, what: `agent ${name}: ${binary} not found on PATH`, fix: `install ${binary}, or set ${where} / agents.default in config.yaml` };
