@@ -170,4 +170,42 @@ describe('a newcomer\'s path', () => {
     expect(piped.stdout).toMatch(/^\{"level":"info".*"event":"sandbox\.ready"/m);
     expect((await execa(process.execPath, [bin, '--config', join(dir.path, 'config.yaml'), '--log-format', 'pretty', 'worker', '--once'], { cwd: dir.path, env, extendEnv: false })).stdout).toMatch(/Z INFO {2}sandbox: /);
   }, 60_000);
+
+  it('a running job shows its stage and the agent\'s last output line: a status line on a terminal, job.progress lines in a pipe', async () => {
+    const release = join(dir.path, 'release');
+    // Says something with an escape sequence in it, then waits for the test to have seen it.
+    await writeFile(join(dir.path, 'agent.mjs'), [
+      "import fs from 'node:fs';",
+      "const arg = (name) => process.argv[process.argv.indexOf(name) + 1];",
+      "console.log('thinking \\x1b[31mhard\\x1b[0m about it');",
+      `while (!fs.existsSync(${JSON.stringify(release)})) await new Promise((r) => setTimeout(r, 100));`,
+      "fs.appendFileSync(arg('--workdir') + '/notes.txt', arg('--pass') + '\\n');",
+    ].join('\n'));
+    // No sandbox: the agent waits for a file outside its working copy.
+    await writeFile(join(dir.path, 'config.yaml'), 'data_dir: ./data\nlogging:\n  level: info\nagents:\n  script:\n    module: ./agent.mjs\nsandbox:\n  mode: none\n');
+    const env = { PATH: process.env.PATH ?? '', HOME: dir.path, ...gitTestEnv() };
+    const args = [bin, '--config', join(dir.path, 'config.yaml')];
+    const enqueue = () => execa(process.execPath, [...args, 'enqueue', '--repo', repo.path, '--title', `Append ${Math.random()}`], { cwd: dir.path, env, extendEnv: false });
+
+    await enqueue();
+    const command = [process.execPath, ...args, 'worker', '--once'].map((word) => `'${word}'`).join(' ');
+    // A pseudo-terminal made by script has no size until one is set.
+    const tty = execa('script', ['-qec', `stty cols 200; ${command}`, '/dev/null'], { cwd: dir.path, env, extendEnv: false, reject: false });
+    let screen = '';
+    tty.stdout!.on('data', (chunk: Buffer) => { screen += chunk.toString('utf8'); });
+    try {
+      await waitFor(() => /\[implementing\] · pass implement · attempt 1 · agent \d+s · job \d+s · thinking hard about it/.test(screen) || undefined, { timeoutMs: 60_000, what: 'the status line' });
+    } finally {
+      await writeFile(release, '');
+    }
+    expect({ code: (await tty).exitCode, screen: screen.includes('processed 1: 1 done') }).toEqual({ code: 0, screen: true });
+    // The agent's escape sequence never reached the terminal.
+    expect(screen).not.toContain('\x1b[31m');
+
+    await enqueue();
+    const piped = await execa(process.execPath, [...args, 'worker', '--once'], { cwd: dir.path, env, extendEnv: false });
+    const progress = piped.stdout.split('\n').filter((line) => line.includes('"event":"job.progress"')).map((line) => JSON.parse(line) as { stage: string });
+    expect(progress.map((p) => p.stage)).toEqual(expect.arrayContaining(['preparing', 'implementing', 'testing', 'done']));
+  }, 120_000);
 });
+
