@@ -163,7 +163,9 @@ describe('a newcomer\'s path', () => {
     const command = (...extra: string[]) => [process.execPath, bin, '--config', join(dir.path, 'config.yaml'), ...extra, 'worker', '--once'].map((word) => `'${word}'`).join(' ');
     const onTty = async (...extra: string[]) => (await execa('script', ['-qec', command(...extra), '/dev/null'], { cwd: dir.path, env, extendEnv: false })).stdout;
     const tty = await onTty();
-    expect(tty).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z INFO {2}sandbox: .* event=sandbox\.ready/m);
+    // (Each log line on a terminal begins by clearing its row: see the status line test.)
+    // eslint-disable-next-line no-control-regex
+    expect(tty).toMatch(/^(?:\r\x1b\[2K)?\d{4}-\d\d-\d\dT[\d:.]+Z INFO {2}sandbox: .* event=sandbox\.ready/m);
     expect(tty).not.toContain('{"level"');
     expect(await onTty('--log-format', 'json')).toMatch(/^\{"level":"info".*"event":"sandbox\.ready"/m);
     const piped = await execa(process.execPath, [bin, '--config', join(dir.path, 'config.yaml'), 'worker', '--once'], { cwd: dir.path, env, extendEnv: false });
@@ -201,6 +203,12 @@ describe('a newcomer\'s path', () => {
     expect({ code: (await tty).exitCode, screen: screen.includes('processed 1: 1 done') }).toEqual({ code: 0, screen: true });
     // The agent's escape sequence never reached the terminal.
     expect(screen).not.toContain('\x1b[31m');
+    // A log line clears the status line's row first, so no line starts with status text.
+    const rows = screen.split('\n').map((row) => row.split('\r').filter((part) => part !== '').at(-1) ?? '');
+    const logRows = rows.filter((row) => / INFO {2}/.test(row));
+    expect(logRows.length).toBeGreaterThan(0);
+    // eslint-disable-next-line no-control-regex
+    for (const row of logRows) expect(row).toMatch(/^(\x1b\[2K)?\d{4}-\d\d-\d\dT/);
 
     await enqueue();
     const piped = await execa(process.execPath, [...args, 'worker', '--once'], { cwd: dir.path, env, extendEnv: false });
