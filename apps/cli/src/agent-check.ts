@@ -1,35 +1,58 @@
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
-import type { LoadedConfig } from '@codefleet/config';
+import { AGENT_NAMES, type LoadedConfig } from '@codefleet/config';
 import { findExecutable } from '@codefleet/process';
 
-/** What `agents.default` runs, or why it cannot run on this host, with the fix. */
+/** What an agent runs, or why it cannot run on this host, with the fix. */
 export type AgentReadiness = { ok: true; what: string } | { ok: false; what: string; fix: string };
 
 /**
- * Whether the default agent can start here: the script agent's module is readable, a CLI
- * agent's program (or the command template's) is on PATH. The built-in agent needs a
- * server, which only `doctor` asks (`undefined` here). Cheap and without loading the
- * agents, so a worker can say so at start instead of dead-lettering every job.
+ * Whether the default agent can start here: see {@link agentReadiness}. Cheap and without
+ * loading the agents, so a worker can say so at start instead of dead-lettering every job.
  */
 export async function defaultAgentReadiness(loaded: LoadedConfig): Promise<AgentReadiness | undefined> {
+  return agentReadiness(loaded, loaded.config.agents.default);
+}
+
+/**
+ * Whether agent `name` (an agent or an `agents.profiles` entry) can start here: the script
+ * agent's module is readable, a CLI agent's program (or the command template's) is on PATH,
+ * the built-in agent has a model and a host. Whether that host answers and has the model is
+ * only asked by `doctor` (`undefined` here): a network call does not belong in `enqueue`.
+ */
+export async function agentReadiness(loaded: LoadedConfig, name: string): Promise<AgentReadiness | undefined> {
   const { agents } = loaded.config;
-  const name = agents.default;
-  if (name === 'ollama') return undefined;
+  const profile = agents.profiles[name];
+  if (profile !== undefined) {
+    const readiness = await agentReadiness(loaded, profile.agent);
+    return readiness && { ...readiness, what: `profile ${name}: ${readiness.what}` };
+  }
+  if (!(AGENT_NAMES as readonly string[]).includes(name)) {
+    return { ok: false, what: `agent "${name}" is neither an agent nor a profile`, fix: `use one of ${AGENT_NAMES.join(', ')}, or define agents.profiles.${name} in config.yaml` };
+  }
+  if (name === 'ollama') {
+    const { host, model } = agents.ollama;
+    if (!host) return { ok: false, what: 'agent ollama has no host', fix: 'set agents.ollama.host in config.yaml (the openai provider has no default host)' };
+    if (!model) return { ok: false, what: 'agent ollama has no model', fix: 'set agents.ollama.model in config.yaml' };
+    return undefined;
+  }
   if (name === 'script') {
     const module = agents.script.module;
-    if (!module) return { ok: false, what: 'agent "script" has no module', fix: 'set agents.script.module in config.yaml, or choose a real agent in agents.default' };
+    if (!module) return { ok: false, what: 'agent "script" has no module', fix: 'set agents.script.module in config.yaml, or choose a real agent in agents.default (e.g. CODEFLEET_AGENT=claude)' };
     try {
       await access(module, constants.R_OK);
       return { ok: true, what: `agent: script ${module} (scripted, no model)` };
     } catch {
-      return { ok: false, what: `agent script ${module} not found`, fix: 'fix agents.script.module' };
+      return { ok: false, what: `agent script ${module} not found`, fix: 'fix agents.script.module in config.yaml' };
     }
   }
-  const binary = name === 'command' ? agents.command.argv[0] : agents[name].binary;
+  const agent = name as Exclude<(typeof AGENT_NAMES)[number], 'ollama' | 'script'>;
+  const binary = agent === 'command' ? agents.command.argv[0] : agents[agent].binary;
   if (binary === undefined) return { ok: false, what: 'agent command has no argv', fix: 'set agents.command.argv in config.yaml' };
-  const found = await findExecutable(binary, process.cwd(), loaded.env.PATH);
+  // Runs get agents.env.path in front of PATH: the program may live there.
+  const path = [...agents.env.path, ...(loaded.env.PATH ? [loaded.env.PATH] : [])].join(':');
+  const found = await findExecutable(binary, process.cwd(), path);
   if (found) return { ok: true, what: `agent: ${name} → ${found}` };
-  const where = name === 'command' ? 'agents.command.argv[0]' : `agents.${name}.binary`;
+  const where = agent === 'command' ? 'agents.command.argv[0]' : `agents.${agent}.binary`;
   return { ok: false, what: `agent ${name}: ${binary} not found on PATH`, fix: `install ${binary}, or set ${where} / agents.default in config.yaml` };
 }

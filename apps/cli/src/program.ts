@@ -4,6 +4,7 @@ import { classify } from '@codefleet/core';
 import { patchFormatsHelp } from './commands/patch-help.js';
 import type { RunsOptions } from './commands/fleet.js';
 import type { Runtime } from './runtime.js';
+import { cliVersion } from './version.js';
 
 // Commands and the runtime are imported when a command runs, not with the program: a
 // long-lived `codefleet worker` keeps in memory only what it uses (no producer, patch or
@@ -42,17 +43,29 @@ const portNumber = (value: string) => {
   return n;
 };
 
+const workerExitCodes = `
+Exit codes:
+  0    stopped as asked; with --once: every job it ran succeeded (or there was none)
+  1    with --once: a job failed (any outcome but succeeded) or was dead-lettered;
+       or the worker stopped on an error, e.g. "error (queue_unavailable)": the queue
+       did not answer for --give-up-after seconds
+  2    a usage or config error
+  130  a second SIGINT (Ctrl-C): stopped at once; its jobs are redelivered when their leases expire`;
+
 /** Builds the `codefleet` command. `run` resolves to the process exit code. */
 export function buildProgram(io: Io): { program: Command; exitCode: () => number } {
   let code = 0;
   const program = new Command('codefleet')
     .description('A queue-driven fleet of AI coding workers: a task in, a verified pull request out.')
+    .version(cliVersion(), '-V, --version', 'print the version')
     .option('-c, --config <path>', 'config file (default: $CODEFLEET_CONFIG or ./config.yaml)')
+    .addOption(new Option('--log-format <format>', 'log lines: auto (pretty on a terminal, else json), json or pretty (default: logging.format)').choices(['auto', 'json', 'pretty']))
     .showHelpAfterError();
 
   const load = async (): Promise<LoadedConfig> => {
-    const path = program.opts<{ config?: string }>().config;
-    return loadConfig({ cwd: io.cwd, ...(io.env ? { env: io.env } : {}), ...(path ? { path } : {}) });
+    const { config: path, logFormat } = program.opts<{ config?: string; logFormat?: 'auto' | 'json' | 'pretty' }>();
+    const loaded = await loadConfig({ cwd: io.cwd, ...(io.env ? { env: io.env } : {}), ...(path ? { path } : {}) });
+    return logFormat === undefined ? loaded : { ...loaded, config: { ...loaded.config, logging: { ...loaded.config.logging, format: logFormat } } };
   };
   const withRuntime = async (fn: (rt: Runtime) => Promise<unknown>, options: { longRunning?: boolean } = {}) => {
     const { openRuntime } = await import('./runtime.js');
@@ -89,6 +102,7 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
       const { enqueue } = await commands.jobs();
       await withRuntime(async (rt) => {
         const result = await enqueue(rt, opts, io.cwd);
+        if (result.warning !== undefined) io.err(`warning: ${result.warning}`);
         io.out(result.deduplicated ? `already queued as ${result.id}` : `enqueued ${result.id}`);
       });
     });
@@ -110,12 +124,17 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
     .description('consume the queue (SIGTERM/SIGINT drains gracefully)')
     .option('--concurrency <n>', 'jobs at the same time', positiveInt)
     .option('--once', 'stop when the queue is empty')
+    .option('--give-up-after <seconds>', 'stop when the queue has not answered this long (default 30 with --once, else keep retrying)', positiveInt)
     .option('--dashboard-port <n>', 'also serve the dashboard on this port (0: a free one)', portNumber)
-    .action(async (opts: { concurrency?: number; once?: boolean; dashboardPort?: number }) => {
+    .addHelpText('after', workerExitCodes)
+    .action(async (opts: { concurrency?: number; once?: boolean; giveUpAfter?: number; dashboardPort?: number }) => {
       const { work } = await commands.worker();
       await withRuntime(async (rt) => {
-        const summary = await work(rt, { ...opts, progress: true, out: io.out });
+        const { giveUpAfter, ...rest } = opts;
+        const summary = await work(rt, { ...rest, progress: true, out: io.out, ...(giveUpAfter === undefined ? {} : { giveUpAfterMs: giveUpAfter * 1000 }) });
         io.out(`processed ${summary.processed}: ${summary.acked} done, ${summary.retried} retrying, ${summary.deadLettered} dead-lettered, ${summary.released} released`);
+        // A service's exit says how it stopped; a one-shot run's says how its jobs went.
+        return opts.once && summary.unsuccessful > 0 ? 1 : 0;
       }, { longRunning: true });
     });
 

@@ -1,46 +1,164 @@
+import type { Logger } from '@codefleet/log';
 import type { JobContext } from '@codefleet/pipeline';
 
 type Progress = Parameters<NonNullable<JobContext['onProgress']>>[0];
 
-/**
- * Shows where a running job is: on a TTY one line rewritten in place (stage, pass, attempt,
- * elapsed), otherwise one plain line per change so logs and CI output stay readable.
- */
-export function progressReporter(stream: NodeJS.WriteStream = process.stderr): {
+/** Where and how a {@link progressReporter} shows progress. */
+export interface ProgressOptions {
+  /** The terminal (or not) the status line goes to; default `process.stderr`. */
+  stream?: Pick<NodeJS.WriteStream, 'write'> & { isTTY?: boolean; columns?: number };
+  /** Off a terminal, progress goes here as `job.progress` lines (masked like every log line). */
+  log?: Logger;
+  /** Masks secrets in output shown on the terminal. */
+  mask?: (text: string) => string;
+  /** How often the status line is redrawn (TTY); default 1 s. */
+  redrawMs?: number;
+  /** How often a `job.progress` line is logged during a long step (no TTY); default 15 s. */
+  logEveryMs?: number;
+  now?: () => number;
+}
+
+/** What the worker wires into the pipeline, and `flush` to show the state now. */
+export interface ProgressReporter {
   onProgress: (p: Progress) => void;
+  onOutput: (source: string, chunk: string) => void;
+  flush: () => void;
   done: () => void;
-} {
-  const started = Date.now();
-  let last = '';
-  let timer: NodeJS.Timeout | undefined;
-  const render = (p: Progress) => {
-    const elapsed = `${((Date.now() - started) / 1000).toFixed(1)}s`;
-    const pass = p.pass ? ` · pass ${p.pass}` : '';
-    const attempt = p.innerAttempt ? ` · attempt ${p.innerAttempt}` : '';
-    return `[${p.stage}]${pass}${attempt} · ${elapsed}`;
+}
+
+/** Longest last output line shown; the terminal's width cuts it further. */
+const maxLineChars = 400;
+/** Output kept to find the last line in. */
+const maxRawChars = 8_192;
+
+/**
+ * Shows where a running job is. On a TTY: one status line, redrawn every second, with the
+ * stage, pass, attempt, the running step (agent or check) and how long it has run, the
+ * job's elapsed time and the step's last output line. Off a terminal: a `job.progress` log
+ * line at each stage change and every `logEveryMs` during a long step. The output line is
+ * attacker data: escape sequences and control characters are removed before it is shown.
+ */
+export function progressReporter(options: ProgressOptions = {}): ProgressReporter {
+  const stream = options.stream ?? process.stderr;
+  const now = options.now ?? Date.now;
+  const mask = options.mask ?? ((text: string) => text);
+  let jobStarted = now();
+  let current: Progress | undefined;
+  let step: { source: string; started: number; partial: string; last: string } | undefined;
+  const reset = () => { step = undefined; };
+
+  const onOutput = (source: string, chunk: string) => {
+    if (step?.source !== source) step = { source, started: now(), partial: '', last: '' };
+    // Bounded: only the tail of the output can hold the last line.
+    const lines = (step.partial + chunk).slice(-maxRawChars).split(/\r\n|\r|\n/);
+    step.partial = lines.pop() ?? '';
+    const complete = lines.filter((line) => sanitizeLine(line) !== '');
+    if (complete.length > 0) step.last = complete[complete.length - 1]!;
   };
+  // Masked before it is cut, so a secret at the cut is still found whole.
+  const lastLine = () => {
+    if (!step) return '';
+    const line = sanitizeLine(step.partial) !== '' ? step.partial : step.last;
+    return sanitizeLine(mask(line));
+  };
+  const seconds = (ms: number) => formatDuration(Math.max(0, ms));
+
   if (!stream.isTTY) {
+    const logEveryMs = options.logEveryMs ?? 15_000;
+    const fields = () => ({
+      event: 'job.progress',
+      ...(current ? { stage: current.stage, ...(current.pass ? { pass: current.pass } : {}), ...(current.innerAttempt ? { inner_attempt: current.innerAttempt } : {}) } : {}),
+      elapsed_ms: now() - jobStarted,
+      ...(step ? { step: step.source, step_ms: now() - step.started, last_line: lastLine() } : {}),
+    });
+    const flush = () => {
+      if (current) options.log?.info(fields(), `${current.stage}${step ? ` · ${step.source} ${seconds(now() - step.started)}` : ''}`);
+    };
+    const timer = setInterval(() => { if (step) flush(); }, logEveryMs);
+    timer.unref();
     return {
       onProgress: (p) => {
-        const line = render(p);
-        if (line.replace(/ · [\d.]+s$/, '') !== last.replace(/ · [\d.]+s$/, '')) stream.write(`${line}\n`);
-        last = line;
+        if (current === undefined || isNewJob(current, p)) jobStarted = now();
+        current = p;
+        reset();
+        flush();
       },
-      done: () => undefined,
+      onOutput,
+      flush,
+      done: () => clearInterval(timer),
     };
   }
-  let current: Progress | undefined;
-  timer = setInterval(() => current && stream.write(`\r\x1b[2K${render(current)}`), 250);
+
+  const render = () => {
+    if (!current) return '';
+    const parts = [`[${current.stage}]`];
+    if (current.pass) parts.push(`pass ${current.pass}`);
+    if (current.innerAttempt) parts.push(`attempt ${current.innerAttempt}`);
+    if (step) parts.push(`${step.source} ${seconds(now() - step.started)}`);
+    parts.push(`job ${seconds(now() - jobStarted)}`);
+    const head = parts.join(' · ');
+    const last = lastLine();
+    const line = last === '' ? head : `${head} · ${last}`;
+    // One row: a wrapped line cannot be redrawn in place.
+    // A pseudo-terminal without a size says 0 columns.
+    const width = Math.max(20, (stream.columns ? stream.columns : 80) - 1);
+    return line.length > width ? `${line.slice(0, width - 1)}…` : line;
+  };
+  let shown = false;
+  const flush = () => {
+    if (!current) return;
+    stream.write(`\r\x1b[2K${render()}`);
+    shown = true;
+  };
+  const timer = setInterval(flush, options.redrawMs ?? 1_000);
   timer.unref();
   return {
     onProgress: (p) => {
+      if (current === undefined || isNewJob(current, p)) jobStarted = now();
       current = p;
-      stream.write(`\r\x1b[2K${render(p)}`);
+      reset();
+      flush();
     },
+    onOutput,
+    flush,
     done: () => {
       clearInterval(timer);
-      timer = undefined;
-      if (current) stream.write('\n');
+      if (shown) stream.write('\n');
+      shown = false;
     },
   };
+}
+
+/** A job after the last one ended: the previous reached `done`. */
+function isNewJob(previous: Progress, next: Progress): boolean {
+  return previous.stage === 'done' && next.stage !== 'done';
+}
+
+/** `12s`, `3m05s`, `1h02m`. */
+export function formatDuration(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor(s / 60) % 60).padStart(2, '0')}m`;
+}
+
+/**
+ * One line of agent or check output made safe to print on a terminal: escape sequences
+ * (CSI, OSC and the rest) and every other control or bidirectional-override character are
+ * removed, whitespace runs collapse, and the line is bounded.
+ */
+export function sanitizeLine(line: string): string {
+  return line
+    // OSC (…BEL or …ST), then CSI, then any other ESC sequence.
+    // eslint-disable-next-line no-control-regex
+    .replace(/\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?/g, '')
+    // eslint-disable-next-line no-control-regex
+    .replace(/(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?/g, '')
+    // eslint-disable-next-line no-control-regex
+    .replace(/\x1b[ -/]*[0-~]?/g, '')
+    // eslint-disable-next-line no-control-regex
+    .replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, maxLineChars);
 }

@@ -3,7 +3,7 @@ import { realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
 import type { LoadedConfig, Config } from '@codefleet/config';
 import { classify, CodefleetError } from '@codefleet/core';
-import { createLogger, SecretRegistry, type Logger } from '@codefleet/log';
+import { createLogger, resolveLogFormat, SecretRegistry, type Logger, type LogFormat } from '@codefleet/log';
 import type { PipelineDeps } from '@codefleet/pipeline';
 import type { Requester } from '@codefleet/requester';
 import { openQueue, queueSettingsFromConfig, type Queue } from '@codefleet/queue';
@@ -169,6 +169,15 @@ export function openConfiguredStore(config: Config, options: { longRunning?: boo
 }
 
 /**
+ * Standard output, where log lines go. Pretty lines on a terminal first clear the row: a
+ * worker's status line (stderr, the same terminal) may be on it, and is redrawn below.
+ */
+function logDestination(format: LogFormat): { write(line: string): unknown } {
+  const stdout = process.stdout;
+  return format === 'pretty' && stdout.isTTY ? { write: (line: string) => stdout.write(`\r\x1b[2K${line}`) } : stdout;
+}
+
+/**
  * Opens the queue and the store the config describes, and readies the rest to load on
  * first use. On GitHub the forge opens now, so a missing token or bad App credentials
  * fail the command at start, not its first job.
@@ -178,8 +187,9 @@ export async function openRuntime(loaded: LoadedConfig, options: RuntimeOptions 
   // The config's secrets, and every token minted at run time (GitHub App installation
   // tokens) as it is minted: logs, run records and comments mask them all.
   const secrets = new SecretRegistry(loaded.secrets);
+  const format = resolveLogFormat(config.logging.format, process.stdout);
   const log = options.log ?? createLogger({
-    level: config.logging.level, format: config.logging.format, secrets, base: { worker_id: config.worker.worker_id },
+    level: config.logging.level, format, secrets, base: { worker_id: config.worker.worker_id }, destination: logDestination(format),
   });
   openDataDir(config);
   const queue = await openConfiguredQueue(config);

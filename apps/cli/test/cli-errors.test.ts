@@ -14,7 +14,9 @@ describe('usage errors are printed', () => {
   beforeEach(async () => {
     dir = await createTempDir('cli-usage');
     repo = await createTempRepo();
-    await writeFile(join(dir.path, 'config.yaml'), `data_dir: ./data\n${quiet}`);
+    // enqueue refuses a job whose agent could not run here: these jobs name one that can.
+    await writeFile(join(dir.path, 'agent.mjs'), '');
+    await writeFile(join(dir.path, 'config.yaml'), `data_dir: ./data\n${quiet}agents:\n  script:\n    module: ./agent.mjs\n`);
   });
   afterEach(async () => {
     await repo.dispose();

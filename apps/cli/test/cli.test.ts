@@ -1,5 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { createTempDir, createTempRepo, freePort, gitTestEnv, startFixture, type TempDir } from '@codefleet/testkit';
 import { runCli } from '../src/index.js';
@@ -23,6 +25,9 @@ describe('codefleet CLI', () => {
     // A relative local path is resolved against the working directory (and must be a repository).
     const repo = await createTempRepo();
     try {
+      // enqueue refuses a job whose agent could not run here: this one names one that can.
+      await writeFile(join(dir.path, 'agent.mjs'), '');
+      await writeFile(join(dir.path, 'config.yaml'), 'data_dir: ./data\nlogging:\n  level: silent\nagents:\n  script:\n    module: ./agent.mjs\n');
       const ok = await cli(dir.path, 'enqueue', '--repo', relative(dir.path, repo.path), '--title', 'Add a thing', '--body', 'details');
       expect(ok).toMatchObject({ code: 0, err: '' });
       expect(ok.out).toMatch(/^enqueued [0-9a-f-]{36}$/);
@@ -180,6 +185,17 @@ describe('npm run demo (the codefleet binary as a real process)', () => {
       // The real binary, reading what the demo left: listing commands exit 0.
       const runs = startFixture(bin, ['--config', join(dir.path, 'config.yaml'), 'runs'], { cwd: dir.path, env: { PATH: process.env.PATH ?? '', HOME: dir.path } });
       expect({ exit: await runs.exited, stderr: runs.stderr }).toEqual({ exit: { exitCode: 0, signal: undefined }, stderr: '' });
+
+      // The commands the demo prints work as printed, from the repository root.
+      const hints = proc.lines.filter((line) => line.startsWith('  npx codefleet ')).map((line) => line.trim());
+      expect(hints).toHaveLength(2);
+      const root = fileURLToPath(new URL('../../../', import.meta.url));
+      const ran = await Promise.all(hints.map(async (hint) => {
+        const result = await execa('sh', ['-c', hint], { cwd: root, env: { PATH: process.env.PATH ?? '', HOME: dir.path }, extendEnv: false, reject: false });
+        return { hint, code: result.exitCode, out: result.stdout };
+      }));
+      expect(ran[0]).toMatchObject({ code: 0, out: expect.stringMatching(/Timeline:[\s\S]*done/) });
+      expect(ran[1]).toMatchObject({ code: 0, out: expect.stringContaining('Add a multiply(a, b) function') });
     } finally {
       await dir.dispose();
     }

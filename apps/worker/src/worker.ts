@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cancelRequested, classify } from '@codefleet/core';
+import { cancelRequested, classify, CodefleetError } from '@codefleet/core';
 import type { Logger } from '@codefleet/log';
 import type { JobContext, JobResult } from '@codefleet/pipeline';
 import { settleLease, type Lease, type Queue, type Settlement } from '@codefleet/queue';
@@ -26,6 +26,8 @@ export interface WorkerOptions {
   /** A claim still unanswered this long after its wait is logged as `queue.not_answering`; default 30 000 ms. */
   slowClaimMs?: number;
   onProgress?: JobContext['onProgress'];
+  /** Output of the running agent or check, for live progress (see JobContext.onOutput). */
+  onOutput?: JobContext['onOutput'];
   /**
    * Task leases in the shared run store: at most one running job per task key across the
    * fleet, renewed with every heartbeat, and the token that fences publishing. Without
@@ -36,7 +38,17 @@ export interface WorkerOptions {
   events?: WorkerEvents;
   /** Registers the worker in the run store's registry, heartbeated every `heartbeatMs`. */
   registry?: PresenceOptions;
+  /**
+   * Give up once claims have failed or gone unanswered this long with no answer in between
+   * (`worker --once`: a queue that is down is an error to report, not a wait): running jobs
+   * finish, then runWorker rejects with `queue_unavailable`. Default: never; failed claims
+   * are retried with a backoff doubling from 1 s to {@link maxClaimBackoffMs}.
+   */
+  giveUpAfterMs?: number;
 }
+
+/** The longest pause between two claims when the queue keeps failing them. */
+export const maxClaimBackoffMs = 30_000;
 
 const settledCounter: Record<Settlement, keyof Omit<WorkerSummary, 'processed'>> = {
   acked: 'acked', retried: 'retried', dead_lettered: 'deadLettered', released: 'released',
@@ -81,11 +93,17 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
   else options.shutdown.addEventListener('abort', onShutdown, { once: true });
   const presence = options.registry && startPresence(options.registry, { intervalMs: options.heartbeatMs, draining: options.shutdown, log: options.log });
   void presence?.beat();
+  // Claims stop on shutdown, or when the queue has not answered for giveUpAfterMs.
+  const giveUp = new AbortController();
+  const stopClaiming = AbortSignal.any([options.shutdown, giveUp.signal]);
+  // Since when claims (of any slot) have failed or hung with no answer in between.
+  let unreachableSince: number | undefined;
 
   const slot = async (n: number) => {
     // The job the last ack claimed with it (fetch-next), run before claiming again.
     let next: Next | undefined;
-    while (!options.shutdown.aborted) {
+    let failures = 0;
+    while (!stopClaiming.aborted) {
       if (next) {
         next = await handle(next.lease, next.taskLease);
         continue;
@@ -98,22 +116,35 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
       const silent = setInterval(() => {
         options.log.warn({ event: 'queue.not_answering', slot: n, waited_ms: waitMs + slowClaimMs }, `the queue has not answered a claim for ${Math.round((waitMs + slowClaimMs) / 1000)} s (unreachable?); still waiting`);
       }, waitMs + slowClaimMs);
+      const started = Date.now();
+      const limit = options.giveUpAfterMs === undefined ? undefined : setTimeout(() => {
+        const since = unreachableSince ?? started;
+        giveUp.abort(new CodefleetError('queue_unavailable', `the queue did not answer for ${Math.round((Date.now() - since) / 1000)} s: gave up (is it running and reachable?)`));
+      }, Math.max(0, options.giveUpAfterMs - (started - (unreachableSince ?? started))));
       try {
-        lease = await queue.claim({ workerId: options.workerId, waitMs, signal: options.shutdown });
+        lease = await queue.claim({ workerId: options.workerId, waitMs, signal: stopClaiming });
         options.events?.claimSucceeded();
+        unreachableSince = undefined;
+        failures = 0;
       } catch (err) {
         options.events?.claimFailed(err);
+        if (stopClaiming.aborted) continue;
+        unreachableSince ??= started;
+        failures += 1;
         // The queue is unreachable: back off and try again rather than die.
-        options.log.error({ err, event: 'queue.claim_failed', slot: n }, 'claim failed');
-        await sleep(1_000, undefined, { signal: options.shutdown }).catch(() => undefined);
+        const pauseMs = Math.min(maxClaimBackoffMs, 1_000 * 2 ** Math.min(failures - 1, 10));
+        const failingS = Math.round((Date.now() - unreachableSince) / 1000);
+        options.log.error({ err, event: 'queue.claim_failed', slot: n, failures, failing_s: failingS, retry_in_ms: pauseMs }, `claim failed (queue unreachable for ${failingS} s); retrying in ${pauseMs / 1000} s`);
+        await sleep(pauseMs, undefined, { signal: stopClaiming }).catch(() => undefined);
         continue;
       } finally {
         clearInterval(silent);
+        clearTimeout(limit);
       }
       if (!lease) {
         // --once ends when nothing is left, delayed retries included.
         if (options.once && (await queue.stats().then((s) => s.depth === 0, () => true))) return;
-        if (options.once) await sleep(100, undefined, { signal: options.shutdown }).catch(() => undefined);
+        if (options.once) await sleep(100, undefined, { signal: stopClaiming }).catch(() => undefined);
         continue;
       }
       next = await handle(lease);
@@ -173,6 +204,7 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
         job: lease.job, attempt: lease.attempt, workerId: options.workerId, signal: controller.signal,
         ...(leases ? { leaseToken: lease.token } : {}),
         ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+        ...(options.onOutput ? { onOutput: options.onOutput } : {}),
       });
     } catch (err) {
       const c = classify(err);
@@ -187,7 +219,7 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
     let next: Lease | undefined;
     try {
       let settled: Settlement;
-      if (result?.action === 'ack' && lease.ackAndClaim && !options.shutdown.aborted) {
+      if (result?.action === 'ack' && lease.ackAndClaim && !stopClaiming.aborted) {
         // This slot runs another job next anyway: the ack claims it in the same round trip.
         next = await lease.ackAndClaim();
         if (next) options.events?.claimSucceeded();
@@ -222,5 +254,9 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
   }
   clearTimeout(graceTimer);
   options.shutdown.removeEventListener('abort', onShutdown);
+  if (giveUp.signal.aborted && !options.shutdown.aborted) {
+    options.log.error({ event: 'queue.gave_up', after_ms: options.giveUpAfterMs }, (giveUp.signal.reason as Error).message);
+    throw giveUp.signal.reason;
+  }
   return summary;
 }

@@ -83,6 +83,35 @@ describe('runWorker', () => {
     }
   }, 20_000);
 
+  it('failed claims back off (1 s, 2 s, 4 s …) and each log line says for how long and when again', async () => {
+    // A queue whose claims fail at once, as a refused connection does.
+    const failing = Object.assign(Object.create(queue) as LocalQueue, {
+      claim: async () => { throw new Error('connect ECONNREFUSED 127.0.0.1:6379'); },
+    });
+    const lines: Record<string, unknown>[] = [];
+    const shutdown = new AbortController();
+    const log = createLogger({ level: 'error', destination: { write: (line: string) => {
+      lines.push(JSON.parse(line) as Record<string, unknown>);
+      if (lines.length === 3) shutdown.abort();
+    } } });
+    await runWorker(failing, async () => ({ action: 'ack', run: fakeRun }), options(shutdown.signal, { log }));
+    expect(lines.map((l) => [l.event, l.failures, l.retry_in_ms])).toEqual([
+      ['queue.claim_failed', 1, 1_000], ['queue.claim_failed', 2, 2_000], ['queue.claim_failed', 3, 4_000],
+    ]);
+    expect(lines[2]!.msg).toMatch(/^claim failed \(queue unreachable for \d+ s\); retrying in 4 s$/);
+  }, 30_000);
+
+  it('giveUpAfterMs: a queue that does not answer ends the worker with queue_unavailable', async () => {
+    const silentQueue = await openQueue({ backend: 'bullmq', url: 'redis://127.0.0.1:1', prefix: 'cf-test', name: 'unreachable', leaseMs: 2_000, maxAttempts: 3, pollMs: 20 });
+    try {
+      const never = new AbortController();
+      await expect(runWorker(silentQueue, async () => ({ action: 'ack', run: fakeRun }), options(never.signal, { giveUpAfterMs: 300 })))
+        .rejects.toMatchObject({ code: 'queue_unavailable', message: expect.stringContaining('gave up') });
+    } finally {
+      await silentQueue.close();
+    }
+  }, 20_000);
+
   it('heartbeats keep a long job leased beyond the lease duration', async () => {
     await queue.enqueue(sampleJob());
     const shutdown = new AbortController();

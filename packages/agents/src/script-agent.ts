@@ -47,7 +47,7 @@ export function resolveScriptModule(module: string, configPath = 'agents.script.
 /**
  * The `script` adapter, for the demo and tests: runs a JS module that edits files, as
  *
- *     node <module> --workdir <dir> --prompt-file <file> --pass <pass> --attempt <n> [--feedback-file <file>]
+ *     node <module> --workdir <dir> --prompt-file <file> --pass <implement|test> --attempt <n> [--feedback-file <file>]
  *
  * (`--feedback-file` only when there is feedback), through the same process runner as
  * every other adapter: cwd is the workdir, stdin closed, `req.env` only, the tree killed on

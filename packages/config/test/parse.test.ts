@@ -42,7 +42,7 @@ describe('parseConfig: defaults', () => {
         webhook_secret_env: 'GITHUB_WEBHOOK_SECRET', webhook_port: 8787, webhook_host: '127.0.0.1', repos: [], poll_interval_seconds: 60,
       },
     });
-    expect(config.logging).toEqual({ level: 'info', format: 'json', redact_values: [] });
+    expect(config.logging).toEqual({ level: 'info', format: 'auto', redact_values: [] });
   });
 
   it('treats a file of comments like an empty file', () => {

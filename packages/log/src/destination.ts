@@ -9,6 +9,18 @@ export interface LogDestination {
 /** Output format: one JSON object per line, or a readable line for terminals. */
 export type LogFormat = 'json' | 'pretty';
 
+/** A {@link LogFormat}, or `auto`: pretty when the destination is a terminal, else JSON. */
+export type LogFormatSetting = LogFormat | 'auto';
+
+/**
+ * The format lines written to `destination` take: `auto` is pretty on a terminal (a person
+ * reads it) and JSON anywhere else (a file, a pipe, a log collector).
+ */
+export function resolveLogFormat(setting: LogFormatSetting, destination: unknown): LogFormat {
+  if (setting !== 'auto') return setting;
+  return (destination as { isTTY?: unknown } | undefined)?.isTTY === true ? 'pretty' : 'json';
+}
+
 /**
  * Wraps `target` so every line pino serializes is masked just before it is written. Masking
  * the finished line, instead of configuring per-field redaction, catches a secret wherever it

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { type Logger as PinoLogger, pino } from 'pino';
-import { type LogDestination, type LogFormat, createMaskingDestination } from './destination.js';
+import { type LogDestination, type LogFormatSetting, createMaskingDestination, resolveLogFormat } from './destination.js';
 import { maskSecrets } from './mask.js';
 import type { SecretSource } from './secret-registry.js';
 
@@ -14,8 +14,8 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 export interface CreateLoggerOptions {
   /** Minimum level written. Default: `info`. */
   level?: LogLevel;
-  /** `json` (default) for machines, `pretty` for a terminal. */
-  format?: LogFormat;
+  /** `json` (default) for machines, `pretty` for a terminal, `auto`: pretty when the destination is a TTY. */
+  format?: LogFormatSetting;
   /**
    * Secret values to mask wherever they appear: `LoadedConfig.secrets`, or a
    * `SecretRegistry` holding them, whose later additions (minted tokens) are masked too.
@@ -43,7 +43,8 @@ export interface CreateLoggerOptions {
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const secrets = options.secrets;
   const mask = (line: string) => maskSecrets(line, secrets);
-  const destination = createMaskingDestination(options.destination ?? process.stdout, mask, options.format ?? 'json');
+  const target = options.destination ?? process.stdout;
+  const destination = createMaskingDestination(target, mask, resolveLogFormat(options.format ?? 'json', target));
   return pino(
     {
       level: options.level ?? 'info',

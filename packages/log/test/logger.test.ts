@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { silentLogger } from '../src/index.js';
+import { resolveLogFormat, silentLogger } from '../src/index.js';
 import { capture, onlyRecord } from './capture.js';
 import { TOKEN_KINDS } from './tokens.js';
 
@@ -96,5 +96,28 @@ describe('silentLogger', () => {
     const log = silentLogger();
     expect(log.isLevelEnabled('fatal')).toBe(false);
     expect(() => log.child({ a: 1 }).error({ err: new Error('x') }, 'ignored')).not.toThrow();
+  });
+});
+
+describe('pretty lines are inert on a terminal', () => {
+  it('writes control characters from messages, fields and stacks as escapes', () => {
+    const { log, lines } = capture({ format: 'pretty' });
+    const err = new Error('bad\x1b[2Jthing');
+    log.warn({ output: 'x\x1b]0;owned\x07y', raw: '\x9b31m', [`k\x1b`]: 1, err }, 'agent said \x1b[31mred\x1b[0m\nFAKE line');
+    const text = lines.join('');
+    // eslint-disable-next-line no-control-regex
+    expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    expect(text).toContain('agent said \\x1b[31mred\\x1b[0m\\nFAKE line');
+    expect(text.split('\n').filter((line) => line.startsWith('FAKE'))).toEqual([]);
+  });
+});
+
+describe('resolveLogFormat', () => {
+  it('auto is pretty on a TTY and JSON elsewhere; an explicit format wins', () => {
+    expect(resolveLogFormat('auto', { isTTY: true })).toBe('pretty');
+    expect(resolveLogFormat('auto', { isTTY: false })).toBe('json');
+    expect(resolveLogFormat('auto', {})).toBe('json');
+    expect(resolveLogFormat('json', { isTTY: true })).toBe('json');
+    expect(resolveLogFormat('pretty', {})).toBe('pretty');
   });
 });

@@ -86,4 +86,10 @@ export interface JobContext {
   leaseToken?: string;
   /** Progress for a terminal UI: stage changes and inner attempts. */
   onProgress?: (progress: { stage: Stage; pass?: 'implement' | 'test'; innerAttempt?: number }) => void;
+  /**
+   * The output of the running agent (`source` = `agent`) or check (`source` = the step:
+   * `install`, `build`, `format`, `lint`, `test`, `dod`) as it arrives, for live progress.
+   * Attacker data: whoever shows it must sanitize it.
+   */
+  onOutput?: (source: string, chunk: string) => void;
 }

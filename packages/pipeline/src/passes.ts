@@ -87,6 +87,7 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
       runner: runners.runner,
       ...(deps.settings.gitPath === undefined ? {} : { gitPath: deps.settings.gitPath }),
       ...(tokensLeft === undefined ? {} : { tokenBudget: tokensLeft }),
+      ...(ctx.onOutput === undefined ? {} : { onOutput: (chunk: string) => ctx.onOutput?.('agent', chunk) }),
     });
     const unchanged = failedTree !== undefined && result.outcome !== 'timeout' && result.outcome !== 'error' && !ctx.signal.aborted
       && (await ws.fingerprint()) === failedTree;
@@ -137,6 +138,7 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
       installStamp: ws.installStamp,
       ...(input.baseline === undefined ? {} : { baseline: input.baseline }),
       formatScope: { changedFiles: () => ws.changedFiles(), restore: (files) => ws.restoreFiles(files) },
+      ...(ctx.onOutput === undefined ? {} : { onOutput: ctx.onOutput }),
     });
     await tracker.update((run) => verified.results.reduce(
       (acc: RunRecord, r) => addVerification(acc, verificationEntry(r, pass, ctx.attempt, inner), { now: now() }), run));
@@ -242,6 +244,7 @@ export async function installAtBase(input: PassInput): Promise<StepResult | unde
     runner: runners.runner, installRunner: runners.installRunner, installStamp: ws.installStamp,
     // A retry starts from the work branch, which holds an earlier attempt's (the agent's) files.
     installClean: ws.startSha === ws.baseSha,
+    ...(ctx.onOutput === undefined ? {} : { onOutput: ctx.onOutput }),
   });
   const step = result.results[0];
   if (step !== undefined && !step.skipped) {

@@ -151,7 +151,10 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
           ? `definition of done: the verification steps pass 2 passed (${[...new Set(checks.map((step) => step.name))].join(', ')})${known === '' ? '' : `, but for what fails on the base commit too: ${known}`}`
           : 'definition of done: nothing to run (no DoD commands, no verification steps detected)');
     const dod = ownDod
-      ? await runDod(ws.dir, plan.dod, { env: planEnv(plan, deps.settings.verifyEnv), timeoutMs: deps.settings.stepTimeoutMs, signal: work.signal, runner: runners.runner })
+      ? await runDod(ws.dir, plan.dod, {
+        env: planEnv(plan, deps.settings.verifyEnv), timeoutMs: deps.settings.stepTimeoutMs, signal: work.signal, runner: runners.runner,
+        ...(ctx.onOutput === undefined ? {} : { onOutput: ctx.onOutput }),
+      })
       : { result: unchecked !== '' ? 'failed' as const : checks.length > 0 ? 'passed' as const : 'skipped' as const, results: [] };
     await tracker.update((r) => setDodResult(
       dod.results.reduce((acc: RunRecord, res) => addVerification(acc, verificationEntry(res, 'test', ctx.attempt, testedOn), { now: now() }), r),

@@ -333,3 +333,25 @@ ${implementsFeature}`);
     expect(result.run.agent_runs[0]).toMatchObject({ outcome: 'error', timed_out: false });
   }, 180_000);
 });
+
+describe('live output', () => {
+  it('ctx.onOutput receives the agent\'s output and each check\'s, named by its source', async () => {
+    h = await createHarness();
+    await h.agent(`${implementsFeature}\nconsole.log('agent at work: ' + pass);`);
+    const job = h.job({ dod: [['node', '-e', "console.log('dod ran')"]] });
+    await h.queue.enqueue(job);
+    const lease = await h.queue.claim({ workerId: 'test-worker', waitMs: 200 });
+    const seen: [string, string][] = [];
+    const result = await runJob(h.deps, {
+      job: lease!.job, attempt: lease!.attempt, workerId: 'test-worker', signal: new AbortController().signal,
+      onOutput: (source, chunk) => seen.push([source, chunk]),
+    });
+    expect(result.run.outcome).toBe('succeeded');
+    const from = (source: string) => seen.filter(([s]) => s === source).map(([, chunk]) => chunk).join('');
+    expect(from('agent')).toContain('agent at work: implement');
+    expect(from('agent')).toContain('agent at work: test');
+    expect(from('test')).not.toBe('');
+    expect(from('dod')).toContain('dod ran');
+  });
+});
+

@@ -113,4 +113,6 @@ export interface RunOptions {
   installStamp?: string;
   /** The install runs on the job's base, before any agent run: its record may be kept for the next job. */
   installClean?: boolean;
+  /** Receives each command's output as it arrives, with the step's name (live progress). */
+  onOutput?: (step: StepName | 'dod', chunk: string) => void;
 }

@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { displayHost, probeOllama } from '@codefleet/agents';
@@ -97,11 +97,16 @@ export async function demo(loaded: LoadedConfig, out: (line: string) => void): P
       out('No pull request was opened.');
     }
     out('');
+    const demoConfig = await writeDemoConfig(dir);
     out('Where things are:');
     out(`  origin repository (push target): ${origin}`);
-    out(`  run records:   ${join(dir, 'runs.sqlite')}  (codefleet show ${run.run_id} --config … to read them)`);
+    out(`  run records:   ${join(dir, 'runs.sqlite')}`);
     out(`  PR records:    ${join(dir, 'forge.sqlite')}`);
     out(`  working copies: ${join(dir, 'cache')}`);
+    out(`  its config:    ${demoConfig}`);
+    out('Read them (from the repository root):');
+    out(`  npx codefleet --config ${shellWord(demoConfig)} show ${shellWord(run.run_id)}`);
+    out(`  npx codefleet --config ${shellWord(demoConfig)} runs`);
     out('');
     if (chosen.agent === 'script') {
       out('The demo agent is scripted: it is not a language model. Start Ollama with the model');
@@ -119,4 +124,33 @@ export async function demo(loaded: LoadedConfig, out: (line: string) => void): P
   } finally {
     await rt.close();
   }
+}
+
+/**
+ * Writes the config the demo ran with into its directory, so the commands it prints read
+ * this demo's queue, runs and pull requests. Literal values only: no `${VAR}` for the
+ * environment to change.
+ */
+async function writeDemoConfig(dir: string): Promise<string> {
+  const path = join(dir, 'config.yaml');
+  await writeFile(path, [
+    '# Written by `codefleet demo`: the queue, run store, working copies and forge of this demo.',
+    `data_dir: ${yamlString(dir)}`,
+    `queue:\n  backend: local\n  local:\n    path: ${yamlString(join(dir, 'queue.sqlite'))}`,
+    'store:\n  backend: sqlite',
+    `workspace:\n  cache_dir: ${yamlString(join(dir, 'cache'))}`,
+    'forge:\n  type: local',
+    '',
+  ].join('\n'));
+  return path;
+}
+
+/** `value` as one POSIX shell word: as it is when that is safe, else single-quoted. */
+function shellWord(value: string): string {
+  return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, "'\\''")}'`;
+}
+
+/** `value` as a YAML string the config loader reads back as it is (`${` would be expanded). */
+function yamlString(value: string): string {
+  return JSON.stringify(value).replaceAll('${', () => '$${');
 }

@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
-import { checkRepoRef, createJob, summarizeReason, type Job } from '@codefleet/core';
+import { checkRepoRef, CodefleetError, createJob, summarizeReason, type Job } from '@codefleet/core';
 import { generationOf, runIdOf, type RunQuery, type RunSummary } from '@codefleet/store';
 import { displayText, formatRun, formatRuns, type LaterRun } from '../format.js';
 import { gitEnvFrom, type Runtime } from '../runtime.js';
+import { agentReadiness } from '../agent-check.js';
 import { fsProblem } from '../fs-problem.js';
 import { checkLocalRepo } from './local-repo.js';
 
@@ -29,8 +30,11 @@ export function normalizeRepo(repo: string, cwd: string): string {
   return looksLocal && !isAbsolute(repo) ? resolve(cwd, repo) : repo;
 }
 
-/** Builds a CLI job (validated: a bad field is a clear error naming it) and enqueues it. */
-export async function enqueue(rt: Runtime, options: EnqueueOptions, cwd = process.cwd()): Promise<{ id: string; deduplicated: boolean }> {
+/**
+ * Builds a CLI job (validated: a bad field is a clear error naming it) and enqueues it.
+ * `warning` says the job's agent cannot run on this host while the queue is a remote one.
+ */
+export async function enqueue(rt: Runtime, options: EnqueueOptions, cwd = process.cwd()): Promise<{ id: string; deduplicated: boolean; warning?: string }> {
   // An empty --repo would resolve to the current directory, which nobody means.
   if (options.repo.trim() === '') throw new InvalidArgumentError('--repo is empty: give a local path, a git URL, or GitHub owner/name');
   const body = options.bodyFile !== undefined ? await readBodyFile(options.bodyFile, cwd) : options.body ?? '';
@@ -54,7 +58,27 @@ export async function enqueue(rt: Runtime, options: EnqueueOptions, cwd = proces
     ...(options.priority ? { priority: options.priority } : {}),
     ...(options.dod && options.dod.length > 0 ? { dod: options.dod } : {}),
   }, { id: randomUUID(), now: new Date() });
-  return rt.queue.enqueue(job);
+  // After the job is valid, so a bad field is named first.
+  const warning = await agentProblem(rt, options.agent);
+  const queued = await rt.queue.enqueue(job);
+  return warning === undefined ? queued : { ...queued, warning };
+}
+
+/**
+ * Whether the job's agent can run, before it is queued rather than when a worker
+ * dead-letters it. The local queue is worked on this host with this config: a job that
+ * cannot run is refused, naming the setting to change. A remote queue (BullMQ, SQS) may be
+ * worked elsewhere with another config: there it is only a warning.
+ */
+async function agentProblem(rt: Runtime, agent: string | undefined): Promise<string | undefined> {
+  const name = agent ?? rt.config.agents.default;
+  const readiness = await agentReadiness(rt.loaded, name);
+  if (readiness === undefined || readiness.ok) return undefined;
+  const flag = agent === undefined ? '' : ' (--agent)';
+  if (rt.config.queue.backend === 'local') {
+    throw new CodefleetError('invalid_config', `not enqueued: ${readiness.what}${flag}, so a worker here could not run the job; ${readiness.fix}`, { details: { agent: name } });
+  }
+  return `${readiness.what}${flag} on this host; workers with another config may run it, else the job will fail: ${readiness.fix}`;
 }
 
 /** The task description in `path`; a missing file or a directory is an error naming it. */

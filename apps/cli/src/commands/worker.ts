@@ -1,4 +1,5 @@
 import { classify, isTerminal } from '@codefleet/core';
+import { maskSecrets } from '@codefleet/log';
 import { queueSettingsFromConfig } from '@codefleet/queue';
 import { latestRun } from '@codefleet/store';
 import { runWorker, startMonitorServer, WorkerMonitor, type MonitorServer, type WorkerEvents, type WorkerSummary } from '@codefleet/worker';
@@ -7,22 +8,55 @@ import { progressReporter } from '../progress.js';
 import type { Runtime } from '../runtime.js';
 import { workerIdentity } from '../worker-identity.js';
 
+/** Options of {@link work}. */
+export interface WorkOptions {
+  concurrency?: number;
+  once?: boolean;
+  progress?: boolean;
+  /** Also serve the dashboard on this port (0: a free one) in this process. */
+  dashboardPort?: number;
+  /** Where the dashboard's address (and a generated token) is printed. */
+  out?: (line: string) => void;
+  /** Stop with `queue_unavailable` after the queue has not answered this long; default {@link onceGiveUpMs} with `once`, else never. */
+  giveUpAfterMs?: number;
+  /** Ends the process at once (a second SIGINT); default `process.exit`. */
+  exitNow?: (code: number) => void;
+}
+
+/** The exit code of a process stopped by SIGINT (128 + 2), as shells report it. */
+export const interruptedExitCode = 130;
+
+/** How long `worker --once` waits for a queue that does not answer before it gives up. */
+export const onceGiveUpMs = 30_000;
+
+/** What the worker did; `unsuccessful` counts jobs that ended failed (any outcome but succeeded) or dead-lettered. */
+export type WorkResult = WorkerSummary & { unsuccessful: number };
+
 /**
  * `codefleet worker`: consumes the queue until SIGTERM/SIGINT (graceful drain) or, with
  * `once`, until the queue is empty.
  */
-export async function work(
-  rt: Runtime, options: { concurrency?: number; once?: boolean; progress?: boolean; dashboardPort?: number; out?: (line: string) => void },
-): Promise<WorkerSummary> {
+export async function work(rt: Runtime, options: WorkOptions): Promise<WorkResult> {
   // A damaged queue file is found before the first claim (it reads the whole file once).
   await rt.queue.checkStorage?.();
   const shutdown = new AbortController();
-  // `on`, not `once`: a second signal while draining (a supervisor that repeats SIGTERM,
-  // a resumed SIGSTOP that delivers what piled up) must not kill the process mid-drain,
-  // which would leave its working copies locked and its leases to expire.
+  const progress = options.progress ? progressReporter({ log: rt.log, mask: (text) => maskSecrets(text, rt.secrets) }) : undefined;
+  // `on`, not `once`: a second SIGTERM while draining (a supervisor that repeats it, a
+  // resumed SIGSTOP that delivers what piled up) must not kill the process mid-drain, which
+  // would leave its working copies locked and its leases to expire. A second Ctrl-C is a
+  // person who will not wait: that stops now (agents and checks die with the process), and
+  // the jobs are redelivered when their leases expire.
   const stop = (signal: NodeJS.Signals) => {
-    if (shutdown.signal.aborted) rt.log.warn({ event: 'worker.signal_again', signal }, `${signal} again: still draining`);
-    else shutdown.abort();
+    if (!shutdown.signal.aborted) {
+      shutdown.abort();
+      if (signal === 'SIGINT') rt.log.warn({ event: 'worker.interrupted' }, 'draining: running jobs may finish; Ctrl-C again to stop now');
+    } else if (signal === 'SIGINT') {
+      progress?.done();
+      rt.log.warn({ event: 'worker.stopped_now', signal }, 'SIGINT again: stopping now; running jobs are redelivered when their leases expire');
+      (options.exitNow ?? ((code: number) => process.exit(code)))(interruptedExitCode);
+    } else {
+      rt.log.warn({ event: 'worker.signal_again', signal }, `${signal} again: still draining`);
+    }
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
@@ -38,7 +72,6 @@ export async function work(
   const sandbox = await rt.sandbox();
   if (sandbox.mode === 'none') rt.log.warn({ event: 'sandbox.none', mode: sandbox.mode }, sandbox.description);
   else rt.log.info({ event: 'sandbox.ready', mode: sandbox.mode }, sandbox.description);
-  const progress = options.progress ? progressReporter() : undefined;
   const concurrency = options.concurrency ?? rt.config.worker.concurrency;
   // Health and metrics only with a port to serve them on (prom-client is loaded then).
   let monitor: WorkerMonitor | undefined;
@@ -76,13 +109,15 @@ export async function work(
   // A claim that fails for good (a queue file damaged while the worker runs) would fail the
   // same way every second: the worker drains and ends with that error instead.
   let fatal: { error: unknown } | undefined;
-  const events = stopOnPermanentClaimFailure(monitor, (error) => {
+  let unsuccessful = 0;
+  const events = stopOnPermanentClaimFailure(monitor, () => { unsuccessful += 1; }, (error) => {
     if (fatal) return;
     fatal = { error };
     rt.log.error({ err: error, event: 'worker.stopping', code: classify(error).code }, 'a claim failed for good: stopping the worker');
     shutdown.abort();
   });
   const identity = workerIdentity(rt.config, rt.store, concurrency);
+  const giveUpAfterMs = options.giveUpAfterMs ?? (options.once ? onceGiveUpMs : undefined);
   try {
     // The pipeline (agents, verification, forge) loads with the first job, not before.
     const pipeline = async () => Promise.all([import('@codefleet/pipeline'), rt.pipeline()]);
@@ -101,11 +136,12 @@ export async function work(
       log: rt.log,
       // The task lease lives as long as the queue's lease would without heartbeats.
       leases: { store: rt.store, ttlMs: queueSettingsFromConfig(rt.config).leaseMs },
-      ...(progress ? { onProgress: progress.onProgress } : {}),
+      ...(progress ? { onProgress: progress.onProgress, onOutput: progress.onOutput } : {}),
+      ...(giveUpAfterMs === undefined ? {} : { giveUpAfterMs }),
     });
     if (fatal) throw fatal.error;
     if (options.once) await reportDead();
-    return summary;
+    return { ...summary, unsuccessful };
   } finally {
     clearInterval(deadLetterTimer);
     progress?.done();
@@ -116,8 +152,11 @@ export async function work(
   }
 }
 
-/** The monitor's events, and `stop` called with every claim failure whose verdict is permanent. */
-function stopOnPermanentClaimFailure(monitor: WorkerEvents | undefined, stop: (error: unknown) => void): WorkerEvents {
+/**
+ * The monitor's events, `unsuccessful` called for each job that settled without succeeding,
+ * and `stop` with every claim failure whose verdict is permanent.
+ */
+function stopOnPermanentClaimFailure(monitor: WorkerEvents | undefined, unsuccessful: () => void, stop: (error: unknown) => void): WorkerEvents {
   return {
     claimSucceeded: () => monitor?.claimSucceeded(),
     claimFailed: (error) => {
@@ -125,7 +164,10 @@ function stopOnPermanentClaimFailure(monitor: WorkerEvents | undefined, stop: (e
       if (classify(error).verdict === 'permanent') stop(error);
     },
     jobStarted: (job, attempt) => monitor?.jobStarted(job, attempt),
-    jobSettled: (settlement, run, attempt) => monitor?.jobSettled(settlement, run, attempt),
+    jobSettled: (settlement, run, attempt) => {
+      if (settlement === 'dead_lettered' || (settlement === 'acked' && run?.outcome !== 'succeeded')) unsuccessful();
+      monitor?.jobSettled(settlement, run, attempt);
+    },
   };
 }
 

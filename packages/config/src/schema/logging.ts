@@ -8,7 +8,7 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 export const loggingSchema = z
   .strictObject({
     level: z.enum(LOG_LEVELS).default('info').describe('Minimum level written.'),
-    format: z.enum(['json', 'pretty']).default('json').describe('json: one JSON object per line; pretty: for a terminal.'),
+    format: z.enum(['auto', 'json', 'pretty']).default('auto').describe('auto: pretty when the logs go to a terminal, else json; json: one JSON object per line; pretty: for a terminal.'),
     redact_values: z
       .array(envVarName)
       .default(() => [])

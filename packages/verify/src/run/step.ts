@@ -31,7 +31,10 @@ export async function runStep(
     env: options.env,
     timeoutMs: options.timeoutMs,
     tailBytes: options.tailBytes ?? defaultStepTailBytes,
-    onOutput: (chunk) => scanner.write(chunk),
+    onOutput: (chunk) => {
+      scanner.write(chunk);
+      options.onOutput?.(name, chunk);
+    },
     // A step writes into a pooled working copy: it must not outlive a killed worker.
     dieWithParent: true,
     ...(options.signal === undefined ? {} : { signal: options.signal }),
