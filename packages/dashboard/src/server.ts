@@ -9,7 +9,7 @@ import type { DashboardDeps, DashboardQueue, DashboardStore } from './deps.js';
 import { streamView } from './events.js';
 import { html, type Html } from './html.js';
 import { loginPage, page } from './pages/layout.js';
-import { queryOf, runsBody, type RunFilters } from './pages/runs.js';
+import { filtersOf, queryOf, runsBody } from './pages/runs.js';
 import { deadLettersView, overviewView, runView } from './views.js';
 
 /** Options of {@link createDashboard}. */
@@ -186,7 +186,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   app.get('/', async (_req, reply) => sendPage(reply, 'Overview', (await overviewView(deps)).body, '/events?view=overview'));
 
   app.get('/runs', async (req, reply) => {
-    const filters = req.query as RunFilters;
+    const filters = filtersOf(req.query);
     const now = deps.now().getTime();
     const { query, ignored } = queryOf(filters, now, 200);
     const runs = await deps.store.list(query);

@@ -12,6 +12,24 @@ export const windows: Readonly<Record<string, number>> = { '1h': 3_600_000, '24h
 /** The runs list's filters as given in the query string (strings, unchecked). */
 export type RunFilters = Partial<Record<'state' | 'repo' | 'source' | 'agent' | 'window' | 'since' | 'until', string>>;
 
+const filterKeys = ['state', 'repo', 'source', 'agent', 'window', 'since', 'until'] as const;
+
+/**
+ * The filters of a parsed query string. A key given twice arrives as an array (and one
+ * given as `repo[a]=` possibly as an object); only its first string is kept, so no filter
+ * is ever anything but a string.
+ */
+export function filtersOf(query: unknown): RunFilters {
+  const filters: RunFilters = {};
+  if (typeof query !== 'object' || query === null) return filters;
+  for (const key of filterKeys) {
+    const value: unknown = (query as Record<string, unknown>)[key];
+    const first: unknown = Array.isArray(value) ? value[0] : value;
+    if (typeof first === 'string') filters[key] = first;
+  }
+  return filters;
+}
+
 const isoProblem = (value: string) => Number.isNaN(Date.parse(value)) ? 'not a time' : undefined;
 
 /**
