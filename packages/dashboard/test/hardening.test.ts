@@ -29,3 +29,26 @@ describe('the runs list', () => {
     expect(errors).toEqual([]);
   });
 });
+
+describe('retry', () => {
+  it('keeps a cancel asked for the task when the task is already queued or running as another job', async () => {
+    const first = jobOf('failed-2');
+    await b.store.save(failedRun(first));
+    // The same task runs again as another job (a second retry, a new trigger), and someone cancels it.
+    const again = jobOf('again-2', { idempotency_key: first.idempotency_key });
+    await b.queue.enqueue(again);
+    await b.store.requestCancel(first.idempotency_key, 'bob');
+    const retry = await fetch(`${dash.base}/runs/failed-2/retry`, { method: 'POST', headers: bearer });
+    expect(retry.status).toBe(409);
+    expect(await b.store.cancelRequested(first.idempotency_key)).toMatchObject({ by: 'bob' });
+  });
+
+  it('clears a cancel left on the task before queueing the retry, so the new job is not cancelled', async () => {
+    const first = jobOf('cancelled-3');
+    await b.store.save(failedRun(first));
+    await b.store.requestCancel(first.idempotency_key, 'bob');
+    expect((await fetch(`${dash.base}/runs/cancelled-3/retry`, { method: 'POST', headers: bearer })).status).toBe(200);
+    expect(await b.store.cancelRequested(first.idempotency_key)).toBeUndefined();
+    expect((await b.queue.stats()).ready).toBe(1);
+  });
+});
