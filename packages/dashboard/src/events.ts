@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { BackendError } from './backends.js';
 import type { View } from './views.js';
 
 /** One server-sent event; every line of `data` gets its own `data:` field, as the format requires. */
@@ -51,6 +52,11 @@ export function streamView(res: ServerResponse, read: () => Promise<View | undef
       }
     } catch (error) {
       options.onError?.(error);
+      if (stopped) return;
+      // Plain text: the page shows it as text in its problem banner until the next update,
+      // which the next good read sends even when the data did not change meanwhile.
+      res.write(sseEvent('problem', error instanceof BackendError ? error.message : 'reading the page failed; the dashboard\'s log has the details'));
+      last = undefined;
     }
     if (!stopped) timer = setTimeout(() => void tick(), options.pollMs);
   };

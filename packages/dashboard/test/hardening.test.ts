@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { waitFor } from '@codefleet/testkit';
 import { failedRun, jobOf, openBackends, startDashboard, token, type Backends } from './helpers.js';
 
 // What an attacker or a careless client sends: odd query strings, retries racing a cancel.
@@ -50,5 +51,28 @@ describe('retry', () => {
     expect((await fetch(`${dash.base}/runs/cancelled-3/retry`, { method: 'POST', headers: bearer })).status).toBe(200);
     expect(await b.store.cancelRequested(first.idempotency_key)).toBeUndefined();
     expect((await b.queue.stats()).ready).toBe(1);
+  });
+});
+
+describe('live streams', () => {
+  it('refuses a stream past the bound, and takes one again once a stream closes', async () => {
+    await dash.close();
+    dash = await startDashboard(b, { maxStreams: 2 });
+    const open = () => {
+      const controller = new AbortController();
+      return fetch(`${dash.base}/events?view=overview`, { headers: bearer, signal: controller.signal }).then((res) => ({ res, controller }));
+    };
+    const first = await open();
+    const second = await open();
+    expect([first.res.status, second.res.status]).toEqual([200, 200]);
+    const third = await open();
+    expect(third.res.status).toBe(503);
+    first.controller.abort();
+    await waitFor(async () => {
+      const next = await open();
+      next.controller.abort();
+      return next.res.status === 200;
+    }, { what: 'a stream once one closed' });
+    second.controller.abort();
   });
 });
