@@ -39,15 +39,20 @@ function guard<T extends object>(target: T, backend: Backend, timeoutMs: number)
     get(object, key, receiver) {
       const value: unknown = Reflect.get(object, key, receiver);
       if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => bounded(backend, timeoutMs, () => (value as (...a: unknown[]) => Promise<unknown>).apply(object, args));
+      const write = writes.has(String(key));
+      return (...args: unknown[]) => bounded(backend, timeoutMs, write, () => (value as (...a: unknown[]) => Promise<unknown>).apply(object, args));
     },
   });
 }
 
-async function bounded<R>(backend: Backend, timeoutMs: number, call: () => Promise<R>): Promise<R> {
+/** The calls that change something: one that times out may still land. */
+const writes = new Set(['enqueue', 'redrive', 'requestCancel', 'clearCancel', 'record']);
+
+async function bounded<R>(backend: Backend, timeoutMs: number, write: boolean, call: () => Promise<R>): Promise<R> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs / 1000} s (an action may still take effect)`)), timeoutMs);
+    const note = write ? ' (the action may still take effect)' : '';
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs / 1000} s${note}`)), timeoutMs);
   });
   try {
     return await Promise.race([call(), late]);

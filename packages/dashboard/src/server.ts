@@ -17,7 +17,7 @@ import { deadLettersView, overviewView, runView } from './views.js';
 export interface DashboardOptions {
   queue: DashboardQueue;
   store: DashboardStore;
-  /** The token a browser logs in with or a client sends as a bearer token. Required. */
+  /** The token a browser logs in with or a client sends as a bearer token; at least 16 characters. */
   token: string;
   /** Default 127.0.0.1: the dashboard can cancel work, so it is not exposed unless asked. */
   host?: string;
@@ -69,6 +69,9 @@ const assets: Record<string, { type: string; file: string }> = {
   'dashboard.css': { type: 'text/css; charset=utf-8', file: 'dashboard.css' },
 };
 
+/** Shortest token accepted: a generated one has 32 characters. */
+const minTokenLength = 16;
+
 const idPattern = '^[A-Za-z0-9._:~-]{1,200}$';
 const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', pattern: idPattern } } } as const;
 
@@ -91,7 +94,13 @@ class HttpError extends Error {
  */
 export function createDashboard(options: DashboardOptions): Dashboard {
   const { token } = options;
-  if (token === '') throw new CodefleetError('invalid_config', 'the dashboard needs a token', { verdict: 'permanent' });
+  // No Host check: a proxy on the same host may pass its own Host on. A page of another
+  // site that rebinds its name to 127.0.0.1 is same-origin to this server, but it never has
+  // the session cookie (host-only) and can only guess tokens through the login form, so
+  // the token must be too long to guess.
+  if (token.length < minTokenLength) {
+    throw new CodefleetError('invalid_config', `the dashboard token must be at least ${minTokenLength} characters (a web page can try tokens against a loopback dashboard); unset it to have one generated, or use e.g. \`openssl rand -base64 24\``, { verdict: 'permanent' });
+  }
   const deps: DashboardDeps = {
     ...guardBackends(options.queue, options.store, options.backendTimeoutMs ?? 5000),
     worstCaseMs: options.worstCaseMs,

@@ -1,5 +1,7 @@
+import { request, type IncomingHttpHeaders } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { waitFor } from '@codefleet/testkit';
+import { createDashboard } from '../src/index.js';
 import { failedRun, jobOf, openBackends, startDashboard, token, type Backends } from './helpers.js';
 
 // What an attacker or a careless client sends: odd query strings, retries racing a cancel.
@@ -74,5 +76,41 @@ describe('live streams', () => {
       return next.res.status === 200;
     }, { what: 'a stream once one closed' });
     second.controller.abort();
+  });
+});
+
+describe('DNS rebinding', () => {
+  // A page of evil.example whose name now resolves to 127.0.0.1: its requests carry its own
+  // Host and Origin, which agree, so the same-origin check passes. It has no session cookie.
+  // (fetch sets Host itself; node:http sends the one given.)
+  const send = (path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) => new Promise<{ status: number; headers: IncomingHttpHeaders }>((resolve, reject) => {
+    const port = new URL(dash.base).port;
+    const req = request(`${dash.base}${path}`, { method: init.method ?? 'GET', headers: { host: `evil.example:${port}`, origin: `http://evil.example:${port}`, ...init.headers } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers }));
+    });
+    req.on('error', reject);
+    req.end(init.body);
+  });
+  const formOf = (body: string) => ({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+
+  it('gets nothing without the token: no page, no data, no action, no session', async () => {
+    await b.store.save(failedRun(jobOf('failed-4')));
+    const page = await send('/runs/failed-4', { headers: { accept: 'text/html' } });
+    expect(page.status).toBe(303);
+    expect(page.headers.location).toBe('/login');
+    for (const path of ['/runs', '/runs/failed-4/record.json', '/events?view=overview']) {
+      expect((await send(path)).status).toBe(401);
+    }
+    expect((await send('/runs/failed-4/retry', formOf('csrf=x'))).status).toBe(401);
+    const guess = await send('/login', formOf('token=guess'));
+    expect(guess.status).toBe(401);
+    expect(guess.headers['set-cookie']).toBeUndefined();
+    expect((await b.queue.stats()).ready).toBe(0);
+  });
+
+  it('refuses a token short enough for such a page to guess through the login form', () => {
+    expect(() => createDashboard({ queue: b.queue, store: b.store, token: 'hunter2', worstCaseMs: 1000 })).toThrow(expect.objectContaining({ code: 'invalid_config' }));
+    expect(() => createDashboard({ queue: b.queue, store: b.store, token: 'x'.repeat(15), worstCaseMs: 1000 })).toThrow(/at least 16 characters/);
   });
 });
