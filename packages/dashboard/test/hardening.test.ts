@@ -2,7 +2,7 @@ import { request, type IncomingHttpHeaders } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { waitFor } from '@codefleet/testkit';
 import { createDashboard } from '../src/index.js';
-import { failedRun, jobOf, openBackends, startDashboard, token, type Backends } from './helpers.js';
+import { failedRun, implementingRun, jobOf, openBackends, startDashboard, token, type Backends } from './helpers.js';
 
 // What an attacker or a careless client sends: odd query strings, retries racing a cancel.
 
@@ -112,5 +112,16 @@ describe('DNS rebinding', () => {
   it('refuses a token short enough for such a page to guess through the login form', () => {
     expect(() => createDashboard({ queue: b.queue, store: b.store, token: 'hunter2', worstCaseMs: 1000 })).toThrow(expect.objectContaining({ code: 'invalid_config' }));
     expect(() => createDashboard({ queue: b.queue, store: b.store, token: 'x'.repeat(15), worstCaseMs: 1000 })).toThrow(/at least 16 characters/);
+  });
+});
+
+describe('numbers that read right', () => {
+  it('gives a run still going its time so far, not the time to its last update', async () => {
+    const now = Date.now();
+    // Implementing since 50 minutes ago: an agent at work writes nothing to the run record.
+    await b.store.save(implementingRun(jobOf('long-1'), new Date(now - 50 * 60_000)));
+    const page = await (await fetch(`${dash.base}/runs`, { headers: bearer })).text();
+    const row = page.slice(page.indexOf('long-1'));
+    expect(row).toMatch(/<td>(50|51)m \d\ds<small>so far<\/small><\/td>/);
   });
 });
