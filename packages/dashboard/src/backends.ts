@@ -11,10 +11,14 @@ const names: Record<Backend, string> = { queue: 'the queue', store: 'the run sto
  */
 export class BackendError extends Error {
   constructor(readonly backend: Backend, cause: unknown) {
-    super(`${names[backend]} cannot be reached: ${reasonOf(cause)}`, { cause });
+    // Our own time-out says all there is; a logger would only print it twice as the cause.
+    super(`${names[backend]} cannot be reached: ${reasonOf(cause)}`, cause instanceof NoAnswer ? {} : { cause });
     this.name = 'BackendError';
   }
 }
+
+/** A call that did not answer in time. */
+class NoAnswer extends Error {}
 
 /** A cause as one short line: its code and message, `user:password@` of URLs removed. */
 function reasonOf(cause: unknown): string {
@@ -52,7 +56,7 @@ async function bounded<R>(backend: Backend, timeoutMs: number, write: boolean, c
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_resolve, reject) => {
     const note = write ? ' (the action may still take effect)' : '';
-    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs / 1000} s${note}`)), timeoutMs);
+    timer = setTimeout(() => reject(new NoAnswer(`no answer within ${timeoutMs / 1000} s${note}`)), timeoutMs);
   });
   try {
     return await Promise.race([call(), late]);
