@@ -125,3 +125,13 @@ describe('numbers that read right', () => {
     expect(row).toMatch(/<td>(50|51)m \d\ds<small>so far<\/small><\/td>/);
   });
 });
+
+describe('long ids', () => {
+  it('shows the run of a job whose id has the longest length a job id may have', async () => {
+    const id = 'j'.repeat(128);
+    await b.store.save(failedRun(jobOf(id)));
+    expect((await fetch(`${dash.base}/runs/${id}`, { headers: bearer })).status).toBe(200);
+    expect((await fetch(`${dash.base}/runs/${id}~2`, { headers: bearer })).status).toBe(404);
+    expect((await fetch(`${dash.base}/runs/${id}/retry`, { method: 'POST', headers: bearer })).status).toBe(200);
+  });
+});
