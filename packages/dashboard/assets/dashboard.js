@@ -11,6 +11,8 @@
     if (!problem) return;
     problem.textContent = text;
     problem.hidden = text === '';
+    // What is below was read before the problem: dimmed, so "Nothing needs you" is not believed.
+    live.classList.toggle('stale', text !== '');
   };
   const source = new EventSource(url);
   // The server's problem event is plain text (a backend that cannot be reached): shown as
