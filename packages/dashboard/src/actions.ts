@@ -40,9 +40,23 @@ export async function retryRun(deps: DashboardDeps, runId: string): Promise<Acti
   const latest = await latestRunOf(deps.store, run.job.id);
   if (latest !== undefined && latest.run_id !== run.run_id) return { status: 409, message: `run ${runId} is not the job's latest run (${latest.run_id})`, runId: latest.run_id };
   const job = createJob(retryInput(run), { id: deps.newId(), now: deps.now() });
-  await deps.store.clearCancel(job.idempotency_key);
-  const queued = await deps.queue.enqueue(job);
-  if (queued.deduplicated) return { status: 409, message: `the task is already queued or running as job ${queued.id}`, runId };
+  const taskKey = job.idempotency_key;
+  // The cancel left on the task (the operator often cancelled this very run) must go before
+  // the job is queued, or a worker claiming it at once would cancel it. When the task turns
+  // out to be queued or running as another job, a cancel asked for it stands: put it back.
+  const standing = await deps.store.cancelRequested(taskKey);
+  await deps.store.clearCancel(taskKey);
+  const restore = async () => {
+    if (standing !== undefined) await deps.store.requestCancel(taskKey, standing.by);
+  };
+  const queued = await deps.queue.enqueue(job).catch(async (error: unknown) => {
+    await restore();
+    throw error;
+  });
+  if (queued.deduplicated) {
+    await restore();
+    return { status: 409, message: `the task is already queued or running as job ${queued.id}`, runId };
+  }
   await journal(deps, 'retry', run, { jobId: job.id, detail: `queued again as job ${job.id}` });
   return { status: 200, message: `run ${runId} queued again as job ${job.id}`, runId: job.id };
 }

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { BackendError } from './backends.js';
 import type { View } from './views.js';
 
 /** One server-sent event; every line of `data` gets its own `data:` field, as the format requires. */
@@ -12,7 +13,7 @@ export interface StreamOptions {
   pollMs: number;
   /** A comment is sent after this long without an event, so proxies keep the stream open. */
   keepAliveMs: number;
-  /** Told about a failed read (the stream goes on). */
+  /** Told about the first failed read of a run of failures (the stream goes on). */
   onError?: (error: unknown) => void;
 }
 
@@ -25,6 +26,7 @@ export function streamView(res: ServerResponse, read: () => Promise<View | undef
   let last: string | undefined;
   let quietSince = Date.now();
   let stopped = false;
+  let failing = false;
   let timer: NodeJS.Timeout | undefined;
   const stop = () => {
     if (stopped) return;
@@ -35,6 +37,7 @@ export function streamView(res: ServerResponse, read: () => Promise<View | undef
   const tick = async () => {
     try {
       const view = await read();
+      failing = false;
       if (stopped) return;
       if (view === undefined) {
         res.write(sseEvent('gone', ''));
@@ -50,7 +53,14 @@ export function streamView(res: ServerResponse, read: () => Promise<View | undef
         res.write(': keep-alive\n\n');
       }
     } catch (error) {
-      options.onError?.(error);
+      // Once per outage: every open page reads every pollMs, and the log is read by people.
+      if (!failing) options.onError?.(error);
+      failing = true;
+      if (stopped) return;
+      // Plain text: the page shows it as text in its problem banner until the next update,
+      // which the next good read sends even when the data did not change meanwhile.
+      res.write(sseEvent('problem', error instanceof BackendError ? error.message : 'reading the page failed; the dashboard\'s log has the details'));
+      last = undefined;
     }
     if (!stopped) timer = setTimeout(() => void tick(), options.pollMs);
   };

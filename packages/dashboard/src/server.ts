@@ -4,19 +4,20 @@ import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { CodefleetError } from '@codefleet/core';
 import { cancelRun, redriveDeadLetter, retryRun, type ActionResult } from './actions.js';
+import { BackendError, guardBackends } from './backends.js';
 import { bearerOf, cookieOf, derive, sessionCookie, tokenMatches } from './auth.js';
 import type { DashboardDeps, DashboardQueue, DashboardStore } from './deps.js';
 import { streamView } from './events.js';
 import { html, type Html } from './html.js';
 import { loginPage, page } from './pages/layout.js';
-import { queryOf, runsBody, type RunFilters } from './pages/runs.js';
+import { filtersOf, queryOf, runsBody } from './pages/runs.js';
 import { deadLettersView, overviewView, runView } from './views.js';
 
 /** Options of {@link createDashboard}. */
 export interface DashboardOptions {
   queue: DashboardQueue;
   store: DashboardStore;
-  /** The token a browser logs in with or a client sends as a bearer token. Required. */
+  /** The token a browser logs in with or a client sends as a bearer token; at least 16 characters. */
   token: string;
   /** Default 127.0.0.1: the dashboard can cancel work, so it is not exposed unless asked. */
   host?: string;
@@ -29,7 +30,11 @@ export interface DashboardOptions {
   by?: string;
   /** How often live views are read again; default 2 s. */
   pollMs?: number;
-  /** Told about failures answered with a 500 and failed live reads. */
+  /** How long a queue or store call may take before the page says it cannot be reached; default 5 s. */
+  backendTimeoutMs?: number;
+  /** Live streams open at once (each reads the store every `pollMs`); default 32. */
+  maxStreams?: number;
+  /** Told about failures answered with a 5xx and failed live reads. */
   onError?: (error: unknown) => void;
   now?: () => Date;
   newId?: () => string;
@@ -64,6 +69,9 @@ const assets: Record<string, { type: string; file: string }> = {
   'dashboard.css': { type: 'text/css; charset=utf-8', file: 'dashboard.css' },
 };
 
+/** Shortest token accepted: a generated one has 32 characters. */
+const minTokenLength = 16;
+
 const idPattern = '^[A-Za-z0-9._:~-]{1,200}$';
 const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', pattern: idPattern } } } as const;
 
@@ -86,10 +94,15 @@ class HttpError extends Error {
  */
 export function createDashboard(options: DashboardOptions): Dashboard {
   const { token } = options;
-  if (token === '') throw new CodefleetError('invalid_config', 'the dashboard needs a token', { verdict: 'permanent' });
+  // No Host check: a proxy on the same host may pass its own Host on. A page of another
+  // site that rebinds its name to 127.0.0.1 is same-origin to this server, but it never has
+  // the session cookie (host-only) and can only guess tokens through the login form, so
+  // the token must be too long to guess.
+  if (token.length < minTokenLength) {
+    throw new CodefleetError('invalid_config', `the dashboard token must be at least ${minTokenLength} characters (a web page can try tokens against a loopback dashboard); unset it to have one generated, or use e.g. \`openssl rand -base64 24\``, { verdict: 'permanent' });
+  }
   const deps: DashboardDeps = {
-    queue: options.queue,
-    store: options.store,
+    ...guardBackends(options.queue, options.store, options.backendTimeoutMs ?? 5000),
     worstCaseMs: options.worstCaseMs,
     readOnly: options.readOnly ?? false,
     by: options.by ?? 'dashboard',
@@ -99,9 +112,11 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   const session = derive(token, 'session');
   const csrf = derive(token, 'csrf');
   const pollMs = options.pollMs ?? 2000;
+  const maxStreams = options.maxStreams ?? 32;
   const files = Object.fromEntries(Object.entries(assets).map(([name, a]) => [name, { type: a.type, body: readFileSync(new URL(a.file, assetsDir)) }]));
   const streams = new Set<() => void>();
-  const app = Fastify({ logger: false, bodyLimit: 16 * 1024 });
+  // maxParamLength: Fastify's default (100) is shorter than a job id (128) with its run suffix.
+  const app = Fastify({ logger: false, bodyLimit: 16 * 1024, maxParamLength: 256 });
   let url = '';
 
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
@@ -151,15 +166,21 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     if (!tokenMatches(given, csrf)) throw new HttpError(403, 'missing or wrong form token; reload the page');
   };
 
-  app.setErrorHandler((error: Error & { statusCode?: number; validation?: unknown }, _req, reply) => {
+  const sendPage = (reply: FastifyReply, title: string, body: Html, live?: string, status = 200) =>
+    reply.code(status).type('text/html; charset=utf-8').send(page(title, body, { csrf, readOnly: deps.readOnly }, live).text);
+
+  app.setErrorHandler((error: Error & { statusCode?: number; validation?: unknown }, req, reply) => {
+    if (error instanceof BackendError) {
+      // Not a crash of the dashboard: say which backend is down, on a page when a browser asked.
+      options.onError?.(error);
+      if (!(req.headers.accept ?? '').includes('text/html')) return reply.code(503).type('text/plain; charset=utf-8').send(error.message);
+      return sendPage(reply, 'Unavailable', html`<p class="error-banner" role="alert" data-problem="${error.backend}">${error.message}. Reload once it is back; the dashboard's log has the details.</p>`, undefined, 503);
+    }
     const status = error instanceof HttpError ? error.status : error.validation !== undefined ? 400 : (error.statusCode ?? 500);
     if (status >= 500) options.onError?.(error);
     const message = status >= 500 ? 'internal error' : error.message;
     return reply.code(status).type('text/plain; charset=utf-8').send(message);
   });
-
-  const sendPage = (reply: FastifyReply, title: string, body: Html, live?: string, status = 200) =>
-    reply.code(status).type('text/html; charset=utf-8').send(page(title, body, { csrf, readOnly: deps.readOnly }, live).text);
 
   app.get('/assets/:name', async (req, reply) => {
     const file = files[(req.params as { name: string }).name];
@@ -186,7 +207,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   app.get('/', async (_req, reply) => sendPage(reply, 'Overview', (await overviewView(deps)).body, '/events?view=overview'));
 
   app.get('/runs', async (req, reply) => {
-    const filters = req.query as RunFilters;
+    const filters = filtersOf(req.query);
     const now = deps.now().getTime();
     const { query, ignored } = queryOf(filters, now, 200);
     const runs = await deps.store.list(query);
@@ -216,6 +237,8 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       ? () => overviewView(deps)
       : view === 'run' && id !== undefined && new RegExp(idPattern).test(id) ? () => runView(deps, id, { csrf }) : undefined;
     if (read === undefined) throw new HttpError(400, 'view=overview, or view=run&id=<run id>');
+    // Each stream reads the store every pollMs: their number bounds the load clients can make.
+    if (streams.size >= maxStreams) throw new HttpError(503, 'too many live streams open; close some dashboard tabs');
     reply.hijack();
     reply.raw.writeHead(200, { ...securityHeaders, 'content-type': 'text/event-stream; charset=utf-8', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     const stop = streamView(reply.raw, read, { pollMs, keepAliveMs: 15_000, ...(options.onError === undefined ? {} : { onError: options.onError }) });

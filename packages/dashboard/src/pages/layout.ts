@@ -29,6 +29,7 @@ ${ctx.readOnly ? html`<span class="badge">read-only</span>` : ''}
 </header>
 <main>
 <h1>${title}</h1>
+<p id="problem" class="error-banner" role="alert" hidden></p>
 <div id="live"${live === undefined ? '' : html` data-live="${live}"`}>${body}</div>
 </main>
 </body>

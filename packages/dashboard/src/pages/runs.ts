@@ -1,4 +1,4 @@
-import { runOutcomes, stages } from '@codefleet/core';
+import { isTerminal, runOutcomes, stages } from '@codefleet/core';
 import { ago, duration } from '../format.js';
 import { html, safeHref, type Html } from '../html.js';
 import type { RunQuery, RunSummary } from '@codefleet/store';
@@ -11,6 +11,24 @@ export const windows: Readonly<Record<string, number>> = { '1h': 3_600_000, '24h
 
 /** The runs list's filters as given in the query string (strings, unchecked). */
 export type RunFilters = Partial<Record<'state' | 'repo' | 'source' | 'agent' | 'window' | 'since' | 'until', string>>;
+
+const filterKeys = ['state', 'repo', 'source', 'agent', 'window', 'since', 'until'] as const;
+
+/**
+ * The filters of a parsed query string. A key given twice arrives as an array (and one
+ * given as `repo[a]=` possibly as an object); only its first string is kept, so no filter
+ * is ever anything but a string.
+ */
+export function filtersOf(query: unknown): RunFilters {
+  const filters: RunFilters = {};
+  if (typeof query !== 'object' || query === null) return filters;
+  for (const key of filterKeys) {
+    const value: unknown = (query as Record<string, unknown>)[key];
+    const first: unknown = Array.isArray(value) ? value[0] : value;
+    if (typeof first === 'string') filters[key] = first;
+  }
+  return filters;
+}
 
 const isoProblem = (value: string) => Number.isNaN(Date.parse(value)) ? 'not a time' : undefined;
 
@@ -70,10 +88,23 @@ ${runs.length === 0 ? html`<p>No run matches.</p>` : html`<table class="runs">
 <td><a href="/runs/${encodeURIComponent(r.runId)}">${r.title}</a><small>${r.runId}</small></td>
 <td><span class="state state-${stateOf(r)}">${stateOf(r)}</span>${r.errorCode === undefined ? '' : html`<small>${r.errorCode}</small>`}</td>
 <td>${r.repo}</td><td>${r.source}</td><td>${r.agent ?? ''}</td><td>${r.worker ?? ''}</td><td>${r.attempts}</td>
-<td>${r.durationMs === undefined ? '' : duration(r.durationMs)}</td>
+<td>${durationCell(r, now)}</td>
 <td><time datetime="${r.createdAt}">${ago(now, r.createdAt)}</time></td>
 <td>${prLink(r.pullRequest)}</td>
 </tr>`)}</tbody></table>`}`;
+}
+
+/**
+ * How long a run took, or has been going: the store's duration ends at the run's last
+ * update, which for a run still going can be long ago (an agent working for an hour writes
+ * nothing), so an unfinished run counts from its creation to now.
+ */
+function durationCell(r: RunSummary, now: number): Html | string {
+  if (!isTerminal(r.stage)) {
+    const created = Date.parse(r.createdAt);
+    return Number.isFinite(created) ? html`${duration(now - created)}<small>so far</small>` : '';
+  }
+  return r.durationMs === undefined ? '' : duration(r.durationMs);
 }
 
 /** A pull request as a link when its URL is http(s), else its number as text. */
