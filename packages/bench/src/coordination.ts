@@ -7,7 +7,7 @@
  *   per job-minute, and Redis's own execution time (commandstats usec) per wall second,
  *   scaled to 1,000 concurrent jobs. Redis also spends CPU reading requests and writing
  *   replies, which commandstats leaves out: the redis-server process's CPU time over the
- *   same window is printed beside it.
+ *   same window, less what it used idle before the fleet started, is printed beside it.
  * - SQS (fauxqs behind a counting proxy): requests per job for short jobs from enqueue to
  *   the end of the run, then requests per idle worker-hour over a window of long polls.
  */
@@ -29,8 +29,10 @@ export interface RedisCost {
   commandsPerJobMinute: number;
   /** Share of one core Redis spends executing commands for 1,000 such jobs (commandstats usec). */
   coreShareFor1000: number;
-  /** The same from the redis-server process's CPU time (execution plus network I/O). */
+  /** The same from the redis-server process's CPU time (execution plus network I/O), its idle CPU taken off. */
   processCoreShareFor1000: number;
+  /** What the idle redis-server used of one core before the fleet started (its own timers). */
+  idleCoreShare: number;
   top: CommandStat[];
 }
 
@@ -53,6 +55,7 @@ export interface CostOptions {
 
 const workers = 4;
 const concurrency = 4;
+const idleBaselineMs = 30_000;
 
 async function origin(dir: string): Promise<string> {
   const seed = await createTempRepo({ files: { 'README.md': '# bench\n', 'src/index.js': 'export const answer = 42;\n' } });
@@ -117,6 +120,11 @@ export async function measureRedisCost(options: CostOptions & { windowMs: number
   // The agent outlives the window; the workers are stopped after it.
   const fleet = await startFleet(services, options, 'redis-cost', `echo x > bench-change.txt; sleep ${Math.ceil(options.windowMs / 1000) + 180}`);
   try {
+    // An idle redis-server spends CPU on its own timers: measured first, and not charged to the jobs.
+    const idleBefore = await cpuSeconds(redis.pid);
+    const idleStarted = performance.now();
+    await sleep(idleBaselineMs);
+    const idleCpuPerMs = ((await cpuSeconds(redis.pid)) - idleBefore) / (performance.now() - idleStarted);
     const jobs = await fleet.enqueue(workers * concurrency);
     fleet.start();
     await waitForRuns(fleet.store, jobs, (stage) => stage === 'implementing', 300_000);
@@ -128,8 +136,8 @@ export async function measureRedisCost(options: CostOptions & { windowMs: number
     const info = await redisBulk(redis.url, ['INFO', 'commandstats']);
     const windowMs = performance.now() - started;
     const cpu = (await cpuSeconds(redis.pid)) - cpuBefore;
-    // The INFO call itself is not the fleet's.
-    const stats = parseCommandStats(info).filter((s) => s.command !== 'info');
+    // The bench's own CONFIG RESETSTAT and INFO are not the fleet's.
+    const stats = parseCommandStats(info).filter((s) => !/^(info|config)\b/.test(s.command));
     const calls = stats.reduce((sum, s) => sum + s.calls, 0);
     const usec = stats.reduce((sum, s) => sum + s.usec, 0);
     const perJob = 1_000 / jobs.length;
@@ -137,7 +145,8 @@ export async function measureRedisCost(options: CostOptions & { windowMs: number
       jobs: jobs.length, workers, windowMs,
       commandsPerJobMinute: calls / jobs.length / (windowMs / 60_000),
       coreShareFor1000: (usec / 1_000 / windowMs) * perJob,
-      processCoreShareFor1000: ((cpu * 1_000) / windowMs) * perJob,
+      processCoreShareFor1000: Math.max(0, ((cpu - idleCpuPerMs * windowMs) * 1_000) / windowMs) * perJob,
+      idleCoreShare: idleCpuPerMs * 1_000,
       top: stats.slice(0, 6),
     };
   } finally {

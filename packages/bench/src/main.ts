@@ -58,7 +58,7 @@ try {
     say(detail('Redis commands per job-minute', r.commandsPerJobMinute.toFixed(1)));
     say(detail('most called', r.top.map((s) => `${s.command} ${s.calls}`).join(', ') || 'none'));
     say(detail('1,000 jobs: one Redis core, command execution (commandstats)', pct(r.coreShareFor1000)));
-    say(detail('1,000 jobs: one Redis core, whole process (CPU time, I/O too)', pct(r.processCoreShareFor1000)));
+    say(detail('1,000 jobs: one Redis core, process CPU less idle (I/O too)', `${pct(r.processCoreShareFor1000)} (idle redis-server: ${pct(r.idleCoreShare)} of a core)`));
     return [{ figure: 'Redis: 1,000 running jobs, share of one core', measured: `${pct(r.coreShareFor1000)} (${r.commandsPerJobMinute.toFixed(1)} commands/job-minute; process CPU ${pct(r.processCoreShareFor1000)})`, target: '< 5%', met: r.coreShareFor1000 < 0.05 }];
   });
   await measure('SQS requests', 'none (information)', async () => {
@@ -82,6 +82,7 @@ try {
     say(detail('codefleet verify, bubblewrap sandbox (as the worker runs it)', shown(r.codefleetMs)));
     say(detail('codefleet verify, sandbox none', shown(r.noSandboxMs)));
     say(detail('the same commands run directly on the host', shown(r.directMs)));
+    say(detail('the same, each command with a new empty HOME', shown(r.freshHomeMs)));
     say(detail('one sandboxed step\'s start in this copy (`true`) / plain spawn', `${shown(r.sandboxStartMs)} / ${shown(r.plainStartMs)}`));
     const signed = `${overhead >= 0 ? '+' : ''}${(overhead * 100).toFixed(1)}%`;
     return [{ figure: 'verify overhead, 2nd job, warm copy', measured: `${signed} (${shown(r.codefleetMs)} vs ${shown(r.directMs)} direct)`, target: '≤ 10%', met: overhead <= 0.1 }];

@@ -9,11 +9,13 @@
  *   calls them, each step in the job's bubblewrap sandbox (`jobRunners`);
  * - codefleet without a sandbox (sandbox mode none), to show the sandbox's share;
  * - direct: the same commands the plan names, run one after another with a plain spawn in
- *   the same copy, on the host, no sandbox: what a developer would type.
+ *   the same copy, on the host, no sandbox: what a developer would type; and once more with
+ *   a new empty HOME per command, as every sandboxed run gets (npm then has no state of its
+ *   own, e.g. when it last checked for a newer npm).
  * The figure is the median codefleet time over the median direct time, minus one.
  */
 import { spawn } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { homedir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { buildAgentEnv } from '@codefleet/agents';
@@ -34,6 +36,8 @@ export interface VerifyOverhead {
   codefleetMs: number;
   noSandboxMs: number;
   directMs: number;
+  /** Direct again, each command with a new empty HOME (what the sandbox gives every run). */
+  freshHomeMs: number;
   /** One sandboxed run of `true` in the job's copy, as each step starts; and a plain spawn of it. */
   sandboxStartMs: number;
   plainStartMs: number;
@@ -115,6 +119,7 @@ export async function measureVerifyOverhead(options: { root: string; hostEnv: Re
       const codefleet: number[] = [];
       const noSandbox: number[] = [];
       const directRuns: number[] = [];
+      const freshHome: number[] = [];
       const perStep = new Map<string, { command: string; codefleet: number[]; direct: number[] }>();
       for (let round = 0; round < options.rounds; round += 1) {
         const run = await verify(ws, sandbox);
@@ -132,6 +137,14 @@ export async function measureVerifyOverhead(options: { root: string; hostEnv: Re
           perStep.set(step.name, entry);
         }
         directRuns.push(performance.now() - started);
+        // The same again, each command with a new empty HOME, as every sandboxed run gets one.
+        const freshStarted = performance.now();
+        for (const [n, step] of ran.entries()) {
+          const home = join(options.root, `fresh-home-${round}-${n}`);
+          await mkdir(home);
+          await direct(step.command, ws.dir, { ...verifyEnv, HOME: home });
+        }
+        freshHome.push(performance.now() - freshStarted);
         options.say(`  verify round ${round + 1}: codefleet ${run.ms.toFixed(0)} ms, direct ${total.toFixed(0)} ms`);
       }
       // What one sandboxed step costs before the command itself: the job's view of the copy
@@ -148,7 +161,7 @@ export async function measureVerifyOverhead(options: { root: string; hostEnv: Re
       return {
         sandboxStartMs: median(sandboxStart), plainStartMs: median(plainStart),
         sample: sample.name, rounds: options.rounds,
-        codefleetMs: median(codefleet), noSandboxMs: median(noSandbox), directMs: median(directRuns),
+        codefleetMs: median(codefleet), noSandboxMs: median(noSandbox), directMs: median(directRuns), freshHomeMs: median(freshHome),
         steps: [...perStep].map(([name, s]) => ({ name, command: s.command, codefleetMs: median(s.codefleet), directMs: median(s.direct) })),
       };
     } finally {
