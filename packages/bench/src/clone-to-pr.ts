@@ -17,6 +17,8 @@ export interface CloneToPr {
   demoMs: number;
   /** The demo's last line: whether it opened its PR. */
   demoVerdict: string;
+  /** turbo's summary of the demo's build (`Cached: 0 cached, 17 total`, its time): proof it built from scratch. */
+  build: string;
 }
 
 /** This checkout's root. */
@@ -53,7 +55,9 @@ export async function measureCloneToPr(options: { root: string; hostEnv: Record<
     options.say(`  npm ci: ${(ci.ms / 1000).toFixed(1)} s; npm run demo ...`);
     const demo = await timed(['npm', 'run', 'demo'], clone, env);
     const verdict = demo.tail.split('\n').reverse().find((line) => /^demo (passed|FAILED)/.test(line)) ?? demo.tail.split('\n').at(-1) ?? '';
-    return { cloneMs: cloned.ms, npmCiMs: ci.ms, demoMs: demo.ms, demoVerdict: verdict };
+    const summary = (label: string) => demo.tail.split('\n').find((line) => line.trim().startsWith(`${label}:`))?.trim();
+    const build = [summary('Cached'), summary('Time')].filter((line) => line !== undefined).join(', ') || 'no turbo summary found';
+    return { cloneMs: cloned.ms, npmCiMs: ci.ms, demoMs: demo.ms, demoVerdict: verdict, build };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
