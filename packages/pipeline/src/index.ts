@@ -2,3 +2,4 @@ export type { JobContext, PipelineDeps, PipelineSettings } from './deps.js';
 export { runJob, type JobResult } from './run-job.js';
 export { acceptanceCriteria, promptFor, taskFile } from './plan.js';
 export { reportDeadLetters } from './dead-letters.js';
+export { jobRunners, type JobRunners } from './sandboxed.js';

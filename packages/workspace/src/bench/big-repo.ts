@@ -1,13 +1,13 @@
 /**
- * The benchmark's large repository: ≥ 25 000 files and ≥ 300 MB of tree, generated once
- * with `git fast-import` (adding and committing 300 MB through the index takes many times
- * longer) and cached under the OS temp dir, outside any repository.
+ * The benchmark's large repository: ≥ 25 000 files and ≥ 300 MB of tree, generated with
+ * `git fast-import` (adding and committing 300 MB through the index takes many times
+ * longer) into the directory the caller gives, outside any repository, and reused there
+ * while its layout is the same.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** Shape of the generated repository; bump `version` when it changes so caches regenerate. */
@@ -21,8 +21,8 @@ export interface BigRepo {
   treeBytes: number;
 }
 
-/** Returns the cached repository, generating it first when missing or of an older layout. */
-export async function ensureBigRepo(env: Record<string, string>, root = join(tmpdir(), 'codefleet-bench-bigrepo')): Promise<BigRepo> {
+/** Returns the repository under `root`, generating it first when missing or of an older layout. */
+export async function ensureBigRepo(env: Record<string, string>, root: string): Promise<BigRepo> {
   const marker = join(root, 'ready.json');
   const path = join(root, 'origin.git');
   try {

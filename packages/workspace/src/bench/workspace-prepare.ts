@@ -70,12 +70,13 @@ async function simulateJob(ws: Workspace, n: number): Promise<void> {
   for (let i = 0; i < 200; i += 1) await writeFile(join(deps, `f${i}.js`), `module.exports = ${i};\n`);
 }
 
-const repo = await ensureBigRepo(env);
-const url = `file://${repo.path}`;
 const work = await mkdtemp(join(tmpdir(), 'codefleet-bench-ws-'));
-console.log(`repository: ${repo.files.toLocaleString('en-US')} files, ${(repo.treeBytes / 1e6).toFixed(0)} MB tree (${repo.path})`);
 
 try {
+  // Generated in this run's temp dir, removed with it: a bench leaves nothing behind.
+  const repo = await ensureBigRepo(env, join(work, 'bigrepo'));
+  const url = `file://${repo.path}`;
+  console.log(`repository: ${repo.files.toLocaleString('en-US')} files, ${(repo.treeBytes / 1e6).toFixed(0)} MB tree (${repo.path})`);
   // 1. Fresh clones: what every job would pay without a mirror and a pool.
   const clones: number[] = [];
   const cloneRemovals: number[] = [];

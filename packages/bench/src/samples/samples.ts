@@ -1,5 +1,5 @@
 /**
- * The projects the verify bench runs (see verify-warm.ts): their manifests and files,
+ * The projects the verify-overhead figure runs (see ../verify-overhead.ts): their manifests and files,
  * written into a temp dir as a repository.
  */
 import { appSized } from './app-sized-sample.js';
