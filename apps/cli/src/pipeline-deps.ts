@@ -80,13 +80,21 @@ export async function requesters(config: Config, forge: RuntimeForge, log: Logge
 }
 
 /**
+ * Every sandboxed run starts with an empty HOME, so npm (and CLIs built on the
+ * update-notifier package) would look for a newer version of themselves on every call:
+ * ~400 ms per npm command measured, most of a warm second job's verification overhead.
+ * An operator who passes these through (verification.env.pass) keeps their own values.
+ */
+const quietTools: Readonly<Record<string, string>> = { npm_config_update_notifier: 'false', NO_UPDATE_NOTIFIER: '1' };
+
+/**
  * The environment of verification steps or agents: the allowlist, the variables `extra`
  * names (proxies, RUSTUP_HOME; an agent's API key), and `extra.path` in front of PATH.
  */
 export function runEnvironment(
   env: Readonly<Record<string, string>>, extra: { pass: readonly string[]; path: readonly string[] }, allow: readonly string[] = [],
 ): Record<string, string> {
-  const built = buildAgentEnv(env, { allow: [...extra.pass, ...allow] });
+  const built = { ...quietTools, ...buildAgentEnv(env, { allow: [...extra.pass, ...allow] }) };
   if (extra.path.length > 0) built.PATH = [...extra.path, ...(built.PATH === undefined || built.PATH === '' ? [] : [built.PATH])].join(':');
   return built;
 }

@@ -14,15 +14,22 @@ describe('pipelineSettings', () => {
     const parse = (text: string) => parseConfig(text, { env: { HOME: '/home/w' }, baseDir: '/tmp', hostname: 'h' }).config;
     const worker = { PATH: '/usr/bin', HOME: '/home/w', HTTPS_PROXY: 'http://proxy:3128', RUSTUP_HOME: '/usr/local/rustup', GITHUB_TOKEN: 'ghp_x', OTHER: 'o' };
     const plain = pipelineSettings(parse(''), worker);
-    expect(plain.verifyEnv).toEqual({ PATH: '/usr/bin', HOME: '/home/w', HTTPS_PROXY: 'http://proxy:3128' });
+    expect(plain.verifyEnv).toEqual({ npm_config_update_notifier: 'false', NO_UPDATE_NOTIFIER: '1', PATH: '/usr/bin', HOME: '/home/w', HTTPS_PROXY: 'http://proxy:3128' });
     const config = parse([
       'verification:', '  env:', '    pass: [RUSTUP_HOME, GITHUB_TOKEN]', '    path: [/usr/local/cargo/bin, ~/.cargo/bin]',
       'agents:', '  env:', '    pass: [OTHER]', '',
     ].join('\n'));
     const settings = pipelineSettings(config, worker);
-    expect(settings.verifyEnv).toEqual({ PATH: '/usr/local/cargo/bin:/home/w/.cargo/bin:/usr/bin', HOME: '/home/w', RUSTUP_HOME: '/usr/local/rustup' });
+    expect(settings.verifyEnv).toEqual({ npm_config_update_notifier: 'false', NO_UPDATE_NOTIFIER: '1', PATH: '/usr/local/cargo/bin:/home/w/.cargo/bin:/usr/bin', HOME: '/home/w', RUSTUP_HOME: '/usr/local/rustup' });
     const agentEnv = settings.agentEnv({ name: 'script', allowEnv: [] } as unknown as Parameters<typeof settings.agentEnv>[0]);
-    expect(agentEnv).toEqual({ PATH: '/usr/bin', HOME: '/home/w', OTHER: 'o' });
+    expect(agentEnv).toEqual({ npm_config_update_notifier: 'false', NO_UPDATE_NOTIFIER: '1', PATH: '/usr/bin', HOME: '/home/w', OTHER: 'o' });
+  });
+
+  it('keeps npm from looking for its own update in every sandboxed run, unless the operator says otherwise', () => {
+    const parse = (text: string) => parseConfig(text, { env: {}, baseDir: '/tmp', hostname: 'h' }).config;
+    expect(pipelineSettings(parse(''), { PATH: '/usr/bin' }).verifyEnv.npm_config_update_notifier).toBe('false');
+    const passed = pipelineSettings(parse('verification:\n  env:\n    pass: [npm_config_update_notifier]\n'), { PATH: '/usr/bin', npm_config_update_notifier: 'true' });
+    expect(passed.verifyEnv.npm_config_update_notifier).toBe('true');
   });
 });
 

@@ -18,11 +18,11 @@ import { spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { homedir, hostname } from 'node:os';
 import { join } from 'node:path';
-import { buildAgentEnv } from '@codefleet/agents';
 import { parseConfig } from '@codefleet/config';
 import { jobRunners } from '@codefleet/pipeline';
 import { runProcess } from '@codefleet/process';
 import { openSandbox } from '@codefleet/sandbox';
+import { pipelineSettings } from '@codefleet/cli';
 import { createTempRepo, gitTestEnv, type TempRepo } from '@codefleet/testkit';
 import { feedbackFor, planEnv, planVerification, runVerification, type PlannedStep, type StepResult } from '@codefleet/verify';
 import { createWorkspaceManager } from '@codefleet/workspace';
@@ -69,9 +69,11 @@ export async function measureVerifyOverhead(options: { root: string; hostEnv: Re
   const unsandboxed = await openSandbox({ mode: 'none', ...settings }, host);
   const gitEnv = { ...gitTestEnv(), PATH: options.hostEnv.PATH ?? '/usr/bin:/bin', HOME: options.root };
   const workspaces = createWorkspaceManager({ cacheDir: join(data, 'workspaces'), reuse: true, gitEnv });
-  const { verification } = parseConfig('', { env: {}, baseDir: options.root, hostname: hostname() }).config;
+  const config = parseConfig('', { env: {}, baseDir: options.root, hostname: hostname() }).config;
+  const { verification } = config;
   const timeoutMs = verification.step_timeout_seconds * 1000;
-  const verifyEnv = buildAgentEnv(options.hostEnv);
+  // The environment a worker gives verification steps, defaults included.
+  const verifyEnv = pipelineSettings(config, options.hostEnv).verifyEnv;
   const npmHome = join(options.root, 'npm-home');
   let repo: TempRepo | undefined;
   try {
