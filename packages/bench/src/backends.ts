@@ -4,8 +4,7 @@ import { startFauxqs } from 'fauxqs';
 import { loadConfig } from '@codefleet/config';
 import { openQueue, queueSettingsFromConfig, type Queue } from '@codefleet/queue';
 import { RedisRunStore, SqliteRunStore, type RunStore } from '@codefleet/store';
-import { gitTestEnv, startRedis, type RedisServer } from '@codefleet/testkit';
-import { startCountingProxy, type CountingProxy } from './counting-proxy.js';
+import { gitTestEnv, startCountingProxy, startRedis, type CountingProxy, type RedisServer } from '@codefleet/testkit';
 
 /** The queue backends the bench measures. */
 export const backends = ['local', 'bullmq', 'sqs'] as const;

@@ -19,3 +19,4 @@ export type { SentEnvelope, SocketDeliveryOptions } from './slack/socket-mode.js
 export type { SlackApiCall, SlackFault } from './slack/web-api.js';
 export { signSlackRequest } from './slack/events.js';
 export { parsePrometheusText, type PromSample, type PromScrape } from './prometheus-text.js';
+export { startCountingProxy, type CountingProxy } from './sqs-counting-proxy.js';

@@ -132,6 +132,9 @@ export async function work(rt: Runtime, options: WorkOptions): Promise<WorkResul
       heartbeatMs: rt.config.queue.heartbeat_seconds * 1000,
       shutdownGraceMs: rt.config.worker.shutdown_grace_seconds * 1000,
       once: options.once ?? false,
+      // SQS bills each receive: an idle slot waits at SQS for queue.sqs.wait_time_seconds
+      // (a long poll, cut short by shutdown) instead of asking again every second.
+      ...(rt.config.queue.backend === 'sqs' && rt.config.queue.sqs.wait_time_seconds > 0 ? { claimWaitMs: rt.config.queue.sqs.wait_time_seconds * 1000 } : {}),
       shutdown: shutdown.signal,
       log: rt.log,
       // The task lease lives as long as the queue's lease would without heartbeats.
