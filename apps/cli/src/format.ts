@@ -1,5 +1,5 @@
 import {
-  changedFilesOf, checkStatus, countChecks, describeCheck, formatCheckCounts, formatDuration, latestChecks, summarizeReason,
+  changedFilesOf, checkStatus, countChecks, describeCheck, formatCheckCounts, formatDuration, isTerminal, latestChecks, summarizeReason,
   type CheckStatus, type RunRecord, type Verification,
 } from '@codefleet/core';
 import type { RunSummary } from '@codefleet/store';
@@ -21,19 +21,32 @@ export function displayText(text: string): string {
   return text.replace(lineBreaks, ' ').replace(controls, '\uFFFD');
 }
 
-/** `codefleet runs` table. */
-export function formatRuns(runs: RunSummary[]): string {
+/** `codefleet runs` table; `now` dates the runs still going. */
+export function formatRuns(runs: RunSummary[], now = Date.now()): string {
   if (runs.length === 0) return 'no runs yet';
   const rows = runs.map((r) => [
     r.runId, r.stage, r.outcome ?? '', String(r.attempts), r.pullRequest ? `#${r.pullRequest.number}${r.pullRequest.draft ? ' (draft)' : ''}` : '',
     // Minutes in UTC: short, and the same on every host of the fleet.
     `${r.createdAt.slice(0, 16).replace('T', ' ')}Z`,
-    r.durationMs === undefined ? '' : formatDuration(r.durationMs),
+    durationText(r, now),
     r.worker ?? '', r.agent ?? '', r.source,
     // By code point, so a cut never leaves half of a surrogate pair.
     Array.from(r.title).slice(0, 50).join(''),
   ].map(displayText));
   return table(['RUN', 'STAGE', 'OUTCOME', 'ATTEMPTS', 'PR', 'CREATED', 'DURATION', 'WORKER', 'AGENT', 'SOURCE', 'TITLE'], rows);
+}
+
+/**
+ * The store's duration ends at the run's last update, which for a run still going can be
+ * long ago (an agent working for an hour writes nothing): such a run counts from its
+ * creation to now, as the dashboard does.
+ */
+function durationText(r: RunSummary, now: number): string {
+  if (!isTerminal(r.stage)) {
+    const created = Date.parse(r.createdAt);
+    return Number.isFinite(created) ? `${formatDuration(Math.max(0, now - created))} so far` : '';
+  }
+  return r.durationMs === undefined ? '' : formatDuration(r.durationMs);
 }
 
 /** A later run of the same job (after a dead-letter redrive), for `codefleet show`. */

@@ -178,7 +178,8 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
       const { showRun } = await commands.jobs();
       const text = await showRun(rt, runId, opts.json ?? false);
       if (text === undefined) {
-        io.err(`no run ${runId} (see \`codefleet runs\`)`);
+        // A job has a run once a worker claims it: a queued job's id is not one yet.
+        io.err(`no run ${runId}: a job that is still queued has none until a worker claims it (see \`codefleet runs\`)`);
         return 1;
       }
       io.out(text);

@@ -129,9 +129,13 @@ export function progressReporter(options: ProgressOptions = {}): ProgressReporte
   };
 }
 
-/** A job after the last one ended: the previous reached `done`. */
+/**
+ * A job (or an outer attempt) after the last one: every attempt starts by preparing its
+ * working copy. Only a success reports `done`, so a job that was cancelled or failed must
+ * not leave its elapsed time to the next one.
+ */
 function isNewJob(previous: Progress, next: Progress): boolean {
-  return previous.stage === 'done' && next.stage !== 'done';
+  return next.stage === 'preparing' ? previous.stage !== 'preparing' : previous.stage === 'done' && next.stage !== 'done';
 }
 
 /** `12s`, `3m05s`, `1h02m`. */

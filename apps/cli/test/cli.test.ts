@@ -48,6 +48,10 @@ describe('codefleet CLI', () => {
     const missing = await cli(dir.path, 'show', 'nope');
     expect(missing.code).toBe(1);
     expect(missing.err).toContain('no run nope');
+    // The id `enqueue` printed is not a run until a worker claims the job: say so.
+    expect(missing.err).toContain('still queued');
+    // An empty answer under a filter is about the filter, not the store.
+    expect((await cli(dir.path, 'runs', '--state', 'failed')).out).toBe('no runs match these filters');
     expect((await cli(dir.path, 'dlq', 'list')).out).toBe('dead-letter queue is empty');
     expect((await cli(dir.path, 'dlq', 'redrive', 'nope')).code).toBe(1);
   });

@@ -2,7 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import {
   addAgentRun, addVerification, advance, createJob, finish, newRun, setAnswer, startAttempt, type AgentRun, type RunRecord, type Verification,
 } from '@codefleet/core';
-import { formatRun } from '../src/format.js';
+import { summarize } from '@codefleet/store';
+import { formatRun, formatRuns } from '../src/format.js';
 
 // Hand-made run records: the shapes the pipeline writes, without running a job.
 const at = (s: number) => new Date(Date.parse('2026-01-05T10:00:00Z') + s * 1000);
@@ -95,5 +96,16 @@ describe('formatRun', () => {
     const many = addAgentRun(run, agentRun({ changed_files: Array.from({ length: 30 }, (_, i) => `gen/${String(i).padStart(2, '0')}.js`) }), { now: at(8) });
     expect(formatRun(many)).toContain('Changed files (32):\n  gen/00.js\n');
     expect(formatRun(many)).toContain('  gen/19.js\n  … and 12 more\n');
+  });
+});
+
+describe('formatRuns', () => {
+  it('times a run still going from its creation to now, a finished one to its end', () => {
+    // Last written at 5 s (testing); the agent has been working since, with nothing to record.
+    const going = started();
+    const ended = finish(['validating', 'publishing'].reduce((r, stage) => advance(r, stage as 'validating', { now: at(40) }), started()), 'succeeded', { now: at(42) });
+    const table = formatRuns([summarize(going), { ...summarize(ended), runId: 'job-2' }], at(600).getTime()).split('\n');
+    expect(table[1]).toMatch(/^job-1 +testing .* 10 min 00 s so far /);
+    expect(table[2]).toMatch(/^job-2 +done +succeeded .* 42(\.0)? s /);
   });
 });

@@ -75,4 +75,21 @@ describe('progress off a terminal', () => {
     ]);
     expect(off.writes).toEqual([]);
   });
+
+  it('a job after a cancelled or failed one counts its time from its own start', () => {
+    const lines: string[] = [];
+    const log = createLogger({ destination: { write: (s: string) => lines.push(s) } });
+    const off = terminal(false);
+    const progress = progressReporter({ stream: off.stream, log, now: off.now, logEveryMs: 3_600_000 });
+    progress.onProgress({ stage: 'preparing' });
+    progress.onProgress({ stage: 'implementing', pass: 'implement', innerAttempt: 1 });
+    // Cancelled mid-agent: no `done` is reported; the next job starts a minute later.
+    off.advance(60_000);
+    progress.onProgress({ stage: 'preparing' });
+    off.advance(250);
+    progress.onProgress({ stage: 'planning' });
+    progress.done();
+    const elapsed = lines.map((l) => (JSON.parse(l) as { elapsed_ms: number }).elapsed_ms);
+    expect(elapsed).toEqual([0, 0, 0, 250]);
+  });
 });

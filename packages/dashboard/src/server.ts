@@ -116,7 +116,8 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   const files = Object.fromEntries(Object.entries(assets).map(([name, a]) => [name, { type: a.type, body: readFileSync(new URL(a.file, assetsDir)) }]));
   const streams = new Set<() => void>();
   // maxParamLength: Fastify's default (100) is shorter than a job id (128) with its run suffix.
-  const app = Fastify({ logger: false, bodyLimit: 16 * 1024, maxParamLength: 256 });
+  // routerOptions: the top-level option is deprecated and warns on every start.
+  const app = Fastify({ logger: false, bodyLimit: 16 * 1024, routerOptions: { maxParamLength: 256 } });
   let url = '';
 
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {

@@ -90,7 +90,8 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     logger: false,
     bodyLimit: maxRequestBytes,
     // Job ids run to 128 characters; Fastify's default of 100 would turn the longest into a 414.
-    maxParamLength: 200,
+    // Under routerOptions: the top-level option is deprecated and warns on every start.
+    routerOptions: { maxParamLength: 200 },
     // Strict validation: an unknown field or a number for a string is a 400, never coerced or dropped.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
   });

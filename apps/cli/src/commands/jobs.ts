@@ -93,7 +93,10 @@ async function readBodyFile(path: string, cwd: string): Promise<string> {
 /** `codefleet runs`; the JSON keys are the run record's (snake_case), as in `show --json`. */
 export async function listRuns(rt: Runtime, json: boolean, query: RunQuery = { limit: 50 }): Promise<string> {
   const runs = await rt.store.list(query);
-  return json ? JSON.stringify(runs.map(summaryJson), null, 2) : formatRuns(runs);
+  if (json) return JSON.stringify(runs.map(summaryJson), null, 2);
+  // "no runs yet" under a filter would say the store is empty when only the filter is.
+  const filtered = Object.keys(query).some((key) => key !== 'limit');
+  return runs.length === 0 && filtered ? 'no runs match these filters' : formatRuns(runs);
 }
 
 function summaryJson(r: RunSummary): Record<string, unknown> {

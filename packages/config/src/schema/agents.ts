@@ -148,11 +148,11 @@ const script = z
       .string()
       .min(1)
       .optional()
-      .describe('ES module exporting the scripted agent; ./ and ../ paths are resolved against the config file.'),
+      .describe('Node.js program run as `node <module> --workdir … --prompt-file … --pass … --attempt …` in the working copy (README: the script agent); ./ and ../ paths are resolved against the config file.'),
     timeout_seconds: agentTimeout(),
   })
   .prefault({})
-  .describe('Scripted in-process agent for tests and demos; needs no model.');
+  .describe('Scripted agent: a Node.js program of your own, run in the sandbox like a command; needs no model.');
 
 /** `agents:` — which coding agent runs by default and how each one is started. */
 export const agentsSchema = z
