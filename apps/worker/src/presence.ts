@@ -34,11 +34,22 @@ export function startPresence(options: PresenceOptions, context: { intervalMs: n
   const jobs = new Map<string, WorkerJob>();
   let failing = false;
   let stopped = false;
-  // A store that hangs (Redis restarting: its commands wait) must not pile up heartbeats.
+  // A store that hangs (Redis restarting: its commands wait) must not pile up heartbeats:
+  // one write at a time, and a change during it is written once more right after.
   let inFlight: Promise<void> | undefined;
+  let again = false;
   const beat = async () => {
-    if (stopped || inFlight) return inFlight;
-    inFlight = write().finally(() => { inFlight = undefined; });
+    if (stopped) return inFlight;
+    if (inFlight) {
+      again = true;
+      return inFlight;
+    }
+    inFlight = (async () => {
+      do {
+        again = false;
+        await write();
+      } while (again && !stopped);
+    })().finally(() => { inFlight = undefined; });
     return inFlight;
   };
   const write = async () => {
@@ -68,8 +79,14 @@ export function startPresence(options: PresenceOptions, context: { intervalMs: n
       jobs.set(lease.token, {
         jobId: lease.job.id, runId: lease.job.id, taskKey: lease.job.idempotency_key, title: lease.job.title, startedAt: new Date().toISOString(),
       });
+      // Written now, not at the next heartbeat (30 s by default): the dashboard and
+      // `codefleet workers` show what the worker does, not what it did.
+      void beat();
     },
-    jobEnded: (lease) => { jobs.delete(lease.token); },
+    jobEnded: (lease) => {
+      jobs.delete(lease.token);
+      void beat();
+    },
     beat,
     stop: async () => {
       stopped = true;

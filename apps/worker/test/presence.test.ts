@@ -60,6 +60,29 @@ describe('worker registry', () => {
     expect(await store.listWorkers()).toEqual([]);
   });
 
+  it('writes a job\'s start and end at once, not at the next heartbeat', async () => {
+    const job = sampleJob({ title: 'Fix the widget' });
+    await queue.enqueue(job);
+    const shutdown = new AbortController();
+    let finish: () => void = () => undefined;
+    let ended = false;
+    const runner: JobRunner = async () => {
+      await new Promise<void>((resolve) => { finish = resolve; });
+      return { action: 'ack', run: fakeRun };
+    };
+    // A heartbeat interval far longer than the test: only the start and end writes can show.
+    const worker = runWorker(queue, runner, options(shutdown.signal, { heartbeatMs: 600_000, registry: registry(store) }));
+    await waitFor(async () => (await store.listWorkers())[0]?.jobs.length === 1);
+    finish();
+    await waitFor(async () => {
+      ended = (await store.listWorkers())[0]?.jobs.length === 0;
+      return ended;
+    });
+    expect(ended).toBe(true);
+    shutdown.abort();
+    await worker;
+  });
+
   it('a registry that fails never stops the worker: the job runs, the failure is logged once', async () => {
     const jobs = [sampleJob(), sampleJob()];
     for (const job of jobs) await queue.enqueue(job);
