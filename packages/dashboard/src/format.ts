@@ -1,6 +1,9 @@
-/** `ms` as `2h 05m`, `3m 07s` or `12s`. */
+/** `ms` as `2h 05m`, `3m 07s`, `12s`, `4.2s` or `526ms`: a check that takes half a second is not `0s`. */
 export function duration(ms: number): string {
-  const s = Math.max(0, Math.floor(ms / 1000));
+  if (!(ms >= 0)) ms = 0;
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 10_000) return `${(Math.floor(ms / 100) / 10).toFixed(1)}s`;
+  const s = Math.floor(ms / 1000);
   if (s < 60) return `${s}s`;
   const m = Math.floor(s / 60);
   if (m < 60) return `${m}m ${String(s % 60).padStart(2, '0')}s`;
