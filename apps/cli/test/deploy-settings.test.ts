@@ -173,4 +173,14 @@ describe('deployment files: a worker with a working agent and the forge it names
       expect([file, enabledProducers(config)]).toEqual([file, expect.arrayContaining(['webhook'])]);
     }
   });
+
+  it('compose and the systemd unit serve the dashboard: published on loopback only, token from the environment', () => {
+    const composeProducer = compose.services.producer!;
+    const fromCompose = load(composeEnv(composeProducer)).dashboard;
+    expect(fromCompose).toMatchObject({ enabled: true, host: '0.0.0.0', port: 8790, token_env: 'CODEFLEET_DASHBOARD_TOKEN', read_only: false });
+    // 0.0.0.0 inside the container; the host publishes it on 127.0.0.1 only.
+    expect(composeProducer.ports).toContain(`127.0.0.1:${fromCompose.port}:${fromCompose.port}`);
+    const unit = read('infra/systemd/codefleet-serve.service');
+    expect(load({ ...unitEnvironment(unit, {}), ...secrets }).dashboard).toMatchObject({ enabled: true, host: '127.0.0.1' });
+  });
 });

@@ -200,7 +200,7 @@ describe('deployment material (infra/, docker-compose.yml)', () => {
 
   // Secrets the producers read through their *_env names (not `${...}` in config.yaml).
   const producerSecrets = new Set(['CODEFLEET_API_TOKEN', 'CODEFLEET_CALLBACK_SECRET', 'SLACK_BOT_TOKEN', 'SLACK_APP_TOKEN', 'SLACK_SIGNING_SECRET',
-    'LINE_CHANNEL_SECRET', 'LINE_CHANNEL_ACCESS_TOKEN', 'GITHUB_TOKEN', 'GITHUB_WEBHOOK_SECRET']);
+    'LINE_CHANNEL_SECRET', 'LINE_CHANNEL_ACCESS_TOKEN', 'GITHUB_TOKEN', 'GITHUB_WEBHOOK_SECRET', 'CODEFLEET_DASHBOARD_TOKEN']);
   const known = (name: string) => configVariables.has(name) || producerSecrets.has(name);
 
   it('systemd: the serve unit hosts the enabled producers, healthy, and stops on SIGTERM', async () => {
@@ -212,6 +212,8 @@ describe('deployment material (infra/, docker-compose.yml)', () => {
     // What /etc/codefleet/env would hold for an HTTP API.
     const env: Record<string, string> = {
       ...baseEnv(), CODEFLEET_HTTP_API: 'true', CODEFLEET_HTTP_API_PORT: String(apiPort), CODEFLEET_API_TOKEN: 'api-token-0123456789', GITHUB_TOKEN: 'stand-in-github-token',
+      // The unit serves the dashboard on 8790; here on a free port, as every test service.
+      CODEFLEET_DASHBOARD_PORT: String(await freePort()),
     };
     for (const assignment of unit.get('Environment') ?? []) {
       const [name, ...value] = local(assignment).split('=');
