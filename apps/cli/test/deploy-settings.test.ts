@@ -81,7 +81,7 @@ describe('deployment files: a worker with a working agent and the forge it names
     await ollama?.close();
   });
 
-  type ComposeService = { image?: string; command?: string[]; entrypoint?: string[]; environment?: Record<string, string> };
+  type ComposeService = { image?: string; command?: string[]; entrypoint?: string[]; environment?: Record<string, string>; ports?: string[] };
   const compose = parseYaml(read('docker-compose.yml')) as { services: Record<string, ComposeService> };
   const imageEnv = Object.fromEntries([...read('infra/container/Dockerfile').replace(/\\\n/g, ' ').matchAll(/\b(CODEFLEET_[A-Z_]+)=(\S+)/g)].map((m) => [m[1]!, m[2]!]));
   const composeEnv = (service: ComposeService) => ({ ...imageEnv, ...Object.fromEntries(Object.entries(service.environment ?? {}).map(([k, v]) => [k, interpolate(String(v), secrets)])) });
