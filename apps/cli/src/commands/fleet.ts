@@ -8,16 +8,11 @@ import type { Runtime } from '../runtime.js';
 // What an operator asks of the fleet from a terminal: which runs, which workers, stop
 // this one. Every action is written to the run store's journal with who and when.
 
-/** `runs` filter options as commander hands them over. */
-export interface RunsOptions {
-  state?: string;
-  repo?: string;
-  source?: string;
-  agent?: string;
-  since?: string;
-  until?: string;
-  limit?: number;
-}
+/**
+ * `runs` filter options as commander hands them over: the store's query, except that
+ * `since` / `until` may still be ages (`2h`) that {@link parseWhen} turns into ISO times.
+ */
+export type RunsOptions = RunQuery;
 
 const units: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 
