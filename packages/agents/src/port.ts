@@ -43,6 +43,46 @@ export interface AgentRunRequest {
    * earlier runs used); absent: no budget. Only agents that call a model read it.
    */
   tokenBudget?: number;
+  /**
+   * Money (US dollars) this run may still spend: the least of what is left of the job's,
+   * the tier's and the fleet's day budgets. The adapter stops the agent when the run's
+   * cost reaches it (the CLI's own cap where it has one, else by watching its reported
+   * usage, else before each model call) and sets {@link AgentRunResult.budgetExceeded}.
+   * Absent: no money budget.
+   */
+  budgetUsd?: number;
+  /** Prices per model, to turn tokens into money where the agent does not say its cost (config `costs.prices`). */
+  prices?: PriceTable;
+}
+
+/** Dollars per million tokens of one model (config `costs.prices`). */
+export interface ModelPrice {
+  inputPerMtok: number;
+  outputPerMtok: number;
+}
+
+/**
+ * Prices by model name. A key may end in `*` to match every model starting with what comes
+ * before it (`qwen2.5-coder:*`); the exact name wins over a prefix, a longer prefix over a shorter.
+ */
+export type PriceTable = Readonly<Record<string, ModelPrice>>;
+
+/**
+ * One model call (AgentRunner): the built-in agent records each call it makes; a CLI agent
+ * records one entry per model from its own run totals (`provider` is then the CLI's name).
+ */
+export interface ModelCall {
+  /** `ollama`, `openai`, `anthropic` for the built-in agent; `claude`, `codex`, `gemini` for a CLI's totals. */
+  provider: string;
+  model: string;
+  promptTokens: number;
+  completionTokens: number;
+  /** Wall time of the call (built-in) or of the whole run (a CLI's totals). */
+  latencyMs: number;
+  /** What it cost: as the CLI reported it, else tokens × the price table; absent when neither knows. */
+  costUsd?: number;
+  /** `ok`, or why it failed: a ModelErrorKind (`unreachable`, `unauthorized`, …), `unusable` (a reply that could not be applied), `budget`. */
+  outcome: string;
 }
 
 /**
@@ -89,6 +129,12 @@ export interface AgentRunResult {
    * as `budget_exceeded` instead of trying again with the same budget.
    */
   budgetExceeded?: boolean;
+  /** The model the run used, as the agent reported it (a CLI's main model). */
+  model?: string;
+  /** What the run cost in US dollars: the CLI's reported cost, else tokens × `prices`; absent when unknown. */
+  costUsd?: number;
+  /** Every model call of the run (built-in agent), or the CLI's totals per model. */
+  modelCalls?: ModelCall[];
 }
 
 /**

@@ -19,6 +19,7 @@ export type {
   CodexAgentConfig,
   CommandAgentConfig,
   Config,
+  CostsConfig,
   DashboardConfig,
   ForgeConfig,
   GeminiAgentConfig,

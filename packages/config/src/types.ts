@@ -99,6 +99,9 @@ export type HttpApiConfig = Simplify<Raw['http_api'] & { token?: string; callbac
 /** `dashboard:` after normalize; the token comes only from the variable named by `token_env`. */
 export type DashboardConfig = Simplify<Raw['dashboard'] & { token?: string }>;
 
+/** `costs:` as written: prices and money budgets. */
+export type CostsConfig = Raw['costs'];
+
 /** `logging:` as written. */
 export type LoggingConfig = Raw['logging'];
 
@@ -110,6 +113,7 @@ export interface Config {
   store: StoreConfig;
   workspace: WorkspaceConfig;
   agents: AgentsConfig;
+  costs: CostsConfig;
   worker: WorkerConfig;
   verification: VerificationConfig;
   sandbox: SandboxConfig;

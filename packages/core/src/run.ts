@@ -44,6 +44,34 @@ export type Attempt = z.output<typeof attemptSchema>;
 export type Pass = 'implement' | 'test';
 const passSchema = z.enum(['implement', 'test']);
 
+/** One model call (AgentRunner), or a CLI agent's run totals for one model. */
+export const modelCallSchema = z.object({
+  provider: z.string().min(1).max(64),
+  model: z.string().max(200),
+  prompt_tokens: count,
+  completion_tokens: count,
+  latency_ms: z.number().nonnegative(),
+  cost_usd: z.number().nonnegative().optional(),
+  outcome: z.string().min(1).max(64).describe('ok, or why the call failed (unreachable, unauthorized, server, unusable, budget, …).'),
+});
+/** One model call. */
+export type ModelCallRecord = z.output<typeof modelCallSchema>;
+
+/** One tier of an escalation chain (agents.escalation) as a job ran it. */
+export const tierSchema = z.object({
+  tier: count.describe('Index in the chain, from 0.'),
+  profile: z.string().min(1).max(64).describe('The profile or agent name the tier runs.'),
+  agent: z.string().min(1).max(64),
+  model: z.string().max(200).optional(),
+  started_at: isoTime,
+  ended_at: isoTime.optional(),
+  outcome: z.enum(['succeeded', 'failed', 'budget_exceeded', 'error']).optional(),
+  cost_usd: z.number().nonnegative().optional(),
+  detail: z.string().max(2000).optional().describe('Why the tier ended without success (its last feedback, shortened).'),
+});
+/** One tier of an escalation chain. */
+export type TierRecord = z.output<typeof tierSchema>;
+
 /** One run of a coding agent, with the facts of its process (execa-style). */
 export const agentRunSchema = z.object({
   pass: passSchema,
@@ -61,6 +89,10 @@ export const agentRunSchema = z.object({
     .object({ prompt: count, completion: count })
     .optional()
     .describe('Model tokens the run spent, for agents that call a model (token budget).'),
+  model: z.string().max(200).optional().describe('The model the run used, as the agent reported it.'),
+  cost_usd: z.number().nonnegative().optional().describe("What the run cost in US dollars: the CLI's reported cost, else tokens × costs.prices."),
+  model_calls: z.array(modelCallSchema).max(500).optional().describe("Each model call (built-in agent), or a CLI's totals per model."),
+  tier: count.optional().describe('Escalation tier the run belongs to (agents.escalation index, from 0).'),
 });
 /** One run of a coding agent. */
 export type AgentRun = z.output<typeof agentRunSchema>;
@@ -147,6 +179,7 @@ export const runRecordSchema = z.object({
   branch: z.string().optional(),
   pull_request: pullRequestSchema.optional(),
   answer: z.string().max(40_000).optional().describe("An answer-mode job's answer, as reported back."),
+  tiers: z.array(tierSchema).optional().describe('The escalation tiers the job ran, in order (agents.escalation).'),
   created_at: isoTime,
   updated_at: isoTime,
 });

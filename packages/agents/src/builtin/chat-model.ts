@@ -34,6 +34,10 @@ export interface ChatReply {
 export interface ChatModel {
   /** `provider model`, for messages and run records. */
   readonly label: string;
+  /** `ollama`, `openai` or `anthropic`: the API it speaks, for the model-call record. */
+  readonly provider: string;
+  /** The model asked for, for the model-call record and its price. */
+  readonly model: string;
   chat(messages: readonly ChatMessage[], options: ChatOptions): Promise<ChatReply>;
 }
 

@@ -48,6 +48,8 @@ function ollamaError(error: unknown, options: OllamaModelOptions, signal: AbortS
 export function createOllamaModel(options: OllamaModelOptions): ChatModel {
   return {
     label: `ollama ${options.model}`,
+    provider: 'ollama',
+    model: options.model,
     async chat(messages: readonly ChatMessage[], call: ChatOptions): Promise<ChatReply> {
       const client = clientFor(options, call.signal);
       let content = '';

@@ -29,6 +29,8 @@ export function createOpenAiModel(options: OpenAiModelOptions): ChatModel {
   const host = displayHost(options.baseUrl);
   return {
     label: `openai ${options.model}`,
+    provider: 'openai',
+    model: options.model,
     async chat(messages: readonly ChatMessage[], call: ChatOptions): Promise<ChatReply> {
       let response: Response;
       let text: string;

@@ -178,11 +178,21 @@ export const agentsSchema = z
         z.strictObject({
           agent: z.enum(AGENT_NAMES).describe('The agent this profile runs.'),
           model: z.string().min(1).optional().describe("Model for this profile instead of the agent's own."),
+          budget_usd: z.number().positive().max(1_000_000).optional().describe('Most one job may spend on this profile as an escalation tier; when spent, the next tier runs.'),
         }),
       )
       .default(() => ({}))
       .describe(
         'Named agent + model pairs ("implementer", "strongest"), usable wherever an agent name is (a job\'s agent, router.routes).',
+      ),
+    escalation: z
+      .array(z.string().regex(/^[a-z0-9_-]{1,64}$/, { error: 'expected a profile or agent name' }))
+      .max(8)
+      .default(() => [])
+      .describe(
+        'Local first, escalate on failure: profiles (or agent names) tried in order. A job starts on the first; when its fix ' +
+          'attempts are exhausted or its tier budget (profiles.<name>.budget_usd) is spent, the next tier starts from the base ' +
+          "with the earlier tier's last feedback. Used when a job names no agent, or names `escalation`.",
       ),
   })
   .prefault({})

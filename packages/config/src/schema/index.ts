@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { agentsSchema } from './agents.js';
 import { httpApiSchema, lineSchema, routerSchema, slackSchema } from './chat.js';
+import { costsSchema } from './costs.js';
 import { dashboardSchema } from './dashboard.js';
 import { forgeSchema } from './forge.js';
 import { loggingSchema } from './logging.js';
@@ -28,6 +29,7 @@ export const configSchema = z
     store: storeSchema,
     workspace: workspaceSchema,
     agents: agentsSchema,
+    costs: costsSchema,
     worker: workerSchema,
     verification: verificationSchema,
     sandbox: sandboxSchema,
