@@ -1,5 +1,5 @@
 import type { OllamaAgentConfig } from '@codefleet/config';
-import { boundTail, CodefleetError } from '@codefleet/core';
+import { boundTail, CodefleetError, formatUsd as usd } from '@codefleet/core';
 import { applyPatch } from '@codefleet/patch';
 import { changedFiles, headCommit } from '../changed-files.js';
 import { withoutForgeCredentials } from '../env.js';
@@ -237,11 +237,6 @@ export function createBuiltinAgent(config: OllamaAgentConfig, patchPolicy?: Patc
 function costSum(calls: readonly ModelCall[]): { costUsd?: number } {
   const priced = calls.filter((call) => call.costUsd !== undefined);
   return priced.length === 0 ? {} : { costUsd: priced.reduce((sum, call) => sum + (call.costUsd ?? 0), 0) };
-}
-
-/** Dollars as shown everywhere in codefleet: `$0.0123`. */
-function usd(amount: number): string {
-  return `$${amount.toFixed(4)}`;
 }
 
 /** Tokens for `chars` characters of text, estimated at about four characters a token. */
