@@ -3,6 +3,7 @@ import {
   type CheckStatus, type RunRecord, type Verification,
 } from '@codefleet/core';
 import type { RunSummary } from '@codefleet/store';
+import { agentRunLines } from './format-agent-runs.js';
 
 // Line breaks (CR, LF, NEL, U+2028/2029) and tabs become one space; any other C0 or C1
 // control, DEL, and the bidirectional overrides that reorder what a terminal shows
@@ -93,8 +94,7 @@ export function formatRun(run: RunRecord, later: LaterRun[] = []): string {
   }
   lines.push('', 'Timeline:');
   lines.push(...run.stages.map((s) => `  +${((Date.parse(s.at) - start) / 1000).toFixed(1).padStart(6)}s  ${s.stage.padEnd(12)} attempt ${s.attempt}${s.note ? `  (${s.note})` : ''}`));
-  lines.push('', 'Agent runs:');
-  lines.push(...run.agent_runs.map((a) => `  ${a.pass.padEnd(9)} attempt ${a.attempt}.${a.inner_attempt}  ${a.outcome.padEnd(10)} exit ${a.exit_code ?? a.signal}  ${formatDuration(a.duration_ms)}  ${a.changed_files.length} file(s)`));
+  lines.push('', ...agentRunLines(run));
   lines.push('', run.verification.length === 0 ? 'Checks: none' : `Checks (latest run of each step: ${formatCheckCounts(countChecks(latestChecks(run)))}):`);
   lines.push(...run.verification.map(checkLine));
   // An answer-mode job's result is its answer: shown whole, a display line per line.

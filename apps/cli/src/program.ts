@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { ConfigError, loadConfig, type LoadedConfig } from '@codefleet/config';
+import { ConfigError, loadConfig, type HostHardware, type LoadedConfig } from '@codefleet/config';
 import { classify } from '@codefleet/core';
 import { patchFormatsHelp } from './commands/patch-help.js';
 import type { RunsOptions } from './commands/fleet.js';
@@ -29,6 +29,8 @@ export interface Io {
   cwd: string;
   /** The environment; default: the process's, read by the config loader. */
   env?: Record<string, string | undefined>;
+  /** The host's hardware for `agents.ollama.model: auto`; default: the config loader probes this host. */
+  hardware?: HostHardware;
 }
 
 const positiveInt = (value: string) => {
@@ -64,7 +66,7 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
 
   const load = async (): Promise<LoadedConfig> => {
     const { config: path, logFormat } = program.opts<{ config?: string; logFormat?: 'auto' | 'json' | 'pretty' }>();
-    const loaded = await loadConfig({ cwd: io.cwd, ...(io.env ? { env: io.env } : {}), ...(path ? { path } : {}) });
+    const loaded = await loadConfig({ cwd: io.cwd, ...(io.env ? { env: io.env } : {}), ...(path ? { path } : {}), ...(io.hardware ? { hardware: io.hardware } : {}) });
     return logFormat === undefined ? loaded : { ...loaded, config: { ...loaded.config, logging: { ...loaded.config.logging, format: logFormat } } };
   };
   const withRuntime = async (fn: (rt: Runtime) => Promise<unknown>, options: { longRunning?: boolean } = {}) => {

@@ -99,6 +99,49 @@ describe('formatRun', () => {
   });
 });
 
+describe('formatRun: models, calls, cost and tiers', () => {
+  it('shows per agent run its model, tokens, cost and model calls, the total cost and the tiers; agent text made safe', () => {
+    let run = addAgentRun(started(), agentRun({
+      agent: 'ollama', model: 'qwen2.5-coder:7b', tokens: { prompt: 3_000, completion: 750 }, cost_usd: 0.0045, tier: 0,
+      model_calls: [
+        { provider: 'ollama', model: 'qwen2.5-coder:7b', prompt_tokens: 1_000, completion_tokens: 500, latency_ms: 850, cost_usd: 0.002, outcome: 'unusable' },
+        { provider: 'ollama', model: 'qwen2.5-coder:7b', prompt_tokens: 2_000, completion_tokens: 250, latency_ms: 1_250, cost_usd: 0.0025, outcome: 'ok' },
+      ],
+    }), { now: at(6) });
+    run = addAgentRun(run, agentRun({
+      pass: 'test', agent: 'claude', model: 'evil\u001b[2J\nmodel', cost_usd: 0.1, tier: 1,
+      model_calls: [{ provider: 'claude', model: 'evil\u001b[2J\nmodel', prompt_tokens: 10, completion_tokens: 20, latency_ms: 61_000, outcome: 'ok' }],
+    }), { now: at(7) });
+    run = addAgentRun(run, agentRun({ pass: 'test', inner_attempt: 2 }), { now: at(8) });
+    run = { ...run, tiers: [
+      { tier: 0, profile: 'local', agent: 'ollama', model: 'qwen2.5-coder:7b', started_at: at(5).toISOString(), outcome: 'failed', cost_usd: 0.0045, detail: 'fix attempts exhausted' },
+      { tier: 1, profile: 'strongest', agent: 'claude', started_at: at(7).toISOString(), outcome: 'succeeded', cost_usd: 0.1 },
+    ] };
+    const lines = formatRun(run).split('\n');
+    expect(lines.slice(lines.indexOf('Agent runs:'), lines.indexOf('Checks: none') - 1)).toEqual([
+      'Agent runs:',
+      '  implement attempt 1.1  changed    exit 0  51 ms  1 file(s)',
+      '      model qwen2.5-coder:7b · tokens 3000 in / 750 out · $0.0045 · tier 0',
+      '      call ollama qwen2.5-coder:7b  in 1000 out 500  850 ms  $0.0020  unusable',
+      '      call ollama qwen2.5-coder:7b  in 2000 out 250  1.3 s  $0.0025  ok',
+      '  test      attempt 1.1  changed    exit 0  51 ms  1 file(s)',
+      '      model evil\uFFFD[2J model · $0.1000 · tier 1',
+      '      call claude evil\uFFFD[2J model  in 10 out 20  1 min 01 s  cost unknown  ok',
+      '  test      attempt 1.2  changed    exit 0  51 ms  1 file(s)',
+      '  total cost $0.1045 (1 agent run(s) without a known cost not included)',
+      '',
+      'Escalation tiers:',
+      '  tier 0  local (ollama qwen2.5-coder:7b)  failed  $0.0045  — fix attempts exhausted',
+      '  tier 1  strongest (claude)  succeeded  $0.1000',
+    ]);
+  });
+
+  it('a run whose agents report nothing of it shows neither cost nor tiers', () => {
+    const text = formatRun(addAgentRun(started(), agentRun(), { now: at(6) }));
+    expect(text).not.toMatch(/cost|tier|model|call /);
+  });
+});
+
 describe('formatRuns', () => {
   it('times a run still going from its creation to now, a finished one to its end', () => {
     // Last written at 5 s (testing); the agent has been working since, with nothing to record.

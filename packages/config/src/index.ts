@@ -11,6 +11,9 @@ export { configJsonSchema, renderConfigJsonSchema } from './json-schema.js';
 export { configSchema, AGENT_NAMES, LOG_LEVELS, ROUTES, type AgentName, type ParsedConfig, type RouteName } from './schema/index.js';
 export { collectSecrets, isSecretName } from './secrets.js';
 export { defaultOllamaHost, ollamaHostFromEnv } from './normalize.js';
+export {
+  ACCELERATED_MODEL, AUTO_MODEL, CPU_MODEL, detectHardware, localModelFor, type HardwareProbe, type HostHardware, type LocalModelChoice,
+} from './host-model.js';
 export type { Env } from './expand.js';
 export type {
   AgentsConfig,

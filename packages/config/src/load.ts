@@ -1,8 +1,10 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { hostname as osHostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from './errors.js';
 import { type Env, readVariable } from './expand.js';
+import { detectHardware, type HostHardware } from './host-model.js';
 import { parseConfig } from './parse.js';
 import type { LoadedConfig } from './types.js';
 
@@ -16,6 +18,8 @@ export interface LoadConfigOptions {
   env?: Env;
   /** Default worker id. Default: `os.hostname()`. */
   hostname?: string;
+  /** The host's hardware for `agents.ollama.model: auto`. Default: {@link detectHardware} on this process's host. */
+  hardware?: HostHardware;
 }
 
 /** Name of the variable that points at the config file. */
@@ -35,6 +39,7 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Loade
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const hostname = options.hostname ?? osHostname();
+  const hardware = options.hardware ?? detectHardware({ platform: process.platform, arch: process.arch, exists: existsSync, path: readVariable(env, 'PATH') });
   const fromEnv = readVariable(env, CONFIG_PATH_VARIABLE);
   const explicit = options.path ?? (fromEnv === '' ? undefined : fromEnv);
 
@@ -45,13 +50,13 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Loade
       const via = options.path === undefined ? ` (from $${CONFIG_PATH_VARIABLE})` : '';
       throw new ConfigError([{ path: '', message: `config file ${file}${via} does not exist` }], file);
     }
-    return parseConfig(text, { env, baseDir: dirname(file), hostname, sourceName: file });
+    return parseConfig(text, { env, baseDir: dirname(file), hostname, hardware, sourceName: file });
   }
 
   const candidate = join(resolve(cwd), DEFAULT_CONFIG_FILE);
   const text = await readConfigFile(candidate);
-  if (text === undefined) return parseConfig('', { env, baseDir: resolve(cwd), hostname });
-  return parseConfig(text, { env, baseDir: dirname(candidate), hostname, sourceName: candidate });
+  if (text === undefined) return parseConfig('', { env, baseDir: resolve(cwd), hostname, hardware });
+  return parseConfig(text, { env, baseDir: dirname(candidate), hostname, hardware, sourceName: candidate });
 }
 
 /** The file's text, or undefined when it does not exist; other read errors become a ConfigError. */

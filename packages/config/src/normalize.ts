@@ -1,6 +1,7 @@
 import { isAbsolute, join, resolve } from 'node:path';
 import { type Env, readVariable } from './expand.js';
 import type { ParsedConfig } from './schema/index.js';
+import { AUTO_MODEL, localModelFor, type HostHardware } from './host-model.js';
 import type { Config } from './types.js';
 
 /** What normalize needs besides the parsed config. */
@@ -10,6 +11,8 @@ export interface NormalizeContext {
   env: Env;
   /** Default worker id. */
   hostname: string;
+  /** The host's hardware, for `agents.ollama.model: auto`; absent: not probed. */
+  hardware?: HostHardware | undefined;
 }
 
 /**
@@ -21,6 +24,8 @@ export interface NormalizeContext {
  *   `<data_dir>/cache`, `queue.heartbeat_seconds` to `lease_seconds / 4`;
  * - `queue.sqs.region` defaults to `$AWS_REGION`, then `$AWS_DEFAULT_REGION`, then us-east-1;
  * - each agent's `timeout_seconds` defaults to `agents.timeout_seconds`;
+ * - `agents.ollama.model: auto` (the default) becomes the model for the host's `hardware`
+ *   (`localModelFor`), and `model_reason` says why, or that the config named it;
  * - `agents.ollama.host` defaults, for the ollama provider, to `$OLLAMA_HOST` read the way
  *   Ollama reads it (`host:port`, `:port`, a URL), else `http://127.0.0.1:11434`;
  * - `worker.worker_id` defaults to the host name;
@@ -87,6 +92,7 @@ export function normalize(parsed: ParsedConfig, context: NormalizeContext): Conf
       ollama: {
         ...agents.ollama,
         ...ollamaHostOf(agents.ollama, env),
+        ...ollamaModelOf(agents.ollama.model, context.hardware),
         timeout_seconds: timeout(agents.ollama.timeout_seconds),
       },
       command: { ...agents.command, timeout_seconds: timeout(agents.command.timeout_seconds) },
@@ -137,6 +143,12 @@ export function ollamaHostFromEnv(env: Env): string | undefined | null {
   } catch {
     return null;
   }
+}
+
+function ollamaModelOf(model: string, hardware: HostHardware | undefined): { model: string; model_reason: string } {
+  if (model !== AUTO_MODEL) return { model, model_reason: 'set in config (agents.ollama.model)' };
+  const choice = localModelFor(hardware);
+  return { model: choice.model, model_reason: choice.reason };
 }
 
 function ollamaHostOf(ollama: ParsedConfig['agents']['ollama'], env: Env): { host?: string } {

@@ -4,6 +4,7 @@ import { type Env, expandTree, isPlainObject } from './expand.js';
 import { normalize } from './normalize.js';
 import { checkRules } from './rules.js';
 import { collectSecrets } from './secrets.js';
+import type { HostHardware } from './host-model.js';
 import type { Config, LoadedConfig } from './types.js';
 import { validate } from './validate.js';
 
@@ -17,6 +18,8 @@ export interface ParseConfigOptions {
   hostname: string;
   /** Where the text came from, for error messages and `LoadedConfig.source`. */
   sourceName?: string;
+  /** The host's hardware, for `agents.ollama.model: auto` (`loadConfig` probes it); absent: qwen2.5-coder:7b. */
+  hardware?: HostHardware;
 }
 
 // YAML aliases can expand exponentially ("billion laughs"); a config file needs few.
@@ -30,7 +33,7 @@ const MAX_ALIAS_COUNT = 100;
  * @throws {ConfigError} listing every problem found (for YAML syntax errors, the syntax errors).
  */
 export function parseConfig(text: string, options: ParseConfigOptions): LoadedConfig {
-  const { env, baseDir, hostname, sourceName } = options;
+  const { env, baseDir, hostname, sourceName, hardware } = options;
   const fail = (problems: ConfigProblem[]) => new ConfigError(problems, sourceName);
 
   const doc = parseDocument(text, { prettyErrors: true });
@@ -47,7 +50,7 @@ export function parseConfig(text: string, options: ParseConfigOptions): LoadedCo
   const validation = validate(expansion.tree, expansion.expanded, collectSecrets(env));
   if (!validation.ok) throw fail([...problems, ...validation.problems]);
 
-  const config = normalize(validation.data, { baseDir, env, hostname });
+  const config = normalize(validation.data, { baseDir, env, hostname, hardware });
   problems.push(...checkRules(config, env));
   if (problems.length > 0) throw fail(problems);
 

@@ -28,8 +28,11 @@ export type ClaudeAgentConfig = Filled<RawAgents['claude'], 'timeout_seconds'>;
 export type CodexAgentConfig = Filled<RawAgents['codex'], 'timeout_seconds'>;
 /** `agents.gemini` after normalize. */
 export type GeminiAgentConfig = Filled<RawAgents['gemini'], 'timeout_seconds'>;
-/** `agents.ollama` after normalize. */
-export type OllamaAgentConfig = Filled<RawAgents['ollama'], 'timeout_seconds'>;
+/**
+ * `agents.ollama` after normalize: `model` is a model name (`auto` resolved for the host) and
+ * `model_reason` says how it was chosen (absent only in configs not made by normalize).
+ */
+export type OllamaAgentConfig = Filled<RawAgents['ollama'], 'timeout_seconds'> & { model_reason?: string };
 /** `agents.command` after normalize. */
 export type CommandAgentConfig = Filled<RawAgents['command'], 'timeout_seconds'>;
 /** `agents.script` after normalize; `module`, when set, is an absolute path or a package name. */

@@ -5,7 +5,7 @@ import { parse, problems, yaml } from './helpers.js';
 describe('agents.ollama', () => {
   it('defaults: ollama provider on $OLLAMA_HOST, else the local server; 8192-token context, no budget', () => {
     expect(parse('').config.agents.ollama).toEqual({
-      provider: 'ollama', host: 'http://127.0.0.1:11434', model: 'qwen2.5-coder:7b', context_tokens: 8192, timeout_seconds: 600,
+      provider: 'ollama', host: 'http://127.0.0.1:11434', model: 'qwen2.5-coder:7b', model_reason: 'auto: host hardware not probed', context_tokens: 8192, timeout_seconds: 600,
     });
     expect(parse('', { OLLAMA_HOST: 'gpu-box:11500' }).config.agents.ollama.host).toBe('http://gpu-box:11500');
     expect(parse(yaml('agents:', '  ollama:', '    host: http://10.0.0.5:11434'), { OLLAMA_HOST: 'ignored:1' }).config.agents.ollama.host).toBe('http://10.0.0.5:11434');

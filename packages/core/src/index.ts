@@ -111,3 +111,4 @@ export {
   type CheckCounts, type CheckStatus,
 } from './run-facts.js';
 export { escapeInline, fence, formatDuration } from './markdown.js';
+export { formatUsd, runCostUsd } from './run-cost.js';

@@ -5,6 +5,7 @@ import {
 import { errorSignatures, feedbackFor, planEnv, runVerification, stepKey, type Baseline, type StepResult, type VerifyPlan } from '@codefleet/verify';
 import type { Workspace } from '@codefleet/workspace';
 import type { JobContext, PipelineDeps } from './deps.js';
+import { agentRunCosts } from './model-calls.js';
 import { promptFor } from './plan.js';
 import type { JobRunners } from './sandboxed.js';
 import type { RunTracker } from './tracker.js';
@@ -23,6 +24,8 @@ export interface PassInput {
   baseline?: Baseline | undefined;
   /** The install on the base, when it failed (installAtBase): the same failure later is not the agent's. */
   baseInstallFailure?: StepResult | undefined;
+  /** The escalation tier's money limit and index (agents.escalation); `tier` is recorded on each agent run. */
+  budget?: { tierUsd?: number; tier?: number };
 }
 
 /** What a pass ends with. */
@@ -96,6 +99,7 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
       exit_code: result.exitCode, signal: result.signal, timed_out: result.timedOut, duration_ms: result.durationMs,
       output_tail: result.outputTail, changed_files: unchanged ? [] : result.changedFiles, outcome: unchanged && result.outcome === 'changed' ? 'no_changes' : result.outcome,
       ...(result.tokens === undefined ? {} : { tokens: result.tokens }),
+      ...agentRunCosts(result, input.budget?.tier),
     }, { now: now() }));
     deps.log.info({ event: 'agent.finished', job_id: ctx.job.id, pass, inner_attempt: inner, outcome: result.outcome, exit_code: result.exitCode, duration_ms: result.durationMs, ...(result.tokens === undefined ? {} : { tokens: result.tokens }) }, `agent ${result.outcome}`);
 

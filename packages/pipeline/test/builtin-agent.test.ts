@@ -57,6 +57,13 @@ describe('runJob with the built-in agent on the Ollama stand-in', () => {
       ['ollama', 'test', 1, 'changed'],
     ]);
     expect(run!.agent_runs.every((a) => a.tokens !== undefined && a.tokens.prompt > 0 && a.tokens.completion > 0)).toBe(true);
+    // Every model call is in the record, the unusable one too; no price table, so no cost.
+    expect(run!.agent_runs.map((a) => [a.model, a.model_calls?.map((c) => [c.provider, c.model, c.outcome])])).toEqual([
+      ['qwen2.5-coder:7b', [['ollama', 'qwen2.5-coder:7b', 'unusable'], ['ollama', 'qwen2.5-coder:7b', 'ok']]],
+      ['qwen2.5-coder:7b', [['ollama', 'qwen2.5-coder:7b', 'ok']]],
+    ]);
+    expect(run!.agent_runs[0]!.model_calls![1]!.prompt_tokens).toBeGreaterThan(0);
+    expect(run!.agent_runs.some((a) => a.cost_usd !== undefined)).toBe(false);
     expect(run!.verification.some((v) => v.step === 'test' && v.passed)).toBe(true);
 
     // The unparseable reply went back once with the reason; the test pass saw pass 1's change.

@@ -212,16 +212,20 @@ async function agentCheck(loaded: LoadedConfig): Promise<Check> {
   return (await defaultAgentReadiness(loaded)) ?? ollamaCheck(loaded.config);
 }
 
-/** The built-in agent's server: an Ollama that answers and has the model (OpenAI-compatible endpoints are not called). */
+/**
+ * The built-in agent's server: an Ollama that answers and has the model (OpenAI-compatible
+ * endpoints are not called), and which model it is and why (`auto` picks by the host's hardware).
+ */
 async function ollamaCheck(config: Config): Promise<Check> {
   const { ollama } = config.agents;
+  const why = ollama.model_reason === undefined ? '' : ` (${ollama.model_reason})`;
   if (ollama.provider !== 'ollama' || ollama.host === undefined) {
-    return { ok: true, what: `agent: ollama on the OpenAI-compatible endpoint ${ollama.host === undefined ? '(no host)' : displayHost(ollama.host)}, model ${ollama.model} (not called by doctor)` };
+    return { ok: true, what: `agent: ollama on the OpenAI-compatible endpoint ${ollama.host === undefined ? '(no host)' : displayHost(ollama.host)}, model ${ollama.model}${why} (not called by doctor)` };
   }
   const probe = await probeOllama({ host: ollama.host, model: ollama.model, timeoutMs: 3_000 });
-  if (probe.status === 'ready') return { ok: true, what: `agent: ollama ${probe.version} at ${displayHost(ollama.host)} has ${ollama.model}` };
+  if (probe.status === 'ready') return { ok: true, what: `agent: ollama ${probe.version} at ${displayHost(ollama.host)} has ${ollama.model}${why}` };
   if (probe.status === 'model_missing') {
-    return { ok: false, what: `agent ollama: ${displayHost(ollama.host)} has no ${ollama.model}`, fix: `ollama pull ${ollama.model}, or set agents.ollama.model (qwen2.5-coder:1.5b on CPU-only hosts)` };
+    return { ok: false, what: `agent ollama: ${displayHost(ollama.host)} has no ${ollama.model}${why}`, fix: `ollama pull ${ollama.model}, or set agents.ollama.model (auto: qwen2.5-coder:7b with a GPU or on Apple silicon, qwen2.5-coder:1.5b on CPU only)` };
   }
   return { ok: false, what: `agent ollama: ${probe.detail}`, fix: 'start Ollama (ollama serve), or point $OLLAMA_HOST / agents.ollama.host at it' };
 }

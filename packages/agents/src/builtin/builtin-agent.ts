@@ -1,10 +1,11 @@
 import type { OllamaAgentConfig } from '@codefleet/config';
-import { boundTail, CodefleetError } from '@codefleet/core';
+import { boundTail, CodefleetError, formatUsd as usd } from '@codefleet/core';
 import { applyPatch } from '@codefleet/patch';
 import { changedFiles, headCommit } from '../changed-files.js';
 import { withoutForgeCredentials } from '../env.js';
 import { applyOptionsFor, type PatchPolicy } from '../patch-policy.js';
-import type { Agent, AgentOutcome, AgentRunRequest, AgentRunResult } from '../port.js';
+import type { Agent, AgentOutcome, AgentRunRequest, AgentRunResult, ModelCall } from '../port.js';
+import { costOf, priceOf } from '../pricing.js';
 import { modelErrorKind, type ChatMessage, type ChatModel } from './chat-model.js';
 import { createOllamaModel } from './ollama-model.js';
 import { createOpenAiModel } from './openai-model.js';
@@ -42,6 +43,10 @@ const maxTail = 8_192;
  * a command the engine refused, with the engine's words; `timeout` (exit code 124) when
  * `timeoutMs` passed, the HTTP request aborted; `error` when the model could not be called
  * (server down, model missing, key refused, HTTP 5xx) or the run was cancelled.
+ *
+ * Every model call is recorded in `modelCalls` (AgentRunner): `ok`, `unusable` (the re-asked
+ * reply), a `ModelErrorKind` for a failed call, or `budget` for one the budgets refused;
+ * priced by `req.prices`. `req.budgetUsd` is honoured before each call like the token budget.
  */
 export function createModelAgent(options: ModelAgentOptions): Agent {
   return {
@@ -64,6 +69,9 @@ async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promis
     req.onOutput?.(`${line}\n`);
   };
   const tokens = { prompt: 0, completion: 0 };
+  // Set once the model is chosen: a run cancelled before that names none.
+  let model: ChatModel | undefined = undefined;
+  const calls: ModelCall[] = [];
   const finish = async (outcome: AgentOutcome, detail?: string, flag?: 'permanent' | 'budget'): Promise<AgentRunResult> => {
     const files = await changedFiles(req.workdir, env, { since: before, gitPath: req.gitPath }).catch(() => undefined);
     let verdict = outcome;
@@ -77,13 +85,22 @@ async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promis
       ...(why === undefined ? {} : { detail: why }),
       ...(flag === 'permanent' && verdict === 'error' ? { permanent: true } : {}),
       ...(flag === 'budget' ? { budgetExceeded: true } : {}),
+      ...(model === undefined ? {} : { model: model.model, modelCalls: calls, ...costSum(calls) }),
     };
   };
   if (req.signal?.aborted) return finish('error', 'cancelled');
 
   const timeout = AbortSignal.timeout(req.timeoutMs);
   const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
-  const model = options.modelFor(env);
+  model = options.modelFor(env);
+  const { provider, model: modelName } = model;
+  // Every call is recorded, the refused and the failed ones too: the run record shows what
+  // was asked of which model, what it took and why it ended.
+  const record = (outcome: string, used: { prompt: number; completion: number }, latencyMs = 0) => {
+    const costUsd = costOf(req.prices, modelName, used);
+    calls.push({ provider, model: modelName, promptTokens: used.prompt, completionTokens: used.completion, latencyMs: Math.round(latencyMs), outcome, ...(costUsd === undefined ? {} : { costUsd }) });
+  };
+  const price = priceOf(req.prices, modelName);
   const prompt = await buildPrompt({
     workdir: req.workdir, prompt: req.prompt, pass: req.pass, env, gitPath: req.gitPath, contextChars: options.contextChars,
     changed: await changedFiles(req.workdir, env, { gitPath: req.gitPath }).catch(() => []),
@@ -95,17 +112,39 @@ async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promis
   for (let ask = 1; ask <= 2; ask += 1) {
     const spent = tokens.prompt + tokens.completion;
     const left = req.tokenBudget === undefined ? undefined : req.tokenBudget - spent;
-    if (left !== undefined && left <= 0) return finish('failed', `token budget spent (${spent} tokens in this run)`, 'budget');
+    const none = { prompt: 0, completion: 0 };
+    if (left !== undefined && left <= 0) {
+      record('budget', none);
+      return finish('failed', `token budget spent (${spent} tokens in this run)`, 'budget');
+    }
     // A max-tokens cap bounds only the reply: the prompt is charged too, so what the reply
     // may use is what is left after the prompt. One whose prompt alone would overrun the
     // budget is not sent (the server counts a prompt it reads, whatever it answers).
     const promptEstimate = estimateTokens(messages.reduce((sum, m) => sum + m.content.length, 0));
     if (left !== undefined && promptEstimate >= left) {
+      record('budget', none);
       return finish('failed', `token budget too small for the prompt: about ${promptEstimate} prompt tokens, ${left} of the budget left (raise token_budget or lower context_tokens)`, 'budget');
     }
-    const caps = [options.maxTokens, left === undefined ? undefined : left - promptEstimate].filter((n): n is number => n !== undefined);
+    // The money budget works the same way: nothing is sent once it is spent or when the
+    // prompt alone would cost more than is left (priced models only), and the reply is capped
+    // at the tokens the rest buys.
+    const spentUsd = calls.reduce((sum, call) => sum + (call.costUsd ?? 0), 0);
+    const leftUsd = req.budgetUsd === undefined ? undefined : req.budgetUsd - spentUsd;
+    if (leftUsd !== undefined && leftUsd <= 0) {
+      record('budget', none);
+      return finish('failed', `money budget spent (${usd(spentUsd)} of ${usd(req.budgetUsd ?? 0)} in this run)`, 'budget');
+    }
+    const promptUsd = costOf(req.prices, modelName, { prompt: promptEstimate, completion: 0 });
+    if (leftUsd !== undefined && promptUsd !== undefined && promptUsd >= leftUsd) {
+      record('budget', none);
+      return finish('failed', `money budget too small for the prompt: about ${usd(promptUsd)} for ${promptEstimate} prompt tokens of ${modelName}, ${usd(leftUsd)} left`, 'budget');
+    }
+    const affordable = leftUsd === undefined || promptUsd === undefined || price === undefined || price.outputPerMtok <= 0
+      ? undefined : Math.max(1, Math.floor(((leftUsd - promptUsd) * 1_000_000) / price.outputPerMtok));
+    const caps = [options.maxTokens, left === undefined ? undefined : left - promptEstimate, affordable].filter((n): n is number => n !== undefined);
     let reply;
     let streamed = 0;
+    const callStarted = performance.now();
     try {
       reply = await model.chat(messages, {
         signal, ...(caps.length > 0 ? { maxTokens: Math.min(...caps) } : {}),
@@ -115,10 +154,10 @@ async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promis
       // The server reports no count for a call that never finished, yet a model that
       // read the prompt and then timed out did spend: charge an estimate (about 4
       // characters a token) so the budget still holds across retries.
-      if (streamed > 0 || timeout.aborted) {
-        tokens.prompt += promptEstimate;
-        tokens.completion += estimateTokens(streamed);
-      }
+      const charged = streamed > 0 || timeout.aborted ? { prompt: promptEstimate, completion: estimateTokens(streamed) } : { prompt: 0, completion: 0 };
+      tokens.prompt += charged.prompt;
+      tokens.completion += charged.completion;
+      record(modelErrorKind(error) ?? 'error', charged, performance.now() - callStarted);
       if (timeout.aborted) return finish('timeout', `no complete reply within ${Math.round(req.timeoutMs / 1000)} s; request aborted`);
       if (req.signal?.aborted || modelErrorKind(error) === 'aborted') return finish('error', 'cancelled');
       const message = error instanceof Error ? error.message : String(error);
@@ -127,12 +166,15 @@ async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promis
       const kind = modelErrorKind(error);
       return finish('error', message, kind === 'unauthorized' || kind === 'model_not_found' ? 'permanent' : undefined);
     }
+    const latencyMs = performance.now() - callStarted;
     tokens.prompt += reply.promptTokens;
     tokens.completion += reply.completionTokens;
+    const used = { prompt: reply.promptTokens, completion: reply.completionTokens };
     say(`reply ${ask}: ${reply.promptTokens} prompt + ${reply.completionTokens} completion tokens`);
     say(reply.content.trim());
     const read = readReply(reply.content);
     for (const note of read.notes) say(`note: ${note}`);
+    record(read.ok ? 'ok' : 'unusable', used, latencyMs);
     if (read.ok) return applyReply(read.commands, req, env, say, finish, options.patchPolicy);
     say(`unusable reply: ${read.problem}`);
     if (ask === 2) return finish('failed', `the model's reply could not be used, twice: ${read.problem}`.slice(0, 500));
@@ -189,6 +231,12 @@ export function createBuiltinAgent(config: OllamaAgentConfig, patchPolicy?: Patc
     ...(config.api_key_env === undefined ? {} : { allowEnv: [config.api_key_env] }),
     ...(patchPolicy === undefined ? {} : { patchPolicy }),
   });
+}
+
+/** `costUsd`: the sum of the priced calls; absent when none was priced, so unknown never reads as free. */
+function costSum(calls: readonly ModelCall[]): { costUsd?: number } {
+  const priced = calls.filter((call) => call.costUsd !== undefined);
+  return priced.length === 0 ? {} : { costUsd: priced.reduce((sum, call) => sum + (call.costUsd ?? 0), 0) };
 }
 
 /** Tokens for `chars` characters of text, estimated at about four characters a token. */

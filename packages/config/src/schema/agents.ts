@@ -98,8 +98,12 @@ const ollama = z
     model: z
       .string()
       .min(1)
-      .default('qwen2.5-coder:7b')
-      .describe('Model name; qwen2.5-coder:1.5b suits CPU-only hosts.'),
+      .default('auto')
+      .describe(
+        'Model name, or auto (the default): qwen2.5-coder:7b on Apple silicon (darwin arm64) or with a GPU ' +
+          '(/dev/nvidia0, /dev/kfd or nvidia-smi on PATH of the worker\'s host), qwen2.5-coder:1.5b on CPU-only hosts. ' +
+          'Name the model when the server runs on other hardware, and always for a hosted provider (e.g. deepseek-chat).',
+      ),
     timeout_seconds: agentTimeout(),
     max_tokens: z.number().int().min(1).optional().describe('Upper bound on generated tokens per request (num_predict).'),
     context_tokens: z

@@ -3,6 +3,7 @@ import { ago, duration } from '../format.js';
 import { html, type Html } from '../html.js';
 import type { JournalEntry } from '@codefleet/store';
 import { actionButton } from './layout.js';
+import { agentRunFacts, modelCallsTable, runCostText, tiersSection } from './run-costs.js';
 import { prLink, stateOf } from './runs.js';
 
 /** What the run page shows besides the record. */
@@ -62,7 +63,7 @@ export function runBody(f: RunPageFacts): Html {
 <section class="summary">
 <p><span class="state state-${stateOf(run)}" data-state="${stateOf(run)}">${stateOf(run)}</span> ${run.job.repo}
  · from ${run.job.source.kind} by ${run.job.requested_by} · created <time datetime="${run.created_at}">${ago(now, run.created_at)}</time>
- · updated <time datetime="${run.updated_at}">${ago(now, run.updated_at)}</time></p>
+ · updated <time datetime="${run.updated_at}">${ago(now, run.updated_at)}</time>${runCostText(run)}</p>
 ${f.laterRunId === undefined ? '' : html`<p class="notice">This job ran again since: <a href="/runs/${encodeURIComponent(f.laterRunId)}">${f.laterRunId}</a>.</p>`}
 ${f.cancel === undefined ? '' : html`<p class="notice" data-cancel="pending">Cancel requested by ${f.cancel.by} ${ago(now, f.cancel.at)}; the worker stops it at its next heartbeat or stage.</p>`}
 ${run.error === undefined ? '' : html`<p class="error"><strong>${run.error.code}</strong> (${run.error.verdict}): ${run.error.message}</p>`}
@@ -83,11 +84,13 @@ ${run.verification.length === 0 ? html`<p>None yet.</p>` : html`<ul class="check
  · exit ${c.exit_code ?? c.signal ?? '–'} · ${duration(c.duration_ms)} · ${c.pass} pass, attempt ${c.attempt}.${c.inner_attempt}</summary>
 <pre>${c.output_tail}</pre></details></li>`)}</ul>`}
 </section>
+${tiersSection(run)}
 <section>
 <h2>Agent runs</h2>
 ${run.agent_runs.length === 0 ? html`<p>None yet.</p>` : html`<ul class="agent-runs">${run.agent_runs.map((a) => html`<li>
 <details><summary><strong>${a.agent}</strong> ${a.pass} pass, attempt ${a.attempt}.${a.inner_attempt} — ${a.outcome}
- · exit ${a.exit_code ?? a.signal ?? '–'}${a.timed_out ? ' (timed out)' : ''} · ${duration(a.duration_ms)} · ${a.changed_files.length} file(s) changed</summary>
+ · exit ${a.exit_code ?? a.signal ?? '–'}${a.timed_out ? ' (timed out)' : ''} · ${duration(a.duration_ms)} · ${a.changed_files.length} file(s) changed${agentRunFacts(a)}</summary>
+${modelCallsTable(a)}
 ${a.changed_files.length === 0 ? '' : html`<p>${a.changed_files.map((file) => html`<code>${file}</code> `)}</p>`}
 <pre>${a.output_tail}</pre></details></li>`)}</ul>`}
 </section>
