@@ -78,7 +78,7 @@ export interface GithubStandIn {
   /** A CI service sets a commit status (the Statuses API). */
   setStatus(fullName: string, ref: string, status: { context: string; state: StandInStatus['state']; description?: string; targetUrl?: string }): Promise<StandInStatus>;
   /** Someone opens a pull request from a fork: its head branch lives in `headRepo`, at `sha`. */
-  openForkPull(fullName: string, pull: { headRepo: string; head: string; sha: string; base?: string; title: string; user?: string }): StandInPull;
+  openForkPull(fullName: string, pull: { headRepo: string; head: string; sha: string; base?: string; title: string; body?: string; user?: string }): StandInPull;
   /** A maintainer locks the conversation: GitHub then refuses new comments (403). */
   lockIssue(fullName: string, issueNumber: number): void;
   setPermission(fullName: string, login: string, permission: Permission): void;
@@ -311,7 +311,7 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
       const state = repo(fullName);
       state.next += 1;
       const pull: StandInPull = {
-        number: state.next, node_id: `PR_${fullName}#${state.next}`, title: input.title, body: '', headRepo: input.headRepo,
+        number: state.next, node_id: `PR_${fullName}#${state.next}`, title: input.title, body: input.body ?? '', headRepo: input.headRepo,
         head: { ref: input.head, label: `${input.headRepo.split('/')[0] ?? ''}:${input.head}`, sha: input.sha }, base: { ref: input.base ?? 'main' },
         draft: false, state: 'open', html_url: `${base}/${fullName}/pull/${state.next}`, labels: [], user: { login: input.user ?? 'mallory' },
         locked: false, created_at: now(), updated_at: now(), merged_at: null,
