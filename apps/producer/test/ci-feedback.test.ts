@@ -191,6 +191,28 @@ describe('CI feedback', () => {
     expect(await (await h.deliver(other, { 'x-github-event': 'status', 'x-hub-signature-256': sign(other) })).json()).toMatchObject({ status: 'ignored' });
   });
 
+  it('a log GitHub fails to hand out keeps the delivery for a later try; an expired one falls back to what the check says', async () => {
+    h = await openHarness({ baseDelayMs: 20 });
+    const { issue, sha, pr, branch } = await codefleetPullRequest();
+    h.gh.failNext({ method: 'GET', path: /\/actions\/jobs\/\d+\/logs$/, status: 502 });
+    await failJob(sha, branch, [pr]);
+    expect(await h.processor.processNext()).toMatchObject({ settled: 'retrying', reason: expect.stringContaining('forge_unavailable') });
+    // Nothing half-done: no job, no round counted.
+    expect((await h.jobs.stats()).depth).toBe(0);
+    expect(ciComments(pr)).toEqual([]);
+    expect(await h.processor.processNext({ waitMs: 5_000 })).toMatchObject({ settled: 'acked', outcome: { status: 'enqueued' } });
+    expect(ciComments(pr)).toHaveLength(1);
+
+    const later = await codefleetPush(issue, 'later');
+    const run = await h.gh.addCheckRun(repo, { ref: later.sha, name: 'e2e', conclusion: 'failure', output: { title: 'e2e failed', summary: 'login page timed out' } });
+    h.gh.failNext({ method: 'GET', path: new RegExp(`/actions/jobs/${run.id}/logs$`), status: 410, body: { message: 'Gone' } });
+    const body = checkRunCompleted(repo, run, branch, [pr]);
+    await h.deliver(body, { 'x-github-event': 'check_run', 'x-hub-signature-256': sign(body) });
+    await finish();
+    expect(await h.processor.processNext()).toMatchObject({ outcome: { status: 'enqueued', jobId: ciJobId(repo, pr, later.sha) } });
+    expect((await h.jobs.claim({ workerId: 'w' }))!.job.body).toContain('login page timed out');
+  });
+
   it('switched off, check events change nothing', async () => {
     h = await openHarness({ ciFeedback: { enabled: false, maxRounds: 2, logBytes: 4096 } });
     const { sha, pr, branch } = await codefleetPullRequest();
