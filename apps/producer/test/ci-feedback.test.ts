@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { newRun, type Job } from '@codefleet/core';
 import { pushedMarker } from '@codefleet/forge';
 import { git } from '@codefleet/testkit';
-import { ciJobId, trimJobLog } from '../src/index.js';
+import { ciJobId, readDelivery, trimJobLog } from '../src/index.js';
 import { checkRunCompleted, checkSuiteCompleted, openHarness, sign, statusEvent, type Harness } from './harness.js';
 
 // CI failures fed back: GitHub's check_run / check_suite / status payloads (webhooks
@@ -231,5 +231,27 @@ describe('job logs for the agent', () => {
     expect(Buffer.byteLength(trimmed)).toBeLessThanOrEqual(2048);
     expect(trimmed).toContain('Process completed with exit code 1.');
     expect(trimmed).not.toMatch(/2026-11-24T/);
+  });
+});
+
+describe('check events as the receiver reads them', () => {
+  const sha = 'c'.repeat(40);
+  const read = (name: string, body: string) => readDelivery(name, JSON.parse(body), 'codefleet');
+  const run = { id: 7, name: 'test', headSha: sha, conclusion: 'failure' as string | null, suiteId: 8 };
+  it('records finished failures on ai/ branches and passed suites; nothing else', () => {
+    expect(read('check_run', checkRunCompleted('acme/widgets', run, 'ai/issue-3', [4]))).toEqual({
+      kind: 'act', intent: { kind: 'ci', repo: 'acme/widgets', actor: 'github-actions[bot]', sha, branch: 'ai/issue-3', pullNumbers: [4], outcome: 'failed', check: 'test' },
+    });
+    expect(read('check_run', checkRunCompleted('acme/widgets', { ...run, conclusion: 'timed_out' }, 'ai/issue-3', []))).toMatchObject({ kind: 'act', intent: { outcome: 'failed' } });
+    // One check run passing says nothing of the others; a suite does.
+    expect(read('check_run', checkRunCompleted('acme/widgets', { ...run, conclusion: 'success' }, 'ai/issue-3', [4]))).toMatchObject({ kind: 'ignore' });
+    expect(read('check_suite', checkSuiteCompleted('acme/widgets', sha, 'ai/issue-3', 'success', [4]))).toMatchObject({ kind: 'act', intent: { outcome: 'passed' } });
+    expect(read('check_suite', checkSuiteCompleted('acme/widgets', sha, 'ai/issue-3', 'cancelled', [4]))).toMatchObject({ kind: 'ignore' });
+    expect(read('check_suite', checkSuiteCompleted('acme/widgets', sha, 'feature/x', 'failure', [4]))).toMatchObject({ kind: 'ignore' });
+    const created = { ...JSON.parse(checkRunCompleted('acme/widgets', run, 'ai/issue-3', [4])), action: 'created' };
+    expect(readDelivery('check_run', created, 'codefleet')).toMatchObject({ kind: 'ignore' });
+    expect(read('status', statusEvent('acme/widgets', sha, ['ai/issue-3'], 'pending', 'ci/jenkins'))).toMatchObject({ kind: 'ignore' });
+    expect(read('status', statusEvent('acme/widgets', sha, ['main', 'ai/issue-3'], 'error', 'ci/jenkins'))).toMatchObject({ kind: 'act', intent: { branch: 'ai/issue-3', outcome: 'failed', check: 'ci/jenkins' } });
+    expect(read('status', statusEvent('acme/widgets', 'not-a-sha', ['ai/issue-3'], 'error', 'ci/jenkins'))).toMatchObject({ kind: 'invalid' });
   });
 });
