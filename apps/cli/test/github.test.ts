@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { loadConfig } from '@codefleet/config';
-import type { GithubForge } from '@codefleet/forge';
+import { pushedMarker, type GithubForge } from '@codefleet/forge';
 import { silentLogger } from '@codefleet/log';
 import { followUpFromReview } from '@codefleet/producer';
 import { createHmac } from 'node:crypto';
@@ -114,6 +114,52 @@ describe('codefleet on GitHub (stand-in)', () => {
       await waitFor(async () => (await rt.queue.stats()).ready === 1, { what: 'the job' });
       // The label follows the enqueue: the job is queued first, so nothing is lost if labelling fails.
       await waitFor(() => gh.labels('acme/widgets', issue.number).includes('codefleet:queued'), { what: 'the queued label' });
+    } finally {
+      stop.abort();
+      await running;
+      await rt.close();
+    }
+  }, 60_000);
+
+  it('producer webhook: a failing check on a codefleet pull request queues a follow-up with the log, as ci_feedback configures', async () => {
+    const { bareDir } = await gh.createRepo('acme/widgets');
+    const issue = gh.createIssue('acme/widgets', { title: 'Add a widget' });
+    const work = join(dir.path, 'work');
+    await git(dir.path, ['clone', '--quiet', bareDir, work]);
+    await git(work, ['checkout', '--quiet', '-b', `ai/issue-${issue.number}`]);
+    await git(work, ['commit', '--quiet', '--allow-empty', '-m', 'widget']);
+    await git(work, ['push', '--quiet', 'origin', 'HEAD']);
+    const sha = await git(work, ['rev-parse', 'HEAD']);
+    await writeFile(join(dir.path, 'config.yaml'), [
+      'data_dir: ./data', 'logging:', '  level: silent', 'forge:', '  type: github', '  github:', `    api_url: ${gh.url}`, '    repos: [acme/widgets]',
+      '    ci_feedback:', '      max_rounds: 1', '      log_bytes: 1024', '',
+    ].join('\n'));
+    const env = { PATH: process.env.PATH, HOME: dir.path, GITHUB_TOKEN: gh.token, GITHUB_WEBHOOK_SECRET: 's3cret', ...gitTestEnv() };
+    const rt = await openRuntime(await loadConfig({ path: join(dir.path, 'config.yaml'), cwd: dir.path, env }), { log: silentLogger(), longRunning: true });
+    const forge = (await rt.forge()) as GithubForge;
+    const pr = await forge.ensurePullRequest({ repo: 'acme/widgets', head: `ai/issue-${issue.number}`, base: 'main', title: 'Add a widget', body: `Fixes #${issue.number}\n\n${pushedMarker(sha)}`, draft: false });
+    const run = await gh.addCheckRun('acme/widgets', { ref: sha, name: 'test', conclusion: 'failure', log: `${'ok\n'.repeat(2_000)}Error: widget() is not defined\n` });
+    const stop = new AbortController();
+    const lines: string[] = [];
+    const running = webhook(rt, { port: 0, signal: stop.signal }, (l) => lines.push(l));
+    try {
+      const listening = await waitFor(() => lines.find((l) => l.startsWith('listening')));
+      const url = /(http:\/\/\S+\/webhook)/.exec(listening)![1]!;
+      const payload = JSON.stringify({
+        action: 'completed', repository: { full_name: 'acme/widgets' }, sender: { login: 'github-actions[bot]' },
+        check_run: { id: run.id, name: 'test', head_sha: sha, conclusion: 'failure', check_suite: { head_branch: `ai/issue-${issue.number}` }, pull_requests: [{ number: pr.number }] },
+      });
+      const answer = await fetch(url, {
+        method: 'POST', body: payload,
+        headers: { 'content-type': 'application/json', 'x-github-event': 'check_run', 'x-hub-signature-256': `sha256=${createHmac('sha256', 's3cret').update(payload).digest('hex')}` },
+      });
+      expect(answer.status).toBe(202);
+      await waitFor(async () => (await rt.queue.stats()).ready === 1, { what: 'the follow-up job' });
+      const job = (await rt.queue.claim({ workerId: 'w' }))!.job;
+      expect(job).toMatchObject({ branch: `ai/issue-${issue.number}`, source: { kind: 'issue', number: issue.number } });
+      expect(job.body).toContain('widget() is not defined');
+      expect(job.body.length).toBeLessThan(2_000);
+      expect(gh.comments('acme/widgets', pr.number)[0]!.body).toContain('Round 1 of 1');
     } finally {
       stop.abort();
       await running;

@@ -14,7 +14,12 @@ export type DeliveryIntent =
   | {
     kind: 'review'; repo: string; pullNumber: number; actor: string; headRef: string; headRepo: string;
     reviewBody: string; reviewState: string; reviewId?: number;
-  };
+  }
+  /**
+   * Checks finished on a commit of an `ai/` branch (`check_run`, `check_suite`, `status`):
+   * `failed` asks for a CI follow-up, `passed` (a whole suite) may end the loop.
+   */
+  | { kind: 'ci'; repo: string; actor: string; sha: string; branch: string; pullNumbers: number[]; outcome: 'failed' | 'passed'; check: string };
 
 /** A recorded delivery: GitHub's id for it, the event, and what it asks. */
 export interface Delivery {
@@ -36,7 +41,15 @@ interface Payload {
   comment?: { id?: number; body?: string; user?: { login?: string } }; repository?: { full_name?: string }; sender?: { login?: string };
   review?: { id?: number; body?: string | null; state?: string };
   pull_request?: { number?: number; head?: { ref?: string; repo?: { full_name?: string } | null } };
+  check_run?: CheckPayload & { name?: string; check_suite?: { head_branch?: string | null } };
+  check_suite?: CheckPayload & { head_branch?: string | null };
+  sha?: string; state?: string; context?: string; branches?: { name?: string }[];
 }
+
+interface CheckPayload { head_sha?: string; conclusion?: string | null; pull_requests?: { number?: number }[] }
+
+/** Check conclusions and status states that fail a commit (cancelled, skipped and neutral do not). */
+const failing = new Set(['failure', 'timed_out', 'action_required', 'startup_failure', 'error']);
 
 /** How much review text a record keeps: the job body it ends up in has GitHub's limit too. */
 const reviewTextLimit = 60_000;
@@ -58,6 +71,7 @@ export function readDelivery(name: string, raw: unknown, triggerLabel: string): 
       },
     };
   }
+  if (name === 'check_run' || name === 'check_suite' || name === 'status') return readCi(name, event);
   const labeled = name === 'issues' && event.action === 'labeled' && event.label?.name?.toLowerCase() === triggerLabel.toLowerCase();
   const command = name === 'issue_comment' && event.action === 'created' && !event.issue?.pull_request
     ? /^\s*\/codefleet\s+(retry|cancel)\b/i.exec(event.comment?.body ?? '')?.[1]?.toLowerCase()
@@ -68,6 +82,30 @@ export function readDelivery(name: string, raw: unknown, triggerLabel: string): 
   if (labeled) return { kind: 'act', intent: { kind: 'label', repo, issueNumber, actor, label: event.label?.name ?? triggerLabel } };
   const commentId = event.comment?.id;
   return { kind: 'act', intent: { kind: 'command', repo, issueNumber, actor, command: command === 'cancel' ? 'cancel' : 'retry', ...(typeof commentId === 'number' ? { commentId } : {}) } };
+}
+
+/**
+ * A check event: acted on only when it finished on a codefleet branch (`ai/…`) and failed,
+ * or (a whole suite, or a status) passed. A check run that passed says nothing of the rest.
+ */
+function readCi(name: string, event: Payload): Reading {
+  const repo = event.repository?.full_name;
+  const actor = event.sender?.login;
+  const check = name === 'check_run' ? event.check_run : name === 'check_suite' ? event.check_suite : undefined;
+  if (check !== undefined && event.action !== 'completed') return { kind: 'ignore', reason: `${name}.${event.action ?? ''} is not a finished check` };
+  const sha = check?.head_sha ?? event.sha;
+  const result = check === undefined ? event.state : check.conclusion;
+  const branches = name === 'status'
+    ? (event.branches ?? []).map((b) => b.name ?? '')
+    : [(name === 'check_run' ? event.check_run?.check_suite?.head_branch : event.check_suite?.head_branch) ?? ''];
+  const branch = branches.find((b) => b.startsWith('ai/'));
+  const outcome = failing.has(result ?? '') ? 'failed' : result === 'success' && name !== 'check_run' ? 'passed' : undefined;
+  if (outcome === undefined) return { kind: 'ignore', reason: `${name} ${result ?? 'pending'} asks for nothing` };
+  if (branch === undefined) return { kind: 'ignore', reason: `${name} is not on a codefleet branch (ai/...)` };
+  if (!repo || !actor || !sha || !/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(sha)) return { kind: 'invalid', reason: `${name} without repository, sender or commit sha` };
+  const pullNumbers = (check?.pull_requests ?? []).map((p) => p.number).filter((n): n is number => Number.isSafeInteger(n) && (n ?? 0) > 0).slice(0, 10);
+  const label = (name === 'check_run' ? event.check_run?.name : name === 'status' ? event.context : 'check suite') ?? name;
+  return { kind: 'act', intent: { kind: 'ci', repo, actor, sha, branch, pullNumbers, outcome, check: label.slice(0, 200) } };
 }
 
 /**
@@ -127,7 +165,9 @@ export function deliveryOf(job: Job): Delivery & { receivedAt: string } {
     (intent.kind === 'label' && num(intent.issueNumber) && str(intent.label))
     || (intent.kind === 'command' && num(intent.issueNumber) && (intent.command === 'retry' || intent.command === 'cancel'))
     || (intent.kind === 'review' && num(intent.pullNumber) && typeof intent.headRef === 'string' && typeof intent.headRepo === 'string'
-      && typeof intent.reviewBody === 'string' && typeof intent.reviewState === 'string'));
+      && typeof intent.reviewBody === 'string' && typeof intent.reviewState === 'string')
+    || (intent.kind === 'ci' && str(intent.sha) && str(intent.branch) && Array.isArray(intent.pullNumbers) && intent.pullNumbers.every(num)
+      && (intent.outcome === 'failed' || intent.outcome === 'passed') && typeof intent.check === 'string'));
   if (!ok) throw new CodefleetError('invalid_job', `record ${job.id} is not a GitHub delivery this producer understands`, { verdict: 'permanent' });
   return { id: parsed.id as string, event: parsed.event as string, intent: intent as DeliveryIntent, receivedAt: job.created_at };
 }

@@ -1,6 +1,9 @@
 export {
-  cancelFromIssue, followUpFromReview, taskKeyOf, triggerFromIssue, type ReviewRequest, type TriggerDeps, type TriggerOutcome, type TriggerRequest,
+  cancelFromIssue, followUpFromReview, taskKeyOf, triggerFromIssue, type CiFeedbackSettings, type ReviewRequest, type TriggerDeps, type TriggerOutcome,
+  type TriggerRequest,
 } from './trigger.js';
+export { ciJobId, ciMarkers, ciRequester, followUpFromCi, type CiRequest } from './ci-feedback.js';
+export { trimJobLog } from './ci-task.js';
 export { payloadOf, startWebhookServer, type WebhookOptions, type WebhookServer } from './webhook.js';
 export {
   deliveryIdOf, deliveryJob, deliveryOf, jobIdOf, readDelivery, type Delivery, type DeliveryIntent, type Reading,

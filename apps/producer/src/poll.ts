@@ -1,11 +1,16 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { classify, escapeInline } from '@codefleet/core';
-import type { GithubIssues } from '@codefleet/forge';
+import type { GithubChecks, GithubIssues } from '@codefleet/forge';
+import { followUpFromCi } from './ci-feedback.js';
 import { cancelFromIssue, triggerFromIssue, type TriggerDeps, type TriggerOutcome } from './trigger.js';
 
 /** What the poller reads GitHub through: its issues (one client, one error mapping). */
-export type PollDeps = TriggerDeps & { issues: TriggerDeps['issues'] & Pick<GithubIssues, 'labeledIssues' | 'labelEvents' | 'commentsSince'> };
+export type PollDeps = TriggerDeps & {
+  issues: TriggerDeps['issues'] & Pick<GithubIssues, 'labeledIssues' | 'labelEvents' | 'commentsSince'>;
+  /** With CI feedback on: the open pull requests too. */
+  checks?: NonNullable<TriggerDeps['checks']> & Pick<GithubChecks, 'openPulls'>;
+};
 
 /** Settings of {@link createPoller}. */
 export interface PollOptions {
@@ -116,6 +121,32 @@ export function createPoller(deps: PollDeps, options: PollOptions): { pollOnce()
     }
   };
 
+  /**
+   * CI feedback without webhooks: the open pull requests of the repository's own `ai/`
+   * branches whose head has finished checks. Each commit is acted on once however often it
+   * is polled (the follow-up's job id and its comment are per commit); a job still running
+   * leaves it for a later poll.
+   */
+  const pollChecks = async (repo: string, outcomes: TriggerOutcome[]) => {
+    const checks = deps.checks;
+    if (!checks || deps.ciFeedback?.enabled !== true) return;
+    for (const pull of await checks.openPulls(repo)) {
+      if (!pull.headRef.startsWith('ai/') || pull.headRepo.toLowerCase() !== repo.toLowerCase()) continue;
+      try {
+        const state = await checks.commitChecks(repo, pull.headSha);
+        const outcome = state.failed.length > 0 ? 'failed' : state.pending === 0 && state.passed > 0 ? 'passed' : undefined;
+        if (outcome === undefined) continue;
+        const done = await followUpFromCi(deps, { repo, sha: pull.headSha, branch: pull.headRef, pullNumbers: [pull.number], outcome, via: 'poll' });
+        // Polling says "nothing new" every time: only what changed is an outcome.
+        if (done.status !== 'ignored' && done.status !== 'duplicate') outcomes.push(done);
+      } catch (error) {
+        const c = classify(error);
+        if (c.verdict === 'transient') skipped(`${repo} pull request #${pull.number} checks`, error);
+        else deps.log.warn({ err: error, event: 'poll.ci_failed', repo, pull: pull.number, code: c.code }, 'CI feedback failed for this pull request');
+      }
+    }
+  };
+
   return {
     async pollOnce() {
       const cursor = load();
@@ -124,6 +155,7 @@ export function createPoller(deps: PollDeps, options: PollOptions): { pollOnce()
       for (const repo of options.repos) {
         try {
           await pollRepo(repo, cursor, outcomes);
+          await pollChecks(repo, outcomes);
         } catch (error) {
           failures += 1;
           skipped(repo, error);

@@ -1,6 +1,7 @@
 import { classify, escapeInline, type Classified } from '@codefleet/core';
 import { processUntilAborted, type Lease, type Queue } from '@codefleet/queue';
 import { deliveryOf, jobIdOf, type Delivery } from './delivery.js';
+import { followUpFromCi } from './ci-feedback.js';
 import { cancelFromIssue, followUpFromReview, triggerFromIssue, type TriggerDeps, type TriggerOutcome } from './trigger.js';
 
 /** Settings of {@link createDeliveryProcessor}. */
@@ -82,12 +83,19 @@ export function createDeliveryProcessor(deps: TriggerDeps, options: ProcessorOpt
           reviewBody: intent.reviewBody, reviewState: intent.reviewState, deferred: attempt > 1,
           ...(intent.reviewId === undefined ? {} : { reviewId: intent.reviewId }),
         });
+      case 'ci':
+        return followUpFromCi(deps, { repo: intent.repo, sha: intent.sha, branch: intent.branch, pullNumbers: intent.pullNumbers, outcome: intent.outcome, via: base.via });
     }
   };
 
   /** Tells the issue (or pull request) that its delivery was given up, best effort. */
   const report = async (delivery: Delivery, reason: string) => {
     const { intent } = delivery;
+    if (intent.kind === 'ci') {
+      // Checks fail again on the next push; a pull request is told only through CI feedback's own comments.
+      deps.log.warn({ event: 'delivery.ci_given_up', delivery: delivery.id, repo: intent.repo, sha: intent.sha, reason }, 'CI feedback delivery given up');
+      return;
+    }
     const what = intent.kind === 'label' ? `the \`${intent.label}\` label` : intent.kind === 'command' ? `\`/codefleet ${intent.command}\`` : 'this review';
     const again = intent.kind === 'review' ? 'submit the review again' : 'remove and re-add the label, or comment `/codefleet retry`';
     const number = intent.kind === 'review' ? intent.pullNumber : intent.issueNumber;

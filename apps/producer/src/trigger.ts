@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createJob, defaultIdempotencyKey, type Job } from '@codefleet/core';
-import type { GithubIssues, GithubPermission } from '@codefleet/forge';
+import type { GithubChecks, GithubIssues, GithubPermission } from '@codefleet/forge';
 import type { Requester } from '@codefleet/requester';
 import type { Logger } from '@codefleet/log';
 import type { Queue } from '@codefleet/queue';
@@ -37,7 +37,20 @@ export interface TriggerDeps {
   cancels?: CancelRequests & Partial<Journal>;
   /** The run store's records: a job id with a run has been worked on, so it is not queued again. */
   runs?: Pick<RunStore, 'get'>;
+  /** GitHub's checks and job logs, for CI feedback; without them check events are ignored. */
+  checks?: Pick<GithubChecks, 'pull' | 'openPullFor' | 'commitChecks' | 'jobLog'>;
+  /** `forge.github.ci_feedback`; CI feedback is off without it. */
+  ciFeedback?: CiFeedbackSettings;
   now?: () => Date;
+}
+
+/** `forge.github.ci_feedback`: whether failing CI is fed back, how often per pull request, how much log. */
+export interface CiFeedbackSettings {
+  enabled: boolean;
+  /** Follow-up jobs per pull request; the next failure is refused (and said so on the PR). */
+  maxRounds: number;
+  /** Bytes of each failing job's log given to the agent. */
+  logBytes: number;
 }
 
 /** What became of a trigger. */
@@ -49,6 +62,8 @@ export type TriggerOutcome =
   | { status: 'refused'; reason: string }
   | { status: 'ignored'; reason: string }
   | { status: 'cancel_requested'; taskKey: string }
+  /** CI passed after CI feedback rounds: the loop of that pull request is over (said on it). */
+  | { status: 'ended'; reason: string }
   /** Could not be turned into a job for good (the issue was told why, where it could be). */
   | { status: 'failed'; reason: string };
 
@@ -106,13 +121,13 @@ export async function triggerFromIssue(deps: TriggerDeps, req: TriggerRequest): 
 }
 
 /** A duplicate outcome when the job `jobId` has a run already (worked on, maybe finished). */
-async function alreadyRan(deps: TriggerDeps, jobId: string | undefined): Promise<TriggerOutcome | undefined> {
+export async function alreadyRan(deps: TriggerDeps, jobId: string | undefined): Promise<TriggerOutcome | undefined> {
   if (jobId === undefined || !deps.runs) return undefined;
   return (await deps.runs.get(jobId)) === undefined ? undefined : { status: 'duplicate', jobId };
 }
 
 /** Runs a write whose failure must not undo what already happened (a job is queued); logs it. */
-async function bestEffort(log: Logger, event: string, write: () => Promise<unknown>): Promise<void> {
+export async function bestEffort(log: Logger, event: string, write: () => Promise<unknown>): Promise<void> {
   try {
     await write();
   } catch (error) {

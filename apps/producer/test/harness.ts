@@ -7,7 +7,9 @@ import { createLogger, SecretRegistry, type Logger } from '@codefleet/log';
 import { LocalQueue } from '@codefleet/queue';
 import { SqliteRunStore } from '@codefleet/store';
 import { createTempDir, gitTestEnv, startGithubStandIn, type GithubStandIn, type TempDir } from '@codefleet/testkit';
-import { createDeliveryProcessor, startWebhookServer, type DeliveryProcessor, type TriggerDeps, type WebhookServer } from '../src/index.js';
+import {
+  createDeliveryProcessor, startWebhookServer, type CiFeedbackSettings, type DeliveryProcessor, type TriggerDeps, type WebhookServer,
+} from '../src/index.js';
 
 const labels = { queued: 'codefleet:queued', running: 'codefleet:running', prOpened: 'codefleet:pr-opened', failed: 'codefleet:failed' };
 
@@ -53,6 +55,39 @@ export function reviewed(repo: string, pull: number, head: string, sender: strin
   payload.sender = { ...payload.sender, login: sender };
   return JSON.stringify(payload);
 }
+const checkRunExample = example('check_run', (x) => x.action === 'completed' && (x.check_run as { conclusion?: string }).conclusion === 'failure');
+const checkSuiteExample = example('check_suite', (x) => x.action === 'completed');
+const statusExample = example('status', () => true);
+
+/** A `check_run.completed` delivery: `run` as the stand-in keeps it, on `branch`, naming `pulls`. */
+export function checkRunCompleted(repo: string, run: { id: number; name: string; headSha: string; conclusion: string | null; suiteId: number }, branch: string, pulls: number[]): string {
+  const payload = structuredClone(checkRunExample) as Record<string, any>;
+  const pullRefs = pulls.map((number) => ({ ...payload.check_run.pull_requests[0], number, head: { ...payload.check_run.pull_requests[0].head, ref: branch, sha: run.headSha } }));
+  payload.check_run = {
+    ...payload.check_run, id: run.id, name: run.name, head_sha: run.headSha, conclusion: run.conclusion, pull_requests: pullRefs,
+    check_suite: { ...payload.check_run.check_suite, id: run.suiteId, head_branch: branch, head_sha: run.headSha, pull_requests: pullRefs },
+  };
+  payload.repository = repoFields(payload, repo);
+  payload.sender = { ...payload.sender, login: 'github-actions[bot]' };
+  return JSON.stringify(payload);
+}
+
+/** A `check_suite.completed` delivery for `sha` on `branch`. */
+export function checkSuiteCompleted(repo: string, sha: string, branch: string, conclusion: string, pulls: number[]): string {
+  const payload = structuredClone(checkSuiteExample) as Record<string, any>;
+  const pullRefs = pulls.map((number) => ({ ...payload.check_suite.pull_requests[0], number, head: { ...payload.check_suite.pull_requests[0].head, ref: branch, sha } }));
+  payload.check_suite = { ...payload.check_suite, head_sha: sha, head_branch: branch, after: sha, conclusion, status: 'completed', pull_requests: pullRefs };
+  payload.repository = repoFields(payload, repo);
+  return JSON.stringify(payload);
+}
+
+/** A `status` delivery: `context` reports `state` on `sha`, which `branches` contain. */
+export function statusEvent(repo: string, sha: string, branches: string[], state: string, context: string): string {
+  const payload = structuredClone(statusExample) as Record<string, any>;
+  Object.assign(payload, { sha, state, context, description: `${context} says ${state}`, branches: branches.map((name) => ({ ...payload.branches[0], name })) });
+  payload.repository = repoFields(payload, repo);
+  return JSON.stringify(payload);
+}
 /* eslint-enable @typescript-eslint/no-explicit-any */
 
 export const sign = (body: string, key = secret) => `sha256=${createHmac('sha256', key).update(body).digest('hex')}`;
@@ -74,7 +109,7 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function openHarness(options: { repos?: string[]; baseDelayMs?: number } = {}): Promise<Harness> {
+export async function openHarness(options: { repos?: string[]; baseDelayMs?: number; ciFeedback?: CiFeedbackSettings } = {}): Promise<Harness> {
   const gh = await startGithubStandIn();
   await gh.createRepo('acme/widgets');
   const dir = await createTempDir('producer');
@@ -85,7 +120,10 @@ export async function openHarness(options: { repos?: string[]; baseDelayMs?: num
   const store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
   const logs: Record<string, unknown>[] = [];
   const log: Logger = createLogger({ secrets: new SecretRegistry(), destination: { write: (line: string) => { logs.push(JSON.parse(line) as Record<string, unknown>); } } });
-  const deps: TriggerDeps = { issues: forge.issues, queue: jobs, log, requester: createIssueRequester({ issues: forge.issues, labels }), cancels: store, runs: store };
+  const deps: TriggerDeps = {
+    issues: forge.issues, queue: jobs, log, requester: createIssueRequester({ issues: forge.issues, labels }), cancels: store, runs: store,
+    checks: forge.checks, ciFeedback: options.ciFeedback ?? { enabled: true, maxRounds: 2, logBytes: 4096 },
+  };
   const server = await startWebhookServer(deps, { secret, triggerLabel: 'codefleet', deliveries, port: 0, ...(options.repos ? { repos: options.repos } : {}) });
   const processor = createDeliveryProcessor(deps, { deliveries, ...(options.baseDelayMs === undefined ? {} : { baseDelayMs: options.baseDelayMs }) });
   let n = 0;

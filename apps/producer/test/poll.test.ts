@@ -1,12 +1,12 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { createIssueRequester } from '@codefleet/requester';
-import { createGithubForge } from '@codefleet/forge';
+import { createGithubForge, pushedMarker } from '@codefleet/forge';
 import { silentLogger } from '@codefleet/log';
 import { LocalQueue } from '@codefleet/queue';
 import { SqliteRunStore } from '@codefleet/store';
-import { createTempDir, gitTestEnv, startGithubStandIn, type GithubStandIn, type TempDir } from '@codefleet/testkit';
-import { createPoller, type PollDeps } from '../src/index.js';
+import { createTempDir, git, gitTestEnv, startGithubStandIn, type GithubStandIn, type TempDir } from '@codefleet/testkit';
+import { ciJobId, createPoller, type PollDeps } from '../src/index.js';
 
 const labels = { queued: 'codefleet:queued', running: 'codefleet:running', prOpened: 'codefleet:pr-opened', failed: 'codefleet:failed' };
 
@@ -16,6 +16,7 @@ describe('polling producer', () => {
   let dir: TempDir;
   let queue: LocalQueue;
   let deps: PollDeps;
+  let ciForge: ReturnType<typeof createGithubForge>;
   beforeEach(async () => {
     gh = await startGithubStandIn();
     await gh.createRepo('acme/widgets');
@@ -23,6 +24,7 @@ describe('polling producer', () => {
     queue = new LocalQueue({ backend: 'local', path: join(dir.path, 'q.sqlite'), name: 'p', leaseMs: 60_000, maxAttempts: 4 });
     const forge = createGithubForge({ token: gh.token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: { ...gitTestEnv(), PATH: process.env.PATH ?? '' } });
     deps = { issues: forge.issues, queue, log: silentLogger(), requester: createIssueRequester({ issues: forge.issues, labels }) };
+    ciForge = forge;
   });
   afterEach(async () => {
     await queue.close();
@@ -110,5 +112,33 @@ describe('polling producer', () => {
     } finally {
       await store.close();
     }
+  });
+  it('without webhooks, a failing check on a codefleet pull request is followed up once; then the green run ends it', async () => {
+    const issue = gh.createIssue('acme/widgets', { title: 'Add a widget' });
+    const work = join(dir.path, 'work');
+    await git(dir.path, ['clone', '--quiet', gh.repoDir('acme/widgets'), work]);
+    await git(work, ['checkout', '--quiet', '-b', `ai/issue-${issue.number}`]);
+    await git(work, ['commit', '--quiet', '--allow-empty', '-m', 'widget']);
+    await git(work, ['push', '--quiet', 'origin', 'HEAD']);
+    const sha = await git(work, ['rev-parse', 'HEAD']);
+    const pr = await ciForge.ensurePullRequest({ repo: 'acme/widgets', head: `ai/issue-${issue.number}`, base: 'main', title: 'Add a widget', body: `Fixes #${issue.number}\n\n${pushedMarker(sha)}`, draft: false });
+    const withCi = { ...deps, checks: ciForge.checks, ciFeedback: { enabled: true, maxRounds: 2, logBytes: 4096 } };
+    const make = () => createPoller(withCi, { repos: ['acme/widgets'], triggerLabel: 'codefleet', cursorPath: join(dir.path, 'state', 'cursor.json') });
+    const run = await gh.addCheckRun('acme/widgets', { ref: sha, name: 'test', status: 'in_progress' });
+    // Still running: nothing yet.
+    expect(await make().pollOnce()).toEqual([]);
+    expect(run.status).toBe('in_progress');
+    await gh.addCheckRun('acme/widgets', { ref: sha, name: 'test', conclusion: 'failure', log: 'Error: widget() is not defined\n' });
+    expect(await make().pollOnce()).toEqual([{ status: 'enqueued', jobId: ciJobId('acme/widgets', pr.number, sha) }]);
+    expect(await make().pollOnce()).toEqual([]);
+    expect((await queue.stats()).ready).toBe(1);
+    expect((await queue.claim({ workerId: 'w' }))?.job.body).toContain('widget() is not defined');
+    // A re-run passes: the loop ends, once.
+    await gh.addCheckRun('acme/widgets', { ref: sha, name: 'test', conclusion: 'success' });
+    expect(await make().pollOnce()).toEqual([expect.objectContaining({ status: 'ended' })]);
+    expect(await make().pollOnce()).toEqual([]);
+    expect(gh.comments('acme/widgets', pr.number).map((c) => c.body.split('\n')[0])).toEqual([
+      `<!-- codefleet:ci-round:${sha} -->`, '<!-- codefleet:ci-ended -->',
+    ]);
   });
 });

@@ -12,11 +12,12 @@ export type {
   PullRequest,
   PullRequestState,
 } from './port.js';
-export { checkMarker, parseMarker, renderMarked } from './marker.js';
+export { checkMarker, parseMarker, pushedMarker, pushedShaOf, renderMarked } from './marker.js';
 export { limits } from './checks.js';
 export { LocalForge, createLocalForge, defaultGitTimeoutMs, type LocalForgeOptions } from './local/local-forge.js';
 export { GithubForge, createGithubForge, githubCredentialEnv, type GithubForgeOptions } from './github/github-forge.js';
 export { GithubIssues, createGithubIssues, type GithubPermission, type GithubTask } from './github/github-issues.js';
+export { GithubChecks, maxJobLogBytes, type CiPull, type CommitChecks, type FailedCheck } from './github/github-checks.js';
 export type { GithubApiOptions } from './github/client.js';
 export { githubFailure, rateLimitOf, retryAfterMs, secondaryLimitFloorMs, type RateLimitKind } from './github/errors.js';
 export { githubAppTokens, staticToken, type GithubAppAuth, type TokenSource } from './github/app-auth.js';

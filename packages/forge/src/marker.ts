@@ -29,3 +29,23 @@ export function parseMarker(storedBody: string): string | undefined {
   const first = (end < 0 ? storedBody : storedBody.slice(0, end)).replace(/\r$/, '');
   return markerLine.exec(first)?.[1];
 }
+
+const pushedLine = /^<!-- codefleet:pushed ([0-9a-f]{40}|[0-9a-f]{64}) -->$/;
+
+/**
+ * The hidden line codefleet ends a pull request body with: the commit it pushed last to
+ * the head branch. A head that points elsewhere was moved by someone else since.
+ */
+export function pushedMarker(sha: string): string {
+  if (!/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(sha)) throw new CodefleetError('forge_rejected', `invalid pushed sha ${JSON.stringify(sha.slice(0, 80))}`);
+  return `<!-- codefleet:pushed ${sha} -->`;
+}
+
+/**
+ * The sha of a pull request body's {@link pushedMarker}, read from its last line only: a
+ * marker quoted further up (an issue's text in the task note) never counts.
+ */
+export function pushedShaOf(body: string): string | undefined {
+  const last = body.trimEnd().split('\n').pop()?.replace(/\r$/, '') ?? '';
+  return pushedLine.exec(last)?.[1];
+}

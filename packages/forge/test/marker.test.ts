@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { checkMarker, parseMarker, renderMarked } from '../src/index.js';
+import { checkMarker, parseMarker, pushedMarker, pushedShaOf, renderMarked } from '../src/index.js';
 
 describe('comment markers', () => {
   it('round-trip through a hidden first line', () => {
@@ -22,5 +22,16 @@ describe('comment markers', () => {
       expect(() => checkMarker(bad)).toThrow(expect.objectContaining({ code: 'forge_rejected' }));
     }
     expect(() => checkMarker('a.b_c:d/e-f')).not.toThrow();
+  });
+});
+
+describe('the pushed marker of a pull request body', () => {
+  const sha = 'a'.repeat(40);
+  it('is read from the last line only', () => {
+    expect(pushedShaOf(`Fixes #1\n\n${pushedMarker(sha)}\n`)).toBe(sha);
+    // Quoted further up (an issue's text in the task note): not the record.
+    expect(pushedShaOf(`${pushedMarker(sha)}\nmore text`)).toBeUndefined();
+    expect(pushedShaOf('')).toBeUndefined();
+    expect(() => pushedMarker('HEAD')).toThrow(expect.objectContaining({ code: 'forge_rejected' }));
   });
 });

@@ -4,6 +4,7 @@ import {
   type Classified, type RunRecord, type Stage,
 } from '@codefleet/core';
 import { createPatchAgent } from '@codefleet/agents';
+import { pushedMarker } from '@codefleet/forge';
 import { maskSecrets } from '@codefleet/log';
 import { refuseSecrets } from './secrets-check.js';
 import { planEnv, planVerification, runDod } from '@codefleet/verify';
@@ -179,7 +180,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     await refuseSecrets(ws, deps.settings.secrets);
     await fence('push');
     const source = await ws.pushSource();
-    await deps.forge.ensureBranch({
+    const pushed = await deps.forge.ensureBranch({
       repo: job.repo, workdir: source.gitDir, sha: source.sha, branch, signal: work.signal,
       ...(ws.existingRemoteSha === undefined ? {} : { expectedSha: ws.existingRemoteSha }),
     });
@@ -191,7 +192,8 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     // The body is the note as it will read once this PR is open, not "in progress (publishing)".
     const pr = await deps.forge.ensurePullRequest({
       repo: job.repo, head: branch, base: ws.baseBranch, title: job.title,
-      body: renderTaskNote(finish(tracker.run, outcome, { now: now(), dodResult: dod.result })), draft: !dodOk,
+      // Ends with the commit pushed: CI feedback tells codefleet's head from one a human moved since.
+      body: `${renderTaskNote(finish(tracker.run, outcome, { now: now(), dodResult: dod.result }))}\n\n${pushedMarker(pushed.sha)}`, draft: !dodOk,
     });
     await tracker.update((r) => setPublication(r, {
       branch, pullRequest: { number: pr.number, url: pr.url, head: branch, base: ws!.baseBranch, draft: pr.draft },

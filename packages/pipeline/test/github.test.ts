@@ -2,12 +2,12 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { createJob } from '@codefleet/core';
-import { createGithubForge, githubCredentialEnv } from '@codefleet/forge';
+import { createGithubForge, githubCredentialEnv, pushedShaOf } from '@codefleet/forge';
 import { createIssueRequester } from '@codefleet/requester';
 
 const labels = { queued: 'codefleet:queued', running: 'codefleet:running', prOpened: 'codefleet:pr-opened', failed: 'codefleet:failed' };
 import { createLogger } from '@codefleet/log';
-import { gitTestEnv, startGithubStandIn, type GithubStandIn } from '@codefleet/testkit';
+import { git, gitTestEnv, startGithubStandIn, type GithubStandIn } from '@codefleet/testkit';
 import { branchName, createWorkspaceManager } from '@codefleet/workspace';
 import { runJob } from '../src/index.js';
 import { createHarness, projectFiles, type Harness } from './harness.js';
@@ -110,4 +110,46 @@ if (pass === 'test') fs.writeFileSync(path.join(workdir, 'test', 'two.test.js'),
     expect(gh.labels('acme/widgets', issue.number)).toEqual([]);
     expect(gh.comments('acme/widgets', issue.number)[0]!.body).toMatch(/Status: cancelled\s*$/);
   }, 60_000);
+  it('a follow-up job on the PR branch commits on top and updates the same pull request, recording the commit it pushed', async () => {
+    gh = await startGithubStandIn();
+    await gh.createRepo('acme/widgets', projectFiles);
+    const issue = gh.createIssue('acme/widgets', { title: 'Add two()', body: 'Add `two()` to src/lib.js.', user: 'alice' });
+    h = await createHarness();
+    // The follow-up's task says what CI reported: that run adds three() instead.
+    await h.agent(`
+const task = fs.readFileSync(path.join(workdir, '.codefleet', 'task.md'), 'utf8');
+const fn = task.includes('CI failed') ? 'three' : 'two';
+if (pass === 'implement') fs.appendFileSync(path.join(workdir, 'src', 'lib.js'), 'export const ' + fn + ' = () => 0;\\n');
+`);
+    const env = { ...gitTestEnv(), PATH: process.env.PATH ?? '', HOME: h.dir.path };
+    const forge = createGithubForge({ token: gh.token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: env, gitTimeoutMs: 30_000 });
+    const deps = {
+      ...h.deps, forge, requester: createIssueRequester({ issues: forge.issues }),
+      workspaces: createWorkspaceManager({ cacheDir: join(h.dir.path, 'gh-cache'), reuse: true, gitEnv: env, remoteGitEnv: githubCredentialEnv(env, gh.token, gh.url) }),
+    };
+    const run = (job: ReturnType<typeof createJob>) => runJob(deps, { job, attempt: 1, workerId: 'w1', signal: new AbortController().signal });
+    const first = createJob({ repo: 'acme/widgets', source: { kind: 'issue', number: issue.number }, title: issue.title, body: issue.body, requested_by: 'alice' }, { id: `gh-1-${Date.now()}`, now: new Date() });
+    expect((await run(first)).action).toBe('ack');
+    const branch = `ai/issue-${issue.number}`;
+    const head = async () => (await forge.findBranch('acme/widgets', branch))!.sha;
+    const pushedFirst = await head();
+    expect(pushedShaOf(gh.pulls('acme/widgets')[0]!.body)).toBe(pushedFirst);
+
+    // What the producer queues when CI fails: the same issue, the PR's branch and base.
+    const followUp = createJob({
+      repo: 'acme/widgets', source: { kind: 'issue', number: issue.number }, title: issue.title, branch, base_branch: 'main',
+      body: `${issue.body}\n\n## CI failed on pull request #1`, requested_by: 'codefleet-ci',
+    }, { id: `gh-2-${Date.now()}`, now: new Date() });
+    expect((await run(followUp)).action).toBe('ack');
+    const pushedSecond = await head();
+    expect(pushedSecond).not.toBe(pushedFirst);
+    // On top of what was pushed before, not from the base again.
+    expect(await git(h.dir.path, ['--git-dir', gh.repoDir('acme/widgets'), 'rev-parse', `${pushedSecond}^`])).toBe(pushedFirst);
+    const lib = await git(h.dir.path, ['--git-dir', gh.repoDir('acme/widgets'), 'show', `${pushedSecond}:src/lib.js`]);
+    expect(lib).toContain('two');
+    expect(lib).toContain('three');
+    expect(gh.pulls('acme/widgets')).toHaveLength(1);
+    expect(gh.prCreations('acme/widgets', branch)).toBe(1);
+    expect(pushedShaOf(gh.pulls('acme/widgets')[0]!.body)).toBe(pushedSecond);
+  }, 90_000);
 });

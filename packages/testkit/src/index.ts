@@ -6,7 +6,7 @@ export { startFixture, type FixtureOptions, type FixtureProcess } from './fixtur
 export { isAlive, waitFor, type WaitOptions } from './wait.js';
 export {
   startGithubStandIn, type Exchange, type FaultRule, type GithubStandIn, type Permission, type RepoOptions, type StandInComment, type StandInEvent,
-  type StandInIssue, type StandInPull,
+  type StandInIssue, type StandInPull, type CheckRunInput, type StandInCheckRun, type StandInStatus,
 } from './github/stand-in.js';
 export { startOllamaStandIn, type OllamaStandIn, type OllamaStandInOptions, type RecordedChat, type ScriptedReply } from './ollama-stand-in.js';
 export {

@@ -108,4 +108,24 @@ describe('GitHub stand-in', () => {
     expect(limited.headers.get('retry-after')).toBe('1');
     expect((await api('GET', `/repos/acme/widgets/issues/${issue.number}`)).status).toBe(200);
   });
+  it('check runs, the combined status, and job logs behind a 302 to a download URL that needs no token', async () => {
+    const run = await gh.addCheckRun('acme/widgets', { ref: 'main', name: 'test', conclusion: 'failure', log: 'boom\n' });
+    await gh.addCheckRun('acme/widgets', { ref: 'main', name: 'lint', app: 'codecov', status: 'queued' });
+    await gh.setStatus('acme/widgets', 'main', { context: 'ci/jenkins', state: 'pending' });
+    await gh.setStatus('acme/widgets', 'main', { context: 'ci/jenkins', state: 'error', description: 'broke' });
+    const listed = await (await api('GET', `/repos/acme/widgets/commits/${run.headSha}/check-runs`)).json() as { total_count: number; check_runs: { id: number; conclusion: string | null; app: { slug: string } }[] };
+    expect(listed.total_count).toBe(2);
+    expect(listed.check_runs).toContainEqual(expect.objectContaining({ id: run.id, conclusion: 'failure', app: expect.objectContaining({ slug: 'github-actions' }) }));
+    // The latest status per context counts.
+    expect(await (await api('GET', '/repos/acme/widgets/commits/main/status')).json()).toMatchObject({ state: 'failure', total_count: 1, statuses: [{ state: 'error', description: 'broke' }] });
+
+    const redirect = await fetch(`${gh.url}/repos/acme/widgets/actions/jobs/${run.id}/logs`, { headers: { authorization: `token ${gh.token}` }, redirect: 'manual' });
+    expect(redirect.status).toBe(302);
+    const location = redirect.headers.get('location')!;
+    expect(await (await fetch(location)).text()).toBe('boom\n');
+    expect((await api('GET', `/repos/acme/widgets/actions/jobs/${run.id}/logs`, undefined, 'wrong')).status).toBe(401);
+    // Only Actions jobs have logs.
+    const other = listed.check_runs.find((r) => r.app.slug === 'codecov')!;
+    expect((await fetch(`${gh.url}/repos/acme/widgets/actions/jobs/${other.id}/logs`, { headers: { authorization: `token ${gh.token}` }, redirect: 'manual' })).status).toBe(404);
+  });
 });

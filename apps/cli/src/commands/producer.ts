@@ -1,18 +1,22 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { CodefleetError } from '@codefleet/core';
-import { GithubForge, type GithubIssues } from '@codefleet/forge';
+import { GithubForge, type GithubChecks, type GithubIssues } from '@codefleet/forge';
 import { createDeliveryProcessor, createPoller, startWebhookServer, type TriggerDeps } from '@codefleet/producer';
 import { openQueue, queueSettingsFromConfig, type QueueSettings } from '@codefleet/queue';
 import { sideQueueSettings } from './side-queue.js';
 import type { Runtime } from '../runtime.js';
 
-async function triggerDeps(rt: Runtime): Promise<TriggerDeps & { issues: GithubIssues }> {
+async function triggerDeps(rt: Runtime): Promise<TriggerDeps & { issues: GithubIssues; checks: GithubChecks }> {
   const forge = await rt.forge();
   if (!(forge instanceof GithubForge)) {
     throw new CodefleetError('invalid_config', 'the producer turns GitHub issues into jobs: set forge.type to github (and the token variable)');
   }
-  return { issues: forge.issues, queue: rt.queue, log: rt.log, requester: await rt.requester(), cancels: rt.store, runs: rt.store };
+  const ci = rt.config.forge.github.ci_feedback;
+  return {
+    issues: forge.issues, queue: rt.queue, log: rt.log, requester: await rt.requester(), cancels: rt.store, runs: rt.store,
+    checks: forge.checks, ciFeedback: { enabled: ci.enabled, maxRounds: ci.max_rounds, logBytes: ci.log_bytes },
+  };
 }
 
 /** Where the webhook records deliveries: `<queue.name>-deliveries` ({@link sideQueueSettings}). */

@@ -28,6 +28,28 @@ const github = z
       .describe(
         'Repositories codefleet acts on: `codefleet producer poll` polls them, and `codefleet producer webhook` acts only on their deliveries (empty: on any repository that sends a signed delivery).',
       ),
+    ci_feedback: z
+      .strictObject({
+        enabled: z.boolean().default(true).describe('Feed failing checks on codefleet\'s pull requests back to a follow-up job on the same branch.'),
+        max_rounds: z
+          .number()
+          .int()
+          .min(0)
+          .max(20)
+          .default(2)
+          .describe('Follow-up jobs per pull request for failing CI; the next failure is refused, and said so on the pull request.'),
+        log_bytes: z
+          .number()
+          .int()
+          .min(512)
+          .max(32_768)
+          .default(4096)
+          .describe('Bytes of each failing job\'s log given to the agent, trimmed as verification feedback is.'),
+      })
+      .prefault({})
+      .describe(
+        'CI failures fed back: when checks fail on a pull request codefleet opened (webhook check_run, check_suite and status events, or polling), a follow-up job gets the failing job\'s log. Never for forks, nor once someone else pushed to the branch; a green run ends the loop.',
+      ),
     poll_interval_seconds: z.number().min(5).default(60).describe('Seconds between polls.'),
     app_id: z.number().int().min(1).optional().describe('GitHub App id, to authenticate as an App instead of with a token.'),
     private_key_env: envVarName.optional().describe('Name of the environment variable holding the GitHub App private key (PEM).'),

@@ -5,6 +5,7 @@ import type { EnsureBranchRequest, EnsurePullRequestRequest, Forge, PullRequest 
 import type { TokenSource } from './app-auth.js';
 import { githubClient, splitRepo, type GithubApiOptions, type GithubClient } from './client.js';
 import { githubFailure } from './errors.js';
+import { GithubChecks } from './github-checks.js';
 import { GithubIssues } from './github-issues.js';
 import { alreadyExists, createPull, toPullRequest, updatePull, type ApiPull, type PullContext } from './pull-requests.js';
 
@@ -67,6 +68,8 @@ export class GithubForge implements Forge {
   readonly kind = 'github' as const;
   /** The repositories' issues, on the same client: reads for producers, comments and labels for reports. */
   readonly issues: GithubIssues;
+  /** The checks of pull requests' commits and Actions job logs, on the same client: for CI feedback. */
+  readonly checks: GithubChecks;
   readonly #client: GithubClient;
   readonly #octokit: Octokit;
   readonly #git: GitOptions;
@@ -76,6 +79,7 @@ export class GithubForge implements Forge {
   constructor(options: GithubForgeOptions) {
     this.#client = githubClient(options);
     this.issues = new GithubIssues(this.#client);
+    this.checks = new GithubChecks(this.#client);
     this.#octokit = this.#client.octokit;
     this.#tokens = this.#client.tokens;
     this.#gitUrl = (options.gitUrl ?? 'https://github.com').replace(/\/+$/, '');

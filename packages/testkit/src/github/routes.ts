@@ -58,7 +58,8 @@ export function createRoutes(ctx: RouteContext): Route[] {
     return p ? shape.issue(ctx.shapes, state.fullName, asIssue(state, p)) : undefined;
   };
   const pullOut = async (state: RepoState, p: StandInPull, simple = false) => {
-    const head = await ctx.sha(state, p.head.ref);
+    // A fork's head branch is in the fork, not here: its sha is the one it was opened with.
+    const head = p.headRepo === undefined ? await ctx.sha(state, p.head.ref) : p.head.sha;
     const base = (await ctx.sha(state, p.base.ref)) ?? '0'.repeat(40);
     return shape.pull(ctx.shapes, facts(state), { ...p, head: { ...p.head, ...(head === undefined ? {} : { sha: head }) } }, base, simple);
   };

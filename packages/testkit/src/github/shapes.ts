@@ -132,6 +132,8 @@ export interface PullFacts {
   number: number; title: string; body: string; head: { ref: string; label: string; sha?: string }; base: { ref: string };
   draft: boolean; state: 'open' | 'closed'; labels: { name: string }[]; user: { login: string }; created_at: string; updated_at: string;
   locked: boolean;
+  /** A fork's `owner/name` when the head branch lives there (a pull request from a fork). */
+  headRepo?: string;
 }
 
 /** `pull-request` (GET/POST/PATCH one) or, with `simple`, `pull-request-simple` (lists). */
@@ -143,6 +145,8 @@ export function pull(ctx: ShapeContext, repo: RepoFacts, facts: PullFacts, baseS
   const owner = repo.fullName.split('/')[0] ?? '';
   const repoShape = repository(ctx, repo);
   const head = facts.head.sha ?? baseSha;
+  const headRepo = facts.headRepo === undefined ? repoShape : { ...repository(ctx, { ...repo, fullName: facts.headRepo }), fork: true };
+  const headOwner = facts.headRepo === undefined ? owner : facts.headRepo.split('/')[0] ?? '';
   return {
     url: api, id, node_id: `PR_${repo.fullName}#${facts.number}`, html_url: html, diff_url: `${html}.diff`, patch_url: `${html}.patch`, issue_url: issueApi,
     commits_url: `${api}/commits`, review_comments_url: `${api}/comments`, review_comment_url: `${ctx.base}/repos/${repo.fullName}/pulls/comments{/number}`,
@@ -150,7 +154,7 @@ export function pull(ctx: ShapeContext, repo: RepoFacts, facts: PullFacts, baseS
     locked: facts.locked, title: facts.title, user: user(ctx, facts.user.login), body: facts.body, labels: facts.labels.map((l) => label(ctx, repo.fullName, l.name)),
     milestone: null, active_lock_reason: null, created_at: facts.created_at, updated_at: facts.updated_at, closed_at: facts.state === 'closed' ? facts.updated_at : null,
     merged_at: null, merge_commit_sha: null, assignee: null, assignees: [], requested_reviewers: [], requested_teams: [],
-    head: { label: facts.head.label, ref: facts.head.ref, sha: head, user: user(ctx, owner), repo: repoShape },
+    head: { label: facts.head.label, ref: facts.head.ref, sha: head, user: user(ctx, headOwner), repo: headRepo },
     base: { label: `${owner}:${facts.base.ref}`, ref: facts.base.ref, sha: baseSha, user: user(ctx, owner), repo: repoShape },
     _links: {
       self: { href: api }, html: { href: html }, issue: { href: issueApi }, comments: { href: `${issueApi}/comments` },

@@ -6,11 +6,30 @@ import { execa } from 'execa';
 import { createTempDir, type TempDir } from '../temp-dir.js';
 import { createTempRepo, gitTestEnv } from '../git-repo.js';
 import { serveGit } from './git-http.js';
+import { createCheckRoutes, jobLogPath, type JobLogDownloads } from './check-routes.js';
 import { createRoutes } from './routes.js';
 import { error as errorBody } from './shapes.js';
-import type { Exchange, FaultRule, Permission, RepoOptions, RepoState, StandInComment, StandInIssue, StandInPull } from './state.js';
+import type { Exchange, FaultRule, Permission, RepoOptions, RepoState, StandInCheckRun, StandInComment, StandInIssue, StandInPull, StandInStatus } from './state.js';
 
-export type { Exchange, FaultRule, Permission, RepoOptions, StandInComment, StandInEvent, StandInIssue, StandInPull } from './state.js';
+export type {
+  Exchange, FaultRule, Permission, RepoOptions, StandInCheckRun, StandInComment, StandInEvent, StandInIssue, StandInPull, StandInStatus,
+} from './state.js';
+
+/** A check run a CI service reports on a commit (see {@link GithubStandIn.addCheckRun}). */
+export interface CheckRunInput {
+  /** The commit: a full sha, or a branch name read now. */
+  ref: string;
+  name: string;
+  /** Default `github-actions`: an Actions job, whose log the job-logs endpoint serves. */
+  app?: string;
+  /** Default `completed`. */
+  status?: StandInCheckRun['status'];
+  /** Default `success` when completed. */
+  conclusion?: StandInCheckRun['conclusion'];
+  output?: Partial<StandInCheckRun['output']>;
+  /** The Actions job's log. */
+  log?: string;
+}
 
 /**
  * A STAND-IN for GitHub, for tests only: an HTTP server on loopback that speaks the subset
@@ -51,6 +70,15 @@ export interface GithubStandIn {
   labelIssue(fullName: string, issueNumber: number, label: string, actor: string): void;
   /** A person removes a label on GitHub's website: an `unlabeled` event by `actor`. */
   unlabelIssue(fullName: string, issueNumber: number, label: string, actor: string): void;
+  /**
+   * A CI service reports a check run on a commit (a suite per commit and app); returns its
+   * id (for Actions, the job id) and its suite's id, as the webhook payloads carry them.
+   */
+  addCheckRun(fullName: string, run: CheckRunInput): Promise<StandInCheckRun>;
+  /** A CI service sets a commit status (the Statuses API). */
+  setStatus(fullName: string, ref: string, status: { context: string; state: StandInStatus['state']; description?: string; targetUrl?: string }): Promise<StandInStatus>;
+  /** Someone opens a pull request from a fork: its head branch lives in `headRepo`, at `sha`. */
+  openForkPull(fullName: string, pull: { headRepo: string; head: string; sha: string; base?: string; title: string; body?: string; user?: string }): StandInPull;
   /** A maintainer locks the conversation: GitHub then refuses new comments (403). */
   lockIssue(fullName: string, issueNumber: number): void;
   setPermission(fullName: string, login: string, permission: Permission): void;
@@ -95,6 +123,7 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
     return ok ? Number(claims.iss) : undefined;
   };
   let commentIds = 1000;
+  let checkIds = 900_000;
   let base = '';
   const now = () => new Date().toISOString();
 
@@ -127,9 +156,9 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
     if (found) found.updated_at = now();
   };
   const shapes = { base: '' };
-  const routes = createRoutes({
-    shapes, bot, repo, repos: () => repos.values(), now, nextCommentId: () => (commentIds += 1), addEvent, sha,
-  });
+  const routeContext = { shapes, bot, repo, repos: () => repos.values(), now, nextCommentId: () => (commentIds += 1), addEvent, sha };
+  const downloads: JobLogDownloads = new Map();
+  const routes = [...createRoutes(routeContext), ...createCheckRoutes(routeContext, downloads)];
   const exchanges: Exchange[] = [];
 
   const server = createServer((req, res) => {
@@ -146,6 +175,12 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
       if (git) {
         if (!auth.ok) return void res.writeHead(401, { 'www-authenticate': 'Basic realm="GitHub stand-in"' }).end();
         return serveGit(req, res, { projectRoot: root.path, pathInfo: `/${git[1]}${git[2]}`, query: url.search.slice(1), user: auth.user });
+      }
+      if (url.pathname.startsWith(jobLogPath) && req.method === 'GET') {
+        // The signed download URL the job-logs endpoint redirects to: no token, one key per log.
+        const log = downloads.get(url.pathname.slice(jobLogPath.length));
+        if (log === undefined) return void res.writeHead(404, { 'content-type': 'text/plain' }).end('BlobNotFound');
+        return void res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end(log);
       }
       const exchange = /^\/app\/installations\/(\d+)\/access_tokens$/.exec(url.pathname);
       if (exchange && req.method === 'POST') {
@@ -208,6 +243,7 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
       repos.set(fullName.toLowerCase(), {
         fullName, bareDir, createdAt: now(), options: { private: options.private ?? false, draftPullRequests: options.draftPullRequests ?? true },
         next: 0, issues: new Map(), pulls: new Map(), comments: new Map(), permissions: new Map(), creations: new Map(), events: [], reviewComments: [],
+        checkRuns: [], statuses: [],
       });
       return { cloneUrl: `${base}/${fullName}.git`, bareDir };
     },
@@ -243,6 +279,45 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
       if (!issue) throw new Error(`no issue ${issueNumber} in ${fullName}`);
       issue.labels = issue.labels.filter((l) => l.name.toLowerCase() !== label.toLowerCase());
       addEvent(state, issueNumber, 'unlabeled', label, actor);
+    },
+    async addCheckRun(fullName, input) {
+      const state = repo(fullName);
+      const headSha = /^[0-9a-f]{40}$/.test(input.ref) ? input.ref : await sha(state, input.ref);
+      if (headSha === undefined) throw new Error(`no commit ${input.ref} in ${fullName}`);
+      const app = input.app ?? 'github-actions';
+      const status = input.status ?? 'completed';
+      const suite = state.checkRuns.find((r) => r.headSha === headSha && r.app === app)?.suiteId ?? (checkIds += 1);
+      const branch = /^[0-9a-f]{40}$/.test(input.ref) ? '' : input.ref;
+      const run: StandInCheckRun = {
+        id: (checkIds += 1), suiteId: suite, headSha, headBranch: branch, name: input.name, app, status,
+        conclusion: status === 'completed' ? input.conclusion ?? 'success' : null,
+        output: { title: input.output?.title ?? null, summary: input.output?.summary ?? null, text: input.output?.text ?? null },
+        ...(input.log === undefined ? {} : { log: input.log }), startedAt: now(), completedAt: status === 'completed' ? now() : null,
+      };
+      state.checkRuns.push(run);
+      return run;
+    },
+    async setStatus(fullName, ref, input) {
+      const state = repo(fullName);
+      const at = /^[0-9a-f]{40}$/.test(ref) ? ref : await sha(state, ref);
+      if (at === undefined) throw new Error(`no commit ${ref} in ${fullName}`);
+      const status: StandInStatus = {
+        id: (checkIds += 1), sha: at, context: input.context, state: input.state, description: input.description ?? null, targetUrl: input.targetUrl ?? null, createdAt: now(),
+      };
+      state.statuses.push(status);
+      return status;
+    },
+    openForkPull(fullName, input) {
+      const state = repo(fullName);
+      state.next += 1;
+      const pull: StandInPull = {
+        number: state.next, node_id: `PR_${fullName}#${state.next}`, title: input.title, body: input.body ?? '', headRepo: input.headRepo,
+        head: { ref: input.head, label: `${input.headRepo.split('/')[0] ?? ''}:${input.head}`, sha: input.sha }, base: { ref: input.base ?? 'main' },
+        draft: false, state: 'open', html_url: `${base}/${fullName}/pull/${state.next}`, labels: [], user: { login: input.user ?? 'mallory' },
+        locked: false, created_at: now(), updated_at: now(), merged_at: null,
+      };
+      state.pulls.set(pull.number, pull);
+      return pull;
     },
     lockIssue(fullName, issueNumber) {
       const found = item(repo(fullName), issueNumber);

@@ -11,6 +11,35 @@ export interface StandInPull extends PullFacts {
   html_url: string;
   merged_at: null;
 }
+
+/** A check run as the stand-in keeps it: one per (commit, name), in a suite per (commit, app). */
+export interface StandInCheckRun {
+  id: number;
+  suiteId: number;
+  headSha: string;
+  headBranch: string;
+  name: string;
+  /** The GitHub App that made it: `github-actions` for Actions jobs (the check run id is the job id). */
+  app: string;
+  status: 'queued' | 'in_progress' | 'completed';
+  conclusion: 'success' | 'failure' | 'neutral' | 'cancelled' | 'skipped' | 'timed_out' | 'action_required' | null;
+  output: { title: string | null; summary: string | null; text: string | null };
+  /** The job's log, served by the Actions job-logs endpoint (only for `github-actions` runs). */
+  log?: string;
+  startedAt: string;
+  completedAt: string | null;
+}
+
+/** A commit status (the Statuses API: CI services that do not use checks). */
+export interface StandInStatus {
+  id: number;
+  sha: string;
+  context: string;
+  state: 'error' | 'failure' | 'pending' | 'success';
+  description: string | null;
+  targetUrl: string | null;
+  createdAt: string;
+}
 export type StandInEvent = EventFacts;
 export type StandInReviewComment = ReviewCommentFacts;
 
@@ -38,6 +67,8 @@ export interface RepoState {
   creations: Map<string, number>;
   events: StandInEvent[];
   reviewComments: StandInReviewComment[];
+  checkRuns: StandInCheckRun[];
+  statuses: StandInStatus[];
 }
 
 /** A canned answer for the next matching requests (`times`, default 1). */

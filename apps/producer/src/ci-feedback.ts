@@ -1,0 +1,147 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createJob, maxBodyChars, type Job } from '@codefleet/core';
+import { pushedShaOf, type CiPull, type CommitChecks } from '@codefleet/forge';
+import { checkNames, ciFeedbackSection } from './ci-task.js';
+import { alreadyRan, bestEffort, type CiFeedbackSettings, type TriggerDeps, type TriggerOutcome } from './trigger.js';
+
+/** Checks that finished on a commit of a codefleet branch, from a webhook or a poll. */
+export interface CiRequest {
+  /** `owner/name`. */
+  repo: string;
+  /** The commit the checks ran on. */
+  sha: string;
+  /** Its branch (`ai/…`). */
+  branch: string;
+  /** Pull requests the event named (empty: the open one of `branch` is looked up). */
+  pullNumbers: readonly number[];
+  /** `failed`: a check failed; `passed`: a suite (or status) passed, which may end the loop. */
+  outcome: 'failed' | 'passed';
+  /** Where the event came from, for logs (`webhook <delivery id>`, `poll`). */
+  via: string;
+}
+
+/** The markers of the comments CI feedback writes on a pull request: one per round, refusal or end. */
+export const ciMarkers = {
+  round: (sha: string) => `ci-round:${sha}`,
+  refused: (sha: string) => `ci-refused:${sha}`,
+  ended: 'ci-ended',
+} as const;
+
+/** Who a CI follow-up job is requested by, in reports. */
+export const ciRequester = 'codefleet-ci';
+
+/** The id of the follow-up job for `sha` on a pull request: one commit's failure is one job, however often it is reported. */
+export function ciJobId(repo: string, pullNumber: number, sha: string): string {
+  const repoKey = createHash('sha256').update(repo.toLowerCase()).digest('hex').slice(0, 8);
+  return `gh-ci-${repoKey}-${pullNumber}-${sha}`;
+}
+
+/**
+ * Failing checks on a pull request codefleet opened become a follow-up job on the same
+ * branch whose task carries the failing jobs' logs; a green run after such rounds ends the
+ * loop. Only for an open pull request of the repository's own `ai/` branch (never a fork's)
+ * whose body names the commit codefleet pushed last (`pushedMarker`): anything else is not
+ * codefleet's and is ignored without a word. On codefleet's pull requests every round and
+ * every refusal is one comment per commit (so repeated deliveries say nothing new): a
+ * head someone else pushed, the rounds used up (`maxRounds`), a loop that has ended.
+ * A follow-up while the issue's job is queued or running is `deferred`, like a review.
+ */
+export async function followUpFromCi(deps: TriggerDeps, req: CiRequest): Promise<TriggerOutcome> {
+  const settings = deps.ciFeedback;
+  const ignored = (reason: string): TriggerOutcome => ({ status: 'ignored', reason });
+  if (!settings?.enabled || !deps.checks) return ignored('CI feedback is off (forge.github.ci_feedback.enabled)');
+  if (!req.branch.startsWith('ai/')) return ignored(`${req.branch} is not a codefleet branch`);
+  const short = req.sha.slice(0, 7);
+  const pull = await findPull(deps.checks, req);
+  if (!pull) return ignored(`no open pull request has ${req.branch} at ${short} (pushed again since, or not codefleet's)`);
+  if (pull.headRepo.toLowerCase() !== req.repo.toLowerCase()) return ignored('pull requests from forks are never followed up');
+  const pushed = pushedShaOf(pull.body);
+  if (pushed === undefined) return ignored(`pull request #${pull.number} does not say which commit codefleet pushed: not codefleet's`);
+
+  const log = deps.log.child({ repo: req.repo, pull: pull.number, sha: req.sha, via: req.via });
+  const target = { kind: 'pull' as const, number: pull.number };
+  const say = (marker: string, body: string) => deps.issues.ensureComment({ repo: req.repo, target, marker, body });
+  const markers = new Set((await deps.issues.listComments(req.repo, target)).map((c) => c.marker ?? ''));
+  const rounds = [...markers].filter((m) => m.startsWith('ci-round:')).length;
+  const roundWord = (n: number) => `${n} round${n === 1 ? '' : 's'}`;
+
+  if (req.outcome === 'passed') {
+    if (rounds === 0) return ignored('CI passed with no CI feedback round to end');
+    if (markers.has(ciMarkers.ended)) return ignored('the CI feedback loop of this pull request has ended already');
+    // One suite passing says nothing of the others: every check of the commit must have.
+    const state = await deps.checks.commitChecks(req.repo, req.sha);
+    if (state.failed.length > 0 || state.pending > 0) return ignored(`not every check of ${short} has passed yet`);
+    await say(ciMarkers.ended, `✅ CI passes on ${short} after ${roundWord(rounds)} of CI feedback. The CI feedback loop of this pull request has ended: codefleet will not follow up CI failures here again.`);
+    log.info({ event: 'ci.loop_ended', rounds }, 'CI passes: the CI feedback loop ended');
+    return { status: 'ended', reason: `CI passes on ${short} after ${roundWord(rounds)}` };
+  }
+
+  const jobId = ciJobId(req.repo, pull.number, req.sha);
+  if (markers.has(ciMarkers.round(req.sha))) return { status: 'duplicate', jobId };
+  if (markers.has(ciMarkers.refused(req.sha))) return ignored(`CI feedback for ${short} was refused already (said on the pull request)`);
+  const refuse = async (reason: string, body: string): Promise<TriggerOutcome> => {
+    await say(ciMarkers.refused(req.sha), `⏹️ ${body}`);
+    log.info({ event: 'ci.refused', reason }, 'CI failure not followed up');
+    return { status: 'refused', reason };
+  };
+  if (markers.has(ciMarkers.ended)) {
+    return refuse('the CI feedback loop has ended', `CI fails on ${short}, but the CI feedback loop of this pull request ended when CI passed: codefleet does not follow up again. A human should look.`);
+  }
+  if (pushed !== req.sha) {
+    return refuse('someone else pushed to the branch', `CI fails on ${short}, but \`${req.branch}\` has moved since codefleet pushed ${pushed.slice(0, 7)}: someone else pushed to it, so codefleet leaves the fix to them.`);
+  }
+  if (rounds >= settings.maxRounds) {
+    return refuse(`${roundWord(rounds)} of CI feedback used`, `CI fails on ${short} after ${roundWord(rounds)} of CI feedback, the most for one pull request (forge.github.ci_feedback.max_rounds: ${settings.maxRounds}): codefleet stops here. A human should look.`);
+  }
+  const state = await deps.checks.commitChecks(req.repo, req.sha);
+  if (state.failed.length === 0) return ignored(`no check fails on ${short} any more`);
+
+  const job = await ciJob(deps, settings, req.repo, pull, state, jobId);
+  const announce = () => say(ciMarkers.round(req.sha), `🔁 CI failed on ${short} (${checkNames(state)}). Round ${rounds + 1} of ${settings.maxRounds}: codefleet queued a follow-up job on \`${req.branch}\` with the failing log.`);
+  if (await alreadyRan(deps, jobId)) {
+    await announce();
+    return { status: 'duplicate', jobId };
+  }
+  const result = await deps.queue.enqueue(job);
+  if (result.deduplicated && result.id !== job.id) {
+    log.info({ event: 'ci.follow_up_deferred', job_id: result.id }, 'CI follow-up kept until the running job ends');
+    return { status: 'deferred', jobId: result.id, reason: `job ${result.id} of this work is queued or running` };
+  }
+  // The round counts by its comment: written before the outcome, so a failure retries the
+  // delivery (the job id makes that enqueue the same job) rather than losing the count.
+  await announce();
+  if (result.deduplicated) return { status: 'duplicate', jobId };
+  log.info({ event: 'ci.follow_up', job_id: job.id, round: rounds + 1 }, 'CI follow-up queued');
+  await bestEffort(log, 'trigger.label_failed', () => deps.requester.report({ kind: 'queued', job }));
+  return { status: 'enqueued', jobId: job.id };
+}
+
+/** The open pull request whose head is the request's branch at its commit. */
+async function findPull(checks: NonNullable<TriggerDeps['checks']>, req: CiRequest): Promise<CiPull | undefined> {
+  const candidates = req.pullNumbers.length > 0
+    ? await Promise.all(req.pullNumbers.map((n) => checks.pull(req.repo, n)))
+    : [await checks.openPullFor(req.repo, req.branch)];
+  return candidates.find((p) => p !== undefined && p.state === 'open' && p.headRef === req.branch && p.headSha === req.sha);
+}
+
+/**
+ * The follow-up job: same branch and base as the pull request. An issue's branch keeps the
+ * issue as its source (reports go there; one job of the issue at a time); another codefleet
+ * branch (a chat's) continues under the pull request's title, one job of it at a time.
+ */
+async function ciJob(deps: TriggerDeps, settings: CiFeedbackSettings, repo: string, pull: CiPull, state: CommitChecks, jobId: string): Promise<Job> {
+  const section = await ciFeedbackSection(deps.checks!, repo, pull, state, settings.logBytes);
+  const withSection = (task: string) => `${task.slice(0, Math.max(0, maxBodyChars - section.length - 2))}\n\n${section}`.slice(0, maxBodyChars);
+  const common = { id: jobId, repo, branch: pull.headRef, base_branch: pull.baseRef, requested_by: ciRequester };
+  const at = { id: randomUUID(), now: (deps.now ?? (() => new Date()))() };
+  const issue = /^ai\/issue-(\d+)$/.exec(pull.headRef)?.[1];
+  if (issue !== undefined) {
+    const task = await deps.issues.getTask(repo, Number(issue));
+    return createJob({ ...common, source: { kind: 'issue', number: Number(issue) }, title: task.title, body: withSection(task.body) }, at);
+  }
+  return createJob({
+    ...common, source: { kind: 'api', request_id: `ci:${repo}#${pull.number}` }, idempotency_key: `${repo}#pull-${pull.number}`,
+    title: pull.title.replace(/^\[Draft\] /, '').trim() || `Pull request #${pull.number}`,
+    body: withSection(`Continue the work of pull request #${pull.number} on its branch.`),
+  }, at);
+}
