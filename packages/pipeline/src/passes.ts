@@ -23,6 +23,14 @@ export interface PassInput {
   baseline?: Baseline | undefined;
   /** The install on the base, when it failed (installAtBase): the same failure later is not the agent's. */
   baseInstallFailure?: StepResult | undefined;
+  /**
+   * The escalation tier these passes run as (index in the chain, from 0) and the money it may
+   * spend (`profiles.<name>.budget_usd`); unset outside a chain. Its runs are recorded with
+   * the tier; spending `tierUsd` ends the tier with `budget_exceeded`, `details.scope: 'tier'`.
+   */
+  budget?: { tierUsd?: number; tier?: number };
+  /** Why the earlier tier of the chain gave up (its last feedback, bounded), for this tier's first prompt. */
+  earlierTier?: string | undefined;
 }
 
 /** What a pass ends with. */
@@ -77,7 +85,7 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
     ctx.onProgress?.({ stage: tracker.run.stage, pass, innerAttempt: inner });
     const result = await agent.run({
       workdir: ws.dir,
-      prompt: promptFor(ctx.job, criteria, pass, feedback),
+      prompt: promptFor(ctx.job, criteria, pass, feedback, pass === 'implement' && inner === 1 ? input.earlierTier : undefined),
       pass,
       attempt: inner,
       ...(feedback === undefined ? {} : { feedback }),
@@ -96,6 +104,8 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
       exit_code: result.exitCode, signal: result.signal, timed_out: result.timedOut, duration_ms: result.durationMs,
       output_tail: result.outputTail, changed_files: unchanged ? [] : result.changedFiles, outcome: unchanged && result.outcome === 'changed' ? 'no_changes' : result.outcome,
       ...(result.tokens === undefined ? {} : { tokens: result.tokens }),
+      ...(result.costUsd === undefined ? {} : { cost_usd: result.costUsd }),
+      ...(input.budget?.tier === undefined ? {} : { tier: input.budget.tier }),
     }, { now: now() }));
     deps.log.info({ event: 'agent.finished', job_id: ctx.job.id, pass, inner_attempt: inner, outcome: result.outcome, exit_code: result.exitCode, duration_ms: result.durationMs, ...(result.tokens === undefined ? {} : { tokens: result.tokens }) }, `agent ${result.outcome}`);
 
