@@ -11,17 +11,27 @@ export type AgentReadiness = { ok: true; what: string } | { ok: false; what: str
  * loading the agents, so a worker can say so at start instead of dead-lettering every job.
  */
 export async function defaultAgentReadiness(loaded: LoadedConfig): Promise<AgentReadiness | undefined> {
-  return agentReadiness(loaded, loaded.config.agents.default);
+  // A job that names no agent runs the escalation chain when there is one.
+  return agentReadiness(loaded, loaded.config.agents.escalation.length > 0 ? 'escalation' : loaded.config.agents.default);
 }
 
 /**
- * Whether agent `name` (an agent or an `agents.profiles` entry) can start here: the script
+ * Whether agent `name` (an agent, an `agents.profiles` entry or an escalation chain, each of
+ * whose tiers must) can start here: the script
  * agent's module is readable, a CLI agent's program (or the command template's) is on PATH,
  * the built-in agent has a model and a host. Whether that host answers and has the model is
  * only asked by `doctor` (`undefined` here): a network call does not belong in `enqueue`.
  */
 export async function agentReadiness(loaded: LoadedConfig, name: string): Promise<AgentReadiness | undefined> {
   const { agents } = loaded.config;
+  const chain = name === 'escalation' ? agents.escalation : agents.chains[name];
+  if (chain !== undefined && chain.length > 0) {
+    // Every tier must be able to start: the last one is the one a hard task ends up on.
+    const tiers = await Promise.all(chain.map((tier) => agentReadiness(loaded, tier)));
+    const broken = tiers.find((tier) => tier !== undefined && !tier.ok);
+    if (broken !== undefined) return { ...broken, what: `escalation chain ${name}: ${broken.what}` };
+    return { ok: true, what: `escalation chain ${name}: ${chain.join(' → ')}` };
+  }
   const profile = agents.profiles[name];
   if (profile !== undefined) {
     const readiness = await agentReadiness(loaded, profile.agent);

@@ -12,6 +12,7 @@ import type { Sandbox } from '@codefleet/sandbox';
 import type { RunStore } from '@codefleet/store';
 import type { WorkspaceManager } from '@codefleet/workspace';
 import { outerPolicyOf } from './outer-policy.js';
+import { escalationSettings } from './escalation-settings.js';
 
 // What a job needs beyond the queue and the store: the forge, working copies, agents and
 // the pipeline's settings. The runtime imports this module on first use, so a worker that
@@ -45,6 +46,7 @@ export function pipelineSettings(config: Config, env: Readonly<Record<string, st
     protectWorkflows: config.workspace.protect_workflows,
     patchPolicy: patchPolicyFrom(config.patch),
     ...(config.worker.job_budget_seconds === undefined ? {} : { jobBudgetMs: config.worker.job_budget_seconds * 1000 }),
+    ...escalationSettings(config.agents),
   };
 }
 

@@ -40,3 +40,28 @@ describe('gitEnvFrom', () => {
     expect(env).toEqual({ GIT_TERMINAL_PROMPT: '0', PATH: '/bin', HOME: '/h', https_proxy: 'http://proxy:3128', GIT_SSL_CAINFO: '/etc/ca.pem' });
   });
 });
+
+describe('escalation settings', () => {
+  it('hands the chains and what each tier runs to the pipeline', () => {
+    const config = parseConfig([
+      'agents:',
+      '  ollama: { model: "qwen2.5-coder:7b" }',
+      '  claude: { model: claude-sonnet-4 }',
+      '  profiles:',
+      '    local-small: { agent: ollama, model: "qwen2.5-coder:1.5b", budget_usd: 0.01 }',
+      '    local-big: { agent: ollama }',
+      '  escalation: [local-small, local-big, claude]',
+      '  chains:',
+      '    scripted: [script]',
+      '',
+    ].join('\n'), { env: {}, baseDir: '/tmp', hostname: 'h' }).config;
+    const settings = pipelineSettings(config, {});
+    expect(settings.chains).toEqual({ escalation: ['local-small', 'local-big', 'claude'], scripted: ['script'] });
+    expect(settings.tiers).toEqual({
+      'local-small': { agent: 'ollama', model: 'qwen2.5-coder:1.5b', budgetUsd: 0.01 },
+      'local-big': { agent: 'ollama', model: 'qwen2.5-coder:7b' },
+      claude: { agent: 'claude', model: 'claude-sonnet-4' },
+      script: { agent: 'script' },
+    });
+  });
+});

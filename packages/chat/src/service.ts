@@ -37,7 +37,7 @@ export interface ChatServiceDeps {
 
 /**
  * The chat service: routes a message ({@link createRouter}) and carries the route out.
- * - CODE, CODE1–CODE3: a change job with the route's agent, once per message (dedup on the
+ * - CODE, CODE1–CODE3: a change job with the route's agent, profile or escalation chain, once per message (dedup on the
  *   message key), continuing the thread's branch when its earlier job finished;
  * - PLAN, ANALYZE, RESEARCH: a read-only answer job, only with a local agent;
  * - OPS: the fleet's own operations, without a model;
@@ -64,7 +64,10 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
 
     const named = repoInText(routed.text);
     const task = named.text;
-    const agent = config.router.routes[route.name].agent ?? config.agents.default;
+    // A route may name an agent, a profile or an escalation chain; a change route that names
+    // none runs agents.escalation when it has tiers, as a job that names no agent does.
+    const agent = config.router.routes[route.name].agent
+      ?? (isCodeRoute(route.name) && config.agents.escalation.length > 0 ? 'escalation' : config.agents.default);
     if (isAnswerRoute(route.name)) {
       const locality = agentLocality(agent, config, deps.env);
       if (!locality.local) {

@@ -52,6 +52,15 @@ describe('chat service: work', () => {
     expect(await h.take()).toMatchObject({ agent: 'codex', title: 'fix it' });
   });
 
+  it('a change route may name an escalation chain; one naming nothing runs agents.escalation when it has tiers', async () => {
+    const chains = { agents: { ...profiles.agents, escalation: ['implementer', 'strongest'], chains: { 'cheap-first': ['implementer', 'claude'] } } };
+    const service = h.service({ ...chains, router: { routes: { CODE2: { agent: 'cheap-first' } } } });
+    await service.handle(messageOf('/code2 fix it repo=acme/api', { messageId: 'm-chain-1' }));
+    expect(await h.take()).toMatchObject({ agent: 'cheap-first', route: { name: 'CODE2' } });
+    await service.handle(messageOf('/code fix that too repo=acme/api', { messageId: 'm-chain-2', thread: 't-chain-2' }));
+    expect(await h.take()).toMatchObject({ agent: 'escalation', route: { name: 'CODE' } });
+  });
+
   it('the same message delivered three times (even at once) makes one job', async () => {
     const service = h.service();
     const message = messageOf('/code fix the login page repo=acme/api');

@@ -10,7 +10,7 @@ import type { Config } from './types.js';
  * returns the problems it finds; all of them run, so one error reports everything at once.
  */
 export function checkRules(config: Config, env: Env): ConfigProblem[] {
-  return [...queueRules(config), ...agentRules(config, env), ...workerRules(config), ...forgeRules(config, env), ...sandboxRules(config), ...chatRules(config)];
+  return [...queueRules(config), ...agentRules(config, env), ...escalationRules(config), ...workerRules(config), ...forgeRules(config, env), ...sandboxRules(config), ...chatRules(config)];
 }
 
 function sandboxRules({ sandbox }: Config): ConfigProblem[] {
@@ -81,6 +81,34 @@ function agentRules({ agents }: Config, env: Env): ConfigProblem[] {
   return problems;
 }
 
+/** The names a job or route may give to run an escalation chain: `escalation` (when set) and agents.chains. */
+function chainNames(agents: Config['agents']): string[] {
+  return [...(agents.escalation.length > 0 ? ['escalation'] : []), ...Object.keys(agents.chains)];
+}
+
+/**
+ * Every tier of a chain names an agent or a profile (a chain of chains would hide its
+ * length and could loop); a chain's name is one a job can give without doubt of what it
+ * means, so it takes no agent's or profile's name, nor `escalation`, which is agents.escalation.
+ */
+function escalationRules({ agents }: Config): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const runnable = new Set<string>([...AGENT_NAMES, ...Object.keys(agents.profiles)]);
+  const chains: [string, readonly string[]][] = [['agents.escalation', agents.escalation], ...Object.entries(agents.chains).map(([name, tiers]): [string, readonly string[]] => [`agents.chains.${name}`, tiers])];
+  for (const [path, tiers] of chains) {
+    tiers.forEach((tier, i) => {
+      if (!runnable.has(tier)) problems.push({ path: `${path}[${i}]`, message: `names no agent or agents.profiles entry: ${JSON.stringify(tier)}` });
+    });
+  }
+  for (const name of Object.keys(agents.chains)) {
+    if (name === 'escalation' || runnable.has(name)) {
+      problems.push({ path: `agents.chains.${name}`, message: name === 'escalation' ? 'escalation names agents.escalation; set the default chain there' : 'a chain may not take the name of an agent or a profile' });
+    }
+  }
+  if (agents.profiles.escalation !== undefined) problems.push({ path: 'agents.profiles.escalation', message: 'escalation names the chain agents.escalation; name the profile for its role' });
+  return problems;
+}
+
 function workerRules({ worker }: Config): ConfigProblem[] {
   const { backoff } = worker;
   if (backoff.max_delay_seconds < backoff.delay_seconds) {
@@ -127,13 +155,13 @@ function forgeRules({ forge }: Config, env: Env): ConfigProblem[] {
  */
 function chatRules({ agents, router, slack, line, http_api }: Config): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
-  const known = new Set<string>([...AGENT_NAMES, ...Object.keys(agents.profiles)]);
+  const known = new Set<string>([...AGENT_NAMES, ...Object.keys(agents.profiles), ...chainNames(agents)]);
   for (const name of Object.keys(agents.profiles)) {
     if ((AGENT_NAMES as readonly string[]).includes(name)) problems.push({ path: `agents.profiles.${name}`, message: 'a profile may not take the name of an agent; name it for its role (e.g. implementer)' });
   }
   for (const [route, target] of Object.entries(router.routes)) {
     if (target.agent !== undefined && !known.has(target.agent)) {
-      problems.push({ path: `router.routes.${route}.agent`, message: `names no agent or agents.profiles entry: ${JSON.stringify(target.agent)}` });
+      problems.push({ path: `router.routes.${route}.agent`, message: `names no agent, agents.profiles entry or escalation chain: ${JSON.stringify(target.agent)}` });
     }
   }
   for (const part of ['classifier', 'chat'] as const) {

@@ -55,6 +55,10 @@ export interface AgentsConfig {
   script: ScriptAgentConfig;
   /** Named agent + model pairs, usable wherever an agent name is. */
   profiles: RawAgents['profiles'];
+  /** The default escalation chain: profiles or agents tried in order (empty: none). */
+  escalation: RawAgents['escalation'];
+  /** More escalation chains by name. */
+  chains: RawAgents['chains'];
 }
 
 /** `worker:` after normalize: `worker_id` is always set (the host name by default). */

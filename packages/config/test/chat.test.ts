@@ -30,7 +30,7 @@ describe('chat and HTTP producer config', () => {
 
   it("routes name a real agent or profile; rules' patterns must compile", () => {
     expect(problems(yaml('router:', '  routes:', '    CODE3:', '      agent: strongest'))).toEqual([
-      { path: 'router.routes.CODE3.agent', message: 'names no agent or agents.profiles entry: "strongest"' },
+      { path: 'router.routes.CODE3.agent', message: 'names no agent, agents.profiles entry or escalation chain: "strongest"' },
     ]);
     expect(() => parse(yaml('agents:', '  profiles:', '    strongest: { agent: claude, model: claude-opus-4 }', 'router:', '  routes:', '    CODE3: { agent: strongest }'))).not.toThrow();
     expect(problems(yaml('agents:', '  profiles:', '    aider: { agent: claude }')).map((p) => p.path)).toEqual(['agents.profiles.aider']);

@@ -85,8 +85,12 @@ export {
   setAcceptanceCriteria,
   setAnswer,
   setDodResult,
+  endTier,
+  setChain,
   setPublication,
   startAttempt,
+  startTier,
+  tierCost,
 } from './run-update.js';
 export type { Stage } from './stage.js';
 export {
@@ -102,6 +106,7 @@ export {
 } from './stage.js';
 export type { TaskNoteOptions } from './task-note.js';
 export { defaultTaskNoteMaxChars, renderTaskNote } from './task-note.js';
+export { tierLabel, tierSection, tierSummary } from './tier-note.js';
 export {
   boundTail, defaultSummaryChars, defaultTailBytes, previewValue, redactUrlCredentials, splitTailMarker, summarizeReason, truncateHead,
   utf8ByteLength, type BoundTailOptions,

@@ -10,6 +10,7 @@ import type {
   RunError,
   RunOutcome,
   RunRecord,
+  TierRecord,
   Verification,
 } from './run.js';
 import type { Stage } from './stage.js';
@@ -194,4 +195,54 @@ export function finish(
 /** Stores the DoD result as soon as it is known, before the run ends. */
 export function setDodResult(run: RunRecord, dodResult: DodResult, options: At): RunRecord {
   return { ...run, dod_result: dodResult, updated_at: stamp(run, options.now) };
+}
+
+/** Records the escalation chain the job runs: its name and its tiers, in order. */
+export function setChain(run: RunRecord, chain: { name: string; tiers: readonly string[] }, options: At): RunRecord {
+  return { ...run, chain: { name: chain.name, tiers: [...chain.tiers] }, updated_at: stamp(run, options.now) };
+}
+
+/** What a tier's agent runs cost so far: the sum of their `cost_usd`; undefined when none reported one. */
+export function tierCost(run: RunRecord, tier: number): number | undefined {
+  const costs = run.agent_runs.filter((r) => r.tier === tier && r.cost_usd !== undefined).map((r) => r.cost_usd ?? 0);
+  return costs.length === 0 ? undefined : costs.reduce((sum, cost) => sum + cost, 0);
+}
+
+/**
+ * Opens a tier of the escalation chain. A tier already in the record (a retried delivery
+ * resuming it) is reopened in place rather than added again: one entry per tier, whose
+ * cost counts its runs across deliveries as its budget does.
+ */
+export function startTier(run: RunRecord, tier: Pick<TierRecord, 'tier' | 'profile' | 'agent' | 'model'>, options: At): RunRecord {
+  const at = stamp(run, options.now);
+  const entry: TierRecord = {
+    tier: tier.tier, profile: tier.profile, agent: tier.agent, ...(tier.model === undefined ? {} : { model: tier.model }),
+    started_at: run.tiers?.find((t) => t.tier === tier.tier)?.started_at ?? at,
+  };
+  const others = (run.tiers ?? []).filter((t) => t.tier !== tier.tier);
+  const tiers = [...others, entry].sort((a, b) => a.tier - b.tier);
+  return { ...run, tiers, updated_at: at };
+}
+
+/**
+ * Closes tier `tier` with its outcome and, for a tier that did not succeed, why (its last
+ * feedback, cut to the record's 2000 characters); its cost is summed from its agent runs.
+ * Throws `CodefleetError` `invalid_transition` when the tier was never started.
+ */
+export function endTier(
+  run: RunRecord,
+  tier: number,
+  options: At & { outcome: NonNullable<TierRecord['outcome']>; detail?: string },
+): RunRecord {
+  const open = run.tiers?.find((t) => t.tier === tier);
+  if (open === undefined) throw new CodefleetError('invalid_transition', `run ${run.run_id} has no tier ${tier} to end`);
+  const at = stamp(run, options.now);
+  const cost = tierCost(run, tier);
+  const { detail: _previous, cost_usd: _cost, ...kept } = open;
+  const closed: TierRecord = {
+    ...kept, ended_at: at, outcome: options.outcome,
+    ...(cost === undefined ? {} : { cost_usd: cost }),
+    ...(options.detail === undefined ? {} : { detail: options.detail.slice(0, 2000) }),
+  };
+  return { ...run, tiers: (run.tiers ?? []).map((t) => (t.tier === tier ? closed : t)), updated_at: at };
 }

@@ -179,6 +179,10 @@ export const runRecordSchema = z.object({
   branch: z.string().optional(),
   pull_request: pullRequestSchema.optional(),
   answer: z.string().max(40_000).optional().describe("An answer-mode job's answer, as reported back."),
+  chain: z
+    .strictObject({ name: z.string().min(1).max(64), tiers: z.array(z.string().min(1).max(64)).min(1).max(8) })
+    .optional()
+    .describe('The escalation chain the job runs (`escalation` for agents.escalation, else an agents.chains name) and its tiers.'),
   tiers: z.array(tierSchema).optional().describe('The escalation tiers the job ran, in order (agents.escalation).'),
   created_at: isoTime,
   updated_at: isoTime,

@@ -26,7 +26,7 @@ export const stageDocs: Readonly<Record<Stage, string>> = {
   queued: 'Accepted and waiting in the queue for a worker.',
   preparing: 'A worker claimed it and is cloning the base branch into an isolated working copy on a new branch.',
   planning: 'Deriving acceptance criteria and the plan from the task text.',
-  implementing: 'Pass 1: the agent implements the change; build errors are fed back (inner retries).',
+  implementing: 'Pass 1: the agent implements the change; build errors are fed back (inner retries). Entered again from testing when the next escalation tier takes over.',
   testing: 'Pass 2: the agent writes tests; build, format, lint and test failures are fed back (inner retries).',
   validating: 'Final verification and the definition of done, run by the worker itself.',
   publishing: 'Pushing the branch and ensuring the pull request and the report on the source.',
@@ -68,7 +68,8 @@ const table: Readonly<Record<Stage, readonly Stage[]>> = {
   preparing: ['planning', 'failed', 'cancelled', 'retry_wait'],
   planning: ['implementing', 'failed', 'cancelled', 'retry_wait'],
   implementing: ['testing', 'failed', 'cancelled', 'retry_wait'],
-  testing: ['validating', 'failed', 'cancelled', 'retry_wait'],
+  // The next tier of an escalation chain starts over at pass 1, from the base.
+  testing: ['validating', 'implementing', 'failed', 'cancelled', 'retry_wait'],
   validating: ['publishing', 'failed', 'cancelled', 'retry_wait'],
   publishing: ['done', 'failed', 'cancelled', 'retry_wait'],
   // A fresh attempt starts over from a fresh working copy, never mid-pipeline.

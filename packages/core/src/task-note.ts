@@ -2,6 +2,7 @@ import { escapeInline, fence, formatDuration, table } from './markdown.js';
 import type { AgentRun, RunRecord, Verification } from './run.js';
 import { baseWords, changedFilesOf, checkStatus, countChecks, formatCheckCounts, latestChecks, skipReason } from './run-facts.js';
 import { truncateHead, truncateTail } from './text.js';
+import { tierSection } from './tier-note.js';
 
 /** Options of {@link renderTaskNote}. */
 export interface TaskNoteOptions {
@@ -245,7 +246,8 @@ function join(parts: readonly (string | undefined)[]): string {
 
 /**
  * Renders a run as a Markdown task note, the body of its pull request: title, the
- * `Fixes #N` line, outcome, DoD result and check counts, acceptance criteria, the files
+ * `Fixes #N` line, outcome, DoD result and check counts, the escalation tiers (which one
+ * solved it), acceptance criteria, the files
  * changed, the stage timeline, attempts, agent runs, verification (skipped and
  * pre-existing failures told apart) and excerpts of failure logs. Untrusted text is
  * escaped or fenced so it cannot break out of its cell or block, and the note stays
@@ -254,7 +256,7 @@ function join(parts: readonly (string | undefined)[]): string {
 export function renderTaskNote(run: RunRecord, opts: TaskNoteOptions = {}): string {
   const maxChars = opts.maxChars ?? defaultTaskNoteMaxChars;
   const head = [`# ${escapeInline(run.job.title, 400)}`, issueLine(run, opts), summary(run)];
-  const rest = [description(run), criteria(run), changedFiles(run), timeline(run), attempts(run), agentRuns(run), verification(run)];
+  const rest = [tierSection(run), description(run), criteria(run), changedFiles(run), timeline(run), attempts(run), agentRuns(run), verification(run)];
   const fixed = join([...head, ...rest]);
   const budget = maxChars - fixed.length - 2;
   const logs = budget > 0 ? excerpts(run, budget) : undefined;

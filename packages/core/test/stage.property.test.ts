@@ -15,6 +15,7 @@ const expectedPairs = new Set<string>([
   'planning>implementing',
   'implementing>testing',
   'testing>validating',
+  'testing>implementing',
   'validating>publishing',
   'publishing>done',
   ...running.flatMap((s) => [`${s}>failed`, `${s}>cancelled`, `${s}>retry_wait`]),
@@ -63,7 +64,7 @@ function isSubsequence(needle: readonly Stage[], hay: readonly Stage[]): boolean
 }
 
 describe('stage transitions (property-based)', () => {
-  it('(a) walks that reach done start at queued and end with the full happy path since the last preparing', () => {
+  it('(a) walks that reach done start at queued and end with the full happy path since the last preparing (a tier going back to pass 1 aside)', () => {
     // Biased towards the first option (the happy-path step) so many walks reach done.
     const choice = fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.nat(10) });
     let reachedDone = 0;
@@ -74,7 +75,9 @@ describe('stage transitions (property-based)', () => {
         reachedDone += 1;
         expect(path[0]).toBe('queued');
         const lastPreparing = path.lastIndexOf('preparing');
-        expect(path.slice(lastPreparing)).toEqual(happyPath.slice(1));
+        // The next escalation tier goes back from testing to implementing: those loops fold away.
+        const folded = path.slice(lastPreparing).join(',').replaceAll('testing,implementing,', '').split(',');
+        expect(folded).toEqual(happyPath.slice(1));
       }),
       { numRuns: 2000 },
     );

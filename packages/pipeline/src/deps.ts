@@ -51,6 +51,24 @@ export interface PipelineSettings {
   protectWorkflows?: boolean;
   /** The git binary the worker resolved at start, for agents' own listings; default `git`. */
   gitPath?: string;
+  /**
+   * Escalation chains by name, each a list of profile or agent names tried in order:
+   * `escalation` (agents.escalation) and agents.chains. A job that names a chain runs it; a
+   * job that names no agent runs `escalation` when it has tiers. Unset: no chains.
+   */
+  chains?: Readonly<Record<string, readonly string[]>>;
+  /** What each profile or agent name of a chain runs (for the record and the PR body) and its money limit as a tier. */
+  tiers?: Readonly<Record<string, TierSettings>>;
+}
+
+/** One tier name of a chain, as the config defines it. */
+export interface TierSettings {
+  /** The agent it runs (`ollama`, `claude`, …). */
+  agent: string;
+  /** Its model, when the config names one (the profile's, else the agent's). */
+  model?: string;
+  /** Most one job may spend on it as a tier, in US dollars (`profiles.<name>.budget_usd`). */
+  budgetUsd?: number;
 }
 
 /** Everything the pipeline talks to, passed in (no singletons). */

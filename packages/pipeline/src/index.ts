@@ -1,4 +1,5 @@
-export type { JobContext, PipelineDeps, PipelineSettings } from './deps.js';
+export type { JobContext, PipelineDeps, PipelineSettings, TierSettings } from './deps.js';
+export { chainOf, type Chain } from './escalation.js';
 export { runJob, type JobResult } from './run-job.js';
 export { acceptanceCriteria, promptFor, taskFile } from './plan.js';
 export { reportDeadLetters } from './dead-letters.js';

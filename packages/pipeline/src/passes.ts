@@ -24,8 +24,14 @@ export interface PassInput {
   baseline?: Baseline | undefined;
   /** The install on the base, when it failed (installAtBase): the same failure later is not the agent's. */
   baseInstallFailure?: StepResult | undefined;
-  /** The escalation tier's money limit and index (agents.escalation); `tier` is recorded on each agent run. */
+  /**
+   * The escalation tier these passes run as (index in the chain, from 0) and the money it may
+   * spend (`profiles.<name>.budget_usd`); unset outside a chain. Its runs are recorded with
+   * the tier; spending `tierUsd` ends the tier with `budget_exceeded`, `details.scope: 'tier'`.
+   */
   budget?: { tierUsd?: number; tier?: number };
+  /** Why the earlier tier of the chain gave up (its last feedback, bounded), for this tier's first prompt. */
+  earlierTier?: string | undefined;
 }
 
 /** What a pass ends with. */
@@ -80,7 +86,7 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
     ctx.onProgress?.({ stage: tracker.run.stage, pass, innerAttempt: inner });
     const result = await agent.run({
       workdir: ws.dir,
-      prompt: promptFor(ctx.job, criteria, pass, feedback),
+      prompt: promptFor(ctx.job, criteria, pass, feedback, pass === 'implement' && inner === 1 ? input.earlierTier : undefined),
       pass,
       attempt: inner,
       ...(feedback === undefined ? {} : { feedback }),

@@ -55,8 +55,11 @@ export function agentInstructions(): string {
   ].join('\n');
 }
 
-/** The prompt of one agent run: the pass's instruction plus the previous attempt's feedback. */
-export function promptFor(job: Job, criteria: readonly string[], pass: 'implement' | 'test', feedback?: string): string {
+/**
+ * The prompt of one agent run: the pass's instruction plus the previous attempt's feedback,
+ * and for the first run of an escalation tier, why the earlier tier gave up.
+ */
+export function promptFor(job: Job, criteria: readonly string[], pass: 'implement' | 'test', feedback?: string, earlierTier?: string): string {
   const instruction = pass === 'implement'
     ? 'Implement the task below in this repository.'
     : 'The task below has been implemented. Now write or update automated tests that cover it, following the project\'s existing test setup, and make sure they pass.';
@@ -72,6 +75,9 @@ export function promptFor(job: Job, criteria: readonly string[], pass: 'implemen
     '',
     'The full task is in .codefleet/task.md. Do not commit.',
   ];
+  if (earlierTier) {
+    parts.push('', 'Another agent tried this task first and did not finish it. The repository was reset to where it started, so none of its changes are here. What stopped it, to help you avoid the same:', '', earlierTier);
+  }
   if (feedback) parts.push('', 'Your previous attempt failed verification. Fix the problems below:', '', feedback);
   return parts.join('\n');
 }

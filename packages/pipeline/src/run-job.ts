@@ -16,7 +16,8 @@ import { answerJob } from './answer.js';
 import { finalReportOf } from './final-report.js';
 import { journalUndelivered } from './undelivered.js';
 import { baselineFor } from './baseline.js';
-import { commitMessage, installAtBase, runPass, verificationEntry, type PassInput } from './passes.js';
+import { commitMessage, installAtBase, runPass, verificationEntry, type PassInput, type PassResult } from './passes.js';
+import { chainOf, runChain, type Enter } from './escalation.js';
 import { reportSafely, type Report } from '@codefleet/requester';
 import { latestRun, runIdOf } from '@codefleet/store';
 import { jobRunners } from './sandboxed.js';
@@ -92,16 +93,21 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     await enter('preparing');
     await tell({ kind: 'started', job, attempt: ctx.attempt });
     // A job that carries a patch (from a chat coder) is applied by the patch engine, no model.
-    const agent = job.patch !== undefined
-      ? createPatchAgent(job.patch, deps.settings.patchPolicy === undefined ? {} : { policy: deps.settings.patchPolicy })
-      : deps.agentFor(job.agent ?? deps.settings.defaultAgent);
+    // A job on an escalation chain has an agent per tier, all built now: a tier that cannot be
+    // built fails the job before any work, not after the first tier's.
+    const chain = chainOf(job, deps.settings);
+    const agents = job.patch !== undefined
+      ? [createPatchAgent(job.patch, deps.settings.patchPolicy === undefined ? {} : { policy: deps.settings.patchPolicy })]
+      : (chain?.tiers ?? [job.agent ?? deps.settings.defaultAgent]).map((name) => deps.agentFor(name));
+    // An answer job (read-only) runs the chain's first tier only: there is no check to fail.
+    const agent = agents[0]!;
     const criteria = acceptanceCriteria(job);
     const configuredScope = deps.settings.scope ?? { exclude: [], read: [] };
     // Workflow files stay out of the commit even when the sandbox cannot mount them read-only
     // (a new file in a directory that did not exist, or no sandbox at all).
     const scope = deps.settings.protectWorkflows === false ? configuredScope : { ...configuredScope, read: [...configuredScope.read, '.github/workflows/**', '.github/actions/**'] };
     const context: Record<string, string> = { '.codefleet/task.md': taskFile(job, criteria, scope) };
-    if (agent.contextFile) context[agent.contextFile] = agentInstructions();
+    for (const each of agents) if (each.contextFile) context[each.contextFile] = agentInstructions();
     const branch = branchName(job);
     ws = await deps.workspaces.prepare({
       jobId: job.id, repoUrl: deps.forge.remoteUrl(job.repo), branch, scope, context, signal: work.signal,
@@ -125,10 +131,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     const input: PassInput = { deps, ctx: work, tracker, agent, ws, plan, criteria, runners };
     input.baseInstallFailure = await installAtBase(input);
     input.baseline = await baselineFor(input);
-    await enter('implementing');
-    await runPass(input, 'implement');
-    await enter('testing');
-    const { inner: testedOn, preexisting, unverifiable } = await runPass(input, 'test');
+    const { inner: testedOn, preexisting, unverifiable } = chain === undefined ? await runPasses(input, enter) : await runChain(input, chain, agents, enter);
     // What verification passed on: the commit must hold exactly this.
     const verified = await ws.fingerprint();
 
@@ -229,6 +232,14 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     await ws?.release({ keep: failed && deps.settings.keepFailed }).catch((err: unknown) =>
       deps.log.warn({ err, event: 'workspace.release_failed', job_id: job.id }, 'could not release the working copy'));
   }
+}
+
+// One agent, no chain: pass 1 then pass 2.
+async function runPasses(input: PassInput, enter: Enter): Promise<PassResult> {
+  await enter('implementing');
+  await runPass(input, 'implement');
+  await enter('testing');
+  return runPass(input, 'test');
 }
 
 async function settleFailure(

@@ -39,8 +39,13 @@ export interface Harness {
   store: SqliteRunStore;
   forge: LocalForge;
   deps: PipelineDeps;
-  /** Writes the scripted agent for this test: a module body receiving `args` (Map of CLI flags), `fs`, `path`. */
-  agent(body: string): Promise<void>;
+  /**
+   * Writes the scripted agent for this test: a module body receiving `args` (Map of CLI flags), `fs`, `path`.
+   * `name` writes another one beside it (`<name>.mjs`, see {@link agentModule}), e.g. one per escalation tier.
+   */
+  agent(body: string, name?: string): Promise<void>;
+  /** Where the scripted agent `name` lives (default: the one `agentFor` runs). */
+  agentModule(name?: string): string;
   job(overrides?: Partial<Job>): Job;
   /** Enqueues the jobs and runs a worker until the queue is empty. */
   drain(...jobs: Job[]): Promise<void>;
@@ -97,7 +102,8 @@ export async function createHarness(
   let n = 0;
   return {
     dir, origin, queue, store, forge, deps,
-    agent: (body) => writeFile(agentModule, [
+    agentModule: (name) => (name === undefined ? agentModule : join(agentDir, `${name}.mjs`)),
+    agent: (body, name) => writeFile(name === undefined ? agentModule : join(agentDir, `${name}.mjs`), [
       "import fs from 'node:fs';",
       "import path from 'node:path';",
       'const args = new Map();',

@@ -79,7 +79,7 @@ export async function createCopy(ctx: CopyContext, paths: CopyPaths, target: Cop
 
 // Left behind by an agent's interrupted git command; any of them would block or confuse
 // the reset. Safe to delete: we hold the slot, and the agent's process group is gone.
-const leftoverGitState = ['index.lock', 'MERGE_HEAD', 'MERGE_MSG', 'CHERRY_PICK_HEAD', 'REVERT_HEAD', 'BISECT_LOG', 'rebase-merge', 'rebase-apply', 'sequencer'];
+export const leftoverGitState = ['index.lock', 'MERGE_HEAD', 'MERGE_MSG', 'CHERRY_PICK_HEAD', 'REVERT_HEAD', 'BISECT_LOG', 'rebase-merge', 'rebase-apply', 'sequencer'];
 
 /**
  * Resets a pooled copy for its next job, touching only what differs: `checkout --force`

@@ -10,7 +10,7 @@ import { readLock, unlock, updateLock, type LockHolder } from './lock-file.js';
 import { guardMirrorConfig } from './mirror.js';
 import { readState, writeState, type CopyPaths } from './pool.js';
 import { createScopeMatcher, restoreWritable, type Scope } from './scope.js';
-import { codefleetDir, installStampPath, keptDependencyDirs, listingBytes, locked, removeCopy, worktreeGitDir, type CopyContext } from './working-copy.js';
+import { codefleetDir, installStampPath, keptDependencyDirs, leftoverGitState, listingBytes, locked, removeCopy, worktreeGitDir, type CopyContext } from './working-copy.js';
 
 /** A job's working copy, ready for the agent: on the work branch, scoped, with its context files. */
 export interface Workspace {
@@ -98,6 +98,15 @@ export interface Workspace {
    * Rebuilt on every call, from the copy's committed state.
    */
   agentView(options?: AgentViewOptions): Promise<AgentView>;
+  /**
+   * Puts the copy back at {@link startSha} for another agent (the next escalation tier): the
+   * work branch and every tracked file as they were, untracked files removed. Kept: the
+   * context files and `.codefleet/`, and what git ignores (installed dependencies, build
+   * output), as between two fix attempts, so the next verification starts warm.
+   *
+   * @throws {CodefleetError} `workspace_failed` when the copy's `.git` no longer points into its mirror.
+   */
+  resetToStart(): Promise<void>;
   /**
    * Puts the copy's `.git` link (and the worktree's own back-links) as codefleet wrote them;
    * call after every run that could write the copy, before codefleet's own git reads it.
@@ -198,6 +207,19 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
     },
 
     restoreGitLink: restore,
+
+    async resetToStart() {
+      await restore();
+      const gitDir = await worktreeGitDir(ctx, paths.dir);
+      if (gitDir === undefined) {
+        throw new CodefleetError('workspace_failed', `the working copy ${paths.dir} is no longer a worktree of its mirror (its .git was changed); not reset`, { verdict: 'permanent' });
+      }
+      // An agent's interrupted git command (a rebase, a lock) would stop the reset.
+      for (const name of leftoverGitState) await rm(join(gitDir, name), { recursive: true, force: true });
+      await git(['reset', '--hard', '--quiet', parts.startSha]);
+      const keep = [...parts.contextFiles.map((file) => `/${file}`), `/${codefleetDir}/`, ...keptDependencyDirs.map((name) => `${name}/`)];
+      await git(['clean', '-ffd', '--quiet', ...keep.flatMap((pattern) => ['-e', pattern])]);
+    },
 
     async pushSource() {
       const sha = lastObjectId(await ctx.git.stdout(['rev-parse', `refs/heads/${parts.branch}`], { cwd: ctx.mirrorDir }));

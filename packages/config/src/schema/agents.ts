@@ -198,6 +198,16 @@ export const agentsSchema = z
           'attempts are exhausted or its tier budget (profiles.<name>.budget_usd) is spent, the next tier starts from the base ' +
           "with the earlier tier's last feedback. Used when a job names no agent, or names `escalation`.",
       ),
+    chains: z
+      .record(
+        z.string().regex(/^[a-z0-9_-]{1,64}$/, { error: 'expected a chain name ([a-z0-9_-]{1,64})' }),
+        z.array(z.string().regex(/^[a-z0-9_-]{1,64}$/, { error: 'expected a profile or agent name' })).min(1).max(8),
+      )
+      .default(() => ({}))
+      .describe(
+        'More escalation chains by name, each run like agents.escalation: a job or a router route (CODE1–CODE3) that ' +
+          'names a chain runs its tiers in order. `escalation` names agents.escalation itself.',
+      ),
   })
   .prefault({})
   .describe('Coding agents.');

@@ -52,7 +52,7 @@ const routeTarget = z
       .string()
       .regex(/^[a-z0-9_-]{1,64}$/)
       .optional()
-      .describe('Agent or agents.profiles name that runs this route; default agents.default.'),
+      .describe('Agent, agents.profiles or escalation chain (agents.chains, `escalation`) name that runs this route; default agents.default (for CODE routes: agents.escalation when set).'),
   })
   .describe('What runs a route.');
 
