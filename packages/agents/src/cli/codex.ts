@@ -1,5 +1,6 @@
 import { createProcessAgent } from '../process-agent.js';
 import type { Agent } from '../port.js';
+import { codexObserver, codexTurnFailure } from './codex-events.js';
 import { apiErrorVerdict, type CliAgentSettings, cliSpecBase, endedOnItsOwn, firstMatchingLine, modelExtraAndPrompt } from './shared.js';
 
 /** Options of the Codex adapter: `agents.codex` of the config. */
@@ -8,9 +9,9 @@ export interface CodexAgentOptions extends CliAgentSettings {
   approvalArgs?: readonly string[] | undefined;
 }
 
-// `codex exec` prints failures as `ERROR: ...` lines (for example
-// `ERROR: unexpected status 401 Unauthorized`) and some versions still exit 0.
-// Only API-shaped ERROR lines: a plain `ERROR:` may be output of a build Codex ran.
+// Without `--json` (a CLI too old for it), `codex exec` prints failures as `ERROR: ...` lines
+// (`ERROR: unexpected status 401 Unauthorized`) and some versions exit 0. Only API-shaped
+// ERROR lines: a plain `ERROR:` may be output of a build Codex ran.
 const apiErrorPatterns = [/^ERROR: .*(?:unexpected status|stream disconnected|rate limit|quota|unauthorized|api key)/i];
 
 /**
@@ -20,6 +21,10 @@ const apiErrorPatterns = [/^ERROR: .*(?:unexpected status|stream disconnected|ra
  * `--full-auto` as a deprecated alias that prints a warning (and some releases dropped it),
  * so the explicit flag is used (`agents.codex.approval_args` puts `--full-auto` back for a
  * CLI too old to know `--sandbox`). The prompt is the last argument, after `--`.
+ *
+ * `--json` makes it print its events as JSON lines (see codex-events.ts): the usage of
+ * each turn, read live to stop a run at `req.budgetUsd`, and a fatal API error as a
+ * `turn.failed` event (0.169.0 then exits 1, after its own retries).
  */
 export function createCodexAgent(options: CodexAgentOptions): Agent {
   return createProcessAgent({
@@ -29,10 +34,16 @@ export function createCodexAgent(options: CodexAgentOptions): Agent {
       'exec',
       ...(options.approvalArgs ?? ['--sandbox', 'workspace-write']),
       '--color', 'never',
+      '--json',
       ...modelExtraAndPrompt(options, req, files),
     ],
+    observe: (req) => codexObserver(req, options.model),
     interpret: (facts, generic) => {
       if (!endedOnItsOwn(generic)) return undefined;
+      // Only Codex's own exit says a turn failed: a `turn.failed` line with exit 0 would be
+      // one a command printed (Codex logs failed commands' output on stderr).
+      const failed = generic.outcome === 'failed' ? codexTurnFailure(facts.process.outputTail) : undefined;
+      if (failed !== undefined) return apiErrorVerdict('Codex', failed, generic);
       const apiError = firstMatchingLine(facts.process.outputTail, apiErrorPatterns);
       return apiError === undefined ? undefined : apiErrorVerdict('Codex', apiError, generic);
     },
