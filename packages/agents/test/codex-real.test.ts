@@ -11,10 +11,12 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from '@jest/globals';
+import { openSandbox, SandboxUnavailableError, type Sandbox } from '@codefleet/sandbox';
 import { createTempDir, createTempRepo, startOpenAiStandIn, waitFor, type OpenAiStandIn, type ResponsesReply } from '@codefleet/testkit';
 import { buildAgentEnv, costOf, createCodexAgent, type AgentRunRequest, type CodexAgentOptions, type PriceTable } from '../src/index.js';
 
-const codexBin = resolve(dirname(fileURLToPath(import.meta.url)), '../../../node_modules/.bin/codex');
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const codexBin = join(repoRoot, 'node_modules', '.bin', 'codex');
 const apiKey = 'sk-standin-test-key';
 const prices: PriceTable = { 'gpt-5-codex': { inputPerMtok: 1.25, outputPerMtok: 10 } };
 // Generous: the real binary starts slowly on a loaded 2-core machine.
@@ -63,7 +65,7 @@ interface Setup {
   run(extra?: Partial<AgentRunRequest>): ReturnType<ReturnType<typeof createCodexAgent>['run']>;
 }
 
-async function setUp(replies: ResponsesReply[], options: Partial<CodexAgentOptions> = {}, key = apiKey): Promise<Setup> {
+async function setUp(replies: ResponsesReply[], options: Partial<CodexAgentOptions> = {}, key = apiKey, homeInTmp = false): Promise<Setup> {
   const standIn = await startOpenAiStandIn({ apiKey, replies });
   cleanups.push(() => standIn.close());
   const repo = await createTempRepo({ prefix: 'codex-real', files: { 'README.md': '# sample\n' } });
@@ -79,7 +81,7 @@ async function setUp(replies: ResponsesReply[], options: Partial<CodexAgentOptio
   const agent = createCodexAgent({ binary: codexBin, apiKeyEnv: 'OPENAI_API_KEY', extraArgs: providerArgs(standIn.baseUrl), ...options });
   // TMPDIR beside HOME, not around it: Codex refuses to set up its sandbox helper under the temp dir.
   const host = {
-    PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, HOME: home, TMPDIR: tmp, LANG: 'C.UTF-8', OPENAI_API_KEY: key,
+    PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, HOME: home, TMPDIR: homeInTmp ? dir.path : tmp, LANG: 'C.UTF-8', OPENAI_API_KEY: key,
   };
   const req = (extra: Partial<AgentRunRequest> = {}): AgentRunRequest => ({
     workdir: repo.path, prompt: 'Add hello.txt saying hello\n', pass: 'implement', attempt: 1, timeoutMs: runTimeoutMs,
@@ -179,5 +181,49 @@ describe('Codex adapter with the real Codex CLI 0.169.0', () => {
     expect(result).toMatchObject({ budgetExceeded: true, outcome: 'failed', model: 'gpt-5-codex', tokens: { prompt: 11_000, completion: 600 } });
     expect(result.detail).toMatch(/^stopped at the money budget: spent \$0\.019[78] of \$0\.0100$/);
     expect(result.changedFiles).toEqual(['hello.txt']);
+  }, testTimeoutMs);
+
+  it('inside codefleet\'s bwrap sandbox (req.isolated): Codex\'s own sandbox is off and the edit and a command land', async () => {
+    const data = await createTempDir('codex-bwrap');
+    cleanups.push(() => data.dispose());
+    let sandbox: Sandbox;
+    try {
+      sandbox = await openSandbox(
+        { mode: 'bwrap', network: 'on', readPaths: [join(repoRoot, 'node_modules')], hiddenPaths: [], runRoot: join(data.path, 'sandbox') },
+        { platform: process.platform, path: process.env.PATH ?? '/usr/bin:/bin' },
+      );
+    } catch (error) {
+      // Said, not hidden: this host cannot show it.
+      if (error instanceof SandboxUnavailableError) return console.warn(`skipped: ${error.message}`);
+      throw error;
+    }
+    const { standIn, path, req } = await setUp([
+      { writeFile: { path: 'hello.txt', content: 'hello\n' } },
+      { items: [{ type: 'function_call', name: 'exec_command', call_id: 'call_shell', arguments: JSON.stringify({ cmd: 'echo from-shell > shell.txt' }) }] },
+      { text: 'Done.' },
+    ]);
+    const agent = createCodexAgent({ binary: codexBin, apiKeyEnv: 'OPENAI_API_KEY', extraArgs: providerArgs(standIn.baseUrl) });
+    const result = await agent.run(req({
+      isolated: true,
+      // What the pipeline's job runner does: the working copy is the one writable path.
+      runner: (argv, options) => {
+        const { dieWithParent: _guarded, ...rest } = options;
+        return sandbox.run(argv, { ...rest, writable: [path] });
+      },
+    }));
+    expect(result).toMatchObject({ outcome: 'changed', exitCode: 0, changedFiles: ['hello.txt', 'shell.txt'] });
+    expect(await readFile(join(path, 'shell.txt'), 'utf8')).toBe('from-shell\n');
+    expect(standIn.responsesRequests).toHaveLength(3);
+  }, testTimeoutMs);
+
+  it('Codex\'s own sandbox unable to start (HOME under TMPDIR, as in any sandbox\'s /tmp/home) → error, permanent, saying why, not no_changes', async () => {
+    const { run } = await setUp([
+      { writeFile: { path: 'hello.txt', content: 'hello\n' } },
+      { items: [{ type: 'function_call', name: 'exec_command', call_id: 'call_shell', arguments: JSON.stringify({ cmd: 'echo from-shell > shell.txt' }) }] },
+      { text: 'Done.' },
+    ], {}, apiKey, true);
+    const result = await run();
+    expect(result).toMatchObject({ outcome: 'error', permanent: true, exitCode: 0, changedFiles: [] });
+    expect(result.detail).toMatch(/^Codex's own sandbox could not run here \((?:Refusing to create helper binaries|bwrap: )/);
   }, testTimeoutMs);
 });
