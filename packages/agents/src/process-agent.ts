@@ -61,6 +61,12 @@ export interface ProcessAgentSpec {
    * counted as the agent's work or committed.
    */
   cleanup?(workdir: string): Promise<void>;
+  /**
+   * The agent's environment given the request's (already allowlisted): for a CLI that reads
+   * its key under another name than the one configured. Forge credentials are removed
+   * from what it returns all the same.
+   */
+  environment?(env: Readonly<Record<string, string>>): Record<string, string>;
   /** A fresh observer of one run's output (usage, budget), or undefined for none. */
   observe?(req: AgentRunRequest): RunObserver | undefined;
 }
@@ -107,7 +113,7 @@ const definedOnly = <T extends object>(value: T): Partial<T> => Object.fromEntri
 export function createProcessAgent(spec: ProcessAgentSpec): Agent {
   const run = async (req: AgentRunRequest): Promise<AgentRunResult> => {
     checkRequest(req);
-    const env = withoutForgeCredentials(req.env);
+    const env = withoutForgeCredentials(spec.environment?.(req.env) ?? req.env);
     // Recorded first: it also proves the workdir is a git work tree before anything runs.
     const before = await headCommit(req.workdir, env, req.gitPath);
     const files = await writeRunFiles(req);

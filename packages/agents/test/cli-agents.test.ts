@@ -129,6 +129,8 @@ describe.each(toolNames)('%s adapter', (tool) => {
     const expectedEnv: Record<string, string> = { PATH: host.PATH!, HOME: host.HOME!, LANG: host.LANG! };
     if (key) expectedEnv[key] = keys[key];
     if (tool === 'aider') expectedEnv.OLLAMA_API_BASE = host.OLLAMA_API_BASE!;
+    // Codex's built-in provider reads its key as CODEX_API_KEY: the configured one, under that name too.
+    if (tool === 'codex') expectedEnv.CODEX_API_KEY = keys.OPENAI_API_KEY;
     // Plus the run's mark, by which what leaves the process group is found and killed.
     expect(call?.env).toEqual({ ...expectedEnv, CODEFLEET_RUN_MARK: expect.stringMatching(/^[0-9a-f]{24}$/) });
   });

@@ -226,4 +226,19 @@ describe('Codex adapter with the real Codex CLI 0.169.0', () => {
     expect(result).toMatchObject({ outcome: 'error', permanent: true, exitCode: 0, changedFiles: [] });
     expect(result.detail).toMatch(/^Codex's own sandbox could not run here \((?:Refusing to create helper binaries|bwrap: )/);
   }, testTimeoutMs);
+
+  it('Codex\'s built-in OpenAI provider (openai_base_url): the configured OPENAI_API_KEY reaches the API', async () => {
+    const { standIn, path, req } = await setUp([
+      { writeFile: { path: 'hello.txt', content: 'hello\n' } },
+      { text: 'Done.' },
+    ]);
+    // No provider of its own: the built-in one, its base URL moved to the stand-in.
+    const agent = createCodexAgent({ binary: codexBin, apiKeyEnv: 'OPENAI_API_KEY', extraArgs: ['-c', `openai_base_url="${standIn.baseUrl}"`] });
+    const result = await agent.run(req());
+    expect(result).toMatchObject({ outcome: 'changed', changedFiles: ['hello.txt'] });
+    expect(await readFile(join(path, 'hello.txt'), 'utf8')).toBe('hello\n');
+    // It tries a WebSocket first (GET /v1/responses, refused here), then posts; every request with the key.
+    expect(standIn.responsesRequests).toHaveLength(2);
+    expect(standIn.requests.every((r) => r.authorization === `Bearer ${apiKey}`)).toBe(true);
+  }, testTimeoutMs);
 });

@@ -53,6 +53,13 @@ export function createCodexAgent(options: CodexAgentOptions): Agent {
       '--json',
       ...modelExtraAndPrompt(options, req, files),
     ],
+    // Codex's built-in OpenAI provider reads its key from CODEX_API_KEY (or a login saved
+    // in CODEX_HOME, which a fresh HOME has not); OPENAI_API_KEY it leaves to providers
+    // configured with `env_key`. The configured key is given under both names.
+    environment: (env) => {
+      const key = options.apiKeyEnv === undefined ? undefined : env[options.apiKeyEnv];
+      return key === undefined || env.CODEX_API_KEY !== undefined ? { ...env } : { ...env, CODEX_API_KEY: key };
+    },
     observe: (req) => codexObserver(req, options.model),
     interpret: (facts, generic) => {
       if (!endedOnItsOwn(generic)) return undefined;
