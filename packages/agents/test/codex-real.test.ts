@@ -13,7 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { openSandbox, SandboxUnavailableError, type Sandbox } from '@codefleet/sandbox';
 import { createTempDir, createTempRepo, startOpenAiStandIn, waitFor, type OpenAiStandIn, type ResponsesReply } from '@codefleet/testkit';
-import { buildAgentEnv, costOf, createCodexAgent, type AgentRunRequest, type CodexAgentOptions, type PriceTable } from '../src/index.js';
+import { parseConfig } from '@codefleet/config';
+import { buildAgentEnv, costOf, createAgent, createCodexAgent, type AgentRunRequest, type CodexAgentOptions, type PriceTable } from '../src/index.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const codexBin = join(repoRoot, 'node_modules', '.bin', 'codex');
@@ -183,7 +184,7 @@ describe('Codex adapter with the real Codex CLI 0.169.0', () => {
     expect(result.changedFiles).toEqual(['hello.txt']);
   }, testTimeoutMs);
 
-  it('inside codefleet\'s bwrap sandbox (req.isolated): Codex\'s own sandbox is off and the edit and a command land', async () => {
+  it('inside codefleet\'s bwrap sandbox (req.isolated), configured by default: Codex\'s own sandbox is off, the edit and a command land', async () => {
     const data = await createTempDir('codex-bwrap');
     cleanups.push(() => data.dispose());
     let sandbox: Sandbox;
@@ -202,7 +203,9 @@ describe('Codex adapter with the real Codex CLI 0.169.0', () => {
       { items: [{ type: 'function_call', name: 'exec_command', call_id: 'call_shell', arguments: JSON.stringify({ cmd: 'echo from-shell > shell.txt' }) }] },
       { text: 'Done.' },
     ]);
-    const agent = createCodexAgent({ binary: codexBin, apiKeyEnv: 'OPENAI_API_KEY', extraArgs: providerArgs(standIn.baseUrl) });
+    // From the config, as the worker builds it: approval_args unset.
+    const yaml = `agents:\n  codex:\n    binary: ${JSON.stringify(codexBin)}\n    extra_args: ${JSON.stringify(providerArgs(standIn.baseUrl))}\n`;
+    const agent = createAgent('codex', parseConfig(yaml, { env: {}, baseDir: data.path, hostname: 'test-host' }).config.agents);
     const result = await agent.run(req({
       isolated: true,
       // What the pipeline's job runner does: the working copy is the one writable path.
