@@ -34,6 +34,13 @@ export interface AgentRunRequest {
    */
   runner?: ProcessRunner;
   /**
+   * True when `runner` isolates the run (codefleet's sandbox is bwrap, sandbox-exec or a
+   * container). A CLI with a sandbox of its own (Codex) then turns that off: it cannot
+   * nest one in codefleet's (no user namespaces inside, HOME under /tmp) and would fail
+   * every edit. Absent or false: the CLI's own sandbox is the only one, so it stays on.
+   */
+  isolated?: boolean;
+  /**
    * The git binary the worker resolved at start, for the listings the adapter makes itself
    * (what changed): a `git` planted later on PATH never runs. Default `git` on `env.PATH`.
    */

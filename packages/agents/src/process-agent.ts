@@ -6,6 +6,28 @@ import { decideOutcome, type OutcomeFacts, type OutcomeVerdict } from './outcome
 import type { Agent, AgentRunRequest, AgentRunResult, ContextFile } from './port.js';
 import { writeRunFiles, type RunFiles } from './run-files.js';
 
+/** Why an {@link RunObserver} stopped a run; `budgetExceeded` when the money budget was the reason. */
+export interface WatchStop {
+  reason: string;
+  budgetExceeded?: boolean;
+}
+
+/** What an adapter learned about a run from its output: what the CLI reported spending. */
+export type RunReport = Pick<AgentRunResult, 'tokens' | 'model' | 'costUsd' | 'modelCalls'>;
+
+/**
+ * One run's observer, made fresh per run by {@link ProcessAgentSpec.observe}: it sees the
+ * whole output as it arrives (not only the bounded tail), so a CLI's live usage events can
+ * stop a run that has spent its budget, and its totals reach the result however long the
+ * output grew.
+ */
+export interface RunObserver {
+  /** Each chunk of combined stdout and stderr, as it arrives; a {@link WatchStop} stops the run's process tree there. */
+  output?(chunk: string): WatchStop | undefined;
+  /** After the run: tokens, model, cost and model calls for the result. */
+  report?(): RunReport;
+}
+
 /**
  * How one adapter starts its agent as a child process: the command and script adapters,
  * and the CLI adapters (Aider, Claude Code, Codex, Gemini) with their own `argv` and
@@ -39,6 +61,14 @@ export interface ProcessAgentSpec {
    * counted as the agent's work or committed.
    */
   cleanup?(workdir: string): Promise<void>;
+  /**
+   * The agent's environment given the request's (already allowlisted): for a CLI that reads
+   * its key under another name than the one configured. Forge credentials are removed
+   * from what it returns all the same.
+   */
+  environment?(env: Readonly<Record<string, string>>): Record<string, string>;
+  /** A fresh observer of one run's output (usage, budget), or undefined for none. */
+  observe?(req: AgentRunRequest): RunObserver | undefined;
 }
 
 function checkRequest(req: AgentRunRequest): void {
@@ -51,25 +81,55 @@ function checkRequest(req: AgentRunRequest): void {
   }
 }
 
+/**
+ * The run's signal and output callback with the observer in between: the caller's
+ * `onOutput` still sees every chunk, and the observer's first stop aborts the run (the
+ * process tree is killed as on a cancel).
+ */
+function watchOutput(req: AgentRunRequest, observer: RunObserver | undefined): {
+  signal?: AbortSignal; onOutput?: (chunk: string) => void; stopped(): WatchStop | undefined;
+} {
+  if (observer?.output === undefined) {
+    return { ...(req.signal === undefined ? {} : { signal: req.signal }), ...(req.onOutput === undefined ? {} : { onOutput: req.onOutput }), stopped: () => undefined };
+  }
+  const watch = observer.output.bind(observer);
+  const stopper = new AbortController();
+  let stop: WatchStop | undefined;
+  return {
+    signal: req.signal === undefined ? stopper.signal : AbortSignal.any([req.signal, stopper.signal]),
+    onOutput: (chunk) => {
+      req.onOutput?.(chunk);
+      if (stop !== undefined) return;
+      stop = watch(chunk);
+      if (stop !== undefined) stopper.abort();
+    },
+    stopped: () => stop,
+  };
+}
+
+const definedOnly = <T extends object>(value: T): Partial<T> => Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+
 /** An {@link Agent} that runs a child process per run through `runProcess`. */
 export function createProcessAgent(spec: ProcessAgentSpec): Agent {
   const run = async (req: AgentRunRequest): Promise<AgentRunResult> => {
     checkRequest(req);
-    const env = withoutForgeCredentials(req.env);
+    const env = withoutForgeCredentials(spec.environment?.(req.env) ?? req.env);
     // Recorded first: it also proves the workdir is a git work tree before anything runs.
     const before = await headCommit(req.workdir, env, req.gitPath);
     const files = await writeRunFiles(req);
     const argv = spec.argv(req, files);
+    const observer = spec.observe?.(req);
+    const watched = watchOutput(req, observer);
     const result = await (req.runner ?? runProcess)(argv, {
       cwd: req.workdir,
       env,
       timeoutMs: req.timeoutMs,
       // The agent writes into a pooled working copy: it must not outlive a killed worker.
       dieWithParent: true,
-      ...(req.signal === undefined ? {} : { signal: req.signal }),
+      ...(watched.signal === undefined ? {} : { signal: watched.signal }),
       tailBytes: Math.max(spec.tailBytes ?? defaultTailBytes, spec.interpretTailBytes ?? 0),
       ...(spec.killGraceMs === undefined ? {} : { killGraceMs: spec.killGraceMs }),
-      ...(req.onOutput === undefined ? {} : { onOutput: req.onOutput }),
+      ...(watched.onOutput === undefined ? {} : { onOutput: watched.onOutput }),
     });
     // After the run nothing throws: the facts of what the agent did must reach the record.
     let changes: OutcomeFacts['changes'];
@@ -81,7 +141,12 @@ export function createProcessAgent(spec: ProcessAgentSpec): Agent {
     }
     const facts: OutcomeFacts = { process: result, changes, program: argv[0] ?? '', timeoutMs: req.timeoutMs };
     const generic = decideOutcome(facts);
-    const verdict = spec.interpret?.(facts, generic) ?? generic;
+    const stop = watched.stopped();
+    // The observer's stop looks like a cancel to runProcess; only a cancel of the caller's is one.
+    const verdict = stop !== undefined && req.signal?.aborted !== true
+      ? { outcome: 'failed' as const, detail: stop.reason }
+      : spec.interpret?.(facts, generic) ?? generic;
+    const report = observer?.report?.() ?? {};
     return {
       exitCode: result.exitCode,
       signal: result.signal,
@@ -95,6 +160,8 @@ export function createProcessAgent(spec: ProcessAgentSpec): Agent {
       outcome: verdict.outcome,
       ...(verdict.detail === undefined ? {} : { detail: verdict.detail }),
       ...(verdict.permanent === true && verdict.outcome === 'error' ? { permanent: true } : {}),
+      ...(stop?.budgetExceeded === true ? { budgetExceeded: true } : {}),
+      ...definedOnly(report),
     };
   };
   return {

@@ -53,7 +53,7 @@ const tools: Record<Tool, {
   codex: {
     create: (settings) => createCodexAgent(settings),
     key: 'OPENAI_API_KEY',
-    expectedArgs: (req) => ['exec', '--sandbox', 'workspace-write', '--color', 'never', '--', req.prompt],
+    expectedArgs: (req) => ['exec', '--sandbox', 'workspace-write', '--color', 'never', '--json', '--', req.prompt],
   },
   gemini: {
     create: (settings) => createGeminiAgent(settings),
@@ -129,6 +129,8 @@ describe.each(toolNames)('%s adapter', (tool) => {
     const expectedEnv: Record<string, string> = { PATH: host.PATH!, HOME: host.HOME!, LANG: host.LANG! };
     if (key) expectedEnv[key] = keys[key];
     if (tool === 'aider') expectedEnv.OLLAMA_API_BASE = host.OLLAMA_API_BASE!;
+    // Codex's built-in provider reads its key as CODEX_API_KEY: the configured one, under that name too.
+    if (tool === 'codex') expectedEnv.CODEX_API_KEY = keys.OPENAI_API_KEY;
     // Plus the run's mark, by which what leaves the process group is found and killed.
     expect(call?.env).toEqual({ ...expectedEnv, CODEFLEET_RUN_MARK: expect.stringMatching(/^[0-9a-f]{24}$/) });
   });
@@ -258,7 +260,7 @@ describe('createAgent for the CLI agents', () => {
   const agentsFrom = (yaml: string) => parseConfig(yaml, { env: {}, baseDir: '/srv/codefleet', hostname: 'test-host' }).config.agents;
 
   it.each([
-    ['codex', 'codex:\n    approval_args: [--full-auto]\n', ['exec', '--full-auto', '--color', 'never', '--']],
+    ['codex', 'codex:\n    approval_args: [--full-auto]\n', ['exec', '--full-auto', '--color', 'never', '--json', '--']],
     ['gemini', 'gemini:\n    approval_args: [-y]\n', ['-y', '--output-format', 'json']],
   ] as const)('%s: approval_args replace the built-in approval flags for an older CLI', async (tool, section, argsStart) => {
     const installed = await installCliFixture(tool, 'nothing');
@@ -290,7 +292,7 @@ describe('createAgent for the CLI agents', () => {
     ['claude', 'claude:\n    binary: ./bin/claude\n    model: claude-sonnet-4-6\n    max_turns: 5\n    extra_args: [--verbose]\n',
       ['-p', '--output-format', 'json', '--dangerously-skip-permissions', '--max-turns', '5', '--model', 'claude-sonnet-4-6', '--verbose', '--'], 'ANTHROPIC_API_KEY'],
     ['codex', 'codex:\n    binary: ./bin/codex\n    model: gpt-5-codex\n',
-      ['exec', '--sandbox', 'workspace-write', '--color', 'never', '--model', 'gpt-5-codex', '--'], 'OPENAI_API_KEY'],
+      ['exec', '--sandbox', 'workspace-write', '--color', 'never', '--json', '--model', 'gpt-5-codex', '--'], 'OPENAI_API_KEY'],
     ['gemini', 'gemini:\n    binary: ./bin/gemini\n    model: gemini-2.5-pro\n    api_key_env: GOOGLE_API_KEY\n',
       ['--approval-mode', 'yolo', '--skip-trust', '--output-format', 'json', '--model', 'gemini-2.5-pro'], 'GOOGLE_API_KEY'],
     ['aider', 'aider:\n    binary: ./bin/aider\n    model: ollama_chat/qwen2.5-coder:1.5b\n    map_tokens: 512\n    api_key_env: DEEPSEEK_API_KEY\n',

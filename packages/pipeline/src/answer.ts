@@ -68,6 +68,7 @@ export async function answerJob(input: AnswerInput): Promise<string> {
     timeoutMs: agent.timeoutMs ?? deps.settings.agentTimeoutMs,
     env: deps.settings.agentEnv(agent),
     runner: runners.runner,
+    isolated: runners.isolated,
     ...(deps.settings.gitPath === undefined ? {} : { gitPath: deps.settings.gitPath }),
     ...(agent.tokenBudget === undefined ? {} : { tokenBudget: agent.tokenBudget }),
   });

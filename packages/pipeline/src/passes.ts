@@ -94,6 +94,7 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
       timeoutMs: agent.timeoutMs ?? deps.settings.agentTimeoutMs,
       env: deps.settings.agentEnv(agent),
       runner: runners.runner,
+      isolated: runners.isolated,
       ...(deps.settings.gitPath === undefined ? {} : { gitPath: deps.settings.gitPath }),
       ...(tokensLeft === undefined ? {} : { tokenBudget: tokensLeft }),
       ...(ctx.onOutput === undefined ? {} : { onOutput: (chunk: string) => ctx.onOutput?.('agent', chunk) }),

@@ -9,6 +9,8 @@ export interface JobRunners {
   runner: ProcessRunner;
   /** Install steps: the only runs that may write the dependencies. */
   installRunner: ProcessRunner;
+  /** The runs are isolated (the sandbox mode is not `none`): agents pass it as `isolated`, so a CLI turns off a sandbox of its own that cannot nest. */
+  isolated: boolean;
 }
 
 /** Workflow files and the repository's own actions: they run on the forge with its secrets. */
@@ -31,5 +33,5 @@ export function jobRunners(sandbox: Sandbox, ws: Workspace, options: { protectWo
       await ws.restoreGitLink();
     }
   };
-  return { runner: make(false), installRunner: make(true) };
+  return { runner: make(false), installRunner: make(true), isolated: sandbox.mode !== 'none' };
 }

@@ -20,3 +20,7 @@ export type { SlackApiCall, SlackFault } from './slack/web-api.js';
 export { signSlackRequest } from './slack/events.js';
 export { parsePrometheusText, type PromSample, type PromScrape } from './prometheus-text.js';
 export { startCountingProxy, type CountingProxy } from './sqs-counting-proxy.js';
+export {
+  startOpenAiStandIn, type OpenAiStandIn, type OpenAiStandInOptions, type RecordedOpenAiRequest, type ResponsesReply,
+} from './openai-stand-in.js';
+export { addFilePatch, editItem, offeredTools, type OfferedTool } from './openai-tools.js';

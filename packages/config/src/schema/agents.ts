@@ -54,8 +54,8 @@ const codex = z
     approval_args: z
       .array(z.string().min(1))
       .min(1)
-      .default(() => ['--sandbox', 'workspace-write'])
-      .describe('How codex exec is allowed to edit the working copy; older CLIs that lack --sandbox take [--full-auto].'),
+      .optional()
+      .describe("How codex exec is allowed to edit the working copy. Unset: --sandbox workspace-write, or --sandbox danger-full-access when codefleet's sandbox isolates the run (Codex's own sandbox cannot nest in it); older CLIs that lack --sandbox take [--full-auto]."),
     timeout_seconds: agentTimeout(),
     extra_args: extraArgs,
     api_key_env: apiKeyEnv('OPENAI_API_KEY'),
