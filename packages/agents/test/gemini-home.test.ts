@@ -3,11 +3,13 @@
  * the settings written there, seen by a stand-in `gemini` executable that prints its
  * environment (the real CLI's reaction to them is in gemini-real.test.ts).
  */
+import { execFileSync } from 'node:child_process';
 import { chmod, readFile, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { parseConfig } from '@codefleet/config';
 import { createTempDir, createTempRepo } from '@codefleet/testkit';
+import { budgetHookSource } from '../src/cli/gemini-home.js';
 import { createAgent, lastJsonObject } from '../src/index.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -47,5 +49,25 @@ describe('agents.gemini.max_turns', () => {
   it('unset: the CLI keeps the host home and its settings', async () => {
     const { printed } = await run('');
     expect(printed?.home).toBeNull();
+  });
+});
+
+describe('the budget hook (AfterModel, run by the CLI after each response chunk)', () => {
+  it('adds each finished response\'s cost and stops the loop once the total reaches the budget', async () => {
+    const dir = await createTempDir('gemini-hook');
+    cleanups.push(() => dir.dispose());
+    const script = join(dir.path, 'hook.mjs');
+    const spent = join(dir.path, 'spent.json');
+    await writeFile(script, budgetHookSource(0.002, { 'gemini-*': { inputPerMtok: 1, outputPerMtok: 10 } }, spent));
+    const chunk = (model: string, finishReason: string | undefined, promptTokenCount: number, candidatesTokenCount: number) => JSON.parse(execFileSync(process.execPath, [script], {
+      input: JSON.stringify({ hook_event_name: 'AfterModel', llm_request: { model }, llm_response: { candidates: [{ content: { parts: [] }, ...(finishReason ? { finishReason } : {}) }], usageMetadata: { promptTokenCount, candidatesTokenCount } } }),
+      encoding: 'utf8',
+    })) as Record<string, unknown>;
+    // A chunk before the end of its response counts nothing; an unpriced model neither.
+    expect(chunk('gemini-pro', undefined, 900_000, 0)).toEqual({});
+    expect(chunk('other', 'STOP', 900_000, 0)).toEqual({});
+    expect(chunk('gemini-pro', 'STOP', 1000, 50)).toEqual({});
+    expect(JSON.parse(await readFile(spent, 'utf8'))).toEqual({ spentUsd: 0.0015 });
+    expect(chunk('gemini-pro', 'STOP', 400, 10)).toEqual({ continue: false, stopReason: 'codefleet: money budget reached' });
   });
 });

@@ -6,7 +6,7 @@
  * adapter's flags are accepted, the scripted edit lands, outcomes are classified right, the
  * tokens and model come from the CLI's own JSON, and the process tree dies on a timeout.
  */
-import { readdirSync, readlinkSync } from 'node:fs';
+import { existsSync, readdirSync, readlinkSync } from 'node:fs';
 import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -114,12 +114,16 @@ describe('Gemini adapter with the real Gemini CLI 0.61.0 against the API stand-i
     expect(result.budgetExceeded).toBeUndefined();
   });
 
-  it('a run whose reported cost reaches the money left is budgetExceeded (0.61.0 reports usage only at the end)', async () => {
-    const { agent, req } = await setUp({ turns: [writeNotes, done] });
+  it('a money budget stops the run live (an AfterModel hook in its own home): the costly turn\'s edit never runs', async () => {
+    const { server, agent, path, req } = await setUp({ turns: [writeNotes, done] });
+    // The first turn costs (1000 × 1.25 + 50 × 10) / 1e6 = $0.00175.
     const result = await agent.run(req({ budgetUsd: 0.001 }));
-    expect(result).toMatchObject({ outcome: 'changed', budgetExceeded: true });
-    expect(result.costUsd).toBeGreaterThanOrEqual(0.001);
-    expect(result.detail).toMatch(/cost \$0\.00\d+ reached the budget \$0\.0010/);
+    expect(result).toMatchObject({ outcome: 'no_changes', exitCode: 0, budgetExceeded: true, changedFiles: [] });
+    expect(result.costUsd).toBeGreaterThanOrEqual(0.00175);
+    expect(result.detail).toMatch(/cost \$0\.00\d+ reached the budget \$0\.0010$/);
+    expect(result.outputTail).toContain('Agent execution stopped: codefleet: money budget reached');
+    expect(existsSync(join(path, 'NOTES.md'))).toBe(false);
+    expect(server.pending).toBe(1);
   });
 
   it('a refused key (400 INVALID_ARGUMENT, API_KEY_INVALID) is a permanent error', async () => {

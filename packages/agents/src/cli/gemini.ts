@@ -1,10 +1,7 @@
-import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { runFilesDir } from '../changed-files.js';
 import type { OutcomeVerdict } from '../outcome.js';
 import { createProcessAgent, type ProcessAgentSpec } from '../process-agent.js';
 import type { Agent, AgentRunRequest, AgentRunResult } from '../port.js';
-import { writeRunFiles } from '../run-files.js';
+import { budgetSpent, writeGeminiHome } from './gemini-home.js';
 import { geminiUsage, type GeminiUsage } from './gemini-usage.js';
 import { apiErrorVerdict, capVerdict, type CliAgentSettings, cliSpecBase, endedOnItsOwn, firstMatchingLine, lastJsonObject, promptArgument } from './shared.js';
 
@@ -14,7 +11,8 @@ export interface GeminiAgentOptions extends CliAgentSettings {
   approvalArgs?: readonly string[] | undefined;
   /**
    * Model turns one run may take (`model.maxSessionTurns`; the CLI has no flag for it).
-   * Set: the run gets its own `GEMINI_CLI_HOME` holding the settings codefleet writes.
+   * Set, or a money budget in the request: the run gets its own `GEMINI_CLI_HOME` holding
+   * the settings codefleet writes (see `writeGeminiHome`).
    */
   maxTurns?: number | undefined;
 }
@@ -27,9 +25,6 @@ const configExit = 52;
 const turnLimitExit = 53;
 const apiErrorPatterns = [/^\[API Error\b/, /^Error when talking to Gemini API/i];
 
-/** Where a run's own `GEMINI_CLI_HOME` lives, inside the run files (never listed as changes). */
-export const geminiHomeDir = join(runFilesDir, 'gemini-home');
-
 /**
  * The Gemini CLI adapter: `gemini --prompt=<task>` (headless: one prompt, then exit) with
  * `--approval-mode yolo`, which current releases prefer to the deprecated `-y`/`--yolo`
@@ -41,9 +36,9 @@ export const geminiHomeDir = join(runFilesDir, 'gemini-home');
  * `--prompt=` keeps a task starting with `-` from reading as an option. A CLI too old for
  * these flags takes `agents.gemini.approval_args: [-y]`. Checked against 0.61.0.
  *
- * The money budget is checked when the run ends: 0.61.0 reports usage nowhere before its
- * final object (`stream-json` has no usage until its `result` event), so a run cannot be
- * stopped mid-way on cost; `maxTurns` is what bounds a run's spending while it runs.
+ * A money budget (`req.budgetUsd`) is enforced while the CLI runs by an AfterModel hook in
+ * the run's own home (0.61.0 prints usage nowhere before its final object, `stream-json`
+ * neither); the hook's count, or the final cost, reaching it sets `budgetExceeded`.
  */
 export function createGeminiAgent(options: GeminiAgentOptions): Agent {
   const base = cliSpecBase('gemini', 'GEMINI.md', options);
@@ -74,9 +69,10 @@ export function createGeminiAgent(options: GeminiAgentOptions): Agent {
       // A fresh process agent per run: its `interpret` hands this run's usage to this run only.
       let usage: GeminiUsage | undefined;
       const agent = createProcessAgent(spec((u) => { usage = u; }, req));
-      const env = options.maxTurns === undefined ? req.env : { ...req.env, GEMINI_CLI_HOME: await writeGeminiHome(req, options.maxTurns) };
-      const result = await agent.run({ ...req, env });
-      return withUsage(result, usage, req.budgetUsd);
+      const ownHome = options.maxTurns !== undefined || req.budgetUsd !== undefined;
+      const home = ownHome ? await writeGeminiHome(req, { maxTurns: options.maxTurns, budgetUsd: req.budgetUsd, prices: req.prices }) : undefined;
+      const result = await agent.run(home === undefined ? req : { ...req, env: { ...req.env, GEMINI_CLI_HOME: home } });
+      return withUsage(result, usage, req.budgetUsd, home === undefined ? undefined : await budgetSpent(home));
     },
   };
 }
@@ -101,38 +97,21 @@ function interpretGemini(exit: number | null, output: string, verdict: Record<st
 }
 
 /**
- * A run's own Gemini home (`GEMINI_CLI_HOME`) with the settings codefleet needs: the turn
- * cap, no usage statistics or update checks, and, when the key goes to a gateway
- * (`GOOGLE_GEMINI_BASE_URL`), the API-key auth method, which 0.61.0 headless otherwise
- * refuses ("Invalid auth method selected", exit 41). Fresh for every run.
+ * The result with what the CLI reported spending, and `budgetExceeded` when the budget
+ * hook's count (`hookSpentUsd`, which stopped the run) or the final cost reached the money left.
  */
-async function writeGeminiHome(req: AgentRunRequest, maxTurns: number): Promise<string> {
-  // Checks `.codefleet` is a real directory of the working copy before writing under it.
-  await writeRunFiles(req);
-  const home = join(req.workdir, geminiHomeDir);
-  await rm(home, { recursive: true, force: true });
-  await mkdir(join(home, '.gemini'), { recursive: true });
-  const gateway = req.env.GOOGLE_GEMINI_BASE_URL !== undefined && req.env.GEMINI_API_KEY !== undefined;
-  const settings = {
-    model: { maxSessionTurns: maxTurns },
-    privacy: { usageStatisticsEnabled: false },
-    general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
-    ...(gateway ? { security: { auth: { selectedType: 'gemini-api-key' } } } : {}),
-  };
-  await writeFile(join(home, '.gemini', 'settings.json'), `${JSON.stringify(settings, null, 2)}\n`);
-  return home;
-}
-
-/** The result with what the CLI reported spending; `budgetExceeded` when the run's cost reached the money left. */
-function withUsage(result: AgentRunResult, usage: GeminiUsage | undefined, budgetUsd: number | undefined): AgentRunResult {
-  if (usage === undefined) return result;
-  const over = budgetUsd !== undefined && usage.costUsd !== undefined && usage.costUsd >= budgetUsd;
+function withUsage(result: AgentRunResult, usage: GeminiUsage | undefined, budgetUsd: number | undefined, hookSpentUsd: number | undefined): AgentRunResult {
+  // A run the hook stopped can lack the last response in its final stats; the router's calls
+  // are in the stats but not in the hook's count: the larger is the better estimate.
+  const known = [usage?.costUsd, hookSpentUsd].filter((cost): cost is number => cost !== undefined);
+  const costUsd = known.length === 0 ? undefined : Math.max(...known);
+  const over = budgetUsd !== undefined && costUsd !== undefined && costUsd >= budgetUsd;
   return {
     ...result,
-    ...(usage.tokens === undefined ? {} : { tokens: usage.tokens }),
-    ...(usage.model === undefined ? {} : { model: usage.model }),
-    ...(usage.costUsd === undefined ? {} : { costUsd: usage.costUsd }),
-    ...(usage.modelCalls === undefined ? {} : { modelCalls: usage.modelCalls }),
-    ...(over ? { budgetExceeded: true, detail: `${result.detail === undefined ? '' : `${result.detail}; `}cost $${usage.costUsd?.toFixed(4) ?? '?'} reached the budget $${budgetUsd.toFixed(4)}` } : {}),
+    ...(usage?.tokens === undefined ? {} : { tokens: usage.tokens }),
+    ...(usage?.model === undefined ? {} : { model: usage.model }),
+    ...(costUsd === undefined ? {} : { costUsd }),
+    ...(usage?.modelCalls === undefined ? {} : { modelCalls: usage.modelCalls }),
+    ...(over ? { budgetExceeded: true, detail: `${result.detail === undefined ? '' : `${result.detail}; `}cost $${costUsd.toFixed(4)} reached the budget $${budgetUsd.toFixed(4)}` } : {}),
   };
 }
