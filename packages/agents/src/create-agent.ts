@@ -37,7 +37,7 @@ export function createAgent(name: string, agents: AgentsConfig, patch?: PatchCon
     case 'codex':
       return createCodexAgent({ ...cliSettings(agents.codex), approvalArgs: agents.codex.approval_args });
     case 'gemini':
-      return createGeminiAgent({ ...cliSettings(agents.gemini), approvalArgs: agents.gemini.approval_args });
+      return createGeminiAgent({ ...cliSettings(agents.gemini), approvalArgs: agents.gemini.approval_args, maxTurns: agents.gemini.max_turns });
     case 'command': {
       const config = agents.command;
       return createCommandAgent({

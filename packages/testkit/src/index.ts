@@ -10,6 +10,10 @@ export {
 } from './github/stand-in.js';
 export { startOllamaStandIn, type OllamaStandIn, type OllamaStandInOptions, type RecordedChat, type ScriptedReply } from './ollama-stand-in.js';
 export {
+  geminiErrorBody, startGeminiStandIn, type GeminiErrorKind, type GeminiErrorReply, type GeminiFunctionCall, type GeminiRequest, type GeminiStandIn,
+  type GeminiStandInOptions, type GeminiTurn,
+} from './gemini-stand-in.js';
+export {
   signLineBody, startLineStandIn, type DeliverOptions, type LineExchange, type LineSent, type LineStandIn, type LineWebhookEvent,
   type TextEventOptions,
 } from './line/stand-in.js';

@@ -72,6 +72,9 @@ const gemini = z
       .min(1)
       .default(() => ['--approval-mode', 'yolo', '--skip-trust'])
       .describe('How gemini is allowed to act without asking; older CLIs that lack --approval-mode or --skip-trust take [-y].'),
+    max_turns: z
+      .number().int().min(1).optional()
+      .describe("Model turns one run may take (the CLI's model.maxSessionTurns; exit 53 when reached). Set, or a money budget (costs.budget_usd): each run gets its own GEMINI_CLI_HOME with the settings codefleet writes (the cap, a budget hook), so the host's ~/.gemini is not read (use an API key, not a Google login). Unset: no cap."),
     timeout_seconds: agentTimeout(),
     extra_args: extraArgs,
     api_key_env: apiKeyEnv('GEMINI_API_KEY'),
