@@ -1,4 +1,4 @@
-import type { Agent, PatchPolicy } from '@codefleet/agents';
+import type { Agent, PatchPolicy, PriceTable } from '@codefleet/agents';
 import type { VerificationConfig } from '@codefleet/config';
 import type { Job, OuterPolicy, Stage } from '@codefleet/core';
 import type { Forge } from '@codefleet/forge';
@@ -51,6 +51,13 @@ export interface PipelineSettings {
   protectWorkflows?: boolean;
   /** The git binary the worker resolved at start, for agents' own listings; default `git`. */
   gitPath?: string;
+  /** Prices per model (config `costs.prices`): a run's tokens in dollars when the agent does not say its cost. */
+  prices?: PriceTable;
+  /**
+   * Money budgets in US dollars (config `costs.budget_usd`): most one job may spend (`job`),
+   * most the fleet may spend in one UTC day (`day`, summed in the run store's ledger).
+   */
+  budgetUsd?: { job?: number | undefined; day?: number | undefined };
 }
 
 /** Everything the pipeline talks to, passed in (no singletons). */
