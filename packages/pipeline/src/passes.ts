@@ -111,7 +111,7 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
       ...(input.budget?.tier === undefined ? {} : { tier: input.budget.tier }),
     }, { now: now() }));
     await recordSpend(deps, ctx.job.id, result.costUsd);
-    deps.log.info({ event: 'agent.finished', job_id: ctx.job.id, pass, inner_attempt: inner, outcome: result.outcome, exit_code: result.exitCode, duration_ms: result.durationMs, ...(result.tokens === undefined ? {} : { tokens: result.tokens }) }, `agent ${result.outcome}`);
+    deps.log.info({ event: 'agent.finished', job_id: ctx.job.id, pass, inner_attempt: inner, outcome: result.outcome, exit_code: result.exitCode, duration_ms: result.durationMs, ...(result.tokens === undefined ? {} : { tokens: result.tokens }), ...(result.costUsd === undefined ? {} : { cost_usd: result.costUsd }) }, `agent ${result.outcome}`);
 
     if (ctx.signal.aborted) throw new CodefleetError('cancelled', 'the job was stopped while the agent ran', { verdict: 'transient' });
     if (result.outcome === 'timeout') {
