@@ -6,7 +6,7 @@ import { LocalQueue } from '@codefleet/queue';
 import { sampleJob } from '@codefleet/queue/conformance';
 import { SqliteRunStore } from '@codefleet/store';
 import { createTempDir, waitFor, type TempDir } from '@codefleet/testkit';
-import { runWorker, type DayBudgetState, type JobRunner } from '../src/index.js';
+import { DayBudgetGate, runWorker, type DayBudgetState, type JobRunner } from '../src/index.js';
 
 // The fleet's day budget against the real SQLite queue and the real run store's ledger;
 // the clock is injected, so "the next UTC day" is a value, not a wait.
@@ -80,5 +80,21 @@ describe('runWorker with a daily budget (costs.budget_usd.day)', () => {
     expect(await runWorker(queue, runner, { ...base, dayBudget: { ledger: store, limitUsd: 5, now } })).toMatchObject({ processed: 0 });
     expect(ran).toEqual([job.id]);
     expect(await queue.stats()).toMatchObject({ ready: 1 });
+  });
+
+  it('a ledger that cannot be read does not stop the fleet: the gate stays as it was and says why', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const log = createLogger({ level: 'info', destination: { write: (line: string) => { lines.push(JSON.parse(line) as Record<string, unknown>); } } });
+    let failing = false;
+    const ledger = { spentOn: async (day: string) => { if (failing) throw new Error('store down'); return store.spentOn(day); } };
+    const gate = new DayBudgetGate({ ledger, limitUsd: 1, now: () => new Date(Date.UTC(2026, 10, 24)) }, log);
+    failing = true;
+    expect(await gate.check()).toBe(true);
+    failing = false;
+    await store.addSpend('2026-11-24', 1);
+    expect(await gate.check()).toBe(false);
+    failing = true;
+    expect(await gate.check()).toBe(false);
+    expect(lines.map((l) => l.event)).toEqual(['budget.day_unreadable', 'budget.day_paused', 'budget.day_unreadable']);
   });
 });
