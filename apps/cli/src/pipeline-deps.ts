@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { buildAgentEnv, createAgent, patchPolicyFrom, type Agent } from '@codefleet/agents';
+import { buildAgentEnv, createAgent, patchPolicyFrom, pricesFrom, type Agent } from '@codefleet/agents';
 import type { Config, LoadedConfig } from '@codefleet/config';
 import { CodefleetError } from '@codefleet/core';
 import {
@@ -47,6 +47,8 @@ export function pipelineSettings(config: Config, env: Readonly<Record<string, st
     patchPolicy: patchPolicyFrom(config.patch),
     ...(config.worker.job_budget_seconds === undefined ? {} : { jobBudgetMs: config.worker.job_budget_seconds * 1000 }),
     ...escalationSettings(config.agents),
+    prices: pricesFrom(config.costs),
+    budgetUsd: { job: config.costs.budget_usd.job, day: config.costs.budget_usd.day },
   };
 }
 

@@ -112,6 +112,7 @@ describe('codefleet CLI', () => {
     expect(result.out).toMatch(/^ok {4}queue \(local\): depth 0/m);
     expect(result.out).toMatch(/FAIL {2}agent command: no-such-agent-binary not found on PATH\n {6}fix: /);
     expect(result.out).toMatch(/^ok {4}run store \(sqlite\): no runs yet/m);
+    expect(result.out).toMatch(/^ok {4}spend today \(\d{4}-\d\d-\d\d UTC\): \$0\.0000, no daily budget/m);
     // Each toolchain's programs: node's are here; a missing one is a warning naming the fix.
     expect(result.out).toMatch(/^ok {4}toolchain node: npm\b/m);
   });

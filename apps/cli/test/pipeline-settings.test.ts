@@ -39,6 +39,12 @@ describe('gitEnvFrom', () => {
     const env = gitEnvFrom({ PATH: '/bin', HOME: '/h', https_proxy: 'http://proxy:3128', GIT_SSL_CAINFO: '/etc/ca.pem', GITHUB_TOKEN: 'ghp_x', AWS_SECRET_ACCESS_KEY: 'k' });
     expect(env).toEqual({ GIT_TERMINAL_PROMPT: '0', PATH: '/bin', HOME: '/h', https_proxy: 'http://proxy:3128', GIT_SSL_CAINFO: '/etc/ca.pem' });
   });
+  it('carries the price table and the money budgets from costs:', () => {
+    const parse = (text: string) => parseConfig(text, { env: {}, baseDir: '/tmp', hostname: 'h' }).config;
+    const settings = pipelineSettings(parse('costs:\n  prices:\n    "qwen*": { input_per_mtok: 0, output_per_mtok: 0 }\n    m1: { input_per_mtok: 3, output_per_mtok: 15 }\n  budget_usd: { job: 0.5, day: 20 }\n'), {});
+    expect(settings.prices).toEqual({ 'qwen*': { inputPerMtok: 0, outputPerMtok: 0 }, m1: { inputPerMtok: 3, outputPerMtok: 15 } });
+    expect(settings.budgetUsd).toEqual({ job: 0.5, day: 20 });
+  });
 });
 
 describe('escalation settings', () => {

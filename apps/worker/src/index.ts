@@ -3,3 +3,4 @@ export { WorkerMonitor, type MonitorOptions, type WorkerEvents } from './monitor
 export { startMonitorServer, type MonitorServer } from './http.js';
 export { WorkerMetrics, type MetricSources } from './metrics.js';
 export { startPresence, type Presence, type PresenceOptions } from './presence.js';
+export { DayBudgetGate, type DayBudget, type DayBudgetState } from './day-budget.js';

@@ -11,6 +11,8 @@ import type { Queue, QueueStats, Settlement } from '@codefleet/queue';
 export interface MetricSources {
   queue: Queue;
   liveWorkers?: () => Promise<number>;
+  /** What the fleet spent today (UTC) in US dollars, from the run store's ledger; without it the gauge is not exported. */
+  spentToday?: () => Promise<number>;
   now?: () => number;
 }
 
@@ -94,6 +96,13 @@ export class WorkerMetrics {
       new Gauge({
         name: 'codefleet_workers_live', help: 'Workers registered in the run store whose heartbeat has not expired (the fleet\'s, not this process\'s).', registers,
         async collect() { this.set(await liveWorkers().catch(() => Number.NaN)); },
+      });
+    }
+    const { spentToday } = sources;
+    if (spentToday) {
+      new Gauge({
+        name: 'codefleet_spend_today_usd', help: 'US dollars the fleet\'s agent runs cost so far this UTC day (the run store\'s ledger; costs.budget_usd.day pauses claiming).', registers,
+        async collect() { this.set(await spentToday().catch(() => Number.NaN)); },
       });
     }
   }

@@ -25,6 +25,8 @@ export interface MonitorOptions {
   staleAfterMs: number;
   /** Live workers in the fleet (the run store's worker registry), for `codefleet_workers_live`. */
   liveWorkers?: () => Promise<number>;
+  /** What the fleet spent today, for `codefleet_spend_today_usd`. */
+  spentToday?: () => Promise<number>;
   now?: () => number;
 }
 
@@ -48,7 +50,7 @@ export class WorkerMonitor implements WorkerEvents {
   static async create(options: MonitorOptions, concurrency: number): Promise<WorkerMonitor> {
     const prom = await import('prom-client');
     return new WorkerMonitor(options, concurrency, new prom.Registry(), (registry) => new WorkerMetrics(prom, registry, {
-      queue: options.queue, ...(options.liveWorkers ? { liveWorkers: options.liveWorkers } : {}), ...(options.now ? { now: options.now } : {}),
+      queue: options.queue, ...(options.liveWorkers ? { liveWorkers: options.liveWorkers } : {}), ...(options.spentToday ? { spentToday: options.spentToday } : {}), ...(options.now ? { now: options.now } : {}),
     }));
   }
 

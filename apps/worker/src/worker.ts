@@ -4,6 +4,7 @@ import type { Logger } from '@codefleet/log';
 import type { JobContext, JobResult } from '@codefleet/pipeline';
 import { settleLease, type Lease, type Queue, type Settlement } from '@codefleet/queue';
 import type { CancelRequests, TaskLeases } from '@codefleet/store';
+import { DayBudgetGate, type DayBudget, type DayBudgetState } from './day-budget.js';
 import type { WorkerEvents } from './monitor.js';
 import { startPresence, type PresenceOptions } from './presence.js';
 
@@ -45,6 +46,14 @@ export interface WorkerOptions {
    * are retried with a backoff doubling from 1 s to {@link maxClaimBackoffMs}.
    */
   giveUpAfterMs?: number;
+  /**
+   * The fleet's daily money budget (costs.budget_usd.day): once the day's spend in the
+   * ledger reaches it, no job is claimed until the next UTC day (see {@link DayBudgetGate}).
+   * `--once` then ends instead of waiting.
+   */
+  dayBudget?: DayBudget;
+  /** Told when claiming pauses for the day budget or resumes (metrics). */
+  onDayBudget?: (state: DayBudgetState) => void;
 }
 
 /** The longest pause between two claims when the queue keeps failing them. */
@@ -98,6 +107,7 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
   const stopClaiming = AbortSignal.any([options.shutdown, giveUp.signal]);
   // Since when claims (of any slot) have failed or hung with no answer in between.
   let unreachableSince: number | undefined;
+  const gate = options.dayBudget && new DayBudgetGate(options.dayBudget, options.log, options.onDayBudget);
 
   const slot = async (n: number) => {
     // The job the last ack claimed with it (fetch-next), run before claiming again.
@@ -108,6 +118,7 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
         next = await handle(next.lease, next.taskLease);
         continue;
       }
+      if (gate && !(options.once ? await gate.check() : await gate.waitOpen(stopClaiming))) return;
       let lease: Lease | undefined;
       const waitMs = options.once ? 0 : options.claimWaitMs ?? 1_000;
       const slowClaimMs = options.slowClaimMs ?? 30_000;
@@ -219,7 +230,7 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
     let next: Lease | undefined;
     try {
       let settled: Settlement;
-      if (result?.action === 'ack' && lease.ackAndClaim && !stopClaiming.aborted) {
+      if (result?.action === 'ack' && lease.ackAndClaim && !stopClaiming.aborted && (gate === undefined || await gate.check())) {
         // This slot runs another job next anyway: the ack claims it in the same round trip.
         next = await lease.ackAndClaim();
         if (next) options.events?.claimSucceeded();

@@ -91,7 +91,7 @@ describe('health and metrics endpoint', () => {
     cleanups.push(async () => { await queue.close(); await dir.dispose(); });
     // The scrape happens "an hour later" for the age; the health clock moves the same way.
     const hourLater = () => Date.now() + 3_600_000;
-    const monitor = await WorkerMonitor.create({ queue, staleAfterMs: 30_000, liveWorkers: async () => 3, now: hourLater }, 1);
+    const monitor = await WorkerMonitor.create({ queue, staleAfterMs: 30_000, liveWorkers: async () => 3, spentToday: async () => 1.25, now: hourLater }, 1);
     const server = await startMonitorServer(monitor, { port: 0 });
     cleanups.push(() => server.close());
 
@@ -101,6 +101,7 @@ describe('health and metrics endpoint', () => {
     const before = parsePrometheusText((await get(server.port, '/metrics')).body);
     expect(before.value('codefleet_queue_depth')).toBe(1);
     expect(before.value('codefleet_workers_live')).toBe(3);
+    expect(before.value('codefleet_spend_today_usd')).toBe(1.25);
     expect(before.value('codefleet_queue_oldest_age_seconds')).toBeGreaterThanOrEqual(3_600);
     expect(before.types.get('codefleet_process_cpu_user_seconds_total')).toBe('counter');
     expect(before.types.get('codefleet_nodejs_heap_size_used_bytes')).toBe('gauge');

@@ -22,6 +22,20 @@ const isKnownAgent = (name: string): boolean => (AGENT_NAMES as readonly string[
  *   an incomplete section (`agents.command.argv` empty, `agents.script.module` unset).
  */
 export function createAgent(name: string, agents: AgentsConfig, patch?: PatchConfig): Agent {
+  const agent = buildAgent(name, agents, patch);
+  const model = configuredModel(name, agents);
+  return model === undefined || agent.model !== undefined ? agent : { ...agent, model };
+}
+
+/** The model the config names for agent or profile `name`, if any: what its runs are priced at. */
+function configuredModel(name: string, agents: AgentsConfig): string | undefined {
+  const profile = agents.profiles[name];
+  if (profile !== undefined) return profile.model ?? configuredModel(profile.agent, agents);
+  const section = (agents as unknown as Record<string, { model?: unknown } | undefined>)[name];
+  return typeof section?.model === 'string' ? section.model : undefined;
+}
+
+function buildAgent(name: string, agents: AgentsConfig, patch?: PatchConfig): Agent {
   // A profile ("implementer", "strongest") is an agent with its own model (router.routes, a job's agent).
   const profile = agents.profiles[name];
   if (profile !== undefined) return createAgent(profile.agent, withModel(agents, profile.agent, profile.model), patch);

@@ -1,7 +1,7 @@
 // Public API of @codefleet/agents: the agent port, its environment allowlist, the changed
 // files of a working copy, and the adapters (CLI agents, built-in model agent, command, script, patch).
 export type { Agent, AgentOutcome, AgentPass, AgentRunRequest, AgentRunResult, ContextFile, ModelCall, ModelPrice, PriceTable } from './port.js';
-export { costOf, priceOf } from './pricing.js';
+export { costOf, priceOf, pricesFrom } from './pricing.js';
 export { baseAgentEnvNames, buildAgentEnv, isForgeCredential, withoutForgeCredentials, type AgentEnvOptions } from './env.js';
 export { changedFiles, headCommit, parsePorcelainZ, runFilesDir, type ChangedFilesOptions } from './changed-files.js';
 export { decideOutcome, type OutcomeFacts, type OutcomeVerdict } from './outcome.js';

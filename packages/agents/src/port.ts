@@ -177,5 +177,11 @@ export interface Agent {
    * is needed and nothing is left. Unset: no budget.
    */
   readonly tokenBudget?: number;
+  /**
+   * The model the config names for this agent (its section's or its profile's `model`):
+   * what the pipeline prices a run's tokens at when the run does not say which model it
+   * used. Unset: the agent's own default, unknown here.
+   */
+  readonly model?: string;
   run(req: AgentRunRequest): Promise<AgentRunResult>;
 }

@@ -26,3 +26,8 @@ export function costOf(
   if (price === undefined) return undefined;
   return (tokens.prompt * price.inputPerMtok + tokens.completion * price.outputPerMtok) / 1_000_000;
 }
+
+/** config.yaml's `costs.prices` in the agents' terms. */
+export function pricesFrom(costs: { prices: Readonly<Record<string, { input_per_mtok: number; output_per_mtok: number }>> }): PriceTable {
+  return Object.fromEntries(Object.entries(costs.prices).map(([model, price]) => [model, { inputPerMtok: price.input_per_mtok, outputPerMtok: price.output_per_mtok }]));
+}

@@ -39,6 +39,15 @@ describe('createAgent', () => {
     expect(createAgent('ollama', agents)).toMatchObject({ name: 'ollama', timeoutMs: 90_000, allowEnv: ['PROXY_KEY'], tokenBudget: 5000 });
   });
 
+  it('carries the configured model, the profile\'s before the agent\'s, for pricing its runs', () => {
+    const agents = agentsFrom('agents:\n  claude:\n    model: claude-sonnet-4-5\n  profiles:\n    strongest: { agent: claude, model: claude-opus-4-1 }\n    plain: { agent: claude }\n');
+    expect(createAgent('claude', agents).model).toBe('claude-sonnet-4-5');
+    expect(createAgent('strongest', agents).model).toBe('claude-opus-4-1');
+    expect(createAgent('plain', agents).model).toBe('claude-sonnet-4-5');
+    expect(createAgent('codex', agents).model).toBeUndefined();
+    expect(createAgent('ollama', agents).model).toBe(agents.ollama.model);
+  });
+
   it('names the known agents for an unknown one', () => {
     expect(() => createAgent('copilot', agentsFrom('{}'))).toThrow(expect.objectContaining({ code: 'invalid_config', message: expect.stringMatching(/unknown agent "copilot" \(known: aider, /) }));
   });

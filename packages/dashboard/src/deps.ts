@@ -5,7 +5,7 @@ import type { RunStore } from '@codefleet/store';
 export type DashboardQueue = Pick<Queue, 'enqueue' | 'deadLetters' | 'redrive' | 'stats'>;
 
 /** The run store as the dashboard uses it: reads, cancel requests, workers and the journal. */
-export type DashboardStore = Pick<RunStore, 'get' | 'list' | 'requestCancel' | 'cancelRequested' | 'clearCancel' | 'listWorkers' | 'record' | 'journal'>;
+export type DashboardStore = Pick<RunStore, 'get' | 'list' | 'requestCancel' | 'cancelRequested' | 'clearCancel' | 'listWorkers' | 'record' | 'journal' | 'spentOn'>;
 
 /** What the pages and actions read and write. */
 export interface DashboardDeps {
@@ -13,6 +13,8 @@ export interface DashboardDeps {
   store: DashboardStore;
   /** Worst-case wall time of a job from its first attempt (`worstCaseWallTimeMs` of the config). */
   worstCaseMs: number;
+  /** The fleet's daily money budget (costs.budget_usd.day): the overview warns once today's spend reaches it. */
+  dayBudgetUsd?: number | undefined;
   /** Refuse and hide the actions. */
   readOnly: boolean;
   /** Who actions are recorded as. */

@@ -1,10 +1,10 @@
-import { runningStages, stages, type Stage } from '@codefleet/core';
+import { formatUsd, runningStages, stages, type Stage } from '@codefleet/core';
 import type { DashboardDeps } from './deps.js';
-import type { JournalEntry, RunSummary, WorkerInfo } from '@codefleet/store';
+import { utcDay, type JournalEntry, type RunSummary, type WorkerInfo } from '@codefleet/store';
 
 /** Something an operator should act on; the overview shows nothing else as a warning. */
 export interface Warning {
-  kind: 'no_worker' | 'overdue' | 'dead_letters' | 'undelivered';
+  kind: 'no_worker' | 'overdue' | 'dead_letters' | 'undelivered' | 'day_budget';
   message: string;
   /** Where to act, when it is on the dashboard. */
   href?: string;
@@ -22,6 +22,8 @@ export interface Overview {
   overdue: { runId: string; title: string; startedAt: string }[];
   /** Reports that could not be delivered, newest first, within {@link undeliveredWindowMs}. */
   undelivered: Extract<JournalEntry, { kind: 'undelivered_report' }>[];
+  /** Today's (UTC) spend from the run store's ledger against the daily budget, when there is one. */
+  spend?: { day: string; spentUsd: number; limitUsd: number };
   warnings: Warning[];
 }
 
@@ -36,12 +38,15 @@ export const undeliveredWindowMs = 7 * 24 * 60 * 60 * 1000;
 const activeLimit = 1000;
 
 /** Reads the overview from the queue and the store. */
-export async function readOverview(deps: Pick<DashboardDeps, 'queue' | 'store' | 'worstCaseMs'>, now: number): Promise<Overview> {
-  const [stats, active, workers, journal] = await Promise.all([
+export async function readOverview(deps: Pick<DashboardDeps, 'queue' | 'store' | 'worstCaseMs' | 'dayBudgetUsd'>, now: number): Promise<Overview> {
+  const day = utcDay(new Date(now));
+  const limitUsd = deps.dayBudgetUsd;
+  const [stats, active, workers, journal, spentUsd] = await Promise.all([
     deps.queue.stats(),
     deps.store.list({ state: 'active', limit: activeLimit }),
     deps.store.listWorkers(),
     deps.store.journal({ kind: 'undelivered_report', limit: 20 }),
+    limitUsd === undefined ? undefined : deps.store.spentOn(day),
   ]);
   const perStage: Partial<Record<Stage, number>> = {};
   for (const run of active) if (run.stage !== 'queued') perStage[run.stage] = (perStage[run.stage] ?? 0) + 1;
@@ -56,7 +61,8 @@ export async function readOverview(deps: Pick<DashboardDeps, 'queue' | 'store' |
     ready: stats.ready, delayed: stats.delayed, inFlight: stats.inFlight, deadLetter: stats.deadLetter, depth: stats.depth,
     ...(stats.oldestQueuedAt === undefined ? {} : { oldestQueuedAt: stats.oldestQueuedAt }),
   };
-  const overview = { now, queue, perStage, workers, overdue, undelivered };
+  const spend = limitUsd === undefined || spentUsd === undefined ? {} : { spend: { day, spentUsd, limitUsd } };
+  const overview = { now, queue, perStage, workers, overdue, undelivered, ...spend };
   return { ...overview, warnings: warningsOf(overview) };
 }
 
@@ -90,6 +96,10 @@ export function warningsOf(o: Omit<Overview, 'warnings'>): Warning[] {
   }
   for (const entry of o.undelivered) {
     warnings.push({ kind: 'undelivered', message: `the ${entry.report} report of run ${entry.runId} could not be delivered to ${entry.requester}: tell the requester`, href: `/runs/${encodeURIComponent(entry.runId)}` });
+  }
+  if (o.spend !== undefined && o.spend.spentUsd >= o.spend.limitUsd) {
+    const { spentUsd, limitUsd } = o.spend;
+    warnings.push({ kind: 'day_budget', message: `the fleet spent ${formatUsd(spentUsd)} of its ${formatUsd(limitUsd)} daily budget (costs.budget_usd.day): workers claim nothing until 00:00 UTC; ${o.queue.depth} job(s) wait in the queue. Raise the budget and restart the workers to go on today` });
   }
   return warnings;
 }

@@ -26,6 +26,8 @@ export interface DashboardOptions {
   readOnly?: boolean;
   /** Worst-case wall time of a job from its first attempt, for the "past its worst case" warning. */
   worstCaseMs: number;
+  /** The fleet's daily money budget (costs.budget_usd.day), for the overview's warning. */
+  dayBudgetUsd?: number | undefined;
   /** Who actions are recorded as; default `dashboard`. */
   by?: string;
   /** How often live views are read again; default 2 s. */
@@ -104,6 +106,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   const deps: DashboardDeps = {
     ...guardBackends(options.queue, options.store, options.backendTimeoutMs ?? 5000),
     worstCaseMs: options.worstCaseMs,
+    dayBudgetUsd: options.dayBudgetUsd,
     readOnly: options.readOnly ?? false,
     by: options.by ?? 'dashboard',
     now: options.now ?? (() => new Date()),

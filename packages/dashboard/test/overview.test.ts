@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { readOverview } from '../src/index.js';
-import { implementingRun, jobOf, openBackends, type Backends } from './helpers.js';
+import { implementingRun, jobOf, openBackends, startDashboard, token, type Backends } from './helpers.js';
 
 let b: Backends;
 beforeEach(async () => {
@@ -45,6 +45,29 @@ describe('overview warnings', () => {
     const o = await readOverview({ queue: b.queue, store: b.store, worstCaseMs: hour }, now);
     expect(kinds(o)).toEqual(['dead_letters', 'no_worker', 'overdue', 'undelivered']);
     expect(o.warnings.find((w) => w.kind === 'overdue')?.href).toBe('/runs/slow-1');
+  });
+
+  it('warns once today\'s spend reaches the daily budget: the workers pause and the queue waits', async () => {
+    const now = Date.UTC(2026, 10, 24, 12);
+    await b.queue.enqueue(jobOf('q-1'));
+    await b.store.heartbeatWorker(worker(Date.now()), 60_000);
+    await b.store.addSpend('2026-11-24', 1.5);
+    const below = await readOverview({ queue: b.queue, store: b.store, worstCaseMs: hour, dayBudgetUsd: 2 }, now);
+    expect(below.spend).toEqual({ day: '2026-11-24', spentUsd: 1.5, limitUsd: 2 });
+    expect(below.warnings).toEqual([]);
+    await b.store.addSpend('2026-11-24', 0.5);
+    const reached = await readOverview({ queue: b.queue, store: b.store, worstCaseMs: hour, dayBudgetUsd: 2 }, now);
+    expect(reached.warnings).toEqual([{ kind: 'day_budget', message: expect.stringMatching(/^the fleet spent \$2\.0000 of its \$2\.0000 daily budget .*until 00:00 UTC; 1 job\(s\) wait/) }]);
+    // Without a daily budget nothing is read or said.
+    expect((await readOverview({ queue: b.queue, store: b.store, worstCaseMs: hour }, now)).spend).toBeUndefined();
+    // The overview page shows it as a warning banner.
+    const dash = await startDashboard(b, { dayBudgetUsd: 2, now: () => new Date(now) });
+    try {
+      const page = await (await fetch(`${dash.base}/`, { headers: { authorization: `Bearer ${token}` } })).text();
+      expect(page).toMatch(/<li class="warning" data-kind="day_budget">the fleet spent \$2\.0000 of its \$2\.0000 daily budget/);
+    } finally {
+      await dash.close();
+    }
   });
 
   it('does not count the time a run waited in the queue toward its worst case', async () => {

@@ -5,6 +5,7 @@ import type { Agent } from '@codefleet/agents';
 import { addAgentRun, CodefleetError, type Job, type Stage } from '@codefleet/core';
 import { maskSecrets } from '@codefleet/log';
 import type { Workspace } from '@codefleet/workspace';
+import { budgetsLeft, budgetStop, moneyLimits, pricedRun, recordSpend } from './budget.js';
 import type { JobContext, PipelineDeps } from './deps.js';
 import type { JobRunners } from './sandboxed.js';
 import type { RunTracker } from './tracker.js';
@@ -59,7 +60,9 @@ export async function answerJob(input: AnswerInput): Promise<string> {
   const { deps, ctx, tracker, agent, ws, runners, enter } = input;
   const now = () => (deps.now ?? (() => new Date()))();
   await enter('implementing', 'answer mode: the agent answers on a copy; nothing is committed or published');
-  const result = await agent.run({
+  const limits = moneyLimits({ deps });
+  const left = await budgetsLeft(deps, agent, tracker.run, limits);
+  const result = pricedRun(await agent.run({
     workdir: ws.dir,
     prompt: answerPrompt(ctx.job),
     pass: 'implement',
@@ -70,20 +73,24 @@ export async function answerJob(input: AnswerInput): Promise<string> {
     runner: runners.runner,
     isolated: runners.isolated,
     ...(deps.settings.gitPath === undefined ? {} : { gitPath: deps.settings.gitPath }),
-    ...(agent.tokenBudget === undefined ? {} : { tokenBudget: agent.tokenBudget }),
-  });
+    ...(left.tokens === undefined ? {} : { tokenBudget: left.tokens }),
+    ...(left.usd === undefined ? {} : { budgetUsd: left.usd }),
+    ...(deps.settings.prices === undefined ? {} : { prices: deps.settings.prices }),
+  }), agent, deps.settings.prices);
   await tracker.update((run) => addAgentRun(run, {
     pass: 'implement', attempt: ctx.attempt, inner_attempt: 1, agent: agent.name,
     exit_code: result.exitCode, signal: result.signal, timed_out: result.timedOut, duration_ms: result.durationMs,
     output_tail: result.outputTail, changed_files: result.changedFiles, outcome: result.outcome,
     ...(result.tokens === undefined ? {} : { tokens: result.tokens }),
+    ...(result.costUsd === undefined ? {} : { cost_usd: result.costUsd }),
   }, { now: now() }));
+  await recordSpend(deps, ctx.job.id, result.costUsd);
   if (ctx.signal.aborted) throw new CodefleetError('cancelled', 'the job was stopped while the agent ran', { verdict: 'transient' });
   if (result.outcome === 'timeout') throw new CodefleetError('agent_timeout', `agent ${agent.name} timed out after ${agent.timeoutMs ?? deps.settings.agentTimeoutMs} ms`);
   if (result.outcome === 'error') {
     throw new CodefleetError('agent_crashed', `agent ${agent.name} could not run: ${result.detail ?? 'unknown error'}`, result.permanent ? { verdict: 'permanent' } : {});
   }
-  if (result.budgetExceeded) throw new CodefleetError('budget_exceeded', `agent ${agent.name}: ${result.detail ?? 'token budget spent'}`, { verdict: 'permanent' });
+  if (result.budgetExceeded) throw await budgetStop(deps, agent, tracker.run, limits, left, result.detail);
   const written = await readAnswerFile(ws.dir);
   const answer = (written ?? (result.outcome === 'failed' ? '' : result.outputTail)).trim();
   if (answer === '') {

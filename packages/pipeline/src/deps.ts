@@ -1,4 +1,4 @@
-import type { Agent, PatchPolicy } from '@codefleet/agents';
+import type { Agent, PatchPolicy, PriceTable } from '@codefleet/agents';
 import type { VerificationConfig } from '@codefleet/config';
 import type { Job, OuterPolicy, Stage } from '@codefleet/core';
 import type { Forge } from '@codefleet/forge';
@@ -59,6 +59,13 @@ export interface PipelineSettings {
   chains?: Readonly<Record<string, readonly string[]>>;
   /** What each profile or agent name of a chain runs (for the record and the PR body) and its money limit as a tier. */
   tiers?: Readonly<Record<string, TierSettings>>;
+  /** Prices per model (config `costs.prices`): a run's tokens in dollars when the agent does not say its cost. */
+  prices?: PriceTable;
+  /**
+   * Money budgets in US dollars (config `costs.budget_usd`): most one job may spend (`job`),
+   * most the fleet may spend in one UTC day (`day`, summed in the run store's ledger).
+   */
+  budgetUsd?: { job?: number | undefined; day?: number | undefined };
 }
 
 /** One tier name of a chain, as the config defines it. */

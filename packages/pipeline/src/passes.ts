@@ -4,6 +4,7 @@ import {
 } from '@codefleet/core';
 import { errorSignatures, feedbackFor, planEnv, runVerification, stepKey, type Baseline, type StepResult, type VerifyPlan } from '@codefleet/verify';
 import type { Workspace } from '@codefleet/workspace';
+import { budgetsLeft, budgetStop, moneyLimits, pricedRun, recordSpend } from './budget.js';
 import type { JobContext, PipelineDeps } from './deps.js';
 import { agentRunCosts } from './model-calls.js';
 import { promptFor } from './plan.js';
@@ -69,8 +70,9 @@ export function verificationEntry(result: StepResult, pass: 'implement' | 'test'
  * most `maxFixAttempts` times. Pass 1 (`implement`) verifies with the build only; pass 2
  * (`test`) runs build → format → lint → test. An agent that times out or cannot start is
  * not something another fix attempt can help with: those throw at once (transient or
- * permanent), and only agent-fixable failures loop. An agent with a token budget gets what
- * is left of it with each run, and the pass stops with `budget_exceeded` when it is spent.
+ * permanent), and only agent-fixable failures loop. Each run gets what is left of the
+ * budgets (the agent's tokens; the least of the job's, the tier's and the fleet day's money)
+ * and the price table; the pass stops with `budget_exceeded` when one is spent (see budget.ts).
  * Resolves the inner attempt whose verification passed, with the checks that could not judge it.
  */
 export async function runPass(input: PassInput, pass: 'implement' | 'test'): Promise<PassResult> {
@@ -81,10 +83,11 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
   // The tree the last failed verification ran on: an attempt that leaves it as it was is
   // not verified again (same tree, same result), and the agent is told it changed nothing.
   let failedTree: string | undefined;
+  const limits = moneyLimits(input);
   for (let inner = 1; inner <= max; inner += 1) {
-    const tokensLeft = tokenBudgetLeft(agent, tracker.run);
+    const left = await budgetsLeft(deps, agent, tracker.run, limits);
     ctx.onProgress?.({ stage: tracker.run.stage, pass, innerAttempt: inner });
-    const result = await agent.run({
+    const result = pricedRun(await agent.run({
       workdir: ws.dir,
       prompt: promptFor(ctx.job, criteria, pass, feedback, pass === 'implement' && inner === 1 ? input.earlierTier : undefined),
       pass,
@@ -96,9 +99,11 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
       runner: runners.runner,
       isolated: runners.isolated,
       ...(deps.settings.gitPath === undefined ? {} : { gitPath: deps.settings.gitPath }),
-      ...(tokensLeft === undefined ? {} : { tokenBudget: tokensLeft }),
+      ...(left.tokens === undefined ? {} : { tokenBudget: left.tokens }),
+      ...(left.usd === undefined ? {} : { budgetUsd: left.usd }),
+      ...(deps.settings.prices === undefined ? {} : { prices: deps.settings.prices }),
       ...(ctx.onOutput === undefined ? {} : { onOutput: (chunk: string) => ctx.onOutput?.('agent', chunk) }),
-    });
+    }), agent, deps.settings.prices);
     const unchanged = failedTree !== undefined && result.outcome !== 'timeout' && result.outcome !== 'error' && !ctx.signal.aborted
       && (await ws.fingerprint()) === failedTree;
     await tracker.update((run) => addAgentRun(run, {
@@ -108,7 +113,8 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
       ...(result.tokens === undefined ? {} : { tokens: result.tokens }),
       ...agentRunCosts(result, input.budget?.tier),
     }, { now: now() }));
-    deps.log.info({ event: 'agent.finished', job_id: ctx.job.id, pass, inner_attempt: inner, outcome: result.outcome, exit_code: result.exitCode, duration_ms: result.durationMs, ...(result.tokens === undefined ? {} : { tokens: result.tokens }) }, `agent ${result.outcome}`);
+    await recordSpend(deps, ctx.job.id, result.costUsd);
+    deps.log.info({ event: 'agent.finished', job_id: ctx.job.id, pass, inner_attempt: inner, outcome: result.outcome, exit_code: result.exitCode, duration_ms: result.durationMs, ...(result.tokens === undefined ? {} : { tokens: result.tokens }), ...(result.costUsd === undefined ? {} : { cost_usd: result.costUsd }) }, `agent ${result.outcome}`);
 
     if (ctx.signal.aborted) throw new CodefleetError('cancelled', 'the job was stopped while the agent ran', { verdict: 'transient' });
     if (result.outcome === 'timeout') {
@@ -117,12 +123,8 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
     if (result.outcome === 'error') {
       throw new CodefleetError('agent_crashed', `agent ${agent.name} could not run: ${result.detail ?? 'unknown error'}`, result.permanent ? { verdict: 'permanent' } : {});
     }
-    if (result.budgetExceeded) {
-      // Another attempt would run with the same budget: stop as the budget says.
-      throw new CodefleetError('budget_exceeded', `agent ${agent.name}: ${result.detail ?? 'token budget spent'} (agents.${agent.name}.token_budget)`, {
-        verdict: 'permanent', details: { tokens_spent: tokensSpent(tracker.run), ...(agent.tokenBudget === undefined ? {} : { token_budget: agent.tokenBudget }) },
-      });
-    }
+    // Another attempt would run with the same budget: stop as the budget says.
+    if (result.budgetExceeded) throw await budgetStop(deps, agent, tracker.run, limits, left, result.detail);
     if (result.outcome === 'failed') {
       // The detail says why (a turn cap is reached with exit 0): the exit code alone would mislead.
       feedback = `The agent ${result.detail ?? `exited with code ${result.exitCode}`}. Its last output:\n${result.outputTail.slice(-2000)}`;
@@ -173,7 +175,7 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
     deps.log.info({ event: 'verify.step_failed', job_id: ctx.job.id, pass, inner_attempt: inner, step: verified.failed?.name }, 'verification failed; feeding back to the agent');
   }
   // Throws when the last attempt spent the budget: the more precise reason to stop.
-  tokenBudgetLeft(agent, tracker.run);
+  await budgetsLeft(deps, agent, tracker.run, limits);
   throw new CodefleetError('fix_attempts_exhausted', `pass ${pass}: still failing after ${max} attempts. Last feedback:\n${feedback ?? ''}`.slice(0, 4_000), {
     details: { pass, attempts: max },
   });
@@ -208,28 +210,6 @@ const unchangedNotice = /^You changed nothing since the last attempt[^\n]*\n\n/;
 // One notice at a time, however many attempts in a row changed nothing.
 function stripNotice(feedback: string | undefined): string {
   return (feedback ?? '').replace(unchangedNotice, '');
-}
-
-/** Model tokens the job's agent runs spent so far, across every delivery (the run record keeps them). */
-export function tokensSpent(run: RunRecord): number {
-  return run.agent_runs.reduce((sum, r) => sum + (r.tokens ? r.tokens.prompt + r.tokens.completion : 0), 0);
-}
-
-/**
- * What is left of the agent's token budget before another run, or `undefined` when it has
- * none. A budget is exceeded when another model call is needed and nothing is left: the
- * job then ends as `budget_exceeded` (permanent, recorded like any failure), not a hang
- * and not another attempt.
- *
- * @throws {CodefleetError} `budget_exceeded` when the budget is spent.
- */
-export function tokenBudgetLeft(agent: Pick<Agent, 'name' | 'tokenBudget'>, run: RunRecord): number | undefined {
-  if (agent.tokenBudget === undefined) return undefined;
-  const spent = tokensSpent(run);
-  if (spent < agent.tokenBudget) return agent.tokenBudget - spent;
-  throw new CodefleetError('budget_exceeded', `the job spent ${spent} model tokens, its budget is ${agent.tokenBudget} (agents.${agent.name}.token_budget)`, {
-    verdict: 'permanent', details: { tokens_spent: spent, token_budget: agent.tokenBudget },
-  });
 }
 
 /** The commit subject: the task title, with the optional prefix and the issue link. */

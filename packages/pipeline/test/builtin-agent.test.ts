@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { createBuiltinAgent } from '@codefleet/agents';
+import { createAgent, createBuiltinAgent } from '@codefleet/agents';
 import { parseConfig } from '@codefleet/config';
 import { git, startOllamaStandIn, type OllamaStandIn } from '@codefleet/testkit';
 import { branchName } from '@codefleet/workspace';
@@ -94,6 +94,22 @@ describe('runJob with the built-in agent on the Ollama stand-in', () => {
     expect(model.requests).toHaveLength(1);
     const promptChars = model.requests[0]!.messages.reduce((sum, m) => sum + m.content.length, 0);
     expect(model.requests[0]!.options).toMatchObject({ num_predict: 2_000 - Math.ceil(promptChars / 4) });
+    expect(model.pending).toBe(1);
+  }, 60_000);
+
+  it('prices its tokens at the configured model and stops at the job\'s money budget before another model call', async () => {
+    model = await startOllamaStandIn({ replies: [{ content: implementReply, promptTokens: 1_500, completionTokens: 600 }, testReply] });
+    const { config } = parseConfig(`agents:\n  ollama:\n    host: ${model.url}\n    model: qwen2.5-coder:7b\n`, { env: {}, baseDir: '/srv', hostname: 'h' });
+    // $10 / $20 per million tokens: the first run costs 1500 × 10e-6 + 600 × 20e-6 = $0.027.
+    h = await createHarness({ prices: { 'qwen2.5-coder:*': { inputPerMtok: 10, outputPerMtok: 20 } }, budgetUsd: { job: 0.02 } });
+    const agent = createAgent('ollama', config.agents);
+    h.deps.agentFor = () => agent;
+    const job = h.job({ title: 'Add two()' });
+    const result = await runJob(h.deps, { job, attempt: 1, workerId: 'w', signal: new AbortController().signal });
+
+    expect(result.run).toMatchObject({ outcome: 'failed', error: { code: 'budget_exceeded', verdict: 'permanent' } });
+    expect(result.run.error!.message).toBe('spent $0.0270 of the $0.0200 job budget (costs.budget_usd.job)');
+    expect(result.run.agent_runs.map((a) => [a.pass, a.cost_usd])).toEqual([['implement', expect.closeTo(0.027, 10)]]);
     expect(model.pending).toBe(1);
   }, 60_000);
 

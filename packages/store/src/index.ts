@@ -1,10 +1,11 @@
 export type {
-  CancelRequests, FenceRejection, Journal, JournalEntry, JournalQuery, RunQuery, RunStore, RunSummary, TaskLeases,
+  CancelRequests, FenceRejection, Journal, JournalEntry, JournalQuery, RunQuery, RunStore, RunSummary, SpendLedger, TaskLeases,
   WorkerInfo, WorkerJob, WorkerRegistry,
 } from './port.js';
 export { journalLimit, maxWorkerJobs } from './port.js';
 export { SqliteRunStore } from './sqlite-run-store.js';
 export { summarize } from './query.js';
+export { checkSpend, utcDay } from './spend.js';
 export { scanLimit } from './redis-reads.js';
 export { RedisRunStore, type RedisRunStoreOptions } from './redis-run-store.js';
 export { generationOf, latestRun, runIdOf } from './generations.js';

@@ -13,7 +13,7 @@ import type { RunOutcome, RunRecord, Stage } from '@codefleet/core';
  *   token fences publishing, and a rejected late write is recorded.
  * Leaves out: querying inside records, and retention (records are small; prune by age).
  */
-export interface RunStore extends TaskLeases, CancelRequests, RequestKeys, WorkerRegistry, Journal {
+export interface RunStore extends TaskLeases, CancelRequests, RequestKeys, WorkerRegistry, Journal, SpendLedger {
   save(run: RunRecord): Promise<void>;
   get(runId: string): Promise<RunRecord | undefined>;
   /** Newest first (by created_at); filters combine with AND. */
@@ -40,6 +40,25 @@ export interface RunQuery {
   /** ISO times, bounds (inclusive) on `created_at`. */
   since?: string;
   until?: string;
+}
+
+/**
+ * The fleet's money spent per UTC day (`costs.budget_usd.day`): every worker adds each
+ * agent run's cost, and every worker reads the total before it claims. Days are
+ * `YYYY-MM-DD` in UTC; amounts are US dollars. Adding is atomic across processes and
+ * hosts, so two workers finishing at once both count. Leaves out: per-job or per-repo
+ * totals (the run records hold those) and retention beyond a few weeks (Redis expires a
+ * day's total after 40 days; SQLite keeps one row a day).
+ */
+export interface SpendLedger {
+  /**
+   * Adds `usd` to `day`'s total and resolves the new total. A day that is not `YYYY-MM-DD`
+   * or an amount that is not a finite number ≥ 0 is refused (`invalid_job`): a caller bug,
+   * never a silent zero.
+   */
+  addSpend(day: string, usd: number): Promise<number>;
+  /** What `day` has spent so far; 0 for a day with nothing. */
+  spentOn(day: string): Promise<number>;
 }
 
 /** Live workers, so the dashboard / `codefleet workers` can list them. */

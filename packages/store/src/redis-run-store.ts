@@ -4,6 +4,7 @@ import type { FenceRejection, JournalEntry, JournalQuery, RunQuery, RunStore, Ru
 import { boundEntry, boundWorker, facetsOf, journalLimit } from './query.js';
 import { journalKeys, listRuns, readJournal, runIndexes } from './redis-reads.js';
 import { checkRequestKey } from './sqlite-run-store.js';
+import { checkSpend } from './spend.js';
 import { runVersion } from './version.js';
 
 // Each script is one atomic step in Redis; KEYS and ARGV are listed where they are called.
@@ -241,6 +242,20 @@ export class RedisRunStore implements RunStore {
   async rejections(taskKey: string): Promise<FenceRejection[]> {
     const entries = await (await this.#redis).lrange(this.#key('rejected', taskKey), 0, -1);
     return entries.map((entry) => JSON.parse(entry) as FenceRejection);
+  }
+
+  async addSpend(day: string, usd: number): Promise<number> {
+    checkSpend(day, usd);
+    // INCRBYFLOAT is atomic; a day's total is kept 40 days, long enough for any report on it.
+    const [[error, total] = [null, '0']] = (await (await this.#redis).multi()
+      .incrbyfloat(this.#key('spend', day), usd).expire(this.#key('spend', day), 40 * 24 * 3_600).exec()) ?? [];
+    if (error) throw error;
+    return Number(total);
+  }
+
+  async spentOn(day: string): Promise<number> {
+    checkSpend(day);
+    return Number((await (await this.#redis).get(this.#key('spend', day))) ?? 0);
   }
 
   async requestCancel(taskKey: string, by: string): Promise<void> {

@@ -4,6 +4,7 @@ import { describeDamage, openSqlite, type SqliteDamage, type SqliteDatabase } fr
 import { CodefleetError, parseRun, type RunRecord } from '@codefleet/core';
 import type { FenceRejection, JournalEntry, JournalQuery, RunQuery, RunStore, RunSummary, WorkerInfo } from './port.js';
 import { boundEntry, boundWorker, checkJournalQuery, checkQuery, journalLimit, summarize } from './query.js';
+import { checkSpend } from './spend.js';
 import { runVersion } from './version.js';
 
 const ddl = `
@@ -52,6 +53,10 @@ CREATE TABLE IF NOT EXISTS journal (
 );
 CREATE INDEX IF NOT EXISTS journal_run ON journal (run_id, seq);
 CREATE INDEX IF NOT EXISTS journal_kind ON journal (kind, seq);
+CREATE TABLE IF NOT EXISTS spend (
+  day TEXT PRIMARY KEY,
+  usd REAL NOT NULL
+);
 `;
 
 // A store file made before the workers and journal tables existed gets them on open
@@ -201,6 +206,21 @@ export class SqliteRunStore implements RunStore {
     const rows = this.#db.prepare(`SELECT entry FROM journal ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`} ORDER BY seq DESC LIMIT ?`)
       .all(...args, q.limit) as { entry: string }[];
     return rows.map(({ entry }) => JSON.parse(entry) as JournalEntry);
+  }
+
+  async addSpend(day: string, usd: number): Promise<number> {
+    checkSpend(day, usd);
+    // One immediate transaction: another process's add lands before or after, never between.
+    return this.#db.transaction(() => {
+      this.#db.prepare(`INSERT INTO spend (day, usd) VALUES (?, ?) ON CONFLICT (day) DO UPDATE SET usd = spend.usd + excluded.usd`).run(day, usd);
+      return (this.#db.prepare(`SELECT usd FROM spend WHERE day = ?`).get(day) as { usd: number }).usd;
+    }).immediate();
+  }
+
+  async spentOn(day: string): Promise<number> {
+    checkSpend(day);
+    const row = this.#db.prepare(`SELECT usd FROM spend WHERE day = ?`).get(day) as { usd: number } | undefined;
+    return row?.usd ?? 0;
   }
 
   async requestCancel(taskKey: string, by: string): Promise<void> {

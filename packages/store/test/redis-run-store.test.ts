@@ -7,6 +7,7 @@ import { freePort, startRedis, type RedisServer } from '@codefleet/testkit';
 import { RedisRunStore } from '../src/index.js';
 import { job, runStoreContract } from './contract.js';
 import { fleetContract } from './contract-fleet.js';
+import { spendContract } from './contract-spend.js';
 
 // A real redis-server on a random loopback port; every test gets its own key prefix.
 let redis: RedisServer;
@@ -28,6 +29,11 @@ fleetContract('redis (real redis-server)', async (options) => ({
   store: new RedisRunStore({ url: redis.url, prefix: `t-${randomUUID()}`, ...options }),
   dispose: async () => undefined,
 }));
+
+spendContract('redis, two clients on one prefix (real redis-server)', async () => {
+  const prefix = `t-${randomUUID()}`;
+  return { stores: [new RedisRunStore({ url: redis.url, prefix }), new RedisRunStore({ url: redis.url, prefix })], dispose: async () => undefined };
+});
 
 describe('redis run store, fail-fast, with nothing listening', () => {
   it('rejects every call with store_unavailable naming the cause, never the password', async () => {

@@ -7,6 +7,7 @@ import { createTempDir } from '@codefleet/testkit';
 import { SqliteRunStore } from '../src/index.js';
 import { job, runStoreContract } from './contract.js';
 import { fleetContract } from './contract-fleet.js';
+import { spendContract } from './contract-spend.js';
 
 runStoreContract('sqlite', async () => {
   const dir = await createTempDir('store');
@@ -16,6 +17,12 @@ runStoreContract('sqlite', async () => {
 fleetContract('sqlite', async (options) => {
   const dir = await createTempDir('store');
   return { store: new SqliteRunStore(join(dir.path, 'runs.sqlite'), options), dispose: () => dir.dispose() };
+});
+
+spendContract('sqlite, two handles on one file', async () => {
+  const dir = await createTempDir('store');
+  const path = join(dir.path, 'runs.sqlite');
+  return { stores: [new SqliteRunStore(path), new SqliteRunStore(path)], dispose: () => dir.dispose() };
 });
 
 describe('SqliteRunStore', () => {

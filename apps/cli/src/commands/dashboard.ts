@@ -36,6 +36,7 @@ export async function mountDashboard(rt: Runtime, flags: DashboardFlags, out: (l
     port: flags.port ?? section.port,
     readOnly,
     worstCaseMs: worstCaseMsOf(rt.config),
+    dayBudgetUsd: rt.config.costs.budget_usd.day,
     onError: (err) => rt.log.error({ err, event: 'dashboard.failed' }, 'dashboard request failed'),
   });
   const url = await dashboard.listen();

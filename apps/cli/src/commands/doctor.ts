@@ -32,7 +32,7 @@ export async function doctor(loaded: LoadedConfig): Promise<Check[]> {
   checks.push({ ok: true, what: `config: ${loaded.source ?? 'embedded defaults (no config.yaml found)'}` });
   checks.push(await dataDirCheck(config));
   checks.push(await queueCheck(config));
-  checks.push(await storeCheck(config));
+  checks.push(...(await storeCheck(config)));
   checks.push(await sandboxCheck(loaded));
   checks.push(...(await toolchainChecks(loaded)));
   checks.push(await agentCheck(loaded));
@@ -185,24 +185,28 @@ async function queueCheck(config: Config): Promise<Check> {
   }
 }
 
-async function storeCheck(config: Config): Promise<Check> {
+async function storeCheck(config: Config): Promise<Check[]> {
   const name = `run store (${config.store.backend})`;
   let store: RunStore;
   try {
     store = openConfiguredStore(config);
   } catch (err) {
     const damaged = damageCheck(name, err);
-    if (damaged) return damaged;
+    if (damaged) return [damaged];
     const path = runStorePath(config);
-    if (path === undefined) return { ok: false, what: `${name} cannot be opened: ${(err as Error).message}`, fix: 'check the store section of config.yaml' };
+    if (path === undefined) return [{ ok: false, what: `${name} cannot be opened: ${(err as Error).message}`, fix: 'check the store section of config.yaml' }];
     const problem = await sqliteProblem(path, 'data_dir', err);
-    return { ok: false, what: `${name}: ${problem.what}`, fix: problem.fix };
+    return [{ ok: false, what: `${name}: ${problem.what}`, fix: problem.fix }];
   }
   try {
     const recent = await store.list({ limit: 1 });
-    return { ok: true, what: `${name}: ${recent.length === 0 ? 'no runs yet' : `latest run ${recent[0]!.runId}`}` };
+    const { budgetCheck } = await import('./budget-check.js');
+    return [
+      { ok: true, what: `${name}: ${recent.length === 0 ? 'no runs yet' : `latest run ${recent[0]!.runId}`}` },
+      await budgetCheck(store, config.costs, new Date()),
+    ];
   } catch (err) {
-    return { ok: false, what: `${name} is not reachable: ${(err as Error).message}`, fix: 'check store.redis_url in config.yaml (workers and the CLI must share it)' };
+    return [{ ok: false, what: `${name} is not reachable: ${(err as Error).message}`, fix: 'check store.redis_url in config.yaml (workers and the CLI must share it)' }];
   } finally {
     await store.close().catch(() => undefined);
   }

@@ -1,7 +1,7 @@
 import { classify, isTerminal } from '@codefleet/core';
 import { maskSecrets } from '@codefleet/log';
 import { queueSettingsFromConfig } from '@codefleet/queue';
-import { latestRun } from '@codefleet/store';
+import { latestRun, utcDay } from '@codefleet/store';
 import { runWorker, startMonitorServer, WorkerMonitor, type MonitorServer, type WorkerEvents, type WorkerSummary } from '@codefleet/worker';
 import { defaultAgentReadiness } from '../agent-check.js';
 import { progressReporter } from '../progress.js';
@@ -81,7 +81,8 @@ export async function work(rt: Runtime, options: WorkOptions): Promise<WorkResul
     // A claim may long-poll SQS for 20 s: staleness is judged over a few of those.
     // The fleet's live workers: the run store's worker registry, read at scrape time.
     const liveWorkers = async () => (await rt.store.listWorkers()).length;
-    monitor = await WorkerMonitor.create({ queue: rt.queue, staleAfterMs: 60_000, liveWorkers }, concurrency);
+    const spentToday = () => rt.store.spentOn(utcDay(new Date()));
+    monitor = await WorkerMonitor.create({ queue: rt.queue, staleAfterMs: 60_000, liveWorkers, spentToday }, concurrency);
     server = await startMonitorServer(monitor, { port, host: rt.config.worker.metrics_host });
     rt.log.info({ event: 'monitor.listening', port: server.port }, `health and metrics on http://${rt.config.worker.metrics_host}:${server.port}/healthz and /metrics`);
   }
@@ -141,6 +142,8 @@ export async function work(rt: Runtime, options: WorkOptions): Promise<WorkResul
       leases: { store: rt.store, ttlMs: queueSettingsFromConfig(rt.config).leaseMs },
       ...(progress ? { onProgress: progress.onProgress, onOutput: progress.onOutput } : {}),
       ...(giveUpAfterMs === undefined ? {} : { giveUpAfterMs }),
+      // The fleet's daily budget: claiming pauses once the day's spend reaches it.
+      ...(rt.config.costs.budget_usd.day === undefined ? {} : { dayBudget: { ledger: rt.store, limitUsd: rt.config.costs.budget_usd.day } }),
     });
     if (fatal) throw fatal.error;
     if (options.once) await reportDead();

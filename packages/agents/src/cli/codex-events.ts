@@ -1,3 +1,4 @@
+import { formatUsd } from '@codefleet/core';
 import { costOf } from '../pricing.js';
 import type { AgentRunRequest, ModelCall } from '../port.js';
 import type { RunObserver, RunReport, WatchStop } from '../process-agent.js';
@@ -40,7 +41,6 @@ export function codexTurnFailure(text: string): string | undefined {
   return message;
 }
 
-const dollars = (value: number) => `$${value.toFixed(4)}`;
 
 /**
  * The observer of one Codex run: adds up the `usage` of every `turn.completed` as the
@@ -64,7 +64,7 @@ export function codexObserver(req: Pick<AgentRunRequest, 'budgetUsd' | 'prices'>
     turns += 1;
     const cost = costNow();
     if (req.budgetUsd === undefined || cost === undefined || cost < req.budgetUsd) return undefined;
-    return { reason: `stopped at the money budget: spent ${dollars(cost)} of ${dollars(req.budgetUsd)}`, budgetExceeded: true };
+    return { reason: `stopped at the money budget: spent ${formatUsd(cost)} of ${formatUsd(req.budgetUsd)}`, budgetExceeded: true };
   };
   return {
     output(chunk) {

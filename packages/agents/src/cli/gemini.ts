@@ -1,3 +1,4 @@
+import { formatUsd } from '@codefleet/core';
 import type { OutcomeVerdict } from '../outcome.js';
 import { createProcessAgent, type ProcessAgentSpec } from '../process-agent.js';
 import type { Agent, AgentRunRequest, AgentRunResult } from '../port.js';
@@ -112,6 +113,6 @@ function withUsage(result: AgentRunResult, usage: GeminiUsage | undefined, budge
     ...(usage?.model === undefined ? {} : { model: usage.model }),
     ...(costUsd === undefined ? {} : { costUsd }),
     ...(usage?.modelCalls === undefined ? {} : { modelCalls: usage.modelCalls }),
-    ...(over ? { budgetExceeded: true, detail: `${result.detail === undefined ? '' : `${result.detail}; `}cost $${costUsd.toFixed(4)} reached the budget $${budgetUsd.toFixed(4)}` } : {}),
+    ...(over ? { budgetExceeded: true, detail: `${result.detail === undefined ? '' : `${result.detail}; `}cost ${formatUsd(costUsd)} reached the budget ${formatUsd(budgetUsd)}` } : {}),
   };
 }
