@@ -6,6 +6,9 @@ import { decideOutcome, type OutcomeFacts, type OutcomeVerdict } from './outcome
 import type { Agent, AgentRunRequest, AgentRunResult, ContextFile } from './port.js';
 import { writeRunFiles, type RunFiles } from './run-files.js';
 
+/** What an adapter reads from its tool's own account of a run besides the outcome: usage, model, cost, a budget stop. */
+export type RunReport = Pick<AgentRunResult, 'tokens' | 'model' | 'costUsd' | 'modelCalls' | 'budgetExceeded'>;
+
 /**
  * How one adapter starts its agent as a child process: the command and script adapters,
  * and the CLI adapters (Aider, Claude Code, Codex, Gemini) with their own `argv` and
@@ -16,6 +19,11 @@ export interface ProcessAgentSpec {
   contextFile?: ContextFile;
   timeoutMs?: number;
   allowEnv?: readonly string[];
+  /**
+   * Variables the adapter sets for its tool (switches that keep it quiet and headless),
+   * under `req.env`: an operator who passes the same name through keeps their own value.
+   */
+  env?: Readonly<Record<string, string>>;
   /** Between SIGTERM and SIGKILL when stopping the tree; runProcess's default when unset. */
   killGraceMs?: number;
   /** Bytes of output kept in `outputTail`; runProcess's default when unset. */
@@ -30,9 +38,14 @@ export interface ProcessAgentSpec {
   /**
    * An adapter's own reading of the facts, consulted after the generic one: e.g. a CLI
    * that prints a fatal API error or hits its turn cap and still exits 0. Returning
-   * `undefined` keeps the generic verdict.
+   * `undefined` keeps the generic verdict. `req` is the run's request (its limits, for messages).
    */
-  interpret?(facts: OutcomeFacts, generic: OutcomeVerdict): OutcomeVerdict | undefined;
+  interpret?(facts: OutcomeFacts, generic: OutcomeVerdict, req: AgentRunRequest): OutcomeVerdict | undefined;
+  /**
+   * The run's usage, model and cost as the tool itself reported them (its final JSON),
+   * merged into the result; `undefined` when it said nothing.
+   */
+  report?(facts: OutcomeFacts, run: { req: AgentRunRequest; durationMs: number }): RunReport | undefined;
   /**
    * Removes what the tool leaves in the working copy for itself (caches it cannot be told
    * to put elsewhere), after the run and before changes are listed, so it is never
@@ -51,11 +64,16 @@ function checkRequest(req: AgentRunRequest): void {
   }
 }
 
+/** The fields of `report` that are set, so an absent value never shows up as `undefined`. */
+function definedOnly(report: RunReport | undefined): RunReport {
+  return Object.fromEntries(Object.entries(report ?? {}).filter(([, value]) => value !== undefined)) as RunReport;
+}
+
 /** An {@link Agent} that runs a child process per run through `runProcess`. */
 export function createProcessAgent(spec: ProcessAgentSpec): Agent {
   const run = async (req: AgentRunRequest): Promise<AgentRunResult> => {
     checkRequest(req);
-    const env = withoutForgeCredentials(req.env);
+    const env = withoutForgeCredentials({ ...spec.env, ...req.env });
     // Recorded first: it also proves the workdir is a git work tree before anything runs.
     const before = await headCommit(req.workdir, env, req.gitPath);
     const files = await writeRunFiles(req);
@@ -81,7 +99,8 @@ export function createProcessAgent(spec: ProcessAgentSpec): Agent {
     }
     const facts: OutcomeFacts = { process: result, changes, program: argv[0] ?? '', timeoutMs: req.timeoutMs };
     const generic = decideOutcome(facts);
-    const verdict = spec.interpret?.(facts, generic) ?? generic;
+    const verdict = spec.interpret?.(facts, generic, req) ?? generic;
+    const report = spec.report?.(facts, { req, durationMs: result.durationMs });
     return {
       exitCode: result.exitCode,
       signal: result.signal,
@@ -95,6 +114,7 @@ export function createProcessAgent(spec: ProcessAgentSpec): Agent {
       outcome: verdict.outcome,
       ...(verdict.detail === undefined ? {} : { detail: verdict.detail }),
       ...(verdict.permanent === true && verdict.outcome === 'error' ? { permanent: true } : {}),
+      ...definedOnly(report),
     };
   };
   return {

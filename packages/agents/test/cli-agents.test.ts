@@ -97,7 +97,7 @@ function hostEnv(bin: string, home: string): Record<string, string> {
   return {
     PATH: `${bin}:${process.env.PATH ?? ''}`, HOME: home, LANG: 'C.UTF-8',
     ...plantedCredentials, ...keys,
-    OLLAMA_API_BASE: 'http://127.0.0.1:11434', AWS_SECRET_ACCESS_KEY: 'aws-planted', NPM_TOKEN: 'npm-planted',
+    OLLAMA_API_BASE: 'http://127.0.0.1:11434', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9/gateway', AWS_SECRET_ACCESS_KEY: 'aws-planted', NPM_TOKEN: 'npm-planted',
   };
 }
 
@@ -129,6 +129,8 @@ describe.each(toolNames)('%s adapter', (tool) => {
     const expectedEnv: Record<string, string> = { PATH: host.PATH!, HOME: host.HOME!, LANG: host.LANG! };
     if (key) expectedEnv[key] = keys[key];
     if (tool === 'aider') expectedEnv.OLLAMA_API_BASE = host.OLLAMA_API_BASE!;
+    // Claude Code's model API may be elsewhere (a gateway); it is kept off Anthropic's other servers.
+    if (tool === 'claude') Object.assign(expectedEnv, { ANTHROPIC_BASE_URL: host.ANTHROPIC_BASE_URL!, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' });
     // Plus the run's mark, by which what leaves the process group is found and killed.
     expect(call?.env).toEqual({ ...expectedEnv, CODEFLEET_RUN_MARK: expect.stringMatching(/^[0-9a-f]{24}$/) });
   });

@@ -20,3 +20,7 @@ export type { SlackApiCall, SlackFault } from './slack/web-api.js';
 export { signSlackRequest } from './slack/events.js';
 export { parsePrometheusText, type PromSample, type PromScrape } from './prometheus-text.js';
 export { startCountingProxy, type CountingProxy } from './sqs-counting-proxy.js';
+export {
+  errorReply, startAnthropicStandIn, textReply, toolReply, type AnthropicBlock, type AnthropicReply, type AnthropicStandIn,
+  type AnthropicStandInOptions, type AnthropicUsage, type RecordedAnthropicRequest,
+} from './anthropic-stand-in.js';
