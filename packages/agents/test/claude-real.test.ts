@@ -122,6 +122,13 @@ describe('Claude Code 2.1.331 (real CLI) against the Anthropic stand-in', () => 
     expect(JSON.stringify(standIn.messageRequests[1]?.body.messages)).toContain('tool_result');
   }, testTimeoutMs);
 
+  it('with --verbose in extra_args (a JSON array of every message) the result is still read', async () => {
+    const { agent, repo, standIn, req } = await setUp({ extraArgs: ['--verbose'] });
+    standIn.reply(...editScript(repo.path));
+    const result = await agent.run(req());
+    expect(result).toMatchObject({ outcome: 'changed', exitCode: 0, model, tokens: { prompt: 4600, completion: 82 } });
+  }, testTimeoutMs);
+
   it('an API error (HTTP 500) is an error to retry later: 2.1.331 exits 1 and says is_error in its JSON', async () => {
     const { agent, standIn, req } = await setUp({ replies: [errorReply(500, 'api_error', 'Internal server error')] });
     const result = await agent.run(req());

@@ -43,6 +43,17 @@ describe('claudeReport', () => {
   });
 });
 
+describe('readClaudeResult', () => {
+  it('finds the result at the end of --verbose output even when the start of its array was cut off', () => {
+    const messages = [{ type: 'system', subtype: 'init' }, { type: 'assistant', message: { content: [{ type: 'text', text: 'a,{"b' }] } },
+      { type: 'result', subtype: 'success', permission_denials: [{ tool_name: 'Bash' }, { tool_name: 'Write' }], total_cost_usd: 0.5 }];
+    const line = JSON.stringify(messages);
+    expect(readClaudeResult(`${line}\n`)).toMatchObject({ type: 'result', total_cost_usd: 0.5 });
+    expect(readClaudeResult(line.slice(40))).toMatchObject({ type: 'result', total_cost_usd: 0.5 });
+    expect(readClaudeResult('[{"type":"assistant"}]')).toBeUndefined();
+  });
+});
+
 describe('claudeVerdict', () => {
   const facts = (outputTail: string, files: string[] = []) => ({
     process: { exitCode: 1, signal: null, timedOut: false, cancelled: false, outputTail }, changes: { files }, program: 'claude', timeoutMs: 1000,

@@ -19,10 +19,29 @@ import { apiErrorVerdict, capVerdict, endedOnItsOwn, firstMatchingLine, lastJson
  */
 export type ClaudeResult = Record<string, unknown> & { type: 'result' };
 
-/** The final result object in a run's output, if Claude Code printed one. */
+/**
+ * The final result object in a run's output, if Claude Code printed one: the one JSON
+ * object, or with `--verbose` the last element of the JSON array of every message it
+ * prints instead (one line, whose start a long run pushes out of the tail).
+ */
 export function readClaudeResult(outputTail: string): ClaudeResult | undefined {
   const value = lastJsonObject(outputTail);
-  return value?.type === 'result' ? (value as ClaudeResult) : undefined;
+  if (value?.type === 'result') return value as ClaudeResult;
+  const line = outputTail.trimEnd().split('\n').reverse().find((l) => l.trimEnd().endsWith('}]'))?.trimEnd();
+  if (line === undefined) return undefined;
+  // The last element starts at one of the last `,{"` (or at `[{"`); try them from the end.
+  let at = line.length;
+  for (let tries = 0; tries < 200; tries += 1) {
+    at = Math.max(line.lastIndexOf(',{"', at - 1), line.lastIndexOf('[{"', at - 1));
+    if (at < 0) return undefined;
+    try {
+      const element: unknown = JSON.parse(line.slice(at + 1, -1));
+      if (typeof element === 'object' && element !== null && (element as { type?: unknown }).type === 'result') return element as ClaudeResult;
+    } catch {
+      // Not where the last element starts.
+    }
+  }
+  return undefined;
 }
 
 // Printed in text mode, or as the result text, when the API refused or failed.
