@@ -28,6 +28,7 @@ export {
 } from './builtin/chat-model.js';
 export { createOllamaModel, probeOllama, type OllamaModelOptions, type OllamaProbe } from './builtin/ollama-model.js';
 export { createOpenAiModel, type OpenAiModelOptions } from './builtin/openai-model.js';
+export { createAnthropicModel, defaultAnthropicMaxTokens, type AnthropicModelOptions } from './builtin/anthropic-model.js';
 export { buildPrompt, relevanceOrder, systemPrompt, type BuiltPrompt, type PromptInput } from './builtin/prompt.js';
 export { readReply, type ReadReply } from './builtin/reply.js';
 export { applyOptionsFor, patchPolicyFrom, type PatchPolicy } from './patch-policy.js';

@@ -13,7 +13,7 @@ export interface WatchStop {
 }
 
 /** What an adapter learned about a run from its output: what the CLI reported spending. */
-export type RunReport = Pick<AgentRunResult, 'tokens' | 'model' | 'costUsd' | 'modelCalls'>;
+export type RunReport = Pick<AgentRunResult, 'tokens' | 'model' | 'costUsd' | 'modelCalls' | 'budgetExceeded'>;
 
 /**
  * One run's observer, made fresh per run by {@link ProcessAgentSpec.observe}: it sees the
@@ -38,6 +38,11 @@ export interface ProcessAgentSpec {
   contextFile?: ContextFile;
   timeoutMs?: number;
   allowEnv?: readonly string[];
+  /**
+   * Variables the adapter sets for its tool (switches that keep it quiet and headless),
+   * under `req.env`: an operator who passes the same name through keeps their own value.
+   */
+  env?: Readonly<Record<string, string>>;
   /** Between SIGTERM and SIGKILL when stopping the tree; runProcess's default when unset. */
   killGraceMs?: number;
   /** Bytes of output kept in `outputTail`; runProcess's default when unset. */
@@ -52,9 +57,14 @@ export interface ProcessAgentSpec {
   /**
    * An adapter's own reading of the facts, consulted after the generic one: e.g. a CLI
    * that prints a fatal API error or hits its turn cap and still exits 0. Returning
-   * `undefined` keeps the generic verdict.
+   * `undefined` keeps the generic verdict. `req` is the run's request (its limits, for messages).
    */
-  interpret?(facts: OutcomeFacts, generic: OutcomeVerdict): OutcomeVerdict | undefined;
+  interpret?(facts: OutcomeFacts, generic: OutcomeVerdict, req: AgentRunRequest): OutcomeVerdict | undefined;
+  /**
+   * The run's usage, model and cost as the tool itself reported them (its final JSON),
+   * merged into the result; `undefined` when it said nothing.
+   */
+  report?(facts: OutcomeFacts, run: { req: AgentRunRequest; durationMs: number }): RunReport | undefined;
   /**
    * Removes what the tool leaves in the working copy for itself (caches it cannot be told
    * to put elsewhere), after the run and before changes are listed, so it is never
@@ -113,7 +123,7 @@ const definedOnly = <T extends object>(value: T): Partial<T> => Object.fromEntri
 export function createProcessAgent(spec: ProcessAgentSpec): Agent {
   const run = async (req: AgentRunRequest): Promise<AgentRunResult> => {
     checkRequest(req);
-    const env = withoutForgeCredentials(spec.environment?.(req.env) ?? req.env);
+    const env = withoutForgeCredentials(spec.environment?.({ ...spec.env, ...req.env }) ?? { ...spec.env, ...req.env });
     // Recorded first: it also proves the workdir is a git work tree before anything runs.
     const before = await headCommit(req.workdir, env, req.gitPath);
     const files = await writeRunFiles(req);
@@ -145,8 +155,8 @@ export function createProcessAgent(spec: ProcessAgentSpec): Agent {
     // The observer's stop looks like a cancel to runProcess; only a cancel of the caller's is one.
     const verdict = stop !== undefined && req.signal?.aborted !== true
       ? { outcome: 'failed' as const, detail: stop.reason }
-      : spec.interpret?.(facts, generic) ?? generic;
-    const report = observer?.report?.() ?? {};
+      : spec.interpret?.(facts, generic, req) ?? generic;
+    const report = { ...definedOnly(observer?.report?.() ?? {}), ...definedOnly(spec.report?.(facts, { req, durationMs: result.durationMs }) ?? {}) };
     return {
       exitCode: result.exitCode,
       signal: result.signal,
@@ -160,8 +170,8 @@ export function createProcessAgent(spec: ProcessAgentSpec): Agent {
       outcome: verdict.outcome,
       ...(verdict.detail === undefined ? {} : { detail: verdict.detail }),
       ...(verdict.permanent === true && verdict.outcome === 'error' ? { permanent: true } : {}),
+      ...report,
       ...(stop?.budgetExceeded === true ? { budgetExceeded: true } : {}),
-      ...definedOnly(report),
     };
   };
   return {

@@ -97,7 +97,7 @@ function hostEnv(bin: string, home: string): Record<string, string> {
   return {
     PATH: `${bin}:${process.env.PATH ?? ''}`, HOME: home, LANG: 'C.UTF-8',
     ...plantedCredentials, ...keys,
-    OLLAMA_API_BASE: 'http://127.0.0.1:11434', AWS_SECRET_ACCESS_KEY: 'aws-planted', NPM_TOKEN: 'npm-planted',
+    OLLAMA_API_BASE: 'http://127.0.0.1:11434', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9/gateway', AWS_SECRET_ACCESS_KEY: 'aws-planted', NPM_TOKEN: 'npm-planted',
   };
 }
 
@@ -131,6 +131,8 @@ describe.each(toolNames)('%s adapter', (tool) => {
     if (tool === 'aider') expectedEnv.OLLAMA_API_BASE = host.OLLAMA_API_BASE!;
     // Codex's built-in provider reads its key as CODEX_API_KEY: the configured one, under that name too.
     if (tool === 'codex') expectedEnv.CODEX_API_KEY = keys.OPENAI_API_KEY;
+    // Claude Code's model API may be elsewhere (a gateway); it is kept off Anthropic's other servers.
+    if (tool === 'claude') Object.assign(expectedEnv, { ANTHROPIC_BASE_URL: host.ANTHROPIC_BASE_URL!, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' });
     // Plus the run's mark, by which what leaves the process group is found and killed.
     expect(call?.env).toEqual({ ...expectedEnv, CODEFLEET_RUN_MARK: expect.stringMatching(/^[0-9a-f]{24}$/) });
   });

@@ -10,7 +10,7 @@ export { ConfigError, CONFIG_ERROR_CODES, formatProblem, type ConfigErrorCode, t
 export { configJsonSchema, renderConfigJsonSchema } from './json-schema.js';
 export { configSchema, AGENT_NAMES, LOG_LEVELS, ROUTES, type AgentName, type ParsedConfig, type RouteName } from './schema/index.js';
 export { collectSecrets, isSecretName } from './secrets.js';
-export { defaultOllamaHost, ollamaHostFromEnv } from './normalize.js';
+export { defaultAnthropicHost, defaultOllamaHost, ollamaHostFromEnv } from './normalize.js';
 export {
   ACCELERATED_MODEL, AUTO_MODEL, CPU_MODEL, detectHardware, localModelFor, type HardwareProbe, type HostHardware, type LocalModelChoice,
 } from './host-model.js';

@@ -27,7 +27,8 @@ export interface NormalizeContext {
  * - `agents.ollama.model: auto` (the default) becomes the model for the host's `hardware`
  *   (`localModelFor`), and `model_reason` says why, or that the config named it;
  * - `agents.ollama.host` defaults, for the ollama provider, to `$OLLAMA_HOST` read the way
- *   Ollama reads it (`host:port`, `:port`, a URL), else `http://127.0.0.1:11434`;
+ *   Ollama reads it (`host:port`, `:port`, a URL), else `http://127.0.0.1:11434`; for the
+ *   anthropic provider to `https://api.anthropic.com`, its `api_key_env` to `ANTHROPIC_API_KEY`;
  * - `worker.worker_id` defaults to the host name;
  * - `~` in `sandbox.*_paths` and `verification.env.path` / `agents.env.path` is the HOME;
  * - `forge.github.token` is read from the variable named by `forge.github.token_env`, and
@@ -151,10 +152,16 @@ function ollamaModelOf(model: string, hardware: HostHardware | undefined): { mod
   return { model: choice.model, model_reason: choice.reason };
 }
 
-function ollamaHostOf(ollama: ParsedConfig['agents']['ollama'], env: Env): { host?: string } {
+function ollamaHostOf(ollama: ParsedConfig['agents']['ollama'], env: Env): { host?: string; api_key_env?: string } {
+  if (ollama.provider === 'anthropic') {
+    return { host: ollama.host ?? defaultAnthropicHost, api_key_env: ollama.api_key_env ?? 'ANTHROPIC_API_KEY' };
+  }
   if (ollama.host !== undefined || ollama.provider !== 'ollama') return {};
   return { host: ollamaHostFromEnv(env) ?? defaultOllamaHost };
 }
+
+/** Where the anthropic provider of the built-in agent goes unless `agents.ollama.host` says otherwise. */
+export const defaultAnthropicHost = 'https://api.anthropic.com';
 
 function envRegion(env: Env): string | undefined {
   return nonEmpty(readVariable(env, 'AWS_REGION')) ?? nonEmpty(readVariable(env, 'AWS_DEFAULT_REGION'));

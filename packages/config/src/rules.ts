@@ -72,6 +72,11 @@ function agentRules({ agents }: Config, env: Env): ConfigProblem[] {
   if (ollama.provider === 'openai' && ollama.host === undefined) {
     problems.push({ path: 'agents.ollama.host', message: 'required when agents.ollama.provider is openai (the API base, e.g. https://api.openai.com/v1)' });
   }
+  // `auto` picks a local Qwen model for the host's hardware: never a model Anthropic has.
+  // A profile with its own model for the anthropic provider is fine; the section's own must be named.
+  if (ollama.provider === 'anthropic' && !ollama.model_reason?.startsWith('set in config')) {
+    problems.push({ path: 'agents.ollama.model', message: 'must name a Claude model when agents.ollama.provider is anthropic (auto picks a local Ollama model)' });
+  }
   // Only where the variable would be used: a stray OLLAMA_HOST must not stop a worker that
   // runs another agent, or one that names its Ollama host in the config.
   const hostFromEnv = ollama.provider === 'ollama' && ollama.host === defaultOllamaHost;

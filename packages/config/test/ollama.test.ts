@@ -33,4 +33,17 @@ describe('agents.ollama', () => {
     expect(parse(yaml('agents:', '  ollama:', '    provider: openai', '    host: https://api.openai.com/v1', '    token_budget: 100000')).config.agents.ollama)
       .toMatchObject({ provider: 'openai', host: 'https://api.openai.com/v1', token_budget: 100000 });
   });
+
+  it('the anthropic provider defaults to the Anthropic API and its usual key variable; both can be set', () => {
+    expect(parse(yaml('agents:', '  ollama:', '    provider: anthropic', '    model: claude-sonnet-4-6'), { OLLAMA_HOST: 'ignored:1' }).config.agents.ollama)
+      .toMatchObject({ provider: 'anthropic', host: 'https://api.anthropic.com', api_key_env: 'ANTHROPIC_API_KEY', model: 'claude-sonnet-4-6' });
+    expect(parse(yaml('agents:', '  ollama:', '    provider: anthropic', '    model: claude-x', '    host: https://gateway.internal', '    api_key_env: GATEWAY_KEY')).config.agents.ollama)
+      .toMatchObject({ provider: 'anthropic', host: 'https://gateway.internal', api_key_env: 'GATEWAY_KEY' });
+    expect(parse(yaml('agents:', '  default: ollama', '  ollama:', '    provider: anthropic', '    model: claude-x')).config.agents.default).toBe('ollama');
+  });
+
+  it('the anthropic provider needs a named model: auto would send a local Qwen model name to Anthropic', () => {
+    expect(() => parse(yaml('agents:', '  ollama:', '    provider: anthropic'))).toThrow(/agents\.ollama\.model: must name a Claude model/);
+    expect(() => parse(yaml('agents:', '  ollama:', '    provider: anthropic', '    model: auto'))).toThrow(/must name a Claude model/);
+  });
 });

@@ -28,3 +28,7 @@ export {
   startOpenAiStandIn, type OpenAiStandIn, type OpenAiStandInOptions, type RecordedOpenAiRequest, type ResponsesReply,
 } from './openai-stand-in.js';
 export { addFilePatch, editItem, offeredTools, type OfferedTool } from './openai-tools.js';
+export {
+  errorReply, startAnthropicStandIn, textReply, toolReply, type AnthropicBlock, type AnthropicReply, type AnthropicStandIn,
+  type AnthropicStandInOptions, type AnthropicUsage, type RecordedAnthropicRequest,
+} from './anthropic-stand-in.js';

@@ -7,6 +7,7 @@ import { applyOptionsFor, type PatchPolicy } from '../patch-policy.js';
 import type { Agent, AgentOutcome, AgentRunRequest, AgentRunResult, ModelCall } from '../port.js';
 import { costOf, priceOf } from '../pricing.js';
 import { modelErrorKind, type ChatMessage, type ChatModel } from './chat-model.js';
+import { createAnthropicModel } from './anthropic-model.js';
 import { createOllamaModel } from './ollama-model.js';
 import { createOpenAiModel } from './openai-model.js';
 import { buildPrompt, reaskMessage } from './prompt.js';
@@ -202,7 +203,7 @@ async function applyReply(
 
 /**
  * The built-in agent from `agents.ollama`: the Ollama provider through the `ollama` client,
- * or any OpenAI-compatible endpoint. The API key, when `api_key_env` names one, is read
+ * any OpenAI-compatible endpoint, or the Anthropic Messages API. The API key, when `api_key_env` names one, is read
  * from the run's environment (the agent's `allowEnv` lets it through) and sent as a header.
  *
  * @throws {CodefleetError} `invalid_config` when the openai provider has no `host`.
@@ -220,9 +221,16 @@ export function createBuiltinAgent(config: OllamaAgentConfig, patchPolicy?: Patc
   };
   return createModelAgent({
     name: 'ollama',
-    modelFor: (env) => config.provider === 'openai'
-      ? createOpenAiModel({ baseUrl: host, model: config.model, ...keyOf(env) })
-      : createOllamaModel({ host, model: config.model, contextTokens: config.context_tokens, ...keyOf(env) }),
+    modelFor: (env) => {
+      switch (config.provider) {
+        case 'openai':
+          return createOpenAiModel({ baseUrl: host, model: config.model, ...keyOf(env) });
+        case 'anthropic':
+          return createAnthropicModel({ baseUrl: host, model: config.model, ...keyOf(env) });
+        default:
+          return createOllamaModel({ host, model: config.model, contextTokens: config.context_tokens, ...keyOf(env) });
+      }
+    },
     // About half the context window, at roughly 4 characters per token.
     contextChars: config.context_tokens * 2,
     timeoutMs: config.timeout_seconds * 1000,

@@ -85,18 +85,20 @@ const gemini = z
 const ollama = z
   .strictObject({
     provider: z
-      .enum(['ollama', 'openai'])
+      .enum(['ollama', 'openai', 'anthropic'])
       .default('ollama')
       .describe(
-        "API the model is reached through: 'ollama' (Ollama's native API) or 'openai' " +
-          '(any OpenAI-compatible endpoint: vLLM, LM Studio, DeepSeek, OpenAI, Ollama /v1).',
+        "API the model is reached through: 'ollama' (Ollama's native API), 'openai' " +
+          '(any OpenAI-compatible endpoint: vLLM, LM Studio, DeepSeek, OpenAI, Ollama /v1) or ' +
+          "'anthropic' (the Anthropic Messages API).",
       ),
     host: z
       .url()
       .optional()
       .describe(
         'Server URL. ollama: default $OLLAMA_HOST, else http://127.0.0.1:11434. ' +
-          'openai: the API base including the version, e.g. https://api.openai.com/v1 (required).',
+          'openai: the API base including the version, e.g. https://api.openai.com/v1 (required). ' +
+          'anthropic: default https://api.anthropic.com (without /v1).',
       ),
     model: z
       .string()
@@ -128,11 +130,13 @@ const ollama = z
           'reply is capped at what its prompt (estimated at 4 characters a token) leaves; when another model call is ' +
           'needed and the budget is spent, or too small for the prompt, the job ends as budget_exceeded. Unset: no budget.',
       ),
-    api_key_env: apiKeyEnv(),
+    api_key_env: envVarName
+      .optional()
+      .describe(`${API_KEY_ENV_DOC} Default for the anthropic provider: ANTHROPIC_API_KEY.`),
   })
   .prefault({})
   .describe(
-    'Built-in agent on a model server (Ollama or OpenAI-compatible): asks for a plan and a patch, applies it with the patch engine.',
+    'Built-in agent on a model server (Ollama, OpenAI-compatible or Anthropic): asks for a plan and a patch, applies it with the patch engine.',
   );
 
 const command = z
