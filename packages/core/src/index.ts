@@ -85,6 +85,7 @@ export {
   setAcceptanceCriteria,
   setAnswer,
   setDodResult,
+  setMemoryUpdates,
   setPublication,
   startAttempt,
 } from './run-update.js';
@@ -111,3 +112,10 @@ export {
   type CheckCounts, type CheckStatus,
 } from './run-facts.js';
 export { escapeInline, fence, formatDuration } from './markdown.js';
+export {
+  cleanMemoryText, defaultMemoryChars, isMemoryFile, memoryDir, minMemoryChars, outlineOf, summarizeMemory,
+  type MemoryFile, type MemorySummary,
+} from './memory-bank.js';
+export {
+  needsPullRequestState, statusLabel, taskStatus, taskStatuses, type PullRequestFact, type TaskStatus, type TaskStatusView,
+} from './task-status.js';

@@ -179,6 +179,7 @@ export const runRecordSchema = z.object({
   branch: z.string().optional(),
   pull_request: pullRequestSchema.optional(),
   answer: z.string().max(40_000).optional().describe("An answer-mode job's answer, as reported back."),
+  memory_updates: z.array(z.string().max(200)).max(100).optional().describe('Memory bank files (.codefleet/memory/*.md) the change adds or edits: proposed in the PR, never silently.'),
   tiers: z.array(tierSchema).optional().describe('The escalation tiers the job ran, in order (agents.escalation).'),
   created_at: isoTime,
   updated_at: isoTime,
