@@ -132,6 +132,7 @@ export interface PullFacts {
   number: number; title: string; body: string; head: { ref: string; label: string; sha?: string }; base: { ref: string };
   draft: boolean; state: 'open' | 'closed'; labels: { name: string }[]; user: { login: string }; created_at: string; updated_at: string;
   locked: boolean;
+  merged_at?: string | null;
 }
 
 /** `pull-request` (GET/POST/PATCH one) or, with `simple`, `pull-request-simple` (lists). */
@@ -149,7 +150,7 @@ export function pull(ctx: ShapeContext, repo: RepoFacts, facts: PullFacts, baseS
     comments_url: `${issueApi}/comments`, statuses_url: `${ctx.base}/repos/${repo.fullName}/statuses/${head}`, number: facts.number, state: facts.state,
     locked: facts.locked, title: facts.title, user: user(ctx, facts.user.login), body: facts.body, labels: facts.labels.map((l) => label(ctx, repo.fullName, l.name)),
     milestone: null, active_lock_reason: null, created_at: facts.created_at, updated_at: facts.updated_at, closed_at: facts.state === 'closed' ? facts.updated_at : null,
-    merged_at: null, merge_commit_sha: null, assignee: null, assignees: [], requested_reviewers: [], requested_teams: [],
+    merged_at: facts.merged_at ?? null, merge_commit_sha: null, assignee: null, assignees: [], requested_reviewers: [], requested_teams: [],
     head: { label: facts.head.label, ref: facts.head.ref, sha: head, user: user(ctx, owner), repo: repoShape },
     base: { label: `${owner}:${facts.base.ref}`, ref: facts.base.ref, sha: baseSha, user: user(ctx, owner), repo: repoShape },
     _links: {
@@ -159,7 +160,7 @@ export function pull(ctx: ShapeContext, repo: RepoFacts, facts: PullFacts, baseS
     },
     author_association: 'NONE', auto_merge: null, draft: facts.draft,
     ...(simple ? {} : {
-      merged: false, mergeable: null, rebaseable: null, mergeable_state: 'unknown', merged_by: null, comments: 0, review_comments: 0,
+      merged: (facts.merged_at ?? null) !== null, mergeable: null, rebaseable: null, mergeable_state: 'unknown', merged_by: null, comments: 0, review_comments: 0,
       maintainer_can_modify: false, commits: 1, additions: 0, deletions: 0, changed_files: 0,
     }),
   };
