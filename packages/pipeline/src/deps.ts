@@ -51,6 +51,11 @@ export interface PipelineSettings {
   protectWorkflows?: boolean;
   /** The git binary the worker resolved at start, for agents' own listings; default `git`. */
   gitPath?: string;
+  /**
+   * Bound on the memory bank section of each prompt (`workspace.memory_chars`); 0 leaves
+   * it out. Default `defaultMemoryChars` (4000).
+   */
+  memoryChars?: number;
 }
 
 /** Everything the pipeline talks to, passed in (no singletons). */

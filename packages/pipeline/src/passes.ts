@@ -23,6 +23,8 @@ export interface PassInput {
   baseline?: Baseline | undefined;
   /** The install on the base, when it failed (installAtBase): the same failure later is not the agent's. */
   baseInstallFailure?: StepResult | undefined;
+  /** The repository's memory bank, summarized (readMemoryBank); in every prompt of the job. */
+  memory?: string | undefined;
 }
 
 /** What a pass ends with. */
@@ -77,7 +79,7 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
     ctx.onProgress?.({ stage: tracker.run.stage, pass, innerAttempt: inner });
     const result = await agent.run({
       workdir: ws.dir,
-      prompt: promptFor(ctx.job, criteria, pass, feedback),
+      prompt: promptFor(ctx.job, criteria, pass, feedback, input.memory),
       pass,
       attempt: inner,
       ...(feedback === undefined ? {} : { feedback }),

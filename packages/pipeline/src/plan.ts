@@ -55,8 +55,15 @@ export function agentInstructions(): string {
   ].join('\n');
 }
 
-/** The prompt of one agent run: the pass's instruction plus the previous attempt's feedback. */
-export function promptFor(job: Job, criteria: readonly string[], pass: 'implement' | 'test', feedback?: string): string {
+// A memory bank update is allowed, never silent: the PR body lists it in its own section.
+const memoryProposal = 'If this task taught something every later task should know (a convention, a decision, a pitfall), you may add or edit a short file under .codefleet/memory/ (plain name, .md); reviewers see it as a proposed memory bank update.';
+
+/**
+ * The prompt of one agent run: the pass's instruction, the repository's memory bank
+ * (`memory`: the bounded notes `readMemoryBank` made, after the task so the task reads
+ * first and wins), plus the previous attempt's feedback.
+ */
+export function promptFor(job: Job, criteria: readonly string[], pass: 'implement' | 'test', feedback?: string, memory?: string): string {
   const instruction = pass === 'implement'
     ? 'Implement the task below in this repository.'
     : 'The task below has been implemented. Now write or update automated tests that cover it, following the project\'s existing test setup, and make sure they pass.';
@@ -72,6 +79,9 @@ export function promptFor(job: Job, criteria: readonly string[], pass: 'implemen
     '',
     'The full task is in .codefleet/task.md. Do not commit.',
   ];
+  if (memory !== undefined && memory !== '') {
+    parts.push('', memory, '', memoryProposal);
+  }
   if (feedback) parts.push('', 'Your previous attempt failed verification. Fix the problems below:', '', feedback);
   return parts.join('\n');
 }
