@@ -117,5 +117,5 @@ export {
   type MemoryFile, type MemorySummary,
 } from './memory-bank.js';
 export {
-  needsPullRequestState, statusLabel, taskStatus, taskStatuses, type PullRequestFact, type TaskStatus, type TaskStatusView,
+  needsPullRequestState, statusLabel, taskFactsOf, taskStatus, taskStatuses, taskStatusesOf, type PullRequestFact, type PullRequestStatesReader, type TaskFacts, type TaskStatus, type TaskStatusView,
 } from './task-status.js';

@@ -1,7 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import type { RunRecord } from '../src/run.js';
 import { advance, finish, newRun, setAnswer, setPublication, startAttempt } from '../src/run-update.js';
-import { needsPullRequestState, statusLabel, taskStatus } from '../src/task-status.js';
+import { needsPullRequestState, statusLabel, taskFactsOf, taskStatus as statusOf, taskStatusesOf as statusesOf, type PullRequestFact } from '../src/task-status.js';
+
+const taskStatus = (run: RunRecord | undefined, pr?: PullRequestFact, why?: string) => statusOf(run === undefined ? undefined : taskFactsOf(run), pr, why);
+const needs = (run: RunRecord) => needsPullRequestState(taskFactsOf(run));
 import { at, jobFixture } from './fixtures.js';
 
 const queued = () => newRun(jobFixture(), { runId: 'run-1', now: at(0) });
@@ -50,15 +53,39 @@ describe('taskStatus', () => {
     expect(taskStatus(finish(running(), 'no_changes', { now: at(5) }))).toMatchObject({ status: 'failed', note: 'no changes' });
     const cancelled = finish(published(), 'cancelled', { now: at(10) });
     expect(taskStatus(cancelled, 'merged').status).toBe('cancelled');
-    expect(needsPullRequestState(cancelled)).toBe(false);
+    expect(needs(cancelled)).toBe(false);
   });
 
   it('is done for an answered job, which has no PR; asks the forge only for finished runs with a PR', () => {
     const { pull_request: _pr, ...rest } = finish(setAnswer(published(), 'It is in src/a.ts.', { now: at(9) }), 'succeeded', { now: at(10) });
     const answered: RunRecord = rest;
-    expect(taskStatus(answered)).toMatchObject({ status: 'done', note: 'answered' });
-    expect(needsPullRequestState(answered)).toBe(false);
-    expect(needsPullRequestState(published())).toBe(false);
-    expect(needsPullRequestState(finish(published(), 'succeeded', { now: at(10) }))).toBe(true);
+    expect(taskStatus(answered)).toMatchObject({ status: 'done', note: 'finished without a pull request' });
+    expect(needs(answered)).toBe(false);
+    expect(needs(published())).toBe(false);
+    expect(needs(finish(published(), 'succeeded', { now: at(10) }))).toBe(true);
+  });
+});
+
+describe('taskStatusesOf', () => {
+  const summary = (number: number | undefined, outcome?: 'succeeded') => ({
+    repo: 'acme/w', stage: outcome === undefined ? 'implementing' as const : 'done' as const,
+    ...(outcome === undefined ? {} : { outcome }), ...(number === undefined ? {} : { pullRequest: { number } }),
+  });
+
+  it('asks once for the finished runs with a PR, in order', async () => {
+    const asked: unknown[] = [];
+    const views = await statusesOf([summary(undefined), summary(3, 'succeeded'), summary(4, 'succeeded')], async (keys) => {
+      asked.push(keys);
+      return new Map([['acme/w#3', { state: 'merged' as const }], ['acme/w#4', { why: 'timed out' }]]);
+    });
+    expect(asked).toEqual([[{ repo: 'acme/w', number: 3 }, { repo: 'acme/w', number: 4 }]]);
+    expect(views.map(statusLabel)).toEqual(['in_progress', 'done', 'open?']);
+    expect(views[2]?.note).toBe('PR #4: timed out');
+  });
+
+  it('never rejects: a reader that throws, or none, gives open? with the reason', async () => {
+    const views = await statusesOf([summary(3, 'succeeded')], async () => { throw new Error('no token'); });
+    expect(views[0]).toEqual({ status: 'open', certain: false, note: 'PR #3: forge not readable: no token' });
+    expect((await statusesOf([summary(3, 'succeeded')]))[0]?.note).toBe('PR #3: forge not asked');
   });
 });
