@@ -122,8 +122,8 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     await tracker.update((r) => setAcceptanceCriteria(r, criteria, { now: now() }));
     const plan = await planVerification(ws.dir, { config: deps.settings.verification, env: deps.settings.verifyEnv, ...(job.dod ? { jobDod: job.dod } : {}) });
 
-    // Read before any agent runs: what the repository holds, not what a run wrote.
-    const memory = await readMemoryBank(ws.dir, deps.settings.memoryChars ?? defaultMemoryChars, { gitPath: deps.settings.gitPath, env: deps.settings.verifyEnv });
+    // The base commit's memory bank: what the repository holds, not what an earlier attempt wrote.
+    const memory = await readMemoryBank(ws.dir, ws.baseSha, deps.settings.memoryChars ?? defaultMemoryChars, { gitPath: deps.settings.gitPath, env: deps.settings.verifyEnv });
     if (memory.text !== '') {
       deps.log.info({ event: 'memory.loaded', job_id: job.id, whole: memory.whole.length, outlined: memory.outlined.length, omitted: memory.omitted.length }, 'memory bank in the prompt');
     }
