@@ -1,6 +1,6 @@
 import {
-  changedFilesOf, checkStatus, countChecks, describeCheck, formatCheckCounts, formatDuration, isTerminal, latestChecks, summarizeReason,
-  type CheckStatus, type RunRecord, type Verification,
+  changedFilesOf, checkStatus, countChecks, describeCheck, formatCheckCounts, formatDuration, isTerminal, latestChecks, statusLabel, summarizeReason,
+  type CheckStatus, type RunRecord, type TaskStatusView, type Verification,
 } from '@codefleet/core';
 import type { RunSummary } from '@codefleet/store';
 import { agentRunLines } from './format-agent-runs.js';
@@ -23,10 +23,10 @@ export function displayText(text: string): string {
 }
 
 /** `codefleet runs` table; `now` dates the runs still going. */
-export function formatRuns(runs: RunSummary[], now = Date.now()): string {
+export function formatRuns(runs: RunSummary[], now = Date.now(), statuses: readonly (TaskStatusView | undefined)[] = []): string {
   if (runs.length === 0) return 'no runs yet';
-  const rows = runs.map((r) => [
-    r.runId, r.stage, r.outcome ?? '', String(r.attempts), r.pullRequest ? `#${r.pullRequest.number}${r.pullRequest.draft ? ' (draft)' : ''}` : '',
+  const rows = runs.map((r, i) => [
+    r.runId, statusCell(statuses[i]), r.stage, r.outcome ?? '', String(r.attempts), r.pullRequest ? `#${r.pullRequest.number}${r.pullRequest.draft ? ' (draft)' : ''}` : '',
     // Minutes in UTC: short, and the same on every host of the fleet.
     `${r.createdAt.slice(0, 16).replace('T', ' ')}Z`,
     durationText(r, now),
@@ -34,8 +34,10 @@ export function formatRuns(runs: RunSummary[], now = Date.now()): string {
     // By code point, so a cut never leaves half of a surrogate pair.
     Array.from(r.title).slice(0, 50).join(''),
   ].map(displayText));
-  return table(['RUN', 'STAGE', 'OUTCOME', 'ATTEMPTS', 'PR', 'CREATED', 'DURATION', 'WORKER', 'AGENT', 'SOURCE', 'TITLE'], rows);
+  return table(['RUN', 'STATUS', 'STAGE', 'OUTCOME', 'ATTEMPTS', 'PR', 'CREATED', 'DURATION', 'WORKER', 'AGENT', 'SOURCE', 'TITLE'], rows);
 }
+
+const statusCell = (view: TaskStatusView | undefined) => (view === undefined ? '' : statusLabel(view));
 
 /**
  * The store's duration ends at the run's last update, which for a run still going can be
@@ -76,12 +78,13 @@ function checkLine(v: Verification): string {
  * files it changed, stage timeline, attempts and checks, the whole reason, and the job's
  * later runs.
  */
-export function formatRun(run: RunRecord, later: LaterRun[] = []): string {
+export function formatRun(run: RunRecord, later: LaterRun[] = [], status?: TaskStatusView): string {
   const start = Date.parse(run.created_at);
   const lines = [
     `${run.job.title}`,
     `run ${run.run_id} · ${run.job.repo} · stage ${run.stage}${run.outcome ? ` · outcome ${run.outcome}` : ''}${run.dod_result ? ` · DoD ${run.dod_result}` : ''}`,
   ];
+  if (status !== undefined) lines.push(`status ${statusLabel(status)} (${status.note})`);
   lines.push(...later.map((l) => `later run: ${l.runId} (stage ${l.stage}${l.outcome ? `, outcome ${l.outcome}` : ''}; see \`codefleet show ${l.runId}\`)`));
   if (run.pull_request) lines.push(`pull request #${run.pull_request.number}${run.pull_request.draft ? ' (draft)' : ''} ${run.pull_request.url ?? ''} (${run.pull_request.head} → ${run.pull_request.base})`);
   if (run.error) lines.push(`error ${run.error.code} (${run.error.verdict}): ${summarizeReason(run.error.message)}`);

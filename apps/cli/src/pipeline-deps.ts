@@ -44,6 +44,7 @@ export function pipelineSettings(config: Config, env: Readonly<Record<string, st
     keepFailed: config.workspace.keep_failed,
     scope: config.workspace.scope,
     protectWorkflows: config.workspace.protect_workflows,
+    memoryChars: config.workspace.memory_chars,
     patchPolicy: patchPolicyFrom(config.patch),
     ...(config.worker.job_budget_seconds === undefined ? {} : { jobBudgetMs: config.worker.job_budget_seconds * 1000 }),
     ...escalationSettings(config.agents),

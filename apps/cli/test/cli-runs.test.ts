@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { createLocalForge } from '@codefleet/forge';
@@ -56,7 +56,8 @@ describe('runs, show and dlq list', () => {
 
     const runs = await cli(dir.path, 'runs');
     expect(runs.out).not.toMatch(terminalControls);
-    expect(runs.out.split('\n')).toEqual([expect.stringMatching(/^RUN +STAGE/), expect.stringMatching(new RegExp(`^${id} +done +succeeded +1 +#1 +`))]);
+    // Its pull request is open on the local forge: the task is open, awaiting review.
+    expect(runs.out.split('\n')).toEqual([expect.stringMatching(/^RUN +STATUS +STAGE/), expect.stringMatching(new RegExp(`^${id} +open +done +succeeded +1 +#1 +`))]);
     expect(runs.out.split('\n')[1]!.endsWith(shownTitle)).toBe(true);
 
     const shown = await cli(dir.path, 'show', id);
@@ -65,8 +66,32 @@ describe('runs, show and dlq list', () => {
     expect(shown.out.split('\n')[0]).toBe(shownTitle);
     expect(shown.out.split('\n')[1]).toMatch(new RegExp(`^run ${id} · `));
 
-    expect(JSON.parse((await cli(dir.path, 'runs', '--json')).out)).toMatchObject([{ run_id: id, title: hostileTitle }]);
+    expect(shown.out.split('\n')[2]).toBe('status open (PR #1 awaiting review)');
+
+    expect(JSON.parse((await cli(dir.path, 'runs', '--json')).out)).toMatchObject([{ run_id: id, title: hostileTitle, status: 'open', status_certain: true }]);
     expect(JSON.parse((await cli(dir.path, 'show', id, '--json')).out)).toMatchObject({ run_id: id, job: { title: hostileTitle } });
+  }, 60_000);
+
+  it('runs and show derive the status from the PR: merged is done, and a forge that cannot open leaves it open?', async () => {
+    await writeFile(join(dir.path, 'agent', 'fixed'), '');
+    const id = await enqueue('Append a line');
+    expect((await cli(dir.path, 'worker', '--once')).out).toContain('processed 1: 1 done');
+    const forge = createLocalForge({ dbPath: join(dir.path, 'data', 'forge.sqlite'), gitEnv: { PATH: process.env.PATH ?? '', HOME: dir.path, ...gitTestEnv() } });
+    try {
+      forge.mergePullRequest(repo.path, 1);
+    } finally {
+      await forge.close();
+    }
+    expect((await cli(dir.path, 'runs')).out.split('\n')[1]).toMatch(new RegExp(`^${id} +done +done +succeeded `));
+    expect((await cli(dir.path, 'show', id)).out.split('\n')[2]).toBe('status done (PR #1 merged)');
+    // A forge that cannot answer for these runs (GitHub, nowhere to reach; any variable that
+    // is set serves as its token): the listing still works, and says why once.
+    await writeFile(join(dir.path, 'config.yaml'), `${await readFile(join(dir.path, 'config.yaml'), 'utf8')}forge:\n  type: github\n  github:\n    token_env: HOME\n    api_url: http://127.0.0.1:9/\n`);
+    const runs = await cli(dir.path, 'runs');
+    expect(runs.err).toBe('');
+    expect(runs.code).toBe(0);
+    expect(runs.out.split('\n')[1]).toMatch(new RegExp(`^${id} +open\\? +done +succeeded `));
+    expect(runs.out).toMatch(/open\?: the pull request's state could not be read \(.+\)$/);
   }, 60_000);
 
   it('show names the later run of a job redriven from the dead-letter queue', async () => {
@@ -170,7 +195,7 @@ describe('a job whose checks keep failing', () => {
       expect(listed[1]).toBe('    reason: fix_attempts_exhausted: pass test: still failing after 1 attempts — Step test failed (exit 1): node check.cjs');
 
       const shown = (await cli(dir.path, 'show', id)).out.split('\n');
-      expect(shown[2]).toMatch(/^error fix_attempts_exhausted \(\w+\): pass test: still failing after 1 attempts — Step test failed \(exit 1\): node check\.cjs/);
+      expect(shown[3]).toMatch(/^error fix_attempts_exhausted \(\w+\): pass test: still failing after 1 attempts — Step test failed \(exit 1\): node check\.cjs/);
       const whole = shown.slice(shown.indexOf('Reason:'));
       expect(whole[1]).toBe('  pass test: still failing after 1 attempts. Last feedback:');
       expect(whole[2]).toMatch(/^ {2}Step test failed \(exit 1\): node check\.cjs/);

@@ -1,4 +1,4 @@
-import { CodefleetError } from '@codefleet/core';
+import { CodefleetError, isMemoryFile } from '@codefleet/core';
 import { captureProcess } from '@codefleet/process';
 
 /** Where run files (prompt, feedback) live inside the working copy; never committed. */
@@ -92,13 +92,15 @@ export function parsePorcelainZ(output: string): string[] {
 }
 
 const splitZ = (output: string) => output.split('\0').filter((path) => path !== '');
-const isRunFile = (path: string) => path === runFilesDir || path.startsWith(`${runFilesDir}/`);
+// The memory bank (`.codefleet/memory/*.md`) is the repository's, not a run file: an agent
+// that adds to it has changed something (proposed in the PR, see the pipeline).
+const isRunFile = (path: string) => (path === runFilesDir || path.startsWith(`${runFilesDir}/`)) && !isMemoryFile(path);
 
 /**
  * Files of the working copy that differ from HEAD, or from `options.since` when HEAD has
  * moved: modified, added, deleted, renamed (both names) and untracked files, each untracked
  * file listed on its own. Paths are relative to the repository root, sorted, without
- * `.codefleet/`. Read through `git status --porcelain=v1 -z`, so any file name is safe.
+ * `.codefleet/` (but for memory bank files, `.codefleet/memory/*.md`). Read through `git status --porcelain=v1 -z`, so any file name is safe.
  *
  * @throws {CodefleetError} `git_failed` when git cannot read `workdir`.
  */

@@ -3,7 +3,7 @@
 export type { Agent, AgentOutcome, AgentPass, AgentRunRequest, AgentRunResult, ContextFile, ModelCall, ModelPrice, PriceTable } from './port.js';
 export { costOf, priceOf, pricesFrom } from './pricing.js';
 export { baseAgentEnvNames, buildAgentEnv, isForgeCredential, withoutForgeCredentials, type AgentEnvOptions } from './env.js';
-export { changedFiles, headCommit, parsePorcelainZ, runFilesDir, type ChangedFilesOptions } from './changed-files.js';
+export { agentGitOptions, changedFiles, headCommit, parsePorcelainZ, runFilesDir, type ChangedFilesOptions } from './changed-files.js';
 export { decideOutcome, type OutcomeFacts, type OutcomeVerdict } from './outcome.js';
 export { writeRunFiles, type RunFiles } from './run-files.js';
 export {

@@ -61,6 +61,12 @@ describe('changedFiles', () => {
     expect(await changedFiles(path, env)).toEqual(['.codefleet.yml']);
   });
 
+  it('counts a memory bank file (.codefleet/memory/*.md) as a change, nothing else under .codefleet/', async () => {
+    const { path } = await repo();
+    await writeFiles(path, { '.codefleet/memory/pitfalls.md': 'p', '.codefleet/memory/a/b.md': 'x', '.codefleet/feedback-test-1.md': 'f' });
+    expect(await changedFiles(path, env)).toEqual(['.codefleet/memory/pitfalls.md']);
+  });
+
   it('counts files of commits made since `since`, plus what is uncommitted on top', async () => {
     const created = await repo();
     const before = await headCommit(created.path, env);

@@ -11,7 +11,7 @@ describe('parseConfig: defaults', () => {
     expect(config.queue).toMatchObject({ backend: 'local', name: 'codefleet', lease_seconds: 120, heartbeat_seconds: 30 });
     expect(config.queue.local.path).toBe(`${BASE_DIR}/.codefleet-data/queue.sqlite`);
     expect(config.queue.sqs).toMatchObject({ wait_time_seconds: 20, visibility_timeout: 3600, max_receive_count: 4, fifo: false, region: 'us-east-1' });
-    expect(config.workspace).toEqual({ cache_dir: `${BASE_DIR}/.codefleet-data/cache`, reuse: true, keep_failed: false, protect_workflows: true, scope: { exclude: [], read: [] } });
+    expect(config.workspace).toEqual({ cache_dir: `${BASE_DIR}/.codefleet-data/cache`, reuse: true, keep_failed: false, protect_workflows: true, memory_chars: 4000, scope: { exclude: [], read: [] } });
     expect(config.agents.default).toBe('script');
     expect(config.agents.aider).toMatchObject({ binary: 'aider', model: 'ollama_chat/qwen2.5-coder:7b', timeout_seconds: 600 });
     expect(config.agents.claude).toMatchObject({ max_turns: 30, api_key_env: 'ANTHROPIC_API_KEY' });

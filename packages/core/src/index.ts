@@ -87,6 +87,7 @@ export {
   setDodResult,
   endTier,
   setChain,
+  setMemoryUpdates,
   setPublication,
   startAttempt,
   startTier,
@@ -117,3 +118,10 @@ export {
 } from './run-facts.js';
 export { escapeInline, fence, formatDuration } from './markdown.js';
 export { formatUsd, runCostUsd } from './run-cost.js';
+export {
+  cleanMemoryText, defaultMemoryChars, isMemoryFile, memoryDir, minMemoryChars, outlineOf, summarizeMemory,
+  type MemoryFile, type MemorySummary,
+} from './memory-bank.js';
+export {
+  needsPullRequestState, statusLabel, taskFactsOf, taskStatus, taskStatuses, taskStatusesOf, type PullRequestFact, type PullRequestStatesReader, type TaskFacts, type TaskStatus, type TaskStatusView,
+} from './task-status.js';

@@ -192,6 +192,11 @@ export function finish(
   };
 }
 
+/** Records the memory bank files the change proposes to add or edit (shown in the PR body). */
+export function setMemoryUpdates(run: RunRecord, files: readonly string[], options: At): RunRecord {
+  return { ...run, memory_updates: [...files].sort().slice(0, 100), updated_at: stamp(run, options.now) };
+}
+
 /** Stores the DoD result as soon as it is known, before the run ends. */
 export function setDodResult(run: RunRecord, dodResult: DodResult, options: At): RunRecord {
   return { ...run, dod_result: dodResult, updated_at: stamp(run, options.now) };

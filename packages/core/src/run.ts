@@ -183,6 +183,7 @@ export const runRecordSchema = z.object({
     .strictObject({ name: z.string().min(1).max(64), tiers: z.array(z.string().min(1).max(64)).min(1).max(8) })
     .optional()
     .describe('The escalation chain the job runs (`escalation` for agents.escalation, else an agents.chains name) and its tiers.'),
+  memory_updates: z.array(z.string().max(200)).max(100).optional().describe('Memory bank files (.codefleet/memory/*.md) the change adds or edits: proposed in the PR, never silently.'),
   tiers: z.array(tierSchema).optional().describe('The escalation tiers the job ran, in order (agents.escalation).'),
   created_at: isoTime,
   updated_at: isoTime,

@@ -95,6 +95,14 @@ function changedFiles(run: RunRecord): string | undefined {
   return section(`Changed files (${files.length})`, shown.join('\n') + more);
 }
 
+// Its own section, so a reviewer sees that merging also changes what every later task is told.
+function memoryUpdates(run: RunRecord): string | undefined {
+  const files = run.memory_updates ?? [];
+  if (files.length === 0) return undefined;
+  const shown = files.slice(0, maxRows.files).map((f) => `- ${cell(f)}`).join('\n');
+  return section('Memory bank update proposed', `This change adds or edits the repository's memory bank (\`.codefleet/memory/\`), which is summarized into every later task's prompt. Review the diff of these files as such:\n\n${shown}`);
+}
+
 function timeline(run: RunRecord): string {
   const { rows, omitted } = lastRows(run.stages, maxRows.timeline);
   const body = table(
@@ -256,7 +264,7 @@ function join(parts: readonly (string | undefined)[]): string {
 export function renderTaskNote(run: RunRecord, opts: TaskNoteOptions = {}): string {
   const maxChars = opts.maxChars ?? defaultTaskNoteMaxChars;
   const head = [`# ${escapeInline(run.job.title, 400)}`, issueLine(run, opts), summary(run)];
-  const rest = [tierSection(run), description(run), criteria(run), changedFiles(run), timeline(run), attempts(run), agentRuns(run), verification(run)];
+  const rest = [tierSection(run), description(run), criteria(run), changedFiles(run), memoryUpdates(run), timeline(run), attempts(run), agentRuns(run), verification(run)];
   const fixed = join([...head, ...rest]);
   const budget = maxChars - fixed.length - 2;
   const logs = budget > 0 ? excerpts(run, budget) : undefined;

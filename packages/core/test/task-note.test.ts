@@ -224,3 +224,14 @@ describe('renderTaskNote', () => {
     fencedBlocks(tiny);
   });
 });
+
+describe('renderTaskNote: memory bank', () => {
+  it('gives proposed memory bank files their own section', async () => {
+    const { setMemoryUpdates } = await import('../src/run-update.js');
+    const run = setMemoryUpdates(started(), ['.codefleet/memory/pitfalls.md'], { now: at(2) });
+    const note = renderTaskNote(run);
+    expect(note).toContain('## Memory bank update proposed');
+    expect(note).toContain('- .codefleet/memory/pitfalls.md');
+    expect(renderTaskNote(started())).not.toContain('Memory bank');
+  });
+});

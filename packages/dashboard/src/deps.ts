@@ -1,3 +1,4 @@
+import type { PullRequestStatesReader } from '@codefleet/core';
 import type { Queue } from '@codefleet/queue';
 import type { RunStore } from '@codefleet/store';
 
@@ -21,4 +22,9 @@ export interface DashboardDeps {
   by: string;
   now: () => Date;
   newId: () => string;
+  /**
+   * The forge's pull request states (bounded and cached: `createPullRequestStates`), which
+   * a task's status is derived from; unset: statuses that hang on a PR show `open?`.
+   */
+  pullRequestStates?: PullRequestStatesReader;
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
-import { CodefleetError } from '@codefleet/core';
+import { CodefleetError, taskStatusesOf, type PullRequestStatesReader } from '@codefleet/core';
 import { cancelRun, redriveDeadLetter, retryRun, type ActionResult } from './actions.js';
 import { BackendError, guardBackends } from './backends.js';
 import { bearerOf, cookieOf, derive, sessionCookie, tokenMatches } from './auth.js';
@@ -40,6 +40,8 @@ export interface DashboardOptions {
   onError?: (error: unknown) => void;
   now?: () => Date;
   newId?: () => string;
+  /** Pull request states for the derived task statuses (see `DashboardDeps.pullRequestStates`). */
+  pullRequestStates?: PullRequestStatesReader;
 }
 
 /** A dashboard server. */
@@ -111,6 +113,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     by: options.by ?? 'dashboard',
     now: options.now ?? (() => new Date()),
     newId: options.newId ?? (() => `dash-${randomUUID()}`),
+    ...(options.pullRequestStates === undefined ? {} : { pullRequestStates: options.pullRequestStates }),
   };
   const session = derive(token, 'session');
   const csrf = derive(token, 'csrf');
@@ -215,7 +218,8 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     const now = deps.now().getTime();
     const { query, ignored } = queryOf(filters, now, 200);
     const runs = await deps.store.list(query);
-    return sendPage(reply, 'Runs', runsBody(runs, filters, ignored, now));
+    const statuses = await taskStatusesOf(runs, deps.pullRequestStates);
+    return sendPage(reply, 'Runs', runsBody(runs, filters, ignored, now, statuses));
   });
 
   app.get<{ Params: { id: string } }>('/runs/:id', { schema: { params: idParams } }, async (req, reply) => {

@@ -1,4 +1,4 @@
-import { isTerminal } from '@codefleet/core';
+import { isTerminal, taskFactsOf, taskStatusesOf } from '@codefleet/core';
 import type { DashboardDeps } from './deps.js';
 import type { Html } from './html.js';
 import { readOverview } from './overview.js';
@@ -36,10 +36,11 @@ const deadLetterScan = 1000;
 export async function runView(deps: DashboardDeps, runId: string, ctx: ViewContext): Promise<View | undefined> {
   const run = await deps.store.get(runId);
   if (run === undefined) return undefined;
-  const [journal, cancel, latest] = await Promise.all([
+  const [journal, cancel, latest, [status]] = await Promise.all([
     deps.store.journal({ runId, limit: 100 }),
     isTerminal(run.stage) ? undefined : deps.store.cancelRequested(run.job.idempotency_key),
     latestRunOf(deps.store, run.job.id),
+    taskStatusesOf([{ ...taskFactsOf(run), repo: run.job.repo }], deps.pullRequestStates),
   ]);
   // Only the job's latest run can be redriven: an earlier one has been already.
   const letter = latest?.run_id === run.run_id && run.stage === 'failed'
@@ -47,6 +48,7 @@ export async function runView(deps: DashboardDeps, runId: string, ctx: ViewConte
     : undefined;
   const facts: Omit<RunPageFacts, 'now' | 'csrf'> = {
     run, journal, readOnly: deps.readOnly,
+    ...(status === undefined ? {} : { status }),
     ...(cancel === undefined ? {} : { cancel }),
     ...(letter === undefined ? {} : { deadLetterId: letter.id }),
     ...(latest === undefined || latest.run_id === run.run_id ? {} : { laterRunId: latest.run_id }),

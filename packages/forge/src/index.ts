@@ -21,3 +21,7 @@ export { GithubChecks, maxJobLogBytes, type CiPull, type CommitChecks, type Fail
 export type { GithubApiOptions } from './github/client.js';
 export { githubFailure, rateLimitOf, retryAfterMs, secondaryLimitFloorMs, type RateLimitKind } from './github/errors.js';
 export { githubAppTokens, staticToken, type GithubAppAuth, type TokenSource } from './github/app-auth.js';
+export {
+  createPullRequestStates, pullRequestKey,
+  type PullRequestKey, type PullRequestStateAnswer, type PullRequestStates, type PullRequestStatesOptions,
+} from './pull-request-states.js';

@@ -65,6 +65,14 @@ export interface Forge {
 
   /** One pull request by number; `forge_not_found` when there is none. */
   getPullRequest(repo: string, number: number): Promise<PullRequest>;
+
+  /**
+   * Only the state of one pull request (GitHub: `GET /repos/{o}/{r}/pulls/{n}`, `merged` /
+   * `state`): what a task's status is derived from (`taskStatus` in core). `signal` stops
+   * the request (`cancelled`); `forge_not_found` when there is none. Callers that ask for
+   * many bound and cache it (`createPullRequestStates`).
+   */
+  pullRequestState(repo: string, number: number, signal?: AbortSignal): Promise<PullRequestState>;
 }
 
 /**

@@ -42,6 +42,7 @@ forgeContract({
         return path;
       },
       pullRequestCreations: async (head) => gh.prCreations(repo, head),
+      settlePullRequest: async (number, how) => { if (how === 'merged') gh.mergePull(repo, number); else gh.closePull(repo, number); },
       dispose: () => scratch.dispose(),
     };
   },

@@ -48,6 +48,7 @@ export async function openLocal(): Promise<OpenedForge & { forge: LocalForge; db
       return path;
     },
     pullRequestCreations: async (head) => forge.pullRequestCreations(origin, head),
+    settlePullRequest: async (number, how) => { if (how === 'merged') forge.mergePullRequest(origin, number); else forge.closePullRequest(origin, number); },
     dispose: async () => {
       forge.close();
       await dispose();

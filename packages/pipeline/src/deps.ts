@@ -66,6 +66,11 @@ export interface PipelineSettings {
    * most the fleet may spend in one UTC day (`day`, summed in the run store's ledger).
    */
   budgetUsd?: { job?: number | undefined; day?: number | undefined };
+  /**
+   * Bound on the memory bank section of each prompt (`workspace.memory_chars`); 0 leaves
+   * it out. Default `defaultMemoryChars` (4000).
+   */
+  memoryChars?: number;
 }
 
 /** One tier name of a chain, as the config defines it. */

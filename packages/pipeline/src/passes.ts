@@ -33,6 +33,8 @@ export interface PassInput {
   budget?: { tierUsd?: number; tier?: number };
   /** Why the earlier tier of the chain gave up (its last feedback, bounded), for this tier's first prompt. */
   earlierTier?: string | undefined;
+  /** The repository's memory bank, summarized (readMemoryBank); in every prompt of the job. */
+  memory?: string | undefined;
 }
 
 /** What a pass ends with. */
@@ -89,7 +91,7 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
     ctx.onProgress?.({ stage: tracker.run.stage, pass, innerAttempt: inner });
     const result = pricedRun(await agent.run({
       workdir: ws.dir,
-      prompt: promptFor(ctx.job, criteria, pass, feedback, pass === 'implement' && inner === 1 ? input.earlierTier : undefined),
+      prompt: promptFor(ctx.job, criteria, pass, feedback, { memory: input.memory, earlierTier: pass === 'implement' && inner === 1 ? input.earlierTier : undefined }),
       pass,
       attempt: inner,
       ...(feedback === undefined ? {} : { feedback }),

@@ -1,6 +1,6 @@
 import {
   advance, cancelOf, cancelRequested, classify, CodefleetError, decideOuter, LeaseLostError, endAttempt, finish, isTerminal, newRun, renderTaskNote,
-  setAcceptanceCriteria, setAnswer, setDodResult, setPublication, startAttempt, addVerification,
+  setAcceptanceCriteria, setAnswer, setDodResult, setMemoryUpdates, setPublication, isMemoryFile, defaultMemoryChars, startAttempt, addVerification,
   type Classified, type RunRecord, type Stage,
 } from '@codefleet/core';
 import { createPatchAgent } from '@codefleet/agents';
@@ -16,6 +16,7 @@ import { answerJob } from './answer.js';
 import { finalReportOf } from './final-report.js';
 import { journalUndelivered } from './undelivered.js';
 import { baselineFor } from './baseline.js';
+import { readMemoryBank } from './memory.js';
 import { commitMessage, installAtBase, runPass, verificationEntry, type PassInput, type PassResult } from './passes.js';
 import { chainOf, runChain, type Enter } from './escalation.js';
 import { reportSafely, type Report } from '@codefleet/requester';
@@ -128,7 +129,12 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     await tracker.update((r) => setAcceptanceCriteria(r, criteria, { now: now() }));
     const plan = await planVerification(ws.dir, { config: deps.settings.verification, env: deps.settings.verifyEnv, ...(job.dod ? { jobDod: job.dod } : {}) });
 
-    const input: PassInput = { deps, ctx: work, tracker, agent, ws, plan, criteria, runners };
+    // The base commit's memory bank: what the repository holds, not what an earlier attempt wrote.
+    const memory = await readMemoryBank(ws.dir, ws.baseSha, deps.settings.memoryChars ?? defaultMemoryChars, { gitPath: deps.settings.gitPath, env: deps.settings.verifyEnv });
+    if (memory.text !== '') {
+      deps.log.info({ event: 'memory.loaded', job_id: job.id, whole: memory.whole.length, outlined: memory.outlined.length, omitted: memory.omitted.length }, 'memory bank in the prompt');
+    }
+    const input: PassInput = { deps, ctx: work, tracker, agent, ws, plan, criteria, runners, memory: memory.text };
     input.baseInstallFailure = await installAtBase(input);
     input.baseline = await baselineFor(input);
     const { inner: testedOn, preexisting, unverifiable } = chain === undefined ? await runPasses(input, enter) : await runChain(input, chain, agents, enter);
@@ -179,6 +185,9 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
       // Only the DoD's own commands ran since: they changed the tree verification passed on.
       throw new CodefleetError('dod_failed', 'the definition of done changed files after verification passed; what would be pushed is not what was verified. DoD commands must only check', { verdict: 'permanent' });
     }
+    // A memory bank update is proposed, never silent: its own section of the PR body.
+    const memoryUpdates = (await ws.changedFiles()).filter((file) => isMemoryFile(file) && !outOfScope.includes(file));
+    if (memoryUpdates.length > 0) await tracker.update((r) => setMemoryUpdates(r, memoryUpdates, { now: now() }));
     await ws.commit(commitMessage(job, deps.settings.commitPrefix), deps.settings.commitAuthor);
     await refuseSecrets(ws, deps.settings.secrets);
     await fence('push');

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { lstat, readlink, realpath, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { CodefleetError } from '@codefleet/core';
+import { CodefleetError, isMemoryFile, memoryDir } from '@codefleet/core';
 import { buildAgentView, removeAgentView, restoreGitLink, viewDir, type AgentView, type AgentViewOptions } from './agent-view.js';
 import { copyWorktreeRules, guardConfigFile } from './config-guard.js';
 import { lastObjectId, splitNul } from './git.js';
@@ -159,16 +159,19 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
   // directories never count, ignored by the repository or not: a pooled copy keeps them
   // from the previous job, and they are never part of the work. Nor does codefleet's own
   // untracked `.codefleet/` (task file, the agents' prompt and feedback files); files the
-  // repository itself tracks there still count.
+  // repository itself tracks there still count, and so do new memory bank files.
   const dependencyDirs = [...keptDependencyDirs.map((name) => `--exclude=${name}/`), `--exclude=/${codefleetDir}/`];
   const changedSince = async (since: string) => {
     // stdout alone: git's warnings (a CRLF conversion notice) are never read as paths.
     const listing = (args: string[]) => ctx.git.stdout(args, { cwd: paths.dir, maxBytes: listingBytes });
     const tracked = await listing(['diff', '--name-only', '-z', '--no-renames', since, '--']);
     const untracked = await listing(['ls-files', '-z', '--others', '--exclude-standard', ...dependencyDirs]);
+    // New memory bank files (`.codefleet/memory/*.md`) are the one part of `.codefleet/`
+    // that is the repository's: a proposed update, listed in the PR body (never silent).
+    const memory = splitNul(await listing(['ls-files', '-z', '--others', '--exclude-standard', '--', `:(literal)${memoryDir}/`])).filter(isMemoryFile);
     // `dir/`: an untracked directory holding a git repository of its own (an agent's clone);
     // git would add it as a gitlink, so it is never part of the work.
-    const files = new Set([...splitNul(tracked), ...splitNul(untracked).filter((file) => !file.endsWith('/'))]);
+    const files = new Set([...splitNul(tracked), ...splitNul(untracked).filter((file) => !file.endsWith('/')), ...memory]);
     return [...files].filter((file) => !contextSet.has(file)).sort();
   };
   const changedFiles = () => changedSince(parts.forkSha);

@@ -125,6 +125,24 @@ describe('prepare', () => {
     expect(await exists(join(ws.dir, '.codefleet/task.md'))).toBe(true);
   });
 
+  it('commits memory bank files (.codefleet/memory/*.md) but never codefleet\'s own run files', async () => {
+    const { origin, manager } = await setup(false);
+    await origin.commit({ '.codefleet/memory/conventions.md': '# Conventions\nTabs.\n' }, 'memory bank');
+    const ws = await manager.prepare({
+      jobId: 'job-mem', repoUrl: origin.path, branch: 'ai/mem-00000005', context: { '.codefleet/task.md': '# Task\n' },
+    });
+    workspaces.push(ws);
+    await writeFile(join(ws.dir, '.codefleet/prompt-implement-1.md'), 'the prompt\n');
+    await writeFile(join(ws.dir, '.codefleet/memory/pitfalls.md'), '# Pitfalls\nESM only.\n');
+    await writeFile(join(ws.dir, '.codefleet/memory/conventions.md'), '# Conventions\nSpaces.\n');
+    await mkdir(join(ws.dir, '.codefleet/memory/deeper'), { recursive: true });
+    await writeFile(join(ws.dir, '.codefleet/memory/deeper/x.md'), 'not a memory file\n');
+    await writeFile(join(ws.dir, '.codefleet/memory/notes.txt'), 'not a memory file\n');
+    expect(await ws.changedFiles()).toEqual(['.codefleet/memory/conventions.md', '.codefleet/memory/pitfalls.md']);
+    expect(await ws.commit('memory update', author)).toBeDefined();
+    expect((await git(ws.dir, ['show', '--name-only', '--format=', 'HEAD'])).split('\n').sort()).toEqual(['.codefleet/memory/conventions.md', '.codefleet/memory/pitfalls.md']);
+  });
+
   it('refuses context paths that leave the copy', async () => {
     const { origin, manager } = await setup(true);
     for (const path of ['../escape.md', '/etc/x', '.git/config', 'a/../../b']) {

@@ -1,5 +1,6 @@
 import type { Runtime } from '../runtime.js';
 import { worstCaseMsOf } from '../outer-policy.js';
+import { pullRequestStatesOf } from '../task-status.js';
 import { untilSignal } from './producer.js';
 
 /** Command-line overrides of `dashboard:`. */
@@ -37,6 +38,8 @@ export async function mountDashboard(rt: Runtime, flags: DashboardFlags, out: (l
     readOnly,
     worstCaseMs: worstCaseMsOf(rt.config),
     dayBudgetUsd: rt.config.costs.budget_usd.day,
+    // Task statuses ask the forge for PR states: bounded, cached for 30 s across page loads.
+    pullRequestStates: pullRequestStatesOf(rt),
     onError: (err) => rt.log.error({ err, event: 'dashboard.failed' }, 'dashboard request failed'),
   });
   const url = await dashboard.listen();

@@ -2,13 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
-import { checkRepoRef, CodefleetError, createJob, summarizeReason, type Job } from '@codefleet/core';
+import { checkRepoRef, CodefleetError, createJob, summarizeReason, taskFactsOf, type Job, type TaskStatusView } from '@codefleet/core';
 import { generationOf, runIdOf, type RunQuery, type RunSummary } from '@codefleet/store';
 import { displayText, formatRun, formatRuns, type LaterRun } from '../format.js';
 import { gitEnvFrom, type Runtime } from '../runtime.js';
 import { agentReadiness } from '../agent-check.js';
 import { fsProblem } from '../fs-problem.js';
 import { checkLocalRepo } from './local-repo.js';
+import { statusesOf, uncertainNote } from '../task-status.js';
 
 /** Options of `codefleet enqueue`. */
 export interface EnqueueOptions {
@@ -93,17 +94,22 @@ async function readBodyFile(path: string, cwd: string): Promise<string> {
 /** `codefleet runs`; the JSON keys are the run record's (snake_case), as in `show --json`. */
 export async function listRuns(rt: Runtime, json: boolean, query: RunQuery = { limit: 50 }): Promise<string> {
   const runs = await rt.store.list(query);
-  if (json) return JSON.stringify(runs.map(summaryJson), null, 2);
+  // Derived from facts, the forge's PR state among them; never fails the listing.
+  const statuses = await statusesOf(rt, runs);
+  if (json) return JSON.stringify(runs.map((r, i) => summaryJson(r, statuses[i])), null, 2);
   // "no runs yet" under a filter would say the store is empty when only the filter is.
   const filtered = Object.keys(query).some((key) => key !== 'limit');
-  return runs.length === 0 && filtered ? 'no runs match these filters' : formatRuns(runs);
+  if (runs.length === 0 && filtered) return 'no runs match these filters';
+  const note = uncertainNote(statuses);
+  return formatRuns(runs, Date.now(), statuses) + (note === undefined ? '' : `\n\n${displayText(note)}`);
 }
 
-function summaryJson(r: RunSummary): Record<string, unknown> {
+function summaryJson(r: RunSummary, status?: TaskStatusView): Record<string, unknown> {
   return {
     run_id: r.runId,
     title: r.title,
     repo: r.repo,
+    ...(status === undefined ? {} : { status: status.status, status_certain: status.certain, status_note: status.note }),
     stage: r.stage,
     ...(r.outcome === undefined ? {} : { outcome: r.outcome }),
     attempts: r.attempts,
@@ -125,7 +131,9 @@ function summaryJson(r: RunSummary): Record<string, unknown> {
 export async function showRun(rt: Runtime, runId: string, json: boolean): Promise<string | undefined> {
   const run = await rt.store.get(runId);
   if (!run) return undefined;
-  return json ? JSON.stringify(run, null, 2) : formatRun(run, await laterRuns(rt, runId));
+  if (json) return JSON.stringify(run, null, 2);
+  const [status] = await statusesOf(rt, [{ ...taskFactsOf(run), repo: run.job.repo }]);
+  return formatRun(run, await laterRuns(rt, runId), status);
 }
 
 /** Most runs one job can have that `show` looks for; each redrive of a dead letter adds one. */

@@ -28,6 +28,13 @@ export const workspaceSchema = z
       .boolean()
       .default(true)
       .describe('Workflow files and the repository actions (.github/workflows/**, .github/actions/**) are read-only for agents and never committed: on GitHub they run with the repository secrets, so an agent that edits one could send them out from the pull request CI.'),
+    memory_chars: z
+      .number()
+      .int()
+      .min(0)
+      .max(100_000)
+      .default(4_000)
+      .describe("Bound on the repository's memory bank (.codefleet/memory/*.md: conventions, decisions, known pitfalls) in each agent prompt: whole files while they fit, newest first, then headings and first lines, then left out (and said so). 0 leaves the memory bank out; under 1000 counts as 1000."),
     scope: z
       .strictObject({
         exclude: z

@@ -1,4 +1,4 @@
-import { isTerminal, type RunRecord, type Verification } from '@codefleet/core';
+import { isTerminal, statusLabel, type RunRecord, type TaskStatusView, type Verification } from '@codefleet/core';
 import { ago, duration } from '../format.js';
 import { html, type Html } from '../html.js';
 import type { JournalEntry } from '@codefleet/store';
@@ -16,6 +16,8 @@ export interface RunPageFacts {
   deadLetterId?: string;
   /** The job's latest run, when it is another (the job was redriven or ran again since). */
   laterRunId?: string;
+  /** The task's status, derived from the run and its PR's state on the forge. */
+  status?: TaskStatusView;
   now: number;
   csrf: string;
   readOnly: boolean;
@@ -64,6 +66,7 @@ export function runBody(f: RunPageFacts): Html {
 <p><span class="state state-${stateOf(run)}" data-state="${stateOf(run)}">${stateOf(run)}</span> ${run.job.repo}
  · from ${run.job.source.kind} by ${run.job.requested_by} · created <time datetime="${run.created_at}">${ago(now, run.created_at)}</time>
  · updated <time datetime="${run.updated_at}">${ago(now, run.updated_at)}</time>${runCostText(run)}</p>
+${f.status === undefined ? '' : html`<p class="task-status">Status: <span class="status status-${f.status.status}" data-status="${statusLabel(f.status)}">${statusLabel(f.status)}</span> · ${f.status.note}</p>`}
 ${f.laterRunId === undefined ? '' : html`<p class="notice">This job ran again since: <a href="/runs/${encodeURIComponent(f.laterRunId)}">${f.laterRunId}</a>.</p>`}
 ${f.cancel === undefined ? '' : html`<p class="notice" data-cancel="pending">Cancel requested by ${f.cancel.by} ${ago(now, f.cancel.at)}; the worker stops it at its next heartbeat or stage.</p>`}
 ${run.error === undefined ? '' : html`<p class="error"><strong>${run.error.code}</strong> (${run.error.verdict}): ${run.error.message}</p>`}

@@ -1,4 +1,4 @@
-import { isTerminal, runOutcomes, stages } from '@codefleet/core';
+import { isTerminal, runOutcomes, stages, statusLabel, type TaskStatusView } from '@codefleet/core';
 import { ago, duration } from '../format.js';
 import { html, safeHref, type Html } from '../html.js';
 import type { RunQuery, RunSummary } from '@codefleet/store';
@@ -69,8 +69,8 @@ export function stateOf(run: { stage: string; outcome?: string | undefined }): s
   return run.outcome ?? run.stage;
 }
 
-/** The runs list: the filter form and the table. */
-export function runsBody(runs: RunSummary[], filters: RunFilters, ignored: string[], now: number): Html {
+/** The runs list: the filter form and the table; `statuses` in the order of `runs` (taskStatusesOf). */
+export function runsBody(runs: RunSummary[], filters: RunFilters, ignored: string[], now: number, statuses: readonly (TaskStatusView | undefined)[] = []): Html {
   const selected = (a: string | undefined, b: string) => (a === b ? html` selected` : '');
   return html`
 <form method="get" action="/runs" class="filters">
@@ -83,15 +83,22 @@ export function runsBody(runs: RunSummary[], filters: RunFilters, ignored: strin
 </form>
 ${ignored.length === 0 ? '' : html`<p class="warning">Ignored filters that are not understood: ${ignored.join(', ')}.</p>`}
 ${runs.length === 0 ? html`<p>No run matches.</p>` : html`<table class="runs">
-<thead><tr><th>Run</th><th>State</th><th>Repository</th><th>Source</th><th>Agent</th><th>Worker</th><th>Attempts</th><th>Duration</th><th>Created</th><th>PR</th></tr></thead>
-<tbody>${runs.map((r) => html`<tr>
+<thead><tr><th>Run</th><th>Status</th><th>State</th><th>Repository</th><th>Source</th><th>Agent</th><th>Worker</th><th>Attempts</th><th>Duration</th><th>Created</th><th>PR</th></tr></thead>
+<tbody>${runs.map((r, i) => html`<tr>
 <td><a href="/runs/${encodeURIComponent(r.runId)}">${r.title}</a><small>${r.runId}</small></td>
+<td>${statusCell(statuses[i])}</td>
 <td><span class="state state-${stateOf(r)}">${stateOf(r)}</span>${r.errorCode === undefined ? '' : html`<small>${r.errorCode}</small>`}</td>
 <td>${r.repo}</td><td>${r.source}</td><td>${r.agent ?? ''}</td><td>${r.worker ?? ''}</td><td>${r.attempts}</td>
 <td>${durationCell(r, now)}</td>
 <td><time datetime="${r.createdAt}">${ago(now, r.createdAt)}</time></td>
 <td>${prLink(r.pullRequest)}</td>
 </tr>`)}</tbody></table>`}`;
+}
+
+// The derived status, its note on hover.
+function statusCell(view: TaskStatusView | undefined): Html | string {
+  if (view === undefined) return '';
+  return html`<span class="status status-${view.status}" title="${view.note}" data-status="${statusLabel(view)}">${statusLabel(view)}</span>`;
 }
 
 /**

@@ -29,6 +29,8 @@ export interface OpenedForge {
   makeWorkdir(branch: string): Promise<string>;
   /** How many pull requests the forge ever created for `head` (from its store or stand-in). */
   pullRequestCreations(head: string): Promise<number>;
+  /** A person merges, or closes without merging, pull request `number` (on the forge's side). */
+  settlePullRequest(number: number, how: 'merged' | 'closed'): Promise<void>;
   dispose(): Promise<void>;
 }
 
@@ -203,6 +205,22 @@ export function forgeContract(harness: ForgeContractHarness): void {
         await expect(o.forge.ensurePullRequest({ ...valid, body: 'x'.repeat(65_537) })).rejects.toMatchObject({ code: 'forge_rejected' });
         await expect(o.forge.ensurePullRequest({ ...valid, base: branch })).rejects.toMatchObject({ code: 'forge_rejected' });
         expect(await o.pullRequestCreations(branch)).toBe(0);
+      });
+
+      it('tells a pull request\'s state: open, merged, closed without merge', async () => {
+        const o = await open();
+        const opened = await Promise.all(['state-a', 'state-b'].map(async (what) => {
+          const { branch } = await pushedBranch(o, what);
+          return o.forge.ensurePullRequest({ repo: o.repo, head: branch, base: o.base, title: what, body: 'b', draft: false });
+        }));
+        const [a, b] = opened.map((pr) => pr.number) as [number, number];
+        expect(await o.forge.pullRequestState(o.repo, a)).toBe('open');
+        await o.settlePullRequest(a, 'merged');
+        await o.settlePullRequest(b, 'closed');
+        expect(await o.forge.pullRequestState(o.repo, a)).toBe('merged');
+        expect(await o.forge.pullRequestState(o.repo, b)).toBe('closed');
+        await expect(o.forge.pullRequestState(o.repo, 9_999)).rejects.toMatchObject({ code: 'forge_not_found' });
+        await expect(o.forge.pullRequestState(o.repo, a, AbortSignal.abort())).rejects.toMatchObject({ code: 'cancelled' });
       });
 
       it('finds nothing for an unknown head or number', async () => {

@@ -1,7 +1,8 @@
 import type { Octokit } from '@octokit/rest';
+import { CodefleetError } from '@codefleet/core';
 import { checkBranch, checkPullRequestInput, checkSha } from '../checks.js';
 import { pushFenced, remoteBranches, type GitOptions } from '../git/git.js';
-import type { EnsureBranchRequest, EnsurePullRequestRequest, Forge, PullRequest } from '../port.js';
+import type { EnsureBranchRequest, EnsurePullRequestRequest, Forge, PullRequest, PullRequestState } from '../port.js';
 import type { TokenSource } from './app-auth.js';
 import { githubClient, splitRepo, type GithubApiOptions, type GithubClient } from './client.js';
 import { githubFailure } from './errors.js';
@@ -140,6 +141,19 @@ export class GithubForge implements Forge {
     const { owner, repo: name } = splitRepo(repo);
     const { data } = await this.#call(`get pull request #${number}`, () => this.#octokit.rest.pulls.get({ owner, repo: name, pull_number: number }));
     return toPullRequest(data as ApiPull);
+  }
+
+  async pullRequestState(repo: string, number: number, signal?: AbortSignal): Promise<PullRequestState> {
+    const { owner, repo: name } = splitRepo(repo);
+    const operation = `get pull request #${number}`;
+    const { data } = await this.#call(operation, () => this.#octokit.rest.pulls.get({
+      owner, repo: name, pull_number: number, ...(signal === undefined ? {} : { request: { signal } }),
+    })).catch((error: unknown) => {
+      if (signal?.aborted) throw new CodefleetError('cancelled', `stopped while reading pull request #${number} of ${repo}`, { cause: error });
+      throw error;
+    });
+    // `merged` is the fact; `merged_at` too on every shape GitHub answers with.
+    return data.merged || data.merged_at ? 'merged' : data.state === 'open' ? 'open' : 'closed';
   }
 
   /** The remote URL of `owner/name`: no credentials in it, ever. */

@@ -6,7 +6,7 @@ import { checkBody, checkBranch, checkLabel, checkPullRequestInput, checkSha, ta
 import { pushFenced, remoteBranches, type GitOptions } from '../git/git.js';
 import { renderMarked } from '../marker.js';
 import type {
-  Comment, CommentTarget, EnsureBranchRequest, EnsureCommentRequest, EnsureLabelsRequest, EnsurePullRequestRequest, Forge, IssueTracker, PullRequest,
+  Comment, CommentTarget, EnsureBranchRequest, EnsureCommentRequest, EnsureLabelsRequest, EnsurePullRequestRequest, Forge, IssueTracker, PullRequest, PullRequestState,
 } from '../port.js';
 import { commentsOn, upsertComment } from './comments.js';
 import { applyLabels, labelsOn } from './labels.js';
@@ -107,6 +107,11 @@ export class LocalForge implements Forge, IssueTracker {
     const found = this.#store(() => findByNumber(this.#db, key, number));
     if (found === undefined) throw new CodefleetError('forge_not_found', `no pull request #${number} in ${key}`);
     return found;
+  }
+
+  async pullRequestState(repo: string, number: number, signal?: AbortSignal): Promise<PullRequestState> {
+    if (signal?.aborted) throw new CodefleetError('cancelled', `stopped before reading pull request #${number}`);
+    return (await this.getPullRequest(repo, number)).state;
   }
 
   async ensureComment(req: EnsureCommentRequest): Promise<{ id: number; created: boolean }> {

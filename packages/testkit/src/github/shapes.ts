@@ -134,6 +134,7 @@ export interface PullFacts {
   locked: boolean;
   /** A fork's `owner/name` when the head branch lives there (a pull request from a fork). */
   headRepo?: string;
+  merged_at?: string | null;
 }
 
 /** `pull-request` (GET/POST/PATCH one) or, with `simple`, `pull-request-simple` (lists). */
@@ -153,7 +154,7 @@ export function pull(ctx: ShapeContext, repo: RepoFacts, facts: PullFacts, baseS
     comments_url: `${issueApi}/comments`, statuses_url: `${ctx.base}/repos/${repo.fullName}/statuses/${head}`, number: facts.number, state: facts.state,
     locked: facts.locked, title: facts.title, user: user(ctx, facts.user.login), body: facts.body, labels: facts.labels.map((l) => label(ctx, repo.fullName, l.name)),
     milestone: null, active_lock_reason: null, created_at: facts.created_at, updated_at: facts.updated_at, closed_at: facts.state === 'closed' ? facts.updated_at : null,
-    merged_at: null, merge_commit_sha: null, assignee: null, assignees: [], requested_reviewers: [], requested_teams: [],
+    merged_at: facts.merged_at ?? null, merge_commit_sha: null, assignee: null, assignees: [], requested_reviewers: [], requested_teams: [],
     head: { label: facts.head.label, ref: facts.head.ref, sha: head, user: user(ctx, headOwner), repo: headRepo },
     base: { label: `${owner}:${facts.base.ref}`, ref: facts.base.ref, sha: baseSha, user: user(ctx, owner), repo: repoShape },
     _links: {
@@ -163,7 +164,7 @@ export function pull(ctx: ShapeContext, repo: RepoFacts, facts: PullFacts, baseS
     },
     author_association: 'NONE', auto_merge: null, draft: facts.draft,
     ...(simple ? {} : {
-      merged: false, mergeable: null, rebaseable: null, mergeable_state: 'unknown', merged_by: null, comments: 0, review_comments: 0,
+      merged: (facts.merged_at ?? null) !== null, mergeable: null, rebaseable: null, mergeable_state: 'unknown', merged_by: null, comments: 0, review_comments: 0,
       maintainer_can_modify: false, commits: 1, additions: 0, deletions: 0, changed_files: 0,
     }),
   };

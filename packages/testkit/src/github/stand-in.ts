@@ -83,6 +83,10 @@ export interface GithubStandIn {
   lockIssue(fullName: string, issueNumber: number): void;
   setPermission(fullName: string, login: string, permission: Permission): void;
   pulls(fullName: string): StandInPull[];
+  /** A person merges pull request `number` on GitHub's website (`state: closed`, `merged: true`). */
+  mergePull(fullName: string, number: number): void;
+  /** A person closes pull request `number` without merging it. */
+  closePull(fullName: string, number: number): void;
   comments(fullName: string, issueNumber: number): StandInComment[];
   labels(fullName: string, issueNumber: number): string[];
   /** Pull request creations that succeeded for `head` (duplicates would show here). */
@@ -327,6 +331,16 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
     repoDir: (fullName) => repo(fullName).bareDir,
     setPermission(fullName, login, permission) { repo(fullName).permissions.set(login.toLowerCase(), permission); },
     pulls: (fullName) => [...repo(fullName).pulls.values()],
+    mergePull(fullName, number) {
+      const pull = repo(fullName).pulls.get(number);
+      if (!pull) throw new Error(`no pull request ${number} in ${fullName}`);
+      Object.assign(pull, { state: 'closed', merged_at: now(), updated_at: now() });
+    },
+    closePull(fullName, number) {
+      const pull = repo(fullName).pulls.get(number);
+      if (!pull) throw new Error(`no pull request ${number} in ${fullName}`);
+      Object.assign(pull, { state: 'closed', updated_at: now() });
+    },
     comments: (fullName, n) => [...repo(fullName).comments.values()].filter((c) => c.issue_number === n),
     labels: (fullName, n) => (item(repo(fullName), n)?.labels ?? []).map((l) => l.name),
     prCreations: (fullName, head) => repo(fullName).creations.get(head) ?? 0,

@@ -9,7 +9,8 @@ export type StandInComment = CommentFacts;
 export interface StandInPull extends PullFacts {
   node_id: string;
   html_url: string;
-  merged_at: null;
+  /** Set when a person merged it ({@link GithubStandIn.mergePull}); GitHub then says `state: closed`, `merged: true`. */
+  merged_at: string | null;
 }
 
 /** A check run as the stand-in keeps it: one per (commit, name), in a suite per (commit, app). */
