@@ -58,8 +58,8 @@ describe('fleet commands', () => {
     const [json] = JSON.parse((await cli(dir.path, 'runs', '--json')).out) as Record<string, unknown>[];
     expect(json).toMatchObject({ run_id: id, source: 'cli', agent: 'script', worker: expect.stringMatching(workerId), duration_ms: expect.any(Number), job_id: id, task_key: id });
     const table = (await cli(dir.path, 'runs')).out.split('\n');
-    expect(table[0]).toMatch(/^RUN +STAGE +OUTCOME +ATTEMPTS +PR +CREATED +DURATION +WORKER +AGENT +SOURCE +TITLE$/);
-    expect(table[1]).toMatch(new RegExp(`^${id} +done +succeeded +1 +#1 +\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}Z +[\\d.]+ m?s +\\S+:${process.pid}:[0-9a-f]{6} +script +cli +Add a line$`));
+    expect(table[0]).toMatch(/^RUN +STATUS +STAGE +OUTCOME +ATTEMPTS +PR +CREATED +DURATION +WORKER +AGENT +SOURCE +TITLE$/);
+    expect(table[1]).toMatch(new RegExp(`^${id} +open +done +succeeded +1 +#1 +\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}Z +[\\d.]+ m?s +\\S+:${process.pid}:[0-9a-f]{6} +script +cli +Add a line$`));
     // A stopped worker has left the registry.
     expect((await cli(dir.path, 'workers')).out).toBe('no live workers (a worker shows here while it heartbeats)');
 

@@ -72,7 +72,7 @@ describe('codefleet CLI', () => {
       const listed = JSON.parse(runs.out) as Record<string, unknown>[];
       expect(listed).toMatchObject([{ run_id: id, stage: 'done', outcome: 'succeeded', attempts: 1, pull_request: { number: 1, draft: false } }]);
       expect(Object.keys(listed[0]!).sort()).toEqual([
-        'agent', 'attempts', 'created_at', 'duration_ms', 'job_id', 'outcome', 'pull_request', 'repo', 'requested_by', 'run_id', 'source', 'stage', 'task_key', 'title', 'updated_at', 'worker',
+        'agent', 'attempts', 'created_at', 'duration_ms', 'job_id', 'outcome', 'pull_request', 'repo', 'requested_by', 'run_id', 'source', 'stage', 'status', 'status_certain', 'status_note', 'task_key', 'title', 'updated_at', 'worker',
       ]);
       expect(JSON.parse((await cli(dir.path, 'show', id, '--json')).out)).toMatchObject({ run_id: id, created_at: listed[0]!.created_at, pull_request: { number: 1 } });
       const shown = await cli(dir.path, 'show', id);
