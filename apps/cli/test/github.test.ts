@@ -159,7 +159,9 @@ describe('codefleet on GitHub (stand-in)', () => {
       expect(job).toMatchObject({ branch: `ai/issue-${issue.number}`, source: { kind: 'issue', number: issue.number } });
       expect(job.body).toContain('widget() is not defined');
       expect(job.body.length).toBeLessThan(2_000);
-      expect(gh.comments('acme/widgets', pr.number)[0]!.body).toContain('Round 1 of 1');
+      // The job is queued first (nothing lost), the round's comment follows it.
+      const comment = await waitFor(() => gh.comments('acme/widgets', pr.number)[0], { what: 'the round comment' });
+      expect(comment.body).toContain('Round 1 of 1');
     } finally {
       stop.abort();
       await running;
