@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { createScriptAgent, type Agent, type AgentRunRequest, type AgentRunResult } from '@codefleet/agents';
-import { CodefleetError } from '@codefleet/core';
 import { git } from '@codefleet/testkit';
 import { branchName } from '@codefleet/workspace';
 import { createHarness, implementsFeature, type Harness } from './harness.js';
