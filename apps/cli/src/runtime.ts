@@ -73,6 +73,10 @@ export function sandboxSettings(loaded: LoadedConfig): SandboxSettings {
   return {
     mode: config.sandbox.mode,
     network: config.sandbox.network,
+    limits: {
+      processes: config.sandbox.limits.processes, memoryMb: config.sandbox.limits.memory_mb, tmpMb: config.sandbox.limits.tmp_mb, tmpFiles: config.sandbox.limits.tmp_files,
+      shmMb: config.sandbox.limits.shm_mb, openFiles: config.sandbox.limits.open_files, cpuSeconds: config.sandbox.limits.cpu_seconds, fileSizeMb: config.sandbox.limits.file_size_mb,
+    },
     // Directories runs get in front of PATH must be there to run from.
     readPaths: [...config.sandbox.read_paths, ...config.verification.env.path, ...config.agents.env.path, ...scriptPath],
     hiddenPaths: [...hidden, ...config.sandbox.hidden_paths],

@@ -188,10 +188,16 @@ describe('Codex adapter with the real Codex CLI 0.169.0', () => {
   it('inside codefleet\'s bwrap sandbox (req.isolated), configured by default: Codex\'s own sandbox is off, the edit and a command land', async () => {
     const data = await createTempDir('codex-bwrap');
     cleanups.push(() => data.dispose());
+    const { standIn, path, req } = await setUp([
+      { writeFile: { path: 'hello.txt', content: 'hello\n' } },
+      { items: [{ type: 'function_call', name: 'exec_command', call_id: 'call_shell', arguments: JSON.stringify({ cmd: 'echo from-shell > shell.txt' }) }] },
+      { text: 'Done.' },
+    ]);
     let sandbox: Sandbox;
     try {
+      // The stand-in is on the host's loopback, which a run reaches only when allow names it.
       sandbox = await openSandbox(
-        { mode: 'bwrap', network: 'on', readPaths: [join(repoRoot, 'node_modules')], hiddenPaths: [], runRoot: join(data.path, 'sandbox') },
+        { mode: 'bwrap', network: { mode: 'public', allow: [new URL(standIn.baseUrl).host] }, readPaths: [join(repoRoot, 'node_modules')], hiddenPaths: [], runRoot: join(data.path, 'sandbox') },
         { platform: process.platform, path: process.env.PATH ?? '/usr/bin:/bin' },
       );
     } catch (error) {
@@ -199,11 +205,6 @@ describe('Codex adapter with the real Codex CLI 0.169.0', () => {
       if (error instanceof SandboxUnavailableError) return console.warn(`skipped: ${error.message}`);
       throw error;
     }
-    const { standIn, path, req } = await setUp([
-      { writeFile: { path: 'hello.txt', content: 'hello\n' } },
-      { items: [{ type: 'function_call', name: 'exec_command', call_id: 'call_shell', arguments: JSON.stringify({ cmd: 'echo from-shell > shell.txt' }) }] },
-      { text: 'Done.' },
-    ]);
     // From the config, as the worker builds it: approval_args unset.
     const yaml = `agents:\n  codex:\n    binary: ${JSON.stringify(codexBin)}\n    extra_args: ${JSON.stringify(providerArgs(standIn.baseUrl))}\n`;
     const agent = createAgent('codex', parseConfig(yaml, { env: {}, baseDir: data.path, hostname: 'test-host' }).config.agents);

@@ -63,7 +63,7 @@ export async function measureVerifyOverhead(options: { root: string; hostEnv: Re
   const sample = samples.find((s) => s.name.startsWith('typical')) ?? samples[0];
   if (!sample) throw new Error('no sample');
   const data = join(options.root, 'verify-data');
-  const settings = { network: 'on' as const, readPaths: [], hiddenPaths: [data, homedir()], runRoot: join(data, 'sandbox') };
+  const settings = { network: { mode: 'public', allow: [] } as const, readPaths: [], hiddenPaths: [data, homedir()], runRoot: join(data, 'sandbox') };
   const host = { platform: process.platform, path: options.hostEnv.PATH ?? '' };
   const sandbox = await openSandbox({ mode: 'auto', ...settings }, host);
   const unsandboxed = await openSandbox({ mode: 'none', ...settings }, host);

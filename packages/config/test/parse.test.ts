@@ -318,8 +318,21 @@ describe('configSchema', () => {
 describe('sandbox:', () => {
   const options = { baseDir: '/etc/codefleet', hostname: 'h', env: { HOME: '/home/w' } };
 
-  it('defaults to the OS sandbox with the network on', () => {
-    expect(parseConfig('', options).config.sandbox).toEqual({ mode: 'auto', network: 'on', read_paths: [], hidden_paths: [], container: { runtime: 'docker' } });
+  it('defaults to the OS sandbox, the public network through its proxy, and limits per run', () => {
+    expect(parseConfig('', options).config.sandbox).toEqual({
+      mode: 'auto', network: { mode: 'public', allow: [] }, read_paths: [], hidden_paths: [], container: { runtime: 'docker' },
+      limits: { processes: 512, memory_mb: 8192, tmp_mb: 4096, tmp_files: 500_000, shm_mb: 512, open_files: 8192, cpu_seconds: 7200, file_size_mb: 4096 },
+    });
+  });
+
+  it('reads the network as a mode or as { mode, allow }, `on` as public, and refuses an unreadable allow entry', () => {
+    const sandbox = (yaml: string) => parseConfig(yaml, options).config.sandbox.network;
+    expect(sandbox('sandbox:\n  network: none\n')).toEqual({ mode: 'none', allow: [] });
+    expect(sandbox('sandbox:\n  network: on\n')).toEqual({ mode: 'public', allow: [] });
+    expect(sandbox('sandbox:\n  network:\n    mode: allowlist\n    allow: [api.anthropic.com, "*.npmjs.org:443", "127.0.0.1:11434", "[::1]:8080"]\n'))
+      .toEqual({ mode: 'allowlist', allow: ['api.anthropic.com', '*.npmjs.org:443', '127.0.0.1:11434', '[::1]:8080'] });
+    expect(sandbox('sandbox:\n  network:\n    allow: [ollama.lan:11434]\n')).toEqual({ mode: 'public', allow: ['ollama.lan:11434'] });
+    expect(() => parseConfig('sandbox:\n  network:\n    allow: ["http://x.example/"]\n', options)).toThrow(/sandbox\.network/);
   });
 
   it('resolves read and hidden paths against HOME and the config file', () => {

@@ -152,7 +152,7 @@ export async function createHarness(
  */
 export async function testSandbox(dataDir: string, writable: readonly string[] = []): Promise<Sandbox> {
   const base = await openSandbox(
-    { mode: process.env.CODEFLEET_TEST_SANDBOX === 'none' ? 'none' : 'auto', network: 'on', readPaths: [], hiddenPaths: [dataDir], runRoot: join(dataDir, 'sandbox') },
+    { mode: process.env.CODEFLEET_TEST_SANDBOX === 'none' ? 'none' : 'auto', network: { mode: 'public', allow: [] }, readPaths: [], hiddenPaths: [dataDir], runRoot: join(dataDir, 'sandbox') },
     { platform: process.platform, path: process.env.PATH ?? '' },
   );
   const remapsPaths = base.remapsPaths && process.env.CODEFLEET_TEST_SANDBOX_LAYOUT !== 'no-remap';

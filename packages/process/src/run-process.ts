@@ -58,6 +58,25 @@ export interface ProcessResult {
   spawnError?: string;
   /** Guarded runs: processes it left running outside its group, killed after it ended. */
   strays?: number;
+  /** Sandboxed runs: the limit the run went past, which ended it. */
+  resourceLimit?: ResourceLimitHit;
+  /** Sandboxed runs: destinations the network policy refused (the first ones), and how many in all. */
+  networkRefusals?: { kept: NetworkRefusal[]; total: number };
+}
+
+/** A per-run limit a sandboxed run went past (`sandbox.limits`): which, its value, what was seen. */
+export interface ResourceLimitHit {
+  /** `processes`, `memory`, `tmp_size`, `tmp_files`, `shm_size`, `shm_files`, `cpu_seconds`, `file_size`. */
+  limit: string;
+  max: number;
+  seen: number;
+}
+
+/** A destination a sandboxed run asked for and was refused, and why. */
+export interface NetworkRefusal {
+  /** `host:port` as the run named it. */
+  destination: string;
+  reason: string;
 }
 
 /**

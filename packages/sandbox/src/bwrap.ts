@@ -8,8 +8,13 @@ export interface HiddenPath {
   kind: 'dir' | 'file';
 }
 
-/** Everything one bubblewrap run is built from; paths absolute. The run's directory is shown as /tmp (HOME is /tmp/home). */
+/** Everything one bubblewrap run is built from; paths absolute. /tmp is a tmpfs of its own (HOME is /tmp/home). */
 export interface BwrapPlan extends RunLayout {
+  /** Sizes of the run's /tmp and /dev/shm tmpfs, in bytes. */
+  tmpBytes: number;
+  shmBytes: number;
+  /** Host paths bound in for the warden: its script, and the run proxy's socket (unless the network is none). */
+  warden?: { script: string; socket?: string };
   system: readonly SystemEntry[];
   /** Shown read-only besides the system directories (toolchains, this Node, /etc link targets). */
   readPaths: readonly string[];
@@ -25,11 +30,16 @@ const procReadOnly = ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bu
 /** HOME inside a bwrap run: in its own /tmp, so both go away with the run. */
 export const sandboxHome = '/tmp/home';
 
+/** Where the warden's script and the proxy's socket are inside a run (a directory the run cannot write). */
+export const wardenScript = '/run/codefleet/warden.mjs';
+export const proxySocket = '/run/codefleet/proxy.sock';
+
 /**
  * The bubblewrap arguments for `plan` (everything before the program's argv). Order matters:
  * bwrap applies them in sequence, so the run's /tmp comes first, then the read-only system
- * directories, the hidden paths on top of them, the writable working copy, and the read-only
- * parts of the copy last of all.
+ * directories, the hidden paths on top of them, the writable working copy, the read-only
+ * parts of the copy, the warden's files, and last the root and /dev made read-only (both are
+ * tmpfs in RAM that a run could otherwise fill without bound).
  */
 export function bwrapArgs(plan: BwrapPlan): string[] {
   const args = [
@@ -39,12 +49,14 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
     // A user namespace of its own and no capabilities in it: a worker running as root would
     // otherwise hand the run every capability (mount, mknod: the host's disks).
     '--unshare-user', ...(plan.disableUserns === true ? ['--disable-userns'] : []), '--cap-drop', 'ALL',
-    '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try',
-    ...(plan.network === 'none' ? ['--unshare-net'] : []),
+    // A network of its own, whatever the policy: only a loopback, where the warden relays to
+    // the worker's proxy. The host's loopback and abstract unix sockets are out of reach.
+    '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--unshare-net',
     // A new session: no terminal to push keystrokes into (TIOCSTI).
     '--new-session',
     // First, so the read paths and the working copy may lie under /tmp (as a test's do).
-    '--bind', plan.runDir, '/tmp', '--proc', '/proc', '--dev', '/dev',
+    '--size', String(plan.tmpBytes), '--tmpfs', '/tmp', '--dir', sandboxHome,
+    '--proc', '/proc', '--dev', '/dev', '--size', String(plan.shmBytes), '--tmpfs', '/dev/shm',
     // Kernel settings stay read-only, whatever uid the run has (root's, on a root worker).
     ...procReadOnly.flatMap((path) => ['--ro-bind-try', path, path]),
   ];
@@ -72,6 +84,8 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   for (const path of plan.writable) args.push('--bind', path, path);
   for (const path of plan.readOnly) args.push('--ro-bind', path, path);
   for (const mount of plan.mounts) args.push(mount.writable ? '--bind' : '--ro-bind', mount.source, mount.target);
-  args.push('--chdir', plan.cwd);
+  if (plan.warden !== undefined) args.push('--ro-bind', plan.warden.script, wardenScript);
+  if (plan.warden?.socket !== undefined) args.push('--bind', plan.warden.socket, proxySocket);
+  args.push('--remount-ro', '/dev', '--remount-ro', '/', '--chdir', plan.cwd);
   return args;
 }

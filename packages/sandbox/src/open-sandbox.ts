@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { access, lstat, mkdir, readdir, realpath, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { constants } from 'node:fs';
-import { captureProcess, findExecutable, runProcess } from '@codefleet/process';
-import { bwrapArgs, type HiddenPath } from './bwrap.js';
+import { fileURLToPath } from 'node:url';
+import { captureProcess, findExecutable } from '@codefleet/process';
+import type { HiddenPath } from './bwrap.js';
 import { etcLinkTargets, existingRealPaths, linuxSystemDirs, nodePrefix, systemEntries } from './host.js';
-import { createBwrapSandbox, createContainerSandbox, createNoSandbox, createSeatbeltSandbox } from './sandboxes.js';
-import type { Sandbox, SandboxMode, SandboxSettings } from './types.js';
+import { createBwrapSandbox, createContainerSandbox, createNoSandbox, createSeatbeltSandbox, type BwrapParts } from './sandboxes.js';
+import { defaultLimits, type Sandbox, type SandboxMode, type SandboxSettings } from './types.js';
 
 /** Why a sandbox mode cannot run on this host, and what to do about it. */
 export class SandboxUnavailableError extends Error {
@@ -42,6 +43,7 @@ export async function openSandbox(settings: SandboxSettings, host: SandboxHost):
     throw new SandboxUnavailableError('none', `no sandbox is known for ${host.platform}`, "set sandbox.mode: container, or sandbox.mode: none to run without one (agents then run as the worker's user)");
   }
   if (mode === 'none') return createNoSandbox();
+  const wardenScript = await wardenScriptPath();
   const runRoot = await ownRunRoot(settings.runRoot);
   const readPaths = await existingRealPaths(settings.readPaths);
   const hidden = await hiddenPaths(settings.hiddenPaths);
@@ -55,8 +57,13 @@ export async function openSandbox(settings: SandboxSettings, host: SandboxHost):
     const shownReads = [...new Set([...readPaths, ...(await existingRealPaths([nodePrefix(), ...(await etcLinkTargets())]))])];
     const help = await captureProcess([bwrap, '--help'], { cwd: '/', env: { PATH: host.path } });
     const disableUserns = `${help.stdout}${help.stderr}`.includes('--disable-userns');
-    await probeBwrap(bwrap, runRoot, disableUserns);
-    return createBwrapSandbox({ bwrap, system, readPaths: shownReads, hidden, runRoot, network: settings.network, disableUserns });
+    const prlimit = await findExecutable('prlimit', '/', '/usr/bin:/bin');
+    const parts = {
+      bwrap, system, readPaths: shownReads, hidden, runRoot, network: settings.network, limits: settings.limits ?? defaultLimits, disableUserns, node: process.execPath, wardenScript,
+      ...(prlimit === undefined ? {} : { prlimit }),
+    };
+    await probeBwrap(parts);
+    return createBwrapSandbox(parts);
   }
   if (mode === 'sandbox-exec') {
     const program = '/usr/bin/sandbox-exec';
@@ -73,15 +80,16 @@ export async function openSandbox(settings: SandboxSettings, host: SandboxHost):
   if (info.exitCode !== 0) {
     throw new SandboxUnavailableError(mode, `${container.runtime} has no engine to talk to: ${firstLine(info.stderr || info.spawnError || '')}`, `start the ${container.runtime} engine, or choose sandbox.mode: auto`);
   }
-  return createContainerSandbox({ runtime, runtimeName: container.runtime, image: container.image, runRoot, network: settings.network, hostPath: host.path });
+  return createContainerSandbox({
+    runtime, runtimeName: container.runtime, image: container.image, runRoot, network: settings.network, limits: settings.limits ?? defaultLimits, hostPath: host.path, nodePrefix: nodePrefix(), wardenScript,
+  });
 }
 
 // Installed is not enough: user namespaces may be switched off (sysctl, AppArmor), and then
-// every run would fail. One run of `true` at start tells.
-async function probeBwrap(bwrap: string, runRoot: string, disableUserns: boolean): Promise<void> {
-  const system = await systemEntries(linuxSystemDirs);
-  const args = bwrapArgs({ system, readPaths: [], hidden: [], runDir: runRoot, writable: [], readOnly: [], mounts: [], cwd: '/', network: 'on', disableUserns });
-  const result = await runProcess([bwrap, ...args, '--', 'true'], { cwd: '/', env: { PATH: '/usr/bin:/bin' }, timeoutMs: 30_000 });
+// every run would fail. One run of `true` through the warden at start tells, Node included.
+async function probeBwrap(parts: BwrapParts): Promise<void> {
+  const sandbox = createBwrapSandbox({ ...parts, network: { mode: 'none', allow: [] } });
+  const result = await sandbox.run(['true'], { cwd: parts.runRoot, writable: [parts.runRoot], env: { PATH: '/usr/bin:/bin' }, timeoutMs: 30_000 });
   if (result.exitCode !== 0) {
     throw new SandboxUnavailableError('bwrap', `bwrap cannot create its namespaces here: ${firstLine(result.outputTail || result.spawnError || `exit ${String(result.exitCode)}`)}`,
       'allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 an AppArmor profile for bwrap or kernel.apparmor_restrict_unprivileged_userns=0), or run the worker in a container with sandbox.mode: none');
@@ -121,6 +129,15 @@ async function hiddenPaths(paths: readonly string[]): Promise<HiddenPath[]> {
     hidden.push({ path: real, kind: info.isDirectory() ? 'dir' : 'file' });
   }
   return hidden;
+}
+
+// The warden runs from the package's build output, whether this module runs from src (tests) or dist.
+async function wardenScriptPath(): Promise<string> {
+  const script = fileURLToPath(new URL('../dist/warden/warden.js', import.meta.url));
+  if (!(await access(script, constants.R_OK).then(() => true, () => false))) {
+    throw new SandboxUnavailableError('bwrap', `the sandbox's warden is not built (${script})`, 'run npm run build');
+  }
+  return script;
 }
 
 function firstLine(text: string): string {

@@ -4,21 +4,23 @@ import { constants as fsConstants } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { runProcess, type ProcessResult } from '@codefleet/process';
-import { bwrapArgs, sandboxHome, type HiddenPath } from './bwrap.js';
-import { containerArgs } from './container.js';
+import { bwrapArgs, type HiddenPath } from './bwrap.js';
+import { openRunProxy } from './network/proxy.js';
+import type { NetworkPolicy } from './network/policy.js';
+import { describeLimits, describeNetwork, loopbackForwards, mb, proxyEnv, socketPath, statusReader, wardenCommand, withFindings } from './warden/warden-command.js';
+import { containerArgs, containerNode } from './container.js';
 import { existingRealPaths, isWithin, type SystemEntry } from './host.js';
 import { seatbeltArgs, seatbeltProfile } from './seatbelt.js';
-import type { Sandbox, SandboxRunOptions } from './types.js';
+import type { Sandbox, SandboxLimits, SandboxRunOptions } from './types.js';
 
 /** `none`: the program runs as the worker's user, with today's guards only. */
 export function createNoSandbox(): Sandbox {
   return {
     mode: 'none',
     remapsPaths: false,
-    description: "sandbox: none — agents and repository commands run as the worker's user: they can read its HOME, its config and token files, every working copy and mirror, and see and signal its processes",
+    description: "sandbox: none — agents and repository commands run as the worker's user: they can read its HOME, its config and token files, every working copy and mirror, see and signal its processes, and reach every network address it can (no network policy, no limits)",
     run(argv, options) {
-      const { writable: _w, readOnly: _r, mounts: _m, ...rest } = options;
-      return runProcess(argv, { ...rest, dieWithParent: true });
+      return runProcess(argv, { ...processOptions(options), dieWithParent: true });
     },
   };
 }
@@ -30,8 +32,14 @@ export interface BwrapParts {
   readPaths: readonly string[];
   hidden: readonly HiddenPath[];
   runRoot: string;
-  network: 'on' | 'none';
+  network: NetworkPolicy;
+  limits: SandboxLimits;
   disableUserns: boolean;
+  /** The Node that runs the warden, and the warden's script (see `warden/warden.ts`). */
+  node: string;
+  wardenScript: string;
+  /** util-linux `prlimit`, which sets the per-process limits; without it only the warden's limits hold. */
+  prlimit?: string;
 }
 
 /** `bwrap`: bubblewrap namespaces per run; see {@link Sandbox}. */
@@ -40,7 +48,7 @@ export function createBwrapSandbox(parts: BwrapParts): Sandbox {
   return {
     mode: 'bwrap',
     remapsPaths: true,
-    description: `sandbox: bwrap — own PID namespace, fresh HOME and /tmp, read-only system directories, writes to the working copy only, network ${parts.network}`,
+    description: `sandbox: bwrap — own PID and network namespaces, fresh HOME and /tmp, read-only system directories, writes to the working copy only; ${describeNetwork(parts.network)}; ${describeLimits(parts.limits, parts.prlimit !== undefined)}`,
     async run(argv, options) {
       const [file] = argv;
       if (!file) throw new TypeError('sandbox.run: argv must name a program');
@@ -57,25 +65,30 @@ export function createBwrapSandbox(parts: BwrapParts): Sandbox {
         // Resolved, and kept only inside the copy: a run can turn one of these paths into a
         // symlink (`.github/workflows -> /home/worker`), which would show its target.
         const readOnly = (await existingRealPaths(options.readOnly ?? [])).filter((real) => writable.some((root) => isWithin(root, real)));
-        const args = bwrapArgs({
-          system: parts.system, readPaths: parts.readPaths, hidden: parts.hidden, runDir, writable, readOnly, mounts: options.mounts ?? [], cwd, network: parts.network,
-          disableUserns: parts.disableUserns,
-        });
-        // No guard process: bwrap's --die-with-parent and the PID namespace do its work (and
-        // catch what leaves the process group, which the guard's mark could miss).
-        // bwrap reports `"exit-code"` on fd 3 only once the program itself ran and ended: its
-        // absence tells bwrap's own failures from a program that prints "bwrap: ..." and exits 1.
-        // (The program inherits the pipe: it can only claim it ran, which it did.)
-        let ran = false;
-        let carry = '';
-        const result = await runProcess([parts.bwrap, '--json-status-fd', '3', ...args, '--', program.path, ...argv.slice(1)], {
-          ...processOptions(options), env: { ...options.env, HOME: sandboxHome, TMPDIR: '/tmp' },
-          onStatus: (chunk) => {
-            ran ||= `${carry}${chunk}`.includes('"exit-code"');
-            carry = chunk.slice(-16);
-          },
-        });
-        return fromBwrap(result, argv, ran);
+        const proxy = parts.network.mode === 'none'
+          ? undefined
+          : await openRunProxy({ policy: parts.network, listen: { path: socketPath(runDir) }, ...(options.onNetworkRefused === undefined ? {} : { onRefused: options.onNetworkRefused }) });
+        try {
+          const args = bwrapArgs({
+            system: parts.system, readPaths: parts.readPaths, hidden: parts.hidden, runDir, writable, readOnly, mounts: options.mounts ?? [], cwd, network: parts.network.mode,
+            disableUserns: parts.disableUserns, tmpBytes: mb(parts.limits.tmpMb), shmBytes: mb(parts.limits.shmMb),
+            warden: { script: parts.wardenScript, ...(proxy !== undefined && 'path' in proxy.listen ? { socket: proxy.listen.path } : {}) },
+          });
+          const inside = wardenCommand(parts, options.env, program.path, argv.slice(1));
+          // No guard process: bwrap's --die-with-parent and the PID namespace do its work (and
+          // catch what leaves the process group, which the guard's mark could miss).
+          // bwrap reports `"exit-code"` on fd 3 only once the program itself ran and ended: its
+          // absence tells bwrap's own failures from a program that prints "bwrap: ..." and exits 1.
+          // The warden reports a limit on the same pipe. (The program inherits the pipe: it can
+          // only claim it ran, which it did, or that it went past a limit, which fails it.)
+          const status = statusReader();
+          const result = await runProcess([parts.bwrap, '--json-status-fd', '3', ...args, '--', ...inside.argv], {
+            ...processOptions(options), env: inside.env, onStatus: status.read,
+          });
+          return withFindings(fromBwrap(result, argv, status.ran()), status.limit(), proxy?.refusals());
+        } finally {
+          await proxy?.close();
+        }
       });
     },
   };
@@ -87,7 +100,7 @@ export interface SeatbeltParts {
   readPaths: readonly string[];
   hidden: readonly string[];
   runRoot: string;
-  network: 'on' | 'none';
+  network: NetworkPolicy;
 }
 
 /** `sandbox-exec` (macOS): a generated profile per run; see {@link seatbeltProfile}. */
@@ -95,7 +108,7 @@ export function createSeatbeltSandbox(parts: SeatbeltParts): Sandbox {
   return {
     mode: 'sandbox-exec',
     remapsPaths: false,
-    description: `sandbox: sandbox-exec — fresh HOME and TMPDIR, read-only system directories, writes to the working copy only, network ${parts.network}; macOS has no PID namespace (other processes are only shielded by the profile)`,
+    description: `sandbox: sandbox-exec — fresh HOME and TMPDIR, read-only system directories, writes to the working copy only; ${describeNetwork(parts.network)}; macOS has no PID namespace (other processes are only shielded by the profile) and no per-run limits`,
     async run(argv, options) {
       const [file] = argv;
       if (!file) throw new TypeError('sandbox.run: argv must name a program');
@@ -105,13 +118,25 @@ export function createSeatbeltSandbox(parts: SeatbeltParts): Sandbox {
       if ('error' in program) return notStarted(argv, program.error);
       return withRunDir(parts.runRoot, async (runDir) => {
         await mkdir(join(runDir, 'tmp'));
-        const { profile, params } = seatbeltProfile({
-          readPaths: parts.readPaths, hidden: parts.hidden, runDir, writable: options.writable, readOnly: options.readOnly ?? [], mounts: options.mounts ?? [], network: parts.network,
-        });
-        const result = await runProcess([parts.program, ...seatbeltArgs(profile, params), program.path, ...argv.slice(1)], {
-          ...processOptions(options), env: { ...options.env, HOME: join(runDir, 'home'), TMPDIR: join(runDir, 'tmp') }, dieWithParent: true,
-        });
-        return { ...result, command: [...argv] };
+        // No network namespace to bridge into: the proxy listens on a loopback port, the only
+        // one the profile lets the run connect to.
+        const proxy = parts.network.mode === 'none'
+          ? undefined
+          : await openRunProxy({ policy: parts.network, listen: { port: 0 }, ...(options.onNetworkRefused === undefined ? {} : { onRefused: options.onNetworkRefused }) });
+        try {
+          const proxyPort = proxy !== undefined && 'port' in proxy.listen ? proxy.listen.port : undefined;
+          const { profile, params } = seatbeltProfile({
+            readPaths: parts.readPaths, hidden: parts.hidden, runDir, writable: options.writable, readOnly: options.readOnly ?? [], mounts: options.mounts ?? [], network: parts.network.mode,
+            ...(proxyPort === undefined ? {} : { proxyPort, loopbackPorts: loopbackForwards(parts.network).map((forward) => forward.port) }),
+          });
+          const result = await runProcess([parts.program, ...seatbeltArgs(profile, params), program.path, ...argv.slice(1)], {
+            ...processOptions(options), dieWithParent: true,
+            env: { ...options.env, ...(proxyPort === undefined ? {} : proxyEnv(`http://127.0.0.1:${proxyPort}`)), HOME: join(runDir, 'home'), TMPDIR: join(runDir, 'tmp') },
+          });
+          return withFindings({ ...result, command: [...argv] }, undefined, proxy?.refusals());
+        } finally {
+          await proxy?.close();
+        }
       });
     },
   };
@@ -123,9 +148,13 @@ export interface ContainerParts {
   runtimeName: 'docker' | 'podman';
   image: string;
   runRoot: string;
-  network: 'on' | 'none';
+  network: NetworkPolicy;
+  limits: SandboxLimits;
   /** The worker's PATH, for the runtime's own client. */
   hostPath: string;
+  /** The worker's Node installation and the warden's script, shown in the container when it has a proxy. */
+  nodePrefix: string;
+  wardenScript: string;
 }
 
 /** `container`: a docker or podman container per run, from the configured image. */
@@ -133,24 +162,33 @@ export function createContainerSandbox(parts: ContainerParts): Sandbox {
   return {
     mode: 'container',
     remapsPaths: true,
-    description: `sandbox: container (${parts.runtimeName}, ${parts.image}) — own namespaces, fresh HOME and /tmp, writes to the working copy only, network ${parts.network}`,
+    description: `sandbox: container (${parts.runtimeName}, ${parts.image}) — own namespaces, fresh HOME and /tmp, writes to the working copy only; ${describeNetwork(parts.network)}; ${describeLimits(parts.limits, true)}`,
     async run(argv, options) {
       return withRunDir(parts.runRoot, async (runDir) => {
         const name = `codefleet-${randomBytes(8).toString('hex')}`;
-        const { PATH: _path, HOME: _home, TMPDIR: _tmp, ...programEnv } = options.env;
+        const proxy = parts.network.mode === 'none'
+          ? undefined
+          : await openRunProxy({ policy: parts.network, listen: { path: socketPath(runDir) }, ...(options.onNetworkRefused === undefined ? {} : { onRefused: options.onNetworkRefused }) });
+        const { PATH: _path, HOME: _home, TMPDIR: _tmp, ...rest } = options.env;
+        const inside = proxy === undefined
+          ? { argv: [...argv], env: rest }
+          : wardenCommand({ node: `${containerNode}/bin/node`, network: parts.network, limits: parts.limits }, rest, argv[0] ?? '', argv.slice(1));
+        const { HOME: _h, TMPDIR: _t, ...programEnv } = inside.env;
         const args = containerArgs({
           runtime: parts.runtimeName, image: parts.image, name, runDir, writable: options.writable, readOnly: await existingRealPaths(options.readOnly ?? []),
-          mounts: options.mounts ?? [], cwd: options.cwd, network: parts.network, envNames: Object.keys(programEnv),
+          mounts: options.mounts ?? [], cwd: options.cwd, network: parts.network.mode, envNames: Object.keys(programEnv), limits: parts.limits,
           user: { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 },
+          ...(proxy !== undefined && 'path' in proxy.listen ? { warden: { script: parts.wardenScript, socket: proxy.listen.path, nodePrefix: parts.nodePrefix } } : {}),
         });
         try {
-          const result = await runProcess([parts.runtime, ...args, ...argv], {
+          const result = await runProcess([parts.runtime, ...args, ...inside.argv], {
             ...processOptions(options), env: { ...programEnv, PATH: parts.hostPath }, dieWithParent: true,
           });
-          return { ...result, command: [...argv] };
+          return withFindings({ ...result, command: [...argv] }, undefined, proxy?.refusals());
         } finally {
           // A killed client leaves its container running: remove it by name (gone already after --rm).
           await runProcess([parts.runtime, 'rm', '--force', name], { cwd: '/', env: { PATH: parts.hostPath }, timeoutMs: 30_000 });
+          await proxy?.close();
         }
       });
     },
@@ -158,7 +196,7 @@ export function createContainerSandbox(parts: ContainerParts): Sandbox {
 }
 
 function processOptions(options: SandboxRunOptions) {
-  const { writable: _w, readOnly: _r, mounts: _m, ...rest } = options;
+  const { writable: _w, readOnly: _r, mounts: _m, onNetworkRefused: _n, ...rest } = options;
   return rest;
 }
 

@@ -1,3 +1,4 @@
+import type { NetworkMode } from './network/policy.js';
 import type { SandboxMount } from './types.js';
 
 /** Everything one `sandbox-exec` run is built from; paths absolute and real (macOS matches real paths). */
@@ -11,7 +12,10 @@ export interface SeatbeltPlan {
   writable: readonly string[];
   readOnly: readonly string[];
   mounts: readonly SandboxMount[];
-  network: 'on' | 'none';
+  network: NetworkMode;
+  /** The run proxy's loopback port (unless the network is none), and host loopback ports `allow` names. */
+  proxyPort?: number;
+  loopbackPorts?: readonly number[];
 }
 
 /** macOS directories shown read-only: the system, developer tools, Homebrew under /opt. */
@@ -22,7 +26,11 @@ export const macSystemDirs = ['/usr', '/bin', '/sbin', '/System', '/Library', '/
  * each is a `-D NAME=path` parameter read with `(param "NAME")`, so no path (a repository
  * name, a data directory) can change the profile's meaning. Rules are written with
  * `require-not` rather than relying on rule order. macOS has no PID namespace: the profile
- * lets a run signal and inspect only processes of its own sandbox.
+ * lets a run signal and inspect only processes of its own sandbox, and no network namespace:
+ * a run may listen on loopback (a test's own server) and connect out only to its proxy's
+ * port and the loopback ports `allow` names (for a test's own server on another port,
+ * a repository's tests fail here: the price of keeping Redis and the dashboard out of reach).
+ * Unix sockets only inside what the run may write.
  *
  * Generated and unit-tested here; run only on macOS (these machines are Linux).
  */
@@ -54,9 +62,21 @@ export function seatbeltProfile(plan: SeatbeltPlan): { profile: string; params: 
     `(allow file-read* ${unless([...writes, ...readOnly], [])})`,
     `(allow file-write* ${unless(writes, readOnly)})`,
     '(allow file-write* (literal "/dev/null") (literal "/dev/tty") (regex #"^/dev/fd/"))',
-    plan.network === 'on' ? '(allow network*)' : '(allow network* (remote unix-socket))',
+    ...networkRules(plan),
   ];
   return { profile: `${lines.join('\n')}\n`, params };
+}
+
+function networkRules(plan: SeatbeltPlan): string[] {
+  // A unix socket is matched by its path, as Apple's own profiles do (`(literal "/var/run/…")`).
+  const unixSockets = `(allow network-outbound (subpath (param "RUN")) ${plan.writable.map((_, i) => `(subpath (param "WRITE_${i}"))`).join(' ')})`;
+  if (plan.network === 'none' || plan.proxyPort === undefined) return [unixSockets];
+  const ports = [plan.proxyPort, ...(plan.loopbackPorts ?? [])];
+  return [
+    unixSockets,
+    '(allow network-bind network-inbound (local ip "localhost:*"))',
+    `(allow network-outbound ${ports.map((port) => `(remote ip "localhost:${port}")`).join(' ')})`,
+  ];
 }
 
 /** The `sandbox-exec` argument vector for a profile (everything before the program's argv). */

@@ -1,10 +1,12 @@
-import type { ProcessResult, RunProcessOptions } from '@codefleet/process';
+import type { NetworkRefusal, ProcessResult, RunProcessOptions } from '@codefleet/process';
+import type { NetworkMode, NetworkPolicy } from './network/policy.js';
 
 /**
  * How agents and repository commands are isolated from the worker:
- * - `bwrap`: bubblewrap on Linux: own PID, IPC and UTS namespaces (and network with
- *   `network: none`), a filesystem made of read-only system directories, the job's working
- *   copy and a fresh HOME and /tmp; nothing else of the host is there;
+ * - `bwrap`: bubblewrap on Linux: own PID, IPC, UTS and network namespaces (the network
+ *   reached only through the worker's proxy), a filesystem made of read-only system
+ *   directories, the job's working copy and a fresh HOME and /tmp; nothing else of the host
+ *   is there; processes, memory and tmpfs sizes bounded per run;
  * - `sandbox-exec`: macOS Seatbelt: the same read and write rules as a profile; macOS has no
  *   PID namespace, so processes are confined by the profile's signal and process-info rules;
  * - `container`: docker or podman, for hosts that prefer them;
@@ -20,8 +22,10 @@ export const sandboxModes: readonly SandboxMode[] = ['bwrap', 'sandbox-exec', 'c
 export interface SandboxSettings {
   /** `auto`: bwrap on Linux, sandbox-exec on macOS. */
   mode: SandboxMode | 'auto';
-  /** `on` (default): agents call their APIs, installs reach registries. `none`: no network at all. */
-  network: 'on' | 'none';
+  /** What runs may reach: through a proxy that enforces it, or nothing. */
+  network: NetworkPolicy;
+  /** What one run may use; {@link defaultLimits} when not given. */
+  limits?: SandboxLimits;
   /** Host paths shown read-only besides the system directories: toolchains installed elsewhere. */
   readPaths: readonly string[];
   /**
@@ -35,6 +39,34 @@ export interface SandboxSettings {
   /** For `container`: the runtime and the image runs start from. */
   container?: { runtime: 'docker' | 'podman'; image: string };
 }
+
+/**
+ * What one run may use (config.yaml `sandbox.limits`). The defaults are far above what an
+ * `npm ci && npm test` of a mid-sized repository uses, and far below what takes a host down.
+ */
+export interface SandboxLimits {
+  /** Processes (and threads' processes) alive at once in the run. */
+  processes: number;
+  /** Resident memory of all the run's processes together. */
+  memoryMb: number;
+  /** Size of the run's /tmp (a tmpfs, in RAM; HOME is inside it). */
+  tmpMb: number;
+  /** Files and directories in the run's /tmp. */
+  tmpFiles: number;
+  /** Size of the run's /dev/shm. */
+  shmMb: number;
+  /** Open files per process. */
+  openFiles: number;
+  /** CPU time per process. */
+  cpuSeconds: number;
+  /** Largest file a process may write. */
+  fileSizeMb: number;
+}
+
+/** The limits a run gets unless `sandbox.limits` says otherwise. */
+export const defaultLimits: SandboxLimits = {
+  processes: 512, memoryMb: 8192, tmpMb: 4096, tmpFiles: 500_000, shmMb: 512, openFiles: 8192, cpuSeconds: 7200, fileSizeMb: 4096,
+};
 
 /** A host path shown inside the sandbox at `target` (the agent's own git directory over the shared one). */
 export interface SandboxMount {
@@ -51,7 +83,7 @@ export interface RunLayout {
   readOnly: readonly string[];
   mounts: readonly SandboxMount[];
   cwd: string;
-  network: 'on' | 'none';
+  network: NetworkMode;
 }
 
 /** One run: the process options plus what it may see and write. */
@@ -65,6 +97,8 @@ export interface SandboxRunOptions extends Omit<RunProcessOptions, 'dieWithParen
   readOnly?: readonly string[];
   /** Extra mounts, applied last. */
   mounts?: readonly SandboxMount[];
+  /** Told of each destination the network policy refused, as it happens (the job's log line and metric). */
+  onNetworkRefused?: (refusal: NetworkRefusal) => void;
 }
 
 /**
@@ -77,7 +111,10 @@ export interface SandboxRunOptions extends Omit<RunProcessOptions, 'dieWithParen
  * - a fresh HOME and TMPDIR, removed after the run;
  * - writes only to `writable` (minus `readOnly`) and the run's own HOME and /tmp;
  * - reads only of system directories, `readPaths`, and what it may write; `hiddenPaths` never;
- * - no network with `network: none`.
+ * - the network only through a proxy that enforces `network` (refusals are reported in the
+ *   result's `networkRefusals`), or none;
+ * - the limits of `limits` where the mode can enforce them (bwrap; the result's
+ *   `resourceLimit` names the one a run went past).
  * A program that cannot be found, or lies outside what the run can see, is reported as a
  * `spawnError` naming the fix, as a program missing on PATH is.
  *

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTempDir, isAlive, waitFor, type TempDir } from '@codefleet/testkit';
-import { openSandbox, type Sandbox, type SandboxMode, type SandboxSettings } from '../src/index.js';
+import { openSandbox, type NetworkPolicy, type Sandbox, type SandboxMode, type SandboxSettings } from '../src/index.js';
 
 const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C' };
 const node = process.execPath;
@@ -51,7 +51,7 @@ export function sandboxConformance(mode: SandboxMode): void {
       await writeFile(join(shownDir, 'tool.sh'), '#!/bin/sh\necho tool ran\n', { mode: 0o755 });
       await writeFile(join(shownDir, 'secret', 'key'), 'hidden key\n');
       sandbox = await open({
-        mode: 'auto', network: 'on', readPaths: [shownDir], hiddenPaths: [join(dir.path, 'data'), join(shownDir, 'secret')],
+        mode: 'auto', network: { mode: 'public', allow: [] }, readPaths: [shownDir], hiddenPaths: [join(dir.path, 'data'), join(shownDir, 'secret')],
         runRoot: join(dir.path, 'data', 'sandbox'),
       });
     });
@@ -91,7 +91,7 @@ export function sandboxConformance(mode: SandboxMode): void {
     it('everything inside dies when the worker is killed with SIGKILL', async () => {
       const marker = `codefleet-orphan-${process.pid}-${Date.now()}`;
       const script = fileURLToPath(new URL('./fixtures/sandboxed-parent.mjs', import.meta.url));
-      const settings = JSON.stringify({ mode, network: 'on', readPaths: [], hiddenPaths: [], runRoot: join(dir.path, 'data', 'sandbox') });
+      const settings = JSON.stringify({ mode, network: { mode: 'public', allow: [] }, readPaths: [], hiddenPaths: [], runRoot: join(dir.path, 'data', 'sandbox') });
       const parent = spawn(node, [script, settings, copy, marker], { stdio: ['ignore', 'pipe', 'inherit'], env });
       await waitFor(async () => (await processesWith(marker)).length >= 2, { what: 'the sandboxed processes to start', timeoutMs: 20_000 });
       const inside = await processesWith(marker);
@@ -198,16 +198,18 @@ export function sandboxConformance(mode: SandboxMode): void {
       expect(result).toMatchObject({ exitCode: null, signal: 'SIGKILL' });
     });
 
-    it('network none: the host loopback cannot be reached; network on: it can', async () => {
+    it("the host loopback is out of reach unless allow names it (then at its own address); network none: nothing", async () => {
       const server = createServer((socket) => socket.end('hello\n'));
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       const port = (server.address() as { port: number }).port;
       const connect = [node, '-e', `require('net').connect(${port}, '127.0.0.1').on('data', (d) => { console.log('GOT', String(d).trim()); process.exit(0); }).on('error', (e) => { console.log('ERR', e.code); process.exit(1); })`];
+      const settings = (network: NetworkPolicy) => ({ mode: 'auto' as const, network, readPaths: [], hiddenPaths: [], runRoot: join(dir.path, 'data', 'sandbox') });
+      const runIn = async (network: NetworkPolicy) => (await open(settings(network))).run(connect, { cwd: copy, env, writable: [copy], timeoutMs: 30_000 });
       try {
-        expect((await run(connect)).outputTail).toContain('GOT hello');
-        const closed = await open({ mode: 'auto', network: 'none', readPaths: [], hiddenPaths: [], runRoot: join(dir.path, 'data', 'sandbox') });
-        const result = await closed.run(connect, { cwd: copy, env, writable: [copy], timeoutMs: 30_000 });
-        expect(result.outputTail).toMatch(/ERR (ECONNREFUSED|ENETUNREACH)/);
+        expect((await run(connect)).outputTail).toMatch(/ERR (ECONNREFUSED|ENETUNREACH)/);
+        expect((await runIn({ mode: 'public', allow: [`127.0.0.1:${port}`] })).outputTail).toContain('GOT hello');
+        expect((await runIn({ mode: 'allowlist', allow: [`127.0.0.1:${port}`] })).outputTail).toContain('GOT hello');
+        expect((await runIn({ mode: 'none', allow: [`127.0.0.1:${port}`] })).outputTail).toMatch(/ERR (ECONNREFUSED|ENETUNREACH)/);
       } finally {
         server.close();
       }

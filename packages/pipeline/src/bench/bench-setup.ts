@@ -51,7 +51,7 @@ export async function openWorker(root: TempDir): Promise<Worker> {
   );
   const data = join(root.path, 'data');
   const sandbox = await openSandbox(
-    { mode: 'auto', network: 'on', readPaths: [], hiddenPaths: [data, homedir()], runRoot: join(data, 'sandbox') },
+    { mode: 'auto', network: { mode: 'public', allow: [] }, readPaths: [], hiddenPaths: [data, homedir()], runRoot: join(data, 'sandbox') },
     { platform: process.platform, path: hostEnv.PATH ?? '' },
   );
   const gitEnv = { ...gitTestEnv(), PATH: hostEnv.PATH ?? '/usr/bin:/bin', HOME: root.path };

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { findExecutable, runProcess, type ProcessResult } from '@codefleet/process';
 import { bwrapArgs } from '../bwrap.js';
 import { linuxSystemDirs, nodePrefix, systemEntries } from '../host.js';
-import { openSandbox, type Sandbox, type SandboxSettings } from '../index.js';
+import { defaultLimits, openSandbox, type Sandbox, type SandboxSettings } from '../index.js';
 
 const rounds = 30;
 const warmupRounds = 5;
@@ -62,13 +62,13 @@ try {
   const data = join(work, 'data');
   const copy = join(data, 'copies', 'job-1');
   await mkdir(copy, { recursive: true });
-  const settings: SandboxSettings = { mode: 'bwrap', network: 'on', readPaths: [], hiddenPaths: [data], runRoot: join(data, 'sandbox') };
+  const settings: SandboxSettings = { mode: 'bwrap', network: { mode: 'public', allow: [] }, limits: defaultLimits, readPaths: [], hiddenPaths: [data], runRoot: join(data, 'sandbox') };
   const runOptions = { cwd: copy, env, writable: [copy], timeoutMs: 60_000 };
 
   const opened = performance.now();
   const bwrap = await openSandbox(settings, host);
   const openMs = performance.now() - opened;
-  const bwrapOffline = await openSandbox({ ...settings, network: 'none' }, host);
+  const bwrapOffline = await openSandbox({ ...settings, network: { mode: 'none', allow: [] } }, host);
   const none = await openSandbox({ ...settings, mode: 'none' }, host);
 
   // The bwrap program with the arguments a run gets, but no lookup and no run directory per run.
@@ -79,7 +79,7 @@ try {
   const realCopy = await realpath(copy);
   const rawArgs = bwrapArgs({
     system: await systemEntries(linuxSystemDirs), readPaths: [await realpath(nodePrefix())], hidden: [{ path: await realpath(data), kind: 'dir' }],
-    runDir: rawRunDir, writable: [realCopy], readOnly: [], mounts: [], cwd: realCopy, network: 'on',
+    runDir: rawRunDir, writable: [realCopy], readOnly: [], mounts: [], cwd: realCopy, network: 'public', tmpBytes: 1 << 30, shmBytes: 1 << 26,
   });
 
   const viaSandbox = (sandbox: Sandbox): Runner => (argv) => sandbox.run(argv, runOptions);
