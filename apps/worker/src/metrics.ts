@@ -40,6 +40,8 @@ export class WorkerMetrics {
   readonly #attempts: Histogram;
   readonly #queueWait: Histogram;
   readonly #inFlight: Gauge;
+  readonly #refused: Counter;
+  readonly #limits: Counter;
   readonly #now: () => number;
 
   constructor(prom: typeof Prom, registry: Registry, sources: MetricSources) {
@@ -66,6 +68,10 @@ export class WorkerMetrics {
     this.#attempts = new Histogram({ name: 'codefleet_job_attempt', help: 'Delivery attempt number of settled jobs.', buckets: [1, 2, 3, 4, 5, 8], registers });
     this.#queueWait = new Histogram({ name: 'codefleet_queue_wait_seconds', help: 'From a job\'s creation to its first claim.', buckets: waitBuckets, registers });
     this.#inFlight = new Gauge({ name: 'codefleet_jobs_in_flight', help: 'Jobs this process runs now.', registers });
+    this.#refused = new Counter({ name: 'codefleet_sandbox_network_refused_total', help: "Destinations the sandbox's network policy refused, counted when the job ends.", registers });
+    this.#limits = new Counter({
+      name: 'codefleet_sandbox_resource_limits_total', help: 'Sandboxed runs stopped at a per-run limit (sandbox.limits), counted when the job ends.', labelNames: ['limit'], registers,
+    });
     for (const kind of ['delivery', 'fix']) this.#retries.inc({ kind }, 0);
 
     // Read from the queue at scrape time (depth is the fleet's, not this process's). A
@@ -127,6 +133,11 @@ export class WorkerMetrics {
       const code = run.error?.code;
       const errorCode = code === undefined ? 'none' : knownErrorCodes.has(code) ? code : 'unknown';
       this.#finished.inc({ outcome: run.outcome, error_code: errorCode, source: run.job.source.kind });
+      // Whole-job totals: the record keeps them across deliveries, so they are counted once, here.
+      if (run.sandbox !== undefined) {
+        this.#refused.inc(run.sandbox.network_refused_total);
+        for (const hit of run.sandbox.resource_limits) this.#limits.inc({ limit: hit.limit });
+      }
     }
     this.#observeStages(run);
     // Entries of earlier deliveries were counted when those deliveries ended.

@@ -3,7 +3,7 @@ import type { AgentOutcome } from './port.js';
 
 /** What an outcome is decided from: the process facts and the files that changed. */
 export interface OutcomeFacts {
-  process: Pick<ProcessResult, 'exitCode' | 'signal' | 'timedOut' | 'cancelled' | 'spawnError' | 'outputTail'>;
+  process: Pick<ProcessResult, 'exitCode' | 'signal' | 'timedOut' | 'cancelled' | 'spawnError' | 'outputTail' | 'resourceLimit'>;
   /** The changed files, or why they could not be listed. */
   changes: { files: string[] } | { error: string };
   /** The program that was started, for messages. */
@@ -21,7 +21,7 @@ export interface OutcomeVerdict {
 
 /**
  * The generic, honest reading of a finished agent process. First match wins: could not
- * start, cancelled, timed out, killed by a signal, non-zero exit, could not list changes,
+ * start, cancelled, timed out, stopped at a sandbox limit, killed by a signal, non-zero exit, could not list changes,
  * no changes, changed. Pure, so every branch is tested without a process.
  */
 export function decideOutcome(facts: OutcomeFacts): OutcomeVerdict {
@@ -33,6 +33,11 @@ export function decideOutcome(facts: OutcomeFacts): OutcomeVerdict {
   if (result.cancelled) return { outcome: 'error', detail: 'cancelled' };
   if (result.timedOut) {
     return { outcome: 'timeout', detail: `timed out after ${formatSeconds(facts.timeoutMs)}; process tree killed` };
+  }
+  // The sandbox stopped it at a limit (a fork bomb, a memory bomb): the agent's doing, or
+  // the commands it ran. Fed back like a failing check, so the next attempt can do otherwise.
+  if (result.resourceLimit !== undefined) {
+    return { outcome: 'failed', detail: `resource_limit: stopped by the sandbox at its ${result.resourceLimit.limit} limit` };
   }
   // A signal from elsewhere (OOM killer, an operator) says nothing about the task, so it
   // is a crash (`error`, retried elsewhere), not a failure to feed back to the agent.

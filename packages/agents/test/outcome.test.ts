@@ -17,6 +17,8 @@ describe('decideOutcome', () => {
     ['timeout', facts({ exitCode: 124, timedOut: true, signal: 'SIGTERM' }), { outcome: 'timeout', detail: 'timed out after 1.5 s; process tree killed' }],
     ['abort, even if the timeout fired too', facts({ exitCode: 124, timedOut: true, cancelled: true }), { outcome: 'error', detail: 'cancelled' }],
     ['a binary that could not start', facts({ exitCode: null, spawnError: 'spawn agent ENOENT' }), { outcome: 'error', detail: 'could not start agent: spawn agent ENOENT' }],
+    ['stopped by the sandbox at a limit: fed back, not a crash', facts({ exitCode: null, signal: 'SIGKILL', resourceLimit: { limit: 'processes', max: 512, seen: 530 } }),
+      { outcome: 'failed', detail: 'resource_limit: stopped by the sandbox at its processes limit' }],
     ['a signal from elsewhere', facts({ exitCode: null, signal: 'SIGKILL' }), { outcome: 'error', detail: 'killed by SIGKILL' }],
     ['changes that cannot be listed', facts({}, { error: 'git status failed' }), { outcome: 'error', detail: 'could not list changed files: git status failed' }],
     ['a failure when changes cannot be listed', facts({ exitCode: 3 }, { error: 'x' }), { outcome: 'failed', detail: 'exited with code 3' }],

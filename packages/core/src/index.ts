@@ -57,6 +57,7 @@ export type {
   RunOutcome,
   RunRecord,
   StageEntry,
+  SandboxFindings,
   TierRecord,
   Verification,
   VerificationStep,
@@ -69,6 +70,7 @@ export {
   parseRun,
   runOutcomes,
   runRecordSchema,
+  sandboxFindingsSchema,
   tierSchema,
   verificationSchema,
   verificationSteps,
@@ -76,6 +78,7 @@ export {
 export type { At } from './run-update.js';
 export {
   addAgentRun,
+  addSandboxFindings,
   addVerification,
   advance,
   currentAttempt,

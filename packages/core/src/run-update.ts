@@ -202,6 +202,26 @@ export function setDodResult(run: RunRecord, dodResult: DodResult, options: At):
   return { ...run, dod_result: dodResult, updated_at: stamp(run, options.now) };
 }
 
+/** Adds what the sandbox stopped in one run (refusals, a limit hit) to the run's findings. */
+export function addSandboxFindings(
+  run: RunRecord,
+  found: { refused?: readonly { destination: string; reason: string }[]; refusedTotal?: number; limit?: { limit: string; max: number; seen: number }; command: readonly string[] },
+  options: At,
+): RunRecord {
+  const before = run.sandbox ?? { network_refused: [], network_refused_total: 0, resource_limits: [] };
+  const refused = (found.refused ?? []).map((each) => ({ destination: each.destination.slice(0, 300), reason: each.reason.slice(0, 300) }));
+  const limits = found.limit === undefined ? [] : [{ ...found.limit, limit: found.limit.limit.slice(0, 40), command: found.command.join(' ').slice(0, 200) }];
+  return {
+    ...run,
+    sandbox: {
+      network_refused: [...before.network_refused, ...refused].slice(0, 50),
+      network_refused_total: before.network_refused_total + (found.refusedTotal ?? refused.length),
+      resource_limits: [...before.resource_limits, ...limits].slice(0, 20),
+    },
+    updated_at: stamp(run, options.now),
+  };
+}
+
 /** Records the escalation chain the job runs: its name and its tiers, in order. */
 export function setChain(run: RunRecord, chain: { name: string; tiers: readonly string[] }, options: At): RunRecord {
   return { ...run, chain: { name: chain.name, tiers: [...chain.tiers] }, updated_at: stamp(run, options.now) };

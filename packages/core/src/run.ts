@@ -159,6 +159,16 @@ export const pullRequestSchema = z.object({
 /** The pull request a run opened or updated. */
 export type PullRequestRef = z.output<typeof pullRequestSchema>;
 
+/** What the sandbox stopped during a run: destinations its network policy refused, limits runs went past. */
+export const sandboxFindingsSchema = z.object({
+  network_refused: z.array(z.object({ destination: z.string().max(300), reason: z.string().max(300) })).max(50),
+  /** Every refusal, the ones past the first 50 included. */
+  network_refused_total: count,
+  resource_limits: z.array(z.object({ limit: z.string().max(40), max: z.number().nonnegative(), seen: z.number().nonnegative(), command: z.string().max(200) })).max(20),
+});
+/** What the sandbox stopped during a run. */
+export type SandboxFindings = z.output<typeof sandboxFindingsSchema>;
+
 /**
  * The full record of one job's run: plain JSON that round-trips through
  * `JSON.stringify` and {@link parseRun}. It is the audit trail and the source of the
@@ -185,6 +195,7 @@ export const runRecordSchema = z.object({
     .describe('The escalation chain the job runs (`escalation` for agents.escalation, else an agents.chains name) and its tiers.'),
   memory_updates: z.array(z.string().max(200)).max(100).optional().describe('Memory bank files (.codefleet/memory/*.md) the change adds or edits: proposed in the PR, never silently.'),
   tiers: z.array(tierSchema).optional().describe('The escalation tiers the job ran, in order (agents.escalation).'),
+  sandbox: sandboxFindingsSchema.optional().describe("Destinations the sandbox's network policy refused and limits a run went past."),
   created_at: isoTime,
   updated_at: isoTime,
 });

@@ -21,7 +21,7 @@ import { commitMessage, installAtBase, runPass, verificationEntry, type PassInpu
 import { chainOf, runChain, type Enter } from './escalation.js';
 import { reportSafely, type Report } from '@codefleet/requester';
 import { latestRun, runIdOf } from '@codefleet/store';
-import { jobRunners } from './sandboxed.js';
+import { jobRunners, sandboxObservers } from './sandboxed.js';
 import { RunTracker } from './tracker.js';
 
 /** What the worker should do with the lease after a run. */
@@ -114,7 +114,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
       jobId: job.id, repoUrl: deps.forge.remoteUrl(job.repo), branch, scope, context, signal: work.signal,
       ...(job.base_branch === undefined ? {} : { baseBranch: job.base_branch }),
     });
-    const runners = jobRunners(deps.sandbox, ws, { protectWorkflows: deps.settings.protectWorkflows ?? true });
+    const runners = jobRunners(deps.sandbox, ws, { protectWorkflows: deps.settings.protectWorkflows ?? true, ...sandboxObservers(deps, job, tracker) });
     if (job.mode === 'answer') {
       await enter('planning', 'answer mode: read-only, no branch');
       const answer = await answerJob({ deps, ctx: work, tracker, agent, ws, runners, enter });

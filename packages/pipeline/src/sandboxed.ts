@@ -1,7 +1,10 @@
 import { join } from 'node:path';
-import type { ProcessRunner, RunProcessOptions } from '@codefleet/process';
+import type { NetworkRefusal, ProcessResult, ProcessRunner, RunProcessOptions } from '@codefleet/process';
+import { addSandboxFindings, type Job } from '@codefleet/core';
+import type { Logger } from '@codefleet/log';
 import type { Sandbox } from '@codefleet/sandbox';
 import type { Workspace } from '@codefleet/workspace';
+import type { RunTracker } from './tracker.js';
 
 /** Where a job's agents and repository commands run: its sandbox, bound to its working copy. */
 export interface JobRunners {
@@ -13,6 +16,15 @@ export interface JobRunners {
   isolated: boolean;
 }
 
+/** How {@link jobRunners} binds the sandbox. */
+export interface JobRunnerOptions {
+  protectWorkflows: boolean;
+  /** Each destination the network policy refuses, as it happens (the job's log line). */
+  onNetworkRefused?: (refusal: NetworkRefusal) => void;
+  /** A run the sandbox refused a destination or stopped at a limit, once it ended (the run record). */
+  onFindings?: (result: ProcessResult) => Promise<void>;
+}
+
 /** Workflow files and the repository's own actions: they run on the forge with its secrets. */
 export const workflowDirs = [join('.github', 'workflows'), join('.github', 'actions')];
 
@@ -21,17 +33,47 @@ export const workflowDirs = [join('.github', 'workflows'), join('.github', 'acti
  * (its own git directory, read-only parts) rebuilt for it, and afterwards the copy's git
  * link is put back before codefleet's own git reads the copy again.
  */
-export function jobRunners(sandbox: Sandbox, ws: Workspace, options: { protectWorkflows: boolean }): JobRunners {
+export function jobRunners(sandbox: Sandbox, ws: Workspace, options: JobRunnerOptions): JobRunners {
   const readOnly = options.protectWorkflows ? workflowDirs.map((dir) => join(ws.dir, dir)) : [];
+  const observed = options.onNetworkRefused === undefined ? {} : { onNetworkRefused: options.onNetworkRefused };
   const make = (install: boolean): ProcessRunner => async (argv, processOptions: RunProcessOptions) => {
     const { dieWithParent: _guarded, ...rest } = processOptions;
+    let result: ProcessResult;
     try {
-      if (sandbox.mode === 'none') return await sandbox.run(argv, { ...rest, writable: [ws.dir] });
-      const view = await ws.agentView({ readOnly, remap: sandbox.remapsPaths });
-      return await sandbox.run(argv, { ...rest, writable: view.writable, readOnly: install ? view.installReadOnly : view.readOnly, mounts: install ? view.installMounts : view.mounts });
+      if (sandbox.mode === 'none') result = await sandbox.run(argv, { ...rest, writable: [ws.dir] });
+      else {
+        const view = await ws.agentView({ readOnly, remap: sandbox.remapsPaths });
+        result = await sandbox.run(argv, {
+          ...rest, ...observed, writable: view.writable, readOnly: install ? view.installReadOnly : view.readOnly, mounts: install ? view.installMounts : view.mounts,
+        });
+      }
     } finally {
       await ws.restoreGitLink();
     }
+    if (result.networkRefusals !== undefined || result.resourceLimit !== undefined) await options.onFindings?.(result);
+    return result;
   };
   return { runner: make(false), installRunner: make(true), isolated: sandbox.mode !== 'none' };
+}
+
+/**
+ * The job's observers of its sandbox: a warning per refused destination as it happens (job id
+ * included: an operator alerts on `sandbox.network_refused`), and what each run was refused or
+ * stopped at added to the run record, where `runs`/`show` and the worker's metrics read it.
+ */
+export function sandboxObservers(deps: { log: Logger; now?: () => Date }, job: Pick<Job, 'id'>, tracker: RunTracker): Pick<JobRunnerOptions, 'onNetworkRefused' | 'onFindings'> {
+  const now = deps.now ?? (() => new Date());
+  return {
+    onNetworkRefused: (refusal) => deps.log.warn({ event: 'sandbox.network_refused', job_id: job.id, destination: refusal.destination, reason: refusal.reason }, 'the sandbox refused a destination'),
+    onFindings: async (result) => {
+      if (result.resourceLimit !== undefined) {
+        deps.log.warn({ event: 'sandbox.resource_limit', job_id: job.id, ...result.resourceLimit, command: result.command.slice(0, 3) }, 'a sandboxed run went past a limit and was stopped');
+      }
+      await tracker.update((run) => addSandboxFindings(run, {
+        ...(result.networkRefusals === undefined ? {} : { refused: result.networkRefusals.kept, refusedTotal: result.networkRefusals.total }),
+        ...(result.resourceLimit === undefined ? {} : { limit: result.resourceLimit }),
+        command: result.command,
+      }, { now: now() }));
+    },
+  };
 }

@@ -9,7 +9,7 @@ import { LocalQueue, settleLease } from '@codefleet/queue';
 import { createIssueRequester, type ProgressLabels } from '@codefleet/requester';
 import { SqliteRunStore } from '@codefleet/store';
 import { createTempDir, createTempRepo, git, gitTestEnv, type TempDir } from '@codefleet/testkit';
-import { openSandbox, type Sandbox } from '@codefleet/sandbox';
+import { openSandbox, type Sandbox, type SandboxSettings } from '@codefleet/sandbox';
 import { createWorkspaceManager } from '@codefleet/workspace';
 import { runJob, type PipelineDeps, type PipelineSettings } from '../src/index.js';
 
@@ -150,9 +150,12 @@ export async function createHarness(
  * `CODEFLEET_TEST_SANDBOX_LAYOUT=no-remap` lays runs out as Seatbelt must (macOS cannot show
  * a path elsewhere): every mount at its own path, refused otherwise, as sandbox-exec does.
  */
-export async function testSandbox(dataDir: string, writable: readonly string[] = []): Promise<Sandbox> {
+export async function testSandbox(dataDir: string, writable: readonly string[] = [], more: Pick<SandboxSettings, 'limits' | 'network'> = {}): Promise<Sandbox> {
   const base = await openSandbox(
-    { mode: process.env.CODEFLEET_TEST_SANDBOX === 'none' ? 'none' : 'auto', network: { mode: 'public', allow: [] }, readPaths: [], hiddenPaths: [dataDir], runRoot: join(dataDir, 'sandbox') },
+    {
+      mode: process.env.CODEFLEET_TEST_SANDBOX === 'none' ? 'none' : 'auto', network: more.network ?? { mode: 'public', allow: [] }, readPaths: [], hiddenPaths: [dataDir],
+      runRoot: join(dataDir, 'sandbox'), ...(more.limits === undefined ? {} : { limits: more.limits }),
+    },
     { platform: process.platform, path: process.env.PATH ?? '' },
   );
   const remapsPaths = base.remapsPaths && process.env.CODEFLEET_TEST_SANDBOX_LAYOUT !== 'no-remap';

@@ -36,7 +36,7 @@ export interface RunProcessOptions {
   dieWithParent?: boolean;
   /**
    * Unguarded runs only: the child gets a pipe as fd 3 and what it writes there is passed
-   * here, for a wrapper's status reports (bubblewrap's `--json-status-fd 3`). The program the
+   * here, for a wrapper's status reports (the sandbox's warden). The program the
    * wrapper starts may inherit the pipe too: treat what arrives as untrusted and unbounded.
    */
   onStatus?: (chunk: string) => void;

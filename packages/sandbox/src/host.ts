@@ -38,6 +38,16 @@ export async function etcLinkTargets(): Promise<string[]> {
   return targets;
 }
 
+/** Whether a process `pid` exists (one of another user's counts too). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** True when `path` is `root` or inside it (both absolute and normalised). */
 export function isWithin(root: string, path: string): boolean {
   const rel = relative(root, path);

@@ -5,7 +5,8 @@ import { constants } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { captureProcess, findExecutable } from '@codefleet/process';
 import type { HiddenPath } from './bwrap.js';
-import { etcLinkTargets, existingRealPaths, linuxSystemDirs, nodePrefix, systemEntries } from './host.js';
+import { etcLinkTargets, existingRealPaths, isAlive, linuxSystemDirs, nodePrefix, systemEntries } from './host.js';
+import { createRunCgroup, findCgroupParent, removeStaleCgroups, type CgroupParent } from './warden/cgroup.js';
 import { createBwrapSandbox, createContainerSandbox, createNoSandbox, createSeatbeltSandbox, type BwrapParts } from './sandboxes.js';
 import { defaultLimits, type Sandbox, type SandboxMode, type SandboxSettings } from './types.js';
 
@@ -58,9 +59,10 @@ export async function openSandbox(settings: SandboxSettings, host: SandboxHost):
     const help = await captureProcess([bwrap, '--help'], { cwd: '/', env: { PATH: host.path } });
     const disableUserns = `${help.stdout}${help.stderr}`.includes('--disable-userns');
     const prlimit = await findExecutable('prlimit', '/', '/usr/bin:/bin');
+    const cgroup = await usableCgroup();
     const parts = {
       bwrap, system, readPaths: shownReads, hidden, runRoot, network: settings.network, limits: settings.limits ?? defaultLimits, disableUserns, node: process.execPath, wardenScript,
-      ...(prlimit === undefined ? {} : { prlimit }),
+      ...(prlimit === undefined ? {} : { prlimit }), ...(cgroup === undefined ? {} : { cgroup }),
     };
     await probeBwrap(parts);
     return createBwrapSandbox(parts);
@@ -111,14 +113,6 @@ async function ownRunRoot(root: string): Promise<string> {
   return own;
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 async function hiddenPaths(paths: readonly string[]): Promise<HiddenPath[]> {
   const hidden: HiddenPath[] = [];
@@ -129,6 +123,20 @@ async function hiddenPaths(paths: readonly string[]): Promise<HiddenPath[]> {
     hidden.push({ path: real, kind: info.isDirectory() ? 'dir' : 'file' });
   }
   return hidden;
+}
+
+// A cgroup per run where this worker may make one (tried once here, leftovers of killed
+// workers removed); otherwise none, and the warden and per-process limits hold alone.
+async function usableCgroup(): Promise<CgroupParent | undefined> {
+  const parent = await findCgroupParent();
+  if (parent === undefined) return undefined;
+  try {
+    await removeStaleCgroups(parent);
+    await (await createRunCgroup(parent, 8, 64 * 1024 * 1024)).remove();
+    return parent;
+  } catch {
+    return undefined;
+  }
 }
 
 // The warden runs from the package's build output, whether this module runs from src (tests) or dist.

@@ -7,7 +7,8 @@ import { runProcess, type ProcessResult } from '@codefleet/process';
 import { bwrapArgs, type HiddenPath } from './bwrap.js';
 import { openRunProxy } from './network/proxy.js';
 import type { NetworkPolicy } from './network/policy.js';
-import { describeLimits, describeNetwork, loopbackForwards, mb, proxyEnv, socketPath, statusReader, wardenCommand, withFindings } from './warden/warden-command.js';
+import { createRunCgroup, inCgroup, type CgroupParent } from './warden/cgroup.js';
+import { describeCgroup, describeLimits, describeNetwork, loopbackForwards, mb, proxyEnv, socketPath, statusReader, wardenCommand, withFindings } from './warden/warden-command.js';
 import { containerArgs, containerNode } from './container.js';
 import { existingRealPaths, isWithin, type SystemEntry } from './host.js';
 import { seatbeltArgs, seatbeltProfile } from './seatbelt.js';
@@ -40,6 +41,8 @@ export interface BwrapParts {
   wardenScript: string;
   /** util-linux `prlimit`, which sets the per-process limits; without it only the warden's limits hold. */
   prlimit?: string;
+  /** Where each run gets a cgroup bounding its processes and memory in the kernel, if this worker may make one. */
+  cgroup?: CgroupParent;
 }
 
 /** `bwrap`: bubblewrap namespaces per run; see {@link Sandbox}. */
@@ -48,7 +51,7 @@ export function createBwrapSandbox(parts: BwrapParts): Sandbox {
   return {
     mode: 'bwrap',
     remapsPaths: true,
-    description: `sandbox: bwrap — own PID and network namespaces, fresh HOME and /tmp, read-only system directories, writes to the working copy only; ${describeNetwork(parts.network)}; ${describeLimits(parts.limits, parts.prlimit !== undefined)}`,
+    description: `sandbox: bwrap — own PID and network namespaces, fresh HOME and /tmp, read-only system directories, writes to the working copy only; ${describeNetwork(parts.network)}; ${describeLimits(parts.limits, parts.prlimit !== undefined)}; ${describeCgroup(parts.cgroup)}`,
     async run(argv, options) {
       const [file] = argv;
       if (!file) throw new TypeError('sandbox.run: argv must name a program');
@@ -77,15 +80,20 @@ export function createBwrapSandbox(parts: BwrapParts): Sandbox {
           const inside = wardenCommand(parts, options.env, program.path, argv.slice(1));
           // No guard process: bwrap's --die-with-parent and the PID namespace do its work (and
           // catch what leaves the process group, which the guard's mark could miss).
-          // bwrap reports `"exit-code"` on fd 3 only once the program itself ran and ended: its
-          // absence tells bwrap's own failures from a program that prints "bwrap: ..." and exits 1.
-          // The warden reports a limit on the same pipe. (The program inherits the pipe: it can
-          // only claim it ran, which it did, or that it went past a limit, which fails it.)
+          // fd 3 goes through bwrap to the warden, which says on it that it started: its
+          // silence tells bwrap's own failures from a program that prints "bwrap: ..." and exits 1.
           const status = statusReader();
-          const result = await runProcess([parts.bwrap, '--json-status-fd', '3', ...args, '--', ...inside.argv], {
-            ...processOptions(options), env: inside.env, onStatus: status.read,
-          });
-          return withFindings(fromBwrap(result, argv, status.ran()), status.limit(), proxy?.refusals());
+          // The kernel's bounds sit above the warden's, so the warden sees a run go past its
+          // limits and names them; the kernel's stop what the warden is too slow for. (A
+          // cgroup counts threads as tasks: a Node process has about ten.)
+          const cgroup = parts.cgroup === undefined ? undefined : await createRunCgroup(parts.cgroup, parts.limits.processes * 4 + 64, Math.ceil(mb(parts.limits.memoryMb) * 1.25));
+          try {
+            const bwrapArgv = [parts.bwrap, ...args, '--', ...inside.argv];
+            const result = await runProcess(cgroup === undefined ? bwrapArgv : inCgroup(cgroup.procs, bwrapArgv), { ...processOptions(options), env: inside.env, onStatus: status.read });
+            return withFindings(fromBwrap(result, argv, status.ran()), status.limit(), proxy?.refusals());
+          } finally {
+            await cgroup?.remove();
+          }
         } finally {
           await proxy?.close();
         }

@@ -5,6 +5,7 @@ import type { ProcessResult, ResourceLimitHit } from '@codefleet/process';
 import { proxySocket, sandboxHome, wardenScript } from '../bwrap.js';
 import { isInternalAddress, parseAllowEntry, type NetworkPolicy } from '../network/policy.js';
 import type { SandboxLimits } from '../types.js';
+import type { CgroupParent } from './cgroup.js';
 import type { WardenConfig } from './warden.js';
 
 /** What the warden command is made of (a subset of the bwrap sandbox's parts). */
@@ -55,10 +56,18 @@ export function wardenCommand(parts: WardenParts, env: Readonly<Record<string, s
   };
 }
 
-/** `prlimit` options for the per-process limits the kernel enforces (processes: for a worker not running as root). */
+/**
+ * `prlimit` options for the limits the kernel enforces. Processes: the kernel counts them per
+ * user namespace, so this bounds the run itself, at once, even where the warden's watch would
+ * come too late (a fork bomb); a few more than the warden's limit, so that the warden still
+ * sees the run go past it and ends it rather than letting it hang at the cap.
+ */
 export function prlimitArgs(limits: SandboxLimits): string[] {
-  return [`--nproc=${limits.processes}`, `--nofile=${limits.openFiles}`, `--cpu=${limits.cpuSeconds}`, `--fsize=${mb(limits.fileSizeMb)}`, '--core=0'];
+  return [`--nproc=${limits.processes + processHeadroom}`, `--nofile=${limits.openFiles}`, `--cpu=${limits.cpuSeconds}`, `--fsize=${mb(limits.fileSizeMb)}`, '--core=0'];
 }
+
+/** bubblewrap's init and the warden count too, and the warden must see more than the limit. */
+export const processHeadroom = 8;
 
 /** The variables that send a run's traffic through the proxy at `url`; loopback stays direct (the warden's forwards). */
 export function proxyEnv(url: string): Record<string, string> {
@@ -89,8 +98,9 @@ function pickProxyPort(taken: readonly number[]): number {
 }
 
 /**
- * Reads the status pipe: bwrap's `"exit-code"` (the program ran) and the warden's report of a
- * limit. Both arrive as JSON lines from inside the run, where the program could write too.
+ * Reads the status pipe (fd 3 of bwrap, handed to the warden, which keeps it from the
+ * program): the warden's word that it started (so bubblewrap set the run up), and its report
+ * of a limit.
  */
 export function statusReader(): { read: (chunk: string) => void; ran: () => boolean; limit: () => ResourceLimitHit | undefined } {
   let ran = false;
@@ -99,7 +109,7 @@ export function statusReader(): { read: (chunk: string) => void; ran: () => bool
   return {
     read(chunk) {
       const text = `${carry}${chunk}`;
-      ran ||= text.includes('"exit-code"');
+      ran ||= text.includes('{"codefleet-warden":{"started":true}}');
       const lines = text.split('\n');
       carry = (lines.pop() ?? '').slice(-4096);
       for (const line of lines) limit ??= wardenReport(line);
@@ -110,7 +120,7 @@ export function statusReader(): { read: (chunk: string) => void; ran: () => bool
 }
 
 function wardenReport(line: string): ResourceLimitHit | undefined {
-  if (!line.includes('codefleet-warden')) return undefined;
+  if (!line.includes('codefleet-warden') || line.includes('"started"')) return undefined;
   try {
     const hit = (JSON.parse(line) as { 'codefleet-warden'?: Partial<ResourceLimitHit> })['codefleet-warden'];
     if (typeof hit?.limit !== 'string' || typeof hit.max !== 'number' || typeof hit.seen !== 'number') return undefined;
@@ -159,6 +169,12 @@ export function describeNetwork(network: NetworkPolicy): string {
   return network.mode === 'public'
     ? `network through codefleet's proxy: the public internet only (no loopback, private or link-local address${allow})`
     : `network through codefleet's proxy: only ${network.allow.join(', ') || 'nothing'}`;
+}
+
+/** The cgroup part of the sandbox's description line (`doctor` shows it). */
+export function describeCgroup(cgroup: CgroupParent | undefined): string {
+  if (cgroup === undefined) return 'no cgroup (none this worker may create): the warden watches processes and memory every 25 ms';
+  return `a cgroup v${cgroup.version} per run (pids${cgroup.memory === undefined ? '' : ' and memory'}) bounds processes${cgroup.memory === undefined ? '' : ' and memory'} in the kernel`;
 }
 
 /** The limits part of the sandbox's description line. */

@@ -7,15 +7,17 @@
  *    named in `sandbox.network.allow` is reached at its usual address;
  * 2. watches the run's PID namespace (it sees only the run's processes in /proc): more
  *    processes, more resident memory, or fuller tmpfs mounts than the limits allow end the
- *    run at once: every process is killed, and the limit hit is reported on fd 3 as one JSON
- *    line `{"codefleet-warden":{"limit":…,"max":…,"seen":…}}`;
+ *    run at once: every process is killed, and the limit hit is reported on the status pipe
+ *    (fd 3, which the program does not inherit) as one JSON line
+ *    `{"codefleet-warden":{"limit":…,"max":…,"seen":…}}`, after `{"codefleet-warden":{"started":true}}`
+ *    said at start (bubblewrap got as far as starting it);
  * 3. starts the program, and exits as it did (128 + the signal's number for a signal).
  * Killing the warden ends the run: bubblewrap's init then exits and the kernel kills the rest
  * of the namespace. It imports only Node's own modules: it runs as a single file from where
  * the worker binds it.
  */
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, statfsSync, writeSync } from 'node:fs';
+import { fstatSync, readdirSync, readFileSync, statfsSync, writeSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { constants } from 'node:os';
 
@@ -50,7 +52,19 @@ export interface LimitHit {
   seen: number;
 }
 
+// The status pipe (a socket from the worker's Node). Node's children do not inherit it: the
+// program has no way to write reports of its own (a test holds this).
+const statusFd = (() => {
+  try {
+    fstatSync(3);
+    return 3;
+  } catch {
+    return undefined; // run by hand, without the pipe
+  }
+})();
+
 function main(): void {
+  say({ started: true });
   const separator = process.argv.indexOf('--');
   const config = JSON.parse(process.argv[2] ?? '{}') as WardenConfig;
   const [file, ...args] = process.argv.slice(separator + 1);
@@ -112,10 +126,15 @@ function supervise(config: WardenConfig, file: string, args: string[], servers: 
 }
 
 function report(hit: LimitHit): void {
+  say(hit);
+}
+
+function say(what: object): void {
+  if (statusFd === undefined) return;
   try {
-    writeSync(3, `${JSON.stringify({ 'codefleet-warden': hit })}\n`);
+    writeSync(statusFd, `${JSON.stringify({ 'codefleet-warden': what })}\n`);
   } catch {
-    // No status pipe (the warden run by hand): the exit code still says it was killed.
+    // The worker is gone; the run goes with it.
   }
 }
 
