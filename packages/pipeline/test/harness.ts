@@ -150,7 +150,7 @@ export async function createHarness(
  * `CODEFLEET_TEST_SANDBOX_LAYOUT=no-remap` lays runs out as Seatbelt must (macOS cannot show
  * a path elsewhere): every mount at its own path, refused otherwise, as sandbox-exec does.
  */
-export async function testSandbox(dataDir: string, writable: readonly string[] = [], more: Pick<SandboxSettings, 'limits' | 'network'> = {}): Promise<Sandbox> {
+export async function testSandbox(dataDir: string, writable: readonly string[] = [], more: Partial<Pick<SandboxSettings, 'limits' | 'network'>> = {}): Promise<Sandbox> {
   const base = await openSandbox(
     {
       mode: process.env.CODEFLEET_TEST_SANDBOX === 'none' ? 'none' : 'auto', network: more.network ?? { mode: 'public', allow: [] }, readPaths: [], hiddenPaths: [dataDir],

@@ -362,12 +362,12 @@ ${implementsFeature}`);
     const next = h.job({ title: 'Add two() again' });
     await h.drain(bombed, next);
     const run = await h.store.get(bombed.id);
-    console.log(JSON.stringify({ error: run?.error, agent: run?.agent_runs.map((a) => [a.outcome, a.detail, a.output_tail.slice(-300)]), sandbox: run?.sandbox }, null, 1));
     expect(run?.outcome).toBe('succeeded');
     expect(run?.sandbox?.resource_limits.map((hit) => hit.limit)).toEqual(['processes', 'memory']);
     const [first, second] = run!.agent_runs;
-    expect(first).toMatchObject({ outcome: 'failed', detail: 'resource_limit: stopped by the sandbox at its processes limit' });
-    expect(second).toMatchObject({ outcome: 'failed', detail: 'resource_limit: stopped by the sandbox at its memory limit' });
+    expect(first).toMatchObject({ outcome: 'failed', inner_attempt: 1 });
+    expect(second).toMatchObject({ outcome: 'failed', inner_attempt: 2 });
+    expect(first!.output_tail).toContain('codefleet: resource_limit: processes');
     // What the agent is told next time: the limit, by name and setting.
     expect(second!.output_tail).toMatch(/codefleet: resource_limit: memory — \d+ MiB seen, the limit is 384 MiB \(sandbox\.limits\.memory_mb\)/);
     expect((await h.store.get(next.id))?.outcome).toBe('succeeded');
