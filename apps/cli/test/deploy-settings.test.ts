@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { probeOllama } from '@codefleet/agents';
 import { parseConfig, type Config } from '@codefleet/config';
-import { startOllamaStandIn, type OllamaStandIn } from '@codefleet/testkit';
+import { FLEET_ACL_RULES, startOllamaStandIn, type OllamaStandIn } from '@codefleet/testkit';
 import { enabledProducers } from '../src/commands/serve.js';
 
 // Every deployment file runs a worker whose agent can run and whose forge is the one it
@@ -20,13 +20,16 @@ const root = fileURLToPath(new URL('../../../', import.meta.url));
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
 const sample = read('config.yaml');
 /** What the docs tell an operator to provide as secrets; the values are stand-ins. */
-const secrets = { GITHUB_TOKEN: 'stand-in-github-token', GITHUB_WEBHOOK_SECRET: 'stand-in-webhook-secret' };
+const secrets = { GITHUB_TOKEN: 'stand-in-github-token', GITHUB_WEBHOOK_SECRET: 'stand-in-webhook-secret', REDIS_PASSWORD: 'stand-in-redis-password' };
 
 const load = (env: Record<string, string>): Config => parseConfig(sample, { env, baseDir: root, hostname: hostname() }).config;
 
-/** `${NAME}` and `${NAME:-default}` as docker compose interpolates them from the host's environment. */
+/** `${NAME}`, `${NAME:-default}` and `${NAME:?error}` as docker compose interpolates them from the host's environment. */
 function interpolate(value: string, host: Record<string, string>): string {
-  return value.replace(/\$\{([A-Z0-9_]+)(?::-([^}]*))?\}/g, (_, name: string, fallback?: string) => (host[name] || fallback) ?? '');
+  return value.replace(/\$\{([A-Z0-9_]+)(?::([-?])([^}]*))?\}/g, (_, name: string, kind?: string, text?: string) => {
+    if (kind === '?' && !host[name]) throw new Error(`compose refuses to start: ${text}`);
+    return (host[name] || (kind === '-' ? text : undefined)) ?? '';
+  });
 }
 
 /** Key=Value entries of a systemd unit (Environment= repeated). */
@@ -54,12 +57,17 @@ function plist(text: string): { env: Record<string, string>; argv: string[] } {
 type KubeEnv = { name: string; value?: string; valueFrom?: { secretKeyRef?: { key: string }; fieldRef?: unknown } }[];
 /** A container's env: values as written, secrets as the stand-ins (created per the file's comment), field refs as a pod name. */
 function kubeEnvironment(env: KubeEnv): Record<string, string> {
-  const byKey: Record<string, string> = { 'github-token': secrets.GITHUB_TOKEN, 'github-webhook-secret': secrets.GITHUB_WEBHOOK_SECRET, 'api-token': 'stand-in-api-token-0123456789' };
-  return Object.fromEntries(env.flatMap((e) => {
-    if (e.value !== undefined) return [[e.name, e.value]];
-    if (e.valueFrom?.secretKeyRef) return byKey[e.valueFrom.secretKeyRef.key] === undefined ? [] : [[e.name, byKey[e.valueFrom.secretKeyRef.key]!]];
-    return [[e.name, 'codefleet-worker-abc12']];
-  }));
+  const byKey: Record<string, string> = {
+    'github-token': secrets.GITHUB_TOKEN, 'github-webhook-secret': secrets.GITHUB_WEBHOOK_SECRET, 'api-token': 'stand-in-api-token-0123456789', 'redis-password': secrets.REDIS_PASSWORD,
+  };
+  const out: Record<string, string> = {};
+  for (const e of env) {
+    // Kubernetes expands $(NAME) from the variables declared before this one.
+    if (e.value !== undefined) out[e.name] = e.value.replace(/\$\(([A-Za-z0-9_]+)\)/g, (m, name: string) => out[name] ?? m);
+    else if (e.valueFrom?.secretKeyRef) { if (byKey[e.valueFrom.secretKeyRef.key] !== undefined) out[e.name] = byKey[e.valueFrom.secretKeyRef.key]!; }
+    else out[e.name] = 'codefleet-worker-abc12';
+  }
+  return out;
 }
 
 /** Models a shell command pulls (`ollama pull "$VAR"` with VAR from `env`, or `ollama pull name`). */
@@ -182,5 +190,42 @@ describe('deployment files: a worker with a working agent and the forge it names
     expect(composeProducer.ports).toContain(`127.0.0.1:${fromCompose.port}:${fromCompose.port}`);
     const unit = read('infra/systemd/codefleet-serve.service');
     expect(load({ ...unitEnvironment(unit, {}), ...secrets }).dashboard).toMatchObject({ enabled: true, host: '127.0.0.1' });
+  });
+
+  it('Redis wants a password everywhere it is shipped, and every service connects with it', () => {
+    // Compose: the server refuses to start without REDIS_PASSWORD and requires it.
+    const redis = compose.services.redis!;
+    expect(() => interpolate(String(redis.environment!.REDIS_PASSWORD), {})).toThrow(/REDIS_PASSWORD/);
+    expect(redis.command!.join(' ')).toContain('--requirepass "$$REDIS_PASSWORD"');
+    expect(redis.ports).toEqual(['127.0.0.1:6379:6379']);
+    // Kubernetes: the server's password is the secret the clients' URLs expand.
+    const server = podOf(kube('infra/kubernetes/redis.yaml').find((d) => d.kind === 'Deployment')!).containers[0]!;
+    expect(server.args!.join(' ')).toContain('--requirepass $(REDIS_PASSWORD)');
+    expect(kubeEnvironment(server.env).REDIS_PASSWORD).toBe(secrets.REDIS_PASSWORD);
+    const clients = [
+      ['docker-compose.yml worker', composeEnv(compose.services.worker!)], ['docker-compose.yml producer', composeEnv(compose.services.producer!)],
+      ...['worker', 'serve'].map((name) => [`infra/kubernetes/${name}.yaml`, { ...imageEnv, ...kubeEnvironment(podOf(kube(`infra/kubernetes/${name}.yaml`).find((d) => d.kind === 'Deployment')!).containers[0]!.env) }]),
+    ] as [string, Record<string, string>][];
+    for (const [file, env] of clients) {
+      const config = load(env);
+      expect([file, config.queue.backend, config.store.backend]).toEqual([file, 'bullmq', 'redis']);
+      for (const url of [config.queue.bullmq.url, config.store.redis_url]) expect([file, url]).toEqual([file, `redis://:${secrets.REDIS_PASSWORD}@redis:6379`]);
+      expect([file, config.allow_insecure_redis]).toEqual([file, false]);
+      // Without the password the same file does not start.
+      const { REDIS_PASSWORD: _, ...without } = secrets;
+      const bare = file.startsWith('docker') ? { ...imageEnv, ...Object.fromEntries(Object.entries(compose.services[file.split(' ')[1]!]!.environment!).map(([k, v]) => [k, interpolate(String(v), without)])) } : { ...env, REDIS_URL: 'redis://:@redis:6379' };
+      expect(() => load(bare)).toThrow(/queue\.bullmq\.url: Redis at redis:6379 is not on this host and the URL has no password/);
+    }
+  });
+
+  it('no shipped file or doc shows an open Redis URL to another host', () => {
+    const files = ['docker-compose.yml', 'infra/kubernetes/worker.yaml', 'infra/kubernetes/serve.yaml', 'infra/container/Dockerfile', 'infra/systemd/codefleet-worker@.service',
+      'infra/launchd/dev.codefleet.worker.plist', 'infra/README.md', 'README.md', 'config.yaml'];
+    for (const file of files) {
+      const open = [...read(file).matchAll(/\brediss?:\/\/(?![^\s"']*@)([^\s/:"'<>$]+)/g)].map((m) => m[0]).filter((url) => !/\/\/(127\.0\.0\.1|localhost|\[::1\])/.test(url));
+      expect([file, open]).toEqual([file, []]);
+    }
+    // The README's ACL user is the one the queue conformance suite and the store contracts pass through.
+    expect(read('README.md')).toContain(`user codefleet on >PASSWORD ${FLEET_ACL_RULES}`);
   });
 });

@@ -10,6 +10,9 @@ export { ConfigError, CONFIG_ERROR_CODES, formatProblem, type ConfigErrorCode, t
 export { configJsonSchema, renderConfigJsonSchema } from './json-schema.js';
 export { configSchema, AGENT_NAMES, LOG_LEVELS, ROUTES, type AgentName, type ParsedConfig, type RouteName } from './schema/index.js';
 export { collectSecrets, isSecretName } from './secrets.js';
+export {
+  closedRedisUrlExample, isLoopbackHost, readRedisUrl, redisUrlsInUse, type RedisUrlInUse, type RedisUrlSecurity,
+} from './redis-url.js';
 export { defaultAnthropicHost, defaultOllamaHost, ollamaHostFromEnv } from './normalize.js';
 export {
   ACCELERATED_MODEL, AUTO_MODEL, CPU_MODEL, detectHardware, localModelFor, type HardwareProbe, type HostHardware, type LocalModelChoice,

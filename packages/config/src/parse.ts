@@ -3,6 +3,7 @@ import { ConfigError, type ConfigProblem } from './errors.js';
 import { type Env, expandTree, isPlainObject } from './expand.js';
 import { normalize } from './normalize.js';
 import { checkRules } from './rules.js';
+import { redisPasswords } from './redis-url.js';
 import { collectSecrets } from './secrets.js';
 import type { HostHardware } from './host-model.js';
 import type { Config, LoadedConfig } from './types.js';
@@ -58,7 +59,7 @@ export function parseConfig(text: string, options: ParseConfigOptions): LoadedCo
     config,
     source: sourceName,
     env: Object.freeze(snapshot(env)),
-    secrets: collectSecrets(env, secretVariableNames(config)),
+    secrets: collectSecrets(env, secretVariableNames(config), redisPasswords(config)),
   };
 }
 

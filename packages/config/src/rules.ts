@@ -3,6 +3,7 @@ import { AGENT_NAMES } from './schema/index.js';
 import type { ConfigProblem } from './errors.js';
 import { type Env, readVariable } from './expand.js';
 import { defaultOllamaHost, ollamaHostFromEnv } from './normalize.js';
+import { redisUrlProblems } from './redis-url.js';
 import type { Config } from './types.js';
 
 /**
@@ -10,7 +11,7 @@ import type { Config } from './types.js';
  * returns the problems it finds; all of them run, so one error reports everything at once.
  */
 export function checkRules(config: Config, env: Env): ConfigProblem[] {
-  return [...queueRules(config), ...agentRules(config, env), ...escalationRules(config), ...workerRules(config), ...forgeRules(config, env), ...sandboxRules(config), ...chatRules(config)];
+  return [...queueRules(config), ...redisUrlProblems(config), ...agentRules(config, env), ...escalationRules(config), ...workerRules(config), ...forgeRules(config, env), ...sandboxRules(config), ...chatRules(config)];
 }
 
 function sandboxRules({ sandbox }: Config): ConfigProblem[] {

@@ -25,12 +25,13 @@ export function isSecretName(name: string): boolean {
  * The secret values in `env`, longest first, without duplicates: values of variables whose
  * names look secret, plus those of the explicitly named variables (`token_env`,
  * `api_key_env`, `logging.redact_values`). Multi-line values (PEM keys) also contribute their
- * long lines, so a key logged line by line is still masked.
+ * long lines, so a key logged line by line is still masked. `extraValues` are secrets the
+ * config holds itself, such as the password of a Redis URL.
  */
-export function collectSecrets(env: Env, extraNames: Iterable<string> = []): string[] {
+export function collectSecrets(env: Env, extraNames: Iterable<string> = [], extraValues: Iterable<string> = []): string[] {
   const names = new Set<string>(Object.keys(env).filter(isSecretName));
   for (const name of extraNames) names.add(name);
-  const values = new Set<string>();
+  const values = new Set<string>([...extraValues].filter((value) => value.length >= MIN_SECRET_LENGTH));
   for (const name of names) {
     const value = readVariable(env, name);
     if (value === undefined || value.length < MIN_SECRET_LENGTH) continue;

@@ -116,6 +116,8 @@ export type LoggingConfig = Raw['logging'];
 export interface Config {
   /** Absolute directory for the local queue, the run store and caches. */
   data_dir: string;
+  /** Accept a Redis URL to another host without a password (see `redisUrlProblems`). */
+  allow_insecure_redis: boolean;
   queue: QueueConfig;
   store: StoreConfig;
   workspace: WorkspaceConfig;

@@ -2,6 +2,7 @@
 // retry policies and the task note. Everything here is pure: no I/O, no clock, no env.
 export type { Classified, ClassifyOptions } from './classify.js';
 export { classify } from './classify.js';
+export { redisRefusalCode, redisRefusalError, redisWhere } from './redis-refusal.js';
 export type { CodefleetErrorJson, CodefleetErrorOptions, ErrorCode, JobIssue, JsonValue, Verdict } from './errors.js';
 export {
   CodefleetError,

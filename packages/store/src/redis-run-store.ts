@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { CodefleetError, isTerminal, parseRun, redactUrlCredentials, type RunRecord } from '@codefleet/core';
+import { CodefleetError, isTerminal, parseRun, redactUrlCredentials, redisRefusalError, redisWhere, type RunRecord } from '@codefleet/core';
 import type { FenceRejection, JournalEntry, JournalQuery, RunQuery, RunStore, RunSummary, WorkerInfo } from './port.js';
 import { boundEntry, boundWorker, facetsOf, journalLimit } from './query.js';
 import { journalKeys, listRuns, readJournal, runIndexes } from './redis-reads.js';
@@ -156,8 +156,9 @@ export class RedisRunStore implements RunStore {
         } catch (error) {
           redis.disconnect();
           const cause = lastError ?? (error as Error);
-          throw new CodefleetError('store_unavailable', `the run store's Redis at ${where} is not reachable: ${redactUrlCredentials(cause.message)}`,
-            { verdict: 'transient', cause });
+          throw redisRefusalError(cause, { code: 'store_unavailable', where: redisWhere(options.url), setting: 'store.redis_url' })
+            ?? new CodefleetError('store_unavailable', `the run store's Redis at ${where} is not reachable: ${redactUrlCredentials(cause.message)}`,
+              { verdict: 'transient', cause });
         } finally {
           clearTimeout(timer);
         }

@@ -1,4 +1,6 @@
+import { writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
+import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { freePort } from './ports.js';
 import { createTempDir, type TempDir } from './temp-dir.js';
@@ -8,8 +10,10 @@ import { waitFor } from './wait.js';
 export interface RedisServer {
   readonly host: string;
   readonly port: number;
-  /** `redis://127.0.0.1:<port>` */
+  /** `redis://127.0.0.1:<port>`, with `:<password>@` when the server was started with one. */
   readonly url: string;
+  /** The URL as `user` with `password` (percent-encoded); no user: the default user's. */
+  urlAs(user: string | undefined, password: string): string;
   /** The data directory (AOF lives here when `appendOnly` is on). */
   readonly dir: string;
   readonly pid: number | undefined;
@@ -23,12 +27,28 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
+/**
+ * The rules of the Redis ACL user the README gives a fleet (after `on >password`): keys
+ * under the default prefix `codefleet`, every command but the dangerous ones (KEYS,
+ * FLUSHALL, CONFIG, DEBUG, ...), and INFO, which BullMQ reads the server version with.
+ * The queue conformance suite and the run store contract pass through a user with them.
+ */
+export const FLEET_ACL_RULES = '~codefleet:* +@all -@dangerous +info';
+
 /** Options for {@link startRedis}. */
 export interface RedisOptions {
   /** Turn on the append-only file (fsync every second), as a fleet deployment should. */
   appendOnly?: boolean;
   /** Path of the binary; default `redis-server` from PATH. */
   binary?: string;
+  /** The default user's password (`requirepass`): connections without it get NOAUTH. */
+  password?: string;
+  /**
+   * ACL users by name, each with its rules as an ACL file line takes them after the name,
+   * e.g. `{ codefleet: 'on >pw ~codefleet:* +@all -@dangerous' }`. They are written to an
+   * ACL file the server loads; the default user keeps `password` (or none).
+   */
+  users?: Record<string, string>;
 }
 
 /**
@@ -41,6 +61,8 @@ export async function startRedis(options: RedisOptions = {}): Promise<RedisServe
   const data: TempDir = await createTempDir('redis');
   let port = 0;
   let child: ResultPromise | undefined;
+  const auth = options.password === undefined ? [] : ['AUTH', options.password];
+  const access = await accessArgs(options, data.path);
 
   const launch = async (fixedPort?: number) => {
     for (let tries = 0; ; tries += 1) {
@@ -53,6 +75,7 @@ export async function startRedis(options: RedisOptions = {}): Promise<RedisServe
         '--appendonly', options.appendOnly ? 'yes' : 'no',
         '--appendfsync', 'everysec',
         '--protected-mode', 'no',
+        ...access,
       ];
       const proc = execa(binary, args, { stdin: 'ignore', reject: false, cleanup: true, buffer: false });
       // Fail fast when the server exits (missing binary, port taken) instead of polling on.
@@ -61,7 +84,7 @@ export async function startRedis(options: RedisOptions = {}): Promise<RedisServe
           ? new Error(`${binary} not found on PATH; install it (Debian: apt-get install -y redis-server)`)
           : new Error(`redis-server exited before it was ready (exit ${result.exitCode ?? result.signal})`);
       });
-      const ready = waitFor(async () => (await ping(port)) || undefined, {
+      const ready = waitFor(async () => (await ping(port, auth)) || undefined, {
         timeoutMs: 10_000,
         what: `redis-server on port ${port}`,
       });
@@ -89,13 +112,15 @@ export async function startRedis(options: RedisOptions = {}): Promise<RedisServe
   };
 
   await launch();
+  const urlAs = (user: string | undefined, password: string) => `redis://${encodeURIComponent(user ?? '')}:${encodeURIComponent(password)}@127.0.0.1:${port}`;
   return {
     host: '127.0.0.1',
     get port() { return port; },
-    get url() { return `redis://127.0.0.1:${port}`; },
+    get url() { return options.password === undefined ? `redis://127.0.0.1:${port}` : urlAs(undefined, options.password); },
+    urlAs,
     dir: data.path,
     get pid() { return child?.pid; },
-    command: (...args) => sendCommand(port, args),
+    command: (...args) => sendCommand(port, args, auth),
     kill,
     restart: () => launch(port),
     stop: async () => {
@@ -105,16 +130,30 @@ export async function startRedis(options: RedisOptions = {}): Promise<RedisServe
   };
 }
 
-async function ping(port: number): Promise<boolean> {
+/** `--requirepass`, or an ACL file with the default user and `users` when there are any. */
+async function accessArgs(options: RedisOptions, dir: string): Promise<string[]> {
+  const users = Object.entries(options.users ?? {});
+  if (users.length === 0) return options.password === undefined ? [] : ['--requirepass', options.password];
+  const defaultUser = `user default on ${options.password === undefined ? 'nopass' : `>${options.password}`} ~* &* +@all`;
+  const file = join(dir, 'users.acl');
+  await writeFile(file, [defaultUser, ...users.map(([name, rules]) => `user ${name} ${rules}`)].join('\n') + '\n');
+  return ['--aclfile', file];
+}
+
+async function ping(port: number, auth: readonly string[]): Promise<boolean> {
   try {
-    return (await sendCommand(port, ['PING'])) === '+PONG';
+    return (await sendCommand(port, ['PING'], auth)) === '+PONG';
   } catch {
     return false;
   }
 }
 
-/** Speaks RESP directly so the testkit needs no Redis client dependency. */
-function sendCommand(port: number, args: readonly string[]): Promise<string> {
+/**
+ * Speaks RESP directly so the testkit needs no Redis client dependency. With `auth`
+ * (`AUTH password`), that goes first and the reply returned is the command's.
+ */
+function sendCommand(port: number, args: readonly string[], auth: readonly string[] = []): Promise<string> {
+  const commands = auth.length === 0 ? [args] : [auth, args];
   return new Promise((resolve, reject) => {
     const socket = connect({ host: '127.0.0.1', port });
     let reply = '';
@@ -122,15 +161,15 @@ function sendCommand(port: number, args: readonly string[]): Promise<string> {
     socket.once('error', reject);
     socket.on('data', (chunk) => {
       reply += chunk.toString('utf8');
-      const end = reply.indexOf('\r\n');
-      if (end >= 0) {
+      const lines = reply.split('\r\n');
+      if (lines.length > commands.length) {
         socket.end();
-        resolve(reply.slice(0, end));
+        resolve(lines[commands.length - 1]!);
       }
     });
     socket.once('connect', () => {
-      const encoded = `*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`;
-      socket.write(encoded);
+      const encode = (command: readonly string[]) => `*${command.length}\r\n${command.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`;
+      socket.write(commands.map(encode).join(''));
     });
   });
 }

@@ -42,6 +42,26 @@ describe('startRedis', () => {
     }
   });
 
+  it('starts with a password and ACL users; url carries the password, command() authenticates', async () => {
+    const redis = await startRedis({ password: 'admin-pass-1', users: { fleet: 'on >fleet-pass-1 ~fleet:* +@all -@dangerous' } });
+    try {
+      expect(redis.url).toBe(`redis://:admin-pass-1@127.0.0.1:${redis.port}`);
+      expect(redis.urlAs('fleet', 'p@ss')).toBe(`redis://fleet:p%40ss@127.0.0.1:${redis.port}`);
+      expect(await redis.command('SET', 'k', 'v')).toBe('+OK');
+      expect(await redis.command('ACL', 'WHOAMI')).toMatch(/^\$7/);
+      expect(await redis.command('ACL', 'DRYRUN', 'fleet', 'SET', 'fleet:a', '1')).toBe('+OK');
+      expect(await redis.command('ACL', 'DRYRUN', 'fleet', 'SET', 'other', '1')).toMatch(/^\$\d+/);
+    } finally {
+      await redis.stop();
+    }
+    const plain = await startRedis({ password: 'only-pass-1' });
+    try {
+      expect(await plain.command('PING')).toBe('+PONG');
+    } finally {
+      await plain.stop();
+    }
+  });
+
   it('explains how to install a missing binary', async () => {
     await expect(startRedis({ binary: 'redis-server-not-installed' })).rejects.toThrow(/apt-get install -y redis-server/);
   });

@@ -31,6 +31,8 @@ export async function doctor(loaded: LoadedConfig): Promise<Check[]> {
     : { ok: false, what: 'git is not available', fix: 'install git 2.30 or newer (Debian: apt-get install -y git; macOS: xcode-select --install)' });
   checks.push({ ok: true, what: `config: ${loaded.source ?? 'embedded defaults (no config.yaml found)'}` });
   checks.push(await dataDirCheck(config));
+  const { redisChecks } = await import('./redis-check.js');
+  checks.push(...redisChecks(config));
   checks.push(await queueCheck(config));
   checks.push(...(await storeCheck(config)));
   checks.push(await sandboxCheck(loaded));

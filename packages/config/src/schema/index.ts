@@ -25,6 +25,10 @@ export const configSchema = z
       .min(1)
       .default('.codefleet-data')
       .describe('Directory for the local queue, the run store and caches; relative to the config file (or the working directory).'),
+    allow_insecure_redis: z
+      .boolean()
+      .default(false)
+      .describe('Accept a Redis URL (queue.bullmq.url, queue.sqs.coordination_url, store.redis_url) to another host without a password. Off: such a URL stops the worker and every command at start, since anyone who reaches that Redis can forge jobs.'),
     queue: queueSchema,
     store: storeSchema,
     workspace: workspaceSchema,

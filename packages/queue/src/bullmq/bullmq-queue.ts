@@ -7,6 +7,7 @@ import type {
   ClaimOptions, DeadLetter, EnqueueResult, Lease, Queue, QueueStats, RedriveResult,
 } from '../port.js';
 import type { BullmqQueueSettings } from '../settings.js';
+import { RedisAccessWatch } from '../redis-access.js';
 import { bullJobId, isLockLost, priorityOf, redriveJobId } from './ids.js';
 
 /**
@@ -87,6 +88,8 @@ export class BullmqQueue implements Queue {
   #workerConnection: Redis | undefined;
   #ready: Promise<void> | undefined;
   #closed = false;
+  /** A wrong or missing password fails calls at once, naming queue.bullmq.url. */
+  readonly #access: RedisAccessWatch;
 
   constructor(settings: BullmqQueueSettings) {
     if (!(settings.leaseMs > 0)) throw new RangeError(`leaseMs must be positive, got ${settings.leaseMs}`);
@@ -101,6 +104,8 @@ export class BullmqQueue implements Queue {
     // An unreachable Redis surfaces as rejected commands; the default 'error' handler
     // would print every reconnect attempt.
     this.#producer.on('error', () => undefined);
+    this.#access = new RedisAccessWatch(settings.url, 'queue.bullmq.url');
+    this.#access.watch(this.#producer);
     this.#queue = new BullQueue(settings.name, { connection: this.#producer, prefix: settings.prefix });
     this.#queue.on('error', () => undefined);
   }
@@ -115,7 +120,7 @@ export class BullmqQueue implements Queue {
       deduplication: { id: job.idempotency_key },
       removeOnComplete: { age: keepCompletedSeconds },
       removeOnFail: false,
-    });
+    }).catch(this.#access.rethrow);
     if (added.id === bullJobId(job.id)) return { id: job.id, deduplicated: false };
     return { id: added.id === undefined ? job.id : await this.#jobIdOf(added.id), deduplicated: true };
   }
@@ -132,12 +137,15 @@ export class BullmqQueue implements Queue {
     for (;;) {
       if (this.#closed || options.signal?.aborted) return undefined;
       const lockToken = randomUUID();
-      const fetching = worker.getNextJob(lockToken, { block: false }) as Promise<BullJob | undefined>;
+      if (this.#access.refused && this.#workerConnection?.status !== 'ready') throw this.#access.refused;
       // With Redis unreachable the fetch waits for it (never-give-up connection): a
-      // shutdown must not. A fetch that still lands after the abort gives its job back.
-      const fetched = await untilAborted(fetching, options.signal, (late) => {
+      // shutdown must not, nor a refused password. A fetch that still lands after either
+      // gives its job back.
+      const giveBack = (late: BullJob | undefined) => {
         if (late && !this.#closed) void late.moveToWait(lockToken).catch(() => undefined);
-      });
+      };
+      const fetching = this.#access.guard(worker.getNextJob(lockToken, { block: false }) as Promise<BullJob | undefined>, giveBack);
+      const fetched = await untilAborted(fetching, options.signal, giveBack);
       if (fetched) {
         const lease = await this.#admit(fetched, lockToken);
         if (lease) return lease;
@@ -152,7 +160,7 @@ export class BullmqQueue implements Queue {
 
   async stats(): Promise<QueueStats> {
     await this.#connected();
-    const c = await this.#queue.getJobCounts('wait', 'prioritized', 'waiting-children', 'delayed', 'active', 'failed', 'completed');
+    const c = await this.#queue.getJobCounts('wait', 'prioritized', 'waiting-children', 'delayed', 'active', 'failed', 'completed').catch(this.#access.rethrow);
     const ready = (c.wait ?? 0) + (c.prioritized ?? 0) + (c['waiting-children'] ?? 0);
     const delayed = c.delayed ?? 0;
     const key = (type: string) => this.#queue.toKey(type);
@@ -240,6 +248,7 @@ export class BullmqQueue implements Queue {
     const { leaseMs } = this.#settings;
     const connection = new Redis(this.#settings.url, { maxRetriesPerRequest: null, enableOfflineQueue: true, disconnectTimeout: 200 });
     connection.on('error', () => undefined);
+    this.#access.watch(connection);
     this.#workerConnection = connection;
     const worker = new BullWorker(this.#settings.name, null, {
       connection,
@@ -359,17 +368,20 @@ export class BullmqQueue implements Queue {
   async #connected(): Promise<void> {
     const redis = this.#producer;
     if (redis.status === 'ready') return;
+    if (this.#access.refused) throw this.#access.refused;
     // One wait shared by every caller: a burst of enqueues adds one listener, not hundreds.
     this.#ready ??= new Promise<void>((resolve, reject) => {
       const timeoutMs = this.#settings.connectTimeoutMs ?? 5_000;
       const done = (error?: Error) => {
         clearTimeout(timer);
+        stopWatching();
         redis.off('ready', onReady);
         this.#ready = undefined;
         if (error) reject(error);
         else resolve();
       };
       const onReady = () => done();
+      const stopWatching = this.#access.onRefused(done);
       const timer = setTimeout(() => done(new CodefleetError('queue_unavailable',
         `Redis at ${redactUrlCredentials(this.#settings.url)} is not reachable (no connection within ${timeoutMs} ms)`, { verdict: 'transient' })), timeoutMs);
       redis.on('ready', onReady);

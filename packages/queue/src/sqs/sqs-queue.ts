@@ -10,6 +10,7 @@ import type {
   ClaimOptions, DeadLetter, EnqueueResult, Lease, Queue, QueueStats, RedriveResult,
 } from '../port.js';
 import type { SqsQueueSettings } from '../settings.js';
+import { RedisAccessWatch } from '../redis-access.js';
 import { Coordination } from './coordination.js';
 import { RedrivePolicyQueue } from './redrive-queue.js';
 
@@ -43,6 +44,8 @@ export class SqsQueue implements Queue {
   readonly #settings: SqsQueueSettings;
   readonly #sqs: SQSClient;
   readonly #redis: Redis;
+  /** A wrong or missing coordination password fails calls at once instead of waiting forever. */
+  readonly #access: RedisAccessWatch;
   readonly #coord: Coordination;
   readonly #leaseSeconds: number;
   readonly #dlq: RedrivePolicyQueue | undefined;
@@ -64,6 +67,8 @@ export class SqsQueue implements Queue {
     });
     this.#redis = new Redis(settings.coordinationUrl, { maxRetriesPerRequest: null, disconnectTimeout: 200 });
     this.#redis.on('error', () => undefined);
+    this.#access = new RedisAccessWatch(settings.coordinationUrl, 'queue.sqs.coordination_url');
+    this.#access.watch(this.#redis);
     this.#coord = new Coordination(this.#redis, settings.prefix, settings.name);
     this.#dlq = settings.deadLetterQueueUrl === undefined ? undefined : new RedrivePolicyQueue(this.#sqs, settings.deadLetterQueueUrl);
   }
@@ -75,7 +80,7 @@ export class SqsQueue implements Queue {
     if (bytes > maxMessageBytes) {
       throw new CodefleetError('payload_too_large', `job ${job.id} is ${bytes} bytes as a message; SQS takes at most ${maxMessageBytes} (shorten the task text)`, { verdict: 'permanent' });
     }
-    const active = await this.#coord.reserve(job.id, job.idempotency_key, Date.now());
+    const active = await this.#access.guard(this.#coord.reserve(job.id, job.idempotency_key, Date.now()));
     if (active !== undefined) return { id: active, deduplicated: true };
     try {
       await this.#send(job, body, 0);
@@ -100,6 +105,7 @@ export class SqsQueue implements Queue {
     const signal = options.signal === undefined ? this.#closing.signal : AbortSignal.any([options.signal, this.#closing.signal]);
     for (;;) {
       if (this.#closed || signal.aborted) return undefined;
+      if (this.#access.refused && this.#redis.status !== 'ready') throw this.#access.refused;
       const left = deadline - Date.now();
       // Long polling in whole seconds (SQS's unit); the last fraction of a second is polled.
       const waitSeconds = Math.min(this.#settings.waitTimeSeconds ?? 20, Math.max(0, Math.floor(left / 1_000)));
@@ -152,9 +158,9 @@ export class SqsQueue implements Queue {
       counts.reduce((total, c) => total + Number(c[name] ?? 0), 0);
     const ready = sum('ApproximateNumberOfMessages');
     const delayed = sum('ApproximateNumberOfMessagesDelayed');
-    const [dead, completed, moved, oldest] = await Promise.all([
+    const [dead, completed, moved, oldest] = await this.#access.guard(Promise.all([
       this.#coord.deadCount(), this.#coord.completed(), this.#movedByPolicy(), this.#coord.oldestQueuedAt(),
-    ]);
+    ]));
     // oldestQueuedAt comes from the coordination store (SQS's age of the oldest message is a
     // CloudWatch metric): jobs enqueued or redriven through this adapter and waiting, a
     // retry's included. Not seen: a job whose worker died mid-lease, while it waits for its
@@ -268,7 +274,7 @@ export class SqsQueue implements Queue {
       return undefined;
     }
     const token = randomUUID();
-    const claimed = await this.#coord.claim(job.id, token, maxAttempts, job.idempotency_key);
+    const claimed = await this.#access.guard(this.#coord.claim(job.id, token, maxAttempts, job.idempotency_key));
     if (claimed.verdict === 'settled') {
       // A duplicate of finished work (a delete that did not happen, a retry's twin).
       await remove(message);
