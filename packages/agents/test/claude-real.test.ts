@@ -13,14 +13,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import type { ProcessResult } from '@codefleet/process';
-import { openSandbox, SandboxUnavailableError, type Sandbox } from '@codefleet/sandbox';
 import {
   createTempDir, createTempRepo, errorReply, startAnthropicStandIn, textReply, toolReply, type AnthropicReply,
 } from '@codefleet/testkit';
 import { buildAgentEnv, createClaudeAgent, type AgentRunRequest } from '../src/index.js';
+import { openBwrap, sandboxed } from './bwrap-runner.js';
 
 const claudeBinary = fileURLToPath(new URL('../../../node_modules/.bin/claude', import.meta.url));
-const nodeModules = fileURLToPath(new URL('../../../node_modules', import.meta.url));
 const goodKey = 'sk-ant-stand-in-key';
 const model = 'claude-sonnet-4-6';
 // A loaded 2-core machine starts the CLI slowly; every real run gets a minute and a half.
@@ -84,43 +83,6 @@ function editScript(workdir: string): AnthropicReply[] {
     }),
     textReply('Done: added src/hello.txt and changed the greeting.', { input_tokens: 1600, output_tokens: 12 }),
   ];
-}
-
-/**
- * A bwrap sandbox whose network policy is public plus `allow`, showing node_modules (where
- * the CLI is), or undefined (said, not hidden) where this host cannot make one.
- */
-async function openBwrap(allow: string[]): Promise<Sandbox | undefined> {
-  const data = await createTempDir('claude-bwrap');
-  cleanups.push(() => data.dispose());
-  try {
-    return await openSandbox(
-      { mode: 'bwrap', network: { mode: 'public', allow }, readPaths: [nodeModules], hiddenPaths: [], runRoot: data.path },
-      { platform: process.platform, path: process.env.PATH ?? '/usr/bin:/bin' },
-    );
-  } catch (error) {
-    if (error instanceof SandboxUnavailableError) {
-      console.warn(`skipped: ${error.message}`);
-      return undefined;
-    }
-    throw error;
-  }
-}
-
-/**
- * What the pipeline's job runner does: the working copy is the one writable path. The
- * sandbox's own result (with its network refusals) is kept in `results`.
- */
-function sandboxed(sandbox: Sandbox, workdir: string, results: ProcessResult[]): Partial<AgentRunRequest> {
-  return {
-    isolated: true,
-    runner: async (argv, options) => {
-      const { dieWithParent: _guarded, ...rest } = options;
-      const result = await sandbox.run(argv, { ...rest, writable: [workdir] });
-      results.push(result);
-      return result;
-    },
-  };
 }
 
 /** Processes whose environment carries `mark`: what is left of a run. */
@@ -287,7 +249,7 @@ describe('Claude Code 2.1.331 (real CLI) against the Anthropic stand-in', () => 
 
   it('inside codefleet\'s bwrap sandbox with the stand-in in sandbox.network.allow: the edit lands through the relayed loopback', async () => {
     const { agent, repo, standIn, req } = await setUp();
-    const sandbox = await openBwrap([new URL(standIn.url).host]);
+    const sandbox = await openBwrap([new URL(standIn.url).host], cleanups);
     if (sandbox === undefined) return;
     standIn.reply(toolReply('Write', { file_path: join(repo.path, 'src', 'hello.txt'), content: 'hello from claude\n' }), textReply('Done.'));
     const results: ProcessResult[] = [];
@@ -295,7 +257,8 @@ describe('Claude Code 2.1.331 (real CLI) against the Anthropic stand-in', () => 
     expect(result).toMatchObject({ outcome: 'changed', exitCode: 0, changedFiles: ['src/hello.txt'] });
     expect(await readFile(join(repo.path, 'src', 'hello.txt'), 'utf8')).toBe('hello from claude\n');
     // ANTHROPIC_BASE_URL names 127.0.0.1, which is in NO_PROXY: the CLI connects straight to
-    // the warden's relay of the allowed port, which tunnels through the proxy; nothing refused.
+    // the warden's relay of the allowed port, which tunnels it through the proxy (a CONNECT, so
+    // the requests arrive as sent, keep-alive and all); nothing refused.
     expect(standIn.messageRequests).toHaveLength(2);
     expect(results).toHaveLength(1);
     expect(results[0]?.networkRefusals).toBeUndefined();
@@ -303,13 +266,14 @@ describe('Claude Code 2.1.331 (real CLI) against the Anthropic stand-in', () => 
 
   it('inside bwrap with an empty sandbox.network.allow the host\'s stand-in is out of reach: an API error, not one request', async () => {
     const { agent, repo, standIn, req } = await setUp({ replies: [textReply('never asked')] });
-    const sandbox = await openBwrap([]);
+    const sandbox = await openBwrap([], cleanups);
     if (sandbox === undefined) return;
     const results: ProcessResult[] = [];
     const result = await agent.run(req(sandboxed(sandbox, repo.path, results)));
     expect(result).toMatchObject({ outcome: 'error', exitCode: 1, changedFiles: [] });
-    expect(result.detail).toMatch(/^Claude Code reported an API error: /);
+    expect(result.detail).toMatch(/^Claude Code reported an API error: API Error: Connection refused.*\(ECONNREFUSED\)/);
     expect(standIn.requests).toHaveLength(0);
+    expect(results).toHaveLength(1);
     // 127.0.0.1 is in NO_PROXY, so the CLI never asks the proxy: inside the run's own network
     // namespace nothing listens at the stand-in's port and the connection is refused there.
     // The proxy refused nothing because it was never asked.

@@ -11,10 +11,10 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { openSandbox, SandboxUnavailableError, type Sandbox } from '@codefleet/sandbox';
 import { createTempDir, createTempRepo, startOpenAiStandIn, waitFor, type OpenAiStandIn, type ResponsesReply } from '@codefleet/testkit';
 import { parseConfig } from '@codefleet/config';
 import { buildAgentEnv, costOf, createAgent, createCodexAgent, type AgentRunRequest, type CodexAgentOptions, type PriceTable } from '../src/index.js';
+import { openBwrap, sandboxed } from './bwrap-runner.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const codexBin = join(repoRoot, 'node_modules', '.bin', 'codex');
@@ -193,29 +193,13 @@ describe('Codex adapter with the real Codex CLI 0.169.0', () => {
       { items: [{ type: 'function_call', name: 'exec_command', call_id: 'call_shell', arguments: JSON.stringify({ cmd: 'echo from-shell > shell.txt' }) }] },
       { text: 'Done.' },
     ]);
-    let sandbox: Sandbox;
-    try {
-      // The stand-in is on the host's loopback, which a run reaches only when allow names it.
-      sandbox = await openSandbox(
-        { mode: 'bwrap', network: { mode: 'public', allow: [new URL(standIn.baseUrl).host] }, readPaths: [join(repoRoot, 'node_modules')], hiddenPaths: [], runRoot: join(data.path, 'sandbox') },
-        { platform: process.platform, path: process.env.PATH ?? '/usr/bin:/bin' },
-      );
-    } catch (error) {
-      // Said, not hidden: this host cannot show it.
-      if (error instanceof SandboxUnavailableError) return console.warn(`skipped: ${error.message}`);
-      throw error;
-    }
+    // The stand-in is on the host's loopback, which a run reaches only when allow names it.
+    const sandbox = await openBwrap([new URL(standIn.baseUrl).host], cleanups);
+    if (sandbox === undefined) return;
     // From the config, as the worker builds it: approval_args unset.
     const yaml = `agents:\n  codex:\n    binary: ${JSON.stringify(codexBin)}\n    extra_args: ${JSON.stringify(providerArgs(standIn.baseUrl))}\n`;
     const agent = createAgent('codex', parseConfig(yaml, { env: {}, baseDir: data.path, hostname: 'test-host' }).config.agents);
-    const result = await agent.run(req({
-      isolated: true,
-      // What the pipeline's job runner does: the working copy is the one writable path.
-      runner: (argv, options) => {
-        const { dieWithParent: _guarded, ...rest } = options;
-        return sandbox.run(argv, { ...rest, writable: [path] });
-      },
-    }));
+    const result = await agent.run(req(sandboxed(sandbox, path, [])));
     expect(result).toMatchObject({ outcome: 'changed', exitCode: 0, changedFiles: ['hello.txt', 'shell.txt'] });
     expect(await readFile(join(path, 'shell.txt'), 'utf8')).toBe('from-shell\n');
     expect(standIn.responsesRequests).toHaveLength(3);

@@ -11,8 +11,10 @@ import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
+import type { ProcessResult } from '@codefleet/process';
 import { createTempDir, createTempRepo, startGeminiStandIn, type GeminiStandIn, type GeminiStandInOptions } from '@codefleet/testkit';
 import { buildAgentEnv, createGeminiAgent, type AgentRunRequest, type GeminiAgentOptions, type PriceTable } from '../src/index.js';
+import { openBwrap, sandboxed } from './bwrap-runner.js';
 
 // Each run starts a Node CLI of 70 MB: slow on a loaded 2-core machine.
 jest.setTimeout(180_000);
@@ -179,5 +181,22 @@ describe('Gemini adapter with the real Gemini CLI 0.61.0 against the API stand-i
     const result = await agent.run(req({ timeoutMs: 20_000 }));
     expect(result).toMatchObject({ outcome: 'timeout', exitCode: 124, timedOut: true });
     expect(processesIn(await realpath(path))).toEqual([]);
+  });
+
+  it('inside codefleet\'s bwrap sandbox with the stand-in in sandbox.network.allow: the edit lands', async () => {
+    // The sandbox's HOME is a fresh /tmp/home without the settings above: the run's own home
+    // (GEMINI_CLI_HOME in the working copy, made for a turn cap) carries the auth method instead.
+    const { server, agent, path, req } = await setUp({ turns: [writeNotes, done] }, { maxTurns: 5 }, undefined);
+    const sandbox = await openBwrap([new URL(server.url).host], cleanups);
+    if (sandbox === undefined) return;
+    const results: ProcessResult[] = [];
+    const result = await agent.run(req(sandboxed(sandbox, path, results)));
+    expect(result).toMatchObject({ outcome: 'changed', exitCode: 0, changedFiles: ['NOTES.md'] });
+    expect(await readFile(join(path, 'NOTES.md'), 'utf8')).toBe('hello from gemini\n');
+    expect(turnRequests(server)).toHaveLength(2);
+    // The CLI hands HTTPS_PROXY and NO_PROXY to undici's EnvHttpProxyAgent: 127.0.0.1 is in
+    // NO_PROXY, so it connects straight to the warden's relay of the allowed port; nothing refused.
+    expect(results).toHaveLength(1);
+    expect(results[0]?.networkRefusals).toBeUndefined();
   });
 });
