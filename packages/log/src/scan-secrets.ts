@@ -1,4 +1,4 @@
-import { tokenShapes } from './mask.js';
+import { REDACTED, tokenShapes } from './mask.js';
 import { secretValues, type SecretSource } from './secret-registry.js';
 
 /** One changed file of a diff: its path and the content the change adds to it. */
@@ -40,6 +40,8 @@ export interface ScanOptions {
 const defaultMinSecretLength = 8;
 // AWS's documented example key id, found in docs and tests everywhere; it opens nothing.
 const harmlessTokens = new Set(['AKIAIOSFODNN7EXAMPLE']);
+// The masker's own output for a private key holds none: a report or PR body quoting it is clean.
+const redactedPem = new RegExp(`^-----BEGIN ([A-Z ]*)PRIVATE KEY-----${REDACTED.replace(/[[\]]/g, '\\$&')}-----END \\1PRIVATE KEY-----$`);
 // The shortest token shape is 15 bytes (a Slack token): runs shorter than that many encoded
 // characters cannot hold one.
 const minBase64Run = 20;
@@ -156,7 +158,7 @@ function shapesIn(text: string): string[] {
   const kinds: string[] = [];
   for (const { kind, regex } of shapeRegexes) {
     for (const match of text.matchAll(regex)) {
-      if (harmlessTokens.has(match[0])) continue;
+      if (harmlessTokens.has(match[0]) || redactedPem.test(match[0])) continue;
       // `sk-` plus 20 characters is also a kebab-case name; real keys are random and hold digits.
       if (kind === 'openai' && !/\d/.test(match[0])) continue;
       kinds.push(kind);
