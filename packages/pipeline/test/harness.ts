@@ -66,11 +66,9 @@ export async function createHarness(
   const origin = join(dir.path, 'origin.git');
   await git(dir.path, ['clone', '--quiet', '--bare', seed.path, origin]);
   await seed.dispose();
-  const env = { ...gitTestEnv(), PATH: process.env.PATH ?? '', HOME: dir.path };
-  if (gitConfig !== undefined) {
-    env.GIT_CONFIG_GLOBAL = join(dir.path, 'gitconfig');
-    await writeFile(env.GIT_CONFIG_GLOBAL, gitConfig);
-  }
+  const globalConfig = join(dir.path, 'gitconfig');
+  if (gitConfig !== undefined) await writeFile(globalConfig, gitConfig);
+  const env = { ...gitTestEnv(), PATH: process.env.PATH ?? '', HOME: dir.path, ...(gitConfig === undefined ? {} : { GIT_CONFIG_GLOBAL: globalConfig }) };
   // The scripted agent lives in a directory of its own, which the test sandbox lets it write
   // (its run counter): test bookkeeping, not something a real job's sandbox allows.
   const agentDir = join(dir.path, 'agent');
