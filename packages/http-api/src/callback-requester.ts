@@ -1,5 +1,5 @@
 import { classify, CodefleetError, truncateHead, type Job } from '@codefleet/core';
-import { maskSecrets, type Logger, type SecretSource } from '@codefleet/log';
+import { maskForPublishing, type Logger, type SecretSource } from '@codefleet/log';
 import { plainReport, type Report, type Requester } from '@codefleet/requester';
 import type { RunStore } from '@codefleet/store';
 import { callbackUrlProblem } from './callback-url.js';
@@ -83,7 +83,7 @@ export function createCallbackRequester(options: CallbackRequesterOptions): Requ
   const tries = Math.max(1, options.tries ?? 5);
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const nowSeconds = options.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
-  const mask = (text: string) => maskSecrets(text, options.secrets);
+  const mask = (text: string) => maskForPublishing(text, options.secrets);
   const urlOf = (job: Job) => (job.source.kind === 'api' ? job.source.callback_url : undefined);
 
   const postOnce = async (url: string, body: string, eventId: string): Promise<void> => {

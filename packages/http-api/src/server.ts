@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { HttpApiConfig } from '@codefleet/config';
 import { classify, CodefleetError, createJob, InvalidJobError, isTerminal, type Job } from '@codefleet/core';
-import { maskSecrets, type Logger, type SecretSource } from '@codefleet/log';
+import { maskForPublishing, type Logger, type SecretSource } from '@codefleet/log';
 import type { Queue } from '@codefleet/queue';
 import { reportSafely, type Requester } from '@codefleet/requester';
 import { latestRun, type RunStore } from '@codefleet/store';
@@ -85,7 +85,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
   }
   const newId = options.newId ?? (() => `api-${randomUUID()}`);
   const now = options.now ?? (() => new Date());
-  const mask = (text: string) => maskSecrets(text, options.secrets);
+  const mask = (text: string) => maskForPublishing(text, options.secrets);
   const app = Fastify({
     logger: false,
     bodyLimit: maxRequestBytes,

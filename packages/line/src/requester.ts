@@ -1,6 +1,6 @@
 import type { LineConfig } from '@codefleet/config';
 import { classify, CodefleetError, type Job } from '@codefleet/core';
-import { maskSecrets, type Logger, type SecretSource } from '@codefleet/log';
+import { maskForPublishing, type Logger, type SecretSource } from '@codefleet/log';
 import type { Report, Requester } from '@codefleet/requester';
 import { createLineClient, isQuotaExhausted, retryKeyOf, type LineClient } from './client.js';
 import { reportText } from './texts.js';
@@ -63,7 +63,7 @@ export function createLineRequester(options: LineRequesterOptions): Requester {
     async report(report: Report): Promise<void> {
       const { job } = report;
       if (!handles(job) || job.source.kind !== 'chat' || !pushed.has(report.kind)) return;
-      const text = maskSecrets(reportText(report), options.secrets);
+      const text = maskForPublishing(reportText(report), options.secrets);
       await push(job.source.channel, text, retryKeyOf('report', job.id, report.kind), job, report.kind);
     },
   };

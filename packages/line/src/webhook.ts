@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { ChatMessage, ChatService } from '@codefleet/chat';
 import type { LineConfig } from '@codefleet/config';
 import { classify, CodefleetError, readBounded } from '@codefleet/core';
-import { maskSecrets, type Logger, type SecretSource } from '@codefleet/log';
+import { maskForPublishing, type Logger, type SecretSource } from '@codefleet/log';
 import type { RunStore } from '@codefleet/store';
 import { createLineClient, retryKeyOf, type LineClient } from './client.js';
 import { eventsOf, readEvent, type LineTextMessage } from './events.js';
@@ -59,7 +59,7 @@ export function createLineWebhook(options: LineWebhookOptions): LineWebhook {
     throw new CodefleetError('invalid_config', `LINE needs the channel secret and access token (${config.channel_secret_env}, ${config.channel_access_token_env})`, { verdict: 'permanent' });
   }
   const client = options.client ?? createLineClient({ apiUrl: config.api_url, accessToken: token });
-  const mask = (text: string) => maskSecrets(text, options.secrets);
+  const mask = (text: string) => maskForPublishing(text, options.secrets);
   const inFlight = new Set<Promise<void>>();
   let server: Server | undefined;
   let url = '';

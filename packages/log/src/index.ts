@@ -8,5 +8,6 @@ export { SecretRegistry, secretValues, type SecretRegistryOptions, type SecretSo
 export {
   scanForSecrets, type ChangedContent, type ScanOptions, type SecretEncoding, type SecretHit,
 } from './scan-secrets.js';
+export { maskForPublishing, WITHHELD } from './withhold.js';
 export { createMaskingDestination, resolveLogFormat, type LogDestination, type LogFormat, type LogFormatSetting } from './destination.js';
 export { formatPretty } from './pretty.js';

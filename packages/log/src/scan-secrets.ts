@@ -1,4 +1,4 @@
-import { tokenShapes } from './mask.js';
+import { REDACTED, tokenShapes } from './mask.js';
 import { secretValues, type SecretSource } from './secret-registry.js';
 
 /** One changed file of a diff: its path and the content the change adds to it. */
@@ -40,6 +40,8 @@ export interface ScanOptions {
 const defaultMinSecretLength = 8;
 // AWS's documented example key id, found in docs and tests everywhere; it opens nothing.
 const harmlessTokens = new Set(['AKIAIOSFODNN7EXAMPLE']);
+// The masker's own output for a private key holds none: a report or PR body quoting it is clean.
+const redactedPem = new RegExp(`^-----BEGIN ([A-Z ]*)PRIVATE KEY-----${REDACTED.replace(/[[\]]/g, '\\$&')}-----END \\1PRIVATE KEY-----$`);
 // The shortest token shape is 15 bytes (a Slack token): runs shorter than that many encoded
 // characters cannot hold one.
 const minBase64Run = 20;
@@ -49,11 +51,13 @@ const minHexRun = 30;
  * Looks for codefleet's own secret values and for known token shapes in what a change adds,
  * written plainly, base64 (standard or URL alphabet, at any byte alignment inside a longer
  * blob, wrapped over lines or not), percent-encoded (`encodeURIComponent` or every byte, in
- * either case) or as hex. Run it on the diff before pushing: a hit means the push must not
+ * either case) or as hex (either case, flat or separated by whitespace and line breaks, `:`,
+ * `,`, `0x` or `\x`). Run it on the diff before pushing: a hit means the push must not
  * happen. Each (file, place, kind, encoding, shape) is reported once.
  *
- * What it cannot see: a value encrypted, compressed, split or encoded twice. It is a net for
- * mistakes and crude exfiltration by the agent, not a proof that nothing leaks.
+ * What it cannot see: a value split, reversed, encrypted, compressed or encoded twice, or a
+ * hex dump with offsets and a text column (`xxd` without `-p`). It is a net for mistakes and
+ * crude exfiltration by the agent, not a proof that nothing leaks.
  */
 export function scanForSecrets(files: readonly ChangedContent[], secrets?: SecretSource, options: ScanOptions = {}): SecretHit[] {
   const minLength = options.minSecretLength ?? defaultMinSecretLength;
@@ -120,7 +124,7 @@ function findings(content: Buffer, needles: readonly Needles[]): Finding[] {
   const percentDecoded = content.includes(0x25) ? percentDecode(content) : undefined;
   // Base64 is often wrapped (PEM, MIME, YAML block scalars): the blob is searched unwrapped.
   const unwrapped = stripWhitespace(content);
-  const lowered = lowerAscii(content);
+  const hex = hexDigits(content);
   // Decoding keeps what was plain, so the decoded view counts only for what was not found plain.
   for (const needle of needles) {
     if (needle.plain.some((form) => content.includes(form))) found.push({ kind: 'secret', encoding: 'plain' });
@@ -128,7 +132,7 @@ function findings(content: Buffer, needles: readonly Needles[]): Finding[] {
       found.push({ kind: 'secret', encoding: 'url' });
     }
     if (needle.base64.some((middle) => unwrapped.includes(middle))) found.push({ kind: 'secret', encoding: 'base64' });
-    if (lowered.includes(needle.hex)) found.push({ kind: 'secret', encoding: 'hex' });
+    if (hex.includes(needle.hex)) found.push({ kind: 'secret', encoding: 'hex' });
   }
   const text = content.toString('latin1');
   const plainShapes = shapesIn(text);
@@ -141,7 +145,7 @@ function findings(content: Buffer, needles: readonly Needles[]): Finding[] {
   for (const decoded of decodedRuns(unwrapped.toString('latin1'), /[A-Za-z0-9+/_-]+/g, minBase64Run, 4, 'base64')) {
     for (const shape of shapesIn(decoded)) found.push({ kind: 'token_shape', encoding: 'base64', shape });
   }
-  for (const decoded of decodedRuns(text, /[0-9A-Fa-f]+/g, minHexRun, 2, 'hex')) {
+  for (const decoded of decodedRuns(hex, /[0-9a-f]+/g, minHexRun, 2, 'hex')) {
     for (const shape of shapesIn(decoded)) found.push({ kind: 'token_shape', encoding: 'hex', shape });
   }
   return found;
@@ -154,7 +158,7 @@ function shapesIn(text: string): string[] {
   const kinds: string[] = [];
   for (const { kind, regex } of shapeRegexes) {
     for (const match of text.matchAll(regex)) {
-      if (harmlessTokens.has(match[0])) continue;
+      if (harmlessTokens.has(match[0]) || redactedPem.test(match[0])) continue;
       // `sk-` plus 20 characters is also a kebab-case name; real keys are random and hold digits.
       if (kind === 'openai' && !/\d/.test(match[0])) continue;
       kinds.push(kind);
@@ -207,8 +211,17 @@ function stripWhitespace(content: Buffer): Buffer {
   return Buffer.from(content.filter((byte) => byte !== 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d));
 }
 
-function lowerAscii(content: Buffer): Buffer {
-  return Buffer.from(content.map((byte) => (byte >= 0x41 && byte <= 0x5a ? byte + 0x20 : byte)));
+// What separates or prefixes the bytes of a hex dump: whitespace and line breaks (`xxd -p`
+// wraps at 60 columns), `:` (`aa:bb:cc`), `,` and `0x` (a C array), `\x` (an escaped string).
+const hexSeparators = /0x|\\x|[\s:,]/g;
+
+/**
+ * `content` lower-cased with every hex separator removed: a dump in any of those layouts
+ * reads as one flat run. Whatever else the text holds stays, so a value is found only when
+ * its hex digits follow each other with nothing but separators between them.
+ */
+function hexDigits(content: Buffer): string {
+  return content.toString('latin1').toLowerCase().replace(hexSeparators, '');
 }
 
 function toBuffer(added: string | Uint8Array): Buffer {

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
-import { scanForSecrets, SecretRegistry, type ChangedContent } from '../src/index.js';
+import { maskSecrets, scanForSecrets, SecretRegistry, type ChangedContent } from '../src/index.js';
 
 const secret = 'hunter2-but-LONGER-and-0ne-of-ours';
 // A token in a known shape, random so that nothing else could contain it by chance.
@@ -91,10 +91,13 @@ describe('scanForSecrets: known token shapes', () => {
         { file: 'aws.cfg', added: `aws_access_key_id = AKIA${alphanumeric(16).toUpperCase()}\n` },
         { file: 'key.pem', added: '-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\n' },
         { file: 'slack.json', added: `{"token":"xoxb-${alphanumeric(24)}"}` },
+        // The masker's output holds no key; a key block with that marker inside still does.
+        { file: 'masked.md', added: maskSecrets('-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\n') },
+        { file: 'marked.pem', added: '-----BEGIN PRIVATE KEY-----[REDACTED]\nMIIEow\n-----END PRIVATE KEY-----\n' },
       ],
       [],
     );
-    expect(hits.map((hit) => [hit.file, hit.shape])).toEqual([['aws.cfg', 'aws'], ['key.pem', 'pem'], ['slack.json', 'slack']]);
+    expect(hits.map((hit) => [hit.file, hit.shape])).toEqual([['aws.cfg', 'aws'], ['key.pem', 'pem'], ['slack.json', 'slack'], ['marked.pem', 'pem']]);
   });
 
   it('leaves near misses alone', () => {

@@ -5,7 +5,7 @@ import {
 } from '@codefleet/core';
 import { createPatchAgent } from '@codefleet/agents';
 import { pushedMarker } from '@codefleet/forge';
-import { maskSecrets } from '@codefleet/log';
+import { maskForPublishing, maskSecrets } from '@codefleet/log';
 import { refuseSecrets } from './secrets-check.js';
 import { planEnv, planVerification, runDod } from '@codefleet/verify';
 import type { LeaseVerdict } from '@codefleet/queue';
@@ -109,7 +109,9 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     const scope = deps.settings.protectWorkflows === false ? configuredScope : { ...configuredScope, read: [...configuredScope.read, '.github/workflows/**', '.github/actions/**'] };
     const context: Record<string, string> = { '.codefleet/task.md': taskFile(job, criteria, scope) };
     for (const each of agents) if (each.contextFile) context[each.contextFile] = agentInstructions();
-    const branch = branchName(job);
+    // From the title as it may be published: a secret in it (plain or encoded) never reaches
+    // the branch, not even as the part of it a slug keeps.
+    const branch = branchName({ ...job, title: maskForPublishing(job.title, deps.settings.secrets) });
     ws = await deps.workspaces.prepare({
       jobId: job.id, repoUrl: deps.forge.remoteUrl(job.repo), branch, scope, context, signal: work.signal,
       ...(job.base_branch === undefined ? {} : { baseBranch: job.base_branch }),
@@ -188,8 +190,16 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     // A memory bank update is proposed, never silent: its own section of the PR body.
     const memoryUpdates = (await ws.changedFiles()).filter((file) => isMemoryFile(file) && !outOfScope.includes(file));
     if (memoryUpdates.length > 0) await tracker.update((r) => setMemoryUpdates(r, memoryUpdates, { now: now() }));
-    await ws.commit(commitMessage(job, deps.settings.commitPrefix), deps.settings.commitAuthor);
-    await refuseSecrets(ws, deps.settings.secrets);
+    // The record's job has its secrets masked (RunTracker): the commit and the PR carry that title.
+    const shown = tracker.run.job;
+    const message = commitMessage(shown, deps.settings.commitPrefix);
+    await ws.commit(message, deps.settings.commitAuthor);
+    const outcome = dodOk ? 'succeeded' : 'dod_failed';
+    // The body is the note as it will read once this PR is open, not "in progress (publishing)".
+    const note = renderTaskNote(finish(tracker.run, outcome, { now: now(), dodResult: dod.result }));
+    await refuseSecrets(ws, deps.settings.secrets, {
+      'the commit message': message, 'the branch name': branch, 'the pull request title': shown.title, 'the pull request body': note,
+    });
     await fence('push');
     const source = await ws.pushSource();
     const pushed = await deps.forge.ensureBranch({
@@ -200,12 +210,10 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
       throw new CodefleetError('dod_failed', `definition of done ${dod.result}; no pull request opened (verification.on_dod_failure: none)`);
     }
     await fence('pull_request');
-    const outcome = dodOk ? 'succeeded' : 'dod_failed';
-    // The body is the note as it will read once this PR is open, not "in progress (publishing)".
     const pr = await deps.forge.ensurePullRequest({
-      repo: job.repo, head: branch, base: ws.baseBranch, title: job.title,
+      repo: job.repo, head: branch, base: ws.baseBranch, title: shown.title,
       // Ends with the commit pushed: CI feedback tells codefleet's head from one a human moved since.
-      body: `${renderTaskNote(finish(tracker.run, outcome, { now: now(), dodResult: dod.result }))}\n\n${pushedMarker(pushed.sha)}`, draft: !dodOk,
+      body: `${note}\n\n${pushedMarker(pushed.sha)}`, draft: !dodOk,
     });
     await tracker.update((r) => setPublication(r, {
       branch, pullRequest: { number: pr.number, url: pr.url, head: branch, base: ws!.baseBranch, draft: pr.draft },

@@ -52,17 +52,23 @@ export interface Harness {
   dispose(): Promise<void>;
 }
 
-/** Builds a harness; `settings` overrides pipeline settings, `files` the repository's (default {@link projectFiles}). */
+/**
+ * Builds a harness; `settings` overrides pipeline settings, `files` the repository's (default
+ * {@link projectFiles}); `gitConfig` is a global git config the worker's git reads, as an
+ * operator's would (git-lfs installs its filter there).
+ */
 export async function createHarness(
-  options: Partial<PipelineSettings> & { labels?: ProgressLabels } = {}, files: Record<string, string> = projectFiles,
+  options: Partial<PipelineSettings> & { labels?: ProgressLabels; gitConfig?: string } = {}, files: Record<string, string> = projectFiles,
 ): Promise<Harness> {
-  const { labels, ...settings } = options;
+  const { labels, gitConfig, ...settings } = options;
   const dir = await createTempDir('pipeline');
   const seed = await createTempRepo({ files });
   const origin = join(dir.path, 'origin.git');
   await git(dir.path, ['clone', '--quiet', '--bare', seed.path, origin]);
   await seed.dispose();
-  const env = { ...gitTestEnv(), PATH: process.env.PATH ?? '', HOME: dir.path };
+  const globalConfig = join(dir.path, 'gitconfig');
+  if (gitConfig !== undefined) await writeFile(globalConfig, gitConfig);
+  const env = { ...gitTestEnv(), PATH: process.env.PATH ?? '', HOME: dir.path, ...(gitConfig === undefined ? {} : { GIT_CONFIG_GLOBAL: globalConfig }) };
   // The scripted agent lives in a directory of its own, which the test sandbox lets it write
   // (its run counter): test bookkeeping, not something a real job's sandbox allows.
   const agentDir = join(dir.path, 'agent');

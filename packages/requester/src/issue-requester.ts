@@ -1,6 +1,6 @@
 import { fence, type Job } from '@codefleet/core';
 import type { CommentTarget, IssueTracker } from '@codefleet/forge';
-import { maskSecrets, type SecretSource } from '@codefleet/log';
+import { maskForPublishing, type SecretSource } from '@codefleet/log';
 import { failureComment, successComment } from './issue-comments.js';
 import type { Report, Requester } from './port.js';
 
@@ -35,7 +35,7 @@ export interface IssueRequesterOptions {
  */
 export function createIssueRequester(options: IssueRequesterOptions): Requester {
   const { issues, labels } = options;
-  const mask = (text: string) => maskSecrets(text, options.secrets);
+  const mask = (text: string) => maskForPublishing(text, options.secrets);
   const targetOf = (job: Job): CommentTarget | undefined => {
     if (job.source.kind === 'issue') return { kind: 'issue', number: job.source.number };
     if (options.tasks === true && (job.source.kind === 'cli' || (job.source.kind === 'api' && job.source.callback_url === undefined))) {

@@ -1,5 +1,5 @@
 import type { Job } from '@codefleet/core';
-import { maskSecrets, type Logger, type SecretSource } from '@codefleet/log';
+import { maskForPublishing, type Logger, type SecretSource } from '@codefleet/log';
 import type { Report, Requester } from '@codefleet/requester';
 import type { RunStore } from '@codefleet/store';
 import type { WebClient } from '@slack/web-api';
@@ -34,7 +34,7 @@ const slackSource = (job: Job): SlackSource | undefined =>
 export function createSlackRequester(options: SlackRequesterOptions): Requester {
   const { client, store } = options;
   const rememberMs = options.rememberMs ?? 30 * 24 * 3_600_000;
-  const mask = (text: string) => maskSecrets(text, options.secrets);
+  const mask = (text: string) => maskForPublishing(text, options.secrets);
 
   const call = async <T>(operation: string, run: () => Promise<T>): Promise<T> => {
     try {

@@ -50,8 +50,8 @@ export interface Git {
 /** Creates a {@link Git} (the `gitPath` binary: absolute once the worker resolved it) whose calls run with `env` (plus no prompts, C locale) and `timeoutMs`. */
 export function createGit(env: Record<string, string>, timeoutMs: number = defaultGitTimeoutMs, gitPath = 'git'): Git {
   // LC_ALL=C: the stderr patterns in `gitError` are English.
-  // No system config, and no global one unless the operator names it (GIT_CONFIG_GLOBAL).
-  const baseEnv: Record<string, string> = { GIT_CONFIG_GLOBAL: '/dev/null', ...env, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
+  // No system config or attributes, and no global config unless the operator names it (GIT_CONFIG_GLOBAL).
+  const baseEnv: Record<string, string> = { GIT_CONFIG_GLOBAL: '/dev/null', ...env, GIT_CONFIG_NOSYSTEM: '1', GIT_ATTR_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
   // Set when the caller itself runs inside a git command (a hook); they would point every
   // call at that repository instead of the mirror or copy named by `cwd`.
   for (const name of repositoryVariables) delete baseEnv[name];

@@ -5,6 +5,7 @@ import { CodefleetError } from '@codefleet/core';
 import { guardConfigFile, mirrorConfigRules, mirrorFetchRefspec, mirrorWorktreeRules } from './config-guard.js';
 import { lastObjectId, type Git } from './git.js';
 import { lock, newHolder, unlock } from './lock-file.js';
+import { keepContentRaw } from './raw-content.js';
 import { removeTree } from './remove-tree.js';
 import { sweepTempObjects } from './temp-objects.js';
 
@@ -79,13 +80,15 @@ export async function syncMirror(gits: { local: Git; remote: Git }, paths: Mirro
 
 /**
  * Brings the mirror's config (shared by its working copies) and its own per-worktree config
- * back to what {@link createMirror} wrote; see config-guard.ts. Call it holding the lock.
- * Resolves to the keys it removed or reset.
+ * back to what {@link createMirror} wrote (see config-guard.ts), and its attributes file to
+ * one that converts nothing (see raw-content.ts). Call it holding the lock. Resolves to the
+ * keys it removed or reset (`info/attributes` when that file was rewritten).
  */
 export async function guardMirrorConfig(git: Git, dir: string, url: string, signal?: AbortSignal): Promise<string[]> {
   return [
     ...(await guardConfigFile(git, join(dir, 'config'), mirrorConfigRules(url), signal)),
     ...(await guardConfigFile(git, join(dir, 'config.worktree'), mirrorWorktreeRules, signal)),
+    ...((await keepContentRaw(dir)) ? ['info/attributes'] : []),
   ];
 }
 

@@ -9,6 +9,7 @@ import { lastObjectId, splitNul } from './git.js';
 import { readLock, unlock, updateLock, type LockHolder } from './lock-file.js';
 import { guardMirrorConfig } from './mirror.js';
 import { readState, writeState, type CopyPaths } from './pool.js';
+import { refuseConvertedBlobs } from './raw-content.js';
 import { createScopeMatcher, restoreWritable, type Scope } from './scope.js';
 import { codefleetDir, installStampPath, keptDependencyDirs, leftoverGitState, listingBytes, locked, removeCopy, worktreeGitDir, type CopyContext } from './working-copy.js';
 
@@ -62,8 +63,11 @@ export interface Workspace {
    * nothing changed. First the git config the push will read (the mirror's and this
    * copy's own) is brought back to what codefleet wrote, whatever the agent changed there.
    *
+   * Git stores every file byte for byte as it is in the copy (no attribute converts it):
+   * the commit holds what was verified.
+   *
    * @throws {CodefleetError} `workspace_failed` when the copy's `.git` no longer points
-   * into its mirror.
+   * into its mirror, or when a committed blob differs from its file after all.
    */
   commit(message: string, author: { name: string; email: string }): Promise<string | undefined>;
   /**
@@ -328,6 +332,7 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
         GIT_COMMITTER_EMAIL: author.email,
       };
       await git(['commit', '--quiet', '--no-verify', '--no-gpg-sign', '-m', message], { env: identity });
+      await refuseConvertedBlobs(ctx.git, paths.dir, ctx.signal);
       return lastObjectId(await ctx.git.stdout(['rev-parse', 'HEAD'], { cwd: paths.dir }));
     },
 

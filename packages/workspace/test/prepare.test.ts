@@ -194,7 +194,7 @@ describe('prepare', () => {
     expect(error).toMatchObject({ code: 'cancelled' });
   });
 
-  it('only the fetch gets the credentials: git in a copy an agent configured runs without them', async () => {
+  it("only the fetch gets the credentials, and a filter an agent configures in a copy never runs", async () => {
     const { origin, cache } = await setup(true);
     // The remote environment is the only one that can reach the origin (through an
     // insteadOf rewrite of a made-up URL), and it carries a stand-in token.
@@ -208,16 +208,31 @@ describe('prepare', () => {
     workspaces.push(ws);
     expect(await readFile(join(ws.dir, 'src', 'index.js'), 'utf8')).toBe(sampleFiles['src/index.js']);
 
-    // The "agent" plants a clean filter: git runs it to compare a changed file with the
-    // index, as in the listing of changed files the pipeline asks for after the agent.
+    // The "agent" plants a clean filter, which git would run to compare a changed file with
+    // the index (the listing of changed files the pipeline asks for after the agent) and
+    // again on commit, with whatever environment codefleet's git has. The mirror's
+    // info/attributes unsets every filter: it never runs, so it cannot see a token either.
     const spy = join(cache.path, 'filter-env.txt');
     await git(ws.dir, ['config', 'filter.spy.clean', `sh -c 'env >> "${spy}"; cat'`]);
     await writeFile(join(ws.dir, '.gitattributes'), '* filter=spy\n');
     await writeFile(join(ws.dir, 'src', 'index.js'), 'export const answer = 43;\n');
     expect(await ws.changedFiles()).toEqual(['.gitattributes', 'src/index.js']);
-    const seen = await readFile(spy, 'utf8');
-    expect(seen).toContain('GIT_TERMINAL_PROMPT=0');
-    expect(seen).not.toContain('ghp_not_for_local_git');
+    await ws.commit('Change the answer', { name: 'codefleet', email: 'codefleet@test.invalid' });
+    expect(await readFile(spy, 'utf8').catch(() => 'not run')).toBe('not run');
+  });
+
+  it("commits a file's bytes even after an agent rewrote the mirror's info/attributes", async () => {
+    const { manager } = await setup(true);
+    const ws = await manager.prepare({ jobId: 'job-attr', repoUrl: fixture!.origin.path, branch: 'ai/attr-00000010' });
+    workspaces.push(ws);
+    const mirror = await git(ws.dir, ['rev-parse', '--path-format=absolute', '--git-common-dir']);
+    // Without a sandbox an agent can write the shared mirror: ident and CRLF-to-LF back on.
+    await writeFile(join(mirror, 'info', 'attributes'), '* ident text eol=lf\n');
+    const content = '$Id: 0123456789abcdef0123456789abcdef01234567 $\r\n';
+    await writeFile(join(ws.dir, 'src', 'index.js'), content);
+    const sha = await ws.commit('Change the answer', { name: 'codefleet', email: 'codefleet@test.invalid' });
+    expect(await git(ws.dir, ['rev-parse', `${sha}:src/index.js`])).toBe(await git(ws.dir, ['hash-object', '--no-filters', 'src/index.js']));
+    expect(await readFile(join(mirror, 'info', 'attributes'), 'utf8')).not.toContain('ident text');
   });
 
   it('git config an agent planted is gone before the commit and the next fetch: origin, rewrites, proxies, includes', async () => {

@@ -8,6 +8,7 @@
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { advance, classify, CodefleetError, finish, newRun, startAttempt, type Job, type RunRecord } from '@codefleet/core';
+import { scanForSecrets } from '@codefleet/log';
 import type { Requester } from '../port.js';
 
 /** What the recipient sees of one job. */
@@ -111,6 +112,26 @@ export function requesterConformance(harness: RequesterHarness): void {
         expect(seen.marks).toContain(o.marks.failed);
         expect(seen.marks).not.toContain(o.marks.running);
       }
+    });
+
+    it('a secret value reaches the service in no form: not in the title, nor encoded in the reason', async () => {
+      const o = await open();
+      const failing = o.job({ title: `Rotate ${o.secret} please` });
+      // As an agent could print it into the output a reason quotes: hex as `xxd -p` wraps it, and base64.
+      const dump = Buffer.from(`token=${o.secret}`).toString('hex').replace(/(.{60})/g, '$1\n');
+      const encoded = Buffer.from(`key: ${o.secret}`).toString('base64');
+      const error = classify(new CodefleetError('test_failed', 'tests failed', { verdict: 'permanent' }));
+      const reason = `tests failed; output:\n${dump}\nconfig: ${encoded}`;
+      await o.requester.report({ kind: 'failed', job: failing, run: finish(runOf(failing), 'failed', { now: now(), error }), error, reason });
+      // Read now: an adapter may report every job of one issue in the same status comment.
+      const seen = (await o.observe(failing)).messages;
+      const finished = o.job({ title: `Use ${Buffer.from(o.secret).toString('hex').toUpperCase()} as key` });
+      const pullRequest = { number: 7, url: 'https://forge.example/acme/widgets/pull/7', draft: false };
+      await o.requester.report({ kind: 'finished', job: finished, run: finish(publishedRun(finished), 'succeeded', { now: now(), dodResult: 'passed' }), pullRequest });
+      const all = [...seen, ...(await o.observe(finished)).messages].join('\n');
+      expect(all).toContain('test_failed');
+      expect(all).toContain(pullRequest.url);
+      expect(scanForSecrets([{ file: 'sent', added: all }], [o.secret])).toEqual([]);
     });
 
     it('a job reported only after it ends (a dead letter) still gets its final report', async () => {
