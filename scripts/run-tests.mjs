@@ -17,11 +17,12 @@ const workspaces = ['packages', 'apps'].flatMap((group) => {
 
 for (const dir of workspaces) rmSync(join(dir, '.jest-results.json'), { force: true });
 
-// What the tests start for real: redis-server (the BullMQ, SQS-coordination and run-store
-// tests), bubblewrap (the sandbox the agents and checks run in) and chromium (the
-// dashboard's browser test). Installed here when missing, as .ci/run does, so
+// What the tests start for real: redis-server and redis-cli (the BullMQ, SQS-coordination
+// and run-store tests; an agent's forge attempt), bubblewrap (the sandbox the agents and
+// checks run in), prlimit (its per-process limits), curl (what agents reach the network
+// with, through the sandbox's proxy) and chromium (the dashboard's browser test). Installed here when missing, as .ci/run does, so
 // `npm ci && npm test` works on a fresh machine of this image.
-provision({ 'redis-server': 'redis-server', bwrap: 'bubblewrap', chromium: 'chromium' });
+provision({ 'redis-server': 'redis-server', 'redis-cli': 'redis-tools', bwrap: 'bubblewrap', prlimit: 'util-linux', curl: 'curl', chromium: 'chromium' });
 
 const turbo = spawnSync('npx', ['turbo', 'run', 'test', '--continue', '--log-order=grouped', ...process.argv.slice(2)], {
   cwd: root,
