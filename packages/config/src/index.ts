@@ -37,6 +37,7 @@ export type {
   PatchConfig,
   QueueConfig,
   SandboxConfig,
+  SigningConfig,
   StoreConfig,
   ScriptAgentConfig,
   VerificationConfig,
