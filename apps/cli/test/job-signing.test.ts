@@ -87,7 +87,8 @@ describe('BullMQ on a real redis-server', () => {
     const data = JSON.parse(hash.data!) as Record<string, unknown>;
     const copy = { ...data, id: 'forged-copy', repo: victim.path };
     await redisCli('HSET', 'codefleet:codefleet:forged-copy', 'name', 'job', 'data', JSON.stringify(copy), 'opts', hash.opts ?? '{}', 'timestamp', String(Date.now()), 'delay', '0', 'priority', '0');
-    const { signature: _none, ...plain } = { ...copy, id: 'forged-plain', idempotency_key: 'forged-plain' };
+    const plain: Record<string, unknown> = { ...copy, id: 'forged-plain', idempotency_key: 'forged-plain' };
+    delete plain.signature;
     await redisCli('HSET', 'codefleet:codefleet:forged-plain', 'name', 'job', 'data', JSON.stringify(plain), 'opts', '{}', 'timestamp', String(Date.now()), 'delay', '0', 'priority', '0');
     await redisCli('LPUSH', 'codefleet:codefleet:wait', 'forged-copy', 'forged-plain');
 
