@@ -136,9 +136,9 @@ describe('health and metrics endpoint', () => {
     expect(after.value('codefleet_verification_step_duration_seconds_count', { step: 'test', result: 'failed' })).toBe(2);
     expect(after.value('codefleet_verification_step_duration_seconds_sum', { step: 'build', result: 'passed' })).toBe(12);
     expect(after.value('codefleet_verification_step_duration_seconds_count', { step: 'install', result: 'passed' })).toBeUndefined(); // skipped
-    // No sample carries an unbounded label.
+    // No sample carries an unbounded label (why is missing, unknown_key or bad_signature).
     for (const sample of after.samples) {
-      for (const label of Object.keys(sample.labels)) expect(['settlement', 'outcome', 'error_code', 'source', 'stage', 'step', 'result', 'agent', 'kind', 'le', 'quantile', 'type', 'space', 'version', 'major', 'minor', 'patch']).toContain(label);
+      for (const label of Object.keys(sample.labels)) expect(['settlement', 'outcome', 'error_code', 'source', 'stage', 'step', 'result', 'agent', 'kind', 'why', 'le', 'quantile', 'type', 'space', 'version', 'major', 'minor', 'patch']).toContain(label);
     }
   });
 
