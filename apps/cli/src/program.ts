@@ -15,6 +15,7 @@ const commands = {
   demo: () => import('./commands/demo.js'),
   doctor: () => import('./commands/doctor.js'),
   fleet: () => import('./commands/fleet.js'),
+  init: () => import('./commands/init.js'),
   jobs: () => import('./commands/jobs.js'),
   patch: () => import('./commands/patch.js'),
   producer: () => import('./commands/producer.js'),
@@ -81,6 +82,16 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
       await rt.close();
     }
   };
+
+  program.command('init')
+    .description('make the fleet key jobs are signed with (signing.key_file) unless this host has one; says how to share it')
+    .action(async () => {
+      const { init } = await commands.init();
+      const { openDataDir } = await import('./runtime.js');
+      const { config } = await load();
+      openDataDir(config);
+      for (const line of init(config)) io.out(line);
+    });
 
   program.command('demo')
     .description('run the whole product on a sample repository (the built-in agent when a local Ollama has the model, else a scripted one)')

@@ -6,10 +6,11 @@ import { classify, CodefleetError } from '@codefleet/core';
 import { createLogger, resolveLogFormat, SecretRegistry, type Logger, type LogFormat } from '@codefleet/log';
 import type { PipelineDeps } from '@codefleet/pipeline';
 import type { Requester } from '@codefleet/requester';
-import { openQueue, queueSettingsFromConfig, type Queue } from '@codefleet/queue';
+import { openQueue, queueSettingsFromConfig, signedQueue, type JobSigning, type Queue, type QueueSettings, type UnsignedJob } from '@codefleet/queue';
 import { RedisRunStore, SqliteRunStore, type RunStore } from '@codefleet/store';
 import { isWithin, type Sandbox, type SandboxSettings } from '@codefleet/sandbox';
 import type { WorkspaceManager } from '@codefleet/workspace';
+import { loadFleetKeys, type FleetKeys } from './fleet-key.js';
 import { fsProblem } from './fs-problem.js';
 import type { RuntimeForge } from './pipeline-deps.js';
 
@@ -22,7 +23,14 @@ export interface Runtime {
   loaded: LoadedConfig;
   config: Config;
   log: Logger;
+  /** The jobs' queue: it signs what is enqueued and refuses, at claim, what does not verify. */
   queue: Queue;
+  /** A producer's side queue (recorded deliveries, kept follow-ups), signed like `queue`. */
+  openQueue(settings: QueueSettings): Promise<Queue>;
+  /** The fleet key this host holds (or why none): doctor and the start checks read it. */
+  fleetKeys: FleetKeys;
+  /** Told of every job a claim refused as unsigned (after its log line): the worker's metric. */
+  onUnsignedJob(listener: (job: UnsignedJob) => void): void;
   store: RunStore;
   forge(): Promise<RuntimeForge>;
   /** Where jobs are reported back (issue, LINE, callback, CLI), opened on first use. */
@@ -60,13 +68,17 @@ export function gitEnvFrom(env: Readonly<Record<string, string>>): Record<string
 
 /**
  * The sandbox as the config describes it. Always hidden from runs: the data directory (other
- * jobs' copies, mirrors, the queue, token files), the working-copy cache, the config file and
- * HOME. Always shown read-only: the script agent's own directory (the operator's code).
+ * jobs' copies, mirrors, the queue, token files), the working-copy cache, the fleet key files,
+ * the config file and HOME. Always shown read-only: the script agent's own directory (the operator's code).
  */
 export function sandboxSettings(loaded: LoadedConfig): SandboxSettings {
   const { config, env } = loaded;
   const script = config.agents.script.module;
-  const hidden = [config.data_dir, config.workspace.cache_dir, ...(loaded.source === undefined ? [] : [loaded.source]), ...(env.HOME === undefined ? [] : [env.HOME])];
+  // The fleet key files too, wherever they are configured: a run that read the key could sign jobs.
+  const keyFiles = [config.signing.key_file, ...(config.signing.previous_key_file === undefined ? [] : [config.signing.previous_key_file])];
+  const hidden = [
+    config.data_dir, config.workspace.cache_dir, ...keyFiles, ...(loaded.source === undefined ? [] : [loaded.source]), ...(env.HOME === undefined ? [] : [env.HOME]),
+  ];
   // The script agent's directory, unless that would show something hidden (a module kept
   // directly in HOME, or beside the data directory): then the module file alone.
   const scriptPath = script === undefined || !isAbsolute(script) ? [] : [hidden.some((path) => isWithin(dirname(script), path)) ? script : dirname(script)];
@@ -128,6 +140,14 @@ export function openDataDir(config: Config): void {
   } catch (error) {
     throw new CodefleetError('invalid_config', `data_dir: ${config.data_dir} is not a usable directory (${fsProblem(error)}); set data_dir in config.yaml (or CODEFLEET_DATA_DIR) to a writable directory`, { cause: error });
   }
+}
+
+/**
+ * Refuses to start a worker or producer without the fleet key (a fleet backend whose key
+ * was not shared to this host): `invalid_config` naming how to make and share one.
+ */
+export function requireFleetKey(rt: Pick<Runtime, 'fleetKeys'>): void {
+  if ('problem' in rt.fleetKeys) throw new CodefleetError('invalid_config', rt.fleetKeys.problem);
 }
 
 /** Where the local queue keeps its jobs, when it is the local one. */
@@ -196,7 +216,19 @@ export async function openRuntime(loaded: LoadedConfig, options: RuntimeOptions 
     level: config.logging.level, format, secrets, base: { worker_id: config.worker.worker_id }, destination: logDestination(format),
   });
   openDataDir(config);
-  const queue = await openConfiguredQueue(config);
+  // A local queue is a fleet of one host: its key is made on first start. A fleet backend
+  // needs the key every host shares; without it enqueue and claim fail naming the fix.
+  const fleetKeys = loadFleetKeys(config, { create: config.queue.backend === 'local' });
+  const unsignedListeners = new Set<(job: UnsignedJob) => void>();
+  const signing: JobSigning = {
+    keyring: 'keyring' in fleetKeys ? fleetKeys.keyring : { problem: fleetKeys.problem },
+    onUnsigned: (job) => {
+      log.error({ event: 'job.unsigned', job_id: job.jobId, queue: job.queue, why: job.why, reason: job.reason },
+        `refused job ${job.jobId}: ${job.reason}; dead-lettered, not run (written into the queue by hand?)`);
+      for (const listener of unsignedListeners) listener(job);
+    },
+  };
+  const queue = signedQueue(await openConfiguredQueue(config), config.queue.name, signing);
   let store: RunStore;
   try {
     store = openConfiguredStore(config, options);
@@ -231,7 +263,9 @@ export async function openRuntime(loaded: LoadedConfig, options: RuntimeOptions 
     forge: (await forgeAccess()).forge, requester: await requester(), workspaces: await workspaces(), sandbox: await sandbox(), store, log, secrets, gitPath: await gitPath(),
   }));
   const runtime: Runtime = {
-    loaded, config, log, queue, store, secrets,
+    loaded, config, log, queue, store, secrets, fleetKeys,
+    openQueue: async (settings) => signedQueue(await openQueue(settings), settings.name, signing),
+    onUnsignedJob: (listener) => { unsignedListeners.add(listener); },
     forge: async () => (await forgeAccess()).forge,
     requester,
     workspaces,

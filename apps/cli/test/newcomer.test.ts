@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { execa } from 'execa';
-import { createTempDir, createTempRepo, freePort, gitTestEnv, startFixture, startRedis, waitFor, type TempDir, type TempRepo } from '@codefleet/testkit';
-import { bin, cli } from './cli-helpers.js';
+import { createTempDir, createTempRepo, freePort, gitTestEnv, startFixture, startRedis, testFleetKeyEnv, waitFor, type TempDir, type TempRepo } from '@codefleet/testkit';
+import { bin, cli, fleetCli } from './cli-helpers.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const cliDir = fileURLToPath(new URL('../', import.meta.url));
@@ -74,7 +74,7 @@ describe('a newcomer\'s path', () => {
     const redis = await startRedis();
     try {
       await writeFile(join(dir.path, 'config.yaml'), `data_dir: ./data\nlogging:\n  level: silent\nqueue:\n  backend: bullmq\n  bullmq:\n    url: ${redis.url}\n`);
-      const queued = await cli(dir.path, 'enqueue', '--repo', repo.path, '--title', 'Add a thing');
+      const queued = await fleetCli(dir.path, 'enqueue', '--repo', repo.path, '--title', 'Add a thing');
       expect(queued.code).toBe(0);
       expect(queued.out).toMatch(/^enqueued [0-9a-f-]{36}$/);
       expect(queued.err).toMatch(/^warning: agent "script" has no module on this host; .*agents\.script\.module/);
@@ -109,7 +109,7 @@ describe('a newcomer\'s path', () => {
     await writeFile(join(dir.path, 'agent.mjs'), '');
     await writeFile(join(dir.path, 'config.yaml'), `data_dir: ./data\nlogging:\n  level: silent\nagents:\n  script:\n    module: ./agent.mjs\nqueue:\n  backend: bullmq\n  bullmq:\n    url: redis://127.0.0.1:${port}\n`);
     const result = await execa(process.execPath, [bin, '--config', join(dir.path, 'config.yaml'), 'worker', '--once', '--give-up-after', '2'], {
-      cwd: dir.path, env: { PATH: process.env.PATH ?? '', HOME: dir.path }, extendEnv: false, reject: false, timeout: 100_000,
+      cwd: dir.path, env: { PATH: process.env.PATH ?? '', HOME: dir.path, ...testFleetKeyEnv() }, extendEnv: false, reject: false, timeout: 100_000,
     });
     expect(result.exitCode).toBe(1);
     expect(result.stderr).toMatch(/^error \(queue_unavailable\): the queue did not answer for \d+ s: gave up/m);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execa } from 'execa';
 import { startFauxqs } from 'fauxqs';
-import { createTempDir, gitTestEnv, startCountingProxy, startRedis, waitFor, type CountingProxy, type RedisServer, type TempDir } from '@codefleet/testkit';
+import { createTempDir, gitTestEnv, startCountingProxy, startRedis, testFleetKeyEnv, waitFor, type CountingProxy, type RedisServer, type TempDir } from '@codefleet/testkit';
 import { bin } from './cli-helpers.js';
 
 // SQS bills every request. An idle worker slot should wait at SQS (a long poll of
@@ -38,7 +38,7 @@ describe('an idle worker on SQS', () => {
     ].join('\n'));
     const worker = execa(process.execPath, [bin, '--config', join(dir.path, 'config.yaml'), '--log-format', 'json', 'worker', '--concurrency', '2'], {
       cwd: dir.path, extendEnv: false, reject: false,
-      env: { PATH: process.env.PATH, HOME: dir.path, ...gitTestEnv(), AWS_ACCESS_KEY_ID: 'emulator', AWS_SECRET_ACCESS_KEY: 'emulator' },
+      env: { PATH: process.env.PATH, HOME: dir.path, ...gitTestEnv(), ...testFleetKeyEnv(), AWS_ACCESS_KEY_ID: 'emulator', AWS_SECRET_ACCESS_KEY: 'emulator' },
     });
     try {
       // Both slots have asked once; from then on each waits at SQS for up to 20 s.

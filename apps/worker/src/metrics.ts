@@ -1,6 +1,6 @@
 import type * as Prom from 'prom-client';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { errorCodes, type Job, type RunRecord } from '@codefleet/core';
+import { errorCodes, type Job, type RunRecord, type UnsignedWhy } from '@codefleet/core';
 import type { Queue, QueueStats, Settlement } from '@codefleet/queue';
 
 /**
@@ -42,6 +42,7 @@ export class WorkerMetrics {
   readonly #inFlight: Gauge;
   readonly #refused: Counter;
   readonly #limits: Counter;
+  readonly #unsigned: Counter;
   readonly #now: () => number;
 
   constructor(prom: typeof Prom, registry: Registry, sources: MetricSources) {
@@ -73,6 +74,12 @@ export class WorkerMetrics {
       name: 'codefleet_sandbox_resource_limits_total', help: 'Sandboxed runs stopped at a per-run limit (sandbox.limits), counted when the job ends.', labelNames: ['limit'], registers,
     });
     for (const kind of ['delivery', 'fix']) this.#retries.inc({ kind }, 0);
+    // Any increase is worth an alert: a job in the queue that no producer of the fleet signed.
+    this.#unsigned = new Counter({
+      name: 'codefleet_jobs_unsigned_total', help: 'Claimed jobs refused and dead-lettered because they did not verify (job_unsigned), by why: missing, unknown_key, bad_signature.',
+      labelNames: ['why'], registers,
+    });
+    for (const why of ['missing', 'unknown_key', 'bad_signature']) this.#unsigned.inc({ why }, 0);
 
     // Read from the queue at scrape time (depth is the fleet's, not this process's). A
     // scrape collects every metric at once: the gauges share one stats call.
@@ -119,6 +126,11 @@ export class WorkerMetrics {
     if (job === undefined || attempt !== 1) return;
     const created = Date.parse(job.created_at);
     if (Number.isFinite(created)) this.#queueWait.observe(Math.max(0, (this.#now() - created) / 1_000));
+  }
+
+  /** A claimed job did not verify and was dead-lettered unrun. */
+  jobUnsigned(why: UnsignedWhy): void {
+    this.#unsigned.inc({ why });
   }
 
   /** A delivery ended: its settlement, and what its run record says this delivery did. */

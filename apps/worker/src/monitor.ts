@@ -1,5 +1,5 @@
 import type { Registry } from 'prom-client';
-import type { Job, RunRecord } from '@codefleet/core';
+import type { Job, RunRecord, UnsignedWhy } from '@codefleet/core';
 import type { Queue, Settlement } from '@codefleet/queue';
 import { WorkerMetrics } from './metrics.js';
 
@@ -82,6 +82,11 @@ export class WorkerMonitor implements WorkerEvents {
     // A busy slot freed: the next claim starts the staleness clock afresh.
     this.#lastClaimOk = Math.max(this.#lastClaimOk, this.#now());
     this.#metrics.jobSettled(settlement, run, attempt, this.#inFlight);
+  }
+
+  /** A claimed job did not verify and was dead-lettered unrun (`codefleet_jobs_unsigned_total`). */
+  jobUnsigned(why: UnsignedWhy): void {
+    this.#metrics.jobUnsigned(why);
   }
 
   /** Healthy, or the reason it is not. */

@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { addAgentRun, addVerification, advance, CodefleetError, createJob, finish, newRun, startAttempt, type RunRecord } from '@codefleet/core';
+import { addAgentRun, addVerification, advance, CodefleetError, createJob, finish, fleetKey, newRun, startAttempt, type RunRecord } from '@codefleet/core';
 import { silentLogger } from '@codefleet/log';
-import { LocalQueue, openQueue, type Queue } from '@codefleet/queue';
+import { LocalQueue, openQueue, signedQueue, type Queue } from '@codefleet/queue';
 import { sampleJob } from '@codefleet/queue/conformance';
-import { createTempDir, parsePrometheusText, startRedis, waitFor, type RedisServer, type TempDir } from '@codefleet/testkit';
+import { createTempDir, parsePrometheusText, startRedis, testFleetKey, waitFor, type RedisServer, type TempDir } from '@codefleet/testkit';
 import { runWorker, startMonitorServer, WorkerMonitor, type JobRunner, type MonitorServer } from '../src/index.js';
 
 // The endpoint is tested over real HTTP against a worker consuming a real queue.
@@ -136,10 +136,40 @@ describe('health and metrics endpoint', () => {
     expect(after.value('codefleet_verification_step_duration_seconds_count', { step: 'test', result: 'failed' })).toBe(2);
     expect(after.value('codefleet_verification_step_duration_seconds_sum', { step: 'build', result: 'passed' })).toBe(12);
     expect(after.value('codefleet_verification_step_duration_seconds_count', { step: 'install', result: 'passed' })).toBeUndefined(); // skipped
-    // No sample carries an unbounded label.
+    // No sample carries an unbounded label (why is missing, unknown_key or bad_signature).
     for (const sample of after.samples) {
-      for (const label of Object.keys(sample.labels)) expect(['settlement', 'outcome', 'error_code', 'source', 'stage', 'step', 'result', 'agent', 'kind', 'le', 'quantile', 'type', 'space', 'version', 'major', 'minor', 'patch']).toContain(label);
+      for (const label of Object.keys(sample.labels)) expect(['settlement', 'outcome', 'error_code', 'source', 'stage', 'step', 'result', 'agent', 'kind', 'why', 'le', 'quantile', 'type', 'space', 'version', 'major', 'minor', 'patch']).toContain(label);
     }
+  });
+
+  it('counts jobs refused as unsigned, by why, for an operator to alert on; the worker goes on with the next job', async () => {
+    const dir: TempDir = await createTempDir('monitor');
+    const inner = new LocalQueue({ backend: 'local', path: join(dir.path, 'q.sqlite'), name: 'm', leaseMs: 5_000, maxAttempts: 3, pollMs: 20 });
+    cleanups.push(async () => { await inner.close(); await dir.dispose(); });
+    const monitor = await WorkerMonitor.create({ queue: inner, staleAfterMs: 30_000 }, 1);
+    const queue = signedQueue(inner, 'm', { keyring: { current: fleetKey(testFleetKey) }, onUnsigned: (job) => monitor.jobUnsigned(job.why) });
+    const server = await startMonitorServer(monitor, { port: 0 });
+    cleanups.push(() => server.close());
+    const before = parsePrometheusText((await get(server.port, '/metrics')).body);
+    expect(before.value('codefleet_jobs_unsigned_total', { why: 'missing' })).toBe(0);
+
+    await inner.injectRaw(JSON.stringify(sampleJob()));
+    const good = sampleJob();
+    await queue.enqueue(good);
+    const ran: string[] = [];
+    const shutdown = new AbortController();
+    const runner: JobRunner = async (ctx) => {
+      ran.push(ctx.job.id);
+      shutdown.abort();
+      return { action: 'ack', run: finishedRun(ctx.job.id) };
+    };
+    await runWorker(queue, runner, { workerId: 'w', concurrency: 1, heartbeatMs: 1_000, shutdownGraceMs: 1_000, shutdown: shutdown.signal, log: silentLogger(), claimWaitMs: 50, events: monitor });
+
+    expect(ran).toEqual([good.id]);
+    const after = parsePrometheusText((await get(server.port, '/metrics')).body);
+    expect(after.value('codefleet_jobs_unsigned_total', { why: 'missing' })).toBe(1);
+    expect(after.value('codefleet_jobs_unsigned_total', { why: 'bad_signature' })).toBe(0);
+    expect(after.value('codefleet_queue_dead_letters')).toBe(1);
   });
 
   it('/healthz fails while the queue connection stops taking claims, and recovers', async () => {

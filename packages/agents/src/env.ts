@@ -21,12 +21,15 @@ const forgeCredentialPatterns = [
   /ASKPASS/,
   /^GIT_CONFIG_(KEY|VALUE)_\d+$/,
   /^CODEFLEET_.*_TOKEN$/,
+  // The fleet key signs jobs: a run that held it could queue work of its own.
+  /^CODEFLEET_FLEET_KEY/,
 ];
 
 /**
  * True for variables that would let an agent act on the forge (push, comment, merge):
  * GitHub tokens and app keys, git credential helpers and askpass programs, the SSH agent
- * socket, git config injected through the environment, and `CODEFLEET_*_TOKEN`. Names are
+ * socket, git config injected through the environment, `CODEFLEET_*_TOKEN` and the fleet key
+ * (`CODEFLEET_FLEET_KEY*`, whose other names the config refuses to pass). Names are
  * compared upper-cased so a lower-case spelling cannot slip through.
  */
 export function isForgeCredential(name: string): boolean {

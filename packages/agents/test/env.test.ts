@@ -78,7 +78,7 @@ describe('isForgeCredential', () => {
   it.each([
     'GITHUB_TOKEN', 'GH_TOKEN', 'GH_ENTERPRISE_TOKEN', 'GITHUB_APP_PRIVATE_KEY', 'GIT_ASKPASS', 'SSH_ASKPASS', 'SSH_AUTH_SOCK',
     'GIT_CREDENTIAL_HELPER', 'GIT_CREDENTIALS', 'CODEFLEET_GITHUB_TOKEN', 'CODEFLEET_FORGE_TOKEN', 'GIT_CONFIG_PARAMETERS',
-    'GIT_CONFIG_COUNT', 'GIT_CONFIG_KEY_0', 'GIT_CONFIG_VALUE_12', 'gh_token',
+    'GIT_CONFIG_COUNT', 'GIT_CONFIG_KEY_0', 'GIT_CONFIG_VALUE_12', 'gh_token', 'CODEFLEET_FLEET_KEY', 'CODEFLEET_FLEET_KEY_PREVIOUS',
   ])('%s is a forge credential', (name) => {
     expect(isForgeCredential(name)).toBe(true);
   });

@@ -2,9 +2,10 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startFauxqs } from 'fauxqs';
 import { loadConfig } from '@codefleet/config';
-import { openQueue, queueSettingsFromConfig, type Queue } from '@codefleet/queue';
+import { fleetKey } from '@codefleet/core';
+import { openQueue, queueSettingsFromConfig, signedQueue, type Queue } from '@codefleet/queue';
 import { RedisRunStore, SqliteRunStore, type RunStore } from '@codefleet/store';
-import { gitTestEnv, startCountingProxy, startRedis, type CountingProxy, type RedisServer } from '@codefleet/testkit';
+import { gitTestEnv, startCountingProxy, startRedis, testFleetKey, testFleetKeyEnv, type CountingProxy, type RedisServer } from '@codefleet/testkit';
 
 /** The queue backends the bench measures. */
 export const backends = ['local', 'bullmq', 'sqs'] as const;
@@ -68,7 +69,7 @@ export async function startBackend(backend: Backend): Promise<BackendServices> {
 /** The environment of the codefleet processes: a hermetic one, as chaos gives its workers. */
 export function processEnv(dir: string, hostPath: string, extra: Record<string, string> = {}): Record<string, string> {
   return {
-    PATH: hostPath, HOME: dir, ...gitTestEnv(),
+    PATH: hostPath, HOME: dir, ...gitTestEnv(), ...testFleetKeyEnv(),
     // Only the emulator sees these; any key works there.
     AWS_ACCESS_KEY_ID: 'emulator', AWS_SECRET_ACCESS_KEY: 'emulator', AWS_REGION: 'us-east-1',
     ...extra,
@@ -94,5 +95,8 @@ export function shellAgent(script: string): string[] {
 export async function openBenchQueue(config: string, dir: string): Promise<Queue> {
   const loaded = await loadConfig({ path: config, cwd: dir, env: {} });
   const settings = queueSettingsFromConfig(loaded.config);
-  return openQueue(settings.backend === 'sqs' ? { ...settings, credentials: { accessKeyId: 'emulator', secretAccessKey: 'emulator' } } : settings);
+  const queue = await openQueue(settings.backend === 'sqs' ? { ...settings, credentials: { accessKeyId: 'emulator', secretAccessKey: 'emulator' } } : settings);
+  // Signed with the fleet key the workers hold (processEnv), as every producer's jobs are;
+  // the bench only enqueues through it, so nothing is refused here.
+  return signedQueue(queue, settings.name, { keyring: { current: fleetKey(testFleetKey) }, onUnsigned: () => undefined });
 }

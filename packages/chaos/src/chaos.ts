@@ -22,10 +22,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { startFauxqs } from 'fauxqs';
 import { loadConfig } from '@codefleet/config';
-import { createJob, type Job } from '@codefleet/core';
-import { openQueue, queueSettingsFromConfig } from '@codefleet/queue';
+import { createJob, fleetKey, type Job } from '@codefleet/core';
+import { openQueue, queueSettingsFromConfig, signedQueue } from '@codefleet/queue';
 import { RedisRunStore } from '@codefleet/store';
-import { createTempRepo, git, gitTestEnv, startRedis } from '@codefleet/testkit';
+import { createTempRepo, git, gitTestEnv, startRedis, testFleetKey, testFleetKeyEnv } from '@codefleet/testkit';
 import { audit, failures, readLedger, type Verdict } from './audit.js';
 import { Fleet } from './fleet.js';
 
@@ -121,12 +121,14 @@ async function runChaos(engine: Engine, jobCount: number, workerCount: number, d
   // config package reads); the workers get a hermetic environment built from it.
   const loaded = await loadConfig({ path: configPath, cwd: dir });
   const env: Record<string, string> = {
-    PATH: loaded.env.PATH ?? '/usr/bin:/bin', HOME: dir, ...gitTestEnv(),
+    PATH: loaded.env.PATH ?? '/usr/bin:/bin', HOME: dir, ...gitTestEnv(), ...testFleetKeyEnv(),
     // Only the emulator sees these; any key works there.
     AWS_ACCESS_KEY_ID: 'emulator', AWS_SECRET_ACCESS_KEY: 'emulator', AWS_REGION: 'us-east-1',
   };
   const settings = queueSettingsFromConfig(loaded.config);
-  const queue = await openQueue(settings.backend === 'sqs' ? { ...settings, credentials: { accessKeyId: 'emulator', secretAccessKey: 'emulator' } } : settings);
+  // Signed with the fleet key the workers hold, as every producer's jobs are.
+  const raw = await openQueue(settings.backend === 'sqs' ? { ...settings, credentials: { accessKeyId: 'emulator', secretAccessKey: 'emulator' } } : settings);
+  const queue = signedQueue(raw, settings.name, { keyring: { current: fleetKey(testFleetKey) }, onUnsigned: (job) => log(`refused unsigned job ${job.jobId}: ${job.reason}`) });
   const store = new RedisRunStore({ url: redis.url, prefix: 'chaos' });
 
   const jobs: Job[] = [];

@@ -99,6 +99,8 @@ async function retry(id: string, message: ChatMessage, deps: OpsDeps): Promise<s
       return `Job ${id} is not in the dead-letter queue: only a job that gave up can be retried.`;
     case 'duplicate_active':
       return `Job ${id} was not retried: job ${result.activeId} for the same request is still queued or running.`;
+    case 'refused_unsigned':
+      return `Job ${id} was not retried: no producer of this fleet signed it, so no worker will run it.`;
   }
 }
 

@@ -40,6 +40,7 @@ export type {
   PatchConfig,
   QueueConfig,
   SandboxConfig,
+  SigningConfig,
   StoreConfig,
   ScriptAgentConfig,
   VerificationConfig,

@@ -35,6 +35,8 @@ export interface NormalizeContext {
  *   `forge.github.webhook_secret` from the one named by `webhook_secret_env`; the chat and
  *   HTTP producers' secrets (`slack.bot_token`, `line.channel_secret`, `http_api.token`, …)
  *   and `dashboard.token` likewise from their `*_env` variables;
+ * - `signing.key_file` defaults to `<data_dir>/fleet.key`; `signing.key` and `previous_key`
+ *   are read from the variables named by `key_env` and `previous_key_env`;
  * - `router.classifier.host` and `router.chat.host` default to `agents.ollama.host` for the
  *   ollama provider (the local model server the built-in agent uses).
  */
@@ -121,6 +123,11 @@ export function normalize(parsed: ParsedConfig, context: NormalizeContext): Conf
     }),
     http_api: withSecrets(parsed.http_api, { token: secret(parsed.http_api.token_env), callback_secret: secret(parsed.http_api.callback_secret_env) }),
     dashboard: withSecrets(parsed.dashboard, { token: secret(parsed.dashboard.token_env) }),
+    signing: withSecrets({
+      ...parsed.signing,
+      key_file: parsed.signing.key_file === undefined ? join(dataDir, 'fleet.key') : path(parsed.signing.key_file),
+      ...(parsed.signing.previous_key_file === undefined ? {} : { previous_key_file: path(parsed.signing.previous_key_file) }),
+    }, { key: secret(parsed.signing.key_env), previous_key: secret(parsed.signing.previous_key_env) }),
   };
 }
 

@@ -113,6 +113,8 @@ function secretVariableNames(config: Config): string[] {
     http_api.token_env,
     http_api.callback_secret_env,
     dashboard.token_env,
+    config.signing.key_env,
+    config.signing.previous_key_env,
     ...logging.redact_values,
   ];
   return named.filter((name): name is string => name !== undefined);

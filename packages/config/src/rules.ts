@@ -11,7 +11,22 @@ import type { Config } from './types.js';
  * returns the problems it finds; all of them run, so one error reports everything at once.
  */
 export function checkRules(config: Config, env: Env): ConfigProblem[] {
-  return [...queueRules(config), ...redisUrlProblems(config), ...agentRules(config, env), ...escalationRules(config), ...workerRules(config), ...forgeRules(config, env), ...sandboxRules(config), ...chatRules(config)];
+  return [
+    ...queueRules(config), ...redisUrlProblems(config), ...agentRules(config, env), ...escalationRules(config), ...workerRules(config), ...forgeRules(config, env),
+    ...sandboxRules(config), ...chatRules(config), ...signingRules(config),
+  ];
+}
+
+/**
+ * The fleet key never enters a sandbox: a run that held it could sign jobs of its own. Its
+ * variables may not be passed to agents or checks.
+ */
+function signingRules({ signing, agents, verification }: Config): ConfigProblem[] {
+  const keyNames = new Set([signing.key_env, signing.previous_key_env]);
+  const passed: [string, readonly string[]][] = [['agents.env.pass', agents.env.pass], ['verification.env.pass', verification.env.pass]];
+  return passed.flatMap(([path, names]) => names.filter((name) => keyNames.has(name)).map((name) => ({
+    path, message: `must not pass ${name}: it holds the fleet key, which never enters a sandbox`,
+  })));
 }
 
 function sandboxRules({ sandbox }: Config): ConfigProblem[] {

@@ -106,6 +106,13 @@ export type HttpApiConfig = Simplify<Raw['http_api'] & { token?: string; callbac
 /** `dashboard:` after normalize; the token comes only from the variable named by `token_env`. */
 export type DashboardConfig = Simplify<Raw['dashboard'] & { token?: string }>;
 
+/**
+ * `signing:` after normalize: `key_file` is absolute (default `<data_dir>/fleet.key`) and
+ * `previous_key_file` too; `key` and `previous_key` come only from the variables named by
+ * `key_env` and `previous_key_env`.
+ */
+export type SigningConfig = Simplify<Filled<Raw['signing'], 'key_file'> & { key?: string; previous_key?: string }>;
+
 /** `costs:` as written: prices and money budgets. */
 export type CostsConfig = Raw['costs'];
 
@@ -126,6 +133,7 @@ export interface Config {
   worker: WorkerConfig;
   verification: VerificationConfig;
   sandbox: SandboxConfig;
+  signing: SigningConfig;
   patch: PatchConfig;
   forge: ForgeConfig;
   router: RouterConfig;

@@ -30,6 +30,10 @@ export {
   parseJobJson,
   routeNames,
 } from './job.js';
+export {
+  canonicalJson, fleetKey, fleetKeyId, minFleetKeyChars, signJob, unsignedJob, unsignedReason, verifyJob,
+  type FleetKey, type FleetKeyring, type JobSignature, type JobVerification, type UnsignedWhy,
+} from './job-signature.js';
 export { readBounded } from './bounded-read.js';
 export type { JsonSyntaxProblem } from './json-position.js';
 export { findJsonSyntaxProblem } from './json-position.js';

@@ -76,6 +76,17 @@ const routeSchema = z.object({
   reason: z.string().max(500),
 });
 
+/**
+ * The producer's signature (see job-signature.ts). Bounded but otherwise loose: a forged or
+ * mangled signature must reach the verifier and be dead-lettered as unsigned, not be taken
+ * for a malformed job; one that is not even an object reads as none.
+ */
+const signatureSchema = z
+  .object({ kid: z.string().max(64), ts: z.number(), sig: z.string().max(256) })
+  .optional()
+  .catch(undefined)
+  .describe('HMAC-SHA256 of the job by the fleet key (set by the queue at enqueue, checked by the worker at claim).');
+
 /** The job wire format, version 1. Unknown keys are stripped, not refused. */
 export const jobSchema = z.object({
   v: z.literal(1).default(1).describe('Schema version.'),
@@ -143,6 +154,7 @@ export const jobSchema = z.object({
     .describe('Definition-of-done commands the worker runs after verification.'),
   requested_by: z.string().min(1).max(256).describe('Who asked: a GitHub login, chat user id or CLI user.'),
   created_at: z.iso.datetime({ offset: true }).describe('When the job was created (ISO-8601).'),
+  signature: signatureSchema,
 });
 
 /**

@@ -76,6 +76,7 @@ export async function redriveDeadLetter(deps: DashboardDeps, id: string): Promis
   const result = await deps.queue.redrive(id);
   const runId = letter?.job?.id;
   if (result.status === 'not_found') return { status: 404, message: `no dead-lettered job ${id}` };
+  if (result.status === 'refused_unsigned') return { status: 409, message: `not redriven: ${result.reason} (a worker would refuse it again)` };
   if (result.status === 'duplicate_active') return { status: 409, message: `job ${result.activeId} with the same task is still queued or running`, ...(runId === undefined ? {} : { runId }) };
   const latest = runId === undefined ? undefined : await latestRunOf(deps.store, runId);
   await deps.store.record({

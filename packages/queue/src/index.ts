@@ -3,6 +3,7 @@ export type {
 } from './port.js';
 export { queueSettingsFromConfig, type BullmqQueueSettings, type LocalQueueSettings, type QueueSettings, type SqsQueueSettings } from './settings.js';
 export { openQueue } from './open-queue.js';
+export { signedQueue, type JobSigning, type UnsignedJob } from './signed-queue.js';
 export { processUntilAborted } from './process-loop.js';
 export { LocalQueue } from './local/local-queue.js';
 export { internalErrorRetryMs, settleLease, type LeaseVerdict, type Settlement } from './settle.js';

@@ -154,4 +154,6 @@ export interface DeadLetter {
 export type RedriveResult =
   | { status: 'redriven'; id: string }
   | { status: 'not_found' }
-  | { status: 'duplicate_active'; activeId: string };
+  | { status: 'duplicate_active'; activeId: string }
+  /** A queue that signs jobs (`signedQueue`) refuses a dead letter whose job does not verify: it would only be dead-lettered again. */
+  | { status: 'refused_unsigned'; reason: string };

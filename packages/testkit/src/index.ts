@@ -32,3 +32,4 @@ export {
   errorReply, startAnthropicStandIn, textReply, toolReply, type AnthropicBlock, type AnthropicReply, type AnthropicStandIn,
   type AnthropicStandInOptions, type AnthropicUsage, type RecordedAnthropicRequest,
 } from './anthropic-stand-in.js';
+export { otherTestFleetKey, testFleetKey, testFleetKeyEnv } from './fleet-key.js';

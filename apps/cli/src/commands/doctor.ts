@@ -8,6 +8,7 @@ import type { Queue } from '@codefleet/queue';
 import type { RunStore } from '@codefleet/store';
 import { defaultAgentReadiness } from '../agent-check.js';
 import { gitEnvFrom, localQueuePath, openConfiguredQueue, openConfiguredStore, runStorePath, sandboxSettings } from '../runtime.js';
+import { describeOrigin, keyFileIsOpen, loadFleetKeys } from '../fleet-key.js';
 import { fsProblem } from '../fs-problem.js';
 
 /** One line of `codefleet doctor`: ok, or what is wrong and how to fix it. */
@@ -34,6 +35,7 @@ export async function doctor(loaded: LoadedConfig): Promise<Check[]> {
   const { redisChecks } = await import('./redis-check.js');
   checks.push(...redisChecks(config));
   checks.push(await queueCheck(config));
+  checks.push(fleetKeyCheck(config));
   checks.push(...(await storeCheck(config)));
   checks.push(await sandboxCheck(loaded));
   checks.push(...(await toolchainChecks(loaded)));
@@ -185,6 +187,31 @@ async function queueCheck(config: Config): Promise<Check> {
   } finally {
     await queue.close().catch(() => undefined);
   }
+}
+
+/**
+ * The fleet key: where it comes from and its id, never the key. Missing is a failure on a
+ * fleet backend (workers refuse to start) and fine on a local queue (made at first start).
+ */
+function fleetKeyCheck(config: Config): Check {
+  let keys: ReturnType<typeof loadFleetKeys>;
+  try {
+    keys = loadFleetKeys(config, { create: false });
+  } catch (err) {
+    return { ok: false, what: `fleet key: ${(err as Error).message}`, fix: 'make a new key with `codefleet init` (then share it with every host)' };
+  }
+  if ('problem' in keys) {
+    return config.queue.backend === 'local'
+      ? { ok: true, what: `fleet key: none yet; the first start makes ${config.signing.key_file}` }
+      : { ok: false, what: 'fleet key: none (workers refuse to start, producers cannot enqueue)', fix: keys.problem.replace(/^no fleet key: /, '') };
+  }
+  const { origin, previousOrigin, keyring } = keys;
+  const previous = previousOrigin === undefined || keyring.previous === undefined ? '' : `; previous key ${keyring.previous.id} from ${describeOrigin(previousOrigin)} still verifies`;
+  const what = `fleet key: ${keyring.current.id} from ${describeOrigin(origin)}${previous}`;
+  if (origin.kind === 'file' && keyFileIsOpen(origin.path)) {
+    return { ok: true, what: `WARNING ${what}: the file is readable by other users`, fix: `chmod 600 ${origin.path}` };
+  }
+  return { ok: true, what };
 }
 
 async function storeCheck(config: Config): Promise<Check[]> {

@@ -159,6 +159,10 @@ export async function redrive(rt: Runtime, id: string, out: (line: string) => vo
   const result = await rt.queue.redrive(id);
   if (result.status === 'not_found') { err(`no dead-lettered job ${id}`); return 1; }
   if (result.status === 'duplicate_active') { err(`job ${result.activeId} with the same idempotency key is still queued or running`); return 1; }
+  if (result.status === 'refused_unsigned') {
+    err(`not redriven: ${result.reason}. A worker would refuse it again; a job this fleet did make (dead-lettered while a worker lacked the key) is redriven from a host that holds the key it was signed with, anything else is enqueued anew from its source`);
+    return 1;
+  }
   const { journalAction, operator } = await import('./fleet.js');
   await journalAction(rt, { action: 'redrive', jobId: id, by: operator(rt) }, err);
   out(`redriven ${id}`);

@@ -3,11 +3,12 @@ import { join } from 'node:path';
 import { CodefleetError } from '@codefleet/core';
 import { GithubForge, type GithubChecks, type GithubIssues } from '@codefleet/forge';
 import { createDeliveryProcessor, createPoller, startWebhookServer, type TriggerDeps } from '@codefleet/producer';
-import { openQueue, queueSettingsFromConfig, type QueueSettings } from '@codefleet/queue';
+import { queueSettingsFromConfig, type QueueSettings } from '@codefleet/queue';
 import { sideQueueSettings } from './side-queue.js';
-import type { Runtime } from '../runtime.js';
+import { requireFleetKey, type Runtime } from '../runtime.js';
 
 async function triggerDeps(rt: Runtime): Promise<TriggerDeps & { issues: GithubIssues; checks: GithubChecks }> {
+  requireFleetKey(rt);
   const forge = await rt.forge();
   if (!(forge instanceof GithubForge)) {
     throw new CodefleetError('invalid_config', 'the producer turns GitHub issues into jobs: set forge.type to github (and the token variable)');
@@ -44,7 +45,7 @@ export async function startGithubWebhook(rt: Runtime, options: { port?: number }
   if (github.webhook_secret === undefined) {
     throw new CodefleetError('invalid_config', `$${github.webhook_secret_env} is not set: export the webhook secret configured on GitHub`);
   }
-  const deliveries = await openQueue(deliveryQueueSettings(queueSettingsFromConfig(rt.config)));
+  const deliveries = await rt.openQueue(deliveryQueueSettings(queueSettingsFromConfig(rt.config)));
   try {
     const server = await startWebhookServer(deps, {
       secret: github.webhook_secret, triggerLabel: github.trigger_label, deliveries, repos: github.repos,

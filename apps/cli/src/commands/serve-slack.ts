@@ -1,5 +1,5 @@
 import type { ChatService } from '@codefleet/chat';
-import { openQueue, queueSettingsFromConfig } from '@codefleet/queue';
+import { queueSettingsFromConfig } from '@codefleet/queue';
 import type { Runtime } from '../runtime.js';
 import { sideQueueSettings } from './side-queue.js';
 
@@ -17,7 +17,7 @@ export const followUpQueueSuffix = 'chat-followups';
 export async function startSlack(rt: Runtime, chat: ChatService): Promise<{ where: string; close(): Promise<void> }> {
   const { createSlackProducer } = await import('@codefleet/slack');
   const { createFollowUpProcessor } = await import('@codefleet/chat');
-  const followUps = await openQueue(sideQueueSettings(queueSettingsFromConfig(rt.config), followUpQueueSuffix));
+  const followUps = await rt.openQueue(sideQueueSettings(queueSettingsFromConfig(rt.config), followUpQueueSuffix));
   try {
     // Each calls the other only once running: the producer hands the processor what to
     // keep, the processor tells the producer what became of it.

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { ChatService } from '@codefleet/chat';
 import { CodefleetError } from '@codefleet/core';
 import { GithubForge } from '@codefleet/forge';
-import type { Runtime } from '../runtime.js';
+import { requireFleetKey, type Runtime } from '../runtime.js';
 import { untilSignal } from './producer.js';
 import { createProducerMetrics, type ProducerMetrics } from './serve-metrics.js';
 
@@ -47,6 +47,7 @@ export async function serve(
   rt: Runtime, options: { only?: ProducerName[]; healthPort?: number; healthHost?: string; dashboardPort?: number; signal?: AbortSignal },
   out: (line: string) => void,
 ): Promise<void> {
+  requireFleetKey(rt);
   const names = options.only ?? enabledProducers(rt.config);
   // The dashboard with every producer: `--dashboard-port`, or `dashboard.enabled` on its port.
   const dashboardPort = options.only !== undefined ? undefined : options.dashboardPort ?? (rt.config.dashboard.enabled ? rt.config.dashboard.port : undefined);

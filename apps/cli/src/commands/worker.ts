@@ -5,7 +5,7 @@ import { latestRun, utcDay } from '@codefleet/store';
 import { runWorker, startMonitorServer, WorkerMonitor, type MonitorServer, type WorkerEvents, type WorkerSummary } from '@codefleet/worker';
 import { defaultAgentReadiness } from '../agent-check.js';
 import { progressReporter } from '../progress.js';
-import type { Runtime } from '../runtime.js';
+import { requireFleetKey, type Runtime } from '../runtime.js';
 import { workerIdentity } from '../worker-identity.js';
 
 /** Options of {@link work}. */
@@ -37,6 +37,8 @@ export type WorkResult = WorkerSummary & { unsuccessful: number };
  * `once`, until the queue is empty.
  */
 export async function work(rt: Runtime, options: WorkOptions): Promise<WorkResult> {
+  // A worker without the fleet key could verify nothing: it does not start.
+  requireFleetKey(rt);
   // A damaged queue file is found before the first claim (it reads the whole file once).
   await rt.queue.checkStorage?.();
   const shutdown = new AbortController();
@@ -117,6 +119,11 @@ export async function work(rt: Runtime, options: WorkOptions): Promise<WorkResul
     rt.log.error({ err: error, event: 'worker.stopping', code: classify(error).code }, 'a claim failed for good: stopping the worker');
     shutdown.abort();
   });
+  // A refused unsigned job is counted (the claim already logged it) and makes --once fail.
+  rt.onUnsignedJob((job) => {
+    unsuccessful += 1;
+    monitor?.jobUnsigned(job.why);
+  });
   const identity = workerIdentity(rt.config, rt.store, concurrency);
   const giveUpAfterMs = options.giveUpAfterMs ?? (options.once ? onceGiveUpMs : undefined);
   try {
@@ -188,6 +195,7 @@ const deadLetterCheckMs = 5 * 60_000;
 async function reportUnfinishedDeadLetters(rt: Runtime): Promise<void> {
   const dead = await rt.queue.deadLetters({ limit: 100 });
   const unreported = [];
+  // A dead letter lists its job only when it verifies (the signed queue): a forged one is never reported.
   for (const letter of dead) {
     if (letter.job === undefined) continue;
     const { run } = await latestRun(rt.store, letter.job.id);

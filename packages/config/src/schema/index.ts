@@ -8,6 +8,7 @@ import { loggingSchema } from './logging.js';
 import { patchSchema } from './patch.js';
 import { queueSchema } from './queue.js';
 import { sandboxSchema } from './sandbox.js';
+import { signingSchema } from './signing.js';
 import { storeSchema } from './store.js';
 import { verificationSchema } from './verification.js';
 import { workerSchema } from './worker.js';
@@ -37,6 +38,7 @@ export const configSchema = z
     worker: workerSchema,
     verification: verificationSchema,
     sandbox: sandboxSchema,
+    signing: signingSchema,
     patch: patchSchema,
     forge: forgeSchema,
     router: routerSchema,
