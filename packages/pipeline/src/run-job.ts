@@ -23,6 +23,7 @@ import { reportSafely, type Report } from '@codefleet/requester';
 import { latestRun, runIdOf } from '@codefleet/store';
 import { jobRunners, sandboxObservers } from './sandboxed.js';
 import { RunTracker } from './tracker.js';
+import { pushWork } from './publish.js';
 
 /** What the worker should do with the lease after a run. */
 export type JobResult = LeaseVerdict & { run: RunRecord };
@@ -201,11 +202,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
       'the commit message': message, 'the branch name': branch, 'the pull request title': shown.title, 'the pull request body': note,
     });
     await fence('push');
-    const source = await ws.pushSource();
-    const pushed = await deps.forge.ensureBranch({
-      repo: job.repo, workdir: source.gitDir, sha: source.sha, branch, signal: work.signal,
-      ...(ws.existingRemoteSha === undefined ? {} : { expectedSha: ws.existingRemoteSha }),
-    });
+    const pushed = await pushWork(deps, { job, ws, branch, signal: work.signal, fence: () => fence('push') });
     if (!dodOk && deps.settings.onDodFailure === 'none') {
       throw new CodefleetError('dod_failed', `definition of done ${dod.result}; no pull request opened (verification.on_dod_failure: none)`);
     }
