@@ -33,23 +33,26 @@ export interface PushWork {
  * - nothing but that task's own commits is dropped (the forge checks every commit the tip
  *   has beyond ours), and a commit of anybody else stays a `git_conflict`.
  */
-export async function pushWork(deps: Pick<PipelineDeps, 'forge' | 'log'>, work: PushWork): Promise<{ sha: string; updated: boolean }> {
+export async function pushWork(
+  deps: Pick<PipelineDeps, 'forge' | 'log'>, work: PushWork,
+): Promise<{ sha: string; updated: boolean }> {
   const { job, ws, branch, signal } = work;
   const source = await ws.pushSource();
-  const request = {
-    repo: job.repo, workdir: source.gitDir, sha: source.sha, branch, signal, task: taskTrailerValue(job.idempotency_key),
-  };
+  const task = taskTrailerValue(job.idempotency_key);
+  const request = { repo: job.repo, workdir: source.gitDir, sha: source.sha, branch, signal, task };
+  const facts = { job_id: job.id, branch, sha: source.sha };
   try {
-    const pushed = await deps.forge.ensureBranch({ ...request, ...(ws.existingRemoteSha === undefined ? {} : { expectedSha: ws.existingRemoteSha }) });
+    const lease = ws.existingRemoteSha === undefined ? {} : { expectedSha: ws.existingRemoteSha };
+    const pushed = await deps.forge.ensureBranch({ ...request, ...lease });
     if (pushed.sha !== source.sha) {
-      // The pull request's pushed marker names the branch's commit, so CI feedback knows it as codefleet's.
-      deps.log.info({ event: 'publish.converged', job_id: job.id, branch, remote_sha: pushed.sha, sha: source.sha }, 'the branch already held this work (the same tree), pushed by an earlier attempt');
+      // The PR's pushed marker names the branch's commit, so CI feedback knows it as codefleet's.
+      deps.log.info({ event: 'publish.converged', ...facts, remote_sha: pushed.sha }, 'the branch already held this work (the same tree), pushed by an earlier attempt');
     }
     return pushed;
   } catch (error) {
     const stale = ownStaleTip(error);
     if (stale === undefined) throw error;
-    deps.log.info({ event: 'publish.replacing_own_commit', job_id: job.id, branch, remote_sha: stale, sha: source.sha }, "the branch holds an earlier attempt's commit of this task: replacing it with this attempt's");
+    deps.log.info({ event: 'publish.replacing_own_commit', ...facts, remote_sha: stale }, "the branch holds an earlier attempt's commit of this task: replacing it");
     await work.fence();
     return deps.forge.ensureBranch({ ...request, expectedSha: stale });
   }

@@ -147,25 +147,29 @@ export async function pushFenced(options: GitOptions, req: PushRequest): Promise
   // The push's own failure says more than a failed second look.
   const tip = await fetchTip(options, req.workdir, req.remote, req.branch, req.signal).catch(() => undefined);
   if (tip === undefined) throw failure;
-  const verdict = await judgeTip(options, req.workdir, { ours: sha, tip, task: req.task }, req.signal).catch(() => 'foreign' as const);
+  const verdict = await judgeTip(options, req.workdir, { ours: sha, tip, task: req.task }, req.signal).catch(() => undefined);
+  if (verdict === undefined) throw failure;
   if (verdict === 'same' || verdict === 'same_tree') return { sha: tip, updated: false };
   const details = { ...failure.details, remote_sha: tip };
   if (verdict === 'own_task') {
-    throw new CodefleetError('git_conflict', `git push failed: ${req.branch} holds ${tip}, an earlier attempt's commit of this task with other content`, {
-      details: { ...details, own_task: true }, cause: failure,
-    });
+    const message = `git push failed: ${req.branch} holds ${tip}, an earlier attempt's commit of this task with other content`;
+    throw new CodefleetError('git_conflict', message, { details: { ...details, own_task: true }, cause: failure });
   }
   // A server-side refusal ("reference already exists") on a branch that moved away from the
   // lease is the same fact as the lease's `stale info`: somebody else published first.
-  if (failure.code === 'forge_rejected' && tip !== req.expectedSha) throw new CodefleetError('git_conflict', failure.message, { details, cause: failure });
+  if (failure.code === 'forge_rejected' && tip !== req.expectedSha) {
+    throw new CodefleetError('git_conflict', failure.message, { details, cause: failure });
+  }
   throw failure;
 }
 
 /**
- * The remote branch's tip after a refused push, fetched into `gitDir` (FETCH_HEAD only, no
- * ref is written) so its tree and message can be read; undefined when the branch is absent.
+ * The remote branch's tip after a refused push, fetched into `gitDir` (into FETCH_HEAD, no
+ * branch is written) so its tree and message can be read; undefined when the branch is absent.
  */
-async function fetchTip(options: GitOptions, gitDir: string, remote: string, branch: string, signal?: AbortSignal): Promise<string | undefined> {
+async function fetchTip(
+  options: GitOptions, gitDir: string, remote: string, branch: string, signal?: AbortSignal,
+): Promise<string | undefined> {
   // No hooks: `gitDir` may be a working copy an agent wrote in. Dies with the worker: it holds the token.
   const fetched = await run(options, gitDir, [
     '-c', 'core.hooksPath=/dev/null', 'fetch', '--quiet', '--no-tags', '--no-recurse-submodules', '--', remote, `refs/heads/${branch}`,
@@ -203,14 +207,18 @@ export async function judgeTip(
   if (!shaPattern.test(ours) || !shaPattern.test(tip)) return 'foreign';
   const trees = await runOk(options, 'rev-parse', gitDir, ['rev-parse', `${ours}^{tree}`, `${tip}^{tree}`], signal);
   const [ourTree, tipTree, ...extra] = outputLines(trees).filter((line) => shaPattern.test(line));
-  if (ourTree === undefined || tipTree === undefined || extra.length > 0) throw new CodefleetError('git_failed', 'git rev-parse printed no trees');
+  if (ourTree === undefined || tipTree === undefined || extra.length > 0) {
+    throw new CodefleetError('git_failed', 'git rev-parse printed no trees');
+  }
   if (ourTree === tipTree) return 'same_tree';
   if (task === undefined) return 'foreign';
   // What replacing the tip would drop: the commits reachable from it and not from ours.
   const format = `--format=%H%x09%(trailers:key=${taskTrailerKey},valueonly,separator=%x2C)`;
   const log = await runOk(options, 'log', gitDir, ['log', '--no-show-signature', format, `${ours}..${tip}`, '--'], signal);
-  const dropped = outputLines(log).map((line) => line.split('\t')).filter((fields) => fields.length === 2 && shaPattern.test(fields[0] ?? ''));
-  // An ancestor of ours drops nothing, but was not written by this task either: not ours to judge.
+  const dropped = outputLines(log)
+    .map((line) => line.split('\t'))
+    .filter((fields) => fields.length === 2 && shaPattern.test(fields[0] ?? ''));
+  // A tip that is an ancestor of ours is no attempt's commit: the lease's refusal stands.
   if (dropped.length === 0) return 'foreign';
   return dropped.every(([, values]) => values === task) ? 'own_task' : 'foreign';
 }
