@@ -1,5 +1,5 @@
 import type { Job } from '@codefleet/core';
-import { ownStaleTip, taskTrailerValue } from '@codefleet/forge';
+import { ownStaleTip } from '@codefleet/forge';
 import type { Workspace } from '@codefleet/workspace';
 import type { PipelineDeps } from './deps.js';
 
@@ -8,6 +8,8 @@ export interface PushWork {
   job: Job;
   ws: Workspace;
   branch: string;
+  /** The task's trailer value, as the commit carries it (`taskTrailerValue` of the idempotency key). */
+  task: string;
   signal: AbortSignal;
   /** Asks the shared store whether this delivery still owns the task; throws when not. */
   fence: () => Promise<void>;
@@ -36,9 +38,8 @@ export interface PushWork {
 export async function pushWork(
   deps: Pick<PipelineDeps, 'forge' | 'log'>, work: PushWork,
 ): Promise<{ sha: string; updated: boolean }> {
-  const { job, ws, branch, signal } = work;
+  const { job, ws, branch, task, signal } = work;
   const source = await ws.pushSource();
-  const task = taskTrailerValue(job.idempotency_key);
   const request = { repo: job.repo, workdir: source.gitDir, sha: source.sha, branch, signal, task };
   const facts = { job_id: job.id, branch, sha: source.sha };
   try {

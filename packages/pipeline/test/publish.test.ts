@@ -29,24 +29,24 @@ describe('pushWork', () => {
     const pushes: EnsureBranchRequest[] = [];
     const events: string[] = [];
     const pushed = await pushWork({ forge: forgeFindingEarlier(pushes), log: silentLogger() }, {
-      job, ws, branch: 'ai/x', signal: new AbortController().signal, fence: async () => { events.push(`fence after ${pushes.length} push(es)`); },
+      job, ws, branch: 'ai/x', task: 'c'.repeat(20), signal: new AbortController().signal, fence: async () => { events.push(`fence after ${pushes.length} push(es)`); },
     });
     expect(pushed).toEqual({ sha: ours, updated: true });
     expect(events).toEqual(['fence after 1 push(es)']);
-    expect(pushes.map((req) => [req.expectedSha, req.sha, req.task])).toEqual([[undefined, ours, expect.stringMatching(/^[0-9a-f]{20}$/)], [earlier, ours, pushes[0]!.task]]);
+    expect(pushes.map((req) => [req.expectedSha, req.sha, req.task])).toEqual([[undefined, ours, 'c'.repeat(20)], [earlier, ours, 'c'.repeat(20)]]);
   });
 
   it('a delivery that lost its task lease meanwhile replaces nothing', async () => {
     const pushes: EnsureBranchRequest[] = [];
     await expect(pushWork({ forge: forgeFindingEarlier(pushes), log: silentLogger() }, {
-      job, ws, branch: 'ai/x', signal: new AbortController().signal, fence: async () => { throw new LeaseLostError(job.id); },
+      job, ws, branch: 'ai/x', task: 'c'.repeat(20), signal: new AbortController().signal, fence: async () => { throw new LeaseLostError(job.id); },
     })).rejects.toMatchObject({ code: 'lease_lost' });
     expect(pushes).toHaveLength(1);
   });
 
   it('any other conflict is thrown as it is', async () => {
     const forge = { ensureBranch: async () => { throw new CodefleetError('git_conflict', 'somebody else', { details: { remote_sha: earlier } }); } } as unknown as Forge;
-    await expect(pushWork({ forge, log: silentLogger() }, { job, ws, branch: 'ai/x', signal: new AbortController().signal, fence: async () => {} }))
+    await expect(pushWork({ forge, log: silentLogger() }, { job, ws, branch: 'ai/x', task: 'c'.repeat(20), signal: new AbortController().signal, fence: async () => {} }))
       .rejects.toMatchObject({ code: 'git_conflict', message: 'somebody else' });
   });
 });
