@@ -43,8 +43,13 @@ export interface Forge {
    *   this worker started from, read with {@link findBranch} when the job was claimed);
    * - `expectedSha` undefined: the remote branch must not exist yet.
    * A remote that already points at HEAD is success without a push (`updated: false`),
-   * so retrying a push that landed converges. Otherwise a lease mismatch is
-   * `git_conflict`: another worker has published since, and this one must stop.
+   * so retrying a push that landed converges. So is a remote whose tip has exactly
+   * HEAD's tree (an earlier attempt's push of the same content, landed after its worker
+   * died): `sha` is then that tip, which is what a pull request should name.
+   * Otherwise a lease mismatch is `git_conflict`: another worker has published since, and
+   * this one must stop; with `task` set, a tip that is only an earlier attempt's commit
+   * of that task is a `git_conflict` naming it (`ownStaleTip`), which the task's lease
+   * holder may replace by calling again with that sha as `expectedSha`.
    * There is deliberately no unfenced force push.
    */
   ensureBranch(req: EnsureBranchRequest): Promise<{ sha: string; updated: boolean }>;
@@ -122,6 +127,13 @@ export interface EnsureBranchRequest {
   branch: string;
   /** The remote head this worker started from; undefined = the branch must not exist yet. */
   expectedSha?: string;
+  /**
+   * The task the commit publishes: the value of its `Codefleet-Task` trailer
+   * (`taskTrailerValue` of the job's idempotency key). Lets a refused push recognise an
+   * earlier attempt's commit of the same task on the branch; without it only the same
+   * commit or the same tree converge.
+   */
+  task?: string;
   /** Aborting stops the push (its whole process group) with `cancelled`. */
   signal?: AbortSignal;
 }

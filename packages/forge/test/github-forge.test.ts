@@ -33,6 +33,7 @@ forgeContract({
       repo,
       base: 'main',
       issueNumber: issue.number,
+      originDir: bareDir,
       makeWorkdir: async (branch) => {
         clones += 1;
         const path = join(scratch.path, `work-${clones}`);

@@ -37,6 +37,7 @@ export async function openLocal(): Promise<OpenedForge & { forge: LocalForge; db
     base: 'main',
     // The local forge keeps no issues, so any number is an issue it accepts.
     issueNumber: 7,
+    originDir: origin,
     dbPath,
     scratch,
     makeWorkdir: async (branch) => {

@@ -23,7 +23,10 @@ async function setUp() {
   cleanups.push(dispose);
   const workdir = join(scratch, 'work');
   await git(scratch, ['clone', '--quiet', origin, workdir]);
-  await git(workdir, ['commit', '--quiet', '--allow-empty', '-m', 'the work']);
+  // A change of content: a tip with exactly this tree would count as this work.
+  await writeFile(join(workdir, 'work.txt'), 'the work\n');
+  await git(workdir, ['add', 'work.txt']);
+  await git(workdir, ['commit', '--quiet', '-m', 'the work']);
   const sha = await git(workdir, ['rev-parse', 'HEAD']);
   const main = await git(workdir, ['rev-parse', 'origin/main']);
   return { origin, scratch, workdir, sha, main };
@@ -69,10 +72,10 @@ describe('pushFenced', () => {
     // The lease, checked by git before sending: git_conflict.
     await git(o.workdir, ['push', '--quiet', o.origin, `${o.main}:refs/heads/taken`]);
     await expect(pushFenced(options, { workdir: o.workdir, remote: o.origin, branch: 'taken' })).rejects.toMatchObject({ code: 'git_conflict' });
-    // The server's compare-and-swap, lost to another commit: refused as before.
+    // The server's compare-and-swap, lost to another commit: the same fact, a conflict too.
     await raceOnOrigin(o.origin, 'raced', o.main);
     await expect(pushFenced(options, { workdir: o.workdir, remote: o.origin, branch: 'raced' }))
-      .rejects.toMatchObject({ code: 'forge_rejected', message: expect.stringContaining('failed to update ref') });
+      .rejects.toMatchObject({ code: 'git_conflict', message: expect.stringContaining('failed to update ref'), details: expect.objectContaining({ remote_sha: o.main }) });
     expect(await remoteBranches(options, o.origin, ['taken', 'raced'])).toEqual(new Map([['taken', o.main], ['raced', o.main]]));
   });
 

@@ -3,6 +3,7 @@ import {
   addAgentRun, addVerification, CodefleetError, type Job, type RunRecord, type Verification,
 } from '@codefleet/core';
 import { errorSignatures, feedbackFor, planEnv, runVerification, stepKey, type Baseline, type StepResult, type VerifyPlan } from '@codefleet/verify';
+import { taskTrailerKey } from '@codefleet/forge';
 import type { Workspace } from '@codefleet/workspace';
 import { budgetsLeft, budgetStop, moneyLimits, pricedRun, recordSpend } from './budget.js';
 import type { JobContext, PipelineDeps } from './deps.js';
@@ -214,10 +215,15 @@ function stripNotice(feedback: string | undefined): string {
   return (feedback ?? '').replace(unchangedNotice, '');
 }
 
-/** The commit subject: the task title, with the optional prefix and the issue link. */
-export function commitMessage(job: Job, prefix = ''): string {
+/**
+ * The commit message: the task title, with the optional prefix and the issue link, and last
+ * the trailer naming the task (`task`: its `taskTrailerValue`, never the attempt), by which a
+ * redelivery knows an earlier attempt's push as its own (see publish.ts).
+ */
+export function commitMessage(job: Job, prefix: string | undefined, task: string): string {
   const subject = `${prefix ? `${prefix} ` : ''}${job.title}`.replace(/\s+/g, ' ').slice(0, 200);
-  return job.source.kind === 'issue' ? `${subject}\n\nFixes #${job.source.number}` : subject;
+  const message = job.source.kind === 'issue' ? `${subject}\n\nFixes #${job.source.number}` : subject;
+  return `${message}\n\n${taskTrailerKey}: ${task}`;
 }
 
 /**

@@ -4,7 +4,7 @@ import {
   type Classified, type RunRecord, type Stage,
 } from '@codefleet/core';
 import { createPatchAgent } from '@codefleet/agents';
-import { pushedMarker } from '@codefleet/forge';
+import { pushedMarker, taskTrailerValue } from '@codefleet/forge';
 import { maskForPublishing, maskSecrets } from '@codefleet/log';
 import { refuseSecrets } from './secrets-check.js';
 import { planEnv, planVerification, runDod } from '@codefleet/verify';
@@ -23,6 +23,7 @@ import { reportSafely, type Report } from '@codefleet/requester';
 import { latestRun, runIdOf } from '@codefleet/store';
 import { jobRunners, sandboxObservers } from './sandboxed.js';
 import { RunTracker } from './tracker.js';
+import { pushWork } from './publish.js';
 
 /** What the worker should do with the lease after a run. */
 export type JobResult = LeaseVerdict & { run: RunRecord };
@@ -192,7 +193,10 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     if (memoryUpdates.length > 0) await tracker.update((r) => setMemoryUpdates(r, memoryUpdates, { now: now() }));
     // The record's job has its secrets masked (RunTracker): the commit and the PR carry that title.
     const shown = tracker.run.job;
-    const message = commitMessage(shown, deps.settings.commitPrefix);
+    // From the key as queued, not as shown: its hash reveals nothing, and every delivery of
+    // the task must name it alike whatever masking sees in it.
+    const task = taskTrailerValue(job.idempotency_key);
+    const message = commitMessage(shown, deps.settings.commitPrefix, task);
     await ws.commit(message, deps.settings.commitAuthor);
     const outcome = dodOk ? 'succeeded' : 'dod_failed';
     // The body is the note as it will read once this PR is open, not "in progress (publishing)".
@@ -201,11 +205,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
       'the commit message': message, 'the branch name': branch, 'the pull request title': shown.title, 'the pull request body': note,
     });
     await fence('push');
-    const source = await ws.pushSource();
-    const pushed = await deps.forge.ensureBranch({
-      repo: job.repo, workdir: source.gitDir, sha: source.sha, branch, signal: work.signal,
-      ...(ws.existingRemoteSha === undefined ? {} : { expectedSha: ws.existingRemoteSha }),
-    });
+    const pushed = await pushWork(deps, { job, ws, branch, task, signal: work.signal, fence: () => fence('push') });
     if (!dodOk && deps.settings.onDodFailure === 'none') {
       throw new CodefleetError('dod_failed', `definition of done ${dod.result}; no pull request opened (verification.on_dod_failure: none)`);
     }

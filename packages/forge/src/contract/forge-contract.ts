@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { git, writeFiles } from '@codefleet/testkit';
 import type { Forge, IssueTracker } from '../port.js';
+import { convergeContract } from './converge-contract.js';
 
 /** A fresh origin and forge, opened for one test. */
 export interface OpenedForge {
@@ -21,6 +22,11 @@ export interface OpenedForge {
   base: string;
   /** An issue that exists on the forge, for comment and label targets. */
   issueNumber: number;
+  /**
+   * The bare repository behind the forge, on this host: where a test lands a push as a dead
+   * worker's would (straight in, or from a hook while another push is received).
+   */
+  originDir: string;
   /**
    * A clone of the origin, checked out on a new local `branch` started from `base`, with
    * one new commit of its own. Resolves to the clone's path; git runs there as the test
@@ -143,6 +149,8 @@ export function forgeContract(harness: ForgeContractHarness): void {
         await expect(o.forge.ensureBranch({ repo: o.repo, workdir, branch: 'ok', expectedSha: 'HEAD~1' })).rejects.toMatchObject({ code: 'forge_rejected' });
       });
     });
+
+    convergeContract(open);
 
     describe('ensurePullRequest', () => {
       it('creates once, then updates title, body and draft in place', async () => {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { CodefleetError, previewValue } from '@codefleet/core';
 import { runProcess, type ProcessResult } from '@codefleet/process';
 import { gitFailure } from './git-errors.js';
+import { taskTrailerKey } from './task-trailer.js';
 
 /** How git is run. */
 export interface GitOptions {
@@ -95,6 +96,8 @@ export interface PushRequest {
   sha?: string;
   /** The remote branch must be at this sha; undefined: it must not exist. */
   expectedSha?: string;
+  /** The task the commit publishes: the value of its {@link taskTrailerKey} trailer. */
+  task?: string;
   signal?: AbortSignal;
 }
 
@@ -114,10 +117,13 @@ function pushFlag(result: ProcessResult, sha: string, ref: string): string | und
  * exist yet. Git checks "already up to date" before the lease, so re-pushing a sha that
  * already landed succeeds (`updated: false`).
  *
- * A refused push whose branch holds exactly this sha afterwards also converges
- * (`updated: false`): an earlier push of the same commit won the race for the ref (the
- * server then says "reference already exists" or "failed to update ref"), and the branch
- * is what this push wanted it to be.
+ * A refused push (the lease's `stale info`, a non-fast-forward, or the server's own
+ * compare-and-swap lost: "reference already exists", "failed to update ref") fetches the
+ * branch and judges its tip ({@link judgeTip}): this commit, or one with exactly its tree,
+ * is success with the tip as `sha` (`updated: false`); an earlier attempt's commit of the
+ * same task with other content is a `git_conflict` that names it ({@link ownStaleTip}), for
+ * the caller to replace under a new lease; anything else is the push's failure, a
+ * `git_conflict` whenever the branch is no longer where the lease said.
  *
  * The push dies with this process: one orphaned by a killed worker would keep the
  * forge's credentials in its environment and could land in the middle of the retry's push.
@@ -136,16 +142,94 @@ export async function pushFenced(options: GitOptions, req: PushRequest): Promise
   const result = await run(options, req.workdir, args, req.signal, true);
   const flag = pushFlag(result, sha, ref);
   if (result.exitCode === 0) return { sha, updated: flag !== '=' };
-  if (flag === '!' && (await remoteSha(options, req.remote, req.branch, req.signal)) === sha) return { sha, updated: false };
-  throw gitFailure('push', result);
+  const failure = gitFailure('push', result);
+  if (flag !== '!') throw failure;
+  // The push's own failure says more than a failed second look.
+  const tip = await fetchTip(options, req.workdir, req.remote, req.branch, req.signal).catch(() => undefined);
+  if (tip === undefined) throw failure;
+  const verdict = await judgeTip(options, req.workdir, { ours: sha, tip, task: req.task }, req.signal).catch(() => undefined);
+  if (verdict === undefined) throw failure;
+  if (verdict === 'same' || verdict === 'same_tree') return { sha: tip, updated: false };
+  const details = { ...failure.details, remote_sha: tip };
+  if (verdict === 'own_task') {
+    const message = `git push failed: ${req.branch} holds ${tip}, an earlier attempt's commit of this task with other content`;
+    throw new CodefleetError('git_conflict', message, { details: { ...details, own_task: true }, cause: failure });
+  }
+  // A server-side refusal ("reference already exists") on a branch that moved away from the
+  // lease is the same fact as the lease's `stale info`: somebody else published first.
+  if (failure.code === 'forge_rejected' && tip !== req.expectedSha) {
+    throw new CodefleetError('git_conflict', failure.message, { details, cause: failure });
+  }
+  throw failure;
 }
 
-/** The remote branch's sha, or undefined when it is absent or cannot be read now. */
-async function remoteSha(options: GitOptions, remote: string, branch: string, signal?: AbortSignal): Promise<string | undefined> {
-  try {
-    return (await remoteBranches(options, remote, [branch], signal)).get(branch);
-  } catch {
-    // The push's own failure says more than a failed second look.
-    return undefined;
+/**
+ * The remote branch's tip after a refused push, fetched into `gitDir` (into FETCH_HEAD, no
+ * branch is written) so its tree and message can be read; undefined when the branch is absent.
+ */
+async function fetchTip(
+  options: GitOptions, gitDir: string, remote: string, branch: string, signal?: AbortSignal,
+): Promise<string | undefined> {
+  // No hooks: `gitDir` may be a working copy an agent wrote in. Dies with the worker: it holds the token.
+  const fetched = await run(options, gitDir, [
+    '-c', 'core.hooksPath=/dev/null', 'fetch', '--quiet', '--no-tags', '--no-recurse-submodules', '--', remote, `refs/heads/${branch}`,
+  ], signal, true);
+  if (fetched.exitCode !== 0) return undefined;
+  const result = await run(options, gitDir, ['rev-parse', '--verify', '--quiet', 'FETCH_HEAD^{commit}'], signal);
+  return result.exitCode === 0 ? outputLines(result).find((line) => shaPattern.test(line)) : undefined;
+}
+
+/** How a branch's tip relates to the commit a refused push carried. */
+export type TipVerdict =
+  /** The very commit: an earlier push of it won the race. */
+  | 'same'
+  /**
+   * Another commit with exactly the pushed tree: the content this push's caller verified is
+   * what the branch holds. Usually an earlier attempt of the same task (same agent output, a
+   * different commit time); a commit of somebody else with the same tree is accepted too,
+   * which is harmless: what is published is still exactly what was verified.
+   */
+  | 'same_tree'
+  /**
+   * Other content, but every commit the branch has beyond the pushed one names this task in
+   * its trailer: an earlier attempt's work, which the lease holder of the task may replace.
+   */
+  | 'own_task'
+  /** Anything else: somebody else's work, never overwritten. */
+  | 'foreign';
+
+/** Judges `tip` against `ours`; both must be commits in `gitDir`. */
+export async function judgeTip(
+  options: GitOptions, gitDir: string, commits: { ours: string; tip: string; task?: string | undefined }, signal?: AbortSignal,
+): Promise<TipVerdict> {
+  const { ours, tip, task } = commits;
+  if (tip === ours) return 'same';
+  if (!shaPattern.test(ours) || !shaPattern.test(tip)) return 'foreign';
+  const trees = await runOk(options, 'rev-parse', gitDir, ['rev-parse', `${ours}^{tree}`, `${tip}^{tree}`], signal);
+  const [ourTree, tipTree, ...extra] = outputLines(trees).filter((line) => shaPattern.test(line));
+  if (ourTree === undefined || tipTree === undefined || extra.length > 0) {
+    throw new CodefleetError('git_failed', 'git rev-parse printed no trees');
   }
+  if (ourTree === tipTree) return 'same_tree';
+  if (task === undefined) return 'foreign';
+  // What replacing the tip would drop: the commits reachable from it and not from ours.
+  const format = `--format=%H%x09%(trailers:key=${taskTrailerKey},valueonly,separator=%x2C)`;
+  const log = await runOk(options, 'log', gitDir, ['log', '--no-show-signature', format, `${ours}..${tip}`, '--'], signal);
+  const dropped = outputLines(log)
+    .map((line) => line.split('\t'))
+    .filter((fields) => fields.length === 2 && shaPattern.test(fields[0] ?? ''));
+  // A tip that is an ancestor of ours is no attempt's commit: the lease's refusal stands.
+  if (dropped.length === 0) return 'foreign';
+  return dropped.every(([, values]) => values === task) ? 'own_task' : 'foreign';
+}
+
+/**
+ * The tip a refused push found to be an earlier attempt's commit of the same task (see
+ * {@link pushFenced}), or undefined for any other error. Matched by code and details, so an
+ * error from another copy of this package counts too.
+ */
+export function ownStaleTip(error: unknown): string | undefined {
+  const { code, details } = (error ?? {}) as { code?: unknown; details?: { own_task?: unknown; remote_sha?: unknown } };
+  if (code !== 'git_conflict' || details?.own_task !== true || typeof details.remote_sha !== 'string') return undefined;
+  return shaPattern.test(details.remote_sha) ? details.remote_sha : undefined;
 }

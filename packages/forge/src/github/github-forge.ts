@@ -108,7 +108,8 @@ export class GithubForge implements Forge {
     checkBranch(req.branch);
     if (req.expectedSha !== undefined) checkSha(req.expectedSha);
     await this.#tokens.token();
-    return pushFenced(this.#git, { workdir: req.workdir, remote: this.#remote(req.repo), branch: req.branch, expectedSha: req.expectedSha, signal: req.signal, ...(req.sha === undefined ? {} : { sha: req.sha }) });
+    return pushFenced(this.#git, { workdir: req.workdir, remote: this.#remote(req.repo), branch: req.branch, expectedSha: req.expectedSha, signal: req.signal,
+      ...(req.sha === undefined ? {} : { sha: req.sha }), ...(req.task === undefined ? {} : { task: req.task }) });
   }
 
   async ensurePullRequest(req: EnsurePullRequestRequest): Promise<PullRequest & { created: boolean }> {

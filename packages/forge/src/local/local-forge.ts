@@ -71,7 +71,8 @@ export class LocalForge implements Forge, IssueTracker {
     const { remote } = resolveRepo(req.repo);
     checkBranch(req.branch);
     if (req.expectedSha !== undefined) checkSha(req.expectedSha);
-    const push = () => pushFenced(this.#git, { workdir: req.workdir, remote, branch: req.branch, expectedSha: req.expectedSha, signal: req.signal, ...(req.sha === undefined ? {} : { sha: req.sha }) });
+    const push = () => pushFenced(this.#git, { workdir: req.workdir, remote, branch: req.branch, expectedSha: req.expectedSha, signal: req.signal,
+      ...(req.sha === undefined ? {} : { sha: req.sha }), ...(req.task === undefined ? {} : { task: req.task }) });
     try {
       return await push();
     } catch (error) {
