@@ -8,8 +8,8 @@ import { isAlive } from '../host.js';
  * Where the worker may make a cgroup per run: the kernel then bounds a run's processes and
  * memory at once, where the warden's watch (every 25 ms) can come too late for a fast fork
  * bomb on a worker running as root (the kernel never applies RLIMIT_NPROC to uid 0).
- * - cgroup v2: the worker's own cgroup, when it may create children there with the `pids`
- *   and `memory` controllers enabled for them (a delegated cgroup: systemd `Delegate=yes`);
+ * - cgroup v2: a delegated cgroup (systemd `Delegate=yes`) where the worker may create
+ *   children with the `pids` (and `memory`) controllers enabled for them;
  * - cgroup v1: the worker's `pids` (and `memory`, when there) hierarchies, when writable.
  * Neither: none, and the warden and the per-process limits hold alone (said by `doctor`).
  */
@@ -36,10 +36,15 @@ export async function findCgroupParent(selfCgroup?: string): Promise<CgroupParen
     return { version: 1, pids, ...(memory !== undefined && (await usable(memory)) ? { memory } : {}) };
   }
   if (unified === undefined) return undefined;
-  const dir = join(root, unified);
-  const enabled = (await readFile(join(dir, 'cgroup.subtree_control'), 'utf8').catch(() => '')).split(/\s+/);
-  if (!enabled.includes('pids') || !(await usable(dir))) return undefined;
-  return { version: 2, pids: dir, ...(enabled.includes('memory') ? { memory: dir } : {}) };
+  // cgroup v2 lets no cgroup both hold processes and enable controllers for children: run
+  // cgroups go in the worker's own cgroup when it delegates pids to children (the worker
+  // runs elsewhere), else beside the worker, in its parent (systemd `Delegate=yes` with
+  // `DelegateSubgroup=`, which starts the worker in a leaf of its delegated cgroup).
+  for (const dir of [join(root, unified), join(root, unified, '..')]) {
+    const enabled = (await readFile(join(dir, 'cgroup.subtree_control'), 'utf8').catch(() => '')).split(/\s+/);
+    if (enabled.includes('pids') && (await usable(dir))) return { version: 2, pids: dir, ...(enabled.includes('memory') ? { memory: dir } : {}) };
+  }
+  return undefined;
 }
 
 /** One run's cgroup(s): the files a process joins by writing its pid, and their removal. */
