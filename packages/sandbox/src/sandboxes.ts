@@ -7,7 +7,8 @@ import { runProcess, type ProcessResult } from '@codefleet/process';
 import { bwrapArgs, type HiddenPath } from './bwrap.js';
 import { openRunProxy } from './network/proxy.js';
 import type { NetworkPolicy } from './network/policy.js';
-import { createRunCgroup, inCgroup, type CgroupParent } from './warden/cgroup.js';
+import type { ResourceLimitHit } from '@codefleet/process';
+import { createRunCgroup, inCgroup, type CgroupParent, type RunCgroup } from './warden/cgroup.js';
 import { describeCgroup, describeLimits, describeNetwork, loopbackForwards, mb, proxyEnv, socketPath, statusReader, wardenCommand, withFindings } from './warden/warden-command.js';
 import { containerArgs, containerNode } from './container.js';
 import { existingRealPaths, isWithin, type SystemEntry } from './host.js';
@@ -87,11 +88,19 @@ export function createBwrapSandbox(parts: BwrapParts): Sandbox {
           // limits and names them; the kernel's stop what the warden is too slow for. (A
           // cgroup counts threads as tasks: a Node process has about ten.)
           const cgroup = parts.cgroup === undefined ? undefined : await createRunCgroup(parts.cgroup, parts.limits.processes * 4 + 64, Math.ceil(mb(parts.limits.memoryMb) * 1.25));
+          // The kernel refusing a fork at the cgroup's cap is a limit hit whatever the warden
+          // does (it may be starved, or stuck): the run is stopped from here too.
+          const kernel = kernelWatch(cgroup, parts.limits.processes, options.signal);
           try {
             const bwrapArgv = [parts.bwrap, ...args, '--', ...inside.argv];
-            const result = await runProcess(cgroup === undefined ? bwrapArgv : inCgroup(cgroup.procs, bwrapArgv), { ...processOptions(options), env: inside.env, onStatus: status.read });
-            return withFindings(fromBwrap(result, argv, status.ran()), status.limit(), proxy?.refusals());
+            const result = await runProcess(cgroup === undefined ? bwrapArgv : inCgroup(cgroup.procs, bwrapArgv), {
+              ...processOptions(options), env: inside.env, onStatus: status.read, ...(kernel.signal === undefined ? {} : { signal: kernel.signal }),
+            });
+            const hit = status.limit() ?? kernel.hit();
+            const facts = fromBwrap(result, argv, status.ran());
+            return withFindings(kernel.hit() === undefined ? facts : { ...facts, cancelled: false, exitCode: null, signal: 'SIGKILL' }, hit, proxy?.refusals());
           } finally {
+            kernel.stop();
             await cgroup?.remove();
           }
         } finally {
@@ -200,6 +209,26 @@ export function createContainerSandbox(parts: ContainerParts): Sandbox {
         }
       });
     },
+  };
+}
+
+// Polls the run cgroup's refused forks; on the first, aborts the run (the caller's own abort
+// still counts as the caller's).
+function kernelWatch(cgroup: RunCgroup | undefined, processes: number, outer: AbortSignal | undefined) {
+  if (cgroup === undefined) return { signal: outer, hit: () => undefined, stop: () => undefined };
+  const stopper = new AbortController();
+  let hit: ResourceLimitHit | undefined;
+  const timer = setInterval(() => {
+    void cgroup.pids().then(({ current, refused }) => {
+      if (refused === 0 || hit !== undefined) return;
+      hit = { limit: 'processes', max: processes, seen: current };
+      stopper.abort();
+    });
+  }, 250);
+  return {
+    signal: outer === undefined ? stopper.signal : AbortSignal.any([outer, stopper.signal]),
+    hit: () => (outer?.aborted === true ? undefined : hit),
+    stop: () => clearInterval(timer),
   };
 }
 

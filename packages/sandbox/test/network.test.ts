@@ -109,8 +109,12 @@ describe('a bwrap run on the public network policy (the default)', () => {
     await mkdir(project, { recursive: true });
     await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'probe', version: '1.0.0', private: true, dependencies: { 'is-number': '7.0.0' } }));
     const sandbox = await sandboxWith({ mode: 'public', allow: [] });
-    const npm = join(node, '..', 'npm');
-    const result = await sandbox.run([npm, 'install', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: project, env, writable: [copy], timeoutMs: 300_000 });
+    // npm from PATH, as a repository's install step finds it (a Node build may ship without
+    // one). A host behind a TLS-inspecting proxy names its CA in NODE_EXTRA_CA_CERTS, which an
+    // operator passes to runs (verification.env.pass); Node's official builds need it.
+    const extraCa = process.env.NODE_EXTRA_CA_CERTS;
+    const ca: Record<string, string> = extraCa === undefined ? {} : { NODE_EXTRA_CA_CERTS: extraCa };
+    const result = await sandbox.run(['npm', 'install', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: project, env: { ...env, ...ca }, writable: [copy], timeoutMs: 300_000 });
     expect(result.outputTail).toMatch(/added 1 package/);
     expect(result.exitCode).toBe(0);
   }, 320_000);

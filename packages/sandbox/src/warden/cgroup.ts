@@ -50,6 +50,8 @@ export async function findCgroupParent(selfCgroup?: string): Promise<CgroupParen
 /** One run's cgroup(s): the files a process joins by writing its pid, and their removal. */
 export interface RunCgroup {
   procs: string[];
+  /** Tasks in the run now, and how many forks the kernel refused at `pids.max` so far. */
+  pids(): Promise<{ current: number; refused: number }>;
   remove(): Promise<void>;
 }
 
@@ -70,7 +72,12 @@ export async function createRunCgroup(parent: CgroupParent, maxProcesses: number
       }
       await writeFile(join(memory, parent.version === 2 ? 'memory.max' : 'memory.limit_in_bytes'), String(maxMemoryBytes));
     }
-    return { procs: made.map((dir) => join(dir, 'cgroup.procs')), remove: () => removeAll(made) };
+    const read = async (file: string) => readFile(join(pids, file), 'utf8').catch(() => '');
+    return {
+      procs: made.map((dir) => join(dir, 'cgroup.procs')),
+      pids: async () => ({ current: Number((await read('pids.current')).trim()) || 0, refused: Number(/^max (\d+)/m.exec(await read('pids.events'))?.[1] ?? 0) }),
+      remove: () => removeAll(made),
+    };
   } catch (error) {
     await removeAll(made);
     throw error;
