@@ -142,7 +142,10 @@ describe('a signed BullMQ queue (real redis-server)', () => {
       expect(lease?.job).toEqual(first);
       // The attack: the claimed job's hash copied under a new id, its repository changed, pushed on the wait list.
       const key = (id: string) => `signed:${name}:${id}`;
-      const [bullId] = await client.keys(`signed:${name}:*${first.id}`);
+      // The job's hash: other keys can end with its id too (a deduplication string key).
+      const candidates = await client.keys(`signed:${name}:*${first.id}`);
+      const types = await Promise.all(candidates.map((candidate) => client.type(candidate)));
+      const bullId = candidates.find((_, i) => types[i] === 'hash');
       const hash = await client.hgetall(bullId!);
       const data = JSON.parse(hash.data!) as Record<string, unknown>;
       await client.hset(key('forged'), { ...hash, data: JSON.stringify({ ...data, id: 'forged', repo: 'victim/other' }), ats: '0', atm: '0' });

@@ -96,7 +96,9 @@ export function createBwrapSandbox(parts: BwrapParts): Sandbox {
             const result = await runProcess(cgroup === undefined ? bwrapArgv : inCgroup(cgroup.procs, bwrapArgv), {
               ...processOptions(options), env: inside.env, onStatus: status.read, ...(kernel.signal === undefined ? {} : { signal: kernel.signal }),
             });
-            const hit = status.limit() ?? kernel.hit();
+            // A memory bomb faster than the warden's look is stopped by the kernel's OOM killer.
+            const oomKilled = status.limit() === undefined && kernel.hit() === undefined && cgroup !== undefined && (await cgroup.oomKills()) > 0;
+            const hit = status.limit() ?? kernel.hit() ?? (oomKilled ? { limit: 'memory', max: mb(parts.limits.memoryMb), seen: 0 } : undefined);
             const facts = fromBwrap(result, argv, status.ran());
             return withFindings(kernel.hit() === undefined ? facts : { ...facts, cancelled: false, exitCode: null, signal: 'SIGKILL' }, hit, proxy?.refusals());
           } finally {

@@ -52,6 +52,8 @@ export interface RunCgroup {
   procs: string[];
   /** Tasks in the run now, and how many forks the kernel refused at `pids.max` so far. */
   pids(): Promise<{ current: number; refused: number }>;
+  /** Processes the kernel's OOM killer ended at the run's memory limit so far. */
+  oomKills(): Promise<number>;
   remove(): Promise<void>;
 }
 
@@ -76,6 +78,12 @@ export async function createRunCgroup(parent: CgroupParent, maxProcesses: number
     return {
       procs: made.map((dir) => join(dir, 'cgroup.procs')),
       pids: async () => ({ current: Number((await read('pids.current')).trim()) || 0, refused: Number(/^max (\d+)/m.exec(await read('pids.events'))?.[1] ?? 0) }),
+      oomKills: async () => {
+        if (parent.memory === undefined) return 0;
+        const memory = parent.version === 2 ? pids : join(parent.memory, name);
+        const text = await readFile(join(memory, parent.version === 2 ? 'memory.events' : 'memory.oom_control'), 'utf8').catch(() => '');
+        return Number(/^oom_kill (\d+)/m.exec(text)?.[1] ?? 0);
+      },
       remove: () => removeAll(made),
     };
   } catch (error) {
