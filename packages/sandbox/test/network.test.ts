@@ -1,13 +1,15 @@
 // The run's network, for real: bubblewrap with its own network namespace, the warden's relay
 // and the worker's proxy, against a real redis-server, host listeners, and the npm registry.
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
-import { createServer, type AddressInfo, type Server } from 'node:net';
+import { createServer, isIP, type AddressInfo, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { NetworkRefusal } from '@codefleet/process';
 import { createTempDir, startRedis, type RedisServer, type TempDir } from '@codefleet/testkit';
-import { openSandbox, type NetworkPolicy, type Sandbox } from '../src/index.js';
+import { isInternalAddress, openSandbox, type NetworkPolicy, type Sandbox } from '../src/index.js';
 
 jest.setTimeout(180_000);
 
@@ -108,17 +110,51 @@ describe('a bwrap run on the public network policy (the default)', () => {
     const project = join(copy, 'install');
     await mkdir(project, { recursive: true });
     await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'probe', version: '1.0.0', private: true, dependencies: { 'is-number': '7.0.0' } }));
-    const sandbox = await sandboxWith({ mode: 'public', allow: [] });
-    // npm from PATH, as a repository's install step finds it (a Node build may ship without
-    // one). A host behind a TLS-inspecting proxy names its CA in NODE_EXTRA_CA_CERTS, which an
-    // operator passes to runs (verification.env.pass); Node's official builds need it.
-    const extraCa = process.env.NODE_EXTRA_CA_CERTS;
-    const ca: Record<string, string> = extraCa === undefined ? {} : { NODE_EXTRA_CA_CERTS: extraCa };
-    const result = await sandbox.run(['npm', 'install', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: project, env: { ...env, ...ca }, writable: [copy], timeoutMs: 300_000 });
-    expect(result.outputTail).toMatch(/added 1 package/);
-    expect(result.exitCode).toBe(0);
+    // The run has a fresh HOME, so it sees none of the host's user npmrc: the registry and CA
+    // this host's npm uses (a mirror, a TLS-inspecting egress's CA) are passed on as an
+    // operator passes them (verification.env.pass), and a mirror on a private address is
+    // named in `allow`, as the policy asks. npm comes from PATH, as a repository's install
+    // step finds it (a Node build may ship without one, and then without a global npmrc).
+    const npm = hostNpm();
+    const allow = npm.privateRegistry === undefined ? [] : [npm.privateRegistry];
+    const sandbox = await sandboxWith({ mode: 'public', allow });
+    const result = await sandbox.run(['npm', 'install', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: project, env: { ...env, ...npm.env }, writable: [copy], timeoutMs: 300_000 });
+    expect({ exitCode: result.exitCode, added: /added 1 package/.test(result.outputTail), output: result.outputTail.slice(-2000) })
+      .toMatchObject({ exitCode: 0, added: true });
   }, 320_000);
 });
+
+/** The registry and CA settings the host's npm works with, as variables for a run. */
+function hostNpm(): { env: Record<string, string>; privateRegistry?: string } {
+  const get = (key: string) => {
+    // Outside the workspace (`npm config` refuses to run inside one), with the host's own env.
+    const hostEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_config_workspaces?$/i.test(name)));
+    const value = execFileSync('npm', ['config', 'get', key], { cwd: dir.path, encoding: 'utf8', env: hostEnv }).trim();
+    return value === '' || value === 'null' || value === 'undefined' ? undefined : value;
+  };
+  const vars: Record<string, string> = {};
+  const registry = get('registry');
+  if (registry !== undefined) vars.npm_config_registry = registry;
+  const cafile = get('cafile') ?? process.env.NODE_EXTRA_CA_CERTS ?? (existsSync(systemCa) ? systemCa : undefined);
+  if (cafile !== undefined) vars.npm_config_cafile = cafile;
+  if (process.env.NODE_EXTRA_CA_CERTS !== undefined) vars.NODE_EXTRA_CA_CERTS = process.env.NODE_EXTRA_CA_CERTS;
+  const url = new URL(registry ?? 'https://registry.npmjs.org/');
+  const port = url.port === '' ? (url.protocol === 'http:' ? 80 : 443) : Number(url.port);
+  const internalHost = isIP(url.hostname) !== 0 ? isInternalAddress(url.hostname) : lookupInternal(url.hostname);
+  return { env: vars, ...(internalHost ? { privateRegistry: `${url.hostname}:${port}` } : {}) };
+}
+
+const systemCa = '/etc/ssl/certs/ca-certificates.crt';
+
+function lookupInternal(name: string): boolean {
+  let out: string[];
+  try {
+    out = execFileSync('getent', ['ahosts', name], { encoding: 'utf8' }).trim().split('\n');
+  } catch {
+    return false; // does not resolve here: the install below says so itself
+  }
+  return out.some((line) => isInternalAddress(line.split(/\s+/)[0] ?? ''));
+}
 
 describe('allowlist and none', () => {
   it('allowlist: only the named destinations, the rest refused (public hosts included)', async () => {
