@@ -23,9 +23,13 @@ const routeAsks: Record<string, string> = {
   RESEARCH: 'Research the request in this repository: find the relevant code and prior art, and compare the options.',
 };
 
-/** The prompt of an answer-mode job. */
-export function answerPrompt(job: Job): string {
-  return [
+/**
+ * The prompt of an answer-mode job, with the repository's memory bank (`memory`, as
+ * `readMemoryBank` summarised it) after the request, as in a change job: an answer about the
+ * code should know its conventions and decisions as much as a change to it.
+ */
+export function answerPrompt(job: Job, memory = ''): string {
+  const parts = [
     'Answer the request below about this repository. This is a read-only task: do not change any file of the repository.',
     routeAsks[job.route?.name ?? ''] ?? 'Answer the question, citing file paths.',
     `Write your complete answer, in Markdown, to the file ${answerFile} (create it); it is sent back to the person who asked.`,
@@ -35,7 +39,9 @@ export function answerPrompt(job: Job): string {
     job.body,
     '',
     'The full request is in .codefleet/task.md.',
-  ].join('\n');
+  ];
+  if (memory !== '') parts.push('', memory);
+  return parts.join('\n');
 }
 
 /** Inputs of {@link answerJob}. */
@@ -47,6 +53,8 @@ export interface AnswerInput {
   ws: Workspace;
   runners: JobRunners;
   enter: (stage: Stage, note?: string) => Promise<void>;
+  /** The repository's memory bank, summarised (readMemoryBank); '' for none. */
+  memory?: string;
 }
 
 /**
@@ -57,14 +65,14 @@ export interface AnswerInput {
  * The stages are walked with notes saying what was skipped, so the record reads like any run.
  */
 export async function answerJob(input: AnswerInput): Promise<string> {
-  const { deps, ctx, tracker, agent, ws, runners, enter } = input;
+  const { deps, ctx, tracker, agent, ws, runners, enter, memory = '' } = input;
   const now = () => (deps.now ?? (() => new Date()))();
   await enter('implementing', 'answer mode: the agent answers on a copy; nothing is committed or published');
   const limits = moneyLimits({ deps });
   const left = await budgetsLeft(deps, agent, tracker.run, limits);
   const result = pricedRun(await agent.run({
     workdir: ws.dir,
-    prompt: answerPrompt(ctx.job),
+    prompt: answerPrompt(ctx.job, memory),
     pass: 'implement',
     attempt: 1,
     signal: ctx.signal,

@@ -118,9 +118,14 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
       ...(job.base_branch === undefined ? {} : { baseBranch: job.base_branch }),
     });
     const runners = jobRunners(deps.sandbox, ws, { protectWorkflows: deps.settings.protectWorkflows ?? true, ...sandboxObservers(deps, job, tracker) });
+    // The base commit's memory bank: what the repository holds, not what an earlier attempt wrote.
+    const memory = await readMemoryBank(ws.dir, ws.baseSha, deps.settings.memoryChars ?? defaultMemoryChars, { gitPath: deps.settings.gitPath, env: deps.settings.verifyEnv });
+    if (memory.text !== '') {
+      deps.log.info({ event: 'memory.loaded', job_id: job.id, whole: memory.whole.length, outlined: memory.outlined.length, omitted: memory.omitted.length }, 'memory bank in the prompt');
+    }
     if (job.mode === 'answer') {
       await enter('planning', 'answer mode: read-only, no branch');
-      const answer = await answerJob({ deps, ctx: work, tracker, agent, ws, runners, enter });
+      const answer = await answerJob({ deps, ctx: work, tracker, agent, ws, runners, enter, memory: memory.text });
       await tracker.update((r) => finish(setAnswer(r, answer, { now: now() }), 'succeeded', { now: now() }));
       await tell({ kind: 'answered', job, run: tracker.run, answer: tracker.run.answer ?? answer });
       ctx.onProgress?.({ stage: 'done' });
@@ -132,11 +137,6 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     await tracker.update((r) => setAcceptanceCriteria(r, criteria, { now: now() }));
     const plan = await planVerification(ws.dir, { config: deps.settings.verification, env: deps.settings.verifyEnv, ...(job.dod ? { jobDod: job.dod } : {}) });
 
-    // The base commit's memory bank: what the repository holds, not what an earlier attempt wrote.
-    const memory = await readMemoryBank(ws.dir, ws.baseSha, deps.settings.memoryChars ?? defaultMemoryChars, { gitPath: deps.settings.gitPath, env: deps.settings.verifyEnv });
-    if (memory.text !== '') {
-      deps.log.info({ event: 'memory.loaded', job_id: job.id, whole: memory.whole.length, outlined: memory.outlined.length, omitted: memory.omitted.length }, 'memory bank in the prompt');
-    }
     const input: PassInput = { deps, ctx: work, tracker, agent, ws, plan, criteria, runners, memory: memory.text };
     input.baseInstallFailure = await installAtBase(input);
     input.baseline = await baselineFor(input);

@@ -48,6 +48,21 @@ describe('memory bank', () => {
     expect(pr!.body).not.toContain('Memory bank update proposed');
   });
 
+  it('reaches an answer-mode job (PLAN, ANALYZE, RESEARCH) as it reaches a change job', async () => {
+    h = await createHarness({}, { ...projectFiles, '.codefleet/memory/conventions.md': '# Conventions\nExports are named, never default.\n' });
+    await h.agent(`${keepsPrompts}
+fs.writeFileSync(path.join(workdir, '.codefleet', 'answer.md'), 'It returns 1.\\n');
+`);
+    const route = { name: 'ANALYZE' as const, source: 'command' as const, confidence: 1, reason: '/analyze' };
+    const job = h.job({ mode: 'answer', route, title: 'How does one() work?' });
+    await h.drain(job);
+    expect((await h.store.get(job.id))?.outcome).toBe('succeeded');
+    const text = prompt(1);
+    expect(text).toContain('## Repository notes (.codefleet/memory/)');
+    expect(text).toContain('Exports are named, never default.');
+    expect(text.indexOf('Request: How does one() work?')).toBeLessThan(text.indexOf('Repository notes'));
+  });
+
   it('is left out with workspace.memory_chars 0, and absent without memory files', async () => {
     h = await createHarness({ memoryChars: 0 }, { ...projectFiles, '.codefleet/memory/conventions.md': '# Conventions\n' });
     await h.agent(keepsPrompts + implementsFeature);
