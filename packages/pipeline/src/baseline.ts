@@ -26,6 +26,8 @@ export async function baselineFor(input: PassInput): Promise<Baseline | undefine
   const { baseline, results } = await runBaseline(ws.dir, plan.steps, {
     env, timeoutMs: deps.settings.stepTimeoutMs, signal: ctx.signal, now,
     runner: runners.runner, installRunner: runners.installRunner, installStamp: ws.installStamp,
+    // Named apart: the base commit's checks are not the change's.
+    ...(ctx.onOutput === undefined ? {} : { onOutput: (source: string, chunk: string) => ctx.onOutput?.(`baseline ${source}`, chunk) }),
   });
   const left = await ws.changedFiles();
   if (left.length > 0) await ws.restoreFiles(left);

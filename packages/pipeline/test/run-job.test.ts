@@ -352,6 +352,12 @@ describe('live output', () => {
     expect(from('agent')).toContain('agent at work: test');
     expect(from('test')).not.toBe('');
     expect(from('dod')).toContain('dod ran');
+    // Each step is named when it starts, before it prints anything, and the base commit's
+    // run of the checks is named apart: a live line never shows the step before it.
+    const sources = seen.map(([source]) => source);
+    expect(sources).toContain('baseline test');
+    expect(seen.find(([source]) => source === 'baseline test')).toEqual(['baseline test', '']);
+    expect(sources.indexOf('baseline test')).toBeLessThan(sources.indexOf('agent'));
   });
 });
 

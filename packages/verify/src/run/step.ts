@@ -24,6 +24,9 @@ export async function runStep(
   // An empty command means "skip", as in the config (`build: []`).
   if (command.length === 0) return skippedStep(name, command, 'empty command: step skipped');
 
+  // Announced before any output: a step that prints nothing for minutes (a baseline's
+  // quiet test run) is still the one a live progress line names, not the step before it.
+  options.onOutput?.(name, '');
   const scanner = new LogScanner();
   const run = (name === 'install' ? options.installRunner : undefined) ?? options.runner ?? runProcess;
   const result = await run(command, {
