@@ -2,7 +2,7 @@ import type { Agent } from '@codefleet/agents';
 import {
   addAgentRun, addVerification, CodefleetError, type Job, type RunRecord, type Verification,
 } from '@codefleet/core';
-import { errorSignatures, feedbackFor, planEnv, runVerification, stepKey, type Baseline, type StepResult, type VerifyPlan } from '@codefleet/verify';
+import { errorSignatures, feedbackFor, fitFeedback, planEnv, runVerification, stepKey, type Baseline, type StepResult, type VerifyPlan } from '@codefleet/verify';
 import { taskTrailerKey } from '@codefleet/forge';
 import type { Workspace } from '@codefleet/workspace';
 import { budgetsLeft, budgetStop, moneyLimits, pricedRun, recordSpend } from './budget.js';
@@ -139,7 +139,7 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
       continue;
     }
     if (unchanged) {
-      feedback = `You changed nothing since the last attempt, so the same check still fails. Change the code to fix it.\n\n${stripNotice(feedback)}`;
+      feedback = fitFeedback(['You changed nothing since the last attempt, so the same check still fails. Change the code to fix it.\n\n', stripNotice(feedback)]);
       deps.log.info({ event: 'verify.skipped_unchanged', job_id: ctx.job.id, pass, inner_attempt: inner }, 'the agent left the tree as it was: not verified again');
       continue;
     }
@@ -173,7 +173,8 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
       // fix: like a missing agent binary, it is worth another attempt, maybe on another host.
       throw new CodefleetError('verify_failed', `the ${missing.name} step could not start \`${missing.command.join(' ')}\`: ${missing.spawnError ?? ''}; install ${missing.command[0] ?? 'it'} on the worker (or set the command in .codefleet.yml verify: / config.yaml verification.toolchains)`, { verdict: 'transient' });
     }
-    feedback = verified.failed ? feedbackFor(verified.failed) + knownFailures(verified.failed, input.baseline) : 'Verification failed.';
+    // What fails on the base too is said last: the failing step and its tests come first.
+    feedback = verified.failed ? fitFeedback([feedbackFor(verified.failed), knownFailures(verified.failed, input.baseline)]) : 'Verification failed.';
     failedTree = await ws.fingerprint();
     deps.log.info({ event: 'verify.step_failed', job_id: ctx.job.id, pass, inner_attempt: inner, step: verified.failed?.name }, 'verification failed; feeding back to the agent');
   }

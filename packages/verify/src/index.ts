@@ -17,5 +17,5 @@ export {
 } from './run/baseline.js';
 export { runDod, type DodOutcome } from './run/dod.js';
 export { installStampFile, readInstallRecord, type InstallRecord } from './run/install.js';
-export { defaultFeedbackBytes, extractFeedback, feedbackFor } from './feedback/feedback.js';
+export { defaultFeedbackBytes, extractFeedback, feedbackFor, fitFeedback } from './feedback/feedback.js';
 export { LogScanner } from './feedback/scan.js';

@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTempDir, type TempDir } from '@codefleet/testkit';
-import { extractFeedback, feedbackFor, LogScanner, runVerification, type StepResult } from '../src/index.js';
+import { extractFeedback, feedbackFor, fitFeedback, LogScanner, runVerification, type StepResult } from '../src/index.js';
 import { fixture, nodeScript, testEnv } from './helpers.js';
 
 const log = (name: string) => readFileSync(fixture(name), 'utf8');
@@ -250,5 +250,36 @@ describe('feedbackFor', () => {
     expect(bytes(feedback)).toBeLessThanOrEqual(4096);
     expect(feedback.split('\n')[0]).toMatch(/^Step test failed \(exit 1\): /);
     expect(sections(feedback).tests).toEqual(['FAIL test/orders.test.ts', ...names]);
+  });
+});
+
+describe('fitFeedback', () => {
+  const failed = (output: string): StepResult => ({
+    name: 'test', command: ['npm', 'test'], exitCode: 1, signal: null, timedOut: false, durationMs: 1, outputTail: output, passed: false,
+  });
+
+  it('keeps a notice before full feedback within the budget, cut at a line end, pairs whole', () => {
+    const output = Array.from({ length: 400 }, (_, i) => `not ok ${i} - case ${i} 👍 went wrong`).join('\n');
+    const full = feedbackFor(failed(output));
+    expect(bytes(full)).toBeGreaterThan(4000);
+    const notice = 'You changed nothing since the last attempt, so the same check still fails.\n\n';
+    const fitted = fitFeedback([notice, full]);
+    expect(bytes(fitted)).toBeLessThanOrEqual(4096);
+    expect(fitted.startsWith(notice + 'Step test failed (exit 1): npm test')).toBe(true);
+    expect(full.startsWith(fitted.slice(notice.length))).toBe(true);
+    expect(fitted).not.toContain('\uFFFD');
+    expect(fitted.slice(notice.length).endsWith('\n')).toBe(false);
+  });
+
+  it('gives a list after the feedback only the room left', () => {
+    const full = feedbackFor(failed(Array.from({ length: 40 }, (_, i) => `error TS2322: line ${i}`).join('\n')));
+    const list = `\n\nThese fail on the base commit too:\n${'- a test\n'.repeat(500)}`;
+    const fitted = fitFeedback([full, list]);
+    expect(bytes(fitted)).toBeLessThanOrEqual(4096);
+    expect(bytes(full)).toBeLessThan(4000);
+    // The feedback whole, then as much of the list as fits, in whole lines.
+    expect(fitted.startsWith(full)).toBe(true);
+    expect(fitted.slice(full.length)).toMatch(/^\n\nThese fail on the base commit too:\n(- a test\n)*- a test$/);
+    expect(fitFeedback(['short', ' list'])).toBe('short list');
   });
 });

@@ -2,7 +2,7 @@ import type { StepResult } from '../types.js';
 import { cleanLine } from './patterns.js';
 import { renderFeedback } from './render.js';
 import { scanLog } from './scan.js';
-import { headChars, tailChars } from './text.js';
+import { byteLength, cutToBytes, headChars, tailChars } from './text.js';
 
 /** Default size of the feedback given to the agent: small enough for a small model's context. */
 export const defaultFeedbackBytes = 4096;
@@ -29,6 +29,27 @@ export function feedbackFor(failed: StepResult, maxBytes: number = defaultFeedba
   const tail = tailLines(failed.outputTail, maxBytes);
   const findings = failed.findings ?? scanLog(failed.outputTail);
   return renderFeedback({ header: stepHeader(failed), findings, tail, maxBytes });
+}
+
+/**
+ * `parts` joined, within `maxBytes` of UTF-8 in total: each part keeps what fits after the
+ * ones before it, cut at a line end, so a notice put before the feedback (or a list put after
+ * it) never pushes the whole past the budget a small model's context was given.
+ */
+export function fitFeedback(parts: readonly string[], maxBytes: number = defaultFeedbackBytes): string {
+  let left = maxBytes;
+  const kept: string[] = [];
+  for (const part of parts) {
+    if (left <= 0) break;
+    let text = cutToBytes(part, left);
+    if (text.length < part.length) {
+      const lineEnd = text.lastIndexOf('\n');
+      text = lineEnd > 0 ? text.slice(0, lineEnd) : text;
+    }
+    kept.push(text);
+    left -= byteLength(text);
+  }
+  return kept.join('');
 }
 
 function stepHeader(step: StepResult): string {
