@@ -10,7 +10,7 @@ export function jestConfig(overrides = {}) {
     testMatch: ['<rootDir>/{src,test}/**/*.test.ts'],
     testPathIgnorePatterns: ['/node_modules/', '/dist/'],
     moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
-    testTimeout: 30_000,
+    testTimeout: 120_000,
     ...overrides,
   };
 }

@@ -58,7 +58,7 @@ export function startFixture(script: string, args: readonly string[] = [], optio
     pid: child.pid,
     lines,
     get stderr() { return stderr; },
-    waitForLine: (pattern, timeoutMs = 15_000) =>
+    waitForLine: (pattern, timeoutMs = 60_000) =>
       waitFor(() => lines.find((line) => match(line, pattern)), {
         timeoutMs,
         what: `a line matching ${String(pattern)} from ${script} (stderr: ${stderr.slice(-500)})`,

@@ -345,7 +345,7 @@ export function queueConformance(harness: ConformanceHarness): void {
       const job = sampleJob();
       await queue.enqueue(job);
       const holder: FixtureProcess = spawnClaimer(settings, 'doomed', 'hold');
-      expect(await holder.waitForLine(/^claimed /)).toBe(`claimed ${job.id} 1`);
+      expect(await holder.waitForLine(/^claimed /, 60_000)).toBe(`claimed ${job.id} 1`);
       holder.kill('SIGKILL');
       expect((await holder.exited).signal).toBe('SIGKILL');
       const rescuer = spawnClaimer(settings, 'rescuer', 'drain');
