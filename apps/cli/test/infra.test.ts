@@ -50,7 +50,7 @@ async function exercise(launch: Launch, port: number, whileUp?: () => Promise<vo
   });
   try {
     await Promise.race([failedToStart, waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, {
-      timeoutMs: 20_000, what: `/healthz of ${launch.argv.join(' ')} (output: ${output.slice(-800)})`,
+      timeoutMs: 90_000, what: `/healthz of ${launch.argv.join(' ')} (output: ${output.slice(-800)})`,
     })]);
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     await whileUp?.();
