@@ -37,7 +37,7 @@ export function parseBeginPatch(lines: readonly string[], lineOffset = 0): Patch
       const target = rawPath.trim();
       j += 1;
       if (kind === 'Delete') {
-        commands.push({ type: 'file_edit', action: 'delete', target });
+        commands.push({ type: 'file_edit', action: 'delete', target, fileOnly: true });
       } else if (kind === 'Add') {
         const body: string[] = [];
         for (; j < lines.length && (lines[j] ?? '').startsWith('+'); j += 1) body.push((lines[j] ?? '').slice(1));

@@ -1,7 +1,8 @@
 import { hasBeginPatch, parseBeginPatch } from './begin-patch.js';
 import { PatchParseError } from './errors.js';
-import { findFences, type Fence } from './fences.js';
+import { findFences, type Fence, type Fences } from './fences.js';
 import { workspacePath } from './json.js';
+import type { Span } from './raw-diffs.js';
 import { findSearchReplace, hasSearchReplace, type SearchReplace } from './search-replace.js';
 import type { PatchCommand, ParsedPatch } from './types.js';
 
@@ -31,9 +32,9 @@ export function splitInfo(info: string): { lang: string; path?: string } {
  * fenced or not, edit files. ```` ```console ```` transcripts never run. Fences indented in
  * list items count. Anything else is skipped with a warning, and so is a block never closed.
  */
-export function parseMarkdown(text: string, readDiff: DiffReader): ParsedPatch {
-  const lines = text.split('\n');
-  const { blocks, unclosed } = findFences(lines);
+export function parseMarkdown(text: string, readDiff: DiffReader, raw?: RawDiffs): ParsedPatch {
+  const original = text.split('\n');
+  const { lines, spans, fences: { blocks, unclosed } } = layout(original, raw?.spans ?? []);
   const found: { line: number; commands: PatchCommand[] }[] = [];
   const warnings: string[] = [];
   const kinds = new Set<'blocks' | 'search-replace' | 'begin-patch'>();
@@ -54,6 +55,10 @@ export function parseMarkdown(text: string, readDiff: DiffReader): ParsedPatch {
     }
     from = close + 1;
   }
+  for (const span of spans) {
+    const body = `${original.slice(span.start, span.end).join('\n')}\n`;
+    found.push({ line: span.start, commands: diffAt(`diff at line ${span.start + 1}`, body, raw?.readSpan ?? readDiff, warnings) });
+  }
   for (const block of blocks) {
     const commands = readBlock(block, readDiff, warnings);
     if (commands.length > 0) found.push({ line: block.open, commands });
@@ -70,6 +75,41 @@ export function parseMarkdown(text: string, readDiff: DiffReader): ParsedPatch {
   return { format: only === 'search-replace' || only === 'begin-patch' ? only : 'markdown', commands, warnings };
 }
 
+/** Unfenced diffs the caller found in the reply, and how to read one. */
+export interface RawDiffs {
+  spans: readonly Span[];
+  readSpan: DiffReader;
+}
+
+/**
+ * The reply's lines with its unfenced diffs blanked out (their lines form no fence, no
+ * SEARCH block), and its fences. A diff that turns out to lie inside a fence (one indented
+ * in a list item) is that block's and is not read on its own.
+ */
+function layout(original: readonly string[], all: readonly Span[]): { lines: string[]; spans: readonly Span[]; fences: Fences } {
+  const mask = (spans: readonly Span[]) => original.map((line, i) => (spans.some((s) => i >= s.start && i < s.end) ? '' : line));
+  let lines = mask(all);
+  let fences = findFences(lines);
+  const spans = all.filter((s) => !fences.blocks.some((b) => b.open < s.start && s.start < b.close));
+  if (spans.length < all.length) {
+    lines = mask(spans);
+    fences = findFences(lines);
+  }
+  return { lines, spans, fences };
+}
+
+/** A diff's commands, its warnings and errors said with where it stands. */
+function diffAt(where: string, body: string, readDiff: DiffReader, warnings: string[]): PatchCommand[] {
+  try {
+    const parsed = readDiff(body);
+    warnings.push(...parsed.warnings.map((w) => `${where}: ${w}`));
+    return parsed.commands;
+  } catch (error) {
+    if (error instanceof PatchParseError) throw new PatchParseError(`${where}: ${error.message}`);
+    throw error;
+  }
+}
+
 const replaceCommand = (edit: SearchReplace): PatchCommand =>
   ({ type: 'file_edit', action: 'replace', target: workspacePath(edit.path), edits: [{ search: edit.search, replace: edit.replace }] });
 
@@ -78,16 +118,7 @@ const isDiffText = (body: string) => /^(diff --git |--- \S.*\n\+\+\+ \S.*\n@@ -)
 function readBlock(block: Fence, readDiff: DiffReader, warnings: string[]): PatchCommand[] {
   const { lang, path } = splitInfo(block.info);
   const where = `block at line ${block.open + 1} ("${block.info || 'no language'}")`;
-  const asDiff = () => {
-    try {
-      const parsed = readDiff(block.body);
-      warnings.push(...parsed.warnings.map((w) => `${where}: ${w}`));
-      return parsed.commands;
-    } catch (error) {
-      if (error instanceof PatchParseError) throw new PatchParseError(`${where}: ${error.message}`);
-      throw error;
-    }
-  };
+  const asDiff = () => diffAt(where, block.body, readDiff, warnings);
   if (path !== undefined) {
     if (path === '') {
       warnings.push(`${where} names no path; skipped`);
