@@ -1,5 +1,6 @@
 import { hasBeginPatch, parseBeginPatch } from './begin-patch.js';
 import { PatchParseError } from './errors.js';
+import { namedBlock, refuseElided } from './file-blocks.js';
 import { findFences, type Fence, type Fences } from './fences.js';
 import { workspacePath } from './json.js';
 import type { Span } from './raw-diffs.js';
@@ -26,7 +27,9 @@ export function splitInfo(info: string): { lang: string; path?: string } {
 
 /**
  * Reads a Markdown reply, in order of appearance: ```` ```lang:path ```` blocks write the
- * file `path` with the block as its content (whatever it shows, a diff included);
+ * file `path` with the block as its content (whatever it shows, a diff included), and so
+ * do blocks whose path is in `title=`, on the line above or in a first-line comment (see
+ * `namedBlock`), unless they hold placeholders for lines left out (refused);
  * ```` ```diff ```` blocks (or unlabelled ones holding a diff) are diffs; ```` ```bash ````
  * and ```` ```sh ```` blocks run; SEARCH/REPLACE blocks and `*** Begin Patch` sections,
  * fenced or not, edit files. ```` ```console ```` transcripts never run. Fences indented in
@@ -126,6 +129,7 @@ function readBlock(block: Fence, readDiff: DiffReader, warnings: string[]): Patc
     }
     // ```diff:src/a.ts holding a diff is that diff, not src/a.ts's new content.
     if (diffLangs.has(lang) && !/\.(diff|patch)$/i.test(path) && isDiffText(block.body)) return asDiff();
+    refuseElided(where, path, block.body);
     return [{ type: 'file_edit', action: 'create', target: workspacePath(path), content: block.body }];
   }
   if (hasSearchReplace(block.body)) {
@@ -135,6 +139,12 @@ function readBlock(block: Fence, readDiff: DiffReader, warnings: string[]): Patc
   }
   if (hasBeginPatch(block.body)) return parseBeginPatch(block.body.split('\n'), block.open + 1);
   if (diffLangs.has(lang) || (lang === '' && isDiffText(block.body))) return asDiff();
+  const named = transcriptLangs.has(lang) ? undefined : namedBlock(block);
+  if (named !== undefined) {
+    refuseElided(where, named.path, named.body);
+    if (named.note !== undefined) warnings.push(`${where}: ${named.note}`);
+    return [{ type: 'file_edit', action: 'create', target: workspacePath(named.path), content: named.body }];
+  }
   if (shellLangs.has(lang)) return block.body.trim() === '' ? [] : [{ type: 'shell_command', action: 'run', content: block.body.trimEnd() }];
   if (transcriptLangs.has(lang)) {
     warnings.push(`${where} is a terminal transcript, not a script; not run`);
