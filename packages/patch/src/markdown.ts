@@ -1,3 +1,4 @@
+import { isAiderUdiff, parseAiderUdiff } from './aider-udiff.js';
 import { hasBeginPatch, parseBeginPatch } from './begin-patch.js';
 import { PatchParseError } from './errors.js';
 import { namedBlock, refuseElided } from './file-blocks.js';
@@ -30,7 +31,8 @@ export function splitInfo(info: string): { lang: string; path?: string } {
  * file `path` with the block as its content (whatever it shows, a diff included), and so
  * do blocks whose path is in `title=`, on the line above or in a first-line comment (see
  * `namedBlock`), unless they hold placeholders for lines left out (refused);
- * ```` ```diff ```` blocks (or unlabelled ones holding a diff) are diffs; ```` ```bash ````
+ * ```` ```diff ```` blocks (or unlabelled ones holding a diff) are diffs, Aider's udiff
+ * (hunks without line numbers) among them; ```` ```bash ````
  * and ```` ```sh ```` blocks run; SEARCH/REPLACE blocks and `*** Begin Patch` sections,
  * fenced or not, edit files. ```` ```console ```` transcripts never run. Fences indented in
  * list items count. Anything else is skipped with a warning, and so is a block never closed.
@@ -113,6 +115,15 @@ function diffAt(where: string, body: string, readDiff: DiffReader, warnings: str
   }
 }
 
+function aiderUdiff(where: string, body: string): PatchCommand[] {
+  try {
+    return parseAiderUdiff(body);
+  } catch (error) {
+    if (error instanceof PatchParseError) throw new PatchParseError(`${where}: ${error.message}`);
+    throw error;
+  }
+}
+
 const replaceCommand = (edit: SearchReplace): PatchCommand =>
   ({ type: 'file_edit', action: 'replace', target: workspacePath(edit.path), edits: [{ search: edit.search, replace: edit.replace }] });
 
@@ -138,6 +149,7 @@ function readBlock(block: Fence, readDiff: DiffReader, warnings: string[]): Patc
     return blocks.map(replaceCommand);
   }
   if (hasBeginPatch(block.body)) return parseBeginPatch(block.body.split('\n'), block.open + 1);
+  if ((diffLangs.has(lang) || lang === '') && isAiderUdiff(block.body)) return aiderUdiff(where, block.body);
   if (diffLangs.has(lang) || (lang === '' && isDiffText(block.body))) return asDiff();
   const named = transcriptLangs.has(lang) ? undefined : namedBlock(block);
   if (named !== undefined) {
