@@ -123,6 +123,8 @@ function splice(lines: Lines, search: readonly string[], replace: readonly strin
   const matched = lines.text.slice(found.at, found.at + search.length);
   const matchedEnds = lines.ends.slice(found.at, found.at + search.length);
   const kept = keptLines(search, replace);
+  // New lines end like the lines they replace (a file with mixed ends keeps them where they are).
+  const local = matchedEnds.find((end) => end !== '') ?? eol;
   const fit = fitter(search, matched, found.pass);
   if (!fit.ok) return fit;
   const text: string[] = [];
@@ -137,7 +139,7 @@ function splice(lines: Lines, search: readonly string[], replace: readonly strin
     const fitted = fit.line(line);
     if (!fitted.ok) return fitted;
     text.push(fitted.line);
-    ends.push(eol);
+    ends.push(local);
   }
   lines.text.splice(found.at, search.length, ...text);
   lines.ends.splice(found.at, search.length, ...ends);
