@@ -67,7 +67,7 @@ export function parseBeginPatch(lines: readonly string[], lineOffset = 0): Patch
 function readChunks(lines: readonly string[], from: number): { edits: TextEdit[]; next: number } {
   const edits: TextEdit[] = [];
   let j = from;
-  let chunk: { old: string[]; new: string[]; anchor?: string } | undefined;
+  let chunk: { old: string[]; new: string[]; anchor?: string; outer: string[] } | undefined;
   const flush = () => {
     // Blank lines before the next section separate; they are no context to match.
     while (chunk !== undefined && chunk.old.at(-1) === '' && chunk.new.at(-1) === '') {
@@ -75,7 +75,9 @@ function readChunks(lines: readonly string[], from: number): { edits: TextEdit[]
       chunk.new.pop();
     }
     if (chunk !== undefined && (chunk.old.length > 0 || chunk.new.length > 0)) {
-      edits.push({ search: joined(chunk.old), replace: joined(chunk.new), ...(chunk.anchor ? { anchor: chunk.anchor } : {}) });
+      edits.push({
+        search: joined(chunk.old), replace: joined(chunk.new), ...(chunk.anchor ? { anchor: chunk.anchor } : {}), ...(chunk.outer.length > 0 ? { outer: chunk.outer } : {}),
+      });
     }
     chunk = undefined;
   };
@@ -84,12 +86,14 @@ function readChunks(lines: readonly string[], from: number): { edits: TextEdit[]
     if (/^\s*\*\*\* End of File/.test(line)) continue;
     if (line.startsWith('*** ') || marker(line)) break;
     if (line.startsWith('@@')) {
+      // An @@ line right after another narrows it: the class, then its method.
+      const outer = chunk !== undefined && chunk.old.length === 0 && chunk.new.length === 0 && chunk.anchor !== undefined ? [...chunk.outer, chunk.anchor] : [];
       flush();
-      const anchor = line.slice(2).trim();
-      chunk = { old: [], new: [], ...(anchor === '' ? {} : { anchor }) };
+      const anchor = line.slice(2).trim() || outer.pop() || '';
+      chunk = { old: [], new: [], outer, ...(anchor === '' ? {} : { anchor }) };
       continue;
     }
-    chunk ??= { old: [], new: [] };
+    chunk ??= { old: [], new: [], outer: [] };
     const c = line[0];
     const text = line.slice(1);
     if (c === '+') chunk.new.push(text);

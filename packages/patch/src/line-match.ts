@@ -51,10 +51,10 @@ export function countMatches(lines: readonly string[], search: readonly string[]
   return count;
 }
 
-/** The first line from `from` on (then from the top) that is, or holds, `anchor`; -1 when none does. */
-export function findAnchor(lines: readonly string[], anchor: string, from: number): number {
+/** The first line from `from` on (then, with `wrap`, from the top) that is, or holds, `anchor`; -1 when none does. */
+export function findAnchor(lines: readonly string[], anchor: string, from: number, wrap = true): number {
   const want = asciiPunctuation(anchor).trim();
-  for (const start of from > 0 ? [from, 0] : [0]) {
+  for (const start of wrap && from > 0 ? [from, 0] : [from]) {
     const at = lines.findIndex((line, i) => i >= start && asciiPunctuation(line).includes(want));
     if (at !== -1) return at;
   }

@@ -41,7 +41,8 @@ const elision = (line: string) => /^\s*(\.\.\.|…)\s*$/.test(line);
  * with an empty search may create it). Each search is looked for after the previous edit,
  * then from the top, first exactly, then more loosely (the notes say when); the first
  * match is replaced, as Aider does. With an `anchor` (a Begin Patch `@@` line), the search
- * starts after the first line that holds it, and an anchor not in the file fails the edit.
+ * starts after the first line that holds it (after each `outer` line in turn, first), and an
+ * anchor not in the file fails the edit.
  * A search that is not found but holds `...` lines is read as Aider reads it: each part
  * between them replaced by the replacement's part, each found once. Every line keeps its
  * own line end; new lines take the file's most common one. All or nothing.
@@ -58,9 +59,10 @@ export function applyEdits(text: string | undefined, edits: readonly TextEdit[])
   for (const [n, edit] of edits.entries()) {
     const label = edits.length > 1 ? `edit ${n + 1}` : 'the edit';
     let from = cursor;
-    if (edit.anchor !== undefined) {
-      const at = findAnchor(lines.text, edit.anchor, cursor);
-      if (at === -1) return { ok: false, error: `${label}: its @@ line ${JSON.stringify(edit.anchor.slice(0, 80))} is not in the file; give a line that is, or none` };
+    for (const [k, anchor] of [...(edit.outer ?? []), ...(edit.anchor === undefined ? [] : [edit.anchor])].entries()) {
+      // Nested @@ lines: each one after the one before it.
+      const at = findAnchor(lines.text, anchor, from, k === 0);
+      if (at === -1) return { ok: false, error: `${label}: its @@ line ${JSON.stringify(anchor.slice(0, 80))} is not in the file${k === 0 ? '' : ' after the one before it'}; give a line that is, or none` };
       from = at + 1;
     }
     const done = edit.search.trim() === ''

@@ -15,6 +15,11 @@ export interface TextEdit {
   search: string;
   replace: string;
   anchor?: string;
+  /**
+   * Lines to find first, in order, each after the one before, and `anchor` after them:
+   * Codex's nested `@@ class A` then `@@ def f` (the `f` of class A, not an earlier one).
+   */
+  outer?: string[];
 }
 
 /** One command of a JSON patch. Paths are relative to the workspace. */
