@@ -83,11 +83,13 @@ export async function applyDiff(root: string, diff: string | Uint8Array, options
       return { status: options.protectedAction === 'skip' ? 'skipped' : 'failed', error: `protected file ${touched.join(', ')}` };
     }
     const ends = await matchLineEnds(root, bytes, strip);
-    if (ends.converted.length > 0) await writeFile(file, ends.bytes.at(-1) === 10 ? ends.bytes : Buffer.concat([ends.bytes, Buffer.from('\n')]));
+    // Only when the diff does not apply as it is: git converts line ends itself where the repository's attributes say so.
+    const asIs = ends.converted.length === 0 || (await git.run(['apply', '--check', `-p${strip}`, '--whitespace=nowarn', file])).exitCode === 0;
+    if (!asIs) await writeFile(file, ends.bytes.at(-1) === 10 ? ends.bytes : Buffer.concat([ends.bytes, Buffer.from('\n')]));
     const notes = [
       ...(touched.length > 0 ? [`warning: protected file ${touched.join(', ')} changed`] : []),
       ...(strip === 0 ? ['names without a/ b/ prefixes: read as paths from the workspace root (-p0)'] : []),
-      ...(ends.converted.length > 0 ? [`CRLF line ends given to the diff's lines for ${ends.converted.slice(0, 5).join(', ')}, as the file has them`] : []),
+      ...(!asIs ? [`CRLF line ends given to the diff's lines for ${ends.converted.slice(0, 5).join(', ')}, as the file has them`] : []),
     ];
     return await applyChecked(root, file, paths, { strip, inRepo, notes, dir }, options);
   } catch (error) {
