@@ -90,6 +90,12 @@ function replaceLines(lines: Lines, search: string[], replace: string[], where: 
   const found = locate(lines.text, search, where.from, where.wrap);
   if (found !== undefined) return splice(lines, search, replace, found, where.eol);
   if (search.some(elision)) return replaceParts(lines, search, replace, where);
+  // A blank first line models add to SEARCH (Aider drops it too), and to REPLACE with it.
+  const blank = search.findIndex((l) => l.trim() !== '');
+  if (blank > 0) {
+    const drop = replace.findIndex((l) => l.trim() !== '');
+    return replaceLines(lines, search.slice(blank), replace.slice(Math.min(blank, drop === -1 ? replace.length : drop)), where);
+  }
   const first = search.find((l) => l.trim() !== '') ?? '';
   const place = where.wrap ? 'in the file' : 'after its @@ line';
   return { ok: false, error: `the SEARCH lines were not found ${place} (first: ${JSON.stringify(first.slice(0, 80))}); copy them exactly from the current file` };
