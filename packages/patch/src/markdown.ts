@@ -60,6 +60,8 @@ export function parseMarkdown(text: string, readDiff: DiffReader, raw?: RawDiffs
     }
     from = close + 1;
   }
+  // A reply with unfenced diffs among its edits is no single format.
+  if (spans.length > 0) kinds.add('blocks');
   for (const span of spans) {
     const body = `${original.slice(span.start, span.end).join('\n')}\n`;
     found.push({ line: span.start, commands: diffAt(`diff at line ${span.start + 1}`, body, raw?.readSpan ?? readDiff, warnings) });
@@ -115,15 +117,6 @@ function diffAt(where: string, body: string, readDiff: DiffReader, warnings: str
   }
 }
 
-function aiderUdiff(where: string, body: string): PatchCommand[] {
-  try {
-    return parseAiderUdiff(body);
-  } catch (error) {
-    if (error instanceof PatchParseError) throw new PatchParseError(`${where}: ${error.message}`);
-    throw error;
-  }
-}
-
 const replaceCommand = (edit: SearchReplace): PatchCommand =>
   ({ type: 'file_edit', action: 'replace', target: workspacePath(edit.path), edits: [{ search: edit.search, replace: edit.replace }] });
 
@@ -149,7 +142,7 @@ function readBlock(block: Fence, readDiff: DiffReader, warnings: string[]): Patc
     return blocks.map(replaceCommand);
   }
   if (hasBeginPatch(block.body)) return parseBeginPatch(block.body.split('\n'), block.open + 1);
-  if ((diffLangs.has(lang) || lang === '') && isAiderUdiff(block.body)) return aiderUdiff(where, block.body);
+  if ((diffLangs.has(lang) || lang === '') && isAiderUdiff(block.body)) return diffAt(where, block.body, (body) => ({ commands: parseAiderUdiff(body), warnings: [] }), warnings);
   if (diffLangs.has(lang) || (lang === '' && isDiffText(block.body))) return asDiff();
   const named = transcriptLangs.has(lang) ? undefined : namedBlock(block);
   if (named !== undefined) {

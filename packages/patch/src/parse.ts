@@ -18,7 +18,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * around it is ignored, as git ignores it); or Markdown, whose blocks are read in order
  * (see `parseMarkdown`), with SEARCH/REPLACE blocks and `*** Begin Patch` sections. A diff
  * outside any fence is the whole input when nothing else in it edits a file, and one edit
- * among the others when something does; one inside a file block is that file's content. Hunk line counts that do not fit their hunk are recounted, with a warning.
+ * among the others when something does; one inside a file block is that file's content.
+ * Hunk line counts that do not fit their hunk are recounted, with a warning.
  * Bytes that are not UTF-8 can only be a diff: git applies them as they are. An empty
  * patch has no commands. Throws only {@link PatchParseError}, whatever the input.
  */
