@@ -73,8 +73,8 @@ export function reindenter(search: readonly string[], matched: readonly string[]
 
 /**
  * The model's step of indentation and the file's, from two levels one inside the other
- * (`    ` -> `\t`, `        ` -> `\t\t`), or from one level made of one repeated character
- * on each side (`    ` -> `\t`: a tab for four spaces).
+ * (`    ` -> `\t`, `        ` -> `\t\t`), or from one level of spaces written for tabs or
+ * the reverse (`    ` -> `\t`: a tab for four spaces).
  */
 function stepOf(keys: readonly string[], map: ReadonlyMap<string, string>): Unit | undefined {
   for (let i = 1; i < keys.length; i += 1) {
@@ -88,6 +88,8 @@ function stepOf(keys: readonly string[], map: ReadonlyMap<string, string>): Unit
   const only = keys.length === 1 ? keys[0] ?? '' : '';
   const file = map.get(only) ?? '';
   const uniform = (s: string) => s !== '' && new Set(s).size === 1;
-  if (uniform(only) && uniform(file) && only.length % file.length === 0) return { model: only.slice(0, only.length / file.length), file: file.slice(0, 1) };
+  // Spaces for tabs (or the reverse): one level for one. The same character on both sides
+  // is more likely a shift of the whole block than another step: no step is guessed.
+  if (uniform(only) && uniform(file) && only[0] !== file[0] && only.length % file.length === 0) return { model: only.slice(0, only.length / file.length), file: file.slice(0, 1) };
   return undefined;
 }

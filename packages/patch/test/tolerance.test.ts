@@ -125,6 +125,8 @@ describe('applyEdits, read as a careful human would', () => {
 
   it('loose matches: lines the edit keeps stay as the file has them; new lines get its indentation, or the edit fails', () => {
     expect(applyEdits('\tx = 1\n\ty = 2\n', [{ search: '  x = 1\n  y = 2\n', replace: '  x = 1\n  z = 3\n  y = 2\n' }])).toMatchObject({ text: '\tx = 1\n\tz = 3\n\ty = 2\n' });
+    // A block quoted with four more spaces everywhere: a shift, not another step of indentation.
+    expect(applyEdits('    x = 1\n', [{ search: '        x = 1\n', replace: '        x = 1\n            y = 2\n' }])).toMatchObject({ text: '    x = 1\n        y = 2\n' });
     // The model indented alike what the file indents differently: no way to know where a new line goes.
     expect(applyEdits('a\n    b\n', [{ search: 'a\nb\n', replace: 'a\nc\n' }])).toMatchObject({ ok: false, error: expect.stringMatching(/indented alike/) });
   });
