@@ -71,3 +71,22 @@ export function refuseElided(where: string, path: string, body: string): void {
   if (at === -1) return;
   throw new PatchParseError(`${where} writes ${path} whole, but its line ${at + 1} ${JSON.stringify((lines[at] ?? '').trim().slice(0, 80))} stands for lines left out, which writing it would delete; send the complete file, or change it with a SEARCH/REPLACE block or a diff`);
 }
+
+/**
+ * Throws when `body`, written whole to `path`, ends inside a fenced block of its own: the
+ * reply nested ```` ``` ```` in ```` ``` ```` (a README with code in it), so the inner block's
+ * closing fence ended the file early, and the rest of it is lost.
+ */
+export function refuseCutShort(where: string, path: string, body: string): void {
+  let open: { line: number; fence: string } | undefined;
+  for (const [i, line] of body.split('\n').entries()) {
+    const fence = /^\s*(`{3,}|~{3,})(.*)$/.exec(line);
+    if (fence === null) continue;
+    const [, marks = '', rest = ''] = fence;
+    if (open === undefined) open = { line: i + 1, fence: marks };
+    else if (rest.trim() === '' && marks[0] === open.fence[0] && marks.length >= open.fence.length) open = undefined;
+  }
+  if (open === undefined) return;
+  throw new PatchParseError(`${where} writes ${path} whole, but its line ${open.line} opens a fenced block that the block's own end closed: the rest of the file is cut off; open the outer block with more backticks than any fence inside it (\`\`\`\`)`);
+}
+

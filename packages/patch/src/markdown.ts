@@ -1,7 +1,7 @@
 import { isAiderUdiff, parseAiderUdiff } from './aider-udiff.js';
 import { hasBeginPatch, parseBeginPatch } from './begin-patch.js';
 import { PatchParseError } from './errors.js';
-import { namedBlock, refuseElided } from './file-blocks.js';
+import { namedBlock, refuseCutShort, refuseElided } from './file-blocks.js';
 import { findFences, type Fence, type Fences } from './fences.js';
 import { workspacePath } from './json.js';
 import type { Span } from './raw-diffs.js';
@@ -134,6 +134,7 @@ function readBlock(block: Fence, readDiff: DiffReader, warnings: string[]): Patc
     // ```diff:src/a.ts holding a diff is that diff, not src/a.ts's new content.
     if (diffLangs.has(lang) && !/\.(diff|patch)$/i.test(path) && isDiffText(block.body)) return asDiff();
     refuseElided(where, path, block.body);
+    refuseCutShort(where, path, block.body);
     return [{ type: 'file_edit', action: 'create', target: workspacePath(path), content: block.body }];
   }
   if (hasSearchReplace(block.body)) {
@@ -147,6 +148,7 @@ function readBlock(block: Fence, readDiff: DiffReader, warnings: string[]): Patc
   const named = transcriptLangs.has(lang) ? undefined : namedBlock(block);
   if (named !== undefined) {
     refuseElided(where, named.path, named.body);
+    refuseCutShort(where, named.path, named.body);
     if (named.note !== undefined) warnings.push(`${where}: ${named.note}`);
     return [{ type: 'file_edit', action: 'create', target: workspacePath(named.path), content: named.body }];
   }
