@@ -97,6 +97,19 @@ describe('built-in agent on the Ollama stand-in', () => {
     await expect(readFile(join(r.path, 'pwned'))).rejects.toThrow();
   });
 
+  it('refusals the model can act on: an elided whole file is re-asked with why, an edit refused at apply names why', async () => {
+    const elided = ['```js:src/calc.js', '// ... existing code ...', 'export const multiply = (a, b) => a * b;', '```', ''].join('\n');
+    const anchored = [
+      '*** Begin Patch', '*** Update File: src/calc.js', '@@ function missing()', '-export const add = (a, b) => a + b;', '+export const add = (a, b) => b + a;', '*** End Patch', '',
+    ].join('\n');
+    const { server: s, repo: r } = await setup({ replies: [elided, anchored] });
+    const result = await createBuiltinAgent(configFor(`    host: ${s.url}\n`)).run(request(r.path));
+    expect(s.requests[1]!.messages[3]!.content).toMatch(/stands for lines left out.*send the complete file/);
+    expect(result).toMatchObject({ outcome: 'failed', changedFiles: [] });
+    expect(result.detail).toMatch(/src\/calc\.js: .*@@ line "function missing\(\)" is not in the file/);
+    expect(await readFile(join(r.path, 'src/calc.js'), 'utf8')).toBe(files['src/calc.js']);
+  });
+
   it('a long reply is cut in the output tail with a marker saying how much was dropped', async () => {
     const long = `${'y'.repeat(20_000)}\nno patch here`;
     const { server: s, repo: r } = await setup({ replies: [long, long] });

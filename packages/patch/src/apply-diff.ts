@@ -2,6 +2,7 @@ import { lstat, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DiffUnreadable, readDiff, type DiffFile } from './diff-headers.js';
+import { matchLineEnds } from './diff-line-ends.js';
 import { chooseStrip } from './diff-strip.js';
 import { FileStates } from './file-states.js';
 import type { PatchGit } from './git.js';
@@ -52,7 +53,8 @@ const attempts = (inRepo: boolean): Attempt[] => [
  * which neither finds a file. Each path must resolve inside the workspace through the
  * files on disk (symlinks followed, untracked and ignored ones included: git's own check
  * looks at the index) and not be protected; no path may be or become a symlink or a
- * submodule. Names without `a/` `b/` prefixes are read with `-p0` (see `chooseStrip`).
+ * submodule. Names without `a/` `b/` prefixes are read with `-p0` (see `chooseStrip`); an
+ * LF diff of a CRLF file gets CRLF ends (see `matchLineEnds`).
  *
  * Then `git apply` (which also refuses to write beyond a symlink on disk); when that does
  * not apply, in a repository a 3-way merge against an index holding the work tree's own
@@ -80,9 +82,14 @@ export async function applyDiff(root: string, diff: string | Uint8Array, options
     if (touched.length > 0 && options.protectedAction !== 'log') {
       return { status: options.protectedAction === 'skip' ? 'skipped' : 'failed', error: `protected file ${touched.join(', ')}` };
     }
+    const ends = await matchLineEnds(root, bytes, strip);
+    // Only when the diff does not apply as it is: git converts line ends itself where the repository's attributes say so.
+    const asIs = ends.converted.length === 0 || (await git.run(['apply', '--check', `-p${strip}`, '--whitespace=nowarn', file])).exitCode === 0;
+    if (!asIs) await writeFile(file, ends.bytes.at(-1) === 10 ? ends.bytes : Buffer.concat([ends.bytes, Buffer.from('\n')]));
     const notes = [
       ...(touched.length > 0 ? [`warning: protected file ${touched.join(', ')} changed`] : []),
       ...(strip === 0 ? ['names without a/ b/ prefixes: read as paths from the workspace root (-p0)'] : []),
+      ...(!asIs ? [`CRLF line ends given to the diff's lines for ${ends.converted.slice(0, 5).join(', ')}, as the file has them`] : []),
     ];
     return await applyChecked(root, file, paths, { strip, inRepo, notes, dir }, options);
   } catch (error) {

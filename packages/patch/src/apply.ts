@@ -143,7 +143,7 @@ export async function applyPatch(commands: readonly PatchCommand[], options: App
         const target = await resolveInside(root, command.target);
         const destination = command.metadata?.destination === undefined ? undefined : await resolveInside(root, command.metadata.destination);
         await states?.remember([target, ...(destination === undefined ? [] : [destination])].map((p) => relativeTo(root, p)));
-        const edit = { action: command.action, target, content: command.content ?? '', destination, edits: command.edits };
+        const edit = { action: command.action, target, content: command.content ?? '', destination, edits: command.edits, fileOnly: command.fileOnly };
         const notes = await fileEdit(edit, root, options.dryRun === true);
         const warning = touched.length > 0 && !options.dryRun ? { output: `warning: protected file ${touched.join(', ')} changed` } : {};
         done(options.dryRun ? 'planned' : 'succeeded', { ...warning, notes });

@@ -63,13 +63,19 @@ const samePaths = (a: DiffFile[], b: DiffFile[]) => JSON.stringify(a.map((f) => 
 
 const exists = (path: string) => lstat(path).then(() => true, () => false);
 
-/** Files whose old version exists, plus new files whose directory exists. Names are not trusted: only looked at. */
+/**
+ * Files whose old version exists, plus new files whose directory exists. The workspace
+ * root exists for every name: a new file it would hold is no evidence (stripping one part
+ * of `docs/new.md`, in a directory not made yet, always "finds" a home for `new.md`).
+ * Names are not trusted: only looked at.
+ */
 async function score(root: string, files: DiffFile[]): Promise<number> {
   let points = 0;
   for (const file of files) {
     const name = file.oldPath ?? file.newPath;
     if (name === undefined || name.startsWith('/') || name.split('/').includes('..')) continue;
-    if (await exists(join(root, file.oldPath === undefined ? dirname(name) : name))) points += 1;
+    const where = file.oldPath === undefined ? dirname(name) : name;
+    if (where !== '.' && await exists(join(root, where))) points += 1;
   }
   return points;
 }

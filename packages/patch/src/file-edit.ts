@@ -13,6 +13,7 @@ export interface FileEdit {
   content: string;
   destination?: string | undefined;
   edits?: readonly TextEdit[] | undefined;
+  fileOnly?: boolean | undefined;
 }
 
 /** The path relative to the workspace root, for messages. */
@@ -45,6 +46,7 @@ export async function fileEdit(edit: FileEdit, root: string, check = false): Pro
     return edited.notes;
   }
   if (action === 'update' && !(await isFile(target))) throw new Error(`update: ${relativeTo(root, target)} is not an existing file`);
+  if (action === 'delete' && edit.fileOnly === true) await mustBeFile(root, target);
   if (check) return [];
   switch (action) {
     case 'create':
@@ -81,6 +83,14 @@ export async function fileEdit(edit: FileEdit, root: string, check = false): Pro
     await refuseLink(to);
     await rename(from, to);
   }
+}
+
+/** A delete of one file (Begin Patch's `Delete File`): never a directory and all in it, never nothing. */
+async function mustBeFile(root: string, target: string): Promise<void> {
+  const info = await lstat(target).catch(() => undefined);
+  const name = relativeTo(root, target);
+  if (info === undefined) throw new Error(`delete: ${name} does not exist`);
+  if (info.isDirectory()) throw new Error(`delete: ${name} is a directory; Delete File deletes one file, so name each file to delete`);
 }
 
 /** The target's text after the edits, or throws why they do not apply. */

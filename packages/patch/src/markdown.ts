@@ -1,7 +1,10 @@
+import { isAiderUdiff, parseAiderUdiff } from './aider-udiff.js';
 import { hasBeginPatch, parseBeginPatch } from './begin-patch.js';
 import { PatchParseError } from './errors.js';
-import { findFences, type Fence } from './fences.js';
+import { namedBlock, refuseCutShort, refuseElided } from './file-blocks.js';
+import { findFences, type Fence, type Fences } from './fences.js';
 import { workspacePath } from './json.js';
+import type { Span } from './raw-diffs.js';
 import { findSearchReplace, hasSearchReplace, type SearchReplace } from './search-replace.js';
 import type { PatchCommand, ParsedPatch } from './types.js';
 
@@ -25,15 +28,18 @@ export function splitInfo(info: string): { lang: string; path?: string } {
 
 /**
  * Reads a Markdown reply, in order of appearance: ```` ```lang:path ```` blocks write the
- * file `path` with the block as its content (whatever it shows, a diff included);
- * ```` ```diff ```` blocks (or unlabelled ones holding a diff) are diffs; ```` ```bash ````
+ * file `path` with the block as its content (whatever it shows, a diff included), and so
+ * do blocks whose path is in `title=`, on the line above or in a first-line comment (see
+ * `namedBlock`), unless they hold placeholders for lines left out (refused);
+ * ```` ```diff ```` blocks (or unlabelled ones holding a diff) are diffs, Aider's udiff
+ * (hunks without line numbers) among them; ```` ```bash ````
  * and ```` ```sh ```` blocks run; SEARCH/REPLACE blocks and `*** Begin Patch` sections,
  * fenced or not, edit files. ```` ```console ```` transcripts never run. Fences indented in
  * list items count. Anything else is skipped with a warning, and so is a block never closed.
  */
-export function parseMarkdown(text: string, readDiff: DiffReader): ParsedPatch {
-  const lines = text.split('\n');
-  const { blocks, unclosed } = findFences(lines);
+export function parseMarkdown(text: string, readDiff: DiffReader, raw?: RawDiffs): ParsedPatch {
+  const original = text.split('\n');
+  const { lines, spans, fences: { blocks, unclosed } } = layout(original, raw?.spans ?? []);
   const found: { line: number; commands: PatchCommand[] }[] = [];
   const warnings: string[] = [];
   const kinds = new Set<'blocks' | 'search-replace' | 'begin-patch'>();
@@ -54,6 +60,12 @@ export function parseMarkdown(text: string, readDiff: DiffReader): ParsedPatch {
     }
     from = close + 1;
   }
+  // A reply with unfenced diffs among its edits is no single format.
+  if (spans.length > 0) kinds.add('blocks');
+  for (const span of spans) {
+    const body = `${original.slice(span.start, span.end).join('\n')}\n`;
+    found.push({ line: span.start, commands: diffAt(`diff at line ${span.start + 1}`, body, raw?.readSpan ?? readDiff, warnings) });
+  }
   for (const block of blocks) {
     const commands = readBlock(block, readDiff, warnings);
     if (commands.length > 0) found.push({ line: block.open, commands });
@@ -70,6 +82,41 @@ export function parseMarkdown(text: string, readDiff: DiffReader): ParsedPatch {
   return { format: only === 'search-replace' || only === 'begin-patch' ? only : 'markdown', commands, warnings };
 }
 
+/** Unfenced diffs the caller found in the reply, and how to read one. */
+export interface RawDiffs {
+  spans: readonly Span[];
+  readSpan: DiffReader;
+}
+
+/**
+ * The reply's lines with its unfenced diffs blanked out (their lines form no fence, no
+ * SEARCH block), and its fences. A diff that turns out to lie inside a fence (one indented
+ * in a list item) is that block's and is not read on its own.
+ */
+function layout(original: readonly string[], all: readonly Span[]): { lines: string[]; spans: readonly Span[]; fences: Fences } {
+  const mask = (spans: readonly Span[]) => original.map((line, i) => (spans.some((s) => i >= s.start && i < s.end) ? '' : line));
+  let lines = mask(all);
+  let fences = findFences(lines);
+  const spans = all.filter((s) => !fences.blocks.some((b) => b.open < s.start && s.start < b.close));
+  if (spans.length < all.length) {
+    lines = mask(spans);
+    fences = findFences(lines);
+  }
+  return { lines, spans, fences };
+}
+
+/** A diff's commands, its warnings and errors said with where it stands. */
+function diffAt(where: string, body: string, readDiff: DiffReader, warnings: string[]): PatchCommand[] {
+  try {
+    const parsed = readDiff(body);
+    warnings.push(...parsed.warnings.map((w) => `${where}: ${w}`));
+    return parsed.commands;
+  } catch (error) {
+    if (error instanceof PatchParseError) throw new PatchParseError(`${where}: ${error.message}`);
+    throw error;
+  }
+}
+
 const replaceCommand = (edit: SearchReplace): PatchCommand =>
   ({ type: 'file_edit', action: 'replace', target: workspacePath(edit.path), edits: [{ search: edit.search, replace: edit.replace }] });
 
@@ -78,16 +125,7 @@ const isDiffText = (body: string) => /^(diff --git |--- \S.*\n\+\+\+ \S.*\n@@ -)
 function readBlock(block: Fence, readDiff: DiffReader, warnings: string[]): PatchCommand[] {
   const { lang, path } = splitInfo(block.info);
   const where = `block at line ${block.open + 1} ("${block.info || 'no language'}")`;
-  const asDiff = () => {
-    try {
-      const parsed = readDiff(block.body);
-      warnings.push(...parsed.warnings.map((w) => `${where}: ${w}`));
-      return parsed.commands;
-    } catch (error) {
-      if (error instanceof PatchParseError) throw new PatchParseError(`${where}: ${error.message}`);
-      throw error;
-    }
-  };
+  const asDiff = () => diffAt(where, block.body, readDiff, warnings);
   if (path !== undefined) {
     if (path === '') {
       warnings.push(`${where} names no path; skipped`);
@@ -95,6 +133,8 @@ function readBlock(block: Fence, readDiff: DiffReader, warnings: string[]): Patc
     }
     // ```diff:src/a.ts holding a diff is that diff, not src/a.ts's new content.
     if (diffLangs.has(lang) && !/\.(diff|patch)$/i.test(path) && isDiffText(block.body)) return asDiff();
+    refuseElided(where, path, block.body);
+    refuseCutShort(where, path, block.body);
     return [{ type: 'file_edit', action: 'create', target: workspacePath(path), content: block.body }];
   }
   if (hasSearchReplace(block.body)) {
@@ -103,7 +143,15 @@ function readBlock(block: Fence, readDiff: DiffReader, warnings: string[]): Patc
     return blocks.map(replaceCommand);
   }
   if (hasBeginPatch(block.body)) return parseBeginPatch(block.body.split('\n'), block.open + 1);
+  if ((diffLangs.has(lang) || lang === '') && isAiderUdiff(block.body)) return diffAt(where, block.body, (body) => ({ commands: parseAiderUdiff(body), warnings: [] }), warnings);
   if (diffLangs.has(lang) || (lang === '' && isDiffText(block.body))) return asDiff();
+  const named = transcriptLangs.has(lang) ? undefined : namedBlock(block);
+  if (named !== undefined) {
+    refuseElided(where, named.path, named.body);
+    refuseCutShort(where, named.path, named.body);
+    if (named.note !== undefined) warnings.push(`${where}: ${named.note}`);
+    return [{ type: 'file_edit', action: 'create', target: workspacePath(named.path), content: named.body }];
+  }
   if (shellLangs.has(lang)) return block.body.trim() === '' ? [] : [{ type: 'shell_command', action: 'run', content: block.body.trimEnd() }];
   if (transcriptLangs.has(lang)) {
     warnings.push(`${where} is a terminal transcript, not a script; not run`);

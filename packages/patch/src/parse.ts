@@ -1,9 +1,9 @@
 import { DiffUnreadable, readDiff } from './diff-headers.js';
 import { stripFromNames } from './diff-strip.js';
 import { PatchParseError } from './errors.js';
-import { findFences } from './fences.js';
 import { looksLikeJson, parseJson } from './json.js';
 import { parseMarkdown } from './markdown.js';
+import { rawDiffSpans, type Span } from './raw-diffs.js';
 import { recountHunks } from './recount.js';
 import type { PatchCommand, ParsedPatch } from './types.js';
 
@@ -17,8 +17,9 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * command list; a unified diff (git's forms, `format-patch` mail, `diff -ruN`; prose
  * around it is ignored, as git ignores it); or Markdown, whose blocks are read in order
  * (see `parseMarkdown`), with SEARCH/REPLACE blocks and `*** Begin Patch` sections. A diff
- * outside any fence makes the whole input a diff; one inside a file block is that file's
- * content. Hunk line counts that do not fit their hunk are recounted, with a warning.
+ * outside any fence is the whole input when nothing else in it edits a file, and one edit
+ * among the others when something does; one inside a file block is that file's content.
+ * Hunk line counts that do not fit their hunk are recounted, with a warning.
  * Bytes that are not UTF-8 can only be a diff: git applies them as they are. An empty
  * patch has no commands. Throws only {@link PatchParseError}, whatever the input.
  */
@@ -28,12 +29,11 @@ export function parsePatch(input: unknown): ParsedPatch {
     const trimmed = text.trim();
     if (trimmed === '') return { format: 'empty', commands: [], warnings: [] };
     if (bytes === undefined && looksLikeJson(trimmed)) return parseJson(trimmed);
-    const lines = text.split('\n');
-    if (rawDiffAt(lines) !== -1) {
-      const parsed = parseDiff(text, bytes);
-      const fenced = findFences(lines, true).blocks.filter((b) => b.info.includes(':')).length;
-      if (fenced > 0) parsed.warnings.push(`read as one diff: ${fenced} lang:path block(s) in it are not written`);
-      return { format: 'diff', ...parsed };
+    const spans = rawDiffSpans(text.split('\n'));
+    if (spans.length > 0) {
+      const mixed = bytes === undefined ? readMixed(text, spans) : undefined;
+      if (mixed !== undefined) return mixed;
+      return { format: 'diff', ...parseDiff(text, bytes) };
     }
     if (bytes !== undefined) throw new PatchParseError('the patch is not UTF-8 text, and only a unified diff may carry other bytes');
     return parseMarkdown(text, (body) => parseDiff(body, undefined));
@@ -60,13 +60,21 @@ function decode(input: unknown): { text: string; bytes?: Uint8Array } {
 }
 
 /**
- * The line where a diff header stands outside every fence that starts in column 0 (the
- * fences a diff's own lines cannot form), or -1: `diff --git`, or `---` `+++` `@@ -`.
+ * A reply with unfenced diffs next to other edits (SEARCH/REPLACE blocks, Begin Patch
+ * sections, file or diff blocks): every one of them, in order. Undefined when the diffs are
+ * the only edits: then the whole text is one diff, prose and shell blocks around it
+ * ignored as git ignores them.
  */
-function rawDiffAt(lines: readonly string[]): number {
-  const fenced = new Set(findFences(lines, true).blocks.flatMap((b) => Array.from({ length: b.close - b.open + 1 }, (_, k) => b.open + k)));
-  return lines.findIndex((line, i) => !fenced.has(i) && (line.startsWith('diff --git ')
-    || (line.startsWith('--- ') && (lines[i + 1] ?? '').startsWith('+++ ') && (lines[i + 2] ?? '').startsWith('@@ -'))));
+function readMixed(text: string, spans: readonly Span[]): ParsedPatch | undefined {
+  const fromSpans = new Set<PatchCommand>();
+  const readSpan = (body: string) => {
+    const parsed = parseDiff(body, undefined);
+    for (const command of parsed.commands) fromSpans.add(command);
+    return parsed;
+  };
+  const parsed = parseMarkdown(text, (body) => parseDiff(body, undefined), { spans, readSpan });
+  const others = parsed.commands.some((c) => c.type === 'file_edit' || (c.type === 'diff' && !fromSpans.has(c)));
+  return others ? parsed : undefined;
 }
 
 /**

@@ -59,7 +59,7 @@ const findFrom = (lines: readonly string[], from: number, pattern: RegExp) => {
 const joined = (lines: readonly string[]) => (lines.length === 0 ? '' : `${lines.join('\n')}\n`);
 
 /** The file name a line gives, when it gives one: one word, decorations off. */
-function fileName(line: string | undefined): string | undefined {
+export function fileName(line: string | undefined): string | undefined {
   if (line === undefined || fenceLine.test(line) || searchMarker.test(line) || replaceMarker.test(line) || divider.test(line)) return undefined;
   const name = line.trim().replace(/^#+\s*/, '').replace(/^(?:file|path):\s*/i, '').replaceAll('*', '').replaceAll('`', '').replace(/:$/, '').trim();
   return name === '' || /\s/.test(name) ? undefined : name;

@@ -15,6 +15,11 @@ export interface TextEdit {
   search: string;
   replace: string;
   anchor?: string;
+  /**
+   * Lines to find first, in order, each after the one before, and `anchor` after them:
+   * Codex's nested `@@ class A` then `@@ def f` (the `f` of class A, not an earlier one).
+   */
+  outer?: string[];
 }
 
 /** One command of a JSON patch. Paths are relative to the workspace. */
@@ -23,6 +28,11 @@ export type PatchCommand =
     type: 'file_edit'; action: FileAction; target: string; content?: string; metadata?: { destination?: string };
     /** `replace` only: the edits, applied in order, all or none. */
     edits?: TextEdit[];
+    /**
+     * `delete` only: the target must be an existing file (Begin Patch's `Delete File`, a
+     * diff's `+++ /dev/null`); without it, `delete` also removes a directory, or nothing.
+     */
+    fileOnly?: boolean;
   }
   | { type: 'shell_command'; action: 'run'; target?: string; content: string; env?: Record<string, string>; workdir?: string; shell?: string }
   | { type: 'git_operation'; action: GitAction; target?: string; content?: string }

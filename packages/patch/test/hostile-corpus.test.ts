@@ -35,6 +35,12 @@ const corpus: [string, (outside: string) => string, RegExp][] = [
   ['Markdown block writing outside', () => ['```js:src/legit.js', 'ok', '```', '```js:../../outside.js', 'x', '```'].join('\n'), /leaves the workspace/],
   ['Markdown block writing a git hook', () => ['```js:src/legit.js', 'ok', '```', '```sh:.git/hooks/pre-push', 'touch /tmp/pwned', '```'].join('\n'), /\.git/],
   ['a diff touching a path outside', () => ['--- a/../outside.txt', '+++ b/../outside.txt', '@@ -0,0 +1 @@', '+x', ''].join('\n'), /leaves the workspace|outside|refused/],
+  // The ways a file is named outside lang:path, and the formats read without git, go through the same checks.
+  ['a heading naming a file outside', () => ['```js:src/legit.js', 'ok', '```', '### ../../outside.js', '```js', 'x', '```'].join('\n'), /leaves the workspace/],
+  ['title= naming a protected file', () => ['```js:src/legit.js', 'ok', '```', '```sh title=".env.local"', 'TOKEN=x', '```'].join('\n'), /protected/],
+  ['a first-line comment naming a git hook', () => ['```js:src/legit.js', 'ok', '```', '```sh', '# .git/hooks/pre-commit', 'touch /tmp/pwned', '```'].join('\n'), /\.git/],
+  ['an Aider udiff creating a git hook', () => ['```js:src/legit.js', 'ok', '```', '```diff', '--- /dev/null', '+++ .git/hooks/pre-commit', '@@ @@', '+touch /tmp/pwned', '```'].join('\n'), /\.git/],
+  ['Delete File of the workspace itself', () => ['```js:src/legit.js', 'ok', '```', '*** Begin Patch', '*** Delete File: src/..', '*** End Patch'].join('\n'), /workspace itself/],
   ['a diff creating a git hook', () => ['diff --git a/.git/hooks/pre-commit b/.git/hooks/pre-commit', 'new file mode 100755', '--- /dev/null', '+++ b/.git/hooks/pre-commit', '@@ -0,0 +1 @@', '+touch /tmp/pwned', ''].join('\n'), /\.git/],
 ];
 

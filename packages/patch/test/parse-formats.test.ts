@@ -104,10 +104,15 @@ describe('diffs', () => {
     }), { numRuns: 2_000 });
   });
 
-  it('a diff outside any fence is the whole reply; its lang:path blocks are then named in a warning', () => {
+  it('a diff outside any fence is one edit among the reply\'s others; alone (shell blocks aside) it is the whole reply', () => {
     const parsed = parsePatch(`Here is the change:\n\n${diff}\n\`\`\`ts:src/extra.ts\nx\n\`\`\`\n`);
-    expect(parsed.format).toBe('diff');
-    expect(parsed.warnings).toEqual([expect.stringMatching(/1 lang:path block/)]);
+    expect(parsed).toMatchObject({ format: 'markdown', warnings: [] });
+    expect(parsed.commands).toEqual([
+      { type: 'diff', action: 'apply', target: 'src/a.ts', content: diff, paths: ['src/a.ts'] },
+      { type: 'file_edit', action: 'create', target: 'src/extra.ts', content: 'x\n' },
+    ]);
+    const alone = `Here is the change:\n\n${diff}\n\`\`\`bash\nnpm test\n\`\`\`\n`;
+    expect(parsePatch(alone)).toMatchObject({ format: 'diff', commands: [{ type: 'diff', content: alone }] });
   });
 });
 
@@ -143,7 +148,7 @@ describe('SEARCH/REPLACE and Begin Patch', () => {
           type: 'file_edit', action: 'replace', target: 'src/old.ts', metadata: { destination: 'src/moved.ts' },
           edits: [{ search: 'const a = 1;\nconst b = 2;\n', replace: 'const a = 1;\nconst b = 3;\n', anchor: 'function f() {' }],
         },
-        { type: 'file_edit', action: 'delete', target: 'src/gone.ts' },
+        { type: 'file_edit', action: 'delete', target: 'src/gone.ts', fileOnly: true },
       ],
     });
     expect(() => parsePatch('*** Begin Patch\n*** Update File: a\n-x\n+y\n')).toThrow(/no "\*\*\* End Patch"/);

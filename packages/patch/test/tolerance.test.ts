@@ -115,3 +115,29 @@ describe('applyEdits', () => {
     expect(applyEdits('a\n', [{ search: 'a\n', replace: 'b\n' }, { search: 'zzz\n', replace: 'y\n' }])).toMatchObject({ ok: false, error: expect.stringMatching(/^edit 2:/) });
   });
 });
+
+describe('applyEdits, read as a careful human would', () => {
+  it('an anchor not in the file fails; with one, the lines are looked for after it only', () => {
+    const twice = 'def f():\n    return 1\ndef g():\n    pass\n';
+    expect(applyEdits(twice, [{ search: '    return 1\n', replace: '    return 2\n', anchor: 'def h' }])).toEqual({ ok: false, error: expect.stringMatching(/@@ line "def h" is not in the file/) });
+    expect(applyEdits(twice, [{ search: '    return 1\n', replace: '    return 2\n', anchor: 'def g' }])).toEqual({ ok: false, error: expect.stringMatching(/not found after its @@ line/) });
+  });
+
+  it('loose matches: lines the edit keeps stay as the file has them; new lines get its indentation, or the edit fails', () => {
+    expect(applyEdits('\tx = 1\n\ty = 2\n', [{ search: '  x = 1\n  y = 2\n', replace: '  x = 1\n  z = 3\n  y = 2\n' }])).toMatchObject({ text: '\tx = 1\n\tz = 3\n\ty = 2\n' });
+    // A block quoted with four more spaces everywhere: a shift, not another step of indentation.
+    expect(applyEdits('    x = 1\n', [{ search: '        x = 1\n', replace: '        x = 1\n            y = 2\n' }])).toMatchObject({ text: '    x = 1\n        y = 2\n' });
+    // The model indented alike what the file indents differently: no way to know where a new line goes.
+    expect(applyEdits('a\n    b\n', [{ search: 'a\nb\n', replace: 'a\nc\n' }])).toMatchObject({ ok: false, error: expect.stringMatching(/indented alike/) });
+  });
+
+  it('typographic quotes: matched as ASCII; new lines lose the ones the file does not use, keep the ones it does', () => {
+    expect(applyEdits('say("hi")\n', [{ search: 'say(“hi”)\n', replace: 'say(“bye”)\n' }])).toMatchObject({ ok: true, text: 'say("bye")\n' });
+    expect(applyEdits('t = "“a”"\nx\n', [{ search: 't = "“a”"\nx\n', replace: 't = "“b”"\nx\n' }])).toMatchObject({ text: 't = "“b”"\nx\n' });
+  });
+
+  it('"..." parts: each found once after the one before; an ambiguous part fails', () => {
+    expect(applyEdits('}\na\n}\n', [{ search: 'a\n...\n}\n', replace: 'A\n...\n}\n' }])).toMatchObject({ ok: true, text: '}\nA\n}\n' });
+    expect(applyEdits('x\n}\n}\n', [{ search: 'x\n...\n}\n', replace: 'X\n...\n}\n' }])).toMatchObject({ ok: false, error: expect.stringMatching(/found more than once/) });
+  });
+});

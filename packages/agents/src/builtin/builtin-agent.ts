@@ -197,7 +197,9 @@ async function applyReply(
     say(`${r.status} ${r.command.type} ${r.command.action}${target}${r.error ? `: ${r.error}` : ''}${r.notes ? ` (${r.notes.join('; ')})` : ''}`);
   }
   say(result.summary);
-  if (result.failed > 0) return finish('failed', `the patch engine refused part of the reply: ${result.summary}`);
+  // The reasons, not only the count: they are what the model is told to fix next time.
+  const reasons = result.results.filter((r) => r.status === 'failed').slice(0, 3).map((r) => `${'target' in r.command && r.command.target ? `${r.command.target}: ` : ''}${r.error ?? 'failed'}`);
+  if (result.failed > 0) return finish('failed', `the patch engine refused part of the reply: ${result.summary}; ${reasons.join('; ')}`.slice(0, 800));
   return finish('changed');
 }
 
