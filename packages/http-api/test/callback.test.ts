@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { classify, createJob, type Job } from '@codefleet/core';
 import { silentLogger } from '@codefleet/log';
 import { requesterConformance } from '@codefleet/requester/conformance';
 import { createCallbackRequester, createHttpApi, verifyCallback, type CallbackPayload } from '../src/index.js';
 import { apiConfig, callbackSecret, openBackends, token } from './helpers.js';
+import { validate } from './openapi-check.js';
 import { startReceiver } from './receiver.js';
 
 const secret = 'sk-test-0123456789abcdef';
@@ -115,5 +118,18 @@ describe('completion webhook', () => {
     } finally {
       await api.close();
     }
+  });
+
+  // Last: by now the conformance suite and the tests above have sent every kind of event.
+  it('sends bodies the description\'s CallbackPayload schema and example describe', () => {
+    const doc = JSON.parse(readFileSync(fileURLToPath(new URL('../../../docs/openapi.json', import.meta.url)), 'utf8')) as Record<string, unknown>;
+    const schema = { $ref: '#/components/schemas/CallbackPayload' };
+    const bodies = receiver.received.filter((r) => r.body !== '').map((r) => JSON.parse(r.body) as CallbackPayload);
+    expect(new Set(bodies.map((b) => b.event))).toEqual(new Set(['queued', 'started', 'finished', 'answered', 'failed', 'cancelled']));
+    expect(bodies.flatMap((body) => validate(doc, schema, body))).toEqual([]);
+    const path = ['paths', '/v1/jobs', 'post', 'callbacks', 'completion', '{$request.body#/callback_url}', 'post', 'requestBody', 'content', 'application/json', 'example'];
+    const example = path.reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], doc);
+    expect(example).toMatchObject({ event: 'finished' });
+    expect(validate(doc, schema, example)).toEqual([]);
   });
 });
