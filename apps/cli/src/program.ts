@@ -184,6 +184,13 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
       await withRuntime((rt) => cancel(rt, target, io.out, io.err));
     });
 
+  program.command('retry <run-id>')
+    .description('run a finished run\'s task again as a new job (once per run; retry the new job\'s run after that)')
+    .action(async (runId: string) => {
+      const { retry } = await commands.fleet();
+      await withRuntime((rt) => retry(rt, runId, io.out, io.err));
+    });
+
   program.command('show <run-id>')
     .description('stage timeline, attempts and checks of one run')
     .option('--json', 'machine-readable output')

@@ -114,6 +114,24 @@ describe('fleet commands', () => {
     });
   }, 90_000);
 
+  it('retry: a finished run is queued again once, however often asked, and journaled once', async () => {
+    const id = await enqueue('Change nothing');
+    expect((await cli(dir.path, 'worker', '--once')).out).toContain('1 dead-lettered');
+    const first = await cli(dir.path, 'retry', id);
+    expect(first).toMatchObject({ code: 0, out: expect.stringContaining(`run ${id} queued again as job `) });
+    const retried = /as job (\S+)$/.exec(first.out)?.[1] ?? '';
+    const again = await cli(dir.path, 'retry', id);
+    expect(again).toMatchObject({ code: 0, out: expect.stringContaining(`already retried as job ${retried}`) });
+    // The retry's job runs and fails again: asking for the first run once more still makes no job.
+    expect((await cli(dir.path, 'worker', '--once')).out).toContain('processed 1');
+    expect((await cli(dir.path, 'retry', id)).out).toContain(`already retried as job ${retried}`);
+    expect((await cli(dir.path, 'worker', '--once')).out).toContain('processed 0');
+    await withStore(async (store) => {
+      expect(await store.journal()).toEqual([expect.objectContaining({ action: 'retry', runId: id, jobId: retried, by: userInfo().username, via: 'cli' })]);
+    });
+    expect(await cli(dir.path, 'retry', 'no-such-run')).toMatchObject({ code: 1, err: 'no run no-such-run' });
+  }, 90_000);
+
   it('enqueue --priority high is claimed before an earlier normal job', async () => {
     const normal = await enqueue('Normal');
     const high = await enqueue('Urgent', '--priority', 'high');

@@ -1,6 +1,7 @@
-import { createJob, isTerminal, type RunRecord } from '@codefleet/core';
+import { createJob, isTerminal, type Job, type RunRecord } from '@codefleet/core';
+import type { EnqueueResult } from '@codefleet/queue';
 import { latestRunOf } from './runs-read.js';
-import type { DashboardDeps } from './deps.js';
+import type { DashboardDeps, DashboardQueue, DashboardStore } from './deps.js';
 
 /** What an action did; `status` is the HTTP status it answers with. */
 export interface ActionResult {
@@ -28,18 +29,55 @@ export async function cancelRun(deps: DashboardDeps, runId: string): Promise<Act
   return { status: 200, message: `cancel requested for run ${runId}`, runId };
 }
 
+/** What a retry needs, from the dashboard or the CLI (`codefleet retry`). */
+export type RetryDeps = Pick<DashboardDeps, 'by' | 'now' | 'newId'> & {
+  queue: Pick<DashboardQueue, 'enqueue'>;
+  store: Pick<DashboardStore, 'get' | 'requestCancel' | 'cancelRequested' | 'clearCancel' | 'record' | 'bindRequest' | 'setRequest'>;
+  /** Where the action came from, for the journal; default `dashboard`. */
+  via?: 'dashboard' | 'cli';
+};
+
+/**
+ * How long a run remembers the job it was retried as. A run is retried once: the retry's
+ * own run is the one to retry after that.
+ */
+export const retryKeyTtlMs = 400 * 24 * 60 * 60 * 1000;
+
 /**
  * Runs a finished run's task again: a new job with the same task, idempotency key and
  * branch (the one the run worked on), so it lands in the same pull request, after clearing
- * any cancel left on the task. Only the job's latest run may be retried, once finished.
+ * any cancel left on the task. Only the job's latest run may be retried, once finished, and
+ * only once: the run's request key (`retry:<run id>`, bound atomically in the run store
+ * whatever the queue backend) remembers its job, so a second retry (a double click, the
+ * CLI after the dashboard, a client repeating a request) answers with that job instead
+ * of queueing another.
  */
-export async function retryRun(deps: DashboardDeps, runId: string): Promise<ActionResult> {
+export async function retryRun(deps: RetryDeps, runId: string): Promise<ActionResult> {
   const run = await deps.store.get(runId);
   if (run === undefined) return { status: 404, message: `no run ${runId}` };
   if (!isTerminal(run.stage)) return { status: 409, message: `run ${runId} has not finished; cancel it first`, runId };
   const latest = await latestRunOf(deps.store, run.job.id);
   if (latest !== undefined && latest.run_id !== run.run_id) return { status: 409, message: `run ${runId} is not the job's latest run (${latest.run_id})`, runId: latest.run_id };
   const job = createJob(retryInput(run), { id: deps.newId(), now: deps.now() });
+  const key = `retry:${run.run_id}`;
+  const bound = await deps.store.bindRequest(key, job.id, retryKeyTtlMs);
+  if (!bound.bound) return { status: 200, message: `run ${runId} was already retried as job ${bound.value}; retry that job's run instead`, runId: bound.value };
+  // Nothing queued after all: free the key, so the operator can retry the run later.
+  const release = () => deps.store.setRequest(key, '', 1);
+  const queued = await enqueueRetry(deps, job).catch(async (error: unknown) => {
+    await release().catch(() => {});
+    throw error;
+  });
+  if (queued.deduplicated) {
+    await release();
+    return { status: 409, message: `the task is already queued or running as job ${queued.id}`, runId };
+  }
+  await journal(deps, 'retry', run, { jobId: job.id, detail: `queued again as job ${job.id}` });
+  return { status: 200, message: `run ${runId} queued again as job ${job.id}`, runId: job.id };
+}
+
+/** Queues the retry's job, after clearing a cancel left on its task (restored if the job is not queued). */
+async function enqueueRetry(deps: RetryDeps, job: Job): Promise<EnqueueResult> {
   const taskKey = job.idempotency_key;
   // The cancel left on the task (the operator often cancelled this very run) must go before
   // the job is queued, or a worker claiming it at once would cancel it. When the task turns
@@ -53,12 +91,8 @@ export async function retryRun(deps: DashboardDeps, runId: string): Promise<Acti
     await restore();
     throw error;
   });
-  if (queued.deduplicated) {
-    await restore();
-    return { status: 409, message: `the task is already queued or running as job ${queued.id}`, runId };
-  }
-  await journal(deps, 'retry', run, { jobId: job.id, detail: `queued again as job ${job.id}` });
-  return { status: 200, message: `run ${runId} queued again as job ${job.id}`, runId: job.id };
+  if (queued.deduplicated) await restore();
+  return queued;
 }
 
 /**
@@ -86,9 +120,9 @@ export async function redriveDeadLetter(deps: DashboardDeps, id: string): Promis
   return { status: 200, message: `redriven ${id}`, ...(runId === undefined ? {} : { runId }) };
 }
 
-async function journal(deps: DashboardDeps, action: ActionName, run: RunRecord, extra: { jobId?: string; detail?: string }): Promise<void> {
+async function journal(deps: Pick<RetryDeps, 'store' | 'by' | 'now' | 'via'>, action: ActionName, run: RunRecord, extra: { jobId?: string; detail?: string }): Promise<void> {
   await deps.store.record({
     kind: 'action', action, runId: run.run_id, jobId: extra.jobId ?? run.job.id, taskKey: run.job.idempotency_key,
-    by: deps.by, via: 'dashboard', at: deps.now().toISOString(), ...(extra.detail === undefined ? {} : { detail: extra.detail }),
+    by: deps.by, via: deps.via ?? 'dashboard', at: deps.now().toISOString(), ...(extra.detail === undefined ? {} : { detail: extra.detail }),
   });
 }

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { CodefleetError, taskStatusesOf, type PullRequestStatesReader } from '@codefleet/core';
 import { cancelRun, redriveDeadLetter, retryRun, type ActionResult } from './actions.js';
-import { BackendError, guardBackends } from './backends.js';
+import { BackendError, guardBackends, isUnreadableRecord } from './backends.js';
 import { bearerOf, cookieOf, derive, sessionCookie, tokenMatches } from './auth.js';
 import type { DashboardDeps, DashboardQueue, DashboardStore } from './deps.js';
 import { streamView } from './events.js';
@@ -182,6 +182,11 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       options.onError?.(error);
       if (!(req.headers.accept ?? '').includes('text/html')) return reply.code(503).type('text/plain; charset=utf-8').send(error.message);
       return sendPage(reply, 'Unavailable', html`<p class="error-banner" role="alert" data-problem="${error.backend}">${error.message}. Reload once it is back; the dashboard's log has the details.</p>`, undefined, 503);
+    }
+    if (isUnreadableRecord(error)) {
+      options.onError?.(error);
+      if (!(req.headers.accept ?? '').includes('text/html')) return reply.code(500).type('text/plain; charset=utf-8').send(error.message);
+      return sendPage(reply, 'Unreadable run record', html`<p class="error-banner" role="alert" data-problem="unreadable">${error.message}. The other runs are not affected; see the <a href="/runs">runs</a>.</p>`, undefined, 500);
     }
     const status = error instanceof HttpError ? error.status : error.validation !== undefined ? 400 : (error.statusCode ?? 500);
     if (status >= 500) options.onError?.(error);

@@ -15,8 +15,9 @@ import type { RunOutcome, RunRecord, Stage } from '@codefleet/core';
  */
 export interface RunStore extends TaskLeases, CancelRequests, RequestKeys, WorkerRegistry, Journal, SpendLedger {
   save(run: RunRecord): Promise<void>;
+  /** Rejects with `invalid_run`, naming the run, when its stored record cannot be read. */
   get(runId: string): Promise<RunRecord | undefined>;
-  /** Newest first (by created_at); filters combine with AND. */
+  /** Newest first (by created_at); filters combine with AND. A record that cannot be read is listed flagged (`unreadable`). */
   list(query?: RunQuery): Promise<RunSummary[]>;
   close(): Promise<void>;
 }
@@ -226,6 +227,14 @@ export interface RunSummary {
   durationMs?: number;
   /** The failing error's code when the run failed. */
   errorCode?: string;
+  /**
+   * Set when the stored record cannot be read (corrupt, or written by an incompatible
+   * version): why. The other fields are what could be read of it, `stage` the stored one
+   * when it names a stage, else `failed` (nothing can go on from an unreadable record), and
+   * `title` `(unreadable run record)` when it had none. `list` flags such a run instead of
+   * failing, so one bad record is never an outage; `get` of it rejects with `invalid_run`.
+   */
+  unreadable?: string;
   taskKey: string;
   jobId: string;
 }
