@@ -9,7 +9,7 @@ import { createTempDir, createTempRepo, type TempDir, type TempRepo } from '@cod
 import { parseWhen } from '../src/commands/fleet.js';
 import { cli } from './cli-helpers.js';
 
-// `runs` filters and columns, `workers`, `cancel`, `dlq redrive` and `enqueue --priority`,
+// `runs` filters and columns, `workers`, `cancel`, `retry`, `dlq redrive` / `drop` and `enqueue --priority`,
 // in-process against a real SQLite run store and queue and a real git repository.
 
 describe('fleet commands', () => {
@@ -130,6 +130,22 @@ describe('fleet commands', () => {
       expect(await store.journal()).toEqual([expect.objectContaining({ action: 'retry', runId: id, jobId: retried, by: userInfo().username, via: 'cli' })]);
     });
     expect(await cli(dir.path, 'retry', 'no-such-run')).toMatchObject({ code: 1, err: 'no run no-such-run' });
+  }, 90_000);
+
+  it('dlq drop removes a dead letter for good, journaled with the reason; only once', async () => {
+    const id = await enqueue('Change nothing');
+    expect((await cli(dir.path, 'worker', '--once')).out).toContain('1 dead-lettered');
+    expect((await cli(dir.path, 'dlq', 'drop', id)).code).toBe(1);
+    expect(await cli(dir.path, 'dlq', 'drop', id, '--reason', '  ')).toMatchObject({ code: 1, err: expect.stringContaining('give a reason') });
+    expect(await cli(dir.path, 'dlq', 'drop', id, '--reason', 'the repository was archived')).toMatchObject({ code: 0, out: `dropped ${id}` });
+    expect(await cli(dir.path, 'dlq', 'drop', id, '--reason', 'again')).toMatchObject({ code: 1, err: `no dead-lettered job ${id}` });
+    expect((await cli(dir.path, 'dlq', 'list')).out).toBe('dead-letter queue is empty');
+    expect((await cli(dir.path, 'dlq', 'redrive', id)).code).toBe(1);
+    await withStore(async (store) => {
+      expect(await store.journal()).toEqual([{
+        kind: 'action', action: 'drop', jobId: id, runId: id, taskKey: id, by: userInfo().username, via: 'cli', at: expect.any(String), detail: 'the repository was archived',
+      }]);
+    });
   }, 90_000);
 
   it('enqueue --priority high is claimed before an earlier normal job', async () => {

@@ -5,14 +5,14 @@ import type { DashboardDeps, DashboardQueue, DashboardStore } from './deps.js';
 
 /** What an action did; `status` is the HTTP status it answers with. */
 export interface ActionResult {
-  status: 200 | 404 | 409;
+  status: 200 | 400 | 404 | 409;
   message: string;
   /** Where the page goes afterwards. */
   runId?: string;
 }
 
 /** An operator action the dashboard can take. */
-export type ActionName = 'cancel' | 'retry' | 'redrive';
+export type ActionName = 'cancel' | 'retry' | 'redrive' | 'drop';
 
 /**
  * Asks the worker running (or about to run) the run's task to stop: the cancel request is
@@ -118,6 +118,35 @@ export async function redriveDeadLetter(deps: DashboardDeps, id: string): Promis
     ...(latest === undefined ? {} : { runId: latest.run_id, taskKey: latest.job.idempotency_key }),
   });
   return { status: 200, message: `redriven ${id}`, ...(runId === undefined ? {} : { runId }) };
+}
+
+/** What a drop needs, from the dashboard or the CLI (`codefleet dlq drop`). */
+export type DropDeps = Pick<DashboardDeps, 'by' | 'now'> & {
+  queue: Pick<DashboardQueue, 'deadLetters' | 'drop'>;
+  store: Pick<DashboardStore, 'get' | 'record'>;
+  via?: 'dashboard' | 'cli';
+};
+
+/** Longest reason a drop keeps. */
+export const maxDropReasonChars = 500;
+
+/**
+ * Removes a dead-lettered job for good, with the operator's reason (required: a dropped
+ * job is gone, the journal is all that says why), journaled as redrive is. Dropping
+ * again is a 404 and journals nothing.
+ */
+export async function dropDeadLetter(deps: DropDeps, id: string, reason: string | undefined): Promise<ActionResult> {
+  const why = (reason ?? '').trim();
+  if (why === '' || why.length > maxDropReasonChars) return { status: 400, message: `give a reason for dropping ${id} (1..${maxDropReasonChars} characters): the job is gone afterwards` };
+  const letter = (await deps.queue.deadLetters({ limit: 1000 })).find((d) => d.id === id);
+  const result = await deps.queue.drop(id);
+  if (result.status === 'not_found') return { status: 404, message: `no dead-lettered job ${id}` };
+  const latest = letter?.job === undefined ? undefined : await latestRunOf(deps.store, letter.job.id);
+  await deps.store.record({
+    kind: 'action', action: 'drop', jobId: id, by: deps.by, via: deps.via ?? 'dashboard', at: deps.now().toISOString(), detail: why,
+    ...(latest === undefined ? {} : { runId: latest.run_id, taskKey: latest.job.idempotency_key }),
+  });
+  return { status: 200, message: `dropped ${id}` };
 }
 
 async function journal(deps: Pick<RetryDeps, 'store' | 'by' | 'now' | 'via'>, action: ActionName, run: RunRecord, extra: { jobId?: string; detail?: string }): Promise<void> {

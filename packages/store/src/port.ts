@@ -119,12 +119,12 @@ export interface JournalQuery {
 
 /**
  * One journal entry. `at` is ISO. An action's `by` is who (an OS user, a login), `via`
- * where from. An undelivered report names the report's kind (`finished`, `failed`,
+ * where from; a `drop` (of a dead letter) has the operator's reason in `detail`. An undelivered report names the report's kind (`finished`, `failed`,
  * `cancelled`, `answered`), the requester that could not deliver it and the last error.
  */
 export type JournalEntry =
   | {
-    kind: 'action'; action: 'cancel' | 'retry' | 'redrive'; runId?: string; jobId?: string;
+    kind: 'action'; action: 'cancel' | 'retry' | 'redrive' | 'drop'; runId?: string; jobId?: string;
     taskKey?: string; by: string; via: 'cli' | 'dashboard' | 'chat' | 'api' | 'issue'; at: string; detail?: string;
   }
   | { kind: 'undelivered_report'; runId: string; jobId: string; report: string; requester: string; error: string; at: string };

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { InvalidArgumentError } from 'commander';
 import { formatDuration, isTerminal } from '@codefleet/core';
-import { retryRun } from '@codefleet/dashboard';
 import { latestRun, type JournalEntry, type RunQuery, type WorkerInfo } from '@codefleet/store';
 import { displayText } from '../format.js';
 import type { Runtime } from '../runtime.js';
@@ -113,6 +112,8 @@ export async function cancel(rt: Runtime, target: string, out: (line: string) =>
  */
 export async function retry(rt: Runtime, runId: string, out: (line: string) => void, err: (line: string) => void): Promise<number> {
   if (runId.trim() === '' || runId.length > 512) throw new InvalidArgumentError('expected a run id (1..512 characters)');
+  // Loaded here: the dashboard's module (a web server) is not what the other fleet commands need.
+  const { retryRun } = await import('@codefleet/dashboard');
   const result = await retryRun({ queue: rt.queue, store: rt.store, by: operator(rt), via: 'cli', now: () => new Date(), newId: randomUUID }, runId);
   if (result.status !== 200) {
     err(displayText(result.message));

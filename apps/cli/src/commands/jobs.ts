@@ -179,6 +179,22 @@ export async function redrive(rt: Runtime, id: string, out: (line: string) => vo
   return 0;
 }
 
+/**
+ * `codefleet dlq drop <id> --reason <text>`: removes a dead letter for good, journaled with
+ * the reason, as the dashboard's Drop does (the same function). Resolves the exit code.
+ */
+export async function drop(rt: Runtime, id: string, reason: string, out: (line: string) => void, err: (line: string) => void): Promise<number> {
+  const { dropDeadLetter } = await import('@codefleet/dashboard');
+  const { operator } = await import('./fleet.js');
+  const result = await dropDeadLetter({ queue: rt.queue, store: rt.store, by: operator(rt), via: 'cli', now: () => new Date() }, id, reason);
+  if (result.status !== 200) {
+    err(displayText(result.message));
+    return 1;
+  }
+  out(displayText(result.message));
+  return 0;
+}
+
 /** `codefleet dlq list`. */
 export async function listDeadLetters(rt: Runtime, json: boolean): Promise<string> {
   const dead = await rt.queue.deadLetters({ limit: 100 });
