@@ -133,15 +133,21 @@ export const maxDropReasonChars = 500;
 /**
  * Removes a dead-lettered job for good, with the operator's reason (required: a dropped
  * job is gone, the journal is all that says why), journaled as redrive is. Dropping
- * again is a 404 and journals nothing.
+ * again is a 404 and journals nothing. A valid job whose run has not finished (its worker
+ * died on every attempt) is refused until a worker has reported it (`reportDeadLetters`,
+ * at a worker's start and every few minutes): dropped first, its requester would never
+ * hear that it failed.
  */
 export async function dropDeadLetter(deps: DropDeps, id: string, reason: string | undefined): Promise<ActionResult> {
   const why = (reason ?? '').trim();
   if (why === '' || why.length > maxDropReasonChars) return { status: 400, message: `give a reason for dropping ${id} (1..${maxDropReasonChars} characters): the job is gone afterwards` };
   const letter = (await deps.queue.deadLetters({ limit: 1000 })).find((d) => d.id === id);
+  const latest = letter?.job === undefined ? undefined : await latestRunOf(deps.store, letter.job.id);
+  if (letter?.job !== undefined && (latest === undefined || !isTerminal(latest.stage))) {
+    return { status: 409, message: `not dropped: job ${id} has not been reported failed yet (its worker stopped on it); a worker reports it at its start and every 5 minutes, drop it after that` };
+  }
   const result = await deps.queue.drop(id);
   if (result.status === 'not_found') return { status: 404, message: `no dead-lettered job ${id}` };
-  const latest = letter?.job === undefined ? undefined : await latestRunOf(deps.store, letter.job.id);
   await deps.store.record({
     kind: 'action', action: 'drop', jobId: id, by: deps.by, via: deps.via ?? 'dashboard', at: deps.now().toISOString(), detail: why,
     ...(latest === undefined ? {} : { runId: latest.run_id, taskKey: latest.job.idempotency_key }),

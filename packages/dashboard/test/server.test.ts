@@ -178,6 +178,21 @@ describe('actions', () => {
     expect(await b.store.journal({ kind: 'action' })).toHaveLength(1);
   });
 
+  it('will not drop a dead letter whose run no worker has reported finished yet', async () => {
+    const job = jobOf('dead-3');
+    await b.queue.enqueue(job);
+    await (await b.queue.claim({ workerId: 't' }))?.deadLetter('lease lost on every attempt');
+    // Its worker died mid-run: the run still says implementing until a worker reports it.
+    await b.store.save(implementingRun(job));
+    const drop = () => fetch(`${dash.base}/dead-letters/dead-3/drop`, { method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: JSON.stringify({ reason: 'stuck' }) });
+    const refused = await drop();
+    expect(refused.status).toBe(409);
+    expect(((await refused.json()) as { message: string }).message).toContain('not been reported failed yet');
+    expect((await b.queue.stats()).deadLetter).toBe(1);
+    await b.store.save(failedRun(job));
+    expect((await drop()).status).toBe(200);
+  });
+
   it('retries a run once: a double click or a later retry answers with the first retry\'s job', async () => {
     await b.store.save(failedRun(jobOf('failed-3')));
     const retry = async () => (await fetch(`${dash.base}/runs/failed-3/retry`, { method: 'POST', headers: bearer })).json() as Promise<{ ok: boolean; runId: string }>;
