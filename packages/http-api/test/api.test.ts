@@ -232,7 +232,7 @@ describe('GET /v1/openapi.json', () => {
 describe('docs/openapi.json', () => {
   // Last in the file: the tests above have made their requests by now.
   it('describes every answer the tests above got: its status, media type and body', () => {
-    const doc = JSON.parse(readFileSync(fileURLToPath(new URL('../../../docs/openapi.json', import.meta.url)), 'utf8')) as Parameters<typeof exchangeProblems>[0];
+    const doc = JSON.parse(readFileSync(fileURLToPath(new URL('../../../docs/openapi.json', import.meta.url)), 'utf8')) as object;
     expect(exchanges.length).toBeGreaterThan(40);
     expect(exchanges.flatMap((e) => exchangeProblems(doc, e))).toEqual([]);
     // The refusals this issue was about are among them, so their check is not vacuous.

@@ -96,7 +96,8 @@ function resolve(root: unknown, ref: string): Schema {
 }
 
 /** Problems of one exchange against the description: its path, method, status, media type and body. */
-export function exchangeProblems(doc: Doc, e: Exchange): string[] {
+export function exchangeProblems(spec: object, e: Exchange): string[] {
+  const doc = spec as Doc;
   const where = `${e.method} ${e.path} -> ${e.status}`;
   const template = Object.keys(doc.paths).find((p) => new RegExp(`^${p.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(e.path));
   const operation = template === undefined ? undefined : doc.paths[template]?.[e.method.toLowerCase()];

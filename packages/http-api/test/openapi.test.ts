@@ -17,7 +17,7 @@ describe('docs/openapi.json', () => {
   });
 
   it('is checked by a validator that finds what does not match (the check of every answer in api.test.ts)', () => {
-    const doc = openApiDocument() as Parameters<typeof exchangeProblems>[0];
+    const doc = openApiDocument();
     const answer = (status: number, body: unknown, path = '/v1/jobs/api-1') =>
       exchangeProblems(doc, { method: 'GET', path, status, contentType: 'application/json; charset=utf-8', body: JSON.stringify(body) });
     const links = { self: '/v1/jobs/api-1', cancel: '/v1/jobs/api-1/cancel' };
