@@ -3,6 +3,7 @@ import { hostname, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { advance, createJob, finish, newRun, startAttempt } from '@codefleet/core';
+import { openSqlite } from '@codefleet/sqlite';
 import { LocalQueue } from '@codefleet/queue';
 import { SqliteRunStore } from '@codefleet/store';
 import { createTempDir, createTempRepo, type TempDir, type TempRepo } from '@codefleet/testkit';
@@ -146,6 +147,33 @@ describe('fleet commands', () => {
         kind: 'action', action: 'drop', jobId: id, runId: id, taskKey: id, by: userInfo().username, via: 'cli', at: expect.any(String), detail: 'the repository was archived',
       }]);
     });
+  }, 90_000);
+
+  it('runs lists the other runs when one record cannot be read, flagging that one; show names it', async () => {
+    await withStore(async (store) => {
+      for (const id of ['good-1', 'bad-1']) {
+        const job = createJob({ repo: repo.path, source: { kind: 'cli' }, title: `Task ${id}`, requested_by: 'me' }, { id, now: new Date() });
+        await store.save(finish(startAttempt(newRun(job, { runId: id, now: new Date() }), { workerId: 'w', now: new Date() }), 'failed', {
+          now: new Date(), error: { code: 'test_failed', verdict: 'permanent', message: 'tests fail' },
+        }));
+      }
+    });
+    const db = openSqlite(join(dir.path, 'data', 'runs.sqlite'));
+    try {
+      db.prepare('UPDATE runs SET record = ? WHERE run_id = ?').run('{"run_id": "bad-1", "stage": "exploded"', 'bad-1');
+    } finally {
+      db.close();
+    }
+    const runs = await cli(dir.path, 'runs');
+    expect(runs.code).toBe(0);
+    const lines = runs.out.split('\n');
+    expect(lines.find((l) => l.startsWith('good-1'))).toMatch(/ failed +failed /);
+    expect(lines.find((l) => l.startsWith('bad-1'))).toMatch(/ UNREADABLE /);
+    expect(runs.out).toContain('1 run record(s) cannot be read (the other runs are fine):');
+    expect(runs.out).toContain('run bad-1: its stored record cannot be read');
+    const json = JSON.parse((await cli(dir.path, 'runs', '--json')).out) as { run_id: string; unreadable?: string }[];
+    expect(json.map((r) => [r.run_id, r.unreadable !== undefined])).toEqual(expect.arrayContaining([['good-1', false], ['bad-1', true]]));
+    expect(await cli(dir.path, 'show', 'bad-1')).toMatchObject({ code: 1, err: expect.stringContaining('run bad-1: its stored record cannot be read') });
   }, 90_000);
 
   it('enqueue --priority high is claimed before an earlier normal job', async () => {
