@@ -97,6 +97,8 @@ export function openApiDocument(): Record<string, unknown> {
         'X-Codefleet-Signature = sha256=<hex HMAC-SHA256 of "<X-Codefleet-Timestamp>.<raw body>"> keyed with the ' +
         'callback secret; dedupe on X-Codefleet-Event-Id.',
     },
+    // The default address; behind a TLS proxy, the proxy's. Paths are absolute from the server's root.
+    servers: [{ url: 'http://127.0.0.1:8789', description: 'http_api.host:port by default (loopback); put a TLS proxy in front to expose it' }],
     security: [{ bearer: [] }],
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'http_api.token' } },
