@@ -26,7 +26,8 @@ export function displayText(text: string): string {
 export function formatRuns(runs: RunSummary[], now = Date.now(), statuses: readonly (TaskStatusView | undefined)[] = []): string {
   if (runs.length === 0) return 'no runs yet';
   const rows = runs.map((r, i) => [
-    r.runId, statusCell(statuses[i]), r.stage, r.outcome ?? '', String(r.attempts), r.pullRequest ? `#${r.pullRequest.number}${r.pullRequest.draft ? ' (draft)' : ''}` : '',
+    // A record the store cannot read: flagged here, why in the note under the table.
+    r.runId, statusCell(statuses[i]), r.stage, r.unreadable === undefined ? (r.outcome ?? '') : 'UNREADABLE', String(r.attempts), r.pullRequest ? `#${r.pullRequest.number}${r.pullRequest.draft ? ' (draft)' : ''}` : '',
     // Minutes in UTC: short, and the same on every host of the fleet.
     `${r.createdAt.slice(0, 16).replace('T', ' ')}Z`,
     durationText(r, now),

@@ -184,6 +184,13 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
       await withRuntime((rt) => cancel(rt, target, io.out, io.err));
     });
 
+  program.command('retry <run-id>')
+    .description('run a finished run\'s task again as a new job (once per run; retry the new job\'s run after that)')
+    .action(async (runId: string) => {
+      const { retry } = await commands.fleet();
+      await withRuntime((rt) => retry(rt, runId, io.out, io.err));
+    });
+
   program.command('show <run-id>')
     .description('stage timeline, attempts and checks of one run')
     .option('--json', 'machine-readable output')
@@ -209,7 +216,7 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
     });
 
   program.command('dashboard')
-    .description('serve the web dashboard (runs, workers, queue, dead letters; cancel, retry, redrive) until SIGTERM/SIGINT')
+    .description('serve the web dashboard (runs, workers, queue, dead letters; cancel, retry, redrive, drop) until SIGTERM/SIGINT')
     .option('--port <n>', 'port (default dashboard.port)', portNumber)
     .option('--host <host>', 'address to bind (default dashboard.host, loopback)')
     .option('--read-only', 'offer and accept no action')
@@ -269,6 +276,13 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
     .action(async (id: string) => {
       const { redrive } = await commands.jobs();
       await withRuntime((rt) => redrive(rt, id, io.out, io.err));
+    });
+
+  dlq.command('drop <id>').description('remove a dead-lettered job for good (written to the journal with the reason)')
+    .requiredOption('--reason <text>', 'why it is dropped (kept in the journal)')
+    .action(async (id: string, opts: { reason: string }) => {
+      const { drop } = await commands.jobs();
+      await withRuntime((rt) => drop(rt, id, opts.reason, io.out, io.err));
     });
 
   program.command('doctor')

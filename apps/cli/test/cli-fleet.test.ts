@@ -3,13 +3,14 @@ import { hostname, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { advance, createJob, finish, newRun, startAttempt } from '@codefleet/core';
+import { openSqlite } from '@codefleet/sqlite';
 import { LocalQueue } from '@codefleet/queue';
 import { SqliteRunStore } from '@codefleet/store';
 import { createTempDir, createTempRepo, type TempDir, type TempRepo } from '@codefleet/testkit';
 import { parseWhen } from '../src/commands/fleet.js';
 import { cli } from './cli-helpers.js';
 
-// `runs` filters and columns, `workers`, `cancel`, `dlq redrive` and `enqueue --priority`,
+// `runs` filters and columns, `workers`, `cancel`, `retry`, `dlq redrive` / `drop` and `enqueue --priority`,
 // in-process against a real SQLite run store and queue and a real git repository.
 
 describe('fleet commands', () => {
@@ -112,6 +113,67 @@ describe('fleet commands', () => {
     await withStore(async (store) => {
       expect(await store.journal()).toEqual([{ kind: 'action', action: 'redrive', jobId: id, by: userInfo().username, via: 'cli', at: expect.any(String) }]);
     });
+  }, 90_000);
+
+  it('retry: a finished run is queued again once, however often asked, and journaled once', async () => {
+    const id = await enqueue('Change nothing');
+    expect((await cli(dir.path, 'worker', '--once')).out).toContain('1 dead-lettered');
+    const first = await cli(dir.path, 'retry', id);
+    expect(first).toMatchObject({ code: 0, out: expect.stringContaining(`run ${id} queued again as job `) });
+    const retried = /as job (\S+)$/.exec(first.out)?.[1] ?? '';
+    const again = await cli(dir.path, 'retry', id);
+    expect(again).toMatchObject({ code: 0, out: expect.stringContaining(`already retried as job ${retried}`) });
+    // The retry's job runs and fails again: asking for the first run once more still makes no job.
+    expect((await cli(dir.path, 'worker', '--once')).out).toContain('processed 1');
+    expect((await cli(dir.path, 'retry', id)).out).toContain(`already retried as job ${retried}`);
+    expect((await cli(dir.path, 'worker', '--once')).out).toContain('processed 0');
+    await withStore(async (store) => {
+      expect(await store.journal()).toEqual([expect.objectContaining({ action: 'retry', runId: id, jobId: retried, by: userInfo().username, via: 'cli' })]);
+    });
+    expect(await cli(dir.path, 'retry', 'no-such-run')).toMatchObject({ code: 1, err: 'no run no-such-run' });
+  }, 90_000);
+
+  it('dlq drop removes a dead letter for good, journaled with the reason; only once', async () => {
+    const id = await enqueue('Change nothing');
+    expect((await cli(dir.path, 'worker', '--once')).out).toContain('1 dead-lettered');
+    expect((await cli(dir.path, 'dlq', 'drop', id)).code).toBe(1);
+    expect(await cli(dir.path, 'dlq', 'drop', id, '--reason', '  ')).toMatchObject({ code: 1, err: expect.stringContaining('give a reason') });
+    expect(await cli(dir.path, 'dlq', 'drop', id, '--reason', 'the repository was archived')).toMatchObject({ code: 0, out: `dropped ${id}` });
+    expect(await cli(dir.path, 'dlq', 'drop', id, '--reason', 'again')).toMatchObject({ code: 1, err: `no dead-lettered job ${id}` });
+    expect((await cli(dir.path, 'dlq', 'list')).out).toBe('dead-letter queue is empty');
+    expect((await cli(dir.path, 'dlq', 'redrive', id)).code).toBe(1);
+    await withStore(async (store) => {
+      expect(await store.journal()).toEqual([{
+        kind: 'action', action: 'drop', jobId: id, runId: id, taskKey: id, by: userInfo().username, via: 'cli', at: expect.any(String), detail: 'the repository was archived',
+      }]);
+    });
+  }, 90_000);
+
+  it('runs lists the other runs when one record cannot be read, flagging that one; show names it', async () => {
+    await withStore(async (store) => {
+      for (const id of ['good-1', 'bad-1']) {
+        const job = createJob({ repo: repo.path, source: { kind: 'cli' }, title: `Task ${id}`, requested_by: 'me' }, { id, now: new Date() });
+        await store.save(finish(startAttempt(newRun(job, { runId: id, now: new Date() }), { workerId: 'w', now: new Date() }), 'failed', {
+          now: new Date(), error: { code: 'test_failed', verdict: 'permanent', message: 'tests fail' },
+        }));
+      }
+    });
+    const db = openSqlite(join(dir.path, 'data', 'runs.sqlite'));
+    try {
+      db.prepare('UPDATE runs SET record = ? WHERE run_id = ?').run('{"run_id": "bad-1", "stage": "exploded"', 'bad-1');
+    } finally {
+      db.close();
+    }
+    const runs = await cli(dir.path, 'runs');
+    expect(runs.code).toBe(0);
+    const lines = runs.out.split('\n');
+    expect(lines.find((l) => l.startsWith('good-1'))).toMatch(/ failed +failed /);
+    expect(lines.find((l) => l.startsWith('bad-1'))).toMatch(/ UNREADABLE /);
+    expect(runs.out).toContain('1 run record(s) cannot be read (the other runs are fine):');
+    expect(runs.out).toContain('run bad-1: its stored record cannot be read');
+    const json = JSON.parse((await cli(dir.path, 'runs', '--json')).out) as { run_id: string; unreadable?: string }[];
+    expect(json.map((r) => [r.run_id, r.unreadable !== undefined])).toEqual(expect.arrayContaining([['good-1', false], ['bad-1', true]]));
+    expect(await cli(dir.path, 'show', 'bad-1')).toMatchObject({ code: 1, err: expect.stringContaining('run bad-1: its stored record cannot be read') });
   }, 90_000);
 
   it('enqueue --priority high is claimed before an earlier normal job', async () => {

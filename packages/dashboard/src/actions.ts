@@ -1,17 +1,18 @@
-import { createJob, isTerminal, type RunRecord } from '@codefleet/core';
+import { createJob, isTerminal, type Job, type RunRecord } from '@codefleet/core';
+import type { EnqueueResult } from '@codefleet/queue';
 import { latestRunOf } from './runs-read.js';
-import type { DashboardDeps } from './deps.js';
+import type { DashboardDeps, DashboardQueue, DashboardStore } from './deps.js';
 
 /** What an action did; `status` is the HTTP status it answers with. */
 export interface ActionResult {
-  status: 200 | 404 | 409;
+  status: 200 | 400 | 404 | 409;
   message: string;
   /** Where the page goes afterwards. */
   runId?: string;
 }
 
 /** An operator action the dashboard can take. */
-export type ActionName = 'cancel' | 'retry' | 'redrive';
+export type ActionName = 'cancel' | 'retry' | 'redrive' | 'drop';
 
 /**
  * Asks the worker running (or about to run) the run's task to stop: the cancel request is
@@ -28,18 +29,55 @@ export async function cancelRun(deps: DashboardDeps, runId: string): Promise<Act
   return { status: 200, message: `cancel requested for run ${runId}`, runId };
 }
 
+/** What a retry needs, from the dashboard or the CLI (`codefleet retry`). */
+export type RetryDeps = Pick<DashboardDeps, 'by' | 'now' | 'newId'> & {
+  queue: Pick<DashboardQueue, 'enqueue'>;
+  store: Pick<DashboardStore, 'get' | 'requestCancel' | 'cancelRequested' | 'clearCancel' | 'record' | 'bindRequest' | 'setRequest'>;
+  /** Where the action came from, for the journal; default `dashboard`. */
+  via?: 'dashboard' | 'cli';
+};
+
+/**
+ * How long a run remembers the job it was retried as. A run is retried once: the retry's
+ * own run is the one to retry after that.
+ */
+export const retryKeyTtlMs = 400 * 24 * 60 * 60 * 1000;
+
 /**
  * Runs a finished run's task again: a new job with the same task, idempotency key and
  * branch (the one the run worked on), so it lands in the same pull request, after clearing
- * any cancel left on the task. Only the job's latest run may be retried, once finished.
+ * any cancel left on the task. Only the job's latest run may be retried, once finished, and
+ * only once: the run's request key (`retry:<run id>`, bound atomically in the run store
+ * whatever the queue backend) remembers its job, so a second retry (a double click, the
+ * CLI after the dashboard, a client repeating a request) answers with that job instead
+ * of queueing another.
  */
-export async function retryRun(deps: DashboardDeps, runId: string): Promise<ActionResult> {
+export async function retryRun(deps: RetryDeps, runId: string): Promise<ActionResult> {
   const run = await deps.store.get(runId);
   if (run === undefined) return { status: 404, message: `no run ${runId}` };
   if (!isTerminal(run.stage)) return { status: 409, message: `run ${runId} has not finished; cancel it first`, runId };
   const latest = await latestRunOf(deps.store, run.job.id);
   if (latest !== undefined && latest.run_id !== run.run_id) return { status: 409, message: `run ${runId} is not the job's latest run (${latest.run_id})`, runId: latest.run_id };
   const job = createJob(retryInput(run), { id: deps.newId(), now: deps.now() });
+  const key = `retry:${run.run_id}`;
+  const bound = await deps.store.bindRequest(key, job.id, retryKeyTtlMs);
+  if (!bound.bound) return { status: 200, message: `run ${runId} was already retried as job ${bound.value}; retry that job's run instead`, runId: bound.value };
+  // Nothing queued after all: free the key, so the operator can retry the run later.
+  const release = () => deps.store.setRequest(key, '', 1);
+  const queued = await enqueueRetry(deps, job).catch(async (error: unknown) => {
+    await release().catch(() => {});
+    throw error;
+  });
+  if (queued.deduplicated) {
+    await release();
+    return { status: 409, message: `the task is already queued or running as job ${queued.id}`, runId };
+  }
+  await journal(deps, 'retry', run, { jobId: job.id, detail: `queued again as job ${job.id}` });
+  return { status: 200, message: `run ${runId} queued again as job ${job.id}`, runId: job.id };
+}
+
+/** Queues the retry's job, after clearing a cancel left on its task (restored if the job is not queued). */
+async function enqueueRetry(deps: RetryDeps, job: Job): Promise<EnqueueResult> {
   const taskKey = job.idempotency_key;
   // The cancel left on the task (the operator often cancelled this very run) must go before
   // the job is queued, or a worker claiming it at once would cancel it. When the task turns
@@ -53,12 +91,8 @@ export async function retryRun(deps: DashboardDeps, runId: string): Promise<Acti
     await restore();
     throw error;
   });
-  if (queued.deduplicated) {
-    await restore();
-    return { status: 409, message: `the task is already queued or running as job ${queued.id}`, runId };
-  }
-  await journal(deps, 'retry', run, { jobId: job.id, detail: `queued again as job ${job.id}` });
-  return { status: 200, message: `run ${runId} queued again as job ${job.id}`, runId: job.id };
+  if (queued.deduplicated) await restore();
+  return queued;
 }
 
 /**
@@ -86,9 +120,44 @@ export async function redriveDeadLetter(deps: DashboardDeps, id: string): Promis
   return { status: 200, message: `redriven ${id}`, ...(runId === undefined ? {} : { runId }) };
 }
 
-async function journal(deps: DashboardDeps, action: ActionName, run: RunRecord, extra: { jobId?: string; detail?: string }): Promise<void> {
+/** What a drop needs, from the dashboard or the CLI (`codefleet dlq drop`). */
+export type DropDeps = Pick<DashboardDeps, 'by' | 'now'> & {
+  queue: Pick<DashboardQueue, 'deadLetters' | 'drop'>;
+  store: Pick<DashboardStore, 'get' | 'record'>;
+  via?: 'dashboard' | 'cli';
+};
+
+/** Longest reason a drop keeps. */
+export const maxDropReasonChars = 500;
+
+/**
+ * Removes a dead-lettered job for good, with the operator's reason (required: a dropped
+ * job is gone, the journal is all that says why), journaled as redrive is. Dropping
+ * again is a 404 and journals nothing. A valid job whose run has not finished (its worker
+ * died on every attempt) is refused until a worker has reported it (`reportDeadLetters`,
+ * at a worker's start and every few minutes): dropped first, its requester would never
+ * hear that it failed.
+ */
+export async function dropDeadLetter(deps: DropDeps, id: string, reason: string | undefined): Promise<ActionResult> {
+  const why = (reason ?? '').trim();
+  if (why === '' || why.length > maxDropReasonChars) return { status: 400, message: `give a reason for dropping ${id} (1..${maxDropReasonChars} characters): the job is gone afterwards` };
+  const letter = (await deps.queue.deadLetters({ limit: 1000 })).find((d) => d.id === id);
+  const latest = letter?.job === undefined ? undefined : await latestRunOf(deps.store, letter.job.id);
+  if (letter?.job !== undefined && (latest === undefined || !isTerminal(latest.stage))) {
+    return { status: 409, message: `not dropped: job ${id} has not been reported failed yet (its worker stopped on it); a worker reports it at its start and every 5 minutes, drop it after that` };
+  }
+  const result = await deps.queue.drop(id);
+  if (result.status === 'not_found') return { status: 404, message: `no dead-lettered job ${id}` };
+  await deps.store.record({
+    kind: 'action', action: 'drop', jobId: id, by: deps.by, via: deps.via ?? 'dashboard', at: deps.now().toISOString(), detail: why,
+    ...(latest === undefined ? {} : { runId: latest.run_id, taskKey: latest.job.idempotency_key }),
+  });
+  return { status: 200, message: `dropped ${id}` };
+}
+
+async function journal(deps: Pick<RetryDeps, 'store' | 'by' | 'now' | 'via'>, action: ActionName, run: RunRecord, extra: { jobId?: string; detail?: string }): Promise<void> {
   await deps.store.record({
     kind: 'action', action, runId: run.run_id, jobId: extra.jobId ?? run.job.id, taskKey: run.job.idempotency_key,
-    by: deps.by, via: 'dashboard', at: deps.now().toISOString(), ...(extra.detail === undefined ? {} : { detail: extra.detail }),
+    by: deps.by, via: deps.via ?? 'dashboard', at: deps.now().toISOString(), ...(extra.detail === undefined ? {} : { detail: extra.detail }),
   });
 }

@@ -50,7 +50,7 @@ function guard<T extends object>(target: T, backend: Backend, timeoutMs: number)
 }
 
 /** The calls that change something: one that times out may still land. */
-const writes = new Set(['enqueue', 'redrive', 'requestCancel', 'clearCancel', 'record']);
+const writes = new Set(['enqueue', 'redrive', 'drop', 'requestCancel', 'clearCancel', 'record', 'bindRequest', 'setRequest']);
 
 async function bounded<R>(backend: Backend, timeoutMs: number, write: boolean, call: () => Promise<R>): Promise<R> {
   let timer: NodeJS.Timeout | undefined;
@@ -61,8 +61,15 @@ async function bounded<R>(backend: Backend, timeoutMs: number, write: boolean, c
   try {
     return await Promise.race([call(), late]);
   } catch (error) {
-    throw error instanceof BackendError ? error : new BackendError(backend, error);
+    // A record the store reached but cannot read is that record's problem, not an outage.
+    if (error instanceof BackendError || isUnreadableRecord(error)) throw error;
+    throw new BackendError(backend, error);
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** A run record the store holds but cannot read (`invalid_run`): shown as such, never as the store being down. */
+export function isUnreadableRecord(error: unknown): error is Error & { code: 'invalid_run' } {
+  return error instanceof Error && (error as { code?: unknown }).code === 'invalid_run';
 }

@@ -3,10 +3,10 @@ import type { Queue } from '@codefleet/queue';
 import type { RunStore } from '@codefleet/store';
 
 /** The queue as the dashboard uses it. */
-export type DashboardQueue = Pick<Queue, 'enqueue' | 'deadLetters' | 'redrive' | 'stats'>;
+export type DashboardQueue = Pick<Queue, 'enqueue' | 'deadLetters' | 'redrive' | 'drop' | 'stats'>;
 
 /** The run store as the dashboard uses it: reads, cancel requests, workers and the journal. */
-export type DashboardStore = Pick<RunStore, 'get' | 'list' | 'requestCancel' | 'cancelRequested' | 'clearCancel' | 'listWorkers' | 'record' | 'journal' | 'spentOn'>;
+export type DashboardStore = Pick<RunStore, 'get' | 'list' | 'requestCancel' | 'cancelRequested' | 'clearCancel' | 'listWorkers' | 'record' | 'journal' | 'spentOn' | 'bindRequest' | 'setRequest'>;
 
 /** What the pages and actions read and write. */
 export interface DashboardDeps {

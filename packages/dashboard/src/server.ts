@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { CodefleetError, taskStatusesOf, type PullRequestStatesReader } from '@codefleet/core';
-import { cancelRun, redriveDeadLetter, retryRun, type ActionResult } from './actions.js';
-import { BackendError, guardBackends } from './backends.js';
+import { cancelRun, dropDeadLetter, redriveDeadLetter, retryRun, type ActionResult } from './actions.js';
+import { BackendError, guardBackends, isUnreadableRecord } from './backends.js';
 import { bearerOf, cookieOf, derive, sessionCookie, tokenMatches } from './auth.js';
 import type { DashboardDeps, DashboardQueue, DashboardStore } from './deps.js';
 import { streamView } from './events.js';
@@ -90,7 +90,7 @@ class HttpError extends Error {
 
 /**
  * The dashboard on Fastify: server-rendered pages (overview, runs, a run, dead letters) with
- * live updates over server-sent events, and the cancel / retry / redrive actions, each
+ * live updates over server-sent events, and the cancel / retry / redrive / drop actions, each
  * recorded in the run store's journal. Every route but the login page and the two static
  * files needs the token: as a bearer header, or the session cookie the login form sets
  * (HttpOnly, SameSite=Strict). A POST authenticated by the cookie must also carry the form
@@ -183,6 +183,11 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       if (!(req.headers.accept ?? '').includes('text/html')) return reply.code(503).type('text/plain; charset=utf-8').send(error.message);
       return sendPage(reply, 'Unavailable', html`<p class="error-banner" role="alert" data-problem="${error.backend}">${error.message}. Reload once it is back; the dashboard's log has the details.</p>`, undefined, 503);
     }
+    if (isUnreadableRecord(error)) {
+      options.onError?.(error);
+      if (!(req.headers.accept ?? '').includes('text/html')) return reply.code(500).type('text/plain; charset=utf-8').send(error.message);
+      return sendPage(reply, 'Unreadable run record', html`<p class="error-banner" role="alert" data-problem="unreadable">${error.message}. The other runs are not affected; see the <a href="/runs">runs</a>.</p>`, undefined, 500);
+    }
     const status = error instanceof HttpError ? error.status : error.validation !== undefined ? 400 : (error.statusCode ?? 500);
     if (status >= 500) options.onError?.(error);
     const message = status >= 500 ? 'internal error' : error.message;
@@ -254,11 +259,12 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     reply.raw.on('close', () => streams.delete(stop));
   });
 
-  const act = (run: (id: string) => Promise<ActionResult>, back: (result: ActionResult, id: string) => string) =>
+  const act = (run: (id: string, body: Record<string, unknown>) => Promise<ActionResult>, back: (result: ActionResult, id: string) => string) =>
     async (req: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
       if (deps.readOnly) throw new HttpError(403, 'the dashboard is read-only');
       checkCsrf(req);
-      const result = await run(req.params.id);
+      const body = req.body !== null && typeof req.body === 'object' ? (req.body as Record<string, unknown>) : {};
+      const result = await run(req.params.id, body);
       const fromForm = (req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');
       if (!fromForm) return reply.code(result.status).send({ ok: result.status === 200, message: result.message, ...(result.runId === undefined ? {} : { runId: result.runId }) });
       if (result.status === 200) return reply.redirect(back(result, req.params.id), 303);
@@ -269,6 +275,9 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   app.post('/runs/:id/retry', { schema: { params: idParams } }, act((id) => retryRun(deps, id), runPage));
   app.post('/dead-letters/:id/redrive', { schema: { params: idParams } }, act((id) => redriveDeadLetter(deps, id),
     (result) => (result.runId === undefined ? '/dead-letters' : `/runs/${encodeURIComponent(result.runId)}`)));
+  // The reason is a form field or a JSON body's `reason`.
+  app.post('/dead-letters/:id/drop', { schema: { params: idParams } }, act((id, body) => dropDeadLetter(deps, id, typeof body.reason === 'string' ? body.reason : undefined),
+    () => '/dead-letters'));
 
   app.addHook('preClose', async () => {
     for (const stop of streams) stop();

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { openQueue, type Queue } from '@codefleet/queue';
 import { RedisRunStore } from '@codefleet/store';
 import { startRedis, type RedisServer } from '@codefleet/testkit';
-import { implementingRun, jobOf, startDashboard, token } from './helpers.js';
+import { failedRun, implementingRun, jobOf, startDashboard, token } from './helpers.js';
 
 // A fleet's backends: the run store and the queue (BullMQ) on a real redis-server. The
 // overview, the runs list and a cancel work there as on SQLite.
@@ -48,5 +48,43 @@ describe('the dashboard on Redis', () => {
     expect(res.status).toBe(200);
     expect(await store.cancelRequested(job.idempotency_key)).toMatchObject({ by: 'dashboard' });
     expect(await store.journal({ runId: 'fleet-1' })).toEqual([expect.objectContaining({ action: 'cancel', via: 'dashboard' })]);
+  }, 60_000);
+
+  it('lists the other runs when one record cannot be read, and flags that one', async () => {
+    await store.save(failedRun(jobOf('fine-1', { title: 'Readable job' })));
+    await store.save(failedRun(jobOf('broken-1', { title: 'Broken job' })));
+    expect(await redis.command('HSET', 'dash-test:runs:run:broken-1', 'record', 'garbage{')).toBe(':0');
+    const runs = await fetch(`${dash.base}/runs`, { headers: bearer });
+    expect(runs.status).toBe(200);
+    const text = await runs.text();
+    expect(text).toContain('Readable job');
+    expect(text).toMatch(/broken-1[\s\S]*data-unreadable="true"/);
+    expect(text).not.toContain('cannot be reached');
+    const page = await fetch(`${dash.base}/runs/broken-1`, { headers: { ...bearer, accept: 'text/html' } });
+    expect(page.status).toBe(500);
+    const body = await page.text();
+    expect(body).toContain('run broken-1: its stored record cannot be read');
+    expect(body).not.toContain('cannot be reached');
+    expect((await fetch(`${dash.base}/`, { headers: bearer })).status).toBe(200);
+  }, 60_000);
+
+  it('retries a run into one job, however often asked, even after that job ran (BullMQ)', async () => {
+    const job = jobOf('retry-once', { title: 'Retry me once' });
+    await store.save(failedRun(job));
+    const retry = async () => (await fetch(`${dash.base}/runs/retry-once/retry`, { method: 'POST', headers: bearer })).json() as Promise<{ ok: boolean; runId: string; message: string }>;
+    const [a, b] = await Promise.all([retry(), retry()]);
+    expect([a.ok, b.ok]).toEqual([true, true]);
+    expect(b.runId).toBe(a.runId);
+    // The retry's job runs to the end: the queue no longer knows its task, the run store still does.
+    const claimed: string[] = [];
+    for (let lease = await queue.claim({ workerId: 'w' }); lease !== undefined; lease = await queue.claim({ workerId: 'w' })) {
+      claimed.push(lease.job.id);
+      await lease.ack();
+    }
+    expect(claimed.filter((id) => id === a.runId)).toHaveLength(1);
+    const again = await retry();
+    expect(again).toMatchObject({ ok: true, runId: a.runId, message: expect.stringContaining('already retried') });
+    expect((await queue.stats()).depth).toBe(0);
+    expect(await store.journal({ runId: 'retry-once' })).toEqual([expect.objectContaining({ action: 'retry', jobId: a.runId })]);
   }, 60_000);
 });

@@ -154,6 +154,56 @@ describe('actions', () => {
     expect(first).not.toContain('/retry');
   });
 
+  it('drops a dead letter from the form with a reason, journaled; the overview\'s warning clears', async () => {
+    const job = jobOf('dead-2');
+    await b.queue.enqueue(job);
+    await (await b.queue.claim({ workerId: 't' }))?.deadLetter('permanent: test');
+    await b.store.save(failedRun(job));
+    const cookie = await login(dash.base);
+    expect(await (await fetch(`${dash.base}/`, { headers: bearer })).text()).toContain('data-kind="dead_letters"');
+    const page = await (await fetch(`${dash.base}/dead-letters`, { headers: { cookie } })).text();
+    expect(page).toContain('action="/dead-letters/dead-2/drop"');
+    // No reason, no drop: the job would be gone with nothing saying why.
+    const bare = await fetch(`${dash.base}/dead-letters/dead-2/drop`, { method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: JSON.stringify({ reason: ' ' }) });
+    expect(bare.status).toBe(400);
+    expect((await b.queue.stats()).deadLetter).toBe(1);
+    const res = await fetch(`${dash.base}/dead-letters/dead-2/drop`, form({ csrf: csrfOf(page), reason: 'duplicate of dead-1' }, cookie));
+    expect([res.status, res.headers.get('location')]).toEqual([303, '/dead-letters']);
+    expect(await b.queue.deadLetters()).toEqual([]);
+    expect(await b.store.journal({ kind: 'action' })).toEqual([expect.objectContaining({ action: 'drop', jobId: 'dead-2', runId: 'dead-2', by: 'dashboard', via: 'dashboard', detail: 'duplicate of dead-1' })]);
+    expect(await (await fetch(`${dash.base}/`, { headers: bearer })).text()).not.toContain('data-kind="dead_letters"');
+    // Dropping again: nothing there, nothing journaled.
+    const again = await fetch(`${dash.base}/dead-letters/dead-2/drop`, { method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: JSON.stringify({ reason: 'again' }) });
+    expect(again.status).toBe(404);
+    expect(await b.store.journal({ kind: 'action' })).toHaveLength(1);
+  });
+
+  it('will not drop a dead letter whose run no worker has reported finished yet', async () => {
+    const job = jobOf('dead-3');
+    await b.queue.enqueue(job);
+    await (await b.queue.claim({ workerId: 't' }))?.deadLetter('lease lost on every attempt');
+    // Its worker died mid-run: the run still says implementing until a worker reports it.
+    await b.store.save(implementingRun(job));
+    const drop = () => fetch(`${dash.base}/dead-letters/dead-3/drop`, { method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: JSON.stringify({ reason: 'stuck' }) });
+    const refused = await drop();
+    expect(refused.status).toBe(409);
+    expect(((await refused.json()) as { message: string }).message).toContain('not been reported failed yet');
+    expect((await b.queue.stats()).deadLetter).toBe(1);
+    await b.store.save(failedRun(job));
+    expect((await drop()).status).toBe(200);
+  });
+
+  it('retries a run once: a double click or a later retry answers with the first retry\'s job', async () => {
+    await b.store.save(failedRun(jobOf('failed-3')));
+    const retry = async () => (await fetch(`${dash.base}/runs/failed-3/retry`, { method: 'POST', headers: bearer })).json() as Promise<{ ok: boolean; runId: string }>;
+    const first = await retry();
+    const lease = await b.queue.claim({ workerId: 't' });
+    await lease?.ack();
+    expect(await retry()).toMatchObject({ ok: true, runId: first.runId });
+    expect((await b.queue.stats()).depth).toBe(0);
+    expect(await b.store.journal({ runId: 'failed-3' })).toHaveLength(1);
+  });
+
   it('hides and refuses the actions when read-only', async () => {
     await dash.close();
     dash = await startDashboard(b, { readOnly: true });
@@ -162,6 +212,7 @@ describe('actions', () => {
     const page = await (await fetch(`${dash.base}/runs/run-3`, { headers: bearer })).text();
     expect(page).not.toContain('/cancel');
     expect((await fetch(`${dash.base}/runs/run-3/cancel`, { method: 'POST', headers: bearer })).status).toBe(403);
+    expect((await fetch(`${dash.base}/dead-letters/run-3/drop`, { method: 'POST', headers: bearer })).status).toBe(403);
     expect(await b.store.cancelRequested(job.idempotency_key)).toBeUndefined();
   });
 });

@@ -1,9 +1,13 @@
 import { maxBodyChars, maxDodCommands, maxRepoLength } from '@codefleet/core';
+import type { Report, ReportState } from '@codefleet/requester';
 
 // JSON Schemas of the API, used twice: Fastify validates requests with them, and the OpenAPI
 // description is built from the same objects, so the two cannot drift apart. Fine-grained
 // checks (a repository reference, a branch name, a DoD command line) are the job model's and
 // happen in createJob, which names the field as well.
+
+/** Largest request body. */
+export const maxRequestBytes = 1024 * 1024;
 
 /** The body of `POST /v1/jobs`. */
 export const createJobBody = {
@@ -76,86 +80,43 @@ export const jobStatus = {
   },
 } as const;
 
+/** A job id in a path: checked before the store is asked (a run-store key is bounded). */
+export const jobIdPattern = '^[A-Za-z0-9._:-]{1,128}$';
+/** An Idempotency-Key: 1..255 visible ASCII characters (no spaces or control characters). */
+export const idempotencyKeyPattern = '^[\\x21-\\x7e]{1,255}$';
+
+const callbackEvents = ['queued', 'started', 'finished', 'answered', 'failed', 'cancelled'] as const satisfies readonly Exclude<Report['kind'], 'progress'>[];
+const callbackStates = ['queued', 'running', 'done', 'answered', 'failed', 'cancelled'] as const satisfies readonly ReportState[];
+
+/** The JSON body of a completion webhook (`CallbackPayload` of the callback requester), as a JSON Schema. */
+export const callbackBody = {
+  type: 'object',
+  required: ['event', 'job_id', 'state', 'message'],
+  properties: {
+    event: { type: 'string', enum: callbackEvents, description: 'What happened; X-Codefleet-Event-Id is `<job_id>:<event>`.' },
+    job_id: { type: 'string' },
+    state: { type: 'string', enum: callbackStates },
+    pr_url: { type: 'string', description: 'finished: the pull request.' },
+    reason: { type: 'string', description: 'failed: why, secrets masked, at most 4 000 characters.' },
+    error_code: { type: 'string', description: 'failed: the stable error code.' },
+    answer: { type: 'string', description: 'answered: the answer of an answer-mode job.' },
+    cancelled_by: { type: 'string', description: 'cancelled: who asked.' },
+    message: { type: 'string', description: 'The same words a chat user is told, plain text.' },
+  },
+} as const;
+
 /** Every error answer. */
 export const errorBody = {
   type: 'object',
   required: ['error', 'message'],
   properties: {
-    error: { type: 'string', description: 'A stable code: unauthorized, invalid_request, invalid_json, not_found, conflict, …' },
+    error: {
+      type: 'string',
+      description: 'A stable code: unauthorized, invalid_request, invalid_json, unsupported_media_type, too_large, not_found, conflict, ' +
+        'already_finished, idempotency_key_reused, callback_not_allowed, internal, or the queue\'s error code (queue_unavailable …).',
+    },
     message: { type: 'string' },
     field: { type: 'string', description: 'The request field at fault, for invalid_request.' },
   },
 } as const;
 
-const jobId = { name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' } } as const;
-const error = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
-
-/** The OpenAPI 3.1 description served at `GET /v1/openapi.json` and committed as docs/openapi.json. */
-export function openApiDocument(): Record<string, unknown> {
-  return {
-    openapi: '3.1.0',
-    info: {
-      title: 'codefleet HTTP API',
-      version: '1.0.0',
-      description:
-        'Queue coding jobs, read their status, cancel them. Completion webhooks are POSTed to a job\'s callback_url, ' +
-        'signed: X-Codefleet-Signature = sha256=<hex HMAC-SHA256 of "<X-Codefleet-Timestamp>.<raw body>"> keyed with ' +
-        'the callback secret; dedupe on X-Codefleet-Event-Id.',
-    },
-    security: [{ bearer: [] }],
-    components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'http_api.token' } },
-      schemas: { CreateJob: createJobBody, CreatedJob: createdJob, JobStatus: jobStatus, Error: errorBody },
-    },
-    paths: {
-      '/v1/jobs': {
-        post: {
-          operationId: 'createJob',
-          summary: 'Queue a job',
-          parameters: [{
-            name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255 },
-            description: 'Replays with the same key within 24 h return the job created first (200); the same key with another body is 422.',
-          }],
-          requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/CreateJob' } } } },
-          responses: {
-            201: { description: 'Queued', content: { 'application/json': { schema: { $ref: '#/components/schemas/CreatedJob' } } } },
-            200: { description: 'The job of a replayed Idempotency-Key', content: { 'application/json': { schema: { $ref: '#/components/schemas/CreatedJob' } } } },
-            400: error('Invalid JSON or an invalid field (named in `field`)'),
-            401: error('Missing or wrong bearer token'),
-            409: error('A request with this Idempotency-Key is still being created; retry'),
-            422: error('Idempotency-Key reused with another body, or a callback_url that is not allowed'),
-            503: error('The queue could not take the job; retry with the same Idempotency-Key'),
-          },
-        },
-      },
-      '/v1/jobs/{id}': {
-        get: {
-          operationId: 'getJob',
-          summary: 'Status and run summary of a job',
-          parameters: [jobId],
-          responses: {
-            200: { description: 'The job', content: { 'application/json': { schema: { $ref: '#/components/schemas/JobStatus' } } } },
-            401: error('Missing or wrong bearer token'),
-            404: error('No such job (or not created through this API)'),
-          },
-        },
-      },
-      '/v1/jobs/{id}/cancel': {
-        post: {
-          operationId: 'cancelJob',
-          summary: 'Ask a queued or running job to stop',
-          parameters: [jobId],
-          responses: {
-            202: { description: 'Cancel requested; the worker stops at its next stage or heartbeat', content: { 'application/json': { schema: { $ref: '#/components/schemas/JobStatus' } } } },
-            401: error('Missing or wrong bearer token'),
-            404: error('No such job'),
-            409: error('The job has already finished'),
-          },
-        },
-      },
-      '/v1/openapi.json': {
-        get: { operationId: 'openApi', summary: 'This description', security: [], responses: { 200: { description: 'OpenAPI 3.1' } } },
-      },
-    },
-  };
-}

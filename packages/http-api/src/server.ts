@@ -8,15 +8,16 @@ import { reportSafely, type Requester } from '@codefleet/requester';
 import { latestRun, type RunStore } from '@codefleet/store';
 import { bearerMatches } from './auth.js';
 import { callbackUrlProblem } from './callback-url.js';
-import { createdJob, createJobBody, jobStatus, openApiDocument } from './schema.js';
+import { openApiDocument } from './openapi.js';
+import { createdJob, createJobBody, idempotencyKeyPattern, jobIdPattern, jobStatus, maxRequestBytes } from './schema.js';
 import { linksOf, stateOf, statusBody, type ApiJobRecord } from './status.js';
+
+export { maxRequestBytes };
 
 /** How long an Idempotency-Key finds its job. */
 export const idempotencyTtlMs = 24 * 60 * 60 * 1000;
 /** How long `GET /v1/jobs/:id` knows a job. */
 export const apiJobTtlMs = 30 * 24 * 60 * 60 * 1000;
-/** Largest request body. */
-export const maxRequestBytes = 1024 * 1024;
 
 /** Dependencies of {@link createHttpApi}. */
 export interface HttpApiOptions {
@@ -52,6 +53,12 @@ class ApiError extends Error {
     super(message);
   }
 }
+
+/** Fastify's own refusals, answered with the API's stable codes (and described in the OpenAPI document). */
+const fastifyErrors = new Map<string | undefined, { status: number; error: string; message: string }>([
+  ['FST_ERR_CTP_INVALID_MEDIA_TYPE', { status: 415, error: 'unsupported_media_type', message: 'send the body as application/json' }],
+  ['FST_ERR_CTP_BODY_TOO_LARGE', { status: 413, error: 'too_large', message: `the body is larger than ${maxRequestBytes} bytes` }],
+]);
 
 /** The JSON of a value with its object keys sorted, so equal bodies hash equally. */
 function canonical(value: unknown): string {
@@ -104,6 +111,9 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     if (body === '') return done(null, undefined);
     json(req, String(body), done);
   });
+  // Fastify reads text/plain bodies as strings too; the API takes JSON only, so any other
+  // content type is a 415 before the body is read, not a 400 about a string body.
+  app.removeContentTypeParser('text/plain');
 
   app.addHook('onRequest', async (req: FastifyRequest) => {
     if (!req.url.startsWith('/v1/jobs')) return;
@@ -124,6 +134,8 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
       return reply.code(400).send({ error: 'invalid_request', field, message: `${field}: ${first.message ?? 'invalid'}` });
     }
     const status = error.statusCode ?? 500;
+    const known = fastifyErrors.get(error.code);
+    if (known !== undefined) return reply.code(known.status).send({ error: known.error, message: known.message });
     if (status === 400 && (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || /JSON/i.test(error.message))) {
       return reply.code(400).send({ error: 'invalid_json', message: 'the body is not valid JSON' });
     }
@@ -145,7 +157,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
   }, async (req, reply) => {
     const input = req.body;
     const key = req.headers['idempotency-key'];
-    if (key !== undefined && !/^[\x21-\x7e]{1,255}$/.test(key)) {
+    if (key !== undefined && !new RegExp(idempotencyKeyPattern).test(key)) {
       throw new ApiError(400, 'invalid_request', 'Idempotency-Key: expected 1..255 visible ASCII characters', 'Idempotency-Key');
     }
     if (input.callback_url !== undefined) {
@@ -181,7 +193,9 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
           throw new ApiError(409, 'conflict', 'the request with this Idempotency-Key is still being created; retry');
         }
         log.info({ event: 'api.replayed', job_id: first.job_id }, 'Idempotency-Key replayed: the existing job returned');
-        return reply.code(200).header('idempotent-replayed', 'true').send({ id: first.job_id, status: 'queued', links: linksOf(first.job_id) });
+        // Where the job stands now: a client retrying after a lost answer may find it finished.
+        const { run } = await latestRun(store, first.job_id);
+        return reply.code(200).header('idempotent-replayed', 'true').send({ id: first.job_id, status: stateOf(run), links: linksOf(first.job_id) });
       }
     }
     const record: ApiJobRecord = { id, idempotency_key: job.idempotency_key, repo: job.repo, mode: job.mode, created_at: job.created_at, request_sha256: hash };
@@ -201,7 +215,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
   });
 
   // Checked before the store is asked: a run-store key is bounded, an over-long id is the client's mistake.
-  const params = { type: 'object', required: ['id'], properties: { id: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' } } } as const;
+  const params = { type: 'object', required: ['id'], properties: { id: { type: 'string', pattern: jobIdPattern } } } as const;
 
   app.get<{ Params: { id: string } }>('/v1/jobs/:id', { schema: { params, response: { 200: jobStatus } } }, async (req) => {
     const record = await readRecord(req.params.id);

@@ -1,8 +1,16 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { advance, CodefleetError, finish, newRun, setPublication, startAttempt, type Job } from '@codefleet/core';
 import { silentLogger } from '@codefleet/log';
-import { createHttpApi, openApiDocument, type HttpApi } from '../src/index.js';
+import { createHttpApi, maxRequestBytes, openApiDocument, type HttpApi } from '../src/index.js';
 import { apiConfig, openBackends, recordingRequester, token } from './helpers.js';
+import { exchangeProblems, recordingFetch, type Exchange } from './openapi-check.js';
+
+// Every request below goes through this fetch, so the last test can check each answer
+// the server gave against docs/openapi.json.
+const exchanges: Exchange[] = [];
+const fetch = recordingFetch(exchanges);
 
 let backends: Awaited<ReturnType<typeof openBackends>>;
 let api: HttpApi;
@@ -32,6 +40,7 @@ async function call(method: string, path: string, options: { body?: unknown; raw
   return { status: response.status, headers: response.headers, body: text === '' ? undefined : (JSON.parse(text) as Record<string, unknown>) };
 }
 const depth = async () => (await backends.queue.stats()).depth;
+const now = () => new Date();
 const task = { repo: 'acme/widgets', title: 'Fix the parser', body: 'It fails on empty input.', priority: 'high' };
 
 describe('POST /v1/jobs', () => {
@@ -78,6 +87,40 @@ describe('POST /v1/jobs', () => {
     // Without a key every request is new work.
     await call('POST', '/v1/jobs', { body: task });
     expect(await depth()).toBe(2);
+  });
+
+  it('answers a replayed Idempotency-Key with where the job stands now, not always queued', async () => {
+    const headers = { 'idempotency-key': 'finished-key' };
+    expect((await call('POST', '/v1/jobs', { body: task, headers })).status).toBe(201);
+    const job = (await backends.queue.claim({ workerId: 'w' }))?.job as Job;
+    const run = startAttempt(newRun(job, { runId: job.id, now: now() }), { workerId: 'w', now: now() });
+    await backends.store.save(advance(run, 'preparing', { now: now() }));
+    expect((await call('POST', '/v1/jobs', { body: task, headers })).body).toMatchObject({ id: 'api-1', status: 'running' });
+    await backends.store.save(finish(run, 'failed', { now: now(), error: { code: 'test_failed', verdict: 'permanent', message: 'tests failed' } }));
+    const replay = await call('POST', '/v1/jobs', { body: task, headers });
+    expect([replay.status, replay.body?.status]).toEqual([200, 'failed']);
+    expect(await depth()).toBe(0);
+  });
+
+  it('refuses an Idempotency-Key with spaces, control characters or over 255 characters (400): nothing queued', async () => {
+    for (const key of ['has space', 'x'.repeat(256), 'tab\there']) {
+      const answer = await call('POST', '/v1/jobs', { body: task, headers: { 'idempotency-key': key } });
+      expect([answer.status, answer.body?.field]).toEqual([400, 'Idempotency-Key']);
+    }
+    expect((await call('POST', '/v1/jobs', { body: task, headers: { 'idempotency-key': `~!${'k'.repeat(253)}` } })).status).toBe(201);
+    expect(await depth()).toBe(1);
+  });
+
+  it('answers 415 for a body that is not JSON by its content type, and 413 for one over the limit', async () => {
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) {
+      const answer = await call('POST', '/v1/jobs', { raw: JSON.stringify(task), headers: { 'content-type': type } });
+      expect([type, answer.status, answer.body?.error]).toEqual([type, 415, 'unsupported_media_type']);
+    }
+    const cancel = await call('POST', '/v1/jobs/api-1/cancel', { raw: 'stop', headers: { 'content-type': 'text/plain' } });
+    expect(cancel.status).toBe(415);
+    const huge = await call('POST', '/v1/jobs', { body: { ...task, body: 'x'.repeat(maxRequestBytes) } });
+    expect([huge.status, huge.body?.error]).toEqual([413, 'too_large']);
+    expect(await depth()).toBe(0);
   });
 
   it('frees the Idempotency-Key when the queue refused the job, so a retry with it creates the job', async () => {
@@ -135,8 +178,6 @@ describe('POST /v1/jobs', () => {
 });
 
 describe('GET /v1/jobs/:id and cancel', () => {
-  const now = () => new Date();
-
   it('follows a job through its lifecycle from the run store', async () => {
     await call('POST', '/v1/jobs', { body: task });
     expect((await call('GET', '/v1/jobs/api-1')).body).toMatchObject({ id: 'api-1', status: 'queued', attempts: 0, repo: 'acme/widgets' });
@@ -185,5 +226,17 @@ describe('GET /v1/openapi.json', () => {
     const response = await fetch(`${api.url}/v1/openapi.json`);
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual(openApiDocument());
+  });
+});
+
+describe('docs/openapi.json', () => {
+  // Last in the file: the tests above have made their requests by now.
+  it('describes every answer the tests above got: its status, media type and body', () => {
+    const doc = JSON.parse(readFileSync(fileURLToPath(new URL('../../../docs/openapi.json', import.meta.url)), 'utf8')) as object;
+    expect(exchanges.length).toBeGreaterThan(40);
+    expect(exchanges.flatMap((e) => exchangeProblems(doc, e))).toEqual([]);
+    // The refusals this issue was about are among them, so their check is not vacuous.
+    const seen = new Set(exchanges.map((e) => e.status));
+    for (const status of [200, 201, 202, 400, 401, 404, 409, 413, 415, 422, 503]) expect([status, seen.has(status)]).toEqual([status, true]);
   });
 });

@@ -1,13 +1,19 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { classify, createJob, type Job } from '@codefleet/core';
 import { silentLogger } from '@codefleet/log';
 import { requesterConformance } from '@codefleet/requester/conformance';
 import { createCallbackRequester, createHttpApi, verifyCallback, type CallbackPayload } from '../src/index.js';
 import { apiConfig, callbackSecret, openBackends, token } from './helpers.js';
+import { exchangeProblems, recordingFetch, validate, type Exchange } from './openapi-check.js';
 import { startReceiver } from './receiver.js';
 
 const secret = 'sk-test-0123456789abcdef';
+// The API's answers here are checked against the description too (last test).
+const exchanges: Exchange[] = [];
+const apiFetch = recordingFetch(exchanges);
 const noWait = async () => {};
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let backends: Awaited<ReturnType<typeof openBackends>>;
@@ -103,7 +109,7 @@ describe('completion webhook', () => {
     const api = createHttpApi({ config: apiConfig(), queue: backends.queue, store: backends.store, requester: callbacks, log: silentLogger() });
     await api.listen();
     try {
-      const response = await fetch(`${api.url}/v1/jobs`, {
+      const response = await apiFetch(`${api.url}/v1/jobs`, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
         body: JSON.stringify({ repo: 'acme/widgets', title: 'Fix it', callback_url: `${receiver.url}/hooks/from-api` }),
@@ -115,5 +121,20 @@ describe('completion webhook', () => {
     } finally {
       await api.close();
     }
+  });
+
+  // Last: by now the conformance suite and the tests above have sent every kind of event.
+  it('sends bodies the description\'s CallbackPayload schema and example describe; the API\'s answers match it', () => {
+    const doc = JSON.parse(readFileSync(fileURLToPath(new URL('../../../docs/openapi.json', import.meta.url)), 'utf8')) as Record<string, unknown>;
+    const schema = { $ref: '#/components/schemas/CallbackPayload' };
+    const bodies = receiver.received.filter((r) => r.body !== '').map((r) => JSON.parse(r.body) as CallbackPayload);
+    expect(new Set(bodies.map((b) => b.event))).toEqual(new Set(['queued', 'started', 'finished', 'answered', 'failed', 'cancelled']));
+    expect(bodies.flatMap((body) => validate(doc, schema, body))).toEqual([]);
+    const path = ['paths', '/v1/jobs', 'post', 'callbacks', 'completion', '{$request.body#/callback_url}', 'post', 'requestBody', 'content', 'application/json', 'example'];
+    const example = path.reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], doc);
+    expect(example).toMatchObject({ event: 'finished' });
+    expect(exchanges).toHaveLength(1);
+    expect(exchanges.flatMap((e) => exchangeProblems(doc, e))).toEqual([]);
+    expect(validate(doc, schema, example)).toEqual([]);
   });
 });

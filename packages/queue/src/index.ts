@@ -1,5 +1,5 @@
 export type {
-  ClaimOptions, DeadLetter, EnqueueResult, Lease, Queue, QueueBackendName, QueueStats, RedriveResult,
+  ClaimOptions, DeadLetter, DropResult, EnqueueResult, Lease, Queue, QueueBackendName, QueueStats, RedriveResult,
 } from './port.js';
 export { queueSettingsFromConfig, type BullmqQueueSettings, type LocalQueueSettings, type QueueSettings, type SqsQueueSettings } from './settings.js';
 export { openQueue } from './open-queue.js';

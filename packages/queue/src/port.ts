@@ -15,7 +15,7 @@ import type { Job } from '@codefleet/core';
  *   probably crashed). `retry` after the last allowed attempt, or an expired lease on the
  *   last attempt, moves the job to the dead letter with a reason instead.
  * - **Delayed retry.** `retry({delayMs})` makes the job invisible for `delayMs`.
- * - **Dead letter with a reason**, listable and redrivable.
+ * - **Dead letter with a reason**, listable, redrivable and droppable.
  * - **Malformed payloads never reach a worker and never crash one**: a message that is not
  *   a valid job is dead-lettered by `claim` with the validation error as its reason.
  * - **Idempotency-key dedup** while a job with that key is pending (ready or delayed) or
@@ -57,6 +57,11 @@ export interface Queue {
   deadLetters(options?: { limit?: number }): Promise<DeadLetter[]>;
   /** Moves a dead-lettered job back to ready with a fresh attempt budget. */
   redrive(id: string): Promise<RedriveResult>;
+  /**
+   * Removes a dead-lettered job for good (an operator gave up on it; the caller journals
+   * who and why). Only a dead letter: a pending or running job with the id is `not_found`.
+   */
+  drop(id: string): Promise<DropResult>;
   /**
    * Optional: reads all of the storage the adapter keeps itself and rejects as a damaged
    * file does (see above) when any of it is damaged. It reads the whole file, so callers
@@ -157,3 +162,6 @@ export type RedriveResult =
   | { status: 'duplicate_active'; activeId: string }
   /** A queue that signs jobs (`signedQueue`) refuses a dead letter whose job does not verify: it would only be dead-lettered again. */
   | { status: 'refused_unsigned'; reason: string };
+
+/** Outcome of `drop`. */
+export type DropResult = { status: 'dropped'; id: string } | { status: 'not_found' };

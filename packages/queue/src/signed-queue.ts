@@ -103,6 +103,8 @@ export function signedQueue(queue: Queue, name: string, signing: JobSigning): Qu
       }
       return queue.redrive(id);
     },
+    // Signed or not, a dead letter an operator gives up on goes: nothing of it is run.
+    drop: (id: string) => queue.drop(id),
     ...(queue.checkStorage ? { checkStorage: () => queue.checkStorage!() } : {}),
     close: () => queue.close(),
   };

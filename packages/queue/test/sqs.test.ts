@@ -100,6 +100,29 @@ describe('SqsQueue specifics', () => {
     }
   }, 30_000);
 
+  it('the redrive policy backstop: a message moved to the SQS dead-letter queue can be dropped', async () => {
+    const name = `q-${randomUUID()}`;
+    const dlq = sqs.createQueue(`${name}-dlq`);
+    const { queueUrl } = sqs.createQueue(name, {
+      attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlq.queueArn, maxReceiveCount: '1' }) },
+    });
+    const queue = new SqsQueue({ ...settingsFor(1_000, 5), queueUrl, name, deadLetterQueueUrl: dlq.queueUrl });
+    try {
+      const job = sampleJob();
+      await queue.enqueue(job);
+      expect((await queue.claim({ workerId: 'doomed', waitMs: 3_000 }))?.job.id).toBe(job.id);
+      expect(await queue.claim({ workerId: 'w', waitMs: 2_500 })).toBeUndefined();
+      expect((await queue.deadLetters()).map((d) => d.id)).toEqual([job.id]);
+      expect(await queue.drop('msg-nope')).toEqual({ status: 'not_found' });
+      expect(await queue.drop(job.id)).toEqual({ status: 'dropped', id: job.id });
+      expect(await queue.deadLetters()).toEqual([]);
+      expect((await queue.stats()).deadLetter).toBe(0);
+      expect(await queue.claim({ workerId: 'w', waitMs: 1_500 })).toBeUndefined();
+    } finally {
+      await queue.close();
+    }
+  }, 30_000);
+
   it('refuses nonsense settings with a clear error', () => {
     expect(() => new SqsQueue({ ...settingsFor(1_000, 2), leaseMs: 500 })).toThrow(/leaseMs/);
     expect(() => new SqsQueue({ ...settingsFor(1_000, 0) })).toThrow(/maxAttempts/);

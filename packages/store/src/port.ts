@@ -15,8 +15,9 @@ import type { RunOutcome, RunRecord, Stage } from '@codefleet/core';
  */
 export interface RunStore extends TaskLeases, CancelRequests, RequestKeys, WorkerRegistry, Journal, SpendLedger {
   save(run: RunRecord): Promise<void>;
+  /** Rejects with `invalid_run`, naming the run, when its stored record cannot be read. */
   get(runId: string): Promise<RunRecord | undefined>;
-  /** Newest first (by created_at); filters combine with AND. */
+  /** Newest first (by created_at); filters combine with AND. A record that cannot be read is listed flagged (`unreadable`). */
   list(query?: RunQuery): Promise<RunSummary[]>;
   close(): Promise<void>;
 }
@@ -118,12 +119,12 @@ export interface JournalQuery {
 
 /**
  * One journal entry. `at` is ISO. An action's `by` is who (an OS user, a login), `via`
- * where from. An undelivered report names the report's kind (`finished`, `failed`,
+ * where from; a `drop` (of a dead letter) has the operator's reason in `detail`. An undelivered report names the report's kind (`finished`, `failed`,
  * `cancelled`, `answered`), the requester that could not deliver it and the last error.
  */
 export type JournalEntry =
   | {
-    kind: 'action'; action: 'cancel' | 'retry' | 'redrive'; runId?: string; jobId?: string;
+    kind: 'action'; action: 'cancel' | 'retry' | 'redrive' | 'drop'; runId?: string; jobId?: string;
     taskKey?: string; by: string; via: 'cli' | 'dashboard' | 'chat' | 'api' | 'issue'; at: string; detail?: string;
   }
   | { kind: 'undelivered_report'; runId: string; jobId: string; report: string; requester: string; error: string; at: string };
@@ -226,6 +227,14 @@ export interface RunSummary {
   durationMs?: number;
   /** The failing error's code when the run failed. */
   errorCode?: string;
+  /**
+   * Set when the stored record cannot be read (corrupt, or written by an incompatible
+   * version): why. The other fields are what could be read of it, `stage` the stored one
+   * when it names a stage, else `failed` (nothing can go on from an unreadable record), and
+   * `title` `(unreadable run record)` when it had none. `list` flags such a run instead of
+   * failing, so one bad record is never an outage; `get` of it rejects with `invalid_run`.
+   */
+  unreadable?: string;
   taskKey: string;
   jobId: string;
 }

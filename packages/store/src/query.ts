@@ -1,4 +1,4 @@
-import { CodefleetError, isTerminal, runOutcomes, stages, type RunRecord } from '@codefleet/core';
+import { CodefleetError, isTerminal, parseRun, runOutcomes, stages, type RunRecord, type Stage } from '@codefleet/core';
 import { journalLimit, maxWorkerJobs, type JournalEntry, type JournalQuery, type RunQuery, type RunSummary, type WorkerInfo } from './port.js';
 
 // What both adapters share: the summary of a run, the facets a query filters on, the
@@ -30,6 +30,56 @@ export function summarize(run: RunRecord): RunSummary {
     ...(run.error === undefined || run.outcome === 'succeeded' ? {} : { errorCode: run.error.code }),
     taskKey: run.job.idempotency_key,
     jobId: run.job.id,
+  };
+}
+
+/** A stored record read back; one that cannot be read rejects with `invalid_run` naming the run. */
+export function readStored(runId: string, text: string): RunRecord {
+  try {
+    return parseRun(JSON.parse(text));
+  } catch (cause) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    throw new CodefleetError('invalid_run', `run ${runId}: its stored record cannot be read (${cut(reason, 300)})`, { verdict: 'permanent', cause, details: { runId } });
+  }
+}
+
+/**
+ * The summary of a stored record: its own, or, when the record cannot be read, one flagged
+ * `unreadable` with what could be read of it (see `RunSummary.unreadable`).
+ */
+export function summarizeStored(runId: string, text: string): RunSummary {
+  try {
+    return summarize(readStored(runId, text));
+  } catch (error) {
+    return unreadableSummary(runId, text, error instanceof Error ? error.message : String(error));
+  }
+}
+
+function unreadableSummary(runId: string, text: string, reason: string): RunSummary {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    raw = undefined;
+  }
+  const str = (...path: string[]): string | undefined => {
+    const value = path.reduce<unknown>((node, key) => (node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined), raw);
+    return typeof value === 'string' ? cut(value, 256) : undefined;
+  };
+  const stage = str('stage');
+  return {
+    runId,
+    title: str('job', 'title') ?? '(unreadable run record)',
+    repo: str('job', 'repo') ?? '',
+    requestedBy: str('job', 'requested_by') ?? '',
+    stage: stage !== undefined && stageNames.includes(stage) ? (stage as Stage) : 'failed',
+    attempts: 0,
+    createdAt: str('created_at') ?? '',
+    updatedAt: str('updated_at') ?? '',
+    source: str('job', 'source', 'kind') ?? '',
+    taskKey: str('job', 'idempotency_key') ?? '',
+    jobId: str('job', 'id') ?? runId,
+    unreadable: reason,
   };
 }
 

@@ -1,7 +1,6 @@
 import type { Redis } from 'ioredis';
-import { parseRun } from '@codefleet/core';
 import type { JournalEntry, JournalQuery, RunQuery, RunSummary } from './port.js';
-import { checkJournalQuery, checkQuery, facetsOf, matchesFacets, summarize, type CheckedQuery, type RunFacets } from './query.js';
+import { checkJournalQuery, checkQuery, facetsOf, matchesFacets, readStored, summarizeStored, type CheckedQuery, type RunFacets } from './query.js';
 
 // The Redis store's filtered reads, apart from its writes.
 //
@@ -41,7 +40,7 @@ export async function listRuns(redis: Redis, prefix: string, query: RunQuery | u
   const max = q.untilMs ?? '+inf';
   const min = q.sinceMs ?? '-inf';
   const runKey = (id: string) => `${prefix}run:${id}`;
-  const records: string[] = [];
+  const records: { id: string; record: string }[] = [];
   for (let offset = 0; records.length < q.limit && offset < scanLimit; offset += chunk) {
     const ids = await redis.zrevrangebyscore(index, max, min, 'LIMIT', offset, chunk);
     if (ids.length === 0) break;
@@ -52,19 +51,19 @@ export async function listRuns(redis: Redis, prefix: string, query: RunQuery | u
     for (const [i, id] of ids.entries()) {
       const value = (fields[i]?.[1] as (string | null)[] | undefined)?.[0] ?? null;
       if (!filtered) {
-        if (value !== null) records.push(value);
+        if (value !== null) records.push({ id, record: value });
         continue;
       }
       // A record saved before facets existed: read them from the record itself.
-      const facets = value !== null ? (JSON.parse(value) as RunFacets) : await legacyFacets(redis, runKey(id));
+      const facets = value !== null ? parseFacets(value) : await legacyFacets(redis, id, runKey(id));
       if (facets !== undefined && matchesFacets(facets, q)) matched.push(id);
     }
     if (matched.length > 0) {
       const found = await redis.pipeline(matched.map((id) => ['hget', runKey(id), 'record'])).exec() ?? [];
-      for (const [, value] of found) if (typeof value === 'string') records.push(value);
+      for (const [i, [, value]] of found.entries()) if (typeof value === 'string') records.push({ id: matched[i] ?? '', record: value });
     }
   }
-  return records.slice(0, q.limit).map((record) => summarize(parseRun(JSON.parse(record))));
+  return records.slice(0, q.limit).map(({ id, record }) => summarizeStored(id, record));
 }
 
 /** The most selective index that holds every run the query can match. */
@@ -75,9 +74,23 @@ function selective(indexes: ReturnType<typeof runIndexes>, q: CheckedQuery): str
   return indexes.all;
 }
 
-async function legacyFacets(redis: Redis, key: string): Promise<RunFacets | undefined> {
+/** Facets that cannot be read match no filter: the run is still listed, flagged, when nothing is filtered. */
+function parseFacets(text: string): RunFacets | undefined {
+  try {
+    return JSON.parse(text) as RunFacets;
+  } catch {
+    return undefined;
+  }
+}
+
+async function legacyFacets(redis: Redis, id: string, key: string): Promise<RunFacets | undefined> {
   const record = await redis.hget(key, 'record');
-  return record === null ? undefined : facetsOf(parseRun(JSON.parse(record)));
+  if (record === null) return undefined;
+  try {
+    return facetsOf(readStored(id, record));
+  } catch {
+    return undefined;
+  }
 }
 
 /** Journal entries are stored as `<seq> <json>`, seq from one counter, newest first per kind. */

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
-import { CodefleetError, isTerminal, parseRun, redactUrlCredentials, redisRefusalError, redisWhere, type RunRecord } from '@codefleet/core';
+import { CodefleetError, isTerminal, redactUrlCredentials, redisRefusalError, redisWhere, type RunRecord } from '@codefleet/core';
 import type { FenceRejection, JournalEntry, JournalQuery, RunQuery, RunStore, RunSummary, WorkerInfo } from './port.js';
-import { boundEntry, boundWorker, facetsOf, journalLimit } from './query.js';
+import { boundEntry, boundWorker, facetsOf, journalLimit, readStored } from './query.js';
 import { journalKeys, listRuns, readJournal, runIndexes } from './redis-reads.js';
 import { checkRequestKey } from './sqlite-run-store.js';
 import { checkSpend } from './spend.js';
@@ -185,7 +185,7 @@ export class RedisRunStore implements RunStore {
 
   async get(runId: string): Promise<RunRecord | undefined> {
     const record = await (await this.#redis).hget(this.#key('run', runId), 'record');
-    return record === null ? undefined : parseRun(JSON.parse(record));
+    return record === null ? undefined : readStored(runId, record);
   }
 
   async list(query?: RunQuery): Promise<RunSummary[]> {

@@ -1,9 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { describeDamage, openSqlite, type SqliteDamage, type SqliteDatabase } from '@codefleet/sqlite';
-import { CodefleetError, parseRun, type RunRecord } from '@codefleet/core';
+import { CodefleetError, type RunRecord } from '@codefleet/core';
 import type { FenceRejection, JournalEntry, JournalQuery, RunQuery, RunStore, RunSummary, WorkerInfo } from './port.js';
-import { boundEntry, boundWorker, checkJournalQuery, checkQuery, journalLimit, summarize } from './query.js';
+import { boundEntry, boundWorker, checkJournalQuery, checkQuery, journalLimit, readStored, summarizeStored } from './query.js';
 import { checkSpend } from './spend.js';
 import { runVersion } from './version.js';
 
@@ -141,7 +141,7 @@ export class SqliteRunStore implements RunStore {
 
   async get(runId: string): Promise<RunRecord | undefined> {
     const row = this.#db.prepare(`SELECT record FROM runs WHERE run_id = ?`).get(runId) as { record: string } | undefined;
-    return row ? parseRun(JSON.parse(row.record)) : undefined;
+    return row ? readStored(runId, row.record) : undefined;
   }
 
   async list(query?: RunQuery): Promise<RunSummary[]> {
@@ -151,20 +151,23 @@ export class SqliteRunStore implements RunStore {
     const where: string[] = [];
     const args: (string | number)[] = [];
     const add = (sql: string, ...values: (string | number)[]) => { where.push(sql); args.push(...values); };
-    if (q.repo !== undefined) add(`json_extract(record, '$.job.repo') = ?`, q.repo);
-    if (q.source !== undefined) add(`json_extract(record, '$.job.source.kind') = ?`, q.source);
-    if (q.agent !== undefined) add(`COALESCE(json_extract(record, '$.job.agent'), json_extract(record, '$.agent_runs[#-1].agent')) = ?`, q.agent);
+    // json_extract fails the whole query on a record that is not JSON: such a record matches
+    // no filter (and is listed, flagged unreadable, when nothing is filtered).
+    const field = (path: string) => `(CASE WHEN json_valid(record) THEN json_extract(record, '${path}') END)`;
+    if (q.repo !== undefined) add(`${field('$.job.repo')} = ?`, q.repo);
+    if (q.source !== undefined) add(`${field('$.job.source.kind')} = ?`, q.source);
+    if (q.agent !== undefined) add(`COALESCE(${field('$.job.agent')}, ${field('$.agent_runs[#-1].agent')}) = ?`, q.agent);
     if (q.state !== undefined) {
-      if ('active' in q.state) add(`json_extract(record, '$.stage') NOT IN ('done', 'failed', 'cancelled')`);
-      else if ('outcome' in q.state) add(`json_extract(record, '$.outcome') = ?`, q.state.outcome);
-      else add(`json_extract(record, '$.stage') = ?`, q.state.stage);
+      if ('active' in q.state) add(`${field('$.stage')} NOT IN ('done', 'failed', 'cancelled')`);
+      else if ('outcome' in q.state) add(`${field('$.outcome')} = ?`, q.state.outcome);
+      else add(`${field('$.stage')} = ?`, q.state.stage);
     }
     // created_at is stored as the record's ISO text; compare as instants, whatever the offset.
     if (q.sinceMs !== undefined) add(`julianday(created_at) >= julianday(?)`, new Date(q.sinceMs).toISOString());
     if (q.untilMs !== undefined) add(`julianday(created_at) <= julianday(?)`, new Date(q.untilMs).toISOString());
-    const sql = `SELECT record FROM runs ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`} ORDER BY created_at DESC, run_id LIMIT ?`;
-    const rows = this.#db.prepare(sql).all(...args, q.limit) as { record: string }[];
-    return rows.map(({ record }) => summarize(parseRun(JSON.parse(record))));
+    const sql = `SELECT run_id, record FROM runs ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`} ORDER BY created_at DESC, run_id LIMIT ?`;
+    const rows = this.#db.prepare(sql).all(...args, q.limit) as { run_id: string; record: string }[];
+    return rows.map((row) => summarizeStored(row.run_id, row.record));
   }
 
   async heartbeatWorker(worker: WorkerInfo, ttlMs: number): Promise<void> {

@@ -37,13 +37,23 @@ const worker = (id: string, extra: Partial<WorkerInfo> = {}): WorkerInfo => ({
   startedAt: at(0), lastHeartbeat: at(1), draining: false, jobs: [], ...extra,
 });
 
+/** A store under test, and a way to damage a record behind its back (as a disk, a bug or an older version could). */
+export interface Opened {
+  store: RunStore;
+  /** Overwrites the stored record of `runId` with `text`, as is. */
+  corrupt(runId: string, text: string): Promise<void>;
+  dispose(): Promise<void>;
+}
+
 /** The fleet-facing part of the run store contract: run filters, the worker registry, the journal. */
-export function fleetContract(name: string, open: (options?: { journalLimit?: number }) => Promise<{ store: RunStore; dispose(): Promise<void> }>): void {
+export function fleetContract(name: string, open: (options?: { journalLimit?: number }) => Promise<Opened>): void {
   describe(`run store fleet contract: ${name}`, () => {
-    const opened: { store: RunStore; dispose(): Promise<void> }[] = [];
+    const opened: Opened[] = [];
+    let last: Opened | undefined;
     const fresh = async (options?: { journalLimit?: number }) => {
       const o = await open(options);
       opened.push(o);
+      last = o;
       return o.store;
     };
     afterEach(async () => {
@@ -92,6 +102,27 @@ export function fleetContract(name: string, open: (options?: { journalLimit?: nu
       expect(await ids({ limit: 0 })).toEqual(['job-6']);
       await expect(store.list({ state: 'exploded' })).rejects.toMatchObject({ code: 'invalid_job' });
       await expect(store.list({ since: 'yesterday' })).rejects.toMatchObject({ code: 'invalid_job' });
+    });
+
+    it('one unreadable record is listed flagged, the others as ever; reading it names the run', async () => {
+      const store = await fresh();
+      await seed(store);
+      await last?.corrupt('job-3', '{"run_id": "job-3", "job": {"title": "half a rec');
+      // JSON, but not a run record (an older or newer version, a hand edit).
+      const stored = await store.get('job-4');
+      await last?.corrupt('job-4', JSON.stringify({ ...stored, attempts: 'many' }));
+      const listed = await store.list();
+      expect(listed.map((r) => r.runId)).toEqual(['job-6', 'job-5', 'job-4', 'job-3', 'job-2', 'job-1']);
+      expect(listed.filter((r) => r.unreadable !== undefined).map((r) => r.runId)).toEqual(['job-4', 'job-3']);
+      expect(listed.find((r) => r.runId === 'job-3')).toMatchObject({ title: '(unreadable run record)', unreadable: expect.stringContaining('run job-3') });
+      expect(listed.find((r) => r.runId === 'job-4')).toMatchObject({ title: 'task 4', stage: 'preparing', unreadable: expect.stringContaining('attempts') });
+      expect(listed.find((r) => r.runId === 'job-2')).toMatchObject({ outcome: 'succeeded', attempts: 1 });
+      // Filters neither fail on it nor lose the readable runs.
+      expect((await store.list({ state: 'active' })).map((r) => r.runId)).toEqual(expect.arrayContaining(['job-5', 'job-1']));
+      expect((await store.list({ repo: '/srv/repos/gadgets' })).map((r) => r.runId)).toEqual(expect.arrayContaining(['job-6']));
+      const failure = await store.get('job-3').catch((e: unknown) => e);
+      expect(failure).toMatchObject({ code: 'invalid_run', message: expect.stringContaining('run job-3') });
+      expect((await store.get('job-2'))?.outcome).toBe('succeeded');
     });
 
     it('a run that finishes leaves the active runs', async () => {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
 import { FLEET_ACL_RULES, startRedis, type RedisServer } from '@codefleet/testkit';
 import { RedisRunStore } from '../src/index.js';
 import { runStoreContract } from './contract.js';
@@ -24,10 +25,16 @@ runStoreContract('redis through the fleet ACL user', async () => ({
   dispose: async () => undefined,
 }));
 
-fleetContract('redis through the fleet ACL user', async (options) => ({
-  store: new RedisRunStore({ url: fleetUrl(), prefix: prefix(), ...options }),
-  dispose: async () => undefined,
-}));
+fleetContract('redis through the fleet ACL user', async (options) => {
+  const own = prefix();
+  // Damage is done as the admin: the fleet user is not what a corrupt record comes from.
+  const admin = new Redis(redis.url);
+  return {
+    store: new RedisRunStore({ url: fleetUrl(), prefix: own, ...options }),
+    corrupt: async (runId: string, text: string) => void (await admin.hset(`${own}:runs:run:${runId}`, 'record', text)),
+    dispose: async () => admin.disconnect(),
+  };
+});
 
 spendContract('redis through the fleet ACL user, two clients', async () => {
   const shared = prefix();

@@ -25,10 +25,15 @@ runStoreContract('redis, fail-fast (real redis-server)', async () => ({
   dispose: async () => undefined,
 }));
 
-fleetContract('redis (real redis-server)', async (options) => ({
-  store: new RedisRunStore({ url: redis.url, prefix: `t-${randomUUID()}`, ...options }),
-  dispose: async () => undefined,
-}));
+fleetContract('redis (real redis-server)', async (options) => {
+  const prefix = `t-${randomUUID()}`;
+  const raw = new Redis(redis.url);
+  return {
+    store: new RedisRunStore({ url: redis.url, prefix, ...options }),
+    corrupt: async (runId: string, text: string) => void (await raw.hset(`${prefix}:runs:run:${runId}`, 'record', text)),
+    dispose: async () => raw.disconnect(),
+  };
+});
 
 spendContract('redis, two clients on one prefix (real redis-server)', async () => {
   const prefix = `t-${randomUUID()}`;

@@ -16,7 +16,16 @@ runStoreContract('sqlite', async () => {
 
 fleetContract('sqlite', async (options) => {
   const dir = await createTempDir('store');
-  return { store: new SqliteRunStore(join(dir.path, 'runs.sqlite'), options), dispose: () => dir.dispose() };
+  const path = join(dir.path, 'runs.sqlite');
+  const corrupt = async (runId: string, text: string) => {
+    const db = openSqlite(path);
+    try {
+      db.prepare('UPDATE runs SET record = ? WHERE run_id = ?').run(text, runId);
+    } finally {
+      db.close();
+    }
+  };
+  return { store: new SqliteRunStore(path, options), corrupt, dispose: () => dir.dispose() };
 });
 
 spendContract('sqlite, two handles on one file', async () => {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { InvalidArgumentError } from 'commander';
 import { formatDuration, isTerminal } from '@codefleet/core';
@@ -101,5 +102,23 @@ export async function cancel(rt: Runtime, target: string, out: (line: string) =>
   out(found.runId === undefined
     ? `cancel requested for ${displayText(found.taskKey)} (no run yet: a queued job with this id or task key stops when a worker claims it)`
     : `cancel requested for run ${found.runId} (task ${displayText(found.taskKey)}); its worker stops it at the next heartbeat`);
+  return 0;
+}
+
+/**
+ * `codefleet retry <run-id>`: runs a finished run's task again as a new job, as the
+ * dashboard's Retry does (the same function: once per run, whoever asks first).
+ * Resolves the exit code.
+ */
+export async function retry(rt: Runtime, runId: string, out: (line: string) => void, err: (line: string) => void): Promise<number> {
+  if (runId.trim() === '' || runId.length > 512) throw new InvalidArgumentError('expected a run id (1..512 characters)');
+  // Loaded here: the dashboard's module (a web server) is not what the other fleet commands need.
+  const { retryRun } = await import('@codefleet/dashboard');
+  const result = await retryRun({ queue: rt.queue, store: rt.store, by: operator(rt), via: 'cli', now: () => new Date(), newId: randomUUID }, runId);
+  if (result.status !== 200) {
+    err(displayText(result.message));
+    return 1;
+  }
+  out(displayText(result.message));
   return 0;
 }

@@ -101,7 +101,16 @@ export async function listRuns(rt: Runtime, json: boolean, query: RunQuery = { l
   const filtered = Object.keys(query).some((key) => key !== 'limit');
   if (runs.length === 0 && filtered) return 'no runs match these filters';
   const note = uncertainNote(statuses);
-  return formatRuns(runs, Date.now(), statuses) + (note === undefined ? '' : `\n\n${displayText(note)}`);
+  const unreadable = unreadableNote(runs);
+  return formatRuns(runs, Date.now(), statuses) + (note === undefined ? '' : `\n\n${displayText(note)}`) +
+    (unreadable.length === 0 ? '' : `\n\n${unreadable.map(displayText).join('\n')}`);
+}
+
+/** Why the flagged runs cannot be read, a line each: one bad record is listed, never the whole listing failed. */
+function unreadableNote(runs: RunSummary[]): string[] {
+  const bad = runs.filter((r) => r.unreadable !== undefined);
+  if (bad.length === 0) return [];
+  return [`${bad.length} run record(s) cannot be read (the other runs are fine):`, ...bad.map((r) => `  ${r.unreadable ?? ''}`)];
 }
 
 function summaryJson(r: RunSummary, status?: TaskStatusView): Record<string, unknown> {
@@ -124,6 +133,7 @@ function summaryJson(r: RunSummary, status?: TaskStatusView): Record<string, unk
     requested_by: r.requestedBy,
     job_id: r.jobId,
     task_key: r.taskKey,
+    ...(r.unreadable === undefined ? {} : { unreadable: r.unreadable }),
   };
 }
 
@@ -166,6 +176,22 @@ export async function redrive(rt: Runtime, id: string, out: (line: string) => vo
   const { journalAction, operator } = await import('./fleet.js');
   await journalAction(rt, { action: 'redrive', jobId: id, by: operator(rt) }, err);
   out(`redriven ${id}`);
+  return 0;
+}
+
+/**
+ * `codefleet dlq drop <id> --reason <text>`: removes a dead letter for good, journaled with
+ * the reason, as the dashboard's Drop does (the same function). Resolves the exit code.
+ */
+export async function drop(rt: Runtime, id: string, reason: string, out: (line: string) => void, err: (line: string) => void): Promise<number> {
+  const { dropDeadLetter } = await import('@codefleet/dashboard');
+  const { operator } = await import('./fleet.js');
+  const result = await dropDeadLetter({ queue: rt.queue, store: rt.store, by: operator(rt), via: 'cli', now: () => new Date() }, id, reason);
+  if (result.status !== 200) {
+    err(displayText(result.message));
+    return 1;
+  }
+  out(displayText(result.message));
   return 0;
 }
 

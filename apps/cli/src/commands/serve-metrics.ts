@@ -82,6 +82,7 @@ export async function createProducerMetrics(): Promise<ProducerMetrics> {
       stats: () => queue.stats(),
       deadLetters: (options) => queue.deadLetters(options),
       redrive: (id) => queue.redrive(id),
+      drop: (id) => queue.drop(id),
       ...(queue.checkStorage ? { checkStorage: () => queue.checkStorage!() } : {}),
       close: () => queue.close(),
     }),

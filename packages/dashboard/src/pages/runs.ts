@@ -87,12 +87,18 @@ ${runs.length === 0 ? html`<p>No run matches.</p>` : html`<table class="runs">
 <tbody>${runs.map((r, i) => html`<tr>
 <td><a href="/runs/${encodeURIComponent(r.runId)}">${r.title}</a><small>${r.runId}</small></td>
 <td>${statusCell(statuses[i])}</td>
-<td><span class="state state-${stateOf(r)}">${stateOf(r)}</span>${r.errorCode === undefined ? '' : html`<small>${r.errorCode}</small>`}</td>
+<td>${stateCell(r)}</td>
 <td>${r.repo}</td><td>${r.source}</td><td>${r.agent ?? ''}</td><td>${r.worker ?? ''}</td><td>${r.attempts}</td>
 <td>${durationCell(r, now)}</td>
 <td><time datetime="${r.createdAt}">${ago(now, r.createdAt)}</time></td>
 <td>${prLink(r.pullRequest)}</td>
 </tr>`)}</tbody></table>`}`;
+}
+
+// A record the store cannot read is flagged with why; the rest of the list is served as ever.
+function stateCell(r: RunSummary): Html {
+  if (r.unreadable !== undefined) return html`<span class="state state-unreadable" data-unreadable="true" title="${r.unreadable}">unreadable</span><small>${r.unreadable}</small>`;
+  return html`<span class="state state-${stateOf(r)}">${stateOf(r)}</span>${r.errorCode === undefined ? '' : html`<small>${r.errorCode}</small>`}`;
 }
 
 // The derived status, its note on hover.

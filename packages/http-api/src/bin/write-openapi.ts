@@ -2,7 +2,7 @@
 // Writes the OpenAPI description to the path given (the repository keeps docs/openapi.json);
 // a test fails when the committed file and openApiDocument() differ.
 import { writeFileSync } from 'node:fs';
-import { openApiDocument } from '../schema.js';
+import { openApiDocument } from '../openapi.js';
 
 const target = process.argv[2];
 if (target === undefined) {

@@ -4,7 +4,7 @@ import { BullJob, BullQueue, BullWorker, type JobJson } from './bull-classes.js'
 import { Redis } from 'ioredis';
 import { CodefleetError, LeaseLostError, parseJob, parseJobJson, redactUrlCredentials, type Job } from '@codefleet/core';
 import type {
-  ClaimOptions, DeadLetter, EnqueueResult, Lease, Queue, QueueStats, RedriveResult,
+  ClaimOptions, DeadLetter, DropResult, EnqueueResult, Lease, Queue, QueueStats, RedriveResult,
 } from '../port.js';
 import type { BullmqQueueSettings } from '../settings.js';
 import { RedisAccessWatch } from '../redis-access.js';
@@ -197,11 +197,7 @@ export class BullmqQueue implements Queue {
    * duplicate in the dead letter, never a lost job. A malformed one is retried as is.
    */
   async redrive(id: string): Promise<RedriveResult> {
-    await this.#connected();
-    const failed = (await this.#queue.getJobs(['failed'], 0, -1, true)).find((j) => {
-      const read = j ? readJob(j.data) : undefined;
-      return read !== undefined && ('job' in read ? read.job.id === id : j?.id === id);
-    });
+    const [failed] = await this.#failedWithId(id);
     if (!failed?.id) return { status: 'not_found' };
     const read = readJob(failed.data);
     if (!('job' in read)) {
@@ -224,6 +220,21 @@ export class BullmqQueue implements Queue {
     }
     await failed.remove();
     return { status: 'redriven', id };
+  }
+
+  /** Every failed BullMQ job of dead letter `id` (a crash mid-redrive can leave two). */
+  async drop(id: string): Promise<DropResult> {
+    const failed = await this.#failedWithId(id);
+    for (const j of failed) await j.remove();
+    return failed.length > 0 ? { status: 'dropped', id } : { status: 'not_found' };
+  }
+
+  async #failedWithId(id: string): Promise<BullJob[]> {
+    await this.#connected();
+    return (await this.#queue.getJobs(['failed'], 0, -1, true)).filter((j): j is BullJob => {
+      const read = j ? readJob(j.data) : undefined;
+      return read !== undefined && ('job' in read ? read.job.id === id : j?.id === id);
+    });
   }
 
   async close(): Promise<void> {

@@ -169,6 +169,28 @@ export function queueConformance(harness: ConformanceHarness): void {
       await again!.ack();
     });
 
+    it('drops a dead letter for good, and only a dead letter', async () => {
+      const { queue } = await open();
+      const dead = sampleJob();
+      await queue.enqueue(dead);
+      await (await queue.claim({ workerId: 'w1', waitMs: 5_000 }))!.deadLetter('permanent: the repository is gone');
+      const live = sampleJob();
+      await queue.enqueue(live);
+      expect(await queue.drop(live.id)).toEqual({ status: 'not_found' });
+      expect(await queue.drop('no-such-job')).toEqual({ status: 'not_found' });
+      expect(await queue.drop(dead.id)).toEqual({ status: 'dropped', id: dead.id });
+      expect(await queue.deadLetters()).toEqual([]);
+      expect((await queue.stats()).deadLetter).toBe(0);
+      // Dropping twice is safe; a dropped job cannot be redriven.
+      expect(await queue.drop(dead.id)).toEqual({ status: 'not_found' });
+      expect(await queue.redrive(dead.id)).toEqual({ status: 'not_found' });
+      const next = await queue.claim({ workerId: 'w1', waitMs: 5_000 });
+      expect(next?.job.id).toBe(live.id);
+      await next!.ack();
+      // Its task can be asked for again.
+      expect(await queue.enqueue(sampleJob({ idempotency_key: dead.idempotency_key }))).toMatchObject({ deduplicated: false });
+    });
+
     it('will not redrive while another job with the same key is active', async () => {
       const { queue } = await open();
       const job = sampleJob({ idempotency_key: 'same-key' });

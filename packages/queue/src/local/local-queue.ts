@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { openSqlite, type SqliteDatabase, type SqliteStatement } from '@codefleet/sqlite';
 import { LeaseLostError, parseJob, parseJobJson, type Job } from '@codefleet/core';
 import type {
-  ClaimOptions, DeadLetter, EnqueueResult, Lease, Queue, QueueStats, RedriveResult,
+  ClaimOptions, DeadLetter, DropResult, EnqueueResult, Lease, Queue, QueueStats, RedriveResult,
 } from '../port.js';
 import type { LocalQueueSettings } from '../settings.js';
 import { queueDamaged } from './damage.js';
@@ -236,6 +236,11 @@ export class LocalQueue implements Queue {
         max_attempts = ? WHERE seq = ?`).run(now, now, this.#settings.maxAttempts, row.seq);
       return { status: 'redriven', id };
     }).immediate();
+  }
+
+  async drop(id: string): Promise<DropResult> {
+    const { changes } = this.#sql(`DELETE FROM jobs WHERE queue = ? AND id = ? AND state = 'dead'`).run(this.#settings.name, id);
+    return changes > 0 ? { status: 'dropped', id } : { status: 'not_found' };
   }
 
   async close(): Promise<void> {

@@ -110,6 +110,14 @@ redis.call('ZREM', KEYS[2], ARGV[1])
 return {'ok'}
 `;
 
+/** Forgets a dead job for good: 1, or 0 when KEYS[1] is not a dead job's record. */
+const drop = `
+if redis.call('HGET', KEYS[1], 'state') ~= 'dead' then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+return 1
+`;
+
 /**
  * Takes back a job whose message the SQS redrive policy moved away (its record may say
  * anything, a crashed claim's 'running' included): {'ok'} | {'duplicate', activeId}.
@@ -232,6 +240,11 @@ export class Coordination {
     const [status, activeId] = (await this.#redis.eval(redrive, 2, this.#job(id), `${this.#base}dead`, id, now, `${this.#base}key:`, `${this.#base}job:`)) as [string, string?];
     if (status === 'duplicate') return { status: 'duplicate', activeId: activeId ?? '' };
     return status === 'ok' ? { status: 'ok' } : { status: 'not_found' };
+  }
+
+  /** Removes a dead job's record and its place among the dead; false when it is not dead. */
+  async drop(id: string): Promise<boolean> {
+    return (await this.#redis.eval(drop, 2, this.#job(id), `${this.#base}dead`, id)) === 1;
   }
 
   /** See the `revive` script: a fresh record for a job coming back from the SQS dead-letter queue. */

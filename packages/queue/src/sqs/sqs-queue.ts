@@ -7,7 +7,7 @@ import {
 import { Redis } from 'ioredis';
 import { CodefleetError, LeaseLostError, parseJob, parseJobJson, redactUrlCredentials, type Job } from '@codefleet/core';
 import type {
-  ClaimOptions, DeadLetter, EnqueueResult, Lease, Queue, QueueStats, RedriveResult,
+  ClaimOptions, DeadLetter, DropResult, EnqueueResult, Lease, Queue, QueueStats, RedriveResult,
 } from '../port.js';
 import type { SqsQueueSettings } from '../settings.js';
 import { RedisAccessWatch } from '../redis-access.js';
@@ -205,6 +205,15 @@ export class SqsQueue implements Queue {
     else await this.injectRaw(raw);
     await this.#coord.pending(id, Date.now());
     return { status: 'redriven', id };
+  }
+
+  /** A dead job of the coordination store, else a message the redrive policy moved (deleted from the dead-letter queue). */
+  async drop(id: string): Promise<DropResult> {
+    if (await this.#coord.drop(id)) return { status: 'dropped', id };
+    const taken = await this.#dlq?.take(id, 30);
+    if (!taken || !this.#dlq) return { status: 'not_found' };
+    await this.#dlq.delete(taken.message);
+    return { status: 'dropped', id };
   }
 
   /**
