@@ -56,6 +56,17 @@ describe('chat messages survive a SIGKILL of serve', () => {
     await waitFor(async () => (await readFile(`/proc/${p.pid}/stat`, 'utf8')).split(') ')[1]?.startsWith('T') === true, { what: 'serve stopped' });
   }
 
+  /** True once the kernel holds an established connection to `port` (a delivery waiting in a frozen process's socket). */
+  async function connected(port: number): Promise<boolean> {
+    const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+    const tables = await Promise.all(['/proc/net/tcp', '/proc/net/tcp6'].map((f) => readFile(f, 'utf8').catch(() => '')));
+    // Columns: sl, local address, remote address, state (01: ESTABLISHED).
+    return tables.join('\n').split('\n').some((row) => {
+      const [, local, , state] = row.trim().split(/\s+/);
+      return local?.endsWith(hex) === true && state === '01';
+    });
+  }
+
   async function kill(p: FixtureProcess): Promise<void> {
     p.kill('SIGKILL');
     expect((await p.exited).signal).toBe('SIGKILL');
@@ -87,6 +98,7 @@ describe('chat messages survive a SIGKILL of serve', () => {
     const first = slack.mention({ channel: 'C0REPO', user: 'U0ALICE', text: `<@${slack.botUserId}> /code add a line to README.md` });
     await freeze(proc);
     const unanswered = slack.postEvent(url, first.body).then((r) => r.status, () => 'no answer');
+    await waitFor(() => connected(slackPort), { what: 'the delivery in serve\'s socket' });
     await kill(proc);
     expect(await unanswered).toBe('no answer');
     expect(bots(first.ts)).toEqual([]);
@@ -130,6 +142,7 @@ describe('chat messages survive a SIGKILL of serve', () => {
     const first = line.textEvent({ text: 'what is a queue?' });
     await freeze(proc);
     const unanswered = line.deliver(url, [first]).then((r) => r.status, () => 'no answer');
+    await waitFor(() => connected(linePort), { what: 'the delivery in serve\'s socket' });
     await kill(proc);
     expect(await unanswered).toBe('no answer');
     expect(line.replies).toEqual([]);
