@@ -145,6 +145,9 @@ export function createConversation(deps: ConversationDeps) {
       return;
     }
     log.info({ event: 'slack.request_handled', channel: message.channel, message: message.messageId, outcome: outcome.kind, route: outcome.route }, 'Slack request handled');
+    // Slack's own redeliveries stop at the claim: a message whose job already exists is one
+    // handled again after a crash, and its status message says what the first run would have.
+    if (outcome.kind === 'enqueued' && outcome.deduplicated) outcome = { ...outcome, deduplicated: false };
     if (outcome.kind === 'deferred') {
       try {
         if (deps.defer === undefined) throw new Error('no follow-up processor');

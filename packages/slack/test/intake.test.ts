@@ -46,7 +46,7 @@ describe('Slack inbox', () => {
     expect(bots(h, ids.repoChannel, ts)).toHaveLength(1);
   });
 
-  it('finishes a recorded mention whose first handling died after the status message, editing that message', async () => {
+  it('finishes a recorded mention whose first handling died after queuing its job, editing the status message it posted', async () => {
     h = await openHarness('socket');
     const s = h.slack;
     const { ts } = s.mention({ channel: ids.repoChannel, user: ids.alice, text: `<@${s.botUserId}> fix the parser` });
@@ -56,18 +56,24 @@ describe('Slack inbox', () => {
       body: JSON.stringify({ channel: ids.repoChannel, thread_ts: ts, text: ':eyes: Looking at your request…' }),
     }).then((r) => r.json() as Promise<{ ts: string }>);
     await h.store.bindRequest(`slack-msg:${ids.repoChannel}:${ts}`, posted.ts, 60_000);
+    // It had even queued the job, and died before editing the status message to say so.
+    await h.chat.handle({
+      platform: 'slack', channel: ids.repoChannel, thread: ts, messageId: ts, user: ids.alice, text: 'fix the parser',
+      access: { login: 'alice-gh', allowedLocal: false }, repoHints: ['acme/widgets'], statusMessageId: posted.ts,
+    });
     const record = { kind: 'message', channel: ids.repoChannel, ts, user: ids.alice, text: `<@${s.botUserId}> fix the parser`, botUserId: s.botUserId, files: 0 };
     await h.producer.stop();
     await h.inbox.enqueue(inboxJob('slack', `msg:${ids.repoChannel}:${ts}`, record, new Date()));
     const first = await h.inbox.claim({ workerId: 'killed', waitMs: 0 });
     await first!.retry({ delayMs: 0, reason: 'the process died' });
     await h.producer.start();
-    await waitFor(() => h!.jobs().length === 1, { what: 'the job' });
+    await waitFor(() => bots(h!, ids.repoChannel, ts)[0]?.text.includes('job'), { what: 'the status message edited' });
     await h.producer.idle();
     const status = bots(h, ids.repoChannel, ts);
     expect(status.map((m) => m.ts)).toEqual([posted.ts]);
     expect(status[0]?.text).toContain('Queued as job');
-    expect(h.chat.handled.map((m) => m.text)).toEqual(['fix the parser']);
+    expect(h.chat.handled.map((m) => m.text)).toEqual(['fix the parser', 'fix the parser']);
+    expect(h.jobs()).toHaveLength(1);
   });
 
   it('reads the text as the user typed it: entities decoded, a linked repository as its URL', async () => {
@@ -75,6 +81,7 @@ describe('Slack inbox', () => {
     const { body } = h.slack.directMessage({ channel: ids.aliceDm, user: ids.alice, text: 'repo=<https://github.com/acme/gadgets> make a &lt; b &amp;&amp; c &gt; d hold' });
     await h.slack.socket.deliverEvent(body);
     await waitFor(() => h!.chat.handled.length === 1, { what: 'the message' });
+    await h.producer.idle();
     expect(h.chat.handled[0]?.text).toBe('repo=https://github.com/acme/gadgets make a < b && c > d hold');
   });
 
