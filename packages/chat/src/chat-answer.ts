@@ -1,4 +1,5 @@
 import { displayHost, modelErrorKind } from '@codefleet/agents';
+import { graphemePrefix, truncateHead } from '@codefleet/core';
 import type { RouterConfig } from '@codefleet/config';
 import type { Logger } from '@codefleet/log';
 import { isLocalEndpoint } from './local-endpoint.js';
@@ -29,12 +30,12 @@ export async function chatAnswer(text: string, router: RouterConfig, models: Mod
     const reply = await models(modelSpecOf(chat)).chat(
       [
         { role: 'system', content: system },
-        { role: 'user', content: text.slice(0, 8_000) },
+        { role: 'user', content: graphemePrefix(text, 8_000) },
       ],
       { signal: AbortSignal.timeout(chat.timeout_seconds * 1000), maxTokens: chat.max_tokens },
     );
     const answer = reply.content.trim();
-    return answer === '' ? 'The local model gave no answer to that.' : answer.slice(0, maxChatAnswerChars);
+    return answer === '' ? 'The local model gave no answer to that.' : truncateHead(answer, maxChatAnswerChars);
   } catch (error) {
     const kind = modelErrorKind(error);
     log.warn({ err: error, event: 'chat.model_failed', kind }, 'the chat model did not answer');

@@ -1,5 +1,5 @@
 import type { RouterConfig } from '@codefleet/config';
-import type { JobRoute } from '@codefleet/core';
+import { graphemePrefix, type JobRoute } from '@codefleet/core';
 import type { Logger } from '@codefleet/log';
 import { classify } from './classifier.js';
 import { explicitCommand, isCodeRoute } from './commands.js';
@@ -81,7 +81,7 @@ async function decide(text: string, options: RouteOptions): Promise<Routed> {
       ...(matched.rule.repo === undefined ? {} : { repo: matched.rule.repo }),
     };
   }
-  const fallback = (reason: string): Routed => ({ route: { name: 'CHAT', source: 'fallback', confidence: 0, reason: reason.slice(0, 500) }, text: trimmed });
+  const fallback = (reason: string): Routed => ({ route: { name: 'CHAT', source: 'fallback', confidence: 0, reason: graphemePrefix(reason, 500) }, text: trimmed });
   const classifier = router.classifier;
   if (!classifier.enabled) return fallback('no command or rule matched; the classifier is off');
   if (!isLocalEndpoint(classifier.host, router.local_hosts)) return fallback('no command or rule matched; the classifier is not asked: its host is not local');
@@ -95,6 +95,6 @@ async function decide(text: string, options: RouteOptions): Promise<Routed> {
       if (said.confidence < classifier.min_confidence) {
         return fallback(`classifier said ${said.route} at ${said.confidence}, below ${classifier.min_confidence}`);
       }
-      return { route: { name: said.route, source: 'classifier', confidence: said.confidence, reason: (said.reason || `classified as ${said.route}`).slice(0, 500) }, text: trimmed };
+      return { route: { name: said.route, source: 'classifier', confidence: said.confidence, reason: graphemePrefix(said.reason || `classified as ${said.route}`, 500) }, text: trimmed };
   }
 }

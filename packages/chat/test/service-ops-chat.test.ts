@@ -39,6 +39,13 @@ describe('chat service: OPS, CHAT and platform policy', () => {
     expect((await h.queue.stats()).depth).toBe(0);
   });
 
+  it('CHAT cuts a long answer between characters, never through an emoji', async () => {
+    const thumb = '\u{1F44D}\u{1F3FD}'; // 👍🏽: an emoji and its skin tone, 4 UTF-16 units
+    ollama.reply(`${'a'.repeat(2_997)}${thumb} and more`);
+    const text = await reply(messageOf('/chat say a lot'), { router: { chat: { host: ollama.url } } });
+    expect(text).toBe(`${'a'.repeat(2_997)}…`);
+  });
+
   it('CHAT through an OpenAI-compatible local server too; the fallback route answers the same way', async () => {
     ollama.reply('Fine, thanks.');
     const text = await reply(messageOf('how are you?'), { router: { chat: { provider: 'openai', host: ollama.openAiBase } } });

@@ -117,7 +117,7 @@ export type { TaskNoteOptions } from './task-note.js';
 export { defaultTaskNoteMaxChars, renderTaskNote } from './task-note.js';
 export { tierLabel, tierSection, tierSummary } from './tier-note.js';
 export {
-  boundTail, defaultSummaryChars, defaultTailBytes, previewValue, redactUrlCredentials, splitTailMarker, summarizeReason, truncateHead,
+  boundTail, defaultSummaryChars, defaultTailBytes, graphemePrefix, previewValue, redactUrlCredentials, splitTailMarker, summarizeReason, truncateHead,
   utf8ByteLength, type BoundTailOptions,
 } from './text.js';
 export {

@@ -86,17 +86,41 @@ export function boundTail(text: string, maxBytes: number = defaultTailBytes, opt
   return `${marker(earlier + total - kept)}${body.slice(start)}`;
 }
 
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+/** How far before a cut to look for the start of its grapheme: a cluster longer than this (zalgo) is cut inside. */
+const graphemeWindow = 64;
+
+/**
+ * The longest start of `text` of at most `maxChars` UTF-16 units that ends between two
+ * graphemes (user-perceived characters, `Intl.Segmenter`): an emoji with its skin tone or
+ * a family joined by ZWJ, a flag, a letter with combining accents is kept whole or not at
+ * all. Only the window before the cut is segmented, so a megabyte costs no more than a line.
+ */
+export function graphemePrefix(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text;
+  if (maxChars <= 0) return '';
+  const from = Math.max(0, maxChars - graphemeWindow);
+  let end = from;
+  for (const { index } of graphemes.segment(text.slice(from, maxChars + graphemeWindow))) {
+    if (from + index > maxChars) break;
+    end = from + index;
+  }
+  // A cluster longer than the window: cut inside it, but never inside a surrogate pair.
+  if (end === from && from > 0) {
+    const last = text.charCodeAt(maxChars - 1);
+    end = last >= 0xd800 && last <= 0xdbff ? maxChars - 1 : maxChars;
+  }
+  return text.slice(0, end);
+}
+
 /**
  * Cuts `text` to at most `maxChars` UTF-16 units from the start, never splitting a
- * surrogate pair, adding `…` when cut (the ellipsis is counted).
+ * grapheme ({@link graphemePrefix}), adding `…` when cut (the ellipsis is counted).
  */
 export function truncateHead(text: string, maxChars: number): string {
   if (text.length <= maxChars) return text;
   if (maxChars <= 0) return '';
-  let end = maxChars - 1;
-  const last = text.charCodeAt(end - 1);
-  if (end > 0 && last >= 0xd800 && last <= 0xdbff) end -= 1;
-  return `${text.slice(0, end)}…`;
+  return `${graphemePrefix(text, maxChars - 1)}…`;
 }
 
 /**

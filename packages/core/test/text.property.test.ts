@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { boundTail, previewValue, redactUrlCredentials, splitTailMarker, summarizeReason, utf8ByteLength } from '../src/text.js';
+import { boundTail, graphemePrefix, previewValue, redactUrlCredentials, splitTailMarker, summarizeReason, truncateHead, utf8ByteLength } from '../src/text.js';
 
 const encoder = new TextEncoder();
 const strictDecoder = new TextDecoder('utf-8', { fatal: true });
@@ -170,5 +170,41 @@ describe('summarizeReason', () => {
     const long = summarizeReason(`${'word '.repeat(100)}. Last feedback:\nStep x failed`, 60);
     expect(long.length).toBeLessThanOrEqual(60);
     expect(long.endsWith('…')).toBe(true);
+  });
+});
+
+describe('graphemePrefix and truncateHead', () => {
+  const family = '👨‍👩‍👧‍👦'; // 11 UTF-16 units joined by ZWJ
+  const thumb = '👍🏽'; // an emoji with its skin tone
+  const flag = '🇯🇵';
+  const accented = 'e\u0301'; // e + combining acute accent
+
+  it('never cuts through a grapheme', () => {
+    expect(graphemePrefix(`ab${family}`, 8)).toBe('ab');
+    expect(graphemePrefix(`ab${family}cd`, 13)).toBe(`ab${family}`);
+    expect(graphemePrefix(`a${thumb}`, 3)).toBe('a');
+    expect(graphemePrefix(`a${flag}`, 4)).toBe('a');
+    expect(graphemePrefix(`x${accented}`, 2)).toBe('x');
+    expect(truncateHead(`${'a'.repeat(2_998)}${thumb}tail`, 3_000)).toBe(`${'a'.repeat(2_998)}…`);
+  });
+
+  it('is a prefix within the bound, ending on a boundary Intl.Segmenter agrees with', () => {
+    const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom('a', 'é', '😀', family, thumb, flag, accented, '\n'), { maxLength: 60 }).map((parts) => parts.join('')),
+        fc.integer({ min: 0, max: 200 }),
+        (text, max) => {
+          const cut = graphemePrefix(text, max);
+          expect(cut.length).toBeLessThanOrEqual(Math.max(max, 0));
+          expect(text.startsWith(cut)).toBe(true);
+          const boundaries = new Set([...segmenter.segment(text)].map((s) => s.index).concat(text.length));
+          expect(boundaries.has(cut.length)).toBe(true);
+          // The longest such prefix: the next boundary is past the bound.
+          const next = [...boundaries].filter((b) => b > cut.length).sort((a, b) => a - b)[0];
+          if (next !== undefined) expect(next).toBeGreaterThan(max);
+        },
+      ),
+    );
   });
 });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { CodefleetError, RateLimitedError } from '@codefleet/core';
+import { CodefleetError, graphemePrefix, RateLimitedError } from '@codefleet/core';
 
 /**
  * The two Messaging API calls codefleet makes, written here instead of taken from
@@ -96,7 +96,7 @@ export function createLineClient(options: LineClientOptions): LineClient {
     }
     throw failure(call, response.status, message, response.headers.get('retry-after'));
   };
-  const messages = (texts: string[]) => texts.slice(0, maxLineMessages).map((text) => ({ type: 'text', text: text.slice(0, maxLineTextChars) }));
+  const messages = (texts: string[]) => texts.slice(0, maxLineMessages).map((text) => ({ type: 'text', text: graphemePrefix(text, maxLineTextChars) }));
   return {
     async reply(replyToken, texts) {
       await check('reply', await post('reply', { replyToken, messages: messages(texts) }));

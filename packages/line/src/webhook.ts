@@ -1,12 +1,14 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ChatMessage, ChatService } from '@codefleet/chat';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createInbox, type ChatMessage, type ChatService } from '@codefleet/chat';
 import type { LineConfig } from '@codefleet/config';
 import { classify, CodefleetError, readBounded } from '@codefleet/core';
 import { maskForPublishing, type Logger, type SecretSource } from '@codefleet/log';
+import type { Queue } from '@codefleet/queue';
 import type { RunStore } from '@codefleet/store';
 import { createLineClient, retryKeyOf, type LineClient } from './client.js';
-import { eventsOf, readEvent, type LineTextMessage } from './events.js';
+import { addressed, eventsOf, lineRecordOf, readEvent, type LineTextMessage } from './events.js';
 import { verifyLineSignature } from './signature.js';
 import { outcomeText } from './texts.js';
 
@@ -21,7 +23,12 @@ export interface LineWebhookOptions {
   config: LineConfig;
   chat: ChatService;
   /** Where event ids are bound, so a redelivered event is handled once across processes. */
-  store: Pick<RunStore, 'bindRequest'>;
+  store: Pick<RunStore, 'bindRequest' | 'setRequest'>;
+  /**
+   * Where events are recorded before LINE gets its 200: a queue of their own
+   * (`<queue.name>-line-inbox`), never the jobs' queue. The webhook also processes it.
+   */
+  inbox: Queue;
   log: Logger;
   /** Defaults to a client over `config.api_url` with the access token. */
   client?: LineClient;
@@ -36,20 +43,23 @@ export interface LineWebhook {
   listen(): Promise<void>;
   /** `http://host:port` once listening. */
   readonly url: string;
-  /** Resolves when the events accepted so far have been handled (tests, graceful shutdown). */
+  /** Resolves when the events recorded so far have been handled (tests). */
   idle(): Promise<void>;
   close(): Promise<void>;
 }
 
 /**
  * Receives LINE webhooks. The `x-line-signature` is checked on the raw body before anything
- * is parsed: missing or forged is 401 and nothing happens. A signed delivery is answered 200
- * at once and its events handled afterwards, since LINE waits only briefly and redelivers a
- * webhook it thinks failed (`deliveryContext.isRedelivery`). Each text message is bound by
- * its `webhookEventId` first, so a redelivery never reaches the chat service twice; then the
- * chat service decides (LINE forces the CHAT route; explicit `/code` only with
+ * is parsed: missing or forged is 401 and nothing happens. Each text message addressed to
+ * the bot (any in a one-to-one chat; in a group or room one that mentions the bot or starts
+ * with `line.group_prefix`) is **recorded in the inbox, keyed by its `webhookEventId`,
+ * before the 200**: LINE does not send an event again once it had its 200, so a process
+ * killed afterwards finds the record at its next start; when the record cannot be written
+ * the answer is 500 and LINE redelivers (`deliveryContext.isRedelivery`). Events are handled
+ * from the record: bound by their id, so a redelivery never reaches the chat service twice;
+ * then the chat service decides (LINE forces the CHAT route; explicit `/code` only with
  * `line.allow_code`) and the outcome is the reply, spending the reply token once. A reply
- * token that expired while a local model was thinking falls back to a push with a retry key.
+ * token that expired meanwhile falls back to a push with a retry key.
  */
 export function createLineWebhook(options: LineWebhookOptions): LineWebhook {
   const { config, chat, store, log } = options;
@@ -60,7 +70,6 @@ export function createLineWebhook(options: LineWebhookOptions): LineWebhook {
   }
   const client = options.client ?? createLineClient({ apiUrl: config.api_url, accessToken: token });
   const mask = (text: string) => maskForPublishing(text, options.secrets);
-  const inFlight = new Set<Promise<void>>();
   let server: Server | undefined;
   let url = '';
 
@@ -77,10 +86,13 @@ export function createLineWebhook(options: LineWebhookOptions): LineWebhook {
     await client.push(message.to, [mask(text)], retryKeyOf('line-event', message.webhookEventId));
   };
 
-  const handleMessage = async (message: LineTextMessage) => {
+  // Runs again on the same record after a crash (`attempt` > 1): then a claim that is not
+  // `done` is finished (the chat service makes one job of a message however often asked).
+  const handleMessage = async (message: LineTextMessage, attempt: number) => {
     const elog = log.child({ webhook_event_id: message.webhookEventId, line_to: message.to });
-    const bound = await store.bindRequest(`line:event:${message.webhookEventId}`, message.messageId, lineEventTtlMs);
-    if (!bound.bound) {
+    const key = `line:event:${message.webhookEventId}`;
+    const bound = await store.bindRequest(key, message.messageId, lineEventTtlMs);
+    if (!bound.bound && (bound.value === 'done' || attempt === 1)) {
       elog.info({ event: 'line.duplicate', redelivery: message.isRedelivery }, 'LINE event already handled');
       return;
     }
@@ -111,20 +123,31 @@ export function createLineWebhook(options: LineWebhookOptions): LineWebhook {
       text = `Sorry, that could not be handled (${c.code}). Please try again later.`;
     }
     await answer(message, text);
+    await store.setRequest(key, 'done', lineEventTtlMs);
   };
 
-  const handleEvents = async (events: unknown[]) => {
+  const inbox = createInbox({
+    queue: options.inbox, platform: 'line', log,
+    handle: async (entry, attempt) => {
+      const message = lineRecordOf(entry.event);
+      if (message === undefined) throw new CodefleetError('invalid_job', `inbox record ${entry.key} is not a LINE message this webhook reads`, { verdict: 'permanent' });
+      await handleMessage(message, attempt);
+    },
+  });
+  const processing = new AbortController();
+  let running: Promise<void> | undefined;
+
+  /** Records each text message addressed to the bot; throws when one cannot be recorded (nothing is answered then). */
+  const recordEvents = async (events: unknown[]) => {
     for (const raw of events) {
       const reading = readEvent(raw);
-      if (reading.kind === 'ignore') {
-        log.debug({ event: 'line.ignored', type: reading.type, reason: reading.reason }, 'LINE event ignored');
+      const message = reading.kind === 'text' ? addressed(reading.message, config.group_prefix) : undefined;
+      if (message === undefined) {
+        const reason = reading.kind === 'ignore' ? reading.reason : `a ${reading.message.chat} message not addressed to the bot`;
+        log.debug({ event: 'line.ignored', type: reading.kind === 'ignore' ? reading.type : 'message', reason }, 'LINE event ignored');
         continue;
       }
-      try {
-        await handleMessage(reading.message);
-      } catch (error) {
-        log.error({ err: error, event: 'line.failed', webhook_event_id: reading.message.webhookEventId }, 'could not handle a LINE message');
-      }
+      await inbox.record(message.webhookEventId, message);
     }
   };
 
@@ -146,12 +169,19 @@ export function createLineWebhook(options: LineWebhookOptions): LineWebhook {
     } catch (error) {
       return reply(400, { error: error instanceof Error ? error.message : 'not JSON' });
     }
+    try {
+      await recordEvents(events);
+    } catch (error) {
+      const c = classify(error);
+      log.error({ err: error, event: 'line.record_failed', code: c.code }, 'could not record a LINE event; answered 500 so LINE delivers it again');
+      return reply(500, { error: c.code });
+    }
     reply(200, {});
-    const work = handleEvents(events).finally(() => inFlight.delete(work));
-    inFlight.add(work);
   };
 
   const handle = (req: IncomingMessage, res: ServerResponse) => {
+    // Mounted in another server without listen(): the records are processed all the same.
+    running ??= inbox.run(processing.signal);
     receive(req, res).catch((error: unknown) => {
       log.error({ err: error, event: 'line.webhook_failed' }, 'LINE webhook handler failed');
       if (!res.headersSent) res.writeHead(500, { connection: 'close' }).end();
@@ -164,6 +194,7 @@ export function createLineWebhook(options: LineWebhookOptions): LineWebhook {
       return url;
     },
     async listen() {
+      running ??= inbox.run(processing.signal);
       const s = createServer(handle);
       server = s;
       await new Promise<void>((resolve, reject) => {
@@ -174,7 +205,12 @@ export function createLineWebhook(options: LineWebhookOptions): LineWebhook {
       url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     },
     async idle() {
-      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+      // Idle once no record waits or is being handled (one waiting for a retry is not waited for).
+      for (;;) {
+        const stats = await options.inbox.stats();
+        if (stats.ready + stats.inFlight === 0) return;
+        await sleep(20);
+      }
     },
     async close() {
       const s = server;
@@ -184,7 +220,9 @@ export function createLineWebhook(options: LineWebhookOptions): LineWebhook {
           s.closeAllConnections();
         });
       }
-      await this.idle();
+      // The record being handled finishes; what waits stays recorded for the next start.
+      processing.abort();
+      await running;
     },
   };
 }

@@ -43,16 +43,19 @@ export function recordingChat(queue: LocalQueue): ChatService & { seen: ChatMess
   };
 }
 
-/** A real local queue and run store in a temp dir. */
-export async function openBackends(): Promise<{ queue: LocalQueue; store: SqliteRunStore; dispose(): Promise<void> }> {
+/** A real local queue, the webhook's inbox beside it, and a run store in a temp dir. */
+export async function openBackends(): Promise<{ queue: LocalQueue; inbox: LocalQueue; store: SqliteRunStore; dispose(): Promise<void> }> {
   const dir = await createTempDir('line');
   const queue = new LocalQueue({ backend: 'local', path: join(dir.path, 'queue.sqlite'), name: 'jobs', leaseMs: 60_000, maxAttempts: 3 });
+  const inbox = new LocalQueue({ backend: 'local', path: join(dir.path, 'queue.sqlite'), name: 'jobs-line-inbox', leaseMs: 60_000, maxAttempts: 1_000, pollMs: 20 });
   const store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
   return {
     queue,
+    inbox,
     store,
     dispose: async () => {
       await queue.close();
+      await inbox.close();
       await store.close();
       await dir.dispose();
     },

@@ -22,7 +22,7 @@ afterEach(async () => {
 });
 
 async function start(section: Record<string, unknown> = {}): Promise<LineWebhook> {
-  webhook = createLineWebhook({ config: lineConfig(line, section), chat, store: backends.store, log: silentLogger() });
+  webhook = createLineWebhook({ config: lineConfig(line, section), chat, store: backends.store, inbox: backends.inbox, log: silentLogger() });
   await webhook.listen();
   return webhook;
 }
@@ -59,7 +59,7 @@ describe('LINE webhook', () => {
 
   it('makes one job of an event LINE redelivers, and spends its reply token once on the acknowledgement', async () => {
     const w = await start({ allow_code: true });
-    const event = line.textEvent({ text: '/code fix the parser', groupId: `C${'b'.repeat(32)}` });
+    const event = line.textEvent({ text: '@codefleet /code fix the parser', groupId: `C${'b'.repeat(32)}`, mentions: [{ index: 0, length: 10, isSelf: true }] });
     expect((await line.deliver(w.url, [event])).status).toBe(200);
     await w.idle();
     expect((await line.deliver(w.url, [event], { redelivery: true })).status).toBe(200);

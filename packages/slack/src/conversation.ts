@@ -1,10 +1,35 @@
 import type { ChatMessage, ChatOutcome, ChatService } from '@codefleet/chat';
 import type { SlackConfig } from '@codefleet/config';
+import { graphemePrefix } from '@codefleet/core';
 import type { Logger } from '@codefleet/log';
 import type { RunStore } from '@codefleet/store';
 import type { WebClient } from '@slack/web-api';
 import { platformError } from './errors.js';
 import { bounded, escapeMrkdwn } from './mrkdwn.js';
+import { readSlackText } from './slack-text.js';
+
+/** A recorded mention or DM, its text still in Slack's markup (see intake.ts). */
+export interface RecordedMessage {
+  channel: string;
+  ts: string;
+  thread_ts?: string;
+  user: string;
+  text: string;
+  botUserId?: string;
+  /** How many files came with it. */
+  files: number;
+}
+
+/** What the status message says to a DM or mention with a file and no text. */
+const filesOnlyText = 'I can\'t read attached files or images: I only read the text of a message. Send the request as text (paste the part that matters), with `repo=owner/name` if the channel has no repository.';
+
+/** A message that asks codefleet for something: a mention in a channel or a DM, its text read. */
+function readRequest(record: RecordedMessage): IncomingRequest {
+  return {
+    channel: record.channel, ts: record.ts, user: record.user, text: readSlackText(record.text, record.botUserId),
+    ...(record.thread_ts === undefined ? {} : { thread_ts: record.thread_ts }),
+  };
+}
 
 /** A message that asks codefleet for something: a mention in a channel or a DM. */
 export interface IncomingRequest {
@@ -12,7 +37,7 @@ export interface IncomingRequest {
   ts: string;
   thread_ts?: string;
   user: string;
-  /** The text with the bot's mention taken out. */
+  /** The text as the user wrote it (Slack's markup read, the bot's mention taken out). */
   text: string;
 }
 
@@ -93,7 +118,21 @@ export function createConversation(deps: ConversationDeps) {
   async function update(message: ChatMessage, statusTs: string | undefined, text: string, blocks?: unknown[]): Promise<void> {
     const args = { channel: message.channel, text, ...(blocks === undefined ? {} : { blocks: blocks as never }) };
     if (statusTs === undefined) await bestEffort('chat.postMessage', () => client.chat.postMessage({ ...args, thread_ts: message.thread }));
-    else await bestEffort('chat.update', () => client.chat.update({ ...args, ts: statusTs }));
+    // chat.update with text alone keeps the message's blocks (the question's buttons): an
+    // edit always says which blocks it has, none by default.
+    else await bestEffort('chat.update', () => client.chat.update({ ...args, blocks: (blocks ?? []) as never, ts: statusTs }));
+  }
+
+  /** Posts the one status message and keeps its ts under the claim, so a second run edits it instead of posting another. */
+  async function postStatus(key: string, request: IncomingRequest, note: string): Promise<string | undefined> {
+    try {
+      const sent = await client.chat.postMessage({ channel: request.channel, thread_ts: request.thread_ts ?? request.ts, text: `:eyes: Looking at your request…${note}` });
+      if (sent.ts !== undefined) await store.setRequest(key, sent.ts, rememberMs);
+      return sent.ts;
+    } catch (error) {
+      log.warn({ event: 'slack.write_failed', err: error, slack: platformError(error) }, 'could not post the Slack status message; the job will post its own');
+      return undefined;
+    }
   }
 
   async function run(message: ChatMessage, statusTs: string | undefined): Promise<void> {
@@ -106,6 +145,9 @@ export function createConversation(deps: ConversationDeps) {
       return;
     }
     log.info({ event: 'slack.request_handled', channel: message.channel, message: message.messageId, outcome: outcome.kind, route: outcome.route }, 'Slack request handled');
+    // Slack's own redeliveries stop at the claim: a message whose job already exists is one
+    // handled again after a crash, and its status message says what the first run would have.
+    if (outcome.kind === 'enqueued' && outcome.deduplicated) outcome = { ...outcome, deduplicated: false };
     if (outcome.kind === 'deferred') {
       try {
         if (deps.defer === undefined) throw new Error('no follow-up processor');
@@ -123,32 +165,42 @@ export function createConversation(deps: ConversationDeps) {
     /** Tells the sender what became of a message handled later (a kept follow-up): its status message is edited. */
     tell: (message: ChatMessage, outcome: ChatOutcome) => show(message, message.statusMessageId, outcome),
 
-    /** A new mention or DM. Slack's retries of it (same channel + ts) stop at the claim. */
-    async request(request: IncomingRequest): Promise<void> {
-      const key = `slack-msg:${request.channel}:${request.ts}`;
+    /**
+     * A recorded mention or DM, handled from its record: again after a crash (`attempt` > 1),
+     * so each step is claimed and a second run finishes what the first did not: the status
+     * message posted once (its ts kept under the claim), the chat service asked again (a
+     * message makes one job however often it is asked), the claim marked `done` at the end.
+     */
+    async request(record: RecordedMessage, attempt = 1): Promise<void> {
+      const key = `slack-msg:${record.channel}:${record.ts}`;
       const claim = await store.bindRequest(key, 'received', rememberMs);
-      if (!claim.bound) {
-        log.info({ event: 'slack.request_duplicate', channel: request.channel, ts: request.ts }, 'Slack delivered a message again; already handled');
+      if (!claim.bound && (claim.value === 'done' || attempt === 1)) {
+        // Done, or another process has it in hand right now (a first try): nothing to do here.
+        log.info({ event: 'slack.request_duplicate', channel: record.channel, ts: record.ts }, 'Slack delivered a message again; already handled');
         return;
       }
-      await bestEffort('reactions.add', () => client.reactions.add({ channel: request.channel, timestamp: request.ts, name: 'eyes' }));
-      let statusTs: string | undefined;
-      try {
-        const sent = await client.chat.postMessage({ channel: request.channel, thread_ts: request.thread_ts ?? request.ts, text: ':eyes: Looking at your request…' });
-        statusTs = sent.ts;
-        if (statusTs !== undefined) await store.setRequest(key, statusTs, rememberMs);
-      } catch (error) {
-        log.warn({ event: 'slack.write_failed', err: error, slack: platformError(error) }, 'could not post the Slack status message; the job will post its own');
+      const request = readRequest(record);
+      let statusTs = claim.bound || claim.value === 'received' ? undefined : claim.value;
+      if (statusTs === undefined) {
+        await bestEffort('reactions.add', () => client.reactions.add({ channel: request.channel, timestamp: request.ts, name: 'eyes' }));
+        statusTs = await postStatus(key, request, record.files > 0 && request.text !== '' ? ' (I read the text only, not attached files)' : '');
       }
-      await run(toMessage(request, statusTs), statusTs);
+      if (record.files > 0 && request.text === '') {
+        // Nothing but a file: there is no request to route. Say what the bot does with files instead of staying silent.
+        await update(toMessage(request, statusTs), statusTs, filesOnlyText);
+      } else {
+        await run(toMessage(request, statusTs), statusTs);
+      }
+      await store.setRequest(key, 'done', rememberMs);
     },
 
     /** A click on one of the repository buttons under the status message `statusTs`. */
-    async chooseRepo(click: { channel: string; statusTs: string; user: string; choice: string }): Promise<void> {
+    async chooseRepo(recorded: { channel: string; statusTs: string; user: string; value: string }): Promise<void> {
+      const click = { ...recorded, choice: recorded.value };
       const stored = await store.lookupRequest(`slack-ask:${click.channel}:${click.statusTs}`);
       const pending = stored === undefined ? undefined : (JSON.parse(stored) as PendingQuestion);
       if (pending === undefined) {
-        await bestEffort('chat.update', () => client.chat.update({ channel: click.channel, ts: click.statusTs, text: 'This question has expired. Mention me again with `repo=owner/name`.' }));
+        await bestEffort('chat.update', () => client.chat.update({ channel: click.channel, ts: click.statusTs, text: 'This question has expired. Mention me again with `repo=owner/name`.', blocks: [] }));
         return;
       }
       // The button's value comes from whoever clicked: only the asker may answer, and only
@@ -157,10 +209,13 @@ export function createConversation(deps: ConversationDeps) {
         log.warn({ event: 'slack.choice_ignored', channel: click.channel, user: click.user }, 'ignored a repository choice from another user or off the list');
         return;
       }
-      const claim = await store.bindRequest(`slack-choice:${click.channel}:${click.statusTs}`, click.choice, rememberMs);
-      if (!claim.bound) return;
+      // The first choice wins; a run killed half-way is finished by the next try of the same choice.
+      const key = `slack-choice:${click.channel}:${click.statusTs}`;
+      const claim = await store.bindRequest(key, click.choice, rememberMs);
+      if (!claim.bound && claim.value !== click.choice) return;
       await update(pending.message, click.statusTs, `:eyes: Using ${escapeMrkdwn(click.choice)}…`);
       await run({ ...pending.message, text: `${pending.message.text} repo=${click.choice}` }, click.statusTs);
+      await store.setRequest(key, 'done', rememberMs);
     },
   };
 }
@@ -186,7 +241,7 @@ export function render(outcome: ChatOutcome): { text: string; blocks?: unknown[]
       if (outcome.choices.length === 0) return { text: 'Which repository should I work on? Mention me again with `repo=owner/name`.' };
       const question = 'Which repository should I work on?';
       const buttons = outcome.choices.slice(0, 25).map((choice, index) => ({
-        type: 'button', action_id: `${repoActionPrefix}${index}`, value: choice.slice(0, 2_000), text: { type: 'plain_text', text: choice.slice(0, 75), emoji: false },
+        type: 'button', action_id: `${repoActionPrefix}${index}`, value: choice.slice(0, 2_000), text: { type: 'plain_text', text: graphemePrefix(choice, 75), emoji: false },
       }));
       return { text: question, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: question } }, { type: 'actions', block_id: 'codefleet_repo', elements: buttons }] };
     }

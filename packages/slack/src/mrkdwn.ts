@@ -1,3 +1,4 @@
+import { graphemePrefix } from '@codefleet/core';
 import { plainReport, type Report, type ReportState } from '@codefleet/requester';
 
 /**
@@ -24,9 +25,9 @@ export function codeBlock(text: string): string {
  */
 export const maxMessageChars = 3_900;
 
-/** `text` cut to `max` characters, with a marker saying it was cut. */
+/** `text` cut to `max` characters (never through an emoji or other grapheme), with a marker saying it was cut. */
 export function bounded(text: string, max = maxMessageChars): string {
-  return text.length <= max ? text : `${text.slice(0, max - 20)}\n… (cut for Slack)`;
+  return text.length <= max ? text : `${graphemePrefix(text, max - 20)}\n… (cut for Slack)`;
 }
 
 /** The reaction that marks each state on the request's message. */

@@ -1,19 +1,27 @@
 import type { AddressInfo } from 'node:net';
-import type { ChatMessage, ChatOutcome, ChatService } from '@codefleet/chat';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createInbox, type ChatMessage, type ChatOutcome, type ChatService } from '@codefleet/chat';
 import type { SlackConfig } from '@codefleet/config';
 import { CodefleetError } from '@codefleet/core';
 import type { Logger } from '@codefleet/log';
 import type { RunStore } from '@codefleet/store';
-import { App, SocketModeReceiver, type HTTPReceiver } from '@slack/bolt';
+import type { Queue } from '@codefleet/queue';
+import { App, HTTPReceiver, SocketModeReceiver } from '@slack/bolt';
 import type { WebClientOptions } from '@slack/web-api';
 import { boltLogger } from './bolt-logger.js';
-import { createConversation, repoActionPrefix, type IncomingRequest } from './conversation.js';
+import { createConversation } from './conversation.js';
+import { recordingReceiver, slackRecordOf } from './intake.js';
 
 /** Options of {@link createSlackProducer}. */
 export interface SlackProducerOptions {
   config: SlackConfig;
   chat: ChatService;
   store: Pick<RunStore, 'bindRequest' | 'setRequest' | 'lookupRequest'>;
+  /**
+   * Where events are recorded before Slack gets its ack: a queue of their own
+   * (`<queue.name>-slack-inbox`), never the jobs' queue. The producer also processes it.
+   */
+  inbox: Queue;
   log: Logger;
   /** Extra Web API client options (the SDK's retry policy, an HTTP agent). */
   clientOptions?: WebClientOptions;
@@ -29,33 +37,23 @@ export interface SlackProducerOptions {
 export interface SlackProducer {
   /** Connects (Socket Mode) or listens (HTTP); resolves the events URL in HTTP mode. */
   start(): Promise<{ eventsUrl?: string }>;
-  /** Disconnects or stops listening, then waits for requests already acknowledged. */
+  /** Disconnects or stops listening, then stops the inbox processor (the record being handled finishes; the rest waits for the next start). */
   stop(): Promise<void>;
-  /** Resolves once every acknowledged request has been handled (for tests and shutdown). */
+  /** Resolves once every recorded request has been handled (for tests). */
   idle(): Promise<void>;
   /** Edits the status message of a message handled later (a kept follow-up) to say what became of it. */
   tell(message: ChatMessage, outcome: ChatOutcome): Promise<void>;
 }
 
-/** The event fields the producer reads (Bolt's own types are a wide union). */
-interface MessageEvent {
-  type: string;
-  subtype?: string;
-  bot_id?: string;
-  user?: string;
-  text?: string;
-  ts: string;
-  thread_ts?: string;
-  channel: string;
-  channel_type?: string;
-}
-
 /**
  * The Slack producer: a Bolt app on Socket Mode (the default: no public URL, fits hosts
  * behind NAT) or the Events API over HTTP (`slack.mode: http`, signatures verified by Bolt
- * with the signing secret and its 5-minute replay window). Every delivery is acknowledged at
- * once (Bolt acks events before listeners run) and the work happens after the ack, so a slow
- * chat service never makes Slack retry; retries that come anyway stop at the message claim.
+ * with the signing secret and its 5-minute replay window). A mention, a direct message or a
+ * button click is **recorded in the inbox before Slack gets its ack** (see
+ * {@link recordingReceiver}), and the work happens from the record, in the inbox processor:
+ * a process killed after the ack loses nothing (the record is handled at the next start),
+ * and one killed before it is delivered again by Slack. Slack's retries of a recorded event
+ * are the same record while it is pending, and stop at the message claim afterwards.
  */
 export function createSlackProducer(options: SlackProducerOptions): SlackProducer {
   const { config, log } = options;
@@ -70,57 +68,39 @@ export function createSlackProducer(options: SlackProducerOptions): SlackProduce
   // `installerOptions.clientOptions` carry `slack.api_url` to the client that calls
   // apps.connections.open, and `stop()` can wait for the close handshake, which Bolt's
   // `App.stop()` does not (it resolves before the socket is closed).
-  const receiver = socketMode
+  const socket = socketMode
     ? new SocketModeReceiver({ appToken: need(config.app_token, config.app_token_env), logger, installerOptions: { clientOptions: clientOptions() } })
     : undefined;
-  const app = new App({
-    token: need(config.bot_token, config.bot_token_env),
-    ...(receiver !== undefined ? { receiver } : { signingSecret: need(config.signing_secret, config.signing_secret_env) }),
-    clientOptions: clientOptions(),
-    logger,
-    processBeforeResponse: false,
+  const inner = socket ?? new HTTPReceiver({ signingSecret: need(config.signing_secret, config.signing_secret_env), logger, processBeforeResponse: false });
+  const inbox = createInbox({
+    queue: options.inbox, platform: 'slack', log,
+    handle: async (entry, attempt) => {
+      const record = slackRecordOf(entry.event);
+      if (record === undefined) throw new CodefleetError('invalid_job', `inbox record ${entry.key} is not a Slack event this producer reads`, { verdict: 'permanent' });
+      await (record.kind === 'click' ? conversation.chooseRepo(record) : conversation.request(record, attempt));
+    },
   });
+  const app = new App({ token: need(config.bot_token, config.bot_token_env), receiver: recordingReceiver(inner, inbox), clientOptions: clientOptions(), logger });
   const conversation = createConversation({ config, chat: options.chat, store: options.store, client: app.client, log, ...(options.defer === undefined ? {} : { defer: options.defer }) });
-  const inFlight = new Set<Promise<void>>();
-  const detach = (work: () => Promise<void>) => {
-    const running = work().catch((error: unknown) => log.error({ event: 'slack.request_failed', err: error }, 'a Slack request failed after its ack'));
-    inFlight.add(running);
-    void running.finally(() => inFlight.delete(running));
-  };
-
-  const take = (event: MessageEvent, botUserId: string | undefined) => {
-    if (event.subtype !== undefined || event.bot_id !== undefined || event.user === undefined || event.user === botUserId) return;
-    const mention = botUserId === undefined ? /<@[A-Z0-9]+(\|[^>]*)?>/ : new RegExp(`<@${botUserId}(\\|[^>]*)?>`, 'g');
-    const request: IncomingRequest = {
-      channel: event.channel, ts: event.ts, user: event.user, text: (event.text ?? '').replace(mention, ' ').replace(/\s+/g, ' ').trim(),
-      ...(event.thread_ts === undefined ? {} : { thread_ts: event.thread_ts }),
-    };
-    detach(() => conversation.request(request));
-  };
-
-  app.event('app_mention', async ({ event, context }) => take(event as unknown as MessageEvent, context.botUserId));
-  app.event('message', async ({ event, context }) => {
-    const message = event as unknown as MessageEvent;
-    // Channel messages arrive as app_mention; only direct messages start work here.
-    if (message.channel_type === 'im') take(message, context.botUserId);
-  });
-  app.action(new RegExp(`^${repoActionPrefix}\\d+$`), async ({ ack, body, action }) => {
-    await ack();
-    const payload = body as { container?: { channel_id?: string; message_ts?: string }; user: { id: string } };
-    const value = (action as { value?: string }).value;
-    const channel = payload.container?.channel_id;
-    const statusTs = payload.container?.message_ts;
-    if (value === undefined || channel === undefined || statusTs === undefined) return;
-    detach(() => conversation.chooseRepo({ channel, statusTs, user: payload.user.id, choice: value }));
-  });
   app.error(async (error) => { log.error({ event: 'slack.app_error', err: error }, 'Slack app error'); });
+  // The inbox processor runs while the producer is started (start after stop runs it again).
+  let processing: { controller: AbortController; running: Promise<void> } | undefined;
 
+  // Idle once no record waits or is being handled (one waiting for a retry is not waited for).
   const idle = async () => {
-    while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    for (;;) {
+      const stats = await options.inbox.stats();
+      if (stats.ready + stats.inFlight === 0) return;
+      await sleep(20);
+    }
   };
 
   return {
     async start() {
+      if (processing === undefined) {
+        const controller = new AbortController();
+        processing = { controller, running: inbox.run(controller.signal) };
+      }
       if (socketMode) {
         await app.start();
         log.info({ event: 'slack.started', mode: 'socket' }, 'Slack producer connected');
@@ -133,9 +113,16 @@ export function createSlackProducer(options: SlackProducerOptions): SlackProduce
       return { eventsUrl };
     },
     async stop() {
-      if (receiver !== undefined) await receiver.client.disconnect();
-      else await app.stop();
-      await idle();
+      try {
+        if (socket !== undefined) await socket.client.disconnect();
+        else await app.stop();
+      } finally {
+        // What is being handled finishes; what waits stays recorded for the next start.
+        const stopping = processing;
+        processing = undefined;
+        stopping?.controller.abort();
+        await stopping?.running;
+      }
     },
     idle,
     tell: conversation.tell,

@@ -19,8 +19,8 @@ describe('Slack producer over Socket Mode', () => {
     // The original and three redeliveries (retry_attempt 1..3), as Slack sends when an ack is late.
     const envelopes = await h.slack.socket.deliverEvent(body, { retries: 3 });
     expect(envelopes.map((e) => [e.retry_attempt, e.acked])).toEqual([[0, true], [1, true], [2, true], [3, true]]);
-    // Every redelivery reached the producer and stopped at the message claim.
-    await waitFor(() => h!.logs.filter((l) => l.event === 'slack.request_duplicate' && l.ts === ts).length === 3, { what: 'three duplicates seen' });
+    // Every delivery was acked only once recorded; the redeliveries are the same record, or stop at the message claim.
+    expect(h.logs.filter((l) => l.event === 'chat.inbox_recorded')).toHaveLength(4);
     await h.producer.idle();
     const status = await waitFor(() => bots(h!, ids.repoChannel, ts).find((m) => m.text.includes('Queued as job')), { what: 'the status message to say queued' });
     expect(h.chat.handled).toHaveLength(1);
@@ -53,10 +53,12 @@ describe('Slack producer over Socket Mode', () => {
 
   it('edits the status message into an immediate reply, as text, and passes the allow-list on', async () => {
     h = await openHarness('socket');
-    const { ts, body } = h.slack.mention({ channel: ids.otherChannel, user: ids.local, text: `<@${h.slack.botUserId}> /chat hello <!channel> <https://evil.example|docs>` });
+    const { ts, body } = h.slack.mention({ channel: ids.otherChannel, user: ids.local, text: `<@${h.slack.botUserId}> /chat hello <!channel> <https://evil.example|docs> &lt;!here&gt;` });
     await h.slack.socket.deliverEvent(body);
     const status = await waitFor(() => bots(h!, ids.otherChannel, ts).find((m) => m.text.startsWith('You said')), { what: 'the reply' });
-    expect(status.text).toBe('You said: hello &lt;!channel&gt; &lt;https://evil.example|docs&gt;');
+    // Read as the user wrote it, and said back as text: neither the broadcast nor the typed `<!here>` is live.
+    expect(h.chat.handled[0]?.text).toBe('/chat hello @channel docs (https://evil.example) <!here>');
+    expect(status.text).toBe('You said: hello @channel docs (https://evil.example) &lt;!here&gt;');
     expect(h.chat.handled[0]?.access).toEqual({ allowedLocal: true });
     expect(h.chat.handled[0]?.repoHints).toEqual([]);
     expect(h.jobs()).toEqual([]);

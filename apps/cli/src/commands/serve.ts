@@ -2,9 +2,14 @@ import { createServer, type Server } from 'node:http';
 import type { ChatService } from '@codefleet/chat';
 import { CodefleetError } from '@codefleet/core';
 import { GithubForge } from '@codefleet/forge';
+import { queueSettingsFromConfig } from '@codefleet/queue';
 import { requireFleetKey, type Runtime } from '../runtime.js';
 import { untilSignal } from './producer.js';
 import { createProducerMetrics, type ProducerMetrics } from './serve-metrics.js';
+import { sideQueueSettings } from './side-queue.js';
+
+/** The suffix of the queue LINE events are recorded in before their 200: `<queue.name>-line-inbox`. */
+export const lineInboxSuffix = 'line-inbox';
 
 /** The producers `codefleet serve` can host. */
 export const producerNames = ['webhook', 'slack', 'line', 'http'] as const;
@@ -94,9 +99,23 @@ async function start(rt: Runtime, name: ProducerName, chat: ChatService | undefi
     }
     case 'line': {
       const { createLineWebhook } = await import('@codefleet/line');
-      const webhook = createLineWebhook({ config: config.line, chat: need(chat), store: rt.store, log: rt.log, secrets: rt.secrets });
-      await webhook.listen();
-      return { name, where: `LINE webhook on ${webhook.url}`, port: portOf(webhook.url), close: async () => { await webhook.close(); } };
+      // Events are recorded here before LINE gets its 200, and handled from the record.
+      const inbox = await rt.openQueue(sideQueueSettings(queueSettingsFromConfig(config), lineInboxSuffix));
+      try {
+        const webhook = createLineWebhook({ config: config.line, chat: need(chat), store: rt.store, inbox, log: rt.log, secrets: rt.secrets });
+        await webhook.listen();
+        const close = async () => {
+          try {
+            await webhook.close();
+          } finally {
+            await inbox.close();
+          }
+        };
+        return { name, where: `LINE webhook on ${webhook.url}`, port: portOf(webhook.url), close };
+      } catch (error) {
+        await inbox.close();
+        throw error;
+      }
     }
     case 'http': {
       const { createHttpApi } = await import('@codefleet/http-api');

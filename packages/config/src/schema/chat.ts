@@ -138,6 +138,13 @@ export const lineSchema = z
       .boolean()
       .default(false)
       .describe('Allow explicit /code commands from LINE; otherwise every LINE message takes the CHAT route: a LINE chat is for talking, and anyone who can message the bot can write it.'),
+    group_prefix: z
+      .string()
+      .trim()
+      .min(1)
+      .max(50)
+      .optional()
+      .describe('In a group or room the bot answers only messages that mention it, or that start with this word (e.g. "codefleet"; compared case-insensitively). One-to-one chats are always answered.'),
     ...chatAccess,
   })
   .prefault({})

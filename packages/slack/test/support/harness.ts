@@ -15,6 +15,8 @@ export const ids = { repoChannel: 'C0REPO', otherChannel: 'C0OTHER', alice: 'U0A
 export interface Harness {
   slack: SlackStandIn;
   queue: LocalQueue;
+  /** Where the producer records events before their ack. */
+  inbox: LocalQueue;
   store: SqliteRunStore;
   chat: ReturnType<typeof createTestChatService>;
   producer: SlackProducer;
@@ -48,6 +50,7 @@ export async function openHarness(mode: 'socket' | 'http', options: { gate?: Pro
   const slack = await startSlackStandIn();
   const dir: TempDir = await createTempDir('slack');
   const queue = new LocalQueue({ backend: 'local', path: join(dir.path, 'queue.sqlite'), name: 'slack', leaseMs: 60_000, maxAttempts: 3, pollMs: 20 });
+  const inbox = new LocalQueue({ backend: 'local', path: join(dir.path, 'queue.sqlite'), name: 'slack-slack-inbox', leaseMs: 60_000, maxAttempts: 1_000, pollMs: 20 });
   const store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
   const running = new Map<string, string>();
   const deferred: Harness['deferred'] = [];
@@ -60,16 +63,17 @@ export async function openHarness(mode: 'socket' | 'http', options: { gate?: Pro
     if (options.keepFollowUps === 'failing') throw new Error('the follow-ups queue is unreachable');
     deferred.push({ message, outcome });
   };
-  const producer = createSlackProducer({ config, chat, store, log, clientOptions, ...(options.keepFollowUps === undefined || options.keepFollowUps === false ? {} : { defer }) });
+  const producer = createSlackProducer({ config, chat, store, inbox, log, clientOptions, ...(options.keepFollowUps === undefined || options.keepFollowUps === false ? {} : { defer }) });
   const { eventsUrl } = await producer.start();
   const requester = createSlackRequester({ client: createSlackClient(config, clientOptions), store, secrets: ['sk-test-0123456789abcdef'] });
   return {
-    slack, queue, store, chat, producer, requester, ...(eventsUrl === undefined ? {} : { eventsUrl }),
+    slack, queue, inbox, store, chat, producer, requester, ...(eventsUrl === undefined ? {} : { eventsUrl }),
     running, deferred, logs,
     jobs: () => chat.jobs,
     close: async () => {
       await producer.stop();
       await queue.close();
+      await inbox.close();
       await store.close();
       await slack.close();
       await dir.dispose();

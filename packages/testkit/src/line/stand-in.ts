@@ -66,6 +66,13 @@ export interface TextEventOptions {
   userId?: string;
   /** A group chat; the event's source is the group (with the sender's userId). */
   groupId?: string;
+  /** A room (a multi-person chat without a group); the event's source is the room. */
+  roomId?: string;
+  /**
+   * Mentions in `text` as LINE marks them (`message.mention.mentionees`): the span in UTF-16
+   * code units, and `isSelf` when the mentioned user is the bot that receives the webhook.
+   */
+  mentions?: { index: number; length: number; isSelf?: boolean; userId?: string }[];
   /** Defaults to a fresh id: redeliveries of one event share it. */
   webhookEventId?: string;
   messageId?: string;
@@ -88,7 +95,10 @@ export interface LineWebhookEvent {
   deliveryContext: { isRedelivery: boolean };
   source: { type: 'user'; userId: string } | { type: 'group'; groupId: string; userId?: string } | { type: 'room'; roomId: string; userId?: string };
   replyToken?: string;
-  message?: { id: string; type: string; text?: string; quoteToken?: string };
+  message?: {
+    id: string; type: string; text?: string; quoteToken?: string;
+    mention?: { mentionees: { index: number; length: number; type: 'user' | 'all'; userId?: string; isSelf?: boolean }[] };
+  };
 }
 
 /** `x-line-signature` of `body`: base64 of HMAC-SHA256 keyed with the channel secret. */
@@ -207,8 +217,13 @@ export async function startLineStandIn(options: { accessToken?: string; channelS
     textEvent(event) {
       const userId = event.userId ?? `U${randomBytes(16).toString('hex')}`;
       const replyToken = randomBytes(16).toString('hex');
-      const source: LineWebhookEvent['source'] = event.groupId === undefined ? { type: 'user', userId } : { type: 'group', groupId: event.groupId, userId };
-      tokens.set(replyToken, { to: event.groupId ?? userId, issuedAt: Date.now() + clockOffset, used: false });
+      const source: LineWebhookEvent['source'] = event.groupId !== undefined
+        ? { type: 'group', groupId: event.groupId, userId }
+        : event.roomId !== undefined ? { type: 'room', roomId: event.roomId, userId } : { type: 'user', userId };
+      tokens.set(replyToken, { to: event.groupId ?? event.roomId ?? userId, issuedAt: Date.now() + clockOffset, used: false });
+      const mentionees = (event.mentions ?? []).map((m) => ({
+        index: m.index, length: m.length, type: 'user' as const, userId: m.userId ?? `U${randomBytes(16).toString('hex')}`, ...(m.isSelf === undefined ? {} : { isSelf: m.isSelf }),
+      }));
       return {
         type: 'message',
         mode: 'active',
@@ -217,7 +232,10 @@ export async function startLineStandIn(options: { accessToken?: string; channelS
         deliveryContext: { isRedelivery: false },
         source,
         replyToken,
-        message: { id: event.messageId ?? String(100_000_000 + Math.floor(Math.random() * 1e9)), type: 'text', text: event.text, quoteToken: randomBytes(8).toString('hex') },
+        message: {
+          id: event.messageId ?? String(100_000_000 + Math.floor(Math.random() * 1e9)), type: 'text', text: event.text, quoteToken: randomBytes(8).toString('hex'),
+          ...(mentionees.length === 0 ? {} : { mention: { mentionees } }),
+        },
       };
     },
     async deliver(url, events, deliverOptions = {}) {

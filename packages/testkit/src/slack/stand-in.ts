@@ -66,6 +66,12 @@ export interface SlackStandIn {
   readonly calls: readonly SlackApiCall[];
   /** The next call(s) of `method` fail with `fault` (queued, one per call). */
   fail(method: string, ...faults: SlackFault[]): void;
+  /**
+   * The next call of `method` (whose arguments `match`, when given) is received (it is in
+   * {@link calls}) but not answered until `release()`; then it is carried out as usual,
+   * even if its client has gone meanwhile.
+   */
+  hold(method: string, match?: (args: Record<string, unknown>) => boolean): { release(): void };
   /** Makes a channel disappear: calls naming it get `channel_not_found`. */
   removeChannel(channel: string): void;
   /** Deletes a message as a user or admin would: calls naming it get `message_not_found`. */
@@ -97,8 +103,9 @@ export async function startSlackStandIn(): Promise<SlackStandIn> {
   const hub = new SocketModeHub(ids.appId);
   const calls: SlackApiCall[] = [];
   const faults = new Map<string, SlackFault[]>();
+  const holds: WebApiContext['holds'] = new Map();
   let wsBase = '';
-  const ctx: WebApiContext = { state, ...secrets, ...ids, socketUrl: () => hub.issueUrl(wsBase), faults, calls };
+  const ctx: WebApiContext = { state, ...secrets, ...ids, socketUrl: () => hub.issueUrl(wsBase), faults, holds, calls };
 
   const server = createServer((req, res) => {
     const match = /^\/api\/([A-Za-z.]+)$/.exec((req.url ?? '').split('?')[0] ?? '');
@@ -161,6 +168,12 @@ export async function startSlackStandIn(): Promise<SlackStandIn> {
     messages: () => state.all(),
     calls,
     fail: (method, ...more) => faults.set(method, [...(faults.get(method) ?? []), ...more]),
+    hold: (method, match = () => true) => {
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => { release = resolve; });
+      holds.set(method, [...(holds.get(method) ?? []), { match, gate }]);
+      return { release: () => release() };
+    },
     removeChannel: (channel) => state.gone.add(channel),
     deleteMessage: (channel, ts) => void state.delete(channel, ts),
     close: async () => {

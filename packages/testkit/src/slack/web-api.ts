@@ -30,6 +30,8 @@ export interface WebApiContext {
   /** The ws:// URL `apps.connections.open` hands out. */
   socketUrl(): string;
   faults: Map<string, SlackFault[]>;
+  /** Methods whose next matching call waits (received, not yet answered) until its gate opens. */
+  holds: Map<string, { match: (args: Record<string, unknown>) => boolean; gate: Promise<void> }[]>;
   calls: SlackApiCall[];
 }
 
@@ -85,6 +87,10 @@ export async function serveWebApi(ctx: WebApiContext, method: string, req: Incom
   const args = await readArgs(req);
   const token = tokenOf(req, args);
   ctx.calls.push({ method, args, ...(token === undefined ? {} : { token }) });
+  // A held call is carried out when released, whether or not its client is still there.
+  const holds = ctx.holds.get(method) ?? [];
+  const hold = holds.findIndex((h) => h.match(args));
+  if (hold !== -1) await holds.splice(hold, 1)[0]?.gate;
   const fault = ctx.faults.get(method)?.shift();
   if (fault !== undefined) {
     if ('status' in fault) return send(res, { ok: false, error: 'ratelimited' }, 429, { 'retry-after': String(fault.retryAfter) });
@@ -137,9 +143,10 @@ const methods: Record<string, Method> = {
     if (blocksProblem !== undefined) return { ok: false, error: blocksProblem };
     message.edits.push(message.text);
     message.text = text;
-    // An update without blocks removes the old ones, as on Slack.
-    if (Array.isArray(args.blocks)) message.blocks = args.blocks;
-    else delete message.blocks;
+    // As on Slack, an update without `blocks` keeps the old ones (buttons stay clickable under
+    // the new text); `blocks: []` removes them.
+    if (Array.isArray(args.blocks) && args.blocks.length > 0) message.blocks = args.blocks;
+    else if (Array.isArray(args.blocks)) delete message.blocks;
     return { ok: true, channel, ts: message.ts, text };
   },
   'reactions.add': (ctx, args) => react(ctx, args, 'add'),
