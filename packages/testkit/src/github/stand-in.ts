@@ -58,6 +58,12 @@ export interface GithubStandIn {
   createApp(ttlSeconds?: number): { appId: number; installationId: number; privateKey: string };
   /** Installation tokens handed out so far. */
   readonly installationTokens: string[];
+  /**
+   * Revokes every installation token handed out so far: GitHub answers 401 to them, on the
+   * API and on git, as after `DELETE /installation/token`. New ones are minted as before,
+   * unless `suspend`: then the exchange answers 403, as for a suspended installation.
+   */
+  revokeInstallationTokens(options?: { suspend?: boolean }): void;
   createRepo(fullName: string, files?: Record<string, string>, options?: RepoOptions): Promise<{ cloneUrl: string; bareDir: string }>;
   /** The bare repository behind `fullName`, for asserting what was pushed. */
   repoDir(fullName: string): string;
@@ -117,6 +123,7 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
   const requests: GithubStandIn['requests'] = [];
   const apps = new Map<number, { publicKey: string; installationId: number; ttlSeconds: number }>();
   const installationTokens = new Map<string, number>();
+  let suspended = false;
   const validJwt = (jwt: string): number | undefined => {
     const [head = '', body = '', sig = ''] = jwt.split('.');
     let claims: { iss?: number | string; exp?: number };
@@ -192,6 +199,7 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
         const appId = validJwt((req.headers.authorization ?? '').replace(/^bearer\s+/i, ''));
         const app = appId === undefined ? undefined : apps.get(appId);
         if (!app || app.installationId !== Number(exchange[1])) return reply(401, errorBody('A JSON web token could not be decoded'));
+        if (suspended) return reply(403, errorBody('This installation has been suspended'));
         const issued = `ghs_${randomBytes(18).toString('hex')}`;
         const expires = Date.now() + app.ttlSeconds * 1_000;
         installationTokens.set(issued, expires);
@@ -230,6 +238,10 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
     requests,
     exchanges,
     get installationTokens() { return [...installationTokens.keys()]; },
+    revokeInstallationTokens(options = {}) {
+      for (const issued of installationTokens.keys()) installationTokens.set(issued, 0);
+      suspended = options.suspend ?? false;
+    },
     createApp(ttlSeconds = 3_600) {
       const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
       const appId = (appIds += 1);
