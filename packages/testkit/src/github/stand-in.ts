@@ -81,6 +81,8 @@ export interface GithubStandIn {
    * id (for Actions, the job id) and its suite's id, as the webhook payloads carry them.
    */
   addCheckRun(fullName: string, run: CheckRunInput): Promise<StandInCheckRun>;
+  /** The CI service finishes check run `id` (added `queued` or `in_progress`): completed now, with `conclusion`. */
+  completeCheckRun(fullName: string, id: number, result: Pick<CheckRunInput, 'conclusion' | 'output' | 'log'>): StandInCheckRun;
   /** A CI service sets a commit status (the Statuses API). */
   setStatus(fullName: string, ref: string, status: { context: string; state: StandInStatus['state']; description?: string; targetUrl?: string }): Promise<StandInStatus>;
   /** Someone opens a pull request from a fork: its head branch lives in `headRepo`, at `sha`. */
@@ -311,6 +313,16 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
         ...(input.log === undefined ? {} : { log: input.log }), startedAt: now(), completedAt: status === 'completed' ? now() : null,
       };
       state.checkRuns.push(run);
+      return run;
+    },
+    completeCheckRun(fullName, id, result) {
+      const run = repo(fullName).checkRuns.find((r) => r.id === id);
+      if (!run) throw new Error(`no check run ${id} in ${fullName}`);
+      Object.assign(run, {
+        status: 'completed', conclusion: result.conclusion ?? 'success', completedAt: now(),
+        output: { title: result.output?.title ?? null, summary: result.output?.summary ?? null, text: result.output?.text ?? null },
+        ...(result.log === undefined ? {} : { log: result.log }),
+      });
       return run;
     },
     async setStatus(fullName, ref, input) {
