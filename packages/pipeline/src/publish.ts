@@ -67,8 +67,8 @@ function movedDuringJob(error: unknown, work: PushWork): unknown {
   const { continues } = work.lease;
   const remote = (error as { details?: { remote_sha?: unknown } }).details?.remote_sha;
   const pushed = continues === undefined ? undefined : pushedShaOf(continues.body);
-  if ((error as { code?: unknown }).code !== 'git_conflict' || pushed === undefined) return error;
+  if ((error as { code?: unknown }).code !== 'git_conflict' || continues === undefined || pushed === undefined) return error;
   return new CodefleetError('git_conflict', movedMessage(work.branch, pushed, typeof remote === 'string' ? remote : undefined), {
-    verdict: 'permanent', cause: error, details: { pull_request: continues?.number, refused: true },
+    verdict: 'permanent', cause: error, details: { pull_request: continues.number, refused: true },
   });
 }

@@ -1,7 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { createJob, type Job } from '@codefleet/core';
-import { createGithubForge, githubCredentialEnv, pushedShaOf } from '@codefleet/forge';
+import { createGithubForge, githubCredentialEnv, pushedShaOf, taskTrailer } from '@codefleet/forge';
 import { createIssueRequester } from '@codefleet/requester';
 import { git, gitTestEnv, startGithubStandIn, type GithubStandIn } from '@codefleet/testkit';
 import { createWorkspaceManager, type WorkspaceManager } from '@codefleet/workspace';
@@ -22,11 +23,17 @@ afterEach(async () => {
 
 const repo = 'acme/widgets';
 
-/** A human's commit on `branch`, written straight into the bare repository behind the stand-in. */
-async function humanPush(bareDir: string, branch: string): Promise<string> {
+/**
+ * A commit on `branch` written straight into the bare repository behind the stand-in: a
+ * human's, or (with a task trailer in `message`) an earlier attempt's. It adds `file`.
+ */
+async function humanPush(bareDir: string, branch: string, message = 'A human fixes it by hand', file = 'HUMAN.md'): Promise<string> {
   const at = ['--git-dir', bareDir];
-  const tree = await git(bareDir, [...at, 'rev-parse', `refs/heads/${branch}^{tree}`]);
-  const commit = await git(bareDir, [...at, 'commit-tree', tree, '-p', `refs/heads/${branch}`, '-m', 'A human fixes it by hand']);
+  const blob = execFileSync('git', [...at, 'hash-object', '-w', '--stdin'], { input: `${message}\n`, env: gitTestEnv() }).toString().trim();
+  const listing = await git(bareDir, [...at, 'ls-tree', `refs/heads/${branch}^{tree}`]);
+  const entries = `${listing}\n100644 blob ${blob}\t${file}\n`;
+  const tree = execFileSync('git', [...at, 'mktree'], { input: entries, env: gitTestEnv() }).toString().trim();
+  const commit = await git(bareDir, [...at, 'commit-tree', tree, '-p', `refs/heads/${branch}`, '-m', message]);
   await git(bareDir, [...at, 'update-ref', `refs/heads/${branch}`, commit]);
   return commit;
 }
@@ -72,7 +79,7 @@ describe('a follow-up looks at its pull request again when it publishes', () => 
     const comments = gh.comments(repo, issue.number);
     expect(comments).toHaveLength(1);
     expect(comments[0]!.body).toContain(`was ${ended} after this job was queued`);
-  }, 120_000);
+  }, 240_000);
 
   it('a job queued after its pull request was closed (the issue triggered again) still publishes, as before', async () => {
     const { gh, issue, branch, pull, run } = await published();
@@ -80,7 +87,7 @@ describe('a follow-up looks at its pull request again when it publishes', () => 
     const again = createJob({ repo, source: { kind: 'issue', number: issue.number }, title: issue.title, body: issue.body, requested_by: 'alice' }, { id: 'gh-again', now: new Date(Date.now() + 60_000) });
     expect((await run(again)).action).toBe('ack');
     expect(gh.prCreations(repo, branch)).toBe(2);
-  }, 120_000);
+  }, 240_000);
 
   it('a human pushed after the follow-up was queued: the branch is left as they left it, and the issue told why', async () => {
     const { gh, issue, branch, pushed, followUp, run, head } = await published();
@@ -93,7 +100,7 @@ describe('a follow-up looks at its pull request again when it publishes', () => 
     const comments = gh.comments(repo, issue.number);
     expect(comments).toHaveLength(1);
     expect(comments[0]!.body).toContain(`has moved since codefleet pushed ${pushed.slice(0, 7)} (it is at ${human.slice(0, 7)})`);
-  }, 120_000);
+  }, 240_000);
 
   it('a human pushes while the follow-up runs: the push itself is leased on the commit codefleet pushed, and refused', async () => {
     let humanAt: string | undefined;
@@ -115,7 +122,18 @@ describe('a follow-up looks at its pull request again when it publishes', () => 
     expect(await head()).toBe(humanAt);
     expect(standIn.pulls(repo)).toHaveLength(1);
     expect(standIn.comments(repo, issue.number)[0]!.body).toContain(`has moved since codefleet pushed ${pushed.slice(0, 7)}`);
-  }, 120_000);
+  }, 240_000);
+
+  it('past the commit its pull request names only by an earlier attempt of the same task (pushed, then the worker died): that is codefleet\'s', async () => {
+    const { gh, branch, followUp, run, head } = await published();
+    // The earlier attempt's push landed; its pull request update did not.
+    const earlier = await humanPush(gh.repoDir(repo), branch, `Earlier attempt\n\n${taskTrailer(followUp.idempotency_key)}`, 'EARLIER.md');
+    expect((await run(followUp)).action).toBe('ack');
+    const now = await head();
+    expect(await git(h!.dir.path, ['--git-dir', gh.repoDir(repo), 'rev-parse', `${now}^`])).toBe(earlier);
+    expect(pushedShaOf(gh.pulls(repo)[0]!.body)).toBe(now);
+    expect(gh.prCreations(repo, branch)).toBe(1);
+  }, 240_000);
 
   it('on an open pull request whose branch is codefleet\'s, the follow-up pushes on top and updates it', async () => {
     const { gh, branch, pushed, followUp, run, head } = await published();
@@ -124,5 +142,5 @@ describe('a follow-up looks at its pull request again when it publishes', () => 
     expect(await git(h!.dir.path, ['--git-dir', gh.repoDir(repo), 'rev-parse', `${now}^`])).toBe(pushed);
     expect(pushedShaOf(gh.pulls(repo)[0]!.body)).toBe(now);
     expect(gh.prCreations(repo, branch)).toBe(1);
-  }, 120_000);
+  }, 240_000);
 });
