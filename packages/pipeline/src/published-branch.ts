@@ -3,6 +3,9 @@ import { judgeTip, pushedShaOf, type PullRequest } from '@codefleet/forge';
 import type { Workspace } from '@codefleet/workspace';
 import type { PipelineDeps } from './deps.js';
 
+/** How long the last look at the pull request's state may take. */
+const stateTimeoutMs = 30_000;
+
 /** What a push onto the job's branch may replace, decided from the world as it is now. */
 export interface PublishLease {
   /** The sha the remote branch must still hold for the push; undefined: it must not exist. */
@@ -68,8 +71,13 @@ export function movedMessage(branch: string, pushed: string, head?: string): str
  * Whether the pull request `pull` is still open now: the last look before a pull request is
  * written, so a merge during the push does not make codefleet open a second one.
  */
-export async function checkStillOpen(deps: Pick<PipelineDeps, 'forge'>, job: Job, pull: PullRequest, branch: string): Promise<void> {
-  const state = await deps.forge.pullRequestState(job.repo, pull.number);
+export async function checkStillOpen(deps: Pick<PipelineDeps, 'forge'>, job: Job, pull: PullRequest, branch: string, signal: AbortSignal): Promise<void> {
+  const state = await deps.forge.pullRequestState(job.repo, pull.number, AbortSignal.any([signal, AbortSignal.timeout(stateTimeoutMs)]))
+    .catch((error: unknown) => {
+      if (signal.aborted || (error as { code?: unknown }).code !== 'cancelled') throw error;
+      // Our own bound, not a cancel: the forge is slow, which a later attempt may not find.
+      throw new CodefleetError('forge_unavailable', `the forge did not say within ${stateTimeoutMs / 1_000} s whether pull request #${pull.number} is still open`, { verdict: 'transient', cause: error });
+    });
   if (state !== 'open') {
     throw refusal(`pull request #${pull.number} was ${state} while this job pushed to \`${branch}\`: codefleet does not open another pull request beside it`, pull);
   }
@@ -78,7 +86,9 @@ export async function checkStillOpen(deps: Pick<PipelineDeps, 'forge'>, job: Job
 /** Every commit `head` has beyond `pushed` is an earlier attempt of this task (its trailer). */
 async function ownAttempts(deps: Pick<PipelineDeps, 'settings'>, input: LeaseInput, pushed: string, head: string): Promise<boolean> {
   const { gitDir } = await input.ws.pushSource();
-  const git = { env: deps.settings.verifyEnv, timeoutMs: 60_000, ...(deps.settings.gitPath === undefined ? {} : { gitPath: deps.settings.gitPath }) };
+  // No global config: an agent shares the worker's HOME and could have written one.
+  const env = { ...deps.settings.verifyEnv, GIT_CONFIG_GLOBAL: '/dev/null' };
+  const git = { env, timeoutMs: 60_000, ...(deps.settings.gitPath === undefined ? {} : { gitPath: deps.settings.gitPath }) };
   // A commit it cannot read (history rewritten by someone) is not codefleet's either.
   const verdict = await judgeTip(git, gitDir, { ours: pushed, tip: head, task: input.task }, input.signal).catch(() => 'foreign' as const);
   return verdict === 'own_task';

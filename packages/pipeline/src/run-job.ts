@@ -215,7 +215,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     if (!dodOk && deps.settings.onDodFailure === 'none') {
       throw new CodefleetError('dod_failed', `definition of done ${dod.result}; no pull request opened (verification.on_dod_failure: none)`);
     }
-    if (lease.continues !== undefined) await checkStillOpen(deps, job, lease.continues, branch);
+    if (lease.continues !== undefined) await checkStillOpen(deps, job, lease.continues, branch, work.signal);
     await fence('pull_request');
     const pr = await deps.forge.ensurePullRequest({
       repo: job.repo, head: branch, base: ws.baseBranch, title: shown.title,
