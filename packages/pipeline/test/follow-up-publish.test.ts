@@ -48,6 +48,14 @@ async function published(wrap: (m: WorkspaceManager) => WorkspaceManager = (m) =
   await h.agent("if (pass === 'implement') fs.appendFileSync(path.join(workdir, 'src', 'lib.js'), 'export const n' + Date.now() + ' = () => 0;\\n');");
   const env = { ...gitTestEnv(), PATH: process.env.PATH ?? '', HOME: h.dir.path };
   const forge = createGithubForge({ token: gh.token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: env, gitTimeoutMs: 30_000 });
+  // What happens on GitHub right after a push lands (the test sets it).
+  const afterPush = { run: async () => {} };
+  const push = forge.ensureBranch.bind(forge);
+  forge.ensureBranch = async (req) => {
+    const pushed = await push(req);
+    await afterPush.run();
+    return pushed;
+  };
   const workspaces = createWorkspaceManager({ cacheDir: join(h.dir.path, 'gh-cache'), reuse: true, gitEnv: env, remoteGitEnv: githubCredentialEnv(env, gh.token, gh.url) });
   const deps = { ...h.deps, forge, requester: createIssueRequester({ issues: forge.issues }), workspaces: wrap(workspaces) };
   const run = (job: Job) => runJob(deps, { job, attempt: 1, workerId: 'w1', signal: new AbortController().signal });
@@ -62,7 +70,7 @@ async function published(wrap: (m: WorkspaceManager) => WorkspaceManager = (m) =
     body: `${issue.body}\n\n## CI failed on pull request #${pull.number}`, requested_by: 'codefleet-ci',
   }, { id: 'gh-ci-follow-up', now: new Date() });
   const head = async () => git(h!.dir.path, ['--git-dir', gh!.repoDir(repo), 'rev-parse', `refs/heads/${branch}`]);
-  return { gh, issue, branch, pull, pushed, followUp, run, head };
+  return { gh, issue, branch, pull, pushed, followUp, run, head, afterPush };
 }
 
 describe('a follow-up looks at its pull request again when it publishes', () => {
@@ -79,6 +87,16 @@ describe('a follow-up looks at its pull request again when it publishes', () => 
     const comments = gh.comments(repo, issue.number);
     expect(comments).toHaveLength(1);
     expect(comments[0]!.body).toContain(`was ${ended} after this job was queued`);
+  }, 240_000);
+
+  it('a pull request merged while the follow-up pushes: no second pull request opens beside it', async () => {
+    const { gh, issue, branch, pull, followUp, run, afterPush } = await published();
+    afterPush.run = async () => gh.mergePull(repo, pull.number);
+
+    expect(await run(followUp)).toMatchObject({ action: 'dead_letter', run: { error: { code: 'git_conflict', verdict: 'permanent' } } });
+    expect(gh.pulls(repo)).toHaveLength(1);
+    expect(gh.prCreations(repo, branch)).toBe(1);
+    expect(gh.comments(repo, issue.number)[0]!.body).toContain('was merged while this job pushed');
   }, 240_000);
 
   it('a job queued after its pull request was closed (the issue triggered again) still publishes, as before', async () => {
