@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createJob, maxBodyChars, type Job } from '@codefleet/core';
 import { pushedShaOf, type CiPull, type CommitChecks } from '@codefleet/forge';
 import { checkNames, ciFeedbackSection } from './ci-task.js';
-import { alreadyRan, bestEffort, type CiFeedbackSettings, type TriggerDeps, type TriggerOutcome } from './trigger.js';
+import { alreadyRan, bestEffort, defaultCiSettleMs, type CiFeedbackSettings, type TriggerDeps, type TriggerOutcome } from './trigger.js';
 
 /** Checks that finished on a commit of a codefleet branch, from a webhook or a poll. */
 export interface CiRequest {
@@ -95,6 +95,13 @@ export async function followUpFromCi(deps: TriggerDeps, req: CiRequest): Promise
   }
   const state = await deps.checks.commitChecks(req.repo, req.sha);
   if (state.failed.length === 0) return ignored(`no check fails on ${short} any more`);
+  // One round per commit: it starts once every check has had its say, so a check failing
+  // later on the same commit reaches the agent too. The delivery is kept and asked again.
+  const waiting = stillSettling(state, settings, (deps.now ?? (() => new Date()))());
+  if (waiting !== undefined) {
+    log.info({ event: 'ci.waiting', pending: state.pending }, 'CI failure kept until the commit\'s other checks finish');
+    return { status: 'deferred', jobId, reason: `${state.pending} check${state.pending === 1 ? '' : 's'} of ${short} still running: the round waits for them (${waiting})` };
+  }
 
   const job = await ciJob(deps, settings, req.repo, pull, state, jobId);
   const announce = () => say(ciMarkers.round(req.sha), `🔁 CI failed on ${short} (${checkNames(state)}). Round ${rounds + 1} of ${settings.maxRounds}: codefleet queued a follow-up job on \`${req.branch}\` with the failing log.`);
@@ -114,6 +121,19 @@ export async function followUpFromCi(deps: TriggerDeps, req: CiRequest): Promise
   log.info({ event: 'ci.follow_up', job_id: job.id, round: rounds + 1 }, 'CI follow-up queued');
   await bestEffort(log, 'trigger.label_failed', () => deps.requester.report({ kind: 'queued', job }));
   return { status: 'enqueued', jobId: job.id };
+}
+
+/**
+ * Why a round should wait (what is left of the bound), or undefined when it may start: no
+ * check is pending, or the first failure is older than `settleMs` (a check stuck pending
+ * must not stall the loop), or GitHub gave no time to count from.
+ */
+function stillSettling(state: CommitChecks, settings: CiFeedbackSettings, now: Date): string | undefined {
+  if (state.pending === 0 || state.firstFailedAt === undefined) return undefined;
+  const settleMs = settings.settleMs ?? defaultCiSettleMs;
+  const left = Date.parse(state.firstFailedAt) + settleMs - now.getTime();
+  if (!(left > 0)) return undefined;
+  return `at most ${Math.ceil(left / 60_000)} min more, forge.github.ci_feedback.settle_seconds`;
 }
 
 /** The open pull request whose head is the request's branch at its commit. */

@@ -53,7 +53,10 @@ export async function ciFeedbackSection(
   for (const check of shown) {
     parts.push('', `### ${escapeInline(check.name, 200)} (${check.conclusion})`, '', fence(await evidence(checks, repo, check, perCheck), 'text'));
   }
-  if (state.failed.length > shown.length) parts.push('', `_${state.failed.length - shown.length} more failing checks left out._`);
+  // Every failing check is named, even past the ones whose logs fit.
+  const rest = state.failed.slice(shown.length);
+  if (rest.length > 0) parts.push('', `Also failing (logs left out): ${rest.map((c) => `${escapeInline(c.name, 100)} (${c.conclusion})`).join(', ')}.`);
+  if (state.pending > 0) parts.push('', `_${state.pending} more check${state.pending === 1 ? '' : 's'} had not finished when this round started._`);
   return parts.join('\n');
 }
 

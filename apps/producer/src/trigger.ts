@@ -51,7 +51,15 @@ export interface CiFeedbackSettings {
   maxRounds: number;
   /** Bytes of each failing job's log given to the agent. */
   logBytes: number;
+  /**
+   * How long a round waits for the commit's other checks to finish, counted from its first
+   * failure; past it the round starts with what has failed so far. Default {@link defaultCiSettleMs}.
+   */
+  settleMs?: number;
 }
+
+/** Thirty minutes: longer than most CI runs take, short enough that a stuck check does not stall the loop. */
+export const defaultCiSettleMs = 30 * 60_000;
 
 /** What became of a trigger. */
 export type TriggerOutcome =

@@ -93,6 +93,36 @@ describe('CI feedback', () => {
     expect(h.gh.labels(repo, issue)).toContain('codefleet:queued');
   });
 
+  it('a round waits for the commit\'s other checks: one that fails later reaches the agent too', async () => {
+    h = await openHarness({ baseDelayMs: 1 });
+    const { sha, pr, branch } = await codefleetPullRequest();
+    const lint = await h.gh.addCheckRun(repo, { ref: sha, name: 'lint', status: 'in_progress' });
+    await failJob(sha, branch, [pr], 'test');
+    expect(await h.processor.processNext()).toMatchObject({ settled: 'retrying', outcome: { status: 'deferred', reason: expect.stringContaining('1 check of') } });
+    expect((await h.jobs.stats()).depth).toBe(0);
+    expect(ciComments(pr)).toEqual([]);
+
+    // Lint finishes later, failing too: its event, and the kept delivery asked again.
+    const done = h.gh.completeCheckRun(repo, lint.id, { conclusion: 'failure', log: '2026-11-24T10:05:00.0000000Z src/widget.js:4:7 error no-unused-vars\n' });
+    const body = checkRunCompleted(repo, done, branch, [pr]);
+    expect((await h.deliver(body, { 'x-github-event': 'check_run', 'x-hub-signature-256': sign(body) })).status).toBe(202);
+    const outcomes = [await h.processor.processNext({ waitMs: 5_000 }), await h.processor.processNext({ waitMs: 5_000 })].map((p) => p?.outcome?.status).sort();
+    expect(outcomes).toEqual(['duplicate', 'enqueued']);
+    const job = await finish();
+    expect(job.body).toContain('TS2322');
+    expect(job.body).toContain('no-unused-vars');
+    expect(ciComments(pr)).toHaveLength(1);
+  });
+
+  it('a check stuck pending past forge.github.ci_feedback.settle_seconds does not stall the round, which says so', async () => {
+    h = await openHarness({ ciFeedback: { enabled: true, maxRounds: 2, logBytes: 4096, settleMs: 0 } });
+    const { sha, pr, branch } = await codefleetPullRequest();
+    await h.gh.addCheckRun(repo, { ref: sha, name: 'deploy-preview', app: 'netlify', status: 'queued' });
+    await failJob(sha, branch, [pr], 'test');
+    expect(await h.processor.processNext()).toMatchObject({ settled: 'acked', outcome: { status: 'enqueued' } });
+    expect((await finish()).body).toContain('1 more check had not finished when this round started');
+  });
+
   it('two rounds per pull request: the third failure queues nothing and says why', async () => {
     h = await openHarness();
     const { issue, sha, pr, branch } = await codefleetPullRequest();

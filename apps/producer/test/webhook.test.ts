@@ -1,6 +1,10 @@
 import { request as httpRequest, Agent } from 'node:http';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { commented, labeled, openHarness, reviewed, sign, type Harness } from './harness.js';
+import { silentLogger } from '@codefleet/log';
+import { openQueue } from '@codefleet/queue';
+import { startRedis } from '@codefleet/testkit';
+import { startWebhookServer } from '../src/index.js';
+import { commented, labeled, openHarness, reviewed, secret, sign, type Harness } from './harness.js';
 
 // The webhook receiver: what it answers, and what it records before answering.
 describe('webhook receiver', () => {
@@ -127,5 +131,29 @@ describe('webhook receiver', () => {
     const review = reviewed('acme/widgets', 9, `ai/issue-${issue.number}`, 'alice', 'Rename it.');
     expect(await (await h.deliver(review, { 'x-github-event': 'pull_request_review', 'x-hub-signature-256': sign(review) })).json()).toMatchObject({ status: 'accepted' });
     expect((await h.deliveries.stats()).ready).toBe(2);
+  });
+});
+
+// Deliveries recorded in BullMQ on a real redis-server: the answer says what the record did.
+describe('webhook receiver on BullMQ', () => {
+  it('a replayed delivery and the same delivery sent several times at once answer duplicate, as on SQLite', async () => {
+    const redis = await startRedis();
+    const deliveries = await openQueue({ backend: 'bullmq', url: redis.url, prefix: 'cf-test', name: 'jobs-deliveries', leaseMs: 60_000, maxAttempts: 1_000, pollMs: 20 });
+    const server = await startWebhookServer({ log: silentLogger() }, { secret, triggerLabel: 'codefleet', deliveries, port: 0 });
+    try {
+      const body = labeled('acme/widgets', 7, 'alice');
+      const deliver = async (id: string) => (await fetch(`http://127.0.0.1:${server.port}/webhook`, {
+        method: 'POST', body, headers: { 'content-type': 'application/json', 'x-github-event': 'issues', 'x-github-delivery': id, 'x-hub-signature-256': sign(body) },
+      })).json();
+      expect(await deliver('d-bull-1')).toEqual({ status: 'accepted', delivery: 'd-bull-1' });
+      expect(await deliver('d-bull-1')).toEqual({ status: 'duplicate', delivery: 'd-bull-1' });
+      const together = await Promise.all(Array.from({ length: 5 }, () => deliver('d-bull-2')));
+      expect(together.map((a) => (a as { status: string }).status).sort()).toEqual(['accepted', 'duplicate', 'duplicate', 'duplicate', 'duplicate']);
+      expect((await deliveries.stats()).ready).toBe(2);
+    } finally {
+      await server.close();
+      await deliveries.close();
+      await redis.stop();
+    }
   });
 });

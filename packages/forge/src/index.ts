@@ -14,7 +14,7 @@ export type {
 } from './port.js';
 export { checkMarker, parseMarker, pushedMarker, pushedShaOf, renderMarked } from './marker.js';
 export { limits } from './checks.js';
-export { ownStaleTip } from './git/git.js';
+export { judgeTip, ownStaleTip, type GitOptions, type TipVerdict } from './git/git.js';
 export { taskTrailer, taskTrailerKey, taskTrailerValue } from './git/task-trailer.js';
 export { LocalForge, createLocalForge, defaultGitTimeoutMs, type LocalForgeOptions } from './local/local-forge.js';
 export { GithubForge, createGithubForge, githubCredentialEnv, type GithubForgeOptions } from './github/github-forge.js';

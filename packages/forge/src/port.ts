@@ -208,6 +208,8 @@ export interface PullRequest {
   createdAt: string;
   /** ISO 8601; changes only when something did. */
   updatedAt: string;
+  /** ISO 8601: when it was closed or merged, where the forge says (GitHub's `closed_at`). */
+  closedAt?: string;
 }
 
 /** A comment as the forge reports it. */

@@ -34,6 +34,8 @@ describe('GitHub checks (stand-in)', () => {
       const checks = await forge.checks.commitChecks(repo, sha);
       expect(checks).toEqual({
         pending: 1, passed: 1,
+        // The first failure: the test job, which finished before the others.
+        firstFailedAt: tests.completedAt,
         failed: expect.arrayContaining([
           expect.objectContaining({ name: 'test', kind: 'actions', jobId: tests.id, conclusion: 'failure' }),
           expect.objectContaining({ name: 'coverage', kind: 'app', conclusion: 'timed_out', text: 'Coverage fell\n\n61% < 80%' }),

@@ -273,6 +273,50 @@ describe('GitHub App authentication (stand-in)', () => {
     }
   });
 
+  it('a token GitHub refuses mid-job (revoked) is replaced once, for the API and for git; refused for good, the failure is permanent', async () => {
+    const { githubAppTokens } = await import('../src/index.js');
+    const repo = `acme/app-${randomBytes(4).toString('hex')}`;
+    const { bareDir } = await gh.createRepo(repo);
+    const app = gh.createApp();
+    const scratch = await createTempDir('gh-app');
+    const tokenFile = join(scratch.path, 'token');
+    const tokens = githubAppTokens({ appId: app.appId, privateKey: app.privateKey, installationId: app.installationId, apiUrl: gh.url, tokenFile });
+    const forge = createGithubForge({ tokens, tokenFile, apiUrl: gh.url, gitUrl: gh.url, gitEnv: forgeGitEnv(), gitTimeoutMs: 30_000 });
+    try {
+      const issue = gh.createIssue(repo, { title: 't' });
+      const target = { kind: 'issue' as const, number: issue.number };
+      const first = await tokens.token();
+      const minted = gh.installationTokens.length;
+      const work = join(scratch.path, 'work');
+      await git(scratch.path, ['clone', '--quiet', bareDir, work]);
+      await git(work, ['checkout', '--quiet', '-b', 'ai/app-push']);
+      await git(work, ['commit', '--quiet', '--allow-empty', '-m', 'x']);
+
+      // Revoked while still "valid" by its expiry: the API call gets a fresh token and succeeds.
+      gh.revokeInstallationTokens();
+      expect(await forge.issues.listLabels(repo, target)).toEqual([]);
+      const second = await tokens.token();
+      expect(second).not.toBe(first);
+      // So does the push, whose git reads the token file.
+      gh.revokeInstallationTokens();
+      expect(await forge.ensureBranch({ repo, workdir: work, branch: 'ai/app-push' })).toMatchObject({ updated: true });
+      expect(gh.installationTokens).toHaveLength(minted + 2);
+
+      // Suspended: no fresh token either. One exchange each, then a permanent failure that says why.
+      gh.revokeInstallationTokens({ suspend: true });
+      await git(work, ['commit', '--quiet', '--allow-empty', '-m', 'y']);
+      const lease = (await git(bareDir, ['rev-parse', 'ai/app-push'])).trim();
+      await expect(forge.ensureBranch({ repo, workdir: work, branch: 'ai/app-push', expectedSha: lease }))
+        .rejects.toMatchObject({ code: 'forge_rejected', verdict: 'permanent', message: expect.stringMatching(/suspended/) });
+      await expect(forge.issues.listLabels(repo, target)).rejects.toMatchObject({ code: 'forge_rejected', verdict: 'permanent' });
+      expect((await git(bareDir, ['rev-parse', 'ai/app-push'])).trim()).toBe(lease);
+    } finally {
+      gh.revokeInstallationTokens();
+      forge.close();
+      await scratch.dispose();
+    }
+  });
+
   it('a key that cannot sign is invalid_config; a wrong installation is forge_rejected', async () => {
     const { githubAppTokens } = await import('../src/index.js');
     const app = gh.createApp();

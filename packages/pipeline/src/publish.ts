@@ -1,7 +1,8 @@
-import type { Job } from '@codefleet/core';
-import { ownStaleTip } from '@codefleet/forge';
+import { CodefleetError, type Job } from '@codefleet/core';
+import { ownStaleTip, pushedShaOf } from '@codefleet/forge';
 import type { Workspace } from '@codefleet/workspace';
 import type { PipelineDeps } from './deps.js';
+import { movedMessage, type PublishLease } from './published-branch.js';
 
 /** Input of {@link pushWork}. */
 export interface PushWork {
@@ -13,11 +14,13 @@ export interface PushWork {
   signal: AbortSignal;
   /** Asks the shared store whether this delivery still owns the task; throws when not. */
   fence: () => Promise<void>;
+  /** What the push may replace, read at publish time ({@link publishLease}). */
+  lease: PublishLease;
 }
 
 /**
- * Pushes the committed, verified work to the job's branch under the lease read when the
- * workspace was prepared, and resolves to what the branch holds now (the sha a pull request
+ * Pushes the committed, verified work to the job's branch under the lease read at publish
+ * time ({@link PublishLease}), and resolves to what the branch holds now (the sha a pull request
  * must name).
  *
  * Jobs are delivered at least once: a worker killed while its push was in flight leaves a
@@ -43,7 +46,7 @@ export async function pushWork(
   const request = { repo: job.repo, workdir: source.gitDir, sha: source.sha, branch, signal, task };
   const facts = { job_id: job.id, branch, sha: source.sha };
   try {
-    const lease = ws.existingRemoteSha === undefined ? {} : { expectedSha: ws.existingRemoteSha };
+    const lease = work.lease.expectedSha === undefined ? {} : { expectedSha: work.lease.expectedSha };
     const pushed = await deps.forge.ensureBranch({ ...request, ...lease });
     if (pushed.sha !== source.sha) {
       // The PR's pushed marker names the branch's commit, so CI feedback knows it as codefleet's.
@@ -52,9 +55,20 @@ export async function pushWork(
     return pushed;
   } catch (error) {
     const stale = ownStaleTip(error);
-    if (stale === undefined) throw error;
+    if (stale === undefined) throw movedDuringJob(error, work);
     deps.log.info({ event: 'publish.replacing_own_commit', ...facts, remote_sha: stale }, "the branch holds an earlier attempt's commit of this task: replacing it");
     await work.fence();
     return deps.forge.ensureBranch({ ...request, expectedSha: stale });
   }
+}
+
+/** A continued pull request's branch someone pushed to while the job ran: said as such. */
+function movedDuringJob(error: unknown, work: PushWork): unknown {
+  const { continues } = work.lease;
+  const remote = (error as { details?: { remote_sha?: unknown } }).details?.remote_sha;
+  const pushed = continues === undefined ? undefined : pushedShaOf(continues.body);
+  if ((error as { code?: unknown }).code !== 'git_conflict' || continues === undefined || pushed === undefined) return error;
+  return new CodefleetError('git_conflict', movedMessage(work.branch, pushed, typeof remote === 'string' ? remote : undefined), {
+    verdict: 'permanent', cause: error, details: { pull_request: continues.number, refused: true },
+  });
 }

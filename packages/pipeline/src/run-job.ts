@@ -24,6 +24,7 @@ import { latestRun, runIdOf } from '@codefleet/store';
 import { jobRunners, sandboxObservers } from './sandboxed.js';
 import { RunTracker } from './tracker.js';
 import { pushWork } from './publish.js';
+import { checkStillOpen, publishLease } from './published-branch.js';
 
 /** What the worker should do with the lease after a run. */
 export type JobResult = LeaseVerdict & { run: RunRecord };
@@ -132,6 +133,9 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
       return { action: 'ack', run: tracker.run };
     }
     await tracker.update((r) => setPublication(r, { branch }, { now: now() }));
+    // A follow-up whose pull request ended, or whose branch someone else took, since it was
+    // queued stops before the agent runs; publishing looks again.
+    await publishLease(deps, { job, ws, branch, task: taskTrailerValue(job.idempotency_key), signal: work.signal });
 
     await enter('planning');
     await tracker.update((r) => setAcceptanceCriteria(r, criteria, { now: now() }));
@@ -205,10 +209,13 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
       'the commit message': message, 'the branch name': branch, 'the pull request title': shown.title, 'the pull request body': note,
     });
     await fence('push');
-    const pushed = await pushWork(deps, { job, ws, branch, task, signal: work.signal, fence: () => fence('push') });
+    // The world as it is now, not as it was when the job was queued: a follow-up's pull request may have ended meanwhile.
+    const lease = await publishLease(deps, { job, ws, branch, task, signal: work.signal });
+    const pushed = await pushWork(deps, { job, ws, branch, task, signal: work.signal, fence: () => fence('push'), lease });
     if (!dodOk && deps.settings.onDodFailure === 'none') {
       throw new CodefleetError('dod_failed', `definition of done ${dod.result}; no pull request opened (verification.on_dod_failure: none)`);
     }
+    if (lease.continues !== undefined) await checkStillOpen(deps, job, lease.continues, branch, work.signal);
     await fence('pull_request');
     const pr = await deps.forge.ensurePullRequest({
       repo: job.repo, head: branch, base: ws.baseBranch, title: shown.title,

@@ -29,7 +29,7 @@ describe('pushWork', () => {
     const pushes: EnsureBranchRequest[] = [];
     const events: string[] = [];
     const pushed = await pushWork({ forge: forgeFindingEarlier(pushes), log: silentLogger() }, {
-      job, ws, branch: 'ai/x', task: 'c'.repeat(20), signal: new AbortController().signal, fence: async () => { events.push(`fence after ${pushes.length} push(es)`); },
+      job, ws, branch: 'ai/x', lease: {}, task: 'c'.repeat(20), signal: new AbortController().signal, fence: async () => { events.push(`fence after ${pushes.length} push(es)`); },
     });
     expect(pushed).toEqual({ sha: ours, updated: true });
     expect(events).toEqual(['fence after 1 push(es)']);
@@ -39,14 +39,14 @@ describe('pushWork', () => {
   it('a delivery that lost its task lease meanwhile replaces nothing', async () => {
     const pushes: EnsureBranchRequest[] = [];
     await expect(pushWork({ forge: forgeFindingEarlier(pushes), log: silentLogger() }, {
-      job, ws, branch: 'ai/x', task: 'c'.repeat(20), signal: new AbortController().signal, fence: async () => { throw new LeaseLostError(job.id); },
+      job, ws, branch: 'ai/x', lease: {}, task: 'c'.repeat(20), signal: new AbortController().signal, fence: async () => { throw new LeaseLostError(job.id); },
     })).rejects.toMatchObject({ code: 'lease_lost' });
     expect(pushes).toHaveLength(1);
   });
 
   it('any other conflict is thrown as it is', async () => {
     const forge = { ensureBranch: async () => { throw new CodefleetError('git_conflict', 'somebody else', { details: { remote_sha: earlier } }); } } as unknown as Forge;
-    await expect(pushWork({ forge, log: silentLogger() }, { job, ws, branch: 'ai/x', task: 'c'.repeat(20), signal: new AbortController().signal, fence: async () => {} }))
+    await expect(pushWork({ forge, log: silentLogger() }, { job, ws, branch: 'ai/x', lease: {}, task: 'c'.repeat(20), signal: new AbortController().signal, fence: async () => {} }))
       .rejects.toMatchObject({ code: 'git_conflict', message: 'somebody else' });
   });
 });

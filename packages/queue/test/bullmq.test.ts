@@ -53,6 +53,22 @@ describe('BullmqQueue specifics', () => {
     }
   });
 
+  it('the same job again, replayed or several times at once, is deduplicated as on SQLite: one caller added it', async () => {
+    const queue = new BullmqQueue(settingsFor(1_000, 2));
+    try {
+      const job = sampleJob({ idempotency_key: 'github-delivery:d-1' });
+      expect(await queue.enqueue(job)).toEqual({ id: job.id, deduplicated: false });
+      expect(await queue.enqueue(job)).toEqual({ id: job.id, deduplicated: true });
+      const twin = sampleJob({ idempotency_key: 'github-delivery:d-2' });
+      const answers = await Promise.all(Array.from({ length: 6 }, () => queue.enqueue(twin)));
+      expect(answers.filter((a) => !a.deduplicated)).toHaveLength(1);
+      expect(answers.every((a) => a.id === twin.id)).toBe(true);
+      expect((await queue.stats()).depth).toBe(2);
+    } finally {
+      await queue.close();
+    }
+  });
+
   it('keeps ids BullMQ would refuse (colons, plain numbers)', async () => {
     const queue = new BullmqQueue(settingsFor(1_000, 2));
     try {

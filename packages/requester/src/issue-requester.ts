@@ -50,6 +50,13 @@ export function createIssueRequester(options: IssueRequesterOptions): Requester 
     const add = state === 'none' ? [] : [labels[state]];
     await issues.ensureLabels({ repo: job.repo, target: { kind: 'issue', number: job.source.number }, add, remove: all.filter((l) => !add.includes(l)) });
   };
+  // The comment and the label are two facts: a comment GitHub refuses (a locked issue
+  // answers 403) must not leave the issue labelled running. Its failure is thrown after.
+  const statusAndLabel = async (job: Job, target: CommentTarget, body: string, state: keyof ProgressLabels | 'none') => {
+    const refused = await status(job, target, body).then(() => undefined, (error: unknown) => ({ error }));
+    await label(job, state);
+    if (refused !== undefined) throw refused.error;
+  };
   return {
     kind: 'issue',
     handles: (job) => targetOf(job) !== undefined,
@@ -65,17 +72,13 @@ export function createIssueRequester(options: IssueRequesterOptions): Requester 
         case 'progress':
           return;
         case 'finished':
-          await status(job, target, successComment(report.run, report.pullRequest));
-          return label(job, 'prOpened');
+          return statusAndLabel(job, target, successComment(report.run, report.pullRequest), 'prOpened');
         case 'answered':
-          await status(job, target, [`💬 codefleet's answer (${report.job.route?.name ?? 'read-only'}; nothing was changed or published):`, '', fence(report.answer, 'text'), '', 'Status: answered'].join('\n'));
-          return label(job, 'none');
+          return statusAndLabel(job, target, [`💬 codefleet's answer (${report.job.route?.name ?? 'read-only'}; nothing was changed or published):`, '', fence(report.answer, 'text'), '', 'Status: answered'].join('\n'), 'none');
         case 'failed':
-          await status(job, target, failureComment(report.run, report.error, report.reason));
-          return label(job, 'failed');
+          return statusAndLabel(job, target, failureComment(report.run, report.error, report.reason), 'failed');
         case 'cancelled':
-          await status(job, target, `🛑 codefleet stopped this task: @${report.by} asked to cancel it. Nothing was published.\n\nStatus: cancelled`);
-          return label(job, 'none');
+          return statusAndLabel(job, target, `🛑 codefleet stopped this task: @${report.by} asked to cancel it. Nothing was published.\n\nStatus: cancelled`, 'none');
       }
     },
   };

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createJob, type Job } from '@codefleet/core';
+import { advance, createJob, finish, newRun, startAttempt, type Job } from '@codefleet/core';
 import { createGithubForge, createLocalForge, parseMarker } from '@codefleet/forge';
 import { createTempDir, gitTestEnv, startGithubStandIn, type GithubStandIn } from '@codefleet/testkit';
 import { requesterConformance } from '../src/conformance/index.js';
@@ -75,6 +75,24 @@ requesterConformance({
 });
 
 describe('issue requester', () => {
+  it('on a locked issue (GitHub refuses the comment: 403) the progress label still moves, and the refusal is thrown', async () => {
+    const repo = `acme/locked-${randomBytes(4).toString('hex')}`;
+    await gh.createRepo(repo, { 'README.md': '# sample\n' });
+    const issue = gh.createIssue(repo, { title: 'Fix the parser' });
+    const forge = createGithubForge({ token: gh.token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: gitTestEnv({ PATH: process.env.PATH ?? '/usr/bin:/bin' }) });
+    const requester = createIssueRequester({ issues: forge.issues, labels });
+    const job = issueJob(repo, issue.number);
+    await requester.report({ kind: 'started', job, attempt: 1 });
+    gh.lockIssue(repo, issue.number);
+    const at = { now: new Date() };
+    const stages = ['preparing', 'planning', 'implementing', 'testing', 'validating', 'publishing'] as const;
+    const run = finish(stages.reduce((r, stage) => advance(r, stage, at), startAttempt(newRun(job, { runId: job.id, ...at }), { workerId: 'w1', ...at })), 'succeeded', { ...at, dodResult: 'passed' });
+    await expect(requester.report({ kind: 'finished', job, run, pullRequest: { number: 9, url: `${gh.url}/${repo}/pull/9`, draft: false } }))
+      .rejects.toMatchObject({ code: 'forge_rejected', details: { status: 403 } });
+    expect(gh.labels(repo, issue.number)).toEqual([labels.prOpened]);
+    expect(gh.comments(repo, issue.number)).toEqual([]);
+  });
+
   it('writes the one status comment under the status marker, and CLI jobs to the task on the local forge only', async () => {
     const dir = await createTempDir('requester');
     const forge = createLocalForge({ dbPath: join(dir.path, 'forge.sqlite'), gitEnv: gitTestEnv({ PATH: process.env.PATH ?? '/usr/bin:/bin' }) });

@@ -16,7 +16,7 @@ async function triggerDeps(rt: Runtime): Promise<TriggerDeps & { issues: GithubI
   const ci = rt.config.forge.github.ci_feedback;
   return {
     issues: forge.issues, queue: rt.queue, log: rt.log, requester: await rt.requester(), cancels: rt.store, runs: rt.store,
-    checks: forge.checks, ciFeedback: { enabled: ci.enabled, maxRounds: ci.max_rounds, logBytes: ci.log_bytes },
+    checks: forge.checks, ciFeedback: { enabled: ci.enabled, maxRounds: ci.max_rounds, logBytes: ci.log_bytes, settleMs: ci.settle_seconds * 1_000 },
   };
 }
 

@@ -45,6 +45,13 @@ const github = z
           .max(32_768)
           .default(4096)
           .describe('Bytes of each failing job\'s log given to the agent, trimmed as verification feedback is.'),
+        settle_seconds: z
+          .number()
+          .int()
+          .min(0)
+          .max(24 * 3600)
+          .default(1800)
+          .describe('How long a round waits, from the first failure on a commit, for the commit\'s other checks to finish, so every failing check reaches the agent; past it the round starts with what has failed so far.'),
       })
       .prefault({})
       .describe(

@@ -10,6 +10,8 @@ interface Rule {
   pattern: RegExp;
   /** Said after git's own words, when git's words alone would mislead. */
   hint?: string;
+  /** The server refused the credentials: `details.auth`, so a refreshing token source can mint another. */
+  auth?: true;
 }
 
 // Order matters: the first rule that matches wins.
@@ -37,6 +39,7 @@ const rules: readonly Rule[] = [
     code: 'forge_rejected',
     pattern: /Authentication failed|could not read (?:Username|Password)|terminal prompts disabled|Permission denied \(publickey|The requested URL returned error: 40[13]/i,
     hint: 'check the credentials given to git (credential helper or GIT_ASKPASS)',
+    auth: true,
   },
   {
     code: 'forge_not_found',
@@ -74,5 +77,5 @@ export function gitFailure(operation: string, result: ProcessResult): CodefleetE
   const said = diagnostics(result.outputTail);
   const rule = rules.find((candidate) => candidate.pattern.test(result.outputTail));
   const hint = rule?.hint === undefined ? '' : ` (${rule.hint})`;
-  return new CodefleetError(rule?.code ?? 'git_failed', `git ${operation} failed: ${said}${hint}`, { details });
+  return new CodefleetError(rule?.code ?? 'git_failed', `git ${operation} failed: ${said}${hint}`, { details: rule?.auth ? { ...details, auth: true } : details });
 }

@@ -8,11 +8,17 @@ export interface TokenSource {
   token(): Promise<string>;
   /** Stops background refreshing, if any. */
   close(): void;
+  /**
+   * GitHub refused `token` (401: revoked, or minted against a skewed clock): forget it, so
+   * the next {@link token} is a fresh one. True when a fresh one can be had, which is worth
+   * one more try; false for a fixed token (absent means the same).
+   */
+  refused?(token: string): boolean;
 }
 
-/** A fixed token, e.g. a personal access token. */
+/** A fixed token, e.g. a personal access token: a refused one stays refused. */
 export function staticToken(token: string): TokenSource {
-  return { token: async () => token, close: () => undefined };
+  return { token: async () => token, close: () => undefined, refused: () => false };
 }
 
 /** Settings of {@link githubAppTokens}. */
@@ -43,7 +49,9 @@ const b64url = (value: object) => Buffer.from(JSON.stringify(value)).toString('b
  * Installation tokens of a GitHub App: a JWT signed with the App's key (RS256, valid 9
  * minutes, `iat` backdated a minute for clock drift) is exchanged for an installation
  * token, cached until 5 minutes before it expires (GitHub: one hour), and refreshed in the
- * background every 10 minutes so the token file never goes stale between jobs.
+ * background every 10 minutes so the token file never goes stale between jobs. A token
+ * GitHub refuses before then is dropped on {@link TokenSource.refused}; the next call mints
+ * another.
  */
 export function githubAppTokens(auth: GithubAppAuth): TokenSource {
   const now = auth.now ?? Date.now;
@@ -97,5 +105,10 @@ export function githubAppTokens(auth: GithubAppAuth): TokenSource {
     void token().catch(() => undefined);
   }, 10 * 60_000);
   timer.unref();
-  return { token, close: () => clearInterval(timer) };
+  const refused = (used: string) => {
+    // Another caller may have replaced it already: then the cached one is the fresh one.
+    if (cached?.token === used) cached = undefined;
+    return true;
+  };
+  return { token, close: () => clearInterval(timer), refused };
 }

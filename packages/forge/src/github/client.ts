@@ -33,9 +33,19 @@ export function githubClient(options: GithubApiOptions): GithubClient {
   if (!tokens) throw new CodefleetError('invalid_config', 'the GitHub forge needs a token (forge.github.token_env names its variable) or GitHub App credentials');
   if (options.tokens && options.tokenFile === undefined) throw new CodefleetError('invalid_config', 'a refreshing token source needs tokenFile, for git');
   const octokit = new Octokit({ baseUrl: options.apiUrl ?? 'https://api.github.com', request: { retries: 0 }, log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
-  // Every request asks the source, so an App's token is refreshed before it expires.
-  octokit.hook.before('request', async (request) => {
-    request.headers.authorization = `token ${await tokens.token()}`;
+  // Every request asks the source, so an App's token is refreshed before it expires; one
+  // GitHub refuses sooner (revoked, a skewed clock) is replaced once, and a second refusal
+  // stands (githubFailure: 401 is forge_rejected, permanent).
+  octokit.hook.wrap('request', async (request, options) => {
+    const used = await tokens.token();
+    options.headers.authorization = `token ${used}`;
+    try {
+      return await request(options);
+    } catch (error) {
+      if ((error as { status?: unknown }).status !== 401 || tokens.refused?.(used) !== true) throw error;
+      options.headers.authorization = `token ${await tokens.token()}`;
+      return request(options);
+    }
   });
   return {
     octokit,

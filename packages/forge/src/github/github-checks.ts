@@ -37,6 +37,8 @@ export interface CommitChecks {
   /** Check runs not completed and pending statuses: CI has not finished. */
   pending: number;
   passed: number;
+  /** When the earliest failing check finished (ISO 8601), where GitHub says: how long CI has been failing. */
+  firstFailedAt?: string;
 }
 
 /** Conclusions that mean the check failed (cancelled, skipped and neutral do not). */
@@ -97,12 +99,16 @@ export class GithubChecks {
           name: run.name, kind: actions ? 'actions' : 'app', conclusion: run.conclusion, text,
           ...(actions ? { jobId: run.id } : {}), ...(run.html_url ? { url: run.html_url } : {}),
         });
+        failedAt(result, run.completed_at);
       } else result.passed += 1;
     }
     for (const status of combined.statuses) {
       if (status.state === 'pending') result.pending += 1;
       else if (status.state === 'success') result.passed += 1;
-      else result.failed.push({ name: status.context, kind: 'status', conclusion: status.state, text: status.description ?? '', ...(status.target_url ? { url: status.target_url } : {}) });
+      else {
+        result.failed.push({ name: status.context, kind: 'status', conclusion: status.state, text: status.description ?? '', ...(status.target_url ? { url: status.target_url } : {}) });
+        failedAt(result, status.updated_at);
+      }
     }
     return result;
   }
@@ -133,6 +139,13 @@ export class GithubChecks {
     }
     return tailOf(Readable.fromWeb(response.body as WebReadableStream<Uint8Array>), maxJobLogBytes);
   }
+}
+
+/** Keeps the earlier of `at` and what `checks` has as its first failure. */
+function failedAt(checks: CommitChecks, at: string | null | undefined): void {
+  const when = Date.parse(at ?? '');
+  if (Number.isNaN(when)) return;
+  if (checks.firstFailedAt === undefined || when < Date.parse(checks.firstFailedAt)) checks.firstFailedAt = new Date(when).toISOString();
 }
 
 /** Reads a stream to its end, keeping the last `max` bytes (as UTF-8 text, a cut character dropped). */

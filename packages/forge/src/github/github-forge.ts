@@ -99,17 +99,17 @@ export class GithubForge implements Forge {
 
   async findBranch(repo: string, branch: string, signal?: AbortSignal): Promise<{ sha: string } | undefined> {
     checkBranch(branch);
-    await this.#tokens.token();
-    const sha = (await remoteBranches(this.#git, this.#remote(repo), [branch], signal)).get(branch);
+    const sha = (await this.#withToken(() => remoteBranches(this.#git, this.#remote(repo), [branch], signal))).get(branch);
     return sha === undefined ? undefined : { sha };
   }
 
   async ensureBranch(req: EnsureBranchRequest): Promise<{ sha: string; updated: boolean }> {
     checkBranch(req.branch);
     if (req.expectedSha !== undefined) checkSha(req.expectedSha);
-    await this.#tokens.token();
-    return pushFenced(this.#git, { workdir: req.workdir, remote: this.#remote(req.repo), branch: req.branch, expectedSha: req.expectedSha, signal: req.signal,
-      ...(req.sha === undefined ? {} : { sha: req.sha }), ...(req.task === undefined ? {} : { task: req.task }) });
+    return this.#withToken(() => pushFenced(this.#git, {
+      workdir: req.workdir, remote: this.#remote(req.repo), branch: req.branch, expectedSha: req.expectedSha, signal: req.signal,
+      ...(req.sha === undefined ? {} : { sha: req.sha }), ...(req.task === undefined ? {} : { task: req.task }),
+    }));
   }
 
   async ensurePullRequest(req: EnsurePullRequestRequest): Promise<PullRequest & { created: boolean }> {
@@ -157,6 +157,27 @@ export class GithubForge implements Forge {
     return data.merged || data.merged_at ? 'merged' : data.state === 'open' ? 'open' : 'closed';
   }
 
+  /**
+   * Runs a git call that authenticates with the current token (git's helper reads the token
+   * file the source keeps). A token the server refuses is replaced once, as for API calls;
+   * refused again, the failure stands (`forge_rejected`, permanent), saying so.
+   */
+  async #withToken<T>(call: () => Promise<T>): Promise<T> {
+    const used = await this.#tokens.token();
+    try {
+      return await call();
+    } catch (error) {
+      if (!refusedCredentials(error) || this.#tokens.refused?.(used) !== true) throw error;
+    }
+    await this.#tokens.token();
+    try {
+      return await call();
+    } catch (error) {
+      if (!refusedCredentials(error)) throw error;
+      throw new CodefleetError('forge_rejected', `${(error as Error).message}; refused again with a freshly minted token: the App installation may be suspended or revoked, or lack access to this repository`, { verdict: 'permanent', cause: error, details: { auth: true } });
+    }
+  }
+
   /** The remote URL of `owner/name`: no credentials in it, ever. */
   #remote(repo: string): string {
     const { owner, repo: name } = splitRepo(repo);
@@ -180,6 +201,11 @@ export class GithubForge implements Forge {
       hasComment: async (number, marker) => (await this.issues.listComments(fullName, { kind: 'pull', number })).some((c) => c.marker === marker),
     };
   }
+}
+
+/** A git failure whose server refused the credentials (see `gitFailure`). */
+function refusedCredentials(error: unknown): boolean {
+  return (error as { details?: { auth?: unknown } } | undefined)?.details?.auth === true;
 }
 
 /** Creates a {@link GithubForge}. */

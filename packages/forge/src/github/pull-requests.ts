@@ -15,6 +15,7 @@ export interface ApiPull {
   state: string;
   draft?: boolean;
   merged_at?: string | null;
+  closed_at?: string | null;
   labels?: { name?: string }[];
   created_at: string;
   updated_at: string;
@@ -74,6 +75,7 @@ export function toPullRequest(p: ApiPull, marked = isMarked(p)): PullRequest {
     ...(p.head.sha === undefined ? {} : { headSha: p.head.sha }),
     createdAt: p.created_at,
     updatedAt: p.updated_at,
+    ...(p.closed_at ? { closedAt: p.closed_at } : {}),
   };
 }
 

@@ -58,6 +58,11 @@ const rawLimit = 4_096;
 /** Completed jobs are kept this long for stats and audits, then BullMQ trims them. */
 const keepCompletedSeconds = 7 * 24 * 3_600;
 
+// 1 for the first caller, 0 after; -1 when the job's hash is gone (never create it: BullMQ
+// would take a bare hash for an existing job and refuse to add that id again).
+const markAdded = `if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+return redis.call('HSETNX', KEYS[1], 'cfAdded', '1')`;
+
 /**
  * The queue port on BullMQ (Redis), for fleets. Jobs are fetched manually
  * (`Worker.getNextJob` with a token per claim), so the worker runtime, not BullMQ's
@@ -121,8 +126,19 @@ export class BullmqQueue implements Queue {
       removeOnComplete: { age: keepCompletedSeconds },
       removeOnFail: false,
     }).catch(this.#access.rethrow);
-    if (added.id === bullJobId(job.id)) return { id: job.id, deduplicated: false };
+    if (added.id === bullJobId(job.id)) return { id: job.id, deduplicated: !(await this.#firstToAdd(added.id)) };
     return { id: added.id === undefined ? job.id : await this.#jobIdOf(added.id), deduplicated: true };
+  }
+
+  /**
+   * Whether this call added job `bullId`. BullMQ answers an id it holds already (a replayed
+   * delivery, or the same one twice at once) with that job, exactly as if it had just added
+   * it; so the first caller marks the job's hash, atomically, and every later one finds the
+   * mark. The mark lives and goes with the job. A job already gone counts as added.
+   */
+  async #firstToAdd(bullId: string): Promise<boolean> {
+    const marked = await this.#producer.eval(markAdded, 1, this.#queue.toKey(bullId)).catch(this.#access.rethrow);
+    return marked !== 0;
   }
 
   /** Adds a payload as is, skipping validation: what a foreign producer could do (tests). */

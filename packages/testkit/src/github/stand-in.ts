@@ -58,6 +58,12 @@ export interface GithubStandIn {
   createApp(ttlSeconds?: number): { appId: number; installationId: number; privateKey: string };
   /** Installation tokens handed out so far. */
   readonly installationTokens: string[];
+  /**
+   * Revokes every installation token handed out so far: GitHub answers 401 to them, on the
+   * API and on git, as after `DELETE /installation/token`. New ones are minted as before,
+   * unless `suspend`: then the exchange answers 403, as for a suspended installation.
+   */
+  revokeInstallationTokens(options?: { suspend?: boolean }): void;
   createRepo(fullName: string, files?: Record<string, string>, options?: RepoOptions): Promise<{ cloneUrl: string; bareDir: string }>;
   /** The bare repository behind `fullName`, for asserting what was pushed. */
   repoDir(fullName: string): string;
@@ -75,6 +81,8 @@ export interface GithubStandIn {
    * id (for Actions, the job id) and its suite's id, as the webhook payloads carry them.
    */
   addCheckRun(fullName: string, run: CheckRunInput): Promise<StandInCheckRun>;
+  /** The CI service finishes check run `id` (added `queued` or `in_progress`): completed now, with `conclusion`. */
+  completeCheckRun(fullName: string, id: number, result: Pick<CheckRunInput, 'conclusion' | 'output' | 'log'>): StandInCheckRun;
   /** A CI service sets a commit status (the Statuses API). */
   setStatus(fullName: string, ref: string, status: { context: string; state: StandInStatus['state']; description?: string; targetUrl?: string }): Promise<StandInStatus>;
   /** Someone opens a pull request from a fork: its head branch lives in `headRepo`, at `sha`. */
@@ -117,6 +125,7 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
   const requests: GithubStandIn['requests'] = [];
   const apps = new Map<number, { publicKey: string; installationId: number; ttlSeconds: number }>();
   const installationTokens = new Map<string, number>();
+  let suspended = false;
   const validJwt = (jwt: string): number | undefined => {
     const [head = '', body = '', sig = ''] = jwt.split('.');
     let claims: { iss?: number | string; exp?: number };
@@ -192,6 +201,7 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
         const appId = validJwt((req.headers.authorization ?? '').replace(/^bearer\s+/i, ''));
         const app = appId === undefined ? undefined : apps.get(appId);
         if (!app || app.installationId !== Number(exchange[1])) return reply(401, errorBody('A JSON web token could not be decoded'));
+        if (suspended) return reply(403, errorBody('This installation has been suspended'));
         const issued = `ghs_${randomBytes(18).toString('hex')}`;
         const expires = Date.now() + app.ttlSeconds * 1_000;
         installationTokens.set(issued, expires);
@@ -230,6 +240,10 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
     requests,
     exchanges,
     get installationTokens() { return [...installationTokens.keys()]; },
+    revokeInstallationTokens(options = {}) {
+      for (const issued of installationTokens.keys()) installationTokens.set(issued, 0);
+      suspended = options.suspend ?? false;
+    },
     createApp(ttlSeconds = 3_600) {
       const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
       const appId = (appIds += 1);
@@ -299,6 +313,16 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
         ...(input.log === undefined ? {} : { log: input.log }), startedAt: now(), completedAt: status === 'completed' ? now() : null,
       };
       state.checkRuns.push(run);
+      return run;
+    },
+    completeCheckRun(fullName, id, result) {
+      const run = repo(fullName).checkRuns.find((r) => r.id === id);
+      if (!run) throw new Error(`no check run ${id} in ${fullName}`);
+      Object.assign(run, {
+        status: 'completed', conclusion: result.conclusion ?? 'success', completedAt: now(),
+        output: { title: result.output?.title ?? null, summary: result.output?.summary ?? null, text: result.output?.text ?? null },
+        ...(result.log === undefined ? {} : { log: result.log }),
+      });
       return run;
     },
     async setStatus(fullName, ref, input) {
