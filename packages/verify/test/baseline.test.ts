@@ -2,7 +2,7 @@ import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { createTempDir, writeFiles, type TempDir } from '@codefleet/testkit';
-import { compareWithBase, isStale, notRunReason, planKey, ranOnCode, readBaseline, runBaseline, runVerification, stepKey, toolStamp, writeBaseline, type PlannedStep } from '../src/index.js';
+import { compareWithBase, isStale, LogScanner, notRunReason, planKey, ranOnCode, readBaseline, runBaseline, runVerification, stepKey, toolStamp, writeBaseline, type PlannedStep } from '../src/index.js';
 import { nodeScript, testEnv } from './helpers.js';
 
 const dirs: TempDir[] = [];
@@ -161,6 +161,19 @@ describe('verification against the base commit', () => {
     expect(notRunReason(failed('npm warn config\nsh: 1: pnpm: not found'), '/work/copy')).toBe('pnpm: not found');
     expect(notRunReason(failed('starting\nsomething went wrong in 3 ms'), '/work/copy')).toBe('something went wrong in 3 ms');
     expect(notRunReason(failed('', ['× a']))).toBeUndefined();
+  });
+
+  it("a vitest test that times out at the base and on the change is the same test, whatever vitest's timing says", () => {
+    // As on pillarjs/path-to-regexp under load: its redos tests time out, each with its duration.
+    const scanned = (ms: number) => {
+      const scanner = new LogScanner();
+      scanner.write(` ❯ src/redos.spec.ts (62 tests | 1 failed) 10400ms\n   × redos > /:test - /^(?:\\/([^\\/]+))$/i ${ms}ms\n     → Test timed out in 10000ms.\n`);
+      return scanner.end();
+    };
+    expect(scanned(10156).failingTests).toEqual(['× redos > /:test - /^(?:\\/([^\\/]+))$/i']);
+    const step = { name: 'test' as const, command: tests.command, exitCode: 1, signal: null, timedOut: false, durationMs: 1, passed: false };
+    const base = { ran: [stepKey(tests)], failing: { [stepKey(tests)]: { failingTests: scanned(10156).failingTests, exitCode: 1 } } };
+    expect(compareWithBase({ ...step, outputTail: '', findings: scanned(10873) }, base)).toBe('preexisting');
   });
 
   it('a failure that ran at the base and ran on nothing on the change is the change\'s doing', () => {
