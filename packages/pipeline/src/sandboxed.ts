@@ -60,7 +60,8 @@ export function jobRunners(sandbox: Sandbox, ws: Workspace, options: JobRunnerOp
         const view = await ws.agentView({ readOnly, remap: sandbox.remapsPaths });
         result = await sandbox.run(argv, {
           ...rest, ...observed, writable: view.writable, readOnly: install ? view.installReadOnly : view.readOnly, mounts: install ? view.installMounts : view.mounts,
-          ...(install ? {} : { scratch: toolScratch(view) }),
+          // Scratch shows a directory elsewhere: a sandbox that cannot (Seatbelt) leaves it out.
+          ...(install || !sandbox.remapsPaths ? {} : { scratch: toolScratch(view) }),
         });
       }
     } finally {
