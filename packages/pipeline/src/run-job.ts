@@ -157,7 +157,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     const unchecked = named(unverifiable);
     const known = named(preexisting);
     await enter('validating', ownDod
-      ? `definition of done: ${plan.source === 'job' ? "the job's" : "the repository's"} ${plan.dod.length} command(s)`
+      ? `definition of done: ${plan.source === 'job' ? "the job's" : "the repository's"} ${plan.dod.length} command(s)${unchecked === '' ? '' : `; not checked by ${unchecked}, which cannot run on this worker (${whyUnchecked(unverifiable)})`}`
       : unchecked !== ''
         ? `definition of done not met: ${unchecked} cannot run on this worker (it fails the same way on the base commit without running on the code: ${whyUnchecked(unverifiable)}), so the change was not checked by it`
         : checks.length > 0

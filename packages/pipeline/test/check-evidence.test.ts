@@ -42,6 +42,14 @@ describe('runJob: a check that cannot run is no evidence', () => {
     expect(pr?.body).not.toMatch(/DoD[^\n]*passed/);
     // Never fed back: nothing the agent could fix.
     expect(run.agent_runs).toHaveLength(2);
+
+    // With DoD commands of the job's own, those decide; the note still names what checked nothing.
+    const own = h.job({ title: 'Add two() again', dod: [['node', '--test']] });
+    await h.drain(own);
+    const ownRun = (await h.store.get(own.id))!;
+    expect([ownRun.outcome, ownRun.dod_result]).toEqual(['succeeded', 'passed']);
+    expect(ownRun.stages.find((t) => t.stage === 'validating')?.note)
+      .toMatch(/^definition of done: the job's 1 command\(s\); not checked by lint \(`make lint`\), which cannot run on this worker \(lint: make: codefleet-no-such-pixi/);
   });
 
   it('vitest with a TypeScript config starts in the sandbox: a wrong change fails on its test, a right one passes', async () => {
