@@ -161,6 +161,9 @@ describe('verification against the base commit', () => {
     expect(notRunReason(failed('npm warn config\nsh: 1: pnpm: not found'), '/work/copy')).toBe('pnpm: not found');
     expect(notRunReason(failed('starting\nsomething went wrong in 3 ms'), '/work/copy')).toBe('something went wrong in 3 ms');
     expect(notRunReason(failed('', ['× a']))).toBeUndefined();
+    // pytest that cannot import a test module's dependency points at the code, yet ran nothing.
+    const collection = 'tests/test_a.py:1: in <module>\n    import requests\nE   ModuleNotFoundError: No module named \'requests\'\nERROR tests/test_a.py\n=============================== 1 error in 0.05s ===============================';
+    expect(notRunReason(failed(collection), '/work/copy')).toBe("No module named 'requests");
   });
 
   it("a vitest test that times out at the base and on the change is the same test, whatever vitest's timing says", () => {

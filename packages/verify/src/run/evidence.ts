@@ -26,7 +26,7 @@ const summaries = [
   /\bTest (Files|Suites):?\s+\d+ /, // vitest, jest
   /^\s*\d+ (passing|failing)\b/, // mocha
   /^[#ℹ] (tests|suites|pass|fail) \d+$/, // node:test
-  /^=+ .*\b\d+ (failed|passed|errors?)\b.* in [\d.]+s\b/, // pytest
+  /^=+ .*\b\d+ (failed|passed)\b.* in [\d.]+s\b/, // pytest (its "1 error" alone is a collection error)
   /^test result: \w+\. \d+ passed/, // cargo
   /\b\d+ problems? \(\d+ errors?, \d+ warnings?\)/, // eslint
   /^Found \d+ (errors?|problems?|warnings?)\b/, // tsc, mypy, ruff, biome
@@ -76,18 +76,20 @@ const errorLine = /^(\w*Error|error|fatal)\b[:[]|\b(ENOENT|EACCES|EROFS|EPERM|No
 const problemWords = /\b(error|cannot|can't|could not|unable|missing|denied|failed)\b/i;
 
 /**
- * Why a failed check did not run on the code (see {@link ranOnCode}), in one line of its
- * output, or undefined when it did: `timed out`, a known "tool missing" line, its first line
- * that names a problem, else its last line or its exit code. Bounded to 200 characters.
+ * Why a failed check did not run on the code, in one line of its output, or undefined when
+ * it did: `timed out`; a known "tool missing" line, even where the output names the code (a
+ * test module that cannot import its dependency: pytest points at the import); else, when
+ * it shows no sign of running on the code ({@link ranOnCode}), its first line that names a
+ * problem, its last line or its exit code. Bounded to 200 characters.
  */
 export function notRunReason(result: StepResult, workdir?: string): string | undefined {
   if (result.timedOut) return 'timed out';
-  if (ranOnCode(result, workdir)) return undefined;
   const lines = stripAnsi(result.outputTail).split('\n').map((line) => line.trim()).filter((line) => line !== '' && !/^at /.test(line));
   for (const line of lines) {
     const match = unavailablePatterns.map((pattern) => pattern.exec(line)?.[0]).find((found) => found !== undefined);
     if (match !== undefined) return match.replace(/^:\s*/, '');
   }
+  if (ranOnCode(result, workdir)) return undefined;
   const line = lines.find((l) => errorLine.test(l)) ?? lines.find((l) => problemWords.test(l)) ?? lines.at(-1);
   return (line ?? `exit ${result.exitCode ?? result.signal ?? 'unknown'}`).slice(0, 200);
 }
