@@ -33,9 +33,11 @@ export async function baselineFor(input: PassInput): Promise<Baseline | undefine
   if (left.length > 0) await ws.restoreFiles(left);
   await writeBaseline(file, baseline);
   const failing = results.filter((result) => !result.passed);
+  // Those that did not run on the code there: they will judge nothing (unverifiable).
+  const notRun = Object.entries(baseline.failing).filter(([, failure]) => failure.unavailable !== undefined).map(([key, failure]) => `${key}: ${failure.unavailable ?? ''}`);
   deps.log.info({
     event: 'verify.baseline', job_id: ctx.job.id, base_sha: ws.baseSha, checks: results.length,
-    failing: failing.map((result) => `${result.name}: ${result.command.join(' ')}`),
-  }, failing.length === 0 ? 'the base commit passes every check' : `${failing.length} check(s) fail on the base commit already: they will not be held against the change`);
+    failing: failing.map((result) => `${result.name}: ${result.command.join(' ')}`), not_run: notRun,
+  }, failing.length === 0 ? 'the base commit passes every check' : `${failing.length} check(s) fail on the base commit already (${notRun.length} without running on the code): they will not be held against the change`);
   return baseline;
 }

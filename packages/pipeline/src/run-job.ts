@@ -7,7 +7,7 @@ import { createPatchAgent } from '@codefleet/agents';
 import { pushedMarker, taskTrailerValue } from '@codefleet/forge';
 import { maskForPublishing, maskSecrets } from '@codefleet/log';
 import { refuseSecrets } from './secrets-check.js';
-import { planEnv, planVerification, runDod } from '@codefleet/verify';
+import { planEnv, planVerification, runDod, type StepResult } from '@codefleet/verify';
 import type { LeaseVerdict } from '@codefleet/queue';
 import { branchName, type Workspace } from '@codefleet/workspace';
 import type { JobContext, PipelineDeps } from './deps.js';
@@ -161,9 +161,9 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     const unchecked = named(unverifiable);
     const known = named(preexisting);
     await enter('validating', ownDod
-      ? `definition of done: ${plan.source === 'job' ? "the job's" : "the repository's"} ${plan.dod.length} command(s)`
+      ? `definition of done: ${plan.source === 'job' ? "the job's" : "the repository's"} ${plan.dod.length} command(s)${unchecked === '' ? '' : `; not checked by ${unchecked}, which cannot run on this worker (${whyUnchecked(unverifiable)})`}`
       : unchecked !== ''
-        ? `definition of done not met: ${unchecked} cannot run on this worker (it fails the same way on the base commit), so the change was not checked by it`
+        ? `definition of done not met: ${unchecked} cannot run on this worker (it fails the same way on the base commit without running on the code: ${whyUnchecked(unverifiable)}), so the change was not checked by it`
         : checks.length > 0
           ? `definition of done: the verification steps pass 2 passed (${[...new Set(checks.map((step) => step.name))].join(', ')})${known === '' ? '' : `, but for what fails on the base commit too: ${known}`}`
           : 'definition of done: nothing to run (no DoD commands, no verification steps detected)');
@@ -256,6 +256,12 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     await ws?.release({ keep: failed && deps.settings.keepFailed }).catch((err: unknown) =>
       deps.log.warn({ err, event: 'workspace.release_failed', job_id: job.id }, 'could not release the working copy'));
   }
+}
+
+// Why each check that ran on nothing could not run: the line of its output that says so
+// (repository output: one line, bounded, and escaped where the note is rendered).
+function whyUnchecked(steps: readonly StepResult[]): string {
+  return steps.map((step) => `${step.name}: ${(step.unverifiableReason ?? 'no output').replace(/\s+/g, ' ').slice(0, 200)}`).join('; ');
 }
 
 // One agent, no chain: pass 1 then pass 2.

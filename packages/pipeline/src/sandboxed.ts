@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { NetworkRefusal, ProcessResult, ProcessRunner, RunProcessOptions } from '@codefleet/process';
 import { addSandboxFindings, type Job } from '@codefleet/core';
 import type { Logger } from '@codefleet/log';
@@ -29,6 +29,21 @@ export interface JobRunnerOptions {
 export const workflowDirs = [join('.github', 'workflows'), join('.github', 'actions')];
 
 /**
+ * Directories tools write inside `node_modules` when they run, not when they install: vite's
+ * bundled config (`.vite-temp`; vitest cannot start without it), and the caches of vite,
+ * vitest, babel and webpack (`.cache`), turbo, nx and astro. Every run but an install gets
+ * empty ones of its own over the read-only dependencies (see the sandbox's `scratch`).
+ */
+export const toolScratchDirs = ['.vite-temp', '.vite', '.vitest', '.cache', '.turbo', '.nx', '.astro'] as const;
+
+// The scratch paths of a view: in each installed node_modules (the read-only paths only
+// non-install runs get), one per tool directory.
+function toolScratch(view: { readOnly: readonly string[]; installReadOnly: readonly string[] }): string[] {
+  const installed = view.readOnly.filter((path) => !view.installReadOnly.includes(path) && basename(path) === 'node_modules');
+  return installed.flatMap((dir) => toolScratchDirs.map((name) => join(dir, name)));
+}
+
+/**
  * Binds `sandbox` to the job's working copy. Each run sees the copy through the job's view
  * (its own git directory, read-only parts) rebuilt for it, and afterwards the copy's git
  * link is put back before codefleet's own git reads the copy again.
@@ -45,6 +60,8 @@ export function jobRunners(sandbox: Sandbox, ws: Workspace, options: JobRunnerOp
         const view = await ws.agentView({ readOnly, remap: sandbox.remapsPaths });
         result = await sandbox.run(argv, {
           ...rest, ...observed, writable: view.writable, readOnly: install ? view.installReadOnly : view.readOnly, mounts: install ? view.installMounts : view.mounts,
+          // Scratch shows a directory elsewhere: a sandbox that cannot (Seatbelt) leaves it out.
+          ...(install || !sandbox.remapsPaths ? {} : { scratch: toolScratch(view) }),
         });
       }
     } finally {

@@ -26,8 +26,8 @@ const verificationWith = (text: string) => parseConfig(text, { env: {}, baseDir:
 
 describe('runJob: verification knows the baseline', () => {
   it('a lint script that already fails on the base commit is reported as pre-existing, never fed back', async () => {
-    // As found on a real repository: a lint script whose tool has no such command.
-    const files = withScripts({ lint: 'node -e "console.error(\'lint: unknown command check\'); process.exit(2)"' });
+    // A lint finding in the base's own code: it ran, and the change did not cause it.
+    const files = withScripts({ lint: 'node -e "console.error(\'src/lib.js:1:14: error: prefer-function-declaration\'); process.exit(2)"' });
     h = await createHarness({}, files);
     await h.agent(`${implementsFeature}
 if (feedback !== '') fs.appendFileSync(path.join(path.dirname(new URL(import.meta.url).pathname), 'feedback.log'), feedback);`);

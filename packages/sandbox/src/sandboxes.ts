@@ -12,6 +12,7 @@ import { createRunCgroup, inCgroup, type CgroupParent, type RunCgroup } from './
 import { describeCgroup, describeLimits, describeNetwork, loopbackForwards, mb, proxyEnv, socketPath, statusReader, wardenCommand, withFindings } from './warden/warden-command.js';
 import { containerArgs, containerNode } from './container.js';
 import { existingRealPaths, isWithin, type SystemEntry } from './host.js';
+import { scratchMounts } from './scratch.js';
 import { seatbeltArgs, seatbeltProfile } from './seatbelt.js';
 import type { Sandbox, SandboxLimits, SandboxRunOptions } from './types.js';
 
@@ -73,8 +74,9 @@ export function createBwrapSandbox(parts: BwrapParts): Sandbox {
           ? undefined
           : await openRunProxy({ policy: parts.network, listen: { path: socketPath(runDir) }, ...(options.onNetworkRefused === undefined ? {} : { onRefused: options.onNetworkRefused }) });
         try {
+          const mounts = [...(options.mounts ?? []), ...(await scratchMounts(options.scratch, readOnly, runDir))];
           const args = bwrapArgs({
-            system: parts.system, readPaths: parts.readPaths, hidden: parts.hidden, runDir, writable, readOnly, mounts: options.mounts ?? [], cwd, network: parts.network.mode,
+            system: parts.system, readPaths: parts.readPaths, hidden: parts.hidden, runDir, writable, readOnly, mounts, cwd, network: parts.network.mode,
             disableUserns: parts.disableUserns, tmpBytes: mb(parts.limits.tmpMb), shmBytes: mb(parts.limits.shmMb),
             warden: { script: parts.wardenScript, ...(proxy !== undefined && 'path' in proxy.listen ? { socket: proxy.listen.path } : {}) },
           });
@@ -193,9 +195,10 @@ export function createContainerSandbox(parts: ContainerParts): Sandbox {
           ? { argv: [...argv], env: rest }
           : wardenCommand({ node: `${containerNode}/bin/node`, network: parts.network, limits: parts.limits }, rest, argv[0] ?? '', argv.slice(1));
         const { HOME: _h, TMPDIR: _t, ...programEnv } = inside.env;
+        const readOnly = await existingRealPaths(options.readOnly ?? []);
         const args = containerArgs({
-          runtime: parts.runtimeName, image: parts.image, name, runDir, writable: options.writable, readOnly: await existingRealPaths(options.readOnly ?? []),
-          mounts: options.mounts ?? [], cwd: options.cwd, network: parts.network.mode, envNames: Object.keys(programEnv), limits: parts.limits,
+          runtime: parts.runtimeName, image: parts.image, name, runDir, writable: options.writable, readOnly,
+          mounts: [...(options.mounts ?? []), ...(await scratchMounts(options.scratch, readOnly, runDir))], cwd: options.cwd, network: parts.network.mode, envNames: Object.keys(programEnv), limits: parts.limits,
           user: { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 },
           ...(proxy !== undefined && 'path' in proxy.listen ? { warden: { script: parts.wardenScript, socket: proxy.listen.path, nodePrefix: parts.nodePrefix } } : {}),
         });
@@ -235,7 +238,7 @@ function kernelWatch(cgroup: RunCgroup | undefined, processes: number, outer: Ab
 }
 
 function processOptions(options: SandboxRunOptions) {
-  const { writable: _w, readOnly: _r, mounts: _m, onNetworkRefused: _n, ...rest } = options;
+  const { writable: _w, readOnly: _r, mounts: _m, scratch: _s, onNetworkRefused: _n, ...rest } = options;
   return rest;
 }
 

@@ -95,8 +95,17 @@ export interface SandboxRunOptions extends Omit<RunProcessOptions, 'dieWithParen
    * by install steps, the read scope. Missing ones are skipped.
    */
   readOnly?: readonly string[];
-  /** Extra mounts, applied last. */
+  /** Extra mounts, applied after `readOnly`. */
   mounts?: readonly SandboxMount[];
+  /**
+   * Directories inside the read-only paths that tools write in real life (vite's
+   * `node_modules/.vite-temp`, `node_modules/.cache`): each run gets an empty writable
+   * directory of its own at each, applied last and removed after the run, so tools start
+   * and nothing they write there reaches the copy or the next run. A missing one is made,
+   * empty, as the mount point. Modes that can show a path elsewhere only (bwrap,
+   * containers); under Seatbelt they stay read-only, and `none` writes the copy anyway.
+   */
+  scratch?: readonly string[];
   /** Told of each destination the network policy refused, as it happens (the job's log line and metric). */
   onNetworkRefused?: (refusal: NetworkRefusal) => void;
 }
@@ -109,7 +118,8 @@ export interface SandboxRunOptions extends Omit<RunProcessOptions, 'dieWithParen
  * - its own process namespace where the OS has one (Linux): the worker, other jobs and their
  *   environments are invisible, and everything started inside dies with the run;
  * - a fresh HOME and TMPDIR, removed after the run;
- * - writes only to `writable` (minus `readOnly`) and the run's own HOME and /tmp;
+ * - writes only to `writable` (minus `readOnly`), the run's own `scratch` directories and
+ *   its own HOME and /tmp;
  * - reads only of system directories, `readPaths`, and what it may write; `hiddenPaths` never;
  * - the network only through a proxy that enforces `network` (refusals are reported in the
  *   result's `networkRefusals`), or none;

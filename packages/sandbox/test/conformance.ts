@@ -169,6 +169,28 @@ export function sandboxConformance(mode: SandboxMode): void {
       await rm(link);
     });
 
+    it('scratch: tools write where they do in real life, beside read-only dependencies, and no run sees another run\'s writes', async () => {
+      const { symlink } = await import('node:fs/promises');
+      const modules = join(copy, 'node_modules');
+      await mkdir(join(modules, 'dep'), { recursive: true });
+      await writeFile(join(modules, 'dep', 'index.js'), 'module.exports = 1;\n');
+      // A symlink an install script left where a scratch directory would go: left alone.
+      await symlink('dep', join(modules, '.nx'));
+      const scratch = ['.vite-temp', '.cache', '.nx'].map((name) => join(modules, name));
+      const options = { readOnly: [modules], scratch };
+      const first = await sh(`mkdir -p .vite-temp/x && echo cfg > .vite-temp/x/c.mjs && echo wrote-temp; echo c > .cache/a && echo wrote-cache;
+        (echo evil > dep/index.js) 2>/dev/null && echo WROTE-DEP; (echo x > .nx/f) 2>/dev/null && echo WROTE-LINK; echo end`, { ...options, cwd: modules });
+      expect(first.outputTail).toMatch(/wrote-temp\nwrote-cache\nend/);
+      const second = await sh('ls -A .vite-temp .cache; echo end', { ...options, cwd: modules });
+      expect(second.outputTail).toBe('.cache:\n\n.vite-temp:\nend\n');
+      // The host's copy: empty mount points, the dependency as installed, nothing in the link's target.
+      expect([await readdir(join(modules, '.vite-temp')), await readdir(join(modules, '.cache')), await readdir(join(modules, 'dep'))]).toEqual([[], [], ['index.js']]);
+      expect(await readFile(join(modules, 'dep', 'index.js'), 'utf8')).toBe('module.exports = 1;\n');
+      // Without scratch the same directory is as read-only as the rest.
+      const without = await sh('(echo x > .vite-temp/y) 2>/dev/null && echo WROTE; echo end', { readOnly: [modules], cwd: modules });
+      expect(without.outputTail).toBe('end\n');
+    });
+
     it('a program the sandbox does not show is named with the fix', async () => {
       const hiddenTool = join(outside, 'tool');
       await writeFile(hiddenTool, '#!/bin/sh\necho should not run\n', { mode: 0o755 });

@@ -16,6 +16,7 @@ export {
   type BaseComparison, type Baseline, type BaselineFailure,
 } from './run/baseline.js';
 export { runDod, type DodOutcome } from './run/dod.js';
+export { notRunReason, ranOnCode } from './run/evidence.js';
 export { installStampFile, readInstallRecord, type InstallRecord } from './run/install.js';
 export { defaultFeedbackBytes, extractFeedback, feedbackFor, fitFeedback } from './feedback/feedback.js';
 export { LogScanner } from './feedback/scan.js';

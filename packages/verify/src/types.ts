@@ -77,10 +77,13 @@ export interface StepResult {
   /** Failed the same way on the untouched base commit: reported, not held against the change. */
   preexisting?: boolean;
   /**
-   * With `preexisting`: it failed as it did at the base where it could not really run (tool
-   * missing, a timeout), so it did not check the change at all.
+   * With `preexisting`: it failed as it did at the base, where it did not run on the code
+   * either (no failing test, no error in a file of the repository, no runner summary: a tool
+   * missing, a config that cannot load, a timeout), so it did not check the change at all.
    */
   unverifiable?: boolean;
+  /** With `unverifiable`: the line of its output at the base that says why it did not run (`make: pixi: No such file or directory`). */
+  unverifiableReason?: string;
   /** Set when the program could not start (e.g. not on PATH): an environment problem. */
   spawnError?: string;
   /** Failing tests and first errors found anywhere in the output; only on failed steps. */

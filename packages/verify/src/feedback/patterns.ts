@@ -14,9 +14,10 @@ export function cleanLine(line: string): string {
   return out.includes('\x1b') ? out.replace(ansi, '') : out;
 }
 
-// A duration printed after a test name: "(5 ms)", "(1.2ms)", "(0.00s)", "(5.2 s)". One
-// space, not `\s+`: an unanchored `\s+` re-scans a run of spaces from every position in it.
-const timing = / \(\d+(?:\.\d+)? ?m?s\)$/;
+// A duration printed after a test name: "(5 ms)", "(1.2ms)", "(0.00s)", "(5.2 s)", or
+// vitest's bare "10156ms" (a test that timed out differs in it from run to run). One space,
+// not `\s+`: an unanchored `\s+` re-scans a run of spaces from every position in it.
+const timing = / (?:\(\d+(?:\.\d+)? ?m?s\)|\d+(?:\.\d+)?ms)$/;
 const withoutTiming = (name: string): string => name.trim().replace(timing, '').trim();
 
 // Something every failing-test pattern below contains.

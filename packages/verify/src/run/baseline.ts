@@ -4,6 +4,7 @@ import { constants } from 'node:fs';
 import { dirname } from 'node:path';
 import { findExecutable } from '@codefleet/process';
 import type { PlannedStep, RunOptions, StepResult } from '../types.js';
+import { notRunReason, sameReason, stripAnsi } from './evidence.js';
 import { runStep } from './step.js';
 
 /**
@@ -29,14 +30,20 @@ export interface BaselineFailure {
   /** Its error lines, numbers taken out ({@link errorSignatures}): a new one is the change's. */
   errors?: string[];
   /**
-   * Set when the check could not really run there (its tool missing, a module not found,
-   * a timeout): the line that says so. Such a check cannot judge the change either.
+   * Set when the check did not run on the code there (see ranOnCode: no failing test, no
+   * error in a file of the repository, no runner summary; or a timeout): the line that says
+   * why (`make: pixi: No such file or directory`). Such a check cannot judge the change either.
    */
   unavailable?: string;
 }
 
 /** How a failed check compares with the base: the change's doing, the base's, or not judgeable here. */
 export type BaseComparison = 'new' | 'preexisting' | 'unverifiable';
+
+// Bumped when what a baseline records changes meaning: a cached one of another version is
+// not read (one from before `unavailable` covered every failure that ran on nothing would
+// file such a failure as pre-existing).
+const baselineVersion = 'baseline-2';
 
 /** One check's identity across runs: its step name and exact command. */
 export function stepKey(step: { name: string; command: readonly string[] }): string {
@@ -46,6 +53,7 @@ export function stepKey(step: { name: string; command: readonly string[] }): str
 /** A baseline's cache key: the plan's checks, so another plan on the same commit is verified again. */
 export function planKey(steps: readonly PlannedStep[], env: Readonly<Record<string, string>> = {}, host = ''): string {
   const hash = createHash('sha256');
+  hash.update(baselineVersion);
   hash.update(JSON.stringify(steps.map((step) => [step.name, step.command])));
   // The environment shapes results too (a PATH addition makes a tool appear), and so does
   // the host: what the sandbox shows, which tools are installed (see toolStamp).
@@ -93,7 +101,7 @@ export async function runBaseline(
     results.push(result);
     baseline.ran.push(stepKey(step));
     if (result.passed || result.spawnError !== undefined) continue;
-    const unavailable = unavailableLine(result);
+    const unavailable = notRunReason(result, workdir);
     baseline.failing[stepKey(step)] = {
       failingTests: [...(result.findings?.failingTests ?? [])],
       exitCode: result.exitCode,
@@ -105,49 +113,30 @@ export async function runBaseline(
 }
 
 /**
- * How `result` (a failed check on the change) compares with its base:
+ * How `result` (a failed check on the change, run in `workdir`) compares with its base:
+ * - `unverifiable`: it did not run on the code there (see ranOnCode) and fails here the same
+ *   way (same exit code, same reason line, numbers aside), again without running on the
+ *   code: it cannot judge the change, and nobody should think it did;
  * - `preexisting`: the same check failed there with the same exit code, every test it names
  *   failed there too, and every error line it prints was printed there (numbers aside);
- * - `unverifiable`: it fails as it did at the base where it could not really run (its tool
- *   missing, a timeout): it cannot judge the change, and nobody should think it did;
- * - `new` otherwise: the change's doing. When the base named failing tests and the change
- *   names none, the failure has another shape (a crash before any test ran): new.
+ * - `new` otherwise: the change's doing. When the base named failing tests (or errors) and
+ *   the change names none, the failure has another shape (a crash before any test ran): new.
  */
-export function compareWithBase(result: StepResult, baseline: Baseline | undefined): BaseComparison {
+export function compareWithBase(result: StepResult, baseline: Baseline | undefined, workdir?: string): BaseComparison {
   if (baseline === undefined || result.passed || result.name === 'dod' || result.spawnError !== undefined) return 'new';
   const base = baseline.failing[stepKey(result)];
   if (base === undefined) return 'new';
   if (result.timedOut) return base.unavailable !== undefined && base.exitCode === result.exitCode ? 'unverifiable' : 'new';
   if (base.exitCode !== undefined && base.exitCode !== result.exitCode) return 'new';
-  if (base.unavailable !== undefined) return unavailableLine(result) === base.unavailable ? 'unverifiable' : 'new';
+  const reason = notRunReason(result, workdir);
+  if (base.unavailable !== undefined) return reason !== undefined && sameReason(reason, base.unavailable) ? 'unverifiable' : 'new';
+  if (reason !== undefined) return 'new';
   const now = result.findings?.failingTests ?? [];
   if (base.failingTests.length > 0 && now.length === 0) return 'new';
   const before = new Set(base.failingTests);
   if (!now.every((test) => before.has(test))) return 'new';
   const errors = new Set(base.errors ?? []);
   return base.errors === undefined || errorSignatures(result).every((line) => errors.has(line)) ? 'preexisting' : 'new';
-}
-
-// Lines that say a check never really ran: the shell's "not found", a missing Python module,
-// rustup without a toolchain, a missing package manager.
-const unavailablePatterns = [
-  /(^|: )(\S+: )?(command )?not found$/,
-  /No module named ['"]?[\w.]+/,
-  /could not choose a version of/,
-  /error: toolchain '.*' is not installed/,
-  /Cannot find module '[^']+'/,
-];
-
-/** The line that shows `result` never really ran (see above), or a timeout, exit 126/127. */
-function unavailableLine(result: StepResult): string | undefined {
-  if (result.timedOut) return 'timed out';
-  const lines = stripAnsi(result.outputTail).split('\n').map((line) => line.trim()).filter(Boolean);
-  for (const line of lines) {
-    const match = unavailablePatterns.map((pattern) => pattern.exec(line)?.[0]).find((found) => found !== undefined);
-    if (match !== undefined) return match.replace(/^:\s*/, '');
-  }
-  if (result.exitCode === 126 || result.exitCode === 127) return `exit ${result.exitCode}`;
-  return undefined;
 }
 
 /**
@@ -162,11 +151,6 @@ export function errorSignatures(result: StepResult): string[] {
   ];
   const signatures = lines.map((line) => stripAnsi(line).replace(/\d+/g, '#').replace(/\s+/g, ' ').trim()).filter((line) => line !== '');
   return [...new Set(signatures)].slice(0, 500);
-}
-
-function stripAnsi(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/\u001b\[[0-9;]*[A-Za-z]/g, '');
 }
 
 /** Whether `baseline` is too old to trust at `now` (tools change on a worker; a day at most). */

@@ -1,5 +1,5 @@
 import type { PlannedStep, RunOptions, StepResult } from '../types.js';
-import { compareWithBase, type Baseline } from './baseline.js';
+import { compareWithBase, stepKey, type Baseline } from './baseline.js';
 import { clearInstallStamp, installIsFresh, writeInstallStamp } from './install.js';
 import { runStep, skippedStep } from './step.js';
 
@@ -36,7 +36,10 @@ export interface VerificationOutcome {
   failed?: StepResult;
   /** Checks that failed as they fail at the base (marked `preexisting`): the run went on past them. */
   preexisting: StepResult[];
-  /** Of those, the ones that could not run at the base either (marked `unverifiable` too): they checked nothing. */
+  /**
+   * Of those, the ones that did not run on the code, here or at the base (marked
+   * `unverifiable` too): they checked nothing, and the change is not verified by them.
+   */
   unverifiable: StepResult[];
 }
 
@@ -67,12 +70,14 @@ export async function runVerification(
         : await runStep(step.name, step.command, workdir, options);
     results.push(result);
     if (result.passed) continue;
-    const comparison = compareWithBase(result, options.baseline);
+    const comparison = compareWithBase(result, options.baseline, workdir);
     if (comparison === 'new') return { passed: false, results, failed: result, preexisting, unverifiable };
     result.preexisting = true;
     preexisting.push(result);
     if (comparison === 'unverifiable') {
       result.unverifiable = true;
+      const reason = options.baseline?.failing[stepKey(result)]?.unavailable;
+      if (reason !== undefined) result.unverifiableReason = reason;
       unverifiable.push(result);
     }
   }
