@@ -64,14 +64,14 @@ export interface LaterRun {
 const maxShownFiles = 20;
 
 // Four characters, so the columns line up: a pre-existing failure is neither ok nor FAIL.
-const checkMarks: Record<CheckStatus, string> = { passed: 'ok  ', failed: 'FAIL', skipped: 'skip', preexisting: 'base' };
+const checkMarks: Record<CheckStatus, string> = { passed: 'ok  ', failed: 'FAIL', skipped: 'skip', preexisting: 'base', unverifiable: 'n/a ' };
 
 function checkLine(v: Verification): string {
   const status = checkStatus(v);
   const head = `  ${checkMarks[status]} ${v.pass.padEnd(9)} attempt ${v.attempt}.${v.inner_attempt}  ${v.step.padEnd(7)} ${v.command.join(' ')}`;
   if (status === 'skipped') return `${head}  — ${describeCheck(v)}`;
   const facts = `(${v.timed_out ? 'timed out, ' : ''}exit ${v.exit_code ?? v.signal}, ${formatDuration(v.duration_ms)})`;
-  return status === 'preexisting' ? `${head}  ${facts} — ${describeCheck(v)}` : `${head}  ${facts}`;
+  return status === 'preexisting' || status === 'unverifiable' ? `${head}  ${facts} — ${describeCheck(v)}` : `${head}  ${facts}`;
 }
 
 /**

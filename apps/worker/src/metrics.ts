@@ -155,7 +155,7 @@ export class WorkerMetrics {
     // Entries of earlier deliveries were counted when those deliveries ended.
     for (const check of run.verification) {
       if (check.attempt !== attempt || check.skipped === true) continue;
-      this.#steps.observe({ step: check.step, result: check.passed ? 'passed' : check.preexisting === true ? 'preexisting' : 'failed' }, check.duration_ms / 1_000);
+      this.#steps.observe({ step: check.step, result: check.passed ? 'passed' : check.preexisting !== true ? 'failed' : check.unverifiable === true ? 'unverifiable' : 'preexisting' }, check.duration_ms / 1_000);
     }
     for (const agentRun of run.agent_runs) {
       if (agentRun.attempt !== attempt) continue;

@@ -121,7 +121,7 @@ export {
   utf8ByteLength, type BoundTailOptions,
 } from './text.js';
 export {
-  changedFilesOf, checkStatus, countChecks, describeCheck, formatCheckCounts, latestChecks, preexistingWords, skipReason, baseWords, unverifiableWords,
+  changedFilesOf, checkStatus, countChecks, failsOnBase, describeCheck, formatCheckCounts, latestChecks, preexistingWords, skipReason, baseWords, unverifiableWords,
   type CheckCounts, type CheckStatus,
 } from './run-facts.js';
 export { escapeInline, fence, formatDuration } from './markdown.js';

@@ -12,7 +12,9 @@ export type CheckStatus =
   /** Not run (install up to date, an empty command); its output holds the reason. */
   | 'skipped'
   /** Failed, and failed the same way on the untouched base commit: not held against the change. */
-  | 'preexisting';
+  | 'preexisting'
+  /** Failed the same way on the base without ever running on the code: it checked nothing. */
+  | 'unverifiable';
 
 /** The words every report uses for a step that fails on the base commit too. */
 export const preexistingWords = 'failing on the base commit too (pre-existing, not caused by this change)';
@@ -29,7 +31,8 @@ export function baseWords(v: Pick<Verification, 'unverifiable'>): string {
 export function checkStatus(v: Verification): CheckStatus {
   if (v.skipped === true) return 'skipped';
   if (v.passed) return 'passed';
-  return v.preexisting === true ? 'preexisting' : 'failed';
+  if (v.preexisting !== true) return 'failed';
+  return v.unverifiable === true ? 'unverifiable' : 'preexisting';
 }
 
 /** Why a skipped step was not run: the first line of its output, where the verifier puts it. */
@@ -42,7 +45,7 @@ export function skipReason(v: Verification): string {
 export function describeCheck(v: Verification): string {
   const status = checkStatus(v);
   if (status === 'skipped') return `skipped: ${skipReason(v)}`;
-  if (status === 'preexisting') return baseWords(v);
+  if (status === 'preexisting' || status === 'unverifiable') return baseWords(v);
   return status;
 }
 
@@ -57,9 +60,15 @@ export function latestChecks(run: Pick<RunRecord, 'verification'>): Verification
 /** How many entries have each status. */
 export type CheckCounts = Record<CheckStatus, number>;
 
+/** Whether an entry failed on the base too (pre-existing, or unverifiable): not the change's. */
+export function failsOnBase(v: Verification): boolean {
+  const status = checkStatus(v);
+  return status === 'preexisting' || status === 'unverifiable';
+}
+
 /** Counts `entries` by status: a pre-existing failure is not a failure of the change. */
 export function countChecks(entries: readonly Verification[]): CheckCounts {
-  const counts: CheckCounts = { passed: 0, failed: 0, skipped: 0, preexisting: 0 };
+  const counts: CheckCounts = { passed: 0, failed: 0, skipped: 0, preexisting: 0, unverifiable: 0 };
   for (const v of entries) counts[checkStatus(v)] += 1;
   return counts;
 }
@@ -71,6 +80,8 @@ export function formatCheckCounts(counts: CheckCounts): string {
     counts.failed > 0 ? `${counts.failed} failed` : '',
     counts.skipped > 0 ? `${counts.skipped} skipped` : '',
     counts.preexisting > 0 ? `${counts.preexisting} failing on the base commit too (pre-existing)` : '',
+    // Never folded into the pre-existing count: a check that never ran is no evidence at all.
+    counts.unverifiable > 0 ? `${counts.unverifiable} could not run (unverifiable)` : '',
   ].filter((p) => p !== '');
   return parts.length === 0 ? 'none' : parts.join(', ');
 }

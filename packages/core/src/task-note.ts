@@ -1,6 +1,6 @@
 import { escapeInline, fence, formatDuration, table } from './markdown.js';
 import type { AgentRun, RunRecord, Verification } from './run.js';
-import { baseWords, changedFilesOf, checkStatus, countChecks, formatCheckCounts, latestChecks, skipReason } from './run-facts.js';
+import { baseWords, changedFilesOf, checkStatus, failsOnBase, countChecks, formatCheckCounts, latestChecks, skipReason } from './run-facts.js';
 import { truncateHead, truncateTail } from './text.js';
 import { tierSection } from './tier-note.js';
 
@@ -165,6 +165,7 @@ function result(v: Verification): string {
     case 'skipped':
       return `skipped: ${cell(skipReason(v), 120)}`;
     case 'preexisting':
+    case 'unverifiable':
       return baseWords(v);
   }
 }
@@ -211,7 +212,7 @@ function isFailedAgentRun(r: AgentRun): boolean {
 // A failure the change fixed later reads differently from one it ended with: a reviewer of a
 // green PR should not wonder whether the log below is still true.
 function failureNote(run: RunRecord, v: Verification): string {
-  if (checkStatus(v) === 'preexisting') return `: ${baseWords(v)}`;
+  if (failsOnBase(v)) return `: ${baseWords(v)}`;
   const later = run.verification.slice(run.verification.indexOf(v) + 1).find((w) => w.step === v.step && checkStatus(w) === 'passed');
   return later === undefined ? '' : `, passed later in attempt ${later.attempt}.${later.inner_attempt}`;
 }

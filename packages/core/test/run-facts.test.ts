@@ -21,8 +21,17 @@ describe('run facts', () => {
     const run = { verification: [failed, skipped, preexisting, verificationFixture({ inner_attempt: 2 })] };
     expect(latestChecks(run).map((v) => [v.step, v.inner_attempt])).toEqual([['test', 2], ['install', 1], ['lint', 1]]);
     const counts = countChecks(latestChecks(run));
-    expect(counts).toEqual({ passed: 1, failed: 0, skipped: 1, preexisting: 1 });
+    expect(counts).toEqual({ passed: 1, failed: 0, skipped: 1, preexisting: 1, unverifiable: 0 });
     expect(formatCheckCounts(counts)).toBe('1 passed, 1 skipped, 1 failing on the base commit too (pre-existing)');
+  });
+
+  it('never counts a check that could not run as pre-existing: it is unverifiable, not evidence', () => {
+    const unverifiable = verificationFixture({ step: 'lint', passed: false, preexisting: true, unverifiable: true, exit_code: 2 });
+    expect(checkStatus(unverifiable)).toBe('unverifiable');
+    expect(describeCheck(unverifiable)).toBe(unverifiableWords);
+    const counts = countChecks([verificationFixture(), unverifiable, preexisting]);
+    expect(counts).toEqual({ passed: 1, failed: 0, skipped: 0, preexisting: 1, unverifiable: 1 });
+    expect(formatCheckCounts(counts)).toBe('1 passed, 1 failing on the base commit too (pre-existing), 1 could not run (unverifiable)');
     expect(formatCheckCounts(countChecks([]))).toBe('none');
   });
 

@@ -1,5 +1,5 @@
 import {
-  checkStatus, countChecks, escapeInline, fence, formatCheckCounts, latestChecks, baseWords, summarizeReason, truncateHead,
+  checkStatus, countChecks, failsOnBase, escapeInline, fence, formatCheckCounts, latestChecks, baseWords, summarizeReason, truncateHead,
   type Classified, type RunRecord,
 } from '@codefleet/core';
 import type { PullRequest } from '@codefleet/forge';
@@ -13,7 +13,7 @@ export function successComment(run: RunRecord, pr: Pick<PullRequest, 'number' | 
   const latest = latestChecks(run);
   // A green PR over a step that fails on the base too: the issue says so, not only the PR.
   const checks = latest.length === 0 ? [] : [`- checks: ${formatCheckCounts(countChecks(latest))}`];
-  const preexisting = latest.filter((v) => checkStatus(v) === 'preexisting').map((v) => `- ${v.step} (\`${escapeInline(v.command.join(' '), 200)}\`): ${baseWords(v)}`);
+  const preexisting = latest.filter(failsOnBase).map((v) => `- ${v.step} (\`${escapeInline(v.command.join(' '), 200)}\`): ${baseWords(v)}`);
   return [head, '', `- PR: ${pr.url}`, `- branch: \`${run.branch ?? ''}\``, `- attempts: ${run.attempts.length}`, ...checks, ...preexisting, '', 'Status: done'].join('\n');
 }
 
@@ -30,7 +30,7 @@ export function failureComment(run: RunRecord, error: Classified, reason: string
   // Pre-existing failures are not why the job failed: never quoted as the failing check.
   const lastFailed = [...run.verification].reverse().find((v) => checkStatus(v) === 'failed');
   const latest = latestChecks(run);
-  const preexisting = latest.filter((v) => checkStatus(v) === 'preexisting');
+  const preexisting = latest.filter(failsOnBase);
   const summary = summarizeReason(reason, 300);
   const lines = [
     error.verdict === 'transient'

@@ -35,6 +35,7 @@ export function plainReport(report: Report): PlainReport {
     case 'finished': {
       const latest = latestChecks(report.run);
       const preexisting = latest.filter((v) => checkStatus(v) === 'preexisting').map((v) => v.step);
+      const unverifiable = latest.filter((v) => checkStatus(v) === 'unverifiable').map((v) => v.step);
       return {
         state: 'done',
         headline: report.pullRequest.draft
@@ -44,6 +45,7 @@ export function plainReport(report: Report): PlainReport {
           `PR: ${report.pullRequest.url}`,
           ...(latest.length === 0 ? [] : [`Checks: ${formatCheckCounts(countChecks(latest))}`]),
           ...(preexisting.length === 0 ? [] : [`Failing on the base commit too: ${preexisting.join(', ')}`]),
+          ...(unverifiable.length === 0 ? [] : [`Could not run on the worker, so it checked nothing: ${unverifiable.join(', ')}`]),
         ],
       };
     }

@@ -57,4 +57,12 @@ describe('successComment', () => {
     expect(body).toContain('\n- lint (`npm run lint`): failing on the base commit too (pre-existing, not caused by this change)\n');
     expect(successComment(runWith([]), { number: 3, url: 'u', draft: false })).not.toContain('checks');
   });
+
+  it('says a check that could not run checked nothing, apart from pre-existing ones', () => {
+    const run = runWith([check(), check({ step: 'lint', command: ['make', 'lint'], exit_code: 2, passed: false, preexisting: true, unverifiable: true })]);
+    const body = successComment(run, { number: 3, url: 'https://example.test/pull/3', draft: true });
+    expect(body).toContain('\n- checks: 1 passed, 1 could not run (unverifiable)\n');
+    expect(body).not.toContain('pre-existing');
+    expect(body).toContain('\n- lint (`make lint`): could not run on this worker (it fails the same way on the base commit): it did not check this change\n');
+  });
 });
