@@ -63,7 +63,7 @@ describe('codefleet CLI', () => {
       await writeFile(agent, "import fs from 'node:fs';\nconst w = process.argv[process.argv.indexOf('--workdir') + 1];\nfs.appendFileSync(w + '/notes.txt', 'more\\n');\n");
       await writeFile(join(dir.path, 'config.yaml'), `data_dir: ./data\nlogging:\n  level: silent\nagents:\n  default: script\n  script:\n    module: ${agent}\n`);
       // A non-bare origin cannot receive a push to its checked-out branch, but the work branch is another one.
-      const queued = await cli(dir.path, 'enqueue', '--repo', repo.path, '--title', 'Append more notes', '--dod', 'git --version');
+      const queued = await cli(dir.path, 'enqueue', '--repo', repo.path, '--title', 'Append more notes', '--dod', '[git, --version]');
       const id = queued.out.replace('enqueued ', '');
       const worked = await cli(dir.path, 'worker', '--once');
       expect(worked.out).toContain('processed 1: 1 done');

@@ -21,7 +21,8 @@ export interface EnqueueOptions {
   base?: string;
   type?: Job['type'];
   priority?: Job['priority'];
-  dod?: string[];
+  /** DoD commands as argv arrays (see dod-option.ts: the CLI never splits a string into words). */
+  dod?: string[][];
   requestedBy?: string;
 }
 
