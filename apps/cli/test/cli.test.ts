@@ -136,7 +136,8 @@ describe('codefleet CLI', () => {
       const out: string[] = [];
       const path = `${join(home.path, '.cargo', 'bin')}:${process.env.PATH ?? ''}`;
       await runCli(['--config', join(dir.path, 'config.yaml'), 'doctor'], { out: (l) => out.push(l), err: (l) => out.push(l), cwd: dir.path, env: { PATH: path, HOME: home.path, ...gitTestEnv() } });
-      expect(out.join('\n')).toMatch(/^ok {4}WARNING toolchain rust: cf-test-cargo \(.*\) lies where the sandbox hides it.*\n {6}fix: add its directory, and what it needs/m);
+      // Run in the sandbox a run gets, which says it does not show it.
+      expect(out.join('\n')).toMatch(/^ok {4}WARNING toolchain rust: not usable by runs.*cf-test-cargo \(.*\): cf-test-cargo is at .*, which the sandbox does not show.*\n {6}fix: install it system-wide .* to sandbox\.read_paths/m);
     } finally {
       await home.dispose();
     }
