@@ -80,11 +80,12 @@ export async function agentReadiness(loaded: LoadedConfig, name: string, sandbox
 
 /**
  * Why `argv` does not run in the sandbox runs get, with the environment agents get; none
- * for `sandbox.mode: none`. A CLI agent's `--version` is harmless; a command agent's
+ * for `sandbox.mode: none` or `container`. A CLI agent's `--version` is harmless; a command agent's
  * program is not run, only looked at from inside (`test -x`).
  */
 async function sandboxProblem(loaded: LoadedConfig, sandbox: Sandbox, argv: string[]): Promise<string | undefined> {
-  if (sandbox.mode === 'none') return undefined;
+  // A container runs the image's programs, not the host's: what the host found says nothing there.
+  if (sandbox.mode === 'none' || sandbox.mode === 'container') return undefined;
   const { runEnvironment } = await import('./pipeline-deps.js');
   const probe = await probeInSandbox(sandbox, argv, runEnvironment(loaded.env, loaded.config.agents.env));
   if (probe.ok) return undefined;
