@@ -67,4 +67,29 @@ describe('doctor and enqueue ask the sandbox runs get', () => {
     await writeFile(join(dir.path, 'config.yaml'), `${config}sandbox:\n  read_paths: [${userBin}]\n`);
     expect(await run('enqueue', '--repo', repo.path, '--title', 'Add a thing')).toMatchObject({ code: 0, err: '' });
   }, 120_000);
+
+  it('a queued job whose agent program the sandbox does not show is dead-lettered at once, not retried', async () => {
+    const userBin = join(home.path, 'bin');
+    await mkdir(userBin, { recursive: true });
+    await writeFile(join(userBin, 'my-agent'), '#!/bin/sh\necho hi > notes.txt\n', { mode: 0o755 });
+    const config = `data_dir: ./data
+logging:
+  level: silent
+agents:
+  default: command
+  command:
+    argv: [${join(userBin, 'my-agent')}, "{prompt_file}"]\n`;
+    // Queued while the config showed it (as a fleet host with another config may queue it) ...
+    await writeFile(join(dir.path, 'config.yaml'), `${config}sandbox:
+  read_paths: [${userBin}]\n`);
+    const queued = await run('enqueue', '--repo', repo.path, '--title', 'Add a thing');
+    expect(queued).toMatchObject({ code: 0, err: '' });
+    // ... and run where it does not: one attempt, then the dead-letter queue with the fix.
+    await writeFile(join(dir.path, 'config.yaml'), config);
+    expect((await run('worker', '--once')).out).toContain('processed 1: 0 done, 0 retrying, 1 dead-lettered');
+    expect((await run('dlq', 'list')).out).toMatch(/attempts 1 .*\n.*permanent error \(agent_crashed\) is not retried/);
+    // `show` prints the whole reason: the program, and the fix.
+    const shown = (await run('show', queued.out.replace('enqueued ', ''))).out;
+    expect(shown).toMatch(/my-agent, which the sandbox does not show; add its directory .* to sandbox\.read_paths/);
+  }, 120_000);
 });
