@@ -4,6 +4,7 @@ import { classify } from '@codefleet/core';
 import { patchFormatsHelp } from './commands/patch-help.js';
 import type { RunsOptions } from './commands/fleet.js';
 import type { Runtime } from './runtime.js';
+import { dodExamples, parseDodArgument } from './dod-option.js';
 import { cliVersion } from './version.js';
 
 // Commands and the runtime are imported when a command runs, not with the program: a
@@ -108,9 +109,9 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
     .option('--body-file <path>', 'read the description from a file')
     .option('--agent <name>', 'agent to use (default: agents.default)')
     .option('--base <branch>', 'base branch (default: the repository default branch)')
-    .option('--dod <command...>', 'definition-of-done commands, e.g. --dod "npm test" "npm run lint"')
+    .option('--dod <argv...>', `definition-of-done commands, each an argv list (YAML or JSON), e.g. ${dodExamples}`, parseDodArgument)
     .addOption(new Option('--priority <level>', 'claimed before lower ones (default normal)').choices(['low', 'normal', 'high']))
-    .action(async (opts: { repo: string; title: string; body?: string; bodyFile?: string; agent?: string; base?: string; dod?: string[]; priority?: 'low' | 'normal' | 'high' }) => {
+    .action(async (opts: { repo: string; title: string; body?: string; bodyFile?: string; agent?: string; base?: string; dod?: string[][]; priority?: 'low' | 'normal' | 'high' }) => {
       if (opts.body !== undefined && opts.bodyFile !== undefined) throw new InvalidArgumentError('give --body or --body-file, not both');
       const { enqueue } = await commands.jobs();
       await withRuntime(async (rt) => {

@@ -45,6 +45,8 @@ describe('usage errors are printed', () => {
       [join(dir.path, 'config.yaml'), new RegExp(`^error: --repo ${re(join(dir.path, 'config.yaml'))}: not a directory$`)],
       [join(repo.path, 'sub'), new RegExp(`^error: --repo ${re(join(repo.path, 'sub'))}: is a subdirectory of the git repository ${re(repo.path)}`)],
       [join(bare, 'refs'), new RegExp(`^error: --repo ${re(join(bare, 'refs'))}: is inside the git directory ${re(bare)}`)],
+      // No commit, no branch: a worker would refuse it permanently, so enqueue does now.
+      [bare, new RegExp(`^error: --repo ${re(bare)}: the repository is empty: it has no commits`)],
       ['', /^error: --repo is empty/],
       [' ', /^error: --repo is empty/],
     ];
@@ -52,6 +54,7 @@ describe('usage errors are printed', () => {
       const result = await cli(dir.path, 'enqueue', '--repo', given, '--title', 'Add a thing');
       expect({ given, ...result }).toEqual({ given, code: 1, out: '', err: expect.stringMatching(expected) });
     }
+    await git(repo.path, ['push', '--quiet', bare, 'HEAD:refs/heads/main']);
     // A repository's top, a bare repository, owner/name and a URL are taken (the last two
     // are the forge's and the worker's to reach); nothing refused above was queued.
     for (const given of [repo.path, join(repo.path, '.git'), bare, 'octo/hello', 'https://example.com/octo/hello.git']) {

@@ -63,7 +63,7 @@ describe('codefleet CLI', () => {
       await writeFile(agent, "import fs from 'node:fs';\nconst w = process.argv[process.argv.indexOf('--workdir') + 1];\nfs.appendFileSync(w + '/notes.txt', 'more\\n');\n");
       await writeFile(join(dir.path, 'config.yaml'), `data_dir: ./data\nlogging:\n  level: silent\nagents:\n  default: script\n  script:\n    module: ${agent}\n`);
       // A non-bare origin cannot receive a push to its checked-out branch, but the work branch is another one.
-      const queued = await cli(dir.path, 'enqueue', '--repo', repo.path, '--title', 'Append more notes', '--dod', 'git --version');
+      const queued = await cli(dir.path, 'enqueue', '--repo', repo.path, '--title', 'Append more notes', '--dod', '[git, --version]');
       const id = queued.out.replace('enqueued ', '');
       const worked = await cli(dir.path, 'worker', '--once');
       expect(worked.out).toContain('processed 1: 1 done');
@@ -136,7 +136,8 @@ describe('codefleet CLI', () => {
       const out: string[] = [];
       const path = `${join(home.path, '.cargo', 'bin')}:${process.env.PATH ?? ''}`;
       await runCli(['--config', join(dir.path, 'config.yaml'), 'doctor'], { out: (l) => out.push(l), err: (l) => out.push(l), cwd: dir.path, env: { PATH: path, HOME: home.path, ...gitTestEnv() } });
-      expect(out.join('\n')).toMatch(/^ok {4}WARNING toolchain rust: cf-test-cargo \(.*\) lies where the sandbox hides it.*\n {6}fix: add its directory, and what it needs/m);
+      // Run in the sandbox a run gets, which says it does not show it.
+      expect(out.join('\n')).toMatch(/^ok {4}WARNING toolchain rust: not usable by runs.*cf-test-cargo \(.*\): cf-test-cargo is at .*, which the sandbox does not show.*\n {6}fix: install it system-wide .* to sandbox\.read_paths/m);
     } finally {
       await home.dispose();
     }

@@ -27,7 +27,11 @@ export interface OutcomeVerdict {
 export function decideOutcome(facts: OutcomeFacts): OutcomeVerdict {
   const { process: result, changes } = facts;
   if (result.spawnError !== undefined) {
-    return { outcome: 'error', detail: `could not start ${facts.program}: ${result.spawnError}` };
+    // A program that is not there, or that the sandbox does not show, is not there on the
+    // next attempt either: dead-lettered at once with the fix, not retried as a crash.
+    // Running short of processes or files (EAGAIN, EMFILE) may pass.
+    const missing = /not found|does not show|ENOENT|EACCES|permission denied/i.test(result.spawnError);
+    return { outcome: 'error', detail: `could not start ${facts.program}: ${result.spawnError}`, ...(missing ? { permanent: true } : {}) };
   }
   // Cancelled before timed out: an abort is the caller's decision, not the agent's slowness.
   if (result.cancelled) return { outcome: 'error', detail: 'cancelled' };

@@ -113,6 +113,8 @@ describe('command agent', () => {
     const result = await agent.run({ workdir: path, prompt: 'x', pass: 'implement', attempt: 1, timeoutMs: 5_000, env: agentTestEnv() });
     expect(result).toMatchObject({ outcome: 'error', exitCode: null, timedOut: false, changedFiles: [] });
     expect(result.detail).toMatch(/could not start codefleet-no-such-agent-binary: .*ENOENT/);
+    // Not there on the next attempt either: dead-lettered at once, not retried as a crash.
+    expect(result.permanent).toBe(true);
   });
 
   it('a process killed by a signal from elsewhere → error, not failed', async () => {

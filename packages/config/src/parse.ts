@@ -1,8 +1,9 @@
-import { type YAMLError, parseDocument } from 'yaml';
+import { parseDocument } from 'yaml';
 import { ConfigError, type ConfigProblem } from './errors.js';
 import { type Env, expandTree, isPlainObject } from './expand.js';
 import { normalize } from './normalize.js';
 import { checkRules } from './rules.js';
+import { syntaxProblem } from './syntax-problem.js';
 import { redisPasswords } from './redis-url.js';
 import { collectSecrets } from './secrets.js';
 import type { HostHardware } from './host-model.js';
@@ -38,7 +39,7 @@ export function parseConfig(text: string, options: ParseConfigOptions): LoadedCo
   const fail = (problems: ConfigProblem[]) => new ConfigError(problems, sourceName);
 
   const doc = parseDocument(text, { prettyErrors: true });
-  if (doc.errors.length > 0) throw fail(doc.errors.map(syntaxProblem));
+  if (doc.errors.length > 0) throw fail([syntaxProblem(text, doc.errors)]);
   const parsed: unknown = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) ?? {};
   if (!isPlainObject(parsed)) {
     const kind = Array.isArray(parsed) ? 'a list' : JSON.stringify(parsed);
@@ -61,14 +62,6 @@ export function parseConfig(text: string, options: ParseConfigOptions): LoadedCo
     env: Object.freeze(snapshot(env)),
     secrets: collectSecrets(env, secretVariableNames(config), redisPasswords(config)),
   };
-}
-
-function syntaxProblem(error: YAMLError): ConfigProblem {
-  const firstLine = error.message.split('\n')[0] ?? error.message;
-  const reason = firstLine.replace(/ at line \d+, column \d+:?$/, '');
-  const position = error.linePos?.[0];
-  const where = position === undefined ? '' : ` at line ${position.line}, column ${position.col}`;
-  return { path: '', message: `YAML syntax error${where}: ${reason}` };
 }
 
 /**

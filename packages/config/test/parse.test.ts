@@ -217,12 +217,33 @@ describe('parseConfig: problems', () => {
     ]);
   });
 
-  it('reports YAML syntax errors with line and column', () => {
+  it('reports YAML syntax errors with line and column: an unclosed [ where it opens, not where the file gave up', () => {
     const error = configError(() => parse(yaml('queue:', '  backend: local', 'worker: [1, 2', 'patch: {}')));
     expect(error.problems).toHaveLength(1);
     expect(error.problems[0]?.path).toBe('');
-    expect(error.problems[0]?.message).toMatch(/^YAML syntax error at line 4, column 1: /);
-    expect(error.message).toContain('YAML syntax error at line 4, column 1');
+    expect(error.problems[0]?.message).toMatch(/^YAML syntax error at line 3, column 9: .*end with a \]/);
+    expect(error.message).toContain('YAML syntax error at line 3, column 9');
+  });
+
+  // The yaml library reports this one mistake twice, both on line 2 (where `local` starts).
+  it('reports an over-indented line once, at that line', () => {
+    const error = configError(() => parse(yaml('queue:', '  backend: local', '   lease_seconds: 60', 'worker:', '  concurrency: 2')));
+    expect(error.problems).toEqual([{
+      path: '',
+      message: 'YAML syntax error at line 3, column 4: Implicit keys need to be on a single line (this line is indented deeper than the key above it, so it reads as that value going on)',
+    }]);
+    expect(error.message.match(/YAML syntax error/g)).toHaveLength(1);
+  });
+
+  it('reports an unclosed quote where it opens, and a key without its colon at that key', () => {
+    // The library places the missing quote at the end of the file (line 7 of 6).
+    expect(problems(yaml('queue:', '  backend: local', 'agents:', '  default: "claude', 'worker:', '  concurrency: 2'))).toEqual([
+      { path: '', message: 'YAML syntax error at line 4, column 12: Missing closing "quote' },
+    ]);
+    expect(problems(yaml('queue:', "  name: 'jobs", 'worker: {}'))).toEqual([{ path: '', message: "YAML syntax error at line 2, column 9: Missing closing 'quote" }]);
+    expect(problems(yaml('queue:', '  backend: local', 'agents', '  default: claude'))).toEqual([
+      { path: '', message: 'YAML syntax error at line 3, column 1: Implicit keys need to be on a single line (is the `:` after this key missing?)' },
+    ]);
   });
 
   it('reports duplicate keys as syntax errors', () => {

@@ -49,7 +49,9 @@ describe('LocalForge specifics', () => {
       const pr = await o.forge.findPullRequest(o.repo, head);
       expect(await o.forge.issues.listComments(o.repo, { kind: 'pull', number: pr!.number })).toHaveLength(1);
     }
-    expect(new Set(lines.map((l) => l.pr.number))).toEqual(new Set([1, 2, 3, 4]));
+    // Four numbers, one per head. A process that loses the race to open a head leaves the
+    // number it claimed in the origin unused: unique, not gapless (see pull-numbers.ts).
+    expect(new Set(lines.map((l) => l.pr.number)).size).toBe(4);
   });
 
   it('keeps bodies verbatim across processes: a second forge on the same file reads them back', async () => {
@@ -115,7 +117,8 @@ describe('LocalForge specifics', () => {
     expect(await pr(a, a.repo.replace('/origin.git', '//origin.git/'), 'one')).toMatchObject({ number: 1, created: false });
     // Another repo in the same database starts at 1.
     expect((await pr(a, b.repo, 'three')).number).toBe(1);
-  });
+    // Each new one claims its number in the origin with a few git calls: room for a loaded host.
+  }, 120_000);
 
   it('works with file:// URLs', async () => {
     const o = await open();

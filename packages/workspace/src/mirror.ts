@@ -64,6 +64,7 @@ export async function syncMirror(gits: { local: Git; remote: Git }, paths: Mirro
     await guardMirrorConfig(git, paths.dir, request.url, signal);
     await sweepTempObjects(paths.dir).catch(() => undefined);
     await gits.remote.run(['fetch', '--prune', '--no-tags', '--quiet', 'origin'], { cwd: paths.dir, signal });
+    await refuseEmpty(git, paths.dir, signal);
     const baseBranch = request.baseBranch ?? (await defaultBranch(gits, paths.dir, signal));
     const baseSha = await remoteHead(git, paths.dir, baseBranch, signal);
     if (baseSha === undefined) {
@@ -155,6 +156,20 @@ async function defaultBranch(gits: { local: Git; remote: Git }, dir: string, sig
     });
   }
   return asked;
+}
+
+/**
+ * A repository without a single branch (created, never pushed to) has nothing a job could
+ * start from, and will not have until someone pushes: permanent, said as such, rather than
+ * `set-head`'s "Cannot determine remote HEAD" retried as a transient git failure.
+ */
+async function refuseEmpty(git: Git, dir: string, signal: AbortSignal | undefined): Promise<void> {
+  const { output } = await git.run(['for-each-ref', '--count=2', '--format=%(refname)', 'refs/remotes/origin/'], { cwd: dir, signal });
+  const branches = output.split('\n').filter((ref) => ref.startsWith('refs/remotes/origin/') && ref !== 'refs/remotes/origin/HEAD');
+  if (branches.length > 0) return;
+  throw new CodefleetError('git_failed', 'the repository is empty: it has no commits and no branch to start from; push a first commit (e.g. a README) to it, then redrive the job', {
+    verdict: 'permanent',
+  });
 }
 
 async function remoteHead(git: Git, dir: string, branch: string, signal: AbortSignal | undefined): Promise<string | undefined> {

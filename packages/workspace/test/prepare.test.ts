@@ -55,6 +55,28 @@ describe('prepare', () => {
     expect((error as Error).message.split('\n')[0]).toMatch(/failed \(exit 128, not found\): fatal: '.*nope' does not appear to be a git repository/);
   });
 
+  it('refuses an empty repository (no commit, no branch) permanently, saying so, with or without a base branch', async () => {
+    const { manager, cache } = await setup(true);
+    const empty = join(cache.path, 'empty.git');
+    await git(cache.path, ['init', '--quiet', '--bare', '-b', 'main', empty]);
+    for (const baseBranch of [undefined, 'main']) {
+      const error = await manager.prepare({ jobId: 'j', repoUrl: empty, branch: 'ai/x', ...(baseBranch === undefined ? {} : { baseBranch }) }).catch((e: unknown) => e);
+      // Not set-head's "Cannot determine remote HEAD", retried as transient.
+      expect(error).toMatchObject({ code: 'git_failed', verdict: 'permanent' });
+      expect((error as Error).message).toMatch(/^the repository is empty: it has no commits/);
+    }
+    // Once someone pushes, the same mirror serves the job.
+    const seed = join(cache.path, 'seed');
+    await git(cache.path, ['init', '--quiet', '-b', 'main', seed]);
+    await writeFile(join(seed, 'README.md'), 'first\n');
+    await git(seed, ['add', 'README.md']);
+    await git(seed, ['-c', 'user.name=t', '-c', 'user.email=t@t.invalid', 'commit', '--quiet', '-m', 'first']);
+    await git(seed, ['push', '--quiet', empty, 'main']);
+    const ws = await manager.prepare({ jobId: 'j', repoUrl: empty, branch: 'ai/x' });
+    workspaces.push(ws);
+    expect(ws.baseBranch).toBe('main');
+  });
+
   it('a retry starts from the pushed work branch and converges on it', async () => {
     const { origin, manager } = await setup(true);
     const branch = 'ai/add-greeting-1a2b3c4d';

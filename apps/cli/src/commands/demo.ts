@@ -71,7 +71,7 @@ export async function demo(loaded: LoadedConfig, out: (line: string) => void): P
         '- [ ] it handles negative numbers',
         '- [ ] it is covered by tests',
       ].join('\n'),
-      dod: ['npm test'],
+      dod: [['npm', 'test']],
       requestedBy: 'demo',
     });
     out(`  enqueued job ${queued.id} on the local queue (${join(dir, 'queue.sqlite')})`);

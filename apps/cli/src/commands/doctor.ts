@@ -5,11 +5,13 @@ import { displayHost, probeOllama } from '@codefleet/agents';
 import type { Config, LoadedConfig } from '@codefleet/config';
 import { runProcess } from '@codefleet/process';
 import type { Queue } from '@codefleet/queue';
+import type { Sandbox } from '@codefleet/sandbox';
 import type { RunStore } from '@codefleet/store';
 import { defaultAgentReadiness } from '../agent-check.js';
 import { gitEnvFrom, localQueuePath, openConfiguredQueue, openConfiguredStore, runStorePath, sandboxSettings } from '../runtime.js';
 import { describeOrigin, keyFileIsOpen, loadFleetKeys } from '../fleet-key.js';
 import { fsProblem } from '../fs-problem.js';
+import { probeInSandbox, sandboxVisibilityFix, versionArgv } from '../sandbox-probe.js';
 
 /** One line of `codefleet doctor`: ok, or what is wrong and how to fix it. */
 export interface Check {
@@ -37,9 +39,10 @@ export async function doctor(loaded: LoadedConfig): Promise<Check[]> {
   checks.push(await queueCheck(config));
   checks.push(fleetKeyCheck(config));
   checks.push(...(await storeCheck(config)));
-  checks.push(await sandboxCheck(loaded));
-  checks.push(...(await toolchainChecks(loaded)));
-  checks.push(await agentCheck(loaded));
+  const opened = await openDoctorSandbox(loaded);
+  checks.push(opened.check);
+  checks.push(...(await toolchainChecks(loaded, opened.sandbox)));
+  checks.push(await agentCheck(loaded, opened.sandbox));
   const keyCheck = agentKeyCheck(loaded);
   if (keyCheck) checks.push(keyCheck);
   checks.push(await forgeCheck(loaded));
@@ -50,30 +53,33 @@ export async function doctor(loaded: LoadedConfig): Promise<Check[]> {
 
 /**
  * Each toolchain's programs (the configured commands' first words), looked up on the PATH
- * checks run with (verification.env.path included). A missing one is a warning, not a
- * failure: a worker may never see a repository of that kind.
+ * checks run with (verification.env.path included), then run once in the sandbox a run
+ * gets (`--version`), with the environment checks get: a program found here can still be
+ * one runs cannot start (a pyenv shim or a rustup proxy whose home is in the hidden HOME).
+ * A missing or hidden one is a warning, not a failure: a worker may never see a repository
+ * of that kind. Without a sandbox to run in, where the program lies is judged instead.
  */
-async function toolchainChecks(loaded: LoadedConfig): Promise<Check[]> {
+async function toolchainChecks(loaded: LoadedConfig, sandbox: Sandbox | undefined): Promise<Check[]> {
   const { findExecutable } = await import('@codefleet/process');
   const { runEnvironment } = await import('../pipeline-deps.js');
-  const { isWithin } = await import('@codefleet/sandbox');
   const { toolchains } = loaded.config.verification;
-  const path = runEnvironment(loaded.env, loaded.config.verification.env).PATH;
-  const sandbox = sandboxSettings(loaded);
-  // A program the sandbox hides (under HOME or the data directory, not shown again by a read
-  // path) is found here and cannot start there: rustup's cargo, pyenv's shims.
-  const hiddenBy = (real: string) => sandbox.mode === 'none' || sandbox.readPaths.some((dir) => isWithin(dir, real))
-    ? undefined
-    : sandbox.hiddenPaths.find((dir) => isWithin(dir, real));
+  const env = runEnvironment(loaded.env, loaded.config.verification.env);
+  const hiddenBy = await staticHiddenBy(loaded);
   const checks: Check[] = [];
   for (const [name, commands] of Object.entries(toolchains)) {
     const programs = [...new Set([...(name === 'node' ? ['npm'] : []), ...Object.values(commands).flatMap((argv) => argv.slice(0, 1))])];
     const missing: string[] = [];
     const hidden: string[] = [];
     for (const program of programs) {
-      const found = await findExecutable(program, '/', path);
-      if (found === undefined) missing.push(program);
-      else if (hiddenBy(found) !== undefined || hiddenBy(await realpath(found).catch(() => found)) !== undefined) hidden.push(`${program} (${found})`);
+      const found = await findExecutable(program, '/', env.PATH);
+      if (found === undefined) {
+        missing.push(program);
+      } else if (sandbox !== undefined && sandbox.mode !== 'none') {
+        const probe = await probeInSandbox(sandbox, versionArgv(program), env);
+        if (!probe.ok) hidden.push(`${program} (${found}): ${probe.problem}`);
+      } else if (hiddenBy(found) !== undefined || hiddenBy(await realpath(found).catch(() => found)) !== undefined) {
+        hidden.push(`${program} (${found}) lies where the sandbox hides it (the worker's HOME or data directory)`);
+      }
     }
     if (missing.length > 0) {
       checks.push({
@@ -82,28 +88,37 @@ async function toolchainChecks(loaded: LoadedConfig): Promise<Check[]> {
       });
     } else if (hidden.length > 0) {
       checks.push({
-        ok: true, what: `WARNING toolchain ${name}: ${hidden.join(', ')} lies where the sandbox hides it (the worker's HOME or data directory): those checks cannot start there`,
-        fix: 'add its directory, and what it needs (e.g. ~/.rustup with RUSTUP_HOME in verification.env.pass, ~/.pyenv), to sandbox.read_paths',
+        ok: true, what: `WARNING toolchain ${name}: not usable by runs, which see only what the sandbox shows: ${hidden.join('; ')}`,
+        fix: sandboxVisibilityFix,
       });
     } else {
-      checks.push({ ok: true, what: `toolchain ${name}: ${programs.join(', ')}` });
+      checks.push({ ok: true, what: `toolchain ${name}: ${programs.join(', ')}${sandbox !== undefined && sandbox.mode !== 'none' ? ' (run in the sandbox)' : ''}` });
     }
   }
   return checks;
 }
 
+/** Which hidden path a host path lies under, for when no sandbox could be opened to ask. */
+async function staticHiddenBy(loaded: LoadedConfig): Promise<(real: string) => string | undefined> {
+  const { isWithin } = await import('@codefleet/sandbox');
+  const settings = sandboxSettings(loaded);
+  return (real) => settings.mode === 'none' || settings.readPaths.some((dir) => isWithin(dir, real))
+    ? undefined
+    : settings.hiddenPaths.find((dir) => isWithin(dir, real));
+}
+
 /**
- * The sandbox opens as a worker's would (bwrap is started once). `none` is not a failure
- * when chosen, but the line says what it exposes.
+ * The sandbox opens as a worker's would (bwrap is started once), and the checks after run
+ * in it. `none` is not a failure when chosen, but the line says what it exposes.
  */
-async function sandboxCheck(loaded: LoadedConfig): Promise<Check> {
+async function openDoctorSandbox(loaded: LoadedConfig): Promise<{ check: Check; sandbox?: Sandbox }> {
   const { openSandbox, SandboxUnavailableError } = await import('@codefleet/sandbox');
   try {
     const sandbox = await openSandbox(sandboxSettings(loaded), { platform: process.platform, path: loaded.env.PATH ?? '' });
-    return { ok: true, what: sandbox.mode === 'none' ? `WARNING ${sandbox.description}` : sandbox.description };
+    return { check: { ok: true, what: sandbox.mode === 'none' ? `WARNING ${sandbox.description}` : sandbox.description }, sandbox };
   } catch (err) {
-    if (err instanceof SandboxUnavailableError) return { ok: false, what: `sandbox ${err.mode}: ${err.problem}`, fix: err.fix };
-    return { ok: false, what: `sandbox: ${(err as Error).message}`, fix: 'check sandbox: in config.yaml' };
+    if (err instanceof SandboxUnavailableError) return { check: { ok: false, what: `sandbox ${err.mode}: ${err.problem}`, fix: err.fix } };
+    return { check: { ok: false, what: `sandbox: ${(err as Error).message}`, fix: 'check sandbox: in config.yaml' } };
   }
 }
 
@@ -241,8 +256,8 @@ async function storeCheck(config: Config): Promise<Check[]> {
   }
 }
 
-async function agentCheck(loaded: LoadedConfig): Promise<Check> {
-  return (await defaultAgentReadiness(loaded)) ?? ollamaCheck(loaded.config);
+async function agentCheck(loaded: LoadedConfig, sandbox: Sandbox | undefined): Promise<Check> {
+  return (await defaultAgentReadiness(loaded, sandbox)) ?? ollamaCheck(loaded.config);
 }
 
 /**

@@ -21,7 +21,8 @@ export interface EnqueueOptions {
   base?: string;
   type?: Job['type'];
   priority?: Job['priority'];
-  dod?: string[];
+  /** DoD commands as argv arrays (see dod-option.ts: the CLI never splits a string into words). */
+  dod?: string[][];
   requestedBy?: string;
 }
 
@@ -73,7 +74,10 @@ export async function enqueue(rt: Runtime, options: EnqueueOptions, cwd = proces
  */
 async function agentProblem(rt: Runtime, agent: string | undefined): Promise<string | undefined> {
   const name = agent ?? rt.config.agents.default;
-  const readiness = await agentReadiness(rt.loaded, name);
+  // The sandbox a worker here runs jobs in; one that cannot open here is the worker's to
+  // report (it refuses to start), and the program is then only looked up on PATH.
+  const sandbox = await rt.sandbox().catch(() => undefined);
+  const readiness = await agentReadiness(rt.loaded, name, sandbox);
   if (readiness === undefined || readiness.ok) return undefined;
   const flag = agent === undefined ? '' : ' (--agent)';
   if (rt.config.queue.backend === 'local') {

@@ -35,5 +35,12 @@ export async function checkLocalRepo(path: string, gitEnv: Record<string, string
   if (cdup === undefined && isAbsolute(gitDir) && (await realpath(gitDir).catch(() => gitDir)) !== (await realpath(path).catch(() => path))) {
     return `is inside the git directory ${gitDir}; give that directory`;
   }
-  return undefined;
+  return emptyProblem(path, gitEnv);
+}
+
+/** A repository with no branch has nothing to start from: a worker would refuse it (permanent). */
+async function emptyProblem(path: string, gitEnv: Record<string, string>): Promise<string | undefined> {
+  const result = await runProcess(['git', '-C', path, 'for-each-ref', '--count=1', '--format=%(refname)', 'refs/heads/'], { cwd: path, env: gitEnv, timeoutMs: gitTimeoutMs });
+  if (result.exitCode !== 0 || result.outputTail.trim() !== '') return undefined;
+  return 'the repository is empty: it has no commits and no branch to start from; push a first commit (e.g. a README) to it';
 }

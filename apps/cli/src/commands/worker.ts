@@ -62,18 +62,19 @@ export async function work(rt: Runtime, options: WorkOptions): Promise<WorkResul
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
-  // Said once at start, not discovered by dead-lettering the first job (jobs naming
-  // another agent may still run, so the worker does not refuse to start).
-  const agent = await defaultAgentReadiness(rt.loaded);
-  if (agent !== undefined && !agent.ok) {
-    rt.log.error({ event: 'agent.unusable', agent: rt.config.agents.default, fix: agent.fix }, `${agent.what}: jobs for it will fail; ${agent.fix}`);
-  }
   // Agents and repository commands never run outside the configured sandbox: without it the
   // worker does not start, and the fix is named. `none` is allowed when set explicitly, and
   // said plainly.
   const sandbox = await rt.sandbox();
   if (sandbox.mode === 'none') rt.log.warn({ event: 'sandbox.none', mode: sandbox.mode }, sandbox.description);
   else rt.log.info({ event: 'sandbox.ready', mode: sandbox.mode }, sandbox.description);
+  // Said once at start, not discovered by dead-lettering the first job (jobs naming
+  // another agent may still run, so the worker does not refuse to start). Checked in the
+  // sandbox: a program only the host's HOME holds cannot start there.
+  const agent = await defaultAgentReadiness(rt.loaded, sandbox);
+  if (agent !== undefined && !agent.ok) {
+    rt.log.error({ event: 'agent.unusable', agent: rt.config.agents.default, fix: agent.fix }, `${agent.what}: jobs for it will fail; ${agent.fix}`);
+  }
   const concurrency = options.concurrency ?? rt.config.worker.concurrency;
   // Health and metrics only with a port to serve them on (prom-client is loaded then).
   let monitor: WorkerMonitor | undefined;

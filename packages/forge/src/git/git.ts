@@ -86,6 +86,35 @@ export async function remoteBranches(options: GitOptions, remote: string, branch
   return found;
 }
 
+/** Every ref of `remote` under `prefix` (e.g. `refs/codefleet/pulls/`) → its object id. */
+export async function remoteRefs(options: GitOptions, remote: string, prefix: string, signal?: AbortSignal): Promise<Map<string, string>> {
+  const result = await runOk(options, 'ls-remote', tmpdir(), ['ls-remote', '--refs', '--', remote, `${prefix}*`], signal);
+  const found = new Map<string, string>();
+  for (const line of outputLines(result)) {
+    const [sha, ref, ...rest] = line.split('\t');
+    if (sha !== undefined && ref?.startsWith(prefix) && rest.length === 0 && shaPattern.test(sha)) found.set(ref, sha);
+  }
+  return found;
+}
+
+/**
+ * Creates `ref` on `remote` pointing at `oid` (an object in `gitDir`) only if no such ref
+ * exists: `--force-with-lease=<ref>:` sends "must not exist" as the old value, which the
+ * receiving side checks under its ref lock, so of several creators on any hosts exactly one
+ * wins. `oid` must be unique to this caller: git answers "up to date", before the lease,
+ * for a ref that already holds the very object.
+ */
+export async function createRemoteRef(
+  options: GitOptions, req: { gitDir: string; remote: string; ref: string; oid: string; signal?: AbortSignal },
+): Promise<'created' | 'exists'> {
+  const args = ['push', '--porcelain', '--no-verify', `--force-with-lease=${req.ref}:`, '--', req.remote, `${req.oid}:${req.ref}`];
+  const result = await run(options, req.gitDir, args, req.signal, true);
+  const flag = pushFlag(result, req.oid, req.ref);
+  if (result.exitCode === 0 && flag === '*') return 'created';
+  if (flag === '!' && /\(stale info\)|already exists|\[rejected\]/.test(result.outputTail)) return 'exists';
+  throw gitFailure('push', result);
+}
+
 /** Input of {@link pushFenced}. */
 export interface PushRequest {
   /** Where git runs: a working copy, or with `sha` any git dir holding that commit (a bare mirror too). */

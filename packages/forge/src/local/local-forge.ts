@@ -10,7 +10,8 @@ import type {
 } from '../port.js';
 import { commentsOn, upsertComment } from './comments.js';
 import { applyLabels, labelsOn } from './labels.js';
-import { countCreations, findByHead, findByNumber, settlePullRequest, upsertPullRequest } from './pull-requests.js';
+import { claimPullNumber } from './pull-numbers.js';
+import { countCreations, findByHead, findByNumber, insertPullRequest, nextLocalNumber, settlePullRequest, updateOpenPullRequest } from './pull-requests.js';
 import { prepareDatabase } from './schema.js';
 
 /** Options of {@link createLocalForge}. */
@@ -33,7 +34,9 @@ export const defaultGitTimeoutMs = 120_000;
 /**
  * The local forge: a repository is an absolute path or a git URL, branches are pushed
  * straight to it, and pull requests, comments and labels live in one SQLite file (WAL),
- * safe for several worker processes on one host.
+ * safe for several worker processes on one host. Pull request numbers are claimed in the
+ * origin (`refs/codefleet/pulls/<n>`), so workers on several hosts sharing an origin never
+ * give two pull requests one number; their records stay in each host's file.
  *
  * Git refuses to push to the checked-out branch of a non-bare repository
  * (`forge_rejected`); point the forge at a bare origin (`git init --bare`), as the demo
@@ -93,7 +96,10 @@ export class LocalForge implements Forge, IssueTracker {
     if (headSha === undefined) throw new CodefleetError('forge_rejected', `head branch ${req.head} does not exist on ${key}; push it first`);
     if (!branches.has(req.base)) throw new CodefleetError('forge_rejected', `base branch ${req.base} does not exist on ${key}`);
     const input = { repo: key, head: req.head, base: req.base, title: req.title, body: req.body, draft: req.draft, headSha };
-    return this.#store(() => upsertPullRequest(this.#db, input, this.#stamp()));
+    const updated = this.#store(() => updateOpenPullRequest(this.#db, input, this.#stamp()));
+    if (updated !== undefined) return updated;
+    const number = await claimPullNumber(this.#git, remote, this.#store(() => nextLocalNumber(this.#db, key)));
+    return this.#store(() => insertPullRequest(this.#db, input, number, this.#stamp()));
   }
 
   async findPullRequest(repo: string, head: string): Promise<PullRequest | undefined> {

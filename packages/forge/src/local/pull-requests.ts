@@ -1,6 +1,8 @@
 // Pull request records of the local forge. Each write is one IMMEDIATE transaction,
 // which takes SQLite's write lock before reading, so "find the open one, else create"
-// cannot interleave between processes; the unique index on open heads backs it up.
+// cannot interleave between processes; the unique index on open heads backs it up. The
+// number of a new one is claimed in the origin first (pull-numbers.ts), outside any
+// transaction, as git calls cannot run inside one.
 import type { SqliteDatabase as Database } from '@codefleet/sqlite';
 import { CodefleetError } from '@codefleet/core';
 import type { PullRequest, PullRequestState } from '../port.js';
@@ -46,24 +48,42 @@ function toPullRequest(row: PullRow): PullRequest {
   };
 }
 
-/** Updates the open pull request for `input.head`, or creates one with the next number. */
-export function upsertPullRequest(db: Database, input: PullRequestInput, now: string): PullRequest & { created: boolean } {
-  return db.transaction((): PullRequest & { created: boolean } => {
+/**
+ * Updates the open pull request for `input.head`; undefined when there is none, for the
+ * caller to claim a number (see pull-numbers.ts) and {@link insertPullRequest}.
+ */
+export function updateOpenPullRequest(db: Database, input: PullRequestInput, now: string): (PullRequest & { created: false }) | undefined {
+  return db.transaction((): (PullRequest & { created: false }) | undefined => {
     const open = db.prepare(`SELECT * FROM pull_requests WHERE repo = ? AND head = ? AND state = 'open'`).get(input.repo, input.head) as PullRow | undefined;
+    if (open === undefined) return undefined;
     const draft = input.draft ? 1 : 0;
-    if (open !== undefined) {
-      const unchanged = open.title === input.title && open.body === input.body && open.base === input.base
-        && open.draft === draft && open.head_sha === input.headSha;
-      if (unchanged) return { ...toPullRequest(open), created: false };
-      const row: PullRow = { ...open, title: input.title, body: input.body, base: input.base, draft, head_sha: input.headSha, updated_at: now };
-      db.prepare(`UPDATE pull_requests SET title = ?, body = ?, base = ?, draft = ?, head_sha = ?, updated_at = ? WHERE repo = ? AND number = ?`)
-        .run(row.title, row.body, row.base, row.draft, row.head_sha, row.updated_at, row.repo, row.number);
-      return { ...toPullRequest(row), created: false };
-    }
-    const { next } = db.prepare(`SELECT coalesce(max(number), 0) + 1 AS next FROM pull_requests WHERE repo = ?`).get(input.repo) as { next: number };
+    const unchanged = open.title === input.title && open.body === input.body && open.base === input.base
+      && open.draft === draft && open.head_sha === input.headSha;
+    if (unchanged) return { ...toPullRequest(open), created: false };
+    const row: PullRow = { ...open, title: input.title, body: input.body, base: input.base, draft, head_sha: input.headSha, updated_at: now };
+    db.prepare(`UPDATE pull_requests SET title = ?, body = ?, base = ?, draft = ?, head_sha = ?, updated_at = ? WHERE repo = ? AND number = ?`)
+      .run(row.title, row.body, row.base, row.draft, row.head_sha, row.updated_at, row.repo, row.number);
+    return { ...toPullRequest(row), created: false };
+  }).immediate();
+}
+
+/** The lowest number this file has not used for `repo`: numbers given before they were claimed in the origin. */
+export function nextLocalNumber(db: Database, repo: string): number {
+  return (db.prepare(`SELECT coalesce(max(number), 0) + 1 AS next FROM pull_requests WHERE repo = ?`).get(repo) as { next: number }).next;
+}
+
+/**
+ * Creates the pull request for `input.head` as `number` (claimed in the origin), unless
+ * another process of this host opened one for that head meanwhile: then that one is
+ * updated and returned, and `number` stays unused.
+ */
+export function insertPullRequest(db: Database, input: PullRequestInput, number: number, now: string): PullRequest & { created: boolean } {
+  return db.transaction((): PullRequest & { created: boolean } => {
+    const raced = updateOpenPullRequest(db, input, now);
+    if (raced !== undefined) return raced;
     const row: PullRow = {
-      repo: input.repo, number: next, title: input.title, body: input.body, head: input.head, base: input.base,
-      state: 'open', draft, head_sha: input.headSha, created_at: now, updated_at: now,
+      repo: input.repo, number, title: input.title, body: input.body, head: input.head, base: input.base,
+      state: 'open', draft: input.draft ? 1 : 0, head_sha: input.headSha, created_at: now, updated_at: now,
     };
     db.prepare(`INSERT INTO pull_requests (repo, number, title, body, head, base, state, draft, head_sha, created_at, updated_at)
       VALUES (@repo, @number, @title, @body, @head, @base, @state, @draft, @head_sha, @created_at, @updated_at)`).run(row);
