@@ -18,6 +18,6 @@ export {
   type BaseComparison, type Baseline, type BaselineFailure,
 } from './run/baseline.js';
 export { runDod, type DodOutcome } from './run/dod.js';
-export { installStampFile, readInstallRecord, type InstallRecord } from './run/install.js';
+export { dependencyHash, installStampFile, readInstallRecord, type InstallRecord } from './run/install.js';
 export { defaultFeedbackBytes, extractFeedback, feedbackFor } from './feedback/feedback.js';
 export { LogScanner } from './feedback/scan.js';
