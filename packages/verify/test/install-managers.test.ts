@@ -81,11 +81,11 @@ async function copyOf(name: string, files: Record<string, string>): Promise<stri
 
 // The CA this host's npm trusts (a TLS-inspecting egress's), passed on as a worker's verify
 // environment would: yarn berry and bun get it under their own names (provideManager).
-const cafile = (() => {
+const cafile = ((): Record<string, string> => {
   const value = execFileSync('npm', ['config', 'get', 'cafile'], { cwd: tmpdir(), encoding: 'utf8' }).trim();
   return value === '' || value === 'null' || value === 'undefined' ? {} : { npm_config_cafile: value };
 })();
-const hostEnv = () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, LANG: 'C', ...cafile });
+const hostEnv = (): Record<string, string> => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, LANG: 'C', ...cafile });
 
 async function provided(plan: VerifyPlan): Promise<Record<string, string>> {
   const manager = await provideManager(plan.packageManager!, { toolsDir: join(dir.path, 'tools'), env: hostEnv(), timeoutMs: 300_000 });
