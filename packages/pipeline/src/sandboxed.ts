@@ -36,6 +36,8 @@ export const workflowDirs = [join('.github', 'workflows'), join('.github', 'acti
 export function jobRunners(sandbox: Sandbox, ws: Workspace, options: JobRunnerOptions): JobRunners {
   const readOnly = options.protectWorkflows ? workflowDirs.map((dir) => join(ws.dir, dir)) : [];
   const observed = options.onNetworkRefused === undefined ? {} : { onNetworkRefused: options.onNetworkRefused };
+  // The package managers fetched for runs (provideManager), inside the hidden cache directory.
+  const tools = { source: ws.toolsDir, target: ws.toolsDir, writable: false };
   const make = (install: boolean): ProcessRunner => async (argv, processOptions: RunProcessOptions) => {
     const { dieWithParent: _guarded, ...rest } = processOptions;
     let result: ProcessResult;
@@ -44,7 +46,7 @@ export function jobRunners(sandbox: Sandbox, ws: Workspace, options: JobRunnerOp
       else {
         const view = await ws.agentView({ readOnly, remap: sandbox.remapsPaths });
         result = await sandbox.run(argv, {
-          ...rest, ...observed, writable: view.writable, readOnly: install ? view.installReadOnly : view.readOnly, mounts: install ? view.installMounts : view.mounts,
+          ...rest, ...observed, writable: view.writable, readOnly: install ? view.installReadOnly : view.readOnly, mounts: [...(install ? view.installMounts : view.mounts), tools],
         });
       }
     } finally {
