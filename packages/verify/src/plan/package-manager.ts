@@ -17,9 +17,15 @@ export interface PackageManager {
    */
   version: string;
   /** `packageManager`'s hash (`+sha512.<hex>`), checked against what is fetched. */
-  integrity?: { algorithm: 'sha1' | 'sha224' | 'sha256' | 'sha512'; hex: string };
+  integrity?: Integrity;
   /** Its lockfile at the root, if any: then installs are frozen to it. */
   lockfile?: string;
+}
+
+/** A hash corepack's `packageManager` syntax pins: the algorithm and the hex digest. */
+export interface Integrity {
+  algorithm: 'sha1' | 'sha224' | 'sha256' | 'sha512';
+  hex: string;
 }
 
 /** Lockfiles by manager, in the order they are looked for (npm's own preference first). */
@@ -59,7 +65,7 @@ export async function detectPackageManager(workdir: string, manifest: Readonly<R
   const lockfile = await firstFile(workdir, lockfilesOf[name]);
   const manager: PackageManager = { name, version: declared?.[2] ?? (await guessVersion(workdir, name, lockfile)) };
   if (lockfile !== undefined) manager.lockfile = lockfile;
-  if (declared?.[3] !== undefined && declared[4] !== undefined) manager.integrity = { algorithm: declared[3] as 'sha512', hex: declared[4] };
+  if (declared?.[3] !== undefined && declared[4] !== undefined) manager.integrity = { algorithm: declared[3] as Integrity['algorithm'], hex: declared[4] };
   if (name === 'yarn') manager.flavour = Number.parseInt(manager.version, 10) >= 2 ? 'berry' : 'classic';
   return manager;
 }
@@ -138,7 +144,7 @@ export function scriptOf(command: readonly string[], scripts?: Readonly<Record<s
   if (bin === undefined || !(managerNames as readonly string[]).includes(bin) || sub === undefined) return undefined;
   if (sub === 'run' || sub === 'run-script') return rest.find((arg) => !arg.startsWith('-'));
   if (bin === 'bun') return undefined;
-  if (sub === 'test' || sub === 't') return 'test';
+  if (sub === 'test' || (sub === 't' && bin !== 'yarn')) return 'test';
   if (bin === 'npm' || sub.startsWith('-') || builtins.has(sub)) return undefined;
   return scripts === undefined || scripts[sub] !== undefined ? sub : undefined;
 }
