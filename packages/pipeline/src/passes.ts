@@ -204,11 +204,14 @@ function knownFailures(failed: StepResult, baseline: Baseline | undefined): stri
   return `\n\nThese fail on the base commit too, before any change: leave them, fix the others.\n- ${shown}${known.length > 20 ? `\n(and ${known.length - 20} more)` : ''}`;
 }
 
-// The line that says why an install failed: npm's error code line before its "see the log"
-// line, pnpm's ERR_PNPM_ code, yarn berry's YN code, yarn classic's lockfile complaint.
-function installProblem(result: StepResult): string {
+/**
+ * The line that says why an install failed: npm's error code line before its "see the log"
+ * line, pnpm's ERR_PNPM_ code, yarn berry's YN code (not YN0000, its info lines), yarn
+ * classic's lockfile complaint, a manager or package that needs a newer Node.
+ */
+export function installProblem(result: StepResult): string {
   const lines = result.outputTail.split('\n').map((line) => line.trim()).filter((line) => line !== '' && !/complete log of this run|_logs\/|^\[codefleet\]/.test(line));
-  const line = lines.find((l) => /\b(code [A-Z0-9_]+|ERESOLVE|E404|ENOTFOUND|EAI_AGAIN|ETARGET|ERR_PNPM_\w+|YN\d{4}|lockfile needs to be updated)\b/.test(l)) ?? lines.filter((l) => /err|fail|not found/i.test(l)).at(-1);
+  const line = lines.find((l) => /\b(code [A-Z0-9_]+|ERESOLVE|E404|ENOTFOUND|EAI_AGAIN|ETARGET|ERR_PNPM_\w+|YN(?!0000)\d{4}|lockfile needs to be updated|requires at least Node\.js|engine "node" is incompatible)\b/.test(l)) ?? lines.filter((l) => /err|fail|not found/i.test(l)).at(-1);
   return (line ?? `exit ${result.exitCode ?? result.signal}`).slice(0, 300);
 }
 
