@@ -1,5 +1,15 @@
-import { isStale, planEnv, planKey, readBaseline, runBaseline, toolStamp, writeBaseline, type Baseline } from '@codefleet/verify';
+import { isStale, planEnv, planKey, readBaseline, runBaseline, toolStamp, writeBaseline, type Baseline, type PlannedStep } from '@codefleet/verify';
+import type { PipelineSettings } from './deps.js';
 import type { PassInput } from './passes.js';
+
+/**
+ * What on this host shapes the results of `steps` beyond the steps themselves: the sandbox's
+ * settings, the step timeout (a check that timed out under a shorter one says nothing now)
+ * and the programs they run (see toolStamp). Part of every cache key of results at a base.
+ */
+export async function hostKey(settings: Pick<PipelineSettings, 'environmentKey' | 'stepTimeoutMs'>, steps: readonly PlannedStep[], env: Readonly<Record<string, string>>): Promise<string> {
+  return `${settings.environmentKey ?? ''}\n${settings.stepTimeoutMs}\n${await toolStamp(steps, env.PATH)}`;
+}
 
 /**
  * The base commit's verification under this job's plan: read from the repository's cache,
@@ -16,9 +26,7 @@ export async function baselineFor(input: PassInput): Promise<Baseline | undefine
   if (deps.settings.verification.baseline === false) return undefined;
   if (!plan.steps.some((step) => step.name !== 'install' && step.name !== 'format')) return undefined;
   const env = planEnv(plan, deps.settings.verifyEnv);
-  // The step timeout too: a check that timed out under a shorter one says nothing now.
-  const host = `${deps.settings.environmentKey ?? ''}\n${deps.settings.stepTimeoutMs}\n${await toolStamp(plan.steps, env.PATH)}`;
-  const file = ws.baselineFile(planKey(plan.steps, env, host));
+  const file = ws.baselineFile(planKey(plan.steps, env, await hostKey(deps.settings, plan.steps, env)));
   const now = (deps.now ?? (() => new Date()))();
   const cached = await readBaseline(file);
   if (cached !== undefined && !isStale(cached, now)) return cached;

@@ -10,6 +10,7 @@ import type { JobContext, PipelineDeps } from './deps.js';
 import { agentRunCosts } from './model-calls.js';
 import { promptFor } from './plan.js';
 import type { JobRunners } from './sandboxed.js';
+import type { BaseInstallFailure } from './install.js';
 import type { RunTracker } from './tracker.js';
 
 /** Inputs shared by both passes of one attempt. */
@@ -25,7 +26,7 @@ export interface PassInput {
   /** The base commit's results under the plan (see baselineFor); unset: every failure counts. */
   baseline?: Baseline | undefined;
   /** The install on the base, when it failed (installAtBase): the same failure later is not the agent's. */
-  baseInstallFailure?: StepResult | undefined;
+  baseInstallFailure?: BaseInstallFailure | undefined;
   /**
    * The escalation tier these passes run as (index in the chain, from 0) and the money it may
    * spend (`profiles.<name>.budget_usd`); unset outside a chain. Its runs are recorded with
@@ -153,6 +154,8 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
       installRunner: runners.installRunner,
       installStamp: ws.installStamp,
       ...(input.baseline === undefined ? {} : { baseline: input.baseline }),
+      // Dependencies the agent left as they failed at the base fail again: not installed again.
+      ...(input.baseInstallFailure?.hash === undefined ? {} : { knownInstallFailure: { hash: input.baseInstallFailure.hash, result: input.baseInstallFailure.result } }),
       formatScope: { changedFiles: () => ws.changedFiles(), restore: (files) => ws.restoreFiles(files) },
       ...(ctx.onOutput === undefined ? {} : { onOutput: ctx.onOutput }),
     });
@@ -160,7 +163,7 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
       (acc: RunRecord, r) => addVerification(acc, verificationEntry(r, pass, ctx.attempt, inner), { now: now() }), run));
     if (verified.passed) return { inner, preexisting: verified.preexisting, unverifiable: verified.unverifiable };
     if (ctx.signal.aborted) throw new CodefleetError('cancelled', 'the job was stopped during verification', { verdict: 'transient' });
-    const base = input.baseInstallFailure;
+    const base = input.baseInstallFailure?.result;
     if (verified.failed?.name === 'install' && base !== undefined && base.exitCode === verified.failed.exitCode) {
       // The dependencies do not install on the base commit either: nothing the agent did.
       // Permanent: a failure independent of the agent does not go away in a retry's minutes;
@@ -202,10 +205,14 @@ function knownFailures(failed: StepResult, baseline: Baseline | undefined): stri
   return `\n\nThese fail on the base commit too, before any change: leave them, fix the others.\n- ${shown}${known.length > 20 ? `\n(and ${known.length - 20} more)` : ''}`;
 }
 
-// The line that says why an install failed: npm's error code line before its "see the log" line.
-function installProblem(result: StepResult): string {
-  const lines = result.outputTail.split('\n').map((line) => line.trim()).filter((line) => line !== '' && !/complete log of this run|_logs\//.test(line));
-  const line = lines.find((l) => /\b(code [A-Z0-9_]+|ERESOLVE|E404|ENOTFOUND|EAI_AGAIN|ETARGET)\b/.test(l)) ?? lines.filter((l) => /err|fail|not found/i.test(l)).at(-1);
+/**
+ * The line that says why an install failed: npm's error code line before its "see the log"
+ * line, pnpm's ERR_PNPM_ code, yarn berry's YN code (not YN0000, its info lines), yarn
+ * classic's lockfile complaint, a manager or package that needs a newer Node.
+ */
+export function installProblem(result: StepResult): string {
+  const lines = result.outputTail.split('\n').map((line) => line.trim()).filter((line) => line !== '' && !/complete log of this run|_logs\/|^\[codefleet\]/.test(line));
+  const line = lines.find((l) => /\b(code [A-Z0-9_]+|ERESOLVE|E404|ENOTFOUND|EAI_AGAIN|ETARGET|ERR_PNPM_\w+|YN(?!0000)\d{4}|lockfile needs to be updated|requires at least Node\.js|engine "node" is incompatible)\b/.test(l)) ?? lines.filter((l) => /err|fail|not found/i.test(l)).at(-1);
   return (line ?? `exit ${result.exitCode ?? result.signal}`).slice(0, 300);
 }
 
@@ -225,31 +232,4 @@ export function commitMessage(job: Job, prefix: string | undefined, task: string
   const subject = `${prefix ? `${prefix} ` : ''}${job.title}`.replace(/\s+/g, ' ').slice(0, 200);
   const message = job.source.kind === 'issue' ? `${subject}\n\nFixes #${job.source.number}` : subject;
   return `${message}\n\n${taskTrailerKey}: ${task}`;
-}
-
-/**
- * Installs the dependencies on the job's base, before any agent run, when the copy does not
- * hold a matching install already: the only install whose result a pooled copy keeps for the
- * next job, since no file an agent wrote (one a lifecycle script runs) can have shaped it.
- * Best effort: a failure here is not the agent's; the passes install again, and the same
- * failure there ends the job as an environment problem instead of feedback. Resolves that
- * failure, if any.
- */
-export async function installAtBase(input: PassInput): Promise<StepResult | undefined> {
-  const { deps, ctx, ws, plan, runners } = input;
-  const install = plan.steps.filter((step) => step.name === 'install');
-  if (install.length === 0) return undefined;
-  const result = await runVerification(ws.dir, install, {
-    env: planEnv(plan, deps.settings.verifyEnv), timeoutMs: deps.settings.stepTimeoutMs, signal: ctx.signal,
-    runner: runners.runner, installRunner: runners.installRunner, installStamp: ws.installStamp,
-    // A retry starts from the work branch, which holds an earlier attempt's (the agent's) files.
-    installClean: ws.startSha === ws.baseSha,
-    ...(ctx.onOutput === undefined ? {} : { onOutput: ctx.onOutput }),
-  });
-  const step = result.results[0];
-  if (step !== undefined && !step.skipped) {
-    deps.log.info({ event: 'install.at_base', job_id: ctx.job.id, passed: step.passed, duration_ms: step.durationMs }, 'dependencies installed on the base');
-  }
-  // Only from the base itself: a retry's copy holds the agent's files, which may be the cause.
-  return step !== undefined && !step.passed && ws.startSha === ws.baseSha ? step : undefined;
 }

@@ -17,7 +17,8 @@ import { finalReportOf } from './final-report.js';
 import { journalUndelivered } from './undelivered.js';
 import { baselineFor } from './baseline.js';
 import { readMemoryBank } from './memory.js';
-import { commitMessage, installAtBase, runPass, verificationEntry, type PassInput, type PassResult } from './passes.js';
+import { installAtBase, providePackageManager } from './install.js';
+import { commitMessage, runPass, verificationEntry, type PassInput, type PassResult } from './passes.js';
 import { chainOf, runChain, type Enter } from './escalation.js';
 import { reportSafely, type Report } from '@codefleet/requester';
 import { latestRun, runIdOf } from '@codefleet/store';
@@ -142,6 +143,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     const plan = await planVerification(ws.dir, { config: deps.settings.verification, env: deps.settings.verifyEnv, ...(job.dod ? { jobDod: job.dod } : {}) });
 
     const input: PassInput = { deps, ctx: work, tracker, agent, ws, plan, criteria, runners, memory: memory.text };
+    await providePackageManager(input);
     input.baseInstallFailure = await installAtBase(input);
     input.baseline = await baselineFor(input);
     const { inner: testedOn, preexisting, unverifiable } = chain === undefined ? await runPasses(input, enter) : await runChain(input, chain, agents, enter);

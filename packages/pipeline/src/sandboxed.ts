@@ -51,6 +51,8 @@ function toolScratch(view: { readOnly: readonly string[]; installReadOnly: reado
 export function jobRunners(sandbox: Sandbox, ws: Workspace, options: JobRunnerOptions): JobRunners {
   const readOnly = options.protectWorkflows ? workflowDirs.map((dir) => join(ws.dir, dir)) : [];
   const observed = options.onNetworkRefused === undefined ? {} : { onNetworkRefused: options.onNetworkRefused };
+  // The package managers fetched for runs (provideManager), inside the hidden cache directory.
+  const tools = { source: ws.toolsDir, target: ws.toolsDir, writable: false };
   const make = (install: boolean): ProcessRunner => async (argv, processOptions: RunProcessOptions) => {
     const { dieWithParent: _guarded, ...rest } = processOptions;
     let result: ProcessResult;
@@ -59,7 +61,7 @@ export function jobRunners(sandbox: Sandbox, ws: Workspace, options: JobRunnerOp
       else {
         const view = await ws.agentView({ readOnly, remap: sandbox.remapsPaths });
         result = await sandbox.run(argv, {
-          ...rest, ...observed, writable: view.writable, readOnly: install ? view.installReadOnly : view.readOnly, mounts: install ? view.installMounts : view.mounts,
+          ...rest, ...observed, writable: view.writable, readOnly: install ? view.installReadOnly : view.readOnly, mounts: [...(install ? view.installMounts : view.mounts), tools],
           // Scratch shows a directory elsewhere: a sandbox that cannot (Seatbelt) leaves it out.
           ...(install || !sandbox.remapsPaths ? {} : { scratch: toolScratch(view) }),
         });

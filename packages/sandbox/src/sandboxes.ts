@@ -60,9 +60,11 @@ export function createBwrapSandbox(parts: BwrapParts): Sandbox {
       const writable = await Promise.all(options.writable.map((path) => realpath(path)));
       const cwd = await realpath(options.cwd);
       if (!writable.some((root) => isWithin(root, cwd))) throw new Error(`sandbox.run: cwd ${cwd} is not inside a writable path`);
-      const reshown = [...parts.readPaths, ...writable];
+      // A mount shows its source at its target (a package manager from the hidden cache).
+      const mounted = (options.mounts ?? []).filter((mount) => mount.source === mount.target).map((mount) => mount.target);
+      const reshown = [...parts.readPaths, ...writable, ...mounted];
       const visible = (real: string) =>
-        [...shownDirs, ...writable].some((root) => isWithin(root, real))
+        [...shownDirs, ...writable, ...mounted].some((root) => isWithin(root, real))
         && !(parts.hidden.some((entry) => isWithin(entry.path, real)) && !reshown.some((root) => isWithin(root, real)));
       const program = await locate(file, cwd, options.env.PATH, visible);
       if ('error' in program) return notStarted(argv, program.error);

@@ -198,6 +198,17 @@ export function sandboxConformance(mode: SandboxMode): void {
       expect(result.spawnError).toMatch(/sandbox does not show.*sandbox\.read_paths/);
     });
 
+    it('a program in a hidden directory runs when a read-only mount shows that directory where it is', async () => {
+      // As the package managers fetched into the (hidden) cache directory are shown to runs.
+      const tools = join(dir.path, 'data', 'tools');
+      await mkdir(tools, { recursive: true });
+      await writeFile(join(tools, 'pm'), '#!/bin/sh\necho pm ran\n', { mode: 0o755 });
+      const result = await run(['pm'], { env: { ...env, PATH: `${tools}:${env.PATH}` }, mounts: [{ source: tools, target: tools, writable: false }] });
+      expect([result.spawnError, result.outputTail.trim()]).toEqual([undefined, 'pm ran']);
+      const write = await sh(`echo x > ${join(tools, 'pm')} 2>/dev/null || echo refused`, { mounts: [{ source: tools, target: tools, writable: false }] });
+      expect(write.outputTail).toContain('refused');
+    });
+
     it('a mount shows a host directory at another path', async () => {
       const source = join(dir.path, 'private-git');
       await mkdir(source, { recursive: true });

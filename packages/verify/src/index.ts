@@ -8,6 +8,8 @@ export { stepOrder, toolchains } from './types.js';
 export { planEnv, planVerification, type PlanOptions } from './plan/plan.js';
 export { referencedScripts, repoChecks, scriptStep } from './plan/repo-checks.js';
 export { markerFiles } from './plan/detect.js';
+export { detectPackageManager, installCommand, scriptCommand, scriptOf, type PackageManager, type PackageManagerName } from './plan/package-manager.js';
+export { packageSpec, provideManager, type ProvidedManager, type ProvideOptions } from './run/provide-manager.js';
 export { parseRepoConfig, repoConfigFile, type RepoConfig } from './plan/repo-config.js';
 export { isRepoFile, readRepoFile, type ReadRepoFileOptions, type RepoFile } from './plan/repo-file.js';
 export { runVerification, type FormatScope, type VerificationOptions, type VerificationOutcome } from './run/verify.js';
@@ -17,6 +19,6 @@ export {
 } from './run/baseline.js';
 export { runDod, type DodOutcome } from './run/dod.js';
 export { notRunReason, ranOnCode } from './run/evidence.js';
-export { installStampFile, readInstallRecord, type InstallRecord } from './run/install.js';
+export { dependencyHash, installStampFile, readInstallRecord, type InstallRecord } from './run/install.js';
 export { defaultFeedbackBytes, extractFeedback, feedbackFor, fitFeedback } from './feedback/feedback.js';
 export { LogScanner } from './feedback/scan.js';

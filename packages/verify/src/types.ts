@@ -1,4 +1,5 @@
 import type { ProcessRunner } from '@codefleet/process';
+import type { PackageManager } from './plan/package-manager.js';
 /** A toolchain the verifier knows how to check, detected from its marker file. */
 export type Toolchain = 'node' | 'go' | 'python' | 'rust';
 
@@ -34,7 +35,7 @@ export interface VerifyPlan {
   dod: string[][];
   /**
    * Variables the repository's checks need on top of the worker's (a Python `src/` layout's
-   * PYTHONPATH); combine with {@link planEnv}.
+   * PYTHONPATH, a provided package manager's PATH entry); combine with {@link planEnv}.
    */
   env: Record<string, string>;
   /**
@@ -42,6 +43,12 @@ export interface VerifyPlan {
    * when `.codefleet.yml` set anything, else `detected` (marker files and config only).
    */
   source: 'detected' | 'repo' | 'job';
+  /**
+   * Node only: the repository's package manager (its `packageManager` field, else its
+   * lockfile), which installs and runs the scripts. Anything but npm must be provided on
+   * PATH before the steps run (`provideManager`).
+   */
+  packageManager?: PackageManager;
 }
 
 /**

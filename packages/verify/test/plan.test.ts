@@ -37,6 +37,7 @@ describe('planVerification: toolchain detection', () => {
       dod: [],
       env: {},
       source: 'detected',
+      packageManager: { name: 'npm', version: '', lockfile: 'package-lock.json' },
     });
   });
 

@@ -1,4 +1,5 @@
 import { mkdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { branchNameProblem, checkRepoRef, CodefleetError, InvalidJobError } from '@codefleet/core';
 import { checkContextPaths, contextCandidates, writeContextFiles } from './context-files.js';
 import type { Git } from './git.js';
@@ -55,6 +56,9 @@ export async function prepareWorkspace(settings: PrepareSettings, request: Prepa
   });
   const pool = poolDir(settings.cacheDir, mirror.hash);
   await mkdir(pool, { recursive: true });
+  // Made now: runs bind it read-only, whether or not a package manager is fetched into it.
+  const toolsDir = join(settings.cacheDir, 'tools');
+  await mkdir(toolsDir, { recursive: true });
   const holder = newHolder(request.jobId);
   const paths = settings.reuse ? await claimSlot(pool, holder) : await claimJobCopy(pool, holder, request.jobId);
   const withLock = <T>(fn: () => Promise<T>) => withMirrorLock(mirror, settings.lockTimeoutMs, fn);
@@ -76,6 +80,7 @@ export async function prepareWorkspace(settings: PrepareSettings, request: Prepa
     if (gitDir === undefined) throw new CodefleetError('workspace_failed', `the new working copy ${paths.dir} is not a worktree of its mirror`);
     return openWorkspace({
       gitDir,
+      toolsDir,
       ctx: { git, mirrorDir: mirror.dir, withMirrorLock: withLock },
       paths,
       holder,

@@ -77,6 +77,11 @@ export interface Workspace {
    */
   readonly installStamp: string;
   /**
+   * Where package managers fetched for runs are kept (`provideManager`), shared by every
+   * copy on this host and outside all of them; runs are shown it read-only.
+   */
+  readonly toolsDir: string;
+  /**
    * A git directory to push the work branch's head from, and that head: a bare repository
    * made for this push, whose config codefleet alone wrote, reading the mirror's objects
    * through an alternate. The push then reads no config another job's agent could have
@@ -145,6 +150,8 @@ export interface WorkspaceParts {
   scope?: Scope | undefined;
   /** The copy's own git directory in the mirror (`<mirror>/worktrees/<name>`), found when it was made. */
   gitDir: string;
+  /** See {@link Workspace.toolsDir}. */
+  toolsDir: string;
 }
 
 /** Wraps a prepared copy into the {@link Workspace} the pipeline uses. */
@@ -202,6 +209,7 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
     contextFiles: [...parts.contextFiles],
     pooled: paths.pooled,
     installStamp: installStampPath(paths),
+    toolsDir: parts.toolsDir,
 
     changedFiles,
 

@@ -1,8 +1,8 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { VerificationConfig } from '@codefleet/config';
-import { findLockfile } from '../run/install.js';
 import { toolchains, type StepName, type Toolchain } from '../types.js';
+import { installCommand, scriptCommand, scriptOf, type PackageManager } from './package-manager.js';
 import { rustUses } from './repo-checks.js';
 import { isRepoFile, readRepoFile } from './repo-file.js';
 
@@ -20,9 +20,7 @@ export type DetectedSteps = Partial<Record<StepName, string[]>>;
 type Commands = VerificationConfig['toolchains']['node'];
 const checkSteps = ['build', 'format', 'lint', 'test'] as const;
 
-// `--no-package-lock`: without a lockfile, verification must not add one to the change.
-const npmCi = ['npm', 'ci', '--no-audit', '--no-fund'];
-const npmInstall = ['npm', 'install', '--no-package-lock', '--no-audit', '--no-fund'];
+const npm: PackageManager = { name: 'npm', version: '' };
 // What `npm init` writes as the test script: a placeholder that always fails.
 const npmInitTest = /^echo "Error: no test specified" && exit 1$/;
 // Manifests are small; a larger one is read as unparsable, which npm then reports.
@@ -42,9 +40,11 @@ export async function detectToolchain(workdir: string): Promise<Toolchain | 'non
 /**
  * The steps `toolchain` runs in `workdir`, from the config's commands for it (an empty
  * command skips the step), refined by what the repository actually has:
- * - node: install when package.json declares dependencies; a step whose script exists in
- *   package.json runs it (`npm run build`, `npm run lint`, `npm test`); a config command
- *   that only runs a missing npm script is skipped, any other config command runs as is;
+ * - node: install with the repository's package manager (`manager`, default npm) when
+ *   package.json declares dependencies or workspaces (once, at the root: pnpm and yarn
+ *   install every workspace package from there); a step whose script exists in package.json
+ *   runs it with that manager (`pnpm run build`, `npm test`); a config command that only
+ *   runs a missing script is skipped, any other config command runs as is;
  * - python: ruff commands run only when ruff is configured (`[tool.ruff]`, `ruff.toml`);
  * - rust: clippy and rustfmt only where the repository uses them (their config file, or its
  *   CI, Makefile or justfile runs them): a crate whose CI never ran clippy fails it at the base;
@@ -54,9 +54,10 @@ export async function toolchainSteps(
   workdir: string,
   toolchain: Toolchain | 'none',
   config: VerificationConfig,
+  manager: PackageManager = npm,
 ): Promise<DetectedSteps> {
   if (toolchain === 'none') return {};
-  if (toolchain === 'node') return nodeSteps(workdir, config.toolchains.node);
+  if (toolchain === 'node') return nodeSteps(workdir, config.toolchains.node, manager);
   if (toolchain === 'python') return pythonSteps(workdir, config.toolchains.python);
   if (toolchain === 'rust') {
     const clippy = await rustUses(workdir, 'clippy');
@@ -74,6 +75,11 @@ function invokes(command: readonly string[], subcommand: string): boolean {
 /** The scripts of the root package.json, or undefined when there is none (or it is unreadable). */
 export async function readScripts(workdir: string): Promise<Record<string, string> | undefined> {
   return (await readManifest(workdir))?.scripts;
+}
+
+/** The root package.json as parsed, or undefined when there is none or it is not an object. */
+export async function readManifestFields(workdir: string): Promise<Record<string, unknown> | undefined> {
+  return (await readManifest(workdir))?.fields;
 }
 
 /**
@@ -100,31 +106,39 @@ function configSteps(commands: Commands, keep: (command: readonly string[]) => b
 }
 
 interface Manifest {
+  fields: Record<string, unknown>;
   scripts: Record<string, string>;
   hasDependencies: boolean;
 }
 
-async function nodeSteps(workdir: string, commands: Commands): Promise<DetectedSteps> {
+async function nodeSteps(workdir: string, commands: Commands, manager: PackageManager): Promise<DetectedSteps> {
   const manifest = await readManifest(workdir);
-  // Unparsable package.json: plan the config commands and let npm report the error, so it
-  // reaches the agent (who may have caused it) as ordinary step feedback.
-  if (manifest === undefined) return { install: [...npmInstall], ...configSteps(commands, () => true) };
+  // Unparsable package.json: plan the config commands and let the manager report the error,
+  // so it reaches the agent (who may have caused it) as ordinary step feedback.
+  if (manifest === undefined) return { install: installCommand(manager), ...configSteps(commands, () => true) };
 
   const steps: DetectedSteps = {};
-  if (manifest.hasDependencies) steps.install = (await findLockfile(workdir)) === undefined ? [...npmInstall] : [...npmCi];
+  // pnpm declares its workspaces in a file of its own; the root may have no dependency at all.
+  if (manifest.hasDependencies || (await isRepoFile(workdir, 'pnpm-workspace.yaml'))) steps.install = installCommand(manager);
   for (const name of checkSteps) {
     const configured = commands[name];
     // An empty config command is the operator switching the step off fleet-wide.
     if (configured.length === 0) continue;
     if (hasScript(manifest, name)) {
-      steps[name] = name === 'test' ? ['npm', 'test'] : ['npm', 'run', name];
+      steps[name] = scriptCommand(manager, name);
       continue;
     }
-    const script = npmScriptOf(configured);
+    const script = scriptOf(configured);
     if (script === undefined) steps[name] = [...configured];
-    else if (hasScript(manifest, script)) steps[name] = configured.filter((arg) => arg !== '--if-present');
+    else if (hasScript(manifest, script)) steps[name] = withManager(configured.filter((arg) => arg !== '--if-present'), script, manager);
   }
   return steps;
+}
+
+/** A configured script command (`npm run lint -- --quiet`) run by `manager` instead, its arguments kept. */
+function withManager(command: string[], script: string, manager: PackageManager): string[] {
+  if (manager.name === command[0]) return command;
+  return [...scriptCommand(manager, script), ...command.slice(command.indexOf(script) + 1)];
 }
 
 async function readManifest(workdir: string): Promise<Manifest | undefined> {
@@ -144,21 +158,12 @@ async function readManifest(workdir: string): Promise<Manifest | undefined> {
   const nonEmpty = (value: unknown) => isRecord(value) ? Object.keys(value).length > 0 : Array.isArray(value) && value.length > 0;
   const hasDependencies = ['dependencies', 'devDependencies', 'optionalDependencies', 'peerDependencies', 'workspaces']
     .some((field) => nonEmpty(parsed[field]));
-  return { scripts, hasDependencies };
+  return { fields: parsed, scripts, hasDependencies };
 }
 
 function hasScript(manifest: Manifest, name: string): boolean {
   const body = manifest.scripts[name];
   return body !== undefined && body.trim() !== '' && !(name === 'test' && npmInitTest.test(body.trim()));
-}
-
-/** The npm script a command runs (`npm run x …`, `npm test`), or undefined for anything else. */
-function npmScriptOf(command: readonly string[]): string | undefined {
-  const [bin, sub, ...rest] = command;
-  if (bin !== 'npm') return undefined;
-  if (sub === 'test' || sub === 't') return 'test';
-  if (sub === 'run' || sub === 'run-script') return rest.find((arg) => !arg.startsWith('-'));
-  return undefined;
 }
 
 async function pythonSteps(workdir: string, commands: Commands): Promise<DetectedSteps> {

@@ -2,7 +2,8 @@ import type { VerificationConfig } from '@codefleet/config';
 import { findExecutable } from '@codefleet/process';
 import { stepOrder, type PlannedStep, type VerifyPlan } from '../types.js';
 import { readRepoConfig } from './repo-config.js';
-import { detectToolchain, pythonImportPath, readScripts, toolchainSteps } from './detect.js';
+import { detectToolchain, pythonImportPath, readManifestFields, readScripts, toolchainSteps } from './detect.js';
+import { detectPackageManager } from './package-manager.js';
 import { repoChecks } from './repo-checks.js';
 
 /** Inputs of {@link planVerification}. */
@@ -35,7 +36,8 @@ export interface PlanOptions {
 export async function planVerification(workdir: string, options: PlanOptions): Promise<VerifyPlan> {
   const repo = await readRepoConfig(workdir);
   const toolchain = repo?.toolchain ?? (await detectToolchain(workdir));
-  const detected = await toolchainSteps(workdir, toolchain, options.config);
+  const manager = toolchain === 'node' ? await detectPackageManager(workdir, await readManifestFields(workdir)) : undefined;
+  const detected = await toolchainSteps(workdir, toolchain, options.config, manager);
 
   const primary: PlannedStep[] = [];
   for (const name of stepOrder) {
@@ -46,8 +48,9 @@ export async function planVerification(workdir: string, options: PlanOptions): P
   // The repository's own further checks, except for a step .codefleet.yml sets: it says
   // exactly what runs there.
   const scripts = toolchain === 'node' ? await readScripts(workdir) : undefined;
-  const available = async (program: string) => options.env === undefined || (await findExecutable(program, workdir, options.env.PATH)) !== undefined;
-  const extra = (await repoChecks(workdir, toolchain, scripts, primary, available)).filter((step) => step.name === 'install' || repo?.verify[step.name] === undefined);
+  // The package manager is provided for the runs after planning (provideManager): not on PATH yet.
+  const available = async (program: string) => options.env === undefined || program === manager?.name || (await findExecutable(program, workdir, options.env.PATH)) !== undefined;
+  const extra = (await repoChecks(workdir, toolchain, scripts, primary, available, manager)).filter((step) => step.name === 'install' || repo?.verify[step.name] === undefined);
   const steps = stepOrder.flatMap((name) => [...primary, ...extra].filter((step) => step.name === name));
   const env: Record<string, string> = {};
   const importPath = toolchain === 'python' && detected.install === undefined ? await pythonImportPath(workdir) : undefined;
@@ -63,14 +66,21 @@ export async function planVerification(workdir: string, options: PlanOptions): P
     dod: dod.map((command) => [...command]),
     env,
     source: useJob ? 'job' : repoShaped ? 'repo' : 'detected',
+    ...(manager === undefined ? {} : { packageManager: manager }),
   };
 }
 
-/** The environment checks run with: the worker's `base`, plus what the plan needs (PYTHONPATH in front). */
+// Search paths the plan's entries go in front of, the worker's own kept behind them.
+const searchPaths = new Set(['PATH', 'PYTHONPATH']);
+
+/**
+ * The environment checks run with: the worker's `base`, plus what the plan needs (PYTHONPATH
+ * and PATH entries in front: a provided package manager's launchers, a `src/` layout).
+ */
 export function planEnv(plan: Pick<VerifyPlan, 'env'>, base: Readonly<Record<string, string>>): Record<string, string> {
   const env = { ...base };
   for (const [name, value] of Object.entries(plan.env)) {
-    env[name] = name === 'PYTHONPATH' && base.PYTHONPATH ? `${value}:${base.PYTHONPATH}` : value;
+    env[name] = searchPaths.has(name) && base[name] ? `${value}:${base[name]}` : value;
   }
   return env;
 }

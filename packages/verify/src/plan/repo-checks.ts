@@ -1,13 +1,16 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PlannedStep, StepName, Toolchain } from '../types.js';
+import { scriptCommand, scriptOf, type PackageManager } from './package-manager.js';
 import { isRepoFile, readRepoFile } from './repo-file.js';
 
 /**
  * The repository's own checks beyond the four step commands, so the DoD is at least its
- * CI's: npm scripts such as `check`, `check:*`, `typecheck`, `format:check`, `lint:*`,
- * `test:*` that the planned scripts do not already run, flake8 where it is configured, and
- * commands an `AGENTS.md` states (only known checkers, argument vectors without shell syntax).
+ * CI's: package.json scripts such as `check`, `check:*`, `typecheck`, `format:check`, `lint:*`,
+ * `test:*` that the planned scripts do not already run (run with `manager`), flake8 where it
+ * is configured (`.flake8`, `setup.cfg`, `tox.ini`, `pyproject.toml`), and commands an
+ * `AGENTS.md` states (only known checkers, argument vectors without shell syntax; a script
+ * it runs with any manager, `pnpm test` or `yarn lint`, runs with `manager`).
  * Scripts that watch, serve, fix or write are never picked: a check must end and must not
  * change the tree.
  */
@@ -17,23 +20,24 @@ export async function repoChecks(
   scripts: Readonly<Record<string, string>> | undefined,
   planned: readonly PlannedStep[],
   available: (program: string) => Promise<boolean> = async () => true,
+  manager: Pick<PackageManager, 'name'> = { name: 'npm' },
 ): Promise<PlannedStep[]> {
   const extra: PlannedStep[] = [];
-  const scriptOf = (step: PlannedStep) => npmScript(step.command);
+  const scriptOfStep = (step: PlannedStep) => scriptOf(step.command, scripts);
   const add = async (step: PlannedStep) => {
     const same = (other: PlannedStep) => other.command.join('\0') === step.command.join('\0');
     if (planned.some(same) || extra.some(same) || extra.length >= maxExtraChecks) return;
     // A script something already planned runs (`check` runs `check:lint`) would run twice.
-    const script = scriptOf(step);
-    const runners = [...planned, ...extra].flatMap((other) => scriptOf(other) ?? []);
+    const script = scriptOfStep(step);
+    const runners = [...planned, ...extra].flatMap((other) => scriptOfStep(other) ?? []);
     if (script !== undefined && scripts !== undefined && referencedScripts(scripts, runners).has(script)) return;
     // Found, not configured: a checker this worker does not have is left out, not a failed job.
     if (!(await available(step.command[0]!))) return;
     extra.push(step);
   };
-  if (scripts !== undefined) for (const step of scriptChecks(scripts, planned)) await add(step);
+  if (scripts !== undefined) for (const step of scriptChecks(scripts, planned, manager)) await add(step);
   if (toolchain === 'python' && (await flake8Configured(workdir))) await add({ name: 'lint', command: ['flake8'] });
-  for (const step of await agentsFileChecks(workdir, toolchain, scripts)) await add(step);
+  for (const step of await agentsFileChecks(workdir, toolchain, scripts, manager)) await add(step);
   return extra;
 }
 
@@ -52,9 +56,9 @@ export function scriptStep(name: string): StepName | undefined {
 // Segments of a script name that mean it does not just check: it watches, serves, writes.
 const unsafeScript = /(^|[:_-])(watch|dev|serve|start|debug|fix|write|update|u|e2e|ci|coverage|cov|snapshot|open|ui|bench|perf|prepare|release|publish|deploy|install|clean|interactive)($|[:_-])/i;
 
-function scriptChecks(scripts: Readonly<Record<string, string>>, planned: readonly PlannedStep[]): PlannedStep[] {
+function scriptChecks(scripts: Readonly<Record<string, string>>, planned: readonly PlannedStep[], manager: Pick<PackageManager, 'name'>): PlannedStep[] {
   const plannedScripts = planned.flatMap((step) => {
-    const name = npmScript(step.command);
+    const name = scriptOf(step.command, scripts);
     return name === undefined ? [] : [name];
   });
   const covered = referencedScripts(scripts, plannedScripts);
@@ -64,26 +68,17 @@ function scriptChecks(scripts: Readonly<Record<string, string>>, planned: readon
     const step = scriptStep(name);
     const body = scripts[name]?.trim() ?? '';
     if (step === undefined || body === '' || covered.has(name) || bodies.has(body) || watches(body)) continue;
-    found.push({ name: step, command: ['npm', 'run', name] });
+    found.push({ name: step, command: scriptCommand(manager, name) });
     // What this script runs is covered now too (`check` running `lint` and `typecheck`).
     for (const more of referencedScripts(scripts, [name])) covered.add(more);
   }
   // A script picked early may be run by one picked later: keep only the outermost.
-  return found.filter((step) => !found.some((other) => other !== step && referencedScripts(scripts, [npmScript(other.command)!]).has(npmScript(step.command)!)));
+  return found.filter((step) => !found.some((other) => other !== step && referencedScripts(scripts, [scriptOf(other.command)!]).has(scriptOf(step.command)!)));
 }
 
 /** A script body that starts a watcher or a server: it would never end. */
 function watches(body: string): boolean {
   return /(^|\s)(--watch(All)?|-w|--serve|serve|--ui|--open)(\s|=|$)/.test(body) || /\b(nodemon|chokidar|vite(?! build)|webpack-dev-server|live-server)\b/.test(body);
-}
-
-/** The npm script a command runs (`npm run x`, `npm test`), if any. */
-function npmScript(command: readonly string[]): string | undefined {
-  const [bin, sub, ...rest] = command;
-  if (bin !== 'npm') return undefined;
-  if (sub === 'test' || sub === 't') return 'test';
-  if (sub === 'run' || sub === 'run-script') return rest.find((arg) => !arg.startsWith('-'));
-  return undefined;
 }
 
 /** Every script `roots` run, directly or through others (`npm run x`, `run-s a:*`, `pnpm x`). */
@@ -115,11 +110,19 @@ function namesIn(body: string, scripts: Readonly<Record<string, string>>): strin
   return names;
 }
 
+// Where flake8 reads its settings: its own sections, tox's environment running it, and
+// pyproject.toml (read by the Flake8-pyproject plugin).
+const flake8Sections: readonly [string, RegExp][] = [
+  ['setup.cfg', /^\s*\[flake8\]/m],
+  ['tox.ini', /^\s*\[(flake8|testenv:flake8)\]/m],
+  ['pyproject.toml', /^\s*\[tool\.flake8\]/m],
+];
+
 async function flake8Configured(workdir: string): Promise<boolean> {
   if (await isRepoFile(workdir, '.flake8')) return true;
-  for (const file of ['setup.cfg', 'tox.ini']) {
+  for (const [file, section] of flake8Sections) {
     const read = await readRepoFile(workdir, file, { maxBytes: 1024 * 1024 });
-    if (read.status === 'read' && /^\s*\[flake8\]/m.test(read.content.toString('utf8'))) return true;
+    if (read.status === 'read' && section.test(read.content.toString('utf8'))) return true;
   }
   return false;
 }
@@ -144,17 +147,21 @@ const knownChecks: readonly { pattern: RegExp; step: StepName; toolchain?: Toolc
 const shellSyntax = /[|&;<>()$`\\"'*?{}[\]~!#]/;
 const writes = /(^|\s)(--fix|--write|-w|--watch|fix|install|publish|update)(\s|$)/;
 
-async function agentsFileChecks(workdir: string, toolchain: Toolchain | 'none', scripts: Readonly<Record<string, string>> | undefined): Promise<PlannedStep[]> {
+async function agentsFileChecks(
+  workdir: string, toolchain: Toolchain | 'none', scripts: Readonly<Record<string, string>> | undefined, manager: Pick<PackageManager, 'name'>,
+): Promise<PlannedStep[]> {
   const read = await readRepoFile(workdir, 'AGENTS.md', { maxBytes: 256 * 1024 });
   if (read.status !== 'read') return [];
   const found: PlannedStep[] = [];
   for (const line of commandLines(read.content.toString('utf8'))) {
     if (shellSyntax.test(line) || writes.test(line) || line.length > 200) continue;
     const argv = line.split(/\s+/);
-    const script = npmScript(argv);
-    if (script !== undefined && toolchain === 'node') {
+    // `pnpm test`, `yarn lint`, `npm run typecheck`: whichever manager it names, the script
+    // runs with the repository's own (a repository has one lockfile).
+    const script = toolchain === 'node' ? scriptOf(argv, scripts ?? {}) : undefined;
+    if (script !== undefined) {
       const step = script === 'test' ? 'test' : scriptStep(script) ?? (['lint', 'build'].includes(script) ? script as StepName : undefined);
-      if (step !== undefined && scripts?.[script] !== undefined && argv.length <= 3) found.push({ name: step, command: script === 'test' ? ['npm', 'test'] : ['npm', 'run', script] });
+      if (step !== undefined && scripts?.[script] !== undefined && argv.length <= 3) found.push({ name: step, command: scriptCommand(manager, script) });
       continue;
     }
     const known = knownChecks.find((check) => check.pattern.test(line));

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { lstat, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { lockfilesOf, managerFiles } from '../plan/package-manager.js';
 import { isRepoFile, readRepoFile } from '../plan/repo-file.js';
 
 /**
@@ -16,8 +17,8 @@ const maxLockfileBytes = 128 * 1024 * 1024;
 const maxManifestBytes = 4 * 1024 * 1024;
 const maxStampBytes = 1024;
 
-/** Lockfiles `npm ci` reads, in npm's order of preference. */
-const lockfiles = ['npm-shrinkwrap.json', 'package-lock.json'] as const;
+/** Every manager's lockfiles: whichever the repository has, a change to it changes the install. */
+const lockfiles = Object.values(lockfilesOf).flat();
 
 // Fields of package.json that change what gets installed.
 // Lifecycle scripts npm runs during an install: a change to one changes what the install
@@ -32,28 +33,32 @@ const dependencyFields = [
   'bundleDependencies',
   'overrides',
   'workspaces',
+  // The manager itself and its own fields (pnpm's and yarn's overrides, patches, settings).
+  'packageManager',
+  'pnpm',
+  'resolutions',
 ] as const;
 
-/** The lockfile npm would use in `workdir` (a regular file, not a symlink), or undefined. */
-export async function findLockfile(workdir: string): Promise<string | undefined> {
-  for (const name of lockfiles) {
-    if (await isRepoFile(workdir, name)) return name;
-  }
-  return undefined;
+/** The lockfiles (any manager's) at the root of `workdir`, regular files only. */
+async function findLockfiles(workdir: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const name of lockfiles) if (await isRepoFile(workdir, name)) found.push(name);
+  return found;
 }
 
 /**
- * sha256 of the lockfile plus the dependency fields of package.json. The lockfile alone
- * would miss a dependency added to package.json by hand: with it in the hash, `npm ci`
- * runs and reports the mismatch, instead of the build failing on a missing module.
- * Undefined when either file is there but not readable as a regular file of the copy:
- * such a copy is never taken as freshly installed.
+ * sha256 of the lockfiles plus the dependency fields of package.json and the package
+ * managers' settings files. The lockfile alone would miss a dependency added to package.json
+ * by hand: with it in the hash, the frozen install runs and reports the mismatch, instead of
+ * the build failing on a missing module. Undefined when one of the files is there but not
+ * readable as a regular file of the copy: such a copy is never taken as freshly installed.
  */
 export async function dependencyHash(workdir: string): Promise<string | undefined> {
   const hash = createHash('sha256');
-  const lockfile = await findLockfile(workdir);
-  hash.update(`lockfile:${lockfile ?? 'none'}\n`);
-  if (lockfile !== undefined) {
+  const found = await findLockfiles(workdir);
+  if (found.length === 0) hash.update('lockfile:none\n');
+  for (const lockfile of found) {
+    hash.update(`lockfile:${lockfile}\n`);
     const file = await readRepoFile(workdir, lockfile, { maxBytes: maxLockfileBytes });
     if (file.status !== 'read') return undefined;
     hash.update(file.content);
@@ -71,10 +76,12 @@ export async function dependencyHash(workdir: string): Promise<string | undefine
     // Unparsable: any edit may matter, so hash the text (the install will report the error).
     hash.update(text);
   }
-  // npm's own settings for the install (registry, scripts on or off, hooks).
-  const npmrc = await readRepoFile(workdir, '.npmrc', { maxBytes: maxManifestBytes });
-  if (npmrc.status === 'refused') return undefined;
-  hash.update(`\n.npmrc:\n${npmrc.status === 'read' ? npmrc.content.toString('utf8') : ''}`);
+  // The managers' own settings for the install (registry, scripts on or off, hooks, workspaces).
+  for (const name of managerFiles) {
+    const settings = await readRepoFile(workdir, name, { maxBytes: maxManifestBytes });
+    if (settings.status === 'refused') return undefined;
+    if (settings.status === 'read') hash.update(`\n${name}:\n${settings.content.toString('utf8')}`);
+  }
   return hash.digest('hex');
 }
 

@@ -1,6 +1,8 @@
 import type { PlannedStep, RunOptions, StepResult } from '../types.js';
 import { compareWithBase, stepKey, type Baseline } from './baseline.js';
-import { clearInstallStamp, installIsFresh, writeInstallStamp } from './install.js';
+import { readRepoFile } from '../plan/repo-file.js';
+import { scriptCommand, type PackageManagerName } from '../plan/package-manager.js';
+import { clearInstallStamp, dependencyHash, installIsFresh, writeInstallStamp } from './install.js';
 import { runStep, skippedStep } from './step.js';
 
 /**
@@ -25,6 +27,12 @@ export interface VerificationOptions extends RunOptions {
   baseline?: Baseline;
   /** Set: the format step's changes are kept only in files the change already holds. */
   formatScope?: FormatScope;
+  /**
+   * An install that failed at the base (`result`) for the dependencies hashing to `hash`
+   * (`dependencyHash`): while the copy's dependencies still hash so, the install is not run
+   * again, `result` is its result.
+   */
+  knownInstallFailure?: { hash: string; result: StepResult };
 }
 
 /** Outcome of {@link runVerification}. */
@@ -64,7 +72,7 @@ export async function runVerification(
   const unverifiable: StepResult[] = [];
   for (const step of selected) {
     const result = step.name === 'install'
-      ? await install(workdir, step, options)
+      ? await knownFailure(workdir, options) ?? await install(workdir, step, options)
       : step.name === 'format' && options.formatScope !== undefined
         ? await format(workdir, step, options, options.formatScope)
         : await runStep(step.name, step.command, workdir, options);
@@ -94,12 +102,45 @@ async function format(workdir: string, step: PlannedStep, options: RunOptions, s
   return { ...result, outputTail: `${result.outputTail}\n[codefleet] the formatter's changes to files the change does not touch were undone: ${named}\n` };
 }
 
+async function knownFailure(workdir: string, options: VerificationOptions): Promise<StepResult | undefined> {
+  const known = options.knownInstallFailure;
+  if (known === undefined || (await dependencyHash(workdir)) !== known.hash) return undefined;
+  return { ...known.result, outputTail: `[codefleet] not run again: the dependencies are as they were when this install failed on the base commit\n${known.result.outputTail}` };
+}
+
 async function install(workdir: string, step: PlannedStep, options: RunOptions): Promise<StepResult> {
   if (await installIsFresh(workdir, options.installStamp)) {
-    return skippedStep('install', step.command, 'node_modules matches the lockfile: install skipped');
+    const prepare = await prepareCommand(workdir, step.command);
+    if (prepare === undefined) return skippedStep('install', step.command, 'node_modules matches the lockfile: install skipped');
+    // What the install's `prepare` made outside node_modules (a `build/` by tsc) is gone
+    // from a reused copy and would be stale for a changed tree: made again, as the install
+    // would. With the checks' runner, not the install's: node_modules stays read-only to it.
+    const { installRunner: _own, ...checks } = options;
+    const result = await runStep('install', prepare, workdir, checks);
+    return { ...result, outputTail: `node_modules matches the lockfile: only its prepare script ran\n${result.outputTail}` };
   }
   await clearInstallStamp(workdir, options.installStamp);
   const result = await runStep('install', step.command, workdir, options);
   if (result.passed) await writeInstallStamp(workdir, options.installStamp, options.installClean === true);
   return result;
+}
+
+// Installs that run the root package's `prepare` script: npm, pnpm, bun and yarn classic
+// (its install command alone says `--non-interactive`); yarn berry never runs it.
+const preparingManagers: readonly PackageManagerName[] = ['npm', 'pnpm', 'bun', 'yarn'];
+
+/** The command that runs the root `prepare` script as `install` (argv) would, or undefined when it would not. */
+async function prepareCommand(workdir: string, install: readonly string[]): Promise<string[] | undefined> {
+  const manager = install[0] as PackageManagerName;
+  if (!preparingManagers.includes(manager) || (manager === 'yarn' && !install.includes('--non-interactive'))) return undefined;
+  if (install.includes('--ignore-scripts')) return undefined;
+  const file = await readRepoFile(workdir, 'package.json', { maxBytes: 4 * 1024 * 1024 });
+  if (file.status !== 'read') return undefined;
+  try {
+    const scripts = (JSON.parse(file.content.toString('utf8')) as { scripts?: Record<string, unknown> }).scripts;
+    const body = scripts?.prepare;
+    return typeof body === 'string' && body.trim() !== '' ? scriptCommand({ name: manager }, 'prepare') : undefined;
+  } catch {
+    return undefined;
+  }
 }
