@@ -1,6 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
+import { hostNpmEnv } from '@codefleet/testkit';
 import { branchName } from '@codefleet/workspace';
 import { createHarness, implementsFeature, projectFiles, type Harness } from './harness.js';
 
@@ -97,23 +96,3 @@ const vitestProject: Record<string, string> = {
   'src/index.spec.ts': 'import { describe, expect, it } from "vitest";\nimport { add } from "./index.js";\n\ndescribe("add", () => {\n  it("adds", () => {\n    expect(add(1, 2)).toBe(3);\n  });\n});\n',
   '.gitignore': 'node_modules\n',
 };
-
-/**
- * The registry and CA the host's npm uses, as variables for the job's install (its sandbox
- * has a fresh HOME, so the host's user npmrc is not there), as an operator passes them.
- */
-function hostNpmEnv(): Record<string, string> {
-  const get = (key: string) => {
-    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_config_workspaces?$/i.test(name)));
-    const value = execFileSync('npm', ['config', 'get', key], { cwd: '/', encoding: 'utf8', env }).trim();
-    return value === '' || value === 'null' || value === 'undefined' ? undefined : value;
-  };
-  const vars: Record<string, string> = {};
-  const registry = get('registry');
-  if (registry !== undefined) vars.npm_config_registry = registry;
-  const systemCa = '/etc/ssl/certs/ca-certificates.crt';
-  const cafile = get('cafile') ?? process.env.NODE_EXTRA_CA_CERTS ?? (existsSync(systemCa) ? systemCa : undefined);
-  if (cafile !== undefined) vars.npm_config_cafile = cafile;
-  if (process.env.NODE_EXTRA_CA_CERTS !== undefined) vars.NODE_EXTRA_CA_CERTS = process.env.NODE_EXTRA_CA_CERTS;
-  return vars;
-}

@@ -1,14 +1,13 @@
 // The run's network, for real: bubblewrap with its own network namespace, the warden's relay
 // and the worker's proxy, against a real redis-server, host listeners, and the npm registry.
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, isIP, type AddressInfo, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { NetworkRefusal } from '@codefleet/process';
-import { createTempDir, startRedis, type RedisServer, type TempDir } from '@codefleet/testkit';
+import { createTempDir, hostNpmEnv, startRedis, type RedisServer, type TempDir } from '@codefleet/testkit';
 import { isInternalAddress, openSandbox, type NetworkPolicy, type Sandbox } from '../src/index.js';
 
 jest.setTimeout(180_000);
@@ -124,27 +123,14 @@ describe('a bwrap run on the public network policy (the default)', () => {
   }, 320_000);
 });
 
-/** The registry and CA settings the host's npm works with, as variables for a run. */
+/** The host's npm settings for a run, and its registry's `host:port` when that is internal. */
 function hostNpm(): { env: Record<string, string>; privateRegistry?: string } {
-  const get = (key: string) => {
-    // Outside the workspace (`npm config` refuses to run inside one), with the host's own env.
-    const hostEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_config_workspaces?$/i.test(name)));
-    const value = execFileSync('npm', ['config', 'get', key], { cwd: dir.path, encoding: 'utf8', env: hostEnv }).trim();
-    return value === '' || value === 'null' || value === 'undefined' ? undefined : value;
-  };
-  const vars: Record<string, string> = {};
-  const registry = get('registry');
-  if (registry !== undefined) vars.npm_config_registry = registry;
-  const cafile = get('cafile') ?? process.env.NODE_EXTRA_CA_CERTS ?? (existsSync(systemCa) ? systemCa : undefined);
-  if (cafile !== undefined) vars.npm_config_cafile = cafile;
-  if (process.env.NODE_EXTRA_CA_CERTS !== undefined) vars.NODE_EXTRA_CA_CERTS = process.env.NODE_EXTRA_CA_CERTS;
-  const url = new URL(registry ?? 'https://registry.npmjs.org/');
+  const env = hostNpmEnv();
+  const url = new URL(env.npm_config_registry ?? 'https://registry.npmjs.org/');
   const port = url.port === '' ? (url.protocol === 'http:' ? 80 : 443) : Number(url.port);
   const internalHost = isIP(url.hostname) !== 0 ? isInternalAddress(url.hostname) : lookupInternal(url.hostname);
-  return { env: vars, ...(internalHost ? { privateRegistry: `${url.hostname}:${port}` } : {}) };
+  return { env, ...(internalHost ? { privateRegistry: `${url.hostname}:${port}` } : {}) };
 }
-
-const systemCa = '/etc/ssl/certs/ca-certificates.crt';
 
 function lookupInternal(name: string): boolean {
   let out: string[];

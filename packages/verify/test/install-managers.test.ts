@@ -2,12 +2,10 @@
 // frozen install of a generated workspace repository (a root and two packages, one needing
 // the other: nothing else to download) and a script that needs what the install linked.
 // The lockfiles below were written by the managers themselves for exactly these files.
-import { execFileSync } from 'node:child_process';
 import { mkdir, readdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { createTempDir, writeFiles, type TempDir } from '@codefleet/testkit';
+import { createTempDir, hostNpmEnv, writeFiles, type TempDir } from '@codefleet/testkit';
 import { planEnv, planVerification, provideManager, runVerification, type VerifyPlan } from '../src/index.js';
 import { defaultVerification } from './helpers.js';
 
@@ -81,10 +79,7 @@ async function copyOf(name: string, files: Record<string, string>): Promise<stri
 
 // The CA this host's npm trusts (a TLS-inspecting egress's), passed on as a worker's verify
 // environment would: yarn berry and bun get it under their own names (provideManager).
-const cafile = ((): Record<string, string> => {
-  const value = execFileSync('npm', ['config', 'get', 'cafile'], { cwd: tmpdir(), encoding: 'utf8' }).trim();
-  return value === '' || value === 'null' || value === 'undefined' ? {} : { npm_config_cafile: value };
-})();
+const cafile = hostNpmEnv();
 const hostEnv = (): Record<string, string> => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, LANG: 'C', ...cafile });
 
 async function provided(plan: VerifyPlan): Promise<Record<string, string>> {
