@@ -14,7 +14,7 @@ export const dashboardSchema = z
     token_env: envVarName
       .default('CODEFLEET_DASHBOARD_TOKEN')
       .describe('Variable holding the token to log in with (or send as a bearer token); when unset, one is generated at start and printed once.'),
-    read_only: z.boolean().default(false).describe('Show everything but offer and accept no action (cancel, retry, redrive).'),
+    read_only: z.boolean().default(false).describe('Show everything but offer and accept no action (cancel, retry, redrive, drop).'),
   })
   .prefault({})
   .describe('Web dashboard over the run store, the queue and the dead-letter queue.');
