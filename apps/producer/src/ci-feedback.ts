@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { createJob, maxBodyChars, type Job } from '@codefleet/core';
+import { ciFollowUpRequestId, createJob, maxBodyChars, type Job } from '@codefleet/core';
 import { pushedShaOf, type CiPull, type CommitChecks } from '@codefleet/forge';
 import { checkNames, ciFeedbackSection } from './ci-task.js';
 import { alreadyRan, bestEffort, defaultCiSettleMs, type CiFeedbackSettings, type TriggerDeps, type TriggerOutcome } from './trigger.js';
@@ -160,7 +160,7 @@ async function ciJob(deps: TriggerDeps, settings: CiFeedbackSettings, repo: stri
     return createJob({ ...common, source: { kind: 'issue', number: Number(issue) }, title: task.title, body: withSection(task.body) }, at);
   }
   return createJob({
-    ...common, source: { kind: 'api', request_id: `ci:${repo}#${pull.number}` }, idempotency_key: `${repo}#pull-${pull.number}`,
+    ...common, source: { kind: 'api', request_id: ciFollowUpRequestId(repo, pull.number) }, idempotency_key: `${repo}#pull-${pull.number}`,
     title: pull.title.replace(/^\[Draft\] /, '').trim() || `Pull request #${pull.number}`,
     body: withSection(`Continue the work of pull request #${pull.number} on its branch.`),
   }, at);

@@ -20,8 +20,10 @@ export {
 } from './errors.js';
 export type { CreateJobInput, Job, JobInput, JobRoute, JobSource, RouteName } from './job.js';
 export {
+  ciFollowUpRequestId,
   createJob,
   defaultIdempotencyKey,
+  followedPullRequest,
   jobSchema,
   maxBodyChars,
   maxDodCommands,

@@ -225,6 +225,23 @@ export function defaultIdempotencyKey(repo: string, source: JobSource, jobId: st
   }
 }
 
+/**
+ * The request id of a CI follow-up of pull request `pull` on a branch no issue owns (a
+ * chat's): an `api` job that reports on the pull request itself ({@link followedPullRequest}).
+ */
+export function ciFollowUpRequestId(repo: string, pull: number): string {
+  return `ci:${repo}#${pull}`;
+}
+
+/** The pull request a CI follow-up job continues, when `job` is one ({@link ciFollowUpRequestId}). */
+export function followedPullRequest(job: Pick<Job, 'repo' | 'source'>): number | undefined {
+  if (job.source.kind !== 'api' || job.source.request_id === undefined || job.source.callback_url !== undefined) return undefined;
+  const prefix = `ci:${job.repo}#`;
+  if (!job.source.request_id.startsWith(prefix)) return undefined;
+  const pull = Number(job.source.request_id.slice(prefix.length));
+  return Number.isSafeInteger(pull) && pull > 0 ? pull : undefined;
+}
+
 /** Input of {@link createJob}: a job input whose id, key and timestamp may be left out. */
 export type CreateJobInput = Omit<JobInput, 'id' | 'idempotency_key' | 'created_at'> &
   Partial<Pick<JobInput, 'id' | 'idempotency_key' | 'created_at'>>;

@@ -1,4 +1,4 @@
-import { fence, type Job } from '@codefleet/core';
+import { fence, followedPullRequest, type Job } from '@codefleet/core';
 import type { CommentTarget, IssueTracker } from '@codefleet/forge';
 import { maskForPublishing, type SecretSource } from '@codefleet/log';
 import { failureComment, successComment } from './issue-comments.js';
@@ -38,6 +38,10 @@ export function createIssueRequester(options: IssueRequesterOptions): Requester 
   const mask = (text: string) => maskForPublishing(text, options.secrets);
   const targetOf = (job: Job): CommentTarget | undefined => {
     if (job.source.kind === 'issue') return { kind: 'issue', number: job.source.number };
+    // A CI follow-up of a pull request no issue owns (a chat's) reports on the pull request:
+    // GitHub's issues and pull requests share one number space and one comments API.
+    const pull = followedPullRequest(job);
+    if (pull !== undefined) return { kind: 'issue', number: pull };
     if (options.tasks === true && (job.source.kind === 'cli' || (job.source.kind === 'api' && job.source.callback_url === undefined))) {
       return { kind: 'task', key: job.idempotency_key };
     }

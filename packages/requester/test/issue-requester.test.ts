@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { advance, createJob, finish, newRun, startAttempt, type Job } from '@codefleet/core';
+import { advance, ciFollowUpRequestId, classify, CodefleetError, createJob, finish, newRun, startAttempt, type Job } from '@codefleet/core';
 import { createGithubForge, createLocalForge, parseMarker } from '@codefleet/forge';
 import { createTempDir, gitTestEnv, startGithubStandIn, type GithubStandIn } from '@codefleet/testkit';
 import { requesterConformance } from '../src/conformance/index.js';
@@ -91,6 +91,28 @@ describe('issue requester', () => {
       .rejects.toMatchObject({ code: 'forge_rejected', details: { status: 403 } });
     expect(gh.labels(repo, issue.number)).toEqual([labels.prOpened]);
     expect(gh.comments(repo, issue.number)).toEqual([]);
+  });
+
+  it("a CI follow-up of a chat's pull request reports on the pull request (GitHub), no label touched", async () => {
+    const repo = `acme/ci-${randomBytes(4).toString('hex')}`;
+    await gh.createRepo(repo, { 'README.md': '# sample\n' });
+    const forge = createGithubForge({ token: gh.token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: gitTestEnv({ PATH: process.env.PATH ?? '/usr/bin:/bin' }) });
+    const requester = createIssueRequester({ issues: forge.issues, labels });
+    const pull = gh.createIssue(repo, { title: 'Stands in for the pull request: one number space' });
+    const job = createJob({ repo, source: { kind: 'api', request_id: ciFollowUpRequestId(repo, pull.number) }, title: 'Continue', requested_by: 'codefleet-ci' }, { id: 'ci-1', now: new Date() });
+    expect(requester.handles(job)).toBe(true);
+    // Another repository's id, or a job with a callback of its own, is not one.
+    expect(requester.handles({ ...job, source: { kind: 'api', request_id: ciFollowUpRequestId('acme/other', pull.number) } })).toBe(false);
+    expect(requester.handles({ ...job, source: { kind: 'api', request_id: ciFollowUpRequestId(repo, pull.number), callback_url: 'https://ci.example/hook' } })).toBe(false);
+    const at = { now: new Date() };
+    const reason = `pull request #${pull.number} was merged after this job was queued`;
+    const error = classify(new CodefleetError('git_conflict', reason, { verdict: 'permanent' }));
+    const run = finish(startAttempt(newRun(job, { runId: job.id, ...at }), { workerId: 'w1', ...at }), 'failed', { ...at, error });
+    await requester.report({ kind: 'failed', job, run, error, reason });
+    const comments = gh.comments(repo, pull.number);
+    expect(comments).toHaveLength(1);
+    expect(comments[0]!.body).toContain('was merged after this job was queued');
+    expect(gh.labels(repo, pull.number)).toEqual([]);
   });
 
   it('writes the one status comment under the status marker, and CLI jobs to the task on the local forge only', async () => {
