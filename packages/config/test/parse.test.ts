@@ -40,7 +40,7 @@ describe('parseConfig: defaults', () => {
         api_url: 'https://api.github.com', token_env: 'GITHUB_TOKEN', trigger_label: 'codefleet',
         labels: { queued: 'codefleet:queued', running: 'codefleet:running', pr_opened: 'codefleet:pr-opened', failed: 'codefleet:failed' },
         webhook_secret_env: 'GITHUB_WEBHOOK_SECRET', webhook_port: 8787, webhook_host: '127.0.0.1', repos: [], poll_interval_seconds: 60,
-        ci_feedback: { enabled: true, max_rounds: 2, log_bytes: 4096 },
+        ci_feedback: { enabled: true, max_rounds: 2, log_bytes: 4096, settle_seconds: 1800 },
       },
     });
     expect(config.logging).toEqual({ level: 'info', format: 'auto', redact_values: [] });
