@@ -5,6 +5,7 @@
 import { readdir } from 'node:fs/promises';
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import type { Sandbox } from '@codefleet/sandbox';
+import { hostNpmEnv } from '@codefleet/testkit';
 import { createHarness, implementsFeature, projectFiles, type Harness } from './harness.js';
 
 jest.setTimeout(480_000);
@@ -47,6 +48,10 @@ const pnpmWorkspace = {
 describe('runJob with the repository\'s package manager', () => {
   it('a pnpm workspace: pnpm is provided in the sandbox, installs once at the root frozen to its lockfile, and runs the scripts', async () => {
     h = await createHarness({}, pnpmWorkspace);
+    // The host's registry and CA, as an operator passes them (verification.env.pass): the
+    // fetch of pnpm and the install behind a TLS-inspecting egress need them on a Node build
+    // without a global npmrc (CI's Node 22 and 24).
+    h.deps.settings.verifyEnv = { ...h.deps.settings.verifyEnv, ...hostNpmEnv() };
     await h.agent(implementsFeature);
     const job = h.job({ title: 'Add two()' });
     await h.drain(job);
