@@ -24,7 +24,7 @@ export function hostNpmEnv(): Record<string, string> {
 }
 
 /** One npm setting as the host's npm reads it, or undefined when unset. */
-export function npmConfig(key: string): string | undefined {
+function npmConfig(key: string): string | undefined {
   // Outside any workspace (`npm config` refuses to run inside one), with the host's env.
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_config_workspaces?$/i.test(name)));
   const value = execFileSync('npm', ['config', 'get', key], { cwd: tmpdir(), encoding: 'utf8', env, timeout: 60_000 }).trim();

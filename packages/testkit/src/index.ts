@@ -33,4 +33,4 @@ export {
   type AnthropicStandInOptions, type AnthropicUsage, type RecordedAnthropicRequest,
 } from './anthropic-stand-in.js';
 export { otherTestFleetKey, testFleetKey, testFleetKeyEnv } from './fleet-key.js';
-export { hostNpmEnv, npmConfig } from './host-npm.js';
+export { hostNpmEnv } from './host-npm.js';
