@@ -23,7 +23,16 @@ export default tseslint.config(
   {
     // The config loader is the one module that reads the environment; tests, benches and
     // scripts set up child environments on purpose.
-    files: ['packages/config/src/**', 'packages/testkit/src/**', '**/*.test.ts', '**/test/**', '**/bench/**', 'scripts/**', '**/*.mjs', '**/*.cjs'],
+    files: [
+      'packages/config/src/**',
+      'packages/testkit/src/**',
+      '**/*.test.ts',
+      '**/test/**',
+      '**/bench/**',
+      'scripts/**',
+      '**/*.mjs',
+      '**/*.cjs',
+    ],
     rules: { 'no-restricted-syntax': 'off' },
   },
   {

@@ -7,13 +7,15 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
-const workspaces = ['packages', 'apps'].flatMap((group) => {
-  const dir = join(root, group);
-  return existsSync(dir) ? readdirSync(dir).map((name) => join(dir, name)) : [];
-}).filter((dir) => {
-  const manifest = join(dir, 'package.json');
-  return existsSync(manifest) && JSON.parse(readFileSync(manifest, 'utf8')).scripts?.test;
-});
+const workspaces = ['packages', 'apps']
+  .flatMap((group) => {
+    const dir = join(root, group);
+    return existsSync(dir) ? readdirSync(dir).map((name) => join(dir, name)) : [];
+  })
+  .filter((dir) => {
+    const manifest = join(dir, 'package.json');
+    return existsSync(manifest) && JSON.parse(readFileSync(manifest, 'utf8')).scripts?.test;
+  });
 
 for (const dir of workspaces) rmSync(join(dir, '.jest-results.json'), { force: true });
 
@@ -22,13 +24,24 @@ for (const dir of workspaces) rmSync(join(dir, '.jest-results.json'), { force: t
 // checks run in), prlimit (its per-process limits), curl (what agents reach the network
 // with, through the sandbox's proxy) and chromium (the dashboard's browser test). Installed here when missing, as .ci/run does, so
 // `npm ci && npm test` works on a fresh machine of this image.
-provision({ 'redis-server': 'redis-server', 'redis-cli': 'redis-tools', bwrap: 'bubblewrap', prlimit: 'util-linux', curl: 'curl', chromium: 'chromium' });
-
-const turbo = spawnSync('npx', ['turbo', 'run', 'test', '--continue', '--log-order=grouped', ...process.argv.slice(2)], {
-  cwd: root,
-  stdio: 'inherit',
-  env: { ...process.env, TURBO_TELEMETRY_DISABLED: '1', DO_NOT_TRACK: '1' },
+provision({
+  'redis-server': 'redis-server',
+  'redis-cli': 'redis-tools',
+  bwrap: 'bubblewrap',
+  prlimit: 'util-linux',
+  curl: 'curl',
+  chromium: 'chromium',
 });
+
+const turbo = spawnSync(
+  'npx',
+  ['turbo', 'run', 'test', '--continue', '--log-order=grouped', ...process.argv.slice(2)],
+  {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, TURBO_TELEMETRY_DISABLED: '1', DO_NOT_TRACK: '1' },
+  },
+);
 
 let passed = 0;
 let failed = 0;
@@ -48,7 +61,9 @@ for (const dir of workspaces) {
     const failures = suite.assertionResults.filter((a) => a.status === 'failed');
     if (suite.status === 'failed' && failures.length === 0) {
       failed += 1;
-      problems.push(`${name}: ${suite.name.slice(dir.length + 1)} could not run: ${suite.message.split('\n').find((l) => l.trim()) ?? ''}`);
+      problems.push(
+        `${name}: ${suite.name.slice(dir.length + 1)} could not run: ${suite.message.split('\n').find((l) => l.trim()) ?? ''}`,
+      );
     }
     for (const failure of failures) problems.push(`${name}: ${failure.fullName}`);
   }
@@ -63,13 +78,23 @@ process.exit(failed > 0 ? 1 : 0);
 
 function provision(programs) {
   if (process.platform !== 'linux') return;
-  const onPath = (program) => spawnSync('sh', ['-c', 'command -v "$1"', 'sh', program], { stdio: 'ignore' }).status === 0;
-  const missing = Object.entries(programs).filter(([program]) => !onPath(program)).map(([, pkg]) => pkg);
+  const onPath = (program) =>
+    spawnSync('sh', ['-c', 'command -v "$1"', 'sh', program], { stdio: 'ignore' }).status === 0;
+  const missing = Object.entries(programs)
+    .filter(([program]) => !onPath(program))
+    .map(([, pkg]) => pkg);
   if (missing.length === 0) return;
   const root = process.getuid?.() === 0;
   const asRoot = (argv) => (root ? argv : ['sudo', '-n', ...argv]);
   console.log(`npm test: installing ${missing.join(' ')} (apt-get)`);
-  const run = (argv) => spawnSync(argv[0], argv.slice(1), { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } }).status === 0;
-  const ok = run(asRoot(['apt-get', 'install', '-y', '-qq', ...missing])) || (run(asRoot(['apt-get', 'update', '-qq'])) && run(asRoot(['apt-get', 'install', '-y', '-qq', ...missing])));
-  if (!ok) console.log(`npm test: could not install ${missing.join(' ')}; install them (apt-get install ${missing.join(' ')}) or the tests that need them fail`);
+  const run = (argv) =>
+    spawnSync(argv[0], argv.slice(1), { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } })
+      .status === 0;
+  const ok =
+    run(asRoot(['apt-get', 'install', '-y', '-qq', ...missing])) ||
+    (run(asRoot(['apt-get', 'update', '-qq'])) && run(asRoot(['apt-get', 'install', '-y', '-qq', ...missing])));
+  if (!ok)
+    console.log(
+      `npm test: could not install ${missing.join(' ')}; install them (apt-get install ${missing.join(' ')}) or the tests that need them fail`,
+    );
 }

@@ -15,10 +15,14 @@ const pkg = process.cwd();
 const srcDir = join(pkg, 'src');
 const outDir = join(pkg, 'dist');
 
-const base = ts.getParsedCommandLineOfConfigFile(join(pkg, 'tsconfig.build.json'), {}, {
-  ...ts.sys,
-  onUnRecoverableConfigFileDiagnostic: (d) => fail(ts.flattenDiagnosticMessageText(d.messageText, '\n')),
-});
+const base = ts.getParsedCommandLineOfConfigFile(
+  join(pkg, 'tsconfig.build.json'),
+  {},
+  {
+    ...ts.sys,
+    onUnRecoverableConfigFileDiagnostic: (d) => fail(ts.flattenDiagnosticMessageText(d.messageText, '\n')),
+  },
+);
 if (!base) fail('tsconfig.build.json could not be read');
 // Every workspace is `"type": "module"`: under NodeNext each .ts file is an ES module, which
 // transpileModule (it sees no package.json) must be told.
@@ -33,14 +37,21 @@ const compilerOptions = {
   sourceMap: true,
 };
 
-const sources = walk(srcDir).filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts') && !file.endsWith('.test.ts'));
+const sources = walk(srcDir).filter(
+  (file) => file.endsWith('.ts') && !file.endsWith('.d.ts') && !file.endsWith('.test.ts'),
+);
 const written = new Set();
 const problems = [];
 for (const file of sources) {
   const rel = relative(srcDir, file);
   const jsPath = join(outDir, rel.replace(/\.ts$/, '.js'));
-  const result = ts.transpileModule(readFileSync(file, 'utf8'), { compilerOptions, fileName: file, reportDiagnostics: true });
-  for (const d of result.diagnostics ?? []) problems.push(`${relative(pkg, file)}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+  const result = ts.transpileModule(readFileSync(file, 'utf8'), {
+    compilerOptions,
+    fileName: file,
+    reportDiagnostics: true,
+  });
+  for (const d of result.diagnostics ?? [])
+    problems.push(`${relative(pkg, file)}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
   const map = JSON.parse(result.sourceMapText);
   // Paths as tsc writes them: the map names the source relative to the emitted file.
   map.file = jsPath.slice(dirname(jsPath).length + 1);

@@ -12,9 +12,16 @@ export type AgentReadiness = { ok: true; what: string } | { ok: false; what: str
  * Whether the default agent can start here: see {@link agentReadiness}. Cheap and without
  * loading the agents, so a worker can say so at start instead of dead-lettering every job.
  */
-export async function defaultAgentReadiness(loaded: LoadedConfig, sandbox?: Sandbox): Promise<AgentReadiness | undefined> {
+export async function defaultAgentReadiness(
+  loaded: LoadedConfig,
+  sandbox?: Sandbox,
+): Promise<AgentReadiness | undefined> {
   // A job that names no agent runs the escalation chain when there is one.
-  return agentReadiness(loaded, loaded.config.agents.escalation.length > 0 ? 'escalation' : loaded.config.agents.default, sandbox);
+  return agentReadiness(
+    loaded,
+    loaded.config.agents.escalation.length > 0 ? 'escalation' : loaded.config.agents.default,
+    sandbox,
+  );
 }
 
 /**
@@ -26,7 +33,11 @@ export async function defaultAgentReadiness(loaded: LoadedConfig, sandbox?: Sand
  * Given the sandbox runs get, a CLI agent's program must also start in it (see
  * {@link sandboxProblem}): one only the host's HOME holds would fail every run.
  */
-export async function agentReadiness(loaded: LoadedConfig, name: string, sandbox?: Sandbox): Promise<AgentReadiness | undefined> {
+export async function agentReadiness(
+  loaded: LoadedConfig,
+  name: string,
+  sandbox?: Sandbox,
+): Promise<AgentReadiness | undefined> {
   const { agents } = loaded.config;
   const chain = name === 'escalation' ? agents.escalation : agents.chains[name];
   if (chain !== undefined && chain.length > 0) {
@@ -42,17 +53,31 @@ export async function agentReadiness(loaded: LoadedConfig, name: string, sandbox
     return readiness && { ...readiness, what: `profile ${name}: ${readiness.what}` };
   }
   if (!(AGENT_NAMES as readonly string[]).includes(name)) {
-    return { ok: false, what: `agent "${name}" is neither an agent nor a profile`, fix: `use one of ${AGENT_NAMES.join(', ')}, or define agents.profiles.${name} in config.yaml` };
+    return {
+      ok: false,
+      what: `agent "${name}" is neither an agent nor a profile`,
+      fix: `use one of ${AGENT_NAMES.join(', ')}, or define agents.profiles.${name} in config.yaml`,
+    };
   }
   if (name === 'ollama') {
     const { host, model } = agents.ollama;
-    if (!host) return { ok: false, what: 'agent ollama has no host', fix: 'set agents.ollama.host in config.yaml (the openai provider has no default host)' };
+    if (!host)
+      return {
+        ok: false,
+        what: 'agent ollama has no host',
+        fix: 'set agents.ollama.host in config.yaml (the openai provider has no default host)',
+      };
     if (!model) return { ok: false, what: 'agent ollama has no model', fix: 'set agents.ollama.model in config.yaml' };
     return undefined;
   }
   if (name === 'script') {
     const module = agents.script.module;
-    if (!module) return { ok: false, what: 'agent "script" has no module', fix: 'set agents.script.module in config.yaml, or choose a real agent in agents.default (e.g. CODEFLEET_AGENT=claude)' };
+    if (!module)
+      return {
+        ok: false,
+        what: 'agent "script" has no module',
+        fix: 'set agents.script.module in config.yaml, or choose a real agent in agents.default (e.g. CODEFLEET_AGENT=claude)',
+      };
     try {
       await access(module, constants.R_OK);
       return { ok: true, what: `agent: script ${module} (scripted, no model)` };
@@ -62,20 +87,29 @@ export async function agentReadiness(loaded: LoadedConfig, name: string, sandbox
   }
   const agent = name as Exclude<(typeof AGENT_NAMES)[number], 'ollama' | 'script'>;
   const binary = agent === 'command' ? agents.command.argv[0] : agents[agent].binary;
-  if (binary === undefined) return { ok: false, what: 'agent command has no argv', fix: 'set agents.command.argv in config.yaml' };
+  if (binary === undefined)
+    return { ok: false, what: 'agent command has no argv', fix: 'set agents.command.argv in config.yaml' };
   // Runs get agents.env.path in front of PATH: the program may live there.
   const path = [...agents.env.path, ...(loaded.env.PATH ? [loaded.env.PATH] : [])].join(':');
   const found = await findExecutable(binary, process.cwd(), path);
   const where = agent === 'command' ? 'agents.command.argv[0]' : `agents.${agent}.binary`;
   if (found) {
-    const problem = sandbox === undefined ? undefined : await sandboxProblem(loaded, sandbox, agent === 'command' ? ['test', '-x', found] : [found, '--version']);
+    const problem =
+      sandbox === undefined
+        ? undefined
+        : await sandboxProblem(loaded, sandbox, agent === 'command' ? ['test', '-x', found] : [found, '--version']);
     if (problem === undefined) return { ok: true, what: `agent: ${name} → ${found}` };
     return {
-      ok: false, what: `agent ${name}: ${found} is on this host, but runs cannot start it in the sandbox (${problem})`,
+      ok: false,
+      what: `agent ${name}: ${found} is on this host, but runs cannot start it in the sandbox (${problem})`,
       fix: `install ${binary} system-wide (under /usr, /usr/local or /opt), or add its directory and what it needs (e.g. the Node it runs on) to sandbox.read_paths, or set ${where} to one the sandbox shows`,
     };
   }
-  return { ok: false, what: `agent ${name}: ${binary} not found on PATH`, fix: `install ${binary}, or set ${where} / agents.default in config.yaml` };
+  return {
+    ok: false,
+    what: `agent ${name}: ${binary} not found on PATH`,
+    fix: `install ${binary}, or set ${where} / agents.default in config.yaml`,
+  };
 }
 
 /**

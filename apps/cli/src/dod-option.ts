@@ -17,7 +17,9 @@ export function parseDodArgument(value: string, previous: string[][] = []): stri
   const text = value.trim();
   if (text.startsWith('[')) return [...previous, ...parseList(text)];
   if (text !== '' && !/\s/.test(text) && !/^[{"']/.test(text)) return [...previous, [text]];
-  throw new InvalidArgumentError(`${describe(text)} is not a command list; write each command as an argv list${suggestion(text)}. Examples: ${dodExamples}`);
+  throw new InvalidArgumentError(
+    `${describe(text)} is not a command list; write each command as an argv list${suggestion(text)}. Examples: ${dodExamples}`,
+  );
 }
 
 function parseList(text: string): string[][] {
@@ -27,11 +29,16 @@ function parseList(text: string): string[][] {
     parsed = parse(text, { schema: 'failsafe' });
   } catch (error) {
     const reason = (error as Error).message.split('\n')[0] ?? '';
-    throw new InvalidArgumentError(`${describe(text)} is not a valid YAML/JSON list (${reason}). Examples: ${dodExamples}`);
+    throw new InvalidArgumentError(
+      `${describe(text)} is not a valid YAML/JSON list (${reason}). Examples: ${dodExamples}`,
+    );
   }
   if (isArgv(parsed) && parsed.length > 0) return [parsed];
-  if (Array.isArray(parsed) && parsed.length > 0 && parsed.every((item) => isArgv(item) && item.length > 0)) return parsed as string[][];
-  throw new InvalidArgumentError(`${describe(text)} must be a non-empty list of strings (one command) or of such lists (several). Examples: ${dodExamples}`);
+  if (Array.isArray(parsed) && parsed.length > 0 && parsed.every((item) => isArgv(item) && item.length > 0))
+    return parsed as string[][];
+  throw new InvalidArgumentError(
+    `${describe(text)} must be a non-empty list of strings (one command) or of such lists (several). Examples: ${dodExamples}`,
+  );
 }
 
 function isArgv(value: unknown): value is string[] {

@@ -13,7 +13,11 @@ export function escalationSettings(agents: AgentsConfig): Pick<PipelineSettings,
     const profile = agents.profiles[name];
     const agent = profile?.agent ?? name;
     const model = profile?.model ?? modelOf(agents, agent);
-    tiers[name] = { agent, ...(model === undefined ? {} : { model }), ...(profile?.budget_usd === undefined ? {} : { budgetUsd: profile.budget_usd }) };
+    tiers[name] = {
+      agent,
+      ...(model === undefined ? {} : { model }),
+      ...(profile?.budget_usd === undefined ? {} : { budgetUsd: profile.budget_usd }),
+    };
   }
   return { chains, tiers };
 }

@@ -17,8 +17,7 @@ export type FleetKeyOrigin =
 
 /** The fleet keys this host holds, or why it holds none. */
 export type FleetKeys =
-  | { keyring: FleetKeyring; origin: FleetKeyOrigin; previousOrigin?: FleetKeyOrigin | undefined }
-  | { problem: string };
+  { keyring: FleetKeyring; origin: FleetKeyOrigin; previousOrigin?: FleetKeyOrigin | undefined } | { problem: string };
 
 /**
  * Reads the fleet key: `signing.key_env` first, then `signing.key_file`. With `create`
@@ -37,8 +36,9 @@ export function loadFleetKeys(config: Config, options: { create: boolean }): Fle
   const current = readKey(signing.key, signing.key_env, signing.key_file, options.create);
   if (current === undefined) {
     return {
-      problem: `no fleet key: set $${signing.key_env}, or run \`codefleet init\` on one host and copy ${signing.key_file} (mode 0600) to every `
-        + 'host of the fleet (or set signing.key_file); workers run only jobs signed with it',
+      problem:
+        `no fleet key: set $${signing.key_env}, or run \`codefleet init\` on one host and copy ${signing.key_file} (mode 0600) to every ` +
+        'host of the fleet (or set signing.key_file); workers run only jobs signed with it',
     };
   }
   const previous = readKey(signing.previous_key, signing.previous_key_env, signing.previous_key_file, false);
@@ -49,7 +49,12 @@ export function loadFleetKeys(config: Config, options: { create: boolean }): Fle
   };
 }
 
-function readKey(value: string | undefined, envName: string, path: string | undefined, create: boolean): { key: FleetKey; origin: FleetKeyOrigin } | undefined {
+function readKey(
+  value: string | undefined,
+  envName: string,
+  path: string | undefined,
+  create: boolean,
+): { key: FleetKey; origin: FleetKeyOrigin } | undefined {
   if (value !== undefined) return { key: parseKey(value, `$${envName}`), origin: { kind: 'env', name: envName } };
   if (path === undefined) return undefined;
   const text = readKeyFile(path);
@@ -64,7 +69,10 @@ function parseKey(text: string, where: string): FleetKey {
     return fleetKey(text);
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
-    throw new CodefleetError('invalid_config', `the fleet key in ${where} cannot be used: ${why}; make one with \`codefleet init\` (or \`openssl rand -hex 32\`)`);
+    throw new CodefleetError(
+      'invalid_config',
+      `the fleet key in ${where} cannot be used: ${why}; make one with \`codefleet init\` (or \`openssl rand -hex 32\`)`,
+    );
   }
 }
 
@@ -74,7 +82,9 @@ function readKeyFile(path: string): string | undefined {
     return readFileSync(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new CodefleetError('invalid_config', `the fleet key file ${path} cannot be read: ${fsProblem(error)}`, { cause: error });
+    throw new CodefleetError('invalid_config', `the fleet key file ${path} cannot be read: ${fsProblem(error)}`, {
+      cause: error,
+    });
   }
 }
 
@@ -93,7 +103,9 @@ function createKeyFile(path: string): { text: string; created: boolean } {
     return { text, created: true };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return { text: readKeyFile(path) ?? '', created: false };
-    throw new CodefleetError('invalid_config', `the fleet key file ${path} cannot be made: ${fsProblem(error)}`, { cause: error });
+    throw new CodefleetError('invalid_config', `the fleet key file ${path} cannot be made: ${fsProblem(error)}`, {
+      cause: error,
+    });
   } finally {
     rmSync(temporary, { force: true });
   }

@@ -12,21 +12,37 @@ const maxShownCalls = 10;
 export function agentRunLines(run: Pick<RunRecord, 'agent_runs' | 'tiers'>): string[] {
   const lines = ['Agent runs:'];
   for (const a of run.agent_runs) {
-    lines.push(`  ${a.pass.padEnd(9)} attempt ${a.attempt}.${a.inner_attempt}  ${a.outcome.padEnd(10)} exit ${a.exit_code ?? a.signal}  ${formatDuration(a.duration_ms)}  ${a.changed_files.length} file(s)`);
+    lines.push(
+      `  ${a.pass.padEnd(9)} attempt ${a.attempt}.${a.inner_attempt}  ${a.outcome.padEnd(10)} exit ${a.exit_code ?? a.signal}  ${formatDuration(a.duration_ms)}  ${a.changed_files.length} file(s)`,
+    );
     const facts = modelFacts(a);
     if (facts !== '') lines.push(`      ${facts}`);
     const calls = a.model_calls ?? [];
-    lines.push(...calls.slice(0, maxShownCalls).map((c) => `      call ${c.provider} ${c.model}  in ${c.prompt_tokens} out ${c.completion_tokens}  ${formatDuration(c.latency_ms)}  ${c.cost_usd === undefined ? 'cost unknown' : formatUsd(c.cost_usd)}  ${c.outcome}`));
+    lines.push(
+      ...calls
+        .slice(0, maxShownCalls)
+        .map(
+          (c) =>
+            `      call ${c.provider} ${c.model}  in ${c.prompt_tokens} out ${c.completion_tokens}  ${formatDuration(c.latency_ms)}  ${c.cost_usd === undefined ? 'cost unknown' : formatUsd(c.cost_usd)}  ${c.outcome}`,
+        ),
+    );
     if (calls.length > maxShownCalls) lines.push(`      … and ${calls.length - maxShownCalls} more call(s)`);
   }
   const total = runCostUsd(run);
   if (total !== undefined) {
     const unpriced = run.agent_runs.filter((a) => a.cost_usd === undefined).length;
-    lines.push(`  total cost ${formatUsd(total)}${unpriced > 0 ? ` (${unpriced} agent run(s) without a known cost not included)` : ''}`);
+    lines.push(
+      `  total cost ${formatUsd(total)}${unpriced > 0 ? ` (${unpriced} agent run(s) without a known cost not included)` : ''}`,
+    );
   }
   if (run.tiers !== undefined && run.tiers.length > 0) {
     lines.push('', 'Escalation tiers:');
-    lines.push(...run.tiers.map((t) => `  tier ${t.tier}  ${t.profile} (${t.agent}${t.model ? ` ${t.model}` : ''})  ${t.outcome ?? 'running'}${t.cost_usd === undefined ? '' : `  ${formatUsd(t.cost_usd)}`}${t.detail ? `  — ${t.detail}` : ''}`));
+    lines.push(
+      ...run.tiers.map(
+        (t) =>
+          `  tier ${t.tier}  ${t.profile} (${t.agent}${t.model ? ` ${t.model}` : ''})  ${t.outcome ?? 'running'}${t.cost_usd === undefined ? '' : `  ${formatUsd(t.cost_usd)}`}${t.detail ? `  — ${t.detail}` : ''}`,
+      ),
+    );
   }
   return lines;
 }

@@ -3,7 +3,14 @@ import { buildAgentEnv, createAgent, patchPolicyFrom, pricesFrom, type Agent } f
 import type { Config, LoadedConfig } from '@codefleet/config';
 import { CodefleetError } from '@codefleet/core';
 import {
-  createGithubForge, createLocalForge, githubAppTokens, githubCredentialEnv, staticToken, type Forge, type IssueTracker, type TokenSource,
+  createGithubForge,
+  createLocalForge,
+  githubAppTokens,
+  githubCredentialEnv,
+  staticToken,
+  type Forge,
+  type IssueTracker,
+  type TokenSource,
 } from '@codefleet/forge';
 import type { Logger, SecretRegistry } from '@codefleet/log';
 import type { PipelineDeps, PipelineSettings } from '@codefleet/pipeline';
@@ -59,12 +66,29 @@ export function pipelineSettings(config: Config, env: Readonly<Record<string, st
  * LINE when a channel access token is set, an API job's signed callback when a callback secret and hosts are, and the CLI,
  * which needs nothing sent. A chat job of a platform with no client here is logged.
  */
-export async function requesters(config: Config, forge: RuntimeForge, log: Logger, secrets: SecretRegistry, store: RunStore): Promise<Requester> {
+export async function requesters(
+  config: Config,
+  forge: RuntimeForge,
+  log: Logger,
+  secrets: SecretRegistry,
+  store: RunStore,
+): Promise<Requester> {
   const { labels } = config.forge.github;
   const adapters: Requester[] = [
     createIssueRequester({
-      issues: forge.issues, secrets, tasks: forge.kind === 'local',
-      ...(config.forge.type === 'github' ? { labels: { queued: labels.queued, running: labels.running, prOpened: labels.pr_opened, failed: labels.failed } } : {}),
+      issues: forge.issues,
+      secrets,
+      tasks: forge.kind === 'local',
+      ...(config.forge.type === 'github'
+        ? {
+            labels: {
+              queued: labels.queued,
+              running: labels.running,
+              prOpened: labels.pr_opened,
+              failed: labels.failed,
+            },
+          }
+        : {}),
     }),
     cliRequester,
   ];
@@ -79,7 +103,9 @@ export async function requesters(config: Config, forge: RuntimeForge, log: Logge
   const api = config.http_api;
   if (api.callback_secret !== undefined && api.callback_hosts.length > 0) {
     const { createCallbackRequester } = await import('@codefleet/http-api');
-    adapters.push(createCallbackRequester({ secret: api.callback_secret, hosts: api.callback_hosts, log, sent: store, secrets }));
+    adapters.push(
+      createCallbackRequester({ secret: api.callback_secret, hosts: api.callback_hosts, log, sent: store, secrets }),
+    );
   }
   return requesterFor(adapters, log);
 }
@@ -97,10 +123,13 @@ const quietTools: Readonly<Record<string, string>> = { npm_config_update_notifie
  * names (proxies, RUSTUP_HOME; an agent's API key), and `extra.path` in front of PATH.
  */
 export function runEnvironment(
-  env: Readonly<Record<string, string>>, extra: { pass: readonly string[]; path: readonly string[] }, allow: readonly string[] = [],
+  env: Readonly<Record<string, string>>,
+  extra: { pass: readonly string[]; path: readonly string[] },
+  allow: readonly string[] = [],
 ): Record<string, string> {
   const built = { ...quietTools, ...buildAgentEnv(env, { allow: [...extra.pass, ...allow] }) };
-  if (extra.path.length > 0) built.PATH = [...extra.path, ...(built.PATH === undefined || built.PATH === '' ? [] : [built.PATH])].join(':');
+  if (extra.path.length > 0)
+    built.PATH = [...extra.path, ...(built.PATH === undefined || built.PATH === '' ? [] : [built.PATH])].join(':');
   return built;
 }
 
@@ -118,33 +147,71 @@ export function gitHostFor(apiUrl: string): string {
  * clone and fetch authenticate like the push, through a credential helper, never a URL;
  * a GitHub App's installation token is fetched here, so bad App credentials fail now.
  */
-export async function openForge(loaded: LoadedConfig, baseGitEnv: Record<string, string>, secrets?: SecretRegistry, gitPath?: string): Promise<{ forge: RuntimeForge; gitEnv: Record<string, string> }> {
+export async function openForge(
+  loaded: LoadedConfig,
+  baseGitEnv: Record<string, string>,
+  secrets?: SecretRegistry,
+  gitPath?: string,
+): Promise<{ forge: RuntimeForge; gitEnv: Record<string, string> }> {
   const { config } = loaded;
   const { github } = config.forge;
   const token = github.token;
   if (config.forge.type !== 'github') {
-    return { forge: createLocalForge({ dbPath: join(config.data_dir, 'forge.sqlite'), gitEnv: baseGitEnv, ...(gitPath === undefined ? {} : { gitPath }) }), gitEnv: baseGitEnv };
+    return {
+      forge: createLocalForge({
+        dbPath: join(config.data_dir, 'forge.sqlite'),
+        gitEnv: baseGitEnv,
+        ...(gitPath === undefined ? {} : { gitPath }),
+      }),
+      gitEnv: baseGitEnv,
+    };
   }
-  const useApp = github.app_id !== undefined && github.private_key !== undefined && github.installation_id !== undefined;
+  const useApp =
+    github.app_id !== undefined && github.private_key !== undefined && github.installation_id !== undefined;
   if (!useApp && token === undefined) {
-    throw new CodefleetError('invalid_config', `forge.type is github but $${github.token_env} is not set: export a token there, or configure a GitHub App`);
+    throw new CodefleetError(
+      'invalid_config',
+      `forge.type is github but $${github.token_env} is not set: export a token there, or configure a GitHub App`,
+    );
   }
   // A GitHub App's installation tokens expire hourly: git reads the current one from a file.
   const tokenFile = join(config.data_dir, 'github-installation-token');
   const tokens: TokenSource = useApp
-    ? githubAppTokens({ appId: github.app_id ?? 0, privateKey: github.private_key ?? '', installationId: github.installation_id ?? 0, apiUrl: github.api_url, tokenFile, ...(secrets === undefined ? {} : { secrets }) })
+    ? githubAppTokens({
+        appId: github.app_id ?? 0,
+        privateKey: github.private_key ?? '',
+        installationId: github.installation_id ?? 0,
+        apiUrl: github.api_url,
+        tokenFile,
+        ...(secrets === undefined ? {} : { secrets }),
+      })
     : staticToken(token ?? '');
   if (useApp) await tokens.token();
   const gitUrl = gitHostFor(github.api_url);
   const forge = createGithubForge({
     ...(useApp ? { tokens, tokenFile } : { token: token ?? '' }),
-    apiUrl: github.api_url, gitUrl, gitEnv: baseGitEnv, ...(gitPath === undefined ? {} : { gitPath }),
+    apiUrl: github.api_url,
+    gitUrl,
+    gitEnv: baseGitEnv,
+    ...(gitPath === undefined ? {} : { gitPath }),
   });
-  return { forge, gitEnv: githubCredentialEnv(baseGitEnv, useApp ? { tokenFile } : token ?? '', gitUrl) };
+  return { forge, gitEnv: githubCredentialEnv(baseGitEnv, useApp ? { tokenFile } : (token ?? ''), gitUrl) };
 }
 
 /** The pipeline's dependencies; agents are created on first use and kept. */
-export function pipelineDeps(loaded: LoadedConfig, parts: { forge: RuntimeForge; requester: Requester; workspaces: WorkspaceManager; sandbox: Sandbox; store: RunStore; log: Logger; secrets: SecretRegistry; gitPath: string }): PipelineDeps {
+export function pipelineDeps(
+  loaded: LoadedConfig,
+  parts: {
+    forge: RuntimeForge;
+    requester: Requester;
+    workspaces: WorkspaceManager;
+    sandbox: Sandbox;
+    store: RunStore;
+    log: Logger;
+    secrets: SecretRegistry;
+    gitPath: string;
+  },
+): PipelineDeps {
   const agents = new Map<string, Agent>();
   const { secrets, gitPath, ...rest } = parts;
   return {

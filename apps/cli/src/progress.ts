@@ -45,7 +45,9 @@ export function progressReporter(options: ProgressOptions = {}): ProgressReporte
   let jobStarted = now();
   let current: Progress | undefined;
   let step: { source: string; started: number; partial: string; last: string } | undefined;
-  const reset = () => { step = undefined; };
+  const reset = () => {
+    step = undefined;
+  };
 
   const onOutput = (source: string, chunk: string) => {
     if (step?.source !== source) step = { source, started: now(), partial: '', last: '' };
@@ -67,14 +69,26 @@ export function progressReporter(options: ProgressOptions = {}): ProgressReporte
     const logEveryMs = options.logEveryMs ?? 15_000;
     const fields = () => ({
       event: 'job.progress',
-      ...(current ? { stage: current.stage, ...(current.pass ? { pass: current.pass } : {}), ...(current.innerAttempt ? { inner_attempt: current.innerAttempt } : {}) } : {}),
+      ...(current
+        ? {
+            stage: current.stage,
+            ...(current.pass ? { pass: current.pass } : {}),
+            ...(current.innerAttempt ? { inner_attempt: current.innerAttempt } : {}),
+          }
+        : {}),
       elapsed_ms: now() - jobStarted,
       ...(step ? { step: step.source, step_ms: now() - step.started, last_line: lastLine() } : {}),
     });
     const flush = () => {
-      if (current) options.log?.info(fields(), `${current.stage}${step ? ` · ${step.source} ${seconds(now() - step.started)}` : ''}`);
+      if (current)
+        options.log?.info(
+          fields(),
+          `${current.stage}${step ? ` · ${step.source} ${seconds(now() - step.started)}` : ''}`,
+        );
     };
-    const timer = setInterval(() => { if (step) flush(); }, logEveryMs);
+    const timer = setInterval(() => {
+      if (step) flush();
+    }, logEveryMs);
     timer.unref();
     return {
       onProgress: (p) => {
@@ -135,7 +149,9 @@ export function progressReporter(options: ProgressOptions = {}): ProgressReporte
  * not leave its elapsed time to the next one.
  */
 function isNewJob(previous: Progress, next: Progress): boolean {
-  return next.stage === 'preparing' ? previous.stage !== 'preparing' : previous.stage === 'done' && next.stage !== 'done';
+  return next.stage === 'preparing'
+    ? previous.stage !== 'preparing'
+    : previous.stage === 'done' && next.stage !== 'done';
 }
 
 /** `12s`, `3m05s`, `1h02m`. */
@@ -152,17 +168,19 @@ export function formatDuration(ms: number): string {
  * removed, whitespace runs collapse, and the line is bounded.
  */
 export function sanitizeLine(line: string): string {
-  return line
-    // OSC (…BEL or …ST), then CSI, then any other ESC sequence.
-    // eslint-disable-next-line no-control-regex
-    .replace(/\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?/g, '')
-    // eslint-disable-next-line no-control-regex
-    .replace(/(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?/g, '')
-    // eslint-disable-next-line no-control-regex
-    .replace(/\x1b[ -/]*[0-~]?/g, '')
-    // eslint-disable-next-line no-control-regex
-    .replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim()
-    .slice(0, maxLineChars);
+  return (
+    line
+      // OSC (…BEL or …ST), then CSI, then any other ESC sequence.
+      // eslint-disable-next-line no-control-regex
+      .replace(/\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?/g, '')
+      // eslint-disable-next-line no-control-regex
+      .replace(/(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?/g, '')
+      // eslint-disable-next-line no-control-regex
+      .replace(/\x1b[ -/]*[0-~]?/g, '')
+      // eslint-disable-next-line no-control-regex
+      .replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim()
+      .slice(0, maxLineChars)
+  );
 }

@@ -6,7 +6,15 @@ import { classify, CodefleetError } from '@codefleet/core';
 import { createLogger, resolveLogFormat, SecretRegistry, type Logger, type LogFormat } from '@codefleet/log';
 import type { PipelineDeps } from '@codefleet/pipeline';
 import type { Requester } from '@codefleet/requester';
-import { openQueue, queueSettingsFromConfig, signedQueue, type JobSigning, type Queue, type QueueSettings, type UnsignedJob } from '@codefleet/queue';
+import {
+  openQueue,
+  queueSettingsFromConfig,
+  signedQueue,
+  type JobSigning,
+  type Queue,
+  type QueueSettings,
+  type UnsignedJob,
+} from '@codefleet/queue';
 import { RedisRunStore, SqliteRunStore, type RunStore } from '@codefleet/store';
 import { isWithin, type Sandbox, type SandboxSettings } from '@codefleet/sandbox';
 import type { WorkspaceManager } from '@codefleet/workspace';
@@ -50,10 +58,30 @@ export interface Runtime {
  * that carry the token do not read ~/.gitconfig, which an agent can write.
  */
 const gitEnvNames = [
-  'PATH', 'HOME', 'LANG', 'LC_ALL', 'TMPDIR', 'USER', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_NOSYSTEM',
-  'GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL',
-  'http_proxy', 'https_proxy', 'all_proxy', 'no_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'NO_PROXY',
-  'GIT_SSL_CAINFO', 'GIT_SSL_CAPATH', 'SSL_CERT_FILE', 'SSL_CERT_DIR',
+  'PATH',
+  'HOME',
+  'LANG',
+  'LC_ALL',
+  'TMPDIR',
+  'USER',
+  'GIT_CONFIG_GLOBAL',
+  'GIT_CONFIG_NOSYSTEM',
+  'GIT_AUTHOR_NAME',
+  'GIT_AUTHOR_EMAIL',
+  'GIT_COMMITTER_NAME',
+  'GIT_COMMITTER_EMAIL',
+  'http_proxy',
+  'https_proxy',
+  'all_proxy',
+  'no_proxy',
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'ALL_PROXY',
+  'NO_PROXY',
+  'GIT_SSL_CAINFO',
+  'GIT_SSL_CAPATH',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
 ];
 
 /** The environment of git calls: a small allowlist, prompts off. */
@@ -75,25 +103,48 @@ export function sandboxSettings(loaded: LoadedConfig): SandboxSettings {
   const { config, env } = loaded;
   const script = config.agents.script.module;
   // The fleet key files too, wherever they are configured: a run that read the key could sign jobs.
-  const keyFiles = [config.signing.key_file, ...(config.signing.previous_key_file === undefined ? [] : [config.signing.previous_key_file])];
+  const keyFiles = [
+    config.signing.key_file,
+    ...(config.signing.previous_key_file === undefined ? [] : [config.signing.previous_key_file]),
+  ];
   const hidden = [
-    config.data_dir, config.workspace.cache_dir, ...keyFiles, ...(loaded.source === undefined ? [] : [loaded.source]), ...(env.HOME === undefined ? [] : [env.HOME]),
+    config.data_dir,
+    config.workspace.cache_dir,
+    ...keyFiles,
+    ...(loaded.source === undefined ? [] : [loaded.source]),
+    ...(env.HOME === undefined ? [] : [env.HOME]),
   ];
   // The script agent's directory, unless that would show something hidden (a module kept
   // directly in HOME, or beside the data directory): then the module file alone.
-  const scriptPath = script === undefined || !isAbsolute(script) ? [] : [hidden.some((path) => isWithin(dirname(script), path)) ? script : dirname(script)];
+  const scriptPath =
+    script === undefined || !isAbsolute(script)
+      ? []
+      : [hidden.some((path) => isWithin(dirname(script), path)) ? script : dirname(script)];
   return {
     mode: config.sandbox.mode,
     network: config.sandbox.network,
     limits: {
-      processes: config.sandbox.limits.processes, memoryMb: config.sandbox.limits.memory_mb, tmpMb: config.sandbox.limits.tmp_mb, tmpFiles: config.sandbox.limits.tmp_files,
-      shmMb: config.sandbox.limits.shm_mb, openFiles: config.sandbox.limits.open_files, cpuSeconds: config.sandbox.limits.cpu_seconds, fileSizeMb: config.sandbox.limits.file_size_mb,
+      processes: config.sandbox.limits.processes,
+      memoryMb: config.sandbox.limits.memory_mb,
+      tmpMb: config.sandbox.limits.tmp_mb,
+      tmpFiles: config.sandbox.limits.tmp_files,
+      shmMb: config.sandbox.limits.shm_mb,
+      openFiles: config.sandbox.limits.open_files,
+      cpuSeconds: config.sandbox.limits.cpu_seconds,
+      fileSizeMb: config.sandbox.limits.file_size_mb,
     },
     // Directories runs get in front of PATH must be there to run from.
-    readPaths: [...config.sandbox.read_paths, ...config.verification.env.path, ...config.agents.env.path, ...scriptPath],
+    readPaths: [
+      ...config.sandbox.read_paths,
+      ...config.verification.env.path,
+      ...config.agents.env.path,
+      ...scriptPath,
+    ],
     hiddenPaths: [...hidden, ...config.sandbox.hidden_paths],
     runRoot: join(config.data_dir, 'sandbox'),
-    ...(config.sandbox.container.image === undefined ? {} : { container: { runtime: config.sandbox.container.runtime, image: config.sandbox.container.image } }),
+    ...(config.sandbox.container.image === undefined
+      ? {}
+      : { container: { runtime: config.sandbox.container.runtime, image: config.sandbox.container.image } }),
   };
 }
 
@@ -138,7 +189,11 @@ export function openDataDir(config: Config): void {
   try {
     mkdirSync(config.data_dir, { recursive: true });
   } catch (error) {
-    throw new CodefleetError('invalid_config', `data_dir: ${config.data_dir} is not a usable directory (${fsProblem(error)}); set data_dir in config.yaml (or CODEFLEET_DATA_DIR) to a writable directory`, { cause: error });
+    throw new CodefleetError(
+      'invalid_config',
+      `data_dir: ${config.data_dir} is not a usable directory (${fsProblem(error)}); set data_dir in config.yaml (or CODEFLEET_DATA_DIR) to a writable directory`,
+      { cause: error },
+    );
   }
 }
 
@@ -170,7 +225,9 @@ export async function openConfiguredQueue(config: Config): Promise<Queue> {
     return await openQueue(queueSettingsFromConfig(config));
   } catch (error) {
     if (path === undefined || classify(error).verdict === 'permanent') throw error;
-    throw new CodefleetError('queue_unavailable', `the local queue ${path} cannot be opened: ${fsProblem(error)}`, { cause: error });
+    throw new CodefleetError('queue_unavailable', `the local queue ${path} cannot be opened: ${fsProblem(error)}`, {
+      cause: error,
+    });
   }
 }
 
@@ -178,7 +235,8 @@ export async function openConfiguredQueue(config: Config): Promise<Queue> {
 export function openConfiguredStore(config: Config, options: { longRunning?: boolean } = {}): RunStore {
   if (config.store.backend === 'redis') {
     return new RedisRunStore({
-      url: config.store.redis_url, prefix: config.store.prefix,
+      url: config.store.redis_url,
+      prefix: config.store.prefix,
       ...(options.longRunning ? {} : { connectTimeoutMs: storeConnectTimeoutMs }),
     });
   }
@@ -188,7 +246,9 @@ export function openConfiguredStore(config: Config, options: { longRunning?: boo
   } catch (error) {
     // A damaged file's error already names it and the fix.
     if (error instanceof CodefleetError) throw error;
-    throw new CodefleetError('store_unavailable', `the run store ${path} cannot be opened: ${fsProblem(error)}`, { cause: error });
+    throw new CodefleetError('store_unavailable', `the run store ${path} cannot be opened: ${fsProblem(error)}`, {
+      cause: error,
+    });
   }
 }
 
@@ -212,9 +272,15 @@ export async function openRuntime(loaded: LoadedConfig, options: RuntimeOptions 
   // tokens) as it is minted: logs, run records and comments mask them all.
   const secrets = new SecretRegistry(loaded.secrets);
   const format = resolveLogFormat(config.logging.format, process.stdout);
-  const log = options.log ?? createLogger({
-    level: config.logging.level, format, secrets, base: { worker_id: config.worker.worker_id }, destination: logDestination(format),
-  });
+  const log =
+    options.log ??
+    createLogger({
+      level: config.logging.level,
+      format,
+      secrets,
+      base: { worker_id: config.worker.worker_id },
+      destination: logDestination(format),
+    });
   openDataDir(config);
   // A local queue is a fleet of one host: its key is made on first start. A fleet backend
   // needs the key every host shares; without it enqueue and claim fail naming the fix.
@@ -223,8 +289,10 @@ export async function openRuntime(loaded: LoadedConfig, options: RuntimeOptions 
   const signing: JobSigning = {
     keyring: 'keyring' in fleetKeys ? fleetKeys.keyring : { problem: fleetKeys.problem },
     onUnsigned: (job) => {
-      log.error({ event: 'job.unsigned', job_id: job.jobId, queue: job.queue, why: job.why, reason: job.reason },
-        `refused job ${job.jobId}: ${job.reason}; dead-lettered, not run (written into the queue by hand?)`);
+      log.error(
+        { event: 'job.unsigned', job_id: job.jobId, queue: job.queue, why: job.why, reason: job.reason },
+        `refused job ${job.jobId}: ${job.reason}; dead-lettered, not run (written into the queue by hand?)`,
+      );
       for (const listener of unsignedListeners) listener(job);
     },
   };
@@ -252,20 +320,45 @@ export async function openRuntime(loaded: LoadedConfig, options: RuntimeOptions 
     // credential helper): git in a working copy an agent wrote runs without them.
     const gitEnv = gitEnvFrom(env);
     const remoteGitEnv = config.forge.type === 'github' ? (await forgeAccess()).gitEnv : gitEnv;
-    return createWorkspaceManager({ cacheDir: config.workspace.cache_dir, reuse: config.workspace.reuse, gitEnv, remoteGitEnv, gitPath: await gitPath() });
+    return createWorkspaceManager({
+      cacheDir: config.workspace.cache_dir,
+      reuse: config.workspace.reuse,
+      gitEnv,
+      remoteGitEnv,
+      gitPath: await gitPath(),
+    });
   });
   const sandbox = once(async () => {
     const { openSandbox } = await import('@codefleet/sandbox');
     return openSandbox(sandboxSettings(loaded), { platform: process.platform, path: env.PATH ?? '' });
   });
-  const requester = once(async () => (await deps()).requesters(config, (await forgeAccess()).forge, log, secrets, store));
-  const pipeline = once(async () => (await deps()).pipelineDeps(loaded, {
-    forge: (await forgeAccess()).forge, requester: await requester(), workspaces: await workspaces(), sandbox: await sandbox(), store, log, secrets, gitPath: await gitPath(),
-  }));
+  const requester = once(async () =>
+    (await deps()).requesters(config, (await forgeAccess()).forge, log, secrets, store),
+  );
+  const pipeline = once(async () =>
+    (await deps()).pipelineDeps(loaded, {
+      forge: (await forgeAccess()).forge,
+      requester: await requester(),
+      workspaces: await workspaces(),
+      sandbox: await sandbox(),
+      store,
+      log,
+      secrets,
+      gitPath: await gitPath(),
+    }),
+  );
   const runtime: Runtime = {
-    loaded, config, log, queue, store, secrets, fleetKeys,
+    loaded,
+    config,
+    log,
+    queue,
+    store,
+    secrets,
+    fleetKeys,
     openQueue: async (settings) => signedQueue(await openQueue(settings), settings.name, signing),
-    onUnsignedJob: (listener) => { unsignedListeners.add(listener); },
+    onUnsignedJob: (listener) => {
+      unsignedListeners.add(listener);
+    },
     forge: async () => (await forgeAccess()).forge,
     requester,
     workspaces,

@@ -15,7 +15,11 @@ const probeTimeoutMs = 60_000;
  * is not enough: pyenv's shims and rustup's proxies are found on PATH, then need their
  * homes (~/.pyenv, ~/.rustup), which the sandbox hides with the rest of HOME.
  */
-export async function probeInSandbox(sandbox: Sandbox, argv: readonly string[], env: Record<string, string>): Promise<ProbeResult> {
+export async function probeInSandbox(
+  sandbox: Sandbox,
+  argv: readonly string[],
+  env: Record<string, string>,
+): Promise<ProbeResult> {
   const dir = await mkdtemp(join(tmpdir(), 'codefleet-probe-'));
   try {
     const result = await sandbox.run(argv, { cwd: dir, writable: [dir], env, timeoutMs: probeTimeoutMs });
@@ -39,4 +43,5 @@ export function versionArgv(program: string): string[] {
 }
 
 /** What to do when a program works on the host and not in the sandbox. */
-export const sandboxVisibilityFix = 'install it system-wide (under /usr, /usr/local or /opt), or add its directory and what it needs (e.g. ~/.pyenv, or ~/.cargo and ~/.rustup with RUSTUP_HOME and CARGO_HOME in verification.env.pass) to sandbox.read_paths';
+export const sandboxVisibilityFix =
+  'install it system-wide (under /usr, /usr/local or /opt), or add its directory and what it needs (e.g. ~/.pyenv, or ~/.cargo and ~/.rustup with RUSTUP_HOME and CARGO_HOME in verification.env.pass) to sandbox.read_paths';

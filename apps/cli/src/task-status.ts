@@ -1,4 +1,10 @@
-import { statusLabel, taskStatusesOf, type PullRequestStatesReader, type TaskFacts, type TaskStatusView } from '@codefleet/core';
+import {
+  statusLabel,
+  taskStatusesOf,
+  type PullRequestStatesReader,
+  type TaskFacts,
+  type TaskStatusView,
+} from '@codefleet/core';
 import type { Runtime } from './runtime.js';
 
 /**
@@ -19,12 +25,17 @@ export function pullRequestStatesOf(rt: Pick<Runtime, 'forge'>): PullRequestStat
 }
 
 /** The statuses of `runs`, in order (see `taskStatusesOf`). */
-export function statusesOf(rt: Pick<Runtime, 'forge'>, runs: readonly (TaskFacts & { repo: string })[]): Promise<TaskStatusView[]> {
+export function statusesOf(
+  rt: Pick<Runtime, 'forge'>,
+  runs: readonly (TaskFacts & { repo: string })[],
+): Promise<TaskStatusView[]> {
   return taskStatusesOf(runs, pullRequestStatesOf(rt));
 }
 
 /** Why some statuses are uncertain, each reason once: the line under a table. */
 export function uncertainNote(views: readonly TaskStatusView[]): string | undefined {
   const reasons = [...new Set(views.filter((v) => !v.certain).map((v) => v.note.replace(/^PR #\d+: /, '')))];
-  return reasons.length === 0 ? undefined : `${statusLabel({ status: 'open', certain: false, note: '' })}: the pull request's state could not be read (${reasons.slice(0, 3).join('; ')})`;
+  return reasons.length === 0
+    ? undefined
+    : `${statusLabel({ status: 'open', certain: false, note: '' })}: the pull request's state could not be read (${reasons.slice(0, 3).join('; ')})`;
 }

@@ -5,6 +5,8 @@ import { readFileSync } from 'node:fs';
  * `dist/`), so the number printed is the one npm installed and not a copy that can drift.
  */
 export function cliVersion(): string {
-  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    version?: unknown;
+  };
   return typeof manifest.version === 'string' ? manifest.version : 'unknown';
 }

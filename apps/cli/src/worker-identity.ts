@@ -8,7 +8,10 @@ import type { RunStore } from '@codefleet/store';
 /** The CLI's version, from its package.json (dist/ and src/ are both one level below it). */
 export function cliVersion(): string {
   try {
-    return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version?: string }).version ?? 'unknown';
+    return (
+      (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version?: string }).version ??
+      'unknown'
+    );
   } catch {
     return 'unknown';
   }
@@ -20,7 +23,11 @@ export function cliVersion(): string {
  * the registry lists each process, and the attempts it records in runs carry the same id,
  * so a run's worker is found among the live ones.
  */
-export function workerIdentity(config: Config, store: RunStore, concurrency: number): { id: string; registry: PresenceOptions } {
+export function workerIdentity(
+  config: Config,
+  store: RunStore,
+  concurrency: number,
+): { id: string; registry: PresenceOptions } {
   const id = `${config.worker.worker_id}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const heartbeatMs = config.queue.heartbeat_seconds * 1000;
   return {
@@ -30,8 +37,14 @@ export function workerIdentity(config: Config, store: RunStore, concurrency: num
       // Three heartbeats missed before the entry disappears: one slow store write never hides a live worker.
       ttlMs: 3 * heartbeatMs,
       info: {
-        id, host: hostname(), pid: process.pid, version: cliVersion(),
-        queue: config.queue.name, backend: config.queue.backend, concurrency, startedAt: new Date().toISOString(),
+        id,
+        host: hostname(),
+        pid: process.pid,
+        version: cliVersion(),
+        queue: config.queue.name,
+        backend: config.queue.backend,
+        concurrency,
+        startedAt: new Date().toISOString(),
       },
     },
   };

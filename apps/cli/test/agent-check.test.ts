@@ -17,15 +17,37 @@ describe('agent readiness of an escalation chain', () => {
     dir = await createTempDir('agent-check');
     await writeFile(join(dir.path, 'agent.mjs'), '');
     const load = (chains: string) => {
-      const text = ['agents:', '  script: { module: ./agent.mjs }', '  profiles:', '    scripted: { agent: script }', '    cloud: { agent: claude, model: x }', `  ${chains}`, ''].join('\n');
+      const text = [
+        'agents:',
+        '  script: { module: ./agent.mjs }',
+        '  profiles:',
+        '    scripted: { agent: script }',
+        '    cloud: { agent: claude, model: x }',
+        `  ${chains}`,
+        '',
+      ].join('\n');
       const { config } = parseConfig(text, { env: {}, baseDir: dir!.path, hostname: 'h' });
-      return { config, env: { PATH: '/nonexistent' }, path: join(dir!.path, 'config.yaml'), secrets: [] } as unknown as Parameters<typeof agentReadiness>[0];
+      return {
+        config,
+        env: { PATH: '/nonexistent' },
+        path: join(dir!.path, 'config.yaml'),
+        secrets: [],
+      } as unknown as Parameters<typeof agentReadiness>[0];
     };
     const ok = load('escalation: [scripted, script]');
-    expect(await defaultAgentReadiness(ok)).toEqual({ ok: true, what: 'escalation chain escalation: scripted → script' });
+    expect(await defaultAgentReadiness(ok)).toEqual({
+      ok: true,
+      what: 'escalation chain escalation: scripted → script',
+    });
     const broken = load('chains: { hard: [scripted, cloud] }');
-    expect(await agentReadiness(broken, 'hard')).toMatchObject({ ok: false, what: 'escalation chain hard: profile cloud: agent claude: claude not found on PATH' });
+    expect(await agentReadiness(broken, 'hard')).toMatchObject({
+      ok: false,
+      what: 'escalation chain hard: profile cloud: agent claude: claude not found on PATH',
+    });
     // No chain: the default agent, as before.
-    expect(await defaultAgentReadiness(broken)).toMatchObject({ ok: true, what: expect.stringMatching(/^agent: script /) });
+    expect(await defaultAgentReadiness(broken)).toMatchObject({
+      ok: true,
+      what: expect.stringMatching(/^agent: script /),
+    });
   });
 });

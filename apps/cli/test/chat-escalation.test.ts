@@ -18,21 +18,40 @@ describe('codefleet chat with an escalation chain', () => {
     // up and tier 2, told so, appends a line.
     await mkdir(join(dir.path, 'agent'));
     const agent = join(dir.path, 'agent', 'agent.mjs');
-    await writeFile(agent, [
-      "import fs from 'node:fs';",
-      "const arg = (name) => process.argv[process.argv.indexOf(name) + 1];",
-      "if (fs.readFileSync(arg('--prompt-file'), 'utf8').includes('Another agent tried this task first')) {",
-      "  fs.appendFileSync(arg('--workdir') + '/notes.txt', 'more\\n');",
-      '}',
-    ].join('\n'));
-    await writeFile(join(dir.path, 'config.yaml'), [
-      'data_dir: ./data', 'logging:', '  level: silent',
-      'worker:', '  max_retries: 0', '  max_fix_attempts: 1',
-      'agents:', '  default: script', '  script:', `    module: ${agent}`,
-      '  profiles:', '    first-try: { agent: script }', '    second-try: { agent: script }',
-      '  chains:', '    cheap-first: [first-try, second-try]',
-      'router:', '  routes:', '    CODE2: { agent: cheap-first }', '',
-    ].join('\n'));
+    await writeFile(
+      agent,
+      [
+        "import fs from 'node:fs';",
+        'const arg = (name) => process.argv[process.argv.indexOf(name) + 1];',
+        "if (fs.readFileSync(arg('--prompt-file'), 'utf8').includes('Another agent tried this task first')) {",
+        "  fs.appendFileSync(arg('--workdir') + '/notes.txt', 'more\\n');",
+        '}',
+      ].join('\n'),
+    );
+    await writeFile(
+      join(dir.path, 'config.yaml'),
+      [
+        'data_dir: ./data',
+        'logging:',
+        '  level: silent',
+        'worker:',
+        '  max_retries: 0',
+        '  max_fix_attempts: 1',
+        'agents:',
+        '  default: script',
+        '  script:',
+        `    module: ${agent}`,
+        '  profiles:',
+        '    first-try: { agent: script }',
+        '    second-try: { agent: script }',
+        '  chains:',
+        '    cheap-first: [first-try, second-try]',
+        'router:',
+        '  routes:',
+        '    CODE2: { agent: cheap-first }',
+        '',
+      ].join('\n'),
+    );
   });
   afterEach(async () => {
     await repo.dispose();
@@ -46,9 +65,19 @@ describe('codefleet chat with an escalation chain', () => {
     expect(id).toBeDefined();
     expect((await cli(dir.path, 'worker', '--once')).out).toContain('processed 1: 1 done');
     const run = JSON.parse((await cli(dir.path, 'show', id!, '--json')).out) as {
-      job: { agent?: string }; outcome: string; chain?: unknown; tiers?: { tier: number; profile: string; outcome: string }[];
+      job: { agent?: string };
+      outcome: string;
+      chain?: unknown;
+      tiers?: { tier: number; profile: string; outcome: string }[];
     };
-    expect(run).toMatchObject({ outcome: 'succeeded', job: { agent: 'cheap-first' }, chain: { name: 'cheap-first', tiers: ['first-try', 'second-try'] } });
-    expect(run.tiers?.map((t) => [t.tier, t.profile, t.outcome])).toEqual([[0, 'first-try', 'failed'], [1, 'second-try', 'succeeded']]);
+    expect(run).toMatchObject({
+      outcome: 'succeeded',
+      job: { agent: 'cheap-first' },
+      chain: { name: 'cheap-first', tiers: ['first-try', 'second-try'] },
+    });
+    expect(run.tiers?.map((t) => [t.tier, t.profile, t.outcome])).toEqual([
+      [0, 'first-try', 'failed'],
+      [1, 'second-try', 'succeeded'],
+    ]);
   }, 120_000);
 });

@@ -1,7 +1,16 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { createTempDir, createTempRepo, gitTestEnv, startFixture, startOllamaStandIn, type OllamaStandIn, type TempDir, type TempRepo } from '@codefleet/testkit';
+import {
+  createTempDir,
+  createTempRepo,
+  gitTestEnv,
+  startFixture,
+  startOllamaStandIn,
+  type OllamaStandIn,
+  type TempDir,
+  type TempRepo,
+} from '@codefleet/testkit';
 import { loadConfig } from '@codefleet/config';
 import { openQueue, queueSettingsFromConfig } from '@codefleet/queue';
 import { runCli } from '../src/index.js';
@@ -20,11 +29,14 @@ describe('codefleet chat', () => {
   beforeEach(async () => {
     dir = await createTempDir('cli-chat');
     repo = await createTempRepo({ files: { 'notes.txt': 'hello\n' } });
-    await writeFile(join(dir.path, 'config.yaml'), [
-      'data_dir: ./data',
-      'logging:\n  level: silent',
-      `router:\n  classifier:\n    host: ${ollama.url}\n  chat:\n    host: ${ollama.url}`,
-    ].join('\n'));
+    await writeFile(
+      join(dir.path, 'config.yaml'),
+      [
+        'data_dir: ./data',
+        'logging:\n  level: silent',
+        `router:\n  classifier:\n    host: ${ollama.url}\n  chat:\n    host: ${ollama.url}`,
+      ].join('\n'),
+    );
   });
   afterEach(async () => {
     await repo.dispose();
@@ -33,7 +45,8 @@ describe('codefleet chat', () => {
 
   const run = async (...args: string[]) => {
     const proc = startFixture(bin, ['--config', join(dir.path, 'config.yaml'), ...args], {
-      cwd: dir.path, env: { PATH: process.env.PATH ?? '', HOME: dir.path, USER: 'dev', ...gitTestEnv() },
+      cwd: dir.path,
+      env: { PATH: process.env.PATH ?? '', HOME: dir.path, USER: 'dev', ...gitTestEnv() },
     });
     const { exitCode } = await proc.exited;
     return { code: exitCode, out: proc.lines.join('\n'), err: proc.stderr.trim() };
@@ -52,15 +65,25 @@ describe('codefleet chat', () => {
     const [first, ...rest] = result.out.split('\n');
     const id = /^enqueued ([0-9a-f-]{36})$/.exec(first ?? '')?.[1];
     expect(id).toBeDefined();
-    expect(rest).toEqual(['route: CODE (command)', `repository: ${repo.path}`, `watch it: codefleet show ${id} (a worker runs it: codefleet worker)`]);
+    expect(rest).toEqual([
+      'route: CODE (command)',
+      `repository: ${repo.path}`,
+      `watch it: codefleet show ${id} (a worker runs it: codefleet worker)`,
+    ]);
     // The job as a worker will see it.
     const { config } = await loadConfig({ cwd: dir.path, path: join(dir.path, 'config.yaml'), env: {} });
     const queue = await openQueue(queueSettingsFromConfig(config));
     try {
       const lease = await queue.claim({ workerId: 'test' });
       expect(lease?.job).toMatchObject({
-        id, repo: repo.path, mode: 'change', source: { kind: 'cli' }, title: 'Append a line to notes.txt', body: '/code Append a line to notes.txt\nKeep it short.',
-        requested_by: 'dev', route: { name: 'CODE', source: 'command', confidence: 1 },
+        id,
+        repo: repo.path,
+        mode: 'change',
+        source: { kind: 'cli' },
+        title: 'Append a line to notes.txt',
+        body: '/code Append a line to notes.txt\nKeep it short.',
+        requested_by: 'dev',
+        route: { name: 'CODE', source: 'command', confidence: 1 },
       });
       await lease?.release();
     } finally {
@@ -71,7 +94,10 @@ describe('codefleet chat', () => {
   it('takes the working directory as the repository when it is a git repository', async () => {
     const out: string[] = [];
     const code = await runCli(['--config', join(dir.path, 'config.yaml'), 'chat', '/code tidy up notes'], {
-      out: (l) => out.push(l), err: () => undefined, cwd: repo.path, env: { PATH: process.env.PATH, HOME: dir.path, ...gitTestEnv() },
+      out: (l) => out.push(l),
+      err: () => undefined,
+      cwd: repo.path,
+      env: { PATH: process.env.PATH, HOME: dir.path, ...gitTestEnv() },
     });
     expect(code).toBe(0);
     expect(out).toContain(`repository: ${repo.path}`);

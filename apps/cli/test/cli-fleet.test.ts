@@ -22,16 +22,30 @@ describe('fleet commands', () => {
     await mkdir(join(dir.path, 'agent'));
     // Appends a line unless the title asks for nothing: then the job fails with no changes.
     const agent = join(dir.path, 'agent', 'agent.mjs');
-    await writeFile(agent, [
-      "import fs from 'node:fs';",
-      "const arg = (name) => process.argv[process.argv.indexOf(name) + 1];",
-      "if (!fs.readFileSync(arg('--prompt-file'), 'utf8').includes('Change nothing')) fs.appendFileSync(arg('--workdir') + '/notes.txt', 'more\\n');",
-    ].join('\n'));
-    await writeFile(join(dir.path, 'config.yaml'), [
-      'data_dir: ./data', 'logging:', '  level: silent',
-      'worker:', '  max_retries: 0', '  max_fix_attempts: 1',
-      'agents:', '  default: script', '  script:', `    module: ${agent}`, '',
-    ].join('\n'));
+    await writeFile(
+      agent,
+      [
+        "import fs from 'node:fs';",
+        'const arg = (name) => process.argv[process.argv.indexOf(name) + 1];',
+        "if (!fs.readFileSync(arg('--prompt-file'), 'utf8').includes('Change nothing')) fs.appendFileSync(arg('--workdir') + '/notes.txt', 'more\\n');",
+      ].join('\n'),
+    );
+    await writeFile(
+      join(dir.path, 'config.yaml'),
+      [
+        'data_dir: ./data',
+        'logging:',
+        '  level: silent',
+        'worker:',
+        '  max_retries: 0',
+        '  max_fix_attempts: 1',
+        'agents:',
+        '  default: script',
+        '  script:',
+        `    module: ${agent}`,
+        '',
+      ].join('\n'),
+    );
   });
   afterEach(async () => {
     await repo.dispose();
@@ -57,19 +71,55 @@ describe('fleet commands', () => {
     // The worker's id: worker_id (the host name) with its pid and a random part.
     const workerId = new RegExp(`^${hostname().replace(/[.]/g, '\\.')}:${process.pid}:[0-9a-f]{6}$`);
     const [json] = JSON.parse((await cli(dir.path, 'runs', '--json')).out) as Record<string, unknown>[];
-    expect(json).toMatchObject({ run_id: id, source: 'cli', agent: 'script', worker: expect.stringMatching(workerId), duration_ms: expect.any(Number), job_id: id, task_key: id });
+    expect(json).toMatchObject({
+      run_id: id,
+      source: 'cli',
+      agent: 'script',
+      worker: expect.stringMatching(workerId),
+      duration_ms: expect.any(Number),
+      job_id: id,
+      task_key: id,
+    });
     const table = (await cli(dir.path, 'runs')).out.split('\n');
-    expect(table[0]).toMatch(/^RUN +STATUS +STAGE +OUTCOME +ATTEMPTS +PR +CREATED +DURATION +WORKER +AGENT +SOURCE +TITLE$/);
-    expect(table[1]).toMatch(new RegExp(`^${id} +open +done +succeeded +1 +#1 +\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}Z +[\\d.]+ m?s +\\S+:${process.pid}:[0-9a-f]{6} +script +cli +Add a line$`));
+    expect(table[0]).toMatch(
+      /^RUN +STATUS +STAGE +OUTCOME +ATTEMPTS +PR +CREATED +DURATION +WORKER +AGENT +SOURCE +TITLE$/,
+    );
+    expect(table[1]).toMatch(
+      new RegExp(
+        `^${id} +open +done +succeeded +1 +#1 +\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}Z +[\\d.]+ m?s +\\S+:${process.pid}:[0-9a-f]{6} +script +cli +Add a line$`,
+      ),
+    );
     // A stopped worker has left the registry.
     expect((await cli(dir.path, 'workers')).out).toBe('no live workers (a worker shows here while it heartbeats)');
 
     // More runs, written straight to the store, to filter.
     const at = (iso: string) => new Date(iso);
     await withStore(async (store) => {
-      const issue = createJob({ repo: 'acme/widgets', source: { kind: 'issue', number: 3 }, title: 'From an issue', body: '', requested_by: 'alice', agent: 'claude' }, { id: 'old-issue', now: at('2020-01-01T00:00:00Z') });
-      const started = advance(startAttempt(newRun(issue, { runId: 'old-issue', now: at('2020-01-01T00:00:00Z') }), { workerId: 'w9', now: at('2020-01-01T00:00:01Z') }), 'preparing', { now: at('2020-01-01T00:00:01Z') });
-      await store.save(finish(started, 'failed', { now: at('2020-01-01T00:01:00Z'), error: { code: 'git_failed', verdict: 'permanent', message: 'no' } }));
+      const issue = createJob(
+        {
+          repo: 'acme/widgets',
+          source: { kind: 'issue', number: 3 },
+          title: 'From an issue',
+          body: '',
+          requested_by: 'alice',
+          agent: 'claude',
+        },
+        { id: 'old-issue', now: at('2020-01-01T00:00:00Z') },
+      );
+      const started = advance(
+        startAttempt(newRun(issue, { runId: 'old-issue', now: at('2020-01-01T00:00:00Z') }), {
+          workerId: 'w9',
+          now: at('2020-01-01T00:00:01Z'),
+        }),
+        'preparing',
+        { now: at('2020-01-01T00:00:01Z') },
+      );
+      await store.save(
+        finish(started, 'failed', {
+          now: at('2020-01-01T00:01:00Z'),
+          error: { code: 'git_failed', verdict: 'permanent', message: 'no' },
+        }),
+      );
     });
     const ids = async (...argv: string[]) => {
       const listed = await cli(dir.path, 'runs', '--json', ...argv);
@@ -84,8 +134,16 @@ describe('fleet commands', () => {
     expect(await ids('--until', '2021-01-01')).toEqual(['old-issue']);
     expect(await ids('--limit', '1')).toEqual([id]);
     const [old] = JSON.parse((await cli(dir.path, 'runs', '--json', '--until', '3d')).out) as Record<string, unknown>[];
-    expect(old).toMatchObject({ worker: 'w9', error_code: 'git_failed', duration_ms: 60_000, source: 'issue', agent: 'claude' });
-    expect((await cli(dir.path, 'runs', '--since', 'last tuesday')).err).toContain('--since "last tuesday": expected an ISO time');
+    expect(old).toMatchObject({
+      worker: 'w9',
+      error_code: 'git_failed',
+      duration_ms: 60_000,
+      source: 'issue',
+      agent: 'claude',
+    });
+    expect((await cli(dir.path, 'runs', '--since', 'last tuesday')).err).toContain(
+      '--since "last tuesday": expected an ISO time',
+    );
     expect((await cli(dir.path, 'runs', '--state', 'exploded')).err).toContain('state must be active, an outcome');
   }, 90_000);
 
@@ -96,12 +154,17 @@ describe('fleet commands', () => {
     const me = userInfo().username;
     await withStore(async (store) => {
       expect(await store.cancelRequested(id)).toMatchObject({ by: me });
-      expect(await store.journal()).toEqual([{ kind: 'action', action: 'cancel', taskKey: id, by: me, via: 'cli', at: expect.any(String) }]);
+      expect(await store.journal()).toEqual([
+        { kind: 'action', action: 'cancel', taskKey: id, by: me, via: 'cli', at: expect.any(String) },
+      ]);
     });
     await cli(dir.path, 'worker', '--once');
     await withStore(async (store) => expect((await store.get(id))?.outcome).toBe('cancelled'));
     // A finished run: nothing to cancel, nothing recorded.
-    expect(await cli(dir.path, 'cancel', id)).toMatchObject({ code: 1, err: `run ${id} already finished (cancelled); nothing to cancel` });
+    expect(await cli(dir.path, 'cancel', id)).toMatchObject({
+      code: 1,
+      err: `run ${id} already finished (cancelled); nothing to cancel`,
+    });
     await withStore(async (store) => expect(await store.journal()).toHaveLength(1));
   }, 90_000);
 
@@ -111,7 +174,9 @@ describe('fleet commands', () => {
     expect(await cli(dir.path, 'dlq', 'redrive', id)).toMatchObject({ code: 0, out: `redriven ${id}` });
     expect(await cli(dir.path, 'dlq', 'redrive', id)).toMatchObject({ code: 1 });
     await withStore(async (store) => {
-      expect(await store.journal()).toEqual([{ kind: 'action', action: 'redrive', jobId: id, by: userInfo().username, via: 'cli', at: expect.any(String) }]);
+      expect(await store.journal()).toEqual([
+        { kind: 'action', action: 'redrive', jobId: id, by: userInfo().username, via: 'cli', at: expect.any(String) },
+      ]);
     });
   }, 90_000);
 
@@ -128,7 +193,9 @@ describe('fleet commands', () => {
     expect((await cli(dir.path, 'retry', id)).out).toContain(`already retried as job ${retried}`);
     expect((await cli(dir.path, 'worker', '--once')).out).toContain('processed 0');
     await withStore(async (store) => {
-      expect(await store.journal()).toEqual([expect.objectContaining({ action: 'retry', runId: id, jobId: retried, by: userInfo().username, via: 'cli' })]);
+      expect(await store.journal()).toEqual([
+        expect.objectContaining({ action: 'retry', runId: id, jobId: retried, by: userInfo().username, via: 'cli' }),
+      ]);
     });
     expect(await cli(dir.path, 'retry', 'no-such-run')).toMatchObject({ code: 1, err: 'no run no-such-run' });
   }, 90_000);
@@ -137,25 +204,54 @@ describe('fleet commands', () => {
     const id = await enqueue('Change nothing');
     expect((await cli(dir.path, 'worker', '--once')).out).toContain('1 dead-lettered');
     expect((await cli(dir.path, 'dlq', 'drop', id)).code).toBe(1);
-    expect(await cli(dir.path, 'dlq', 'drop', id, '--reason', '  ')).toMatchObject({ code: 1, err: expect.stringContaining('give a reason') });
-    expect(await cli(dir.path, 'dlq', 'drop', id, '--reason', 'the repository was archived')).toMatchObject({ code: 0, out: `dropped ${id}` });
-    expect(await cli(dir.path, 'dlq', 'drop', id, '--reason', 'again')).toMatchObject({ code: 1, err: `no dead-lettered job ${id}` });
+    expect(await cli(dir.path, 'dlq', 'drop', id, '--reason', '  ')).toMatchObject({
+      code: 1,
+      err: expect.stringContaining('give a reason'),
+    });
+    expect(await cli(dir.path, 'dlq', 'drop', id, '--reason', 'the repository was archived')).toMatchObject({
+      code: 0,
+      out: `dropped ${id}`,
+    });
+    expect(await cli(dir.path, 'dlq', 'drop', id, '--reason', 'again')).toMatchObject({
+      code: 1,
+      err: `no dead-lettered job ${id}`,
+    });
     expect((await cli(dir.path, 'dlq', 'list')).out).toBe('dead-letter queue is empty');
     expect((await cli(dir.path, 'dlq', 'redrive', id)).code).toBe(1);
     await withStore(async (store) => {
-      expect(await store.journal()).toEqual([{
-        kind: 'action', action: 'drop', jobId: id, runId: id, taskKey: id, by: userInfo().username, via: 'cli', at: expect.any(String), detail: 'the repository was archived',
-      }]);
+      expect(await store.journal()).toEqual([
+        {
+          kind: 'action',
+          action: 'drop',
+          jobId: id,
+          runId: id,
+          taskKey: id,
+          by: userInfo().username,
+          via: 'cli',
+          at: expect.any(String),
+          detail: 'the repository was archived',
+        },
+      ]);
     });
   }, 90_000);
 
   it('runs lists the other runs when one record cannot be read, flagging that one; show names it', async () => {
     await withStore(async (store) => {
       for (const id of ['good-1', 'bad-1']) {
-        const job = createJob({ repo: repo.path, source: { kind: 'cli' }, title: `Task ${id}`, requested_by: 'me' }, { id, now: new Date() });
-        await store.save(finish(startAttempt(newRun(job, { runId: id, now: new Date() }), { workerId: 'w', now: new Date() }), 'failed', {
-          now: new Date(), error: { code: 'test_failed', verdict: 'permanent', message: 'tests fail' },
-        }));
+        const job = createJob(
+          { repo: repo.path, source: { kind: 'cli' }, title: `Task ${id}`, requested_by: 'me' },
+          { id, now: new Date() },
+        );
+        await store.save(
+          finish(
+            startAttempt(newRun(job, { runId: id, now: new Date() }), { workerId: 'w', now: new Date() }),
+            'failed',
+            {
+              now: new Date(),
+              error: { code: 'test_failed', verdict: 'permanent', message: 'tests fail' },
+            },
+          ),
+        );
       }
     });
     const db = openSqlite(join(dir.path, 'data', 'runs.sqlite'));
@@ -172,15 +268,31 @@ describe('fleet commands', () => {
     expect(runs.out).toContain('1 run record(s) cannot be read (the other runs are fine):');
     expect(runs.out).toContain('run bad-1: its stored record cannot be read');
     const json = JSON.parse((await cli(dir.path, 'runs', '--json')).out) as { run_id: string; unreadable?: string }[];
-    expect(json.map((r) => [r.run_id, r.unreadable !== undefined])).toEqual(expect.arrayContaining([['good-1', false], ['bad-1', true]]));
-    expect(await cli(dir.path, 'show', 'bad-1')).toMatchObject({ code: 1, err: expect.stringContaining('run bad-1: its stored record cannot be read') });
+    expect(json.map((r) => [r.run_id, r.unreadable !== undefined])).toEqual(
+      expect.arrayContaining([
+        ['good-1', false],
+        ['bad-1', true],
+      ]),
+    );
+    expect(await cli(dir.path, 'show', 'bad-1')).toMatchObject({
+      code: 1,
+      err: expect.stringContaining('run bad-1: its stored record cannot be read'),
+    });
   }, 90_000);
 
   it('enqueue --priority high is claimed before an earlier normal job', async () => {
     const normal = await enqueue('Normal');
     const high = await enqueue('Urgent', '--priority', 'high');
-    expect((await cli(dir.path, 'enqueue', '--repo', repo.path, '--title', 'x', '--priority', 'urgent')).err).toContain('Allowed choices are low, normal, high');
-    const queue = new LocalQueue({ backend: 'local', path: join(dir.path, 'data', 'queue.sqlite'), name: 'codefleet', leaseMs: 60_000, maxAttempts: 3 });
+    expect((await cli(dir.path, 'enqueue', '--repo', repo.path, '--title', 'x', '--priority', 'urgent')).err).toContain(
+      'Allowed choices are low, normal, high',
+    );
+    const queue = new LocalQueue({
+      backend: 'local',
+      path: join(dir.path, 'data', 'queue.sqlite'),
+      name: 'codefleet',
+      leaseMs: 60_000,
+      maxAttempts: 3,
+    });
     try {
       const first = await queue.claim({ workerId: 't' });
       const second = await queue.claim({ workerId: 't' });

@@ -19,11 +19,17 @@ export async function fleetCli(dir: string, ...argv: string[]): Promise<{ code: 
   return cliWith(dir, testFleetKeyEnv(), ...argv);
 }
 
-async function cliWith(dir: string, env: Record<string, string>, ...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+async function cliWith(
+  dir: string,
+  env: Record<string, string>,
+  ...argv: string[]
+): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];
   const err: string[] = [];
   const code = await runCli(['--config', join(dir, 'config.yaml'), ...argv], {
-    out: (l) => out.push(l), err: (l) => err.push(l), cwd: dir,
+    out: (l) => out.push(l),
+    err: (l) => err.push(l),
+    cwd: dir,
     env: { PATH: process.env.PATH, HOME: dir, ...gitTestEnv(), ...env },
   });
   return { code, out: out.join('\n'), err: err.join('\n') };

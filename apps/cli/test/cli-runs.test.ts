@@ -2,7 +2,14 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { createLocalForge } from '@codefleet/forge';
-import { createTempDir, createTempRepo, gitTestEnv, startFixture, type TempDir, type TempRepo } from '@codefleet/testkit';
+import {
+  createTempDir,
+  createTempRepo,
+  gitTestEnv,
+  startFixture,
+  type TempDir,
+  type TempRepo,
+} from '@codefleet/testkit';
 import { bin, cli } from './cli-helpers.js';
 
 // What a terminal would act on: C0 and C1 controls, DEL, bidirectional overrides.
@@ -25,18 +32,32 @@ describe('runs, show and dlq list', () => {
     // The agent's own directory is what the sandbox shows it besides the copy: its marker lives there.
     await mkdir(join(dir.path, 'agent'));
     const agent = join(dir.path, 'agent', 'agent.mjs');
-    await writeFile(agent, [
-      "import fs from 'node:fs';",
-      `if (fs.existsSync(${JSON.stringify(join(dir.path, 'agent', 'fixed'))})) {`,
-      "  const w = process.argv[process.argv.indexOf('--workdir') + 1];",
-      "  fs.appendFileSync(w + '/notes.txt', 'more\\n');",
-      '}',
-    ].join('\n'));
-    await writeFile(join(dir.path, 'config.yaml'), [
-      'data_dir: ./data', 'logging:', '  level: silent',
-      'worker:', '  max_retries: 0', '  max_fix_attempts: 1',
-      'agents:', '  default: script', '  script:', `    module: ${agent}`, '',
-    ].join('\n'));
+    await writeFile(
+      agent,
+      [
+        "import fs from 'node:fs';",
+        `if (fs.existsSync(${JSON.stringify(join(dir.path, 'agent', 'fixed'))})) {`,
+        "  const w = process.argv[process.argv.indexOf('--workdir') + 1];",
+        "  fs.appendFileSync(w + '/notes.txt', 'more\\n');",
+        '}',
+      ].join('\n'),
+    );
+    await writeFile(
+      join(dir.path, 'config.yaml'),
+      [
+        'data_dir: ./data',
+        'logging:',
+        '  level: silent',
+        'worker:',
+        '  max_retries: 0',
+        '  max_fix_attempts: 1',
+        'agents:',
+        '  default: script',
+        '  script:',
+        `    module: ${agent}`,
+        '',
+      ].join('\n'),
+    );
   });
   afterEach(async () => {
     await repo.dispose();
@@ -57,7 +78,10 @@ describe('runs, show and dlq list', () => {
     const runs = await cli(dir.path, 'runs');
     expect(runs.out).not.toMatch(terminalControls);
     // Its pull request is open on the local forge: the task is open, awaiting review.
-    expect(runs.out.split('\n')).toEqual([expect.stringMatching(/^RUN +STATUS +STAGE/), expect.stringMatching(new RegExp(`^${id} +open +done +succeeded +1 +#1 +`))]);
+    expect(runs.out.split('\n')).toEqual([
+      expect.stringMatching(/^RUN +STATUS +STAGE/),
+      expect.stringMatching(new RegExp(`^${id} +open +done +succeeded +1 +#1 +`)),
+    ]);
     expect(runs.out.split('\n')[1]!.endsWith(shownTitle)).toBe(true);
 
     const shown = await cli(dir.path, 'show', id);
@@ -68,15 +92,23 @@ describe('runs, show and dlq list', () => {
 
     expect(shown.out.split('\n')[2]).toBe('status open (PR #1 awaiting review)');
 
-    expect(JSON.parse((await cli(dir.path, 'runs', '--json')).out)).toMatchObject([{ run_id: id, title: hostileTitle, status: 'open', status_certain: true }]);
-    expect(JSON.parse((await cli(dir.path, 'show', id, '--json')).out)).toMatchObject({ run_id: id, job: { title: hostileTitle } });
+    expect(JSON.parse((await cli(dir.path, 'runs', '--json')).out)).toMatchObject([
+      { run_id: id, title: hostileTitle, status: 'open', status_certain: true },
+    ]);
+    expect(JSON.parse((await cli(dir.path, 'show', id, '--json')).out)).toMatchObject({
+      run_id: id,
+      job: { title: hostileTitle },
+    });
   }, 60_000);
 
   it('runs and show derive the status from the PR: merged is done, and a forge that cannot open leaves it open?', async () => {
     await writeFile(join(dir.path, 'agent', 'fixed'), '');
     const id = await enqueue('Append a line');
     expect((await cli(dir.path, 'worker', '--once')).out).toContain('processed 1: 1 done');
-    const forge = createLocalForge({ dbPath: join(dir.path, 'data', 'forge.sqlite'), gitEnv: { PATH: process.env.PATH ?? '', HOME: dir.path, ...gitTestEnv() } });
+    const forge = createLocalForge({
+      dbPath: join(dir.path, 'data', 'forge.sqlite'),
+      gitEnv: { PATH: process.env.PATH ?? '', HOME: dir.path, ...gitTestEnv() },
+    });
     try {
       forge.mergePullRequest(repo.path, 1);
     } finally {
@@ -86,7 +118,10 @@ describe('runs, show and dlq list', () => {
     expect((await cli(dir.path, 'show', id)).out.split('\n')[2]).toBe('status done (PR #1 merged)');
     // A forge that cannot answer for these runs (GitHub, nowhere to reach; any variable that
     // is set serves as its token): the listing still works, and says why once.
-    await writeFile(join(dir.path, 'config.yaml'), `${await readFile(join(dir.path, 'config.yaml'), 'utf8')}forge:\n  type: github\n  github:\n    token_env: HOME\n    api_url: http://127.0.0.1:9/\n`);
+    await writeFile(
+      join(dir.path, 'config.yaml'),
+      `${await readFile(join(dir.path, 'config.yaml'), 'utf8')}forge:\n  type: github\n  github:\n    token_env: HOME\n    api_url: http://127.0.0.1:9/\n`,
+    );
     const runs = await cli(dir.path, 'runs');
     expect(runs.err).toBe('');
     expect(runs.code).toBe(0);
@@ -99,7 +134,9 @@ describe('runs, show and dlq list', () => {
     expect((await cli(dir.path, 'worker', '--once')).out).toContain('processed 1: 0 done, 0 retrying, 1 dead-lettered');
     const dead = await cli(dir.path, 'dlq', 'list');
     expect(dead.out).not.toMatch(terminalControls);
-    expect(dead.out.split('\n')[0]).toMatch(new RegExp(`^${id}  attempts 1  \\S+  ${shownTitle.replace(/[[\]]/g, '\\$&')}$`));
+    expect(dead.out.split('\n')[0]).toMatch(
+      new RegExp(`^${id}  attempts 1  \\S+  ${shownTitle.replace(/[[\]]/g, '\\$&')}$`),
+    );
     // Before the redrive, there is no later run to mention.
     expect((await cli(dir.path, 'show', id)).out).not.toContain('later run');
 
@@ -115,7 +152,9 @@ describe('runs, show and dlq list', () => {
     expect(second.out).toMatch(new RegExp(`^run ${id}~2 · .* · stage done · outcome succeeded`, 'm'));
     expect(second.out).not.toContain('later run');
     // JSON stays the run record itself.
-    expect(Object.keys(JSON.parse((await cli(dir.path, 'show', id, '--json')).out) as object)).not.toContain('later_runs');
+    expect(Object.keys(JSON.parse((await cli(dir.path, 'show', id, '--json')).out) as object)).not.toContain(
+      'later_runs',
+    );
   }, 60_000);
 });
 
@@ -127,10 +166,21 @@ describe('a job whose worker died on its last attempt', () => {
       // The agent says it started, then hangs: the worker is killed while it runs.
       const agent = join(dir.path, 'agent.mjs');
       await writeFile(agent, "console.log('agent started'); setInterval(() => {}, 1000);\n");
-      await writeFile(join(dir.path, 'config.yaml'), [
-        'data_dir: ./data', 'queue:', '  lease_seconds: 1',
-        'worker:', '  max_retries: 0', 'agents:', '  default: script', '  script:', `    module: ${agent}`, '',
-      ].join('\n'));
+      await writeFile(
+        join(dir.path, 'config.yaml'),
+        [
+          'data_dir: ./data',
+          'queue:',
+          '  lease_seconds: 1',
+          'worker:',
+          '  max_retries: 0',
+          'agents:',
+          '  default: script',
+          '  script:',
+          `    module: ${agent}`,
+          '',
+        ].join('\n'),
+      );
       const queued = await cli(dir.path, 'enqueue', '--repo', repo.path, '--title', 'Never finishes');
       const id = queued.out.replace('enqueued ', '');
       const env = { PATH: process.env.PATH ?? '', HOME: dir.path, ...gitTestEnv() };
@@ -142,13 +192,23 @@ describe('a job whose worker died on its last attempt', () => {
       await new Promise((resolve) => setTimeout(resolve, 1_500));
       const second = await cli(dir.path, 'worker', '--once');
       expect(second.code).toBe(0);
-      const shown = JSON.parse((await cli(dir.path, 'show', id, '--json')).out) as { stage: string; error: { code: string; message: string } };
-      expect(shown).toMatchObject({ stage: 'failed', error: { code: 'lease_lost', message: expect.stringContaining('dead-lettered without finishing') } });
+      const shown = JSON.parse((await cli(dir.path, 'show', id, '--json')).out) as {
+        stage: string;
+        error: { code: string; message: string };
+      };
+      expect(shown).toMatchObject({
+        stage: 'failed',
+        error: { code: 'lease_lost', message: expect.stringContaining('dead-lettered without finishing') },
+      });
       const forge = createLocalForge({ dbPath: join(dir.path, 'data', 'forge.sqlite'), gitEnv: env });
       try {
-        const job = JSON.parse((await cli(dir.path, 'dlq', 'list', '--json')).out) as { job: { idempotency_key: string } }[];
+        const job = JSON.parse((await cli(dir.path, 'dlq', 'list', '--json')).out) as {
+          job: { idempotency_key: string };
+        }[];
         const comments = await forge.listComments(repo.path, { kind: 'task', key: job[0]!.job.idempotency_key });
-        expect(comments.map((c) => c.body)).toEqual([expect.stringMatching(/could not complete this task \(`lease_lost`\)[\s\S]*Status: failed/)]);
+        expect(comments.map((c) => c.body)).toEqual([
+          expect.stringMatching(/could not complete this task \(`lease_lost`\)[\s\S]*Status: failed/),
+        ]);
       } finally {
         await forge.close();
       }
@@ -170,32 +230,55 @@ describe('a job whose checks keep failing', () => {
     const repo = await createTempRepo({
       files: {
         'notes.txt': 'hello\n',
-        'check.cjs': "if (require('fs').readFileSync('notes.txt', 'utf8').includes('more')) { console.log('not ok 1 - multiplies'); process.exit(1); }\n",
+        'check.cjs':
+          "if (require('fs').readFileSync('notes.txt', 'utf8').includes('more')) { console.log('not ok 1 - multiplies'); process.exit(1); }\n",
         '.codefleet.yml': 'verify:\n  test: [node, check.cjs]\n',
       },
     });
     try {
       const agent = join(dir.path, 'agent.mjs');
-      await writeFile(agent, [
-        "import fs from 'node:fs';",
-        "const w = process.argv[process.argv.indexOf('--workdir') + 1];",
-        "fs.appendFileSync(w + '/notes.txt', 'more\\n');",
-      ].join('\n'));
-      await writeFile(join(dir.path, 'config.yaml'), [
-        'data_dir: ./data', 'logging:', '  level: silent',
-        'worker:', '  max_retries: 0', '  max_fix_attempts: 1',
-        'agents:', '  default: script', '  script:', `    module: ${agent}`, '',
-      ].join('\n'));
-      const id = (await cli(dir.path, 'enqueue', '--repo', repo.path, '--title', 'Add multiply')).out.replace('enqueued ', '');
+      await writeFile(
+        agent,
+        [
+          "import fs from 'node:fs';",
+          "const w = process.argv[process.argv.indexOf('--workdir') + 1];",
+          "fs.appendFileSync(w + '/notes.txt', 'more\\n');",
+        ].join('\n'),
+      );
+      await writeFile(
+        join(dir.path, 'config.yaml'),
+        [
+          'data_dir: ./data',
+          'logging:',
+          '  level: silent',
+          'worker:',
+          '  max_retries: 0',
+          '  max_fix_attempts: 1',
+          'agents:',
+          '  default: script',
+          '  script:',
+          `    module: ${agent}`,
+          '',
+        ].join('\n'),
+      );
+      const id = (await cli(dir.path, 'enqueue', '--repo', repo.path, '--title', 'Add multiply')).out.replace(
+        'enqueued ',
+        '',
+      );
       expect((await cli(dir.path, 'worker', '--once')).out).toContain('1 dead-lettered');
 
-      const reason = (JSON.parse((await cli(dir.path, 'dlq', 'list', '--json')).out) as { reason: string }[])[0]!.reason;
+      const reason = (JSON.parse((await cli(dir.path, 'dlq', 'list', '--json')).out) as { reason: string }[])[0]!
+        .reason;
       expect(reason).toMatch(/still failing after 1 attempts\. Last feedback:\n/);
       const listed = (await cli(dir.path, 'dlq', 'list')).out.split('\n');
-      expect(listed[1]).toBe('    reason: fix_attempts_exhausted: pass test: still failing after 1 attempts — Step test failed (exit 1): node check.cjs');
+      expect(listed[1]).toBe(
+        '    reason: fix_attempts_exhausted: pass test: still failing after 1 attempts — Step test failed (exit 1): node check.cjs',
+      );
 
       const shown = (await cli(dir.path, 'show', id)).out.split('\n');
-      expect(shown[3]).toMatch(/^error fix_attempts_exhausted \(\w+\): pass test: still failing after 1 attempts — Step test failed \(exit 1\): node check\.cjs/);
+      expect(shown[3]).toMatch(
+        /^error fix_attempts_exhausted \(\w+\): pass test: still failing after 1 attempts — Step test failed \(exit 1\): node check\.cjs/,
+      );
       const whole = shown.slice(shown.indexOf('Reason:'));
       expect(whole[1]).toBe('  pass test: still failing after 1 attempts. Last feedback:');
       expect(whole[2]).toMatch(/^ {2}Step test failed \(exit 1\): node check\.cjs/);

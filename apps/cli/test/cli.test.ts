@@ -27,8 +27,20 @@ describe('codefleet CLI', () => {
     try {
       // enqueue refuses a job whose agent could not run here: this one names one that can.
       await writeFile(join(dir.path, 'agent.mjs'), '');
-      await writeFile(join(dir.path, 'config.yaml'), 'data_dir: ./data\nlogging:\n  level: silent\nagents:\n  script:\n    module: ./agent.mjs\n');
-      const ok = await cli(dir.path, 'enqueue', '--repo', relative(dir.path, repo.path), '--title', 'Add a thing', '--body', 'details');
+      await writeFile(
+        join(dir.path, 'config.yaml'),
+        'data_dir: ./data\nlogging:\n  level: silent\nagents:\n  script:\n    module: ./agent.mjs\n',
+      );
+      const ok = await cli(
+        dir.path,
+        'enqueue',
+        '--repo',
+        relative(dir.path, repo.path),
+        '--title',
+        'Add a thing',
+        '--body',
+        'details',
+      );
       expect(ok).toMatchObject({ code: 0, err: '' });
       expect(ok.out).toMatch(/^enqueued [0-9a-f-]{36}$/);
     } finally {
@@ -60,21 +72,60 @@ describe('codefleet CLI', () => {
     const repo = await createTempRepo({ files: { 'notes.txt': 'hello\n' } });
     try {
       const agent = join(dir.path, 'agent.mjs');
-      await writeFile(agent, "import fs from 'node:fs';\nconst w = process.argv[process.argv.indexOf('--workdir') + 1];\nfs.appendFileSync(w + '/notes.txt', 'more\\n');\n");
-      await writeFile(join(dir.path, 'config.yaml'), `data_dir: ./data\nlogging:\n  level: silent\nagents:\n  default: script\n  script:\n    module: ${agent}\n`);
+      await writeFile(
+        agent,
+        "import fs from 'node:fs';\nconst w = process.argv[process.argv.indexOf('--workdir') + 1];\nfs.appendFileSync(w + '/notes.txt', 'more\\n');\n",
+      );
+      await writeFile(
+        join(dir.path, 'config.yaml'),
+        `data_dir: ./data\nlogging:\n  level: silent\nagents:\n  default: script\n  script:\n    module: ${agent}\n`,
+      );
       // A non-bare origin cannot receive a push to its checked-out branch, but the work branch is another one.
-      const queued = await cli(dir.path, 'enqueue', '--repo', repo.path, '--title', 'Append more notes', '--dod', '[git, --version]');
+      const queued = await cli(
+        dir.path,
+        'enqueue',
+        '--repo',
+        repo.path,
+        '--title',
+        'Append more notes',
+        '--dod',
+        '[git, --version]',
+      );
       const id = queued.out.replace('enqueued ', '');
       const worked = await cli(dir.path, 'worker', '--once');
       expect(worked.out).toContain('processed 1: 1 done');
       const runs = await cli(dir.path, 'runs', '--json');
       // The run record's keys (snake_case), as `show --json` prints them.
       const listed = JSON.parse(runs.out) as Record<string, unknown>[];
-      expect(listed).toMatchObject([{ run_id: id, stage: 'done', outcome: 'succeeded', attempts: 1, pull_request: { number: 1, draft: false } }]);
-      expect(Object.keys(listed[0]!).sort()).toEqual([
-        'agent', 'attempts', 'created_at', 'duration_ms', 'job_id', 'outcome', 'pull_request', 'repo', 'requested_by', 'run_id', 'source', 'stage', 'status', 'status_certain', 'status_note', 'task_key', 'title', 'updated_at', 'worker',
+      expect(listed).toMatchObject([
+        { run_id: id, stage: 'done', outcome: 'succeeded', attempts: 1, pull_request: { number: 1, draft: false } },
       ]);
-      expect(JSON.parse((await cli(dir.path, 'show', id, '--json')).out)).toMatchObject({ run_id: id, created_at: listed[0]!.created_at, pull_request: { number: 1 } });
+      expect(Object.keys(listed[0]!).sort()).toEqual([
+        'agent',
+        'attempts',
+        'created_at',
+        'duration_ms',
+        'job_id',
+        'outcome',
+        'pull_request',
+        'repo',
+        'requested_by',
+        'run_id',
+        'source',
+        'stage',
+        'status',
+        'status_certain',
+        'status_note',
+        'task_key',
+        'title',
+        'updated_at',
+        'worker',
+      ]);
+      expect(JSON.parse((await cli(dir.path, 'show', id, '--json')).out)).toMatchObject({
+        run_id: id,
+        created_at: listed[0]!.created_at,
+        pull_request: { number: 1 },
+      });
       const shown = await cli(dir.path, 'show', id);
       expect(shown.out).toMatch(/Timeline:[\s\S]*publishing[\s\S]*done/);
       expect(shown.out).toContain('dod     git --version');
@@ -87,25 +138,38 @@ describe('codefleet CLI', () => {
     // A module hook records every module the process loads; with --once on an empty queue
     // the worker starts, sweeps, finds nothing and exits.
     const loaded = join(dir.path, 'loaded.txt');
-    await writeFile(join(dir.path, 'hooks.mjs'), [
-      "import { appendFileSync } from 'node:fs';",
-      'export async function load(url, context, next) {',
-      `  appendFileSync(${JSON.stringify(loaded)}, url + '\\n');`,
-      '  return next(url, context);',
-      '}',
-    ].join('\n'));
-    await writeFile(join(dir.path, 'register.mjs'), "import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n");
+    await writeFile(
+      join(dir.path, 'hooks.mjs'),
+      [
+        "import { appendFileSync } from 'node:fs';",
+        'export async function load(url, context, next) {',
+        `  appendFileSync(${JSON.stringify(loaded)}, url + '\\n');`,
+        '  return next(url, context);',
+        '}',
+      ].join('\n'),
+    );
+    await writeFile(
+      join(dir.path, 'register.mjs'),
+      "import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n",
+    );
     const worker = startFixture(bin, ['--config', join(dir.path, 'config.yaml'), 'worker', '--once'], {
-      cwd: dir.path, env: { PATH: process.env.PATH ?? '', HOME: dir.path }, nodeArgs: ['--import', join(dir.path, 'register.mjs')],
+      cwd: dir.path,
+      env: { PATH: process.env.PATH ?? '', HOME: dir.path },
+      nodeArgs: ['--import', join(dir.path, 'register.mjs')],
     });
     expect(await worker.exited).toMatchObject({ exitCode: 0 });
     const urls = (await readFile(loaded, 'utf8')).split('\n');
     expect(urls.some((url) => /\/packages\/workspace\//.test(url))).toBe(true);
-    expect(urls.filter((url) => /\/packages\/(pipeline|agents|verify|forge|patch)\/|@octokit|ollama/.test(url))).toEqual([]);
+    expect(
+      urls.filter((url) => /\/packages\/(pipeline|agents|verify|forge|patch)\/|@octokit|ollama/.test(url)),
+    ).toEqual([]);
   }, 30_000);
 
   it('doctor checks each part and gives the fix for what fails', async () => {
-    await writeFile(join(dir.path, 'config.yaml'), 'data_dir: ./data\nagents:\n  default: command\n  command:\n    argv: [no-such-agent-binary, "{prompt_file}"]\n');
+    await writeFile(
+      join(dir.path, 'config.yaml'),
+      'data_dir: ./data\nagents:\n  default: command\n  command:\n    argv: [no-such-agent-binary, "{prompt_file}"]\n',
+    );
     const result = await cli(dir.path, 'doctor');
     expect(result.code).toBe(1);
     expect(result.out).toMatch(/^ok {4}git version/m);
@@ -121,10 +185,13 @@ describe('codefleet CLI', () => {
     const bin = join(dir.path, 'tools');
     await mkdir(bin, { recursive: true });
     await writeFile(join(bin, 'cf-test-cargo'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
-    const config = 'data_dir: ./data\nsandbox:\n  mode: none\nverification:\n  toolchains:\n    rust:\n      build: [cf-test-cargo, build]\n      format: []\n      lint: []\n      test: [cf-test-cargo, test]\n';
+    const config =
+      'data_dir: ./data\nsandbox:\n  mode: none\nverification:\n  toolchains:\n    rust:\n      build: [cf-test-cargo, build]\n      format: []\n      lint: []\n      test: [cf-test-cargo, test]\n';
     await writeFile(join(dir.path, 'config.yaml'), config);
     const without = await cli(dir.path, 'doctor');
-    expect(without.out).toMatch(/^ok {4}WARNING toolchain rust: cf-test-cargo not found on the checks' PATH.*\n {6}fix: install cf-test-cargo, or add its directory to verification.env.path/m);
+    expect(without.out).toMatch(
+      /^ok {4}WARNING toolchain rust: cf-test-cargo not found on the checks' PATH.*\n {6}fix: install cf-test-cargo, or add its directory to verification.env.path/m,
+    );
     await writeFile(join(dir.path, 'config.yaml'), `${config}  env:\n    path: [${bin}]\n`);
     expect((await cli(dir.path, 'doctor')).out).toMatch(/^ok {4}toolchain rust: cf-test-cargo$/m);
     // Found, but where the sandbox hides it (the worker's HOME, as rustup and pyenv install).
@@ -135,9 +202,16 @@ describe('codefleet CLI', () => {
       await writeFile(join(dir.path, 'config.yaml'), config.replace('sandbox:\n  mode: none\n', ''));
       const out: string[] = [];
       const path = `${join(home.path, '.cargo', 'bin')}:${process.env.PATH ?? ''}`;
-      await runCli(['--config', join(dir.path, 'config.yaml'), 'doctor'], { out: (l) => out.push(l), err: (l) => out.push(l), cwd: dir.path, env: { PATH: path, HOME: home.path, ...gitTestEnv() } });
+      await runCli(['--config', join(dir.path, 'config.yaml'), 'doctor'], {
+        out: (l) => out.push(l),
+        err: (l) => out.push(l),
+        cwd: dir.path,
+        env: { PATH: path, HOME: home.path, ...gitTestEnv() },
+      });
       // Run in the sandbox a run gets, which says it does not show it.
-      expect(out.join('\n')).toMatch(/^ok {4}WARNING toolchain rust: not usable by runs.*cf-test-cargo \(.*\): cf-test-cargo is at .*, which the sandbox does not show.*\n {6}fix: install it system-wide .* to sandbox\.read_paths/m);
+      expect(out.join('\n')).toMatch(
+        /^ok {4}WARNING toolchain rust: not usable by runs.*cf-test-cargo \(.*\): cf-test-cargo is at .*, which the sandbox does not show.*\n {6}fix: install it system-wide .* to sandbox\.read_paths/m,
+      );
     } finally {
       await home.dispose();
     }
@@ -145,25 +219,39 @@ describe('codefleet CLI', () => {
 
   it('runs, show and doctor report a fleet run store whose Redis is down instead of waiting for it', async () => {
     const url = `redis://:hunter2@127.0.0.1:${await freePort()}`;
-    await writeFile(join(dir.path, 'config.yaml'), `data_dir: ./data\nstore:\n  backend: redis\n  redis_url: ${url}\nlogging:\n  level: silent\n`);
+    await writeFile(
+      join(dir.path, 'config.yaml'),
+      `data_dir: ./data\nstore:\n  backend: redis\n  redis_url: ${url}\nlogging:\n  level: silent\n`,
+    );
     for (const argv of [['runs'], ['show', 'some-run']]) {
       const result = await cli(dir.path, ...argv);
       expect(result.code).toBe(1);
-      expect(result.err).toMatch(/store_unavailable.*the run store's Redis at redis:\/\/.*127\.0\.0\.1:\d+ is not reachable: connect ECONNREFUSED/);
+      expect(result.err).toMatch(
+        /store_unavailable.*the run store's Redis at redis:\/\/.*127\.0\.0\.1:\d+ is not reachable: connect ECONNREFUSED/,
+      );
       expect(result.err).not.toContain('hunter2');
     }
     const doctor = await cli(dir.path, 'doctor');
-    expect(doctor.out).toMatch(/FAIL {2}run store \(redis\) is not reachable: .*ECONNREFUSED.*\n {6}fix: check store.redis_url/);
+    expect(doctor.out).toMatch(
+      /FAIL {2}run store \(redis\) is not reachable: .*ECONNREFUSED.*\n {6}fix: check store.redis_url/,
+    );
     expect(doctor.out).not.toContain('hunter2');
   }, 30_000);
 
-  it('doctor names the default agent\'s missing API key variable without printing any key', async () => {
-    await writeFile(join(dir.path, 'config.yaml'), 'data_dir: ./data\nagents:\n  default: claude\n  claude:\n    binary: /bin/true\n');
+  it("doctor names the default agent's missing API key variable without printing any key", async () => {
+    await writeFile(
+      join(dir.path, 'config.yaml'),
+      'data_dir: ./data\nagents:\n  default: claude\n  claude:\n    binary: /bin/true\n',
+    );
     const missing = await cli(dir.path, 'doctor');
-    expect(missing.out).toMatch(/FAIL {2}agent claude: no API key in \$ANTHROPIC_API_KEY\n {6}fix: export ANTHROPIC_API_KEY=<key>/);
+    expect(missing.out).toMatch(
+      /FAIL {2}agent claude: no API key in \$ANTHROPIC_API_KEY\n {6}fix: export ANTHROPIC_API_KEY=<key>/,
+    );
     const out: string[] = [];
     await runCli(['--config', join(dir.path, 'config.yaml'), 'doctor'], {
-      out: (l) => out.push(l), err: () => undefined, cwd: dir.path,
+      out: (l) => out.push(l),
+      err: () => undefined,
+      cwd: dir.path,
       env: { PATH: process.env.PATH, HOME: dir.path, ANTHROPIC_API_KEY: 'sk-ant-secret-value', ...gitTestEnv() },
     });
     expect(out.join('\n')).toMatch(/ok {4}agent claude: API key found in \$ANTHROPIC_API_KEY/);
@@ -177,10 +265,16 @@ describe('npm run demo (the codefleet binary as a real process)', () => {
     try {
       await writeFile(join(dir.path, 'config.yaml'), 'data_dir: ./data\n');
       // Port 1 refuses: no Ollama, whatever runs on this machine, so the scripted agent.
-      const proc = startFixture(bin, ['demo'], { cwd: dir.path, env: { PATH: process.env.PATH ?? '', HOME: dir.path, OLLAMA_HOST: '127.0.0.1:1', ...gitTestEnv() } });
+      const proc = startFixture(bin, ['demo'], {
+        cwd: dir.path,
+        env: { PATH: process.env.PATH ?? '', HOME: dir.path, OLLAMA_HOST: '127.0.0.1:1', ...gitTestEnv() },
+      });
       const exit = await proc.exited;
       const output = proc.lines.join('\n');
-      expect({ exit, stderr: exit.exitCode === 0 ? '' : proc.stderr }).toEqual({ exit: { exitCode: 0, signal: undefined }, stderr: '' });
+      expect({ exit, stderr: exit.exitCode === 0 ? '' : proc.stderr }).toEqual({
+        exit: { exitCode: 0, signal: undefined },
+        stderr: '',
+      });
       expect(output).toContain('the agent is SCRIPTED');
       expect(output).toMatch(/FAIL test +attempt 1\.1 +test/);
       expect(output).toMatch(/Pull request #1 on the local forge/);
@@ -189,17 +283,30 @@ describe('npm run demo (the codefleet binary as a real process)', () => {
       expect(output).toContain('demo passed');
 
       // The real binary, reading what the demo left: listing commands exit 0.
-      const runs = startFixture(bin, ['--config', join(dir.path, 'config.yaml'), 'runs'], { cwd: dir.path, env: { PATH: process.env.PATH ?? '', HOME: dir.path } });
-      expect({ exit: await runs.exited, stderr: runs.stderr }).toEqual({ exit: { exitCode: 0, signal: undefined }, stderr: '' });
+      const runs = startFixture(bin, ['--config', join(dir.path, 'config.yaml'), 'runs'], {
+        cwd: dir.path,
+        env: { PATH: process.env.PATH ?? '', HOME: dir.path },
+      });
+      expect({ exit: await runs.exited, stderr: runs.stderr }).toEqual({
+        exit: { exitCode: 0, signal: undefined },
+        stderr: '',
+      });
 
       // The commands the demo prints work as printed, from the repository root.
       const hints = proc.lines.filter((line) => line.startsWith('  npx codefleet ')).map((line) => line.trim());
       expect(hints).toHaveLength(2);
       const root = fileURLToPath(new URL('../../../', import.meta.url));
-      const ran = await Promise.all(hints.map(async (hint) => {
-        const result = await execa('sh', ['-c', hint], { cwd: root, env: { PATH: process.env.PATH ?? '', HOME: dir.path }, extendEnv: false, reject: false });
-        return { hint, code: result.exitCode, out: result.stdout };
-      }));
+      const ran = await Promise.all(
+        hints.map(async (hint) => {
+          const result = await execa('sh', ['-c', hint], {
+            cwd: root,
+            env: { PATH: process.env.PATH ?? '', HOME: dir.path },
+            extendEnv: false,
+            reject: false,
+          });
+          return { hint, code: result.exitCode, out: result.stdout };
+        }),
+      );
       expect(ran[0]).toMatchObject({ code: 0, out: expect.stringMatching(/Timeline:[\s\S]*done/) });
       expect(ran[1]).toMatchObject({ code: 0, out: expect.stringContaining('Add a multiply(a, b) function') });
     } finally {

@@ -50,12 +50,20 @@ afterEach(async () => {
 // A GPU host, so `model: auto` is the stand-in's qwen2.5-coder:7b whatever this machine has.
 const gpuHost: HostHardware = { platform: 'linux', arch: 'x64', gpu: '/dev/nvidia0' };
 
-async function demo(env: Record<string, string>, command = 'demo', hardware = gpuHost, config = 'data_dir: ./data\n'): Promise<{ code: number; out: string }> {
+async function demo(
+  env: Record<string, string>,
+  command = 'demo',
+  hardware = gpuHost,
+  config = 'data_dir: ./data\n',
+): Promise<{ code: number; out: string }> {
   dir = await createTempDir('demo-ollama');
   await writeFile(join(dir.path, 'config.yaml'), config);
   const out: string[] = [];
   const code = await runCli(['--config', join(dir.path, 'config.yaml'), command], {
-    out: (l) => out.push(l), err: (l) => out.push(l), cwd: dir.path, hardware,
+    out: (l) => out.push(l),
+    err: (l) => out.push(l),
+    cwd: dir.path,
+    hardware,
     env: { PATH: process.env.PATH, HOME: dir.path, ...gitTestEnv(), ...env },
   });
   return { code, out: out.join('\n') };
@@ -77,7 +85,9 @@ describe('codefleet demo with a local Ollama', () => {
     // Only the choice is asserted: in-process from source the scripted agent's compiled
     // module is not there (cli.test.ts runs the whole scripted demo through the binary).
     const { out } = await demo({ OLLAMA_HOST: server.url });
-    expect(out).toMatch(/the agent is SCRIPTED \(no language model\): Ollama at http:\/\/127\.0\.0\.1:\d+ answered but has no qwen2\.5-coder:7b/);
+    expect(out).toMatch(
+      /the agent is SCRIPTED \(no language model\): Ollama at http:\/\/127\.0\.0\.1:\d+ answered but has no qwen2\.5-coder:7b/,
+    );
     expect(server.requests).toHaveLength(0);
   }, 120_000);
 });
@@ -87,16 +97,25 @@ describe('codefleet doctor on the built-in agent', () => {
   it('says which model auto picked for the host and why', async () => {
     server = await startOllamaStandIn({ models: ['qwen2.5-coder:1.5b'] });
     const cpu = await demo({ OLLAMA_HOST: server.url }, 'doctor', { platform: 'linux', arch: 'x64' }, config);
-    expect(cpu.out).toMatch(/agent: ollama 0\.0\.0-stand-in at http:\/\/127\.0\.0\.1:\d+ has qwen2\.5-coder:1\.5b \(auto: no GPU found on this linux x64 host \(CPU only\)\)/);
+    expect(cpu.out).toMatch(
+      /agent: ollama 0\.0\.0-stand-in at http:\/\/127\.0\.0\.1:\d+ has qwen2\.5-coder:1\.5b \(auto: no GPU found on this linux x64 host \(CPU only\)\)/,
+    );
     await dir?.dispose();
     const mac = await demo({ OLLAMA_HOST: server.url }, 'doctor', { platform: 'darwin', arch: 'arm64' }, config);
-    expect(mac.out).toMatch(/agent ollama: http:\/\/127\.0\.0\.1:\d+ has no qwen2\.5-coder:7b \(auto: Apple silicon \(darwin arm64\)\)/);
+    expect(mac.out).toMatch(
+      /agent ollama: http:\/\/127\.0\.0\.1:\d+ has no qwen2\.5-coder:7b \(auto: Apple silicon \(darwin arm64\)\)/,
+    );
     expect(mac.out).toMatch(/ollama pull qwen2\.5-coder:7b, or set agents\.ollama\.model/);
   }, 60_000);
 
   it('a model named in the config wins over auto, and doctor says it was set there', async () => {
     server = await startOllamaStandIn({ models: ['qwen2.5-coder:14b'] });
-    const { out } = await demo({ OLLAMA_HOST: server.url }, 'doctor', { platform: 'linux', arch: 'x64' }, `${config}  ollama:\n    model: qwen2.5-coder:14b\n`);
+    const { out } = await demo(
+      { OLLAMA_HOST: server.url },
+      'doctor',
+      { platform: 'linux', arch: 'x64' },
+      `${config}  ollama:\n    model: qwen2.5-coder:14b\n`,
+    );
     expect(out).toMatch(/has qwen2\.5-coder:14b \(set in config \(agents\.ollama\.model\)\)/);
   }, 60_000);
 });

@@ -20,9 +20,14 @@ const root = fileURLToPath(new URL('../../../', import.meta.url));
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
 const sample = read('config.yaml');
 /** What the docs tell an operator to provide as secrets; the values are stand-ins. */
-const secrets = { GITHUB_TOKEN: 'stand-in-github-token', GITHUB_WEBHOOK_SECRET: 'stand-in-webhook-secret', REDIS_PASSWORD: 'stand-in-redis-password' };
+const secrets = {
+  GITHUB_TOKEN: 'stand-in-github-token',
+  GITHUB_WEBHOOK_SECRET: 'stand-in-webhook-secret',
+  REDIS_PASSWORD: 'stand-in-redis-password',
+};
 
-const load = (env: Record<string, string>): Config => parseConfig(sample, { env, baseDir: root, hostname: hostname() }).config;
+const load = (env: Record<string, string>): Config =>
+  parseConfig(sample, { env, baseDir: root, hostname: hostname() }).config;
 
 /** `${NAME}`, `${NAME:-default}` and `${NAME:?error}` as docker compose interpolates them from the host's environment. */
 function interpolate(value: string, host: Record<string, string>): string {
@@ -49,7 +54,9 @@ function plist(text: string): { env: Record<string, string>; argv: string[] } {
   const dict = /<key>EnvironmentVariables<\/key>\s*<dict>([\s\S]*?)<\/dict>/.exec(body)![1]!;
   const argv = /<key>ProgramArguments<\/key>\s*<array>([\s\S]*?)<\/array>/.exec(body)![1]!;
   return {
-    env: Object.fromEntries([...dict.matchAll(/<key>(.*?)<\/key>\s*<string>(.*?)<\/string>/g)].map((m) => [m[1]!, m[2]!])),
+    env: Object.fromEntries(
+      [...dict.matchAll(/<key>(.*?)<\/key>\s*<string>(.*?)<\/string>/g)].map((m) => [m[1]!, m[2]!]),
+    ),
     argv: [...argv.matchAll(/<string>(.*?)<\/string>/g)].map((m) => m[1]!),
   };
 }
@@ -58,14 +65,19 @@ type KubeEnv = { name: string; value?: string; valueFrom?: { secretKeyRef?: { ke
 /** A container's env: values as written, secrets as the stand-ins (created per the file's comment), field refs as a pod name. */
 function kubeEnvironment(env: KubeEnv): Record<string, string> {
   const byKey: Record<string, string> = {
-    'github-token': secrets.GITHUB_TOKEN, 'github-webhook-secret': secrets.GITHUB_WEBHOOK_SECRET, 'api-token': 'stand-in-api-token-0123456789', 'redis-password': secrets.REDIS_PASSWORD,
+    'github-token': secrets.GITHUB_TOKEN,
+    'github-webhook-secret': secrets.GITHUB_WEBHOOK_SECRET,
+    'api-token': 'stand-in-api-token-0123456789',
+    'redis-password': secrets.REDIS_PASSWORD,
   };
   const out: Record<string, string> = {};
   for (const e of env) {
     // Kubernetes expands $(NAME) from the variables declared before this one.
-    if (e.value !== undefined) out[e.name] = e.value.replace(/\$\(([A-Za-z0-9_]+)\)/g, (m, name: string) => out[name] ?? m);
-    else if (e.valueFrom?.secretKeyRef) { if (byKey[e.valueFrom.secretKeyRef.key] !== undefined) out[e.name] = byKey[e.valueFrom.secretKeyRef.key]!; }
-    else out[e.name] = 'codefleet-worker-abc12';
+    if (e.value !== undefined)
+      out[e.name] = e.value.replace(/\$\(([A-Za-z0-9_]+)\)/g, (m, name: string) => out[name] ?? m);
+    else if (e.valueFrom?.secretKeyRef) {
+      if (byKey[e.valueFrom.secretKeyRef.key] !== undefined) out[e.name] = byKey[e.valueFrom.secretKeyRef.key]!;
+    } else out[e.name] = 'codefleet-worker-abc12';
   }
   return out;
 }
@@ -89,12 +101,34 @@ describe('deployment files: a worker with a working agent and the forge it names
     await ollama?.close();
   });
 
-  type ComposeService = { image?: string; command?: string[]; entrypoint?: string[]; environment?: Record<string, string>; ports?: string[] };
+  type ComposeService = {
+    image?: string;
+    command?: string[];
+    entrypoint?: string[];
+    environment?: Record<string, string>;
+    ports?: string[];
+  };
   const compose = parseYaml(read('docker-compose.yml')) as { services: Record<string, ComposeService> };
-  const imageEnv = Object.fromEntries([...read('infra/container/Dockerfile').replace(/\\\n/g, ' ').matchAll(/\b(CODEFLEET_[A-Z_]+)=(\S+)/g)].map((m) => [m[1]!, m[2]!]));
-  const composeEnv = (service: ComposeService) => ({ ...imageEnv, ...Object.fromEntries(Object.entries(service.environment ?? {}).map(([k, v]) => [k, interpolate(String(v), secrets)])) });
-  const kube = (file: string) => parseAllDocuments(read(file)).map((d) => d.toJS() as { kind: string; metadata: { name: string }; spec: Record<string, unknown> });
-  type PodSpec = { containers: { args?: string[]; command?: string[]; env: KubeEnv; ports?: { containerPort: number }[] }[] };
+  const imageEnv = Object.fromEntries(
+    [
+      ...read('infra/container/Dockerfile')
+        .replace(/\\\n/g, ' ')
+        .matchAll(/\b(CODEFLEET_[A-Z_]+)=(\S+)/g),
+    ].map((m) => [m[1]!, m[2]!]),
+  );
+  const composeEnv = (service: ComposeService) => ({
+    ...imageEnv,
+    ...Object.fromEntries(
+      Object.entries(service.environment ?? {}).map(([k, v]) => [k, interpolate(String(v), secrets)]),
+    ),
+  });
+  const kube = (file: string) =>
+    parseAllDocuments(read(file)).map(
+      (d) => d.toJS() as { kind: string; metadata: { name: string }; spec: Record<string, unknown> },
+    );
+  type PodSpec = {
+    containers: { args?: string[]; command?: string[]; env: KubeEnv; ports?: { containerPort: number }[] }[];
+  };
   const podOf = (doc: { spec: Record<string, unknown> }) => (doc.spec.template as { spec: PodSpec }).spec;
   const readme = read('infra/README.md');
 
@@ -103,7 +137,8 @@ describe('deployment files: a worker with a working agent and the forge it names
     // Compose: the ollama service the worker's OLLAMA_HOST names, and what ollama-pull pulls.
     const pull = compose.services['ollama-pull']!;
     deployments.push({
-      file: 'docker-compose.yml', env: composeEnv(compose.services.worker!),
+      file: 'docker-compose.yml',
+      env: composeEnv(compose.services.worker!),
       ollama: { url: `http://ollama:11434`, models: pulled(pull.entrypoint!.join(' '), composeEnv(pull)) },
     });
     expect(compose.services.ollama!.image).toMatch(/^ollama\/ollama(:|$)/);
@@ -117,17 +152,29 @@ describe('deployment files: a worker with a working agent and the forge it names
     const jobContainer = podOf(job).containers[0]!;
     const port = (service.spec.ports as { port: number }[])[0]!.port;
     deployments.push({
-      file: 'infra/kubernetes/worker.yaml', env: { ...imageEnv, ...kubeEnvironment(podOf(worker).containers[0]!.env) },
-      ollama: { url: `http://${service.metadata.name}:${port}`, models: pulled(jobContainer.command!.join(' '), kubeEnvironment(jobContainer.env)) },
+      file: 'infra/kubernetes/worker.yaml',
+      env: { ...imageEnv, ...kubeEnvironment(podOf(worker).containers[0]!.env) },
+      ollama: {
+        url: `http://${service.metadata.name}:${port}`,
+        models: pulled(jobContainer.command!.join(' '), kubeEnvironment(jobContainer.env)),
+      },
     });
 
     // A host (systemd, launchd): the host's Ollama, with the models infra/README.md says to pull.
     const hostModels = pulled(readme, {});
     deployments.push({
-      file: 'infra/systemd/codefleet-worker@.service', env: { ...unitEnvironment(read('infra/systemd/codefleet-worker@.service'), { i: '9101', H: 'host' }), ...secrets },
+      file: 'infra/systemd/codefleet-worker@.service',
+      env: {
+        ...unitEnvironment(read('infra/systemd/codefleet-worker@.service'), { i: '9101', H: 'host' }),
+        ...secrets,
+      },
       ollama: { url: 'http://127.0.0.1:11434', models: hostModels },
     });
-    deployments.push({ file: 'infra/launchd/dev.codefleet.worker.plist', env: plist(read('infra/launchd/dev.codefleet.worker.plist')).env, ollama: { url: 'http://127.0.0.1:11434', models: hostModels } });
+    deployments.push({
+      file: 'infra/launchd/dev.codefleet.worker.plist',
+      env: plist(read('infra/launchd/dev.codefleet.worker.plist')).env,
+      ollama: { url: 'http://127.0.0.1:11434', models: hostModels },
+    });
   });
 
   it('each worker runs the built-in agent on the model server its file names, with a model that server pulls, and can run it', async () => {
@@ -170,9 +217,17 @@ describe('deployment files: a worker with a working agent and the forge it names
     producers.push({ file: 'docker-compose.yml', argv: composeProducer.command!, env: composeEnv(composeProducer) });
     expect((composeProducer as { profiles?: string[] }).profiles).toBeUndefined(); // started by `docker compose up`
     const serve = podOf(kube('infra/kubernetes/serve.yaml').find((d) => d.kind === 'Deployment')!).containers[0]!;
-    producers.push({ file: 'infra/kubernetes/serve.yaml', argv: serve.args!, env: { ...imageEnv, ...kubeEnvironment(serve.env) } });
+    producers.push({
+      file: 'infra/kubernetes/serve.yaml',
+      argv: serve.args!,
+      env: { ...imageEnv, ...kubeEnvironment(serve.env) },
+    });
     const unit = read('infra/systemd/codefleet-serve.service');
-    producers.push({ file: 'infra/systemd/codefleet-serve.service', argv: /^ExecStart=(.*)$/m.exec(unit)![1]!.split(' '), env: { ...unitEnvironment(unit, {}), ...secrets } });
+    producers.push({
+      file: 'infra/systemd/codefleet-serve.service',
+      argv: /^ExecStart=(.*)$/m.exec(unit)![1]!.split(' '),
+      env: { ...unitEnvironment(unit, {}), ...secrets },
+    });
     const launchd = plist(read('infra/launchd/dev.codefleet.serve.plist'));
     producers.push({ file: 'infra/launchd/dev.codefleet.serve.plist', argv: launchd.argv, env: launchd.env });
     for (const { file, argv, env } of producers) {
@@ -185,11 +240,20 @@ describe('deployment files: a worker with a working agent and the forge it names
   it('compose and the systemd unit serve the dashboard: published on loopback only, token from the environment', () => {
     const composeProducer = compose.services.producer!;
     const fromCompose = load(composeEnv(composeProducer)).dashboard;
-    expect(fromCompose).toMatchObject({ enabled: true, host: '0.0.0.0', port: 8790, token_env: 'CODEFLEET_DASHBOARD_TOKEN', read_only: false });
+    expect(fromCompose).toMatchObject({
+      enabled: true,
+      host: '0.0.0.0',
+      port: 8790,
+      token_env: 'CODEFLEET_DASHBOARD_TOKEN',
+      read_only: false,
+    });
     // 0.0.0.0 inside the container; the host publishes it on 127.0.0.1 only.
     expect(composeProducer.ports).toContain(`127.0.0.1:${fromCompose.port}:${fromCompose.port}`);
     const unit = read('infra/systemd/codefleet-serve.service');
-    expect(load({ ...unitEnvironment(unit, {}), ...secrets }).dashboard).toMatchObject({ enabled: true, host: '127.0.0.1' });
+    expect(load({ ...unitEnvironment(unit, {}), ...secrets }).dashboard).toMatchObject({
+      enabled: true,
+      host: '127.0.0.1',
+    });
   });
 
   it('Redis wants a password everywhere it is shipped, and every service connects with it', () => {
@@ -203,26 +267,59 @@ describe('deployment files: a worker with a working agent and the forge it names
     expect(server.args!.join(' ')).toContain('--requirepass $(REDIS_PASSWORD)');
     expect(kubeEnvironment(server.env).REDIS_PASSWORD).toBe(secrets.REDIS_PASSWORD);
     const clients = [
-      ['docker-compose.yml worker', composeEnv(compose.services.worker!)], ['docker-compose.yml producer', composeEnv(compose.services.producer!)],
-      ...['worker', 'serve'].map((name) => [`infra/kubernetes/${name}.yaml`, { ...imageEnv, ...kubeEnvironment(podOf(kube(`infra/kubernetes/${name}.yaml`).find((d) => d.kind === 'Deployment')!).containers[0]!.env) }]),
+      ['docker-compose.yml worker', composeEnv(compose.services.worker!)],
+      ['docker-compose.yml producer', composeEnv(compose.services.producer!)],
+      ...['worker', 'serve'].map((name) => [
+        `infra/kubernetes/${name}.yaml`,
+        {
+          ...imageEnv,
+          ...kubeEnvironment(
+            podOf(kube(`infra/kubernetes/${name}.yaml`).find((d) => d.kind === 'Deployment')!).containers[0]!.env,
+          ),
+        },
+      ]),
     ] as [string, Record<string, string>][];
     for (const [file, env] of clients) {
       const config = load(env);
       expect([file, config.queue.backend, config.store.backend]).toEqual([file, 'bullmq', 'redis']);
-      for (const url of [config.queue.bullmq.url, config.store.redis_url]) expect([file, url]).toEqual([file, `redis://:${secrets.REDIS_PASSWORD}@redis:6379`]);
+      for (const url of [config.queue.bullmq.url, config.store.redis_url])
+        expect([file, url]).toEqual([file, `redis://:${secrets.REDIS_PASSWORD}@redis:6379`]);
       expect([file, config.allow_insecure_redis]).toEqual([file, false]);
       // Without the password the same file does not start.
       const { REDIS_PASSWORD: _, ...without } = secrets;
-      const bare = file.startsWith('docker') ? { ...imageEnv, ...Object.fromEntries(Object.entries(compose.services[file.split(' ')[1]!]!.environment!).map(([k, v]) => [k, interpolate(String(v), without)])) } : { ...env, REDIS_URL: 'redis://:@redis:6379' };
-      expect(() => load(bare)).toThrow(/queue\.bullmq\.url: Redis at redis:6379 is not on this host and the URL has no password/);
+      const bare = file.startsWith('docker')
+        ? {
+            ...imageEnv,
+            ...Object.fromEntries(
+              Object.entries(compose.services[file.split(' ')[1]!]!.environment!).map(([k, v]) => [
+                k,
+                interpolate(String(v), without),
+              ]),
+            ),
+          }
+        : { ...env, REDIS_URL: 'redis://:@redis:6379' };
+      expect(() => load(bare)).toThrow(
+        /queue\.bullmq\.url: Redis at redis:6379 is not on this host and the URL has no password/,
+      );
     }
   });
 
   it('no shipped file or doc shows an open Redis URL to another host', () => {
-    const files = ['docker-compose.yml', 'infra/kubernetes/worker.yaml', 'infra/kubernetes/serve.yaml', 'infra/container/Dockerfile', 'infra/systemd/codefleet-worker@.service',
-      'infra/launchd/dev.codefleet.worker.plist', 'infra/README.md', 'README.md', 'config.yaml'];
+    const files = [
+      'docker-compose.yml',
+      'infra/kubernetes/worker.yaml',
+      'infra/kubernetes/serve.yaml',
+      'infra/container/Dockerfile',
+      'infra/systemd/codefleet-worker@.service',
+      'infra/launchd/dev.codefleet.worker.plist',
+      'infra/README.md',
+      'README.md',
+      'config.yaml',
+    ];
     for (const file of files) {
-      const open = [...read(file).matchAll(/\brediss?:\/\/(?![^\s"']*@)([^\s/:"'<>$]+)/g)].map((m) => m[0]).filter((url) => !/\/\/(127\.0\.0\.1|localhost|\[::1\])/.test(url));
+      const open = [...read(file).matchAll(/\brediss?:\/\/(?![^\s"']*@)([^\s/:"'<>$]+)/g)]
+        .map((m) => m[0])
+        .filter((url) => !/\/\/(127\.0\.0\.1|localhost|\[::1\])/.test(url));
       expect([file, open]).toEqual([file, []]);
     }
     // The README's ACL user is the one the queue conformance suite and the store contracts pass through.

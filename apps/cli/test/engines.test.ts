@@ -33,7 +33,9 @@ interface LockEntry {
   link?: boolean;
 }
 
-const lock = JSON.parse(readFileSync(fileURLToPath(new URL('../../../package-lock.json', import.meta.url)), 'utf8')) as {
+const lock = JSON.parse(
+  readFileSync(fileURLToPath(new URL('../../../package-lock.json', import.meta.url)), 'utf8'),
+) as {
   packages: Record<string, LockEntry>;
 };
 
@@ -49,7 +51,9 @@ function excluding(): { path: string; version: string; range: string; unsupporte
 
 describe('dependencies and the Node versions codefleet supports', () => {
   it('finds engines ranges in the lock (the check reads real entries)', () => {
-    const withEngines = Object.values(lock.packages).filter((entry) => entry.engines && !Array.isArray(entry.engines) && entry.engines.node);
+    const withEngines = Object.values(lock.packages).filter(
+      (entry) => entry.engines && !Array.isArray(entry.engines) && entry.engines.node,
+    );
     expect(withEngines.length).toBeGreaterThan(100);
     // A range that leaves out Node 20 is recognised as such.
     expect(semver.satisfies('20.19.0', '>=22')).toBe(false);
@@ -58,7 +62,10 @@ describe('dependencies and the Node versions codefleet supports', () => {
   it(`every package in package-lock.json declares support for Node ${supported.join(', ')}, or is tolerated with a reason`, () => {
     const problems = excluding()
       .filter(({ path, version }) => !(tolerated[path] && semver.satisfies(version, tolerated[path].range)))
-      .map(({ path, version, range, unsupported }) => `${path.replace(/^.*node_modules\//, '')}@${version} (from ${path}) requires node ${range}: not ${unsupported.join(', ')}`);
+      .map(
+        ({ path, version, range, unsupported }) =>
+          `${path.replace(/^.*node_modules\//, '')}@${version} (from ${path}) requires node ${range}: not ${unsupported.join(', ')}`,
+      );
     expect(problems).toEqual([]);
   });
 

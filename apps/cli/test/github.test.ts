@@ -6,7 +6,15 @@ import { pushedMarker, type GithubForge } from '@codefleet/forge';
 import { silentLogger } from '@codefleet/log';
 import { followUpFromReview } from '@codefleet/producer';
 import { createHmac } from 'node:crypto';
-import { createTempDir, git, gitTestEnv, startGithubStandIn, waitFor, type GithubStandIn, type TempDir } from '@codefleet/testkit';
+import {
+  createTempDir,
+  git,
+  gitTestEnv,
+  startGithubStandIn,
+  waitFor,
+  type GithubStandIn,
+  type TempDir,
+} from '@codefleet/testkit';
 import { deliveryQueueSettings, webhook } from '../src/commands/producer.js';
 import { followUpQueueSuffix } from '../src/commands/serve-slack.js';
 import { sideQueueSettings } from '../src/commands/side-queue.js';
@@ -31,7 +39,9 @@ describe('codefleet on GitHub (stand-in)', () => {
     const out: string[] = [];
     const err: string[] = [];
     const code = await runCli(['--config', join(dir.path, 'config.yaml'), ...argv], {
-      out: (l) => out.push(l), err: (l) => err.push(l), cwd: dir.path,
+      out: (l) => out.push(l),
+      err: (l) => err.push(l),
+      cwd: dir.path,
       env: { PATH: process.env.PATH, HOME: dir.path, GITHUB_TOKEN: gh.token, ...gitTestEnv() },
     });
     return { code, out: out.join('\n'), err: err.join('\n') };
@@ -43,12 +53,28 @@ describe('codefleet on GitHub (stand-in)', () => {
     const issue = gh.createIssue('acme/widgets', { title: 'Append more notes', body: 'Add a line to notes.txt.' });
     gh.labelIssue('acme/widgets', issue.number, 'codefleet', 'alice');
     const agent = join(dir.path, 'agent.mjs');
-    await writeFile(agent, "import fs from 'node:fs';\nconst w = process.argv[process.argv.indexOf('--workdir') + 1];\nfs.appendFileSync(w + '/notes.txt', 'more\\n');\n");
-    await writeFile(join(dir.path, 'config.yaml'), [
-      'data_dir: ./data', 'logging:', '  level: silent',
-      'agents:', '  default: script', '  script:', `    module: ${agent}`,
-      'forge:', '  type: github', '  github:', `    api_url: ${gh.url}`, '    repos: [acme/widgets]', '',
-    ].join('\n'));
+    await writeFile(
+      agent,
+      "import fs from 'node:fs';\nconst w = process.argv[process.argv.indexOf('--workdir') + 1];\nfs.appendFileSync(w + '/notes.txt', 'more\\n');\n",
+    );
+    await writeFile(
+      join(dir.path, 'config.yaml'),
+      [
+        'data_dir: ./data',
+        'logging:',
+        '  level: silent',
+        'agents:',
+        '  default: script',
+        '  script:',
+        `    module: ${agent}`,
+        'forge:',
+        '  type: github',
+        '  github:',
+        `    api_url: ${gh.url}`,
+        '    repos: [acme/widgets]',
+        '',
+      ].join('\n'),
+    );
 
     const polled = await cli('producer', 'poll', '--once');
     expect(polled).toMatchObject({ code: 0, err: '' });
@@ -65,13 +91,33 @@ describe('codefleet on GitHub (stand-in)', () => {
     expect(gh.labels('acme/widgets', issue.number).sort()).toEqual(['codefleet', 'codefleet:pr-opened']);
 
     // A reviewer asks for more: the follow-up commits on the same branch, same pull request.
-    const loaded = await loadConfig({ path: join(dir.path, 'config.yaml'), cwd: dir.path, env: { PATH: process.env.PATH, HOME: dir.path, GITHUB_TOKEN: gh.token, ...gitTestEnv() } });
+    const loaded = await loadConfig({
+      path: join(dir.path, 'config.yaml'),
+      cwd: dir.path,
+      env: { PATH: process.env.PATH, HOME: dir.path, GITHUB_TOKEN: gh.token, ...gitTestEnv() },
+    });
     const rt = await openRuntime(loaded, { log: silentLogger() });
     try {
-      const outcome = await followUpFromReview({ issues: ((await rt.forge()) as GithubForge).issues, queue: rt.queue, log: rt.log, requester: await rt.requester(), cancels: rt.store }, {
-        repo: 'acme/widgets', issueNumber: pulls[0]!.number, actor: 'alice', via: 'test', pullNumber: pulls[0]!.number,
-        headRef: pulls[0]!.head.ref, headRepo: 'acme/widgets', reviewBody: 'Also add a final line.', reviewState: 'changes_requested',
-      });
+      const outcome = await followUpFromReview(
+        {
+          issues: ((await rt.forge()) as GithubForge).issues,
+          queue: rt.queue,
+          log: rt.log,
+          requester: await rt.requester(),
+          cancels: rt.store,
+        },
+        {
+          repo: 'acme/widgets',
+          issueNumber: pulls[0]!.number,
+          actor: 'alice',
+          via: 'test',
+          pullNumber: pulls[0]!.number,
+          headRef: pulls[0]!.head.ref,
+          headRepo: 'acme/widgets',
+          reviewBody: 'Also add a final line.',
+          reviewState: 'changes_requested',
+        },
+      );
       expect(outcome).toMatchObject({ status: 'enqueued' });
     } finally {
       await rt.close();
@@ -87,11 +133,31 @@ describe('codefleet on GitHub (stand-in)', () => {
     gh.setPermission('acme/widgets', 'alice', 'write');
     const issue = gh.createIssue('acme/widgets', { title: 'Append more notes' });
     gh.labelIssue('acme/widgets', issue.number, 'codefleet', 'alice');
-    await writeFile(join(dir.path, 'config.yaml'), [
-      'data_dir: ./data', 'logging:', '  level: silent', 'forge:', '  type: github', '  github:', `    api_url: ${gh.url}`, '    repos: [acme/widgets]', '',
-    ].join('\n'));
-    const env = { PATH: process.env.PATH, HOME: dir.path, GITHUB_TOKEN: gh.token, GITHUB_WEBHOOK_SECRET: 's3cret', ...gitTestEnv() };
-    const rt = await openRuntime(await loadConfig({ path: join(dir.path, 'config.yaml'), cwd: dir.path, env }), { log: silentLogger(), longRunning: true });
+    await writeFile(
+      join(dir.path, 'config.yaml'),
+      [
+        'data_dir: ./data',
+        'logging:',
+        '  level: silent',
+        'forge:',
+        '  type: github',
+        '  github:',
+        `    api_url: ${gh.url}`,
+        '    repos: [acme/widgets]',
+        '',
+      ].join('\n'),
+    );
+    const env = {
+      PATH: process.env.PATH,
+      HOME: dir.path,
+      GITHUB_TOKEN: gh.token,
+      GITHUB_WEBHOOK_SECRET: 's3cret',
+      ...gitTestEnv(),
+    };
+    const rt = await openRuntime(await loadConfig({ path: join(dir.path, 'config.yaml'), cwd: dir.path, env }), {
+      log: silentLogger(),
+      longRunning: true,
+    });
     const stop = new AbortController();
     const lines: string[] = [];
     const running = webhook(rt, { port: 0, signal: stop.signal }, (l) => lines.push(l));
@@ -100,20 +166,29 @@ describe('codefleet on GitHub (stand-in)', () => {
       expect(listening).toContain('acme/widgets');
       const url = /(http:\/\/\S+\/webhook)/.exec(listening)![1]!;
       const payload = JSON.stringify({
-        action: 'labeled', label: { name: 'codefleet' }, issue: { number: issue.number }, repository: { full_name: 'acme/widgets' }, sender: { login: 'alice' },
+        action: 'labeled',
+        label: { name: 'codefleet' },
+        issue: { number: issue.number },
+        repository: { full_name: 'acme/widgets' },
+        sender: { login: 'alice' },
       });
       const form = new URLSearchParams({ payload }).toString();
       const answer = await fetch(url, {
-        method: 'POST', body: form,
+        method: 'POST',
+        body: form,
         headers: {
-          'content-type': 'application/x-www-form-urlencoded', 'x-github-event': 'issues', 'x-github-delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0958',
+          'content-type': 'application/x-www-form-urlencoded',
+          'x-github-event': 'issues',
+          'x-github-delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0958',
           'x-hub-signature-256': `sha256=${createHmac('sha256', 's3cret').update(form).digest('hex')}`,
         },
       });
       expect(answer.status).toBe(202);
       await waitFor(async () => (await rt.queue.stats()).ready === 1, { what: 'the job' });
       // The label follows the enqueue: the job is queued first, so nothing is lost if labelling fails.
-      await waitFor(() => gh.labels('acme/widgets', issue.number).includes('codefleet:queued'), { what: 'the queued label' });
+      await waitFor(() => gh.labels('acme/widgets', issue.number).includes('codefleet:queued'), {
+        what: 'the queued label',
+      });
     } finally {
       stop.abort();
       await running;
@@ -130,15 +205,49 @@ describe('codefleet on GitHub (stand-in)', () => {
     await git(work, ['commit', '--quiet', '--allow-empty', '-m', 'widget']);
     await git(work, ['push', '--quiet', 'origin', 'HEAD']);
     const sha = await git(work, ['rev-parse', 'HEAD']);
-    await writeFile(join(dir.path, 'config.yaml'), [
-      'data_dir: ./data', 'logging:', '  level: silent', 'forge:', '  type: github', '  github:', `    api_url: ${gh.url}`, '    repos: [acme/widgets]',
-      '    ci_feedback:', '      max_rounds: 1', '      log_bytes: 1024', '',
-    ].join('\n'));
-    const env = { PATH: process.env.PATH, HOME: dir.path, GITHUB_TOKEN: gh.token, GITHUB_WEBHOOK_SECRET: 's3cret', ...gitTestEnv() };
-    const rt = await openRuntime(await loadConfig({ path: join(dir.path, 'config.yaml'), cwd: dir.path, env }), { log: silentLogger(), longRunning: true });
+    await writeFile(
+      join(dir.path, 'config.yaml'),
+      [
+        'data_dir: ./data',
+        'logging:',
+        '  level: silent',
+        'forge:',
+        '  type: github',
+        '  github:',
+        `    api_url: ${gh.url}`,
+        '    repos: [acme/widgets]',
+        '    ci_feedback:',
+        '      max_rounds: 1',
+        '      log_bytes: 1024',
+        '',
+      ].join('\n'),
+    );
+    const env = {
+      PATH: process.env.PATH,
+      HOME: dir.path,
+      GITHUB_TOKEN: gh.token,
+      GITHUB_WEBHOOK_SECRET: 's3cret',
+      ...gitTestEnv(),
+    };
+    const rt = await openRuntime(await loadConfig({ path: join(dir.path, 'config.yaml'), cwd: dir.path, env }), {
+      log: silentLogger(),
+      longRunning: true,
+    });
     const forge = (await rt.forge()) as GithubForge;
-    const pr = await forge.ensurePullRequest({ repo: 'acme/widgets', head: `ai/issue-${issue.number}`, base: 'main', title: 'Add a widget', body: `Fixes #${issue.number}\n\n${pushedMarker(sha)}`, draft: false });
-    const run = await gh.addCheckRun('acme/widgets', { ref: sha, name: 'test', conclusion: 'failure', log: `${'ok\n'.repeat(2_000)}Error: widget() is not defined\n` });
+    const pr = await forge.ensurePullRequest({
+      repo: 'acme/widgets',
+      head: `ai/issue-${issue.number}`,
+      base: 'main',
+      title: 'Add a widget',
+      body: `Fixes #${issue.number}\n\n${pushedMarker(sha)}`,
+      draft: false,
+    });
+    const run = await gh.addCheckRun('acme/widgets', {
+      ref: sha,
+      name: 'test',
+      conclusion: 'failure',
+      log: `${'ok\n'.repeat(2_000)}Error: widget() is not defined\n`,
+    });
     const stop = new AbortController();
     const lines: string[] = [];
     const running = webhook(rt, { port: 0, signal: stop.signal }, (l) => lines.push(l));
@@ -146,17 +255,34 @@ describe('codefleet on GitHub (stand-in)', () => {
       const listening = await waitFor(() => lines.find((l) => l.startsWith('listening')));
       const url = /(http:\/\/\S+\/webhook)/.exec(listening)![1]!;
       const payload = JSON.stringify({
-        action: 'completed', repository: { full_name: 'acme/widgets' }, sender: { login: 'github-actions[bot]' },
-        check_run: { id: run.id, name: 'test', head_sha: sha, conclusion: 'failure', check_suite: { head_branch: `ai/issue-${issue.number}` }, pull_requests: [{ number: pr.number }] },
+        action: 'completed',
+        repository: { full_name: 'acme/widgets' },
+        sender: { login: 'github-actions[bot]' },
+        check_run: {
+          id: run.id,
+          name: 'test',
+          head_sha: sha,
+          conclusion: 'failure',
+          check_suite: { head_branch: `ai/issue-${issue.number}` },
+          pull_requests: [{ number: pr.number }],
+        },
       });
       const answer = await fetch(url, {
-        method: 'POST', body: payload,
-        headers: { 'content-type': 'application/json', 'x-github-event': 'check_run', 'x-hub-signature-256': `sha256=${createHmac('sha256', 's3cret').update(payload).digest('hex')}` },
+        method: 'POST',
+        body: payload,
+        headers: {
+          'content-type': 'application/json',
+          'x-github-event': 'check_run',
+          'x-hub-signature-256': `sha256=${createHmac('sha256', 's3cret').update(payload).digest('hex')}`,
+        },
       });
       expect(answer.status).toBe(202);
       await waitFor(async () => (await rt.queue.stats()).ready === 1, { what: 'the follow-up job' });
       const job = (await rt.queue.claim({ workerId: 'w' }))!.job;
-      expect(job).toMatchObject({ branch: `ai/issue-${issue.number}`, source: { kind: 'issue', number: issue.number } });
+      expect(job).toMatchObject({
+        branch: `ai/issue-${issue.number}`,
+        source: { kind: 'issue', number: issue.number },
+      });
       expect(job.body).toContain('widget() is not defined');
       expect(job.body.length).toBeLessThan(2_000);
       // The job is queued first (nothing lost), the round's comment follows it.
@@ -170,17 +296,48 @@ describe('codefleet on GitHub (stand-in)', () => {
   }, 60_000);
 
   it('deliveries are recorded beside the jobs; with SQS on the coordination Redis', () => {
-    expect(deliveryQueueSettings({ backend: 'local', path: '/q.sqlite', name: 'codefleet', leaseMs: 1_000, maxAttempts: 4 })).toMatchObject({ backend: 'local', path: '/q.sqlite', name: 'codefleet-deliveries' });
-    expect(deliveryQueueSettings({
-      backend: 'sqs', queueUrl: 'https://sqs/q', region: 'us-east-1', coordinationUrl: 'redis://r:6379', prefix: 'cf', name: 'codefleet', leaseMs: 30_000, maxAttempts: 4,
-    })).toEqual({ backend: 'bullmq', url: 'redis://r:6379', prefix: 'cf', name: 'codefleet-deliveries', leaseMs: 30_000, maxAttempts: 1_000 });
+    expect(
+      deliveryQueueSettings({ backend: 'local', path: '/q.sqlite', name: 'codefleet', leaseMs: 1_000, maxAttempts: 4 }),
+    ).toMatchObject({ backend: 'local', path: '/q.sqlite', name: 'codefleet-deliveries' });
+    expect(
+      deliveryQueueSettings({
+        backend: 'sqs',
+        queueUrl: 'https://sqs/q',
+        region: 'us-east-1',
+        coordinationUrl: 'redis://r:6379',
+        prefix: 'cf',
+        name: 'codefleet',
+        leaseMs: 30_000,
+        maxAttempts: 4,
+      }),
+    ).toEqual({
+      backend: 'bullmq',
+      url: 'redis://r:6379',
+      prefix: 'cf',
+      name: 'codefleet-deliveries',
+      leaseMs: 30_000,
+      maxAttempts: 1_000,
+    });
     // Slack's kept follow-ups wait the same way, in a queue of their own.
-    expect(sideQueueSettings({ backend: 'local', path: '/q.sqlite', name: 'codefleet', leaseMs: 1_000, maxAttempts: 4 }, followUpQueueSuffix))
-      .toEqual({ backend: 'local', path: '/q.sqlite', name: 'codefleet-chat-followups', leaseMs: 1_000, maxAttempts: 1_000 });
+    expect(
+      sideQueueSettings(
+        { backend: 'local', path: '/q.sqlite', name: 'codefleet', leaseMs: 1_000, maxAttempts: 4 },
+        followUpQueueSuffix,
+      ),
+    ).toEqual({
+      backend: 'local',
+      path: '/q.sqlite',
+      name: 'codefleet-chat-followups',
+      leaseMs: 1_000,
+      maxAttempts: 1_000,
+    });
   });
 
   it('refuses to start without the token or the webhook secret, naming the variable', async () => {
-    await writeFile(join(dir.path, 'config.yaml'), `data_dir: ./data\nforge:\n  type: github\n  github:\n    api_url: ${gh.url}\n`);
+    await writeFile(
+      join(dir.path, 'config.yaml'),
+      `data_dir: ./data\nforge:\n  type: github\n  github:\n    api_url: ${gh.url}\n`,
+    );
     const webhook = await cli('producer', 'webhook', '--port', '0');
     expect(webhook.code).not.toBe(0);
     expect(webhook.err).toContain('GITHUB_WEBHOOK_SECRET');

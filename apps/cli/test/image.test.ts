@@ -16,7 +16,10 @@ import { createTempDir, type TempDir } from '@codefleet/testkit';
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
 
-interface Stage { name: string | undefined; instructions: { op: string; args: string }[] }
+interface Stage {
+  name: string | undefined;
+  instructions: { op: string; args: string }[];
+}
 
 /** The Dockerfile's stages, in order: instructions with continuation lines joined, comments dropped. */
 function stages(text: string): Stage[] {
@@ -39,16 +42,22 @@ function runHere(command: string): void {
 
 /** Every file under `dir`, relative to it. */
 function files(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => statSync(join(dir, f)).isFile()).sort();
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((f) => statSync(join(dir, f)).isFile())
+    .sort();
 }
 
 /** The workspace directories the root package.json names (`packages/*` style globs). */
 function workspaceDirs(): string[] {
   const { workspaces } = JSON.parse(read('package.json')) as { workspaces: string[] };
-  return workspaces.flatMap((glob) => {
-    const parent = glob.replace(/\/\*$/, '');
-    return readdirSync(join(root, parent)).map((d) => `${parent}/${d}`).filter((d) => existsSync(join(root, d, 'package.json')));
-  }).sort();
+  return workspaces
+    .flatMap((glob) => {
+      const parent = glob.replace(/\/\*$/, '');
+      return readdirSync(join(root, parent))
+        .map((d) => `${parent}/${d}`)
+        .filter((d) => existsSync(join(root, d, 'package.json')));
+    })
+    .sort();
 }
 
 /**
@@ -59,7 +68,8 @@ function workspaceDirs(): string[] {
 function importsOf(source: string): string[] {
   const found = new Set(ts.preProcessFile(source, true, true).importedFiles.map((f) => f.fileName));
   for (const [, name] of source.matchAll(/\bconst\s+(\w+)\s*=\s*createRequire\(/g)) {
-    for (const match of source.matchAll(new RegExp(`\\b${name}\\(\\s*['"]([^'"]+)['"]\\s*\\)`, 'g'))) found.add(match[1]!);
+    for (const match of source.matchAll(new RegExp(`\\b${name}\\(\\s*['"]([^'"]+)['"]\\s*\\)`, 'g')))
+      found.add(match[1]!);
   }
   return [...found];
 }
@@ -94,7 +104,9 @@ describe('the container image (infra/container/Dockerfile)', () => {
     const pick = commandsOf(manifests, 'RUN').find((run) => run.includes('/manifests'))!;
     const out = join(dir.path, 'manifests');
     runHere(pick.replaceAll('/manifests', out));
-    expect(files(out)).toEqual(['.npmrc', 'package-lock.json', 'package.json', ...workspaceDirs().map((d) => `${d}/package.json`)].sort());
+    expect(files(out)).toEqual(
+      ['.npmrc', 'package-lock.json', 'package.json', ...workspaceDirs().map((d) => `${d}/package.json`)].sort(),
+    );
   });
 
   it('the runtime stage holds production dependencies only, the built output, and no sources', () => {
@@ -113,16 +125,29 @@ describe('the container image (infra/container/Dockerfile)', () => {
 
     // What `npm ci --omit=dev` installs: npm's own answer for this lockfile and manifests.
     // Its exit status is ignored: a package installed here for another branch (extraneous) is not this tree's problem.
-    const listing = spawnSync('npm', ['ls', '--omit=dev', '--all', '--parseable'], { cwd: root, encoding: 'utf8', maxBuffer: 16 << 20 });
-    const production = new Set(listing.stdout
-      .split('\n').filter((line) => line.includes('/node_modules/')).map((line) => relative(root, line)));
+    const listing = spawnSync('npm', ['ls', '--omit=dev', '--all', '--parseable'], {
+      cwd: root,
+      encoding: 'utf8',
+      maxBuffer: 16 << 20,
+    });
+    const production = new Set(
+      listing.stdout
+        .split('\n')
+        .filter((line) => line.includes('/node_modules/'))
+        .map((line) => relative(root, line)),
+    );
     // Test and build tools never ride along (a peer or a harness's dependency once pulled them in).
-    for (const tool of ['typescript', 'jest', '@jest/globals', 'ts-jest', 'eslint', 'turbo', 'fauxqs']) expect(production).not.toContain(`node_modules/${tool}`);
-    const workspaces = new Map(workspaceDirs().map((d) => [(JSON.parse(read(`${d}/package.json`)) as { name: string }).name, d]));
+    for (const tool of ['typescript', 'jest', '@jest/globals', 'ts-jest', 'eslint', 'turbo', 'fauxqs'])
+      expect(production).not.toContain(`node_modules/${tool}`);
+    const workspaces = new Map(
+      workspaceDirs().map((d) => [(JSON.parse(read(`${d}/package.json`)) as { name: string }).name, d]),
+    );
     const builtins = new Set(builtinModules);
 
     const workdir = commandsOf(runtime, 'WORKDIR').at(-1)!;
-    const entry = (JSON.parse(commandsOf(runtime, 'ENTRYPOINT')[0]!) as string[]).find((arg) => arg.startsWith(`${workdir}/`) && arg.endsWith('.js'))!;
+    const entry = (JSON.parse(commandsOf(runtime, 'ENTRYPOINT')[0]!) as string[]).find(
+      (arg) => arg.startsWith(`${workdir}/`) && arg.endsWith('.js'),
+    )!;
     const start = join(out, relative(workdir, entry));
     const seen = new Set<string>();
     const queue = [start];
@@ -161,13 +186,19 @@ describe('the container image (infra/container/Dockerfile)', () => {
         // Node looks in the importing workspace's node_modules, then the root's.
         const owner = [...workspaces.values()].find((d) => from.startsWith(`${d}/`));
         const candidates = [...(owner ? [`${owner}/node_modules/${name}`] : []), `node_modules/${name}`];
-        if (!candidates.some((c) => production.has(c))) problems.push(`${from}: ${specifier} is not a production dependency`);
+        if (!candidates.some((c) => production.has(c)))
+          problems.push(`${from}: ${specifier} is not a production dependency`);
       }
     }
     expect(problems).toEqual([]);
     // The walk went through the worker, the pipeline and the producers, not just the bin file.
     const reached = [...seen].map((f) => relative(out, f));
-    for (const dist of ['apps/worker/dist/index.js', 'packages/pipeline/dist/index.js', 'apps/producer/dist/index.js', 'packages/agents/dist/index.js']) {
+    for (const dist of [
+      'apps/worker/dist/index.js',
+      'packages/pipeline/dist/index.js',
+      'apps/producer/dist/index.js',
+      'packages/agents/dist/index.js',
+    ]) {
       expect(reached).toContain(dist);
     }
   });

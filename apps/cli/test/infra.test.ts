@@ -37,21 +37,35 @@ interface Launch {
  * Starts a launcher's command as it would, waits for health, scrapes metrics, runs
  * `whileUp` (a probe), then sends SIGTERM and resolves the exit code of the drain.
  */
-async function exercise(launch: Launch, port: number, whileUp?: () => Promise<void>): Promise<{ metrics: string; exitCode: number | null }> {
+async function exercise(
+  launch: Launch,
+  port: number,
+  whileUp?: () => Promise<void>,
+): Promise<{ metrics: string; exitCode: number | null }> {
   const [program, ...args] = launch.argv;
   const child = spawn(program!, args, { cwd: launch.cwd, env: launch.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  child.stdout.on('data', (chunk: Buffer) => { output += chunk.toString('utf8'); });
-  child.stderr.on('data', (chunk: Buffer) => { output += chunk.toString('utf8'); });
+  child.stdout.on('data', (chunk: Buffer) => {
+    output += chunk.toString('utf8');
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    output += chunk.toString('utf8');
+  });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const failedToStart = new Promise<never>((_, reject) => {
     child.once('error', reject);
-    void exited.then((code) => reject(new Error(`${launch.argv.join(' ')} exited with ${code} before it was healthy: ${output.slice(-800)}`)));
+    void exited.then((code) =>
+      reject(new Error(`${launch.argv.join(' ')} exited with ${code} before it was healthy: ${output.slice(-800)}`)),
+    );
   });
   try {
-    await Promise.race([failedToStart, waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, {
-      timeoutMs: 90_000, what: `/healthz of ${launch.argv.join(' ')} (output: ${output.slice(-800)})`,
-    })]);
+    await Promise.race([
+      failedToStart,
+      waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, {
+        timeoutMs: 90_000,
+        what: `/healthz of ${launch.argv.join(' ')} (output: ${output.slice(-800)})`,
+      }),
+    ]);
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     await whileUp?.();
     child.kill('SIGTERM');
@@ -76,14 +90,20 @@ function plistValue(text: string, key: string): string[] | Record<string, string
   const body = text.replace(/<!--[\s\S]*?-->/g, '');
   const after = body.slice(body.indexOf(`<key>${key}</key>`) + key.length + 11).trimStart();
   if (after.startsWith('<integer>')) return Number(/<integer>(\d+)<\/integer>/.exec(after)![1]);
-  if (after.startsWith('<array>')) return [...after.slice(0, after.indexOf('</array>')).matchAll(/<string>(.*?)<\/string>/g)].map((m) => m[1]!);
+  if (after.startsWith('<array>'))
+    return [...after.slice(0, after.indexOf('</array>')).matchAll(/<string>(.*?)<\/string>/g)].map((m) => m[1]!);
   const dict = after.slice(0, after.indexOf('</dict>'));
-  return Object.fromEntries([...dict.matchAll(/<key>(.*?)<\/key>\s*<string>(.*?)<\/string>/g)].map((m) => [m[1]!, m[2]!]));
+  return Object.fromEntries(
+    [...dict.matchAll(/<key>(.*?)<\/key>\s*<string>(.*?)<\/string>/g)].map((m) => [m[1]!, m[2]!]),
+  );
 }
 
 /** Dockerfile instructions, continuation lines joined; ENV as name → value. */
 function dockerfile(text: string): { instructions: Map<string, string>; env: Record<string, string> } {
-  const lines = text.replace(/\\\n/g, ' ').split('\n').filter((line) => line.trim() !== '' && !line.trimStart().startsWith('#'));
+  const lines = text
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .filter((line) => line.trim() !== '' && !line.trimStart().startsWith('#'));
   const instructions = new Map<string, string>();
   const env: Record<string, string> = {};
   for (const line of lines) {
@@ -112,11 +132,13 @@ describe('deployment material (infra/, docker-compose.yml)', () => {
     expect(unit.get('KillMode')).toEqual(['mixed']); // SIGTERM to the worker only, not its agents
     expect(unit.get('KillSignal')).toEqual(['SIGTERM']);
     expect(Number(unit.get('TimeoutStopSec')![0])).toBeGreaterThan(grace + 10);
-    const specifiers = (value: string) => value
-      .replaceAll('%i', String(port)).replaceAll('%H', hostname())
-      .replaceAll('/etc/codefleet/config.yaml', join(root, 'config.yaml'))
-      .replaceAll('/var/lib/codefleet', join(dir.path, 'data'))
-      .replaceAll('/opt/codefleet', root.replace(/\/$/, ''));
+    const specifiers = (value: string) =>
+      value
+        .replaceAll('%i', String(port))
+        .replaceAll('%H', hostname())
+        .replaceAll('/etc/codefleet/config.yaml', join(root, 'config.yaml'))
+        .replaceAll('/var/lib/codefleet', join(dir.path, 'data'))
+        .replaceAll('/opt/codefleet', root.replace(/\/$/, ''));
     // What /etc/codefleet/env holds: the token of the forge the unit names.
     const env: Record<string, string> = { ...baseEnv(), GITHUB_TOKEN: 'stand-in-github-token' };
     for (const assignment of unit.get('Environment') ?? []) {
@@ -126,7 +148,10 @@ describe('deployment material (infra/, docker-compose.yml)', () => {
     }
     expect(env.CODEFLEET_METRICS_PORT).toBe(String(port));
     const argv = specifiers(unit.get('ExecStart')![0]!).split(' ');
-    const { metrics, exitCode } = await exercise({ argv, env, cwd: specifiers(unit.get('WorkingDirectory')![0]!) }, port);
+    const { metrics, exitCode } = await exercise(
+      { argv, env, cwd: specifiers(unit.get('WorkingDirectory')![0]!) },
+      port,
+    );
     expect(metrics).toContain('# TYPE codefleet_jobs_in_flight gauge');
     expect(metrics).toContain('# TYPE codefleet_workers_live gauge');
     expect(exitCode).toBe(0);
@@ -135,9 +160,12 @@ describe('deployment material (infra/, docker-compose.yml)', () => {
   it('launchd: the property list starts a healthy worker that drains on SIGTERM, and waits out the grace', async () => {
     const plist = read('infra/launchd/dev.codefleet.worker.plist');
     expect(asInteger(plistValue(plist, 'ExitTimeOut'))).toBeGreaterThan(grace + 10);
-    const paths = (value: string) => value
-      .replace('/opt/homebrew/opt/node@22/bin/node', process.execPath).replaceAll('/etc/codefleet/config.yaml', join(root, 'config.yaml'))
-      .replaceAll('/opt/codefleet/', root).replaceAll('9101', String(port));
+    const paths = (value: string) =>
+      value
+        .replace('/opt/homebrew/opt/node@22/bin/node', process.execPath)
+        .replaceAll('/etc/codefleet/config.yaml', join(root, 'config.yaml'))
+        .replaceAll('/opt/codefleet/', root)
+        .replaceAll('9101', String(port));
     const env: Record<string, string> = baseEnv();
     for (const [name, value] of Object.entries(plistValue(plist, 'EnvironmentVariables'))) {
       if (name === 'PATH' || name === 'HOME') continue; // this machine's, not the Mac's
@@ -161,30 +189,49 @@ describe('deployment material (infra/, docker-compose.yml)', () => {
       env[name] = local(value);
     }
     env.CODEFLEET_DATA_DIR = join(dir.path, 'data');
-    let argv = [...(JSON.parse(instructions.get('ENTRYPOINT')!) as string[]), ...(JSON.parse(instructions.get('CMD')!) as string[])].map(local);
+    let argv = [
+      ...(JSON.parse(instructions.get('ENTRYPOINT')!) as string[]),
+      ...(JSON.parse(instructions.get('CMD')!) as string[]),
+    ].map(local);
     // tini reaps orphans in the container; where it is not installed the command is the rest.
     if (argv[0] === '/usr/bin/tini' && !existsSync('/usr/bin/tini')) argv = argv.slice(argv.indexOf('--') + 1);
 
     const healthcheck = (JSON.parse(instructions.get('HEALTHCHECK')!.replace(/^.*?CMD\s+/, '')) as string[]).map(local);
     const probe = async () => {
       const [program, ...args] = healthcheck;
-      const probeExit = await new Promise<number | null>((resolve) => spawn(program === 'node' ? process.execPath : program!, args, { env, stdio: 'ignore' }).once('exit', resolve));
+      const probeExit = await new Promise<number | null>((resolve) =>
+        spawn(program === 'node' ? process.execPath : program!, args, { env, stdio: 'ignore' }).once('exit', resolve),
+      );
       expect(probeExit).toBe(0);
     };
     if (argv[0] === 'node') argv[0] = process.execPath; // the image's node on PATH: this one
     const { exitCode } = await exercise({ argv, env, cwd: root }, port, probe);
     expect(exitCode).toBe(0);
 
-    const compose = parseYaml(read('docker-compose.yml')) as { services: Record<string, { stop_grace_period?: string; environment?: Record<string, string> }> };
+    const compose = parseYaml(read('docker-compose.yml')) as {
+      services: Record<string, { stop_grace_period?: string; environment?: Record<string, string> }>;
+    };
     const worker = compose.services.worker!;
     expect(Number(/^(\d+)s$/.exec(worker.stop_grace_period ?? '')?.[1])).toBeGreaterThan(grace + 10);
-    for (const name of Object.keys(worker.environment ?? {})) if (name.startsWith('CODEFLEET_') || name.endsWith('_URL')) expect(configVariables).toContain(name);
+    for (const name of Object.keys(worker.environment ?? {}))
+      if (name.startsWith('CODEFLEET_') || name.endsWith('_URL')) expect(configVariables).toContain(name);
   }, 40_000);
 
   it('kubernetes: the pod outlives the grace, probes /healthz, and KEDA scales on metrics a worker exports', async () => {
-    type Deployment = { spec: { template: { spec: { terminationGracePeriodSeconds: number; containers: { env: { name: string }[]; livenessProbe: { httpGet: { path: string } } }[] } } } };
+    type Deployment = {
+      spec: {
+        template: {
+          spec: {
+            terminationGracePeriodSeconds: number;
+            containers: { env: { name: string }[]; livenessProbe: { httpGet: { path: string } } }[];
+          };
+        };
+      };
+    };
     type ScaledObject = { spec: { triggers: { metadata: { query: string } }[] } };
-    const [deployment, scaled] = parseAllDocuments(read('infra/kubernetes/worker.yaml')).map((doc) => doc.toJS() as unknown) as [Deployment, ScaledObject];
+    const [deployment, scaled] = parseAllDocuments(read('infra/kubernetes/worker.yaml')).map(
+      (doc) => doc.toJS() as unknown,
+    ) as [Deployment, ScaledObject];
     const pod = deployment.spec.template.spec;
     expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(grace + 10);
     expect(pod.containers[0]!.livenessProbe.httpGet.path).toBe('/healthz');
@@ -194,24 +241,44 @@ describe('deployment material (infra/, docker-compose.yml)', () => {
     const names = [...query.matchAll(/codefleet_\w+/g)].map((m) => m[0]);
     expect(names.length).toBeGreaterThan(0);
     const env = { ...baseEnv(), CODEFLEET_DATA_DIR: join(dir.path, 'data'), CODEFLEET_METRICS_PORT: String(port) };
-    const { metrics } = await exercise({ argv: [process.execPath, join(root, 'apps/cli/dist/bin/codefleet.js'), 'worker'], env, cwd: root }, port);
+    const { metrics } = await exercise(
+      { argv: [process.execPath, join(root, 'apps/cli/dist/bin/codefleet.js'), 'worker'], env, cwd: root },
+      port,
+    );
     for (const name of names) expect(metrics).toContain(`# TYPE ${name} `);
   }, 40_000);
 
   // Secrets the producers read through their *_env names (not `${...}` in config.yaml).
-  const producerSecrets = new Set(['CODEFLEET_API_TOKEN', 'CODEFLEET_CALLBACK_SECRET', 'SLACK_BOT_TOKEN', 'SLACK_APP_TOKEN', 'SLACK_SIGNING_SECRET',
-    'LINE_CHANNEL_SECRET', 'LINE_CHANNEL_ACCESS_TOKEN', 'GITHUB_TOKEN', 'GITHUB_WEBHOOK_SECRET', 'CODEFLEET_DASHBOARD_TOKEN']);
+  const producerSecrets = new Set([
+    'CODEFLEET_API_TOKEN',
+    'CODEFLEET_CALLBACK_SECRET',
+    'SLACK_BOT_TOKEN',
+    'SLACK_APP_TOKEN',
+    'SLACK_SIGNING_SECRET',
+    'LINE_CHANNEL_SECRET',
+    'LINE_CHANNEL_ACCESS_TOKEN',
+    'GITHUB_TOKEN',
+    'GITHUB_WEBHOOK_SECRET',
+    'CODEFLEET_DASHBOARD_TOKEN',
+  ]);
   const known = (name: string) => configVariables.has(name) || producerSecrets.has(name);
 
   it('systemd: the serve unit hosts the enabled producers, healthy, and stops on SIGTERM', async () => {
     const unit = unitEntries(read('infra/systemd/codefleet-serve.service'));
     const apiPort = await freePort();
-    const local = (value: string) => value
-      .replaceAll('/etc/codefleet/config.yaml', join(root, 'config.yaml')).replaceAll('/var/lib/codefleet', join(dir.path, 'data'))
-      .replaceAll('/opt/codefleet', root.replace(/\/$/, '')).replaceAll('9190', String(port));
+    const local = (value: string) =>
+      value
+        .replaceAll('/etc/codefleet/config.yaml', join(root, 'config.yaml'))
+        .replaceAll('/var/lib/codefleet', join(dir.path, 'data'))
+        .replaceAll('/opt/codefleet', root.replace(/\/$/, ''))
+        .replaceAll('9190', String(port));
     // What /etc/codefleet/env would hold for an HTTP API.
     const env: Record<string, string> = {
-      ...baseEnv(), CODEFLEET_HTTP_API: 'true', CODEFLEET_HTTP_API_PORT: String(apiPort), CODEFLEET_API_TOKEN: 'api-token-0123456789', GITHUB_TOKEN: 'stand-in-github-token',
+      ...baseEnv(),
+      CODEFLEET_HTTP_API: 'true',
+      CODEFLEET_HTTP_API_PORT: String(apiPort),
+      CODEFLEET_API_TOKEN: 'api-token-0123456789',
+      GITHUB_TOKEN: 'stand-in-github-token',
       // The unit serves the dashboard on 8790; here on a free port, as every test service.
       CODEFLEET_DASHBOARD_PORT: String(await freePort()),
     };
@@ -221,25 +288,51 @@ describe('deployment material (infra/, docker-compose.yml)', () => {
       env[name!] = value.join('=');
     }
     const argv = local(unit.get('ExecStart')![0]!).split(' ');
-    const { exitCode } = await exercise({ argv, env, cwd: local(unit.get('WorkingDirectory')![0]!) }, port, async () => {
-      const created = await fetch(`http://127.0.0.1:${apiPort}/v1/jobs`, {
-        method: 'POST', headers: { authorization: 'Bearer api-token-0123456789', 'content-type': 'application/json' },
-        body: JSON.stringify({ repo: '/srv/repos/widgets', title: 'A job through the deployed API' }),
-      });
-      expect(created.status).toBe(201);
-    });
+    const { exitCode } = await exercise(
+      { argv, env, cwd: local(unit.get('WorkingDirectory')![0]!) },
+      port,
+      async () => {
+        const created = await fetch(`http://127.0.0.1:${apiPort}/v1/jobs`, {
+          method: 'POST',
+          headers: { authorization: 'Bearer api-token-0123456789', 'content-type': 'application/json' },
+          body: JSON.stringify({ repo: '/srv/repos/widgets', title: 'A job through the deployed API' }),
+        });
+        expect(created.status).toBe(201);
+      },
+    );
     expect(exitCode).toBe(0);
   }, 40_000);
 
   it('compose and kubernetes: the producers get only variables codefleet reads, and are probed on the health port serve opens', () => {
-    const compose = parseYaml(read('docker-compose.yml')) as { services: Record<string, { command?: string[]; environment?: Record<string, string>; healthcheck?: { test: string[] } }> };
+    const compose = parseYaml(read('docker-compose.yml')) as {
+      services: Record<
+        string,
+        { command?: string[]; environment?: Record<string, string>; healthcheck?: { test: string[] } }
+      >;
+    };
     const producer = compose.services.producer!;
-    for (const name of Object.keys(producer.environment ?? {})) expect(known(name) ? name : `unknown ${name}`).toBe(name);
+    for (const name of Object.keys(producer.environment ?? {}))
+      expect(known(name) ? name : `unknown ${name}`).toBe(name);
     const healthPort = producer.command![producer.command!.indexOf('--health-port') + 1]!;
     expect(producer.healthcheck!.test.join(' ')).toContain(`127.0.0.1:${healthPort}/healthz`);
 
-    type Pod = { spec: { template: { spec: { containers: { args: string[]; env: { name: string }[]; ports: { name: string; containerPort: number }[]; livenessProbe: { httpGet: { path: string; port: string } } }[] } } } };
-    const [deployment] = parseAllDocuments(read('infra/kubernetes/serve.yaml')).map((doc) => doc.toJS() as unknown) as [Pod];
+    type Pod = {
+      spec: {
+        template: {
+          spec: {
+            containers: {
+              args: string[];
+              env: { name: string }[];
+              ports: { name: string; containerPort: number }[];
+              livenessProbe: { httpGet: { path: string; port: string } };
+            }[];
+          };
+        };
+      };
+    };
+    const [deployment] = parseAllDocuments(read('infra/kubernetes/serve.yaml')).map((doc) => doc.toJS() as unknown) as [
+      Pod,
+    ];
     const container = deployment.spec.template.spec.containers[0]!;
     expect(container.args.slice(0, 1)).toEqual(['serve']);
     for (const { name } of container.env) expect(known(name) ? name : `unknown ${name}`).toBe(name);
@@ -249,7 +342,9 @@ describe('deployment material (infra/, docker-compose.yml)', () => {
   });
 
   it('aws: the SQS queues match the defaults the worker runs with', () => {
-    const template = parseYaml(read('infra/aws/sqs-queues.yaml')) as { Resources: Record<string, { Properties: Record<string, unknown> }> };
+    const template = parseYaml(read('infra/aws/sqs-queues.yaml')) as {
+      Resources: Record<string, { Properties: Record<string, unknown> }>;
+    };
     const queue = template.Resources.JobQueue!.Properties;
     const { sqs } = defaults.queue;
     expect(queue.VisibilityTimeout).toBe(sqs.visibility_timeout);

@@ -8,7 +8,9 @@ import { describe, expect, it } from '@jest/globals';
 // its binary as an optional package and msgpackr falls back to JavaScript without it;
 // @parcel/watcher and unrs-resolver are tooling that works without theirs.
 
-interface Lock { packages: Record<string, { hasInstallScript?: boolean }> }
+interface Lock {
+  packages: Record<string, { hasInstallScript?: boolean }>;
+}
 
 const root = new URL('../../../', import.meta.url);
 const read = <T>(file: string) => JSON.parse(readFileSync(new URL(file, root), 'utf8')) as T;

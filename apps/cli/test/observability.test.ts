@@ -15,7 +15,9 @@ const root = fileURLToPath(new URL('../../../', import.meta.url));
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
 
 interface Panel {
-  id: number; type: string; title: string;
+  id: number;
+  type: string;
+  title: string;
   datasource?: { type: string; uid: string };
   gridPos: { h: number; w: number; x: number; y: number };
   targets?: { refId: string; expr: string; datasource?: { type: string } }[];
@@ -30,7 +32,14 @@ describe('observability material (infra/grafana, infra/prometheus)', () => {
   const families = new Map<string, string>();
   beforeAll(async () => {
     dir = await createTempDir('observability');
-    queue = new LocalQueue({ backend: 'local', path: join(dir.path, 'q.sqlite'), name: 'o', leaseMs: 5_000, maxAttempts: 3, pollMs: 20 });
+    queue = new LocalQueue({
+      backend: 'local',
+      path: join(dir.path, 'q.sqlite'),
+      name: 'o',
+      leaseMs: 5_000,
+      maxAttempts: 3,
+      pollMs: 20,
+    });
     const worker = await WorkerMonitor.create({ queue, staleAfterMs: 30_000, liveWorkers: async () => 1 }, 1);
     producer = await createProducerMetrics();
     for (const registry of [worker.registry, producer.registry]) {
@@ -51,11 +60,17 @@ describe('observability material (infra/grafana, infra/prometheus)', () => {
 
   it('the Grafana dashboard is well formed, every expr names only metrics we export, and every metric of ours has a panel', () => {
     const dashboard = JSON.parse(read('infra/grafana/codefleet-dashboard.json')) as {
-      uid: string; title: string; schemaVersion: number; panels: Panel[]; templating: { list: { name: string; type: string; query: string }[] };
+      uid: string;
+      title: string;
+      schemaVersion: number;
+      panels: Panel[];
+      templating: { list: { name: string; type: string; query: string }[] };
     };
     expect(dashboard.uid).toMatch(/^[a-z0-9-]{1,40}$/);
     expect(dashboard.schemaVersion).toBeGreaterThanOrEqual(36);
-    expect(dashboard.templating.list).toContainEqual(expect.objectContaining({ name: 'datasource', type: 'datasource', query: 'prometheus' }));
+    expect(dashboard.templating.list).toContainEqual(
+      expect.objectContaining({ name: 'datasource', type: 'datasource', query: 'prometheus' }),
+    );
     const ids = dashboard.panels.map((p) => p.id);
     expect(new Set(ids).size).toBe(ids.length);
     const used = new Set<string>();
@@ -80,7 +95,14 @@ describe('observability material (infra/grafana, infra/prometheus)', () => {
   });
 
   it('compose runs Prometheus on loopback, and its scrape targets are the compose services on the ports they serve /metrics on', () => {
-    type Service = { image?: string; build?: { dockerfile: string }; command?: string[]; environment?: Record<string, string>; ports?: string[]; volumes?: string[] };
+    type Service = {
+      image?: string;
+      build?: { dockerfile: string };
+      command?: string[];
+      environment?: Record<string, string>;
+      ports?: string[];
+      volumes?: string[];
+    };
     const compose = parseYaml(read('docker-compose.yml')) as { services: Record<string, Service> };
     const prometheus = compose.services.prometheus!;
     expect(prometheus.image).toMatch(/^prom\/prometheus(:|$)/);
@@ -89,19 +111,33 @@ describe('observability material (infra/grafana, infra/prometheus)', () => {
 
     // Where each codefleet service serves /metrics: a worker on CODEFLEET_METRICS_PORT/HOST
     // (the image's ENV unless compose overrides it), `serve` on --health-port/--health-host.
-    const imageEnv = Object.fromEntries([...read('infra/container/Dockerfile').replace(/\\\n/g, ' ').matchAll(/\b(CODEFLEET_METRICS_(?:PORT|HOST))=(\S+)/g)].map((m) => [m[1]!, m[2]!]));
+    const imageEnv = Object.fromEntries(
+      [
+        ...read('infra/container/Dockerfile')
+          .replace(/\\\n/g, ' ')
+          .matchAll(/\b(CODEFLEET_METRICS_(?:PORT|HOST))=(\S+)/g),
+      ].map((m) => [m[1]!, m[2]!]),
+    );
     const served = new Map<string, { port: string; host: string }>();
     for (const [name, service] of Object.entries(compose.services)) {
       if (service.build?.dockerfile !== 'infra/container/Dockerfile') continue;
-      const flag = (f: string) => (service.command?.includes(f) ? service.command[service.command.indexOf(f) + 1] : undefined);
+      const flag = (f: string) =>
+        service.command?.includes(f) ? service.command[service.command.indexOf(f) + 1] : undefined;
       const env = { ...imageEnv, ...service.environment };
-      served.set(name, service.command?.[0] === 'serve'
-        ? { port: flag('--health-port')!, host: flag('--health-host') ?? '127.0.0.1' }
-        : { port: env.CODEFLEET_METRICS_PORT!, host: env.CODEFLEET_METRICS_HOST ?? '127.0.0.1' });
+      served.set(
+        name,
+        service.command?.[0] === 'serve'
+          ? { port: flag('--health-port')!, host: flag('--health-host') ?? '127.0.0.1' }
+          : { port: env.CODEFLEET_METRICS_PORT!, host: env.CODEFLEET_METRICS_HOST ?? '127.0.0.1' },
+      );
     }
     expect([...served.keys()].sort()).toEqual(['producer', 'worker']);
 
-    type ScrapeConfig = { job_name: string; static_configs?: { targets: string[] }[]; dns_sd_configs?: { names: string[]; type: string; port: number }[] };
+    type ScrapeConfig = {
+      job_name: string;
+      static_configs?: { targets: string[] }[];
+      dns_sd_configs?: { names: string[]; type: string; port: number }[];
+    };
     const config = parseYaml(read('infra/prometheus/prometheus.yml')) as { scrape_configs: ScrapeConfig[] };
     const scraped = new Set<string>();
     for (const job of config.scrape_configs) {

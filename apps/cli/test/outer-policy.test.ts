@@ -6,7 +6,9 @@ const parse = (text: string) => parseConfig(text, { env: {}, baseDir: '/tmp', ho
 
 describe('worstCaseMsOf', () => {
   it('is every attempt at the agent timeout plus the backoffs between them', () => {
-    const config = parse('agents:\n  timeout_seconds: 600\nworker:\n  max_retries: 2\n  backoff:\n    strategy: fixed\n    delay_seconds: 10\n');
+    const config = parse(
+      'agents:\n  timeout_seconds: 600\nworker:\n  max_retries: 2\n  backoff:\n    strategy: fixed\n    delay_seconds: 10\n',
+    );
     expect(worstCaseMsOf(config)).toBe(3 * 600_000 + 2 * 10_000);
   });
 

@@ -10,27 +10,54 @@ describe('codefleet patch apply', () => {
     dir = await createTempDir('cli-patch');
     await writeFile(join(dir.path, 'config.yaml'), 'data_dir: ./data\nlogging:\n  level: silent\n');
   });
-  afterEach(async () => { await dir.dispose(); });
+  afterEach(async () => {
+    await dir.dispose();
+  });
   const cli = async (...argv: string[]) => {
     const out: string[] = [];
     const code = await runCli(['--config', join(dir.path, 'config.yaml'), ...argv], {
-      out: (l) => out.push(l), err: (l) => out.push(l), cwd: dir.path, env: { PATH: process.env.PATH, HOME: dir.path, GITHUB_TOKEN: 'ghp_plantedplantedplantedplanted0000', ...gitTestEnv() },
+      out: (l) => out.push(l),
+      err: (l) => out.push(l),
+      cwd: dir.path,
+      env: {
+        PATH: process.env.PATH,
+        HOME: dir.path,
+        GITHUB_TOKEN: 'ghp_plantedplantedplantedplanted0000',
+        ...gitTestEnv(),
+      },
     });
     return { code, out: out.join('\n') };
   };
 
   it('applies a Markdown patch, prints the plan and the summary, exit 0; refusals give exit 1 with the reason', async () => {
-    await writeFile(join(dir.path, 'good.md'), ['```js:src/a.js', 'export const a = 1;', '```', '```sh', 'echo "token=${GITHUB_TOKEN:-none}" > env.txt', '```'].join('\n'));
+    await writeFile(
+      join(dir.path, 'good.md'),
+      [
+        '```js:src/a.js',
+        'export const a = 1;',
+        '```',
+        '```sh',
+        'echo "token=${GITHUB_TOKEN:-none}" > env.txt',
+        '```',
+      ].join('\n'),
+    );
     const good = await cli('patch', 'apply', 'good.md', '--workspace', '.');
     expect(good.code).toBe(0);
     expect(good.out).toContain('plan   1. file_edit create src/a.js');
     expect(good.out).toContain('executed 2, succeeded 2, failed 0');
     expect(await readFile(join(dir.path, 'env.txt'), 'utf8')).toBe('token=none\n');
 
-    await writeFile(join(dir.path, 'bad.json'), JSON.stringify([{ type: 'file_edit', action: 'create', target: '../escape.txt', content: 'x' }]));
+    await writeFile(
+      join(dir.path, 'bad.json'),
+      JSON.stringify([{ type: 'file_edit', action: 'create', target: '../escape.txt', content: 'x' }]),
+    );
     const bad = await cli('patch', 'apply', 'bad.json', '--workspace', '.', '--json');
     expect(bad.code).toBe(1);
-    expect(JSON.parse(bad.out)).toMatchObject({ format: 'json', failed: 1, results: [{ status: 'failed', error: expect.stringMatching(/leaves the workspace/) }] });
+    expect(JSON.parse(bad.out)).toMatchObject({
+      format: 'json',
+      failed: 1,
+      results: [{ status: 'failed', error: expect.stringMatching(/leaves the workspace/) }],
+    });
 
     await writeFile(join(dir.path, 'broken.json'), '[{"type": ');
     const broken = await cli('patch', 'apply', 'broken.json', '--workspace', '.');
@@ -39,7 +66,10 @@ describe('codefleet patch apply', () => {
   });
 
   it('a patch from which nothing can be read exits 1, never 0; an empty one is nothing to do', async () => {
-    await writeFile(join(dir.path, 'prose.md'), 'I would rename the helper and add a test.\n```python\nprint(1)\n```\n');
+    await writeFile(
+      join(dir.path, 'prose.md'),
+      'I would rename the helper and add a test.\n```python\nprint(1)\n```\n',
+    );
     const prose = await cli('patch', 'apply', 'prose.md', '--workspace', '.');
     expect(prose.code).toBe(1);
     expect(prose.out).toContain('nothing applied: the patch holds no command the engine can read');
@@ -60,7 +90,19 @@ describe('codefleet patch apply', () => {
 
   it('patch apply --help documents the JSON command format and the other formats', async () => {
     const help = await cli('patch', 'apply', '--help');
-    for (const text of ['"type": "file_edit"', '"type": "shell_command"', '"type": "git_operation"', 'rename, copy', 'the destination in "content"',
-      '"edits"', '/workspace/...', 'SEARCH/REPLACE', '*** Begin Patch', '```console', 'Exit code 0 only when']) expect(help.out).toContain(text);
+    for (const text of [
+      '"type": "file_edit"',
+      '"type": "shell_command"',
+      '"type": "git_operation"',
+      'rename, copy',
+      'the destination in "content"',
+      '"edits"',
+      '/workspace/...',
+      'SEARCH/REPLACE',
+      '*** Begin Patch',
+      '```console',
+      'Exit code 0 only when',
+    ])
+      expect(help.out).toContain(text);
   });
 });

@@ -6,7 +6,14 @@ import { formatDuration, progressReporter, sanitizeLine } from '../src/progress.
 function terminal(isTTY: boolean) {
   const writes: string[] = [];
   let t = 1_000_000;
-  return { writes, stream: { isTTY, columns: 100, write: (s: string) => writes.push(s) > 0 }, now: () => t, advance: (ms: number) => { t += ms; } };
+  return {
+    writes,
+    stream: { isTTY, columns: 100, write: (s: string) => writes.push(s) > 0 },
+    now: () => t,
+    advance: (ms: number) => {
+      t += ms;
+    },
+  };
 }
 
 // eslint-disable-next-line no-control-regex
@@ -21,7 +28,9 @@ describe('progress on a terminal', () => {
     progress.onOutput('agent', 'reading files\nediting src/calc.js\n');
     tty.advance(62_000);
     progress.flush();
-    expect(tty.writes.at(-1)).toBe('\r\x1b[2K[implementing] · pass implement · attempt 2 · agent 1m02s · job 1m05s · editing src/calc.js');
+    expect(tty.writes.at(-1)).toBe(
+      '\r\x1b[2K[implementing] · pass implement · attempt 2 · agent 1m02s · job 1m05s · editing src/calc.js',
+    );
     // A partial line (no newline yet) is the latest thing said.
     progress.onOutput('agent', 'running np');
     progress.flush();
@@ -32,9 +41,17 @@ describe('progress on a terminal', () => {
 
   it('agent output cannot drive the terminal: escapes and control characters are removed, the line is bounded', () => {
     const tty = terminal(true);
-    const progress = progressReporter({ stream: tty.stream, now: tty.now, redrawMs: 3_600_000, mask: (s) => s.replaceAll('hunter2secret', '***') });
+    const progress = progressReporter({
+      stream: tty.stream,
+      now: tty.now,
+      redrawMs: 3_600_000,
+      mask: (s) => s.replaceAll('hunter2secret', '***'),
+    });
     progress.onProgress({ stage: 'testing' });
-    progress.onOutput('test', `ok\n\x1b]0;owned title\x07\x1b[2J\x1b[1A\x9b31mred\x1b[0m \u202eevil\x08\x08 hunter2secret ${'x'.repeat(300)}\n`);
+    progress.onOutput(
+      'test',
+      `ok\n\x1b]0;owned title\x07\x1b[2J\x1b[1A\x9b31mred\x1b[0m \u202eevil\x08\x08 hunter2secret ${'x'.repeat(300)}\n`,
+    );
     const shown = () => {
       progress.flush();
       const line = tty.writes.at(-1)!;
@@ -71,7 +88,14 @@ describe('progress off a terminal', () => {
     const records = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(records).toMatchObject([
       { event: 'job.progress', stage: 'testing', pass: 'test', inner_attempt: 1, elapsed_ms: 0 },
-      { event: 'job.progress', stage: 'testing', step: 'test', step_ms: 0, last_line: 'tests 1 failed', elapsed_ms: 20_000 },
+      {
+        event: 'job.progress',
+        stage: 'testing',
+        step: 'test',
+        step_ms: 0,
+        last_line: 'tests 1 failed',
+        elapsed_ms: 20_000,
+      },
     ]);
     expect(off.writes).toEqual([]);
   });

@@ -19,13 +19,16 @@ function blocks(heading: string): { lang: string; code: string }[] {
   // A heading is outside code: count the fences before it.
   let end: number | undefined;
   for (let m = next.exec(readme); m !== null; m = next.exec(readme)) {
-    if ((readme.slice(start, m.index).match(/^```/gm) ?? []).length % 2 === 0) { end = m.index; break; }
+    if ((readme.slice(start, m.index).match(/^```/gm) ?? []).length % 2 === 0) {
+      end = m.index;
+      break;
+    }
   }
   const section = readme.slice(start, end);
   return [...section.matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)].map((m) => ({ lang: m[1]!, code: m[2]! }));
 }
 
-describe('the README\'s agent examples work as written', () => {
+describe("the README's agent examples work as written", () => {
   let dir: TempDir;
   let repo: TempRepo;
   beforeEach(async () => {
@@ -40,12 +43,23 @@ describe('the README\'s agent examples work as written', () => {
   /** Enqueues a task with the config in `dir`, runs `worker --once`, and reads TODO.md on the job's branch. */
   async function runTask(home: string): Promise<string> {
     const env = { PATH: process.env.PATH ?? '', HOME: home, ...gitTestEnv() };
-    const run = (...argv: string[]) => execa(process.execPath, [bin, '--config', join(dir.path, 'config.yaml'), ...argv], { cwd: dir.path, env, extendEnv: false, reject: false });
+    const run = (...argv: string[]) =>
+      execa(process.execPath, [bin, '--config', join(dir.path, 'config.yaml'), ...argv], {
+        cwd: dir.path,
+        env,
+        extendEnv: false,
+        reject: false,
+      });
     const queued = await run('enqueue', '--repo', repo.path, '--title', 'Write the release notes');
     expect({ code: queued.exitCode, err: queued.stderr }).toEqual({ code: 0, err: '' });
     const worked = await run('worker', '--once');
-    expect({ code: worked.exitCode, out: worked.stdout }).toEqual({ code: 0, out: 'processed 1: 1 done, 0 retrying, 0 dead-lettered, 0 released' });
-    const branches = (await git(repo.path, ['branch', '--list', '--format=%(refname:short)'])).split('\n').filter((b) => b !== 'main' && b !== 'master' && b !== '');
+    expect({ code: worked.exitCode, out: worked.stdout }).toEqual({
+      code: 0,
+      out: 'processed 1: 1 done, 0 retrying, 0 dead-lettered, 0 released',
+    });
+    const branches = (await git(repo.path, ['branch', '--list', '--format=%(refname:short)']))
+      .split('\n')
+      .filter((b) => b !== 'main' && b !== 'master' && b !== '');
     expect(branches).toHaveLength(1);
     return git(repo.path, ['show', `${branches[0]}:TODO.md`]);
   }
@@ -75,7 +89,10 @@ describe('the README\'s agent examples work as written', () => {
     await writeFile(join(dir.path, 'config.yaml'), `${quiet}${first[2]!}\n`);
     expect(await runTask(join(dir.path, 'home'))).toBe('- Write the release notes');
     // The documented invocation is the one the script agent makes.
-    const source = await readFile(fileURLToPath(new URL('../../../packages/agents/src/script-agent.ts', import.meta.url)), 'utf8');
+    const source = await readFile(
+      fileURLToPath(new URL('../../../packages/agents/src/script-agent.ts', import.meta.url)),
+      'utf8',
+    );
     expect(source).toContain(` *     ${usage!.code.trim()}\n`);
   }, 120_000);
 });

@@ -26,7 +26,10 @@ describe('doctor and enqueue ask the sandbox runs get', () => {
     const out: string[] = [];
     const err: string[] = [];
     const code = await runCli(['--config', join(dir.path, 'config.yaml'), ...argv], {
-      out: (l) => out.push(l), err: (l) => err.push(l), cwd: dir.path, env: { PATH: process.env.PATH ?? '', HOME: home.path, ...gitTestEnv() },
+      out: (l) => out.push(l),
+      err: (l) => err.push(l),
+      cwd: dir.path,
+      env: { PATH: process.env.PATH ?? '', HOME: home.path, ...gitTestEnv() },
     });
     return { code, out: out.join('\n'), err: err.join('\n') };
   };
@@ -37,12 +40,17 @@ describe('doctor and enqueue ask the sandbox runs get', () => {
     const pyenv = join(home.path, '.pyenv');
     await mkdir(join(pyenv, 'shims'), { recursive: true });
     await writeFile(join(pyenv, 'version'), '3.12.0\n');
-    await writeFile(join(pyenv, 'shims', 'cf-pytest'), `#!/bin/sh\nexec cat ${join(pyenv, 'version')}\n`, { mode: 0o755 });
-    const config = (extra: string) => `data_dir: ./data\nlogging:\n  level: silent\n${extra}verification:\n  env:\n    path: [${join(pyenv, 'shims')}]\n  toolchains:\n    python:\n      build: []\n      format: []\n      lint: []\n      test: [cf-pytest]\n`;
+    await writeFile(join(pyenv, 'shims', 'cf-pytest'), `#!/bin/sh\nexec cat ${join(pyenv, 'version')}\n`, {
+      mode: 0o755,
+    });
+    const config = (extra: string) =>
+      `data_dir: ./data\nlogging:\n  level: silent\n${extra}verification:\n  env:\n    path: [${join(pyenv, 'shims')}]\n  toolchains:\n    python:\n      build: []\n      format: []\n      lint: []\n      test: [cf-pytest]\n`;
     await writeFile(join(dir.path, 'config.yaml'), config(''));
     const hidden = await run('doctor');
     // The host finds it and it runs here; in the sandbox its home is missing.
-    expect(hidden.out).toMatch(/^ok {4}WARNING toolchain python: not usable by runs.*cf-pytest \(.*\): cf-pytest --version exited 1 there: cat: .*version: No such file or directory\n {6}fix: install it system-wide .*~\/\.pyenv.* to sandbox\.read_paths/m);
+    expect(hidden.out).toMatch(
+      /^ok {4}WARNING toolchain python: not usable by runs.*cf-pytest \(.*\): cf-pytest --version exited 1 there: cat: .*version: No such file or directory\n {6}fix: install it system-wide .*~\/\.pyenv.* to sandbox\.read_paths/m,
+    );
     // The fix it names works.
     await writeFile(join(dir.path, 'config.yaml'), config(`sandbox:\n  read_paths: [${pyenv}]\n`));
     expect((await run('doctor')).out).toMatch(/^ok {4}toolchain python: cf-pytest \(run in the sandbox\)$/m);
@@ -56,14 +64,25 @@ describe('doctor and enqueue ask the sandbox runs get', () => {
     await writeFile(join(dir.path, 'config.yaml'), config);
     const refused = await run('enqueue', '--repo', repo.path, '--title', 'Add a thing');
     expect(refused.code).toBe(2);
-    expect(refused.err).toMatch(/^not enqueued: agent claude: .*\/\.local\/bin\/claude is on this host, but runs cannot start it in the sandbox \(.*which the sandbox does not show.*\).*sandbox\.read_paths/);
+    expect(refused.err).toMatch(
+      /^not enqueued: agent claude: .*\/\.local\/bin\/claude is on this host, but runs cannot start it in the sandbox \(.*which the sandbox does not show.*\).*sandbox\.read_paths/,
+    );
     // Nothing reached the queue; the worker (the real binary, for its log) says so at start too.
     await writeFile(join(dir.path, 'config.yaml'), config.replace('level: silent', 'level: info'));
-    const worker = await execa(process.execPath, [bin, '--config', join(dir.path, 'config.yaml'), '--log-format', 'json', 'worker', '--once'], {
-      cwd: dir.path, env: { PATH: process.env.PATH ?? '', HOME: home.path, ...gitTestEnv() }, extendEnv: false, reject: false,
-    });
+    const worker = await execa(
+      process.execPath,
+      [bin, '--config', join(dir.path, 'config.yaml'), '--log-format', 'json', 'worker', '--once'],
+      {
+        cwd: dir.path,
+        env: { PATH: process.env.PATH ?? '', HOME: home.path, ...gitTestEnv() },
+        extendEnv: false,
+        reject: false,
+      },
+    );
     expect(worker.stdout).toMatch(/^processed 0:/m);
-    expect(`${worker.stdout}\n${worker.stderr}`).toMatch(/"event":"agent\.unusable".*runs cannot start it in the sandbox/);
+    expect(`${worker.stdout}\n${worker.stderr}`).toMatch(
+      /"event":"agent\.unusable".*runs cannot start it in the sandbox/,
+    );
     await writeFile(join(dir.path, 'config.yaml'), `${config}sandbox:\n  read_paths: [${userBin}]\n`);
     expect(await run('enqueue', '--repo', repo.path, '--title', 'Add a thing')).toMatchObject({ code: 0, err: '' });
   }, 120_000);
@@ -80,8 +99,11 @@ agents:
   command:
     argv: [${join(userBin, 'my-agent')}, "{prompt_file}"]\n`;
     // Queued while the config showed it (as a fleet host with another config may queue it) ...
-    await writeFile(join(dir.path, 'config.yaml'), `${config}sandbox:
-  read_paths: [${userBin}]\n`);
+    await writeFile(
+      join(dir.path, 'config.yaml'),
+      `${config}sandbox:
+  read_paths: [${userBin}]\n`,
+    );
     const queued = await run('enqueue', '--repo', repo.path, '--title', 'Add a thing');
     expect(queued).toMatchObject({ code: 0, err: '' });
     // ... and run where it does not: one attempt, then the dead-letter queue with the fix.

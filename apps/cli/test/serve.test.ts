@@ -2,8 +2,20 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import {
-  createTempDir, createTempRepo, freePort, gitTestEnv, parsePrometheusText, startFixture, startLineStandIn, startOllamaStandIn, waitFor,
-  type FixtureProcess, type LineStandIn, type OllamaStandIn, type TempDir, type TempRepo,
+  createTempDir,
+  createTempRepo,
+  freePort,
+  gitTestEnv,
+  parsePrometheusText,
+  startFixture,
+  startLineStandIn,
+  startOllamaStandIn,
+  waitFor,
+  type FixtureProcess,
+  type LineStandIn,
+  type OllamaStandIn,
+  type TempDir,
+  type TempRepo,
 } from '@codefleet/testkit';
 import { bin } from './cli-helpers.js';
 
@@ -34,47 +46,79 @@ describe('codefleet serve', () => {
 
   it('hosts the HTTP API and the LINE webhook, answers /healthz, and stops on SIGTERM', async () => {
     const [apiPort, linePort, healthPort] = [await freePort(), await freePort(), await freePort()];
-    await writeFile(join(dir.path, 'config.yaml'), [
-      'data_dir: ./data',
-      'logging:\n  level: silent',
-      `router:\n  classifier:\n    enabled: false\n  chat:\n    host: ${ollama.url}`,
-      `http_api:\n  enabled: true\n  port: ${apiPort}`,
-      `line:\n  enabled: true\n  port: ${linePort}\n  api_url: ${line.url}`,
-    ].join('\n'));
+    await writeFile(
+      join(dir.path, 'config.yaml'),
+      [
+        'data_dir: ./data',
+        'logging:\n  level: silent',
+        `router:\n  classifier:\n    enabled: false\n  chat:\n    host: ${ollama.url}`,
+        `http_api:\n  enabled: true\n  port: ${apiPort}`,
+        `line:\n  enabled: true\n  port: ${linePort}\n  api_url: ${line.url}`,
+      ].join('\n'),
+    );
     const token = 'api-token-for-the-test-0123456789';
-    proc = startFixture(bin, ['--config', join(dir.path, 'config.yaml'), 'serve', '--health-port', String(healthPort)], {
-      cwd: dir.path,
-      env: {
-        PATH: process.env.PATH ?? '', HOME: dir.path, ...gitTestEnv(),
-        CODEFLEET_API_TOKEN: token, LINE_CHANNEL_SECRET: line.channelSecret, LINE_CHANNEL_ACCESS_TOKEN: line.accessToken,
+    proc = startFixture(
+      bin,
+      ['--config', join(dir.path, 'config.yaml'), 'serve', '--health-port', String(healthPort)],
+      {
+        cwd: dir.path,
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: dir.path,
+          ...gitTestEnv(),
+          CODEFLEET_API_TOKEN: token,
+          LINE_CHANNEL_SECRET: line.channelSecret,
+          LINE_CHANNEL_ACCESS_TOKEN: line.accessToken,
+        },
       },
+    );
+    await waitFor(
+      async () => (await fetch(`http://127.0.0.1:${healthPort}/healthz`).catch(() => undefined))?.ok === true,
+      { timeoutMs: 30_000, what: `serve's /healthz (${proc.lines.join(' | ')} ${proc.stderr})` },
+    );
+    expect(await (await fetch(`http://127.0.0.1:${healthPort}/healthz`)).json()).toEqual({
+      status: 'ok',
+      producers: ['line', 'http'],
     });
-    await waitFor(async () => (await fetch(`http://127.0.0.1:${healthPort}/healthz`).catch(() => undefined))?.ok === true, { timeoutMs: 30_000, what: `serve's /healthz (${proc.lines.join(' | ')} ${proc.stderr})` });
-    expect(await (await fetch(`http://127.0.0.1:${healthPort}/healthz`)).json()).toEqual({ status: 'ok', producers: ['line', 'http'] });
 
     // The HTTP API: a job created with a bearer token, readable back as queued.
     const created = await fetch(`http://127.0.0.1:${apiPort}/v1/jobs`, {
-      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': 'serve-test-1' },
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        'idempotency-key': 'serve-test-1',
+      },
       body: JSON.stringify({ repo: repo.path, title: 'Add a line to README.md' }),
     });
     expect(created.status).toBe(201);
     const { id } = (await created.json()) as { id: string };
-    const status = await fetch(`http://127.0.0.1:${apiPort}/v1/jobs/${id}`, { headers: { authorization: `Bearer ${token}` } });
+    const status = await fetch(`http://127.0.0.1:${apiPort}/v1/jobs/${id}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(await status.json()).toMatchObject({ id, status: 'queued' });
 
     // LINE: a signed message takes the CHAT route and is answered from the local model.
     ollama.reply('Hello from the local model.');
-    const delivered = await line.deliver(`http://127.0.0.1:${linePort}/line/webhook`, [line.textEvent({ text: 'hi there' })]);
+    const delivered = await line.deliver(`http://127.0.0.1:${linePort}/line/webhook`, [
+      line.textEvent({ text: 'hi there' }),
+    ]);
     expect(delivered.status).toBe(200);
     await waitFor(() => line.replies.length > 0, { timeoutMs: 20_000, what: 'the LINE reply' });
     expect(line.replies[0]!.texts.join('\n')).toContain('Hello from the local model.');
 
     // Refused deliveries: no bearer token for the API, no signature for LINE.
     const unauthorised = await fetch(`http://127.0.0.1:${apiPort}/v1/jobs`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ repo: repo.path, title: 'x' }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ repo: repo.path, title: 'x' }),
     });
     expect(unauthorised.status).toBe(401);
-    const unsigned = await fetch(`http://127.0.0.1:${linePort}/line/webhook`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"events":[]}' });
+    const unsigned = await fetch(`http://127.0.0.1:${linePort}/line/webhook`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"events":[]}',
+    });
     expect(unsigned.status).toBeGreaterThanOrEqual(400);
 
     // /metrics beside /healthz: deliveries per producer and result, jobs by source, process.
@@ -94,7 +138,10 @@ describe('codefleet serve', () => {
 
   it('refuses to start with nothing to serve, saying how to enable a producer', async () => {
     await writeFile(join(dir.path, 'config.yaml'), 'data_dir: ./data\nlogging:\n  level: silent\n');
-    proc = startFixture(bin, ['--config', join(dir.path, 'config.yaml'), 'serve'], { cwd: dir.path, env: { PATH: process.env.PATH ?? '', HOME: dir.path } });
+    proc = startFixture(bin, ['--config', join(dir.path, 'config.yaml'), 'serve'], {
+      cwd: dir.path,
+      env: { PATH: process.env.PATH ?? '', HOME: dir.path },
+    });
     const { exitCode } = await proc.exited;
     expect(exitCode).not.toBe(0);
     expect(proc.stderr).toContain('no producer is enabled');

@@ -3,7 +3,17 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execa } from 'execa';
 import { startFauxqs } from 'fauxqs';
-import { createTempDir, gitTestEnv, startCountingProxy, startRedis, testFleetKeyEnv, waitFor, type CountingProxy, type RedisServer, type TempDir } from '@codefleet/testkit';
+import {
+  createTempDir,
+  gitTestEnv,
+  startCountingProxy,
+  startRedis,
+  testFleetKeyEnv,
+  waitFor,
+  type CountingProxy,
+  type RedisServer,
+  type TempDir,
+} from '@codefleet/testkit';
 import { bin } from './cli-helpers.js';
 
 // SQS bills every request. An idle worker slot should wait at SQS (a long poll of
@@ -29,17 +39,47 @@ describe('an idle worker on SQS', () => {
 
   it('long-polls: one receive per slot in flight, not one a second', async () => {
     const queueUrl = sqs.createQueue('idle').queueUrl;
-    await writeFile(join(dir.path, 'config.yaml'), [
-      'data_dir: ./data',
-      'queue:', '  backend: sqs', '  name: idle', '  sqs:', `    queue_url: ${queueUrl}`, `    endpoint: ${proxy.url}`, '    region: us-east-1',
-      '    wait_time_seconds: 20', `    coordination_url: ${redis.url}`,
-      'store:', '  backend: redis', `  redis_url: ${redis.url}`, '  prefix: idle',
-      'agents:', '  default: command', '  command:', '    argv: ["true"]', '',
-    ].join('\n'));
-    const worker = execa(process.execPath, [bin, '--config', join(dir.path, 'config.yaml'), '--log-format', 'json', 'worker', '--concurrency', '2'], {
-      cwd: dir.path, extendEnv: false, reject: false,
-      env: { PATH: process.env.PATH, HOME: dir.path, ...gitTestEnv(), ...testFleetKeyEnv(), AWS_ACCESS_KEY_ID: 'emulator', AWS_SECRET_ACCESS_KEY: 'emulator' },
-    });
+    await writeFile(
+      join(dir.path, 'config.yaml'),
+      [
+        'data_dir: ./data',
+        'queue:',
+        '  backend: sqs',
+        '  name: idle',
+        '  sqs:',
+        `    queue_url: ${queueUrl}`,
+        `    endpoint: ${proxy.url}`,
+        '    region: us-east-1',
+        '    wait_time_seconds: 20',
+        `    coordination_url: ${redis.url}`,
+        'store:',
+        '  backend: redis',
+        `  redis_url: ${redis.url}`,
+        '  prefix: idle',
+        'agents:',
+        '  default: command',
+        '  command:',
+        '    argv: ["true"]',
+        '',
+      ].join('\n'),
+    );
+    const worker = execa(
+      process.execPath,
+      [bin, '--config', join(dir.path, 'config.yaml'), '--log-format', 'json', 'worker', '--concurrency', '2'],
+      {
+        cwd: dir.path,
+        extendEnv: false,
+        reject: false,
+        env: {
+          PATH: process.env.PATH,
+          HOME: dir.path,
+          ...gitTestEnv(),
+          ...testFleetKeyEnv(),
+          AWS_ACCESS_KEY_ID: 'emulator',
+          AWS_SECRET_ACCESS_KEY: 'emulator',
+        },
+      },
+    );
     try {
       // Both slots have asked once; from then on each waits at SQS for up to 20 s.
       await waitFor(() => (proxy.counts().ReceiveMessage ?? 0) >= 2, { timeoutMs: 60_000 });

@@ -2,7 +2,14 @@ import { createHash, randomUUID } from 'node:crypto';
 import { ciFollowUpRequestId, createJob, maxBodyChars, type Job } from '@codefleet/core';
 import { pushedShaOf, type CiPull, type CommitChecks } from '@codefleet/forge';
 import { checkNames, ciFeedbackSection } from './ci-task.js';
-import { alreadyRan, bestEffort, defaultCiSettleMs, type CiFeedbackSettings, type TriggerDeps, type TriggerOutcome } from './trigger.js';
+import {
+  alreadyRan,
+  bestEffort,
+  defaultCiSettleMs,
+  type CiFeedbackSettings,
+  type TriggerDeps,
+  type TriggerOutcome,
+} from './trigger.js';
 
 /** Checks that finished on a commit of a codefleet branch, from a webhook or a poll. */
 export interface CiRequest {
@@ -53,10 +60,13 @@ export async function followUpFromCi(deps: TriggerDeps, req: CiRequest): Promise
   if (!req.branch.startsWith('ai/')) return ignored(`${req.branch} is not a codefleet branch`);
   const short = req.sha.slice(0, 7);
   const pull = await findPull(deps.checks, req);
-  if (!pull) return ignored(`no open pull request has ${req.branch} at ${short} (pushed again since, or not codefleet's)`);
-  if (pull.headRepo.toLowerCase() !== req.repo.toLowerCase()) return ignored('pull requests from forks are never followed up');
+  if (!pull)
+    return ignored(`no open pull request has ${req.branch} at ${short} (pushed again since, or not codefleet's)`);
+  if (pull.headRepo.toLowerCase() !== req.repo.toLowerCase())
+    return ignored('pull requests from forks are never followed up');
   const pushed = pushedShaOf(pull.body);
-  if (pushed === undefined) return ignored(`pull request #${pull.number} does not say which commit codefleet pushed: not codefleet's`);
+  if (pushed === undefined)
+    return ignored(`pull request #${pull.number} does not say which commit codefleet pushed: not codefleet's`);
 
   const log = deps.log.child({ repo: req.repo, pull: pull.number, sha: req.sha, via: req.via });
   const target = { kind: 'pull' as const, number: pull.number };
@@ -71,27 +81,40 @@ export async function followUpFromCi(deps: TriggerDeps, req: CiRequest): Promise
     // One suite passing says nothing of the others: every check of the commit must have.
     const state = await deps.checks.commitChecks(req.repo, req.sha);
     if (state.failed.length > 0 || state.pending > 0) return ignored(`not every check of ${short} has passed yet`);
-    await say(ciMarkers.ended, `✅ CI passes on ${short} after ${roundWord(rounds)} of CI feedback. The CI feedback loop of this pull request has ended: codefleet will not follow up CI failures here again.`);
+    await say(
+      ciMarkers.ended,
+      `✅ CI passes on ${short} after ${roundWord(rounds)} of CI feedback. The CI feedback loop of this pull request has ended: codefleet will not follow up CI failures here again.`,
+    );
     log.info({ event: 'ci.loop_ended', rounds }, 'CI passes: the CI feedback loop ended');
     return { status: 'ended', reason: `CI passes on ${short} after ${roundWord(rounds)}` };
   }
 
   const jobId = ciJobId(req.repo, pull.number, req.sha);
   if (markers.has(ciMarkers.round(req.sha))) return { status: 'duplicate', jobId };
-  if (markers.has(ciMarkers.refused(req.sha))) return ignored(`CI feedback for ${short} was refused already (said on the pull request)`);
+  if (markers.has(ciMarkers.refused(req.sha)))
+    return ignored(`CI feedback for ${short} was refused already (said on the pull request)`);
   const refuse = async (reason: string, body: string): Promise<TriggerOutcome> => {
     await say(ciMarkers.refused(req.sha), `⏹️ ${body}`);
     log.info({ event: 'ci.refused', reason }, 'CI failure not followed up');
     return { status: 'refused', reason };
   };
   if (markers.has(ciMarkers.ended)) {
-    return refuse('the CI feedback loop has ended', `CI fails on ${short}, but the CI feedback loop of this pull request ended when CI passed: codefleet does not follow up again. A human should look.`);
+    return refuse(
+      'the CI feedback loop has ended',
+      `CI fails on ${short}, but the CI feedback loop of this pull request ended when CI passed: codefleet does not follow up again. A human should look.`,
+    );
   }
   if (pushed !== req.sha) {
-    return refuse('someone else pushed to the branch', `CI fails on ${short}, but \`${req.branch}\` has moved since codefleet pushed ${pushed.slice(0, 7)}: someone else pushed to it, so codefleet leaves the fix to them.`);
+    return refuse(
+      'someone else pushed to the branch',
+      `CI fails on ${short}, but \`${req.branch}\` has moved since codefleet pushed ${pushed.slice(0, 7)}: someone else pushed to it, so codefleet leaves the fix to them.`,
+    );
   }
   if (rounds >= settings.maxRounds) {
-    return refuse(`${roundWord(rounds)} of CI feedback used`, `CI fails on ${short} after ${roundWord(rounds)} of CI feedback, the most for one pull request (forge.github.ci_feedback.max_rounds: ${settings.maxRounds}): codefleet stops here. A human should look.`);
+    return refuse(
+      `${roundWord(rounds)} of CI feedback used`,
+      `CI fails on ${short} after ${roundWord(rounds)} of CI feedback, the most for one pull request (forge.github.ci_feedback.max_rounds: ${settings.maxRounds}): codefleet stops here. A human should look.`,
+    );
   }
   const state = await deps.checks.commitChecks(req.repo, req.sha);
   if (state.failed.length === 0) return ignored(`no check fails on ${short} any more`);
@@ -99,12 +122,20 @@ export async function followUpFromCi(deps: TriggerDeps, req: CiRequest): Promise
   // later on the same commit reaches the agent too. The delivery is kept and asked again.
   const waiting = stillSettling(state, settings, (deps.now ?? (() => new Date()))());
   if (waiting !== undefined) {
-    log.info({ event: 'ci.waiting', pending: state.pending }, 'CI failure kept until the commit\'s other checks finish');
-    return { status: 'deferred', jobId, reason: `${state.pending} check${state.pending === 1 ? '' : 's'} of ${short} still running: the round waits for them (${waiting})` };
+    log.info({ event: 'ci.waiting', pending: state.pending }, "CI failure kept until the commit's other checks finish");
+    return {
+      status: 'deferred',
+      jobId,
+      reason: `${state.pending} check${state.pending === 1 ? '' : 's'} of ${short} still running: the round waits for them (${waiting})`,
+    };
   }
 
   const job = await ciJob(deps, settings, req.repo, pull, state, jobId);
-  const announce = () => say(ciMarkers.round(req.sha), `🔁 CI failed on ${short} (${checkNames(state)}). Round ${rounds + 1} of ${settings.maxRounds}: codefleet queued a follow-up job on \`${req.branch}\` with the failing log.`);
+  const announce = () =>
+    say(
+      ciMarkers.round(req.sha),
+      `🔁 CI failed on ${short} (${checkNames(state)}). Round ${rounds + 1} of ${settings.maxRounds}: codefleet queued a follow-up job on \`${req.branch}\` with the failing log.`,
+    );
   if (await alreadyRan(deps, jobId)) {
     await announce();
     return { status: 'duplicate', jobId };
@@ -138,10 +169,13 @@ function stillSettling(state: CommitChecks, settings: CiFeedbackSettings, now: D
 
 /** The open pull request whose head is the request's branch at its commit. */
 async function findPull(checks: NonNullable<TriggerDeps['checks']>, req: CiRequest): Promise<CiPull | undefined> {
-  const candidates = req.pullNumbers.length > 0
-    ? await Promise.all(req.pullNumbers.map((n) => checks.pull(req.repo, n)))
-    : [await checks.openPullFor(req.repo, req.branch)];
-  return candidates.find((p) => p !== undefined && p.state === 'open' && p.headRef === req.branch && p.headSha === req.sha);
+  const candidates =
+    req.pullNumbers.length > 0
+      ? await Promise.all(req.pullNumbers.map((n) => checks.pull(req.repo, n)))
+      : [await checks.openPullFor(req.repo, req.branch)];
+  return candidates.find(
+    (p) => p !== undefined && p.state === 'open' && p.headRef === req.branch && p.headSha === req.sha,
+  );
 }
 
 /**
@@ -149,19 +183,35 @@ async function findPull(checks: NonNullable<TriggerDeps['checks']>, req: CiReque
  * issue as its source (reports go there; one job of the issue at a time); another codefleet
  * branch (a chat's) continues under the pull request's title, one job of it at a time.
  */
-async function ciJob(deps: TriggerDeps, settings: CiFeedbackSettings, repo: string, pull: CiPull, state: CommitChecks, jobId: string): Promise<Job> {
+async function ciJob(
+  deps: TriggerDeps,
+  settings: CiFeedbackSettings,
+  repo: string,
+  pull: CiPull,
+  state: CommitChecks,
+  jobId: string,
+): Promise<Job> {
   const section = await ciFeedbackSection(deps.checks!, repo, pull, state, settings.logBytes);
-  const withSection = (task: string) => `${task.slice(0, Math.max(0, maxBodyChars - section.length - 2))}\n\n${section}`.slice(0, maxBodyChars);
+  const withSection = (task: string) =>
+    `${task.slice(0, Math.max(0, maxBodyChars - section.length - 2))}\n\n${section}`.slice(0, maxBodyChars);
   const common = { id: jobId, repo, branch: pull.headRef, base_branch: pull.baseRef, requested_by: ciRequester };
   const at = { id: randomUUID(), now: (deps.now ?? (() => new Date()))() };
   const issue = /^ai\/issue-(\d+)$/.exec(pull.headRef)?.[1];
   if (issue !== undefined) {
     const task = await deps.issues.getTask(repo, Number(issue));
-    return createJob({ ...common, source: { kind: 'issue', number: Number(issue) }, title: task.title, body: withSection(task.body) }, at);
+    return createJob(
+      { ...common, source: { kind: 'issue', number: Number(issue) }, title: task.title, body: withSection(task.body) },
+      at,
+    );
   }
-  return createJob({
-    ...common, source: { kind: 'api', request_id: ciFollowUpRequestId(repo, pull.number) }, idempotency_key: `${repo}#pull-${pull.number}`,
-    title: pull.title.replace(/^\[Draft\] /, '').trim() || `Pull request #${pull.number}`,
-    body: withSection(`Continue the work of pull request #${pull.number} on its branch.`),
-  }, at);
+  return createJob(
+    {
+      ...common,
+      source: { kind: 'api', request_id: ciFollowUpRequestId(repo, pull.number) },
+      idempotency_key: `${repo}#pull-${pull.number}`,
+      title: pull.title.replace(/^\[Draft\] /, '').trim() || `Pull request #${pull.number}`,
+      body: withSection(`Continue the work of pull request #${pull.number} on its branch.`),
+    },
+    at,
+  );
 }

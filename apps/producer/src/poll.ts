@@ -61,19 +61,30 @@ export function createPoller(deps: PollDeps, options: PollOptions): { pollOnce()
    * Runs one trigger. A transient failure throws (the caller leaves the item for the next
    * poll); a permanent one becomes `failed`, told on the issue.
    */
-  const attempt = async (repo: string, issueNumber: number, run: () => Promise<TriggerOutcome>): Promise<TriggerOutcome> => {
+  const attempt = async (
+    repo: string,
+    issueNumber: number,
+    run: () => Promise<TriggerOutcome>,
+  ): Promise<TriggerOutcome> => {
     try {
       return await run();
     } catch (error) {
       const c = classify(error);
       if (c.verdict === 'transient') throw error;
       const log = deps.log.child({ repo, issue: issueNumber });
-      log.warn({ err: error, event: 'poll.trigger_failed', code: c.code }, 'issue cannot become a job; told on the issue');
+      log.warn(
+        { err: error, event: 'poll.trigger_failed', code: c.code },
+        'issue cannot become a job; told on the issue',
+      );
       const reason = `${c.code}: ${c.message}`;
-      await deps.issues.ensureComment({
-        repo, target: { kind: 'issue', number: issueNumber }, marker: 'cannot-start',
-        body: `⚠️ codefleet could not start work on this issue: ${escapeInline(reason, 1_000)}`,
-      }).catch((err: unknown) => log.warn({ err, event: 'poll.comment_failed' }, 'could not comment the reason'));
+      await deps.issues
+        .ensureComment({
+          repo,
+          target: { kind: 'issue', number: issueNumber },
+          marker: 'cannot-start',
+          body: `⚠️ codefleet could not start work on this issue: ${escapeInline(reason, 1_000)}`,
+        })
+        .catch((err: unknown) => log.warn({ err, event: 'poll.comment_failed' }, 'could not comment the reason'));
       return { status: 'failed', reason };
     }
   };
@@ -88,7 +99,13 @@ export function createPoller(deps: PollDeps, options: PollOptions): { pollOnce()
       try {
         for (const event of await deps.issues.labelEvents(repo, issueNumber, options.triggerLabel)) {
           if (handled.has(event.id)) continue;
-          const request = { repo, issueNumber, actor: event.actor, via: `poll event ${event.id}`, jobId: `gh-event-${event.id}` };
+          const request = {
+            repo,
+            issueNumber,
+            actor: event.actor,
+            via: `poll event ${event.id}`,
+            jobId: `gh-event-${event.id}`,
+          };
           outcomes.push(await attempt(repo, issueNumber, () => triggerFromIssue(deps, request)));
           handled.add(event.id);
           state.handled = [...handled].slice(-keepHandled);
@@ -105,9 +122,19 @@ export function createPoller(deps: PollDeps, options: PollOptions): { pollOnce()
       if (seen.has(comment.id)) continue;
       const command = /^\s*\/codefleet\s+(retry|cancel)\b/i.exec(comment.body)?.[1]?.toLowerCase();
       if (command !== undefined && Number.isInteger(comment.issueNumber) && comment.author !== '') {
-        const request = { repo, issueNumber: comment.issueNumber, actor: comment.author, via: `poll comment ${comment.id}`, jobId: `gh-comment-${comment.id}` };
+        const request = {
+          repo,
+          issueNumber: comment.issueNumber,
+          actor: comment.author,
+          via: `poll comment ${comment.id}`,
+          jobId: `gh-comment-${comment.id}`,
+        };
         try {
-          outcomes.push(await attempt(repo, comment.issueNumber, () => (command === 'cancel' ? cancelFromIssue(deps, request) : triggerFromIssue(deps, request))));
+          outcomes.push(
+            await attempt(repo, comment.issueNumber, () =>
+              command === 'cancel' ? cancelFromIssue(deps, request) : triggerFromIssue(deps, request),
+            ),
+          );
         } catch (error) {
           // Comments are read in order: stop here so this one is read again next time.
           skipped(`${repo} comment ${comment.id}`, error);
@@ -134,15 +161,27 @@ export function createPoller(deps: PollDeps, options: PollOptions): { pollOnce()
       if (!pull.headRef.startsWith('ai/') || pull.headRepo.toLowerCase() !== repo.toLowerCase()) continue;
       try {
         const state = await checks.commitChecks(repo, pull.headSha);
-        const outcome = state.failed.length > 0 ? 'failed' : state.pending === 0 && state.passed > 0 ? 'passed' : undefined;
+        const outcome =
+          state.failed.length > 0 ? 'failed' : state.pending === 0 && state.passed > 0 ? 'passed' : undefined;
         if (outcome === undefined) continue;
-        const done = await followUpFromCi(deps, { repo, sha: pull.headSha, branch: pull.headRef, pullNumbers: [pull.number], outcome, via: 'poll' });
+        const done = await followUpFromCi(deps, {
+          repo,
+          sha: pull.headSha,
+          branch: pull.headRef,
+          pullNumbers: [pull.number],
+          outcome,
+          via: 'poll',
+        });
         // Polling says "nothing new" every time: only what changed is an outcome.
         if (done.status !== 'ignored' && done.status !== 'duplicate') outcomes.push(done);
       } catch (error) {
         const c = classify(error);
         if (c.verdict === 'transient') skipped(`${repo} pull request #${pull.number} checks`, error);
-        else deps.log.warn({ err: error, event: 'poll.ci_failed', repo, pull: pull.number, code: c.code }, 'CI feedback failed for this pull request');
+        else
+          deps.log.warn(
+            { err: error, event: 'poll.ci_failed', repo, pull: pull.number, code: c.code },
+            'CI feedback failed for this pull request',
+          );
       }
     }
   };

@@ -2,7 +2,13 @@ import { classify, escapeInline, type Classified } from '@codefleet/core';
 import { processUntilAborted, type Lease, type Queue } from '@codefleet/queue';
 import { deliveryOf, jobIdOf, type Delivery } from './delivery.js';
 import { followUpFromCi } from './ci-feedback.js';
-import { cancelFromIssue, followUpFromReview, triggerFromIssue, type TriggerDeps, type TriggerOutcome } from './trigger.js';
+import {
+  cancelFromIssue,
+  followUpFromReview,
+  triggerFromIssue,
+  type TriggerDeps,
+  type TriggerOutcome,
+} from './trigger.js';
 
 /** Settings of {@link createDeliveryProcessor}. */
 export interface ProcessorOptions {
@@ -45,7 +51,11 @@ const maxGuessedWaitMs = 60 * 60_000;
  * A wait GitHub did not name (a secondary limit without retry-after: "at least one
  * minute", then exponentially longer) doubles with every try, up to an hour.
  */
-export function deliveryRetryDelayMs(attempt: number, error?: Pick<Classified, 'retryAfterMs'> & { waitNamed?: boolean }, baseMs = baseDelayMs): number {
+export function deliveryRetryDelayMs(
+  attempt: number,
+  error?: Pick<Classified, 'retryAfterMs'> & { waitNamed?: boolean },
+  baseMs = baseDelayMs,
+): number {
   const exponent = Math.min(Math.max(attempt, 1) - 1, 30);
   const backoff = Math.min(maxBackoffMs, baseMs * 2 ** exponent);
   const asked = error?.retryAfterMs ?? 0;
@@ -79,12 +89,25 @@ export function createDeliveryProcessor(deps: TriggerDeps, options: ProcessorOpt
           : triggerFromIssue(deps, { ...base, issueNumber: intent.issueNumber });
       case 'review':
         return followUpFromReview(deps, {
-          ...base, issueNumber: intent.pullNumber, pullNumber: intent.pullNumber, headRef: intent.headRef, headRepo: intent.headRepo,
-          reviewBody: intent.reviewBody, reviewState: intent.reviewState, deferred: attempt > 1,
+          ...base,
+          issueNumber: intent.pullNumber,
+          pullNumber: intent.pullNumber,
+          headRef: intent.headRef,
+          headRepo: intent.headRepo,
+          reviewBody: intent.reviewBody,
+          reviewState: intent.reviewState,
+          deferred: attempt > 1,
           ...(intent.reviewId === undefined ? {} : { reviewId: intent.reviewId }),
         });
       case 'ci':
-        return followUpFromCi(deps, { repo: intent.repo, sha: intent.sha, branch: intent.branch, pullNumbers: intent.pullNumbers, outcome: intent.outcome, via: base.via });
+        return followUpFromCi(deps, {
+          repo: intent.repo,
+          sha: intent.sha,
+          branch: intent.branch,
+          pullNumbers: intent.pullNumbers,
+          outcome: intent.outcome,
+          via: base.via,
+        });
     }
   };
 
@@ -93,32 +116,59 @@ export function createDeliveryProcessor(deps: TriggerDeps, options: ProcessorOpt
     const { intent } = delivery;
     if (intent.kind === 'ci') {
       // Checks fail again on the next push; a pull request is told only through CI feedback's own comments.
-      deps.log.warn({ event: 'delivery.ci_given_up', delivery: delivery.id, repo: intent.repo, sha: intent.sha, reason }, 'CI feedback delivery given up');
+      deps.log.warn(
+        { event: 'delivery.ci_given_up', delivery: delivery.id, repo: intent.repo, sha: intent.sha, reason },
+        'CI feedback delivery given up',
+      );
       return;
     }
-    const what = intent.kind === 'label' ? `the \`${intent.label}\` label` : intent.kind === 'command' ? `\`/codefleet ${intent.command}\`` : 'this review';
-    const again = intent.kind === 'review' ? 'submit the review again' : 'remove and re-add the label, or comment `/codefleet retry`';
+    const what =
+      intent.kind === 'label'
+        ? `the \`${intent.label}\` label`
+        : intent.kind === 'command'
+          ? `\`/codefleet ${intent.command}\``
+          : 'this review';
+    const again =
+      intent.kind === 'review'
+        ? 'submit the review again'
+        : 'remove and re-add the label, or comment `/codefleet retry`';
     const number = intent.kind === 'review' ? intent.pullNumber : intent.issueNumber;
     try {
       await deps.issues.ensureComment({
-        repo: intent.repo, target: { kind: intent.kind === 'review' ? 'pull' : 'issue', number }, marker: `delivery:${delivery.id}`,
+        repo: intent.repo,
+        target: { kind: intent.kind === 'review' ? 'pull' : 'issue', number },
+        marker: `delivery:${delivery.id}`,
         body: `⚠️ codefleet received ${what} from @${escapeInline(intent.actor, 100)} but could not act on it: ${escapeInline(reason, 1_000)}\n\nTo try again, ${again}.`,
       });
     } catch (error) {
-      deps.log.warn({ err: error, event: 'delivery.report_failed', delivery: delivery.id }, 'could not report the failed delivery on GitHub');
+      deps.log.warn(
+        { err: error, event: 'delivery.report_failed', delivery: delivery.id },
+        'could not report the failed delivery on GitHub',
+      );
     }
   };
 
   /** Retries the lease after `delayMs`, or dead-letters it when that would pass the give-up time. */
-  const later = async (lease: Lease, delivery: Delivery & { receivedAt: string }, delayMs: number, reason: string, outcome?: TriggerOutcome): Promise<ProcessedDelivery> => {
+  const later = async (
+    lease: Lease,
+    delivery: Delivery & { receivedAt: string },
+    delayMs: number,
+    reason: string,
+    outcome?: TriggerOutcome,
+  ): Promise<ProcessedDelivery> => {
     const base = { deliveryId: delivery.id, ...(outcome ? { outcome } : {}), reason };
     const log = deps.log.child({ delivery: delivery.id, github_event: delivery.event, attempt: lease.attempt });
     const age = now() + delayMs - Date.parse(delivery.receivedAt);
-    const settled = age > giveUpAfterMs
-      ? (await lease.deadLetter(`given up ${Math.round(giveUpAfterMs / 60_000)} min after receipt: ${reason}`), 'dead_lettered' as const)
-      : await lease.retry({ delayMs, reason });
+    const settled =
+      age > giveUpAfterMs
+        ? (await lease.deadLetter(`given up ${Math.round(giveUpAfterMs / 60_000)} min after receipt: ${reason}`),
+          'dead_lettered' as const)
+        : await lease.retry({ delayMs, reason });
     if (settled === 'dead_lettered') {
-      log.error({ event: 'delivery.dead_lettered', reason }, 'delivery given up; kept in the dead letter and reported on GitHub');
+      log.error(
+        { event: 'delivery.dead_lettered', reason },
+        'delivery given up; kept in the dead letter and reported on GitHub',
+      );
       await report(delivery, reason);
       return { ...base, settled: 'dead_lettered' };
     }
@@ -133,7 +183,10 @@ export function createDeliveryProcessor(deps: TriggerDeps, options: ProcessorOpt
     } catch (error) {
       const reason = classify(error).message;
       await lease.deadLetter(reason);
-      deps.log.error({ event: 'delivery.dead_lettered', record: lease.job.id, reason }, 'unreadable delivery record dead-lettered');
+      deps.log.error(
+        { event: 'delivery.dead_lettered', record: lease.job.id, reason },
+        'unreadable delivery record dead-lettered',
+      );
       return { deliveryId: lease.job.id, settled: 'dead_lettered', reason };
     }
     const log = deps.log.child({ delivery: delivery.id, github_event: delivery.event, attempt: lease.attempt });
@@ -145,29 +198,51 @@ export function createDeliveryProcessor(deps: TriggerDeps, options: ProcessorOpt
       const reason = `${c.code}: ${c.message}`;
       if (c.verdict !== 'transient') {
         await lease.deadLetter(reason);
-        log.error({ err: error, event: 'delivery.dead_lettered', code: c.code }, 'delivery failed for good; kept in the dead letter and reported on GitHub');
+        log.error(
+          { err: error, event: 'delivery.dead_lettered', code: c.code },
+          'delivery failed for good; kept in the dead letter and reported on GitHub',
+        );
         await report(delivery, reason);
         return { deliveryId: delivery.id, settled: 'dead_lettered', reason };
       }
       const waitNamed = (error as { details?: { waitNamed?: unknown } }).details?.waitNamed;
-      const wait = { ...(c.retryAfterMs === undefined ? {} : { retryAfterMs: c.retryAfterMs }), ...(waitNamed === false ? { waitNamed } : {}) };
+      const wait = {
+        ...(c.retryAfterMs === undefined ? {} : { retryAfterMs: c.retryAfterMs }),
+        ...(waitNamed === false ? { waitNamed } : {}),
+      };
       const delayMs = deliveryRetryDelayMs(lease.attempt, wait, options.baseDelayMs);
       return later(lease, delivery, delayMs, reason);
     }
-    if (outcome.status === 'deferred') return later(lease, delivery, deliveryRetryDelayMs(lease.attempt, undefined, options.baseDelayMs), outcome.reason, outcome);
+    if (outcome.status === 'deferred')
+      return later(
+        lease,
+        delivery,
+        deliveryRetryDelayMs(lease.attempt, undefined, options.baseDelayMs),
+        outcome.reason,
+        outcome,
+      );
     await lease.ack();
     log.info({ event: 'delivery.done', outcome }, `delivery ${outcome.status}`);
     return { deliveryId: delivery.id, outcome, settled: 'acked' };
   };
 
   const processNext: DeliveryProcessor['processNext'] = async (opts = {}) => {
-    const lease = await options.deliveries.claim({ workerId, waitMs: opts.waitMs ?? 0, ...(opts.signal ? { signal: opts.signal } : {}) });
+    const lease = await options.deliveries.claim({
+      workerId,
+      waitMs: opts.waitMs ?? 0,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
     return lease ? handle(lease) : undefined;
   };
 
   return {
     processNext,
-    run: (signal) => processUntilAborted(signal, processNext, (error) =>
-      deps.log.error({ err: error, event: 'delivery.process_failed' }, 'processing a delivery failed; the record is kept')),
+    run: (signal) =>
+      processUntilAborted(signal, processNext, (error) =>
+        deps.log.error(
+          { err: error, event: 'delivery.process_failed' },
+          'processing a delivery failed; the record is kept',
+        ),
+      ),
   };
 }

@@ -27,7 +27,10 @@ export interface TriggerRequest {
 
 /** What the producer needs. */
 export interface TriggerDeps {
-  issues: Pick<GithubIssues, 'getTask' | 'permission' | 'ensureComment' | 'listComments' | 'ensureLabels' | 'reviewComments'>;
+  issues: Pick<
+    GithubIssues,
+    'getTask' | 'permission' | 'ensureComment' | 'listComments' | 'ensureLabels' | 'reviewComments'
+  >;
   queue: Queue;
   log: Logger;
   /** Where a queued job is reported (the issue: its queued label). */
@@ -100,24 +103,31 @@ export async function triggerFromIssue(deps: TriggerDeps, req: TriggerRequest): 
   }
   if (!(await permitted(deps, req))) {
     log.info({ event: 'trigger.refused' }, 'actor may not trigger codefleet');
-    await bestEffort(log, 'trigger.comment_failed', () => deps.issues.ensureComment({
-      repo: req.repo, target, marker: 'permission',
-      body: `Thanks for the label, @${req.actor}! codefleet only starts work for collaborators with write access to this repository, so nothing was queued. A maintainer can add the label to start it.`,
-    }));
+    await bestEffort(log, 'trigger.comment_failed', () =>
+      deps.issues.ensureComment({
+        repo: req.repo,
+        target,
+        marker: 'permission',
+        body: `Thanks for the label, @${req.actor}! codefleet only starts work for collaborators with write access to this repository, so nothing was queued. A maintainer can add the label to start it.`,
+      }),
+    );
     return { status: 'refused', reason: `@${req.actor} needs write access or above` };
   }
   // A new trigger overrides an earlier cancel of the same task.
   await deps.cancels?.clearCancel(taskKeyOf(req.repo, req.issueNumber));
   if (task.isPullRequest) return { status: 'ignored', reason: 'labels on pull requests do not start jobs' };
   if (task.state === 'closed') return { status: 'ignored', reason: 'the issue is closed' };
-  const job: Job = createJob({
-    ...(req.jobId === undefined ? {} : { id: req.jobId }),
-    repo: req.repo,
-    source: { kind: 'issue', number: req.issueNumber },
-    title: task.title,
-    body: task.body,
-    requested_by: req.actor,
-  }, { id: randomUUID(), now: (deps.now ?? (() => new Date()))() });
+  const job: Job = createJob(
+    {
+      ...(req.jobId === undefined ? {} : { id: req.jobId }),
+      repo: req.repo,
+      source: { kind: 'issue', number: req.issueNumber },
+      title: task.title,
+      body: task.body,
+      requested_by: req.actor,
+    },
+    { id: randomUUID(), now: (deps.now ?? (() => new Date()))() },
+  );
   const result = await deps.queue.enqueue(job);
   if (result.deduplicated) {
     log.info({ event: 'trigger.duplicate', job_id: result.id }, 'already queued or running');
@@ -159,12 +169,19 @@ async function permitted(deps: TriggerDeps, req: TriggerRequest): Promise<boolea
  */
 export async function cancelFromIssue(deps: TriggerDeps, req: TriggerRequest): Promise<TriggerOutcome> {
   if (!deps.cancels) return { status: 'ignored', reason: 'no run store to record the cancel in' };
-  if (!(await permitted(deps, req))) return { status: 'refused', reason: `@${req.actor} needs write access or above to cancel` };
+  if (!(await permitted(deps, req)))
+    return { status: 'refused', reason: `@${req.actor} needs write access or above to cancel` };
   const taskKey = taskKeyOf(req.repo, req.issueNumber);
   await deps.cancels.requestCancel(taskKey, req.actor);
-  await deps.cancels.record?.({ kind: 'action', action: 'cancel', taskKey, by: req.actor, via: 'issue', at: new Date().toISOString() })
-    .catch((err: unknown) => deps.log.warn({ err, event: 'journal.record_failed' }, 'could not write the cancel to the journal'));
-  deps.log.info({ event: 'trigger.cancel_requested', repo: req.repo, issue: req.issueNumber, actor: req.actor }, 'cancel requested');
+  await deps.cancels
+    .record?.({ kind: 'action', action: 'cancel', taskKey, by: req.actor, via: 'issue', at: new Date().toISOString() })
+    .catch((err: unknown) =>
+      deps.log.warn({ err, event: 'journal.record_failed' }, 'could not write the cancel to the journal'),
+    );
+  deps.log.info(
+    { event: 'trigger.cancel_requested', repo: req.repo, issue: req.issueNumber, actor: req.actor },
+    'cancel requested',
+  );
   return { status: 'cancel_requested', taskKey };
 }
 
@@ -194,35 +211,59 @@ export interface ReviewRequest extends TriggerRequest {
 export async function followUpFromReview(deps: TriggerDeps, req: ReviewRequest): Promise<TriggerOutcome> {
   const issueNumber = /^ai\/issue-(\d+)$/.exec(req.headRef)?.[1];
   if (issueNumber === undefined) return { status: 'ignored', reason: `${req.headRef} is not a codefleet issue branch` };
-  if (req.headRepo.toLowerCase() !== req.repo.toLowerCase()) return { status: 'ignored', reason: 'pull requests from forks are not followed up' };
+  if (req.headRepo.toLowerCase() !== req.repo.toLowerCase())
+    return { status: 'ignored', reason: 'pull requests from forks are not followed up' };
   if (req.reviewState === 'approved') return { status: 'ignored', reason: 'an approval asks for nothing' };
   const ran = await alreadyRan(deps, req.jobId);
   if (ran) return ran;
   if (!(await permitted(deps, req))) return { status: 'refused', reason: `@${req.actor} needs write access or above` };
   // Inline comments are where reviewers usually say what to change.
-  const inline = req.reviewId === undefined ? [] : await deps.issues.reviewComments(req.repo, req.pullNumber, req.reviewId);
-  const feedback = [req.reviewBody.trim(), ...inline.map((c) => `- \`${c.path}${c.line === undefined ? '' : `:${c.line}`}\`: ${c.body}`)].filter((l) => l !== '');
+  const inline =
+    req.reviewId === undefined ? [] : await deps.issues.reviewComments(req.repo, req.pullNumber, req.reviewId);
+  const feedback = [
+    req.reviewBody.trim(),
+    ...inline.map((c) => `- \`${c.path}${c.line === undefined ? '' : `:${c.line}`}\`: ${c.body}`),
+  ].filter((l) => l !== '');
   if (feedback.length === 0) return { status: 'ignored', reason: 'nothing to address in this review' };
   const task = await deps.issues.getTask(req.repo, Number(issueNumber));
-  const job = createJob({
-    ...(req.jobId === undefined ? {} : { id: req.jobId }),
-    repo: req.repo,
-    source: { kind: 'issue', number: Number(issueNumber) },
-    title: task.title,
-    body: [task.body, '', `## Review feedback on pull request #${req.pullNumber} (from @${req.actor})`, '', ...feedback].join('\n').slice(0, 65_536),
-    requested_by: req.actor,
-  }, { id: randomUUID(), now: (deps.now ?? (() => new Date()))() });
+  const job = createJob(
+    {
+      ...(req.jobId === undefined ? {} : { id: req.jobId }),
+      repo: req.repo,
+      source: { kind: 'issue', number: Number(issueNumber) },
+      title: task.title,
+      body: [
+        task.body,
+        '',
+        `## Review feedback on pull request #${req.pullNumber} (from @${req.actor})`,
+        '',
+        ...feedback,
+      ]
+        .join('\n')
+        .slice(0, 65_536),
+      requested_by: req.actor,
+    },
+    { id: randomUUID(), now: (deps.now ?? (() => new Date()))() },
+  );
   const log = deps.log.child({ repo: req.repo, pull: req.pullNumber, actor: req.actor, via: req.via });
   const target = { kind: 'pull' as const, number: req.pullNumber };
   const marker = `follow-up:${req.reviewId ?? job.id}`;
   const result = await deps.queue.enqueue(job);
   if (result.deduplicated && result.id !== job.id) {
     log.info({ event: 'trigger.follow_up_deferred', job_id: result.id }, 'review kept until the running job ends');
-    await bestEffort(log, 'trigger.comment_failed', () => deps.issues.ensureComment({
-      repo: req.repo, target, marker,
-      body: `Thanks @${req.actor}: codefleet is still working on #${issueNumber}, so this review is kept and becomes a follow-up job as soon as that job ends.`,
-    }));
-    return { status: 'deferred', jobId: result.id, reason: `job ${result.id} of issue #${issueNumber} is queued or running` };
+    await bestEffort(log, 'trigger.comment_failed', () =>
+      deps.issues.ensureComment({
+        repo: req.repo,
+        target,
+        marker,
+        body: `Thanks @${req.actor}: codefleet is still working on #${issueNumber}, so this review is kept and becomes a follow-up job as soon as that job ends.`,
+      }),
+    );
+    return {
+      status: 'deferred',
+      jobId: result.id,
+      reason: `job ${result.id} of issue #${issueNumber} is queued or running`,
+    };
   }
   if (result.deduplicated) return { status: 'duplicate', jobId: result.id };
   // Cleared only once queued: clearing first would undo a cancel of the job still running
@@ -233,7 +274,12 @@ export async function followUpFromReview(deps: TriggerDeps, req: ReviewRequest):
     // Only where the wait was announced: a review that merely failed once gets no comment.
     await bestEffort(log, 'trigger.comment_failed', async () => {
       if (!(await deps.issues.listComments(req.repo, target)).some((c) => c.marker === marker)) return;
-      await deps.issues.ensureComment({ repo: req.repo, target, marker, body: `Thanks @${req.actor}: this review is queued as a follow-up job now.` });
+      await deps.issues.ensureComment({
+        repo: req.repo,
+        target,
+        marker,
+        body: `Thanks @${req.actor}: this review is queued as a follow-up job now.`,
+      });
     });
   }
   return { status: 'enqueued', jobId: job.id };

@@ -61,7 +61,10 @@ export async function startWebhookServer(deps: { log: Logger }, options: Webhook
 
   const receive = async (req: IncomingMessage, res: ServerResponse) => {
     const header = req.headers['x-github-delivery'];
-    const log = deps.log.child({ delivery: typeof header === 'string' ? header.slice(0, 100) : undefined, github_event: req.headers['x-github-event'] });
+    const log = deps.log.child({
+      delivery: typeof header === 'string' ? header.slice(0, 100) : undefined,
+      github_event: req.headers['x-github-event'],
+    });
     const refuse = (status: number, error: string, headers: Record<string, string> = {}) => {
       log.warn({ event: 'webhook.refused', status, reason: error }, `webhook refused: ${error}`);
       reply(res, status, { error }, headers);
@@ -69,12 +72,14 @@ export async function startWebhookServer(deps: { log: Logger }, options: Webhook
     if (req.method !== 'POST') return refuse(405, 'POST only');
     // Unread body bytes would be taken for the next request on this keep-alive connection:
     // a refused body closes the connection instead.
-    if (Number(req.headers['content-length'] ?? 0) > limit) return refuse(413, 'payload too large', { connection: 'close' });
+    if (Number(req.headers['content-length'] ?? 0) > limit)
+      return refuse(413, 'payload too large', { connection: 'close' });
     const raw = await readBounded(req, limit);
     if (raw === undefined) return refuse(413, 'payload too large', { connection: 'close' });
     const text = raw.toString('utf8');
     const signature = req.headers['x-hub-signature-256'];
-    const valid = typeof signature === 'string' && signature !== '' && await webhooks.verify(text, signature).catch(() => false);
+    const valid =
+      typeof signature === 'string' && signature !== '' && (await webhooks.verify(text, signature).catch(() => false));
     if (!valid) return refuse(401, 'bad signature');
     const name = String(req.headers['x-github-event'] ?? '');
     const id = deliveryIdOf(typeof header === 'string' ? header : undefined, raw);
@@ -90,7 +95,10 @@ export async function startWebhookServer(deps: { log: Logger }, options: Webhook
     if (reading.kind === 'ignore') return reply(res, 202, { status: 'ignored', reason: reading.reason });
     const { intent } = reading;
     if (allowed.size > 0 && !allowed.has(intent.repo.toLowerCase())) {
-      log.info({ event: 'webhook.repo_not_allowed', repo: intent.repo }, 'delivery from a repository not in forge.github.repos ignored');
+      log.info(
+        { event: 'webhook.repo_not_allowed', repo: intent.repo },
+        'delivery from a repository not in forge.github.repos ignored',
+      );
       return reply(res, 202, { status: 'ignored', reason: `${intent.repo} is not in forge.github.repos` });
     }
     let recorded: { deduplicated: boolean };
@@ -98,17 +106,24 @@ export async function startWebhookServer(deps: { log: Logger }, options: Webhook
       recorded = await options.deliveries.enqueue(deliveryJob({ id, event: name, intent }, now()));
     } catch (error) {
       const c = classify(error);
-      log.error({ err: error, event: 'webhook.record_failed', code: c.code }, 'could not record the delivery; answered 503');
+      log.error(
+        { err: error, event: 'webhook.record_failed', code: c.code },
+        'could not record the delivery; answered 503',
+      );
       return reply(res, c.verdict === 'permanent' ? 422 : 503, { error: c.code, message: c.message });
     }
-    log.info({ event: recorded.deduplicated ? 'webhook.duplicate' : 'webhook.recorded', kind: intent.kind, repo: intent.repo }, 'delivery recorded');
+    log.info(
+      { event: recorded.deduplicated ? 'webhook.duplicate' : 'webhook.recorded', kind: intent.kind, repo: intent.repo },
+      'delivery recorded',
+    );
     reply(res, 202, { status: recorded.deduplicated ? 'duplicate' : 'accepted', delivery: id });
   };
 
   const server: Server = createServer((req, res) => {
     receive(req, res).catch((error: unknown) => {
       deps.log.error({ err: error, event: 'webhook.failed' }, 'webhook handler failed');
-      if (!res.headersSent) reply(res, 500, { error: error instanceof Error ? error.message : String(error) }, { connection: 'close' });
+      if (!res.headersSent)
+        reply(res, 500, { error: error instanceof Error ? error.message : String(error) }, { connection: 'close' });
     });
   });
   await new Promise<void>((resolve, reject) => {
@@ -117,6 +132,10 @@ export async function startWebhookServer(deps: { log: Logger }, options: Webhook
   });
   return {
     port: (server.address() as AddressInfo).port,
-    close: () => new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

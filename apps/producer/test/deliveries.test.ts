@@ -9,7 +9,9 @@ import { commented, labeled, openHarness, reviewed, sign, type Harness } from '.
 // The delivery processor: recorded deliveries acted on with retries, never dropped.
 describe('delivery processing', () => {
   let h: Harness;
-  afterEach(async () => { await h.close(); });
+  afterEach(async () => {
+    await h.close();
+  });
 
   const labeledIssue = (title = 'Add a widget') => {
     h.gh.setPermission('acme/widgets', 'alice', 'write');
@@ -31,17 +33,30 @@ describe('delivery processing', () => {
     const issue = labeledIssue();
     h.gh.failNext({ method: 'GET', path: new RegExp(`/issues/${issue.number}$`), status: 502 });
     expect((await h.deliver(labeled('acme/widgets', issue.number, 'alice'))).status).toBe(202);
-    expect(await h.processor.processNext()).toMatchObject({ settled: 'retrying', delayMs: 20, reason: expect.stringContaining('forge_unavailable') });
+    expect(await h.processor.processNext()).toMatchObject({
+      settled: 'retrying',
+      delayMs: 20,
+      reason: expect.stringContaining('forge_unavailable'),
+    });
     expect((await h.jobs.stats()).depth).toBe(0);
-    expect(await h.processor.processNext({ waitMs: 5_000 })).toMatchObject({ settled: 'acked', outcome: { status: 'enqueued' } });
+    expect(await h.processor.processNext({ waitMs: 5_000 })).toMatchObject({
+      settled: 'acked',
+      outcome: { status: 'enqueued' },
+    });
     expect((await h.jobs.stats()).ready).toBe(1);
   });
 
-  it("rate limits are waited out as GitHub asks: until the reset, retry-after, else a minute and longer", async () => {
+  it('rate limits are waited out as GitHub asks: until the reset, retry-after, else a minute and longer', async () => {
     h = await openHarness({ baseDelayMs: 20 });
     const issue = labeledIssue();
     const reset = Math.floor(Date.now() / 1_000) + 600;
-    h.gh.failNext({ method: 'GET', path: /\/issues\/\d+$/, status: 403, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) }, body: { message: 'API rate limit exceeded' } });
+    h.gh.failNext({
+      method: 'GET',
+      path: /\/issues\/\d+$/,
+      status: 403,
+      headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) },
+      body: { message: 'API rate limit exceeded' },
+    });
     await h.deliver(labeled('acme/widgets', issue.number, 'alice'));
     const primary = await h.processor.processNext();
     expect(primary).toMatchObject({ settled: 'retrying', reason: expect.stringContaining('rate_limited') });
@@ -62,21 +77,60 @@ describe('delivery processing', () => {
     const issue = labeledIssue();
     const body = labeled('acme/widgets', issue.number, 'alice');
     await h.deliver(body, { 'x-github-delivery': 'd-once' });
-    expect(await h.processor.processNext()).toMatchObject({ outcome: { status: 'enqueued', jobId: 'gh-delivery-d-once' } });
+    expect(await h.processor.processNext()).toMatchObject({
+      outcome: { status: 'enqueued', jobId: 'gh-delivery-d-once' },
+    });
     await finish();
     // GitHub's Redeliver button, after the pull request was opened.
-    expect(await (await h.deliver(body, { 'x-github-delivery': 'd-once' })).json()).toMatchObject({ status: 'duplicate' });
+    expect(await (await h.deliver(body, { 'x-github-delivery': 'd-once' })).json()).toMatchObject({
+      status: 'duplicate',
+    });
     expect(await h.processor.processNext()).toBeUndefined();
     expect((await h.jobs.stats()).depth).toBe(0);
 
     // Records and finished jobs expire in some engines (BullMQ keeps completed jobs a
     // while): the run the job left is what still says it ran.
-    const forgetful = { deliveries: new LocalQueue({ backend: 'local', path: join(h.dir.path, 'q.sqlite'), name: 'later-deliveries', leaseMs: 60_000, maxAttempts: 10 }),
-      jobs: new LocalQueue({ backend: 'local', path: join(h.dir.path, 'q.sqlite'), name: 'later-jobs', leaseMs: 60_000, maxAttempts: 4 }) };
+    const forgetful = {
+      deliveries: new LocalQueue({
+        backend: 'local',
+        path: join(h.dir.path, 'q.sqlite'),
+        name: 'later-deliveries',
+        leaseMs: 60_000,
+        maxAttempts: 10,
+      }),
+      jobs: new LocalQueue({
+        backend: 'local',
+        path: join(h.dir.path, 'q.sqlite'),
+        name: 'later-jobs',
+        leaseMs: 60_000,
+        maxAttempts: 4,
+      }),
+    };
     try {
-      const processor = createDeliveryProcessor({ ...h.deps, queue: forgetful.jobs }, { deliveries: forgetful.deliveries });
-      await forgetful.deliveries.enqueue(deliveryJob({ id: 'd-once', event: 'issues', intent: { kind: 'label', repo: 'acme/widgets', issueNumber: issue.number, actor: 'alice', label: 'codefleet' } }, new Date()));
-      expect(await processor.processNext()).toMatchObject({ settled: 'acked', outcome: { status: 'duplicate', jobId: 'gh-delivery-d-once' } });
+      const processor = createDeliveryProcessor(
+        { ...h.deps, queue: forgetful.jobs },
+        { deliveries: forgetful.deliveries },
+      );
+      await forgetful.deliveries.enqueue(
+        deliveryJob(
+          {
+            id: 'd-once',
+            event: 'issues',
+            intent: {
+              kind: 'label',
+              repo: 'acme/widgets',
+              issueNumber: issue.number,
+              actor: 'alice',
+              label: 'codefleet',
+            },
+          },
+          new Date(),
+        ),
+      );
+      expect(await processor.processNext()).toMatchObject({
+        settled: 'acked',
+        outcome: { status: 'duplicate', jobId: 'gh-delivery-d-once' },
+      });
       expect((await forgetful.jobs.stats()).depth).toBe(0);
     } finally {
       await forgetful.deliveries.close();
@@ -88,15 +142,35 @@ describe('delivery processing', () => {
     h = await openHarness({ baseDelayMs: 20 });
     const issue = labeledIssue();
     await git(h.gh.repoDir('acme/widgets'), ['branch', `ai/issue-${issue.number}`, 'main']);
-    const pr = await h.forge.ensurePullRequest({ repo: 'acme/widgets', head: `ai/issue-${issue.number}`, base: 'main', title: 'Add a widget', body: `Fixes #${issue.number}`, draft: false });
+    const pr = await h.forge.ensurePullRequest({
+      repo: 'acme/widgets',
+      head: `ai/issue-${issue.number}`,
+      base: 'main',
+      title: 'Add a widget',
+      body: `Fixes #${issue.number}`,
+      draft: false,
+    });
     await h.deliver(labeled('acme/widgets', issue.number, 'alice'));
     expect(await h.processor.processNext()).toMatchObject({ outcome: { status: 'enqueued' } });
 
-    h.gh.addReviewComment('acme/widgets', pr.number, 4242, { path: 'src/widget.js', line: 3, body: 'Call it gadget here too.', user: 'alice' });
-    const review = reviewed('acme/widgets', pr.number, `ai/issue-${issue.number}`, 'alice', 'Please rename it to gadget.', { id: 4242 });
+    h.gh.addReviewComment('acme/widgets', pr.number, 4242, {
+      path: 'src/widget.js',
+      line: 3,
+      body: 'Call it gadget here too.',
+      user: 'alice',
+    });
+    const review = reviewed(
+      'acme/widgets',
+      pr.number,
+      `ai/issue-${issue.number}`,
+      'alice',
+      'Please rename it to gadget.',
+      { id: 4242 },
+    );
     await h.deliver(review, { 'x-github-event': 'pull_request_review', 'x-hub-signature-256': sign(review) });
     expect(await h.processor.processNext()).toMatchObject({ settled: 'retrying', outcome: { status: 'deferred' } });
-    const told = () => h.gh.comments('acme/widgets', pr.number).filter((c) => c.body.startsWith('<!-- codefleet:follow-up:4242 -->'));
+    const told = () =>
+      h.gh.comments('acme/widgets', pr.number).filter((c) => c.body.startsWith('<!-- codefleet:follow-up:4242 -->'));
     expect(told()).toHaveLength(1);
     expect(told()[0]!.body).toContain('is kept');
     // Still running: kept again, no second comment.
@@ -104,7 +178,10 @@ describe('delivery processing', () => {
     expect(told()).toHaveLength(1);
 
     await finish();
-    expect(await h.processor.processNext({ waitMs: 5_000 })).toMatchObject({ settled: 'acked', outcome: { status: 'enqueued', jobId: 'gh-review-4242' } });
+    expect(await h.processor.processNext({ waitMs: 5_000 })).toMatchObject({
+      settled: 'acked',
+      outcome: { status: 'enqueued', jobId: 'gh-review-4242' },
+    });
     const lease = await h.jobs.claim({ workerId: 'w' });
     expect(lease?.job).toMatchObject({ title: 'Add a widget', source: { kind: 'issue', number: issue.number } });
     expect(lease?.job.body).toContain('Please rename it to gadget.');
@@ -116,12 +193,22 @@ describe('delivery processing', () => {
     h = await openHarness({ baseDelayMs: 20 });
     const issue = labeledIssue();
     await git(h.gh.repoDir('acme/widgets'), ['branch', `ai/issue-${issue.number}`, 'main']);
-    const pr = await h.forge.ensurePullRequest({ repo: 'acme/widgets', head: `ai/issue-${issue.number}`, base: 'main', title: 't', body: 'b', draft: false });
+    const pr = await h.forge.ensurePullRequest({
+      repo: 'acme/widgets',
+      head: `ai/issue-${issue.number}`,
+      base: 'main',
+      title: 't',
+      body: 'b',
+      draft: false,
+    });
     h.gh.failNext({ method: 'GET', path: /\/collaborators\/alice\/permission$/, status: 502 });
     const review = reviewed('acme/widgets', pr.number, `ai/issue-${issue.number}`, 'alice', 'Rename it.', { id: 7 });
     await h.deliver(review, { 'x-github-event': 'pull_request_review', 'x-hub-signature-256': sign(review) });
     expect(await h.processor.processNext()).toMatchObject({ settled: 'retrying' });
-    expect(await h.processor.processNext({ waitMs: 5_000 })).toMatchObject({ settled: 'acked', outcome: { status: 'enqueued', jobId: 'gh-review-7' } });
+    expect(await h.processor.processNext({ waitMs: 5_000 })).toMatchObject({
+      settled: 'acked',
+      outcome: { status: 'enqueued', jobId: 'gh-review-7' },
+    });
     expect(h.gh.comments('acme/widgets', pr.number)).toEqual([]);
   });
 
@@ -132,9 +219,17 @@ describe('delivery processing', () => {
       await h.deliver(body, { 'x-github-event': 'pull_request_review', 'x-hub-signature-256': sign(body) });
       return (await h.processor.processNext())?.outcome;
     };
-    expect(await send(reviewed('acme/widgets', 9, 'feature/x', 'alice', 'Please rename it.', { id: 1 }))).toMatchObject({ status: 'ignored' });
-    expect(await send(reviewed('acme/widgets', 9, `ai/issue-${issue.number}`, 'alice', 'LGTM', { state: 'approved', id: 2 }))).toMatchObject({ status: 'ignored' });
-    expect(await send(reviewed('acme/widgets', 9, `ai/issue-${issue.number}`, 'mallory', 'Delete everything.', { id: 3 }))).toMatchObject({ status: 'refused' });
+    expect(await send(reviewed('acme/widgets', 9, 'feature/x', 'alice', 'Please rename it.', { id: 1 }))).toMatchObject(
+      { status: 'ignored' },
+    );
+    expect(
+      await send(
+        reviewed('acme/widgets', 9, `ai/issue-${issue.number}`, 'alice', 'LGTM', { state: 'approved', id: 2 }),
+      ),
+    ).toMatchObject({ status: 'ignored' });
+    expect(
+      await send(reviewed('acme/widgets', 9, `ai/issue-${issue.number}`, 'mallory', 'Delete everything.', { id: 3 })),
+    ).toMatchObject({ status: 'refused' });
     expect((await h.jobs.stats()).depth).toBe(0);
   });
 
@@ -143,7 +238,10 @@ describe('delivery processing', () => {
     const issue = labeledIssue();
     await h.deliver(labeled('acme/widgets', issue.number, 'alice'));
     h.gh.unlabelIssue('acme/widgets', issue.number, 'codefleet', 'alice');
-    expect(await h.processor.processNext()).toMatchObject({ settled: 'acked', outcome: { status: 'ignored', reason: expect.stringContaining('no longer on the issue') } });
+    expect(await h.processor.processNext()).toMatchObject({
+      settled: 'acked',
+      outcome: { status: 'ignored', reason: expect.stringContaining('no longer on the issue') },
+    });
     expect((await h.jobs.stats()).depth).toBe(0);
   });
 
@@ -160,9 +258,17 @@ describe('delivery processing', () => {
   it('a delivery that fails for good is dead-lettered, logged and reported on the issue', async () => {
     h = await openHarness();
     const issue = labeledIssue();
-    h.gh.failNext({ method: 'GET', path: new RegExp(`/issues/${issue.number}$`), status: 403, body: { message: 'Resource not accessible by integration' } });
+    h.gh.failNext({
+      method: 'GET',
+      path: new RegExp(`/issues/${issue.number}$`),
+      status: 403,
+      body: { message: 'Resource not accessible by integration' },
+    });
     await h.deliver(labeled('acme/widgets', issue.number, 'alice'), { 'x-github-delivery': 'd-doomed' });
-    expect(await h.processor.processNext()).toMatchObject({ settled: 'dead_lettered', reason: expect.stringContaining('forge_rejected') });
+    expect(await h.processor.processNext()).toMatchObject({
+      settled: 'dead_lettered',
+      reason: expect.stringContaining('forge_rejected'),
+    });
     expect(await h.deliveries.deadLetters()).toEqual([expect.objectContaining({ id: 'delivery-d-doomed' })]);
     expect(h.logs).toContainEqual(expect.objectContaining({ event: 'delivery.dead_lettered', level: 'error' }));
     const reported = h.gh.comments('acme/widgets', issue.number);
@@ -183,17 +289,38 @@ describe('delivery processing', () => {
     };
     expect(await send('mallory', '/codefleet cancel')).toMatchObject({ status: 'refused' });
     expect(await h.store.cancelRequested(`acme/widgets#issue-${issue.number}`)).toBeUndefined();
-    expect(await send('alice', '/codefleet cancel please')).toMatchObject({ status: 'cancel_requested', taskKey: `acme/widgets#issue-${issue.number}` });
+    expect(await send('alice', '/codefleet cancel please')).toMatchObject({
+      status: 'cancel_requested',
+      taskKey: `acme/widgets#issue-${issue.number}`,
+    });
     expect(await h.store.cancelRequested(`acme/widgets#issue-${issue.number}`)).toMatchObject({ by: 'alice' });
     // Written to the journal for the dashboard: who, from the issue; mallory's refused one is not.
-    expect(await h.store.journal()).toEqual([{ kind: 'action', action: 'cancel', taskKey: `acme/widgets#issue-${issue.number}`, by: 'alice', via: 'issue', at: expect.any(String) }]);
-    expect(await (await h.deliver(commented('acme/widgets', issue.number, 'alice', 'I think we should /codefleet retry later'), { 'x-github-event': 'issue_comment' })).json()).toMatchObject({ status: 'ignored' });
+    expect(await h.store.journal()).toEqual([
+      {
+        kind: 'action',
+        action: 'cancel',
+        taskKey: `acme/widgets#issue-${issue.number}`,
+        by: 'alice',
+        via: 'issue',
+        at: expect.any(String),
+      },
+    ]);
+    expect(
+      await (
+        await h.deliver(commented('acme/widgets', issue.number, 'alice', 'I think we should /codefleet retry later'), {
+          'x-github-event': 'issue_comment',
+        })
+      ).json(),
+    ).toMatchObject({ status: 'ignored' });
 
     expect(await send('alice', '/codefleet retry', 500)).toMatchObject({ status: 'enqueued', jobId: 'gh-comment-500' });
     expect(await h.store.cancelRequested(`acme/widgets#issue-${issue.number}`)).toBeUndefined();
     await finish();
     // The same comment again (another delivery of it) after its job ran: nothing new.
-    expect(await send('alice', '/codefleet retry', 500)).toMatchObject({ status: 'duplicate', jobId: 'gh-comment-500' });
+    expect(await send('alice', '/codefleet retry', 500)).toMatchObject({
+      status: 'duplicate',
+      jobId: 'gh-comment-500',
+    });
     expect((await h.jobs.stats()).depth).toBe(0);
   });
 });

@@ -15,7 +15,12 @@ export interface DayBudget {
 }
 
 /** Whether claiming is paused, and what the day has spent, after the last look. */
-export interface DayBudgetState { paused: boolean; day: string; spentUsd: number; limitUsd: number }
+export interface DayBudgetState {
+  paused: boolean;
+  day: string;
+  spentUsd: number;
+  limitUsd: number;
+}
 
 /**
  * The claim gate of a worker with a daily budget: when the fleet's spend of the UTC day
@@ -37,9 +42,13 @@ export class DayBudgetGate {
     this.#state = { paused: false, day: utcDay(this.#now()), spentUsd: 0, limitUsd: budget.limitUsd };
   }
 
-  get state(): DayBudgetState { return this.#state; }
+  get state(): DayBudgetState {
+    return this.#state;
+  }
 
-  #now(): Date { return (this.#budget.now ?? (() => new Date()))(); }
+  #now(): Date {
+    return (this.#budget.now ?? (() => new Date()))();
+  }
 
   /** Looks at the ledger once; resolves whether a claim may go ahead. */
   async check(): Promise<boolean> {
@@ -56,10 +65,15 @@ export class DayBudgetGate {
     const was = this.#state.paused;
     this.#state = { paused, day, spentUsd, limitUsd };
     if (paused && !was) {
-      this.#log.warn({ event: 'budget.day_paused', day, spent_usd: spentUsd, limit_usd: limitUsd },
-        `the fleet spent ${formatUsd(spentUsd)} of its ${formatUsd(limitUsd)} daily budget (costs.budget_usd.day): claiming paused until the next UTC day; queued jobs wait`);
+      this.#log.warn(
+        { event: 'budget.day_paused', day, spent_usd: spentUsd, limit_usd: limitUsd },
+        `the fleet spent ${formatUsd(spentUsd)} of its ${formatUsd(limitUsd)} daily budget (costs.budget_usd.day): claiming paused until the next UTC day; queued jobs wait`,
+      );
     } else if (!paused && was) {
-      this.#log.info({ event: 'budget.day_resumed', day, spent_usd: spentUsd, limit_usd: limitUsd }, `claiming resumed: ${formatUsd(spentUsd)} of the ${formatUsd(limitUsd)} daily budget spent on ${day}`);
+      this.#log.info(
+        { event: 'budget.day_resumed', day, spent_usd: spentUsd, limit_usd: limitUsd },
+        `claiming resumed: ${formatUsd(spentUsd)} of the ${formatUsd(limitUsd)} daily budget spent on ${day}`,
+      );
     }
     if (paused !== was) this.#onChange?.(this.#state);
     return !paused;
@@ -73,7 +87,9 @@ export class DayBudgetGate {
       const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
       // Right after midnight rather than up to a recheck late.
       const untilTomorrow = Math.max(1_000, midnight - now.getTime() + 1_000);
-      await sleep(Math.min(this.#budget.recheckMs ?? 60_000, untilTomorrow), undefined, { signal }).catch(() => undefined);
+      await sleep(Math.min(this.#budget.recheckMs ?? 60_000, untilTomorrow), undefined, { signal }).catch(
+        () => undefined,
+      );
     }
     return false;
   }

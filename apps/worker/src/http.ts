@@ -13,7 +13,10 @@ export interface MonitorServer {
  * (Prometheus text format) for a worker process. Anything else is 404. Binds to
  * `host` (default loopback: expose it on purpose, not by accident).
  */
-export async function startMonitorServer(monitor: WorkerMonitor, options: { port: number; host?: string }): Promise<MonitorServer> {
+export async function startMonitorServer(
+  monitor: WorkerMonitor,
+  options: { port: number; host?: string },
+): Promise<MonitorServer> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -22,13 +25,18 @@ export async function startMonitorServer(monitor: WorkerMonitor, options: { port
     }
     if (path === '/healthz') {
       const health = monitor.health();
-      res.writeHead(health.ok ? 200 : 503, { 'content-type': 'text/plain; charset=utf-8' }).end(health.ok ? 'ok\n' : `unhealthy: ${health.reason}\n`);
+      res
+        .writeHead(health.ok ? 200 : 503, { 'content-type': 'text/plain; charset=utf-8' })
+        .end(health.ok ? 'ok\n' : `unhealthy: ${health.reason}\n`);
       return;
     }
     if (path === '/metrics') {
       monitor.registry.metrics().then(
         (text) => res.writeHead(200, { 'content-type': monitor.registry.contentType }).end(text),
-        (err: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${err instanceof Error ? err.message : String(err)}\n`),
+        (err: unknown) =>
+          res
+            .writeHead(500, { 'content-type': 'text/plain' })
+            .end(`metrics failed: ${err instanceof Error ? err.message : String(err)}\n`),
       );
       return;
     }
@@ -40,6 +48,10 @@ export async function startMonitorServer(monitor: WorkerMonitor, options: { port
   });
   return {
     port: (server.address() as AddressInfo).port,
-    close: () => new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

@@ -50,52 +50,116 @@ export class WorkerMetrics {
     const registers = [registry];
     this.#now = sources.now ?? Date.now;
     prom.collectDefaultMetrics({ register: registry, prefix: 'codefleet_' });
-    this.#jobs = new Counter({ name: 'codefleet_jobs_total', help: 'Job deliveries by how they were settled and the run outcome.', labelNames: ['settlement', 'outcome'], registers });
+    this.#jobs = new Counter({
+      name: 'codefleet_jobs_total',
+      help: 'Job deliveries by how they were settled and the run outcome.',
+      labelNames: ['settlement', 'outcome'],
+      registers,
+    });
     this.#finished = new Counter({
-      name: 'codefleet_runs_finished_total', help: 'Runs that reached their end, by outcome and the failing error code ("none" when it succeeded).',
-      labelNames: ['outcome', 'error_code', 'source'], registers,
+      name: 'codefleet_runs_finished_total',
+      help: 'Runs that reached their end, by outcome and the failing error code ("none" when it succeeded).',
+      labelNames: ['outcome', 'error_code', 'source'],
+      registers,
     });
-    this.#stages = new Histogram({ name: 'codefleet_stage_duration_seconds', help: 'Time spent in each stage of a delivery.', labelNames: ['stage'], buckets: longBuckets, registers });
+    this.#stages = new Histogram({
+      name: 'codefleet_stage_duration_seconds',
+      help: 'Time spent in each stage of a delivery.',
+      labelNames: ['stage'],
+      buckets: longBuckets,
+      registers,
+    });
     this.#steps = new Histogram({
-      name: 'codefleet_verification_step_duration_seconds', help: 'Duration of each verification step (install, build, format, lint, test, dod) that ran.',
-      labelNames: ['step', 'result'], buckets: longBuckets, registers,
+      name: 'codefleet_verification_step_duration_seconds',
+      help: 'Duration of each verification step (install, build, format, lint, test, dod) that ran.',
+      labelNames: ['step', 'result'],
+      buckets: longBuckets,
+      registers,
     });
-    this.#agentSeconds = new Histogram({ name: 'codefleet_agent_run_duration_seconds', help: 'Duration of each coding agent run.', labelNames: ['agent', 'outcome'], buckets: longBuckets, registers });
-    this.#agentTokens = new Counter({ name: 'codefleet_agent_tokens_total', help: 'Model tokens agents spent, for agents that report them.', labelNames: ['agent', 'kind'], registers });
+    this.#agentSeconds = new Histogram({
+      name: 'codefleet_agent_run_duration_seconds',
+      help: 'Duration of each coding agent run.',
+      labelNames: ['agent', 'outcome'],
+      buckets: longBuckets,
+      registers,
+    });
+    this.#agentTokens = new Counter({
+      name: 'codefleet_agent_tokens_total',
+      help: 'Model tokens agents spent, for agents that report them.',
+      labelNames: ['agent', 'kind'],
+      registers,
+    });
     this.#retries = new Counter({
-      name: 'codefleet_retries_total', help: 'Retries: "delivery" = a job delivered again (attempt > 1), "fix" = an agent run fed a failure back (inner attempt > 1).',
-      labelNames: ['kind'], registers,
+      name: 'codefleet_retries_total',
+      help: 'Retries: "delivery" = a job delivered again (attempt > 1), "fix" = an agent run fed a failure back (inner attempt > 1).',
+      labelNames: ['kind'],
+      registers,
     });
-    this.#attempts = new Histogram({ name: 'codefleet_job_attempt', help: 'Delivery attempt number of settled jobs.', buckets: [1, 2, 3, 4, 5, 8], registers });
-    this.#queueWait = new Histogram({ name: 'codefleet_queue_wait_seconds', help: 'From a job\'s creation to its first claim.', buckets: waitBuckets, registers });
+    this.#attempts = new Histogram({
+      name: 'codefleet_job_attempt',
+      help: 'Delivery attempt number of settled jobs.',
+      buckets: [1, 2, 3, 4, 5, 8],
+      registers,
+    });
+    this.#queueWait = new Histogram({
+      name: 'codefleet_queue_wait_seconds',
+      help: "From a job's creation to its first claim.",
+      buckets: waitBuckets,
+      registers,
+    });
     this.#inFlight = new Gauge({ name: 'codefleet_jobs_in_flight', help: 'Jobs this process runs now.', registers });
-    this.#refused = new Counter({ name: 'codefleet_sandbox_network_refused_total', help: "Destinations the sandbox's network policy refused, counted when the job ends.", registers });
+    this.#refused = new Counter({
+      name: 'codefleet_sandbox_network_refused_total',
+      help: "Destinations the sandbox's network policy refused, counted when the job ends.",
+      registers,
+    });
     this.#limits = new Counter({
-      name: 'codefleet_sandbox_resource_limits_total', help: 'Sandboxed runs stopped at a per-run limit (sandbox.limits), counted when the job ends.', labelNames: ['limit'], registers,
+      name: 'codefleet_sandbox_resource_limits_total',
+      help: 'Sandboxed runs stopped at a per-run limit (sandbox.limits), counted when the job ends.',
+      labelNames: ['limit'],
+      registers,
     });
     for (const kind of ['delivery', 'fix']) this.#retries.inc({ kind }, 0);
     // Any increase is worth an alert: a job in the queue that no producer of the fleet signed.
     this.#unsigned = new Counter({
-      name: 'codefleet_jobs_unsigned_total', help: 'Claimed jobs refused and dead-lettered because they did not verify (job_unsigned), by why: missing, unknown_key, bad_signature.',
-      labelNames: ['why'], registers,
+      name: 'codefleet_jobs_unsigned_total',
+      help: 'Claimed jobs refused and dead-lettered because they did not verify (job_unsigned), by why: missing, unknown_key, bad_signature.',
+      labelNames: ['why'],
+      registers,
     });
     for (const why of ['missing', 'unknown_key', 'bad_signature']) this.#unsigned.inc({ why }, 0);
 
     // Read from the queue at scrape time (depth is the fleet's, not this process's). A
     // scrape collects every metric at once: the gauges share one stats call.
     let pending: Promise<QueueStats | undefined> | undefined;
-    const stats = () => (pending ??= sources.queue.stats().catch(() => undefined).finally(() => { pending = undefined; }));
+    const stats = () =>
+      (pending ??= sources.queue
+        .stats()
+        .catch(() => undefined)
+        .finally(() => {
+          pending = undefined;
+        }));
     const now = this.#now;
     new Gauge({
-      name: 'codefleet_queue_depth', help: 'Jobs waiting in the queue (ready and delayed).', registers,
-      async collect() { this.set((await stats())?.depth ?? Number.NaN); },
+      name: 'codefleet_queue_depth',
+      help: 'Jobs waiting in the queue (ready and delayed).',
+      registers,
+      async collect() {
+        this.set((await stats())?.depth ?? Number.NaN);
+      },
     });
     new Gauge({
-      name: 'codefleet_queue_dead_letters', help: 'Jobs in the dead-letter queue.', registers,
-      async collect() { this.set((await stats())?.deadLetter ?? Number.NaN); },
+      name: 'codefleet_queue_dead_letters',
+      help: 'Jobs in the dead-letter queue.',
+      registers,
+      async collect() {
+        this.set((await stats())?.deadLetter ?? Number.NaN);
+      },
     });
     new Gauge({
-      name: 'codefleet_queue_oldest_age_seconds', help: 'Age of the oldest ready or delayed job; 0 when none waits.', registers,
+      name: 'codefleet_queue_oldest_age_seconds',
+      help: 'Age of the oldest ready or delayed job; 0 when none waits.',
+      registers,
       async collect() {
         const s = await stats();
         // A queue that cannot say how old its waiting jobs are reads NaN here, never a made-up 0.
@@ -107,15 +171,23 @@ export class WorkerMetrics {
     const { liveWorkers } = sources;
     if (liveWorkers) {
       new Gauge({
-        name: 'codefleet_workers_live', help: 'Workers registered in the run store whose heartbeat has not expired (the fleet\'s, not this process\'s).', registers,
-        async collect() { this.set(await liveWorkers().catch(() => Number.NaN)); },
+        name: 'codefleet_workers_live',
+        help: "Workers registered in the run store whose heartbeat has not expired (the fleet's, not this process's).",
+        registers,
+        async collect() {
+          this.set(await liveWorkers().catch(() => Number.NaN));
+        },
       });
     }
     const { spentToday } = sources;
     if (spentToday) {
       new Gauge({
-        name: 'codefleet_spend_today_usd', help: 'US dollars the fleet\'s agent runs cost so far this UTC day (the run store\'s ledger; costs.budget_usd.day pauses claiming).', registers,
-        async collect() { this.set(await spentToday().catch(() => Number.NaN)); },
+        name: 'codefleet_spend_today_usd',
+        help: "US dollars the fleet's agent runs cost so far this UTC day (the run store's ledger; costs.budget_usd.day pauses claiming).",
+        registers,
+        async collect() {
+          this.set(await spentToday().catch(() => Number.NaN));
+        },
       });
     }
   }
@@ -134,7 +206,12 @@ export class WorkerMetrics {
   }
 
   /** A delivery ended: its settlement, and what its run record says this delivery did. */
-  jobSettled(settlement: Settlement | 'settle_failed', run: RunRecord | undefined, attempt: number, inFlight: number): void {
+  jobSettled(
+    settlement: Settlement | 'settle_failed',
+    run: RunRecord | undefined,
+    attempt: number,
+    inFlight: number,
+  ): void {
     this.#inFlight.set(inFlight);
     this.#jobs.inc({ settlement, outcome: run?.outcome ?? 'none' });
     this.#attempts.observe(attempt);
@@ -155,7 +232,19 @@ export class WorkerMetrics {
     // Entries of earlier deliveries were counted when those deliveries ended.
     for (const check of run.verification) {
       if (check.attempt !== attempt || check.skipped === true) continue;
-      this.#steps.observe({ step: check.step, result: check.passed ? 'passed' : check.preexisting !== true ? 'failed' : check.unverifiable === true ? 'unverifiable' : 'preexisting' }, check.duration_ms / 1_000);
+      this.#steps.observe(
+        {
+          step: check.step,
+          result: check.passed
+            ? 'passed'
+            : check.preexisting !== true
+              ? 'failed'
+              : check.unverifiable === true
+                ? 'unverifiable'
+                : 'preexisting',
+        },
+        check.duration_ms / 1_000,
+      );
     }
     for (const agentRun of run.agent_runs) {
       if (agentRun.attempt !== attempt) continue;
@@ -175,7 +264,8 @@ export class WorkerMetrics {
     for (let i = Math.max(0, start); i + 1 < stages.length; i += 1) {
       const from = Date.parse(stages[i]!.at);
       const to = Date.parse(stages[i + 1]!.at);
-      if (Number.isFinite(from) && Number.isFinite(to) && to >= from) this.#stages.observe({ stage: stages[i]!.stage }, (to - from) / 1_000);
+      if (Number.isFinite(from) && Number.isFinite(to) && to >= from)
+        this.#stages.observe({ stage: stages[i]!.stage }, (to - from) / 1_000);
     }
   }
 }

@@ -49,12 +49,26 @@ export class WorkerMonitor implements WorkerEvents {
 
   static async create(options: MonitorOptions, concurrency: number): Promise<WorkerMonitor> {
     const prom = await import('prom-client');
-    return new WorkerMonitor(options, concurrency, new prom.Registry(), (registry) => new WorkerMetrics(prom, registry, {
-      queue: options.queue, ...(options.liveWorkers ? { liveWorkers: options.liveWorkers } : {}), ...(options.spentToday ? { spentToday: options.spentToday } : {}), ...(options.now ? { now: options.now } : {}),
-    }));
+    return new WorkerMonitor(
+      options,
+      concurrency,
+      new prom.Registry(),
+      (registry) =>
+        new WorkerMetrics(prom, registry, {
+          queue: options.queue,
+          ...(options.liveWorkers ? { liveWorkers: options.liveWorkers } : {}),
+          ...(options.spentToday ? { spentToday: options.spentToday } : {}),
+          ...(options.now ? { now: options.now } : {}),
+        }),
+    );
   }
 
-  private constructor(options: MonitorOptions, concurrency: number, registry: Registry, metrics: (registry: Registry) => WorkerMetrics) {
+  private constructor(
+    options: MonitorOptions,
+    concurrency: number,
+    registry: Registry,
+    metrics: (registry: Registry) => WorkerMetrics,
+  ) {
     this.registry = registry;
     this.#options = options;
     this.#now = options.now ?? Date.now;

@@ -30,7 +30,10 @@ export interface Presence {
  * the way of jobs: a store failure is logged (once per outage, and when it is over) and the
  * worker goes on; an entry that could not be removed expires after its ttl.
  */
-export function startPresence(options: PresenceOptions, context: { intervalMs: number; draining: AbortSignal; log: Logger }): Presence {
+export function startPresence(
+  options: PresenceOptions,
+  context: { intervalMs: number; draining: AbortSignal; log: Logger },
+): Presence {
   const jobs = new Map<string, WorkerJob>();
   let failing = false;
   let stopped = false;
@@ -49,7 +52,9 @@ export function startPresence(options: PresenceOptions, context: { intervalMs: n
         again = false;
         await write();
       } while (again && !stopped);
-    })().finally(() => { inFlight = undefined; });
+    })().finally(() => {
+      inFlight = undefined;
+    });
     return inFlight;
   };
   const write = async () => {
@@ -64,7 +69,11 @@ export function startPresence(options: PresenceOptions, context: { intervalMs: n
       if (failing) context.log.info({ event: 'registry.recovered' }, 'the worker registry is reachable again');
       failing = false;
     } catch (err) {
-      if (!failing) context.log.warn({ err, event: 'registry.heartbeat_failed' }, 'could not heartbeat in the worker registry (jobs go on)');
+      if (!failing)
+        context.log.warn(
+          { err, event: 'registry.heartbeat_failed' },
+          'could not heartbeat in the worker registry (jobs go on)',
+        );
       failing = true;
     }
   };
@@ -77,7 +86,11 @@ export function startPresence(options: PresenceOptions, context: { intervalMs: n
       // The run id is the job id, as on its first run; a redriven job's current run is
       // `latestRun(store, jobId)` (the pipeline picks the generation after the claim).
       jobs.set(lease.token, {
-        jobId: lease.job.id, runId: lease.job.id, taskKey: lease.job.idempotency_key, title: lease.job.title, startedAt: new Date().toISOString(),
+        jobId: lease.job.id,
+        runId: lease.job.id,
+        taskKey: lease.job.idempotency_key,
+        title: lease.job.title,
+        startedAt: new Date().toISOString(),
       });
       // Written now, not at the next heartbeat (30 s by default): the dashboard and
       // `codefleet workers` show what the worker does, not what it did.
@@ -101,9 +114,14 @@ export function startPresence(options: PresenceOptions, context: { intervalMs: n
           resolve();
         }, removeTimeoutMs);
       });
-      const removed = (inFlight ?? Promise.resolve()).then(() => options.store.removeWorker(options.info.id)).catch((err: unknown) => {
-        context.log.warn({ err, event: 'registry.remove_failed' }, `could not remove the worker from the registry; ${expires}`);
-      });
+      const removed = (inFlight ?? Promise.resolve())
+        .then(() => options.store.removeWorker(options.info.id))
+        .catch((err: unknown) => {
+          context.log.warn(
+            { err, event: 'registry.remove_failed' },
+            `could not remove the worker from the registry; ${expires}`,
+          );
+        });
       await Promise.race([removed, gaveUp]);
       clearTimeout(timeout);
     },

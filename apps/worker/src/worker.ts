@@ -60,7 +60,10 @@ export interface WorkerOptions {
 export const maxClaimBackoffMs = 30_000;
 
 const settledCounter: Record<Settlement, keyof Omit<WorkerSummary, 'processed'>> = {
-  acked: 'acked', retried: 'retried', dead_lettered: 'deadLettered', released: 'released',
+  acked: 'acked',
+  retried: 'retried',
+  dead_lettered: 'deadLettered',
+  released: 'released',
 };
 
 /** A job claimed by the previous one's ack, and whether its task lease is already taken. */
@@ -93,14 +96,19 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
   const running = new Set<AbortController>();
   let graceTimer: NodeJS.Timeout | undefined;
   const onShutdown = () => {
-    options.log.info({ event: 'worker.draining', running: running.size, grace_ms: options.shutdownGraceMs }, 'shutting down: no new claims');
+    options.log.info(
+      { event: 'worker.draining', running: running.size, grace_ms: options.shutdownGraceMs },
+      'shutting down: no new claims',
+    );
     graceTimer = setTimeout(() => {
       for (const job of running) job.abort(new Error('shutdown grace period over'));
     }, options.shutdownGraceMs);
   };
   if (options.shutdown.aborted) onShutdown();
   else options.shutdown.addEventListener('abort', onShutdown, { once: true });
-  const presence = options.registry && startPresence(options.registry, { intervalMs: options.heartbeatMs, draining: options.shutdown, log: options.log });
+  const presence =
+    options.registry &&
+    startPresence(options.registry, { intervalMs: options.heartbeatMs, draining: options.shutdown, log: options.log });
   void presence?.beat();
   // Claims stop on shutdown, or when the queue has not answered for giveUpAfterMs.
   const giveUp = new AbortController();
@@ -120,18 +128,32 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
       }
       if (gate && !(options.once ? await gate.check() : await gate.waitOpen(stopClaiming))) return;
       let lease: Lease | undefined;
-      const waitMs = options.once ? 0 : options.claimWaitMs ?? 1_000;
+      const waitMs = options.once ? 0 : (options.claimWaitMs ?? 1_000);
       const slowClaimMs = options.slowClaimMs ?? 30_000;
       // A queue that does not answer (Redis down or paused: its connection waits rather
       // than fails) would otherwise leave no trace in the log; say so while it lasts.
       const silent = setInterval(() => {
-        options.log.warn({ event: 'queue.not_answering', slot: n, waited_ms: waitMs + slowClaimMs }, `the queue has not answered a claim for ${Math.round((waitMs + slowClaimMs) / 1000)} s (unreachable?); still waiting`);
+        options.log.warn(
+          { event: 'queue.not_answering', slot: n, waited_ms: waitMs + slowClaimMs },
+          `the queue has not answered a claim for ${Math.round((waitMs + slowClaimMs) / 1000)} s (unreachable?); still waiting`,
+        );
       }, waitMs + slowClaimMs);
       const started = Date.now();
-      const limit = options.giveUpAfterMs === undefined ? undefined : setTimeout(() => {
-        const since = unreachableSince ?? started;
-        giveUp.abort(new CodefleetError('queue_unavailable', `the queue did not answer for ${Math.round((Date.now() - since) / 1000)} s: gave up (is it running and reachable?)`));
-      }, Math.max(0, options.giveUpAfterMs - (started - (unreachableSince ?? started))));
+      const limit =
+        options.giveUpAfterMs === undefined
+          ? undefined
+          : setTimeout(
+              () => {
+                const since = unreachableSince ?? started;
+                giveUp.abort(
+                  new CodefleetError(
+                    'queue_unavailable',
+                    `the queue did not answer for ${Math.round((Date.now() - since) / 1000)} s: gave up (is it running and reachable?)`,
+                  ),
+                );
+              },
+              Math.max(0, options.giveUpAfterMs - (started - (unreachableSince ?? started))),
+            );
       try {
         lease = await queue.claim({ workerId: options.workerId, waitMs, signal: stopClaiming });
         options.events?.claimSucceeded();
@@ -145,7 +167,10 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
         // The queue is unreachable: back off and try again rather than die.
         const pauseMs = Math.min(maxClaimBackoffMs, 1_000 * 2 ** Math.min(failures - 1, 10));
         const failingS = Math.round((Date.now() - unreachableSince) / 1000);
-        options.log.error({ err, event: 'queue.claim_failed', slot: n, failures, failing_s: failingS, retry_in_ms: pauseMs }, `claim failed (queue unreachable for ${failingS} s); retrying in ${pauseMs / 1000} s`);
+        options.log.error(
+          { err, event: 'queue.claim_failed', slot: n, failures, failing_s: failingS, retry_in_ms: pauseMs },
+          `claim failed (queue unreachable for ${failingS} s); retrying in ${pauseMs / 1000} s`,
+        );
         await sleep(pauseMs, undefined, { signal: stopClaiming }).catch(() => undefined);
         continue;
       } finally {
@@ -154,7 +179,14 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
       }
       if (!lease) {
         // --once ends when nothing is left, delayed retries included.
-        if (options.once && (await queue.stats().then((s) => s.depth === 0, () => true))) return;
+        if (
+          options.once &&
+          (await queue.stats().then(
+            (s) => s.depth === 0,
+            () => true,
+          ))
+        )
+          return;
         if (options.once) await sleep(100, undefined, { signal: stopClaiming }).catch(() => undefined);
         continue;
       }
@@ -165,7 +197,14 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
     // task lease first, so whoever claims it next finds the task free.
     const { lease, taskLease } = next;
     if (taskLease) await options.leases?.store.release(lease.job.idempotency_key, lease.token).catch(() => undefined);
-    await lease.release().catch((err: unknown) => options.log.warn({ err, event: 'lease.release_failed', job_id: lease.job.id }, 'could not give back a claimed job'));
+    await lease
+      .release()
+      .catch((err: unknown) =>
+        options.log.warn(
+          { err, event: 'lease.release_failed', job_id: lease.job.id },
+          'could not give back a claimed job',
+        ),
+      );
   };
 
   /**
@@ -200,11 +239,16 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
     const heartbeat = setInterval(() => {
       lease.heartbeat().catch(lost);
       // A cancel asked for on the issue stops the agent now rather than at the next stage.
-      void leases?.store.cancelRequested?.(taskKey).then((cancel) => {
-        if (cancel && !controller.signal.aborted) controller.abort(cancelRequested(cancel.by));
-      }, () => undefined);
+      void leases?.store.cancelRequested?.(taskKey).then(
+        (cancel) => {
+          if (cancel && !controller.signal.aborted) controller.abort(cancelRequested(cancel.by));
+        },
+        () => undefined,
+      );
       leases?.store.renew(taskKey, lease.token, leases.ttlMs).then(
-        (ours) => { if (!ours) lost(new Error(`task lease on ${taskKey} was taken over`)); },
+        (ours) => {
+          if (!ours) lost(new Error(`task lease on ${taskKey} was taken over`));
+        },
         // The store unreachable for a moment is not a lost lease; the fence decides at publish.
         (err: unknown) => log.warn({ err, event: 'task_lease.renew_failed' }, 'could not renew the task lease'),
       );
@@ -212,7 +256,10 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
     let result: JobResult | undefined;
     try {
       result = await runJob({
-        job: lease.job, attempt: lease.attempt, workerId: options.workerId, signal: controller.signal,
+        job: lease.job,
+        attempt: lease.attempt,
+        workerId: options.workerId,
+        signal: controller.signal,
         ...(leases ? { leaseToken: lease.token } : {}),
         ...(options.onProgress ? { onProgress: options.onProgress } : {}),
         ...(options.onOutput ? { onOutput: options.onOutput } : {}),
@@ -230,7 +277,12 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
     let next: Lease | undefined;
     try {
       let settled: Settlement;
-      if (result?.action === 'ack' && lease.ackAndClaim && !stopClaiming.aborted && (gate === undefined || await gate.check())) {
+      if (
+        result?.action === 'ack' &&
+        lease.ackAndClaim &&
+        !stopClaiming.aborted &&
+        (gate === undefined || (await gate.check()))
+      ) {
         // This slot runs another job next anyway: the ack claims it in the same round trip.
         next = await lease.ackAndClaim();
         if (next) options.events?.claimSucceeded();
@@ -248,14 +300,20 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
     }
     // After settling, so the task is never free while its queue lease still runs. The
     // next job's task lease is taken in the same round trip (undefined: handle() tries).
-    const releaseFailed = (err: unknown) => { log.warn({ err, event: 'task_lease.release_failed' }, 'could not release the task lease'); return undefined; };
+    const releaseFailed = (err: unknown) => {
+      log.warn({ err, event: 'task_lease.release_failed' }, 'could not release the task lease');
+      return undefined;
+    };
     if (!leases) return next && { lease: next };
     if (!next) {
       await leases.store.release(taskKey, lease.token).catch(releaseFailed);
       return undefined;
     }
     const to = { taskKey: next.job.idempotency_key, token: next.token };
-    return { lease: next, taskLease: await leases.store.handOver({ taskKey, token: lease.token }, to, leases.ttlMs).catch(releaseFailed) };
+    return {
+      lease: next,
+      taskLease: await leases.store.handOver({ taskKey, token: lease.token }, to, leases.ttlMs).catch(releaseFailed),
+    };
   };
 
   try {
@@ -266,7 +324,10 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
   clearTimeout(graceTimer);
   options.shutdown.removeEventListener('abort', onShutdown);
   if (giveUp.signal.aborted && !options.shutdown.aborted) {
-    options.log.error({ event: 'queue.gave_up', after_ms: options.giveUpAfterMs }, (giveUp.signal.reason as Error).message);
+    options.log.error(
+      { event: 'queue.gave_up', after_ms: options.giveUpAfterMs },
+      (giveUp.signal.reason as Error).message,
+    );
     throw giveUp.signal.reason;
   }
   return summary;

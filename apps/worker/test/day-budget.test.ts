@@ -18,7 +18,14 @@ describe('runWorker with a daily budget (costs.budget_usd.day)', () => {
   let store: SqliteRunStore;
   beforeEach(async () => {
     dir = await createTempDir('worker-budget');
-    queue = new LocalQueue({ backend: 'local', path: join(dir.path, 'q.sqlite'), name: 'w', leaseMs: 2_000, maxAttempts: 3, pollMs: 20 });
+    queue = new LocalQueue({
+      backend: 'local',
+      path: join(dir.path, 'q.sqlite'),
+      name: 'w',
+      leaseMs: 2_000,
+      maxAttempts: 3,
+      pollMs: 20,
+    });
     store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
   });
   afterEach(async () => {
@@ -33,7 +40,14 @@ describe('runWorker with a daily budget (costs.budget_usd.day)', () => {
     const job = sampleJob();
     await queue.enqueue(job);
     const lines: Record<string, unknown>[] = [];
-    const log = createLogger({ level: 'info', destination: { write: (line: string) => { lines.push(JSON.parse(line) as Record<string, unknown>); } } });
+    const log = createLogger({
+      level: 'info',
+      destination: {
+        write: (line: string) => {
+          lines.push(JSON.parse(line) as Record<string, unknown>);
+        },
+      },
+    });
     const ran: string[] = [];
     const shutdown = new AbortController();
     const runner: JobRunner = async (ctx) => {
@@ -43,10 +57,22 @@ describe('runWorker with a daily budget (costs.budget_usd.day)', () => {
     };
     const states: DayBudgetState[] = [];
     let reads = 0;
-    const ledger = { spentOn: async (day: string) => { reads += 1; return store.spentOn(day); } };
+    const ledger = {
+      spentOn: async (day: string) => {
+        reads += 1;
+        return store.spentOn(day);
+      },
+    };
     const worker = runWorker(queue, runner, {
-      workerId: 'w1', concurrency: 2, heartbeatMs: 200, shutdownGraceMs: 5_000, shutdown: shutdown.signal, log, claimWaitMs: 20,
-      dayBudget: { ledger, limitUsd: 10, recheckMs: 10, now: () => now }, onDayBudget: (state) => states.push(state),
+      workerId: 'w1',
+      concurrency: 2,
+      heartbeatMs: 200,
+      shutdownGraceMs: 5_000,
+      shutdown: shutdown.signal,
+      log,
+      claimWaitMs: 20,
+      dayBudget: { ledger, limitUsd: 10, recheckMs: 10, now: () => now },
+      onDayBudget: (state) => states.push(state),
     });
     // Many looks at the ledger later: still nothing claimed, the job still waits, one log line.
     await waitFor(() => reads >= 10, { timeoutMs: 30_000 });
@@ -55,7 +81,9 @@ describe('runWorker with a daily budget (costs.budget_usd.day)', () => {
     const paused = lines.filter((l) => l.event === 'budget.day_paused');
     expect(paused).toHaveLength(1);
     expect(paused[0]).toMatchObject({ day: '2026-11-24', spent_usd: 10, limit_usd: 10 });
-    expect(paused[0]!.msg).toMatch(/spent \$10\.0000 of its \$10\.0000 daily budget .*claiming paused until the next UTC day/);
+    expect(paused[0]!.msg).toMatch(
+      /spent \$10\.0000 of its \$10\.0000 daily budget .*claiming paused until the next UTC day/,
+    );
     expect(states).toEqual([{ paused: true, day: '2026-11-24', spentUsd: 10, limitUsd: 10 }]);
 
     now = new Date(Date.UTC(2026, 10, 25, 0, 0, 1));
@@ -72,21 +100,48 @@ describe('runWorker with a daily budget (costs.budget_usd.day)', () => {
     const job = sampleJob();
     await queue.enqueue(job);
     const ran: string[] = [];
-    const runner: JobRunner = async (ctx) => { ran.push(ctx.job.id); return { action: 'ack', run: fakeRun }; };
-    const base = { workerId: 'w1', concurrency: 1, heartbeatMs: 200, shutdownGraceMs: 5_000, shutdown: new AbortController().signal, log: createLogger({ level: 'silent' }), once: true };
-    expect(await runWorker(queue, runner, { ...base, dayBudget: { ledger: store, limitUsd: 5, now } })).toMatchObject({ processed: 1 });
+    const runner: JobRunner = async (ctx) => {
+      ran.push(ctx.job.id);
+      return { action: 'ack', run: fakeRun };
+    };
+    const base = {
+      workerId: 'w1',
+      concurrency: 1,
+      heartbeatMs: 200,
+      shutdownGraceMs: 5_000,
+      shutdown: new AbortController().signal,
+      log: createLogger({ level: 'silent' }),
+      once: true,
+    };
+    expect(await runWorker(queue, runner, { ...base, dayBudget: { ledger: store, limitUsd: 5, now } })).toMatchObject({
+      processed: 1,
+    });
     await queue.enqueue(sampleJob());
     await store.addSpend('2026-11-24', 1);
-    expect(await runWorker(queue, runner, { ...base, dayBudget: { ledger: store, limitUsd: 5, now } })).toMatchObject({ processed: 0 });
+    expect(await runWorker(queue, runner, { ...base, dayBudget: { ledger: store, limitUsd: 5, now } })).toMatchObject({
+      processed: 0,
+    });
     expect(ran).toEqual([job.id]);
     expect(await queue.stats()).toMatchObject({ ready: 1 });
   });
 
   it('a ledger that cannot be read does not stop the fleet: the gate stays as it was and says why', async () => {
     const lines: Record<string, unknown>[] = [];
-    const log = createLogger({ level: 'info', destination: { write: (line: string) => { lines.push(JSON.parse(line) as Record<string, unknown>); } } });
+    const log = createLogger({
+      level: 'info',
+      destination: {
+        write: (line: string) => {
+          lines.push(JSON.parse(line) as Record<string, unknown>);
+        },
+      },
+    });
     let failing = false;
-    const ledger = { spentOn: async (day: string) => { if (failing) throw new Error('store down'); return store.spentOn(day); } };
+    const ledger = {
+      spentOn: async (day: string) => {
+        if (failing) throw new Error('store down');
+        return store.spentOn(day);
+      },
+    };
     const gate = new DayBudgetGate({ ledger, limitUsd: 1, now: () => new Date(Date.UTC(2026, 10, 24)) }, log);
     failing = true;
     expect(await gate.check()).toBe(true);

@@ -19,7 +19,14 @@ describe('worker registry', () => {
   let store: SqliteRunStore;
   beforeEach(async () => {
     dir = await createTempDir('presence');
-    queue = new LocalQueue({ backend: 'local', path: join(dir.path, 'q.sqlite'), name: 'w', leaseMs: 2_000, maxAttempts: 3, pollMs: 20 });
+    queue = new LocalQueue({
+      backend: 'local',
+      path: join(dir.path, 'q.sqlite'),
+      name: 'w',
+      leaseMs: 2_000,
+      maxAttempts: 3,
+      pollMs: 20,
+    });
     store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
   });
   afterEach(async () => {
@@ -30,10 +37,26 @@ describe('worker registry', () => {
   const registry = (registryStore: PresenceOptions['store']): PresenceOptions => ({
     store: registryStore,
     ttlMs: 60_000,
-    info: { id: 'host:1:abc', host: 'host', pid: 1, version: '0.1.0', queue: 'w', backend: 'local', concurrency: 2, startedAt: new Date().toISOString() },
+    info: {
+      id: 'host:1:abc',
+      host: 'host',
+      pid: 1,
+      version: '0.1.0',
+      queue: 'w',
+      backend: 'local',
+      concurrency: 2,
+      startedAt: new Date().toISOString(),
+    },
   });
   const options = (shutdown: AbortSignal, extra: Partial<WorkerOptions> = {}): WorkerOptions => ({
-    workerId: 'host:1:abc', concurrency: 2, heartbeatMs: 100, shutdownGraceMs: 10_000, shutdown, log: silentLogger(), claimWaitMs: 50, ...extra,
+    workerId: 'host:1:abc',
+    concurrency: 2,
+    heartbeatMs: 100,
+    shutdownGraceMs: 10_000,
+    shutdown,
+    log: silentLogger(),
+    claimWaitMs: 50,
+    ...extra,
   });
 
   it('registers at start, heartbeats its running jobs and draining, and removes itself on a clean stop', async () => {
@@ -42,7 +65,9 @@ describe('worker registry', () => {
     const shutdown = new AbortController();
     let finish: () => void = () => undefined;
     const runner: JobRunner = async () => {
-      await new Promise<void>((resolve) => { finish = resolve; });
+      await new Promise<void>((resolve) => {
+        finish = resolve;
+      });
       return { action: 'ack', run: fakeRun };
     };
     const worker = runWorker(queue, runner, options(shutdown.signal, { registry: registry(store) }));
@@ -51,7 +76,15 @@ describe('worker registry', () => {
       return workers[0]?.jobs.length === 1 ? workers : undefined;
     });
     expect(running).toMatchObject({ id: 'host:1:abc', backend: 'local', concurrency: 2, draining: false });
-    expect(running?.jobs).toEqual([{ jobId: job.id, runId: job.id, taskKey: job.idempotency_key, title: 'Fix the widget', startedAt: expect.any(String) }]);
+    expect(running?.jobs).toEqual([
+      {
+        jobId: job.id,
+        runId: job.id,
+        taskKey: job.idempotency_key,
+        title: 'Fix the widget',
+        startedAt: expect.any(String),
+      },
+    ]);
     // SIGTERM: the entry says draining while the job finishes.
     shutdown.abort();
     await waitFor(async () => (await store.listWorkers())[0]?.draining === true);
@@ -60,18 +93,24 @@ describe('worker registry', () => {
     expect(await store.listWorkers()).toEqual([]);
   });
 
-  it('writes a job\'s start and end at once, not at the next heartbeat', async () => {
+  it("writes a job's start and end at once, not at the next heartbeat", async () => {
     const job = sampleJob({ title: 'Fix the widget' });
     await queue.enqueue(job);
     const shutdown = new AbortController();
     let finish: () => void = () => undefined;
     let ended = false;
     const runner: JobRunner = async () => {
-      await new Promise<void>((resolve) => { finish = resolve; });
+      await new Promise<void>((resolve) => {
+        finish = resolve;
+      });
       return { action: 'ack', run: fakeRun };
     };
     // A heartbeat interval far longer than the test: only the start and end writes can show.
-    const worker = runWorker(queue, runner, options(shutdown.signal, { heartbeatMs: 600_000, registry: registry(store) }));
+    const worker = runWorker(
+      queue,
+      runner,
+      options(shutdown.signal, { heartbeatMs: 600_000, registry: registry(store) }),
+    );
     await waitFor(async () => (await store.listWorkers())[0]?.jobs.length === 1);
     finish();
     await waitFor(async () => {
@@ -87,7 +126,15 @@ describe('worker registry', () => {
     const jobs = [sampleJob(), sampleJob()];
     for (const job of jobs) await queue.enqueue(job);
     const lines: string[] = [];
-    const log = createLogger({ level: 'warn', destination: new Writable({ write(chunk: Buffer, _enc, done) { lines.push(chunk.toString('utf8')); done(); } }) });
+    const log = createLogger({
+      level: 'warn',
+      destination: new Writable({
+        write(chunk: Buffer, _enc, done) {
+          lines.push(chunk.toString('utf8'));
+          done();
+        },
+      }),
+    });
     // A run store whose file is gone from under it: every write throws.
     const broken = new SqliteRunStore(join(dir.path, 'broken.sqlite'));
     await broken.close();
@@ -100,7 +147,11 @@ describe('worker registry', () => {
       if (ran === jobs.length) shutdown.abort();
       return { action: 'ack', run: fakeRun };
     };
-    const summary = await runWorker(queue, runner, options(shutdown.signal, { concurrency: 1, log, registry: registry(broken) }));
+    const summary = await runWorker(
+      queue,
+      runner,
+      options(shutdown.signal, { concurrency: 1, log, registry: registry(broken) }),
+    );
     expect(summary).toMatchObject({ processed: 2, acked: 2 });
     expect(lines.filter((l) => l.includes('registry.heartbeat_failed'))).toHaveLength(1);
     expect(lines.some((l) => l.includes('registry.remove_failed'))).toBe(true);

@@ -15,17 +15,43 @@ const fakeRun = { run_id: 'x' } as unknown as JobResult['run'];
 
 describe('runWorker on BullMQ (fetch-next)', () => {
   let redis: RedisServer;
-  beforeAll(async () => { redis = await startRedis(); });
-  afterAll(async () => { await redis?.stop(); });
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(async () => {
+    await redis?.stop();
+  });
 
   const open = async () => {
     const prefix = `w-${randomUUID()}`;
-    const queue = await openQueue({ backend: 'bullmq', url: redis.url, prefix, name: 'q', leaseMs: 2_000, maxAttempts: 3, pollMs: 20 });
+    const queue = await openQueue({
+      backend: 'bullmq',
+      url: redis.url,
+      prefix,
+      name: 'q',
+      leaseMs: 2_000,
+      maxAttempts: 3,
+      pollMs: 20,
+    });
     const store = new RedisRunStore({ url: redis.url, prefix });
-    return { queue, store, close: async () => { await queue.close(); await store.close(); } };
+    return {
+      queue,
+      store,
+      close: async () => {
+        await queue.close();
+        await store.close();
+      },
+    };
   };
   const options = (shutdown: AbortSignal, extra: Partial<WorkerOptions>): WorkerOptions => ({
-    workerId: 'w1', concurrency: 3, heartbeatMs: 200, shutdownGraceMs: 5_000, shutdown, log: silentLogger(), claimWaitMs: 50, ...extra,
+    workerId: 'w1',
+    concurrency: 3,
+    heartbeatMs: 200,
+    shutdownGraceMs: 5_000,
+    shutdown,
+    log: silentLogger(),
+    claimWaitMs: 50,
+    ...extra,
   });
 
   it('every job runs once, holding its task lease (the fence passes), and every task lease is released', async () => {
@@ -37,13 +63,22 @@ describe('runWorker on BullMQ (fetch-next)', () => {
       // Count the claims: on the fetch-next path most jobs arrive with an ack, not a claim.
       let claims = 0;
       const counted: Queue = Object.create(queue, {
-        claim: { value: (...args: Parameters<Queue['claim']>) => { claims += 1; return queue.claim(...args); } },
+        claim: {
+          value: (...args: Parameters<Queue['claim']>) => {
+            claims += 1;
+            return queue.claim(...args);
+          },
+        },
       }) as Queue;
-      const summary = await runWorker(counted, async (ctx) => {
-        ran.push(ctx.job.id);
-        expect(await store.fence(ctx.job.idempotency_key, ctx.leaseToken!, 'push', ctx.job.id)).toBe(true);
-        return { action: 'ack', run: fakeRun };
-      }, options(new AbortController().signal, { once: true, leases: { store, ttlMs: 60_000 } }));
+      const summary = await runWorker(
+        counted,
+        async (ctx) => {
+          ran.push(ctx.job.id);
+          expect(await store.fence(ctx.job.idempotency_key, ctx.leaseToken!, 'push', ctx.job.id)).toBe(true);
+          return { action: 'ack', run: fakeRun };
+        },
+        options(new AbortController().signal, { once: true, leases: { store, ttlMs: 60_000 } }),
+      );
       expect(summary).toMatchObject({ processed: 30, acked: 30, retried: 0 });
       expect(claims).toBeLessThan(20);
       expect([...ran].sort()).toEqual(jobs.map((j) => j.id).sort());
@@ -70,14 +105,24 @@ describe('runWorker on BullMQ (fetch-next)', () => {
             if (!lease?.ackAndClaim) return lease;
             const ackAndClaim = lease.ackAndClaim.bind(lease);
             return Object.assign(Object.create(lease) as Lease, {
-              ackAndClaim: async () => { fetched = await ackAndClaim(); shutdown.abort(); return fetched; },
+              ackAndClaim: async () => {
+                fetched = await ackAndClaim();
+                shutdown.abort();
+                return fetched;
+              },
             });
           },
         },
       }) as Queue;
       const ran: string[] = [];
-      const summary = await runWorker(stopAfterAck, async (ctx) => { ran.push(ctx.job.id); return { action: 'ack', run: fakeRun }; },
-        options(shutdown.signal, { concurrency: 1, leases: { store, ttlMs: 60_000 } }));
+      const summary = await runWorker(
+        stopAfterAck,
+        async (ctx) => {
+          ran.push(ctx.job.id);
+          return { action: 'ack', run: fakeRun };
+        },
+        options(shutdown.signal, { concurrency: 1, leases: { store, ttlMs: 60_000 } }),
+      );
       expect(fetched?.job.id).toBe(second!.id);
       expect(ran).toEqual([first!.id]);
       expect(summary).toMatchObject({ processed: 1, acked: 1 });

@@ -21,14 +21,28 @@ describe('runWorker', () => {
   let queue: LocalQueue;
   beforeEach(async () => {
     dir = await createTempDir('worker');
-    queue = new LocalQueue({ backend: 'local', path: join(dir.path, 'q.sqlite'), name: 'w', leaseMs: 2_000, maxAttempts: 3, pollMs: 20 });
+    queue = new LocalQueue({
+      backend: 'local',
+      path: join(dir.path, 'q.sqlite'),
+      name: 'w',
+      leaseMs: 2_000,
+      maxAttempts: 3,
+      pollMs: 20,
+    });
   });
   afterEach(async () => {
     await queue.close();
     await dir.dispose();
   });
   const options = (shutdown: AbortSignal, extra: Partial<WorkerOptions> = {}): WorkerOptions => ({
-    workerId: 'w1', concurrency: 1, heartbeatMs: 200, shutdownGraceMs: 5_000, shutdown, log: silentLogger(), claimWaitMs: 50, ...extra,
+    workerId: 'w1',
+    concurrency: 1,
+    heartbeatMs: 200,
+    shutdownGraceMs: 5_000,
+    shutdown,
+    log: silentLogger(),
+    claimWaitMs: 50,
+    ...extra,
   });
 
   it('shutdown during a job: no new claims, the running job finishes within the grace period', async () => {
@@ -66,18 +80,38 @@ describe('runWorker', () => {
 
   it('a queue that does not answer (Redis unreachable) is logged while the worker waits, and shutdown still ends it', async () => {
     // The real BullMQ adapter on a port nothing listens on: its claim waits for Redis.
-    const silentQueue = await openQueue({ backend: 'bullmq', url: 'redis://127.0.0.1:1', prefix: 'cf-test', name: 'unreachable', leaseMs: 2_000, maxAttempts: 3, pollMs: 20 });
+    const silentQueue = await openQueue({
+      backend: 'bullmq',
+      url: 'redis://127.0.0.1:1',
+      prefix: 'cf-test',
+      name: 'unreachable',
+      leaseMs: 2_000,
+      maxAttempts: 3,
+      pollMs: 20,
+    });
     const lines: string[] = [];
     const shutdown = new AbortController();
-    const log = createLogger({ level: 'warn', destination: new Writable({ write(chunk: Buffer, _enc, done) {
-      lines.push(chunk.toString('utf8'));
-      if (lines.some((l) => l.includes('queue.not_answering'))) shutdown.abort();
-      done();
-    } }) });
+    const log = createLogger({
+      level: 'warn',
+      destination: new Writable({
+        write(chunk: Buffer, _enc, done) {
+          lines.push(chunk.toString('utf8'));
+          if (lines.some((l) => l.includes('queue.not_answering'))) shutdown.abort();
+          done();
+        },
+      }),
+    });
     try {
-      const summary = await runWorker(silentQueue, async () => ({ action: 'ack', run: fakeRun }), options(shutdown.signal, { log, slowClaimMs: 200 }));
+      const summary = await runWorker(
+        silentQueue,
+        async () => ({ action: 'ack', run: fakeRun }),
+        options(shutdown.signal, { log, slowClaimMs: 200 }),
+      );
       expect(summary).toMatchObject({ processed: 0 });
-      expect(JSON.parse(lines.find((l) => l.includes('queue.not_answering')) ?? '{}')).toMatchObject({ level: 'warn', msg: expect.stringContaining('has not answered a claim') });
+      expect(JSON.parse(lines.find((l) => l.includes('queue.not_answering')) ?? '{}')).toMatchObject({
+        level: 'warn',
+        msg: expect.stringContaining('has not answered a claim'),
+      });
     } finally {
       await silentQueue.close();
     }
@@ -86,27 +120,49 @@ describe('runWorker', () => {
   it('failed claims back off (1 s, 2 s, 4 s …) and each log line says for how long and when again', async () => {
     // A queue whose claims fail at once, as a refused connection does.
     const failing = Object.assign(Object.create(queue) as LocalQueue, {
-      claim: async () => { throw new Error('connect ECONNREFUSED 127.0.0.1:6379'); },
+      claim: async () => {
+        throw new Error('connect ECONNREFUSED 127.0.0.1:6379');
+      },
     });
     const lines: Record<string, unknown>[] = [];
     const shutdown = new AbortController();
-    const log = createLogger({ level: 'error', destination: { write: (line: string) => {
-      lines.push(JSON.parse(line) as Record<string, unknown>);
-      if (lines.length === 3) shutdown.abort();
-    } } });
+    const log = createLogger({
+      level: 'error',
+      destination: {
+        write: (line: string) => {
+          lines.push(JSON.parse(line) as Record<string, unknown>);
+          if (lines.length === 3) shutdown.abort();
+        },
+      },
+    });
     await runWorker(failing, async () => ({ action: 'ack', run: fakeRun }), options(shutdown.signal, { log }));
     expect(lines.map((l) => [l.event, l.failures, l.retry_in_ms])).toEqual([
-      ['queue.claim_failed', 1, 1_000], ['queue.claim_failed', 2, 2_000], ['queue.claim_failed', 3, 4_000],
+      ['queue.claim_failed', 1, 1_000],
+      ['queue.claim_failed', 2, 2_000],
+      ['queue.claim_failed', 3, 4_000],
     ]);
     expect(lines[2]!.msg).toMatch(/^claim failed \(queue unreachable for \d+ s\); retrying in 4 s$/);
   }, 30_000);
 
   it('giveUpAfterMs: a queue that does not answer ends the worker with queue_unavailable', async () => {
-    const silentQueue = await openQueue({ backend: 'bullmq', url: 'redis://127.0.0.1:1', prefix: 'cf-test', name: 'unreachable', leaseMs: 2_000, maxAttempts: 3, pollMs: 20 });
+    const silentQueue = await openQueue({
+      backend: 'bullmq',
+      url: 'redis://127.0.0.1:1',
+      prefix: 'cf-test',
+      name: 'unreachable',
+      leaseMs: 2_000,
+      maxAttempts: 3,
+      pollMs: 20,
+    });
     try {
       const never = new AbortController();
-      await expect(runWorker(silentQueue, async () => ({ action: 'ack', run: fakeRun }), options(never.signal, { giveUpAfterMs: 300 })))
-        .rejects.toMatchObject({ code: 'queue_unavailable', message: expect.stringContaining('gave up') });
+      await expect(
+        runWorker(
+          silentQueue,
+          async () => ({ action: 'ack', run: fakeRun }),
+          options(never.signal, { giveUpAfterMs: 300 }),
+        ),
+      ).rejects.toMatchObject({ code: 'queue_unavailable', message: expect.stringContaining('gave up') });
     } finally {
       await silentQueue.close();
     }
@@ -156,10 +212,14 @@ describe('runWorker', () => {
     const job = sampleJob();
     await queue.enqueue(job);
     const shutdown = new AbortController();
-    const summary = await runWorker(queue, async () => {
-      shutdown.abort();
-      throw new Error('boom');
-    }, options(shutdown.signal));
+    const summary = await runWorker(
+      queue,
+      async () => {
+        shutdown.abort();
+        throw new Error('boom');
+      },
+      options(shutdown.signal),
+    );
     expect(summary).toMatchObject({ processed: 1, retried: 1 });
     expect(await queue.stats()).toMatchObject({ delayed: 1 });
   });
@@ -176,7 +236,11 @@ describe('runWorker', () => {
       const shutdown = new AbortController();
       const ran: { id: string; token?: string; owned: boolean }[] = [];
       const runner: JobRunner = async (ctx) => {
-        ran.push({ id: ctx.job.id, ...(ctx.leaseToken === undefined ? {} : { token: ctx.leaseToken }), owned: await store.fence(ctx.job.idempotency_key, ctx.leaseToken ?? '', 'push', ctx.job.id) });
+        ran.push({
+          id: ctx.job.id,
+          ...(ctx.leaseToken === undefined ? {} : { token: ctx.leaseToken }),
+          owned: await store.fence(ctx.job.idempotency_key, ctx.leaseToken ?? '', 'push', ctx.job.id),
+        });
         shutdown.abort(); // enqueued second, so the busy task was seen first
         return { action: 'ack', run: fakeRun };
       };

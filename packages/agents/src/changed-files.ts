@@ -34,12 +34,26 @@ interface GitResult {
  * or hooks planted there must not run in this (or another job's) status.
  */
 export const agentGitOptions = [
-  '--no-optional-locks', '-c', 'core.fsmonitor=false', '-c', 'core.hooksPath=/dev/null',
+  '--no-optional-locks',
+  '-c',
+  'core.fsmonitor=false',
+  '-c',
+  'core.hooksPath=/dev/null',
   // Never into a submodule, whose own config a run can write (a filter git would run here).
-  '-c', 'diff.ignoreSubmodules=all', '-c', 'submodule.recurse=false', '-c', 'status.submoduleSummary=false',
+  '-c',
+  'diff.ignoreSubmodules=all',
+  '-c',
+  'submodule.recurse=false',
+  '-c',
+  'status.submoduleSummary=false',
 ] as const;
 
-async function git(workdir: string, env: Readonly<Record<string, string>>, args: readonly string[], gitPath = 'git'): Promise<GitResult> {
+async function git(
+  workdir: string,
+  env: Readonly<Record<string, string>>,
+  args: readonly string[],
+  gitPath = 'git',
+): Promise<GitResult> {
   const result = await captureProcess([gitPath, ...agentGitOptions, ...args], { cwd: workdir, env });
   if (result.spawnError !== undefined) throw gitError(workdir, args, `git could not start: ${result.spawnError}`);
   return result;
@@ -52,7 +66,12 @@ function gitError(workdir: string, args: readonly string[], reason: string): Cod
   });
 }
 
-async function gitOk(workdir: string, env: Readonly<Record<string, string>>, args: readonly string[], gitPath?: string): Promise<string> {
+async function gitOk(
+  workdir: string,
+  env: Readonly<Record<string, string>>,
+  args: readonly string[],
+  gitPath?: string,
+): Promise<string> {
   const result = await git(workdir, env, args, gitPath);
   if (result.exitCode !== 0) throw gitError(workdir, args, result.stderr || `exit code ${String(result.exitCode)}`);
   return result.stdout;
@@ -63,7 +82,11 @@ async function gitOk(workdir: string, env: Readonly<Record<string, string>>, arg
  *
  * @throws {CodefleetError} `git_failed` when `workdir` is not a git work tree.
  */
-export async function headCommit(workdir: string, env: Readonly<Record<string, string>>, gitPath?: string): Promise<string | null> {
+export async function headCommit(
+  workdir: string,
+  env: Readonly<Record<string, string>>,
+  gitPath?: string,
+): Promise<string | null> {
   const args = ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'];
   const result = await git(workdir, env, args, gitPath);
   if (result.exitCode === 0) return result.stdout.trim();
@@ -109,9 +132,18 @@ export async function changedFiles(
   env: Readonly<Record<string, string>>,
   options: ChangedFilesOptions = {},
 ): Promise<string[]> {
-  const status = await gitOk(workdir, env, ['status', '--porcelain=v1', '-z', '--untracked-files=all'], options.gitPath);
+  const status = await gitOk(
+    workdir,
+    env,
+    ['status', '--porcelain=v1', '-z', '--untracked-files=all'],
+    options.gitPath,
+  );
   const context = new Set(options.untrackedContext ?? []);
-  const untracked = new Set(splitZ(status).filter((entry) => entry.startsWith('?? ')).map((entry) => entry.slice(3)));
+  const untracked = new Set(
+    splitZ(status)
+      .filter((entry) => entry.startsWith('?? '))
+      .map((entry) => entry.slice(3)),
+  );
   const paths = new Set(parsePorcelainZ(status).filter((path) => !(context.has(path) && untracked.has(path))));
   if (options.since !== undefined) {
     const head = await headCommit(workdir, env, options.gitPath);

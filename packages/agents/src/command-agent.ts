@@ -18,7 +18,9 @@ export function checkCommandTemplate(template: readonly string[], configPath = '
   const problem = commandTemplateProblem(template);
   if (problem === undefined) return;
   const path = problem.index < 0 ? configPath : `${configPath}[${problem.index}]`;
-  throw new CodefleetError('invalid_config', `${path}${problem.index < 0 ? ' ' : ': '}${problem.message}`, { details: { path } });
+  throw new CodefleetError('invalid_config', `${path}${problem.index < 0 ? ' ' : ': '}${problem.message}`, {
+    details: { path },
+  });
 }
 
 /**

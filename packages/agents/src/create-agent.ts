@@ -51,7 +51,11 @@ function buildAgent(name: string, agents: AgentsConfig, patch?: PatchConfig): Ag
     case 'codex':
       return createCodexAgent({ ...cliSettings(agents.codex), approvalArgs: agents.codex.approval_args });
     case 'gemini':
-      return createGeminiAgent({ ...cliSettings(agents.gemini), approvalArgs: agents.gemini.approval_args, maxTurns: agents.gemini.max_turns });
+      return createGeminiAgent({
+        ...cliSettings(agents.gemini),
+        approvalArgs: agents.gemini.approval_args,
+        maxTurns: agents.gemini.max_turns,
+      });
     case 'command': {
       const config = agents.command;
       return createCommandAgent({
@@ -73,7 +77,9 @@ function buildAgent(name: string, agents: AgentsConfig, patch?: PatchConfig): Ag
     }
     default:
       if (isKnownAgent(name)) {
-        throw new CodefleetError('invalid_config', `agent "${name}" is not available yet`, { details: { agent: name } });
+        throw new CodefleetError('invalid_config', `agent "${name}" is not available yet`, {
+          details: { agent: name },
+        });
       }
       throw new CodefleetError('invalid_config', `unknown agent "${name}" (known: ${AGENT_NAMES.join(', ')})`, {
         details: { agent: name },
@@ -82,8 +88,20 @@ function buildAgent(name: string, agents: AgentsConfig, patch?: PatchConfig): Ag
 }
 
 /** The settings every CLI section shares, in the adapters' terms. */
-function cliSettings(c: { binary: string; model?: string | undefined; timeout_seconds: number; extra_args: string[]; api_key_env?: string | undefined }): CliAgentSettings {
-  return { binary: c.binary, model: c.model, timeoutMs: c.timeout_seconds * 1000, extraArgs: c.extra_args, apiKeyEnv: c.api_key_env };
+function cliSettings(c: {
+  binary: string;
+  model?: string | undefined;
+  timeout_seconds: number;
+  extra_args: string[];
+  api_key_env?: string | undefined;
+}): CliAgentSettings {
+  return {
+    binary: c.binary,
+    model: c.model,
+    timeoutMs: c.timeout_seconds * 1000,
+    extraArgs: c.extra_args,
+    apiKeyEnv: c.api_key_env,
+  };
 }
 
 /** `agents` with `agent`'s model replaced; agents without a model (command, script) are left as they are. */

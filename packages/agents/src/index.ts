@@ -1,9 +1,32 @@
 // Public API of @codefleet/agents: the agent port, its environment allowlist, the changed
 // files of a working copy, and the adapters (CLI agents, built-in model agent, command, script, patch).
-export type { Agent, AgentOutcome, AgentPass, AgentRunRequest, AgentRunResult, ContextFile, ModelCall, ModelPrice, PriceTable } from './port.js';
+export type {
+  Agent,
+  AgentOutcome,
+  AgentPass,
+  AgentRunRequest,
+  AgentRunResult,
+  ContextFile,
+  ModelCall,
+  ModelPrice,
+  PriceTable,
+} from './port.js';
 export { costOf, priceOf, pricesFrom } from './pricing.js';
-export { baseAgentEnvNames, buildAgentEnv, isForgeCredential, withoutForgeCredentials, type AgentEnvOptions } from './env.js';
-export { agentGitOptions, changedFiles, headCommit, parsePorcelainZ, runFilesDir, type ChangedFilesOptions } from './changed-files.js';
+export {
+  baseAgentEnvNames,
+  buildAgentEnv,
+  isForgeCredential,
+  withoutForgeCredentials,
+  type AgentEnvOptions,
+} from './env.js';
+export {
+  agentGitOptions,
+  changedFiles,
+  headCommit,
+  parsePorcelainZ,
+  runFilesDir,
+  type ChangedFilesOptions,
+} from './changed-files.js';
 export { decideOutcome, type OutcomeFacts, type OutcomeVerdict } from './outcome.js';
 export { writeRunFiles, type RunFiles } from './run-files.js';
 export {
@@ -24,11 +47,22 @@ export { lastJsonObject, maxPromptArgumentBytes, promptArgument, type CliAgentSe
 export { createPatchAgent } from './patch-agent.js';
 export { createBuiltinAgent, createModelAgent, type ModelAgentOptions } from './builtin/builtin-agent.js';
 export {
-  displayHost, ModelCallError, modelErrorKind, type ChatMessage, type ChatModel, type ChatOptions, type ChatReply, type ModelErrorKind,
+  displayHost,
+  ModelCallError,
+  modelErrorKind,
+  type ChatMessage,
+  type ChatModel,
+  type ChatOptions,
+  type ChatReply,
+  type ModelErrorKind,
 } from './builtin/chat-model.js';
 export { createOllamaModel, probeOllama, type OllamaModelOptions, type OllamaProbe } from './builtin/ollama-model.js';
 export { createOpenAiModel, type OpenAiModelOptions } from './builtin/openai-model.js';
-export { createAnthropicModel, defaultAnthropicMaxTokens, type AnthropicModelOptions } from './builtin/anthropic-model.js';
+export {
+  createAnthropicModel,
+  defaultAnthropicMaxTokens,
+  type AnthropicModelOptions,
+} from './builtin/anthropic-model.js';
 export { buildPrompt, relevanceOrder, systemPrompt, type BuiltPrompt, type PromptInput } from './builtin/prompt.js';
 export { readReply, type ReadReply } from './builtin/reply.js';
 export { applyOptionsFor, patchPolicyFrom, type PatchPolicy } from './patch-policy.js';

@@ -3,7 +3,10 @@ import type { AgentOutcome } from './port.js';
 
 /** What an outcome is decided from: the process facts and the files that changed. */
 export interface OutcomeFacts {
-  process: Pick<ProcessResult, 'exitCode' | 'signal' | 'timedOut' | 'cancelled' | 'spawnError' | 'outputTail' | 'resourceLimit'>;
+  process: Pick<
+    ProcessResult,
+    'exitCode' | 'signal' | 'timedOut' | 'cancelled' | 'spawnError' | 'outputTail' | 'resourceLimit'
+  >;
   /** The changed files, or why they could not be listed. */
   changes: { files: string[] } | { error: string };
   /** The program that was started, for messages. */
@@ -31,7 +34,11 @@ export function decideOutcome(facts: OutcomeFacts): OutcomeVerdict {
     // next attempt either: dead-lettered at once with the fix, not retried as a crash.
     // Running short of processes or files (EAGAIN, EMFILE) may pass.
     const missing = /not found|does not show|ENOENT|EACCES|permission denied/i.test(result.spawnError);
-    return { outcome: 'error', detail: `could not start ${facts.program}: ${result.spawnError}`, ...(missing ? { permanent: true } : {}) };
+    return {
+      outcome: 'error',
+      detail: `could not start ${facts.program}: ${result.spawnError}`,
+      ...(missing ? { permanent: true } : {}),
+    };
   }
   // Cancelled before timed out: an abort is the caller's decision, not the agent's slowness.
   if (result.cancelled) return { outcome: 'error', detail: 'cancelled' };
@@ -41,7 +48,10 @@ export function decideOutcome(facts: OutcomeFacts): OutcomeVerdict {
   // The sandbox stopped it at a limit (a fork bomb, a memory bomb): the agent's doing, or
   // the commands it ran. Fed back like a failing check, so the next attempt can do otherwise.
   if (result.resourceLimit !== undefined) {
-    return { outcome: 'failed', detail: `resource_limit: stopped by the sandbox at its ${result.resourceLimit.limit} limit` };
+    return {
+      outcome: 'failed',
+      detail: `resource_limit: stopped by the sandbox at its ${result.resourceLimit.limit} limit`,
+    };
   }
   // A signal from elsewhere (OOM killer, an operator) says nothing about the task, so it
   // is a crash (`error`, retried elsewhere), not a failure to feed back to the agent.

@@ -20,11 +20,28 @@ export function createPatchAgent(patch: string, options: { timeoutMs?: number; p
       const started = performance.now();
       const env = withoutForgeCredentials(req.env);
       const before = await headCommit(req.workdir, env, req.gitPath);
-      const finish = async (exitCode: number, outputTail: string, outcome: AgentRunResult['outcome'], detail?: string): Promise<AgentRunResult> => ({
-        exitCode, signal: null, timedOut: false, durationMs: Math.round(performance.now() - started), outputTail,
-        changedFiles: await changedFiles(req.workdir, env, { since: before, gitPath: req.gitPath }).catch(() => []), outcome, ...(detail === undefined ? {} : { detail }),
+      const finish = async (
+        exitCode: number,
+        outputTail: string,
+        outcome: AgentRunResult['outcome'],
+        detail?: string,
+      ): Promise<AgentRunResult> => ({
+        exitCode,
+        signal: null,
+        timedOut: false,
+        durationMs: Math.round(performance.now() - started),
+        outputTail,
+        changedFiles: await changedFiles(req.workdir, env, { since: before, gitPath: req.gitPath }).catch(() => []),
+        outcome,
+        ...(detail === undefined ? {} : { detail }),
       });
-      if (req.pass === 'test') return finish(0, 'the patch agent adds nothing in the test pass', 'no_changes', 'a patch job has no test pass of its own');
+      if (req.pass === 'test')
+        return finish(
+          0,
+          'the patch agent adds nothing in the test pass',
+          'no_changes',
+          'a patch job has no test pass of its own',
+        );
       let commands;
       try {
         commands = parsePatch(patch).commands;
@@ -35,12 +52,24 @@ export function createPatchAgent(patch: string, options: { timeoutMs?: number; p
       // Without a policy (tests, embedders): stop at the first failure, as before config.
       const apply = applyOptionsFor(options.policy, req.workdir, env, (line) => plan.push(line), 'stop');
       const result = await applyPatch(commands, {
-        ...apply, shellTimeoutMs: Math.min(req.timeoutMs, apply.shellTimeoutMs ?? 300_000), ...(req.runner === undefined ? {} : { runner: req.runner }), ...(req.gitPath === undefined ? {} : { gitPath: req.gitPath }),
+        ...apply,
+        shellTimeoutMs: Math.min(req.timeoutMs, apply.shellTimeoutMs ?? 300_000),
+        ...(req.runner === undefined ? {} : { runner: req.runner }),
+        ...(req.gitPath === undefined ? {} : { gitPath: req.gitPath }),
       });
-      const lines = [...plan, ...result.results.map((r) => `${r.status} ${r.command.type} ${r.command.action}${r.error ? `: ${r.error}` : ''}${r.output ? `\n${r.output.trim()}` : ''}`), result.summary];
+      const lines = [
+        ...plan,
+        ...result.results.map(
+          (r) =>
+            `${r.status} ${r.command.type} ${r.command.action}${r.error ? `: ${r.error}` : ''}${r.output ? `\n${r.output.trim()}` : ''}`,
+        ),
+        result.summary,
+      ];
       if (result.failed > 0) return finish(1, lines.join('\n').slice(-8_192), 'failed', result.summary);
       const done = await finish(0, lines.join('\n').slice(-8_192), 'changed');
-      return done.changedFiles.length === 0 ? { ...done, outcome: 'no_changes', detail: 'the patch changed nothing' } : done;
+      return done.changedFiles.length === 0
+        ? { ...done, outcome: 'no_changes', detail: 'the patch changed nothing' }
+        : done;
     },
   };
 }

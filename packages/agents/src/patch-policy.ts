@@ -33,7 +33,11 @@ export function patchPolicyFrom(patch: PatchConfig): PatchPolicy {
  * workspace `root` and environment `env`; `say` receives the plan lines when shown.
  */
 export function applyOptionsFor(
-  policy: PatchPolicy | undefined, root: string, env: Record<string, string>, say: (line: string) => void, fallback: 'continue' | 'stop',
+  policy: PatchPolicy | undefined,
+  root: string,
+  env: Record<string, string>,
+  say: (line: string) => void,
+  fallback: 'continue' | 'stop',
 ): ApplyOptions {
   if (policy === undefined) return { root, env, onError: fallback };
   return {

@@ -13,14 +13,17 @@ export function priceOf(prices: PriceTable | undefined, model: string): ModelPri
   for (const [key, price] of Object.entries(prices)) {
     if (!key.endsWith('*')) continue;
     const prefix = key.slice(0, -1);
-    if (model.startsWith(prefix) && (best === undefined || prefix.length > best.length)) best = { length: prefix.length, price };
+    if (model.startsWith(prefix) && (best === undefined || prefix.length > best.length))
+      best = { length: prefix.length, price };
   }
   return best?.price;
 }
 
 /** What `tokens` of `model` cost in US dollars, or undefined when the model has no price. */
 export function costOf(
-  prices: PriceTable | undefined, model: string, tokens: { prompt: number; completion: number },
+  prices: PriceTable | undefined,
+  model: string,
+  tokens: { prompt: number; completion: number },
 ): number | undefined {
   const price = priceOf(prices, model);
   if (price === undefined) return undefined;
@@ -28,6 +31,13 @@ export function costOf(
 }
 
 /** config.yaml's `costs.prices` in the agents' terms. */
-export function pricesFrom(costs: { prices: Readonly<Record<string, { input_per_mtok: number; output_per_mtok: number }>> }): PriceTable {
-  return Object.fromEntries(Object.entries(costs.prices).map(([model, price]) => [model, { inputPerMtok: price.input_per_mtok, outputPerMtok: price.output_per_mtok }]));
+export function pricesFrom(costs: {
+  prices: Readonly<Record<string, { input_per_mtok: number; output_per_mtok: number }>>;
+}): PriceTable {
+  return Object.fromEntries(
+    Object.entries(costs.prices).map(([model, price]) => [
+      model,
+      { inputPerMtok: price.input_per_mtok, outputPerMtok: price.output_per_mtok },
+    ]),
+  );
 }

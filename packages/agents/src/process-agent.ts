@@ -96,11 +96,20 @@ function checkRequest(req: AgentRunRequest): void {
  * `onOutput` still sees every chunk, and the observer's first stop aborts the run (the
  * process tree is killed as on a cancel).
  */
-function watchOutput(req: AgentRunRequest, observer: RunObserver | undefined): {
-  signal?: AbortSignal; onOutput?: (chunk: string) => void; stopped(): WatchStop | undefined;
+function watchOutput(
+  req: AgentRunRequest,
+  observer: RunObserver | undefined,
+): {
+  signal?: AbortSignal;
+  onOutput?: (chunk: string) => void;
+  stopped(): WatchStop | undefined;
 } {
   if (observer?.output === undefined) {
-    return { ...(req.signal === undefined ? {} : { signal: req.signal }), ...(req.onOutput === undefined ? {} : { onOutput: req.onOutput }), stopped: () => undefined };
+    return {
+      ...(req.signal === undefined ? {} : { signal: req.signal }),
+      ...(req.onOutput === undefined ? {} : { onOutput: req.onOutput }),
+      stopped: () => undefined,
+    };
   }
   const watch = observer.output.bind(observer);
   const stopper = new AbortController();
@@ -117,7 +126,8 @@ function watchOutput(req: AgentRunRequest, observer: RunObserver | undefined): {
   };
 }
 
-const definedOnly = <T extends object>(value: T): Partial<T> => Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+const definedOnly = <T extends object>(value: T): Partial<T> =>
+  Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 
 /** An {@link Agent} that runs a child process per run through `runProcess`. */
 export function createProcessAgent(spec: ProcessAgentSpec): Agent {
@@ -145,7 +155,13 @@ export function createProcessAgent(spec: ProcessAgentSpec): Agent {
     let changes: OutcomeFacts['changes'];
     try {
       await spec.cleanup?.(req.workdir);
-      changes = { files: await changedFiles(req.workdir, env, { gitPath: req.gitPath, since: before, untrackedContext: spec.contextFile === undefined ? [] : [spec.contextFile] }) };
+      changes = {
+        files: await changedFiles(req.workdir, env, {
+          gitPath: req.gitPath,
+          since: before,
+          untrackedContext: spec.contextFile === undefined ? [] : [spec.contextFile],
+        }),
+      };
     } catch (error) {
       changes = { error: error instanceof Error ? error.message : String(error) };
     }
@@ -153,19 +169,26 @@ export function createProcessAgent(spec: ProcessAgentSpec): Agent {
     const generic = decideOutcome(facts);
     const stop = watched.stopped();
     // The observer's stop looks like a cancel to runProcess; only a cancel of the caller's is one.
-    const verdict = stop !== undefined && req.signal?.aborted !== true
-      ? { outcome: 'failed' as const, detail: stop.reason }
-      : spec.interpret?.(facts, generic, req) ?? generic;
-    const report = { ...definedOnly(observer?.report?.() ?? {}), ...definedOnly(spec.report?.(facts, { req, durationMs: result.durationMs }) ?? {}) };
+    const verdict =
+      stop !== undefined && req.signal?.aborted !== true
+        ? { outcome: 'failed' as const, detail: stop.reason }
+        : (spec.interpret?.(facts, generic, req) ?? generic);
+    const report = {
+      ...definedOnly(observer?.report?.() ?? {}),
+      ...definedOnly(spec.report?.(facts, { req, durationMs: result.durationMs }) ?? {}),
+    };
     return {
       exitCode: result.exitCode,
       signal: result.signal,
       timedOut: result.timedOut,
       durationMs: result.durationMs,
       // Said in the record: what it left running (a dev server under setsid) was killed.
-      outputTail: boundTail(result.strays === undefined ? result.outputTail
-        : `${result.outputTail}\n[codefleet: killed ${result.strays} process(es) the agent left running outside its process group]\n`,
-      spec.tailBytes ?? defaultTailBytes),
+      outputTail: boundTail(
+        result.strays === undefined
+          ? result.outputTail
+          : `${result.outputTail}\n[codefleet: killed ${result.strays} process(es) the agent left running outside its process group]\n`,
+        spec.tailBytes ?? defaultTailBytes,
+      ),
       changedFiles: 'files' in changes ? changes.files : [],
       outcome: verdict.outcome,
       ...(verdict.detail === undefined ? {} : { detail: verdict.detail }),

@@ -20,7 +20,9 @@ export interface RunFiles {
  *
  * @throws {CodefleetError} `workspace_failed` when `.codefleet` is not a plain directory.
  */
-export async function writeRunFiles(req: Pick<AgentRunRequest, 'workdir' | 'pass' | 'attempt' | 'prompt' | 'feedback'>): Promise<RunFiles> {
+export async function writeRunFiles(
+  req: Pick<AgentRunRequest, 'workdir' | 'pass' | 'attempt' | 'prompt' | 'feedback'>,
+): Promise<RunFiles> {
   const dir = join(req.workdir, runFilesDir);
   await mkdir(dir, { recursive: true });
   // The repository's own content could plant `.codefleet` as a symlink to somewhere

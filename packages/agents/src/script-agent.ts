@@ -30,9 +30,13 @@ export function resolveScriptModule(module: string, configPath = 'agents.script.
   if (isAbsolute(module)) return module;
   if (module.startsWith('file:')) return fileURLToPath(module);
   if (module.startsWith('.')) {
-    throw new CodefleetError('invalid_config', `${configPath}: relative path ${module} must be resolved to an absolute path first`, {
-      details: { path: configPath, module },
-    });
+    throw new CodefleetError(
+      'invalid_config',
+      `${configPath}: relative path ${module} must be resolved to an absolute path first`,
+      {
+        details: { path: configPath, module },
+      },
+    );
   }
   try {
     return fileURLToPath(import.meta.resolve(module));

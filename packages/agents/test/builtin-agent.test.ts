@@ -2,7 +2,16 @@ import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { parseConfig } from '@codefleet/config';
-import { createTempDir, createTempRepo, freePort, git, startOllamaStandIn, type OllamaStandIn, type TempDir, type TempRepo } from '@codefleet/testkit';
+import {
+  createTempDir,
+  createTempRepo,
+  freePort,
+  git,
+  startOllamaStandIn,
+  type OllamaStandIn,
+  type TempDir,
+  type TempRepo,
+} from '@codefleet/testkit';
 import { createBuiltinAgent, probeOllama, type AgentRunRequest } from '../src/index.js';
 import { agentTestEnv } from './conformance.js';
 
@@ -50,20 +59,37 @@ async function setup(replies: Parameters<typeof startOllamaStandIn>[0] = {}) {
 }
 
 const request = (workdir: string, overrides: Partial<AgentRunRequest> = {}): AgentRunRequest => ({
-  workdir, prompt: 'Implement the task below.\n\nTask: Add multiply(a, b) to src/calc.js', pass: 'implement', attempt: 1,
-  timeoutMs: 20_000, env: agentTestEnv(), ...overrides,
+  workdir,
+  prompt: 'Implement the task below.\n\nTask: Add multiply(a, b) to src/calc.js',
+  pass: 'implement',
+  attempt: 1,
+  timeoutMs: 20_000,
+  env: agentTestEnv(),
+  ...overrides,
 });
 
 describe('built-in agent on the Ollama stand-in', () => {
   it('asks once, applies the patch: changed, tokens counted, prompt bounded and without secrets', async () => {
-    const { server: s, repo: r } = await setup({ replies: [{ content: goodReply, promptTokens: 321, completionTokens: 45 }] });
+    const { server: s, repo: r } = await setup({
+      replies: [{ content: goodReply, promptTokens: 321, completionTokens: 45 }],
+    });
     const agent = createBuiltinAgent(configFor(`    host: ${s.url}\n    max_tokens: 900\n`));
     const result = await agent.run(request(r.path));
-    expect(result).toMatchObject({ outcome: 'changed', exitCode: 0, changedFiles: ['src/calc.js'], tokens: { prompt: 321, completion: 45 } });
+    expect(result).toMatchObject({
+      outcome: 'changed',
+      exitCode: 0,
+      changedFiles: ['src/calc.js'],
+      tokens: { prompt: 321, completion: 45 },
+    });
     expect(await readFile(join(r.path, 'src/calc.js'), 'utf8')).toContain('multiply');
     expect(s.requests).toHaveLength(1);
     const [chat] = s.requests;
-    expect(chat).toMatchObject({ api: 'ollama', model: 'qwen2.5-coder:7b', stream: true, options: { num_ctx: 8192, num_predict: 900 } });
+    expect(chat).toMatchObject({
+      api: 'ollama',
+      model: 'qwen2.5-coder:7b',
+      stream: true,
+      options: { num_ctx: 8192, num_predict: 900 },
+    });
     const user = chat!.messages[1]!.content;
     expect(chat!.messages[0]!.role).toBe('system');
     expect(user).toContain('Add multiply(a, b)');
@@ -98,9 +124,21 @@ describe('built-in agent on the Ollama stand-in', () => {
   });
 
   it('refusals the model can act on: an elided whole file is re-asked with why, an edit refused at apply names why', async () => {
-    const elided = ['```js:src/calc.js', '// ... existing code ...', 'export const multiply = (a, b) => a * b;', '```', ''].join('\n');
+    const elided = [
+      '```js:src/calc.js',
+      '// ... existing code ...',
+      'export const multiply = (a, b) => a * b;',
+      '```',
+      '',
+    ].join('\n');
     const anchored = [
-      '*** Begin Patch', '*** Update File: src/calc.js', '@@ function missing()', '-export const add = (a, b) => a + b;', '+export const add = (a, b) => b + a;', '*** End Patch', '',
+      '*** Begin Patch',
+      '*** Update File: src/calc.js',
+      '@@ function missing()',
+      '-export const add = (a, b) => a + b;',
+      '+export const add = (a, b) => b + a;',
+      '*** End Patch',
+      '',
     ].join('\n');
     const { server: s, repo: r } = await setup({ replies: [elided, anchored] });
     const result = await createBuiltinAgent(configFor(`    host: ${s.url}\n`)).run(request(r.path));
@@ -124,20 +162,33 @@ describe('built-in agent on the Ollama stand-in', () => {
   it('a second attempt answering with a diff against its first, uncommitted attempt applies; fuzz is reported', async () => {
     // The model's diff against its own first attempt, its first context line misremembered.
     const second = [
-      'Plan: add subtract too.', '', '```diff', '--- a/src/calc.js', '+++ b/src/calc.js', '@@ -1,2 +1,3 @@',
-      ' export const add = (a, b) => a + b; // sum', ' export const multiply = (a, b) => a * b;', '+export const subtract = (a, b) => a - b;', '```', '',
+      'Plan: add subtract too.',
+      '',
+      '```diff',
+      '--- a/src/calc.js',
+      '+++ b/src/calc.js',
+      '@@ -1,2 +1,3 @@',
+      ' export const add = (a, b) => a + b; // sum',
+      ' export const multiply = (a, b) => a * b;',
+      '+export const subtract = (a, b) => a - b;',
+      '```',
+      '',
     ].join('\n');
     const { server: s, repo: r } = await setup({ replies: [goodReply, second] });
     const agent = createBuiltinAgent(configFor(`    host: ${s.url}\n`));
     expect((await agent.run(request(r.path))).outcome).toBe('changed');
     const retry = await agent.run(request(r.path, { attempt: 2, feedback: 'add subtract as well' }));
     expect(retry).toMatchObject({ outcome: 'changed', changedFiles: ['src/calc.js'] });
-    expect(await readFile(join(r.path, 'src/calc.js'), 'utf8')).toBe(`${goodReply.split('\n').slice(3, 5).join('\n')}\nexport const subtract = (a, b) => a - b;\n`);
+    expect(await readFile(join(r.path, 'src/calc.js'), 'utf8')).toBe(
+      `${goodReply.split('\n').slice(3, 5).join('\n')}\nexport const subtract = (a, b) => a - b;\n`,
+    );
     expect(retry.outputTail).toMatch(/succeeded diff apply src\/calc\.js \(applied with reduced context/);
   });
 
   it('a reply writing outside the workspace or into .git is refused by the patch engine: failed, nothing written', async () => {
-    const { server: s, repo: r } = await setup({ replies: ['```sh:../outside.sh\necho hi\n```\n```txt:.git/hooks/pre-commit\nexit 0\n```\n'] });
+    const { server: s, repo: r } = await setup({
+      replies: ['```sh:../outside.sh\necho hi\n```\n```txt:.git/hooks/pre-commit\nexit 0\n```\n'],
+    });
     const result = await createBuiltinAgent(configFor(`    host: ${s.url}\n`)).run(request(r.path));
     expect(result.outcome).toBe('failed');
     expect(result.outputTail).toMatch(/leaves the workspace/);
@@ -168,7 +219,9 @@ describe('built-in agent on the Ollama stand-in', () => {
     // A server error may pass; a missing model or a refused key will not (permanent).
     expect(failed.permanent).toBeUndefined();
 
-    const missing = await createBuiltinAgent(configFor(`    host: ${s.url}\n    model: llama-nope:1b\n`)).run(request(r.path));
+    const missing = await createBuiltinAgent(configFor(`    host: ${s.url}\n    model: llama-nope:1b\n`)).run(
+      request(r.path),
+    );
     expect(missing).toMatchObject({ outcome: 'error', permanent: true });
     expect(missing.detail).toMatch(/does not have model "llama-nope:1b"/);
 
@@ -196,8 +249,12 @@ describe('built-in agent on the Ollama stand-in', () => {
   });
 
   it('caps generated tokens at what is left of the budget after the prompt, and stops asking once it is spent', async () => {
-    const { server: s, repo: r } = await setup({ replies: [{ content: 'no patch', promptTokens: 1_500, completionTokens: 600 }, goodReply] });
-    const result = await createBuiltinAgent(configFor(`    host: ${s.url}\n    max_tokens: 4000\n`)).run(request(r.path, { tokenBudget: 2_000 }));
+    const { server: s, repo: r } = await setup({
+      replies: [{ content: 'no patch', promptTokens: 1_500, completionTokens: 600 }, goodReply],
+    });
+    const result = await createBuiltinAgent(configFor(`    host: ${s.url}\n    max_tokens: 4000\n`)).run(
+      request(r.path, { tokenBudget: 2_000 }),
+    );
     expect(s.requests).toHaveLength(1);
     // The reply may use what the prompt (about 4 characters a token) leaves of the budget.
     const promptChars = s.requests[0]!.messages.reduce((sum, m) => sum + m.content.length, 0);
@@ -208,32 +265,49 @@ describe('built-in agent on the Ollama stand-in', () => {
 
   it('does not send a prompt that alone would overrun the budget', async () => {
     const { server: s, repo: r } = await setup({ replies: [goodReply] });
-    const result = await createBuiltinAgent(configFor(`    host: ${s.url}\n`)).run(request(r.path, { tokenBudget: 20 }));
+    const result = await createBuiltinAgent(configFor(`    host: ${s.url}\n`)).run(
+      request(r.path, { tokenBudget: 20 }),
+    );
     expect(s.requests).toHaveLength(0);
     expect(result).toMatchObject({ outcome: 'failed', changedFiles: [] });
-    expect(result.detail).toMatch(/token budget too small for the prompt: about \d+ prompt tokens, 20 of the budget left/);
+    expect(result.detail).toMatch(
+      /token budget too small for the prompt: about \d+ prompt tokens, 20 of the budget left/,
+    );
   });
 });
 
-describe('built-in agent on an OpenAI-compatible endpoint (the stand-in\'s /v1)', () => {
+describe("built-in agent on an OpenAI-compatible endpoint (the stand-in's /v1)", () => {
   it('sends the key from the run environment as a bearer header, never in the URL or the output', async () => {
     const key = 'sk-test-planted-key-123';
-    const { server: s, repo: r } = await setup({ replies: ['nothing usable', { content: goodReply, promptTokens: 10, completionTokens: 20 }] });
-    const agent = createBuiltinAgent(configFor(`    provider: openai\n    host: ${s.openAiBase}\n    api_key_env: LLM_KEY\n    max_tokens: 256\n`));
+    const { server: s, repo: r } = await setup({
+      replies: ['nothing usable', { content: goodReply, promptTokens: 10, completionTokens: 20 }],
+    });
+    const agent = createBuiltinAgent(
+      configFor(`    provider: openai\n    host: ${s.openAiBase}\n    api_key_env: LLM_KEY\n    max_tokens: 256\n`),
+    );
     expect(agent.allowEnv).toEqual(['LLM_KEY']);
     const result = await agent.run(request(r.path, { env: { ...agentTestEnv(), LLM_KEY: key } }));
     expect(result).toMatchObject({ outcome: 'changed', changedFiles: ['src/calc.js'] });
     expect(s.requests).toHaveLength(2);
     for (const chat of s.requests) {
-      expect(chat).toMatchObject({ api: 'openai', url: '/v1/chat/completions', authorization: `Bearer ${key}`, options: { max_tokens: 256 } });
+      expect(chat).toMatchObject({
+        api: 'openai',
+        url: '/v1/chat/completions',
+        authorization: `Bearer ${key}`,
+        options: { max_tokens: 256 },
+      });
       expect(chat.url).not.toContain(key);
     }
     expect(JSON.stringify(result)).not.toContain(key);
   });
 
   it('a refused key is an error that names the variable to check, not the key', async () => {
-    const { server: s, repo: r } = await setup({ replies: [{ status: 401, error: 'invalid api key sk-test-planted' }] });
-    const agent = createBuiltinAgent(configFor(`    provider: openai\n    host: ${s.openAiBase}\n    api_key_env: LLM_KEY\n`));
+    const { server: s, repo: r } = await setup({
+      replies: [{ status: 401, error: 'invalid api key sk-test-planted' }],
+    });
+    const agent = createBuiltinAgent(
+      configFor(`    provider: openai\n    host: ${s.openAiBase}\n    api_key_env: LLM_KEY\n`),
+    );
     const result = await agent.run(request(r.path, { env: { ...agentTestEnv(), LLM_KEY: 'sk-test-planted' } }));
     expect(result).toMatchObject({ outcome: 'error', permanent: true });
     expect(result.detail).toMatch(/HTTP 401.*API key variable/);
@@ -241,7 +315,7 @@ describe('built-in agent on an OpenAI-compatible endpoint (the stand-in\'s /v1)'
   });
 });
 
-describe('the prompt\'s bounded context', () => {
+describe("the prompt's bounded context", () => {
   it('shows changed and named files first, leaves out what does not fit, and never reads through a symlink', async () => {
     const { server: s, repo: r } = await setup({ replies: [goodReply] });
     await r.commit({ 'src/big.js': `// ${'x'.repeat(5_000)}\n`, 'docs/notes.md': 'NOTES-MARKER\n' });
@@ -266,9 +340,18 @@ describe('the prompt\'s bounded context', () => {
 describe('probeOllama', () => {
   it('ready when the server answers and has the model; model_missing names what it has; unreachable otherwise', async () => {
     server = await startOllamaStandIn({ models: ['qwen2.5-coder:1.5b'] });
-    expect(await probeOllama({ host: server.url, model: 'qwen2.5-coder:1.5b' })).toEqual({ status: 'ready', version: '0.0.0-stand-in' });
-    expect(await probeOllama({ host: server.url, model: 'qwen2.5-coder:7b' })).toEqual({ status: 'model_missing', version: '0.0.0-stand-in', models: ['qwen2.5-coder:1.5b'] });
+    expect(await probeOllama({ host: server.url, model: 'qwen2.5-coder:1.5b' })).toEqual({
+      status: 'ready',
+      version: '0.0.0-stand-in',
+    });
+    expect(await probeOllama({ host: server.url, model: 'qwen2.5-coder:7b' })).toEqual({
+      status: 'model_missing',
+      version: '0.0.0-stand-in',
+      models: ['qwen2.5-coder:1.5b'],
+    });
     const port = await freePort();
-    expect(await probeOllama({ host: `http://127.0.0.1:${port}`, model: 'x', timeoutMs: 1_000 })).toMatchObject({ status: 'unreachable' });
+    expect(await probeOllama({ host: `http://127.0.0.1:${port}`, model: 'x', timeoutMs: 1_000 })).toMatchObject({
+      status: 'unreachable',
+    });
   });
 });

@@ -22,7 +22,13 @@ export async function openBwrap(allow: string[], cleanups: (() => Promise<void>)
   cleanups.push(() => data.dispose());
   try {
     return await openSandbox(
-      { mode: 'bwrap', network: { mode: 'public', allow }, readPaths: [nodeModules], hiddenPaths: [], runRoot: data.path },
+      {
+        mode: 'bwrap',
+        network: { mode: 'public', allow },
+        readPaths: [nodeModules],
+        hiddenPaths: [],
+        runRoot: data.path,
+      },
       { platform: process.platform, path: process.env.PATH ?? '/usr/bin:/bin' },
     );
   } catch (error) {
@@ -37,7 +43,11 @@ export async function openBwrap(allow: string[], cleanups: (() => Promise<void>)
  * working copy as its one writable path. Each sandbox result (which carries the proxy's
  * `networkRefusals`, which the agent's result does not) is pushed on `results`.
  */
-export function sandboxed(sandbox: Sandbox, workdir: string, results: ProcessResult[]): Pick<AgentRunRequest, 'isolated' | 'runner'> {
+export function sandboxed(
+  sandbox: Sandbox,
+  workdir: string,
+  results: ProcessResult[],
+): Pick<AgentRunRequest, 'isolated' | 'runner'> {
   return {
     isolated: true,
     runner: async (argv, options) => {

@@ -8,9 +8,9 @@ const env = { ...gitTestEnv(), PATH: process.env.PATH ?? '/usr/bin:/bin' };
 
 describe('parsePorcelainZ', () => {
   it('reads plain entries and both names of renames and copies', () => {
-    expect(parsePorcelainZ(' M a.ts\0?? dir/new file.ts\0R  new.ts\0old.ts\0D  gone.ts\0C  copy.ts\0orig.ts\0')).toEqual([
-      'a.ts', 'dir/new file.ts', 'new.ts', 'old.ts', 'gone.ts', 'copy.ts', 'orig.ts',
-    ]);
+    expect(
+      parsePorcelainZ(' M a.ts\0?? dir/new file.ts\0R  new.ts\0old.ts\0D  gone.ts\0C  copy.ts\0orig.ts\0'),
+    ).toEqual(['a.ts', 'dir/new file.ts', 'new.ts', 'old.ts', 'gone.ts', 'copy.ts', 'orig.ts']);
     expect(parsePorcelainZ('')).toEqual([]);
   });
 });
@@ -23,7 +23,13 @@ describe('changedFiles', () => {
   const repo = async () => {
     const created = await createTempRepo({
       prefix: 'agents-changes',
-      files: { 'README.md': '# r\n', 'src/a.ts': 'a\n', 'src/b.ts': 'b\n', 'old.ts': 'old\n', '.codefleet.yml': 'dod: []\n' },
+      files: {
+        'README.md': '# r\n',
+        'src/a.ts': 'a\n',
+        'src/b.ts': 'b\n',
+        'old.ts': 'old\n',
+        '.codefleet.yml': 'dod: []\n',
+      },
     });
     dirs.push(created);
     return created;
@@ -43,10 +49,25 @@ describe('changedFiles', () => {
 
   it('lists modified, deleted, renamed and untracked files, sorted, each untracked file on its own', async () => {
     const { path } = await repo();
-    await writeFiles(path, { 'src/a.ts': 'changed\n', 'z/deep/new.ts': 'n\n', 'z/deep/other.ts': 'o\n', 'with space.md': 's\n', 'ünï.md': 'u\n' });
+    await writeFiles(path, {
+      'src/a.ts': 'changed\n',
+      'z/deep/new.ts': 'n\n',
+      'z/deep/other.ts': 'o\n',
+      'with space.md': 's\n',
+      'ünï.md': 'u\n',
+    });
     await rm(join(path, 'src/b.ts'));
     await git(path, ['mv', 'old.ts', 'renamed.ts']);
-    expect(await changedFiles(path, env)).toEqual(['old.ts', 'renamed.ts', 'src/a.ts', 'src/b.ts', 'with space.md', 'z/deep/new.ts', 'z/deep/other.ts', 'ünï.md']);
+    expect(await changedFiles(path, env)).toEqual([
+      'old.ts',
+      'renamed.ts',
+      'src/a.ts',
+      'src/b.ts',
+      'with space.md',
+      'z/deep/new.ts',
+      'z/deep/other.ts',
+      'ünï.md',
+    ]);
   });
 
   it('handles a file name with a newline', async () => {
@@ -57,13 +78,21 @@ describe('changedFiles', () => {
 
   it('leaves .codefleet/ out but keeps .codefleet.yml', async () => {
     const { path } = await repo();
-    await writeFiles(path, { '.codefleet/prompt-implement-1.md': 'p', '.codefleet/task.md': 't', '.codefleet.yml': 'dod: [npm test]\n' });
+    await writeFiles(path, {
+      '.codefleet/prompt-implement-1.md': 'p',
+      '.codefleet/task.md': 't',
+      '.codefleet.yml': 'dod: [npm test]\n',
+    });
     expect(await changedFiles(path, env)).toEqual(['.codefleet.yml']);
   });
 
   it('counts a memory bank file (.codefleet/memory/*.md) as a change, nothing else under .codefleet/', async () => {
     const { path } = await repo();
-    await writeFiles(path, { '.codefleet/memory/pitfalls.md': 'p', '.codefleet/memory/a/b.md': 'x', '.codefleet/feedback-test-1.md': 'f' });
+    await writeFiles(path, {
+      '.codefleet/memory/pitfalls.md': 'p',
+      '.codefleet/memory/a/b.md': 'x',
+      '.codefleet/feedback-test-1.md': 'f',
+    });
     expect(await changedFiles(path, env)).toEqual(['.codefleet/memory/pitfalls.md']);
   });
 
@@ -73,7 +102,12 @@ describe('changedFiles', () => {
     await created.commit({ 'committed.ts': 'c\n', 'src/a.ts': 'agent edit\n' }, 'agent commit');
     await writeFiles(created.path, { 'src/b.ts': 'uncommitted\n', 'untracked.ts': 'u\n' });
     expect(await changedFiles(created.path, env)).toEqual(['src/b.ts', 'untracked.ts']);
-    expect(await changedFiles(created.path, env, { since: before })).toEqual(['committed.ts', 'src/a.ts', 'src/b.ts', 'untracked.ts']);
+    expect(await changedFiles(created.path, env, { since: before })).toEqual([
+      'committed.ts',
+      'src/a.ts',
+      'src/b.ts',
+      'untracked.ts',
+    ]);
   });
 
   it('with no commit before the run, every committed file is new', async () => {

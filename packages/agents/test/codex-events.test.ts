@@ -19,7 +19,11 @@ afterEach(async () => {
 });
 
 const event = (value: unknown) => `${JSON.stringify(value)}\\n`;
-const usage = (input: number, output: number) => event({ type: 'turn.completed', usage: { input_tokens: input, cached_input_tokens: 0, output_tokens: output, reasoning_output_tokens: 0 } });
+const usage = (input: number, output: number) =>
+  event({
+    type: 'turn.completed',
+    usage: { input_tokens: input, cached_input_tokens: 0, output_tokens: output, reasoning_output_tokens: 0 },
+  });
 
 /** Fake codex bodies: JavaScript run by Node with `out(text)` writing to stdout. */
 const fakes = {
@@ -44,14 +48,23 @@ async function setUp(fake: keyof typeof fakes) {
   const bin = await createTempDir('fake-codex');
   cleanups.push(() => bin.dispose());
   const executable = join(bin.path, 'codex');
-  await writeFile(executable, `#!${process.execPath}\nconst out = (text) => process.stdout.write(text);\n(async () => {${fakes[fake]}\n})();\n`);
+  await writeFile(
+    executable,
+    `#!${process.execPath}\nconst out = (text) => process.stdout.write(text);\n(async () => {${fakes[fake]}\n})();\n`,
+  );
   await chmod(executable, 0o755);
   const repo = await createTempRepo({ prefix: 'codex-events' });
   cleanups.push(() => repo.dispose());
   const agent = createCodexAgent({ binary: executable, model: 'gpt-5-codex', killGraceMs: 200 });
   const req = (extra: Partial<AgentRunRequest> = {}): AgentRunRequest => ({
-    workdir: repo.path, prompt: 'Do it\n', pass: 'implement', attempt: 1, timeoutMs: 30_000,
-    env: buildAgentEnv({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: repo.path }), prices, ...extra,
+    workdir: repo.path,
+    prompt: 'Do it\n',
+    pass: 'implement',
+    attempt: 1,
+    timeoutMs: 30_000,
+    env: buildAgentEnv({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: repo.path }),
+    prices,
+    ...extra,
   });
   return { agent, req, path: repo.path };
 }
@@ -63,10 +76,25 @@ describe('Codex JSON events', () => {
     const result = await agent.run(req({ budgetUsd: 0.05, onOutput: (chunk) => void seen.push(chunk) }));
     // 100k input and 1k output tokens at $1.25 / $10 a million: $0.135.
     expect(result).toMatchObject({
-      outcome: 'failed', budgetExceeded: true, timedOut: false, detail: 'stopped at the money budget: spent $0.1350 of $0.0500',
-      tokens: { prompt: 100_000, completion: 1_000 }, model: 'gpt-5-codex', costUsd: 0.135,
+      outcome: 'failed',
+      budgetExceeded: true,
+      timedOut: false,
+      detail: 'stopped at the money budget: spent $0.1350 of $0.0500',
+      tokens: { prompt: 100_000, completion: 1_000 },
+      model: 'gpt-5-codex',
+      costUsd: 0.135,
     });
-    expect(result.modelCalls).toEqual([{ provider: 'codex', model: 'gpt-5-codex', promptTokens: 100_000, completionTokens: 1_000, latencyMs: expect.any(Number), costUsd: 0.135, outcome: 'ok' }]);
+    expect(result.modelCalls).toEqual([
+      {
+        provider: 'codex',
+        model: 'gpt-5-codex',
+        promptTokens: 100_000,
+        completionTokens: 1_000,
+        latencyMs: expect.any(Number),
+        costUsd: 0.135,
+        outcome: 'ok',
+      },
+    ]);
     // The caller's live output still saw everything.
     expect(seen.join('')).toContain('"turn.completed"');
     const [parent, grandchild] = (/pids (\d+) (\d+)/.exec(result.outputTail) ?? []).slice(1).map(Number);
@@ -84,7 +112,14 @@ describe('Codex JSON events', () => {
   it('a caller cancel stays a cancel, not a budget stop', async () => {
     const { agent, req } = await setUp('costlyThenRuns');
     const controller = new AbortController();
-    const result = await agent.run(req({ signal: controller.signal, onOutput: (chunk) => { if (chunk.includes('pids')) controller.abort(); } }));
+    const result = await agent.run(
+      req({
+        signal: controller.signal,
+        onOutput: (chunk) => {
+          if (chunk.includes('pids')) controller.abort();
+        },
+      }),
+    );
     expect(result).toMatchObject({ outcome: 'error', detail: 'cancelled' });
     expect(result.budgetExceeded).toBeUndefined();
   });

@@ -40,7 +40,13 @@ export function agentTestEnv(): Record<string, string> {
 }
 
 /** Parses the `REPORT <json>` line of `report.mjs` from an output tail. */
-export function parseReport(outputTail: string): { script: string; args: string[]; cwd: string; env: Record<string, string>; stdin: string } {
+export function parseReport(outputTail: string): {
+  script: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+  stdin: string;
+} {
   const line = outputTail.split('\n').find((l) => l.startsWith('REPORT '));
   if (!line) throw new Error(`no REPORT line in output:\n${outputTail}`);
   return JSON.parse(line.slice('REPORT '.length)) as ReturnType<typeof parseReport>;
@@ -65,7 +71,10 @@ const pidsOf = (tail: string) => (/pids (\d+) (\d+)/.exec(tail) ?? []).slice(1).
 export function agentConformance(harness: AgentHarness): void {
   const cleanups: (() => Promise<void>)[] = [];
   const repo = async (): Promise<TempRepo> => {
-    const created = await createTempRepo({ prefix: 'agents', files: { 'README.md': '# sample\n', 'src/app.js': 'export const answer = 42;\n' } });
+    const created = await createTempRepo({
+      prefix: 'agents',
+      files: { 'README.md': '# sample\n', 'src/app.js': 'export const answer = 42;\n' },
+    });
     cleanups.push(() => created.dispose());
     return created;
   };
@@ -88,7 +97,13 @@ export function agentConformance(harness: AgentHarness): void {
       const { path } = await repo();
       const req = request(path);
       const result = await harness.agentFor('edit-file.mjs').run(req);
-      expect(result).toMatchObject({ outcome: 'changed', exitCode: 0, signal: null, timedOut: false, changedFiles: ['NOTES.md'] });
+      expect(result).toMatchObject({
+        outcome: 'changed',
+        exitCode: 0,
+        signal: null,
+        timedOut: false,
+        changedFiles: ['NOTES.md'],
+      });
       expect(result.detail).toBeUndefined();
       expect(result.durationMs).toBeGreaterThan(0);
       expect(result.outputTail).toContain('edited NOTES.md (implement attempt 1)');
@@ -98,7 +113,11 @@ export function agentConformance(harness: AgentHarness): void {
 
     it('passes the feedback of the previous attempt as a file', async () => {
       const { path } = await repo();
-      const req = request(path, { pass: 'test', attempt: 2, feedback: 'FAIL test/app.test.js › greets\nexpected "hi"' });
+      const req = request(path, {
+        pass: 'test',
+        attempt: 2,
+        feedback: 'FAIL test/app.test.js › greets\nexpected "hi"',
+      });
       const result = await harness.agentFor('edit-file.mjs').run(req);
       expect(result.outcome).toBe('changed');
       const notes = await readFile(join(path, 'NOTES.md'), 'utf8');
@@ -137,8 +156,12 @@ export function agentConformance(harness: AgentHarness): void {
       const { path } = await repo();
       const controller = new AbortController();
       // Aborted once the tree is up (its pids printed), however long starting took.
-      const onOutput = (chunk: string) => { if (chunk.includes('pids ')) controller.abort(); };
-      const result = await harness.agentFor('hang.mjs', { killGraceMs: 200 }).run(request(path, { signal: controller.signal, onOutput }));
+      const onOutput = (chunk: string) => {
+        if (chunk.includes('pids ')) controller.abort();
+      };
+      const result = await harness
+        .agentFor('hang.mjs', { killGraceMs: 200 })
+        .run(request(path, { signal: controller.signal, onOutput }));
       expect(result).toMatchObject({ outcome: 'error', detail: 'cancelled', timedOut: false });
       const [parent, grandchild] = pidsOf(result.outputTail);
       expect(grandchild).toBeGreaterThan(0);
@@ -191,7 +214,9 @@ export function agentConformance(harness: AgentHarness): void {
     it('refuses to run outside a git work tree', async () => {
       const dir = await createTempDir('not-a-repo');
       cleanups.push(() => dir.dispose());
-      await expect(harness.agentFor('edit-file.mjs').run(request(dir.path))).rejects.toMatchObject({ code: 'git_failed' });
+      await expect(harness.agentFor('edit-file.mjs').run(request(dir.path))).rejects.toMatchObject({
+        code: 'git_failed',
+      });
       expect(existsSync(join(dir.path, 'NOTES.md'))).toBe(false);
     });
   });

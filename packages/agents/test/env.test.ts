@@ -47,7 +47,10 @@ describe('buildAgentEnv', () => {
   });
 
   it('adds the names in `allow` that are set, and `extra` over the source', () => {
-    const env = buildAgentEnv(source, { allow: ['ANTHROPIC_API_KEY', 'UNSET', 'NOT_THERE'], extra: { TERM: 'xterm', GIT_CONFIG_GLOBAL: '/dev/null' } });
+    const env = buildAgentEnv(source, {
+      allow: ['ANTHROPIC_API_KEY', 'UNSET', 'NOT_THERE'],
+      extra: { TERM: 'xterm', GIT_CONFIG_GLOBAL: '/dev/null' },
+    });
     expect(env.ANTHROPIC_API_KEY).toBe('sk-ant');
     expect(env.TERM).toBe('xterm');
     expect(env.GIT_CONFIG_GLOBAL).toBe('/dev/null');
@@ -58,10 +61,27 @@ describe('buildAgentEnv', () => {
   });
 
   it('drops forge credentials even when `allow` or `extra` ask for them', () => {
-    const credentials = ['GITHUB_TOKEN', 'GH_TOKEN', 'GH_ENTERPRISE_TOKEN', 'GITHUB_APP_PRIVATE_KEY', 'GIT_ASKPASS', 'SSH_ASKPASS', 'SSH_AUTH_SOCK', 'GIT_CREDENTIAL_HELPER', 'CODEFLEET_GITHUB_TOKEN'];
+    const credentials = [
+      'GITHUB_TOKEN',
+      'GH_TOKEN',
+      'GH_ENTERPRISE_TOKEN',
+      'GITHUB_APP_PRIVATE_KEY',
+      'GIT_ASKPASS',
+      'SSH_ASKPASS',
+      'SSH_AUTH_SOCK',
+      'GIT_CREDENTIAL_HELPER',
+      'CODEFLEET_GITHUB_TOKEN',
+    ];
     const env = buildAgentEnv(source, {
       allow: credentials,
-      extra: { GITHUB_TOKEN: 'ghp_extra', CODEFLEET_QUEUE_TOKEN: 'q', GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'credential.helper', GIT_CONFIG_VALUE_0: 'store', github_token: 'lower' },
+      extra: {
+        GITHUB_TOKEN: 'ghp_extra',
+        CODEFLEET_QUEUE_TOKEN: 'q',
+        GIT_CONFIG_COUNT: '1',
+        GIT_CONFIG_KEY_0: 'credential.helper',
+        GIT_CONFIG_VALUE_0: 'store',
+        github_token: 'lower',
+      },
     });
     expect(Object.keys(env).sort()).toEqual(Object.keys(buildAgentEnv(source)).sort());
     expect(JSON.stringify(env)).not.toMatch(/gh[po]_|cf|store|lower/);
@@ -76,19 +96,40 @@ describe('buildAgentEnv', () => {
 
 describe('isForgeCredential', () => {
   it.each([
-    'GITHUB_TOKEN', 'GH_TOKEN', 'GH_ENTERPRISE_TOKEN', 'GITHUB_APP_PRIVATE_KEY', 'GIT_ASKPASS', 'SSH_ASKPASS', 'SSH_AUTH_SOCK',
-    'GIT_CREDENTIAL_HELPER', 'GIT_CREDENTIALS', 'CODEFLEET_GITHUB_TOKEN', 'CODEFLEET_FORGE_TOKEN', 'GIT_CONFIG_PARAMETERS',
-    'GIT_CONFIG_COUNT', 'GIT_CONFIG_KEY_0', 'GIT_CONFIG_VALUE_12', 'gh_token', 'CODEFLEET_FLEET_KEY', 'CODEFLEET_FLEET_KEY_PREVIOUS',
+    'GITHUB_TOKEN',
+    'GH_TOKEN',
+    'GH_ENTERPRISE_TOKEN',
+    'GITHUB_APP_PRIVATE_KEY',
+    'GIT_ASKPASS',
+    'SSH_ASKPASS',
+    'SSH_AUTH_SOCK',
+    'GIT_CREDENTIAL_HELPER',
+    'GIT_CREDENTIALS',
+    'CODEFLEET_GITHUB_TOKEN',
+    'CODEFLEET_FORGE_TOKEN',
+    'GIT_CONFIG_PARAMETERS',
+    'GIT_CONFIG_COUNT',
+    'GIT_CONFIG_KEY_0',
+    'GIT_CONFIG_VALUE_12',
+    'gh_token',
+    'CODEFLEET_FLEET_KEY',
+    'CODEFLEET_FLEET_KEY_PREVIOUS',
   ])('%s is a forge credential', (name) => {
     expect(isForgeCredential(name)).toBe(true);
   });
 
-  it.each(['PATH', 'HOME', 'ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_NOSYSTEM', 'GIT_AUTHOR_NAME', 'CODEFLEET_CONFIG'])(
-    '%s is not',
-    (name) => {
-      expect(isForgeCredential(name)).toBe(false);
-    },
-  );
+  it.each([
+    'PATH',
+    'HOME',
+    'ANTHROPIC_API_KEY',
+    'OPENAI_API_KEY',
+    'GIT_CONFIG_GLOBAL',
+    'GIT_CONFIG_NOSYSTEM',
+    'GIT_AUTHOR_NAME',
+    'CODEFLEET_CONFIG',
+  ])('%s is not', (name) => {
+    expect(isForgeCredential(name)).toBe(false);
+  });
 
   it('withoutForgeCredentials filters a ready environment', () => {
     expect(withoutForgeCredentials({ PATH: '/bin', GH_TOKEN: 'x' })).toEqual({ PATH: '/bin' });

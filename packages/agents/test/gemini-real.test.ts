@@ -12,8 +12,20 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import type { ProcessResult } from '@codefleet/process';
-import { createTempDir, createTempRepo, startGeminiStandIn, type GeminiStandIn, type GeminiStandInOptions } from '@codefleet/testkit';
-import { buildAgentEnv, createGeminiAgent, type AgentRunRequest, type GeminiAgentOptions, type PriceTable } from '../src/index.js';
+import {
+  createTempDir,
+  createTempRepo,
+  startGeminiStandIn,
+  type GeminiStandIn,
+  type GeminiStandInOptions,
+} from '@codefleet/testkit';
+import {
+  buildAgentEnv,
+  createGeminiAgent,
+  type AgentRunRequest,
+  type GeminiAgentOptions,
+  type PriceTable,
+} from '../src/index.js';
 import { openBwrap, sandboxed } from './bwrap-runner.js';
 
 // Each run starts a Node CLI of 70 MB: slow on a loaded 2-core machine.
@@ -40,7 +52,11 @@ const homeSettings = {
   general: { enableAutoUpdate: false, enableAutoUpdateNotification: false, maxAttempts: 2 },
 };
 
-async function setUp(standIn: GeminiStandInOptions, options: Partial<GeminiAgentOptions> = {}, settings: object | undefined = homeSettings) {
+async function setUp(
+  standIn: GeminiStandInOptions,
+  options: Partial<GeminiAgentOptions> = {},
+  settings: object | undefined = homeSettings,
+) {
   const server = await startGeminiStandIn(standIn);
   cleanups.push(() => server.close());
   const repo = await createTempRepo({ prefix: 'gemini-real', files: { 'README.md': '# sample\n' } });
@@ -57,28 +73,48 @@ async function setUp(standIn: GeminiStandInOptions, options: Partial<GeminiAgent
   await writeFile(join(repo.path, 'GEMINI.md'), 'Use exact file paths.\n');
   // The worker's environment as the runtime builds it: Node 20 first on PATH (the CLI's
   // shebang is `env node`), the stand-in's URL passed explicitly like a configured gateway.
-  const host = { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, HOME: home.path, TMPDIR: tmp, LANG: 'C.UTF-8', GEMINI_API_KEY: key, GITHUB_TOKEN: 'ghp_planted' };
+  const host = {
+    PATH: `${dirname(process.execPath)}:/usr/bin:/bin`,
+    HOME: home.path,
+    TMPDIR: tmp,
+    LANG: 'C.UTF-8',
+    GEMINI_API_KEY: key,
+    GITHUB_TOKEN: 'ghp_planted',
+  };
   const req = (extra: Partial<AgentRunRequest> = {}): AgentRunRequest => ({
-    workdir: repo.path, prompt: 'Write NOTES.md saying hello.\n', pass: 'implement', attempt: 1, timeoutMs: 150_000,
-    env: buildAgentEnv(host, { allow: [...(agent.allowEnv ?? [])], extra: { GOOGLE_GEMINI_BASE_URL: server.url, NO_COLOR: '1' } }),
+    workdir: repo.path,
+    prompt: 'Write NOTES.md saying hello.\n',
+    pass: 'implement',
+    attempt: 1,
+    timeoutMs: 150_000,
+    env: buildAgentEnv(host, {
+      allow: [...(agent.allowEnv ?? [])],
+      extra: { GOOGLE_GEMINI_BASE_URL: server.url, NO_COLOR: '1' },
+    }),
     prices,
     ...extra,
   });
   return { server, agent, path: repo.path, req };
 }
 
-const writeNotes = { functionCalls: [{ name: 'write_file', args: { file_path: 'NOTES.md', content: 'hello from gemini\n' } }], promptTokens: 1000, completionTokens: 50 };
+const writeNotes = {
+  functionCalls: [{ name: 'write_file', args: { file_path: 'NOTES.md', content: 'hello from gemini\n' } }],
+  promptTokens: 1000,
+  completionTokens: 50,
+};
 const done = { text: 'Done: wrote NOTES.md.', promptTokens: 1200, completionTokens: 20 };
 
 /** Processes whose working directory is `dir`: what a run left behind there. */
 function processesIn(dir: string): number[] {
-  return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).flatMap((name) => {
-    try {
-      return readlinkSync(`/proc/${name}/cwd`) === dir ? [Number(name)] : [];
-    } catch {
-      return [];
-    }
-  });
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .flatMap((name) => {
+      try {
+        return readlinkSync(`/proc/${name}/cwd`) === dir ? [Number(name)] : [];
+      } catch {
+        return [];
+      }
+    });
 }
 
 function turnRequests(server: GeminiStandIn) {
@@ -97,16 +133,27 @@ describe('Gemini adapter with the real Gemini CLI 0.61.0 against the API stand-i
     for (const request of server.requests) {
       expect(request.apiKey).toBe(key);
       expect(request.url).not.toContain(key);
-      expect(request.url).toMatch(/^\/v1beta\/models\/[\w.-]+:(streamGenerateContent\?alt=sse|generateContent|countTokens)$/);
+      expect(request.url).toMatch(
+        /^\/v1beta\/models\/[\w.-]+:(streamGenerateContent\?alt=sse|generateContent|countTokens)$/,
+      );
     }
     expect(turns[0]?.rpc).toBe('streamGenerateContent');
-    expect(turns[0]?.tools).toEqual(expect.arrayContaining(['write_file', 'replace', 'run_shell_command', 'read_file']));
+    expect(turns[0]?.tools).toEqual(
+      expect.arrayContaining(['write_file', 'replace', 'run_shell_command', 'read_file']),
+    );
     // The prompt reached the model; the function result went back in the second turn.
     expect(JSON.stringify(turns[0]?.body.contents)).toContain('Write NOTES.md saying hello.');
     expect(JSON.stringify(turns[1]?.body.contents)).toContain('functionResponse');
 
     const main = turns[0]?.model ?? '';
-    const mainCall = { provider: 'gemini', model: main, promptTokens: 2200, completionTokens: 70, costUsd: (2200 * 1.25 + 70 * 10) / 1e6, outcome: 'ok' };
+    const mainCall = {
+      provider: 'gemini',
+      model: main,
+      promptTokens: 2200,
+      completionTokens: 70,
+      costUsd: (2200 * 1.25 + 70 * 10) / 1e6,
+      outcome: 'ok',
+    };
     expect(result.model).toBe(main);
     expect(result.modelCalls).toContainEqual({ ...mainCall, latencyMs: expect.any(Number) });
     // Besides the main model, each prompt is routed by a small model (a utility call of 10 + 5 tokens here).
@@ -116,7 +163,7 @@ describe('Gemini adapter with the real Gemini CLI 0.61.0 against the API stand-i
     expect(result.budgetExceeded).toBeUndefined();
   });
 
-  it('a money budget stops the run live (an AfterModel hook in its own home): the costly turn\'s edit never runs', async () => {
+  it("a money budget stops the run live (an AfterModel hook in its own home): the costly turn's edit never runs", async () => {
     const { server, agent, path, req } = await setUp({ turns: [writeNotes, done] });
     // The first turn costs (1000 × 1.25 + 50 × 10) / 1e6 = $0.00175.
     const result = await agent.run(req({ budgetUsd: 0.001 }));
@@ -143,7 +190,9 @@ describe('Gemini adapter with the real Gemini CLI 0.61.0 against the API stand-i
   });
 
   it('a 503 after its retries is a transient error; the requests were retried', async () => {
-    const { server, agent, req } = await setUp({ turns: Array.from({ length: 6 }, () => ({ error: 'unavailable' as const })) });
+    const { server, agent, req } = await setUp({
+      turns: Array.from({ length: 6 }, () => ({ error: 'unavailable' as const })),
+    });
     const result = await agent.run(req());
     expect(result).toMatchObject({ outcome: 'error', exitCode: 503 % 256 });
     expect(result.permanent).toBeUndefined();
@@ -168,11 +217,21 @@ describe('Gemini adapter with the real Gemini CLI 0.61.0 against the API stand-i
   });
 
   it('maxTurns caps the run (its own GEMINI_CLI_HOME holds model.maxSessionTurns): exit 53 → failed', async () => {
-    const shell = (command: string) => ({ functionCalls: [{ name: 'run_shell_command', args: { command, description: `run ${command}` } }] });
+    const shell = (command: string) => ({
+      functionCalls: [{ name: 'run_shell_command', args: { command, description: `run ${command}` } }],
+    });
     // The run's own home replaces HOME's settings: the adapter writes the auth method itself.
-    const { server, agent, req } = await setUp({ turns: [shell('echo one > one.txt'), shell('echo two > two.txt'), shell('echo three'), done] }, { maxTurns: 1 }, undefined);
+    const { server, agent, req } = await setUp(
+      { turns: [shell('echo one > one.txt'), shell('echo two > two.txt'), shell('echo three'), done] },
+      { maxTurns: 1 },
+      undefined,
+    );
     const result = await agent.run(req());
-    expect(result).toMatchObject({ outcome: 'failed', exitCode: 53, detail: 'Gemini CLI reached its turn limit (exit 53)' });
+    expect(result).toMatchObject({
+      outcome: 'failed',
+      exitCode: 53,
+      detail: 'Gemini CLI reached its turn limit (exit 53)',
+    });
     expect(server.pending).toBeGreaterThan(0);
   });
 
@@ -183,7 +242,7 @@ describe('Gemini adapter with the real Gemini CLI 0.61.0 against the API stand-i
     expect(processesIn(await realpath(path))).toEqual([]);
   });
 
-  it('inside codefleet\'s bwrap sandbox with the stand-in in sandbox.network.allow: the edit lands', async () => {
+  it("inside codefleet's bwrap sandbox with the stand-in in sandbox.network.allow: the edit lands", async () => {
     // The sandbox's HOME is a fresh /tmp/home without the settings above: the run's own home
     // (GEMINI_CLI_HOME in the working copy, made for a turn cap) carries the auth method instead.
     const { server, agent, path, req } = await setUp({ turns: [writeNotes, done] }, { maxTurns: 5 }, undefined);

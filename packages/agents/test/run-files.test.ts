@@ -32,7 +32,9 @@ describe('writeRunFiles', () => {
     const workdir = await tempDir();
     const elsewhere = await tempDir();
     await symlink(elsewhere, join(workdir, '.codefleet'));
-    await expect(writeRunFiles({ workdir, prompt: 'p', pass: 'test', attempt: 2 })).rejects.toMatchObject({ code: 'workspace_failed' });
+    await expect(writeRunFiles({ workdir, prompt: 'p', pass: 'test', attempt: 2 })).rejects.toMatchObject({
+      code: 'workspace_failed',
+    });
     expect(existsSync(join(elsewhere, 'prompt-test-2.md'))).toBe(false);
   });
 

@@ -5,7 +5,15 @@ import { loadConfig } from '@codefleet/config';
 import { fleetKey } from '@codefleet/core';
 import { openQueue, queueSettingsFromConfig, signedQueue, type Queue } from '@codefleet/queue';
 import { RedisRunStore, SqliteRunStore, type RunStore } from '@codefleet/store';
-import { gitTestEnv, startCountingProxy, startRedis, testFleetKey, testFleetKeyEnv, type CountingProxy, type RedisServer } from '@codefleet/testkit';
+import {
+  gitTestEnv,
+  startCountingProxy,
+  startRedis,
+  testFleetKey,
+  testFleetKeyEnv,
+  type CountingProxy,
+  type RedisServer,
+} from '@codefleet/testkit';
 
 /** The queue backends the bench measures. */
 export const backends = ['local', 'bullmq', 'sqs'] as const;
@@ -35,7 +43,8 @@ export interface BackendServices {
 export async function startBackend(backend: Backend): Promise<BackendServices> {
   if (backend === 'local') {
     return {
-      backend, yaml: ['queue:', '  backend: local', '  name: bench', 'store:', '  backend: sqlite'],
+      backend,
+      yaml: ['queue:', '  backend: local', '  name: bench', 'store:', '  backend: sqlite'],
       openStore: (dir) => new SqliteRunStore(join(dir, 'data', 'runs.sqlite')),
       stop: async () => undefined,
     };
@@ -45,18 +54,39 @@ export async function startBackend(backend: Backend): Promise<BackendServices> {
   const openStore = () => new RedisRunStore({ url: redis.url, prefix: 'bench' });
   if (backend === 'bullmq') {
     return {
-      backend, redis, openStore, stop: () => redis.stop(),
-      yaml: ['queue:', '  backend: bullmq', '  name: bench', '  bullmq:', `    url: ${redis.url}`, '    prefix: bench', ...store],
+      backend,
+      redis,
+      openStore,
+      stop: () => redis.stop(),
+      yaml: [
+        'queue:',
+        '  backend: bullmq',
+        '  name: bench',
+        '  bullmq:',
+        `    url: ${redis.url}`,
+        '    prefix: bench',
+        ...store,
+      ],
     };
   }
   const sqs = await startFauxqs({ port: 0, logger: false });
   const proxy = await startCountingProxy(sqs.address);
   const queueUrl = sqs.createQueue('bench').queueUrl;
   return {
-    backend, redis, sqsProxy: proxy, openStore,
+    backend,
+    redis,
+    sqsProxy: proxy,
+    openStore,
     yaml: [
-      'queue:', '  backend: sqs', '  name: bench', '  sqs:', `    queue_url: ${queueUrl}`, `    endpoint: ${proxy.url}`, '    region: us-east-1',
-      `    coordination_url: ${redis.url}`, ...store,
+      'queue:',
+      '  backend: sqs',
+      '  name: bench',
+      '  sqs:',
+      `    queue_url: ${queueUrl}`,
+      `    endpoint: ${proxy.url}`,
+      '    region: us-east-1',
+      `    coordination_url: ${redis.url}`,
+      ...store,
     ],
     stop: async () => {
       await proxy.close();
@@ -69,9 +99,14 @@ export async function startBackend(backend: Backend): Promise<BackendServices> {
 /** The environment of the codefleet processes: a hermetic one, as chaos gives its workers. */
 export function processEnv(dir: string, hostPath: string, extra: Record<string, string> = {}): Record<string, string> {
   return {
-    PATH: hostPath, HOME: dir, ...gitTestEnv(), ...testFleetKeyEnv(),
+    PATH: hostPath,
+    HOME: dir,
+    ...gitTestEnv(),
+    ...testFleetKeyEnv(),
     // Only the emulator sees these; any key works there.
-    AWS_ACCESS_KEY_ID: 'emulator', AWS_SECRET_ACCESS_KEY: 'emulator', AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'emulator',
+    AWS_SECRET_ACCESS_KEY: 'emulator',
+    AWS_REGION: 'us-east-1',
     ...extra,
   };
 }
@@ -95,8 +130,15 @@ export function shellAgent(script: string): string[] {
 export async function openBenchQueue(config: string, dir: string): Promise<Queue> {
   const loaded = await loadConfig({ path: config, cwd: dir, env: {} });
   const settings = queueSettingsFromConfig(loaded.config);
-  const queue = await openQueue(settings.backend === 'sqs' ? { ...settings, credentials: { accessKeyId: 'emulator', secretAccessKey: 'emulator' } } : settings);
+  const queue = await openQueue(
+    settings.backend === 'sqs'
+      ? { ...settings, credentials: { accessKeyId: 'emulator', secretAccessKey: 'emulator' } }
+      : settings,
+  );
   // Signed with the fleet key the workers hold (processEnv), as every producer's jobs are;
   // the bench only enqueues through it, so nothing is refused here.
-  return signedQueue(queue, settings.name, { keyring: { current: fleetKey(testFleetKey) }, onUnsigned: () => undefined });
+  return signedQueue(queue, settings.name, {
+    keyring: { current: fleetKey(testFleetKey) },
+    onUnsigned: () => undefined,
+  });
 }

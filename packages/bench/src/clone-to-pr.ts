@@ -30,7 +30,9 @@ function timed(argv: string[], cwd: string, env: Record<string, string>): Promis
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0] ?? '', argv.slice(1), { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
-    const keep = (chunk: Buffer) => { output = (output + chunk.toString('utf8')).slice(-20_000); };
+    const keep = (chunk: Buffer) => {
+      output = (output + chunk.toString('utf8')).slice(-20_000);
+    };
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
     child.on('error', reject);
@@ -42,11 +44,17 @@ function timed(argv: string[], cwd: string, env: Record<string, string>): Promis
   });
 }
 
-export async function measureCloneToPr(options: { root: string; hostEnv: Record<string, string>; say(line: string): void }): Promise<CloneToPr> {
+export async function measureCloneToPr(options: {
+  root: string;
+  hostEnv: Record<string, string>;
+  say(line: string): void;
+}): Promise<CloneToPr> {
   const dir = await mkdtemp(join(options.root, 'clone-'));
   const clone = join(dir, 'codefleet');
   // What `npm run bench` itself set (npm_config_*, npm_lifecycle_*) is not a newcomer's.
-  const env = Object.fromEntries(Object.entries(options.hostEnv).filter(([name]) => !/^npm_/i.test(name) && !/^TURBO_/.test(name)));
+  const env = Object.fromEntries(
+    Object.entries(options.hostEnv).filter(([name]) => !/^npm_/i.test(name) && !/^TURBO_/.test(name)),
+  );
   env.TURBO_TELEMETRY_DISABLED = '1';
   try {
     const cloned = await timed(['git', 'clone', '--quiet', checkoutRoot, clone], dir, env);
@@ -54,9 +62,20 @@ export async function measureCloneToPr(options: { root: string; hostEnv: Record<
     const ci = await timed(['npm', 'ci', '--no-audit', '--no-fund'], clone, env);
     options.say(`  npm ci: ${(ci.ms / 1000).toFixed(1)} s; npm run demo ...`);
     const demo = await timed(['npm', 'run', 'demo'], clone, env);
-    const verdict = demo.tail.split('\n').reverse().find((line) => /^demo (passed|FAILED)/.test(line)) ?? demo.tail.split('\n').at(-1) ?? '';
-    const summary = (label: string) => demo.tail.split('\n').find((line) => line.trim().startsWith(`${label}:`))?.trim();
-    const build = [summary('Cached'), summary('Time')].filter((line) => line !== undefined).join(', ') || 'no turbo summary found';
+    const verdict =
+      demo.tail
+        .split('\n')
+        .reverse()
+        .find((line) => /^demo (passed|FAILED)/.test(line)) ??
+      demo.tail.split('\n').at(-1) ??
+      '';
+    const summary = (label: string) =>
+      demo.tail
+        .split('\n')
+        .find((line) => line.trim().startsWith(`${label}:`))
+        ?.trim();
+    const build =
+      [summary('Cached'), summary('Time')].filter((line) => line !== undefined).join(', ') || 'no turbo summary found';
     return { cloneMs: cloned.ms, npmCiMs: ci.ms, demoMs: demo.ms, demoVerdict: verdict, build };
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -16,9 +16,16 @@ export interface CodefleetProcess {
 }
 
 /** Starts `codefleet --config <config> ...args` with exactly `env`. */
-export function startCodefleet(args: string[], options: { config: string; env: Record<string, string>; dir: string; name: string }): CodefleetProcess {
+export function startCodefleet(
+  args: string[],
+  options: { config: string; env: Record<string, string>; dir: string; name: string },
+): CodefleetProcess {
   const log = createWriteStream(join(options.dir, `${options.name}.log`));
-  const child = spawn(process.execPath, [codefleetBin, '--config', options.config, ...args], { cwd: options.dir, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [codefleetBin, '--config', options.config, ...args], {
+    cwd: options.dir,
+    env: options.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let stdout = '';
   const waiters: (() => void)[] = [];
@@ -30,23 +37,34 @@ export function startCodefleet(args: string[], options: { config: string; env: R
   child.stderr?.pipe(log, { end: false });
   return {
     child,
-    waitForLine: (pattern, timeoutMs) => new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${options.name}: no line matching ${String(pattern)} within ${timeoutMs} ms (see ${options.name}.log)`)), timeoutMs);
-      const look = () => {
-        const line = stdout.split('\n').find((l) => pattern.test(l));
-        if (line !== undefined) {
-          clearTimeout(timer);
-          resolve(line);
-        } else if (child.exitCode !== null) {
-          clearTimeout(timer);
-          reject(new Error(`${options.name} exited with ${String(child.exitCode)} (see ${options.name}.log)`));
-        } else {
-          waiters.push(look);
-        }
-      };
-      void exited.then(() => { for (const wake of waiters.splice(0)) wake(); });
-      look();
-    }),
+    waitForLine: (pattern, timeoutMs) =>
+      new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `${options.name}: no line matching ${String(pattern)} within ${timeoutMs} ms (see ${options.name}.log)`,
+              ),
+            ),
+          timeoutMs,
+        );
+        const look = () => {
+          const line = stdout.split('\n').find((l) => pattern.test(l));
+          if (line !== undefined) {
+            clearTimeout(timer);
+            resolve(line);
+          } else if (child.exitCode !== null) {
+            clearTimeout(timer);
+            reject(new Error(`${options.name} exited with ${String(child.exitCode)} (see ${options.name}.log)`));
+          } else {
+            waiters.push(look);
+          }
+        };
+        void exited.then(() => {
+          for (const wake of waiters.splice(0)) wake();
+        });
+        look();
+      }),
     async stop(graceMs = 10_000) {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM');

@@ -58,7 +58,9 @@ const concurrency = 4;
 const idleBaselineMs = 30_000;
 
 async function origin(dir: string): Promise<string> {
-  const seed = await createTempRepo({ files: { 'README.md': '# bench\n', 'src/index.js': 'export const answer = 42;\n' } });
+  const seed = await createTempRepo({
+    files: { 'README.md': '# bench\n', 'src/index.js': 'export const answer = 42;\n' },
+  });
   const path = join(dir, 'origin.git');
   try {
     await git(dir, ['clone', '--quiet', '--bare', seed.path, path]);
@@ -73,25 +75,48 @@ async function startFleet(services: BackendServices, options: CostOptions, name:
   const dir = await mkdtemp(join(options.root, `${name}-`));
   const repo = await origin(dir);
   const config = writeConfig(dir, [
-    ...services.yaml, ...shellAgent(script),
-    'worker:', `  concurrency: ${concurrency}`, '  shutdown_grace_seconds: 1',
-    'logging:', '  level: warn',
+    ...services.yaml,
+    ...shellAgent(script),
+    'worker:',
+    `  concurrency: ${concurrency}`,
+    '  shutdown_grace_seconds: 1',
+    'logging:',
+    '  level: warn',
   ]);
   const env = processEnv(dir, options.hostPath);
   const queue = await openBenchQueue(config, dir);
   const store = services.openStore(dir);
   const processes: CodefleetProcess[] = [];
   return {
-    dir, queue, store,
+    dir,
+    queue,
+    store,
     async enqueue(count: number): Promise<Job[]> {
-      const jobs = Array.from({ length: count }, (_, n) => createJob(
-        { repo, source: { kind: 'api' }, title: `bench job ${n}`, body: 'Write bench-change.txt.', requested_by: 'bench' },
-        { id: `${name}-${n}`, now: new Date() }));
+      const jobs = Array.from({ length: count }, (_, n) =>
+        createJob(
+          {
+            repo,
+            source: { kind: 'api' },
+            title: `bench job ${n}`,
+            body: 'Write bench-change.txt.',
+            requested_by: 'bench',
+          },
+          { id: `${name}-${n}`, now: new Date() },
+        ),
+      );
       for (const job of jobs) await queue.enqueue(job);
       return jobs;
     },
     start() {
-      for (let n = 0; n < workers; n += 1) processes.push(startCodefleet(['worker'], { config, env: { ...env, CODEFLEET_WORKER_ID: `w${n}` }, dir, name: `worker-${n}` }));
+      for (let n = 0; n < workers; n += 1)
+        processes.push(
+          startCodefleet(['worker'], {
+            config,
+            env: { ...env, CODEFLEET_WORKER_ID: `w${n}` },
+            dir,
+            name: `worker-${n}`,
+          }),
+        );
     },
     async stop() {
       await Promise.all(processes.map((p) => p.stop()));
@@ -102,12 +127,18 @@ async function startFleet(services: BackendServices, options: CostOptions, name:
 }
 
 /** Waits until every job's run has reached a stage `done` accepts. */
-async function waitForRuns(store: RunStore, jobs: Job[], done: (stage: string) => boolean, timeoutMs: number): Promise<void> {
+async function waitForRuns(
+  store: RunStore,
+  jobs: Job[],
+  done: (stage: string) => boolean,
+  timeoutMs: number,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const stages = await Promise.all(jobs.map(async (job) => (await latestRun(store, job.id)).run?.stage ?? 'queued'));
     if (stages.every(done)) return;
-    if (Date.now() > deadline) throw new Error(`jobs did not get there within ${timeoutMs / 1000} s: ${stages.join(', ')}`);
+    if (Date.now() > deadline)
+      throw new Error(`jobs did not get there within ${timeoutMs / 1000} s: ${stages.join(', ')}`);
     await sleep(500);
   }
 }
@@ -118,7 +149,12 @@ export async function measureRedisCost(options: CostOptions & { windowMs: number
   const redis = services.redis;
   if (redis?.pid === undefined) throw new Error('redis-server has no pid');
   // The agent outlives the window; the workers are stopped after it.
-  const fleet = await startFleet(services, options, 'redis-cost', `echo x > bench-change.txt; sleep ${Math.ceil(options.windowMs / 1000) + 180}`);
+  const fleet = await startFleet(
+    services,
+    options,
+    'redis-cost',
+    `echo x > bench-change.txt; sleep ${Math.ceil(options.windowMs / 1000) + 180}`,
+  );
   try {
     // An idle redis-server spends CPU on its own timers: measured first, and not charged to the jobs.
     const idleBefore = await cpuSeconds(redis.pid);
@@ -128,7 +164,9 @@ export async function measureRedisCost(options: CostOptions & { windowMs: number
     const jobs = await fleet.enqueue(workers * concurrency);
     fleet.start();
     await waitForRuns(fleet.store, jobs, (stage) => stage === 'implementing', 300_000);
-    options.say(`  redis: ${jobs.length} agents running on ${workers} workers; counting for ${options.windowMs / 1000} s`);
+    options.say(
+      `  redis: ${jobs.length} agents running on ${workers} workers; counting for ${options.windowMs / 1000} s`,
+    );
     await redisBulk(redis.url, ['CONFIG', 'RESETSTAT']);
     const cpuBefore = await cpuSeconds(redis.pid);
     const started = performance.now();
@@ -142,7 +180,9 @@ export async function measureRedisCost(options: CostOptions & { windowMs: number
     const usec = stats.reduce((sum, s) => sum + s.usec, 0);
     const perJob = 1_000 / jobs.length;
     return {
-      jobs: jobs.length, workers, windowMs,
+      jobs: jobs.length,
+      workers,
+      windowMs,
       commandsPerJobMinute: calls / jobs.length / (windowMs / 60_000),
       coreShareFor1000: (usec / 1_000 / windowMs) * perJob,
       processCoreShareFor1000: Math.max(0, ((cpu - idleCpuPerMs * windowMs) * 1_000) / windowMs) * perJob,
@@ -169,7 +209,9 @@ export async function measureSqsCost(options: CostOptions & { jobs: number; idle
     proxy.reset();
     const jobs = await fleet.enqueue(options.jobs);
     await waitForRuns(fleet.store, jobs, (stage) => isTerminal(stage as Parameters<typeof isTerminal>[0]), 300_000);
-    const perJobByAction = Object.fromEntries(Object.entries(proxy.counts()).map(([action, n]) => [action, n / jobs.length]));
+    const perJobByAction = Object.fromEntries(
+      Object.entries(proxy.counts()).map(([action, n]) => [action, n / jobs.length]),
+    );
     const requestsPerJob = proxy.total() / jobs.length;
     options.say(`  sqs: ${jobs.length} jobs done; idle for ${options.idleMs / 1000} s`);
     proxy.reset();
@@ -178,7 +220,10 @@ export async function measureSqsCost(options: CostOptions & { jobs: number; idle
     const idleWindowMs = performance.now() - started;
     const perHour = (n: number) => (n / workers) * (3_600_000 / idleWindowMs);
     return {
-      jobs: jobs.length, requestsPerJob, perJobByAction, idleWindowMs,
+      jobs: jobs.length,
+      requestsPerJob,
+      perJobByAction,
+      idleWindowMs,
       requestsPerIdleWorkerHour: perHour(proxy.total()),
       idleByAction: Object.fromEntries(Object.entries(proxy.counts()).map(([action, n]) => [action, perHour(n)])),
     };

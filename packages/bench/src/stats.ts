@@ -27,9 +27,16 @@ export interface Figure {
 
 /** The final table: figure, measured, target, met. */
 export function table(figures: readonly Figure[]): string {
-  const rows = [['figure', 'measured', 'target', 'met'], ...figures.map((f) => [f.figure, f.measured, f.target, f.met === undefined ? 'n/a' : f.met ? 'yes' : 'no'])];
+  const rows = [
+    ['figure', 'measured', 'target', 'met'],
+    ...figures.map((f) => [f.figure, f.measured, f.target, f.met === undefined ? 'n/a' : f.met ? 'yes' : 'no']),
+  ];
   const widths = [0, 1, 2, 3].map((column) => Math.max(...rows.map((row) => (row[column] ?? '').length)));
-  const line = (row: string[]) => row.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ').trimEnd();
+  const line = (row: string[]) =>
+    row
+      .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+      .join('  ')
+      .trimEnd();
   return [line(rows[0] ?? []), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
 }
 

@@ -25,7 +25,13 @@ import { startCodefleet, type CodefleetProcess } from './codefleet-process.js';
 import { percentile } from './stats.js';
 
 /** The phases between the delivery and the agent's start, in order. */
-export const phases = ['webhook answered (recorded)', 'job enqueued', 'job claimed', 'working copy ready', 'agent started'] as const;
+export const phases = [
+  'webhook answered (recorded)',
+  'job enqueued',
+  'job claimed',
+  'working copy ready',
+  'agent started',
+] as const;
 export type Phase = (typeof phases)[number];
 
 /** What one backend measured: per phase and in total, in ms, over the counted jobs. */
@@ -45,16 +51,25 @@ const agentMark = 'bench-agent-start';
 /** The smallest `issues.labeled` payload the webhook reads: GitHub's fields it uses. */
 function labeledPayload(issue: number): string {
   return JSON.stringify({
-    action: 'labeled', label: { name: 'codefleet' }, issue: { number: issue, title: `bench ${issue}` },
-    repository: { full_name: repo, name: 'bench', owner: { login: 'acme' } }, sender: { login: 'alice' },
+    action: 'labeled',
+    label: { name: 'codefleet' },
+    issue: { number: issue, title: `bench ${issue}` },
+    repository: { full_name: repo, name: 'bench', owner: { login: 'acme' } },
+    sender: { login: 'alice' },
   });
 }
 
 async function deliver(port: number, id: string, body: string): Promise<number> {
   const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
   const answer = await fetch(`http://127.0.0.1:${port}/webhook`, {
-    method: 'POST', body,
-    headers: { 'content-type': 'application/json', 'x-github-event': 'issues', 'x-github-delivery': id, 'x-hub-signature-256': signature },
+    method: 'POST',
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'x-github-event': 'issues',
+      'x-github-delivery': id,
+      'x-hub-signature-256': signature,
+    },
   });
   await answer.arrayBuffer();
   return answer.status;
@@ -65,7 +80,8 @@ async function finishedRun(store: RunStore, jobId: string, timeoutMs: number): P
   for (;;) {
     const { run } = await latestRun(store, jobId);
     if (run && isTerminal(run.stage)) return run;
-    if (Date.now() > deadline) throw new Error(`job ${jobId} did not finish within ${timeoutMs / 1000} s (stage ${run?.stage ?? 'no run'})`);
+    if (Date.now() > deadline)
+      throw new Error(`job ${jobId} did not finish within ${timeoutMs / 1000} s (stage ${run?.stage ?? 'no run'})`);
     await sleep(100);
   }
 }
@@ -78,13 +94,24 @@ function phaseEnds(run: RunRecord, answeredAt: number): number[] | string {
   const output = run.agent_runs[0]?.output_tail ?? '';
   const agent = Number(new RegExp(`${agentMark} (\\d+)`).exec(output)?.[1] ?? Number.NaN);
   const ends = [answeredAt, enqueued, claimed, ready, agent];
-  return ends.every(Number.isFinite) ? ends : `run ${run.run_id} ended ${run.outcome ?? run.stage} without every phase (${run.error?.message ?? 'no error'})`;
+  return ends.every(Number.isFinite)
+    ? ends
+    : `run ${run.run_id} ended ${run.outcome ?? run.stage} without every phase (${run.error?.message ?? 'no error'})`;
 }
 
 /** Runs `warmup + jobs` labeled issues through one backend; counts the last `jobs`. */
-export async function measureTriggerLatency(backend: Backend, options: { root: string; jobs: number; warmup: number; hostPath: string; say(line: string): void }): Promise<LatencyResult> {
+export async function measureTriggerLatency(
+  backend: Backend,
+  options: { root: string; jobs: number; warmup: number; hostPath: string; say(line: string): void },
+): Promise<LatencyResult> {
   const dir = await mkdtemp(join(options.root, `trigger-${backend}-`));
-  const result: LatencyResult = { backend, label: backendLabel[backend], phaseMs: Object.fromEntries(phases.map((p) => [p, []])) as unknown as Record<Phase, number[]>, totalMs: [], failures: [] };
+  const result: LatencyResult = {
+    backend,
+    label: backendLabel[backend],
+    phaseMs: Object.fromEntries(phases.map((p) => [p, []])) as unknown as Record<Phase, number[]>,
+    totalMs: [],
+    failures: [],
+  };
   const services = await startBackend(backend);
   let gh: GithubStandIn | undefined;
   let store: RunStore | undefined;
@@ -97,9 +124,16 @@ export async function measureTriggerLatency(backend: Backend, options: { root: s
     const config = writeConfig(dir, [
       ...services.yaml,
       ...shellAgent(`t=$(date +%s%3N); echo "$t" > bench-change.txt; echo "${agentMark} $t"`),
-      'forge:', '  type: github', '  github:', `    api_url: ${gh.url}`, `    repos: [${repo}]`, `    webhook_port: ${port}`,
-      'worker:', '  concurrency: 1',
-      'logging:', '  level: warn',
+      'forge:',
+      '  type: github',
+      '  github:',
+      `    api_url: ${gh.url}`,
+      `    repos: [${repo}]`,
+      `    webhook_port: ${port}`,
+      'worker:',
+      '  concurrency: 1',
+      'logging:',
+      '  level: warn',
     ]);
     const env = processEnv(dir, options.hostPath, { GITHUB_TOKEN: gh.token, GITHUB_WEBHOOK_SECRET: secret });
     const producer = startCodefleet(['producer', 'webhook'], { config, env, dir, name: 'producer' });
@@ -129,7 +163,10 @@ export async function measureTriggerLatency(backend: Backend, options: { root: s
         previous = ends[i] ?? previous;
       }
       result.totalMs.push(previous - sentAt);
-      if ((n - options.warmup + 1) % 25 === 0) options.say(`  ${backend}: ${n - options.warmup + 1} of ${options.jobs} jobs, p95 so far ${percentile(result.totalMs, 95).toFixed(0)} ms`);
+      if ((n - options.warmup + 1) % 25 === 0)
+        options.say(
+          `  ${backend}: ${n - options.warmup + 1} of ${options.jobs} jobs, p95 so far ${percentile(result.totalMs, 95).toFixed(0)} ms`,
+        );
     }
     return result;
   } finally {

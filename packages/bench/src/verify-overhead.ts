@@ -24,7 +24,14 @@ import { runProcess } from '@codefleet/process';
 import { openSandbox } from '@codefleet/sandbox';
 import { pipelineSettings } from '@codefleet/cli';
 import { createTempRepo, gitTestEnv, type TempRepo } from '@codefleet/testkit';
-import { feedbackFor, planEnv, planVerification, runVerification, type PlannedStep, type StepResult } from '@codefleet/verify';
+import {
+  feedbackFor,
+  planEnv,
+  planVerification,
+  runVerification,
+  type PlannedStep,
+  type StepResult,
+} from '@codefleet/verify';
 import { createWorkspaceManager } from '@codefleet/workspace';
 import { samples, type Sample } from './samples/samples.js';
 import { median } from './stats.js';
@@ -51,7 +58,9 @@ function direct(argv: string[], cwd: string, env: Record<string, string>): Promi
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0] ?? '', argv.slice(1), { cwd, env, stdio: 'ignore' });
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(performance.now() - started) : reject(new Error(`${argv.join(' ')} exited ${String(code)}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve(performance.now() - started) : reject(new Error(`${argv.join(' ')} exited ${String(code)}`)),
+    );
   });
 }
 
@@ -59,11 +68,21 @@ function manifest(sample: Sample): string {
   return `${JSON.stringify({ name: 'verify-overhead-sample', version: '1.0.0', private: true, ...sample.manifest }, null, 2)}\n`;
 }
 
-export async function measureVerifyOverhead(options: { root: string; hostEnv: Record<string, string>; rounds: number; say(line: string): void }): Promise<VerifyOverhead> {
+export async function measureVerifyOverhead(options: {
+  root: string;
+  hostEnv: Record<string, string>;
+  rounds: number;
+  say(line: string): void;
+}): Promise<VerifyOverhead> {
   const sample = samples.find((s) => s.name.startsWith('typical')) ?? samples[0];
   if (!sample) throw new Error('no sample');
   const data = join(options.root, 'verify-data');
-  const settings = { network: { mode: 'public', allow: [] } as const, readPaths: [], hiddenPaths: [data, homedir()], runRoot: join(data, 'sandbox') };
+  const settings = {
+    network: { mode: 'public', allow: [] } as const,
+    readPaths: [],
+    hiddenPaths: [data, homedir()],
+    runRoot: join(data, 'sandbox'),
+  };
   const host = { platform: process.platform, path: options.hostEnv.PATH ?? '' };
   const sandbox = await openSandbox({ mode: 'auto', ...settings }, host);
   const unsandboxed = await openSandbox({ mode: 'none', ...settings }, host);
@@ -77,19 +96,37 @@ export async function measureVerifyOverhead(options: { root: string; hostEnv: Re
   const npmHome = join(options.root, 'npm-home');
   let repo: TempRepo | undefined;
   try {
-    repo = await createTempRepo({ prefix: 'bench-verify-sample', files: { '.gitignore': 'node_modules/\ndist/\n', ...sample.files, 'package.json': manifest(sample) } });
+    repo = await createTempRepo({
+      prefix: 'bench-verify-sample',
+      files: { '.gitignore': 'node_modules/\ndist/\n', ...sample.files, 'package.json': manifest(sample) },
+    });
     const lock = await runProcess(['npm', 'install', '--package-lock-only', '--no-audit', '--no-fund'], {
-      cwd: repo.path, env: { ...options.hostEnv, HOME: npmHome, npm_config_cache: join(npmHome, 'cache'), npm_config_update_notifier: 'false' }, timeoutMs,
+      cwd: repo.path,
+      env: {
+        ...options.hostEnv,
+        HOME: npmHome,
+        npm_config_cache: join(npmHome, 'cache'),
+        npm_config_update_notifier: 'false',
+      },
+      timeoutMs,
     });
     if (lock.exitCode !== 0) throw new Error(`npm install --package-lock-only failed:\n${lock.outputTail}`);
     await repo.commit({}, 'lockfile');
 
-    const verify = async (ws: Awaited<ReturnType<typeof workspaces.prepare>>, box: typeof sandbox): Promise<{ ms: number; results: StepResult[]; steps: PlannedStep[] }> => {
+    const verify = async (
+      ws: Awaited<ReturnType<typeof workspaces.prepare>>,
+      box: typeof sandbox,
+    ): Promise<{ ms: number; results: StepResult[]; steps: PlannedStep[] }> => {
       const runners = jobRunners(box, ws, { protectWorkflows: true });
       const started = performance.now();
       const plan = await planVerification(ws.dir, { config: verification, env: verifyEnv });
       const outcome = await runVerification(ws.dir, plan.steps, {
-        env: planEnv(plan, verifyEnv), timeoutMs, phase: 'full', runner: runners.runner, installRunner: runners.installRunner, installStamp: ws.installStamp,
+        env: planEnv(plan, verifyEnv),
+        timeoutMs,
+        phase: 'full',
+        runner: runners.runner,
+        installRunner: runners.installRunner,
+        installStamp: ws.installStamp,
       });
       const ms = performance.now() - started;
       if (outcome.failed) throw new Error(`verification failed in ${ws.dir}:\n${feedbackFor(outcome.failed)}`);
@@ -98,12 +135,23 @@ export async function measureVerifyOverhead(options: { root: string; hostEnv: Re
 
     // As the pipeline starts a job: the install on the untouched base, whose record lets the
     // next job on this copy keep node_modules.
-    const installAtBase = async (ws: Awaited<ReturnType<typeof workspaces.prepare>>): Promise<StepResult | undefined> => {
+    const installAtBase = async (
+      ws: Awaited<ReturnType<typeof workspaces.prepare>>,
+    ): Promise<StepResult | undefined> => {
       const runners = jobRunners(sandbox, ws, { protectWorkflows: true });
       const plan = await planVerification(ws.dir, { config: verification, env: verifyEnv });
-      const outcome = await runVerification(ws.dir, plan.steps.filter((step) => step.name === 'install'), {
-        env: planEnv(plan, verifyEnv), timeoutMs, runner: runners.runner, installRunner: runners.installRunner, installStamp: ws.installStamp, installClean: true,
-      });
+      const outcome = await runVerification(
+        ws.dir,
+        plan.steps.filter((step) => step.name === 'install'),
+        {
+          env: planEnv(plan, verifyEnv),
+          timeoutMs,
+          runner: runners.runner,
+          installRunner: runners.installRunner,
+          installStamp: ws.installStamp,
+          installClean: true,
+        },
+      );
       if (outcome.failed) throw new Error(`install failed in ${ws.dir}:\n${feedbackFor(outcome.failed)}`);
       return outcome.results[0];
     };
@@ -115,7 +163,10 @@ export async function measureVerifyOverhead(options: { root: string; hostEnv: Re
     const ws = await workspaces.prepare({ jobId: 'verify-2', repoUrl: repo.path, branch: 'ai/verify-2' });
     try {
       const install = await installAtBase(ws);
-      if (ws.dir !== first.dir || install?.skipped !== true) options.say(`  note: job 2 did not get job 1's installed copy back (${ws.dir}, install ${install?.skipped ? 'skipped' : 'ran'})`);
+      if (ws.dir !== first.dir || install?.skipped !== true)
+        options.say(
+          `  note: job 2 did not get job 1's installed copy back (${ws.dir}, install ${install?.skipped ? 'skipped' : 'ran'})`,
+        );
       const source = join(ws.dir, sample.edit);
       await writeFile(source, `${await readFile(source, 'utf8')}\nexport const answer = 42;\n`);
       const codefleet: number[] = [];
@@ -161,10 +212,20 @@ export async function measureVerifyOverhead(options: { root: string; hostEnv: Re
         plainStart.push(await direct(['true'], ws.dir, verifyEnv));
       }
       return {
-        sandboxStartMs: median(sandboxStart), plainStartMs: median(plainStart),
-        sample: sample.name, rounds: options.rounds,
-        codefleetMs: median(codefleet), noSandboxMs: median(noSandbox), directMs: median(directRuns), freshHomeMs: median(freshHome),
-        steps: [...perStep].map(([name, s]) => ({ name, command: s.command, codefleetMs: median(s.codefleet), directMs: median(s.direct) })),
+        sandboxStartMs: median(sandboxStart),
+        plainStartMs: median(plainStart),
+        sample: sample.name,
+        rounds: options.rounds,
+        codefleetMs: median(codefleet),
+        noSandboxMs: median(noSandbox),
+        directMs: median(directRuns),
+        freshHomeMs: median(freshHome),
+        steps: [...perStep].map(([name, s]) => ({
+          name,
+          command: s.command,
+          codefleetMs: median(s.codefleet),
+          directMs: median(s.direct),
+        })),
       };
     } finally {
       await ws.release();

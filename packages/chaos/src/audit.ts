@@ -48,7 +48,10 @@ export function failures(verdict: Verdict): number {
 
 export function readLedger(path: string): LedgerEntry[] {
   if (!existsSync(path)) return [];
-  return readFileSync(path, 'utf8').split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as LedgerEntry);
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as LedgerEntry);
 }
 
 /**
@@ -61,7 +64,10 @@ export function readLedger(path: string): LedgerEntry[] {
 function pullRequests(forgeDb: string, repo: string): { head: string; n: number; open: number }[] {
   const db = openSqlite(forgeDb, { readonly: true });
   try {
-    return db.prepare(`SELECT head, COUNT(*) AS n, SUM(state = 'open') AS open FROM pull_requests WHERE repo = ? GROUP BY head`)
+    return db
+      .prepare(
+        `SELECT head, COUNT(*) AS n, SUM(state = 'open') AS open FROM pull_requests WHERE repo = ? GROUP BY head`,
+      )
       .all(repo) as { head: string; n: number; open: number }[];
   } finally {
     db.close();
@@ -146,9 +152,12 @@ async function stillHeld(queue: Queue, ids: ReadonlySet<string>, quietMs: number
       // Others are held too (a finished job whose ack was lost), or they would come back at once.
       if (ids.has(lease.job.id) && !held.has(lease.job.id)) lastNew = Date.now();
       held.set(lease.job.id, lease);
-      keepAlive ??= setInterval(() => {
-        for (const each of held.values()) each.heartbeat().catch(() => undefined);
-      }, Math.max(50, (lease.expiresAt - Date.now()) / 3));
+      keepAlive ??= setInterval(
+        () => {
+          for (const each of held.values()) each.heartbeat().catch(() => undefined);
+        },
+        Math.max(50, (lease.expiresAt - Date.now()) / 3),
+      );
     }
   } finally {
     clearInterval(keepAlive);
@@ -192,5 +201,9 @@ function alive(pid: number): boolean {
 }
 
 function safeJson(text: string): unknown {
-  try { return JSON.parse(text); } catch { return undefined; }
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }

@@ -62,7 +62,13 @@ while read old new ref; do
 done
 `;
 
-async function runChaos(engine: Engine, jobCount: number, workerCount: number, deadlineMs: number, keep: boolean): Promise<Verdict> {
+async function runChaos(
+  engine: Engine,
+  jobCount: number,
+  workerCount: number,
+  deadlineMs: number,
+  keep: boolean,
+): Promise<Verdict> {
   const dir = mkdtempSync(join(tmpdir(), `codefleet-chaos-${engine}-`));
   const ledgerPath = join(dir, 'ledger.jsonl');
   const log = (line: string) => console.log(`[${engine}] ${line}`);
@@ -70,7 +76,9 @@ async function runChaos(engine: Engine, jobCount: number, workerCount: number, d
   const sqs = engine === 'sqs' ? await startFauxqs({ port: 0, logger: false }) : undefined;
   const queueUrl = sqs?.createQueue('chaos').queueUrl;
 
-  const seed = await createTempRepo({ files: { 'README.md': '# chaos target\n', 'package.json': '{ "name": "chaos-target", "private": true }\n' } });
+  const seed = await createTempRepo({
+    files: { 'README.md': '# chaos target\n', 'package.json': '{ "name": "chaos-target", "private": true }\n' },
+  });
   const origin = join(dir, 'origin.git');
   await git(dir, ['clone', '--quiet', '--bare', seed.path, origin]);
   await seed.dispose();
@@ -78,63 +86,88 @@ async function runChaos(engine: Engine, jobCount: number, workerCount: number, d
   chmodSync(join(origin, 'hooks', 'post-receive'), 0o755);
   writeFileSync(join(dir, 'agent.mjs'), agentSource(ledgerPath));
 
-  const queueYaml = engine === 'bullmq'
-    ? `  bullmq:\n    url: ${redis.url}\n    prefix: chaos\n    lock_duration_ms: ${leaseSeconds * 1000}\n`
-    : `  sqs:\n    queue_url: ${queueUrl}\n    endpoint: ${sqs?.address}\n    region: us-east-1\n    wait_time_seconds: 1\n    visibility_timeout: ${leaseSeconds}\n    coordination_url: ${redis.url}\n`;
+  const queueYaml =
+    engine === 'bullmq'
+      ? `  bullmq:\n    url: ${redis.url}\n    prefix: chaos\n    lock_duration_ms: ${leaseSeconds * 1000}\n`
+      : `  sqs:\n    queue_url: ${queueUrl}\n    endpoint: ${sqs?.address}\n    region: us-east-1\n    wait_time_seconds: 1\n    visibility_timeout: ${leaseSeconds}\n    coordination_url: ${redis.url}\n`;
   const configPath = join(dir, 'config.yaml');
-  writeFileSync(configPath, [
-    'data_dir: ./data',
-    'queue:',
-    `  backend: ${engine}`,
-    '  name: chaos',
-    `  lease_seconds: ${leaseSeconds}`,
-    '  heartbeat_seconds: 0.5',
-    queueYaml.trimEnd(),
-    'store:',
-    '  backend: redis',
-    `  redis_url: ${redis.url}`,
-    '  prefix: chaos',
-    'agents:',
-    '  default: script',
-    '  script:',
-    '    module: ./agent.mjs',
-    '    timeout_seconds: 60',
-    // The agent is the run's instrument: it writes the ledger outside its working copy and
-    // finds its worker with ps, which a sandbox forbids. What chaos tests is the fleet's
-    // delivery (queue, leases, fencing), not the sandbox (its own conformance suite does).
-    'sandbox:',
-    '  mode: none',
-    'worker:',
-    '  worker_id: ${CODEFLEET_WORKER_ID:-harness}',
-    // Chaos spends attempts (every kill mid-job is one); the budget is not what is tested.
-    '  max_retries: 30',
-    '  backoff:',
-    '    delay_seconds: 0.2',
-    '    jitter: false',
-    '  shutdown_grace_seconds: 5',
-    'logging:',
-    '  level: info',
-    '',
-  ].join('\n'));
+  writeFileSync(
+    configPath,
+    [
+      'data_dir: ./data',
+      'queue:',
+      `  backend: ${engine}`,
+      '  name: chaos',
+      `  lease_seconds: ${leaseSeconds}`,
+      '  heartbeat_seconds: 0.5',
+      queueYaml.trimEnd(),
+      'store:',
+      '  backend: redis',
+      `  redis_url: ${redis.url}`,
+      '  prefix: chaos',
+      'agents:',
+      '  default: script',
+      '  script:',
+      '    module: ./agent.mjs',
+      '    timeout_seconds: 60',
+      // The agent is the run's instrument: it writes the ledger outside its working copy and
+      // finds its worker with ps, which a sandbox forbids. What chaos tests is the fleet's
+      // delivery (queue, leases, fencing), not the sandbox (its own conformance suite does).
+      'sandbox:',
+      '  mode: none',
+      'worker:',
+      '  worker_id: ${CODEFLEET_WORKER_ID:-harness}',
+      // Chaos spends attempts (every kill mid-job is one); the budget is not what is tested.
+      '  max_retries: 30',
+      '  backoff:',
+      '    delay_seconds: 0.2',
+      '    jitter: false',
+      '  shutdown_grace_seconds: 5',
+      'logging:',
+      '  level: info',
+      '',
+    ].join('\n'),
+  );
 
   // The harness's own view of the config (and of the host environment, which only the
   // config package reads); the workers get a hermetic environment built from it.
   const loaded = await loadConfig({ path: configPath, cwd: dir });
   const env: Record<string, string> = {
-    PATH: loaded.env.PATH ?? '/usr/bin:/bin', HOME: dir, ...gitTestEnv(), ...testFleetKeyEnv(),
+    PATH: loaded.env.PATH ?? '/usr/bin:/bin',
+    HOME: dir,
+    ...gitTestEnv(),
+    ...testFleetKeyEnv(),
     // Only the emulator sees these; any key works there.
-    AWS_ACCESS_KEY_ID: 'emulator', AWS_SECRET_ACCESS_KEY: 'emulator', AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'emulator',
+    AWS_SECRET_ACCESS_KEY: 'emulator',
+    AWS_REGION: 'us-east-1',
   };
   const settings = queueSettingsFromConfig(loaded.config);
   // Signed with the fleet key the workers hold, as every producer's jobs are.
-  const raw = await openQueue(settings.backend === 'sqs' ? { ...settings, credentials: { accessKeyId: 'emulator', secretAccessKey: 'emulator' } } : settings);
-  const queue = signedQueue(raw, settings.name, { keyring: { current: fleetKey(testFleetKey) }, onUnsigned: (job) => log(`refused unsigned job ${job.jobId}: ${job.reason}`) });
+  const raw = await openQueue(
+    settings.backend === 'sqs'
+      ? { ...settings, credentials: { accessKeyId: 'emulator', secretAccessKey: 'emulator' } }
+      : settings,
+  );
+  const queue = signedQueue(raw, settings.name, {
+    keyring: { current: fleetKey(testFleetKey) },
+    onUnsigned: (job) => log(`refused unsigned job ${job.jobId}: ${job.reason}`),
+  });
   const store = new RedisRunStore({ url: redis.url, prefix: 'chaos' });
 
   const jobs: Job[] = [];
   for (let n = 0; n < jobCount; n += 1) {
     const id = `chaos-${n}-${Date.now().toString(36)}`;
-    const job = createJob({ repo: origin, source: { kind: 'api' }, title: `chaos job ${id}`, body: 'Write the file.', requested_by: 'chaos' }, { id, now: new Date() });
+    const job = createJob(
+      {
+        repo: origin,
+        source: { kind: 'api' },
+        title: `chaos job ${id}`,
+        body: 'Write the file.',
+        requested_by: 'chaos',
+      },
+      { id, now: new Date() },
+    );
     jobs.push(job);
     await queue.enqueue(job);
     appendFileSync(ledgerPath, `${JSON.stringify({ ev: 'enqueue', job: job.id, at: Date.now() })}\n`);
@@ -179,11 +212,15 @@ async function runChaos(engine: Engine, jobCount: number, workerCount: number, d
         await redis.restart();
       }
       if (!paused && phase >= 0.45) {
-        const recent = readLedger(ledgerPath).filter((e) => e.ev === 'claim' && Date.now() - e.at < 1_000).map((e) => e.pid);
+        const recent = readLedger(ledgerPath)
+          .filter((e) => e.ev === 'claim' && Date.now() - e.at < 1_000)
+          .map((e) => e.pid);
         const victim = fleet.live().find((w) => recent.includes(w.pid));
         if (victim) {
           paused = true;
-          log(`SIGSTOP ${victim.name} mid-job for ${leaseSeconds * 3} s (its lease is ${leaseSeconds} s), then SIGCONT`);
+          log(
+            `SIGSTOP ${victim.name} mid-job for ${leaseSeconds * 3} s (its lease is ${leaseSeconds} s), then SIGCONT`,
+          );
           victim.child.kill('SIGSTOP');
           setTimeout(() => victim.child.kill('SIGCONT'), leaseSeconds * 3_000);
         }
@@ -204,15 +241,22 @@ async function runChaos(engine: Engine, jobCount: number, workerCount: number, d
     }
     await sleep(250);
   }
-  log(`${Date.now() > deadline ? 'deadline' : 'done'}: ${await done()} of ${jobCount} succeeded; ${kills} workers SIGKILLed, ${crashes} exited on their own; draining`);
+  log(
+    `${Date.now() > deadline ? 'deadline' : 'done'}: ${await done()} of ${jobCount} succeeded; ${kills} workers SIGKILLed, ${crashes} exited on their own; draining`,
+  );
   const forced = await fleet.stopAll(15_000);
   if (forced.length > 0) log(`did not drain within 15 s after SIGTERM, killed: ${forced.join(', ')}`);
   const unclean = fleet.workers.filter((w) => !forced.includes(w.name) && w.exit !== 0 && w.exit !== 'SIGKILL');
   if (unclean.length > 0) log(`exited uncleanly: ${unclean.map((w) => `${w.name} (${String(w.exit)})`).join(', ')}`);
 
   const verdict = await audit({
-    ledger: readLedger(ledgerPath), jobs, queue, store,
-    forgeDb: join(dir, 'data', 'forge.sqlite'), repo: origin, cacheDir: join(dir, 'data', 'cache'),
+    ledger: readLedger(ledgerPath),
+    jobs,
+    queue,
+    store,
+    forgeDb: join(dir, 'data', 'forge.sqlite'),
+    repo: origin,
+    cacheDir: join(dir, 'data', 'cache'),
   });
   await queue.close();
   await store.close();
@@ -236,11 +280,24 @@ const { values } = parseArgs({
 const jobCount = Number(values.jobs);
 const workerCount = Number(values.workers);
 const deadlineSeconds = values.deadline === undefined ? Math.max(180, jobCount * 6) : Number(values.deadline);
-if (!Number.isInteger(jobCount) || jobCount < 1 || !Number.isInteger(workerCount) || workerCount < 1 || !(deadlineSeconds > 0)) {
-  console.error(`--jobs and --workers take positive integers, --deadline a positive number of seconds; got ${values.jobs}, ${values.workers} and ${values.deadline}`);
+if (
+  !Number.isInteger(jobCount) ||
+  jobCount < 1 ||
+  !Number.isInteger(workerCount) ||
+  workerCount < 1 ||
+  !(deadlineSeconds > 0)
+) {
+  console.error(
+    `--jobs and --workers take positive integers, --deadline a positive number of seconds; got ${values.jobs}, ${values.workers} and ${values.deadline}`,
+  );
   process.exit(2);
 }
-const engines: Engine[] = values.engine === 'both' ? ['bullmq', 'sqs'] : values.engine === 'bullmq' || values.engine === 'sqs' ? [values.engine] : [];
+const engines: Engine[] =
+  values.engine === 'both'
+    ? ['bullmq', 'sqs']
+    : values.engine === 'bullmq' || values.engine === 'sqs'
+      ? [values.engine]
+      : [];
 if (engines.length === 0) {
   console.error(`--engine takes bullmq, sqs or both, got ${values.engine}`);
   process.exit(2);
@@ -248,7 +305,9 @@ if (engines.length === 0) {
 let allClean = true;
 for (const engine of engines) {
   const v = await runChaos(engine, jobCount, workerCount, deadlineSeconds * 1000, values.keep ?? false);
-  console.log(`chaos ${engine}: lost=${v.lost} unexpected=${v.unexpected} duplicate_prs=${v.duplicate_prs} orphaned_worktrees=${v.orphaned_worktrees} unfinished=${v.unfinished} (succeeded=${v.succeeded} claims=${v.claims} publishes=${v.publishes} fenced=${v.fenced})`);
+  console.log(
+    `chaos ${engine}: lost=${v.lost} unexpected=${v.unexpected} duplicate_prs=${v.duplicate_prs} orphaned_worktrees=${v.orphaned_worktrees} unfinished=${v.unfinished} (succeeded=${v.succeeded} claims=${v.claims} publishes=${v.publishes} fenced=${v.fenced})`,
+  );
   if (failures(v) > 0) allClean = false;
 }
 process.exit(allClean ? 0 : 1);

@@ -50,11 +50,13 @@ export class Fleet {
       child,
       alive: true,
       killed: false,
-      exited: new Promise<void>((resolve) => child.once('exit', (code, signal) => {
-        worker.alive = false;
-        worker.exit = signal ?? code ?? undefined;
-        resolve();
-      })),
+      exited: new Promise<void>((resolve) =>
+        child.once('exit', (code, signal) => {
+          worker.alive = false;
+          worker.exit = signal ?? code ?? undefined;
+          resolve();
+        }),
+      ),
     };
     this.workers.push(worker);
     return worker;

@@ -1,6 +1,15 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { advance, createJob, finish, newRun, setPublication, type Job, type RunRecord, type Stage } from '@codefleet/core';
+import {
+  advance,
+  createJob,
+  finish,
+  newRun,
+  setPublication,
+  type Job,
+  type RunRecord,
+  type Stage,
+} from '@codefleet/core';
 import { LocalQueue } from '@codefleet/queue';
 import { openSqlite } from '@codefleet/sqlite';
 import { SqliteRunStore } from '@codefleet/store';
@@ -15,13 +24,21 @@ const repo = '/srv/origin.git';
 const now = new Date();
 
 const job = (name: string): Job =>
-  createJob({ repo, source: { kind: 'api' }, title: `chaos job ${name}`, body: 'Write the file.', requested_by: 'chaos' }, { id: `chaos-${name}`, now });
+  createJob(
+    { repo, source: { kind: 'api' }, title: `chaos job ${name}`, body: 'Write the file.', requested_by: 'chaos' },
+    { id: `chaos-${name}`, now },
+  );
 
 /** A run moved through `stages`, then ended with `outcome` when given. */
 function runOf(of: Job, stages: Stage[], end?: { outcome: 'succeeded' | 'failed'; pr?: number }): RunRecord {
   let run = newRun(of, { runId: of.id, now });
   for (const stage of stages) run = advance(run, stage, { now });
-  if (end?.pr !== undefined) run = setPublication(run, { branch: branchName(of), pullRequest: { number: end.pr, head: branchName(of), base: 'main', draft: false } }, { now });
+  if (end?.pr !== undefined)
+    run = setPublication(
+      run,
+      { branch: branchName(of), pullRequest: { number: end.pr, head: branchName(of), base: 'main', draft: false } },
+      { now },
+    );
   return end ? finish(run, end.outcome, { now }) : run;
 }
 
@@ -35,19 +52,42 @@ describe('chaos audit', () => {
   });
 
   it('tells unfinished jobs (still queued or running) from lost ones (ended without a PR, or vanished)', async () => {
-    const queue = new LocalQueue({ backend: 'local', path: join(dir.path, 'queue.sqlite'), name: 'chaos', leaseMs: 200, maxAttempts: 5, pollMs: 20 });
+    const queue = new LocalQueue({
+      backend: 'local',
+      path: join(dir.path, 'queue.sqlite'),
+      name: 'chaos',
+      leaseMs: 200,
+      maxAttempts: 5,
+      pollMs: 20,
+    });
     const store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
     const forgeDb = join(dir.path, 'forge.sqlite');
     try {
-      const [done, queued, running, dead, vanished, failed] = ['done', 'queued', 'running', 'dead', 'vanished', 'failed'].map(job) as [Job, Job, Job, Job, Job, Job];
-      const ledger: LedgerEntry[] = [done, queued, running, dead, vanished, failed].map((j) => ({ ev: 'enqueue', job: j.id, at: 1 }));
+      const [done, queued, running, dead, vanished, failed] = [
+        'done',
+        'queued',
+        'running',
+        'dead',
+        'vanished',
+        'failed',
+      ].map(job) as [Job, Job, Job, Job, Job, Job];
+      const ledger: LedgerEntry[] = [done, queued, running, dead, vanished, failed].map((j) => ({
+        ev: 'enqueue',
+        job: j.id,
+        at: 1,
+      }));
       // done: a succeeded run with its open pull request; the queue acked it.
       // failed: a run that ended failed; acked too.
       for (const j of [done, failed]) {
         await queue.enqueue(j);
         await (await queue.claim({ workerId: 'w' }))!.ack();
       }
-      await store.save(runOf(done, ['preparing', 'planning', 'implementing', 'testing', 'validating', 'publishing'], { outcome: 'succeeded', pr: 1 }));
+      await store.save(
+        runOf(done, ['preparing', 'planning', 'implementing', 'testing', 'validating', 'publishing'], {
+          outcome: 'succeeded',
+          pr: 1,
+        }),
+      );
       await store.save(runOf(failed, ['preparing'], { outcome: 'failed' }));
       // running: claimed by a worker that stopped mid-job (its lease runs out), run not ended.
       await queue.enqueue(running);
@@ -66,10 +106,23 @@ describe('chaos audit', () => {
       forge.close();
 
       const verdict = await audit({
-        ledger, jobs: [done, queued, running, dead, vanished, failed], queue, store, forgeDb, repo,
-        cacheDir: join(dir.path, 'no-cache'), quietMs: 5_000,
+        ledger,
+        jobs: [done, queued, running, dead, vanished, failed],
+        queue,
+        store,
+        forgeDb,
+        repo,
+        cacheDir: join(dir.path, 'no-cache'),
+        quietMs: 5_000,
       });
-      expect(verdict).toMatchObject({ succeeded: 1, unfinished: 2, lost: 3, unexpected: 2, duplicate_prs: 0, orphaned_worktrees: 0 });
+      expect(verdict).toMatchObject({
+        succeeded: 1,
+        unfinished: 2,
+        lost: 3,
+        unexpected: 2,
+        duplicate_prs: 0,
+        orphaned_worktrees: 0,
+      });
       expect(failures(verdict)).toBe(5);
       expect(failures({ ...verdict, lost: 0, unexpected: 0 })).toBe(0);
     } finally {
@@ -79,14 +132,27 @@ describe('chaos audit', () => {
   }, 60_000);
 
   it('a run stopped before any job published (no forge file yet) counts its queued jobs as unfinished', async () => {
-    const queue = new LocalQueue({ backend: 'local', path: join(dir.path, 'queue.sqlite'), name: 'chaos', leaseMs: 200, maxAttempts: 5, pollMs: 20 });
+    const queue = new LocalQueue({
+      backend: 'local',
+      path: join(dir.path, 'queue.sqlite'),
+      name: 'chaos',
+      leaseMs: 200,
+      maxAttempts: 5,
+      pollMs: 20,
+    });
     const store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
     try {
       const queued = job('queued');
       await queue.enqueue(queued);
       const verdict = await audit({
-        ledger: [{ ev: 'enqueue', job: queued.id, at: 1 }], jobs: [queued], queue, store, forgeDb: join(dir.path, 'never-made.sqlite'), repo,
-        cacheDir: join(dir.path, 'no-cache'), quietMs: 5_000,
+        ledger: [{ ev: 'enqueue', job: queued.id, at: 1 }],
+        jobs: [queued],
+        queue,
+        store,
+        forgeDb: join(dir.path, 'never-made.sqlite'),
+        repo,
+        cacheDir: join(dir.path, 'no-cache'),
+        quietMs: 5_000,
       });
       expect(verdict).toMatchObject({ succeeded: 0, unfinished: 1, lost: 0 });
     } finally {

@@ -20,7 +20,12 @@ const system = [
  * is not local is never asked, and one that cannot be reached gives a plain sentence saying
  * so instead of an answer. Never throws.
  */
-export async function chatAnswer(text: string, router: RouterConfig, models: ModelFactory, log: Logger): Promise<string> {
+export async function chatAnswer(
+  text: string,
+  router: RouterConfig,
+  models: ModelFactory,
+  log: Logger,
+): Promise<string> {
   const chat = router.chat;
   const where = displayHost(chat.host);
   if (!isLocalEndpoint(chat.host, router.local_hosts)) {
@@ -39,8 +44,10 @@ export async function chatAnswer(text: string, router: RouterConfig, models: Mod
   } catch (error) {
     const kind = modelErrorKind(error);
     log.warn({ err: error, event: 'chat.model_failed', kind }, 'the chat model did not answer');
-    if (kind === 'aborted') return `The local chat model (${chat.model} at ${where}) did not answer within ${chat.timeout_seconds} s, so I have no answer. Work commands such as /code still work.`;
-    if (kind === 'model_not_found') return `The local model server at ${where} does not have the chat model ${chat.model}, so I can't chat right now.`;
+    if (kind === 'aborted')
+      return `The local chat model (${chat.model} at ${where}) did not answer within ${chat.timeout_seconds} s, so I have no answer. Work commands such as /code still work.`;
+    if (kind === 'model_not_found')
+      return `The local model server at ${where} does not have the chat model ${chat.model}, so I can't chat right now.`;
     return `The local chat model (${chat.model} at ${where}) is not reachable right now, so I can't chat. Work commands such as /code still work.`;
   }
 }

@@ -51,7 +51,10 @@ const day = 24 * 60 * 60_000;
 
 /** 10 s after the first try, doubling per try up to 5 minutes: a job runs minutes, not seconds. */
 export function followUpDelayMs(attempt: number): number {
-  return maxBackoffDelayMs({ strategy: 'exponential', baseMs: 10_000, maxMs: 5 * 60_000, jitter: false }, Math.max(attempt, 1));
+  return maxBackoffDelayMs(
+    { strategy: 'exponential', baseMs: 10_000, maxMs: 5 * 60_000, jitter: false },
+    Math.max(attempt, 1),
+  );
 }
 
 /**
@@ -80,9 +83,13 @@ export function createFollowUpProcessor(options: FollowUpProcessorOptions): Foll
   const giveUp = async (lease: Lease, record: FollowUpRecord, reason: string): Promise<ProcessedFollowUp> => {
     const { deferred } = record;
     await lease.deadLetter(`given up ${Math.round(giveUpAfterMs / 60_000)} min after it was kept: ${reason}`);
-    log.error({ event: 'chat.followup_given_up', record: lease.job.id, job_id: deferred.jobId, reason }, 'a kept follow-up was given up; kept in the dead letter');
+    log.error(
+      { event: 'chat.followup_given_up', record: lease.job.id, job_id: deferred.jobId, reason },
+      'a kept follow-up was given up; kept in the dead letter',
+    );
     const outcome: ChatOutcome = {
-      kind: 'refused', route: deferred.route,
+      kind: 'refused',
+      route: deferred.route,
       text: `I kept this request while job ${deferred.jobId} of this thread ran, but it did not end in time (${reason}), so I didn't start it. Send it again when that job has finished.`,
     };
     await tell(record.message, outcome);
@@ -95,12 +102,22 @@ export function createFollowUpProcessor(options: FollowUpProcessorOptions): Foll
     if (now() + delayMs - Date.parse(record.keptAt) > giveUpAfterMs) return giveUp(lease, record, reason);
     if ((await lease.retry({ delayMs, reason })) === 'dead_lettered') {
       // The queue's attempt budget ran out first (a low maxAttempts): the sender still hears of it.
-      log.error({ event: 'chat.followup_given_up', record: lease.job.id, reason }, 'a kept follow-up ran out of attempts');
-      const outcome: ChatOutcome = { kind: 'refused', route: record.deferred.route, text: `I kept this request, but could not start it after many tries (${reason}). Please send it again.` };
+      log.error(
+        { event: 'chat.followup_given_up', record: lease.job.id, reason },
+        'a kept follow-up ran out of attempts',
+      );
+      const outcome: ChatOutcome = {
+        kind: 'refused',
+        route: record.deferred.route,
+        text: `I kept this request, but could not start it after many tries (${reason}). Please send it again.`,
+      };
       await tell(record.message, outcome);
       return { recordId: lease.job.id, settled: 'dead_lettered', outcome, reason };
     }
-    log.info({ event: 'chat.followup_waiting', record: lease.job.id, attempt: lease.attempt, delay_ms: delayMs, reason }, 'a kept follow-up waits longer');
+    log.info(
+      { event: 'chat.followup_waiting', record: lease.job.id, attempt: lease.attempt, delay_ms: delayMs, reason },
+      'a kept follow-up waits longer',
+    );
     return { recordId: lease.job.id, settled: 'retrying', delayMs, reason };
   };
 
@@ -111,38 +128,60 @@ export function createFollowUpProcessor(options: FollowUpProcessorOptions): Foll
     } catch (error) {
       const reason = classify(error).message;
       await lease.deadLetter(reason);
-      log.error({ event: 'chat.followup_unreadable', record: lease.job.id, reason }, 'an unreadable follow-up record was dead-lettered');
+      log.error(
+        { event: 'chat.followup_unreadable', record: lease.job.id, reason },
+        'an unreadable follow-up record was dead-lettered',
+      );
       return { recordId: lease.job.id, settled: 'dead_lettered', reason };
     }
     // Past the day (the processor was down): a request that old is not started unannounced.
-    if (now() - Date.parse(record.keptAt) > giveUpAfterMs) return giveUp(lease, record, `job ${record.deferred.jobId} had not ended`);
+    if (now() - Date.parse(record.keptAt) > giveUpAfterMs)
+      return giveUp(lease, record, `job ${record.deferred.jobId} had not ended`);
     let outcome: ChatOutcome;
     try {
       outcome = await chat.handle(record.message);
     } catch (error) {
       const c = classify(error);
-      log.warn({ event: 'chat.followup_failed', err: error, record: lease.job.id }, 'handling a kept follow-up failed; trying again later');
+      log.warn(
+        { event: 'chat.followup_failed', err: error, record: lease.job.id },
+        'handling a kept follow-up failed; trying again later',
+      );
       return later(lease, record, `${c.code}: ${c.message}`);
     }
     if (outcome.kind === 'deferred') return later(lease, record, `job ${outcome.jobId} is still queued or running`);
     await tell(record.message, outcome);
     await lease.ack();
-    log.info({ event: 'chat.followup_done', record: lease.job.id, outcome: outcome.kind }, 'a kept follow-up was handled');
+    log.info(
+      { event: 'chat.followup_done', record: lease.job.id, outcome: outcome.kind },
+      'a kept follow-up was handled',
+    );
     return { recordId: lease.job.id, settled: 'acked', outcome };
   };
 
   const processNext: FollowUpProcessor['processNext'] = async (opts = {}) => {
-    const lease = await followUps.claim({ workerId, waitMs: opts.waitMs ?? 0, ...(opts.signal ? { signal: opts.signal } : {}) });
+    const lease = await followUps.claim({
+      workerId,
+      waitMs: opts.waitMs ?? 0,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
     return lease ? handle(lease) : undefined;
   };
 
   return {
     async defer(message, deferred) {
       const result = await followUps.enqueue(followUpJob(message, deferred, new Date(now())));
-      log.info({ event: 'chat.followup_kept', record: result.id, job_id: deferred.jobId, deduplicated: result.deduplicated }, 'kept a follow-up until its thread\'s job ends');
+      log.info(
+        { event: 'chat.followup_kept', record: result.id, job_id: deferred.jobId, deduplicated: result.deduplicated },
+        "kept a follow-up until its thread's job ends",
+      );
     },
     processNext,
-    run: (signal) => processUntilAborted(signal, processNext, (error) =>
-      log.error({ err: error, event: 'chat.followup_process_failed' }, 'processing a kept follow-up failed; the record is kept')),
+    run: (signal) =>
+      processUntilAborted(signal, processNext, (error) =>
+        log.error(
+          { err: error, event: 'chat.followup_process_failed' },
+          'processing a kept follow-up failed; the record is kept',
+        ),
+      ),
   };
 }

@@ -61,15 +61,18 @@ export function followUpJob(message: ChatMessage, deferred: Deferred, now: Date)
   const body = () => JSON.stringify({ v: 1, message: kept, deferred });
   // JSON escapes can grow the text past the body limit.
   while (body().length > maxBodyChars && kept.text !== '') kept = { ...kept, text: kept.text.slice(0, -2_000) };
-  return createJob({
-    id: `followup-${digest}`,
-    idempotency_key: `chat-followup:${digest}`,
-    repo: deferred.repo,
-    source: { kind: 'api', request_id: `chat-followup:${digest}` },
-    title: `Chat follow-up waiting for job ${deferred.jobId}`.slice(0, 256),
-    body: body(),
-    requested_by: (message.access.login ?? message.user).slice(0, 256),
-  }, { id: `followup-${digest}`, now });
+  return createJob(
+    {
+      id: `followup-${digest}`,
+      idempotency_key: `chat-followup:${digest}`,
+      repo: deferred.repo,
+      source: { kind: 'api', request_id: `chat-followup:${digest}` },
+      title: `Chat follow-up waiting for job ${deferred.jobId}`.slice(0, 256),
+      body: body(),
+      requested_by: (message.access.login ?? message.user).slice(0, 256),
+    },
+    { id: `followup-${digest}`, now },
+  );
 }
 
 /** Reads a record back; `invalid_job` (permanent) when it is not one {@link followUpJob} wrote. */
@@ -78,11 +81,20 @@ export function followUpOfJob(job: Job): FollowUpRecord {
   try {
     parsed = JSON.parse(job.body);
   } catch {
-    throw new CodefleetError('invalid_job', `record ${job.id} is not a chat follow-up (its body is not JSON)`, { verdict: 'permanent' });
+    throw new CodefleetError('invalid_job', `record ${job.id} is not a chat follow-up (its body is not JSON)`, {
+      verdict: 'permanent',
+    });
   }
   const checked = bodySchema.safeParse(parsed);
-  if (!checked.success) throw new CodefleetError('invalid_job', `record ${job.id} is not a chat follow-up this service understands`, { verdict: 'permanent' });
+  if (!checked.success)
+    throw new CodefleetError('invalid_job', `record ${job.id} is not a chat follow-up this service understands`, {
+      verdict: 'permanent',
+    });
   const { message, deferred } = checked.data;
   // Optional keys absent rather than undefined (exactOptionalPropertyTypes).
-  return { message: JSON.parse(JSON.stringify(message)) as ChatMessage, deferred: JSON.parse(JSON.stringify(deferred)) as Deferred, keptAt: job.created_at };
+  return {
+    message: JSON.parse(JSON.stringify(message)) as ChatMessage,
+    deferred: JSON.parse(JSON.stringify(deferred)) as Deferred,
+    keptAt: job.created_at,
+  };
 }

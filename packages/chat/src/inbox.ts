@@ -29,7 +29,12 @@ export interface InboxEntry {
 /** The placeholder repository of a record: a job needs one, an inbox record is about none yet. */
 const inboxRepo = 'codefleet/chat-inbox';
 
-const bodySchema = z.object({ v: z.literal(1), platform: z.string().min(1).max(20), key: z.string().min(1).max(300), event: z.unknown() });
+const bodySchema = z.object({
+  v: z.literal(1),
+  platform: z.string().min(1).max(20),
+  key: z.string().min(1).max(300),
+  event: z.unknown(),
+});
 
 /**
  * An event as a queue record: the job id and idempotency key come from the platform and
@@ -41,17 +46,24 @@ export function inboxJob(platform: string, key: string, event: unknown, now: Dat
   const digest = createHash('sha256').update(`${platform}\u0000${key}`).digest('hex').slice(0, 40);
   const body = JSON.stringify({ v: 1, platform, key, event });
   if (body.length > maxBodyChars) {
-    throw new CodefleetError('invalid_job', `${platform} event ${key.slice(0, 100)} is too large to record (${body.length} characters)`, { verdict: 'permanent' });
+    throw new CodefleetError(
+      'invalid_job',
+      `${platform} event ${key.slice(0, 100)} is too large to record (${body.length} characters)`,
+      { verdict: 'permanent' },
+    );
   }
-  return createJob({
-    id: `inbox-${digest}`,
-    idempotency_key: `chat-inbox:${platform}:${digest}`,
-    repo: inboxRepo,
-    source: { kind: 'api', request_id: `chat-inbox:${digest}` },
-    title: `${platform} event ${key}`.slice(0, 256),
-    body,
-    requested_by: platform,
-  }, { id: `inbox-${digest}`, now });
+  return createJob(
+    {
+      id: `inbox-${digest}`,
+      idempotency_key: `chat-inbox:${platform}:${digest}`,
+      repo: inboxRepo,
+      source: { kind: 'api', request_id: `chat-inbox:${digest}` },
+      title: `${platform} event ${key}`.slice(0, 256),
+      body,
+      requested_by: platform,
+    },
+    { id: `inbox-${digest}`, now },
+  );
 }
 
 /** Reads a record back; `invalid_job` (permanent) when it is not one {@link inboxJob} wrote. */
@@ -60,11 +72,19 @@ export function inboxEntryOf(job: Job): InboxEntry {
   try {
     parsed = JSON.parse(job.body);
   } catch {
-    throw new CodefleetError('invalid_job', `record ${job.id} is not a chat inbox record (its body is not JSON)`, { verdict: 'permanent' });
+    throw new CodefleetError('invalid_job', `record ${job.id} is not a chat inbox record (its body is not JSON)`, {
+      verdict: 'permanent',
+    });
   }
   const checked = bodySchema.safeParse(parsed);
-  if (!checked.success) throw new CodefleetError('invalid_job', `record ${job.id} is not a chat inbox record`, { verdict: 'permanent' });
-  return { platform: checked.data.platform, key: checked.data.key, event: checked.data.event, receivedAt: job.created_at };
+  if (!checked.success)
+    throw new CodefleetError('invalid_job', `record ${job.id} is not a chat inbox record`, { verdict: 'permanent' });
+  return {
+    platform: checked.data.platform,
+    key: checked.data.key,
+    event: checked.data.event,
+    receivedAt: job.created_at,
+  };
 }
 
 /** Settings of {@link createInbox}. */
@@ -105,7 +125,10 @@ export interface Inbox {
 
 /** 2 s, doubling up to a minute: a chat user waits for the answer. */
 export function inboxRetryDelayMs(attempt: number): number {
-  return maxBackoffDelayMs({ strategy: 'exponential', baseMs: 2_000, maxMs: 60_000, jitter: false }, Math.max(attempt, 1));
+  return maxBackoffDelayMs(
+    { strategy: 'exponential', baseMs: 2_000, maxMs: 60_000, jitter: false },
+    Math.max(attempt, 1),
+  );
 }
 
 /**
@@ -123,7 +146,10 @@ export function createInbox(options: InboxOptions): Inbox {
 
   const deadLetter = async (lease: Lease, reason: string): Promise<ProcessedEntry> => {
     await lease.deadLetter(reason);
-    log.error({ event: 'chat.inbox_dead_lettered', platform, record: lease.job.id, reason }, `a recorded ${platform} event was given up; kept in the dead letter`);
+    log.error(
+      { event: 'chat.inbox_dead_lettered', platform, record: lease.job.id, reason },
+      `a recorded ${platform} event was given up; kept in the dead letter`,
+    );
     return { recordId: lease.job.id, settled: 'dead_lettered', reason };
   };
 
@@ -140,28 +166,53 @@ export function createInbox(options: InboxOptions): Inbox {
       const c = classify(error);
       const reason = `${c.code}: ${c.message}`;
       const delayMs = delayOf(lease.attempt);
-      if (c.verdict !== 'transient' || now() + delayMs - Date.parse(entry.receivedAt) > giveUpAfterMs) return deadLetter(lease, reason);
-      log.warn({ event: 'chat.inbox_retrying', platform, record: lease.job.id, attempt: lease.attempt, delay_ms: delayMs, err: error }, `a recorded ${platform} event failed; trying again later`);
+      if (c.verdict !== 'transient' || now() + delayMs - Date.parse(entry.receivedAt) > giveUpAfterMs)
+        return deadLetter(lease, reason);
+      log.warn(
+        {
+          event: 'chat.inbox_retrying',
+          platform,
+          record: lease.job.id,
+          attempt: lease.attempt,
+          delay_ms: delayMs,
+          err: error,
+        },
+        `a recorded ${platform} event failed; trying again later`,
+      );
       const settled = await lease.retry({ delayMs, reason });
-      return settled === 'dead_lettered' ? { recordId: lease.job.id, settled, reason } : { recordId: lease.job.id, settled: 'retrying', reason };
+      return settled === 'dead_lettered'
+        ? { recordId: lease.job.id, settled, reason }
+        : { recordId: lease.job.id, settled: 'retrying', reason };
     }
     await lease.ack();
     return { recordId: lease.job.id, settled: 'acked' };
   };
 
   const processNext: Inbox['processNext'] = async (opts = {}) => {
-    const lease = await queue.claim({ workerId, waitMs: opts.waitMs ?? 0, ...(opts.signal ? { signal: opts.signal } : {}) });
+    const lease = await queue.claim({
+      workerId,
+      waitMs: opts.waitMs ?? 0,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
     return lease ? handle(lease) : undefined;
   };
 
   return {
     async record(key, event) {
       const result = await queue.enqueue(inboxJob(platform, key, event, new Date(now())));
-      log.info({ event: 'chat.inbox_recorded', platform, record: result.id, deduplicated: result.deduplicated }, `${platform} event recorded`);
+      log.info(
+        { event: 'chat.inbox_recorded', platform, record: result.id, deduplicated: result.deduplicated },
+        `${platform} event recorded`,
+      );
       return { deduplicated: result.deduplicated };
     },
     processNext,
-    run: (signal) => processUntilAborted(signal, processNext, (error) =>
-      log.error({ err: error, event: 'chat.inbox_process_failed', platform }, `processing a recorded ${platform} event failed; the record is kept`)),
+    run: (signal) =>
+      processUntilAborted(signal, processNext, (error) =>
+        log.error(
+          { err: error, event: 'chat.inbox_process_failed', platform },
+          `processing a recorded ${platform} event failed; the record is kept`,
+        ),
+      ),
   };
 }

@@ -14,6 +14,21 @@ export { operate, opsHelp, type OpsDeps } from './ops.js';
 export { jobMetaKey, readJobMeta, type JobMeta } from './job-meta.js';
 export { chatAnswer, maxChatAnswerChars } from './chat-answer.js';
 export { messageKey, threadKey, messageKeyTtlMs, threadKeyTtlMs, titleOf } from './work.js';
-export { createFollowUpProcessor, followUpDelayMs, type FollowUpProcessor, type FollowUpProcessorOptions, type ProcessedFollowUp } from './follow-up-processor.js';
+export {
+  createFollowUpProcessor,
+  followUpDelayMs,
+  type FollowUpProcessor,
+  type FollowUpProcessorOptions,
+  type ProcessedFollowUp,
+} from './follow-up-processor.js';
 export { followUpJob, followUpOfJob, type Deferred, type FollowUpRecord } from './follow-up-record.js';
-export { createInbox, inboxEntryOf, inboxJob, inboxRetryDelayMs, type Inbox, type InboxEntry, type InboxOptions, type ProcessedEntry } from './inbox.js';
+export {
+  createInbox,
+  inboxEntryOf,
+  inboxJob,
+  inboxRetryDelayMs,
+  type Inbox,
+  type InboxEntry,
+  type InboxOptions,
+  type ProcessedEntry,
+} from './inbox.js';

@@ -6,7 +6,9 @@ import type { RunStore } from '@codefleet/store';
  * no worker has claimed yet (no run record), for a thread to know its repository, and for a
  * redelivered message to be answered without being routed again.
  */
-export type JobMeta = Pick<Job, 'id' | 'repo' | 'requested_by' | 'source' | 'idempotency_key'> & { route?: Job['route'] };
+export type JobMeta = Pick<Job, 'id' | 'repo' | 'requested_by' | 'source' | 'idempotency_key'> & {
+  route?: Job['route'];
+};
 
 /** The request key holding a chat job's {@link JobMeta}. */
 export const jobMetaKey = (jobId: string) => `job:${jobId}`;
@@ -17,7 +19,10 @@ export async function readJobMeta(store: Pick<RunStore, 'lookupRequest'>, jobId:
   if (text === undefined) return undefined;
   try {
     const meta = JSON.parse(text) as Partial<JobMeta> | null;
-    return typeof meta?.repo === 'string' && typeof meta.idempotency_key === 'string' && typeof meta.requested_by === 'string' && typeof meta.source === 'object'
+    return typeof meta?.repo === 'string' &&
+      typeof meta.idempotency_key === 'string' &&
+      typeof meta.requested_by === 'string' &&
+      typeof meta.source === 'object'
       ? (meta as JobMeta)
       : undefined;
   } catch {

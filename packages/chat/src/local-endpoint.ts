@@ -17,7 +17,10 @@ export function isLocalEndpoint(url: string, localHosts: readonly string[] = [])
     return false;
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return false;
-  const host = parsed.hostname.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+  const host = parsed.hostname
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '');
   if (host === '') return false;
   const listed = localHosts.map((h) => h.toLowerCase().replace(/\.$/, ''));
   if (listed.includes(host) || listed.includes(parsed.host.toLowerCase())) return true;
@@ -34,7 +37,14 @@ export function isLocalEndpoint(url: string, localHosts: readonly string[] = [])
 
 function isLocalIpv4(address: string): boolean {
   const [a = -1, b = -1] = address.split('.').map(Number);
-  return a === 127 || a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 169 && b === 254) || address === '0.0.0.0';
+  return (
+    a === 127 ||
+    a === 10 ||
+    (a === 172 && b >= 16 && b <= 31) ||
+    (a === 192 && b === 168) ||
+    (a === 169 && b === 254) ||
+    address === '0.0.0.0'
+  );
 }
 
 function isLocalIpv6(address: string): boolean {
@@ -52,7 +62,8 @@ function isLocalIpv6(address: string): boolean {
 }
 
 /** Whether an agent (or agents.profiles entry) runs on a local model, and why not when not. */
-export type AgentLocality = { local: true; agent: AgentName; model?: string } | { local: false; agent?: AgentName; reason: string };
+export type AgentLocality =
+  { local: true; agent: AgentName; model?: string } | { local: false; agent?: AgentName; reason: string };
 
 /** Aider's Ollama default when `OLLAMA_API_BASE` is unset (LiteLLM's). */
 const aiderOllamaDefault = 'http://localhost:11434';
@@ -64,9 +75,14 @@ const aiderOllamaDefault = 'http://localhost:11434';
  * `script` (no model) are local; claude, codex and gemini are cloud services, and `command`
  * runs a CLI whose model nobody here can see, so it does not count as local either.
  */
-export function agentLocality(name: string, config: Pick<Config, 'agents' | 'router'>, env: Readonly<Record<string, string>> = {}): AgentLocality {
+export function agentLocality(
+  name: string,
+  config: Pick<Config, 'agents' | 'router'>,
+  env: Readonly<Record<string, string>> = {},
+): AgentLocality {
   const profile = config.agents.profiles[name];
-  const agent = profile?.agent ?? (AGENT_NAMES as readonly string[]).find((known) => known === name) as AgentName | undefined;
+  const agent =
+    profile?.agent ?? ((AGENT_NAMES as readonly string[]).find((known) => known === name) as AgentName | undefined);
   if (agent === undefined) return { local: false, reason: `"${name}" names no agent or agents.profiles entry` };
   const localHosts = config.router.local_hosts;
   switch (agent) {
@@ -76,15 +92,21 @@ export function agentLocality(name: string, config: Pick<Config, 'agents' | 'rou
       const host = config.agents.ollama.host;
       const model = profile?.model ?? config.agents.ollama.model;
       if (host === undefined || !isLocalEndpoint(host, localHosts)) {
-        return { local: false, agent, reason: `the ${name} agent's model server (agents.ollama.host) is not a local host` };
+        return {
+          local: false,
+          agent,
+          reason: `the ${name} agent's model server (agents.ollama.host) is not a local host`,
+        };
       }
       return { local: true, agent, model };
     }
     case 'aider': {
       const model = profile?.model ?? config.agents.aider.model;
-      if (!/^ollama(_chat)?\//.test(model)) return { local: false, agent, reason: `the ${name} agent's model ${model} is not an Ollama model` };
+      if (!/^ollama(_chat)?\//.test(model))
+        return { local: false, agent, reason: `the ${name} agent's model ${model} is not an Ollama model` };
       const base = env.OLLAMA_API_BASE ?? aiderOllamaDefault;
-      if (!isLocalEndpoint(base, localHosts)) return { local: false, agent, reason: `the ${name} agent's Ollama (OLLAMA_API_BASE) is not a local host` };
+      if (!isLocalEndpoint(base, localHosts))
+        return { local: false, agent, reason: `the ${name} agent's Ollama (OLLAMA_API_BASE) is not a local host` };
       return { local: true, agent, model };
     }
     case 'command':

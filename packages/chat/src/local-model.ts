@@ -16,10 +16,23 @@ export type ModelFactory = (spec: LocalModelSpec) => ChatModel;
 /** The real clients: Ollama's native API or an OpenAI-compatible one. */
 export const defaultModelFactory: ModelFactory = (spec) =>
   spec.provider === 'ollama'
-    ? createOllamaModel({ host: spec.host, model: spec.model, ...(spec.apiKey === undefined ? {} : { apiKey: spec.apiKey }) })
-    : createOpenAiModel({ baseUrl: spec.host, model: spec.model, ...(spec.apiKey === undefined ? {} : { apiKey: spec.apiKey }) });
+    ? createOllamaModel({
+        host: spec.host,
+        model: spec.model,
+        ...(spec.apiKey === undefined ? {} : { apiKey: spec.apiKey }),
+      })
+    : createOpenAiModel({
+        baseUrl: spec.host,
+        model: spec.model,
+        ...(spec.apiKey === undefined ? {} : { apiKey: spec.apiKey }),
+      });
 
 /** The spec of `router.classifier` or `router.chat`. */
 export function modelSpecOf(section: RouterConfig['classifier'] | RouterConfig['chat']): LocalModelSpec {
-  return { provider: section.provider, host: section.host, model: section.model, ...(section.api_key === undefined ? {} : { apiKey: section.api_key }) };
+  return {
+    provider: section.provider,
+    host: section.host,
+    model: section.model,
+    ...(section.api_key === undefined ? {} : { apiKey: section.api_key }),
+  };
 }

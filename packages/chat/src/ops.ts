@@ -43,7 +43,8 @@ export async function operate(text: string, message: ChatMessage, deps: OpsDeps)
     }
     case 'cancel':
     case 'retry':
-      if (argument === undefined || extra.length > 0 || !jobIdShape.test(argument)) return `Usage: /ops ${verb.toLowerCase()} <job id>`;
+      if (argument === undefined || extra.length > 0 || !jobIdShape.test(argument))
+        return `Usage: /ops ${verb.toLowerCase()} <job id>`;
       return verb.toLowerCase() === 'cancel' ? cancel(argument, message, deps) : retry(argument, message, deps);
     default:
       return opsHelp;
@@ -52,8 +53,11 @@ export async function operate(text: string, message: ChatMessage, deps: OpsDeps)
 
 async function status(message: ChatMessage, deps: OpsDeps): Promise<string> {
   const me = new Set([message.user, ...(message.access.login === undefined ? [] : [message.access.login])]);
-  const mine = (await deps.store.list({ limit: statusScan })).filter((run) => run.requestedBy !== undefined && me.has(run.requestedBy)).slice(0, statusShown);
-  if (mine.length === 0) return 'You have no recent jobs with a run yet (a job shows here once a worker picks it up; /ops queue shows what is waiting).';
+  const mine = (await deps.store.list({ limit: statusScan }))
+    .filter((run) => run.requestedBy !== undefined && me.has(run.requestedBy))
+    .slice(0, statusShown);
+  if (mine.length === 0)
+    return 'You have no recent jobs with a run yet (a job shows here once a worker picks it up; /ops queue shows what is waiting).';
   // Titles are the users' own text: not quoted back, the id and repository say which job.
   const lines = mine.map((run) => {
     const state = run.outcome === undefined ? run.stage : `${run.stage}, ${run.outcome}`;
@@ -77,11 +81,19 @@ async function cancel(id: string, message: ChatMessage, deps: OpsDeps): Promise<
   const found = await findJob(id, deps);
   if (found === undefined) return `I know no job ${id}.`;
   const verdict = await checkManage(found.job, message, deps.permission);
-  if (!verdict.allowed) return `Only the person who asked for job ${id}, or someone who may start work on ${found.job.repo}, may cancel it. ${verdict.text}`;
-  if (found.run !== undefined && isTerminal(found.run.stage)) return `Job ${id} has already ended (${found.run.outcome ?? found.run.stage}); nothing to cancel.`;
+  if (!verdict.allowed)
+    return `Only the person who asked for job ${id}, or someone who may start work on ${found.job.repo}, may cancel it. ${verdict.text}`;
+  if (found.run !== undefined && isTerminal(found.run.stage))
+    return `Job ${id} has already ended (${found.run.outcome ?? found.run.stage}); nothing to cancel.`;
   const by = message.access.login ?? message.user;
   await deps.store.requestCancel(found.job.idempotency_key, by);
-  await journal(deps, { action: 'cancel', jobId: found.job.id, taskKey: found.job.idempotency_key, by, ...(found.run === undefined ? {} : { runId: found.run.run_id }) });
+  await journal(deps, {
+    action: 'cancel',
+    jobId: found.job.id,
+    taskKey: found.job.idempotency_key,
+    by,
+    ...(found.run === undefined ? {} : { runId: found.run.run_id }),
+  });
   return `Cancel requested for job ${id}: a queued job ends when a worker picks it up, a running one at its next check. Nothing more will be published.`;
 }
 
@@ -89,7 +101,8 @@ async function retry(id: string, message: ChatMessage, deps: OpsDeps): Promise<s
   const found = await findJob(id, deps);
   if (found === undefined) return `I know no job ${id}.`;
   const verdict = await checkManage(found.job, message, deps.permission);
-  if (!verdict.allowed) return `Only the person who asked for job ${id}, or someone who may start work on ${found.job.repo}, may retry it. ${verdict.text}`;
+  if (!verdict.allowed)
+    return `Only the person who asked for job ${id}, or someone who may start work on ${found.job.repo}, may retry it. ${verdict.text}`;
   const result = await deps.queue.redrive(id);
   switch (result.status) {
     case 'redriven':
@@ -105,6 +118,11 @@ async function retry(id: string, message: ChatMessage, deps: OpsDeps): Promise<s
 }
 
 /** Writes an operator action to the run store's journal; it already happened, so a failure only loses the record. */
-async function journal(deps: OpsDeps, entry: Omit<Extract<JournalEntry, { kind: 'action' }>, 'kind' | 'via' | 'at'>): Promise<void> {
-  await deps.store.record({ kind: 'action', via: 'chat', at: new Date().toISOString(), ...entry }).catch(() => undefined);
+async function journal(
+  deps: OpsDeps,
+  entry: Omit<Extract<JournalEntry, { kind: 'action' }>, 'kind' | 'via' | 'at'>,
+): Promise<void> {
+  await deps.store
+    .record({ kind: 'action', via: 'chat', at: new Date().toISOString(), ...entry })
+    .catch(() => undefined);
 }

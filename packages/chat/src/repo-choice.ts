@@ -13,7 +13,10 @@ const repoWord = /(?:^|\s)repo=(\S+)/i;
 export function repoInText(text: string): { repo?: string; text: string } {
   const match = repoWord.exec(text);
   if (match === null || match[1] === undefined) return { text };
-  return { repo: match[1], text: `${text.slice(0, match.index)} ${text.slice(match.index + match[0].length)}`.replace(/[ \t]+/g, ' ').trim() };
+  return {
+    repo: match[1],
+    text: `${text.slice(0, match.index)} ${text.slice(match.index + match[0].length)}`.replace(/[ \t]+/g, ' ').trim(),
+  };
 }
 
 /** Where a message's repository may come from, most specific first. */
@@ -37,10 +40,14 @@ export function chooseRepo(sources: RepoSources): RepoChoice {
   const { inText, thread, rule: ruleRepo, hints } = sources;
   if (inText !== undefined) {
     const checked = checkRepoRef(inText);
-    return typeof checked === 'string' ? { status: 'invalid', repo: inText, problem: checked } : { status: 'chosen', repo: inText, via: 'message' };
+    return typeof checked === 'string'
+      ? { status: 'invalid', repo: inText, problem: checked }
+      : { status: 'chosen', repo: inText, via: 'message' };
   }
-  if (thread !== undefined && typeof checkRepoRef(thread) !== 'string') return { status: 'chosen', repo: thread, via: 'thread' };
-  if (ruleRepo !== undefined && typeof checkRepoRef(ruleRepo) !== 'string') return { status: 'chosen', repo: ruleRepo, via: 'rule' };
+  if (thread !== undefined && typeof checkRepoRef(thread) !== 'string')
+    return { status: 'chosen', repo: thread, via: 'thread' };
+  if (ruleRepo !== undefined && typeof checkRepoRef(ruleRepo) !== 'string')
+    return { status: 'chosen', repo: ruleRepo, via: 'rule' };
   const hint = hints.find((h) => typeof checkRepoRef(h) !== 'string');
   return hint === undefined ? { status: 'none' } : { status: 'chosen', repo: hint, via: 'hint' };
 }

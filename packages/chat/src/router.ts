@@ -45,14 +45,22 @@ export interface Routed {
 export async function route(text: string, options: RouteOptions): Promise<Routed> {
   const routed = await decide(text, options);
   options.log?.info(
-    { event: 'router.decided', route: routed.route.name, source: routed.route.source, confidence: routed.route.confidence, reason: routed.route.reason },
+    {
+      event: 'router.decided',
+      route: routed.route.name,
+      source: routed.route.source,
+      confidence: routed.route.confidence,
+      reason: routed.route.reason,
+    },
     `routed to ${routed.route.name} (${routed.route.source})`,
   );
   return routed;
 }
 
 /** A router over one config: the rules compiled once. */
-export function createRouter(options: Omit<RouteOptions, 'rules' | 'policy'>): (text: string, policy?: ChatMessage['policy']) => Promise<Routed> {
+export function createRouter(
+  options: Omit<RouteOptions, 'rules' | 'policy'>,
+): (text: string, policy?: ChatMessage['policy']) => Promise<Routed> {
   const rules = compileRules(options.router.rules);
   return (text, policy) => route(text, { ...options, rules, ...(policy === undefined ? {} : { policy }) });
 }
@@ -62,30 +70,61 @@ async function decide(text: string, options: RouteOptions): Promise<Routed> {
   const command = explicitCommand(text);
   if (policy?.forceRoute !== undefined) {
     if (command !== undefined && policy.allowExplicitCode === true && isCodeRoute(command.route)) {
-      return { route: { name: command.route, source: 'command', confidence: 1, reason: `explicit ${command.command} (allowed on this platform)` }, text: command.rest };
+      return {
+        route: {
+          name: command.route,
+          source: 'command',
+          confidence: 1,
+          reason: `explicit ${command.command} (allowed on this platform)`,
+        },
+        text: command.rest,
+      };
     }
-    return { route: { name: policy.forceRoute, source: 'forced', confidence: 1, reason: 'this platform takes one route only' }, text: text.trim() };
+    return {
+      route: { name: policy.forceRoute, source: 'forced', confidence: 1, reason: 'this platform takes one route only' },
+      text: text.trim(),
+    };
   }
   if (command !== undefined) {
-    return { route: { name: command.route, source: 'command', confidence: 1, reason: `explicit ${command.command}` }, text: command.rest };
+    return {
+      route: { name: command.route, source: 'command', confidence: 1, reason: `explicit ${command.command}` },
+      text: command.rest,
+    };
   }
   const trimmed = text.trim();
   const rules = options.rules ?? compileRules(router.rules);
   const matched = rules.match(trimmed, (index) => {
-    options.log?.warn({ event: 'router.rule_timed_out', rule: index }, `router.rules[${index}] ran too long on a message and was skipped`);
+    options.log?.warn(
+      { event: 'router.rule_timed_out', rule: index },
+      `router.rules[${index}] ran too long on a message and was skipped`,
+    );
   });
   if (matched !== undefined) {
     return {
-      route: { name: matched.rule.route, source: 'rule', confidence: matched.rule.confidence, reason: `router.rules[${matched.index}] matched` },
+      route: {
+        name: matched.rule.route,
+        source: 'rule',
+        confidence: matched.rule.confidence,
+        reason: `router.rules[${matched.index}] matched`,
+      },
       text: trimmed,
       ...(matched.rule.repo === undefined ? {} : { repo: matched.rule.repo }),
     };
   }
-  const fallback = (reason: string): Routed => ({ route: { name: 'CHAT', source: 'fallback', confidence: 0, reason: graphemePrefix(reason, 500) }, text: trimmed });
+  const fallback = (reason: string): Routed => ({
+    route: { name: 'CHAT', source: 'fallback', confidence: 0, reason: graphemePrefix(reason, 500) },
+    text: trimmed,
+  });
   const classifier = router.classifier;
   if (!classifier.enabled) return fallback('no command or rule matched; the classifier is off');
-  if (!isLocalEndpoint(classifier.host, router.local_hosts)) return fallback('no command or rule matched; the classifier is not asked: its host is not local');
-  const said = await classify(trimmed, modelSpecOf(classifier), options.models ?? defaultModelFactory, classifier.timeout_seconds * 1000);
+  if (!isLocalEndpoint(classifier.host, router.local_hosts))
+    return fallback('no command or rule matched; the classifier is not asked: its host is not local');
+  const said = await classify(
+    trimmed,
+    modelSpecOf(classifier),
+    options.models ?? defaultModelFactory,
+    classifier.timeout_seconds * 1000,
+  );
   switch (said.status) {
     case 'unavailable':
       return fallback(`classifier unavailable: ${said.problem}`);
@@ -95,6 +134,14 @@ async function decide(text: string, options: RouteOptions): Promise<Routed> {
       if (said.confidence < classifier.min_confidence) {
         return fallback(`classifier said ${said.route} at ${said.confidence}, below ${classifier.min_confidence}`);
       }
-      return { route: { name: said.route, source: 'classifier', confidence: said.confidence, reason: graphemePrefix(said.reason || `classified as ${said.route}`, 500) }, text: trimmed };
+      return {
+        route: {
+          name: said.route,
+          source: 'classifier',
+          confidence: said.confidence,
+          reason: graphemePrefix(said.reason || `classified as ${said.route}`, 500),
+        },
+        text: trimmed,
+      };
   }
 }

@@ -49,7 +49,14 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
   const { config, log } = deps;
   const models = deps.models ?? defaultModelFactory;
   const routeText = createRouter({ router: config.router, models, log });
-  const work = { queue: deps.queue, store: deps.store, requester: deps.requester, log, now: deps.now ?? (() => new Date()), id: deps.id ?? (() => randomUUID()) };
+  const work = {
+    queue: deps.queue,
+    store: deps.store,
+    requester: deps.requester,
+    log,
+    now: deps.now ?? (() => new Date()),
+    id: deps.id ?? (() => randomUUID()),
+  };
 
   const handle = async (message: ChatMessage): Promise<ChatOutcome> => {
     // A redelivery of a message that already made a job is told so before anything else: a
@@ -60,45 +67,75 @@ export function createChatService(deps: ChatServiceDeps): ChatService {
     const { route } = routed;
     const reply = (text: string): ChatOutcome => ({ kind: 'reply', text, route });
     if (route.name === 'CHAT') return reply(await chatAnswer(routed.text, config.router, models, log));
-    if (route.name === 'OPS') return reply(await operate(routed.text, message, { queue: deps.queue, store: deps.store, ...(deps.permission ? { permission: deps.permission } : {}) }));
+    if (route.name === 'OPS')
+      return reply(
+        await operate(routed.text, message, {
+          queue: deps.queue,
+          store: deps.store,
+          ...(deps.permission ? { permission: deps.permission } : {}),
+        }),
+      );
 
     const named = repoInText(routed.text);
     const task = named.text;
     // A route may name an agent, a profile or an escalation chain; a change route that names
     // none runs agents.escalation when it has tiers, as a job that names no agent does.
-    const agent = config.router.routes[route.name].agent
-      ?? (isCodeRoute(route.name) && config.agents.escalation.length > 0 ? 'escalation' : config.agents.default);
+    const agent =
+      config.router.routes[route.name].agent ??
+      (isCodeRoute(route.name) && config.agents.escalation.length > 0 ? 'escalation' : config.agents.default);
     if (isAnswerRoute(route.name)) {
       const locality = agentLocality(agent, config, deps.env);
       if (!locality.local) {
-        log.info({ event: 'chat.refused_cloud', route: route.name, agent }, 'a read-only route would need a cloud model');
-        return reply(`${route.name} runs only on a local model, and ${locality.reason}, so I didn't start it. An operator can set router.routes.${route.name}.agent to a local agent.`);
+        log.info(
+          { event: 'chat.refused_cloud', route: route.name, agent },
+          'a read-only route would need a cloud model',
+        );
+        return reply(
+          `${route.name} runs only on a local model, and ${locality.reason}, so I didn't start it. An operator can set router.routes.${route.name}.agent to a local agent.`,
+        );
       }
     }
-    if (task === '') return reply(`Tell me what to do after the command, e.g. "/${route.name.toLowerCase()} add a --verbose flag repo=owner/name".`);
+    if (task === '')
+      return reply(
+        `Tell me what to do after the command, e.g. "/${route.name.toLowerCase()} add a --verbose flag repo=owner/name".`,
+      );
 
     const mode = isCodeRoute(route.name) ? 'change' : 'answer';
     // Only CODE jobs become a thread's job, so only they follow one up.
     const thread = mode === 'change' ? await threadJobOf(message, deps.store) : undefined;
-    const choice = chooseRepo({ inText: named.repo ?? message.repo, thread: thread?.repo, rule: routed.repo, hints: message.repoHints });
+    const choice = chooseRepo({
+      inText: named.repo ?? message.repo,
+      thread: thread?.repo,
+      rule: routed.repo,
+      hints: message.repoHints,
+    });
     if (choice.status === 'invalid') return reply(`I can't use the repository "${choice.repo}": ${choice.problem}.`);
     if (choice.status === 'none') return { kind: 'ask_repo', choices: knownRepos(config), route };
     const access = await checkAccess(choice.repo, message.access, deps.permission);
     if (!access.allowed) {
-      log.info({ event: 'chat.refused', route: route.name, repo: choice.repo, user: message.user, reason: access.reason }, 'sender may not start work');
+      log.info(
+        { event: 'chat.refused', route: route.name, repo: choice.repo, user: message.user, reason: access.reason },
+        'sender may not start work',
+      );
       return { kind: 'refused', text: access.text, route };
     }
     const earlier = await deps.store.lookupRequest(messageKey(message));
-    if (earlier !== undefined && earlier !== '') return { kind: 'enqueued', jobId: earlier, route, deduplicated: true, repo: choice.repo };
+    if (earlier !== undefined && earlier !== '')
+      return { kind: 'enqueued', jobId: earlier, route, deduplicated: true, repo: choice.repo };
 
     const followUp = followUpOf(thread, choice.repo);
     if (followUp.status === 'busy') {
       // Not bound to the message key: the same message, handed in again once the job ended, is new work.
       if (message.deferFollowUp === true) {
-        log.info({ event: 'chat.deferred', job_id: followUp.jobId, repo: choice.repo }, 'a follow-up waits for the thread\'s running job');
+        log.info(
+          { event: 'chat.deferred', job_id: followUp.jobId, repo: choice.repo },
+          "a follow-up waits for the thread's running job",
+        );
         return { kind: 'deferred', jobId: followUp.jobId, route, repo: choice.repo };
       }
-      return reply(`Job ${followUp.jobId} of this thread is still queued or running, so I didn't start another on its branch. Send this message again when it has finished.`);
+      return reply(
+        `Job ${followUp.jobId} of this thread is still queued or running, so I didn't start another on its branch. Send this message again when it has finished.`,
+      );
     }
     const order: WorkOrder = { message, route, repo: choice.repo, task, agent, mode };
     return enqueueWork(order, followUp, work);

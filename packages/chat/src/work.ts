@@ -1,4 +1,12 @@
-import { createJob, isTerminal, maxBodyChars, type Job, type JobRoute, type JobSource, type RunRecord } from '@codefleet/core';
+import {
+  createJob,
+  isTerminal,
+  maxBodyChars,
+  type Job,
+  type JobRoute,
+  type JobSource,
+  type RunRecord,
+} from '@codefleet/core';
 import type { Logger } from '@codefleet/log';
 import type { Queue } from '@codefleet/queue';
 import { reportSafely, type Requester } from '@codefleet/requester';
@@ -14,9 +22,11 @@ export const messageKeyTtlMs = 7 * day;
 export const threadKeyTtlMs = 30 * day;
 
 /** The request key of one message: what every delivery of it shares. */
-export const messageKey = (m: Pick<ChatMessage, 'platform' | 'channel' | 'messageId'>) => `msg:${m.platform}:${m.channel}:${m.messageId}`;
+export const messageKey = (m: Pick<ChatMessage, 'platform' | 'channel' | 'messageId'>) =>
+  `msg:${m.platform}:${m.channel}:${m.messageId}`;
 /** The request key of a conversation: the job a follow-up in it continues. */
-export const threadKey = (m: Pick<ChatMessage, 'platform' | 'channel' | 'thread'>) => `thread:${m.platform}:${m.channel}:${m.thread}`;
+export const threadKey = (m: Pick<ChatMessage, 'platform' | 'channel' | 'thread'>) =>
+  `thread:${m.platform}:${m.channel}:${m.thread}`;
 
 /** What making a job needs. */
 export interface WorkDeps {
@@ -57,7 +67,8 @@ export async function threadJobOf(message: ChatMessage, store: RunStore): Promis
 }
 
 /** The thread's earlier job, when a CODE message may continue its branch or must wait for it. */
-export type FollowUp = { status: 'none' } | { status: 'busy'; jobId: string } | { status: 'continue'; jobId: string; branch: string };
+export type FollowUp =
+  { status: 'none' } | { status: 'busy'; jobId: string } | { status: 'continue'; jobId: string; branch: string };
 
 /**
  * What the thread's earlier CODE job means for a new one on `repo`: still queued or running
@@ -79,14 +90,22 @@ export function followUpOf(thread: ThreadJob | undefined, repo: string): FollowU
 function sourceOf(message: ChatMessage): JobSource {
   if (message.platform === 'cli') return { kind: 'cli' };
   return {
-    kind: 'chat', platform: message.platform, channel: message.channel, thread_id: message.thread, message_id: message.messageId,
+    kind: 'chat',
+    platform: message.platform,
+    channel: message.channel,
+    thread_id: message.thread,
+    message_id: message.messageId,
     ...(message.statusMessageId === undefined ? {} : { status_message_id: message.statusMessageId }),
   };
 }
 
 /** The first non-empty line of the task, as a job title. */
 export function titleOf(task: string): string {
-  const line = task.split('\n').map((l) => l.trim()).find((l) => l !== '') ?? '';
+  const line =
+    task
+      .split('\n')
+      .map((l) => l.trim())
+      .find((l) => l !== '') ?? '';
   return line.slice(0, 256).trim();
 }
 
@@ -99,20 +118,29 @@ export function titleOf(task: string): string {
 export async function enqueueWork(order: WorkOrder, followUp: FollowUp, deps: WorkDeps): Promise<ChatOutcome> {
   const { message, route, repo } = order;
   const continued = followUp.status === 'continue' && order.mode === 'change' ? followUp : undefined;
-  const preface = continued === undefined ? [] : [`Follow-up in the same chat thread to job ${continued.jobId}: continue on branch ${continued.branch}, on top of what is there.`, ''];
+  const preface =
+    continued === undefined
+      ? []
+      : [
+          `Follow-up in the same chat thread to job ${continued.jobId}: continue on branch ${continued.branch}, on top of what is there.`,
+          '',
+        ];
   let job: Job;
   try {
-    job = createJob({
-      repo,
-      source: sourceOf(message),
-      title: titleOf(order.task),
-      body: [...preface, message.text].join('\n').slice(0, maxBodyChars),
-      mode: order.mode,
-      route,
-      agent: order.agent,
-      requested_by: (message.access.login ?? message.user).slice(0, 256),
-      ...(continued === undefined ? {} : { branch: continued.branch }),
-    }, { id: deps.id(), now: deps.now() });
+    job = createJob(
+      {
+        repo,
+        source: sourceOf(message),
+        title: titleOf(order.task),
+        body: [...preface, message.text].join('\n').slice(0, maxBodyChars),
+        mode: order.mode,
+        route,
+        agent: order.agent,
+        requested_by: (message.access.login ?? message.user).slice(0, 256),
+        ...(continued === undefined ? {} : { branch: continued.branch }),
+      },
+      { id: deps.id(), now: deps.now() },
+    );
   } catch (error) {
     // A message the job format cannot hold (an over-long channel id): said, not thrown at the producer.
     if ((error as { code?: unknown }).code !== 'invalid_job') throw error;
@@ -136,11 +164,28 @@ export async function enqueueWork(order: WorkOrder, followUp: FollowUp, deps: Wo
     throw error;
   }
   if (result.deduplicated) await deps.store.setRequest(key, result.id, messageKeyTtlMs);
-  const meta: JobMeta = { id: result.id, repo: job.repo, requested_by: job.requested_by, source: job.source, idempotency_key: job.idempotency_key, route };
+  const meta: JobMeta = {
+    id: result.id,
+    repo: job.repo,
+    requested_by: job.requested_by,
+    source: job.source,
+    idempotency_key: job.idempotency_key,
+    route,
+  };
   await deps.store.setRequest(jobMetaKey(result.id), JSON.stringify(meta), threadKeyTtlMs);
   if (isCodeRoute(route.name)) await deps.store.setRequest(threadKey(message), result.id, threadKeyTtlMs);
-  deps.log.info({ event: 'chat.enqueued', job_id: result.id, route: route.name, repo, mode: job.mode, follow_up: continued?.jobId, deduplicated: result.deduplicated },
-    result.deduplicated ? 'the same request is already queued' : `queued a ${job.mode} job`);
+  deps.log.info(
+    {
+      event: 'chat.enqueued',
+      job_id: result.id,
+      route: route.name,
+      repo,
+      mode: job.mode,
+      follow_up: continued?.jobId,
+      deduplicated: result.deduplicated,
+    },
+    result.deduplicated ? 'the same request is already queued' : `queued a ${job.mode} job`,
+  );
   if (!result.deduplicated) await reportSafely(deps.requester, { kind: 'queued', job }, deps.log);
   return { kind: 'enqueued', jobId: result.id, route, deduplicated: result.deduplicated, repo };
 }

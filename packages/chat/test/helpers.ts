@@ -6,11 +6,21 @@ import { SqliteRunStore } from '@codefleet/store';
 import type { Job } from '@codefleet/core';
 import type { Report, Requester } from '@codefleet/requester';
 import { createTempDir, type TempDir } from '@codefleet/testkit';
-import { createChatService, type ChatMessage, type ChatService, type ChatServiceDeps, type PermissionCheck } from '../src/index.js';
+import {
+  createChatService,
+  type ChatMessage,
+  type ChatService,
+  type ChatServiceDeps,
+  type PermissionCheck,
+} from '../src/index.js';
 
 /** A config from a plain object (JSON is YAML), as `config.yaml` would give it. */
 export function configOf(tree: Record<string, unknown>, baseDir = '/tmp'): Config {
-  return parseConfig(JSON.stringify({ logging: { level: 'silent' }, ...tree }), { env: {}, baseDir, hostname: 'test-host' }).config;
+  return parseConfig(JSON.stringify({ logging: { level: 'silent' }, ...tree }), {
+    env: {},
+    baseDir,
+    hostname: 'test-host',
+  }).config;
 }
 
 /** A logger whose lines are kept, parsed, for assertions on events. */
@@ -22,16 +32,36 @@ export function capturingLogger(): { log: Logger; events: () => Record<string, u
 
 /** A real local queue and SQLite run store in `dir`. */
 export function openBackends(dir: string): { queue: LocalQueue; store: SqliteRunStore; close: () => Promise<void> } {
-  const queue = new LocalQueue({ backend: 'local', path: join(dir, 'queue.sqlite'), name: 'jobs', leaseMs: 60_000, maxAttempts: 1 });
+  const queue = new LocalQueue({
+    backend: 'local',
+    path: join(dir, 'queue.sqlite'),
+    name: 'jobs',
+    leaseMs: 60_000,
+    maxAttempts: 1,
+  });
   const store = new SqliteRunStore(join(dir, 'runs.sqlite'));
-  return { queue, store, close: async () => { await queue.close(); await store.close(); } };
+  return {
+    queue,
+    store,
+    close: async () => {
+      await queue.close();
+      await store.close();
+    },
+  };
 }
 
 /** A Slack-like message; override what the test is about. */
 export function messageOf(text: string, extra: Partial<ChatMessage> = {}): ChatMessage {
   return {
-    platform: 'slack', channel: 'C1', thread: '1700000000.000100', messageId: '1700000000.000100', user: 'U1', text,
-    access: { login: 'alice', allowedLocal: false }, repoHints: [], ...extra,
+    platform: 'slack',
+    channel: 'C1',
+    thread: '1700000000.000100',
+    messageId: '1700000000.000100',
+    user: 'U1',
+    text,
+    access: { login: 'alice', allowedLocal: false },
+    repoHints: [],
+    ...extra,
   };
 }
 
@@ -62,13 +92,27 @@ export async function openHarness(modelHost: string, permission?: PermissionChec
   const { log, events } = capturingLogger();
   let n = 0;
   return {
-    dir, queue, store, requester, events,
+    dir,
+    queue,
+    store,
+    requester,
+    events,
     service: (tree = {}, extra = {}) => {
       const { router, ...rest } = tree as { router?: Record<string, unknown> };
-      const config = configOf({ ...rest, router: { classifier: { host: modelHost, enabled: false }, chat: { host: modelHost }, ...router } }, dir.path);
+      const config = configOf(
+        { ...rest, router: { classifier: { host: modelHost, enabled: false }, chat: { host: modelHost }, ...router } },
+        dir.path,
+      );
       return createChatService({
-        queue, store, requester, config, log, now: () => new Date('2026-11-24T08:00:00Z'), id: () => `job-${(n += 1)}`,
-        ...(permission === undefined ? {} : { permission }), ...extra,
+        queue,
+        store,
+        requester,
+        config,
+        log,
+        now: () => new Date('2026-11-24T08:00:00Z'),
+        id: () => `job-${(n += 1)}`,
+        ...(permission === undefined ? {} : { permission }),
+        ...extra,
       });
     },
     take: async () => {

@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 /** The placeholders a command template (`agents.command.argv`) may use, and what each becomes. */
 export const commandPlaceholders = {
   prompt_file: 'absolute path of the file holding the prompt',
-  feedback_file: 'absolute path of the file holding the previous attempt\'s feedback (empty on the first)',
+  feedback_file: "absolute path of the file holding the previous attempt's feedback (empty on the first)",
   workdir: 'absolute path of the working copy (also the current directory)',
   pass: '`implement` or `test`',
   attempt: 'inner attempt number, from 1',
@@ -47,20 +47,31 @@ function shellSplicedPrompt(template: readonly string[]): number {
  * shell script nor into a larger argument. `index` is the element at fault (-1: the whole).
  */
 export function commandTemplateProblem(template: readonly string[]): { index: number; message: string } | undefined {
-  if (template.length === 0 || template[0] === '') return { index: -1, message: 'is empty: set the command that runs your agent' };
+  if (template.length === 0 || template[0] === '')
+    return { index: -1, message: 'is empty: set the command that runs your agent' };
   const spliced = shellSplicedPrompt(template);
-  if (spliced >= 0) return { index: spliced, message: '{prompt} inside a shell script would let task text run commands; pass {prompt_file} instead' };
+  if (spliced >= 0)
+    return {
+      index: spliced,
+      message: '{prompt} inside a shell script would let task text run commands; pass {prompt_file} instead',
+    };
   for (const [index, element] of template.entries()) {
     // Inside a larger argument the task text becomes part of something a program may parse
     // as code (`env -S "sh -c '… {prompt}'"`, `node -e "run('{prompt}')"`): only a whole
     // argument, or an option's value, is taken as plain data by the usual CLIs.
     if (element.includes('{prompt}') && element !== '{prompt}' && !/^--?[A-Za-z0-9][\w-]*=\{prompt\}$/.test(element)) {
-      return { index, message: '{prompt} must be a whole argument (or --option={prompt}); inside a larger one a program may parse task text as code: pass {prompt_file} instead' };
+      return {
+        index,
+        message:
+          '{prompt} must be a whole argument (or --option={prompt}); inside a larger one a program may parse task text as code: pass {prompt_file} instead',
+      };
     }
     for (const match of element.matchAll(placeholderShape)) {
       const name = match[1] ?? '';
       if (!isPlaceholder(name)) {
-        const known = Object.keys(commandPlaceholders).map((key) => `{${key}}`).join(', ');
+        const known = Object.keys(commandPlaceholders)
+          .map((key) => `{${key}}`)
+          .join(', ');
         return { index, message: `unknown placeholder {${name}} (known: ${known})` };
       }
     }

@@ -114,7 +114,9 @@ export function expandString(text: string, env: Env): StringExpansion {
     const match = REFERENCE.exec(body);
     const name = match?.[1];
     if (match === null || name === undefined) {
-      errors.push(`invalid reference \${${body}}: expected \${NAME} or \${NAME:-default} (write $\${ for a literal \${)`);
+      errors.push(
+        `invalid reference \${${body}}: expected \${NAME} or \${NAME:-default} (write $\${ for a literal \${)`,
+      );
       continue;
     }
     const fallback = match[2];

@@ -56,7 +56,11 @@ export function detectHardware(probe: HardwareProbe): HostHardware {
  */
 export function localModelFor(hardware: HostHardware | undefined): LocalModelChoice {
   if (hardware === undefined) return { model: ACCELERATED_MODEL, reason: 'auto: host hardware not probed' };
-  if (hardware.platform === 'darwin' && hardware.arch === 'arm64') return { model: ACCELERATED_MODEL, reason: 'auto: Apple silicon (darwin arm64)' };
+  if (hardware.platform === 'darwin' && hardware.arch === 'arm64')
+    return { model: ACCELERATED_MODEL, reason: 'auto: Apple silicon (darwin arm64)' };
   if (hardware.gpu !== undefined) return { model: ACCELERATED_MODEL, reason: `auto: GPU found (${hardware.gpu})` };
-  return { model: CPU_MODEL, reason: `auto: no GPU found on this ${hardware.platform} ${hardware.arch} host (CPU only)` };
+  return {
+    model: CPU_MODEL,
+    reason: `auto: no GPU found on this ${hardware.platform} ${hardware.arch} host (CPU only)`,
+  };
 }

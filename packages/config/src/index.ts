@@ -8,14 +8,34 @@ export { loadConfig, CONFIG_PATH_VARIABLE, DEFAULT_CONFIG_FILE, type LoadConfigO
 export { parseConfig, type ParseConfigOptions } from './parse.js';
 export { ConfigError, CONFIG_ERROR_CODES, formatProblem, type ConfigErrorCode, type ConfigProblem } from './errors.js';
 export { configJsonSchema, renderConfigJsonSchema } from './json-schema.js';
-export { configSchema, AGENT_NAMES, LOG_LEVELS, ROUTES, type AgentName, type ParsedConfig, type RouteName } from './schema/index.js';
+export {
+  configSchema,
+  AGENT_NAMES,
+  LOG_LEVELS,
+  ROUTES,
+  type AgentName,
+  type ParsedConfig,
+  type RouteName,
+} from './schema/index.js';
 export { collectSecrets, isSecretName } from './secrets.js';
 export {
-  closedRedisUrlExample, isLoopbackHost, readRedisUrl, redisUrlsInUse, type RedisUrlInUse, type RedisUrlSecurity,
+  closedRedisUrlExample,
+  isLoopbackHost,
+  readRedisUrl,
+  redisUrlsInUse,
+  type RedisUrlInUse,
+  type RedisUrlSecurity,
 } from './redis-url.js';
 export { defaultAnthropicHost, defaultOllamaHost, ollamaHostFromEnv } from './normalize.js';
 export {
-  ACCELERATED_MODEL, AUTO_MODEL, CPU_MODEL, detectHardware, localModelFor, type HardwareProbe, type HostHardware, type LocalModelChoice,
+  ACCELERATED_MODEL,
+  AUTO_MODEL,
+  CPU_MODEL,
+  detectHardware,
+  localModelFor,
+  type HardwareProbe,
+  type HostHardware,
+  type LocalModelChoice,
 } from './host-model.js';
 export type { Env } from './expand.js';
 export type {
@@ -47,4 +67,10 @@ export type {
   WorkerConfig,
   WorkspaceConfig,
 } from './types.js';
-export { commandPlaceholders, commandTemplateProblem, isPlaceholder, placeholderShape, type CommandPlaceholder } from './command-template.js';
+export {
+  commandPlaceholders,
+  commandTemplateProblem,
+  isPlaceholder,
+  placeholderShape,
+  type CommandPlaceholder,
+} from './command-template.js';

@@ -39,7 +39,14 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Loade
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const hostname = options.hostname ?? osHostname();
-  const hardware = options.hardware ?? detectHardware({ platform: process.platform, arch: process.arch, exists: existsSync, path: readVariable(env, 'PATH') });
+  const hardware =
+    options.hardware ??
+    detectHardware({
+      platform: process.platform,
+      arch: process.arch,
+      exists: existsSync,
+      path: readVariable(env, 'PATH'),
+    });
   const fromEnv = readVariable(env, CONFIG_PATH_VARIABLE);
   const explicit = options.path ?? (fromEnv === '' ? undefined : fromEnv);
 

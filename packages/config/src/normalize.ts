@@ -45,16 +45,22 @@ export function normalize(parsed: ParsedConfig, context: NormalizeContext): Conf
   const path = (p: string) => resolve(baseDir, p);
   // `~/.cargo`: toolchains are usually named from HOME.
   const home = readVariable(env, 'HOME');
-  const homePath = (p: string) => (home !== undefined && (p === '~' || p.startsWith('~/')) ? join(home, p.slice(1)) : path(p));
+  const homePath = (p: string) =>
+    home !== undefined && (p === '~' || p.startsWith('~/')) ? join(home, p.slice(1)) : path(p);
   const dataDir = path(parsed.data_dir);
   const { queue, agents, forge } = parsed;
   const timeout = (own: number | undefined) => own ?? agents.timeout_seconds;
   const token = nonEmpty(readVariable(env, forge.github.token_env));
   const webhookSecret = nonEmpty(readVariable(env, forge.github.webhook_secret_env));
-  const privateKey = forge.github.private_key_env === undefined ? undefined : nonEmpty(readVariable(env, forge.github.private_key_env));
+  const privateKey =
+    forge.github.private_key_env === undefined ? undefined : nonEmpty(readVariable(env, forge.github.private_key_env));
   const secret = (name: string | undefined) => (name === undefined ? undefined : nonEmpty(readVariable(env, name)));
   const ollamaHost = ollamaHostFromEnv(env) ?? defaultOllamaHost;
-  const localModel = <T extends { provider: 'ollama' | 'openai'; host?: string | undefined; api_key_env?: string | undefined }>(model: T) => {
+  const localModel = <
+    T extends { provider: 'ollama' | 'openai'; host?: string | undefined; api_key_env?: string | undefined },
+  >(
+    model: T,
+  ) => {
     const apiKey = secret(model.api_key_env);
     // An openai-provider model with no host is reported by the rules, not given a cloud default.
     const host = model.host ?? (model.provider === 'ollama' ? ollamaHost : '');
@@ -106,28 +112,54 @@ export function normalize(parsed: ParsedConfig, context: NormalizeContext): Conf
         timeout_seconds: timeout(agents.script.timeout_seconds),
       },
     },
-    verification: { ...parsed.verification, env: { ...parsed.verification.env, path: parsed.verification.env.path.map(homePath) } },
+    verification: {
+      ...parsed.verification,
+      env: { ...parsed.verification.env, path: parsed.verification.env.path.map(homePath) },
+    },
     worker: { ...parsed.worker, worker_id: parsed.worker.worker_id ?? hostname },
-    sandbox: { ...parsed.sandbox, read_paths: parsed.sandbox.read_paths.map(homePath), hidden_paths: parsed.sandbox.hidden_paths.map(homePath) },
+    sandbox: {
+      ...parsed.sandbox,
+      read_paths: parsed.sandbox.read_paths.map(homePath),
+      hidden_paths: parsed.sandbox.hidden_paths.map(homePath),
+    },
     forge: {
       ...forge,
-      github: { ...forge.github, ...(token === undefined ? {} : { token }), ...(webhookSecret === undefined ? {} : { webhook_secret: webhookSecret }),
-        ...(privateKey === undefined ? {} : { private_key: privateKey }) },
+      github: {
+        ...forge.github,
+        ...(token === undefined ? {} : { token }),
+        ...(webhookSecret === undefined ? {} : { webhook_secret: webhookSecret }),
+        ...(privateKey === undefined ? {} : { private_key: privateKey }),
+      },
     },
-    router: { ...parsed.router, classifier: localModel(parsed.router.classifier), chat: localModel(parsed.router.chat) },
+    router: {
+      ...parsed.router,
+      classifier: localModel(parsed.router.classifier),
+      chat: localModel(parsed.router.chat),
+    },
     slack: withSecrets(parsed.slack, {
-      bot_token: secret(parsed.slack.bot_token_env), app_token: secret(parsed.slack.app_token_env), signing_secret: secret(parsed.slack.signing_secret_env),
+      bot_token: secret(parsed.slack.bot_token_env),
+      app_token: secret(parsed.slack.app_token_env),
+      signing_secret: secret(parsed.slack.signing_secret_env),
     }),
     line: withSecrets(parsed.line, {
-      channel_secret: secret(parsed.line.channel_secret_env), channel_access_token: secret(parsed.line.channel_access_token_env),
+      channel_secret: secret(parsed.line.channel_secret_env),
+      channel_access_token: secret(parsed.line.channel_access_token_env),
     }),
-    http_api: withSecrets(parsed.http_api, { token: secret(parsed.http_api.token_env), callback_secret: secret(parsed.http_api.callback_secret_env) }),
+    http_api: withSecrets(parsed.http_api, {
+      token: secret(parsed.http_api.token_env),
+      callback_secret: secret(parsed.http_api.callback_secret_env),
+    }),
     dashboard: withSecrets(parsed.dashboard, { token: secret(parsed.dashboard.token_env) }),
-    signing: withSecrets({
-      ...parsed.signing,
-      key_file: parsed.signing.key_file === undefined ? join(dataDir, 'fleet.key') : path(parsed.signing.key_file),
-      ...(parsed.signing.previous_key_file === undefined ? {} : { previous_key_file: path(parsed.signing.previous_key_file) }),
-    }, { key: secret(parsed.signing.key_env), previous_key: secret(parsed.signing.previous_key_env) }),
+    signing: withSecrets(
+      {
+        ...parsed.signing,
+        key_file: parsed.signing.key_file === undefined ? join(dataDir, 'fleet.key') : path(parsed.signing.key_file),
+        ...(parsed.signing.previous_key_file === undefined
+          ? {}
+          : { previous_key_file: path(parsed.signing.previous_key_file) }),
+      },
+      { key: secret(parsed.signing.key_env), previous_key: secret(parsed.signing.previous_key_env) },
+    ),
   };
 }
 

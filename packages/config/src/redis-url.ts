@@ -45,7 +45,10 @@ export function readRedisUrl(text: string): RedisUrlSecurity | { error: string }
   const expected = 'expected redis://[user:password@]host:port or rediss://… (TLS), or a Unix socket path';
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(text)?.[1];
   if (scheme !== 'redis' && scheme !== 'rediss') {
-    const hint = scheme?.toLowerCase() === 'redis' || scheme?.toLowerCase() === 'rediss' ? ` (write the scheme ${scheme.toLowerCase()}:// in lower case)` : '';
+    const hint =
+      scheme?.toLowerCase() === 'redis' || scheme?.toLowerCase() === 'rediss'
+        ? ` (write the scheme ${scheme.toLowerCase()}:// in lower case)`
+        : '';
     return { error: `not a Redis URL${hint}: ${expected}` };
   }
   let url: URL;
@@ -53,7 +56,9 @@ export function readRedisUrl(text: string): RedisUrlSecurity | { error: string }
     url = new URL(text);
   } catch {
     // A base64 password spliced in from the environment is the usual cause.
-    const hint = text.includes('@') ? ' (percent-encode / ? # @ : in a password, or use one without them: openssl rand -hex 32)' : '';
+    const hint = text.includes('@')
+      ? ' (percent-encode / ? # @ : in a password, or use one without them: openssl rand -hex 32)'
+      : '';
     return { error: `not a valid URL${hint}: ${expected}` };
   }
   if (url.hostname === '') return { error: `no host: ${expected}` };

@@ -12,8 +12,15 @@ import type { Config } from './types.js';
  */
 export function checkRules(config: Config, env: Env): ConfigProblem[] {
   return [
-    ...queueRules(config), ...redisUrlProblems(config), ...agentRules(config, env), ...escalationRules(config), ...workerRules(config), ...forgeRules(config, env),
-    ...sandboxRules(config), ...chatRules(config), ...signingRules(config),
+    ...queueRules(config),
+    ...redisUrlProblems(config),
+    ...agentRules(config, env),
+    ...escalationRules(config),
+    ...workerRules(config),
+    ...forgeRules(config, env),
+    ...sandboxRules(config),
+    ...chatRules(config),
+    ...signingRules(config),
   ];
 }
 
@@ -23,15 +30,28 @@ export function checkRules(config: Config, env: Env): ConfigProblem[] {
  */
 function signingRules({ signing, agents, verification }: Config): ConfigProblem[] {
   const keyNames = new Set([signing.key_env, signing.previous_key_env]);
-  const passed: [string, readonly string[]][] = [['agents.env.pass', agents.env.pass], ['verification.env.pass', verification.env.pass]];
-  return passed.flatMap(([path, names]) => names.filter((name) => keyNames.has(name)).map((name) => ({
-    path, message: `must not pass ${name}: it holds the fleet key, which never enters a sandbox`,
-  })));
+  const passed: [string, readonly string[]][] = [
+    ['agents.env.pass', agents.env.pass],
+    ['verification.env.pass', verification.env.pass],
+  ];
+  return passed.flatMap(([path, names]) =>
+    names
+      .filter((name) => keyNames.has(name))
+      .map((name) => ({
+        path,
+        message: `must not pass ${name}: it holds the fleet key, which never enters a sandbox`,
+      })),
+  );
 }
 
 function sandboxRules({ sandbox }: Config): ConfigProblem[] {
   if (sandbox.mode !== 'container' || sandbox.container.image !== undefined) return [];
-  return [{ path: 'sandbox.container.image', message: 'required when sandbox.mode is container: the image every run starts from' }];
+  return [
+    {
+      path: 'sandbox.container.image',
+      message: 'required when sandbox.mode is container: the image every run starts from',
+    },
+  ];
 }
 
 function queueRules({ queue }: Config): ConfigProblem[] {
@@ -82,22 +102,34 @@ function agentRules({ agents }: Config, env: Env): ConfigProblem[] {
   // Checked at load, not when the first job builds the agent and dead-letters on it.
   const template = agents.command.argv.length === 0 ? undefined : commandTemplateProblem(agents.command.argv);
   if (template !== undefined) {
-    problems.push({ path: template.index < 0 ? 'agents.command.argv' : `agents.command.argv[${template.index}]`, message: template.message });
+    problems.push({
+      path: template.index < 0 ? 'agents.command.argv' : `agents.command.argv[${template.index}]`,
+      message: template.message,
+    });
   }
   const { ollama } = agents;
   if (ollama.provider === 'openai' && ollama.host === undefined) {
-    problems.push({ path: 'agents.ollama.host', message: 'required when agents.ollama.provider is openai (the API base, e.g. https://api.openai.com/v1)' });
+    problems.push({
+      path: 'agents.ollama.host',
+      message: 'required when agents.ollama.provider is openai (the API base, e.g. https://api.openai.com/v1)',
+    });
   }
   // `auto` picks a local Qwen model for the host's hardware: never a model Anthropic has.
   // A profile with its own model for the anthropic provider is fine; the section's own must be named.
   if (ollama.provider === 'anthropic' && !ollama.model_reason?.startsWith('set in config')) {
-    problems.push({ path: 'agents.ollama.model', message: 'must name a Claude model when agents.ollama.provider is anthropic (auto picks a local Ollama model)' });
+    problems.push({
+      path: 'agents.ollama.model',
+      message: 'must name a Claude model when agents.ollama.provider is anthropic (auto picks a local Ollama model)',
+    });
   }
   // Only where the variable would be used: a stray OLLAMA_HOST must not stop a worker that
   // runs another agent, or one that names its Ollama host in the config.
   const hostFromEnv = ollama.provider === 'ollama' && ollama.host === defaultOllamaHost;
   if (agents.default === 'ollama' && hostFromEnv && ollamaHostFromEnv(env) === null) {
-    problems.push({ path: 'agents.ollama.host', message: `environment variable OLLAMA_HOST is not an address: ${JSON.stringify(readVariable(env, 'OLLAMA_HOST'))}` });
+    problems.push({
+      path: 'agents.ollama.host',
+      message: `environment variable OLLAMA_HOST is not an address: ${JSON.stringify(readVariable(env, 'OLLAMA_HOST'))}`,
+    });
   }
   return problems;
 }
@@ -115,18 +147,38 @@ function chainNames(agents: Config['agents']): string[] {
 function escalationRules({ agents }: Config): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const runnable = new Set<string>([...AGENT_NAMES, ...Object.keys(agents.profiles)]);
-  const chains: [string, readonly string[]][] = [['agents.escalation', agents.escalation], ...Object.entries(agents.chains).map(([name, tiers]): [string, readonly string[]] => [`agents.chains.${name}`, tiers])];
+  const chains: [string, readonly string[]][] = [
+    ['agents.escalation', agents.escalation],
+    ...Object.entries(agents.chains).map(([name, tiers]): [string, readonly string[]] => [
+      `agents.chains.${name}`,
+      tiers,
+    ]),
+  ];
   for (const [path, tiers] of chains) {
     tiers.forEach((tier, i) => {
-      if (!runnable.has(tier)) problems.push({ path: `${path}[${i}]`, message: `names no agent or agents.profiles entry: ${JSON.stringify(tier)}` });
+      if (!runnable.has(tier))
+        problems.push({
+          path: `${path}[${i}]`,
+          message: `names no agent or agents.profiles entry: ${JSON.stringify(tier)}`,
+        });
     });
   }
   for (const name of Object.keys(agents.chains)) {
     if (name === 'escalation' || runnable.has(name)) {
-      problems.push({ path: `agents.chains.${name}`, message: name === 'escalation' ? 'escalation names agents.escalation; set the default chain there' : 'a chain may not take the name of an agent or a profile' });
+      problems.push({
+        path: `agents.chains.${name}`,
+        message:
+          name === 'escalation'
+            ? 'escalation names agents.escalation; set the default chain there'
+            : 'a chain may not take the name of an agent or a profile',
+      });
     }
   }
-  if (agents.profiles.escalation !== undefined) problems.push({ path: 'agents.profiles.escalation', message: 'escalation names the chain agents.escalation; name the profile for its role' });
+  if (agents.profiles.escalation !== undefined)
+    problems.push({
+      path: 'agents.profiles.escalation',
+      message: 'escalation names the chain agents.escalation; name the profile for its role',
+    });
   return problems;
 }
 
@@ -149,7 +201,10 @@ function forgeRules({ forge }: Config, env: Env): ConfigProblem[] {
   const isSet = (name: string) => (readVariable(env, name) ?? '') !== '';
   if (github.app_id !== undefined) {
     if (github.installation_id === undefined) {
-      problems.push({ path: 'forge.github.installation_id', message: 'required when forge.github.app_id is set (the installation of the App on your repositories)' });
+      problems.push({
+        path: 'forge.github.installation_id',
+        message: 'required when forge.github.app_id is set (the installation of the App on your repositories)',
+      });
     }
     if (github.private_key_env === undefined) {
       problems.push({ path: 'forge.github.private_key_env', message: 'required when forge.github.app_id is set' });
@@ -178,25 +233,42 @@ function chatRules({ agents, router, slack, line, http_api }: Config): ConfigPro
   const problems: ConfigProblem[] = [];
   const known = new Set<string>([...AGENT_NAMES, ...Object.keys(agents.profiles), ...chainNames(agents)]);
   for (const name of Object.keys(agents.profiles)) {
-    if ((AGENT_NAMES as readonly string[]).includes(name)) problems.push({ path: `agents.profiles.${name}`, message: 'a profile may not take the name of an agent; name it for its role (e.g. implementer)' });
+    if ((AGENT_NAMES as readonly string[]).includes(name))
+      problems.push({
+        path: `agents.profiles.${name}`,
+        message: 'a profile may not take the name of an agent; name it for its role (e.g. implementer)',
+      });
   }
   for (const [route, target] of Object.entries(router.routes)) {
     if (target.agent !== undefined && !known.has(target.agent)) {
-      problems.push({ path: `router.routes.${route}.agent`, message: `names no agent, agents.profiles entry or escalation chain: ${JSON.stringify(target.agent)}` });
+      problems.push({
+        path: `router.routes.${route}.agent`,
+        message: `names no agent, agents.profiles entry or escalation chain: ${JSON.stringify(target.agent)}`,
+      });
     }
   }
   for (const part of ['classifier', 'chat'] as const) {
-    if (router[part].host === '') problems.push({ path: `router.${part}.host`, message: 'required when the provider is openai (a local OpenAI-compatible server)' });
+    if (router[part].host === '')
+      problems.push({
+        path: `router.${part}.host`,
+        message: 'required when the provider is openai (a local OpenAI-compatible server)',
+      });
   }
   const need = (enabled: boolean, section: string, pairs: [string | undefined, string, string][]) => {
     if (!enabled) return;
     for (const [value, key, variable] of pairs) {
-      if (value === undefined) problems.push({ path: `${section}.${key}`, message: `environment variable ${variable} is not set (${section} is enabled)` });
+      if (value === undefined)
+        problems.push({
+          path: `${section}.${key}`,
+          message: `environment variable ${variable} is not set (${section} is enabled)`,
+        });
     }
   };
   need(slack.enabled, 'slack', [
     [slack.bot_token, 'bot_token_env', slack.bot_token_env],
-    slack.mode === 'socket' ? [slack.app_token, 'app_token_env', slack.app_token_env] : [slack.signing_secret, 'signing_secret_env', slack.signing_secret_env],
+    slack.mode === 'socket'
+      ? [slack.app_token, 'app_token_env', slack.app_token_env]
+      : [slack.signing_secret, 'signing_secret_env', slack.signing_secret_env],
   ]);
   need(line.enabled, 'line', [
     [line.channel_secret, 'channel_secret_env', line.channel_secret_env],

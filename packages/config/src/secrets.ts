@@ -28,7 +28,11 @@ export function isSecretName(name: string): boolean {
  * long lines, so a key logged line by line is still masked. `extraValues` are secrets the
  * config holds itself, such as the password of a Redis URL.
  */
-export function collectSecrets(env: Env, extraNames: Iterable<string> = [], extraValues: Iterable<string> = []): string[] {
+export function collectSecrets(
+  env: Env,
+  extraNames: Iterable<string> = [],
+  extraValues: Iterable<string> = [],
+): string[] {
   const names = new Set<string>(Object.keys(env).filter(isSecretName));
   for (const name of extraNames) names.add(name);
   const values = new Set<string>([...extraValues].filter((value) => value.length >= MIN_SECRET_LENGTH));

@@ -56,7 +56,8 @@ function unclosedBefore(text: string, offset: number): number | undefined {
       return;
     }
     const token = node as { type?: string; offset?: number; source?: string; end?: unknown[] };
-    if (typeof token.offset === 'number' && token.offset <= offset && isUnclosed(token)) found = Math.max(found ?? 0, token.offset);
+    if (typeof token.offset === 'number' && token.offset <= offset && isUnclosed(token))
+      found = Math.max(found ?? 0, token.offset);
     for (const value of Object.values(node)) visit(value);
   };
   for (const token of new Parser().parse(text)) visit(token);
@@ -67,6 +68,7 @@ function isUnclosed(token: { type?: string; source?: string; end?: unknown[] }):
   const source = token.source ?? '';
   if (token.type === 'double-quoted-scalar') return source.length < 2 || !/(?<!\\)(?:\\\\)*"$/.test(source.trimEnd());
   if (token.type === 'single-quoted-scalar') return source.length < 2 || !source.trimEnd().endsWith("'");
-  if (token.type === 'flow-collection') return !(token.end ?? []).some((t) => /^[\]}]$/.test((t as { source?: string }).source ?? ''));
+  if (token.type === 'flow-collection')
+    return !(token.end ?? []).some((t) => /^[\]}]$/.test((t as { source?: string }).source ?? ''));
   return false;
 }

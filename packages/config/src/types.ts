@@ -74,7 +74,9 @@ export type SandboxConfig = Raw['sandbox'];
 export type PatchConfig = Raw['patch'];
 
 /** `forge.github` after normalize; `token` comes only from the variable named by `token_env`. */
-export type GithubForgeConfig = Simplify<Raw['forge']['github'] & { token?: string; webhook_secret?: string; private_key?: string }>;
+export type GithubForgeConfig = Simplify<
+  Raw['forge']['github'] & { token?: string; webhook_secret?: string; private_key?: string }
+>;
 
 /** `forge:` after normalize. */
 export interface ForgeConfig {

@@ -32,7 +32,11 @@ export function validate(tree: unknown, expanded: ReadonlyMap<string, string>, s
   }
 }
 
-function coerceExpanded(tree: unknown, issues: readonly z.core.$ZodIssue[], expanded: ReadonlyMap<string, string>): boolean {
+function coerceExpanded(
+  tree: unknown,
+  issues: readonly z.core.$ZodIssue[],
+  expanded: ReadonlyMap<string, string>,
+): boolean {
   let changed = false;
   for (const issue of issues) {
     if (issue.code !== 'invalid_type') continue;
@@ -75,7 +79,8 @@ function toProblems(issue: z.core.$ZodIssue, tree: unknown, describe: (path: Key
       });
     }
     case 'invalid_type': {
-      const message = getAt(tree, path) === undefined ? 'required' : `expected ${typeName(issue.expected)}, got ${got()}`;
+      const message =
+        getAt(tree, path) === undefined ? 'required' : `expected ${typeName(issue.expected)}, got ${got()}`;
       return [{ path: at, message }];
     }
     case 'invalid_value': {
@@ -121,7 +126,12 @@ function typeName(expected: string): string {
  * secret values from the environment masked (an error message may end up in a log or an
  * issue comment), and for expanded values the text they were written as.
  */
-function describeValue(tree: unknown, path: KeyPath, expanded: ReadonlyMap<string, string>, secrets: readonly string[]): string {
+function describeValue(
+  tree: unknown,
+  path: KeyPath,
+  expanded: ReadonlyMap<string, string>,
+  secrets: readonly string[],
+): string {
   const value = getAt(tree, path);
   let shown: string;
   if (typeof value === 'string') {

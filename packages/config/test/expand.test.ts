@@ -38,9 +38,9 @@ describe('${VAR} expansion', () => {
   });
 
   it('keeps $${ as a literal ${', () => {
-    expect(parse(yaml('patch:', '  commit_message_prefix: "$${NOT_A_VAR} [bot]"')).config.patch.commit_message_prefix).toBe(
-      '${NOT_A_VAR} [bot]',
-    );
+    expect(
+      parse(yaml('patch:', '  commit_message_prefix: "$${NOT_A_VAR} [bot]"')).config.patch.commit_message_prefix,
+    ).toBe('${NOT_A_VAR} [bot]');
     expect(expandString('$${A} and ${B}', { A: 'a', B: 'b' }).value).toBe('${A} and b');
     expect(expandString('cost: $5', {}).value).toBe('cost: $5');
   });
@@ -52,15 +52,35 @@ describe('${VAR} expansion', () => {
   });
 
   it('reports an unset variable with the key path and the variable', () => {
-    expect(problems(yaml('queue:', '  bullmq:', '    url: ${REDIS_URL}', 'agents:', '  command:', '    argv: [run, "${AGENT_BIN}"]'))).toEqual([
-      { path: 'queue.bullmq.url', message: 'environment variable REDIS_URL is not set (use ${REDIS_URL:-default} to give a fallback)' },
-      { path: 'agents.command.argv[1]', message: 'environment variable AGENT_BIN is not set (use ${AGENT_BIN:-default} to give a fallback)' },
+    expect(
+      problems(
+        yaml(
+          'queue:',
+          '  bullmq:',
+          '    url: ${REDIS_URL}',
+          'agents:',
+          '  command:',
+          '    argv: [run, "${AGENT_BIN}"]',
+        ),
+      ),
+    ).toEqual([
+      {
+        path: 'queue.bullmq.url',
+        message: 'environment variable REDIS_URL is not set (use ${REDIS_URL:-default} to give a fallback)',
+      },
+      {
+        path: 'agents.command.argv[1]',
+        message: 'environment variable AGENT_BIN is not set (use ${AGENT_BIN:-default} to give a fallback)',
+      },
     ]);
   });
 
   it('does not read variables from Object.prototype', () => {
     expect(problems(yaml('queue:', '  name: ${constructor}'))).toEqual([
-      { path: 'queue.name', message: 'environment variable constructor is not set (use ${constructor:-default} to give a fallback)' },
+      {
+        path: 'queue.name',
+        message: 'environment variable constructor is not set (use ${constructor:-default} to give a fallback)',
+      },
     ]);
   });
 
@@ -84,7 +104,9 @@ describe('${VAR} expansion', () => {
 
   it('keeps a literal empty string as written', () => {
     expect(parse(yaml('patch:', '  commit_message_prefix: ""')).config.patch.commit_message_prefix).toBe('');
-    expect(problems(yaml('worker:', '  worker_id: ""'))).toEqual([{ path: 'worker.worker_id', message: 'must not be empty, got ""' }]);
+    expect(problems(yaml('worker:', '  worker_id: ""'))).toEqual([
+      { path: 'worker.worker_id', message: 'must not be empty, got ""' },
+    ]);
   });
 });
 
@@ -131,6 +153,8 @@ describe('coercion of expanded values', () => {
   it('masks secret values in problem messages', () => {
     const token = 'ghp_abcdefghijklmnopqrstuvwxyz0123456789';
     const found = problems(yaml('worker:', '  concurrency: ${GITHUB_TOKEN}'), { GITHUB_TOKEN: token });
-    expect(found).toEqual([{ path: 'worker.concurrency', message: 'expected number, got "***" (from "${GITHUB_TOKEN}")' }]);
+    expect(found).toEqual([
+      { path: 'worker.concurrency', message: 'expected number, got "***" (from "${GITHUB_TOKEN}")' },
+    ]);
   });
 });

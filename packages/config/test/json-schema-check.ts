@@ -6,14 +6,18 @@ type Schema = Record<string, unknown>;
 export function checkAgainstSchema(value: unknown, schema: Schema, path = '$'): string[] {
   if (Array.isArray(schema.anyOf)) {
     const branches = (schema.anyOf as Schema[]).map((branch) => checkAgainstSchema(value, branch, path));
-    return branches.some((errors) => errors.length === 0) ? [] : [`${path}: matches no anyOf branch (${branches.flat().join('; ')})`];
+    return branches.some((errors) => errors.length === 0)
+      ? []
+      : [`${path}: matches no anyOf branch (${branches.flat().join('; ')})`];
   }
   const errors: string[] = [];
   const type = schema.type;
-  if (type !== undefined && !hasType(value, String(type))) return [`${path}: expected ${String(type)}, got ${JSON.stringify(value)}`];
+  if (type !== undefined && !hasType(value, String(type)))
+    return [`${path}: expected ${String(type)}, got ${JSON.stringify(value)}`];
   if (Array.isArray(schema.enum) && !schema.enum.includes(value)) errors.push(`${path}: not in enum`);
   if (typeof value === 'string') {
-    if (typeof schema.pattern === 'string' && !new RegExp(schema.pattern).test(value)) errors.push(`${path}: does not match pattern`);
+    if (typeof schema.pattern === 'string' && !new RegExp(schema.pattern).test(value))
+      errors.push(`${path}: does not match pattern`);
     if (typeof schema.minLength === 'number' && value.length < schema.minLength) errors.push(`${path}: too short`);
   }
   if (typeof value === 'number') {

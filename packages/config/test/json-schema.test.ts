@@ -30,12 +30,20 @@ describe('configJsonSchema', () => {
   });
 
   it('carries descriptions and defaults', () => {
-    expect(at(schema, 'queue.sqs.wait_time_seconds')).toMatchObject({ default: 20, description: expect.stringContaining('Long-polling') });
+    expect(at(schema, 'queue.sqs.wait_time_seconds')).toMatchObject({
+      default: 20,
+      description: expect.stringContaining('Long-polling'),
+    });
     expect(at(schema, 'queue.sqs.visibility_timeout').default).toBe(3600);
-    expect(at(schema, 'worker.max_retries')).toMatchObject({ default: 3, description: expect.stringContaining('Outer retries') });
+    expect(at(schema, 'worker.max_retries')).toMatchObject({
+      default: 3,
+      description: expect.stringContaining('Outer retries'),
+    });
     expect(at(schema, 'patch.protected_patterns').default).toEqual(['.env*', '*credentials*', '*.key', '*.pem']);
     expect(at(schema, 'verification.toolchains.go.lint').default).toEqual(['go', 'vet', './...']);
-    expect(at(schema, 'agents.default').anyOf).toContainEqual(expect.objectContaining({ enum: expect.arrayContaining(['claude', 'script']) }));
+    expect(at(schema, 'agents.default').anyOf).toContainEqual(
+      expect.objectContaining({ enum: expect.arrayContaining(['claude', 'script']) }),
+    );
   });
 
   it('lets numbers, booleans and enums hold ${VAR} references', () => {
@@ -53,7 +61,9 @@ describe('configJsonSchema', () => {
   it('accepts the sample config.yaml and rejects broken ones', async () => {
     const sample: unknown = parseYaml(await readFile(`${ROOT}config.yaml`, 'utf8'));
     expect(checkAgainstSchema(sample, schema)).toEqual([]);
-    expect(checkAgainstSchema({ queue: { sqs: { visiblity_timeout: 1 } }, worker: { concurrency: 'x' } }, schema)).toEqual([
+    expect(
+      checkAgainstSchema({ queue: { sqs: { visiblity_timeout: 1 } }, worker: { concurrency: 'x' } }, schema),
+    ).toEqual([
       '$.queue.sqs.visiblity_timeout: not allowed',
       expect.stringContaining('$.worker.concurrency: matches no anyOf branch'),
     ]);

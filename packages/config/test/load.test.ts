@@ -45,9 +45,13 @@ describe('loadConfig', () => {
 
   it('fails clearly when a named file does not exist', async () => {
     const missing = join(dir, 'nope.yaml');
-    const error = await loadConfig({ cwd: dir, env: { CODEFLEET_CONFIG: missing }, hostname: 'h' }).catch((e: unknown) => e);
+    const error = await loadConfig({ cwd: dir, env: { CODEFLEET_CONFIG: missing }, hostname: 'h' }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(ConfigError);
-    expect((error as ConfigError).problems).toEqual([{ path: '', message: `config file ${missing} (from $CODEFLEET_CONFIG) does not exist` }]);
+    expect((error as ConfigError).problems).toEqual([
+      { path: '', message: `config file ${missing} (from $CODEFLEET_CONFIG) does not exist` },
+    ]);
   });
 
   it('reports problems with the file name', async () => {

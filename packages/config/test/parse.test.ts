@@ -8,15 +8,42 @@ describe('parseConfig: defaults', () => {
     expect(source).toBe(`${BASE_DIR}/config.yaml`);
     expect(secrets).toEqual([]);
     expect(config.data_dir).toBe(`${BASE_DIR}/.codefleet-data`);
-    expect(config.queue).toMatchObject({ backend: 'local', name: 'codefleet', lease_seconds: 120, heartbeat_seconds: 30 });
+    expect(config.queue).toMatchObject({
+      backend: 'local',
+      name: 'codefleet',
+      lease_seconds: 120,
+      heartbeat_seconds: 30,
+    });
     expect(config.queue.local.path).toBe(`${BASE_DIR}/.codefleet-data/queue.sqlite`);
-    expect(config.queue.sqs).toMatchObject({ wait_time_seconds: 20, visibility_timeout: 3600, max_receive_count: 4, fifo: false, region: 'us-east-1' });
-    expect(config.workspace).toEqual({ cache_dir: `${BASE_DIR}/.codefleet-data/cache`, reuse: true, keep_failed: false, protect_workflows: true, memory_chars: 4000, scope: { exclude: [], read: [] } });
+    expect(config.queue.sqs).toMatchObject({
+      wait_time_seconds: 20,
+      visibility_timeout: 3600,
+      max_receive_count: 4,
+      fifo: false,
+      region: 'us-east-1',
+    });
+    expect(config.workspace).toEqual({
+      cache_dir: `${BASE_DIR}/.codefleet-data/cache`,
+      reuse: true,
+      keep_failed: false,
+      protect_workflows: true,
+      memory_chars: 4000,
+      scope: { exclude: [], read: [] },
+    });
     expect(config.agents.default).toBe('script');
-    expect(config.agents.aider).toMatchObject({ binary: 'aider', model: 'ollama_chat/qwen2.5-coder:7b', timeout_seconds: 600 });
+    expect(config.agents.aider).toMatchObject({
+      binary: 'aider',
+      model: 'ollama_chat/qwen2.5-coder:7b',
+      timeout_seconds: 600,
+    });
     expect(config.agents.claude).toMatchObject({ max_turns: 30, api_key_env: 'ANTHROPIC_API_KEY' });
     expect(config.worker).toMatchObject({ worker_id: 'mini-01', concurrency: 1, max_retries: 3, max_fix_attempts: 3 });
-    expect(config.worker.backoff).toEqual({ strategy: 'fixed', delay_seconds: 10, max_delay_seconds: 300, jitter: true });
+    expect(config.worker.backoff).toEqual({
+      strategy: 'fixed',
+      delay_seconds: 10,
+      max_delay_seconds: 300,
+      jitter: true,
+    });
     expect(config.verification.toolchains.go).toEqual({
       build: ['go', 'build', './...'],
       format: ['gofmt', '-l', '-w', '.'],
@@ -37,9 +64,20 @@ describe('parseConfig: defaults', () => {
     expect(config.forge).toEqual({
       type: 'local',
       github: {
-        api_url: 'https://api.github.com', token_env: 'GITHUB_TOKEN', trigger_label: 'codefleet',
-        labels: { queued: 'codefleet:queued', running: 'codefleet:running', pr_opened: 'codefleet:pr-opened', failed: 'codefleet:failed' },
-        webhook_secret_env: 'GITHUB_WEBHOOK_SECRET', webhook_port: 8787, webhook_host: '127.0.0.1', repos: [], poll_interval_seconds: 60,
+        api_url: 'https://api.github.com',
+        token_env: 'GITHUB_TOKEN',
+        trigger_label: 'codefleet',
+        labels: {
+          queued: 'codefleet:queued',
+          running: 'codefleet:running',
+          pr_opened: 'codefleet:pr-opened',
+          failed: 'codefleet:failed',
+        },
+        webhook_secret_env: 'GITHUB_WEBHOOK_SECRET',
+        webhook_port: 8787,
+        webhook_host: '127.0.0.1',
+        repos: [],
+        poll_interval_seconds: 60,
         ci_feedback: { enabled: true, max_rounds: 2, log_bytes: 4096, settle_seconds: 1800 },
       },
     });
@@ -99,9 +137,19 @@ describe('parseConfig: normalize', () => {
   });
 
   it('derives heartbeat, region and per-agent timeouts', () => {
-    const { config } = parse(yaml('queue:', '  lease_seconds: 60', 'agents:', '  timeout_seconds: 900', '  claude:', '    timeout_seconds: 1200'), {
-      AWS_REGION: 'ap-northeast-1',
-    });
+    const { config } = parse(
+      yaml(
+        'queue:',
+        '  lease_seconds: 60',
+        'agents:',
+        '  timeout_seconds: 900',
+        '  claude:',
+        '    timeout_seconds: 1200',
+      ),
+      {
+        AWS_REGION: 'ap-northeast-1',
+      },
+    );
     expect(config.queue.heartbeat_seconds).toBe(15);
     expect(config.queue.sqs.region).toBe('ap-northeast-1');
     expect(config.agents.aider.timeout_seconds).toBe(900);
@@ -121,10 +169,15 @@ describe('parseConfig: normalize', () => {
 
 describe('parseConfig: workspace scope', () => {
   it('takes exclude and read patterns, and refuses a pattern that would smuggle in another line', () => {
-    const { config } = parse(yaml('workspace:', '  scope:', '    exclude: ["**/*.env", "**/secrets/**"]', '    read: ["vendor/**"]'));
+    const { config } = parse(
+      yaml('workspace:', '  scope:', '    exclude: ["**/*.env", "**/secrets/**"]', '    read: ["vendor/**"]'),
+    );
     expect(config.workspace.scope).toEqual({ exclude: ['**/*.env', '**/secrets/**'], read: ['vendor/**'] });
     expect(problems(yaml('workspace:', '  scope:', '    exclude: ["a\\nb", ""]'))).toEqual([
-      expect.objectContaining({ path: 'workspace.scope.exclude[0]', message: expect.stringContaining('control characters') }),
+      expect.objectContaining({
+        path: 'workspace.scope.exclude[0]',
+        message: expect.stringContaining('control characters'),
+      }),
       expect.objectContaining({ path: 'workspace.scope.exclude[1]' }),
     ]);
   });
@@ -133,12 +186,21 @@ describe('parseConfig: workspace scope', () => {
 describe('parseConfig: agents.command.argv', () => {
   it('checks the template at load: unknown placeholders and task text spliced where a program parses it', () => {
     expect(problems(yaml('agents:', '  command:', '    argv: [agent, "{promptfile}"]'))).toEqual([
-      expect.objectContaining({ path: 'agents.command.argv[1]', message: expect.stringContaining('unknown placeholder {promptfile}') }),
+      expect.objectContaining({
+        path: 'agents.command.argv[1]',
+        message: expect.stringContaining('unknown placeholder {promptfile}'),
+      }),
     ]);
     expect(problems(yaml('agents:', '  command:', `    argv: [env, -S, "sh -c 'agent {prompt}'"]`))).toEqual([
-      expect.objectContaining({ path: 'agents.command.argv[2]', message: expect.stringContaining('{prompt} must be a whole argument') }),
+      expect.objectContaining({
+        path: 'agents.command.argv[2]',
+        message: expect.stringContaining('{prompt} must be a whole argument'),
+      }),
     ]);
-    expect(parse(yaml('agents:', '  command:', '    argv: [agent, --file, "{prompt_file}", "--message={prompt}"]')).config.agents.command.argv).toHaveLength(4);
+    expect(
+      parse(yaml('agents:', '  command:', '    argv: [agent, --file, "{prompt_file}", "--message={prompt}"]')).config
+        .agents.command.argv,
+    ).toHaveLength(4);
   });
 });
 
@@ -199,7 +261,8 @@ describe('parseConfig: problems', () => {
     expect(problems(yaml('agents:', '  default: cluade'))).toEqual([
       {
         path: 'agents.default',
-        message: 'expected one of aider, claude, codex, gemini, ollama, command, script, got "cluade" (did you mean claude?)',
+        message:
+          'expected one of aider, claude, codex, gemini, ollama, command, script, got "cluade" (did you mean claude?)',
       },
     ]);
   });
@@ -227,22 +290,33 @@ describe('parseConfig: problems', () => {
 
   // The yaml library reports this one mistake twice, both on line 2 (where `local` starts).
   it('reports an over-indented line once, at that line', () => {
-    const error = configError(() => parse(yaml('queue:', '  backend: local', '   lease_seconds: 60', 'worker:', '  concurrency: 2')));
-    expect(error.problems).toEqual([{
-      path: '',
-      message: 'YAML syntax error at line 3, column 4: Implicit keys need to be on a single line (this line is indented deeper than the key above it, so it reads as that value going on)',
-    }]);
+    const error = configError(() =>
+      parse(yaml('queue:', '  backend: local', '   lease_seconds: 60', 'worker:', '  concurrency: 2')),
+    );
+    expect(error.problems).toEqual([
+      {
+        path: '',
+        message:
+          'YAML syntax error at line 3, column 4: Implicit keys need to be on a single line (this line is indented deeper than the key above it, so it reads as that value going on)',
+      },
+    ]);
     expect(error.message.match(/YAML syntax error/g)).toHaveLength(1);
   });
 
   it('reports an unclosed quote where it opens, and a key without its colon at that key', () => {
     // The library places the missing quote at the end of the file (line 7 of 6).
-    expect(problems(yaml('queue:', '  backend: local', 'agents:', '  default: "claude', 'worker:', '  concurrency: 2'))).toEqual([
-      { path: '', message: 'YAML syntax error at line 4, column 12: Missing closing "quote' },
+    expect(
+      problems(yaml('queue:', '  backend: local', 'agents:', '  default: "claude', 'worker:', '  concurrency: 2')),
+    ).toEqual([{ path: '', message: 'YAML syntax error at line 4, column 12: Missing closing "quote' }]);
+    expect(problems(yaml('queue:', "  name: 'jobs", 'worker: {}'))).toEqual([
+      { path: '', message: "YAML syntax error at line 2, column 9: Missing closing 'quote" },
     ]);
-    expect(problems(yaml('queue:', "  name: 'jobs", 'worker: {}'))).toEqual([{ path: '', message: "YAML syntax error at line 2, column 9: Missing closing 'quote" }]);
     expect(problems(yaml('queue:', '  backend: local', 'agents', '  default: claude'))).toEqual([
-      { path: '', message: 'YAML syntax error at line 3, column 1: Implicit keys need to be on a single line (is the `:` after this key missing?)' },
+      {
+        path: '',
+        message:
+          'YAML syntax error at line 3, column 1: Implicit keys need to be on a single line (is the `:` after this key missing?)',
+      },
     ]);
   });
 
@@ -274,8 +348,15 @@ describe('parseConfig: cross-field rules', () => {
   });
 
   it('requires a .fifo URL for a FIFO queue', () => {
-    expect(problems(yaml('queue:', '  backend: sqs', '  sqs:', '    queue_url: http://localhost:9324/q/jobs', '    fifo: true'))).toEqual([
-      { path: 'queue.sqs.queue_url', message: 'must end in .fifo when queue.sqs.fifo is true, got "http://localhost:9324/q/jobs"' },
+    expect(
+      problems(
+        yaml('queue:', '  backend: sqs', '  sqs:', '    queue_url: http://localhost:9324/q/jobs', '    fifo: true'),
+      ),
+    ).toEqual([
+      {
+        path: 'queue.sqs.queue_url',
+        message: 'must end in .fifo when queue.sqs.fifo is true, got "http://localhost:9324/q/jobs"',
+      },
     ]);
   });
 
@@ -283,21 +364,38 @@ describe('parseConfig: cross-field rules', () => {
     expect(problems(yaml('queue:', '  lease_seconds: 60', '  heartbeat_seconds: 60'))).toEqual([
       { path: 'queue.heartbeat_seconds', message: 'must be < queue.lease_seconds (60), got 60' },
     ]);
-    const sqs = yaml('queue:', '  backend: sqs', '  sqs:', '    queue_url: http://localhost:9324/q', '    visibility_timeout: 20');
+    const sqs = yaml(
+      'queue:',
+      '  backend: sqs',
+      '  sqs:',
+      '    queue_url: http://localhost:9324/q',
+      '    visibility_timeout: 20',
+    );
     expect(problems(sqs)).toEqual([
-      { path: 'queue.heartbeat_seconds', message: 'must be < queue.sqs.visibility_timeout (20) when queue.backend is sqs, got 30' },
+      {
+        path: 'queue.heartbeat_seconds',
+        message: 'must be < queue.sqs.visibility_timeout (20) when queue.backend is sqs, got 30',
+      },
     ]);
     expect(problems(yaml('queue:', '  backend: bullmq', '  bullmq:', '    lock_duration_ms: 20000'))).toEqual([
-      { path: 'queue.heartbeat_seconds', message: 'must be < queue.bullmq.lock_duration_ms (20000 ms) when queue.backend is bullmq, got 30 s' },
+      {
+        path: 'queue.heartbeat_seconds',
+        message: 'must be < queue.bullmq.lock_duration_ms (20000 ms) when queue.backend is bullmq, got 30 s',
+      },
     ]);
-    expect(parse(yaml('queue:', '  backend: bullmq', '  heartbeat_seconds: 5', '  bullmq:', '    lock_duration_ms: 20000')).config.queue.heartbeat_seconds).toBe(5);
+    expect(
+      parse(yaml('queue:', '  backend: bullmq', '  heartbeat_seconds: 5', '  bullmq:', '    lock_duration_ms: 20000'))
+        .config.queue.heartbeat_seconds,
+    ).toBe(5);
   });
 
   it('requires an argv for the command agent', () => {
     expect(problems(yaml('agents:', '  default: command'))).toEqual([
       { path: 'agents.command.argv', message: 'must not be empty when agents.default is command' },
     ]);
-    const { config } = parse(yaml('agents:', '  default: command', '  command:', '    argv: [my-agent, "{prompt_file}"]'));
+    const { config } = parse(
+      yaml('agents:', '  default: command', '  command:', '    argv: [my-agent, "{prompt_file}"]'),
+    );
     expect(config.agents.command.argv).toEqual(['my-agent', '{prompt_file}']);
   });
 
@@ -309,13 +407,18 @@ describe('parseConfig: cross-field rules', () => {
 
   it('requires GitHub App settings to come together', () => {
     expect(problems(yaml('forge:', '  github:', '    app_id: 42'))).toEqual([
-      { path: 'forge.github.installation_id', message: 'required when forge.github.app_id is set (the installation of the App on your repositories)' },
+      {
+        path: 'forge.github.installation_id',
+        message: 'required when forge.github.app_id is set (the installation of the App on your repositories)',
+      },
       { path: 'forge.github.private_key_env', message: 'required when forge.github.app_id is set' },
     ]);
   });
 
   it('reports rule problems together', () => {
-    const found = problems(yaml('queue:', '  backend: sqs', 'agents:', '  default: command', 'forge:', '  type: github'));
+    const found = problems(
+      yaml('queue:', '  backend: sqs', 'agents:', '  default: command', 'forge:', '  type: github'),
+    );
     expect(found.map((p) => p.path)).toEqual(['queue.sqs.queue_url', 'agents.command.argv', 'forge.github.token_env']);
   });
 });
@@ -327,9 +430,11 @@ describe('configSchema', () => {
       const s = schema as { description?: string; unwrap?: () => unknown; shape?: Record<string, unknown> };
       if (s.description === undefined) undocumented.push(path);
       let inner: unknown = schema;
-      while (typeof (inner as { unwrap?: unknown }).unwrap === 'function') inner = (inner as { unwrap: () => unknown }).unwrap();
+      while (typeof (inner as { unwrap?: unknown }).unwrap === 'function')
+        inner = (inner as { unwrap: () => unknown }).unwrap();
       const shape = (inner as { shape?: Record<string, unknown> }).shape;
-      if (shape !== undefined) for (const [key, child] of Object.entries(shape)) visit(child, path === '' ? key : `${path}.${key}`);
+      if (shape !== undefined)
+        for (const [key, child] of Object.entries(shape)) visit(child, path === '' ? key : `${path}.${key}`);
     };
     visit(configSchema, '');
     expect(undocumented).toEqual([]);
@@ -341,8 +446,21 @@ describe('sandbox:', () => {
 
   it('defaults to the OS sandbox, the public network through its proxy, and limits per run', () => {
     expect(parseConfig('', options).config.sandbox).toEqual({
-      mode: 'auto', network: { mode: 'public', allow: [] }, read_paths: [], hidden_paths: [], container: { runtime: 'docker' },
-      limits: { processes: 512, memory_mb: 8192, tmp_mb: 4096, tmp_files: 500_000, shm_mb: 512, open_files: 8192, cpu_seconds: 7200, file_size_mb: 4096 },
+      mode: 'auto',
+      network: { mode: 'public', allow: [] },
+      read_paths: [],
+      hidden_paths: [],
+      container: { runtime: 'docker' },
+      limits: {
+        processes: 512,
+        memory_mb: 8192,
+        tmp_mb: 4096,
+        tmp_files: 500_000,
+        shm_mb: 512,
+        open_files: 8192,
+        cpu_seconds: 7200,
+        file_size_mb: 4096,
+      },
     });
   });
 
@@ -350,14 +468,25 @@ describe('sandbox:', () => {
     const sandbox = (yaml: string) => parseConfig(yaml, options).config.sandbox.network;
     expect(sandbox('sandbox:\n  network: none\n')).toEqual({ mode: 'none', allow: [] });
     expect(sandbox('sandbox:\n  network: on\n')).toEqual({ mode: 'public', allow: [] });
-    expect(sandbox('sandbox:\n  network:\n    mode: allowlist\n    allow: [api.anthropic.com, "*.npmjs.org:443", "127.0.0.1:11434", "[::1]:8080"]\n'))
-      .toEqual({ mode: 'allowlist', allow: ['api.anthropic.com', '*.npmjs.org:443', '127.0.0.1:11434', '[::1]:8080'] });
-    expect(sandbox('sandbox:\n  network:\n    allow: [ollama.lan:11434]\n')).toEqual({ mode: 'public', allow: ['ollama.lan:11434'] });
-    expect(() => parseConfig('sandbox:\n  network:\n    allow: ["http://x.example/"]\n', options)).toThrow(/sandbox\.network/);
+    expect(
+      sandbox(
+        'sandbox:\n  network:\n    mode: allowlist\n    allow: [api.anthropic.com, "*.npmjs.org:443", "127.0.0.1:11434", "[::1]:8080"]\n',
+      ),
+    ).toEqual({ mode: 'allowlist', allow: ['api.anthropic.com', '*.npmjs.org:443', '127.0.0.1:11434', '[::1]:8080'] });
+    expect(sandbox('sandbox:\n  network:\n    allow: [ollama.lan:11434]\n')).toEqual({
+      mode: 'public',
+      allow: ['ollama.lan:11434'],
+    });
+    expect(() => parseConfig('sandbox:\n  network:\n    allow: ["http://x.example/"]\n', options)).toThrow(
+      /sandbox\.network/,
+    );
   });
 
   it('resolves read and hidden paths against HOME and the config file', () => {
-    const { sandbox } = parseConfig('sandbox:\n  read_paths: [~/.cargo, tools]\n  hidden_paths: [/opt/keys]\n', options).config;
+    const { sandbox } = parseConfig(
+      'sandbox:\n  read_paths: [~/.cargo, tools]\n  hidden_paths: [/opt/keys]\n',
+      options,
+    ).config;
     expect(sandbox.read_paths).toEqual(['/home/w/.cargo', '/etc/codefleet/tools']);
     expect(sandbox.hidden_paths).toEqual(['/opt/keys']);
   });

@@ -17,11 +17,15 @@ describe('GitHub token', () => {
   });
 
   it('refuses a token key even when it references a variable', () => {
-    expect(problems(yaml('forge:', '  github:', '    token: ${GITHUB_TOKEN}'), { GITHUB_TOKEN: TOKEN })[0]?.path).toBe('forge.github.token');
+    expect(problems(yaml('forge:', '  github:', '    token: ${GITHUB_TOKEN}'), { GITHUB_TOKEN: TOKEN })[0]?.path).toBe(
+      'forge.github.token',
+    );
   });
 
   it('reads the token from the variable named by token_env and lists it as a secret', () => {
-    const loaded = parse(yaml('forge:', '  type: github', '  github:', '    token_env: CODEFLEET_GH_TOKEN'), { CODEFLEET_GH_TOKEN: TOKEN });
+    const loaded = parse(yaml('forge:', '  type: github', '  github:', '    token_env: CODEFLEET_GH_TOKEN'), {
+      CODEFLEET_GH_TOKEN: TOKEN,
+    });
     expect(loaded.config.forge.github.token).toBe(TOKEN);
     expect(loaded.secrets).toContain(TOKEN);
   });
@@ -38,7 +42,14 @@ describe('GitHub token', () => {
 
   it('accepts GitHub App credentials instead of a token', () => {
     const pem = '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx1y2z3abcdefghij\n-----END RSA PRIVATE KEY-----\n';
-    const text = yaml('forge:', '  type: github', '  github:', '    app_id: ${APP_ID}', '    installation_id: 77', '    private_key_env: GH_APP_KEY');
+    const text = yaml(
+      'forge:',
+      '  type: github',
+      '  github:',
+      '    app_id: ${APP_ID}',
+      '    installation_id: 77',
+      '    private_key_env: GH_APP_KEY',
+    );
     const loaded = parse(text, { APP_ID: '1234', GH_APP_KEY: pem });
     expect(loaded.config.forge.github.app_id).toBe(1234);
     expect(loaded.config.forge.github.token).toBeUndefined();
@@ -71,20 +82,45 @@ describe('secrets', () => {
     };
     const { secrets } = parse('', env);
     expect(new Set(secrets)).toEqual(
-      new Set([TOKEN, env.OPENAI_API_KEY, env.AWS_SECRET_ACCESS_KEY, env.AWS_SESSION_TOKEN, env.SLACK_SIGNING_SECRET, env.REDIS_PASSWORD]),
+      new Set([
+        TOKEN,
+        env.OPENAI_API_KEY,
+        env.AWS_SECRET_ACCESS_KEY,
+        env.AWS_SESSION_TOKEN,
+        env.SLACK_SIGNING_SECRET,
+        env.REDIS_PASSWORD,
+      ]),
     );
     const lengths = secrets.map((s) => s.length);
     expect(lengths).toEqual([...lengths].sort((a, b) => b - a));
   });
 
   it('adds the variables named in the config whatever their names', () => {
-    const text = yaml('agents:', '  ollama:', '    api_key_env: OLLAMA_KEY_FOR_PROXY', 'logging:', '  redact_values: [DB_URL]');
-    const { secrets } = parse(text, { OLLAMA_KEY_FOR_PROXY: 'proxy-credential', DB_URL: 'postgres://u:p@db/app', OTHER: 'visible-value' });
+    const text = yaml(
+      'agents:',
+      '  ollama:',
+      '    api_key_env: OLLAMA_KEY_FOR_PROXY',
+      'logging:',
+      '  redact_values: [DB_URL]',
+    );
+    const { secrets } = parse(text, {
+      OLLAMA_KEY_FOR_PROXY: 'proxy-credential',
+      DB_URL: 'postgres://u:p@db/app',
+      OTHER: 'visible-value',
+    });
     expect(new Set(secrets)).toEqual(new Set(['proxy-credential', 'postgres://u:p@db/app']));
   });
 
   it('recognises secret variable names', () => {
-    for (const name of ['GITHUB_TOKEN', 'GH_TOKEN', 'ANTHROPIC_API_KEY', 'OPENAI_APIKEY', 'AWS_SECRET_ACCESS_KEY', 'CLIENT_SECRETS', 'DB_PASSWORD']) {
+    for (const name of [
+      'GITHUB_TOKEN',
+      'GH_TOKEN',
+      'ANTHROPIC_API_KEY',
+      'OPENAI_APIKEY',
+      'AWS_SECRET_ACCESS_KEY',
+      'CLIENT_SECRETS',
+      'DB_PASSWORD',
+    ]) {
       expect([name, isSecretName(name)]).toEqual([name, true]);
     }
     for (const name of ['HOME', 'PATH', 'TOKENIZERS_PARALLELISM', 'GITHUB_TOKEN_ENV_NAME_HINT_X', 'KEYCHAIN']) {

@@ -128,7 +128,8 @@ function classifyHttp(err: unknown, status: number, options: ClassifyOptions): C
 
 function httpStatus(err: unknown): number | undefined {
   for (const candidate of [get(err, 'status'), get(err, 'statusCode'), get(get(err, 'response'), 'status')]) {
-    if (typeof candidate === 'number' && Number.isInteger(candidate) && candidate >= 100 && candidate <= 599) return candidate;
+    if (typeof candidate === 'number' && Number.isInteger(candidate) && candidate >= 100 && candidate <= 599)
+      return candidate;
   }
   return undefined;
 }
@@ -158,7 +159,8 @@ function classifyByIdentity(err: unknown, depth: number): Classified | undefined
     if (networkErrnos.has(code) || code.startsWith('UND_ERR_')) return result('network', message);
     if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) return result('queue_unavailable', message);
     // node:sqlite: one code for every SQLite error, the primary result code in `errcode`.
-    if (code === 'ERR_SQLITE_ERROR' && sqliteBusyOrLocked.has(Number(get(err, 'errcode')) & 0xff)) return result('queue_unavailable', message);
+    if (code === 'ERR_SQLITE_ERROR' && sqliteBusyOrLocked.has(Number(get(err, 'errcode')) & 0xff))
+      return result('queue_unavailable', message);
   }
   if (name === 'ZodError') return result('invalid_job', message);
   const nested = [get(err, 'cause')];

@@ -222,7 +222,10 @@ export class LeaseLostError extends CodefleetError {
 
 /** The error that stops a job whose cancel was requested; {@link cancelOf} reads it back. */
 export function cancelRequested(by: string): CodefleetError {
-  return new CodefleetError('cancelled', `cancel requested by @${by}`, { verdict: 'permanent', details: { cancelRequestedBy: by } });
+  return new CodefleetError('cancelled', `cancel requested by @${by}`, {
+    verdict: 'permanent',
+    details: { cancelRequestedBy: by },
+  });
 }
 
 /** Who asked to cancel, when `err` is a {@link cancelRequested} error. */

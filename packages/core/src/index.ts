@@ -33,8 +33,19 @@ export {
   routeNames,
 } from './job.js';
 export {
-  canonicalJson, fleetKey, fleetKeyId, minFleetKeyChars, signJob, unsignedJob, unsignedReason, verifyJob,
-  type FleetKey, type FleetKeyring, type JobSignature, type JobVerification, type UnsignedWhy,
+  canonicalJson,
+  fleetKey,
+  fleetKeyId,
+  minFleetKeyChars,
+  signJob,
+  unsignedJob,
+  unsignedReason,
+  verifyJob,
+  type FleetKey,
+  type FleetKeyring,
+  type JobSignature,
+  type JobVerification,
+  type UnsignedWhy,
 } from './job-signature.js';
 export { readBounded } from './bounded-read.js';
 export type { JsonSyntaxProblem } from './json-position.js';
@@ -119,19 +130,56 @@ export type { TaskNoteOptions } from './task-note.js';
 export { defaultTaskNoteMaxChars, renderTaskNote } from './task-note.js';
 export { tierLabel, tierSection, tierSummary } from './tier-note.js';
 export {
-  boundTail, defaultSummaryChars, defaultTailBytes, graphemePrefix, previewValue, redactUrlCredentials, splitTailMarker, summarizeReason, truncateHead,
-  utf8ByteLength, type BoundTailOptions,
+  boundTail,
+  defaultSummaryChars,
+  defaultTailBytes,
+  graphemePrefix,
+  previewValue,
+  redactUrlCredentials,
+  splitTailMarker,
+  summarizeReason,
+  truncateHead,
+  utf8ByteLength,
+  type BoundTailOptions,
 } from './text.js';
 export {
-  changedFilesOf, checkStatus, countChecks, failsOnBase, describeCheck, formatCheckCounts, latestChecks, preexistingWords, skipReason, baseWords, unverifiableWords,
-  type CheckCounts, type CheckStatus,
+  changedFilesOf,
+  checkStatus,
+  countChecks,
+  failsOnBase,
+  describeCheck,
+  formatCheckCounts,
+  latestChecks,
+  preexistingWords,
+  skipReason,
+  baseWords,
+  unverifiableWords,
+  type CheckCounts,
+  type CheckStatus,
 } from './run-facts.js';
 export { escapeInline, fence, formatDuration } from './markdown.js';
 export { formatUsd, runCostUsd } from './run-cost.js';
 export {
-  cleanMemoryText, defaultMemoryChars, isMemoryFile, memoryDir, minMemoryChars, outlineOf, summarizeMemory,
-  type MemoryFile, type MemorySummary,
+  cleanMemoryText,
+  defaultMemoryChars,
+  isMemoryFile,
+  memoryDir,
+  minMemoryChars,
+  outlineOf,
+  summarizeMemory,
+  type MemoryFile,
+  type MemorySummary,
 } from './memory-bank.js';
 export {
-  needsPullRequestState, statusLabel, taskFactsOf, taskStatus, taskStatuses, taskStatusesOf, type PullRequestFact, type PullRequestStatesReader, type TaskFacts, type TaskStatus, type TaskStatusView,
+  needsPullRequestState,
+  statusLabel,
+  taskFactsOf,
+  taskStatus,
+  taskStatuses,
+  taskStatusesOf,
+  type PullRequestFact,
+  type PullRequestStatesReader,
+  type TaskFacts,
+  type TaskStatus,
+  type TaskStatusView,
 } from './task-status.js';

@@ -23,9 +23,13 @@ export function describeIssue(issue: z.core.$ZodRawIssue): string {
       return `expected ${expectedName(issue.expected)}`;
     case 'too_small': {
       const { origin, minimum } = issue;
-      if (origin === 'string') return minimum === 1 ? 'expected non-empty string' : `expected at least ${plural(minimum, 'character', 'characters')}`;
+      if (origin === 'string')
+        return minimum === 1
+          ? 'expected non-empty string'
+          : `expected at least ${plural(minimum, 'character', 'characters')}`;
       if (origin === 'array' || origin === 'set') return `expected at least ${plural(minimum, 'item', 'items')}`;
-      if (minimum === 0 && issue.inclusive === false) return `expected positive ${origin === 'int' ? 'integer' : 'number'}`;
+      if (minimum === 0 && issue.inclusive === false)
+        return `expected positive ${origin === 'int' ? 'integer' : 'number'}`;
       return `expected number ${issue.inclusive === false ? '>' : '>='} ${minimum}`;
     }
     case 'too_big': {

@@ -80,7 +80,8 @@ export function fleetKey(text: string): FleetKey {
  */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? 'null' : canonicalJson(item))).join(',')}]`;
+  if (Array.isArray(value))
+    return `[${value.map((item) => (item === undefined ? 'null' : canonicalJson(item))).join(',')}]`;
   const entries = Object.keys(value)
     .sort()
     .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
@@ -115,12 +116,20 @@ export function verifyJob(job: Job, keyring: FleetKeyring, context: { queue: str
   if (signature === undefined) return { ok: false, why: 'missing', detail: 'the job carries no signature' };
   const key = [keyring.current, keyring.previous].find((k) => k !== undefined && k.id === signature.kid);
   if (key === undefined) {
-    return { ok: false, why: 'unknown_key', detail: `signed with key ${JSON.stringify(signature.kid.slice(0, 16))}, which this host does not hold` };
+    return {
+      ok: false,
+      why: 'unknown_key',
+      detail: `signed with key ${JSON.stringify(signature.kid.slice(0, 16))}, which this host does not hold`,
+    };
   }
   const expected = Buffer.from(key.mac(signedMessage(job, context.queue, key.id, signature.ts)), 'hex');
   const given = Buffer.from(signature.sig, 'hex');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-    return { ok: false, why: 'bad_signature', detail: `the signature by key ${key.id} does not match the job (altered, or signed for another queue)` };
+    return {
+      ok: false,
+      why: 'bad_signature',
+      detail: `the signature by key ${key.id} does not match the job (altered, or signed for another queue)`,
+    };
   }
   return { ok: true, kid: key.id };
 }

@@ -32,7 +32,9 @@ const sourceSchema = z
       channel: chatId,
       thread_id: chatId,
       message_id: chatId.optional(),
-      status_message_id: chatId.optional().describe("The status message the producer posted for this job, edited in place as it runs."),
+      status_message_id: chatId
+        .optional()
+        .describe('The status message the producer posted for this job, edited in place as it runs.'),
     }),
     z.object({ kind: z.literal('cli') }),
     z.object({
@@ -42,7 +44,9 @@ const sourceSchema = z
         .url({ protocol: /^https?$/ })
         .max(2048)
         .optional()
-        .describe('Completion webhook: signed POSTs of the job\'s reports (the HTTP API checks it against http_api.callback_hosts).'),
+        .describe(
+          "Completion webhook: signed POSTs of the job's reports (the HTTP API checks it against http_api.callback_hosts).",
+        ),
     }),
   ])
   .describe('Where the task came from; results are reported back there.');
@@ -63,7 +67,11 @@ const dodCommandSchema = z
     ctx.addIssue({ code: 'custom', message: split.problem });
     return z.NEVER;
   })
-  .pipe(z.array(z.string().min(1, { error: 'expected non-empty argument' })).min(1, { error: 'expected a non-empty command' }));
+  .pipe(
+    z
+      .array(z.string().min(1, { error: 'expected non-empty argument' }))
+      .min(1, { error: 'expected a non-empty command' }),
+  );
 
 /** The routes of a chat or CLI message; mirrors `ROUTES` in @codefleet/config. */
 export const routeNames = ['CODE', 'CODE1', 'CODE2', 'CODE3', 'PLAN', 'ANALYZE', 'RESEARCH', 'OPS', 'CHAT'] as const;
@@ -125,14 +133,17 @@ export const jobSchema = z.object({
   mode: z
     .enum(['change', 'answer'])
     .default('change')
-    .describe('change: make the change and open a pull request; answer: read-only, the agent\'s answer is reported back (no branch, no PR).'),
-  route: routeSchema.optional().describe('The router\'s decision for a chat or CLI message.'),
+    .describe(
+      "change: make the change and open a pull request; answer: read-only, the agent's answer is reported back (no branch, no PR).",
+    ),
+  route: routeSchema.optional().describe("The router's decision for a chat or CLI message."),
   branch: z
     .string()
     .superRefine((name, ctx) => {
       const problem = branchNameProblem(name);
       if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
-      else if (!name.startsWith('ai/')) ctx.addIssue({ code: 'custom', message: 'expected a codefleet branch (ai/...)' });
+      else if (!name.startsWith('ai/'))
+        ctx.addIssue({ code: 'custom', message: 'expected a codefleet branch (ai/...)' });
     })
     .optional()
     .describe('Continue this codefleet branch (a follow-up in a chat thread); default: derived from the source.'),
@@ -200,9 +211,13 @@ export function parseJobJson(text: string): Job {
       problem === undefined
         ? truncateHead(cause instanceof Error ? cause.message : 'unknown error', 200)
         : `${problem.reason} at position ${problem.position} (line ${problem.line}, column ${problem.column})`;
-    throw new InvalidJobError(`invalid job: not valid JSON: ${where}`, [{ path: '(root)', message: `not valid JSON: ${where}` }], {
-      cause,
-    });
+    throw new InvalidJobError(
+      `invalid job: not valid JSON: ${where}`,
+      [{ path: '(root)', message: `not valid JSON: ${where}` }],
+      {
+        cause,
+      },
+    );
   }
   return parseJob(raw);
 }
@@ -235,7 +250,8 @@ export function ciFollowUpRequestId(repo: string, pull: number): string {
 
 /** The pull request a CI follow-up job continues, when `job` is one ({@link ciFollowUpRequestId}). */
 export function followedPullRequest(job: Pick<Job, 'repo' | 'source'>): number | undefined {
-  if (job.source.kind !== 'api' || job.source.request_id === undefined || job.source.callback_url !== undefined) return undefined;
+  if (job.source.kind !== 'api' || job.source.request_id === undefined || job.source.callback_url !== undefined)
+    return undefined;
   const prefix = `ci:${job.repo}#`;
   if (!job.source.request_id.startsWith(prefix)) return undefined;
   const pull = Number(job.source.request_id.slice(prefix.length));

@@ -93,7 +93,9 @@ export function summarizeMemory(files: readonly MemoryFile[], maxChars: number =
   const result: MemorySummary = { text: '', whole: [], outlined: [], omitted: [] };
   if (files.length === 0 || maxChars <= 0) return { ...result, omitted: files.map((f) => f.path) };
   maxChars = Math.max(maxChars, minMemoryChars);
-  const ordered = [...files].sort((a, b) => (b.changedMs ?? 0) - (a.changedMs ?? 0) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const ordered = [...files].sort(
+    (a, b) => (b.changedMs ?? 0) - (a.changedMs ?? 0) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0),
+  );
   const blocks: string[] = [];
   // Room kept for the closing line that names what was shortened or left out.
   const reserve = 200;
@@ -121,10 +123,14 @@ export function summarizeMemory(files: readonly MemoryFile[], maxChars: number =
   const notes: string[] = [];
   if (result.outlined.length > 0) notes.push(`outlined only (headings and first lines): ${result.outlined.length}`);
   if (result.omitted.length > 0) {
-    const names = result.omitted.slice(0, 5).map((p) => p.slice(memoryDir.length + 1)).join(', ');
+    const names = result.omitted
+      .slice(0, 5)
+      .map((p) => p.slice(memoryDir.length + 1))
+      .join(', ');
     notes.push(`left out for length: ${result.omitted.length} (${names}${result.omitted.length > 5 ? ', ...' : ''})`);
   }
-  const closing = notes.length > 0 ? [`(Memory bank bounded to ${maxChars} characters; ${notes.join('; ')}.)`.slice(0, reserve)] : [];
+  const closing =
+    notes.length > 0 ? [`(Memory bank bounded to ${maxChars} characters; ${notes.join('; ')}.)`.slice(0, reserve)] : [];
   result.text = [...header, ...blocks, ...closing].join('\n').trimEnd();
   return result;
 }

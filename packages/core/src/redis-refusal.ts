@@ -10,7 +10,8 @@ import { redactUrlCredentials } from './text.js';
 const refusals = {
   NOAUTH: 'wants a password and the URL has none: put the user and password in',
   WRONGPASS: 'refused the user or password: check the user and password in',
-  NOPERM: 'refused a command to this user: give the ACL user the commands and keys codefleet needs (see the README), or fix the user in',
+  NOPERM:
+    'refused a command to this user: give the ACL user the commands and keys codefleet needs (see the README), or fix the user in',
 } as const;
 
 /** The Redis reply code of an error from ioredis, when it is one of the refusals above. */
@@ -26,12 +27,17 @@ export function redisRefusalCode(error: unknown): keyof typeof refusals | undefi
  * setting to fix; `undefined` for any other error. `where` is `host:port`, never the URL.
  */
 export function redisRefusalError(
-  error: unknown, options: { code: 'queue_unavailable' | 'store_unavailable'; where: string; setting: string },
+  error: unknown,
+  options: { code: 'queue_unavailable' | 'store_unavailable'; where: string; setting: string },
 ): CodefleetError | undefined {
   const refusal = redisRefusalCode(error);
   if (refusal === undefined) return undefined;
   // No cause: ioredis keeps the AUTH command, password included, on the error.
-  return new CodefleetError(options.code, `Redis at ${options.where} ${refusals[refusal]} ${options.setting} (${refusal})`, { verdict: 'permanent' });
+  return new CodefleetError(
+    options.code,
+    `Redis at ${options.where} ${refusals[refusal]} ${options.setting} (${refusal})`,
+    { verdict: 'permanent' },
+  );
 }
 
 /** `host:port` of a Redis URL for messages: never its credentials. */

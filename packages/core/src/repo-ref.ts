@@ -3,9 +3,7 @@ import { previewValue } from './text.js';
 
 /** Where a job's repository lives, as the forge and workspace layers need to know it. */
 export type RepoRef =
-  | { kind: 'github'; owner: string; name: string }
-  | { kind: 'path'; path: string }
-  | { kind: 'url'; url: string };
+  { kind: 'github'; owner: string; name: string } | { kind: 'path'; path: string } | { kind: 'url'; url: string };
 
 /** Longest accepted `repo` string; keeps derived idempotency keys under their limit. */
 export const maxRepoLength = 400;
@@ -54,7 +52,8 @@ function checkUrl(repo: string): RepoRef | string {
   } catch {
     return 'expected a valid git URL';
   }
-  if (!urlSchemes.has(url.protocol)) return `expected a git URL scheme (https, http, ssh, git, file), got ${url.protocol}`;
+  if (!urlSchemes.has(url.protocol))
+    return `expected a git URL scheme (https, http, ssh, git, file), got ${url.protocol}`;
   // ssh carries a login name (git@) that is not a secret; anything else in the user-info
   // part of a URL is a token that would end up in logs and in `.git/config`.
   const loginOnly = url.protocol === 'ssh:' && url.password === '';
@@ -84,7 +83,8 @@ export function branchNameProblem(name: string): string | undefined {
   if (name.startsWith('-')) return 'expected no leading "-"';
   if (name.includes('..')) return 'expected no ".."';
   if (name.includes('@{') || name === '@') return 'expected no "@{" and not "@"';
-  if (name.startsWith('/') || name.endsWith('/') || name.includes('//')) return 'expected no leading, trailing or double "/"';
+  if (name.startsWith('/') || name.endsWith('/') || name.includes('//'))
+    return 'expected no leading, trailing or double "/"';
   if (name.endsWith('.')) return 'expected no trailing "."';
   for (const part of name.split('/')) {
     if (part.startsWith('.')) return 'expected no path component starting with "."';

@@ -38,7 +38,8 @@ export const defaultOuterPolicy: Readonly<OuterPolicy> = Object.freeze({
 export type OuterDecision = { action: 'retry'; delayMs: number } | { action: 'give_up'; reason: string };
 
 function requireCount(name: string, value: number, min: number): void {
-  if (!Number.isInteger(value) || value < min) throw new RangeError(`${name} must be an integer >= ${min}, got ${value}`);
+  if (!Number.isInteger(value) || value < min)
+    throw new RangeError(`${name} must be an integer >= ${min}, got ${value}`);
 }
 
 function requireDuration(name: string, value: number): void {
@@ -112,7 +113,8 @@ export function decideOuter(
     };
   }
   const backoff = backoffDelayMs(policy.backoff, retriesMade + 1, random);
-  const asked = error.retryAfterMs !== undefined && Number.isFinite(error.retryAfterMs) ? Math.max(0, error.retryAfterMs) : 0;
+  const asked =
+    error.retryAfterMs !== undefined && Number.isFinite(error.retryAfterMs) ? Math.max(0, error.retryAfterMs) : 0;
   return { action: 'retry', delayMs: Math.max(backoff, asked) };
 }
 
@@ -133,7 +135,10 @@ export function worstCaseWallTimeMs(input: { agentTimeoutMs: number; policy: Out
     const delay = maxBackoffDelayMs(policy.backoff, n);
     // Once the cap is reached every later retry waits the same; skip the long loop.
     const constant =
-      policy.backoff.strategy === 'fixed' || delay >= policy.backoff.maxMs || policy.backoff.baseMs === 0 || n > maxExponent;
+      policy.backoff.strategy === 'fixed' ||
+      delay >= policy.backoff.maxMs ||
+      policy.backoff.baseMs === 0 ||
+      n > maxExponent;
     if (constant) {
       total += delay * (policy.maxRetries - n + 1);
       break;

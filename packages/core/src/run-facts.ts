@@ -20,7 +20,8 @@ export type CheckStatus =
 export const preexistingWords = 'failing on the base commit too (pre-existing, not caused by this change)';
 
 /** The words for a step that could not run on the worker, at the base or on the change. */
-export const unverifiableWords = 'could not run on this worker (it fails the same way on the base commit): it did not check this change';
+export const unverifiableWords =
+  'could not run on this worker (it fails the same way on the base commit): it did not check this change';
 
 /** The words for a `preexisting` entry: {@link unverifiableWords} when it could not run at all. */
 export function baseWords(v: Pick<Verification, 'unverifiable'>): string {

@@ -65,7 +65,12 @@ export function currentAttempt(run: RunRecord): number {
 export function advance(run: RunRecord, to: Stage, options: At & { note?: string }): RunRecord {
   const stage = transition(run.stage, to);
   const updatedAt = stamp(run, options.now);
-  const entry = { stage, at: updatedAt, attempt: currentAttempt(run), ...(options.note === undefined ? {} : { note: options.note }) };
+  const entry = {
+    stage,
+    at: updatedAt,
+    attempt: currentAttempt(run),
+    ...(options.note === undefined ? {} : { note: options.note }),
+  };
   return { ...run, stage, stages: [...run.stages, entry], updated_at: updatedAt };
 }
 
@@ -79,7 +84,9 @@ function closeOpen(attempt: Attempt, at: string, outcome: AttemptOutcome, error?
  */
 export function startAttempt(run: RunRecord, options: At & { workerId: string }): RunRecord {
   const at = stamp(run, options.now);
-  const attempts = run.attempts.map((attempt) => (attempt.ended_at === undefined ? closeOpen(attempt, at, 'abandoned') : attempt));
+  const attempts = run.attempts.map((attempt) =>
+    attempt.ended_at === undefined ? closeOpen(attempt, at, 'abandoned') : attempt,
+  );
   attempts.push({ n: attempts.length + 1, worker_id: options.workerId, started_at: at });
   return { ...run, attempts, updated_at: at };
 }
@@ -94,7 +101,12 @@ export function endAttempt(
     throw new CodefleetError('invalid_transition', `run ${run.run_id} has no open attempt to end`);
   }
   const at = stamp(run, options.now);
-  const closed = closeOpen(last, at, options.outcome, options.error === undefined ? undefined : toRunError(options.error));
+  const closed = closeOpen(
+    last,
+    at,
+    options.outcome,
+    options.error === undefined ? undefined : toRunError(options.error),
+  );
   return { ...run, attempts: [...run.attempts.slice(0, -1), closed], updated_at: at };
 }
 
@@ -182,7 +194,11 @@ export function finish(
   let next = advance(run, terminalFor(run, outcome), options);
   const last = next.attempts[next.attempts.length - 1];
   if (last !== undefined && last.ended_at === undefined) {
-    next = endAttempt(next, { now: options.now, outcome: attemptOutcomeFor(outcome), ...(error === undefined ? {} : { error }) });
+    next = endAttempt(next, {
+      now: options.now,
+      outcome: attemptOutcomeFor(outcome),
+      ...(error === undefined ? {} : { error }),
+    });
   }
   return {
     ...next,
@@ -205,12 +221,23 @@ export function setDodResult(run: RunRecord, dodResult: DodResult, options: At):
 /** Adds what the sandbox stopped in one run (refusals, a limit hit) to the run's findings. */
 export function addSandboxFindings(
   run: RunRecord,
-  found: { refused?: readonly { destination: string; reason: string }[]; refusedTotal?: number; limit?: { limit: string; max: number; seen: number }; command: readonly string[] },
+  found: {
+    refused?: readonly { destination: string; reason: string }[];
+    refusedTotal?: number;
+    limit?: { limit: string; max: number; seen: number };
+    command: readonly string[];
+  },
   options: At,
 ): RunRecord {
   const before = run.sandbox ?? { network_refused: [], network_refused_total: 0, resource_limits: [] };
-  const refused = (found.refused ?? []).map((each) => ({ destination: each.destination.slice(0, 300), reason: each.reason.slice(0, 300) }));
-  const limits = found.limit === undefined ? [] : [{ ...found.limit, limit: found.limit.limit.slice(0, 40), command: found.command.join(' ').slice(0, 200) }];
+  const refused = (found.refused ?? []).map((each) => ({
+    destination: each.destination.slice(0, 300),
+    reason: each.reason.slice(0, 300),
+  }));
+  const limits =
+    found.limit === undefined
+      ? []
+      : [{ ...found.limit, limit: found.limit.limit.slice(0, 40), command: found.command.join(' ').slice(0, 200) }];
   return {
     ...run,
     sandbox: {
@@ -238,10 +265,17 @@ export function tierCost(run: RunRecord, tier: number): number | undefined {
  * resuming it) is reopened in place rather than added again: one entry per tier, whose
  * cost counts its runs across deliveries as its budget does.
  */
-export function startTier(run: RunRecord, tier: Pick<TierRecord, 'tier' | 'profile' | 'agent' | 'model'>, options: At): RunRecord {
+export function startTier(
+  run: RunRecord,
+  tier: Pick<TierRecord, 'tier' | 'profile' | 'agent' | 'model'>,
+  options: At,
+): RunRecord {
   const at = stamp(run, options.now);
   const entry: TierRecord = {
-    tier: tier.tier, profile: tier.profile, agent: tier.agent, ...(tier.model === undefined ? {} : { model: tier.model }),
+    tier: tier.tier,
+    profile: tier.profile,
+    agent: tier.agent,
+    ...(tier.model === undefined ? {} : { model: tier.model }),
     started_at: run.tiers?.find((t) => t.tier === tier.tier)?.started_at ?? at,
   };
   const others = (run.tiers ?? []).filter((t) => t.tier !== tier.tier);
@@ -260,12 +294,15 @@ export function endTier(
   options: At & { outcome: NonNullable<TierRecord['outcome']>; detail?: string },
 ): RunRecord {
   const open = run.tiers?.find((t) => t.tier === tier);
-  if (open === undefined) throw new CodefleetError('invalid_transition', `run ${run.run_id} has no tier ${tier} to end`);
+  if (open === undefined)
+    throw new CodefleetError('invalid_transition', `run ${run.run_id} has no tier ${tier} to end`);
   const at = stamp(run, options.now);
   const cost = tierCost(run, tier);
   const { detail: _previous, cost_usd: _cost, ...kept } = open;
   const closed: TierRecord = {
-    ...kept, ended_at: at, outcome: options.outcome,
+    ...kept,
+    ended_at: at,
+    outcome: options.outcome,
     ...(cost === undefined ? {} : { cost_usd: cost }),
     ...(options.detail === undefined ? {} : { detail: options.detail.slice(0, 2000) }),
   };

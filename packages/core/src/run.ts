@@ -52,7 +52,11 @@ export const modelCallSchema = z.object({
   completion_tokens: count,
   latency_ms: z.number().nonnegative(),
   cost_usd: z.number().nonnegative().optional(),
-  outcome: z.string().min(1).max(64).describe('ok, or why the call failed (unreachable, unauthorized, server, unusable, budget, …).'),
+  outcome: z
+    .string()
+    .min(1)
+    .max(64)
+    .describe('ok, or why the call failed (unreachable, unauthorized, server, unusable, budget, …).'),
 });
 /** One model call. */
 export type ModelCallRecord = z.output<typeof modelCallSchema>;
@@ -67,7 +71,11 @@ export const tierSchema = z.object({
   ended_at: isoTime.optional(),
   outcome: z.enum(['succeeded', 'failed', 'budget_exceeded', 'error']).optional(),
   cost_usd: z.number().nonnegative().optional(),
-  detail: z.string().max(2000).optional().describe('Why the tier ended without success (its last feedback, shortened).'),
+  detail: z
+    .string()
+    .max(2000)
+    .optional()
+    .describe('Why the tier ended without success (its last feedback, shortened).'),
 });
 /** One tier of an escalation chain. */
 export type TierRecord = z.output<typeof tierSchema>;
@@ -90,8 +98,16 @@ export const agentRunSchema = z.object({
     .optional()
     .describe('Model tokens the run spent, for agents that call a model (token budget).'),
   model: z.string().max(200).optional().describe('The model the run used, as the agent reported it.'),
-  cost_usd: z.number().nonnegative().optional().describe("What the run cost in US dollars: the CLI's reported cost, else tokens × costs.prices."),
-  model_calls: z.array(modelCallSchema).max(500).optional().describe("Each model call (built-in agent), or a CLI's totals per model."),
+  cost_usd: z
+    .number()
+    .nonnegative()
+    .optional()
+    .describe("What the run cost in US dollars: the CLI's reported cost, else tokens × costs.prices."),
+  model_calls: z
+    .array(modelCallSchema)
+    .max(500)
+    .optional()
+    .describe("Each model call (built-in agent), or a CLI's totals per model."),
   tier: count.optional().describe('Escalation tier the run belongs to (agents.escalation index, from 0).'),
 });
 /** One run of a coding agent. */
@@ -164,7 +180,16 @@ export const sandboxFindingsSchema = z.object({
   network_refused: z.array(z.object({ destination: z.string().max(300), reason: z.string().max(300) })).max(50),
   /** Every refusal, the ones past the first 50 included. */
   network_refused_total: count,
-  resource_limits: z.array(z.object({ limit: z.string().max(40), max: z.number().nonnegative(), seen: z.number().nonnegative(), command: z.string().max(200) })).max(20),
+  resource_limits: z
+    .array(
+      z.object({
+        limit: z.string().max(40),
+        max: z.number().nonnegative(),
+        seen: z.number().nonnegative(),
+        command: z.string().max(200),
+      }),
+    )
+    .max(20),
 });
 /** What the sandbox stopped during a run. */
 export type SandboxFindings = z.output<typeof sandboxFindingsSchema>;
@@ -192,10 +217,20 @@ export const runRecordSchema = z.object({
   chain: z
     .strictObject({ name: z.string().min(1).max(64), tiers: z.array(z.string().min(1).max(64)).min(1).max(8) })
     .optional()
-    .describe('The escalation chain the job runs (`escalation` for agents.escalation, else an agents.chains name) and its tiers.'),
-  memory_updates: z.array(z.string().max(200)).max(100).optional().describe('Memory bank files (.codefleet/memory/*.md) the change adds or edits: proposed in the PR, never silently.'),
+    .describe(
+      'The escalation chain the job runs (`escalation` for agents.escalation, else an agents.chains name) and its tiers.',
+    ),
+  memory_updates: z
+    .array(z.string().max(200))
+    .max(100)
+    .optional()
+    .describe(
+      'Memory bank files (.codefleet/memory/*.md) the change adds or edits: proposed in the PR, never silently.',
+    ),
   tiers: z.array(tierSchema).optional().describe('The escalation tiers the job ran, in order (agents.escalation).'),
-  sandbox: sandboxFindingsSchema.optional().describe("Destinations the sandbox's network policy refused and limits a run went past."),
+  sandbox: sandboxFindingsSchema
+    .optional()
+    .describe("Destinations the sandbox's network policy refused and limits a run went past."),
   created_at: isoTime,
   updated_at: isoTime,
 });

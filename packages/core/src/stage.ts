@@ -26,14 +26,16 @@ export const stageDocs: Readonly<Record<Stage, string>> = {
   queued: 'Accepted and waiting in the queue for a worker.',
   preparing: 'A worker claimed it and is cloning the base branch into an isolated working copy on a new branch.',
   planning: 'Deriving acceptance criteria and the plan from the task text.',
-  implementing: 'Pass 1: the agent implements the change; build errors are fed back (inner retries). Entered again from testing when the next escalation tier takes over.',
+  implementing:
+    'Pass 1: the agent implements the change; build errors are fed back (inner retries). Entered again from testing when the next escalation tier takes over.',
   testing: 'Pass 2: the agent writes tests; build, format, lint and test failures are fed back (inner retries).',
   validating: 'Final verification and the definition of done, run by the worker itself.',
   publishing: 'Pushing the branch and ensuring the pull request and the report on the source.',
   done: 'Terminal: published (a ready PR, or a draft when the DoD failed).',
   failed: 'Terminal: gave up (permanent error or retries exhausted); reported on the source.',
   cancelled: 'Terminal: stopped on request before finishing.',
-  retry_wait: 'A transient error stopped the attempt; waiting for backoff before a fresh attempt starts over at preparing.',
+  retry_wait:
+    'A transient error stopped the attempt; waiting for backoff before a fresh attempt starts over at preparing.',
 };
 
 /** The stages of a successful attempt, in order. */
@@ -96,6 +98,7 @@ export function isTerminal(stage: Stage): boolean {
 
 /** Returns `to` when `from -> to` is allowed; throws `InvalidTransitionError` otherwise. */
 export function transition(from: Stage, to: Stage): Stage {
-  if (!isStage(from) || !isStage(to) || !table[from].includes(to)) throw new InvalidTransitionError(String(from), String(to));
+  if (!isStage(from) || !isStage(to) || !table[from].includes(to))
+    throw new InvalidTransitionError(String(from), String(to));
   return to;
 }

@@ -1,6 +1,15 @@
 import { escapeInline, fence, formatDuration, table } from './markdown.js';
 import type { AgentRun, RunRecord, Verification } from './run.js';
-import { baseWords, changedFilesOf, checkStatus, failsOnBase, countChecks, formatCheckCounts, latestChecks, skipReason } from './run-facts.js';
+import {
+  baseWords,
+  changedFilesOf,
+  checkStatus,
+  failsOnBase,
+  countChecks,
+  formatCheckCounts,
+  latestChecks,
+  skipReason,
+} from './run-facts.js';
 import { truncateHead, truncateTail } from './text.js';
 import { tierSection } from './tier-note.js';
 
@@ -62,8 +71,17 @@ function summary(run: RunRecord): string {
     ['Branch', cell(run.branch)],
     // The note is the pull request's own body: before the PR exists there is nothing to link,
     // and once it does, a link to itself says nothing.
-    ...(run.pull_request === undefined ? [] : [['Pull request', run.pull_request.draft ? 'this one (draft)' : 'this one'] as [string, string]]),
-    ...(run.verification.length === 0 ? [] : [['Checks', `${formatCheckCounts(countChecks(latestChecks(run)))} (latest run of each step)`] as [string, string]]),
+    ...(run.pull_request === undefined
+      ? []
+      : [['Pull request', run.pull_request.draft ? 'this one (draft)' : 'this one'] as [string, string]]),
+    ...(run.verification.length === 0
+      ? []
+      : [
+          ['Checks', `${formatCheckCounts(countChecks(latestChecks(run)))} (latest run of each step)`] as [
+            string,
+            string,
+          ],
+        ]),
     ['Job', `${cell(job.id)} (${job.type}, ${job.priority} priority)`],
     ['Requested by', `${cell(job.requested_by)} via ${from}`],
     ['Run', `${cell(run.run_id)}, created ${cell(run.created_at)}, updated ${cell(run.updated_at)}`],
@@ -99,8 +117,14 @@ function changedFiles(run: RunRecord): string | undefined {
 function memoryUpdates(run: RunRecord): string | undefined {
   const files = run.memory_updates ?? [];
   if (files.length === 0) return undefined;
-  const shown = files.slice(0, maxRows.files).map((f) => `- ${cell(f)}`).join('\n');
-  return section('Memory bank update proposed', `This change adds or edits the repository's memory bank (\`.codefleet/memory/\`), which is summarized into every later task's prompt. Review the diff of these files as such:\n\n${shown}`);
+  const shown = files
+    .slice(0, maxRows.files)
+    .map((f) => `- ${cell(f)}`)
+    .join('\n');
+  return section(
+    'Memory bank update proposed',
+    `This change adds or edits the repository's memory bank (\`.codefleet/memory/\`), which is summarized into every later task's prompt. Review the diff of these files as such:\n\n${shown}`,
+  );
 }
 
 function timeline(run: RunRecord): string {
@@ -137,7 +161,18 @@ function agentRuns(run: RunRecord): string | undefined {
   const counted = run.agent_runs.filter((r) => r.tokens !== undefined);
   const tokens = (r: AgentRun) => (r.tokens === undefined ? '–' : `${r.tokens.prompt} + ${r.tokens.completion}`);
   const body = table(
-    ['Pass', 'Attempt', 'Agent', 'Exit code', 'Signal', 'Timed out', 'Duration', 'Changed files', 'Outcome', ...(counted.length > 0 ? ['Tokens'] : [])],
+    [
+      'Pass',
+      'Attempt',
+      'Agent',
+      'Exit code',
+      'Signal',
+      'Timed out',
+      'Duration',
+      'Changed files',
+      'Outcome',
+      ...(counted.length > 0 ? ['Tokens'] : []),
+    ],
     rows.map((r) => [
       cell(r.pass),
       cell(`${r.attempt}.${r.inner_attempt}`),
@@ -152,7 +187,10 @@ function agentRuns(run: RunRecord): string | undefined {
     ]),
   );
   const total = counted.reduce((sum, r) => sum + (r.tokens?.prompt ?? 0) + (r.tokens?.completion ?? 0), 0);
-  const totalLine = counted.length > 0 ? `\n\nModel tokens in all: ${total} (prompt + completion, as the model server counted them).` : '';
+  const totalLine =
+    counted.length > 0
+      ? `\n\nModel tokens in all: ${total} (prompt + completion, as the model server counted them).`
+      : '';
   return section('Agent runs', body + omitted + totalLine);
 }
 
@@ -182,7 +220,7 @@ function verification(run: RunRecord): string | undefined {
         cell(`${v.attempt}.${v.inner_attempt}`),
         cell(v.step),
         cell(v.command.join(' ')),
-        skipped ? '–' : cell(v.timed_out ? 'timeout' : v.exit_code ?? v.signal),
+        skipped ? '–' : cell(v.timed_out ? 'timeout' : (v.exit_code ?? v.signal)),
         skipped ? '–' : cell(formatDuration(v.duration_ms)),
         result(v),
       ];
@@ -213,7 +251,9 @@ function isFailedAgentRun(r: AgentRun): boolean {
 // green PR should not wonder whether the log below is still true.
 function failureNote(run: RunRecord, v: Verification): string {
   if (failsOnBase(v)) return `: ${baseWords(v)}`;
-  const later = run.verification.slice(run.verification.indexOf(v) + 1).find((w) => w.step === v.step && checkStatus(w) === 'passed');
+  const later = run.verification
+    .slice(run.verification.indexOf(v) + 1)
+    .find((w) => w.step === v.step && checkStatus(w) === 'passed');
   return later === undefined ? '' : `, passed later in attempt ${later.attempt}.${later.inner_attempt}`;
 }
 
@@ -265,7 +305,17 @@ function join(parts: readonly (string | undefined)[]): string {
 export function renderTaskNote(run: RunRecord, opts: TaskNoteOptions = {}): string {
   const maxChars = opts.maxChars ?? defaultTaskNoteMaxChars;
   const head = [`# ${escapeInline(run.job.title, 400)}`, issueLine(run, opts), summary(run)];
-  const rest = [tierSection(run), description(run), criteria(run), changedFiles(run), memoryUpdates(run), timeline(run), attempts(run), agentRuns(run), verification(run)];
+  const rest = [
+    tierSection(run),
+    description(run),
+    criteria(run),
+    changedFiles(run),
+    memoryUpdates(run),
+    timeline(run),
+    attempts(run),
+    agentRuns(run),
+    verification(run),
+  ];
   const fixed = join([...head, ...rest]);
   const budget = maxChars - fixed.length - 2;
   const logs = budget > 0 ? excerpts(run, budget) : undefined;

@@ -70,7 +70,8 @@ export function needsPullRequestState(run: TaskFacts | undefined): boolean {
  */
 export function taskStatus(run: TaskFacts | undefined, pr?: PullRequestFact, unknownWhy?: string): TaskStatusView {
   if (run === undefined) return { status: 'open', certain: true, note: 'queued, not yet claimed' };
-  if (run.outcome === 'cancelled' || run.stage === 'cancelled') return { status: 'cancelled', certain: true, note: 'cancelled' };
+  if (run.outcome === 'cancelled' || run.stage === 'cancelled')
+    return { status: 'cancelled', certain: true, note: 'cancelled' };
   const number = run.pullRequest?.number;
   if (number !== undefined && run.outcome !== undefined) {
     if (pr === 'merged') return { status: 'done', certain: true, note: `PR #${number} merged` };
@@ -78,7 +79,8 @@ export function taskStatus(run: TaskFacts | undefined, pr?: PullRequestFact, unk
   }
   if (run.outcome === undefined) {
     if (run.stage === 'queued') return { status: 'open', certain: true, note: 'queued, not yet claimed' };
-    if (run.stage === 'retry_wait') return { status: 'in_progress', certain: true, note: 'waiting for its next attempt' };
+    if (run.stage === 'retry_wait')
+      return { status: 'in_progress', certain: true, note: 'waiting for its next attempt' };
     return { status: 'in_progress', certain: true, note: run.stage };
   }
   const unknown = unknownWhy ?? 'PR state not read';
@@ -90,7 +92,14 @@ export function taskStatus(run: TaskFacts | undefined, pr?: PullRequestFact, unk
         ? { status: 'open', certain: true, note: `PR #${number} awaiting review` }
         : { status: 'open', certain: false, note: `PR #${number}: ${unknown}` };
     case 'dod_failed':
-      return { status: 'dod_failed', certain: number === undefined || pr !== undefined, note: number === undefined ? 'definition of done failed' : `definition of done failed; draft PR #${number}${pr === undefined ? ` (${unknown})` : ''}` };
+      return {
+        status: 'dod_failed',
+        certain: number === undefined || pr !== undefined,
+        note:
+          number === undefined
+            ? 'definition of done failed'
+            : `definition of done failed; draft PR #${number}${pr === undefined ? ` (${unknown})` : ''}`,
+      };
     case 'no_changes':
       return { status: 'failed', certain: true, note: 'no changes' };
     default:
@@ -107,14 +116,19 @@ export function statusLabel(view: TaskStatusView): string {
  * Reads pull request states, keyed `repo#number` (`createPullRequestStates` of the forge
  * package); never rejects, answers `{ why }` for what it could not read.
  */
-export type PullRequestStatesReader = (keys: readonly { repo: string; number: number }[]) => Promise<ReadonlyMap<string, { state?: PullRequestFact | undefined; why?: string | undefined }>>;
+export type PullRequestStatesReader = (
+  keys: readonly { repo: string; number: number }[],
+) => Promise<ReadonlyMap<string, { state?: PullRequestFact | undefined; why?: string | undefined }>>;
 
 /**
  * The statuses of many runs (a runs list), in their order: the forge is asked once for every
  * finished run with a pull request (`read`; none given: those show `open?`, "forge not
  * asked"). Never rejects, whatever `read` does.
  */
-export async function taskStatusesOf(runs: readonly (TaskFacts & { repo: string })[], read?: PullRequestStatesReader): Promise<TaskStatusView[]> {
+export async function taskStatusesOf(
+  runs: readonly (TaskFacts & { repo: string })[],
+  read?: PullRequestStatesReader,
+): Promise<TaskStatusView[]> {
   const keys = runs.filter(needsPullRequestState).map((run) => ({ repo: run.repo, number: run.pullRequest!.number }));
   let answers: ReadonlyMap<string, { state?: PullRequestFact | undefined; why?: string | undefined }> = new Map();
   let failure = read === undefined ? 'forge not asked' : undefined;

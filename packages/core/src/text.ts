@@ -59,7 +59,8 @@ export function splitTailMarker(text: string): { dropped: number; kept: string }
  * is bounded again by its kept part, and N counts both cuts; so does `options.dropped`.
  */
 export function boundTail(text: string, maxBytes: number = defaultTailBytes, options: BoundTailOptions = {}): string {
-  if (!Number.isFinite(maxBytes) || maxBytes < 0) throw new RangeError(`maxBytes must be a non-negative number, got ${maxBytes}`);
+  if (!Number.isFinite(maxBytes) || maxBytes < 0)
+    throw new RangeError(`maxBytes must be a non-negative number, got ${maxBytes}`);
   const before = splitTailMarker(text);
   const earlier = before.dropped + Math.max(0, Math.floor(options.dropped ?? 0));
   const body = before.kept;
@@ -161,7 +162,8 @@ export function previewValue(value: unknown, maxChars: number = defaultPreviewCh
     else if (typeof value === 'symbol') rendered = value.toString();
     else if (typeof value === 'number' && !Number.isFinite(value)) rendered = String(value);
     // Redact before cutting: a cut could drop the `@` that marks the credentials.
-    else if (typeof value === 'string') rendered = JSON.stringify(truncateHead(redactUrlCredentials(value), maxChars + 1));
+    else if (typeof value === 'string')
+      rendered = JSON.stringify(truncateHead(redactUrlCredentials(value), maxChars + 1));
     else rendered = redactUrlCredentials(JSON.stringify(value) ?? String(value));
   } catch {
     rendered = '[unrenderable value]';
@@ -191,7 +193,10 @@ function dropTrailingLabel(line: string): { text: string; labelled: boolean } {
  * `maxChars` with `…`. Line breaks and runs of blanks become one space.
  */
 export function summarizeReason(reason: string, maxChars: number = defaultSummaryChars): string {
-  const lines = reason.split(/\r\n|[\n\r\u0085\u2028\u2029]/).map((l) => l.replace(/\s+/g, ' ').trim()).filter((l) => l !== '');
+  const lines = reason
+    .split(/\r\n|[\n\r\u0085\u2028\u2029]/)
+    .map((l) => l.replace(/\s+/g, ' ').trim())
+    .filter((l) => l !== '');
   const parts: string[] = [];
   for (const line of lines) {
     const { text, labelled } = dropTrailingLabel(line);

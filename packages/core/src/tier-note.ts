@@ -53,8 +53,12 @@ export function tierSection(run: Pick<RunRecord, 'tiers' | 'chain'>): string | u
   const summary = tierSummary(run);
   if (summary === undefined) return undefined;
   const rows = (run.tiers ?? []).map((t) => [
-    String(t.tier + 1), escapeInline(t.profile, 64), escapeInline(t.agent, 64), t.model === undefined ? '–' : escapeInline(t.model, 120),
-    t.outcome ?? 'running', t.cost_usd === undefined ? '–' : formatUsd(t.cost_usd),
+    String(t.tier + 1),
+    escapeInline(t.profile, 64),
+    escapeInline(t.agent, 64),
+    t.model === undefined ? '–' : escapeInline(t.model, 120),
+    t.outcome ?? 'running',
+    t.cost_usd === undefined ? '–' : formatUsd(t.cost_usd),
   ]);
   const chain = run.chain === undefined ? '' : ` (chain \`${escapeInline(run.chain.name, 64)}\`)`;
   return `## Escalation${chain}\n\n${summary}\n\n${table(['Tier', 'Profile', 'Agent', 'Model', 'Outcome', 'Cost'], rows)}`;

@@ -14,7 +14,11 @@ import {
 
 function httpError(status: number, headers: Record<string, string> = {}, message = `HTTP ${status}`): Error {
   // Shaped like Octokit's RequestError: status on the error, headers on the response.
-  return Object.assign(new Error(message), { name: 'HttpError', status, response: { status, headers, url: 'x', data: {} } });
+  return Object.assign(new Error(message), {
+    name: 'HttpError',
+    status,
+    response: { status, headers, url: 'x', data: {} },
+  });
 }
 
 function errno(code: string): Error {
@@ -60,7 +64,11 @@ describe('verdict table', () => {
 describe('CodefleetError', () => {
   it('carries code, verdict, details and cause', () => {
     const cause = new Error('root');
-    const err = new CodefleetError('git_failed', 'push failed', { details: { remote: 'origin' }, cause, retryAfterMs: 5 });
+    const err = new CodefleetError('git_failed', 'push failed', {
+      details: { remote: 'origin' },
+      cause,
+      retryAfterMs: 5,
+    });
     expect(err).toBeInstanceOf(Error);
     expect(err.name).toBe('CodefleetError');
     expect(err.verdict).toBe('transient');
@@ -82,7 +90,11 @@ describe('CodefleetError', () => {
     const invalid = new InvalidJobError('bad', [{ path: 'title', message: 'expected string' }]);
     expect([invalid.name, invalid.code, invalid.issues.length]).toEqual(['InvalidJobError', 'invalid_job', 1]);
     const transition = new InvalidTransitionError('done', 'queued');
-    expect([transition.from, transition.to, transition.message]).toEqual(['done', 'queued', 'invalid stage transition: done -> queued']);
+    expect([transition.from, transition.to, transition.message]).toEqual([
+      'done',
+      'queued',
+      'invalid stage transition: done -> queued',
+    ]);
     const limited = new RateLimitedError('slow down', 30_000);
     expect([limited.code, limited.verdict, limited.retryAfterMs]).toEqual(['rate_limited', 'transient', 30_000]);
     const lost = new LeaseLostError('job-1');
@@ -104,12 +116,21 @@ describe('classify', () => {
     expect(classify(badVerdict).verdict).toBe('agent_fixable');
   });
 
-  it.each(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EAI_AGAIN', 'ENOTFOUND', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT'])(
-    'maps %s to network',
-    (code) => {
-      expect(classify(errno(code))).toMatchObject({ code: 'network', verdict: 'transient' });
-    },
-  );
+  it.each([
+    'ECONNRESET',
+    'ECONNREFUSED',
+    'ETIMEDOUT',
+    'EAI_AGAIN',
+    'ENOTFOUND',
+    'EPIPE',
+    'EHOSTUNREACH',
+    'ENETUNREACH',
+    'ECONNABORTED',
+    'UND_ERR_SOCKET',
+    'UND_ERR_CONNECT_TIMEOUT',
+  ])('maps %s to network', (code) => {
+    expect(classify(errno(code))).toMatchObject({ code: 'network', verdict: 'transient' });
+  });
 
   it('finds a network error in the cause chain of fetch', () => {
     const fetchFailed = new TypeError('fetch failed', { cause: errno('ECONNREFUSED') });
@@ -129,7 +150,9 @@ describe('classify', () => {
     abort.name = 'AbortError';
     expect(classify(abort)).toMatchObject({ code: 'cancelled', verdict: 'permanent' });
     expect(classify({ code: 'ABORT_ERR', message: 'x' }).code).toBe('cancelled');
-    expect(classify(Object.assign(new Error('aborted'), { name: 'AbortError', code: 'UND_ERR_ABORTED' })).code).toBe('cancelled');
+    expect(classify(Object.assign(new Error('aborted'), { name: 'AbortError', code: 'UND_ERR_ABORTED' })).code).toBe(
+      'cancelled',
+    );
     expect(classify(new DOMException('timed out', 'TimeoutError')).code).toBe('network');
   });
 
@@ -146,7 +169,9 @@ describe('classify', () => {
     const err = httpError(429, { 'x-ratelimit-reset': '1700000060' });
     expect(classify(err, { now: 1_700_000_000_000 }).retryAfterMs).toBe(60_000);
     expect(classify(err).retryAfterMs).toBeUndefined();
-    expect(classify(httpError(429, { 'x-ratelimit-reset': '1600000000' }), { now: 1_700_000_000_000 }).retryAfterMs).toBe(0);
+    expect(
+      classify(httpError(429, { 'x-ratelimit-reset': '1600000000' }), { now: 1_700_000_000_000 }).retryAfterMs,
+    ).toBe(0);
   });
 
   it('reads an HTTP-date retry-after and fetch Headers', () => {
@@ -159,12 +184,16 @@ describe('classify', () => {
   });
 
   it('treats exhausted or secondary 403s as rate limits and other 403s as rejections', () => {
-    expect(classify(httpError(403, { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '100' }), { now: 90_000 })).toMatchObject({
+    expect(
+      classify(httpError(403, { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '100' }), { now: 90_000 }),
+    ).toMatchObject({
       code: 'rate_limited',
       retryAfterMs: 10_000,
     });
     expect(classify(httpError(403, {}, 'You have exceeded a secondary rate limit')).code).toBe('rate_limited');
-    expect(classify(httpError(403, { 'x-ratelimit-remaining': '12' }, 'Resource not accessible by integration'))).toMatchObject({
+    expect(
+      classify(httpError(403, { 'x-ratelimit-remaining': '12' }, 'Resource not accessible by integration')),
+    ).toMatchObject({
       code: 'forge_rejected',
       verdict: 'permanent',
     });
@@ -191,9 +220,13 @@ describe('classify', () => {
     }
     // node:sqlite reports every SQLite error as ERR_SQLITE_ERROR with the result code apart.
     for (const errcode of [5, 517, 6]) {
-      expect(classify(Object.assign(new Error('database is locked'), { code: 'ERR_SQLITE_ERROR', errcode }))).toMatchObject({ code: 'queue_unavailable' });
+      expect(
+        classify(Object.assign(new Error('database is locked'), { code: 'ERR_SQLITE_ERROR', errcode })),
+      ).toMatchObject({ code: 'queue_unavailable' });
     }
-    expect(classify(Object.assign(new Error('no such table'), { code: 'ERR_SQLITE_ERROR', errcode: 1 })).code).not.toBe('queue_unavailable');
+    expect(classify(Object.assign(new Error('no such table'), { code: 'ERR_SQLITE_ERROR', errcode: 1 })).code).not.toBe(
+      'queue_unavailable',
+    );
   });
 
   it('maps zod errors to invalid_job', () => {
@@ -229,7 +262,23 @@ describe('classify', () => {
         throw new Error('no');
       },
     };
-    const inputs: unknown[] = [null, undefined, 0, 42, NaN, true, Symbol('s'), 10n, () => 1, [], {}, throwingGetter, throwingProxy, badToString, Object.create(null)];
+    const inputs: unknown[] = [
+      null,
+      undefined,
+      0,
+      42,
+      NaN,
+      true,
+      Symbol('s'),
+      10n,
+      () => 1,
+      [],
+      {},
+      throwingGetter,
+      throwingProxy,
+      badToString,
+      Object.create(null),
+    ];
     for (const input of inputs) {
       const result = classify(input);
       expect(result.code).toBe('unknown');

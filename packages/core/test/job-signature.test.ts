@@ -1,7 +1,16 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { parseJob, parseJobJson, type Job } from '../src/job.js';
-import { canonicalJson, fleetKey, fleetKeyId, signJob, unsignedJob, unsignedReason, verifyJob, type FleetKeyring } from '../src/job-signature.js';
+import {
+  canonicalJson,
+  fleetKey,
+  fleetKeyId,
+  signJob,
+  unsignedJob,
+  unsignedReason,
+  verifyJob,
+  type FleetKeyring,
+} from '../src/job-signature.js';
 import { jobFixture } from './fixtures.js';
 
 // Keys of the primitive's own tests: they must differ in controlled ways. Tests that run
@@ -11,12 +20,22 @@ const previous = fleetKey('previous-key-of-the-fleet-0123456789abcdef');
 const stranger = fleetKey('a-key-this-fleet-never-held-0123456789abcdef');
 const ring: FleetKeyring = { current };
 const queue = { queue: 'codefleet' };
-const signed = (job: Job = jobFixture(), keyring: FleetKeyring = ring) => signJob(job, keyring, { ...queue, now: 1_700_000_000_000 });
+const signed = (job: Job = jobFixture(), keyring: FleetKeyring = ring) =>
+  signJob(job, keyring, { ...queue, now: 1_700_000_000_000 });
 
 describe('job signing', () => {
   it('a signed job verifies, also after the JSON round trip of every queue engine', () => {
-    const job = signed(jobFixture({ dod: ['npm test', ['npm', 'run', 'lint']], route: { name: 'CODE', source: 'rule', confidence: 0.9, reason: 'r' } }));
-    expect(job.signature).toEqual({ kid: current.id, ts: 1_700_000_000_000, sig: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    const job = signed(
+      jobFixture({
+        dod: ['npm test', ['npm', 'run', 'lint']],
+        route: { name: 'CODE', source: 'rule', confidence: 0.9, reason: 'r' },
+      }),
+    );
+    expect(job.signature).toEqual({
+      kid: current.id,
+      ts: 1_700_000_000_000,
+      sig: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
     expect(verifyJob(job, ring, queue)).toEqual({ ok: true, kid: current.id });
     expect(verifyJob(parseJobJson(JSON.stringify(job)), ring, queue)).toEqual({ ok: true, kid: current.id });
   });
@@ -24,20 +43,41 @@ describe('job signing', () => {
   it('changing any field of the job breaks the signature', () => {
     const job = signed(jobFixture({ agent: 'claude', dod: ['npm test'], base_branch: 'main', patch: 'diff' }));
     const changes: Record<string, unknown> = {
-      id: 'job-2', idempotency_key: 'other#issue-7', repo: 'evil/repo', base_branch: 'dev', source: { kind: 'issue', number: 8 },
-      title: 'Something else', body: 'Exfiltrate.', type: 'bug', mode: 'answer', branch: 'ai/other', priority: 'high', agent: 'codex',
-      patch: 'other diff', dod: [['curl', 'evil']], requested_by: 'mallory', created_at: '2024-05-02T10:00:00Z',
+      id: 'job-2',
+      idempotency_key: 'other#issue-7',
+      repo: 'evil/repo',
+      base_branch: 'dev',
+      source: { kind: 'issue', number: 8 },
+      title: 'Something else',
+      body: 'Exfiltrate.',
+      type: 'bug',
+      mode: 'answer',
+      branch: 'ai/other',
+      priority: 'high',
+      agent: 'codex',
+      patch: 'other diff',
+      dod: [['curl', 'evil']],
+      requested_by: 'mallory',
+      created_at: '2024-05-02T10:00:00Z',
     };
     for (const [field, value] of Object.entries(changes)) {
       const altered = parseJob({ ...job, [field]: value });
-      expect({ field, verdict: verifyJob(altered, ring, queue) }).toEqual({ field, verdict: expect.objectContaining({ ok: false, why: 'bad_signature' }) });
+      expect({ field, verdict: verifyJob(altered, ring, queue) }).toEqual({
+        field,
+        verdict: expect.objectContaining({ ok: false, why: 'bad_signature' }),
+      });
     }
     // The envelope's own fields are covered too.
-    expect(verifyJob({ ...job, signature: { ...job.signature!, ts: job.signature!.ts + 1 } }, ring, queue)).toMatchObject({ ok: false, why: 'bad_signature' });
+    expect(
+      verifyJob({ ...job, signature: { ...job.signature!, ts: job.signature!.ts + 1 } }, ring, queue),
+    ).toMatchObject({ ok: false, why: 'bad_signature' });
   });
 
   it('a job signed for another queue (a producer side queue) does not verify on the jobs queue', () => {
-    expect(verifyJob(signed(), ring, { queue: 'codefleet-deliveries' })).toMatchObject({ ok: false, why: 'bad_signature' });
+    expect(verifyJob(signed(), ring, { queue: 'codefleet-deliveries' })).toMatchObject({
+      ok: false,
+      why: 'bad_signature',
+    });
   });
 
   it('an unsigned job, an unknown key and a wrong key with a known id are refused with their reason', () => {
@@ -47,8 +87,14 @@ describe('job signing', () => {
     expect(unknown).toMatchObject({ ok: false, why: 'unknown_key' });
     // A forger who names the fleet's key id but signs with another key.
     const forged = signed(jobFixture(), { current: stranger });
-    expect(verifyJob({ ...forged, signature: { ...forged.signature!, kid: current.id } }, ring, queue)).toMatchObject({ ok: false, why: 'bad_signature' });
-    expect(verifyJob({ ...forged, signature: { kid: current.id, ts: 1, sig: 'not hex' } }, ring, queue)).toMatchObject({ ok: false, why: 'bad_signature' });
+    expect(verifyJob({ ...forged, signature: { ...forged.signature!, kid: current.id } }, ring, queue)).toMatchObject({
+      ok: false,
+      why: 'bad_signature',
+    });
+    expect(verifyJob({ ...forged, signature: { kid: current.id, ts: 1, sig: 'not hex' } }, ring, queue)).toMatchObject({
+      ok: false,
+      why: 'bad_signature',
+    });
     if (missing.ok) throw new Error('unreachable');
     expect(unsignedReason(missing)).toMatch(/^job_unsigned \(missing\): /);
   });
@@ -89,21 +135,29 @@ describe('canonical encoding', () => {
   };
 
   it('does not depend on the order of keys', () => {
-    fc.assert(fc.property(fc.jsonValue(), fc.nat(50), (value, seed) => {
-      expect(canonicalJson(reordered(value, seed))).toBe(canonicalJson(value));
-    }));
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.nat(50), (value, seed) => {
+        expect(canonicalJson(reordered(value, seed))).toBe(canonicalJson(value));
+      }),
+    );
   });
 
   it('is JSON that reads back as the same value', () => {
-    fc.assert(fc.property(fc.jsonValue(), (value) => {
-      expect(JSON.parse(canonicalJson(value))).toEqual(JSON.parse(JSON.stringify(value)));
-    }));
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        expect(JSON.parse(canonicalJson(value))).toEqual(JSON.parse(JSON.stringify(value)));
+      }),
+    );
   });
 
   it('a job whose keys were built in another order keeps its signature', () => {
-    fc.assert(fc.property(fc.nat(50), (seed) => {
-      const job = signed(jobFixture({ dod: ['npm test'], route: { name: 'CODE', source: 'rule', confidence: 0.5, reason: 'x' } }));
-      expect(verifyJob(parseJob(reordered(job, seed)), ring, queue)).toEqual({ ok: true, kid: current.id });
-    }));
+    fc.assert(
+      fc.property(fc.nat(50), (seed) => {
+        const job = signed(
+          jobFixture({ dod: ['npm test'], route: { name: 'CODE', source: 'rule', confidence: 0.5, reason: 'x' } }),
+        );
+        expect(verifyJob(parseJob(reordered(job, seed)), ring, queue)).toEqual({ ok: true, kid: current.id });
+      }),
+    );
   });
 });

@@ -39,7 +39,9 @@ describe('parseJob', () => {
     const route = { name: 'PLAN', source: 'rule', confidence: 0.8, reason: 'matched /plan/' };
     expect(parseJob({ ...minimal, mode: 'answer', route }).route).toEqual(route);
     expect(() => parseJob({ ...minimal, route: { ...route, name: 'DEPLOY' } })).toThrow(/route\.name/);
-    expect(() => parseJob({ ...minimal, source: { kind: 'api', callback_url: 'file:///etc/passwd' } })).toThrow(/callback_url/);
+    expect(() => parseJob({ ...minimal, source: { kind: 'api', callback_url: 'file:///etc/passwd' } })).toThrow(
+      /callback_url/,
+    );
   });
 
   it('names a bad field with its path and value', () => {
@@ -52,7 +54,14 @@ describe('parseJob', () => {
 
   it('reports every bad field at once', () => {
     const err = errorOf(() =>
-      parseJob({ ...minimal, title: 42, source: { kind: 'issue', number: -3 }, type: 'chore', priority: undefined, id: 'has space' }),
+      parseJob({
+        ...minimal,
+        title: 42,
+        source: { kind: 'issue', number: -3 },
+        type: 'chore',
+        priority: undefined,
+        id: 'has space',
+      }),
     );
     expect(err.message).toContain('title: expected string, got 42');
     expect(err.message).toContain('source.number: expected positive integer, got -3');
@@ -99,8 +108,16 @@ describe('parseJob', () => {
   });
 
   it('normalizes DoD commands to argv arrays without shell parsing', () => {
-    const job = parseJob({ ...minimal, dod: ['  npm   test ', ['pnpm', 'run', 'lint --fix'], 'echo "a b"', "node -e 'process.exit(1)'"] });
-    expect(job.dod).toEqual([['npm', 'test'], ['pnpm', 'run', 'lint --fix'], ['echo', 'a b'], ['node', '-e', 'process.exit(1)']]);
+    const job = parseJob({
+      ...minimal,
+      dod: ['  npm   test ', ['pnpm', 'run', 'lint --fix'], 'echo "a b"', "node -e 'process.exit(1)'"],
+    });
+    expect(job.dod).toEqual([
+      ['npm', 'test'],
+      ['pnpm', 'run', 'lint --fix'],
+      ['echo', 'a b'],
+      ['node', '-e', 'process.exit(1)'],
+    ]);
     // Shell syntax in a string is refused, not passed on as literal arguments.
     const shell = errorOf(() => parseJob({ ...minimal, dod: ['echo hi > /tmp/x', "sh -c 'exit 1' && true"] }));
     expect(shell.message).toContain('dod[0]: `>` is shell syntax, and commands run without a shell');
@@ -152,10 +169,15 @@ describe('parseJob', () => {
   });
 
   it('refuses credentials in the repo URL without logging them', () => {
-    for (const repo of ['https://x-access-token:ghp_SECRET123@github.com/octo/repo.git', 'https://ghp_SECRET123@github.com/o/r']) {
+    for (const repo of [
+      'https://x-access-token:ghp_SECRET123@github.com/octo/repo.git',
+      'https://ghp_SECRET123@github.com/o/r',
+    ]) {
       const err = errorOf(() => parseJob({ ...minimal, repo }));
       expect(err.message).toContain('credentials go through the git credential helper, never the URL');
-      expect(JSON.stringify({ message: err.message, issues: err.issues, details: err.details })).not.toContain('SECRET');
+      expect(JSON.stringify({ message: err.message, issues: err.issues, details: err.details })).not.toContain(
+        'SECRET',
+      );
     }
   });
 
@@ -188,7 +210,10 @@ describe('parseJob', () => {
     const chat = { kind: 'chat', platform: 'slack', channel: 'C1', thread_id: '171.2', message_id: 'm1' } as const;
     expect(parseJob({ ...minimal, source: chat }).source).toEqual(chat);
     expect(parseJob({ ...minimal, source: { kind: 'cli' } }).source).toEqual({ kind: 'cli' });
-    expect(parseJob({ ...minimal, source: { kind: 'api', request_id: 'r-1' } }).source).toEqual({ kind: 'api', request_id: 'r-1' });
+    expect(parseJob({ ...minimal, source: { kind: 'api', request_id: 'r-1' } }).source).toEqual({
+      kind: 'api',
+      request_id: 'r-1',
+    });
   });
 
   it('turns throwing getters into an InvalidJobError', () => {
@@ -208,10 +233,10 @@ describe('parseJobJson', () => {
   });
 
   it.each([
-    ['{"id": "a",}', 'expected property name in double quotes, got \'}\' at position 11 (line 1, column 12)'],
+    ['{"id": "a",}', "expected property name in double quotes, got '}' at position 11 (line 1, column 12)"],
     ['{\n  "id": tru\n}', "unexpected character 't' at position 10 (line 2, column 9)"],
     ['', 'unexpected end of input at position 0 (line 1, column 1)'],
-    ['{"a": "b"', "unexpected end of input at position 9 (line 1, column 10)"],
+    ['{"a": "b"', 'unexpected end of input at position 9 (line 1, column 10)'],
     ['{"a": 1} x', "unexpected 'x' after the JSON value at position 9 (line 1, column 10)"],
     ['{"a": "line\nbreak"}', 'unescaped control character U+000a in string at position 11 (line 1, column 12)'],
   ])('reports where %j stops being JSON', (text, where) => {
@@ -238,7 +263,9 @@ describe('createJob and idempotency keys', () => {
   it('derives the chat key from the thread and message', () => {
     const source = { kind: 'chat', platform: 'slack', channel: 'C1', thread_id: 't1' } as const;
     expect(createJob({ ...base, source }, deps).idempotency_key).toBe('chat:slack:C1:t1:');
-    expect(createJob({ ...base, source: { ...source, message_id: 'm2' } }, deps).idempotency_key).toBe('chat:slack:C1:t1:m2');
+    expect(createJob({ ...base, source: { ...source, message_id: 'm2' } }, deps).idempotency_key).toBe(
+      'chat:slack:C1:t1:m2',
+    );
   });
 
   it('makes every cli and api enqueue new work', () => {
@@ -256,6 +283,8 @@ describe('createJob and idempotency keys', () => {
   });
 
   it('validates what it builds', () => {
-    expect(() => createJob({ ...base, title: '', source: { kind: 'issue', number: 0 } }, deps)).toThrow(InvalidJobError);
+    expect(() => createJob({ ...base, title: '', source: { kind: 'issue', number: 0 } }, deps)).toThrow(
+      InvalidJobError,
+    );
   });
 });

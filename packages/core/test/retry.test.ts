@@ -43,8 +43,13 @@ describe('backoff', () => {
 
   it('keeps 0 as a real value', () => {
     expect(backoffDelayMs({ strategy: 'fixed', delayMs: 0 }, 1, never)).toBe(0);
-    expect(decideOuter({ maxRetries: 0, backoff: { strategy: 'fixed', delayMs: 0 } }, { attemptsMade: 1, error: transient }, never))
-      .toMatchObject({ action: 'give_up' });
+    expect(
+      decideOuter(
+        { maxRetries: 0, backoff: { strategy: 'fixed', delayMs: 0 } },
+        { attemptsMade: 1, error: transient },
+        never,
+      ),
+    ).toMatchObject({ action: 'give_up' });
   });
 
   it('draws full jitter within [0, cap]', () => {
@@ -55,11 +60,15 @@ describe('backoff', () => {
     expect(backoffDelayMs(jittered, 3, () => 7)).toBe(4000);
     expect(() => backoffDelayMs(jittered, 3, () => Number.NaN)).toThrow(RangeError);
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 2000 }), fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), (n, r) => {
-        const delay = backoffDelayMs(jittered, n, () => r);
-        expect(delay).toBeGreaterThanOrEqual(0);
-        expect(delay).toBeLessThanOrEqual(maxBackoffDelayMs(jittered, n));
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 2000 }),
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        (n, r) => {
+          const delay = backoffDelayMs(jittered, n, () => r);
+          expect(delay).toBeGreaterThanOrEqual(0);
+          expect(delay).toBeLessThanOrEqual(maxBackoffDelayMs(jittered, n));
+        },
+      ),
     );
   });
 
@@ -75,14 +84,18 @@ describe('decideOuter', () => {
   it('retries transient errors with the fixed default backoff', () => {
     expect(defaultOuterPolicy).toEqual({ maxRetries: 3, backoff: { strategy: 'fixed', delayMs: 10_000 } });
     for (const attemptsMade of [1, 2, 3]) {
-      expect(decideOuter(defaultOuterPolicy, { attemptsMade, error: transient }, never)).toEqual({ action: 'retry', delayMs: 10_000 });
+      expect(decideOuter(defaultOuterPolicy, { attemptsMade, error: transient }, never)).toEqual({
+        action: 'retry',
+        delayMs: 10_000,
+      });
     }
   });
 
   it('gives up after maxRetries retries', () => {
     const decision = decideOuter(defaultOuterPolicy, { attemptsMade: 4, error: transient }, never);
     expect(decision.action).toBe('give_up');
-    if (decision.action === 'give_up') expect(decision.reason).toContain('retries exhausted after 4 attempts (max_retries 3)');
+    if (decision.action === 'give_up')
+      expect(decision.reason).toContain('retries exhausted after 4 attempts (max_retries 3)');
   });
 
   it('never retries permanent or agent-fixable errors', () => {
@@ -94,14 +107,25 @@ describe('decideOuter', () => {
 
   it('waits at least as long as the other side asked', () => {
     const limited: Classified = { code: 'rate_limited', verdict: 'transient', message: '429', retryAfterMs: 60_000 };
-    expect(decideOuter(defaultOuterPolicy, { attemptsMade: 1, error: limited }, never)).toEqual({ action: 'retry', delayMs: 60_000 });
+    expect(decideOuter(defaultOuterPolicy, { attemptsMade: 1, error: limited }, never)).toEqual({
+      action: 'retry',
+      delayMs: 60_000,
+    });
     const short: Classified = { ...limited, retryAfterMs: 1 };
-    expect(decideOuter(defaultOuterPolicy, { attemptsMade: 1, error: short }, never)).toEqual({ action: 'retry', delayMs: 10_000 });
+    expect(decideOuter(defaultOuterPolicy, { attemptsMade: 1, error: short }, never)).toEqual({
+      action: 'retry',
+      delayMs: 10_000,
+    });
   });
 
   it('uses the retry number for exponential backoff', () => {
-    const policy: OuterPolicy = { maxRetries: 5, backoff: { strategy: 'exponential', baseMs: 100, maxMs: 1000, jitter: false } };
-    const delays = [1, 2, 3, 4, 5].map((attemptsMade) => decideOuter(policy, { attemptsMade, error: transient }, never));
+    const policy: OuterPolicy = {
+      maxRetries: 5,
+      backoff: { strategy: 'exponential', baseMs: 100, maxMs: 1000, jitter: false },
+    };
+    const delays = [1, 2, 3, 4, 5].map((attemptsMade) =>
+      decideOuter(policy, { attemptsMade, error: transient }, never),
+    );
     expect(delays.map((d) => (d.action === 'retry' ? d.delayMs : -1))).toEqual([100, 200, 400, 800, 1000]);
   });
 
@@ -116,10 +140,16 @@ describe('worstCaseWallTimeMs', () => {
   });
 
   it('sums capped exponential backoff, ignoring jitter', () => {
-    const policy: OuterPolicy = { maxRetries: 4, backoff: { strategy: 'exponential', baseMs: 1000, maxMs: 5000, jitter: true } };
+    const policy: OuterPolicy = {
+      maxRetries: 4,
+      backoff: { strategy: 'exponential', baseMs: 1000, maxMs: 5000, jitter: true },
+    };
     // 5 attempts x 100 + 1000 + 2000 + 4000 + 5000
     expect(worstCaseWallTimeMs({ agentTimeoutMs: 100, policy })).toBe(12_500);
-    const many: OuterPolicy = { maxRetries: 1_000_000, backoff: { strategy: 'exponential', baseMs: 1, maxMs: 4, jitter: false } };
+    const many: OuterPolicy = {
+      maxRetries: 1_000_000,
+      backoff: { strategy: 'exponential', baseMs: 1, maxMs: 4, jitter: false },
+    };
     expect(worstCaseWallTimeMs({ agentTimeoutMs: 0, policy: many })).toBe(1 + 2 + 4 * 999_998);
   });
 
@@ -148,9 +178,14 @@ describe('worstCaseWallTimeMs', () => {
   it('refuses negative or NaN inputs', () => {
     expect(() => worstCaseWallTimeMs({ agentTimeoutMs: -1, policy: defaultOuterPolicy })).toThrow(RangeError);
     expect(() => worstCaseWallTimeMs({ agentTimeoutMs: Number.NaN, policy: defaultOuterPolicy })).toThrow(RangeError);
-    expect(() => worstCaseWallTimeMs({ agentTimeoutMs: 1, policy: { ...defaultOuterPolicy, maxRetries: -1 } })).toThrow(RangeError);
+    expect(() => worstCaseWallTimeMs({ agentTimeoutMs: 1, policy: { ...defaultOuterPolicy, maxRetries: -1 } })).toThrow(
+      RangeError,
+    );
     expect(() =>
-      worstCaseWallTimeMs({ agentTimeoutMs: 1, policy: { maxRetries: 1, backoff: { strategy: 'fixed', delayMs: Number.NaN } } }),
+      worstCaseWallTimeMs({
+        agentTimeoutMs: 1,
+        policy: { maxRetries: 1, backoff: { strategy: 'fixed', delayMs: Number.NaN } },
+      }),
     ).toThrow(RangeError);
   });
 });

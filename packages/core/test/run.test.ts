@@ -46,7 +46,11 @@ describe('run record', () => {
       endAttempt(original, { now: at(50), outcome: 'succeeded' }),
       startAttempt(original, { workerId: 'mini-2', now: at(50) }),
       setAcceptanceCriteria(original, ['responds 200'], { now: at(50) }),
-      setPublication(original, { branch: 'ai/issue-7', pullRequest: { number: 3, head: 'ai/issue-7', base: 'main', draft: false } }, { now: at(50) }),
+      setPublication(
+        original,
+        { branch: 'ai/issue-7', pullRequest: { number: 3, head: 'ai/issue-7', base: 'main', draft: false } },
+        { now: at(50) },
+      ),
       finish(original, 'succeeded', { now: at(50), dodResult: 'passed' }),
     ];
     expect(JSON.stringify(original)).toBe(snapshot);
@@ -69,16 +73,39 @@ describe('run record', () => {
     ]);
     expect(() => advance(run, 'planning', { now: at(30) })).toThrow(InvalidTransitionError);
     const queued = newRun(jobFixture(), { runId: 'r', now: at(0) });
-    expect(() => advance(queued, 'implementing', { now: at(1) })).toThrow('invalid stage transition: queued -> implementing');
+    expect(() => advance(queued, 'implementing', { now: at(1) })).toThrow(
+      'invalid stage transition: queued -> implementing',
+    );
   });
 
   it('round-trips through JSON and parseRun', () => {
     let run = throughPublishing();
     run = setAcceptanceCriteria(run, ['GET /healthz returns 200'], { now: at(20) });
-    run = addAgentRun(run, agentRunFixture({ exit_code: null, signal: 'SIGKILL', timed_out: true, outcome: 'timeout' }), { now: at(21) });
+    run = addAgentRun(
+      run,
+      agentRunFixture({ exit_code: null, signal: 'SIGKILL', timed_out: true, outcome: 'timeout' }),
+      { now: at(21) },
+    );
     run = addVerification(run, verificationFixture({ passed: false, exit_code: 1 }), { now: at(22) });
-    run = setPublication(run, { branch: 'ai/issue-7', pullRequest: { number: 3, url: 'https://github.com/octo/repo/pull/3', head: 'ai/issue-7', base: 'main', draft: true } }, { now: at(23) });
-    run = finish(run, 'dod_failed', { now: at(24), dodResult: 'failed', error: { code: 'dod_failed', verdict: 'permanent', message: 'npm test failed' } });
+    run = setPublication(
+      run,
+      {
+        branch: 'ai/issue-7',
+        pullRequest: {
+          number: 3,
+          url: 'https://github.com/octo/repo/pull/3',
+          head: 'ai/issue-7',
+          base: 'main',
+          draft: true,
+        },
+      },
+      { now: at(23) },
+    );
+    run = finish(run, 'dod_failed', {
+      now: at(24),
+      dodResult: 'failed',
+      error: { code: 'dod_failed', verdict: 'permanent', message: 'npm test failed' },
+    });
     const copy = parseRun(JSON.parse(JSON.stringify(run)));
     expect(copy).toStrictEqual(run);
     // Plain JSON: no Dates, no undefined-valued keys, nothing lost on the wire.
@@ -105,11 +132,24 @@ describe('run record', () => {
     let run = throughPublishing();
     run = startAttempt(run, { workerId: 'mini-2', now: at(40) });
     expect(run.attempts).toEqual([
-      { n: 1, worker_id: 'mini-1', started_at: '2024-05-01T10:00:01.000Z', ended_at: '2024-05-01T10:00:40.000Z', outcome: 'abandoned' },
+      {
+        n: 1,
+        worker_id: 'mini-1',
+        started_at: '2024-05-01T10:00:01.000Z',
+        ended_at: '2024-05-01T10:00:40.000Z',
+        outcome: 'abandoned',
+      },
       { n: 2, worker_id: 'mini-2', started_at: '2024-05-01T10:00:40.000Z' },
     ]);
-    run = endAttempt(run, { now: at(41), outcome: 'retrying', error: { code: 'network', verdict: 'transient', message: 'reset', retryAfterMs: 5 } });
-    expect(run.attempts[1]).toMatchObject({ outcome: 'retrying', error: { code: 'network', verdict: 'transient', message: 'reset' } });
+    run = endAttempt(run, {
+      now: at(41),
+      outcome: 'retrying',
+      error: { code: 'network', verdict: 'transient', message: 'reset', retryAfterMs: 5 },
+    });
+    expect(run.attempts[1]).toMatchObject({
+      outcome: 'retrying',
+      error: { code: 'network', verdict: 'transient', message: 'reset' },
+    });
     expect(run.attempts[1]?.error).not.toHaveProperty('retryAfterMs');
     expect(() => endAttempt(run, { now: at(42), outcome: 'failed' })).toThrow('has no open attempt');
   });
@@ -130,11 +170,14 @@ describe('run record', () => {
     const run = addAgentRun(throughPublishing(), agentRunFixture({ output_tail: 'é'.repeat(10_000) }), { now: at(30) });
     const tail = run.agent_runs[0]?.output_tail ?? '';
     expect(tail.startsWith('…[truncated 11,808 bytes]\n')).toBe(true);
-    const small = addVerification(run, verificationFixture({ output_tail: 'abcdef' }), { now: at(31), maxTailBytes: 2 });
+    const small = addVerification(run, verificationFixture({ output_tail: 'abcdef' }), {
+      now: at(31),
+      maxTailBytes: 2,
+    });
     expect(small.verification[0]?.output_tail).toBe('…[truncated 4 bytes]\nef');
   });
 
-  it('says how much a runner\'s tail really dropped when the record bounds it again', () => {
+  it("says how much a runner's tail really dropped when the record bounds it again", () => {
     // What the process runner hands over for a 70 KB output: its own 8 KiB tail and marker.
     const runnerTail = boundTail('x'.repeat(70_000), 8192);
     let run = addAgentRun(throughPublishing(), agentRunFixture({ output_tail: runnerTail }), { now: at(30) });
@@ -142,7 +185,10 @@ describe('run record', () => {
     for (const tail of [run.agent_runs[0]?.output_tail, run.verification[0]?.output_tail]) {
       expect(tail).toBe(`…[truncated 61,808 bytes]\n${'x'.repeat(8192)}`);
     }
-    const smaller = addVerification(run, verificationFixture({ output_tail: runnerTail }), { now: at(32), maxTailBytes: 1000 });
+    const smaller = addVerification(run, verificationFixture({ output_tail: runnerTail }), {
+      now: at(32),
+      maxTailBytes: 1000,
+    });
     expect(smaller.verification[1]?.output_tail).toBe(`…[truncated 69,000 bytes]\n${'x'.repeat(1000)}`);
   });
 

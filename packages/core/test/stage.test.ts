@@ -21,7 +21,9 @@ describe('stages', () => {
   });
 
   it('refuses skipping a stage and names both ends', () => {
-    expect(() => transition('implementing', 'publishing')).toThrow('invalid stage transition: implementing -> publishing');
+    expect(() => transition('implementing', 'publishing')).toThrow(
+      'invalid stage transition: implementing -> publishing',
+    );
   });
 
   it('refuses values that are not stages at run time', () => {

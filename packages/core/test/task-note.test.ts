@@ -1,6 +1,15 @@
 import { describe, expect, it } from '@jest/globals';
 import type { RunRecord } from '../src/run.js';
-import { addAgentRun, addVerification, advance, finish, newRun, setAcceptanceCriteria, setPublication, startAttempt } from '../src/run-update.js';
+import {
+  addAgentRun,
+  addVerification,
+  advance,
+  finish,
+  newRun,
+  setAcceptanceCriteria,
+  setPublication,
+  startAttempt,
+} from '../src/run-update.js';
 import type { Stage } from '../src/stage.js';
 import { renderTaskNote } from '../src/task-note.js';
 import { agentRunFixture, at, jobFixture, verificationFixture } from './fixtures.js';
@@ -60,9 +69,23 @@ describe('renderTaskNote', () => {
   it('renders a full run', () => {
     let run = advanced(started(), ['preparing', 'planning', 'implementing', 'testing', 'validating', 'publishing']);
     run = setAcceptanceCriteria(run, ['GET /healthz returns 200', 'documented in README'], { now: at(20) });
-    run = addAgentRun(run, agentRunFixture({ outcome: 'failed', exit_code: 1, output_tail: 'error TS2304: Cannot find name' }), { now: at(21) });
+    run = addAgentRun(
+      run,
+      agentRunFixture({ outcome: 'failed', exit_code: 1, output_tail: 'error TS2304: Cannot find name' }),
+      { now: at(21) },
+    );
     run = addAgentRun(run, agentRunFixture({ inner_attempt: 2, changed_files: ['a.ts', 'b.ts'] }), { now: at(22) });
-    run = addVerification(run, verificationFixture({ step: 'lint', command: ['npm', 'run', 'lint'], passed: false, exit_code: 2, output_tail: 'no-unused-vars' }), { now: at(23) });
+    run = addVerification(
+      run,
+      verificationFixture({
+        step: 'lint',
+        command: ['npm', 'run', 'lint'],
+        passed: false,
+        exit_code: 2,
+        output_tail: 'no-unused-vars',
+      }),
+      { now: at(23) },
+    );
     run = addVerification(run, verificationFixture(), { now: at(24) });
     run = finish(run, 'succeeded', { now: at(30), dodResult: 'passed' });
     const note = renderTaskNote(run);
@@ -88,21 +111,47 @@ describe('renderTaskNote', () => {
     const before = renderTaskNote(finish(run, 'dod_failed', { now: at(21), dodResult: 'failed' }));
     expect(before).not.toContain('| Pull request |');
     expect(before).toContain('| Branch | ai/health |');
-    run = setPublication(run, { branch: 'ai/health', pullRequest: { number: 12, head: 'ai/health', base: 'main', draft: true } }, { now: at(22) });
+    run = setPublication(
+      run,
+      { branch: 'ai/health', pullRequest: { number: 12, head: 'ai/health', base: 'main', draft: true } },
+      { now: at(22) },
+    );
     const after = renderTaskNote(run);
     expect(rowCells(after, 'Pull request')).toEqual([[' Pull request ', ' this one (draft) ']]);
   });
 
   it('shows a skipped step as skipped with its reason, not as passed in 0 ms', () => {
     let run = started();
-    run = addVerification(run, verificationFixture({
-      pass: 'implement', step: 'install', command: ['npm', 'ci'], exit_code: null, duration_ms: 0, passed: true, skipped: true,
-      output_tail: 'node_modules matches the lockfile: install skipped',
-    }), { now: at(5) });
-    run = addVerification(run, verificationFixture({ pass: 'implement', step: 'build', command: ['npm', 'run', 'build'] }), { now: at(6) });
+    run = addVerification(
+      run,
+      verificationFixture({
+        pass: 'implement',
+        step: 'install',
+        command: ['npm', 'ci'],
+        exit_code: null,
+        duration_ms: 0,
+        passed: true,
+        skipped: true,
+        output_tail: 'node_modules matches the lockfile: install skipped',
+      }),
+      { now: at(5) },
+    );
+    run = addVerification(
+      run,
+      verificationFixture({ pass: 'implement', step: 'build', command: ['npm', 'run', 'build'] }),
+      { now: at(6) },
+    );
     const note = renderTaskNote(run);
     expect(rowCells(note, 'implement')).toEqual([
-      [' implement ', ' 1.1 ', ' install ', ' npm ci ', ' – ', ' – ', ' skipped: node\\_modules matches the lockfile: install skipped '],
+      [
+        ' implement ',
+        ' 1.1 ',
+        ' install ',
+        ' npm ci ',
+        ' – ',
+        ' – ',
+        ' skipped: node\\_modules matches the lockfile: install skipped ',
+      ],
       [' implement ', ' 1.1 ', ' build ', ' npm run build ', ' 0 ', ' 4.0 s ', ' passed '],
     ]);
     expect(rowCells(note, 'Checks')).toEqual([[' Checks ', ' 1 passed, 1 skipped (latest run of each step) ']]);
@@ -112,9 +161,15 @@ describe('renderTaskNote', () => {
   it('lists the files the run changed, each once, bounded with a count of the rest', () => {
     let run = started();
     run = addAgentRun(run, agentRunFixture({ changed_files: ['src/calc.js'] }), { now: at(5) });
-    run = addAgentRun(run, agentRunFixture({ pass: 'test', changed_files: ['src/calc.js', 'test/calc_test.js'] }), { now: at(6) });
+    run = addAgentRun(run, agentRunFixture({ pass: 'test', changed_files: ['src/calc.js', 'test/calc_test.js'] }), {
+      now: at(6),
+    });
     expect(renderTaskNote(run)).toContain('## Changed files (2)\n\n- src/calc.js\n- test/calc\\_test.js\n');
-    const many = addAgentRun(run, agentRunFixture({ changed_files: Array.from({ length: 60 }, (_, i) => `gen/f${String(i).padStart(2, '0')}.ts`) }), { now: at(7) });
+    const many = addAgentRun(
+      run,
+      agentRunFixture({ changed_files: Array.from({ length: 60 }, (_, i) => `gen/f${String(i).padStart(2, '0')}.ts`) }),
+      { now: at(7) },
+    );
     const note = renderTaskNote(many);
     expect(note).toContain('## Changed files (62)\n\n- gen/f00.ts\n');
     expect(note).toContain('- gen/f49.ts\n\n_and 12 more files._');
@@ -124,26 +179,46 @@ describe('renderTaskNote', () => {
 
   it('tells a step that fails on the base commit too apart from passed and failed, in rows, counts and logs', () => {
     let run = started();
-    run = addVerification(run, verificationFixture({ step: 'build', command: ['npm', 'run', 'build'] }), { now: at(5) });
-    run = addVerification(run, verificationFixture({
-      step: 'lint', command: ['npm', 'run', 'lint'], exit_code: 1, passed: false, preexisting: true, output_tail: 'src/old.js: no-var',
-    }), { now: at(6) });
-    run = addVerification(run, verificationFixture({ exit_code: 1, passed: false, output_tail: 'FAIL calc' }), { now: at(7) });
+    run = addVerification(run, verificationFixture({ step: 'build', command: ['npm', 'run', 'build'] }), {
+      now: at(5),
+    });
+    run = addVerification(
+      run,
+      verificationFixture({
+        step: 'lint',
+        command: ['npm', 'run', 'lint'],
+        exit_code: 1,
+        passed: false,
+        preexisting: true,
+        output_tail: 'src/old.js: no-var',
+      }),
+      { now: at(6) },
+    );
+    run = addVerification(run, verificationFixture({ exit_code: 1, passed: false, output_tail: 'FAIL calc' }), {
+      now: at(7),
+    });
     const note = renderTaskNote(run);
     expect(rowCells(note, 'test').map((row) => row[6])).toEqual([
       ' passed ',
       ' failing on the base commit too (pre-existing, not caused by this change) ',
       ' **failed** ',
     ]);
-    expect(rowCells(note, 'Checks')).toEqual([[' Checks ', ' 1 passed, 1 failed, 1 failing on the base commit too (pre-existing) (latest run of each step) ']]);
-    expect(note).toContain('**lint: npm run lint (test pass, attempt 1.1): failing on the base commit too (pre-existing, not caused by this change)**');
+    expect(rowCells(note, 'Checks')).toEqual([
+      [' Checks ', ' 1 passed, 1 failed, 1 failing on the base commit too (pre-existing) (latest run of each step) '],
+    ]);
+    expect(note).toContain(
+      '**lint: npm run lint (test pass, attempt 1.1): failing on the base commit too (pre-existing, not caused by this change)**',
+    );
     expect(note).toContain('**test: npm test (test pass, attempt 1.1)**');
     const fixed = renderTaskNote(addVerification(run, verificationFixture({ inner_attempt: 2 }), { now: at(8) }));
     expect(fixed).toContain('**test: npm test (test pass, attempt 1.1), passed later in attempt 1.2**');
   });
 
   it('links the issue from options, and not for chat jobs by default', () => {
-    const chat = newRun(jobFixture({ source: { kind: 'chat', platform: 'slack', channel: 'C1', thread_id: 't' } }), { runId: 'r', now: at(0) });
+    const chat = newRun(jobFixture({ source: { kind: 'chat', platform: 'slack', channel: 'C1', thread_id: 't' } }), {
+      runId: 'r',
+      now: at(0),
+    });
     expect(renderTaskNote(chat)).not.toContain('Fixes');
     expect(renderTaskNote(chat, { issueRef: 'octo/repo#12' })).toContain('\nFixes octo/repo#12\n');
   });
@@ -159,8 +234,14 @@ describe('renderTaskNote', () => {
 
   it('shows the model tokens of agents that count them, with the total; other notes keep their columns', () => {
     let run = started();
-    run = addAgentRun(run, agentRunFixture({ agent: 'ollama', tokens: { prompt: 1200, completion: 300 } }), { now: at(5) });
-    run = addAgentRun(run, agentRunFixture({ agent: 'ollama', pass: 'test', tokens: { prompt: 900, completion: 100 } }), { now: at(6) });
+    run = addAgentRun(run, agentRunFixture({ agent: 'ollama', tokens: { prompt: 1200, completion: 300 } }), {
+      now: at(5),
+    });
+    run = addAgentRun(
+      run,
+      agentRunFixture({ agent: 'ollama', pass: 'test', tokens: { prompt: 900, completion: 100 } }),
+      { now: at(6) },
+    );
     const note = renderTaskNote(run);
     expect(note).toMatch(/\| Outcome \| Tokens \|/);
     expect(note).toContain('| 1200 + 300 |');
@@ -171,10 +252,15 @@ describe('renderTaskNote', () => {
 
   it('does not let table cells break out', () => {
     let run = started();
-    run = addVerification(run, verificationFixture({ command: ['sh', '-c', 'a | b\n| x | y |'], passed: true }), { now: at(5) });
+    run = addVerification(run, verificationFixture({ command: ['sh', '-c', 'a | b\n| x | y |'], passed: true }), {
+      now: at(5),
+    });
     run = advance(run, 'preparing', { now: at(6), note: 'cell | break\nnew line' });
     const note = renderTaskNote(run);
-    for (const [first, width] of [['test', 7], ['preparing', 4]] as const) {
+    for (const [first, width] of [
+      ['test', 7],
+      ['preparing', 4],
+    ] as const) {
       const rows = rowCells(note, first);
       expect(rows).toHaveLength(1);
       expect(rows[0]).toHaveLength(width);
@@ -194,17 +280,43 @@ describe('renderTaskNote', () => {
       expect(content).toBe(evil);
     }
     // The injected heading only exists inside the fences.
-    const outside = note.split(blocks[0]?.[0] ?? '```').filter((_, i) => i % 2 === 0).join('');
+    const outside = note
+      .split(blocks[0]?.[0] ?? '```')
+      .filter((_, i) => i % 2 === 0)
+      .join('');
     expect(outside).not.toContain('# Injected heading');
   });
 
   it('stays within the bound, trimming excerpts first', () => {
     let run = started({ body: 'b'.repeat(65_536), title: '@'.repeat(256) });
-    run = setAcceptanceCriteria(run, Array.from({ length: 200 }, () => '|@#1'.repeat(100)), { now: at(2) });
+    run = setAcceptanceCriteria(
+      run,
+      Array.from({ length: 200 }, () => '|@#1'.repeat(100)),
+      { now: at(2) },
+    );
     for (let i = 1; i <= 200; i += 1) {
       const changed = Array.from({ length: 5 }, (_, k) => `${'|@#1'.repeat(100)}${i}-${k}`);
-      run = addAgentRun(run, agentRunFixture({ inner_attempt: i, outcome: 'failed', agent: 'a'.repeat(64), output_tail: `${'x'.repeat(8000)}END${i}`, changed_files: changed }), { now: at(3) });
-      run = addVerification(run, verificationFixture({ inner_attempt: i, passed: false, command: Array(50).fill('|@#1'), output_tail: `${'y'.repeat(8000)}END${i}` }), { now: at(3) });
+      run = addAgentRun(
+        run,
+        agentRunFixture({
+          inner_attempt: i,
+          outcome: 'failed',
+          agent: 'a'.repeat(64),
+          output_tail: `${'x'.repeat(8000)}END${i}`,
+          changed_files: changed,
+        }),
+        { now: at(3) },
+      );
+      run = addVerification(
+        run,
+        verificationFixture({
+          inner_attempt: i,
+          passed: false,
+          command: Array(50).fill('|@#1'),
+          output_tail: `${'y'.repeat(8000)}END${i}`,
+        }),
+        { now: at(3) },
+      );
     }
     for (let i = 0; i < 100; i += 1) {
       run = advance(run, 'preparing', { now: at(4), note: '|'.repeat(500) });

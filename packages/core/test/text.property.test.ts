@@ -1,6 +1,15 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { boundTail, graphemePrefix, previewValue, redactUrlCredentials, splitTailMarker, summarizeReason, truncateHead, utf8ByteLength } from '../src/text.js';
+import {
+  boundTail,
+  graphemePrefix,
+  previewValue,
+  redactUrlCredentials,
+  splitTailMarker,
+  summarizeReason,
+  truncateHead,
+  utf8ByteLength,
+} from '../src/text.js';
 
 const encoder = new TextEncoder();
 const strictDecoder = new TextDecoder('utf-8', { fatal: true });
@@ -47,7 +56,11 @@ describe('boundTail', () => {
   it('reads back only a marker it could have written', () => {
     expect(splitTailMarker('…[truncated 62,113 bytes]\nabc')).toEqual({ dropped: 62_113, kept: 'abc' });
     expect(splitTailMarker('…[truncated 62113 bytes]\nabc')).toEqual({ dropped: 62_113, kept: 'abc' });
-    for (const text of ['…[truncated 1,2,3 bytes]\nabc', '…[truncated 99999999999999999999 bytes]\nabc', 'x…[truncated 5 bytes]\nabc']) {
+    for (const text of [
+      '…[truncated 1,2,3 bytes]\nabc',
+      '…[truncated 99999999999999999999 bytes]\nabc',
+      'x…[truncated 5 bytes]\nabc',
+    ]) {
       expect(splitTailMarker(text)).toEqual({ dropped: 0, kept: text });
     }
   });
@@ -72,7 +85,7 @@ describe('boundTail', () => {
   it('is bounded, valid UTF-8, a suffix of the input, and counts what it dropped', () => {
     fc.assert(
       fc.property(
-        fc.string({ unit: fc.constantFrom('a', 'é', '€', '😀', '\n', '中') , maxLength: 300 }),
+        fc.string({ unit: fc.constantFrom('a', 'é', '€', '😀', '\n', '中'), maxLength: 300 }),
         fc.integer({ min: 0, max: 400 }),
         (text, maxBytes) => {
           const result = boundTail(text, maxBytes);
@@ -144,25 +157,36 @@ describe('summarizeReason', () => {
   const message = `pass test: still failing after 3 attempts. Last feedback:\n${feedback}`;
 
   it('carries the first sentence and what the dangling label introduced', () => {
-    expect(summarizeReason(message)).toBe('pass test: still failing after 3 attempts — Step test failed (exit 1): npm test');
-    expect(summarizeReason(`fix_attempts_exhausted: ${message} (attempts exhausted: 1 of 1)`))
-      .toBe('fix_attempts_exhausted: pass test: still failing after 3 attempts — Step test failed (exit 1): npm test');
+    expect(summarizeReason(message)).toBe(
+      'pass test: still failing after 3 attempts — Step test failed (exit 1): npm test',
+    );
+    expect(summarizeReason(`fix_attempts_exhausted: ${message} (attempts exhausted: 1 of 1)`)).toBe(
+      'fix_attempts_exhausted: pass test: still failing after 3 attempts — Step test failed (exit 1): npm test',
+    );
   });
 
   it('stops at a second label: what follows it is output, not a reason', () => {
-    const agent = 'pass implement: still failing after 2 attempts. Last feedback:\nThe agent exited with code 1. Its last output:\nnpm ERR! 404';
-    expect(summarizeReason(agent)).toBe('pass implement: still failing after 2 attempts — The agent exited with code 1.');
+    const agent =
+      'pass implement: still failing after 2 attempts. Last feedback:\nThe agent exited with code 1. Its last output:\nnpm ERR! 404';
+    expect(summarizeReason(agent)).toBe(
+      'pass implement: still failing after 2 attempts — The agent exited with code 1.',
+    );
   });
 
   it('keeps a one-line reason, drops a bare label line, and never ends in a label', () => {
     expect(summarizeReason('no_changes: the agent changed nothing')).toBe('no_changes: the agent changed nothing');
-    expect(summarizeReason('Last feedback:\n\n  Step build failed (exit 2): tsc')).toBe('Step build failed (exit 2): tsc');
+    expect(summarizeReason('Last feedback:\n\n  Step build failed (exit 2): tsc')).toBe(
+      'Step build failed (exit 2): tsc',
+    );
     expect(summarizeReason('Last feedback:')).toBe('Last feedback');
     fc.assert(
-      fc.property(fc.array(fc.constantFrom('a b', 'x.', ' Label:', '\n', 'Last feedback:', ': ', '.', '! '), { maxLength: 12 }), (pieces) => {
-        const summary = summarizeReason(pieces.join(''));
-        expect(summary).not.toMatch(/[\n:]$|\n/);
-      }),
+      fc.property(
+        fc.array(fc.constantFrom('a b', 'x.', ' Label:', '\n', 'Last feedback:', ': ', '.', '! '), { maxLength: 12 }),
+        (pieces) => {
+          const summary = summarizeReason(pieces.join(''));
+          expect(summary).not.toMatch(/[\n:]$|\n/);
+        },
+      ),
     );
   });
 
@@ -192,7 +216,9 @@ describe('graphemePrefix and truncateHead', () => {
     const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
     fc.assert(
       fc.property(
-        fc.array(fc.constantFrom('a', 'é', '😀', family, thumb, flag, accented, '\n'), { maxLength: 60 }).map((parts) => parts.join('')),
+        fc
+          .array(fc.constantFrom('a', 'é', '😀', family, thumb, flag, accented, '\n'), { maxLength: 60 })
+          .map((parts) => parts.join('')),
         fc.integer({ min: 0, max: 200 }),
         (text, max) => {
           const cut = graphemePrefix(text, max);

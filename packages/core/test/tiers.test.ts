@@ -35,7 +35,9 @@ describe('escalation tiers in the run record', () => {
     const later = new Date('2024-05-01T10:05:00Z');
     run = startTier(run, { tier: 0, ...small }, { now: later });
     expect(run.tiers).toEqual([{ tier: 0, ...small, started_at: now.toISOString() }]);
-    expect(() => endTier(run, 1, { now, outcome: 'failed' })).toThrow(expect.objectContaining({ code: 'invalid_transition' }));
+    expect(() => endTier(run, 1, { now, outcome: 'failed' })).toThrow(
+      expect.objectContaining({ code: 'invalid_transition' }),
+    );
   });
 
   it('the PR body says which tier solved it and after what', () => {
@@ -43,7 +45,9 @@ describe('escalation tiers in the run record', () => {
     run = startTier(run, { tier: 1, ...big }, { now });
     run = addAgentRun(run, agentRunFixture({ tier: 1, cost_usd: 0.0123 }), { now });
     run = endTier(run, 1, { now, outcome: 'succeeded' });
-    expect(tierSummary(run)).toBe('Solved by tier 2 of 3: local-7b (ollama qwen2.5-coder:7b) after tier 1 local-1\\_5b exhausted its fix attempts');
+    expect(tierSummary(run)).toBe(
+      'Solved by tier 2 of 3: local-7b (ollama qwen2.5-coder:7b) after tier 1 local-1\\_5b exhausted its fix attempts',
+    );
     const note = renderTaskNote(run);
     expect(note).toContain('## Escalation (chain `escalation`)');
     expect(note).toContain('| 2 | local-7b | ollama | qwen2.5-coder:7b | succeeded | $0.0123 |');
@@ -53,10 +57,14 @@ describe('escalation tiers in the run record', () => {
     let run = endTier(chainRun(), 0, { now, outcome: 'budget_exceeded' });
     run = startTier(run, { tier: 1, profile: 'claude', agent: 'claude' }, { now });
     run = endTier(run, 1, { now, outcome: 'failed' });
-    expect(tierSummary(run)).toBe('No tier of 3 solved it: tier 1 local-1\\_5b spent its budget and tier 2 claude exhausted its fix attempts.');
+    expect(tierSummary(run)).toBe(
+      'No tier of 3 solved it: tier 1 local-1\\_5b spent its budget and tier 2 claude exhausted its fix attempts.',
+    );
     run = startTier(run, { tier: 2, profile: 'claude', agent: 'claude' }, { now });
     run = endTier(run, 2, { now, outcome: 'succeeded' });
-    expect(tierSummary(run)).toMatch(/^Solved by tier 3 of 3: claude after tier 1 .* and tier 2 claude exhausted its fix attempts$/);
+    expect(tierSummary(run)).toMatch(
+      /^Solved by tier 3 of 3: claude after tier 1 .* and tier 2 claude exhausted its fix attempts$/,
+    );
     expect(tierSummary({})).toBeUndefined();
   });
 });

@@ -17,19 +17,27 @@
   const source = new EventSource(url);
   // The server's problem event is plain text (a backend that cannot be reached): shown as
   // text, never as markup. It stays until the next update.
-  source.addEventListener('problem', function (event) { say(event.data); });
+  source.addEventListener('problem', function (event) {
+    say(event.data);
+  });
   source.addEventListener('error', function () {
     if (source.readyState !== EventSource.CLOSED) say('Live updates interrupted: reconnecting to the dashboard…');
   });
-  source.addEventListener('open', function () { say(''); });
+  source.addEventListener('open', function () {
+    say('');
+  });
   source.addEventListener('update', function (event) {
     say('');
-    const open = Array.from(live.querySelectorAll('details')).map(function (d) { return d.open; });
+    const open = Array.from(live.querySelectorAll('details')).map(function (d) {
+      return d.open;
+    });
     live.innerHTML = event.data;
     live.querySelectorAll('details').forEach(function (d, i) {
       if (i < open.length) d.open = open[i];
     });
     document.body.dataset.updated = String(Date.now());
   });
-  source.addEventListener('gone', function () { source.close(); });
+  source.addEventListener('gone', function () {
+    source.close();
+  });
 })();

@@ -22,7 +22,8 @@ export type ActionName = 'cancel' | 'retry' | 'redrive' | 'drop';
 export async function cancelRun(deps: DashboardDeps, runId: string): Promise<ActionResult> {
   const run = await deps.store.get(runId);
   if (run === undefined) return { status: 404, message: `no run ${runId}` };
-  if (isTerminal(run.stage)) return { status: 409, message: `run ${runId} has already finished (${run.outcome ?? run.stage})`, runId };
+  if (isTerminal(run.stage))
+    return { status: 409, message: `run ${runId} has already finished (${run.outcome ?? run.stage})`, runId };
   const taskKey = run.job.idempotency_key;
   await deps.store.requestCancel(taskKey, deps.by);
   await journal(deps, 'cancel', run, {});
@@ -32,7 +33,10 @@ export async function cancelRun(deps: DashboardDeps, runId: string): Promise<Act
 /** What a retry needs, from the dashboard or the CLI (`codefleet retry`). */
 export type RetryDeps = Pick<DashboardDeps, 'by' | 'now' | 'newId'> & {
   queue: Pick<DashboardQueue, 'enqueue'>;
-  store: Pick<DashboardStore, 'get' | 'requestCancel' | 'cancelRequested' | 'clearCancel' | 'record' | 'bindRequest' | 'setRequest'>;
+  store: Pick<
+    DashboardStore,
+    'get' | 'requestCancel' | 'cancelRequested' | 'clearCancel' | 'record' | 'bindRequest' | 'setRequest'
+  >;
   /** Where the action came from, for the journal; default `dashboard`. */
   via?: 'dashboard' | 'cli';
 };
@@ -57,11 +61,21 @@ export async function retryRun(deps: RetryDeps, runId: string): Promise<ActionRe
   if (run === undefined) return { status: 404, message: `no run ${runId}` };
   if (!isTerminal(run.stage)) return { status: 409, message: `run ${runId} has not finished; cancel it first`, runId };
   const latest = await latestRunOf(deps.store, run.job.id);
-  if (latest !== undefined && latest.run_id !== run.run_id) return { status: 409, message: `run ${runId} is not the job's latest run (${latest.run_id})`, runId: latest.run_id };
+  if (latest !== undefined && latest.run_id !== run.run_id)
+    return {
+      status: 409,
+      message: `run ${runId} is not the job's latest run (${latest.run_id})`,
+      runId: latest.run_id,
+    };
   const job = createJob(retryInput(run), { id: deps.newId(), now: deps.now() });
   const key = `retry:${run.run_id}`;
   const bound = await deps.store.bindRequest(key, job.id, retryKeyTtlMs);
-  if (!bound.bound) return { status: 200, message: `run ${runId} was already retried as job ${bound.value}; retry that job's run instead`, runId: bound.value };
+  if (!bound.bound)
+    return {
+      status: 200,
+      message: `run ${runId} was already retried as job ${bound.value}; retry that job's run instead`,
+      runId: bound.value,
+    };
   // Nothing queued after all: free the key, so the operator can retry the run later.
   const release = () => deps.store.setRequest(key, '', 1);
   const queued = await enqueueRetry(deps, job).catch(async (error: unknown) => {
@@ -110,11 +124,22 @@ export async function redriveDeadLetter(deps: DashboardDeps, id: string): Promis
   const result = await deps.queue.redrive(id);
   const runId = letter?.job?.id;
   if (result.status === 'not_found') return { status: 404, message: `no dead-lettered job ${id}` };
-  if (result.status === 'refused_unsigned') return { status: 409, message: `not redriven: ${result.reason} (a worker would refuse it again)` };
-  if (result.status === 'duplicate_active') return { status: 409, message: `job ${result.activeId} with the same task is still queued or running`, ...(runId === undefined ? {} : { runId }) };
+  if (result.status === 'refused_unsigned')
+    return { status: 409, message: `not redriven: ${result.reason} (a worker would refuse it again)` };
+  if (result.status === 'duplicate_active')
+    return {
+      status: 409,
+      message: `job ${result.activeId} with the same task is still queued or running`,
+      ...(runId === undefined ? {} : { runId }),
+    };
   const latest = runId === undefined ? undefined : await latestRunOf(deps.store, runId);
   await deps.store.record({
-    kind: 'action', action: 'redrive', jobId: id, by: deps.by, via: 'dashboard', at: deps.now().toISOString(),
+    kind: 'action',
+    action: 'redrive',
+    jobId: id,
+    by: deps.by,
+    via: 'dashboard',
+    at: deps.now().toISOString(),
     ...(latest === undefined ? {} : { runId: latest.run_id, taskKey: latest.job.idempotency_key }),
   });
   return { status: 200, message: `redriven ${id}`, ...(runId === undefined ? {} : { runId }) };
@@ -140,24 +165,49 @@ export const maxDropReasonChars = 500;
  */
 export async function dropDeadLetter(deps: DropDeps, id: string, reason: string | undefined): Promise<ActionResult> {
   const why = (reason ?? '').trim();
-  if (why === '' || why.length > maxDropReasonChars) return { status: 400, message: `give a reason for dropping ${id} (1..${maxDropReasonChars} characters): the job is gone afterwards` };
+  if (why === '' || why.length > maxDropReasonChars)
+    return {
+      status: 400,
+      message: `give a reason for dropping ${id} (1..${maxDropReasonChars} characters): the job is gone afterwards`,
+    };
   const letter = (await deps.queue.deadLetters({ limit: 1000 })).find((d) => d.id === id);
   const latest = letter?.job === undefined ? undefined : await latestRunOf(deps.store, letter.job.id);
   if (letter?.job !== undefined && (latest === undefined || !isTerminal(latest.stage))) {
-    return { status: 409, message: `not dropped: job ${id} has not been reported failed yet (its worker stopped on it); a worker reports it at its start and every 5 minutes, drop it after that` };
+    return {
+      status: 409,
+      message: `not dropped: job ${id} has not been reported failed yet (its worker stopped on it); a worker reports it at its start and every 5 minutes, drop it after that`,
+    };
   }
   const result = await deps.queue.drop(id);
   if (result.status === 'not_found') return { status: 404, message: `no dead-lettered job ${id}` };
   await deps.store.record({
-    kind: 'action', action: 'drop', jobId: id, by: deps.by, via: deps.via ?? 'dashboard', at: deps.now().toISOString(), detail: why,
+    kind: 'action',
+    action: 'drop',
+    jobId: id,
+    by: deps.by,
+    via: deps.via ?? 'dashboard',
+    at: deps.now().toISOString(),
+    detail: why,
     ...(latest === undefined ? {} : { runId: latest.run_id, taskKey: latest.job.idempotency_key }),
   });
   return { status: 200, message: `dropped ${id}` };
 }
 
-async function journal(deps: Pick<RetryDeps, 'store' | 'by' | 'now' | 'via'>, action: ActionName, run: RunRecord, extra: { jobId?: string; detail?: string }): Promise<void> {
+async function journal(
+  deps: Pick<RetryDeps, 'store' | 'by' | 'now' | 'via'>,
+  action: ActionName,
+  run: RunRecord,
+  extra: { jobId?: string; detail?: string },
+): Promise<void> {
   await deps.store.record({
-    kind: 'action', action, runId: run.run_id, jobId: extra.jobId ?? run.job.id, taskKey: run.job.idempotency_key,
-    by: deps.by, via: deps.via ?? 'dashboard', at: deps.now().toISOString(), ...(extra.detail === undefined ? {} : { detail: extra.detail }),
+    kind: 'action',
+    action,
+    runId: run.run_id,
+    jobId: extra.jobId ?? run.job.id,
+    taskKey: run.job.idempotency_key,
+    by: deps.by,
+    via: deps.via ?? 'dashboard',
+    at: deps.now().toISOString(),
+    ...(extra.detail === undefined ? {} : { detail: extra.detail }),
   });
 }

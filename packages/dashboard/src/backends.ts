@@ -10,7 +10,10 @@ const names: Record<Backend, string> = { queue: 'the queue', store: 'the run sto
  * page, so it names the backend and the cause, with any credentials of a URL taken out.
  */
 export class BackendError extends Error {
-  constructor(readonly backend: Backend, cause: unknown) {
+  constructor(
+    readonly backend: Backend,
+    cause: unknown,
+  ) {
     // Our own time-out says all there is; a logger would only print it twice as the cause.
     super(`${names[backend]} cannot be reached: ${reasonOf(cause)}`, cause instanceof NoAnswer ? {} : { cause });
     this.name = 'BackendError';
@@ -25,7 +28,11 @@ function reasonOf(cause: unknown): string {
   const message = cause instanceof Error ? cause.message : String(cause);
   const code = (cause as { code?: unknown } | undefined)?.code;
   const text = typeof code === 'string' && !message.includes(code) ? `${code}: ${message}` : message;
-  return text.replace(/\/\/[^/@\s]*@/g, '//').replace(/\s+/g, ' ').trim().slice(0, 300);
+  return text
+    .replace(/\/\/[^/@\s]*@/g, '//')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 300);
 }
 
 /**
@@ -34,7 +41,11 @@ function reasonOf(cause: unknown): string {
  * failing; without a bound a page would hang as long as Redis is down. A write that times
  * out may still land later; its error says so.
  */
-export function guardBackends(queue: DashboardQueue, store: DashboardStore, timeoutMs: number): { queue: DashboardQueue; store: DashboardStore } {
+export function guardBackends(
+  queue: DashboardQueue,
+  store: DashboardStore,
+  timeoutMs: number,
+): { queue: DashboardQueue; store: DashboardStore } {
   return { queue: guard(queue, 'queue', timeoutMs), store: guard(store, 'store', timeoutMs) };
 }
 
@@ -44,13 +55,23 @@ function guard<T extends object>(target: T, backend: Backend, timeoutMs: number)
       const value: unknown = Reflect.get(object, key, receiver);
       if (typeof value !== 'function') return value;
       const write = writes.has(String(key));
-      return (...args: unknown[]) => bounded(backend, timeoutMs, write, () => (value as (...a: unknown[]) => Promise<unknown>).apply(object, args));
+      return (...args: unknown[]) =>
+        bounded(backend, timeoutMs, write, () => (value as (...a: unknown[]) => Promise<unknown>).apply(object, args));
     },
   });
 }
 
 /** The calls that change something: one that times out may still land. */
-const writes = new Set(['enqueue', 'redrive', 'drop', 'requestCancel', 'clearCancel', 'record', 'bindRequest', 'setRequest']);
+const writes = new Set([
+  'enqueue',
+  'redrive',
+  'drop',
+  'requestCancel',
+  'clearCancel',
+  'record',
+  'bindRequest',
+  'setRequest',
+]);
 
 async function bounded<R>(backend: Backend, timeoutMs: number, write: boolean, call: () => Promise<R>): Promise<R> {
   let timer: NodeJS.Timeout | undefined;

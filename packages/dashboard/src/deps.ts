@@ -6,7 +6,20 @@ import type { RunStore } from '@codefleet/store';
 export type DashboardQueue = Pick<Queue, 'enqueue' | 'deadLetters' | 'redrive' | 'drop' | 'stats'>;
 
 /** The run store as the dashboard uses it: reads, cancel requests, workers and the journal. */
-export type DashboardStore = Pick<RunStore, 'get' | 'list' | 'requestCancel' | 'cancelRequested' | 'clearCancel' | 'listWorkers' | 'record' | 'journal' | 'spentOn' | 'bindRequest' | 'setRequest'>;
+export type DashboardStore = Pick<
+  RunStore,
+  | 'get'
+  | 'list'
+  | 'requestCancel'
+  | 'cancelRequested'
+  | 'clearCancel'
+  | 'listWorkers'
+  | 'record'
+  | 'journal'
+  | 'spentOn'
+  | 'bindRequest'
+  | 'setRequest'
+>;
 
 /** What the pages and actions read and write. */
 export interface DashboardDeps {

@@ -4,7 +4,10 @@ import type { View } from './views.js';
 
 /** One server-sent event; every line of `data` gets its own `data:` field, as the format requires. */
 export function sseEvent(event: string, data: string): string {
-  return `event: ${event}\n${data.split(/\r\n|\r|\n/).map((line) => `data: ${line}`).join('\n')}\n\n`;
+  return `event: ${event}\n${data
+    .split(/\r\n|\r|\n/)
+    .map((line) => `data: ${line}`)
+    .join('\n')}\n\n`;
 }
 
 /** Options of {@link streamView}. */
@@ -22,7 +25,11 @@ export interface StreamOptions {
  * `pollMs` (the store has no change feed on every backend; a read of the overview is a
  * handful of queries). Resolves a stop function; the stream also stops when the client goes.
  */
-export function streamView(res: ServerResponse, read: () => Promise<View | undefined>, options: StreamOptions): () => void {
+export function streamView(
+  res: ServerResponse,
+  read: () => Promise<View | undefined>,
+  options: StreamOptions,
+): () => void {
   let last: string | undefined;
   let quietSince = Date.now();
   let stopped = false;
@@ -59,7 +66,14 @@ export function streamView(res: ServerResponse, read: () => Promise<View | undef
       if (stopped) return;
       // Plain text: the page shows it as text in its problem banner until the next update,
       // which the next good read sends even when the data did not change meanwhile.
-      res.write(sseEvent('problem', error instanceof BackendError ? error.message : 'reading the page failed; the dashboard\'s log has the details'));
+      res.write(
+        sseEvent(
+          'problem',
+          error instanceof BackendError
+            ? error.message
+            : "reading the page failed; the dashboard's log has the details",
+        ),
+      );
       last = undefined;
     }
     if (!stopped) timer = setTimeout(() => void tick(), options.pollMs);

@@ -2,7 +2,13 @@
 // an attacker's (titles, agent output, repository names, error messages): the `html`
 // template escapes every interpolated value unless it is already rendered `Html`.
 
-const entities: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const entities: Readonly<Record<string, string>> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
 
 /** `text` safe in element content and in quoted attribute values. */
 export function escapeHtml(text: string): string {

@@ -1,6 +1,14 @@
 // Public API of @codefleet/dashboard: the web dashboard over the run store, the queue and
 // the dead-letter queue.
-export { dropDeadLetter, maxDropReasonChars, retryKeyTtlMs, retryRun, type ActionResult, type DropDeps, type RetryDeps } from './actions.js';
+export {
+  dropDeadLetter,
+  maxDropReasonChars,
+  retryKeyTtlMs,
+  retryRun,
+  type ActionResult,
+  type DropDeps,
+  type RetryDeps,
+} from './actions.js';
 export { generateToken } from './auth.js';
 export type { DashboardQueue, DashboardStore } from './deps.js';
 export { readOverview, warningsOf, type Overview, type Warning } from './overview.js';

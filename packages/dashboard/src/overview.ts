@@ -14,7 +14,14 @@ export interface Warning {
 export interface Overview {
   /** Epoch ms it was read at. */
   now: number;
-  queue: { ready: number; delayed: number; inFlight: number; deadLetter: number; depth: number; oldestQueuedAt?: number };
+  queue: {
+    ready: number;
+    delayed: number;
+    inFlight: number;
+    deadLetter: number;
+    depth: number;
+    oldestQueuedAt?: number;
+  };
   /** Unfinished runs per stage; `queued` is the jobs ready in the queue. */
   perStage: Partial<Record<Stage, number>>;
   workers: WorkerInfo[];
@@ -38,7 +45,10 @@ export const undeliveredWindowMs = 7 * 24 * 60 * 60 * 1000;
 const activeLimit = 1000;
 
 /** Reads the overview from the queue and the store. */
-export async function readOverview(deps: Pick<DashboardDeps, 'queue' | 'store' | 'worstCaseMs' | 'dayBudgetUsd'>, now: number): Promise<Overview> {
+export async function readOverview(
+  deps: Pick<DashboardDeps, 'queue' | 'store' | 'worstCaseMs' | 'dayBudgetUsd'>,
+  now: number,
+): Promise<Overview> {
   const day = utcDay(new Date(now));
   const limitUsd = deps.dayBudgetUsd;
   const [stats, active, workers, journal, spentUsd] = await Promise.all([
@@ -55,10 +65,15 @@ export async function readOverview(deps: Pick<DashboardDeps, 'queue' | 'store' |
   perStage.queued = stats.ready;
   const overdue = await overdueRuns(deps, active, now);
   const undelivered = journal.filter(
-    (entry): entry is Extract<JournalEntry, { kind: 'undelivered_report' }> => entry.kind === 'undelivered_report' && now - Date.parse(entry.at) <= undeliveredWindowMs,
+    (entry): entry is Extract<JournalEntry, { kind: 'undelivered_report' }> =>
+      entry.kind === 'undelivered_report' && now - Date.parse(entry.at) <= undeliveredWindowMs,
   );
   const queue = {
-    ready: stats.ready, delayed: stats.delayed, inFlight: stats.inFlight, deadLetter: stats.deadLetter, depth: stats.depth,
+    ready: stats.ready,
+    delayed: stats.delayed,
+    inFlight: stats.inFlight,
+    deadLetter: stats.deadLetter,
+    depth: stats.depth,
     ...(stats.oldestQueuedAt === undefined ? {} : { oldestQueuedAt: stats.oldestQueuedAt }),
   };
   const spend = limitUsd === undefined || spentUsd === undefined ? {} : { spend: { day, spentUsd, limitUsd } };
@@ -71,13 +86,18 @@ export async function readOverview(deps: Pick<DashboardDeps, 'queue' | 'store' |
  * before it is not counted (the worst case bounds a job from its first attempt; a backlog
  * has its own warning), so only runs that have started are read in full.
  */
-async function overdueRuns(deps: Pick<DashboardDeps, 'store' | 'worstCaseMs'>, active: RunSummary[], now: number): Promise<Overview['overdue']> {
+async function overdueRuns(
+  deps: Pick<DashboardDeps, 'store' | 'worstCaseMs'>,
+  active: RunSummary[],
+  now: number,
+): Promise<Overview['overdue']> {
   const started = active.filter((run) => run.stage !== 'queued' && now - Date.parse(run.createdAt) > deps.worstCaseMs);
   const out: Overview['overdue'] = [];
   for (const summary of started) {
     const run = await deps.store.get(summary.runId);
     const first = run?.attempts[0]?.started_at;
-    if (first !== undefined && now - Date.parse(first) > deps.worstCaseMs) out.push({ runId: summary.runId, title: summary.title, startedAt: first });
+    if (first !== undefined && now - Date.parse(first) > deps.worstCaseMs)
+      out.push({ runId: summary.runId, title: summary.title, startedAt: first });
   }
   return out;
 }
@@ -86,23 +106,43 @@ async function overdueRuns(deps: Pick<DashboardDeps, 'store' | 'worstCaseMs'>, a
 export function warningsOf(o: Omit<Overview, 'warnings'>): Warning[] {
   const warnings: Warning[] = [];
   if (o.queue.depth > 0 && o.workers.length === 0) {
-    warnings.push({ kind: 'no_worker', message: `${o.queue.depth} job(s) waiting and no live worker: start one (codefleet worker)` });
+    warnings.push({
+      kind: 'no_worker',
+      message: `${o.queue.depth} job(s) waiting and no live worker: start one (codefleet worker)`,
+    });
   }
   for (const run of o.overdue) {
-    warnings.push({ kind: 'overdue', message: `run ${run.runId} has run past the worst-case time of a job: look at it, or cancel it`, href: `/runs/${encodeURIComponent(run.runId)}` });
+    warnings.push({
+      kind: 'overdue',
+      message: `run ${run.runId} has run past the worst-case time of a job: look at it, or cancel it`,
+      href: `/runs/${encodeURIComponent(run.runId)}`,
+    });
   }
   if (o.queue.deadLetter > 0) {
-    warnings.push({ kind: 'dead_letters', message: `${o.queue.deadLetter} job(s) in the dead-letter queue: redrive or drop them`, href: '/dead-letters' });
+    warnings.push({
+      kind: 'dead_letters',
+      message: `${o.queue.deadLetter} job(s) in the dead-letter queue: redrive or drop them`,
+      href: '/dead-letters',
+    });
   }
   for (const entry of o.undelivered) {
-    warnings.push({ kind: 'undelivered', message: `the ${entry.report} report of run ${entry.runId} could not be delivered to ${entry.requester}: tell the requester`, href: `/runs/${encodeURIComponent(entry.runId)}` });
+    warnings.push({
+      kind: 'undelivered',
+      message: `the ${entry.report} report of run ${entry.runId} could not be delivered to ${entry.requester}: tell the requester`,
+      href: `/runs/${encodeURIComponent(entry.runId)}`,
+    });
   }
   if (o.spend !== undefined && o.spend.spentUsd >= o.spend.limitUsd) {
     const { spentUsd, limitUsd } = o.spend;
-    warnings.push({ kind: 'day_budget', message: `the fleet spent ${formatUsd(spentUsd)} of its ${formatUsd(limitUsd)} daily budget (costs.budget_usd.day): workers claim nothing until 00:00 UTC; ${o.queue.depth} job(s) wait in the queue. Raise the budget and restart the workers to go on today` });
+    warnings.push({
+      kind: 'day_budget',
+      message: `the fleet spent ${formatUsd(spentUsd)} of its ${formatUsd(limitUsd)} daily budget (costs.budget_usd.day): workers claim nothing until 00:00 UTC; ${o.queue.depth} job(s) wait in the queue. Raise the budget and restart the workers to go on today`,
+    });
   }
   return warnings;
 }
 
 /** The stages shown in the per-stage counts: the unfinished ones, in pipeline order. */
-export const unfinishedStages: readonly Stage[] = stages.filter((s) => s === 'queued' || s === 'retry_wait' || (runningStages as readonly Stage[]).includes(s));
+export const unfinishedStages: readonly Stage[] = stages.filter(
+  (s) => s === 'queued' || s === 'retry_wait' || (runningStages as readonly Stage[]).includes(s),
+);

@@ -77,13 +77,20 @@ const assets: Record<string, { type: string; file: string }> = {
 const minTokenLength = 16;
 
 const idPattern = '^[A-Za-z0-9._:~-]{1,200}$';
-const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', pattern: idPattern } } } as const;
+const idParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', pattern: idPattern } },
+} as const;
 
 /** How a request proved it may use the dashboard. */
 type Auth = 'bearer' | 'cookie' | undefined;
 
 class HttpError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -103,7 +110,11 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   // the session cookie (host-only) and can only guess tokens through the login form, so
   // the token must be too long to guess.
   if (token.length < minTokenLength) {
-    throw new CodefleetError('invalid_config', `the dashboard token must be at least ${minTokenLength} characters (a web page can try tokens against a loopback dashboard); unset it to have one generated, or use e.g. \`openssl rand -base64 24\``, { verdict: 'permanent' });
+    throw new CodefleetError(
+      'invalid_config',
+      `the dashboard token must be at least ${minTokenLength} characters (a web page can try tokens against a loopback dashboard); unset it to have one generated, or use e.g. \`openssl rand -base64 24\``,
+      { verdict: 'permanent' },
+    );
   }
   const deps: DashboardDeps = {
     ...guardBackends(options.queue, options.store, options.backendTimeoutMs ?? 5000),
@@ -119,7 +130,9 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   const csrf = derive(token, 'csrf');
   const pollMs = options.pollMs ?? 2000;
   const maxStreams = options.maxStreams ?? 32;
-  const files = Object.fromEntries(Object.entries(assets).map(([name, a]) => [name, { type: a.type, body: readFileSync(new URL(a.file, assetsDir)) }]));
+  const files = Object.fromEntries(
+    Object.entries(assets).map(([name, a]) => [name, { type: a.type, body: readFileSync(new URL(a.file, assetsDir)) }]),
+  );
   const streams = new Set<() => void>();
   // maxParamLength: Fastify's default (100) is shorter than a job id (128) with its run suffix.
   // routerOptions: the top-level option is deprecated and warns on every start.
@@ -159,36 +172,61 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     if (path === '/login' || path === '/favicon.ico' || path.startsWith('/assets/')) return;
     const auth = authOf(req);
     if (auth === undefined) {
-      if (req.method === 'GET' && (req.headers.accept ?? '').includes('text/html')) return reply.redirect('/login', 303);
+      if (req.method === 'GET' && (req.headers.accept ?? '').includes('text/html'))
+        return reply.redirect('/login', 303);
       throw new HttpError(401, 'log in, or send the dashboard token as a bearer token');
     }
-    if (req.method === 'POST' && auth === 'cookie' && crossOrigin(req)) throw new HttpError(403, 'cross-origin request refused');
+    if (req.method === 'POST' && auth === 'cookie' && crossOrigin(req))
+      throw new HttpError(403, 'cross-origin request refused');
     (req as FastifyRequest & { auth?: Auth }).auth = auth;
   });
   /** Cookie-authenticated writes carry the form token (field `csrf` or header `x-csrf-token`). */
   const checkCsrf = (req: FastifyRequest) => {
     if ((req as FastifyRequest & { auth?: Auth }).auth !== 'cookie') return;
     const body = req.body as Record<string, string> | undefined;
-    const given = body?.csrf ?? (typeof req.headers['x-csrf-token'] === 'string' ? req.headers['x-csrf-token'] : undefined);
+    const given =
+      body?.csrf ?? (typeof req.headers['x-csrf-token'] === 'string' ? req.headers['x-csrf-token'] : undefined);
     if (!tokenMatches(given, csrf)) throw new HttpError(403, 'missing or wrong form token; reload the page');
   };
 
   const sendPage = (reply: FastifyReply, title: string, body: Html, live?: string, status = 200) =>
-    reply.code(status).type('text/html; charset=utf-8').send(page(title, body, { csrf, readOnly: deps.readOnly }, live).text);
+    reply
+      .code(status)
+      .type('text/html; charset=utf-8')
+      .send(page(title, body, { csrf, readOnly: deps.readOnly }, live).text);
 
   app.setErrorHandler((error: Error & { statusCode?: number; validation?: unknown }, req, reply) => {
     if (error instanceof BackendError) {
       // Not a crash of the dashboard: say which backend is down, on a page when a browser asked.
       options.onError?.(error);
-      if (!(req.headers.accept ?? '').includes('text/html')) return reply.code(503).type('text/plain; charset=utf-8').send(error.message);
-      return sendPage(reply, 'Unavailable', html`<p class="error-banner" role="alert" data-problem="${error.backend}">${error.message}. Reload once it is back; the dashboard's log has the details.</p>`, undefined, 503);
+      if (!(req.headers.accept ?? '').includes('text/html'))
+        return reply.code(503).type('text/plain; charset=utf-8').send(error.message);
+      return sendPage(
+        reply,
+        'Unavailable',
+        html`<p class="error-banner" role="alert" data-problem="${error.backend}">
+          ${error.message}. Reload once it is back; the dashboard's log has the details.
+        </p>`,
+        undefined,
+        503,
+      );
     }
     if (isUnreadableRecord(error)) {
       options.onError?.(error);
-      if (!(req.headers.accept ?? '').includes('text/html')) return reply.code(500).type('text/plain; charset=utf-8').send(error.message);
-      return sendPage(reply, 'Unreadable run record', html`<p class="error-banner" role="alert" data-problem="unreadable">${error.message}. The other runs are not affected; see the <a href="/runs">runs</a>.</p>`, undefined, 500);
+      if (!(req.headers.accept ?? '').includes('text/html'))
+        return reply.code(500).type('text/plain; charset=utf-8').send(error.message);
+      return sendPage(
+        reply,
+        'Unreadable run record',
+        html`<p class="error-banner" role="alert" data-problem="unreadable">
+          ${error.message}. The other runs are not affected; see the <a href="/runs">runs</a>.
+        </p>`,
+        undefined,
+        500,
+      );
     }
-    const status = error instanceof HttpError ? error.status : error.validation !== undefined ? 400 : (error.statusCode ?? 500);
+    const status =
+      error instanceof HttpError ? error.status : error.validation !== undefined ? 400 : (error.statusCode ?? 500);
     if (status >= 500) options.onError?.(error);
     const message = status >= 500 ? 'internal error' : error.message;
     return reply.code(status).type('text/plain; charset=utf-8').send(message);
@@ -216,7 +254,9 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     return reply.redirect('/login', 303);
   });
 
-  app.get('/', async (_req, reply) => sendPage(reply, 'Overview', (await overviewView(deps)).body, '/events?view=overview'));
+  app.get('/', async (_req, reply) =>
+    sendPage(reply, 'Overview', (await overviewView(deps)).body, '/events?view=overview'),
+  );
 
   app.get('/runs', async (req, reply) => {
     const filters = filtersOf(req.query);
@@ -229,8 +269,14 @@ export function createDashboard(options: DashboardOptions): Dashboard {
 
   app.get<{ Params: { id: string } }>('/runs/:id', { schema: { params: idParams } }, async (req, reply) => {
     const view = await runView(deps, req.params.id, { csrf });
-    if (view === undefined) return sendPage(reply, 'No such run', html`<p>No run ${req.params.id}.</p>`, undefined, 404);
-    return sendPage(reply, `Run ${req.params.id}`, view.body, `/events?view=run&id=${encodeURIComponent(req.params.id)}`);
+    if (view === undefined)
+      return sendPage(reply, 'No such run', html`<p>No run ${req.params.id}.</p>`, undefined, 404);
+    return sendPage(
+      reply,
+      `Run ${req.params.id}`,
+      view.body,
+      `/events?view=run&id=${encodeURIComponent(req.params.id)}`,
+    );
   });
 
   app.get<{ Params: { id: string } }>('/runs/:id/record.json', { schema: { params: idParams } }, async (req, reply) => {
@@ -242,42 +288,92 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       .send(JSON.stringify(run, null, 2));
   });
 
-  app.get('/dead-letters', async (_req, reply) => sendPage(reply, 'Dead letters', (await deadLettersView(deps, { csrf })).body));
+  app.get('/dead-letters', async (_req, reply) =>
+    sendPage(reply, 'Dead letters', (await deadLettersView(deps, { csrf })).body),
+  );
 
   app.get('/events', async (req, reply) => {
     const { view, id } = req.query as { view?: string; id?: string };
-    const read = view === 'overview'
-      ? () => overviewView(deps)
-      : view === 'run' && id !== undefined && new RegExp(idPattern).test(id) ? () => runView(deps, id, { csrf }) : undefined;
+    const read =
+      view === 'overview'
+        ? () => overviewView(deps)
+        : view === 'run' && id !== undefined && new RegExp(idPattern).test(id)
+          ? () => runView(deps, id, { csrf })
+          : undefined;
     if (read === undefined) throw new HttpError(400, 'view=overview, or view=run&id=<run id>');
     // Each stream reads the store every pollMs: their number bounds the load clients can make.
     if (streams.size >= maxStreams) throw new HttpError(503, 'too many live streams open; close some dashboard tabs');
     reply.hijack();
-    reply.raw.writeHead(200, { ...securityHeaders, 'content-type': 'text/event-stream; charset=utf-8', connection: 'keep-alive', 'x-accel-buffering': 'no' });
-    const stop = streamView(reply.raw, read, { pollMs, keepAliveMs: 15_000, ...(options.onError === undefined ? {} : { onError: options.onError }) });
+    reply.raw.writeHead(200, {
+      ...securityHeaders,
+      'content-type': 'text/event-stream; charset=utf-8',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    const stop = streamView(reply.raw, read, {
+      pollMs,
+      keepAliveMs: 15_000,
+      ...(options.onError === undefined ? {} : { onError: options.onError }),
+    });
     streams.add(stop);
     reply.raw.on('close', () => streams.delete(stop));
   });
 
-  const act = (run: (id: string, body: Record<string, unknown>) => Promise<ActionResult>, back: (result: ActionResult, id: string) => string) =>
+  const act =
+    (
+      run: (id: string, body: Record<string, unknown>) => Promise<ActionResult>,
+      back: (result: ActionResult, id: string) => string,
+    ) =>
     async (req: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
       if (deps.readOnly) throw new HttpError(403, 'the dashboard is read-only');
       checkCsrf(req);
       const body = req.body !== null && typeof req.body === 'object' ? (req.body as Record<string, unknown>) : {};
       const result = await run(req.params.id, body);
       const fromForm = (req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');
-      if (!fromForm) return reply.code(result.status).send({ ok: result.status === 200, message: result.message, ...(result.runId === undefined ? {} : { runId: result.runId }) });
+      if (!fromForm)
+        return reply.code(result.status).send({
+          ok: result.status === 200,
+          message: result.message,
+          ...(result.runId === undefined ? {} : { runId: result.runId }),
+        });
       if (result.status === 200) return reply.redirect(back(result, req.params.id), 303);
-      return sendPage(reply, 'Not done', html`<p class="error">${result.message}</p><p><a href="${back(result, req.params.id)}">Back</a></p>`, undefined, result.status);
+      return sendPage(
+        reply,
+        'Not done',
+        html`<p class="error">${result.message}</p>
+          <p><a href="${back(result, req.params.id)}">Back</a></p>`,
+        undefined,
+        result.status,
+      );
     };
   const runPage = (result: ActionResult, id: string) => `/runs/${encodeURIComponent(result.runId ?? id)}`;
-  app.post('/runs/:id/cancel', { schema: { params: idParams } }, act((id) => cancelRun(deps, id), runPage));
-  app.post('/runs/:id/retry', { schema: { params: idParams } }, act((id) => retryRun(deps, id), runPage));
-  app.post('/dead-letters/:id/redrive', { schema: { params: idParams } }, act((id) => redriveDeadLetter(deps, id),
-    (result) => (result.runId === undefined ? '/dead-letters' : `/runs/${encodeURIComponent(result.runId)}`)));
+  app.post(
+    '/runs/:id/cancel',
+    { schema: { params: idParams } },
+    act((id) => cancelRun(deps, id), runPage),
+  );
+  app.post(
+    '/runs/:id/retry',
+    { schema: { params: idParams } },
+    act((id) => retryRun(deps, id), runPage),
+  );
+  app.post(
+    '/dead-letters/:id/redrive',
+    { schema: { params: idParams } },
+    act(
+      (id) => redriveDeadLetter(deps, id),
+      (result) => (result.runId === undefined ? '/dead-letters' : `/runs/${encodeURIComponent(result.runId)}`),
+    ),
+  );
   // The reason is a form field or a JSON body's `reason`.
-  app.post('/dead-letters/:id/drop', { schema: { params: idParams } }, act((id, body) => dropDeadLetter(deps, id, typeof body.reason === 'string' ? body.reason : undefined),
-    () => '/dead-letters'));
+  app.post(
+    '/dead-letters/:id/drop',
+    { schema: { params: idParams } },
+    act(
+      (id, body) => dropDeadLetter(deps, id, typeof body.reason === 'string' ? body.reason : undefined),
+      () => '/dead-letters',
+    ),
+  );
 
   app.addHook('preClose', async () => {
     for (const stop of streams) stop();

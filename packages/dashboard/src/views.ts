@@ -43,11 +43,14 @@ export async function runView(deps: DashboardDeps, runId: string, ctx: ViewConte
     taskStatusesOf([{ ...taskFactsOf(run), repo: run.job.repo }], deps.pullRequestStates),
   ]);
   // Only the job's latest run can be redriven: an earlier one has been already.
-  const letter = latest?.run_id === run.run_id && run.stage === 'failed'
-    ? (await deps.queue.deadLetters({ limit: deadLetterScan })).find((d) => d.job?.id === run.job.id)
-    : undefined;
+  const letter =
+    latest?.run_id === run.run_id && run.stage === 'failed'
+      ? (await deps.queue.deadLetters({ limit: deadLetterScan })).find((d) => d.job?.id === run.job.id)
+      : undefined;
   const facts: Omit<RunPageFacts, 'now' | 'csrf'> = {
-    run, journal, readOnly: deps.readOnly,
+    run,
+    journal,
+    readOnly: deps.readOnly,
     ...(status === undefined ? {} : { status }),
     ...(cancel === undefined ? {} : { cancel }),
     ...(letter === undefined ? {} : { deadLetterId: letter.id }),
@@ -59,5 +62,8 @@ export async function runView(deps: DashboardDeps, runId: string, ctx: ViewConte
 /** The dead-letter page's content. */
 export async function deadLettersView(deps: DashboardDeps, ctx: ViewContext): Promise<View> {
   const letters = await deps.queue.deadLetters({ limit: deadLetterScan });
-  return { body: deadLettersBody(letters, deps.now().getTime(), ctx.csrf, deps.readOnly), fingerprint: JSON.stringify(letters) };
+  return {
+    body: deadLettersBody(letters, deps.now().getTime(), ctx.csrf, deps.readOnly),
+    fingerprint: JSON.stringify(letters),
+  };
 }

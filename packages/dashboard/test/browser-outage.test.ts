@@ -21,7 +21,10 @@ let browser: Browser;
 
 beforeAll(async () => {
   const found = await execa('sh', ['-c', 'command -v chromium'], { reject: false });
-  if (found.exitCode !== 0) throw new Error('chromium is not installed: the dashboard test needs it (apt-get install -y chromium; .ci/run installs it)');
+  if (found.exitCode !== 0)
+    throw new Error(
+      'chromium is not installed: the dashboard test needs it (apt-get install -y chromium; .ci/run installs it)',
+    );
   await mkdir(outDir, { recursive: true });
   redis = await startRedis();
   store = new RedisRunStore({ url: redis.url, prefix: 'dash-outage' });
@@ -50,7 +53,9 @@ describe('the dashboard in Chromium during an outage', () => {
     expect(await banner.isHidden()).toBe(true);
 
     await redis.kill();
-    await page.locator('#problem:not([hidden])', { hasText: 'the run store cannot be reached' }).waitFor({ timeout: 30_000 });
+    await page
+      .locator('#problem:not([hidden])', { hasText: 'the run store cannot be reached' })
+      .waitFor({ timeout: 30_000 });
     expect(await banner.evaluate((el) => el.children.length)).toBe(0);
     // The figures below were read before: shown as stale.
     expect(await page.locator('#live').getAttribute('class')).toContain('stale');

@@ -19,7 +19,9 @@ async function chromiumPath(): Promise<string> {
   const found = await execa('sh', ['-c', 'command -v chromium'], { reject: false });
   const path = found.stdout.trim();
   if (found.exitCode !== 0 || path === '') {
-    throw new Error('chromium is not installed: the dashboard test needs it (apt-get install -y chromium; .ci/run installs it)');
+    throw new Error(
+      'chromium is not installed: the dashboard test needs it (apt-get install -y chromium; .ci/run installs it)',
+    );
   }
   return path;
 }
@@ -56,17 +58,43 @@ describe('the dashboard in Chromium', () => {
     const lease = await b.queue.claim({ workerId: 'mini-1:4242:k3x' });
     expect(lease?.job.id).toBe(running.id);
     await b.store.save(implementingRun(running, new Date(now - 4 * 60_000)));
-    await b.store.save(failedRun(jobOf('fix-lint-1', { title: 'Fix the lint warnings in src/', repo: 'octo/gadgets', source: { kind: 'cli' } }), new Date(now - 40 * 60_000)));
+    await b.store.save(
+      failedRun(
+        jobOf('fix-lint-1', { title: 'Fix the lint warnings in src/', repo: 'octo/gadgets', source: { kind: 'cli' } }),
+        new Date(now - 40 * 60_000),
+      ),
+    );
     await b.queue.enqueue(jobOf('docs-1', { title: 'Document the config file', repo: 'octo/widgets' }));
-    await b.store.heartbeatWorker({
-      id: 'mini-1:4242:k3x', host: 'mini-1', pid: 4242, version: '0.1.0', queue: 'jobs', backend: 'local', concurrency: 2,
-      startedAt: new Date(now - 3_600_000).toISOString(), lastHeartbeat: new Date(now - 5_000).toISOString(), draining: false,
-      jobs: [{ jobId: running.id, runId: running.id, taskKey: running.idempotency_key, title: running.title, startedAt: new Date(now - 4 * 60_000).toISOString() }],
-    }, 60_000);
+    await b.store.heartbeatWorker(
+      {
+        id: 'mini-1:4242:k3x',
+        host: 'mini-1',
+        pid: 4242,
+        version: '0.1.0',
+        queue: 'jobs',
+        backend: 'local',
+        concurrency: 2,
+        startedAt: new Date(now - 3_600_000).toISOString(),
+        lastHeartbeat: new Date(now - 5_000).toISOString(),
+        draining: false,
+        jobs: [
+          {
+            jobId: running.id,
+            runId: running.id,
+            taskKey: running.idempotency_key,
+            title: running.title,
+            startedAt: new Date(now - 4 * 60_000).toISOString(),
+          },
+        ],
+      },
+      60_000,
+    );
 
     const page = await browser.newPage({ viewport: { width: 1280, height: 820 } });
     const scripts: string[] = [];
-    page.on('console', (m) => { if (m.type() === 'error') scripts.push(m.text()); });
+    page.on('console', (m) => {
+      if (m.type() === 'error') scripts.push(m.text());
+    });
     await page.goto(`${dash.base}/`);
     expect(new URL(page.url()).pathname).toBe('/login');
     await page.fill('#token', token);
@@ -88,10 +116,18 @@ describe('the dashboard in Chromium', () => {
     await page.locator('[data-cancel="pending"]').waitFor();
     await page.screenshot({ path: join(outDir, 'cancelled.png'), fullPage: true });
 
-    const cancel = await waitFor(() => b.store.cancelRequested(running.idempotency_key), { what: 'the cancel request in the store' });
+    const cancel = await waitFor(() => b.store.cancelRequested(running.idempotency_key), {
+      what: 'the cancel request in the store',
+    });
     expect(cancel.by).toBe('dashboard');
     expect(await b.store.journal({ runId: running.id })).toEqual([
-      expect.objectContaining({ kind: 'action', action: 'cancel', by: 'dashboard', via: 'dashboard', jobId: running.id }),
+      expect.objectContaining({
+        kind: 'action',
+        action: 'cancel',
+        by: 'dashboard',
+        via: 'dashboard',
+        jobId: running.id,
+      }),
     ]);
     // A failed run: its failing check comes first, open, with its output.
     await page.click('a[href="/runs"]');
@@ -102,7 +138,7 @@ describe('the dashboard in Chromium', () => {
     await firstCheck.locator('pre', { hasText: 'FAIL widget.test.js' }).waitFor();
     await page.screenshot({ path: join(outDir, 'failed-run.png'), fullPage: true });
 
-        // The CSP allowed everything the page needs: nothing was refused.
+    // The CSP allowed everything the page needs: nothing was refused.
     expect(scripts).toEqual([]);
     if (process.env.CODEFLEET_UPDATE_SCREENSHOT === '1') await copyFile(join(outDir, 'overview.png'), docsPicture);
   }, 120_000);

@@ -24,7 +24,12 @@ afterEach(async () => {
 describe('the runs list', () => {
   it('reads a filter given twice (or as an object) by its first value instead of failing', async () => {
     await b.store.save(failedRun(jobOf('failed-1')));
-    for (const query of ['state=failed&state=active', 'repo=octo/widgets&repo=x', 'repo[a]=1&state=failed', 'source=cli&source=&agent[]=x']) {
+    for (const query of [
+      'state=failed&state=active',
+      'repo=octo/widgets&repo=x',
+      'repo[a]=1&state=failed',
+      'source=cli&source=&agent[]=x',
+    ]) {
       const res = await fetch(`${dash.base}/runs?${query}`, { headers: bearer });
       expect(res.status).toBe(200);
       expect(await res.text()).toContain('failed-1');
@@ -62,7 +67,10 @@ describe('live streams', () => {
     dash = await startDashboard(b, { maxStreams: 2 });
     const open = () => {
       const controller = new AbortController();
-      return fetch(`${dash.base}/events?view=overview`, { headers: bearer, signal: controller.signal }).then((res) => ({ res, controller }));
+      return fetch(`${dash.base}/events?view=overview`, { headers: bearer, signal: controller.signal }).then((res) => ({
+        res,
+        controller,
+      }));
     };
     const first = await open();
     const second = await open();
@@ -70,11 +78,14 @@ describe('live streams', () => {
     const third = await open();
     expect(third.res.status).toBe(503);
     first.controller.abort();
-    await waitFor(async () => {
-      const next = await open();
-      next.controller.abort();
-      return next.res.status === 200;
-    }, { what: 'a stream once one closed' });
+    await waitFor(
+      async () => {
+        const next = await open();
+        next.controller.abort();
+        return next.res.status === 200;
+      },
+      { what: 'a stream once one closed' },
+    );
     second.controller.abort();
   });
 });
@@ -83,16 +94,28 @@ describe('DNS rebinding', () => {
   // A page of evil.example whose name now resolves to 127.0.0.1: its requests carry its own
   // Host and Origin, which agree, so the same-origin check passes. It has no session cookie.
   // (fetch sets Host itself; node:http sends the one given.)
-  const send = (path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) => new Promise<{ status: number; headers: IncomingHttpHeaders }>((resolve, reject) => {
-    const port = new URL(dash.base).port;
-    const req = request(`${dash.base}${path}`, { method: init.method ?? 'GET', headers: { host: `evil.example:${port}`, origin: `http://evil.example:${port}`, ...init.headers } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers }));
+  const send = (path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) =>
+    new Promise<{ status: number; headers: IncomingHttpHeaders }>((resolve, reject) => {
+      const port = new URL(dash.base).port;
+      const req = request(
+        `${dash.base}${path}`,
+        {
+          method: init.method ?? 'GET',
+          headers: { host: `evil.example:${port}`, origin: `http://evil.example:${port}`, ...init.headers },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers }));
+        },
+      );
+      req.on('error', reject);
+      req.end(init.body);
     });
-    req.on('error', reject);
-    req.end(init.body);
+  const formOf = (body: string) => ({
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body,
   });
-  const formOf = (body: string) => ({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
 
   it('gets nothing without the token: no page, no data, no action, no session', async () => {
     await b.store.save(failedRun(jobOf('failed-4')));
@@ -110,8 +133,12 @@ describe('DNS rebinding', () => {
   });
 
   it('refuses a token short enough for such a page to guess through the login form', () => {
-    expect(() => createDashboard({ queue: b.queue, store: b.store, token: 'hunter2', worstCaseMs: 1000 })).toThrow(expect.objectContaining({ code: 'invalid_config' }));
-    expect(() => createDashboard({ queue: b.queue, store: b.store, token: 'x'.repeat(15), worstCaseMs: 1000 })).toThrow(/at least 16 characters/);
+    expect(() => createDashboard({ queue: b.queue, store: b.store, token: 'hunter2', worstCaseMs: 1000 })).toThrow(
+      expect.objectContaining({ code: 'invalid_config' }),
+    );
+    expect(() => createDashboard({ queue: b.queue, store: b.store, token: 'x'.repeat(15), worstCaseMs: 1000 })).toThrow(
+      /at least 16 characters/,
+    );
   });
 });
 

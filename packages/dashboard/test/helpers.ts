@@ -1,5 +1,15 @@
 import { join } from 'node:path';
-import { addVerification, advance, createJob, finish, newRun, setPublication, startAttempt, type Job, type RunRecord } from '@codefleet/core';
+import {
+  addVerification,
+  advance,
+  createJob,
+  finish,
+  newRun,
+  setPublication,
+  startAttempt,
+  type Job,
+  type RunRecord,
+} from '@codefleet/core';
 import { LocalQueue } from '@codefleet/queue';
 import { SqliteRunStore } from '@codefleet/store';
 import { createTempDir } from '@codefleet/testkit';
@@ -10,7 +20,13 @@ export const token = 'dashboard-test-token-0123456789';
 /** A real local queue and SQLite run store in a temp dir. */
 export async function openBackends() {
   const dir = await createTempDir('dashboard');
-  const queue = new LocalQueue({ backend: 'local', path: join(dir.path, 'queue.sqlite'), name: 'jobs', leaseMs: 60_000, maxAttempts: 3 });
+  const queue = new LocalQueue({
+    backend: 'local',
+    path: join(dir.path, 'queue.sqlite'),
+    name: 'jobs',
+    leaseMs: 60_000,
+    maxAttempts: 3,
+  });
   const store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
   return {
     dir: dir.path,
@@ -27,15 +43,28 @@ export async function openBackends() {
 export type Backends = Awaited<ReturnType<typeof openBackends>>;
 
 /** A dashboard over the backends, listening on a free loopback port. */
-export async function startDashboard(b: Pick<DashboardOptions, 'queue' | 'store'>, options: Partial<DashboardOptions> = {}): Promise<Dashboard & { base: string }> {
-  const dashboard = createDashboard({ queue: b.queue, store: b.store, token, worstCaseMs: 3_600_000, pollMs: 50, ...options });
+export async function startDashboard(
+  b: Pick<DashboardOptions, 'queue' | 'store'>,
+  options: Partial<DashboardOptions> = {},
+): Promise<Dashboard & { base: string }> {
+  const dashboard = createDashboard({
+    queue: b.queue,
+    store: b.store,
+    token,
+    worstCaseMs: 3_600_000,
+    pollMs: 50,
+    ...options,
+  });
   const base = await dashboard.listen();
   return Object.assign(dashboard, { base });
 }
 
 /** A job as a producer would make it. */
 export function jobOf(id: string, fields: Partial<Parameters<typeof createJob>[0]> = {}): Job {
-  return createJob({ repo: 'octo/widgets', title: `task ${id}`, source: { kind: 'cli' }, requested_by: 'alice', ...fields }, { id, now: new Date() });
+  return createJob(
+    { repo: 'octo/widgets', title: `task ${id}`, source: { kind: 'cli' }, requested_by: 'alice', ...fields },
+    { id, now: new Date() },
+  );
 }
 
 /** A run its worker is implementing right now. */
@@ -52,16 +81,44 @@ export function failedRun(job: Job, now = new Date()): RunRecord {
   let run = implementingRun(job, now);
   run = advance(run, 'testing', { now });
   run = advance(run, 'validating', { now });
-  const check = { pass: 'test' as const, attempt: 1, inner_attempt: 1, exit_code: 0, signal: null, timed_out: false, duration_ms: 1200 };
-  run = addVerification(run, { ...check, step: 'build', command: ['npm', 'run', 'build'], output_tail: 'built fine', passed: true }, { now });
-  run = addVerification(run, { ...check, step: 'test', command: ['npm', 'test'], exit_code: 1, output_tail: 'FAIL widget.test.js', passed: false }, { now });
+  const check = {
+    pass: 'test' as const,
+    attempt: 1,
+    inner_attempt: 1,
+    exit_code: 0,
+    signal: null,
+    timed_out: false,
+    duration_ms: 1200,
+  };
+  run = addVerification(
+    run,
+    { ...check, step: 'build', command: ['npm', 'run', 'build'], output_tail: 'built fine', passed: true },
+    { now },
+  );
+  run = addVerification(
+    run,
+    {
+      ...check,
+      step: 'test',
+      command: ['npm', 'test'],
+      exit_code: 1,
+      output_tail: 'FAIL widget.test.js',
+      passed: false,
+    },
+    { now },
+  );
   run = setPublication(run, { branch: 'ai/fix-the-widget-1a2b3c4d' }, { now });
   return finish(run, 'failed', { now, error: { code: 'test_failed', verdict: 'permanent', message: 'tests fail' } });
 }
 
 /** Logs in through the form and resolves the session cookie (`name=value`). */
 export async function login(base: string): Promise<string> {
-  const res = await fetch(`${base}/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token }).toString() });
+  const res = await fetch(`${base}/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token }).toString(),
+  });
   const cookie = res.headers.get('set-cookie');
   if (res.status !== 303 || cookie === null) throw new Error(`login failed: ${res.status}`);
   return cookie.split(';')[0] ?? '';

@@ -15,7 +15,14 @@ const bearer = { authorization: `Bearer ${token}` };
 beforeAll(async () => {
   redis = await startRedis();
   store = new RedisRunStore({ url: redis.url, prefix: 'dash-test' });
-  queue = await openQueue({ backend: 'bullmq', url: redis.url, prefix: 'dash-test-q', name: 'jobs', leaseMs: 30_000, maxAttempts: 3 });
+  queue = await openQueue({
+    backend: 'bullmq',
+    url: redis.url,
+    prefix: 'dash-test-q',
+    name: 'jobs',
+    leaseMs: 30_000,
+    maxAttempts: 3,
+  });
   dash = await startDashboard({ queue, store });
 }, 60_000);
 afterAll(async () => {
@@ -31,11 +38,30 @@ describe('the dashboard on Redis', () => {
     const job = jobOf('fleet-1', { title: 'Fleet job' });
     await store.save(implementingRun(job));
     await queue.enqueue(jobOf('fleet-2'));
-    await store.heartbeatWorker({
-      id: 'fleet-host:7:abc', host: 'fleet-host', pid: 7, version: '0.1.0', queue: 'jobs', backend: 'bullmq', concurrency: 4,
-      startedAt: new Date(now - 60_000).toISOString(), lastHeartbeat: new Date(now).toISOString(), draining: false,
-      jobs: [{ jobId: job.id, runId: job.id, taskKey: job.idempotency_key, title: job.title, startedAt: new Date(now).toISOString() }],
-    }, 60_000);
+    await store.heartbeatWorker(
+      {
+        id: 'fleet-host:7:abc',
+        host: 'fleet-host',
+        pid: 7,
+        version: '0.1.0',
+        queue: 'jobs',
+        backend: 'bullmq',
+        concurrency: 4,
+        startedAt: new Date(now - 60_000).toISOString(),
+        lastHeartbeat: new Date(now).toISOString(),
+        draining: false,
+        jobs: [
+          {
+            jobId: job.id,
+            runId: job.id,
+            taskKey: job.idempotency_key,
+            title: job.title,
+            startedAt: new Date(now).toISOString(),
+          },
+        ],
+      },
+      60_000,
+    );
 
     const overview = await (await fetch(`${dash.base}/`, { headers: bearer })).text();
     expect(overview).toContain('fleet-host:7:abc');
@@ -47,7 +73,9 @@ describe('the dashboard on Redis', () => {
     const res = await fetch(`${dash.base}/runs/fleet-1/cancel`, { method: 'POST', headers: bearer });
     expect(res.status).toBe(200);
     expect(await store.cancelRequested(job.idempotency_key)).toMatchObject({ by: 'dashboard' });
-    expect(await store.journal({ runId: 'fleet-1' })).toEqual([expect.objectContaining({ action: 'cancel', via: 'dashboard' })]);
+    expect(await store.journal({ runId: 'fleet-1' })).toEqual([
+      expect.objectContaining({ action: 'cancel', via: 'dashboard' }),
+    ]);
   }, 60_000);
 
   it('lists the other runs when one record cannot be read, and flags that one', async () => {
@@ -71,13 +99,22 @@ describe('the dashboard on Redis', () => {
   it('retries a run into one job, however often asked, even after that job ran (BullMQ)', async () => {
     const job = jobOf('retry-once', { title: 'Retry me once' });
     await store.save(failedRun(job));
-    const retry = async () => (await fetch(`${dash.base}/runs/retry-once/retry`, { method: 'POST', headers: bearer })).json() as Promise<{ ok: boolean; runId: string; message: string }>;
+    const retry = async () =>
+      (await fetch(`${dash.base}/runs/retry-once/retry`, { method: 'POST', headers: bearer })).json() as Promise<{
+        ok: boolean;
+        runId: string;
+        message: string;
+      }>;
     const [a, b] = await Promise.all([retry(), retry()]);
     expect([a.ok, b.ok]).toEqual([true, true]);
     expect(b.runId).toBe(a.runId);
     // The retry's job runs to the end: the queue no longer knows its task, the run store still does.
     const claimed: string[] = [];
-    for (let lease = await queue.claim({ workerId: 'w' }); lease !== undefined; lease = await queue.claim({ workerId: 'w' })) {
+    for (
+      let lease = await queue.claim({ workerId: 'w' });
+      lease !== undefined;
+      lease = await queue.claim({ workerId: 'w' })
+    ) {
       claimed.push(lease.job.id);
       await lease.ack();
     }
@@ -85,6 +122,8 @@ describe('the dashboard on Redis', () => {
     const again = await retry();
     expect(again).toMatchObject({ ok: true, runId: a.runId, message: expect.stringContaining('already retried') });
     expect((await queue.stats()).depth).toBe(0);
-    expect(await store.journal({ runId: 'retry-once' })).toEqual([expect.objectContaining({ action: 'retry', jobId: a.runId })]);
+    expect(await store.journal({ runId: 'retry-once' })).toEqual([
+      expect.objectContaining({ action: 'retry', jobId: a.runId }),
+    ]);
   }, 60_000);
 });

@@ -1,7 +1,17 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { setPublication } from '@codefleet/core';
 import { waitFor } from '@codefleet/testkit';
-import { csrfOf, failedRun, implementingRun, jobOf, login, openBackends, startDashboard, token, type Backends } from './helpers.js';
+import {
+  csrfOf,
+  failedRun,
+  implementingRun,
+  jobOf,
+  login,
+  openBackends,
+  startDashboard,
+  token,
+  type Backends,
+} from './helpers.js';
 
 let b: Backends;
 let dash: Awaited<ReturnType<typeof startDashboard>>;
@@ -17,7 +27,8 @@ afterEach(async () => {
 });
 
 const form = (fields: Record<string, string>, cookie: string, extra: Record<string, string> = {}) => ({
-  method: 'POST', redirect: 'manual' as const,
+  method: 'POST',
+  redirect: 'manual' as const,
   headers: { 'content-type': 'application/x-www-form-urlencoded', cookie, ...extra },
   body: new URLSearchParams(fields).toString(),
 });
@@ -62,7 +73,11 @@ describe('pages', () => {
   it('escapes attacker data and links a pull request only when its URL is http(s)', async () => {
     const job = jobOf('evil-1', { title: '<script>alert(1)</script>', repo: 'octo/widgets' });
     let run = implementingRun(job);
-    run = setPublication(run, { branch: 'b', pullRequest: { number: 7, url: 'javascript:alert(2)', head: 'b', base: 'main', draft: false } }, { now: new Date() });
+    run = setPublication(
+      run,
+      { branch: 'b', pullRequest: { number: 7, url: 'javascript:alert(2)', head: 'b', base: 'main', draft: false } },
+      { now: new Date() },
+    );
     await b.store.save(run);
     for (const path of ['/runs', '/runs/evil-1']) {
       const text = await (await fetch(`${dash.base}${path}`, { headers: bearer })).text();
@@ -100,7 +115,13 @@ describe('actions', () => {
     expect(res.status).toBe(303);
     expect(await b.store.cancelRequested(job.idempotency_key)).toMatchObject({ by: 'dashboard' });
     expect(await b.store.journal({ runId: 'run-1' })).toEqual([
-      expect.objectContaining({ kind: 'action', action: 'cancel', by: 'dashboard', via: 'dashboard', taskKey: job.idempotency_key }),
+      expect.objectContaining({
+        kind: 'action',
+        action: 'cancel',
+        by: 'dashboard',
+        via: 'dashboard',
+        taskKey: job.idempotency_key,
+      }),
     ]);
   });
 
@@ -110,13 +131,22 @@ describe('actions', () => {
     const cookie = await login(dash.base);
     const page = await (await fetch(`${dash.base}/runs/run-2`, { headers: { cookie } })).text();
     expect((await fetch(`${dash.base}/runs/run-2/cancel`, form({}, cookie))).status).toBe(403);
-    for (const origin of ['http://evil.example', 'null', `http://${new URL(dash.base).hostname}.evil.example:${new URL(dash.base).port}`]) {
-      expect((await fetch(`${dash.base}/runs/run-2/cancel`, form({ csrf: csrfOf(page) }, cookie, { origin }))).status).toBe(403);
+    for (const origin of [
+      'http://evil.example',
+      'null',
+      `http://${new URL(dash.base).hostname}.evil.example:${new URL(dash.base).port}`,
+    ]) {
+      expect(
+        (await fetch(`${dash.base}/runs/run-2/cancel`, form({ csrf: csrfOf(page) }, cookie, { origin }))).status,
+      ).toBe(403);
     }
     expect(await b.store.cancelRequested(job.idempotency_key)).toBeUndefined();
     expect(await b.store.journal({})).toEqual([]);
     // The same host behind a TLS proxy that passes Host on: the page's origin is https.
-    const proxied = await fetch(`${dash.base}/runs/run-2/cancel`, form({ csrf: csrfOf(page) }, cookie, { origin: `https://${new URL(dash.base).host}` }));
+    const proxied = await fetch(
+      `${dash.base}/runs/run-2/cancel`,
+      form({ csrf: csrfOf(page) }, cookie, { origin: `https://${new URL(dash.base).host}` }),
+    );
     expect(proxied.status).toBe(303);
   });
 
@@ -129,8 +159,15 @@ describe('actions', () => {
     expect(retry.status).toBe(200);
     const lease = await b.queue.claim({ workerId: 't' });
     expect(lease?.job.id).not.toBe('failed-2');
-    expect(lease?.job).toMatchObject({ idempotency_key: job.idempotency_key, title: job.title, repo: job.repo, branch: 'ai/fix-the-widget-1a2b3c4d' });
-    expect(await b.store.journal({ runId: 'failed-2' })).toEqual([expect.objectContaining({ action: 'retry', jobId: lease?.job.id })]);
+    expect(lease?.job).toMatchObject({
+      idempotency_key: job.idempotency_key,
+      title: job.title,
+      repo: job.repo,
+      branch: 'ai/fix-the-widget-1a2b3c4d',
+    });
+    expect(await b.store.journal({ runId: 'failed-2' })).toEqual([
+      expect.objectContaining({ action: 'retry', jobId: lease?.job.id }),
+    ]);
   });
 
   it('redrives a dead-lettered job', async () => {
@@ -144,7 +181,9 @@ describe('actions', () => {
     const res = await fetch(`${dash.base}/dead-letters/dead-1/redrive`, { method: 'POST', headers: bearer });
     expect(res.status).toBe(200);
     expect((await b.queue.stats()).ready).toBe(1);
-    expect(await b.store.journal({ kind: 'action' })).toEqual([expect.objectContaining({ action: 'redrive', jobId: 'dead-1', by: 'dashboard' })]);
+    expect(await b.store.journal({ kind: 'action' })).toEqual([
+      expect.objectContaining({ action: 'redrive', jobId: 'dead-1', by: 'dashboard' }),
+    ]);
     // The job's next run (as the worker names it) is linked from the first one, which can no longer be redriven.
     const { advance, newRun } = await import('@codefleet/core');
     await b.store.save(advance(newRun(job, { runId: 'dead-1~2', now: new Date() }), 'preparing', { now: new Date() }));
@@ -154,7 +193,7 @@ describe('actions', () => {
     expect(first).not.toContain('/retry');
   });
 
-  it('drops a dead letter from the form with a reason, journaled; the overview\'s warning clears', async () => {
+  it("drops a dead letter from the form with a reason, journaled; the overview's warning clears", async () => {
     const job = jobOf('dead-2');
     await b.queue.enqueue(job);
     await (await b.queue.claim({ workerId: 't' }))?.deadLetter('permanent: test');
@@ -164,16 +203,36 @@ describe('actions', () => {
     const page = await (await fetch(`${dash.base}/dead-letters`, { headers: { cookie } })).text();
     expect(page).toContain('action="/dead-letters/dead-2/drop"');
     // No reason, no drop: the job would be gone with nothing saying why.
-    const bare = await fetch(`${dash.base}/dead-letters/dead-2/drop`, { method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: JSON.stringify({ reason: ' ' }) });
+    const bare = await fetch(`${dash.base}/dead-letters/dead-2/drop`, {
+      method: 'POST',
+      headers: { ...bearer, 'content-type': 'application/json' },
+      body: JSON.stringify({ reason: ' ' }),
+    });
     expect(bare.status).toBe(400);
     expect((await b.queue.stats()).deadLetter).toBe(1);
-    const res = await fetch(`${dash.base}/dead-letters/dead-2/drop`, form({ csrf: csrfOf(page), reason: 'duplicate of dead-1' }, cookie));
+    const res = await fetch(
+      `${dash.base}/dead-letters/dead-2/drop`,
+      form({ csrf: csrfOf(page), reason: 'duplicate of dead-1' }, cookie),
+    );
     expect([res.status, res.headers.get('location')]).toEqual([303, '/dead-letters']);
     expect(await b.queue.deadLetters()).toEqual([]);
-    expect(await b.store.journal({ kind: 'action' })).toEqual([expect.objectContaining({ action: 'drop', jobId: 'dead-2', runId: 'dead-2', by: 'dashboard', via: 'dashboard', detail: 'duplicate of dead-1' })]);
+    expect(await b.store.journal({ kind: 'action' })).toEqual([
+      expect.objectContaining({
+        action: 'drop',
+        jobId: 'dead-2',
+        runId: 'dead-2',
+        by: 'dashboard',
+        via: 'dashboard',
+        detail: 'duplicate of dead-1',
+      }),
+    ]);
     expect(await (await fetch(`${dash.base}/`, { headers: bearer })).text()).not.toContain('data-kind="dead_letters"');
     // Dropping again: nothing there, nothing journaled.
-    const again = await fetch(`${dash.base}/dead-letters/dead-2/drop`, { method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: JSON.stringify({ reason: 'again' }) });
+    const again = await fetch(`${dash.base}/dead-letters/dead-2/drop`, {
+      method: 'POST',
+      headers: { ...bearer, 'content-type': 'application/json' },
+      body: JSON.stringify({ reason: 'again' }),
+    });
     expect(again.status).toBe(404);
     expect(await b.store.journal({ kind: 'action' })).toHaveLength(1);
   });
@@ -184,7 +243,12 @@ describe('actions', () => {
     await (await b.queue.claim({ workerId: 't' }))?.deadLetter('lease lost on every attempt');
     // Its worker died mid-run: the run still says implementing until a worker reports it.
     await b.store.save(implementingRun(job));
-    const drop = () => fetch(`${dash.base}/dead-letters/dead-3/drop`, { method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: JSON.stringify({ reason: 'stuck' }) });
+    const drop = () =>
+      fetch(`${dash.base}/dead-letters/dead-3/drop`, {
+        method: 'POST',
+        headers: { ...bearer, 'content-type': 'application/json' },
+        body: JSON.stringify({ reason: 'stuck' }),
+      });
     const refused = await drop();
     expect(refused.status).toBe(409);
     expect(((await refused.json()) as { message: string }).message).toContain('not been reported failed yet');
@@ -193,9 +257,13 @@ describe('actions', () => {
     expect((await drop()).status).toBe(200);
   });
 
-  it('retries a run once: a double click or a later retry answers with the first retry\'s job', async () => {
+  it("retries a run once: a double click or a later retry answers with the first retry's job", async () => {
     await b.store.save(failedRun(jobOf('failed-3')));
-    const retry = async () => (await fetch(`${dash.base}/runs/failed-3/retry`, { method: 'POST', headers: bearer })).json() as Promise<{ ok: boolean; runId: string }>;
+    const retry = async () =>
+      (await fetch(`${dash.base}/runs/failed-3/retry`, { method: 'POST', headers: bearer })).json() as Promise<{
+        ok: boolean;
+        runId: string;
+      }>;
     const first = await retry();
     const lease = await b.queue.claim({ workerId: 't' });
     await lease?.ack();

@@ -18,7 +18,9 @@ afterEach(async () => {
 describe('starting the dashboard', () => {
   it('prints no process warning', async () => {
     // Caught where libraries call it: jest's process does not pass 'warning' events on.
-    process.emitWarning = ((warning: string | Error) => { warnings.push(String(warning)); }) as typeof process.emitWarning;
+    process.emitWarning = ((warning: string | Error) => {
+      warnings.push(String(warning));
+    }) as typeof process.emitWarning;
     b = await openBackends();
     dash = await startDashboard(b);
     expect((await fetch(`${dash.base}/login`)).status).toBe(200);

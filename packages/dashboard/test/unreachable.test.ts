@@ -17,7 +17,10 @@ beforeAll(async () => {
   redis = await startRedis();
   store = new RedisRunStore({ url: redis.url, prefix: 'dash-down' });
   b = await openBackends();
-  dash = await startDashboard({ queue: b.queue, store }, { backendTimeoutMs: 1000, onError: (error) => errors.push(error) });
+  dash = await startDashboard(
+    { queue: b.queue, store },
+    { backendTimeoutMs: 1000, onError: (error) => errors.push(error) },
+  );
 }, 60_000);
 afterAll(async () => {
   await dash?.close();
@@ -40,7 +43,9 @@ describe('a backend that cannot be reached', () => {
     expect(await api.text()).toMatch(/^the run store cannot be reached: /);
     expect(errors.length).toBeGreaterThan(0);
     await redis.restart();
-    await waitFor(async () => (await fetch(`${dash.base}/`, { headers: bearer })).status === 200, { what: 'the overview once Redis is back' });
+    await waitFor(async () => (await fetch(`${dash.base}/`, { headers: bearer })).status === 200, {
+      what: 'the overview once Redis is back',
+    });
   }, 60_000);
 
   it('tells a live view the store is down, logs it once, then sends the view again once it is back', async () => {
@@ -59,10 +64,13 @@ describe('a backend that cannot be reached', () => {
     await waitFor(async () => (await read()) !== '' && problems() >= 3, { what: 'three problem events' });
     expect(errors).toHaveLength(1);
     await redis.restart();
-    await waitFor(async () => {
-      const all = await read();
-      return all.lastIndexOf('event: update') > all.indexOf('event: problem');
-    }, { what: 'an update after Redis is back' });
+    await waitFor(
+      async () => {
+        const all = await read();
+        return all.lastIndexOf('event: update') > all.indexOf('event: problem');
+      },
+      { what: 'an update after Redis is back' },
+    );
     controller.abort();
   }, 60_000);
 });

@@ -18,17 +18,21 @@ export function checkBranch(name: string, what = 'branch'): void {
 
 /** Throws `forge_rejected` unless `sha` is a full hex object name (SHA-1 or SHA-256). */
 export function checkSha(sha: string): void {
-  if (!/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(sha)) reject(`invalid expectedSha ${previewValue(sha)}: expected a full hex object name`);
+  if (!/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(sha))
+    reject(`invalid expectedSha ${previewValue(sha)}: expected a full hex object name`);
 }
 
 /** Throws `forge_rejected` for a malformed target; returns its storage key (`pull:7`). */
 export function targetKey(target: CommentTarget): string {
   if (target.kind === 'task') {
-    if (target.key.length === 0 || target.key.length > limits.taskKey) reject(`invalid task key: expected 1-${limits.taskKey} characters`);
+    if (target.key.length === 0 || target.key.length > limits.taskKey)
+      reject(`invalid task key: expected 1-${limits.taskKey} characters`);
     return `task:${target.key}`;
   }
-  if (target.kind !== 'issue' && target.kind !== 'pull') reject(`invalid target kind ${previewValue((target as { kind: unknown }).kind)}`);
-  if (!Number.isSafeInteger(target.number) || target.number < 1) reject(`invalid ${target.kind} number ${previewValue(target.number)}`);
+  if (target.kind !== 'issue' && target.kind !== 'pull')
+    reject(`invalid target kind ${previewValue((target as { kind: unknown }).kind)}`);
+  if (!Number.isSafeInteger(target.number) || target.number < 1)
+    reject(`invalid ${target.kind} number ${previewValue(target.number)}`);
   return `${target.kind}:${target.number}`;
 }
 
@@ -43,7 +47,8 @@ export function checkPullRequestInput(req: EnsurePullRequestRequest): void {
   checkBranch(req.base, 'base branch');
   if (req.head === req.base) reject(`head and base are the same branch (${req.head})`);
   if (req.title.trim().length === 0) reject('pull request title is empty');
-  if (req.title.length > limits.title) reject(`pull request title too long: ${req.title.length} characters, the limit is ${limits.title}`);
+  if (req.title.length > limits.title)
+    reject(`pull request title too long: ${req.title.length} characters, the limit is ${limits.title}`);
   checkBody(req.body);
 }
 

@@ -19,11 +19,27 @@ export { taskTrailer, taskTrailerKey, taskTrailerValue } from './git/task-traile
 export { LocalForge, createLocalForge, defaultGitTimeoutMs, type LocalForgeOptions } from './local/local-forge.js';
 export { GithubForge, createGithubForge, githubCredentialEnv, type GithubForgeOptions } from './github/github-forge.js';
 export { GithubIssues, createGithubIssues, type GithubPermission, type GithubTask } from './github/github-issues.js';
-export { GithubChecks, maxJobLogBytes, type CiPull, type CommitChecks, type FailedCheck } from './github/github-checks.js';
+export {
+  GithubChecks,
+  maxJobLogBytes,
+  type CiPull,
+  type CommitChecks,
+  type FailedCheck,
+} from './github/github-checks.js';
 export type { GithubApiOptions } from './github/client.js';
-export { githubFailure, rateLimitOf, retryAfterMs, secondaryLimitFloorMs, type RateLimitKind } from './github/errors.js';
+export {
+  githubFailure,
+  rateLimitOf,
+  retryAfterMs,
+  secondaryLimitFloorMs,
+  type RateLimitKind,
+} from './github/errors.js';
 export { githubAppTokens, staticToken, type GithubAppAuth, type TokenSource } from './github/app-auth.js';
 export {
-  createPullRequestStates, pullRequestKey,
-  type PullRequestKey, type PullRequestStateAnswer, type PullRequestStates, type PullRequestStatesOptions,
+  createPullRequestStates,
+  pullRequestKey,
+  type PullRequestKey,
+  type PullRequestStateAnswer,
+  type PullRequestStates,
+  type PullRequestStatesOptions,
 } from './pull-request-states.js';

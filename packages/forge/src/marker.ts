@@ -7,7 +7,10 @@ const markerLine = /^<!-- codefleet:([A-Za-z0-9._:/-]{1,100}) -->$/;
 /** Throws `forge_rejected` unless `marker` is a valid comment marker. */
 export function checkMarker(marker: string): void {
   if (!markerPattern.test(marker)) {
-    throw new CodefleetError('forge_rejected', `invalid comment marker ${JSON.stringify(marker.slice(0, 120))}: expected 1-100 of A-Z a-z 0-9 . _ : / -`);
+    throw new CodefleetError(
+      'forge_rejected',
+      `invalid comment marker ${JSON.stringify(marker.slice(0, 120))}: expected 1-100 of A-Z a-z 0-9 . _ : / -`,
+    );
   }
 }
 
@@ -37,7 +40,8 @@ const pushedLine = /^<!-- codefleet:pushed ([0-9a-f]{40}|[0-9a-f]{64}) -->$/;
  * the head branch. A head that points elsewhere was moved by someone else since.
  */
 export function pushedMarker(sha: string): string {
-  if (!/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(sha)) throw new CodefleetError('forge_rejected', `invalid pushed sha ${JSON.stringify(sha.slice(0, 80))}`);
+  if (!/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(sha))
+    throw new CodefleetError('forge_rejected', `invalid pushed sha ${JSON.stringify(sha.slice(0, 80))}`);
   return `<!-- codefleet:pushed ${sha} -->`;
 }
 

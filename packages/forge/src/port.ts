@@ -177,9 +177,7 @@ export interface EnsureLabelsRequest {
  * exists only on forges that can hold it (local; GitHub rejects it with `forge_rejected`).
  */
 export type CommentTarget =
-  | { kind: 'issue'; number: number }
-  | { kind: 'pull'; number: number }
-  | { kind: 'task'; key: string };
+  { kind: 'issue'; number: number } | { kind: 'pull'; number: number } | { kind: 'task'; key: string };
 
 /** Lifecycle of a pull request. */
 export type PullRequestState =

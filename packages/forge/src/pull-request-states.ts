@@ -43,7 +43,10 @@ export const pullRequestKey = (key: PullRequestKey): string => `${key.repo}#${ke
  * request fails for a reason every request would share (unauthorized, unreachable), the
  * rest of that call are not sent: one outage costs one timeout, not one per run.
  */
-export function createPullRequestStates(forge: Pick<Forge, 'pullRequestState'>, options: PullRequestStatesOptions = {}): PullRequestStates {
+export function createPullRequestStates(
+  forge: Pick<Forge, 'pullRequestState'>,
+  options: PullRequestStatesOptions = {},
+): PullRequestStates {
   const timeoutMs = options.timeoutMs ?? 5_000;
   const concurrency = Math.max(1, options.concurrency ?? 4);
   const ttlMs = options.ttlMs ?? 30_000;
@@ -94,7 +97,8 @@ const isShared = (why: string) => !why.startsWith('not found');
 function reasonOf(error: unknown, timeoutMs: number): string {
   const code = (error as { code?: unknown }).code;
   const message = error instanceof Error ? error.message : String(error);
-  if (code === 'cancelled' || (error as { name?: unknown }).name === 'TimeoutError') return `forge did not answer within ${timeoutMs >= 1_000 ? `${Math.round(timeoutMs / 1_000)} s` : `${timeoutMs} ms`}`;
+  if (code === 'cancelled' || (error as { name?: unknown }).name === 'TimeoutError')
+    return `forge did not answer within ${timeoutMs >= 1_000 ? `${Math.round(timeoutMs / 1_000)} s` : `${timeoutMs} ms`}`;
   if (code === 'forge_not_found') return 'not found on the forge';
   const first = message.split('\n')[0] ?? '';
   return `${typeof code === 'string' ? `${code}: ` : ''}${first}`.slice(0, 200);

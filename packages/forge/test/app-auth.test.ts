@@ -6,8 +6,12 @@ import { startGithubStandIn, type GithubStandIn } from '@codefleet/testkit';
 import { githubAppTokens } from '../src/index.js';
 
 let gh: GithubStandIn;
-beforeAll(async () => { gh = await startGithubStandIn(); });
-afterAll(async () => { await gh?.close(); });
+beforeAll(async () => {
+  gh = await startGithubStandIn();
+});
+afterAll(async () => {
+  await gh?.close();
+});
 
 function logInto(lines: string[], secrets: SecretRegistry) {
   return createLogger({ secrets, destination: { write: (line: string) => lines.push(line) } });
@@ -21,7 +25,11 @@ async function exchangeServing(token: string): Promise<{ url: string; server: Se
   const server = createServer((req, res) => {
     const ok = req.method === 'POST' && /^\/app\/installations\/\d+\/access_tokens$/.test(req.url ?? '');
     res.writeHead(ok ? 201 : 404, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(ok ? { token, expires_at: new Date(Date.now() + 3_600_000).toISOString() } : { message: 'Not Found' }));
+    res.end(
+      JSON.stringify(
+        ok ? { token, expires_at: new Date(Date.now() + 3_600_000).toISOString() } : { message: 'Not Found' },
+      ),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
@@ -55,7 +63,10 @@ describe('GitHub App tokens reach masking', () => {
     try {
       const minted = await tokens.token();
       expect(minted).toBe(opaque);
-      log.warn({ event: 'git.push_failed', stderr: `fatal: https://github.com/ using ${minted}` }, `push failed with ${minted}`);
+      log.warn(
+        { event: 'git.push_failed', stderr: `fatal: https://github.com/ using ${minted}` },
+        `push failed with ${minted}`,
+      );
       expect(lines.join('')).not.toContain(opaque);
       expect(lines.join('')).toContain('push failed with ***');
       expect(maskSecrets(`comment quoting ${minted}`, registry)).toBe('comment quoting ***');

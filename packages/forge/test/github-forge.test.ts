@@ -13,16 +13,24 @@ import { forgeGitEnv } from './local-harness.js';
 // loopback and real git smart HTTP with token auth. One stand-in for the file, a fresh
 // repository per test.
 let gh: GithubStandIn;
-beforeAll(async () => { gh = await startGithubStandIn(); });
-afterAll(async () => { await gh?.close(); });
+beforeAll(async () => {
+  gh = await startGithubStandIn();
+});
+afterAll(async () => {
+  await gh?.close();
+});
 
-const forgeFor = (token = gh.token) => createGithubForge({ token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: forgeGitEnv(), gitTimeoutMs: 30_000 });
+const forgeFor = (token = gh.token) =>
+  createGithubForge({ token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: forgeGitEnv(), gitTimeoutMs: 30_000 });
 
 forgeContract({
   name: 'github (Octokit against the stand-in)',
   open: async () => {
     const repo = `acme/widgets-${randomBytes(4).toString('hex')}`;
-    const { bareDir } = await gh.createRepo(repo, { 'README.md': '# sample\n', 'src/index.js': 'export const answer = 42;\n' });
+    const { bareDir } = await gh.createRepo(repo, {
+      'README.md': '# sample\n',
+      'src/index.js': 'export const answer = 42;\n',
+    });
     const issue = gh.createIssue(repo, { title: 'An issue to comment on' });
     const scratch = await createTempDir('gh-forge');
     let clones = 0;
@@ -43,7 +51,10 @@ forgeContract({
         return path;
       },
       pullRequestCreations: async (head) => gh.prCreations(repo, head),
-      settlePullRequest: async (number, how) => { if (how === 'merged') gh.mergePull(repo, number); else gh.closePull(repo, number); },
+      settlePullRequest: async (number, how) => {
+        if (how === 'merged') gh.mergePull(repo, number);
+        else gh.closePull(repo, number);
+      },
       dispose: () => scratch.dispose(),
     };
   },
@@ -62,15 +73,28 @@ describe('GitHub forge specifics', () => {
   });
 
   it('the credential helper answers only for the forge host: a redirected remote gets no token', async () => {
-    const env = githubCredentialEnv(forgeGitEnv(), 'ghp_secretsecretsecretsecretsecret000', 'https://ghe.example.com:8443');
+    const env = githubCredentialEnv(
+      forgeGitEnv(),
+      'ghp_secretsecretsecretsecretsecret000',
+      'https://ghe.example.com:8443',
+    );
     // `git credential fill`: what git itself asks the helpers before it authenticates.
     const fill = (input: string) => {
-      const r = spawnSync('git', ['credential', 'fill'], { input, env: { ...env, GIT_TERMINAL_PROMPT: '0' }, encoding: 'utf8', timeout: 10_000 });
+      const r = spawnSync('git', ['credential', 'fill'], {
+        input,
+        env: { ...env, GIT_TERMINAL_PROMPT: '0' },
+        encoding: 'utf8',
+        timeout: 10_000,
+      });
       return { exitCode: r.status, outputTail: `${r.stdout}${r.stderr}` };
     };
     const own = fill('protocol=https\nhost=ghe.example.com:8443\n\n');
     expect(own.outputTail).toContain('password=ghp_secretsecretsecretsecretsecret000');
-    for (const other of ['protocol=https\nhost=evil.example\n\n', 'protocol=http\nhost=ghe.example.com:8443\n\n', 'protocol=https\nhost=ghe.example.com\n\n']) {
+    for (const other of [
+      'protocol=https\nhost=evil.example\n\n',
+      'protocol=http\nhost=ghe.example.com:8443\n\n',
+      'protocol=https\nhost=ghe.example.com\n\n',
+    ]) {
       const asked = fill(other);
       expect(asked.exitCode).not.toBe(0);
       expect(asked.outputTail).not.toContain('ghp_secret');
@@ -89,7 +113,9 @@ describe('GitHub forge specifics', () => {
       await git(work, ['checkout', '--quiet', '-b', 'ai/redirect']);
       await git(work, ['commit', '--quiet', '--allow-empty', '-m', 'x']);
       await git(work, ['config', `url.${evil.url}/.insteadOf`, `${gh.url}/`]);
-      await expect(forgeFor().ensureBranch({ repo, workdir: work, branch: 'ai/redirect' })).rejects.toMatchObject({ code: 'forge_rejected' });
+      await expect(forgeFor().ensureBranch({ repo, workdir: work, branch: 'ai/redirect' })).rejects.toMatchObject({
+        code: 'forge_rejected',
+      });
       expect(evil.requests.length).toBeGreaterThan(0);
       expect(evil.requests.some((r) => r.credentials)).toBe(false);
     } finally {
@@ -98,10 +124,13 @@ describe('GitHub forge specifics', () => {
     }
   });
 
-  it("git with the token ignores ~/.gitconfig, where an agent could plant a proxy", async () => {
+  it('git with the token ignores ~/.gitconfig, where an agent could plant a proxy', async () => {
     // A "proxy" that records what reaches it and refuses it.
     const seen: string[] = [];
-    const proxy = createServer((req, res) => { seen.push(`${req.method ?? ''} ${req.url ?? ''} ${req.headers.authorization ? 'with credentials' : ''}`); res.writeHead(502).end(); });
+    const proxy = createServer((req, res) => {
+      seen.push(`${req.method ?? ''} ${req.url ?? ''} ${req.headers.authorization ? 'with credentials' : ''}`);
+      res.writeHead(502).end();
+    });
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     const scratch = await createTempDir('gh-home');
     try {
@@ -109,7 +138,13 @@ describe('GitHub forge specifics', () => {
       await writeFile(join(scratch.path, '.gitconfig'), `[http]\n\tproxy = http://127.0.0.1:${port}\n`);
       // The worker's environment as the CLI builds it: HOME, no GIT_CONFIG_GLOBAL.
       const { GIT_CONFIG_GLOBAL: _global, ...base } = forgeGitEnv();
-      const forge = createGithubForge({ token: gh.token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: { ...base, HOME: scratch.path }, gitTimeoutMs: 30_000 });
+      const forge = createGithubForge({
+        token: gh.token,
+        apiUrl: gh.url,
+        gitUrl: gh.url,
+        gitEnv: { ...base, HOME: scratch.path },
+        gitTimeoutMs: 30_000,
+      });
       const repo = `acme/home-${randomBytes(4).toString('hex')}`;
       await gh.createRepo(repo);
       expect(await forge.findBranch(repo, 'main')).toMatchObject({ sha: expect.stringMatching(/^[0-9a-f]{40}$/) });
@@ -136,17 +171,42 @@ describe('GitHub forge specifics', () => {
     const issue = gh.createIssue(repo, { title: 't' });
     const forge = forgeFor();
     const target = { kind: 'issue' as const, number: issue.number };
-    gh.failNext({ method: 'GET', path: /\/labels$/, status: 403, headers: { 'retry-after': '7' }, body: { message: 'You have exceeded a secondary rate limit.' } });
-    expect(await forge.issues.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({ code: 'rate_limited', verdict: 'transient', retryAfterMs: 7_000 });
+    gh.failNext({
+      method: 'GET',
+      path: /\/labels$/,
+      status: 403,
+      headers: { 'retry-after': '7' },
+      body: { message: 'You have exceeded a secondary rate limit.' },
+    });
+    expect(await forge.issues.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({
+      code: 'rate_limited',
+      verdict: 'transient',
+      retryAfterMs: 7_000,
+    });
     const reset = Math.floor(Date.now() / 1_000) + 60;
-    gh.failNext({ method: 'GET', path: /\/labels$/, status: 403, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) }, body: { message: 'API rate limit exceeded' } });
-    const primary = await forge.issues.listLabels(repo, target).catch((e: unknown) => e) as { code: string; details: { retryAfterMs: number } };
+    gh.failNext({
+      method: 'GET',
+      path: /\/labels$/,
+      status: 403,
+      headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) },
+      body: { message: 'API rate limit exceeded' },
+    });
+    const primary = (await forge.issues.listLabels(repo, target).catch((e: unknown) => e)) as {
+      code: string;
+      details: { retryAfterMs: number };
+    };
     expect(primary.code).toBe('rate_limited');
     expect(primary.details.retryAfterMs).toBeGreaterThan(50_000);
     gh.failNext({ method: 'GET', path: /\/labels$/, status: 502 });
-    expect(await forge.issues.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({ code: 'forge_unavailable', verdict: 'transient' });
+    expect(await forge.issues.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({
+      code: 'forge_unavailable',
+      verdict: 'transient',
+    });
     expect(await forge.issues.listLabels(repo, target)).toEqual([]);
-    expect(await forge.issues.listLabels('acme/no-such-repo', target).catch((e: unknown) => e)).toMatchObject({ code: 'forge_not_found', verdict: 'permanent' });
+    expect(await forge.issues.listLabels('acme/no-such-repo', target).catch((e: unknown) => e)).toMatchObject({
+      code: 'forge_not_found',
+      verdict: 'permanent',
+    });
   });
 
   it("rate limits follow GitHub's rules: a bare 429 is a limit, a limit naming no time waits a minute", async () => {
@@ -158,27 +218,67 @@ describe('GitHub forge specifics', () => {
     // 429 is "too many requests" by its status, with or without rate-limit headers.
     gh.failNext({ method: 'GET', path: /\/labels$/, status: 429, body: { message: 'Too Many Requests' } });
     expect(await forge.issues.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({
-      code: 'rate_limited', verdict: 'transient', retryAfterMs: 60_000, details: { rateLimit: 'secondary', waitNamed: false },
+      code: 'rate_limited',
+      verdict: 'transient',
+      retryAfterMs: 60_000,
+      details: { rateLimit: 'secondary', waitNamed: false },
     });
     // A secondary limit without retry-after: at least one minute, not the worker's 10 s.
-    gh.failNext({ method: 'GET', path: /\/labels$/, status: 403, body: { message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.' } });
-    expect(await forge.issues.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({ code: 'rate_limited', retryAfterMs: 60_000 });
+    gh.failNext({
+      method: 'GET',
+      path: /\/labels$/,
+      status: 403,
+      body: { message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.' },
+    });
+    expect(await forge.issues.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({
+      code: 'rate_limited',
+      retryAfterMs: 60_000,
+    });
     // A reset time counts only with x-ratelimit-remaining 0: otherwise the limit hit is a secondary one.
     const reset = Math.floor(Date.now() / 1_000) + 3_000;
-    gh.failNext({ method: 'GET', path: /\/labels$/, status: 403, headers: { 'x-ratelimit-remaining': '12', 'x-ratelimit-reset': String(reset) }, body: { message: 'You have exceeded a secondary rate limit.' } });
-    expect(await forge.issues.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({ code: 'rate_limited', retryAfterMs: 60_000 });
-    gh.failNext({ method: 'GET', path: /\/labels$/, status: 429, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) } });
-    const primary = await forge.issues.listLabels(repo, target).catch((e: unknown) => e) as { retryAfterMs: number; details: { rateLimit: string } };
+    gh.failNext({
+      method: 'GET',
+      path: /\/labels$/,
+      status: 403,
+      headers: { 'x-ratelimit-remaining': '12', 'x-ratelimit-reset': String(reset) },
+      body: { message: 'You have exceeded a secondary rate limit.' },
+    });
+    expect(await forge.issues.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({
+      code: 'rate_limited',
+      retryAfterMs: 60_000,
+    });
+    gh.failNext({
+      method: 'GET',
+      path: /\/labels$/,
+      status: 429,
+      headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) },
+    });
+    const primary = (await forge.issues.listLabels(repo, target).catch((e: unknown) => e)) as {
+      retryAfterMs: number;
+      details: { rateLimit: string };
+    };
     expect(primary.details.rateLimit).toBe('primary');
     expect(primary.retryAfterMs).toBeGreaterThan(2_900_000);
     // A plain 403 (no access) is no rate limit.
-    gh.failNext({ method: 'GET', path: /\/labels$/, status: 403, body: { message: 'Resource not accessible by integration' } });
-    expect(await forge.issues.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({ code: 'forge_rejected', verdict: 'permanent' });
+    gh.failNext({
+      method: 'GET',
+      path: /\/labels$/,
+      status: 403,
+      body: { message: 'Resource not accessible by integration' },
+    });
+    expect(await forge.issues.listLabels(repo, target).catch((e: unknown) => e)).toMatchObject({
+      code: 'forge_rejected',
+      verdict: 'permanent',
+    });
   });
 
   it('where GitHub refuses drafts, the pull request is opened marked (label, title prefix, comment) and unmarked later', async () => {
     const repo = `acme/free-${randomBytes(4).toString('hex')}`;
-    const { bareDir } = await gh.createRepo(repo, { 'README.md': '# free\n' }, { private: true, draftPullRequests: false });
+    const { bareDir } = await gh.createRepo(
+      repo,
+      { 'README.md': '# free\n' },
+      { private: true, draftPullRequests: false },
+    );
     const scratch = await createTempDir('gh-free');
     try {
       const work = join(scratch.path, 'work');
@@ -188,7 +288,12 @@ describe('GitHub forge specifics', () => {
         await git(work, ['commit', '--quiet', '--allow-empty', '-m', branch]);
       }
       const forge = forgeFor();
-      await forge.ensureBranch({ repo, workdir: work, branch: 'ai/issue-1', sha: (await git(work, ['rev-parse', 'ai/issue-1'])).trim() });
+      await forge.ensureBranch({
+        repo,
+        workdir: work,
+        branch: 'ai/issue-1',
+        sha: (await git(work, ['rev-parse', 'ai/issue-1'])).trim(),
+      });
       await forge.ensureBranch({ repo, workdir: work, branch: 'ai/issue-2' });
       const req = { repo, head: 'ai/issue-1', base: 'main', title: 'Add a widget', body: 'DoD failed', draft: true };
 
@@ -197,17 +302,26 @@ describe('GitHub forge specifics', () => {
       const onGithub = () => gh.pulls(repo).find((p) => p.number === opened.number)!;
       expect(onGithub()).toMatchObject({ draft: false, title: '[Draft] Add a widget' });
       expect(gh.labels(repo, opened.number)).toEqual(['codefleet:draft']);
-      const marks = () => gh.comments(repo, opened.number).filter((c) => c.body.startsWith('<!-- codefleet:draft-refused -->'));
+      const marks = () =>
+        gh.comments(repo, opened.number).filter((c) => c.body.startsWith('<!-- codefleet:draft-refused -->'));
       expect(marks()).toHaveLength(1);
       expect(marks()[0]!.body).toContain('do not merge it as it is');
       // A retry converges: same pull request, one comment, one prefix; it reads as a draft.
-      expect(await forge.ensurePullRequest(req)).toMatchObject({ created: false, number: opened.number, draft: true, title: '[Draft] Add a widget' });
+      expect(await forge.ensurePullRequest(req)).toMatchObject({
+        created: false,
+        number: opened.number,
+        draft: true,
+        title: '[Draft] Add a widget',
+      });
       expect(marks()).toHaveLength(1);
       expect(await forge.getPullRequest(repo, opened.number)).toMatchObject({ draft: true });
       expect(gh.prCreations(repo, 'ai/issue-1')).toBe(1);
 
       // A later run passes the definition of done: the marks go.
-      expect(await forge.ensurePullRequest({ ...req, draft: false })).toMatchObject({ draft: false, title: 'Add a widget' });
+      expect(await forge.ensurePullRequest({ ...req, draft: false })).toMatchObject({
+        draft: false,
+        title: 'Add a widget',
+      });
       expect(onGithub().title).toBe('Add a widget');
       expect(gh.labels(repo, opened.number)).toEqual([]);
       expect(marks()[0]!.body).toContain('no longer stands for a draft');
@@ -215,7 +329,11 @@ describe('GitHub forge specifics', () => {
       // An open, ready pull request asked to become a draft: GraphQL refuses, so it is marked.
       const ready = await forge.ensurePullRequest({ ...req, head: 'ai/issue-2', draft: false });
       expect(ready.draft).toBe(false);
-      expect(await forge.ensurePullRequest({ ...req, head: 'ai/issue-2', draft: true })).toMatchObject({ number: ready.number, draft: true, title: '[Draft] Add a widget' });
+      expect(await forge.ensurePullRequest({ ...req, head: 'ai/issue-2', draft: true })).toMatchObject({
+        number: ready.number,
+        draft: true,
+        title: '[Draft] Add a widget',
+      });
       expect(gh.labels(repo, ready.number)).toEqual(['codefleet:draft']);
     } finally {
       await scratch.dispose();
@@ -224,8 +342,12 @@ describe('GitHub forge specifics', () => {
 
   it('refuses repos that are not owner/name and task targets', async () => {
     const forge = forgeFor();
-    await expect(forge.issues.listLabels('/srv/repo.git', { kind: 'issue', number: 1 })).rejects.toMatchObject({ code: 'forge_rejected' });
-    await expect(forge.issues.ensureComment({ repo: 'acme/x', target: { kind: 'task', key: 'k' }, marker: 'status', body: 'b' })).rejects.toMatchObject({ code: 'forge_rejected' });
+    await expect(forge.issues.listLabels('/srv/repo.git', { kind: 'issue', number: 1 })).rejects.toMatchObject({
+      code: 'forge_rejected',
+    });
+    await expect(
+      forge.issues.ensureComment({ repo: 'acme/x', target: { kind: 'task', key: 'k' }, marker: 'status', body: 'b' }),
+    ).rejects.toMatchObject({ code: 'forge_rejected' });
   });
 });
 
@@ -233,10 +355,18 @@ describe('GitHub failures and the outer retry policy', () => {
   it('a secondary rate limit is retried no sooner than GitHub asked', async () => {
     const { classify, decideOuter } = await import('@codefleet/core');
     const { githubFailure } = await import('../src/index.js');
-    const limited = githubFailure('list labels', Object.assign(new Error('limited'), {
-      status: 403, response: { headers: { 'retry-after': '90' }, data: { message: 'You have exceeded a secondary rate limit.' } },
-    }));
-    const decision = decideOuter({ maxRetries: 3, backoff: { strategy: 'fixed', delayMs: 10_000 } }, { attemptsMade: 1, error: classify(limited) }, () => 0.5);
+    const limited = githubFailure(
+      'list labels',
+      Object.assign(new Error('limited'), {
+        status: 403,
+        response: { headers: { 'retry-after': '90' }, data: { message: 'You have exceeded a secondary rate limit.' } },
+      }),
+    );
+    const decision = decideOuter(
+      { maxRetries: 3, backoff: { strategy: 'fixed', delayMs: 10_000 } },
+      { attemptsMade: 1, error: classify(limited) },
+      () => 0.5,
+    );
     expect(decision).toEqual({ action: 'retry', delayMs: 90_000 });
   });
 });
@@ -249,8 +379,21 @@ describe('GitHub App authentication (stand-in)', () => {
     const app = gh.createApp();
     const scratch = await createTempDir('gh-app');
     let clock = Date.now();
-    const tokens = githubAppTokens({ appId: app.appId, privateKey: app.privateKey, installationId: app.installationId, apiUrl: gh.url, tokenFile: join(scratch.path, 'token'), now: () => clock });
-    const forge = createGithubForge({ tokens, tokenFile: join(scratch.path, 'token'), apiUrl: gh.url, gitUrl: gh.url, gitEnv: forgeGitEnv() });
+    const tokens = githubAppTokens({
+      appId: app.appId,
+      privateKey: app.privateKey,
+      installationId: app.installationId,
+      apiUrl: gh.url,
+      tokenFile: join(scratch.path, 'token'),
+      now: () => clock,
+    });
+    const forge = createGithubForge({
+      tokens,
+      tokenFile: join(scratch.path, 'token'),
+      apiUrl: gh.url,
+      gitUrl: gh.url,
+      gitEnv: forgeGitEnv(),
+    });
     try {
       const issue = gh.createIssue(repo, { title: 't' });
       expect(await forge.issues.listLabels(repo, { kind: 'issue', number: issue.number })).toEqual([]);
@@ -280,8 +423,21 @@ describe('GitHub App authentication (stand-in)', () => {
     const app = gh.createApp();
     const scratch = await createTempDir('gh-app');
     const tokenFile = join(scratch.path, 'token');
-    const tokens = githubAppTokens({ appId: app.appId, privateKey: app.privateKey, installationId: app.installationId, apiUrl: gh.url, tokenFile });
-    const forge = createGithubForge({ tokens, tokenFile, apiUrl: gh.url, gitUrl: gh.url, gitEnv: forgeGitEnv(), gitTimeoutMs: 30_000 });
+    const tokens = githubAppTokens({
+      appId: app.appId,
+      privateKey: app.privateKey,
+      installationId: app.installationId,
+      apiUrl: gh.url,
+      tokenFile,
+    });
+    const forge = createGithubForge({
+      tokens,
+      tokenFile,
+      apiUrl: gh.url,
+      gitUrl: gh.url,
+      gitEnv: forgeGitEnv(),
+      gitTimeoutMs: 30_000,
+    });
     try {
       const issue = gh.createIssue(repo, { title: 't' });
       const target = { kind: 'issue' as const, number: issue.number };
@@ -306,9 +462,17 @@ describe('GitHub App authentication (stand-in)', () => {
       gh.revokeInstallationTokens({ suspend: true });
       await git(work, ['commit', '--quiet', '--allow-empty', '-m', 'y']);
       const lease = (await git(bareDir, ['rev-parse', 'ai/app-push'])).trim();
-      await expect(forge.ensureBranch({ repo, workdir: work, branch: 'ai/app-push', expectedSha: lease }))
-        .rejects.toMatchObject({ code: 'forge_rejected', verdict: 'permanent', message: expect.stringMatching(/suspended/) });
-      await expect(forge.issues.listLabels(repo, target)).rejects.toMatchObject({ code: 'forge_rejected', verdict: 'permanent' });
+      await expect(
+        forge.ensureBranch({ repo, workdir: work, branch: 'ai/app-push', expectedSha: lease }),
+      ).rejects.toMatchObject({
+        code: 'forge_rejected',
+        verdict: 'permanent',
+        message: expect.stringMatching(/suspended/),
+      });
+      await expect(forge.issues.listLabels(repo, target)).rejects.toMatchObject({
+        code: 'forge_rejected',
+        verdict: 'permanent',
+      });
       expect((await git(bareDir, ['rev-parse', 'ai/app-push'])).trim()).toBe(lease);
     } finally {
       gh.revokeInstallationTokens();
@@ -320,7 +484,12 @@ describe('GitHub App authentication (stand-in)', () => {
   it('a key that cannot sign is invalid_config; a wrong installation is forge_rejected', async () => {
     const { githubAppTokens } = await import('../src/index.js');
     const app = gh.createApp();
-    const bad = githubAppTokens({ appId: app.appId, privateKey: 'not a key', installationId: app.installationId, apiUrl: gh.url });
+    const bad = githubAppTokens({
+      appId: app.appId,
+      privateKey: 'not a key',
+      installationId: app.installationId,
+      apiUrl: gh.url,
+    });
     await expect(bad.token()).rejects.toMatchObject({ code: 'invalid_config' });
     const wrong = githubAppTokens({ appId: app.appId, privateKey: app.privateKey, installationId: 1, apiUrl: gh.url });
     await expect(wrong.token()).rejects.toMatchObject({ code: 'forge_rejected' });

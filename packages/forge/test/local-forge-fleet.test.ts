@@ -23,13 +23,29 @@ describe('LocalForge in a fleet: hosts with their own files sharing one origin',
     const dbPaths = { a: join(o.scratch, 'host-a.sqlite'), b: join(o.scratch, 'host-b.sqlite') };
     const startAt = Date.now() + 1_500;
     // Two worker processes per host, each ensuring every pull request of its host.
-    const workers = (['a', 'b'] as const).flatMap((host) => [1, 2].map((n) => startFixture(script, [JSON.stringify({
-      dbPath: dbPaths[host], gitEnv: forgeGitEnv(), repo: o.repo, heads: hosts[host], base: o.base, startAt, worker: `${host}${n}`,
-    })])));
+    const workers = (['a', 'b'] as const).flatMap((host) =>
+      [1, 2].map((n) =>
+        startFixture(script, [
+          JSON.stringify({
+            dbPath: dbPaths[host],
+            gitEnv: forgeGitEnv(),
+            repo: o.repo,
+            heads: hosts[host],
+            base: o.base,
+            startAt,
+            worker: `${host}${n}`,
+          }),
+        ]),
+      ),
+    );
     const exits = await Promise.all(workers.map((w) => w.exited));
-    expect({ exits: exits.map((e) => e.exitCode), stderr: workers.map((w) => w.stderr) }).toMatchObject({ exits: [0, 0, 0, 0] });
+    expect({ exits: exits.map((e) => e.exitCode), stderr: workers.map((w) => w.stderr) }).toMatchObject({
+      exits: [0, 0, 0, 0],
+    });
     type Line = { head: string; pr: { number: number; created: boolean } };
-    const lines = workers.flatMap((w) => w.lines.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Line));
+    const lines = workers.flatMap((w) =>
+      w.lines.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Line),
+    );
     const numberOf = new Map<string, number>();
     for (const line of lines) {
       expect(numberOf.get(line.head) ?? line.pr.number).toBe(line.pr.number);
@@ -39,7 +55,9 @@ describe('LocalForge in a fleet: hosts with their own files sharing one origin',
     // No number was given to two pull requests, whichever host opened them.
     expect(new Set(numberOf.values()).size).toBe(6);
     // Each claim is a ref in the origin; a host's own file holds its own pull requests.
-    const claimed = (await git(o.originDir, ['for-each-ref', '--format=%(refname)', 'refs/codefleet/pulls/'])).split('\n');
+    const claimed = (await git(o.originDir, ['for-each-ref', '--format=%(refname)', 'refs/codefleet/pulls/'])).split(
+      '\n',
+    );
     for (const number of numberOf.values()) expect(claimed).toContain(`refs/codefleet/pulls/${number}`);
     const hostB = createLocalForge({ dbPath: dbPaths.b, gitEnv: forgeGitEnv() });
     try {
@@ -47,7 +65,14 @@ describe('LocalForge in a fleet: hosts with their own files sharing one origin',
       // Host b's next pull request continues above every number claimed in the fleet
       // (a process that lost the race to open a head left its claim unused).
       await o.forge.ensureBranch({ repo: o.repo, workdir, branch: 'ai/issue-7' });
-      const next = await hostB.ensurePullRequest({ repo: o.repo, head: 'ai/issue-7', base: o.base, title: 'Next', body: '', draft: false });
+      const next = await hostB.ensurePullRequest({
+        repo: o.repo,
+        head: 'ai/issue-7',
+        base: o.base,
+        title: 'Next',
+        body: '',
+        draft: false,
+      });
       expect(next.number).toBe(Math.max(...claimed.map((ref) => Number(ref.split('/').at(-1)))) + 1);
     } finally {
       hostB.close();

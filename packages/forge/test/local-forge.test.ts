@@ -31,14 +31,28 @@ describe('LocalForge specifics', () => {
     const workdir = await o.makeWorkdir('race');
     for (const branch of heads) await o.forge.ensureBranch({ repo: o.repo, workdir, branch });
     const startAt = Date.now() + 1_500;
-    const workers = [1, 2, 3].map((worker) => startFixture(script, [JSON.stringify({
-      dbPath: o.dbPath, gitEnv: forgeGitEnv(), repo: o.repo, heads, base: o.base, startAt, worker,
-    })]));
+    const workers = [1, 2, 3].map((worker) =>
+      startFixture(script, [
+        JSON.stringify({
+          dbPath: o.dbPath,
+          gitEnv: forgeGitEnv(),
+          repo: o.repo,
+          heads,
+          base: o.base,
+          startAt,
+          worker,
+        }),
+      ]),
+    );
     const exits = await Promise.all(workers.map((w) => w.exited));
     // stderr rides along so a crashing fixture explains itself in the diff.
-    expect({ exits: exits.map((e) => e.exitCode), stderr: workers.map((w) => w.stderr) }).toMatchObject({ exits: [0, 0, 0] });
+    expect({ exits: exits.map((e) => e.exitCode), stderr: workers.map((w) => w.stderr) }).toMatchObject({
+      exits: [0, 0, 0],
+    });
     type Line = { head: string; pr: { number: number; created: boolean }; comment: { id: number; created: boolean } };
-    const lines = workers.flatMap((w) => w.lines.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Line));
+    const lines = workers.flatMap((w) =>
+      w.lines.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Line),
+    );
     expect(lines).toHaveLength(3 * heads.length);
     for (const head of heads) {
       const mine = lines.filter((l) => l.head === head);
@@ -58,25 +72,40 @@ describe('LocalForge specifics', () => {
     const o = await open();
     const workdir = await o.makeWorkdir('feature/ünïcode');
     await o.forge.ensureBranch({ repo: o.repo, workdir, branch: 'feature/ünïcode' });
-    const pr = await o.forge.ensurePullRequest({ repo: o.repo, head: 'feature/ünïcode', base: 'main', title: '✅ «done»', body: awkwardMarkdown, draft: true });
+    const pr = await o.forge.ensurePullRequest({
+      repo: o.repo,
+      head: 'feature/ünïcode',
+      base: 'main',
+      title: '✅ «done»',
+      body: awkwardMarkdown,
+      draft: true,
+    });
     const target = { kind: 'task' as const, key: 'cli/1f3a' };
     await o.forge.issues.ensureComment({ repo: o.repo, target, marker: 'status', body: awkwardMarkdown });
     const other = createLocalForge({ dbPath: o.dbPath, gitEnv: forgeGitEnv() });
     try {
-      expect(await other.getPullRequest(o.repo, pr.number)).toMatchObject({ body: awkwardMarkdown, title: '✅ «done»', draft: true });
-      expect((await other.issues.listComments(o.repo, target))[0]?.body).toBe(`<!-- codefleet:status -->\n${awkwardMarkdown}`);
+      expect(await other.getPullRequest(o.repo, pr.number)).toMatchObject({
+        body: awkwardMarkdown,
+        title: '✅ «done»',
+        draft: true,
+      });
+      expect((await other.issues.listComments(o.repo, target))[0]?.body).toBe(
+        `<!-- codefleet:status -->\n${awkwardMarkdown}`,
+      );
     } finally {
       other.close();
     }
   });
 
-  it("a ref lock left by a killed push: a fresh one is a transient failure, an old one is cleared and the push lands", async () => {
+  it('a ref lock left by a killed push: a fresh one is a transient failure, an old one is cleared and the push lands', async () => {
     const o = await open();
     const workdir = await o.makeWorkdir('ai/issue-11');
     const lock = join(o.repo, 'refs', 'heads', 'ai', 'issue-11.lock');
     await mkdir(join(o.repo, 'refs', 'heads', 'ai'), { recursive: true });
     await writeFile(lock, '');
-    await expect(o.forge.ensureBranch({ repo: o.repo, workdir, branch: 'ai/issue-11' })).rejects.toMatchObject({ code: 'git_failed' });
+    await expect(o.forge.ensureBranch({ repo: o.repo, workdir, branch: 'ai/issue-11' })).rejects.toMatchObject({
+      code: 'git_failed',
+    });
     const old = new Date(Date.now() - 120_000);
     await utimes(lock, old, old);
     const pushed = await o.forge.ensureBranch({ repo: o.repo, workdir, branch: 'ai/issue-11' });
@@ -107,14 +136,22 @@ describe('LocalForge specifics', () => {
   it('numbers pull requests per repository and treats path spellings of one repo alike', async () => {
     const a = await open();
     const b = await open();
-    for (const [o, head] of [[a, 'one'], [a, 'two'], [b, 'three']] as const) {
+    for (const [o, head] of [
+      [a, 'one'],
+      [a, 'two'],
+      [b, 'three'],
+    ] as const) {
       const workdir = await o.makeWorkdir(head);
       await o.forge.ensureBranch({ repo: o.repo, workdir, branch: head });
     }
-    const pr = (o: typeof a, repo: string, head: string) => o.forge.ensurePullRequest({ repo, head, base: 'main', title: head, body: '', draft: false });
+    const pr = (o: typeof a, repo: string, head: string) =>
+      o.forge.ensurePullRequest({ repo, head, base: 'main', title: head, body: '', draft: false });
     expect((await pr(a, a.repo, 'one')).number).toBe(1);
     expect((await pr(a, `${a.repo}/`, 'two')).number).toBe(2);
-    expect(await pr(a, a.repo.replace('/origin.git', '//origin.git/'), 'one')).toMatchObject({ number: 1, created: false });
+    expect(await pr(a, a.repo.replace('/origin.git', '//origin.git/'), 'one')).toMatchObject({
+      number: 1,
+      created: false,
+    });
     // Another repo in the same database starts at 1.
     expect((await pr(a, b.repo, 'three')).number).toBe(1);
     // Each new one claims its number in the origin with a few git calls: room for a loaded host.
@@ -126,7 +163,14 @@ describe('LocalForge specifics', () => {
     const workdir = await o.makeWorkdir('via-url');
     const { sha } = await o.forge.ensureBranch({ repo, workdir, branch: 'via-url' });
     expect(await o.forge.findBranch(repo, 'via-url')).toEqual({ sha });
-    const pr = await o.forge.ensurePullRequest({ repo, head: 'via-url', base: 'main', title: 'URL', body: '', draft: false });
+    const pr = await o.forge.ensurePullRequest({
+      repo,
+      head: 'via-url',
+      base: 'main',
+      title: 'URL',
+      body: '',
+      draft: false,
+    });
     expect(pr.url).toBe(`local://${repo}/pull/1`);
   });
 
@@ -137,7 +181,10 @@ describe('LocalForge specifics', () => {
     const workdir = await o.makeWorkdir('to-main');
     const base = await nonBare.git(['rev-parse', 'HEAD']);
     const push = o.forge.ensureBranch({ repo: nonBare.path, workdir, branch: 'main', expectedSha: base });
-    await expect(push).rejects.toMatchObject({ code: 'forge_rejected', message: expect.stringContaining('bare origin') });
+    await expect(push).rejects.toMatchObject({
+      code: 'forge_rejected',
+      message: expect.stringContaining('bare origin'),
+    });
     // Any other branch of a non-bare repository is fine.
     const other = await o.forge.ensureBranch({ repo: nonBare.path, workdir, branch: 'ai/work' });
     expect(await git(nonBare.path, ['rev-parse', 'refs/heads/ai/work'])).toBe(other.sha);
@@ -147,9 +194,14 @@ describe('LocalForge specifics', () => {
     const o = await open();
     const workdir = await o.makeWorkdir('lost');
     const missing = join(o.scratch, 'nowhere.git');
-    await expect(o.forge.ensureBranch({ repo: missing, workdir, branch: 'lost' })).rejects.toMatchObject({ code: 'forge_not_found' });
+    await expect(o.forge.ensureBranch({ repo: missing, workdir, branch: 'lost' })).rejects.toMatchObject({
+      code: 'forge_not_found',
+    });
     await expect(o.forge.findBranch(missing, 'lost')).rejects.toMatchObject({ code: 'forge_not_found' });
-    await expect(o.forge.findBranch('acme/widgets', 'main')).rejects.toMatchObject({ code: 'forge_rejected', message: expect.stringContaining('github') });
+    await expect(o.forge.findBranch('acme/widgets', 'main')).rejects.toMatchObject({
+      code: 'forge_rejected',
+      message: expect.stringContaining('github'),
+    });
     const leaked = o.forge.findBranch('https://bot:ghp_SECRET123@example.invalid/x.git', 'main');
     await expect(leaked).rejects.toMatchObject({ code: 'forge_rejected' });
     await expect(leaked).rejects.not.toMatchObject({ message: expect.stringContaining('ghp_SECRET123') });
@@ -169,8 +221,15 @@ describe('LocalForge specifics', () => {
     });
     try {
       const started = Date.now();
-      const error = await forge.findBranch(o.repo, 'main').then(() => undefined, (e: unknown) => e);
-      expect(error).toMatchObject({ code: 'git_failed', verdict: 'transient', message: expect.stringContaining('timed out') });
+      const error = await forge.findBranch(o.repo, 'main').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toMatchObject({
+        code: 'git_failed',
+        verdict: 'transient',
+        message: expect.stringContaining('timed out'),
+      });
       expect(JSON.stringify(error)).not.toContain('s3cr3t-value');
       expect(String((error as Error).message)).not.toContain('s3cr3t-value');
       expect(Date.now() - started).toBeLessThan(10_000);
@@ -181,10 +240,17 @@ describe('LocalForge specifics', () => {
 
   it('refuses an invalid timeout and labels both added and removed', async () => {
     const o = await open();
-    expect(() => createLocalForge({ dbPath: join(o.scratch, 'x.sqlite'), gitEnv: {}, gitTimeoutMs: 0 })).toThrow(/gitTimeoutMs/);
-    await expect(o.forge.issues.ensureLabels({ repo: o.repo, target: { kind: 'issue', number: 1 }, add: ['a'], remove: ['A'] }))
-      .rejects.toMatchObject({ code: 'forge_rejected' });
-    await expect(o.forge.issues.listLabels(o.repo, { kind: 'issue', number: 0 })).rejects.toMatchObject({ code: 'forge_rejected' });
-    await expect(o.forge.issues.listLabels(o.repo, { kind: 'task', key: '' })).rejects.toMatchObject({ code: 'forge_rejected' });
+    expect(() => createLocalForge({ dbPath: join(o.scratch, 'x.sqlite'), gitEnv: {}, gitTimeoutMs: 0 })).toThrow(
+      /gitTimeoutMs/,
+    );
+    await expect(
+      o.forge.issues.ensureLabels({ repo: o.repo, target: { kind: 'issue', number: 1 }, add: ['a'], remove: ['A'] }),
+    ).rejects.toMatchObject({ code: 'forge_rejected' });
+    await expect(o.forge.issues.listLabels(o.repo, { kind: 'issue', number: 0 })).rejects.toMatchObject({
+      code: 'forge_rejected',
+    });
+    await expect(o.forge.issues.listLabels(o.repo, { kind: 'task', key: '' })).rejects.toMatchObject({
+      code: 'forge_rejected',
+    });
   });
 });

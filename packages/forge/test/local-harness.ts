@@ -15,7 +15,9 @@ export async function createOrigin(): Promise<{ origin: string; scratch: string;
   const dir = await createTempDir('forge');
   const origin = join(dir.path, 'origin.git');
   await git(dir.path, ['init', '--quiet', '--bare', '--initial-branch=main', origin]);
-  const seed = await createTempRepo({ files: { 'README.md': '# sample\n', 'src/index.js': 'export const answer = 42;\n' } });
+  const seed = await createTempRepo({
+    files: { 'README.md': '# sample\n', 'src/index.js': 'export const answer = 42;\n' },
+  });
   try {
     await seed.git(['push', '--quiet', origin, 'main:refs/heads/main']);
   } finally {
@@ -49,7 +51,10 @@ export async function openLocal(): Promise<OpenedForge & { forge: LocalForge; db
       return path;
     },
     pullRequestCreations: async (head) => forge.pullRequestCreations(origin, head),
-    settlePullRequest: async (number, how) => { if (how === 'merged') forge.mergePullRequest(origin, number); else forge.closePullRequest(origin, number); },
+    settlePullRequest: async (number, how) => {
+      if (how === 'merged') forge.mergePullRequest(origin, number);
+      else forge.closePullRequest(origin, number);
+    },
     dispose: async () => {
       forge.close();
       await dispose();

@@ -25,13 +25,20 @@ function resolve(spec: Schema, ref: string): Schema {
 
 const typeOk = (type: string, value: unknown): boolean => {
   switch (type) {
-    case 'integer': return Number.isInteger(value);
-    case 'number': return typeof value === 'number';
-    case 'string': return typeof value === 'string';
-    case 'boolean': return typeof value === 'boolean';
-    case 'array': return Array.isArray(value);
-    case 'object': return typeof value === 'object' && value !== null && !Array.isArray(value);
-    default: return true;
+    case 'integer':
+      return Number.isInteger(value);
+    case 'number':
+      return typeof value === 'number';
+    case 'string':
+      return typeof value === 'string';
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'array':
+      return Array.isArray(value);
+    case 'object':
+      return typeof value === 'object' && value !== null && !Array.isArray(value);
+    default:
+      return true;
   }
 };
 
@@ -55,9 +62,13 @@ export function validate(spec: Schema, schema: Schema, value: unknown, path = '$
     return [...problems, `${path}: null where ${String(schema.type)} is required`];
   }
   if (schema.type !== undefined && !typeOk(schema.type as string, value)) {
-    return [...problems, `${path}: expected ${String(schema.type)}, got ${Array.isArray(value) ? 'array' : typeof value}`];
+    return [
+      ...problems,
+      `${path}: expected ${String(schema.type)}, got ${Array.isArray(value) ? 'array' : typeof value}`,
+    ];
   }
-  if (schema.enum && !(schema.enum as unknown[]).includes(value)) problems.push(`${path}: ${JSON.stringify(value)} is not one of ${JSON.stringify(schema.enum)}`);
+  if (schema.enum && !(schema.enum as unknown[]).includes(value))
+    problems.push(`${path}: ${JSON.stringify(value)} is not one of ${JSON.stringify(schema.enum)}`);
   if (Array.isArray(value) && schema.items) {
     value.forEach((item, i) => problems.push(...validate(spec, schema.items as Schema, item, `${path}[${i}]`)));
   }
@@ -71,7 +82,8 @@ export function validate(spec: Schema, schema: Schema, value: unknown, path = '$
       const own = properties[key];
       if (own) problems.push(...validate(spec, own, item, `${path}.${key}`));
       else if (schema.additionalProperties === false) problems.push(`${path}.${key}: not allowed`);
-      else if (typeof schema.additionalProperties === 'object') problems.push(...validate(spec, schema.additionalProperties as Schema, item, `${path}.${key}`));
+      else if (typeof schema.additionalProperties === 'object')
+        problems.push(...validate(spec, schema.additionalProperties as Schema, item, `${path}.${key}`));
     }
   }
   return problems;

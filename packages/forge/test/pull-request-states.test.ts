@@ -26,7 +26,10 @@ const tick = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('createPullRequestStates', () => {
   it('asks a few at a time and caches the answers for the ttl', async () => {
-    const { forge, stats } = scripted(async (_r, n) => { await tick(); return n % 2 === 0 ? 'merged' : 'open'; });
+    const { forge, stats } = scripted(async (_r, n) => {
+      await tick();
+      return n % 2 === 0 ? 'merged' : 'open';
+    });
     let clock = 0;
     const states = createPullRequestStates(forge, { concurrency: 3, ttlMs: 1_000, now: () => clock });
     const first = await states.statesOf(keys(10));
@@ -41,7 +44,9 @@ describe('createPullRequestStates', () => {
   });
 
   it('never throws: an outage answers why, once, and the rest are not sent', async () => {
-    const { forge, stats } = scripted(async () => { throw new CodefleetError('forge_rejected', 'GitHub refused the token (401)'); });
+    const { forge, stats } = scripted(async () => {
+      throw new CodefleetError('forge_rejected', 'GitHub refused the token (401)');
+    });
     const states = createPullRequestStates(forge, { concurrency: 1 });
     const out = await states.statesOf(keys(5));
     expect([...out.values()].every((a) => a.state === undefined && a.why.includes('401'))).toBe(true);
@@ -49,9 +54,12 @@ describe('createPullRequestStates', () => {
   });
 
   it('bounds each request: a forge that never answers is "did not answer", not a hang', async () => {
-    const { forge } = scripted((_r, _n, signal) => new Promise((_resolve, reject) => {
-      signal?.addEventListener('abort', () => reject(new CodefleetError('cancelled', 'stopped')));
-    }));
+    const { forge } = scripted(
+      (_r, _n, signal) =>
+        new Promise((_resolve, reject) => {
+          signal?.addEventListener('abort', () => reject(new CodefleetError('cancelled', 'stopped')));
+        }),
+    );
     const states = createPullRequestStates(forge, { timeoutMs: 50 });
     const out = await states.statesOf(keys(1));
     expect(out.get('acme/w#1')).toEqual({ why: 'forge did not answer within 50 ms' });

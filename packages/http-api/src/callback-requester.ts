@@ -50,7 +50,10 @@ const sentTtlMs = 30 * 24 * 60 * 60 * 1000;
 const maxReasonChars = 4_000;
 
 /** The payload of a report, secrets masked; `progress` is not sent (undefined). */
-export function callbackPayload(report: Report, mask: (text: string) => string = (t) => t): CallbackPayload | undefined {
+export function callbackPayload(
+  report: Report,
+  mask: (text: string) => string = (t) => t,
+): CallbackPayload | undefined {
   if (report.kind === 'progress') return undefined;
   const plain = plainReport(report);
   const payload: CallbackPayload = {
@@ -104,16 +107,23 @@ export function createCallbackRequester(options: CallbackRequesterOptions): Requ
         signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
       });
     } catch (cause) {
-      throw new CodefleetError('network', `callback POST failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+      throw new CodefleetError(
+        'network',
+        `callback POST failed: ${cause instanceof Error ? cause.message : String(cause)}`,
+        { cause },
+      );
     }
     await response.body?.cancel().catch(() => {});
     if (response.ok) return;
     const details = { status: response.status };
     if (response.status >= 300 && response.status < 400) {
-      throw new CodefleetError('forge_rejected', `callback answered ${response.status}: redirects are not followed`, { details });
+      throw new CodefleetError('forge_rejected', `callback answered ${response.status}: redirects are not followed`, {
+        details,
+      });
     }
     if (response.status === 429) throw new CodefleetError('rate_limited', 'callback answered 429', { details });
-    if (response.status >= 500) throw new CodefleetError('forge_unavailable', `callback answered ${response.status}`, { details });
+    if (response.status >= 500)
+      throw new CodefleetError('forge_unavailable', `callback answered ${response.status}`, { details });
     throw new CodefleetError('forge_rejected', `callback answered ${response.status}`, { details });
   };
 
@@ -140,7 +150,10 @@ export function createCallbackRequester(options: CallbackRequesterOptions): Requ
         } catch (error) {
           const c = classify(error);
           if (c.verdict !== 'transient' || attempt >= tries) {
-            log.warn({ err: error, event: 'callback.failed', attempts: attempt, code: c.code }, 'completion webhook not delivered');
+            log.warn(
+              { err: error, event: 'callback.failed', attempts: attempt, code: c.code },
+              'completion webhook not delivered',
+            );
             throw error;
           }
           log.info({ event: 'callback.retry', attempt, code: c.code }, 'completion webhook failed; retrying');

@@ -26,7 +26,9 @@ export function callbackUrlProblem(url: string, hosts: readonly string[]): strin
   }
   if (parsed.username !== '' || parsed.password !== '') return 'callback_url must not carry credentials';
   if (!hosts.some((h) => h.replace(/^\[|\]$/g, '').toLowerCase() === host)) {
-    return hosts.length === 0 ? 'callbacks are disabled: http_api.callback_hosts is empty' : `callback_url host ${host} is not in http_api.callback_hosts`;
+    return hosts.length === 0
+      ? 'callbacks are disabled: http_api.callback_hosts is empty'
+      : `callback_url host ${host} is not in http_api.callback_hosts`;
   }
   return undefined;
 }

@@ -1,4 +1,13 @@
-import { callbackBody, createdJob, createJobBody, errorBody, idempotencyKeyPattern, jobIdPattern, jobStatus, maxRequestBytes } from './schema.js';
+import {
+  callbackBody,
+  createdJob,
+  createJobBody,
+  errorBody,
+  idempotencyKeyPattern,
+  jobIdPattern,
+  jobStatus,
+  maxRequestBytes,
+} from './schema.js';
 
 // The OpenAPI 3.1 description, built from the schemas the server validates with. Every
 // status the server can answer is listed (a test checks each answer of the API's tests
@@ -40,11 +49,33 @@ const completionCallback = {
         'old timestamps, and dedupe on X-Codefleet-Event-Id. Network errors, 429 and 5xx are retried with backoff; ' +
         'redirects are not followed.',
       parameters: [
-        { name: 'X-Codefleet-Signature', in: 'header', required: true, schema: { type: 'string', pattern: '^sha256=[0-9a-f]{64}$' } },
-        { name: 'X-Codefleet-Timestamp', in: 'header', required: true, schema: { type: 'string', pattern: '^[0-9]+$' }, description: 'Seconds since the epoch' },
-        { name: 'X-Codefleet-Event-Id', in: 'header', required: true, schema: { type: 'string' }, description: '`<job_id>:<event>`' },
+        {
+          name: 'X-Codefleet-Signature',
+          in: 'header',
+          required: true,
+          schema: { type: 'string', pattern: '^sha256=[0-9a-f]{64}$' },
+        },
+        {
+          name: 'X-Codefleet-Timestamp',
+          in: 'header',
+          required: true,
+          schema: { type: 'string', pattern: '^[0-9]+$' },
+          description: 'Seconds since the epoch',
+        },
+        {
+          name: 'X-Codefleet-Event-Id',
+          in: 'header',
+          required: true,
+          schema: { type: 'string' },
+          description: '`<job_id>:<event>`',
+        },
       ],
-      requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/CallbackPayload' }, example: callbackExample } } },
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': { schema: { $ref: '#/components/schemas/CallbackPayload' }, example: callbackExample },
+        },
+      },
       responses: {
         '2XX': { description: 'Received' },
         '429': { description: 'Retried later' },
@@ -79,7 +110,9 @@ const createJob = {
     409: error('A request with this Idempotency-Key is still being created; retry (Retry-After)'),
     413: error(`The body is larger than ${maxRequestBytes} bytes`),
     415: error('The body is not application/json'),
-    422: error('Idempotency-Key reused with another body, a callback_url that is not allowed, or a job the queue refuses'),
+    422: error(
+      'Idempotency-Key reused with another body, a callback_url that is not allowed, or a job the queue refuses',
+    ),
     503: error('The queue could not take the job; retry with the same Idempotency-Key'),
   },
 };
@@ -93,16 +126,27 @@ export function openApiDocument(): Record<string, unknown> {
       version: '1.0.0',
       description:
         'Queue coding jobs, read their status, cancel them. Request bodies are application/json. Completion webhooks ' +
-        'are POSTed to a job\'s callback_url (see the createJob callback and the CallbackPayload schema), signed: ' +
+        "are POSTed to a job's callback_url (see the createJob callback and the CallbackPayload schema), signed: " +
         'X-Codefleet-Signature = sha256=<hex HMAC-SHA256 of "<X-Codefleet-Timestamp>.<raw body>"> keyed with the ' +
         'callback secret; dedupe on X-Codefleet-Event-Id.',
     },
     // The default address; behind a TLS proxy, the proxy's. Paths are absolute from the server's root.
-    servers: [{ url: 'http://127.0.0.1:8789', description: 'http_api.host:port by default (loopback); put a TLS proxy in front to expose it' }],
+    servers: [
+      {
+        url: 'http://127.0.0.1:8789',
+        description: 'http_api.host:port by default (loopback); put a TLS proxy in front to expose it',
+      },
+    ],
     security: [{ bearer: [] }],
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'http_api.token' } },
-      schemas: { CreateJob: createJobBody, CreatedJob: createdJob, JobStatus: jobStatus, Error: errorBody, CallbackPayload: callbackBody },
+      schemas: {
+        CreateJob: createJobBody,
+        CreatedJob: createdJob,
+        JobStatus: jobStatus,
+        Error: errorBody,
+        CallbackPayload: callbackBody,
+      },
     },
     paths: {
       '/v1/jobs': { post: createJob },
@@ -120,7 +164,10 @@ export function openApiDocument(): Record<string, unknown> {
           summary: 'Ask a queued or running job to stop (no body, or an empty JSON one)',
           parameters: [jobId],
           responses: {
-            202: { description: 'Cancel requested; the worker stops at its next stage or heartbeat', content: json('JobStatus') },
+            202: {
+              description: 'Cancel requested; the worker stops at its next stage or heartbeat',
+              content: json('JobStatus'),
+            },
             ...onJob,
             409: error('The job has already finished'),
             413: error(`The body is larger than ${maxRequestBytes} bytes`),
@@ -133,7 +180,9 @@ export function openApiDocument(): Record<string, unknown> {
           operationId: 'openApi',
           summary: 'This description',
           security: [],
-          responses: { 200: { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } } },
+          responses: {
+            200: { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } },
+          },
         },
       },
     },

@@ -15,20 +15,43 @@ export const createJobBody = {
   additionalProperties: false,
   required: ['repo', 'title'],
   properties: {
-    repo: { type: 'string', minLength: 1, maxLength: maxRepoLength, description: 'GitHub owner/name, or a repository the worker can reach (absolute path, git URL).' },
+    repo: {
+      type: 'string',
+      minLength: 1,
+      maxLength: maxRepoLength,
+      description: 'GitHub owner/name, or a repository the worker can reach (absolute path, git URL).',
+    },
     title: { type: 'string', minLength: 1, maxLength: 256, description: 'One-line task title.' },
     body: { type: 'string', maxLength: maxBodyChars, description: 'Task description, snapshotted into the job.' },
-    base_branch: { type: 'string', minLength: 1, maxLength: 255, description: 'Branch to start from; default the repository default branch.' },
-    agent: { type: 'string', pattern: '^[a-z0-9_-]{1,64}$', description: 'Configured agent or profile; default agents.default.' },
+    base_branch: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 255,
+      description: 'Branch to start from; default the repository default branch.',
+    },
+    agent: {
+      type: 'string',
+      pattern: '^[a-z0-9_-]{1,64}$',
+      description: 'Configured agent or profile; default agents.default.',
+    },
     dod: {
       type: 'array',
       maxItems: maxDodCommands,
       description: 'Definition-of-done commands: argv arrays, or strings split like a shell would (never run by one).',
-      items: { anyOf: [{ type: 'string', minLength: 1, maxLength: 4096 }, { type: 'array', minItems: 1, maxItems: 256, items: { type: 'string', maxLength: 4096 } }] },
+      items: {
+        anyOf: [
+          { type: 'string', minLength: 1, maxLength: 4096 },
+          { type: 'array', minItems: 1, maxItems: 256, items: { type: 'string', maxLength: 4096 } },
+        ],
+      },
     },
     priority: { type: 'string', enum: ['low', 'normal', 'high'] },
     type: { type: 'string', enum: ['feature', 'bug', 'refactor'] },
-    mode: { type: 'string', enum: ['change', 'answer'], description: 'change: open a pull request; answer: read-only, the answer is reported.' },
+    mode: {
+      type: 'string',
+      enum: ['change', 'answer'],
+      description: 'change: open a pull request; answer: read-only, the answer is reported.',
+    },
     callback_url: {
       type: 'string',
       minLength: 1,
@@ -63,7 +86,7 @@ export const jobStatus = {
     status: { type: 'string', enum: jobStates },
     repo: { type: 'string' },
     mode: { type: 'string', enum: ['change', 'answer'] },
-    stage: { type: 'string', description: 'The run\'s stage (preparing … publishing, done, failed, cancelled).' },
+    stage: { type: 'string', description: "The run's stage (preparing … publishing, done, failed, cancelled)." },
     outcome: { type: 'string', description: 'succeeded, failed, cancelled, no_changes or dod_failed, once finished.' },
     attempts: { type: 'integer', minimum: 0 },
     pull_request: {
@@ -71,8 +94,12 @@ export const jobStatus = {
       required: ['number', 'draft'],
       properties: { number: { type: 'integer' }, url: { type: 'string' }, draft: { type: 'boolean' } },
     },
-    error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } },
-    answer: { type: 'string', description: 'An answer-mode job\'s answer.' },
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      properties: { code: { type: 'string' }, message: { type: 'string' } },
+    },
+    answer: { type: 'string', description: "An answer-mode job's answer." },
     cancel_requested: { type: 'boolean' },
     created_at: { type: 'string' },
     updated_at: { type: 'string' },
@@ -85,15 +112,33 @@ export const jobIdPattern = '^[A-Za-z0-9._:-]{1,128}$';
 /** An Idempotency-Key: 1..255 visible ASCII characters (no spaces or control characters). */
 export const idempotencyKeyPattern = '^[\\x21-\\x7e]{1,255}$';
 
-const callbackEvents = ['queued', 'started', 'finished', 'answered', 'failed', 'cancelled'] as const satisfies readonly Exclude<Report['kind'], 'progress'>[];
-const callbackStates = ['queued', 'running', 'done', 'answered', 'failed', 'cancelled'] as const satisfies readonly ReportState[];
+const callbackEvents = [
+  'queued',
+  'started',
+  'finished',
+  'answered',
+  'failed',
+  'cancelled',
+] as const satisfies readonly Exclude<Report['kind'], 'progress'>[];
+const callbackStates = [
+  'queued',
+  'running',
+  'done',
+  'answered',
+  'failed',
+  'cancelled',
+] as const satisfies readonly ReportState[];
 
 /** The JSON body of a completion webhook (`CallbackPayload` of the callback requester), as a JSON Schema. */
 export const callbackBody = {
   type: 'object',
   required: ['event', 'job_id', 'state', 'message'],
   properties: {
-    event: { type: 'string', enum: callbackEvents, description: 'What happened; X-Codefleet-Event-Id is `<job_id>:<event>`.' },
+    event: {
+      type: 'string',
+      enum: callbackEvents,
+      description: 'What happened; X-Codefleet-Event-Id is `<job_id>:<event>`.',
+    },
     job_id: { type: 'string' },
     state: { type: 'string', enum: callbackStates },
     pr_url: { type: 'string', description: 'finished: the pull request.' },
@@ -112,11 +157,11 @@ export const errorBody = {
   properties: {
     error: {
       type: 'string',
-      description: 'A stable code: unauthorized, invalid_request, invalid_json, unsupported_media_type, too_large, not_found, conflict, ' +
-        'already_finished, idempotency_key_reused, callback_not_allowed, internal, or the queue\'s error code (queue_unavailable …).',
+      description:
+        'A stable code: unauthorized, invalid_request, invalid_json, unsupported_media_type, too_large, not_found, conflict, ' +
+        "already_finished, idempotency_key_reused, callback_not_allowed, internal, or the queue's error code (queue_unavailable …).",
     },
     message: { type: 'string' },
     field: { type: 'string', description: 'The request field at fault, for invalid_request.' },
   },
 } as const;
-

@@ -31,7 +31,12 @@ export function linksOf(id: string): { self: string; cancel: string } {
 }
 
 /** The `GET /v1/jobs/:id` body. */
-export function statusBody(record: ApiJobRecord, run: RunRecord | undefined, cancelRequested: boolean, mask: (text: string) => string): Record<string, unknown> {
+export function statusBody(
+  record: ApiJobRecord,
+  run: RunRecord | undefined,
+  cancelRequested: boolean,
+  mask: (text: string) => string,
+): Record<string, unknown> {
   const body: Record<string, unknown> = {
     id: record.id,
     status: stateOf(run),

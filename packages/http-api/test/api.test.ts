@@ -21,7 +21,14 @@ beforeEach(async () => {
   backends = await openBackends();
   requester = recordingRequester();
   ids = 0;
-  api = createHttpApi({ config: apiConfig(), queue: backends.queue, store: backends.store, requester, log: silentLogger(), newId: () => `api-${++ids}` });
+  api = createHttpApi({
+    config: apiConfig(),
+    queue: backends.queue,
+    store: backends.store,
+    requester,
+    log: silentLogger(),
+    newId: () => `api-${++ids}`,
+  });
   await api.listen();
 });
 afterEach(async () => {
@@ -30,14 +37,26 @@ afterEach(async () => {
 });
 
 const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-async function call(method: string, path: string, options: { body?: unknown; raw?: string; headers?: Record<string, string> } = {}) {
+async function call(
+  method: string,
+  path: string,
+  options: { body?: unknown; raw?: string; headers?: Record<string, string> } = {},
+) {
   const response = await fetch(`${api.url}${path}`, {
     method,
     headers: { ...auth, ...options.headers },
-    ...(options.raw !== undefined ? { body: options.raw } : options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+    ...(options.raw !== undefined
+      ? { body: options.raw }
+      : options.body === undefined
+        ? {}
+        : { body: JSON.stringify(options.body) }),
   });
   const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text === '' ? undefined : (JSON.parse(text) as Record<string, unknown>) };
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: text === '' ? undefined : (JSON.parse(text) as Record<string, unknown>),
+  };
 }
 const depth = async () => (await backends.queue.stats()).depth;
 const now = () => new Date();
@@ -58,12 +77,24 @@ describe('POST /v1/jobs', () => {
   });
 
   it('queues a job: 201 with id, status and links, the api source, and a queued report', async () => {
-    const created = await call('POST', '/v1/jobs', { body: { ...task, callback_url: 'http://127.0.0.1:9/hook', dod: ['npm test'] }, headers: { 'idempotency-key': 'req-1' } });
+    const created = await call('POST', '/v1/jobs', {
+      body: { ...task, callback_url: 'http://127.0.0.1:9/hook', dod: ['npm test'] },
+      headers: { 'idempotency-key': 'req-1' },
+    });
     expect(created.status).toBe(201);
-    expect(created.body).toEqual({ id: 'api-1', status: 'queued', links: { self: '/v1/jobs/api-1', cancel: '/v1/jobs/api-1/cancel' } });
+    expect(created.body).toEqual({
+      id: 'api-1',
+      status: 'queued',
+      links: { self: '/v1/jobs/api-1', cancel: '/v1/jobs/api-1/cancel' },
+    });
     const lease = await backends.queue.claim({ workerId: 'w' });
     expect(lease?.job).toMatchObject({
-      id: 'api-1', repo: 'acme/widgets', title: 'Fix the parser', priority: 'high', dod: [['npm', 'test']], requested_by: 'api',
+      id: 'api-1',
+      repo: 'acme/widgets',
+      title: 'Fix the parser',
+      priority: 'high',
+      dod: [['npm', 'test']],
+      requested_by: 'api',
       source: { kind: 'api', request_id: 'req-1', callback_url: 'http://127.0.0.1:9/hook' },
     });
     expect(requester.reports.map((r) => [r.kind, r.job.id])).toEqual([['queued', 'api-1']]);
@@ -95,8 +126,16 @@ describe('POST /v1/jobs', () => {
     const job = (await backends.queue.claim({ workerId: 'w' }))?.job as Job;
     const run = startAttempt(newRun(job, { runId: job.id, now: now() }), { workerId: 'w', now: now() });
     await backends.store.save(advance(run, 'preparing', { now: now() }));
-    expect((await call('POST', '/v1/jobs', { body: task, headers })).body).toMatchObject({ id: 'api-1', status: 'running' });
-    await backends.store.save(finish(run, 'failed', { now: now(), error: { code: 'test_failed', verdict: 'permanent', message: 'tests failed' } }));
+    expect((await call('POST', '/v1/jobs', { body: task, headers })).body).toMatchObject({
+      id: 'api-1',
+      status: 'running',
+    });
+    await backends.store.save(
+      finish(run, 'failed', {
+        now: now(),
+        error: { code: 'test_failed', verdict: 'permanent', message: 'tests failed' },
+      }),
+    );
     const replay = await call('POST', '/v1/jobs', { body: task, headers });
     expect([replay.status, replay.body?.status]).toEqual([200, 'failed']);
     expect(await depth()).toBe(0);
@@ -107,7 +146,9 @@ describe('POST /v1/jobs', () => {
       const answer = await call('POST', '/v1/jobs', { body: task, headers: { 'idempotency-key': key } });
       expect([answer.status, answer.body?.field]).toEqual([400, 'Idempotency-Key']);
     }
-    expect((await call('POST', '/v1/jobs', { body: task, headers: { 'idempotency-key': `~!${'k'.repeat(253)}` } })).status).toBe(201);
+    expect(
+      (await call('POST', '/v1/jobs', { body: task, headers: { 'idempotency-key': `~!${'k'.repeat(253)}` } })).status,
+    ).toBe(201);
     expect(await depth()).toBe(1);
   });
 
@@ -116,7 +157,10 @@ describe('POST /v1/jobs', () => {
       const answer = await call('POST', '/v1/jobs', { raw: JSON.stringify(task), headers: { 'content-type': type } });
       expect([type, answer.status, answer.body?.error]).toEqual([type, 415, 'unsupported_media_type']);
     }
-    const cancel = await call('POST', '/v1/jobs/api-1/cancel', { raw: 'stop', headers: { 'content-type': 'text/plain' } });
+    const cancel = await call('POST', '/v1/jobs/api-1/cancel', {
+      raw: 'stop',
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(cancel.status).toBe(415);
     const huge = await call('POST', '/v1/jobs', { body: { ...task, body: 'x'.repeat(maxRequestBytes) } });
     expect([huge.status, huge.body?.error]).toEqual([413, 'too_large']);
@@ -135,7 +179,14 @@ describe('POST /v1/jobs', () => {
         return backends.queue.enqueue(job);
       },
     };
-    api = createHttpApi({ config: apiConfig(), queue: flaky, store: backends.store, requester, log: silentLogger(), newId: () => `api-${++ids}` });
+    api = createHttpApi({
+      config: apiConfig(),
+      queue: flaky,
+      store: backends.store,
+      requester,
+      log: silentLogger(),
+      newId: () => `api-${++ids}`,
+    });
     await api.listen();
     const headers = { 'idempotency-key': 'retry-me' };
     const down = await call('POST', '/v1/jobs', { body: task, headers });
@@ -169,7 +220,12 @@ describe('POST /v1/jobs', () => {
   });
 
   it('refuses a callback_url that is not https, not loopback http, or not on callback_hosts (422)', async () => {
-    for (const url of ['http://hooks.example/x', 'https://evil.example/x', 'https://user:pw@127.0.0.1/x', 'ftp://127.0.0.1/x']) {
+    for (const url of [
+      'http://hooks.example/x',
+      'https://evil.example/x',
+      'https://user:pw@127.0.0.1/x',
+      'ftp://127.0.0.1/x',
+    ]) {
       const answer = await call('POST', '/v1/jobs', { body: { ...task, callback_url: url } });
       expect([url, answer.status, answer.body?.field]).toEqual([url, 422, 'callback_url']);
     }
@@ -180,18 +236,44 @@ describe('POST /v1/jobs', () => {
 describe('GET /v1/jobs/:id and cancel', () => {
   it('follows a job through its lifecycle from the run store', async () => {
     await call('POST', '/v1/jobs', { body: task });
-    expect((await call('GET', '/v1/jobs/api-1')).body).toMatchObject({ id: 'api-1', status: 'queued', attempts: 0, repo: 'acme/widgets' });
+    expect((await call('GET', '/v1/jobs/api-1')).body).toMatchObject({
+      id: 'api-1',
+      status: 'queued',
+      attempts: 0,
+      repo: 'acme/widgets',
+    });
     const job = (await backends.queue.claim({ workerId: 'w' }))?.job as Job;
     let run = startAttempt(newRun(job, { runId: job.id, now: now() }), { workerId: 'w', now: now() });
     run = advance(advance(run, 'preparing', { now: now() }), 'planning', { now: now() });
     await backends.store.save(run);
-    expect((await call('GET', '/v1/jobs/api-1')).body).toMatchObject({ status: 'running', stage: 'planning', attempts: 1 });
-    for (const stage of ['implementing', 'testing', 'validating', 'publishing'] as const) run = advance(run, stage, { now: now() });
-    run = setPublication(run, { branch: 'ai/api-1', pullRequest: { number: 7, url: 'https://github.com/acme/widgets/pull/7', head: 'ai/api-1', base: 'main', draft: false } }, { now: now() });
+    expect((await call('GET', '/v1/jobs/api-1')).body).toMatchObject({
+      status: 'running',
+      stage: 'planning',
+      attempts: 1,
+    });
+    for (const stage of ['implementing', 'testing', 'validating', 'publishing'] as const)
+      run = advance(run, stage, { now: now() });
+    run = setPublication(
+      run,
+      {
+        branch: 'ai/api-1',
+        pullRequest: {
+          number: 7,
+          url: 'https://github.com/acme/widgets/pull/7',
+          head: 'ai/api-1',
+          base: 'main',
+          draft: false,
+        },
+      },
+      { now: now() },
+    );
     await backends.store.save(finish(run, 'succeeded', { now: now() }));
     const done = await call('GET', '/v1/jobs/api-1');
     expect(done.body).toMatchObject({
-      status: 'succeeded', stage: 'done', outcome: 'succeeded', pull_request: { number: 7, url: 'https://github.com/acme/widgets/pull/7', draft: false },
+      status: 'succeeded',
+      stage: 'done',
+      outcome: 'succeeded',
+      pull_request: { number: 7, url: 'https://github.com/acme/widgets/pull/7', draft: false },
     });
     expect(done.body?.error).toBeUndefined();
     expect((await call('POST', '/v1/jobs/api-1/cancel')).status).toBe(409);
@@ -202,8 +284,16 @@ describe('GET /v1/jobs/:id and cancel', () => {
     await call('POST', '/v1/jobs', { body: task });
     const job = (await backends.queue.claim({ workerId: 'w' }))?.job as Job;
     const run = startAttempt(newRun(job, { runId: job.id, now: now() }), { workerId: 'w', now: now() });
-    await backends.store.save(finish(run, 'failed', { now: now(), error: { code: 'test_failed', verdict: 'permanent', message: 'tests failed' } }));
-    expect((await call('GET', '/v1/jobs/api-1')).body).toMatchObject({ status: 'failed', error: { code: 'test_failed', message: 'tests failed' } });
+    await backends.store.save(
+      finish(run, 'failed', {
+        now: now(),
+        error: { code: 'test_failed', verdict: 'permanent', message: 'tests failed' },
+      }),
+    );
+    expect((await call('GET', '/v1/jobs/api-1')).body).toMatchObject({
+      status: 'failed',
+      error: { code: 'test_failed', message: 'tests failed' },
+    });
   });
 
   it('records a cancel for a queued job under its task key (202); unknown jobs are 404', async () => {
@@ -212,7 +302,17 @@ describe('GET /v1/jobs/:id and cancel', () => {
     expect(cancel.status).toBe(202);
     expect(cancel.body).toMatchObject({ id: 'api-1', status: 'queued', cancel_requested: true });
     expect(await backends.store.cancelRequested('api-1')).toMatchObject({ by: 'api' });
-    expect(await backends.store.journal()).toEqual([{ kind: 'action', action: 'cancel', jobId: 'api-1', taskKey: 'api-1', by: 'api', via: 'api', at: expect.any(String) }]);
+    expect(await backends.store.journal()).toEqual([
+      {
+        kind: 'action',
+        action: 'cancel',
+        jobId: 'api-1',
+        taskKey: 'api-1',
+        by: 'api',
+        via: 'api',
+        at: expect.any(String),
+      },
+    ]);
     expect((await call('GET', '/v1/jobs/api-1')).body).toMatchObject({ cancel_requested: true });
     expect((await call('POST', '/v1/jobs/api-404/cancel')).status).toBe(404);
     expect((await call('GET', `/v1/jobs/${'x'.repeat(128)}`)).status).toBe(404);
@@ -232,11 +332,14 @@ describe('GET /v1/openapi.json', () => {
 describe('docs/openapi.json', () => {
   // Last in the file: the tests above have made their requests by now.
   it('describes every answer the tests above got: its status, media type and body', () => {
-    const doc = JSON.parse(readFileSync(fileURLToPath(new URL('../../../docs/openapi.json', import.meta.url)), 'utf8')) as object;
+    const doc = JSON.parse(
+      readFileSync(fileURLToPath(new URL('../../../docs/openapi.json', import.meta.url)), 'utf8'),
+    ) as object;
     expect(exchanges.length).toBeGreaterThan(40);
     expect(exchanges.flatMap((e) => exchangeProblems(doc, e))).toEqual([]);
     // The refusals this issue was about are among them, so their check is not vacuous.
     const seen = new Set(exchanges.map((e) => e.status));
-    for (const status of [200, 201, 202, 400, 401, 404, 409, 413, 415, 422, 503]) expect([status, seen.has(status)]).toEqual([status, true]);
+    for (const status of [200, 201, 202, 400, 401, 404, 409, 413, 415, 422, 503])
+      expect([status, seen.has(status)]).toEqual([status, true]);
   });
 });

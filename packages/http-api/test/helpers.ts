@@ -18,7 +18,13 @@ export function apiConfig(section: Record<string, unknown> = {}): HttpApiConfig 
 /** A real local queue and run store in a temp dir. */
 export async function openBackends(): Promise<{ queue: LocalQueue; store: SqliteRunStore; dispose(): Promise<void> }> {
   const dir = await createTempDir('http-api');
-  const queue = new LocalQueue({ backend: 'local', path: join(dir.path, 'queue.sqlite'), name: 'jobs', leaseMs: 60_000, maxAttempts: 3 });
+  const queue = new LocalQueue({
+    backend: 'local',
+    path: join(dir.path, 'queue.sqlite'),
+    name: 'jobs',
+    leaseMs: 60_000,
+    maxAttempts: 3,
+  });
   const store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
   return {
     queue,

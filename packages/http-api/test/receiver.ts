@@ -14,7 +14,12 @@ export interface Received {
  * answers with the next scripted status (200 when the script is empty); `302` redirects to
  * `/elsewhere`, which it would record too if a client followed it.
  */
-export async function startReceiver(): Promise<{ url: string; received: Received[]; answer(...statuses: number[]): void; close(): Promise<void> }> {
+export async function startReceiver(): Promise<{
+  url: string;
+  received: Received[];
+  answer(...statuses: number[]): void;
+  close(): Promise<void>;
+}> {
   const received: Received[] = [];
   const script: number[] = [];
   const server = createServer((req, res) => {
@@ -22,7 +27,12 @@ export async function startReceiver(): Promise<{ url: string; received: Received
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const status = script.shift() ?? 200;
-      received.push({ path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), status });
+      received.push({
+        path: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        status,
+      });
       res.writeHead(status, status === 302 ? { location: '/elsewhere' } : {}).end(status >= 400 ? 'nope' : 'ok');
     });
   });
@@ -32,9 +42,10 @@ export async function startReceiver(): Promise<{ url: string; received: Received
     url: `http://127.0.0.1:${port}`,
     received,
     answer: (...statuses) => void script.push(...statuses),
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

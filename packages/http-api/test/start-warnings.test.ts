@@ -20,9 +20,17 @@ afterEach(async () => {
 describe('starting the HTTP API', () => {
   it('prints no process warning', async () => {
     // Caught where libraries call it: jest's process does not pass 'warning' events on.
-    process.emitWarning = ((warning: string | Error) => { warnings.push(String(warning)); }) as typeof process.emitWarning;
+    process.emitWarning = ((warning: string | Error) => {
+      warnings.push(String(warning));
+    }) as typeof process.emitWarning;
     backends = await openBackends();
-    api = createHttpApi({ config: apiConfig(), queue: backends.queue, store: backends.store, requester: recordingRequester(), log: silentLogger() });
+    api = createHttpApi({
+      config: apiConfig(),
+      queue: backends.queue,
+      store: backends.store,
+      requester: recordingRequester(),
+      log: silentLogger(),
+    });
     await api.listen();
     expect(warnings).toEqual([]);
   });

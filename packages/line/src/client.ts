@@ -55,11 +55,16 @@ function failure(call: string, status: number, message: string, retryAfter: stri
   const what = `LINE ${call} answered ${status}: ${message.slice(0, 300)}`;
   if (status === 429 && /monthly limit/i.test(message)) {
     // Waiting does not help until the month turns (or the plan changes): permanent.
-    return new CodefleetError('forge_rejected', `${what} (the channel's monthly push quota is used up)`, { verdict: 'permanent', details: { ...details, quota: true } });
+    return new CodefleetError('forge_rejected', `${what} (the channel's monthly push quota is used up)`, {
+      verdict: 'permanent',
+      details: { ...details, quota: true },
+    });
   }
   if (status === 429) {
     const seconds = Number(retryAfter);
-    return new RateLimitedError(what, Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : undefined, { details });
+    return new RateLimitedError(what, Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : undefined, {
+      details,
+    });
   }
   if (status >= 500) return new CodefleetError('forge_unavailable', what, { details });
   return new CodefleetError('forge_rejected', what, { details });
@@ -69,7 +74,11 @@ function failure(call: string, status: number, message: string, retryAfter: stri
 export function createLineClient(options: LineClientOptions): LineClient {
   const doFetch = options.fetch ?? fetch;
   const base = options.apiUrl.replace(/\/+$/, '');
-  const post = async (call: 'reply' | 'push', body: unknown, headers: Record<string, string> = {}): Promise<Response> => {
+  const post = async (
+    call: 'reply' | 'push',
+    body: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<Response> => {
     try {
       return await doFetch(`${base}/v2/bot/message/${call}`, {
         method: 'POST',
@@ -79,7 +88,11 @@ export function createLineClient(options: LineClientOptions): LineClient {
         signal: AbortSignal.timeout(options.timeoutMs ?? 15_000),
       });
     } catch (cause) {
-      throw new CodefleetError('network', `LINE ${call} failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause, details: { call } });
+      throw new CodefleetError(
+        'network',
+        `LINE ${call} failed: ${cause instanceof Error ? cause.message : String(cause)}`,
+        { cause, details: { call } },
+      );
     }
   };
   const check = async (call: string, response: Response, accepted: number[] = []) => {
@@ -96,14 +109,19 @@ export function createLineClient(options: LineClientOptions): LineClient {
     }
     throw failure(call, response.status, message, response.headers.get('retry-after'));
   };
-  const messages = (texts: string[]) => texts.slice(0, maxLineMessages).map((text) => ({ type: 'text', text: graphemePrefix(text, maxLineTextChars) }));
+  const messages = (texts: string[]) =>
+    texts.slice(0, maxLineMessages).map((text) => ({ type: 'text', text: graphemePrefix(text, maxLineTextChars) }));
   return {
     async reply(replyToken, texts) {
       await check('reply', await post('reply', { replyToken, messages: messages(texts) }));
     },
     async push(to, texts, retryKey) {
       // 409: this key was accepted before; the message went out then.
-      await check('push', await post('push', { to, messages: messages(texts) }, { 'x-line-retry-key': retryKey }), [409]);
+      await check(
+        'push',
+        await post('push', { to, messages: messages(texts) }, { 'x-line-retry-key': retryKey }),
+        [409],
+      );
     },
   };
 }

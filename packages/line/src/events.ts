@@ -24,7 +24,8 @@ export type LineEventReading =
   | { kind: 'ignore'; type: string; reason: string };
 
 const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
-const obj = (value: unknown): Record<string, unknown> => (value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : {});
+const obj = (value: unknown): Record<string, unknown> =>
+  value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : {};
 
 /**
  * The events of a webhook body (`{destination, events: [...]}`). LINE's console verifies a
@@ -45,7 +46,8 @@ export function readEvent(raw: unknown): LineEventReading {
   // In standby mode another channel (a module) owns the chat; it must not be answered here.
   if (event.mode === 'standby') return { kind: 'ignore', type, reason: 'standby mode' };
   const message = obj(event.message);
-  if (message.type !== 'text') return { kind: 'ignore', type, reason: `a ${str(message.type) ?? 'unknown'} message, not text` };
+  if (message.type !== 'text')
+    return { kind: 'ignore', type, reason: `a ${str(message.type) ?? 'unknown'} message, not text` };
   const source = obj(event.source);
   const to = str(source.groupId) ?? str(source.roomId) ?? str(source.userId);
   const webhookEventId = str(event.webhookEventId);
@@ -61,9 +63,15 @@ export function readEvent(raw: unknown): LineEventReading {
   return {
     kind: 'text',
     message: {
-      webhookEventId, isRedelivery: obj(event.deliveryContext).isRedelivery === true, to, messageId, text: withoutSpans(text, self),
-      chat, mentionsBot: self.length > 0,
-      ...(userId === undefined ? {} : { userId }), ...(replyToken === undefined ? {} : { replyToken }),
+      webhookEventId,
+      isRedelivery: obj(event.deliveryContext).isRedelivery === true,
+      to,
+      messageId,
+      text: withoutSpans(text, self),
+      chat,
+      mentionsBot: self.length > 0,
+      ...(userId === undefined ? {} : { userId }),
+      ...(replyToken === undefined ? {} : { replyToken }),
     },
   };
 }
@@ -83,7 +91,8 @@ function selfMentions(mention: unknown, textLength: number): { index: number; le
 /** `text` with the spans cut out (last first, so earlier indexes hold), spaces around them closed up. */
 function withoutSpans(text: string, spans: { index: number; length: number }[]): string {
   let out = text;
-  for (const span of spans) out = `${out.slice(0, span.index).trimEnd()} ${out.slice(span.index + span.length).trimStart()}`;
+  for (const span of spans)
+    out = `${out.slice(0, span.index).trimEnd()} ${out.slice(span.index + span.length).trimStart()}`;
   return spans.length === 0 ? out : out.trim();
 }
 
@@ -97,7 +106,11 @@ export function addressed(message: LineTextMessage, prefix: string | undefined):
   if (prefix === undefined) return undefined;
   const head = message.text.trimStart();
   const rest = head.slice(prefix.length);
-  if (head.slice(0, prefix.length).toLowerCase() !== prefix.toLowerCase() || (rest !== '' && !/^[\s:,、，：]/.test(rest))) return undefined;
+  if (
+    head.slice(0, prefix.length).toLowerCase() !== prefix.toLowerCase() ||
+    (rest !== '' && !/^[\s:,、，：]/.test(rest))
+  )
+    return undefined;
   return { ...message, text: rest.replace(/^[\s:,、，：]+/, '') };
 }
 
@@ -105,8 +118,15 @@ export function addressed(message: LineTextMessage, prefix: string | undefined):
 export function lineRecordOf(event: unknown): LineTextMessage | undefined {
   const m = obj(event);
   const ok = (k: string) => typeof m[k] === 'string' && m[k] !== '';
-  const shaped = ok('webhookEventId') && ok('to') && ok('messageId') && typeof m.text === 'string' && typeof m.isRedelivery === 'boolean'
-    && (m.chat === 'user' || m.chat === 'group' || m.chat === 'room') && typeof m.mentionsBot === 'boolean'
-    && (m.userId === undefined || ok('userId')) && (m.replyToken === undefined || ok('replyToken'));
+  const shaped =
+    ok('webhookEventId') &&
+    ok('to') &&
+    ok('messageId') &&
+    typeof m.text === 'string' &&
+    typeof m.isRedelivery === 'boolean' &&
+    (m.chat === 'user' || m.chat === 'group' || m.chat === 'room') &&
+    typeof m.mentionsBot === 'boolean' &&
+    (m.userId === undefined || ok('userId')) &&
+    (m.replyToken === undefined || ok('replyToken'));
   return shaped ? (m as unknown as LineTextMessage) : undefined;
 }

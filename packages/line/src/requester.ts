@@ -33,7 +33,11 @@ const pushed = new Set<Report['kind']>(['finished', 'answered', 'failed', 'cance
 export function createLineRequester(options: LineRequesterOptions): Requester {
   const token = options.config.channel_access_token;
   if (options.client === undefined && (token === undefined || token === '')) {
-    throw new CodefleetError('invalid_config', `the LINE requester needs the channel access token (${options.config.channel_access_token_env})`, { verdict: 'permanent' });
+    throw new CodefleetError(
+      'invalid_config',
+      `the LINE requester needs the channel access token (${options.config.channel_access_token_env})`,
+      { verdict: 'permanent' },
+    );
   }
   const client = options.client ?? createLineClient({ apiUrl: options.config.api_url, accessToken: token ?? '' });
   const tries = Math.max(1, options.tries ?? 3);
@@ -47,8 +51,10 @@ export function createLineRequester(options: LineRequesterOptions): Requester {
       } catch (error) {
         const c = classify(error);
         if (isQuotaExhausted(error)) {
-          options.log?.error({ err: error, event: 'line.quota_exhausted', job_id: job.id, report: kind },
-            'LINE monthly push quota used up: the report was not sent (raise the plan or wait for the month to turn)');
+          options.log?.error(
+            { err: error, event: 'line.quota_exhausted', job_id: job.id, report: kind },
+            'LINE monthly push quota used up: the report was not sent (raise the plan or wait for the month to turn)',
+          );
           throw error;
         }
         if (c.verdict !== 'transient' || attempt >= tries) throw error;

@@ -66,7 +66,11 @@ export function createLineWebhook(options: LineWebhookOptions): LineWebhook {
   const secret = config.channel_secret;
   const token = config.channel_access_token;
   if (secret === undefined || secret === '' || token === undefined || token === '') {
-    throw new CodefleetError('invalid_config', `LINE needs the channel secret and access token (${config.channel_secret_env}, ${config.channel_access_token_env})`, { verdict: 'permanent' });
+    throw new CodefleetError(
+      'invalid_config',
+      `LINE needs the channel secret and access token (${config.channel_secret_env}, ${config.channel_access_token_env})`,
+      { verdict: 'permanent' },
+    );
   }
   const client = options.client ?? createLineClient({ apiUrl: config.api_url, accessToken: token });
   const mask = (text: string) => maskForPublishing(text, options.secrets);
@@ -80,7 +84,10 @@ export function createLineWebhook(options: LineWebhookOptions): LineWebhook {
         return;
       } catch (error) {
         if (classify(error).code !== 'forge_rejected') throw error;
-        log.info({ event: 'line.reply_token_refused', webhook_event_id: message.webhookEventId }, 'reply token refused (expired or used); pushing instead');
+        log.info(
+          { event: 'line.reply_token_refused', webhook_event_id: message.webhookEventId },
+          'reply token refused (expired or used); pushing instead',
+        );
       }
     }
     await client.push(message.to, [mask(text)], retryKeyOf('line-event', message.webhookEventId));
@@ -115,7 +122,10 @@ export function createLineWebhook(options: LineWebhookOptions): LineWebhook {
     let text: string;
     try {
       const outcome = await chat.handle(chatMessage);
-      elog.info({ event: 'line.handled', outcome: outcome.kind, route: outcome.route }, `LINE message: ${outcome.kind}`);
+      elog.info(
+        { event: 'line.handled', outcome: outcome.kind, route: outcome.route },
+        `LINE message: ${outcome.kind}`,
+      );
       text = outcomeText(outcome);
     } catch (error) {
       const c = classify(error);
@@ -127,10 +137,15 @@ export function createLineWebhook(options: LineWebhookOptions): LineWebhook {
   };
 
   const inbox = createInbox({
-    queue: options.inbox, platform: 'line', log,
+    queue: options.inbox,
+    platform: 'line',
+    log,
     handle: async (entry, attempt) => {
       const message = lineRecordOf(entry.event);
-      if (message === undefined) throw new CodefleetError('invalid_job', `inbox record ${entry.key} is not a LINE message this webhook reads`, { verdict: 'permanent' });
+      if (message === undefined)
+        throw new CodefleetError('invalid_job', `inbox record ${entry.key} is not a LINE message this webhook reads`, {
+          verdict: 'permanent',
+        });
       await handleMessage(message, attempt);
     },
   });
@@ -143,8 +158,12 @@ export function createLineWebhook(options: LineWebhookOptions): LineWebhook {
       const reading = readEvent(raw);
       const message = reading.kind === 'text' ? addressed(reading.message, config.group_prefix) : undefined;
       if (message === undefined) {
-        const reason = reading.kind === 'ignore' ? reading.reason : `a ${reading.message.chat} message not addressed to the bot`;
-        log.debug({ event: 'line.ignored', type: reading.kind === 'ignore' ? reading.type : 'message', reason }, 'LINE event ignored');
+        const reason =
+          reading.kind === 'ignore' ? reading.reason : `a ${reading.message.chat} message not addressed to the bot`;
+        log.debug(
+          { event: 'line.ignored', type: reading.kind === 'ignore' ? reading.type : 'message', reason },
+          'LINE event ignored',
+        );
         continue;
       }
       await inbox.record(message.webhookEventId, message);
@@ -153,16 +172,19 @@ export function createLineWebhook(options: LineWebhookOptions): LineWebhook {
 
   const receive = async (req: IncomingMessage, res: ServerResponse) => {
     const reply = (status: number, body: unknown, headers: Record<string, string> = {}) => {
-      if (status >= 400) log.warn({ event: 'line.refused', status, reason: (body as { error?: string }).error }, 'LINE webhook refused');
+      if (status >= 400)
+        log.warn({ event: 'line.refused', status, reason: (body as { error?: string }).error }, 'LINE webhook refused');
       res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
     };
     if (req.method !== 'POST') return reply(405, { error: 'POST only' });
     // Unread bytes would be taken for the next request on a keep-alive connection: close it.
-    if (Number(req.headers['content-length'] ?? 0) > lineMaxBodyBytes) return reply(413, { error: 'payload too large' }, { connection: 'close' });
+    if (Number(req.headers['content-length'] ?? 0) > lineMaxBodyBytes)
+      return reply(413, { error: 'payload too large' }, { connection: 'close' });
     const raw = await readBounded(req, lineMaxBodyBytes);
     if (raw === undefined) return reply(413, { error: 'payload too large' }, { connection: 'close' });
     const signature = req.headers['x-line-signature'];
-    if (!verifyLineSignature(secret, raw, typeof signature === 'string' ? signature : undefined)) return reply(401, { error: 'bad signature' });
+    if (!verifyLineSignature(secret, raw, typeof signature === 'string' ? signature : undefined))
+      return reply(401, { error: 'bad signature' });
     let events: unknown[];
     try {
       events = eventsOf(JSON.parse(raw.toString('utf8')));
@@ -173,7 +195,10 @@ export function createLineWebhook(options: LineWebhookOptions): LineWebhook {
       await recordEvents(events);
     } catch (error) {
       const c = classify(error);
-      log.error({ err: error, event: 'line.record_failed', code: c.code }, 'could not record a LINE event; answered 500 so LINE delivers it again');
+      log.error(
+        { err: error, event: 'line.record_failed', code: c.code },
+        'could not record a LINE event; answered 500 so LINE delivers it again',
+      );
       return reply(500, { error: c.code });
     }
     reply(200, {});

@@ -23,7 +23,13 @@ afterEach(async () => {
 });
 
 async function start(section: Record<string, unknown> = {}): Promise<LineWebhook> {
-  webhook = createLineWebhook({ config: lineConfig(line, section), chat, store: backends.store, inbox: backends.inbox, log: silentLogger() });
+  webhook = createLineWebhook({
+    config: lineConfig(line, section),
+    chat,
+    store: backends.store,
+    inbox: backends.inbox,
+    log: silentLogger(),
+  });
   await webhook.listen();
   return webhook;
 }
@@ -35,8 +41,16 @@ describe('LINE groups and rooms', () => {
   it('answers in a group only a message that mentions the bot, with the mention taken off the text', async () => {
     const w = await start();
     const chatter = line.textEvent({ text: 'lunch at noon?', groupId: group });
-    const otherMention = line.textEvent({ text: '@bob can you look?', groupId: group, mentions: [{ index: 0, length: 4, isSelf: false }] });
-    const forBot = line.textEvent({ text: 'hey @codefleet 🧪 what does the parser do?', groupId: group, mentions: [{ index: 4, length: 10, isSelf: true }] });
+    const otherMention = line.textEvent({
+      text: '@bob can you look?',
+      groupId: group,
+      mentions: [{ index: 0, length: 4, isSelf: false }],
+    });
+    const forBot = line.textEvent({
+      text: 'hey @codefleet 🧪 what does the parser do?',
+      groupId: group,
+      mentions: [{ index: 4, length: 10, isSelf: true }],
+    });
     expect((await line.deliver(w.url, [chatter, otherMention, forBot])).status).toBe(200);
     await w.idle();
     expect(chat.seen.map((m) => m.text)).toEqual(['hey 🧪 what does the parser do?']);

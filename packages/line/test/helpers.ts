@@ -30,13 +30,22 @@ export function recordingChat(queue: LocalQueue): ChatService & { seen: ChatMess
         return { kind: 'reply', text: `(CHAT) you said: ${message.text}`, route };
       }
       const route: JobRoute = { name: 'CODE', source: 'command', confidence: 1, reason: '/code' };
-      const job = createJob({
-        repo: message.repoHints[0] ?? 'acme/widgets',
-        title: message.text.replace(/^\/code\s+/, ''),
-        source: { kind: 'chat', platform: message.platform, channel: message.channel, thread_id: message.thread, message_id: message.messageId },
-        requested_by: message.access.login ?? message.user,
-        route,
-      }, { id: `line-${message.messageId}`, now: new Date() });
+      const job = createJob(
+        {
+          repo: message.repoHints[0] ?? 'acme/widgets',
+          title: message.text.replace(/^\/code\s+/, ''),
+          source: {
+            kind: 'chat',
+            platform: message.platform,
+            channel: message.channel,
+            thread_id: message.thread,
+            message_id: message.messageId,
+          },
+          requested_by: message.access.login ?? message.user,
+          route,
+        },
+        { id: `line-${message.messageId}`, now: new Date() },
+      );
       const result = await queue.enqueue(job);
       return { kind: 'enqueued', jobId: result.id, route, deduplicated: result.deduplicated, repo: job.repo };
     },
@@ -44,10 +53,28 @@ export function recordingChat(queue: LocalQueue): ChatService & { seen: ChatMess
 }
 
 /** A real local queue, the webhook's inbox beside it, and a run store in a temp dir. */
-export async function openBackends(): Promise<{ queue: LocalQueue; inbox: LocalQueue; store: SqliteRunStore; dispose(): Promise<void> }> {
+export async function openBackends(): Promise<{
+  queue: LocalQueue;
+  inbox: LocalQueue;
+  store: SqliteRunStore;
+  dispose(): Promise<void>;
+}> {
   const dir = await createTempDir('line');
-  const queue = new LocalQueue({ backend: 'local', path: join(dir.path, 'queue.sqlite'), name: 'jobs', leaseMs: 60_000, maxAttempts: 3 });
-  const inbox = new LocalQueue({ backend: 'local', path: join(dir.path, 'queue.sqlite'), name: 'jobs-line-inbox', leaseMs: 60_000, maxAttempts: 1_000, pollMs: 20 });
+  const queue = new LocalQueue({
+    backend: 'local',
+    path: join(dir.path, 'queue.sqlite'),
+    name: 'jobs',
+    leaseMs: 60_000,
+    maxAttempts: 3,
+  });
+  const inbox = new LocalQueue({
+    backend: 'local',
+    path: join(dir.path, 'queue.sqlite'),
+    name: 'jobs-line-inbox',
+    leaseMs: 60_000,
+    maxAttempts: 1_000,
+    pollMs: 20,
+  });
   const store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
   return {
     queue,

@@ -27,7 +27,13 @@ describe('LINE inbox', () => {
   it('has the event recorded by the time LINE gets its 200', async () => {
     // Only the handler, never listening: nothing processes the record, so what the 200 promises is the record itself.
     const { createServer } = await import('node:http');
-    webhook = createLineWebhook({ config: lineConfig(line), chat, store: backends.store, inbox: backends.inbox, log: silentLogger() });
+    webhook = createLineWebhook({
+      config: lineConfig(line),
+      chat,
+      store: backends.store,
+      inbox: backends.inbox,
+      log: silentLogger(),
+    });
     const server = createServer((req, res) => webhook!.handle(req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
@@ -38,7 +44,11 @@ describe('LINE inbox', () => {
       expect((await line.deliver(url, [event])).status).toBe(200);
       const lease = await backends.inbox.claim({ workerId: 't', waitMs: 0 });
       expect(lease).toBeDefined();
-      expect(inboxEntryOf(lease!.job)).toMatchObject({ platform: 'line', key: event.webhookEventId, event: { text: 'a &lt; b && c > d', to: event.source.type === 'user' ? event.source.userId : '' } });
+      expect(inboxEntryOf(lease!.job)).toMatchObject({
+        platform: 'line',
+        key: event.webhookEventId,
+        event: { text: 'a &lt; b && c > d', to: event.source.type === 'user' ? event.source.userId : '' },
+      });
       expect(chat.seen).toEqual([]);
     } finally {
       server.closeAllConnections();
@@ -46,12 +56,20 @@ describe('LINE inbox', () => {
     }
   });
 
-  it('answers 500 and promises nothing when the event cannot be recorded; LINE\'s redelivery then goes through once', async () => {
-    webhook = createLineWebhook({ config: lineConfig(line), chat, store: backends.store, inbox: backends.inbox, log: silentLogger() });
+  it("answers 500 and promises nothing when the event cannot be recorded; LINE's redelivery then goes through once", async () => {
+    webhook = createLineWebhook({
+      config: lineConfig(line),
+      chat,
+      store: backends.store,
+      inbox: backends.inbox,
+      log: silentLogger(),
+    });
     await webhook.listen();
     const event = line.textEvent({ text: 'hello' });
     const enqueue = backends.inbox.enqueue.bind(backends.inbox);
-    backends.inbox.enqueue = async () => { throw Object.assign(new Error('disk full'), { code: 'queue_unavailable' }); };
+    backends.inbox.enqueue = async () => {
+      throw Object.assign(new Error('disk full'), { code: 'queue_unavailable' });
+    };
     expect((await line.deliver(webhook.url, [event])).status).toBe(500);
     backends.inbox.enqueue = enqueue;
     expect((await line.deliver(webhook.url, [event], { redelivery: true })).status).toBe(200);
@@ -61,7 +79,13 @@ describe('LINE inbox', () => {
   });
 
   it('finishes a record whose first handling died half-way, answering once', async () => {
-    webhook = createLineWebhook({ config: lineConfig(line), chat, store: backends.store, inbox: backends.inbox, log: silentLogger() });
+    webhook = createLineWebhook({
+      config: lineConfig(line),
+      chat,
+      store: backends.store,
+      inbox: backends.inbox,
+      log: silentLogger(),
+    });
     const event = line.textEvent({ text: 'hello again' });
     // A first process bound the event and died before answering: its claim is there, not `done`,
     // and its record was handed out once already (the lease ran out).

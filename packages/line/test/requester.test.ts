@@ -12,15 +12,24 @@ const noWait = async () => {};
 
 function lineJob(to: string, options: { id?: string; title?: string } = {}): Job {
   const id = options.id ?? `line-${randomBytes(3).toString('hex')}`;
-  return createJob({
-    repo: 'acme/widgets', title: options.title ?? 'Fix the parser', requested_by: 'alice',
-    source: { kind: 'chat', platform: 'line', channel: to, thread_id: id, message_id: id },
-  }, { id, now: new Date() });
+  return createJob(
+    {
+      repo: 'acme/widgets',
+      title: options.title ?? 'Fix the parser',
+      requested_by: 'alice',
+      source: { kind: 'chat', platform: 'line', channel: to, thread_id: id, message_id: id },
+    },
+    { id, now: new Date() },
+  );
 }
 
 let line: LineStandIn;
-beforeAll(async () => { line = await startLineStandIn(); });
-afterAll(async () => { await line?.close(); });
+beforeAll(async () => {
+  line = await startLineStandIn();
+});
+afterAll(async () => {
+  await line?.close();
+});
 
 requesterConformance({
   name: 'LINE push messages (our client against the LINE stand-in)',
@@ -30,7 +39,15 @@ requesterConformance({
     return {
       requester,
       job: (options) => lineJob(to, options),
-      foreignJob: createJob({ repo: 'acme/widgets', source: { kind: 'chat', platform: 'slack', channel: 'C1', thread_id: '1.2' }, title: 't', requested_by: 'U1' }, { id: 'slack-1', now: new Date() }),
+      foreignJob: createJob(
+        {
+          repo: 'acme/widgets',
+          source: { kind: 'chat', platform: 'slack', channel: 'C1', thread_id: '1.2' },
+          title: 't',
+          requested_by: 'U1',
+        },
+        { id: 'slack-1', now: new Date() },
+      ),
       observe: async () => ({ messages: line.pushes.filter((p) => p.to === to).flatMap((p) => p.texts), marks: [] }),
       secret,
       // LINE shows a text message as typed: no Markdown, no mention syntax in plain text and no
@@ -45,7 +62,10 @@ requesterConformance({
 const now = new Date('2026-11-24T08:00:00Z');
 const failedRun = (job: Job) => {
   const error = classify(new CodefleetError('test_failed', 'tests failed', { verdict: 'permanent' }));
-  return { run: finish(startAttempt(newRun(job, { runId: job.id, now }), { workerId: 'w', now }), 'failed', { now, error }), error };
+  return {
+    run: finish(startAttempt(newRun(job, { runId: job.id, now }), { workerId: 'w', now }), 'failed', { now, error }),
+    error,
+  };
 };
 
 describe('LINE requester', () => {
@@ -96,7 +116,10 @@ describe('LINE requester', () => {
   });
 
   it('a wrong access token is refused (401) as forge_rejected, without retries', async () => {
-    const wrong = createLineRequester({ config: { ...lineConfig(line), channel_access_token: 'wrong' }, sleep: noWait });
+    const wrong = createLineRequester({
+      config: { ...lineConfig(line), channel_access_token: 'wrong' },
+      sleep: noWait,
+    });
     const job = lineJob(`U${randomBytes(16).toString('hex')}`);
     const before = line.exchanges.length;
     const failure = await wrong.report({ kind: 'cancelled', job, by: 'carol' }).catch((e: unknown) => e);
@@ -104,7 +127,7 @@ describe('LINE requester', () => {
     expect(line.exchanges.slice(before).map((e) => e.status)).toEqual([401]);
   });
 
-  it('keeps a long answer within LINE\'s 5000-character text limit', async () => {
+  it("keeps a long answer within LINE's 5000-character text limit", async () => {
     const to = `U${randomBytes(16).toString('hex')}`;
     const job = lineJob(to);
     const requester = createLineRequester({ config: lineConfig(line), sleep: noWait });

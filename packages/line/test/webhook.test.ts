@@ -22,7 +22,13 @@ afterEach(async () => {
 });
 
 async function start(section: Record<string, unknown> = {}): Promise<LineWebhook> {
-  webhook = createLineWebhook({ config: lineConfig(line, section), chat, store: backends.store, inbox: backends.inbox, log: silentLogger() });
+  webhook = createLineWebhook({
+    config: lineConfig(line, section),
+    chat,
+    store: backends.store,
+    inbox: backends.inbox,
+    log: silentLogger(),
+  });
   await webhook.listen();
   return webhook;
 }
@@ -48,7 +54,13 @@ describe('LINE webhook', () => {
     expect(chat.seen).toHaveLength(1);
     const [message] = chat.seen;
     expect(message?.policy).toEqual({ forceRoute: 'CHAT', allowExplicitCode: false });
-    expect(message).toMatchObject({ platform: 'line', channel: userId, user: userId, access: { login: 'alice', allowedLocal: false }, repoHints: ['acme/widgets'] });
+    expect(message).toMatchObject({
+      platform: 'line',
+      channel: userId,
+      user: userId,
+      access: { login: 'alice', allowedLocal: false },
+      repoHints: ['acme/widgets'],
+    });
     expect(line.replies.map((r) => r.texts)).toEqual([['(CHAT) you said: how does the parser work?']]);
     expect(line.pushes).toEqual([]);
     // Without allow_code an explicit /code is chat as well.
@@ -59,7 +71,11 @@ describe('LINE webhook', () => {
 
   it('makes one job of an event LINE redelivers, and spends its reply token once on the acknowledgement', async () => {
     const w = await start({ allow_code: true });
-    const event = line.textEvent({ text: '@codefleet /code fix the parser', groupId: `C${'b'.repeat(32)}`, mentions: [{ index: 0, length: 10, isSelf: true }] });
+    const event = line.textEvent({
+      text: '@codefleet /code fix the parser',
+      groupId: `C${'b'.repeat(32)}`,
+      mentions: [{ index: 0, length: 10, isSelf: true }],
+    });
     expect((await line.deliver(w.url, [event])).status).toBe(200);
     await w.idle();
     expect((await line.deliver(w.url, [event], { redelivery: true })).status).toBe(200);
@@ -78,12 +94,15 @@ describe('LINE webhook', () => {
     line.expireReplyTokens();
     await line.deliver(w.url, [event]);
     await w.idle();
-    expect(line.exchanges.map((e) => [e.path, e.status])).toEqual([['/v2/bot/message/reply', 400], ['/v2/bot/message/push', 200]]);
+    expect(line.exchanges.map((e) => [e.path, e.status])).toEqual([
+      ['/v2/bot/message/reply', 400],
+      ['/v2/bot/message/push', 200],
+    ]);
     expect(line.pushes[0]?.texts).toEqual(['(CHAT) you said: hello']);
     expect(line.pushes[0]?.retryKey).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  it('ignores follow, join and non-text events cleanly and answers LINE\'s empty verification delivery', async () => {
+  it("ignores follow, join and non-text events cleanly and answers LINE's empty verification delivery", async () => {
     const w = await start();
     const base = line.textEvent({ text: 'x' });
     const follow = { ...base, type: 'follow', message: undefined };
@@ -97,7 +116,11 @@ describe('LINE webhook', () => {
 
   it('refuses a body that is too large or not a webhook', async () => {
     const w = await start();
-    const big = await fetch(w.url, { method: 'POST', body: 'x'.repeat(300 * 1024), headers: { 'x-line-signature': 'AAAA' } });
+    const big = await fetch(w.url, {
+      method: 'POST',
+      body: 'x'.repeat(300 * 1024),
+      headers: { 'x-line-signature': 'AAAA' },
+    });
     expect(big.status).toBe(413);
     const get = await fetch(w.url);
     expect(get.status).toBe(405);

@@ -6,8 +6,18 @@ export { createLogger, silentLogger, type CreateLoggerOptions, type Logger, type
 export { createMasker, maskSecrets, MASK, REDACTED, type Masker } from './mask.js';
 export { SecretRegistry, secretValues, type SecretRegistryOptions, type SecretSource } from './secret-registry.js';
 export {
-  scanForSecrets, type ChangedContent, type ScanOptions, type SecretEncoding, type SecretHit,
+  scanForSecrets,
+  type ChangedContent,
+  type ScanOptions,
+  type SecretEncoding,
+  type SecretHit,
 } from './scan-secrets.js';
 export { maskForPublishing, WITHHELD } from './withhold.js';
-export { createMaskingDestination, resolveLogFormat, type LogDestination, type LogFormat, type LogFormatSetting } from './destination.js';
+export {
+  createMaskingDestination,
+  resolveLogFormat,
+  type LogDestination,
+  type LogFormat,
+  type LogFormatSetting,
+} from './destination.js';
 export { formatPretty } from './pretty.js';

@@ -1,6 +1,11 @@
 import { hostname } from 'node:os';
 import { type Logger as PinoLogger, pino } from 'pino';
-import { type LogDestination, type LogFormatSetting, createMaskingDestination, resolveLogFormat } from './destination.js';
+import {
+  type LogDestination,
+  type LogFormatSetting,
+  createMaskingDestination,
+  resolveLogFormat,
+} from './destination.js';
 import { maskSecrets } from './mask.js';
 import type { SecretSource } from './secret-registry.js';
 

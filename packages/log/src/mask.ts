@@ -37,7 +37,8 @@ const BUILTIN_RULES: readonly Rule[] = [
     id: 'pem',
     shape: true,
     pattern: '-----BEGIN (?<pemKind>[A-Z ]*)PRIVATE KEY-----[\\s\\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)',
-    replace: (g) => `-----BEGIN ${g.pemKind ?? ''}PRIVATE KEY-----${REDACTED}-----END ${g.pemKind ?? ''}PRIVATE KEY-----`,
+    replace: (g) =>
+      `-----BEGIN ${g.pemKind ?? ''}PRIVATE KEY-----${REDACTED}-----END ${g.pemKind ?? ''}PRIVATE KEY-----`,
   },
   {
     // https://user:pass@host and https://x-access-token:TOKEN@github.com; a userinfo part is
@@ -145,7 +146,8 @@ function secretForms(secrets: readonly string[]): string[] {
 export function createMasker(secrets: readonly string[] = []): Masker {
   const forms = secretForms(secrets);
   const rules: Rule[] = [...BUILTIN_RULES];
-  if (forms.length > 0) rules.unshift({ id: 'secret', pattern: forms.map(escapeRegExp).join('|'), replace: () => MASK });
+  if (forms.length > 0)
+    rules.unshift({ id: 'secret', pattern: forms.map(escapeRegExp).join('|'), replace: () => MASK });
   const regex = new RegExp(rules.map((rule) => `(?<${rule.id}>${rule.pattern})`).join('|'), 'g');
   const replacer = (match: string, ...args: unknown[]): string => {
     const groups = args[args.length - 1] as Groups;

@@ -25,7 +25,13 @@ export function formatPretty(line: string): string {
     if (PREFIX_KEYS.has(key)) continue;
     pairs.push(`${oneLine(key)}=${oneLine(renderValue(value))}`);
     const stack = isRecord(value) ? value.stack : undefined;
-    if (typeof stack === 'string') stacks.push(stack.split('\n').map((line) => `    ${oneLine(line)}`).join('\n'));
+    if (typeof stack === 'string')
+      stacks.push(
+        stack
+          .split('\n')
+          .map((line) => `    ${oneLine(line)}`)
+          .join('\n'),
+      );
   }
   return `${[...head, ...pairs].filter((part) => part !== '').join(' ')}\n${stacks.map((s) => `${s}\n`).join('')}`;
 }
@@ -37,7 +43,9 @@ export function formatPretty(line: string): string {
  */
 function oneLine(value: string): string {
   // eslint-disable-next-line no-control-regex
-  return value.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => (c === '\n' ? '\\n' : c === '\t' ? '\\t' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`));
+  return value.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) =>
+    c === '\n' ? '\\n' : c === '\t' ? '\\t' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
+  );
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

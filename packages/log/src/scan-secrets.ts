@@ -41,7 +41,9 @@ const defaultMinSecretLength = 8;
 // AWS's documented example key id, found in docs and tests everywhere; it opens nothing.
 const harmlessTokens = new Set(['AKIAIOSFODNN7EXAMPLE']);
 // The masker's own output for a private key holds none: a report or PR body quoting it is clean.
-const redactedPem = new RegExp(`^-----BEGIN ([A-Z ]*)PRIVATE KEY-----${REDACTED.replace(/[[\]]/g, '\\$&')}-----END \\1PRIVATE KEY-----$`);
+const redactedPem = new RegExp(
+  `^-----BEGIN ([A-Z ]*)PRIVATE KEY-----${REDACTED.replace(/[[\]]/g, '\\$&')}-----END \\1PRIVATE KEY-----$`,
+);
 // The shortest token shape is 15 bytes (a Slack token): runs shorter than that many encoded
 // characters cannot hold one.
 const minBase64Run = 20;
@@ -59,7 +61,11 @@ const minHexRun = 30;
  * hex dump with offsets and a text column (`xxd` without `-p`). It is a net for mistakes and
  * crude exfiltration by the agent, not a proof that nothing leaks.
  */
-export function scanForSecrets(files: readonly ChangedContent[], secrets?: SecretSource, options: ScanOptions = {}): SecretHit[] {
+export function scanForSecrets(
+  files: readonly ChangedContent[],
+  secrets?: SecretSource,
+  options: ScanOptions = {},
+): SecretHit[] {
   const minLength = options.minSecretLength ?? defaultMinSecretLength;
   const needles = secretValues(secrets)
     // Measured without surrounding whitespace: eight spaces are indentation, not a secret.
@@ -172,11 +178,18 @@ function shapesIn(text: string): string[] {
  * Every long run of `alphabet` in `text` decoded at each of its `period` possible offsets:
  * where a blob starts inside a run is unknown when other text ran into it.
  */
-function* decodedRuns(text: string, alphabet: RegExp, minLength: number, period: number, encoding: 'base64' | 'hex'): Generator<string> {
+function* decodedRuns(
+  text: string,
+  alphabet: RegExp,
+  minLength: number,
+  period: number,
+  encoding: 'base64' | 'hex',
+): Generator<string> {
   for (const match of text.matchAll(alphabet)) {
     const run = match[0];
     if (run.length < minLength) continue;
-    for (let offset = 0; offset < period; offset += 1) yield Buffer.from(run.slice(offset), encoding).toString('latin1');
+    for (let offset = 0; offset < period; offset += 1)
+      yield Buffer.from(run.slice(offset), encoding).toString('latin1');
   }
 }
 
@@ -225,5 +238,7 @@ function hexDigits(content: Buffer): string {
 }
 
 function toBuffer(added: string | Uint8Array): Buffer {
-  return typeof added === 'string' ? Buffer.from(added, 'utf8') : Buffer.from(added.buffer, added.byteOffset, added.byteLength);
+  return typeof added === 'string'
+    ? Buffer.from(added, 'utf8')
+    : Buffer.from(added.buffer, added.byteOffset, added.byteLength);
 }

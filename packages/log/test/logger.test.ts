@@ -38,13 +38,17 @@ describe('createLogger: masking every part of a line', () => {
 
   it('masks configured values in messages, fields, bindings and errors', () => {
     const { log, lines } = capture({ secrets: [SECRET, 'with "quotes" and \\ slash'] });
-    log.child({ env: { TOKEN: SECRET } }).warn(
-      { note: 'with "quotes" and \\ slash', err: new Error(`bad ${SECRET}`) },
-      `msg ${SECRET}`,
-    );
+    log
+      .child({ env: { TOKEN: SECRET } })
+      .warn({ note: 'with "quotes" and \\ slash', err: new Error(`bad ${SECRET}`) }, `msg ${SECRET}`);
     expect(lines.join('')).not.toContain(SECRET);
     expect(lines.join('')).not.toContain('quotes');
-    expect(onlyRecord(lines)).toMatchObject({ env: { TOKEN: '***' }, note: '***', msg: 'msg ***', err: { message: 'bad ***' } });
+    expect(onlyRecord(lines)).toMatchObject({
+      env: { TOKEN: '***' },
+      note: '***',
+      msg: 'msg ***',
+      err: { message: 'bad ***' },
+    });
   });
 
   it('masks credentials in URLs and authorization headers in request logs', () => {
@@ -65,7 +69,13 @@ describe('createLogger: masking every part of a line', () => {
     log.debug({ event: 'job.claimed', job_id: 'j1' }, 'claimed');
     log.trace('not written');
     const record = onlyRecord(lines);
-    expect(record).toMatchObject({ level: 'debug', name: 'worker', worker_id: 'mini-01', event: 'job.claimed', msg: 'claimed' });
+    expect(record).toMatchObject({
+      level: 'debug',
+      name: 'worker',
+      worker_id: 'mini-01',
+      event: 'job.claimed',
+      msg: 'claimed',
+    });
     expect(record.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(typeof record.pid).toBe('number');
     expect(lines[0]?.endsWith('\n')).toBe(true);
@@ -103,7 +113,10 @@ describe('pretty lines are inert on a terminal', () => {
   it('writes control characters from messages, fields and stacks as escapes', () => {
     const { log, lines } = capture({ format: 'pretty' });
     const err = new Error('bad\x1b[2Jthing');
-    log.warn({ output: 'x\x1b]0;owned\x07y', raw: '\x9b31m', [`k\x1b`]: 1, err }, 'agent said \x1b[31mred\x1b[0m\nFAKE line');
+    log.warn(
+      { output: 'x\x1b]0;owned\x07y', raw: '\x9b31m', [`k\x1b`]: 1, err },
+      'agent said \x1b[31mred\x1b[0m\nFAKE line',
+    );
     const text = lines.join('');
     // eslint-disable-next-line no-control-regex
     expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);

@@ -33,8 +33,12 @@ describe('maskSecrets: token kinds', () => {
   });
 
   it('masks credentials in URLs', () => {
-    expect(maskSecrets('clone https://user:pa55word@example.com/repo.git')).toBe('clone https://***@example.com/repo.git');
-    expect(maskSecrets('https://x-access-token:ghs_whatever@github.com/o/r.git')).toBe('https://***@github.com/o/r.git');
+    expect(maskSecrets('clone https://user:pa55word@example.com/repo.git')).toBe(
+      'clone https://***@example.com/repo.git',
+    );
+    expect(maskSecrets('https://x-access-token:ghs_whatever@github.com/o/r.git')).toBe(
+      'https://***@github.com/o/r.git',
+    );
     expect(maskSecrets('redis://:redispass@10.0.0.5:6379/0')).toBe('redis://***@10.0.0.5:6379/0');
     expect(maskSecrets('see https://github.com/o/r/pull/1 and git@github.com:o/r.git')).toBe(
       'see https://github.com/o/r/pull/1 and git@github.com:o/r.git',
@@ -43,7 +47,9 @@ describe('maskSecrets: token kinds', () => {
 
   it('masks PEM private keys, also when cut off', () => {
     const pem = '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\nabc=\n-----END RSA PRIVATE KEY-----';
-    expect(maskSecrets(`key: ${pem} done`)).toBe('key: -----BEGIN RSA PRIVATE KEY-----[REDACTED]-----END RSA PRIVATE KEY----- done');
+    expect(maskSecrets(`key: ${pem} done`)).toBe(
+      'key: -----BEGIN RSA PRIVATE KEY-----[REDACTED]-----END RSA PRIVATE KEY----- done',
+    );
     expect(maskSecrets('-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBg')).toBe(
       '-----BEGIN PRIVATE KEY-----[REDACTED]-----END PRIVATE KEY-----',
     );

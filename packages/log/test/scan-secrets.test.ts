@@ -8,7 +8,9 @@ import { maskSecrets, scanForSecrets, SecretRegistry, type ChangedContent } from
 const secret = 'hunter2-but-LONGER-and-0ne-of-ours';
 // A token in a known shape, random so that nothing else could contain it by chance.
 const alphanumeric = (length: number) =>
-  [...randomBytes(length)].map((byte) => 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'[byte % 62]).join('');
+  [...randomBytes(length)]
+    .map((byte) => 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'[byte % 62])
+    .join('');
 const ghp = `ghp_${alphanumeric(36)}`;
 
 const scan = (files: ChangedContent[], secrets: readonly string[] = [secret]) => scanForSecrets(files, secrets);
@@ -41,9 +43,17 @@ describe('scanForSecrets: our own secret values', () => {
 
   it('finds a base64 blob wrapped over indented lines, and in binary content', () => {
     const blob = Buffer.concat([randomBytes(50), Buffer.from(secret), randomBytes(50)]).toString('base64');
-    const wrapped = `key: |\n${blob.match(/.{1,60}/g)?.map((line) => `  ${line}`).join('\n') ?? ''}\n`;
+    const wrapped = `key: |\n${
+      blob
+        .match(/.{1,60}/g)
+        ?.map((line) => `  ${line}`)
+        .join('\n') ?? ''
+    }\n`;
     const binary = Buffer.concat([randomBytes(100), Buffer.from(secret), randomBytes(100)]);
-    const hits = scan([{ file: 'values.yaml', added: wrapped }, { file: 'image.png', added: binary }]);
+    const hits = scan([
+      { file: 'values.yaml', added: wrapped },
+      { file: 'image.png', added: binary },
+    ]);
     expect(hits).toEqual([
       { file: 'values.yaml', where: 'content', kind: 'secret', encoding: 'base64' },
       { file: 'image.png', where: 'content', kind: 'secret', encoding: 'plain' },
@@ -92,12 +102,20 @@ describe('scanForSecrets: known token shapes', () => {
         { file: 'key.pem', added: '-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\n' },
         { file: 'slack.json', added: `{"token":"xoxb-${alphanumeric(24)}"}` },
         // The masker's output holds no key; a key block with that marker inside still does.
-        { file: 'masked.md', added: maskSecrets('-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\n') },
+        {
+          file: 'masked.md',
+          added: maskSecrets('-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\n'),
+        },
         { file: 'marked.pem', added: '-----BEGIN PRIVATE KEY-----[REDACTED]\nMIIEow\n-----END PRIVATE KEY-----\n' },
       ],
       [],
     );
-    expect(hits.map((hit) => [hit.file, hit.shape])).toEqual([['aws.cfg', 'aws'], ['key.pem', 'pem'], ['slack.json', 'slack'], ['marked.pem', 'pem']]);
+    expect(hits.map((hit) => [hit.file, hit.shape])).toEqual([
+      ['aws.cfg', 'aws'],
+      ['key.pem', 'pem'],
+      ['slack.json', 'slack'],
+      ['marked.pem', 'pem'],
+    ]);
   });
 
   it('leaves near misses alone', () => {
@@ -109,12 +127,19 @@ describe('scanForSecrets: known token shapes', () => {
       'className="sk-navigation-drawer-item-active"', // sk- and 20 characters, but a name
       'const token = process.env.GITHUB_TOKEN; // ghp_… goes here',
     ];
-    expect(scan(nearMisses.map((added, index) => ({ file: `f${index}.ts`, added })), [])).toEqual([]);
+    expect(
+      scan(
+        nearMisses.map((added, index) => ({ file: `f${index}.ts`, added })),
+        [],
+      ),
+    ).toEqual([]);
   });
 
   it('finds nothing in ordinary source, lockfiles included', () => {
     const root = fileURLToPath(new URL('../../../', import.meta.url));
-    const files: ChangedContent[] = [{ file: 'package-lock.json', added: readFileSync(join(root, 'package-lock.json')) }];
+    const files: ChangedContent[] = [
+      { file: 'package-lock.json', added: readFileSync(join(root, 'package-lock.json')) },
+    ];
     for (const pkg of readdirSync(join(root, 'packages'))) {
       const src = join(root, 'packages', pkg, 'src');
       for (const name of readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((n) => n.endsWith('.ts'))) {

@@ -7,7 +7,11 @@ export const TOKEN_KINDS = [
   { kind: 'GitHub user-to-server', token: `ghu_${'k'.repeat(36)}`, masked: 'ghu_[REDACTED]' },
   { kind: 'GitHub server-to-server', token: `ghs_${'0'.repeat(36)}`, masked: 'ghs_[REDACTED]' },
   { kind: 'GitHub refresh', token: `ghr_${'Rr'.repeat(18)}`, masked: 'ghr_[REDACTED]' },
-  { kind: 'GitHub fine-grained', token: `github_pat_11AAAAAAA0${'b'.repeat(12)}_${'C'.repeat(59)}`, masked: 'github_pat_[REDACTED]' },
+  {
+    kind: 'GitHub fine-grained',
+    token: `github_pat_11AAAAAAA0${'b'.repeat(12)}_${'C'.repeat(59)}`,
+    masked: 'github_pat_[REDACTED]',
+  },
   { kind: 'GitLab personal', token: `glpat-${'Ab3_-'.repeat(4)}`, masked: 'glpat-[REDACTED]' },
   { kind: 'npm', token: `npm_${'n0PqR5'.repeat(6)}`, masked: 'npm_[REDACTED]' },
   { kind: 'OpenAI', token: 'sk-abcdefghijklmnopqrstuvwxyz0123456789ABCD', masked: 'sk-[REDACTED]' },

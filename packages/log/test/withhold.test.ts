@@ -7,8 +7,9 @@ const hex = Buffer.from(secret).toString('hex');
 describe('maskForPublishing', () => {
   it('masks a plain value and keeps everything else', () => {
     expect(maskForPublishing(`Fix the ${secret} bug\nsee #12`, [secret])).toBe(`Fix the ${MASK} bug\nsee #12`);
-    expect(maskForPublishing('Fix the login bug: commit 0123456789abcdef0123456789abcdef01234567', [secret]))
-      .toBe('Fix the login bug: commit 0123456789abcdef0123456789abcdef01234567');
+    expect(maskForPublishing('Fix the login bug: commit 0123456789abcdef0123456789abcdef01234567', [secret])).toBe(
+      'Fix the login bug: commit 0123456789abcdef0123456789abcdef01234567',
+    );
   });
 
   it.each([
@@ -23,7 +24,9 @@ describe('maskForPublishing', () => {
 
   it('withholds a blob wrapped over lines (xxd -p, 60 columns), keeping the prose around it', () => {
     // The value starts at column 50: no line of the dump holds all of it.
-    const dump = Buffer.from(`${'x'.repeat(25)}${secret} and more bytes after it`).toString('hex').replace(/(.{60})/g, '$1\n');
+    const dump = Buffer.from(`${'x'.repeat(25)}${secret} and more bytes after it`)
+      .toString('hex')
+      .replace(/(.{60})/g, '$1\n');
     const out = maskForPublishing(`The agent printed:\n${dump}\nThen it stopped.`, [secret]);
     expect(out).not.toMatch(/[0-9a-f]{20}/);
     expect(out.startsWith('The agent printed:\n')).toBe(true);
@@ -32,6 +35,8 @@ describe('maskForPublishing', () => {
 
   it("leaves the masker's own output alone (a redacted private key)", () => {
     const pem = '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----';
-    expect(maskForPublishing(`key:\n${pem}`, [secret])).toBe('key:\n-----BEGIN PRIVATE KEY-----[REDACTED]-----END PRIVATE KEY-----');
+    expect(maskForPublishing(`key:\n${pem}`, [secret])).toBe(
+      'key:\n-----BEGIN PRIVATE KEY-----[REDACTED]-----END PRIVATE KEY-----',
+    );
   });
 });

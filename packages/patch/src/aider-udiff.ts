@@ -38,7 +38,8 @@ export function parseAiderUdiff(text: string): PatchCommand[] {
   if (lines.at(-1) === '') lines.pop();
   const commands: PatchCommand[] = [];
   // A deleted file's hunks are read, and only its deletion kept.
-  let current: { path: string; edits: TextEdit[]; deleted: boolean; hunk?: { old: string[]; new: string[] } } | undefined;
+  let current:
+    { path: string; edits: TextEdit[]; deleted: boolean; hunk?: { old: string[]; new: string[] } } | undefined;
   const flush = () => {
     const hunk = current?.hunk;
     // Blank lines before the next file or hunk separate; they are no context to match.
@@ -53,7 +54,13 @@ export function parseAiderUdiff(text: string): PatchCommand[] {
   };
   const finish = () => {
     flush();
-    if (current !== undefined && !current.deleted && current.edits.length > 0) commands.push({ type: 'file_edit', action: 'replace', target: workspacePath(current.path), edits: current.edits });
+    if (current !== undefined && !current.deleted && current.edits.length > 0)
+      commands.push({
+        type: 'file_edit',
+        action: 'replace',
+        target: workspacePath(current.path),
+        edits: current.edits,
+      });
     current = undefined;
   };
   for (let i = 0; i < lines.length; i += 1) {
@@ -73,15 +80,20 @@ export function parseAiderUdiff(text: string): PatchCommand[] {
     }
     const hunk = current?.hunk;
     if (hunk === undefined || line.startsWith('\\')) {
-      if (line.trim() === '' || line.startsWith('\\') || /^(diff |index |new file mode |deleted file mode )/.test(line)) continue;
-      throw new PatchParseError(`udiff line ${i + 1}: ${JSON.stringify(line.slice(0, 80))} stands outside any hunk (a hunk starts with an @@ line)`);
+      if (line.trim() === '' || line.startsWith('\\') || /^(diff |index |new file mode |deleted file mode )/.test(line))
+        continue;
+      throw new PatchParseError(
+        `udiff line ${i + 1}: ${JSON.stringify(line.slice(0, 80))} stands outside any hunk (a hunk starts with an @@ line)`,
+      );
     }
     const op = line[0];
     const rest = line.slice(1);
     if (op === '-' || op === ' ' || line === '') hunk.old.push(rest);
     if (op === '+' || op === ' ' || line === '') hunk.new.push(rest);
     if (op !== '-' && op !== '+' && op !== ' ' && line !== '') {
-      throw new PatchParseError(`udiff line ${i + 1}: ${JSON.stringify(line.slice(0, 80))} is no hunk line (each starts with " ", "-" or "+")`);
+      throw new PatchParseError(
+        `udiff line ${i + 1}: ${JSON.stringify(line.slice(0, 80))} is no hunk line (each starts with " ", "-" or "+")`,
+      );
     }
   }
   finish();

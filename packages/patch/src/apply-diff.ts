@@ -38,10 +38,21 @@ interface Attempt {
 const attempts = (inRepo: boolean): Attempt[] => [
   { args: [] },
   // Only a repository has the blobs a 3-way merge starts from.
-  ...(inRepo ? [{ args: ['--3way'], worktreeIndex: true, note: 'merged 3-way: the diff was made against another version of the file' }] : []),
+  ...(inRepo
+    ? [
+        {
+          args: ['--3way'],
+          worktreeIndex: true,
+          note: 'merged 3-way: the diff was made against another version of the file',
+        },
+      ]
+    : []),
   // A model's first or last context line is often stale, and a hunk with context on one
   // side only would have to end the file: only the lines next to a change must match.
-  { args: ['-C1', '--ignore-whitespace', '--unidiff-zero'], note: 'applied with reduced context (fuzz): only the context line next to each change had to match, whitespace ignored' },
+  {
+    args: ['-C1', '--ignore-whitespace', '--unidiff-zero'],
+    note: 'applied with reduced context (fuzz): only the context line next to each change had to match, whitespace ignored',
+  },
 ];
 
 /**
@@ -76,20 +87,33 @@ export async function applyDiff(root: string, diff: string | Uint8Array, options
     const { paths, files } = checked;
     const noData = withoutData(files, bytes);
     if (noData.length > 0) {
-      return { status: 'failed', error: `change without its data ("Binary files ... differ") for ${noData.slice(0, 5).join(', ')}: nothing can be applied from it; make the diff with \`git diff --binary\`` };
+      return {
+        status: 'failed',
+        error: `change without its data ("Binary files ... differ") for ${noData.slice(0, 5).join(', ')}: nothing can be applied from it; make the diff with \`git diff --binary\``,
+      };
     }
     const touched = paths.filter((p) => isProtected(p, options.patterns));
     if (touched.length > 0 && options.protectedAction !== 'log') {
-      return { status: options.protectedAction === 'skip' ? 'skipped' : 'failed', error: `protected file ${touched.join(', ')}` };
+      return {
+        status: options.protectedAction === 'skip' ? 'skipped' : 'failed',
+        error: `protected file ${touched.join(', ')}`,
+      };
     }
     const ends = await matchLineEnds(root, bytes, strip);
     // Only when the diff does not apply as it is: git converts line ends itself where the repository's attributes say so.
-    const asIs = ends.converted.length === 0 || (await git.run(['apply', '--check', `-p${strip}`, '--whitespace=nowarn', file])).exitCode === 0;
-    if (!asIs) await writeFile(file, ends.bytes.at(-1) === 10 ? ends.bytes : Buffer.concat([ends.bytes, Buffer.from('\n')]));
+    const asIs =
+      ends.converted.length === 0 ||
+      (await git.run(['apply', '--check', `-p${strip}`, '--whitespace=nowarn', file])).exitCode === 0;
+    if (!asIs)
+      await writeFile(file, ends.bytes.at(-1) === 10 ? ends.bytes : Buffer.concat([ends.bytes, Buffer.from('\n')]));
     const notes = [
       ...(touched.length > 0 ? [`warning: protected file ${touched.join(', ')} changed`] : []),
       ...(strip === 0 ? ['names without a/ b/ prefixes: read as paths from the workspace root (-p0)'] : []),
-      ...(!asIs ? [`CRLF line ends given to the diff's lines for ${ends.converted.slice(0, 5).join(', ')}, as the file has them`] : []),
+      ...(!asIs
+        ? [
+            `CRLF line ends given to the diff's lines for ${ends.converted.slice(0, 5).join(', ')}, as the file has them`,
+          ]
+        : []),
     ];
     return await applyChecked(root, file, paths, { strip, inRepo, notes, dir }, options);
   } catch (error) {
@@ -110,7 +134,13 @@ interface Checked {
 }
 
 /** Tries each attempt in turn; a failed one is undone before the next. */
-async function applyChecked(root: string, file: string, paths: string[], checked: Checked, options: DiffOptions): Promise<DiffOutcome> {
+async function applyChecked(
+  root: string,
+  file: string,
+  paths: string[],
+  checked: Checked,
+  options: DiffOptions,
+): Promise<DiffOutcome> {
   const { git, dryRun } = options;
   const before = new FileStates(root);
   if (!dryRun) {
@@ -120,13 +150,20 @@ async function applyChecked(root: string, file: string, paths: string[], checked
   const failures: string[] = [];
   for (const attempt of attempts(checked.inRepo)) {
     const env = attempt.worktreeIndex ? await worktreeIndex(git, checked.dir, root, paths) : {};
-    const run = await git.run(['apply', ...(dryRun ? ['--check'] : []), `-p${checked.strip}`, '--whitespace=nowarn', ...attempt.args, file], env);
+    const run = await git.run(
+      ['apply', ...(dryRun ? ['--check'] : []), `-p${checked.strip}`, '--whitespace=nowarn', ...attempt.args, file],
+      env,
+    );
     // A 3-way check reports conflicts yet exits 0.
     const conflicts = /with conflicts/.test(run.outputTail);
     if (run.exitCode === 0 && !run.timedOut && !conflicts) {
       const reduced = run.outputTail.split('\n').filter((l) => l.startsWith('Context reduced'));
       const notes = [...checked.notes, ...(attempt.note === undefined ? [] : [attempt.note]), ...reduced];
-      return { status: dryRun ? 'planned' : 'succeeded', output: run.outputTail, ...(notes.length > 0 ? { notes } : {}) };
+      return {
+        status: dryRun ? 'planned' : 'succeeded',
+        output: run.outputTail,
+        ...(notes.length > 0 ? { notes } : {}),
+      };
     }
     if (!dryRun) await before.restore();
     failures.push(run.timedOut ? 'git apply timed out' : conflicts ? 'it had conflicts' : errorLines(run.outputTail));
@@ -137,7 +174,10 @@ async function applyChecked(root: string, file: string, paths: string[], checked
     ...(merged === undefined ? [] : [`nor by a 3-way merge (${merged})`]),
     ...(fuzzed === undefined ? [] : ['nor with reduced context']),
   ];
-  return { status: 'failed', error: `the diff does not apply: ${first}${tried.length > 0 ? `; ${tried.join(', ')}` : ''}` };
+  return {
+    status: 'failed',
+    error: `the diff does not apply: ${first}${tried.length > 0 ? `; ${tried.join(', ')}` : ''}`,
+  };
 }
 
 /**
@@ -157,60 +197,97 @@ function withoutData(files: DiffFile[], bytes: Buffer): string[] {
 
 /** git's `error:` lines, the reason without its progress lines ("Applied patch ... cleanly", "Checking patch"). */
 function errorLines(output: string): string {
-  const errors = output.split('\n').filter((l) => /^(error|fatal): /.test(l)).map((l) => l.replace(/^(error|fatal): /, ''));
-  return errors.length > 0 ? errors.slice(0, 3).join('; ') : output.trim().split('\n').at(-1) ?? 'git apply failed';
+  const errors = output
+    .split('\n')
+    .filter((l) => /^(error|fatal): /.test(l))
+    .map((l) => l.replace(/^(error|fatal): /, ''));
+  return errors.length > 0 ? errors.slice(0, 3).join('; ') : (output.trim().split('\n').at(-1) ?? 'git apply failed');
 }
 
 /**
  * A private index that holds HEAD, with the diff's files as they are in the work tree: a
  * 3-way merge checks the files against the index and would refuse any uncommitted change.
  */
-async function worktreeIndex(git: PatchGit, dir: string, root: string, paths: string[]): Promise<Record<string, string>> {
+async function worktreeIndex(
+  git: PatchGit,
+  dir: string,
+  root: string,
+  paths: string[],
+): Promise<Record<string, string>> {
   const env = { GIT_INDEX_FILE: join(dir, 'index') };
   await rm(env.GIT_INDEX_FILE, { force: true });
   const head = await git.list(['rev-parse', '--verify', '--quiet', 'HEAD^{tree}']);
   await git.run(['read-tree', head.exitCode === 0 ? 'HEAD' : '--empty'], env);
   const present: string[] = [];
   const absent: string[] = [];
-  for (const path of paths) ((await lstat(join(root, path)).catch(() => undefined))?.isFile() ? present : absent).push(path);
+  for (const path of paths)
+    ((await lstat(join(root, path)).catch(() => undefined))?.isFile() ? present : absent).push(path);
   if (present.length > 0) await git.run(['--literal-pathspecs', 'add', '-f', '--', ...present], env);
-  if (absent.length > 0) await git.run(['--literal-pathspecs', 'rm', '-q', '--cached', '--ignore-unmatch', '--', ...absent], env);
+  if (absent.length > 0)
+    await git.run(['--literal-pathspecs', 'rm', '-q', '--cached', '--ignore-unmatch', '--', ...absent], env);
   return env;
 }
 
 /** Every path the diff names, checked (or throws why not); or git's reason when git cannot read the diff at all. */
 async function checkPaths(
-  root: string, diff: Uint8Array, file: string, git: PatchGit, inRepo: boolean, strip: number,
+  root: string,
+  diff: Uint8Array,
+  file: string,
+  git: PatchGit,
+  inRepo: boolean,
+  strip: number,
 ): Promise<{ paths: string[]; files: DiffFile[] } | { gitRefuses: string }> {
   const files = readDiff(diff, { strip });
-  if (files.length === 0) throw new DiffUnreadable('no file header the checker understands (diff --git, or ---/+++ followed by @@)');
+  if (files.length === 0)
+    throw new DiffUnreadable('no file header the checker understands (diff --git, or ---/+++ followed by @@)');
   const paths = [...new Set(files.flatMap((f) => f.paths))];
   const odd = files.flatMap((f) => f.modes).find((mode) => !regularMode.test(mode));
-  if (odd !== undefined) throw new DiffUnreadable(`mode ${odd}: a diff may only create or change regular files, not symlinks or submodules`);
+  if (odd !== undefined)
+    throw new DiffUnreadable(`mode ${odd}: a diff may only create or change regular files, not symlinks or submodules`);
 
   // git's own reading: the names it will write, and the modes it will give.
   const forward = await git.list(['apply', '--numstat', '-z', `-p${strip}`, file]);
-  if (forward.exitCode !== 0) return { gitRefuses: forward.stderr.trim().split('\n')[0] || `git apply --numstat exit ${forward.exitCode ?? forward.spawnError ?? '?'}` };
+  if (forward.exitCode !== 0)
+    return {
+      gitRefuses:
+        forward.stderr.trim().split('\n')[0] ||
+        `git apply --numstat exit ${forward.exitCode ?? forward.spawnError ?? '?'}`,
+    };
   const reverse = await git.list(['apply', '--numstat', '-z', '-R', `-p${strip}`, file]);
   const summary = await git.list(['apply', '--summary', `-p${strip}`, file]);
-  if (reverse.exitCode !== 0 || summary.exitCode !== 0) throw new DiffUnreadable('git cannot read the diff reversed or summarised');
+  if (reverse.exitCode !== 0 || summary.exitCode !== 0)
+    throw new DiffUnreadable('git cannot read the diff reversed or summarised');
   const gitNames = [...numstatNames(forward.stdout), ...numstatNames(reverse.stdout)];
   const unseen = gitNames.filter((name) => !paths.includes(name));
-  if (unseen.length > 0) throw new DiffUnreadable(`git reads file names the checker does not: ${unseen.slice(0, 5).map((n) => JSON.stringify(n)).join(', ')}`);
-  const gitModes = [...summary.stdout.matchAll(/^ (?:(?:create|delete) mode (\S+)|mode change (\S+) => (\S+))/gm)].flatMap((m) => m.slice(1).filter(Boolean));
+  if (unseen.length > 0)
+    throw new DiffUnreadable(
+      `git reads file names the checker does not: ${unseen
+        .slice(0, 5)
+        .map((n) => JSON.stringify(n))
+        .join(', ')}`,
+    );
+  const gitModes = [
+    ...summary.stdout.matchAll(/^ (?:(?:create|delete) mode (\S+)|mode change (\S+) => (\S+))/gm),
+  ].flatMap((m) => m.slice(1).filter(Boolean));
   const oddMode = gitModes.find((mode) => !regularMode.test(mode ?? ''));
-  if (oddMode !== undefined) throw new DiffUnreadable(`mode ${oddMode}: a diff may only create or change regular files, not symlinks or submodules`);
+  if (oddMode !== undefined)
+    throw new DiffUnreadable(
+      `mode ${oddMode}: a diff may only create or change regular files, not symlinks or submodules`,
+    );
 
   for (const path of paths) {
     const absolute = await resolveInside(root, path);
-    if ((await lstat(absolute).catch(() => undefined))?.isSymbolicLink()) throw new PathRefused(path, 'is a symlink; a diff does not change symlinks');
+    if ((await lstat(absolute).catch(() => undefined))?.isSymbolicLink())
+      throw new PathRefused(path, 'is a symlink; a diff does not change symlinks');
   }
   if (inRepo) {
     const staged = await git.list(['--literal-pathspecs', 'ls-files', '--stage', '-z', '--', ...paths]);
-    if (staged.exitCode !== 0) throw new DiffUnreadable(`git ls-files failed: ${staged.stderr.trim().split('\n')[0] ?? ''}`);
+    if (staged.exitCode !== 0)
+      throw new DiffUnreadable(`git ls-files failed: ${staged.stderr.trim().split('\n')[0] ?? ''}`);
     for (const entry of staged.stdout.split('\0')) {
       const [info = '', path = ''] = entry.split('\t');
-      if (paths.includes(path) && !regularMode.test(info.split(' ')[0] ?? '')) throw new PathRefused(path, 'is a symlink or submodule in the index; a diff does not change those');
+      if (paths.includes(path) && !regularMode.test(info.split(' ')[0] ?? ''))
+        throw new PathRefused(path, 'is a symlink or submodule in the index; a diff does not change those');
     }
   }
   return { paths, files };
@@ -218,7 +295,10 @@ async function checkPaths(
 
 /** Names from `git apply --numstat -z`: `added\tdeleted\tname` records. */
 function numstatNames(stdout: string): string[] {
-  return stdout.split('\0').filter((r) => r !== '').map((record) => record.split('\t').slice(2).join('\t'));
+  return stdout
+    .split('\0')
+    .filter((r) => r !== '')
+    .map((record) => record.split('\t').slice(2).join('\t'));
 }
 
 async function isRepository(root: string, git: PatchGit): Promise<boolean> {

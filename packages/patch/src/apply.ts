@@ -77,9 +77,15 @@ export interface ApplyResult {
  * was at least one, unless the input was empty: a patch from which nothing could be read
  * (blocks all skipped, a diff git finds nothing in) is not a success.
  */
-export function patchSucceeded(parsed: Pick<ParsedPatch, 'format' | 'commands'>, result: Pick<ApplyResult, 'results'>): boolean {
+export function patchSucceeded(
+  parsed: Pick<ParsedPatch, 'format' | 'commands'>,
+  result: Pick<ApplyResult, 'results'>,
+): boolean {
   if (parsed.commands.length === 0) return parsed.format === 'empty';
-  return result.results.length === parsed.commands.length && result.results.every((r) => r.status === 'succeeded' || r.status === 'planned');
+  return (
+    result.results.length === parsed.commands.length &&
+    result.results.every((r) => r.status === 'succeeded' || r.status === 'planned')
+  );
 }
 
 /**
@@ -99,7 +105,9 @@ export async function applyPatch(commands: readonly PatchCommand[], options: App
   const patterns = options.protected?.patterns ?? defaultProtected;
   const protectedAction = options.protected?.action ?? 'error';
   const results: CommandResult[] = [];
-  commands.forEach((c, i) => options.onPlan?.(`${i + 1}. ${c.type} ${c.action} ${'target' in c && c.target ? c.target : ''}`.trim()));
+  commands.forEach((c, i) =>
+    options.onPlan?.(`${i + 1}. ${c.type} ${c.action} ${'target' in c && c.target ? c.target : ''}`.trim()),
+  );
   // Opened for each step: a shell command may have changed the repository's config.
   const git = () => openGit(root, options.env ?? {}, options.gitTimeoutMs ?? 30_000, options.gitPath);
   const auto = options.autoCommit === true && !options.dryRun;
@@ -114,42 +122,89 @@ export async function applyPatch(commands: readonly PatchCommand[], options: App
     } catch (error) {
       // No safe point to return to: nothing runs.
       const message = error instanceof Error ? error.message : String(error);
-      return { results: commands.map((command, index) => ({ index, command, status: 'skipped' as const, error: message, durationMs: 0 })), executed: 0, succeeded: 0, failed: 0, summary: `executed 0, succeeded 0, failed 0 (aborted: ${message})` };
+      return {
+        results: commands.map((command, index) => ({
+          index,
+          command,
+          status: 'skipped' as const,
+          error: message,
+          durationMs: 0,
+        })),
+        executed: 0,
+        succeeded: 0,
+        failed: 0,
+        summary: `executed 0, succeeded 0, failed 0 (aborted: ${message})`,
+      };
     }
   }
 
   for (const [index, command] of commands.entries()) {
     const started = performance.now();
-    const done = (status: CommandResult['status'], extra: { error?: string; output?: string; notes?: string[] } = {}) => {
+    const done = (
+      status: CommandResult['status'],
+      extra: { error?: string; output?: string; notes?: string[] } = {},
+    ) => {
       const { notes, ...rest } = extra;
-      results.push({ index, command, status, durationMs: Math.round(performance.now() - started), ...rest, ...(notes !== undefined && notes.length > 0 ? { notes } : {}) });
+      results.push({
+        index,
+        command,
+        status,
+        durationMs: Math.round(performance.now() - started),
+        ...rest,
+        ...(notes !== undefined && notes.length > 0 ? { notes } : {}),
+      });
     };
     try {
       const touched = [];
-      for (const path of namedPaths(command)) if (isProtected(path, patterns) || await leadsToProtected(root, path, patterns)) touched.push(path);
+      for (const path of namedPaths(command))
+        if (isProtected(path, patterns) || (await leadsToProtected(root, path, patterns))) touched.push(path);
       if (touched.length > 0 && protectedAction !== 'log') {
         done(protectedAction === 'skip' ? 'skipped' : 'failed', { error: `protected file ${touched.join(', ')}` });
       } else if (command.type === 'shell_command' || command.type === 'git_operation') {
-        const run = command.type === 'shell_command' ? await runShell(command, root, options) : await runGitOperation(command, root, git, options);
+        const run =
+          command.type === 'shell_command'
+            ? await runShell(command, root, options)
+            : await runGitOperation(command, root, git, options);
         if (run === 'planned') done('planned');
         else done(run.ok ? 'succeeded' : 'failed', { output: run.output, ...(run.ok ? {} : { error: run.error }) });
       } else if (command.type === 'diff') {
         // The diff's own text decides what is checked, never the paths that came with it.
         const { status, ...extra } = await applyDiff(root, command.bytes ?? command.content, {
-          git: await git(), patterns, protectedAction, dryRun: options.dryRun === true, ...(states === undefined ? {} : { states }),
+          git: await git(),
+          patterns,
+          protectedAction,
+          dryRun: options.dryRun === true,
+          ...(states === undefined ? {} : { states }),
         });
         done(status, extra);
       } else {
         const target = await resolveInside(root, command.target);
-        const destination = command.metadata?.destination === undefined ? undefined : await resolveInside(root, command.metadata.destination);
-        await states?.remember([target, ...(destination === undefined ? [] : [destination])].map((p) => relativeTo(root, p)));
-        const edit = { action: command.action, target, content: command.content ?? '', destination, edits: command.edits, fileOnly: command.fileOnly };
+        const destination =
+          command.metadata?.destination === undefined
+            ? undefined
+            : await resolveInside(root, command.metadata.destination);
+        await states?.remember(
+          [target, ...(destination === undefined ? [] : [destination])].map((p) => relativeTo(root, p)),
+        );
+        const edit = {
+          action: command.action,
+          target,
+          content: command.content ?? '',
+          destination,
+          edits: command.edits,
+          fileOnly: command.fileOnly,
+        };
         const notes = await fileEdit(edit, root, options.dryRun === true);
-        const warning = touched.length > 0 && !options.dryRun ? { output: `warning: protected file ${touched.join(', ')} changed` } : {};
+        const warning =
+          touched.length > 0 && !options.dryRun
+            ? { output: `warning: protected file ${touched.join(', ')} changed` }
+            : {};
         done(options.dryRun ? 'planned' : 'succeeded', { ...warning, notes });
       }
     } catch (error) {
-      done('failed', { error: error instanceof PathRefused ? error.message : error instanceof Error ? error.message : String(error) });
+      done('failed', {
+        error: error instanceof PathRefused ? error.message : error instanceof Error ? error.message : String(error),
+      });
     }
     if (options.onError === 'stop' && results.at(-1)?.status === 'failed') break;
   }
@@ -171,8 +226,10 @@ export async function applyPatch(commands: readonly PatchCommand[], options: App
 
 /** The paths a file edit or git operation names (a diff's are read from its text). */
 function namedPaths(command: PatchCommand): string[] {
-  if (command.type === 'file_edit') return [command.target, ...(command.metadata?.destination === undefined ? [] : [command.metadata.destination])];
-  if (command.type === 'git_operation' && command.target !== undefined && command.target !== '.') return [command.target];
+  if (command.type === 'file_edit')
+    return [command.target, ...(command.metadata?.destination === undefined ? [] : [command.metadata.destination])];
+  if (command.type === 'git_operation' && command.target !== undefined && command.target !== '.')
+    return [command.target];
   return [];
 }
 
@@ -189,31 +246,53 @@ async function leadsToProtected(root: string, path: string, patterns: readonly s
 type CommandRun = { ok: boolean; output: string; error?: string } | 'planned';
 
 /** Runs a shell command; 'planned' in dry-run. */
-async function runShell(command: Extract<PatchCommand, { type: 'shell_command' }>, root: string, options: ApplyOptions): Promise<CommandRun> {
+async function runShell(
+  command: Extract<PatchCommand, { type: 'shell_command' }>,
+  root: string,
+  options: ApplyOptions,
+): Promise<CommandRun> {
   const cwd = command.workdir === undefined ? root : await resolveInside(root, command.workdir);
   const timeoutMs = options.shellTimeoutMs ?? 300_000;
   if (options.dryRun) return 'planned';
   // Shell commands run in a pooled working copy: they must not outlive a killed worker.
   const env = { GIT_TERMINAL_PROMPT: '0', ...(options.env ?? {}), ...(command.env ?? {}) };
   // The patch's own command line: the caller's runner (the job's sandbox) when it gives one.
-  const result = await (options.runner ?? runProcess)([command.shell ?? 'sh', '-c', command.content], { cwd, env, timeoutMs, dieWithParent: true });
+  const result = await (options.runner ?? runProcess)([command.shell ?? 'sh', '-c', command.content], {
+    cwd,
+    env,
+    timeoutMs,
+    dieWithParent: true,
+  });
   return outcome(result, timeoutMs);
 }
 
 /** Runs a git operation on a checked path (taken literally, no pathspec magic); 'planned' in dry-run. */
 async function runGitOperation(
-  command: Extract<PatchCommand, { type: 'git_operation' }>, root: string, git: () => ReturnType<typeof openGit>, options: ApplyOptions,
+  command: Extract<PatchCommand, { type: 'git_operation' }>,
+  root: string,
+  git: () => ReturnType<typeof openGit>,
+  options: ApplyOptions,
 ): Promise<CommandRun> {
   // Paths are checked like file targets; `.` (everything) only for add and reset.
-  const target = command.target === undefined || command.target === '.' ? '.' : relativeTo(root, await resolveInside(root, command.target));
+  const target =
+    command.target === undefined || command.target === '.'
+      ? '.'
+      : relativeTo(root, await resolveInside(root, command.target));
   let args: string[];
   switch (command.action) {
-    case 'add': args = ['add', '--all', '--', target]; break;
-    case 'commit': args = ['commit', '--quiet', '--no-verify', '--no-gpg-sign', '-m', command.content ?? 'patch']; break;
+    case 'add':
+      args = ['add', '--all', '--', target];
+      break;
+    case 'commit':
+      args = ['commit', '--quiet', '--no-verify', '--no-gpg-sign', '-m', command.content ?? 'patch'];
+      break;
     // Unstaging and restoring files only: never moving branches or HEAD.
-    case 'reset': args = ['reset', '--quiet', '--', target]; break;
+    case 'reset':
+      args = ['reset', '--quiet', '--', target];
+      break;
     case 'checkout':
-      if (target === '.') return { ok: false, output: '', error: 'checkout needs a file path (branches are not switched)' };
+      if (target === '.')
+        return { ok: false, output: '', error: 'checkout needs a file path (branches are not switched)' };
       args = ['checkout', '--', target];
       break;
   }
@@ -223,6 +302,8 @@ async function runGitOperation(
 
 function outcome(result: Awaited<ReturnType<typeof runProcess>>, timeoutMs: number): CommandRun {
   const ok = result.exitCode === 0 && !result.timedOut;
-  const error = result.timedOut ? `timed out after ${timeoutMs} ms; its process tree was killed` : result.spawnError ?? `exit ${result.exitCode ?? result.signal ?? '?'}`;
+  const error = result.timedOut
+    ? `timed out after ${timeoutMs} ms; its process tree was killed`
+    : (result.spawnError ?? `exit ${result.exitCode ?? result.signal ?? '?'}`);
   return { ok, output: result.outputTail, ...(ok ? {} : { error }) };
 }

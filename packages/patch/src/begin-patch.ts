@@ -13,7 +13,8 @@ import type { PatchCommand, TextEdit } from './types.js';
 const begin = /^\s*\*\*\* Begin Patch\s*$/;
 const end = /^\s*\*\*\* End Patch\s*$/;
 /** A line that starts a file operation or ends the patch (padded or not): never a context line. */
-const marker = (line: string) => /^\s*\*\*\* (Add File|Delete File|Update File|End Patch|Move to|End of File)\b/.test(line);
+const marker = (line: string) =>
+  /^\s*\*\*\* (Add File|Delete File|Update File|End Patch|Move to|End of File)\b/.test(line);
 
 /** True when `text` holds a `*** Begin Patch` line. */
 export const hasBeginPatch = (text: string): boolean => /^\s*\*\*\* Begin Patch\s*$/m.test(text);
@@ -28,13 +29,20 @@ export function parseBeginPatch(lines: readonly string[], lineOffset = 0): Patch
   for (let i = 0; i < lines.length; i += 1) {
     if (!begin.test(lines[i] ?? '')) continue;
     let j = i + 1;
-    const fail = (why: string): never => { throw new PatchParseError(`*** Begin Patch, line ${lineOffset + j + 1}: ${why}`); };
+    const fail = (why: string): never => {
+      throw new PatchParseError(`*** Begin Patch, line ${lineOffset + j + 1}: ${why}`);
+    };
     while (j < lines.length && !end.test(lines[j] ?? '')) {
       const line = (lines[j] ?? '').trim();
       const op = /^\*\*\* (Add|Delete|Update) File: (.+)$/.exec(line);
       if (op === null) {
-        if (line.trim() === '') { j += 1; continue; }
-        fail(`expected "*** Add File:", "*** Delete File:" or "*** Update File:", got ${JSON.stringify(line.slice(0, 80))}`);
+        if (line.trim() === '') {
+          j += 1;
+          continue;
+        }
+        fail(
+          `expected "*** Add File:", "*** Delete File:" or "*** Update File:", got ${JSON.stringify(line.slice(0, 80))}`,
+        );
       }
       const [, kind, rawPath = ''] = op ?? [];
       const target = rawPath.trim();
@@ -44,7 +52,12 @@ export function parseBeginPatch(lines: readonly string[], lineOffset = 0): Patch
       } else if (kind === 'Add') {
         const body: string[] = [];
         for (; j < lines.length && (lines[j] ?? '').startsWith('+'); j += 1) body.push((lines[j] ?? '').slice(1));
-        commands.push({ type: 'file_edit', action: 'create', target, content: body.length === 0 ? '' : `${body.join('\n')}\n` });
+        commands.push({
+          type: 'file_edit',
+          action: 'create',
+          target,
+          content: body.length === 0 ? '' : `${body.join('\n')}\n`,
+        });
       } else {
         const move = /^\*\*\* Move to: (.+)$/.exec((lines[j] ?? '').trim());
         if (move) j += 1;
@@ -52,7 +65,10 @@ export function parseBeginPatch(lines: readonly string[], lineOffset = 0): Patch
         if (read.edits.length === 0) fail(`"*** Update File: ${target}" changes nothing`);
         j = read.next;
         commands.push({
-          type: 'file_edit', action: 'replace', target, edits: read.edits,
+          type: 'file_edit',
+          action: 'replace',
+          target,
+          edits: read.edits,
           ...(move ? { metadata: { destination: (move[1] ?? '').trim() } } : {}),
         });
       }
@@ -76,7 +92,10 @@ function readChunks(lines: readonly string[], from: number): { edits: TextEdit[]
     }
     if (chunk !== undefined && (chunk.old.length > 0 || chunk.new.length > 0)) {
       edits.push({
-        search: joined(chunk.old), replace: joined(chunk.new), ...(chunk.anchor ? { anchor: chunk.anchor } : {}), ...(chunk.outer.length > 0 ? { outer: chunk.outer } : {}),
+        search: joined(chunk.old),
+        replace: joined(chunk.new),
+        ...(chunk.anchor ? { anchor: chunk.anchor } : {}),
+        ...(chunk.outer.length > 0 ? { outer: chunk.outer } : {}),
       });
     }
     chunk = undefined;
@@ -87,7 +106,10 @@ function readChunks(lines: readonly string[], from: number): { edits: TextEdit[]
     if (line.startsWith('*** ') || marker(line)) break;
     if (line.startsWith('@@')) {
       // An @@ line right after another narrows it: the class, then its method.
-      const outer = chunk !== undefined && chunk.old.length === 0 && chunk.new.length === 0 && chunk.anchor !== undefined ? [...chunk.outer, chunk.anchor] : [];
+      const outer =
+        chunk !== undefined && chunk.old.length === 0 && chunk.new.length === 0 && chunk.anchor !== undefined
+          ? [...chunk.outer, chunk.anchor]
+          : [];
       flush();
       const anchor = line.slice(2).trim() || outer.pop() || '';
       chunk = { old: [], new: [], outer, ...(anchor === '' ? {} : { anchor }) };
@@ -98,8 +120,10 @@ function readChunks(lines: readonly string[], from: number): { edits: TextEdit[]
     const text = line.slice(1);
     if (c === '+') chunk.new.push(text);
     else if (c === '-') chunk.old.push(text);
-    else if (c === ' ' || line === '') { chunk.old.push(text); chunk.new.push(text); }
-    else break;
+    else if (c === ' ' || line === '') {
+      chunk.old.push(text);
+      chunk.new.push(text);
+    } else break;
   }
   flush();
   return { edits, next: j };

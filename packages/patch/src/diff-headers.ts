@@ -5,7 +5,15 @@
 // parse_binary), so that a header git understands cannot slip past the checker; the
 // engine also compares the result with git's own reading of the same file.
 import {
-  findName, findNameTraditional, gitHeaderName, guessStrip, hasEpochTimestamp, isDevNull, isSpace, lineLength, termTab,
+  findName,
+  findNameTraditional,
+  gitHeaderName,
+  guessStrip,
+  hasEpochTimestamp,
+  isDevNull,
+  isSpace,
+  lineLength,
+  termTab,
 } from './diff-names.js';
 import { fragmentHeader, parseBinary, parseHunk } from './diff-hunks.js';
 
@@ -65,14 +73,16 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * finds no patch in it.
  */
 export function readDiff(diff: string | Uint8Array, options: { strip?: number } = {}): DiffFile[] {
-  const bytes = typeof diff === 'string' ? Buffer.from(diff, 'utf8') : Buffer.from(diff.buffer, diff.byteOffset, diff.byteLength);
+  const bytes =
+    typeof diff === 'string' ? Buffer.from(diff, 'utf8') : Buffer.from(diff.buffer, diff.byteOffset, diff.byteLength);
   let text = bytes.toString('latin1') + (bytes.at(-1) === 10 ? '' : '\n');
   if (text.includes('\0')) {
     // git reads names as C strings, cut at a NUL; file content may hold one. A NUL is let
     // through on a line that starts like a hunk line only, and read as another character:
     // a name that git then reads shorter is one the checker did not read, and is refused.
     const header = (line: string) => !/^[ +-]/.test(line) || /^(--- |\+\+\+ )/.test(line);
-    if (text.split('\n').some((line) => line.includes('\0') && header(line))) throw new DiffUnreadable('the diff has a NUL byte outside the lines of a hunk');
+    if (text.split('\n').some((line) => line.includes('\0') && header(line)))
+      throw new DiffUnreadable('the diff has a NUL byte outside the lines of a hunk');
     text = text.replaceAll('\0', '\x01');
   }
   const current = readWith(text, false, options.strip);
@@ -87,14 +97,28 @@ export function readDiff(diff: string | Uint8Array, options: { strip?: number } 
   return [...(current.error ? [] : current.files), ...(legacy.error ? [] : legacy.files)];
 }
 
-function readWith(s: string, legacy: boolean, strip: number | undefined): { files: DiffFile[]; versionsDiffer: boolean; error?: DiffUnreadable } {
+function readWith(
+  s: string,
+  legacy: boolean,
+  strip: number | undefined,
+): { files: DiffFile[]; versionsDiffer: boolean; error?: DiffUnreadable } {
   const state: State = { s, strip: strip ?? 1, stripKnown: strip !== undefined, legacy, versionsDiffer: false };
   const files: DiffFile[] = [];
   try {
     for (let offset = 0; offset < s.length;) {
       const patch: Patch = {
-        isNew: -1, isDelete: -1, isRename: 0, isCopy: 0, oldName: undefined, newName: undefined, defName: undefined,
-        oldMode: undefined, newMode: undefined, names: [], modes: [], binary: false,
+        isNew: -1,
+        isDelete: -1,
+        isRename: 0,
+        isCopy: 0,
+        oldName: undefined,
+        newName: undefined,
+        defName: undefined,
+        oldMode: undefined,
+        newMode: undefined,
+        names: [],
+        modes: [],
+        binary: false,
       };
       const used = parseChunk(state, offset, patch);
       if (used === undefined) break;
@@ -116,7 +140,9 @@ function toFile(patch: Patch): DiffFile {
       throw new DiffUnreadable(`a file name in the diff is not UTF-8: ${JSON.stringify(name.slice(0, 100))}`);
     }
   };
-  const paths = [...new Set([...patch.names, patch.oldName, patch.newName].filter((n): n is string => n !== undefined).map(decode))];
+  const paths = [
+    ...new Set([...patch.names, patch.oldName, patch.newName].filter((n): n is string => n !== undefined).map(decode)),
+  ];
   return {
     ...(patch.oldName === undefined || patch.isNew === 1 ? {} : { oldPath: decode(patch.oldName) }),
     ...(patch.newName === undefined || patch.isDelete === 1 ? {} : { newPath: decode(patch.newName) }),
@@ -141,12 +167,18 @@ function parseChunk(state: State, offset: number, patch: Patch): number | undefi
       if (used === undefined) return undefined;
       patch.binary = 'patch';
       size = used + len;
-    } else if (len >= 8 && s.slice(body + len - 8, body + len) === ' differ\n'
-      && ['Binary files ', 'Files '].some((h) => h.length < s.length - body && s.startsWith(h, body))) {
+    } else if (
+      len >= 8 &&
+      s.slice(body + len - 8, body + len) === ' differ\n' &&
+      ['Binary files ', 'Files '].some((h) => h.length < s.length - body && s.startsWith(h, body))
+    ) {
       patch.binary = 'no-data';
       size = len;
     }
-    const modeChange = patch.oldMode !== undefined && patch.newMode !== undefined && parseInt(patch.oldMode, 8) !== parseInt(patch.newMode, 8);
+    const modeChange =
+      patch.oldMode !== undefined &&
+      patch.newMode !== undefined &&
+      parseInt(patch.oldMode, 8) !== parseInt(patch.newMode, 8);
     const metadata = patch.isRename > 0 || patch.isCopy > 0 || patch.isNew > 0 || patch.isDelete !== 0 || modeChange;
     if (!patch.binary && !metadata) throw new DiffUnreadable('patch with only garbage (git refuses it)');
   }
@@ -216,22 +248,25 @@ function parseTraditional(state: State, first: number, second: number, patch: Pa
 
 type HeaderLine = (state: State, at: number, patch: Patch) => number;
 
-const verifyName = (side: 'oldName' | 'newName'): HeaderLine => (state, at, patch) => {
-  const isNull = side === 'oldName' ? patch.isNew : patch.isDelete;
-  const current = patch[side];
-  if (current === undefined && !isNull) {
-    patch[side] = findName(state.s, at, undefined, state.strip, termTab);
-    if (patch[side] !== undefined) patch.names.push(patch[side]);
+const verifyName =
+  (side: 'oldName' | 'newName'): HeaderLine =>
+  (state, at, patch) => {
+    const isNull = side === 'oldName' ? patch.isNew : patch.isDelete;
+    const current = patch[side];
+    if (current === undefined && !isNull) {
+      patch[side] = findName(state.s, at, undefined, state.strip, termTab);
+      if (patch[side] !== undefined) patch.names.push(patch[side]);
+      return 0;
+    }
+    if (current !== undefined) {
+      if (isNull) throw new DiffUnreadable('bad git diff: expected /dev/null (git refuses it)');
+      if (findName(state.s, at, undefined, state.strip, termTab) !== current)
+        throw new DiffUnreadable('bad git diff: inconsistent file names (git refuses it)');
+    } else if (!isDevNull(state.s, at)) {
+      throw new DiffUnreadable('bad git diff: expected /dev/null (git refuses it)');
+    }
     return 0;
-  }
-  if (current !== undefined) {
-    if (isNull) throw new DiffUnreadable('bad git diff: expected /dev/null (git refuses it)');
-    if (findName(state.s, at, undefined, state.strip, termTab) !== current) throw new DiffUnreadable('bad git diff: inconsistent file names (git refuses it)');
-  } else if (!isDevNull(state.s, at)) {
-    throw new DiffUnreadable('bad git diff: expected /dev/null (git refuses it)');
-  }
-  return 0;
-};
+  };
 
 /** strtoul(line, &end, 8) followed by white space, as git's parse_mode_line wants it. */
 function readMode(s: string, at: number, patch: Patch, side: 'oldMode' | 'newMode'): void {
@@ -246,31 +281,51 @@ function readMode(s: string, at: number, patch: Patch, side: 'oldMode' | 'newMod
   patch.modes.push(patch[side]);
 }
 
-const renamed = (side: 'oldName' | 'newName', kind: 'isRename' | 'isCopy'): HeaderLine => (state, at, patch) => {
-  patch[kind] = 1;
-  patch[side] = findName(state.s, at, undefined, state.strip > 0 ? state.strip - 1 : 0, 0);
-  if (patch[side] !== undefined) patch.names.push(patch[side]);
-  return 0;
-};
+const renamed =
+  (side: 'oldName' | 'newName', kind: 'isRename' | 'isCopy'): HeaderLine =>
+  (state, at, patch) => {
+    patch[kind] = 1;
+    patch[side] = findName(state.s, at, undefined, state.strip > 0 ? state.strip - 1 : 0, 0);
+    if (patch[side] !== undefined) patch.names.push(patch[side]);
+    return 0;
+  };
 
 const headerLines: [string, HeaderLine][] = [
   ['@@ -', () => 1],
   ['--- ', verifyName('oldName')],
   ['+++ ', verifyName('newName')],
-  ['old mode ', (state, at, patch) => { readMode(state.s, at, patch, 'oldMode'); return 0; }],
-  ['new mode ', (state, at, patch) => { readMode(state.s, at, patch, 'newMode'); return 0; }],
-  ['deleted file mode ', (state, at, patch) => {
-    patch.isDelete = 1;
-    patch.oldName = patch.defName;
-    readMode(state.s, at, patch, 'oldMode');
-    return 0;
-  }],
-  ['new file mode ', (state, at, patch) => {
-    patch.isNew = 1;
-    patch.newName = patch.defName;
-    readMode(state.s, at, patch, 'newMode');
-    return 0;
-  }],
+  [
+    'old mode ',
+    (state, at, patch) => {
+      readMode(state.s, at, patch, 'oldMode');
+      return 0;
+    },
+  ],
+  [
+    'new mode ',
+    (state, at, patch) => {
+      readMode(state.s, at, patch, 'newMode');
+      return 0;
+    },
+  ],
+  [
+    'deleted file mode ',
+    (state, at, patch) => {
+      patch.isDelete = 1;
+      patch.oldName = patch.defName;
+      readMode(state.s, at, patch, 'oldMode');
+      return 0;
+    },
+  ],
+  [
+    'new file mode ',
+    (state, at, patch) => {
+      patch.isNew = 1;
+      patch.newName = patch.defName;
+      readMode(state.s, at, patch, 'newMode');
+      return 0;
+    },
+  ],
   ['copy from ', renamed('oldName', 'isCopy')],
   ['copy to ', renamed('newName', 'isCopy')],
   ['rename old ', renamed('oldName', 'isRename')],
@@ -279,21 +334,24 @@ const headerLines: [string, HeaderLine][] = [
   ['rename to ', renamed('newName', 'isRename')],
   ['similarity index ', () => 0],
   ['dissimilarity index ', () => 0],
-  ['index ', (state, at, patch) => {
-    // `index <hex>..<hex>[ <mode>]`; git's search for `.` runs past the line end, as here.
-    // The longest object name (SHA-256) is allowed, so a mode git reads is read here too.
-    const { s } = state;
-    const dots = s.indexOf('.', at);
-    if (dots === -1 || s[dots + 1] !== '.' || dots - at > 64) return 0;
-    const from = dots + 2;
-    const newline = s.indexOf('\n', from);
-    const eol = newline === -1 ? s.length : newline;
-    let space = s.indexOf(' ', from);
-    if (space === -1 || eol < space) space = eol;
-    if (space - from > 64) return 0;
-    if (s[space] === ' ') readMode(s, space + 1, patch, 'oldMode');
-    return 0;
-  }],
+  [
+    'index ',
+    (state, at, patch) => {
+      // `index <hex>..<hex>[ <mode>]`; git's search for `.` runs past the line end, as here.
+      // The longest object name (SHA-256) is allowed, so a mode git reads is read here too.
+      const { s } = state;
+      const dots = s.indexOf('.', at);
+      if (dots === -1 || s[dots + 1] !== '.' || dots - at > 64) return 0;
+      const from = dots + 2;
+      const newline = s.indexOf('\n', from);
+      const eol = newline === -1 ? s.length : newline;
+      let space = s.indexOf(' ', from);
+      if (space === -1 || eol < space) space = eol;
+      if (space - from > 64) return 0;
+      if (s[space] === ' ') readMode(s, space + 1, patch, 'oldMode');
+      return 0;
+    },
+  ],
   ['', () => 1],
 ];
 
@@ -335,7 +393,8 @@ function parseHunks(state: State, pos: number, patch: Patch): number {
   let hunks = 0;
   while (s.length - at > 4 && s.startsWith('@@ -', at)) {
     const used = parseHunk(s, at);
-    if (used === undefined) throw new DiffUnreadable('corrupt patch: a hunk does not match its line counts (git refuses it)');
+    if (used === undefined)
+      throw new DiffUnreadable('corrupt patch: a hunk does not match its line counts (git refuses it)');
     oldTotal += used.oldLines;
     newTotal += used.newLines;
     hunks += 1;
@@ -344,6 +403,7 @@ function parseHunks(state: State, pos: number, patch: Patch): number {
   if (patch.isNew < 0 && (oldTotal > 0 || hunks > 1)) patch.isNew = 0;
   if (patch.isDelete < 0 && (newTotal > 0 || hunks > 1)) patch.isDelete = 0;
   if (patch.isNew > 0 && oldTotal > 0) throw new DiffUnreadable('a new file depends on old contents (git refuses it)');
-  if (patch.isDelete > 0 && newTotal > 0) throw new DiffUnreadable('a deleted file still has contents (git refuses it)');
+  if (patch.isDelete > 0 && newTotal > 0)
+    throw new DiffUnreadable('a deleted file still has contents (git refuses it)');
   return at - pos;
 }

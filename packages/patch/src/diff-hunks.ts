@@ -2,11 +2,16 @@
 // parse_fragment and parse_binary): pure functions of the text, for diff-headers' patch loop.
 import { lineLength } from './diff-names.js';
 /** `@@ -a,b +c,d @@`: the line counts, or undefined when the line is no hunk header. */
-export function fragmentHeader(s: string, pos: number, len: number): { oldLines: number; newLines: number; end: number } | undefined {
+export function fragmentHeader(
+  s: string,
+  pos: number,
+  len: number,
+): { oldLines: number; newLines: number; end: number } | undefined {
   if (len === 0 || s[pos + len - 1] !== '\n') return undefined;
   const range = (at: number, expect: string) => {
     const match = /^(\d+)(?:,(\d+))?/.exec(s.slice(at, pos + len));
-    if (!match || !s.startsWith(expect, at + match[0].length) || at + match[0].length + expect.length > pos + len) return undefined;
+    if (!match || !s.startsWith(expect, at + match[0].length) || at + match[0].length + expect.length > pos + len)
+      return undefined;
     return { lines: match[2] === undefined ? 1 : Number(match[2]), end: at + match[0].length + expect.length };
   };
   const before = range(pos + 4, ' +');
@@ -27,10 +32,16 @@ export function parseHunk(s: string, pos: number): { size: number; oldLines: num
     len = lineLength(s, at);
     if (len === 0 || s[at + len - 1] !== '\n') return undefined;
     const c = s[at];
-    if (c === '\n' || c === ' ') { oldLines -= 1; newLines -= 1; }
-    else if (c === '-') { deleted += 1; oldLines -= 1; }
-    else if (c === '+') { added += 1; newLines -= 1; }
-    else if (c !== '\\' || len < 12 || !s.startsWith('\\ ', at)) return undefined;
+    if (c === '\n' || c === ' ') {
+      oldLines -= 1;
+      newLines -= 1;
+    } else if (c === '-') {
+      deleted += 1;
+      oldLines -= 1;
+    } else if (c === '+') {
+      added += 1;
+      newLines -= 1;
+    } else if (c !== '\\' || len < 12 || !s.startsWith('\\ ', at)) return undefined;
   }
   if (oldLines !== 0 || newLines !== 0 || (added === 0 && deleted === 0)) return undefined;
   // A hunk that ends in an incomplete line: its `\ No newline` marker belongs to it.

@@ -63,7 +63,13 @@ async function crlfTarget(root: string, section: string, strip: number): Promise
   }
   if (target === undefined) return undefined;
   const path = join(root, target);
-  if (!(await lstat(path).then((s) => s.isFile(), () => false))) return undefined;
+  if (
+    !(await lstat(path).then(
+      (s) => s.isFile(),
+      () => false,
+    ))
+  )
+    return undefined;
   return allCrlf(await readFile(path)) ? target : undefined;
 }
 
@@ -82,7 +88,10 @@ function hunkLines(lines: readonly string[], start: number, end: number): number
       if (c === '\\') continue;
       if (c === '-') old -= 1;
       else if (c === '+') added -= 1;
-      else { old -= 1; added -= 1; }
+      else {
+        old -= 1;
+        added -= 1;
+      }
       found.push(j);
     }
     j -= 1;

@@ -7,7 +7,8 @@ export const termSpace = 1;
 export const termTab = 2;
 
 /** C's isspace in the C locale. */
-export const isSpace = (c: string | undefined) => c === ' ' || c === '\t' || c === '\n' || c === '\v' || c === '\f' || c === '\r';
+export const isSpace = (c: string | undefined) =>
+  c === ' ' || c === '\t' || c === '\n' || c === '\v' || c === '\f' || c === '\r';
 const isDigit = (c: string | undefined) => c !== undefined && c >= '0' && c <= '9';
 
 /** Length of the line at `pos`, its newline included; 0 at the end. */
@@ -27,7 +28,17 @@ export const isDevNull = (s: string, pos: number) => s.startsWith('/dev/null', p
  */
 export function unquote(s: string, pos: number): { name: string; end: number } | undefined {
   if (s[pos] !== '"') return undefined;
-  const escapes: Record<string, string> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', '"': '"' };
+  const escapes: Record<string, string> = {
+    a: '\x07',
+    b: '\b',
+    f: '\f',
+    n: '\n',
+    r: '\r',
+    t: '\t',
+    v: '\v',
+    '\\': '\\',
+    '"': '"',
+  };
   let out = '';
   let i = pos + 1;
   for (;;) {
@@ -67,7 +78,14 @@ function findNameGnu(s: string, pos: number, p: number): string | undefined {
   return squash(quoted.name.slice(cp));
 }
 
-function findNameCommon(s: string, pos: number, def: string | undefined, p: number, end: number | undefined, terminate: number): string | undefined {
+function findNameCommon(
+  s: string,
+  pos: number,
+  def: string | undefined,
+  p: number,
+  end: number | undefined,
+  terminate: number,
+): string | undefined {
   let start = p === 0 ? pos : undefined;
   let left = p;
   let i = pos;
@@ -90,7 +108,13 @@ function findNameCommon(s: string, pos: number, def: string | undefined, p: numb
 }
 
 /** The name on a git header line (`---`, `+++`, `rename to`, ...), `p` leading parts removed. */
-export function findName(s: string, pos: number, def: string | undefined, p: number, terminate: number): string | undefined {
+export function findName(
+  s: string,
+  pos: number,
+  def: string | undefined,
+  p: number,
+  terminate: number,
+): string | undefined {
   if (s[pos] === '"') {
     const name = findNameGnu(s, pos, p);
     if (name !== undefined) return name;
@@ -137,7 +161,13 @@ function skipTreePrefix(p: number, str: string, start: number, len: number): num
  * header names the file; undefined when they differ or cannot be told apart. `legacy`:
  * as git before 2.44, which gave up at a space that ends a directory name (`a/x /f b/x /f`).
  */
-export function gitHeaderName(p: number, s: string, lineStart: number, lineLen: number, legacy: boolean): string | undefined {
+export function gitHeaderName(
+  p: number,
+  s: string,
+  lineStart: number,
+  lineLen: number,
+  legacy: boolean,
+): string | undefined {
   const line = lineStart + 'diff --git '.length;
   const lineEnd = lineStart + lineLen;
   if (s[line] === '"') {
@@ -169,7 +199,8 @@ export function gitHeaderName(p: number, s: string, lineStart: number, lineLen: 
     const np = skipTreePrefix(p, other.name, 0, other.name.length);
     if (np === undefined) return undefined;
     const len = other.name.length - np;
-    if (len < second - name && s.slice(name, name + len) === other.name.slice(np, np + len) && isSpace(s[name + len])) return other.name.slice(np);
+    if (len < second - name && s.slice(name, name + len) === other.name.slice(np, np + len) && isSpace(s[name + len]))
+      return other.name.slice(np);
     return undefined;
   }
   // Both unquoted: accept a name only if it shows up twice, in exactly the same form.
@@ -186,7 +217,8 @@ export function gitHeaderName(p: number, s: string, lineStart: number, lineLen: 
       if (legacy) return undefined;
       continue;
     }
-    if (s[second + len] === '\n' && s.slice(name, name + len) === s.slice(second, second + len)) return s.slice(name, name + len);
+    if (s[second + len] === '\n' && s.slice(name, name + len) === s.slice(second, second + len))
+      return s.slice(name, name + len);
   }
 }
 

@@ -59,9 +59,14 @@ export async function chooseStrip(root: string, diff: string | Uint8Array): Prom
 }
 
 /** Both readings name the same files (rename and copy lines alone read the same either way). */
-const samePaths = (a: DiffFile[], b: DiffFile[]) => JSON.stringify(a.map((f) => f.paths)) === JSON.stringify(b.map((f) => f.paths));
+const samePaths = (a: DiffFile[], b: DiffFile[]) =>
+  JSON.stringify(a.map((f) => f.paths)) === JSON.stringify(b.map((f) => f.paths));
 
-const exists = (path: string) => lstat(path).then(() => true, () => false);
+const exists = (path: string) =>
+  lstat(path).then(
+    () => true,
+    () => false,
+  );
 
 /**
  * Files whose old version exists, plus new files whose directory exists. The workspace
@@ -75,7 +80,7 @@ async function score(root: string, files: DiffFile[]): Promise<number> {
     const name = file.oldPath ?? file.newPath;
     if (name === undefined || name.startsWith('/') || name.split('/').includes('..')) continue;
     const where = file.oldPath === undefined ? dirname(name) : name;
-    if (where !== '.' && await exists(join(root, where))) points += 1;
+    if (where !== '.' && (await exists(join(root, where)))) points += 1;
   }
   return points;
 }

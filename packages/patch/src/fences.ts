@@ -40,7 +40,14 @@ export function findFences(lines: readonly string[], topLevelOnly = false): Fenc
     const close = closing(lines, i + 1, fence);
     if (close === -1) return { blocks, unclosed: { open: i, info: rest.trim() } };
     const body = lines.slice(i + 1, close).map((line) => dedent(line, indent));
-    blocks.push({ info: rest.trim(), body: body.length === 0 ? '' : `${body.join('\n')}\n`, open: i, close, indent, before: lineBefore(lines, i) });
+    blocks.push({
+      info: rest.trim(),
+      body: body.length === 0 ? '' : `${body.join('\n')}\n`,
+      open: i,
+      close,
+      indent,
+      before: lineBefore(lines, i),
+    });
     i = close;
   }
   return { blocks };

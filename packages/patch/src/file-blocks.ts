@@ -16,25 +16,29 @@ export interface NamedBlock {
 }
 
 /** Names that look like files but are products: a heading "Node.js" above a ```js block names no file. */
-const products = /^(node|vue|next|nuxt|express|three|d3|chart|react|ember|backbone|angular|socket|deno|solid|alpine|knockout|meteor|moment|p5|pixi|babylon|phaser|anime|popper|plotly|leaflet|math|paper|fabric|brain|ml5|video|nest|gatsby|remix|hapi|koa|sails|preact|inferno|mithril|riot|marko|aurelia|polymer|lit|stencil|qwik|astro)\.js$/i;
+const products =
+  /^(node|vue|next|nuxt|express|three|d3|chart|react|ember|backbone|angular|socket|deno|solid|alpine|knockout|meteor|moment|p5|pixi|babylon|phaser|anime|popper|plotly|leaflet|math|paper|fabric|brain|ml5|video|nest|gatsby|remix|hapi|koa|sails|preact|inferno|mithril|riot|marko|aurelia|polymer|lit|stencil|qwik|astro)\.js$/i;
 
 /** A token that reads as a file path: no spaces, no scheme, with a directory or an extension (or a known bare name). */
 export function looksLikePath(name: string): boolean {
   if (name === '' || name.length > 250 || /\s|:\/\/|^[-.]+$/.test(name) || name.endsWith('.')) return false;
   if (name.includes('/')) return true;
   // A bare name: an extension in lower case or digits (not "ASP.NET"), and not a product's name.
-  return (/\.[a-z0-9_-]*[a-z0-9][a-z0-9_-]*$/.test(name) && !products.test(name))
-    || /^(Makefile|Dockerfile|Containerfile|Gemfile|Rakefile|Procfile|Justfile|LICENSE)$/i.test(name);
+  return (
+    (/\.[a-z0-9_-]*[a-z0-9][a-z0-9_-]*$/.test(name) && !products.test(name)) ||
+    /^(Makefile|Dockerfile|Containerfile|Gemfile|Rakefile|Procfile|Justfile|LICENSE)$/i.test(name)
+  );
 }
 
 const attribute = /(?:^|\s)(?:title|file|filename|path)=(?:"([^"]+)"|'([^']+)'|(\S+))/i;
 /** `// src/a.ts`, `# file: app.py`, `<!-- index.html -->`, `-- q.sql`, a C block comment: one path in a comment. */
-const commentPath = /^\s*(?:\/\/|#(?!!)|--|;+|%|\/\*+|<!--|\{\/\*)\s*(?:(?:file(?:name)?|path)\s*:\s*)?(\S+?)\s*(?:\*\/\}?|-->)?\s*$/i;
+const commentPath =
+  /^\s*(?:\/\/|#(?!!)|--|;+|%|\/\*+|<!--|\{\/\*)\s*(?:(?:file(?:name)?|path)\s*:\s*)?(\S+?)\s*(?:\*\/\}?|-->)?\s*$/i;
 
 /** The path a block without `lang:path` names, if any: `title=`, then the line above, then its first line. */
 export function namedBlock(block: Fence): NamedBlock | undefined {
   const titled = attribute.exec(block.info);
-  const title = titled === null ? undefined : titled[1] ?? titled[2] ?? titled[3];
+  const title = titled === null ? undefined : (titled[1] ?? titled[2] ?? titled[3]);
   if (title !== undefined && looksLikePath(title)) return { path: title, body: block.body };
   const above = block.before === undefined ? undefined : fileName(block.before.replace(/^(?:[-*+]|\d+[.)])\s+/, ''));
   const [first = '', ...rest] = block.body.split('\n');
@@ -42,18 +46,22 @@ export function namedBlock(block: Fence): NamedBlock | undefined {
   const labelled = commented !== undefined && looksLikePath(commented);
   if (above !== undefined && looksLikePath(above)) {
     // The same name again on the first line is a label, not content.
-    return labelled && commented === above ? { path: above, body: rest.join('\n'), note: firstLineNote(first) } : { path: above, body: block.body };
+    return labelled && commented === above
+      ? { path: above, body: rest.join('\n'), note: firstLineNote(first) }
+      : { path: above, body: block.body };
   }
   if (labelled) return { path: commented, body: rest.join('\n'), note: firstLineNote(first) };
   return undefined;
 }
 
-const firstLineNote = (line: string) => `its first line ${JSON.stringify(line.trim().slice(0, 80))} was read as the file's name and is not written`;
+const firstLineNote = (line: string) =>
+  `its first line ${JSON.stringify(line.trim().slice(0, 80))} was read as the file's name and is not written`;
 
 /** A comment that stands for lines left out: `// ... existing code ...`, `# ...`, `<!-- rest unchanged ... -->`. */
 const elided = /^\s*(?:\/\/|#|--|;|%|\/\*+|<!--|\{\/\*)\s*(.*?)\s*(?:\*\/\}?|-->)?\s*$/;
 /** Comment text that is a placeholder: it opens with `...`, or says "rest of ..." / "existing ..." and trails off. */
-const placeholder = /^[[(]?\s*(?:\.\.\.|…)|^(?:the\s+)?(?:rest|remaining|existing|other|previous|unchanged|omitted)\b.*(?:\.\.\.|…)[\])]?$/i;
+const placeholder =
+  /^[[(]?\s*(?:\.\.\.|…)|^(?:the\s+)?(?:rest|remaining|existing|other|previous|unchanged|omitted)\b.*(?:\.\.\.|…)[\])]?$/i;
 
 /**
  * Throws when `body`, written whole to `path`, holds a placeholder for lines it leaves out:
@@ -69,7 +77,9 @@ export function refuseElided(where: string, path: string, body: string): void {
     return text !== undefined && placeholder.test(text);
   });
   if (at === -1) return;
-  throw new PatchParseError(`${where} writes ${path} whole, but its line ${at + 1} ${JSON.stringify((lines[at] ?? '').trim().slice(0, 80))} stands for lines left out, which writing it would delete; send the complete file, or change it with a SEARCH/REPLACE block or a diff`);
+  throw new PatchParseError(
+    `${where} writes ${path} whole, but its line ${at + 1} ${JSON.stringify((lines[at] ?? '').trim().slice(0, 80))} stands for lines left out, which writing it would delete; send the complete file, or change it with a SEARCH/REPLACE block or a diff`,
+  );
 }
 
 /**
@@ -87,6 +97,7 @@ export function refuseCutShort(where: string, path: string, body: string): void 
     else if (rest.trim() === '' && marks[0] === open.fence[0] && marks.length >= open.fence.length) open = undefined;
   }
   if (open === undefined) return;
-  throw new PatchParseError(`${where} writes ${path} whole, but its line ${open.line} opens a fenced block that the block's own end closed: the rest of the file is cut off; open the outer block with more backticks than any fence inside it (\`\`\`\`)`);
+  throw new PatchParseError(
+    `${where} writes ${path} whole, but its line ${open.line} opens a fenced block that the block's own end closed: the rest of the file is cut off; open the outer block with more backticks than any fence inside it (\`\`\`\`)`,
+  );
 }
-

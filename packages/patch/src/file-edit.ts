@@ -33,9 +33,14 @@ export async function fileEdit(edit: FileEdit, root: string, check = false): Pro
   };
   const refuseLink = async (path: string) => {
     const info = await lstat(path).catch(() => undefined);
-    if (info?.isSymbolicLink()) throw new PathRefused(relativeTo(root, path), 'is a symlink; it is not written through');
+    if (info?.isSymbolicLink())
+      throw new PathRefused(relativeTo(root, path), 'is a symlink; it is not written through');
   };
-  const isFile = (path: string) => lstat(path).then((s) => s.isFile(), () => false);
+  const isFile = (path: string) =>
+    lstat(path).then(
+      (s) => s.isFile(),
+      () => false,
+    );
   if (action === 'replace') {
     const edited = await replaced(root, target, edit.edits ?? []);
     if (check) return edited.notes;
@@ -45,7 +50,8 @@ export async function fileEdit(edit: FileEdit, root: string, check = false): Pro
     if (destination !== undefined) await moveTo(target, destination);
     return edited.notes;
   }
-  if (action === 'update' && !(await isFile(target))) throw new Error(`update: ${relativeTo(root, target)} is not an existing file`);
+  if (action === 'update' && !(await isFile(target)))
+    throw new Error(`update: ${relativeTo(root, target)} is not an existing file`);
   if (action === 'delete' && edit.fileOnly === true) await mustBeFile(root, target);
   if (check) return [];
   switch (action) {
@@ -90,13 +96,19 @@ async function mustBeFile(root: string, target: string): Promise<void> {
   const info = await lstat(target).catch(() => undefined);
   const name = relativeTo(root, target);
   if (info === undefined) throw new Error(`delete: ${name} does not exist`);
-  if (info.isDirectory()) throw new Error(`delete: ${name} is a directory; Delete File deletes one file, so name each file to delete`);
+  if (info.isDirectory())
+    throw new Error(`delete: ${name} is a directory; Delete File deletes one file, so name each file to delete`);
 }
 
 /** The target's text after the edits, or throws why they do not apply. */
-async function replaced(root: string, target: string, edits: readonly TextEdit[]): Promise<{ text: string; notes: string[] }> {
+async function replaced(
+  root: string,
+  target: string,
+  edits: readonly TextEdit[],
+): Promise<{ text: string; notes: string[] }> {
   const info = await lstat(target).catch(() => undefined);
-  if (info !== undefined && !info.isFile()) throw new Error(`replace: ${relativeTo(root, target)} is not a regular file`);
+  if (info !== undefined && !info.isFile())
+    throw new Error(`replace: ${relativeTo(root, target)} is not a regular file`);
   let text: string | undefined;
   if (info !== undefined) {
     try {

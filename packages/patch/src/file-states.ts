@@ -29,7 +29,14 @@ export class FileStates {
         this.states.set(path, { path, rel, kind: 'file', bytes: await readFile(path), mode: info.mode & 0o7777 });
       } else if (info === undefined) {
         let parent = dirname(path);
-        while (parent.length > this.root.length && !(await lstat(parent).then(() => true, () => false))) parent = dirname(parent);
+        while (
+          parent.length > this.root.length &&
+          !(await lstat(parent).then(
+            () => true,
+            () => false,
+          ))
+        )
+          parent = dirname(parent);
         this.states.set(path, { path, rel, kind: 'missing', existingParent: parent });
       }
       // A directory or anything else is not a file the engine writes over; nothing to keep.
@@ -58,7 +65,13 @@ export class FileStates {
         continue;
       }
       for (let dir = dirname(state.path); dir.length > state.existingParent.length; dir = dirname(dir)) {
-        if (!(await rmdir(dir).then(() => true, () => false))) break;
+        if (
+          !(await rmdir(dir).then(
+            () => true,
+            () => false,
+          ))
+        )
+          break;
       }
     }
   }

@@ -7,11 +7,20 @@ export const autoCommitPrefix = '[Worker Auto-Commit]';
 export async function autoCommit(git: PatchGit, subject: string): Promise<string> {
   const add = await git.run(['add', '--all']);
   if (add.exitCode !== 0) throw new Error(`auto-commit: git add failed: ${add.outputTail.trim()}`);
-  const commit = await git.run(['commit', '--quiet', '--no-verify', '--no-gpg-sign', '--allow-empty', '-m', `${autoCommitPrefix} ${subject}`]);
+  const commit = await git.run([
+    'commit',
+    '--quiet',
+    '--no-verify',
+    '--no-gpg-sign',
+    '--allow-empty',
+    '-m',
+    `${autoCommitPrefix} ${subject}`,
+  ]);
   if (commit.exitCode !== 0) throw new Error(`auto-commit: git commit failed: ${commit.outputTail.trim()}`);
   const head = await git.list(['rev-parse', '--verify', 'HEAD']);
   const sha = head.stdout.trim();
-  if (head.exitCode !== 0 || !/^[0-9a-f]{40,64}$/.test(sha)) throw new Error(`auto-commit: no HEAD after the commit: ${head.stderr.trim()}`);
+  if (head.exitCode !== 0 || !/^[0-9a-f]{40,64}$/.test(sha))
+    throw new Error(`auto-commit: no HEAD after the commit: ${head.stderr.trim()}`);
   return sha;
 }
 
@@ -36,7 +45,7 @@ export async function rollback(git: PatchGit, sha: string, ignoredBefore?: Reado
   if (reset.exitCode !== 0) throw new Error(`rollback: git reset failed: ${reset.outputTail.trim()}`);
   await git.run(['clean', '-fd', '--quiet']);
   if (ignoredBefore === undefined) return;
-  const added = [...await ignoredEntries(git)].filter((entry) => !ignoredBefore.has(entry));
+  const added = [...(await ignoredEntries(git))].filter((entry) => !ignoredBefore.has(entry));
   // `-X` removes ignored files only; the names are passed literally, each one listed by git.
   if (added.length > 0) await git.run(['--literal-pathspecs', 'clean', '-fdX', '--quiet', '--', ...added]);
 }

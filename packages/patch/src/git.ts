@@ -7,11 +7,26 @@ import { captureProcess, runProcess, type CapturedProcess, type ProcessResult } 
 // maintenance would start detached processes that outlive the call; submodules would
 // bring their own config.
 const hardening = [
-  '-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'protocol.ext.allow=never',
-  '-c', 'submodule.recurse=false', '-c', 'gc.auto=0', '-c', 'maintenance.auto=false',
+  '-c',
+  'core.hooksPath=/dev/null',
+  '-c',
+  'core.fsmonitor=false',
+  '-c',
+  'protocol.ext.allow=never',
+  '-c',
+  'submodule.recurse=false',
+  '-c',
+  'gc.auto=0',
+  '-c',
+  'maintenance.auto=false',
 ];
 
-const identity = { GIT_AUTHOR_NAME: 'codefleet patch', GIT_AUTHOR_EMAIL: 'patch@codefleet.invalid', GIT_COMMITTER_NAME: 'codefleet patch', GIT_COMMITTER_EMAIL: 'patch@codefleet.invalid' };
+const identity = {
+  GIT_AUTHOR_NAME: 'codefleet patch',
+  GIT_AUTHOR_EMAIL: 'patch@codefleet.invalid',
+  GIT_COMMITTER_NAME: 'codefleet patch',
+  GIT_COMMITTER_EMAIL: 'patch@codefleet.invalid',
+};
 
 /** Git variables a caller may pass: the commit identity. Any other GIT_* could point git elsewhere or add config. */
 const keptGitVariable = /^GIT_(AUTHOR|COMMITTER)_(NAME|EMAIL|DATE)$/;
@@ -31,18 +46,32 @@ export interface PatchGit {
  * drivers the repository's config defines switched off: they are shell commands from that
  * config, run by `add`, `apply` and `reset`. `env` is the caller's environment (PATH at least).
  */
-export async function openGit(root: string, env: Record<string, string>, timeoutMs: number, gitPath = 'git'): Promise<PatchGit> {
+export async function openGit(
+  root: string,
+  env: Record<string, string>,
+  timeoutMs: number,
+  gitPath = 'git',
+): Promise<PatchGit> {
   const base: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) if (!name.startsWith('GIT_') || keptGitVariable.test(name)) base[name] = value;
+  for (const [name, value] of Object.entries(env))
+    if (!name.startsWith('GIT_') || keptGitVariable.test(name)) base[name] = value;
   Object.assign(base, {
-    GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0',
-    GIT_CEILING_DIRECTORIES: dirname(root), GIT_WORK_TREE: root, LC_ALL: 'C',
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_CEILING_DIRECTORIES: dirname(root),
+    GIT_WORK_TREE: root,
+    LC_ALL: 'C',
   });
-  const drivers = await captureProcess([gitPath, ...hardening, 'config', '-z', '--get-regexp', '^(filter|merge)\\.'], { cwd: root, env: base });
+  const drivers = await captureProcess([gitPath, ...hardening, 'config', '-z', '--get-regexp', '^(filter|merge)\\.'], {
+    cwd: root,
+    env: base,
+  });
   Object.assign(base, driversOff(drivers.exitCode === 0 ? drivers.stdout : ''));
   const withIdentity = { ...identity, ...base };
   return {
-    run: (args, extra = {}) => runProcess([gitPath, ...hardening, ...args], { cwd: root, env: { ...withIdentity, ...extra }, timeoutMs }),
+    run: (args, extra = {}) =>
+      runProcess([gitPath, ...hardening, ...args], { cwd: root, env: { ...withIdentity, ...extra }, timeoutMs }),
     list: (args) => captureProcess([gitPath, ...hardening, ...args], { cwd: root, env: withIdentity }),
   };
 }

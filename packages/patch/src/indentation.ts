@@ -15,8 +15,12 @@ interface Unit {
 /** Puts a new line in the file's indentation; or why that cannot be known. */
 export type Reindent = (line: string) => { ok: true; line: string } | { ok: false; error: string };
 
-const describe = (indent: string): string => (indent === '' ? 'no indentation' : indent.includes('\t')
-  ? `${indent.length} character(s) with tabs` : `${indent.length} space(s)`);
+const describe = (indent: string): string =>
+  indent === ''
+    ? 'no indentation'
+    : indent.includes('\t')
+      ? `${indent.length} character(s) with tabs`
+      : `${indent.length} space(s)`;
 
 const refusal = (why: string) => ({
   ok: false as const,
@@ -30,14 +34,18 @@ const refusal = (why: string) => ({
  * a step being learnt from two levels (four spaces for a tab, say), or taken as is when
  * model and file indent with the same character.
  */
-export function reindenter(search: readonly string[], matched: readonly string[]): { ok: true; reindent: Reindent } | ReturnType<typeof refusal> {
+export function reindenter(
+  search: readonly string[],
+  matched: readonly string[],
+): { ok: true; reindent: Reindent } | ReturnType<typeof refusal> {
   const map = new Map<string, string>();
   for (const [k, line] of search.entries()) {
     if (line.trim() === '') continue;
     const model = leading(line);
     const file = leading(matched[k] ?? '');
     const known = map.get(model);
-    if (known !== undefined && known !== file) return refusal(`lines the model indented alike (${describe(model)}) are indented differently in the file`);
+    if (known !== undefined && known !== file)
+      return refusal(`lines the model indented alike (${describe(model)}) are indented differently in the file`);
     map.set(model, file);
   }
   const keys = [...map.keys()].sort((a, b) => a.length - b.length);
@@ -51,7 +59,10 @@ export function reindenter(search: readonly string[], matched: readonly string[]
     }
     // Same character on both sides: nothing to translate.
     const chars = new Set(extra);
-    return [...chars].every((c) => fileChars.size === 0 || fileChars.has(c)) && (unit === undefined || unit.model === unit.file) ? extra : undefined;
+    return [...chars].every((c) => fileChars.size === 0 || fileChars.has(c)) &&
+      (unit === undefined || unit.model === unit.file)
+      ? extra
+      : undefined;
   };
   const reindent: Reindent = (line) => {
     if (line.trim() === '') return { ok: true, line };
@@ -65,8 +76,11 @@ export function reindenter(search: readonly string[], matched: readonly string[]
     const above = keys.find((k) => k.startsWith(indent));
     const less = above === undefined ? undefined : convert(above.slice(indent.length));
     const base = above === undefined ? undefined : map.get(above);
-    if (base !== undefined && less !== undefined && base.endsWith(less)) return { ok: true, line: base.slice(0, base.length - less.length) + body };
-    return refusal(`a new line's indentation (${describe(indent)}) has no counterpart in the file's, which uses ${fileChars.has('\t') ? 'tabs' : 'spaces'}`);
+    if (base !== undefined && less !== undefined && base.endsWith(less))
+      return { ok: true, line: base.slice(0, base.length - less.length) + body };
+    return refusal(
+      `a new line's indentation (${describe(indent)}) has no counterpart in the file's, which uses ${fileChars.has('\t') ? 'tabs' : 'spaces'}`,
+    );
   };
   return { ok: true, reindent };
 }
@@ -85,11 +99,12 @@ function stepOf(keys: readonly string[], map: ReadonlyMap<string, string>): Unit
       return { model: inner.slice(outer.length), file: fileInner.slice(fileOuter.length) };
     }
   }
-  const only = keys.length === 1 ? keys[0] ?? '' : '';
+  const only = keys.length === 1 ? (keys[0] ?? '') : '';
   const file = map.get(only) ?? '';
   const uniform = (s: string) => s !== '' && new Set(s).size === 1;
   // Spaces for tabs (or the reverse): one level for one. The same character on both sides
   // is more likely a shift of the whole block than another step: no step is guessed.
-  if (uniform(only) && uniform(file) && only[0] !== file[0] && only.length % file.length === 0) return { model: only.slice(0, only.length / file.length), file: file.slice(0, 1) };
+  if (uniform(only) && uniform(file) && only[0] !== file[0] && only.length % file.length === 0)
+    return { model: only.slice(0, only.length / file.length), file: file.slice(0, 1) };
   return undefined;
 }

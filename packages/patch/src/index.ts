@@ -4,5 +4,12 @@ export { applyPatch, patchSucceeded, type ApplyOptions, type ApplyResult, type C
 export { PatchParseError } from './errors.js';
 export { defaultProtected, isProtected, PathRefused, resolveInside } from './paths.js';
 export {
-  fileActions, gitActions, type FileAction, type GitAction, type ParsedPatch, type PatchCommand, type PatchFormat, type TextEdit,
+  fileActions,
+  gitActions,
+  type FileAction,
+  type GitAction,
+  type ParsedPatch,
+  type PatchCommand,
+  type PatchFormat,
+  type TextEdit,
 } from './types.js';

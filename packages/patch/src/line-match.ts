@@ -6,18 +6,22 @@
 type Compare = (a: string, b: string) => boolean;
 
 /** Typographic dashes, quotes and spaces as their ASCII counterparts (Codex's `normalise`). */
-export const asciiPunctuation = (s: string): string => s
-  .replace(/[\u2010-\u2015\u2212]/g, '-')
-  .replace(/[\u2018-\u201B]/g, "'")
-  .replace(/[\u201C-\u201F]/g, '"')
-  .replace(/[\u00A0\u2002-\u200A\u202F\u205F\u3000]/g, ' ');
+export const asciiPunctuation = (s: string): string =>
+  s
+    .replace(/[\u2010-\u2015\u2212]/g, '-')
+    .replace(/[\u2018-\u201B]/g, "'")
+    .replace(/[\u201C-\u201F]/g, '"')
+    .replace(/[\u00A0\u2002-\u200A\u202F\u205F\u3000]/g, ' ');
 
 /** The passes, strictest first. Pass 2 and later ignore indentation; the last, punctuation too. */
 export const passes: readonly { compare: Compare; note?: string }[] = [
   { compare: (a, b) => a === b },
   { compare: (a, b) => a.trimEnd() === b.trimEnd(), note: 'matched ignoring trailing white space' },
   { compare: (a, b) => a.trim() === b.trim(), note: 'matched ignoring indentation' },
-  { compare: (a, b) => asciiPunctuation(a).trim() === asciiPunctuation(b).trim(), note: 'matched reading typographic quotes, dashes and spaces as ASCII' },
+  {
+    compare: (a, b) => asciiPunctuation(a).trim() === asciiPunctuation(b).trim(),
+    note: 'matched reading typographic quotes, dashes and spaces as ASCII',
+  },
 ];
 export const indentationPass = 2;
 export const punctuationPass = 3;
@@ -32,7 +36,12 @@ export interface Match {
  * Where `search` first matches in `lines`, pass by pass: looking from `from` on, and then,
  * with `wrap`, from the top.
  */
-export function locate(lines: readonly string[], search: readonly string[], from: number, wrap: boolean): Match | undefined {
+export function locate(
+  lines: readonly string[],
+  search: readonly string[],
+  from: number,
+  wrap: boolean,
+): Match | undefined {
   for (const [pass, { compare }] of passes.entries()) {
     for (const start of wrap && from > 0 ? [from, 0] : [from]) {
       for (let at = start; at + search.length <= lines.length; at += 1) {
@@ -47,7 +56,8 @@ export function locate(lines: readonly string[], search: readonly string[], from
 export function countMatches(lines: readonly string[], search: readonly string[], from: number, pass: number): number {
   const compare = passes[pass]?.compare ?? passes[0]?.compare ?? ((a, b) => a === b);
   let count = 0;
-  for (let at = from; at + search.length <= lines.length; at += 1) if (search.every((line, k) => compare(lines[at + k] ?? '', line))) count += 1;
+  for (let at = from; at + search.length <= lines.length; at += 1)
+    if (search.every((line, k) => compare(lines[at + k] ?? '', line))) count += 1;
   return count;
 }
 
@@ -74,7 +84,8 @@ export function keptLines(search: readonly string[], replace: readonly string[])
   for (let i = n - 1; i >= 0; i -= 1) {
     const row = table[i] as Uint32Array;
     const next = table[i + 1] as Uint32Array;
-    for (let j = m - 1; j >= 0; j -= 1) row[j] = search[i] === replace[j] ? (next[j + 1] ?? 0) + 1 : Math.max(next[j] ?? 0, row[j + 1] ?? 0);
+    for (let j = m - 1; j >= 0; j -= 1)
+      row[j] = search[i] === replace[j] ? (next[j + 1] ?? 0) + 1 : Math.max(next[j] ?? 0, row[j + 1] ?? 0);
   }
   for (let i = 0, j = 0; i < n && j < m;) {
     if (search[i] === replace[j]) {

@@ -23,7 +23,7 @@ export function splitInfo(info: string): { lang: string; path?: string } {
   if (colon <= 0 || colon > word.length) return { lang: word.toLowerCase() };
   const rest = info.slice(colon + 1).trimStart();
   const quoted = /^(["'])(.*?)\1/.exec(rest);
-  return { lang: info.slice(0, colon).toLowerCase(), path: quoted ? quoted[2] ?? '' : rest.split(/\s/)[0] ?? '' };
+  return { lang: info.slice(0, colon).toLowerCase(), path: quoted ? (quoted[2] ?? '') : (rest.split(/\s/)[0] ?? '') };
 }
 
 /**
@@ -39,13 +39,20 @@ export function splitInfo(info: string): { lang: string; path?: string } {
  */
 export function parseMarkdown(text: string, readDiff: DiffReader, raw?: RawDiffs): ParsedPatch {
   const original = text.split('\n');
-  const { lines, spans, fences: { blocks, unclosed } } = layout(original, raw?.spans ?? []);
+  const {
+    lines,
+    spans,
+    fences: { blocks, unclosed },
+  } = layout(original, raw?.spans ?? []);
   const found: { line: number; commands: PatchCommand[] }[] = [];
   const warnings: string[] = [];
   const kinds = new Set<'blocks' | 'search-replace' | 'begin-patch'>();
 
   // Between the blocks: raw SEARCH/REPLACE blocks and Begin Patch sections.
-  const bounds = [...blocks.map((b) => [b.open, b.close] as const), [unclosed?.open ?? lines.length, lines.length] as const];
+  const bounds = [
+    ...blocks.map((b) => [b.open, b.close] as const),
+    [unclosed?.open ?? lines.length, lines.length] as const,
+  ];
   let from = 0;
   for (const [open, close] of bounds) {
     const segment = lines.slice(from, open);
@@ -64,7 +71,10 @@ export function parseMarkdown(text: string, readDiff: DiffReader, raw?: RawDiffs
   if (spans.length > 0) kinds.add('blocks');
   for (const span of spans) {
     const body = `${original.slice(span.start, span.end).join('\n')}\n`;
-    found.push({ line: span.start, commands: diffAt(`diff at line ${span.start + 1}`, body, raw?.readSpan ?? readDiff, warnings) });
+    found.push({
+      line: span.start,
+      commands: diffAt(`diff at line ${span.start + 1}`, body, raw?.readSpan ?? readDiff, warnings),
+    });
   }
   for (const block of blocks) {
     const commands = readBlock(block, readDiff, warnings);
@@ -72,7 +82,9 @@ export function parseMarkdown(text: string, readDiff: DiffReader, raw?: RawDiffs
   }
   if (blocks.length > 0) kinds.add('blocks');
   if (unclosed !== undefined) {
-    warnings.push(`the block opened at line ${unclosed.open + 1} ("${unclosed.info || 'no language'}") is never closed (a reply cut off?); skipped`);
+    warnings.push(
+      `the block opened at line ${unclosed.open + 1} ("${unclosed.info || 'no language'}") is never closed (a reply cut off?); skipped`,
+    );
   }
   const commands = found.sort((a, b) => a.line - b.line).flatMap((f) => f.commands);
   if (commands.length === 0 && warnings.length === 0) {
@@ -93,8 +105,12 @@ export interface RawDiffs {
  * SEARCH block), and its fences. A diff that turns out to lie inside a fence (one indented
  * in a list item) is that block's and is not read on its own.
  */
-function layout(original: readonly string[], all: readonly Span[]): { lines: string[]; spans: readonly Span[]; fences: Fences } {
-  const mask = (spans: readonly Span[]) => original.map((line, i) => (spans.some((s) => i >= s.start && i < s.end) ? '' : line));
+function layout(
+  original: readonly string[],
+  all: readonly Span[],
+): { lines: string[]; spans: readonly Span[]; fences: Fences } {
+  const mask = (spans: readonly Span[]) =>
+    original.map((line, i) => (spans.some((s) => i >= s.start && i < s.end) ? '' : line));
   let lines = mask(all);
   let fences = findFences(lines);
   const spans = all.filter((s) => !fences.blocks.some((b) => b.open < s.start && s.start < b.close));
@@ -117,8 +133,12 @@ function diffAt(where: string, body: string, readDiff: DiffReader, warnings: str
   }
 }
 
-const replaceCommand = (edit: SearchReplace): PatchCommand =>
-  ({ type: 'file_edit', action: 'replace', target: workspacePath(edit.path), edits: [{ search: edit.search, replace: edit.replace }] });
+const replaceCommand = (edit: SearchReplace): PatchCommand => ({
+  type: 'file_edit',
+  action: 'replace',
+  target: workspacePath(edit.path),
+  edits: [{ search: edit.search, replace: edit.replace }],
+});
 
 const isDiffText = (body: string) => /^(diff --git |--- \S.*\n\+\+\+ \S.*\n@@ -)/m.test(body);
 
@@ -143,7 +163,8 @@ function readBlock(block: Fence, readDiff: DiffReader, warnings: string[]): Patc
     return blocks.map(replaceCommand);
   }
   if (hasBeginPatch(block.body)) return parseBeginPatch(block.body.split('\n'), block.open + 1);
-  if ((diffLangs.has(lang) || lang === '') && isAiderUdiff(block.body)) return diffAt(where, block.body, (body) => ({ commands: parseAiderUdiff(body), warnings: [] }), warnings);
+  if ((diffLangs.has(lang) || lang === '') && isAiderUdiff(block.body))
+    return diffAt(where, block.body, (body) => ({ commands: parseAiderUdiff(body), warnings: [] }), warnings);
   if (diffLangs.has(lang) || (lang === '' && isDiffText(block.body))) return asDiff();
   const named = transcriptLangs.has(lang) ? undefined : namedBlock(block);
   if (named !== undefined) {
@@ -152,7 +173,8 @@ function readBlock(block: Fence, readDiff: DiffReader, warnings: string[]): Patc
     if (named.note !== undefined) warnings.push(`${where}: ${named.note}`);
     return [{ type: 'file_edit', action: 'create', target: workspacePath(named.path), content: named.body }];
   }
-  if (shellLangs.has(lang)) return block.body.trim() === '' ? [] : [{ type: 'shell_command', action: 'run', content: block.body.trimEnd() }];
+  if (shellLangs.has(lang))
+    return block.body.trim() === '' ? [] : [{ type: 'shell_command', action: 'run', content: block.body.trimEnd() }];
   if (transcriptLangs.has(lang)) {
     warnings.push(`${where} is a terminal transcript, not a script; not run`);
     return [];

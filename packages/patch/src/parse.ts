@@ -35,7 +35,8 @@ export function parsePatch(input: unknown): ParsedPatch {
       if (mixed !== undefined) return mixed;
       return { format: 'diff', ...parseDiff(text, bytes) };
     }
-    if (bytes !== undefined) throw new PatchParseError('the patch is not UTF-8 text, and only a unified diff may carry other bytes');
+    if (bytes !== undefined)
+      throw new PatchParseError('the patch is not UTF-8 text, and only a unified diff may carry other bytes');
     return parseMarkdown(text, (body) => parseDiff(body, undefined));
   } catch (error) {
     if (error instanceof PatchParseError) throw error;
@@ -47,15 +48,18 @@ export function parsePatch(input: unknown): ParsedPatch {
 /** The text to read; `bytes` too when they are not UTF-8 (read then as latin1: one character a byte). */
 function decode(input: unknown): { text: string; bytes?: Uint8Array } {
   if (input instanceof Uint8Array) {
-    if (input.length > maxPatchChars) throw new PatchParseError(`patch too large: ${input.length} bytes, the limit is ${maxPatchChars}`);
+    if (input.length > maxPatchChars)
+      throw new PatchParseError(`patch too large: ${input.length} bytes, the limit is ${maxPatchChars}`);
     try {
       return { text: utf8.decode(input).replace(/^\uFEFF/, '') };
     } catch {
       return { text: Buffer.from(input).toString('latin1'), bytes: input };
     }
   }
-  if (typeof input !== 'string') throw new PatchParseError(`a patch is text, got ${input === null ? 'null' : typeof input}`);
-  if (input.length > maxPatchChars) throw new PatchParseError(`patch too large: ${input.length} characters, the limit is ${maxPatchChars}`);
+  if (typeof input !== 'string')
+    throw new PatchParseError(`a patch is text, got ${input === null ? 'null' : typeof input}`);
+  if (input.length > maxPatchChars)
+    throw new PatchParseError(`patch too large: ${input.length} characters, the limit is ${maxPatchChars}`);
   return { text: input.replace(/^\uFEFF/, '') };
 }
 
@@ -105,9 +109,23 @@ function parseDiff(text: string, bytes: Uint8Array | undefined): { commands: Pat
     }
   }
   if (paths.length === 0) throw new PatchParseError('unified diff without file headers');
-  const warnings = usedRecount ? [`hunk line counts did not fit their hunks and were recounted (${hunks} hunk${hunks === 1 ? '' : 's'})`] : [];
+  const warnings = usedRecount
+    ? [`hunk line counts did not fit their hunks and were recounted (${hunks} hunk${hunks === 1 ? '' : 's'})`]
+    : [];
   const content = usedRecount ? recounted : source;
-  return { commands: [{ type: 'diff', action: 'apply', target: paths[0] ?? '', content, paths, ...(typeof chosen === 'string' ? {} : { bytes: chosen }) }], warnings };
+  return {
+    commands: [
+      {
+        type: 'diff',
+        action: 'apply',
+        target: paths[0] ?? '',
+        content,
+        paths,
+        ...(typeof chosen === 'string' ? {} : { bytes: chosen }),
+      },
+    ],
+    warnings,
+  };
 }
 
 function namesIn(diff: string | Uint8Array): string[] {

@@ -3,7 +3,10 @@ import { basename, dirname, isAbsolute, posix, relative, resolve, sep } from 'no
 
 /** Why a path was refused. */
 export class PathRefused extends Error {
-  constructor(readonly path: string, readonly reason: string) {
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+  ) {
     super(`path ${JSON.stringify(path.slice(0, 200))} refused: ${reason}`);
     this.name = 'PathRefused';
   }
@@ -14,7 +17,11 @@ const within = (root: string, path: string) => {
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 };
 
-const exists = (path: string) => lstat(path).then(() => true, () => false);
+const exists = (path: string) =>
+  lstat(path).then(
+    () => true,
+    () => false,
+  );
 
 /**
  * Resolves `path` (relative, from a patch) to an absolute path inside `root`, or throws
@@ -27,7 +34,8 @@ const exists = (path: string) => lstat(path).then(() => true, () => false);
 export async function resolveInside(root: string, path: string): Promise<string> {
   if (typeof path !== 'string' || path.trim() === '') throw new PathRefused(String(path), 'empty');
   if (path.includes('\0')) throw new PathRefused(path, 'contains NUL');
-  if (isAbsolute(path) || /^[A-Za-z]:/.test(path) || path.startsWith('\\') || path.startsWith('~')) throw new PathRefused(path, 'absolute paths are not allowed');
+  if (isAbsolute(path) || /^[A-Za-z]:/.test(path) || path.startsWith('\\') || path.startsWith('~'))
+    throw new PathRefused(path, 'absolute paths are not allowed');
   const normal = posix.normalize(path.replaceAll('\\', '/'));
   if (normal === '..' || normal.startsWith('../')) throw new PathRefused(path, 'leaves the workspace');
   if (normal.split('/').some((part) => part.toLowerCase() === '.git')) throw new PathRefused(path, 'inside .git');
@@ -41,7 +49,12 @@ export async function resolveInside(root: string, path: string): Promise<string>
   const real = await realpath(probe).catch(() => undefined);
   if (real === undefined) throw new PathRefused(path, 'a dangling symlink is on the way');
   if (!within(root, real)) throw new PathRefused(path, `a symlink on the way leads outside the workspace (${real})`);
-  if (relative(root, real).split(sep).some((part) => part.toLowerCase() === '.git')) throw new PathRefused(path, 'a symlink on the way leads into .git');
+  if (
+    relative(root, real)
+      .split(sep)
+      .some((part) => part.toLowerCase() === '.git')
+  )
+    throw new PathRefused(path, 'a symlink on the way leads into .git');
   return absolute;
 }
 
@@ -52,7 +65,12 @@ export const defaultProtected = ['.env*', '*credentials*', '*.key', '*.pem'] as 
 export function isProtected(path: string, patterns: readonly string[]): boolean {
   const name = basename(path.replaceAll('\\', '/')).toLowerCase();
   return patterns.some((pattern) => {
-    const regex = new RegExp(`^${pattern.toLowerCase().replace(/[.+?^${}()|[\]\\]/g, '\\$&').replaceAll('*', '.*')}$`);
+    const regex = new RegExp(
+      `^${pattern
+        .toLowerCase()
+        .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+        .replaceAll('*', '.*')}$`,
+    );
     return regex.test(name);
   });
 }

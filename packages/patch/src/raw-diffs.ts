@@ -10,15 +10,18 @@ export interface Span {
 }
 
 /** What may follow a diff's first header inside the diff: hunk lines, git's extended headers, blank lines. */
-const diffLine = /^(?:[ +\-\\]|@@|diff |index |(?:new|deleted) file mode |old mode |new mode |(?:dis)?similarity index |rename (?:from|to) |copy (?:from|to) |Binary files |GIT binary patch|literal \d|delta \d|\r?$)/;
+const diffLine =
+  /^(?:[ +\-\\]|@@|diff |index |(?:new|deleted) file mode |old mode |new mode |(?:dis)?similarity index |rename (?:from|to) |copy (?:from|to) |Binary files |GIT binary patch|literal \d|delta \d|\r?$)/;
 /** A line of a binary patch's base85 data. */
 const base85 = /^[A-Za-z][0-9A-Za-z!#$%&()*+;<=>?@^_`{|}~-]*\r?$/;
 
 /** `diff --git`, or `---` `+++` `@@ -` on three lines: where a diff starts. */
 export const diffHeaderAt = (lines: readonly string[], i: number): boolean => {
   const line = lines[i] ?? '';
-  return line.startsWith('diff --git ')
-    || (line.startsWith('--- ') && (lines[i + 1] ?? '').startsWith('+++ ') && (lines[i + 2] ?? '').startsWith('@@ -'));
+  return (
+    line.startsWith('diff --git ') ||
+    (line.startsWith('--- ') && (lines[i + 1] ?? '').startsWith('+++ ') && (lines[i + 2] ?? '').startsWith('@@ -'))
+  );
 };
 
 /**
@@ -28,7 +31,9 @@ export const diffHeaderAt = (lines: readonly string[], i: number): boolean => {
  * SEARCH marker) ends it.
  */
 export function rawDiffSpans(lines: readonly string[]): Span[] {
-  const fenced = new Set(findFences(lines, true).blocks.flatMap((b) => Array.from({ length: b.close - b.open + 1 }, (_, k) => b.open + k)));
+  const fenced = new Set(
+    findFences(lines, true).blocks.flatMap((b) => Array.from({ length: b.close - b.open + 1 }, (_, k) => b.open + k)),
+  );
   const spans: Span[] = [];
   for (let i = 0; i < lines.length; i += 1) {
     if (fenced.has(i) || !diffHeaderAt(lines, i)) continue;

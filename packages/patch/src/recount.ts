@@ -28,7 +28,10 @@ export function recountHunks(text: string): Recounted {
     const match = hunkHeader.exec(stripCr(lines[i] ?? ''));
     if (match === null) continue;
     const { end, hardEnd } = bodyEnd(lines, i + 1);
-    const declared = { old: match[2] === undefined ? 1 : Number(match[2]), new: match[4] === undefined ? 1 : Number(match[4]) };
+    const declared = {
+      old: match[2] === undefined ? 1 : Number(match[2]),
+      new: match[4] === undefined ? 1 : Number(match[4]),
+    };
     if (fits(lines, i + 1, end, hardEnd, declared)) continue;
     let oldLines = 0;
     let newLines = 0;
@@ -70,7 +73,8 @@ function bodyEnd(lines: string[], from: number): { end: number; hardEnd: number 
 }
 
 /** `--- name` then `+++ name`: the next file of a traditional diff, not a removed line. */
-const isFileHeader = (lines: string[], j: number) => (lines[j] ?? '').startsWith('--- ') && (lines[j + 1] ?? '').startsWith('+++ ');
+const isFileHeader = (lines: string[], j: number) =>
+  (lines[j] ?? '').startsWith('--- ') && (lines[j + 1] ?? '').startsWith('+++ ');
 
 /** format-patch's `-- ` line, the git version on the next: the end of the patch. */
 const isSignature = (lines: string[], j: number) => stripCr(lines[j] ?? '') === '-- ' && /^\d/.test(lines[j + 1] ?? '');
@@ -80,13 +84,21 @@ const isSignature = (lines: string[], j: number) => stripCr(lines[j] ?? '') === 
  * line aside) and no further than `hardEnd`, as git would read them? What they take past
  * `end` are blank lines (empty context) or a line that looked like the signature.
  */
-function fits(lines: string[], from: number, end: number, hardEnd: number, declared: { old: number; new: number }): boolean {
+function fits(
+  lines: string[],
+  from: number,
+  end: number,
+  hardEnd: number,
+  declared: { old: number; new: number },
+): boolean {
   let { old, new: added } = declared;
   let j = from;
   for (; j < hardEnd && (old > 0 || added > 0); j += 1) {
     const c = (lines[j] ?? '')[0];
-    if (c === ' ' || c === undefined || c === '\r') { old -= 1; added -= 1; }
-    else if (c === '-') old -= 1;
+    if (c === ' ' || c === undefined || c === '\r') {
+      old -= 1;
+      added -= 1;
+    } else if (c === '-') old -= 1;
     else if (c === '+') added -= 1;
     else if (c !== '\\') return false;
   }

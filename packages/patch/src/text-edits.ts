@@ -2,7 +2,17 @@
 // human reading a model's edit: the lines it keeps stay as the file has them, its new lines
 // take the file's indentation, quotes and line ends; what cannot be placed for sure fails.
 import { reindenter } from './indentation.js';
-import { asciiPunctuation, countMatches, findAnchor, indentationPass, keptLines, locate, passes, punctuationPass, type Match } from './line-match.js';
+import {
+  asciiPunctuation,
+  countMatches,
+  findAnchor,
+  indentationPass,
+  keptLines,
+  locate,
+  passes,
+  punctuationPass,
+  type Match,
+} from './line-match.js';
 import type { TextEdit } from './types.js';
 
 /** The new text and how the edits were matched; or why they cannot be applied. */
@@ -48,7 +58,8 @@ const elision = (line: string) => /^\s*(\.\.\.|…)\s*$/.test(line);
  * own line end; new lines take the file's most common one. All or nothing.
  */
 export function applyEdits(text: string | undefined, edits: readonly TextEdit[]): EditResult {
-  if (text === undefined && edits.some((e) => e.search.trim() !== '')) return { ok: false, error: 'the file does not exist, so there is nothing to search in' };
+  if (text === undefined && edits.some((e) => e.search.trim() !== ''))
+    return { ok: false, error: 'the file does not exist, so there is nothing to search in' };
   const source = text ?? '';
   const lines = split(source);
   const crlf = lines.ends.filter((e) => e === '\r\n').length;
@@ -62,18 +73,29 @@ export function applyEdits(text: string | undefined, edits: readonly TextEdit[])
     for (const [k, anchor] of [...(edit.outer ?? []), ...(edit.anchor === undefined ? [] : [edit.anchor])].entries()) {
       // Nested @@ lines: each one after the one before it.
       const at = findAnchor(lines.text, anchor, from, k === 0);
-      if (at === -1) return { ok: false, error: `${label}: its @@ line ${JSON.stringify(anchor.slice(0, 80))} is not in the file${k === 0 ? '' : ' after the one before it'}; give a line that is, or none` };
+      if (at === -1)
+        return {
+          ok: false,
+          error: `${label}: its @@ line ${JSON.stringify(anchor.slice(0, 80))} is not in the file${k === 0 ? '' : ' after the one before it'}; give a line that is, or none`,
+        };
       from = at + 1;
     }
-    const done = edit.search.trim() === ''
-      ? insert(lines, toLines(edit.replace), edit.anchor !== undefined ? from : lines.text.length, eol)
-      : replaceLines(lines, toLines(edit.search), toLines(edit.replace), { from, wrap: edit.anchor === undefined, eol });
+    const done =
+      edit.search.trim() === ''
+        ? insert(lines, toLines(edit.replace), edit.anchor !== undefined ? from : lines.text.length, eol)
+        : replaceLines(lines, toLines(edit.search), toLines(edit.replace), {
+            from,
+            wrap: edit.anchor === undefined,
+            eol,
+          });
     if (!done.ok) return { ok: false, error: `${label}: ${done.error}` };
     notes.push(...done.notes.map((note) => `${label}: ${note}`));
     cursor = done.cursor;
   }
   const last = lines.text.length - 1;
-  const body = lines.text.map((line, i) => line + (i < last ? lines.ends[i] || eol : finalNewline ? lines.ends[i] || eol : '')).join('');
+  const body = lines.text
+    .map((line, i) => line + (i < last ? lines.ends[i] || eol : finalNewline ? lines.ends[i] || eol : ''))
+    .join('');
   return { ok: true, text: body, notes };
 }
 
@@ -86,7 +108,12 @@ function insert(lines: Lines, added: readonly string[], at: number, eol: string)
 }
 
 /** Replaces the first match of `search`, or each `...`-separated part of it. */
-function replaceLines(lines: Lines, search: string[], replace: string[], where: { from: number; wrap: boolean; eol: string }): Step {
+function replaceLines(
+  lines: Lines,
+  search: string[],
+  replace: string[],
+  where: { from: number; wrap: boolean; eol: string },
+): Step {
   const found = locate(lines.text, search, where.from, where.wrap);
   if (found !== undefined) return splice(lines, search, replace, found, where.eol);
   if (search.some(elision)) return replaceParts(lines, search, replace, where);
@@ -94,29 +121,59 @@ function replaceLines(lines: Lines, search: string[], replace: string[], where: 
   const blank = search.findIndex((l) => l.trim() !== '');
   if (blank > 0) {
     const drop = replace.findIndex((l) => l.trim() !== '');
-    return replaceLines(lines, search.slice(blank), replace.slice(Math.min(blank, drop === -1 ? replace.length : drop)), where);
+    return replaceLines(
+      lines,
+      search.slice(blank),
+      replace.slice(Math.min(blank, drop === -1 ? replace.length : drop)),
+      where,
+    );
   }
   const first = search.find((l) => l.trim() !== '') ?? '';
   const place = where.wrap ? 'in the file' : 'after its @@ line';
-  return { ok: false, error: `the SEARCH lines were not found ${place} (first: ${JSON.stringify(first.slice(0, 80))}); copy them exactly from the current file` };
+  return {
+    ok: false,
+    error: `the SEARCH lines were not found ${place} (first: ${JSON.stringify(first.slice(0, 80))}); copy them exactly from the current file`,
+  };
 }
 
 /** Aider's `...`: the parts between the `...` lines, each replaced in order, each found exactly once. */
-function replaceParts(lines: Lines, search: string[], replace: string[], where: { from: number; wrap: boolean; eol: string }): Step {
-  const parts = (l: string[]) => l.reduce<string[][]>((acc, line) => (elision(line) ? [...acc, []] : (acc.at(-1)?.push(line), acc)), [[]]);
+function replaceParts(
+  lines: Lines,
+  search: string[],
+  replace: string[],
+  where: { from: number; wrap: boolean; eol: string },
+): Step {
+  const parts = (l: string[]) =>
+    l.reduce<string[][]>((acc, line) => (elision(line) ? [...acc, []] : (acc.at(-1)?.push(line), acc)), [[]]);
   const olds = parts(search);
   const news = parts(replace);
-  if (olds.length !== news.length) return { ok: false, error: `SEARCH has ${olds.length - 1} "..." line(s) and REPLACE ${news.length - 1}: each "..." must stand in both, for the same lines` };
+  if (olds.length !== news.length)
+    return {
+      ok: false,
+      error: `SEARCH has ${olds.length - 1} "..." line(s) and REPLACE ${news.length - 1}: each "..." must stand in both, for the same lines`,
+    };
   let cursor = where.from;
   const notes = ['"..." read as the lines in between, unchanged'];
   for (const [k, old] of olds.entries()) {
     const next = news[k] ?? [];
     if (old.length === 0 && next.length === 0) continue;
-    if (old.every((l) => l.trim() === '')) return { ok: false, error: 'a part of REPLACE between "..." lines has no SEARCH lines to place it by; give the lines it goes next to' };
+    if (old.every((l) => l.trim() === ''))
+      return {
+        ok: false,
+        error:
+          'a part of REPLACE between "..." lines has no SEARCH lines to place it by; give the lines it goes next to',
+      };
     const found = locate(lines.text, old, cursor, k === 0 && where.wrap);
-    if (found === undefined) return { ok: false, error: `the SEARCH part ${k + 1} (between "..." lines) was not found (first: ${JSON.stringify(old[0]?.slice(0, 80))})` };
+    if (found === undefined)
+      return {
+        ok: false,
+        error: `the SEARCH part ${k + 1} (between "..." lines) was not found (first: ${JSON.stringify(old[0]?.slice(0, 80))})`,
+      };
     if (countMatches(lines.text, old, found.at + 1, found.pass) > 0) {
-      return { ok: false, error: `the SEARCH part ${k + 1} (between "..." lines) is found more than once; give more lines around it` };
+      return {
+        ok: false,
+        error: `the SEARCH part ${k + 1} (between "..." lines) is found more than once; give more lines around it`,
+      };
     }
     const step = splice(lines, old, next, found, where.eol);
     if (!step.ok) return step;
@@ -158,15 +215,25 @@ function splice(lines: Lines, search: readonly string[], replace: readonly strin
 type Fit = (line: string) => { ok: true; line: string } | { ok: false; error: string };
 
 /** How a new line is written into the file, given how loosely the search matched. */
-function fitter(search: readonly string[], matched: readonly string[], pass: number): { ok: true; line: Fit } | { ok: false; error: string } {
+function fitter(
+  search: readonly string[],
+  matched: readonly string[],
+  pass: number,
+): { ok: true; line: Fit } | { ok: false; error: string } {
   if (pass < indentationPass) return { ok: true, line: (line) => ({ ok: true, line }) };
   const indent = reindenter(search, matched);
   if (!indent.ok) return indent;
   // Typographic characters the model wrote where the file has none: its new lines have them by the same slip.
   const file = matched.join('\n');
-  const slips = pass >= punctuationPass ? new Set([...search.join('\n')].filter((c) => asciiPunctuation(c) !== c && !file.includes(c))) : new Set<string>();
+  const slips =
+    pass >= punctuationPass
+      ? new Set([...search.join('\n')].filter((c) => asciiPunctuation(c) !== c && !file.includes(c)))
+      : new Set<string>();
   return {
     ok: true,
-    line: (line) => indent.reindent(slips.size === 0 ? line : [...line].map((c) => (slips.has(c) ? asciiPunctuation(c) : c)).join('')),
+    line: (line) =>
+      indent.reindent(
+        slips.size === 0 ? line : [...line].map((c) => (slips.has(c) ? asciiPunctuation(c) : c)).join(''),
+      ),
   };
 }

@@ -25,16 +25,28 @@ export interface TextEdit {
 /** One command of a JSON patch. Paths are relative to the workspace. */
 export type PatchCommand =
   | {
-    type: 'file_edit'; action: FileAction; target: string; content?: string; metadata?: { destination?: string };
-    /** `replace` only: the edits, applied in order, all or none. */
-    edits?: TextEdit[];
-    /**
-     * `delete` only: the target must be an existing file (Begin Patch's `Delete File`, a
-     * diff's `+++ /dev/null`); without it, `delete` also removes a directory, or nothing.
-     */
-    fileOnly?: boolean;
-  }
-  | { type: 'shell_command'; action: 'run'; target?: string; content: string; env?: Record<string, string>; workdir?: string; shell?: string }
+      type: 'file_edit';
+      action: FileAction;
+      target: string;
+      content?: string;
+      metadata?: { destination?: string };
+      /** `replace` only: the edits, applied in order, all or none. */
+      edits?: TextEdit[];
+      /**
+       * `delete` only: the target must be an existing file (Begin Patch's `Delete File`, a
+       * diff's `+++ /dev/null`); without it, `delete` also removes a directory, or nothing.
+       */
+      fileOnly?: boolean;
+    }
+  | {
+      type: 'shell_command';
+      action: 'run';
+      target?: string;
+      content: string;
+      env?: Record<string, string>;
+      workdir?: string;
+      shell?: string;
+    }
   | { type: 'git_operation'; action: GitAction; target?: string; content?: string }
   /**
    * A unified diff, applied as a whole with `git apply`; `paths` are the files it touches.

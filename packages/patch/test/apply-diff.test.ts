@@ -14,7 +14,15 @@ import { openGit, type PatchGit } from '../src/git.js';
 import { defaultProtected } from '../src/index.js';
 
 const env = { ...gitTestEnv(), PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent' };
-const create = ['diff --git a/new.txt b/new.txt', 'new file mode 100644', '--- /dev/null', '+++ b/new.txt', '@@ -0,0 +1 @@', '+x', ''].join('\n');
+const create = [
+  'diff --git a/new.txt b/new.txt',
+  'new file mode 100644',
+  '--- /dev/null',
+  '+++ b/new.txt',
+  '@@ -0,0 +1 @@',
+  '+x',
+  '',
+].join('\n');
 
 /** The real git, with `extra` appended to what a listing starting with `args` prints. */
 function reading(git: PatchGit, args: string[], extra: string): PatchGit {
@@ -34,9 +42,12 @@ describe('applyDiff: git reads more than the checker', () => {
     repo = await createTempRepo({ files: { 'README.md': '# r\n' } });
     root = await realpath(repo.path);
   });
-  afterEach(async () => { await repo.dispose(); });
+  afterEach(async () => {
+    await repo.dispose();
+  });
 
-  const apply = async (git: PatchGit) => applyDiff(root, create, { git, patterns: defaultProtected, protectedAction: 'error', dryRun: false });
+  const apply = async (git: PatchGit) =>
+    applyDiff(root, create, { git, patterns: defaultProtected, protectedAction: 'error', dryRun: false });
 
   it('the real git: applied', async () => {
     expect(await apply(await openGit(root, env, 30_000))).toMatchObject({ status: 'succeeded' });
@@ -45,7 +56,10 @@ describe('applyDiff: git reads more than the checker', () => {
 
   it('a name git would write that the checker did not read: refused, nothing written', async () => {
     const git = reading(await openGit(root, env, 30_000), ['--numstat', '-R'], '0\t0\t.env\0');
-    expect(await apply(git)).toMatchObject({ status: 'failed', error: expect.stringMatching(/git reads file names the checker does not: "\.env"/) });
+    expect(await apply(git)).toMatchObject({
+      status: 'failed',
+      error: expect.stringMatching(/git reads file names the checker does not: "\.env"/),
+    });
     expect(existsSync(join(root, 'new.txt'))).toBe(false);
   });
 

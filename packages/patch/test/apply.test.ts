@@ -38,7 +38,9 @@ describe('applyPatch: file edits inside the workspace', () => {
     await symlink(join(outside, 'secret.txt'), join(ws, 'linked-secret'));
     await symlink(join(ws, '.git'), join(ws, 'gitdir'));
   });
-  afterAll(async () => { await tmp.dispose(); });
+  afterAll(async () => {
+    await tmp.dispose();
+  });
 
   it('creates, appends, renames, copies and deletes; the summary counts them', async () => {
     const commands: PatchCommand[] = [
@@ -77,19 +79,41 @@ describe('applyPatch: file edits inside the workspace', () => {
 
   it('dry-run plans and writes nothing; stop-on-error stops at the first failure', async () => {
     const before = await snapshot(ws);
-    const plan = await applyPatch([{ type: 'file_edit', action: 'create', target: 'new.txt', content: 'x' }], { root: ws, dryRun: true });
+    const plan = await applyPatch([{ type: 'file_edit', action: 'create', target: 'new.txt', content: 'x' }], {
+      root: ws,
+      dryRun: true,
+    });
     expect(plan.results[0]?.status).toBe('planned');
     expect(await snapshot(ws)).toEqual(before);
-    const stopped = await applyPatch([
-      { type: 'file_edit', action: 'create', target: '../x', content: 'x' },
-      { type: 'file_edit', action: 'create', target: 'after.txt', content: 'x' },
-    ], { root: ws, onError: 'stop' });
+    const stopped = await applyPatch(
+      [
+        { type: 'file_edit', action: 'create', target: '../x', content: 'x' },
+        { type: 'file_edit', action: 'create', target: 'after.txt', content: 'x' },
+      ],
+      { root: ws, onError: 'stop' },
+    );
     expect(stopped.results).toHaveLength(1);
     expect(await snapshot(ws)).toEqual(before);
   });
 
   it('property: 10 000 generated patches never write outside the workspace or into .git', async () => {
-    const segment = fc.constantFrom('..', '.', '.git', '.GIT', 'escape', 'gitdir', 'linked-secret', 'src', 'a', 'b.txt', '', '/', '~', 'C:', '..\\..');
+    const segment = fc.constantFrom(
+      '..',
+      '.',
+      '.git',
+      '.GIT',
+      'escape',
+      'gitdir',
+      'linked-secret',
+      'src',
+      'a',
+      'b.txt',
+      '',
+      '/',
+      '~',
+      'C:',
+      '..\\..',
+    );
     const path = fc.array(segment, { minLength: 1, maxLength: 5 }).map((parts) => parts.join('/'));
     const command: fc.Arbitrary<PatchCommand> = fc.record({
       type: fc.constant('file_edit' as const),
@@ -100,10 +124,13 @@ describe('applyPatch: file edits inside the workspace', () => {
     });
     const before = await snapshot(outside);
     const gitBefore = await snapshot(join(ws, '.git'));
-    await fc.assert(fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: 3 }), async (commands) => {
-      await applyPatch(commands, { root: ws });
-      expect(await snapshot(outside)).toEqual(before);
-      expect(await snapshot(join(ws, '.git'))).toEqual(gitBefore);
-    }), { numRuns: 10_000 });
+    await fc.assert(
+      fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: 3 }), async (commands) => {
+        await applyPatch(commands, { root: ws });
+        expect(await snapshot(outside)).toEqual(before);
+        expect(await snapshot(join(ws, '.git'))).toEqual(gitBefore);
+      }),
+      { numRuns: 10_000 },
+    );
   }, 600_000);
 });

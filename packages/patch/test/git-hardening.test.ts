@@ -36,20 +36,33 @@ describe('hardened git calls', () => {
     return path;
   }
 
-  const diff = ['diff --git a/README.md b/README.md', '--- a/README.md', '+++ b/README.md', '@@ -1 +1 @@', '-# r', '+# s', ''].join('\n');
+  const diff = [
+    'diff --git a/README.md b/README.md',
+    '--- a/README.md',
+    '+++ b/README.md',
+    '@@ -1 +1 @@',
+    '-# r',
+    '+# s',
+    '',
+  ].join('\n');
 
   it('core.fsmonitor and a post-commit hook from the repository do not run (auto-commit, a diff, git operations)', async () => {
     await git(repo.path, ['config', 'core.fsmonitor', await plant('fsmonitor')]);
     await mkdir(join(repo.path, '.git', 'hooks'), { recursive: true });
     for (const hook of ['post-commit', 'pre-commit', 'post-index-change']) {
-      await writeFile(join(repo.path, '.git', 'hooks', hook), `#!/bin/sh\necho ${hook} >> '${marker}'\n`, { mode: 0o755 });
+      await writeFile(join(repo.path, '.git', 'hooks', hook), `#!/bin/sh\necho ${hook} >> '${marker}'\n`, {
+        mode: 0o755,
+      });
     }
-    const result = await applyPatch([
-      ...parsePatch(diff).commands,
-      { type: 'file_edit', action: 'create', target: 'new.txt', content: 'n\n' },
-      { type: 'git_operation', action: 'add', target: 'new.txt' },
-      { type: 'git_operation', action: 'commit', content: 'by the patch' },
-    ], { root: repo.path, env, autoCommit: true });
+    const result = await applyPatch(
+      [
+        ...parsePatch(diff).commands,
+        { type: 'file_edit', action: 'create', target: 'new.txt', content: 'n\n' },
+        { type: 'git_operation', action: 'add', target: 'new.txt' },
+        { type: 'git_operation', action: 'commit', content: 'by the patch' },
+      ],
+      { root: repo.path, env, autoCommit: true },
+    );
     expect(result.summary).toBe('executed 4, succeeded 4, failed 0');
     expect(existsSync(marker) ? await readFile(marker, 'utf8') : 'nothing ran').toBe('nothing ran');
     expect(await git(repo.path, ['log', '-1', '--format=%s'])).toBe('[Worker Auto-Commit] after patch');
@@ -61,10 +74,10 @@ describe('hardened git calls', () => {
     await git(repo.path, ['config', 'filter.evil.smudge', await plant('smudge')]);
     await git(repo.path, ['config', 'filter.evil.process', await plant('process')]);
     await git(repo.path, ['config', 'filter.evil.required', 'true']);
-    const result = await applyPatch([
-      ...parsePatch(diff).commands,
-      { type: 'shell_command', action: 'run', content: 'exit 1' },
-    ], { root: repo.path, env, autoCommit: true, onError: 'stop' });
+    const result = await applyPatch(
+      [...parsePatch(diff).commands, { type: 'shell_command', action: 'run', content: 'exit 1' }],
+      { root: repo.path, env, autoCommit: true, onError: 'stop' },
+    );
     // Committed before, rolled back (reset --hard checks out again) after the failure.
     expect(result.summary).toBe('executed 2, succeeded 1, failed 1 (rolled back)');
     expect(existsSync(marker) ? await readFile(marker, 'utf8') : 'nothing ran').toBe('nothing ran');
@@ -81,14 +94,22 @@ describe('hardened git calls', () => {
     const merged = await applyPatch(parsePatch(threeWay).commands, { root: repo.path, env });
     expect(merged.summary).toBe('executed 1, succeeded 1, failed 0');
     expect(merged.results[0]?.notes).toEqual([expect.stringMatching(/^merged 3-way/)]);
-    expect((await readFile(join(repo.path, 'f.txt'), 'utf8')).split('\n').slice(0, 4)).toEqual(['one', 'line 2', 'line 3', 'four']);
+    expect((await readFile(join(repo.path, 'f.txt'), 'utf8')).split('\n').slice(0, 4)).toEqual([
+      'one',
+      'line 2',
+      'line 3',
+      'four',
+    ]);
 
     await git(repo.path, ['reset', '--hard', '--quiet']);
     await repo.commit({ '.gitattributes': 'f.txt merge=evil\n' }, 'a merge driver');
     await git(repo.path, ['config', 'merge.evil.driver', `${await plant('merge')} %O %A %B`]);
     const refused = await applyPatch(parsePatch(threeWay).commands, { root: repo.path, env });
     // Without its driver the merge fails; only the next attempt, reduced context, applies the diff.
-    expect(refused.results[0]).toMatchObject({ status: 'succeeded', notes: [expect.stringMatching(/reduced context/), expect.stringMatching(/^Context reduced/)] });
+    expect(refused.results[0]).toMatchObject({
+      status: 'succeeded',
+      notes: [expect.stringMatching(/reduced context/), expect.stringMatching(/^Context reduced/)],
+    });
     expect(existsSync(marker) ? await readFile(marker, 'utf8') : 'nothing ran').toBe('nothing ran');
   });
 
@@ -96,10 +117,13 @@ describe('hardened git calls', () => {
     await writeFile(join(outside.path, 'keep.txt'), 'keep\n');
     await git(repo.path, ['config', 'core.worktree', outside.path]);
     const before = await readdir(outside.path);
-    const result = await applyPatch([
-      { type: 'file_edit', action: 'create', target: 'two.txt', content: '2\n' },
-      { type: 'shell_command', action: 'run', content: 'exit 1' },
-    ], { root: repo.path, env, autoCommit: true, onError: 'stop' });
+    const result = await applyPatch(
+      [
+        { type: 'file_edit', action: 'create', target: 'two.txt', content: '2\n' },
+        { type: 'shell_command', action: 'run', content: 'exit 1' },
+      ],
+      { root: repo.path, env, autoCommit: true, onError: 'stop' },
+    );
     expect(result.summary).toBe('executed 2, succeeded 1, failed 1 (rolled back)');
     expect(await readdir(outside.path)).toEqual(before);
     expect(existsSync(join(repo.path, 'two.txt'))).toBe(false);
@@ -111,7 +135,9 @@ describe('hardened git calls', () => {
     const other = await createTempRepo({ files: { 'other.txt': 'o\n' } });
     try {
       const result = await applyPatch(parsePatch(diff).commands, {
-        root: repo.path, env: { ...env, GIT_DIR: join(other.path, '.git'), GIT_INDEX_FILE: join(outside.path, 'index') }, autoCommit: true,
+        root: repo.path,
+        env: { ...env, GIT_DIR: join(other.path, '.git'), GIT_INDEX_FILE: join(outside.path, 'index') },
+        autoCommit: true,
       });
       expect(result.summary).toBe('executed 1, succeeded 1, failed 0');
       expect(await git(other.path, ['log', '--format=%s'])).toBe('initial commit');

@@ -18,30 +18,155 @@ const legit = { type: 'file_edit', action: 'create', target: 'legit.txt', conten
 const json = (hostile: object) => JSON.stringify([legit, hostile]);
 
 const corpus: [string, (outside: string) => string, RegExp][] = [
-  ['traversal in target', () => json({ type: 'file_edit', action: 'create', target: '../../escape.txt', content: 'x' }), /leaves the workspace/],
-  ['traversal in a rename destination', () => json({ type: 'file_edit', action: 'rename', target: 'README.md', metadata: { destination: '../moved.md' } }), /leaves the workspace/],
-  ['absolute copy destination', (outside) => json({ type: 'file_edit', action: 'copy', target: 'README.md', metadata: { destination: join(outside, 'copied.md') } }), /absolute|leaves the workspace/],
-  ['absolute target', () => json({ type: 'file_edit', action: 'create', target: etcDecoy, content: 'x' }), /absolute|leaves the workspace/],
-  ['traversal in a shell workdir', () => json({ type: 'shell_command', action: 'run', content: 'touch pwned', workdir: '../..' }), /leaves the workspace/],
-  ['write through a committed symlink to /etc', () => json({ type: 'file_edit', action: 'create', target: `etc-link/${etcDecoy.slice('/etc/'.length)}`, content: 'x' }), /leaves the workspace|symlink/],
-  ['append through a symlink to /etc', () => json({ type: 'file_edit', action: 'append', target: 'etc-link/hostname', content: 'x' }), /leaves the workspace|symlink/],
-  ['a git hook', () => json({ type: 'file_edit', action: 'create', target: '.git/hooks/pre-commit', content: '#!/bin/sh\ntouch /tmp/pwned\n' }), /\.git/],
-  ['a git hook through mixed case and dots', () => json({ type: 'file_edit', action: 'create', target: './src/../.GIT/hooks/post-checkout', content: 'x' }), /\.git/i],
-  ['git add of .git/config', () => json({ type: 'git_operation', action: 'add', target: '.git/config' }), /\.git|leaves the workspace/],
-  ['a protected .env file', () => json({ type: 'file_edit', action: 'create', target: '.env', content: 'TOKEN=x' }), /protected/],
-  ['a protected key file', () => json({ type: 'file_edit', action: 'update', target: 'deploy/server.key', content: 'x' }), /protected/],
-  ['protected credentials', () => json({ type: 'file_edit', action: 'create', target: 'config/credentials.json', content: '{}' }), /protected/],
-  ['a command that never ends', () => json({ type: 'shell_command', action: 'run', content: 'sleep 300 & sleep 300' }), /timed out/],
-  ['Markdown block writing outside', () => ['```js:src/legit.js', 'ok', '```', '```js:../../outside.js', 'x', '```'].join('\n'), /leaves the workspace/],
-  ['Markdown block writing a git hook', () => ['```js:src/legit.js', 'ok', '```', '```sh:.git/hooks/pre-push', 'touch /tmp/pwned', '```'].join('\n'), /\.git/],
-  ['a diff touching a path outside', () => ['--- a/../outside.txt', '+++ b/../outside.txt', '@@ -0,0 +1 @@', '+x', ''].join('\n'), /leaves the workspace|outside|refused/],
+  [
+    'traversal in target',
+    () => json({ type: 'file_edit', action: 'create', target: '../../escape.txt', content: 'x' }),
+    /leaves the workspace/,
+  ],
+  [
+    'traversal in a rename destination',
+    () => json({ type: 'file_edit', action: 'rename', target: 'README.md', metadata: { destination: '../moved.md' } }),
+    /leaves the workspace/,
+  ],
+  [
+    'absolute copy destination',
+    (outside) =>
+      json({
+        type: 'file_edit',
+        action: 'copy',
+        target: 'README.md',
+        metadata: { destination: join(outside, 'copied.md') },
+      }),
+    /absolute|leaves the workspace/,
+  ],
+  [
+    'absolute target',
+    () => json({ type: 'file_edit', action: 'create', target: etcDecoy, content: 'x' }),
+    /absolute|leaves the workspace/,
+  ],
+  [
+    'traversal in a shell workdir',
+    () => json({ type: 'shell_command', action: 'run', content: 'touch pwned', workdir: '../..' }),
+    /leaves the workspace/,
+  ],
+  [
+    'write through a committed symlink to /etc',
+    () =>
+      json({ type: 'file_edit', action: 'create', target: `etc-link/${etcDecoy.slice('/etc/'.length)}`, content: 'x' }),
+    /leaves the workspace|symlink/,
+  ],
+  [
+    'append through a symlink to /etc',
+    () => json({ type: 'file_edit', action: 'append', target: 'etc-link/hostname', content: 'x' }),
+    /leaves the workspace|symlink/,
+  ],
+  [
+    'a git hook',
+    () =>
+      json({
+        type: 'file_edit',
+        action: 'create',
+        target: '.git/hooks/pre-commit',
+        content: '#!/bin/sh\ntouch /tmp/pwned\n',
+      }),
+    /\.git/,
+  ],
+  [
+    'a git hook through mixed case and dots',
+    () => json({ type: 'file_edit', action: 'create', target: './src/../.GIT/hooks/post-checkout', content: 'x' }),
+    /\.git/i,
+  ],
+  [
+    'git add of .git/config',
+    () => json({ type: 'git_operation', action: 'add', target: '.git/config' }),
+    /\.git|leaves the workspace/,
+  ],
+  [
+    'a protected .env file',
+    () => json({ type: 'file_edit', action: 'create', target: '.env', content: 'TOKEN=x' }),
+    /protected/,
+  ],
+  [
+    'a protected key file',
+    () => json({ type: 'file_edit', action: 'update', target: 'deploy/server.key', content: 'x' }),
+    /protected/,
+  ],
+  [
+    'protected credentials',
+    () => json({ type: 'file_edit', action: 'create', target: 'config/credentials.json', content: '{}' }),
+    /protected/,
+  ],
+  [
+    'a command that never ends',
+    () => json({ type: 'shell_command', action: 'run', content: 'sleep 300 & sleep 300' }),
+    /timed out/,
+  ],
+  [
+    'Markdown block writing outside',
+    () => ['```js:src/legit.js', 'ok', '```', '```js:../../outside.js', 'x', '```'].join('\n'),
+    /leaves the workspace/,
+  ],
+  [
+    'Markdown block writing a git hook',
+    () => ['```js:src/legit.js', 'ok', '```', '```sh:.git/hooks/pre-push', 'touch /tmp/pwned', '```'].join('\n'),
+    /\.git/,
+  ],
+  [
+    'a diff touching a path outside',
+    () => ['--- a/../outside.txt', '+++ b/../outside.txt', '@@ -0,0 +1 @@', '+x', ''].join('\n'),
+    /leaves the workspace|outside|refused/,
+  ],
   // The ways a file is named outside lang:path, and the formats read without git, go through the same checks.
-  ['a heading naming a file outside', () => ['```js:src/legit.js', 'ok', '```', '### ../../outside.js', '```js', 'x', '```'].join('\n'), /leaves the workspace/],
-  ['title= naming a protected file', () => ['```js:src/legit.js', 'ok', '```', '```sh title=".env.local"', 'TOKEN=x', '```'].join('\n'), /protected/],
-  ['a first-line comment naming a git hook', () => ['```js:src/legit.js', 'ok', '```', '```sh', '# .git/hooks/pre-commit', 'touch /tmp/pwned', '```'].join('\n'), /\.git/],
-  ['an Aider udiff creating a git hook', () => ['```js:src/legit.js', 'ok', '```', '```diff', '--- /dev/null', '+++ .git/hooks/pre-commit', '@@ @@', '+touch /tmp/pwned', '```'].join('\n'), /\.git/],
-  ['Delete File of the workspace itself', () => ['```js:src/legit.js', 'ok', '```', '*** Begin Patch', '*** Delete File: src/..', '*** End Patch'].join('\n'), /workspace itself/],
-  ['a diff creating a git hook', () => ['diff --git a/.git/hooks/pre-commit b/.git/hooks/pre-commit', 'new file mode 100755', '--- /dev/null', '+++ b/.git/hooks/pre-commit', '@@ -0,0 +1 @@', '+touch /tmp/pwned', ''].join('\n'), /\.git/],
+  [
+    'a heading naming a file outside',
+    () => ['```js:src/legit.js', 'ok', '```', '### ../../outside.js', '```js', 'x', '```'].join('\n'),
+    /leaves the workspace/,
+  ],
+  [
+    'title= naming a protected file',
+    () => ['```js:src/legit.js', 'ok', '```', '```sh title=".env.local"', 'TOKEN=x', '```'].join('\n'),
+    /protected/,
+  ],
+  [
+    'a first-line comment naming a git hook',
+    () => ['```js:src/legit.js', 'ok', '```', '```sh', '# .git/hooks/pre-commit', 'touch /tmp/pwned', '```'].join('\n'),
+    /\.git/,
+  ],
+  [
+    'an Aider udiff creating a git hook',
+    () =>
+      [
+        '```js:src/legit.js',
+        'ok',
+        '```',
+        '```diff',
+        '--- /dev/null',
+        '+++ .git/hooks/pre-commit',
+        '@@ @@',
+        '+touch /tmp/pwned',
+        '```',
+      ].join('\n'),
+    /\.git/,
+  ],
+  [
+    'Delete File of the workspace itself',
+    () => ['```js:src/legit.js', 'ok', '```', '*** Begin Patch', '*** Delete File: src/..', '*** End Patch'].join('\n'),
+    /workspace itself/,
+  ],
+  [
+    'a diff creating a git hook',
+    () =>
+      [
+        'diff --git a/.git/hooks/pre-commit b/.git/hooks/pre-commit',
+        'new file mode 100755',
+        '--- /dev/null',
+        '+++ b/.git/hooks/pre-commit',
+        '@@ -0,0 +1 @@',
+        '+touch /tmp/pwned',
+        '',
+      ].join('\n'),
+    /\.git/,
+  ],
 ];
 
 async function snapshot(dir: string, skipGit = true): Promise<Record<string, string>> {
@@ -78,7 +203,13 @@ describe('held-out style hostile patches, stop-on-error with auto-commit', () =>
     const beforeOutside = await snapshot(outside.path);
     const beforeTree = await git(repo.path, ['rev-parse', 'HEAD^{tree}']);
     const { commands } = parsePatch(patch(outside.path));
-    const result = await applyPatch(commands, { root: repo.path, env, autoCommit: true, onError: 'stop', shellTimeoutMs: 500 });
+    const result = await applyPatch(commands, {
+      root: repo.path,
+      env,
+      autoCommit: true,
+      onError: 'stop',
+      shellTimeoutMs: 500,
+    });
     const failed = result.results.filter((r) => r.status === 'failed');
     expect(failed).toHaveLength(1);
     expect(failed[0]?.error).toMatch(reason);

@@ -13,13 +13,26 @@ const diff = `${diffLines.join('\n')}\n`;
 
 describe('Markdown replies', () => {
   it('the path is the first token after lang: (attributes after it are not part of it)', () => {
-    expect(parsePatch('```ts:src/a.ts title="src/a.ts"\nx\n```\n').commands).toEqual([{ type: 'file_edit', action: 'create', target: 'src/a.ts', content: 'x\n' }]);
+    expect(parsePatch('```ts:src/a.ts title="src/a.ts"\nx\n```\n').commands).toEqual([
+      { type: 'file_edit', action: 'create', target: 'src/a.ts', content: 'x\n' },
+    ]);
     expect(parsePatch('```ts: src/b.ts {1,3}\nx\n```\n').commands).toMatchObject([{ target: 'src/b.ts' }]);
     expect(parsePatch('```ts:"src/c d.ts" title=x\nx\n```\n').commands).toMatchObject([{ target: 'src/c d.ts' }]);
   });
 
   it('a file block and a diff block in one reply are each applied, in order', () => {
-    const reply = ['Plan: add b, change a.', '', '```ts:src/b.ts', 'export const b = 1;', '```', '', '```diff', ...diffLines, '```', ''].join('\n');
+    const reply = [
+      'Plan: add b, change a.',
+      '',
+      '```ts:src/b.ts',
+      'export const b = 1;',
+      '```',
+      '',
+      '```diff',
+      ...diffLines,
+      '```',
+      '',
+    ].join('\n');
     const parsed = parsePatch(reply);
     expect(parsed.format).toBe('markdown');
     expect(parsed.commands).toMatchObject([
@@ -28,9 +41,11 @@ describe('Markdown replies', () => {
     ]);
   });
 
-  it('a diff shown inside a file block is that file\'s content, not a change', () => {
+  it("a diff shown inside a file block is that file's content, not a change", () => {
     const reply = ['Docs:', '```md:docs/patching.md', '# Patching', '', ...diffLines, '```', ''].join('\n');
-    expect(parsePatch(reply).commands).toEqual([{ type: 'file_edit', action: 'create', target: 'docs/patching.md', content: `# Patching\n\n${diff}` }]);
+    expect(parsePatch(reply).commands).toEqual([
+      { type: 'file_edit', action: 'create', target: 'docs/patching.md', content: `# Patching\n\n${diff}` },
+    ]);
   });
 
   it('console blocks are transcripts, never run; shell blocks run', () => {
@@ -40,23 +55,47 @@ describe('Markdown replies', () => {
   });
 
   it('fences indented in a list item are found and their indentation taken off; an unclosed one is warned about', () => {
-    const reply = ['1. Add the helper:', '', '   ```ts:src/h.ts', '   export function h() {', '     return 1;', '   }', '   ```', '2. Done.', ''].join('\n');
-    expect(parsePatch(reply).commands).toEqual([{ type: 'file_edit', action: 'create', target: 'src/h.ts', content: 'export function h() {\n  return 1;\n}\n' }]);
+    const reply = [
+      '1. Add the helper:',
+      '',
+      '   ```ts:src/h.ts',
+      '   export function h() {',
+      '     return 1;',
+      '   }',
+      '   ```',
+      '2. Done.',
+      '',
+    ].join('\n');
+    expect(parsePatch(reply).commands).toEqual([
+      { type: 'file_edit', action: 'create', target: 'src/h.ts', content: 'export function h() {\n  return 1;\n}\n' },
+    ]);
     const cut = parsePatch('```ts:src/a.ts\nexport const a =\n');
     expect(cut.commands).toEqual([]);
     expect(cut.warnings).toEqual([expect.stringMatching(/never closed/)]);
   });
 
   it('a reply opening with a Markdown link is Markdown, not invalid JSON; broken JSON is still an error', () => {
-    expect(parsePatch('[the docs](https://example.com) say so:\n```ts:src/a.ts\nx\n```\n').commands).toMatchObject([{ target: 'src/a.ts' }]);
+    expect(parsePatch('[the docs](https://example.com) say so:\n```ts:src/a.ts\nx\n```\n').commands).toMatchObject([
+      { target: 'src/a.ts' },
+    ]);
     expect(() => parsePatch('[{"type": ')).toThrow(/invalid JSON patch/);
   });
 
   it('a fenced diff is a diff (pure renames and mode changes have no ---/+++ lines)', () => {
-    const rename = ['diff --git a/a.txt b/b.txt', 'similarity index 100%', 'rename from a.txt', 'rename to b.txt', ''].join('\n');
+    const rename = [
+      'diff --git a/a.txt b/b.txt',
+      'similarity index 100%',
+      'rename from a.txt',
+      'rename to b.txt',
+      '',
+    ].join('\n');
     const mode = ['diff --git a/run.sh b/run.sh', 'old mode 100644', 'new mode 100755', ''].join('\n');
-    expect(parsePatch(`\`\`\`diff\n${rename}\`\`\`\n`).commands).toMatchObject([{ type: 'diff', paths: ['a.txt', 'b.txt'] }]);
-    expect(parsePatch(`Here:\n\n\`\`\`\n${mode}\`\`\`\n`).commands).toMatchObject([{ type: 'diff', paths: ['run.sh'] }]);
+    expect(parsePatch(`\`\`\`diff\n${rename}\`\`\`\n`).commands).toMatchObject([
+      { type: 'diff', paths: ['a.txt', 'b.txt'] },
+    ]);
+    expect(parsePatch(`Here:\n\n\`\`\`\n${mode}\`\`\`\n`).commands).toMatchObject([
+      { type: 'diff', paths: ['run.sh'] },
+    ]);
   });
 
   it('text with no patch in it is no success: a warning, not format "empty"', () => {
@@ -69,13 +108,27 @@ describe('Markdown replies', () => {
 
 describe('diffs', () => {
   it('without a/ b/ prefixes: the names are paths from the workspace root', () => {
-    const bare = ['diff --git src/new/b.ts src/new/b.ts', 'new file mode 100644', '--- /dev/null', '+++ src/new/b.ts', '@@ -0,0 +1 @@', '+b', ''].join('\n');
+    const bare = [
+      'diff --git src/new/b.ts src/new/b.ts',
+      'new file mode 100644',
+      '--- /dev/null',
+      '+++ src/new/b.ts',
+      '@@ -0,0 +1 @@',
+      '+b',
+      '',
+    ].join('\n');
     expect(parsePatch(bare).commands).toMatchObject([{ type: 'diff', paths: ['src/new/b.ts'] }]);
     expect(parsePatch(diff).commands).toMatchObject([{ paths: ['src/a.ts'] }]);
   });
 
   it('bytes that are not UTF-8 are kept for git; only a diff may carry them', () => {
-    const latin1 = Buffer.concat([Buffer.from('--- a/n.txt\n+++ b/n.txt\n@@ -1 +1 @@\n-caf'), Buffer.from([0xe9]), Buffer.from('\n+caf'), Buffer.from([0xe8]), Buffer.from('\n')]);
+    const latin1 = Buffer.concat([
+      Buffer.from('--- a/n.txt\n+++ b/n.txt\n@@ -1 +1 @@\n-caf'),
+      Buffer.from([0xe9]),
+      Buffer.from('\n+caf'),
+      Buffer.from([0xe8]),
+      Buffer.from('\n'),
+    ]);
     const [command] = parsePatch(latin1).commands;
     expect(command).toMatchObject({ type: 'diff', paths: ['n.txt'] });
     expect(Buffer.from((command as { bytes: Uint8Array }).bytes).equals(latin1)).toBe(true);
@@ -86,25 +139,36 @@ describe('diffs', () => {
   it('hunk counts one off are recounted, with a warning; git would refuse or drop lines', () => {
     const over = ['--- a/f', '+++ b/f', '@@ -1,4 +1,4 @@', ' a', '-b', '+B', ' c', ''].join('\n');
     const under = ['--- a/f', '+++ b/f', '@@ -1,2 +1,2 @@', ' a', '-b', '+B', ' c', '+d', ''].join('\n');
-    expect(parsePatch(over)).toMatchObject({ commands: [{ content: over.replace('-1,4 +1,4', '-1,3 +1,3') }], warnings: [expect.stringMatching(/recounted \(1 hunk\)/)] });
+    expect(parsePatch(over)).toMatchObject({
+      commands: [{ content: over.replace('-1,4 +1,4', '-1,3 +1,3') }],
+      warnings: [expect.stringMatching(/recounted \(1 hunk\)/)],
+    });
     expect(parsePatch(under).commands).toMatchObject([{ content: under.replace('-1,2 +1,2', '-1,3 +1,4') }]);
   });
 
   it('recount leaves hunks that fit as they are: prose after the diff, format-patch signature, blank separators (property)', () => {
-    const hunkLine = fc.tuple(fc.constantFrom(' ', '-', '+'), fc.stringMatching(/^[a-z -]{0,6}$/)).map(([c, t]) => c + t);
-    const hunk = fc.array(hunkLine, { minLength: 1, maxLength: 6 }).filter((ls) => ls.some((l) => l[0] !== ' ')).map((ls) => {
-      const old = ls.filter((l) => l[0] !== '+').length;
-      const neu = ls.filter((l) => l[0] !== '-').length;
-      return [`@@ -1,${old} +1,${neu} @@`, ...ls];
-    });
+    const hunkLine = fc
+      .tuple(fc.constantFrom(' ', '-', '+'), fc.stringMatching(/^[a-z -]{0,6}$/))
+      .map(([c, t]) => c + t);
+    const hunk = fc
+      .array(hunkLine, { minLength: 1, maxLength: 6 })
+      .filter((ls) => ls.some((l) => l[0] !== ' '))
+      .map((ls) => {
+        const old = ls.filter((l) => l[0] !== '+').length;
+        const neu = ls.filter((l) => l[0] !== '-').length;
+        return [`@@ -1,${old} +1,${neu} @@`, ...ls];
+      });
     const after = fc.constantFrom([], [''], ['', 'Let me know.'], ['-- ', '2.39.5', ''], ['', '']);
-    fc.assert(fc.property(fc.array(hunk, { minLength: 1, maxLength: 3 }), after, (hunks, tail) => {
-      const text = ['--- a/f', '+++ b/f', ...hunks.flat(), ...tail].join('\n');
-      expect(recountHunks(text)).toEqual({ text, recounted: 0 });
-    }), { numRuns: 2_000 });
+    fc.assert(
+      fc.property(fc.array(hunk, { minLength: 1, maxLength: 3 }), after, (hunks, tail) => {
+        const text = ['--- a/f', '+++ b/f', ...hunks.flat(), ...tail].join('\n');
+        expect(recountHunks(text)).toEqual({ text, recounted: 0 });
+      }),
+      { numRuns: 2_000 },
+    );
   });
 
-  it('a diff outside any fence is one edit among the reply\'s others; alone (shell blocks aside) it is the whole reply', () => {
+  it("a diff outside any fence is one edit among the reply's others; alone (shell blocks aside) it is the whole reply", () => {
     const parsed = parsePatch(`Here is the change:\n\n${diff}\n\`\`\`ts:src/extra.ts\nx\n\`\`\`\n`);
     expect(parsed).toMatchObject({ format: 'markdown', warnings: [] });
     expect(parsed.commands).toEqual([
@@ -119,34 +183,84 @@ describe('diffs', () => {
 describe('SEARCH/REPLACE and Begin Patch', () => {
   it('Aider blocks: the file name on the line above the fence or the marker, several blocks, unfenced too', () => {
     const reply = [
-      'src/a.py', '```python', '<<<<<<< SEARCH', 'def a():', '    return 1', '=======', 'def a():', '    return 2', '>>>>>>> REPLACE', '```', '',
-      '**src/b.py**', '```python', '<<<<<<< SEARCH', '=======', 'print(1)', '>>>>>>> REPLACE', '<<<<<<< SEARCH', 'x', '=======', 'y', '>>>>>>> REPLACE', '```', '',
+      'src/a.py',
+      '```python',
+      '<<<<<<< SEARCH',
+      'def a():',
+      '    return 1',
+      '=======',
+      'def a():',
+      '    return 2',
+      '>>>>>>> REPLACE',
+      '```',
+      '',
+      '**src/b.py**',
+      '```python',
+      '<<<<<<< SEARCH',
+      '=======',
+      'print(1)',
+      '>>>>>>> REPLACE',
+      '<<<<<<< SEARCH',
+      'x',
+      '=======',
+      'y',
+      '>>>>>>> REPLACE',
+      '```',
+      '',
     ].join('\n');
     expect(parsePatch(reply)).toEqual({
-      format: 'markdown', warnings: [],
+      format: 'markdown',
+      warnings: [],
       commands: [
-        { type: 'file_edit', action: 'replace', target: 'src/a.py', edits: [{ search: 'def a():\n    return 1\n', replace: 'def a():\n    return 2\n' }] },
+        {
+          type: 'file_edit',
+          action: 'replace',
+          target: 'src/a.py',
+          edits: [{ search: 'def a():\n    return 1\n', replace: 'def a():\n    return 2\n' }],
+        },
         { type: 'file_edit', action: 'replace', target: 'src/b.py', edits: [{ search: '', replace: 'print(1)\n' }] },
         { type: 'file_edit', action: 'replace', target: 'src/b.py', edits: [{ search: 'x\n', replace: 'y\n' }] },
       ],
     });
     const raw = parsePatch(['c.txt', '<<<<<<< SEARCH', 'a', '=======', 'b', '>>>>>>> REPLACE', ''].join('\n'));
     expect(raw).toMatchObject({ format: 'search-replace', commands: [{ action: 'replace', target: 'c.txt' }] });
-    expect(parsePatch(['<<<<<<< SEARCH', 'a', '=======', 'b', '>>>>>>> REPLACE', ''].join('\n')).warnings).toEqual([expect.stringMatching(/names no file/)]);
+    expect(parsePatch(['<<<<<<< SEARCH', 'a', '=======', 'b', '>>>>>>> REPLACE', ''].join('\n')).warnings).toEqual([
+      expect.stringMatching(/names no file/),
+    ]);
   });
 
   it('*** Begin Patch: add, update (with its @@ line and a move), delete', () => {
     const patch = [
-      '*** Begin Patch', '*** Add File: src/new.ts', '+export const n = 1;', '*** Update File: src/old.ts', '*** Move to: src/moved.ts',
-      '@@ function f() {', ' const a = 1;', '-const b = 2;', '+const b = 3;', '*** Delete File: src/gone.ts', '*** End Patch', '',
+      '*** Begin Patch',
+      '*** Add File: src/new.ts',
+      '+export const n = 1;',
+      '*** Update File: src/old.ts',
+      '*** Move to: src/moved.ts',
+      '@@ function f() {',
+      ' const a = 1;',
+      '-const b = 2;',
+      '+const b = 3;',
+      '*** Delete File: src/gone.ts',
+      '*** End Patch',
+      '',
     ].join('\n');
     expect(parsePatch(patch)).toEqual({
-      format: 'begin-patch', warnings: [],
+      format: 'begin-patch',
+      warnings: [],
       commands: [
         { type: 'file_edit', action: 'create', target: 'src/new.ts', content: 'export const n = 1;\n' },
         {
-          type: 'file_edit', action: 'replace', target: 'src/old.ts', metadata: { destination: 'src/moved.ts' },
-          edits: [{ search: 'const a = 1;\nconst b = 2;\n', replace: 'const a = 1;\nconst b = 3;\n', anchor: 'function f() {' }],
+          type: 'file_edit',
+          action: 'replace',
+          target: 'src/old.ts',
+          metadata: { destination: 'src/moved.ts' },
+          edits: [
+            {
+              search: 'const a = 1;\nconst b = 2;\n',
+              replace: 'const a = 1;\nconst b = 3;\n',
+              anchor: 'function f() {',
+            },
+          ],
         },
         { type: 'file_edit', action: 'delete', target: 'src/gone.ts', fileOnly: true },
       ],
@@ -156,23 +270,34 @@ describe('SEARCH/REPLACE and Begin Patch', () => {
   });
 });
 
-describe('PicoClaw\'s JSON commands, as its examples write them', () => {
+describe("PicoClaw's JSON commands, as its examples write them", () => {
   it('a rename or copy names its destination in content; /workspace/ is the workspace root', () => {
     const seed = [
       { type: 'file_edit', action: 'mkdir', target: '/workspace/src/utils' },
       { type: 'file_edit', action: 'create', target: '/workspace/src/utils/helper.go', content: 'package utils\n' },
       { type: 'file_edit', action: 'rename', target: '/workspace/old_name.go', content: '/workspace/new_name.go' },
       { type: 'file_edit', action: 'copy', target: '/workspace/template.go', content: '/workspace/new_file.go' },
-      { type: 'shell_command', action: 'run', target: 'npm install', workdir: '/workspace/frontend', env: { NODE_ENV: 'production' } },
+      {
+        type: 'shell_command',
+        action: 'run',
+        target: 'npm install',
+        workdir: '/workspace/frontend',
+        env: { NODE_ENV: 'production' },
+      },
     ];
     expect(parsePatch(JSON.stringify(seed)).commands).toEqual([
       { type: 'file_edit', action: 'mkdir', target: 'src/utils' },
       { type: 'file_edit', action: 'create', target: 'src/utils/helper.go', content: 'package utils\n' },
       { type: 'file_edit', action: 'rename', target: 'old_name.go', metadata: { destination: 'new_name.go' } },
       { type: 'file_edit', action: 'copy', target: 'template.go', metadata: { destination: 'new_file.go' } },
-      { type: 'shell_command', action: 'run', content: 'npm install', workdir: 'frontend', env: { NODE_ENV: 'production' } },
+      {
+        type: 'shell_command',
+        action: 'run',
+        content: 'npm install',
+        workdir: 'frontend',
+        env: { NODE_ENV: 'production' },
+      },
     ]);
     expect(() => parsePatch('{"type":"file_edit","action":"rename","target":"a"}')).toThrow(/destination path/);
   });
-
 });

@@ -23,14 +23,35 @@ describe('parsePatch', () => {
   });
 
   it('invalid JSON is an error naming the position', () => {
-    const error = (() => { try { parsePatch('[{"type": "file_edit",, }]'); } catch (e) { return e; } return undefined; })();
+    const error = (() => {
+      try {
+        parsePatch('[{"type": "file_edit",, }]');
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
     expect(error).toBeInstanceOf(PatchParseError);
     expect((error as PatchParseError).message).toMatch(/invalid JSON patch at position \d+/);
-    expect(() => parsePatch('[{"type":"file_edit","action":"explode","target":"a"}]')).toThrow(/command 0: unknown file_edit action "explode"/);
+    expect(() => parsePatch('[{"type":"file_edit","action":"explode","target":"a"}]')).toThrow(
+      /command 0: unknown file_edit action "explode"/,
+    );
   });
 
   it('Markdown: lang:path blocks write files, bash/sh blocks run, in order; unknown blocks warn', () => {
-    const md = ['Here is the change:', '```js:src/add.js', 'export const add = (a, b) => a + b;', '```', '```python', 'print(1)', '```', '```sh', 'npm test', '```', ''].join('\n');
+    const md = [
+      'Here is the change:',
+      '```js:src/add.js',
+      'export const add = (a, b) => a + b;',
+      '```',
+      '```python',
+      'print(1)',
+      '```',
+      '```sh',
+      'npm test',
+      '```',
+      '',
+    ].join('\n');
     expect(parsePatch(md)).toEqual({
       format: 'markdown',
       commands: [
@@ -42,23 +63,48 @@ describe('parsePatch', () => {
   });
 
   it('unified diff: one command with every path it touches; empty patch: no commands', () => {
-    const diff = ['diff --git a/src/x.js b/src/x.js', '--- a/src/x.js', '+++ b/src/x.js', '@@ -1 +1 @@', '-a', '+b', ''].join('\n');
+    const diff = [
+      'diff --git a/src/x.js b/src/x.js',
+      '--- a/src/x.js',
+      '+++ b/src/x.js',
+      '@@ -1 +1 @@',
+      '-a',
+      '+b',
+      '',
+    ].join('\n');
     expect(parsePatch(diff)).toMatchObject({ format: 'diff', commands: [{ type: 'diff', paths: ['src/x.js'] }] });
     expect(parsePatch('  \n')).toEqual({ format: 'empty', commands: [], warnings: [] });
   });
 
   it('never throws anything but PatchParseError, whatever the input (property)', () => {
     const anything = fc.oneof(
-      fc.string(), fc.json(), fc.anything(),
-      fc.array(fc.record({ type: fc.constantFrom('file_edit', 'shell_command', 'git_operation', 'x'), action: fc.string(), target: fc.oneof(fc.string(), fc.integer()), content: fc.anything() }), { maxLength: 5 }).map((a) => JSON.stringify(a)),
-      fc.array(fc.tuple(fc.constantFrom('```', '~~~', '````'), fc.string(), fc.string()), { maxLength: 4 }).map((blocks) => blocks.map(([f, info, body]) => `${f}${info}\n${body}\n${f}`).join('\n')),
+      fc.string(),
+      fc.json(),
+      fc.anything(),
+      fc
+        .array(
+          fc.record({
+            type: fc.constantFrom('file_edit', 'shell_command', 'git_operation', 'x'),
+            action: fc.string(),
+            target: fc.oneof(fc.string(), fc.integer()),
+            content: fc.anything(),
+          }),
+          { maxLength: 5 },
+        )
+        .map((a) => JSON.stringify(a)),
+      fc
+        .array(fc.tuple(fc.constantFrom('```', '~~~', '````'), fc.string(), fc.string()), { maxLength: 4 })
+        .map((blocks) => blocks.map(([f, info, body]) => `${f}${info}\n${body}\n${f}`).join('\n')),
     );
-    fc.assert(fc.property(anything, (input) => {
-      try {
-        parsePatch(input);
-      } catch (error) {
-        if (!(error instanceof PatchParseError)) throw error;
-      }
-    }), { numRuns: 10_000 });
+    fc.assert(
+      fc.property(anything, (input) => {
+        try {
+          parsePatch(input);
+        } catch (error) {
+          if (!(error instanceof PatchParseError)) throw error;
+        }
+      }),
+      { numRuns: 10_000 },
+    );
   });
 });

@@ -33,17 +33,35 @@ function readCase(name: string, text: string): Case {
     const newline = section.indexOf('\n');
     const [directive = '', ...args] = section.slice(0, newline).trim().split(/\s+/);
     const raw = section.slice(newline + 1);
-    const body = args.includes('crlf') ? raw.replaceAll('\n', '\r\n') : args.includes('escapes') ? raw.replaceAll('\\r', '\r') : raw;
+    const body = args.includes('crlf')
+      ? raw.replaceAll('\n', '\r\n')
+      : args.includes('escapes')
+        ? raw.replaceAll('\\r', '\r')
+        : raw;
     const path = args[0] ?? '';
     switch (directive) {
-      case 'case': found.title = section.slice(0, newline).trim().slice('case '.length); break;
-      case 'why': break;
-      case 'before': found.before[path] = body; break;
-      case 'reply': found.reply = body; break;
-      case 'after': found.after[path] = body; break;
-      case 'gone': found.gone.push(path); break;
-      case 'refused': found.refused = new RegExp(section.slice(0, newline).trim().slice('refused '.length)); break;
-      default: throw new Error(`${name}: unknown directive %%% ${directive}`);
+      case 'case':
+        found.title = section.slice(0, newline).trim().slice('case '.length);
+        break;
+      case 'why':
+        break;
+      case 'before':
+        found.before[path] = body;
+        break;
+      case 'reply':
+        found.reply = body;
+        break;
+      case 'after':
+        found.after[path] = body;
+        break;
+      case 'gone':
+        found.gone.push(path);
+        break;
+      case 'refused':
+        found.refused = new RegExp(section.slice(0, newline).trim().slice('refused '.length));
+        break;
+      default:
+        throw new Error(`${name}: unknown directive %%% ${directive}`);
     }
   }
   return found;
@@ -68,7 +86,10 @@ async function applyReply(root: string, reply: string): Promise<{ ok: boolean; r
     return { ok: false, reasons: [(error as Error).message] };
   }
   const result = await applyPatch(parsed.commands, { root, env, onError: 'continue' });
-  return { ok: patchSucceeded(parsed, result), reasons: result.results.flatMap((r) => (r.error === undefined ? [] : [r.error])) };
+  return {
+    ok: patchSucceeded(parsed, result),
+    reasons: result.results.flatMap((r) => (r.error === undefined ? [] : [r.error])),
+  };
 }
 
 const names = (await readdir(dir)).filter((n) => n.endsWith('.txt')).sort();

@@ -70,41 +70,75 @@ export async function answerJob(input: AnswerInput): Promise<string> {
   await enter('implementing', 'answer mode: the agent answers on a copy; nothing is committed or published');
   const limits = moneyLimits({ deps });
   const left = await budgetsLeft(deps, agent, tracker.run, limits);
-  const result = pricedRun(await agent.run({
-    workdir: ws.dir,
-    prompt: answerPrompt(ctx.job, memory),
-    pass: 'implement',
-    attempt: 1,
-    signal: ctx.signal,
-    timeoutMs: agent.timeoutMs ?? deps.settings.agentTimeoutMs,
-    env: deps.settings.agentEnv(agent),
-    runner: runners.runner,
-    isolated: runners.isolated,
-    ...(deps.settings.gitPath === undefined ? {} : { gitPath: deps.settings.gitPath }),
-    ...(left.tokens === undefined ? {} : { tokenBudget: left.tokens }),
-    ...(left.usd === undefined ? {} : { budgetUsd: left.usd }),
-    ...(deps.settings.prices === undefined ? {} : { prices: deps.settings.prices }),
-  }), agent, deps.settings.prices);
-  await tracker.update((run) => addAgentRun(run, {
-    pass: 'implement', attempt: ctx.attempt, inner_attempt: 1, agent: agent.name,
-    exit_code: result.exitCode, signal: result.signal, timed_out: result.timedOut, duration_ms: result.durationMs,
-    output_tail: result.outputTail, changed_files: result.changedFiles, outcome: result.outcome,
-    ...(result.tokens === undefined ? {} : { tokens: result.tokens }),
-    ...(result.costUsd === undefined ? {} : { cost_usd: result.costUsd }),
-  }, { now: now() }));
+  const result = pricedRun(
+    await agent.run({
+      workdir: ws.dir,
+      prompt: answerPrompt(ctx.job, memory),
+      pass: 'implement',
+      attempt: 1,
+      signal: ctx.signal,
+      timeoutMs: agent.timeoutMs ?? deps.settings.agentTimeoutMs,
+      env: deps.settings.agentEnv(agent),
+      runner: runners.runner,
+      isolated: runners.isolated,
+      ...(deps.settings.gitPath === undefined ? {} : { gitPath: deps.settings.gitPath }),
+      ...(left.tokens === undefined ? {} : { tokenBudget: left.tokens }),
+      ...(left.usd === undefined ? {} : { budgetUsd: left.usd }),
+      ...(deps.settings.prices === undefined ? {} : { prices: deps.settings.prices }),
+    }),
+    agent,
+    deps.settings.prices,
+  );
+  await tracker.update((run) =>
+    addAgentRun(
+      run,
+      {
+        pass: 'implement',
+        attempt: ctx.attempt,
+        inner_attempt: 1,
+        agent: agent.name,
+        exit_code: result.exitCode,
+        signal: result.signal,
+        timed_out: result.timedOut,
+        duration_ms: result.durationMs,
+        output_tail: result.outputTail,
+        changed_files: result.changedFiles,
+        outcome: result.outcome,
+        ...(result.tokens === undefined ? {} : { tokens: result.tokens }),
+        ...(result.costUsd === undefined ? {} : { cost_usd: result.costUsd }),
+      },
+      { now: now() },
+    ),
+  );
   await recordSpend(deps, ctx.job.id, result.costUsd);
-  if (ctx.signal.aborted) throw new CodefleetError('cancelled', 'the job was stopped while the agent ran', { verdict: 'transient' });
-  if (result.outcome === 'timeout') throw new CodefleetError('agent_timeout', `agent ${agent.name} timed out after ${agent.timeoutMs ?? deps.settings.agentTimeoutMs} ms`);
+  if (ctx.signal.aborted)
+    throw new CodefleetError('cancelled', 'the job was stopped while the agent ran', { verdict: 'transient' });
+  if (result.outcome === 'timeout')
+    throw new CodefleetError(
+      'agent_timeout',
+      `agent ${agent.name} timed out after ${agent.timeoutMs ?? deps.settings.agentTimeoutMs} ms`,
+    );
   if (result.outcome === 'error') {
-    throw new CodefleetError('agent_crashed', `agent ${agent.name} could not run: ${result.detail ?? 'unknown error'}`, result.permanent ? { verdict: 'permanent' } : {});
+    throw new CodefleetError(
+      'agent_crashed',
+      `agent ${agent.name} could not run: ${result.detail ?? 'unknown error'}`,
+      result.permanent ? { verdict: 'permanent' } : {},
+    );
   }
   if (result.budgetExceeded) throw await budgetStop(deps, agent, tracker.run, limits, left, result.detail);
   const written = await readAnswerFile(ws.dir);
   const answer = (written ?? (result.outcome === 'failed' ? '' : result.outputTail)).trim();
   if (answer === '') {
-    throw new CodefleetError('agent_failed', `agent ${agent.name} gave no answer (${answerFile} is missing or empty${result.outcome === 'failed' ? `, and it ${result.detail ?? `exited with ${result.exitCode}`}` : ''})`, { verdict: 'permanent' });
+    throw new CodefleetError(
+      'agent_failed',
+      `agent ${agent.name} gave no answer (${answerFile} is missing or empty${result.outcome === 'failed' ? `, and it ${result.detail ?? `exited with ${result.exitCode}`}` : ''})`,
+      { verdict: 'permanent' },
+    );
   }
-  const note = result.changedFiles.length > 0 ? `answer mode: the agent changed ${result.changedFiles.length} file(s); discarded with the copy` : 'answer mode: nothing to verify';
+  const note =
+    result.changedFiles.length > 0
+      ? `answer mode: the agent changed ${result.changedFiles.length} file(s); discarded with the copy`
+      : 'answer mode: nothing to verify';
   await enter('testing', note);
   await enter('validating', 'answer mode: no definition of done');
   await enter('publishing', 'answer mode: the answer is reported back; no branch, no pull request');

@@ -22,13 +22,20 @@ export interface MoneyLimits {
 }
 
 /** The money limits of the job's agent runs: the config's, and the escalation tier's when it runs as one. */
-export function moneyLimits(input: { deps: Pick<PipelineDeps, 'settings'>; budget?: { tierUsd?: number; tier?: number } | undefined }): MoneyLimits {
+export function moneyLimits(input: {
+  deps: Pick<PipelineDeps, 'settings'>;
+  budget?: { tierUsd?: number; tier?: number } | undefined;
+}): MoneyLimits {
   const { job, day } = input.deps.settings.budgetUsd ?? {};
   return { jobUsd: job, dayUsd: day, tierUsd: input.budget?.tierUsd, tier: input.budget?.tier };
 }
 
 /** One limit with what was spent against it. */
-export interface MoneySpent { scope: BudgetScope; spentUsd: number; limitUsd: number }
+export interface MoneySpent {
+  scope: BudgetScope;
+  spentUsd: number;
+  limitUsd: number;
+}
 
 /** What is left before one agent run: tokens and dollars, each absent when there is no such budget. */
 export interface BudgetsLeft {
@@ -38,15 +45,23 @@ export interface BudgetsLeft {
   binding?: MoneySpent;
 }
 
-const configKey: Record<BudgetScope, string> = { job: 'costs.budget_usd.job', tier: "the tier's profiles.<name>.budget_usd", day: 'costs.budget_usd.day' };
+const configKey: Record<BudgetScope, string> = {
+  job: 'costs.budget_usd.job',
+  tier: "the tier's profiles.<name>.budget_usd",
+  day: 'costs.budget_usd.day',
+};
 
 /** `budget_exceeded` (permanent) saying what was spent of which limit; `details` keep the numbers. */
 export function moneyExceeded(spent: MoneySpent, agent?: string): CodefleetError {
   const which = spent.scope === 'day' ? "fleet's daily" : spent.scope === 'tier' ? 'escalation tier' : 'job';
-  return new CodefleetError('budget_exceeded',
-    `${agent === undefined ? '' : `agent ${agent}: `}spent ${formatUsd(spent.spentUsd)} of the ${formatUsd(spent.limitUsd)} ${which} budget (${configKey[spent.scope]})`, {
-      verdict: 'permanent', details: { scope: spent.scope, spent_usd: spent.spentUsd, limit_usd: spent.limitUsd },
-    });
+  return new CodefleetError(
+    'budget_exceeded',
+    `${agent === undefined ? '' : `agent ${agent}: `}spent ${formatUsd(spent.spentUsd)} of the ${formatUsd(spent.limitUsd)} ${which} budget (${configKey[spent.scope]})`,
+    {
+      verdict: 'permanent',
+      details: { scope: spent.scope, spent_usd: spent.spentUsd, limit_usd: spent.limitUsd },
+    },
+  );
 }
 
 /**
@@ -55,17 +70,23 @@ export function moneyExceeded(spent: MoneySpent, agent?: string): CodefleetError
  * agent); unknown stays unknown, never free. A reported cost that is not a finite number ≥ 0
  * is attacker data and dropped.
  */
-export function pricedRun(result: AgentRunResult, agent: Pick<Agent, 'model'>, prices: PipelineDeps['settings']['prices']): AgentRunResult {
+export function pricedRun(
+  result: AgentRunResult,
+  agent: Pick<Agent, 'model'>,
+  prices: PipelineDeps['settings']['prices'],
+): AgentRunResult {
   const model = result.model ?? agent.model;
-  const reported = result.costUsd !== undefined && Number.isFinite(result.costUsd) && result.costUsd >= 0 ? result.costUsd : undefined;
-  const cost = reported ?? (model === undefined || result.tokens === undefined ? undefined : costOf(prices, model, result.tokens));
+  const reported =
+    result.costUsd !== undefined && Number.isFinite(result.costUsd) && result.costUsd >= 0 ? result.costUsd : undefined;
+  const cost =
+    reported ?? (model === undefined || result.tokens === undefined ? undefined : costOf(prices, model, result.tokens));
   const { costUsd: _dropped, ...rest } = result;
   return { ...rest, ...(model === undefined ? {} : { model }), ...(cost === undefined ? {} : { costUsd: cost }) };
 }
 
 /** Dollars the job's agent runs cost so far, across deliveries; only `tier`'s runs when given. */
 export function costSpent(run: RunRecord, tier?: number): number {
-  return run.agent_runs.reduce((sum, r) => sum + (tier !== undefined && r.tier !== tier ? 0 : r.cost_usd ?? 0), 0);
+  return run.agent_runs.reduce((sum, r) => sum + (tier !== undefined && r.tier !== tier ? 0 : (r.cost_usd ?? 0)), 0);
 }
 
 /** Model tokens the job's agent runs spent so far, across every delivery (the run record keeps them). */
@@ -85,16 +106,26 @@ export function tokenBudgetLeft(agent: Pick<Agent, 'name' | 'tokenBudget'>, run:
   if (agent.tokenBudget === undefined) return undefined;
   const spent = tokensSpent(run);
   if (spent < agent.tokenBudget) return agent.tokenBudget - spent;
-  throw new CodefleetError('budget_exceeded', `the job spent ${spent} model tokens, its budget is ${agent.tokenBudget} (agents.${agent.name}.token_budget)`, {
-    verdict: 'permanent', details: { tokens_spent: spent, token_budget: agent.tokenBudget },
-  });
+  throw new CodefleetError(
+    'budget_exceeded',
+    `the job spent ${spent} model tokens, its budget is ${agent.tokenBudget} (agents.${agent.name}.token_budget)`,
+    {
+      verdict: 'permanent',
+      details: { tokens_spent: spent, token_budget: agent.tokenBudget },
+    },
+  );
 }
 
 /** Each money limit that is set, with what was spent against it; the day's total read from the store's ledger. */
-export async function moneySpent(deps: Pick<PipelineDeps, 'store' | 'now'>, run: RunRecord, limits: MoneyLimits): Promise<MoneySpent[]> {
+export async function moneySpent(
+  deps: Pick<PipelineDeps, 'store' | 'now'>,
+  run: RunRecord,
+  limits: MoneyLimits,
+): Promise<MoneySpent[]> {
   const out: MoneySpent[] = [];
   if (limits.jobUsd !== undefined) out.push({ scope: 'job', spentUsd: costSpent(run), limitUsd: limits.jobUsd });
-  if (limits.tierUsd !== undefined) out.push({ scope: 'tier', spentUsd: costSpent(run, limits.tier), limitUsd: limits.tierUsd });
+  if (limits.tierUsd !== undefined)
+    out.push({ scope: 'tier', spentUsd: costSpent(run, limits.tier), limitUsd: limits.tierUsd });
   if (limits.dayUsd !== undefined) {
     const day = utcDay((deps.now ?? (() => new Date()))());
     out.push({ scope: 'day', spentUsd: await deps.store.spentOn(day), limitUsd: limits.dayUsd });
@@ -110,13 +141,19 @@ export async function moneySpent(deps: Pick<PipelineDeps, 'store' | 'now'>, run:
  *   or money (details `scope`, `spent_usd`, `limit_usd`).
  */
 export async function budgetsLeft(
-  deps: Pick<PipelineDeps, 'store' | 'now'>, agent: Pick<Agent, 'name' | 'tokenBudget'>, run: RunRecord, limits: MoneyLimits,
+  deps: Pick<PipelineDeps, 'store' | 'now'>,
+  agent: Pick<Agent, 'name' | 'tokenBudget'>,
+  run: RunRecord,
+  limits: MoneyLimits,
 ): Promise<BudgetsLeft> {
   const tokens = tokenBudgetLeft(agent, run);
   const spent = await moneySpent(deps, run, limits);
   const reached = spent.find((s) => s.spentUsd >= s.limitUsd);
   if (reached !== undefined) throw moneyExceeded(reached);
-  const binding = spent.reduce<MoneySpent | undefined>((least, s) => (least === undefined || s.limitUsd - s.spentUsd < least.limitUsd - least.spentUsd ? s : least), undefined);
+  const binding = spent.reduce<MoneySpent | undefined>(
+    (least, s) => (least === undefined || s.limitUsd - s.spentUsd < least.limitUsd - least.spentUsd ? s : least),
+    undefined,
+  );
   return {
     ...(tokens === undefined ? {} : { tokens }),
     ...(binding === undefined ? {} : { usd: binding.limitUsd - binding.spentUsd, binding }),
@@ -129,15 +166,29 @@ export async function budgetsLeft(
  * left was too little for another call).
  */
 export async function budgetStop(
-  deps: Pick<PipelineDeps, 'store' | 'now'>, agent: Pick<Agent, 'name' | 'tokenBudget'>, run: RunRecord, limits: MoneyLimits,
-  before: BudgetsLeft, detail: string | undefined,
+  deps: Pick<PipelineDeps, 'store' | 'now'>,
+  agent: Pick<Agent, 'name' | 'tokenBudget'>,
+  run: RunRecord,
+  limits: MoneyLimits,
+  before: BudgetsLeft,
+  detail: string | undefined,
 ): Promise<CodefleetError> {
   const spent = await moneySpent(deps, run, limits);
-  const reached = spent.find((s) => s.spentUsd >= s.limitUsd) ?? (before.tokens === undefined ? spent.find((s) => s.scope === before.binding?.scope) : undefined);
+  const reached =
+    spent.find((s) => s.spentUsd >= s.limitUsd) ??
+    (before.tokens === undefined ? spent.find((s) => s.scope === before.binding?.scope) : undefined);
   if (reached !== undefined) return moneyExceeded(reached, agent.name);
-  return new CodefleetError('budget_exceeded', `agent ${agent.name}: ${detail ?? 'token budget spent'} (agents.${agent.name}.token_budget)`, {
-    verdict: 'permanent', details: { tokens_spent: tokensSpent(run), ...(agent.tokenBudget === undefined ? {} : { token_budget: agent.tokenBudget }) },
-  });
+  return new CodefleetError(
+    'budget_exceeded',
+    `agent ${agent.name}: ${detail ?? 'token budget spent'} (agents.${agent.name}.token_budget)`,
+    {
+      verdict: 'permanent',
+      details: {
+        tokens_spent: tokensSpent(run),
+        ...(agent.tokenBudget === undefined ? {} : { token_budget: agent.tokenBudget }),
+      },
+    },
+  );
 }
 
 /**
@@ -145,12 +196,19 @@ export async function budgetStop(
  * cannot take it is logged, and the day's total is then short by this run (the run record
  * still holds its cost); never a reason to fail the job.
  */
-export async function recordSpend(deps: Pick<PipelineDeps, 'store' | 'now' | 'log'>, jobId: string, costUsd: number | undefined): Promise<void> {
+export async function recordSpend(
+  deps: Pick<PipelineDeps, 'store' | 'now' | 'log'>,
+  jobId: string,
+  costUsd: number | undefined,
+): Promise<void> {
   if (costUsd === undefined || costUsd <= 0) return;
   const day = utcDay((deps.now ?? (() => new Date()))());
   try {
     await deps.store.addSpend(day, costUsd);
   } catch (err) {
-    deps.log.warn({ err, event: 'budget.ledger_failed', job_id: jobId, cost_usd: costUsd }, "could not add the run's cost to the day's spend");
+    deps.log.warn(
+      { err, event: 'budget.ledger_failed', job_id: jobId, cost_usd: costUsd },
+      "could not add the run's cost to the day's spend",
+    );
   }
 }

@@ -24,19 +24,36 @@ export async function reportDeadLetters(deps: PipelineDeps, deadLetters: readonl
     if (job === undefined) continue;
     const { run: latest } = await latestRun(deps.store, job.id);
     if (latest !== undefined && isTerminal(latest.stage)) continue;
-    const error = classify(new CodefleetError('lease_lost', `the job was dead-lettered without finishing: ${dead.reason}`, { verdict: 'permanent' }));
+    const error = classify(
+      new CodefleetError('lease_lost', `the job was dead-lettered without finishing: ${dead.reason}`, {
+        verdict: 'permanent',
+      }),
+    );
     const reason = `${error.message} (after ${dead.attempts} attempt(s); its worker stopped or lost the job each time)`;
-    const tracker = new RunTracker(latest ?? newRun(job, { runId: job.id, now: now() }), deps.store, deps.log.child({ job_id: job.id }), deps.settings.secrets);
+    const tracker = new RunTracker(
+      latest ?? newRun(job, { runId: job.id, now: now() }),
+      deps.store,
+      deps.log.child({ job_id: job.id }),
+      deps.settings.secrets,
+    );
     let run: RunRecord;
     try {
-      run = await tracker.update((r) => finish(r, 'failed', { now: now(), error, note: 'reported from the dead-letter queue' }));
+      run = await tracker.update((r) =>
+        finish(r, 'failed', { now: now(), error, note: 'reported from the dead-letter queue' }),
+      );
     } catch (err) {
-      deps.log.warn({ err, event: 'dead_letter.report_failed', job_id: job.id }, 'could not finish the run of a dead-lettered job');
+      deps.log.warn(
+        { err, event: 'dead_letter.report_failed', job_id: job.id },
+        'could not finish the run of a dead-lettered job',
+      );
       continue;
     }
     const report = { kind: 'failed', job, run, error, reason: maskSecrets(reason, deps.settings.secrets) } as const;
     await reportSafely(deps.requester, report, deps.log, undefined, journalUndelivered(deps, run.run_id, report));
-    deps.log.warn({ event: 'dead_letter.reported', job_id: job.id, reason: dead.reason }, 'reported a job that was dead-lettered without finishing');
+    deps.log.warn(
+      { event: 'dead_letter.reported', job_id: job.id, reason: dead.reason },
+      'reported a job that was dead-lettered without finishing',
+    );
     reported.push(job.id);
   }
   return reported;

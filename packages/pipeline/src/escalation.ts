@@ -31,14 +31,21 @@ export type Enter = (stage: Stage, note?: string) => Promise<void>;
  * @throws {CodefleetError} `invalid_config` (permanent) when the job names `escalation` and
  *   agents.escalation is empty.
  */
-export function chainOf(job: Pick<Job, 'agent' | 'patch'>, settings: Pick<PipelineSettings, 'chains'>): Chain | undefined {
+export function chainOf(
+  job: Pick<Job, 'agent' | 'patch'>,
+  settings: Pick<PipelineSettings, 'chains'>,
+): Chain | undefined {
   if (job.patch !== undefined) return undefined;
   const chains = settings.chains ?? {};
   const name = job.agent ?? ((chains.escalation?.length ?? 0) > 0 ? 'escalation' : undefined);
   if (name === undefined || !Object.hasOwn(chains, name)) return undefined;
   const tiers = chains[name] ?? [];
   if (tiers.length === 0) {
-    throw new CodefleetError('invalid_config', `the job names the escalation chain "${name}", which has no tiers (agents.escalation is empty)`, { verdict: 'permanent' });
+    throw new CodefleetError(
+      'invalid_config',
+      `the job names the escalation chain "${name}", which has no tiers (agents.escalation is empty)`,
+      { verdict: 'permanent' },
+    );
   }
   return { name, tiers };
 }
@@ -68,7 +75,12 @@ export function resumeAt(run: Pick<RunRecord, 'tiers' | 'chain'>, chain: Chain):
  * tier's test pass ended with. `agents` are the chain's agents, built by the caller in tier
  * order. The last tier's failure is the job's, its message saying that every tier was tried.
  */
-export async function runChain(input: PassInput, chain: Chain, agents: readonly Agent[], enter: Enter): Promise<PassResult> {
+export async function runChain(
+  input: PassInput,
+  chain: Chain,
+  agents: readonly Agent[],
+  enter: Enter,
+): Promise<PassResult> {
   const { deps, ctx, tracker, ws } = input;
   const now = () => (deps.now ?? (() => new Date()))();
   const first = resumeAt(tracker.run, chain);
@@ -76,7 +88,12 @@ export async function runChain(input: PassInput, chain: Chain, agents: readonly 
   for (let index = first; index < chain.tiers.length; index += 1) {
     const name = chain.tiers[index] ?? '';
     const agent = agents[index];
-    if (agent === undefined) throw new CodefleetError('invalid_config', `no agent built for tier ${index + 1} (${name}) of chain ${chain.name}`, { verdict: 'permanent' });
+    if (agent === undefined)
+      throw new CodefleetError(
+        'invalid_config',
+        `no agent built for tier ${index + 1} (${name}) of chain ${chain.name}`,
+        { verdict: 'permanent' },
+      );
     const settings = deps.settings.tiers?.[name] ?? { agent: agent.name };
     const label = `tier ${index + 1} of ${chain.tiers.length}: ${name}`;
     if (index > first) {
@@ -84,18 +101,33 @@ export async function runChain(input: PassInput, chain: Chain, agents: readonly 
       const note = `${label} takes over from the base`;
       // Back to pass 1; a tier that gave up in pass 1 leaves the run there already.
       if (tracker.run.stage !== 'implementing') await enter('implementing', note);
-      deps.log.info({ event: 'escalation.next_tier', job_id: ctx.job.id, tier: index, profile: name, agent: settings.agent }, note);
+      deps.log.info(
+        { event: 'escalation.next_tier', job_id: ctx.job.id, tier: index, profile: name, agent: settings.agent },
+        note,
+      );
     }
-    await tracker.update((r) => startTier(r, {
-      tier: index, profile: name, agent: settings.agent, ...(settings.model === undefined ? {} : { model: settings.model }),
-    }, { now: now() }));
+    await tracker.update((r) =>
+      startTier(
+        r,
+        {
+          tier: index,
+          profile: name,
+          agent: settings.agent,
+          ...(settings.model === undefined ? {} : { model: settings.model }),
+        },
+        { now: now() },
+      ),
+    );
     const earlier = index > 0 ? tracker.run.tiers?.find((t) => t.tier === index - 1)?.detail : undefined;
     const tierInput: PassInput = {
-      ...input, agent, earlierTier: earlier,
+      ...input,
+      agent,
+      earlierTier: earlier,
       budget: { tier: index, ...(settings.budgetUsd === undefined ? {} : { tierUsd: settings.budgetUsd }) },
     };
     try {
-      if (tracker.run.stage !== 'implementing') await enter('implementing', index === first && index > 0 ? `${label} (resumed)` : undefined);
+      if (tracker.run.stage !== 'implementing')
+        await enter('implementing', index === first && index > 0 ? `${label} (resumed)` : undefined);
       await runPass(tierInput, 'implement');
       await enter('testing');
       const tested = await runPass(tierInput, 'test');
@@ -106,11 +138,24 @@ export async function runChain(input: PassInput, chain: Chain, agents: readonly 
       if (ctx.signal.aborted || (error as { code?: unknown }).code === 'lease_lost') throw error;
       const message = (error as Error).message;
       const escalate = endsTier(error);
-      const outcome = !escalate ? 'error' : (error as { code?: unknown }).code === 'budget_exceeded' ? 'budget_exceeded' : 'failed';
+      const outcome = !escalate
+        ? 'error'
+        : (error as { code?: unknown }).code === 'budget_exceeded'
+          ? 'budget_exceeded'
+          : 'failed';
       await tracker.update((r) => endTier(r, index, { now: now(), outcome, detail: message }));
       if (!escalate) throw error;
       if (index === chain.tiers.length - 1) throw lastTierFailed(error, chain);
-      deps.log.warn({ event: 'escalation.tier_failed', job_id: ctx.job.id, tier: index, profile: name, code: (error as { code?: unknown }).code }, `${label} gave up`);
+      deps.log.warn(
+        {
+          event: 'escalation.tier_failed',
+          job_id: ctx.job.id,
+          tier: index,
+          profile: name,
+          code: (error as { code?: unknown }).code,
+        },
+        `${label} gave up`,
+      );
     }
   }
   // Reached only when resumeAt points past a chain whose every tier gave up.
@@ -120,7 +165,13 @@ export async function runChain(input: PassInput, chain: Chain, agents: readonly 
 // The job's error: the last tier's, saying the chain is used up.
 function lastTierFailed(error: unknown, chain: Chain): CodefleetError {
   const { code, verdict, details, message } = error as CodefleetError;
-  return new CodefleetError(code, `every tier of the escalation chain ${chain.name} (${chain.tiers.join(' → ')}) gave up; the last: ${message}`, {
-    verdict, ...(details === undefined ? {} : { details }), cause: error,
-  });
+  return new CodefleetError(
+    code,
+    `every tier of the escalation chain ${chain.name} (${chain.tiers.join(' → ')}) gave up; the last: ${message}`,
+    {
+      verdict,
+      ...(details === undefined ? {} : { details }),
+      cause: error,
+    },
+  );
 }

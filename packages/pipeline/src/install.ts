@@ -1,7 +1,15 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { dependencyHash, isStale, planEnv, planKey, provideManager, runVerification, type StepResult } from '@codefleet/verify';
+import {
+  dependencyHash,
+  isStale,
+  planEnv,
+  planKey,
+  provideManager,
+  runVerification,
+  type StepResult,
+} from '@codefleet/verify';
 import { hostKey } from './baseline.js';
 import type { PassInput } from './passes.js';
 
@@ -29,12 +37,18 @@ export async function providePackageManager(input: PassInput): Promise<void> {
   const commands = [...plan.steps.map((step) => step.command), ...plan.dod];
   if (!commands.some((command) => command[0] === manager.name)) return;
   const provided = await provideManager(manager, {
-    toolsDir: ws.toolsDir, env: deps.settings.verifyEnv, timeoutMs: deps.settings.stepTimeoutMs, signal: ctx.signal,
+    toolsDir: ws.toolsDir,
+    env: deps.settings.verifyEnv,
+    timeoutMs: deps.settings.stepTimeoutMs,
+    signal: ctx.signal,
   });
   if (provided === undefined) return;
   plan.env.PATH = plan.env.PATH === undefined ? provided.binDir : `${provided.binDir}:${plan.env.PATH}`;
   for (const [name, value] of Object.entries(provided.env)) plan.env[name] ??= value;
-  deps.log.info({ event: 'verify.package_manager', job_id: ctx.job.id, package: provided.spec }, `${manager.name} provided for the runs`);
+  deps.log.info(
+    { event: 'verify.package_manager', job_id: ctx.job.id, package: provided.spec },
+    `${manager.name} provided for the runs`,
+  );
 }
 
 /**
@@ -58,19 +72,29 @@ export async function installAtBase(input: PassInput): Promise<BaseInstallFailur
   const now = (deps.now ?? (() => new Date()))();
   const remembered = atBase ? await readFailure(memo, now) : undefined;
   if (remembered !== undefined) {
-    deps.log.info({ event: 'install.remembered_failure', job_id: ctx.job.id, base_sha: ws.baseSha }, 'the install failed on this base commit before: not run again');
+    deps.log.info(
+      { event: 'install.remembered_failure', job_id: ctx.job.id, base_sha: ws.baseSha },
+      'the install failed on this base commit before: not run again',
+    );
     return remembered;
   }
   const result = await runVerification(ws.dir, install, {
-    env, timeoutMs: deps.settings.stepTimeoutMs, signal: ctx.signal,
-    runner: runners.runner, installRunner: runners.installRunner, installStamp: ws.installStamp,
+    env,
+    timeoutMs: deps.settings.stepTimeoutMs,
+    signal: ctx.signal,
+    runner: runners.runner,
+    installRunner: runners.installRunner,
+    installStamp: ws.installStamp,
     // A retry starts from the work branch, which holds an earlier attempt's (the agent's) files.
     installClean: atBase,
     ...(ctx.onOutput === undefined ? {} : { onOutput: ctx.onOutput }),
   });
   const step = result.results[0];
   if (step !== undefined && !step.skipped) {
-    deps.log.info({ event: 'install.at_base', job_id: ctx.job.id, passed: step.passed, duration_ms: step.durationMs }, 'dependencies installed on the base');
+    deps.log.info(
+      { event: 'install.at_base', job_id: ctx.job.id, passed: step.passed, duration_ms: step.durationMs },
+      'dependencies installed on the base',
+    );
   }
   // Only from the base itself: a retry's copy holds the agent's files, which may be the cause.
   if (step === undefined || step.passed || !atBase) return undefined;
@@ -83,7 +107,12 @@ export async function installAtBase(input: PassInput): Promise<BaseInstallFailur
 async function readFailure(file: string, now: Date): Promise<BaseInstallFailure | undefined> {
   try {
     const saved = JSON.parse(await readFile(file, 'utf8')) as { at?: string; result?: StepResult; hash?: string };
-    if (typeof saved.at !== 'string' || saved.result?.name !== 'install' || isStale({ failing: {}, ran: [], at: saved.at }, now, rememberMs)) return undefined;
+    if (
+      typeof saved.at !== 'string' ||
+      saved.result?.name !== 'install' ||
+      isStale({ failing: {}, ran: [], at: saved.at }, now, rememberMs)
+    )
+      return undefined;
     return typeof saved.hash === 'string' ? { result: saved.result, hash: saved.hash } : { result: saved.result };
   } catch {
     return undefined;

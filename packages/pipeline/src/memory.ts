@@ -23,15 +23,24 @@ export interface MemoryReadOptions {
  * directory, each at most 64 KiB and without NUL bytes, at most 50; newest first by the
  * last commit that touched each. Nothing there, or git cannot tell: an empty summary.
  */
-export async function readMemoryBank(dir: string, baseSha: string, maxChars: number, options: MemoryReadOptions = {}): Promise<MemorySummary> {
+export async function readMemoryBank(
+  dir: string,
+  baseSha: string,
+  maxChars: number,
+  options: MemoryReadOptions = {},
+): Promise<MemorySummary> {
   if (maxChars <= 0 || !/^[0-9a-f]{40,64}$/.test(baseSha)) return summarizeMemory([], 0);
-  const run = (args: readonly string[]) => captureProcess(
-    [options.gitPath ?? 'git', ...agentGitOptions, ...args],
-    { cwd: dir, env: { ...(options.env ?? {}), GIT_CONFIG_NOSYSTEM: '1' }, maxBytes: 4 * 1024 * 1024 },
-  ).catch(() => undefined);
+  const run = (args: readonly string[]) =>
+    captureProcess([options.gitPath ?? 'git', ...agentGitOptions, ...args], {
+      cwd: dir,
+      env: { ...(options.env ?? {}), GIT_CONFIG_NOSYSTEM: '1' },
+      maxBytes: 4 * 1024 * 1024,
+    }).catch(() => undefined);
   const listing = await run(['ls-tree', '-l', '-z', baseSha, '--', `${memoryDir}/`]);
   if (listing?.exitCode !== 0) return summarizeMemory([], maxChars);
-  const entries = String(listing.stdout).split('\0').map((entry) => /^100644 blob ([0-9a-f]+) +(\d+)\t(.+)$/s.exec(entry))
+  const entries = String(listing.stdout)
+    .split('\0')
+    .map((entry) => /^100644 blob ([0-9a-f]+) +(\d+)\t(.+)$/s.exec(entry))
     .filter((m): m is RegExpExecArray => m !== null && isMemoryFile(m[3] ?? '') && Number(m[2]) <= maxFileBytes)
     .slice(0, maxFiles);
   const times = await commitTimes(run, baseSha);
@@ -46,9 +55,22 @@ export async function readMemoryBank(dir: string, baseSha: string, maxChars: num
 }
 
 // The time of the newest commit (up to the base) that touched each memory file.
-async function commitTimes(run: (args: readonly string[]) => Promise<{ exitCode: number | null; stdout: string } | undefined>, baseSha: string): Promise<Map<string, number>> {
+async function commitTimes(
+  run: (args: readonly string[]) => Promise<{ exitCode: number | null; stdout: string } | undefined>,
+  baseSha: string,
+): Promise<Map<string, number>> {
   const times = new Map<string, number>();
-  const result = await run(['log', '-n', '500', '--format=%x00%ct', '--name-only', '--no-renames', baseSha, '--', `:(literal)${memoryDir}/`]);
+  const result = await run([
+    'log',
+    '-n',
+    '500',
+    '--format=%x00%ct',
+    '--name-only',
+    '--no-renames',
+    baseSha,
+    '--',
+    `:(literal)${memoryDir}/`,
+  ]);
   if (result?.exitCode !== 0) return times;
   let current = 0;
   for (const line of String(result.stdout).split('\n')) {

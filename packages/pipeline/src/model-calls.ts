@@ -13,12 +13,17 @@ const count = (n: number) => (Number.isFinite(n) && n >= 0 ? Math.round(n) : 0);
  * to the record's lengths, numbers that are not finite and non-negative are dropped, and at
  * most 500 calls are kept (the first ones).
  */
-export function agentRunCosts(result: AgentRunResult, tier: number | undefined): Pick<AgentRun, 'model' | 'cost_usd' | 'model_calls' | 'tier'> {
+export function agentRunCosts(
+  result: AgentRunResult,
+  tier: number | undefined,
+): Pick<AgentRun, 'model' | 'cost_usd' | 'model_calls' | 'tier'> {
   const cost = money(result.costUsd);
   return {
     ...(result.model === undefined ? {} : { model: cut(result.model, 200) }),
     ...(cost === undefined ? {} : { cost_usd: cost }),
-    ...(result.modelCalls === undefined ? {} : { model_calls: result.modelCalls.slice(0, maxCalls).map(modelCallRecord) }),
+    ...(result.modelCalls === undefined
+      ? {}
+      : { model_calls: result.modelCalls.slice(0, maxCalls).map(modelCallRecord) }),
     ...(tier === undefined ? {} : { tier }),
   };
 }
@@ -26,8 +31,11 @@ export function agentRunCosts(result: AgentRunResult, tier: number | undefined):
 function modelCallRecord(call: ModelCall): ModelCallRecord {
   const cost = money(call.costUsd);
   return {
-    provider: cut(call.provider, 64) || 'unknown', model: cut(call.model, 200),
-    prompt_tokens: count(call.promptTokens), completion_tokens: count(call.completionTokens), latency_ms: count(call.latencyMs),
+    provider: cut(call.provider, 64) || 'unknown',
+    model: cut(call.model, 200),
+    prompt_tokens: count(call.promptTokens),
+    completion_tokens: count(call.completionTokens),
+    latency_ms: count(call.latencyMs),
     ...(cost === undefined ? {} : { cost_usd: cost }),
     outcome: cut(call.outcome, 64) || 'unknown',
   };

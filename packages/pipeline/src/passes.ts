@@ -1,8 +1,23 @@
 import type { Agent } from '@codefleet/agents';
 import {
-  addAgentRun, addVerification, CodefleetError, type Job, type RunRecord, type Verification,
+  addAgentRun,
+  addVerification,
+  CodefleetError,
+  type Job,
+  type RunRecord,
+  type Verification,
 } from '@codefleet/core';
-import { errorSignatures, feedbackFor, fitFeedback, planEnv, runVerification, stepKey, type Baseline, type StepResult, type VerifyPlan } from '@codefleet/verify';
+import {
+  errorSignatures,
+  feedbackFor,
+  fitFeedback,
+  planEnv,
+  runVerification,
+  stepKey,
+  type Baseline,
+  type StepResult,
+  type VerifyPlan,
+} from '@codefleet/verify';
 import { taskTrailerKey } from '@codefleet/forge';
 import type { Workspace } from '@codefleet/workspace';
 import { budgetsLeft, budgetStop, moneyLimits, pricedRun, recordSpend } from './budget.js';
@@ -50,7 +65,12 @@ export interface PassResult {
 }
 
 /** Records a verification result in the run. */
-export function verificationEntry(result: StepResult, pass: 'implement' | 'test', attempt: number, inner: number): Verification {
+export function verificationEntry(
+  result: StepResult,
+  pass: 'implement' | 'test',
+  attempt: number,
+  inner: number,
+): Verification {
   return {
     pass,
     attempt,
@@ -91,41 +111,87 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
   for (let inner = 1; inner <= max; inner += 1) {
     const left = await budgetsLeft(deps, agent, tracker.run, limits);
     ctx.onProgress?.({ stage: tracker.run.stage, pass, innerAttempt: inner });
-    const result = pricedRun(await agent.run({
-      workdir: ws.dir,
-      prompt: promptFor(ctx.job, criteria, pass, feedback, { memory: input.memory, earlierTier: pass === 'implement' && inner === 1 ? input.earlierTier : undefined }),
-      pass,
-      attempt: inner,
-      ...(feedback === undefined ? {} : { feedback }),
-      signal: ctx.signal,
-      timeoutMs: agent.timeoutMs ?? deps.settings.agentTimeoutMs,
-      env: deps.settings.agentEnv(agent),
-      runner: runners.runner,
-      isolated: runners.isolated,
-      ...(deps.settings.gitPath === undefined ? {} : { gitPath: deps.settings.gitPath }),
-      ...(left.tokens === undefined ? {} : { tokenBudget: left.tokens }),
-      ...(left.usd === undefined ? {} : { budgetUsd: left.usd }),
-      ...(deps.settings.prices === undefined ? {} : { prices: deps.settings.prices }),
-      ...(ctx.onOutput === undefined ? {} : { onOutput: (chunk: string) => ctx.onOutput?.('agent', chunk) }),
-    }), agent, deps.settings.prices);
-    const unchanged = failedTree !== undefined && result.outcome !== 'timeout' && result.outcome !== 'error' && !ctx.signal.aborted
-      && (await ws.fingerprint()) === failedTree;
-    await tracker.update((run) => addAgentRun(run, {
-      pass, attempt: ctx.attempt, inner_attempt: inner, agent: agent.name,
-      exit_code: result.exitCode, signal: result.signal, timed_out: result.timedOut, duration_ms: result.durationMs,
-      output_tail: result.outputTail, changed_files: unchanged ? [] : result.changedFiles, outcome: unchanged && result.outcome === 'changed' ? 'no_changes' : result.outcome,
-      ...(result.tokens === undefined ? {} : { tokens: result.tokens }),
-      ...agentRunCosts(result, input.budget?.tier),
-    }, { now: now() }));
+    const result = pricedRun(
+      await agent.run({
+        workdir: ws.dir,
+        prompt: promptFor(ctx.job, criteria, pass, feedback, {
+          memory: input.memory,
+          earlierTier: pass === 'implement' && inner === 1 ? input.earlierTier : undefined,
+        }),
+        pass,
+        attempt: inner,
+        ...(feedback === undefined ? {} : { feedback }),
+        signal: ctx.signal,
+        timeoutMs: agent.timeoutMs ?? deps.settings.agentTimeoutMs,
+        env: deps.settings.agentEnv(agent),
+        runner: runners.runner,
+        isolated: runners.isolated,
+        ...(deps.settings.gitPath === undefined ? {} : { gitPath: deps.settings.gitPath }),
+        ...(left.tokens === undefined ? {} : { tokenBudget: left.tokens }),
+        ...(left.usd === undefined ? {} : { budgetUsd: left.usd }),
+        ...(deps.settings.prices === undefined ? {} : { prices: deps.settings.prices }),
+        ...(ctx.onOutput === undefined ? {} : { onOutput: (chunk: string) => ctx.onOutput?.('agent', chunk) }),
+      }),
+      agent,
+      deps.settings.prices,
+    );
+    const unchanged =
+      failedTree !== undefined &&
+      result.outcome !== 'timeout' &&
+      result.outcome !== 'error' &&
+      !ctx.signal.aborted &&
+      (await ws.fingerprint()) === failedTree;
+    await tracker.update((run) =>
+      addAgentRun(
+        run,
+        {
+          pass,
+          attempt: ctx.attempt,
+          inner_attempt: inner,
+          agent: agent.name,
+          exit_code: result.exitCode,
+          signal: result.signal,
+          timed_out: result.timedOut,
+          duration_ms: result.durationMs,
+          output_tail: result.outputTail,
+          changed_files: unchanged ? [] : result.changedFiles,
+          outcome: unchanged && result.outcome === 'changed' ? 'no_changes' : result.outcome,
+          ...(result.tokens === undefined ? {} : { tokens: result.tokens }),
+          ...agentRunCosts(result, input.budget?.tier),
+        },
+        { now: now() },
+      ),
+    );
     await recordSpend(deps, ctx.job.id, result.costUsd);
-    deps.log.info({ event: 'agent.finished', job_id: ctx.job.id, pass, inner_attempt: inner, outcome: result.outcome, exit_code: result.exitCode, duration_ms: result.durationMs, ...(result.tokens === undefined ? {} : { tokens: result.tokens }), ...(result.costUsd === undefined ? {} : { cost_usd: result.costUsd }) }, `agent ${result.outcome}`);
+    deps.log.info(
+      {
+        event: 'agent.finished',
+        job_id: ctx.job.id,
+        pass,
+        inner_attempt: inner,
+        outcome: result.outcome,
+        exit_code: result.exitCode,
+        duration_ms: result.durationMs,
+        ...(result.tokens === undefined ? {} : { tokens: result.tokens }),
+        ...(result.costUsd === undefined ? {} : { cost_usd: result.costUsd }),
+      },
+      `agent ${result.outcome}`,
+    );
 
-    if (ctx.signal.aborted) throw new CodefleetError('cancelled', 'the job was stopped while the agent ran', { verdict: 'transient' });
+    if (ctx.signal.aborted)
+      throw new CodefleetError('cancelled', 'the job was stopped while the agent ran', { verdict: 'transient' });
     if (result.outcome === 'timeout') {
-      throw new CodefleetError('agent_timeout', `agent ${agent.name} timed out after ${agent.timeoutMs ?? deps.settings.agentTimeoutMs} ms (pass ${pass}, attempt ${inner})`);
+      throw new CodefleetError(
+        'agent_timeout',
+        `agent ${agent.name} timed out after ${agent.timeoutMs ?? deps.settings.agentTimeoutMs} ms (pass ${pass}, attempt ${inner})`,
+      );
     }
     if (result.outcome === 'error') {
-      throw new CodefleetError('agent_crashed', `agent ${agent.name} could not run: ${result.detail ?? 'unknown error'}`, result.permanent ? { verdict: 'permanent' } : {});
+      throw new CodefleetError(
+        'agent_crashed',
+        `agent ${agent.name} could not run: ${result.detail ?? 'unknown error'}`,
+        result.permanent ? { verdict: 'permanent' } : {},
+      );
     }
     // Another attempt would run with the same budget: stop as the budget says.
     if (result.budgetExceeded) throw await budgetStop(deps, agent, tracker.run, limits, left, result.detail);
@@ -140,8 +206,14 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
       continue;
     }
     if (unchanged) {
-      feedback = fitFeedback(['You changed nothing since the last attempt, so the same check still fails. Change the code to fix it.\n\n', stripNotice(feedback)]);
-      deps.log.info({ event: 'verify.skipped_unchanged', job_id: ctx.job.id, pass, inner_attempt: inner }, 'the agent left the tree as it was: not verified again');
+      feedback = fitFeedback([
+        'You changed nothing since the last attempt, so the same check still fails. Change the code to fix it.\n\n',
+        stripNotice(feedback),
+      ]);
+      deps.log.info(
+        { event: 'verify.skipped_unchanged', job_id: ctx.job.id, pass, inner_attempt: inner },
+        'the agent left the tree as it was: not verified again',
+      );
       continue;
     }
 
@@ -155,37 +227,61 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
       installStamp: ws.installStamp,
       ...(input.baseline === undefined ? {} : { baseline: input.baseline }),
       // Dependencies the agent left as they failed at the base fail again: not installed again.
-      ...(input.baseInstallFailure?.hash === undefined ? {} : { knownInstallFailure: { hash: input.baseInstallFailure.hash, result: input.baseInstallFailure.result } }),
+      ...(input.baseInstallFailure?.hash === undefined
+        ? {}
+        : { knownInstallFailure: { hash: input.baseInstallFailure.hash, result: input.baseInstallFailure.result } }),
       formatScope: { changedFiles: () => ws.changedFiles(), restore: (files) => ws.restoreFiles(files) },
       ...(ctx.onOutput === undefined ? {} : { onOutput: ctx.onOutput }),
     });
-    await tracker.update((run) => verified.results.reduce(
-      (acc: RunRecord, r) => addVerification(acc, verificationEntry(r, pass, ctx.attempt, inner), { now: now() }), run));
+    await tracker.update((run) =>
+      verified.results.reduce(
+        (acc: RunRecord, r) => addVerification(acc, verificationEntry(r, pass, ctx.attempt, inner), { now: now() }),
+        run,
+      ),
+    );
     if (verified.passed) return { inner, preexisting: verified.preexisting, unverifiable: verified.unverifiable };
-    if (ctx.signal.aborted) throw new CodefleetError('cancelled', 'the job was stopped during verification', { verdict: 'transient' });
+    if (ctx.signal.aborted)
+      throw new CodefleetError('cancelled', 'the job was stopped during verification', { verdict: 'transient' });
     const base = input.baseInstallFailure?.result;
     if (verified.failed?.name === 'install' && base !== undefined && base.exitCode === verified.failed.exitCode) {
       // The dependencies do not install on the base commit either: nothing the agent did.
       // Permanent: a failure independent of the agent does not go away in a retry's minutes;
       // redrive the job once the install is fixed.
-      throw new CodefleetError('verify_failed', `the dependencies cannot be installed: \`${base.command.join(' ')}\` fails on the base commit too (${installProblem(base)}); fix the install on the worker (registry, network, .npmrc) or the repository's lockfile, then redrive the job`, { verdict: 'permanent' });
+      throw new CodefleetError(
+        'verify_failed',
+        `the dependencies cannot be installed: \`${base.command.join(' ')}\` fails on the base commit too (${installProblem(base)}); fix the install on the worker (registry, network, .npmrc) or the repository's lockfile, then redrive the job`,
+        { verdict: 'permanent' },
+      );
     }
     const missing = verified.failed?.spawnError === undefined ? undefined : verified.failed;
     if (missing) {
       // A checker that cannot start (not installed on this host) is nothing the agent can
       // fix: like a missing agent binary, it is worth another attempt, maybe on another host.
-      throw new CodefleetError('verify_failed', `the ${missing.name} step could not start \`${missing.command.join(' ')}\`: ${missing.spawnError ?? ''}; install ${missing.command[0] ?? 'it'} on the worker (or set the command in .codefleet.yml verify: / config.yaml verification.toolchains)`, { verdict: 'transient' });
+      throw new CodefleetError(
+        'verify_failed',
+        `the ${missing.name} step could not start \`${missing.command.join(' ')}\`: ${missing.spawnError ?? ''}; install ${missing.command[0] ?? 'it'} on the worker (or set the command in .codefleet.yml verify: / config.yaml verification.toolchains)`,
+        { verdict: 'transient' },
+      );
     }
     // What fails on the base too is said last: the failing step and its tests come first.
-    feedback = verified.failed ? fitFeedback([feedbackFor(verified.failed), knownFailures(verified.failed, input.baseline)]) : 'Verification failed.';
+    feedback = verified.failed
+      ? fitFeedback([feedbackFor(verified.failed), knownFailures(verified.failed, input.baseline)])
+      : 'Verification failed.';
     failedTree = await ws.fingerprint();
-    deps.log.info({ event: 'verify.step_failed', job_id: ctx.job.id, pass, inner_attempt: inner, step: verified.failed?.name }, 'verification failed; feeding back to the agent');
+    deps.log.info(
+      { event: 'verify.step_failed', job_id: ctx.job.id, pass, inner_attempt: inner, step: verified.failed?.name },
+      'verification failed; feeding back to the agent',
+    );
   }
   // Throws when the last attempt spent the budget: the more precise reason to stop.
   await budgetsLeft(deps, agent, tracker.run, limits);
-  throw new CodefleetError('fix_attempts_exhausted', `pass ${pass}: still failing after ${max} attempts. Last feedback:\n${feedback ?? ''}`.slice(0, 4_000), {
-    details: { pass, attempts: max },
-  });
+  throw new CodefleetError(
+    'fix_attempts_exhausted',
+    `pass ${pass}: still failing after ${max} attempts. Last feedback:\n${feedback ?? ''}`.slice(0, 4_000),
+    {
+      details: { pass, attempts: max },
+    },
+  );
 }
 
 /**
@@ -198,7 +294,9 @@ function knownFailures(failed: StepResult, baseline: Baseline | undefined): stri
   const baseErrors = new Set(base.errors ?? []);
   const known = [
     ...(failed.findings?.failingTests ?? []).filter((test) => base.failingTests.includes(test)),
-    ...errorSignatures(failed).filter((line) => baseErrors.has(line)).map((line) => line.replaceAll('#', 'N')),
+    ...errorSignatures(failed)
+      .filter((line) => baseErrors.has(line))
+      .map((line) => line.replaceAll('#', 'N')),
   ];
   if (known.length === 0) return '';
   const shown = known.slice(0, 20).join('\n- ');
@@ -211,8 +309,16 @@ function knownFailures(failed: StepResult, baseline: Baseline | undefined): stri
  * classic's lockfile complaint, a manager or package that needs a newer Node.
  */
 export function installProblem(result: StepResult): string {
-  const lines = result.outputTail.split('\n').map((line) => line.trim()).filter((line) => line !== '' && !/complete log of this run|_logs\/|^\[codefleet\]/.test(line));
-  const line = lines.find((l) => /\b(code [A-Z0-9_]+|ERESOLVE|E404|ENOTFOUND|EAI_AGAIN|ETARGET|ERR_PNPM_\w+|YN(?!0000)\d{4}|lockfile needs to be updated|requires at least Node\.js|engine "node" is incompatible)\b/.test(l)) ?? lines.filter((l) => /err|fail|not found/i.test(l)).at(-1);
+  const lines = result.outputTail
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !/complete log of this run|_logs\/|^\[codefleet\]/.test(line));
+  const line =
+    lines.find((l) =>
+      /\b(code [A-Z0-9_]+|ERESOLVE|E404|ENOTFOUND|EAI_AGAIN|ETARGET|ERR_PNPM_\w+|YN(?!0000)\d{4}|lockfile needs to be updated|requires at least Node\.js|engine "node" is incompatible)\b/.test(
+        l,
+      ),
+    ) ?? lines.filter((l) => /err|fail|not found/i.test(l)).at(-1);
   return (line ?? `exit ${result.exitCode ?? result.signal}`).slice(0, 300);
 }
 

@@ -32,13 +32,15 @@ export function taskFile(job: Job, criteria: readonly string[], scope: { exclude
     '',
     '## Scope',
     '',
-    scope.exclude.length > 0 ? `- not present in this copy: ${scope.exclude.join(', ')}` : '- every file may be changed',
+    scope.exclude.length > 0
+      ? `- not present in this copy: ${scope.exclude.join(', ')}`
+      : '- every file may be changed',
     ...(scope.read.length > 0 ? [`- read only: ${scope.read.join(', ')}`] : []),
     '',
     '## Rules',
     '',
     '- Do not commit, push or create branches: the worker does that after verification.',
-    '- Keep the change focused on this task. Run the project\'s build and tests if you can.',
+    "- Keep the change focused on this task. Run the project's build and tests if you can.",
     '',
   ];
   return lines.join('\n');
@@ -57,7 +59,8 @@ export function agentInstructions(): string {
 }
 
 // A memory bank update is allowed, never silent: the PR body lists it in its own section.
-const memoryProposal = 'If this task taught something every later task should know (a convention, a decision, a pitfall), you may add or edit a short file under .codefleet/memory/ (plain name, .md); reviewers see it as a proposed memory bank update.';
+const memoryProposal =
+  'If this task taught something every later task should know (a convention, a decision, a pitfall), you may add or edit a short file under .codefleet/memory/ (plain name, .md); reviewers see it as a proposed memory bank update.';
 
 /**
  * The prompt of one agent run: the pass's instruction, the repository's memory bank
@@ -66,13 +69,17 @@ const memoryProposal = 'If this task taught something every later task should kn
  * (`earlierTier`), plus the previous attempt's feedback.
  */
 export function promptFor(
-  job: Job, criteria: readonly string[], pass: 'implement' | 'test', feedback?: string,
+  job: Job,
+  criteria: readonly string[],
+  pass: 'implement' | 'test',
+  feedback?: string,
   context: { memory?: string | undefined; earlierTier?: string | undefined } = {},
 ): string {
   const { memory, earlierTier } = context;
-  const instruction = pass === 'implement'
-    ? 'Implement the task below in this repository.'
-    : 'The task below has been implemented. Now write or update automated tests that cover it, following the project\'s existing test setup, and make sure they pass.';
+  const instruction =
+    pass === 'implement'
+      ? 'Implement the task below in this repository.'
+      : "The task below has been implemented. Now write or update automated tests that cover it, following the project's existing test setup, and make sure they pass.";
   const parts = [
     instruction,
     '',
@@ -89,7 +96,12 @@ export function promptFor(
     parts.push('', memory, '', memoryProposal);
   }
   if (earlierTier) {
-    parts.push('', 'Another agent tried this task first and did not finish it. The repository was reset to where it started, so none of its changes are here. What stopped it, to help you avoid the same:', '', earlierTier);
+    parts.push(
+      '',
+      'Another agent tried this task first and did not finish it. The repository was reset to where it started, so none of its changes are here. What stopped it, to help you avoid the same:',
+      '',
+      earlierTier,
+    );
   }
   if (feedback) parts.push('', 'Your previous attempt failed verification. Fix the problems below:', '', feedback);
   return parts.join('\n');

@@ -39,7 +39,8 @@ export interface PushWork {
  *   has beyond ours), and a commit of anybody else stays a `git_conflict`.
  */
 export async function pushWork(
-  deps: Pick<PipelineDeps, 'forge' | 'log'>, work: PushWork,
+  deps: Pick<PipelineDeps, 'forge' | 'log'>,
+  work: PushWork,
 ): Promise<{ sha: string; updated: boolean }> {
   const { job, ws, branch, task, signal } = work;
   const source = await ws.pushSource();
@@ -50,13 +51,19 @@ export async function pushWork(
     const pushed = await deps.forge.ensureBranch({ ...request, ...lease });
     if (pushed.sha !== source.sha) {
       // The PR's pushed marker names the branch's commit, so CI feedback knows it as codefleet's.
-      deps.log.info({ event: 'publish.converged', ...facts, remote_sha: pushed.sha }, 'the branch already held this work (the same tree), pushed by an earlier attempt');
+      deps.log.info(
+        { event: 'publish.converged', ...facts, remote_sha: pushed.sha },
+        'the branch already held this work (the same tree), pushed by an earlier attempt',
+      );
     }
     return pushed;
   } catch (error) {
     const stale = ownStaleTip(error);
     if (stale === undefined) throw movedDuringJob(error, work);
-    deps.log.info({ event: 'publish.replacing_own_commit', ...facts, remote_sha: stale }, "the branch holds an earlier attempt's commit of this task: replacing it");
+    deps.log.info(
+      { event: 'publish.replacing_own_commit', ...facts, remote_sha: stale },
+      "the branch holds an earlier attempt's commit of this task: replacing it",
+    );
     await work.fence();
     return deps.forge.ensureBranch({ ...request, expectedSha: stale });
   }
@@ -67,8 +74,15 @@ function movedDuringJob(error: unknown, work: PushWork): unknown {
   const { continues } = work.lease;
   const remote = (error as { details?: { remote_sha?: unknown } }).details?.remote_sha;
   const pushed = continues === undefined ? undefined : pushedShaOf(continues.body);
-  if ((error as { code?: unknown }).code !== 'git_conflict' || continues === undefined || pushed === undefined) return error;
-  return new CodefleetError('git_conflict', movedMessage(work.branch, pushed, typeof remote === 'string' ? remote : undefined), {
-    verdict: 'permanent', cause: error, details: { pull_request: continues.number, refused: true },
-  });
+  if ((error as { code?: unknown }).code !== 'git_conflict' || continues === undefined || pushed === undefined)
+    return error;
+  return new CodefleetError(
+    'git_conflict',
+    movedMessage(work.branch, pushed, typeof remote === 'string' ? remote : undefined),
+    {
+      verdict: 'permanent',
+      cause: error,
+      details: { pull_request: continues.number, refused: true },
+    },
+  );
 }

@@ -43,7 +43,10 @@ export interface LeaseInput {
  * A refusal is a permanent `git_conflict` whose message says why, which the failure report
  * carries to where the job came from.
  */
-export async function publishLease(deps: Pick<PipelineDeps, 'forge' | 'settings'>, input: LeaseInput): Promise<PublishLease> {
+export async function publishLease(
+  deps: Pick<PipelineDeps, 'forge' | 'settings'>,
+  input: LeaseInput,
+): Promise<PublishLease> {
   const { job, ws, branch } = input;
   const found = ws.existingRemoteSha === undefined ? {} : { expectedSha: ws.existingRemoteSha };
   const pull = await deps.forge.findPullRequest(job.repo, branch);
@@ -52,13 +55,20 @@ export async function publishLease(deps: Pick<PipelineDeps, 'forge' | 'settings'
   if (pull.state !== 'open') {
     const endedAt = Date.parse(pull.closedAt ?? pull.updatedAt);
     if (Date.parse(job.created_at) > endedAt) return found;
-    throw refusal(`pull request #${pull.number} was ${pull.state} after this job was queued: codefleet does not push to \`${branch}\` again nor open another pull request beside it`, pull);
+    throw refusal(
+      `pull request #${pull.number} was ${pull.state} after this job was queued: codefleet does not push to \`${branch}\` again nor open another pull request beside it`,
+      pull,
+    );
   }
   const head = ws.existingRemoteSha;
-  if (head !== undefined && (head === pushed || await ownAttempts(deps, input, pushed, head))) return { expectedSha: head, continues: pull };
-  throw refusal(head === undefined
-    ? `\`${branch}\` of pull request #${pull.number} is gone: codefleet does not push it again`
-    : movedMessage(branch, pushed, head), pull);
+  if (head !== undefined && (head === pushed || (await ownAttempts(deps, input, pushed, head))))
+    return { expectedSha: head, continues: pull };
+  throw refusal(
+    head === undefined
+      ? `\`${branch}\` of pull request #${pull.number} is gone: codefleet does not push it again`
+      : movedMessage(branch, pushed, head),
+    pull,
+  );
 }
 
 /** Why a branch someone else pushed to is left alone; `head` where it is now, when known. */
@@ -71,29 +81,57 @@ export function movedMessage(branch: string, pushed: string, head?: string): str
  * Whether the pull request `pull` is still open now: the last look before a pull request is
  * written, so a merge during the push does not make codefleet open a second one.
  */
-export async function checkStillOpen(deps: Pick<PipelineDeps, 'forge'>, job: Job, pull: PullRequest, branch: string, signal: AbortSignal): Promise<void> {
-  const state = await deps.forge.pullRequestState(job.repo, pull.number, AbortSignal.any([signal, AbortSignal.timeout(stateTimeoutMs)]))
+export async function checkStillOpen(
+  deps: Pick<PipelineDeps, 'forge'>,
+  job: Job,
+  pull: PullRequest,
+  branch: string,
+  signal: AbortSignal,
+): Promise<void> {
+  const state = await deps.forge
+    .pullRequestState(job.repo, pull.number, AbortSignal.any([signal, AbortSignal.timeout(stateTimeoutMs)]))
     .catch((error: unknown) => {
       if (signal.aborted || (error as { code?: unknown }).code !== 'cancelled') throw error;
       // Our own bound, not a cancel: the forge is slow, which a later attempt may not find.
-      throw new CodefleetError('forge_unavailable', `the forge did not say within ${stateTimeoutMs / 1_000} s whether pull request #${pull.number} is still open`, { verdict: 'transient', cause: error });
+      throw new CodefleetError(
+        'forge_unavailable',
+        `the forge did not say within ${stateTimeoutMs / 1_000} s whether pull request #${pull.number} is still open`,
+        { verdict: 'transient', cause: error },
+      );
     });
   if (state !== 'open') {
-    throw refusal(`pull request #${pull.number} was ${state} while this job pushed to \`${branch}\`: codefleet does not open another pull request beside it`, pull);
+    throw refusal(
+      `pull request #${pull.number} was ${state} while this job pushed to \`${branch}\`: codefleet does not open another pull request beside it`,
+      pull,
+    );
   }
 }
 
 /** Every commit `head` has beyond `pushed` is an earlier attempt of this task (its trailer). */
-async function ownAttempts(deps: Pick<PipelineDeps, 'settings'>, input: LeaseInput, pushed: string, head: string): Promise<boolean> {
+async function ownAttempts(
+  deps: Pick<PipelineDeps, 'settings'>,
+  input: LeaseInput,
+  pushed: string,
+  head: string,
+): Promise<boolean> {
   const { gitDir } = await input.ws.pushSource();
   // No global config: an agent shares the worker's HOME and could have written one.
   const env = { ...deps.settings.verifyEnv, GIT_CONFIG_GLOBAL: '/dev/null' };
-  const git = { env, timeoutMs: 60_000, ...(deps.settings.gitPath === undefined ? {} : { gitPath: deps.settings.gitPath }) };
+  const git = {
+    env,
+    timeoutMs: 60_000,
+    ...(deps.settings.gitPath === undefined ? {} : { gitPath: deps.settings.gitPath }),
+  };
   // A commit it cannot read (history rewritten by someone) is not codefleet's either.
-  const verdict = await judgeTip(git, gitDir, { ours: pushed, tip: head, task: input.task }, input.signal).catch(() => 'foreign' as const);
+  const verdict = await judgeTip(git, gitDir, { ours: pushed, tip: head, task: input.task }, input.signal).catch(
+    () => 'foreign' as const,
+  );
   return verdict === 'own_task';
 }
 
 function refusal(message: string, pull: PullRequest): CodefleetError {
-  return new CodefleetError('git_conflict', message, { verdict: 'permanent', details: { pull_request: pull.number, refused: true } });
+  return new CodefleetError('git_conflict', message, {
+    verdict: 'permanent',
+    details: { pull_request: pull.number, refused: true },
+  });
 }

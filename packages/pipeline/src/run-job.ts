@@ -1,7 +1,28 @@
 import {
-  advance, cancelOf, cancelRequested, classify, CodefleetError, decideOuter, LeaseLostError, endAttempt, finish, isTerminal, newRun, renderTaskNote,
-  setAcceptanceCriteria, setAnswer, setDodResult, setMemoryUpdates, setPublication, isMemoryFile, defaultMemoryChars, startAttempt, addVerification,
-  type Classified, type RunRecord, type Stage,
+  advance,
+  cancelOf,
+  cancelRequested,
+  classify,
+  CodefleetError,
+  decideOuter,
+  LeaseLostError,
+  endAttempt,
+  finish,
+  isTerminal,
+  newRun,
+  renderTaskNote,
+  setAcceptanceCriteria,
+  setAnswer,
+  setDodResult,
+  setMemoryUpdates,
+  setPublication,
+  isMemoryFile,
+  defaultMemoryChars,
+  startAttempt,
+  addVerification,
+  type Classified,
+  type RunRecord,
+  type Stage,
 } from '@codefleet/core';
 import { createPatchAgent } from '@codefleet/agents';
 import { pushedMarker, taskTrailerValue } from '@codefleet/forge';
@@ -51,7 +72,14 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     if (!(existing.stage === 'failed' && ctx.attempt === 1 && existing.attempts.length > 0)) {
       // The worker that finished it may have died before its final report: send it again.
       const final = finalReportOf(existing);
-      if (final) await reportSafely(deps.requester, final, deps.log, () => fenceFor(deps, ctx, 'comment'), journalUndelivered(deps, existing.run_id, final));
+      if (final)
+        await reportSafely(
+          deps.requester,
+          final,
+          deps.log,
+          () => fenceFor(deps, ctx, 'comment'),
+          journalUndelivered(deps, existing.run_id, final),
+        );
       return existing.stage === 'failed'
         ? { action: 'dead_letter', reason: existing.error?.message ?? 'failed', run: existing }
         : { action: 'ack', run: existing };
@@ -81,7 +109,8 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
 
   const fence = (action: 'push' | 'pull_request' | 'comment') => fenceFor(deps, ctx, action);
   // Whoever asked is told where the job is: best effort, and fenced like every publishing write.
-  const tell = (report: Report) => reportSafely(deps.requester, report, deps.log, () => fence('comment'), journalUndelivered(deps, runId, report));
+  const tell = (report: Report) =>
+    reportSafely(deps.requester, report, deps.log, () => fence('comment'), journalUndelivered(deps, runId, report));
   await tracker.update((r) => startAttempt(r, { workerId: ctx.workerId, now: now() }));
   // The job's wall-clock budget counts from its first attempt, across redeliveries: past
   // it, the running agent is stopped and the job fails with budget_exceeded (not a hang).
@@ -100,30 +129,59 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     // A job on an escalation chain has an agent per tier, all built now: a tier that cannot be
     // built fails the job before any work, not after the first tier's.
     const chain = chainOf(job, deps.settings);
-    const agents = job.patch !== undefined
-      ? [createPatchAgent(job.patch, deps.settings.patchPolicy === undefined ? {} : { policy: deps.settings.patchPolicy })]
-      : (chain?.tiers ?? [job.agent ?? deps.settings.defaultAgent]).map((name) => deps.agentFor(name));
+    const agents =
+      job.patch !== undefined
+        ? [
+            createPatchAgent(
+              job.patch,
+              deps.settings.patchPolicy === undefined ? {} : { policy: deps.settings.patchPolicy },
+            ),
+          ]
+        : (chain?.tiers ?? [job.agent ?? deps.settings.defaultAgent]).map((name) => deps.agentFor(name));
     // An answer job (read-only) runs the chain's first tier only: there is no check to fail.
     const agent = agents[0]!;
     const criteria = acceptanceCriteria(job);
     const configuredScope = deps.settings.scope ?? { exclude: [], read: [] };
     // Workflow files stay out of the commit even when the sandbox cannot mount them read-only
     // (a new file in a directory that did not exist, or no sandbox at all).
-    const scope = deps.settings.protectWorkflows === false ? configuredScope : { ...configuredScope, read: [...configuredScope.read, '.github/workflows/**', '.github/actions/**'] };
+    const scope =
+      deps.settings.protectWorkflows === false
+        ? configuredScope
+        : { ...configuredScope, read: [...configuredScope.read, '.github/workflows/**', '.github/actions/**'] };
     const context: Record<string, string> = { '.codefleet/task.md': taskFile(job, criteria, scope) };
     for (const each of agents) if (each.contextFile) context[each.contextFile] = agentInstructions();
     // From the title as it may be published: a secret in it (plain or encoded) never reaches
     // the branch, not even as the part of it a slug keeps.
     const branch = branchName({ ...job, title: maskForPublishing(job.title, deps.settings.secrets) });
     ws = await deps.workspaces.prepare({
-      jobId: job.id, repoUrl: deps.forge.remoteUrl(job.repo), branch, scope, context, signal: work.signal,
+      jobId: job.id,
+      repoUrl: deps.forge.remoteUrl(job.repo),
+      branch,
+      scope,
+      context,
+      signal: work.signal,
       ...(job.base_branch === undefined ? {} : { baseBranch: job.base_branch }),
     });
-    const runners = jobRunners(deps.sandbox, ws, { protectWorkflows: deps.settings.protectWorkflows ?? true, ...sandboxObservers(deps, job, tracker) });
+    const runners = jobRunners(deps.sandbox, ws, {
+      protectWorkflows: deps.settings.protectWorkflows ?? true,
+      ...sandboxObservers(deps, job, tracker),
+    });
     // The base commit's memory bank: what the repository holds, not what an earlier attempt wrote.
-    const memory = await readMemoryBank(ws.dir, ws.baseSha, deps.settings.memoryChars ?? defaultMemoryChars, { gitPath: deps.settings.gitPath, env: deps.settings.verifyEnv });
+    const memory = await readMemoryBank(ws.dir, ws.baseSha, deps.settings.memoryChars ?? defaultMemoryChars, {
+      gitPath: deps.settings.gitPath,
+      env: deps.settings.verifyEnv,
+    });
     if (memory.text !== '') {
-      deps.log.info({ event: 'memory.loaded', job_id: job.id, whole: memory.whole.length, outlined: memory.outlined.length, omitted: memory.omitted.length }, 'memory bank in the prompt');
+      deps.log.info(
+        {
+          event: 'memory.loaded',
+          job_id: job.id,
+          whole: memory.whole.length,
+          outlined: memory.outlined.length,
+          omitted: memory.omitted.length,
+        },
+        'memory bank in the prompt',
+      );
     }
     if (job.mode === 'answer') {
       await enter('planning', 'answer mode: read-only, no branch');
@@ -140,13 +198,21 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
 
     await enter('planning');
     await tracker.update((r) => setAcceptanceCriteria(r, criteria, { now: now() }));
-    const plan = await planVerification(ws.dir, { config: deps.settings.verification, env: deps.settings.verifyEnv, ...(job.dod ? { jobDod: job.dod } : {}) });
+    const plan = await planVerification(ws.dir, {
+      config: deps.settings.verification,
+      env: deps.settings.verifyEnv,
+      ...(job.dod ? { jobDod: job.dod } : {}),
+    });
 
     const input: PassInput = { deps, ctx: work, tracker, agent, ws, plan, criteria, runners, memory: memory.text };
     await providePackageManager(input);
     input.baseInstallFailure = await installAtBase(input);
     input.baseline = await baselineFor(input);
-    const { inner: testedOn, preexisting, unverifiable } = chain === undefined ? await runPasses(input, enter) : await runChain(input, chain, agents, enter);
+    const {
+      inner: testedOn,
+      preexisting,
+      unverifiable,
+    } = chain === undefined ? await runPasses(input, enter) : await runChain(input, chain, agents, enter);
     // What verification passed on: the commit must hold exactly this.
     const verified = await ws.fingerprint();
 
@@ -159,40 +225,71 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     const ownDod = plan.dod.length > 0;
     // A check that could not run at the base either checked nothing: without DoD commands of
     // its own, the job cannot claim its definition of done (a draft PR says why).
-    const named = (steps: typeof preexisting) => steps.map((step) => `${step.name} (\`${step.command.join(' ')}\`)`).join(', ');
+    const named = (steps: typeof preexisting) =>
+      steps.map((step) => `${step.name} (\`${step.command.join(' ')}\`)`).join(', ');
     const unchecked = named(unverifiable);
     const known = named(preexisting);
-    await enter('validating', ownDod
-      ? `definition of done: ${plan.source === 'job' ? "the job's" : "the repository's"} ${plan.dod.length} command(s)${unchecked === '' ? '' : `; not checked by ${unchecked}, which cannot run on this worker (${whyUnchecked(unverifiable)})`}`
-      : unchecked !== ''
-        ? `definition of done not met: ${unchecked} cannot run on this worker (it fails the same way on the base commit without running on the code: ${whyUnchecked(unverifiable)}), so the change was not checked by it`
-        : checks.length > 0
-          ? `definition of done: the verification steps pass 2 passed (${[...new Set(checks.map((step) => step.name))].join(', ')})${known === '' ? '' : `, but for what fails on the base commit too: ${known}`}`
-          : 'definition of done: nothing to run (no DoD commands, no verification steps detected)');
+    await enter(
+      'validating',
+      ownDod
+        ? `definition of done: ${plan.source === 'job' ? "the job's" : "the repository's"} ${plan.dod.length} command(s)${unchecked === '' ? '' : `; not checked by ${unchecked}, which cannot run on this worker (${whyUnchecked(unverifiable)})`}`
+        : unchecked !== ''
+          ? `definition of done not met: ${unchecked} cannot run on this worker (it fails the same way on the base commit without running on the code: ${whyUnchecked(unverifiable)}), so the change was not checked by it`
+          : checks.length > 0
+            ? `definition of done: the verification steps pass 2 passed (${[...new Set(checks.map((step) => step.name))].join(', ')})${known === '' ? '' : `, but for what fails on the base commit too: ${known}`}`
+            : 'definition of done: nothing to run (no DoD commands, no verification steps detected)',
+    );
     const dod = ownDod
       ? await runDod(ws.dir, plan.dod, {
-        env: planEnv(plan, deps.settings.verifyEnv), timeoutMs: deps.settings.stepTimeoutMs, signal: work.signal, runner: runners.runner,
-        ...(ctx.onOutput === undefined ? {} : { onOutput: ctx.onOutput }),
-      })
-      : { result: unchecked !== '' ? 'failed' as const : checks.length > 0 ? 'passed' as const : 'skipped' as const, results: [] };
-    await tracker.update((r) => setDodResult(
-      dod.results.reduce((acc: RunRecord, res) => addVerification(acc, verificationEntry(res, 'test', ctx.attempt, testedOn), { now: now() }), r),
-      dod.result, { now: now() }));
+          env: planEnv(plan, deps.settings.verifyEnv),
+          timeoutMs: deps.settings.stepTimeoutMs,
+          signal: work.signal,
+          runner: runners.runner,
+          ...(ctx.onOutput === undefined ? {} : { onOutput: ctx.onOutput }),
+        })
+      : {
+          result:
+            unchecked !== '' ? ('failed' as const) : checks.length > 0 ? ('passed' as const) : ('skipped' as const),
+          results: [],
+        };
+    await tracker.update((r) =>
+      setDodResult(
+        dod.results.reduce(
+          (acc: RunRecord, res) =>
+            addVerification(acc, verificationEntry(res, 'test', ctx.attempt, testedOn), { now: now() }),
+          r,
+        ),
+        dod.result,
+        { now: now() },
+      ),
+    );
     const dodOk = dod.result === 'passed' || dod.result === 'skipped';
 
     // chmod cannot stop an agent running as root, nor one that commits: whatever it wrote
     // out of scope stays out of the commit (Workspace.commit), and the record says so.
     const outOfScope = await ws.outOfScopeChanges();
     if (outOfScope.length > 0) {
-      deps.log.warn({ event: 'scope.changes_left_out', job_id: job.id, files: outOfScope.slice(0, 50) }, 'out-of-scope changes left out of the commit');
+      deps.log.warn(
+        { event: 'scope.changes_left_out', job_id: job.id, files: outOfScope.slice(0, 50) },
+        'out-of-scope changes left out of the commit',
+      );
     }
-    await enter('publishing', outOfScope.length > 0 ? `left out of the commit (out of scope): ${outOfScope.slice(0, 20).join(', ')}` : undefined);
+    await enter(
+      'publishing',
+      outOfScope.length > 0
+        ? `left out of the commit (out of scope): ${outOfScope.slice(0, 20).join(', ')}`
+        : undefined,
+    );
     if ((await ws.changedFiles()).filter((file) => !outOfScope.includes(file)).length === 0) {
       throw new CodefleetError('no_changes', 'the agent finished without changing any file', { verdict: 'permanent' });
     }
     if ((await ws.fingerprint()) !== verified) {
       // Only the DoD's own commands ran since: they changed the tree verification passed on.
-      throw new CodefleetError('dod_failed', 'the definition of done changed files after verification passed; what would be pushed is not what was verified. DoD commands must only check', { verdict: 'permanent' });
+      throw new CodefleetError(
+        'dod_failed',
+        'the definition of done changed files after verification passed; what would be pushed is not what was verified. DoD commands must only check',
+        { verdict: 'permanent' },
+      );
     }
     // A memory bank update is proposed, never silent: its own section of the PR body.
     const memoryUpdates = (await ws.changedFiles()).filter((file) => isMemoryFile(file) && !outOfScope.includes(file));
@@ -208,27 +305,57 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     // The body is the note as it will read once this PR is open, not "in progress (publishing)".
     const note = renderTaskNote(finish(tracker.run, outcome, { now: now(), dodResult: dod.result }));
     await refuseSecrets(ws, deps.settings.secrets, {
-      'the commit message': message, 'the branch name': branch, 'the pull request title': shown.title, 'the pull request body': note,
+      'the commit message': message,
+      'the branch name': branch,
+      'the pull request title': shown.title,
+      'the pull request body': note,
     });
     await fence('push');
     // The world as it is now, not as it was when the job was queued: a follow-up's pull request may have ended meanwhile.
     const lease = await publishLease(deps, { job, ws, branch, task, signal: work.signal });
-    const pushed = await pushWork(deps, { job, ws, branch, task, signal: work.signal, fence: () => fence('push'), lease });
+    const pushed = await pushWork(deps, {
+      job,
+      ws,
+      branch,
+      task,
+      signal: work.signal,
+      fence: () => fence('push'),
+      lease,
+    });
     if (!dodOk && deps.settings.onDodFailure === 'none') {
-      throw new CodefleetError('dod_failed', `definition of done ${dod.result}; no pull request opened (verification.on_dod_failure: none)`);
+      throw new CodefleetError(
+        'dod_failed',
+        `definition of done ${dod.result}; no pull request opened (verification.on_dod_failure: none)`,
+      );
     }
     if (lease.continues !== undefined) await checkStillOpen(deps, job, lease.continues, branch, work.signal);
     await fence('pull_request');
     const pr = await deps.forge.ensurePullRequest({
-      repo: job.repo, head: branch, base: ws.baseBranch, title: shown.title,
+      repo: job.repo,
+      head: branch,
+      base: ws.baseBranch,
+      title: shown.title,
       // Ends with the commit pushed: CI feedback tells codefleet's head from one a human moved since.
-      body: `${note}\n\n${pushedMarker(pushed.sha)}`, draft: !dodOk,
+      body: `${note}\n\n${pushedMarker(pushed.sha)}`,
+      draft: !dodOk,
     });
-    await tracker.update((r) => setPublication(r, {
-      branch, pullRequest: { number: pr.number, url: pr.url, head: branch, base: ws!.baseBranch, draft: pr.draft },
-    }, { now: now() }));
+    await tracker.update((r) =>
+      setPublication(
+        r,
+        {
+          branch,
+          pullRequest: { number: pr.number, url: pr.url, head: branch, base: ws!.baseBranch, draft: pr.draft },
+        },
+        { now: now() },
+      ),
+    );
     await tracker.update((r) => finish(r, outcome, { now: now(), dodResult: dod.result }));
-    await tell({ kind: 'finished', job, run: tracker.run, pullRequest: { number: pr.number, url: pr.url, draft: pr.draft } });
+    await tell({
+      kind: 'finished',
+      job,
+      run: tracker.run,
+      pullRequest: { number: pr.number, url: pr.url, draft: pr.draft },
+    });
     ctx.onProgress?.({ stage: 'done' });
     return { action: 'ack', run: tracker.run };
   } catch (err) {
@@ -246,24 +373,40 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
       return { action: 'release', run: tracker.run };
     }
     if (ctx.signal.aborted) {
-      await tracker.update((r) => endAttempt(advance(r, 'retry_wait', { now: now(), note: 'stopped from outside' }), { now: now(), outcome: 'abandoned' }));
+      await tracker.update((r) =>
+        endAttempt(advance(r, 'retry_wait', { now: now(), note: 'stopped from outside' }), {
+          now: now(),
+          outcome: 'abandoned',
+        }),
+      );
       return { action: 'release', run: tracker.run };
     }
     const error = budget.signal.aborted
-      ? classify(new CodefleetError('budget_exceeded', `the job ran past its wall-clock budget of ${Math.round((budgetMs ?? 0) / 1000)} s (worker.job_budget_seconds)`, { verdict: 'permanent' }))
+      ? classify(
+          new CodefleetError(
+            'budget_exceeded',
+            `the job ran past its wall-clock budget of ${Math.round((budgetMs ?? 0) / 1000)} s (worker.job_budget_seconds)`,
+            { verdict: 'permanent' },
+          ),
+        )
       : classify(err);
     return await settleFailure(deps, ctx, tracker, error, tell);
   } finally {
     clearTimeout(budgetTimer);
-    await ws?.release({ keep: failed && deps.settings.keepFailed }).catch((err: unknown) =>
-      deps.log.warn({ err, event: 'workspace.release_failed', job_id: job.id }, 'could not release the working copy'));
+    await ws
+      ?.release({ keep: failed && deps.settings.keepFailed })
+      .catch((err: unknown) =>
+        deps.log.warn({ err, event: 'workspace.release_failed', job_id: job.id }, 'could not release the working copy'),
+      );
   }
 }
 
 // Why each check that ran on nothing could not run: the line of its output that says so
 // (repository output: one line, bounded, and escaped where the note is rendered).
 function whyUnchecked(steps: readonly StepResult[]): string {
-  return steps.map((step) => `${step.name}: ${(step.unverifiableReason ?? 'no output').replace(/\s+/g, ' ').slice(0, 200)}`).join('; ');
+  return steps
+    .map((step) => `${step.name}: ${(step.unverifiableReason ?? 'no output').replace(/\s+/g, ' ').slice(0, 200)}`)
+    .join('; ');
 }
 
 // One agent, no chain: pass 1 then pass 2.
@@ -275,18 +418,43 @@ async function runPasses(input: PassInput, enter: Enter): Promise<PassResult> {
 }
 
 async function settleFailure(
-  deps: PipelineDeps, ctx: JobContext, tracker: RunTracker, error: Classified, tell: (report: Report) => Promise<boolean>,
+  deps: PipelineDeps,
+  ctx: JobContext,
+  tracker: RunTracker,
+  error: Classified,
+  tell: (report: Report) => Promise<boolean>,
 ): Promise<JobResult> {
   const now = deps.now ?? (() => new Date());
   const mask = (text: string) => maskSecrets(text, deps.settings.secrets);
   const { job } = ctx;
-  const decision = ctx.attempt >= deps.settings.maxAttempts
-    ? { action: 'give_up' as const, reason: `${error.message} (attempts exhausted: ${ctx.attempt} of ${deps.settings.maxAttempts})` }
-    : decideOuter(deps.settings.outer, { attemptsMade: ctx.attempt, error }, deps.random ?? Math.random);
-  deps.log.warn({ event: 'job.attempt_failed', job_id: job.id, code: error.code, verdict: error.verdict, attempt: ctx.attempt, decision: decision.action }, error.message);
+  const decision =
+    ctx.attempt >= deps.settings.maxAttempts
+      ? {
+          action: 'give_up' as const,
+          reason: `${error.message} (attempts exhausted: ${ctx.attempt} of ${deps.settings.maxAttempts})`,
+        }
+      : decideOuter(deps.settings.outer, { attemptsMade: ctx.attempt, error }, deps.random ?? Math.random);
+  deps.log.warn(
+    {
+      event: 'job.attempt_failed',
+      job_id: job.id,
+      code: error.code,
+      verdict: error.verdict,
+      attempt: ctx.attempt,
+      decision: decision.action,
+    },
+    error.message,
+  );
   if (decision.action === 'retry') {
-    await tracker.update((r) => endAttempt(advance(r, 'retry_wait', { now: now() }), { now: now(), outcome: 'retrying', error }));
-    return { action: 'retry', delayMs: decision.delayMs, reason: mask(`${error.code}: ${error.message}`), run: tracker.run };
+    await tracker.update((r) =>
+      endAttempt(advance(r, 'retry_wait', { now: now() }), { now: now(), outcome: 'retrying', error }),
+    );
+    return {
+      action: 'retry',
+      delayMs: decision.delayMs,
+      reason: mask(`${error.code}: ${error.message}`),
+      run: tracker.run,
+    };
   }
   const outcome = error.code === 'no_changes' ? 'no_changes' : error.code === 'dod_failed' ? 'dod_failed' : 'failed';
   await tracker.update((r) => finish(r, outcome, { now: now(), error }));
@@ -298,10 +466,17 @@ async function settleFailure(
  * A worker paused past its lease (or cut off) must not publish: each write asks the shared
  * store first. A refusal is recorded there and ends this delivery untouched.
  */
-async function fenceFor(deps: PipelineDeps, ctx: JobContext, action: 'push' | 'pull_request' | 'comment'): Promise<void> {
+async function fenceFor(
+  deps: PipelineDeps,
+  ctx: JobContext,
+  action: 'push' | 'pull_request' | 'comment',
+): Promise<void> {
   const { job } = ctx;
   if (ctx.leaseToken === undefined) return;
   if (!(await deps.store.fence(job.idempotency_key, ctx.leaseToken, action, job.id))) {
-    throw new LeaseLostError(job.id, `lease on task ${job.idempotency_key} was lost before the ${action} write; another worker owns it now`);
+    throw new LeaseLostError(
+      job.id,
+      `lease on task ${job.idempotency_key} was lost before the ${action} write; another worker owns it now`,
+    );
   }
 }

@@ -39,7 +39,9 @@ export const toolScratchDirs = ['.vite-temp', '.vite', '.vitest', '.cache', '.tu
 // The scratch paths of a view: in each installed node_modules (the read-only paths only
 // non-install runs get), one per tool directory.
 function toolScratch(view: { readOnly: readonly string[]; installReadOnly: readonly string[] }): string[] {
-  const installed = view.readOnly.filter((path) => !view.installReadOnly.includes(path) && basename(path) === 'node_modules');
+  const installed = view.readOnly.filter(
+    (path) => !view.installReadOnly.includes(path) && basename(path) === 'node_modules',
+  );
   return installed.flatMap((dir) => toolScratchDirs.map((name) => join(dir, name)));
 }
 
@@ -53,25 +55,32 @@ export function jobRunners(sandbox: Sandbox, ws: Workspace, options: JobRunnerOp
   const observed = options.onNetworkRefused === undefined ? {} : { onNetworkRefused: options.onNetworkRefused };
   // The package managers fetched for runs (provideManager), inside the hidden cache directory.
   const tools = { source: ws.toolsDir, target: ws.toolsDir, writable: false };
-  const make = (install: boolean): ProcessRunner => async (argv, processOptions: RunProcessOptions) => {
-    const { dieWithParent: _guarded, ...rest } = processOptions;
-    let result: ProcessResult;
-    try {
-      if (sandbox.mode === 'none') result = await sandbox.run(argv, { ...rest, writable: [ws.dir] });
-      else {
-        const view = await ws.agentView({ readOnly, remap: sandbox.remapsPaths });
-        result = await sandbox.run(argv, {
-          ...rest, ...observed, writable: view.writable, readOnly: install ? view.installReadOnly : view.readOnly, mounts: [...(install ? view.installMounts : view.mounts), tools],
-          // Scratch shows a directory elsewhere: a sandbox that cannot (Seatbelt) leaves it out.
-          ...(install || !sandbox.remapsPaths ? {} : { scratch: toolScratch(view) }),
-        });
+  const make =
+    (install: boolean): ProcessRunner =>
+    async (argv, processOptions: RunProcessOptions) => {
+      const { dieWithParent: _guarded, ...rest } = processOptions;
+      let result: ProcessResult;
+      try {
+        if (sandbox.mode === 'none') result = await sandbox.run(argv, { ...rest, writable: [ws.dir] });
+        else {
+          const view = await ws.agentView({ readOnly, remap: sandbox.remapsPaths });
+          result = await sandbox.run(argv, {
+            ...rest,
+            ...observed,
+            writable: view.writable,
+            readOnly: install ? view.installReadOnly : view.readOnly,
+            mounts: [...(install ? view.installMounts : view.mounts), tools],
+            // Scratch shows a directory elsewhere: a sandbox that cannot (Seatbelt) leaves it out.
+            ...(install || !sandbox.remapsPaths ? {} : { scratch: toolScratch(view) }),
+          });
+        }
+      } finally {
+        await ws.restoreGitLink();
       }
-    } finally {
-      await ws.restoreGitLink();
-    }
-    if (result.networkRefusals !== undefined || result.resourceLimit !== undefined) await options.onFindings?.(result);
-    return result;
-  };
+      if (result.networkRefusals !== undefined || result.resourceLimit !== undefined)
+        await options.onFindings?.(result);
+      return result;
+    };
   return { runner: make(false), installRunner: make(true), isolated: sandbox.mode !== 'none' };
 }
 
@@ -80,19 +89,43 @@ export function jobRunners(sandbox: Sandbox, ws: Workspace, options: JobRunnerOp
  * included: an operator alerts on `sandbox.network_refused`), and what each run was refused or
  * stopped at added to the run record, where `runs`/`show` and the worker's metrics read it.
  */
-export function sandboxObservers(deps: { log: Logger; now?: () => Date }, job: Pick<Job, 'id'>, tracker: RunTracker): Pick<JobRunnerOptions, 'onNetworkRefused' | 'onFindings'> {
+export function sandboxObservers(
+  deps: { log: Logger; now?: () => Date },
+  job: Pick<Job, 'id'>,
+  tracker: RunTracker,
+): Pick<JobRunnerOptions, 'onNetworkRefused' | 'onFindings'> {
   const now = deps.now ?? (() => new Date());
   return {
-    onNetworkRefused: (refusal) => deps.log.warn({ event: 'sandbox.network_refused', job_id: job.id, destination: refusal.destination, reason: refusal.reason }, 'the sandbox refused a destination'),
+    onNetworkRefused: (refusal) =>
+      deps.log.warn(
+        { event: 'sandbox.network_refused', job_id: job.id, destination: refusal.destination, reason: refusal.reason },
+        'the sandbox refused a destination',
+      ),
     onFindings: async (result) => {
       if (result.resourceLimit !== undefined) {
-        deps.log.warn({ event: 'sandbox.resource_limit', job_id: job.id, ...result.resourceLimit, command: result.command.slice(0, 3) }, 'a sandboxed run went past a limit and was stopped');
+        deps.log.warn(
+          {
+            event: 'sandbox.resource_limit',
+            job_id: job.id,
+            ...result.resourceLimit,
+            command: result.command.slice(0, 3),
+          },
+          'a sandboxed run went past a limit and was stopped',
+        );
       }
-      await tracker.update((run) => addSandboxFindings(run, {
-        ...(result.networkRefusals === undefined ? {} : { refused: result.networkRefusals.kept, refusedTotal: result.networkRefusals.total }),
-        ...(result.resourceLimit === undefined ? {} : { limit: result.resourceLimit }),
-        command: result.command,
-      }, { now: now() }));
+      await tracker.update((run) =>
+        addSandboxFindings(
+          run,
+          {
+            ...(result.networkRefusals === undefined
+              ? {}
+              : { refused: result.networkRefusals.kept, refusedTotal: result.networkRefusals.total }),
+            ...(result.resourceLimit === undefined ? {} : { limit: result.resourceLimit }),
+            command: result.command,
+          },
+          { now: now() },
+        ),
+      );
     },
   };
 }

@@ -13,19 +13,28 @@ import type { Workspace } from '@codefleet/workspace';
  *
  * @throws {CodefleetError} `secret_in_diff` (permanent) on any hit.
  */
-export async function refuseSecrets(ws: Workspace, secrets: SecretSource | undefined, metadata: Readonly<Record<string, string>> = {}): Promise<void> {
+export async function refuseSecrets(
+  ws: Workspace,
+  secrets: SecretSource | undefined,
+  metadata: Readonly<Record<string, string>> = {},
+): Promise<void> {
   const published = Object.entries(metadata).map(([what, text]) => ({ file: `(${what})`, added: text }));
   const hits = scanForSecrets([...(await ws.addedContent()), ...published], secrets);
   if (hits.length === 0) return;
   const described = [...new Set(hits.map(describe))];
-  throw new CodefleetError('secret_in_diff', `the change holds ${described.length === 1 ? 'a secret' : 'secrets'}: ${described.slice(0, 10).join('; ')}; nothing was pushed. Remove it from the change (and rotate the secret if it was real)`, {
-    verdict: 'permanent',
-    details: { files: [...new Set(hits.map((hit) => hit.file))].slice(0, 50) },
-  });
+  throw new CodefleetError(
+    'secret_in_diff',
+    `the change holds ${described.length === 1 ? 'a secret' : 'secrets'}: ${described.slice(0, 10).join('; ')}; nothing was pushed. Remove it from the change (and rotate the secret if it was real)`,
+    {
+      verdict: 'permanent',
+      details: { files: [...new Set(hits.map((hit) => hit.file))].slice(0, 50) },
+    },
+  );
 }
 
 function describe(hit: SecretHit): string {
-  const what = hit.kind === 'secret' ? "one of codefleet's configured secret values" : `a ${hit.shape ?? 'known'} token`;
+  const what =
+    hit.kind === 'secret' ? "one of codefleet's configured secret values" : `a ${hit.shape ?? 'known'} token`;
   const how = hit.encoding === 'plain' ? '' : ` (${hit.encoding}-encoded)`;
   return `${what}${how} in ${hit.where === 'name' ? 'the name of ' : ''}${hit.file}`;
 }

@@ -20,7 +20,13 @@ it('every agent run is told whether the sandbox isolates it', async () => {
   const agentFor = h.deps.agentFor;
   h.deps.agentFor = (...args: Parameters<typeof agentFor>): Agent => {
     const agent = agentFor(...args);
-    return { ...agent, run: (req) => { seen.push(req.isolated); return agent.run(req); } };
+    return {
+      ...agent,
+      run: (req) => {
+        seen.push(req.isolated);
+        return agent.run(req);
+      },
+    };
   };
   const job = h.job({ title: 'Add two()' });
   await h.drain(job);

@@ -19,7 +19,13 @@ const route = { name: 'ANALYZE' as const, source: 'command' as const, confidence
 async function answerHarness(): Promise<{ h: Harness; reports: Report[] }> {
   const harness = await createHarness();
   const reports: Report[] = [];
-  harness.deps.requester = { kind: 'recording', handles: () => true, report: async (r) => { reports.push(r); } };
+  harness.deps.requester = {
+    kind: 'recording',
+    handles: () => true,
+    report: async (r) => {
+      reports.push(r);
+    },
+  };
   return { h: harness, reports };
 }
 
@@ -34,12 +40,24 @@ fs.writeFileSync(path.join(workdir, '.codefleet', 'answer.md'), '## How one() wo
     const job = h.job({ mode: 'answer', route, title: 'How does one() work?' });
     await h.drain(job);
     const run = await h.store.get(job.id);
-    expect(run).toMatchObject({ outcome: 'succeeded', stage: 'done', answer: '## How one() works\nIt returns 1 (src/lib.js).' });
+    expect(run).toMatchObject({
+      outcome: 'succeeded',
+      stage: 'done',
+      answer: '## How one() works\nIt returns 1 (src/lib.js).',
+    });
     expect(run!.branch).toBeUndefined();
     expect(run!.stages.find((s) => s.stage === 'testing')?.note).toMatch(/changed 1 file\(s\); discarded/);
     expect(await h.forge.findBranch(job.repo, branchName(job))).toBeUndefined();
     expect(await h.forge.findPullRequest(job.repo, branchName(job))).toBeUndefined();
-    expect(setup.reports.map((r) => (r.kind === 'progress' ? r.stage : r.kind))).toEqual(['started', 'planning', 'implementing', 'testing', 'validating', 'publishing', 'answered']);
+    expect(setup.reports.map((r) => (r.kind === 'progress' ? r.stage : r.kind))).toEqual([
+      'started',
+      'planning',
+      'implementing',
+      'testing',
+      'validating',
+      'publishing',
+      'answered',
+    ]);
     expect(setup.reports.at(-1)).toMatchObject({ kind: 'answered', answer: run!.answer });
   });
 

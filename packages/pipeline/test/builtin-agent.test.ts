@@ -39,15 +39,21 @@ afterEach(async () => {
 });
 
 const ollamaConfig = (host: string, extra = '') =>
-  parseConfig(`agents:\n  ollama:\n    host: ${host}\n${extra}`, { env: {}, baseDir: '/srv', hostname: 'h' }).config.agents.ollama;
+  parseConfig(`agents:\n  ollama:\n    host: ${host}\n${extra}`, { env: {}, baseDir: '/srv', hostname: 'h' }).config
+    .agents.ollama;
 
 describe('runJob with the built-in agent on the Ollama stand-in', () => {
   it('completes the two-pass loop, recovering from one unparseable reply, and records the tokens', async () => {
-    model = await startOllamaStandIn({ replies: ['Sure! I will add a two() function that returns 2.', implementReply, testReply] });
+    model = await startOllamaStandIn({
+      replies: ['Sure! I will add a two() function that returns 2.', implementReply, testReply],
+    });
     h = await createHarness();
     const agent = createBuiltinAgent(ollamaConfig(model.url));
     h.deps.agentFor = () => agent;
-    const job = h.job({ title: 'Add two()', body: 'Export `two()` from src/lib.js, returning 2.\n\n- [ ] two() returns 2\n- [ ] it is tested' });
+    const job = h.job({
+      title: 'Add two()',
+      body: 'Export `two()` from src/lib.js, returning 2.\n\n- [ ] two() returns 2\n- [ ] it is tested',
+    });
     await h.drain(job);
 
     const run = await h.store.get(job.id);
@@ -56,10 +62,18 @@ describe('runJob with the built-in agent on the Ollama stand-in', () => {
       ['ollama', 'implement', 1, 'changed'],
       ['ollama', 'test', 1, 'changed'],
     ]);
-    expect(run!.agent_runs.every((a) => a.tokens !== undefined && a.tokens.prompt > 0 && a.tokens.completion > 0)).toBe(true);
+    expect(run!.agent_runs.every((a) => a.tokens !== undefined && a.tokens.prompt > 0 && a.tokens.completion > 0)).toBe(
+      true,
+    );
     // Every model call is in the record, the unusable one too; no price table, so no cost.
     expect(run!.agent_runs.map((a) => [a.model, a.model_calls?.map((c) => [c.provider, c.model, c.outcome])])).toEqual([
-      ['qwen2.5-coder:7b', [['ollama', 'qwen2.5-coder:7b', 'unusable'], ['ollama', 'qwen2.5-coder:7b', 'ok']]],
+      [
+        'qwen2.5-coder:7b',
+        [
+          ['ollama', 'qwen2.5-coder:7b', 'unusable'],
+          ['ollama', 'qwen2.5-coder:7b', 'ok'],
+        ],
+      ],
       ['qwen2.5-coder:7b', [['ollama', 'qwen2.5-coder:7b', 'ok']]],
     ]);
     expect(run!.agent_runs[0]!.model_calls![1]!.prompt_tokens).toBeGreaterThan(0);
@@ -76,11 +90,16 @@ describe('runJob with the built-in agent on the Ollama stand-in', () => {
 
     const files = await git(h.dir.path, ['--git-dir', h.origin, 'diff', '--name-only', `main...${branchName(job)}`]);
     expect(files.split('\n').sort()).toEqual(['src/lib.js', 'test/two.test.js']);
-    expect(await h.forge.findPullRequest(job.repo, branchName(job))).toMatchObject({ title: 'Add two()', draft: false });
+    expect(await h.forge.findPullRequest(job.repo, branchName(job))).toMatchObject({
+      title: 'Add two()',
+      draft: false,
+    });
   }, 60_000);
 
   it('a spent token budget ends the job as budget_exceeded, recorded, without another model call', async () => {
-    model = await startOllamaStandIn({ replies: [{ content: implementReply, promptTokens: 1_500, completionTokens: 600 }, testReply] });
+    model = await startOllamaStandIn({
+      replies: [{ content: implementReply, promptTokens: 1_500, completionTokens: 600 }, testReply],
+    });
     h = await createHarness();
     h.deps.agentFor = () => createBuiltinAgent(ollamaConfig(model!.url, '    token_budget: 2000\n'));
     const job = h.job({ title: 'Add two()' });
@@ -88,8 +107,12 @@ describe('runJob with the built-in agent on the Ollama stand-in', () => {
 
     expect(result.action).toBe('dead_letter');
     expect(result.run).toMatchObject({ outcome: 'failed', error: { code: 'budget_exceeded', verdict: 'permanent' } });
-    expect(result.run.error!.message).toMatch(/spent 2100 model tokens, its budget is 2000 \(agents\.ollama\.token_budget\)/);
-    expect(result.run.agent_runs).toEqual([expect.objectContaining({ pass: 'implement', outcome: 'changed', tokens: { prompt: 1_500, completion: 600 } })]);
+    expect(result.run.error!.message).toMatch(
+      /spent 2100 model tokens, its budget is 2000 \(agents\.ollama\.token_budget\)/,
+    );
+    expect(result.run.agent_runs).toEqual([
+      expect.objectContaining({ pass: 'implement', outcome: 'changed', tokens: { prompt: 1_500, completion: 600 } }),
+    ]);
     // The first run was told what was left: the reply may use what the prompt leaves of 2000.
     expect(model.requests).toHaveLength(1);
     const promptChars = model.requests[0]!.messages.reduce((sum, m) => sum + m.content.length, 0);
@@ -97,11 +120,20 @@ describe('runJob with the built-in agent on the Ollama stand-in', () => {
     expect(model.pending).toBe(1);
   }, 60_000);
 
-  it('prices its tokens at the configured model and stops at the job\'s money budget before another model call', async () => {
-    model = await startOllamaStandIn({ replies: [{ content: implementReply, promptTokens: 1_500, completionTokens: 600 }, testReply] });
-    const { config } = parseConfig(`agents:\n  ollama:\n    host: ${model.url}\n    model: qwen2.5-coder:7b\n`, { env: {}, baseDir: '/srv', hostname: 'h' });
+  it("prices its tokens at the configured model and stops at the job's money budget before another model call", async () => {
+    model = await startOllamaStandIn({
+      replies: [{ content: implementReply, promptTokens: 1_500, completionTokens: 600 }, testReply],
+    });
+    const { config } = parseConfig(`agents:\n  ollama:\n    host: ${model.url}\n    model: qwen2.5-coder:7b\n`, {
+      env: {},
+      baseDir: '/srv',
+      hostname: 'h',
+    });
     // $10 / $20 per million tokens: the first run costs 1500 × 10e-6 + 600 × 20e-6 = $0.027.
-    h = await createHarness({ prices: { 'qwen2.5-coder:*': { inputPerMtok: 10, outputPerMtok: 20 } }, budgetUsd: { job: 0.02 } });
+    h = await createHarness({
+      prices: { 'qwen2.5-coder:*': { inputPerMtok: 10, outputPerMtok: 20 } },
+      budgetUsd: { job: 0.02 },
+    });
     const agent = createAgent('ollama', config.agents);
     h.deps.agentFor = () => agent;
     const job = h.job({ title: 'Add two()' });
@@ -122,9 +154,13 @@ describe('runJob with the built-in agent on the Ollama stand-in', () => {
 
     expect(result.action).toBe('dead_letter');
     expect(result.run).toMatchObject({ outcome: 'failed', error: { code: 'budget_exceeded', verdict: 'permanent' } });
-    expect(result.run.error!.message).toMatch(/token budget too small for the prompt: about \d+ prompt tokens, 50 of the budget left .*\(agents\.ollama\.token_budget\)/);
+    expect(result.run.error!.message).toMatch(
+      /token budget too small for the prompt: about \d+ prompt tokens, 50 of the budget left .*\(agents\.ollama\.token_budget\)/,
+    );
     // One agent run, recorded with nothing spent; no second inner attempt on the same budget.
-    expect(result.run.agent_runs).toEqual([expect.objectContaining({ pass: 'implement', outcome: 'failed', tokens: { prompt: 0, completion: 0 } })]);
+    expect(result.run.agent_runs).toEqual([
+      expect.objectContaining({ pass: 'implement', outcome: 'failed', tokens: { prompt: 0, completion: 0 } }),
+    ]);
     expect(model.requests).toHaveLength(0);
   }, 60_000);
 });

@@ -47,25 +47,46 @@ it('Claude Code adapter in the two-pass loop: a turn cap is fed back, the contex
   await writeFile(join(bin, 'claude'), `#!${process.execPath}\n${fakeClaude}`);
   await chmod(join(bin, 'claude'), 0o755);
   const host = {
-    ...gitTestEnv(), PATH: `${bin}:${process.env.PATH ?? ''}`, HOME: h.dir.path,
-    GITHUB_TOKEN: 'ghp_planted_worker_token', ANTHROPIC_API_KEY: 'sk-ant-test', OPENAI_API_KEY: 'sk-not-for-claude',
+    ...gitTestEnv(),
+    PATH: `${bin}:${process.env.PATH ?? ''}`,
+    HOME: h.dir.path,
+    GITHUB_TOKEN: 'ghp_planted_worker_token',
+    ANTHROPIC_API_KEY: 'sk-ant-test',
+    OPENAI_API_KEY: 'sk-not-for-claude',
   };
   const agent = createClaudeAgent({ binary: 'claude', maxTurns: 30, apiKeyEnv: 'ANTHROPIC_API_KEY' });
   h.deps.agentFor = () => agent;
-  h.deps.settings = { ...h.deps.settings, agentEnv: (a) => buildAgentEnv(host, { allow: [...(a.allowEnv ?? [])], extra: gitTestEnv() }) };
+  h.deps.settings = {
+    ...h.deps.settings,
+    agentEnv: (a) => buildAgentEnv(host, { allow: [...(a.allowEnv ?? [])], extra: gitTestEnv() }),
+  };
 
   const job = h.job({ title: 'Add two()' });
   await h.drain(job);
   const run = await h.store.get(job.id);
   expect(run).toMatchObject({ stage: 'done', outcome: 'succeeded' });
   expect(run!.agent_runs.map((a) => [a.pass, a.inner_attempt, a.agent, a.outcome])).toEqual([
-    ['implement', 1, 'claude', 'failed'], ['implement', 2, 'claude', 'changed'], ['test', 1, 'claude', 'changed'],
+    ['implement', 1, 'claude', 'failed'],
+    ['implement', 2, 'claude', 'changed'],
+    ['test', 1, 'claude', 'changed'],
   ]);
 
-  const calls = (await readFile(join(bin, 'claude.calls.jsonl'), 'utf8')).trim().split('\n')
-    .map((line) => JSON.parse(line) as { args: string[]; prompt: string; env: Record<string, string>; claudeMd: boolean });
+  const calls = (await readFile(join(bin, 'claude.calls.jsonl'), 'utf8'))
+    .trim()
+    .split('\n')
+    .map(
+      (line) => JSON.parse(line) as { args: string[]; prompt: string; env: Record<string, string>; claudeMd: boolean },
+    );
   expect(calls).toHaveLength(3);
-  expect(calls[0]?.args.slice(0, 7)).toEqual(['-p', '--output-format', 'json', '--dangerously-skip-permissions', '--max-turns', '30', '--']);
+  expect(calls[0]?.args.slice(0, 7)).toEqual([
+    '-p',
+    '--output-format',
+    'json',
+    '--dangerously-skip-permissions',
+    '--max-turns',
+    '30',
+    '--',
+  ]);
   expect(calls[1]?.prompt).toMatch(/reached its turn cap \(--max-turns 30\) after 30 turns/);
   for (const call of calls) {
     expect(call.claudeMd).toBe(true);
@@ -82,11 +103,17 @@ it('an API key refused by the provider dead-letters the job at once: no outer re
   h = await createHarness();
   const bin = join(h.dir.path, 'agent', 'bin'); // writable in the test sandbox
   await mkdir(bin);
-  await writeFile(join(bin, 'claude'), `#!${process.execPath}\nrequire('node:fs').appendFileSync(__dirname + '/calls', 'x');\nconsole.log(JSON.stringify({ type: 'result', subtype: 'success', is_error: true, result: 'API Error: 401 invalid x-api-key' }));\n`);
+  await writeFile(
+    join(bin, 'claude'),
+    `#!${process.execPath}\nrequire('node:fs').appendFileSync(__dirname + '/calls', 'x');\nconsole.log(JSON.stringify({ type: 'result', subtype: 'success', is_error: true, result: 'API Error: 401 invalid x-api-key' }));\n`,
+  );
   await chmod(join(bin, 'claude'), 0o755);
   const agent = createClaudeAgent({ binary: 'claude', maxTurns: 30, apiKeyEnv: 'ANTHROPIC_API_KEY' });
   h.deps.agentFor = () => agent;
-  h.deps.settings = { ...h.deps.settings, agentEnv: () => ({ ...gitTestEnv(), PATH: `${bin}:${process.env.PATH ?? ''}`, HOME: h!.dir.path }) };
+  h.deps.settings = {
+    ...h.deps.settings,
+    agentEnv: () => ({ ...gitTestEnv(), PATH: `${bin}:${process.env.PATH ?? ''}`, HOME: h!.dir.path }),
+  };
   const job = h.job();
   await h.drain(job);
   expect(await readFile(join(bin, 'calls'), 'utf8')).toBe('x');

@@ -39,14 +39,22 @@ function withEnsureBranch(forge: Forge, ensureBranch: Forge['ensureBranch']): Fo
  * killed with the push in flight. Resolves to that push (a git dir holding the commit, and
  * its sha), which the test lands on the origin when it chooses.
  */
-async function deliveryKilledAtPush(harness: Harness, job: Job): Promise<Required<Pick<EnsureBranchRequest, 'workdir' | 'sha'>>> {
+async function deliveryKilledAtPush(
+  harness: Harness,
+  job: Job,
+): Promise<Required<Pick<EnsureBranchRequest, 'workdir' | 'sha'>>> {
   let pushing!: (req: EnsureBranchRequest) => void;
-  const push = new Promise<EnsureBranchRequest>((resolve) => { pushing = resolve; });
+  const push = new Promise<EnsureBranchRequest>((resolve) => {
+    pushing = resolve;
+  });
   const forge = withEnsureBranch(harness.forge, (req) => {
     pushing(req);
     return new Promise(() => {});
   });
-  void runJob({ ...harness.deps, forge }, { job, attempt: 1, workerId: 'killed', signal: new AbortController().signal });
+  void runJob(
+    { ...harness.deps, forge },
+    { job, attempt: 1, workerId: 'killed', signal: new AbortController().signal },
+  );
   const req = await push;
   if (req.sha === undefined) throw new Error('the pipeline pushes an explicit sha');
   return { workdir: req.workdir, sha: req.sha };
@@ -61,7 +69,10 @@ async function land(harness: Harness, orphan: { workdir: string; sha: string }, 
 async function landDuringNextPush(harness: Harness, branch: string, sha: string): Promise<void> {
   const hook = join(harness.origin, 'hooks', 'pre-receive');
   // Outside the quarantine git refuses ref updates; the hook fires once.
-  await writeFile(hook, `#!/bin/sh\nrm -f "$0"\nunset GIT_QUARANTINE_PATH\ngit update-ref refs/heads/${branch} ${sha}\ncat >/dev/null\n`);
+  await writeFile(
+    hook,
+    `#!/bin/sh\nrm -f "$0"\nunset GIT_QUARANTINE_PATH\ngit update-ref refs/heads/${branch} ${sha}\ncat >/dev/null\n`,
+  );
   await chmod(hook, 0o755);
 }
 
@@ -69,7 +80,12 @@ async function landDuringNextPush(harness: Harness, branch: string, sha: string)
  * Redelivers `job` (attempt 2, another worker) with the orphaned push landing as `ordering`
  * says, after the redelivery's workspace read the branch (absent: its lease says "must not exist").
  */
-async function redeliver(harness: Harness, job: Job, orphan: { workdir: string; sha: string }, ordering: 'landed before' | 'landing during') {
+async function redeliver(
+  harness: Harness,
+  job: Job,
+  orphan: { workdir: string; sha: string },
+  ordering: 'landed before' | 'landing during',
+) {
   const branch = branchName(job);
   let forge: Forge = harness.forge;
   if (ordering === 'landed before') {
@@ -81,10 +97,14 @@ async function redeliver(harness: Harness, job: Job, orphan: { workdir: string; 
     await land(harness, orphan, `refs/orphans/${branch}`);
     await landDuringNextPush(harness, branch, orphan.sha);
   }
-  return runJob({ ...harness.deps, forge }, { job, attempt: 2, workerId: 'redelivered', signal: new AbortController().signal });
+  return runJob(
+    { ...harness.deps, forge },
+    { job, attempt: 2, workerId: 'redelivered', signal: new AbortController().signal },
+  );
 }
 
-const tipOf = (harness: Harness, branch: string) => git(harness.dir.path, ['--git-dir', harness.origin, 'rev-parse', `refs/heads/${branch}`]);
+const tipOf = (harness: Harness, branch: string) =>
+  git(harness.dir.path, ['--git-dir', harness.origin, 'rev-parse', `refs/heads/${branch}`]);
 
 describe('a push that lands after its worker died converges on redelivery', () => {
   for (const ordering of ['landed before', 'landing during'] as const) {
@@ -108,7 +128,12 @@ describe('a push that lands after its worker died converges on redelivery', () =
     it(`the orphaned push ${ordering} the redelivery's, other content: this attempt's verified commit replaces it`, async () => {
       h = await createHarness();
       // Each attempt writes its own variant: an agent rarely writes the same thing twice.
-      await h.agent(implementsFeature.replace("'export const two = () => 2;\\n'", "`export const two = () => 2; // run ${runs}\\n`"));
+      await h.agent(
+        implementsFeature.replace(
+          "'export const two = () => 2;\\n'",
+          '`export const two = () => 2; // run ${runs}\\n`',
+        ),
+      );
       const job = h.job({ title: 'Add two()' });
       const branch = branchName(job);
       const orphan = await deliveryKilledAtPush(h, job);
@@ -125,7 +150,7 @@ describe('a push that lands after its worker died converges on redelivery', () =
     });
   }
 
-  it("a branch somebody else pushed to meanwhile is not overwritten: git_conflict, dead letter, no PR", async () => {
+  it('a branch somebody else pushed to meanwhile is not overwritten: git_conflict, dead letter, no PR', async () => {
     h = await createHarness();
     await h.agent(implementsFeature);
     const job = h.job({ title: 'Add two()' });

@@ -16,7 +16,9 @@ describe('escalation decisions', () => {
     // A patch job runs the patch engine, never a chain; `toString` is no chain.
     expect(chainOf({ patch: 'diff' }, { chains })).toBeUndefined();
     expect(chainOf({ agent: 'tostring' }, { chains })).toBeUndefined();
-    expect(() => chainOf({ agent: 'escalation' }, { chains: { escalation: [] } })).toThrow(expect.objectContaining({ code: 'invalid_config', verdict: 'permanent' }));
+    expect(() => chainOf({ agent: 'escalation' }, { chains: { escalation: [] } })).toThrow(
+      expect.objectContaining({ code: 'invalid_config', verdict: 'permanent' }),
+    );
   });
 
   it('only exhausted fix attempts and a spent tier budget hand over', () => {
@@ -32,7 +34,11 @@ describe('escalation decisions', () => {
   it('a retried delivery resumes at the tier it was on, or the next when its tier had just given up', () => {
     const chain = { name: 'escalation', tiers: chains.escalation };
     const tier = (n: number, outcome?: TierRecord['outcome']): TierRecord => ({
-      tier: n, profile: chain.tiers[n] ?? 'x', agent: 'ollama', started_at: '2024-05-01T10:00:00Z', ...(outcome === undefined ? {} : { outcome }),
+      tier: n,
+      profile: chain.tiers[n] ?? 'x',
+      agent: 'ollama',
+      started_at: '2024-05-01T10:00:00Z',
+      ...(outcome === undefined ? {} : { outcome }),
     });
     const recorded = { chain: { name: chain.name, tiers: [...chain.tiers] } };
     expect(resumeAt({}, chain)).toBe(0);
@@ -41,6 +47,11 @@ describe('escalation decisions', () => {
     expect(resumeAt({ ...recorded, tiers: [tier(0, 'budget_exceeded')] }, chain)).toBe(1);
     expect(resumeAt({ ...recorded, tiers: [tier(0, 'failed'), tier(1, 'failed'), tier(2, 'failed')] }, chain)).toBe(2);
     // The config changed the chain in between: start over.
-    expect(resumeAt({ chain: { name: 'escalation', tiers: ['small', 'claude'] }, tiers: [tier(0, 'failed'), tier(1)] }, chain)).toBe(0);
+    expect(
+      resumeAt(
+        { chain: { name: 'escalation', tiers: ['small', 'claude'] }, tiers: [tier(0, 'failed'), tier(1)] },
+        chain,
+      ),
+    ).toBe(0);
   });
 });

@@ -17,7 +17,14 @@ describe('runJob: the final report of finished work is sent again on redelivery'
     h = await createHarness();
     const reports: Report[] = [];
     const issues = createIssueRequester({ issues: h.forge, tasks: true });
-    h.deps.requester = { kind: 'recording', handles: () => true, report: async (r) => { reports.push(r); await issues.report(r); } };
+    h.deps.requester = {
+      kind: 'recording',
+      handles: () => true,
+      report: async (r) => {
+        reports.push(r);
+        await issues.report(r);
+      },
+    };
     await h.agent(implementsFeature);
     const job = h.job({ title: 'Add two()' });
     await h.drain(job);
@@ -34,12 +41,20 @@ describe('runJob: the final report of finished work is sent again on redelivery'
   it('a failed job reports its failure again when the dead-letter delivery repeats', async () => {
     h = await createHarness({ maxAttempts: 1 });
     const reports: Report[] = [];
-    h.deps.requester = { kind: 'recording', handles: () => true, report: async (r) => { reports.push(r); } };
+    h.deps.requester = {
+      kind: 'recording',
+      handles: () => true,
+      report: async (r) => {
+        reports.push(r);
+      },
+    };
     await h.agent('// changes nothing');
     const job = h.job();
     await h.drain(job);
     const again = await runJob(h.deps, { job, attempt: 2, workerId: 'w2', signal: new AbortController().signal });
     expect(again.action).toBe('dead_letter');
-    expect(reports.filter((r) => r.kind === 'failed').map((r) => (r as { error: { code: string } }).error.code)).toEqual(['fix_attempts_exhausted', 'fix_attempts_exhausted']);
+    expect(
+      reports.filter((r) => r.kind === 'failed').map((r) => (r as { error: { code: string } }).error.code),
+    ).toEqual(['fix_attempts_exhausted', 'fix_attempts_exhausted']);
   });
 });

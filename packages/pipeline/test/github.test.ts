@@ -5,7 +5,12 @@ import { createJob } from '@codefleet/core';
 import { createGithubForge, githubCredentialEnv, pushedShaOf } from '@codefleet/forge';
 import { createIssueRequester } from '@codefleet/requester';
 
-const labels = { queued: 'codefleet:queued', running: 'codefleet:running', prOpened: 'codefleet:pr-opened', failed: 'codefleet:failed' };
+const labels = {
+  queued: 'codefleet:queued',
+  running: 'codefleet:running',
+  prOpened: 'codefleet:pr-opened',
+  failed: 'codefleet:failed',
+};
 import { createLogger } from '@codefleet/log';
 import { git, gitTestEnv, startGithubStandIn, type GithubStandIn } from '@codefleet/testkit';
 import { branchName, createWorkspaceManager } from '@codefleet/workspace';
@@ -28,32 +33,62 @@ describe('runJob on GitHub (stand-in)', () => {
   it('an issue becomes one pull request with Fixes #N and a status comment that ends in done; the token appears nowhere', async () => {
     gh = await startGithubStandIn();
     await gh.createRepo('acme/widgets', projectFiles);
-    const issue = gh.createIssue('acme/widgets', { title: 'Add two()', body: 'Add `two()` to src/lib.js. $(touch /tmp/pwned)', user: 'alice' });
+    const issue = gh.createIssue('acme/widgets', {
+      title: 'Add two()',
+      body: 'Add `two()` to src/lib.js. $(touch /tmp/pwned)',
+      user: 'alice',
+    });
     h = await createHarness();
     await h.agent(`
 if (pass === 'implement') fs.appendFileSync(path.join(workdir, 'src', 'lib.js'), 'export const two = () => 2;\\n');
 if (pass === 'test') fs.writeFileSync(path.join(workdir, 'test', 'two.test.js'), "import { test } from 'node:test';\\nimport assert from 'node:assert/strict';\\nimport { two } from '../src/lib.js';\\ntest('two', () => assert.equal(two(), 2));\\n");
 `);
     const env = { ...gitTestEnv(), PATH: process.env.PATH ?? '', HOME: h.dir.path };
-    const forge = createGithubForge({ token: gh.token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: env, gitTimeoutMs: 30_000 });
+    const forge = createGithubForge({
+      token: gh.token,
+      apiUrl: gh.url,
+      gitUrl: gh.url,
+      gitEnv: env,
+      gitTimeoutMs: 30_000,
+    });
     // Every log line at trace level, with masking OFF: the token must not be in any of them.
     const logged: string[] = [];
-    const sink = new Writable({ write(chunk: Buffer, _enc, done) { logged.push(chunk.toString('utf8')); done(); } });
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        logged.push(chunk.toString('utf8'));
+        done();
+      },
+    });
     const deps = {
       ...h.deps,
       forge,
       requester: createIssueRequester({ issues: forge.issues }),
       log: createLogger({ level: 'trace', destination: sink, secrets: [] }),
-      workspaces: createWorkspaceManager({ cacheDir: join(h.dir.path, 'gh-cache'), reuse: true, gitEnv: env, remoteGitEnv: githubCredentialEnv(env, gh.token, gh.url) }),
+      workspaces: createWorkspaceManager({
+        cacheDir: join(h.dir.path, 'gh-cache'),
+        reuse: true,
+        gitEnv: env,
+        remoteGitEnv: githubCredentialEnv(env, gh.token, gh.url),
+      }),
     };
-    const job = createJob({
-      repo: 'acme/widgets', source: { kind: 'issue', number: issue.number }, title: issue.title, body: issue.body, requested_by: 'alice',
-    }, { id: `gh-${Date.now()}`, now: new Date() });
+    const job = createJob(
+      {
+        repo: 'acme/widgets',
+        source: { kind: 'issue', number: issue.number },
+        title: issue.title,
+        body: issue.body,
+        requested_by: 'alice',
+      },
+      { id: `gh-${Date.now()}`, now: new Date() },
+    );
 
     const first = await runJob(deps, { job, attempt: 1, workerId: 'w1', signal: new AbortController().signal });
     expect(first.action).toBe('ack');
     // Delivered again (a lost ack): converges on the same PR.
-    const again = await runJob({ ...deps, store: h.store }, { job, attempt: 2, workerId: 'w2', signal: new AbortController().signal });
+    const again = await runJob(
+      { ...deps, store: h.store },
+      { job, attempt: 2, workerId: 'w2', signal: new AbortController().signal },
+    );
     expect(again.action).toBe('ack');
 
     const pulls = gh.pulls('acme/widgets');
@@ -66,7 +101,8 @@ if (pass === 'test') fs.writeFileSync(path.join(workdir, 'test', 'two.test.js'),
     expect(comments).toHaveLength(1);
     expect(comments[0]!.body).toMatch(/Status: done\s*$/);
     expect(logged.length).toBeGreaterThan(5);
-    for (const text of [pulls[0]!.body, comments[0]!.body, JSON.stringify(await h.store.get(job.id)), logged.join('')]) expect(text).not.toContain(gh.token);
+    for (const text of [pulls[0]!.body, comments[0]!.body, JSON.stringify(await h.store.get(job.id)), logged.join('')])
+      expect(text).not.toContain(gh.token);
   }, 60_000);
 
   it('a job that fails for good says so on the issue: failed label, failure comment ending in failed', async () => {
@@ -77,14 +113,34 @@ if (pass === 'test') fs.writeFileSync(path.join(workdir, 'test', 'two.test.js'),
     h = await createHarness({ labels });
     await h.agent('// changes nothing');
     const env = { ...gitTestEnv(), PATH: process.env.PATH ?? '', HOME: h.dir.path };
-    const forge = createGithubForge({ token: gh.token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: env, gitTimeoutMs: 30_000 });
+    const forge = createGithubForge({
+      token: gh.token,
+      apiUrl: gh.url,
+      gitUrl: gh.url,
+      gitEnv: env,
+      gitTimeoutMs: 30_000,
+    });
     const deps = {
       ...h.deps,
       forge,
       requester: createIssueRequester({ issues: forge.issues, labels }),
-      workspaces: createWorkspaceManager({ cacheDir: join(h.dir.path, 'gh-cache'), reuse: true, gitEnv: env, remoteGitEnv: githubCredentialEnv(env, gh.token, gh.url) }),
+      workspaces: createWorkspaceManager({
+        cacheDir: join(h.dir.path, 'gh-cache'),
+        reuse: true,
+        gitEnv: env,
+        remoteGitEnv: githubCredentialEnv(env, gh.token, gh.url),
+      }),
     };
-    const job = createJob({ repo: 'acme/widgets', source: { kind: 'issue', number: issue.number }, title: issue.title, body: '', requested_by: 'alice' }, { id: `gh-f-${Date.now()}`, now: new Date() });
+    const job = createJob(
+      {
+        repo: 'acme/widgets',
+        source: { kind: 'issue', number: issue.number },
+        title: issue.title,
+        body: '',
+        requested_by: 'alice',
+      },
+      { id: `gh-f-${Date.now()}`, now: new Date() },
+    );
     const result = await runJob(deps, { job, attempt: 1, workerId: 'w1', signal: new AbortController().signal });
     expect(result.action).toBe('dead_letter');
     expect(gh.labels('acme/widgets', issue.number)).toEqual(['codefleet:failed']);
@@ -101,9 +157,24 @@ if (pass === 'test') fs.writeFileSync(path.join(workdir, 'test', 'two.test.js'),
     gh.labelIssue('acme/widgets', issue.number, 'codefleet:queued', 'codefleet[bot]');
     h = await createHarness({ labels });
     const env = { ...gitTestEnv(), PATH: process.env.PATH ?? '', HOME: h.dir.path };
-    const forge = createGithubForge({ token: gh.token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: env, gitTimeoutMs: 30_000 });
+    const forge = createGithubForge({
+      token: gh.token,
+      apiUrl: gh.url,
+      gitUrl: gh.url,
+      gitEnv: env,
+      gitTimeoutMs: 30_000,
+    });
     const deps = { ...h.deps, forge, requester: createIssueRequester({ issues: forge.issues, labels }) };
-    const job = createJob({ repo: 'acme/widgets', source: { kind: 'issue', number: issue.number }, title: issue.title, body: '', requested_by: 'alice' }, { id: `gh-c-${Date.now()}`, now: new Date() });
+    const job = createJob(
+      {
+        repo: 'acme/widgets',
+        source: { kind: 'issue', number: issue.number },
+        title: issue.title,
+        body: '',
+        requested_by: 'alice',
+      },
+      { id: `gh-c-${Date.now()}`, now: new Date() },
+    );
     await h.store.requestCancel(job.idempotency_key, 'alice');
     const result = await runJob(deps, { job, attempt: 1, workerId: 'w1', signal: new AbortController().signal });
     expect(result).toMatchObject({ action: 'ack', run: { outcome: 'cancelled' } });
@@ -113,7 +184,11 @@ if (pass === 'test') fs.writeFileSync(path.join(workdir, 'test', 'two.test.js'),
   it('a follow-up job on the PR branch commits on top and updates the same pull request, recording the commit it pushed', async () => {
     gh = await startGithubStandIn();
     await gh.createRepo('acme/widgets', projectFiles);
-    const issue = gh.createIssue('acme/widgets', { title: 'Add two()', body: 'Add `two()` to src/lib.js.', user: 'alice' });
+    const issue = gh.createIssue('acme/widgets', {
+      title: 'Add two()',
+      body: 'Add `two()` to src/lib.js.',
+      user: 'alice',
+    });
     h = await createHarness();
     // The follow-up's task says what CI reported: that run adds three() instead.
     await h.agent(`
@@ -122,13 +197,36 @@ const fn = task.includes('CI failed') ? 'three' : 'two';
 if (pass === 'implement') fs.appendFileSync(path.join(workdir, 'src', 'lib.js'), 'export const ' + fn + ' = () => 0;\\n');
 `);
     const env = { ...gitTestEnv(), PATH: process.env.PATH ?? '', HOME: h.dir.path };
-    const forge = createGithubForge({ token: gh.token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: env, gitTimeoutMs: 30_000 });
+    const forge = createGithubForge({
+      token: gh.token,
+      apiUrl: gh.url,
+      gitUrl: gh.url,
+      gitEnv: env,
+      gitTimeoutMs: 30_000,
+    });
     const deps = {
-      ...h.deps, forge, requester: createIssueRequester({ issues: forge.issues }),
-      workspaces: createWorkspaceManager({ cacheDir: join(h.dir.path, 'gh-cache'), reuse: true, gitEnv: env, remoteGitEnv: githubCredentialEnv(env, gh.token, gh.url) }),
+      ...h.deps,
+      forge,
+      requester: createIssueRequester({ issues: forge.issues }),
+      workspaces: createWorkspaceManager({
+        cacheDir: join(h.dir.path, 'gh-cache'),
+        reuse: true,
+        gitEnv: env,
+        remoteGitEnv: githubCredentialEnv(env, gh.token, gh.url),
+      }),
     };
-    const run = (job: ReturnType<typeof createJob>) => runJob(deps, { job, attempt: 1, workerId: 'w1', signal: new AbortController().signal });
-    const first = createJob({ repo: 'acme/widgets', source: { kind: 'issue', number: issue.number }, title: issue.title, body: issue.body, requested_by: 'alice' }, { id: `gh-1-${Date.now()}`, now: new Date() });
+    const run = (job: ReturnType<typeof createJob>) =>
+      runJob(deps, { job, attempt: 1, workerId: 'w1', signal: new AbortController().signal });
+    const first = createJob(
+      {
+        repo: 'acme/widgets',
+        source: { kind: 'issue', number: issue.number },
+        title: issue.title,
+        body: issue.body,
+        requested_by: 'alice',
+      },
+      { id: `gh-1-${Date.now()}`, now: new Date() },
+    );
     expect((await run(first)).action).toBe('ack');
     const branch = `ai/issue-${issue.number}`;
     const head = async () => (await forge.findBranch('acme/widgets', branch))!.sha;
@@ -136,15 +234,25 @@ if (pass === 'implement') fs.appendFileSync(path.join(workdir, 'src', 'lib.js'),
     expect(pushedShaOf(gh.pulls('acme/widgets')[0]!.body)).toBe(pushedFirst);
 
     // What the producer queues when CI fails: the same issue, the PR's branch and base.
-    const followUp = createJob({
-      repo: 'acme/widgets', source: { kind: 'issue', number: issue.number }, title: issue.title, branch, base_branch: 'main',
-      body: `${issue.body}\n\n## CI failed on pull request #1`, requested_by: 'codefleet-ci',
-    }, { id: `gh-2-${Date.now()}`, now: new Date() });
+    const followUp = createJob(
+      {
+        repo: 'acme/widgets',
+        source: { kind: 'issue', number: issue.number },
+        title: issue.title,
+        branch,
+        base_branch: 'main',
+        body: `${issue.body}\n\n## CI failed on pull request #1`,
+        requested_by: 'codefleet-ci',
+      },
+      { id: `gh-2-${Date.now()}`, now: new Date() },
+    );
     expect((await run(followUp)).action).toBe('ack');
     const pushedSecond = await head();
     expect(pushedSecond).not.toBe(pushedFirst);
     // On top of what was pushed before, not from the base again.
-    expect(await git(h.dir.path, ['--git-dir', gh.repoDir('acme/widgets'), 'rev-parse', `${pushedSecond}^`])).toBe(pushedFirst);
+    expect(await git(h.dir.path, ['--git-dir', gh.repoDir('acme/widgets'), 'rev-parse', `${pushedSecond}^`])).toBe(
+      pushedFirst,
+    );
     const lib = await git(h.dir.path, ['--git-dir', gh.repoDir('acme/widgets'), 'show', `${pushedSecond}:src/lib.js`]);
     expect(lib).toContain('two');
     expect(lib).toContain('three');

@@ -15,10 +15,16 @@ import { runJob, type PipelineDeps, type PipelineSettings } from '../src/index.j
 
 /** A small Node project whose build loads every module and whose tests use node:test. */
 export const projectFiles: Record<string, string> = {
-  'package.json': JSON.stringify({ name: 'sample', private: true, type: 'module', scripts: { build: 'node build.mjs', test: 'node --test' } }, null, 2),
-  'build.mjs': "import { readdirSync } from 'node:fs';\nfor (const f of readdirSync('src')) if (f.endsWith('.js')) await import(`./src/${f}`);\n",
+  'package.json': JSON.stringify(
+    { name: 'sample', private: true, type: 'module', scripts: { build: 'node build.mjs', test: 'node --test' } },
+    null,
+    2,
+  ),
+  'build.mjs':
+    "import { readdirSync } from 'node:fs';\nfor (const f of readdirSync('src')) if (f.endsWith('.js')) await import(`./src/${f}`);\n",
   'src/lib.js': 'export const one = () => 1;\n',
-  'test/lib.test.js': "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { one } from '../src/lib.js';\ntest('one', () => assert.equal(one(), 1));\n",
+  'test/lib.test.js':
+    "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { one } from '../src/lib.js';\ntest('one', () => assert.equal(one(), 1));\n",
   'secrets/prod.env': 'API_KEY=do-not-ship\n',
   'vendor/locked.js': 'export const locked = true;\n',
 };
@@ -58,7 +64,8 @@ export interface Harness {
  * operator's would (git-lfs installs its filter there).
  */
 export async function createHarness(
-  options: Partial<PipelineSettings> & { labels?: ProgressLabels; gitConfig?: string } = {}, files: Record<string, string> = projectFiles,
+  options: Partial<PipelineSettings> & { labels?: ProgressLabels; gitConfig?: string } = {},
+  files: Record<string, string> = projectFiles,
 ): Promise<Harness> {
   const { labels, gitConfig, ...settings } = options;
   const dir = await createTempDir('pipeline');
@@ -68,14 +75,26 @@ export async function createHarness(
   await seed.dispose();
   const globalConfig = join(dir.path, 'gitconfig');
   if (gitConfig !== undefined) await writeFile(globalConfig, gitConfig);
-  const env = { ...gitTestEnv(), PATH: process.env.PATH ?? '', HOME: dir.path, ...(gitConfig === undefined ? {} : { GIT_CONFIG_GLOBAL: globalConfig }) };
+  const env = {
+    ...gitTestEnv(),
+    PATH: process.env.PATH ?? '',
+    HOME: dir.path,
+    ...(gitConfig === undefined ? {} : { GIT_CONFIG_GLOBAL: globalConfig }),
+  };
   // The scripted agent lives in a directory of its own, which the test sandbox lets it write
   // (its run counter): test bookkeeping, not something a real job's sandbox allows.
   const agentDir = join(dir.path, 'agent');
   await mkdir(agentDir);
   const agentModule = join(agentDir, 'agent.mjs');
   const { config } = parseConfig('', { env: {}, baseDir: dir.path, hostname: 'test-host' });
-  const queue = new LocalQueue({ backend: 'local', path: join(dir.path, 'queue.sqlite'), name: 'test', leaseMs: 30_000, maxAttempts: 3, pollMs: 20 });
+  const queue = new LocalQueue({
+    backend: 'local',
+    path: join(dir.path, 'queue.sqlite'),
+    name: 'test',
+    leaseMs: 30_000,
+    maxAttempts: 3,
+    pollMs: 20,
+  });
   const store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
   const forge = createLocalForge({ dbPath: join(dir.path, 'forge.sqlite'), gitEnv: env });
   const sandbox = await testSandbox(dir.path, [agentDir]);
@@ -84,7 +103,12 @@ export async function createHarness(
     workspaces: createWorkspaceManager({ cacheDir: join(dir.path, 'cache'), reuse: true, gitEnv: env }),
     forge,
     // Issue jobs report on the issue, CLI jobs on the local forge's task (as the CLI wires it).
-    requester: createIssueRequester({ issues: forge, tasks: true, ...(labels === undefined ? {} : { labels }), ...(settings.secrets === undefined ? {} : { secrets: settings.secrets }) }),
+    requester: createIssueRequester({
+      issues: forge,
+      tasks: true,
+      ...(labels === undefined ? {} : { labels }),
+      ...(settings.secrets === undefined ? {} : { secrets: settings.secrets }),
+    }),
     store,
     log: silentLogger(),
     agentFor: () => createScriptAgent({ module: agentModule }),
@@ -107,25 +131,44 @@ export async function createHarness(
   };
   let n = 0;
   return {
-    dir, origin, queue, store, forge, deps,
+    dir,
+    origin,
+    queue,
+    store,
+    forge,
+    deps,
     agentModule: (name) => (name === undefined ? agentModule : join(agentDir, `${name}.mjs`)),
-    agent: (body, name) => writeFile(name === undefined ? agentModule : join(agentDir, `${name}.mjs`), [
-      "import fs from 'node:fs';",
-      "import path from 'node:path';",
-      'const args = new Map();',
-      'for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i], process.argv[i + 1]);',
-      "const workdir = args.get('--workdir');",
-      "const pass = args.get('--pass');",
-      "const attempt = Number(args.get('--attempt'));",
-      "const feedback = args.get('--feedback-file') ? fs.readFileSync(args.get('--feedback-file'), 'utf8') : '';",
-      "const counterFile = path.join(path.dirname(new URL(import.meta.url).pathname), 'runs.count');",
-      "const runs = (fs.existsSync(counterFile) ? Number(fs.readFileSync(counterFile, 'utf8')) : 0) + 1;",
-      'fs.writeFileSync(counterFile, String(runs));',
-      body,
-    ].join('\n')),
+    agent: (body, name) =>
+      writeFile(
+        name === undefined ? agentModule : join(agentDir, `${name}.mjs`),
+        [
+          "import fs from 'node:fs';",
+          "import path from 'node:path';",
+          'const args = new Map();',
+          'for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i], process.argv[i + 1]);',
+          "const workdir = args.get('--workdir');",
+          "const pass = args.get('--pass');",
+          "const attempt = Number(args.get('--attempt'));",
+          "const feedback = args.get('--feedback-file') ? fs.readFileSync(args.get('--feedback-file'), 'utf8') : '';",
+          "const counterFile = path.join(path.dirname(new URL(import.meta.url).pathname), 'runs.count');",
+          "const runs = (fs.existsSync(counterFile) ? Number(fs.readFileSync(counterFile, 'utf8')) : 0) + 1;",
+          'fs.writeFileSync(counterFile, String(runs));',
+          body,
+        ].join('\n'),
+      ),
     job: (overrides = {}) => {
       n += 1;
-      return createJob({ repo: origin, source: { kind: 'cli' }, title: `task ${n}`, body: 'Do the thing.', requested_by: 'test', ...overrides }, { id: `job-${n}-${Date.now()}`, now: new Date() });
+      return createJob(
+        {
+          repo: origin,
+          source: { kind: 'cli' },
+          title: `task ${n}`,
+          body: 'Do the thing.',
+          requested_by: 'test',
+          ...overrides,
+        },
+        { id: `job-${n}-${Date.now()}`, now: new Date() },
+      );
     },
     drain: async (...jobs) => {
       for (const job of jobs) await queue.enqueue(job);
@@ -137,7 +180,12 @@ export async function createHarness(
           if ((await queue.stats()).depth === 0) return;
           continue;
         }
-        const result = await runJob(deps, { job: lease.job, attempt: lease.attempt, workerId: 'test-worker', signal: new AbortController().signal });
+        const result = await runJob(deps, {
+          job: lease.job,
+          attempt: lease.attempt,
+          workerId: 'test-worker',
+          signal: new AbortController().signal,
+        });
         await settleLease(lease, result);
       }
     },
@@ -156,17 +204,27 @@ export async function createHarness(
  * `CODEFLEET_TEST_SANDBOX_LAYOUT=no-remap` lays runs out as Seatbelt must (macOS cannot show
  * a path elsewhere): every mount at its own path, refused otherwise, as sandbox-exec does.
  */
-export async function testSandbox(dataDir: string, writable: readonly string[] = [], more: Partial<Pick<SandboxSettings, 'limits' | 'network'>> = {}): Promise<Sandbox> {
+export async function testSandbox(
+  dataDir: string,
+  writable: readonly string[] = [],
+  more: Partial<Pick<SandboxSettings, 'limits' | 'network'>> = {},
+): Promise<Sandbox> {
   const base = await openSandbox(
     {
-      mode: process.env.CODEFLEET_TEST_SANDBOX === 'none' ? 'none' : 'auto', network: more.network ?? { mode: 'public', allow: [] }, readPaths: [], hiddenPaths: [dataDir],
-      runRoot: join(dataDir, 'sandbox'), ...(more.limits === undefined ? {} : { limits: more.limits }),
+      mode: process.env.CODEFLEET_TEST_SANDBOX === 'none' ? 'none' : 'auto',
+      network: more.network ?? { mode: 'public', allow: [] },
+      readPaths: [],
+      hiddenPaths: [dataDir],
+      runRoot: join(dataDir, 'sandbox'),
+      ...(more.limits === undefined ? {} : { limits: more.limits }),
     },
     { platform: process.platform, path: process.env.PATH ?? '' },
   );
   const remapsPaths = base.remapsPaths && process.env.CODEFLEET_TEST_SANDBOX_LAYOUT !== 'no-remap';
   return {
-    mode: base.mode, remapsPaths, description: base.description,
+    mode: base.mode,
+    remapsPaths,
+    description: base.description,
     run: (argv, options) => {
       const moved = (options.mounts ?? []).find((mount) => mount.source !== mount.target);
       if (!remapsPaths && moved) throw new TypeError(`test sandbox: cannot show ${moved.source} at ${moved.target}`);

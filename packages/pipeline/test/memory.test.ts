@@ -22,11 +22,14 @@ const prompt = (n: number) => readFileSync(join(h!.dir.path, 'agent', `prompt-${
 
 describe('memory bank', () => {
   it('reaches every prompt as bounded repository notes, control characters stripped', async () => {
-    h = await createHarness({}, {
-      ...projectFiles,
-      '.codefleet/memory/conventions.md': '# Conventions\nExports are named, never default.\u001b[2J\n',
-      '.codefleet/memory/huge.md': `# Huge\nfirst line\n${'x'.repeat(6_000)}\n`,
-    });
+    h = await createHarness(
+      {},
+      {
+        ...projectFiles,
+        '.codefleet/memory/conventions.md': '# Conventions\nExports are named, never default.\u001b[2J\n',
+        '.codefleet/memory/huge.md': `# Huge\nfirst line\n${'x'.repeat(6_000)}\n`,
+      },
+    );
     await h.agent(keepsPrompts + implementsFeature);
     const job = h.job({ title: 'Add two()' });
     await h.drain(job);
@@ -49,7 +52,10 @@ describe('memory bank', () => {
   });
 
   it('reaches an answer-mode job (PLAN, ANALYZE, RESEARCH) as it reaches a change job', async () => {
-    h = await createHarness({}, { ...projectFiles, '.codefleet/memory/conventions.md': '# Conventions\nExports are named, never default.\n' });
+    h = await createHarness(
+      {},
+      { ...projectFiles, '.codefleet/memory/conventions.md': '# Conventions\nExports are named, never default.\n' },
+    );
     await h.agent(`${keepsPrompts}
 fs.writeFileSync(path.join(workdir, '.codefleet', 'answer.md'), 'It returns 1.\\n');
 `);
@@ -64,7 +70,10 @@ fs.writeFileSync(path.join(workdir, '.codefleet', 'answer.md'), 'It returns 1.\\
   });
 
   it('is left out with workspace.memory_chars 0, and absent without memory files', async () => {
-    h = await createHarness({ memoryChars: 0 }, { ...projectFiles, '.codefleet/memory/conventions.md': '# Conventions\n' });
+    h = await createHarness(
+      { memoryChars: 0 },
+      { ...projectFiles, '.codefleet/memory/conventions.md': '# Conventions\n' },
+    );
     await h.agent(keepsPrompts + implementsFeature);
     await h.drain(h.job());
     expect(prompt(1)).not.toContain('Repository notes');

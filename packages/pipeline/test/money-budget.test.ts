@@ -14,10 +14,15 @@ afterEach(async () => {
 });
 
 /** The harness's script agent, reporting `report` on top of what it did; `seen` keeps each request. */
-function reporting(base: Agent, report: (req: AgentRunRequest) => Partial<AgentRunResult>, model?: string): { agent: Agent; seen: AgentRunRequest[] } {
+function reporting(
+  base: Agent,
+  report: (req: AgentRunRequest) => Partial<AgentRunResult>,
+  model?: string,
+): { agent: Agent; seen: AgentRunRequest[] } {
   const seen: AgentRunRequest[] = [];
   const agent: Agent = {
-    name: 'priced', ...(model === undefined ? {} : { model }),
+    name: 'priced',
+    ...(model === undefined ? {} : { model }),
     run: async (req) => {
       seen.push(req);
       return { ...(await base.run(req)), ...report(req) };
@@ -54,7 +59,11 @@ describe('money budgets (costs.budget_usd, costs.prices)', () => {
     const prices = { 'qwen-test*': { inputPerMtok: 1, outputPerMtok: 4 } };
     h = await createHarness({ prices });
     await h.agent(implementsFeature);
-    const { agent, seen } = reporting(h.deps.agentFor('script'), () => ({ tokens: { prompt: 100_000, completion: 10_000 } }), 'qwen-test:7b');
+    const { agent, seen } = reporting(
+      h.deps.agentFor('script'),
+      () => ({ tokens: { prompt: 100_000, completion: 10_000 } }),
+      'qwen-test:7b',
+    );
     h.deps.agentFor = () => agent;
     const job = h.job();
     await h.drain(job);
@@ -66,25 +75,35 @@ describe('money budgets (costs.budget_usd, costs.prices)', () => {
     expect(await h.store.spentOn(utcDay(new Date()))).toBeCloseTo(0.28, 10);
   });
 
-  it('a run that stops for its budget ends the job at once, naming the limit it was given (the fleet day\'s, the least left)', async () => {
+  it("a run that stops for its budget ends the job at once, naming the limit it was given (the fleet day's, the least left)", async () => {
     h = await createHarness({ budgetUsd: { job: 5, day: 1 } });
     const today = utcDay(new Date());
     await h.store.addSpend(today, 0.9);
     await h.agent(breaksTheBuild);
-    const { agent, seen } = reporting(h.deps.agentFor('script'), () => ({ costUsd: 0.05, budgetExceeded: true, detail: 'stopped: the budget is spent' }));
+    const { agent, seen } = reporting(h.deps.agentFor('script'), () => ({
+      costUsd: 0.05,
+      budgetExceeded: true,
+      detail: 'stopped: the budget is spent',
+    }));
     h.deps.agentFor = () => agent;
     const job = h.job();
     await h.drain(job);
     const run = await h.store.get(job.id);
     expect(seen.map((req) => req.budgetUsd)).toEqual([expect.closeTo(0.1, 10)]);
     expect(run).toMatchObject({ outcome: 'failed', error: { code: 'budget_exceeded', verdict: 'permanent' } });
-    expect(run!.error!.message).toBe("agent priced: spent $0.9500 of the $1.0000 fleet's daily budget (costs.budget_usd.day)");
+    expect(run!.error!.message).toBe(
+      "agent priced: spent $0.9500 of the $1.0000 fleet's daily budget (costs.budget_usd.day)",
+    );
   });
 
   it('a cost the agent reports that is no number of dollars is not believed: its tokens are priced instead', async () => {
     h = await createHarness({ prices: { m: { inputPerMtok: 10, outputPerMtok: 0 } } });
     await h.agent(implementsFeature);
-    const { agent } = reporting(h.deps.agentFor('script'), () => ({ costUsd: -5, model: 'm', tokens: { prompt: 1_000, completion: 0 } }));
+    const { agent } = reporting(h.deps.agentFor('script'), () => ({
+      costUsd: -5,
+      model: 'm',
+      tokens: { prompt: 1_000, completion: 0 },
+    }));
     h.deps.agentFor = () => agent;
     const job = h.job();
     await h.drain(job);

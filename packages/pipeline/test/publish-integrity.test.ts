@@ -21,8 +21,12 @@ afterEach(async () => {
 // An operator's global git config, as git-lfs writes one: a clean filter that would rewrite
 // content on `git add`, and a textconv that would hide a file's content from a diff.
 const operatorGitConfig = [
-  '[filter "upper"]', '\tclean = tr a-z A-Z', '\tsmudge = cat', '\trequired = true',
-  '[diff "hide"]', '\ttextconv = sh -c \'echo hidden\'',
+  '[filter "upper"]',
+  '\tclean = tr a-z A-Z',
+  '\tsmudge = cat',
+  '\trequired = true',
+  '[diff "hide"]',
+  "\ttextconv = sh -c 'echo hidden'",
 ].join('\n');
 
 /** Everything the job published that people read, for a scan. */
@@ -30,7 +34,10 @@ async function published(harness: Harness, run: RunRecord): Promise<{ branch: st
   const branch = run.branch ?? '';
   const pr = await harness.forge.findPullRequest(run.job.repo, branch);
   const comments = await harness.forge.listComments(run.job.repo, { kind: 'task', key: run.job.idempotency_key });
-  const pushed = (await git(harness.origin, ['branch', '--list', branch])) === '' ? '' : await git(harness.origin, ['log', '--format=%B', `main..${branch}`]);
+  const pushed =
+    (await git(harness.origin, ['branch', '--list', branch])) === ''
+      ? ''
+      : await git(harness.origin, ['log', '--format=%B', `main..${branch}`]);
   return { branch, texts: [branch, pushed, pr?.title ?? '', pr?.body ?? '', ...comments.map((c) => c.body)] };
 }
 
@@ -44,7 +51,8 @@ describe('publishing', () => {
       'filter.txt': 'lower case\n',
       'diff.txt': 'shown\r\n',
     };
-    const attributes = 'ident.txt ident\neol.txt text eol=lf\ntext.txt text\nfilter.txt filter=upper\ndiff.txt -diff diff=hide\n';
+    const attributes =
+      'ident.txt ident\neol.txt text eol=lf\ntext.txt text\nfilter.txt filter=upper\ndiff.txt -diff diff=hide\n';
     await h.agent(`${implementsFeature}
 if (pass === 'implement') {
   fs.writeFileSync(path.join(workdir, '.gitattributes'), ${JSON.stringify(attributes)});
@@ -69,7 +77,9 @@ if (pass === 'implement') {
   it('refuses a forge token written as `xxd -p` writes it (hex wrapped at 60 columns), even in a file a diff hides', async () => {
     const token = `ghp_${randomBytes(18).toString('hex')}`;
     h = await createHarness({ secrets: new SecretRegistry([token]), gitConfig: operatorGitConfig });
-    const dump = Buffer.from(`${token}\n`).toString('hex').replace(/(.{60})/g, '$1\n');
+    const dump = Buffer.from(`${token}\n`)
+      .toString('hex')
+      .replace(/(.{60})/g, '$1\n');
     await h.agent(`${implementsFeature}
 fs.writeFileSync(path.join(workdir, '.gitattributes'), 'dump.txt -diff diff=hide\\n');
 fs.writeFileSync(path.join(workdir, 'dump.txt'), ${JSON.stringify(`${dump}\n`)});`);

@@ -29,9 +29,23 @@ describe('runJob (two-pass loop on real parts)', () => {
     const run = await h.store.get(job.id);
     // No DoD of its own: the DoD is the verification pass 2 passed (build and test here).
     expect(run).toMatchObject({ stage: 'done', outcome: 'succeeded', dod_result: 'passed' });
-    expect(run!.stages.map((s) => s.stage)).toEqual(['queued', 'preparing', 'planning', 'implementing', 'testing', 'validating', 'publishing', 'done']);
-    expect(run!.stages.find((s) => s.stage === 'validating')?.note).toBe('definition of done: the verification steps pass 2 passed (build, test)');
-    expect(run!.agent_runs.map((a) => [a.pass, a.inner_attempt, a.outcome])).toEqual([['implement', 1, 'changed'], ['test', 1, 'changed']]);
+    expect(run!.stages.map((s) => s.stage)).toEqual([
+      'queued',
+      'preparing',
+      'planning',
+      'implementing',
+      'testing',
+      'validating',
+      'publishing',
+      'done',
+    ]);
+    expect(run!.stages.find((s) => s.stage === 'validating')?.note).toBe(
+      'definition of done: the verification steps pass 2 passed (build, test)',
+    );
+    expect(run!.agent_runs.map((a) => [a.pass, a.inner_attempt, a.outcome])).toEqual([
+      ['implement', 1, 'changed'],
+      ['test', 1, 'changed'],
+    ]);
     const branch = branchName(job);
     const pr = await h.forge.findPullRequest(job.repo, branch);
     expect(pr).toMatchObject({ title: 'Add two()', draft: false, base: 'main' });
@@ -59,16 +73,25 @@ if (pass === 'implement' && attempt === 2) {
     const run = await h.store.get(job.id);
     expect(run?.outcome).toBe('succeeded');
     const builds = run!.verification.filter((v) => v.pass === 'implement' && v.step === 'build');
-    expect(builds.map((v) => [v.inner_attempt, v.passed])).toEqual([[1, false], [2, true]]);
+    expect(builds.map((v) => [v.inner_attempt, v.passed])).toEqual([
+      [1, false],
+      [2, true],
+    ]);
   });
 
   it('inner attempts exhausted: permanent failure, failure comment, dead letter', async () => {
     h = await createHarness();
-    await h.agent(`if (pass === 'implement') fs.appendFileSync(path.join(workdir, 'src', 'lib.js'), 'syntax error here (\\n');`);
+    await h.agent(
+      `if (pass === 'implement') fs.appendFileSync(path.join(workdir, 'src', 'lib.js'), 'syntax error here (\\n');`,
+    );
     const job = h.job();
     await h.drain(job);
     const run = await h.store.get(job.id);
-    expect(run).toMatchObject({ stage: 'failed', outcome: 'failed', error: { code: 'fix_attempts_exhausted', verdict: 'permanent' } });
+    expect(run).toMatchObject({
+      stage: 'failed',
+      outcome: 'failed',
+      error: { code: 'fix_attempts_exhausted', verdict: 'permanent' },
+    });
     expect(run!.agent_runs).toHaveLength(3);
     const dead = await h.queue.deadLetters();
     expect(dead.map((d) => d.id)).toEqual([job.id]);
@@ -81,7 +104,9 @@ if (pass === 'implement' && attempt === 2) {
 
   it('a job redriven out of the dead-letter queue runs again as a new run; its failed run stays failed', async () => {
     h = await createHarness();
-    await h.agent(`if (pass === 'implement') fs.appendFileSync(path.join(workdir, 'src', 'lib.js'), 'syntax error here (\\n');`);
+    await h.agent(
+      `if (pass === 'implement') fs.appendFileSync(path.join(workdir, 'src', 'lib.js'), 'syntax error here (\\n');`,
+    );
     const job = h.job();
     await h.drain(job);
     expect(await h.store.get(job.id)).toMatchObject({ stage: 'failed', error: { code: 'fix_attempts_exhausted' } });
@@ -97,12 +122,16 @@ if (pass === 'implement' && attempt === 2) {
     expect(await h.store.get(job.id)).toMatchObject({ stage: 'failed', outcome: 'failed' });
     const second = await h.store.get(`${job.id}~2`);
     expect(second).toMatchObject({ stage: 'done', outcome: 'succeeded', job: { id: job.id } });
-    expect(second!.stages[0]!.note).toMatch(/redriven from the dead-letter queue; the previous run .* failed \(fix_attempts_exhausted\)/);
+    expect(second!.stages[0]!.note).toMatch(
+      /redriven from the dead-letter queue; the previous run .* failed \(fix_attempts_exhausted\)/,
+    );
     expect(await h.forge.findPullRequest(job.repo, branchName(job))).toMatchObject({ draft: false });
     expect(await h.queue.deadLetters()).toEqual([]);
 
     // A lost ack of the redriven run converges on it too.
-    expect(await runJob(h.deps, { job, attempt: 1, workerId: 'w', signal: new AbortController().signal })).toMatchObject({ action: 'ack', run: { run_id: `${job.id}~2` } });
+    expect(
+      await runJob(h.deps, { job, attempt: 1, workerId: 'w', signal: new AbortController().signal }),
+    ).toMatchObject({ action: 'ack', run: { run_id: `${job.id}~2` } });
   });
 
   it('a job dead-lettered before any run of it finished is reported once: run failed, failure comment', async () => {
@@ -110,10 +139,16 @@ if (pass === 'implement' && attempt === 2) {
     const job = h.job();
     await h.queue.enqueue(job);
     // What a claim does when a job's attempts were all spent by expired leases.
-    await (await h.queue.claim({ workerId: 'w', waitMs: 1_000 }))!.deadLetter('attempts exhausted: the lease expired 3 times');
+    await (await h.queue.claim({ workerId: 'w', waitMs: 1_000 }))!.deadLetter(
+      'attempts exhausted: the lease expired 3 times',
+    );
     expect(await reportDeadLetters(h.deps, await h.queue.deadLetters())).toEqual([job.id]);
     const run = await h.store.get(job.id);
-    expect(run).toMatchObject({ stage: 'failed', outcome: 'failed', error: { code: 'lease_lost', message: expect.stringContaining('the lease expired 3 times') } });
+    expect(run).toMatchObject({
+      stage: 'failed',
+      outcome: 'failed',
+      error: { code: 'lease_lost', message: expect.stringContaining('the lease expired 3 times') },
+    });
     const comments = await h.forge.listComments(job.repo, { kind: 'task', key: job.idempotency_key });
     expect(comments).toHaveLength(1);
     expect(comments[0]!.body).toMatch(/after 1 attempt\(s\); its worker stopped or lost the job each time/);
@@ -122,7 +157,9 @@ if (pass === 'implement' && attempt === 2) {
 
   it('agent timeout is transient: the outer retry succeeds', async () => {
     h = await createHarness({ agentTimeoutMs: 1_500 });
-    await h.agent(`if (runs === 1) { setInterval(() => {}, 1000); await new Promise(() => {}); }\n${implementsFeature}`);
+    await h.agent(
+      `if (runs === 1) { setInterval(() => {}, 1000); await new Promise(() => {}); }\n${implementsFeature}`,
+    );
     const job = h.job();
     await h.drain(job);
     const run = await h.store.get(job.id);
@@ -134,16 +171,25 @@ if (pass === 'implement' && attempt === 2) {
   });
 
   it('a checker that is not installed is not fed back to the agent: transient, with the fix named', async () => {
-    h = await createHarness({}, { ...projectFiles, '.codefleet.yml': 'verify:\n  test: [codefleet-no-such-checker, --run]\n' });
+    h = await createHarness(
+      {},
+      { ...projectFiles, '.codefleet.yml': 'verify:\n  test: [codefleet-no-such-checker, --run]\n' },
+    );
     await h.agent(implementsFeature);
     const job = h.job();
     await h.drain(job);
     const run = await h.store.get(job.id);
     expect(run).toMatchObject({ outcome: 'failed', error: { code: 'verify_failed', verdict: 'transient' } });
-    expect(run!.error!.message).toMatch(/the test step could not start `codefleet-no-such-checker --run`: .*install codefleet-no-such-checker on the worker/);
+    expect(run!.error!.message).toMatch(
+      /the test step could not start `codefleet-no-such-checker --run`: .*install codefleet-no-such-checker on the worker/,
+    );
     // Every attempt ran the test pass once: no fix attempts spent on it.
     expect(run!.attempts).toHaveLength(3);
-    expect(run!.agent_runs.filter((a) => a.pass === 'test').map((a) => [a.attempt, a.inner_attempt])).toEqual([[1, 1], [2, 1], [3, 1]]);
+    expect(run!.agent_runs.filter((a) => a.pass === 'test').map((a) => [a.attempt, a.inner_attempt])).toEqual([
+      [1, 1],
+      [2, 1],
+      [3, 1],
+    ]);
   });
 
   it('an agent that changes nothing ends as no_changes, not success', async () => {
@@ -174,12 +220,21 @@ if (pass === 'implement' && !fs.readFileSync(lib, 'utf8').includes('two')) fs.ap
     // branch, update the PR, never open a second one.
     const fresh = new SqliteRunStore(join(h.dir.path, 'fresh-runs.sqlite'));
     try {
-      const third = await runJob({ ...h.deps, store: fresh }, { job, attempt: 2, workerId: 'other', signal: new AbortController().signal });
+      const third = await runJob(
+        { ...h.deps, store: fresh },
+        { job, attempt: 2, workerId: 'other', signal: new AbortController().signal },
+      );
       expect(third.action).toBe('ack');
     } finally {
       await fresh.close();
     }
-    const refs = await git(h.dir.path, ['--git-dir', h.origin, 'for-each-ref', '--format=%(refname)', 'refs/heads/ai/']);
+    const refs = await git(h.dir.path, [
+      '--git-dir',
+      h.origin,
+      'for-each-ref',
+      '--format=%(refname)',
+      'refs/heads/ai/',
+    ]);
     expect(refs.split('\n').filter(Boolean)).toEqual([`refs/heads/${branch}`]);
     expect(await h.forge.pullRequestCreations(job.repo, branch)).toBe(1);
   });
@@ -188,7 +243,10 @@ if (pass === 'implement' && !fs.readFileSync(lib, 'utf8').includes('two')) fs.ap
     h = await createHarness();
     await h.agent(implementsFeature);
     const marker = `/tmp/codefleet-pwned-${randomUUID()}`;
-    const job = h.job({ title: `Fix $(touch ${marker}) and \`touch ${marker}\``, body: `; touch ${marker}; rm -rf ~\n$(touch ${marker})` });
+    const job = h.job({
+      title: `Fix $(touch ${marker}) and \`touch ${marker}\``,
+      body: `; touch ${marker}; rm -rf ~\n$(touch ${marker})`,
+    });
     await h.drain(job);
     expect(existsSync(marker)).toBe(false);
     expect((await h.store.get(job.id))?.outcome).toBe('succeeded');
@@ -207,7 +265,10 @@ ${implementsFeature}`);
     await h.drain(job);
     const run = await h.store.get(job.id);
     expect(run?.outcome).toBe('succeeded');
-    const seen = JSON.parse(readFileSync(join(h.dir.path, 'agent', 'seen-implement.json'), 'utf8')) as { secret: boolean; vendorWrite: string };
+    const seen = JSON.parse(readFileSync(join(h.dir.path, 'agent', 'seen-implement.json'), 'utf8')) as {
+      secret: boolean;
+      vendorWrite: string;
+    };
     expect(seen.secret).toBe(false);
     // chmod stops any user but root, and root too in the sandbox (it has no capabilities
     // there); without one, a root worker's write lands on disk but never in the PR.
@@ -215,8 +276,12 @@ ${implementsFeature}`);
     const branch = branchName(job);
     const files = await git(h.dir.path, ['--git-dir', h.origin, 'diff', '--name-only', `main...${branch}`]);
     expect(files.split('\n').sort()).toEqual(['src/lib.js', 'test/two.test.js']);
-    expect(await git(h.dir.path, ['--git-dir', h.origin, 'show', `${branch}:vendor/locked.js`])).toBe('export const locked = true;');
-    expect(await git(h.dir.path, ['--git-dir', h.origin, 'show', `${branch}:secrets/prod.env`])).toBe('API_KEY=do-not-ship');
+    expect(await git(h.dir.path, ['--git-dir', h.origin, 'show', `${branch}:vendor/locked.js`])).toBe(
+      'export const locked = true;',
+    );
+    expect(await git(h.dir.path, ['--git-dir', h.origin, 'show', `${branch}:secrets/prod.env`])).toBe(
+      'API_KEY=do-not-ship',
+    );
     if (seen.vendorWrite === 'written') {
       expect(run!.stages.find((s) => s.stage === 'publishing')?.note).toContain('vendor/locked.js');
     }
@@ -225,10 +290,18 @@ ${implementsFeature}`);
   it('fencing: a worker paused past its task lease is refused at publish, and the refusal is recorded', async () => {
     h = await createHarness();
     // The agent "pauses" (a long sleep) while the task lease runs out.
-    await h.agent(`Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, pass === 'implement' ? 1500 : 0);\n${implementsFeature}`);
+    await h.agent(
+      `Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, pass === 'implement' ? 1500 : 0);\n${implementsFeature}`,
+    );
     const job = h.job({ title: 'Add two()' });
     expect(await h.store.acquire(job.idempotency_key, 'paused-token', 300)).toBe(true);
-    const running = runJob(h.deps, { job, attempt: 1, workerId: 'paused', signal: new AbortController().signal, leaseToken: 'paused-token' });
+    const running = runJob(h.deps, {
+      job,
+      attempt: 1,
+      workerId: 'paused',
+      signal: new AbortController().signal,
+      leaseToken: 'paused-token',
+    });
     // Meanwhile the lease expired and another worker took the task over.
     await new Promise((resolve) => setTimeout(resolve, 600));
     expect(await h.store.acquire(job.idempotency_key, 'rescuer-token', 60_000)).toBe(true);
@@ -236,12 +309,16 @@ ${implementsFeature}`);
     expect(result.action).toBe('release');
     const branch = branchName(job);
     expect(await h.forge.findPullRequest(job.repo, branch)).toBeUndefined();
-    await expect(git(h.dir.path, ['--git-dir', h.origin, 'rev-parse', '--verify', `refs/heads/${branch}`])).rejects.toThrow();
+    await expect(
+      git(h.dir.path, ['--git-dir', h.origin, 'rev-parse', '--verify', `refs/heads/${branch}`]),
+    ).rejects.toThrow();
     // Its progress reports after the take-over were refused too (a stale worker must not
     // edit a status message back), then the push that ended it.
     const rejected = (await h.store.rejections(job.idempotency_key)).map((r) => [r.token, r.action, r.runId]);
     expect(rejected.at(-1)).toEqual(['paused-token', 'push', job.id]);
-    expect(rejected.slice(0, -1).every(([token, action]) => token === 'paused-token' && action === 'comment')).toBe(true);
+    expect(rejected.slice(0, -1).every(([token, action]) => token === 'paused-token' && action === 'comment')).toBe(
+      true,
+    );
   });
 
   it('fencing: the owner of the task lease publishes normally', async () => {
@@ -249,7 +326,13 @@ ${implementsFeature}`);
     await h.agent(implementsFeature);
     const job = h.job({ title: 'Add two()' });
     expect(await h.store.acquire(job.idempotency_key, 'owner-token', 60_000)).toBe(true);
-    const result = await runJob(h.deps, { job, attempt: 1, workerId: 'owner', signal: new AbortController().signal, leaseToken: 'owner-token' });
+    const result = await runJob(h.deps, {
+      job,
+      attempt: 1,
+      workerId: 'owner',
+      signal: new AbortController().signal,
+      leaseToken: 'owner-token',
+    });
     expect(result.action).toBe('ack');
     expect(await h.forge.findPullRequest(job.repo, branchName(job))).toMatchObject({ number: 1 });
     expect(await h.store.rejections(job.idempotency_key)).toEqual([]);
@@ -265,7 +348,9 @@ ${implementsFeature}`);
     expect(result.run).toMatchObject({ stage: 'cancelled', outcome: 'cancelled' });
     expect(await h.forge.findPullRequest(job.repo, branchName(job))).toBeUndefined();
     const comments = await h.forge.listComments(job.repo, { kind: 'task', key: job.idempotency_key });
-    expect(comments.map((c) => c.body)).toEqual([expect.stringMatching(/@alice asked to cancel[\s\S]*Status: cancelled$/)]);
+    expect(comments.map((c) => c.body)).toEqual([
+      expect.stringMatching(/@alice asked to cancel[\s\S]*Status: cancelled$/),
+    ]);
   });
 
   it('cancel: a running job stopped through its signal (the worker saw the request) ends cancelled too', async () => {
@@ -286,14 +371,25 @@ ${implementsFeature}`);
     await h.agent('throw new Error("the model agent must not run for a patch job");');
     const patch = [
       'Here you go:',
-      '```js:src/lib.js', 'export const one = () => 1;', 'export const two = () => 2;', '```',
-      '```js:test/two.test.js', "import { test } from 'node:test';", "import assert from 'node:assert/strict';", "import { two } from '../src/lib.js';", "test('two', () => assert.equal(two(), 2));", '```',
+      '```js:src/lib.js',
+      'export const one = () => 1;',
+      'export const two = () => 2;',
+      '```',
+      '```js:test/two.test.js',
+      "import { test } from 'node:test';",
+      "import assert from 'node:assert/strict';",
+      "import { two } from '../src/lib.js';",
+      "test('two', () => assert.equal(two(), 2));",
+      '```',
     ].join('\n');
     const job = h.job({ title: 'Add two()', patch });
     await h.drain(job);
     const run = await h.store.get(job.id);
     expect(run).toMatchObject({ outcome: 'succeeded' });
-    expect(run!.agent_runs.map((a) => [a.agent, a.pass, a.outcome])).toEqual([['patch', 'implement', 'changed'], ['patch', 'test', 'no_changes']]);
+    expect(run!.agent_runs.map((a) => [a.agent, a.pass, a.outcome])).toEqual([
+      ['patch', 'implement', 'changed'],
+      ['patch', 'test', 'no_changes'],
+    ]);
     expect(run!.verification.some((v) => v.step === 'test' && v.passed)).toBe(true);
     const files = await git(h.dir.path, ['--git-dir', h.origin, 'diff', '--name-only', `main...${branchName(job)}`]);
     expect(files.split('\n').sort()).toEqual(['src/lib.js', 'test/two.test.js']);
@@ -301,11 +397,26 @@ ${implementsFeature}`);
 
   it("a patch job follows config's patch: safeguards: a protected file is refused, the rest applied (continue mode), the plan shown", async () => {
     h = await createHarness({
-      patchPolicy: { onError: 'continue', protectedPatterns: ['*.secret'], onProtected: 'error', shellTimeoutMs: 60_000, gitTimeoutMs: 30_000, showPlan: true },
+      patchPolicy: {
+        onError: 'continue',
+        protectedPatterns: ['*.secret'],
+        onProtected: 'error',
+        shellTimeoutMs: 60_000,
+        gitTimeoutMs: 30_000,
+        showPlan: true,
+      },
       maxAttempts: 1,
     });
     await h.agent('throw new Error("the model agent must not run for a patch job");');
-    const patch = ['```text:db.secret', 'password=hunter22', '```', '```js:src/lib.js', 'export const one = () => 1;', 'export const two = () => 2;', '```'].join('\n');
+    const patch = [
+      '```text:db.secret',
+      'password=hunter22',
+      '```',
+      '```js:src/lib.js',
+      'export const one = () => 1;',
+      'export const two = () => 2;',
+      '```',
+    ].join('\n');
     const job = h.job({ title: 'Add two() and a secret', patch });
     await h.drain(job);
     const run = await h.store.get(job.id);
@@ -335,7 +446,7 @@ ${implementsFeature}`);
 });
 
 describe('live output', () => {
-  it('ctx.onOutput receives the agent\'s output and each check\'s, named by its source', async () => {
+  it("ctx.onOutput receives the agent's output and each check's, named by its source", async () => {
     h = await createHarness();
     await h.agent(`${implementsFeature}\nconsole.log('agent at work: ' + pass);`);
     const job = h.job({ dod: [['node', '-e', "console.log('dod ran')"]] });
@@ -343,11 +454,18 @@ describe('live output', () => {
     const lease = await h.queue.claim({ workerId: 'test-worker', waitMs: 200 });
     const seen: [string, string][] = [];
     const result = await runJob(h.deps, {
-      job: lease!.job, attempt: lease!.attempt, workerId: 'test-worker', signal: new AbortController().signal,
+      job: lease!.job,
+      attempt: lease!.attempt,
+      workerId: 'test-worker',
+      signal: new AbortController().signal,
       onOutput: (source, chunk) => seen.push([source, chunk]),
     });
     expect(result.run.outcome).toBe('succeeded');
-    const from = (source: string) => seen.filter(([s]) => s === source).map(([, chunk]) => chunk).join('');
+    const from = (source: string) =>
+      seen
+        .filter(([s]) => s === source)
+        .map(([, chunk]) => chunk)
+        .join('');
     expect(from('agent')).toContain('agent at work: implement');
     expect(from('agent')).toContain('agent at work: test');
     expect(from('test')).not.toBe('');
@@ -360,4 +478,3 @@ describe('live output', () => {
     expect(sources.indexOf('baseline test')).toBeLessThan(sources.indexOf('agent'));
   });
 });
-

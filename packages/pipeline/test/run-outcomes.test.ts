@@ -19,20 +19,33 @@ describe('runJob: the definition of done (enforced, AM)', () => {
 if (pass === 'test' && attempt === 1) fs.writeFileSync(path.join(workdir, 'test', 'bad.test.js'), "import { test } from 'node:test';\\ntest('bad', () => { throw new Error('no'); });\\n");
 if (pass === 'test' && attempt === 2) fs.rmSync(path.join(workdir, 'test', 'bad.test.js'));
 `);
-    const job = h.job({ dod: [['node', '-e', 'process.exit(0)'], ['npm', 'test']] });
+    const job = h.job({
+      dod: [
+        ['node', '-e', 'process.exit(0)'],
+        ['npm', 'test'],
+      ],
+    });
     await h.drain(job);
     const run = await h.store.get(job.id);
     expect(run).toMatchObject({ outcome: 'succeeded', dod_result: 'passed' });
     expect(run!.stages.find((s) => s.stage === 'validating')?.note).toBe("definition of done: the job's 2 command(s)");
-    expect(run!.verification.filter((v) => v.step === 'dod').map((v) => [v.command.join(' '), v.passed, v.pass, v.inner_attempt]))
-      .toEqual([['node -e process.exit(0)', true, 'test', 2], ['npm test', true, 'test', 2]]);
+    expect(
+      run!.verification
+        .filter((v) => v.step === 'dod')
+        .map((v) => [v.command.join(' '), v.passed, v.pass, v.inner_attempt]),
+    ).toEqual([
+      ['node -e process.exit(0)', true, 'test', 2],
+      ['npm test', true, 'test', 2],
+    ]);
     expect(await h.forge.findPullRequest(job.repo, branchName(job))).toMatchObject({ draft: false });
   });
 
   it('a DoD command that changes files fails the job: what is pushed is what verification passed', async () => {
     h = await createHarness();
     await h.agent(implementsFeature);
-    const job = h.job({ dod: [['node', '-e', "require('fs').appendFileSync('src/lib.js', 'export const three = () => 3;\\n')"]] });
+    const job = h.job({
+      dod: [['node', '-e', "require('fs').appendFileSync('src/lib.js', 'export const three = () => 3;\\n')"]],
+    });
     await h.drain(job);
     const run = await h.store.get(job.id);
     expect(run).toMatchObject({ outcome: 'dod_failed', error: { code: 'dod_failed' } });
@@ -74,7 +87,9 @@ if (pass === 'test' && attempt === 2) fs.rmSync(path.join(workdir, 'test', 'bad.
     const run = await h.store.get(job.id);
     expect(run).toMatchObject({ outcome: 'succeeded', dod_result: 'skipped' });
     expect(run!.verification).toEqual([]);
-    expect(run!.stages.find((s) => s.stage === 'validating')?.note).toBe('definition of done: nothing to run (no DoD commands, no verification steps detected)');
+    expect(run!.stages.find((s) => s.stage === 'validating')?.note).toBe(
+      'definition of done: nothing to run (no DoD commands, no verification steps detected)',
+    );
   });
 });
 
@@ -101,7 +116,9 @@ describe('runJob: secrets an agent or a check prints never leave the worker', ()
   it('masked in the failure comment and the dead-letter reason', async () => {
     h = await createHarness({ secrets: [apiKey] });
     // The build fails every time, printing the key: it reaches the feedback, the error and the comment.
-    await h.agent(`if (pass === 'implement') fs.appendFileSync(path.join(workdir, 'src', 'lib.js'), 'throw new Error("key ${apiKey}");\\n');`);
+    await h.agent(
+      `if (pass === 'implement') fs.appendFileSync(path.join(workdir, 'src', 'lib.js'), 'throw new Error("key ${apiKey}");\\n');`,
+    );
     const job = h.job();
     await h.drain(job);
     const run = await h.store.get(job.id);

@@ -40,7 +40,10 @@ describe('the sandbox against a prompt-injected agent', () => {
   it("cannot read the worker's environment through /proc: no token to commit", async () => {
     const marker = `ghs_marker${randomUUID().replaceAll('-', '')}`;
     // A stand-in for the worker's process that holds a token in its environment.
-    const holder = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { env: { ...process.env, CODEFLEET_TEST_INSTALLATION_TOKEN: marker }, stdio: 'ignore' });
+    const holder = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], {
+      env: { ...process.env, CODEFLEET_TEST_INSTALLATION_TOKEN: marker },
+      stdio: 'ignore',
+    });
     try {
       h = await createHarness();
       await h.agent(`
@@ -119,8 +122,13 @@ if (pass === 'test') {
     expect(run?.outcome).toBe('failed');
     expect(run?.error?.message).toMatch(/big\.bin is 2048 MB/);
     const mirrors = join(h.dir.path, 'cache', 'mirrors');
-    for (const mirror of readdirSync(mirrors).filter((name) => name.endsWith('.git')).map((name) => join(mirrors, name))) {
-      const sizes = (await git(mirror, ['cat-file', '--batch-all-objects', '--batch-check=%(objectsize)'])).trim().split('\n').map(Number);
+    for (const mirror of readdirSync(mirrors)
+      .filter((name) => name.endsWith('.git'))
+      .map((name) => join(mirrors, name))) {
+      const sizes = (await git(mirror, ['cat-file', '--batch-all-objects', '--batch-check=%(objectsize)']))
+        .trim()
+        .split('\n')
+        .map(Number);
       expect(Math.max(...sizes)).toBeLessThan(1024 * 1024);
       expect(readdirSync(join(mirror, 'objects', 'pack')).filter((name) => name.startsWith('tmp_'))).toEqual([]);
     }
@@ -240,30 +248,50 @@ fs.writeFileSync(path.join(workdir, 'notes.md'), 'token: ${encodeURIComponent(mi
   });
 
   it.each([
-    ['attributes make git warn (eol=crlf)', { '.gitattributes': '*.txt text eol=crlf\n', 'notes.txt': 'one\r\n' }, false],
+    [
+      'attributes make git warn (eol=crlf)',
+      { '.gitattributes': '*.txt text eol=crlf\n', 'notes.txt': 'one\r\n' },
+      false,
+    ],
     // git warns about the URL only where the index holds a submodule at that path.
-    ['.gitmodules holds a URL git refuses as an option', { '.gitmodules': '[submodule "x"]\n\tpath = x\n\turl = -oProxyCommand=touch /tmp/pwned\n', 'notes.txt': 'one\n' }, true],
-  ])("a repository whose %s still publishes: git's warnings are never read as paths", async (_what, repoFiles: Record<string, string>, gitlink: boolean) => {
-    h = await createHarness({}, { ...projectFiles, ...repoFiles });
-    if (gitlink) await addSubmoduleEntry(h, 'x');
-    await h.agent(`${implementsFeature}
+    [
+      '.gitmodules holds a URL git refuses as an option',
+      { '.gitmodules': '[submodule "x"]\n\tpath = x\n\turl = -oProxyCommand=touch /tmp/pwned\n', 'notes.txt': 'one\n' },
+      true,
+    ],
+  ])(
+    "a repository whose %s still publishes: git's warnings are never read as paths",
+    async (_what, repoFiles: Record<string, string>, gitlink: boolean) => {
+      h = await createHarness({}, { ...projectFiles, ...repoFiles });
+      if (gitlink) await addSubmoduleEntry(h, 'x');
+      await h.agent(`${implementsFeature}
 fs.writeFileSync(path.join(workdir, 'notes.txt'), 'one\\ntwo\\n');`);
-    const job = h.job({ title: 'Add two()' });
-    await h.drain(job);
-    const run = await h.store.get(job.id);
-    expect([run?.outcome, run?.error?.message]).toEqual(['succeeded', undefined]);
-    const { files } = await pushed(h, branchName(job));
-    expect(files).toEqual(expect.arrayContaining(['notes.txt', 'src/lib.js', 'test/two.test.js']));
-    expect(files.every((file) => !/warning|LF will be replaced/.test(file))).toBe(true);
-  });
+      const job = h.job({ title: 'Add two()' });
+      await h.drain(job);
+      const run = await h.store.get(job.id);
+      expect([run?.outcome, run?.error?.message]).toEqual(['succeeded', undefined]);
+      const { files } = await pushed(h, branchName(job));
+      expect(files).toEqual(expect.arrayContaining(['notes.txt', 'src/lib.js', 'test/two.test.js']));
+      expect(files.every((file) => !/warning|LF will be replaced/.test(file))).toBe(true);
+    },
+  );
 
   it("a patch job's shell commands run in the sandbox: the data directory and other files of the host are not there", async () => {
     h = await createHarness();
     await h.agent('throw new Error("the model agent must not run for a patch job");');
     const outside = join(h.dir.path, `planted-${randomUUID()}`);
     const patch = JSON.stringify([
-      { type: 'file_edit', action: 'update', target: 'src/lib.js', content: 'export const one = () => 1;\nexport const two = () => 2;\n' },
-      { type: 'shell_command', action: 'run', content: `ls ${h.dir.path} > seen.txt 2>&1; echo x > ${outside}; echo "wrote=$?" >> seen.txt; true` },
+      {
+        type: 'file_edit',
+        action: 'update',
+        target: 'src/lib.js',
+        content: 'export const one = () => 1;\nexport const two = () => 2;\n',
+      },
+      {
+        type: 'shell_command',
+        action: 'run',
+        content: `ls ${h.dir.path} > seen.txt 2>&1; echo x > ${outside}; echo "wrote=$?" >> seen.txt; true`,
+      },
     ]);
     const job = h.job({ title: 'Add two()', patch });
     await h.drain(job);
@@ -276,19 +304,34 @@ fs.writeFileSync(path.join(workdir, 'notes.txt'), 'one\\ntwo\\n');`);
 
   it('a node shim planted in node_modules never runs in a later job: only install steps write dependencies', async () => {
     const lock = {
-      name: 'sample', lockfileVersion: 3, requires: true,
+      name: 'sample',
+      lockfileVersion: 3,
+      requires: true,
       packages: {
         '': { name: 'sample', dependencies: { dep: 'file:vendor/dep' } },
         'node_modules/dep': { resolved: 'vendor/dep', link: true },
         'vendor/dep': { name: 'dep', version: '1.0.0' },
       },
     };
-    h = await createHarness({}, {
-      ...projectFiles,
-      'package.json': JSON.stringify({ name: 'sample', private: true, type: 'module', dependencies: { dep: 'file:vendor/dep' }, scripts: { build: 'node build.mjs', test: 'node --test' } }, null, 2),
-      'package-lock.json': JSON.stringify(lock, null, 2),
-      'vendor/dep/package.json': JSON.stringify({ name: 'dep', version: '1.0.0' }),
-    });
+    h = await createHarness(
+      {},
+      {
+        ...projectFiles,
+        'package.json': JSON.stringify(
+          {
+            name: 'sample',
+            private: true,
+            type: 'module',
+            dependencies: { dep: 'file:vendor/dep' },
+            scripts: { build: 'node build.mjs', test: 'node --test' },
+          },
+          null,
+          2,
+        ),
+        'package-lock.json': JSON.stringify(lock, null, 2),
+        'vendor/dep/package.json': JSON.stringify({ name: 'dep', version: '1.0.0' }),
+      },
+    );
     // Before the first install (pass 1) and after it (pass 2): plant a node shim, and a
     // forged install stamp beside it.
     await h.agent(`${implementsFeature}
@@ -313,7 +356,9 @@ fs.writeFileSync(path.join(workdir, 'shim-' + pass + '.txt'), outcome + ' ' + ov
       expect(run!.verification.some((v) => v.output_tail.includes('SHIM-RAN'))).toBe(false);
       // The install ran on the base before the agent (job 1) and was kept for job 2: the
       // passes found it fresh ...
-      expect(run!.verification.filter((v) => v.step === 'install').every((v) => v.output_tail.includes('install skipped'))).toBe(true);
+      expect(
+        run!.verification.filter((v) => v.step === 'install').every((v) => v.output_tail.includes('install skipped')),
+      ).toBe(true);
       // ... and node_modules was read-only for the agent throughout.
       const { text } = await pushed(h, branchName(job));
       expect(text).toMatch(/^\+\S+ (EROFS|EACCES|EPERM)$/m);
@@ -323,24 +368,42 @@ fs.writeFileSync(path.join(workdir, 'shim-' + pass + '.txt'), outcome + ' ' + ov
 
   it("a file the install's lifecycle script runs, changed by an agent, shapes no dependencies a later job uses", async () => {
     const lock = {
-      name: 'sample', lockfileVersion: 3, requires: true,
+      name: 'sample',
+      lockfileVersion: 3,
+      requires: true,
       packages: {
         '': { name: 'sample', hasInstallScript: true, dependencies: { dep: 'file:vendor/dep' } },
         'node_modules/dep': { resolved: 'vendor/dep', link: true },
         'vendor/dep': { name: 'dep', version: '1.0.0' },
       },
     };
-    h = await createHarness({}, {
-      ...projectFiles,
-      'package.json': JSON.stringify({ name: 'sample', private: true, type: 'module', dependencies: { dep: 'file:vendor/dep' }, scripts: { postinstall: 'node setup.cjs', build: 'node build.mjs', test: 'node --test' } }, null, 2),
-      'package-lock.json': JSON.stringify(lock, null, 2),
-      'vendor/dep/package.json': JSON.stringify({ name: 'dep', version: '1.0.0' }),
-      'setup.cjs': "require('fs').writeFileSync('node_modules/.who', 'base');\n",
-    });
+    h = await createHarness(
+      {},
+      {
+        ...projectFiles,
+        'package.json': JSON.stringify(
+          {
+            name: 'sample',
+            private: true,
+            type: 'module',
+            dependencies: { dep: 'file:vendor/dep' },
+            scripts: { postinstall: 'node setup.cjs', build: 'node build.mjs', test: 'node --test' },
+          },
+          null,
+          2,
+        ),
+        'package-lock.json': JSON.stringify(lock, null, 2),
+        'vendor/dep/package.json': JSON.stringify({ name: 'dep', version: '1.0.0' }),
+        'setup.cjs': "require('fs').writeFileSync('node_modules/.who', 'base');\n",
+      },
+    );
     await h.agent(`${implementsFeature}
 if (!fs.existsSync(path.join(workdir, 'planted'))) fs.writeFileSync(path.join(workdir, 'setup.cjs'), "require('fs').writeFileSync('node_modules/.who', 'PLANTED');\\n");`);
     const first = h.job({ title: 'Add two()' });
-    const second = h.job({ title: 'Add two() again', dod: [['node', '-e', "console.log('who=' + require('fs').readFileSync('node_modules/.who', 'utf8'))"]] });
+    const second = h.job({
+      title: 'Add two() again',
+      dod: [['node', '-e', "console.log('who=' + require('fs').readFileSync('node_modules/.who', 'utf8'))"]],
+    });
     await h.drain(first, second);
     const run = await h.store.get(second.id);
     expect(run?.outcome).toBe('succeeded');

@@ -20,7 +20,9 @@ describe('the sandbox bounds a prompt-injected agent', () => {
   it('a fork bomb and a memory bomb end their runs with resource_limit, fed back; the job and the next one on the worker succeed', async () => {
     h = await createHarness();
     // Small limits keep the bombs short; the mechanism is the default one.
-    h.deps.sandbox = await testSandbox(h.dir.path, [join(h.dir.path, 'agent')], { limits: { ...defaultLimits, processes: 128, memoryMb: 384 } });
+    h.deps.sandbox = await testSandbox(h.dir.path, [join(h.dir.path, 'agent')], {
+      limits: { ...defaultLimits, processes: 128, memoryMb: 384 },
+    });
     await h.agent(`
 const { spawnSync } = await import('node:child_process');
 if (pass === 'implement' && attempt === 1) spawnSync('sh', ['-c', 'bomb() { bomb | bomb & }; bomb; sleep 600'], { stdio: 'inherit' });
@@ -39,7 +41,9 @@ ${implementsFeature}`);
     expect(first!.output_tail).toContain('codefleet: resource_limit: processes');
     // What the agent is told next time: the limit, by name and setting. How much was seen is
     // there when the warden's poll saw it first; the kernel's OOM kill may come before it.
-    expect(second!.output_tail).toMatch(/codefleet: resource_limit: memory — (\d+ MiB seen, )?the limit is 384 MiB \(sandbox\.limits\.memory_mb\)/);
+    expect(second!.output_tail).toMatch(
+      /codefleet: resource_limit: memory — (\d+ MiB seen, )?the limit is 384 MiB \(sandbox\.limits\.memory_mb\)/,
+    );
     expect((await h.store.get(next.id))?.outcome).toBe('succeeded');
   });
 
@@ -64,7 +68,10 @@ ${implementsFeature}`);
       const text = await git(h.origin, ['log', '-p', '--format=%H %s', `main..${branchName(job)}`]);
       expect(text).toMatch(/Could not connect to Redis|Connection refused/);
       expect(text).toMatch(/CONNECT tunnel failed, response 403/);
-      expect(run?.sandbox).toMatchObject({ network_refused_total: 1, network_refused: [{ destination: `127.0.0.1:${redis.port}` }] });
+      expect(run?.sandbox).toMatchObject({
+        network_refused_total: 1,
+        network_refused: [{ destination: `127.0.0.1:${redis.port}` }],
+      });
     } finally {
       await redis.stop();
     }

@@ -16,22 +16,41 @@ describe('runJob: an undelivered final report is journaled', () => {
     h = await createHarness();
     // A refusal is not tried again, so no waiting: one try per report.
     h.deps.requester = {
-      kind: 'refusing', handles: () => true,
-      report: async (r) => { if (r.kind === 'finished') throw new CodefleetError('forge_rejected', 'issue is locked', { verdict: 'permanent' }); },
+      kind: 'refusing',
+      handles: () => true,
+      report: async (r) => {
+        if (r.kind === 'finished')
+          throw new CodefleetError('forge_rejected', 'issue is locked', { verdict: 'permanent' });
+      },
     };
     await h.agent(implementsFeature);
     const job = h.job({ title: 'Add two()' });
     await h.drain(job);
     expect((await h.store.get(job.id))?.outcome).toBe('succeeded');
-    expect(await h.store.journal()).toEqual([{
-      kind: 'undelivered_report', runId: job.id, jobId: job.id, report: 'finished', requester: 'refusing',
-      error: 'forge_rejected: issue is locked', at: expect.any(String),
-    }]);
+    expect(await h.store.journal()).toEqual([
+      {
+        kind: 'undelivered_report',
+        runId: job.id,
+        jobId: job.id,
+        report: 'finished',
+        requester: 'refusing',
+        error: 'forge_rejected: issue is locked',
+        at: expect.any(String),
+      },
+    ]);
     // A redelivery on a worker whose task lease another worker holds: its re-sent report is
     // fenced off, which is not a failure to deliver (the owner reports).
     expect(await h.store.acquire(job.idempotency_key, 'the-owner', 60_000)).toBe(true);
-    await runJob(h.deps, { job, attempt: 2, workerId: 'stale', leaseToken: 'stale-token', signal: new AbortController().signal });
-    expect(await h.store.rejections(job.idempotency_key)).toEqual([expect.objectContaining({ action: 'comment', token: 'stale-token' })]);
+    await runJob(h.deps, {
+      job,
+      attempt: 2,
+      workerId: 'stale',
+      leaseToken: 'stale-token',
+      signal: new AbortController().signal,
+    });
+    expect(await h.store.rejections(job.idempotency_key)).toEqual([
+      expect.objectContaining({ action: 'comment', token: 'stale-token' }),
+    ]);
     expect(await h.store.journal()).toHaveLength(1);
   });
 });

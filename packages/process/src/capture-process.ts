@@ -32,9 +32,19 @@ export function captureProcess(argv: readonly string[], options: CaptureProcessO
   return new Promise((resolve) => {
     let child;
     try {
-      child = spawn(file, args, { cwd: options.cwd, env: { ...options.env }, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
+      child = spawn(file, args, {
+        cwd: options.cwd,
+        env: { ...options.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        windowsHide: true,
+      });
     } catch (error) {
-      resolve({ exitCode: null, stdout: '', stderr: '', spawnError: String((error as Error).message).split('\n')[0] ?? 'could not start' });
+      resolve({
+        exitCode: null,
+        stdout: '',
+        stderr: '',
+        spawnError: String((error as Error).message).split('\n')[0] ?? 'could not start',
+      });
       return;
     }
     const out: Buffer[] = [];
@@ -53,7 +63,9 @@ export function captureProcess(argv: readonly string[], options: CaptureProcessO
     // 'error' first: a spawn that fails late (EMFILE, ENOENT) emits it on the next tick and
     // leaves stdout and stderr undefined.
     let spawnError: string | undefined;
-    child.once('error', (error) => { spawnError = error.message.split('\n')[0] ?? 'could not start'; });
+    child.once('error', (error) => {
+      spawnError = error.message.split('\n')[0] ?? 'could not start';
+    });
     child.stdout?.on('data', collect(out));
     child.stderr?.on('data', collect(err));
     // 'close': the process has exited and both pipes are drained (an 'error' without a
@@ -62,7 +74,12 @@ export function captureProcess(argv: readonly string[], options: CaptureProcessO
       const stdout = Buffer.concat(out).toString('utf8');
       const stderr = Buffer.concat(err).toString('utf8');
       if (tooMuch) spawnError = `printed more than ${maxBytes} bytes; stopped`;
-      resolve({ exitCode: spawnError === undefined ? code : null, stdout, stderr, ...(spawnError === undefined ? {} : { spawnError }) });
+      resolve({
+        exitCode: spawnError === undefined ? code : null,
+        stdout,
+        stderr,
+        ...(spawnError === undefined ? {} : { spawnError }),
+      });
     });
   });
 }

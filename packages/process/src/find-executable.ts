@@ -10,7 +10,10 @@ import { delimiter, isAbsolute, join, resolve } from 'node:path';
 export async function findExecutable(file: string, cwd: string, path: string | undefined): Promise<string | undefined> {
   const candidates = file.includes('/')
     ? [isAbsolute(file) ? file : resolve(cwd, file)]
-    : (path ?? '').split(delimiter).filter(Boolean).map((dir) => join(isAbsolute(dir) ? dir : resolve(cwd, dir), file));
+    : (path ?? '')
+        .split(delimiter)
+        .filter(Boolean)
+        .map((dir) => join(isAbsolute(dir) ? dir : resolve(cwd, dir), file));
   for (const candidate of candidates) {
     try {
       await access(candidate, constants.X_OK);

@@ -69,6 +69,10 @@ export function parseGuardReport(text: string): GuardReport | undefined {
 }
 
 /** The guarded argument vector for `argv`, run by this Node binary; `nodeOptions` goes to the program. */
-export function guardedArgv(argv: readonly string[], nodeOptions: string | undefined, parentPid: number = process.pid): string[] {
+export function guardedArgv(
+  argv: readonly string[],
+  nodeOptions: string | undefined,
+  parentPid: number = process.pid,
+): string[] {
   return [process.execPath, '-e', guardSource, String(parentPid), JSON.stringify(nodeOptions ?? null), ...argv];
 }

@@ -93,7 +93,15 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
   // Already cancelled: start nothing. (Killing right after spawn can miss: until the child
   // has called setsid() its process group does not exist yet.)
   if (options.signal?.aborted) {
-    return { command: [...argv], exitCode: null, signal: null, timedOut: false, cancelled: true, durationMs: 0, outputTail: '' };
+    return {
+      command: [...argv],
+      exitCode: null,
+      signal: null,
+      timedOut: false,
+      cancelled: true,
+      durationMs: 0,
+      outputTail: '',
+    };
   }
   const guarded = options.dieWithParent === true;
   const { NODE_OPTIONS: nodeOptions, ...programEnv } = options.env;
@@ -126,7 +134,8 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
       cwd: options.cwd,
       env: guarded ? guardEnv : { ...options.env },
       // fd 3 carries the guard's report of the program's exit, or the wrapper's status.
-      stdio: guarded || options.onStatus !== undefined ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
+      stdio:
+        guarded || options.onStatus !== undefined ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
       // Its own process group, so a kill reaches everything it started.
       detached: true,
       windowsHide: true,
@@ -134,8 +143,14 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
   } catch (error) {
     // Arguments spawn() refuses outright (a NUL byte in an argument, say).
     return {
-      command: [...argv], exitCode: null, signal: null, timedOut: false, cancelled: false, durationMs: Math.round(performance.now() - started),
-      outputTail: '', spawnError: String((error as Error).message).split('\n')[0] ?? 'could not start',
+      command: [...argv],
+      exitCode: null,
+      signal: null,
+      timedOut: false,
+      cancelled: false,
+      durationMs: Math.round(performance.now() - started),
+      outputTail: '',
+      spawnError: String((error as Error).message).split('\n')[0] ?? 'could not start',
     };
   }
   // Listen for 'error' first: a spawn that fails late (EMFILE, ENOENT) emits it on the next
@@ -145,7 +160,8 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
     child.once('exit', (code, signal) => resolve({ code, signal }));
     child.once('error', (error) => resolve({ code: null, signal: null, error }));
   });
-  const reportPipe = guarded || options.onStatus !== undefined ? (child.stdio?.[3] as Readable | null | undefined) : undefined;
+  const reportPipe =
+    guarded || options.onStatus !== undefined ? (child.stdio?.[3] as Readable | null | undefined) : undefined;
   const pipes = [child.stdout, child.stderr, reportPipe].filter((pipe): pipe is Readable => pipe != null);
   child.stdout?.setEncoding('utf8');
   child.stderr?.setEncoding('utf8');
@@ -153,11 +169,23 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
   child.stderr?.on('data', keep);
   let guardReport = '';
   reportPipe?.setEncoding('utf8');
-  reportPipe?.on('data', guarded ? (chunk: string) => { guardReport += chunk; } : (chunk: string) => options.onStatus?.(chunk));
-  const drained = Promise.all(pipes.map((pipe) => new Promise<void>((resolve) => {
-    if (pipe.closed || pipe.destroyed) resolve();
-    else pipe.once('close', () => resolve());
-  })));
+  reportPipe?.on(
+    'data',
+    guarded
+      ? (chunk: string) => {
+          guardReport += chunk;
+        }
+      : (chunk: string) => options.onStatus?.(chunk),
+  );
+  const drained = Promise.all(
+    pipes.map(
+      (pipe) =>
+        new Promise<void>((resolve) => {
+          if (pipe.closed || pipe.destroyed) resolve();
+          else pipe.once('close', () => resolve());
+        }),
+    ),
+  );
 
   let timedOut = false;
   let cancelled = false;
@@ -176,8 +204,17 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
     killGroup('SIGTERM');
     escalation ??= setTimeout(() => killGroup('SIGKILL'), options.killGraceMs ?? 2_000);
   };
-  const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => { timedOut = true; stop(); }, options.timeoutMs);
-  const onAbort = () => { cancelled = true; stop(); };
+  const timer =
+    options.timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          timedOut = true;
+          stop();
+        }, options.timeoutMs);
+  const onAbort = () => {
+    cancelled = true;
+    stop();
+  };
   if (options.signal?.aborted) onAbort();
   else options.signal?.addEventListener('abort', onAbort, { once: true });
 
@@ -191,7 +228,12 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
   // The rest of the output (and the guard's report) is still in the pipes. The group is
   // dead now, so they close at once, unless something left the group and holds them.
   let waited: NodeJS.Timeout | undefined;
-  await Promise.race([drained, new Promise((resolve) => { waited = setTimeout(resolve, pipeDrainMs); })]);
+  await Promise.race([
+    drained,
+    new Promise((resolve) => {
+      waited = setTimeout(resolve, pipeDrainMs);
+    }),
+  ]);
   clearTimeout(waited);
   for (const pipe of pipes) pipe.destroy();
   const startError = exit.error;
@@ -200,8 +242,14 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
   const reported = guarded ? parseGuardReport(guardReport) : undefined;
   if (reported !== undefined && 'spawnError' in reported) {
     return {
-      command: [...argv], exitCode: null, signal: null, timedOut, cancelled,
-      durationMs: Math.round(performance.now() - started), outputTail: boundTail(output, tailBytes, { dropped }), spawnError: reported.spawnError,
+      command: [...argv],
+      exitCode: null,
+      signal: null,
+      timedOut,
+      cancelled,
+      durationMs: Math.round(performance.now() - started),
+      outputTail: boundTail(output, tailBytes, { dropped }),
+      spawnError: reported.spawnError,
     };
   }
   const facts = reported ?? { code: exit.code, signal: exit.signal };

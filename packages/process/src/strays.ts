@@ -23,11 +23,13 @@ export async function killMarkedStrays(mark: string): Promise<number> {
   const killed = new Set<number>();
   for (let pass = 0; pass < 2; pass += 1) {
     const pids = (await readdir('/proc').catch(() => [] as string[])).filter((name) => /^\d+$/.test(name)).map(Number);
-    const marked = await Promise.all(pids.map(async (pid) => {
-      if (pid === process.pid) return false;
-      const environ = await readFile(`/proc/${pid}/environ`).catch(() => undefined);
-      return environ !== undefined && environ.includes(needle);
-    }));
+    const marked = await Promise.all(
+      pids.map(async (pid) => {
+        if (pid === process.pid) return false;
+        const environ = await readFile(`/proc/${pid}/environ`).catch(() => undefined);
+        return environ !== undefined && environ.includes(needle);
+      }),
+    );
     const found = pids.filter((_, i) => marked[i]);
     if (found.length === 0) break;
     for (const pid of found) {

@@ -12,7 +12,11 @@ const pidsOf = (tail: string) => (/pids (\d+) (\d+)/.exec(tail) ?? []).slice(1).
 
 describe('runProcess', () => {
   it('keeps exit code, duration and the tail of combined output', async () => {
-    const result = await runProcess([process.execPath, fixture('chatty.mjs'), '5000'], { cwd: '/', env: { ...env, FOO: 'bar' }, tailBytes: 200 });
+    const result = await runProcess([process.execPath, fixture('chatty.mjs'), '5000'], {
+      cwd: '/',
+      env: { ...env, FOO: 'bar' },
+      tailBytes: 200,
+    });
     expect(result.exitCode).toBe(0);
     expect(result.timedOut).toBe(false);
     expect(result.outputTail).toContain('line 5000');
@@ -35,7 +39,11 @@ describe('runProcess', () => {
 
   it('gives what the child writes on fd 3 to onStatus, apart from its output', async () => {
     const status: string[] = [];
-    const result = await runProcess(['sh', '-c', 'echo "{ \\"exit-code\\": 0 }" >&3; echo out'], { cwd: '/', env, onStatus: (chunk) => status.push(chunk) });
+    const result = await runProcess(['sh', '-c', 'echo "{ \\"exit-code\\": 0 }" >&3; echo out'], {
+      cwd: '/',
+      env,
+      onStatus: (chunk) => status.push(chunk),
+    });
     expect(result.exitCode).toBe(0);
     expect(status.join('')).toBe('{ "exit-code": 0 }\n');
     expect(result.outputTail).toBe('out\n');
@@ -52,7 +60,12 @@ describe('runProcess', () => {
   });
 
   it('a timeout kills the whole process group, grandchildren included, and records 124', async () => {
-    const result = await runProcess([process.execPath, fixture('family.mjs'), 'hang'], { cwd: '/', env, timeoutMs: 500, killGraceMs: 200 });
+    const result = await runProcess([process.execPath, fixture('family.mjs'), 'hang'], {
+      cwd: '/',
+      env,
+      timeoutMs: 500,
+      killGraceMs: 200,
+    });
     expect(result).toMatchObject({ exitCode: 124, timedOut: true, cancelled: false });
     const [parent, grandchild] = pidsOf(result.outputTail);
     expect(grandchild).toBeGreaterThan(0);
@@ -70,14 +83,23 @@ describe('runProcess', () => {
   it('an abort signal stops the process and says so', async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 300);
-    const result = await runProcess([process.execPath, fixture('family.mjs'), 'hang'], { cwd: '/', env, signal: controller.signal, killGraceMs: 200 });
+    const result = await runProcess([process.execPath, fixture('family.mjs'), 'hang'], {
+      cwd: '/',
+      env,
+      signal: controller.signal,
+      killGraceMs: 200,
+    });
     expect(result.cancelled).toBe(true);
     expect(result.timedOut).toBe(false);
     expect(result.signal).toBe('SIGTERM');
   });
 
   it('keeps output that is still in the pipes when the process exits', async () => {
-    const result = await runProcess([process.execPath, '-e', "process.stdout.write('x'.repeat(1 << 20) + 'THE END')"], { cwd: '/', env, tailBytes: 100 });
+    const result = await runProcess([process.execPath, '-e', "process.stdout.write('x'.repeat(1 << 20) + 'THE END')"], {
+      cwd: '/',
+      env,
+      tailBytes: 100,
+    });
     expect(result.exitCode).toBe(0);
     expect(result.outputTail.endsWith('xTHE END')).toBe(true);
   });
@@ -95,26 +117,41 @@ describe('runProcess', () => {
     }
   }, 15_000);
 
-  (process.platform === 'linux' ? it : it.skip)('dieWithParent: what left the group is killed when the run ends (Linux)', async () => {
-    const result = await runProcess([process.execPath, fixture('escape.mjs')], { cwd: '/', env, dieWithParent: true });
-    const holder = Number(/holder (\d+)/.exec(result.outputTail)?.[1]);
-    expect(holder).toBeGreaterThan(0);
-    expect(result).toMatchObject({ exitCode: 0, strays: 1 });
-    await waitFor(() => !isAlive(holder), { what: 'the stray killed', timeoutMs: 2_000 });
-  }, 15_000);
+  (process.platform === 'linux' ? it : it.skip)(
+    'dieWithParent: what left the group is killed when the run ends (Linux)',
+    async () => {
+      const result = await runProcess([process.execPath, fixture('escape.mjs')], {
+        cwd: '/',
+        env,
+        dieWithParent: true,
+      });
+      const holder = Number(/holder (\d+)/.exec(result.outputTail)?.[1]);
+      expect(holder).toBeGreaterThan(0);
+      expect(result).toMatchObject({ exitCode: 0, strays: 1 });
+      await waitFor(() => !isAlive(holder), { what: 'the stray killed', timeoutMs: 2_000 });
+    },
+    15_000,
+  );
 
-  (process.platform === 'linux' ? it : it.skip)('dieWithParent: what left the group dies with a parent killed by SIGKILL too (Linux)', async () => {
-    const parent = startFixture(fixture('guarded-escaper.mjs'), [], { env });
-    const holder = Number(/holder (\d+)/.exec(await parent.waitForLine(/holder \d+/))?.[1]);
-    expect(isAlive(holder)).toBe(true);
-    parent.kill('SIGKILL');
-    await parent.exited;
-    await waitFor(() => !isAlive(holder), { what: 'the stray killed by the guard', timeoutMs: 5_000 });
-  }, 15_000);
+  (process.platform === 'linux' ? it : it.skip)(
+    'dieWithParent: what left the group dies with a parent killed by SIGKILL too (Linux)',
+    async () => {
+      const parent = startFixture(fixture('guarded-escaper.mjs'), [], { env });
+      const holder = Number(/holder (\d+)/.exec(await parent.waitForLine(/holder \d+/))?.[1]);
+      expect(isAlive(holder)).toBe(true);
+      parent.kill('SIGKILL');
+      await parent.exited;
+      await waitFor(() => !isAlive(holder), { what: 'the stray killed by the guard', timeoutMs: 5_000 });
+    },
+    15_000,
+  );
 
   it('out of file descriptors: every spawn reports an error, and nothing crashes', async () => {
     // The shell line is the test's own; `ulimit -n` has no other portable spelling.
-    const result = await runProcess(['sh', '-c', `ulimit -n 256 && exec "$0" "$1"`, process.execPath, fixture('out-of-fds.mjs')], { cwd: '/', env });
+    const result = await runProcess(
+      ['sh', '-c', `ulimit -n 256 && exec "$0" "$1"`, process.execPath, fixture('out-of-fds.mjs')],
+      { cwd: '/', env },
+    );
     expect(result.exitCode).toBe(0);
     const reported = JSON.parse(result.outputTail.trim().split('\n').at(-1) ?? '{}') as Record<string, unknown>;
     expect(reported.held).toBeGreaterThan(0);
@@ -140,7 +177,10 @@ describe('runProcess', () => {
       parent.kill('SIGKILL');
       await parent.exited;
       if (mode === 'guarded') {
-        await waitFor(() => !isAlive(child!) && !isAlive(grandchild!), { what: 'the orphaned group killed', timeoutMs: 5_000 });
+        await waitFor(() => !isAlive(child!) && !isAlive(grandchild!), {
+          what: 'the orphaned group killed',
+          timeoutMs: 5_000,
+        });
       } else {
         // The control: without the guard both survive their parent; clean them up here.
         await new Promise((resolve) => setTimeout(resolve, 600));
@@ -151,12 +191,26 @@ describe('runProcess', () => {
   });
 
   it('dieWithParent keeps exit codes, signals, timeouts and a missing program as without it', async () => {
-    const exit = await runProcess([process.execPath, fixture('family.mjs'), 'exit'], { cwd: '/', env, dieWithParent: true });
+    const exit = await runProcess([process.execPath, fixture('family.mjs'), 'exit'], {
+      cwd: '/',
+      env,
+      dieWithParent: true,
+    });
     expect(exit).toMatchObject({ exitCode: 3, signal: null, timedOut: false });
     expect(exit.outputTail).toContain('to stderr');
-    const killed = await runProcess([process.execPath, '-e', "process.kill(process.pid, 'SIGSEGV')"], { cwd: '/', env, dieWithParent: true });
+    const killed = await runProcess([process.execPath, '-e', "process.kill(process.pid, 'SIGSEGV')"], {
+      cwd: '/',
+      env,
+      dieWithParent: true,
+    });
     expect(killed).toMatchObject({ exitCode: null, signal: 'SIGSEGV' });
-    const hung = await runProcess([process.execPath, fixture('family.mjs'), 'hang'], { cwd: '/', env, timeoutMs: 2_000, killGraceMs: 200, dieWithParent: true });
+    const hung = await runProcess([process.execPath, fixture('family.mjs'), 'hang'], {
+      cwd: '/',
+      env,
+      timeoutMs: 2_000,
+      killGraceMs: 200,
+      dieWithParent: true,
+    });
     expect(hung).toMatchObject({ exitCode: 124, timedOut: true });
     const [child, grandchild] = pidsOf(hung.outputTail);
     expect(grandchild).toBeGreaterThan(0);
@@ -169,7 +223,13 @@ describe('runProcess', () => {
   });
 
   it('dieWithParent keeps the kill grace: a child cleaning up after SIGTERM finishes before SIGKILL', async () => {
-    const result = await runProcess([process.execPath, fixture('trap.mjs')], { cwd: '/', env, timeoutMs: 1_500, killGraceMs: 3_000, dieWithParent: true });
+    const result = await runProcess([process.execPath, fixture('trap.mjs')], {
+      cwd: '/',
+      env,
+      timeoutMs: 1_500,
+      killGraceMs: 3_000,
+      dieWithParent: true,
+    });
     expect(result).toMatchObject({ exitCode: 124, timedOut: true });
     expect(result.outputTail).toContain('cleaned up');
   });
@@ -188,9 +248,12 @@ describe('runProcess', () => {
   });
 
   it('dieWithParent: NODE_OPTIONS reaches the program, not the guard', async () => {
-    const result = await runProcess(['sh', '-c', 'echo "options=$NODE_OPTIONS"'], { cwd: '/', env: { ...env, NODE_OPTIONS: '--no-such-node-flag' }, dieWithParent: true });
+    const result = await runProcess(['sh', '-c', 'echo "options=$NODE_OPTIONS"'], {
+      cwd: '/',
+      env: { ...env, NODE_OPTIONS: '--no-such-node-flag' },
+      dieWithParent: true,
+    });
     expect(result).toMatchObject({ exitCode: 0 });
     expect(result.outputTail).toContain('options=--no-such-node-flag');
   });
 });
-

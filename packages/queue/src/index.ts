@@ -1,7 +1,21 @@
 export type {
-  ClaimOptions, DeadLetter, DropResult, EnqueueResult, Lease, Queue, QueueBackendName, QueueStats, RedriveResult,
+  ClaimOptions,
+  DeadLetter,
+  DropResult,
+  EnqueueResult,
+  Lease,
+  Queue,
+  QueueBackendName,
+  QueueStats,
+  RedriveResult,
 } from './port.js';
-export { queueSettingsFromConfig, type BullmqQueueSettings, type LocalQueueSettings, type QueueSettings, type SqsQueueSettings } from './settings.js';
+export {
+  queueSettingsFromConfig,
+  type BullmqQueueSettings,
+  type LocalQueueSettings,
+  type QueueSettings,
+  type SqsQueueSettings,
+} from './settings.js';
 export { openQueue } from './open-queue.js';
 export { signedQueue, type JobSigning, type UnsignedJob } from './signed-queue.js';
 export { processUntilAborted } from './process-loop.js';

@@ -7,7 +7,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * pause, so one bad moment never stops the producer.
  */
 export async function processUntilAborted(
-  signal: AbortSignal, processNext: (options: { waitMs: number; signal: AbortSignal }) => Promise<unknown>, onError: (error: unknown) => void,
+  signal: AbortSignal,
+  processNext: (options: { waitMs: number; signal: AbortSignal }) => Promise<unknown>,
+  onError: (error: unknown) => void,
 ): Promise<void> {
   while (!signal.aborted) {
     try {

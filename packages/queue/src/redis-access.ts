@@ -22,12 +22,18 @@ export class RedisAccessWatch {
   /** Starts watching `connection`; its other errors stay the caller's to handle. */
   watch(connection: Redis): void {
     connection.on('error', (error: unknown) => {
-      const refused = redisRefusalError(error, { code: 'queue_unavailable', where: this.#where, setting: this.#setting });
+      const refused = redisRefusalError(error, {
+        code: 'queue_unavailable',
+        where: this.#where,
+        setting: this.#setting,
+      });
       if (refused === undefined) return;
       this.#refused = refused;
       for (const listener of [...this.#waiting]) listener(refused);
     });
-    connection.on('ready', () => { this.#refused = undefined; });
+    connection.on('ready', () => {
+      this.#refused = undefined;
+    });
   }
 
   /** The refusal, while the last attempt to authenticate failed. */
@@ -46,7 +52,9 @@ export class RedisAccessWatch {
   /** Calls `listener` on each refusal until the returned function is called. */
   onRefused(listener: (error: Error) => void): () => void {
     this.#waiting.add(listener);
-    return () => { this.#waiting.delete(listener); };
+    return () => {
+      this.#waiting.delete(listener);
+    };
   }
 
   /**
@@ -56,10 +64,25 @@ export class RedisAccessWatch {
   guard<T>(promise: Promise<T>, late: (value: T) => void = () => undefined): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       let refused = false;
-      const stop = this.onRefused((error) => { refused = true; stop(); reject(error); });
+      const stop = this.onRefused((error) => {
+        refused = true;
+        stop();
+        reject(error);
+      });
       promise.then(
-        (value) => { stop(); if (refused) late(value); else resolve(value); },
-        (error: unknown) => { stop(); if (!refused) reject(redisRefusalError(error, { code: 'queue_unavailable', where: this.#where, setting: this.#setting }) ?? error); },
+        (value) => {
+          stop();
+          if (refused) late(value);
+          else resolve(value);
+        },
+        (error: unknown) => {
+          stop();
+          if (!refused)
+            reject(
+              redisRefusalError(error, { code: 'queue_unavailable', where: this.#where, setting: this.#setting }) ??
+                error,
+            );
+        },
       );
     });
   }

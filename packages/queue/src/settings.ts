@@ -87,13 +87,26 @@ export function queueSettingsFromConfig(config: Config): QueueSettings {
     case 'local':
       return { backend: 'local', path: queue.local.path, ...base };
     case 'bullmq':
-      return { backend: 'bullmq', url: queue.bullmq.url, prefix: queue.bullmq.prefix, ...base, leaseMs: queue.bullmq.lock_duration_ms };
+      return {
+        backend: 'bullmq',
+        url: queue.bullmq.url,
+        prefix: queue.bullmq.prefix,
+        ...base,
+        leaseMs: queue.bullmq.lock_duration_ms,
+      };
     case 'sqs': {
       const { sqs } = queue;
       if (sqs.queue_url === undefined) throw new Error('queue.sqs.queue_url: required when queue.backend is "sqs"');
       return {
-        backend: 'sqs', queueUrl: sqs.queue_url, region: sqs.region ?? 'us-east-1', coordinationUrl: sqs.coordination_url,
-        prefix: queue.bullmq.prefix, ...base, leaseMs: sqs.visibility_timeout * 1000, waitTimeSeconds: sqs.wait_time_seconds, fifo: sqs.fifo,
+        backend: 'sqs',
+        queueUrl: sqs.queue_url,
+        region: sqs.region ?? 'us-east-1',
+        coordinationUrl: sqs.coordination_url,
+        prefix: queue.bullmq.prefix,
+        ...base,
+        leaseMs: sqs.visibility_timeout * 1000,
+        waitTimeSeconds: sqs.wait_time_seconds,
+        fifo: sqs.fifo,
         ...(sqs.endpoint === undefined ? {} : { endpoint: sqs.endpoint }),
         ...(sqs.dead_letter_queue_url === undefined ? {} : { deadLetterQueueUrl: sqs.dead_letter_queue_url }),
         ...(sqs.priority_queue_url === undefined ? {} : { priorityQueueUrl: sqs.priority_queue_url }),

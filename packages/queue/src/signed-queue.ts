@@ -1,5 +1,13 @@
 import {
-  CodefleetError, parseJob, signJob, unsignedJob, unsignedReason, verifyJob, type FleetKeyring, type Job, type UnsignedWhy,
+  CodefleetError,
+  parseJob,
+  signJob,
+  unsignedJob,
+  unsignedReason,
+  verifyJob,
+  type FleetKeyring,
+  type Job,
+  type UnsignedWhy,
 } from '@codefleet/core';
 import type { ClaimOptions, DeadLetter, Lease, Queue, RedriveResult } from './port.js';
 
@@ -117,17 +125,21 @@ export function signedQueue(queue: Queue, name: string, signing: JobSigning): Qu
       attempt: lease.attempt,
       maxAttempts: lease.maxAttempts,
       token: lease.token,
-      get expiresAt() { return lease.expiresAt; },
+      get expiresAt() {
+        return lease.expiresAt;
+      },
       heartbeat: () => lease.heartbeat(),
       ack: () => lease.ack(),
-      ...(ackAndClaim ? {
-        ackAndClaim: async () => {
-          const next = await ackAndClaim.call(lease);
-          // The ack itself succeeded: a refused next job whose dead-lettering failed keeps
-          // its lock until it expires, and is refused again on its next delivery.
-          return next === undefined ? undefined : admit(next).catch(() => undefined);
-        },
-      } : {}),
+      ...(ackAndClaim
+        ? {
+            ackAndClaim: async () => {
+              const next = await ackAndClaim.call(lease);
+              // The ack itself succeeded: a refused next job whose dead-lettering failed keeps
+              // its lock until it expires, and is refused again on its next delivery.
+              return next === undefined ? undefined : admit(next).catch(() => undefined);
+            },
+          }
+        : {}),
       retry: (options) => lease.retry(options),
       deadLetter: (reason) => lease.deadLetter(reason),
       release: () => lease.release(),

@@ -8,11 +8,21 @@ import type { BullmqQueueSettings } from '../src/index.js';
 // A real redis-server on a random loopback port, shared by this file's tests; every test
 // gets its own queue name, so they never see each other's jobs.
 let redis: RedisServer;
-beforeAll(async () => { redis = await startRedis(); });
-afterAll(async () => { await redis?.stop(); });
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await redis?.stop();
+});
 
 const settingsFor = (leaseMs: number, maxAttempts: number): BullmqQueueSettings => ({
-  backend: 'bullmq', url: redis.url, prefix: 'cf-test', name: `q-${randomUUID()}`, leaseMs, maxAttempts, pollMs: 20,
+  backend: 'bullmq',
+  url: redis.url,
+  prefix: 'cf-test',
+  name: `q-${randomUUID()}`,
+  leaseMs,
+  maxAttempts,
+  pollMs: 20,
 });
 
 queueConformance({
@@ -85,10 +95,18 @@ describe('BullmqQueue specifics', () => {
   });
 
   it('a producer fails fast with a clear error when Redis is unreachable', async () => {
-    const queue = new BullmqQueue({ ...settingsFor(1_000, 2), url: 'redis://:hunter2@127.0.0.1:1', connectTimeoutMs: 500 });
+    const queue = new BullmqQueue({
+      ...settingsFor(1_000, 2),
+      url: 'redis://:hunter2@127.0.0.1:1',
+      connectTimeoutMs: 500,
+    });
     try {
       const error = await queue.enqueue(sampleJob()).catch((e: unknown) => e);
-      expect(error).toMatchObject({ code: 'queue_unavailable', verdict: 'transient', message: expect.stringContaining('not reachable') });
+      expect(error).toMatchObject({
+        code: 'queue_unavailable',
+        verdict: 'transient',
+        message: expect.stringContaining('not reachable'),
+      });
       expect((error as Error).message).not.toContain('hunter2');
     } finally {
       await queue.close();

@@ -35,7 +35,13 @@ describe('a damaged local queue file', () => {
   let settings: LocalQueueSettings;
   beforeEach(async () => {
     dir = await createTempDir('queue-damage');
-    settings = { backend: 'local', path: join(dir.path, 'queue.sqlite'), name: 'default', leaseMs: 5_000, maxAttempts: 3 };
+    settings = {
+      backend: 'local',
+      path: join(dir.path, 'queue.sqlite'),
+      name: 'default',
+      leaseMs: 5_000,
+      maxAttempts: 3,
+    };
   });
   afterEach(async () => {
     await dir.dispose();
@@ -52,7 +58,9 @@ describe('a damaged local queue file', () => {
   /** Root page of a table or index of the closed queue file, and the page size. */
   const pageOf = (name: string) => {
     const db = openSqlite(settings.path, { readonly: true });
-    const { rootpage } = db.prepare('SELECT rootpage FROM sqlite_master WHERE name = ?').get(name) as { rootpage: number };
+    const { rootpage } = db.prepare('SELECT rootpage FROM sqlite_master WHERE name = ?').get(name) as {
+      rootpage: number;
+    };
     const pageSize = Number(Object.values(db.prepare('PRAGMA page_size').get() as object)[0]);
     db.close();
     return { page: Number(rootpage), pageSize };
@@ -64,8 +72,16 @@ describe('a damaged local queue file', () => {
     expect(await rejection(openQueue(settings))).toEqual({
       code: 'queue_unavailable',
       verdict: 'permanent',
-      message: expect.stringMatching(new RegExp(`^the local queue ${settings.path} is empty \\(0 bytes\\): it was truncated.*; fix: stop the workers; restore ${settings.path} from a backup, or move ${settings.path} and its -wal and -shm files aside`)),
-      details: expect.objectContaining({ path: settings.path, damage: 'empty', fix: expect.stringContaining('enqueue its jobs again') }),
+      message: expect.stringMatching(
+        new RegExp(
+          `^the local queue ${settings.path} is empty \\(0 bytes\\): it was truncated.*; fix: stop the workers; restore ${settings.path} from a backup, or move ${settings.path} and its -wal and -shm files aside`,
+        ),
+      ),
+      details: expect.objectContaining({
+        path: settings.path,
+        damage: 'empty',
+        fix: expect.stringContaining('enqueue its jobs again'),
+      }),
     });
   });
 
@@ -85,7 +101,11 @@ describe('a damaged local queue file', () => {
       const damaged = {
         code: 'queue_unavailable',
         verdict: 'permanent',
-        message: expect.stringMatching(new RegExp(`^the local queue ${settings.path} is damaged: database disk image is malformed; fix: stop the workers, then recover what it holds: \`sqlite3 ${settings.path} \\.recover`)),
+        message: expect.stringMatching(
+          new RegExp(
+            `^the local queue ${settings.path} is damaged: database disk image is malformed; fix: stop the workers, then recover what it holds: \`sqlite3 ${settings.path} \\.recover`,
+          ),
+        ),
         details: expect.objectContaining({ path: settings.path, damage: 'corrupt' }),
       };
       expect(await rejection(queue.claim({ workerId: 'w' }))).toEqual(damaged);
@@ -95,7 +115,10 @@ describe('a damaged local queue file', () => {
       // The dead-letter listing reads only the index of states, which is intact, so it
       // answers "none": the check is what tells a listing that the file is damaged.
       expect(await queue.deadLetters()).toEqual([]);
-      expect(await rejection(queue.checkStorage())).toEqual({ ...damaged, message: expect.stringMatching(new RegExp(`^the local queue ${settings.path} is damaged: `)) });
+      expect(await rejection(queue.checkStorage())).toEqual({
+        ...damaged,
+        message: expect.stringMatching(new RegExp(`^the local queue ${settings.path} is damaged: `)),
+      });
     } finally {
       await queue.close();
     }
@@ -107,7 +130,11 @@ describe('a damaged local queue file', () => {
     overwritePage(settings.path, page, pageSize);
     const queue = new LocalQueue(settings);
     try {
-      expect(await rejection(queue.checkStorage())).toMatchObject({ code: 'queue_unavailable', verdict: 'permanent', details: { damage: 'corrupt' } });
+      expect(await rejection(queue.checkStorage())).toMatchObject({
+        code: 'queue_unavailable',
+        verdict: 'permanent',
+        details: { damage: 'corrupt' },
+      });
     } finally {
       await queue.close();
     }
@@ -121,14 +148,15 @@ describe('a damaged local queue file', () => {
     await queue.close();
   });
 
-  it('another program\'s SQLite file is not taken for an empty queue', async () => {
+  it("another program's SQLite file is not taken for an empty queue", async () => {
     const other = openSqlite(settings.path);
     other.exec('CREATE TABLE runs (id TEXT)');
     other.close();
     expect(await rejection(openQueue(settings))).toMatchObject({
-      code: 'queue_unavailable', verdict: 'permanent',
+      code: 'queue_unavailable',
+      verdict: 'permanent',
       message: expect.stringContaining(`${settings.path} is a SQLite database without the jobs table`),
-      details: { damage: 'wrong_schema', fix: expect.stringContaining('set queue.local.path to the queue\'s file') },
+      details: { damage: 'wrong_schema', fix: expect.stringContaining("set queue.local.path to the queue's file") },
     });
   });
 });

@@ -11,13 +11,25 @@ queueConformance({
   capabilities: { priority: true },
   open: async ({ leaseMs, maxAttempts }) => {
     const dir = await createTempDir('queue');
-    const settings: LocalQueueSettings = { backend: 'local', path: join(dir.path, 'queue.sqlite'), name: 'test', leaseMs, maxAttempts, pollMs: 20 };
+    const settings: LocalQueueSettings = {
+      backend: 'local',
+      path: join(dir.path, 'queue.sqlite'),
+      name: 'test',
+      leaseMs,
+      maxAttempts,
+      pollMs: 20,
+    };
     const queue = new LocalQueue(settings);
     return {
       queue,
       settings,
-      injectRaw: async (payload) => { await queue.injectRaw(payload); },
-      dispose: async () => { await queue.close(); await dir.dispose(); },
+      injectRaw: async (payload) => {
+        await queue.injectRaw(payload);
+      },
+      dispose: async () => {
+        await queue.close();
+        await dir.dispose();
+      },
     };
   },
 });
@@ -41,7 +53,11 @@ describe('LocalQueue specifics', () => {
   });
 
   it('refuses nonsense settings with a clear error', () => {
-    expect(() => new LocalQueue({ backend: 'local', path: ':memory:', name: 'x', leaseMs: 0, maxAttempts: 1 })).toThrow(/leaseMs/);
-    expect(() => new LocalQueue({ backend: 'local', path: ':memory:', name: 'x', leaseMs: 10, maxAttempts: 0 })).toThrow(/maxAttempts/);
+    expect(() => new LocalQueue({ backend: 'local', path: ':memory:', name: 'x', leaseMs: 0, maxAttempts: 1 })).toThrow(
+      /leaseMs/,
+    );
+    expect(
+      () => new LocalQueue({ backend: 'local', path: ':memory:', name: 'x', leaseMs: 10, maxAttempts: 0 }),
+    ).toThrow(/maxAttempts/);
   });
 });

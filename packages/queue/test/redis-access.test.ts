@@ -16,7 +16,10 @@ const fleetPassword = 'fleet-8e3f6a1c2d07';
 let redis: RedisServer;
 let sqs: Awaited<ReturnType<typeof startFauxqs>>;
 beforeAll(async () => {
-  redis = await startRedis({ password: adminPassword, users: { codefleet: `on >${fleetPassword} ${FLEET_ACL_RULES}`, reader: `on >${fleetPassword} ~codefleet:* +get` } });
+  redis = await startRedis({
+    password: adminPassword,
+    users: { codefleet: `on >${fleetPassword} ${FLEET_ACL_RULES}`, reader: `on >${fleetPassword} ~codefleet:* +get` },
+  });
   sqs = await startFauxqs({ port: 0, logger: false });
 });
 afterAll(async () => {
@@ -26,7 +29,14 @@ afterAll(async () => {
 
 const fleetUrl = () => redis.urlAs('codefleet', fleetPassword);
 const settingsFor = (url: string, leaseMs = 1_000, maxAttempts = 4): BullmqQueueSettings => ({
-  backend: 'bullmq', url, prefix: 'codefleet', name: `q-${randomUUID()}`, leaseMs, maxAttempts, pollMs: 20, connectTimeoutMs: 10_000,
+  backend: 'bullmq',
+  url,
+  prefix: 'codefleet',
+  name: `q-${randomUUID()}`,
+  leaseMs,
+  maxAttempts,
+  pollMs: 20,
+  connectTimeoutMs: 10_000,
 });
 
 queueConformance({
@@ -53,11 +63,22 @@ describe('a Redis that refuses the connection', () => {
       const queue = new BullmqQueue(settingsFor(url));
       try {
         const enqueued = await queue.enqueue(sampleJob({})).catch((e: unknown) => e);
-        expect([code, enqueued]).toEqual([code, expect.objectContaining({ code: 'queue_unavailable', verdict: 'permanent' })]);
-        expect((enqueued as Error).message).toMatch(new RegExp(`^Redis at 127\\.0\\.0\\.1:${redis.port} .*${fix}.* queue\\.bullmq\\.url \\(${code}\\)$`));
+        expect([code, enqueued]).toEqual([
+          code,
+          expect.objectContaining({ code: 'queue_unavailable', verdict: 'permanent' }),
+        ]);
+        expect((enqueued as Error).message).toMatch(
+          new RegExp(`^Redis at 127\\.0\\.0\\.1:${redis.port} .*${fix}.* queue\\.bullmq\\.url \\(${code}\\)$`),
+        );
         expect((enqueued as Error).message).not.toContain('not-the-password');
         const claimed = await queue.claim({ workerId: 'w', waitMs: 60_000 }).catch((e: unknown) => e);
-        expect([code, claimed]).toEqual([code, expect.objectContaining({ code: 'queue_unavailable', message: expect.stringContaining(`queue.bullmq.url (${code})`) })]);
+        expect([code, claimed]).toEqual([
+          code,
+          expect.objectContaining({
+            code: 'queue_unavailable',
+            message: expect.stringContaining(`queue.bullmq.url (${code})`),
+          }),
+        ]);
       } finally {
         await queue.close();
       }
@@ -67,12 +88,24 @@ describe('a Redis that refuses the connection', () => {
   it('SQS: the coordination store refuses enqueue and claim, naming queue.sqs.coordination_url', async () => {
     const { queueUrl } = sqs.createQueue(`q-${randomUUID()}`);
     const base: Omit<SqsQueueSettings, 'coordinationUrl'> = {
-      backend: 'sqs', queueUrl, region: 'us-east-1', endpoint: sqs.address, credentials: { accessKeyId: 'emulator', secretAccessKey: 'emulator' },
-      prefix: 'codefleet', name: 'q', leaseMs: 1_000, maxAttempts: 3, waitTimeSeconds: 0, pollMs: 50,
+      backend: 'sqs',
+      queueUrl,
+      region: 'us-east-1',
+      endpoint: sqs.address,
+      credentials: { accessKeyId: 'emulator', secretAccessKey: 'emulator' },
+      prefix: 'codefleet',
+      name: 'q',
+      leaseMs: 1_000,
+      maxAttempts: 3,
+      waitTimeSeconds: 0,
+      pollMs: 50,
     };
     const open = new SqsQueue({ ...base, coordinationUrl: `redis://127.0.0.1:${redis.port}` });
     try {
-      await expect(open.enqueue(sampleJob({}))).rejects.toMatchObject({ code: 'queue_unavailable', message: expect.stringContaining('queue.sqs.coordination_url (NOAUTH)') });
+      await expect(open.enqueue(sampleJob({}))).rejects.toMatchObject({
+        code: 'queue_unavailable',
+        message: expect.stringContaining('queue.sqs.coordination_url (NOAUTH)'),
+      });
     } finally {
       await open.close();
     }

@@ -27,9 +27,18 @@ const settingsFor = (leaseMs: number, maxAttempts: number, fifo = false): SqsQue
   const { queueUrl: priorityQueueUrl } = sqs.createQueue(`p${name}`, fifo ? { attributes: { FifoQueue: 'true' } } : {});
   return {
     priorityQueueUrl,
-    backend: 'sqs', queueUrl, region: 'us-east-1', endpoint: sqs.address,
+    backend: 'sqs',
+    queueUrl,
+    region: 'us-east-1',
+    endpoint: sqs.address,
     credentials: { accessKeyId: 'emulator', secretAccessKey: 'emulator' },
-    coordinationUrl: redis.url, prefix: 'cf-test', name: name.replace('.fifo', ''), leaseMs, maxAttempts, waitTimeSeconds: 1, pollMs: 50,
+    coordinationUrl: redis.url,
+    prefix: 'cf-test',
+    name: name.replace('.fifo', ''),
+    leaseMs,
+    maxAttempts,
+    waitTimeSeconds: 1,
+    pollMs: 50,
     ...(fifo ? { fifo } : {}),
   };
 };
@@ -49,7 +58,11 @@ describe('SqsQueue specifics', () => {
     const queue = new SqsQueue(settingsFor(1_000, 2));
     try {
       const error = await queue.enqueue(sampleJob({ patch: 'x'.repeat(maxMessageBytes + 1) })).catch((e: unknown) => e);
-      expect(error).toMatchObject({ code: 'payload_too_large', verdict: 'permanent', message: expect.stringContaining(String(maxMessageBytes)) });
+      expect(error).toMatchObject({
+        code: 'payload_too_large',
+        verdict: 'permanent',
+        message: expect.stringContaining(String(maxMessageBytes)),
+      });
       expect((await queue.stats()).depth).toBe(0);
     } finally {
       await queue.close();
@@ -84,7 +97,9 @@ describe('SqsQueue specifics', () => {
       expect((await queue.claim({ workerId: 'doomed', waitMs: 3_000 }))?.job.id).toBe(job.id);
       expect(await queue.claim({ workerId: 'w', waitMs: 2_500 })).toBeUndefined();
       const dead = await queue.deadLetters();
-      expect(dead).toEqual([expect.objectContaining({ id: job.id, job, reason: expect.stringMatching(/redrive policy/) })]);
+      expect(dead).toEqual([
+        expect.objectContaining({ id: job.id, job, reason: expect.stringMatching(/redrive policy/) }),
+      ]);
       expect((await queue.stats()).deadLetter).toBe(1);
 
       expect(await queue.redrive('msg-nope')).toEqual({ status: 'not_found' });

@@ -2,6 +2,11 @@
 // words chat adapters share. The conformance suite is at `@codefleet/requester/conformance`.
 export { finalReports, type Report, type ReportKind, type Requester } from './port.js';
 export { cliRequester, reportSafely, requesterFor, type ReportRetry } from './requesters.js';
-export { createIssueRequester, type IssueRequesterOptions, type IssueThreads, type ProgressLabels } from './issue-requester.js';
+export {
+  createIssueRequester,
+  type IssueRequesterOptions,
+  type IssueThreads,
+  type ProgressLabels,
+} from './issue-requester.js';
 export { failureComment, retryHint, successComment } from './issue-comments.js';
 export { maxQuoteChars, plainReport, type PlainReport, type ReportState } from './plain.js';

@@ -1,6 +1,16 @@
 import {
-  checkStatus, countChecks, failsOnBase, escapeInline, fence, formatCheckCounts, latestChecks, baseWords, summarizeReason, truncateHead,
-  type Classified, type RunRecord,
+  checkStatus,
+  countChecks,
+  failsOnBase,
+  escapeInline,
+  fence,
+  formatCheckCounts,
+  latestChecks,
+  baseWords,
+  summarizeReason,
+  truncateHead,
+  type Classified,
+  type RunRecord,
 } from '@codefleet/core';
 import type { PullRequest } from '@codefleet/forge';
 
@@ -13,8 +23,20 @@ export function successComment(run: RunRecord, pr: Pick<PullRequest, 'number' | 
   const latest = latestChecks(run);
   // A green PR over a step that fails on the base too: the issue says so, not only the PR.
   const checks = latest.length === 0 ? [] : [`- checks: ${formatCheckCounts(countChecks(latest))}`];
-  const preexisting = latest.filter(failsOnBase).map((v) => `- ${v.step} (\`${escapeInline(v.command.join(' '), 200)}\`): ${baseWords(v)}`);
-  return [head, '', `- PR: ${pr.url}`, `- branch: \`${run.branch ?? ''}\``, `- attempts: ${run.attempts.length}`, ...checks, ...preexisting, '', 'Status: done'].join('\n');
+  const preexisting = latest
+    .filter(failsOnBase)
+    .map((v) => `- ${v.step} (\`${escapeInline(v.command.join(' '), 200)}\`): ${baseWords(v)}`);
+  return [
+    head,
+    '',
+    `- PR: ${pr.url}`,
+    `- branch: \`${run.branch ?? ''}\``,
+    `- attempts: ${run.attempts.length}`,
+    ...checks,
+    ...preexisting,
+    '',
+    'Status: done',
+  ].join('\n');
 }
 
 /** Characters of the whole reason the failure report quotes under its summary. */
@@ -40,21 +62,31 @@ export function failureComment(run: RunRecord, error: Classified, reason: string
     `Reason: ${escapeInline(summary)}`,
   ];
   if (summary !== reason.trim()) {
-    lines.push('', '<details><summary>Whole reason</summary>', '', fence(truncateHead(reason, reasonChars), 'text'), '', '</details>');
+    lines.push(
+      '',
+      '<details><summary>Whole reason</summary>',
+      '',
+      fence(truncateHead(reason, reasonChars), 'text'),
+      '',
+      '</details>',
+    );
   }
   if (latest.length > 0) lines.push('', `Checks (latest run of each step): ${formatCheckCounts(countChecks(latest))}.`);
   if (lastFailed) {
-    lines.push('', `Last failing check: \`${escapeInline(lastFailed.command.join(' '), 200)}\` (exit ${lastFailed.exit_code ?? lastFailed.signal ?? '?'})`, '', fence(lastFailed.output_tail.slice(-1_500)));
+    lines.push(
+      '',
+      `Last failing check: \`${escapeInline(lastFailed.command.join(' '), 200)}\` (exit ${lastFailed.exit_code ?? lastFailed.signal ?? '?'})`,
+      '',
+      fence(lastFailed.output_tail.slice(-1_500)),
+    );
   }
   for (const v of preexisting) {
-    lines.push('', `${v.step}: \`${escapeInline(v.command.join(' '), 200)}\` (exit ${v.exit_code ?? v.signal ?? '?'}): ${baseWords(v)}.`);
+    lines.push(
+      '',
+      `${v.step}: \`${escapeInline(v.command.join(' '), 200)}\` (exit ${v.exit_code ?? v.signal ?? '?'}): ${baseWords(v)}.`,
+    );
   }
-  lines.push(
-    '',
-    retryHint(run.job),
-    '',
-    'Status: failed',
-  );
+  lines.push('', retryHint(run.job), '', 'Status: failed');
   return lines.join('\n');
 }
 

@@ -42,22 +42,39 @@ export function createIssueRequester(options: IssueRequesterOptions): Requester 
     // GitHub's issues and pull requests share one number space and one comments API.
     const pull = followedPullRequest(job);
     if (pull !== undefined) return { kind: 'issue', number: pull };
-    if (options.tasks === true && (job.source.kind === 'cli' || (job.source.kind === 'api' && job.source.callback_url === undefined))) {
+    if (
+      options.tasks === true &&
+      (job.source.kind === 'cli' || (job.source.kind === 'api' && job.source.callback_url === undefined))
+    ) {
       return { kind: 'task', key: job.idempotency_key };
     }
     return undefined;
   };
-  const status = (job: Job, target: CommentTarget, body: string) => issues.ensureComment({ repo: job.repo, target, marker: 'status', body: mask(body) });
+  const status = (job: Job, target: CommentTarget, body: string) =>
+    issues.ensureComment({ repo: job.repo, target, marker: 'status', body: mask(body) });
   const label = async (job: Job, state: keyof ProgressLabels | 'none') => {
     if (labels === undefined || job.source.kind !== 'issue') return;
     const all = [labels.queued, labels.running, labels.prOpened, labels.failed];
     const add = state === 'none' ? [] : [labels[state]];
-    await issues.ensureLabels({ repo: job.repo, target: { kind: 'issue', number: job.source.number }, add, remove: all.filter((l) => !add.includes(l)) });
+    await issues.ensureLabels({
+      repo: job.repo,
+      target: { kind: 'issue', number: job.source.number },
+      add,
+      remove: all.filter((l) => !add.includes(l)),
+    });
   };
   // The comment and the label are two facts: a comment GitHub refuses (a locked issue
   // answers 403) must not leave the issue labelled running. Its failure is thrown after.
-  const statusAndLabel = async (job: Job, target: CommentTarget, body: string, state: keyof ProgressLabels | 'none') => {
-    const refused = await status(job, target, body).then(() => undefined, (error: unknown) => ({ error }));
+  const statusAndLabel = async (
+    job: Job,
+    target: CommentTarget,
+    body: string,
+    state: keyof ProgressLabels | 'none',
+  ) => {
+    const refused = await status(job, target, body).then(
+      () => undefined,
+      (error: unknown) => ({ error }),
+    );
     await label(job, state);
     if (refused !== undefined) throw refused.error;
   };
@@ -78,11 +95,27 @@ export function createIssueRequester(options: IssueRequesterOptions): Requester 
         case 'finished':
           return statusAndLabel(job, target, successComment(report.run, report.pullRequest), 'prOpened');
         case 'answered':
-          return statusAndLabel(job, target, [`💬 codefleet's answer (${report.job.route?.name ?? 'read-only'}; nothing was changed or published):`, '', fence(report.answer, 'text'), '', 'Status: answered'].join('\n'), 'none');
+          return statusAndLabel(
+            job,
+            target,
+            [
+              `💬 codefleet's answer (${report.job.route?.name ?? 'read-only'}; nothing was changed or published):`,
+              '',
+              fence(report.answer, 'text'),
+              '',
+              'Status: answered',
+            ].join('\n'),
+            'none',
+          );
         case 'failed':
           return statusAndLabel(job, target, failureComment(report.run, report.error, report.reason), 'failed');
         case 'cancelled':
-          return statusAndLabel(job, target, `🛑 codefleet stopped this task: @${report.by} asked to cancel it. Nothing was published.\n\nStatus: cancelled`, 'none');
+          return statusAndLabel(
+            job,
+            target,
+            `🛑 codefleet stopped this task: @${report.by} asked to cancel it. Nothing was published.\n\nStatus: cancelled`,
+            'none',
+          );
       }
     },
   };

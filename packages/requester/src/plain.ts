@@ -1,4 +1,11 @@
-import { checkStatus, countChecks, formatCheckCounts, latestChecks, summarizeReason, truncateHead } from '@codefleet/core';
+import {
+  checkStatus,
+  countChecks,
+  formatCheckCounts,
+  latestChecks,
+  summarizeReason,
+  truncateHead,
+} from '@codefleet/core';
 import { retryHint } from './issue-comments.js';
 import type { Report } from './port.js';
 
@@ -27,11 +34,19 @@ export const maxQuoteChars = 3_000;
 export function plainReport(report: Report): PlainReport {
   switch (report.kind) {
     case 'queued':
-      return { state: 'queued', headline: `Queued as job ${report.job.id}.`, details: [`Repository: ${report.job.repo}`] };
+      return {
+        state: 'queued',
+        headline: `Queued as job ${report.job.id}.`,
+        details: [`Repository: ${report.job.repo}`],
+      };
     case 'started':
       return { state: 'running', headline: `Working on it (attempt ${report.attempt}).`, details: [] };
     case 'progress':
-      return { state: 'running', headline: `Working on it: ${report.stage}.`, details: report.note === undefined ? [] : [truncateHead(report.note, 300)] };
+      return {
+        state: 'running',
+        headline: `Working on it: ${report.stage}.`,
+        details: report.note === undefined ? [] : [truncateHead(report.note, 300)],
+      };
     case 'finished': {
       const latest = latestChecks(report.run);
       const preexisting = latest.filter((v) => checkStatus(v) === 'preexisting').map((v) => v.step);
@@ -45,21 +60,33 @@ export function plainReport(report: Report): PlainReport {
           `PR: ${report.pullRequest.url}`,
           ...(latest.length === 0 ? [] : [`Checks: ${formatCheckCounts(countChecks(latest))}`]),
           ...(preexisting.length === 0 ? [] : [`Failing on the base commit too: ${preexisting.join(', ')}`]),
-          ...(unverifiable.length === 0 ? [] : [`Could not run on the worker, so it checked nothing: ${unverifiable.join(', ')}`]),
+          ...(unverifiable.length === 0
+            ? []
+            : [`Could not run on the worker, so it checked nothing: ${unverifiable.join(', ')}`]),
         ],
       };
     }
     case 'answered':
-      return { state: 'answered', headline: 'Answer (read-only: nothing was changed or published):', details: [], quote: truncateHead(report.answer, maxQuoteChars) };
+      return {
+        state: 'answered',
+        headline: 'Answer (read-only: nothing was changed or published):',
+        details: [],
+        quote: truncateHead(report.answer, maxQuoteChars),
+      };
     case 'failed':
       return {
         state: 'failed',
-        headline: report.error.verdict === 'transient'
-          ? `Gave up after ${report.run.attempts.length} attempts on a temporary problem (${report.error.code}).`
-          : `Could not complete this (${report.error.code}).`,
+        headline:
+          report.error.verdict === 'transient'
+            ? `Gave up after ${report.run.attempts.length} attempts on a temporary problem (${report.error.code}).`
+            : `Could not complete this (${report.error.code}).`,
         details: [`Reason: ${summarizeReason(report.reason, 300)}`, retryHint(report.job).replace(/`/g, '')],
       };
     case 'cancelled':
-      return { state: 'cancelled', headline: `Stopped: ${report.by} asked to cancel it. Nothing was published.`, details: [] };
+      return {
+        state: 'cancelled',
+        headline: `Stopped: ${report.by} asked to cancel it. Nothing was published.`,
+        details: [],
+      };
   }
 }

@@ -22,8 +22,10 @@ export function requesterFor(adapters: readonly Requester[], log?: Logger): Requ
     async report(report: Report): Promise<void> {
       const adapter = pick(report.job);
       if (adapter === undefined) {
-        log?.warn({ event: 'report.no_requester', job_id: report.job.id, source: report.job.source.kind, report: report.kind },
-          `no requester configured for ${describeSource(report.job)}: the ${report.kind} report was not sent`);
+        log?.warn(
+          { event: 'report.no_requester', job_id: report.job.id, source: report.job.source.kind, report: report.kind },
+          `no requester configured for ${describeSource(report.job)}: the ${report.kind} report was not sent`,
+        );
         return;
       }
       await adapter.report(report);
@@ -55,7 +57,13 @@ const transientCodes = new Set(['network', 'rate_limited', 'forge_unavailable'])
  * (`retry.attempts`, waiting 2 s, then 10 s, or what a rate limit asks up to a minute):
  * it is the one the requester must get. `before` runs before each try (the fence).
  */
-export async function reportSafely(requester: Requester, report: Report, log: Logger, before?: () => Promise<void>, retry: ReportRetry = {}): Promise<boolean> {
+export async function reportSafely(
+  requester: Requester,
+  report: Report,
+  log: Logger,
+  before?: () => Promise<void>,
+  retry: ReportRetry = {},
+): Promise<boolean> {
   const attempts = finalReports.includes(report.kind) ? Math.max(1, retry.attempts ?? 3) : 1;
   const sleep = retry.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   for (let attempt = 1; ; attempt += 1) {
@@ -66,10 +74,20 @@ export async function reportSafely(requester: Requester, report: Report, log: Lo
     } catch (err) {
       const { code, retryAfterMs } = err as { code?: string; retryAfterMs?: number };
       const again = attempt < attempts && code !== undefined && transientCodes.has(code);
-      log.warn({ err, event: 'report.failed', job_id: report.job.id, report: report.kind, attempt, will_retry: again }, `could not send the ${report.kind} report`);
+      log.warn(
+        { err, event: 'report.failed', job_id: report.job.id, report: report.kind, attempt, will_retry: again },
+        `could not send the ${report.kind} report`,
+      );
       if (!again) {
         if (finalReports.includes(report.kind)) {
-          await retry.onGiveUp?.(err).catch((failed: unknown) => log.warn({ err: failed, event: 'report.give_up_failed', job_id: report.job.id }, 'could not record the undelivered report'));
+          await retry
+            .onGiveUp?.(err)
+            .catch((failed: unknown) =>
+              log.warn(
+                { err: failed, event: 'report.give_up_failed', job_id: report.job.id },
+                'could not record the undelivered report',
+              ),
+            );
         }
         return false;
       }

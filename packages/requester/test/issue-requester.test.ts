@@ -1,26 +1,47 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { advance, ciFollowUpRequestId, classify, CodefleetError, createJob, finish, newRun, startAttempt, type Job } from '@codefleet/core';
+import {
+  advance,
+  ciFollowUpRequestId,
+  classify,
+  CodefleetError,
+  createJob,
+  finish,
+  newRun,
+  startAttempt,
+  type Job,
+} from '@codefleet/core';
 import { createGithubForge, createLocalForge, parseMarker } from '@codefleet/forge';
 import { createTempDir, gitTestEnv, startGithubStandIn, type GithubStandIn } from '@codefleet/testkit';
 import { requesterConformance } from '../src/conformance/index.js';
 import { cliRequester, createIssueRequester, reportSafely, requesterFor } from '../src/index.js';
 
-const labels = { queued: 'codefleet:queued', running: 'codefleet:running', prOpened: 'codefleet:pr-opened', failed: 'codefleet:failed' };
+const labels = {
+  queued: 'codefleet:queued',
+  running: 'codefleet:running',
+  prOpened: 'codefleet:pr-opened',
+  failed: 'codefleet:failed',
+};
 const secret = 'sk-test-0123456789abcdef';
 const marks = { running: labels.running, done: labels.prOpened, failed: labels.failed };
 const body = (text: string) => text.replace(/^<!-- codefleet:[^>]* -->\n/, '');
 
 function issueJob(repo: string, number: number, options: { id?: string; title?: string } = {}): Job {
-  return createJob({ repo, source: { kind: 'issue', number }, title: options.title ?? 'Fix the parser', requested_by: 'alice' },
-    { id: options.id ?? `job-${randomBytes(3).toString('hex')}`, now: new Date() });
+  return createJob(
+    { repo, source: { kind: 'issue', number }, title: options.title ?? 'Fix the parser', requested_by: 'alice' },
+    { id: options.id ?? `job-${randomBytes(3).toString('hex')}`, now: new Date() },
+  );
 }
 
 // The GitHub adapter (Octokit) against the GitHub STAND-IN on loopback.
 let gh: GithubStandIn;
-beforeAll(async () => { gh = await startGithubStandIn(); });
-afterAll(async () => { await gh?.close(); });
+beforeAll(async () => {
+  gh = await startGithubStandIn();
+});
+afterAll(async () => {
+  await gh?.close();
+});
 
 requesterConformance({
   name: 'issue on GitHub (Octokit against the stand-in)',
@@ -28,14 +49,30 @@ requesterConformance({
     const repo = `acme/widgets-${randomBytes(4).toString('hex')}`;
     await gh.createRepo(repo, { 'README.md': '# sample\n' });
     const issue = gh.createIssue(repo, { title: 'Fix the parser' });
-    const forge = createGithubForge({ token: gh.token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: gitTestEnv({ PATH: process.env.PATH ?? '/usr/bin:/bin' }) });
+    const forge = createGithubForge({
+      token: gh.token,
+      apiUrl: gh.url,
+      gitUrl: gh.url,
+      gitEnv: gitTestEnv({ PATH: process.env.PATH ?? '/usr/bin:/bin' }),
+    });
     const requester = createIssueRequester({ issues: forge.issues, labels, secrets: [secret] });
     return {
       requester,
       job: (options) => issueJob(repo, issue.number, options),
-      foreignJob: createJob({ repo, source: { kind: 'chat', platform: 'slack', channel: 'C1', thread_id: '1.2' }, title: 't', requested_by: 'U1' }, { id: 'chat-1', now: new Date() }),
+      foreignJob: createJob(
+        {
+          repo,
+          source: { kind: 'chat', platform: 'slack', channel: 'C1', thread_id: '1.2' },
+          title: 't',
+          requested_by: 'U1',
+        },
+        { id: 'chat-1', now: new Date() },
+      ),
       observe: async (job) => {
-        const comments = await forge.issues.listComments(repo, { kind: 'issue', number: (job.source as { number: number }).number });
+        const comments = await forge.issues.listComments(repo, {
+          kind: 'issue',
+          number: (job.source as { number: number }).number,
+        });
         return { messages: comments.map((c) => body(c.body)), marks: [...gh.labels(repo, issue.number)].sort() };
       },
       secret,
@@ -52,13 +89,19 @@ requesterConformance({
   name: 'issue and task on the local forge',
   open: async () => {
     const dir = await createTempDir('requester');
-    const forge = createLocalForge({ dbPath: join(dir.path, 'forge.sqlite'), gitEnv: gitTestEnv({ PATH: process.env.PATH ?? '/usr/bin:/bin' }) });
+    const forge = createLocalForge({
+      dbPath: join(dir.path, 'forge.sqlite'),
+      gitEnv: gitTestEnv({ PATH: process.env.PATH ?? '/usr/bin:/bin' }),
+    });
     const repo = join(dir.path, 'origin.git');
     const requester = createIssueRequester({ issues: forge, labels, tasks: true, secrets: [secret] });
     return {
       requester,
       job: (options) => issueJob(repo, 7, options),
-      foreignJob: createJob({ repo, source: { kind: 'api', callback_url: 'https://ci.example/hook' }, title: 't', requested_by: 'ci' }, { id: 'api-1', now: new Date() }),
+      foreignJob: createJob(
+        { repo, source: { kind: 'api', callback_url: 'https://ci.example/hook' }, title: 't', requested_by: 'ci' },
+        { id: 'api-1', now: new Date() },
+      ),
       observe: async () => ({
         messages: (await forge.listComments(repo, { kind: 'issue', number: 7 })).map((c) => body(c.body)),
         marks: await forge.listLabels(repo, { kind: 'issue', number: 7 }),
@@ -79,16 +122,34 @@ describe('issue requester', () => {
     const repo = `acme/locked-${randomBytes(4).toString('hex')}`;
     await gh.createRepo(repo, { 'README.md': '# sample\n' });
     const issue = gh.createIssue(repo, { title: 'Fix the parser' });
-    const forge = createGithubForge({ token: gh.token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: gitTestEnv({ PATH: process.env.PATH ?? '/usr/bin:/bin' }) });
+    const forge = createGithubForge({
+      token: gh.token,
+      apiUrl: gh.url,
+      gitUrl: gh.url,
+      gitEnv: gitTestEnv({ PATH: process.env.PATH ?? '/usr/bin:/bin' }),
+    });
     const requester = createIssueRequester({ issues: forge.issues, labels });
     const job = issueJob(repo, issue.number);
     await requester.report({ kind: 'started', job, attempt: 1 });
     gh.lockIssue(repo, issue.number);
     const at = { now: new Date() };
     const stages = ['preparing', 'planning', 'implementing', 'testing', 'validating', 'publishing'] as const;
-    const run = finish(stages.reduce((r, stage) => advance(r, stage, at), startAttempt(newRun(job, { runId: job.id, ...at }), { workerId: 'w1', ...at })), 'succeeded', { ...at, dodResult: 'passed' });
-    await expect(requester.report({ kind: 'finished', job, run, pullRequest: { number: 9, url: `${gh.url}/${repo}/pull/9`, draft: false } }))
-      .rejects.toMatchObject({ code: 'forge_rejected', details: { status: 403 } });
+    const run = finish(
+      stages.reduce(
+        (r, stage) => advance(r, stage, at),
+        startAttempt(newRun(job, { runId: job.id, ...at }), { workerId: 'w1', ...at }),
+      ),
+      'succeeded',
+      { ...at, dodResult: 'passed' },
+    );
+    await expect(
+      requester.report({
+        kind: 'finished',
+        job,
+        run,
+        pullRequest: { number: 9, url: `${gh.url}/${repo}/pull/9`, draft: false },
+      }),
+    ).rejects.toMatchObject({ code: 'forge_rejected', details: { status: 403 } });
     expect(gh.labels(repo, issue.number)).toEqual([labels.prOpened]);
     expect(gh.comments(repo, issue.number)).toEqual([]);
   });
@@ -96,18 +157,48 @@ describe('issue requester', () => {
   it("a CI follow-up of a chat's pull request reports on the pull request (GitHub), no label touched", async () => {
     const repo = `acme/ci-${randomBytes(4).toString('hex')}`;
     await gh.createRepo(repo, { 'README.md': '# sample\n' });
-    const forge = createGithubForge({ token: gh.token, apiUrl: gh.url, gitUrl: gh.url, gitEnv: gitTestEnv({ PATH: process.env.PATH ?? '/usr/bin:/bin' }) });
+    const forge = createGithubForge({
+      token: gh.token,
+      apiUrl: gh.url,
+      gitUrl: gh.url,
+      gitEnv: gitTestEnv({ PATH: process.env.PATH ?? '/usr/bin:/bin' }),
+    });
     const requester = createIssueRequester({ issues: forge.issues, labels });
     const pull = gh.createIssue(repo, { title: 'Stands in for the pull request: one number space' });
-    const job = createJob({ repo, source: { kind: 'api', request_id: ciFollowUpRequestId(repo, pull.number) }, title: 'Continue', requested_by: 'codefleet-ci' }, { id: 'ci-1', now: new Date() });
+    const job = createJob(
+      {
+        repo,
+        source: { kind: 'api', request_id: ciFollowUpRequestId(repo, pull.number) },
+        title: 'Continue',
+        requested_by: 'codefleet-ci',
+      },
+      { id: 'ci-1', now: new Date() },
+    );
     expect(requester.handles(job)).toBe(true);
     // Another repository's id, or a job with a callback of its own, is not one.
-    expect(requester.handles({ ...job, source: { kind: 'api', request_id: ciFollowUpRequestId('acme/other', pull.number) } })).toBe(false);
-    expect(requester.handles({ ...job, source: { kind: 'api', request_id: ciFollowUpRequestId(repo, pull.number), callback_url: 'https://ci.example/hook' } })).toBe(false);
+    expect(
+      requester.handles({
+        ...job,
+        source: { kind: 'api', request_id: ciFollowUpRequestId('acme/other', pull.number) },
+      }),
+    ).toBe(false);
+    expect(
+      requester.handles({
+        ...job,
+        source: {
+          kind: 'api',
+          request_id: ciFollowUpRequestId(repo, pull.number),
+          callback_url: 'https://ci.example/hook',
+        },
+      }),
+    ).toBe(false);
     const at = { now: new Date() };
     const reason = `pull request #${pull.number} was merged after this job was queued`;
     const error = classify(new CodefleetError('git_conflict', reason, { verdict: 'permanent' }));
-    const run = finish(startAttempt(newRun(job, { runId: job.id, ...at }), { workerId: 'w1', ...at }), 'failed', { ...at, error });
+    const run = finish(startAttempt(newRun(job, { runId: job.id, ...at }), { workerId: 'w1', ...at }), 'failed', {
+      ...at,
+      error,
+    });
     await requester.report({ kind: 'failed', job, run, error, reason });
     const comments = gh.comments(repo, pull.number);
     expect(comments).toHaveLength(1);
@@ -117,10 +208,16 @@ describe('issue requester', () => {
 
   it('writes the one status comment under the status marker, and CLI jobs to the task on the local forge only', async () => {
     const dir = await createTempDir('requester');
-    const forge = createLocalForge({ dbPath: join(dir.path, 'forge.sqlite'), gitEnv: gitTestEnv({ PATH: process.env.PATH ?? '/usr/bin:/bin' }) });
+    const forge = createLocalForge({
+      dbPath: join(dir.path, 'forge.sqlite'),
+      gitEnv: gitTestEnv({ PATH: process.env.PATH ?? '/usr/bin:/bin' }),
+    });
     try {
       const repo = join(dir.path, 'origin.git');
-      const cliJob = createJob({ repo, source: { kind: 'cli' }, title: 't', requested_by: 'me' }, { id: 'cli-1', now: new Date() });
+      const cliJob = createJob(
+        { repo, source: { kind: 'cli' }, title: 't', requested_by: 'me' },
+        { id: 'cli-1', now: new Date() },
+      );
       expect(createIssueRequester({ issues: forge }).handles(cliJob)).toBe(false);
       const requester = createIssueRequester({ issues: forge, tasks: true });
       await requester.report({ kind: 'cancelled', job: cliJob, by: 'me' });
@@ -136,9 +233,24 @@ describe('issue requester', () => {
     const seen: string[] = [];
     const warnings: unknown[] = [];
     const log = { warn: (obj: unknown) => warnings.push(obj) } as unknown as Parameters<typeof requesterFor>[1];
-    const slackish = { kind: 'slack', handles: (job: Job) => job.source.kind === 'chat' && job.source.platform === 'slack', report: async (r: { kind: string }) => { seen.push(r.kind); } };
+    const slackish = {
+      kind: 'slack',
+      handles: (job: Job) => job.source.kind === 'chat' && job.source.platform === 'slack',
+      report: async (r: { kind: string }) => {
+        seen.push(r.kind);
+      },
+    };
     const requester = requesterFor([cliRequester, slackish], log);
-    const chat = (platform: string) => createJob({ repo: 'acme/widgets', source: { kind: 'chat', platform, channel: 'C1', thread_id: '1.2' }, title: 't', requested_by: 'U1' }, { id: `c-${platform}`, now: new Date() });
+    const chat = (platform: string) =>
+      createJob(
+        {
+          repo: 'acme/widgets',
+          source: { kind: 'chat', platform, channel: 'C1', thread_id: '1.2' },
+          title: 't',
+          requested_by: 'U1',
+        },
+        { id: `c-${platform}`, now: new Date() },
+      );
     await requester.report({ kind: 'queued', job: chat('slack') });
     await requester.report({ kind: 'queued', job: chat('line') });
     expect(seen).toEqual(['queued']);
@@ -148,50 +260,90 @@ describe('issue requester', () => {
 });
 
 describe('reportSafely', () => {
-  const job = createJob({ repo: 'acme/widgets', source: { kind: 'cli' }, title: 't', requested_by: 'me' }, { id: 'j-1', now: new Date() });
+  const job = createJob(
+    { repo: 'acme/widgets', source: { kind: 'cli' }, title: 't', requested_by: 'me' },
+    { id: 'j-1', now: new Date() },
+  );
   const quiet = { warn: () => {} } as unknown as Parameters<typeof reportSafely>[2];
   const flaky = (failures: { code: string }[]) => {
     const tries: string[] = [];
     return {
       tries,
-      requester: { kind: 'flaky', handles: () => true, report: async (r: { kind: string }) => {
-        tries.push(r.kind);
-        const failure = failures.shift();
-        if (failure) throw Object.assign(new Error(failure.code), failure);
-      } },
+      requester: {
+        kind: 'flaky',
+        handles: () => true,
+        report: async (r: { kind: string }) => {
+          tries.push(r.kind);
+          const failure = failures.shift();
+          if (failure) throw Object.assign(new Error(failure.code), failure);
+        },
+      },
     };
   };
 
   it('tries a final report again after a transient failure, and gives up on a refusal at once', async () => {
     const waits: number[] = [];
-    const sleep = async (ms: number) => { waits.push(ms); };
+    const sleep = async (ms: number) => {
+      waits.push(ms);
+    };
     const blip = flaky([{ code: 'network' }, { code: 'rate_limited' }]);
-    expect(await reportSafely(blip.requester, { kind: 'cancelled', job, by: 'me' }, quiet, undefined, { sleep })).toBe(true);
+    expect(await reportSafely(blip.requester, { kind: 'cancelled', job, by: 'me' }, quiet, undefined, { sleep })).toBe(
+      true,
+    );
     expect(blip.tries).toHaveLength(3);
     expect(waits).toEqual([2_000, 10_000]);
     const refused = flaky([{ code: 'forge_rejected' }]);
-    expect(await reportSafely(refused.requester, { kind: 'cancelled', job, by: 'me' }, quiet, undefined, { sleep })).toBe(false);
+    expect(
+      await reportSafely(refused.requester, { kind: 'cancelled', job, by: 'me' }, quiet, undefined, { sleep }),
+    ).toBe(false);
     expect(refused.tries).toHaveLength(1);
   });
 
   it('sends progress once: only final reports are worth waiting for', async () => {
     const blip = flaky([{ code: 'network' }]);
-    expect(await reportSafely(blip.requester, { kind: 'started', job, attempt: 1 }, quiet, undefined, { sleep: async () => {} })).toBe(false);
+    expect(
+      await reportSafely(blip.requester, { kind: 'started', job, attempt: 1 }, quiet, undefined, {
+        sleep: async () => {},
+      }),
+    ).toBe(false);
     expect(blip.tries).toHaveLength(1);
   });
 
   it('hands a given-up final report to onGiveUp with the last error; never a delivered or progress one', async () => {
     const given: unknown[] = [];
-    const onGiveUp = async (error: unknown) => { given.push(error); };
+    const onGiveUp = async (error: unknown) => {
+      given.push(error);
+    };
     const sleep = async () => {};
     const outage = flaky([{ code: 'network' }, { code: 'network' }, { code: 'forge_unavailable' }]);
-    expect(await reportSafely(outage.requester, { kind: 'cancelled', job, by: 'me' }, quiet, undefined, { sleep, onGiveUp })).toBe(false);
+    expect(
+      await reportSafely(outage.requester, { kind: 'cancelled', job, by: 'me' }, quiet, undefined, { sleep, onGiveUp }),
+    ).toBe(false);
     expect(given).toEqual([expect.objectContaining({ code: 'forge_unavailable' })]);
-    await reportSafely(flaky([{ code: 'network' }]).requester, { kind: 'cancelled', job, by: 'me' }, quiet, undefined, { sleep, onGiveUp });
-    await reportSafely(flaky([{ code: 'forge_rejected' }]).requester, { kind: 'started', job, attempt: 1 }, quiet, undefined, { sleep, onGiveUp });
+    await reportSafely(flaky([{ code: 'network' }]).requester, { kind: 'cancelled', job, by: 'me' }, quiet, undefined, {
+      sleep,
+      onGiveUp,
+    });
+    await reportSafely(
+      flaky([{ code: 'forge_rejected' }]).requester,
+      { kind: 'started', job, attempt: 1 },
+      quiet,
+      undefined,
+      { sleep, onGiveUp },
+    );
     expect(given).toHaveLength(1);
     // Recording it failing is logged, not thrown.
-    const failing = async () => { throw new Error('store down'); };
-    expect(await reportSafely(flaky([{ code: 'forge_rejected' }]).requester, { kind: 'cancelled', job, by: 'me' }, quiet, undefined, { sleep, onGiveUp: failing })).toBe(false);
+    const failing = async () => {
+      throw new Error('store down');
+    };
+    expect(
+      await reportSafely(
+        flaky([{ code: 'forge_rejected' }]).requester,
+        { kind: 'cancelled', job, by: 'me' },
+        quiet,
+        undefined,
+        { sleep, onGiveUp: failing },
+      ),
+    ).toBe(false);
   });
 });

@@ -48,15 +48,34 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
     '--die-with-parent',
     // A user namespace of its own and no capabilities in it: a worker running as root would
     // otherwise hand the run every capability (mount, mknod: the host's disks).
-    '--unshare-user', ...(plan.disableUserns === true ? ['--disable-userns'] : []), '--cap-drop', 'ALL',
+    '--unshare-user',
+    ...(plan.disableUserns === true ? ['--disable-userns'] : []),
+    '--cap-drop',
+    'ALL',
     // A network of its own, whatever the policy: only a loopback, where the warden relays to
     // the worker's proxy. The host's loopback and abstract unix sockets are out of reach.
-    '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--unshare-net',
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    '--unshare-net',
     // A new session: no terminal to push keystrokes into (TIOCSTI).
     '--new-session',
     // First, so the read paths and the working copy may lie under /tmp (as a test's do).
-    '--size', String(plan.tmpBytes), '--tmpfs', '/tmp', '--dir', sandboxHome,
-    '--proc', '/proc', '--dev', '/dev', '--size', String(plan.shmBytes), '--tmpfs', '/dev/shm',
+    '--size',
+    String(plan.tmpBytes),
+    '--tmpfs',
+    '/tmp',
+    '--dir',
+    sandboxHome,
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--size',
+    String(plan.shmBytes),
+    '--tmpfs',
+    '/dev/shm',
     // Kernel settings stay read-only, whatever uid the run has (root's, on a root worker).
     ...procReadOnly.flatMap((path) => ['--ro-bind-try', path, path]),
   ];

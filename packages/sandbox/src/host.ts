@@ -7,7 +7,19 @@ import { findExecutable } from '@codefleet/process';
  * toolchains. Everything else of the host (home directories, /tmp, /var, /srv, /root, /run,
  * the worker's data directory) is simply not there.
  */
-export const linuxSystemDirs = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/opt', '/nix', '/sys'] as const;
+export const linuxSystemDirs = [
+  '/usr',
+  '/bin',
+  '/sbin',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/libx32',
+  '/etc',
+  '/opt',
+  '/nix',
+  '/sys',
+] as const;
 
 /** A top-level system path as it is on this host: a directory, or a symlink into one (merged /usr). */
 export type SystemEntry = { path: string; kind: 'dir' } | { path: string; kind: 'symlink'; target: string };
@@ -60,7 +72,11 @@ export function nodePrefix(execPath: string = process.execPath): string {
 }
 
 /** Where `file` would be started from with this PATH and cwd: absolute and with symlinks resolved. */
-export async function locateProgram(file: string, cwd: string, path: string | undefined): Promise<{ found: string; real: string } | undefined> {
+export async function locateProgram(
+  file: string,
+  cwd: string,
+  path: string | undefined,
+): Promise<{ found: string; real: string } | undefined> {
   const found = await findExecutable(file, cwd, path);
   if (found === undefined) return undefined;
   const absolute = isAbsolute(found) ? found : resolve(cwd, found);

@@ -9,7 +9,18 @@ import { openRunProxy } from './network/proxy.js';
 import type { NetworkPolicy } from './network/policy.js';
 import type { ResourceLimitHit } from '@codefleet/process';
 import { createRunCgroup, inCgroup, type CgroupParent, type RunCgroup } from './warden/cgroup.js';
-import { describeCgroup, describeLimits, describeNetwork, loopbackForwards, mb, proxyEnv, socketPath, statusReader, wardenCommand, withFindings } from './warden/warden-command.js';
+import {
+  describeCgroup,
+  describeLimits,
+  describeNetwork,
+  loopbackForwards,
+  mb,
+  proxyEnv,
+  socketPath,
+  statusReader,
+  wardenCommand,
+  withFindings,
+} from './warden/warden-command.js';
 import { containerArgs, containerNode } from './container.js';
 import { existingRealPaths, isWithin, type SystemEntry } from './host.js';
 import { scratchMounts } from './scratch.js';
@@ -21,7 +32,8 @@ export function createNoSandbox(): Sandbox {
   return {
     mode: 'none',
     remapsPaths: false,
-    description: "sandbox: none — agents and repository commands run as the worker's user: they can read its HOME, its config and token files, every working copy and mirror, see and signal its processes, and reach every network address it can (no network policy, no limits)",
+    description:
+      "sandbox: none — agents and repository commands run as the worker's user: they can read its HOME, its config and token files, every working copy and mirror, see and signal its processes, and reach every network address it can (no network policy, no limits)",
     run(argv, options) {
       return runProcess(argv, { ...processOptions(options), dieWithParent: true });
     },
@@ -49,7 +61,10 @@ export interface BwrapParts {
 
 /** `bwrap`: bubblewrap namespaces per run; see {@link Sandbox}. */
 export function createBwrapSandbox(parts: BwrapParts): Sandbox {
-  const shownDirs = [...parts.system.flatMap((entry) => (entry.kind === 'dir' ? [entry.path] : [])), ...parts.readPaths];
+  const shownDirs = [
+    ...parts.system.flatMap((entry) => (entry.kind === 'dir' ? [entry.path] : [])),
+    ...parts.readPaths,
+  ];
   return {
     mode: 'bwrap',
     remapsPaths: true,
@@ -59,28 +74,51 @@ export function createBwrapSandbox(parts: BwrapParts): Sandbox {
       if (!file) throw new TypeError('sandbox.run: argv must name a program');
       const writable = await Promise.all(options.writable.map((path) => realpath(path)));
       const cwd = await realpath(options.cwd);
-      if (!writable.some((root) => isWithin(root, cwd))) throw new Error(`sandbox.run: cwd ${cwd} is not inside a writable path`);
+      if (!writable.some((root) => isWithin(root, cwd)))
+        throw new Error(`sandbox.run: cwd ${cwd} is not inside a writable path`);
       // A mount shows its source at its target (a package manager from the hidden cache).
-      const mounted = (options.mounts ?? []).filter((mount) => mount.source === mount.target).map((mount) => mount.target);
+      const mounted = (options.mounts ?? [])
+        .filter((mount) => mount.source === mount.target)
+        .map((mount) => mount.target);
       const reshown = [...parts.readPaths, ...writable, ...mounted];
       const visible = (real: string) =>
-        [...shownDirs, ...writable, ...mounted].some((root) => isWithin(root, real))
-        && !(parts.hidden.some((entry) => isWithin(entry.path, real)) && !reshown.some((root) => isWithin(root, real)));
+        [...shownDirs, ...writable, ...mounted].some((root) => isWithin(root, real)) &&
+        !(parts.hidden.some((entry) => isWithin(entry.path, real)) && !reshown.some((root) => isWithin(root, real)));
       const program = await locate(file, cwd, options.env.PATH, visible);
       if ('error' in program) return notStarted(argv, program.error);
       return withRunDir(parts.runRoot, async (runDir) => {
         // Resolved, and kept only inside the copy: a run can turn one of these paths into a
         // symlink (`.github/workflows -> /home/worker`), which would show its target.
-        const readOnly = (await existingRealPaths(options.readOnly ?? [])).filter((real) => writable.some((root) => isWithin(root, real)));
-        const proxy = parts.network.mode === 'none'
-          ? undefined
-          : await openRunProxy({ policy: parts.network, listen: { path: socketPath(runDir) }, ...(options.onNetworkRefused === undefined ? {} : { onRefused: options.onNetworkRefused }) });
+        const readOnly = (await existingRealPaths(options.readOnly ?? [])).filter((real) =>
+          writable.some((root) => isWithin(root, real)),
+        );
+        const proxy =
+          parts.network.mode === 'none'
+            ? undefined
+            : await openRunProxy({
+                policy: parts.network,
+                listen: { path: socketPath(runDir) },
+                ...(options.onNetworkRefused === undefined ? {} : { onRefused: options.onNetworkRefused }),
+              });
         try {
           const mounts = [...(options.mounts ?? []), ...(await scratchMounts(options.scratch, readOnly, runDir))];
           const args = bwrapArgs({
-            system: parts.system, readPaths: parts.readPaths, hidden: parts.hidden, runDir, writable, readOnly, mounts, cwd, network: parts.network.mode,
-            disableUserns: parts.disableUserns, tmpBytes: mb(parts.limits.tmpMb), shmBytes: mb(parts.limits.shmMb),
-            warden: { script: parts.wardenScript, ...(proxy !== undefined && 'path' in proxy.listen ? { socket: proxy.listen.path } : {}) },
+            system: parts.system,
+            readPaths: parts.readPaths,
+            hidden: parts.hidden,
+            runDir,
+            writable,
+            readOnly,
+            mounts,
+            cwd,
+            network: parts.network.mode,
+            disableUserns: parts.disableUserns,
+            tmpBytes: mb(parts.limits.tmpMb),
+            shmBytes: mb(parts.limits.shmMb),
+            warden: {
+              script: parts.wardenScript,
+              ...(proxy !== undefined && 'path' in proxy.listen ? { socket: proxy.listen.path } : {}),
+            },
           });
           const inside = wardenCommand(parts, options.env, program.path, argv.slice(1));
           // No guard process: bwrap's --die-with-parent and the PID namespace do its work (and
@@ -91,20 +129,41 @@ export function createBwrapSandbox(parts: BwrapParts): Sandbox {
           // The kernel's bounds sit above the warden's, so the warden sees a run go past its
           // limits and names them; the kernel's stop what the warden is too slow for. (A
           // cgroup counts threads as tasks: a Node process has about ten.)
-          const cgroup = parts.cgroup === undefined ? undefined : await createRunCgroup(parts.cgroup, parts.limits.processes * 4 + 64, Math.ceil(mb(parts.limits.memoryMb) * 1.25));
+          const cgroup =
+            parts.cgroup === undefined
+              ? undefined
+              : await createRunCgroup(
+                  parts.cgroup,
+                  parts.limits.processes * 4 + 64,
+                  Math.ceil(mb(parts.limits.memoryMb) * 1.25),
+                );
           // The kernel refusing a fork at the cgroup's cap is a limit hit whatever the warden
           // does (it may be starved, or stuck): the run is stopped from here too.
           const kernel = kernelWatch(cgroup, parts.limits.processes, options.signal);
           try {
             const bwrapArgv = [parts.bwrap, ...args, '--', ...inside.argv];
             const result = await runProcess(cgroup === undefined ? bwrapArgv : inCgroup(cgroup.procs, bwrapArgv), {
-              ...processOptions(options), env: inside.env, onStatus: status.read, ...(kernel.signal === undefined ? {} : { signal: kernel.signal }),
+              ...processOptions(options),
+              env: inside.env,
+              onStatus: status.read,
+              ...(kernel.signal === undefined ? {} : { signal: kernel.signal }),
             });
             // A memory bomb faster than the warden's look is stopped by the kernel's OOM killer.
-            const oomKilled = status.limit() === undefined && kernel.hit() === undefined && cgroup !== undefined && (await cgroup.oomKills()) > 0;
-            const hit = status.limit() ?? kernel.hit() ?? (oomKilled ? { limit: 'memory', max: mb(parts.limits.memoryMb), seen: 0 } : undefined);
+            const oomKilled =
+              status.limit() === undefined &&
+              kernel.hit() === undefined &&
+              cgroup !== undefined &&
+              (await cgroup.oomKills()) > 0;
+            const hit =
+              status.limit() ??
+              kernel.hit() ??
+              (oomKilled ? { limit: 'memory', max: mb(parts.limits.memoryMb), seen: 0 } : undefined);
             const facts = fromBwrap(result, argv, status.ran());
-            return withFindings(kernel.hit() === undefined ? facts : { ...facts, cancelled: false, exitCode: null, signal: 'SIGKILL' }, hit, proxy?.refusals());
+            return withFindings(
+              kernel.hit() === undefined ? facts : { ...facts, cancelled: false, exitCode: null, signal: 'SIGKILL' },
+              hit,
+              proxy?.refusals(),
+            );
           } finally {
             kernel.stop();
             await cgroup?.remove();
@@ -143,19 +202,41 @@ export function createSeatbeltSandbox(parts: SeatbeltParts): Sandbox {
         await mkdir(join(runDir, 'tmp'));
         // No network namespace to bridge into: the proxy listens on a loopback port, the only
         // one the profile lets the run connect to.
-        const proxy = parts.network.mode === 'none'
-          ? undefined
-          : await openRunProxy({ policy: parts.network, listen: { port: 0 }, ...(options.onNetworkRefused === undefined ? {} : { onRefused: options.onNetworkRefused }) });
+        const proxy =
+          parts.network.mode === 'none'
+            ? undefined
+            : await openRunProxy({
+                policy: parts.network,
+                listen: { port: 0 },
+                ...(options.onNetworkRefused === undefined ? {} : { onRefused: options.onNetworkRefused }),
+              });
         try {
           const proxyPort = proxy !== undefined && 'port' in proxy.listen ? proxy.listen.port : undefined;
           const { profile, params } = seatbeltProfile({
-            readPaths: parts.readPaths, hidden: parts.hidden, runDir, writable: options.writable, readOnly: options.readOnly ?? [], mounts: options.mounts ?? [], network: parts.network.mode,
-            ...(proxyPort === undefined ? {} : { proxyPort, loopbackPorts: loopbackForwards(parts.network).map((forward) => forward.port) }),
+            readPaths: parts.readPaths,
+            hidden: parts.hidden,
+            runDir,
+            writable: options.writable,
+            readOnly: options.readOnly ?? [],
+            mounts: options.mounts ?? [],
+            network: parts.network.mode,
+            ...(proxyPort === undefined
+              ? {}
+              : { proxyPort, loopbackPorts: loopbackForwards(parts.network).map((forward) => forward.port) }),
           });
-          const result = await runProcess([parts.program, ...seatbeltArgs(profile, params), program.path, ...argv.slice(1)], {
-            ...processOptions(options), dieWithParent: true,
-            env: { ...options.env, ...(proxyPort === undefined ? {} : proxyEnv(`http://127.0.0.1:${proxyPort}`)), HOME: join(runDir, 'home'), TMPDIR: join(runDir, 'tmp') },
-          });
+          const result = await runProcess(
+            [parts.program, ...seatbeltArgs(profile, params), program.path, ...argv.slice(1)],
+            {
+              ...processOptions(options),
+              dieWithParent: true,
+              env: {
+                ...options.env,
+                ...(proxyPort === undefined ? {} : proxyEnv(`http://127.0.0.1:${proxyPort}`)),
+                HOME: join(runDir, 'home'),
+                TMPDIR: join(runDir, 'tmp'),
+              },
+            },
+          );
           return withFindings({ ...result, command: [...argv] }, undefined, proxy?.refusals());
         } finally {
           await proxy?.close();
@@ -189,29 +270,57 @@ export function createContainerSandbox(parts: ContainerParts): Sandbox {
     async run(argv, options) {
       return withRunDir(parts.runRoot, async (runDir) => {
         const name = `codefleet-${randomBytes(8).toString('hex')}`;
-        const proxy = parts.network.mode === 'none'
-          ? undefined
-          : await openRunProxy({ policy: parts.network, listen: { path: socketPath(runDir) }, ...(options.onNetworkRefused === undefined ? {} : { onRefused: options.onNetworkRefused }) });
+        const proxy =
+          parts.network.mode === 'none'
+            ? undefined
+            : await openRunProxy({
+                policy: parts.network,
+                listen: { path: socketPath(runDir) },
+                ...(options.onNetworkRefused === undefined ? {} : { onRefused: options.onNetworkRefused }),
+              });
         const { PATH: _path, HOME: _home, TMPDIR: _tmp, ...rest } = options.env;
-        const inside = proxy === undefined
-          ? { argv: [...argv], env: rest }
-          : wardenCommand({ node: `${containerNode}/bin/node`, network: parts.network, limits: parts.limits }, rest, argv[0] ?? '', argv.slice(1));
+        const inside =
+          proxy === undefined
+            ? { argv: [...argv], env: rest }
+            : wardenCommand(
+                { node: `${containerNode}/bin/node`, network: parts.network, limits: parts.limits },
+                rest,
+                argv[0] ?? '',
+                argv.slice(1),
+              );
         const { HOME: _h, TMPDIR: _t, ...programEnv } = inside.env;
         const readOnly = await existingRealPaths(options.readOnly ?? []);
         const args = containerArgs({
-          runtime: parts.runtimeName, image: parts.image, name, runDir, writable: options.writable, readOnly,
-          mounts: [...(options.mounts ?? []), ...(await scratchMounts(options.scratch, readOnly, runDir))], cwd: options.cwd, network: parts.network.mode, envNames: Object.keys(programEnv), limits: parts.limits,
+          runtime: parts.runtimeName,
+          image: parts.image,
+          name,
+          runDir,
+          writable: options.writable,
+          readOnly,
+          mounts: [...(options.mounts ?? []), ...(await scratchMounts(options.scratch, readOnly, runDir))],
+          cwd: options.cwd,
+          network: parts.network.mode,
+          envNames: Object.keys(programEnv),
+          limits: parts.limits,
           user: { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 },
-          ...(proxy !== undefined && 'path' in proxy.listen ? { warden: { script: parts.wardenScript, socket: proxy.listen.path, nodePrefix: parts.nodePrefix } } : {}),
+          ...(proxy !== undefined && 'path' in proxy.listen
+            ? { warden: { script: parts.wardenScript, socket: proxy.listen.path, nodePrefix: parts.nodePrefix } }
+            : {}),
         });
         try {
           const result = await runProcess([parts.runtime, ...args, ...inside.argv], {
-            ...processOptions(options), env: { ...programEnv, PATH: parts.hostPath }, dieWithParent: true,
+            ...processOptions(options),
+            env: { ...programEnv, PATH: parts.hostPath },
+            dieWithParent: true,
           });
           return withFindings({ ...result, command: [...argv] }, undefined, proxy?.refusals());
         } finally {
           // A killed client leaves its container running: remove it by name (gone already after --rm).
-          await runProcess([parts.runtime, 'rm', '--force', name], { cwd: '/', env: { PATH: parts.hostPath }, timeoutMs: 30_000 });
+          await runProcess([parts.runtime, 'rm', '--force', name], {
+            cwd: '/',
+            env: { PATH: parts.hostPath },
+            timeoutMs: 30_000,
+          });
           await proxy?.close();
         }
       });
@@ -275,10 +384,18 @@ async function makeWritable(dir: string): Promise<void> {
 // Where the program would be started from inside, found here with the same PATH (the paths
 // inside are the host's): the first match the sandbox shows. A match it does not show is
 // named with the fix, so a toolchain outside the system directories is not a mystery.
-async function locate(file: string, cwd: string, path: string | undefined, visible: (real: string) => boolean): Promise<{ path: string } | { error: string }> {
+async function locate(
+  file: string,
+  cwd: string,
+  path: string | undefined,
+  visible: (real: string) => boolean,
+): Promise<{ path: string } | { error: string }> {
   const candidates = file.includes('/')
     ? [isAbsolute(file) ? file : resolve(cwd, file)]
-    : (path ?? '').split(delimiter).filter(Boolean).map((dir) => join(isAbsolute(dir) ? dir : resolve(cwd, dir), file));
+    : (path ?? '')
+        .split(delimiter)
+        .filter(Boolean)
+        .map((dir) => join(isAbsolute(dir) ? dir : resolve(cwd, dir), file));
   let hiddenMatch: string | undefined;
   for (const candidate of candidates) {
     if (!(await isExecutableFile(candidate))) continue;
@@ -287,7 +404,9 @@ async function locate(file: string, cwd: string, path: string | undefined, visib
     hiddenMatch ??= candidate;
   }
   if (hiddenMatch !== undefined) {
-    return { error: `${file} is at ${hiddenMatch}, which the sandbox does not show; add its directory (or its toolchain's) to sandbox.read_paths` };
+    return {
+      error: `${file} is at ${hiddenMatch}, which the sandbox does not show; add its directory (or its toolchain's) to sandbox.read_paths`,
+    };
   }
   return { error: `${file}: not found${file.includes('/') ? '' : ' on PATH'}` };
 }
@@ -302,7 +421,16 @@ async function isExecutableFile(path: string): Promise<boolean> {
 }
 
 function notStarted(argv: readonly string[], error: string): ProcessResult {
-  return { command: [...argv], exitCode: null, signal: null, timedOut: false, cancelled: false, durationMs: 0, outputTail: '', spawnError: error };
+  return {
+    command: [...argv],
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    cancelled: false,
+    durationMs: 0,
+    outputTail: '',
+    spawnError: error,
+  };
 }
 
 // bwrap's own process reports a program killed by a signal as 128 + the signal's number, and

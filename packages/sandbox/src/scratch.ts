@@ -15,7 +15,11 @@ import type { SandboxMount } from './types.js';
  * there but not a plain directory (a symlink an install script made, a file) is left as it is.
  * `readOnly` holds real paths; paths outside them need no scratch and get none.
  */
-export async function scratchMounts(paths: readonly string[] | undefined, readOnly: readonly string[], runDir: string): Promise<SandboxMount[]> {
+export async function scratchMounts(
+  paths: readonly string[] | undefined,
+  readOnly: readonly string[],
+  runDir: string,
+): Promise<SandboxMount[]> {
   const mounts: SandboxMount[] = [];
   for (const path of paths ?? []) {
     const parent = await realpath(dirname(path)).catch(() => undefined);

@@ -19,7 +19,18 @@ export interface SeatbeltPlan {
 }
 
 /** macOS directories shown read-only: the system, developer tools, Homebrew under /opt. */
-export const macSystemDirs = ['/usr', '/bin', '/sbin', '/System', '/Library', '/opt', '/private/etc', '/private/var/db', '/Applications/Xcode.app', '/dev'] as const;
+export const macSystemDirs = [
+  '/usr',
+  '/bin',
+  '/sbin',
+  '/System',
+  '/Library',
+  '/opt',
+  '/private/etc',
+  '/private/var/db',
+  '/Applications/Xcode.app',
+  '/dev',
+] as const;
 
 /**
  * The Seatbelt profile and its parameters for `plan`. Paths never appear in the profile text:
@@ -36,18 +47,31 @@ export const macSystemDirs = ['/usr', '/bin', '/sbin', '/System', '/Library', '/
  */
 export function seatbeltProfile(plan: SeatbeltPlan): { profile: string; params: Record<string, string> } {
   const params: Record<string, string> = {};
-  const named = (prefix: string, paths: readonly string[]) => paths.map((path, i) => {
-    params[`${prefix}_${i}`] = path;
-    return `(subpath (param "${prefix}_${i}"))`;
-  });
+  const named = (prefix: string, paths: readonly string[]) =>
+    paths.map((path, i) => {
+      params[`${prefix}_${i}`] = path;
+      return `(subpath (param "${prefix}_${i}"))`;
+    });
   const system = named('SYSTEM', macSystemDirs);
   const reads = named('READ', plan.readPaths);
   const hidden = named('HIDDEN', plan.hidden);
   params.RUN = plan.runDir;
-  const writes = [...named('WRITE', plan.writable), '(subpath (param "RUN"))', ...named('MOUNT', plan.mounts.filter((m) => m.writable).map((m) => m.source))];
-  const readOnly = named('READONLY', [...plan.readOnly, ...plan.mounts.filter((m) => !m.writable).map((m) => m.source)]);
+  const writes = [
+    ...named('WRITE', plan.writable),
+    '(subpath (param "RUN"))',
+    ...named(
+      'MOUNT',
+      plan.mounts.filter((m) => m.writable).map((m) => m.source),
+    ),
+  ];
+  const readOnly = named('READONLY', [
+    ...plan.readOnly,
+    ...plan.mounts.filter((m) => !m.writable).map((m) => m.source),
+  ]);
   const unless = (allowed: string[], denied: string[]) =>
-    denied.length === 0 ? `(require-any ${allowed.join(' ')})` : `(require-all (require-any ${allowed.join(' ')}) (require-not (require-any ${denied.join(' ')})))`;
+    denied.length === 0
+      ? `(require-any ${allowed.join(' ')})`
+      : `(require-all (require-any ${allowed.join(' ')}) (require-not (require-any ${denied.join(' ')})))`;
   const lines = [
     '(version 1)',
     '(deny default)',

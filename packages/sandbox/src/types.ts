@@ -65,7 +65,14 @@ export interface SandboxLimits {
 
 /** The limits a run gets unless `sandbox.limits` says otherwise. */
 export const defaultLimits: SandboxLimits = {
-  processes: 512, memoryMb: 8192, tmpMb: 4096, tmpFiles: 500_000, shmMb: 512, openFiles: 8192, cpuSeconds: 7200, fileSizeMb: 4096,
+  processes: 512,
+  memoryMb: 8192,
+  tmpMb: 4096,
+  tmpFiles: 500_000,
+  shmMb: 512,
+  openFiles: 8192,
+  cpuSeconds: 7200,
+  fileSizeMb: 4096,
 };
 
 /** A host path shown inside the sandbox at `target` (the agent's own git directory over the shared one). */

@@ -16,7 +16,15 @@ const node = process.execPath;
 let dir: TempDir;
 let copy: string;
 let sandbox: Sandbox;
-const limits: SandboxLimits = { ...defaultLimits, processes: 64, memoryMb: 256, tmpMb: 16, tmpFiles: 2000, shmMb: 8, fileSizeMb: 32 };
+const limits: SandboxLimits = {
+  ...defaultLimits,
+  processes: 64,
+  memoryMb: 256,
+  tmpMb: 16,
+  tmpFiles: 2000,
+  shmMb: 8,
+  fileSizeMb: 32,
+};
 
 const run = (argv: string[]) => sandbox.run(argv, { cwd: copy, env, writable: [copy], timeoutMs: 120_000 });
 
@@ -25,7 +33,14 @@ beforeAll(async () => {
   copy = join(dir.path, 'copy');
   await mkdir(copy);
   sandbox = await openSandbox(
-    { mode: 'bwrap', network: { mode: 'none', allow: [] }, limits, readPaths: [], hiddenPaths: [], runRoot: join(dir.path, 'sandbox') },
+    {
+      mode: 'bwrap',
+      network: { mode: 'none', allow: [] },
+      limits,
+      readPaths: [],
+      hiddenPaths: [],
+      runRoot: join(dir.path, 'sandbox'),
+    },
     { platform: process.platform, path: env.PATH },
   );
 });
@@ -41,7 +56,9 @@ describe('a bwrap run past a limit ends with resource_limit, and the next run is
     expect(result.resourceLimit).toMatchObject({ limit: 'processes', max: 64 });
     expect(result.resourceLimit!.seen).toBeGreaterThan(64);
     expect(result).toMatchObject({ exitCode: null, signal: 'SIGKILL' });
-    expect(result.outputTail).toMatch(/codefleet: resource_limit: processes — \d+ seen, the limit is 64 \(sandbox\.limits\.processes\); the run was stopped\n$/);
+    expect(result.outputTail).toMatch(
+      /codefleet: resource_limit: processes — \d+ seen, the limit is 64 \(sandbox\.limits\.processes\); the run was stopped\n$/,
+    );
     expect((await run(['sh', '-c', 'echo fine'])).outputTail).toBe('fine\n');
   });
 
@@ -60,8 +77,14 @@ describe('a bwrap run past a limit ends with resource_limit, and the next run is
   });
 
   it('/dev/shm full: shm_size; files in /tmp: tmp_files', async () => {
-    expect((await run(['sh', '-c', 'head -c 64000000 /dev/zero > /dev/shm/fill; sleep 600'])).resourceLimit).toMatchObject({ limit: 'shm_size' });
-    const files = await run(['sh', '-c', 'mkdir /tmp/many && cd /tmp/many && i=0; while [ $i -lt 5000 ]; do : > f$i; i=$((i+1)); done; sleep 600']);
+    expect(
+      (await run(['sh', '-c', 'head -c 64000000 /dev/zero > /dev/shm/fill; sleep 600'])).resourceLimit,
+    ).toMatchObject({ limit: 'shm_size' });
+    const files = await run([
+      'sh',
+      '-c',
+      'mkdir /tmp/many && cd /tmp/many && i=0; while [ $i -lt 5000 ]; do : > f$i; i=$((i+1)); done; sleep 600',
+    ]);
     expect(files.resourceLimit).toMatchObject({ limit: 'tmp_files', max: 2000 });
   });
 

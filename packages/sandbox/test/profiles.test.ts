@@ -1,20 +1,52 @@
 import { describe, expect, it } from '@jest/globals';
-import { autoMode, bwrapArgs, containerArgs, defaultLimits, openSandbox, seatbeltArgs, seatbeltProfile, SandboxUnavailableError } from '../src/index.js';
+import {
+  autoMode,
+  bwrapArgs,
+  containerArgs,
+  defaultLimits,
+  openSandbox,
+  seatbeltArgs,
+  seatbeltProfile,
+  SandboxUnavailableError,
+} from '../src/index.js';
 import { createSeatbeltSandbox } from '../src/sandboxes.js';
 
 describe('bwrap arguments', () => {
   const plan = {
-    system: [{ path: '/usr', kind: 'dir' as const }, { path: '/bin', kind: 'symlink' as const, target: 'usr/bin' }, { path: '/opt', kind: 'dir' as const }],
-    readPaths: ['/opt/rust', '/home/w/.cargo'], hidden: [{ path: '/opt/codefleet', kind: 'dir' as const }, { path: '/home/w', kind: 'dir' as const }, { path: '/opt/key.pem', kind: 'file' as const }],
-    runDir: '/data/sandbox/run-1', writable: ['/opt/codefleet/copies/c1'], readOnly: ['/opt/codefleet/copies/c1/.github/workflows'],
-    mounts: [{ source: '/data/git-1', target: '/opt/codefleet/mirrors/m/worktrees/c1', writable: true }], cwd: '/opt/codefleet/copies/c1', network: 'public' as const,
-    tmpBytes: 1 << 30, shmBytes: 1 << 26, warden: { script: '/opt/codefleet/dist/warden.js', socket: '/data/sandbox/run-1/proxy.sock' },
+    system: [
+      { path: '/usr', kind: 'dir' as const },
+      { path: '/bin', kind: 'symlink' as const, target: 'usr/bin' },
+      { path: '/opt', kind: 'dir' as const },
+    ],
+    readPaths: ['/opt/rust', '/home/w/.cargo'],
+    hidden: [
+      { path: '/opt/codefleet', kind: 'dir' as const },
+      { path: '/home/w', kind: 'dir' as const },
+      { path: '/opt/key.pem', kind: 'file' as const },
+    ],
+    runDir: '/data/sandbox/run-1',
+    writable: ['/opt/codefleet/copies/c1'],
+    readOnly: ['/opt/codefleet/copies/c1/.github/workflows'],
+    mounts: [{ source: '/data/git-1', target: '/opt/codefleet/mirrors/m/worktrees/c1', writable: true }],
+    cwd: '/opt/codefleet/copies/c1',
+    network: 'public' as const,
+    tmpBytes: 1 << 30,
+    shmBytes: 1 << 26,
+    warden: { script: '/opt/codefleet/dist/warden.js', socket: '/data/sandbox/run-1/proxy.sock' },
   };
   const args = bwrapArgs(plan);
   const at = (...needle: string[]) => args.findIndex((_, i) => needle.every((part, j) => args[i + j] === part));
 
   it('isolates PID, IPC, UTS and the network (whatever the policy: the proxy is reached by a socket), and dies with the worker', () => {
-    for (const flag of ['--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-net', '--new-session']) expect(args).toContain(flag);
+    for (const flag of [
+      '--die-with-parent',
+      '--unshare-pid',
+      '--unshare-ipc',
+      '--unshare-uts',
+      '--unshare-net',
+      '--new-session',
+    ])
+      expect(args).toContain(flag);
     expect(bwrapArgs({ ...plan, network: 'none' })).toContain('--unshare-net');
   });
 
@@ -58,21 +90,31 @@ describe('bwrap arguments', () => {
 
 describe('sandbox-exec profile (macOS; generated and checked here)', () => {
   const plan = {
-    readPaths: ['/Users/w/.cargo'], hidden: ['/Users/w/.codefleet'], runDir: '/private/var/folders/x/run-1',
-    writable: ['/Users/w/.codefleet/copies/c1"); (allow default) ("'], readOnly: ['/Users/w/.codefleet/copies/c1/.github/workflows'], mounts: [], network: 'none' as const,
+    readPaths: ['/Users/w/.cargo'],
+    hidden: ['/Users/w/.codefleet'],
+    runDir: '/private/var/folders/x/run-1',
+    writable: ['/Users/w/.codefleet/copies/c1"); (allow default) ("'],
+    readOnly: ['/Users/w/.codefleet/copies/c1/.github/workflows'],
+    mounts: [],
+    network: 'none' as const,
   };
   const { profile, params } = seatbeltProfile(plan);
 
   it('denies by default and keeps every path out of the profile text', () => {
     expect(profile.startsWith('(version 1)\n(deny default)\n')).toBe(true);
-    for (const path of [...plan.readPaths, ...plan.hidden, plan.runDir, ...plan.writable, ...plan.readOnly]) expect(profile).not.toContain(path);
+    for (const path of [...plan.readPaths, ...plan.hidden, plan.runDir, ...plan.writable, ...plan.readOnly])
+      expect(profile).not.toContain(path);
     expect(Object.values(params)).toEqual(expect.arrayContaining([...plan.writable, ...plan.readOnly, plan.runDir]));
     expect(profile).not.toContain('(allow default)');
   });
 
   it('writes only to the copy and the run directory, never to its read-only parts; no network but its own unix sockets', () => {
-    expect(profile).toMatch(/\(allow file-write\* \(require-all \(require-any \(subpath \(param "WRITE_0"\)\) \(subpath \(param "RUN"\)\)\) \(require-not \(require-any \(subpath \(param "READONLY_0"\)\)\)\)\)\)/);
-    expect(profile).toMatch(/\(allow file-read\* \(require-all \(require-any [^\n]*\(param "READ_0"\)[^\n]*\(require-not \(require-any \(subpath \(param "HIDDEN_0"\)\)\)\)\)\)/);
+    expect(profile).toMatch(
+      /\(allow file-write\* \(require-all \(require-any \(subpath \(param "WRITE_0"\)\) \(subpath \(param "RUN"\)\)\) \(require-not \(require-any \(subpath \(param "READONLY_0"\)\)\)\)\)\)/,
+    );
+    expect(profile).toMatch(
+      /\(allow file-read\* \(require-all \(require-any [^\n]*\(param "READ_0"\)[^\n]*\(require-not \(require-any \(subpath \(param "HIDDEN_0"\)\)\)\)\)\)/,
+    );
     expect(profile).toContain('(allow signal (target same-sandbox))');
     expect(profile).not.toMatch(/\(allow network\*/);
     expect(profile).not.toContain('remote ip');
@@ -90,12 +132,26 @@ describe('sandbox-exec profile (macOS; generated and checked here)', () => {
     const own = '/Users/w/.codefleet/copies/c1.view/git';
     const withGit = seatbeltProfile({ ...plan, mounts: [{ source: own, target: own, writable: true }] });
     expect(withGit.params.MOUNT_0).toBe(own);
-    expect(withGit.profile).toMatch(/\(allow file-write\* \(require-all \(require-any [^\n]*\(subpath \(param "MOUNT_0"\)\)\)/);
-    const sandbox = createSeatbeltSandbox({ program: '/usr/bin/sandbox-exec', readPaths: [], hidden: [], runRoot: '/tmp', network: { mode: 'public', allow: [] } });
+    expect(withGit.profile).toMatch(
+      /\(allow file-write\* \(require-all \(require-any [^\n]*\(subpath \(param "MOUNT_0"\)\)\)/,
+    );
+    const sandbox = createSeatbeltSandbox({
+      program: '/usr/bin/sandbox-exec',
+      readPaths: [],
+      hidden: [],
+      runRoot: '/tmp',
+      network: { mode: 'public', allow: [] },
+    });
     expect(sandbox.remapsPaths).toBe(false);
-    await expect(sandbox.run(['git', 'status'], {
-      cwd: '/tmp', env: {}, timeoutMs: 1000, writable: ['/tmp'], mounts: [{ source: own, target: '/Users/w/.codefleet/mirrors/m.git/worktrees/c1', writable: true }],
-    })).rejects.toThrow(/cannot show/);
+    await expect(
+      sandbox.run(['git', 'status'], {
+        cwd: '/tmp',
+        env: {},
+        timeoutMs: 1000,
+        writable: ['/tmp'],
+        mounts: [{ source: own, target: '/Users/w/.codefleet/mirrors/m.git/worktrees/c1', writable: true }],
+      }),
+    ).rejects.toThrow(/cannot show/);
   });
 
   it('passes paths as -D parameters', () => {
@@ -107,21 +163,46 @@ describe('sandbox-exec profile (macOS; generated and checked here)', () => {
 
 describe('container arguments (generated and checked here; no engine on these machines)', () => {
   const plan = {
-    runtime: 'podman' as const, image: 'node:22', name: 'codefleet-ab', runDir: '/d/run-1', writable: ['/d/copies/c1'], readOnly: ['/d/copies/c1/.github/workflows'],
-    mounts: [], cwd: '/d/copies/c1', network: 'public' as const, envNames: ['ANTHROPIC_API_KEY', 'LANG'], user: { uid: 1000, gid: 1000 }, limits: defaultLimits,
+    runtime: 'podman' as const,
+    image: 'node:22',
+    name: 'codefleet-ab',
+    runDir: '/d/run-1',
+    writable: ['/d/copies/c1'],
+    readOnly: ['/d/copies/c1/.github/workflows'],
+    mounts: [],
+    cwd: '/d/copies/c1',
+    network: 'public' as const,
+    envNames: ['ANTHROPIC_API_KEY', 'LANG'],
+    user: { uid: 1000, gid: 1000 },
+    limits: defaultLimits,
     warden: { script: '/d/dist/warden.js', socket: '/d/run-1/proxy.sock', nodePrefix: '/usr/local' },
   };
 
   it('passes variables by name only, mounts the copy, has no network but the proxy socket, and the limits', () => {
     const args = containerArgs(plan);
-    expect(args).toEqual(expect.arrayContaining(['--rm', '--init', '--network', 'none', '--user', '1000:1000', '-e', 'ANTHROPIC_API_KEY']));
-    expect(args).toEqual(expect.arrayContaining(['--pids-limit', '512', '--memory', '8192m', '--shm-size', '512m', '--ulimit', 'nofile=8192:8192']));
+    expect(args).toEqual(
+      expect.arrayContaining(['--rm', '--init', '--network', 'none', '--user', '1000:1000', '-e', 'ANTHROPIC_API_KEY']),
+    );
+    expect(args).toEqual(
+      expect.arrayContaining([
+        '--pids-limit',
+        '512',
+        '--memory',
+        '8192m',
+        '--shm-size',
+        '512m',
+        '--ulimit',
+        'nofile=8192:8192',
+      ]),
+    );
     expect(args).toContain(`type=tmpfs,destination=/tmp,tmpfs-size=${4096 * 1024 * 1024}`);
     expect(args).toContain('type=bind,source=/d/run-1/proxy.sock,target=/run/codefleet/proxy.sock');
     expect(args).toContain('type=bind,source=/usr/local,target=/run/codefleet/node,readonly');
     expect(args.join(' ')).not.toMatch(/ANTHROPIC_API_KEY=/);
     expect(args).toContain('type=bind,source=/d/copies/c1,target=/d/copies/c1');
-    expect(args).toContain('type=bind,source=/d/copies/c1/.github/workflows,target=/d/copies/c1/.github/workflows,readonly');
+    expect(args).toContain(
+      'type=bind,source=/d/copies/c1/.github/workflows,target=/d/copies/c1/.github/workflows,readonly',
+    );
     expect(args.at(-1)).toBe('node:22');
   });
 
@@ -138,11 +219,24 @@ describe('choosing a mode', () => {
   });
 
   it('refuses a mode this host cannot run, naming the fix', async () => {
-    const settings = { network: { mode: 'public' as const, allow: [] }, readPaths: [], hiddenPaths: [], runRoot: '/tmp/codefleet-unused' };
-    await expect(openSandbox({ ...settings, mode: 'bwrap' }, { platform: 'linux', path: '/nonexistent' })).rejects.toThrow(/apt-get install bubblewrap/);
-    await expect(openSandbox({ ...settings, mode: 'sandbox-exec' }, { platform: 'linux', path: '/usr/bin' })).rejects.toBeInstanceOf(SandboxUnavailableError);
-    await expect(openSandbox({ ...settings, mode: 'container' }, { platform: 'linux', path: '/usr/bin' })).rejects.toThrow(/sandbox.container.image/);
-    await expect(openSandbox({ ...settings, mode: 'auto' }, { platform: 'win32', path: '' })).rejects.toThrow(/sandbox.mode: none/);
+    const settings = {
+      network: { mode: 'public' as const, allow: [] },
+      readPaths: [],
+      hiddenPaths: [],
+      runRoot: '/tmp/codefleet-unused',
+    };
+    await expect(
+      openSandbox({ ...settings, mode: 'bwrap' }, { platform: 'linux', path: '/nonexistent' }),
+    ).rejects.toThrow(/apt-get install bubblewrap/);
+    await expect(
+      openSandbox({ ...settings, mode: 'sandbox-exec' }, { platform: 'linux', path: '/usr/bin' }),
+    ).rejects.toBeInstanceOf(SandboxUnavailableError);
+    await expect(
+      openSandbox({ ...settings, mode: 'container' }, { platform: 'linux', path: '/usr/bin' }),
+    ).rejects.toThrow(/sandbox.container.image/);
+    await expect(openSandbox({ ...settings, mode: 'auto' }, { platform: 'win32', path: '' })).rejects.toThrow(
+      /sandbox.mode: none/,
+    );
     expect((await openSandbox({ ...settings, mode: 'none' }, { platform: 'linux', path: '' })).mode).toBe('none');
   });
 });

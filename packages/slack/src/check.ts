@@ -19,9 +19,15 @@ export interface SlackCheck {
  */
 export async function checkSlack(config: SlackConfig, clientOptions: WebClientOptions = {}): Promise<SlackCheck> {
   const problems: string[] = [];
-  const options: WebClientOptions = { slackApiUrl: config.api_url, retryConfig: { retries: 0 }, rejectRateLimitedCalls: true, ...clientOptions };
+  const options: WebClientOptions = {
+    slackApiUrl: config.api_url,
+    retryConfig: { retries: 0 },
+    rejectRateLimitedCalls: true,
+    ...clientOptions,
+  };
   const result: SlackCheck = { ok: false, problems };
-  if (config.bot_token === undefined || config.bot_token === '') problems.push(`the bot token is not set (variable ${config.bot_token_env})`);
+  if (config.bot_token === undefined || config.bot_token === '')
+    problems.push(`the bot token is not set (variable ${config.bot_token_env})`);
   else {
     try {
       const auth = await new WebClient(config.bot_token, options).auth.test();
@@ -32,16 +38,23 @@ export async function checkSlack(config: SlackConfig, clientOptions: WebClientOp
     }
   }
   if (config.mode === 'socket') {
-    if (config.app_token === undefined || config.app_token === '') problems.push(`the app-level token is not set (variable ${config.app_token_env}); Socket Mode needs one with connections:write`);
+    if (config.app_token === undefined || config.app_token === '')
+      problems.push(
+        `the app-level token is not set (variable ${config.app_token_env}); Socket Mode needs one with connections:write`,
+      );
     else {
       try {
         await new WebClient(config.app_token, options).apps.connections.open({});
       } catch (error) {
-        problems.push(`the app-level token (${config.app_token_env}) cannot open Socket Mode: ${slackError('apps.connections.open', error).message}`);
+        problems.push(
+          `the app-level token (${config.app_token_env}) cannot open Socket Mode: ${slackError('apps.connections.open', error).message}`,
+        );
       }
     }
   } else if (config.signing_secret === undefined || config.signing_secret === '') {
-    problems.push(`the signing secret is not set (variable ${config.signing_secret_env}); HTTP events cannot be verified`);
+    problems.push(
+      `the signing secret is not set (variable ${config.signing_secret_env}); HTTP events cannot be verified`,
+    );
   }
   result.ok = problems.length === 0;
   return result;

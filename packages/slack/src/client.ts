@@ -7,9 +7,20 @@ import { WebClient, type WebClientOptions } from '@slack/web-api';
  * the producer's Bolt app): the bot token, `slack.api_url`, and few retries: reporting is
  * best effort and must not hold a worker for the SDK's default half hour of retries.
  */
-export function createSlackClient(config: Pick<SlackConfig, 'bot_token' | 'api_url'>, options: WebClientOptions = {}): WebClient {
+export function createSlackClient(
+  config: Pick<SlackConfig, 'bot_token' | 'api_url'>,
+  options: WebClientOptions = {},
+): WebClient {
   if (config.bot_token === undefined || config.bot_token === '') {
-    throw new CodefleetError('invalid_config', 'slack: the bot token is not set (slack.bot_token_env names the variable)', { verdict: 'permanent' });
+    throw new CodefleetError(
+      'invalid_config',
+      'slack: the bot token is not set (slack.bot_token_env names the variable)',
+      { verdict: 'permanent' },
+    );
   }
-  return new WebClient(config.bot_token, { slackApiUrl: config.api_url, retryConfig: { retries: 2, factor: 2, minTimeout: 500, maxTimeout: 5_000 }, ...options });
+  return new WebClient(config.bot_token, {
+    slackApiUrl: config.api_url,
+    retryConfig: { retries: 2, factor: 2, minTimeout: 500, maxTimeout: 5_000 },
+    ...options,
+  });
 }

@@ -21,12 +21,16 @@ export interface RecordedMessage {
 }
 
 /** What the status message says to a DM or mention with a file and no text. */
-const filesOnlyText = 'I can\'t read attached files or images: I only read the text of a message. Send the request as text (paste the part that matters), with `repo=owner/name` if the channel has no repository.';
+const filesOnlyText =
+  "I can't read attached files or images: I only read the text of a message. Send the request as text (paste the part that matters), with `repo=owner/name` if the channel has no repository.";
 
 /** A message that asks codefleet for something: a mention in a channel or a DM, its text read. */
 function readRequest(record: RecordedMessage): IncomingRequest {
   return {
-    channel: record.channel, ts: record.ts, user: record.user, text: readSlackText(record.text, record.botUserId),
+    channel: record.channel,
+    ts: record.ts,
+    user: record.user,
+    text: readSlackText(record.text, record.botUserId),
     ...(record.thread_ts === undefined ? {} : { thread_ts: record.thread_ts }),
   };
 }
@@ -85,7 +89,9 @@ export function createConversation(deps: ConversationDeps) {
   const toMessage = (request: IncomingRequest, statusTs: string | undefined): ChatMessage => {
     // Own keys only: an id such as `constructor` must not find something on Object.prototype.
     const login = Object.hasOwn(config.users, request.user) ? config.users[request.user] : undefined;
-    const channelRepo = Object.hasOwn(config.channels, request.channel) ? config.channels[request.channel]?.repo : undefined;
+    const channelRepo = Object.hasOwn(config.channels, request.channel)
+      ? config.channels[request.channel]?.repo
+      : undefined;
     return {
       platform: 'slack',
       channel: request.channel,
@@ -106,31 +112,55 @@ export function createConversation(deps: ConversationDeps) {
       // The buttons need the original message kept for the click; when it cannot be kept
       // (no status message to hang it on, or too long for a request key) ask in words.
       const pending: PendingQuestion = { message, choices: outcome.choices };
-      const kept = statusTs !== undefined && await store.setRequest(`slack-ask:${message.channel}:${statusTs}`, JSON.stringify(pending), rememberMs).then(() => true, (error: unknown) => {
-        log.warn({ event: 'slack.question_not_kept', err: error }, 'could not keep the question for its buttons; asking in words');
-        return false;
-      });
+      const kept =
+        statusTs !== undefined &&
+        (await store.setRequest(`slack-ask:${message.channel}:${statusTs}`, JSON.stringify(pending), rememberMs).then(
+          () => true,
+          (error: unknown) => {
+            log.warn(
+              { event: 'slack.question_not_kept', err: error },
+              'could not keep the question for its buttons; asking in words',
+            );
+            return false;
+          },
+        ));
       if (!kept) rendered = render({ ...outcome, choices: [] });
     }
     await update(message, statusTs, rendered.text, rendered.blocks);
   }
 
-  async function update(message: ChatMessage, statusTs: string | undefined, text: string, blocks?: unknown[]): Promise<void> {
+  async function update(
+    message: ChatMessage,
+    statusTs: string | undefined,
+    text: string,
+    blocks?: unknown[],
+  ): Promise<void> {
     const args = { channel: message.channel, text, ...(blocks === undefined ? {} : { blocks: blocks as never }) };
-    if (statusTs === undefined) await bestEffort('chat.postMessage', () => client.chat.postMessage({ ...args, thread_ts: message.thread }));
+    if (statusTs === undefined)
+      await bestEffort('chat.postMessage', () => client.chat.postMessage({ ...args, thread_ts: message.thread }));
     // chat.update with text alone keeps the message's blocks (the question's buttons): an
     // edit always says which blocks it has, none by default.
-    else await bestEffort('chat.update', () => client.chat.update({ ...args, blocks: (blocks ?? []) as never, ts: statusTs }));
+    else
+      await bestEffort('chat.update', () =>
+        client.chat.update({ ...args, blocks: (blocks ?? []) as never, ts: statusTs }),
+      );
   }
 
   /** Posts the one status message and keeps its ts under the claim, so a second run edits it instead of posting another. */
   async function postStatus(key: string, request: IncomingRequest, note: string): Promise<string | undefined> {
     try {
-      const sent = await client.chat.postMessage({ channel: request.channel, thread_ts: request.thread_ts ?? request.ts, text: `:eyes: Looking at your request…${note}` });
+      const sent = await client.chat.postMessage({
+        channel: request.channel,
+        thread_ts: request.thread_ts ?? request.ts,
+        text: `:eyes: Looking at your request…${note}`,
+      });
       if (sent.ts !== undefined) await store.setRequest(key, sent.ts, rememberMs);
       return sent.ts;
     } catch (error) {
-      log.warn({ event: 'slack.write_failed', err: error, slack: platformError(error) }, 'could not post the Slack status message; the job will post its own');
+      log.warn(
+        { event: 'slack.write_failed', err: error, slack: platformError(error) },
+        'could not post the Slack status message; the job will post its own',
+      );
       return undefined;
     }
   }
@@ -140,11 +170,27 @@ export function createConversation(deps: ConversationDeps) {
     try {
       outcome = await chat.handle(message);
     } catch (error) {
-      log.error({ event: 'slack.chat_failed', err: error, channel: message.channel, message: message.messageId }, 'the chat service failed on a Slack message');
-      await update(message, statusTs, ':warning: Something went wrong on my side before any work started. Please try again in a moment.');
+      log.error(
+        { event: 'slack.chat_failed', err: error, channel: message.channel, message: message.messageId },
+        'the chat service failed on a Slack message',
+      );
+      await update(
+        message,
+        statusTs,
+        ':warning: Something went wrong on my side before any work started. Please try again in a moment.',
+      );
       return;
     }
-    log.info({ event: 'slack.request_handled', channel: message.channel, message: message.messageId, outcome: outcome.kind, route: outcome.route }, 'Slack request handled');
+    log.info(
+      {
+        event: 'slack.request_handled',
+        channel: message.channel,
+        message: message.messageId,
+        outcome: outcome.kind,
+        route: outcome.route,
+      },
+      'Slack request handled',
+    );
     // Slack's own redeliveries stop at the claim: a message whose job already exists is one
     // handled again after a crash, and its status message says what the first run would have.
     if (outcome.kind === 'enqueued' && outcome.deduplicated) outcome = { ...outcome, deduplicated: false };
@@ -153,8 +199,15 @@ export function createConversation(deps: ConversationDeps) {
         if (deps.defer === undefined) throw new Error('no follow-up processor');
         await deps.defer(message, outcome);
       } catch (error) {
-        log.error({ event: 'slack.defer_failed', err: error, channel: message.channel, message: message.messageId }, 'could not keep a follow-up');
-        await update(message, statusTs, `:warning: Job ${escapeMrkdwn(outcome.jobId)} of this thread is still running and I couldn't keep your request for later. Please send it again when that job has finished.`);
+        log.error(
+          { event: 'slack.defer_failed', err: error, channel: message.channel, message: message.messageId },
+          'could not keep a follow-up',
+        );
+        await update(
+          message,
+          statusTs,
+          `:warning: Job ${escapeMrkdwn(outcome.jobId)} of this thread is still running and I couldn't keep your request for later. Please send it again when that job has finished.`,
+        );
         return;
       }
     }
@@ -176,14 +229,23 @@ export function createConversation(deps: ConversationDeps) {
       const claim = await store.bindRequest(key, 'received', rememberMs);
       if (!claim.bound && (claim.value === 'done' || attempt === 1)) {
         // Done, or another process has it in hand right now (a first try): nothing to do here.
-        log.info({ event: 'slack.request_duplicate', channel: record.channel, ts: record.ts }, 'Slack delivered a message again; already handled');
+        log.info(
+          { event: 'slack.request_duplicate', channel: record.channel, ts: record.ts },
+          'Slack delivered a message again; already handled',
+        );
         return;
       }
       const request = readRequest(record);
       let statusTs = claim.bound || claim.value === 'received' ? undefined : claim.value;
       if (statusTs === undefined) {
-        await bestEffort('reactions.add', () => client.reactions.add({ channel: request.channel, timestamp: request.ts, name: 'eyes' }));
-        statusTs = await postStatus(key, request, record.files > 0 && request.text !== '' ? ' (I read the text only, not attached files)' : '');
+        await bestEffort('reactions.add', () =>
+          client.reactions.add({ channel: request.channel, timestamp: request.ts, name: 'eyes' }),
+        );
+        statusTs = await postStatus(
+          key,
+          request,
+          record.files > 0 && request.text !== '' ? ' (I read the text only, not attached files)' : '',
+        );
       }
       if (record.files > 0 && request.text === '') {
         // Nothing but a file: there is no request to route. Say what the bot does with files instead of staying silent.
@@ -200,13 +262,23 @@ export function createConversation(deps: ConversationDeps) {
       const stored = await store.lookupRequest(`slack-ask:${click.channel}:${click.statusTs}`);
       const pending = stored === undefined ? undefined : (JSON.parse(stored) as PendingQuestion);
       if (pending === undefined) {
-        await bestEffort('chat.update', () => client.chat.update({ channel: click.channel, ts: click.statusTs, text: 'This question has expired. Mention me again with `repo=owner/name`.', blocks: [] }));
+        await bestEffort('chat.update', () =>
+          client.chat.update({
+            channel: click.channel,
+            ts: click.statusTs,
+            text: 'This question has expired. Mention me again with `repo=owner/name`.',
+            blocks: [],
+          }),
+        );
         return;
       }
       // The button's value comes from whoever clicked: only the asker may answer, and only
       // with one of the repositories offered.
       if (click.user !== pending.message.user || !pending.choices.includes(click.choice)) {
-        log.warn({ event: 'slack.choice_ignored', channel: click.channel, user: click.user }, 'ignored a repository choice from another user or off the list');
+        log.warn(
+          { event: 'slack.choice_ignored', channel: click.channel, user: click.user },
+          'ignored a repository choice from another user or off the list',
+        );
         return;
       }
       // The first choice wins; a run killed half-way is finished by the next try of the same choice.
@@ -238,12 +310,22 @@ export function render(outcome: ChatOutcome): { text: string; blocks?: unknown[]
         text: `:hourglass_flowing_sand: Job ${escapeMrkdwn(outcome.jobId)} of this thread is still queued or running. I kept your request: it will start as a follow-up on the same branch when job ${escapeMrkdwn(outcome.jobId)} ends, and I will update this message then.`,
       };
     case 'ask_repo': {
-      if (outcome.choices.length === 0) return { text: 'Which repository should I work on? Mention me again with `repo=owner/name`.' };
+      if (outcome.choices.length === 0)
+        return { text: 'Which repository should I work on? Mention me again with `repo=owner/name`.' };
       const question = 'Which repository should I work on?';
       const buttons = outcome.choices.slice(0, 25).map((choice, index) => ({
-        type: 'button', action_id: `${repoActionPrefix}${index}`, value: choice.slice(0, 2_000), text: { type: 'plain_text', text: graphemePrefix(choice, 75), emoji: false },
+        type: 'button',
+        action_id: `${repoActionPrefix}${index}`,
+        value: choice.slice(0, 2_000),
+        text: { type: 'plain_text', text: graphemePrefix(choice, 75), emoji: false },
       }));
-      return { text: question, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: question } }, { type: 'actions', block_id: 'codefleet_repo', elements: buttons }] };
+      return {
+        text: question,
+        blocks: [
+          { type: 'section', text: { type: 'mrkdwn', text: question } },
+          { type: 'actions', block_id: 'codefleet_repo', elements: buttons },
+        ],
+      };
     }
   }
 }

@@ -4,5 +4,13 @@ export { createSlackProducer, type SlackProducer, type SlackProducerOptions } fr
 export { createSlackRequester, type SlackRequesterOptions } from './requester.js';
 export { createSlackClient } from './client.js';
 export { slackError } from './errors.js';
-export { bounded, codeBlock, escapeMrkdwn, maxMessageChars, renderReport, stateReactions, type SlackReportText } from './mrkdwn.js';
+export {
+  bounded,
+  codeBlock,
+  escapeMrkdwn,
+  maxMessageChars,
+  renderReport,
+  stateReactions,
+  type SlackReportText,
+} from './mrkdwn.js';
 export { checkSlack, type SlackCheck } from './check.js';

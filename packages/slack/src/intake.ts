@@ -8,13 +8,30 @@ import { repoActionPrefix } from './conversation.js';
  */
 export type SlackRecord =
   /** A mention in a channel, or a direct message. */
-  | { kind: 'message'; channel: string; ts: string; thread_ts?: string; user: string; text: string; botUserId?: string; files: number }
+  | {
+      kind: 'message';
+      channel: string;
+      ts: string;
+      thread_ts?: string;
+      user: string;
+      text: string;
+      botUserId?: string;
+      files: number;
+    }
   /** A click on one of the repository buttons under the status message `statusTs`. */
   | { kind: 'click'; channel: string; statusTs: string; user: string; value: string; actionTs: string };
 
 interface EventFields {
-  type?: unknown; subtype?: unknown; bot_id?: unknown; user?: unknown; text?: unknown; ts?: unknown; thread_ts?: unknown;
-  channel?: unknown; channel_type?: unknown; files?: unknown;
+  type?: unknown;
+  subtype?: unknown;
+  bot_id?: unknown;
+  user?: unknown;
+  text?: unknown;
+  ts?: unknown;
+  thread_ts?: unknown;
+  channel?: unknown;
+  channel_type?: unknown;
+  files?: unknown;
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
@@ -28,7 +45,11 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== 
 export function readDelivery(body: Record<string, unknown>): { key: string; record: SlackRecord } | undefined {
   if (body.type === 'event_callback') return readMessage(body);
   if (body.type !== 'block_actions') return undefined;
-  const payload = body as { container?: { channel_id?: unknown; message_ts?: unknown }; user?: { id?: unknown }; actions?: { action_id?: unknown; value?: unknown; action_ts?: unknown }[] };
+  const payload = body as {
+    container?: { channel_id?: unknown; message_ts?: unknown };
+    user?: { id?: unknown };
+    actions?: { action_id?: unknown; value?: unknown; action_ts?: unknown }[];
+  };
   const action = payload.actions?.[0];
   const actionId = str(action?.action_id);
   if (actionId === undefined || !new RegExp(`^${repoActionPrefix}\\d+$`).test(actionId)) return undefined;
@@ -38,24 +59,43 @@ export function readDelivery(body: Record<string, unknown>): { key: string; reco
   const value = typeof action?.value === 'string' ? action.value : undefined;
   if (channel === undefined || statusTs === undefined || user === undefined || value === undefined) return undefined;
   const actionTs = str(action?.action_ts) ?? '';
-  return { key: `click:${channel}:${statusTs}:${user}:${actionTs}`, record: { kind: 'click', channel, statusTs, user, value: value.slice(0, 2_000), actionTs } };
+  return {
+    key: `click:${channel}:${statusTs}:${user}:${actionTs}`,
+    record: { kind: 'click', channel, statusTs, user, value: value.slice(0, 2_000), actionTs },
+  };
 }
 
 function readMessage(body: Record<string, unknown>): { key: string; record: SlackRecord } | undefined {
   const event = (body.event ?? {}) as EventFields;
   const botUserId = str((body.authorizations as { user_id?: unknown }[] | undefined)?.[0]?.user_id);
-  const direct = event.type === 'message' && event.channel_type === 'im' && (event.subtype === undefined || event.subtype === 'file_share');
+  const direct =
+    event.type === 'message' &&
+    event.channel_type === 'im' &&
+    (event.subtype === undefined || event.subtype === 'file_share');
   // Channel messages arrive as app_mention; only direct messages start work as `message`.
   if (event.type !== 'app_mention' && !direct) return undefined;
   if (event.type === 'app_mention' && event.subtype !== undefined) return undefined;
   const user = str(event.user);
   const channel = str(event.channel);
   const ts = str(event.ts);
-  if (event.bot_id !== undefined || user === undefined || user === botUserId || channel === undefined || ts === undefined) return undefined;
+  if (
+    event.bot_id !== undefined ||
+    user === undefined ||
+    user === botUserId ||
+    channel === undefined ||
+    ts === undefined
+  )
+    return undefined;
   const threadTs = str(event.thread_ts);
   const record: SlackRecord = {
-    kind: 'message', channel, ts, user, text: typeof event.text === 'string' ? event.text : '', files: Array.isArray(event.files) ? event.files.length : 0,
-    ...(threadTs === undefined ? {} : { thread_ts: threadTs }), ...(botUserId === undefined ? {} : { botUserId }),
+    kind: 'message',
+    channel,
+    ts,
+    user,
+    text: typeof event.text === 'string' ? event.text : '',
+    files: Array.isArray(event.files) ? event.files.length : 0,
+    ...(threadTs === undefined ? {} : { thread_ts: threadTs }),
+    ...(botUserId === undefined ? {} : { botUserId }),
   };
   return { key: `msg:${channel}:${ts}`, record };
 }
@@ -77,7 +117,12 @@ export function recordingReceiver(inner: Receiver, inbox: Pick<Inbox, 'record'>)
         await inbox.record(reading.key, reading.record);
         await event.ack();
       };
-      inner.init(new Proxy(app, { get: (target, name, receiver) => (name === 'processEvent' ? processEvent : Reflect.get(target, name, receiver)) }));
+      inner.init(
+        new Proxy(app, {
+          get: (target, name, receiver) =>
+            name === 'processEvent' ? processEvent : Reflect.get(target, name, receiver),
+        }),
+      );
     },
     start: (...args: unknown[]) => (inner.start as (...a: unknown[]) => Promise<unknown>)(...args),
     stop: (...args: unknown[]) => (inner.stop as (...a: unknown[]) => Promise<unknown>)(...args),
@@ -88,7 +133,16 @@ export function recordingReceiver(inner: Receiver, inbox: Pick<Inbox, 'record'>)
 export function slackRecordOf(event: unknown): SlackRecord | undefined {
   const r = (event ?? {}) as Partial<Record<string, unknown>>;
   const ok = (k: string) => typeof r[k] === 'string' && r[k] !== '';
-  if (r.kind === 'message' && ok('channel') && ok('ts') && ok('user') && typeof r.text === 'string' && typeof r.files === 'number') return r as SlackRecord;
-  if (r.kind === 'click' && ok('channel') && ok('statusTs') && ok('user') && typeof r.value === 'string') return r as SlackRecord;
+  if (
+    r.kind === 'message' &&
+    ok('channel') &&
+    ok('ts') &&
+    ok('user') &&
+    typeof r.text === 'string' &&
+    typeof r.files === 'number'
+  )
+    return r as SlackRecord;
+  if (r.kind === 'click' && ok('channel') && ok('statusTs') && ok('user') && typeof r.value === 'string')
+    return r as SlackRecord;
   return undefined;
 }

@@ -41,7 +41,12 @@ export const stateReactions: Readonly<Record<ReportState, string>> = {
 };
 
 const stateEmoji: Readonly<Record<ReportState, string>> = {
-  queued: ':eyes:', running: ':hourglass_flowing_sand:', done: ':white_check_mark:', answered: ':speech_balloon:', failed: ':x:', cancelled: ':no_entry_sign:',
+  queued: ':eyes:',
+  running: ':hourglass_flowing_sand:',
+  done: ':white_check_mark:',
+  answered: ':speech_balloon:',
+  failed: ':x:',
+  cancelled: ':no_entry_sign:',
 };
 
 /** How a report reads in Slack: the status line (edited in place) and, for final reports, the reply. */
@@ -65,7 +70,8 @@ export function renderReport(report: Report, mask: (text: string) => string): Sl
   const lines = [head, ...plain.details.map(safe)].join('\n');
   const quote = plain.quote === undefined ? '' : `\n${codeBlock(bounded(mask(plain.quote), 2_400))}`;
   const text = bounded(lines) + quote;
-  const final = report.kind === 'finished' || report.kind === 'answered' || report.kind === 'failed' || report.kind === 'cancelled';
+  const final =
+    report.kind === 'finished' || report.kind === 'answered' || report.kind === 'failed' || report.kind === 'cancelled';
   // The answer itself goes in the reply only: the status message keeps to one short line.
   const status = plain.quote === undefined ? text : head;
   return { state: plain.state, status, ...(final ? { final: text } : {}) };

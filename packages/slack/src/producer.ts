@@ -58,7 +58,8 @@ export interface SlackProducer {
 export function createSlackProducer(options: SlackProducerOptions): SlackProducer {
   const { config, log } = options;
   const need = (value: string | undefined, env: string) => {
-    if (value === undefined || value === '') throw new CodefleetError('invalid_config', `slack: ${env} is not set`, { verdict: 'permanent' });
+    if (value === undefined || value === '')
+      throw new CodefleetError('invalid_config', `slack: ${env} is not set`, { verdict: 'permanent' });
     return value;
   };
   const socketMode = config.mode === 'socket';
@@ -69,20 +70,49 @@ export function createSlackProducer(options: SlackProducerOptions): SlackProduce
   // apps.connections.open, and `stop()` can wait for the close handshake, which Bolt's
   // `App.stop()` does not (it resolves before the socket is closed).
   const socket = socketMode
-    ? new SocketModeReceiver({ appToken: need(config.app_token, config.app_token_env), logger, installerOptions: { clientOptions: clientOptions() } })
+    ? new SocketModeReceiver({
+        appToken: need(config.app_token, config.app_token_env),
+        logger,
+        installerOptions: { clientOptions: clientOptions() },
+      })
     : undefined;
-  const inner = socket ?? new HTTPReceiver({ signingSecret: need(config.signing_secret, config.signing_secret_env), logger, processBeforeResponse: false });
+  const inner =
+    socket ??
+    new HTTPReceiver({
+      signingSecret: need(config.signing_secret, config.signing_secret_env),
+      logger,
+      processBeforeResponse: false,
+    });
   const inbox = createInbox({
-    queue: options.inbox, platform: 'slack', log,
+    queue: options.inbox,
+    platform: 'slack',
+    log,
     handle: async (entry, attempt) => {
       const record = slackRecordOf(entry.event);
-      if (record === undefined) throw new CodefleetError('invalid_job', `inbox record ${entry.key} is not a Slack event this producer reads`, { verdict: 'permanent' });
+      if (record === undefined)
+        throw new CodefleetError('invalid_job', `inbox record ${entry.key} is not a Slack event this producer reads`, {
+          verdict: 'permanent',
+        });
       await (record.kind === 'click' ? conversation.chooseRepo(record) : conversation.request(record, attempt));
     },
   });
-  const app = new App({ token: need(config.bot_token, config.bot_token_env), receiver: recordingReceiver(inner, inbox), clientOptions: clientOptions(), logger });
-  const conversation = createConversation({ config, chat: options.chat, store: options.store, client: app.client, log, ...(options.defer === undefined ? {} : { defer: options.defer }) });
-  app.error(async (error) => { log.error({ event: 'slack.app_error', err: error }, 'Slack app error'); });
+  const app = new App({
+    token: need(config.bot_token, config.bot_token_env),
+    receiver: recordingReceiver(inner, inbox),
+    clientOptions: clientOptions(),
+    logger,
+  });
+  const conversation = createConversation({
+    config,
+    chat: options.chat,
+    store: options.store,
+    client: app.client,
+    log,
+    ...(options.defer === undefined ? {} : { defer: options.defer }),
+  });
+  app.error(async (error) => {
+    log.error({ event: 'slack.app_error', err: error }, 'Slack app error');
+  });
   // The inbox processor runs while the producer is started (start after stop runs it again).
   let processing: { controller: AbortController; running: Promise<void> } | undefined;
 
@@ -106,7 +136,10 @@ export function createSlackProducer(options: SlackProducerOptions): SlackProduce
         log.info({ event: 'slack.started', mode: 'socket' }, 'Slack producer connected');
         return {};
       }
-      const server = (await (app.start as unknown as HTTPReceiver['start'])({ port: config.port, host: config.host })) as { address(): AddressInfo | string | null };
+      const server = (await (app.start as unknown as HTTPReceiver['start'])({
+        port: config.port,
+        host: config.host,
+      })) as { address(): AddressInfo | string | null };
       const address = server.address() as AddressInfo;
       const eventsUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${address.port}/slack/events`;
       log.info({ event: 'slack.started', mode: 'http', url: eventsUrl }, 'Slack producer listening');

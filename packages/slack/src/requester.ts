@@ -45,7 +45,16 @@ export function createSlackRequester(options: SlackRequesterOptions): Requester 
   };
 
   async function post(source: SlackSource, text: string): Promise<string> {
-    const sent = await call('chat.postMessage', () => client.chat.postMessage({ channel: source.channel, thread_ts: source.thread_id, text, mrkdwn: true, unfurl_links: false, unfurl_media: false }));
+    const sent = await call('chat.postMessage', () =>
+      client.chat.postMessage({
+        channel: source.channel,
+        thread_ts: source.thread_id,
+        text,
+        mrkdwn: true,
+        unfurl_links: false,
+        unfurl_media: false,
+      }),
+    );
     return sent.ts ?? '';
   }
 
@@ -78,7 +87,8 @@ export function createSlackRequester(options: SlackRequesterOptions): Requester 
       if (platformError(error) !== 'already_reacted') throw slackError('reactions.add', error);
     }
     // Without a memory of the last mark (a first report, a lost store), clear every other state's.
-    const stale = previous === undefined ? [...new Set(Object.values(stateReactions))].filter((r) => r !== name) : [previous];
+    const stale =
+      previous === undefined ? [...new Set(Object.values(stateReactions))].filter((r) => r !== name) : [previous];
     for (const old of stale) {
       try {
         await client.reactions.remove({ ...target, name: old });
@@ -112,7 +122,8 @@ export function createSlackRequester(options: SlackRequesterOptions): Requester 
       // Each write is tried even when an earlier one failed: a status edit refused must not
       // keep the final reply from arriving. The first failure is reported afterwards.
       const failures: unknown[] = [];
-      const attempt = async (write: () => Promise<void>) => write().catch((error: unknown) => void failures.push(error));
+      const attempt = async (write: () => Promise<void>) =>
+        write().catch((error: unknown) => void failures.push(error));
       await attempt(() => ensureStatus(report.job, source, text.status));
       await attempt(() => ensureMark(report.job, source, stateReactions[text.state]));
       const final = text.final;

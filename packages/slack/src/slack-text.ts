@@ -12,7 +12,9 @@ export function readSlackText(text: string, botUserId?: string): string {
   const bot = botUserId ?? /<@([UW][A-Z0-9]+)(?:\|[^>]*)?>/.exec(text)?.[1];
   const out = text.replace(/<([^<>]*)>/g, (_whole, inner: string) => reference(inner, bot));
   // The spaces around a removed mention (marked with a private-use character) close up; the rest stays as sent.
-  return decodeEntities(out).replace(/[ \t]*\uE000[ \t]*/g, ' ').trim();
+  return decodeEntities(out)
+    .replace(/[ \t]*\uE000[ \t]*/g, ' ')
+    .trim();
 }
 
 /** Slack's three entities, and no others: `&quot;` in a message is what the user typed. */

@@ -4,12 +4,21 @@ import { checkSlack } from '../src/index.js';
 import { slackConfig } from './support/harness.js';
 
 let slack: SlackStandIn;
-beforeAll(async () => { slack = await startSlackStandIn(); });
-afterAll(async () => { await slack?.close(); });
+beforeAll(async () => {
+  slack = await startSlackStandIn();
+});
+afterAll(async () => {
+  await slack?.close();
+});
 
 describe('checkSlack (for codefleet doctor)', () => {
   it('passes with working tokens and names the bot', async () => {
-    expect(await checkSlack(slackConfig(slack, 'socket'))).toEqual({ ok: true, problems: [], team: 'Stand-in', botUserId: slack.botUserId });
+    expect(await checkSlack(slackConfig(slack, 'socket'))).toEqual({
+      ok: true,
+      problems: [],
+      team: 'Stand-in',
+      botUserId: slack.botUserId,
+    });
     expect((await checkSlack(slackConfig(slack, 'http'))).ok).toBe(true);
   });
 

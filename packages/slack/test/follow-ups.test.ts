@@ -10,27 +10,46 @@ afterEach(async () => {
   h = undefined;
 });
 
-const bots = (h: Harness, channel: string, root: string) => h.slack.thread(channel, root).filter((m) => m.bot_id !== undefined);
+const bots = (h: Harness, channel: string, root: string) =>
+  h.slack.thread(channel, root).filter((m) => m.bot_id !== undefined);
 
 describe('Slack producer: follow-ups to a running job', () => {
   it('says the request is kept, hands it to defer, and edits the status message when it is queued later', async () => {
     h = await openHarness('socket', { keepFollowUps: true });
-    const root = h.slack.mention({ channel: ids.repoChannel, user: ids.alice, text: `<@${h.slack.botUserId}> fix the flaky parser test` });
+    const root = h.slack.mention({
+      channel: ids.repoChannel,
+      user: ids.alice,
+      text: `<@${h.slack.botUserId}> fix the flaky parser test`,
+    });
     await h.slack.socket.deliverEvent(root.body);
-    await waitFor(() => h!.jobs().length === 1, { what: 'the thread\'s job' });
+    await waitFor(() => h!.jobs().length === 1, { what: "the thread's job" });
     await h.producer.idle();
     h.running.set(root.ts, h.jobs()[0]!.id);
 
-    const reply = h.slack.mention({ channel: ids.repoChannel, user: ids.alice, text: `<@${h.slack.botUserId}> also document it`, thread_ts: root.ts });
+    const reply = h.slack.mention({
+      channel: ids.repoChannel,
+      user: ids.alice,
+      text: `<@${h.slack.botUserId}> also document it`,
+      thread_ts: root.ts,
+    });
     await h.slack.socket.deliverEvent(reply.body, { retries: 1 });
     const jobId = h.jobs()[0]!.id;
-    const status = await waitFor(() => bots(h!, ids.repoChannel, root.ts).find((m) => m.text.includes('I kept your request')), { what: 'the kept status' });
+    const status = await waitFor(
+      () => bots(h!, ids.repoChannel, root.ts).find((m) => m.text.includes('I kept your request')),
+      { what: 'the kept status' },
+    );
     await h.producer.idle();
     expect(status.text).toContain(`follow-up on the same branch when job ${jobId} ends`);
     expect(h.jobs()).toHaveLength(1);
     expect(h.deferred).toHaveLength(1);
     expect(h.deferred[0]).toMatchObject({
-      message: { messageId: reply.ts, thread: root.ts, text: 'also document it', statusMessageId: status.ts, deferFollowUp: true },
+      message: {
+        messageId: reply.ts,
+        thread: root.ts,
+        text: 'also document it',
+        statusMessageId: status.ts,
+        deferFollowUp: true,
+      },
       outcome: { kind: 'deferred', jobId, repo: 'acme/widgets' },
     });
 
@@ -44,7 +63,12 @@ describe('Slack producer: follow-ups to a running job', () => {
   it('without a defer hook the message is not marked deferrable and no follow-up is kept', async () => {
     h = await openHarness('socket');
     h.running.set('1790000000.000001', 'job-running');
-    const { body } = h.slack.mention({ channel: ids.repoChannel, user: ids.alice, text: `<@${h.slack.botUserId}> also document it`, thread_ts: '1790000000.000001' });
+    const { body } = h.slack.mention({
+      channel: ids.repoChannel,
+      user: ids.alice,
+      text: `<@${h.slack.botUserId}> also document it`,
+      thread_ts: '1790000000.000001',
+    });
     await h.slack.socket.deliverEvent(body);
     await waitFor(() => h!.chat.handled.length === 1, { what: 'the message handled' });
     await h.producer.idle();
@@ -55,9 +79,17 @@ describe('Slack producer: follow-ups to a running job', () => {
   it('says so plainly when the follow-up could not be kept', async () => {
     h = await openHarness('socket', { keepFollowUps: 'failing' });
     h.running.set('1790000000.000001', 'job-running');
-    const { body } = h.slack.mention({ channel: ids.repoChannel, user: ids.alice, text: `<@${h.slack.botUserId}> also document it`, thread_ts: '1790000000.000001' });
+    const { body } = h.slack.mention({
+      channel: ids.repoChannel,
+      user: ids.alice,
+      text: `<@${h.slack.botUserId}> also document it`,
+      thread_ts: '1790000000.000001',
+    });
     await h.slack.socket.deliverEvent(body);
-    const status = await waitFor(() => bots(h!, ids.repoChannel, '1790000000.000001').find((m) => m.text.includes("couldn't keep")), { what: 'the failure status' });
+    const status = await waitFor(
+      () => bots(h!, ids.repoChannel, '1790000000.000001').find((m) => m.text.includes("couldn't keep")),
+      { what: 'the failure status' },
+    );
     expect(status.text).toContain('Job job-running of this thread is still running');
     expect(h.logs.some((l) => l.event === 'slack.defer_failed')).toBe(true);
   });

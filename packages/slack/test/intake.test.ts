@@ -10,14 +10,21 @@ afterEach(async () => {
   h = undefined;
 });
 
-const bots = (h: Harness, channel: string, root: string) => h.slack.thread(channel, root).filter((m) => m.bot_id !== undefined);
+const bots = (h: Harness, channel: string, root: string) =>
+  h.slack.thread(channel, root).filter((m) => m.bot_id !== undefined);
 
 describe('Slack inbox', () => {
   it('answers 500 when the event cannot be recorded, and the retry Slack then sends is handled once', async () => {
     h = await openHarness('http');
-    const { ts, body } = h.slack.mention({ channel: ids.repoChannel, user: ids.alice, text: `<@${h.slack.botUserId}> fix the parser` });
+    const { ts, body } = h.slack.mention({
+      channel: ids.repoChannel,
+      user: ids.alice,
+      text: `<@${h.slack.botUserId}> fix the parser`,
+    });
     const enqueue = h.inbox.enqueue.bind(h.inbox);
-    h.inbox.enqueue = async () => { throw new Error('the disk is full'); };
+    h.inbox.enqueue = async () => {
+      throw new Error('the disk is full');
+    };
     expect((await h.slack.postEvent(h.eventsUrl!, body)).status).toBe(500);
     h.inbox.enqueue = enqueue;
     expect((await h.slack.postEvent(h.eventsUrl!, body, { retryNum: 1, retryReason: 'http_error' })).status).toBe(200);
@@ -27,9 +34,13 @@ describe('Slack inbox', () => {
     expect(bots(h, ids.repoChannel, ts).map((m) => m.text)).toEqual([expect.stringContaining('Queued as job')]);
   });
 
-  it('does not ack a Socket Mode envelope it could not record: Slack\'s redelivery is handled once', async () => {
+  it("does not ack a Socket Mode envelope it could not record: Slack's redelivery is handled once", async () => {
     h = await openHarness('socket');
-    const { ts, body } = h.slack.mention({ channel: ids.repoChannel, user: ids.alice, text: `<@${h.slack.botUserId}> fix the parser` });
+    const { ts, body } = h.slack.mention({
+      channel: ids.repoChannel,
+      user: ids.alice,
+      text: `<@${h.slack.botUserId}> fix the parser`,
+    });
     const enqueue = h.inbox.enqueue.bind(h.inbox);
     let refused = 0;
     h.inbox.enqueue = async (job) => {
@@ -40,7 +51,10 @@ describe('Slack inbox', () => {
       return enqueue(job);
     };
     const envelopes = await h.slack.socket.deliverEvent(body, { ackTimeoutMs: 1_000 });
-    expect(envelopes.map((e) => [e.retry_attempt, e.acked])).toEqual([[0, false], [1, true]]);
+    expect(envelopes.map((e) => [e.retry_attempt, e.acked])).toEqual([
+      [0, false],
+      [1, true],
+    ]);
     await waitFor(() => h!.jobs().length === 1, { what: 'the job' });
     await h.producer.idle();
     expect(bots(h, ids.repoChannel, ts)).toHaveLength(1);
@@ -52,16 +66,32 @@ describe('Slack inbox', () => {
     const { ts } = s.mention({ channel: ids.repoChannel, user: ids.alice, text: `<@${s.botUserId}> fix the parser` });
     // What a process killed mid-way leaves: its claim with the status message it posted, and its record handed out once.
     const posted = await fetch(`${s.apiUrl}chat.postMessage`, {
-      method: 'POST', headers: { authorization: `Bearer ${s.botToken}`, 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.botToken}`, 'content-type': 'application/json' },
       body: JSON.stringify({ channel: ids.repoChannel, thread_ts: ts, text: ':eyes: Looking at your request…' }),
     }).then((r) => r.json() as Promise<{ ts: string }>);
     await h.store.bindRequest(`slack-msg:${ids.repoChannel}:${ts}`, posted.ts, 60_000);
     // It had even queued the job, and died before editing the status message to say so.
     await h.chat.handle({
-      platform: 'slack', channel: ids.repoChannel, thread: ts, messageId: ts, user: ids.alice, text: 'fix the parser',
-      access: { login: 'alice-gh', allowedLocal: false }, repoHints: ['acme/widgets'], statusMessageId: posted.ts,
+      platform: 'slack',
+      channel: ids.repoChannel,
+      thread: ts,
+      messageId: ts,
+      user: ids.alice,
+      text: 'fix the parser',
+      access: { login: 'alice-gh', allowedLocal: false },
+      repoHints: ['acme/widgets'],
+      statusMessageId: posted.ts,
     });
-    const record = { kind: 'message', channel: ids.repoChannel, ts, user: ids.alice, text: `<@${s.botUserId}> fix the parser`, botUserId: s.botUserId, files: 0 };
+    const record = {
+      kind: 'message',
+      channel: ids.repoChannel,
+      ts,
+      user: ids.alice,
+      text: `<@${s.botUserId}> fix the parser`,
+      botUserId: s.botUserId,
+      files: 0,
+    };
     await h.producer.stop();
     await h.inbox.enqueue(inboxJob('slack', `msg:${ids.repoChannel}:${ts}`, record, new Date()));
     const first = await h.inbox.claim({ workerId: 'killed', waitMs: 0 });
@@ -78,7 +108,11 @@ describe('Slack inbox', () => {
 
   it('reads the text as the user typed it: entities decoded, a linked repository as its URL', async () => {
     h = await openHarness('socket');
-    const { body } = h.slack.directMessage({ channel: ids.aliceDm, user: ids.alice, text: 'repo=<https://github.com/acme/gadgets> make a &lt; b &amp;&amp; c &gt; d hold' });
+    const { body } = h.slack.directMessage({
+      channel: ids.aliceDm,
+      user: ids.alice,
+      text: 'repo=<https://github.com/acme/gadgets> make a &lt; b &amp;&amp; c &gt; d hold',
+    });
     await h.slack.socket.deliverEvent(body);
     await waitFor(() => h!.chat.handled.length === 1, { what: 'the message' });
     await h.producer.idle();
@@ -89,14 +123,30 @@ describe('Slack inbox', () => {
     h = await openHarness('socket');
     const s = h.slack;
     const file = { id: 'F0LOG', name: 'build.log', mimetype: 'text/plain' };
-    const dm = (text: string, ts: string) => s.eventBody({ type: 'message', subtype: 'file_share', user: ids.alice, text, files: [file], ts, channel: ids.aliceDm, channel_type: 'im' });
+    const dm = (text: string, ts: string) =>
+      s.eventBody({
+        type: 'message',
+        subtype: 'file_share',
+        user: ids.alice,
+        text,
+        files: [file],
+        ts,
+        channel: ids.aliceDm,
+        channel_type: 'im',
+      });
     const root = s.directMessage({ channel: ids.aliceDm, user: ids.alice, text: '' });
     await s.socket.deliverEvent(dm('', root.ts));
-    const answer = await waitFor(() => bots(h!, ids.aliceDm, root.ts).find((m) => m.text.includes('files')), { what: 'the answer about files' });
+    const answer = await waitFor(() => bots(h!, ids.aliceDm, root.ts).find((m) => m.text.includes('files')), {
+      what: 'the answer about files',
+    });
     expect(answer.text).toContain('only read the text');
     expect(h.chat.handled).toEqual([]);
     // With text beside the file, the text is the request, and the status message says the file was not read.
-    const withText = s.directMessage({ channel: ids.aliceDm, user: ids.alice, text: 'repo=acme/widgets fix what this log shows' });
+    const withText = s.directMessage({
+      channel: ids.aliceDm,
+      user: ids.alice,
+      text: 'repo=acme/widgets fix what this log shows',
+    });
     await s.socket.deliverEvent(dm('repo=acme/widgets fix what this log shows', withText.ts));
     await waitFor(() => h!.jobs().length === 1, { what: 'the job' });
     await h.producer.idle();

@@ -3,7 +3,9 @@ import { bounded, codeBlock, escapeMrkdwn, maxMessageChars } from '../src/index.
 
 describe('mrkdwn for untrusted text', () => {
   it('escapes the three characters that make broadcasts, mentions and links', () => {
-    expect(escapeMrkdwn('<!channel> <@U123> <https://evil.example|here> & more')).toBe('&lt;!channel&gt; &lt;@U123&gt; &lt;https://evil.example|here&gt; &amp; more');
+    expect(escapeMrkdwn('<!channel> <@U123> <https://evil.example|here> & more')).toBe(
+      '&lt;!channel&gt; &lt;@U123&gt; &lt;https://evil.example|here&gt; &amp; more',
+    );
   });
 
   it('keeps a code block closed against backtick runs in the text', () => {
@@ -14,7 +16,7 @@ describe('mrkdwn for untrusted text', () => {
     expect(block).toContain('&lt;!here&gt;');
   });
 
-  it('bounds long text below Slack\'s limits and says it was cut', () => {
+  it("bounds long text below Slack's limits and says it was cut", () => {
     const text = bounded('x'.repeat(50_000));
     expect(text.length).toBeLessThanOrEqual(maxMessageChars);
     expect(text).toMatch(/cut for Slack\)$/);

@@ -1,7 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { advance, classify, CodefleetError, createJob, finish, newRun, startAttempt, type Job, type RunRecord } from '@codefleet/core';
+import {
+  advance,
+  classify,
+  CodefleetError,
+  createJob,
+  finish,
+  newRun,
+  startAttempt,
+  type Job,
+  type RunRecord,
+} from '@codefleet/core';
 import { requesterConformance } from '@codefleet/requester/conformance';
 import { SqliteRunStore } from '@codefleet/store';
 import { createTempDir, startSlackStandIn, waitFor, type SlackStandIn } from '@codefleet/testkit';
@@ -11,7 +21,8 @@ import { ids, openHarness, slackConfig, type Harness } from './support/harness.j
 const secret = 'sk-test-0123456789abcdef';
 const marks = { running: 'hourglass_flowing_sand', done: 'white_check_mark', failed: 'x' };
 const now = () => new Date('2026-11-24T08:00:00Z');
-const runOf = (job: Job): RunRecord => startAttempt(newRun(job, { runId: job.id, now: now() }), { workerId: 'w1', now: now() });
+const runOf = (job: Job): RunRecord =>
+  startAttempt(newRun(job, { runId: job.id, now: now() }), { workerId: 'w1', now: now() });
 const failedRun = (job: Job, code: 'test_failed' | 'lease_lost') => {
   const error = classify(new CodefleetError(code, `${code} happened`, { verdict: 'permanent' }));
   return { error, run: finish(runOf(job), 'failed', { now: now(), error }) };
@@ -19,8 +30,12 @@ const failedRun = (job: Job, code: 'test_failed' | 'lease_lost') => {
 
 // The requester (the real @slack/web-api client) against the Slack stand-in.
 let standIn: SlackStandIn;
-beforeAll(async () => { standIn = await startSlackStandIn(); });
-afterAll(async () => { await standIn?.close(); });
+beforeAll(async () => {
+  standIn = await startSlackStandIn();
+});
+afterAll(async () => {
+  await standIn?.close();
+});
 
 requesterConformance({
   name: 'Slack thread (@slack/web-api against the stand-in)',
@@ -29,17 +44,30 @@ requesterConformance({
     const store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
     const channel = `C0${randomBytes(4).toString('hex').toUpperCase()}`;
     const root = standIn.mention({ channel, user: ids.alice, text: `<@${standIn.botUserId}> fix the parser` });
-    const requester = createSlackRequester({ client: createSlackClient(slackConfig(standIn, 'socket'), { retryConfig: { retries: 0 } }), store, secrets: [secret] });
-    const chatJob = (platform: string, options: { id?: string; title?: string } = {}) => createJob(
-      { repo: 'acme/widgets', source: { kind: 'chat', platform, channel, thread_id: root.ts, message_id: root.ts }, title: options.title ?? 'Fix the parser', requested_by: 'alice-gh' },
-      { id: options.id ?? `job-${randomBytes(3).toString('hex')}`, now: new Date() },
-    );
+    const requester = createSlackRequester({
+      client: createSlackClient(slackConfig(standIn, 'socket'), { retryConfig: { retries: 0 } }),
+      store,
+      secrets: [secret],
+    });
+    const chatJob = (platform: string, options: { id?: string; title?: string } = {}) =>
+      createJob(
+        {
+          repo: 'acme/widgets',
+          source: { kind: 'chat', platform, channel, thread_id: root.ts, message_id: root.ts },
+          title: options.title ?? 'Fix the parser',
+          requested_by: 'alice-gh',
+        },
+        { id: options.id ?? `job-${randomBytes(3).toString('hex')}`, now: new Date() },
+      );
     return {
       requester,
       job: (options) => chatJob('slack', options),
       foreignJob: chatJob('line'),
       observe: async () => ({
-        messages: standIn.thread(channel, root.ts).filter((m) => m.bot_id !== undefined).map((m) => m.text),
+        messages: standIn
+          .thread(channel, root.ts)
+          .filter((m) => m.bot_id !== undefined)
+          .map((m) => m.text),
         marks: Object.keys(standIn.message(channel, root.ts)?.reactions ?? {}).sort(),
       }),
       secret,
@@ -63,7 +91,11 @@ describe('Slack thread of a job, from the mention to the final reply', () => {
   /** A mention through the real Bolt app (Socket Mode) that became a job. */
   async function mentioned(text: string): Promise<{ job: Job; ts: string; statusTs: string }> {
     h = await openHarness('socket');
-    const { ts, body } = h.slack.mention({ channel: ids.repoChannel, user: ids.alice, text: `<@${h.slack.botUserId}> ${text}` });
+    const { ts, body } = h.slack.mention({
+      channel: ids.repoChannel,
+      user: ids.alice,
+      text: `<@${h.slack.botUserId}> ${text}`,
+    });
     await h.slack.socket.deliverEvent(body);
     const job = await waitFor(() => h!.jobs()[0], { what: 'the job' });
     await h.producer.idle();
@@ -81,7 +113,11 @@ describe('Slack thread of a job, from the mention to the final reply', () => {
     await h!.requester.report({ kind: 'progress', job, stage: 'testing' });
     const pullRequest = { number: 7, url: 'https://github.com/acme/widgets/pull/7', draft: false };
     const stages = ['preparing', 'planning', 'implementing', 'testing', 'validating', 'publishing'] as const;
-    const run = finish(stages.reduce((r, stage) => advance(r, stage, { now: now() }), runOf(job)), 'succeeded', { now: now() });
+    const run = finish(
+      stages.reduce((r, stage) => advance(r, stage, { now: now() }), runOf(job)),
+      'succeeded',
+      { now: now() },
+    );
     await h!.requester.report({ kind: 'finished', job, run, pullRequest });
     await h!.requester.report({ kind: 'finished', job, run, pullRequest });
     const [root, status, final, ...rest] = thread(ts);
@@ -99,7 +135,13 @@ describe('Slack thread of a job, from the mention to the final reply', () => {
     const { job, ts } = await mentioned('fix the flaky parser test');
     await h!.requester.report({ kind: 'started', job, attempt: 1 });
     const { error, run } = failedRun(job, 'test_failed');
-    await h!.requester.report({ kind: 'failed', job, run, error, reason: `3 tests failed; <!channel> token ${secret}` });
+    await h!.requester.report({
+      kind: 'failed',
+      job,
+      run,
+      error,
+      reason: `3 tests failed; <!channel> token ${secret}`,
+    });
     const final = thread(ts)[2]!;
     expect(final.text).toContain('test_failed');
     expect(final.text).toContain(`/ops retry ${job.id}`);
@@ -112,7 +154,11 @@ describe('Slack thread of a job, from the mention to the final reply', () => {
     const { job, ts } = await mentioned('fix the flaky parser test');
     const { error, run } = failedRun(job, 'lease_lost');
     await h!.requester.report({ kind: 'failed', job, run, error, reason: 'dead-lettered after 3 attempts' });
-    expect(thread(ts).map((m) => m.text).join('\n')).toContain('dead-lettered after 3 attempts');
+    expect(
+      thread(ts)
+        .map((m) => m.text)
+        .join('\n'),
+    ).toContain('dead-lettered after 3 attempts');
     expect(thread(ts)).toHaveLength(3);
     expect(reactions(ts)).toEqual(['x']);
   });
@@ -128,7 +174,9 @@ describe('Slack thread of a job, from the mention to the final reply', () => {
   it('a final reply that failed to post is posted by the next report, once', async () => {
     const { job, ts } = await mentioned('fix the flaky parser test');
     h!.slack.fail('chat.postMessage', { error: 'internal_error' });
-    await expect(h!.requester.report({ kind: 'cancelled', job, by: 'carol' })).rejects.toMatchObject({ code: 'forge_unavailable' });
+    await expect(h!.requester.report({ kind: 'cancelled', job, by: 'carol' })).rejects.toMatchObject({
+      code: 'forge_unavailable',
+    });
     expect(thread(ts)).toHaveLength(2);
     await h!.requester.report({ kind: 'cancelled', job, by: 'carol' });
     await h!.requester.report({ kind: 'cancelled', job, by: 'carol' });
@@ -146,15 +194,35 @@ describe('Slack thread of a job, from the mention to the final reply', () => {
     expect(status?.edits).toEqual([expect.stringContaining('attempt 1')]);
   });
 
-  it('maps Slack\'s refusals and rate limits to stable codes', async () => {
+  it("maps Slack's refusals and rate limits to stable codes", async () => {
     const store = new SqliteRunStore(':memory:');
-    const job = createJob({ repo: 'acme/widgets', source: { kind: 'chat', platform: 'slack', channel: 'C0GONE', thread_id: '1.1' }, title: 't', requested_by: 'a' }, { id: 'j-gone', now: now() });
+    const job = createJob(
+      {
+        repo: 'acme/widgets',
+        source: { kind: 'chat', platform: 'slack', channel: 'C0GONE', thread_id: '1.1' },
+        title: 't',
+        requested_by: 'a',
+      },
+      { id: 'j-gone', now: now() },
+    );
     standIn.removeChannel('C0GONE');
-    const requester = createSlackRequester({ client: createSlackClient(slackConfig(standIn, 'socket'), { retryConfig: { retries: 0 }, rejectRateLimitedCalls: true }), store });
-    await expect(requester.report({ kind: 'queued', job })).rejects.toMatchObject({ code: 'forge_rejected', message: expect.stringContaining('channel_not_found') });
+    const requester = createSlackRequester({
+      client: createSlackClient(slackConfig(standIn, 'socket'), {
+        retryConfig: { retries: 0 },
+        rejectRateLimitedCalls: true,
+      }),
+      store,
+    });
+    await expect(requester.report({ kind: 'queued', job })).rejects.toMatchObject({
+      code: 'forge_rejected',
+      message: expect.stringContaining('channel_not_found'),
+    });
     const live = { ...job, id: 'j-live', source: { ...job.source, channel: 'C0LIVE' } } as Job;
     standIn.fail('chat.postMessage', { status: 429, retryAfter: 7 });
-    await expect(requester.report({ kind: 'queued', job: live })).rejects.toMatchObject({ code: 'rate_limited', retryAfterMs: 7_000 });
+    await expect(requester.report({ kind: 'queued', job: live })).rejects.toMatchObject({
+      code: 'rate_limited',
+      retryAfterMs: 7_000,
+    });
     await store.close();
   });
 });

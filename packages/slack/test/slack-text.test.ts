@@ -10,23 +10,33 @@ describe('readSlackText', () => {
   });
 
   it('reads links as the URL, or as the label typed when Slack auto-linked it', () => {
-    expect(readSlackText('repo=<https://github.com/acme/gadgets> fix it')).toBe('repo=https://github.com/acme/gadgets fix it');
+    expect(readSlackText('repo=<https://github.com/acme/gadgets> fix it')).toBe(
+      'repo=https://github.com/acme/gadgets fix it',
+    );
     expect(readSlackText('see <http://example.com|example.com>')).toBe('see example.com');
     expect(readSlackText('mail <mailto:a@example.com|a@example.com>')).toBe('mail a@example.com');
-    expect(readSlackText('read <https://docs.example/x?a=1&amp;b=2|the docs>')).toBe('read the docs (https://docs.example/x?a=1&b=2)');
+    expect(readSlackText('read <https://docs.example/x?a=1&amp;b=2|the docs>')).toBe(
+      'read the docs (https://docs.example/x?a=1&b=2)',
+    );
   });
 
-  it('reads user, channel, group and broadcast references as text, and takes the bot\'s mention out', () => {
-    expect(readSlackText('<@U0BOT> ask <@U0ALICE> and <@U0BOB|bob> in <#C0GEN|general> or <#C0OPS>', 'U0BOT')).toBe('ask @U0ALICE and @bob in #general or #C0OPS');
-    expect(readSlackText('<!here> <!channel> <!everyone> <!subteam^S0DEV|@devs> <!date^1392734382^{date}|Feb 18, 2014>')).toBe('@here @channel @everyone @devs Feb 18, 2014');
+  it("reads user, channel, group and broadcast references as text, and takes the bot's mention out", () => {
+    expect(readSlackText('<@U0BOT> ask <@U0ALICE> and <@U0BOB|bob> in <#C0GEN|general> or <#C0OPS>', 'U0BOT')).toBe(
+      'ask @U0ALICE and @bob in #general or #C0OPS',
+    );
+    expect(
+      readSlackText('<!here> <!channel> <!everyone> <!subteam^S0DEV|@devs> <!date^1392734382^{date}|Feb 18, 2014>'),
+    ).toBe('@here @channel @everyone @devs Feb 18, 2014');
   });
 
   it('keeps line breaks and indentation, and closes up only around the removed mention', () => {
-    expect(readSlackText('<@U0BOT>   fix this:\n```\n  if (a &lt; b) {}\n```', 'U0BOT')).toBe('fix this:\n```\n  if (a < b) {}\n```');
+    expect(readSlackText('<@U0BOT>   fix this:\n```\n  if (a &lt; b) {}\n```', 'U0BOT')).toBe(
+      'fix this:\n```\n  if (a < b) {}\n```',
+    );
     expect(readSlackText('please <@U0BOT> run   it', 'U0BOT')).toBe('please run   it');
   });
 
-  it('takes the first user mention for the bot\'s when the record has no bot id', () => {
+  it("takes the first user mention for the bot's when the record has no bot id", () => {
     expect(readSlackText('<@U0BOT> ping <@U0ALICE>')).toBe('ping @U0ALICE');
   });
 });

@@ -46,10 +46,14 @@ export function isSqliteDamagedError(error: unknown): error is SqliteDamagedErro
 export function describeDamage(damage: SqliteDamage): string {
   const { path, detail } = damage;
   switch (damage.kind) {
-    case 'empty': return `${path} is empty (0 bytes): it was truncated, since a database file is never created empty`;
-    case 'not_a_database': return `${path} is not a SQLite database (${detail}): it was overwritten, or is another kind of file`;
-    case 'corrupt': return `${path} is damaged: ${detail}`;
-    case 'wrong_schema': return `${path} is a SQLite database without ${detail}: another program's file, or emptied`;
+    case 'empty':
+      return `${path} is empty (0 bytes): it was truncated, since a database file is never created empty`;
+    case 'not_a_database':
+      return `${path} is not a SQLite database (${detail}): it was overwritten, or is another kind of file`;
+    case 'corrupt':
+      return `${path} is damaged: ${detail}`;
+    case 'wrong_schema':
+      return `${path} is a SQLite database without ${detail}: another program's file, or emptied`;
   }
 }
 

@@ -52,16 +52,23 @@ function openBetterSqlite3(path: string, readonly: boolean): DriverDatabase {
   const Database = load('better-sqlite3') as typeof BetterSqlite3;
   const db = new Database(path, { readonly });
   return {
-    exec: (sql) => { db.exec(sql); },
+    exec: (sql) => {
+      db.exec(sql);
+    },
     prepare: (sql) => db.prepare(sql) as unknown as SqliteStatement,
     transaction: (fn) => ({ immediate: () => db.transaction(fn).immediate() }),
-    close: () => { if (db.open) db.close(); },
+    close: () => {
+      if (db.open) db.close();
+    },
   };
 }
 
 /** The slice of node:sqlite used here (its types are not in @types/node 20). */
 interface NodeSqliteModule {
-  DatabaseSync: new (path: string, options?: { readOnly?: boolean }) => {
+  DatabaseSync: new (
+    path: string,
+    options?: { readOnly?: boolean },
+  ) => {
     readonly isTransaction: boolean;
     exec(sql: string): void;
     prepare(sql: string): SqliteStatement;
@@ -94,7 +101,9 @@ function openNodeSqlite(path: string, readonly: boolean): DriverDatabase {
     }
   };
   return {
-    exec: (sql) => { db.exec(sql); },
+    exec: (sql) => {
+      db.exec(sql);
+    },
     prepare: (sql) => db.prepare(sql),
     transaction: (fn) => ({ immediate: () => transaction(fn, 'BEGIN IMMEDIATE') }),
     close: () => {

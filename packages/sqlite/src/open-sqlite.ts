@@ -42,7 +42,11 @@ export interface OpenSqliteOptions {
  * mend: a file found empty (a new one never is), not a database, without the schema's
  * table, or with a malformed page (at open, or met by any later call) throws `damaged`'s error.
  */
-export function openSqlite(path: string, options: OpenSqliteOptions = {}, driver: SqliteDriver = sqliteDriver()): SqliteDatabase {
+export function openSqlite(
+  path: string,
+  options: OpenSqliteOptions = {},
+  driver: SqliteDriver = sqliteDriver(),
+): SqliteDatabase {
   const readonly = options.readonly === true;
   const damaged = options.damaged ?? ((damage: SqliteDamage) => new SqliteDamagedError(damage));
   const onDisk = path !== '' && path !== ':memory:' && !path.startsWith('file:');
@@ -52,7 +56,11 @@ export function openSqlite(path: string, options: OpenSqliteOptions = {}, driver
   try {
     setUp(db, readonly);
     const { schema } = options;
-    if (schema && onDisk && db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(schema.table) === undefined) {
+    if (
+      schema &&
+      onDisk &&
+      db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(schema.table) === undefined
+    ) {
       throw damaged({ path, kind: 'wrong_schema', detail: `the ${schema.table} table` });
     }
     if (schema && !readonly) schema.create(db);
@@ -84,7 +92,11 @@ function createFile(path: string, schema: SqliteSchema | undefined, driver: Sqli
   // Through the file system first, so a missing directory or a permission says so (ENOENT, EACCES).
   closeSync(openSync(temp, 'wx'));
   try {
-    const db = guarded(() => openDriver(temp, false, driver), temp, (damage) => new SqliteDamagedError(damage));
+    const db = guarded(
+      () => openDriver(temp, false, driver),
+      temp,
+      (damage) => new SqliteDamagedError(damage),
+    );
     try {
       setUp(db, false);
       if (schema) db.transaction(() => schema.create(db)).immediate();
@@ -137,10 +149,19 @@ function guarded(open: () => DriverDatabase, path: string, damaged: (damage: Sql
     quickCheck: () => {
       const rows = facade.prepare('PRAGMA quick_check(10)').all() as Record<string, unknown>[];
       // The first row starts with a `*** in database main ***` line.
-      const problems = rows.map((row) => String(Object.values(row)[0]).replace(/^\*\*\*.*\*\*\*\n/, '').replaceAll('\n', '; '))
+      const problems = rows
+        .map((row) =>
+          String(Object.values(row)[0])
+            .replace(/^\*\*\*.*\*\*\*\n/, '')
+            .replaceAll('\n', '; '),
+        )
         .filter((line) => line !== 'ok');
       if (problems.length > 0) {
-        throw damaged({ path, kind: 'corrupt', detail: `quick_check: ${problems.slice(0, 3).join('; ')}`.slice(0, maxDetailChars) });
+        throw damaged({
+          path,
+          kind: 'corrupt',
+          detail: `quick_check: ${problems.slice(0, 3).join('; ')}`.slice(0, maxDetailChars),
+        });
       }
     },
   };

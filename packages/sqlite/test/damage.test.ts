@@ -9,7 +9,10 @@ import { isSqliteDamagedError, openSqlite, sqliteDriver, type SqliteDamage, type
 
 const schema: SqliteSchema = {
   table: 'items',
-  create: (db) => db.exec('CREATE TABLE IF NOT EXISTS items (id INTEGER PRIMARY KEY, name TEXT NOT NULL); CREATE INDEX IF NOT EXISTS items_name ON items (name)'),
+  create: (db) =>
+    db.exec(
+      'CREATE TABLE IF NOT EXISTS items (id INTEGER PRIMARY KEY, name TEXT NOT NULL); CREATE INDEX IF NOT EXISTS items_name ON items (name)',
+    ),
 };
 
 /** Overwrites page `page` (1-based) of a closed database file with garbage. */
@@ -27,7 +30,9 @@ function thrown(fn: () => unknown): SqliteDamage | unknown {
   try {
     fn();
   } catch (error) {
-    return isSqliteDamagedError(error) ? { path: error.path, kind: error.kind, detail: error.detail, message: error.message } : error;
+    return isSqliteDamagedError(error)
+      ? { path: error.path, kind: error.kind, detail: error.detail, message: error.message }
+      : error;
   }
   return 'nothing thrown';
 }
@@ -47,9 +52,17 @@ describe(`damaged database files (${sqliteDriver()} on Node ${process.versions.n
   const filled = () => {
     const db = openSqlite(path, { schema });
     const insert = db.prepare('INSERT INTO items (name) VALUES (?)');
-    db.transaction(() => { for (let n = 0; n < 200; n += 1) insert.run(`item ${n} ${'x'.repeat(100)}`); }).immediate();
-    const roots = Object.fromEntries((db.prepare(`SELECT name, rootpage FROM sqlite_master WHERE name IN ('items', 'items_name')`).all() as { name: string; rootpage: number }[])
-      .map((row) => [row.name, Number(row.rootpage)]));
+    db.transaction(() => {
+      for (let n = 0; n < 200; n += 1) insert.run(`item ${n} ${'x'.repeat(100)}`);
+    }).immediate();
+    const roots = Object.fromEntries(
+      (
+        db.prepare(`SELECT name, rootpage FROM sqlite_master WHERE name IN ('items', 'items_name')`).all() as {
+          name: string;
+          rootpage: number;
+        }[]
+      ).map((row) => [row.name, Number(row.rootpage)]),
+    );
     const pageSize = Number(Object.values(db.prepare('PRAGMA page_size').get() as object)[0]);
     db.close();
     return { table: roots.items!, index: roots.items_name!, pageSize };
@@ -57,7 +70,15 @@ describe(`damaged database files (${sqliteDriver()} on Node ${process.versions.n
 
   it('a new file appears at its path only once it has its schema, so no process can find it half-made', () => {
     const seenDuringCreate: boolean[] = [];
-    const db = openSqlite(path, { schema: { table: 'items', create: (d) => { seenDuringCreate.push(existsSync(path)); schema.create(d); } } });
+    const db = openSqlite(path, {
+      schema: {
+        table: 'items',
+        create: (d) => {
+          seenDuringCreate.push(existsSync(path));
+          schema.create(d);
+        },
+      },
+    });
     db.close();
     // Created elsewhere, then linked into place; created again (idempotently) at the open.
     expect(seenDuringCreate).toEqual([false, true]);
@@ -75,7 +96,11 @@ describe(`damaged database files (${sqliteDriver()} on Node ${process.versions.n
   it('a file truncated to 0 bytes is refused as empty, not opened as a new database', () => {
     filled();
     truncateSync(path, 0);
-    expect(thrown(() => openSqlite(path, { schema }))).toMatchObject({ path, kind: 'empty', message: expect.stringContaining(`${path} is empty (0 bytes)`) });
+    expect(thrown(() => openSqlite(path, { schema }))).toMatchObject({
+      path,
+      kind: 'empty',
+      message: expect.stringContaining(`${path} is empty (0 bytes)`),
+    });
     // Without a schema too: every file is created non-empty.
     expect(thrown(() => openSqlite(path))).toMatchObject({ path, kind: 'empty' });
     expect(thrown(() => openSqlite(path, { readonly: true }))).toMatchObject({ path, kind: 'empty' });
@@ -93,18 +118,26 @@ describe(`damaged database files (${sqliteDriver()} on Node ${process.versions.n
   it('a file cut short, or overwritten at its header, is refused at open', () => {
     const { pageSize } = filled();
     truncateSync(path, 3 * pageSize);
-    expect(thrown(() => openSqlite(path, { schema }))).toMatchObject({ path, kind: 'corrupt', detail: expect.stringMatching(/malformed/) });
+    expect(thrown(() => openSqlite(path, { schema }))).toMatchObject({
+      path,
+      kind: 'corrupt',
+      detail: expect.stringMatching(/malformed/),
+    });
     overwritePage(path, 1, pageSize);
     expect(thrown(() => openSqlite(path, { schema }))).toMatchObject({ path, kind: 'not_a_database' });
     writeFileSync(path, 'some text, not a database\n'.repeat(40));
     expect(thrown(() => openSqlite(path))).toMatchObject({ path, kind: 'not_a_database' });
   });
 
-  it('a database without the schema\'s table is refused; without a schema it opens as before', () => {
+  it("a database without the schema's table is refused; without a schema it opens as before", () => {
     const other = openSqlite(path);
     other.exec('CREATE TABLE something_else (x)');
     other.close();
-    expect(thrown(() => openSqlite(path, { schema }))).toMatchObject({ path, kind: 'wrong_schema', message: `${path} is a SQLite database without the items table: another program's file, or emptied` });
+    expect(thrown(() => openSqlite(path, { schema }))).toMatchObject({
+      path,
+      kind: 'wrong_schema',
+      message: `${path} is a SQLite database without the items table: another program's file, or emptied`,
+    });
     openSqlite(path).close();
   });
 
@@ -113,8 +146,14 @@ describe(`damaged database files (${sqliteDriver()} on Node ${process.versions.n
     overwritePage(path, table, pageSize);
     const db = openSqlite(path, { schema });
     try {
-      expect(thrown(() => db.prepare('SELECT name FROM items NOT INDEXED').all())).toMatchObject({ path, kind: 'corrupt', detail: expect.stringMatching(/malformed/) });
-      expect(thrown(() => db.transaction(() => db.prepare('UPDATE items SET name = ? WHERE id = 5').run('y')).immediate())).toMatchObject({ path, kind: 'corrupt' });
+      expect(thrown(() => db.prepare('SELECT name FROM items NOT INDEXED').all())).toMatchObject({
+        path,
+        kind: 'corrupt',
+        detail: expect.stringMatching(/malformed/),
+      });
+      expect(
+        thrown(() => db.transaction(() => db.prepare('UPDATE items SET name = ? WHERE id = 5').run('y')).immediate()),
+      ).toMatchObject({ path, kind: 'corrupt' });
       expect(thrown(() => db.exec('DELETE FROM items'))).toMatchObject({ path, kind: 'corrupt' });
       // Other errors stay what they were.
       expect(() => db.prepare('SELECT nonsense FROM nowhere')).toThrow(/no such table/);
@@ -130,7 +169,11 @@ describe(`damaged database files (${sqliteDriver()} on Node ${process.versions.n
     try {
       // The table itself reads fine: a caller would see every row and no error.
       expect(db.prepare('SELECT count(*) AS n FROM items NOT INDEXED').get()).toMatchObject({ n: 200 });
-      expect(thrown(() => db.quickCheck())).toMatchObject({ path, kind: 'corrupt', detail: expect.stringMatching(/^quick_check: .*page/) });
+      expect(thrown(() => db.quickCheck())).toMatchObject({
+        path,
+        kind: 'corrupt',
+        detail: expect.stringMatching(/^quick_check: .*page/),
+      });
     } finally {
       db.close();
     }
@@ -144,6 +187,8 @@ describe(`damaged database files (${sqliteDriver()} on Node ${process.versions.n
     filled();
     truncateSync(path, 0);
     class Mine extends Error {}
-    expect(() => openSqlite(path, { schema, damaged: (damage) => new Mine(`mine: ${damage.kind} ${damage.path}`) })).toThrow(new Mine(`mine: empty ${path}`));
+    expect(() =>
+      openSqlite(path, { schema, damaged: (damage) => new Mine(`mine: ${damage.kind} ${damage.path}`) }),
+    ).toThrow(new Mine(`mine: empty ${path}`));
   });
 });

@@ -33,9 +33,14 @@ describe(`openSqlite (${sqliteDriver()} on Node ${process.versions.node})`, () =
     expect(Number(first.changes)).toBe(1);
     expect(Number(first.lastInsertRowid)).toBe(1);
     db.prepare('INSERT INTO items (name, n) VALUES (@name, @n)').run({ name: 'b', n: 2 });
-    expect({ ...(db.prepare('SELECT name, n FROM items WHERE name = ?').get('b') as object) }).toEqual({ name: 'b', n: 2 });
+    expect({ ...(db.prepare('SELECT name, n FROM items WHERE name = ?').get('b') as object) }).toEqual({
+      name: 'b',
+      n: 2,
+    });
     expect(db.prepare('SELECT name FROM items WHERE name = ?').get('zzz')).toBeUndefined();
-    expect((db.prepare('SELECT name FROM items ORDER BY id').all() as { name: string }[]).map((row) => row.name)).toEqual(['a', 'b']);
+    expect(
+      (db.prepare('SELECT name FROM items ORDER BY id').all() as { name: string }[]).map((row) => row.name),
+    ).toEqual(['a', 'b']);
     expect(Number(db.prepare('UPDATE items SET n = n + 1').run().changes)).toBe(2);
   });
 
@@ -48,28 +53,44 @@ describe(`openSqlite (${sqliteDriver()} on Node ${process.versions.node})`, () =
   });
 
   it('commits a transaction, and rolls all of it back when its function throws', () => {
-    expect(db.transaction(() => db.prepare('INSERT INTO items (name) VALUES (?)').run('kept') && 'done').immediate()).toBe('done');
-    expect(() => db.transaction(() => {
-      db.prepare('INSERT INTO items (name) VALUES (?)').run('gone');
-      throw new Error('boom');
-    }).immediate()).toThrow('boom');
+    expect(
+      db.transaction(() => db.prepare('INSERT INTO items (name) VALUES (?)').run('kept') && 'done').immediate(),
+    ).toBe('done');
+    expect(() =>
+      db
+        .transaction(() => {
+          db.prepare('INSERT INTO items (name) VALUES (?)').run('gone');
+          throw new Error('boom');
+        })
+        .immediate(),
+    ).toThrow('boom');
     // A constraint error inside: SQLite's own error comes out, and nothing of it stays.
-    expect(() => db.transaction(() => {
-      db.prepare('INSERT INTO items (name) VALUES (?)').run('also gone');
-      db.prepare('INSERT INTO items (name) VALUES (?)').run('kept');
-    }).immediate()).toThrow(/UNIQUE/);
+    expect(() =>
+      db
+        .transaction(() => {
+          db.prepare('INSERT INTO items (name) VALUES (?)').run('also gone');
+          db.prepare('INSERT INTO items (name) VALUES (?)').run('kept');
+        })
+        .immediate(),
+    ).toThrow(/UNIQUE/);
     expect((db.prepare('SELECT name FROM items').all() as { name: string }[]).map((row) => row.name)).toEqual(['kept']);
   });
 
   it('a nested transaction that throws rolls back only itself', () => {
     db.transaction(() => {
       db.prepare('INSERT INTO items (name) VALUES (?)').run('outer');
-      expect(() => db.transaction(() => {
-        db.prepare('INSERT INTO items (name) VALUES (?)').run('inner');
-        throw new Error('inner fails');
-      }).immediate()).toThrow('inner fails');
+      expect(() =>
+        db
+          .transaction(() => {
+            db.prepare('INSERT INTO items (name) VALUES (?)').run('inner');
+            throw new Error('inner fails');
+          })
+          .immediate(),
+      ).toThrow('inner fails');
     }).immediate();
-    expect((db.prepare('SELECT name FROM items').all() as { name: string }[]).map((row) => row.name)).toEqual(['outer']);
+    expect((db.prepare('SELECT name FROM items').all() as { name: string }[]).map((row) => row.name)).toEqual([
+      'outer',
+    ]);
   });
 
   it('an immediate transaction holds the write lock: another connection waits, then is busy', () => {
@@ -78,10 +99,14 @@ describe(`openSqlite (${sqliteDriver()} on Node ${process.versions.node})`, () =
       other.exec('PRAGMA busy_timeout = 0');
       db.transaction(() => {
         db.prepare('INSERT INTO items (name) VALUES (?)').run('mine');
-        expect(() => other.transaction(() => other.prepare('INSERT INTO items (name) VALUES (?)').run('theirs')).immediate()).toThrow(/locked|busy/i);
+        expect(() =>
+          other.transaction(() => other.prepare('INSERT INTO items (name) VALUES (?)').run('theirs')).immediate(),
+        ).toThrow(/locked|busy/i);
       }).immediate();
       other.transaction(() => other.prepare('INSERT INTO items (name) VALUES (?)').run('theirs')).immediate();
-      expect((db.prepare('SELECT name FROM items ORDER BY id').all() as { name: string }[]).map((row) => row.name)).toEqual(['mine', 'theirs']);
+      expect(
+        (db.prepare('SELECT name FROM items ORDER BY id').all() as { name: string }[]).map((row) => row.name),
+      ).toEqual(['mine', 'theirs']);
     } finally {
       other.close();
     }

@@ -16,7 +16,10 @@ export function generationOf(runId: string): { jobId: string; generation: number
 }
 
 /** The job's latest run and its generation (1 when it has none yet): each redrive adds one. */
-export async function latestRun(store: Pick<RunStore, 'get'>, jobId: string): Promise<{ run: RunRecord | undefined; generation: number }> {
+export async function latestRun(
+  store: Pick<RunStore, 'get'>,
+  jobId: string,
+): Promise<{ run: RunRecord | undefined; generation: number }> {
   let run = await store.get(jobId).catch(() => undefined);
   let generation = 1;
   while (run !== undefined && isTerminal(run.stage)) {
@@ -27,4 +30,3 @@ export async function latestRun(store: Pick<RunStore, 'get'>, jobId: string): Pr
   }
   return { run, generation };
 }
-

@@ -1,6 +1,17 @@
 export type {
-  CancelRequests, FenceRejection, Journal, JournalEntry, JournalQuery, RunQuery, RunStore, RunSummary, SpendLedger, TaskLeases,
-  WorkerInfo, WorkerJob, WorkerRegistry,
+  CancelRequests,
+  FenceRejection,
+  Journal,
+  JournalEntry,
+  JournalQuery,
+  RunQuery,
+  RunStore,
+  RunSummary,
+  SpendLedger,
+  TaskLeases,
+  WorkerInfo,
+  WorkerJob,
+  WorkerRegistry,
 } from './port.js';
 export { journalLimit, maxWorkerJobs } from './port.js';
 export { SqliteRunStore } from './sqlite-run-store.js';

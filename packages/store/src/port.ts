@@ -124,10 +124,25 @@ export interface JournalQuery {
  */
 export type JournalEntry =
   | {
-    kind: 'action'; action: 'cancel' | 'retry' | 'redrive' | 'drop'; runId?: string; jobId?: string;
-    taskKey?: string; by: string; via: 'cli' | 'dashboard' | 'chat' | 'api' | 'issue'; at: string; detail?: string;
-  }
-  | { kind: 'undelivered_report'; runId: string; jobId: string; report: string; requester: string; error: string; at: string };
+      kind: 'action';
+      action: 'cancel' | 'retry' | 'redrive' | 'drop';
+      runId?: string;
+      jobId?: string;
+      taskKey?: string;
+      by: string;
+      via: 'cli' | 'dashboard' | 'chat' | 'api' | 'issue';
+      at: string;
+      detail?: string;
+    }
+  | {
+      kind: 'undelivered_report';
+      runId: string;
+      jobId: string;
+      report: string;
+      requester: string;
+      error: string;
+      at: string;
+    };
 
 /** Journal entries kept per kind; older ones are dropped. */
 export const journalLimit = 10_000;
@@ -158,7 +173,11 @@ export interface TaskLeases {
    * worker going straight from a settled job to the next one (fetch-next) pays one
    * instead of two. Resolves what `acquire(to)` would.
    */
-  handOver(from: { taskKey: string; token: string }, to: { taskKey: string; token: string }, ttlMs: number): Promise<boolean>;
+  handOver(
+    from: { taskKey: string; token: string },
+    to: { taskKey: string; token: string },
+    ttlMs: number,
+  ): Promise<boolean>;
   /** Rejected late writes of a task, oldest first. */
   rejections(taskKey: string): Promise<FenceRejection[]>;
 }

@@ -1,5 +1,13 @@
 import { CodefleetError, isTerminal, parseRun, runOutcomes, stages, type RunRecord, type Stage } from '@codefleet/core';
-import { journalLimit, maxWorkerJobs, type JournalEntry, type JournalQuery, type RunQuery, type RunSummary, type WorkerInfo } from './port.js';
+import {
+  journalLimit,
+  maxWorkerJobs,
+  type JournalEntry,
+  type JournalQuery,
+  type RunQuery,
+  type RunSummary,
+  type WorkerInfo,
+} from './port.js';
 
 // What both adapters share: the summary of a run, the facets a query filters on, the
 // checking of a query, and the bounds on what callers (the dashboard, a chat) hand in.
@@ -20,7 +28,13 @@ export function summarize(run: RunRecord): RunSummary {
     attempts: run.attempts.length,
     ...(run.pull_request === undefined
       ? {}
-      : { pullRequest: { number: run.pull_request.number, draft: run.pull_request.draft, ...(run.pull_request.url === undefined ? {} : { url: run.pull_request.url }) } }),
+      : {
+          pullRequest: {
+            number: run.pull_request.number,
+            draft: run.pull_request.draft,
+            ...(run.pull_request.url === undefined ? {} : { url: run.pull_request.url }),
+          },
+        }),
     createdAt: run.created_at,
     updatedAt: run.updated_at,
     source: facets.source,
@@ -39,7 +53,11 @@ export function readStored(runId: string, text: string): RunRecord {
     return parseRun(JSON.parse(text));
   } catch (cause) {
     const reason = cause instanceof Error ? cause.message : String(cause);
-    throw new CodefleetError('invalid_run', `run ${runId}: its stored record cannot be read (${cut(reason, 300)})`, { verdict: 'permanent', cause, details: { runId } });
+    throw new CodefleetError('invalid_run', `run ${runId}: its stored record cannot be read (${cut(reason, 300)})`, {
+      verdict: 'permanent',
+      cause,
+      details: { runId },
+    });
   }
 }
 
@@ -63,7 +81,10 @@ function unreadableSummary(runId: string, text: string, reason: string): RunSumm
     raw = undefined;
   }
   const str = (...path: string[]): string | undefined => {
-    const value = path.reduce<unknown>((node, key) => (node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined), raw);
+    const value = path.reduce<unknown>(
+      (node, key) => (node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined),
+      raw,
+    );
     return typeof value === 'string' ? cut(value, 256) : undefined;
   };
   const stage = str('stage');
@@ -130,7 +151,8 @@ export function clampLimit(limit: number | undefined, max = 1_000): number {
 function time(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const ms = Date.parse(value);
-  if (!Number.isFinite(ms)) throw bad(`run query: ${name} must be an ISO time (got ${JSON.stringify(value.slice(0, 64))})`);
+  if (!Number.isFinite(ms))
+    throw bad(`run query: ${name} must be an ISO time (got ${JSON.stringify(value.slice(0, 64))})`);
   return ms;
 }
 
@@ -141,7 +163,10 @@ export function checkQuery(query: RunQuery = {}): CheckedQuery {
     if (state === 'active') resolved = { active: true };
     else if (outcomeNames.includes(state)) resolved = { outcome: state };
     else if (stageNames.includes(state)) resolved = { stage: state };
-    else throw bad(`run query: state must be active, an outcome (${outcomeNames.join(', ')}) or a stage (${stageNames.join(', ')}); got ${JSON.stringify(state.slice(0, 64))}`);
+    else
+      throw bad(
+        `run query: state must be active, an outcome (${outcomeNames.join(', ')}) or a stage (${stageNames.join(', ')}); got ${JSON.stringify(state.slice(0, 64))}`,
+      );
   }
   const sinceMs = time('since', query.since);
   const untilMs = time('until', query.until);
@@ -183,9 +208,18 @@ export function boundWorker(worker: WorkerInfo): WorkerInfo {
 /** The journal entry as stored: free text (an operator's name, a detail, a report) bounded. */
 export function boundEntry(entry: JournalEntry): JournalEntry {
   if (entry.kind === 'action') {
-    return { ...entry, by: cut(entry.by, 256), ...(entry.detail === undefined ? {} : { detail: cut(entry.detail, 2_000) }) };
+    return {
+      ...entry,
+      by: cut(entry.by, 256),
+      ...(entry.detail === undefined ? {} : { detail: cut(entry.detail, 2_000) }),
+    };
   }
-  return { ...entry, report: cut(entry.report, 4_000), requester: cut(entry.requester, 256), error: cut(entry.error, 2_000) };
+  return {
+    ...entry,
+    report: cut(entry.report, 4_000),
+    requester: cut(entry.requester, 256),
+    error: cut(entry.error, 2_000),
+  };
 }
 
 /** A checked journal query. */

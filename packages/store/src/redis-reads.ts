@@ -1,6 +1,15 @@
 import type { Redis } from 'ioredis';
 import type { JournalEntry, JournalQuery, RunQuery, RunSummary } from './port.js';
-import { checkJournalQuery, checkQuery, facetsOf, matchesFacets, readStored, summarizeStored, type CheckedQuery, type RunFacets } from './query.js';
+import {
+  checkJournalQuery,
+  checkQuery,
+  facetsOf,
+  matchesFacets,
+  readStored,
+  summarizeStored,
+  type CheckedQuery,
+  type RunFacets,
+} from './query.js';
 
 // The Redis store's filtered reads, apart from its writes.
 //
@@ -22,7 +31,13 @@ export const scanLimit = 10_000;
 const chunk = 200;
 
 /** Key names of the run indexes, under the store's prefix. */
-export function runIndexes(prefix: string): { all: string; active: string; complete: string; repo(repo: string): string; source(kind: string): string } {
+export function runIndexes(prefix: string): {
+  all: string;
+  active: string;
+  complete: string;
+  repo(repo: string): string;
+  source(kind: string): string;
+} {
   return {
     all: `${prefix}by-created`,
     active: `${prefix}active`,
@@ -46,7 +61,8 @@ export async function listRuns(redis: Redis, prefix: string, query: RunQuery | u
     if (ids.length === 0) break;
     // Unfiltered, the records are what we read anyway; filtered, only the facets, then the
     // records of the matches.
-    const fields = await redis.pipeline(ids.map((id) => ['hmget', runKey(id), filtered ? 'facets' : 'record'])).exec() ?? [];
+    const fields =
+      (await redis.pipeline(ids.map((id) => ['hmget', runKey(id), filtered ? 'facets' : 'record'])).exec()) ?? [];
     const matched: string[] = [];
     for (const [i, id] of ids.entries()) {
       const value = (fields[i]?.[1] as (string | null)[] | undefined)?.[0] ?? null;
@@ -59,8 +75,9 @@ export async function listRuns(redis: Redis, prefix: string, query: RunQuery | u
       if (facets !== undefined && matchesFacets(facets, q)) matched.push(id);
     }
     if (matched.length > 0) {
-      const found = await redis.pipeline(matched.map((id) => ['hget', runKey(id), 'record'])).exec() ?? [];
-      for (const [i, [, value]] of found.entries()) if (typeof value === 'string') records.push({ id: matched[i] ?? '', record: value });
+      const found = (await redis.pipeline(matched.map((id) => ['hget', runKey(id), 'record'])).exec()) ?? [];
+      for (const [i, [, value]] of found.entries())
+        if (typeof value === 'string') records.push({ id: matched[i] ?? '', record: value });
     }
   }
   return records.slice(0, q.limit).map(({ id, record }) => summarizeStored(id, record));
@@ -98,7 +115,11 @@ export function journalKeys(prefix: string): { seq: string; kind(kind: JournalEn
   return { seq: `${prefix}journal-seq`, kind: (kind) => `${prefix}journal:${kind}` };
 }
 
-export async function readJournal(redis: Redis, prefix: string, query: JournalQuery | undefined): Promise<JournalEntry[]> {
+export async function readJournal(
+  redis: Redis,
+  prefix: string,
+  query: JournalQuery | undefined,
+): Promise<JournalEntry[]> {
   const q = checkJournalQuery(query);
   const keys = journalKeys(prefix);
   const kinds: JournalEntry['kind'][] = q.kind !== undefined ? [q.kind] : ['action', 'undelivered_report'];
@@ -118,5 +139,8 @@ export async function readJournal(redis: Redis, prefix: string, query: JournalQu
       if (lines.length < chunk) break;
     }
   }
-  return found.sort((a, b) => b.seq - a.seq).slice(0, q.limit).map(({ entry }) => entry);
+  return found
+    .sort((a, b) => b.seq - a.seq)
+    .slice(0, q.limit)
+    .map(({ entry }) => entry);
 }

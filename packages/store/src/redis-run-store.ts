@@ -1,5 +1,12 @@
 import { Redis } from 'ioredis';
-import { CodefleetError, isTerminal, redactUrlCredentials, redisRefusalError, redisWhere, type RunRecord } from '@codefleet/core';
+import {
+  CodefleetError,
+  isTerminal,
+  redactUrlCredentials,
+  redisRefusalError,
+  redisWhere,
+  type RunRecord,
+} from '@codefleet/core';
 import type { FenceRejection, JournalEntry, JournalQuery, RunQuery, RunStore, RunSummary, WorkerInfo } from './port.js';
 import { boundEntry, boundWorker, facetsOf, journalLimit, readStored } from './query.js';
 import { journalKeys, listRuns, readJournal, runIndexes } from './redis-reads.js';
@@ -132,12 +139,23 @@ export class RedisRunStore implements RunStore {
     // on each other, so there is little to batch and the extra turn adds latency.)
     // ioredis keeps a process alive for disconnectTimeout (2 s) after closing a connection
     // that never opened; a CLI with Redis down should exit as soon as it has said so.
-    const redis = new Redis(options.url, failFast
-      ? { lazyConnect: true, connectTimeout: options.connectTimeoutMs, retryStrategy: () => null, maxRetriesPerRequest: 1, disconnectTimeout: 200 }
-      : { maxRetriesPerRequest: null, disconnectTimeout: 200 });
+    const redis = new Redis(
+      options.url,
+      failFast
+        ? {
+            lazyConnect: true,
+            connectTimeout: options.connectTimeoutMs,
+            retryStrategy: () => null,
+            maxRetriesPerRequest: 1,
+            disconnectTimeout: 200,
+          }
+        : { maxRetriesPerRequest: null, disconnectTimeout: 200 },
+    );
     // The cause of a failed connect: the rejection itself only says "Connection is closed".
     let lastError: Error | undefined;
-    redis.on('error', (error: Error) => { lastError = error; });
+    redis.on('error', (error: Error) => {
+      lastError = error;
+    });
     for (const [name, definition] of Object.entries(scripts)) redis.defineCommand(name, definition);
     this.#client = redis as Redis & ScriptCalls;
     this.#prefix = `${options.prefix}:runs:`;
@@ -145,24 +163,36 @@ export class RedisRunStore implements RunStore {
     const where = redactUrlCredentials(options.url);
     this.#connect = failFast
       ? async () => {
-        // connectTimeout covers only the TCP connect: a peer that accepts and never answers
-        // (or a Redis still loading its data) would keep connect() waiting.
-        let timer: NodeJS.Timeout | undefined;
-        const timedOut = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`no answer within ${options.connectTimeoutMs} ms`)), options.connectTimeoutMs);
-        });
-        try {
-          await Promise.race([redis.connect(), timedOut]);
-        } catch (error) {
-          redis.disconnect();
-          const cause = lastError ?? (error as Error);
-          throw redisRefusalError(cause, { code: 'store_unavailable', where: redisWhere(options.url), setting: 'store.redis_url' })
-            ?? new CodefleetError('store_unavailable', `the run store's Redis at ${where} is not reachable: ${redactUrlCredentials(cause.message)}`,
-              { verdict: 'transient', cause });
-        } finally {
-          clearTimeout(timer);
+          // connectTimeout covers only the TCP connect: a peer that accepts and never answers
+          // (or a Redis still loading its data) would keep connect() waiting.
+          let timer: NodeJS.Timeout | undefined;
+          const timedOut = new Promise<never>((_, reject) => {
+            timer = setTimeout(
+              () => reject(new Error(`no answer within ${options.connectTimeoutMs} ms`)),
+              options.connectTimeoutMs,
+            );
+          });
+          try {
+            await Promise.race([redis.connect(), timedOut]);
+          } catch (error) {
+            redis.disconnect();
+            const cause = lastError ?? (error as Error);
+            throw (
+              redisRefusalError(cause, {
+                code: 'store_unavailable',
+                where: redisWhere(options.url),
+                setting: 'store.redis_url',
+              }) ??
+              new CodefleetError(
+                'store_unavailable',
+                `the run store's Redis at ${where} is not reachable: ${redactUrlCredentials(cause.message)}`,
+                { verdict: 'transient', cause },
+              )
+            );
+          } finally {
+            clearTimeout(timer);
+          }
         }
-      }
       : undefined;
   }
 
@@ -173,14 +203,29 @@ export class RedisRunStore implements RunStore {
     return this.#connecting.then(() => this.#client);
   }
 
-  #key(kind: string, id: string): string { return `${this.#prefix}${kind}:${id}`; }
+  #key(kind: string, id: string): string {
+    return `${this.#prefix}${kind}:${id}`;
+  }
 
   async save(run: RunRecord): Promise<void> {
     const created = Date.parse(run.created_at);
     const indexes = runIndexes(this.#prefix);
-    await (await this.#redis).cfSave(this.#key('run', run.run_id), indexes.all, indexes.repo(run.job.repo), indexes.source(run.job.source.kind), indexes.active, indexes.complete,
-      runVersion(run), JSON.stringify(run), Number.isFinite(created) ? created : 0, run.run_id,
-      JSON.stringify(facetsOf(run)), isTerminal(run.stage) ? '0' : '1');
+    await (
+      await this.#redis
+    ).cfSave(
+      this.#key('run', run.run_id),
+      indexes.all,
+      indexes.repo(run.job.repo),
+      indexes.source(run.job.source.kind),
+      indexes.active,
+      indexes.complete,
+      runVersion(run),
+      JSON.stringify(run),
+      Number.isFinite(created) ? created : 0,
+      run.run_id,
+      JSON.stringify(facetsOf(run)),
+      isTerminal(run.stage) ? '0' : '1',
+    );
   }
 
   async get(runId: string): Promise<RunRecord | undefined> {
@@ -194,18 +239,29 @@ export class RedisRunStore implements RunStore {
 
   async heartbeatWorker(worker: WorkerInfo, ttlMs: number): Promise<void> {
     // Score 0 for all: ZRANGE then returns them ordered by id.
-    await (await this.#redis).multi()
+    await (
+      await this.#redis
+    )
+      .multi()
       .set(this.#key('worker', worker.id), JSON.stringify(boundWorker(worker)), 'PX', Math.max(1, Math.ceil(ttlMs)))
       .zadd(`${this.#prefix}workers`, 0, worker.id)
       .exec();
   }
 
   async removeWorker(workerId: string): Promise<void> {
-    await (await this.#redis).multi().del(this.#key('worker', workerId)).zrem(`${this.#prefix}workers`, workerId).exec();
+    await (
+      await this.#redis
+    )
+      .multi()
+      .del(this.#key('worker', workerId))
+      .zrem(`${this.#prefix}workers`, workerId)
+      .exec();
   }
 
   async listWorkers(): Promise<WorkerInfo[]> {
-    const infos = await (await this.#redis).cfListWorkers(`${this.#prefix}workers`, this.#key('worker', '')) as string[];
+    const infos = (await (
+      await this.#redis
+    ).cfListWorkers(`${this.#prefix}workers`, this.#key('worker', ''))) as string[];
     return infos.map((info) => JSON.parse(info) as WorkerInfo);
   }
 
@@ -220,7 +276,9 @@ export class RedisRunStore implements RunStore {
   }
 
   async acquire(taskKey: string, token: string, ttlMs: number): Promise<boolean> {
-    return (await (await this.#redis).cfAcquire(this.#key('lease', taskKey), token, Math.max(1, Math.ceil(ttlMs)))) === 1;
+    return (
+      (await (await this.#redis).cfAcquire(this.#key('lease', taskKey), token, Math.max(1, Math.ceil(ttlMs)))) === 1
+    );
   }
 
   async renew(taskKey: string, token: string, ttlMs: number): Promise<boolean> {
@@ -229,15 +287,33 @@ export class RedisRunStore implements RunStore {
 
   async fence(taskKey: string, token: string, action: string, runId: string): Promise<boolean> {
     const rejection: FenceRejection = { taskKey, runId, token, action, at: Date.now() };
-    return (await (await this.#redis).cfFence(this.#key('lease', taskKey), this.#key('rejected', taskKey), token, JSON.stringify(rejection))) === 1;
+    return (
+      (await (
+        await this.#redis
+      ).cfFence(this.#key('lease', taskKey), this.#key('rejected', taskKey), token, JSON.stringify(rejection))) === 1
+    );
   }
 
   async release(taskKey: string, token: string): Promise<void> {
     await (await this.#redis).cfRelease(this.#key('lease', taskKey), token);
   }
 
-  async handOver(from: { taskKey: string; token: string }, to: { taskKey: string; token: string }, ttlMs: number): Promise<boolean> {
-    return (await (await this.#redis).cfHandOver(this.#key('lease', from.taskKey), this.#key('lease', to.taskKey), from.token, to.token, Math.max(1, Math.ceil(ttlMs)))) === 1;
+  async handOver(
+    from: { taskKey: string; token: string },
+    to: { taskKey: string; token: string },
+    ttlMs: number,
+  ): Promise<boolean> {
+    return (
+      (await (
+        await this.#redis
+      ).cfHandOver(
+        this.#key('lease', from.taskKey),
+        this.#key('lease', to.taskKey),
+        from.token,
+        to.token,
+        Math.max(1, Math.ceil(ttlMs)),
+      )) === 1
+    );
   }
 
   async rejections(taskKey: string): Promise<FenceRejection[]> {
@@ -248,8 +324,14 @@ export class RedisRunStore implements RunStore {
   async addSpend(day: string, usd: number): Promise<number> {
     checkSpend(day, usd);
     // INCRBYFLOAT is atomic; a day's total is kept 40 days, long enough for any report on it.
-    const [[error, total] = [null, '0']] = (await (await this.#redis).multi()
-      .incrbyfloat(this.#key('spend', day), usd).expire(this.#key('spend', day), 40 * 24 * 3_600).exec()) ?? [];
+    const [[error, total] = [null, '0']] =
+      (await (
+        await this.#redis
+      )
+        .multi()
+        .incrbyfloat(this.#key('spend', day), usd)
+        .expire(this.#key('spend', day), 40 * 24 * 3_600)
+        .exec()) ?? [];
     if (error) throw error;
     return Number(total);
   }
@@ -261,7 +343,9 @@ export class RedisRunStore implements RunStore {
 
   async requestCancel(taskKey: string, by: string): Promise<void> {
     // Kept a week: long enough for any queued job to be claimed and see it.
-    await (await this.#redis).set(this.#key('cancel', taskKey), JSON.stringify({ by, at: Date.now() }), 'EX', 7 * 24 * 3_600);
+    await (
+      await this.#redis
+    ).set(this.#key('cancel', taskKey), JSON.stringify({ by, at: Date.now() }), 'EX', 7 * 24 * 3_600);
   }
 
   async cancelRequested(taskKey: string): Promise<{ by: string; at: number } | undefined> {

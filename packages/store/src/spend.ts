@@ -13,9 +13,15 @@ const dayShape = /^\d{4}-\d{2}-\d{2}$/;
  */
 export function checkSpend(day: string, usd?: number): void {
   if (!dayShape.test(day)) {
-    throw new CodefleetError('invalid_job', `a spend day is YYYY-MM-DD (UTC), got ${JSON.stringify(day.slice(0, 40))}`, { verdict: 'permanent' });
+    throw new CodefleetError(
+      'invalid_job',
+      `a spend day is YYYY-MM-DD (UTC), got ${JSON.stringify(day.slice(0, 40))}`,
+      { verdict: 'permanent' },
+    );
   }
   if (usd !== undefined && !(Number.isFinite(usd) && usd >= 0)) {
-    throw new CodefleetError('invalid_job', `a spend amount is a finite number of US dollars ≥ 0, got ${String(usd)}`, { verdict: 'permanent' });
+    throw new CodefleetError('invalid_job', `a spend amount is a finite number of US dollars ≥ 0, got ${String(usd)}`, {
+      verdict: 'permanent',
+    });
   }
 }

@@ -3,7 +3,15 @@ import { dirname } from 'node:path';
 import { describeDamage, openSqlite, type SqliteDamage, type SqliteDatabase } from '@codefleet/sqlite';
 import { CodefleetError, type RunRecord } from '@codefleet/core';
 import type { FenceRejection, JournalEntry, JournalQuery, RunQuery, RunStore, RunSummary, WorkerInfo } from './port.js';
-import { boundEntry, boundWorker, checkJournalQuery, checkQuery, journalLimit, readStored, summarizeStored } from './query.js';
+import {
+  boundEntry,
+  boundWorker,
+  checkJournalQuery,
+  checkQuery,
+  journalLimit,
+  readStored,
+  summarizeStored,
+} from './query.js';
 import { checkSpend } from './spend.js';
 import { runVersion } from './version.js';
 
@@ -64,11 +72,14 @@ CREATE TABLE IF NOT EXISTS spend (
 
 function storeDamaged(damage: SqliteDamage): CodefleetError {
   const what = describeDamage(damage);
-  const fix = damage.kind === 'corrupt'
-    ? `stop the workers, then \`sqlite3 ${damage.path} .recover | sqlite3 ${damage.path}.recovered\` and put the recovered file in its place, or restore it from a backup`
-    : `stop the workers; restore ${damage.path} from a backup, or move it and its -wal and -shm files aside to start an empty run store (past runs are then forgotten)`;
+  const fix =
+    damage.kind === 'corrupt'
+      ? `stop the workers, then \`sqlite3 ${damage.path} .recover | sqlite3 ${damage.path}.recovered\` and put the recovered file in its place, or restore it from a backup`
+      : `stop the workers; restore ${damage.path} from a backup, or move it and its -wal and -shm files aside to start an empty run store (past runs are then forgotten)`;
   return new CodefleetError('store_unavailable', `the run store ${what}; fix: ${fix}`, {
-    verdict: 'permanent', cause: damage.cause, details: { path: damage.path, damage: damage.kind, what, fix },
+    verdict: 'permanent',
+    cause: damage.cause,
+    details: { path: damage.path, damage: damage.kind, what, fix },
   });
 }
 
@@ -91,56 +102,79 @@ export class SqliteRunStore implements RunStore {
 
   async save(run: RunRecord): Promise<void> {
     // runVersion() is a fixed-width string that orders as the port promises.
-    this.#db.prepare(`INSERT INTO runs (run_id, updated_at, created_at, version, record) VALUES (?, ?, ?, ?, ?)
+    this.#db
+      .prepare(
+        `INSERT INTO runs (run_id, updated_at, created_at, version, record) VALUES (?, ?, ?, ?, ?)
       ON CONFLICT (run_id) DO UPDATE SET updated_at = excluded.updated_at, version = excluded.version, record = excluded.record
-      WHERE excluded.version >= runs.version`)
+      WHERE excluded.version >= runs.version`,
+      )
       .run(run.run_id, run.updated_at, run.created_at, runVersion(run), JSON.stringify(run));
   }
 
   async acquire(taskKey: string, token: string, ttlMs: number): Promise<boolean> {
     const now = Date.now();
     // Upsert that only replaces an expired lease or our own, in one statement.
-    const result = this.#db.prepare(`INSERT INTO task_leases (task_key, token, expires_at) VALUES (?, ?, ?)
+    const result = this.#db
+      .prepare(
+        `INSERT INTO task_leases (task_key, token, expires_at) VALUES (?, ?, ?)
       ON CONFLICT (task_key) DO UPDATE SET token = excluded.token, expires_at = excluded.expires_at
-      WHERE task_leases.expires_at <= ? OR task_leases.token = excluded.token`).run(taskKey, token, now + ttlMs, now);
+      WHERE task_leases.expires_at <= ? OR task_leases.token = excluded.token`,
+      )
+      .run(taskKey, token, now + ttlMs, now);
     return result.changes === 1;
   }
 
   async renew(taskKey: string, token: string, ttlMs: number): Promise<boolean> {
     const now = Date.now();
-    return this.#db.prepare(`UPDATE task_leases SET expires_at = ? WHERE task_key = ? AND token = ? AND expires_at > ?`)
-      .run(now + ttlMs, taskKey, token, now).changes === 1;
+    return (
+      this.#db
+        .prepare(`UPDATE task_leases SET expires_at = ? WHERE task_key = ? AND token = ? AND expires_at > ?`)
+        .run(now + ttlMs, taskKey, token, now).changes === 1
+    );
   }
 
   async fence(taskKey: string, token: string, action: string, runId: string): Promise<boolean> {
     const now = Date.now();
-    return this.#db.transaction(() => {
-      const owned = this.#db.prepare(`SELECT 1 FROM task_leases WHERE task_key = ? AND token = ? AND expires_at > ?`).get(taskKey, token, now) !== undefined;
-      if (!owned) {
-        this.#db.prepare(`INSERT INTO fence_rejections (task_key, run_id, token, action, at) VALUES (?, ?, ?, ?, ?)`).run(taskKey, runId, token, action, now);
-      }
-      return owned;
-    }).immediate();
+    return this.#db
+      .transaction(() => {
+        const owned =
+          this.#db
+            .prepare(`SELECT 1 FROM task_leases WHERE task_key = ? AND token = ? AND expires_at > ?`)
+            .get(taskKey, token, now) !== undefined;
+        if (!owned) {
+          this.#db
+            .prepare(`INSERT INTO fence_rejections (task_key, run_id, token, action, at) VALUES (?, ?, ?, ?, ?)`)
+            .run(taskKey, runId, token, action, now);
+        }
+        return owned;
+      })
+      .immediate();
   }
 
   async release(taskKey: string, token: string): Promise<void> {
     this.#db.prepare(`DELETE FROM task_leases WHERE task_key = ? AND token = ?`).run(taskKey, token);
   }
 
-  async handOver(from: { taskKey: string; token: string }, to: { taskKey: string; token: string }, ttlMs: number): Promise<boolean> {
+  async handOver(
+    from: { taskKey: string; token: string },
+    to: { taskKey: string; token: string },
+    ttlMs: number,
+  ): Promise<boolean> {
     // No round trip to save here; only the order matters, not atomicity.
     await this.release(from.taskKey, from.token);
     return this.acquire(to.taskKey, to.token, ttlMs);
   }
 
   async rejections(taskKey: string): Promise<FenceRejection[]> {
-    const rows = this.#db.prepare(`SELECT task_key, run_id, token, action, at FROM fence_rejections WHERE task_key = ? ORDER BY seq`)
+    const rows = this.#db
+      .prepare(`SELECT task_key, run_id, token, action, at FROM fence_rejections WHERE task_key = ? ORDER BY seq`)
       .all(taskKey) as { task_key: string; run_id: string; token: string; action: string; at: number }[];
     return rows.map((r) => ({ taskKey: r.task_key, runId: r.run_id, token: r.token, action: r.action, at: r.at }));
   }
 
   async get(runId: string): Promise<RunRecord | undefined> {
-    const row = this.#db.prepare(`SELECT record FROM runs WHERE run_id = ?`).get(runId) as { record: string } | undefined;
+    const row = this.#db.prepare(`SELECT record FROM runs WHERE run_id = ?`).get(runId) as
+      { record: string } | undefined;
     return row ? readStored(runId, row.record) : undefined;
   }
 
@@ -150,13 +184,17 @@ export class SqliteRunStore implements RunStore {
     // first, stopping at the limit: one host's runs, no extra columns to keep in step.
     const where: string[] = [];
     const args: (string | number)[] = [];
-    const add = (sql: string, ...values: (string | number)[]) => { where.push(sql); args.push(...values); };
+    const add = (sql: string, ...values: (string | number)[]) => {
+      where.push(sql);
+      args.push(...values);
+    };
     // json_extract fails the whole query on a record that is not JSON: such a record matches
     // no filter (and is listed, flagged unreadable, when nothing is filtered).
     const field = (path: string) => `(CASE WHEN json_valid(record) THEN json_extract(record, '${path}') END)`;
     if (q.repo !== undefined) add(`${field('$.job.repo')} = ?`, q.repo);
     if (q.source !== undefined) add(`${field('$.job.source.kind')} = ?`, q.source);
-    if (q.agent !== undefined) add(`COALESCE(${field('$.job.agent')}, ${field('$.agent_runs[#-1].agent')}) = ?`, q.agent);
+    if (q.agent !== undefined)
+      add(`COALESCE(${field('$.job.agent')}, ${field('$.agent_runs[#-1].agent')}) = ?`, q.agent);
     if (q.state !== undefined) {
       if ('active' in q.state) add(`${field('$.stage')} NOT IN ('done', 'failed', 'cancelled')`);
       else if ('outcome' in q.state) add(`${field('$.outcome')} = ?`, q.state.outcome);
@@ -173,11 +211,16 @@ export class SqliteRunStore implements RunStore {
   async heartbeatWorker(worker: WorkerInfo, ttlMs: number): Promise<void> {
     const now = Date.now();
     // Expired entries are dropped here, so the table holds about the live fleet.
-    this.#db.transaction(() => {
-      this.#db.prepare(`DELETE FROM workers WHERE expires_at <= ?`).run(now);
-      this.#db.prepare(`INSERT INTO workers (id, info, expires_at) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET info = excluded.info, expires_at = excluded.expires_at`)
-        .run(worker.id, JSON.stringify(boundWorker(worker)), now + ttlMs);
-    }).immediate();
+    this.#db
+      .transaction(() => {
+        this.#db.prepare(`DELETE FROM workers WHERE expires_at <= ?`).run(now);
+        this.#db
+          .prepare(
+            `INSERT INTO workers (id, info, expires_at) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET info = excluded.info, expires_at = excluded.expires_at`,
+          )
+          .run(worker.id, JSON.stringify(boundWorker(worker)), now + ttlMs);
+      })
+      .immediate();
   }
 
   async removeWorker(workerId: string): Promise<void> {
@@ -185,28 +228,45 @@ export class SqliteRunStore implements RunStore {
   }
 
   async listWorkers(): Promise<WorkerInfo[]> {
-    const rows = this.#db.prepare(`SELECT info FROM workers WHERE expires_at > ? ORDER BY id`).all(Date.now()) as { info: string }[];
+    const rows = this.#db.prepare(`SELECT info FROM workers WHERE expires_at > ? ORDER BY id`).all(Date.now()) as {
+      info: string;
+    }[];
     return rows.map(({ info }) => JSON.parse(info) as WorkerInfo);
   }
 
   async record(entry: JournalEntry): Promise<void> {
     const bounded = boundEntry(entry);
-    this.#db.transaction(() => {
-      this.#db.prepare(`INSERT INTO journal (kind, run_id, entry) VALUES (?, ?, ?)`)
-        .run(bounded.kind, bounded.runId ?? null, JSON.stringify(bounded));
-      // The newest `journalLimit` of this kind stay; the (kind, seq) index makes this a short walk.
-      this.#db.prepare(`DELETE FROM journal WHERE kind = ? AND seq <= (SELECT seq FROM journal WHERE kind = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)`)
-        .run(bounded.kind, bounded.kind, this.#journalLimit);
-    }).immediate();
+    this.#db
+      .transaction(() => {
+        this.#db
+          .prepare(`INSERT INTO journal (kind, run_id, entry) VALUES (?, ?, ?)`)
+          .run(bounded.kind, bounded.runId ?? null, JSON.stringify(bounded));
+        // The newest `journalLimit` of this kind stay; the (kind, seq) index makes this a short walk.
+        this.#db
+          .prepare(
+            `DELETE FROM journal WHERE kind = ? AND seq <= (SELECT seq FROM journal WHERE kind = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)`,
+          )
+          .run(bounded.kind, bounded.kind, this.#journalLimit);
+      })
+      .immediate();
   }
 
   async journal(query?: JournalQuery): Promise<JournalEntry[]> {
     const q = checkJournalQuery(query);
     const where: string[] = [];
     const args: string[] = [];
-    if (q.runId !== undefined) { where.push('run_id = ?'); args.push(q.runId); }
-    if (q.kind !== undefined) { where.push('kind = ?'); args.push(q.kind); }
-    const rows = this.#db.prepare(`SELECT entry FROM journal ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`} ORDER BY seq DESC LIMIT ?`)
+    if (q.runId !== undefined) {
+      where.push('run_id = ?');
+      args.push(q.runId);
+    }
+    if (q.kind !== undefined) {
+      where.push('kind = ?');
+      args.push(q.kind);
+    }
+    const rows = this.#db
+      .prepare(
+        `SELECT entry FROM journal ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`} ORDER BY seq DESC LIMIT ?`,
+      )
       .all(...args, q.limit) as { entry: string }[];
     return rows.map(({ entry }) => JSON.parse(entry) as JournalEntry);
   }
@@ -214,10 +274,16 @@ export class SqliteRunStore implements RunStore {
   async addSpend(day: string, usd: number): Promise<number> {
     checkSpend(day, usd);
     // One immediate transaction: another process's add lands before or after, never between.
-    return this.#db.transaction(() => {
-      this.#db.prepare(`INSERT INTO spend (day, usd) VALUES (?, ?) ON CONFLICT (day) DO UPDATE SET usd = spend.usd + excluded.usd`).run(day, usd);
-      return (this.#db.prepare(`SELECT usd FROM spend WHERE day = ?`).get(day) as { usd: number }).usd;
-    }).immediate();
+    return this.#db
+      .transaction(() => {
+        this.#db
+          .prepare(
+            `INSERT INTO spend (day, usd) VALUES (?, ?) ON CONFLICT (day) DO UPDATE SET usd = spend.usd + excluded.usd`,
+          )
+          .run(day, usd);
+        return (this.#db.prepare(`SELECT usd FROM spend WHERE day = ?`).get(day) as { usd: number }).usd;
+      })
+      .immediate();
   }
 
   async spentOn(day: string): Promise<number> {
@@ -227,12 +293,16 @@ export class SqliteRunStore implements RunStore {
   }
 
   async requestCancel(taskKey: string, by: string): Promise<void> {
-    this.#db.prepare(`INSERT INTO cancel_requests (task_key, by, at) VALUES (?, ?, ?) ON CONFLICT (task_key) DO UPDATE SET by = excluded.by, at = excluded.at`)
+    this.#db
+      .prepare(
+        `INSERT INTO cancel_requests (task_key, by, at) VALUES (?, ?, ?) ON CONFLICT (task_key) DO UPDATE SET by = excluded.by, at = excluded.at`,
+      )
       .run(taskKey, by, Date.now());
   }
 
   async cancelRequested(taskKey: string): Promise<{ by: string; at: number } | undefined> {
-    return this.#db.prepare(`SELECT by, at FROM cancel_requests WHERE task_key = ?`).get(taskKey) as { by: string; at: number } | undefined;
+    return this.#db.prepare(`SELECT by, at FROM cancel_requests WHERE task_key = ?`).get(taskKey) as
+      { by: string; at: number } | undefined;
   }
 
   async clearCancel(taskKey: string): Promise<void> {
@@ -243,24 +313,33 @@ export class SqliteRunStore implements RunStore {
     checkRequestKey(key, value);
     const now = Date.now();
     // One statement: an expired binding is replaced, a live one kept; then read what holds.
-    return this.#db.transaction(() => {
-      const changed = this.#db.prepare(
-        `INSERT INTO request_keys (key, value, expires_at) VALUES (?, ?, ?)
+    return this.#db
+      .transaction(() => {
+        const changed = this.#db
+          .prepare(
+            `INSERT INTO request_keys (key, value, expires_at) VALUES (?, ?, ?)
          ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at WHERE request_keys.expires_at <= ?`,
-      ).run(key, value, now + ttlMs, now).changes;
-      const row = this.#db.prepare(`SELECT value FROM request_keys WHERE key = ?`).get(key) as { value: string };
-      return { value: row.value, bound: changed > 0 };
-    }).immediate();
+          )
+          .run(key, value, now + ttlMs, now).changes;
+        const row = this.#db.prepare(`SELECT value FROM request_keys WHERE key = ?`).get(key) as { value: string };
+        return { value: row.value, bound: changed > 0 };
+      })
+      .immediate();
   }
 
   async setRequest(key: string, value: string, ttlMs: number): Promise<void> {
     checkRequestKey(key, value);
-    this.#db.prepare(`INSERT INTO request_keys (key, value, expires_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`)
+    this.#db
+      .prepare(
+        `INSERT INTO request_keys (key, value, expires_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`,
+      )
       .run(key, value, Date.now() + ttlMs);
   }
 
   async lookupRequest(key: string): Promise<string | undefined> {
-    const row = this.#db.prepare(`SELECT value FROM request_keys WHERE key = ? AND expires_at > ?`).get(key, Date.now()) as { value: string } | undefined;
+    const row = this.#db
+      .prepare(`SELECT value FROM request_keys WHERE key = ? AND expires_at > ?`)
+      .get(key, Date.now()) as { value: string } | undefined;
     return row?.value;
   }
 
@@ -272,6 +351,10 @@ export class SqliteRunStore implements RunStore {
 /** Request keys and values are bounded (see `RequestKeys`); a caller passing more has a bug. */
 export function checkRequestKey(key: string, value: string): void {
   if (key.length === 0 || key.length > 512 || value.length > 4_096) {
-    throw new CodefleetError('payload_too_large', `request key must be 1..512 characters and its value at most 4096 (got ${key.length} and ${value.length})`, { verdict: 'permanent' });
+    throw new CodefleetError(
+      'payload_too_large',
+      `request key must be 1..512 characters and its value at most 4096 (got ${key.length} and ${value.length})`,
+      { verdict: 'permanent' },
+    );
   }
 }

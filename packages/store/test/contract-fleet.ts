@@ -1,31 +1,62 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { advance, createJob, finish, newRun, startAttempt, type AgentRun, type CreateJobInput, type RunRecord } from '@codefleet/core';
+import {
+  advance,
+  createJob,
+  finish,
+  newRun,
+  startAttempt,
+  type AgentRun,
+  type CreateJobInput,
+  type RunRecord,
+} from '@codefleet/core';
 import { maxWorkerJobs, type JournalEntry, type RunStore, type WorkerInfo } from '../src/index.js';
 
 const t = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
 const at = (s: number) => t(s).toISOString();
 
 function run(n: number, job: Partial<CreateJobInput> = {}): RunRecord {
-  return newRun(createJob(
-    { repo: '/srv/repos/widgets', source: { kind: 'cli' }, title: `task ${n}`, body: '', requested_by: 'me', ...job },
-    { id: `job-${n}`, now: t(n * 10) },
-  ), { runId: `job-${n}`, now: t(n * 10) });
+  return newRun(
+    createJob(
+      { repo: '/srv/repos/widgets', source: { kind: 'cli' }, title: `task ${n}`, body: '', requested_by: 'me', ...job },
+      { id: `job-${n}`, now: t(n * 10) },
+    ),
+    { runId: `job-${n}`, now: t(n * 10) },
+  );
 }
 
-const agentRun: AgentRun = { pass: 'implement', attempt: 1, inner_attempt: 1, agent: 'claude', exit_code: 0, signal: null, timed_out: false, duration_ms: 5, output_tail: '', changed_files: [], outcome: 'changed' };
+const agentRun: AgentRun = {
+  pass: 'implement',
+  attempt: 1,
+  inner_attempt: 1,
+  agent: 'claude',
+  exit_code: 0,
+  signal: null,
+  timed_out: false,
+  duration_ms: 5,
+  output_tail: '',
+  changed_files: [],
+  outcome: 'changed',
+};
 
 /** Through the happy path to publishing, where a run can succeed. */
 const publishing = (r: RunRecord, s: number): RunRecord =>
-  (['planning', 'implementing', 'testing', 'validating', 'publishing'] as const).reduce((next, stage) => advance(next, stage, { now: t(s) }), r);
+  (['planning', 'implementing', 'testing', 'validating', 'publishing'] as const).reduce(
+    (next, stage) => advance(next, stage, { now: t(s) }),
+    r,
+  );
 
 /** Six runs, one per created second, covering each filter. */
 async function seed(store: RunStore): Promise<void> {
-  const running = (r: RunRecord, s: number) => advance(startAttempt(r, { workerId: `w-${s}`, now: t(s) }), 'preparing', { now: t(s) });
+  const running = (r: RunRecord, s: number) =>
+    advance(startAttempt(r, { workerId: `w-${s}`, now: t(s) }), 'preparing', { now: t(s) });
   await store.save(run(1));
   await store.save(finish(publishing(running(run(2), 21), 22), 'succeeded', { now: t(25) }));
-  await store.save(finish(running(run(3, { repo: '/srv/repos/gadgets', agent: 'codex' }), 31), 'failed', {
-    now: t(39), error: { code: 'test_failed', verdict: 'agent_fixable', message: 'tests failed' },
-  }));
+  await store.save(
+    finish(running(run(3, { repo: '/srv/repos/gadgets', agent: 'codex' }), 31), 'failed', {
+      now: t(39),
+      error: { code: 'test_failed', verdict: 'agent_fixable', message: 'tests failed' },
+    }),
+  );
   await store.save(running(run(4, { source: { kind: 'issue', number: 4 }, idempotency_key: 'acme#issue-4' }), 41));
   // The agent it ran, recorded on the run, when the job named none.
   await store.save({ ...running(run(5, { source: { kind: 'api' } }), 51), agent_runs: [{ ...agentRun }] });
@@ -33,8 +64,18 @@ async function seed(store: RunStore): Promise<void> {
 }
 
 const worker = (id: string, extra: Partial<WorkerInfo> = {}): WorkerInfo => ({
-  id, host: 'h1', pid: 42, version: '0.1.0', queue: 'codefleet', backend: 'redis', concurrency: 2,
-  startedAt: at(0), lastHeartbeat: at(1), draining: false, jobs: [], ...extra,
+  id,
+  host: 'h1',
+  pid: 42,
+  version: '0.1.0',
+  queue: 'codefleet',
+  backend: 'redis',
+  concurrency: 2,
+  startedAt: at(0),
+  lastHeartbeat: at(1),
+  draining: false,
+  jobs: [],
+  ...extra,
 });
 
 /** A store under test, and a way to damage a record behind its back (as a disk, a bug or an older version could). */
@@ -68,9 +109,22 @@ export function fleetContract(name: string, open: (options?: { journalLimit?: nu
       await seed(store);
       const byId = new Map((await store.list()).map((s) => [s.runId, s]));
       expect(byId.get('job-3')).toMatchObject({
-        source: 'cli', agent: 'codex', worker: 'w-31', durationMs: 9_000, errorCode: 'test_failed', outcome: 'failed', taskKey: expect.any(String), jobId: 'job-3',
+        source: 'cli',
+        agent: 'codex',
+        worker: 'w-31',
+        durationMs: 9_000,
+        errorCode: 'test_failed',
+        outcome: 'failed',
+        taskKey: expect.any(String),
+        jobId: 'job-3',
       });
-      expect(byId.get('job-4')).toMatchObject({ source: 'issue', worker: 'w-41', durationMs: 1_000, taskKey: 'acme#issue-4', jobId: 'job-4' });
+      expect(byId.get('job-4')).toMatchObject({
+        source: 'issue',
+        worker: 'w-41',
+        durationMs: 1_000,
+        taskKey: 'acme#issue-4',
+        jobId: 'job-4',
+      });
       expect(byId.get('job-5')).toMatchObject({ source: 'api', agent: 'claude' });
       expect(byId.get('job-1')).toMatchObject({ source: 'cli', durationMs: 0 });
       expect(byId.get('job-1')).not.toHaveProperty('worker');
@@ -114,12 +168,23 @@ export function fleetContract(name: string, open: (options?: { journalLimit?: nu
       const listed = await store.list();
       expect(listed.map((r) => r.runId)).toEqual(['job-6', 'job-5', 'job-4', 'job-3', 'job-2', 'job-1']);
       expect(listed.filter((r) => r.unreadable !== undefined).map((r) => r.runId)).toEqual(['job-4', 'job-3']);
-      expect(listed.find((r) => r.runId === 'job-3')).toMatchObject({ title: '(unreadable run record)', unreadable: expect.stringContaining('run job-3') });
-      expect(listed.find((r) => r.runId === 'job-4')).toMatchObject({ title: 'task 4', stage: 'preparing', unreadable: expect.stringContaining('attempts') });
+      expect(listed.find((r) => r.runId === 'job-3')).toMatchObject({
+        title: '(unreadable run record)',
+        unreadable: expect.stringContaining('run job-3'),
+      });
+      expect(listed.find((r) => r.runId === 'job-4')).toMatchObject({
+        title: 'task 4',
+        stage: 'preparing',
+        unreadable: expect.stringContaining('attempts'),
+      });
       expect(listed.find((r) => r.runId === 'job-2')).toMatchObject({ outcome: 'succeeded', attempts: 1 });
       // Filters neither fail on it nor lose the readable runs.
-      expect((await store.list({ state: 'active' })).map((r) => r.runId)).toEqual(expect.arrayContaining(['job-5', 'job-1']));
-      expect((await store.list({ repo: '/srv/repos/gadgets' })).map((r) => r.runId)).toEqual(expect.arrayContaining(['job-6']));
+      expect((await store.list({ state: 'active' })).map((r) => r.runId)).toEqual(
+        expect.arrayContaining(['job-5', 'job-1']),
+      );
+      expect((await store.list({ repo: '/srv/repos/gadgets' })).map((r) => r.runId)).toEqual(
+        expect.arrayContaining(['job-6']),
+      );
       const failure = await store.get('job-3').catch((e: unknown) => e);
       expect(failure).toMatchObject({ code: 'invalid_run', message: expect.stringContaining('run job-3') });
       expect((await store.get('job-2'))?.outcome).toBe('succeeded');
@@ -144,7 +209,10 @@ export function fleetContract(name: string, open: (options?: { journalLimit?: nu
       await store.heartbeatWorker(worker('h1:9:a'), 60_000);
       const job = { jobId: 'job-1', runId: 'job-1', taskKey: 'k1', title: 'task 1', startedAt: at(2) };
       await store.heartbeatWorker(worker('h2:7:b', { lastHeartbeat: at(5), draining: true, jobs: [job] }), 60_000);
-      expect(await store.listWorkers()).toEqual([worker('h1:9:a'), worker('h2:7:b', { lastHeartbeat: at(5), draining: true, jobs: [job] })]);
+      expect(await store.listWorkers()).toEqual([
+        worker('h1:9:a'),
+        worker('h2:7:b', { lastHeartbeat: at(5), draining: true, jobs: [job] }),
+      ]);
       await store.removeWorker('h1:9:a');
       expect((await store.listWorkers()).map((w) => w.id)).toEqual(['h2:7:b']);
       // No heartbeat within the ttl: gone, however the store keeps it.
@@ -158,7 +226,13 @@ export function fleetContract(name: string, open: (options?: { journalLimit?: nu
 
     it('a worker entry keeps a bounded jobs list and cuts long titles', async () => {
       const store = await fresh();
-      const jobs = Array.from({ length: maxWorkerJobs + 50 }, (_, i) => ({ jobId: `j${i}`, runId: `j${i}`, taskKey: `k${i}`, title: 'x'.repeat(5_000), startedAt: at(1) }));
+      const jobs = Array.from({ length: maxWorkerJobs + 50 }, (_, i) => ({
+        jobId: `j${i}`,
+        runId: `j${i}`,
+        taskKey: `k${i}`,
+        title: 'x'.repeat(5_000),
+        startedAt: at(1),
+      }));
       await store.heartbeatWorker(worker('w', { jobs }), 60_000);
       const [listed] = await store.listWorkers();
       expect(listed?.jobs).toHaveLength(maxWorkerJobs);
@@ -167,10 +241,42 @@ export function fleetContract(name: string, open: (options?: { journalLimit?: nu
 
     it('journal: newest first, by run and by kind, limited', async () => {
       const store = await fresh();
-      const cancel: JournalEntry = { kind: 'action', action: 'cancel', runId: 'job-1', jobId: 'job-1', taskKey: 'k1', by: 'alice', via: 'cli', at: at(1) };
-      const report: JournalEntry = { kind: 'undelivered_report', runId: 'job-2', jobId: 'job-2', report: 'Opened PR #3', requester: 'github', error: 'forge_unavailable: 502', at: at(2) };
-      const redrive: JournalEntry = { kind: 'action', action: 'redrive', jobId: 'job-3', by: 'bob', via: 'dashboard', at: at(3), detail: 'from the DLQ' };
-      const retry: JournalEntry = { kind: 'action', action: 'retry', runId: 'job-1', by: 'alice', via: 'cli', at: at(4) };
+      const cancel: JournalEntry = {
+        kind: 'action',
+        action: 'cancel',
+        runId: 'job-1',
+        jobId: 'job-1',
+        taskKey: 'k1',
+        by: 'alice',
+        via: 'cli',
+        at: at(1),
+      };
+      const report: JournalEntry = {
+        kind: 'undelivered_report',
+        runId: 'job-2',
+        jobId: 'job-2',
+        report: 'Opened PR #3',
+        requester: 'github',
+        error: 'forge_unavailable: 502',
+        at: at(2),
+      };
+      const redrive: JournalEntry = {
+        kind: 'action',
+        action: 'redrive',
+        jobId: 'job-3',
+        by: 'bob',
+        via: 'dashboard',
+        at: at(3),
+        detail: 'from the DLQ',
+      };
+      const retry: JournalEntry = {
+        kind: 'action',
+        action: 'retry',
+        runId: 'job-1',
+        by: 'alice',
+        via: 'cli',
+        at: at(4),
+      };
       for (const entry of [cancel, report, redrive, retry]) await store.record(entry);
       expect(await store.journal()).toEqual([retry, redrive, report, cancel]);
       expect(await store.journal({ runId: 'job-1' })).toEqual([retry, cancel]);
@@ -182,9 +288,25 @@ export function fleetContract(name: string, open: (options?: { journalLimit?: nu
 
     it('journal: keeps the newest entries of each kind, and bounds free text', async () => {
       const store = await fresh({ journalLimit: 3 });
-      const report: JournalEntry = { kind: 'undelivered_report', runId: 'r', jobId: 'r', report: 'y'.repeat(100_000), requester: 'chat', error: 'e', at: at(0) };
+      const report: JournalEntry = {
+        kind: 'undelivered_report',
+        runId: 'r',
+        jobId: 'r',
+        report: 'y'.repeat(100_000),
+        requester: 'chat',
+        error: 'e',
+        at: at(0),
+      };
       await store.record(report);
-      for (let i = 1; i <= 5; i += 1) await store.record({ kind: 'action', action: 'retry', jobId: `j${i}`, by: 'x'.repeat(10_000), via: 'api', at: at(i) });
+      for (let i = 1; i <= 5; i += 1)
+        await store.record({
+          kind: 'action',
+          action: 'retry',
+          jobId: `j${i}`,
+          by: 'x'.repeat(10_000),
+          via: 'api',
+          at: at(i),
+        });
       const entries = await store.journal();
       // Five actions did not push out the one undelivered report.
       expect(entries.map((e) => e.jobId)).toEqual(['j5', 'j4', 'j3', 'r']);

@@ -2,7 +2,10 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import type { RunStore } from '../src/index.js';
 
 /** Two handles on the same data: two processes (or hosts) of one fleet. */
-export interface SharedStores { stores: [RunStore, RunStore]; dispose(): Promise<void> }
+export interface SharedStores {
+  stores: [RunStore, RunStore];
+  dispose(): Promise<void>;
+}
 
 /** The spend ledger part of the run store contract, run against every adapter. */
 export function spendContract(name: string, open: () => Promise<SharedStores>): void {
@@ -40,8 +43,11 @@ export function spendContract(name: string, open: () => Promise<SharedStores>): 
     it('refuses a day that is not YYYY-MM-DD and an amount that is not finite and ≥ 0', async () => {
       const [store] = await fresh();
       for (const call of [
-        () => store.addSpend('24.11.2026', 1), () => store.spentOn('today'),
-        () => store.addSpend('2026-11-24', -1), () => store.addSpend('2026-11-24', Number.NaN), () => store.addSpend('2026-11-24', Infinity),
+        () => store.addSpend('24.11.2026', 1),
+        () => store.spentOn('today'),
+        () => store.addSpend('2026-11-24', -1),
+        () => store.addSpend('2026-11-24', Number.NaN),
+        () => store.addSpend('2026-11-24', Infinity),
       ]) {
         await expect(call()).rejects.toMatchObject({ code: 'invalid_job' });
       }

@@ -3,13 +3,17 @@ import { advance, createJob, newRun, startAttempt, type RunRecord } from '@codef
 import type { RunStore } from '../src/index.js';
 
 const t = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
-export const job = (n: number) => createJob(
-  { repo: '/srv/repos/widgets', source: { kind: 'cli' }, title: `task ${n}`, body: '', requested_by: 'me' },
-  { id: `job-${n}`, now: t(n) },
-);
+export const job = (n: number) =>
+  createJob(
+    { repo: '/srv/repos/widgets', source: { kind: 'cli' }, title: `task ${n}`, body: '', requested_by: 'me' },
+    { id: `job-${n}`, now: t(n) },
+  );
 
 /** The run store contract, run against every adapter. */
-export function runStoreContract(name: string, open: () => Promise<{ store: RunStore; dispose(): Promise<void> }>): void {
+export function runStoreContract(
+  name: string,
+  open: () => Promise<{ store: RunStore; dispose(): Promise<void> }>,
+): void {
   describe(`run store contract: ${name}`, () => {
     const opened: { store: RunStore; dispose(): Promise<void> }[] = [];
     const fresh = async () => {
@@ -27,13 +31,20 @@ export function runStoreContract(name: string, open: () => Promise<{ store: RunS
     it('round-trips a run record and lists newest first', async () => {
       const store = await fresh();
       const a = newRun(job(1), { runId: 'job-1', now: t(1) });
-      const b = advance(startAttempt(newRun(job(2), { runId: 'job-2', now: t(2) }), { workerId: 'w', now: t(3) }), 'preparing', { now: t(3) });
+      const b = advance(
+        startAttempt(newRun(job(2), { runId: 'job-2', now: t(2) }), { workerId: 'w', now: t(3) }),
+        'preparing',
+        { now: t(3) },
+      );
       await store.save(a);
       await store.save(b);
       expect(await store.get('job-2')).toEqual(b);
       expect(await store.get('nope')).toBeUndefined();
       const list = await store.list();
-      expect(list.map((r) => [r.runId, r.stage, r.attempts])).toEqual([['job-2', 'preparing', 1], ['job-1', 'queued', 0]]);
+      expect(list.map((r) => [r.runId, r.stage, r.attempts])).toEqual([
+        ['job-2', 'preparing', 1],
+        ['job-1', 'queued', 0],
+      ]);
       // Who asked, so a chat's "/ops status" can list the sender's own jobs.
       expect(list.map((r) => r.requestedBy)).toEqual(['me', 'me']);
     });
@@ -49,12 +60,24 @@ export function runStoreContract(name: string, open: () => Promise<{ store: RunS
 
     it('a stale worker on an earlier attempt cannot roll back the run, however fresh its clock', async () => {
       const store = await fresh();
-      const first = advance(startAttempt(newRun(job(1), { runId: 'job-1', now: t(1) }), { workerId: 'paused', now: t(2) }), 'preparing', { now: t(2) });
+      const first = advance(
+        startAttempt(newRun(job(1), { runId: 'job-1', now: t(1) }), { workerId: 'paused', now: t(2) }),
+        'preparing',
+        { now: t(2) },
+      );
       // The task was taken over: a new attempt, one stage in.
-      const takeover = advance(startAttempt(advance(first, 'retry_wait', { now: t(10) }), { workerId: 'rescuer', now: t(10) }), 'preparing', { now: t(10) });
+      const takeover = advance(
+        startAttempt(advance(first, 'retry_wait', { now: t(10) }), { workerId: 'rescuer', now: t(10) }),
+        'preparing',
+        { now: t(10) },
+      );
       await store.save(takeover);
       // The paused worker wakes up and writes many stages later, with a later clock.
-      const late = advance(advance(advance(first, 'planning', { now: t(50) }), 'implementing', { now: t(51) }), 'testing', { now: t(52) });
+      const late = advance(
+        advance(advance(first, 'planning', { now: t(50) }), 'implementing', { now: t(51) }),
+        'testing',
+        { now: t(52) },
+      );
       await store.save(late);
       const stored = await store.get('job-1');
       expect(stored?.attempts.map((a) => a.worker_id)).toEqual(['paused', 'rescuer']);
@@ -80,11 +103,15 @@ export function runStoreContract(name: string, open: () => Promise<{ store: RunS
       const store = await fresh();
       expect(await store.acquire('task-1', 'tok-a', 60_000)).toBe(true);
       expect(await store.acquire('task-3', 'tok-other', 60_000)).toBe(true);
-      expect(await store.handOver({ taskKey: 'task-1', token: 'tok-a' }, { taskKey: 'task-2', token: 'tok-b' }, 60_000)).toBe(true);
+      expect(
+        await store.handOver({ taskKey: 'task-1', token: 'tok-a' }, { taskKey: 'task-2', token: 'tok-b' }, 60_000),
+      ).toBe(true);
       expect(await store.acquire('task-1', 'tok-c', 60_000)).toBe(true);
       expect(await store.fence('task-2', 'tok-b', 'push', 'job-2')).toBe(true);
       // A stale token releases nothing; a task another token holds is not taken.
-      expect(await store.handOver({ taskKey: 'task-1', token: 'tok-a' }, { taskKey: 'task-3', token: 'tok-d' }, 60_000)).toBe(false);
+      expect(
+        await store.handOver({ taskKey: 'task-1', token: 'tok-a' }, { taskKey: 'task-3', token: 'tok-d' }, 60_000),
+      ).toBe(false);
       expect(await store.fence('task-1', 'tok-c', 'push', 'job-1')).toBe(true);
       expect(await store.fence('task-3', 'tok-other', 'push', 'job-3')).toBe(true);
     });
@@ -99,7 +126,10 @@ export function runStoreContract(name: string, open: () => Promise<{ store: RunS
       expect(await store.fence('task-1', 'paused', 'pull_request', 'job-1')).toBe(false);
       expect(await store.fence('task-1', 'rescuer', 'push', 'job-1')).toBe(true);
       const rejected = await store.rejections('task-1');
-      expect(rejected.map((r) => [r.token, r.action, r.runId])).toEqual([['paused', 'push', 'job-1'], ['paused', 'pull_request', 'job-1']]);
+      expect(rejected.map((r) => [r.token, r.action, r.runId])).toEqual([
+        ['paused', 'push', 'job-1'],
+        ['paused', 'pull_request', 'job-1'],
+      ]);
       expect(rejected.every((r) => r.at > 0)).toBe(true);
     });
 
@@ -107,7 +137,10 @@ export function runStoreContract(name: string, open: () => Promise<{ store: RunS
       const store = await fresh();
       expect(await store.cancelRequested('acme/widgets#issue-7')).toBeUndefined();
       await store.requestCancel('acme/widgets#issue-7', 'alice');
-      expect(await store.cancelRequested('acme/widgets#issue-7')).toMatchObject({ by: 'alice', at: expect.any(Number) });
+      expect(await store.cancelRequested('acme/widgets#issue-7')).toMatchObject({
+        by: 'alice',
+        at: expect.any(Number),
+      });
       expect(await store.cancelRequested('acme/widgets#issue-8')).toBeUndefined();
       await store.clearCancel('acme/widgets#issue-7');
       expect(await store.cancelRequested('acme/widgets#issue-7')).toBeUndefined();

@@ -13,9 +13,14 @@ import { spendContract } from './contract-spend.js';
 const fleetPassword = 'fleet-8e3f6a1c2d07';
 let redis: RedisServer;
 beforeAll(async () => {
-  redis = await startRedis({ password: 'admin-5c1e0d2b7a94', users: { codefleet: `on >${fleetPassword} ${FLEET_ACL_RULES}` } });
+  redis = await startRedis({
+    password: 'admin-5c1e0d2b7a94',
+    users: { codefleet: `on >${fleetPassword} ${FLEET_ACL_RULES}` },
+  });
 });
-afterAll(async () => { await redis?.stop(); });
+afterAll(async () => {
+  await redis?.stop();
+});
 
 const fleetUrl = () => redis.urlAs('codefleet', fleetPassword);
 const prefix = () => `codefleet:${randomUUID()}`;
@@ -38,7 +43,13 @@ fleetContract('redis through the fleet ACL user', async (options) => {
 
 spendContract('redis through the fleet ACL user, two clients', async () => {
   const shared = prefix();
-  return { stores: [new RedisRunStore({ url: fleetUrl(), prefix: shared }), new RedisRunStore({ url: fleetUrl(), prefix: shared })], dispose: async () => undefined };
+  return {
+    stores: [
+      new RedisRunStore({ url: fleetUrl(), prefix: shared }),
+      new RedisRunStore({ url: fleetUrl(), prefix: shared }),
+    ],
+    dispose: async () => undefined,
+  };
 });
 
 describe('redis run store, fail-fast, refused by the server', () => {
@@ -48,8 +59,15 @@ describe('redis run store, fail-fast, refused by the server', () => {
   ])('%s: store_unavailable, permanent, naming store.redis_url and never the password', async (code, url) => {
     const store = new RedisRunStore({ url: url(), prefix: prefix(), connectTimeoutMs: 10_000 });
     try {
-      const error = await store.list().then(() => undefined, (e: unknown) => e);
-      expect(error).toMatchObject({ code: 'store_unavailable', verdict: 'permanent', message: expect.stringContaining(`store.redis_url (${code})`) });
+      const error = await store.list().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toMatchObject({
+        code: 'store_unavailable',
+        verdict: 'permanent',
+        message: expect.stringContaining(`store.redis_url (${code})`),
+      });
       expect((error as Error).message).toMatch(new RegExp(`^Redis at 127\\.0\\.0\\.1:${redis.port} `));
       expect((error as Error).message).not.toContain('not-the-password');
     } finally {

@@ -11,8 +11,12 @@ import { spendContract } from './contract-spend.js';
 
 // A real redis-server on a random loopback port; every test gets its own key prefix.
 let redis: RedisServer;
-beforeAll(async () => { redis = await startRedis(); });
-afterAll(async () => { await redis?.stop(); });
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await redis?.stop();
+});
 
 runStoreContract('redis (real redis-server)', async () => ({
   store: new RedisRunStore({ url: redis.url, prefix: `t-${randomUUID()}` }),
@@ -30,14 +34,18 @@ fleetContract('redis (real redis-server)', async (options) => {
   const raw = new Redis(redis.url);
   return {
     store: new RedisRunStore({ url: redis.url, prefix, ...options }),
-    corrupt: async (runId: string, text: string) => void (await raw.hset(`${prefix}:runs:run:${runId}`, 'record', text)),
+    corrupt: async (runId: string, text: string) =>
+      void (await raw.hset(`${prefix}:runs:run:${runId}`, 'record', text)),
     dispose: async () => raw.disconnect(),
   };
 });
 
 spendContract('redis, two clients on one prefix (real redis-server)', async () => {
   const prefix = `t-${randomUUID()}`;
-  return { stores: [new RedisRunStore({ url: redis.url, prefix }), new RedisRunStore({ url: redis.url, prefix })], dispose: async () => undefined };
+  return {
+    stores: [new RedisRunStore({ url: redis.url, prefix }), new RedisRunStore({ url: redis.url, prefix })],
+    dispose: async () => undefined,
+  };
 });
 
 describe('redis run store, fail-fast, with nothing listening', () => {
@@ -46,9 +54,16 @@ describe('redis run store, fail-fast, with nothing listening', () => {
     const store = new RedisRunStore({ url, prefix: 't', connectTimeoutMs: 2_000 });
     try {
       for (const call of [() => store.list(), () => store.get('r1'), () => store.acquire('k', 'tok', 1_000)]) {
-        const error = await call().then(() => undefined, (e: unknown) => e);
+        const error = await call().then(
+          () => undefined,
+          (e: unknown) => e,
+        );
         expect(error).toBeInstanceOf(CodefleetError);
-        expect(error).toMatchObject({ code: 'store_unavailable', verdict: 'transient', message: expect.stringContaining('ECONNREFUSED') });
+        expect(error).toMatchObject({
+          code: 'store_unavailable',
+          verdict: 'transient',
+          message: expect.stringContaining('ECONNREFUSED'),
+        });
         expect((error as Error).message).not.toContain('hunter2');
       }
     } finally {
@@ -60,13 +75,21 @@ describe('redis run store, fail-fast, with nothing listening', () => {
 describe('redis run store, fail-fast, against a peer that accepts and never answers', () => {
   it('gives up after connectTimeoutMs with store_unavailable', async () => {
     const sockets = new Set<Socket>();
-    const silent = createServer((socket) => { sockets.add(socket); });
+    const silent = createServer((socket) => {
+      sockets.add(socket);
+    });
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const port = (silent.address() as AddressInfo).port;
     const store = new RedisRunStore({ url: `redis://127.0.0.1:${port}`, prefix: 't', connectTimeoutMs: 500 });
     try {
-      const error = await store.list().then(() => undefined, (e: unknown) => e);
-      expect(error).toMatchObject({ code: 'store_unavailable', message: expect.stringContaining('no answer within 500 ms') });
+      const error = await store.list().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toMatchObject({
+        code: 'store_unavailable',
+        message: expect.stringContaining('no answer within 500 ms'),
+      });
     } finally {
       await store.close();
       for (const socket of sockets) socket.destroy();
@@ -82,12 +105,21 @@ describe('redis run store written before the run indexes', () => {
     const store = new RedisRunStore({ url: redis.url, prefix });
     try {
       // What an older version wrote: the record and the by-created index, nothing else.
-      const old = advance(startAttempt(newRun(job(1), { runId: 'job-1', now: new Date(Date.UTC(2026, 0, 1)) }), { workerId: 'w', now: new Date(Date.UTC(2026, 0, 1, 0, 0, 1)) }), 'preparing', { now: new Date(Date.UTC(2026, 0, 1, 0, 0, 1)) });
+      const old = advance(
+        startAttempt(newRun(job(1), { runId: 'job-1', now: new Date(Date.UTC(2026, 0, 1)) }), {
+          workerId: 'w',
+          now: new Date(Date.UTC(2026, 0, 1, 0, 0, 1)),
+        }),
+        'preparing',
+        { now: new Date(Date.UTC(2026, 0, 1, 0, 0, 1)) },
+      );
       await raw.hset(`${prefix}:runs:run:job-1`, 'version', '0', 'record', JSON.stringify(old));
       await raw.zadd(`${prefix}:runs:by-created`, Date.UTC(2026, 0, 1), 'job-1');
       await store.save(newRun(job(2), { runId: 'job-2', now: new Date(Date.UTC(2026, 0, 2)) }));
       expect((await store.list({ state: 'active' })).map((r) => r.runId)).toEqual(['job-2', 'job-1']);
-      expect((await store.list({ repo: '/srv/repos/widgets', state: 'preparing' })).map((r) => r.runId)).toEqual(['job-1']);
+      expect((await store.list({ repo: '/srv/repos/widgets', state: 'preparing' })).map((r) => r.runId)).toEqual([
+        'job-1',
+      ]);
       expect((await store.list({ source: 'cli' })).map((r) => r.runId)).toEqual(['job-2', 'job-1']);
     } finally {
       raw.disconnect();

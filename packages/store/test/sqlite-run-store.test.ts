@@ -60,7 +60,13 @@ describe('SqliteRunStore', () => {
       await store.close();
       await truncate(path, 0);
       await rm(`${path}-wal`, { force: true });
-      expect(() => new SqliteRunStore(path)).toThrow(expect.objectContaining({ code: 'store_unavailable', verdict: 'permanent', message: expect.stringContaining(path) }));
+      expect(() => new SqliteRunStore(path)).toThrow(
+        expect.objectContaining({
+          code: 'store_unavailable',
+          verdict: 'permanent',
+          message: expect.stringContaining(path),
+        }),
+      );
       const other = join(dir.path, 'other.sqlite');
       const foreign = openSqlite(other);
       foreign.exec('CREATE TABLE notes (x TEXT)');

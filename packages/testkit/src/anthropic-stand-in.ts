@@ -4,8 +4,7 @@ import type { AddressInfo } from 'node:net';
 
 /** One block of a scripted assistant message: text, or a call of one of the client's tools. */
 export type AnthropicBlock =
-  | { type: 'text'; text: string }
-  | { type: 'tool_use'; name: string; input: Record<string, unknown>; id?: string };
+  { type: 'text'; text: string } | { type: 'tool_use'; name: string; input: Record<string, unknown>; id?: string };
 
 /** Token counts of a scripted message, in the API's `usage` fields. */
 export interface AnthropicUsage {
@@ -86,13 +85,25 @@ export function textReply(text: string, usage?: AnthropicUsage): AnthropicReply 
 }
 
 /** A reply that calls one tool (Claude Code's `Write`, `Edit`, `Bash`, …), optionally after some text. */
-export function toolReply(name: string, input: Record<string, unknown>, options: { text?: string; usage?: AnthropicUsage } = {}): AnthropicReply {
-  const content: AnthropicBlock[] = [...(options.text === undefined ? [] : [{ type: 'text' as const, text: options.text }]), { type: 'tool_use', name, input }];
+export function toolReply(
+  name: string,
+  input: Record<string, unknown>,
+  options: { text?: string; usage?: AnthropicUsage } = {},
+): AnthropicReply {
+  const content: AnthropicBlock[] = [
+    ...(options.text === undefined ? [] : [{ type: 'text' as const, text: options.text }]),
+    { type: 'tool_use', name, input },
+  ];
   return { content, ...(options.usage === undefined ? {} : { usage: options.usage }) };
 }
 
 /** The API's error reply: 401 `authentication_error`, 529 `overloaded_error`, 500 `api_error`, … */
-export function errorReply(status: number, type: string, message: string, headers?: Record<string, string>): AnthropicReply {
+export function errorReply(
+  status: number,
+  type: string,
+  message: string,
+  headers?: Record<string, string>,
+): AnthropicReply {
   return { status, error: { type, message }, ...(headers === undefined ? {} : { headers }) };
 }
 
@@ -104,16 +115,26 @@ async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> 
   const text = Buffer.concat(chunks).toString('utf8');
   if (text === '') return {};
   const parsed: unknown = JSON.parse(text);
-  return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+  return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+    ? (parsed as Record<string, unknown>)
+    : {};
 }
 
 const requestIdOf = () => `req_standin_${randomUUID().replaceAll('-', '').slice(0, 20)}`;
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'request-id': requestIdOf(), ...headers }).end(JSON.stringify(body));
+  res
+    .writeHead(status, { 'content-type': 'application/json', 'request-id': requestIdOf(), ...headers })
+    .end(JSON.stringify(body));
 }
 
-function sendError(res: ServerResponse, status: number, type: string, message: string, headers: Record<string, string> = {}): void {
+function sendError(
+  res: ServerResponse,
+  status: number,
+  type: string,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
   sendJson(res, status, { type: 'error', error: { type, message }, request_id: requestIdOf() }, headers);
 }
 
@@ -133,19 +154,31 @@ interface Message {
   usage: Required<AnthropicUsage>;
 }
 
-function messageOf(reply: Extract<AnthropicReply, { content: unknown }>, body: Record<string, unknown>, serial: number): Message {
-  const content = reply.content.map((block, i) => block.type === 'text'
-    ? { type: 'text', text: block.text }
-    : { type: 'tool_use', id: block.id ?? `toolu_standin_${serial}_${i}`, name: block.name, input: block.input });
-  const outputText = reply.content.map((block) => (block.type === 'text' ? block.text : JSON.stringify(block.input))).join('');
-  const usage = reply.usage ?? { input_tokens: estimate('x'.repeat(promptChars(body))), output_tokens: estimate(outputText) };
+function messageOf(
+  reply: Extract<AnthropicReply, { content: unknown }>,
+  body: Record<string, unknown>,
+  serial: number,
+): Message {
+  const content = reply.content.map((block, i) =>
+    block.type === 'text'
+      ? { type: 'text', text: block.text }
+      : { type: 'tool_use', id: block.id ?? `toolu_standin_${serial}_${i}`, name: block.name, input: block.input },
+  );
+  const outputText = reply.content
+    .map((block) => (block.type === 'text' ? block.text : JSON.stringify(block.input)))
+    .join('');
+  const usage = reply.usage ?? {
+    input_tokens: estimate('x'.repeat(promptChars(body))),
+    output_tokens: estimate(outputText),
+  };
   return {
     id: `msg_standin_${serial}`,
     type: 'message',
     role: 'assistant',
     model: reply.model ?? String(body.model ?? 'claude-stand-in'),
     content,
-    stop_reason: reply.stopReason ?? (reply.content.some((block) => block.type === 'tool_use') ? 'tool_use' : 'end_turn'),
+    stop_reason:
+      reply.stopReason ?? (reply.content.some((block) => block.type === 'tool_use') ? 'tool_use' : 'end_turn'),
     stop_sequence: null,
     usage: { cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...usage },
   };
@@ -157,7 +190,11 @@ function sseEvent(res: ServerResponse, type: string, data: Record<string, unknow
 
 /** Streams `message` as the API does: text in a few deltas, tool input as partial JSON. */
 function streamMessage(res: ServerResponse, message: Message): void {
-  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'request-id': requestIdOf() });
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    'request-id': requestIdOf(),
+  });
   const { usage } = message;
   sseEvent(res, 'message_start', {
     message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } },
@@ -167,9 +204,13 @@ function streamMessage(res: ServerResponse, message: Message): void {
     if (block.type === 'text') {
       const text = String(block.text);
       sseEvent(res, 'content_block_start', { index, content_block: { type: 'text', text: '' } });
-      for (const piece of chunks(text)) sseEvent(res, 'content_block_delta', { index, delta: { type: 'text_delta', text: piece } });
+      for (const piece of chunks(text))
+        sseEvent(res, 'content_block_delta', { index, delta: { type: 'text_delta', text: piece } });
     } else {
-      sseEvent(res, 'content_block_start', { index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } });
+      sseEvent(res, 'content_block_start', {
+        index,
+        content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
+      });
       for (const piece of chunks(JSON.stringify(block.input))) {
         sseEvent(res, 'content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: piece } });
       }
@@ -209,7 +250,13 @@ export async function startAnthropicStandIn(options: AnthropicStandInOptions = {
     serial += 1;
     if ('hang' in reply) return; // answered by nobody; the socket closes with the client or the stand-in
     if ('status' in reply) return sendError(res, reply.status, reply.error.type, reply.error.message, reply.headers);
-    if ('streamError' in reply && body.stream !== true) return sendError(res, statusOfErrorType(reply.streamError.type), reply.streamError.type, reply.streamError.message);
+    if ('streamError' in reply && body.stream !== true)
+      return sendError(
+        res,
+        statusOfErrorType(reply.streamError.type),
+        reply.streamError.type,
+        reply.streamError.message,
+      );
     if ('streamError' in reply) {
       res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'request-id': requestIdOf() });
       const started = messageOf({ content: [] }, body, serial);
@@ -228,23 +275,47 @@ export async function startAnthropicStandIn(options: AnthropicStandInOptions = {
     const handle = async () => {
       const body = req.method === 'POST' ? await readBody(req) : {};
       requests.push({ method: req.method ?? '', url, path, headers: { ...req.headers }, body });
-      if (path === '/api/hello' && (req.method === 'HEAD' || req.method === 'GET')) return void res.writeHead(200).end();
-      if (path.startsWith('/v1/') && !authorized(req)) return sendError(res, 401, 'authentication_error', 'invalid x-api-key');
+      if (path === '/api/hello' && (req.method === 'HEAD' || req.method === 'GET'))
+        return void res.writeHead(200).end();
+      if (path.startsWith('/v1/') && !authorized(req))
+        return sendError(res, 401, 'authentication_error', 'invalid x-api-key');
       const route = `${req.method ?? ''} ${path}`;
       if (route === 'POST /v1/messages') return messages(res, body);
-      if (route === 'POST /v1/messages/count_tokens') return sendJson(res, 200, { input_tokens: estimate('x'.repeat(promptChars(body))) });
+      if (route === 'POST /v1/messages/count_tokens')
+        return sendJson(res, 200, { input_tokens: estimate('x'.repeat(promptChars(body))) });
       if (route === 'GET /v1/models') {
-        const data = models.map((id) => ({ type: 'model', id, display_name: id, created_at: new Date(0).toISOString() }));
-        return sendJson(res, 200, { data, has_more: false, first_id: models[0] ?? null, last_id: models.at(-1) ?? null });
+        const data = models.map((id) => ({
+          type: 'model',
+          id,
+          display_name: id,
+          created_at: new Date(0).toISOString(),
+        }));
+        return sendJson(res, 200, {
+          data,
+          has_more: false,
+          first_id: models[0] ?? null,
+          last_id: models.at(-1) ?? null,
+        });
       }
       const model = /^GET \/v1\/models\/([^/]+)$/.exec(route)?.[1];
       if (model !== undefined && models.includes(decodeURIComponent(model))) {
-        return sendJson(res, 200, { type: 'model', id: decodeURIComponent(model), display_name: decodeURIComponent(model), created_at: new Date(0).toISOString() });
+        return sendJson(res, 200, {
+          type: 'model',
+          id: decodeURIComponent(model),
+          display_name: decodeURIComponent(model),
+          created_at: new Date(0).toISOString(),
+        });
       }
       return sendError(res, 404, 'not_found_error', `stand-in: no route ${route}`);
     };
     handle().catch((error: unknown) => {
-      if (!res.headersSent) sendError(res, 400, 'invalid_request_error', `stand-in: ${error instanceof Error ? error.message : String(error)}`);
+      if (!res.headersSent)
+        sendError(
+          res,
+          400,
+          'invalid_request_error',
+          `stand-in: ${error instanceof Error ? error.message : String(error)}`,
+        );
       else res.destroy();
     });
   });
@@ -260,18 +331,25 @@ export async function startAnthropicStandIn(options: AnthropicStandInOptions = {
       return script.length;
     },
     reply: (...replies) => void script.push(...replies),
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
 /** The HTTP status the API answers an error type with, for a stream error asked of a non-streaming request. */
 function statusOfErrorType(type: string): number {
   const statuses: Record<string, number> = {
-    invalid_request_error: 400, authentication_error: 401, permission_error: 403, not_found_error: 404,
-    request_too_large: 413, rate_limit_error: 429, api_error: 500, overloaded_error: 529,
+    invalid_request_error: 400,
+    authentication_error: 401,
+    permission_error: 403,
+    not_found_error: 404,
+    request_too_large: 413,
+    rate_limit_error: 429,
+    api_error: 500,
+    overloaded_error: 529,
   };
   return statuses[type] ?? 500;
 }

@@ -27,7 +27,11 @@ export interface FixtureOptions {
  * Runs `node <script> ...args` with stdin closed and collects stdout line by line. Tests
  * use it for real fixture processes (a claimer, an agent that hangs, one that edits files).
  */
-export function startFixture(script: string, args: readonly string[] = [], options: FixtureOptions = {}): FixtureProcess {
+export function startFixture(
+  script: string,
+  args: readonly string[] = [],
+  options: FixtureOptions = {},
+): FixtureProcess {
   const lines: string[] = [];
   let stderr = '';
   let pending = '';
@@ -57,13 +61,17 @@ export function startFixture(script: string, args: readonly string[] = [], optio
   return {
     pid: child.pid,
     lines,
-    get stderr() { return stderr; },
+    get stderr() {
+      return stderr;
+    },
     waitForLine: (pattern, timeoutMs = 60_000) =>
       waitFor(() => lines.find((line) => match(line, pattern)), {
         timeoutMs,
         what: `a line matching ${String(pattern)} from ${script} (stderr: ${stderr.slice(-500)})`,
       }),
-    kill: (signal = 'SIGTERM') => { child.kill(signal); },
+    kill: (signal = 'SIGTERM') => {
+      child.kill(signal);
+    },
     exited,
   };
 }

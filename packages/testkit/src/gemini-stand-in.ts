@@ -8,7 +8,8 @@ export interface GeminiFunctionCall {
 }
 
 /** The canned errors of the real API, by what they mean; each is sent with Google's status, code and body. */
-export type GeminiErrorKind = 'api-key-invalid' | 'unauthenticated' | 'permission-denied' | 'resource-exhausted' | 'internal' | 'unavailable';
+export type GeminiErrorKind =
+  'api-key-invalid' | 'unauthenticated' | 'permission-denied' | 'resource-exhausted' | 'internal' | 'unavailable';
 
 /** An HTTP error answer: one of the real API's canned errors, or any status and message. */
 export type GeminiErrorReply = GeminiErrorKind | { status: number; code: string; message: string; reason?: string };
@@ -22,7 +23,13 @@ export type GeminiErrorReply = GeminiErrorKind | { status: number; code: string;
  * - `{ hang: true }`: never answers (until the client gives up or the stand-in closes).
  */
 export type GeminiTurn =
-  | { text?: string; functionCalls?: GeminiFunctionCall[]; promptTokens?: number; completionTokens?: number; finishReason?: string }
+  | {
+      text?: string;
+      functionCalls?: GeminiFunctionCall[];
+      promptTokens?: number;
+      completionTokens?: number;
+      finishReason?: string;
+    }
   | { error: GeminiErrorReply }
   | { streamFailure: true; text?: string }
   | { hang: true };
@@ -81,22 +88,58 @@ export interface GeminiStandInOptions {
 }
 
 const canned: Record<GeminiErrorKind, { status: number; code: string; message: string; reason?: string }> = {
-  'api-key-invalid': { status: 400, code: 'INVALID_ARGUMENT', message: 'API key not valid. Please pass a valid API key.', reason: 'API_KEY_INVALID' },
-  unauthenticated: { status: 401, code: 'UNAUTHENTICATED', message: 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.' },
-  'permission-denied': { status: 403, code: 'PERMISSION_DENIED', message: 'Permission denied: Consumer has been suspended.', reason: 'CONSUMER_SUSPENDED' },
-  'resource-exhausted': { status: 429, code: 'RESOURCE_EXHAUSTED', message: 'Resource has been exhausted (e.g. check quota).' },
-  internal: { status: 500, code: 'INTERNAL', message: 'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting' },
+  'api-key-invalid': {
+    status: 400,
+    code: 'INVALID_ARGUMENT',
+    message: 'API key not valid. Please pass a valid API key.',
+    reason: 'API_KEY_INVALID',
+  },
+  unauthenticated: {
+    status: 401,
+    code: 'UNAUTHENTICATED',
+    message:
+      'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
+  },
+  'permission-denied': {
+    status: 403,
+    code: 'PERMISSION_DENIED',
+    message: 'Permission denied: Consumer has been suspended.',
+    reason: 'CONSUMER_SUSPENDED',
+  },
+  'resource-exhausted': {
+    status: 429,
+    code: 'RESOURCE_EXHAUSTED',
+    message: 'Resource has been exhausted (e.g. check quota).',
+  },
+  internal: {
+    status: 500,
+    code: 'INTERNAL',
+    message:
+      'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting',
+  },
   unavailable: { status: 503, code: 'UNAVAILABLE', message: 'The model is overloaded. Please try again later.' },
 };
 
 /** Google's JSON error body (google.rpc.Status), with an ErrorInfo detail when there is a reason. */
 export function geminiErrorBody(reply: GeminiErrorReply): { status: number; body: unknown } {
   const e = typeof reply === 'string' ? canned[reply] : reply;
-  const details = e.reason === undefined ? [] : [{
-    '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: e.reason, domain: 'googleapis.com',
-    metadata: { service: 'generativelanguage.googleapis.com' },
-  }];
-  return { status: e.status, body: { error: { code: e.status, message: e.message, status: e.code, ...(details.length === 0 ? {} : { details }) } } };
+  const details =
+    e.reason === undefined
+      ? []
+      : [
+          {
+            '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+            reason: e.reason,
+            domain: 'googleapis.com',
+            metadata: { service: 'generativelanguage.googleapis.com' },
+          },
+        ];
+  return {
+    status: e.status,
+    body: {
+      error: { code: e.status, message: e.message, status: e.code, ...(details.length === 0 ? {} : { details }) },
+    },
+  };
 }
 
 const estimate = (text: string) => Math.max(1, Math.ceil(text.length / 4));
@@ -104,7 +147,13 @@ const estimate = (text: string) => Math.max(1, Math.ceil(text.length / 4));
 /** A value that satisfies `schema` (OpenAPI or JSON Schema, as the SDK sends it): what a utility call asked for. */
 function valueFor(schema: unknown, name = ''): unknown {
   if (typeof schema !== 'object' || schema === null) return 'stand-in';
-  const s = schema as { type?: unknown; properties?: Record<string, unknown>; items?: unknown; enum?: unknown[]; minimum?: number };
+  const s = schema as {
+    type?: unknown;
+    properties?: Record<string, unknown>;
+    items?: unknown;
+    enum?: unknown[];
+    minimum?: number;
+  };
   if (Array.isArray(s.enum) && s.enum.length > 0) return s.enum[0];
   switch (String(s.type ?? 'string').toLowerCase()) {
     case 'object':
@@ -154,7 +203,13 @@ export async function startGeminiStandIn(options: GeminiStandInOptions = {}): Pr
     const kind = match === null ? 'other' : rpc.endsWith('enerateContent') && tools.length > 0 ? 'turn' : 'utility';
     const key = req.headers['x-goog-api-key'];
     requests.push({
-      method: req.method ?? '', url, model: match?.[1] ?? '', rpc, kind, tools, body,
+      method: req.method ?? '',
+      url,
+      model: match?.[1] ?? '',
+      rpc,
+      kind,
+      tools,
+      body,
       ...(typeof key === 'string' ? { apiKey: key } : {}),
       ...(req.headers['user-agent'] === undefined ? {} : { userAgent: req.headers['user-agent'] }),
     });
@@ -163,21 +218,28 @@ export async function startGeminiStandIn(options: GeminiStandInOptions = {}): Pr
       json(res, status, errorBody);
     };
     if (options.failEvery !== undefined) return fail(options.failEvery);
-    if (match === null || req.method !== 'POST') return fail({ status: 404, code: 'NOT_FOUND', message: `stand-in: no route ${req.method ?? ''} ${url}` });
+    if (match === null || req.method !== 'POST')
+      return fail({ status: 404, code: 'NOT_FOUND', message: `stand-in: no route ${req.method ?? ''} ${url}` });
     const model = match[1] ?? '';
     if (rpc === 'countTokens') return json(res, 200, { totalTokens: estimate(JSON.stringify(body.contents ?? [])) });
     const stream = rpc === 'streamGenerateContent';
-    if (!stream && rpc !== 'generateContent') return fail({ status: 404, code: 'NOT_FOUND', message: `stand-in: no method ${rpc}` });
+    if (!stream && rpc !== 'generateContent')
+      return fail({ status: 404, code: 'NOT_FOUND', message: `stand-in: no method ${rpc}` });
 
     let turn: GeminiTurn;
     if (kind === 'turn') {
       const next = script.shift();
-      if (next === undefined) return fail({ status: 500, code: 'INTERNAL', message: 'stand-in: no scripted turn left' });
+      if (next === undefined)
+        return fail({ status: 500, code: 'INTERNAL', message: 'stand-in: no scripted turn left' });
       turn = next;
     } else {
       const config = (body.generationConfig ?? {}) as { responseJsonSchema?: unknown; responseSchema?: unknown };
       const schema = config.responseJsonSchema ?? config.responseSchema;
-      turn = { text: schema === undefined ? 'stand-in' : JSON.stringify(valueFor(schema)), promptTokens: utilityTokens.prompt, completionTokens: utilityTokens.completion };
+      turn = {
+        text: schema === undefined ? 'stand-in' : JSON.stringify(valueFor(schema)),
+        promptTokens: utilityTokens.prompt,
+        completionTokens: utilityTokens.completion,
+      };
     }
     if ('hang' in turn) return; // answered by nobody; the socket closes with the client or the stand-in
     if ('error' in turn) return fail(turn.error);
@@ -186,7 +248,11 @@ export async function startGeminiStandIn(options: GeminiStandInOptions = {}): Pr
     const promptText = JSON.stringify(body.contents ?? []);
     if ('streamFailure' in turn) {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      const chunk = { candidates: [{ content: { role: 'model', parts: [{ text: turn.text ?? 'Working on' }] }, index: 0 }], modelVersion: model, responseId };
+      const chunk = {
+        candidates: [{ content: { role: 'model', parts: [{ text: turn.text ?? 'Working on' }] }, index: 0 }],
+        modelVersion: model,
+        responseId,
+      };
       res.write(`data: ${JSON.stringify(chunk)}\r\n\r\n`);
       // Broken off mid-stream, as a dropped connection does: no final chunk, no clean end.
       setTimeout(() => res.destroy(), 50);
@@ -198,24 +264,45 @@ export async function startGeminiStandIn(options: GeminiStandInOptions = {}): Pr
     const promptTokenCount = turn.promptTokens ?? estimate(promptText);
     const candidatesTokenCount = turn.completionTokens ?? estimate(text + JSON.stringify(calls));
     const usageMetadata = {
-      promptTokenCount, candidatesTokenCount, totalTokenCount: promptTokenCount + candidatesTokenCount,
+      promptTokenCount,
+      candidatesTokenCount,
+      totalTokenCount: promptTokenCount + candidatesTokenCount,
       promptTokensDetails: [{ modality: 'TEXT', tokenCount: promptTokenCount }],
     };
-    const candidate = (parts: unknown[], finishReason?: string) => ({ content: { role: 'model', parts }, ...(finishReason === undefined ? {} : { finishReason }), index: 0 });
+    const candidate = (parts: unknown[], finishReason?: string) => ({
+      content: { role: 'model', parts },
+      ...(finishReason === undefined ? {} : { finishReason }),
+      index: 0,
+    });
     const finishReason = turn.finishReason ?? 'STOP';
     if (!stream) {
       const parts = [...(text === '' ? [] : [{ text }]), ...callParts];
-      return json(res, 200, { candidates: [candidate(parts, finishReason)], usageMetadata, modelVersion: model, responseId });
+      return json(res, 200, {
+        candidates: [candidate(parts, finishReason)],
+        usageMetadata,
+        modelVersion: model,
+        responseId,
+      });
     }
     // As tokens arrive: the first half of the text, then the rest with the function calls,
     // the finish reason and the final usage (earlier chunks carry the prompt count only).
     const half = text.length > 1 ? Math.ceil(text.length / 2) : 0;
     const chunks: unknown[] = [];
     if (half > 0) {
-      chunks.push({ candidates: [candidate([{ text: text.slice(0, half) }])], usageMetadata: { promptTokenCount, totalTokenCount: promptTokenCount }, modelVersion: model, responseId });
+      chunks.push({
+        candidates: [candidate([{ text: text.slice(0, half) }])],
+        usageMetadata: { promptTokenCount, totalTokenCount: promptTokenCount },
+        modelVersion: model,
+        responseId,
+      });
     }
     const rest = text.slice(half);
-    chunks.push({ candidates: [candidate([...(rest === '' ? [] : [{ text: rest }]), ...callParts], finishReason)], usageMetadata, modelVersion: model, responseId });
+    chunks.push({
+      candidates: [candidate([...(rest === '' ? [] : [{ text: rest }]), ...callParts], finishReason)],
+      usageMetadata,
+      modelVersion: model,
+      responseId,
+    });
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     for (const chunk of chunks) res.write(`data: ${JSON.stringify(chunk)}\r\n\r\n`);
     res.end();
@@ -223,7 +310,14 @@ export async function startGeminiStandIn(options: GeminiStandInOptions = {}): Pr
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) json(res, 400, { error: { code: 400, message: `stand-in: ${error instanceof Error ? error.message : String(error)}`, status: 'INVALID_ARGUMENT' } });
+      if (!res.headersSent)
+        json(res, 400, {
+          error: {
+            code: 400,
+            message: `stand-in: ${error instanceof Error ? error.message : String(error)}`,
+            status: 'INVALID_ARGUMENT',
+          },
+        });
       else res.destroy();
     });
   });
@@ -236,9 +330,10 @@ export async function startGeminiStandIn(options: GeminiStandInOptions = {}): Pr
       return script.length;
     },
     reply: (...turns) => void script.push(...turns),
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -17,7 +17,8 @@ export function hostNpmEnv(): Record<string, string> {
   const vars: Record<string, string> = {};
   const registry = npmConfig('registry');
   if (registry !== undefined) vars.npm_config_registry = registry;
-  const cafile = npmConfig('cafile') ?? process.env.NODE_EXTRA_CA_CERTS ?? (existsSync(systemCa) ? systemCa : undefined);
+  const cafile =
+    npmConfig('cafile') ?? process.env.NODE_EXTRA_CA_CERTS ?? (existsSync(systemCa) ? systemCa : undefined);
   if (cafile !== undefined) vars.npm_config_cafile = cafile;
   if (process.env.NODE_EXTRA_CA_CERTS !== undefined) vars.NODE_EXTRA_CA_CERTS = process.env.NODE_EXTRA_CA_CERTS;
   return vars;
@@ -26,7 +27,14 @@ export function hostNpmEnv(): Record<string, string> {
 /** One npm setting as the host's npm reads it, or undefined when unset. */
 function npmConfig(key: string): string | undefined {
   // Outside any workspace (`npm config` refuses to run inside one), with the host's env.
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_config_workspaces?$/i.test(name)));
-  const value = execFileSync('npm', ['config', 'get', key], { cwd: tmpdir(), encoding: 'utf8', env, timeout: 60_000 }).trim();
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !/^npm_config_workspaces?$/i.test(name)),
+  );
+  const value = execFileSync('npm', ['config', 'get', key], {
+    cwd: tmpdir(),
+    encoding: 'utf8',
+    env,
+    timeout: 60_000,
+  }).trim();
   return value === '' || value === 'null' || value === 'undefined' ? undefined : value;
 }

@@ -5,16 +5,46 @@ export { FLEET_ACL_RULES, startRedis, type RedisOptions, type RedisServer } from
 export { startFixture, type FixtureOptions, type FixtureProcess } from './fixture-process.js';
 export { isAlive, waitFor, type WaitOptions } from './wait.js';
 export {
-  startGithubStandIn, type Exchange, type FaultRule, type GithubStandIn, type Permission, type RepoOptions, type StandInComment, type StandInEvent,
-  type StandInIssue, type StandInPull, type CheckRunInput, type StandInCheckRun, type StandInStatus,
+  startGithubStandIn,
+  type Exchange,
+  type FaultRule,
+  type GithubStandIn,
+  type Permission,
+  type RepoOptions,
+  type StandInComment,
+  type StandInEvent,
+  type StandInIssue,
+  type StandInPull,
+  type CheckRunInput,
+  type StandInCheckRun,
+  type StandInStatus,
 } from './github/stand-in.js';
-export { startOllamaStandIn, type OllamaStandIn, type OllamaStandInOptions, type RecordedChat, type ScriptedReply } from './ollama-stand-in.js';
 export {
-  geminiErrorBody, startGeminiStandIn, type GeminiErrorKind, type GeminiErrorReply, type GeminiFunctionCall, type GeminiRequest, type GeminiStandIn,
-  type GeminiStandInOptions, type GeminiTurn,
+  startOllamaStandIn,
+  type OllamaStandIn,
+  type OllamaStandInOptions,
+  type RecordedChat,
+  type ScriptedReply,
+} from './ollama-stand-in.js';
+export {
+  geminiErrorBody,
+  startGeminiStandIn,
+  type GeminiErrorKind,
+  type GeminiErrorReply,
+  type GeminiFunctionCall,
+  type GeminiRequest,
+  type GeminiStandIn,
+  type GeminiStandInOptions,
+  type GeminiTurn,
 } from './gemini-stand-in.js';
 export {
-  signLineBody, startLineStandIn, type DeliverOptions, type LineExchange, type LineSent, type LineStandIn, type LineWebhookEvent,
+  signLineBody,
+  startLineStandIn,
+  type DeliverOptions,
+  type LineExchange,
+  type LineSent,
+  type LineStandIn,
+  type LineWebhookEvent,
   type TextEventOptions,
 } from './line/stand-in.js';
 export { startSlackStandIn, type PostEventOptions, type SlackStandIn } from './slack/stand-in.js';
@@ -25,12 +55,24 @@ export { signSlackRequest } from './slack/events.js';
 export { parsePrometheusText, type PromSample, type PromScrape } from './prometheus-text.js';
 export { startCountingProxy, type CountingProxy } from './sqs-counting-proxy.js';
 export {
-  startOpenAiStandIn, type OpenAiStandIn, type OpenAiStandInOptions, type RecordedOpenAiRequest, type ResponsesReply,
+  startOpenAiStandIn,
+  type OpenAiStandIn,
+  type OpenAiStandInOptions,
+  type RecordedOpenAiRequest,
+  type ResponsesReply,
 } from './openai-stand-in.js';
 export { addFilePatch, editItem, offeredTools, type OfferedTool } from './openai-tools.js';
 export {
-  errorReply, startAnthropicStandIn, textReply, toolReply, type AnthropicBlock, type AnthropicReply, type AnthropicStandIn,
-  type AnthropicStandInOptions, type AnthropicUsage, type RecordedAnthropicRequest,
+  errorReply,
+  startAnthropicStandIn,
+  textReply,
+  toolReply,
+  type AnthropicBlock,
+  type AnthropicReply,
+  type AnthropicStandIn,
+  type AnthropicStandInOptions,
+  type AnthropicUsage,
+  type RecordedAnthropicRequest,
 } from './anthropic-stand-in.js';
 export { otherTestFleetKey, testFleetKey, testFleetKeyEnv } from './fleet-key.js';
 export { hostNpmEnv } from './host-npm.js';

@@ -72,7 +72,14 @@ const json = (res: ServerResponse, status: number, body: unknown) => {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
 };
 
-const modelDetails = { parent_model: '', format: 'gguf', family: 'qwen2', families: ['qwen2'], parameter_size: '7.6B', quantization_level: 'Q4_K_M' };
+const modelDetails = {
+  parent_model: '',
+  format: 'gguf',
+  family: 'qwen2',
+  families: ['qwen2'],
+  parameter_size: '7.6B',
+  quantization_level: 'Q4_K_M',
+};
 
 /** Starts the stand-in; see {@link OllamaStandIn}. */
 export async function startOllamaStandIn(options: OllamaStandInOptions = {}): Promise<OllamaStandIn> {
@@ -89,39 +96,62 @@ export async function startOllamaStandIn(options: OllamaStandInOptions = {}): Pr
     const stream = api === 'ollama' ? body.stream !== false : body.stream === true;
     const { model: _m, messages: _msgs, stream: _s, ...rest } = body;
     const recorded: RecordedChat = {
-      api, url: req.url ?? '', model, messages, stream,
+      api,
+      url: req.url ?? '',
+      model,
+      messages,
+      stream,
       options: api === 'ollama' ? ((body.options as Record<string, unknown> | undefined) ?? {}) : rest,
       ...(req.headers.authorization === undefined ? {} : { authorization: req.headers.authorization }),
     };
     requests.push(recorded);
-    const fail = (status: number, error: string) => json(res, status, api === 'ollama' ? { error } : { error: { message: error, type: 'api_error' } });
+    const fail = (status: number, error: string) =>
+      json(res, status, api === 'ollama' ? { error } : { error: { message: error, type: 'api_error' } });
     if (!hasModel(model)) return fail(404, `model "${model}" not found, try pulling it first`);
     const next = script.shift();
     if (next === undefined) return fail(500, 'stand-in: no scripted reply left');
     if (typeof next === 'object' && 'hang' in next) return; // answered by nobody; the socket closes with the client or the stand-in
     if (typeof next === 'object' && 'status' in next) return fail(next.status, next.error);
     const content = typeof next === 'string' ? next : next.content;
-    const promptTokens = (typeof next === 'object' ? next.promptTokens : undefined) ?? estimate(messages.map((m) => m.content).join('\n'));
+    const promptTokens =
+      (typeof next === 'object' ? next.promptTokens : undefined) ?? estimate(messages.map((m) => m.content).join('\n'));
     const completionTokens = (typeof next === 'object' ? next.completionTokens : undefined) ?? estimate(content);
     const createdAt = new Date().toISOString();
 
     if (api === 'openai') {
       return json(res, 200, {
-        id: `chatcmpl-standin-${requests.length}`, object: 'chat.completion', created: Math.floor(Date.now() / 1000), model,
+        id: `chatcmpl-standin-${requests.length}`,
+        object: 'chat.completion',
+        created: Math.floor(Date.now() / 1000),
+        model,
         choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
+        usage: {
+          prompt_tokens: promptTokens,
+          completion_tokens: completionTokens,
+          total_tokens: promptTokens + completionTokens,
+        },
       });
     }
     const final = {
-      model, created_at: createdAt, done: true, done_reason: 'stop', total_duration: 1_000_000, load_duration: 100_000,
-      prompt_eval_count: promptTokens, prompt_eval_duration: 200_000, eval_count: completionTokens, eval_duration: 700_000,
+      model,
+      created_at: createdAt,
+      done: true,
+      done_reason: 'stop',
+      total_duration: 1_000_000,
+      load_duration: 100_000,
+      prompt_eval_count: promptTokens,
+      prompt_eval_duration: 200_000,
+      eval_count: completionTokens,
+      eval_duration: 700_000,
     };
     if (!stream) return json(res, 200, { ...final, message: { role: 'assistant', content } });
     res.writeHead(200, { 'content-type': 'application/x-ndjson' });
     // A few chunks, as a real server sends tokens as they come.
     const size = Math.max(1, Math.ceil(content.length / 3));
     for (let i = 0; i < content.length; i += size) {
-      res.write(`${JSON.stringify({ model, created_at: createdAt, message: { role: 'assistant', content: content.slice(i, i + size) }, done: false })}\n`);
+      res.write(
+        `${JSON.stringify({ model, created_at: createdAt, message: { role: 'assistant', content: content.slice(i, i + size) }, done: false })}\n`,
+      );
     }
     res.end(`${JSON.stringify({ ...final, message: { role: 'assistant', content: '' } })}\n`);
   };
@@ -137,13 +167,27 @@ export async function startOllamaStandIn(options: OllamaStandInOptions = {}): Pr
           return json(res, 200, { version: '0.0.0-stand-in' });
         case 'GET /api/tags':
           return json(res, 200, {
-            models: models.map((name) => ({ name, model: name, modified_at: new Date(0).toISOString(), size: 4_683_087_332, digest: 'stand-in', details: modelDetails })),
+            models: models.map((name) => ({
+              name,
+              model: name,
+              modified_at: new Date(0).toISOString(),
+              size: 4_683_087_332,
+              digest: 'stand-in',
+              details: modelDetails,
+            })),
           });
         case 'POST /api/show': {
           const body = await readJson(req);
           const name = String(body.model ?? body.name ?? '');
           if (!hasModel(name)) return json(res, 404, { error: `model '${name}' not found` });
-          return json(res, 200, { modelfile: '', parameters: '', template: '{{ .Prompt }}', details: modelDetails, model_info: {}, capabilities: ['completion'] });
+          return json(res, 200, {
+            modelfile: '',
+            parameters: '',
+            template: '{{ .Prompt }}',
+            details: modelDetails,
+            model_info: {},
+            capabilities: ['completion'],
+          });
         }
         case 'POST /api/chat':
           return chat(req, res, 'ollama');
@@ -154,7 +198,8 @@ export async function startOllamaStandIn(options: OllamaStandInOptions = {}): Pr
       }
     };
     handle().catch((error: unknown) => {
-      if (!res.headersSent) json(res, 400, { error: `stand-in: ${error instanceof Error ? error.message : String(error)}` });
+      if (!res.headersSent)
+        json(res, 400, { error: `stand-in: ${error instanceof Error ? error.message : String(error)}` });
       else res.destroy();
     });
   });
@@ -169,9 +214,10 @@ export async function startOllamaStandIn(options: OllamaStandInOptions = {}): Pr
       return script.length;
     },
     reply: (...replies) => void script.push(...replies),
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

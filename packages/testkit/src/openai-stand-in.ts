@@ -84,7 +84,9 @@ const json = (res: ServerResponse, status: number, body: unknown) => {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
 };
 
-const openAiError = (message: string, type: string, code: string | null) => ({ error: { message, type, param: null, code } });
+const openAiError = (message: string, type: string, code: string | null) => ({
+  error: { message, type, param: null, code },
+});
 
 async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
@@ -93,16 +95,41 @@ async function readBody(req: IncomingMessage): Promise<string> {
 }
 
 /** The output items one reply stands for, given what the request offered. */
-function outputItems(reply: Extract<ResponsesReply, { text: string } | { writeFile: unknown } | { items: unknown }>, tools: OfferedTool[], turn: number): Record<string, unknown>[] {
+function outputItems(
+  reply: Extract<ResponsesReply, { text: string } | { writeFile: unknown } | { items: unknown }>,
+  tools: OfferedTool[],
+  turn: number,
+): Record<string, unknown>[] {
   if ('text' in reply) {
-    return [{ type: 'message', id: `msg_standin_${turn}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: reply.text, annotations: [] }] }];
+    return [
+      {
+        type: 'message',
+        id: `msg_standin_${turn}`,
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: reply.text, annotations: [] }],
+      },
+    ];
   }
-  if ('writeFile' in reply) return [{ ...editItem(tools, reply.writeFile.path, reply.writeFile.content), id: `fc_standin_${turn}`, call_id: `call_standin_${turn}`, status: 'completed' }];
+  if ('writeFile' in reply)
+    return [
+      {
+        ...editItem(tools, reply.writeFile.path, reply.writeFile.content),
+        id: `fc_standin_${turn}`,
+        call_id: `call_standin_${turn}`,
+        status: 'completed',
+      },
+    ];
   return reply.items.map((item, i) => ({ id: `item_standin_${turn}_${i}`, status: 'completed', ...item }));
 }
 
 /** Writes `items` as the Responses API streams them: each item added, its deltas, done; then `response.completed`. */
-function stream(res: ServerResponse, response: Record<string, unknown>, items: Record<string, unknown>[], usage: Record<string, unknown>): void {
+function stream(
+  res: ServerResponse,
+  response: Record<string, unknown>,
+  items: Record<string, unknown>[],
+  usage: Record<string, unknown>,
+): void {
   let sequence = 0;
   const send = (type: string, data: Record<string, unknown>) => {
     res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence, ...data })}\n\n`);
@@ -114,16 +141,38 @@ function stream(res: ServerResponse, response: Record<string, unknown>, items: R
   items.forEach((item, index) => {
     const id = String(item.id);
     if (item.type === 'message') {
-      send('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', content: [] } });
+      send('response.output_item.added', {
+        output_index: index,
+        item: { ...item, status: 'in_progress', content: [] },
+      });
       const text = String((item.content as { text: string }[])[0]?.text ?? '');
-      send('response.content_part.added', { item_id: id, output_index: index, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+      send('response.content_part.added', {
+        item_id: id,
+        output_index: index,
+        content_index: 0,
+        part: { type: 'output_text', text: '', annotations: [] },
+      });
       // A few deltas, as a real server sends tokens as they come.
       const size = Math.max(1, Math.ceil(text.length / 3));
-      for (let i = 0; i < text.length; i += size) send('response.output_text.delta', { item_id: id, output_index: index, content_index: 0, delta: text.slice(i, i + size) });
+      for (let i = 0; i < text.length; i += size)
+        send('response.output_text.delta', {
+          item_id: id,
+          output_index: index,
+          content_index: 0,
+          delta: text.slice(i, i + size),
+        });
       send('response.output_text.done', { item_id: id, output_index: index, content_index: 0, text });
-      send('response.content_part.done', { item_id: id, output_index: index, content_index: 0, part: { type: 'output_text', text, annotations: [] } });
+      send('response.content_part.done', {
+        item_id: id,
+        output_index: index,
+        content_index: 0,
+        part: { type: 'output_text', text, annotations: [] },
+      });
     } else if (item.type === 'function_call') {
-      send('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', arguments: '' } });
+      send('response.output_item.added', {
+        output_index: index,
+        item: { ...item, status: 'in_progress', arguments: '' },
+      });
       send('response.function_call_arguments.delta', { item_id: id, output_index: index, delta: item.arguments });
       send('response.function_call_arguments.done', { item_id: id, output_index: index, arguments: item.arguments });
     } else if (item.type === 'custom_tool_call') {
@@ -151,33 +200,53 @@ export async function startOpenAiStandIn(options: OpenAiStandInOptions = {}): Pr
     const body = recorded.body ?? {};
     const model = String(body.model ?? '');
     const next = script.shift();
-    if (next === undefined) return json(res, 500, openAiError('stand-in: no scripted reply left', 'server_error', null));
+    if (next === undefined)
+      return json(res, 500, openAiError('stand-in: no scripted reply left', 'server_error', null));
     if ('hang' in next) {
       hanging += 1;
-      res.once('close', () => { hanging -= 1; });
+      res.once('close', () => {
+        hanging -= 1;
+      });
       return undefined;
     }
-    if ('status' in next) return json(res, next.status, openAiError(next.error.message, next.error.type ?? 'invalid_request_error', next.error.code ?? null));
+    if ('status' in next)
+      return json(
+        res,
+        next.status,
+        openAiError(next.error.message, next.error.type ?? 'invalid_request_error', next.error.code ?? null),
+      );
     turns += 1;
-    const response = { id: `resp_standin_${turns}`, object: 'response', created_at: Math.floor(Date.now() / 1000), model };
+    const response = {
+      id: `resp_standin_${turns}`,
+      object: 'response',
+      created_at: Math.floor(Date.now() / 1000),
+      model,
+    };
     if ('fail' in next) {
       res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
-      res.write(`event: response.created\ndata: ${JSON.stringify({ type: 'response.created', sequence_number: 0, response: { ...response, status: 'in_progress', output: [] } })}\n\n`);
+      res.write(
+        `event: response.created\ndata: ${JSON.stringify({ type: 'response.created', sequence_number: 0, response: { ...response, status: 'in_progress', output: [] } })}\n\n`,
+      );
       if (next.fail === 'disconnect') {
         // Dropped mid-stream: headers and one event arrived, the rest never will.
         setTimeout(() => res.destroy(), 20);
         return undefined;
       }
       const error = { code: 'server_error', message: next.message ?? 'The model failed to generate a response.' };
-      res.end(`event: response.failed\ndata: ${JSON.stringify({ type: 'response.failed', sequence_number: 1, response: { ...response, status: 'failed', output: [], error } })}\n\n`);
+      res.end(
+        `event: response.failed\ndata: ${JSON.stringify({ type: 'response.failed', sequence_number: 1, response: { ...response, status: 'failed', output: [], error } })}\n\n`,
+      );
       return undefined;
     }
     const items = outputItems(next, recorded.tools, turns);
     const inputTokens = next.inputTokens ?? estimate(raw);
     const outputTokens = next.outputTokens ?? estimate(JSON.stringify(items));
     const usage = {
-      input_tokens: inputTokens, input_tokens_details: { cached_tokens: 0 },
-      output_tokens: outputTokens, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: inputTokens + outputTokens,
+      input_tokens: inputTokens,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: outputTokens,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: inputTokens + outputTokens,
     };
     if (body.stream !== true) return json(res, 200, { ...response, status: 'completed', output: items, usage });
     stream(res, response, items, usage);
@@ -191,7 +260,9 @@ export async function startOpenAiStandIn(options: OpenAiStandInOptions = {}): Pr
       let body: Record<string, unknown> | undefined;
       if (raw !== '') body = JSON.parse(raw) as Record<string, unknown>;
       const recorded: RecordedOpenAiRequest = {
-        method: req.method ?? '', url: req.url ?? '', headers: { ...req.headers },
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: { ...req.headers },
         ...(req.headers.authorization === undefined ? {} : { authorization: req.headers.authorization }),
         ...(body === undefined ? {} : { body }),
         tools: path === '/v1/responses' && body !== undefined ? offeredTools(body) : [],
@@ -199,17 +270,37 @@ export async function startOpenAiStandIn(options: OpenAiStandInOptions = {}): Pr
       requests.push(recorded);
       if (options.apiKey !== undefined && req.headers.authorization !== `Bearer ${options.apiKey}`) {
         // The real API's answer to a wrong or missing key.
-        return json(res, 401, openAiError('Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.', 'invalid_request_error', 'invalid_api_key'));
+        return json(
+          res,
+          401,
+          openAiError(
+            'Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.',
+            'invalid_request_error',
+            'invalid_api_key',
+          ),
+        );
       }
       const route = `${req.method ?? ''} ${path}`;
       if (route === 'POST /v1/responses') return responses(res, recorded, raw);
       if (route === 'GET /v1/models') {
-        return json(res, 200, { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'stand-in' })) });
+        return json(res, 200, {
+          object: 'list',
+          data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'stand-in' })),
+        });
       }
       return json(res, 404, openAiError(`stand-in: no route ${route}`, 'invalid_request_error', 'unknown_url'));
     };
     handle().catch((error: unknown) => {
-      if (!res.headersSent) json(res, 400, openAiError(`stand-in: ${error instanceof Error ? error.message : String(error)}`, 'invalid_request_error', null));
+      if (!res.headersSent)
+        json(
+          res,
+          400,
+          openAiError(
+            `stand-in: ${error instanceof Error ? error.message : String(error)}`,
+            'invalid_request_error',
+            null,
+          ),
+        );
       else res.destroy();
     });
   });
@@ -228,9 +319,10 @@ export async function startOpenAiStandIn(options: OpenAiStandInOptions = {}): Pr
       return hanging;
     },
     reply: (...replies) => void script.push(...replies),
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -13,7 +13,11 @@ function collect(tools: unknown, into: OfferedTool[], namespace?: string): void 
       collect(tool.tools, into, String(tool.name ?? ''));
       continue;
     }
-    into.push({ name: String(tool.name ?? tool.type ?? ''), type: String(tool.type ?? ''), ...(namespace === undefined ? {} : { namespace }) });
+    into.push({
+      name: String(tool.name ?? tool.type ?? ''),
+      type: String(tool.type ?? ''),
+      ...(namespace === undefined ? {} : { namespace }),
+    });
   }
 }
 
@@ -36,7 +40,9 @@ export function offeredTools(body: Record<string, unknown>): OfferedTool[] {
 /** An apply_patch patch that adds `path` holding `content` (the format Codex's apply_patch reads). */
 export function addFilePatch(path: string, content: string): string {
   const lines = content.endsWith('\n') ? content.slice(0, -1).split('\n') : content.split('\n');
-  return ['*** Begin Patch', `*** Add File: ${path}`, ...lines.map((line) => `+${line}`), '*** End Patch', ''].join('\n');
+  return ['*** Begin Patch', `*** Add File: ${path}`, ...lines.map((line) => `+${line}`), '*** End Patch', ''].join(
+    '\n',
+  );
 }
 
 /**
@@ -52,11 +58,23 @@ export function editItem(tools: readonly OfferedTool[], path: string, content: s
   const patch = addFilePatch(path, content);
   const named = (name: string) => tools.find((tool) => tool.name === name);
   const exec = named('exec');
-  if (exec?.type === 'custom') return { type: 'custom_tool_call', name: 'exec', input: `const result = await tools.apply_patch(${JSON.stringify(patch)});\ntext(result);\n` };
+  if (exec?.type === 'custom')
+    return {
+      type: 'custom_tool_call',
+      name: 'exec',
+      input: `const result = await tools.apply_patch(${JSON.stringify(patch)});\ntext(result);\n`,
+    };
   const applyPatch = named('apply_patch');
   if (applyPatch?.type === 'custom') return { type: 'custom_tool_call', name: 'apply_patch', input: patch };
-  if (applyPatch !== undefined) return { type: 'function_call', name: 'apply_patch', arguments: JSON.stringify({ input: patch }) };
-  if (named('exec_command') !== undefined) return { type: 'function_call', name: 'exec_command', arguments: JSON.stringify({ cmd: `apply_patch <<'EOF'\n${patch}EOF\n` }) };
-  if (named('shell') !== undefined) return { type: 'function_call', name: 'shell', arguments: JSON.stringify({ command: ['apply_patch', patch] }) };
+  if (applyPatch !== undefined)
+    return { type: 'function_call', name: 'apply_patch', arguments: JSON.stringify({ input: patch }) };
+  if (named('exec_command') !== undefined)
+    return {
+      type: 'function_call',
+      name: 'exec_command',
+      arguments: JSON.stringify({ cmd: `apply_patch <<'EOF'\n${patch}EOF\n` }),
+    };
+  if (named('shell') !== undefined)
+    return { type: 'function_call', name: 'shell', arguments: JSON.stringify({ command: ['apply_patch', patch] }) };
   throw new Error(`stand-in: the request offers no edit tool (offered: ${tools.map((tool) => tool.name).join(', ')})`);
 }

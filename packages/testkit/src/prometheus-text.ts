@@ -33,17 +33,28 @@ export function parsePrometheusText(text: string): PromScrape {
     const match = sampleLine.exec(line);
     if (!match) throw new Error(`not a Prometheus sample line: ${line}`);
     const labels: Record<string, string> = {};
-    for (const [, key, raw] of (match[2] ?? '').matchAll(labelPair)) labels[key!] = raw!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
+    for (const [, key, raw] of (match[2] ?? '').matchAll(labelPair))
+      labels[key!] = raw!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
     // Prometheus reads these case-insensitively (prom-client writes `Nan`).
     const raw = match[3]!.toLowerCase();
-    const value = raw === 'nan' ? Number.NaN : raw === '+inf' || raw === 'inf' ? Infinity : raw === '-inf' ? -Infinity : Number(raw);
+    const value =
+      raw === 'nan'
+        ? Number.NaN
+        : raw === '+inf' || raw === 'inf'
+          ? Infinity
+          : raw === '-inf'
+            ? -Infinity
+            : Number(raw);
     if (Number.isNaN(value) && raw !== 'nan') throw new Error(`not a sample value: ${line}`);
     samples.push({ name: match[1]!, labels, value });
   }
   return {
-    samples, types,
+    samples,
+    types,
     value(name, labels = {}) {
-      const found = samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+      const found = samples.filter(
+        (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
+      );
       if (found.length > 1) throw new Error(`${found.length} samples of ${name} match ${JSON.stringify(labels)}`);
       return found[0]?.value;
     },

@@ -68,13 +68,20 @@ export async function startRedis(options: RedisOptions = {}): Promise<RedisServe
     for (let tries = 0; ; tries += 1) {
       port = fixedPort ?? (await freePort());
       const args = [
-        '--port', String(port),
-        '--bind', '127.0.0.1',
-        '--dir', data.path,
-        '--save', '',
-        '--appendonly', options.appendOnly ? 'yes' : 'no',
-        '--appendfsync', 'everysec',
-        '--protected-mode', 'no',
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        data.path,
+        '--save',
+        '',
+        '--appendonly',
+        options.appendOnly ? 'yes' : 'no',
+        '--appendfsync',
+        'everysec',
+        '--protected-mode',
+        'no',
         ...access,
       ];
       const proc = execa(binary, args, { stdin: 'ignore', reject: false, cleanup: true, buffer: false });
@@ -112,14 +119,21 @@ export async function startRedis(options: RedisOptions = {}): Promise<RedisServe
   };
 
   await launch();
-  const urlAs = (user: string | undefined, password: string) => `redis://${encodeURIComponent(user ?? '')}:${encodeURIComponent(password)}@127.0.0.1:${port}`;
+  const urlAs = (user: string | undefined, password: string) =>
+    `redis://${encodeURIComponent(user ?? '')}:${encodeURIComponent(password)}@127.0.0.1:${port}`;
   return {
     host: '127.0.0.1',
-    get port() { return port; },
-    get url() { return options.password === undefined ? `redis://127.0.0.1:${port}` : urlAs(undefined, options.password); },
+    get port() {
+      return port;
+    },
+    get url() {
+      return options.password === undefined ? `redis://127.0.0.1:${port}` : urlAs(undefined, options.password);
+    },
     urlAs,
     dir: data.path,
-    get pid() { return child?.pid; },
+    get pid() {
+      return child?.pid;
+    },
     command: (...args) => sendCommand(port, args, auth),
     kill,
     restart: () => launch(port),
@@ -168,7 +182,8 @@ function sendCommand(port: number, args: readonly string[], auth: readonly strin
       }
     });
     socket.once('connect', () => {
-      const encode = (command: readonly string[]) => `*${command.length}\r\n${command.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`;
+      const encode = (command: readonly string[]) =>
+        `*${command.length}\r\n${command.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`;
       socket.write(commands.map(encode).join(''));
     });
   });

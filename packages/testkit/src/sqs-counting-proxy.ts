@@ -32,14 +32,22 @@ export async function startCountingProxy(target: string): Promise<CountingProxy>
       const body = Buffer.concat(chunks);
       const action = actionOf(req.headers['x-amz-target'], body.toString('utf8'));
       counts.set(action, (counts.get(action) ?? 0) + 1);
-      const forwarded = request({
-        host: upstream.hostname, port: upstream.port, method: req.method, path: req.url,
-        headers: { ...req.headers, host: upstream.host },
-      }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
+      const forwarded = request(
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          method: req.method,
+          path: req.url,
+          headers: { ...req.headers, host: upstream.host },
+        },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      forwarded.on('error', () => {
+        if (!res.headersSent) res.writeHead(502).end();
       });
-      forwarded.on('error', () => { if (!res.headersSent) res.writeHead(502).end(); });
       forwarded.end(body);
     });
   });
@@ -48,7 +56,13 @@ export async function startCountingProxy(target: string): Promise<CountingProxy>
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     counts: () => Object.fromEntries(counts),
     total: () => [...counts.values()].reduce((a, b) => a + b, 0),
-    reset: () => { counts = new Map(); },
-    close: () => new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); }),
+    reset: () => {
+      counts = new Map();
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

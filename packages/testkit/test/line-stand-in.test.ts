@@ -4,30 +4,47 @@ import type { AddressInfo } from 'node:net';
 import { signLineBody, startLineStandIn, type LineStandIn } from '../src/index.js';
 
 let line: LineStandIn;
-beforeEach(async () => { line = await startLineStandIn(); });
-afterEach(async () => { await line.close(); });
-
-const post = (path: string, body: unknown, headers: Record<string, string> = {}) => fetch(`${line.url}${path}`, {
-  method: 'POST',
-  headers: { 'content-type': 'application/json', authorization: `Bearer ${line.accessToken}`, ...headers },
-  body: JSON.stringify(body),
+beforeEach(async () => {
+  line = await startLineStandIn();
 });
+afterEach(async () => {
+  await line.close();
+});
+
+const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${line.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${line.accessToken}`, ...headers },
+    body: JSON.stringify(body),
+  });
 const text = (t: string) => [{ type: 'text', text: t }];
 
 describe('LINE stand-in', () => {
   it('refuses a wrong access token with 401', async () => {
-    expect((await post('/v2/bot/message/push', { to: `U${'1'.repeat(32)}`, messages: text('x') }, { authorization: 'Bearer nope' })).status).toBe(401);
+    expect(
+      (
+        await post(
+          '/v2/bot/message/push',
+          { to: `U${'1'.repeat(32)}`, messages: text('x') },
+          { authorization: 'Bearer nope' },
+        )
+      ).status,
+    ).toBe(401);
     expect(line.pushes).toEqual([]);
   });
 
   it('takes a reply token once, and not after it expired', async () => {
     const event = line.textEvent({ text: 'hi' });
-    expect((await post('/v2/bot/message/reply', { replyToken: event.replyToken, messages: text('a') })).status).toBe(200);
+    expect((await post('/v2/bot/message/reply', { replyToken: event.replyToken, messages: text('a') })).status).toBe(
+      200,
+    );
     const again = await post('/v2/bot/message/reply', { replyToken: event.replyToken, messages: text('b') });
     expect([again.status, await again.json()]).toEqual([400, { message: 'Invalid reply token' }]);
     const late = line.textEvent({ text: 'hi' });
     line.expireReplyTokens();
-    expect((await post('/v2/bot/message/reply', { replyToken: late.replyToken, messages: text('c') })).status).toBe(400);
+    expect((await post('/v2/bot/message/reply', { replyToken: late.replyToken, messages: text('c') })).status).toBe(
+      400,
+    );
     expect(line.replies.map((r) => r.texts)).toEqual([['a']]);
   });
 
@@ -55,7 +72,12 @@ describe('LINE stand-in', () => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        got.push({ body: Buffer.concat(chunks).toString('utf8'), ...(typeof req.headers['x-line-signature'] === 'string' ? { signature: req.headers['x-line-signature'] } : {}) });
+        got.push({
+          body: Buffer.concat(chunks).toString('utf8'),
+          ...(typeof req.headers['x-line-signature'] === 'string'
+            ? { signature: req.headers['x-line-signature'] }
+            : {}),
+        });
         res.end();
       });
     });
@@ -68,7 +90,9 @@ describe('LINE stand-in', () => {
       await line.deliver(url, [event], { forge: 'missing' });
       expect(got[0]?.signature).toBe(signLineBody(line.channelSecret, got[0]?.body ?? ''));
       expect(got[1]?.signature).not.toBe(signLineBody(line.channelSecret, got[1]?.body ?? ''));
-      expect((JSON.parse(got[1]?.body ?? '{}') as { events: { deliveryContext: unknown }[] }).events[0]?.deliveryContext).toEqual({ isRedelivery: true });
+      expect(
+        (JSON.parse(got[1]?.body ?? '{}') as { events: { deliveryContext: unknown }[] }).events[0]?.deliveryContext,
+      ).toEqual({ isRedelivery: true });
       expect(got[2]?.signature).toBeUndefined();
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));

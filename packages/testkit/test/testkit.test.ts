@@ -43,7 +43,10 @@ describe('startRedis', () => {
   });
 
   it('starts with a password and ACL users; url carries the password, command() authenticates', async () => {
-    const redis = await startRedis({ password: 'admin-pass-1', users: { fleet: 'on >fleet-pass-1 ~fleet:* +@all -@dangerous' } });
+    const redis = await startRedis({
+      password: 'admin-pass-1',
+      users: { fleet: 'on >fleet-pass-1 ~fleet:* +@all -@dangerous' },
+    });
     try {
       expect(redis.url).toBe(`redis://:admin-pass-1@127.0.0.1:${redis.port}`);
       expect(redis.urlAs('fleet', 'p@ss')).toBe(`redis://fleet:p%40ss@127.0.0.1:${redis.port}`);
@@ -63,7 +66,9 @@ describe('startRedis', () => {
   });
 
   it('explains how to install a missing binary', async () => {
-    await expect(startRedis({ binary: 'redis-server-not-installed' })).rejects.toThrow(/apt-get install -y redis-server/);
+    await expect(startRedis({ binary: 'redis-server-not-installed' })).rejects.toThrow(
+      /apt-get install -y redis-server/,
+    );
   });
 });
 

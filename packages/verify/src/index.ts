@@ -8,14 +8,31 @@ export { stepOrder, toolchains } from './types.js';
 export { planEnv, planVerification, type PlanOptions } from './plan/plan.js';
 export { referencedScripts, repoChecks, scriptStep } from './plan/repo-checks.js';
 export { markerFiles } from './plan/detect.js';
-export { detectPackageManager, installCommand, scriptCommand, scriptOf, type PackageManager, type PackageManagerName } from './plan/package-manager.js';
+export {
+  detectPackageManager,
+  installCommand,
+  scriptCommand,
+  scriptOf,
+  type PackageManager,
+  type PackageManagerName,
+} from './plan/package-manager.js';
 export { packageSpec, provideManager, type ProvidedManager, type ProvideOptions } from './run/provide-manager.js';
 export { parseRepoConfig, repoConfigFile, type RepoConfig } from './plan/repo-config.js';
 export { isRepoFile, readRepoFile, type ReadRepoFileOptions, type RepoFile } from './plan/repo-file.js';
 export { runVerification, type FormatScope, type VerificationOptions, type VerificationOutcome } from './run/verify.js';
 export {
-  compareWithBase, errorSignatures, isStale, planKey, readBaseline, runBaseline, stepKey, toolStamp, writeBaseline,
-  type BaseComparison, type Baseline, type BaselineFailure,
+  compareWithBase,
+  errorSignatures,
+  isStale,
+  planKey,
+  readBaseline,
+  runBaseline,
+  stepKey,
+  toolStamp,
+  writeBaseline,
+  type BaseComparison,
+  type Baseline,
+  type BaselineFailure,
 } from './run/baseline.js';
 export { runDod, type DodOutcome } from './run/dod.js';
 export { notRunReason, ranOnCode } from './run/evidence.js';

@@ -24,7 +24,10 @@ describe('runDod', () => {
   it("is 'passed' when every command passes", async () => {
     const outcome = await runDod(dir.path, [ok, ok], options);
     expect(outcome.result).toBe('passed');
-    expect(outcome.results.map((r) => [r.name, r.passed])).toEqual([['dod', true], ['dod', true]]);
+    expect(outcome.results.map((r) => [r.name, r.passed])).toEqual([
+      ['dod', true],
+      ['dod', true],
+    ]);
   });
 
   it("is 'failed' when one fails, and still runs the rest for a complete report", async () => {

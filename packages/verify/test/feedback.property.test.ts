@@ -16,7 +16,7 @@ const realisticLine = fc.constantFrom(
   '      at Object.<anonymous> (test/a.test.ts:4:13)',
   "src/a.ts(1,5): error TS2304: Cannot find name 'x'.",
   'src/a.ts:1:5 - error TS2304: Cannot find name.',
-  "error[E0425]: cannot find value `c` in this scope",
+  'error[E0425]: cannot find value `c` in this scope',
   ' --> src/main.rs:1:37',
   '  |',
   './calc.go:3:9: undefined: c',
@@ -41,7 +41,11 @@ const realisticLine = fc.constantFrom(
   '\x1b[31mred\x1b[0m',
   'progress 10%\rprogress 100%',
 );
-const anyLine = fc.oneof(realisticLine, fc.string({ unit: 'binary', maxLength: 200 }), fc.string({ unit: 'grapheme', maxLength: 3000 }));
+const anyLine = fc.oneof(
+  realisticLine,
+  fc.string({ unit: 'binary', maxLength: 200 }),
+  fc.string({ unit: 'grapheme', maxLength: 3000 }),
+);
 const log = fc.array(anyLine, { maxLength: 200 }).map((lines) => lines.join('\n'));
 const budget = fc.integer({ min: 0, max: 6000 });
 
@@ -56,7 +60,9 @@ describe('extractFeedback properties', () => {
   });
 
   it('introduces no broken characters: well-formed input gives well-formed output', () => {
-    const wellFormed = fc.array(fc.oneof(realisticLine, fc.string({ unit: 'grapheme', maxLength: 3000 })), { maxLength: 50 });
+    const wellFormed = fc.array(fc.oneof(realisticLine, fc.string({ unit: 'grapheme', maxLength: 3000 })), {
+      maxLength: 50,
+    });
     fc.assert(
       fc.property(wellFormed, budget, (lines, maxBytes) => {
         expect(loneSurrogate.test(extractFeedback(lines.join('\n'), maxBytes))).toBe(false);

@@ -3,7 +3,14 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTempDir, type TempDir } from '@codefleet/testkit';
-import { extractFeedback, feedbackFor, fitFeedback, LogScanner, runVerification, type StepResult } from '../src/index.js';
+import {
+  extractFeedback,
+  feedbackFor,
+  fitFeedback,
+  LogScanner,
+  runVerification,
+  type StepResult,
+} from '../src/index.js';
 import { fixture, nodeScript, testEnv } from './helpers.js';
 
 const log = (name: string) => readFileSync(fixture(name), 'utf8');
@@ -33,12 +40,35 @@ function jestLog(total: number, failing: number): { text: string; names: string[
       names.push(`● orders › ${name}`);
       lines.push(`    ✕ ${name} (${i % 17} ms)`);
     } else lines.push(`    ✓ ${name} (${i % 13} ms)`);
-    if (i % 50 === 0) lines.push('  console.log', `    fetching order ${i} from the fake store`, '      at log (src/store.ts:12:11)', '');
+    if (i % 50 === 0)
+      lines.push(
+        '  console.log',
+        `    fetching order ${i} from the fake store`,
+        '      at log (src/store.ts:12:11)',
+        '',
+      );
   }
   for (const name of names) {
-    lines.push(`  ${name}`, '', '    expect(received).toBe(expected) // Object.is equality', '', '    Expected: 120', '    Received: 100', '');
-    lines.push('      40 |   const order = makeOrder();', '    > 41 |   expect(total(order)).toBe(120);', '         |                        ^', '');
-    lines.push('      at Object.<anonymous> (test/orders.test.ts:41:24)', '      at processTicksAndRejections (node:internal/process/task_queues:95:5)', '');
+    lines.push(
+      `  ${name}`,
+      '',
+      '    expect(received).toBe(expected) // Object.is equality',
+      '',
+      '    Expected: 120',
+      '    Received: 100',
+      '',
+    );
+    lines.push(
+      '      40 |   const order = makeOrder();',
+      '    > 41 |   expect(total(order)).toBe(120);',
+      '         |                        ^',
+      '',
+    );
+    lines.push(
+      '      at Object.<anonymous> (test/orders.test.ts:41:24)',
+      '      at processTicksAndRejections (node:internal/process/task_queues:95:5)',
+      '',
+    );
   }
   lines.push(`Tests:       ${failing} failed, ${total - failing} passed, ${total} total`, 'Ran all test suites.');
   return { text: lines.join('\n'), names };
@@ -48,7 +78,13 @@ describe('extractFeedback on real tool output', () => {
   it('jest: failing test names, then the first assertion with its code frame and location', () => {
     const feedback = extractFeedback(log('jest.log'));
     const { tests, errors } = sections(feedback);
-    expect(tests).toEqual(['FAIL ./math.test.js', '● math › adds', '● math › nested › adds big numbers', 'FAIL ./other.test.js', '● other fails']);
+    expect(tests).toEqual([
+      'FAIL ./math.test.js',
+      '● math › adds',
+      '● math › nested › adds big numbers',
+      'FAIL ./other.test.js',
+      '● other fails',
+    ]);
     expect(errors[0]).toBe('● math › adds');
     expect(errors).toContain('    Received: -1');
     expect(errors).toContain('      at Object.toBe (math.test.js:3:42)');
@@ -107,14 +143,25 @@ describe('extractFeedback on real tool output', () => {
 
   it('go test and go build: --- FAIL names and ./file.go:line:col errors', () => {
     const test = sections(extractFeedback(log('go-test.log')));
-    expect(test.tests).toEqual(['--- FAIL: TestAdd', '--- FAIL: TestSub', '--- FAIL: TestSub/negative', 'FAIL example.com/calc\t0.002s']);
+    expect(test.tests).toEqual([
+      '--- FAIL: TestAdd',
+      '--- FAIL: TestSub',
+      '--- FAIL: TestSub/negative',
+      'FAIL example.com/calc\t0.002s',
+    ]);
     expect(test.errors).toEqual(['    calc_test.go:8: Add(1, 2) = -1; want 3', '    calc_test.go:20: got 1, want -1']);
-    expect(sections(extractFeedback(log('go-build.log'))).errors).toEqual(['./calc.go:3:9: undefined: c', './calc.go:5:2: declared and not used: x']);
+    expect(sections(extractFeedback(log('go-build.log'))).errors).toEqual([
+      './calc.go:3:9: undefined: c',
+      './calc.go:5:2: declared and not used: x',
+    ]);
   });
 
   it('cargo: rustc errors with their --> location; failing tests and their panics', () => {
     const build = sections(extractFeedback(log('cargo-build.log')));
-    expect(build.errors.slice(0, 2)).toEqual(['error[E0425]: cannot find value `c` in this scope', ' --> src/main.rs:1:37']);
+    expect(build.errors.slice(0, 2)).toEqual([
+      'error[E0425]: cannot find value `c` in this scope',
+      ' --> src/main.rs:1:37',
+    ]);
     expect(build.errors).not.toContain(expect.stringContaining('could not compile'));
     const test = sections(extractFeedback(log('cargo-test.log')));
     expect(test.tests).toEqual(['test tests::it_subtracts ... FAILED', 'test tests::it_adds ... FAILED']);
@@ -137,7 +184,9 @@ describe('extractFeedback on real tool output', () => {
   });
 
   it('an unrecognised log gives its last lines', () => {
-    const feedback = extractFeedback(['starting', 'doing things', 'something odd happened', 'exiting with 3'].join('\n'));
+    const feedback = extractFeedback(
+      ['starting', 'doing things', 'something odd happened', 'exiting with 3'].join('\n'),
+    );
     expect(feedback).toBe('Output (last lines):\nstarting\ndoing things\nsomething odd happened\nexiting with 3');
     expect(extractFeedback('')).toBe('');
   });
@@ -166,8 +215,19 @@ describe('extractFeedback bounds', () => {
   });
 
   it('never cuts the first error in half: whole lines, then a marker', () => {
-    const block = ['error[E0308]: mismatched types', ' --> src/lib.rs:10:5', ...Array.from({ length: 30 }, (_, i) => `${String(i).padStart(2)} |     let value: String = compute_something_long_${i}(argument_a, argument_b);`)];
-    const feedback = extractFeedback(`   Compiling app\n${block.join('\n')}\n\nerror: could not compile \`app\`\n`, 1024);
+    const block = [
+      'error[E0308]: mismatched types',
+      ' --> src/lib.rs:10:5',
+      ...Array.from(
+        { length: 30 },
+        (_, i) =>
+          `${String(i).padStart(2)} |     let value: String = compute_something_long_${i}(argument_a, argument_b);`,
+      ),
+    ];
+    const feedback = extractFeedback(
+      `   Compiling app\n${block.join('\n')}\n\nerror: could not compile \`app\`\n`,
+      1024,
+    );
     expect(bytes(feedback)).toBeLessThanOrEqual(1024);
     const { errors } = sections(feedback);
     expect(errors.at(-1)).toMatch(/^…\[error truncated: \d+ more lines\]$/);
@@ -178,7 +238,9 @@ describe('extractFeedback bounds', () => {
     const line = `src/generated.ts(1,1): error TS1005: ${'ünïcödé '.repeat(300)}`;
     const feedback = extractFeedback(line, 500);
     expect(bytes(feedback)).toBeLessThanOrEqual(500);
-    expect(feedback).toMatch(/^First error:\nsrc\/generated\.ts\(1,1\): error TS1005: [ünïcödé ]+ …\[cut\]\n…\[error truncated\]$/);
+    expect(feedback).toMatch(
+      /^First error:\nsrc\/generated\.ts\(1,1\): error TS1005: [ünïcödé ]+ …\[cut\]\n…\[error truncated\]$/,
+    );
     expect(feedback).not.toContain('\uFFFD');
   });
 
@@ -226,8 +288,14 @@ describe('feedbackFor', () => {
 
   it('leads with the step and command, and stays within maxBytes', () => {
     const failed: StepResult = {
-      name: 'build', command: ['npx', 'tsc', '-p', '.'], exitCode: 2, signal: null, timedOut: false, durationMs: 900,
-      outputTail: log('tsc.log'), passed: false,
+      name: 'build',
+      command: ['npx', 'tsc', '-p', '.'],
+      exitCode: 2,
+      signal: null,
+      timedOut: false,
+      durationMs: 900,
+      outputTail: log('tsc.log'),
+      passed: false,
     };
     const feedback = feedbackFor(failed, 300);
     expect(feedback.split('\n')[0]).toBe('Step build failed (exit 2): npx tsc -p .');
@@ -242,7 +310,10 @@ describe('feedbackFor', () => {
     // exitCode, not exit(): exit() may drop what is still queued for the pipe.
     const script = `process.stdout.write(require('fs').readFileSync('log.txt', 'utf8')); process.exitCode = 1`;
     await writeFile(join(dir.path, 'log.txt'), text);
-    const outcome = await runVerification(dir.path, [{ name: 'test', command: nodeScript(script) }], { env: testEnv, timeoutMs: 20_000 });
+    const outcome = await runVerification(dir.path, [{ name: 'test', command: nodeScript(script) }], {
+      env: testEnv,
+      timeoutMs: 20_000,
+    });
     const failed = outcome.failed!;
     expect(bytes(failed.outputTail)).toBeLessThan(9_000);
     expect(failed.outputTail).not.toContain(names[0]!.slice(2));
@@ -255,7 +326,14 @@ describe('feedbackFor', () => {
 
 describe('fitFeedback', () => {
   const failed = (output: string): StepResult => ({
-    name: 'test', command: ['npm', 'test'], exitCode: 1, signal: null, timedOut: false, durationMs: 1, outputTail: output, passed: false,
+    name: 'test',
+    command: ['npm', 'test'],
+    exitCode: 1,
+    signal: null,
+    timedOut: false,
+    durationMs: 1,
+    outputTail: output,
+    passed: false,
   });
 
   it('keeps a notice before full feedback within the budget, cut at a line end, pairs whole', () => {

@@ -47,14 +47,18 @@ describe('planVerification on a hostile copy', () => {
     for (const target of ['/etc/passwd', '/proc/self/environ']) {
       const { copy } = await host();
       await symlink(target, join(copy, '.codefleet.yml'));
-      await expect(planVerification(copy, { config })).rejects.toMatchObject({ message: expect.stringContaining('is a symbolic link') });
+      await expect(planVerification(copy, { config })).rejects.toMatchObject({
+        message: expect.stringContaining('is a symbolic link'),
+      });
     }
   });
 
   it('a FIFO as .codefleet.yml, package.json or pyproject.toml fails or is ignored, never hangs', async () => {
     const fifoConfig = await host();
     await execa('mkfifo', [join(fifoConfig.copy, '.codefleet.yml')]);
-    await expect(planVerification(fifoConfig.copy, { config })).rejects.toMatchObject({ message: expect.stringContaining('FIFO') });
+    await expect(planVerification(fifoConfig.copy, { config })).rejects.toMatchObject({
+      message: expect.stringContaining('FIFO'),
+    });
 
     // The toolchain is forced, so the manifests are read even though they mark nothing.
     const node = await host({ '.codefleet.yml': 'toolchain: node\n' });
@@ -111,7 +115,9 @@ describe('the install stamp on a hostile copy', () => {
     const outside = join(data, 'outside-dir');
     const linkDir: PlannedStep = {
       name: 'install',
-      command: nodeScript(`const fs=require('fs'); fs.mkdirSync(${JSON.stringify(outside)}); fs.symlinkSync(${JSON.stringify(outside)}, 'node_modules')`),
+      command: nodeScript(
+        `const fs=require('fs'); fs.mkdirSync(${JSON.stringify(outside)}); fs.symlinkSync(${JSON.stringify(outside)}, 'node_modules')`,
+      ),
     };
     await runVerification(copy, [linkDir], options);
     await expect(lstat(join(outside, installStampFile))).rejects.toMatchObject({ code: 'ENOENT' });

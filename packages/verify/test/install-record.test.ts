@@ -12,7 +12,8 @@ describe('install record', () => {
   let dir: TempDir;
   let copy: string;
   let stamp: string;
-  const manifest = (scripts: Record<string, string> = {}) => JSON.stringify({ name: 'x', dependencies: { a: '1.0.0' }, scripts });
+  const manifest = (scripts: Record<string, string> = {}) =>
+    JSON.stringify({ name: 'x', dependencies: { a: '1.0.0' }, scripts });
   beforeEach(async () => {
     dir = await createTempDir('install-record');
     copy = join(dir.path, 'copy');
@@ -53,16 +54,25 @@ describe('install record', () => {
   });
 
   it("a fresh install runs the root's prepare script again, through the checks' runner (node_modules read-only to it), not the install's", async () => {
-    const prepare = "node -e \"require('fs').mkdirSync('build',{recursive:true});require('fs').writeFileSync('build/out.js','')\"";
+    const prepare =
+      "node -e \"require('fs').mkdirSync('build',{recursive:true});require('fs').writeFileSync('build/out.js','')\"";
     await writeFile(join(copy, 'package.json'), manifest({ prepare }));
     await writeInstallStamp(copy, stamp, true);
     const ran: string[] = [];
-    const runner = (name: string): ProcessRunner => (argv, options) => {
-      ran.push(`${name}: ${argv.join(' ')}`);
-      return runProcess(argv, options);
-    };
+    const runner =
+      (name: string): ProcessRunner =>
+      (argv, options) => {
+        ran.push(`${name}: ${argv.join(' ')}`);
+        return runProcess(argv, options);
+      };
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir.path };
-    const outcome = await runVerification(copy, [{ name: 'install', command: ['npm', 'ci'] }], { env, timeoutMs: 120_000, installStamp: stamp, runner: runner('checks'), installRunner: runner('install') });
+    const outcome = await runVerification(copy, [{ name: 'install', command: ['npm', 'ci'] }], {
+      env,
+      timeoutMs: 120_000,
+      installStamp: stamp,
+      runner: runner('checks'),
+      installRunner: runner('install'),
+    });
     expect(ran).toEqual(['checks: npm run prepare']);
     expect(outcome.results[0]).toMatchObject({ name: 'install', passed: true, command: ['npm', 'run', 'prepare'] });
     expect(await readInstallRecord(stamp)).toMatchObject({ clean: true });
@@ -71,20 +81,44 @@ describe('install record', () => {
     await writeFile(join(copy, 'package.json'), manifest());
     await writeInstallStamp(copy, stamp, true);
     ran.length = 0;
-    const skipped = await runVerification(copy, [{ name: 'install', command: ['npm', 'ci'] }], { env, timeoutMs: 120_000, installStamp: stamp, runner: runner('checks') });
+    const skipped = await runVerification(copy, [{ name: 'install', command: ['npm', 'ci'] }], {
+      env,
+      timeoutMs: 120_000,
+      installStamp: stamp,
+      runner: runner('checks'),
+    });
     expect([ran, skipped.results[0]?.skipped]).toEqual([[], true]);
   });
 
   it('an install known to fail for these dependencies is not run again; changed dependencies run it', async () => {
-    const known = { name: 'install' as const, command: ['npm', 'ci'], exitCode: 1, signal: null, timedOut: false, durationMs: 5, outputTail: 'npm error code E404\n', passed: false };
+    const known = {
+      name: 'install' as const,
+      command: ['npm', 'ci'],
+      exitCode: 1,
+      signal: null,
+      timedOut: false,
+      durationMs: 5,
+      outputTail: 'npm error code E404\n',
+      passed: false,
+    };
     const ran: string[] = [];
     const runner: ProcessRunner = (argv, options) => {
       ran.push(argv.join(' '));
       return runProcess(['false'], options);
     };
-    const options = { env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, timeoutMs: 60_000, installStamp: join(dir.path, 'none'), runner, knownInstallFailure: { hash: (await dependencyHash(copy))!, result: known } };
+    const options = {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      timeoutMs: 60_000,
+      installStamp: join(dir.path, 'none'),
+      runner,
+      knownInstallFailure: { hash: (await dependencyHash(copy))!, result: known },
+    };
     const same = await runVerification(copy, [{ name: 'install', command: ['npm', 'ci'] }], options);
-    expect([ran, same.failed?.exitCode, same.failed?.outputTail]).toEqual([[], 1, expect.stringContaining('npm error code E404')]);
+    expect([ran, same.failed?.exitCode, same.failed?.outputTail]).toEqual([
+      [],
+      1,
+      expect.stringContaining('npm error code E404'),
+    ]);
     await writeFile(join(copy, 'package.json'), JSON.stringify({ name: 'x', dependencies: { a: '2.0.0' } }));
     await runVerification(copy, [{ name: 'install', command: ['npm', 'ci'] }], options);
     expect(ran).toEqual(['npm ci']);

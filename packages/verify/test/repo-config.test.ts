@@ -12,13 +12,18 @@ const problems = (text: string) => {
 
 describe('parseRepoConfig', () => {
   it('splits command strings like a shell would and refuses shell syntax', () => {
-    expect(parseRepoConfig(`dod: ["node -e 'process.exit(1)'", 'echo "a b"']\n`).dod).toEqual([['node', '-e', 'process.exit(1)'], ['echo', 'a b']]);
+    expect(parseRepoConfig(`dod: ["node -e 'process.exit(1)'", 'echo "a b"']\n`).dod).toEqual([
+      ['node', '-e', 'process.exit(1)'],
+      ['echo', 'a b'],
+    ]);
     const [problem] = problems('verify:\n  test: npm test > log\n');
     expect(problem).toMatchObject({ path: 'verify.test', message: expect.stringContaining('`>` is shell syntax') });
   });
 
   it('accepts dod, verify and toolchain', () => {
-    expect(parseRepoConfig('toolchain: python\ndod: [make check]\nverify: { test: [python, -m, pytest, -x], lint: [] }\n')).toEqual({
+    expect(
+      parseRepoConfig('toolchain: python\ndod: [make check]\nverify: { test: [python, -m, pytest, -x], lint: [] }\n'),
+    ).toEqual({
       toolchain: 'python',
       dod: [['make', 'check']],
       verify: { test: ['python', '-m', 'pytest', '-x'], lint: [] },
@@ -65,8 +70,12 @@ describe('parseRepoConfig', () => {
   });
 
   it('survives alias bombs with an error instead of exhausting memory', () => {
-    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]', 'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]',
-      'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]', 'd: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]'].join('\n');
+    const bomb = [
+      'a: &a [x, x, x, x, x, x, x, x, x, x]',
+      'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]',
+      'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]',
+      'd: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]',
+    ].join('\n');
     expect(problems(bomb)[0]?.path).toBe('');
   });
 });

@@ -41,7 +41,10 @@ describe('readRepoFile', () => {
   it('reads a regular file of the copy, and reports a missing one as missing', async () => {
     const { copy } = await host();
     await writeFile(join(copy, 'package.json'), '{"name":"x"}');
-    expect(await readRepoFile(copy, 'package.json', limit)).toEqual({ status: 'read', content: Buffer.from('{"name":"x"}') });
+    expect(await readRepoFile(copy, 'package.json', limit)).toEqual({
+      status: 'read',
+      content: Buffer.from('{"name":"x"}'),
+    });
     expect(await readRepoFile(copy, 'absent.json', limit)).toEqual({ status: 'missing' });
     expect(await readRepoFile(copy, 'no/such/dir.json', limit)).toEqual({ status: 'missing' });
     expect(await isRepoFile(copy, 'package.json')).toBe(true);
@@ -73,7 +76,10 @@ describe('readRepoFile', () => {
     const { copy } = await host();
     await execa('mkfifo', [join(copy, '.codefleet.yml')]);
     // Nobody ever writes to the FIFO: a plain read would wait forever.
-    expect(await readRepoFile(copy, '.codefleet.yml', limit)).toEqual({ status: 'refused', reason: 'is a FIFO (named pipe)' });
+    expect(await readRepoFile(copy, '.codefleet.yml', limit)).toEqual({
+      status: 'refused',
+      reason: 'is a FIFO (named pipe)',
+    });
   });
 
   itWithDevices('refuses a device node without opening it', async () => {
@@ -100,13 +106,19 @@ describe('readRepoFile', () => {
   it('refuses a hard link, which can bring a file from outside into the copy', async () => {
     const { copy, secretFile } = await host();
     await link(secretFile, join(copy, 'linked.yml'));
-    expect(await readRepoFile(copy, 'linked.yml', limit)).toEqual({ status: 'refused', reason: 'has other hard links' });
+    expect(await readRepoFile(copy, 'linked.yml', limit)).toEqual({
+      status: 'refused',
+      reason: 'has other hard links',
+    });
   });
 
   it('refuses a file over the size bound instead of cutting it', async () => {
     const { copy } = await host();
     await writeFile(join(copy, 'big.json'), 'x'.repeat(1025));
-    expect(await readRepoFile(copy, 'big.json', limit)).toEqual({ status: 'refused', reason: 'is 1025 bytes; at most 1024 are read' });
+    expect(await readRepoFile(copy, 'big.json', limit)).toEqual({
+      status: 'refused',
+      reason: 'is 1025 bytes; at most 1024 are read',
+    });
     await writeFile(join(copy, 'exact.json'), 'x'.repeat(1024));
     expect(await readRepoFile(copy, 'exact.json', limit)).toMatchObject({ status: 'read' });
   });

@@ -24,7 +24,9 @@ const pass = (name: PlannedStep['name'], text = `${name} ok`): PlannedStep => ({
 });
 const fail = (name: PlannedStep['name'], code = 1): PlannedStep => ({
   name,
-  command: nodeScript(`console.error('src/app.ts(3,7): error TS2322: Type number is not assignable to type string.'); process.exit(${code})`),
+  command: nodeScript(
+    `console.error('src/app.ts(3,7): error TS2322: Type number is not assignable to type string.'); process.exit(${code})`,
+  ),
 });
 
 describe('runVerification', () => {
@@ -43,7 +45,12 @@ describe('runVerification', () => {
 
   it('runs in the working copy with only the given environment', async () => {
     const dir = await workdir({ 'marker.txt': 'here' });
-    const step = { name: 'test' as const, command: nodeScript("console.log(require('fs').readFileSync('marker.txt','utf8'), process.env.ONLY, process.env.HOME === undefined)") };
+    const step = {
+      name: 'test' as const,
+      command: nodeScript(
+        "console.log(require('fs').readFileSync('marker.txt','utf8'), process.env.ONLY, process.env.HOME === undefined)",
+      ),
+    };
     const outcome = await runVerification(dir, [step], { ...options, env: { PATH: testEnv.PATH ?? '', ONLY: 'this' } });
     expect(outcome.results[0]?.outputTail.trim()).toBe('here this true');
   });
@@ -54,13 +61,18 @@ describe('runVerification', () => {
     expect(outcome.passed).toBe(false);
     expect(outcome.results.map((r) => r.name)).toEqual(['build', 'lint']);
     expect(outcome.failed).toMatchObject({ name: 'lint', exitCode: 2, passed: false, timedOut: false });
-    expect(outcome.failed?.findings?.errors).toEqual(['src/app.ts(3,7): error TS2322: Type number is not assignable to type string.']);
+    expect(outcome.failed?.findings?.errors).toEqual([
+      'src/app.ts(3,7): error TS2322: Type number is not assignable to type string.',
+    ]);
     expect(feedbackFor(outcome.failed!)).toMatch(/^Step lint failed \(exit 2\): .*node -e/);
   });
 
   it('a hanging step times out, is killed and fails with timedOut', async () => {
     const dir = await workdir();
-    const hang: PlannedStep = { name: 'test', command: nodeScript("console.log('started'); setInterval(() => {}, 1000)") };
+    const hang: PlannedStep = {
+      name: 'test',
+      command: nodeScript("console.log('started'); setInterval(() => {}, 1000)"),
+    };
     const started = performance.now();
     // Long enough for the passing steps to finish on a loaded machine; `hang` never ends.
     const outcome = await runVerification(dir, [pass('build'), hang, pass('lint')], { ...options, timeoutMs: 3_000 });
@@ -74,7 +86,9 @@ describe('runVerification', () => {
     const dir = await workdir({ 'src.txt': 'messy' });
     const format: PlannedStep = {
       name: 'format',
-      command: nodeScript("require('fs').writeFileSync('src.txt', 'tidy'); console.log('1 file reformatted'); process.exit(1)"),
+      command: nodeScript(
+        "require('fs').writeFileSync('src.txt', 'tidy'); console.log('1 file reformatted'); process.exit(1)",
+      ),
     };
     const outcome = await runVerification(dir, [pass('build'), format, pass('test')], options);
     expect(outcome.passed).toBe(true);
@@ -115,7 +129,9 @@ describe('runVerification', () => {
     await expect(runVerification(dir, [hang], { ...options, signal: controller.signal })).rejects.toMatchObject({
       code: 'cancelled',
     });
-    await expect(runVerification(dir, [pass('build')], { ...options, signal: controller.signal })).rejects.toMatchObject({
+    await expect(
+      runVerification(dir, [pass('build')], { ...options, signal: controller.signal }),
+    ).rejects.toMatchObject({
       code: 'cancelled',
     });
   });
@@ -125,7 +141,9 @@ describe('the install step and its stamp', () => {
   // Stands in for npm: creates node_modules and counts how often it ran.
   const fakeInstall: PlannedStep = {
     name: 'install',
-    command: nodeScript("const fs=require('fs'); fs.mkdirSync('node_modules',{recursive:true}); fs.appendFileSync('installs.log','x')"),
+    command: nodeScript(
+      "const fs=require('fs'); fs.mkdirSync('node_modules',{recursive:true}); fs.appendFileSync('installs.log','x')",
+    ),
   };
   const manifest = JSON.stringify({ devDependencies: { leftpad: '1.0.0' } });
   const installs = async (dir: string) => (await readFile(join(dir, 'installs.log'), 'utf8').catch(() => '')).length;
@@ -153,12 +171,18 @@ describe('the install step and its stamp', () => {
   it('reinstalls when a dependency is added to package.json alone, or node_modules is gone', async () => {
     const dir = await workdir({ 'package.json': manifest, 'package-lock.json': '{}' });
     await runVerification(dir, [fakeInstall], options);
-    await writeFile(join(dir, 'package.json'), JSON.stringify({ devDependencies: { leftpad: '1.0.0', other: '2.0.0' } }));
+    await writeFile(
+      join(dir, 'package.json'),
+      JSON.stringify({ devDependencies: { leftpad: '1.0.0', other: '2.0.0' } }),
+    );
     await runVerification(dir, [fakeInstall], options);
     expect(await installs(dir)).toBe(2);
 
     // Script edits do not change what is installed.
-    await writeFile(join(dir, 'package.json'), JSON.stringify({ scripts: { test: 'x' }, devDependencies: { leftpad: '1.0.0', other: '2.0.0' } }));
+    await writeFile(
+      join(dir, 'package.json'),
+      JSON.stringify({ scripts: { test: 'x' }, devDependencies: { leftpad: '1.0.0', other: '2.0.0' } }),
+    );
     await runVerification(dir, [fakeInstall], options);
     expect(await installs(dir)).toBe(2);
 
@@ -181,11 +205,21 @@ describe('the install step and its stamp', () => {
 describe('with real npm', () => {
   it('plans npm install for a local dependency, installs it, then skips the install next time', async () => {
     const dir = await workdir({
-      'package.json': JSON.stringify({ name: 'app', version: '1.0.0', dependencies: { 'local-dep': 'file:./vendor/local-dep' }, scripts: { test: 'node -e "require(\'local-dep\')"' } }),
+      'package.json': JSON.stringify({
+        name: 'app',
+        version: '1.0.0',
+        dependencies: { 'local-dep': 'file:./vendor/local-dep' },
+        scripts: { test: 'node -e "require(\'local-dep\')"' },
+      }),
       'vendor/local-dep/package.json': JSON.stringify({ name: 'local-dep', version: '1.0.0', main: 'index.js' }),
       'vendor/local-dep/index.js': 'module.exports = 1;\n',
     });
-    const env = { ...testEnv, npm_config_cache: join(dir, '.npm-cache'), npm_config_update_notifier: 'false', npm_config_offline: 'true' };
+    const env = {
+      ...testEnv,
+      npm_config_cache: join(dir, '.npm-cache'),
+      npm_config_update_notifier: 'false',
+      npm_config_offline: 'true',
+    };
     const plan = await planVerification(dir, { config: defaultVerification() });
     expect(plan.steps.map((s) => s.name)).toEqual(['install', 'test']);
 
@@ -197,6 +231,9 @@ describe('with real npm', () => {
 
     const second = await runVerification(dir, plan.steps, { env, timeoutMs: 60_000 });
     expect(second.passed).toBe(true);
-    expect(second.results.map((r) => [r.name, r.skipped === true])).toEqual([['install', true], ['test', false]]);
+    expect(second.results.map((r) => [r.name, r.skipped === true])).toEqual([
+      ['install', true],
+      ['test', false],
+    ]);
   }, 60_000);
 });

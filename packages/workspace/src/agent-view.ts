@@ -62,11 +62,20 @@ export function viewDir(copyDir: string): string {
  * copy's commit, the copy's index and sparse patterns, the mirror's objects as an
  * alternate) and the scratch caches. Made afresh on every call.
  */
-export async function buildAgentView(git: Git, opts: {
-  copyDir: string; gitDir: string; mirrorDir: string; branch: string; readOnly: readonly string[]; installStamp: string; signal?: AbortSignal | undefined;
-  /** See {@link AgentViewOptions.remap}. */
-  remap?: boolean | undefined;
-}): Promise<AgentView> {
+export async function buildAgentView(
+  git: Git,
+  opts: {
+    copyDir: string;
+    gitDir: string;
+    mirrorDir: string;
+    branch: string;
+    readOnly: readonly string[];
+    installStamp: string;
+    signal?: AbortSignal | undefined;
+    /** See {@link AgentViewOptions.remap}. */
+    remap?: boolean | undefined;
+  },
+): Promise<AgentView> {
   const root = viewDir(opts.copyDir);
   await removeTree(root);
   const own = join(root, 'git');
@@ -80,15 +89,27 @@ export async function buildAgentView(git: Git, opts: {
   await writeFile(join(own, 'HEAD'), `ref: refs/heads/${opts.branch}\n`);
   await writeFile(join(own, 'objects', 'info', 'alternates'), `${await realpath(join(opts.mirrorDir, 'objects'))}\n`);
   const sparse = await readFile(join(opts.gitDir, 'info', 'sparse-checkout'), 'utf8').catch(() => undefined);
-  await writeFile(join(own, 'config'), [
-    '[core]', '\trepositoryformatversion = 0', '\tfilemode = true', '\tbare = false', '\tlogallrefupdates = true',
-    ...(sparse === undefined ? [] : ['\tsparseCheckout = true']), '',
-  ].join('\n'));
+  await writeFile(
+    join(own, 'config'),
+    [
+      '[core]',
+      '\trepositoryformatversion = 0',
+      '\tfilemode = true',
+      '\tbare = false',
+      '\tlogallrefupdates = true',
+      ...(sparse === undefined ? [] : ['\tsparseCheckout = true']),
+      '',
+    ].join('\n'),
+  );
   if (sparse !== undefined) await writeFile(join(own, 'info', 'sparse-checkout'), sparse);
   await copyFile(join(opts.gitDir, 'index'), join(own, 'index')).catch(() => undefined);
 
   const installedReadOnly: string[] = [];
-  const objects: ViewMount = { source: join(opts.mirrorDir, 'objects'), target: join(opts.mirrorDir, 'objects'), writable: false };
+  const objects: ViewMount = {
+    source: join(opts.mirrorDir, 'objects'),
+    target: join(opts.mirrorDir, 'objects'),
+    writable: false,
+  };
   const remap = opts.remap ?? true;
   // Without remapping, the copy's `.git` link points at the job's own directory for the run
   // (put back by restoreGitLink afterwards), and that directory is writable where it is.
@@ -110,14 +131,25 @@ export async function buildAgentView(git: Git, opts: {
       const scratch = join(root, 'caches', name, cache);
       await mkdir(scratch, { recursive: true });
       // The mount point: made by codefleet, once, inside the installed directory.
-      if (await mkdir(join(dir, cache), { recursive: true }).then(() => true, () => false)) {
+      if (
+        await mkdir(join(dir, cache), { recursive: true }).then(
+          () => true,
+          () => false,
+        )
+      ) {
         mounts.push({ source: scratch, target: join(dir, cache), writable: true });
       }
     }
   }
   const readOnly = [];
   for (const path of opts.readOnly) if (await exists(path)) readOnly.push(path);
-  return { writable: [opts.copyDir], readOnly: [...readOnly, ...installedReadOnly], installReadOnly: readOnly, mounts, installMounts: gitMounts };
+  return {
+    writable: [opts.copyDir],
+    readOnly: [...readOnly, ...installedReadOnly],
+    installReadOnly: readOnly,
+    mounts,
+    installMounts: gitMounts,
+  };
 }
 
 /**
@@ -157,9 +189,15 @@ export async function removeAgentView(copyDir: string): Promise<void> {
 }
 
 async function isDirectory(path: string): Promise<boolean> {
-  return lstat(path).then((info) => info.isDirectory(), () => false);
+  return lstat(path).then(
+    (info) => info.isDirectory(),
+    () => false,
+  );
 }
 
 async function exists(path: string): Promise<boolean> {
-  return lstat(path).then(() => true, () => false);
+  return lstat(path).then(
+    () => true,
+    () => false,
+  );
 }

@@ -25,7 +25,15 @@ interface ConfigRules {
 /** The mirror's shared config, read by the mirror and every working copy. */
 export function mirrorConfigRules(url: string): ConfigRules {
   return {
-    allowed: new Set(['core.filemode', 'core.ignorecase', 'core.precomposeunicode', 'core.symlinks', 'core.logallrefupdates', 'extensions.objectformat', 'extensions.refstorage']),
+    allowed: new Set([
+      'core.filemode',
+      'core.ignorecase',
+      'core.precomposeunicode',
+      'core.symlinks',
+      'core.logallrefupdates',
+      'extensions.objectformat',
+      'extensions.refstorage',
+    ]),
     required: {
       'core.repositoryformatversion': '1',
       'extensions.worktreeconfig': 'true',
@@ -42,7 +50,10 @@ export function mirrorConfigRules(url: string): ConfigRules {
 export const mirrorWorktreeRules: ConfigRules = { allowed: new Set(), required: { 'core.bare': 'true' } };
 
 /** A working copy's per-worktree config: its sparse checkout (the exclude scope). */
-export const copyWorktreeRules: ConfigRules = { allowed: new Set(['core.sparsecheckout', 'core.sparsecheckoutcone', 'index.sparse']), required: {} };
+export const copyWorktreeRules: ConfigRules = {
+  allowed: new Set(['core.sparsecheckout', 'core.sparsecheckoutcone', 'index.sparse']),
+  required: {},
+};
 
 /**
  * Brings the config file `file` back to `rules`: removes every other key (whatever its
@@ -52,16 +63,30 @@ export const copyWorktreeRules: ConfigRules = { allowed: new Set(['core.sparsech
  *
  * @throws {CodefleetError} `workspace_failed` (permanent) when git cannot read the file.
  */
-export async function guardConfigFile(git: Git, file: string, rules: ConfigRules, signal?: AbortSignal): Promise<string[]> {
+export async function guardConfigFile(
+  git: Git,
+  file: string,
+  rules: ConfigRules,
+  signal?: AbortSignal,
+): Promise<string[]> {
   const cwd = join(file, '..');
-  const present = await access(file).then(() => true, () => false);
+  const present = await access(file).then(
+    () => true,
+    () => false,
+  );
   if (!present && Object.keys(rules.required).length === 0) return [];
   const values = new Map<string, string[]>();
   if (present) {
-    const listed = await git.run(['config', '--file', file, '--null', '--list'], { cwd, signal }).catch((error: unknown) => {
-      if ((error as { code?: unknown }).code === 'cancelled') throw error;
-      throw new CodefleetError('workspace_failed', `git cannot read ${file}; delete the mirror directory to have it rebuilt`, { verdict: 'permanent', cause: error });
-    });
+    const listed = await git
+      .run(['config', '--file', file, '--null', '--list'], { cwd, signal })
+      .catch((error: unknown) => {
+        if ((error as { code?: unknown }).code === 'cancelled') throw error;
+        throw new CodefleetError(
+          'workspace_failed',
+          `git cannot read ${file}; delete the mirror directory to have it rebuilt`,
+          { verdict: 'permanent', cause: error },
+        );
+      });
     // `--null`: each entry is `key\nvalue\0`, so a value may hold newlines.
     for (const entry of listed.output.split('\0')) {
       const newline = entry.indexOf('\n');

@@ -23,9 +23,13 @@ export function checkContextPaths(context: Record<string, string> | undefined): 
       normal !== path ||
       normal.split('/').some((part) => part === '..' || part === '.' || part.toLowerCase() === '.git');
     if (bad) {
-      throw new CodefleetError('workspace_failed', `context path ${JSON.stringify(path)} must be a plain relative path inside the copy`, {
-        verdict: 'permanent',
-      });
+      throw new CodefleetError(
+        'workspace_failed',
+        `context path ${JSON.stringify(path)} must be a plain relative path inside the copy`,
+        {
+          verdict: 'permanent',
+        },
+      );
     }
   }
 }
@@ -45,7 +49,10 @@ export async function writeContextFiles(
   for (const [path, content] of Object.entries(context ?? {}).sort(([a], [b]) => (a < b ? -1 : 1))) {
     // A tracked parent is a file or symlink in the repo: writing below it would fail, or
     // follow the link out of the copy.
-    const parents = path.split('/').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('/'));
+    const parents = path
+      .split('/')
+      .slice(0, -1)
+      .map((_, i, parts) => parts.slice(0, i + 1).join('/'));
     if (tracked.has(path) || parents.some((parent) => tracked.has(parent))) {
       result.skipped.push(path);
       continue;

@@ -10,14 +10,34 @@ export const defaultGitTimeoutMs = 120_000;
 // Nor does any file outside the repository shape what is listed or committed: no
 // attributes or excludes file from HOME (where, without a sandbox, an agent can write).
 const hardening = [
-  '-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'protocol.ext.allow=never',
-  '-c', 'core.attributesFile=/dev/null', '-c', 'core.excludesFile=/dev/null',
+  '-c',
+  'core.hooksPath=/dev/null',
+  '-c',
+  'core.fsmonitor=false',
+  '-c',
+  'protocol.ext.allow=never',
+  '-c',
+  'core.attributesFile=/dev/null',
+  '-c',
+  'core.excludesFile=/dev/null',
   // Never into a submodule: its own .git (which a run can write) would configure a filter
   // that git runs while diffing it, on the host.
-  '-c', 'diff.ignoreSubmodules=all', '-c', 'submodule.recurse=false', '-c', 'status.submoduleSummary=false',
+  '-c',
+  'diff.ignoreSubmodules=all',
+  '-c',
+  'submodule.recurse=false',
+  '-c',
+  'status.submoduleSummary=false',
 ];
 
-const repositoryVariables = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_COMMON_DIR', 'GIT_OBJECT_DIRECTORY', 'GIT_NAMESPACE'];
+const repositoryVariables = [
+  'GIT_DIR',
+  'GIT_WORK_TREE',
+  'GIT_INDEX_FILE',
+  'GIT_COMMON_DIR',
+  'GIT_OBJECT_DIRECTORY',
+  'GIT_NAMESPACE',
+];
 
 /** Options of one {@link Git.run} call. */
 export interface GitCallOptions {
@@ -51,7 +71,14 @@ export interface Git {
 export function createGit(env: Record<string, string>, timeoutMs: number = defaultGitTimeoutMs, gitPath = 'git'): Git {
   // LC_ALL=C: the stderr patterns in `gitError` are English.
   // No system config or attributes, and no global config unless the operator names it (GIT_CONFIG_GLOBAL).
-  const baseEnv: Record<string, string> = { GIT_CONFIG_GLOBAL: '/dev/null', ...env, GIT_CONFIG_NOSYSTEM: '1', GIT_ATTR_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
+  const baseEnv: Record<string, string> = {
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    ...env,
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_ATTR_NOSYSTEM: '1',
+    GIT_TERMINAL_PROMPT: '0',
+    LC_ALL: 'C',
+  };
   // Set when the caller itself runs inside a git command (a hook); they would point every
   // call at that repository instead of the mirror or copy named by `cwd`.
   for (const name of repositoryVariables) delete baseEnv[name];
@@ -65,17 +92,33 @@ export function createGit(env: Record<string, string>, timeoutMs: number = defau
         tailBytes: options.outputBytes ?? 64 * 1024,
       });
       const ok = [0, ...(options.okExitCodes ?? [])];
-      if (result.spawnError === undefined && !result.timedOut && !result.cancelled && result.exitCode !== null && ok.includes(result.exitCode)) {
+      if (
+        result.spawnError === undefined &&
+        !result.timedOut &&
+        !result.cancelled &&
+        result.exitCode !== null &&
+        ok.includes(result.exitCode)
+      ) {
         return { exitCode: result.exitCode, output: result.outputTail };
       }
       throw gitError(args, result);
     },
     async stdout(args, options) {
-      const result = await captureProcess([gitPath, ...hardening, ...args], { cwd: options.cwd, env: baseEnv, ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes }) });
+      const result = await captureProcess([gitPath, ...hardening, ...args], {
+        cwd: options.cwd,
+        env: baseEnv,
+        ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes }),
+      });
       if (result.exitCode === 0) return result.stdout;
       throw gitError(args, {
-        command: ['git', ...args], exitCode: result.exitCode, signal: null, timedOut: false, cancelled: false, durationMs: 0,
-        outputTail: result.stderr || result.spawnError || '', ...(result.spawnError === undefined ? {} : { spawnError: result.spawnError }),
+        command: ['git', ...args],
+        exitCode: result.exitCode,
+        signal: null,
+        timedOut: false,
+        cancelled: false,
+        durationMs: 0,
+        outputTail: result.stderr || result.spawnError || '',
+        ...(result.spawnError === undefined ? {} : { spawnError: result.spawnError }),
       });
     },
   };
@@ -85,18 +128,25 @@ export function createGit(env: Record<string, string>, timeoutMs: number = defau
 const failurePatterns: readonly { pattern: RegExp; code: ErrorCode; verdict?: Verdict; why: string }[] = [
   { pattern: /no space left on device|disk quota exceeded/i, code: 'workspace_failed', why: 'disk full' },
   {
-    pattern: /authentication failed|could not read (username|password)|permission denied \(publickey\)|terminal prompts disabled|returned error: 40[13]/i,
+    pattern:
+      /authentication failed|could not read (username|password)|permission denied \(publickey\)|terminal prompts disabled|returned error: 40[13]/i,
     code: 'git_failed',
     verdict: 'permanent',
     why: 'authentication',
   },
   {
-    pattern: /repository .* not found|does not appear to be a git repository|not a git repository|couldn't find remote ref|returned error: 404/i,
+    pattern:
+      /repository .* not found|does not appear to be a git repository|not a git repository|couldn't find remote ref|returned error: 404/i,
     code: 'git_failed',
     verdict: 'permanent',
     why: 'not found',
   },
-  { pattern: /could not resolve host|connection (refused|reset|timed out)|early eof|remote end hung up|unable to access/i, code: 'network', why: 'network' },
+  {
+    pattern:
+      /could not resolve host|connection (refused|reset|timed out)|early eof|remote end hung up|unable to access/i,
+    code: 'network',
+    why: 'network',
+  },
   { pattern: /^CONFLICT \(/m, code: 'git_conflict', why: 'conflict' },
 ];
 
@@ -127,7 +177,10 @@ export function gitError(args: readonly string[], result: ProcessResult): Codefl
  * `dlq list` show only the first line of a reason.
  */
 function summaryOf(tail: string): string {
-  const lines = tail.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+  const lines = tail
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
   const errors = lines.filter((line) => /^(fatal|error):/i.test(line));
   return (errors.length > 0 ? errors.slice(0, 2) : lines.slice(-3)).join(' · ');
 }
@@ -143,6 +196,9 @@ export function splitNul(output: string): string[] {
 
 /** The last full object id in `output` (a stray warning line cannot be mistaken for it). */
 export function lastObjectId(output: string): string | undefined {
-  const ids = output.split('\n').map((line) => line.trim()).filter((line) => /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(line));
+  const ids = output
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(line));
   return ids.at(-1);
 }

@@ -68,7 +68,10 @@ export async function readLock(path: string): Promise<LockState> {
   } catch {
     // fall through: treated like any other unreadable content
   }
-  const ageMs = await stat(path).then((s) => Date.now() - s.mtimeMs, () => 0);
+  const ageMs = await stat(path).then(
+    (s) => Date.now() - s.mtimeMs,
+    () => 0,
+  );
   return { kind: 'unreadable', ageMs };
 }
 
@@ -133,7 +136,10 @@ export async function lock(path: string, holder: LockHolder, options: WaitLockOp
     if (Date.now() >= deadline) {
       const state = await readLock(path);
       const by = state.kind === 'held' ? ` (held by pid ${state.holder.pid} on ${state.holder.host})` : '';
-      throw new CodefleetError('workspace_failed', `timed out after ${options.timeoutMs} ms waiting for ${options.what}${by}`);
+      throw new CodefleetError(
+        'workspace_failed',
+        `timed out after ${options.timeoutMs} ms waiting for ${options.what}${by}`,
+      );
     }
     await sleep(options.pollMs ?? 100);
   }
@@ -157,7 +163,10 @@ export async function updateLock(path: string, holder: LockHolder, next: LockHol
  * guard. Without the guard two processes could both find the same stale lock, one remove
  * it and take a new one, and the other then remove that new, live lock.
  */
-export async function breakLock(path: string, shouldBreak: (state: LockState) => boolean | Promise<boolean>): Promise<boolean> {
+export async function breakLock(
+  path: string,
+  shouldBreak: (state: LockState) => boolean | Promise<boolean>,
+): Promise<boolean> {
   const guard = `${path}.takeover`;
   for (let attempt = 0; ; attempt += 1) {
     if (await takeGuard(guard)) break;
@@ -196,7 +205,10 @@ async function takeGuard(guard: string): Promise<boolean> {
 async function isStaleGuard(guard: string): Promise<boolean> {
   const [text, age] = await Promise.all([
     readFile(guard, 'utf8').catch(() => undefined),
-    stat(guard).then((s) => Date.now() - s.mtimeMs, () => 0),
+    stat(guard).then(
+      (s) => Date.now() - s.mtimeMs,
+      () => 0,
+    ),
   ]);
   // Guards are never written in place, so an empty one is debris of a killed process
   // (from versions that did write in place): nobody holds it.

@@ -69,6 +69,9 @@ export function createWorkspaceManager(options: WorkspaceManagerOptions): Worksp
 }
 
 /** Manager options from the `workspace:` section of the config and the git environment. */
-export function workspaceManagerOptions(config: WorkspaceConfig, gitEnv: Record<string, string>): WorkspaceManagerOptions {
+export function workspaceManagerOptions(
+  config: WorkspaceConfig,
+  gitEnv: Record<string, string>,
+): WorkspaceManagerOptions {
   return { cacheDir: config.cache_dir, reuse: config.reuse, gitEnv };
 }

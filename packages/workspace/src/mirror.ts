@@ -52,7 +52,11 @@ export interface SyncRequest {
  * rather than a `clone --mirror` (which maps them onto `refs/heads/*`): `refs/heads/*` hold
  * the work branches of the working copies, which a pruning fetch must never touch.
  */
-export async function syncMirror(gits: { local: Git; remote: Git }, paths: MirrorPaths, request: SyncRequest): Promise<MirrorHeads> {
+export async function syncMirror(
+  gits: { local: Git; remote: Git },
+  paths: MirrorPaths,
+  request: SyncRequest,
+): Promise<MirrorHeads> {
   const { signal } = request;
   const git = gits.local;
   await mkdir(join(paths.dir, '..'), { recursive: true });
@@ -68,11 +72,17 @@ export async function syncMirror(gits: { local: Git; remote: Git }, paths: Mirro
     const baseBranch = request.baseBranch ?? (await defaultBranch(gits, paths.dir, signal));
     const baseSha = await remoteHead(git, paths.dir, baseBranch, signal);
     if (baseSha === undefined) {
-      throw new CodefleetError('git_failed', `base branch "${baseBranch}" does not exist on the remote`, { verdict: 'permanent' });
+      throw new CodefleetError('git_failed', `base branch "${baseBranch}" does not exist on the remote`, {
+        verdict: 'permanent',
+      });
     }
     const existingRemoteSha = await remoteHead(git, paths.dir, request.branch, signal);
     if (existingRemoteSha === undefined) return { baseBranch, baseSha, forkSha: baseSha };
-    const mergeBase = await git.run(['merge-base', baseSha, existingRemoteSha], { cwd: paths.dir, signal, okExitCodes: [1] });
+    const mergeBase = await git.run(['merge-base', baseSha, existingRemoteSha], {
+      cwd: paths.dir,
+      signal,
+      okExitCodes: [1],
+    });
     return { baseBranch, baseSha, existingRemoteSha, forkSha: lastObjectId(mergeBase.output) ?? baseSha };
   } finally {
     await unlock(paths.lock, holder);
@@ -133,7 +143,11 @@ async function createMirror(git: Git, paths: MirrorPaths, url: string, signal: A
   }
 }
 
-async function defaultBranch(gits: { local: Git; remote: Git }, dir: string, signal: AbortSignal | undefined): Promise<string> {
+async function defaultBranch(
+  gits: { local: Git; remote: Git },
+  dir: string,
+  signal: AbortSignal | undefined,
+): Promise<string> {
   const git = gits.local;
   const read = async () => {
     const { exitCode, output } = await git.run(['symbolic-ref', '--quiet', 'refs/remotes/origin/HEAD'], {
@@ -142,7 +156,9 @@ async function defaultBranch(gits: { local: Git; remote: Git }, dir: string, sig
       okExitCodes: [1],
     });
     const ref = output.trim().split('\n').at(-1) ?? '';
-    return exitCode === 0 && ref.startsWith('refs/remotes/origin/') ? ref.slice('refs/remotes/origin/'.length) : undefined;
+    return exitCode === 0 && ref.startsWith('refs/remotes/origin/')
+      ? ref.slice('refs/remotes/origin/'.length)
+      : undefined;
   };
   // Asking the remote costs a round trip, so it happens only when the mirror does not know
   // yet (first fetch) or the branch it knew was deleted (a renamed default branch).
@@ -164,20 +180,37 @@ async function defaultBranch(gits: { local: Git; remote: Git }, dir: string, sig
  * `set-head`'s "Cannot determine remote HEAD" retried as a transient git failure.
  */
 async function refuseEmpty(git: Git, dir: string, signal: AbortSignal | undefined): Promise<void> {
-  const { output } = await git.run(['for-each-ref', '--count=2', '--format=%(refname)', 'refs/remotes/origin/'], { cwd: dir, signal });
-  const branches = output.split('\n').filter((ref) => ref.startsWith('refs/remotes/origin/') && ref !== 'refs/remotes/origin/HEAD');
-  if (branches.length > 0) return;
-  throw new CodefleetError('git_failed', 'the repository is empty: it has no commits and no branch to start from; push a first commit (e.g. a README) to it, then redrive the job', {
-    verdict: 'permanent',
-  });
-}
-
-async function remoteHead(git: Git, dir: string, branch: string, signal: AbortSignal | undefined): Promise<string | undefined> {
-  const { exitCode, output } = await git.run(['rev-parse', '--verify', '--quiet', `refs/remotes/origin/${branch}^{commit}`], {
+  const { output } = await git.run(['for-each-ref', '--count=2', '--format=%(refname)', 'refs/remotes/origin/'], {
     cwd: dir,
     signal,
-    okExitCodes: [1],
   });
+  const branches = output
+    .split('\n')
+    .filter((ref) => ref.startsWith('refs/remotes/origin/') && ref !== 'refs/remotes/origin/HEAD');
+  if (branches.length > 0) return;
+  throw new CodefleetError(
+    'git_failed',
+    'the repository is empty: it has no commits and no branch to start from; push a first commit (e.g. a README) to it, then redrive the job',
+    {
+      verdict: 'permanent',
+    },
+  );
+}
+
+async function remoteHead(
+  git: Git,
+  dir: string,
+  branch: string,
+  signal: AbortSignal | undefined,
+): Promise<string | undefined> {
+  const { exitCode, output } = await git.run(
+    ['rev-parse', '--verify', '--quiet', `refs/remotes/origin/${branch}^{commit}`],
+    {
+      cwd: dir,
+      signal,
+      okExitCodes: [1],
+    },
+  );
   return exitCode === 0 ? lastObjectId(output) : undefined;
 }
 

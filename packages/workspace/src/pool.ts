@@ -55,7 +55,10 @@ export async function claimSlot(pool: string, holder: LockHolder): Promise<CopyP
     const paths = copyPaths(pool, `slot-${n}`);
     if (await tryLock(paths.lock, holder)) return paths;
   }
-  throw new CodefleetError('workspace_failed', `all ${maxSlots} working copy slots of ${pool} are in use; run the sweeper`);
+  throw new CodefleetError(
+    'workspace_failed',
+    `all ${maxSlots} working copy slots of ${pool} are in use; run the sweeper`,
+  );
 }
 
 /** Names of the copies in `pool` that have a lock file or a directory. */

@@ -7,7 +7,16 @@ import { newHolder, readLock, tryLock, unlock, type LockHolder } from './lock-fi
 import { mirrorPaths, syncMirror, withMirrorLock } from './mirror.js';
 import { claimSlot, copyPaths, jobCopyName, poolDir, readState, writeState, type CopyPaths } from './pool.js';
 import { checkScope, makeReadOnly, readOnlyPaths, sparsePatterns, type Scope } from './scope.js';
-import { checkedOutFiles, createCopy, removeCopy, resetCopy, trackedAmong, worktreeGitDir, type CopyContext, type CopyTarget } from './working-copy.js';
+import {
+  checkedOutFiles,
+  createCopy,
+  removeCopy,
+  resetCopy,
+  trackedAmong,
+  worktreeGitDir,
+  type CopyContext,
+  type CopyTarget,
+} from './working-copy.js';
 import { openWorkspace, type Workspace } from './workspace.js';
 
 /** What a job asks {@link prepareWorkspace} for. */
@@ -64,7 +73,11 @@ export async function prepareWorkspace(settings: PrepareSettings, request: Prepa
   const withLock = <T>(fn: () => Promise<T>) => withMirrorLock(mirror, settings.lockTimeoutMs, fn);
   const ctx: CopyContext = { git, mirrorDir: mirror.dir, signal, withMirrorLock: withLock };
   const startSha = heads.existingRemoteSha ?? heads.baseSha;
-  const target: CopyTarget = { branch: request.branch, startSha, sparse: sparsePatterns(request.scope?.exclude) ?? null };
+  const target: CopyTarget = {
+    branch: request.branch,
+    startSha,
+    sparse: sparsePatterns(request.scope?.exclude) ?? null,
+  };
 
   try {
     if (!(await resetIfReusable(ctx, paths, target))) await createCopy(ctx, paths, target);
@@ -77,7 +90,8 @@ export async function prepareWorkspace(settings: PrepareSettings, request: Prepa
     await writeState(paths, { readOnly, sparse: target.sparse });
     await makeReadOnly(paths.dir, readOnly);
     const gitDir = await worktreeGitDir(ctx, paths.dir);
-    if (gitDir === undefined) throw new CodefleetError('workspace_failed', `the new working copy ${paths.dir} is not a worktree of its mirror`);
+    if (gitDir === undefined)
+      throw new CodefleetError('workspace_failed', `the new working copy ${paths.dir} is not a worktree of its mirror`);
     return openWorkspace({
       gitDir,
       toolsDir,
@@ -98,7 +112,8 @@ export async function prepareWorkspace(settings: PrepareSettings, request: Prepa
     });
   } catch (error) {
     // A pool slot keeps its directory (the next reset repairs it); a one-job copy goes.
-    if (!paths.pooled) await removeCopy({ git, mirrorDir: mirror.dir, withMirrorLock: withLock }, paths).catch(() => undefined);
+    if (!paths.pooled)
+      await removeCopy({ git, mirrorDir: mirror.dir, withMirrorLock: withLock }, paths).catch(() => undefined);
     await unlock(paths.lock, holder);
     throw error;
   }
@@ -113,9 +128,13 @@ function checkRequest(request: PrepareRequest): string {
     const message = 'expected a local path or git URL; resolve owner/name to a URL through the forge first';
     throw new InvalidJobError(`invalid repository URL: ${message}`, [{ path: 'repo', message }]);
   }
-  for (const [field, name] of [['branch', request.branch], ['baseBranch', request.baseBranch]] as const) {
+  for (const [field, name] of [
+    ['branch', request.branch],
+    ['baseBranch', request.baseBranch],
+  ] as const) {
     const problem = name === undefined ? undefined : branchNameProblem(name);
-    if (problem !== undefined) throw new InvalidJobError(`invalid ${field}: ${problem}`, [{ path: field, message: problem }]);
+    if (problem !== undefined)
+      throw new InvalidJobError(`invalid ${field}: ${problem}`, [{ path: field, message: problem }]);
   }
   checkScope(request.scope);
   checkContextPaths(request.context);
@@ -143,7 +162,10 @@ async function claimJobCopy(pool: string, holder: LockHolder, jobId: string): Pr
 /** Resets an existing pooled copy; false when there is none or it is beyond repair. */
 async function resetIfReusable(ctx: CopyContext, paths: CopyPaths, target: CopyTarget): Promise<boolean> {
   if (!paths.pooled) return false;
-  const isDir = await stat(paths.dir).then((s) => s.isDirectory(), () => false);
+  const isDir = await stat(paths.dir).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
   if (!isDir) return false;
   try {
     return await resetCopy(ctx, paths, target, await readState(paths));

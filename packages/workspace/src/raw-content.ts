@@ -42,7 +42,10 @@ export async function keepContentRaw(mirrorDir: string): Promise<boolean> {
  */
 export async function refuseConvertedBlobs(git: Git, dir: string, signal?: AbortSignal): Promise<void> {
   // Tree against tree: no attribute or filter is read. A root commit is compared with nothing.
-  const raw = await git.stdout(['diff-tree', '-r', '-z', '--no-renames', '--no-commit-id', '--root', 'HEAD'], { cwd: dir, maxBytes: 256 * 1024 * 1024 });
+  const raw = await git.stdout(['diff-tree', '-r', '-z', '--no-renames', '--no-commit-id', '--root', 'HEAD'], {
+    cwd: dir,
+    maxBytes: 256 * 1024 * 1024,
+  });
   const fields = splitNul(raw);
   for (let i = 0; i + 1 < fields.length; i += 2) {
     // `:<old mode> <new mode> <old sha> <new sha> <status>`, then the path.
@@ -52,9 +55,14 @@ export async function refuseConvertedBlobs(git: Git, dir: string, signal?: Abort
     if ((newMode !== '100644' && newMode !== '100755') || newSha === undefined) continue;
     const hashed = await blobId(join(dir, file), newSha.length === 64 ? 'sha256' : 'sha1');
     if (hashed !== newSha) {
-      throw new CodefleetError('workspace_failed', `the commit stores ${file} with other bytes than the file that was verified (git converted it: attributes or a filter); nothing was pushed`, {
-        verdict: 'permanent', details: { file },
-      });
+      throw new CodefleetError(
+        'workspace_failed',
+        `the commit stores ${file} with other bytes than the file that was verified (git converted it: attributes or a filter); nothing was pushed`,
+        {
+          verdict: 'permanent',
+          details: { file },
+        },
+      );
     }
   }
 }

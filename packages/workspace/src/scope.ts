@@ -30,9 +30,13 @@ export function checkScope(scope: Scope | undefined): void {
   for (const pattern of [...(scope?.exclude ?? []), ...(scope?.read ?? [])]) {
     // eslint-disable-next-line no-control-regex -- a newline would smuggle in a second pattern
     if (/[\u0000-\u001f\u007f]/.test(pattern)) {
-      throw new CodefleetError('workspace_failed', `scope pattern ${JSON.stringify(pattern)} contains a control character`, {
-        verdict: 'permanent',
-      });
+      throw new CodefleetError(
+        'workspace_failed',
+        `scope pattern ${JSON.stringify(pattern)} contains a control character`,
+        {
+          verdict: 'permanent',
+        },
+      );
     }
   }
 }

@@ -39,7 +39,10 @@ export async function sweepWorkspaces(
     await removeLeftovers(pool);
     const mirrorDir = join(settings.cacheDir, 'mirrors', `${entry.name}.git`);
     const mirror: MirrorPaths = { hash: entry.name, dir: mirrorDir, lock: `${mirrorDir}.lock` };
-    const hasMirror = await access(join(mirrorDir, 'config')).then(() => true, () => false);
+    const hasMirror = await access(join(mirrorDir, 'config')).then(
+      () => true,
+      () => false,
+    );
     for (const name of await listCopies(pool)) {
       const paths = copyPaths(pool, name);
       const state = await readLock(paths.lock);
@@ -50,7 +53,8 @@ export async function sweepWorkspaces(
         continue;
       }
       const withLock = <T>(fn: () => Promise<T>) => withMirrorLock(mirror, settings.lockTimeoutMs, fn);
-      if (hasMirror && (await removeUnderLock({ git: settings.git, mirrorDir, withMirrorLock: withLock }, paths))) result.removed.push(paths.dir);
+      if (hasMirror && (await removeUnderLock({ git: settings.git, mirrorDir, withMirrorLock: withLock }, paths)))
+        result.removed.push(paths.dir);
     }
     if (hasMirror) {
       await withMirrorLock(mirror, settings.lockTimeoutMs, async () => {
@@ -58,7 +62,9 @@ export async function sweepWorkspaces(
         // Automatic gc is off in the mirror (never in the middle of a prepare), so it runs
         // here, under the lock, with git's usual thresholds: packs from many fetches would
         // pile up otherwise. Unreachable objects an agent just wrote survive (prune expiry).
-        await settings.git.run(['-c', 'gc.auto=6700', '-c', 'gc.autoPackLimit=50', 'gc', '--auto', '--quiet'], { cwd: mirrorDir });
+        await settings.git.run(['-c', 'gc.auto=6700', '-c', 'gc.autoPackLimit=50', 'gc', '--auto', '--quiet'], {
+          cwd: mirrorDir,
+        });
       });
     }
   }

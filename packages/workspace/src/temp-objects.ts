@@ -47,7 +47,10 @@ const quarantine = /^tmp_objdir-/;
  * its working copy) cannot point the sweep at files elsewhere. Best effort: what cannot
  * be read or removed is skipped, so this never throws for a single stubborn entry.
  */
-export async function sweepTempObjects(gitDir: string, options: SweepTempObjectsOptions = {}): Promise<TempObjectsSwept> {
+export async function sweepTempObjects(
+  gitDir: string,
+  options: SweepTempObjectsOptions = {},
+): Promise<TempObjectsSwept> {
   const olderThanMs = options.olderThanMs ?? tempObjectAgeMs;
   const now = options.now ?? Date.now();
   const objects = join(gitDir, 'objects');

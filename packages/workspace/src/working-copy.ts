@@ -41,7 +41,8 @@ export interface CopyContext {
 }
 
 /** Runs `fn` under the mirror's lock when the context has one. */
-export const locked = <T>(ctx: CopyContext, fn: () => Promise<T>): Promise<T> => (ctx.withMirrorLock ? ctx.withMirrorLock(fn) : fn());
+export const locked = <T>(ctx: CopyContext, fn: () => Promise<T>): Promise<T> =>
+  ctx.withMirrorLock ? ctx.withMirrorLock(fn) : fn();
 
 /** Where a copy should end up: on `branch` at `startSha`, with these sparse patterns. */
 export interface CopyTarget {
@@ -79,7 +80,17 @@ export async function createCopy(ctx: CopyContext, paths: CopyPaths, target: Cop
 
 // Left behind by an agent's interrupted git command; any of them would block or confuse
 // the reset. Safe to delete: we hold the slot, and the agent's process group is gone.
-export const leftoverGitState = ['index.lock', 'MERGE_HEAD', 'MERGE_MSG', 'CHERRY_PICK_HEAD', 'REVERT_HEAD', 'BISECT_LOG', 'rebase-merge', 'rebase-apply', 'sequencer'];
+export const leftoverGitState = [
+  'index.lock',
+  'MERGE_HEAD',
+  'MERGE_MSG',
+  'CHERRY_PICK_HEAD',
+  'REVERT_HEAD',
+  'BISECT_LOG',
+  'rebase-merge',
+  'rebase-apply',
+  'sequencer',
+];
 
 /**
  * Resets a pooled copy for its next job, touching only what differs: `checkout --force`
@@ -87,16 +98,33 @@ export const leftoverGitState = ['index.lock', 'MERGE_HEAD', 'MERGE_MSG', 'CHERR
  * the {@link keptDependencyDirs}. Resolves to false when the directory is not a worktree
  * of this mirror any more (the caller then recreates it).
  */
-export async function resetCopy(ctx: CopyContext, paths: CopyPaths, target: CopyTarget, previous: CopyState): Promise<boolean> {
+export async function resetCopy(
+  ctx: CopyContext,
+  paths: CopyPaths,
+  target: CopyTarget,
+  previous: CopyState,
+): Promise<boolean> {
   const { git, signal } = ctx;
   const gitDir = await worktreeGitDir(ctx, paths.dir);
   if (gitDir === undefined) return false;
   await restoreWritable(paths.dir, previous.readOnly);
   for (const name of leftoverGitState) await rm(join(gitDir, name), { recursive: true, force: true });
-  await git.run(['checkout', '--force', '--ignore-other-worktrees', '--no-recurse-submodules', '--quiet', '-B', target.branch, target.startSha], {
-    cwd: paths.dir,
-    signal,
-  });
+  await git.run(
+    [
+      'checkout',
+      '--force',
+      '--ignore-other-worktrees',
+      '--no-recurse-submodules',
+      '--quiet',
+      '-B',
+      target.branch,
+      target.startSha,
+    ],
+    {
+      cwd: paths.dir,
+      signal,
+    },
+  );
   if (target.sparse === null) {
     if (previous.sparse !== null) await git.run(['sparse-checkout', 'disable'], { cwd: paths.dir, signal });
   } else if (sameSparse(previous.sparse, target.sparse)) {
@@ -131,7 +159,9 @@ export async function removeCopy(ctx: CopyContext, paths: CopyPaths): Promise<vo
     await restoreWritable(paths.dir, (await readState(paths)).readOnly).catch(() => undefined);
     // Unregisters it too; when the copy is too broken for git, removeTree below still
     // deletes it and the next `worktree add --force` or `worktree prune` drops the entry.
-    await locked(ctx, () => ctx.git.run(['worktree', 'remove', '--force', '--force', paths.dir], { cwd: ctx.mirrorDir })).catch(() => undefined);
+    await locked(ctx, () =>
+      ctx.git.run(['worktree', 'remove', '--force', '--force', paths.dir], { cwd: ctx.mirrorDir }),
+    ).catch(() => undefined);
     await removeTree(paths.dir);
   }
   await rm(installStampPath(paths), { force: true });
@@ -142,7 +172,9 @@ export async function removeCopy(ctx: CopyContext, paths: CopyPaths): Promise<vo
 export async function checkedOutFiles(ctx: CopyContext, dir: string): Promise<string[]> {
   const output = await ctx.git.stdout(['ls-files', '-z', '-t'], { cwd: dir, maxBytes: listingBytes });
   // `-t` prefixes a status letter; `S` marks skip-worktree, i.e. excluded by sparse checkout.
-  return splitNul(output).filter((entry) => !entry.startsWith('S ')).map((entry) => entry.slice(2));
+  return splitNul(output)
+    .filter((entry) => !entry.startsWith('S '))
+    .map((entry) => entry.slice(2));
 }
 
 /** Which of `paths` (literal, relative) git tracks in the copy. */

@@ -3,7 +3,14 @@ import { createReadStream } from 'node:fs';
 import { lstat, readlink, realpath, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { CodefleetError, isMemoryFile, memoryDir } from '@codefleet/core';
-import { buildAgentView, removeAgentView, restoreGitLink, viewDir, type AgentView, type AgentViewOptions } from './agent-view.js';
+import {
+  buildAgentView,
+  removeAgentView,
+  restoreGitLink,
+  viewDir,
+  type AgentView,
+  type AgentViewOptions,
+} from './agent-view.js';
 import { copyWorktreeRules, guardConfigFile } from './config-guard.js';
 import { lastObjectId, splitNul } from './git.js';
 import { readLock, unlock, updateLock, type LockHolder } from './lock-file.js';
@@ -11,7 +18,17 @@ import { guardMirrorConfig } from './mirror.js';
 import { readState, writeState, type CopyPaths } from './pool.js';
 import { refuseConvertedBlobs } from './raw-content.js';
 import { createScopeMatcher, restoreWritable, type Scope } from './scope.js';
-import { codefleetDir, installStampPath, keptDependencyDirs, leftoverGitState, listingBytes, locked, removeCopy, worktreeGitDir, type CopyContext } from './working-copy.js';
+import {
+  codefleetDir,
+  installStampPath,
+  keptDependencyDirs,
+  leftoverGitState,
+  listingBytes,
+  locked,
+  removeCopy,
+  worktreeGitDir,
+  type CopyContext,
+} from './working-copy.js';
 
 /** A job's working copy, ready for the agent: on the work branch, scoped, with its context files. */
 export interface Workspace {
@@ -179,10 +196,16 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
     const untracked = await listing(['ls-files', '-z', '--others', '--exclude-standard', ...dependencyDirs]);
     // New memory bank files (`.codefleet/memory/*.md`) are the one part of `.codefleet/`
     // that is the repository's: a proposed update, listed in the PR body (never silent).
-    const memory = splitNul(await listing(['ls-files', '-z', '--others', '--exclude-standard', '--', `:(literal)${memoryDir}/`])).filter(isMemoryFile);
+    const memory = splitNul(
+      await listing(['ls-files', '-z', '--others', '--exclude-standard', '--', `:(literal)${memoryDir}/`]),
+    ).filter(isMemoryFile);
     // `dir/`: an untracked directory holding a git repository of its own (an agent's clone);
     // git would add it as a gitlink, so it is never part of the work.
-    const files = new Set([...splitNul(tracked), ...splitNul(untracked).filter((file) => !file.endsWith('/')), ...memory]);
+    const files = new Set([
+      ...splitNul(tracked),
+      ...splitNul(untracked).filter((file) => !file.endsWith('/')),
+      ...memory,
+    ]);
     return [...files].filter((file) => !contextSet.has(file)).sort();
   };
   const changedFiles = () => changedSince(parts.forkSha);
@@ -216,7 +239,13 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
     async agentView(options = {}) {
       await restore();
       return buildAgentView(ctx.git, {
-        copyDir: paths.dir, gitDir: parts.gitDir, mirrorDir: ctx.mirrorDir, branch: parts.branch, readOnly: options.readOnly ?? [], installStamp: installStampPath(paths), signal: ctx.signal,
+        copyDir: paths.dir,
+        gitDir: parts.gitDir,
+        mirrorDir: ctx.mirrorDir,
+        branch: parts.branch,
+        readOnly: options.readOnly ?? [],
+        installStamp: installStampPath(paths),
+        signal: ctx.signal,
         remap: options.remap,
       });
     },
@@ -227,22 +256,36 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
       await restore();
       const gitDir = await worktreeGitDir(ctx, paths.dir);
       if (gitDir === undefined) {
-        throw new CodefleetError('workspace_failed', `the working copy ${paths.dir} is no longer a worktree of its mirror (its .git was changed); not reset`, { verdict: 'permanent' });
+        throw new CodefleetError(
+          'workspace_failed',
+          `the working copy ${paths.dir} is no longer a worktree of its mirror (its .git was changed); not reset`,
+          { verdict: 'permanent' },
+        );
       }
       // An agent's interrupted git command (a rebase, a lock) would stop the reset.
       for (const name of leftoverGitState) await rm(join(gitDir, name), { recursive: true, force: true });
       await git(['reset', '--hard', '--quiet', parts.startSha]);
-      const keep = [...parts.contextFiles.map((file) => `/${file}`), `/${codefleetDir}/`, ...keptDependencyDirs.map((name) => `${name}/`)];
+      const keep = [
+        ...parts.contextFiles.map((file) => `/${file}`),
+        `/${codefleetDir}/`,
+        ...keptDependencyDirs.map((name) => `${name}/`),
+      ];
       await git(['clean', '-ffd', '--quiet', ...keep.flatMap((pattern) => ['-e', pattern])]);
     },
 
     async pushSource() {
-      const sha = lastObjectId(await ctx.git.stdout(['rev-parse', `refs/heads/${parts.branch}`], { cwd: ctx.mirrorDir }));
-      if (sha === undefined) throw new CodefleetError('workspace_failed', `the work branch ${parts.branch} has no commit to push`);
+      const sha = lastObjectId(
+        await ctx.git.stdout(['rev-parse', `refs/heads/${parts.branch}`], { cwd: ctx.mirrorDir }),
+      );
+      if (sha === undefined)
+        throw new CodefleetError('workspace_failed', `the work branch ${parts.branch} has no commit to push`);
       const gitDir = join(viewDir(paths.dir), 'push.git');
       await rm(gitDir, { recursive: true, force: true });
       await ctx.git.run(['init', '--quiet', '--bare', gitDir], { cwd: ctx.mirrorDir, signal: ctx.signal });
-      await writeFile(join(gitDir, 'objects', 'info', 'alternates'), `${await realpath(join(ctx.mirrorDir, 'objects'))}\n`);
+      await writeFile(
+        join(gitDir, 'objects', 'info', 'alternates'),
+        `${await realpath(join(ctx.mirrorDir, 'objects'))}\n`,
+      );
       return { gitDir, sha };
     },
 
@@ -257,7 +300,14 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
         const path = join(paths.dir, file);
         const info = await lstat(path).catch(() => undefined);
         // Streamed, not read whole: a changed file may be large.
-        const content = info === undefined ? 'deleted' : info.isSymbolicLink() ? `link:${await readlink(path)}` : info.isFile() ? await fileHash(path) : `type:${info.mode}`;
+        const content =
+          info === undefined
+            ? 'deleted'
+            : info.isSymbolicLink()
+              ? `link:${await readlink(path)}`
+              : info.isFile()
+                ? await fileHash(path)
+                : `type:${info.mode}`;
         hash.update(`${file}\0${content}\0`);
       }
       return hash.digest('hex');
@@ -266,20 +316,52 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
     async addedContent(options = {}) {
       await restore();
       const range = [parts.forkSha, 'HEAD'];
-      const files = splitNul(await ctx.git.stdout(['diff', '--name-only', '-z', '--no-renames', ...range, '--'], { cwd: paths.dir, maxBytes: listingBytes }));
+      const files = splitNul(
+        await ctx.git.stdout(['diff', '--name-only', '-z', '--no-renames', ...range, '--'], {
+          cwd: paths.dir,
+          maxBytes: listingBytes,
+        }),
+      );
       const maxFiles = options.maxFiles ?? 5_000;
       // What cannot be scanned is not pushed: a cap that skipped the rest would be a way past the scan.
       if (files.length > maxFiles) {
-        throw new CodefleetError('workspace_failed', `the change touches ${files.length} files; at most ${maxFiles} are scanned for secrets before a push, so it is not pushed`, { verdict: 'permanent' });
+        throw new CodefleetError(
+          'workspace_failed',
+          `the change touches ${files.length} files; at most ${maxFiles} are scanned for secrets before a push, so it is not pushed`,
+          { verdict: 'permanent' },
+        );
       }
       const out: { file: string; added: string }[] = [];
       for (const file of files) {
         // --text: a binary file's bytes are scanned too; -U0: only what the change adds.
-        const diff = await ctx.git.stdout(['diff', '--no-color', '--no-ext-diff', '--no-textconv', '--text', '-U0', ...range, '--', `:(literal)${file}`], { cwd: paths.dir, maxBytes: maxScannedBytes }).catch((error: unknown) => {
-          if ((error as { message?: string }).message?.includes('printed more than') !== true) throw error;
-          throw new CodefleetError('workspace_failed', `${file} adds more than ${maxScannedBytes / 1024 / 1024} MiB, more than is scanned for secrets before a push; it is not pushed`, { verdict: 'permanent' });
-        });
-        const added = diff.split('\n').filter((line) => line.startsWith('+') && !line.startsWith('+++ ')).map((line) => line.slice(1)).join('\n');
+        const diff = await ctx.git
+          .stdout(
+            [
+              'diff',
+              '--no-color',
+              '--no-ext-diff',
+              '--no-textconv',
+              '--text',
+              '-U0',
+              ...range,
+              '--',
+              `:(literal)${file}`,
+            ],
+            { cwd: paths.dir, maxBytes: maxScannedBytes },
+          )
+          .catch((error: unknown) => {
+            if ((error as { message?: string }).message?.includes('printed more than') !== true) throw error;
+            throw new CodefleetError(
+              'workspace_failed',
+              `${file} adds more than ${maxScannedBytes / 1024 / 1024} MiB, more than is scanned for secrets before a push; it is not pushed`,
+              { verdict: 'permanent' },
+            );
+          });
+        const added = diff
+          .split('\n')
+          .filter((line) => line.startsWith('+') && !line.startsWith('+++ '))
+          .map((line) => line.slice(1))
+          .join('\n');
         out.push({ file, added });
       }
       return out;
@@ -288,7 +370,14 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
     async restoreFiles(files) {
       if (files.length === 0) return;
       await restore();
-      const inHead = new Set(splitNul(await ctx.git.stdout(['ls-tree', '-r', '-z', '--name-only', 'HEAD'], { cwd: paths.dir, maxBytes: listingBytes })));
+      const inHead = new Set(
+        splitNul(
+          await ctx.git.stdout(['ls-tree', '-r', '-z', '--name-only', 'HEAD'], {
+            cwd: paths.dir,
+            maxBytes: listingBytes,
+          }),
+        ),
+      );
       const tracked = files.filter((file) => inHead.has(file));
       for (const file of files.filter((file) => !inHead.has(file))) await removeInsideCopy(paths.dir, file);
       if (tracked.length === 0) return;
@@ -313,7 +402,11 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
       await restore();
       const gitDir = await worktreeGitDir(ctx, paths.dir);
       if (gitDir === undefined) {
-        throw new CodefleetError('workspace_failed', `the working copy ${paths.dir} is no longer a worktree of its mirror (its .git was changed); nothing committed`, { verdict: 'permanent' });
+        throw new CodefleetError(
+          'workspace_failed',
+          `the working copy ${paths.dir} is no longer a worktree of its mirror (its .git was changed); nothing committed`,
+          { verdict: 'permanent' },
+        );
       }
       await locked(ctx, () => guardMirrorConfig(ctx.git, ctx.mirrorDir, parts.repoUrl, ctx.signal));
       await guardConfigFile(ctx.git, join(gitDir, 'config.worktree'), copyWorktreeRules, ctx.signal);
@@ -377,9 +470,14 @@ async function refuseHugeFiles(dir: string, files: readonly string[]): Promise<v
   for (const file of files) {
     const info = await lstat(join(dir, file)).catch(() => undefined);
     if (info?.isFile() && info.size > maxCommittedFileBytes) {
-      throw new CodefleetError('forge_rejected', `${file} is ${Math.round(info.size / 1024 / 1024)} MB; files over ${maxCommittedFileBytes / 1024 / 1024} MB are not committed (GitHub refuses them). Nothing was committed`, {
-        verdict: 'permanent', details: { file, bytes: info.size },
-      });
+      throw new CodefleetError(
+        'forge_rejected',
+        `${file} is ${Math.round(info.size / 1024 / 1024)} MB; files over ${maxCommittedFileBytes / 1024 / 1024} MB are not committed (GitHub refuses them). Nothing was committed`,
+        {
+          verdict: 'permanent',
+          details: { file, bytes: info.size },
+        },
+      );
     }
   }
 }

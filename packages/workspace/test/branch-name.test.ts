@@ -23,7 +23,9 @@ describe('branchName', () => {
     const source = { kind: 'chat', platform: 'slack', channel: 'C1', thread_id: 'T1', message_id: 'M1' } as const;
     const first = branchName({ id: 'job-1', title: 'Rename the config key', source });
     expect(branchName({ id: 'job-2', title: 'Rename the config key', source })).toBe(first);
-    expect(branchName({ id: 'job-1', title: 'Rename the config key', source: { ...source, thread_id: 'T2' } })).not.toBe(first);
+    expect(
+      branchName({ id: 'job-1', title: 'Rename the config key', source: { ...source, thread_id: 'T2' } }),
+    ).not.toBe(first);
   });
 
   it('slugs titles to at most 40 [a-z0-9-] characters, with a fallback', () => {
@@ -37,8 +39,20 @@ describe('branchName', () => {
 
   it('is always a valid git branch name', () => {
     const titles = [
-      'refs/heads/../../x', '.hidden.lock', 'a..b', 'x@{1}', 'ends with dot.', 'back\\slash', 'tab\there',
-      '-leading dash', 'emoji 🚀 rocket', ' ', '~^:?*[', 'x'.repeat(300), 'foo.lock/bar.lock', 'HEAD',
+      'refs/heads/../../x',
+      '.hidden.lock',
+      'a..b',
+      'x@{1}',
+      'ends with dot.',
+      'back\\slash',
+      'tab\there',
+      '-leading dash',
+      'emoji 🚀 rocket',
+      ' ',
+      '~^:?*[',
+      'x'.repeat(300),
+      'foo.lock/bar.lock',
+      'HEAD',
     ];
     for (const title of titles) {
       for (const source of [{ kind: 'cli' }, { kind: 'api' }, { kind: 'issue', number: 1 }] as const) {

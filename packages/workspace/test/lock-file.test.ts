@@ -104,7 +104,10 @@ describe('lock files', () => {
     const ws = await manager.prepare({ jobId: 'job-1', repoUrl: origin.path, branch: 'ai/one-00000001' });
     expect(ws.dir).toBe(join(pool, 'slot-0'));
     expect(await readLock(mirror.lock)).toEqual({ kind: 'free' });
-    expect(JSON.parse(await readFile(join(pool, 'slot-0.lock'), 'utf8'))).toMatchObject({ jobId: 'job-1', pid: process.pid });
+    expect(JSON.parse(await readFile(join(pool, 'slot-0.lock'), 'utf8'))).toMatchObject({
+      jobId: 'job-1',
+      pid: process.pid,
+    });
     const next = await manager.prepare({ jobId: 'job-2', repoUrl: origin.path, branch: 'ai/two-00000002' });
     expect(next.dir).toBe(join(pool, 'slot-2'));
     await ws.release();

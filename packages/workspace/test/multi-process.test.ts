@@ -23,14 +23,22 @@ describe('several processes on one cache', () => {
     const cache = await createTempDir('ws-multi');
     try {
       const run = (jobs: string[]) =>
-        startFixture(script, [JSON.stringify({ cacheDir: cache.path, repoUrl: origin.path, gitEnv: testGitEnv(), jobs })]);
+        startFixture(script, [
+          JSON.stringify({ cacheDir: cache.path, repoUrl: origin.path, gitEnv: testGitEnv(), jobs }),
+        ]);
       // Both start on an empty cache, so both race to create the mirror as well.
       const processes = [run(['p1-a', 'p1-b', 'p1-c']), run(['p2-a', 'p2-b', 'p2-c'])];
       const exits = await Promise.all(processes.map((p) => p.exited));
       // The stderr is part of the comparison so a failure shows why the process failed.
-      for (const [i, exit] of exits.entries()) expect({ exitCode: exit.exitCode, stderr: exit.exitCode === 0 ? '' : processes[i]?.stderr }).toEqual({ exitCode: 0, stderr: '' });
+      for (const [i, exit] of exits.entries())
+        expect({ exitCode: exit.exitCode, stderr: exit.exitCode === 0 ? '' : processes[i]?.stderr }).toEqual({
+          exitCode: 0,
+          stderr: '',
+        });
 
-      const results = processes.flatMap((p) => p.lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as JobLine));
+      const results = processes.flatMap((p) =>
+        p.lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as JobLine),
+      );
       expect(results).toHaveLength(6);
       const mirror = mirrorPaths(cache.path, origin.path).dir;
       for (const result of results) {

@@ -19,7 +19,12 @@ describe('pool of working copies', () => {
   it('resets a reused slot (changes, commits, untracked and ignored files) but keeps node_modules', async () => {
     fixture = await createFixture(sampleFiles, true);
     const { manager, origin } = fixture;
-    const first = await manager.prepare({ jobId: 'job-1', repoUrl: origin.path, branch: 'ai/one-00000001', context: { 'AGENTS.md': 'x' } });
+    const first = await manager.prepare({
+      jobId: 'job-1',
+      repoUrl: origin.path,
+      branch: 'ai/one-00000001',
+      context: { 'AGENTS.md': 'x' },
+    });
     await writeFile(join(first.dir, 'README.md'), '# modified\n');
     await rm(join(first.dir, 'src/util.js'));
     await writeFile(join(first.dir, 'src/index.js'), 'committed change\n');

@@ -42,17 +42,25 @@ describe('prepare', () => {
   it('refuses credentials in the URL and GitHub shorthand, naming the problem', async () => {
     const { manager } = await setup(true);
     const request = { jobId: 'j', branch: 'ai/x' };
-    await expect(manager.prepare({ ...request, repoUrl: 'https://user:secret@example.com/o/r.git' })).rejects.toThrow(/credentials/);
+    await expect(manager.prepare({ ...request, repoUrl: 'https://user:secret@example.com/o/r.git' })).rejects.toThrow(
+      /credentials/,
+    );
     await expect(manager.prepare({ ...request, repoUrl: 'owner/name' })).rejects.toThrow(/local path or git URL/);
-    await expect(manager.prepare({ ...request, repoUrl: 'https://user:secret@example.com/o/r.git' })).rejects.not.toThrow(/secret/);
+    await expect(
+      manager.prepare({ ...request, repoUrl: 'https://user:secret@example.com/o/r.git' }),
+    ).rejects.not.toThrow(/secret/);
   });
 
   it('maps a missing repository to a permanent git_failed error', async () => {
     const { manager, cache } = await setup(true);
-    const error = await manager.prepare({ jobId: 'j', repoUrl: join(cache.path, 'nope'), branch: 'ai/x' }).catch((e: unknown) => e);
+    const error = await manager
+      .prepare({ jobId: 'j', repoUrl: join(cache.path, 'nope'), branch: 'ai/x' })
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'git_failed', verdict: 'permanent' });
     // git's reason, on the first line (listings show only that line).
-    expect((error as Error).message.split('\n')[0]).toMatch(/failed \(exit 128, not found\): fatal: '.*nope' does not appear to be a git repository/);
+    expect((error as Error).message.split('\n')[0]).toMatch(
+      /failed \(exit 128, not found\): fatal: '.*nope' does not appear to be a git repository/,
+    );
   });
 
   it('refuses an empty repository (no commit, no branch) permanently, saying so, with or without a base branch', async () => {
@@ -60,7 +68,9 @@ describe('prepare', () => {
     const empty = join(cache.path, 'empty.git');
     await git(cache.path, ['init', '--quiet', '--bare', '-b', 'main', empty]);
     for (const baseBranch of [undefined, 'main']) {
-      const error = await manager.prepare({ jobId: 'j', repoUrl: empty, branch: 'ai/x', ...(baseBranch === undefined ? {} : { baseBranch }) }).catch((e: unknown) => e);
+      const error = await manager
+        .prepare({ jobId: 'j', repoUrl: empty, branch: 'ai/x', ...(baseBranch === undefined ? {} : { baseBranch }) })
+        .catch((e: unknown) => e);
       // Not set-head's "Cannot determine remote HEAD", retried as transient.
       expect(error).toMatchObject({ code: 'git_failed', verdict: 'permanent' });
       expect((error as Error).message).toMatch(/^the repository is empty: it has no commits/);
@@ -147,11 +157,14 @@ describe('prepare', () => {
     expect(await exists(join(ws.dir, '.codefleet/task.md'))).toBe(true);
   });
 
-  it('commits memory bank files (.codefleet/memory/*.md) but never codefleet\'s own run files', async () => {
+  it("commits memory bank files (.codefleet/memory/*.md) but never codefleet's own run files", async () => {
     const { origin, manager } = await setup(false);
     await origin.commit({ '.codefleet/memory/conventions.md': '# Conventions\nTabs.\n' }, 'memory bank');
     const ws = await manager.prepare({
-      jobId: 'job-mem', repoUrl: origin.path, branch: 'ai/mem-00000005', context: { '.codefleet/task.md': '# Task\n' },
+      jobId: 'job-mem',
+      repoUrl: origin.path,
+      branch: 'ai/mem-00000005',
+      context: { '.codefleet/task.md': '# Task\n' },
     });
     workspaces.push(ws);
     await writeFile(join(ws.dir, '.codefleet/prompt-implement-1.md'), 'the prompt\n');
@@ -162,7 +175,10 @@ describe('prepare', () => {
     await writeFile(join(ws.dir, '.codefleet/memory/notes.txt'), 'not a memory file\n');
     expect(await ws.changedFiles()).toEqual(['.codefleet/memory/conventions.md', '.codefleet/memory/pitfalls.md']);
     expect(await ws.commit('memory update', author)).toBeDefined();
-    expect((await git(ws.dir, ['show', '--name-only', '--format=', 'HEAD'])).split('\n').sort()).toEqual(['.codefleet/memory/conventions.md', '.codefleet/memory/pitfalls.md']);
+    expect((await git(ws.dir, ['show', '--name-only', '--format=', 'HEAD'])).split('\n').sort()).toEqual([
+      '.codefleet/memory/conventions.md',
+      '.codefleet/memory/pitfalls.md',
+    ]);
   });
 
   it('refuses context paths that leave the copy', async () => {
@@ -187,7 +203,9 @@ describe('prepare', () => {
     expect(await ws.changedFiles()).toEqual(changed);
     const sha = await ws.commit('three files', author);
     expect(sha).toBe(await git(ws.dir, ['rev-parse', 'HEAD']));
-    expect(await git(ws.dir, ['show', '--name-status', '--format=', 'HEAD'])).toBe('D\tdocs/guide.md\nA\tnew.txt\nM\tsrc/util.js');
+    expect(await git(ws.dir, ['show', '--name-status', '--format=', 'HEAD'])).toBe(
+      'D\tdocs/guide.md\nA\tnew.txt\nM\tsrc/util.js',
+    );
     expect(await ws.commit('again', author)).toBeUndefined();
     // Committed work still counts as changed vs. the base.
     expect(await ws.changedFiles()).toEqual(changed);
@@ -196,7 +214,12 @@ describe('prepare', () => {
   it('uses the given base branch, and fails permanently for one that does not exist', async () => {
     const { origin, manager } = await setup(true);
     await origin.git(['branch', 'develop']);
-    const ws = await manager.prepare({ jobId: 'job-d', repoUrl: origin.path, branch: 'ai/d-00000006', baseBranch: 'develop' });
+    const ws = await manager.prepare({
+      jobId: 'job-d',
+      repoUrl: origin.path,
+      branch: 'ai/d-00000006',
+      baseBranch: 'develop',
+    });
     workspaces.push(ws);
     expect(ws.baseBranch).toBe('develop');
     const error = await manager
@@ -216,14 +239,17 @@ describe('prepare', () => {
     expect(error).toMatchObject({ code: 'cancelled' });
   });
 
-  it("only the fetch gets the credentials, and a filter an agent configures in a copy never runs", async () => {
+  it('only the fetch gets the credentials, and a filter an agent configures in a copy never runs', async () => {
     const { origin, cache } = await setup(true);
     // The remote environment is the only one that can reach the origin (through an
     // insteadOf rewrite of a made-up URL), and it carries a stand-in token.
     const fakeUrl = 'https://git.example.invalid/acme/widgets.git';
     const remoteGitEnv = {
-      ...testGitEnv(), CODEFLEET_GIT_TOKEN: 'ghp_not_for_local_git',
-      GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: `url.${origin.path}.insteadOf`, GIT_CONFIG_VALUE_0: fakeUrl,
+      ...testGitEnv(),
+      CODEFLEET_GIT_TOKEN: 'ghp_not_for_local_git',
+      GIT_CONFIG_COUNT: '1',
+      GIT_CONFIG_KEY_0: `url.${origin.path}.insteadOf`,
+      GIT_CONFIG_VALUE_0: fakeUrl,
     };
     const manager = createWorkspaceManager({ cacheDir: cache.path, reuse: true, gitEnv: testGitEnv(), remoteGitEnv });
     const ws = await manager.prepare({ jobId: 'job-c', repoUrl: fakeUrl, branch: 'ai/c-00000009' });
@@ -253,13 +279,20 @@ describe('prepare', () => {
     const content = '$Id: 0123456789abcdef0123456789abcdef01234567 $\r\n';
     await writeFile(join(ws.dir, 'src', 'index.js'), content);
     const sha = await ws.commit('Change the answer', { name: 'codefleet', email: 'codefleet@test.invalid' });
-    expect(await git(ws.dir, ['rev-parse', `${sha}:src/index.js`])).toBe(await git(ws.dir, ['hash-object', '--no-filters', 'src/index.js']));
+    expect(await git(ws.dir, ['rev-parse', `${sha}:src/index.js`])).toBe(
+      await git(ws.dir, ['hash-object', '--no-filters', 'src/index.js']),
+    );
     expect(await readFile(join(mirror, 'info', 'attributes'), 'utf8')).not.toContain('ident text');
   });
 
   it('git config an agent planted is gone before the commit and the next fetch: origin, rewrites, proxies, includes', async () => {
     const { origin, manager } = await setup(true);
-    const ws = await manager.prepare({ jobId: 'job-g', repoUrl: origin.path, branch: 'ai/g-00000010', scope: { exclude: ['secrets/**'], read: [] } });
+    const ws = await manager.prepare({
+      jobId: 'job-g',
+      repoUrl: origin.path,
+      branch: 'ai/g-00000010',
+      scope: { exclude: ['secrets/**'], read: [] },
+    });
     // Another repository an attacker controls, with other content on main.
     const attacker = await createFixture({ 'src/index.js': 'export const answer = "pwned";\n' }, true);
     try {
@@ -271,14 +304,21 @@ describe('prepare', () => {
         ['config', 'include.path', '/tmp/evil.gitconfig'],
         ['config', 'core.sshCommand', 'touch /tmp/pwned-ssh'],
         ['config', '--worktree', 'http.sslVerify', 'false'],
-      ]) await git(ws.dir, args);
+      ])
+        await git(ws.dir, args);
       await writeFile(join(ws.dir, 'src', 'index.js'), 'export const answer = 43;\n');
       expect(await ws.commit('change the answer', author)).toMatch(/^[0-9a-f]{40}$/);
 
       const shared = await git(ws.dir, ['config', '--file', join(mirror, 'config'), '--list']);
       expect(shared.split('\n').sort()).toEqual([
-        'core.filemode=true', 'core.repositoryformatversion=1', 'extensions.worktreeconfig=true', 'gc.auto=0', 'maintenance.auto=false',
-        `remote.origin.fetch=+refs/heads/*:refs/remotes/origin/*`, 'remote.origin.tagopt=--no-tags', `remote.origin.url=${origin.path}`,
+        'core.filemode=true',
+        'core.repositoryformatversion=1',
+        'extensions.worktreeconfig=true',
+        'gc.auto=0',
+        'maintenance.auto=false',
+        `remote.origin.fetch=+refs/heads/*:refs/remotes/origin/*`,
+        'remote.origin.tagopt=--no-tags',
+        `remote.origin.url=${origin.path}`,
       ]);
       const own = await git(ws.dir, ['config', '--worktree', '--list']);
       expect(own.split('\n').sort()).toEqual(['core.sparsecheckout=true', 'core.sparsecheckoutcone=false']);
@@ -296,7 +336,7 @@ describe('prepare', () => {
     expect(await exists('/tmp/pwned-ssh')).toBe(false);
   });
 
-  it('puts the copy\'s .git link back before committing when a run pointed it somewhere else', async () => {
+  it("puts the copy's .git link back before committing when a run pointed it somewhere else", async () => {
     const { origin, manager } = await setup(true);
     const ws = await manager.prepare({ jobId: 'job-i', repoUrl: origin.path, branch: 'ai/i-00000012' });
     workspaces.push(ws);
@@ -323,7 +363,10 @@ describe('prepare', () => {
     await writeFile(join(ws.dir, 'big.bin'), '');
     await truncate(join(ws.dir, 'big.bin'), 150 * 1024 * 1024);
     await writeFile(join(ws.dir, 'src', 'index.js'), 'export const answer = 43;\n');
-    await expect(ws.commit('huge', author)).rejects.toMatchObject({ code: 'forge_rejected', message: expect.stringContaining('big.bin is 150 MB') });
+    await expect(ws.commit('huge', author)).rejects.toMatchObject({
+      code: 'forge_rejected',
+      message: expect.stringContaining('big.bin is 150 MB'),
+    });
     expect((await git(ws.dir, ['log', '-1', '--format=%s'])).trim()).not.toBe('huge');
   });
 
@@ -359,4 +402,3 @@ describe('prepare', () => {
     expect((await git(ws.dir, ['show', '--name-only', '--format=', 'HEAD'])).trim()).toBe('src/index.js');
   });
 });
-

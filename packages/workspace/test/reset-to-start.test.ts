@@ -22,7 +22,9 @@ describe('resetToStart', () => {
   it.each([true, false])('puts the copy back at its start (reuse %s)', async (reuse) => {
     fixture = await createFixture(sampleFiles, reuse);
     ws = await fixture.manager.prepare({
-      jobId: 'job-reset', repoUrl: fixture.origin.path, branch: 'ai/reset-00000001',
+      jobId: 'job-reset',
+      repoUrl: fixture.origin.path,
+      branch: 'ai/reset-00000001',
       context: { '.codefleet/task.md': '# Task\n', 'AGENTS.md': '# agents\n' },
     });
     await writeFile(join(ws.dir, 'src/index.js'), 'export const answer = 43;\n');
@@ -42,7 +44,12 @@ describe('resetToStart', () => {
     expect(await ws.changedFiles()).toEqual([]);
     expect(await readFile(join(ws.dir, 'src/index.js'), 'utf8')).toBe(sampleFiles['src/index.js']);
     expect(await exists(join(ws.dir, 'src/new'))).toBe(false);
-    for (const kept of ['.codefleet/task.md', '.codefleet/prompt-implement-1.md', 'AGENTS.md', 'node_modules/dep/index.js']) {
+    for (const kept of [
+      '.codefleet/task.md',
+      '.codefleet/prompt-implement-1.md',
+      'AGENTS.md',
+      'node_modules/dep/index.js',
+    ]) {
       expect(await exists(join(ws.dir, kept))).toBe(true);
     }
     // The next tier's work commits on the start, not on the earlier tier's commit.

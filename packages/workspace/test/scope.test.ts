@@ -35,13 +35,22 @@ describe('scope patterns', () => {
 
   it('make fully read-only directories read-only too, but not mixed ones', () => {
     const files = ['docs/a.md', 'docs/api/b.md', 'src/x.js', 'src/y.md'];
-    expect(readOnlyPaths(files, ['*.md'])).toEqual({ files: ['docs/a.md', 'docs/api/b.md', 'src/y.md'], dirs: ['docs', 'docs/api'] });
+    expect(readOnlyPaths(files, ['*.md'])).toEqual({
+      files: ['docs/a.md', 'docs/api/b.md', 'src/y.md'],
+      dirs: ['docs', 'docs/api'],
+    });
     expect(readOnlyPaths(files, [])).toEqual({ files: [], dirs: [] });
   });
 
   it('turn excludes into negated non-cone sparse patterns', () => {
     expect(sparsePatterns(undefined)).toBeUndefined();
-    expect(sparsePatterns(['secrets/', '**/.env', '!keep', '-odd'])).toEqual(['/*', '!secrets/', '!**/.env', 'keep', '!-odd']);
+    expect(sparsePatterns(['secrets/', '**/.env', '!keep', '-odd'])).toEqual([
+      '/*',
+      '!secrets/',
+      '!**/.env',
+      'keep',
+      '!-odd',
+    ]);
   });
 });
 

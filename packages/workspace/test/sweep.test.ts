@@ -18,7 +18,12 @@ describe('sweep', () => {
   it('removes the copy of a job that is not running any more, and only that one', async () => {
     fixture = await createFixture(sampleFiles, false);
     const { origin, cache, manager } = fixture;
-    const abandoned = await manager.prepare({ jobId: 'job-gone', repoUrl: origin.path, branch: 'ai/gone-00000001', scope: { read: ['docs/'] } });
+    const abandoned = await manager.prepare({
+      jobId: 'job-gone',
+      repoUrl: origin.path,
+      branch: 'ai/gone-00000001',
+      scope: { read: ['docs/'] },
+    });
     const running = await manager.prepare({ jobId: 'job-live', repoUrl: origin.path, branch: 'ai/live-00000002' });
     const mirror = mirrorPaths(cache.path, origin.path).dir;
     expect(await git(mirror, ['worktree', 'list'])).toContain(abandoned.dir);
@@ -58,7 +63,8 @@ describe('sweep', () => {
     await writeFile(leftovers.freshLockTemp, '{}');
     await mkdir(join(leftovers.deadClone, 'objects'), { recursive: true });
     await mkdir(leftovers.liveClone, { recursive: true });
-    for (const path of [leftovers.oldLockTemp, leftovers.oldGuardTemp, leftovers.deadClone, leftovers.liveClone]) await utimes(path, old, old);
+    for (const path of [leftovers.oldLockTemp, leftovers.oldGuardTemp, leftovers.deadClone, leftovers.liveClone])
+      await utimes(path, old, old);
 
     await manager.sweep(() => false);
     expect(await exists(leftovers.oldLockTemp)).toBe(false);

@@ -111,7 +111,9 @@ describe('sweepTempObjects', () => {
     await rm(join(objects, 'pack'), { recursive: true });
     await symlink(outside, join(objects, 'pack'));
     const present = await readdir(objects);
-    const unused = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0')).find((name) => !present.includes(name));
+    const unused = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0')).find(
+      (name) => !present.includes(name),
+    );
     await symlink(outside, join(objects, unused!));
     expect(await sweepTempObjects(bare, { olderThanMs: hour })).toEqual({ files: 0, bytes: 0 });
     expect((await readdir(outside)).sort()).toEqual(['tmp_obj_precious', 'tmp_pack_precious']);
@@ -124,7 +126,11 @@ describe('sweepTempObjects', () => {
     // An index-pack (as a fetch runs it) killed in the middle of a pack.
     const pack = await new Promise<Buffer>((resolve, reject) => {
       const chunks: Buffer[] = [];
-      const packer = spawn('git', ['pack-objects', '--stdout', '--all', '--quiet'], { cwd: bare, env, stdio: ['pipe', 'pipe', 'ignore'] });
+      const packer = spawn('git', ['pack-objects', '--stdout', '--all', '--quiet'], {
+        cwd: bare,
+        env,
+        stdio: ['pipe', 'pipe', 'ignore'],
+      });
       packer.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
       packer.on('error', reject);
       packer.on('close', () => resolve(Buffer.concat(chunks)));
@@ -133,7 +139,9 @@ describe('sweepTempObjects', () => {
     const indexer = spawn('git', ['index-pack', '--stdin'], { cwd: bare, env, stdio: ['pipe', 'ignore', 'ignore'] });
     indexer.stdin.write(pack.subarray(0, Math.floor(pack.length / 2)));
     const packDir = join(bare, 'objects', 'pack');
-    await waitFor(async () => (await readdir(packDir)).some((name) => name.startsWith('tmp_pack_')), { what: 'index-pack to start its temporary pack' });
+    await waitFor(async () => (await readdir(packDir)).some((name) => name.startsWith('tmp_pack_')), {
+      what: 'index-pack to start its temporary pack',
+    });
     indexer.kill('SIGKILL');
     await new Promise((resolve) => indexer.once('exit', resolve));
 
@@ -143,8 +151,19 @@ describe('sweepTempObjects', () => {
     await chmod(join(bare, 'hooks', 'pre-receive'), 0o755);
     const source = await createTempRepo({ files: { 'new.txt': 'new content\n' } });
     disposers.push(() => source.dispose());
-    const push = spawn('git', ['push', '--quiet', bare, 'HEAD:refs/heads/pushed'], { cwd: source.path, env, stdio: 'ignore', detached: true });
-    disposers.push(async () => { try { process.kill(-push.pid!, 'SIGKILL'); } catch { /* gone */ } });
+    const push = spawn('git', ['push', '--quiet', bare, 'HEAD:refs/heads/pushed'], {
+      cwd: source.path,
+      env,
+      stdio: 'ignore',
+      detached: true,
+    });
+    disposers.push(async () => {
+      try {
+        process.kill(-push.pid!, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    });
     await waitFor(() => existsSync(started), { what: 'the push to reach the hook' });
     process.kill(-push.pid!, 'SIGKILL');
     const objects = join(bare, 'objects');
@@ -152,7 +171,10 @@ describe('sweepTempObjects', () => {
       ...(await readdir(objects)).filter((name) => name.startsWith('tmp_objdir-')),
       ...(await readdir(packDir)).filter((name) => name.startsWith('tmp_pack_')),
     ];
-    expect(await leftovers()).toEqual([expect.stringMatching(/^tmp_objdir-incoming-/), expect.stringMatching(/^tmp_pack_/)]);
+    expect(await leftovers()).toEqual([
+      expect.stringMatching(/^tmp_objdir-incoming-/),
+      expect.stringMatching(/^tmp_pack_/),
+    ]);
 
     expect(await sweepTempObjects(bare)).toEqual({ files: 0, bytes: 0 });
     const swept = await sweepTempObjects(bare, { now: Date.now() + tempObjectAgeMs + 60_000 });
@@ -168,7 +190,12 @@ describe('sweepTempObjects', () => {
     disposers.push(() => origin.dispose());
     const gitRunner = createGit(testGitEnv());
     const paths = mirrorPaths(dir.path, origin.path);
-    const sync = () => syncMirror({ local: gitRunner, remote: gitRunner }, paths, { url: origin.path, branch: 'ai/x-00000001', lockTimeoutMs: 30_000 });
+    const sync = () =>
+      syncMirror({ local: gitRunner, remote: gitRunner }, paths, {
+        url: origin.path,
+        branch: 'ai/x-00000001',
+        lockTimeoutMs: 30_000,
+      });
     await sync();
     const old = new Date(Date.now() - 2 * tempObjectAgeMs);
     const stale = join(paths.dir, 'objects', 'pack', 'tmp_pack_Dead01');

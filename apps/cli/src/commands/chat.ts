@@ -30,12 +30,21 @@ export interface ChatCommandResult {
  * directory when it is the top of a git repository. Jobs are CLI jobs (`source.kind: cli`),
  * reported by the CLI requester: the terminal watches them with `codefleet show`.
  */
-export async function chat(rt: Runtime, text: string, options: ChatCommandOptions, cwd: string): Promise<ChatCommandResult> {
-  if (text.trim() === '') throw new InvalidArgumentError('the message is empty: say what you want, e.g. codefleet chat "/code add a --verbose flag"');
+export async function chat(
+  rt: Runtime,
+  text: string,
+  options: ChatCommandOptions,
+  cwd: string,
+): Promise<ChatCommandResult> {
+  if (text.trim() === '')
+    throw new InvalidArgumentError(
+      'the message is empty: say what you want, e.g. codefleet chat "/code add a --verbose flag"',
+    );
   const gitEnv = gitEnvFrom(rt.loaded.env);
   let repo: string | undefined;
   if (options.repo !== undefined) {
-    if (options.repo.trim() === '') throw new InvalidArgumentError('--repo is empty: give a local path, a git URL, or GitHub owner/name');
+    if (options.repo.trim() === '')
+      throw new InvalidArgumentError('--repo is empty: give a local path, a git URL, or GitHub owner/name');
     repo = normalizeRepo(options.repo, cwd);
     const ref = checkRepoRef(repo);
     if (typeof ref !== 'string' && ref.kind === 'path') {
@@ -46,15 +55,26 @@ export async function chat(rt: Runtime, text: string, options: ChatCommandOption
   const hints = (await checkLocalRepo(cwd, gitEnv)) === undefined ? [cwd] : [];
   const id = randomUUID();
   const message: ChatMessage = {
-    platform: 'cli', channel: 'cli', thread: id, messageId: id,
-    user: rt.loaded.env.USER ?? 'cli', text,
-    access: { allowedLocal: true }, repoHints: hints, ...(repo === undefined ? {} : { repo }),
+    platform: 'cli',
+    channel: 'cli',
+    thread: id,
+    messageId: id,
+    user: rt.loaded.env.USER ?? 'cli',
+    text,
+    access: { allowedLocal: true },
+    repoHints: hints,
+    ...(repo === undefined ? {} : { repo }),
   };
   // One-shot output is for the person at the terminal: the decision is printed below, so
   // info lines (router.decided) are kept out of it unless debug logging was asked for.
   const level = rt.config.logging.level === 'info' ? 'warn' : rt.config.logging.level;
   const service = createChatService({
-    queue: rt.queue, store: rt.store, requester: cliRequester, config: rt.config, log: rt.log.child({ command: 'chat' }, { level }), env: rt.loaded.env,
+    queue: rt.queue,
+    store: rt.store,
+    requester: cliRequester,
+    config: rt.config,
+    log: rt.log.child({ command: 'chat' }, { level }),
+    env: rt.loaded.env,
   });
   return describe(await service.handle(message));
 }
@@ -89,6 +109,10 @@ function describe(outcome: ChatOutcome): ChatCommandResult {
       return { out: [], err: [outcome.text], code: 1 };
     case 'deferred':
       // Only a producer that keeps follow-ups is answered so; `codefleet chat` keeps none.
-      return { out: [], err: [`job ${outcome.jobId} of this thread is still queued or running; send this again when it has finished`], code: 1 };
+      return {
+        out: [],
+        err: [`job ${outcome.jobId} of this thread is still queued or running; send this again when it has finished`],
+        code: 1,
+      };
   }
 }

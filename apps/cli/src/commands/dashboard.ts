@@ -22,7 +22,11 @@ export interface MountedDashboard {
  * configured token one is generated and printed here, once, to the terminal (never into a
  * URL, which proxies and shells log), and masked in the logs from then on.
  */
-export async function mountDashboard(rt: Runtime, flags: DashboardFlags, out: (line: string) => void): Promise<MountedDashboard> {
+export async function mountDashboard(
+  rt: Runtime,
+  flags: DashboardFlags,
+  out: (line: string) => void,
+): Promise<MountedDashboard> {
   const { createDashboard, generateToken } = await import('@codefleet/dashboard');
   const section = rt.config.dashboard;
   const configured = section.token;
@@ -51,7 +55,12 @@ export async function mountDashboard(rt: Runtime, flags: DashboardFlags, out: (l
 }
 
 /** `codefleet dashboard`: serves the dashboard until SIGTERM/SIGINT (or `signal`). */
-export async function dashboard(rt: Runtime, flags: DashboardFlags, out: (line: string) => void, signal?: AbortSignal): Promise<void> {
+export async function dashboard(
+  rt: Runtime,
+  flags: DashboardFlags,
+  out: (line: string) => void,
+  signal?: AbortSignal,
+): Promise<void> {
   const stop = signal ? { signal, dispose: () => undefined } : untilSignal();
   const mounted = await mountDashboard(rt, flags, out);
   try {

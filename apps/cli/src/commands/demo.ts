@@ -21,11 +21,18 @@ async function chooseAgent(loaded: LoadedConfig): Promise<{ agent: 'ollama' | 's
     return { agent: 'script', why: 'agents.ollama uses an OpenAI-compatible endpoint, which the demo does not call' };
   }
   const probe = await probeOllama({ host: ollama.host, model: ollama.model, timeoutMs: 1_500 });
-  if (probe.status === 'ready') return { agent: 'ollama', why: `Ollama ${probe.version} at ${displayHost(ollama.host)} has ${ollama.model}` };
+  if (probe.status === 'ready')
+    return { agent: 'ollama', why: `Ollama ${probe.version} at ${displayHost(ollama.host)} has ${ollama.model}` };
   if (probe.status === 'model_missing') {
-    return { agent: 'script', why: `Ollama at ${displayHost(ollama.host)} answered but has no ${ollama.model} (ollama pull ${ollama.model} to use it)` };
+    return {
+      agent: 'script',
+      why: `Ollama at ${displayHost(ollama.host)} answered but has no ${ollama.model} (ollama pull ${ollama.model} to use it)`,
+    };
   }
-  return { agent: 'script', why: `no Ollama answered at ${displayHost(ollama.host)} ($OLLAMA_HOST or agents.ollama.host)` };
+  return {
+    agent: 'script',
+    why: `no Ollama answered at ${displayHost(ollama.host)} ($OLLAMA_HOST or agents.ollama.host)`,
+  };
 }
 
 /**
@@ -46,17 +53,26 @@ export async function demo(loaded: LoadedConfig, out: (line: string) => void): P
     // Everything local, the runs too: a demo run does not belong in a fleet's store.
     store: { ...loaded.config.store, backend: 'sqlite' as const },
     workspace: { ...loaded.config.workspace, cache_dir: join(dir, 'cache') },
-    agents: { ...loaded.config.agents, default: chosen.agent, script: { ...loaded.config.agents.script, module: demoAgent } },
+    agents: {
+      ...loaded.config.agents,
+      default: chosen.agent,
+      script: { ...loaded.config.agents.script, module: demoAgent },
+    },
     forge: { ...loaded.config.forge, type: 'local' as const },
     logging: { ...loaded.config.logging, level: 'warn' as const },
   };
-  const rt = await openRuntime({ ...loaded, config }, {
-    log: createLogger({ level: 'warn', format: 'pretty', secrets: loaded.secrets, destination: process.stderr }),
-  });
+  const rt = await openRuntime(
+    { ...loaded, config },
+    {
+      log: createLogger({ level: 'warn', format: 'pretty', secrets: loaded.secrets, destination: process.stderr }),
+    },
+  );
   try {
-    out(chosen.agent === 'ollama'
-      ? `codefleet demo — everything runs locally; the agent is the BUILT-IN agent on a local model (${chosen.why}).`
-      : `codefleet demo — everything runs locally; the agent is SCRIPTED (no language model): ${chosen.why}.`);
+    out(
+      chosen.agent === 'ollama'
+        ? `codefleet demo — everything runs locally; the agent is the BUILT-IN agent on a local model (${chosen.why}).`
+        : `codefleet demo — everything runs locally; the agent is SCRIPTED (no language model): ${chosen.why}.`,
+    );
     out(`  working in ${dir}`);
     const origin = await createSampleRepo(dir, gitEnvFrom(loaded.env));
     out(`  sample repository: ${origin} (a small JavaScript project with its own build and tests)`);
@@ -91,7 +107,11 @@ export async function demo(loaded: LoadedConfig, out: (line: string) => void): P
     if (pr) {
       out(`Pull request #${pr.number} on the local forge: ${pr.title}${pr.draft ? ' (draft)' : ''}`);
       out(`  ${branch} → ${pr.base} · ${pr.url}`);
-      const diff = await runProcess(['git', '--git-dir', origin, 'diff', '--stat', `${pr.base}...${branch}`], { cwd: dir, env: gitEnvFrom(loaded.env), timeoutMs: 30_000 });
+      const diff = await runProcess(['git', '--git-dir', origin, 'diff', '--stat', `${pr.base}...${branch}`], {
+        cwd: dir,
+        env: gitEnvFrom(loaded.env),
+        timeoutMs: 30_000,
+      });
       out(diff.outputTail.replace(/^/gm, '  ').trimEnd());
     } else {
       out('No pull request was opened.');
@@ -110,7 +130,9 @@ export async function demo(loaded: LoadedConfig, out: (line: string) => void): P
     out('');
     if (chosen.agent === 'script') {
       out('The demo agent is scripted: it is not a language model. Start Ollama with the model');
-      out(`(ollama pull ${loaded.config.agents.ollama.model}) to see the built-in agent here, or set \`agents.default\``);
+      out(
+        `(ollama pull ${loaded.config.agents.ollama.model}) to see the built-in agent here, or set \`agents.default\``,
+      );
       out('in config.yaml to ollama, aider, claude, codex, gemini or command (see the agents');
       out('section there for binaries, models and API key variables).');
     } else {
@@ -119,7 +141,11 @@ export async function demo(loaded: LoadedConfig, out: (line: string) => void): P
     }
     const ok = run.outcome === 'succeeded' && run.dod_result === 'passed' && pr !== undefined && !pr.draft;
     out('');
-    out(ok ? 'demo passed: pull request opened with the definition of done passed.' : `demo FAILED: outcome ${run.outcome ?? run.stage}, DoD ${run.dod_result ?? 'not run'}.`);
+    out(
+      ok
+        ? 'demo passed: pull request opened with the definition of done passed.'
+        : `demo FAILED: outcome ${run.outcome ?? run.stage}, DoD ${run.dod_result ?? 'not run'}.`,
+    );
     return ok;
   } finally {
     await rt.close();
@@ -133,15 +159,18 @@ export async function demo(loaded: LoadedConfig, out: (line: string) => void): P
  */
 async function writeDemoConfig(dir: string): Promise<string> {
   const path = join(dir, 'config.yaml');
-  await writeFile(path, [
-    '# Written by `codefleet demo`: the queue, run store, working copies and forge of this demo.',
-    `data_dir: ${yamlString(dir)}`,
-    `queue:\n  backend: local\n  local:\n    path: ${yamlString(join(dir, 'queue.sqlite'))}`,
-    'store:\n  backend: sqlite',
-    `workspace:\n  cache_dir: ${yamlString(join(dir, 'cache'))}`,
-    'forge:\n  type: local',
-    '',
-  ].join('\n'));
+  await writeFile(
+    path,
+    [
+      '# Written by `codefleet demo`: the queue, run store, working copies and forge of this demo.',
+      `data_dir: ${yamlString(dir)}`,
+      `queue:\n  backend: local\n  local:\n    path: ${yamlString(join(dir, 'queue.sqlite'))}`,
+      'store:\n  backend: sqlite',
+      `workspace:\n  cache_dir: ${yamlString(join(dir, 'cache'))}`,
+      'forge:\n  type: local',
+      '',
+    ].join('\n'),
+  );
   return path;
 }
 

@@ -8,7 +8,14 @@ import type { Queue } from '@codefleet/queue';
 import type { Sandbox } from '@codefleet/sandbox';
 import type { RunStore } from '@codefleet/store';
 import { defaultAgentReadiness } from '../agent-check.js';
-import { gitEnvFrom, localQueuePath, openConfiguredQueue, openConfiguredStore, runStorePath, sandboxSettings } from '../runtime.js';
+import {
+  gitEnvFrom,
+  localQueuePath,
+  openConfiguredQueue,
+  openConfiguredStore,
+  runStorePath,
+  sandboxSettings,
+} from '../runtime.js';
 import { describeOrigin, keyFileIsOpen, loadFleetKeys } from '../fleet-key.js';
 import { fsProblem } from '../fs-problem.js';
 import { probeInSandbox, sandboxVisibilityFix, versionArgv } from '../sandbox-probe.js';
@@ -29,9 +36,15 @@ export async function doctor(loaded: LoadedConfig): Promise<Check[]> {
   const { config, env } = loaded;
   const checks: Check[] = [];
   const git = await runProcess(['git', '--version'], { cwd: '/', env: { PATH: env.PATH ?? '' }, timeoutMs: 10_000 });
-  checks.push(git.exitCode === 0
-    ? { ok: true, what: git.outputTail.trim() }
-    : { ok: false, what: 'git is not available', fix: 'install git 2.30 or newer (Debian: apt-get install -y git; macOS: xcode-select --install)' });
+  checks.push(
+    git.exitCode === 0
+      ? { ok: true, what: git.outputTail.trim() }
+      : {
+          ok: false,
+          what: 'git is not available',
+          fix: 'install git 2.30 or newer (Debian: apt-get install -y git; macOS: xcode-select --install)',
+        },
+  );
   checks.push({ ok: true, what: `config: ${loaded.source ?? 'embedded defaults (no config.yaml found)'}` });
   checks.push(await dataDirCheck(config));
   const { redisChecks } = await import('./redis-check.js');
@@ -67,7 +80,9 @@ async function toolchainChecks(loaded: LoadedConfig, sandbox: Sandbox | undefine
   const hiddenBy = await staticHiddenBy(loaded);
   const checks: Check[] = [];
   for (const [name, commands] of Object.entries(toolchains)) {
-    const programs = [...new Set([...(name === 'node' ? ['npm'] : []), ...Object.values(commands).flatMap((argv) => argv.slice(0, 1))])];
+    const programs = [
+      ...new Set([...(name === 'node' ? ['npm'] : []), ...Object.values(commands).flatMap((argv) => argv.slice(0, 1))]),
+    ];
     const missing: string[] = [];
     const hidden: string[] = [];
     for (const program of programs) {
@@ -83,16 +98,21 @@ async function toolchainChecks(loaded: LoadedConfig, sandbox: Sandbox | undefine
     }
     if (missing.length > 0) {
       checks.push({
-        ok: true, what: `WARNING toolchain ${name}: ${missing.join(', ')} not found on the checks' PATH: those checks of ${name} repositories cannot start`,
+        ok: true,
+        what: `WARNING toolchain ${name}: ${missing.join(', ')} not found on the checks' PATH: those checks of ${name} repositories cannot start`,
         fix: `install ${missing.join(', ')}, or add its directory to verification.env.path`,
       });
     } else if (hidden.length > 0) {
       checks.push({
-        ok: true, what: `WARNING toolchain ${name}: not usable by runs, which see only what the sandbox shows: ${hidden.join('; ')}`,
+        ok: true,
+        what: `WARNING toolchain ${name}: not usable by runs, which see only what the sandbox shows: ${hidden.join('; ')}`,
         fix: sandboxVisibilityFix,
       });
     } else {
-      checks.push({ ok: true, what: `toolchain ${name}: ${programs.join(', ')}${sandbox !== undefined && sandbox.mode !== 'none' ? ' (run in the sandbox)' : ''}` });
+      checks.push({
+        ok: true,
+        what: `toolchain ${name}: ${programs.join(', ')}${sandbox !== undefined && sandbox.mode !== 'none' ? ' (run in the sandbox)' : ''}`,
+      });
     }
   }
   return checks;
@@ -102,9 +122,10 @@ async function toolchainChecks(loaded: LoadedConfig, sandbox: Sandbox | undefine
 async function staticHiddenBy(loaded: LoadedConfig): Promise<(real: string) => string | undefined> {
   const { isWithin } = await import('@codefleet/sandbox');
   const settings = sandboxSettings(loaded);
-  return (real) => settings.mode === 'none' || settings.readPaths.some((dir) => isWithin(dir, real))
-    ? undefined
-    : settings.hiddenPaths.find((dir) => isWithin(dir, real));
+  return (real) =>
+    settings.mode === 'none' || settings.readPaths.some((dir) => isWithin(dir, real))
+      ? undefined
+      : settings.hiddenPaths.find((dir) => isWithin(dir, real));
 }
 
 /**
@@ -114,10 +135,17 @@ async function staticHiddenBy(loaded: LoadedConfig): Promise<(real: string) => s
 async function openDoctorSandbox(loaded: LoadedConfig): Promise<{ check: Check; sandbox?: Sandbox }> {
   const { openSandbox, SandboxUnavailableError } = await import('@codefleet/sandbox');
   try {
-    const sandbox = await openSandbox(sandboxSettings(loaded), { platform: process.platform, path: loaded.env.PATH ?? '' });
-    return { check: { ok: true, what: sandbox.mode === 'none' ? `WARNING ${sandbox.description}` : sandbox.description }, sandbox };
+    const sandbox = await openSandbox(sandboxSettings(loaded), {
+      platform: process.platform,
+      path: loaded.env.PATH ?? '',
+    });
+    return {
+      check: { ok: true, what: sandbox.mode === 'none' ? `WARNING ${sandbox.description}` : sandbox.description },
+      sandbox,
+    };
   } catch (err) {
-    if (err instanceof SandboxUnavailableError) return { check: { ok: false, what: `sandbox ${err.mode}: ${err.problem}`, fix: err.fix } };
+    if (err instanceof SandboxUnavailableError)
+      return { check: { ok: false, what: `sandbox ${err.mode}: ${err.problem}`, fix: err.fix } };
     return { check: { ok: false, what: `sandbox: ${(err as Error).message}`, fix: 'check sandbox: in config.yaml' } };
   }
 }
@@ -127,15 +155,22 @@ async function forgeCheck(loaded: LoadedConfig): Promise<Check> {
   const { forge } = loaded.config;
   if (forge.type !== 'github') return { ok: true, what: 'forge: local (no token needed)' };
   const { github } = forge;
-  const useApp = github.app_id !== undefined && github.private_key !== undefined && github.installation_id !== undefined;
+  const useApp =
+    github.app_id !== undefined && github.private_key !== undefined && github.installation_id !== undefined;
   try {
     const { openForge } = await import('../pipeline-deps.js');
     const opened = await openForge(loaded, gitEnvFrom(loaded.env));
     await opened.forge.close?.();
-    return { ok: true, what: useApp ? `GitHub App ${github.app_id}: installation ${github.installation_id} issued a token` : `GitHub token found in $${github.token_env}` };
+    return {
+      ok: true,
+      what: useApp
+        ? `GitHub App ${github.app_id}: installation ${github.installation_id} issued a token`
+        : `GitHub token found in $${github.token_env}`,
+    };
   } catch (err) {
     return {
-      ok: false, what: `forge (github): ${(err as Error).message}`,
+      ok: false,
+      what: `forge (github): ${(err as Error).message}`,
       fix: useApp
         ? 'check forge.github.app_id, installation_id and the key in the variable forge.github.private_key_env names'
         : `export ${github.token_env}=<a token with repo scope>, or configure a GitHub App`,
@@ -163,12 +198,27 @@ async function sqliteProblem(path: string, setting: string, err: unknown): Promi
   // The adapters wrap what the driver or the file system threw.
   const cause = (err as { cause?: unknown }).cause ?? err;
   if (/^E[A-Z]+$/.test(String((cause as { code?: unknown }).code))) {
-    return { what: `${path} cannot be created: ${fsProblem(cause)}`, fix: `make ${dirname(path)} a writable directory, or set ${setting}` };
+    return {
+      what: `${path} cannot be created: ${fsProblem(cause)}`,
+      fix: `make ${dirname(path)} a writable directory, or set ${setting}`,
+    };
   }
   // A damaged file's message names it and the damage (the run store's, which has no fix of its own here).
-  const what = (cause as Error).name === 'SqliteDamagedError' ? (cause as Error).message : `${path} cannot be opened: ${(cause as Error).message ?? String(cause)}`;
-  if (await stat(path).then((s) => s.isDirectory(), () => false)) return { what, fix: `${path} is a directory: set ${setting} to a file path (the file is created when missing)` };
-  return { what, fix: `move ${path} aside (a new, empty one is created on the next start) or set ${setting} (if it holds data you need, restore it from a backup instead)` };
+  const what =
+    (cause as Error).name === 'SqliteDamagedError'
+      ? (cause as Error).message
+      : `${path} cannot be opened: ${(cause as Error).message ?? String(cause)}`;
+  if (
+    await stat(path).then(
+      (s) => s.isDirectory(),
+      () => false,
+    )
+  )
+    return { what, fix: `${path} is a directory: set ${setting} to a file path (the file is created when missing)` };
+  return {
+    what,
+    fix: `move ${path} aside (a new, empty one is created on the next start) or set ${setting} (if it holds data you need, restore it from a backup instead)`,
+  };
 }
 
 /** A damaged queue or run store file says what and how to fix it in its details. */
@@ -187,18 +237,30 @@ async function queueCheck(config: Config): Promise<Check> {
     const damaged = damageCheck(name, err);
     if (damaged) return damaged;
     const path = localQueuePath(config);
-    if (path === undefined) return { ok: false, what: `${name} cannot be opened: ${(err as Error).message}`, fix: 'check the queue section of config.yaml' };
+    if (path === undefined)
+      return {
+        ok: false,
+        what: `${name} cannot be opened: ${(err as Error).message}`,
+        fix: 'check the queue section of config.yaml',
+      };
     const problem = await sqliteProblem(path, 'queue.local.path', err);
     return { ok: false, what: `${name}: ${problem.what}`, fix: problem.fix };
   }
   try {
     await queue.checkStorage?.();
     const stats = await queue.stats();
-    return { ok: true, what: `${name}: depth ${stats.depth}, in flight ${stats.inFlight}, dead ${stats.deadLetter}, completed ${stats.completed}` };
+    return {
+      ok: true,
+      what: `${name}: depth ${stats.depth}, in flight ${stats.inFlight}, dead ${stats.deadLetter}, completed ${stats.completed}`,
+    };
   } catch (err) {
     const damaged = damageCheck(name, err);
     if (damaged) return damaged;
-    return { ok: false, what: `${name} is not reachable: ${(err as Error).message}`, fix: 'check the queue section of config.yaml' };
+    return {
+      ok: false,
+      what: `${name} is not reachable: ${(err as Error).message}`,
+      fix: 'check the queue section of config.yaml',
+    };
   } finally {
     await queue.close().catch(() => undefined);
   }
@@ -213,15 +275,26 @@ function fleetKeyCheck(config: Config): Check {
   try {
     keys = loadFleetKeys(config, { create: false });
   } catch (err) {
-    return { ok: false, what: `fleet key: ${(err as Error).message}`, fix: 'make a new key with `codefleet init` (then share it with every host)' };
+    return {
+      ok: false,
+      what: `fleet key: ${(err as Error).message}`,
+      fix: 'make a new key with `codefleet init` (then share it with every host)',
+    };
   }
   if ('problem' in keys) {
     return config.queue.backend === 'local'
       ? { ok: true, what: `fleet key: none yet; the first start makes ${config.signing.key_file}` }
-      : { ok: false, what: 'fleet key: none (workers refuse to start, producers cannot enqueue)', fix: keys.problem.replace(/^no fleet key: /, '') };
+      : {
+          ok: false,
+          what: 'fleet key: none (workers refuse to start, producers cannot enqueue)',
+          fix: keys.problem.replace(/^no fleet key: /, ''),
+        };
   }
   const { origin, previousOrigin, keyring } = keys;
-  const previous = previousOrigin === undefined || keyring.previous === undefined ? '' : `; previous key ${keyring.previous.id} from ${describeOrigin(previousOrigin)} still verifies`;
+  const previous =
+    previousOrigin === undefined || keyring.previous === undefined
+      ? ''
+      : `; previous key ${keyring.previous.id} from ${describeOrigin(previousOrigin)} still verifies`;
   const what = `fleet key: ${keyring.current.id} from ${describeOrigin(origin)}${previous}`;
   if (origin.kind === 'file' && keyFileIsOpen(origin.path)) {
     return { ok: true, what: `WARNING ${what}: the file is readable by other users`, fix: `chmod 600 ${origin.path}` };
@@ -238,7 +311,14 @@ async function storeCheck(config: Config): Promise<Check[]> {
     const damaged = damageCheck(name, err);
     if (damaged) return [damaged];
     const path = runStorePath(config);
-    if (path === undefined) return [{ ok: false, what: `${name} cannot be opened: ${(err as Error).message}`, fix: 'check the store section of config.yaml' }];
+    if (path === undefined)
+      return [
+        {
+          ok: false,
+          what: `${name} cannot be opened: ${(err as Error).message}`,
+          fix: 'check the store section of config.yaml',
+        },
+      ];
     const problem = await sqliteProblem(path, 'data_dir', err);
     return [{ ok: false, what: `${name}: ${problem.what}`, fix: problem.fix }];
   }
@@ -250,7 +330,13 @@ async function storeCheck(config: Config): Promise<Check[]> {
       await budgetCheck(store, config.costs, new Date()),
     ];
   } catch (err) {
-    return [{ ok: false, what: `${name} is not reachable: ${(err as Error).message}`, fix: 'check store.redis_url in config.yaml (workers and the CLI must share it)' }];
+    return [
+      {
+        ok: false,
+        what: `${name} is not reachable: ${(err as Error).message}`,
+        fix: 'check store.redis_url in config.yaml (workers and the CLI must share it)',
+      },
+    ];
   } finally {
     await store.close().catch(() => undefined);
   }
@@ -268,14 +354,29 @@ async function ollamaCheck(config: Config): Promise<Check> {
   const { ollama } = config.agents;
   const why = ollama.model_reason === undefined ? '' : ` (${ollama.model_reason})`;
   if (ollama.provider !== 'ollama' || ollama.host === undefined) {
-    return { ok: true, what: `agent: ollama on the OpenAI-compatible endpoint ${ollama.host === undefined ? '(no host)' : displayHost(ollama.host)}, model ${ollama.model}${why} (not called by doctor)` };
+    return {
+      ok: true,
+      what: `agent: ollama on the OpenAI-compatible endpoint ${ollama.host === undefined ? '(no host)' : displayHost(ollama.host)}, model ${ollama.model}${why} (not called by doctor)`,
+    };
   }
   const probe = await probeOllama({ host: ollama.host, model: ollama.model, timeoutMs: 3_000 });
-  if (probe.status === 'ready') return { ok: true, what: `agent: ollama ${probe.version} at ${displayHost(ollama.host)} has ${ollama.model}${why}` };
+  if (probe.status === 'ready')
+    return {
+      ok: true,
+      what: `agent: ollama ${probe.version} at ${displayHost(ollama.host)} has ${ollama.model}${why}`,
+    };
   if (probe.status === 'model_missing') {
-    return { ok: false, what: `agent ollama: ${displayHost(ollama.host)} has no ${ollama.model}${why}`, fix: `ollama pull ${ollama.model}, or set agents.ollama.model (auto: qwen2.5-coder:7b with a GPU or on Apple silicon, qwen2.5-coder:1.5b on CPU only)` };
+    return {
+      ok: false,
+      what: `agent ollama: ${displayHost(ollama.host)} has no ${ollama.model}${why}`,
+      fix: `ollama pull ${ollama.model}, or set agents.ollama.model (auto: qwen2.5-coder:7b with a GPU or on Apple silicon, qwen2.5-coder:1.5b on CPU only)`,
+    };
   }
-  return { ok: false, what: `agent ollama: ${probe.detail}`, fix: 'start Ollama (ollama serve), or point $OLLAMA_HOST / agents.ollama.host at it' };
+  return {
+    ok: false,
+    what: `agent ollama: ${probe.detail}`,
+    fix: 'start Ollama (ollama serve), or point $OLLAMA_HOST / agents.ollama.host at it',
+  };
 }
 
 /** The default agent's API key: named in config, its value only in the environment (never printed). */
@@ -286,5 +387,9 @@ function agentKeyCheck(loaded: LoadedConfig): Check | undefined {
   if (keyEnv === undefined) return undefined;
   return loaded.env[keyEnv]
     ? { ok: true, what: `agent ${name}: API key found in $${keyEnv}` }
-    : { ok: false, what: `agent ${name}: no API key in $${keyEnv}`, fix: `export ${keyEnv}=<key>, or set agents.${name}.api_key_env in config.yaml` };
+    : {
+        ok: false,
+        what: `agent ${name}: no API key in $${keyEnv}`,
+        fix: `export ${keyEnv}=<key>, or set agents.${name}.api_key_env in config.yaml`,
+      };
 }

@@ -23,13 +23,16 @@ const units: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86
  */
 export function parseWhen(flag: string, value: string, now: Date): string {
   const relative = /^(\d{1,6})([smhdw])$/.exec(value.trim());
-  if (relative) return new Date(now.getTime() - Number(relative[1]) * (units[relative[2] ?? 's'] ?? 1_000)).toISOString();
+  if (relative)
+    return new Date(now.getTime() - Number(relative[1]) * (units[relative[2] ?? 's'] ?? 1_000)).toISOString();
   // Dates alone (2026-11-24) and full ISO times; anything Date.parse guesses at beyond that is refused.
   if (/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value.trim())) {
     const ms = Date.parse(value.trim());
     if (Number.isFinite(ms)) return new Date(ms).toISOString();
   }
-  throw new InvalidArgumentError(`${flag} ${JSON.stringify(value)}: expected an ISO time (2026-11-24T09:00Z) or an age such as 30m, 2h, 3d`);
+  throw new InvalidArgumentError(
+    `${flag} ${JSON.stringify(value)}: expected an ISO time (2026-11-24T09:00Z) or an age such as 30m, 2h, 3d`,
+  );
 }
 
 /** The store query `runs` options ask for. */
@@ -56,7 +59,10 @@ export async function listWorkers(rt: Runtime, json: boolean, now = new Date()):
 function workerLines(w: WorkerInfo, now: Date): string[] {
   const seen = formatDuration(now.getTime() - Date.parse(w.lastHeartbeat));
   const head = `${w.id}  ${w.backend}:${w.queue}  ${w.jobs.length}/${w.concurrency} busy${w.draining ? '  draining' : ''}  v${w.version}  up since ${w.startedAt}  last heartbeat ${seen} ago`;
-  return [head, ...w.jobs.map((j) => `    ${j.jobId}  since ${j.startedAt}  ${Array.from(j.title).slice(0, 60).join('')}`)];
+  return [
+    head,
+    ...w.jobs.map((j) => `    ${j.jobId}  since ${j.startedAt}  ${Array.from(j.title).slice(0, 60).join('')}`),
+  ];
 }
 
 /** Who runs this command, for the journal: the OS user, else $USER, else "cli". */
@@ -70,24 +76,42 @@ export function operator(rt: Pick<Runtime, 'loaded'>): string {
 }
 
 /** Writes an action to the journal; a store that cannot take it is said, never fatal: the action happened. */
-export async function journalAction(rt: Runtime, entry: Omit<Extract<JournalEntry, { kind: 'action' }>, 'kind' | 'at' | 'via'>, warn: (line: string) => void): Promise<void> {
-  await rt.store.record({ kind: 'action', via: 'cli', at: new Date().toISOString(), ...entry }).catch((error: unknown) => {
-    warn(`warning: the ${entry.action} was done but could not be written to the journal: ${(error as Error).message}`);
-  });
+export async function journalAction(
+  rt: Runtime,
+  entry: Omit<Extract<JournalEntry, { kind: 'action' }>, 'kind' | 'at' | 'via'>,
+  warn: (line: string) => void,
+): Promise<void> {
+  await rt.store
+    .record({ kind: 'action', via: 'cli', at: new Date().toISOString(), ...entry })
+    .catch((error: unknown) => {
+      warn(
+        `warning: the ${entry.action} was done but could not be written to the journal: ${(error as Error).message}`,
+      );
+    });
 }
 
 /** The task a `cancel` argument names: a run id, a job id (its latest run), or a task key. */
-async function cancelTarget(rt: Runtime, target: string): Promise<{ taskKey: string; runId?: string; jobId?: string; stage?: string }> {
+async function cancelTarget(
+  rt: Runtime,
+  target: string,
+): Promise<{ taskKey: string; runId?: string; jobId?: string; stage?: string }> {
   const run = (await rt.store.get(target)) ?? (await latestRun(rt.store, target)).run;
-  if (run !== undefined) return { taskKey: run.job.idempotency_key, runId: run.run_id, jobId: run.job.id, stage: run.stage };
+  if (run !== undefined)
+    return { taskKey: run.job.idempotency_key, runId: run.run_id, jobId: run.job.id, stage: run.stage };
   // No run yet: a queued job. A CLI or API job's task key is its id, and an issue's or a
   // chat thread's key is given as is; a cancel for either is seen when a worker claims it.
   return { taskKey: target };
 }
 
 /** `codefleet cancel`: asks the worker running (or about to run) the task to stop. Resolves the exit code. */
-export async function cancel(rt: Runtime, target: string, out: (line: string) => void, err: (line: string) => void): Promise<number> {
-  if (target.trim() === '' || target.length > 512) throw new InvalidArgumentError('expected a run id, job id or task key (1..512 characters)');
+export async function cancel(
+  rt: Runtime,
+  target: string,
+  out: (line: string) => void,
+  err: (line: string) => void,
+): Promise<number> {
+  if (target.trim() === '' || target.length > 512)
+    throw new InvalidArgumentError('expected a run id, job id or task key (1..512 characters)');
   const found = await cancelTarget(rt, target);
   if (found.stage !== undefined && isTerminal(found.stage as Parameters<typeof isTerminal>[0])) {
     err(`run ${found.runId} already finished (${found.stage}); nothing to cancel`);
@@ -95,13 +119,22 @@ export async function cancel(rt: Runtime, target: string, out: (line: string) =>
   }
   const by = operator(rt);
   await rt.store.requestCancel(found.taskKey, by);
-  await journalAction(rt, {
-    action: 'cancel', by, taskKey: found.taskKey,
-    ...(found.runId === undefined ? {} : { runId: found.runId }), ...(found.jobId === undefined ? {} : { jobId: found.jobId }),
-  }, err);
-  out(found.runId === undefined
-    ? `cancel requested for ${displayText(found.taskKey)} (no run yet: a queued job with this id or task key stops when a worker claims it)`
-    : `cancel requested for run ${found.runId} (task ${displayText(found.taskKey)}); its worker stops it at the next heartbeat`);
+  await journalAction(
+    rt,
+    {
+      action: 'cancel',
+      by,
+      taskKey: found.taskKey,
+      ...(found.runId === undefined ? {} : { runId: found.runId }),
+      ...(found.jobId === undefined ? {} : { jobId: found.jobId }),
+    },
+    err,
+  );
+  out(
+    found.runId === undefined
+      ? `cancel requested for ${displayText(found.taskKey)} (no run yet: a queued job with this id or task key stops when a worker claims it)`
+      : `cancel requested for run ${found.runId} (task ${displayText(found.taskKey)}); its worker stops it at the next heartbeat`,
+  );
   return 0;
 }
 
@@ -110,11 +143,20 @@ export async function cancel(rt: Runtime, target: string, out: (line: string) =>
  * dashboard's Retry does (the same function: once per run, whoever asks first).
  * Resolves the exit code.
  */
-export async function retry(rt: Runtime, runId: string, out: (line: string) => void, err: (line: string) => void): Promise<number> {
-  if (runId.trim() === '' || runId.length > 512) throw new InvalidArgumentError('expected a run id (1..512 characters)');
+export async function retry(
+  rt: Runtime,
+  runId: string,
+  out: (line: string) => void,
+  err: (line: string) => void,
+): Promise<number> {
+  if (runId.trim() === '' || runId.length > 512)
+    throw new InvalidArgumentError('expected a run id (1..512 characters)');
   // Loaded here: the dashboard's module (a web server) is not what the other fleet commands need.
   const { retryRun } = await import('@codefleet/dashboard');
-  const result = await retryRun({ queue: rt.queue, store: rt.store, by: operator(rt), via: 'cli', now: () => new Date(), newId: randomUUID }, runId);
+  const result = await retryRun(
+    { queue: rt.queue, store: rt.store, by: operator(rt), via: 'cli', now: () => new Date(), newId: randomUUID },
+    runId,
+  );
   if (result.status !== 200) {
     err(displayText(result.message));
     return 1;

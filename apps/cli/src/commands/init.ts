@@ -17,9 +17,11 @@ export function init(config: Config): string[] {
   ];
   // A local queue is a fleet of one host; a fleet backend's hosts must all hold this key.
   if (config.queue.backend !== 'local') {
-    lines.push(origin.kind === 'file'
-      ? `every host of the fleet needs the same key: copy ${origin.path} to each (mode 0600; or point signing.key_file at it), or set $${config.signing.key_env} from it`
-      : `every host of the fleet needs the same key in $${config.signing.key_env} (or in a key file, signing.key_file)`);
+    lines.push(
+      origin.kind === 'file'
+        ? `every host of the fleet needs the same key: copy ${origin.path} to each (mode 0600; or point signing.key_file at it), or set $${config.signing.key_env} from it`
+        : `every host of the fleet needs the same key in $${config.signing.key_env} (or in a key file, signing.key_file)`,
+    );
   }
   return lines;
 }

@@ -2,7 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
-import { checkRepoRef, CodefleetError, createJob, summarizeReason, taskFactsOf, type Job, type TaskStatusView } from '@codefleet/core';
+import {
+  checkRepoRef,
+  CodefleetError,
+  createJob,
+  summarizeReason,
+  taskFactsOf,
+  type Job,
+  type TaskStatusView,
+} from '@codefleet/core';
 import { generationOf, runIdOf, type RunQuery, type RunSummary } from '@codefleet/store';
 import { displayText, formatRun, formatRuns, type LaterRun } from '../format.js';
 import { gitEnvFrom, type Runtime } from '../runtime.js';
@@ -28,7 +36,9 @@ export interface EnqueueOptions {
 
 /** A repo given as a relative local path is made absolute; owner/name and URLs stay as given. */
 export function normalizeRepo(repo: string, cwd: string): string {
-  const looksLocal = repo.startsWith('.') || (!repo.includes('://') && !/^[\w.-]+\/[\w.-]+$/.test(repo) && !/^[\w.-]+@[\w.-]+:/.test(repo));
+  const looksLocal =
+    repo.startsWith('.') ||
+    (!repo.includes('://') && !/^[\w.-]+\/[\w.-]+$/.test(repo) && !/^[\w.-]+@[\w.-]+:/.test(repo));
   return looksLocal && !isAbsolute(repo) ? resolve(cwd, repo) : repo;
 }
 
@@ -36,10 +46,15 @@ export function normalizeRepo(repo: string, cwd: string): string {
  * Builds a CLI job (validated: a bad field is a clear error naming it) and enqueues it.
  * `warning` says the job's agent cannot run on this host while the queue is a remote one.
  */
-export async function enqueue(rt: Runtime, options: EnqueueOptions, cwd = process.cwd()): Promise<{ id: string; deduplicated: boolean; warning?: string }> {
+export async function enqueue(
+  rt: Runtime,
+  options: EnqueueOptions,
+  cwd = process.cwd(),
+): Promise<{ id: string; deduplicated: boolean; warning?: string }> {
   // An empty --repo would resolve to the current directory, which nobody means.
-  if (options.repo.trim() === '') throw new InvalidArgumentError('--repo is empty: give a local path, a git URL, or GitHub owner/name');
-  const body = options.bodyFile !== undefined ? await readBodyFile(options.bodyFile, cwd) : options.body ?? '';
+  if (options.repo.trim() === '')
+    throw new InvalidArgumentError('--repo is empty: give a local path, a git URL, or GitHub owner/name');
+  const body = options.bodyFile !== undefined ? await readBodyFile(options.bodyFile, cwd) : (options.body ?? '');
   const repo = normalizeRepo(options.repo, cwd);
   const ref = checkRepoRef(repo);
   // A local repository is checked now, not when a worker first fails to fetch it. A refused
@@ -48,18 +63,21 @@ export async function enqueue(rt: Runtime, options: EnqueueOptions, cwd = proces
     const problem = await checkLocalRepo(ref.path, gitEnvFrom(rt.loaded.env));
     if (problem !== undefined) throw new InvalidArgumentError(`--repo ${ref.path}: ${problem}`);
   }
-  const job = createJob({
-    repo,
-    source: { kind: 'cli' },
-    title: options.title,
-    body,
-    requested_by: options.requestedBy ?? rt.loaded.env.USER ?? 'cli',
-    ...(options.agent ? { agent: options.agent } : {}),
-    ...(options.base ? { base_branch: options.base } : {}),
-    ...(options.type ? { type: options.type } : {}),
-    ...(options.priority ? { priority: options.priority } : {}),
-    ...(options.dod && options.dod.length > 0 ? { dod: options.dod } : {}),
-  }, { id: randomUUID(), now: new Date() });
+  const job = createJob(
+    {
+      repo,
+      source: { kind: 'cli' },
+      title: options.title,
+      body,
+      requested_by: options.requestedBy ?? rt.loaded.env.USER ?? 'cli',
+      ...(options.agent ? { agent: options.agent } : {}),
+      ...(options.base ? { base_branch: options.base } : {}),
+      ...(options.type ? { type: options.type } : {}),
+      ...(options.priority ? { priority: options.priority } : {}),
+      ...(options.dod && options.dod.length > 0 ? { dod: options.dod } : {}),
+    },
+    { id: randomUUID(), now: new Date() },
+  );
   // After the job is valid, so a bad field is named first.
   const warning = await agentProblem(rt, options.agent);
   const queued = await rt.queue.enqueue(job);
@@ -81,7 +99,11 @@ async function agentProblem(rt: Runtime, agent: string | undefined): Promise<str
   if (readiness === undefined || readiness.ok) return undefined;
   const flag = agent === undefined ? '' : ' (--agent)';
   if (rt.config.queue.backend === 'local') {
-    throw new CodefleetError('invalid_config', `not enqueued: ${readiness.what}${flag}, so a worker here could not run the job; ${readiness.fix}`, { details: { agent: name } });
+    throw new CodefleetError(
+      'invalid_config',
+      `not enqueued: ${readiness.what}${flag}, so a worker here could not run the job; ${readiness.fix}`,
+      { details: { agent: name } },
+    );
   }
   return `${readiness.what}${flag} on this host; workers with another config may run it, else the job will fail: ${readiness.fix}`;
 }
@@ -100,21 +122,32 @@ export async function listRuns(rt: Runtime, json: boolean, query: RunQuery = { l
   const runs = await rt.store.list(query);
   // Derived from facts, the forge's PR state among them; never fails the listing.
   const statuses = await statusesOf(rt, runs);
-  if (json) return JSON.stringify(runs.map((r, i) => summaryJson(r, statuses[i])), null, 2);
+  if (json)
+    return JSON.stringify(
+      runs.map((r, i) => summaryJson(r, statuses[i])),
+      null,
+      2,
+    );
   // "no runs yet" under a filter would say the store is empty when only the filter is.
   const filtered = Object.keys(query).some((key) => key !== 'limit');
   if (runs.length === 0 && filtered) return 'no runs match these filters';
   const note = uncertainNote(statuses);
   const unreadable = unreadableNote(runs);
-  return formatRuns(runs, Date.now(), statuses) + (note === undefined ? '' : `\n\n${displayText(note)}`) +
-    (unreadable.length === 0 ? '' : `\n\n${unreadable.map(displayText).join('\n')}`);
+  return (
+    formatRuns(runs, Date.now(), statuses) +
+    (note === undefined ? '' : `\n\n${displayText(note)}`) +
+    (unreadable.length === 0 ? '' : `\n\n${unreadable.map(displayText).join('\n')}`)
+  );
 }
 
 /** Why the flagged runs cannot be read, a line each: one bad record is listed, never the whole listing failed. */
 function unreadableNote(runs: RunSummary[]): string[] {
   const bad = runs.filter((r) => r.unreadable !== undefined);
   if (bad.length === 0) return [];
-  return [`${bad.length} run record(s) cannot be read (the other runs are fine):`, ...bad.map((r) => `  ${r.unreadable ?? ''}`)];
+  return [
+    `${bad.length} run record(s) cannot be read (the other runs are fine):`,
+    ...bad.map((r) => `  ${r.unreadable ?? ''}`),
+  ];
 }
 
 function summaryJson(r: RunSummary, status?: TaskStatusView): Record<string, unknown> {
@@ -122,7 +155,9 @@ function summaryJson(r: RunSummary, status?: TaskStatusView): Record<string, unk
     run_id: r.runId,
     title: r.title,
     repo: r.repo,
-    ...(status === undefined ? {} : { status: status.status, status_certain: status.certain, status_note: status.note }),
+    ...(status === undefined
+      ? {}
+      : { status: status.status, status_certain: status.certain, status_note: status.note }),
     stage: r.stage,
     ...(r.outcome === undefined ? {} : { outcome: r.outcome }),
     attempts: r.attempts,
@@ -169,12 +204,25 @@ async function laterRuns(rt: Runtime, runId: string): Promise<LaterRun[]> {
 }
 
 /** `codefleet dlq redrive`, written to the journal when it happened. Resolves the exit code. */
-export async function redrive(rt: Runtime, id: string, out: (line: string) => void, err: (line: string) => void): Promise<number> {
+export async function redrive(
+  rt: Runtime,
+  id: string,
+  out: (line: string) => void,
+  err: (line: string) => void,
+): Promise<number> {
   const result = await rt.queue.redrive(id);
-  if (result.status === 'not_found') { err(`no dead-lettered job ${id}`); return 1; }
-  if (result.status === 'duplicate_active') { err(`job ${result.activeId} with the same idempotency key is still queued or running`); return 1; }
+  if (result.status === 'not_found') {
+    err(`no dead-lettered job ${id}`);
+    return 1;
+  }
+  if (result.status === 'duplicate_active') {
+    err(`job ${result.activeId} with the same idempotency key is still queued or running`);
+    return 1;
+  }
   if (result.status === 'refused_unsigned') {
-    err(`not redriven: ${result.reason}. A worker would refuse it again; a job this fleet did make (dead-lettered while a worker lacked the key) is redriven from a host that holds the key it was signed with, anything else is enqueued anew from its source`);
+    err(
+      `not redriven: ${result.reason}. A worker would refuse it again; a job this fleet did make (dead-lettered while a worker lacked the key) is redriven from a host that holds the key it was signed with, anything else is enqueued anew from its source`,
+    );
     return 1;
   }
   const { journalAction, operator } = await import('./fleet.js');
@@ -187,10 +235,20 @@ export async function redrive(rt: Runtime, id: string, out: (line: string) => vo
  * `codefleet dlq drop <id> --reason <text>`: removes a dead letter for good, journaled with
  * the reason, as the dashboard's Drop does (the same function). Resolves the exit code.
  */
-export async function drop(rt: Runtime, id: string, reason: string, out: (line: string) => void, err: (line: string) => void): Promise<number> {
+export async function drop(
+  rt: Runtime,
+  id: string,
+  reason: string,
+  out: (line: string) => void,
+  err: (line: string) => void,
+): Promise<number> {
   const { dropDeadLetter } = await import('@codefleet/dashboard');
   const { operator } = await import('./fleet.js');
-  const result = await dropDeadLetter({ queue: rt.queue, store: rt.store, by: operator(rt), via: 'cli', now: () => new Date() }, id, reason);
+  const result = await dropDeadLetter(
+    { queue: rt.queue, store: rt.store, by: operator(rt), via: 'cli', now: () => new Date() },
+    id,
+    reason,
+  );
   if (result.status !== 200) {
     err(displayText(result.message));
     return 1;
@@ -206,5 +264,10 @@ export async function listDeadLetters(rt: Runtime, json: boolean): Promise<strin
   if (dead.length === 0) return 'dead-letter queue is empty';
   // One line of reason each: its first sentence and what a "Last feedback:" label introduced;
   // `codefleet show` prints the whole of it.
-  return dead.map((d) => `${displayText(d.id)}  attempts ${d.attempts}  ${new Date(d.deadAt).toISOString()}  ${displayText(d.job?.title ?? '(malformed)')}\n    reason: ${displayText(summarizeReason(d.reason))}`).join('\n');
+  return dead
+    .map(
+      (d) =>
+        `${displayText(d.id)}  attempts ${d.attempts}  ${new Date(d.deadAt).toISOString()}  ${displayText(d.job?.title ?? '(malformed)')}\n    reason: ${displayText(summarizeReason(d.reason))}`,
+    )
+    .join('\n');
 }

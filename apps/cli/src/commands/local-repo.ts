@@ -17,14 +17,21 @@ export async function checkLocalRepo(path: string, gitEnv: Record<string, string
   } catch (error) {
     return fsProblem(error);
   }
-  const result = await runProcess(['git', '-C', path, 'rev-parse', '--git-dir', '--show-cdup'], { cwd: path, env: gitEnv, timeoutMs: gitTimeoutMs });
+  const result = await runProcess(['git', '-C', path, 'rev-parse', '--git-dir', '--show-cdup'], {
+    cwd: path,
+    env: gitEnv,
+    timeoutMs: gitTimeoutMs,
+  });
   if (result.spawnError !== undefined) return `git could not run to check it: ${result.spawnError}`;
   if (result.timedOut) return `git did not answer within ${gitTimeoutMs / 1000} s`;
   const lines = result.outputTail.replace(/\n$/, '').split('\n');
   if (result.exitCode !== 0) {
-    const said = lines.find((l) => l.startsWith('fatal:')) ?? lines.find((l) => l.trim() !== '') ?? `exit ${result.exitCode}`;
+    const said =
+      lines.find((l) => l.startsWith('fatal:')) ?? lines.find((l) => l.trim() !== '') ?? `exit ${result.exitCode}`;
     const why = said.replace(/^fatal: /, '').trim();
-    return why.startsWith('not a git repository') ? 'not a git repository' : `git cannot use it as a repository: ${why}`;
+    return why.startsWith('not a git repository')
+      ? 'not a git repository'
+      : `git cannot use it as a repository: ${why}`;
   }
   // In a working tree, --show-cdup prints the way up to its top ("" at the top); in a git
   // directory it prints nothing, and --git-dir is "." unless `path` is below that directory.
@@ -32,7 +39,11 @@ export async function checkLocalRepo(path: string, gitEnv: Record<string, string
   if (cdup !== undefined && cdup !== '') {
     return `is a subdirectory of the git repository ${resolve(path, cdup)}; give that directory`;
   }
-  if (cdup === undefined && isAbsolute(gitDir) && (await realpath(gitDir).catch(() => gitDir)) !== (await realpath(path).catch(() => path))) {
+  if (
+    cdup === undefined &&
+    isAbsolute(gitDir) &&
+    (await realpath(gitDir).catch(() => gitDir)) !== (await realpath(path).catch(() => path))
+  ) {
     return `is inside the git directory ${gitDir}; give that directory`;
   }
   return emptyProblem(path, gitEnv);
@@ -40,7 +51,10 @@ export async function checkLocalRepo(path: string, gitEnv: Record<string, string
 
 /** A repository with no branch has nothing to start from: a worker would refuse it (permanent). */
 async function emptyProblem(path: string, gitEnv: Record<string, string>): Promise<string | undefined> {
-  const result = await runProcess(['git', '-C', path, 'for-each-ref', '--count=1', '--format=%(refname)', 'refs/heads/'], { cwd: path, env: gitEnv, timeoutMs: gitTimeoutMs });
+  const result = await runProcess(
+    ['git', '-C', path, 'for-each-ref', '--count=1', '--format=%(refname)', 'refs/heads/'],
+    { cwd: path, env: gitEnv, timeoutMs: gitTimeoutMs },
+  );
   if (result.exitCode !== 0 || result.outputTail.trim() !== '') return undefined;
   return 'the repository is empty: it has no commits and no branch to start from; push a first commit (e.g. a README) to it';
 }

@@ -11,12 +11,26 @@ async function triggerDeps(rt: Runtime): Promise<TriggerDeps & { issues: GithubI
   requireFleetKey(rt);
   const forge = await rt.forge();
   if (!(forge instanceof GithubForge)) {
-    throw new CodefleetError('invalid_config', 'the producer turns GitHub issues into jobs: set forge.type to github (and the token variable)');
+    throw new CodefleetError(
+      'invalid_config',
+      'the producer turns GitHub issues into jobs: set forge.type to github (and the token variable)',
+    );
   }
   const ci = rt.config.forge.github.ci_feedback;
   return {
-    issues: forge.issues, queue: rt.queue, log: rt.log, requester: await rt.requester(), cancels: rt.store, runs: rt.store,
-    checks: forge.checks, ciFeedback: { enabled: ci.enabled, maxRounds: ci.max_rounds, logBytes: ci.log_bytes, settleMs: ci.settle_seconds * 1_000 },
+    issues: forge.issues,
+    queue: rt.queue,
+    log: rt.log,
+    requester: await rt.requester(),
+    cancels: rt.store,
+    runs: rt.store,
+    checks: forge.checks,
+    ciFeedback: {
+      enabled: ci.enabled,
+      maxRounds: ci.max_rounds,
+      logBytes: ci.log_bytes,
+      settleMs: ci.settle_seconds * 1_000,
+    },
   };
 }
 
@@ -31,7 +45,13 @@ export function untilSignal(): { signal: AbortSignal; dispose(): void } {
   const stop = () => controller.abort();
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
-  return { signal: controller.signal, dispose: () => { process.off('SIGTERM', stop); process.off('SIGINT', stop); } };
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      process.off('SIGTERM', stop);
+      process.off('SIGINT', stop);
+    },
+  };
 }
 
 /**
@@ -39,17 +59,27 @@ export function untilSignal(): { signal: AbortSignal; dispose(): void } {
  * deliveries. `close` stops receiving first; a delivery being acted on finishes; what is
  * left stays recorded for next time.
  */
-export async function startGithubWebhook(rt: Runtime, options: { port?: number }): Promise<{ where: string; port: number; close(): Promise<void> }> {
+export async function startGithubWebhook(
+  rt: Runtime,
+  options: { port?: number },
+): Promise<{ where: string; port: number; close(): Promise<void> }> {
   const deps = await triggerDeps(rt);
   const { github } = rt.config.forge;
   if (github.webhook_secret === undefined) {
-    throw new CodefleetError('invalid_config', `$${github.webhook_secret_env} is not set: export the webhook secret configured on GitHub`);
+    throw new CodefleetError(
+      'invalid_config',
+      `$${github.webhook_secret_env} is not set: export the webhook secret configured on GitHub`,
+    );
   }
   const deliveries = await rt.openQueue(deliveryQueueSettings(queueSettingsFromConfig(rt.config)));
   try {
     const server = await startWebhookServer(deps, {
-      secret: github.webhook_secret, triggerLabel: github.trigger_label, deliveries, repos: github.repos,
-      port: options.port ?? github.webhook_port, host: github.webhook_host,
+      secret: github.webhook_secret,
+      triggerLabel: github.trigger_label,
+      deliveries,
+      repos: github.repos,
+      port: options.port ?? github.webhook_port,
+      host: github.webhook_host,
     });
     const processing = new AbortController();
     const processor = createDeliveryProcessor(deps, { deliveries }).run(processing.signal);
@@ -77,7 +107,11 @@ export async function startGithubWebhook(rt: Runtime, options: { port?: number }
  * `codefleet producer webhook`: receives GitHub webhooks and acts on the recorded
  * deliveries until SIGTERM/SIGINT (or `options.signal`, for tests).
  */
-export async function webhook(rt: Runtime, options: { port?: number; signal?: AbortSignal }, out: (line: string) => void): Promise<void> {
+export async function webhook(
+  rt: Runtime,
+  options: { port?: number; signal?: AbortSignal },
+  out: (line: string) => void,
+): Promise<void> {
   const stop = options.signal ? { signal: options.signal, dispose: () => undefined } : untilSignal();
   try {
     const hook = await startGithubWebhook(rt, options);
@@ -96,9 +130,12 @@ export async function webhook(rt: Runtime, options: { port?: number; signal?: Ab
 export async function poll(rt: Runtime, options: { once?: boolean }, out: (line: string) => void): Promise<void> {
   const deps = await triggerDeps(rt);
   const { github } = rt.config.forge;
-  if (github.repos.length === 0) throw new CodefleetError('invalid_config', 'forge.github.repos is empty: list the owner/name repositories to poll');
+  if (github.repos.length === 0)
+    throw new CodefleetError('invalid_config', 'forge.github.repos is empty: list the owner/name repositories to poll');
   const poller = createPoller(deps, {
-    repos: github.repos, triggerLabel: github.trigger_label, cursorPath: join(rt.config.data_dir, 'poll-cursor.json'),
+    repos: github.repos,
+    triggerLabel: github.trigger_label,
+    cursorPath: join(rt.config.data_dir, 'poll-cursor.json'),
   });
   const stop = untilSignal();
   try {

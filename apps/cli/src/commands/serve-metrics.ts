@@ -36,13 +36,23 @@ export async function createProducerMetrics(): Promise<ProducerMetrics> {
   const registry = new prom.Registry();
   const registers = [registry];
   prom.collectDefaultMetrics({ register: registry, prefix: 'codefleet_' });
-  const received = new prom.Counter({ name: 'codefleet_producer_deliveries_received_total', help: 'Delivery requests (POST) that reached a producer.', labelNames: ['producer'], registers });
+  const received = new prom.Counter({
+    name: 'codefleet_producer_deliveries_received_total',
+    help: 'Delivery requests (POST) that reached a producer.',
+    labelNames: ['producer'],
+    registers,
+  });
   const answered = new prom.Counter({
-    name: 'codefleet_producer_deliveries_total', help: 'Delivery requests answered: accepted (status below 400) or rejected.', labelNames: ['producer', 'result'], registers,
+    name: 'codefleet_producer_deliveries_total',
+    help: 'Delivery requests answered: accepted (status below 400) or rejected.',
+    labelNames: ['producer', 'result'],
+    registers,
   });
   const enqueued: Counter = new prom.Counter({
-    name: 'codefleet_producer_jobs_enqueued_total', help: 'Jobs the producers handed to the queue, by source kind: enqueued, deduplicated (already pending) or refused.',
-    labelNames: ['source', 'result'], registers,
+    name: 'codefleet_producer_jobs_enqueued_total',
+    help: 'Jobs the producers handed to the queue, by source kind: enqueued, deduplicated (already pending) or refused.',
+    labelNames: ['source', 'result'],
+    registers,
   });
   const ports = new Map<number, Producer>();
   const producerOf = (message: unknown): Producer | undefined => {
@@ -56,7 +66,11 @@ export async function createProducerMetrics(): Promise<ProducerMetrics> {
   };
   const onFinish = (message: unknown) => {
     const producer = producerOf(message);
-    if (producer) answered.inc({ producer, result: (message as { response: ServerResponse }).response.statusCode < 400 ? 'accepted' : 'rejected' });
+    if (producer)
+      answered.inc({
+        producer,
+        result: (message as { response: ServerResponse }).response.statusCode < 400 ? 'accepted' : 'rejected',
+      });
   };
   subscribe(requestStart, onStart);
   subscribe(responseFinish, onFinish);

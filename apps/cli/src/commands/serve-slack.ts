@@ -22,16 +22,27 @@ export async function startSlack(rt: Runtime, chat: ChatService): Promise<{ wher
   const { createSlackProducer } = await import('@codefleet/slack');
   const { createFollowUpProcessor } = await import('@codefleet/chat');
   const followUps = await rt.openQueue(sideQueueSettings(queueSettingsFromConfig(rt.config), followUpQueueSuffix));
-  const inbox = await rt.openQueue(sideQueueSettings(queueSettingsFromConfig(rt.config), slackInboxSuffix)).catch(async (error: unknown) => {
-    await followUps.close();
-    throw error;
-  });
+  const inbox = await rt
+    .openQueue(sideQueueSettings(queueSettingsFromConfig(rt.config), slackInboxSuffix))
+    .catch(async (error: unknown) => {
+      await followUps.close();
+      throw error;
+    });
   try {
     // Each calls the other only once running: the producer hands the processor what to
     // keep, the processor tells the producer what became of it.
-    const producer = createSlackProducer({ config: rt.config.slack, chat, store: rt.store, inbox, log: rt.log, defer: (message, deferred) => processor.defer(message, deferred) });
+    const producer = createSlackProducer({
+      config: rt.config.slack,
+      chat,
+      store: rt.store,
+      inbox,
+      log: rt.log,
+      defer: (message, deferred) => processor.defer(message, deferred),
+    });
     const processor = createFollowUpProcessor({
-      followUps, chat, log: rt.log,
+      followUps,
+      chat,
+      log: rt.log,
       onOutcome: async (message, outcome) => {
         // Another platform's follow-up (a shared queue) is not this producer's to tell.
         if (message.platform === 'slack') await producer.tell(message, outcome);

@@ -49,15 +49,28 @@ export function enabledProducers(config: Runtime['config']): ProducerName[] {
  * Stopping closes the listeners first; what was accepted is already recorded or queued.
  */
 export async function serve(
-  rt: Runtime, options: { only?: ProducerName[]; healthPort?: number; healthHost?: string; dashboardPort?: number; signal?: AbortSignal },
+  rt: Runtime,
+  options: {
+    only?: ProducerName[];
+    healthPort?: number;
+    healthHost?: string;
+    dashboardPort?: number;
+    signal?: AbortSignal;
+  },
   out: (line: string) => void,
 ): Promise<void> {
   requireFleetKey(rt);
   const names = options.only ?? enabledProducers(rt.config);
   // The dashboard with every producer: `--dashboard-port`, or `dashboard.enabled` on its port.
-  const dashboardPort = options.only !== undefined ? undefined : options.dashboardPort ?? (rt.config.dashboard.enabled ? rt.config.dashboard.port : undefined);
+  const dashboardPort =
+    options.only !== undefined
+      ? undefined
+      : (options.dashboardPort ?? (rt.config.dashboard.enabled ? rt.config.dashboard.port : undefined));
   if (names.length === 0 && dashboardPort === undefined) {
-    throw new CodefleetError('invalid_config', 'no producer is enabled: set slack.enabled, line.enabled or http_api.enabled (or CODEFLEET_SLACK / CODEFLEET_LINE / CODEFLEET_HTTP_API=true), or forge.type github with its webhook secret');
+    throw new CodefleetError(
+      'invalid_config',
+      'no producer is enabled: set slack.enabled, line.enabled or http_api.enabled (or CODEFLEET_SLACK / CODEFLEET_LINE / CODEFLEET_HTTP_API=true), or forge.type github with its webhook secret',
+    );
   }
   const stop = options.signal ? { signal: options.signal, dispose: () => undefined } : untilSignal();
   const started: Started[] = [];
@@ -68,11 +81,13 @@ export async function serve(
   const served: Runtime = metrics ? { ...rt, queue: metrics.counting(rt.queue) } : rt;
   let dashboard: { close(): Promise<void> } | undefined;
   try {
-    if (dashboardPort !== undefined) dashboard = await (await import('./dashboard.js')).mountDashboard(rt, { port: dashboardPort }, out);
+    if (dashboardPort !== undefined)
+      dashboard = await (await import('./dashboard.js')).mountDashboard(rt, { port: dashboardPort }, out);
     const chat = names.some((n) => n === 'slack' || n === 'line') ? await chatService(served) : undefined;
     for (const name of names) started.push(await start(served, name, chat));
     for (const producer of started) if (producer.port !== undefined) metrics?.watch(producer.name, producer.port);
-    if (options.healthPort !== undefined) health = await healthServer(options.healthPort, options.healthHost ?? '127.0.0.1', names, metrics);
+    if (options.healthPort !== undefined)
+      health = await healthServer(options.healthPort, options.healthHost ?? '127.0.0.1', names, metrics);
     for (const producer of started) out(`${producer.name}: ${producer.where}`);
     await new Promise<void>((resolve) => {
       if (stop.signal.aborted) resolve();
@@ -84,7 +99,14 @@ export async function serve(
     await new Promise<void>((resolve) => (health ? health.close(() => resolve()) : resolve()));
     await dashboard?.close();
     for (const producer of started.reverse()) {
-      await producer.close().catch((err: unknown) => rt.log.warn({ err, event: 'serve.close_failed', producer: producer.name }, `could not stop ${producer.name} cleanly`));
+      await producer
+        .close()
+        .catch((err: unknown) =>
+          rt.log.warn(
+            { err, event: 'serve.close_failed', producer: producer.name },
+            `could not stop ${producer.name} cleanly`,
+          ),
+        );
     }
   }
 }
@@ -102,7 +124,14 @@ async function start(rt: Runtime, name: ProducerName, chat: ChatService | undefi
       // Events are recorded here before LINE gets its 200, and handled from the record.
       const inbox = await rt.openQueue(sideQueueSettings(queueSettingsFromConfig(config), lineInboxSuffix));
       try {
-        const webhook = createLineWebhook({ config: config.line, chat: need(chat), store: rt.store, inbox, log: rt.log, secrets: rt.secrets });
+        const webhook = createLineWebhook({
+          config: config.line,
+          chat: need(chat),
+          store: rt.store,
+          inbox,
+          log: rt.log,
+          secrets: rt.secrets,
+        });
         await webhook.listen();
         const close = async () => {
           try {
@@ -119,13 +148,29 @@ async function start(rt: Runtime, name: ProducerName, chat: ChatService | undefi
     }
     case 'http': {
       const { createHttpApi } = await import('@codefleet/http-api');
-      const api = createHttpApi({ config: config.http_api, queue: rt.queue, store: rt.store, requester: await rt.requester(), log: rt.log, secrets: rt.secrets });
+      const api = createHttpApi({
+        config: config.http_api,
+        queue: rt.queue,
+        store: rt.store,
+        requester: await rt.requester(),
+        log: rt.log,
+        secrets: rt.secrets,
+      });
       await api.listen();
-      return { name, where: `HTTP API on ${api.url}/v1/jobs (OpenAPI: ${api.url}/v1/openapi.json)`, port: portOf(api.url), close: () => api.close() };
+      return {
+        name,
+        where: `HTTP API on ${api.url}/v1/jobs (OpenAPI: ${api.url}/v1/openapi.json)`,
+        port: portOf(api.url),
+        close: () => api.close(),
+      };
     }
     case 'slack': {
       const { startSlack } = await import('./serve-slack.js');
-      return { name, ...(await startSlack(rt, need(chat))), port: config.slack.mode === 'http' ? config.slack.port : undefined };
+      return {
+        name,
+        ...(await startSlack(rt, need(chat))),
+        port: config.slack.mode === 'http' ? config.slack.port : undefined,
+      };
     }
   }
 }
@@ -135,8 +180,15 @@ async function chatService(rt: Runtime): Promise<ChatService> {
   const { createChatService } = await import('@codefleet/chat');
   const forge = await rt.forge();
   return createChatService({
-    queue: rt.queue, store: rt.store, requester: await rt.requester(), config: rt.config, log: rt.log, env: rt.loaded.env,
-    ...(forge instanceof GithubForge ? { permission: (repo: string, login: string) => forge.issues.permission(repo, login) } : {}),
+    queue: rt.queue,
+    store: rt.store,
+    requester: await rt.requester(),
+    config: rt.config,
+    log: rt.log,
+    env: rt.loaded.env,
+    ...(forge instanceof GithubForge
+      ? { permission: (repo: string, login: string) => forge.issues.permission(repo, login) }
+      : {}),
   });
 }
 
@@ -150,17 +202,27 @@ function portOf(url: string): number | undefined {
   return Number.isInteger(port) && port > 0 ? port : undefined;
 }
 
-async function healthServer(port: number, host: string, names: readonly ProducerName[], metrics: ProducerMetrics | undefined): Promise<Server> {
+async function healthServer(
+  port: number,
+  host: string,
+  names: readonly ProducerName[],
+  metrics: ProducerMetrics | undefined,
+): Promise<Server> {
   const server = createServer((req, res) => {
     if (metrics && req.method === 'GET' && req.url === '/metrics') {
       metrics.registry.metrics().then(
         (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
-        (err: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${err instanceof Error ? err.message : String(err)}\n`),
+        (err: unknown) =>
+          res
+            .writeHead(500, { 'content-type': 'text/plain' })
+            .end(`metrics failed: ${err instanceof Error ? err.message : String(err)}\n`),
       );
       return;
     }
     const ok = req.method === 'GET' && req.url === '/healthz';
-    res.writeHead(ok ? 200 : 404, { 'content-type': 'application/json' }).end(JSON.stringify(ok ? { status: 'ok', producers: names } : { error: 'not found' }));
+    res
+      .writeHead(ok ? 200 : 404, { 'content-type': 'application/json' })
+      .end(JSON.stringify(ok ? { status: 'ok', producers: names } : { error: 'not found' }));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -15,6 +15,13 @@ export function sideQueueSettings(settings: QueueSettings, suffix: string): Queu
     case 'bullmq':
       return { ...settings, name, maxAttempts };
     case 'sqs':
-      return { backend: 'bullmq', url: settings.coordinationUrl, prefix: settings.prefix, name, leaseMs: settings.leaseMs, maxAttempts };
+      return {
+        backend: 'bullmq',
+        url: settings.coordinationUrl,
+        prefix: settings.prefix,
+        name,
+        leaseMs: settings.leaseMs,
+        maxAttempts,
+      };
   }
 }

@@ -2,7 +2,14 @@ import { classify, isTerminal } from '@codefleet/core';
 import { maskSecrets } from '@codefleet/log';
 import { queueSettingsFromConfig } from '@codefleet/queue';
 import { latestRun, utcDay } from '@codefleet/store';
-import { runWorker, startMonitorServer, WorkerMonitor, type MonitorServer, type WorkerEvents, type WorkerSummary } from '@codefleet/worker';
+import {
+  runWorker,
+  startMonitorServer,
+  WorkerMonitor,
+  type MonitorServer,
+  type WorkerEvents,
+  type WorkerSummary,
+} from '@codefleet/worker';
 import { defaultAgentReadiness } from '../agent-check.js';
 import { progressReporter } from '../progress.js';
 import { requireFleetKey, type Runtime } from '../runtime.js';
@@ -42,7 +49,9 @@ export async function work(rt: Runtime, options: WorkOptions): Promise<WorkResul
   // A damaged queue file is found before the first claim (it reads the whole file once).
   await rt.queue.checkStorage?.();
   const shutdown = new AbortController();
-  const progress = options.progress ? progressReporter({ log: rt.log, mask: (text) => maskSecrets(text, rt.secrets) }) : undefined;
+  const progress = options.progress
+    ? progressReporter({ log: rt.log, mask: (text) => maskSecrets(text, rt.secrets) })
+    : undefined;
   // `on`, not `once`: a second SIGTERM while draining (a supervisor that repeats it, a
   // resumed SIGSTOP that delivers what piled up) must not kill the process mid-drain, which
   // would leave its working copies locked and its leases to expire. A second Ctrl-C is a
@@ -51,10 +60,14 @@ export async function work(rt: Runtime, options: WorkOptions): Promise<WorkResul
   const stop = (signal: NodeJS.Signals) => {
     if (!shutdown.signal.aborted) {
       shutdown.abort();
-      if (signal === 'SIGINT') rt.log.warn({ event: 'worker.interrupted' }, 'draining: running jobs may finish; Ctrl-C again to stop now');
+      if (signal === 'SIGINT')
+        rt.log.warn({ event: 'worker.interrupted' }, 'draining: running jobs may finish; Ctrl-C again to stop now');
     } else if (signal === 'SIGINT') {
       progress?.done();
-      rt.log.warn({ event: 'worker.stopped_now', signal }, 'SIGINT again: stopping now; running jobs are redelivered when their leases expire');
+      rt.log.warn(
+        { event: 'worker.stopped_now', signal },
+        'SIGINT again: stopping now; running jobs are redelivered when their leases expire',
+      );
       (options.exitNow ?? ((code: number) => process.exit(code)))(interruptedExitCode);
     } else {
       rt.log.warn({ event: 'worker.signal_again', signal }, `${signal} again: still draining`);
@@ -73,7 +86,10 @@ export async function work(rt: Runtime, options: WorkOptions): Promise<WorkResul
   // sandbox: a program only the host's HOME holds cannot start there.
   const agent = await defaultAgentReadiness(rt.loaded, sandbox);
   if (agent !== undefined && !agent.ok) {
-    rt.log.error({ event: 'agent.unusable', agent: rt.config.agents.default, fix: agent.fix }, `${agent.what}: jobs for it will fail; ${agent.fix}`);
+    rt.log.error(
+      { event: 'agent.unusable', agent: rt.config.agents.default, fix: agent.fix },
+      `${agent.what}: jobs for it will fail; ${agent.fix}`,
+    );
   }
   const concurrency = options.concurrency ?? rt.config.worker.concurrency;
   // Health and metrics only with a port to serve them on (prom-client is loaded then).
@@ -85,28 +101,44 @@ export async function work(rt: Runtime, options: WorkOptions): Promise<WorkResul
     // The fleet's live workers: the run store's worker registry, read at scrape time.
     const liveWorkers = async () => (await rt.store.listWorkers()).length;
     const spentToday = () => rt.store.spentOn(utcDay(new Date()));
-    monitor = await WorkerMonitor.create({ queue: rt.queue, staleAfterMs: 60_000, liveWorkers, spentToday }, concurrency);
+    monitor = await WorkerMonitor.create(
+      { queue: rt.queue, staleAfterMs: 60_000, liveWorkers, spentToday },
+      concurrency,
+    );
     server = await startMonitorServer(monitor, { port, host: rt.config.worker.metrics_host });
-    rt.log.info({ event: 'monitor.listening', port: server.port }, `health and metrics on http://${rt.config.worker.metrics_host}:${server.port}/healthz and /metrics`);
+    rt.log.info(
+      { event: 'monitor.listening', port: server.port },
+      `health and metrics on http://${rt.config.worker.metrics_host}:${server.port}/healthz and /metrics`,
+    );
   }
-  const dashboard = options.dashboardPort === undefined
-    ? undefined
-    : await (await import('./dashboard.js')).mountDashboard(rt, { port: options.dashboardPort }, options.out ?? (() => undefined));
+  const dashboard =
+    options.dashboardPort === undefined
+      ? undefined
+      : await (
+          await import('./dashboard.js')
+        ).mountDashboard(rt, { port: options.dashboardPort }, options.out ?? (() => undefined));
   // Free what crashed workers on this host left behind: copies whose lock holder is dead.
   // Copies of live processes (other workers here) are theirs, so every job counts as running.
-  const swept = await rt.workspaces().then((workspaces) => workspaces.sweep(() => true)).catch((err: unknown) => {
-    rt.log.warn({ err, event: 'workspace.sweep_failed' }, 'could not sweep working copies');
-    return { removed: [], released: [] };
-  });
+  const swept = await rt
+    .workspaces()
+    .then((workspaces) => workspaces.sweep(() => true))
+    .catch((err: unknown) => {
+      rt.log.warn({ err, event: 'workspace.sweep_failed' }, 'could not sweep working copies');
+      return { removed: [], released: [] };
+    });
   if (swept.removed.length + swept.released.length > 0) {
-    rt.log.info({ event: 'workspace.swept', removed: swept.removed.length, released: swept.released.length }, 'freed working copies of stopped workers');
+    rt.log.info(
+      { event: 'workspace.swept', removed: swept.removed.length, released: swept.released.length },
+      'freed working copies of stopped workers',
+    );
   }
   // Jobs dead-lettered without their run finishing (a worker died on their last attempt)
   // were reported by nobody: whichever worker looks first reports them, at start, every
   // few minutes, and at the end of --once.
-  const reportDead = () => reportUnfinishedDeadLetters(rt).catch((err: unknown) => {
-    rt.log.warn({ err, event: 'dead_letter.check_failed' }, 'could not check the dead-letter queue');
-  });
+  const reportDead = () =>
+    reportUnfinishedDeadLetters(rt).catch((err: unknown) => {
+      rt.log.warn({ err, event: 'dead_letter.check_failed' }, 'could not check the dead-letter queue');
+    });
   await reportDead();
   const deadLetterTimer = setInterval(() => void reportDead(), deadLetterCheckMs);
   deadLetterTimer.unref();
@@ -114,12 +146,21 @@ export async function work(rt: Runtime, options: WorkOptions): Promise<WorkResul
   // same way every second: the worker drains and ends with that error instead.
   let fatal: { error: unknown } | undefined;
   let unsuccessful = 0;
-  const events = stopOnPermanentClaimFailure(monitor, () => { unsuccessful += 1; }, (error) => {
-    if (fatal) return;
-    fatal = { error };
-    rt.log.error({ err: error, event: 'worker.stopping', code: classify(error).code }, 'a claim failed for good: stopping the worker');
-    shutdown.abort();
-  });
+  const events = stopOnPermanentClaimFailure(
+    monitor,
+    () => {
+      unsuccessful += 1;
+    },
+    (error) => {
+      if (fatal) return;
+      fatal = { error };
+      rt.log.error(
+        { err: error, event: 'worker.stopping', code: classify(error).code },
+        'a claim failed for good: stopping the worker',
+      );
+      shutdown.abort();
+    },
+  );
   // A refused unsigned job is counted (the claim already logged it) and makes --once fail.
   rt.onUnsignedJob((job) => {
     unsuccessful += 1;
@@ -130,29 +171,37 @@ export async function work(rt: Runtime, options: WorkOptions): Promise<WorkResul
   try {
     // The pipeline (agents, verification, forge) loads with the first job, not before.
     const pipeline = async () => Promise.all([import('@codefleet/pipeline'), rt.pipeline()]);
-    const summary = await runWorker(rt.queue, async (ctx) => {
-      const [{ runJob }, deps] = await pipeline();
-      return runJob(deps, ctx);
-    }, {
-      workerId: identity.id,
-      registry: identity.registry,
-      concurrency,
-      events,
-      heartbeatMs: rt.config.queue.heartbeat_seconds * 1000,
-      shutdownGraceMs: rt.config.worker.shutdown_grace_seconds * 1000,
-      once: options.once ?? false,
-      // SQS bills each receive: an idle slot waits at SQS for queue.sqs.wait_time_seconds
-      // (a long poll, cut short by shutdown) instead of asking again every second.
-      ...(rt.config.queue.backend === 'sqs' && rt.config.queue.sqs.wait_time_seconds > 0 ? { claimWaitMs: rt.config.queue.sqs.wait_time_seconds * 1000 } : {}),
-      shutdown: shutdown.signal,
-      log: rt.log,
-      // The task lease lives as long as the queue's lease would without heartbeats.
-      leases: { store: rt.store, ttlMs: queueSettingsFromConfig(rt.config).leaseMs },
-      ...(progress ? { onProgress: progress.onProgress, onOutput: progress.onOutput } : {}),
-      ...(giveUpAfterMs === undefined ? {} : { giveUpAfterMs }),
-      // The fleet's daily budget: claiming pauses once the day's spend reaches it.
-      ...(rt.config.costs.budget_usd.day === undefined ? {} : { dayBudget: { ledger: rt.store, limitUsd: rt.config.costs.budget_usd.day } }),
-    });
+    const summary = await runWorker(
+      rt.queue,
+      async (ctx) => {
+        const [{ runJob }, deps] = await pipeline();
+        return runJob(deps, ctx);
+      },
+      {
+        workerId: identity.id,
+        registry: identity.registry,
+        concurrency,
+        events,
+        heartbeatMs: rt.config.queue.heartbeat_seconds * 1000,
+        shutdownGraceMs: rt.config.worker.shutdown_grace_seconds * 1000,
+        once: options.once ?? false,
+        // SQS bills each receive: an idle slot waits at SQS for queue.sqs.wait_time_seconds
+        // (a long poll, cut short by shutdown) instead of asking again every second.
+        ...(rt.config.queue.backend === 'sqs' && rt.config.queue.sqs.wait_time_seconds > 0
+          ? { claimWaitMs: rt.config.queue.sqs.wait_time_seconds * 1000 }
+          : {}),
+        shutdown: shutdown.signal,
+        log: rt.log,
+        // The task lease lives as long as the queue's lease would without heartbeats.
+        leases: { store: rt.store, ttlMs: queueSettingsFromConfig(rt.config).leaseMs },
+        ...(progress ? { onProgress: progress.onProgress, onOutput: progress.onOutput } : {}),
+        ...(giveUpAfterMs === undefined ? {} : { giveUpAfterMs }),
+        // The fleet's daily budget: claiming pauses once the day's spend reaches it.
+        ...(rt.config.costs.budget_usd.day === undefined
+          ? {}
+          : { dayBudget: { ledger: rt.store, limitUsd: rt.config.costs.budget_usd.day } }),
+      },
+    );
     if (fatal) throw fatal.error;
     if (options.once) await reportDead();
     return { ...summary, unsuccessful };
@@ -170,7 +219,11 @@ export async function work(rt: Runtime, options: WorkOptions): Promise<WorkResul
  * The monitor's events, `unsuccessful` called for each job that settled without succeeding,
  * and `stop` with every claim failure whose verdict is permanent.
  */
-function stopOnPermanentClaimFailure(monitor: WorkerEvents | undefined, unsuccessful: () => void, stop: (error: unknown) => void): WorkerEvents {
+function stopOnPermanentClaimFailure(
+  monitor: WorkerEvents | undefined,
+  unsuccessful: () => void,
+  stop: (error: unknown) => void,
+): WorkerEvents {
   return {
     claimSucceeded: () => monitor?.claimSucceeded(),
     claimFailed: (error) => {

@@ -4,13 +4,17 @@ import { runProcess } from '@codefleet/process';
 
 /** The demo's sample project: a tiny calculator with its own build and tests (node:test). */
 export const sampleFiles: Record<string, string> = {
-  'package.json': `${JSON.stringify({
-    name: 'demo-calculator',
-    version: '1.0.0',
-    private: true,
-    type: 'module',
-    scripts: { build: 'node scripts/build.mjs', test: 'node --test' },
-  }, null, 2)}\n`,
+  'package.json': `${JSON.stringify(
+    {
+      name: 'demo-calculator',
+      version: '1.0.0',
+      private: true,
+      type: 'module',
+      scripts: { build: 'node scripts/build.mjs', test: 'node --test' },
+    },
+    null,
+    2,
+  )}\n`,
   'README.md': '# demo-calculator\n\nA tiny calculator used by the codefleet demo.\n',
   'scripts/build.mjs': `// "Build": load every module so a syntax error fails the build.
 import { readdirSync } from 'node:fs';
@@ -47,8 +51,10 @@ export async function createSampleRepo(dir: string, gitEnv: Record<string, strin
   const seed = join(dir, 'seed');
   const env = {
     ...gitEnv,
-    GIT_AUTHOR_NAME: 'codefleet demo', GIT_AUTHOR_EMAIL: 'demo@codefleet.invalid',
-    GIT_COMMITTER_NAME: 'codefleet demo', GIT_COMMITTER_EMAIL: 'demo@codefleet.invalid',
+    GIT_AUTHOR_NAME: 'codefleet demo',
+    GIT_AUTHOR_EMAIL: 'demo@codefleet.invalid',
+    GIT_COMMITTER_NAME: 'codefleet demo',
+    GIT_COMMITTER_EMAIL: 'demo@codefleet.invalid',
   };
   const git = async (cwd: string, args: string[]) => {
     const result = await runProcess(['git', ...args], { cwd, env, timeoutMs: 60_000 });

@@ -46,8 +46,17 @@ async function rawRound(count: number): Promise<number> {
   await queue.addBulk(Array.from({ length: count }, (_, i) => ({ name: 'job', data: { i } })));
   let done = 0;
   const started = performance.now();
-  const worker = new BullWorker(name, async () => undefined, { connection: { url: redis.url, maxRetriesPerRequest: null }, prefix: 'bench', concurrency });
-  await new Promise<void>((resolve) => worker.on('completed', () => { done += 1; if (done === count) resolve(); }));
+  const worker = new BullWorker(name, async () => undefined, {
+    connection: { url: redis.url, maxRetriesPerRequest: null },
+    prefix: 'bench',
+    concurrency,
+  });
+  await new Promise<void>((resolve) =>
+    worker.on('completed', () => {
+      done += 1;
+      if (done === count) resolve();
+    }),
+  );
   const ms = performance.now() - started;
   await worker.close();
   await queue.close();
@@ -57,31 +66,59 @@ async function rawRound(count: number): Promise<number> {
 /** codefleet's loop: `count` jobs through runWorker; resolves the elapsed ms. */
 async function codefleetRound(count: number, parts: { leases: boolean; saves: boolean }): Promise<number> {
   const name = `codefleet${(round += 1)}`;
-  const queue = await openQueue({ backend: 'bullmq', url: redis.url, prefix: 'bench', name, leaseMs: 120_000, maxAttempts: 4, pollMs: 5 });
+  const queue = await openQueue({
+    backend: 'bullmq',
+    url: redis.url,
+    prefix: 'bench',
+    name,
+    leaseMs: 120_000,
+    maxAttempts: 4,
+    pollMs: 5,
+  });
   const store = new RedisRunStore({ url: redis.url, prefix: 'bench' });
   for (let i = 0; i < count; i += 100) {
-    await Promise.all(Array.from({ length: Math.min(100, count - i) }, (_, j) => queue.enqueue(
-      createJob({ repo: 'acme/widgets', source: { kind: 'api' }, title: `bench ${i + j}`, body: '', requested_by: 'bench' }, { id: `${name}-${i + j}`, now: new Date() }))));
+    await Promise.all(
+      Array.from({ length: Math.min(100, count - i) }, (_, j) =>
+        queue.enqueue(
+          createJob(
+            { repo: 'acme/widgets', source: { kind: 'api' }, title: `bench ${i + j}`, body: '', requested_by: 'bench' },
+            { id: `${name}-${i + j}`, now: new Date() },
+          ),
+        ),
+      ),
+    );
   }
   const save = parts.saves ? (run: Parameters<typeof store.save>[0]) => store.save(run) : async () => undefined;
   const started = performance.now();
-  const summary = await runWorker(queue, async (ctx) => {
-    const now = new Date();
-    let run = startAttempt(newRun(ctx.job, { runId: ctx.job.id, now }), { workerId: 'bench', now });
-    await save(run);
-    for (const stage of ['preparing', 'planning', 'implementing', 'testing', 'validating', 'publishing'] as const) run = advance(run, stage, { now });
-    await save(run);
-    run = finish(run, 'succeeded', { now, dodResult: 'skipped' });
-    await save(run);
-    return { action: 'ack', run };
-  }, {
-    workerId: 'bench', concurrency, heartbeatMs: 30_000, shutdownGraceMs: 5_000, once: true,
-    shutdown: new AbortController().signal, log: silentLogger(), ...(parts.leases ? { leases: { store, ttlMs: 120_000 } } : {}),
-  });
+  const summary = await runWorker(
+    queue,
+    async (ctx) => {
+      const now = new Date();
+      let run = startAttempt(newRun(ctx.job, { runId: ctx.job.id, now }), { workerId: 'bench', now });
+      await save(run);
+      for (const stage of ['preparing', 'planning', 'implementing', 'testing', 'validating', 'publishing'] as const)
+        run = advance(run, stage, { now });
+      await save(run);
+      run = finish(run, 'succeeded', { now, dodResult: 'skipped' });
+      await save(run);
+      return { action: 'ack', run };
+    },
+    {
+      workerId: 'bench',
+      concurrency,
+      heartbeatMs: 30_000,
+      shutdownGraceMs: 5_000,
+      once: true,
+      shutdown: new AbortController().signal,
+      log: silentLogger(),
+      ...(parts.leases ? { leases: { store, ttlMs: 120_000 } } : {}),
+    },
+  );
   const ms = performance.now() - started;
   await queue.close();
   await store.close();
-  if (summary.acked !== count) throw new Error(`codefleet worker acked ${summary.acked} of ${count}: ${JSON.stringify(summary)}`);
+  if (summary.acked !== count)
+    throw new Error(`codefleet worker acked ${summary.acked} of ${count}: ${JSON.stringify(summary)}`);
   return ms;
 }
 
@@ -98,20 +135,36 @@ async function idleWorkerRss(server: RedisServer, nodeArgs: string[]): Promise<{
   const dir = await createTempDir('bench-rss');
   try {
     const config = join(dir.path, 'config.yaml');
-    writeFileSync(config, `data_dir: ./data\nqueue:\n  backend: bullmq\n  bullmq:\n    url: ${server.url}\n    prefix: rss\nstore:\n  backend: redis\n  redis_url: ${server.url}\nlogging:\n  level: warn\n`);
+    writeFileSync(
+      config,
+      `data_dir: ./data\nqueue:\n  backend: bullmq\n  bullmq:\n    url: ${server.url}\n    prefix: rss\nstore:\n  backend: redis\n  redis_url: ${server.url}\nlogging:\n  level: warn\n`,
+    );
     const bin = fileURLToPath(new URL('../../../cli/dist/bin/codefleet.js', import.meta.url));
-    const worker = startFixture(bin, ['--config', config, 'worker'], { cwd: dir.path, env: { PATH: process.env.PATH ?? '', HOME: dir.path }, nodeArgs });
+    const worker = startFixture(bin, ['--config', config, 'worker'], {
+      cwd: dir.path,
+      env: { PATH: process.env.PATH ?? '', HOME: dir.path },
+      nodeArgs,
+    });
     const samples: { at: number; mb: number }[] = [];
     const started = performance.now();
     while (performance.now() - started < watchMs) {
       await sleep(500);
       const status = readFileSync(`/proc/${worker.pid ?? 0}/status`, 'utf8');
-      samples.push({ at: performance.now() - started, mb: Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN) / 1024 });
+      samples.push({
+        at: performance.now() - started,
+        mb: Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN) / 1024,
+      });
     }
     worker.kill('SIGTERM');
     await worker.exited;
-    const settled = samples.filter((s) => s.at >= watchMs - settledMs).map((s) => s.mb).sort((a, b) => a - b);
-    return { peakMb: Math.max(...samples.map((s) => s.mb)), settledMb: settled[Math.floor(settled.length / 2)] ?? Number.NaN };
+    const settled = samples
+      .filter((s) => s.at >= watchMs - settledMs)
+      .map((s) => s.mb)
+      .sort((a, b) => a - b);
+    return {
+      peakMb: Math.max(...samples.map((s) => s.mb)),
+      settledMb: settled[Math.floor(settled.length / 2)] ?? Number.NaN,
+    };
   } finally {
     await dir.dispose();
   }
@@ -125,7 +178,8 @@ try {
   const leasesMs = await codefleetRound(jobs, { leases: true, saves: false });
   const loopMs = await codefleetRound(jobs, { leases: false, saves: false });
 
-  const perSecond = (ms: number) => `${(jobs / (ms / 1_000)).toFixed(0)} jobs/s (${jobs} jobs in ${(ms / 1_000).toFixed(2)} s)`;
+  const perSecond = (ms: number) =>
+    `${(jobs / (ms / 1_000)).toFixed(0)} jobs/s (${jobs} jobs in ${(ms / 1_000).toFixed(2)} s)`;
   const perJob = (ms: number) => `${((ms * 1_000) / jobs).toFixed(0)} µs/job`;
   const ratio = fullMs / rawMs;
   line(`raw BullMQ worker, no-op, concurrency ${concurrency}`, perSecond(rawMs));
@@ -138,8 +192,10 @@ try {
 
   for (const flags of [[], ['--max-semi-space-size=1']]) {
     const { peakMb, settledMb } = await idleWorkerRss(redis, flags);
-    line(`idle \`codefleet worker\` RSS (bullmq${flags.length ? `, ${flags.join(' ')} as infra/ starts it` : ', plain node'})`,
-      `${settledMb.toFixed(1)} MB settled, ${peakMb.toFixed(1)} MB peak at start-up (target <= 80 MB: ${settledMb <= 80 ? 'met' : 'NOT met'})`);
+    line(
+      `idle \`codefleet worker\` RSS (bullmq${flags.length ? `, ${flags.join(' ')} as infra/ starts it` : ', plain node'})`,
+      `${settledMb.toFixed(1)} MB settled, ${peakMb.toFixed(1)} MB peak at start-up (target <= 80 MB: ${settledMb <= 80 ? 'met' : 'NOT met'})`,
+    );
   }
 } finally {
   await redis.stop();

@@ -1,5 +1,12 @@
 import {
-  displayHost, httpModelError, ModelCallError, transportModelError, type ChatMessage, type ChatModel, type ChatOptions, type ChatReply,
+  displayHost,
+  httpModelError,
+  ModelCallError,
+  transportModelError,
+  type ChatMessage,
+  type ChatModel,
+  type ChatOptions,
+  type ChatReply,
 } from './chat-model.js';
 
 /** How to reach a model behind the Anthropic Messages API. */
@@ -23,10 +30,16 @@ const anthropicVersion = '2023-06-01';
 
 interface MessageBody {
   content?: { type?: unknown; text?: unknown }[];
-  usage?: { input_tokens?: unknown; output_tokens?: unknown; cache_read_input_tokens?: unknown; cache_creation_input_tokens?: unknown };
+  usage?: {
+    input_tokens?: unknown;
+    output_tokens?: unknown;
+    cache_read_input_tokens?: unknown;
+    cache_creation_input_tokens?: unknown;
+  };
 }
 
-const tokenCount = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0);
+const tokenCount = (value: unknown): number =>
+  typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
 
 /**
  * The Anthropic provider (`POST {baseUrl}/v1/messages`, non-streaming). Plain `fetch`: the
@@ -44,7 +57,10 @@ export function createAnthropicModel(options: AnthropicModelOptions): ChatModel 
     provider: 'anthropic',
     model: options.model,
     async chat(messages: readonly ChatMessage[], call: ChatOptions): Promise<ChatReply> {
-      const system = messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n\n');
+      const system = messages
+        .filter((m) => m.role === 'system')
+        .map((m) => m.content)
+        .join('\n\n');
       let response: Response;
       let text: string;
       try {
@@ -77,13 +93,20 @@ export function createAnthropicModel(options: AnthropicModelOptions): ChatModel 
       } catch {
         throw new ModelCallError('bad_response', `Anthropic API at ${host} answered with something that is not JSON`);
       }
-      if (!Array.isArray(body.content)) throw new ModelCallError('bad_response', `Anthropic API at ${host} answered without content`);
-      const content = body.content.filter((b) => b.type === 'text' && typeof b.text === 'string').map((b) => b.text as string).join('');
+      if (!Array.isArray(body.content))
+        throw new ModelCallError('bad_response', `Anthropic API at ${host} answered without content`);
+      const content = body.content
+        .filter((b) => b.type === 'text' && typeof b.text === 'string')
+        .map((b) => b.text as string)
+        .join('');
       call.onText?.(content);
       const usage = body.usage ?? {};
       return {
         content,
-        promptTokens: tokenCount(usage.input_tokens) + tokenCount(usage.cache_read_input_tokens) + tokenCount(usage.cache_creation_input_tokens),
+        promptTokens:
+          tokenCount(usage.input_tokens) +
+          tokenCount(usage.cache_read_input_tokens) +
+          tokenCount(usage.cache_creation_input_tokens),
         completionTokens: tokenCount(usage.output_tokens),
       };
     },

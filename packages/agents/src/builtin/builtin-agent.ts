@@ -73,16 +73,27 @@ async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promis
   // Set once the model is chosen: a run cancelled before that names none.
   let model: ChatModel | undefined = undefined;
   const calls: ModelCall[] = [];
-  const finish = async (outcome: AgentOutcome, detail?: string, flag?: 'permanent' | 'budget'): Promise<AgentRunResult> => {
+  const finish = async (
+    outcome: AgentOutcome,
+    detail?: string,
+    flag?: 'permanent' | 'budget',
+  ): Promise<AgentRunResult> => {
     const files = await changedFiles(req.workdir, env, { since: before, gitPath: req.gitPath }).catch(() => undefined);
     let verdict = outcome;
     let why = detail;
-    if (files === undefined && (outcome === 'changed' || outcome === 'no_changes')) [verdict, why] = ['error', 'could not list changed files'];
+    if (files === undefined && (outcome === 'changed' || outcome === 'no_changes'))
+      [verdict, why] = ['error', 'could not list changed files'];
     if (verdict === 'changed' && files?.length === 0) [verdict, why] = ['no_changes', 'the patch changed nothing'];
     const exitCode = verdict === 'timeout' ? 124 : verdict === 'error' ? null : verdict === 'failed' ? 1 : 0;
     return {
-      exitCode, signal: null, timedOut: verdict === 'timeout', durationMs: Math.round(performance.now() - started),
-      outputTail: boundTail(log.join('\n'), maxTail), changedFiles: files ?? [], outcome: verdict, tokens: { ...tokens },
+      exitCode,
+      signal: null,
+      timedOut: verdict === 'timeout',
+      durationMs: Math.round(performance.now() - started),
+      outputTail: boundTail(log.join('\n'), maxTail),
+      changedFiles: files ?? [],
+      outcome: verdict,
+      tokens: { ...tokens },
       ...(why === undefined ? {} : { detail: why }),
       ...(flag === 'permanent' && verdict === 'error' ? { permanent: true } : {}),
       ...(flag === 'budget' ? { budgetExceeded: true } : {}),
@@ -99,15 +110,30 @@ async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promis
   // was asked of which model, what it took and why it ended.
   const record = (outcome: string, used: { prompt: number; completion: number }, latencyMs = 0) => {
     const costUsd = costOf(req.prices, modelName, used);
-    calls.push({ provider, model: modelName, promptTokens: used.prompt, completionTokens: used.completion, latencyMs: Math.round(latencyMs), outcome, ...(costUsd === undefined ? {} : { costUsd }) });
+    calls.push({
+      provider,
+      model: modelName,
+      promptTokens: used.prompt,
+      completionTokens: used.completion,
+      latencyMs: Math.round(latencyMs),
+      outcome,
+      ...(costUsd === undefined ? {} : { costUsd }),
+    });
   };
   const price = priceOf(req.prices, modelName);
   const prompt = await buildPrompt({
-    workdir: req.workdir, prompt: req.prompt, pass: req.pass, env, gitPath: req.gitPath, contextChars: options.contextChars,
+    workdir: req.workdir,
+    prompt: req.prompt,
+    pass: req.pass,
+    env,
+    gitPath: req.gitPath,
+    contextChars: options.contextChars,
     changed: await changedFiles(req.workdir, env, { gitPath: req.gitPath }).catch(() => []),
     ...(req.feedback === undefined ? {} : { feedback: req.feedback }),
   });
-  say(`${model.label}: ${prompt.included.length} file(s) in the prompt${prompt.omitted.length > 0 ? `, ${prompt.omitted.length} left out for length` : ''}`);
+  say(
+    `${model.label}: ${prompt.included.length} file(s) in the prompt${prompt.omitted.length > 0 ? `, ${prompt.omitted.length} left out for length` : ''}`,
+  );
   const messages: ChatMessage[] = [...prompt.messages];
 
   for (let ask = 1; ask <= 2; ask += 1) {
@@ -124,7 +150,11 @@ async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promis
     const promptEstimate = estimateTokens(messages.reduce((sum, m) => sum + m.content.length, 0));
     if (left !== undefined && promptEstimate >= left) {
       record('budget', none);
-      return finish('failed', `token budget too small for the prompt: about ${promptEstimate} prompt tokens, ${left} of the budget left (raise token_budget or lower context_tokens)`, 'budget');
+      return finish(
+        'failed',
+        `token budget too small for the prompt: about ${promptEstimate} prompt tokens, ${left} of the budget left (raise token_budget or lower context_tokens)`,
+        'budget',
+      );
     }
     // The money budget works the same way: nothing is sent once it is spent or when the
     // prompt alone would cost more than is left (priced models only), and the reply is capped
@@ -133,33 +163,53 @@ async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promis
     const leftUsd = req.budgetUsd === undefined ? undefined : req.budgetUsd - spentUsd;
     if (leftUsd !== undefined && leftUsd <= 0) {
       record('budget', none);
-      return finish('failed', `money budget spent (${usd(spentUsd)} of ${usd(req.budgetUsd ?? 0)} in this run)`, 'budget');
+      return finish(
+        'failed',
+        `money budget spent (${usd(spentUsd)} of ${usd(req.budgetUsd ?? 0)} in this run)`,
+        'budget',
+      );
     }
     const promptUsd = costOf(req.prices, modelName, { prompt: promptEstimate, completion: 0 });
     if (leftUsd !== undefined && promptUsd !== undefined && promptUsd >= leftUsd) {
       record('budget', none);
-      return finish('failed', `money budget too small for the prompt: about ${usd(promptUsd)} for ${promptEstimate} prompt tokens of ${modelName}, ${usd(leftUsd)} left`, 'budget');
+      return finish(
+        'failed',
+        `money budget too small for the prompt: about ${usd(promptUsd)} for ${promptEstimate} prompt tokens of ${modelName}, ${usd(leftUsd)} left`,
+        'budget',
+      );
     }
-    const affordable = leftUsd === undefined || promptUsd === undefined || price === undefined || price.outputPerMtok <= 0
-      ? undefined : Math.max(1, Math.floor(((leftUsd - promptUsd) * 1_000_000) / price.outputPerMtok));
-    const caps = [options.maxTokens, left === undefined ? undefined : left - promptEstimate, affordable].filter((n): n is number => n !== undefined);
+    const affordable =
+      leftUsd === undefined || promptUsd === undefined || price === undefined || price.outputPerMtok <= 0
+        ? undefined
+        : Math.max(1, Math.floor(((leftUsd - promptUsd) * 1_000_000) / price.outputPerMtok));
+    const caps = [options.maxTokens, left === undefined ? undefined : left - promptEstimate, affordable].filter(
+      (n): n is number => n !== undefined,
+    );
     let reply;
     let streamed = 0;
     const callStarted = performance.now();
     try {
       reply = await model.chat(messages, {
-        signal, ...(caps.length > 0 ? { maxTokens: Math.min(...caps) } : {}),
-        onText: (text) => { streamed += text.length; req.onOutput?.(text); },
+        signal,
+        ...(caps.length > 0 ? { maxTokens: Math.min(...caps) } : {}),
+        onText: (text) => {
+          streamed += text.length;
+          req.onOutput?.(text);
+        },
       });
     } catch (error) {
       // The server reports no count for a call that never finished, yet a model that
       // read the prompt and then timed out did spend: charge an estimate (about 4
       // characters a token) so the budget still holds across retries.
-      const charged = streamed > 0 || timeout.aborted ? { prompt: promptEstimate, completion: estimateTokens(streamed) } : { prompt: 0, completion: 0 };
+      const charged =
+        streamed > 0 || timeout.aborted
+          ? { prompt: promptEstimate, completion: estimateTokens(streamed) }
+          : { prompt: 0, completion: 0 };
       tokens.prompt += charged.prompt;
       tokens.completion += charged.completion;
       record(modelErrorKind(error) ?? 'error', charged, performance.now() - callStarted);
-      if (timeout.aborted) return finish('timeout', `no complete reply within ${Math.round(req.timeoutMs / 1000)} s; request aborted`);
+      if (timeout.aborted)
+        return finish('timeout', `no complete reply within ${Math.round(req.timeoutMs / 1000)} s; request aborted`);
       if (req.signal?.aborted || modelErrorKind(error) === 'aborted') return finish('error', 'cancelled');
       const message = error instanceof Error ? error.message : String(error);
       say(`model call failed: ${message}`);
@@ -185,21 +235,37 @@ async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promis
 }
 
 async function applyReply(
-  commands: Parameters<typeof applyPatch>[0], req: AgentRunRequest, env: Record<string, string>, say: (line: string) => void,
-  finish: (outcome: AgentOutcome, detail?: string) => Promise<AgentRunResult>, policy: PatchPolicy | undefined,
+  commands: Parameters<typeof applyPatch>[0],
+  req: AgentRunRequest,
+  env: Record<string, string>,
+  say: (line: string) => void,
+  finish: (outcome: AgentOutcome, detail?: string) => Promise<AgentRunResult>,
+  policy: PatchPolicy | undefined,
 ): Promise<AgentRunResult> {
   // Continue mode by default: independent file edits land even when one is refused; the
   // refusal is fed back, and the next prompt shows the files as they are now.
-  const result = await applyPatch(commands, { ...applyOptionsFor(policy, req.workdir, env, say, 'continue'), ...(req.gitPath === undefined ? {} : { gitPath: req.gitPath }) });
+  const result = await applyPatch(commands, {
+    ...applyOptionsFor(policy, req.workdir, env, say, 'continue'),
+    ...(req.gitPath === undefined ? {} : { gitPath: req.gitPath }),
+  });
   for (const r of result.results) {
     const target = 'target' in r.command && r.command.target ? ` ${r.command.target}` : '';
     // Notes say when the engine had to bend a diff to apply it (fuzz, recount, merge): worth a look.
-    say(`${r.status} ${r.command.type} ${r.command.action}${target}${r.error ? `: ${r.error}` : ''}${r.notes ? ` (${r.notes.join('; ')})` : ''}`);
+    say(
+      `${r.status} ${r.command.type} ${r.command.action}${target}${r.error ? `: ${r.error}` : ''}${r.notes ? ` (${r.notes.join('; ')})` : ''}`,
+    );
   }
   say(result.summary);
   // The reasons, not only the count: they are what the model is told to fix next time.
-  const reasons = result.results.filter((r) => r.status === 'failed').slice(0, 3).map((r) => `${'target' in r.command && r.command.target ? `${r.command.target}: ` : ''}${r.error ?? 'failed'}`);
-  if (result.failed > 0) return finish('failed', `the patch engine refused part of the reply: ${result.summary}; ${reasons.join('; ')}`.slice(0, 800));
+  const reasons = result.results
+    .filter((r) => r.status === 'failed')
+    .slice(0, 3)
+    .map((r) => `${'target' in r.command && r.command.target ? `${r.command.target}: ` : ''}${r.error ?? 'failed'}`);
+  if (result.failed > 0)
+    return finish(
+      'failed',
+      `the patch engine refused part of the reply: ${result.summary}; ${reasons.join('; ')}`.slice(0, 800),
+    );
   return finish('changed');
 }
 
@@ -213,9 +279,13 @@ async function applyReply(
 export function createBuiltinAgent(config: OllamaAgentConfig, patchPolicy?: PatchPolicy): Agent {
   const host = config.host;
   if (host === undefined) {
-    throw new CodefleetError('invalid_config', 'agents.ollama.host is not set: name the server (the API base for the openai provider)', {
-      details: { path: 'agents.ollama.host' },
-    });
+    throw new CodefleetError(
+      'invalid_config',
+      'agents.ollama.host is not set: name the server (the API base for the openai provider)',
+      {
+        details: { path: 'agents.ollama.host' },
+      },
+    );
   }
   const keyOf = (env: Readonly<Record<string, string>>) => {
     const key = config.api_key_env === undefined ? undefined : env[config.api_key_env];

@@ -67,22 +67,37 @@ export class ModelCallError extends Error {
 
 /** The `kind` of a {@link ModelCallError} (matched by name, so a copy from another realm counts). */
 export function modelErrorKind(error: unknown): ModelErrorKind | undefined {
-  if (typeof error !== 'object' || error === null || (error as { name?: unknown }).name !== 'ModelCallError') return undefined;
+  if (typeof error !== 'object' || error === null || (error as { name?: unknown }).name !== 'ModelCallError')
+    return undefined;
   return (error as ModelCallError).kind;
 }
 
 /** Maps an HTTP error status and the server's error text to a {@link ModelCallError}. */
 export function httpModelError(provider: string, status: number, text: string, model: string): ModelCallError {
   const said = text.trim().slice(0, 300);
-  if (status === 401 || status === 403) return new ModelCallError('unauthorized', `${provider} refused the request (HTTP ${status}): check the API key variable`, { status });
+  if (status === 401 || status === 403)
+    return new ModelCallError(
+      'unauthorized',
+      `${provider} refused the request (HTTP ${status}): check the API key variable`,
+      { status },
+    );
   if (status === 404 && /model|not found/i.test(said)) {
-    return new ModelCallError('model_not_found', `${provider} does not have model "${model}" (HTTP 404${said ? `: ${said}` : ''})`, { status });
+    return new ModelCallError(
+      'model_not_found',
+      `${provider} does not have model "${model}" (HTTP 404${said ? `: ${said}` : ''})`,
+      { status },
+    );
   }
   return new ModelCallError('server', `${provider} answered HTTP ${status}${said ? `: ${said}` : ''}`, { status });
 }
 
 /** Maps a failed `fetch` (no HTTP status) to a {@link ModelCallError}. */
-export function transportModelError(provider: string, host: string, error: unknown, signal: AbortSignal): ModelCallError {
+export function transportModelError(
+  provider: string,
+  host: string,
+  error: unknown,
+  signal: AbortSignal,
+): ModelCallError {
   if (error instanceof ModelCallError) return error;
   if (signal.aborted) return new ModelCallError('aborted', `${provider} call aborted`, { cause: error });
   const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;

@@ -1,6 +1,13 @@
 import { Ollama } from 'ollama';
 import {
-  displayHost, httpModelError, ModelCallError, transportModelError, type ChatMessage, type ChatModel, type ChatOptions, type ChatReply,
+  displayHost,
+  httpModelError,
+  ModelCallError,
+  transportModelError,
+  type ChatMessage,
+  type ChatModel,
+  type ChatOptions,
+  type ChatReply,
 } from './chat-model.js';
 
 /** How to reach a model on an Ollama server. */
@@ -19,7 +26,10 @@ export interface OllamaModelOptions {
 /** A client of the `ollama` package whose every request also stops when `signal` aborts. */
 function clientFor(options: OllamaModelOptions, signal?: AbortSignal): Ollama {
   const fetchWithSignal: typeof fetch = (input, init) =>
-    fetch(input, { ...init, ...(signal === undefined ? {} : { signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal }) });
+    fetch(input, {
+      ...init,
+      ...(signal === undefined ? {} : { signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal }),
+    });
   return new Ollama({
     host: options.host,
     fetch: fetchWithSignal,
@@ -115,6 +125,11 @@ export async function probeOllama(options: { host: string; model: string; timeou
       : { status: 'model_missing', version, models: names };
   } catch (error) {
     const failure = ollamaError(error, { host: options.host, model: options.model }, signal);
-    return { status: 'unreachable', detail: signal.aborted ? `no answer from ${displayHost(options.host)} within ${options.timeoutMs ?? 1_500} ms` : failure.message };
+    return {
+      status: 'unreachable',
+      detail: signal.aborted
+        ? `no answer from ${displayHost(options.host)} within ${options.timeoutMs ?? 1_500} ms`
+        : failure.message,
+    };
   }
 }

@@ -1,5 +1,12 @@
 import {
-  displayHost, httpModelError, ModelCallError, transportModelError, type ChatMessage, type ChatModel, type ChatOptions, type ChatReply,
+  displayHost,
+  httpModelError,
+  ModelCallError,
+  transportModelError,
+  type ChatMessage,
+  type ChatModel,
+  type ChatOptions,
+  type ChatReply,
 } from './chat-model.js';
 
 /** How to reach a model behind an OpenAI-compatible API. */
@@ -17,7 +24,8 @@ interface CompletionBody {
   usage?: { prompt_tokens?: unknown; completion_tokens?: unknown };
 }
 
-const tokenCount = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0);
+const tokenCount = (value: unknown): number =>
+  typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
 
 /**
  * The OpenAI-compatible provider (`POST {baseUrl}/chat/completions`), which vLLM, LM Studio,
@@ -62,14 +70,24 @@ export function createOpenAiModel(options: OpenAiModelOptions): ChatModel {
       try {
         body = JSON.parse(text) as CompletionBody;
       } catch {
-        throw new ModelCallError('bad_response', `OpenAI-compatible server at ${host} answered with something that is not JSON`);
+        throw new ModelCallError(
+          'bad_response',
+          `OpenAI-compatible server at ${host} answered with something that is not JSON`,
+        );
       }
       const content = body.choices?.[0]?.message?.content;
       if (typeof content !== 'string') {
-        throw new ModelCallError('bad_response', `OpenAI-compatible server at ${host} answered without choices[0].message.content`);
+        throw new ModelCallError(
+          'bad_response',
+          `OpenAI-compatible server at ${host} answered without choices[0].message.content`,
+        );
       }
       call.onText?.(content);
-      return { content, promptTokens: tokenCount(body.usage?.prompt_tokens), completionTokens: tokenCount(body.usage?.completion_tokens) };
+      return {
+        content,
+        promptTokens: tokenCount(body.usage?.prompt_tokens),
+        completionTokens: tokenCount(body.usage?.completion_tokens),
+      };
     },
   };
 }

@@ -33,7 +33,17 @@ const maxTaskChars = 8_000;
 const maxTreeEntries = 300;
 const maxFeedbackChars = 6_000;
 /** Files every ecosystem generates and no model needs to read. */
-const noise = new Set(['package-lock.json', 'yarn.lock', 'pnpm-lock.yaml', 'Cargo.lock', 'go.sum', 'poetry.lock', 'Gemfile.lock', 'composer.lock', 'uv.lock']);
+const noise = new Set([
+  'package-lock.json',
+  'yarn.lock',
+  'pnpm-lock.yaml',
+  'Cargo.lock',
+  'go.sum',
+  'poetry.lock',
+  'Gemfile.lock',
+  'composer.lock',
+  'uv.lock',
+]);
 
 /** The instructions every ask starts with: the reply format the patch engine reads. */
 export const systemPrompt = [
@@ -97,10 +107,13 @@ export async function buildPrompt(input: PromptInput): Promise<BuiltPrompt> {
     included.push(path);
   }
 
-  const tree = listed.slice(0, maxTreeEntries).join('\n') + (listed.length > maxTreeEntries ? `\n… and ${listed.length - maxTreeEntries} more` : '');
-  const feedback = input.feedback && !input.prompt.includes(input.feedback)
-    ? ['', 'Your previous attempt failed. Fix the problems below:', '', input.feedback.slice(-maxFeedbackChars)]
-    : [];
+  const tree =
+    listed.slice(0, maxTreeEntries).join('\n') +
+    (listed.length > maxTreeEntries ? `\n… and ${listed.length - maxTreeEntries} more` : '');
+  const feedback =
+    input.feedback && !input.prompt.includes(input.feedback)
+      ? ['', 'Your previous attempt failed. Fix the problems below:', '', input.feedback.slice(-maxFeedbackChars)]
+      : [];
   const user = [
     input.prompt.trim(),
     ...feedback,
@@ -113,11 +126,16 @@ export async function buildPrompt(input: PromptInput): Promise<BuiltPrompt> {
     `## File contents (${included.length} of ${listed.length}${omitted.length > 0 ? `; left out for length: ${omitted.slice(0, 30).join(', ')}${omitted.length > 30 ? ', …' : ''}` : ''})`,
     '',
     ...blocks,
-    input.pass === 'test'
-      ? 'Now write the plan and the patch for the tests.'
-      : 'Now write the plan and the patch.',
+    input.pass === 'test' ? 'Now write the plan and the patch for the tests.' : 'Now write the plan and the patch.',
   ].join('\n');
-  return { messages: [{ role: 'system', content: systemPrompt }, { role: 'user', content: user }], included, omitted };
+  return {
+    messages: [
+      { role: 'system', content: systemPrompt },
+      { role: 'user', content: user },
+    ],
+    included,
+    omitted,
+  };
 }
 
 /** Files to show, most relevant first (see {@link buildPrompt}); pure, for tests. */
@@ -147,9 +165,32 @@ function fileBlock(path: string, content: string): string {
 }
 
 const languages: Record<string, string> = {
-  '.js': 'js', '.mjs': 'js', '.cjs': 'js', '.ts': 'ts', '.tsx': 'tsx', '.jsx': 'jsx', '.py': 'python', '.go': 'go', '.rs': 'rust',
-  '.java': 'java', '.rb': 'ruby', '.json': 'json', '.md': 'markdown', '.yml': 'yaml', '.yaml': 'yaml', '.sh': 'sh', '.toml': 'toml',
-  '.c': 'c', '.h': 'c', '.cpp': 'cpp', '.cs': 'csharp', '.php': 'php', '.kt': 'kotlin', '.swift': 'swift', '.css': 'css', '.html': 'html',
+  '.js': 'js',
+  '.mjs': 'js',
+  '.cjs': 'js',
+  '.ts': 'ts',
+  '.tsx': 'tsx',
+  '.jsx': 'jsx',
+  '.py': 'python',
+  '.go': 'go',
+  '.rs': 'rust',
+  '.java': 'java',
+  '.rb': 'ruby',
+  '.json': 'json',
+  '.md': 'markdown',
+  '.yml': 'yaml',
+  '.yaml': 'yaml',
+  '.sh': 'sh',
+  '.toml': 'toml',
+  '.c': 'c',
+  '.h': 'c',
+  '.cpp': 'cpp',
+  '.cs': 'csharp',
+  '.php': 'php',
+  '.kt': 'kotlin',
+  '.swift': 'swift',
+  '.css': 'css',
+  '.html': 'html',
 };
 
 /** The Markdown language of a path, for the fences (empty when unknown). */
@@ -163,12 +204,23 @@ export function languageOf(path: string): string {
  * (skip-worktree), and not even their names may reach a model.
  */
 async function listFiles(workdir: string, env: Readonly<Record<string, string>>, gitPath = 'git'): Promise<string[]> {
-  const result = await captureProcess([gitPath, ...agentGitOptions, 'ls-files', '-z', '-t', '--cached', '--others', '--exclude-standard'], { cwd: workdir, env });
+  const result = await captureProcess(
+    [gitPath, ...agentGitOptions, 'ls-files', '-z', '-t', '--cached', '--others', '--exclude-standard'],
+    { cwd: workdir, env },
+  );
   if (result.exitCode !== 0) return [];
-  const entries = String(result.stdout).split('\0').filter((entry) => entry.length > 2);
+  const entries = String(result.stdout)
+    .split('\0')
+    .filter((entry) => entry.length > 2);
   const files = new Set(entries.filter((entry) => !entry.startsWith('S ')).map((entry) => entry.slice(2)));
   return [...files]
-    .filter((p) => p !== runFilesDir && !p.startsWith(`${runFilesDir}/`) && !isProtected(p, defaultProtected) && !noise.has(basename(p)))
+    .filter(
+      (p) =>
+        p !== runFilesDir &&
+        !p.startsWith(`${runFilesDir}/`) &&
+        !isProtected(p, defaultProtected) &&
+        !noise.has(basename(p)),
+    )
     .sort();
 }
 

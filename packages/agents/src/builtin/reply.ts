@@ -2,8 +2,7 @@ import { parsePatch, type PatchCommand } from '@codefleet/patch';
 
 /** A model reply read as a patch: the commands to apply, or why it cannot be used. */
 export type ReadReply =
-  | { ok: true; commands: PatchCommand[]; notes: string[] }
-  | { ok: false; problem: string; notes: string[] };
+  { ok: true; commands: PatchCommand[]; notes: string[] } | { ok: false; problem: string; notes: string[] };
 
 /** Blocks whose body may be a whole patch in another format (```diff, ```json). */
 const wrappedFormats = /^(`{3,}|~{3,})[ \t]*(diff|patch|json)[ \t]*\n([\s\S]*?)^\1[ \t]*$/gm;
@@ -28,15 +27,23 @@ export function readReply(reply: string): ReadReply {
     commands = parsed.commands;
     if (commands.length === 0 && parsed.format !== 'json') commands = unwrap(reply, notes);
   } catch (error) {
-    return { ok: false, problem: `the patch does not parse: ${error instanceof Error ? error.message : String(error)}`, notes };
+    return {
+      ok: false,
+      problem: `the patch does not parse: ${error instanceof Error ? error.message : String(error)}`,
+      notes,
+    };
   }
   const kept = commands.filter((c) => c.type === 'file_edit' || c.type === 'diff');
   const dropped = commands.length - kept.length;
-  if (dropped > 0) notes.push(`${dropped} shell or git command(s) not run: the built-in agent only writes files; the worker builds, tests and commits`);
+  if (dropped > 0)
+    notes.push(
+      `${dropped} shell or git command(s) not run: the built-in agent only writes files; the worker builds, tests and commits`,
+    );
   if (kept.length === 0) {
-    const why = dropped > 0
-      ? 'it holds only shell or git commands, which are not run; write the files instead'
-      : 'it holds no file blocks (```lang:path with the complete file content)';
+    const why =
+      dropped > 0
+        ? 'it holds only shell or git commands, which are not run; write the files instead'
+        : 'it holds no file blocks (```lang:path with the complete file content)';
     return { ok: false, problem: [why, ...notes.slice(0, 5)].join('; '), notes };
   }
   return { ok: true, commands: kept, notes };

@@ -4,7 +4,14 @@ import { join } from 'node:path';
 import { runFilesDir } from '../changed-files.js';
 import { createProcessAgent } from '../process-agent.js';
 import type { Agent } from '../port.js';
-import { apiErrorVerdict, capVerdict, type CliAgentSettings, cliSpecBase, endedOnItsOwn, firstMatchingLine } from './shared.js';
+import {
+  apiErrorVerdict,
+  capVerdict,
+  type CliAgentSettings,
+  cliSpecBase,
+  endedOnItsOwn,
+  firstMatchingLine,
+} from './shared.js';
 
 /** Options of the Aider adapter: `agents.aider` of the config. */
 export interface AiderAgentOptions extends CliAgentSettings {
@@ -33,7 +40,8 @@ export function createAiderAgent(options: AiderAgentOptions): Agent {
     ...cliSpecBase('aider', 'CONVENTIONS.md', options, ['OLLAMA_API_BASE']),
     argv: (req, files) => [
       options.binary,
-      '--model', options.model,
+      '--model',
+      options.model,
       '--yes-always',
       '--no-auto-commits',
       '--no-dirty-commits',
@@ -44,18 +52,23 @@ export function createAiderAgent(options: AiderAgentOptions): Agent {
       '--no-pretty',
       '--no-fancy-input',
       '--no-detect-urls',
-      '--map-tokens', String(options.mapTokens),
-      '--input-history-file', join(req.workdir, runFilesDir, 'aider.input.history'),
-      '--chat-history-file', join(req.workdir, runFilesDir, 'aider.chat.history.md'),
+      '--map-tokens',
+      String(options.mapTokens),
+      '--input-history-file',
+      join(req.workdir, runFilesDir, 'aider.input.history'),
+      '--chat-history-file',
+      join(req.workdir, runFilesDir, 'aider.chat.history.md'),
       ...(existsSync(join(req.workdir, 'CONVENTIONS.md')) ? ['--read', 'CONVENTIONS.md'] : []),
       ...(options.extraArgs ?? []),
-      '--message-file', files.promptFile,
+      '--message-file',
+      files.promptFile,
     ],
     interpret: (facts, generic) => {
       if (!endedOnItsOwn(generic)) return undefined;
       const apiError = firstMatchingLine(facts.process.outputTail, apiErrorPatterns);
       if (apiError !== undefined) return apiErrorVerdict('aider', apiError, generic);
-      if (reflectionCap.test(facts.process.outputTail)) return capVerdict('aider stopped at its reflection cap before its edits applied cleanly');
+      if (reflectionCap.test(facts.process.outputTail))
+        return capVerdict('aider stopped at its reflection cap before its edits applied cleanly');
       return undefined;
     },
     cleanup: async (workdir) => {

@@ -27,7 +27,12 @@ export type ClaudeResult = Record<string, unknown> & { type: 'result' };
 export function readClaudeResult(outputTail: string): ClaudeResult | undefined {
   const value = lastJsonObject(outputTail);
   if (value?.type === 'result') return value as ClaudeResult;
-  const line = outputTail.trimEnd().split('\n').reverse().find((l) => l.trimEnd().endsWith('}]'))?.trimEnd();
+  const line = outputTail
+    .trimEnd()
+    .split('\n')
+    .reverse()
+    .find((l) => l.trimEnd().endsWith('}]'))
+    ?.trimEnd();
   if (line === undefined) return undefined;
   // The last element starts at one of the last `,{"` (or at `[{"`); try them from the end.
   let at = line.length;
@@ -36,7 +41,8 @@ export function readClaudeResult(outputTail: string): ClaudeResult | undefined {
     if (at < 0) return undefined;
     try {
       const element: unknown = JSON.parse(line.slice(at + 1, -1));
-      if (typeof element === 'object' && element !== null && (element as { type?: unknown }).type === 'result') return element as ClaudeResult;
+      if (typeof element === 'object' && element !== null && (element as { type?: unknown }).type === 'result')
+        return element as ClaudeResult;
     } catch {
       // Not where the last element starts.
     }
@@ -48,9 +54,12 @@ export function readClaudeResult(outputTail: string): ClaudeResult | undefined {
 const apiErrorPatterns = [/^API Error\b/, /^Invalid API key/i, /^Credit balance is too low/i];
 // What Claude Code prints (exit 1, no JSON) when it refuses to start with the flags it was given.
 const rootRefusal = /--dangerously-skip-permissions cannot be used with root/;
-const argumentRejection = [/^error: (?:unknown option|option '.*' argument .* is invalid|too many arguments|missing required argument)/];
+const argumentRejection = [
+  /^error: (?:unknown option|option '.*' argument .* is invalid|too many arguments|missing required argument)/,
+];
 
-const finite = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined);
+const finite = (value: unknown): number | undefined =>
+  typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
 const count = (value: unknown): number => finite(value) ?? 0;
 
 /** Dollars as codefleet shows them: `$0.0123`. */
@@ -62,19 +71,26 @@ export function formatUsd(usd: number): string {
  * Claude Code's own verdict on a run that ended by itself, or `undefined` to keep the
  * generic one (a plain success, or output it does not recognise).
  */
-export function claudeVerdict(facts: OutcomeFacts, generic: OutcomeVerdict, limits: { maxTurns: number; budgetUsd?: number | undefined }): OutcomeVerdict | undefined {
+export function claudeVerdict(
+  facts: OutcomeFacts,
+  generic: OutcomeVerdict,
+  limits: { maxTurns: number; budgetUsd?: number | undefined },
+): OutcomeVerdict | undefined {
   if (!endedOnItsOwn(generic)) return undefined;
   const tail = facts.process.outputTail;
   const result = readClaudeResult(tail);
   if (result === undefined) {
     if (rootRefusal.test(tail)) {
       return {
-        outcome: 'error', permanent: true,
-        detail: 'Claude Code refuses --dangerously-skip-permissions as root: run the worker as another user, or pass IS_SANDBOX=1 (agents.env.pass) when the sandbox is deliberate',
+        outcome: 'error',
+        permanent: true,
+        detail:
+          'Claude Code refuses --dangerously-skip-permissions as root: run the worker as another user, or pass IS_SANDBOX=1 (agents.env.pass) when the sandbox is deliberate',
       };
     }
     const rejected = firstMatchingLine(tail, argumentRejection);
-    if (rejected !== undefined) return { outcome: 'error', permanent: true, detail: `Claude Code rejected its arguments: ${rejected}` };
+    if (rejected !== undefined)
+      return { outcome: 'error', permanent: true, detail: `Claude Code rejected its arguments: ${rejected}` };
     const apiError = firstMatchingLine(tail, apiErrorPatterns);
     return apiError === undefined ? undefined : apiErrorVerdict('Claude Code', apiError, generic);
   }
@@ -85,12 +101,25 @@ export function claudeVerdict(facts: OutcomeFacts, generic: OutcomeVerdict, limi
   if (result.subtype === 'error_max_budget_usd') {
     const limit = limits.budgetUsd === undefined ? '' : ` (--max-budget-usd ${formatUsd(limits.budgetUsd)})`;
     const spent = finite(result.total_cost_usd);
-    return { outcome: 'failed', detail: `Claude Code reached its money budget${limit}${spent === undefined ? '' : `: spent ${formatUsd(spent)}`}` };
+    return {
+      outcome: 'failed',
+      detail: `Claude Code reached its money budget${limit}${spent === undefined ? '' : `: spent ${formatUsd(spent)}`}`,
+    };
   }
   if (result.is_error === true) {
-    const status = typeof result.api_error_status === 'number' ? ` (HTTP ${result.api_error_status}${typeof result.api_error_type === 'string' ? ` ${result.api_error_type}` : ''})` : '';
-    const errors = Array.isArray(result.errors) ? result.errors.filter((e): e is string => typeof e === 'string').join('; ') : '';
-    const text = typeof result.result === 'string' && result.result !== '' ? result.result : errors !== '' ? errors : String(result.subtype ?? 'error');
+    const status =
+      typeof result.api_error_status === 'number'
+        ? ` (HTTP ${result.api_error_status}${typeof result.api_error_type === 'string' ? ` ${result.api_error_type}` : ''})`
+        : '';
+    const errors = Array.isArray(result.errors)
+      ? result.errors.filter((e): e is string => typeof e === 'string').join('; ')
+      : '';
+    const text =
+      typeof result.result === 'string' && result.result !== ''
+        ? result.result
+        : errors !== ''
+          ? errors
+          : String(result.subtype ?? 'error');
     // 2.1.x exits 1 here; edits made before the error still stand, as the shared rule says.
     const changed = 'files' in facts.changes && facts.changes.files.length > 0;
     return apiErrorVerdict('Claude Code', `${text.slice(0, 300)}${status}`, changed ? { outcome: 'changed' } : generic);
@@ -114,21 +143,45 @@ function callOutcome(result: ClaudeResult): string {
  * cache reads and writes too (the server processed them); the cost as the CLI reported it,
  * else tokens × `prices`. The run's model is the one that used the most tokens.
  */
-export function claudeReport(result: ClaudeResult, run: { durationMs: number; prices?: PriceTable | undefined }): RunReport {
-  const usage = typeof result.modelUsage === 'object' && result.modelUsage !== null ? (result.modelUsage as Record<string, Record<string, unknown>>) : {};
+export function claudeReport(
+  result: ClaudeResult,
+  run: { durationMs: number; prices?: PriceTable | undefined },
+): RunReport {
+  const usage =
+    typeof result.modelUsage === 'object' && result.modelUsage !== null
+      ? (result.modelUsage as Record<string, Record<string, unknown>>)
+      : {};
   const outcome = callOutcome(result);
   const modelCalls: ModelCall[] = Object.entries(usage).map(([model, u]) => {
-    const tokens = { prompt: count(u.inputTokens) + count(u.cacheReadInputTokens) + count(u.cacheCreationInputTokens), completion: count(u.outputTokens) };
+    const tokens = {
+      prompt: count(u.inputTokens) + count(u.cacheReadInputTokens) + count(u.cacheCreationInputTokens),
+      completion: count(u.outputTokens),
+    };
     const costUsd = finite(u.costUSD) ?? costOf(run.prices, model, tokens);
     return {
-      provider: 'claude', model, promptTokens: tokens.prompt, completionTokens: tokens.completion, latencyMs: run.durationMs,
-      ...(costUsd === undefined ? {} : { costUsd }), outcome,
+      provider: 'claude',
+      model,
+      promptTokens: tokens.prompt,
+      completionTokens: tokens.completion,
+      latencyMs: run.durationMs,
+      ...(costUsd === undefined ? {} : { costUsd }),
+      outcome,
     };
   });
-  const tokens = modelCalls.reduce((sum, c) => ({ prompt: sum.prompt + c.promptTokens, completion: sum.completion + c.completionTokens }), { prompt: 0, completion: 0 });
-  const main = modelCalls.reduce<ModelCall | undefined>((best, c) => (best === undefined || c.promptTokens + c.completionTokens > best.promptTokens + best.completionTokens ? c : best), undefined);
+  const tokens = modelCalls.reduce(
+    (sum, c) => ({ prompt: sum.prompt + c.promptTokens, completion: sum.completion + c.completionTokens }),
+    { prompt: 0, completion: 0 },
+  );
+  const main = modelCalls.reduce<ModelCall | undefined>(
+    (best, c) =>
+      best === undefined || c.promptTokens + c.completionTokens > best.promptTokens + best.completionTokens ? c : best,
+    undefined,
+  );
   const costs = modelCalls.map((c) => c.costUsd);
-  const summed = costs.length > 0 && costs.every((c) => c !== undefined) ? costs.reduce((a: number, b) => a + (b ?? 0), 0) : undefined;
+  const summed =
+    costs.length > 0 && costs.every((c) => c !== undefined)
+      ? costs.reduce((a: number, b) => a + (b ?? 0), 0)
+      : undefined;
   const costUsd = finite(result.total_cost_usd) ?? summed;
   return {
     tokens,

@@ -43,16 +43,21 @@ export function createClaudeAgent(options: ClaudeAgentOptions): Agent {
     argv: (req, files) => [
       options.binary,
       '-p',
-      '--output-format', 'json',
+      '--output-format',
+      'json',
       '--dangerously-skip-permissions',
-      '--max-turns', String(options.maxTurns),
+      '--max-turns',
+      String(options.maxTurns),
       ...(req.budgetUsd === undefined ? [] : ['--max-budget-usd', String(req.budgetUsd)]),
       ...modelExtraAndPrompt(options, req, files),
     ],
-    interpret: (facts, generic, req) => claudeVerdict(facts, generic, { maxTurns: options.maxTurns, budgetUsd: req.budgetUsd }),
+    interpret: (facts, generic, req) =>
+      claudeVerdict(facts, generic, { maxTurns: options.maxTurns, budgetUsd: req.budgetUsd }),
     report: (facts, run) => {
       const result = readClaudeResult(facts.process.outputTail);
-      return result === undefined ? undefined : claudeReport(result, { durationMs: run.durationMs, prices: run.req.prices });
+      return result === undefined
+        ? undefined
+        : claudeReport(result, { durationMs: run.durationMs, prices: run.req.prices });
     },
   });
   return {
@@ -69,8 +74,16 @@ async function nothingLeft(req: AgentRunRequest): Promise<AgentRunResult> {
   const env = withoutForgeCredentials(req.env);
   const files = await changedFiles(req.workdir, env, { gitPath: req.gitPath }).catch(() => []);
   return {
-    exitCode: null, signal: null, timedOut: false, durationMs: 0, outputTail: '', changedFiles: files,
-    outcome: 'failed', detail: `Claude Code not started: no money budget left (${formatUsd(Math.max(0, req.budgetUsd ?? 0))})`,
-    budgetExceeded: true, costUsd: 0, modelCalls: [],
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    durationMs: 0,
+    outputTail: '',
+    changedFiles: files,
+    outcome: 'failed',
+    detail: `Claude Code not started: no money budget left (${formatUsd(Math.max(0, req.budgetUsd ?? 0))})`,
+    budgetExceeded: true,
+    costUsd: 0,
+    modelCalls: [],
   };
 }

@@ -23,7 +23,9 @@ export function codexEvent(line: string): Record<string, unknown> | undefined {
   if (!text.startsWith('{"type":')) return undefined;
   try {
     const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : undefined;
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -41,7 +43,6 @@ export function codexTurnFailure(text: string): string | undefined {
   return message;
 }
 
-
 /**
  * The observer of one Codex run: adds up the `usage` of every `turn.completed` as the
  * lines arrive (input tokens count cached ones too, output tokens reasoning ones, as the
@@ -49,7 +50,10 @@ export function codexTurnFailure(text: string): string | undefined {
  * reaches `req.budgetUsd`. Codex reports usage per turn, not per model call, so a budget
  * stops a run at the end of a turn: one turn can overshoot it.
  */
-export function codexObserver(req: Pick<AgentRunRequest, 'budgetUsd' | 'prices'>, model: string | undefined): RunObserver {
+export function codexObserver(
+  req: Pick<AgentRunRequest, 'budgetUsd' | 'prices'>,
+  model: string | undefined,
+): RunObserver {
   const started = performance.now();
   const tokens = { prompt: 0, completion: 0 };
   let turns = 0;
@@ -64,7 +68,10 @@ export function codexObserver(req: Pick<AgentRunRequest, 'budgetUsd' | 'prices'>
     turns += 1;
     const cost = costNow();
     if (req.budgetUsd === undefined || cost === undefined || cost < req.budgetUsd) return undefined;
-    return { reason: `stopped at the money budget: spent ${formatUsd(cost)} of ${formatUsd(req.budgetUsd)}`, budgetExceeded: true };
+    return {
+      reason: `stopped at the money budget: spent ${formatUsd(cost)} of ${formatUsd(req.budgetUsd)}`,
+      budgetExceeded: true,
+    };
   };
   return {
     output(chunk) {
@@ -82,8 +89,13 @@ export function codexObserver(req: Pick<AgentRunRequest, 'budgetUsd' | 'prices'>
       const cost = costNow();
       if (model === undefined) return { tokens: { ...tokens } };
       const call: ModelCall = {
-        provider: 'codex', model, promptTokens: tokens.prompt, completionTokens: tokens.completion,
-        latencyMs: Math.round(performance.now() - started), ...(cost === undefined ? {} : { costUsd: cost }), outcome: 'ok',
+        provider: 'codex',
+        model,
+        promptTokens: tokens.prompt,
+        completionTokens: tokens.completion,
+        latencyMs: Math.round(performance.now() - started),
+        ...(cost === undefined ? {} : { costUsd: cost }),
+        outcome: 'ok',
       };
       return { tokens: { ...tokens }, model, ...(cost === undefined ? {} : { costUsd: cost }), modelCalls: [call] };
     },

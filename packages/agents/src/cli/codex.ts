@@ -1,7 +1,14 @@
 import { createProcessAgent } from '../process-agent.js';
 import type { Agent } from '../port.js';
 import { codexObserver, codexTurnFailure } from './codex-events.js';
-import { apiErrorVerdict, type CliAgentSettings, cliSpecBase, endedOnItsOwn, firstMatchingLine, modelExtraAndPrompt } from './shared.js';
+import {
+  apiErrorVerdict,
+  type CliAgentSettings,
+  cliSpecBase,
+  endedOnItsOwn,
+  firstMatchingLine,
+  modelExtraAndPrompt,
+} from './shared.js';
 
 /** Options of the Codex adapter: `agents.codex` of the config. */
 export interface CodexAgentOptions extends CliAgentSettings {
@@ -20,7 +27,8 @@ const apiErrorPatterns = [/^ERROR: .*(?:unexpected status|stream disconnected|ra
 
 // Codex's own sandbox failing to start, as 0.169.0 says it: no user namespaces to nest, its
 // helper missing, or its refusal to create that helper under the temp dir.
-const ownSandboxBroken = /bwrap: Creating new namespace failed[^"\\]*|bwrap: execvp codex-linux-sandbox[^"\\]*|Refusing to create helper binaries under temporary dir[^"\\]*/;
+const ownSandboxBroken =
+  /bwrap: Creating new namespace failed[^"\\]*|bwrap: execvp codex-linux-sandbox[^"\\]*|Refusing to create helper binaries under temporary dir[^"\\]*/;
 
 /**
  * The Codex adapter: `codex exec`, the non-interactive mode, which never asks for
@@ -49,7 +57,8 @@ export function createCodexAgent(options: CodexAgentOptions): Agent {
       options.binary,
       'exec',
       ...(options.approvalArgs ?? ['--sandbox', req.isolated === true ? 'danger-full-access' : 'workspace-write']),
-      '--color', 'never',
+      '--color',
+      'never',
       '--json',
       ...modelExtraAndPrompt(options, req, files),
     ],
@@ -64,10 +73,12 @@ export function createCodexAgent(options: CodexAgentOptions): Agent {
     interpret: (facts, generic) => {
       if (!endedOnItsOwn(generic)) return undefined;
       // Every edit failed for a reason no retry fixes: say it instead of "no changes".
-      const broken = generic.outcome === 'no_changes' ? ownSandboxBroken.exec(facts.process.outputTail)?.[0] : undefined;
+      const broken =
+        generic.outcome === 'no_changes' ? ownSandboxBroken.exec(facts.process.outputTail)?.[0] : undefined;
       if (broken !== undefined) {
         return {
-          outcome: 'error', permanent: true,
+          outcome: 'error',
+          permanent: true,
           detail: `Codex's own sandbox could not run here (${broken.trim().slice(0, 200)}): run it inside codefleet's sandbox (sandbox.mode), which turns Codex's off, or give it a HOME outside TMPDIR`,
         };
       }

@@ -92,7 +92,11 @@ export async function writeGeminiHome(req: AgentRunRequest, limits: GeminiHomeLi
   if (limits.budgetUsd !== undefined) {
     const script = join(home, hookFile);
     await writeFile(script, budgetHookSource(limits.budgetUsd, limits.prices ?? {}, join(home, spentFile)));
-    hooks = { hooks: { AfterModel: [{ hooks: [{ type: 'command', name: 'codefleet-budget', command: `node ${shellWord(script)}` }] }] } };
+    hooks = {
+      hooks: {
+        AfterModel: [{ hooks: [{ type: 'command', name: 'codefleet-budget', command: `node ${shellWord(script)}` }] }],
+      },
+    };
   }
   const settings = {
     ...(limits.maxTurns === undefined ? {} : { model: { maxSessionTurns: limits.maxTurns } }),

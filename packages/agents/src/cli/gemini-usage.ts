@@ -10,7 +10,8 @@ interface ModelStats {
   roles?: Record<string, unknown>;
 }
 
-const count = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0);
+const count = (value: unknown): number =>
+  typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
 
 /**
  * Reads `stats.models` of `gemini --output-format json` (the object printed at the end of
@@ -22,7 +23,10 @@ const count = (value: unknown): number => (typeof value === 'number' && Number.i
  * absent when a model that spent tokens has no price, so a missing price never reads as
  * free. Undefined when the output holds no stats.
  */
-export function geminiUsage(output: Record<string, unknown> | undefined, prices: PriceTable | undefined): GeminiUsage | undefined {
+export function geminiUsage(
+  output: Record<string, unknown> | undefined,
+  prices: PriceTable | undefined,
+): GeminiUsage | undefined {
   const stats = output?.stats;
   if (typeof stats !== 'object' || stats === null) return undefined;
   const models = (stats as { models?: unknown }).models;
@@ -35,7 +39,11 @@ export function geminiUsage(output: Record<string, unknown> | undefined, prices:
     const requests = count(value.api?.totalRequests);
     const costUsd = costOf(prices, model, { prompt: promptTokens, completion: completionTokens });
     calls.push({
-      provider: 'gemini', model, promptTokens, completionTokens, latencyMs: count(value.api?.totalLatencyMs),
+      provider: 'gemini',
+      model,
+      promptTokens,
+      completionTokens,
+      latencyMs: count(value.api?.totalLatencyMs),
       ...(costUsd === undefined ? {} : { costUsd }),
       outcome: requests > 0 && count(value.api?.totalErrors) >= requests ? 'error' : 'ok',
       main: typeof value.roles === 'object' && value.roles !== null && 'main' in value.roles,
@@ -43,11 +51,15 @@ export function geminiUsage(output: Record<string, unknown> | undefined, prices:
   }
   if (calls.length === 0) return undefined;
   const spent = (call: ModelCall) => call.promptTokens + call.completionTokens;
-  const main = calls.filter((call) => call.main).sort((a, b) => spent(b) - spent(a))[0]
-    ?? [...calls].sort((a, b) => spent(b) - spent(a))[0];
+  const main =
+    calls.filter((call) => call.main).sort((a, b) => spent(b) - spent(a))[0] ??
+    [...calls].sort((a, b) => spent(b) - spent(a))[0];
   const priced = calls.every((call) => call.costUsd !== undefined || spent(call) === 0);
   return {
-    tokens: { prompt: calls.reduce((sum, call) => sum + call.promptTokens, 0), completion: calls.reduce((sum, call) => sum + call.completionTokens, 0) },
+    tokens: {
+      prompt: calls.reduce((sum, call) => sum + call.promptTokens, 0),
+      completion: calls.reduce((sum, call) => sum + call.completionTokens, 0),
+    },
     ...(main === undefined ? {} : { model: main.model }),
     ...(priced ? { costUsd: calls.reduce((sum, call) => sum + (call.costUsd ?? 0), 0) } : {}),
     modelCalls: calls.map(({ main: _main, ...call }) => call),

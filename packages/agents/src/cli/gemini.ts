@@ -4,7 +4,16 @@ import { createProcessAgent, type ProcessAgentSpec } from '../process-agent.js';
 import type { Agent, AgentRunRequest, AgentRunResult } from '../port.js';
 import { budgetSpent, writeGeminiHome } from './gemini-home.js';
 import { geminiUsage, type GeminiUsage } from './gemini-usage.js';
-import { apiErrorVerdict, capVerdict, type CliAgentSettings, cliSpecBase, endedOnItsOwn, firstMatchingLine, lastJsonObject, promptArgument } from './shared.js';
+import {
+  apiErrorVerdict,
+  capVerdict,
+  type CliAgentSettings,
+  cliSpecBase,
+  endedOnItsOwn,
+  firstMatchingLine,
+  lastJsonObject,
+  promptArgument,
+} from './shared.js';
 
 /** Options of the Gemini CLI adapter: `agents.gemini` of the config. */
 export interface GeminiAgentOptions extends CliAgentSettings {
@@ -50,7 +59,8 @@ export function createGeminiAgent(options: GeminiAgentOptions): Agent {
     argv: (request, files) => [
       options.binary,
       ...(options.approvalArgs ?? ['--approval-mode', 'yolo', '--skip-trust']),
-      '--output-format', 'json',
+      '--output-format',
+      'json',
       ...(options.model === undefined ? [] : ['--model', options.model]),
       ...(options.extraArgs ?? []),
       `--prompt=${promptArgument(request, files)}`,
@@ -69,9 +79,15 @@ export function createGeminiAgent(options: GeminiAgentOptions): Agent {
     run: async (req) => {
       // A fresh process agent per run: its `interpret` hands this run's usage to this run only.
       let usage: GeminiUsage | undefined;
-      const agent = createProcessAgent(spec((u) => { usage = u; }, req));
+      const agent = createProcessAgent(
+        spec((u) => {
+          usage = u;
+        }, req),
+      );
       const ownHome = options.maxTurns !== undefined || req.budgetUsd !== undefined;
-      const home = ownHome ? await writeGeminiHome(req, { maxTurns: options.maxTurns, budgetUsd: req.budgetUsd, prices: req.prices }) : undefined;
+      const home = ownHome
+        ? await writeGeminiHome(req, { maxTurns: options.maxTurns, budgetUsd: req.budgetUsd, prices: req.prices })
+        : undefined;
       const result = await agent.run(home === undefined ? req : { ...req, env: { ...req.env, GEMINI_CLI_HOME: home } });
       return withUsage(result, usage, req.budgetUsd, home === undefined ? undefined : await budgetSpent(home));
     },
@@ -79,16 +95,32 @@ export function createGeminiAgent(options: GeminiAgentOptions): Agent {
 }
 
 /** The Gemini CLI's own reading of a run that ended by itself, on top of the generic verdict. */
-function interpretGemini(exit: number | null, output: string, verdict: Record<string, unknown> | undefined, generic: OutcomeVerdict): OutcomeVerdict | undefined {
+function interpretGemini(
+  exit: number | null,
+  output: string,
+  verdict: Record<string, unknown> | undefined,
+  generic: OutcomeVerdict,
+): OutcomeVerdict | undefined {
   if (!endedOnItsOwn(generic)) return undefined;
   if (exit === turnLimitExit) return capVerdict(`Gemini CLI reached its turn limit (exit ${turnLimitExit})`);
   const error = verdict?.error;
-  const message = typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string'
-    ? ((error as { message: string }).message).slice(0, 300) : undefined;
-  if (exit === inputErrorExit) return { outcome: 'error', permanent: true, detail: `Gemini CLI refused its input (exit ${inputErrorExit}): check agents.gemini.extra_args and the CLI version` };
+  const message =
+    typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string'
+      ? (error as { message: string }).message.slice(0, 300)
+      : undefined;
+  if (exit === inputErrorExit)
+    return {
+      outcome: 'error',
+      permanent: true,
+      detail: `Gemini CLI refused its input (exit ${inputErrorExit}): check agents.gemini.extra_args and the CLI version`,
+    };
   if (exit === authExit || exit === configExit) {
     // No retry helps: the key, the auth method or the settings must change first.
-    return { outcome: 'error', permanent: true, detail: `Gemini CLI could not start (exit ${exit}, ${exit === authExit ? 'authentication' : 'configuration'}): ${message ?? 'see the output'}` };
+    return {
+      outcome: 'error',
+      permanent: true,
+      detail: `Gemini CLI could not start (exit ${exit}, ${exit === authExit ? 'authentication' : 'configuration'}): ${message ?? 'see the output'}`,
+    };
   }
   if (typeof error === 'object' && error !== null) {
     return apiErrorVerdict('Gemini CLI', message ?? JSON.stringify(error).slice(0, 300), generic);
@@ -101,7 +133,12 @@ function interpretGemini(exit: number | null, output: string, verdict: Record<st
  * The result with what the CLI reported spending, and `budgetExceeded` when the budget
  * hook's count (`hookSpentUsd`, which stopped the run) or the final cost reached the money left.
  */
-function withUsage(result: AgentRunResult, usage: GeminiUsage | undefined, budgetUsd: number | undefined, hookSpentUsd: number | undefined): AgentRunResult {
+function withUsage(
+  result: AgentRunResult,
+  usage: GeminiUsage | undefined,
+  budgetUsd: number | undefined,
+  hookSpentUsd: number | undefined,
+): AgentRunResult {
   // A run the hook stopped can lack the last response in its final stats; the router's calls
   // are in the stats but not in the hook's count: the larger is the better estimate.
   const known = [usage?.costUsd, hookSpentUsd].filter((cost): cost is number => cost !== undefined);
@@ -113,6 +150,11 @@ function withUsage(result: AgentRunResult, usage: GeminiUsage | undefined, budge
     ...(usage?.model === undefined ? {} : { model: usage.model }),
     ...(costUsd === undefined ? {} : { costUsd }),
     ...(usage?.modelCalls === undefined ? {} : { modelCalls: usage.modelCalls }),
-    ...(over ? { budgetExceeded: true, detail: `${result.detail === undefined ? '' : `${result.detail}; `}cost ${formatUsd(costUsd)} reached the budget ${formatUsd(budgetUsd)}` } : {}),
+    ...(over
+      ? {
+          budgetExceeded: true,
+          detail: `${result.detail === undefined ? '' : `${result.detail}; `}cost ${formatUsd(costUsd)} reached the budget ${formatUsd(budgetUsd)}`,
+        }
+      : {}),
   };
 }

@@ -31,7 +31,10 @@ export interface CliAgentSettings {
  * it may see beyond the base allowlist (its API key, plus `extraEnv`).
  */
 export function cliSpecBase(
-  name: string, contextFile: ContextFile, options: CliAgentSettings, extraEnv: readonly string[] = [],
+  name: string,
+  contextFile: ContextFile,
+  options: CliAgentSettings,
+  extraEnv: readonly string[] = [],
 ): Pick<ProcessAgentSpec, 'name' | 'contextFile' | 'timeoutMs' | 'killGraceMs' | 'allowEnv'> {
   const allowEnv = [...extraEnv, ...(options.apiKeyEnv === undefined ? [] : [options.apiKeyEnv])];
   return {
@@ -74,14 +77,18 @@ export function firstMatchingLine(text: string, patterns: readonly RegExp[]): st
  */
 export function lastJsonObject(text: string): Record<string, unknown> | undefined {
   const lines = text.split('\n');
-  const starts = lines.flatMap((line, i) => (line.startsWith('{') ? [i] : [])).reverse().slice(0, 20);
+  const starts = lines
+    .flatMap((line, i) => (line.startsWith('{') ? [i] : []))
+    .reverse()
+    .slice(0, 20);
   for (const start of starts) {
     for (let end = lines.length; end > start; end -= 1) {
       const last = lines[end - 1]?.trimEnd() ?? '';
       if (!last.endsWith('}')) continue;
       try {
         const value: unknown = JSON.parse(lines.slice(start, end).join('\n'));
-        if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+        if (typeof value === 'object' && value !== null && !Array.isArray(value))
+          return value as Record<string, unknown>;
       } catch {
         // Not this span; try a shorter one.
       }
@@ -103,7 +110,8 @@ export function apiErrorVerdict(tool: string, message: string, generic: OutcomeV
   return authFailure.test(message) ? { outcome: 'error', detail, permanent: true } : { outcome: 'error', detail };
 }
 
-const authFailure = /\b40[13]\b|unauthori[sz]ed|authentication|invalid[\s\w-]{0,20}api[\s_-]?key|api key not valid|permission denied/i;
+const authFailure =
+  /\b40[13]\b|unauthori[sz]ed|authentication|invalid[\s\w-]{0,20}api[\s_-]?key|api key not valid|permission denied/i;
 
 /** A turn or iteration cap ends the run unfinished: `failed`, so the next attempt continues it. */
 export function capVerdict(detail: string): OutcomeVerdict {
@@ -119,6 +127,15 @@ export function endedOnItsOwn(generic: OutcomeVerdict): boolean {
 }
 
 /** The end of a CLI's argv: `--model <model>` when set, the extra args, then `--` and the prompt. */
-export function modelExtraAndPrompt(options: CliAgentSettings, req: Pick<AgentRunRequest, 'prompt' | 'workdir'>, files: RunFiles): string[] {
-  return [...(options.model === undefined ? [] : ['--model', options.model]), ...(options.extraArgs ?? []), '--', promptArgument(req, files)];
+export function modelExtraAndPrompt(
+  options: CliAgentSettings,
+  req: Pick<AgentRunRequest, 'prompt' | 'workdir'>,
+  files: RunFiles,
+): string[] {
+  return [
+    ...(options.model === undefined ? [] : ['--model', options.model]),
+    ...(options.extraArgs ?? []),
+    '--',
+    promptArgument(req, files),
+  ];
 }

@@ -7,12 +7,27 @@ export const appSized: Sample = {
   manifest: {
     scripts: { build: 'tsc -p .', lint: 'eslint src test', test: 'jest', format: 'prettier --write src test' },
     dependencies: {
-      axios: '1.13.2', 'date-fns': '4.1.0', lodash: '4.17.21', react: '19.2.0', 'react-dom': '19.2.0', zod: '4.1.12',
+      axios: '1.13.2',
+      'date-fns': '4.1.0',
+      lodash: '4.17.21',
+      react: '19.2.0',
+      'react-dom': '19.2.0',
+      zod: '4.1.12',
     },
     devDependencies: {
-      '@eslint/js': '9.39.1', '@types/jest': '30.0.0', '@types/lodash': '4.17.20', '@types/node': '22.20.5',
-      '@types/react': '19.2.2', '@types/react-dom': '19.2.2', eslint: '9.39.1', 'eslint-plugin-react-hooks': '7.0.1',
-      jest: '30.2.0', prettier: '3.10.1', 'ts-jest': '29.4.5', typescript: '5.9.3', 'typescript-eslint': '8.46.2',
+      '@eslint/js': '9.39.1',
+      '@types/jest': '30.0.0',
+      '@types/lodash': '4.17.20',
+      '@types/node': '22.20.5',
+      '@types/react': '19.2.2',
+      '@types/react-dom': '19.2.2',
+      eslint: '9.39.1',
+      'eslint-plugin-react-hooks': '7.0.1',
+      jest: '30.2.0',
+      prettier: '3.10.1',
+      'ts-jest': '29.4.5',
+      typescript: '5.9.3',
+      'typescript-eslint': '8.46.2',
     },
     // jest 30 resolves modules with unrs-resolver, whose 1.13.0 names per-platform bindings the
     // registry this bench reaches does not all have; npm 11 then writes a lockfile that `npm ci`
@@ -20,13 +35,25 @@ export const appSized: Sample = {
     overrides: { 'unrs-resolver': '1.12.2' },
   },
   files: {
-    'tsconfig.json': `${JSON.stringify({
-      compilerOptions: {
-        target: 'ES2022', module: 'commonjs', lib: ['ES2022', 'DOM'], jsx: 'react-jsx', strict: true, esModuleInterop: true,
-        skipLibCheck: true, outDir: 'dist', rootDir: '.', types: ['node', 'jest'],
+    'tsconfig.json': `${JSON.stringify(
+      {
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'commonjs',
+          lib: ['ES2022', 'DOM'],
+          jsx: 'react-jsx',
+          strict: true,
+          esModuleInterop: true,
+          skipLibCheck: true,
+          outDir: 'dist',
+          rootDir: '.',
+          types: ['node', 'jest'],
+        },
+        include: ['src', 'test'],
       },
-      include: ['src', 'test'],
-    }, null, 2)}\n`,
+      null,
+      2,
+    )}\n`,
     'jest.config.js': `\
 /** @type {import("jest").Config} */
 module.exports = {

@@ -16,7 +16,13 @@ export interface Sample {
 const sources: Record<string, string> = {
   'tsconfig.json': `${JSON.stringify({
     compilerOptions: {
-      target: 'ES2022', module: 'NodeNext', strict: true, skipLibCheck: true, outDir: 'dist', rootDir: '.', types: ['node'],
+      target: 'ES2022',
+      module: 'NodeNext',
+      strict: true,
+      skipLibCheck: true,
+      outDir: 'dist',
+      rootDir: '.',
+      types: ['node'],
     },
     include: ['src', 'test'],
   })}\n`,
@@ -73,7 +79,11 @@ export const samples: Sample[] = [
       type: 'module',
       scripts: nodeTestScripts('eslint src test'),
       devDependencies: {
-        '@eslint/js': '9.39.1', '@types/node': '22.20.5', eslint: '9.39.1', typescript: '5.9.3', 'typescript-eslint': '8.46.2',
+        '@eslint/js': '9.39.1',
+        '@types/node': '22.20.5',
+        eslint: '9.39.1',
+        typescript: '5.9.3',
+        'typescript-eslint': '8.46.2',
       },
     },
     files: {

@@ -14,20 +14,30 @@ const binary = (name: string) =>
     .default(name)
     .describe('Executable: a name looked up on PATH, or a path (relative paths are resolved against the config file).');
 
-const extraArgs = z.array(z.string()).default(() => []).describe('Extra arguments appended to the command line.');
+const extraArgs = z
+  .array(z.string())
+  .default(() => [])
+  .describe('Extra arguments appended to the command line.');
 
 const API_KEY_ENV_DOC =
   'Name of the environment variable holding the API key. Keys are never config values; the value is masked in logs.';
 
 // describe() goes on the outermost wrapper: that is what the JSON Schema and tests read.
 const apiKeyEnv = (name?: string) =>
-  name === undefined ? envVarName.optional().describe(API_KEY_ENV_DOC) : envVarName.default(name).describe(API_KEY_ENV_DOC);
+  name === undefined
+    ? envVarName.optional().describe(API_KEY_ENV_DOC)
+    : envVarName.default(name).describe(API_KEY_ENV_DOC);
 
 const aider = z
   .strictObject({
     binary: binary('aider'),
     model: z.string().min(1).default('ollama_chat/qwen2.5-coder:7b').describe('Model passed as --model.'),
-    map_tokens: z.number().int().min(0).default(0).describe('Passed as --map-tokens; 0 disables the repo map, which small local models choke on.'),
+    map_tokens: z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe('Passed as --map-tokens; 0 disables the repo map, which small local models choke on.'),
     timeout_seconds: agentTimeout(),
     extra_args: extraArgs,
     api_key_env: apiKeyEnv(),
@@ -55,7 +65,9 @@ const codex = z
       .array(z.string().min(1))
       .min(1)
       .optional()
-      .describe("How codex exec is allowed to edit the working copy. Unset: --sandbox workspace-write, or --sandbox danger-full-access when codefleet's sandbox isolates the run (Codex's own sandbox cannot nest in it); older CLIs that lack --sandbox take [--full-auto]."),
+      .describe(
+        "How codex exec is allowed to edit the working copy. Unset: --sandbox workspace-write, or --sandbox danger-full-access when codefleet's sandbox isolates the run (Codex's own sandbox cannot nest in it); older CLIs that lack --sandbox take [--full-auto].",
+      ),
     timeout_seconds: agentTimeout(),
     extra_args: extraArgs,
     api_key_env: apiKeyEnv('OPENAI_API_KEY'),
@@ -71,10 +83,17 @@ const gemini = z
       .array(z.string().min(1))
       .min(1)
       .default(() => ['--approval-mode', 'yolo', '--skip-trust'])
-      .describe('How gemini is allowed to act without asking; older CLIs that lack --approval-mode or --skip-trust take [-y].'),
+      .describe(
+        'How gemini is allowed to act without asking; older CLIs that lack --approval-mode or --skip-trust take [-y].',
+      ),
     max_turns: z
-      .number().int().min(1).optional()
-      .describe("Model turns one run may take (the CLI's model.maxSessionTurns; exit 53 when reached). Set, or a money budget (costs.budget_usd): each run gets its own GEMINI_CLI_HOME with the settings codefleet writes (the cap, a budget hook), so the host's ~/.gemini is not read (use an API key, not a Google login). Unset: no cap."),
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        "Model turns one run may take (the CLI's model.maxSessionTurns; exit 53 when reached). Set, or a money budget (costs.budget_usd): each run gets its own GEMINI_CLI_HOME with the settings codefleet writes (the cap, a budget hook), so the host's ~/.gemini is not read (use an API key, not a Google login). Unset: no cap.",
+      ),
     timeout_seconds: agentTimeout(),
     extra_args: extraArgs,
     api_key_env: apiKeyEnv('GEMINI_API_KEY'),
@@ -106,11 +125,16 @@ const ollama = z
       .default('auto')
       .describe(
         'Model name, or auto (the default): qwen2.5-coder:7b on Apple silicon (darwin arm64) or with a GPU ' +
-          '(/dev/nvidia0, /dev/kfd or nvidia-smi on PATH of the worker\'s host), qwen2.5-coder:1.5b on CPU-only hosts. ' +
+          "(/dev/nvidia0, /dev/kfd or nvidia-smi on PATH of the worker's host), qwen2.5-coder:1.5b on CPU-only hosts. " +
           'Name the model when the server runs on other hardware, and always for a hosted provider (e.g. deepseek-chat).',
       ),
     timeout_seconds: agentTimeout(),
-    max_tokens: z.number().int().min(1).optional().describe('Upper bound on generated tokens per request (num_predict).'),
+    max_tokens: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe('Upper bound on generated tokens per request (num_predict).'),
     context_tokens: z
       .number()
       .int()
@@ -126,7 +150,7 @@ const ollama = z
       .min(1)
       .optional()
       .describe(
-        'Tokens (prompt + completion, as the server counts them) one job may spend with this agent. Each call\'s ' +
+        "Tokens (prompt + completion, as the server counts them) one job may spend with this agent. Each call's " +
           'reply is capped at what its prompt (estimated at 4 characters a token) leaves; when another model call is ' +
           'needed and the budget is spent, or too small for the prompt, the job ends as budget_exceeded. Unset: no budget.',
       ),
@@ -159,7 +183,9 @@ const script = z
       .string()
       .min(1)
       .optional()
-      .describe('Node.js program run as `node <module> --workdir … --prompt-file … --pass … --attempt …` in the working copy (README: the script agent); ./ and ../ paths are resolved against the config file.'),
+      .describe(
+        'Node.js program run as `node <module> --workdir … --prompt-file … --pass … --attempt …` in the working copy (README: the script agent); ./ and ../ paths are resolved against the config file.',
+      ),
     timeout_seconds: agentTimeout(),
   })
   .prefault({})
@@ -189,7 +215,12 @@ export const agentsSchema = z
         z.strictObject({
           agent: z.enum(AGENT_NAMES).describe('The agent this profile runs.'),
           model: z.string().min(1).optional().describe("Model for this profile instead of the agent's own."),
-          budget_usd: z.number().positive().max(1_000_000).optional().describe('Most one job may spend on this profile as an escalation tier; when spent, the next tier runs.'),
+          budget_usd: z
+            .number()
+            .positive()
+            .max(1_000_000)
+            .optional()
+            .describe('Most one job may spend on this profile as an escalation tier; when spent, the next tier runs.'),
         }),
       )
       .default(() => ({}))
@@ -208,7 +239,10 @@ export const agentsSchema = z
     chains: z
       .record(
         z.string().regex(/^[a-z0-9_-]{1,64}$/, { error: 'expected a chain name ([a-z0-9_-]{1,64})' }),
-        z.array(z.string().regex(/^[a-z0-9_-]{1,64}$/, { error: 'expected a profile or agent name' })).min(1).max(8),
+        z
+          .array(z.string().regex(/^[a-z0-9_-]{1,64}$/, { error: 'expected a profile or agent name' }))
+          .min(1)
+          .max(8),
       )
       .default(() => ({}))
       .describe(

@@ -18,11 +18,20 @@ export function seconds(min = 0): z.ZodNumber {
 
 /** A per-agent timeout that falls back to `agents.timeout_seconds` during normalize. */
 export function agentTimeout(): z.ZodOptional<z.ZodNumber> {
-  return seconds(1).optional().describe('Timeout for one run of this agent in seconds. Default: agents.timeout_seconds.');
+  return seconds(1)
+    .optional()
+    .describe('Timeout for one run of this agent in seconds. Default: agents.timeout_seconds.');
 }
 
 /** Proxy variables: installs and agents behind a proxy need them, in both spellings tools read. */
-export const proxyVariables = ['HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy'] as const;
+export const proxyVariables = [
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'NO_PROXY',
+  'http_proxy',
+  'https_proxy',
+  'no_proxy',
+] as const;
 
 /**
  * What a run gets of the worker's environment beyond the fixed allowlist (PATH, HOME, locale):
@@ -35,11 +44,20 @@ export function runEnv(what: string) {
       pass: z
         .array(envVarName)
         .default(() => [...proxyVariables])
-        .describe(`Variables passed through to ${what} from the worker's environment when set (e.g. RUSTUP_HOME, CARGO_HOME). Forge credentials (GITHUB_TOKEN, …) are never passed. Default: the proxy variables.`),
+        .describe(
+          `Variables passed through to ${what} from the worker's environment when set (e.g. RUSTUP_HOME, CARGO_HOME). Forge credentials (GITHUB_TOKEN, …) are never passed. Default: the proxy variables.`,
+        ),
       path: z
-        .array(z.string().min(1).refine((dir) => dir.startsWith('/') || dir.startsWith('~'), 'expected an absolute directory'))
+        .array(
+          z
+            .string()
+            .min(1)
+            .refine((dir) => dir.startsWith('/') || dir.startsWith('~'), 'expected an absolute directory'),
+        )
         .default(() => [])
-        .describe(`Directories put in front of PATH for ${what} (e.g. /usr/local/cargo/bin); they are shown read-only inside the sandbox.`),
+        .describe(
+          `Directories put in front of PATH for ${what} (e.g. /usr/local/cargo/bin); they are shown read-only inside the sandbox.`,
+        ),
     })
     .prefault({})
     .describe(`Environment of ${what} beyond the fixed allowlist.`);

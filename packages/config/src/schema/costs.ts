@@ -23,8 +23,16 @@ export const costsSchema = z
       ),
     budget_usd: z
       .strictObject({
-        job: usd.optional().describe("Most one job may spend, all tiers and attempts together; reaching it stops the running agent and ends the job as budget_exceeded."),
-        day: usd.optional().describe('Most the whole fleet may spend in one UTC day; reaching it pauses claiming (jobs wait in the queue) until the next day.'),
+        job: usd
+          .optional()
+          .describe(
+            'Most one job may spend, all tiers and attempts together; reaching it stops the running agent and ends the job as budget_exceeded.',
+          ),
+        day: usd
+          .optional()
+          .describe(
+            'Most the whole fleet may spend in one UTC day; reaching it pauses claiming (jobs wait in the queue) until the next day.',
+          ),
       })
       .prefault({})
       .describe('Money budgets in US dollars; unset: none.'),

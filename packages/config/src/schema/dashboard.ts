@@ -10,11 +10,18 @@ export const dashboardSchema = z
       .string()
       .min(1)
       .default('127.0.0.1')
-      .describe('Address the dashboard binds to. It can cancel and retry work: keep it on loopback, or put a TLS proxy in front of it.'),
+      .describe(
+        'Address the dashboard binds to. It can cancel and retry work: keep it on loopback, or put a TLS proxy in front of it.',
+      ),
     token_env: envVarName
       .default('CODEFLEET_DASHBOARD_TOKEN')
-      .describe('Variable holding the token to log in with (or send as a bearer token); when unset, one is generated at start and printed once.'),
-    read_only: z.boolean().default(false).describe('Show everything but offer and accept no action (cancel, retry, redrive, drop).'),
+      .describe(
+        'Variable holding the token to log in with (or send as a bearer token); when unset, one is generated at start and printed once.',
+      ),
+    read_only: z
+      .boolean()
+      .default(false)
+      .describe('Show everything but offer and accept no action (cancel, retry, redrive, drop).'),
   })
   .prefault({})
   .describe('Web dashboard over the run store, the queue and the dead-letter queue.');

@@ -25,11 +25,15 @@ export const configSchema = z
       .string()
       .min(1)
       .default('.codefleet-data')
-      .describe('Directory for the local queue, the run store and caches; relative to the config file (or the working directory).'),
+      .describe(
+        'Directory for the local queue, the run store and caches; relative to the config file (or the working directory).',
+      ),
     allow_insecure_redis: z
       .boolean()
       .default(false)
-      .describe('Accept a Redis URL (queue.bullmq.url, queue.sqs.coordination_url, store.redis_url) to another host without a password. Off: such a URL stops the worker and every command at start, since anyone who reaches that Redis can forge jobs.'),
+      .describe(
+        'Accept a Redis URL (queue.bullmq.url, queue.sqs.coordination_url, store.redis_url) to another host without a password. Off: such a URL stops the worker and every command at start, since anyone who reaches that Redis can forge jobs.',
+      ),
     queue: queueSchema,
     store: storeSchema,
     workspace: workspaceSchema,
@@ -48,7 +52,9 @@ export const configSchema = z
     dashboard: dashboardSchema,
     logging: loggingSchema,
   })
-  .describe('codefleet configuration (config.yaml). String values may use ${VAR} and ${VAR:-default}; $${ is a literal ${.');
+  .describe(
+    'codefleet configuration (config.yaml). String values may use ${VAR} and ${VAR:-default}; $${ is a literal ${.',
+  );
 
 /** What the schema step produces, before normalize fills in derived values. */
 export type ParsedConfig = z.output<typeof configSchema>;

@@ -8,11 +8,18 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 export const loggingSchema = z
   .strictObject({
     level: z.enum(LOG_LEVELS).default('info').describe('Minimum level written.'),
-    format: z.enum(['auto', 'json', 'pretty']).default('auto').describe('auto: pretty when the logs go to a terminal, else json; json: one JSON object per line; pretty: for a terminal.'),
+    format: z
+      .enum(['auto', 'json', 'pretty'])
+      .default('auto')
+      .describe(
+        'auto: pretty when the logs go to a terminal, else json; json: one JSON object per line; pretty: for a terminal.',
+      ),
     redact_values: z
       .array(envVarName)
       .default(() => [])
-      .describe('Extra environment variable NAMES whose values are masked in logs (API keys and tokens are masked already).'),
+      .describe(
+        'Extra environment variable NAMES whose values are masked in logs (API keys and tokens are masked already).',
+      ),
   })
   .prefault({})
   .describe('Logging.');

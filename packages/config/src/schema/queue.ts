@@ -3,11 +3,7 @@ import { seconds } from './common.js';
 
 const local = z
   .strictObject({
-    path: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('SQLite file of the embedded queue. Default: <data_dir>/queue.sqlite.'),
+    path: z.string().min(1).optional().describe('SQLite file of the embedded queue. Default: <data_dir>/queue.sqlite.'),
   })
   .prefault({})
   .describe('Embedded single-host queue (backend: local); needs no server.');
@@ -21,7 +17,9 @@ const bullmq = z
       .int()
       .positive()
       .default(120_000)
-      .describe('BullMQ lock duration in milliseconds; a job whose lock expires is considered stalled and redelivered.'),
+      .describe(
+        'BullMQ lock duration in milliseconds; a job whose lock expires is considered stalled and redelivered.',
+      ),
   })
   .prefault({})
   .describe('Fleet queue on Redis (backend: bullmq).');
@@ -47,19 +45,25 @@ const sqs = z
     priority_queue_url: z
       .url()
       .optional()
-      .describe('URL of a second queue for high-priority jobs, polled before the main one (SQS has no priority; without it, priority is not honoured). Same type (standard or FIFO) and redrive policy as the main queue.'),
+      .describe(
+        'URL of a second queue for high-priority jobs, polled before the main one (SQS has no priority; without it, priority is not honoured). Same type (standard or FIFO) and redrive policy as the main queue.',
+      ),
     max_receive_count: z
       .number()
       .int()
       .min(1)
       .default(4)
-      .describe('Receives before SQS moves a message to the dead-letter queue; 4 = the first run plus worker.max_retries (3).'),
+      .describe(
+        'Receives before SQS moves a message to the dead-letter queue; 4 = the first run plus worker.max_retries (3).',
+      ),
     fifo: z.boolean().default(false).describe('The queue is a FIFO queue (its URL ends in .fifo).'),
     coordination_url: z
       .string()
       .min(1)
       .default('redis://127.0.0.1:6379')
-      .describe('Redis URL of the coordination store an SQS fleet shares: idempotency keys, lease tokens that fence stale workers, attempts and dead letters.'),
+      .describe(
+        'Redis URL of the coordination store an SQS fleet shares: idempotency keys, lease tokens that fence stale workers, attempts and dead letters.',
+      ),
   })
   .prefault({})
   .describe('Cloud queue on AWS SQS (backend: sqs).');
@@ -79,7 +83,9 @@ export const queueSchema = z
       .number()
       .positive()
       .optional()
-      .describe('Interval of lease-extending heartbeats while a job runs; must be below lease_seconds. Default: lease_seconds / 4.'),
+      .describe(
+        'Interval of lease-extending heartbeats while a job runs; must be below lease_seconds. Default: lease_seconds / 4.',
+      ),
     local,
     bullmq,
     sqs,

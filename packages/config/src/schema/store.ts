@@ -6,7 +6,9 @@ export const storeSchema = z
     backend: z
       .enum(['sqlite', 'redis'])
       .default('sqlite')
-      .describe('sqlite: <data_dir>/runs.sqlite, for one host; redis: shared by a fleet, so every worker and `codefleet runs` on any host see the same runs and leases.'),
+      .describe(
+        'sqlite: <data_dir>/runs.sqlite, for one host; redis: shared by a fleet, so every worker and `codefleet runs` on any host see the same runs and leases.',
+      ),
     redis_url: z
       .string()
       .min(1)

@@ -32,7 +32,9 @@ export const verificationSchema = z
     baseline: z
       .boolean()
       .default(true)
-      .describe('Verify the untouched base commit once (cached per repository, base commit and plan): a step that fails there too is reported as pre-existing, never fed back as the agent\'s fault.'),
+      .describe(
+        "Verify the untouched base commit once (cached per repository, base commit and plan): a step that fails there too is reported as pre-existing, never fed back as the agent's fault.",
+      ),
     on_dod_failure: z
       .enum(['draft', 'none'])
       .default('draft')

@@ -6,7 +6,9 @@ const backoff = z
     strategy: z
       .enum(['fixed', 'exponential'])
       .default('fixed')
-      .describe('fixed: always delay_seconds; exponential: delay_seconds * 2^(attempt-1), capped at max_delay_seconds.'),
+      .describe(
+        'fixed: always delay_seconds; exponential: delay_seconds * 2^(attempt-1), capped at max_delay_seconds.',
+      ),
     delay_seconds: z.number().min(0).default(10).describe('Delay before an outer retry, in seconds.'),
     max_delay_seconds: z.number().min(0).default(300).describe('Upper bound for exponential delays.'),
     jitter: z.boolean().default(true).describe('Randomize delays a little so a fleet does not retry in lockstep.'),
@@ -38,7 +40,9 @@ export const workerSchema = z
     backoff,
     job_budget_seconds: seconds(1)
       .optional()
-      .describe('Wall-clock budget of one job across all its attempts; past it the agent is stopped and the job fails with budget_exceeded. Unset: no budget beyond the timeouts.'),
+      .describe(
+        'Wall-clock budget of one job across all its attempts; past it the agent is stopped and the job fails with budget_exceeded. Unset: no budget beyond the timeouts.',
+      ),
     shutdown_grace_seconds: seconds(0)
       .default(30)
       .describe('After SIGTERM, how long running jobs may finish before they are abandoned to redelivery.'),

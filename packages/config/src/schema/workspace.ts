@@ -19,7 +19,9 @@ export const workspaceSchema = z
     reuse: z
       .boolean()
       .default(true)
-      .describe('Keep a pooled clone per repository and add a working copy per job, instead of a fresh clone each time.'),
+      .describe(
+        'Keep a pooled clone per repository and add a working copy per job, instead of a fresh clone each time.',
+      ),
     keep_failed: z
       .boolean()
       .default(false)
@@ -27,26 +29,34 @@ export const workspaceSchema = z
     protect_workflows: z
       .boolean()
       .default(true)
-      .describe('Workflow files and the repository actions (.github/workflows/**, .github/actions/**) are read-only for agents and never committed: on GitHub they run with the repository secrets, so an agent that edits one could send them out from the pull request CI.'),
+      .describe(
+        'Workflow files and the repository actions (.github/workflows/**, .github/actions/**) are read-only for agents and never committed: on GitHub they run with the repository secrets, so an agent that edits one could send them out from the pull request CI.',
+      ),
     memory_chars: z
       .number()
       .int()
       .min(0)
       .max(100_000)
       .default(4_000)
-      .describe("Bound on the repository's memory bank (.codefleet/memory/*.md: conventions, decisions, known pitfalls) in each agent prompt: whole files while they fit, newest first, then headings and first lines, then left out (and said so). 0 leaves the memory bank out; under 1000 counts as 1000."),
+      .describe(
+        "Bound on the repository's memory bank (.codefleet/memory/*.md: conventions, decisions, known pitfalls) in each agent prompt: whole files while they fit, newest first, then headings and first lines, then left out (and said so). 0 leaves the memory bank out; under 1000 counts as 1000.",
+      ),
     scope: z
       .strictObject({
         exclude: z
           .array(scopePattern)
           .max(256)
           .default([])
-          .describe('Gitignore-style patterns kept physically out of every working copy (sparse checkout), e.g. "**/*.env", "**/secrets/**": the agent never sees these files.'),
+          .describe(
+            'Gitignore-style patterns kept physically out of every working copy (sparse checkout), e.g. "**/*.env", "**/secrets/**": the agent never sees these files.',
+          ),
         read: z
           .array(scopePattern)
           .max(256)
           .default([])
-          .describe('Gitignore-style patterns checked out read-only (chmod a-w); whatever an agent changes there anyway is left out of the commit.'),
+          .describe(
+            'Gitignore-style patterns checked out read-only (chmod a-w); whatever an agent changes there anyway is left out of the commit.',
+          ),
       })
       .prefault({})
       .describe('Scope control for every job: what the agent may not see or may not change.'),

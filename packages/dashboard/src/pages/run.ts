@@ -29,7 +29,10 @@ export interface RunPageFacts {
  */
 export function checksInOrder(checks: readonly Verification[]): Verification[] {
   const rank = (c: Verification) => (c.passed || c.skipped === true ? 2 : c.preexisting === true ? 1 : 0);
-  return checks.map((c, i) => ({ c, i })).sort((a, b) => rank(a.c) - rank(b.c) || a.i - b.i).map(({ c }) => c);
+  return checks
+    .map((c, i) => ({ c, i }))
+    .sort((a, b) => rank(a.c) - rank(b.c) || a.i - b.i)
+    .map(({ c }) => c);
 }
 
 function checkVerdict(c: Verification): string {
@@ -43,67 +46,149 @@ function actions(f: RunPageFacts): Html | string {
   if (f.readOnly) return '';
   const base = `/runs/${encodeURIComponent(f.run.run_id)}`;
   const buttons: Html[] = [];
-  if (!isTerminal(f.run.stage) && f.cancel === undefined) buttons.push(actionButton(`${base}/cancel`, 'Cancel', f.csrf, 'danger'));
+  if (!isTerminal(f.run.stage) && f.cancel === undefined)
+    buttons.push(actionButton(`${base}/cancel`, 'Cancel', f.csrf, 'danger'));
   // Only the job's latest run is retried: an earlier one has been run again already.
-  if (isTerminal(f.run.stage) && f.laterRunId === undefined) buttons.push(actionButton(`${base}/retry`, 'Retry', f.csrf));
-  if (f.deadLetterId !== undefined) buttons.push(actionButton(`/dead-letters/${encodeURIComponent(f.deadLetterId)}/redrive`, 'Redrive', f.csrf));
+  if (isTerminal(f.run.stage) && f.laterRunId === undefined)
+    buttons.push(actionButton(`${base}/retry`, 'Retry', f.csrf));
+  if (f.deadLetterId !== undefined)
+    buttons.push(actionButton(`/dead-letters/${encodeURIComponent(f.deadLetterId)}/redrive`, 'Redrive', f.csrf));
   return buttons.length === 0 ? '' : html`<div class="actions">${buttons}</div>`;
 }
 
 function journalLine(entry: JournalEntry): Html {
   if (entry.kind === 'action') {
-    return html`<li><time datetime="${entry.at}">${entry.at}</time> <strong>${entry.action}</strong> by ${entry.by} via ${entry.via}${entry.detail === undefined ? '' : html` — ${entry.detail}`}</li>`;
+    return html`<li>
+      <time datetime="${entry.at}">${entry.at}</time> <strong>${entry.action}</strong> by ${entry.by} via
+      ${entry.via}${entry.detail === undefined ? '' : html` — ${entry.detail}`}
+    </li>`;
   }
-  return html`<li class="warning"><time datetime="${entry.at}">${entry.at}</time> <strong>${entry.report}</strong> report not delivered to ${entry.requester}: ${entry.error}</li>`;
+  return html`<li class="warning">
+    <time datetime="${entry.at}">${entry.at}</time> <strong>${entry.report}</strong> report not delivered to
+    ${entry.requester}: ${entry.error}
+  </li>`;
 }
 
 /** The run page's live part. */
 export function runBody(f: RunPageFacts): Html {
   const { run, now } = f;
   const runId = encodeURIComponent(run.run_id);
-  return html`
-<section class="summary">
-<p><span class="state state-${stateOf(run)}" data-state="${stateOf(run)}">${stateOf(run)}</span> ${run.job.repo}
- · from ${run.job.source.kind} by ${run.job.requested_by} · created <time datetime="${run.created_at}">${ago(now, run.created_at)}</time>
- · updated <time datetime="${run.updated_at}">${ago(now, run.updated_at)}</time>${runCostText(run)}</p>
-${f.status === undefined ? '' : html`<p class="task-status">Status: <span class="status status-${f.status.status}" data-status="${statusLabel(f.status)}">${statusLabel(f.status)}</span> · ${f.status.note}</p>`}
-${f.laterRunId === undefined ? '' : html`<p class="notice">This job ran again since: <a href="/runs/${encodeURIComponent(f.laterRunId)}">${f.laterRunId}</a>.</p>`}
-${f.cancel === undefined ? '' : html`<p class="notice" data-cancel="pending">Cancel requested by ${f.cancel.by} ${ago(now, f.cancel.at)}; the worker stops it at its next heartbeat or stage.</p>`}
-${run.error === undefined ? '' : html`<p class="error"><strong>${run.error.code}</strong> (${run.error.verdict}): ${run.error.message}</p>`}
-<p>Pull request: ${prLink(run.pull_request) || 'none'}${run.branch === undefined ? '' : html` · branch <code>${run.branch}</code>`}
- · <a href="/runs/${runId}/record.json" download="${`run-${run.run_id}.json`}">Download the run record (JSON)</a></p>
-${actions(f)}
-</section>
-<section>
-<h2>Timeline</h2>
-<ol class="timeline">${run.stages.map((s) => html`<li><span class="state state-${s.stage}">${s.stage}</span> <time datetime="${s.at}">${s.at}</time>${s.attempt > 0 ? html` · attempt ${s.attempt}` : ''}${s.note === undefined ? '' : html` — ${s.note}`}</li>`)}</ol>
-${run.attempts.length === 0 ? '' : html`<table><thead><tr><th>Attempt</th><th>Worker</th><th>Started</th><th>Ended</th><th>Outcome</th></tr></thead>
-<tbody>${run.attempts.map((a) => html`<tr><td>${a.n}</td><td>${a.worker_id}</td><td>${a.started_at}</td><td>${a.ended_at ?? ''}</td><td>${a.outcome ?? 'running'}${a.error === undefined ? '' : html` — ${a.error.code}: ${a.error.message}`}</td></tr>`)}</tbody></table>`}
-</section>
-<section>
-<h2>Checks</h2>
-${run.verification.length === 0 ? html`<p>None yet.</p>` : html`<ul class="checks">${checksInOrder(run.verification).map((c) => html`<li class="check ${c.passed || c.skipped === true ? 'passed' : 'failed'}">
+  return html` <section class="summary">
+      <p>
+        <span class="state state-${stateOf(run)}" data-state="${stateOf(run)}">${stateOf(run)}</span> ${run.job.repo} ·
+        from ${run.job.source.kind} by ${run.job.requested_by} · created
+        <time datetime="${run.created_at}">${ago(now, run.created_at)}</time> · updated
+        <time datetime="${run.updated_at}">${ago(now, run.updated_at)}</time>${runCostText(run)}
+      </p>
+      ${f.status === undefined ? '' : html`<p class="task-status">Status: <span class="status status-${f.status.status}" data-status="${statusLabel(f.status)}">${statusLabel(f.status)}</span> · ${f.status.note}</p>`}
+      ${f.laterRunId === undefined ? '' : html`<p class="notice">This job ran again since: <a href="/runs/${encodeURIComponent(f.laterRunId)}">${f.laterRunId}</a>.</p>`}
+      ${f.cancel === undefined ? '' : html`<p class="notice" data-cancel="pending">Cancel requested by ${f.cancel.by} ${ago(now, f.cancel.at)}; the worker stops it at its next heartbeat or stage.</p>`}
+      ${run.error === undefined ? '' : html`<p class="error"><strong>${run.error.code}</strong> (${run.error.verdict}): ${run.error.message}</p>`}
+      <p>
+        Pull request:
+        ${prLink(run.pull_request) || 'none'}${run.branch === undefined ? '' : html` · branch <code>${run.branch}</code>`}
+        · <a href="/runs/${runId}/record.json" download="${`run-${run.run_id}.json`}">Download the run record (JSON)</a>
+      </p>
+      ${actions(f)}
+    </section>
+    <section>
+      <h2>Timeline</h2>
+      <ol class="timeline">
+        ${run.stages.map((s) => html`<li><span class="state state-${s.stage}">${s.stage}</span> <time datetime="${s.at}">${s.at}</time>${s.attempt > 0 ? html` · attempt ${s.attempt}` : ''}${s.note === undefined ? '' : html` — ${s.note}`}</li>`)}
+      </ol>
+      ${
+        run.attempts.length === 0
+          ? ''
+          : html`<table>
+              <thead>
+                <tr>
+                  <th>Attempt</th>
+                  <th>Worker</th>
+                  <th>Started</th>
+                  <th>Ended</th>
+                  <th>Outcome</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${run.attempts.map(
+                  (a) =>
+                    html`<tr>
+                      <td>${a.n}</td>
+                      <td>${a.worker_id}</td>
+                      <td>${a.started_at}</td>
+                      <td>${a.ended_at ?? ''}</td>
+                      <td>
+                        ${a.outcome ?? 'running'}${a.error === undefined ? '' : html` — ${a.error.code}: ${a.error.message}`}
+                      </td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>`
+      }
+    </section>
+    <section>
+      <h2>Checks</h2>
+      ${
+        run.verification.length === 0
+          ? html`<p>None yet.</p>`
+          : html`<ul class="checks">
+              ${checksInOrder(run.verification).map(
+                (c) => html`<li class="check ${c.passed || c.skipped === true ? 'passed' : 'failed'}">
 <details${!c.passed && c.skipped !== true && c.preexisting !== true ? html` open` : ''}><summary><strong>${c.step}</strong> <code>${c.command.join(' ')}</code> — ${checkVerdict(c)}
  · exit ${c.exit_code ?? c.signal ?? '–'} · ${duration(c.duration_ms)} · ${c.pass} pass, attempt ${c.attempt}.${c.inner_attempt}</summary>
-<pre>${c.output_tail}</pre></details></li>`)}</ul>`}
-</section>
-${tiersSection(run)}
-<section>
-<h2>Agent runs</h2>
-${run.agent_runs.length === 0 ? html`<p>None yet.</p>` : html`<ul class="agent-runs">${run.agent_runs.map((a) => html`<li>
-<details><summary><strong>${a.agent}</strong> ${a.pass} pass, attempt ${a.attempt}.${a.inner_attempt} — ${a.outcome}
- · exit ${a.exit_code ?? a.signal ?? '–'}${a.timed_out ? ' (timed out)' : ''} · ${duration(a.duration_ms)} · ${a.changed_files.length} file(s) changed${agentRunFacts(a)}</summary>
-${modelCallsTable(a)}
-${a.changed_files.length === 0 ? '' : html`<p>${a.changed_files.map((file) => html`<code>${file}</code> `)}</p>`}
-<pre>${a.output_tail}</pre></details></li>`)}</ul>`}
-</section>
-${run.answer === undefined ? '' : html`<section><h2>Answer</h2><pre>${run.answer}</pre></section>`}
-<section>
-<h2>Task</h2>
-<details><summary>${run.job.title}</summary><pre>${run.job.body ?? ''}</pre></details>
-</section>
-<section>
-<h2>Journal</h2>
-${f.journal.length === 0 ? html`<p>No action taken on this run from outside the pipeline.</p>` : html`<ul class="journal">${f.journal.map(journalLine)}</ul>`}
-</section>`;
+<pre>${c.output_tail}</pre></details></li>`,
+              )}
+            </ul>`
+      }
+    </section>
+    ${tiersSection(run)}
+    <section>
+      <h2>Agent runs</h2>
+      ${
+        run.agent_runs.length === 0
+          ? html`<p>None yet.</p>`
+          : html`<ul class="agent-runs">
+              ${run.agent_runs.map(
+                (a) =>
+                  html`<li>
+                    <details>
+                      <summary>
+                        <strong>${a.agent}</strong> ${a.pass} pass, attempt ${a.attempt}.${a.inner_attempt} —
+                        ${a.outcome} · exit ${a.exit_code ?? a.signal ?? '–'}${a.timed_out ? ' (timed out)' : ''} ·
+                        ${duration(a.duration_ms)} · ${a.changed_files.length} file(s) changed${agentRunFacts(a)}
+                      </summary>
+                      ${modelCallsTable(a)}
+                      ${a.changed_files.length === 0 ? '' : html`<p>${a.changed_files.map((file) => html`<code>${file}</code> `)}</p>`}
+                      <pre>${a.output_tail}</pre>
+                    </details>
+                  </li>`,
+              )}
+            </ul>`
+      }
+    </section>
+    ${
+      run.answer === undefined
+        ? ''
+        : html`<section>
+            <h2>Answer</h2>
+            <pre>${run.answer}</pre>
+          </section>`
+    }
+    <section>
+      <h2>Task</h2>
+      <details>
+        <summary>${run.job.title}</summary>
+        <pre>${run.job.body ?? ''}</pre>
+      </details>
+    </section>
+    <section>
+      <h2>Journal</h2>
+      ${
+        f.journal.length === 0
+          ? html`<p>No action taken on this run from outside the pipeline.</p>`
+          : html`<ul class="journal">
+              ${f.journal.map(journalLine)}
+            </ul>`
+      }
+    </section>`;
 }

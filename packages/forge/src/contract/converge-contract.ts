@@ -63,7 +63,10 @@ export function convergeContract(open: () => Promise<OpenedOrigin>): void {
     await git(workdir, ['push', '--quiet', o.originDir, `${sha}:refs/orphans/${branch}`]);
     const hook = join(o.originDir, 'hooks', 'pre-receive');
     // Outside the quarantine git refuses ref updates; the hook fires once, for the next push.
-    await writeFile(hook, `#!/bin/sh\nrm -f "$0"\nunset GIT_QUARANTINE_PATH\ngit update-ref refs/heads/${branch} ${sha}\ncat >/dev/null\n`);
+    await writeFile(
+      hook,
+      `#!/bin/sh\nrm -f "$0"\nunset GIT_QUARANTINE_PATH\ngit update-ref refs/heads/${branch} ${sha}\ncat >/dev/null\n`,
+    );
     await chmod(hook, 0o755);
   };
 
@@ -79,10 +82,16 @@ export function convergeContract(open: () => Promise<OpenedOrigin>): void {
         expect(ours).not.toBe(earlier);
         await orphanLands(o, ordering, branch, dead, earlier);
         // The lease the redelivery read when it prepared: the branch did not exist.
-        expect(await o.forge.ensureBranch({ repo: o.repo, workdir: retry, branch, task })).toEqual({ sha: earlier, updated: false });
+        expect(await o.forge.ensureBranch({ repo: o.repo, workdir: retry, branch, task })).toEqual({
+          sha: earlier,
+          updated: false,
+        });
         expect(await o.forge.findBranch(o.repo, branch)).toEqual({ sha: earlier });
         // Without the task named the same tree converges too: its content is what was verified.
-        expect(await o.forge.ensureBranch({ repo: o.repo, workdir: retry, branch })).toEqual({ sha: earlier, updated: false });
+        expect(await o.forge.ensureBranch({ repo: o.repo, workdir: retry, branch })).toEqual({
+          sha: earlier,
+          updated: false,
+        });
       });
 
       it("names an earlier attempt's commit with other content, which a lease on it then replaces", async () => {
@@ -93,11 +102,15 @@ export function convergeContract(open: () => Promise<OpenedOrigin>): void {
         const retry = await o.makeWorkdir(branch);
         const ours = await commitFor(retry, taskKey, 'export const feature = () => 1;\n', second);
         await orphanLands(o, ordering, branch, dead, earlier);
-        const refused = await o.forge.ensureBranch({ repo: o.repo, workdir: retry, branch, task }).catch((error: unknown) => error);
+        const refused = await o.forge
+          .ensureBranch({ repo: o.repo, workdir: retry, branch, task })
+          .catch((error: unknown) => error);
         expect(refused).toMatchObject({ code: 'git_conflict' });
         expect(ownStaleTip(refused)).toBe(earlier);
         expect(await o.forge.findBranch(o.repo, branch)).toEqual({ sha: earlier });
-        expect(await o.forge.ensureBranch({ repo: o.repo, workdir: retry, branch, task, expectedSha: earlier })).toEqual({ sha: ours, updated: true });
+        expect(
+          await o.forge.ensureBranch({ repo: o.repo, workdir: retry, branch, task, expectedSha: earlier }),
+        ).toEqual({ sha: ours, updated: true });
       });
 
       it("leaves another task's commit, or a person's, alone: git_conflict", async () => {
@@ -108,7 +121,9 @@ export function convergeContract(open: () => Promise<OpenedOrigin>): void {
         const retry = await o.makeWorkdir(branch);
         await commitFor(retry, taskKey, 'export const feature = 1;\n', second);
         await orphanLands(o, ordering, branch, other, foreign);
-        const refused = await o.forge.ensureBranch({ repo: o.repo, workdir: retry, branch, task }).catch((error: unknown) => error);
+        const refused = await o.forge
+          .ensureBranch({ repo: o.repo, workdir: retry, branch, task })
+          .catch((error: unknown) => error);
         expect(refused).toMatchObject({ code: 'git_conflict' });
         expect(ownStaleTip(refused)).toBeUndefined();
         expect(await o.forge.findBranch(o.repo, branch)).toEqual({ sha: foreign });
@@ -119,7 +134,9 @@ export function convergeContract(open: () => Promise<OpenedOrigin>): void {
         await git(other, ['commit', '--quiet', '-m', 'Notes']);
         const mixed = await commitFor(other, taskKey, 'export const feature = 3;\n', first, true);
         await git(other, ['push', '--quiet', '--force', o.originDir, `${mixed}:refs/heads/${branch}`]);
-        const again = await o.forge.ensureBranch({ repo: o.repo, workdir: retry, branch, task, expectedSha: foreign }).catch((error: unknown) => error);
+        const again = await o.forge
+          .ensureBranch({ repo: o.repo, workdir: retry, branch, task, expectedSha: foreign })
+          .catch((error: unknown) => error);
         expect(again).toMatchObject({ code: 'git_conflict' });
         expect(ownStaleTip(again)).toBeUndefined();
         expect(await o.forge.findBranch(o.repo, branch)).toEqual({ sha: mixed });

@@ -104,10 +104,16 @@ export function forgeContract(harness: ForgeContractHarness): void {
         const { branch, workdir, sha: first } = await pushedBranch(o, 'retry');
         expect(await o.forge.ensureBranch({ repo: o.repo, workdir, branch })).toEqual({ sha: first, updated: false });
         const second = await commit(workdir, 'more');
-        expect(await o.forge.ensureBranch({ repo: o.repo, workdir, branch, expectedSha: first })).toEqual({ sha: second, updated: true });
+        expect(await o.forge.ensureBranch({ repo: o.repo, workdir, branch, expectedSha: first })).toEqual({
+          sha: second,
+          updated: true,
+        });
         // The push landed but the worker crashed before recording it: the retry still holds
         // the old lease, and must succeed rather than report a conflict with itself.
-        expect(await o.forge.ensureBranch({ repo: o.repo, workdir, branch, expectedSha: first })).toEqual({ sha: second, updated: false });
+        expect(await o.forge.ensureBranch({ repo: o.repo, workdir, branch, expectedSha: first })).toEqual({
+          sha: second,
+          updated: false,
+        });
       });
 
       it('rejects a stale expectedSha with git_conflict and leaves the branch alone', async () => {
@@ -117,8 +123,12 @@ export function forgeContract(harness: ForgeContractHarness): void {
         await o.forge.ensureBranch({ repo: o.repo, workdir, branch, expectedSha: first });
         // A worker that paused past its lease still believes the branch is at `first`.
         const stale = await o.makeWorkdir(branch);
-        await expect(o.forge.ensureBranch({ repo: o.repo, workdir: stale, branch, expectedSha: first })).rejects.toMatchObject({ code: 'git_conflict' });
-        await expect(o.forge.ensureBranch({ repo: o.repo, workdir: stale, branch })).rejects.toMatchObject({ code: 'git_conflict' });
+        await expect(
+          o.forge.ensureBranch({ repo: o.repo, workdir: stale, branch, expectedSha: first }),
+        ).rejects.toMatchObject({ code: 'git_conflict' });
+        await expect(o.forge.ensureBranch({ repo: o.repo, workdir: stale, branch })).rejects.toMatchObject({
+          code: 'git_conflict',
+        });
         expect(await o.forge.findBranch(o.repo, branch)).toEqual({ sha: newer });
       });
 
@@ -127,7 +137,10 @@ export function forgeContract(harness: ForgeContractHarness): void {
         const { branch, sha: first } = await pushedBranch(o, 'rewrite');
         const other = await o.makeWorkdir(branch);
         const rewritten = await git(other, ['rev-parse', 'HEAD']);
-        expect(await o.forge.ensureBranch({ repo: o.repo, workdir: other, branch, expectedSha: first })).toEqual({ sha: rewritten, updated: true });
+        expect(await o.forge.ensureBranch({ repo: o.repo, workdir: other, branch, expectedSha: first })).toEqual({
+          sha: rewritten,
+          updated: true,
+        });
         expect(await o.forge.findBranch(o.repo, branch)).toEqual({ sha: rewritten });
       });
 
@@ -136,7 +149,9 @@ export function forgeContract(harness: ForgeContractHarness): void {
         const branch = branchName('abort');
         const workdir = await o.makeWorkdir(branch);
         const signal = AbortSignal.abort();
-        await expect(o.forge.ensureBranch({ repo: o.repo, workdir, branch, signal })).rejects.toMatchObject({ code: 'cancelled' });
+        await expect(o.forge.ensureBranch({ repo: o.repo, workdir, branch, signal })).rejects.toMatchObject({
+          code: 'cancelled',
+        });
         expect(await o.forge.findBranch(o.repo, branch)).toBeUndefined();
       });
 
@@ -144,9 +159,13 @@ export function forgeContract(harness: ForgeContractHarness): void {
         const o = await open();
         const workdir = await o.makeWorkdir(branchName('bad'));
         for (const branch of ['-f', 'a..b', 'x y', 'refs/heads/../x', '']) {
-          await expect(o.forge.ensureBranch({ repo: o.repo, workdir, branch })).rejects.toMatchObject({ code: 'forge_rejected' });
+          await expect(o.forge.ensureBranch({ repo: o.repo, workdir, branch })).rejects.toMatchObject({
+            code: 'forge_rejected',
+          });
         }
-        await expect(o.forge.ensureBranch({ repo: o.repo, workdir, branch: 'ok', expectedSha: 'HEAD~1' })).rejects.toMatchObject({ code: 'forge_rejected' });
+        await expect(
+          o.forge.ensureBranch({ repo: o.repo, workdir, branch: 'ok', expectedSha: 'HEAD~1' }),
+        ).rejects.toMatchObject({ code: 'forge_rejected' });
       });
     });
 
@@ -158,13 +177,34 @@ export function forgeContract(harness: ForgeContractHarness): void {
         const { branch, sha } = await pushedBranch(o, 'pr');
         const req = { repo: o.repo, head: branch, base: o.base, title: 'Add a widget', body: 'first', draft: true };
         const first = await o.forge.ensurePullRequest(req);
-        expect(first).toMatchObject({ created: true, head: branch, base: o.base, title: 'Add a widget', body: 'first', draft: true, state: 'open', headSha: sha });
+        expect(first).toMatchObject({
+          created: true,
+          head: branch,
+          base: o.base,
+          title: 'Add a widget',
+          body: 'first',
+          draft: true,
+          state: 'open',
+          headSha: sha,
+        });
         expect(first.number).toBeGreaterThan(0);
         expect(first.url).not.toBe('');
         expect(Number.isNaN(Date.parse(first.createdAt))).toBe(false);
 
-        const second = await o.forge.ensurePullRequest({ ...req, title: 'Add a widget (v2)', body: 'second', draft: false });
-        expect(second).toMatchObject({ created: false, number: first.number, title: 'Add a widget (v2)', body: 'second', draft: false, state: 'open' });
+        const second = await o.forge.ensurePullRequest({
+          ...req,
+          title: 'Add a widget (v2)',
+          body: 'second',
+          draft: false,
+        });
+        expect(second).toMatchObject({
+          created: false,
+          number: first.number,
+          title: 'Add a widget (v2)',
+          body: 'second',
+          draft: false,
+          state: 'open',
+        });
         const { created: _created, ...stored } = second;
         expect(await o.forge.findPullRequest(o.repo, branch)).toEqual(stored);
         expect(await o.forge.getPullRequest(o.repo, first.number)).toEqual(stored);
@@ -175,8 +215,11 @@ export function forgeContract(harness: ForgeContractHarness): void {
         const o = await open();
         const { branch } = await pushedBranch(o, 'race');
         const bodies = [1, 2, 3, 4, 5].map((n) => `attempt ${n}`);
-        const results = await Promise.all(bodies.map((body) =>
-          o.forge.ensurePullRequest({ repo: o.repo, head: branch, base: o.base, title: 'Race', body, draft: false })));
+        const results = await Promise.all(
+          bodies.map((body) =>
+            o.forge.ensurePullRequest({ repo: o.repo, head: branch, base: o.base, title: 'Race', body, draft: false }),
+          ),
+        );
         expect(new Set(results.map((r) => r.number)).size).toBe(1);
         expect(results.filter((r) => r.created)).toHaveLength(1);
         expect(await o.pullRequestCreations(branch)).toBe(1);
@@ -196,7 +239,14 @@ export function forgeContract(harness: ForgeContractHarness): void {
       it('stores Markdown and unicode bodies verbatim', async () => {
         const o = await open();
         const { branch } = await pushedBranch(o, 'verbatim');
-        const pr = await o.forge.ensurePullRequest({ repo: o.repo, head: branch, base: o.base, title: 'Ünïcødé ✅ `code` <b>', body: awkwardMarkdown, draft: false });
+        const pr = await o.forge.ensurePullRequest({
+          repo: o.repo,
+          head: branch,
+          base: o.base,
+          title: 'Ünïcødé ✅ `code` <b>',
+          body: awkwardMarkdown,
+          draft: false,
+        });
         const found = await o.forge.getPullRequest(o.repo, pr.number);
         expect(found.body).toBe(awkwardMarkdown);
         expect(found.title).toBe('Ünïcødé ✅ `code` <b>');
@@ -208,19 +258,36 @@ export function forgeContract(harness: ForgeContractHarness): void {
         await expect(o.forge.ensurePullRequest(req)).rejects.toMatchObject({ code: 'forge_rejected' });
         const { branch } = await pushedBranch(o, 'invalid');
         const valid = { ...req, head: branch };
-        await expect(o.forge.ensurePullRequest({ ...valid, title: ' ' })).rejects.toMatchObject({ code: 'forge_rejected' });
-        await expect(o.forge.ensurePullRequest({ ...valid, title: 'x'.repeat(257) })).rejects.toMatchObject({ code: 'forge_rejected' });
-        await expect(o.forge.ensurePullRequest({ ...valid, body: 'x'.repeat(65_537) })).rejects.toMatchObject({ code: 'forge_rejected' });
-        await expect(o.forge.ensurePullRequest({ ...valid, base: branch })).rejects.toMatchObject({ code: 'forge_rejected' });
+        await expect(o.forge.ensurePullRequest({ ...valid, title: ' ' })).rejects.toMatchObject({
+          code: 'forge_rejected',
+        });
+        await expect(o.forge.ensurePullRequest({ ...valid, title: 'x'.repeat(257) })).rejects.toMatchObject({
+          code: 'forge_rejected',
+        });
+        await expect(o.forge.ensurePullRequest({ ...valid, body: 'x'.repeat(65_537) })).rejects.toMatchObject({
+          code: 'forge_rejected',
+        });
+        await expect(o.forge.ensurePullRequest({ ...valid, base: branch })).rejects.toMatchObject({
+          code: 'forge_rejected',
+        });
         expect(await o.pullRequestCreations(branch)).toBe(0);
       });
 
-      it('tells a pull request\'s state: open, merged, closed without merge', async () => {
+      it("tells a pull request's state: open, merged, closed without merge", async () => {
         const o = await open();
-        const opened = await Promise.all(['state-a', 'state-b'].map(async (what) => {
-          const { branch } = await pushedBranch(o, what);
-          return o.forge.ensurePullRequest({ repo: o.repo, head: branch, base: o.base, title: what, body: 'b', draft: false });
-        }));
+        const opened = await Promise.all(
+          ['state-a', 'state-b'].map(async (what) => {
+            const { branch } = await pushedBranch(o, what);
+            return o.forge.ensurePullRequest({
+              repo: o.repo,
+              head: branch,
+              base: o.base,
+              title: what,
+              body: 'b',
+              draft: false,
+            });
+          }),
+        );
         const [a, b] = opened.map((pr) => pr.number) as [number, number];
         expect(await o.forge.pullRequestState(o.repo, a)).toBe('open');
         await o.settlePullRequest(a, 'merged');
@@ -228,7 +295,9 @@ export function forgeContract(harness: ForgeContractHarness): void {
         expect(await o.forge.pullRequestState(o.repo, a)).toBe('merged');
         expect(await o.forge.pullRequestState(o.repo, b)).toBe('closed');
         await expect(o.forge.pullRequestState(o.repo, 9_999)).rejects.toMatchObject({ code: 'forge_not_found' });
-        await expect(o.forge.pullRequestState(o.repo, a, AbortSignal.abort())).rejects.toMatchObject({ code: 'cancelled' });
+        await expect(o.forge.pullRequestState(o.repo, a, AbortSignal.abort())).rejects.toMatchObject({
+          code: 'cancelled',
+        });
       });
 
       it('finds nothing for an unknown head or number', async () => {
@@ -241,7 +310,14 @@ export function forgeContract(harness: ForgeContractHarness): void {
     describe('ensureComment', () => {
       const openPull = async (o: OpenedForge) => {
         const { branch } = await pushedBranch(o, 'comments');
-        const pr = await o.forge.ensurePullRequest({ repo: o.repo, head: branch, base: o.base, title: 'Comments', body: 'b', draft: false });
+        const pr = await o.forge.ensurePullRequest({
+          repo: o.repo,
+          head: branch,
+          base: o.base,
+          title: 'Comments',
+          body: 'b',
+          draft: false,
+        });
         return { kind: 'pull' as const, number: pr.number };
       };
 
@@ -254,7 +330,11 @@ export function forgeContract(harness: ForgeContractHarness): void {
         expect(second).toEqual({ id: first.id, created: false });
         const comments = await o.issues.listComments(o.repo, target);
         expect(comments).toHaveLength(1);
-        expect(comments[0]).toMatchObject({ id: first.id, marker: 'status', body: '<!-- codefleet:status -->\ndone ✅' });
+        expect(comments[0]).toMatchObject({
+          id: first.id,
+          marker: 'status',
+          body: '<!-- codefleet:status -->\ndone ✅',
+        });
       });
 
       it('keeps different markers apart, oldest first', async () => {
@@ -264,17 +344,27 @@ export function forgeContract(harness: ForgeContractHarness): void {
         const failure = await o.issues.ensureComment({ repo: o.repo, target, marker: 'failure', body: 'b' });
         expect(failure.id).not.toBe(status.id);
         const comments = await o.issues.listComments(o.repo, target);
-        expect(comments.map((c) => [c.id, c.marker])).toEqual([[status.id, 'status'], [failure.id, 'failure']]);
+        expect(comments.map((c) => [c.id, c.marker])).toEqual([
+          [status.id, 'status'],
+          [failure.id, 'failure'],
+        ]);
       });
 
       it('never matches a marker quoted inside another body', async () => {
         const o = await open();
         const target = await openPull(o);
-        const quoting = await o.issues.ensureComment({ repo: o.repo, target, marker: 'log', body: 'see:\n<!-- codefleet:status -->' });
+        const quoting = await o.issues.ensureComment({
+          repo: o.repo,
+          target,
+          marker: 'log',
+          body: 'see:\n<!-- codefleet:status -->',
+        });
         const status = await o.issues.ensureComment({ repo: o.repo, target, marker: 'status', body: 'mine' });
         expect(status.created).toBe(true);
         expect(status.id).not.toBe(quoting.id);
-        expect((await o.issues.listComments(o.repo, target))[0]?.body).toBe('<!-- codefleet:log -->\nsee:\n<!-- codefleet:status -->');
+        expect((await o.issues.listComments(o.repo, target))[0]?.body).toBe(
+          '<!-- codefleet:log -->\nsee:\n<!-- codefleet:status -->',
+        );
       });
 
       it('comments on issues, and stores bodies verbatim', async () => {
@@ -289,10 +379,18 @@ export function forgeContract(harness: ForgeContractHarness): void {
         const o = await open();
         const target = { kind: 'issue' as const, number: o.issueNumber };
         for (const marker of ['', 'a -->', 'two\nlines', 'x'.repeat(101), '<b>']) {
-          await expect(o.issues.ensureComment({ repo: o.repo, target, marker, body: 'b' })).rejects.toMatchObject({ code: 'forge_rejected' });
+          await expect(o.issues.ensureComment({ repo: o.repo, target, marker, body: 'b' })).rejects.toMatchObject({
+            code: 'forge_rejected',
+          });
         }
-        await expect(o.issues.ensureComment({ repo: o.repo, target: { kind: 'pull', number: 9_999 }, marker: 'status', body: 'b' }))
-          .rejects.toMatchObject({ code: 'forge_not_found' });
+        await expect(
+          o.issues.ensureComment({
+            repo: o.repo,
+            target: { kind: 'pull', number: 9_999 },
+            marker: 'status',
+            body: 'b',
+          }),
+        ).rejects.toMatchObject({ code: 'forge_not_found' });
         expect(await o.issues.listComments(o.repo, target)).toEqual([]);
       });
     });
@@ -301,10 +399,13 @@ export function forgeContract(harness: ForgeContractHarness): void {
       it('moves labels through a lifecycle, idempotently and case-insensitively', async () => {
         const o = await open();
         const target = { kind: 'issue' as const, number: o.issueNumber };
-        const ensure = (add: string[], remove: string[] = []) => o.issues.ensureLabels({ repo: o.repo, target, add, remove });
+        const ensure = (add: string[], remove: string[] = []) =>
+          o.issues.ensureLabels({ repo: o.repo, target, add, remove });
         expect(await ensure(['codefleet:queued'])).toEqual({ labels: ['codefleet:queued'] });
         expect(await ensure(['codefleet:queued'])).toEqual({ labels: ['codefleet:queued'] });
-        expect(await ensure(['codefleet:running'], ['codefleet:queued', 'not-there'])).toEqual({ labels: ['codefleet:running'] });
+        expect(await ensure(['codefleet:running'], ['codefleet:queued', 'not-there'])).toEqual({
+          labels: ['codefleet:running'],
+        });
         expect(await ensure(['CODEFLEET:RUNNING', 'bug'])).toEqual({ labels: ['bug', 'codefleet:running'] });
         expect(await o.issues.listLabels(o.repo, target)).toEqual(['bug', 'codefleet:running']);
         await expect(ensure([' '])).rejects.toMatchObject({ code: 'forge_rejected' });

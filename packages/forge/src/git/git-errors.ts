@@ -37,17 +37,20 @@ const rules: readonly Rule[] = [
   { code: 'forge_rejected', pattern: /\[remote rejected\]|pre-receive hook declined|protected branch/i },
   {
     code: 'forge_rejected',
-    pattern: /Authentication failed|could not read (?:Username|Password)|terminal prompts disabled|Permission denied \(publickey|The requested URL returned error: 40[13]/i,
+    pattern:
+      /Authentication failed|could not read (?:Username|Password)|terminal prompts disabled|Permission denied \(publickey|The requested URL returned error: 40[13]/i,
     hint: 'check the credentials given to git (credential helper or GIT_ASKPASS)',
     auth: true,
   },
   {
     code: 'forge_not_found',
-    pattern: /does not appear to be a git repository|Repository not found|repository '[^']*' not found|The requested URL returned error: 404|No such file or directory/i,
+    pattern:
+      /does not appear to be a git repository|Repository not found|repository '[^']*' not found|The requested URL returned error: 404|No such file or directory/i,
   },
   {
     code: 'network',
-    pattern: /Could not resolve host|Connection (?:refused|reset|timed out)|Operation timed out|unable to access|early EOF|The remote end hung up unexpectedly|The requested URL returned error: 5\d\d/i,
+    pattern:
+      /Could not resolve host|Connection (?:refused|reset|timed out)|Operation timed out|unable to access|early EOF|The remote end hung up unexpectedly|The requested URL returned error: 5\d\d/i,
   },
 ];
 
@@ -72,10 +75,16 @@ export function gitFailure(operation: string, result: ProcessResult): CodefleetE
     return new CodefleetError('git_failed', `git ${operation} timed out after ${result.durationMs} ms`, { details });
   }
   if (result.spawnError !== undefined) {
-    return new CodefleetError('git_failed', `git ${operation} could not start: ${result.spawnError} (is git on PATH in the git environment?)`, { details });
+    return new CodefleetError(
+      'git_failed',
+      `git ${operation} could not start: ${result.spawnError} (is git on PATH in the git environment?)`,
+      { details },
+    );
   }
   const said = diagnostics(result.outputTail);
   const rule = rules.find((candidate) => candidate.pattern.test(result.outputTail));
   const hint = rule?.hint === undefined ? '' : ` (${rule.hint})`;
-  return new CodefleetError(rule?.code ?? 'git_failed', `git ${operation} failed: ${said}${hint}`, { details: rule?.auth ? { ...details, auth: true } : details });
+  return new CodefleetError(rule?.code ?? 'git_failed', `git ${operation} failed: ${said}${hint}`, {
+    details: rule?.auth ? { ...details, auth: true } : details,
+  });
 }

@@ -25,7 +25,11 @@ function outputLines(result: ProcessResult): string[] {
 }
 
 async function run(
-  options: GitOptions, cwd: string, args: readonly string[], signal?: AbortSignal, dieWithParent = false,
+  options: GitOptions,
+  cwd: string,
+  args: readonly string[],
+  signal?: AbortSignal,
+  dieWithParent = false,
 ): Promise<ProcessResult> {
   return runProcess([options.gitPath ?? 'git', ...args], {
     cwd,
@@ -38,7 +42,13 @@ async function run(
   });
 }
 
-async function runOk(options: GitOptions, operation: string, cwd: string, args: readonly string[], signal?: AbortSignal): Promise<ProcessResult> {
+async function runOk(
+  options: GitOptions,
+  operation: string,
+  cwd: string,
+  args: readonly string[],
+  signal?: AbortSignal,
+): Promise<ProcessResult> {
   // A call that talks to the remote holds the token in its environment: it dies with the worker.
   const result = await run(options, cwd, args, signal, operation === 'ls-remote');
   if (result.exitCode !== 0) throw gitFailure(operation, result);
@@ -68,7 +78,12 @@ async function commitIn(options: GitOptions, gitDir: string, sha: string, signal
 }
 
 /** `refs/heads/<name>` → sha for those of `branches` that exist on `remote`. */
-export async function remoteBranches(options: GitOptions, remote: string, branches: readonly string[], signal?: AbortSignal): Promise<Map<string, string>> {
+export async function remoteBranches(
+  options: GitOptions,
+  remote: string,
+  branches: readonly string[],
+  signal?: AbortSignal,
+): Promise<Map<string, string>> {
   const refs = branches.map((branch) => `refs/heads/${branch}`);
   // `--` ends options, so a remote can never be read as one.
   const result = await runOk(options, 'ls-remote', tmpdir(), ['ls-remote', '--heads', '--', remote, ...refs], signal);
@@ -77,18 +92,31 @@ export async function remoteBranches(options: GitOptions, remote: string, branch
     // `<sha>\t<ref>`, nothing around it. ls-remote patterns match ref tails
     // (`x/refs/heads/main` too): keep exact names only.
     const [sha, ref, ...rest] = line.split('\t');
-    if (sha === undefined || ref === undefined || rest.length > 0 || !shaPattern.test(sha) || !refs.includes(ref)) continue;
+    if (sha === undefined || ref === undefined || rest.length > 0 || !shaPattern.test(sha) || !refs.includes(ref))
+      continue;
     const branch = ref.slice('refs/heads/'.length);
     const seen = found.get(branch);
-    if (seen !== undefined && seen !== sha) throw new CodefleetError('git_failed', `git ls-remote printed two shas for ${ref}`);
+    if (seen !== undefined && seen !== sha)
+      throw new CodefleetError('git_failed', `git ls-remote printed two shas for ${ref}`);
     found.set(branch, sha);
   }
   return found;
 }
 
 /** Every ref of `remote` under `prefix` (e.g. `refs/codefleet/pulls/`) → its object id. */
-export async function remoteRefs(options: GitOptions, remote: string, prefix: string, signal?: AbortSignal): Promise<Map<string, string>> {
-  const result = await runOk(options, 'ls-remote', tmpdir(), ['ls-remote', '--refs', '--', remote, `${prefix}*`], signal);
+export async function remoteRefs(
+  options: GitOptions,
+  remote: string,
+  prefix: string,
+  signal?: AbortSignal,
+): Promise<Map<string, string>> {
+  const result = await runOk(
+    options,
+    'ls-remote',
+    tmpdir(),
+    ['ls-remote', '--refs', '--', remote, `${prefix}*`],
+    signal,
+  );
   const found = new Map<string, string>();
   for (const line of outputLines(result)) {
     const [sha, ref, ...rest] = line.split('\t');
@@ -105,9 +133,18 @@ export async function remoteRefs(options: GitOptions, remote: string, prefix: st
  * for a ref that already holds the very object.
  */
 export async function createRemoteRef(
-  options: GitOptions, req: { gitDir: string; remote: string; ref: string; oid: string; signal?: AbortSignal },
+  options: GitOptions,
+  req: { gitDir: string; remote: string; ref: string; oid: string; signal?: AbortSignal },
 ): Promise<'created' | 'exists'> {
-  const args = ['push', '--porcelain', '--no-verify', `--force-with-lease=${req.ref}:`, '--', req.remote, `${req.oid}:${req.ref}`];
+  const args = [
+    'push',
+    '--porcelain',
+    '--no-verify',
+    `--force-with-lease=${req.ref}:`,
+    '--',
+    req.remote,
+    `${req.oid}:${req.ref}`,
+  ];
   const result = await run(options, req.gitDir, args, req.signal, true);
   const flag = pushFlag(result, req.oid, req.ref);
   if (result.exitCode === 0 && flag === '*') return 'created';
@@ -136,7 +173,9 @@ export interface PushRequest {
  */
 function pushFlag(result: ProcessResult, sha: string, ref: string): string | undefined {
   const reported = `\t${sha}:${ref}\t`;
-  return outputLines(result).find((line) => line.slice(1).startsWith(reported))?.charAt(0);
+  return outputLines(result)
+    .find((line) => line.slice(1).startsWith(reported))
+    ?.charAt(0);
 }
 
 /**
@@ -160,9 +199,10 @@ function pushFlag(result: ProcessResult, sha: string, ref: string): string | und
 export async function pushFenced(options: GitOptions, req: PushRequest): Promise<{ sha: string; updated: boolean }> {
   // Push a sha, never `HEAD`, so the returned sha is exactly what was pushed even if
   // something moves HEAD meanwhile.
-  const sha = req.sha === undefined
-    ? await headSha(options, req.workdir, req.signal)
-    : await commitIn(options, req.workdir, req.sha, req.signal);
+  const sha =
+    req.sha === undefined
+      ? await headSha(options, req.workdir, req.signal)
+      : await commitIn(options, req.workdir, req.sha, req.signal);
   const ref = `refs/heads/${req.branch}`;
   const lease = `--force-with-lease=${ref}:${req.expectedSha ?? ''}`;
   // --no-verify: a pre-push hook is code from the working copy (an agent could plant
@@ -176,7 +216,9 @@ export async function pushFenced(options: GitOptions, req: PushRequest): Promise
   // The push's own failure says more than a failed second look.
   const tip = await fetchTip(options, req.workdir, req.remote, req.branch, req.signal).catch(() => undefined);
   if (tip === undefined) throw failure;
-  const verdict = await judgeTip(options, req.workdir, { ours: sha, tip, task: req.task }, req.signal).catch(() => undefined);
+  const verdict = await judgeTip(options, req.workdir, { ours: sha, tip, task: req.task }, req.signal).catch(
+    () => undefined,
+  );
   if (verdict === undefined) throw failure;
   if (verdict === 'same' || verdict === 'same_tree') return { sha: tip, updated: false };
   const details = { ...failure.details, remote_sha: tip };
@@ -197,12 +239,30 @@ export async function pushFenced(options: GitOptions, req: PushRequest): Promise
  * branch is written) so its tree and message can be read; undefined when the branch is absent.
  */
 async function fetchTip(
-  options: GitOptions, gitDir: string, remote: string, branch: string, signal?: AbortSignal,
+  options: GitOptions,
+  gitDir: string,
+  remote: string,
+  branch: string,
+  signal?: AbortSignal,
 ): Promise<string | undefined> {
   // No hooks: `gitDir` may be a working copy an agent wrote in. Dies with the worker: it holds the token.
-  const fetched = await run(options, gitDir, [
-    '-c', 'core.hooksPath=/dev/null', 'fetch', '--quiet', '--no-tags', '--no-recurse-submodules', '--', remote, `refs/heads/${branch}`,
-  ], signal, true);
+  const fetched = await run(
+    options,
+    gitDir,
+    [
+      '-c',
+      'core.hooksPath=/dev/null',
+      'fetch',
+      '--quiet',
+      '--no-tags',
+      '--no-recurse-submodules',
+      '--',
+      remote,
+      `refs/heads/${branch}`,
+    ],
+    signal,
+    true,
+  );
   if (fetched.exitCode !== 0) return undefined;
   const result = await run(options, gitDir, ['rev-parse', '--verify', '--quiet', 'FETCH_HEAD^{commit}'], signal);
   return result.exitCode === 0 ? outputLines(result).find((line) => shaPattern.test(line)) : undefined;
@@ -229,7 +289,10 @@ export type TipVerdict =
 
 /** Judges `tip` against `ours`; both must be commits in `gitDir`. */
 export async function judgeTip(
-  options: GitOptions, gitDir: string, commits: { ours: string; tip: string; task?: string | undefined }, signal?: AbortSignal,
+  options: GitOptions,
+  gitDir: string,
+  commits: { ours: string; tip: string; task?: string | undefined },
+  signal?: AbortSignal,
 ): Promise<TipVerdict> {
   const { ours, tip, task } = commits;
   if (tip === ours) return 'same';
@@ -243,7 +306,13 @@ export async function judgeTip(
   if (task === undefined) return 'foreign';
   // What replacing the tip would drop: the commits reachable from it and not from ours.
   const format = `--format=%H%x09%(trailers:key=${taskTrailerKey},valueonly,separator=%x2C)`;
-  const log = await runOk(options, 'log', gitDir, ['log', '--no-show-signature', format, `${ours}..${tip}`, '--'], signal);
+  const log = await runOk(
+    options,
+    'log',
+    gitDir,
+    ['log', '--no-show-signature', format, `${ours}..${tip}`, '--'],
+    signal,
+  );
   const dropped = outputLines(log)
     .map((line) => line.split('\t'))
     .filter((fields) => fields.length === 2 && shaPattern.test(fields[0] ?? ''));

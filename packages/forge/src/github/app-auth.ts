@@ -65,7 +65,11 @@ export function githubAppTokens(auth: GithubAppAuth): TokenSource {
     try {
       signature = sign('RSA-SHA256', Buffer.from(unsigned), auth.privateKey);
     } catch (error) {
-      throw new CodefleetError('invalid_config', `the GitHub App private key cannot sign: ${(error as Error).message}`, { verdict: 'permanent' });
+      throw new CodefleetError(
+        'invalid_config',
+        `the GitHub App private key cannot sign: ${(error as Error).message}`,
+        { verdict: 'permanent' },
+      );
     }
     return `${unsigned}.${signature.toString('base64url')}`;
   };
@@ -75,18 +79,33 @@ export function githubAppTokens(auth: GithubAppAuth): TokenSource {
     const signed = jwt();
     let response: Response;
     try {
-      response = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${signed}`, accept: 'application/vnd.github+json', 'user-agent': 'codefleet' } });
+      response = await fetch(url, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${signed}`,
+          accept: 'application/vnd.github+json',
+          'user-agent': 'codefleet',
+        },
+      });
     } catch (error) {
-      throw new CodefleetError('network', `GitHub App token exchange failed: ${(error as Error).message}`, { verdict: 'transient', cause: error });
+      throw new CodefleetError('network', `GitHub App token exchange failed: ${(error as Error).message}`, {
+        verdict: 'transient',
+        cause: error,
+      });
     }
     if (!response.ok) {
       const text = (await response.text()).slice(0, 300);
-      throw new CodefleetError(response.status >= 500 ? 'forge_unavailable' : 'forge_rejected', `GitHub App token exchange: ${response.status} ${text}`, {
-        verdict: response.status >= 500 || response.status === 429 ? 'transient' : 'permanent',
-      });
+      throw new CodefleetError(
+        response.status >= 500 ? 'forge_unavailable' : 'forge_rejected',
+        `GitHub App token exchange: ${response.status} ${text}`,
+        {
+          verdict: response.status >= 500 || response.status === 429 ? 'transient' : 'permanent',
+        },
+      );
     }
     const body = (await response.json()) as { token?: string; expires_at?: string };
-    if (typeof body.token !== 'string') throw new CodefleetError('forge_rejected', 'GitHub App token exchange returned no token');
+    if (typeof body.token !== 'string')
+      throw new CodefleetError('forge_rejected', 'GitHub App token exchange returned no token');
     auth.secrets?.add(body.token);
     const expiresAt = Date.parse(body.expires_at ?? '') || now() + 3_600_000;
     cached = { token: body.token, expiresAt };
@@ -96,7 +115,9 @@ export function githubAppTokens(auth: GithubAppAuth): TokenSource {
 
   const token = async () => {
     if (cached && cached.expiresAt - now() > 5 * 60_000) return cached.token;
-    pending ??= refresh().finally(() => { pending = undefined; });
+    pending ??= refresh().finally(() => {
+      pending = undefined;
+    });
     return pending;
   };
   const timer = setInterval(() => {

@@ -30,9 +30,18 @@ export interface GithubClient {
 /** Builds the client: no retries inside Octokit (the worker's outer policy decides, with the reset time). */
 export function githubClient(options: GithubApiOptions): GithubClient {
   const tokens = options.tokens ?? (options.token?.trim() ? staticToken(options.token) : undefined);
-  if (!tokens) throw new CodefleetError('invalid_config', 'the GitHub forge needs a token (forge.github.token_env names its variable) or GitHub App credentials');
-  if (options.tokens && options.tokenFile === undefined) throw new CodefleetError('invalid_config', 'a refreshing token source needs tokenFile, for git');
-  const octokit = new Octokit({ baseUrl: options.apiUrl ?? 'https://api.github.com', request: { retries: 0 }, log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
+  if (!tokens)
+    throw new CodefleetError(
+      'invalid_config',
+      'the GitHub forge needs a token (forge.github.token_env names its variable) or GitHub App credentials',
+    );
+  if (options.tokens && options.tokenFile === undefined)
+    throw new CodefleetError('invalid_config', 'a refreshing token source needs tokenFile, for git');
+  const octokit = new Octokit({
+    baseUrl: options.apiUrl ?? 'https://api.github.com',
+    request: { retries: 0 },
+    log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
+  });
   // Every request asks the source, so an App's token is refreshed before it expires; one
   // GitHub refuses sooner (revoked, a skewed clock) is replaced once, and a second refusal
   // stands (githubFailure: 401 is forge_rejected, permanent).
@@ -73,6 +82,7 @@ export function splitRepo(repo: string): { owner: string; repo: string } {
 /** The issue or pull request number of a target; GitHub has no task targets. */
 export function issueNumber(target: CommentTarget): number {
   targetKey(target);
-  if (target.kind === 'task') throw new CodefleetError('forge_rejected', 'GitHub has no task targets: comment on an issue or a pull request');
+  if (target.kind === 'task')
+    throw new CodefleetError('forge_rejected', 'GitHub has no task targets: comment on an issue or a pull request');
   return target.number;
 }

@@ -24,7 +24,10 @@ export const secondaryLimitFloorMs = 60_000;
  * When GitHub says to try again: `retry-after` seconds (secondary limits), else the
  * primary limit's `x-ratelimit-reset` epoch seconds; undefined when neither is given.
  */
-export function retryAfterMs(headers: Record<string, string | number | undefined>, now = Date.now()): number | undefined {
+export function retryAfterMs(
+  headers: Record<string, string | number | undefined>,
+  now = Date.now(),
+): number | undefined {
   const after = Number(headers['retry-after']);
   if (headers['retry-after'] !== undefined && Number.isFinite(after) && after >= 0) return after * 1_000;
   if (String(headers['x-ratelimit-remaining']) !== '0') return undefined;
@@ -40,7 +43,11 @@ export function retryAfterMs(headers: Record<string, string | number | undefined
  * says "too many requests" by its status alone, headers or not; a 403 needs one of the
  * signs, since 403 also means "forbidden".
  */
-export function rateLimitOf(status: number, headers: Record<string, string | number | undefined>, message: string): RateLimitKind | undefined {
+export function rateLimitOf(
+  status: number,
+  headers: Record<string, string | number | undefined>,
+  message: string,
+): RateLimitKind | undefined {
   if (status !== 403 && status !== 429) return undefined;
   if (String(headers['x-ratelimit-remaining']) === '0' && headers['retry-after'] === undefined) return 'primary';
   if (headers['retry-after'] !== undefined || /rate limit/i.test(message) || status === 429) return 'secondary';
@@ -62,14 +69,20 @@ export function githubFailure(operation: string, error: unknown): CodefleetError
     const text = graphqlErrors.map((e) => e.message ?? e.type ?? '').join('; ');
     if (graphqlErrors.some((e) => e.type === 'RATE_LIMITED')) {
       return new CodefleetError('rate_limited', `GitHub ${operation}: GraphQL rate limit (${text}); retry in 60 s`, {
-        verdict: 'transient', cause: error, retryAfterMs: secondaryLimitFloorMs, details: { rateLimit: 'primary', retryAfterMs: secondaryLimitFloorMs, waitNamed: false },
+        verdict: 'transient',
+        cause: error,
+        retryAfterMs: secondaryLimitFloorMs,
+        details: { rateLimit: 'primary', retryAfterMs: secondaryLimitFloorMs, waitNamed: false },
       });
     }
     return new CodefleetError('forge_rejected', `GitHub ${operation}: ${text}`, { verdict: 'permanent', cause: error });
   }
   if (!isHttpFailure(error)) {
     const message = error instanceof Error ? error.message : String(error);
-    return new CodefleetError('network', `GitHub ${operation} failed without a response: ${message}`, { verdict: 'transient', cause: error });
+    return new CodefleetError('network', `GitHub ${operation} failed without a response: ${message}`, {
+      verdict: 'transient',
+      cause: error,
+    });
   }
   const headers = error.response?.headers ?? {};
   const { status } = error;
@@ -79,17 +92,35 @@ export function githubFailure(operation: string, error: unknown): CodefleetError
     const named = retryAfterMs(headers);
     // No time named (a secondary limit without retry-after, a primary one without reset): GitHub asks for a minute at least.
     const waitMs = named ?? secondaryLimitFloorMs;
-    return new CodefleetError('rate_limited', `GitHub ${operation}: ${limit} rate limit (${status}: ${message}); retry in ${Math.ceil(waitMs / 1_000)} s`, {
-      // retryAfterMs on the error itself: the outer retry policy waits at least that long.
-      verdict: 'transient', cause: error, retryAfterMs: waitMs,
-      details: { status, rateLimit: limit, retryAfterMs: waitMs, waitNamed: named !== undefined },
-    });
+    return new CodefleetError(
+      'rate_limited',
+      `GitHub ${operation}: ${limit} rate limit (${status}: ${message}); retry in ${Math.ceil(waitMs / 1_000)} s`,
+      {
+        // retryAfterMs on the error itself: the outer retry policy waits at least that long.
+        verdict: 'transient',
+        cause: error,
+        retryAfterMs: waitMs,
+        details: { status, rateLimit: limit, retryAfterMs: waitMs, waitNamed: named !== undefined },
+      },
+    );
   }
   if (status >= 500) {
-    return new CodefleetError('forge_unavailable', `GitHub ${operation}: ${status} ${message}`, { verdict: 'transient', cause: error, details: { status } });
+    return new CodefleetError('forge_unavailable', `GitHub ${operation}: ${status} ${message}`, {
+      verdict: 'transient',
+      cause: error,
+      details: { status },
+    });
   }
   if (status === 404) {
-    return new CodefleetError('forge_not_found', `GitHub ${operation}: not found (404: ${message})`, { verdict: 'permanent', cause: error, details: { status } });
+    return new CodefleetError('forge_not_found', `GitHub ${operation}: not found (404: ${message})`, {
+      verdict: 'permanent',
+      cause: error,
+      details: { status },
+    });
   }
-  return new CodefleetError('forge_rejected', `GitHub ${operation}: ${status} ${message}`, { verdict: 'permanent', cause: error, details: { status } });
+  return new CodefleetError('forge_rejected', `GitHub ${operation}: ${status} ${message}`, {
+    verdict: 'permanent',
+    cause: error,
+    details: { status },
+  });
 }

@@ -61,23 +61,40 @@ export class GithubChecks {
   /** Pull request `number`. */
   async pull(repo: string, number: number): Promise<CiPull> {
     const { owner, repo: name } = splitRepo(repo);
-    const { data } = await this.#client.call(`get pull request #${number}`, () => this.#client.octokit.rest.pulls.get({ owner, repo: name, pull_number: number }));
+    const { data } = await this.#client.call(`get pull request #${number}`, () =>
+      this.#client.octokit.rest.pulls.get({ owner, repo: name, pull_number: number }),
+    );
     return ciPull(data);
   }
 
   /** The open pull requests of `repo`, oldest first: what polling looks at. */
   async openPulls(repo: string): Promise<CiPull[]> {
     const { owner, repo: name } = splitRepo(repo);
-    const data = await this.#client.call('list pull requests', () => this.#client.octokit.paginate(this.#client.octokit.rest.pulls.list, {
-      owner, repo: name, state: 'open', sort: 'created', direction: 'asc', per_page: 100,
-    }));
+    const data = await this.#client.call('list pull requests', () =>
+      this.#client.octokit.paginate(this.#client.octokit.rest.pulls.list, {
+        owner,
+        repo: name,
+        state: 'open',
+        sort: 'created',
+        direction: 'asc',
+        per_page: 100,
+      }),
+    );
     return data.map(ciPull);
   }
 
   /** The open pull request whose head is `branch` of `repo` itself (never a fork's). */
   async openPullFor(repo: string, branch: string): Promise<CiPull | undefined> {
     const { owner, repo: name } = splitRepo(repo);
-    const { data } = await this.#client.call('list pull requests', () => this.#client.octokit.rest.pulls.list({ owner, repo: name, head: `${owner}:${branch}`, state: 'open', per_page: 10 }));
+    const { data } = await this.#client.call('list pull requests', () =>
+      this.#client.octokit.rest.pulls.list({
+        owner,
+        repo: name,
+        head: `${owner}:${branch}`,
+        state: 'open',
+        per_page: 10,
+      }),
+    );
     const found = data[0];
     return found === undefined ? undefined : ciPull(found);
   }
@@ -85,19 +102,33 @@ export class GithubChecks {
   /** The latest check run of each name and the combined status of commit `sha`. */
   async commitChecks(repo: string, sha: string): Promise<CommitChecks> {
     const { owner, repo: name } = splitRepo(repo);
-    const runs = await this.#client.call('list check runs', () => this.#client.octokit.paginate(this.#client.octokit.rest.checks.listForRef, {
-      owner, repo: name, ref: sha, filter: 'latest', per_page: 100,
-    }));
-    const { data: combined } = await this.#client.call('get combined status', () => this.#client.octokit.rest.repos.getCombinedStatusForRef({ owner, repo: name, ref: sha, per_page: 100 }));
+    const runs = await this.#client.call('list check runs', () =>
+      this.#client.octokit.paginate(this.#client.octokit.rest.checks.listForRef, {
+        owner,
+        repo: name,
+        ref: sha,
+        filter: 'latest',
+        per_page: 100,
+      }),
+    );
+    const { data: combined } = await this.#client.call('get combined status', () =>
+      this.#client.octokit.rest.repos.getCombinedStatusForRef({ owner, repo: name, ref: sha, per_page: 100 }),
+    );
     const result: CommitChecks = { failed: [], pending: 0, passed: 0 };
     for (const run of runs) {
       if (run.status !== 'completed') result.pending += 1;
       else if (run.conclusion !== null && failing.has(run.conclusion)) {
         const actions = run.app?.slug === 'github-actions';
-        const text = [run.output.title, run.output.summary, run.output.text].filter((t): t is string => typeof t === 'string' && t.trim() !== '').join('\n\n');
+        const text = [run.output.title, run.output.summary, run.output.text]
+          .filter((t): t is string => typeof t === 'string' && t.trim() !== '')
+          .join('\n\n');
         result.failed.push({
-          name: run.name, kind: actions ? 'actions' : 'app', conclusion: run.conclusion, text,
-          ...(actions ? { jobId: run.id } : {}), ...(run.html_url ? { url: run.html_url } : {}),
+          name: run.name,
+          kind: actions ? 'actions' : 'app',
+          conclusion: run.conclusion,
+          text,
+          ...(actions ? { jobId: run.id } : {}),
+          ...(run.html_url ? { url: run.html_url } : {}),
         });
         failedAt(result, run.completed_at);
       } else result.passed += 1;
@@ -106,7 +137,13 @@ export class GithubChecks {
       if (status.state === 'pending') result.pending += 1;
       else if (status.state === 'success') result.passed += 1;
       else {
-        result.failed.push({ name: status.context, kind: 'status', conclusion: status.state, text: status.description ?? '', ...(status.target_url ? { url: status.target_url } : {}) });
+        result.failed.push({
+          name: status.context,
+          kind: 'status',
+          conclusion: status.state,
+          text: status.description ?? '',
+          ...(status.target_url ? { url: status.target_url } : {}),
+        });
         failedAt(result, status.updated_at);
       }
     }
@@ -120,22 +157,35 @@ export class GithubChecks {
    */
   async jobLog(repo: string, jobId: number, signal?: AbortSignal): Promise<string> {
     const { owner, repo: name } = splitRepo(repo);
-    const answer = await this.#client.call(`get job ${jobId} logs`, () => this.#client.octokit.request('GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs', {
-      owner, repo: name, job_id: jobId, request: { redirect: 'manual', ...(signal ? { signal } : {}) },
-    }));
+    const answer = await this.#client.call(`get job ${jobId} logs`, () =>
+      this.#client.octokit.request('GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs', {
+        owner,
+        repo: name,
+        job_id: jobId,
+        request: { redirect: 'manual', ...(signal ? { signal } : {}) },
+      }),
+    );
     const location = (answer.headers as Record<string, string | undefined>).location;
     if (answer.status !== 302 || location === undefined) {
-      throw new CodefleetError('forge_rejected', `GitHub get job ${jobId} logs: expected a redirect to the log, got ${answer.status}`);
+      throw new CodefleetError(
+        'forge_rejected',
+        `GitHub get job ${jobId} logs: expected a redirect to the log, got ${answer.status}`,
+      );
     }
     let response: Response;
     try {
       response = await fetch(location, { redirect: 'follow', ...(signal ? { signal } : {}) });
     } catch (error) {
-      throw new CodefleetError('network', `downloading the log of job ${jobId} failed: ${(error as Error).message}`, { verdict: 'transient', cause: error });
+      throw new CodefleetError('network', `downloading the log of job ${jobId} failed: ${(error as Error).message}`, {
+        verdict: 'transient',
+        cause: error,
+      });
     }
     if (!response.ok || response.body === null) {
       // The URL expires after a minute: a later try asks for a new one.
-      throw new CodefleetError('forge_unavailable', `downloading the log of job ${jobId}: ${response.status}`, { verdict: 'transient' });
+      throw new CodefleetError('forge_unavailable', `downloading the log of job ${jobId}: ${response.status}`, {
+        verdict: 'transient',
+      });
     }
     return tailOf(Readable.fromWeb(response.body as WebReadableStream<Uint8Array>), maxJobLogBytes);
   }
@@ -145,7 +195,8 @@ export class GithubChecks {
 function failedAt(checks: CommitChecks, at: string | null | undefined): void {
   const when = Date.parse(at ?? '');
   if (Number.isNaN(when)) return;
-  if (checks.firstFailedAt === undefined || when < Date.parse(checks.firstFailedAt)) checks.firstFailedAt = new Date(when).toISOString();
+  if (checks.firstFailedAt === undefined || when < Date.parse(checks.firstFailedAt))
+    checks.firstFailedAt = new Date(when).toISOString();
 }
 
 /** Reads a stream to its end, keeping the last `max` bytes (as UTF-8 text, a cut character dropped). */
@@ -170,13 +221,23 @@ async function tailOf(stream: Readable, max: number): Promise<string> {
 }
 
 interface ApiPullLike {
-  number: number; state: string; title: string; body?: string | null;
-  head: { ref: string; sha: string; repo?: { full_name: string } | null }; base: { ref: string };
+  number: number;
+  state: string;
+  title: string;
+  body?: string | null;
+  head: { ref: string; sha: string; repo?: { full_name: string } | null };
+  base: { ref: string };
 }
 
 function ciPull(data: ApiPullLike): CiPull {
   return {
-    number: data.number, state: data.state === 'open' ? 'open' : 'closed', title: data.title, body: data.body ?? '',
-    headRef: data.head.ref, headSha: data.head.sha, headRepo: data.head.repo?.full_name ?? '', baseRef: data.base.ref,
+    number: data.number,
+    state: data.state === 'open' ? 'open' : 'closed',
+    title: data.title,
+    body: data.body ?? '',
+    headRef: data.head.ref,
+    headSha: data.head.sha,
+    headRepo: data.head.repo?.full_name ?? '',
+    baseRef: data.base.ref,
   };
 }

@@ -8,7 +8,14 @@ import { githubClient, splitRepo, type GithubApiOptions, type GithubClient } fro
 import { githubFailure } from './errors.js';
 import { GithubChecks } from './github-checks.js';
 import { GithubIssues } from './github-issues.js';
-import { alreadyExists, createPull, toPullRequest, updatePull, type ApiPull, type PullContext } from './pull-requests.js';
+import {
+  alreadyExists,
+  createPull,
+  toPullRequest,
+  updatePull,
+  type ApiPull,
+  type PullContext,
+} from './pull-requests.js';
 
 /** Options of {@link createGithubForge}. */
 export interface GithubForgeOptions extends GithubApiOptions {
@@ -27,10 +34,11 @@ export interface GithubForgeOptions extends GithubApiOptions {
  * mirror's config is shared with the working copies an agent writes in: a remote URL or an
  * `insteadOf` rewrite planted there points git at another host, which then gets no token.
  */
-const credentialHelper = '!f() { test "$1" = get || return 0; p=; h=; '
-  + 'while IFS= read -r l && test -n "$l"; do case "$l" in protocol=*) p=${l#protocol=};; host=*) h=${l#host=};; esac; done; '
-  + 'test "$p" = "$CODEFLEET_GIT_PROTOCOL" && test "$h" = "$CODEFLEET_GIT_HOST" || return 0; '
-  + 'echo username=x-access-token; if [ -n "$CODEFLEET_GIT_TOKEN_FILE" ]; then echo "password=$(cat "$CODEFLEET_GIT_TOKEN_FILE")"; else echo "password=$CODEFLEET_GIT_TOKEN"; fi; }; f';
+const credentialHelper =
+  '!f() { test "$1" = get || return 0; p=; h=; ' +
+  'while IFS= read -r l && test -n "$l"; do case "$l" in protocol=*) p=${l#protocol=};; host=*) h=${l#host=};; esac; done; ' +
+  'test "$p" = "$CODEFLEET_GIT_PROTOCOL" && test "$h" = "$CODEFLEET_GIT_HOST" || return 0; ' +
+  'echo username=x-access-token; if [ -n "$CODEFLEET_GIT_TOKEN_FILE" ]; then echo "password=$(cat "$CODEFLEET_GIT_TOKEN_FILE")"; else echo "password=$CODEFLEET_GIT_TOKEN"; fi; }; f';
 
 /**
  * `baseEnv` plus what git needs to authenticate to GitHub at `gitUrl` (`https://github.com`,
@@ -43,7 +51,11 @@ const credentialHelper = '!f() { test "$1" = get || return 0; p=; h=; '
  * shares the worker's HOME and can write `http.proxy` or `http.sslVerify` there, which would
  * route the token through a server of its choosing. A proxy goes in `https_proxy`.
  */
-export function githubCredentialEnv(baseEnv: Readonly<Record<string, string>>, token: string | { tokenFile: string }, gitUrl: string): Record<string, string> {
+export function githubCredentialEnv(
+  baseEnv: Readonly<Record<string, string>>,
+  token: string | { tokenFile: string },
+  gitUrl: string,
+): Record<string, string> {
   const url = new URL(gitUrl);
   return {
     GIT_CONFIG_GLOBAL: '/dev/null',
@@ -84,8 +96,12 @@ export class GithubForge implements Forge {
     this.#octokit = this.#client.octokit;
     this.#tokens = this.#client.tokens;
     this.#gitUrl = (options.gitUrl ?? 'https://github.com').replace(/\/+$/, '');
-    const gitToken = options.tokens ? { tokenFile: options.tokenFile ?? '' } : options.token ?? '';
-    this.#git = { timeoutMs: options.gitTimeoutMs ?? 120_000, env: githubCredentialEnv(options.gitEnv, gitToken, this.#gitUrl), ...(options.gitPath === undefined ? {} : { gitPath: options.gitPath }) };
+    const gitToken = options.tokens ? { tokenFile: options.tokenFile ?? '' } : (options.token ?? '');
+    this.#git = {
+      timeoutMs: options.gitTimeoutMs ?? 120_000,
+      env: githubCredentialEnv(options.gitEnv, gitToken, this.#gitUrl),
+      ...(options.gitPath === undefined ? {} : { gitPath: options.gitPath }),
+    };
   }
 
   /** Stops the token source's background refresh. */
@@ -99,17 +115,26 @@ export class GithubForge implements Forge {
 
   async findBranch(repo: string, branch: string, signal?: AbortSignal): Promise<{ sha: string } | undefined> {
     checkBranch(branch);
-    const sha = (await this.#withToken(() => remoteBranches(this.#git, this.#remote(repo), [branch], signal))).get(branch);
+    const sha = (await this.#withToken(() => remoteBranches(this.#git, this.#remote(repo), [branch], signal))).get(
+      branch,
+    );
     return sha === undefined ? undefined : { sha };
   }
 
   async ensureBranch(req: EnsureBranchRequest): Promise<{ sha: string; updated: boolean }> {
     checkBranch(req.branch);
     if (req.expectedSha !== undefined) checkSha(req.expectedSha);
-    return this.#withToken(() => pushFenced(this.#git, {
-      workdir: req.workdir, remote: this.#remote(req.repo), branch: req.branch, expectedSha: req.expectedSha, signal: req.signal,
-      ...(req.sha === undefined ? {} : { sha: req.sha }), ...(req.task === undefined ? {} : { task: req.task }),
-    }));
+    return this.#withToken(() =>
+      pushFenced(this.#git, {
+        workdir: req.workdir,
+        remote: this.#remote(req.repo),
+        branch: req.branch,
+        expectedSha: req.expectedSha,
+        signal: req.signal,
+        ...(req.sha === undefined ? {} : { sha: req.sha }),
+        ...(req.task === undefined ? {} : { task: req.task }),
+      }),
+    );
   }
 
   async ensurePullRequest(req: EnsurePullRequestRequest): Promise<PullRequest & { created: boolean }> {
@@ -133,24 +158,36 @@ export class GithubForge implements Forge {
   async findPullRequest(repo: string, head: string): Promise<PullRequest | undefined> {
     const { owner, repo: name } = splitRepo(repo);
     checkBranch(head, 'head branch');
-    const pulls = await this.#call('list pull requests', () => this.#octokit.rest.pulls.list({ owner, repo: name, head: `${owner}:${head}`, state: 'all', per_page: 100 }));
+    const pulls = await this.#call('list pull requests', () =>
+      this.#octokit.rest.pulls.list({ owner, repo: name, head: `${owner}:${head}`, state: 'all', per_page: 100 }),
+    );
     const all = (pulls.data as ApiPull[]).map((p) => toPullRequest(p));
     return all.find((p) => p.state === 'open') ?? all.sort((a, b) => b.createdAt.localeCompare(a.createdAt))[0];
   }
 
   async getPullRequest(repo: string, number: number): Promise<PullRequest> {
     const { owner, repo: name } = splitRepo(repo);
-    const { data } = await this.#call(`get pull request #${number}`, () => this.#octokit.rest.pulls.get({ owner, repo: name, pull_number: number }));
+    const { data } = await this.#call(`get pull request #${number}`, () =>
+      this.#octokit.rest.pulls.get({ owner, repo: name, pull_number: number }),
+    );
     return toPullRequest(data as ApiPull);
   }
 
   async pullRequestState(repo: string, number: number, signal?: AbortSignal): Promise<PullRequestState> {
     const { owner, repo: name } = splitRepo(repo);
     const operation = `get pull request #${number}`;
-    const { data } = await this.#call(operation, () => this.#octokit.rest.pulls.get({
-      owner, repo: name, pull_number: number, ...(signal === undefined ? {} : { request: { signal } }),
-    })).catch((error: unknown) => {
-      if (signal?.aborted) throw new CodefleetError('cancelled', `stopped while reading pull request #${number} of ${repo}`, { cause: error });
+    const { data } = await this.#call(operation, () =>
+      this.#octokit.rest.pulls.get({
+        owner,
+        repo: name,
+        pull_number: number,
+        ...(signal === undefined ? {} : { request: { signal } }),
+      }),
+    ).catch((error: unknown) => {
+      if (signal?.aborted)
+        throw new CodefleetError('cancelled', `stopped while reading pull request #${number} of ${repo}`, {
+          cause: error,
+        });
       throw error;
     });
     // `merged` is the fact; `merged_at` too on every shape GitHub answers with.
@@ -174,7 +211,11 @@ export class GithubForge implements Forge {
       return await call();
     } catch (error) {
       if (!refusedCredentials(error)) throw error;
-      throw new CodefleetError('forge_rejected', `${(error as Error).message}; refused again with a freshly minted token: the App installation may be suspended or revoked, or lack access to this repository`, { verdict: 'permanent', cause: error, details: { auth: true } });
+      throw new CodefleetError(
+        'forge_rejected',
+        `${(error as Error).message}; refused again with a freshly minted token: the App installation may be suspended or revoked, or lack access to this repository`,
+        { verdict: 'permanent', cause: error, details: { auth: true } },
+      );
     }
   }
 
@@ -189,16 +230,26 @@ export class GithubForge implements Forge {
   }
 
   async #openPull(owner: string, repo: string, head: string): Promise<ApiPull | undefined> {
-    const { data } = await this.#call('list pull requests', () => this.#octokit.rest.pulls.list({ owner, repo, head: `${owner}:${head}`, state: 'open', per_page: 10 }));
+    const { data } = await this.#call('list pull requests', () =>
+      this.#octokit.rest.pulls.list({ owner, repo, head: `${owner}:${head}`, state: 'open', per_page: 10 }),
+    );
     return (data as ApiPull[])[0];
   }
 
   #pullContext(fullName: string, owner: string, repo: string): PullContext {
     return {
-      octokit: this.#octokit, owner, repo, call: (operation, fn) => this.#call(operation, fn),
-      labels: async (number, change) => { await this.issues.ensureLabels({ repo: fullName, target: { kind: 'pull', number }, ...change }); },
-      comment: async (number, marker, body) => { await this.issues.ensureComment({ repo: fullName, target: { kind: 'pull', number }, marker, body }); },
-      hasComment: async (number, marker) => (await this.issues.listComments(fullName, { kind: 'pull', number })).some((c) => c.marker === marker),
+      octokit: this.#octokit,
+      owner,
+      repo,
+      call: (operation, fn) => this.#call(operation, fn),
+      labels: async (number, change) => {
+        await this.issues.ensureLabels({ repo: fullName, target: { kind: 'pull', number }, ...change });
+      },
+      comment: async (number, marker, body) => {
+        await this.issues.ensureComment({ repo: fullName, target: { kind: 'pull', number }, marker, body });
+      },
+      hasComment: async (number, marker) =>
+        (await this.issues.listComments(fullName, { kind: 'pull', number })).some((c) => c.marker === marker),
     };
   }
 }

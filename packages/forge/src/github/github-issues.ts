@@ -35,12 +35,14 @@ export class GithubIssues implements IssueTracker {
   /** The issue (or pull request) `number`: what a job snapshots when it is enqueued. */
   async getTask(repo: string, number: number): Promise<GithubTask> {
     const { owner, repo: name } = splitRepo(repo);
-    const { data } = await this.#client.call(`get issue #${number}`, () => this.#client.octokit.rest.issues.get({ owner, repo: name, issue_number: number }));
+    const { data } = await this.#client.call(`get issue #${number}`, () =>
+      this.#client.octokit.rest.issues.get({ owner, repo: name, issue_number: number }),
+    );
     return {
       number: data.number,
       title: data.title,
       body: data.body ?? '',
-      labels: data.labels.map((l) => (typeof l === 'string' ? l : l.name ?? '')).filter((l) => l !== ''),
+      labels: data.labels.map((l) => (typeof l === 'string' ? l : (l.name ?? ''))).filter((l) => l !== ''),
       author: data.user?.login ?? '',
       state: data.state === 'closed' ? 'closed' : 'open',
       isPullRequest: data.pull_request !== undefined && data.pull_request !== null,
@@ -50,37 +52,85 @@ export class GithubIssues implements IssueTracker {
   /** Open issues (not pull requests) carrying `label`: what polling mode looks at. */
   async labeledIssues(repo: string, label: string): Promise<number[]> {
     const { owner, repo: name } = splitRepo(repo);
-    const data = await this.#client.call('list labeled issues', () => this.#client.octokit.paginate(this.#client.octokit.rest.issues.listForRepo, { owner, repo: name, labels: label, state: 'open', per_page: 100 }));
+    const data = await this.#client.call('list labeled issues', () =>
+      this.#client.octokit.paginate(this.#client.octokit.rest.issues.listForRepo, {
+        owner,
+        repo: name,
+        labels: label,
+        state: 'open',
+        per_page: 100,
+      }),
+    );
     return data.filter((issue) => !issue.pull_request).map((issue) => issue.number);
   }
 
   /** Who added `label` to issue `number`, one entry per `labeled` event, oldest first. */
   async labelEvents(repo: string, number: number, label: string): Promise<{ id: number; actor: string }[]> {
     const { owner, repo: name } = splitRepo(repo);
-    const events = await this.#client.call('list issue events', () => this.#client.octokit.paginate(this.#client.octokit.rest.issues.listEvents, { owner, repo: name, issue_number: number, per_page: 100 }));
+    const events = await this.#client.call('list issue events', () =>
+      this.#client.octokit.paginate(this.#client.octokit.rest.issues.listEvents, {
+        owner,
+        repo: name,
+        issue_number: number,
+        per_page: 100,
+      }),
+    );
     return events
-      .filter((e) => e.event === 'labeled' && (e as { label?: { name?: string } }).label?.name?.toLowerCase() === label.toLowerCase())
+      .filter(
+        (e) =>
+          e.event === 'labeled' &&
+          (e as { label?: { name?: string } }).label?.name?.toLowerCase() === label.toLowerCase(),
+      )
       .map((e) => ({ id: e.id, actor: e.actor?.login ?? '' }));
   }
 
   /** Issue and pull request comments updated since `since` (ISO), oldest first. */
-  async commentsSince(repo: string, since: string | undefined): Promise<{ id: number; issueNumber: number; body: string; author: string; updatedAt: string }[]> {
+  async commentsSince(
+    repo: string,
+    since: string | undefined,
+  ): Promise<{ id: number; issueNumber: number; body: string; author: string; updatedAt: string }[]> {
     const { owner, repo: name } = splitRepo(repo);
-    const data = await this.#client.call('list issue comments', () => this.#client.octokit.paginate(this.#client.octokit.rest.issues.listCommentsForRepo, {
-      owner, repo: name, sort: 'updated', direction: 'asc', per_page: 100, ...(since === undefined ? {} : { since }),
-    }));
+    const data = await this.#client.call('list issue comments', () =>
+      this.#client.octokit.paginate(this.#client.octokit.rest.issues.listCommentsForRepo, {
+        owner,
+        repo: name,
+        sort: 'updated',
+        direction: 'asc',
+        per_page: 100,
+        ...(since === undefined ? {} : { since }),
+      }),
+    );
     return data.map((c) => ({
-      id: c.id, issueNumber: Number(/\/issues\/(\d+)$/.exec(c.issue_url)?.[1]), body: c.body ?? '', author: c.user?.login ?? '', updatedAt: c.updated_at,
+      id: c.id,
+      issueNumber: Number(/\/issues\/(\d+)$/.exec(c.issue_url)?.[1]),
+      body: c.body ?? '',
+      author: c.user?.login ?? '',
+      updatedAt: c.updated_at,
     }));
   }
 
   /** The inline comments of one review, in order: where the reviewer asked for what. */
-  async reviewComments(repo: string, pullNumber: number, reviewId: number): Promise<{ path: string; line?: number; body: string; author: string }[]> {
+  async reviewComments(
+    repo: string,
+    pullNumber: number,
+    reviewId: number,
+  ): Promise<{ path: string; line?: number; body: string; author: string }[]> {
     const { owner, repo: name } = splitRepo(repo);
-    const data = await this.#client.call('list review comments', () => this.#client.octokit.paginate(this.#client.octokit.rest.pulls.listCommentsForReview, {
-      owner, repo: name, pull_number: pullNumber, review_id: reviewId, per_page: 100,
+    const data = await this.#client.call('list review comments', () =>
+      this.#client.octokit.paginate(this.#client.octokit.rest.pulls.listCommentsForReview, {
+        owner,
+        repo: name,
+        pull_number: pullNumber,
+        review_id: reviewId,
+        per_page: 100,
+      }),
+    );
+    return data.map((c) => ({
+      path: c.path,
+      ...(typeof c.line === 'number' ? { line: c.line } : {}),
+      body: c.body,
+      author: c.user?.login ?? '',
     }));
-    return data.map((c) => ({ path: c.path, ...(typeof c.line === 'number' ? { line: c.line } : {}), body: c.body, author: c.user?.login ?? '' }));
   }
 
   /**
@@ -90,9 +140,14 @@ export class GithubIssues implements IssueTracker {
   async permission(repo: string, login: string): Promise<GithubPermission> {
     const { owner, repo: name } = splitRepo(repo);
     try {
-      const { data } = await this.#client.octokit.rest.repos.getCollaboratorPermissionLevel({ owner, repo: name, username: login });
+      const { data } = await this.#client.octokit.rest.repos.getCollaboratorPermissionLevel({
+        owner,
+        repo: name,
+        username: login,
+      });
       // The role when it is a built-in one; a custom role counts by its base permission.
-      const known = (value: unknown) => (['admin', 'maintain', 'write', 'triage', 'read'] as const).find((r) => r === value);
+      const known = (value: unknown) =>
+        (['admin', 'maintain', 'write', 'triage', 'read'] as const).find((r) => r === value);
       return known((data as { role_name?: string }).role_name) ?? known(data.permission) ?? 'none';
     } catch (error) {
       // GitHub answers 404 for a user who is not a collaborator at all.
@@ -108,10 +163,15 @@ export class GithubIssues implements IssueTracker {
     checkBody(body);
     const mine = (await this.#comments(owner, repo, number)).find((c) => c.marker === req.marker);
     if (mine) {
-      if (mine.body !== body) await this.#client.call('update comment', () => this.#client.octokit.rest.issues.updateComment({ owner, repo, comment_id: mine.id, body }));
+      if (mine.body !== body)
+        await this.#client.call('update comment', () =>
+          this.#client.octokit.rest.issues.updateComment({ owner, repo, comment_id: mine.id, body }),
+        );
       return { id: mine.id, created: false };
     }
-    const { data } = await this.#client.call('create comment', () => this.#client.octokit.rest.issues.createComment({ owner, repo, issue_number: number, body }));
+    const { data } = await this.#client.call('create comment', () =>
+      this.#client.octokit.rest.issues.createComment({ owner, repo, issue_number: number, body }),
+    );
     return { id: data.id, created: true };
   }
 
@@ -132,11 +192,19 @@ export class GithubIssues implements IssueTracker {
     let labels = current;
     const names = (data: { name: string }[]) => data.map((l) => l.name);
     if (missing.length > 0) {
-      labels = names((await this.#client.call('add labels', () => this.#client.octokit.rest.issues.addLabels({ owner, repo, issue_number: number, labels: missing }))).data);
+      labels = names(
+        (
+          await this.#client.call('add labels', () =>
+            this.#client.octokit.rest.issues.addLabels({ owner, repo, issue_number: number, labels: missing }),
+          )
+        ).data,
+      );
     }
     for (const name of remove.filter((n) => has(n) && !add.some((a) => a.toLowerCase() === n.toLowerCase()))) {
       try {
-        labels = names((await this.#client.octokit.rest.issues.removeLabel({ owner, repo, issue_number: number, name })).data);
+        labels = names(
+          (await this.#client.octokit.rest.issues.removeLabel({ owner, repo, issue_number: number, name })).data,
+        );
       } catch (error) {
         // Removed by someone else meanwhile: the goal is reached.
         if ((error as { status?: number }).status !== 404) throw githubFailure('remove label', error);
@@ -148,16 +216,36 @@ export class GithubIssues implements IssueTracker {
 
   async listLabels(repo: string, target: CommentTarget): Promise<string[]> {
     const { owner, repo: name } = splitRepo(repo);
-    const { data } = await this.#client.call('list labels', () => this.#client.octokit.rest.issues.listLabelsOnIssue({ owner, repo: name, issue_number: issueNumber(target), per_page: 100 }));
+    const { data } = await this.#client.call('list labels', () =>
+      this.#client.octokit.rest.issues.listLabelsOnIssue({
+        owner,
+        repo: name,
+        issue_number: issueNumber(target),
+        per_page: 100,
+      }),
+    );
     return data.map((l) => l.name).sort((a, b) => a.localeCompare(b));
   }
 
   async #comments(owner: string, repo: string, number: number): Promise<Comment[]> {
-    const data = await this.#client.call('list comments', () => this.#client.octokit.paginate(this.#client.octokit.rest.issues.listComments, { owner, repo, issue_number: number, per_page: 100 }));
+    const data = await this.#client.call('list comments', () =>
+      this.#client.octokit.paginate(this.#client.octokit.rest.issues.listComments, {
+        owner,
+        repo,
+        issue_number: number,
+        per_page: 100,
+      }),
+    );
     return data.map((c) => {
       const body = c.body ?? '';
       const marker = parseMarker(body);
-      return { id: c.id, body, ...(marker === undefined ? {} : { marker }), createdAt: c.created_at, updatedAt: c.updated_at };
+      return {
+        id: c.id,
+        body,
+        ...(marker === undefined ? {} : { marker }),
+        createdAt: c.created_at,
+        updatedAt: c.updated_at,
+      };
     });
   }
 }

@@ -59,7 +59,8 @@ export function draftRefused(error: unknown): boolean {
 }
 
 const isMarked = (p: ApiPull) => (p.labels ?? []).some((l) => l.name?.toLowerCase() === draftStandIn.label);
-const titled = (title: string, marked: boolean) => (marked ? `${draftStandIn.titlePrefix}${title}`.slice(0, limits.title) : title);
+const titled = (title: string, marked: boolean) =>
+  marked ? `${draftStandIn.titlePrefix}${title}`.slice(0, limits.title) : title;
 
 /** The port's view of a REST pull request; a marked one reads as a draft. */
 export function toPullRequest(p: ApiPull, marked = isMarked(p)): PullRequest {
@@ -87,7 +88,8 @@ export function toPullRequest(p: ApiPull, marked = isMarked(p)): PullRequest {
  */
 export async function createPull(ctx: PullContext, req: EnsurePullRequestRequest): Promise<PullRequest> {
   const { octokit, owner, repo } = ctx;
-  const create = (draft: boolean, title: string) => octokit.rest.pulls.create({ owner, repo, head: req.head, base: req.base, title, body: req.body, draft });
+  const create = (draft: boolean, title: string) =>
+    octokit.rest.pulls.create({ owner, repo, head: req.head, base: req.base, title, body: req.body, draft });
   try {
     return toPullRequest((await create(req.draft, req.title)).data as ApiPull);
   } catch (error) {
@@ -115,7 +117,9 @@ export async function updatePull(ctx: PullContext, pull: ApiPull, req: EnsurePul
       : 'mutation($id: ID!) { result: markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { isDraft } } }';
     try {
       await octokit.graphql(mutation, { id: pull.node_id });
-      current = (await ctx.call('get pull request', () => octokit.rest.pulls.get({ owner, repo, pull_number: pull.number }))).data as ApiPull;
+      current = (
+        await ctx.call('get pull request', () => octokit.rest.pulls.get({ owner, repo, pull_number: pull.number }))
+      ).data as ApiPull;
     } catch (error) {
       if (!req.draft || !draftRefused(error)) throw githubFailure('change draft state', error);
       marked = true;
@@ -123,13 +127,16 @@ export async function updatePull(ctx: PullContext, pull: ApiPull, req: EnsurePul
   }
   const title = titled(req.title, marked);
   if (current.title !== title || (current.body ?? '') !== req.body || current.base.ref !== req.base) {
-    const { data } = await ctx.call('update pull request', () => octokit.rest.pulls.update({ owner, repo, pull_number: pull.number, title, body: req.body, base: req.base }));
+    const { data } = await ctx.call('update pull request', () =>
+      octokit.rest.pulls.update({ owner, repo, pull_number: pull.number, title, body: req.body, base: req.base }),
+    );
     current = data as ApiPull;
   }
   if (marked) await mark(ctx, pull.number);
   else if (wasMarked) {
     await ctx.labels(pull.number, { remove: [draftStandIn.label] });
-    if (await ctx.hasComment(pull.number, draftStandIn.marker)) await ctx.comment(pull.number, draftStandIn.marker, unmarkedComment);
+    if (await ctx.hasComment(pull.number, draftStandIn.marker))
+      await ctx.comment(pull.number, draftStandIn.marker, unmarkedComment);
   }
   return toPullRequest(current, marked);
 }
@@ -142,5 +149,8 @@ async function mark(ctx: PullContext, number: number): Promise<void> {
 /** True for GitHub's 422 saying a pull request for the head already exists. */
 export function alreadyExists(error: unknown): boolean {
   const status = (error as { status?: number }).status;
-  return status === 422 && /already exists/i.test(JSON.stringify((error as { response?: { data?: unknown } }).response?.data ?? ''));
+  return (
+    status === 422 &&
+    /already exists/i.test(JSON.stringify((error as { response?: { data?: unknown } }).response?.data ?? ''))
+  );
 }

@@ -6,12 +6,29 @@ import { checkBody, checkBranch, checkLabel, checkPullRequestInput, checkSha, ta
 import { pushFenced, remoteBranches, type GitOptions } from '../git/git.js';
 import { renderMarked } from '../marker.js';
 import type {
-  Comment, CommentTarget, EnsureBranchRequest, EnsureCommentRequest, EnsureLabelsRequest, EnsurePullRequestRequest, Forge, IssueTracker, PullRequest, PullRequestState,
+  Comment,
+  CommentTarget,
+  EnsureBranchRequest,
+  EnsureCommentRequest,
+  EnsureLabelsRequest,
+  EnsurePullRequestRequest,
+  Forge,
+  IssueTracker,
+  PullRequest,
+  PullRequestState,
 } from '../port.js';
 import { commentsOn, upsertComment } from './comments.js';
 import { applyLabels, labelsOn } from './labels.js';
 import { claimPullNumber } from './pull-numbers.js';
-import { countCreations, findByHead, findByNumber, insertPullRequest, nextLocalNumber, settlePullRequest, updateOpenPullRequest } from './pull-requests.js';
+import {
+  countCreations,
+  findByHead,
+  findByNumber,
+  insertPullRequest,
+  nextLocalNumber,
+  settlePullRequest,
+  updateOpenPullRequest,
+} from './pull-requests.js';
 import { prepareDatabase } from './schema.js';
 
 /** Options of {@link createLocalForge}. */
@@ -53,7 +70,11 @@ export class LocalForge implements Forge, IssueTracker {
   constructor(options: LocalForgeOptions) {
     const timeoutMs = options.gitTimeoutMs ?? defaultGitTimeoutMs;
     if (!(timeoutMs > 0)) throw new RangeError(`gitTimeoutMs must be > 0, got ${timeoutMs}`);
-    this.#git = { env: options.gitEnv, timeoutMs, ...(options.gitPath === undefined ? {} : { gitPath: options.gitPath }) };
+    this.#git = {
+      env: options.gitEnv,
+      timeoutMs,
+      ...(options.gitPath === undefined ? {} : { gitPath: options.gitPath }),
+    };
     this.#now = options.now ?? (() => new Date());
     this.#db = openSqlite(options.dbPath);
     prepareDatabase(this.#db);
@@ -74,8 +95,16 @@ export class LocalForge implements Forge, IssueTracker {
     const { remote } = resolveRepo(req.repo);
     checkBranch(req.branch);
     if (req.expectedSha !== undefined) checkSha(req.expectedSha);
-    const push = () => pushFenced(this.#git, { workdir: req.workdir, remote, branch: req.branch, expectedSha: req.expectedSha, signal: req.signal,
-      ...(req.sha === undefined ? {} : { sha: req.sha }), ...(req.task === undefined ? {} : { task: req.task }) });
+    const push = () =>
+      pushFenced(this.#git, {
+        workdir: req.workdir,
+        remote,
+        branch: req.branch,
+        expectedSha: req.expectedSha,
+        signal: req.signal,
+        ...(req.sha === undefined ? {} : { sha: req.sha }),
+        ...(req.task === undefined ? {} : { task: req.task }),
+      });
     try {
       return await push();
     } catch (error) {
@@ -93,12 +122,26 @@ export class LocalForge implements Forge, IssueTracker {
     // which also records the head's sha as GitHub does.
     const branches = await remoteBranches(this.#git, remote, [req.head, req.base]);
     const headSha = branches.get(req.head);
-    if (headSha === undefined) throw new CodefleetError('forge_rejected', `head branch ${req.head} does not exist on ${key}; push it first`);
-    if (!branches.has(req.base)) throw new CodefleetError('forge_rejected', `base branch ${req.base} does not exist on ${key}`);
-    const input = { repo: key, head: req.head, base: req.base, title: req.title, body: req.body, draft: req.draft, headSha };
+    if (headSha === undefined)
+      throw new CodefleetError('forge_rejected', `head branch ${req.head} does not exist on ${key}; push it first`);
+    if (!branches.has(req.base))
+      throw new CodefleetError('forge_rejected', `base branch ${req.base} does not exist on ${key}`);
+    const input = {
+      repo: key,
+      head: req.head,
+      base: req.base,
+      title: req.title,
+      body: req.body,
+      draft: req.draft,
+      headSha,
+    };
     const updated = this.#store(() => updateOpenPullRequest(this.#db, input, this.#stamp()));
     if (updated !== undefined) return updated;
-    const number = await claimPullNumber(this.#git, remote, this.#store(() => nextLocalNumber(this.#db, key)));
+    const number = await claimPullNumber(
+      this.#git,
+      remote,
+      this.#store(() => nextLocalNumber(this.#db, key)),
+    );
     return this.#store(() => insertPullRequest(this.#db, input, number, this.#stamp()));
   }
 
@@ -225,7 +268,10 @@ function resolveRepo(repo: string): { key: string; remote: string } {
   const ref = checkRepoRef(repo);
   if (typeof ref === 'string') throw new CodefleetError('forge_rejected', `invalid repo ${previewValue(repo)}: ${ref}`);
   if (ref.kind === 'github') {
-    throw new CodefleetError('forge_rejected', `the local forge takes an absolute path or a git URL, got GitHub repo ${repo}; use the github forge`);
+    throw new CodefleetError(
+      'forge_rejected',
+      `the local forge takes an absolute path or a git URL, got GitHub repo ${repo}; use the github forge`,
+    );
   }
   if (ref.kind === 'url') return { key: ref.url, remote: ref.url };
   // One repo, one key: `/x/repo/` and `/x//repo` are the same origin as `/x/repo`.

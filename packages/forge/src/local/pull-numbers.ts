@@ -24,7 +24,12 @@ const maxClaims = 64;
  * number claimed by a worker that then dies, or loses the race to open the same head, stays
  * unused: numbers are unique, not gapless (GitHub's are not either).
  */
-export async function claimPullNumber(git: GitOptions, remote: string, atLeast: number, signal?: AbortSignal): Promise<number> {
+export async function claimPullNumber(
+  git: GitOptions,
+  remote: string,
+  atLeast: number,
+  signal?: AbortSignal,
+): Promise<number> {
   const dir = await mkdtemp(join(tmpdir(), 'codefleet-pull-'));
   try {
     await runGit(git, dir, ['init', '--quiet', '--bare', dir], signal);
@@ -32,10 +37,19 @@ export async function claimPullNumber(git: GitOptions, remote: string, atLeast: 
     for (let claims = 0; claims < maxClaims; claims += 1, next += 1) {
       // A unique object per claim: a ref already holding the same one would read as created.
       const oid = await claimObject(git, dir, `codefleet pull request #${next}\n${randomUUID()}\n`, signal);
-      const outcome = await createRemoteRef(git, { gitDir: dir, remote, ref: `${pullNumberRefs}${next}`, oid, ...(signal === undefined ? {} : { signal }) });
+      const outcome = await createRemoteRef(git, {
+        gitDir: dir,
+        remote,
+        ref: `${pullNumberRefs}${next}`,
+        oid,
+        ...(signal === undefined ? {} : { signal }),
+      });
       if (outcome === 'created') return next;
     }
-    throw new CodefleetError('forge_unavailable', `could not claim a pull request number in ${remote}: ${maxClaims} numbers in a row were taken by other workers`);
+    throw new CodefleetError(
+      'forge_unavailable',
+      `could not claim a pull request number in ${remote}: ${maxClaims} numbers in a row were taken by other workers`,
+    );
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -50,7 +64,12 @@ function highestClaimed(refs: Map<string, string>): number {
   return highest;
 }
 
-async function claimObject(git: GitOptions, dir: string, content: string, signal: AbortSignal | undefined): Promise<string> {
+async function claimObject(
+  git: GitOptions,
+  dir: string,
+  content: string,
+  signal: AbortSignal | undefined,
+): Promise<string> {
   const file = join(dir, 'claim');
   await writeFile(file, content);
   const oid = (await runGit(git, dir, ['hash-object', '-w', '--', file], signal)).trim().split('\n').at(-1) ?? '';
@@ -58,10 +77,22 @@ async function claimObject(git: GitOptions, dir: string, content: string, signal
   return oid;
 }
 
-async function runGit(git: GitOptions, cwd: string, args: readonly string[], signal: AbortSignal | undefined): Promise<string> {
+async function runGit(
+  git: GitOptions,
+  cwd: string,
+  args: readonly string[],
+  signal: AbortSignal | undefined,
+): Promise<string> {
   const result = await runProcess([git.gitPath ?? 'git', ...args], {
-    cwd, env: { GIT_CONFIG_NOSYSTEM: '1', ...git.env, GIT_DIR: cwd }, timeoutMs: git.timeoutMs, ...(signal === undefined ? {} : { signal }),
+    cwd,
+    env: { GIT_CONFIG_NOSYSTEM: '1', ...git.env, GIT_DIR: cwd },
+    timeoutMs: git.timeoutMs,
+    ...(signal === undefined ? {} : { signal }),
   });
-  if (result.exitCode !== 0) throw new CodefleetError('git_failed', `git ${args[0]} failed in ${cwd}: ${result.outputTail.trim().split('\n').at(-1) ?? ''}`);
+  if (result.exitCode !== 0)
+    throw new CodefleetError(
+      'git_failed',
+      `git ${args[0]} failed in ${cwd}: ${result.outputTail.trim().split('\n').at(-1) ?? ''}`,
+    );
   return result.outputTail;
 }

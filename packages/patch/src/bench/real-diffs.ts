@@ -30,19 +30,45 @@ const exec = promisify(execFile);
 const forms = ['git', 'fp', 'ruN', 'count', 'stale'] as const;
 type Form = (typeof forms)[number];
 
-interface Case { repo: string; commit: string; parent: string; form: Form; file: string }
-interface Outcome { git: boolean; engine: boolean; engineOk: boolean; engineError?: string }
+interface Case {
+  repo: string;
+  commit: string;
+  parent: string;
+  form: Form;
+  file: string;
+}
+interface Outcome {
+  git: boolean;
+  engine: boolean;
+  engineOk: boolean;
+  engineError?: string;
+}
 
 const env: Record<string, string> = {
-  PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), LC_ALL: 'C',
-  GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_AUTHOR_NAME: 'bench', GIT_AUTHOR_EMAIL: 'bench@codefleet.invalid', GIT_COMMITTER_NAME: 'bench', GIT_COMMITTER_EMAIL: 'bench@codefleet.invalid',
+  PATH: process.env.PATH ?? '/usr/bin:/bin',
+  HOME: tmpdir(),
+  LC_ALL: 'C',
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_AUTHOR_NAME: 'bench',
+  GIT_AUTHOR_EMAIL: 'bench@codefleet.invalid',
+  GIT_COMMITTER_NAME: 'bench',
+  GIT_COMMITTER_EMAIL: 'bench@codefleet.invalid',
 };
 
 /** Runs git (or another program) and returns stdout as bytes; `ok: false` keeps a failure's stderr. */
-async function run(argv: string[], cwd: string, extra: Record<string, string> = {}): Promise<{ ok: boolean; out: Buffer; err: string }> {
+async function run(
+  argv: string[],
+  cwd: string,
+  extra: Record<string, string> = {},
+): Promise<{ ok: boolean; out: Buffer; err: string }> {
   try {
-    const running = exec(argv[0] ?? 'git', argv.slice(1), { cwd, env: { ...env, ...extra }, encoding: 'buffer', maxBuffer: 256 * 1024 * 1024 });
+    const running = exec(argv[0] ?? 'git', argv.slice(1), {
+      cwd,
+      env: { ...env, ...extra },
+      encoding: 'buffer',
+      maxBuffer: 256 * 1024 * 1024,
+    });
     running.child.stdin?.end();
     const { stdout, stderr } = await running;
     return { ok: true, out: stdout, err: stderr.toString('utf8') };
@@ -58,7 +84,11 @@ async function git(cwd: string, args: string[], extra: Record<string, string> = 
   return result.out.toString('utf8');
 }
 
-interface Candidate { commit: string; parent: string; special: boolean }
+interface Candidate {
+  commit: string;
+  parent: string;
+  special: boolean;
+}
 
 /** Non-merge commits with at most 30 files and 3 000 changed lines, no submodule; `special`: renames, copies, modes, binaries. */
 async function candidates(repo: string): Promise<Candidate[]> {
@@ -71,12 +101,16 @@ async function candidates(repo: string): Promise<Candidate[]> {
     const raw = lines.filter((l) => l.startsWith(':'));
     const stats = lines.filter((l) => /^(\d+|-)\t(\d+|-)\t/.test(l));
     if (raw.length === 0 || raw.length > 30 || raw.some((l) => /\b160000\b/.test(l.split('\t')[0] ?? ''))) continue;
-    const changed = stats.reduce((sum, l) => sum + (Number(l.split('\t')[0]) || 0) + (Number(l.split('\t')[1]) || 0), 0);
+    const changed = stats.reduce(
+      (sum, l) => sum + (Number(l.split('\t')[0]) || 0) + (Number(l.split('\t')[1]) || 0),
+      0,
+    );
     if (changed > 3000) continue;
-    const special = raw.some((l) => {
-      const [oldMode, newMode, , , status = ''] = l.slice(1).split('\t')[0]?.split(' ') ?? [];
-      return /^[RC]/.test(status) || (oldMode !== '000000' && newMode !== '000000' && oldMode !== newMode);
-    }) || stats.some((l) => l.startsWith('-\t-\t'));
+    const special =
+      raw.some((l) => {
+        const [oldMode, newMode, , , status = ''] = l.slice(1).split('\t')[0]?.split(' ') ?? [];
+        return /^[RC]/.test(status) || (oldMode !== '000000' && newMode !== '000000' && oldMode !== newMode);
+      }) || stats.some((l) => l.startsWith('-\t-\t'));
     out.push({ commit, parent, special });
   }
   return out;
@@ -84,7 +118,9 @@ async function candidates(repo: string): Promise<Candidate[]> {
 
 /** `count` evenly spread elements of `list`. */
 const spread = <T>(list: T[], count: number): T[] =>
-  list.length <= count ? list : Array.from({ length: count }, (_, i) => list[Math.floor((i * list.length) / count)] as T);
+  list.length <= count
+    ? list
+    : Array.from({ length: count }, (_, i) => list[Math.floor((i * list.length) / count)] as T);
 
 /** The first hunk of a `git diff`, damaged: its old count one off, or its first context line stale. */
 function damage(diff: Buffer, form: 'count' | 'stale', up: boolean): Buffer | undefined {
@@ -133,11 +169,15 @@ async function traditional(repo: string, c: Candidate, dir: string): Promise<Buf
       if (status !== 'A') sides.a.push(path);
       if (status !== 'D') sides.b.push(path);
     }
-    for (const [side, commit] of [['a', c.parent], ['b', c.commit]] as const) {
+    for (const [side, commit] of [
+      ['a', c.parent],
+      ['b', c.commit],
+    ] as const) {
       await mkdir(join(work, side));
       const index = { GIT_INDEX_FILE: join(work, `${side}.index`) };
       await git(repo, ['read-tree', commit], index);
-      if (sides[side].length > 0) await git(repo, ['checkout-index', `--prefix=${join(work, side)}/`, '--', ...sides[side]], index);
+      if (sides[side].length > 0)
+        await git(repo, ['checkout-index', `--prefix=${join(work, side)}/`, '--', ...sides[side]], index);
     }
     return (await run(['diff', '-ruN', 'a', 'b'], work)).out;
   } finally {
@@ -153,7 +193,10 @@ async function exact(scratch: string, parent: string, commit: string): Promise<b
   const index = { GIT_INDEX_FILE: join(scratch, '.git', 'bench-index') };
   await git(scratch, ['read-tree', parent], index);
   await git(scratch, ['add', '-A', '-f'], index);
-  return (await git(scratch, ['write-tree'], index)).trim() === (await git(scratch, ['rev-parse', `${commit}^{tree}`])).trim();
+  return (
+    (await git(scratch, ['write-tree'], index)).trim() ===
+    (await git(scratch, ['rev-parse', `${commit}^{tree}`])).trim()
+  );
 }
 
 async function reset(scratch: string, parent: string): Promise<void> {
@@ -164,7 +207,7 @@ async function reset(scratch: string, parent: string): Promise<void> {
 async function evaluate(scratch: string, c: Case): Promise<Outcome> {
   const bytes = await readFile(c.file);
   await reset(scratch, c.parent);
-  const byGit = (await run(['git', 'apply', c.file], scratch)).ok && await exact(scratch, c.parent, c.commit);
+  const byGit = (await run(['git', 'apply', c.file], scratch)).ok && (await exact(scratch, c.parent, c.commit));
   await reset(scratch, c.parent);
   let engineOk = false;
   let engineError: string | undefined;
@@ -189,10 +232,12 @@ async function main(): Promise<void> {
     return value;
   };
   const perRepo = Number(option('--commits') ?? 140);
-  const out = resolve(option('--out') ?? await mkdtemp(join(tmpdir(), 'codefleet-real-diffs-')));
+  const out = resolve(option('--out') ?? (await mkdtemp(join(tmpdir(), 'codefleet-real-diffs-'))));
   // No repository named: the one this runs in.
   if (args.length === 0) args.push((await git(process.cwd(), ['rev-parse', '--show-toplevel'])).trim());
-  const tally = new Map<Form, { cases: number; git: number; engine: number; silent: number }>(forms.map((f) => [f, { cases: 0, git: 0, engine: 0, silent: 0 }]));
+  const tally = new Map<Form, { cases: number; git: number; engine: number; silent: number }>(
+    forms.map((f) => [f, { cases: 0, git: 0, engine: 0, silent: 0 }]),
+  );
   const failures: (Case & Outcome)[] = [];
   for (const repoArg of args) {
     const repo = resolve(repoArg);
@@ -203,10 +248,19 @@ async function main(): Promise<void> {
     await mkdir(join(dir, 'diffs'), { recursive: true });
     await git(dir, ['clone', '--quiet', '--no-checkout', '--shared', repo, scratch]);
     const all = await candidates(scratch);
-    const special = spread(all.filter((c) => c.special), Math.floor(perRepo / 4));
-    const chosen = [...special, ...spread(all.filter((c) => !c.special), perRepo - special.length)];
+    const special = spread(
+      all.filter((c) => c.special),
+      Math.floor(perRepo / 4),
+    );
+    const chosen = [
+      ...special,
+      ...spread(
+        all.filter((c) => !c.special),
+        perRepo - special.length,
+      ),
+    ];
     const cases: Case[] = [];
-    for (const [i, c] of chosen.entries()) cases.push(...await makeDiffs(scratch, name, c, i, join(dir, 'diffs')));
+    for (const [i, c] of chosen.entries()) cases.push(...(await makeDiffs(scratch, name, c, i, join(dir, 'diffs'))));
     for (const c of cases) {
       const outcome = await evaluate(scratch, c);
       const t = tally.get(c.form);
@@ -217,10 +271,15 @@ async function main(): Promise<void> {
       if (!outcome.engine && outcome.engineOk) t.silent += 1;
       if (!outcome.engine || !outcome.engineOk) failures.push({ ...c, ...outcome });
     }
-    console.log(`${name}: ${chosen.length} commits (${special.length} with renames, copies, modes or binaries), ${cases.length} diffs`);
+    console.log(
+      `${name}: ${chosen.length} commits (${special.length} with renames, copies, modes or binaries), ${cases.length} diffs`,
+    );
   }
   console.log('form    diffs  git apply  engine  engine wrong but exit 0');
-  for (const [form, t] of tally) console.log(`${form.padEnd(6)} ${String(t.cases).padStart(6)} ${String(t.git).padStart(10)} ${String(t.engine).padStart(7)} ${String(t.silent).padStart(8)}`);
+  for (const [form, t] of tally)
+    console.log(
+      `${form.padEnd(6)} ${String(t.cases).padStart(6)} ${String(t.git).padStart(10)} ${String(t.engine).padStart(7)} ${String(t.silent).padStart(8)}`,
+    );
   await writeFile(join(out, 'failures.json'), JSON.stringify(failures, null, 2));
   console.log(`diffs and failures.json in ${out}`);
 }

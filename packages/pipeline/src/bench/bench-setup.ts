@@ -47,25 +47,49 @@ export interface BenchJob {
 export async function openWorker(root: TempDir): Promise<Worker> {
   // Without what `npm run bench` itself injected (npm_config_*, npm_lifecycle_*).
   const hostEnv = Object.fromEntries(
-    Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined && !/^npm_/i.test(entry[0])),
+    Object.entries(process.env).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined && !/^npm_/i.test(entry[0]),
+    ),
   );
   const data = join(root.path, 'data');
   const sandbox = await openSandbox(
-    { mode: 'auto', network: { mode: 'public', allow: [] }, readPaths: [], hiddenPaths: [data, homedir()], runRoot: join(data, 'sandbox') },
+    {
+      mode: 'auto',
+      network: { mode: 'public', allow: [] },
+      readPaths: [],
+      hiddenPaths: [data, homedir()],
+      runRoot: join(data, 'sandbox'),
+    },
     { platform: process.platform, path: hostEnv.PATH ?? '' },
   );
   const gitEnv = { ...gitTestEnv(), PATH: hostEnv.PATH ?? '/usr/bin:/bin', HOME: root.path };
   const workspaces = createWorkspaceManager({ cacheDir: join(data, 'workspaces'), reuse: true, gitEnv });
   // A HOME of its own: the user's ~/.npmrc could leave `resolved` out of the lockfiles.
   const npmHome = join(root.path, 'npm-home');
-  const hostNpmEnv = { ...hostEnv, HOME: npmHome, npm_config_cache: join(npmHome, 'cache'), npm_config_update_notifier: 'false' };
+  const hostNpmEnv = {
+    ...hostEnv,
+    HOME: npmHome,
+    npm_config_cache: join(npmHome, 'cache'),
+    npm_config_update_notifier: 'false',
+  };
   const { verification } = parseConfig('', { env: {}, baseDir: root.path, hostname: hostname() }).config;
-  return { sandbox, workspaces, verifyEnv: buildAgentEnv(hostEnv), hostNpmEnv, verification, timeoutMs: verification.step_timeout_seconds * 1000, repos: [] };
+  return {
+    sandbox,
+    workspaces,
+    verifyEnv: buildAgentEnv(hostEnv),
+    hostNpmEnv,
+    verification,
+    timeoutMs: verification.step_timeout_seconds * 1000,
+    repos: [],
+  };
 }
 
 /** A repository of `files` whose lockfile npm resolves now (not timed), committed with them. */
 export async function createNpmRepo(worker: Worker, prefix: string, files: Record<string, string>): Promise<TempRepo> {
-  const repo = await createTempRepo({ prefix, files: { '.gitignore': 'node_modules/\ndist/\n.venv/\ntarget/\n', ...files } });
+  const repo = await createTempRepo({
+    prefix,
+    files: { '.gitignore': 'node_modules/\ndist/\n.venv/\ntarget/\n', ...files },
+  });
   worker.repos.push(repo);
   if (files['package-lock.json'] === undefined) await lockAndCommit(worker, repo, 'lockfile');
   return repo;
@@ -73,8 +97,13 @@ export async function createNpmRepo(worker: Worker, prefix: string, files: Recor
 
 /** Resolves the repository's lockfile again after a manifest change and commits both. */
 export async function lockAndCommit(worker: Worker, repo: TempRepo, message: string): Promise<void> {
-  const lock = await runProcess(['npm', 'install', '--package-lock-only', '--no-audit', '--no-fund'], { cwd: repo.path, env: worker.hostNpmEnv, timeoutMs: worker.timeoutMs });
-  if (lock.exitCode !== 0) throw new Error(`npm install --package-lock-only failed in ${repo.path}:\n${lock.outputTail}`);
+  const lock = await runProcess(['npm', 'install', '--package-lock-only', '--no-audit', '--no-fund'], {
+    cwd: repo.path,
+    env: worker.hostNpmEnv,
+    timeoutMs: worker.timeoutMs,
+  });
+  if (lock.exitCode !== 0)
+    throw new Error(`npm install --package-lock-only failed in ${repo.path}:\n${lock.outputTail}`);
   await repo.commit({}, message);
 }
 
@@ -90,7 +119,12 @@ export async function runBenchJob(
   beforeInstall?: (ws: Workspace, runners: JobRunners) => Promise<void>,
 ): Promise<BenchJob> {
   let started = performance.now();
-  const ws = await worker.workspaces.prepare({ jobId, repoUrl: repo.path, branch: `ai/${jobId}`, context: { '.codefleet/task.md': `# ${jobId}\n` } });
+  const ws = await worker.workspaces.prepare({
+    jobId,
+    repoUrl: repo.path,
+    branch: `ai/${jobId}`,
+    context: { '.codefleet/task.md': `# ${jobId}\n` },
+  });
   const prepareMs = performance.now() - started;
   started = performance.now();
   const plan = await planVerification(ws.dir, { config: worker.verification });
@@ -101,7 +135,11 @@ export async function runBenchJob(
   if (beforeInstall) await beforeInstall(ws, runners);
   started = performance.now();
   const outcome = await runVerification(ws.dir, steps, {
-    env: worker.verifyEnv, timeoutMs: worker.timeoutMs, phase: 'build-only', runner: runners.runner, installRunner: runners.installRunner,
+    env: worker.verifyEnv,
+    timeoutMs: worker.timeoutMs,
+    phase: 'build-only',
+    runner: runners.runner,
+    installRunner: runners.installRunner,
   });
   const installMs = performance.now() - started;
   const [install] = outcome.results;
@@ -116,7 +154,12 @@ export function passed(job: BenchJob, label: string): BenchJob {
 }
 
 /** Runs `argv` through `runner` in the job's copy. */
-export function runIn(job: Pick<BenchJob, 'ws'>, runner: JobRunners['runner'], worker: Worker, argv: string[]): Promise<ProcessResult> {
+export function runIn(
+  job: Pick<BenchJob, 'ws'>,
+  runner: JobRunners['runner'],
+  worker: Worker,
+  argv: string[],
+): Promise<ProcessResult> {
   return runner(argv, { cwd: job.ws.dir, env: worker.verifyEnv, timeoutMs: 60_000 });
 }
 
@@ -132,14 +175,29 @@ for (const arg of process.argv.slice(1)) {
 `;
 
 /** Writes `files` (relative path → content) into the job's copy from a run through `runner`. */
-export function writeFromRun(job: Pick<BenchJob, 'ws'>, runner: JobRunners['runner'], worker: Worker, files: Record<string, string>): Promise<ProcessResult> {
-  return runIn(job, runner, worker, ['node', '-e', writeScript, ...Object.entries(files).map(([path, content]) => `${path}=${content}`)]);
+export function writeFromRun(
+  job: Pick<BenchJob, 'ws'>,
+  runner: JobRunners['runner'],
+  worker: Worker,
+  files: Record<string, string>,
+): Promise<ProcessResult> {
+  return runIn(job, runner, worker, [
+    'node',
+    '-e',
+    writeScript,
+    ...Object.entries(files).map(([path, content]) => `${path}=${content}`),
+  ]);
 }
 
 /** A run's outcome in a few words: `exit 0`, or the exit code and the first line of its output. */
 export function outcomeOf(result: ProcessResult): string {
-  const firstLine = (result.spawnError ?? result.outputTail).split('\n').map((line) => line.trim()).find((line) => line !== '');
-  return result.exitCode === 0 ? 'exit 0' : `exit ${String(result.exitCode)}${firstLine === undefined ? '' : `: ${firstLine}`}`;
+  const firstLine = (result.spawnError ?? result.outputTail)
+    .split('\n')
+    .map((line) => line.trim())
+    .find((line) => line !== '');
+  return result.exitCode === 0
+    ? 'exit 0'
+    : `exit ${String(result.exitCode)}${firstLine === undefined ? '' : `: ${firstLine}`}`;
 }
 
 /** Milliseconds as the bench prints them. */

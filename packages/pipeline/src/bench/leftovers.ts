@@ -15,20 +15,38 @@ import { createNpmRepo, outcomeOf, runBenchJob, writeFromRun, type BenchJob, typ
 const manifest = { name: 'leftover-probe', version: '1.0.0', private: true, dependencies: { 'is-number': '7.0.0' } };
 const files = { 'package.json': `${JSON.stringify(manifest, null, 2)}\n`, 'src/index.js': 'module.exports = {};\n' };
 
-const exists = (path: string) => access(path).then(() => true, () => false);
+const exists = (path: string) =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
 
 // The install stamp as @codefleet/verify computes it (run/install.ts, dependencyHash): what an
 // agent that has read that code computes inside its sandbox. Should the two drift apart, the
 // forged stamp stops matching and the probe prints that the install ran.
-const dependencyFields = ['dependencies', 'devDependencies', 'optionalDependencies', 'peerDependencies', 'bundleDependencies', 'overrides', 'workspaces'];
+const dependencyFields = [
+  'dependencies',
+  'devDependencies',
+  'optionalDependencies',
+  'peerDependencies',
+  'bundleDependencies',
+  'overrides',
+  'workspaces',
+];
 function forgedStamp(lock: string, manifestText: string): string {
   const parsed = JSON.parse(manifestText) as Record<string, unknown>;
-  return createHash('sha256').update('lockfile:package-lock.json\n').update(lock).update('\npackage.json:\n')
-    .update(JSON.stringify(dependencyFields.map((field) => [field, parsed[field] ?? null]))).digest('hex');
+  return createHash('sha256')
+    .update('lockfile:package-lock.json\n')
+    .update(lock)
+    .update('\npackage.json:\n')
+    .update(JSON.stringify(dependencyFields.map((field) => [field, parsed[field] ?? null])))
+    .digest('hex');
 }
 
-const installWord = (job: BenchJob) => (job.install.skipped ? 'skipped' : job.install.passed ? 'ran' : `FAILED (exit ${String(job.install.exitCode)})`);
-const found = async (job: BenchJob, path: string) => `${path} ${(await exists(join(job.ws.dir, path))) ? 'PRESENT' : 'absent'}`;
+const installWord = (job: BenchJob) =>
+  job.install.skipped ? 'skipped' : job.install.passed ? 'ran' : `FAILED (exit ${String(job.install.exitCode)})`;
+const found = async (job: BenchJob, path: string) =>
+  `${path} ${(await exists(join(job.ws.dir, path))) ? 'PRESENT' : 'absent'}`;
 
 /**
  * A job's first install in a fresh slot: `node_modules` is not there yet when the agent runs,
@@ -42,10 +60,15 @@ async function beforeTheFirstInstall(worker: Worker): Promise<void> {
   let agent = '';
   const first = await runBenchJob(worker, repo, 'probe-first-1', async (ws, runners) => {
     const stamp = `${forgedStamp(lockfile, files['package.json'])}\n`;
-    const run = await writeFromRun({ ws }, runners.runner, worker, { [planted]: "module.exports = 'planted';\n", [join('node_modules', installStampFile)]: stamp });
+    const run = await writeFromRun({ ws }, runners.runner, worker, {
+      [planted]: "module.exports = 'planted';\n",
+      [join('node_modules', installStampFile)]: stamp,
+    });
     agent = outcomeOf(run);
   });
-  console.log(`  the agent of a slot's first job writes node_modules before the install (${agent}); the install ${installWord(first)}; ${await found(first, planted)}`);
+  console.log(
+    `  the agent of a slot's first job writes node_modules before the install (${agent}); the install ${installWord(first)}; ${await found(first, planted)}`,
+  );
   await first.ws.release();
   const second = await runBenchJob(worker, repo, 'probe-first-2');
   console.log(`    the next job: install ${installWord(second)}; ${await found(second, planted)}`);
@@ -66,17 +89,28 @@ async function throughInstallScripts(worker: Worker): Promise<void> {
   const first = await runBenchJob(worker, repo, 'probe-scripts-1', async (ws, runners) => {
     agent = outcomeOf(await writeFromRun({ ws }, runners.runner, worker, { 'package.json': edited }));
   });
-  console.log(`  the agent adds a postinstall script to package.json (${agent}); the install ${installWord(first)}; ${await found(first, planted)}`);
+  console.log(
+    `  the agent adds a postinstall script to package.json (${agent}); the install ${installWord(first)}; ${await found(first, planted)}`,
+  );
   await first.ws.release();
 
   const nested = join('src', 'node_modules', 'lodash', 'index.js');
   let nestedWrite = '';
   const second = await runBenchJob(worker, repo, 'probe-scripts-2', async (ws, runners) => {
-    nestedWrite = outcomeOf(await writeFromRun({ ws }, runners.runner, worker, { [nested]: "module.exports = 'planted';\n" }));
+    nestedWrite = outcomeOf(
+      await writeFromRun({ ws }, runners.runner, worker, { [nested]: "module.exports = 'planted';\n" }),
+    );
   });
-  const reset = (await readFile(join(second.ws.dir, 'package.json'), 'utf8')) === files['package.json'] ? 'as committed' : 'STILL EDITED';
-  console.log(`    the next job: package.json ${reset}; install ${installWord(second)}; ${await found(second, planted)}`);
-  console.log(`    its agent writes a nested node_modules (require('lodash') from src/ finds it first): ${nestedWrite}`);
+  const reset =
+    (await readFile(join(second.ws.dir, 'package.json'), 'utf8')) === files['package.json']
+      ? 'as committed'
+      : 'STILL EDITED';
+  console.log(
+    `    the next job: package.json ${reset}; install ${installWord(second)}; ${await found(second, planted)}`,
+  );
+  console.log(
+    `    its agent writes a nested node_modules (require('lodash') from src/ finds it first): ${nestedWrite}`,
+  );
   await second.ws.release();
   const third = await runBenchJob(worker, repo, 'probe-scripts-3');
   console.log(`    the job after: install ${installWord(third)}; ${await found(third, nested)}`);

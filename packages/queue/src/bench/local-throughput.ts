@@ -15,7 +15,12 @@ const claimer = fileURLToPath(new URL('../conformance/claimer.js', import.meta.u
 async function run(processes: number): Promise<void> {
   const dir = await createTempDir('bench-queue');
   const settings: LocalQueueSettings = {
-    backend: 'local', path: join(dir.path, 'queue.sqlite'), name: 'bench', leaseMs: 60_000, maxAttempts: 4, pollMs: 5,
+    backend: 'local',
+    path: join(dir.path, 'queue.sqlite'),
+    name: 'bench',
+    leaseMs: 60_000,
+    maxAttempts: 4,
+    pollMs: 5,
   };
   const queue = new LocalQueue(settings);
   try {
@@ -24,10 +29,16 @@ async function run(processes: number): Promise<void> {
     const enqueueMs = performance.now() - t0;
 
     const workers = Array.from({ length: processes }, (_, n) =>
-      startFixture(claimer, [JSON.stringify({ settings, workerId: `bench-${n}`, mode: 'drain', quiet: true, idleMs: 300 })]));
+      startFixture(claimer, [
+        JSON.stringify({ settings, workerId: `bench-${n}`, mode: 'drain', quiet: true, idleMs: 300 }),
+      ]),
+    );
     await Promise.all(workers.map((w) => w.waitForLine('ready')));
     const t1 = performance.now();
-    await waitFor(async () => (await queue.stats()).completed === jobs || undefined, { timeoutMs: 600_000, intervalMs: 10 });
+    await waitFor(async () => (await queue.stats()).completed === jobs || undefined, {
+      timeoutMs: 600_000,
+      intervalMs: 10,
+    });
     const drainMs = performance.now() - t1;
     await Promise.all(workers.map((w) => w.exited));
     const perWorker = workers.map((w) => w.lines.find((l) => l.startsWith('idle '))?.slice(5) ?? '?').join('/');
@@ -35,8 +46,8 @@ async function run(processes: number): Promise<void> {
     const rate = (n: number, ms: number) => Math.round((n / ms) * 1000).toLocaleString('en-US');
     console.log(
       `local queue, ${jobs} jobs, ${processes} worker process${processes > 1 ? 'es' : ''}: ` +
-      `enqueue ${rate(jobs, enqueueMs)} jobs/s · claim+ack ${rate(jobs, drainMs)} jobs/s · ` +
-      `end to end ${rate(jobs, enqueueMs + drainMs)} jobs/s (jobs per worker ${perWorker})`,
+        `enqueue ${rate(jobs, enqueueMs)} jobs/s · claim+ack ${rate(jobs, drainMs)} jobs/s · ` +
+        `end to end ${rate(jobs, enqueueMs + drainMs)} jobs/s (jobs per worker ${perWorker})`,
     );
   } finally {
     await queue.close();

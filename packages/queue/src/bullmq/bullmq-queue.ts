@@ -2,9 +2,23 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BullJob, BullQueue, BullWorker, type JobJson } from './bull-classes.js';
 import { Redis } from 'ioredis';
-import { CodefleetError, LeaseLostError, parseJob, parseJobJson, redactUrlCredentials, type Job } from '@codefleet/core';
+import {
+  CodefleetError,
+  LeaseLostError,
+  parseJob,
+  parseJobJson,
+  redactUrlCredentials,
+  type Job,
+} from '@codefleet/core';
 import type {
-  ClaimOptions, DeadLetter, DropResult, EnqueueResult, Lease, Queue, QueueStats, RedriveResult,
+  ClaimOptions,
+  DeadLetter,
+  DropResult,
+  EnqueueResult,
+  Lease,
+  Queue,
+  QueueStats,
+  RedriveResult,
 } from '../port.js';
 import type { BullmqQueueSettings } from '../settings.js';
 import { RedisAccessWatch } from '../redis-access.js';
@@ -14,16 +28,30 @@ import { bullJobId, isLockLost, priorityOf, redriveJobId } from './ids.js';
  * `promise`'s value, or undefined as soon as `signal` aborts; a value that arrives after
  * the abort goes to `late` (never lost silently, never an unhandled rejection).
  */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined, late: (value: T) => void): Promise<T | undefined> {
+function untilAborted<T>(
+  promise: Promise<T>,
+  signal: AbortSignal | undefined,
+  late: (value: T) => void,
+): Promise<T | undefined> {
   if (signal === undefined) return promise;
   return new Promise<T | undefined>((resolve, reject) => {
     let aborted = false;
-    const onAbort = () => { aborted = true; resolve(undefined); };
+    const onAbort = () => {
+      aborted = true;
+      resolve(undefined);
+    };
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
     promise.then(
-      (value) => { signal.removeEventListener('abort', onAbort); if (aborted) late(value); else resolve(value); },
-      (error: unknown) => { signal.removeEventListener('abort', onAbort); if (!aborted) reject(error); },
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        if (aborted) late(value);
+        else resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        if (!aborted) reject(error);
+      },
     );
   });
 }
@@ -101,11 +129,17 @@ export class BullmqQueue implements Queue {
     if (!Number.isInteger(settings.maxAttempts) || settings.maxAttempts < 1) {
       throw new RangeError(`maxAttempts must be a positive integer, got ${settings.maxAttempts}`);
     }
-    if (settings.name.includes(':')) throw new RangeError(`queue name must not contain ":", got ${JSON.stringify(settings.name)}`);
+    if (settings.name.includes(':'))
+      throw new RangeError(`queue name must not contain ":", got ${JSON.stringify(settings.name)}`);
     this.#settings = settings;
     // disconnectTimeout: ioredis holds a closed connection that never opened for this long
     // (default 2 s), which kept `codefleet enqueue` alive after reporting Redis down.
-    this.#producer = new Redis(settings.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false, disconnectTimeout: 200 });
+    this.#producer = new Redis(settings.url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      lazyConnect: false,
+      disconnectTimeout: 200,
+    });
     // An unreachable Redis surfaces as rejected commands; the default 'error' handler
     // would print every reconnect attempt.
     this.#producer.on('error', () => undefined);
@@ -118,14 +152,16 @@ export class BullmqQueue implements Queue {
   async enqueue(input: Job): Promise<EnqueueResult> {
     const job = parseJob(input);
     await this.#connected();
-    const added = await this.#queue.add('job', job, {
-      jobId: bullJobId(job.id),
-      priority: priorityOf(job.priority),
-      attempts: 1,
-      deduplication: { id: job.idempotency_key },
-      removeOnComplete: { age: keepCompletedSeconds },
-      removeOnFail: false,
-    }).catch(this.#access.rethrow);
+    const added = await this.#queue
+      .add('job', job, {
+        jobId: bullJobId(job.id),
+        priority: priorityOf(job.priority),
+        attempts: 1,
+        deduplication: { id: job.idempotency_key },
+        removeOnComplete: { age: keepCompletedSeconds },
+        removeOnFail: false,
+      })
+      .catch(this.#access.rethrow);
     if (added.id === bullJobId(job.id)) return { id: job.id, deduplicated: !(await this.#firstToAdd(added.id)) };
     return { id: added.id === undefined ? job.id : await this.#jobIdOf(added.id), deduplicated: true };
   }
@@ -143,7 +179,11 @@ export class BullmqQueue implements Queue {
 
   /** Adds a payload as is, skipping validation: what a foreign producer could do (tests). */
   async injectRaw(payload: string): Promise<void> {
-    await this.#queue.add('job', payload, { jobId: `raw~${randomUUID()}`, priority: priorityOf('normal'), attempts: 1 });
+    await this.#queue.add('job', payload, {
+      jobId: `raw~${randomUUID()}`,
+      priority: priorityOf('normal'),
+      attempts: 1,
+    });
   }
 
   async claim(options: ClaimOptions): Promise<Lease | undefined> {
@@ -160,7 +200,10 @@ export class BullmqQueue implements Queue {
       const giveBack = (late: BullJob | undefined) => {
         if (late && !this.#closed) void late.moveToWait(lockToken).catch(() => undefined);
       };
-      const fetching = this.#access.guard(worker.getNextJob(lockToken, { block: false }) as Promise<BullJob | undefined>, giveBack);
+      const fetching = this.#access.guard(
+        worker.getNextJob(lockToken, { block: false }) as Promise<BullJob | undefined>,
+        giveBack,
+      );
       const fetched = await untilAborted(fetching, options.signal, giveBack);
       if (fetched) {
         const lease = await this.#admit(fetched, lockToken);
@@ -176,13 +219,27 @@ export class BullmqQueue implements Queue {
 
   async stats(): Promise<QueueStats> {
     await this.#connected();
-    const c = await this.#queue.getJobCounts('wait', 'prioritized', 'waiting-children', 'delayed', 'active', 'failed', 'completed').catch(this.#access.rethrow);
+    const c = await this.#queue
+      .getJobCounts('wait', 'prioritized', 'waiting-children', 'delayed', 'active', 'failed', 'completed')
+      .catch(this.#access.rethrow);
     const ready = (c.wait ?? 0) + (c.prioritized ?? 0) + (c['waiting-children'] ?? 0);
     const delayed = c.delayed ?? 0;
     const key = (type: string) => this.#queue.toKey(type);
-    const oldest = await this.#producer.eval(oldestQueuedScript, 3, key('wait'), key('prioritized'), key('delayed'), key('')) as number | null;
+    const oldest = (await this.#producer.eval(
+      oldestQueuedScript,
+      3,
+      key('wait'),
+      key('prioritized'),
+      key('delayed'),
+      key(''),
+    )) as number | null;
     return {
-      ready, delayed, inFlight: c.active ?? 0, deadLetter: c.failed ?? 0, completed: c.completed ?? 0, depth: ready + delayed,
+      ready,
+      delayed,
+      inFlight: c.active ?? 0,
+      deadLetter: c.failed ?? 0,
+      completed: c.completed ?? 0,
+      depth: ready + delayed,
       ...(oldest === null ? {} : { oldestQueuedAt: Number(oldest) }),
     };
   }
@@ -273,7 +330,11 @@ export class BullmqQueue implements Queue {
   #claimer(): BullWorker {
     if (this.#worker) return this.#worker;
     const { leaseMs } = this.#settings;
-    const connection = new Redis(this.#settings.url, { maxRetriesPerRequest: null, enableOfflineQueue: true, disconnectTimeout: 200 });
+    const connection = new Redis(this.#settings.url, {
+      maxRetriesPerRequest: null,
+      enableOfflineQueue: true,
+      disconnectTimeout: 200,
+    });
     connection.on('error', () => undefined);
     this.#access.watch(connection);
     this.#workerConnection = connection;
@@ -304,7 +365,13 @@ export class BullmqQueue implements Queue {
     const { maxAttempts, leaseMs } = this.#settings;
     const attempt = fetched.attemptsStarted;
     if (attempt > maxAttempts) {
-      await fetched.moveToFailed(new Error(`lease expired on attempt ${attempt - 1} of ${maxAttempts} (the worker stopped heartbeating); attempts exhausted`), lockToken, false);
+      await fetched.moveToFailed(
+        new Error(
+          `lease expired on attempt ${attempt - 1} of ${maxAttempts} (the worker stopped heartbeating); attempts exhausted`,
+        ),
+        lockToken,
+        false,
+      );
       return undefined;
     }
     const read = readJob(fetched.data);
@@ -315,7 +382,11 @@ export class BullmqQueue implements Queue {
     const token = randomUUID();
     const job = read.job;
     const lost = (error: unknown): never => {
-      if (isLockLost(error)) throw new LeaseLostError(job.id, `lease on job ${job.id} was lost: another claimer took it over or it was settled`);
+      if (isLockLost(error))
+        throw new LeaseLostError(
+          job.id,
+          `lease on job ${job.id} was lost: another claimer took it over or it was settled`,
+        );
       throw error;
     };
     let expiresAt = Date.now() + leaseMs;
@@ -331,42 +402,60 @@ export class BullmqQueue implements Queue {
       attempt,
       maxAttempts,
       token,
-      get expiresAt() { return expiresAt; },
+      get expiresAt() {
+        return expiresAt;
+      },
       heartbeat: async () => {
         if (settled) throw new LeaseLostError(job.id, `lease on job ${job.id} was already settled`);
         const extended = await fetched.extendLock(lockToken, leaseMs).catch(lost);
-        if (!extended) throw new LeaseLostError(job.id, `lease on job ${job.id} was lost: the lock expired or another claimer took it over`);
+        if (!extended)
+          throw new LeaseLostError(
+            job.id,
+            `lease on job ${job.id} was lost: the lock expired or another claimer took it over`,
+          );
         expiresAt = Date.now() + leaseMs;
       },
-      ack: () => settle(async () => { await fetched.moveToCompleted('done', lockToken, false); }),
+      ack: () =>
+        settle(async () => {
+          await fetched.moveToCompleted('done', lockToken, false);
+        }),
       ackAndClaim: async () => {
         // The completion script moves the next job to active under the same lock token,
         // as BullMQ's own worker does: one round trip instead of two.
         const next = await settle(() => fetched.moveToCompleted('done', lockToken, !this.#closed));
         return this.#admitNext(next, lockToken);
       },
-      retry: ({ delayMs, reason }) => settle(async () => {
-        if (attempt >= maxAttempts) {
-          await fetched.moveToFailed(new Error(`attempts exhausted (${attempt} of ${maxAttempts}): ${reason}`), lockToken, false);
-          return 'dead_lettered' as const;
-        }
-        await fetched.moveToDelayed(Date.now() + Math.max(0, delayMs), lockToken);
-        return 'retrying' as const;
-      }),
-      deadLetter: (reason) => settle(async () => { await fetched.moveToFailed(new Error(reason), lockToken, false); }),
-      release: () => settle(async () => {
-        // BullMQ counts every activation; a release must not spend an attempt, so the
-        // count is given back while the lock is still ours, and taken again if the move fails.
-        const client = this.#producer;
-        const key = this.#queue.toKey(fetched.id ?? '');
-        await client.hincrby(key, 'ats', -1);
-        try {
-          await fetched.moveToWait(lockToken);
-        } catch (error) {
-          await client.hincrby(key, 'ats', 1);
-          throw error;
-        }
-      }),
+      retry: ({ delayMs, reason }) =>
+        settle(async () => {
+          if (attempt >= maxAttempts) {
+            await fetched.moveToFailed(
+              new Error(`attempts exhausted (${attempt} of ${maxAttempts}): ${reason}`),
+              lockToken,
+              false,
+            );
+            return 'dead_lettered' as const;
+          }
+          await fetched.moveToDelayed(Date.now() + Math.max(0, delayMs), lockToken);
+          return 'retrying' as const;
+        }),
+      deadLetter: (reason) =>
+        settle(async () => {
+          await fetched.moveToFailed(new Error(reason), lockToken, false);
+        }),
+      release: () =>
+        settle(async () => {
+          // BullMQ counts every activation; a release must not spend an attempt, so the
+          // count is given back while the lock is still ours, and taken again if the move fails.
+          const client = this.#producer;
+          const key = this.#queue.toKey(fetched.id ?? '');
+          await client.hincrby(key, 'ats', -1);
+          try {
+            await fetched.moveToWait(lockToken);
+          } catch (error) {
+            await client.hincrby(key, 'ats', 1);
+            throw error;
+          }
+        }),
     };
   }
 
@@ -409,8 +498,17 @@ export class BullmqQueue implements Queue {
       };
       const onReady = () => done();
       const stopWatching = this.#access.onRefused(done);
-      const timer = setTimeout(() => done(new CodefleetError('queue_unavailable',
-        `Redis at ${redactUrlCredentials(this.#settings.url)} is not reachable (no connection within ${timeoutMs} ms)`, { verdict: 'transient' })), timeoutMs);
+      const timer = setTimeout(
+        () =>
+          done(
+            new CodefleetError(
+              'queue_unavailable',
+              `Redis at ${redactUrlCredentials(this.#settings.url)} is not reachable (no connection within ${timeoutMs} ms)`,
+              { verdict: 'transient' },
+            ),
+          ),
+        timeoutMs,
+      );
       redis.on('ready', onReady);
     });
     return this.#ready;

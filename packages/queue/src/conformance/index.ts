@@ -49,11 +49,24 @@ export function queueConformance(harness: ConformanceHarness): void {
     cleanups.push(() => opened.dispose());
     return opened;
   };
-  const spawnClaimer = (settings: QueueSettings, workerId: string, mode: 'drain' | 'hold', firstWaitMs?: number, goFile?: string) => {
+  const spawnClaimer = (
+    settings: QueueSettings,
+    workerId: string,
+    mode: 'drain' | 'hold',
+    firstWaitMs?: number,
+    goFile?: string,
+  ) => {
     const idleMs = Math.max(1_500, leaseMs * 2);
-    const proc = startFixture(claimerScript, [JSON.stringify({
-      settings, workerId, mode, idleMs, ...(firstWaitMs === undefined ? {} : { firstWaitMs }), ...(goFile === undefined ? {} : { goFile }),
-    })]);
+    const proc = startFixture(claimerScript, [
+      JSON.stringify({
+        settings,
+        workerId,
+        mode,
+        idleMs,
+        ...(firstWaitMs === undefined ? {} : { firstWaitMs }),
+        ...(goFile === undefined ? {} : { goFile }),
+      }),
+    ]);
     cleanups.push(() => proc.kill('SIGKILL'));
     return proc;
   };
@@ -150,7 +163,9 @@ export function queueConformance(harness: ConformanceHarness): void {
       await queue.enqueue(job);
       // Dead-lettered on its 2nd delivery: the redrive still starts again at attempt 1,
       // which is how the pipeline tells a redrive from a redelivery of a failed run.
-      expect(await (await queue.claim({ workerId: 'w1', waitMs: 5_000 }))!.retry({ delayMs: 0, reason: 'transient' })).toBe('retrying');
+      expect(
+        await (await queue.claim({ workerId: 'w1', waitMs: 5_000 }))!.retry({ delayMs: 0, reason: 'transient' }),
+      ).toBe('retrying');
       const lease = await queue.claim({ workerId: 'w1', waitMs: 5_000 });
       expect(lease?.attempt).toBe(2);
       await lease!.deadLetter('fix attempts exhausted: test failed');
@@ -188,7 +203,9 @@ export function queueConformance(harness: ConformanceHarness): void {
       expect(next?.job.id).toBe(live.id);
       await next!.ack();
       // Its task can be asked for again.
-      expect(await queue.enqueue(sampleJob({ idempotency_key: dead.idempotency_key }))).toMatchObject({ deduplicated: false });
+      expect(await queue.enqueue(sampleJob({ idempotency_key: dead.idempotency_key }))).toMatchObject({
+        deduplicated: false,
+      });
     });
 
     it('will not redrive while another job with the same key is active', async () => {
@@ -212,10 +229,11 @@ export function queueConformance(harness: ConformanceHarness): void {
       await lease!.ack();
       await waitFor(async () => (await queue.deadLetters()).length === 2 || undefined, { timeoutMs: leaseMs * 10 });
       const reasons = (await queue.deadLetters()).map((d) => d.reason).sort();
-      expect(reasons).toEqual([
-        expect.stringMatching(/malformed job: .*JSON/i),
-        expect.stringMatching(/malformed job: .*title.*42/),
-      ].sort((a, b) => String(a).localeCompare(String(b))));
+      expect(reasons).toEqual(
+        [expect.stringMatching(/malformed job: .*JSON/i), expect.stringMatching(/malformed job: .*title.*42/)].sort(
+          (a, b) => String(a).localeCompare(String(b)),
+        ),
+      );
       expect((await queue.deadLetters()).every((d) => d.raw.length > 0)).toBe(true);
     });
 
@@ -235,10 +253,13 @@ export function queueConformance(harness: ConformanceHarness): void {
       expect((await queue.claim({ workerId: 'w1', waitMs: leaseMs * 4 }))?.attempt).toBe(2);
       // The second lease expires too; the next claim must bury the job, not deliver it.
       expect(await queue.claim({ workerId: 'w1', waitMs: leaseMs * 3 })).toBeUndefined();
-      const dead = await waitFor(async () => {
-        const list = await queue.deadLetters();
-        return list.length === 2 ? list : undefined;
-      }, { timeoutMs: leaseMs * 10 });
+      const dead = await waitFor(
+        async () => {
+          const list = await queue.deadLetters();
+          return list.length === 2 ? list : undefined;
+        },
+        { timeoutMs: leaseMs * 10 },
+      );
       expect(dead.find((d) => d.id === retried.id)?.reason).toMatch(/attempts exhausted.*network again/);
       expect(dead.find((d) => d.id === abandoned.id)?.reason).toMatch(/lease expired|attempts exhausted/);
     });
@@ -302,7 +323,15 @@ export function queueConformance(harness: ConformanceHarness): void {
       await later!.retry({ delayMs: 60_000, reason: 'later' });
       const held = await queue.claim({ workerId: 'w', waitMs: 5_000 });
       expect(held).toBeDefined();
-      expect(await queue.stats()).toEqual({ ready: 0, delayed: 1, inFlight: 1, deadLetter: 1, completed: 1, depth: 1, oldestQueuedAt: expect.any(Number) });
+      expect(await queue.stats()).toEqual({
+        ready: 0,
+        delayed: 1,
+        inFlight: 1,
+        deadLetter: 1,
+        completed: 1,
+        depth: 1,
+        oldestQueuedAt: expect.any(Number),
+      });
     });
 
     it('stats: oldestQueuedAt is when the longest-waiting ready or delayed job was enqueued', async () => {

@@ -9,9 +9,11 @@ function fixFor(damage: SqliteDamage): string {
     case 'wrong_schema':
       return `set queue.local.path to the queue's file, or ${aside}: the next start creates an empty queue`;
     case 'corrupt':
-      return `stop the workers, then recover what it holds: \`sqlite3 ${path} .recover | sqlite3 ${path}.recovered\`, `
-        + `${aside} and rename ${path}.recovered to ${path}; or restore ${path} from a backup; `
-        + `or ${aside} to start an empty queue, and enqueue its jobs again`;
+      return (
+        `stop the workers, then recover what it holds: \`sqlite3 ${path} .recover | sqlite3 ${path}.recovered\`, ` +
+        `${aside} and rename ${path}.recovered to ${path}; or restore ${path} from a backup; ` +
+        `or ${aside} to start an empty queue, and enqueue its jobs again`
+      );
     case 'empty':
     case 'not_a_database':
       return `stop the workers; restore ${path} from a backup, or ${aside} to start an empty queue, and enqueue its jobs again (\`codefleet runs\` lists those that had started)`;

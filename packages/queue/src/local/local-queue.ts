@@ -3,7 +3,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { openSqlite, type SqliteDatabase, type SqliteStatement } from '@codefleet/sqlite';
 import { LeaseLostError, parseJob, parseJobJson, type Job } from '@codefleet/core';
 import type {
-  ClaimOptions, DeadLetter, DropResult, EnqueueResult, Lease, Queue, QueueStats, RedriveResult,
+  ClaimOptions,
+  DeadLetter,
+  DropResult,
+  EnqueueResult,
+  Lease,
+  Queue,
+  QueueStats,
+  RedriveResult,
 } from '../port.js';
 import type { LocalQueueSettings } from '../settings.js';
 import { queueDamaged } from './damage.js';
@@ -79,17 +86,25 @@ export class LocalQueue implements Queue {
   #insert(id: string, key: string | null, payload: string, priority: number): EnqueueResult {
     const q = this.#settings.name;
     const now = Date.now();
-    return this.#db.transaction((): EnqueueResult => {
-      const active = key === null ? undefined : (this.#sql(`SELECT id FROM jobs WHERE queue = ? AND idempotency_key = ? AND state IN ('ready', 'leased')`)
-        .get(q, key) as { id: string } | undefined);
-      if (active) return { id: active.id, deduplicated: true };
-      // The same job id again (a producer's own retry) is the same job, whatever its state.
-      const same = this.#sql(`SELECT id FROM jobs WHERE queue = ? AND id = ?`).get(q, id);
-      if (same) return { id, deduplicated: true };
-      this.#sql(`INSERT INTO jobs (queue, id, idempotency_key, payload, state, priority, max_attempts, available_at, enqueued_at)
-        VALUES (?, ?, ?, ?, 'ready', ?, ?, ?, ?)`).run(q, id, key, payload, priority, this.#settings.maxAttempts, now, now);
-      return { id, deduplicated: false };
-    }).immediate();
+    return this.#db
+      .transaction((): EnqueueResult => {
+        const active =
+          key === null
+            ? undefined
+            : (this.#sql(
+                `SELECT id FROM jobs WHERE queue = ? AND idempotency_key = ? AND state IN ('ready', 'leased')`,
+              ).get(q, key) as { id: string } | undefined);
+        if (active) return { id: active.id, deduplicated: true };
+        // The same job id again (a producer's own retry) is the same job, whatever its state.
+        const same = this.#sql(`SELECT id FROM jobs WHERE queue = ? AND id = ?`).get(q, id);
+        if (same) return { id, deduplicated: true };
+        this.#sql(
+          `INSERT INTO jobs (queue, id, idempotency_key, payload, state, priority, max_attempts, available_at, enqueued_at)
+        VALUES (?, ?, ?, ?, 'ready', ?, ?, ?, ?)`,
+        ).run(q, id, key, payload, priority, this.#settings.maxAttempts, now, now);
+        return { id, deduplicated: false };
+      })
+      .immediate();
   }
 
   async claim(options: ClaimOptions): Promise<Lease | undefined> {
@@ -112,34 +127,45 @@ export class LocalQueue implements Queue {
     const q = this.#settings.name;
     const pick = this.#sql(`SELECT * FROM jobs WHERE queue = ? AND state IN ('ready', 'leased') AND available_at <= ?
       ORDER BY priority DESC, available_at, seq LIMIT 1`);
-    return this.#db.transaction((): Lease | undefined => {
-      for (;;) {
-        const now = Date.now();
-        const row = pick.get(q, now) as JobRow | undefined;
-        if (!row) return undefined;
-        if (row.state === 'leased' && row.attempts >= row.max_attempts) {
-          this.#bury(row.seq, `lease expired on attempt ${row.attempts} of ${row.max_attempts} (worker ${row.leased_by ?? '?'} stopped heartbeating); attempts exhausted`, now);
-          continue;
+    return this.#db
+      .transaction((): Lease | undefined => {
+        for (;;) {
+          const now = Date.now();
+          const row = pick.get(q, now) as JobRow | undefined;
+          if (!row) return undefined;
+          if (row.state === 'leased' && row.attempts >= row.max_attempts) {
+            this.#bury(
+              row.seq,
+              `lease expired on attempt ${row.attempts} of ${row.max_attempts} (worker ${row.leased_by ?? '?'} stopped heartbeating); attempts exhausted`,
+              now,
+            );
+            continue;
+          }
+          let job: Job;
+          try {
+            job = parseJobJson(row.payload);
+          } catch (error) {
+            this.#bury(row.seq, `malformed job: ${error instanceof Error ? error.message : String(error)}`, now);
+            continue;
+          }
+          const token = randomUUID();
+          const expiresAt = now + this.#settings.leaseMs;
+          this.#sql(
+            `UPDATE jobs SET state = 'leased', attempts = attempts + 1, lease_token = ?, leased_by = ?, available_at = ?
+          WHERE seq = ?`,
+          ).run(token, workerId, expiresAt, row.seq);
+          return this.#lease(row.seq, job, row.attempts + 1, row.max_attempts, token, expiresAt);
         }
-        let job: Job;
-        try {
-          job = parseJobJson(row.payload);
-        } catch (error) {
-          this.#bury(row.seq, `malformed job: ${error instanceof Error ? error.message : String(error)}`, now);
-          continue;
-        }
-        const token = randomUUID();
-        const expiresAt = now + this.#settings.leaseMs;
-        this.#sql(`UPDATE jobs SET state = 'leased', attempts = attempts + 1, lease_token = ?, leased_by = ?, available_at = ?
-          WHERE seq = ?`).run(token, workerId, expiresAt, row.seq);
-        return this.#lease(row.seq, job, row.attempts + 1, row.max_attempts, token, expiresAt);
-      }
-    }).immediate();
+      })
+      .immediate();
   }
 
   #bury(seq: number, reason: string, now: number): void {
-    this.#sql(`UPDATE jobs SET state = 'dead', dead_reason = ?, lease_token = NULL, finished_at = ? WHERE seq = ?`)
-      .run(reason, now, seq);
+    this.#sql(`UPDATE jobs SET state = 'dead', dead_reason = ?, lease_token = NULL, finished_at = ? WHERE seq = ?`).run(
+      reason,
+      now,
+      seq,
+    );
   }
 
   #lease(seq: number, job: Job, attempt: number, maxAttempts: number, token: string, expiresAt: number): Lease {
@@ -148,41 +174,57 @@ export class LocalQueue implements Queue {
     // Every settlement re-checks the token inside its own transaction: only the holder of
     // the current claim may move the row.
     const owned = () => {
-      const row = this.#sql(`SELECT * FROM jobs WHERE seq = ? AND state = 'leased' AND lease_token = ?`).get(seq, token) as JobRow | undefined;
-      if (!row) throw new LeaseLostError(`lease on job ${job.id} was lost: another claimer took it over or it was settled`);
+      const row = this.#sql(`SELECT * FROM jobs WHERE seq = ? AND state = 'leased' AND lease_token = ?`).get(
+        seq,
+        token,
+      ) as JobRow | undefined;
+      if (!row)
+        throw new LeaseLostError(`lease on job ${job.id} was lost: another claimer took it over or it was settled`);
       return row;
     };
-    const settle = <T>(fn: (row: JobRow, now: number) => T) => db.transaction(() => fn(owned(), Date.now())).immediate();
+    const settle = <T>(fn: (row: JobRow, now: number) => T) =>
+      db.transaction(() => fn(owned(), Date.now())).immediate();
     const lease: Lease = {
-      job, attempt, maxAttempts, token, expiresAt,
-      heartbeat: async () => settle((_row, now) => {
-        this.#sql(`UPDATE jobs SET available_at = ? WHERE seq = ?`).run(now + leaseMs, seq);
-        (lease as { expiresAt: number }).expiresAt = now + leaseMs;
-      }),
-      ack: async () => settle((_row, now) => {
-        this.#sql(`UPDATE jobs SET state = 'done', lease_token = NULL, finished_at = ? WHERE seq = ?`).run(now, seq);
-      }),
-      retry: async ({ delayMs, reason }) => settle((row, now) => {
-        if (row.attempts >= row.max_attempts) {
-          this.#bury(seq, `attempts exhausted (${row.attempts} of ${row.max_attempts}): ${reason}`, now);
-          return 'dead_lettered' as const;
-        }
-        this.#sql(`UPDATE jobs SET state = 'ready', available_at = ?, last_error = ?, lease_token = NULL, leased_by = NULL WHERE seq = ?`)
-          .run(now + Math.max(0, delayMs), reason, seq);
-        return 'retrying' as const;
-      }),
+      job,
+      attempt,
+      maxAttempts,
+      token,
+      expiresAt,
+      heartbeat: async () =>
+        settle((_row, now) => {
+          this.#sql(`UPDATE jobs SET available_at = ? WHERE seq = ?`).run(now + leaseMs, seq);
+          (lease as { expiresAt: number }).expiresAt = now + leaseMs;
+        }),
+      ack: async () =>
+        settle((_row, now) => {
+          this.#sql(`UPDATE jobs SET state = 'done', lease_token = NULL, finished_at = ? WHERE seq = ?`).run(now, seq);
+        }),
+      retry: async ({ delayMs, reason }) =>
+        settle((row, now) => {
+          if (row.attempts >= row.max_attempts) {
+            this.#bury(seq, `attempts exhausted (${row.attempts} of ${row.max_attempts}): ${reason}`, now);
+            return 'dead_lettered' as const;
+          }
+          this.#sql(
+            `UPDATE jobs SET state = 'ready', available_at = ?, last_error = ?, lease_token = NULL, leased_by = NULL WHERE seq = ?`,
+          ).run(now + Math.max(0, delayMs), reason, seq);
+          return 'retrying' as const;
+        }),
       deadLetter: async (reason) => settle((_row, now) => this.#bury(seq, reason, now)),
-      release: async () => settle((_row, now) => {
-        this.#sql(`UPDATE jobs SET state = 'ready', attempts = attempts - 1, available_at = ?, lease_token = NULL, leased_by = NULL WHERE seq = ?`)
-          .run(now, seq);
-      }),
+      release: async () =>
+        settle((_row, now) => {
+          this.#sql(
+            `UPDATE jobs SET state = 'ready', attempts = attempts - 1, available_at = ?, lease_token = NULL, leased_by = NULL WHERE seq = ?`,
+          ).run(now, seq);
+        }),
     };
     return lease;
   }
 
   async stats(): Promise<QueueStats> {
-    const rows = this.#sql(`SELECT state, available_at > ? AS later, count(*) AS n FROM jobs WHERE queue = ? GROUP BY state, later`)
-      .all(Date.now(), this.#settings.name) as { state: JobRow['state']; later: number; n: number }[];
+    const rows = this.#sql(
+      `SELECT state, available_at > ? AS later, count(*) AS n FROM jobs WHERE queue = ? GROUP BY state, later`,
+    ).all(Date.now(), this.#settings.name) as { state: JobRow['state']; later: number; n: number }[];
     const stats: QueueStats = { ready: 0, delayed: 0, inFlight: 0, deadLetter: 0, completed: 0, depth: 0 };
     for (const { state, later, n } of rows) {
       if (state === 'ready') stats[later ? 'delayed' : 'ready'] += n;
@@ -193,15 +235,17 @@ export class LocalQueue implements Queue {
     }
     stats.depth = stats.ready + stats.delayed;
     // Ready rows (visible or delayed); a leased one, even expired, is in flight as above.
-    const oldest = this.#sql(`SELECT MIN(enqueued_at) AS at FROM jobs WHERE queue = ? AND state = 'ready'`)
-      .get(this.#settings.name) as { at: number | null };
+    const oldest = this.#sql(`SELECT MIN(enqueued_at) AS at FROM jobs WHERE queue = ? AND state = 'ready'`).get(
+      this.#settings.name,
+    ) as { at: number | null };
     if (oldest.at !== null) stats.oldestQueuedAt = oldest.at;
     return stats;
   }
 
   async deadLetters(options: { limit?: number } = {}): Promise<DeadLetter[]> {
-    const rows = this.#sql(`SELECT * FROM jobs WHERE queue = ? AND state = 'dead' ORDER BY finished_at, seq LIMIT ?`)
-      .all(this.#settings.name, options.limit ?? 100) as JobRow[];
+    const rows = this.#sql(
+      `SELECT * FROM jobs WHERE queue = ? AND state = 'dead' ORDER BY finished_at, seq LIMIT ?`,
+    ).all(this.#settings.name, options.limit ?? 100) as JobRow[];
     return rows.map((row) => {
       let job: Job | undefined;
       try {
@@ -222,24 +266,33 @@ export class LocalQueue implements Queue {
 
   async redrive(id: string): Promise<RedriveResult> {
     const q = this.#settings.name;
-    return this.#db.transaction((): RedriveResult => {
-      const row = this.#sql(`SELECT * FROM jobs WHERE queue = ? AND id = ? AND state = 'dead'`).get(q, id) as JobRow | undefined;
-      if (!row) return { status: 'not_found' };
-      if (row.idempotency_key !== null) {
-        const active = this.#sql(`SELECT id FROM jobs WHERE queue = ? AND idempotency_key = ? AND state IN ('ready', 'leased')`)
-          .get(q, row.idempotency_key) as { id: string } | undefined;
-        if (active) return { status: 'duplicate_active', activeId: active.id };
-      }
-      // Back in the queue now: its wait (oldestQueuedAt) starts again, as a new job's would.
-      const now = Date.now();
-      this.#sql(`UPDATE jobs SET state = 'ready', attempts = 0, available_at = ?, enqueued_at = ?, dead_reason = NULL, finished_at = NULL,
-        max_attempts = ? WHERE seq = ?`).run(now, now, this.#settings.maxAttempts, row.seq);
-      return { status: 'redriven', id };
-    }).immediate();
+    return this.#db
+      .transaction((): RedriveResult => {
+        const row = this.#sql(`SELECT * FROM jobs WHERE queue = ? AND id = ? AND state = 'dead'`).get(q, id) as
+          JobRow | undefined;
+        if (!row) return { status: 'not_found' };
+        if (row.idempotency_key !== null) {
+          const active = this.#sql(
+            `SELECT id FROM jobs WHERE queue = ? AND idempotency_key = ? AND state IN ('ready', 'leased')`,
+          ).get(q, row.idempotency_key) as { id: string } | undefined;
+          if (active) return { status: 'duplicate_active', activeId: active.id };
+        }
+        // Back in the queue now: its wait (oldestQueuedAt) starts again, as a new job's would.
+        const now = Date.now();
+        this.#sql(
+          `UPDATE jobs SET state = 'ready', attempts = 0, available_at = ?, enqueued_at = ?, dead_reason = NULL, finished_at = NULL,
+        max_attempts = ? WHERE seq = ?`,
+        ).run(now, now, this.#settings.maxAttempts, row.seq);
+        return { status: 'redriven', id };
+      })
+      .immediate();
   }
 
   async drop(id: string): Promise<DropResult> {
-    const { changes } = this.#sql(`DELETE FROM jobs WHERE queue = ? AND id = ? AND state = 'dead'`).run(this.#settings.name, id);
+    const { changes } = this.#sql(`DELETE FROM jobs WHERE queue = ? AND id = ? AND state = 'dead'`).run(
+      this.#settings.name,
+      id,
+    );
     return changes > 0 ? { status: 'dropped', id } : { status: 'not_found' };
   }
 
@@ -249,4 +302,3 @@ export class LocalQueue implements Queue {
     this.#db.close();
   }
 }
-

@@ -175,17 +175,30 @@ export class Coordination {
     this.#base = `${prefix}:${name}:`;
   }
 
-  #job(id: string): string { return `${this.#base}job:${id}`; }
+  #job(id: string): string {
+    return `${this.#base}job:${id}`;
+  }
 
   /** Reserves the key for `id`; returns the id of the active job holding it instead, if any. */
   async reserve(id: string, key: string, now: number): Promise<string | undefined> {
-    const result = await this.#redis.eval(enqueue, 2, `${this.#base}key:${key}`, this.#job(id), id, now, this.#staleEnqueueMs, `${this.#base}job:`, key);
+    const result = await this.#redis.eval(
+      enqueue,
+      2,
+      `${this.#base}key:${key}`,
+      this.#job(id),
+      id,
+      now,
+      this.#staleEnqueueMs,
+      `${this.#base}job:`,
+      key,
+    );
     return typeof result === 'string' ? result : undefined;
   }
 
   /** Marks an enqueued (or redriven) job pending once SQS has it, queued since `now`. */
   async pending(id: string, now: number): Promise<void> {
-    await this.#redis.multi()
+    await this.#redis
+      .multi()
       .hset(this.#job(id), 'state', 'pending', 'queued_at', now)
       .zadd(`${this.#base}queued`, now, id)
       .exec();
@@ -204,8 +217,22 @@ export class Coordination {
     await this.#redis.del(this.#job(id));
   }
 
-  async claim(id: string, token: string, maxAttempts: number, key: string): Promise<{ verdict: 'ok' | 'settled' | 'exhausted'; attempts: number }> {
-    const [verdict, attempts] = (await this.#redis.eval(claim, 2, this.#job(id), `${this.#base}queued`, token, maxAttempts, key, id)) as [string, number];
+  async claim(
+    id: string,
+    token: string,
+    maxAttempts: number,
+    key: string,
+  ): Promise<{ verdict: 'ok' | 'settled' | 'exhausted'; attempts: number }> {
+    const [verdict, attempts] = (await this.#redis.eval(
+      claim,
+      2,
+      this.#job(id),
+      `${this.#base}queued`,
+      token,
+      maxAttempts,
+      key,
+      id,
+    )) as [string, number];
     return { verdict: verdict as 'ok' | 'settled' | 'exhausted', attempts: Number(attempts) };
   }
 
@@ -214,10 +241,26 @@ export class Coordination {
   }
 
   /** Settles when `token` still owns the job ('' = unconditionally); false when the lease was lost. */
-  async settle(id: string, token: string, action: SettleAction, details: { reason?: string; raw?: string; now: number }): Promise<boolean> {
+  async settle(
+    id: string,
+    token: string,
+    action: SettleAction,
+    details: { reason?: string; raw?: string; now: number },
+  ): Promise<boolean> {
     const result = await this.#redis.eval(
-      settle, 4, this.#job(id), `${this.#base}completed`, `${this.#base}dead`, `${this.#base}queued`,
-      token, action, details.reason ?? '', details.now, id, `${this.#base}key:`, details.raw ?? '',
+      settle,
+      4,
+      this.#job(id),
+      `${this.#base}completed`,
+      `${this.#base}dead`,
+      `${this.#base}queued`,
+      token,
+      action,
+      details.reason ?? '',
+      details.now,
+      id,
+      `${this.#base}key:`,
+      details.raw ?? '',
     );
     return result === 1;
   }
@@ -233,11 +276,25 @@ export class Coordination {
   /** Dead letters, oldest first, with their records. */
   async dead(limit: number): Promise<{ id: string; record: JobRecord }[]> {
     const ids = await this.#redis.zrange(`${this.#base}dead`, 0, Math.max(0, limit - 1));
-    return Promise.all(ids.map(async (id) => ({ id, record: (await this.#redis.hgetall(this.#job(id))) as JobRecord })));
+    return Promise.all(
+      ids.map(async (id) => ({ id, record: (await this.#redis.hgetall(this.#job(id))) as JobRecord })),
+    );
   }
 
-  async redrive(id: string, now: number): Promise<{ status: 'ok' } | { status: 'not_found' } | { status: 'duplicate'; activeId: string }> {
-    const [status, activeId] = (await this.#redis.eval(redrive, 2, this.#job(id), `${this.#base}dead`, id, now, `${this.#base}key:`, `${this.#base}job:`)) as [string, string?];
+  async redrive(
+    id: string,
+    now: number,
+  ): Promise<{ status: 'ok' } | { status: 'not_found' } | { status: 'duplicate'; activeId: string }> {
+    const [status, activeId] = (await this.#redis.eval(
+      redrive,
+      2,
+      this.#job(id),
+      `${this.#base}dead`,
+      id,
+      now,
+      `${this.#base}key:`,
+      `${this.#base}job:`,
+    )) as [string, string?];
     if (status === 'duplicate') return { status: 'duplicate', activeId: activeId ?? '' };
     return status === 'ok' ? { status: 'ok' } : { status: 'not_found' };
   }
@@ -248,8 +305,21 @@ export class Coordination {
   }
 
   /** See the `revive` script: a fresh record for a job coming back from the SQS dead-letter queue. */
-  async revive(id: string, key: string, now: number): Promise<{ status: 'ok' } | { status: 'duplicate'; activeId: string }> {
-    const [status, activeId] = (await this.#redis.eval(revive, 2, this.#job(id), `${this.#base}key:${key}`, id, now, `${this.#base}job:`, key)) as [string, string?];
+  async revive(
+    id: string,
+    key: string,
+    now: number,
+  ): Promise<{ status: 'ok' } | { status: 'duplicate'; activeId: string }> {
+    const [status, activeId] = (await this.#redis.eval(
+      revive,
+      2,
+      this.#job(id),
+      `${this.#base}key:${key}`,
+      id,
+      now,
+      `${this.#base}job:`,
+      key,
+    )) as [string, string?];
     return status === 'duplicate' ? { status: 'duplicate', activeId: activeId ?? '' } : { status: 'ok' };
   }
 

@@ -1,6 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  ChangeMessageVisibilityCommand, DeleteMessageCommand, ReceiveMessageCommand, type Message, type SQSClient,
+  ChangeMessageVisibilityCommand,
+  DeleteMessageCommand,
+  ReceiveMessageCommand,
+  type Message,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { parseJobJson, type Job } from '@codefleet/core';
 import type { DeadLetter } from '../port.js';
@@ -62,15 +66,27 @@ export class RedrivePolicyQueue {
 
   /** Makes a taken message visible again. */
   async release(message: Message): Promise<void> {
-    await this.#sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: this.#url, ReceiptHandle: message.ReceiptHandle, VisibilityTimeout: 0 }))
+    await this.#sqs
+      .send(
+        new ChangeMessageVisibilityCommand({
+          QueueUrl: this.#url,
+          ReceiptHandle: message.ReceiptHandle,
+          VisibilityTimeout: 0,
+        }),
+      )
       .catch(() => undefined);
   }
 
   async #receive(visibilitySeconds: number): Promise<Message[]> {
-    const { Messages = [] } = await this.#sqs.send(new ReceiveMessageCommand({
-      QueueUrl: this.#url, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, VisibilityTimeout: visibilitySeconds,
-      MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp'],
-    }));
+    const { Messages = [] } = await this.#sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: this.#url,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 0,
+        VisibilityTimeout: visibilitySeconds,
+        MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp'],
+      }),
+    );
     return Messages;
   }
 }
@@ -78,11 +94,16 @@ export class RedrivePolicyQueue {
 function toDeadLetter(message: Message): DeadLetter & { job?: Job } {
   const raw = message.Body ?? '';
   let job: Job | undefined;
-  try { job = parseJobJson(raw); } catch { job = undefined; }
+  try {
+    job = parseJobJson(raw);
+  } catch {
+    job = undefined;
+  }
   const sent = Number(message.Attributes?.SentTimestamp ?? 0);
   return {
     id: job?.id ?? `msg-${message.MessageId ?? ''}`,
-    reason: 'moved to the SQS dead-letter queue by its redrive policy: received too often without being settled (workers crashed on it, or the coordination store was down)',
+    reason:
+      'moved to the SQS dead-letter queue by its redrive policy: received too often without being settled (workers crashed on it, or the coordination store was down)',
     attempts: 0,
     deadAt: Number.isFinite(sent) ? sent : 0,
     ...(job === undefined ? {} : { job }),

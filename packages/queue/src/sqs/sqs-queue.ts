@@ -1,13 +1,32 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  ChangeMessageVisibilityCommand, DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand,
-  SendMessageCommand, SQSClient, type Message,
+  ChangeMessageVisibilityCommand,
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SQSClient,
+  type Message,
 } from '@aws-sdk/client-sqs';
 import { Redis } from 'ioredis';
-import { CodefleetError, LeaseLostError, parseJob, parseJobJson, redactUrlCredentials, type Job } from '@codefleet/core';
+import {
+  CodefleetError,
+  LeaseLostError,
+  parseJob,
+  parseJobJson,
+  redactUrlCredentials,
+  type Job,
+} from '@codefleet/core';
 import type {
-  ClaimOptions, DeadLetter, DropResult, EnqueueResult, Lease, Queue, QueueStats, RedriveResult,
+  ClaimOptions,
+  DeadLetter,
+  DropResult,
+  EnqueueResult,
+  Lease,
+  Queue,
+  QueueStats,
+  RedriveResult,
 } from '../port.js';
 import type { SqsQueueSettings } from '../settings.js';
 import { RedisAccessWatch } from '../redis-access.js';
@@ -53,11 +72,13 @@ export class SqsQueue implements Queue {
   readonly #closing = new AbortController();
 
   constructor(settings: SqsQueueSettings) {
-    if (!(settings.leaseMs >= 1_000)) throw new RangeError(`leaseMs must be at least 1000 (SQS counts whole seconds), got ${settings.leaseMs}`);
+    if (!(settings.leaseMs >= 1_000))
+      throw new RangeError(`leaseMs must be at least 1000 (SQS counts whole seconds), got ${settings.leaseMs}`);
     if (!Number.isInteger(settings.maxAttempts) || settings.maxAttempts < 1) {
       throw new RangeError(`maxAttempts must be a positive integer, got ${settings.maxAttempts}`);
     }
-    if (settings.fifo && !settings.queueUrl.endsWith('.fifo')) throw new RangeError(`a FIFO queue URL ends in .fifo, got ${settings.queueUrl}`);
+    if (settings.fifo && !settings.queueUrl.endsWith('.fifo'))
+      throw new RangeError(`a FIFO queue URL ends in .fifo, got ${settings.queueUrl}`);
     this.#settings = settings;
     this.#leaseSeconds = Math.min(maxVisibilitySeconds, Math.ceil(settings.leaseMs / 1_000));
     this.#sqs = new SQSClient({
@@ -70,7 +91,10 @@ export class SqsQueue implements Queue {
     this.#access = new RedisAccessWatch(settings.coordinationUrl, 'queue.sqs.coordination_url');
     this.#access.watch(this.#redis);
     this.#coord = new Coordination(this.#redis, settings.prefix, settings.name);
-    this.#dlq = settings.deadLetterQueueUrl === undefined ? undefined : new RedrivePolicyQueue(this.#sqs, settings.deadLetterQueueUrl);
+    this.#dlq =
+      settings.deadLetterQueueUrl === undefined
+        ? undefined
+        : new RedrivePolicyQueue(this.#sqs, settings.deadLetterQueueUrl);
   }
 
   async enqueue(input: Job): Promise<EnqueueResult> {
@@ -78,7 +102,11 @@ export class SqsQueue implements Queue {
     const body = JSON.stringify(job);
     const bytes = Buffer.byteLength(body);
     if (bytes > maxMessageBytes) {
-      throw new CodefleetError('payload_too_large', `job ${job.id} is ${bytes} bytes as a message; SQS takes at most ${maxMessageBytes} (shorten the task text)`, { verdict: 'permanent' });
+      throw new CodefleetError(
+        'payload_too_large',
+        `job ${job.id} is ${bytes} bytes as a message; SQS takes at most ${maxMessageBytes} (shorten the task text)`,
+        { verdict: 'permanent' },
+      );
     }
     const active = await this.#access.guard(this.#coord.reserve(job.id, job.idempotency_key, Date.now()));
     if (active !== undefined) return { id: active, deduplicated: true };
@@ -94,15 +122,19 @@ export class SqsQueue implements Queue {
 
   /** Sends a payload as is, skipping validation: what a foreign producer could do (tests). */
   async injectRaw(payload: string): Promise<void> {
-    await this.#sqs.send(new SendMessageCommand({
-      QueueUrl: this.#settings.queueUrl, MessageBody: payload,
-      ...(this.#settings.fifo ? { MessageGroupId: 'raw', MessageDeduplicationId: randomUUID() } : {}),
-    }));
+    await this.#sqs.send(
+      new SendMessageCommand({
+        QueueUrl: this.#settings.queueUrl,
+        MessageBody: payload,
+        ...(this.#settings.fifo ? { MessageGroupId: 'raw', MessageDeduplicationId: randomUUID() } : {}),
+      }),
+    );
   }
 
   async claim(options: ClaimOptions): Promise<Lease | undefined> {
     const deadline = Date.now() + Math.max(0, options.waitMs ?? 0);
-    const signal = options.signal === undefined ? this.#closing.signal : AbortSignal.any([options.signal, this.#closing.signal]);
+    const signal =
+      options.signal === undefined ? this.#closing.signal : AbortSignal.any([options.signal, this.#closing.signal]);
     for (;;) {
       if (this.#closed || signal.aborted) return undefined;
       if (this.#access.refused && this.#redis.status !== 'ready') throw this.#access.refused;
@@ -127,46 +159,80 @@ export class SqsQueue implements Queue {
       }
       if (Date.now() >= deadline) return undefined;
       if (waitSeconds === 0) {
-        const aborted = await sleep(Math.min(this.#settings.pollMs ?? 200, Math.max(0, deadline - Date.now())), false, { signal }).catch(() => true);
+        const aborted = await sleep(Math.min(this.#settings.pollMs ?? 200, Math.max(0, deadline - Date.now())), false, {
+          signal,
+        }).catch(() => true);
         if (aborted) return undefined;
       }
     }
   }
 
-  async #receive(queueUrl: string, waitSeconds: number, signal: AbortSignal): Promise<{ message: Message; queueUrl: string } | undefined> {
-    const received = await this.#sqs.send(new ReceiveMessageCommand({
-      QueueUrl: queueUrl,
-      MaxNumberOfMessages: 1,
-      WaitTimeSeconds: waitSeconds,
-      VisibilityTimeout: this.#leaseSeconds,
-      MessageSystemAttributeNames: ['ApproximateReceiveCount'],
-    }), { abortSignal: signal });
+  async #receive(
+    queueUrl: string,
+    waitSeconds: number,
+    signal: AbortSignal,
+  ): Promise<{ message: Message; queueUrl: string } | undefined> {
+    const received = await this.#sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: 1,
+        WaitTimeSeconds: waitSeconds,
+        VisibilityTimeout: this.#leaseSeconds,
+        MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+      }),
+      { abortSignal: signal },
+    );
     const message = received.Messages?.[0];
     return message && { message, queueUrl };
   }
 
   async stats(): Promise<QueueStats> {
-    const urls = [this.#settings.queueUrl, ...(this.#settings.priorityQueueUrl === undefined ? [] : [this.#settings.priorityQueueUrl])];
-    const counts = await Promise.all(urls.map(async (url) => {
-      const { Attributes: attributes = {} } = await this.#sqs.send(new GetQueueAttributesCommand({
-        QueueUrl: url,
-        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
-      }));
-      return attributes;
-    })).catch((error: unknown) => { throw this.#unavailable(error); });
-    const sum = (name: 'ApproximateNumberOfMessages' | 'ApproximateNumberOfMessagesNotVisible' | 'ApproximateNumberOfMessagesDelayed') =>
-      counts.reduce((total, c) => total + Number(c[name] ?? 0), 0);
+    const urls = [
+      this.#settings.queueUrl,
+      ...(this.#settings.priorityQueueUrl === undefined ? [] : [this.#settings.priorityQueueUrl]),
+    ];
+    const counts = await Promise.all(
+      urls.map(async (url) => {
+        const { Attributes: attributes = {} } = await this.#sqs.send(
+          new GetQueueAttributesCommand({
+            QueueUrl: url,
+            AttributeNames: [
+              'ApproximateNumberOfMessages',
+              'ApproximateNumberOfMessagesNotVisible',
+              'ApproximateNumberOfMessagesDelayed',
+            ],
+          }),
+        );
+        return attributes;
+      }),
+    ).catch((error: unknown) => {
+      throw this.#unavailable(error);
+    });
+    const sum = (
+      name:
+        'ApproximateNumberOfMessages' | 'ApproximateNumberOfMessagesNotVisible' | 'ApproximateNumberOfMessagesDelayed',
+    ) => counts.reduce((total, c) => total + Number(c[name] ?? 0), 0);
     const ready = sum('ApproximateNumberOfMessages');
     const delayed = sum('ApproximateNumberOfMessagesDelayed');
-    const [dead, completed, moved, oldest] = await this.#access.guard(Promise.all([
-      this.#coord.deadCount(), this.#coord.completed(), this.#movedByPolicy(), this.#coord.oldestQueuedAt(),
-    ]));
+    const [dead, completed, moved, oldest] = await this.#access.guard(
+      Promise.all([
+        this.#coord.deadCount(),
+        this.#coord.completed(),
+        this.#movedByPolicy(),
+        this.#coord.oldestQueuedAt(),
+      ]),
+    );
     // oldestQueuedAt comes from the coordination store (SQS's age of the oldest message is a
     // CloudWatch metric): jobs enqueued or redriven through this adapter and waiting, a
     // retry's included. Not seen: a job whose worker died mid-lease, while it waits for its
     // redelivery (the store still holds it running), and a foreign message (injectRaw).
     return {
-      ready, delayed, inFlight: sum('ApproximateNumberOfMessagesNotVisible'), deadLetter: dead + moved, completed, depth: ready + delayed,
+      ready,
+      delayed,
+      inFlight: sum('ApproximateNumberOfMessagesNotVisible'),
+      deadLetter: dead + moved,
+      completed,
+      depth: ready + delayed,
       ...(oldest === undefined ? {} : { oldestQueuedAt: oldest }),
     };
   }
@@ -182,7 +248,11 @@ export class SqsQueue implements Queue {
     return dead.map(({ id, record }) => {
       const raw = record.raw ?? '';
       let job: Job | undefined;
-      try { job = parseJobJson(raw); } catch { job = undefined; }
+      try {
+        job = parseJobJson(raw);
+      } catch {
+        job = undefined;
+      }
       return {
         id,
         reason: record.reason ?? 'unknown',
@@ -200,7 +270,11 @@ export class SqsQueue implements Queue {
     if (taken.status === 'duplicate') return { status: 'duplicate_active', activeId: taken.activeId };
     if (taken.status === 'not_found' || raw === undefined) return this.#redriveMoved(id);
     let job: Job | undefined;
-    try { job = parseJobJson(raw); } catch { job = undefined; }
+    try {
+      job = parseJobJson(raw);
+    } catch {
+      job = undefined;
+    }
     if (job) await this.#send(job, raw, 0);
     else await this.injectRaw(raw);
     await this.#coord.pending(id, Date.now());
@@ -241,9 +315,12 @@ export class SqsQueue implements Queue {
 
   async #movedByPolicy(): Promise<number> {
     if (this.#settings.deadLetterQueueUrl === undefined) return 0;
-    const { Attributes: a = {} } = await this.#sqs.send(new GetQueueAttributesCommand({
-      QueueUrl: this.#settings.deadLetterQueueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-    }));
+    const { Attributes: a = {} } = await this.#sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: this.#settings.deadLetterQueueUrl,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      }),
+    );
     return Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesNotVisible ?? 0);
   }
 
@@ -257,11 +334,15 @@ export class SqsQueue implements Queue {
 
   async #send(job: Job, body: string, delaySeconds: number, dedupSuffix = ''): Promise<void> {
     const fifo = this.#settings.fifo
-      ? { MessageGroupId: groupOf(job.repo), MessageDeduplicationId: `${job.id}${dedupSuffix}`.replaceAll(':', '_').slice(0, 128) }
+      ? {
+          MessageGroupId: groupOf(job.repo),
+          MessageDeduplicationId: `${job.id}${dedupSuffix}`.replaceAll(':', '_').slice(0, 128),
+        }
       : { DelaySeconds: delaySeconds };
     // A high-priority job goes to the priority queue when there is one; the rest, and a
     // retry of either, where its priority says.
-    const queueUrl = job.priority === 'high' ? this.#settings.priorityQueueUrl ?? this.#settings.queueUrl : this.#settings.queueUrl;
+    const queueUrl =
+      job.priority === 'high' ? (this.#settings.priorityQueueUrl ?? this.#settings.queueUrl) : this.#settings.queueUrl;
     await this.#sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body, ...fifo }));
   }
 
@@ -278,7 +359,11 @@ export class SqsQueue implements Queue {
       job = parseJobJson(body);
     } catch (error) {
       const reason = `malformed job: ${error instanceof Error ? error.message : String(error)}`;
-      await this.#coord.settle(`msg-${message.MessageId ?? randomUUID()}`, '', 'dead', { reason, raw: body.slice(0, rawLimit), now });
+      await this.#coord.settle(`msg-${message.MessageId ?? randomUUID()}`, '', 'dead', {
+        reason,
+        raw: body.slice(0, rawLimit),
+        now,
+      });
       await remove(message);
       return undefined;
     }
@@ -298,23 +383,41 @@ export class SqsQueue implements Queue {
     const attempt = claimed.attempts;
     const leaseMs = this.#leaseSeconds * 1_000;
     let expiresAt = now + leaseMs;
-    const lost = () => new LeaseLostError(job.id, `lease on job ${job.id} was lost: another claimer took it over or it was settled`);
+    const lost = () =>
+      new LeaseLostError(job.id, `lease on job ${job.id} was lost: another claimer took it over or it was settled`);
     const settle = async (action: 'ack' | 'release' | 'dead' | 'retry', reason?: string) => {
-      if (!(await this.#coord.settle(job.id, token, action, { now: Date.now(), raw: body, ...(reason === undefined ? {} : { reason }) }))) throw lost();
+      if (
+        !(await this.#coord.settle(job.id, token, action, {
+          now: Date.now(),
+          raw: body,
+          ...(reason === undefined ? {} : { reason }),
+        }))
+      )
+        throw lost();
     };
     const visibility = async (seconds: number) => {
-      await this.#sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle, VisibilityTimeout: seconds }));
+      await this.#sqs.send(
+        new ChangeMessageVisibilityCommand({
+          QueueUrl: queueUrl,
+          ReceiptHandle: message.ReceiptHandle,
+          VisibilityTimeout: seconds,
+        }),
+      );
     };
     return {
       job,
       attempt,
       maxAttempts,
       token,
-      get expiresAt() { return expiresAt; },
+      get expiresAt() {
+        return expiresAt;
+      },
       heartbeat: async () => {
         if (!(await this.#coord.owns(job.id, token))) throw lost();
         // SQS refuses a receipt handle whose message was received again since: lost too.
-        await visibility(this.#leaseSeconds).catch(() => { throw lost(); });
+        await visibility(this.#leaseSeconds).catch(() => {
+          throw lost();
+        });
         expiresAt = Date.now() + leaseMs;
       },
       ack: async () => {
@@ -355,7 +458,11 @@ export class SqsQueue implements Queue {
     const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
     if (status !== undefined && status >= 400 && status < 500 && status !== 429) return error;
     const where = redactUrlCredentials(this.#settings.endpoint ?? this.#settings.queueUrl);
-    return new CodefleetError('queue_unavailable', `SQS at ${where} failed: ${name} ${(error as Error).message ?? ''}`.trim(), { verdict: 'transient', cause: error });
+    return new CodefleetError(
+      'queue_unavailable',
+      `SQS at ${where} failed: ${name} ${(error as Error).message ?? ''}`.trim(),
+      { verdict: 'transient', cause: error },
+    );
   }
 }
 

@@ -7,7 +7,16 @@
  * Imported from `@codefleet/requester/conformance` inside a jest test file.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { advance, classify, CodefleetError, finish, newRun, startAttempt, type Job, type RunRecord } from '@codefleet/core';
+import {
+  advance,
+  classify,
+  CodefleetError,
+  finish,
+  newRun,
+  startAttempt,
+  type Job,
+  type RunRecord,
+} from '@codefleet/core';
 import { scanForSecrets } from '@codefleet/log';
 import type { Requester } from '../port.js';
 
@@ -99,10 +108,24 @@ export function requesterConformance(harness: RequesterHarness): void {
       const o = await open();
       const job = o.job();
       await o.requester.report({ kind: 'started', job, attempt: 1 });
-      const error = classify(new CodefleetError('test_failed', `tests failed; token ${o.secret} leaked`, { verdict: 'permanent' }));
+      const error = classify(
+        new CodefleetError('test_failed', `tests failed; token ${o.secret} leaked`, { verdict: 'permanent' }),
+      );
       const run = finish(runOf(job), 'failed', { now: now(), error });
-      await o.requester.report({ kind: 'failed', job, run, error, reason: `tests failed with ${o.secret} in the output` });
-      await o.requester.report({ kind: 'failed', job, run, error, reason: `tests failed with ${o.secret} in the output` });
+      await o.requester.report({
+        kind: 'failed',
+        job,
+        run,
+        error,
+        reason: `tests failed with ${o.secret} in the output`,
+      });
+      await o.requester.report({
+        kind: 'failed',
+        job,
+        run,
+        error,
+        reason: `tests failed with ${o.secret} in the output`,
+      });
       const seen = await o.observe(job);
       const all = seen.messages.join('\n');
       expect(all).toContain('test_failed');
@@ -118,16 +141,29 @@ export function requesterConformance(harness: RequesterHarness): void {
       const o = await open();
       const failing = o.job({ title: `Rotate ${o.secret} please` });
       // As an agent could print it into the output a reason quotes: hex as `xxd -p` wraps it, and base64.
-      const dump = Buffer.from(`token=${o.secret}`).toString('hex').replace(/(.{60})/g, '$1\n');
+      const dump = Buffer.from(`token=${o.secret}`)
+        .toString('hex')
+        .replace(/(.{60})/g, '$1\n');
       const encoded = Buffer.from(`key: ${o.secret}`).toString('base64');
       const error = classify(new CodefleetError('test_failed', 'tests failed', { verdict: 'permanent' }));
       const reason = `tests failed; output:\n${dump}\nconfig: ${encoded}`;
-      await o.requester.report({ kind: 'failed', job: failing, run: finish(runOf(failing), 'failed', { now: now(), error }), error, reason });
+      await o.requester.report({
+        kind: 'failed',
+        job: failing,
+        run: finish(runOf(failing), 'failed', { now: now(), error }),
+        error,
+        reason,
+      });
       // Read now: an adapter may report every job of one issue in the same status comment.
       const seen = (await o.observe(failing)).messages;
       const finished = o.job({ title: `Use ${Buffer.from(o.secret).toString('hex').toUpperCase()} as key` });
       const pullRequest = { number: 7, url: 'https://forge.example/acme/widgets/pull/7', draft: false };
-      await o.requester.report({ kind: 'finished', job: finished, run: finish(publishedRun(finished), 'succeeded', { now: now(), dodResult: 'passed' }), pullRequest });
+      await o.requester.report({
+        kind: 'finished',
+        job: finished,
+        run: finish(publishedRun(finished), 'succeeded', { now: now(), dodResult: 'passed' }),
+        pullRequest,
+      });
       const all = [...seen, ...(await o.observe(finished)).messages].join('\n');
       expect(all).toContain('test_failed');
       expect(all).toContain(pullRequest.url);
@@ -137,7 +173,9 @@ export function requesterConformance(harness: RequesterHarness): void {
     it('a job reported only after it ends (a dead letter) still gets its final report', async () => {
       const o = await open();
       const job = o.job();
-      const error = classify(new CodefleetError('lease_lost', 'the job was dead-lettered without finishing', { verdict: 'permanent' }));
+      const error = classify(
+        new CodefleetError('lease_lost', 'the job was dead-lettered without finishing', { verdict: 'permanent' }),
+      );
       const run = finish(runOf(job), 'failed', { now: now(), error });
       await o.requester.report({ kind: 'failed', job, run, error, reason: 'dead-lettered after 4 attempts' });
       expect((await o.observe(job)).messages.join('\n')).toContain('lease_lost');
@@ -157,7 +195,8 @@ export function requesterConformance(harness: RequesterHarness): void {
       const o = await open();
       const job = o.job({ title: 'Explain <!channel> @everyone [x](https://evil.example)' });
       const run = finish(publishedRun(job), 'succeeded', { now: now() });
-      const answer = 'The parser lives in src/parse.ts.\n```\n<!channel> @everyone [click](https://evil.example) <https://evil.example|here>';
+      const answer =
+        'The parser lives in src/parse.ts.\n```\n<!channel> @everyone [click](https://evil.example) <https://evil.example|here>';
       await o.requester.report({ kind: 'answered', job, run, answer });
       const all = (await o.observe(job)).messages.join('\n');
       expect(all).toContain('src/parse.ts');

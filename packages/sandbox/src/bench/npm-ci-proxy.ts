@@ -34,7 +34,10 @@ const labels: Record<Mode, string> = {
 // npm's own script, started with this Node: no shebang lookup on PATH, inside or out.
 async function findNpm(): Promise<string> {
   const beside = join(dirname(process.execPath), 'npm');
-  const found = await access(beside).then(() => beside, async () => findExecutable('npm', '/', path));
+  const found = await access(beside).then(
+    () => beside,
+    async () => findExecutable('npm', '/', path),
+  );
   if (found === undefined) throw new Error(`npm is neither beside ${process.execPath} nor on PATH`);
   return realpath(found);
 }
@@ -50,7 +53,9 @@ async function bytesIn(dir: string): Promise<number> {
 }
 
 function failed(what: string, result: ProcessResult): Error {
-  return new Error(`${what} failed: exit ${String(result.exitCode)} ${result.signal ?? ''} ${result.spawnError ?? ''}\n${result.outputTail}`);
+  return new Error(
+    `${what} failed: exit ${String(result.exitCode)} ${result.signal ?? ''} ${result.spawnError ?? ''}\n${result.outputTail}`,
+  );
 }
 
 const work = await mkdtemp(join(tmpdir(), 'codefleet-bench-npm-ci-'));
@@ -61,7 +66,14 @@ try {
   const scratch = join(data, 'scratch');
   await mkdir(project, { recursive: true });
   await mkdir(scratch);
-  const settings: SandboxSettings = { mode: 'bwrap', network: { mode: 'public', allow: [] }, limits: defaultLimits, readPaths: [], hiddenPaths: [data], runRoot: join(data, 'sandbox') };
+  const settings: SandboxSettings = {
+    mode: 'bwrap',
+    network: { mode: 'public', allow: [] },
+    limits: defaultLimits,
+    readPaths: [],
+    hiddenPaths: [data],
+    runRoot: join(data, 'sandbox'),
+  };
   const sandbox = await openSandbox(settings, { platform: process.platform, path });
   const npm = await findNpm();
 
@@ -70,16 +82,31 @@ try {
   const freshEnv = async () => {
     const cache = await mkdtemp(join(scratch, 'cache-'));
     const home = await mkdtemp(join(scratch, 'home-'));
-    return { cache, home, env: { PATH: path, LANG: 'C', HOME: home, npm_config_cache: cache, npm_config_update_notifier: 'false' } };
+    return {
+      cache,
+      home,
+      env: { PATH: path, LANG: 'C', HOME: home, npm_config_cache: cache, npm_config_update_notifier: 'false' },
+    };
   };
 
-  await writeFile(join(project, 'package.json'), `${JSON.stringify({ name: 'codefleet-bench-install', version: '0.0.0', private: true }, null, 2)}\n`);
+  await writeFile(
+    join(project, 'package.json'),
+    `${JSON.stringify({ name: 'codefleet-bench-install', version: '0.0.0', private: true }, null, 2)}\n`,
+  );
   const locking = await freshEnv();
-  const locked = await runProcess([process.execPath, npm, 'install', '--package-lock-only', ...npmFlags, spec], { cwd: project, env: locking.env, timeoutMs });
+  const locked = await runProcess([process.execPath, npm, 'install', '--package-lock-only', ...npmFlags, spec], {
+    cwd: project,
+    env: locking.env,
+    timeoutMs,
+  });
   if (locked.exitCode !== 0) throw failed(`npm install --package-lock-only ${spec}`, locked);
-  const lock = JSON.parse(await readFile(join(project, 'package-lock.json'), 'utf8')) as { packages: Record<string, unknown> };
+  const lock = JSON.parse(await readFile(join(project, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, unknown>;
+  };
   const packages = Object.keys(lock.packages).filter((key) => key !== '').length;
-  const version = (await captureProcess([process.execPath, npm, '--version'], { cwd: project, env: locking.env })).stdout.trim();
+  const version = (
+    await captureProcess([process.execPath, npm, '--version'], { cwd: project, env: locking.env })
+  ).stdout.trim();
 
   let downloaded = 0;
   const install = async (mode: Mode): Promise<number> => {
@@ -87,14 +114,21 @@ try {
     const { cache, home, env } = await freshEnv();
     const argv = [process.execPath, npm, 'ci', ...npmFlags];
     const started = performance.now();
-    const result = mode === 'sandbox'
-      ? await sandbox.run(argv, { cwd: project, env, writable: [project, cache], timeoutMs })
-      : await runProcess(argv, { cwd: project, env, timeoutMs });
+    const result =
+      mode === 'sandbox'
+        ? await sandbox.run(argv, { cwd: project, env, writable: [project, cache], timeoutMs })
+        : await runProcess(argv, { cwd: project, env, timeoutMs });
     const elapsed = performance.now() - started;
     if (result.exitCode !== 0) throw failed(`npm ci (${labels[mode]})`, result);
-    if (result.networkRefusals !== undefined) throw new Error(`npm ci in the sandbox was refused ${JSON.stringify(result.networkRefusals)}`);
-    const installed = JSON.parse(await readFile(join(project, 'node_modules', '.package-lock.json'), 'utf8')) as { packages: Record<string, unknown> };
-    if (Object.keys(installed.packages).length < packages) throw new Error(`npm ci (${labels[mode]}) installed ${Object.keys(installed.packages).length} of ${packages} packages`);
+    if (result.networkRefusals !== undefined)
+      throw new Error(`npm ci in the sandbox was refused ${JSON.stringify(result.networkRefusals)}`);
+    const installed = JSON.parse(await readFile(join(project, 'node_modules', '.package-lock.json'), 'utf8')) as {
+      packages: Record<string, unknown>;
+    };
+    if (Object.keys(installed.packages).length < packages)
+      throw new Error(
+        `npm ci (${labels[mode]}) installed ${Object.keys(installed.packages).length} of ${packages} packages`,
+      );
     downloaded = await bytesIn(cache);
     await rm(cache, { recursive: true, force: true });
     await rm(home, { recursive: true, force: true });
@@ -103,11 +137,17 @@ try {
 
   console.log('');
   console.log('npm ci through the sandbox proxy');
-  console.log(`${spec}: ${packages} packages, locked now; npm ${version} ci ${npmFlags.join(' ')}, an empty npm cache each run`);
+  console.log(
+    `${spec}: ${packages} packages, locked now; npm ${version} ci ${npmFlags.join(' ')}, an empty npm cache each run`,
+  );
   console.log(`${rounds} rounds after 1 warm-up round, the order alternating; ${loadLine(loadavg())}`);
-  console.log(`${labels.host}: there is no bwrap without a network namespace any more, so the baseline is npm ci on the host, same environment`);
+  console.log(
+    `${labels.host}: there is no bwrap without a network namespace any more, so the baseline is npm ci on the host, same environment`,
+  );
   const warmup = { sandbox: await install('sandbox'), host: await install('host') };
-  console.log(`warm-up: (a) ${ms(warmup.sandbox)}, (b) ${ms(warmup.host)}; ${(downloaded / 1024 / 1024).toFixed(1)} MiB downloaded into the cache per run`);
+  console.log(
+    `warm-up: (a) ${ms(warmup.sandbox)}, (b) ${ms(warmup.host)}; ${(downloaded / 1024 / 1024).toFixed(1)} MiB downloaded into the cache per run`,
+  );
   const times: Record<Mode, number[]> = { sandbox: [], host: [] };
   for (let round = 0; round < rounds; round += 1) {
     const order: Mode[] = round % 2 === 0 ? ['host', 'sandbox'] : ['sandbox', 'host'];
@@ -117,12 +157,16 @@ try {
   console.log(`${''.padEnd(56)}${pad('median')}${pad('min')}${pad('max')}`);
   for (const mode of ['sandbox', 'host'] as const) {
     const values = times[mode];
-    console.log(`${labels[mode].padEnd(56)}${pad(ms(median(values)))}${pad(ms(Math.min(...values)))}${pad(ms(Math.max(...values)))}`);
+    console.log(
+      `${labels[mode].padEnd(56)}${pad(ms(median(values)))}${pad(ms(Math.min(...values)))}${pad(ms(Math.max(...values)))}`,
+    );
   }
   const perRound = times.sandbox.map((a, i) => a / (times.host[i] ?? Number.NaN));
   console.log(`a / b per round: ${perRound.map((ratio) => `${ratio.toFixed(2)}×`).join(' ')}`);
   const ratio = median(times.sandbox) / median(times.host);
-  console.log(`npm ci through the proxy, a / b (medians): ${ratio.toFixed(2)}×: target <= ${targetRatio}× ${ratio <= targetRatio ? 'PASS' : 'FAIL'}; ${loadLine(loadavg())}`);
+  console.log(
+    `npm ci through the proxy, a / b (medians): ${ratio.toFixed(2)}×: target <= ${targetRatio}× ${ratio <= targetRatio ? 'PASS' : 'FAIL'}; ${loadLine(loadavg())}`,
+  );
 } finally {
   await rm(work, { recursive: true, force: true });
 }

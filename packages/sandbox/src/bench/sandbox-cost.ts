@@ -56,7 +56,10 @@ async function timed(run: Runner, argv: readonly string[]): Promise<number> {
   const result = await run(argv);
   const elapsed = performance.now() - started;
   // A run that did not start or failed measures the wrong thing: say so instead of printing it.
-  if (result.exitCode !== 0) throw new Error(`${argv.join(' ')} failed: exit ${String(result.exitCode)} ${result.spawnError ?? ''} ${result.outputTail}`);
+  if (result.exitCode !== 0)
+    throw new Error(
+      `${argv.join(' ')} failed: exit ${String(result.exitCode)} ${result.spawnError ?? ''} ${result.outputTail}`,
+    );
   return elapsed;
 }
 
@@ -65,7 +68,14 @@ try {
   const data = join(work, 'data');
   const copy = join(data, 'copies', 'job-1');
   await mkdir(copy, { recursive: true });
-  const settings: SandboxSettings = { mode: 'bwrap', network: { mode: 'public', allow: [] }, limits: defaultLimits, readPaths: [], hiddenPaths: [data], runRoot: join(data, 'sandbox') };
+  const settings: SandboxSettings = {
+    mode: 'bwrap',
+    network: { mode: 'public', allow: [] },
+    limits: defaultLimits,
+    readPaths: [],
+    hiddenPaths: [data],
+    runRoot: join(data, 'sandbox'),
+  };
   const runOptions = { cwd: copy, env, writable: [copy], timeoutMs: 60_000 };
 
   const opened = performance.now();
@@ -81,24 +91,40 @@ try {
   const help = await captureProcess([bwrapPath, '--help'], { cwd: '/', env: { PATH: host.path } });
   const realCopy = await realpath(copy);
   const rawArgs = bwrapArgs({
-    system: await systemEntries(linuxSystemDirs), readPaths: await existingRealPaths([nodePrefix(), ...(await etcLinkTargets())]),
-    hidden: [{ path: await realpath(data), kind: 'dir' }], runDir: join(await realpath(data), 'sandbox', 'unused'), writable: [realCopy], readOnly: [], mounts: [],
-    cwd: realCopy, network: 'none', disableUserns: `${help.stdout}${help.stderr}`.includes('--disable-userns'),
-    tmpBytes: mb(defaultLimits.tmpMb), shmBytes: mb(defaultLimits.shmMb),
+    system: await systemEntries(linuxSystemDirs),
+    readPaths: await existingRealPaths([nodePrefix(), ...(await etcLinkTargets())]),
+    hidden: [{ path: await realpath(data), kind: 'dir' }],
+    runDir: join(await realpath(data), 'sandbox', 'unused'),
+    writable: [realCopy],
+    readOnly: [],
+    mounts: [],
+    cwd: realCopy,
+    network: 'none',
+    disableUserns: `${help.stdout}${help.stderr}`.includes('--disable-userns'),
+    tmpBytes: mb(defaultLimits.tmpMb),
+    shmBytes: mb(defaultLimits.shmMb),
   });
   const rawEnv = { ...env, HOME: sandboxHome, TMPDIR: '/tmp' };
 
-  const viaSandbox = (sandbox: Sandbox): Runner => (argv) => sandbox.run(argv, runOptions);
+  const viaSandbox =
+    (sandbox: Sandbox): Runner =>
+    (argv) =>
+      sandbox.run(argv, runOptions);
   const runners: [Mode, Runner][] = [
     ['plain', (argv) => runProcess(argv, { cwd: copy, env, timeoutMs: 60_000 })],
     ['none', viaSandbox(none)],
     ['bwrap public', viaSandbox(bwrap)],
     ['bwrap network none', viaSandbox(bwrapOffline)],
-    ['bwrap program alone', (argv) => runProcess([bwrapPath, ...rawArgs, '--', ...argv], { cwd: copy, env: rawEnv, timeoutMs: 60_000 })],
+    [
+      'bwrap program alone',
+      (argv) => runProcess([bwrapPath, ...rawArgs, '--', ...argv], { cwd: copy, env: rawEnv, timeoutMs: 60_000 }),
+    ],
   ];
 
   console.log('sandbox cost per run');
-  console.log(`${rounds} rounds after ${warmupRounds} warm-up rounds, modes interleaved; ${loadLine(loadavg())}; ${process.platform}, node ${process.version}`);
+  console.log(
+    `${rounds} rounds after ${warmupRounds} warm-up rounds, modes interleaved; ${loadLine(loadavg())}; ${process.platform}, node ${process.version}`,
+  );
   console.log(bwrap.description);
   console.log(`opening the bwrap sandbox (once per worker, includes its probe run): ${ms(openMs)}`);
   const networkCosts: number[] = [];
@@ -133,10 +159,18 @@ try {
   const worst = (values: readonly number[]) => Math.max(...values);
   const verdict = (value: number) => (value <= targetMs ? 'PASS' : 'FAIL');
   console.log('');
-  console.log(`network policy per run (bwrap public − bwrap network none: the run's proxy on its socket and the warden's relay), worst command's median ${ms(worst(networkCosts))}: target <= ${targetMs} ms ${verdict(worst(networkCosts))}`);
-  console.log(`whole sandbox per run over sandbox none (bwrap public − none: namespaces, run directory, cgroup, prlimit, proxy and the warden's Node start), worst command's median ${ms(worst(overNone))}`);
-  console.log(`  the warden and run set-up cost ${ms(worst(wardenCosts))} over bare bwrap (network none − program alone); over none part of it cancels out, as none starts a Node guard too`);
-  console.log(`  over plain (the old headline, whose target was set before every run started a warden): ${ms(worst(overPlain))}: old target <= ${targetMs} ms ${verdict(worst(overPlain))}`);
+  console.log(
+    `network policy per run (bwrap public − bwrap network none: the run's proxy on its socket and the warden's relay), worst command's median ${ms(worst(networkCosts))}: target <= ${targetMs} ms ${verdict(worst(networkCosts))}`,
+  );
+  console.log(
+    `whole sandbox per run over sandbox none (bwrap public − none: namespaces, run directory, cgroup, prlimit, proxy and the warden's Node start), worst command's median ${ms(worst(overNone))}`,
+  );
+  console.log(
+    `  the warden and run set-up cost ${ms(worst(wardenCosts))} over bare bwrap (network none − program alone); over none part of it cancels out, as none starts a Node guard too`,
+  );
+  console.log(
+    `  over plain (the old headline, whose target was set before every run started a warden): ${ms(worst(overPlain))}: old target <= ${targetMs} ms ${verdict(worst(overPlain))}`,
+  );
 } finally {
   await rm(work, { recursive: true, force: true });
 }

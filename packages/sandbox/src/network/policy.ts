@@ -34,26 +34,39 @@ export interface AllowEntry {
 export function parseAllowEntry(entry: string): AllowEntry {
   const text = entry.trim();
   const bracketed = /^\[([0-9a-fA-F:.]+)\](?::(\d+))?$/.exec(text);
-  const [, hostPart, portPart] = bracketed ?? (isIP(text) === 6 ? [text, text, undefined] : /^([^:\s/]+)(?::(\d+))?$/.exec(text) ?? []);
-  if (hostPart === undefined) throw new Error(`sandbox.network.allow: cannot read ${JSON.stringify(entry)}: write host, host:port, *.domain or [v6]:port`);
+  const [, hostPart, portPart] =
+    bracketed ?? (isIP(text) === 6 ? [text, text, undefined] : (/^([^:\s/]+)(?::(\d+))?$/.exec(text) ?? []));
+  if (hostPart === undefined)
+    throw new Error(
+      `sandbox.network.allow: cannot read ${JSON.stringify(entry)}: write host, host:port, *.domain or [v6]:port`,
+    );
   const port = portPart === undefined ? undefined : Number(portPart);
-  if (port !== undefined && !(port >= 1 && port <= 65_535)) throw new Error(`sandbox.network.allow: port out of range in ${JSON.stringify(entry)}`);
+  if (port !== undefined && !(port >= 1 && port <= 65_535))
+    throw new Error(`sandbox.network.allow: port out of range in ${JSON.stringify(entry)}`);
   const wildcard = hostPart.startsWith('*.');
   const host = normalizeHost(wildcard ? hostPart.slice(2) : hostPart);
-  if (host === '' || (wildcard && isIP(host) !== 0)) throw new Error(`sandbox.network.allow: cannot read ${JSON.stringify(entry)}`);
+  if (host === '' || (wildcard && isIP(host) !== 0))
+    throw new Error(`sandbox.network.allow: cannot read ${JSON.stringify(entry)}`);
   return { host, wildcard, ...(port === undefined ? {} : { port }) };
 }
 
 /** A host as a destination is compared: lowercased, no trailing dot, no IPv6 brackets. */
 export function normalizeHost(host: string): string {
-  return host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+  return host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '');
 }
 
 /** Whether `allow` names `host` (as the client asked for it) at `port`. */
 export function isAllowed(allow: readonly AllowEntry[], host: string, port: number): boolean {
   const name = normalizeHost(host);
-  return allow.some((entry) => (entry.port === undefined || entry.port === port)
-    && (entry.host === name || (entry.wildcard && name.endsWith(`.${entry.host}`))));
+  return allow.some(
+    (entry) =>
+      (entry.port === undefined || entry.port === port) &&
+      (entry.host === name || (entry.wildcard && name.endsWith(`.${entry.host}`))),
+  );
 }
 
 // Addresses a run must never reach unless named: this host, the private networks around it
@@ -62,12 +75,28 @@ export function isAllowed(allow: readonly AllowEntry[], host: string, port: numb
 // left alone: no host of ours is there, and sealed build networks do use them for egress.
 const internal = new BlockList();
 for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.168.0.0', 16], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) internal.addSubnet(net, prefix, 'ipv4');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  internal.addSubnet(net, prefix, 'ipv4');
 for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['100::', 64], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) internal.addSubnet(net, prefix, 'ipv6');
+  ['::', 128],
+  ['::1', 128],
+  ['100::', 64],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+] as const)
+  internal.addSubnet(net, prefix, 'ipv6');
 
 /**
  * Whether `address` (an IP literal) is internal: loopback, private, link-local, multicast or
@@ -121,7 +150,12 @@ export type Verdict = { allowed: true; address: string } | { allowed: false; rea
  * resolved to. The connection is then made to the returned address and nowhere else, so a
  * name that resolves differently a moment later (DNS rebinding) changes nothing.
  */
-export function decide(policy: { mode: NetworkMode; allow: readonly AllowEntry[] }, host: string, port: number, addresses: readonly string[]): Verdict {
+export function decide(
+  policy: { mode: NetworkMode; allow: readonly AllowEntry[] },
+  host: string,
+  port: number,
+  addresses: readonly string[],
+): Verdict {
   if (policy.mode === 'none') return { allowed: false, reason: 'sandbox.network is none' };
   const named = isAllowed(policy.allow, host, port);
   if (policy.mode === 'allowlist' && !named) return { allowed: false, reason: 'not in sandbox.network.allow' };
@@ -129,5 +163,8 @@ export function decide(policy: { mode: NetworkMode; allow: readonly AllowEntry[]
   if (named) return { allowed: true, address: addresses[0]! };
   const external = addresses.find((address) => !isInternalAddress(address));
   if (external !== undefined) return { allowed: true, address: external };
-  return { allowed: false, reason: `resolves to ${addresses[0]!}, an internal address (loopback, private, link-local or reserved); name it in sandbox.network.allow to permit` };
+  return {
+    allowed: false,
+    reason: `resolves to ${addresses[0]!}, an internal address (loopback, private, link-local or reserved); name it in sandbox.network.allow to permit`,
+  };
 }

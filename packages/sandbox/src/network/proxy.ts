@@ -4,7 +4,6 @@ import { createServer, connect, isIP, type AddressInfo, type Server, type Socket
 import type { NetworkRefusal } from '@codefleet/process';
 import { decide, normalizeHost, parseAllowEntry, type NetworkPolicy } from './policy.js';
 
-
 /** Where one run's proxy listens: a unix socket (bound into a bwrap run) or a loopback port (Seatbelt). */
 export type ProxyListen = { path: string } | { port: number };
 
@@ -72,7 +71,11 @@ export async function openRunProxy(options: RunProxyOptions): Promise<RunProxy> 
           open.add(upstream);
           upstream.once('close', () => open.delete(upstream));
           upstream.setTimeout(timeoutMs, () => upstream.destroy(new Error(`no connection in ${timeoutMs} ms`)));
-          upstream.once('error', (error) => (connected ? client.destroy() : answer(client, 502, `codefleet sandbox proxy: ${destination}: ${error.message}`)));
+          upstream.once('error', (error) =>
+            connected
+              ? client.destroy()
+              : answer(client, 502, `codefleet sandbox proxy: ${destination}: ${error.message}`),
+          );
           upstream.once('connect', () => {
             connected = true;
             upstream.setTimeout(0);
@@ -155,11 +158,13 @@ type ParsedRequest = { method: string; host: string; port: number; forward: stri
 export function parseRequest(head: string): ParsedRequest {
   const [requestLine = '', ...headerLines] = head.split('\r\n');
   const [method, target, version] = requestLine.split(' ');
-  if (method === undefined || target === undefined || version === undefined || !/^HTTP\/1\.[01]$/.test(version)) return { error: 'not an HTTP/1 request' };
+  if (method === undefined || target === undefined || version === undefined || !/^HTTP\/1\.[01]$/.test(version))
+    return { error: 'not an HTTP/1 request' };
   if (method === 'CONNECT') {
     const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(target);
     const port = Number(match?.[3]);
-    if (match === null || !(port >= 1 && port <= 65_535)) return { error: `CONNECT needs host:port, got ${JSON.stringify(target.slice(0, 100))}` };
+    if (match === null || !(port >= 1 && port <= 65_535))
+      return { error: `CONNECT needs host:port, got ${JSON.stringify(target.slice(0, 100))}` };
     return { method, host: normalizeHost(match[1] ?? match[2]!), port, forward: '' };
   }
   let url: URL;
@@ -168,16 +173,26 @@ export function parseRequest(head: string): ParsedRequest {
   } catch {
     return { error: 'a proxy request names an absolute http:// URL (use CONNECT for https)' };
   }
-  if (url.protocol !== 'http:') return { error: `only http:// is proxied in plain form (use CONNECT for ${url.protocol})` };
+  if (url.protocol !== 'http:')
+    return { error: `only http:// is proxied in plain form (use CONNECT for ${url.protocol})` };
   // One request per connection: a kept-alive connection would carry the next request, for
   // another host, to this one.
-  const headers = headerLines.filter((line) => line !== '' && !/^(proxy-connection|proxy-authorization|connection|keep-alive)\s*:/i.test(line));
+  const headers = headerLines.filter(
+    (line) => line !== '' && !/^(proxy-connection|proxy-authorization|connection|keep-alive)\s*:/i.test(line),
+  );
   const forward = `${method} ${url.pathname}${url.search} ${version}\r\n${[...headers, 'Connection: close'].join('\r\n')}\r\n\r\n`;
   return { method, host: normalizeHost(url.hostname), port: url.port === '' ? 80 : Number(url.port), forward };
 }
 
 function answer(client: Socket, status: number, message: string): void {
-  const reasons: Record<number, string> = { 400: 'Bad Request', 403: 'Forbidden', 431: 'Request Header Fields Too Large', 502: 'Bad Gateway' };
+  const reasons: Record<number, string> = {
+    400: 'Bad Request',
+    403: 'Forbidden',
+    431: 'Request Header Fields Too Large',
+    502: 'Bad Gateway',
+  };
   const body = `${message}\n`;
-  client.end(`HTTP/1.1 ${status} ${reasons[status] ?? 'Error'}\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  client.end(
+    `HTTP/1.1 ${status} ${reasons[status] ?? 'Error'}\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }

@@ -25,8 +25,11 @@ const root = '/sys/fs/cgroup';
 /** The cgroup parent this process may use, if any. */
 export async function findCgroupParent(selfCgroup?: string): Promise<CgroupParent | undefined> {
   const lines = (selfCgroup ?? (await readFile('/proc/self/cgroup', 'utf8').catch(() => ''))).split('\n');
-  const pathOf = (controller: string) => lines.map((line) => line.split(':')).find(([, controllers]) => controllers?.split(',').includes(controller))?.[2];
-  const unified = lines.map((line) => line.split(':')).find(([id, controllers]) => id === '0' && controllers === '')?.[2];
+  const pathOf = (controller: string) =>
+    lines.map((line) => line.split(':')).find(([, controllers]) => controllers?.split(',').includes(controller))?.[2];
+  const unified = lines
+    .map((line) => line.split(':'))
+    .find(([id, controllers]) => id === '0' && controllers === '')?.[2];
   const v1Pids = pathOf('pids');
   if (v1Pids !== undefined) {
     const pids = join(root, 'pids', v1Pids);
@@ -42,7 +45,8 @@ export async function findCgroupParent(selfCgroup?: string): Promise<CgroupParen
   // `DelegateSubgroup=`, which starts the worker in a leaf of its delegated cgroup).
   for (const dir of [join(root, unified), join(root, unified, '..')]) {
     const enabled = (await readFile(join(dir, 'cgroup.subtree_control'), 'utf8').catch(() => '')).split(/\s+/);
-    if (enabled.includes('pids') && (await usable(dir))) return { version: 2, pids: dir, ...(enabled.includes('memory') ? { memory: dir } : {}) };
+    if (enabled.includes('pids') && (await usable(dir)))
+      return { version: 2, pids: dir, ...(enabled.includes('memory') ? { memory: dir } : {}) };
   }
   return undefined;
 }
@@ -58,7 +62,11 @@ export interface RunCgroup {
 }
 
 /** Makes a run's cgroup(s) under `parent`, bounded to `maxProcesses` tasks and `maxMemoryBytes`. */
-export async function createRunCgroup(parent: CgroupParent, maxProcesses: number, maxMemoryBytes: number): Promise<RunCgroup> {
+export async function createRunCgroup(
+  parent: CgroupParent,
+  maxProcesses: number,
+  maxMemoryBytes: number,
+): Promise<RunCgroup> {
   const name = `codefleet-${process.pid}-${randomBytes(4).toString('hex')}`;
   const made: string[] = [];
   try {
@@ -72,16 +80,25 @@ export async function createRunCgroup(parent: CgroupParent, maxProcesses: number
         await mkdir(memory);
         made.push(memory);
       }
-      await writeFile(join(memory, parent.version === 2 ? 'memory.max' : 'memory.limit_in_bytes'), String(maxMemoryBytes));
+      await writeFile(
+        join(memory, parent.version === 2 ? 'memory.max' : 'memory.limit_in_bytes'),
+        String(maxMemoryBytes),
+      );
     }
     const read = async (file: string) => readFile(join(pids, file), 'utf8').catch(() => '');
     return {
       procs: made.map((dir) => join(dir, 'cgroup.procs')),
-      pids: async () => ({ current: Number((await read('pids.current')).trim()) || 0, refused: Number(/^max (\d+)/m.exec(await read('pids.events'))?.[1] ?? 0) }),
+      pids: async () => ({
+        current: Number((await read('pids.current')).trim()) || 0,
+        refused: Number(/^max (\d+)/m.exec(await read('pids.events'))?.[1] ?? 0),
+      }),
       oomKills: async () => {
         if (parent.memory === undefined) return 0;
         const memory = parent.version === 2 ? pids : join(parent.memory, name);
-        const text = await readFile(join(memory, parent.version === 2 ? 'memory.events' : 'memory.oom_control'), 'utf8').catch(() => '');
+        const text = await readFile(
+          join(memory, parent.version === 2 ? 'memory.events' : 'memory.oom_control'),
+          'utf8',
+        ).catch(() => '');
         return Number(/^oom_kill (\d+)/m.exec(text)?.[1] ?? 0);
       },
       remove: () => removeAll(made),
@@ -112,7 +129,10 @@ export function inCgroup(procs: readonly string[], argv: readonly string[]): str
 }
 
 async function usable(dir: string): Promise<boolean> {
-  return access(dir, constants.W_OK).then(() => true, () => false);
+  return access(dir, constants.W_OK).then(
+    () => true,
+    () => false,
+  );
 }
 
 // A run's processes are gone when bubblewrap is (its PID namespace dies with it), but the
@@ -120,7 +140,10 @@ async function usable(dir: string): Promise<boolean> {
 async function removeAll(dirs: readonly string[]): Promise<void> {
   for (const dir of [...dirs].reverse()) {
     for (let tries = 0; tries < 20; tries += 1) {
-      const done = await rmdir(dir).then(() => true, (error: NodeJS.ErrnoException) => error.code === 'ENOENT');
+      const done = await rmdir(dir).then(
+        () => true,
+        (error: NodeJS.ErrnoException) => error.code === 'ENOENT',
+      );
       if (done) break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }

@@ -31,7 +31,12 @@ export function mb(value: number): number {
  * common tool honours (curl, git, npm, pip, cargo, Node ≥ 22.21 with `NODE_USE_ENV_PROXY`),
  * and `NODE_OPTIONS` handed to the warden for the program only.
  */
-export function wardenCommand(parts: WardenParts, env: Readonly<Record<string, string | undefined>>, program: string, args: readonly string[]): { argv: string[]; env: Record<string, string> } {
+export function wardenCommand(
+  parts: WardenParts,
+  env: Readonly<Record<string, string | undefined>>,
+  program: string,
+  args: readonly string[],
+): { argv: string[]; env: Record<string, string> } {
   const { NODE_OPTIONS: nodeOptions, ...rest } = env;
   const forwards = loopbackForwards(parts.network);
   const proxyPort = pickProxyPort(forwards.map((forward) => forward.port));
@@ -40,7 +45,10 @@ export function wardenCommand(parts: WardenParts, env: Readonly<Record<string, s
     limits: {
       processes: parts.limits.processes,
       memoryBytes: mb(parts.limits.memoryMb),
-      mounts: [{ path: '/tmp', name: 'tmp', files: parts.limits.tmpFiles }, { path: '/dev/shm', name: 'shm', files: parts.limits.tmpFiles }],
+      mounts: [
+        { path: '/tmp', name: 'tmp', files: parts.limits.tmpFiles },
+        { path: '/dev/shm', name: 'shm', files: parts.limits.tmpFiles },
+      ],
       cpuSeconds: parts.limits.cpuSeconds,
       fileBytes: mb(parts.limits.fileSizeMb),
     },
@@ -49,7 +57,9 @@ export function wardenCommand(parts: WardenParts, env: Readonly<Record<string, s
   };
   const limited = parts.prlimit === undefined ? [] : [parts.prlimit, ...prlimitArgs(parts.limits), '--'];
   const proxied = parts.network.mode === 'none' ? {} : proxyEnv(`http://127.0.0.1:${proxyPort}`);
-  const defined = Object.fromEntries(Object.entries(rest).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  const defined = Object.fromEntries(
+    Object.entries(rest).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
   return {
     argv: [parts.node, wardenScript, JSON.stringify(config), '--', ...limited, program, ...args],
     env: { ...defined, ...proxied, HOME: sandboxHome, TMPDIR: '/tmp' },
@@ -63,7 +73,13 @@ export function wardenCommand(parts: WardenParts, env: Readonly<Record<string, s
  * sees the run go past it and ends it rather than letting it hang at the cap.
  */
 export function prlimitArgs(limits: SandboxLimits): string[] {
-  return [`--nproc=${limits.processes + processHeadroom}`, `--nofile=${limits.openFiles}`, `--cpu=${limits.cpuSeconds}`, `--fsize=${mb(limits.fileSizeMb)}`, '--core=0'];
+  return [
+    `--nproc=${limits.processes + processHeadroom}`,
+    `--nofile=${limits.openFiles}`,
+    `--cpu=${limits.cpuSeconds}`,
+    `--fsize=${mb(limits.fileSizeMb)}`,
+    '--core=0',
+  ];
 }
 
 /** bubblewrap's init and the warden count too, and the warden must see more than the limit. */
@@ -73,9 +89,18 @@ export const processHeadroom = 8;
 export function proxyEnv(url: string): Record<string, string> {
   const noProxy = 'localhost,127.0.0.1,::1';
   return {
-    HTTP_PROXY: url, HTTPS_PROXY: url, ALL_PROXY: url, http_proxy: url, https_proxy: url, all_proxy: url,
-    NO_PROXY: noProxy, no_proxy: noProxy,
-    npm_config_proxy: url, npm_config_https_proxy: url, YARN_HTTP_PROXY: url, YARN_HTTPS_PROXY: url,
+    HTTP_PROXY: url,
+    HTTPS_PROXY: url,
+    ALL_PROXY: url,
+    http_proxy: url,
+    https_proxy: url,
+    all_proxy: url,
+    NO_PROXY: noProxy,
+    no_proxy: noProxy,
+    npm_config_proxy: url,
+    npm_config_https_proxy: url,
+    YARN_HTTP_PROXY: url,
+    YARN_HTTPS_PROXY: url,
     NODE_USE_ENV_PROXY: '1',
   };
 }
@@ -86,7 +111,8 @@ export function loopbackForwards(network: NetworkPolicy): { host: string; port: 
   const forwards: { host: string; port: number }[] = [];
   for (const entry of network.allow.map(parseAllowEntry)) {
     const loopback = entry.host === 'localhost' || (isInternalAddress(entry.host) && /^(127\.|::1$)/.test(entry.host));
-    if (loopback && entry.port !== undefined && !forwards.some((forward) => forward.port === entry.port)) forwards.push({ host: entry.host, port: entry.port });
+    if (loopback && entry.port !== undefined && !forwards.some((forward) => forward.port === entry.port))
+      forwards.push({ host: entry.host, port: entry.port });
   }
   return forwards;
 }
@@ -102,7 +128,11 @@ function pickProxyPort(taken: readonly number[]): number {
  * program): the warden's word that it started (so bubblewrap set the run up), and its report
  * of a limit.
  */
-export function statusReader(): { read: (chunk: string) => void; ran: () => boolean; limit: () => ResourceLimitHit | undefined } {
+export function statusReader(): {
+  read: (chunk: string) => void;
+  ran: () => boolean;
+  limit: () => ResourceLimitHit | undefined;
+} {
   let ran = false;
   let carry = '';
   let limit: ResourceLimitHit | undefined;
@@ -131,10 +161,21 @@ function wardenReport(line: string): ResourceLimitHit | undefined {
 }
 
 /** The result with the run's limit hit (said at the end of its output too, where feedback reads it) and refusals. */
-export function withFindings(result: ProcessResult, limit: ResourceLimitHit | undefined, refusals: ProcessResult['networkRefusals']): ProcessResult {
-  const found: ProcessResult = { ...result, ...(refusals !== undefined && refusals.total > 0 ? { networkRefusals: refusals } : {}) };
+export function withFindings(
+  result: ProcessResult,
+  limit: ResourceLimitHit | undefined,
+  refusals: ProcessResult['networkRefusals'],
+): ProcessResult {
+  const found: ProcessResult = {
+    ...result,
+    ...(refusals !== undefined && refusals.total > 0 ? { networkRefusals: refusals } : {}),
+  };
   if (limit === undefined) return found;
-  return { ...found, resourceLimit: limit, outputTail: `${result.outputTail}${result.outputTail.endsWith('\n') || result.outputTail === '' ? '' : '\n'}${describeLimitHit(limit)}\n` };
+  return {
+    ...found,
+    resourceLimit: limit,
+    outputTail: `${result.outputTail}${result.outputTail.endsWith('\n') || result.outputTail === '' ? '' : '\n'}${describeLimitHit(limit)}\n`,
+  };
 }
 
 /** One line for a limit hit: `resource_limit: processes — 513 seen, the limit is 512 (sandbox.limits.processes)`. */
@@ -148,8 +189,14 @@ export function describeLimitHit(hit: ResourceLimitHit): string {
 }
 
 const settingOf: Record<string, string> = {
-  processes: 'sandbox.limits.processes', memory: 'sandbox.limits.memory_mb', tmp_size: 'sandbox.limits.tmp_mb', tmp_files: 'sandbox.limits.tmp_files',
-  shm_size: 'sandbox.limits.shm_mb', shm_files: 'sandbox.limits.tmp_files', cpu_seconds: 'sandbox.limits.cpu_seconds', file_size: 'sandbox.limits.file_size_mb',
+  processes: 'sandbox.limits.processes',
+  memory: 'sandbox.limits.memory_mb',
+  tmp_size: 'sandbox.limits.tmp_mb',
+  tmp_files: 'sandbox.limits.tmp_files',
+  shm_size: 'sandbox.limits.shm_mb',
+  shm_files: 'sandbox.limits.tmp_files',
+  cpu_seconds: 'sandbox.limits.cpu_seconds',
+  file_size: 'sandbox.limits.file_size_mb',
 };
 
 /**
@@ -173,12 +220,15 @@ export function describeNetwork(network: NetworkPolicy): string {
 
 /** The cgroup part of the sandbox's description line (`doctor` shows it). */
 export function describeCgroup(cgroup: CgroupParent | undefined): string {
-  if (cgroup === undefined) return 'no cgroup (none this worker may create): the warden watches processes and memory every 25 ms';
+  if (cgroup === undefined)
+    return 'no cgroup (none this worker may create): the warden watches processes and memory every 25 ms';
   return `a cgroup v${cgroup.version} per run (pids${cgroup.memory === undefined ? '' : ' and memory'}) bounds processes${cgroup.memory === undefined ? '' : ' and memory'} in the kernel`;
 }
 
 /** The limits part of the sandbox's description line. */
 export function describeLimits(limits: SandboxLimits, perProcess: boolean): string {
-  const each = perProcess ? `; per process ${limits.openFiles} open files, ${limits.cpuSeconds} s CPU, ${limits.fileSizeMb} MiB files` : '; no per-process limits (prlimit is not installed)';
+  const each = perProcess
+    ? `; per process ${limits.openFiles} open files, ${limits.cpuSeconds} s CPU, ${limits.fileSizeMb} MiB files`
+    : '; no per-process limits (prlimit is not installed)';
   return `limits per run: ${limits.processes} processes, ${limits.memoryMb} MiB memory, /tmp ${limits.tmpMb} MiB, /dev/shm ${limits.shmMb} MiB${each}`;
 }

@@ -119,7 +119,12 @@ function supervise(config: WardenConfig, file: string, args: string[], servers: 
   child.on('exit', (code, signal) => {
     // A process limit the kernel enforces reports itself as a signal to the one that hit it.
     const { cpuSeconds, fileBytes } = config.limits;
-    const hit = signal === 'SIGXCPU' ? { limit: 'cpu_seconds', max: cpuSeconds, seen: 0 } : signal === 'SIGXFSZ' ? { limit: 'file_size', max: fileBytes, seen: 0 } : undefined;
+    const hit =
+      signal === 'SIGXCPU'
+        ? { limit: 'cpu_seconds', max: cpuSeconds, seen: 0 }
+        : signal === 'SIGXFSZ'
+          ? { limit: 'file_size', max: fileBytes, seen: 0 }
+          : undefined;
     if (hit !== undefined) report(hit);
     end(undefined, code ?? 128 + (signal === null ? 0 : constants.signals[signal]));
   });
@@ -140,7 +145,9 @@ function say(what: object): void {
 
 /** The first limit the run is past now, if any; memory and mounts only when `full`. */
 function checkLimits(limits: WardenConfig['limits'], full: boolean): LimitHit | undefined {
-  const pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name) && name !== '1' && name !== String(process.pid));
+  const pids = readdirSync('/proc').filter(
+    (name) => /^\d+$/.test(name) && name !== '1' && name !== String(process.pid),
+  );
   if (pids.length > limits.processes) return { limit: 'processes', max: limits.processes, seen: pids.length };
   if (!full) return undefined;
   let resident = 0;
@@ -150,7 +157,8 @@ function checkLimits(limits: WardenConfig['limits'], full: boolean): LimitHit | 
     const stats = statfsSync(mount.path);
     const files = stats.files - stats.ffree;
     if (files > mount.files) return { limit: `${mount.name}_files`, max: mount.files, seen: files };
-    if (stats.bavail === 0) return { limit: `${mount.name}_size`, max: stats.blocks * stats.bsize, seen: stats.blocks * stats.bsize };
+    if (stats.bavail === 0)
+      return { limit: `${mount.name}_size`, max: stats.blocks * stats.bsize, seen: stats.blocks * stats.bsize };
   }
   return undefined;
 }
@@ -171,7 +179,12 @@ async function bridge(proxy: WardenConfig['proxy']): Promise<Server[]> {
     const target = `${forward.host.includes(':') ? `[${forward.host}]` : forward.host}:${forward.port}`;
     servers.push(await listenOn(forward.port, '127.0.0.1', (client) => relay(client, proxy.socket, target)));
     // `localhost` resolves to ::1 first for many clients.
-    servers.push(...(await listenOn(forward.port, '::1', (client) => relay(client, proxy.socket, target)).then((server) => [server], () => [])));
+    servers.push(
+      ...(await listenOn(forward.port, '::1', (client) => relay(client, proxy.socket, target)).then(
+        (server) => [server],
+        () => [],
+      )),
+    );
   }
   return servers;
 }

@@ -6,7 +6,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
  * `git http-backend` CGI program, so clone, fetch and push from the code under test speak
  * the same protocol they speak to github.com. The caller has checked authentication.
  */
-export function serveGit(req: IncomingMessage, res: ServerResponse, options: { projectRoot: string; pathInfo: string; query: string; user: string }): void {
+export function serveGit(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: { projectRoot: string; pathInfo: string; query: string; user: string },
+): void {
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     GIT_PROJECT_ROOT: options.projectRoot,
@@ -23,7 +27,8 @@ export function serveGit(req: IncomingMessage, res: ServerResponse, options: { p
     SERVER_PROTOCOL: 'HTTP/1.1',
   };
   if (req.headers['content-length'] !== undefined) env.CONTENT_LENGTH = String(req.headers['content-length']);
-  if (req.headers['content-encoding'] !== undefined) env.HTTP_CONTENT_ENCODING = String(req.headers['content-encoding']);
+  if (req.headers['content-encoding'] !== undefined)
+    env.HTTP_CONTENT_ENCODING = String(req.headers['content-encoding']);
   if (req.headers['git-protocol'] !== undefined) env.GIT_PROTOCOL = String(req.headers['git-protocol']);
   const cgi = spawn('git', ['http-backend'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
   req.pipe(cgi.stdin);
@@ -55,7 +60,9 @@ export function serveGit(req: IncomingMessage, res: ServerResponse, options: { p
     res.write(head.subarray(cut.at + cut.len));
   });
   let stderr = '';
-  cgi.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString('utf8'); });
+  cgi.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
   cgi.on('close', (code) => {
     if (!headersDone) {
       res.writeHead(500, { 'content-type': 'text/plain' });

@@ -9,10 +9,30 @@ import { serveGit } from './git-http.js';
 import { createCheckRoutes, jobLogPath, type JobLogDownloads } from './check-routes.js';
 import { createRoutes } from './routes.js';
 import { error as errorBody } from './shapes.js';
-import type { Exchange, FaultRule, Permission, RepoOptions, RepoState, StandInCheckRun, StandInComment, StandInIssue, StandInPull, StandInStatus } from './state.js';
+import type {
+  Exchange,
+  FaultRule,
+  Permission,
+  RepoOptions,
+  RepoState,
+  StandInCheckRun,
+  StandInComment,
+  StandInIssue,
+  StandInPull,
+  StandInStatus,
+} from './state.js';
 
 export type {
-  Exchange, FaultRule, Permission, RepoOptions, StandInCheckRun, StandInComment, StandInEvent, StandInIssue, StandInPull, StandInStatus,
+  Exchange,
+  FaultRule,
+  Permission,
+  RepoOptions,
+  StandInCheckRun,
+  StandInComment,
+  StandInEvent,
+  StandInIssue,
+  StandInPull,
+  StandInStatus,
 } from './state.js';
 
 /** A check run a CI service reports on a commit (see {@link GithubStandIn.addCheckRun}). */
@@ -64,12 +84,24 @@ export interface GithubStandIn {
    * unless `suspend`: then the exchange answers 403, as for a suspended installation.
    */
   revokeInstallationTokens(options?: { suspend?: boolean }): void;
-  createRepo(fullName: string, files?: Record<string, string>, options?: RepoOptions): Promise<{ cloneUrl: string; bareDir: string }>;
+  createRepo(
+    fullName: string,
+    files?: Record<string, string>,
+    options?: RepoOptions,
+  ): Promise<{ cloneUrl: string; bareDir: string }>;
   /** The bare repository behind `fullName`, for asserting what was pushed. */
   repoDir(fullName: string): string;
-  createIssue(fullName: string, issue: { title: string; body?: string; user?: string; labels?: string[] }): StandInIssue;
+  createIssue(
+    fullName: string,
+    issue: { title: string; body?: string; user?: string; labels?: string[] },
+  ): StandInIssue;
   /** A reviewer's inline comment, part of review `reviewId` on pull request `pull`. */
-  addReviewComment(fullName: string, pull: number, reviewId: number, comment: { path: string; line: number; body: string; user: string }): void;
+  addReviewComment(
+    fullName: string,
+    pull: number,
+    reviewId: number,
+    comment: { path: string; line: number; body: string; user: string },
+  ): void;
   /** A person comments on an issue on GitHub's website. */
   commentAs(fullName: string, issueNumber: number, login: string, body: string): StandInComment;
   /** A person adds a label on GitHub's website: the label and a `labeled` event by `actor`. */
@@ -82,11 +114,22 @@ export interface GithubStandIn {
    */
   addCheckRun(fullName: string, run: CheckRunInput): Promise<StandInCheckRun>;
   /** The CI service finishes check run `id` (added `queued` or `in_progress`): completed now, with `conclusion`. */
-  completeCheckRun(fullName: string, id: number, result: Pick<CheckRunInput, 'conclusion' | 'output' | 'log'>): StandInCheckRun;
+  completeCheckRun(
+    fullName: string,
+    id: number,
+    result: Pick<CheckRunInput, 'conclusion' | 'output' | 'log'>,
+  ): StandInCheckRun;
   /** A CI service sets a commit status (the Statuses API). */
-  setStatus(fullName: string, ref: string, status: { context: string; state: StandInStatus['state']; description?: string; targetUrl?: string }): Promise<StandInStatus>;
+  setStatus(
+    fullName: string,
+    ref: string,
+    status: { context: string; state: StandInStatus['state']; description?: string; targetUrl?: string },
+  ): Promise<StandInStatus>;
   /** Someone opens a pull request from a fork: its head branch lives in `headRepo`, at `sha`. */
-  openForkPull(fullName: string, pull: { headRepo: string; head: string; sha: string; base?: string; title: string; body?: string; user?: string }): StandInPull;
+  openForkPull(
+    fullName: string,
+    pull: { headRepo: string; head: string; sha: string; base?: string; title: string; body?: string; user?: string },
+  ): StandInPull;
   /** A maintainer locks the conversation: GitHub then refuses new comments (403). */
   lockIssue(fullName: string, issueNumber: number): void;
   setPermission(fullName: string, login: string, permission: Permission): void;
@@ -129,10 +172,19 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
   const validJwt = (jwt: string): number | undefined => {
     const [head = '', body = '', sig = ''] = jwt.split('.');
     let claims: { iss?: number | string; exp?: number };
-    try { claims = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as typeof claims; } catch { return undefined; }
+    try {
+      claims = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as typeof claims;
+    } catch {
+      return undefined;
+    }
     const app = apps.get(Number(claims.iss));
     if (!app || (claims.exp ?? 0) * 1_000 < Date.now()) return undefined;
-    const ok = verifySignature('RSA-SHA256', Buffer.from(`${head}.${body}`), createPublicKey(app.publicKey), Buffer.from(sig, 'base64url'));
+    const ok = verifySignature(
+      'RSA-SHA256',
+      Buffer.from(`${head}.${body}`),
+      createPublicKey(app.publicKey),
+      Buffer.from(sig, 'base64url'),
+    );
     return ok ? Number(claims.iss) : undefined;
   };
   let commentIds = 1000;
@@ -159,17 +211,43 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
 
   const sha = async (state: RepoState, ref: string): Promise<string | undefined> => {
     if (ref === '') return undefined;
-    const found = await execa('git', ['rev-parse', '--verify', '--quiet', `refs/heads/${ref}`], { cwd: state.bareDir, reject: false, env: gitTestEnv() });
+    const found = await execa('git', ['rev-parse', '--verify', '--quiet', `refs/heads/${ref}`], {
+      cwd: state.bareDir,
+      reject: false,
+      env: gitTestEnv(),
+    });
     return found.exitCode === 0 ? String(found.stdout).trim() : undefined;
   };
   let eventIds = 5000;
-  const addEvent = (state: RepoState, issueNumber: number, event: 'labeled' | 'unlabeled', label: string, actor: string) => {
-    state.events.push({ id: (eventIds += 1), issue_number: issueNumber, event, label: { name: label }, actor: { login: actor }, created_at: now() });
+  const addEvent = (
+    state: RepoState,
+    issueNumber: number,
+    event: 'labeled' | 'unlabeled',
+    label: string,
+    actor: string,
+  ) => {
+    state.events.push({
+      id: (eventIds += 1),
+      issue_number: issueNumber,
+      event,
+      label: { name: label },
+      actor: { login: actor },
+      created_at: now(),
+    });
     const found = state.issues.get(issueNumber) ?? state.pulls.get(issueNumber);
     if (found) found.updated_at = now();
   };
   const shapes = { base: '' };
-  const routeContext = { shapes, bot, repo, repos: () => repos.values(), now, nextCommentId: () => (commentIds += 1), addEvent, sha };
+  const routeContext = {
+    shapes,
+    bot,
+    repo,
+    repos: () => repos.values(),
+    now,
+    nextCommentId: () => (commentIds += 1),
+    addEvent,
+    sha,
+  };
   const downloads: JobLogDownloads = new Map();
   const routes = [...createRoutes(routeContext), ...createCheckRoutes(routeContext, downloads)];
   const exchanges: Exchange[] = [];
@@ -177,7 +255,12 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', base);
     const auth = authorized(req);
-    requests.push({ method: req.method ?? 'GET', path: url.pathname, authorized: auth.ok, credentials: req.headers.authorization !== undefined });
+    requests.push({
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      authorized: auth.ok,
+      credentials: req.headers.authorization !== undefined,
+    });
     let route = '';
     const reply = (status: number, body: unknown, headers: Record<string, string> = {}) => {
       if (route !== '') exchanges.push({ method: req.method ?? 'GET', route, path: url.pathname, status, body });
@@ -187,7 +270,12 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
       const git = /^\/([^/]+\/[^/]+\.git)(\/.*)$/.exec(url.pathname);
       if (git) {
         if (!auth.ok) return void res.writeHead(401, { 'www-authenticate': 'Basic realm="GitHub stand-in"' }).end();
-        return serveGit(req, res, { projectRoot: root.path, pathInfo: `/${git[1]}${git[2]}`, query: url.search.slice(1), user: auth.user });
+        return serveGit(req, res, {
+          projectRoot: root.path,
+          pathInfo: `/${git[1]}${git[2]}`,
+          query: url.search.slice(1),
+          user: auth.user,
+        });
       }
       if (url.pathname.startsWith(jobLogPath) && req.method === 'GET') {
         // The signed download URL the job-logs endpoint redirects to: no token, one key per log.
@@ -200,12 +288,18 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
         route = '/app/installations/{installation_id}/access_tokens';
         const appId = validJwt((req.headers.authorization ?? '').replace(/^bearer\s+/i, ''));
         const app = appId === undefined ? undefined : apps.get(appId);
-        if (!app || app.installationId !== Number(exchange[1])) return reply(401, errorBody('A JSON web token could not be decoded'));
+        if (!app || app.installationId !== Number(exchange[1]))
+          return reply(401, errorBody('A JSON web token could not be decoded'));
         if (suspended) return reply(403, errorBody('This installation has been suspended'));
         const issued = `ghs_${randomBytes(18).toString('hex')}`;
         const expires = Date.now() + app.ttlSeconds * 1_000;
         installationTokens.set(issued, expires);
-        return reply(201, { token: issued, expires_at: new Date(expires).toISOString(), permissions: { issues: 'write', pull_requests: 'write', contents: 'write' }, repository_selection: 'all' });
+        return reply(201, {
+          token: issued,
+          expires_at: new Date(expires).toISOString(),
+          permissions: { issues: 'write', pull_requests: 'write', contents: 'write' },
+          repository_selection: 'all',
+        });
       }
       if (!auth.ok) return reply(401, errorBody('Bad credentials'));
       const fault = faults.find((f) => f.method === req.method && f.path.test(url.pathname));
@@ -232,14 +326,17 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
   shapes.base = base;
 
   /** An issue or a pull request: they share numbers, comments and labels. */
-  const item = (state: RepoState, n: number): StandInIssue | StandInPull | undefined => state.issues.get(n) ?? state.pulls.get(n);
+  const item = (state: RepoState, n: number): StandInIssue | StandInPull | undefined =>
+    state.issues.get(n) ?? state.pulls.get(n);
   let appIds = 100;
   return {
     url: base,
     token,
     requests,
     exchanges,
-    get installationTokens() { return [...installationTokens.keys()]; },
+    get installationTokens() {
+      return [...installationTokens.keys()];
+    },
     revokeInstallationTokens(options = {}) {
       for (const issued of installationTokens.keys()) installationTokens.set(issued, 0);
       suspended = options.suspend ?? false;
@@ -248,7 +345,11 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
       const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
       const appId = (appIds += 1);
       const installationId = appId * 10;
-      apps.set(appId, { publicKey: publicKey.export({ type: 'spki', format: 'pem' }).toString(), installationId, ttlSeconds });
+      apps.set(appId, {
+        publicKey: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+        installationId,
+        ttlSeconds,
+      });
       return { appId, installationId, privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() };
     },
     async createRepo(fullName, files = { 'README.md': `# ${fullName}\n` }, options = {}) {
@@ -259,9 +360,20 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
       await execa('git', ['config', 'http.receivepack', 'true'], { cwd: bareDir, env: gitTestEnv() });
       await seed.dispose();
       repos.set(fullName.toLowerCase(), {
-        fullName, bareDir, createdAt: now(), options: { private: options.private ?? false, draftPullRequests: options.draftPullRequests ?? true },
-        next: 0, issues: new Map(), pulls: new Map(), comments: new Map(), permissions: new Map(), creations: new Map(), events: [], reviewComments: [],
-        checkRuns: [], statuses: [],
+        fullName,
+        bareDir,
+        createdAt: now(),
+        options: { private: options.private ?? false, draftPullRequests: options.draftPullRequests ?? true },
+        next: 0,
+        issues: new Map(),
+        pulls: new Map(),
+        comments: new Map(),
+        permissions: new Map(),
+        creations: new Map(),
+        events: [],
+        reviewComments: [],
+        checkRuns: [],
+        statuses: [],
       });
       return { cloneUrl: `${base}/${fullName}.git`, bareDir };
     },
@@ -269,18 +381,42 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
       const state = repo(fullName);
       state.next += 1;
       const issue: StandInIssue = {
-        number: state.next, title: input.title, body: input.body ?? '', user: { login: input.user ?? 'octocat' },
-        labels: (input.labels ?? []).map((name) => ({ name })), state: 'open', locked: false, comments: 0,
-        created_at: now(), updated_at: now(), closed_at: null,
+        number: state.next,
+        title: input.title,
+        body: input.body ?? '',
+        user: { login: input.user ?? 'octocat' },
+        labels: (input.labels ?? []).map((name) => ({ name })),
+        state: 'open',
+        locked: false,
+        comments: 0,
+        created_at: now(),
+        updated_at: now(),
+        closed_at: null,
       };
       state.issues.set(issue.number, issue);
       return issue;
     },
     addReviewComment(fullName, pull, reviewId, c) {
-      repo(fullName).reviewComments.push({ id: (commentIds += 1), review_id: reviewId, pull_number: pull, path: c.path, line: c.line, body: c.body, user: { login: c.user }, created_at: now() });
+      repo(fullName).reviewComments.push({
+        id: (commentIds += 1),
+        review_id: reviewId,
+        pull_number: pull,
+        path: c.path,
+        line: c.line,
+        body: c.body,
+        user: { login: c.user },
+        created_at: now(),
+      });
     },
     commentAs(fullName, issueNumber, login, body) {
-      const comment: StandInComment = { id: (commentIds += 1), issue_number: issueNumber, body, user: { login }, created_at: now(), updated_at: now() };
+      const comment: StandInComment = {
+        id: (commentIds += 1),
+        issue_number: issueNumber,
+        body,
+        user: { login },
+        created_at: now(),
+        updated_at: now(),
+      };
       repo(fullName).comments.set(comment.id, comment);
       return comment;
     },
@@ -307,10 +443,22 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
       const suite = state.checkRuns.find((r) => r.headSha === headSha && r.app === app)?.suiteId ?? (checkIds += 1);
       const branch = /^[0-9a-f]{40}$/.test(input.ref) ? '' : input.ref;
       const run: StandInCheckRun = {
-        id: (checkIds += 1), suiteId: suite, headSha, headBranch: branch, name: input.name, app, status,
-        conclusion: status === 'completed' ? input.conclusion ?? 'success' : null,
-        output: { title: input.output?.title ?? null, summary: input.output?.summary ?? null, text: input.output?.text ?? null },
-        ...(input.log === undefined ? {} : { log: input.log }), startedAt: now(), completedAt: status === 'completed' ? now() : null,
+        id: (checkIds += 1),
+        suiteId: suite,
+        headSha,
+        headBranch: branch,
+        name: input.name,
+        app,
+        status,
+        conclusion: status === 'completed' ? (input.conclusion ?? 'success') : null,
+        output: {
+          title: input.output?.title ?? null,
+          summary: input.output?.summary ?? null,
+          text: input.output?.text ?? null,
+        },
+        ...(input.log === undefined ? {} : { log: input.log }),
+        startedAt: now(),
+        completedAt: status === 'completed' ? now() : null,
       };
       state.checkRuns.push(run);
       return run;
@@ -319,8 +467,14 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
       const run = repo(fullName).checkRuns.find((r) => r.id === id);
       if (!run) throw new Error(`no check run ${id} in ${fullName}`);
       Object.assign(run, {
-        status: 'completed', conclusion: result.conclusion ?? 'success', completedAt: now(),
-        output: { title: result.output?.title ?? null, summary: result.output?.summary ?? null, text: result.output?.text ?? null },
+        status: 'completed',
+        conclusion: result.conclusion ?? 'success',
+        completedAt: now(),
+        output: {
+          title: result.output?.title ?? null,
+          summary: result.output?.summary ?? null,
+          text: result.output?.text ?? null,
+        },
         ...(result.log === undefined ? {} : { log: result.log }),
       });
       return run;
@@ -330,7 +484,13 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
       const at = /^[0-9a-f]{40}$/.test(ref) ? ref : await sha(state, ref);
       if (at === undefined) throw new Error(`no commit ${ref} in ${fullName}`);
       const status: StandInStatus = {
-        id: (checkIds += 1), sha: at, context: input.context, state: input.state, description: input.description ?? null, targetUrl: input.targetUrl ?? null, createdAt: now(),
+        id: (checkIds += 1),
+        sha: at,
+        context: input.context,
+        state: input.state,
+        description: input.description ?? null,
+        targetUrl: input.targetUrl ?? null,
+        createdAt: now(),
       };
       state.statuses.push(status);
       return status;
@@ -339,10 +499,22 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
       const state = repo(fullName);
       state.next += 1;
       const pull: StandInPull = {
-        number: state.next, node_id: `PR_${fullName}#${state.next}`, title: input.title, body: input.body ?? '', headRepo: input.headRepo,
-        head: { ref: input.head, label: `${input.headRepo.split('/')[0] ?? ''}:${input.head}`, sha: input.sha }, base: { ref: input.base ?? 'main' },
-        draft: false, state: 'open', html_url: `${base}/${fullName}/pull/${state.next}`, labels: [], user: { login: input.user ?? 'mallory' },
-        locked: false, created_at: now(), updated_at: now(), merged_at: null,
+        number: state.next,
+        node_id: `PR_${fullName}#${state.next}`,
+        title: input.title,
+        body: input.body ?? '',
+        headRepo: input.headRepo,
+        head: { ref: input.head, label: `${input.headRepo.split('/')[0] ?? ''}:${input.head}`, sha: input.sha },
+        base: { ref: input.base ?? 'main' },
+        draft: false,
+        state: 'open',
+        html_url: `${base}/${fullName}/pull/${state.next}`,
+        labels: [],
+        user: { login: input.user ?? 'mallory' },
+        locked: false,
+        created_at: now(),
+        updated_at: now(),
+        merged_at: null,
       };
       state.pulls.set(pull.number, pull);
       return pull;
@@ -353,7 +525,9 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
       found.locked = true;
     },
     repoDir: (fullName) => repo(fullName).bareDir,
-    setPermission(fullName, login, permission) { repo(fullName).permissions.set(login.toLowerCase(), permission); },
+    setPermission(fullName, login, permission) {
+      repo(fullName).permissions.set(login.toLowerCase(), permission);
+    },
     pulls: (fullName) => [...repo(fullName).pulls.values()],
     mergePull(fullName, number) {
       const pull = repo(fullName).pulls.get(number);
@@ -368,9 +542,14 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
     comments: (fullName, n) => [...repo(fullName).comments.values()].filter((c) => c.issue_number === n),
     labels: (fullName, n) => (item(repo(fullName), n)?.labels ?? []).map((l) => l.name),
     prCreations: (fullName, head) => repo(fullName).creations.get(head) ?? 0,
-    failNext(rule) { faults.push({ ...rule }); },
+    failNext(rule) {
+      faults.push({ ...rule });
+    },
     async close() {
-      await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
       await root.dispose();
     },
   };

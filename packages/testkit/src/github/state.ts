@@ -73,7 +73,14 @@ export interface RepoState {
 }
 
 /** A canned answer for the next matching requests (`times`, default 1). */
-export interface FaultRule { method: string; path: RegExp; status: number; headers?: Record<string, string>; body?: unknown; times?: number }
+export interface FaultRule {
+  method: string;
+  path: RegExp;
+  status: number;
+  headers?: Record<string, string>;
+  body?: unknown;
+  times?: number;
+}
 
 /** One answer of the REST API, kept so a test can check it against GitHub's description. */
 export interface Exchange {

@@ -93,11 +93,19 @@ export interface LineWebhookEvent {
   timestamp: number;
   webhookEventId: string;
   deliveryContext: { isRedelivery: boolean };
-  source: { type: 'user'; userId: string } | { type: 'group'; groupId: string; userId?: string } | { type: 'room'; roomId: string; userId?: string };
+  source:
+    | { type: 'user'; userId: string }
+    | { type: 'group'; groupId: string; userId?: string }
+    | { type: 'room'; roomId: string; userId?: string };
   replyToken?: string;
   message?: {
-    id: string; type: string; text?: string; quoteToken?: string;
-    mention?: { mentionees: { index: number; length: number; type: 'user' | 'all'; userId?: string; isSelf?: boolean }[] };
+    id: string;
+    type: string;
+    text?: string;
+    quoteToken?: string;
+    mention?: {
+      mentionees: { index: number; length: number; type: 'user' | 'all'; userId?: string; isSelf?: boolean }[];
+    };
   };
 }
 
@@ -111,7 +119,9 @@ const maxMessages = 5;
 const maxTextChars = 5_000;
 
 const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
-  res.writeHead(status, { 'content-type': 'application/json', 'x-line-request-id': randomUUID(), ...headers }).end(JSON.stringify(body));
+  res
+    .writeHead(status, { 'content-type': 'application/json', 'x-line-request-id': randomUUID(), ...headers })
+    .end(JSON.stringify(body));
 };
 
 async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
@@ -122,20 +132,26 @@ async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> 
 
 /** The texts of a valid `messages` array, or the problem LINE would name. */
 function textsOf(messages: unknown): string[] | string {
-  if (!Array.isArray(messages) || messages.length === 0) return 'The request body has 1 error(s): [messages] must be specified';
-  if (messages.length > maxMessages) return `The request body has 1 error(s): [messages] Size must be between 1 and ${maxMessages}`;
+  if (!Array.isArray(messages) || messages.length === 0)
+    return 'The request body has 1 error(s): [messages] must be specified';
+  if (messages.length > maxMessages)
+    return `The request body has 1 error(s): [messages] Size must be between 1 and ${maxMessages}`;
   const texts: string[] = [];
   for (const [i, message] of messages.entries()) {
     const m = message as { type?: unknown; text?: unknown };
-    if (m.type !== 'text' || typeof m.text !== 'string' || m.text === '') return `The request body has 1 error(s): [messages[${i}]] must be a text message`;
-    if (m.text.length > maxTextChars) return `The request body has 1 error(s): [messages[${i}].text] Length must be between 0 and ${maxTextChars}`;
+    if (m.type !== 'text' || typeof m.text !== 'string' || m.text === '')
+      return `The request body has 1 error(s): [messages[${i}]] must be a text message`;
+    if (m.text.length > maxTextChars)
+      return `The request body has 1 error(s): [messages[${i}].text] Length must be between 0 and ${maxTextChars}`;
     texts.push(m.text);
   }
   return texts;
 }
 
 /** Starts the stand-in; see {@link LineStandIn}. */
-export async function startLineStandIn(options: { accessToken?: string; channelSecret?: string } = {}): Promise<LineStandIn> {
+export async function startLineStandIn(
+  options: { accessToken?: string; channelSecret?: string } = {},
+): Promise<LineStandIn> {
   const accessToken = options.accessToken ?? `line-token-${randomBytes(8).toString('hex')}`;
   const channelSecret = options.channelSecret ?? randomBytes(16).toString('hex');
   const replies: LineSent[] = [];
@@ -155,12 +171,22 @@ export async function startLineStandIn(options: { accessToken?: string; channelS
       send(res, status, body, headers);
     };
     const botInfo = req.method === 'GET' && path === '/v2/bot/info';
-    if (!botInfo && (req.method !== 'POST' || (path !== '/v2/bot/message/reply' && path !== '/v2/bot/message/push'))) return answer(404, { message: 'Not found' });
+    if (!botInfo && (req.method !== 'POST' || (path !== '/v2/bot/message/reply' && path !== '/v2/bot/message/push')))
+      return answer(404, { message: 'Not found' });
     if (req.headers.authorization !== `Bearer ${accessToken}`) {
-      return answer(401, { message: 'Authentication failed. Confirm that the access token in the authorization header is valid.' });
+      return answer(401, {
+        message: 'Authentication failed. Confirm that the access token in the authorization header is valid.',
+      });
     }
     // What `codefleet doctor` asks to check the token: the bot's own profile.
-    if (botInfo) return answer(200, { userId: 'U0123456789abcdef0123456789abcdef', basicId: '@000stand', displayName: 'codefleet stand-in', chatMode: 'bot', markAsReadMode: 'auto' });
+    if (botInfo)
+      return answer(200, {
+        userId: 'U0123456789abcdef0123456789abcdef',
+        basicId: '@000stand',
+        displayName: 'codefleet stand-in',
+        chatMode: 'bot',
+        markAsReadMode: 'auto',
+      });
     const fault = faults.find((f) => f.path === path && f.times > 0);
     if (fault !== undefined) {
       fault.times -= 1;
@@ -169,7 +195,10 @@ export async function startLineStandIn(options: { accessToken?: string; channelS
     const body = await readJson(req);
     const texts = textsOf(body.messages);
     if (typeof texts === 'string') return answer(400, { message: texts });
-    const sentMessages = texts.map(() => ({ id: String(Date.now()) + randomBytes(2).toString('hex'), quoteToken: randomBytes(8).toString('hex') }));
+    const sentMessages = texts.map(() => ({
+      id: String(Date.now()) + randomBytes(2).toString('hex'),
+      quoteToken: randomBytes(8).toString('hex'),
+    }));
     const requestId = randomUUID();
 
     if (path === '/v2/bot/message/reply') {
@@ -184,14 +213,19 @@ export async function startLineStandIn(options: { accessToken?: string; channelS
       return answer(200, { sentMessages }, { 'x-line-request-id': requestId });
     }
     if (retryKey !== undefined && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(retryKey)) {
-      return answer(400, { message: 'The value for the \'X-Line-Retry-Key\' header is invalid' });
+      return answer(400, { message: "The value for the 'X-Line-Retry-Key' header is invalid" });
     }
     if (retryKey !== undefined && acceptedKeys.has(retryKey)) {
-      return answer(409, { message: 'The retry key is already accepted', sentMessages }, { 'x-line-accepted-request-id': acceptedKeys.get(retryKey) ?? '' });
+      return answer(
+        409,
+        { message: 'The retry key is already accepted', sentMessages },
+        { 'x-line-accepted-request-id': acceptedKeys.get(retryKey) ?? '' },
+      );
     }
     if (quotaExhausted) return answer(429, { message: 'You have reached your monthly limit.' });
     const to = String(body.to ?? '');
-    if (!/^[UCR][0-9a-f]{32}$/.test(to)) return answer(400, { message: 'The property, \'to\', in the request body is invalid (line: -, column: -)' });
+    if (!/^[UCR][0-9a-f]{32}$/.test(to))
+      return answer(400, { message: "The property, 'to', in the request body is invalid (line: -, column: -)" });
     if (retryKey !== undefined) acceptedKeys.set(retryKey, requestId);
     pushes.push({ to, texts, requestId, ...(retryKey === undefined ? {} : { retryKey }) });
     return answer(200, { sentMessages }, { 'x-line-request-id': requestId });
@@ -200,7 +234,8 @@ export async function startLineStandIn(options: { accessToken?: string; channelS
   const server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0] ?? '';
     handle(req, res, path).catch((error: unknown) => {
-      if (!res.headersSent) send(res, 400, { message: `stand-in: ${error instanceof Error ? error.message : String(error)}` });
+      if (!res.headersSent)
+        send(res, 400, { message: `stand-in: ${error instanceof Error ? error.message : String(error)}` });
       else res.destroy();
     });
   });
@@ -217,12 +252,23 @@ export async function startLineStandIn(options: { accessToken?: string; channelS
     textEvent(event) {
       const userId = event.userId ?? `U${randomBytes(16).toString('hex')}`;
       const replyToken = randomBytes(16).toString('hex');
-      const source: LineWebhookEvent['source'] = event.groupId !== undefined
-        ? { type: 'group', groupId: event.groupId, userId }
-        : event.roomId !== undefined ? { type: 'room', roomId: event.roomId, userId } : { type: 'user', userId };
-      tokens.set(replyToken, { to: event.groupId ?? event.roomId ?? userId, issuedAt: Date.now() + clockOffset, used: false });
+      const source: LineWebhookEvent['source'] =
+        event.groupId !== undefined
+          ? { type: 'group', groupId: event.groupId, userId }
+          : event.roomId !== undefined
+            ? { type: 'room', roomId: event.roomId, userId }
+            : { type: 'user', userId };
+      tokens.set(replyToken, {
+        to: event.groupId ?? event.roomId ?? userId,
+        issuedAt: Date.now() + clockOffset,
+        used: false,
+      });
       const mentionees = (event.mentions ?? []).map((m) => ({
-        index: m.index, length: m.length, type: 'user' as const, userId: m.userId ?? `U${randomBytes(16).toString('hex')}`, ...(m.isSelf === undefined ? {} : { isSelf: m.isSelf }),
+        index: m.index,
+        length: m.length,
+        type: 'user' as const,
+        userId: m.userId ?? `U${randomBytes(16).toString('hex')}`,
+        ...(m.isSelf === undefined ? {} : { isSelf: m.isSelf }),
       }));
       return {
         type: 'message',
@@ -233,7 +279,10 @@ export async function startLineStandIn(options: { accessToken?: string; channelS
         source,
         replyToken,
         message: {
-          id: event.messageId ?? String(100_000_000 + Math.floor(Math.random() * 1e9)), type: 'text', text: event.text, quoteToken: randomBytes(8).toString('hex'),
+          id: event.messageId ?? String(100_000_000 + Math.floor(Math.random() * 1e9)),
+          type: 'text',
+          text: event.text,
+          quoteToken: randomBytes(8).toString('hex'),
           ...(mentionees.length === 0 ? {} : { mention: { mentionees } }),
         },
       };
@@ -244,9 +293,15 @@ export async function startLineStandIn(options: { accessToken?: string; channelS
         events: events.map((e) => ({ ...e, deliveryContext: { isRedelivery: deliverOptions.redelivery === true } })),
       };
       const body = JSON.stringify(payload);
-      const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', 'user-agent': 'LineBotWebhook/2.0' };
+      const headers: Record<string, string> = {
+        'content-type': 'application/json; charset=utf-8',
+        'user-agent': 'LineBotWebhook/2.0',
+      };
       if (deliverOptions.forge !== 'missing') {
-        headers['x-line-signature'] = signLineBody(deliverOptions.forge === 'wrong-secret' ? `${channelSecret}-not` : channelSecret, body);
+        headers['x-line-signature'] = signLineBody(
+          deliverOptions.forge === 'wrong-secret' ? `${channelSecret}-not` : channelSecret,
+          body,
+        );
       }
       const response = await fetch(url, { method: 'POST', headers, body });
       return { status: response.status, body: await response.text() };
@@ -258,9 +313,10 @@ export async function startLineStandIn(options: { accessToken?: string; channelS
       quotaExhausted = true;
     },
     failNext: (path, status, times = 1) => void faults.push({ path, status, times }),
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

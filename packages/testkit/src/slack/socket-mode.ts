@@ -49,7 +49,9 @@ export class SocketModeHub {
 
   constructor(private readonly appId: string) {
     // Slack pings open connections; the SDK reconnects when it hears nothing for 30 s.
-    this.#pinger = setInterval(() => { for (const ws of this.#open) ws.ping(); }, 5_000);
+    this.#pinger = setInterval(() => {
+      for (const ws of this.#open) ws.ping();
+    }, 5_000);
     this.#pinger.unref();
   }
 
@@ -76,7 +78,14 @@ export class SocketModeHub {
       this.#open.add(ws);
       ws.on('close', () => this.#open.delete(ws));
       ws.on('message', (data) => this.#onMessage(String(data)));
-      ws.send(JSON.stringify({ type: 'hello', num_connections: this.#open.size, debug_info: { host: 'standin', approximate_connection_time: 18060 }, connection_info: { app_id: this.appId } }));
+      ws.send(
+        JSON.stringify({
+          type: 'hello',
+          num_connections: this.#open.size,
+          debug_info: { host: 'standin', approximate_connection_time: 18060 },
+          connection_info: { app_id: this.appId },
+        }),
+      );
     });
   }
 
@@ -101,10 +110,15 @@ export class SocketModeHub {
     if (ws === undefined) throw new Error('Slack stand-in: no Socket Mode connection is open');
     const envelope: SentEnvelope = { envelope_id: randomUUID(), type, retry_attempt: attempt, acked: false };
     this.sent.push(envelope);
-    ws.send(JSON.stringify({
-      envelope_id: envelope.envelope_id, type, payload, accepts_response_payload: type !== 'events_api',
-      ...(type === 'events_api' ? { retry_attempt: attempt, retry_reason: reason } : {}),
-    }));
+    ws.send(
+      JSON.stringify({
+        envelope_id: envelope.envelope_id,
+        type,
+        payload,
+        accepts_response_payload: type !== 'events_api',
+        ...(type === 'events_api' ? { retry_attempt: attempt, retry_reason: reason } : {}),
+      }),
+    );
     return envelope;
   }
 
@@ -143,7 +157,8 @@ export class SocketModeHub {
 
   /** Asks every connection to reconnect, as Slack does before recycling a host. */
   disconnect(reason = 'refresh_requested'): void {
-    for (const ws of this.#open) ws.send(JSON.stringify({ type: 'disconnect', reason, debug_info: { host: 'standin' } }));
+    for (const ws of this.#open)
+      ws.send(JSON.stringify({ type: 'disconnect', reason, debug_info: { host: 'standin' } }));
   }
 
   async close(): Promise<void> {

@@ -34,13 +34,26 @@ export interface SlackStandIn {
   readonly teamId: string;
   readonly appId: string;
   /** A user's @-mention of the bot in `channel` (a thread reply with `thread_ts`): recorded, and its `event_callback` body. */
-  mention(input: { channel: string; user: string; text: string; thread_ts?: string }): { ts: string; body: Record<string, unknown> };
+  mention(input: { channel: string; user: string; text: string; thread_ts?: string }): {
+    ts: string;
+    body: Record<string, unknown>;
+  };
   /** A direct message to the bot (`channel` a `D…` id): recorded, and its `message` (channel_type im) body. */
-  directMessage(input: { channel: string; user: string; text: string; thread_ts?: string }): { ts: string; body: Record<string, unknown> };
+  directMessage(input: { channel: string; user: string; text: string; thread_ts?: string }): {
+    ts: string;
+    body: Record<string, unknown>;
+  };
   /** Any event (a bot message, an edit) wrapped as an `event_callback` body. */
   eventBody(event: Record<string, unknown>): Record<string, unknown>;
   /** A `block_actions` payload: `user` clicked the button `actionId` with `value` on the message `messageTs`. */
-  buttonClick(input: { channel: string; messageTs: string; user: string; actionId: string; value: string; blockId?: string }): Record<string, unknown>;
+  buttonClick(input: {
+    channel: string;
+    messageTs: string;
+    user: string;
+    actionId: string;
+    value: string;
+    blockId?: string;
+  }): Record<string, unknown>;
   /** Socket Mode: the connection and its envelopes. */
   readonly socket: {
     readonly connections: number;
@@ -57,7 +70,11 @@ export interface SlackStandIn {
    * POSTs a delivery to an app's HTTP endpoint as Slack does: JSON for events, form-encoded
    * `payload=` for interactions; signed with the signing secret unless `forge` is set.
    */
-  postEvent(endpoint: string, body: Record<string, unknown>, options?: PostEventOptions): Promise<{ status: number; body: string }>;
+  postEvent(
+    endpoint: string,
+    body: Record<string, unknown>,
+    options?: PostEventOptions,
+  ): Promise<{ status: number; body: string }>;
   /** What a client shows: the thread with root `rootTs`, oldest first. */
   thread(channel: string, rootTs: string): SlackStandInMessage[];
   message(channel: string, ts: string): SlackStandInMessage | undefined;
@@ -98,7 +115,11 @@ export async function startSlackStandIn(): Promise<SlackStandIn> {
   // Fresh per stand-in and built at run time: a token-shaped literal in source is what the
   // secret scan (rightly) refuses, and a fixed one could leak between tests.
   const nonce = randomBytes(8).toString('hex');
-  const secrets = { botToken: ['xoxb', 'standin', nonce].join('-'), appToken: ['xapp', '1', 'standin', nonce].join('-'), signingSecret: `standin-signing-${nonce}` };
+  const secrets = {
+    botToken: ['xoxb', 'standin', nonce].join('-'),
+    appToken: ['xapp', '1', 'standin', nonce].join('-'),
+    signingSecret: `standin-signing-${nonce}`,
+  };
   const state = new SlackState();
   const hub = new SocketModeHub(ids.appId);
   const calls: SlackApiCall[] = [];
@@ -111,7 +132,9 @@ export async function startSlackStandIn(): Promise<SlackStandIn> {
     const match = /^\/api\/([A-Za-z.]+)$/.exec((req.url ?? '').split('?')[0] ?? '');
     if (req.method !== 'POST' && req.method !== 'GET') return void res.writeHead(405).end();
     if (match?.[1] === undefined) return void res.writeHead(404).end();
-    serveWebApi(ctx, match[1], req, res).catch(() => { if (!res.headersSent) res.writeHead(500).end(); });
+    serveWebApi(ctx, match[1], req, res).catch(() => {
+      if (!res.headersSent) res.writeHead(500).end();
+    });
   });
   server.on('upgrade', (req, socket, head) => hub.handleUpgrade(req, socket, head));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -120,7 +143,12 @@ export async function startSlackStandIn(): Promise<SlackStandIn> {
   wsBase = `ws://127.0.0.1:${port}`;
 
   const userMessage = (input: { channel: string; user: string; text: string; thread_ts?: string }) =>
-    state.add({ channel: input.channel, user: input.user, text: input.text, ...(input.thread_ts === undefined ? {} : { thread_ts: input.thread_ts }) });
+    state.add({
+      channel: input.channel,
+      user: input.user,
+      text: input.text,
+      ...(input.thread_ts === undefined ? {} : { thread_ts: input.thread_ts }),
+    });
   const threadOf = (thread_ts: string | undefined) => (thread_ts === undefined ? {} : { thread_ts });
 
   return {
@@ -130,26 +158,56 @@ export async function startSlackStandIn(): Promise<SlackStandIn> {
     ...ids,
     mention: (input) => {
       const stored = userMessage(input);
-      const event = { type: 'app_mention', user: input.user, text: input.text, ts: stored.ts, channel: input.channel, event_ts: stored.ts, team: ids.teamId, ...threadOf(input.thread_ts) };
+      const event = {
+        type: 'app_mention',
+        user: input.user,
+        text: input.text,
+        ts: stored.ts,
+        channel: input.channel,
+        event_ts: stored.ts,
+        team: ids.teamId,
+        ...threadOf(input.thread_ts),
+      };
       return { ts: stored.ts, body: eventCallback(event, ids) };
     },
     directMessage: (input) => {
       const stored = userMessage(input);
-      const event = { type: 'message', user: input.user, text: input.text, ts: stored.ts, channel: input.channel, event_ts: stored.ts, channel_type: 'im', team: ids.teamId, ...threadOf(input.thread_ts) };
+      const event = {
+        type: 'message',
+        user: input.user,
+        text: input.text,
+        ts: stored.ts,
+        channel: input.channel,
+        event_ts: stored.ts,
+        channel_type: 'im',
+        team: ids.teamId,
+        ...threadOf(input.thread_ts),
+      };
       return { ts: stored.ts, body: eventCallback(event, ids) };
     },
     eventBody: (event) => eventCallback(event, ids),
-    buttonClick: (input) => blockActions({ ...input, ids, message: state.get(input.channel, input.messageTs) as unknown as Record<string, unknown> }),
+    buttonClick: (input) =>
+      blockActions({
+        ...input,
+        ids,
+        message: state.get(input.channel, input.messageTs) as unknown as Record<string, unknown>,
+      }),
     socket: {
-      get connections() { return hub.connections; },
-      get opened() { return hub.opened; },
+      get connections() {
+        return hub.connections;
+      },
+      get opened() {
+        return hub.opened;
+      },
       sent: hub.sent,
       deliverEvent: (body, options) => hub.deliver('events_api', body, options),
       deliverInteraction: (payload, options) => hub.deliver('interactive', payload, options),
       disconnect: (reason) => hub.disconnect(reason),
     },
     postEvent: async (endpoint, body, options = {}) => {
-      const raw = options.interactive ? new URLSearchParams({ payload: JSON.stringify(body) }).toString() : JSON.stringify(body);
+      const raw = options.interactive
+        ? new URLSearchParams({ payload: JSON.stringify(body) }).toString()
+        : JSON.stringify(body);
       const timestamp = options.timestamp ?? Math.floor(Date.now() / 1000);
       const headers: Record<string, string> = {
         'content-type': options.interactive ? 'application/x-www-form-urlencoded' : 'application/json',
@@ -170,7 +228,9 @@ export async function startSlackStandIn(): Promise<SlackStandIn> {
     fail: (method, ...more) => faults.set(method, [...(faults.get(method) ?? []), ...more]),
     hold: (method, match = () => true) => {
       let release!: () => void;
-      const gate = new Promise<void>((resolve) => { release = resolve; });
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
       holds.set(method, [...(holds.get(method) ?? []), { match, gate }]);
       return { release: () => release() };
     },

@@ -43,7 +43,8 @@ async function readArgs(req: IncomingMessage): Promise<Record<string, unknown>> 
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const text = Buffer.concat(chunks).toString('utf8');
   if (text === '') return {};
-  if ((req.headers['content-type'] ?? '').includes('application/json')) return JSON.parse(text) as Record<string, unknown>;
+  if ((req.headers['content-type'] ?? '').includes('application/json'))
+    return JSON.parse(text) as Record<string, unknown>;
   const args: Record<string, unknown> = {};
   for (const [key, value] of new URLSearchParams(text)) {
     // The Node SDK sends arrays and objects (blocks) as JSON inside a form field.
@@ -60,7 +61,12 @@ function safeJson(value: string): unknown {
   }
 }
 
-const send = (res: ServerResponse, body: Record<string, unknown>, status = 200, headers: Record<string, string> = {}) => {
+const send = (
+  res: ServerResponse,
+  body: Record<string, unknown>,
+  status = 200,
+  headers: Record<string, string> = {},
+) => {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers }).end(JSON.stringify(body));
 };
 
@@ -83,7 +89,12 @@ function blocksError(blocks: unknown): string | undefined {
 }
 
 /** Serves one `POST /api/<method>` request. */
-export async function serveWebApi(ctx: WebApiContext, method: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function serveWebApi(
+  ctx: WebApiContext,
+  method: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const args = await readArgs(req);
   const token = tokenOf(req, args);
   ctx.calls.push({ method, args, ...(token === undefined ? {} : { token }) });
@@ -93,7 +104,8 @@ export async function serveWebApi(ctx: WebApiContext, method: string, req: Incom
   if (hold !== -1) await holds.splice(hold, 1)[0]?.gate;
   const fault = ctx.faults.get(method)?.shift();
   if (fault !== undefined) {
-    if ('status' in fault) return send(res, { ok: false, error: 'ratelimited' }, 429, { 'retry-after': String(fault.retryAfter) });
+    if ('status' in fault)
+      return send(res, { ok: false, error: 'ratelimited' }, 429, { 'retry-after': String(fault.retryAfter) });
     return send(res, { ok: false, error: fault.error });
   }
   if (token === undefined || token === '') return send(res, { ok: false, error: 'not_authed' });
@@ -102,7 +114,8 @@ export async function serveWebApi(ctx: WebApiContext, method: string, req: Incom
     if (token === ctx.appToken) return send(res, { ok: true, url: ctx.socketUrl() });
     return send(res, { ok: false, error: token === ctx.botToken ? 'not_allowed_token_type' : 'invalid_auth' });
   }
-  if (token !== ctx.botToken) return send(res, { ok: false, error: token === ctx.appToken ? 'not_allowed_token_type' : 'invalid_auth' });
+  if (token !== ctx.botToken)
+    return send(res, { ok: false, error: token === ctx.appToken ? 'not_allowed_token_type' : 'invalid_auth' });
   const handler = methods[method];
   if (handler === undefined) return send(res, { ok: false, error: 'unknown_method' });
   send(res, handler(ctx, args));
@@ -112,7 +125,13 @@ type Method = (ctx: WebApiContext, args: Record<string, unknown>) => Record<stri
 
 const methods: Record<string, Method> = {
   'auth.test': (ctx) => ({
-    ok: true, url: 'https://standin.slack.example/', team: 'Stand-in', user: 'codefleet', team_id: ctx.teamId, user_id: ctx.botUserId, bot_id: ctx.botId,
+    ok: true,
+    url: 'https://standin.slack.example/',
+    team: 'Stand-in',
+    user: 'codefleet',
+    team_id: ctx.teamId,
+    user_id: ctx.botUserId,
+    bot_id: ctx.botId,
     is_enterprise_install: false,
   }),
   'chat.postMessage': (ctx, args) => {
@@ -125,11 +144,26 @@ const methods: Record<string, Method> = {
     if (blocksProblem !== undefined) return { ok: false, error: blocksProblem };
     const threadTs = str(args.thread_ts);
     const stored = ctx.state.add({
-      channel, text, user: ctx.botUserId, bot_id: ctx.botId,
+      channel,
+      text,
+      user: ctx.botUserId,
+      bot_id: ctx.botId,
       ...(threadTs === undefined ? {} : { thread_ts: threadTs }),
       ...(Array.isArray(args.blocks) ? { blocks: args.blocks } : {}),
     });
-    return { ok: true, channel, ts: stored.ts, message: { type: 'message', text, user: ctx.botUserId, bot_id: ctx.botId, ts: stored.ts, ...(threadTs === undefined ? {} : { thread_ts: threadTs }) } };
+    return {
+      ok: true,
+      channel,
+      ts: stored.ts,
+      message: {
+        type: 'message',
+        text,
+        user: ctx.botUserId,
+        bot_id: ctx.botId,
+        ts: stored.ts,
+        ...(threadTs === undefined ? {} : { thread_ts: threadTs }),
+      },
+    };
   },
   'chat.update': (ctx, args) => {
     const channel = str(args.channel) ?? '';

@@ -169,7 +169,8 @@ function addTail(budget: Budget, tail: readonly string[], shown: Set<string>, al
     // Lines already shown above are left out, except short ones (`}`, `...`) that only
     // make sense where they are.
     const trimmed = line.trim();
-    if ((trimmed.length >= minDedupeChars && shown.has(trimmed)) || (stackFrame.test(line) && runtimeFrame.test(line))) continue;
+    if ((trimmed.length >= minDedupeChars && shown.has(trimmed)) || (stackFrame.test(line) && runtimeFrame.test(line)))
+      continue;
     lines.push(line);
   }
   if (lines.at(-1) === '') lines.pop();

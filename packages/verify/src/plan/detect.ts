@@ -62,7 +62,11 @@ export async function toolchainSteps(
   if (toolchain === 'rust') {
     const clippy = await rustUses(workdir, 'clippy');
     const rustfmt = await rustUses(workdir, 'rustfmt');
-    return configSteps(config.toolchains.rust, (command) => (clippy || !invokes(command, 'clippy')) && (rustfmt || !(invokes(command, 'fmt') || command[0] === 'rustfmt')));
+    return configSteps(
+      config.toolchains.rust,
+      (command) =>
+        (clippy || !invokes(command, 'clippy')) && (rustfmt || !(invokes(command, 'fmt') || command[0] === 'rustfmt')),
+    );
   }
   return configSteps(config.toolchains[toolchain], () => true);
 }
@@ -88,7 +92,13 @@ export async function readManifestFields(workdir: string): Promise<Record<string
  */
 export async function pythonImportPath(workdir: string): Promise<string | undefined> {
   const src = join(workdir, 'src');
-  if (!(await lstat(src).then((info) => info.isDirectory(), () => false))) return undefined;
+  if (
+    !(await lstat(src).then(
+      (info) => info.isDirectory(),
+      () => false,
+    ))
+  )
+    return undefined;
   const entries = await readdir(src, { withFileTypes: true }).catch(() => []);
   for (const entry of entries) {
     if (entry.isDirectory() && (await isRepoFile(workdir, join('src', entry.name, '__init__.py')))) return src;
@@ -119,7 +129,8 @@ async function nodeSteps(workdir: string, commands: Commands, manager: PackageMa
 
   const steps: DetectedSteps = {};
   // pnpm declares its workspaces in a file of its own; the root may have no dependency at all.
-  if (manifest.hasDependencies || (await isRepoFile(workdir, 'pnpm-workspace.yaml'))) steps.install = installCommand(manager);
+  if (manifest.hasDependencies || (await isRepoFile(workdir, 'pnpm-workspace.yaml')))
+    steps.install = installCommand(manager);
   for (const name of checkSteps) {
     const configured = commands[name];
     // An empty config command is the operator switching the step off fleet-wide.
@@ -130,7 +141,12 @@ async function nodeSteps(workdir: string, commands: Commands, manager: PackageMa
     }
     const script = scriptOf(configured);
     if (script === undefined) steps[name] = [...configured];
-    else if (hasScript(manifest, script)) steps[name] = withManager(configured.filter((arg) => arg !== '--if-present'), script, manager);
+    else if (hasScript(manifest, script))
+      steps[name] = withManager(
+        configured.filter((arg) => arg !== '--if-present'),
+        script,
+        manager,
+      );
   }
   return steps;
 }
@@ -155,9 +171,15 @@ async function readManifest(workdir: string): Promise<Manifest | undefined> {
   if (isRecord(parsed.scripts)) {
     for (const [name, body] of Object.entries(parsed.scripts)) if (typeof body === 'string') scripts[name] = body;
   }
-  const nonEmpty = (value: unknown) => isRecord(value) ? Object.keys(value).length > 0 : Array.isArray(value) && value.length > 0;
-  const hasDependencies = ['dependencies', 'devDependencies', 'optionalDependencies', 'peerDependencies', 'workspaces']
-    .some((field) => nonEmpty(parsed[field]));
+  const nonEmpty = (value: unknown) =>
+    isRecord(value) ? Object.keys(value).length > 0 : Array.isArray(value) && value.length > 0;
+  const hasDependencies = [
+    'dependencies',
+    'devDependencies',
+    'optionalDependencies',
+    'peerDependencies',
+    'workspaces',
+  ].some((field) => nonEmpty(parsed[field]));
   return { fields: parsed, scripts, hasDependencies };
 }
 

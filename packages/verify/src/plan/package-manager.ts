@@ -42,7 +42,8 @@ export const managerFiles = ['.npmrc', 'pnpm-workspace.yaml', '.yarnrc', '.yarnr
 const managerNames = ['npm', 'pnpm', 'yarn', 'bun'] as const;
 // corepack's syntax: name@exact-version, optionally +algorithm.hex. Repository data: anything
 // else (a range, a URL, a path) is ignored and the lockfiles decide.
-const packageManagerField = /^(npm|pnpm|yarn|bun)@(\d{1,4}\.\d{1,4}\.\d{1,4}(?:-[0-9A-Za-z.]{1,40})?)(?:\+(sha1|sha224|sha256|sha512)\.([0-9a-f]{40,128}))?$/;
+const packageManagerField =
+  /^(npm|pnpm|yarn|bun)@(\d{1,4}\.\d{1,4}\.\d{1,4}(?:-[0-9A-Za-z.]{1,40})?)(?:\+(sha1|sha224|sha256|sha512)\.([0-9a-f]{40,128}))?$/;
 const maxLockHeadBytes = 64 * 1024 * 1024;
 
 /**
@@ -50,12 +51,16 @@ const maxLockHeadBytes = 64 * 1024 * 1024;
  * (`pnpm@9.15.0`) when it is well formed, else the first lockfile found (pnpm, yarn, bun,
  * then npm's), else npm.
  */
-export async function detectPackageManager(workdir: string, manifest: Readonly<Record<string, unknown>> | undefined): Promise<PackageManager> {
-  const declared = typeof manifest?.packageManager === 'string' ? packageManagerField.exec(manifest.packageManager.trim()) : null;
+export async function detectPackageManager(
+  workdir: string,
+  manifest: Readonly<Record<string, unknown>> | undefined,
+): Promise<PackageManager> {
+  const declared =
+    typeof manifest?.packageManager === 'string' ? packageManagerField.exec(manifest.packageManager.trim()) : null;
   let name: PackageManagerName | undefined = declared?.[1] as PackageManagerName | undefined;
   if (name === undefined) {
     for (const candidate of ['pnpm', 'yarn', 'bun', 'npm'] as const) {
-      if (await firstFile(workdir, lockfilesOf[candidate]) !== undefined) {
+      if ((await firstFile(workdir, lockfilesOf[candidate])) !== undefined) {
         name = candidate;
         break;
       }
@@ -65,7 +70,8 @@ export async function detectPackageManager(workdir: string, manifest: Readonly<R
   const lockfile = await firstFile(workdir, lockfilesOf[name]);
   const manager: PackageManager = { name, version: declared?.[2] ?? (await guessVersion(workdir, name, lockfile)) };
   if (lockfile !== undefined) manager.lockfile = lockfile;
-  if (declared?.[3] !== undefined && declared[4] !== undefined) manager.integrity = { algorithm: declared[3] as Integrity['algorithm'], hex: declared[4] };
+  if (declared?.[3] !== undefined && declared[4] !== undefined)
+    manager.integrity = { algorithm: declared[3] as Integrity['algorithm'], hex: declared[4] };
   if (name === 'yarn') manager.flavour = Number.parseInt(manager.version, 10) >= 2 ? 'berry' : 'classic';
   return manager;
 }
@@ -107,7 +113,9 @@ export function installCommand(manager: PackageManager): string[] {
   const locked = manager.lockfile !== undefined;
   switch (manager.name) {
     case 'npm':
-      return locked ? ['npm', 'ci', '--no-audit', '--no-fund'] : ['npm', 'install', '--no-package-lock', '--no-audit', '--no-fund'];
+      return locked
+        ? ['npm', 'ci', '--no-audit', '--no-fund']
+        : ['npm', 'install', '--no-package-lock', '--no-audit', '--no-fund'];
     case 'pnpm':
       return ['pnpm', 'install', locked ? '--frozen-lockfile' : '--no-lockfile'];
     case 'yarn':
@@ -129,9 +137,44 @@ export function scriptCommand(manager: Pick<PackageManager, 'name'>, name: strin
 // Subcommands of pnpm and yarn that are not scripts: `pnpm install`, `yarn add`, … A bare
 // `pnpm <name>` / `yarn <name>` runs the script only when it is none of these.
 const builtins = new Set([
-  'add', 'audit', 'bin', 'cache', 'config', 'create', 'dedupe', 'dlx', 'exec', 'fetch', 'i', 'import', 'info', 'init', 'install',
-  'link', 'list', 'ls', 'outdated', 'pack', 'patch', 'prune', 'publish', 'rebuild', 'remove', 'rm', 'root', 'set', 'store', 'unlink',
-  'up', 'update', 'upgrade', 'version', 'why', 'workspace', 'workspaces', 'x',
+  'add',
+  'audit',
+  'bin',
+  'cache',
+  'config',
+  'create',
+  'dedupe',
+  'dlx',
+  'exec',
+  'fetch',
+  'i',
+  'import',
+  'info',
+  'init',
+  'install',
+  'link',
+  'list',
+  'ls',
+  'outdated',
+  'pack',
+  'patch',
+  'prune',
+  'publish',
+  'rebuild',
+  'remove',
+  'rm',
+  'root',
+  'set',
+  'store',
+  'unlink',
+  'up',
+  'update',
+  'upgrade',
+  'version',
+  'why',
+  'workspace',
+  'workspaces',
+  'x',
 ]);
 
 /**

@@ -36,7 +36,8 @@ export interface PlanOptions {
 export async function planVerification(workdir: string, options: PlanOptions): Promise<VerifyPlan> {
   const repo = await readRepoConfig(workdir);
   const toolchain = repo?.toolchain ?? (await detectToolchain(workdir));
-  const manager = toolchain === 'node' ? await detectPackageManager(workdir, await readManifestFields(workdir)) : undefined;
+  const manager =
+    toolchain === 'node' ? await detectPackageManager(workdir, await readManifestFields(workdir)) : undefined;
   const detected = await toolchainSteps(workdir, toolchain, options.config, manager);
 
   const primary: PlannedStep[] = [];
@@ -49,17 +50,25 @@ export async function planVerification(workdir: string, options: PlanOptions): P
   // exactly what runs there.
   const scripts = toolchain === 'node' ? await readScripts(workdir) : undefined;
   // The package manager is provided for the runs after planning (provideManager): not on PATH yet.
-  const available = async (program: string) => options.env === undefined || program === manager?.name || (await findExecutable(program, workdir, options.env.PATH)) !== undefined;
-  const extra = (await repoChecks(workdir, toolchain, scripts, primary, available, manager)).filter((step) => step.name === 'install' || repo?.verify[step.name] === undefined);
+  const available = async (program: string) =>
+    options.env === undefined ||
+    program === manager?.name ||
+    (await findExecutable(program, workdir, options.env.PATH)) !== undefined;
+  const extra = (await repoChecks(workdir, toolchain, scripts, primary, available, manager)).filter(
+    (step) => step.name === 'install' || repo?.verify[step.name] === undefined,
+  );
   const steps = stepOrder.flatMap((name) => [...primary, ...extra].filter((step) => step.name === name));
   const env: Record<string, string> = {};
-  const importPath = toolchain === 'python' && detected.install === undefined ? await pythonImportPath(workdir) : undefined;
+  const importPath =
+    toolchain === 'python' && detected.install === undefined ? await pythonImportPath(workdir) : undefined;
   if (importPath !== undefined) env.PYTHONPATH = importPath;
 
   const jobDod = (options.jobDod ?? []).filter((command) => command.length > 0);
   const useJob = jobDod.length > 0;
   const dod = useJob ? jobDod : (repo?.dod ?? []);
-  const repoShaped = repo !== undefined && (repo.toolchain !== undefined || repo.dod !== undefined || Object.keys(repo.verify).length > 0);
+  const repoShaped =
+    repo !== undefined &&
+    (repo.toolchain !== undefined || repo.dod !== undefined || Object.keys(repo.verify).length > 0);
   return {
     toolchain,
     steps,

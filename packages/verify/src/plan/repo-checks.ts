@@ -48,15 +48,27 @@ const maxExtraChecks = 8;
 export function scriptStep(name: string): StepName | undefined {
   if (unsafeScript.test(name)) return undefined;
   if (name === 'typecheck' || name === 'type-check' || name === 'tsc') return 'build';
-  if (name === 'check' || name.startsWith('check:') || name === 'format:check' || name === 'lint:check' || name.startsWith('lint:')) return 'lint';
+  if (
+    name === 'check' ||
+    name.startsWith('check:') ||
+    name === 'format:check' ||
+    name === 'lint:check' ||
+    name.startsWith('lint:')
+  )
+    return 'lint';
   if (name.startsWith('test:')) return 'test';
   return undefined;
 }
 
 // Segments of a script name that mean it does not just check: it watches, serves, writes.
-const unsafeScript = /(^|[:_-])(watch|dev|serve|start|debug|fix|write|update|u|e2e|ci|coverage|cov|snapshot|open|ui|bench|perf|prepare|release|publish|deploy|install|clean|interactive)($|[:_-])/i;
+const unsafeScript =
+  /(^|[:_-])(watch|dev|serve|start|debug|fix|write|update|u|e2e|ci|coverage|cov|snapshot|open|ui|bench|perf|prepare|release|publish|deploy|install|clean|interactive)($|[:_-])/i;
 
-function scriptChecks(scripts: Readonly<Record<string, string>>, planned: readonly PlannedStep[], manager: Pick<PackageManager, 'name'>): PlannedStep[] {
+function scriptChecks(
+  scripts: Readonly<Record<string, string>>,
+  planned: readonly PlannedStep[],
+  manager: Pick<PackageManager, 'name'>,
+): PlannedStep[] {
   const plannedScripts = planned.flatMap((step) => {
     const name = scriptOf(step.command, scripts);
     return name === undefined ? [] : [name];
@@ -73,12 +85,21 @@ function scriptChecks(scripts: Readonly<Record<string, string>>, planned: readon
     for (const more of referencedScripts(scripts, [name])) covered.add(more);
   }
   // A script picked early may be run by one picked later: keep only the outermost.
-  return found.filter((step) => !found.some((other) => other !== step && referencedScripts(scripts, [scriptOf(other.command)!]).has(scriptOf(step.command)!)));
+  return found.filter(
+    (step) =>
+      !found.some(
+        (other) =>
+          other !== step && referencedScripts(scripts, [scriptOf(other.command)!]).has(scriptOf(step.command)!),
+      ),
+  );
 }
 
 /** A script body that starts a watcher or a server: it would never end. */
 function watches(body: string): boolean {
-  return /(^|\s)(--watch(All)?|-w|--serve|serve|--ui|--open)(\s|=|$)/.test(body) || /\b(nodemon|chokidar|vite(?! build)|webpack-dev-server|live-server)\b/.test(body);
+  return (
+    /(^|\s)(--watch(All)?|-w|--serve|serve|--ui|--open)(\s|=|$)/.test(body) ||
+    /\b(nodemon|chokidar|vite(?! build)|webpack-dev-server|live-server)\b/.test(body)
+  );
 }
 
 /** Every script `roots` run, directly or through others (`npm run x`, `run-s a:*`, `pnpm x`). */
@@ -100,12 +121,21 @@ function namesIn(body: string, scripts: Readonly<Record<string, string>>): strin
   const names: string[] = [];
   const match = (pattern: string) => {
     if (!pattern.includes('*')) return scripts[pattern] === undefined ? [] : [pattern];
-    const regex = new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+    const regex = new RegExp(
+      `^${pattern
+        .split('*')
+        .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+        .join('.*')}$`,
+    );
     return Object.keys(scripts).filter((name) => regex.test(name));
   };
-  for (const [, name] of body.matchAll(/\b(?:npm|pnpm|yarn|bun)\s+(?:run(?:-script)?\s+)?(?:--?[\w-]+\s+)*["']?([\w:.*-]+)/g)) names.push(...match(name!));
+  for (const [, name] of body.matchAll(
+    /\b(?:npm|pnpm|yarn|bun)\s+(?:run(?:-script)?\s+)?(?:--?[\w-]+\s+)*["']?([\w:.*-]+)/g,
+  ))
+    names.push(...match(name!));
   for (const [, args] of body.matchAll(/\b(?:run-s|run-p|npm-run-all)\s+([^&|;]+)/g)) {
-    for (const arg of args!.split(/\s+/)) if (arg !== '' && !arg.startsWith('-')) names.push(...match(arg.replace(/^["']|["']$/g, '')));
+    for (const arg of args!.split(/\s+/))
+      if (arg !== '' && !arg.startsWith('-')) names.push(...match(arg.replace(/^["']|["']$/g, '')));
   }
   return names;
 }
@@ -148,7 +178,10 @@ const shellSyntax = /[|&;<>()$`\\"'*?{}[\]~!#]/;
 const writes = /(^|\s)(--fix|--write|-w|--watch|fix|install|publish|update)(\s|$)/;
 
 async function agentsFileChecks(
-  workdir: string, toolchain: Toolchain | 'none', scripts: Readonly<Record<string, string>> | undefined, manager: Pick<PackageManager, 'name'>,
+  workdir: string,
+  toolchain: Toolchain | 'none',
+  scripts: Readonly<Record<string, string>> | undefined,
+  manager: Pick<PackageManager, 'name'>,
 ): Promise<PlannedStep[]> {
   const read = await readRepoFile(workdir, 'AGENTS.md', { maxBytes: 256 * 1024 });
   if (read.status !== 'read') return [];
@@ -160,8 +193,12 @@ async function agentsFileChecks(
     // runs with the repository's own (a repository has one lockfile).
     const script = toolchain === 'node' ? scriptOf(argv, scripts ?? {}) : undefined;
     if (script !== undefined) {
-      const step = script === 'test' ? 'test' : scriptStep(script) ?? (['lint', 'build'].includes(script) ? script as StepName : undefined);
-      if (step !== undefined && scripts?.[script] !== undefined && argv.length <= 3) found.push({ name: step, command: scriptCommand(manager, script) });
+      const step =
+        script === 'test'
+          ? 'test'
+          : (scriptStep(script) ?? (['lint', 'build'].includes(script) ? (script as StepName) : undefined));
+      if (step !== undefined && scripts?.[script] !== undefined && argv.length <= 3)
+        found.push({ name: step, command: scriptCommand(manager, script) });
       continue;
     }
     const known = knownChecks.find((check) => check.pattern.test(line));
@@ -207,8 +244,18 @@ async function workflowFiles(workdir: string): Promise<string[]> {
   const dir = join(workdir, '.github', 'workflows');
   // A real directory only: a symlink here could list a directory outside the copy.
   for (const part of [join(workdir, '.github'), dir]) {
-    if (!(await lstat(part).then((info) => info.isDirectory(), () => false))) return [];
+    if (
+      !(await lstat(part).then(
+        (info) => info.isDirectory(),
+        () => false,
+      ))
+    )
+      return [];
   }
   const names = await readdir(dir).catch(() => [] as string[]);
-  return names.filter((name) => /\.ya?ml$/.test(name)).sort().slice(0, 50).map((name) => join('.github', 'workflows', name));
+  return names
+    .filter((name) => /\.ya?ml$/.test(name))
+    .sort()
+    .slice(0, 50)
+    .map((name) => join('.github', 'workflows', name));
 }

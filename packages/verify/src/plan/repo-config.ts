@@ -57,15 +57,20 @@ export async function readRepoConfig(workdir: string): Promise<RepoConfig | unde
 export function parseRepoConfig(text: string): RepoConfig {
   const lines = new LineCounter();
   const doc = parseDocument(text, { prettyErrors: false, lineCounter: lines });
-  if (doc.errors.length > 0) throw fail(doc.errors.map((error) => syntaxProblem(error.code, lines.linePos(error.pos[0]))));
+  if (doc.errors.length > 0)
+    throw fail(doc.errors.map((error) => syntaxProblem(error.code, lines.linePos(error.pos[0]))));
   let tree: unknown;
   try {
     tree = doc.toJS({ maxAliasCount }) ?? {};
   } catch {
-    throw fail([{ path: '', message: `the document cannot be resolved: its aliases expand to more than ${maxAliasCount} nodes` }]);
+    throw fail([
+      { path: '', message: `the document cannot be resolved: its aliases expand to more than ${maxAliasCount} nodes` },
+    ]);
   }
   if (!isMapping(tree)) {
-    throw fail([{ path: '', message: `expected a mapping with keys ${topLevelKeys.join(', ')}; got ${describe(tree)}` }]);
+    throw fail([
+      { path: '', message: `expected a mapping with keys ${topLevelKeys.join(', ')}; got ${describe(tree)}` },
+    ]);
   }
 
   const keyLine = keyLineOf(doc, lines);
@@ -75,7 +80,11 @@ export function parseRepoConfig(text: string): RepoConfig {
     if (key === 'toolchain') {
       const allowed: readonly string[] = [...toolchains, 'none'];
       if (typeof value === 'string' && allowed.includes(value)) config.toolchain = value as Toolchain | 'none';
-      else problems.push({ path: key, message: `expected one of ${allowed.join(', ')}; got ${describe(value, 'another string')}` });
+      else
+        problems.push({
+          path: key,
+          message: `expected one of ${allowed.join(', ')}; got ${describe(value, 'another string')}`,
+        });
     } else if (key === 'dod') {
       const dod = parseDod(value, problems);
       if (dod) config.dod = dod;
@@ -83,7 +92,10 @@ export function parseRepoConfig(text: string): RepoConfig {
       config.verify = parseVerify(value, problems, (step) => keyLine(['verify'], step));
     } else {
       // The key itself is not repeated: it is text of the file like any other.
-      problems.push({ path: '', message: `unknown key${keyLine([], key)}; expected one of ${topLevelKeys.join(', ')}` });
+      problems.push({
+        path: '',
+        message: `unknown key${keyLine([], key)}; expected one of ${topLevelKeys.join(', ')}`,
+      });
     }
   }
   if (problems.length > 0) throw fail(problems);
@@ -110,16 +122,26 @@ function parseDod(value: unknown, problems: ConfigProblem[]): string[][] | undef
   return commands;
 }
 
-function parseVerify(value: unknown, problems: ConfigProblem[], stepLine: (key: string) => string): RepoConfig['verify'] {
+function parseVerify(
+  value: unknown,
+  problems: ConfigProblem[],
+  stepLine: (key: string) => string,
+): RepoConfig['verify'] {
   const verify: RepoConfig['verify'] = {};
   if (value === null) return verify;
   if (!isMapping(value)) {
-    problems.push({ path: 'verify', message: `expected a mapping of ${overridableSteps.join(', ')}; got ${describe(value)}` });
+    problems.push({
+      path: 'verify',
+      message: `expected a mapping of ${overridableSteps.join(', ')}; got ${describe(value)}`,
+    });
     return verify;
   }
   for (const [key, item] of Object.entries(value)) {
     if (!(overridableSteps as readonly string[]).includes(key)) {
-      problems.push({ path: 'verify', message: `unknown step${stepLine(key)}; expected one of ${overridableSteps.join(', ')}` });
+      problems.push({
+        path: 'verify',
+        message: `unknown step${stepLine(key)}; expected one of ${overridableSteps.join(', ')}`,
+      });
       continue;
     }
     const path = `verify.${key}`;
@@ -162,9 +184,11 @@ function parseCommand(value: unknown, path: string, problems: ConfigProblem[]): 
   value.forEach((arg, index) => {
     const at = `${path}[${index}]`;
     // Numbers are refused rather than coerced: `[node, -e, 1]` quoted is unambiguous.
-    if (typeof arg !== 'string') problems.push({ path: at, message: `expected a string (quote it); got ${describe(arg)}` });
+    if (typeof arg !== 'string')
+      problems.push({ path: at, message: `expected a string (quote it); got ${describe(arg)}` });
     else if (arg === '') problems.push({ path: at, message: 'expected a non-empty argument' });
-    else if (arg.length > maxArgChars) problems.push({ path: at, message: `expected at most ${maxArgChars} characters` });
+    else if (arg.length > maxArgChars)
+      problems.push({ path: at, message: `expected at most ${maxArgChars} characters` });
   });
   return problems.length === before ? (value as string[]) : undefined;
 }

@@ -7,9 +7,7 @@ import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
  * its size, an errno code), never its content: the reason may end up in a public comment.
  */
 export type RepoFile =
-  | { status: 'read'; content: Buffer }
-  | { status: 'missing' }
-  | { status: 'refused'; reason: string };
+  { status: 'read'; content: Buffer } | { status: 'missing' } | { status: 'refused'; reason: string };
 
 /** Options of {@link readRepoFile}. */
 export interface ReadRepoFileOptions {
@@ -36,7 +34,11 @@ const chunkBytes = 64 * 1024;
  *
  * @param relativePath a path below `root` (`package.json`, `a/b.toml`); `..` is refused.
  */
-export async function readRepoFile(root: string, relativePath: string, options: ReadRepoFileOptions): Promise<RepoFile> {
+export async function readRepoFile(
+  root: string,
+  relativePath: string,
+  options: ReadRepoFileOptions,
+): Promise<RepoFile> {
   const relative = insidePath(relativePath);
   const place = await locate(root, relative);
   if (place.status !== 'inside') return place;
@@ -60,7 +62,9 @@ export async function readRepoFile(root: string, relativePath: string, options: 
     if (late !== undefined) return refused(late);
     if (!(await openedAt(handle, join(place.rootReal, relative)))) return refused('lies outside the working copy');
     const content = await readAtMost(handle, options.maxBytes);
-    return content === undefined ? refused(`grew past ${options.maxBytes} bytes while being read`) : { status: 'read', content };
+    return content === undefined
+      ? refused(`grew past ${options.maxBytes} bytes while being read`)
+      : { status: 'read', content };
   } catch (error) {
     return refused(`cannot be read (${errnoOf(error)})`);
   } finally {
@@ -89,7 +93,8 @@ function insidePath(relativePath: string): string {
   return relative;
 }
 
-type Place = { status: 'inside'; path: string; rootReal: string } | { status: 'missing' } | { status: 'refused'; reason: string };
+type Place =
+  { status: 'inside'; path: string; rootReal: string } | { status: 'missing' } | { status: 'refused'; reason: string };
 
 /** Resolves the directories on the way and checks that none of them leaves the copy. */
 async function locate(root: string, relative: string): Promise<Place> {

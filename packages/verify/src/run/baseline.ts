@@ -92,7 +92,9 @@ const compared = (step: PlannedStep) => step.name !== 'install' && step.name !==
  * @throws {CodefleetError} `cancelled` when `signal` aborts.
  */
 export async function runBaseline(
-  workdir: string, steps: readonly PlannedStep[], options: RunOptions & { now?: Date },
+  workdir: string,
+  steps: readonly PlannedStep[],
+  options: RunOptions & { now?: Date },
 ): Promise<{ baseline: Baseline; results: StepResult[] }> {
   const baseline: Baseline = { failing: {}, ran: [], at: (options.now ?? new Date()).toISOString() };
   const results: StepResult[] = [];
@@ -126,10 +128,12 @@ export function compareWithBase(result: StepResult, baseline: Baseline | undefin
   if (baseline === undefined || result.passed || result.name === 'dod' || result.spawnError !== undefined) return 'new';
   const base = baseline.failing[stepKey(result)];
   if (base === undefined) return 'new';
-  if (result.timedOut) return base.unavailable !== undefined && base.exitCode === result.exitCode ? 'unverifiable' : 'new';
+  if (result.timedOut)
+    return base.unavailable !== undefined && base.exitCode === result.exitCode ? 'unverifiable' : 'new';
   if (base.exitCode !== undefined && base.exitCode !== result.exitCode) return 'new';
   const reason = notRunReason(result, workdir);
-  if (base.unavailable !== undefined) return reason !== undefined && sameReason(reason, base.unavailable) ? 'unverifiable' : 'new';
+  if (base.unavailable !== undefined)
+    return reason !== undefined && sameReason(reason, base.unavailable) ? 'unverifiable' : 'new';
   if (reason !== undefined) return 'new';
   const now = result.findings?.failingTests ?? [];
   if (base.failingTests.length > 0 && now.length === 0) return 'new';
@@ -147,9 +151,13 @@ export function compareWithBase(result: StepResult, baseline: Baseline | undefin
 export function errorSignatures(result: StepResult): string[] {
   const lines = [
     ...(result.findings?.errors ?? []).map((block) => block.split('\n')[0] ?? ''),
-    ...stripAnsi(result.outputTail).split('\n').filter((line) => /\S+\.\w+[:(]\d+/.test(line) || /^(error|warning)(\[|:)/i.test(line.trim())),
+    ...stripAnsi(result.outputTail)
+      .split('\n')
+      .filter((line) => /\S+\.\w+[:(]\d+/.test(line) || /^(error|warning)(\[|:)/i.test(line.trim())),
   ];
-  const signatures = lines.map((line) => stripAnsi(line).replace(/\d+/g, '#').replace(/\s+/g, ' ').trim()).filter((line) => line !== '');
+  const signatures = lines
+    .map((line) => stripAnsi(line).replace(/\d+/g, '#').replace(/\s+/g, ' ').trim())
+    .filter((line) => line !== '');
   return [...new Set(signatures)].slice(0, 500);
 }
 
@@ -199,6 +207,10 @@ function isBaseline(value: unknown): value is Baseline {
   return Object.values(failing).every((entry) => {
     if (typeof entry !== 'object' || entry === null) return false;
     const { failingTests, errors, unavailable } = entry as Record<string, unknown>;
-    return strings(failingTests) && (errors === undefined || strings(errors)) && (unavailable === undefined || typeof unavailable === 'string');
+    return (
+      strings(failingTests) &&
+      (errors === undefined || strings(errors)) &&
+      (unavailable === undefined || typeof unavailable === 'string')
+    );
   });
 }

@@ -15,7 +15,11 @@ export interface DodOutcome {
  *
  * @throws {CodefleetError} `cancelled` when `signal` aborts.
  */
-export async function runDod(workdir: string, dod: readonly (readonly string[])[], options: RunOptions): Promise<DodOutcome> {
+export async function runDod(
+  workdir: string,
+  dod: readonly (readonly string[])[],
+  options: RunOptions,
+): Promise<DodOutcome> {
   if (dod.length === 0) return { result: 'skipped', results: [] };
   const results: StepResult[] = [];
   for (const command of dod) results.push(await runStep('dod', command, workdir, options));

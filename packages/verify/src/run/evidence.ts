@@ -84,7 +84,10 @@ const problemWords = /\b(error|cannot|can't|could not|unable|missing|denied|fail
  */
 export function notRunReason(result: StepResult, workdir?: string): string | undefined {
   if (result.timedOut) return 'timed out';
-  const lines = stripAnsi(result.outputTail).split('\n').map((line) => line.trim()).filter((line) => line !== '' && !/^at /.test(line));
+  const lines = stripAnsi(result.outputTail)
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !/^at /.test(line));
   for (const line of lines) {
     const match = unavailablePatterns.map((pattern) => pattern.exec(line)?.[0]).find((found) => found !== undefined);
     if (match !== undefined) return match.replace(/^:\s*/, '');

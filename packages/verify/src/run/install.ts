@@ -23,7 +23,16 @@ const lockfiles = Object.values(lockfilesOf).flat();
 // Fields of package.json that change what gets installed.
 // Lifecycle scripts npm runs during an install: a change to one changes what the install
 // writes into node_modules, so it must make a recorded install stale.
-const lifecycleScripts = ['preinstall', 'install', 'postinstall', 'prepublish', 'preprepare', 'prepare', 'postprepare', 'dependencies'] as const;
+const lifecycleScripts = [
+  'preinstall',
+  'install',
+  'postinstall',
+  'prepublish',
+  'preprepare',
+  'prepare',
+  'postprepare',
+  'dependencies',
+] as const;
 
 const dependencyFields = [
   'dependencies',
@@ -70,7 +79,9 @@ export async function dependencyHash(workdir: string): Promise<string | undefine
   try {
     const manifest = JSON.parse(text) as Record<string, unknown>;
     hash.update(JSON.stringify(dependencyFields.map((field) => [field, manifest[field] ?? null])));
-    const scripts = (typeof manifest.scripts === 'object' && manifest.scripts !== null ? manifest.scripts : {}) as Record<string, unknown>;
+    const scripts = (
+      typeof manifest.scripts === 'object' && manifest.scripts !== null ? manifest.scripts : {}
+    ) as Record<string, unknown>;
     hash.update(JSON.stringify(lifecycleScripts.map((name) => [name, scripts[name] ?? null])));
   } catch {
     // Unparsable: any edit may matter, so hash the text (the install will report the error).
@@ -93,13 +104,25 @@ export async function dependencyHash(workdir: string): Promise<string | undefine
 export async function installIsFresh(workdir: string, stampPath?: string): Promise<boolean> {
   if (stampPath !== undefined) {
     // Kept outside the copy by codefleet: nothing a run writes can forge it.
-    if (!(await lstat(join(workdir, 'node_modules')).then((info) => info.isDirectory(), () => false))) return false;
+    if (
+      !(await lstat(join(workdir, 'node_modules')).then(
+        (info) => info.isDirectory(),
+        () => false,
+      ))
+    )
+      return false;
     const recorded = await readInstallRecord(stampPath);
     const hash = await dependencyHash(workdir);
     if (hash === undefined || recorded?.hash !== hash) return false;
     // Everything the install made is still there (a pooled copy keeps exactly these).
     for (const dir of recorded.dirs) {
-      if (!(await lstat(join(workdir, dir)).then((info) => info.isDirectory(), () => false))) return false;
+      if (
+        !(await lstat(join(workdir, dir)).then(
+          (info) => info.isDirectory(),
+          () => false,
+        ))
+      )
+        return false;
     }
     return true;
   }
@@ -179,7 +202,9 @@ export async function readInstallRecord(stampPath: string): Promise<InstallRecor
 }
 
 function isRelativeInside(dir: string): boolean {
-  return dir !== '' && !dir.startsWith('/') && dir.split('/').every((part) => part !== '' && part !== '.' && part !== '..');
+  return (
+    dir !== '' && !dir.startsWith('/') && dir.split('/').every((part) => part !== '' && part !== '.' && part !== '..')
+  );
 }
 
 const maxDependencyDirs = 2_000;

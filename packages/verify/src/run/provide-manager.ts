@@ -40,7 +40,10 @@ export interface ProvidedManager {
  * @throws {CodefleetError} `verify_failed`: transient when the fetch failed, permanent
  *   when the tarball does not match the pinned hash.
  */
-export async function provideManager(manager: PackageManager, options: ProvideOptions): Promise<ProvidedManager | undefined> {
+export async function provideManager(
+  manager: PackageManager,
+  options: ProvideOptions,
+): Promise<ProvidedManager | undefined> {
   if (manager.name === 'npm') return undefined;
   const spec = packageSpec(manager, options.arch ?? process.arch);
   const dir = join(options.toolsDir, spec.replace('/', '+'));
@@ -93,27 +96,46 @@ function managerEnv(manager: PackageManager, env: Readonly<Record<string, string
 }
 
 async function fetchTarball(spec: string, dir: string, options: ProvideOptions): Promise<string> {
-  await run(['npm', 'pack', spec, '--pack-destination', dir, '--ignore-scripts', '--silent'], dir, options, `fetch ${spec} from the npm registry`);
+  await run(
+    ['npm', 'pack', spec, '--pack-destination', dir, '--ignore-scripts', '--silent'],
+    dir,
+    options,
+    `fetch ${spec} from the npm registry`,
+  );
   const tarballs = (await readdir(dir)).filter((name) => name.endsWith('.tgz'));
-  if (tarballs.length !== 1) throw new CodefleetError('verify_failed', `npm pack ${spec} left ${tarballs.length} tarballs`, { verdict: 'transient' });
+  if (tarballs.length !== 1)
+    throw new CodefleetError('verify_failed', `npm pack ${spec} left ${tarballs.length} tarballs`, {
+      verdict: 'transient',
+    });
   return join(dir, tarballs[0]!);
 }
 
 async function run(argv: string[], cwd: string, options: ProvideOptions, what: string): Promise<void> {
   const result = await (options.runner ?? runProcess)(argv, {
-    cwd, env: options.env, timeoutMs: options.timeoutMs, tailBytes: 4096, ...(options.signal === undefined ? {} : { signal: options.signal }),
+    cwd,
+    env: options.env,
+    timeoutMs: options.timeoutMs,
+    tailBytes: 4096,
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
   });
   if (result.cancelled) throw new CodefleetError('cancelled', `cancelled while trying to ${what}`);
   if (result.exitCode === 0) return;
-  const why = result.spawnError ?? (result.timedOut ? 'timed out' : result.outputTail.trim().split('\n').slice(-3).join(' / '));
+  const why =
+    result.spawnError ?? (result.timedOut ? 'timed out' : result.outputTail.trim().split('\n').slice(-3).join(' / '));
   throw new CodefleetError('verify_failed', `could not ${what}: ${why.slice(0, 500)}`, { verdict: 'transient' });
 }
 
 async function checkIntegrity(tarball: string, manager: PackageManager, spec: string): Promise<void> {
   const { algorithm, hex } = manager.integrity!;
-  const actual = createHash(algorithm).update(await readFile(tarball)).digest('hex');
+  const actual = createHash(algorithm)
+    .update(await readFile(tarball))
+    .digest('hex');
   if (actual === hex) return;
-  throw new CodefleetError('verify_failed', `${spec} from the registry does not match the hash package.json's packageManager pins (${algorithm}); fix packageManager or the registry`, { verdict: 'permanent' });
+  throw new CodefleetError(
+    'verify_failed',
+    `${spec} from the registry does not match the hash package.json's packageManager pins (${algorithm}); fix packageManager or the registry`,
+    { verdict: 'permanent' },
+  );
 }
 
 /**
@@ -141,7 +163,9 @@ async function writeLaunchers(temp: string, dir: string, manager: PackageManager
     await launcher(bin, name, `exec node ${quote(join(root, relative))} "$@"`);
   }
   if (!(await readdir(bin)).includes(manager.name)) {
-    throw new CodefleetError('verify_failed', `the ${manager.name} package declares no ${manager.name} executable`, { verdict: 'permanent' });
+    throw new CodefleetError('verify_failed', `the ${manager.name} package declares no ${manager.name} executable`, {
+      verdict: 'permanent',
+    });
   }
 }
 
@@ -154,5 +178,8 @@ function quote(text: string): string {
 }
 
 async function isDirectory(path: string): Promise<boolean> {
-  return lstat(path).then((info) => info.isDirectory(), () => false);
+  return lstat(path).then(
+    (info) => info.isDirectory(),
+    () => false,
+  );
 }

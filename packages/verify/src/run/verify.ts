@@ -66,16 +66,18 @@ export async function runVerification(
   options: VerificationOptions,
 ): Promise<VerificationOutcome> {
   const phase = options.phase ?? 'full';
-  const selected = phase === 'build-only' ? steps.filter((step) => step.name === 'install' || step.name === 'build') : steps;
+  const selected =
+    phase === 'build-only' ? steps.filter((step) => step.name === 'install' || step.name === 'build') : steps;
   const results: StepResult[] = [];
   const preexisting: StepResult[] = [];
   const unverifiable: StepResult[] = [];
   for (const step of selected) {
-    const result = step.name === 'install'
-      ? await knownFailure(workdir, options) ?? await install(workdir, step, options)
-      : step.name === 'format' && options.formatScope !== undefined
-        ? await format(workdir, step, options, options.formatScope)
-        : await runStep(step.name, step.command, workdir, options);
+    const result =
+      step.name === 'install'
+        ? ((await knownFailure(workdir, options)) ?? (await install(workdir, step, options)))
+        : step.name === 'format' && options.formatScope !== undefined
+          ? await format(workdir, step, options, options.formatScope)
+          : await runStep(step.name, step.command, workdir, options);
     results.push(result);
     if (result.passed) continue;
     const comparison = compareWithBase(result, options.baseline, workdir);
@@ -92,32 +94,47 @@ export async function runVerification(
   return { passed: true, results, preexisting, unverifiable };
 }
 
-async function format(workdir: string, step: PlannedStep, options: RunOptions, scope: FormatScope): Promise<StepResult> {
+async function format(
+  workdir: string,
+  step: PlannedStep,
+  options: RunOptions,
+  scope: FormatScope,
+): Promise<StepResult> {
   const before = new Set(await scope.changedFiles());
   const result = await runStep('format', step.command, workdir, options);
   const beyond = (await scope.changedFiles()).filter((file) => !before.has(file));
   if (beyond.length === 0) return result;
   await scope.restore(beyond);
   const named = beyond.slice(0, 10).join(', ') + (beyond.length > 10 ? ` and ${beyond.length - 10} more` : '');
-  return { ...result, outputTail: `${result.outputTail}\n[codefleet] the formatter's changes to files the change does not touch were undone: ${named}\n` };
+  return {
+    ...result,
+    outputTail: `${result.outputTail}\n[codefleet] the formatter's changes to files the change does not touch were undone: ${named}\n`,
+  };
 }
 
 async function knownFailure(workdir: string, options: VerificationOptions): Promise<StepResult | undefined> {
   const known = options.knownInstallFailure;
   if (known === undefined || (await dependencyHash(workdir)) !== known.hash) return undefined;
-  return { ...known.result, outputTail: `[codefleet] not run again: the dependencies are as they were when this install failed on the base commit\n${known.result.outputTail}` };
+  return {
+    ...known.result,
+    outputTail: `[codefleet] not run again: the dependencies are as they were when this install failed on the base commit\n${known.result.outputTail}`,
+  };
 }
 
 async function install(workdir: string, step: PlannedStep, options: RunOptions): Promise<StepResult> {
   if (await installIsFresh(workdir, options.installStamp)) {
     const prepare = await prepareCommand(workdir, step.command);
-    if (prepare === undefined) return skippedStep('install', step.command, 'node_modules matches the lockfile: install skipped');
+    if (prepare === undefined)
+      return skippedStep('install', step.command, 'node_modules matches the lockfile: install skipped');
     // What the install's `prepare` made outside node_modules (a `build/` by tsc) is gone
     // from a reused copy and would be stale for a changed tree: made again, as the install
     // would. With the checks' runner, not the install's: node_modules stays read-only to it.
     const { installRunner: _own, ...checks } = options;
     const result = await runStep('install', prepare, workdir, checks);
-    return { ...result, outputTail: `node_modules matches the lockfile: only its prepare script ran\n${result.outputTail}` };
+    return {
+      ...result,
+      outputTail: `node_modules matches the lockfile: only its prepare script ran\n${result.outputTail}`,
+    };
   }
   await clearInstallStamp(workdir, options.installStamp);
   const result = await runStep('install', step.command, workdir, options);
@@ -132,7 +149,8 @@ const preparingManagers: readonly PackageManagerName[] = ['npm', 'pnpm', 'bun', 
 /** The command that runs the root `prepare` script as `install` (argv) would, or undefined when it would not. */
 async function prepareCommand(workdir: string, install: readonly string[]): Promise<string[] | undefined> {
   const manager = install[0] as PackageManagerName;
-  if (!preparingManagers.includes(manager) || (manager === 'yarn' && !install.includes('--non-interactive'))) return undefined;
+  if (!preparingManagers.includes(manager) || (manager === 'yarn' && !install.includes('--non-interactive')))
+    return undefined;
   if (install.includes('--ignore-scripts')) return undefined;
   const file = await readRepoFile(workdir, 'package.json', { maxBytes: 4 * 1024 * 1024 });
   if (file.status !== 'read') return undefined;

@@ -11,7 +11,14 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** Shape of the generated repository; bump `version` when it changes so caches regenerate. */
-const layout = { version: 1, packages: 40, modulesPerPackage: 13, filesPerModule: 50, minBytes: 1_024, maxBytes: 24_576 };
+const layout = {
+  version: 1,
+  packages: 40,
+  modulesPerPackage: 13,
+  filesPerModule: 50,
+  minBytes: 1_024,
+  maxBytes: 24_576,
+};
 
 /** The generated repository. */
 export interface BigRepo {
@@ -40,7 +47,11 @@ export async function ensureBigRepo(env: Record<string, string>, root: string): 
 }
 
 async function fastImport(repo: string, env: Record<string, string>): Promise<{ files: number; treeBytes: number }> {
-  const child = spawn('git', ['fast-import', '--quiet', '--done'], { cwd: repo, env, stdio: ['pipe', 'inherit', 'inherit'] });
+  const child = spawn('git', ['fast-import', '--quiet', '--done'], {
+    cwd: repo,
+    env,
+    stdio: ['pipe', 'inherit', 'inherit'],
+  });
   const exited = once(child, 'exit');
   const write = async (chunk: string | Buffer) => {
     if (!child.stdin.write(chunk)) await once(child.stdin, 'drain');
@@ -61,7 +72,10 @@ async function fastImport(repo: string, env: Record<string, string>): Promise<{ 
     treeBytes += content.length;
   };
 
-  await add('package.json', Buffer.from('{ "name": "bench-monorepo", "private": true, "scripts": { "test": "node -e 0" } }\n'));
+  await add(
+    'package.json',
+    Buffer.from('{ "name": "bench-monorepo", "private": true, "scripts": { "test": "node -e 0" } }\n'),
+  );
   await add('.gitignore', Buffer.from('node_modules/\ndist/\n'));
   await add('README.md', Buffer.from('# Generated benchmark repository\n'));
   for (let p = 0; p < layout.packages; p += 1) {
@@ -72,7 +86,9 @@ async function fastImport(repo: string, env: Record<string, string>): Promise<{ 
     }
   }
   const message = 'Generated benchmark tree\n';
-  await write(`commit refs/heads/main\ncommitter Bench <bench@codefleet.invalid> 1700000000 +0000\ndata ${message.length}\n${message}`);
+  await write(
+    `commit refs/heads/main\ncommitter Bench <bench@codefleet.invalid> 1700000000 +0000\ndata ${message.length}\n${message}`,
+  );
   for (const [i, path] of paths.entries()) await write(`M 100644 :${i + 1} ${path}\n`);
   await write('\ndone\n');
   child.stdin.end();
@@ -86,7 +102,9 @@ async function fastImport(repo: string, env: Record<string, string>): Promise<{ 
  * pack is nearly as large as the tree and neither clone nor checkout gets an easy win.
  */
 function sourceLike(bytes: number): Buffer {
-  const text = randomBytes(Math.ceil((bytes * 3) / 4)).toString('base64').slice(0, bytes);
+  const text = randomBytes(Math.ceil((bytes * 3) / 4))
+    .toString('base64')
+    .slice(0, bytes);
   const lines = text.match(/.{1,76}/g) ?? [];
   return Buffer.from(`${lines.map((line) => `// ${line}`).join('\n')}\n`);
 }

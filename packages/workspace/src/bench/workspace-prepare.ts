@@ -61,8 +61,10 @@ const line = (label: string, value: string) => console.log(`${label.padEnd(50)} 
 
 /** What an agent and a verify run leave behind: edits, new files, build output, dependencies. */
 async function simulateJob(ws: Workspace, n: number): Promise<void> {
-  for (let i = 0; i < 5; i += 1) await writeFile(join(ws.dir, `packages/pkg-${i}/src/module-0/file-${n}.ts`), `// edited by job ${n}\n`);
-  for (let i = 0; i < 20; i += 1) await writeFile(join(ws.dir, `packages/pkg-${i}/src/new-${n}-${i}.ts`), `export const x = ${i};\n`);
+  for (let i = 0; i < 5; i += 1)
+    await writeFile(join(ws.dir, `packages/pkg-${i}/src/module-0/file-${n}.ts`), `// edited by job ${n}\n`);
+  for (let i = 0; i < 20; i += 1)
+    await writeFile(join(ws.dir, `packages/pkg-${i}/src/new-${n}-${i}.ts`), `export const x = ${i};\n`);
   await mkdir(join(ws.dir, 'dist'), { recursive: true });
   await writeFile(join(ws.dir, 'dist/bundle.js'), 'x'.repeat(100_000));
   const deps = join(ws.dir, 'node_modules/some-dep');
@@ -76,7 +78,9 @@ try {
   // Generated in this run's temp dir, removed with it: a bench leaves nothing behind.
   const repo = await ensureBigRepo(env, join(work, 'bigrepo'));
   const url = `file://${repo.path}`;
-  console.log(`repository: ${repo.files.toLocaleString('en-US')} files, ${(repo.treeBytes / 1e6).toFixed(0)} MB tree (${repo.path})`);
+  console.log(
+    `repository: ${repo.files.toLocaleString('en-US')} files, ${(repo.treeBytes / 1e6).toFixed(0)} MB tree (${repo.path})`,
+  );
   // 1. Fresh clones: what every job would pay without a mirror and a pool.
   const clones: number[] = [];
   const cloneRemovals: number[] = [];
@@ -91,7 +95,12 @@ try {
   const cacheDir = join(work, 'cache');
   const pooled = createWorkspaceManager({ cacheDir, reuse: true, gitEnv: env, gitTimeoutMs: hour });
   const prepare = (manager: typeof pooled, n: number) =>
-    manager.prepare({ jobId: `job-${n}`, repoUrl: url, branch: `ai/bench-${n}`, context: { '.codefleet/task.md': `# job ${n}\n` } });
+    manager.prepare({
+      jobId: `job-${n}`,
+      repoUrl: url,
+      branch: `ai/bench-${n}`,
+      context: { '.codefleet/task.md': `# job ${n}\n` },
+    });
   await settle();
   const cold = await timed(() => prepare(pooled, 0));
   await simulateJob(cold.value, 0);
@@ -138,7 +147,10 @@ try {
   line('first prepare, cold (mirror + new slot)', show(cold.ms));
   line('warm prepare, pooled slot (median of 5)', `${show(median(warm))}   [${warm.map(show).join(', ')}]`);
   line('release, pooled slot (median of 6)', show(median(releases)));
-  line('fresh worktree per job, reuse off (median of 3)', `${show(median(freshPrepares))}   [${freshPrepares.map(show).join(', ')}]`);
+  line(
+    'fresh worktree per job, reuse off (median of 3)',
+    `${show(median(freshPrepares))}   [${freshPrepares.map(show).join(', ')}]`,
+  );
   line('  its release: worktree removed (median of 3)', show(median(freshReleases)));
   line('clone --shared + checkout (median of 3)', `${show(median(shared))}   [${shared.map(show).join(', ')}]`);
   console.log('');
