@@ -79,6 +79,14 @@ export class DayBudgetGate {
     return !paused;
   }
 
+  /**
+   * Before a claim: whether it may go ahead. With `wait`, waits for the gate to open (see
+   * {@link waitOpen}); without (`worker --once`), looks once, so a paused day ends the run.
+   */
+  async admit(signal: AbortSignal, wait: boolean): Promise<boolean> {
+    return wait ? this.waitOpen(signal) : this.check();
+  }
+
   /** Resolves once a claim may go ahead, or when `signal` aborts (then false). */
   async waitOpen(signal: AbortSignal): Promise<boolean> {
     while (!signal.aborted) {

@@ -1,4 +1,5 @@
-export { runWorker, type JobRunner, type WorkerOptions, type WorkerSummary } from './worker.js';
+export { runWorker, type JobRunner, type WorkerOptions } from './worker.js';
+export type { WorkerSummary } from './settle.js';
 export { WorkerMonitor, type MonitorOptions, type WorkerEvents } from './monitor.js';
 export { startMonitorServer, type MonitorServer } from './http.js';
 export { WorkerMetrics, type MetricSources } from './metrics.js';

@@ -8,9 +8,9 @@ import { RedisRunStore } from '@codefleet/store';
 import { startRedis, type RedisServer } from '@codefleet/testkit';
 import { runWorker, type WorkerOptions } from '../src/index.js';
 
-// On BullMQ an ack claims the slot's next job in the same round trip (fetch-next), and the
-// task lease passes from one job to the next in one store call: these tests check that the
-// guarantees hold on that path, against a real redis-server.
+// On BullMQ an ack claims the slot's next job in the same round trip (fetch-next, unless
+// `fetchNext: false`), and the task lease passes from one job to the next in one store call:
+// these tests check that the guarantees hold on that path, against a real redis-server.
 const fakeRun = { run_id: 'x' } as unknown as JobResult['run'];
 
 describe('runWorker on BullMQ (fetch-next)', () => {
@@ -83,6 +83,35 @@ describe('runWorker on BullMQ (fetch-next)', () => {
       expect(claims).toBeLessThan(20);
       expect([...ran].sort()).toEqual(jobs.map((j) => j.id).sort());
       expect(await queue.stats()).toMatchObject({ completed: 30, inFlight: 0, depth: 0 });
+      for (const job of jobs) expect(await store.acquire(job.idempotency_key, 'someone-else', 1_000)).toBe(true);
+    } finally {
+      await close();
+    }
+  });
+
+  it('fetchNext false: every job is claimed with claim, none arrives with an ack', async () => {
+    const { queue, store, close } = await open();
+    try {
+      const jobs = Array.from({ length: 10 }, () => sampleJob());
+      for (const job of jobs) await queue.enqueue(job);
+      let claimed = 0;
+      const counted: Queue = Object.create(queue, {
+        claim: {
+          value: async (...args: Parameters<Queue['claim']>) => {
+            const lease = await queue.claim(...args);
+            if (lease) claimed += 1;
+            return lease;
+          },
+        },
+      }) as Queue;
+      const summary = await runWorker(
+        counted,
+        async () => ({ action: 'ack', run: fakeRun }),
+        options(new AbortController().signal, { once: true, fetchNext: false, leases: { store, ttlMs: 60_000 } }),
+      );
+      expect(summary).toMatchObject({ processed: 10, acked: 10 });
+      expect(claimed).toBe(10);
+      expect(await queue.stats()).toMatchObject({ completed: 10, inFlight: 0, depth: 0 });
       for (const job of jobs) expect(await store.acquire(job.idempotency_key, 'someone-else', 1_000)).toBe(true);
     } finally {
       await close();
