@@ -1,0 +1,167 @@
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import type { RunsOptions } from '../commands/fleet.js';
+import { dodExamples, parseDodArgument } from '../dod-option.js';
+import { commands, positiveInt, type ProgramContext } from './context.js';
+
+/** `enqueue` and `chat`: putting work on the queue. */
+export function registerJobCommands(program: Command, { io, withRuntime }: ProgramContext): void {
+  program
+    .command('enqueue')
+    .description('put a coding task on the queue')
+    .requiredOption('--repo <path|url|owner/name>', 'repository (local path, git URL, or GitHub owner/name)')
+    .requiredOption('--title <text>', 'task title')
+    .option('--body <text>', 'task description')
+    .option('--body-file <path>', 'read the description from a file')
+    .option('--agent <name>', 'agent to use (default: agents.default)')
+    .option('--base <branch>', 'base branch (default: the repository default branch)')
+    .option(
+      '--dod <argv...>',
+      `definition-of-done commands, each an argv list (YAML or JSON), e.g. ${dodExamples}`,
+      parseDodArgument,
+    )
+    .addOption(
+      new Option('--priority <level>', 'claimed before lower ones (default normal)').choices(['low', 'normal', 'high']),
+    )
+    .action(
+      async (opts: {
+        repo: string;
+        title: string;
+        body?: string;
+        bodyFile?: string;
+        agent?: string;
+        base?: string;
+        dod?: string[][];
+        priority?: 'low' | 'normal' | 'high';
+      }) => {
+        if (opts.body !== undefined && opts.bodyFile !== undefined)
+          throw new InvalidArgumentError('give --body or --body-file, not both');
+        const { enqueue } = await commands.jobs();
+        await withRuntime(async (rt) => {
+          const result = await enqueue(rt, opts, io.cwd);
+          if (result.warning !== undefined) io.err(`warning: ${result.warning}`);
+          io.out(result.deduplicated ? `already queued as ${result.id}` : `enqueued ${result.id}`);
+        });
+      },
+    );
+
+  program
+    .command('chat <message>')
+    .description(
+      'route a message as the chat bot would (/code, /plan, /ops, /chat …, rules, the local classifier) and carry it out',
+    )
+    .option(
+      '--repo <path|url|owner/name>',
+      'repository (default: repo= in the message, the rules, else the current directory when it is a git repository)',
+    )
+    .action(async (message: string, opts: { repo?: string }) => {
+      const { chat } = await commands.chat();
+      await withRuntime(async (rt) => {
+        const result = await chat(rt, message, opts, io.cwd);
+        for (const line of result.out) io.out(line);
+        for (const line of result.err) io.err(line);
+        return result.code;
+      });
+    });
+}
+
+/** `runs`, `workers`, `cancel`, `retry`, `show`: looking at the fleet and acting on runs. */
+export function registerFleetCommands(program: Command, { io, withRuntime }: ProgramContext): void {
+  program
+    .command('runs')
+    .description('list recent runs, newest first')
+    .option('--state <state>', 'active, an outcome (succeeded, failed, cancelled, no_changes, dod_failed) or a stage')
+    .option('--repo <repo>', 'only this repository (as the job names it)')
+    .option('--source <kind>', 'only jobs from issue, chat, api or cli')
+    .option('--agent <name>', 'only runs of this agent')
+    .option('--since <when>', 'created at or after: ISO time or an age such as 2h, 3d')
+    .option('--until <when>', 'created at or before: ISO time or an age such as 30m')
+    .option('--limit <n>', 'at most this many (default 50, max 1000)', positiveInt)
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { json?: boolean } & RunsOptions) => {
+      // One after the other: jest's ESM loader trips over two imports linking at once.
+      const { runsQuery } = await commands.fleet();
+      const { listRuns } = await commands.jobs();
+      const query = runsQuery(opts);
+      await withRuntime(async (rt) => {
+        io.out(await listRuns(rt, opts.json ?? false, query));
+      });
+    });
+
+  program
+    .command('workers')
+    .description('list live workers: their jobs, draining, last heartbeat')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { json?: boolean }) => {
+      const { listWorkers } = await commands.fleet();
+      await withRuntime(async (rt) => {
+        io.out(await listWorkers(rt, opts.json ?? false));
+      });
+    });
+
+  program
+    .command('cancel <run-id|job-id|task-key>')
+    .description('ask the worker running a job (or the one that claims it) to stop it')
+    .action(async (target: string) => {
+      const { cancel } = await commands.fleet();
+      await withRuntime((rt) => cancel(rt, target, io.out, io.err));
+    });
+
+  program
+    .command('retry <run-id>')
+    .description("run a finished run's task again as a new job (once per run; retry the new job's run after that)")
+    .action(async (runId: string) => {
+      const { retry } = await commands.fleet();
+      await withRuntime((rt) => retry(rt, runId, io.out, io.err));
+    });
+
+  program
+    .command('show <run-id>')
+    .description('stage timeline, attempts and checks of one run')
+    .option('--json', 'machine-readable output')
+    .action(async (runId: string, opts: { json?: boolean }) =>
+      withRuntime(async (rt) => {
+        const { showRun } = await commands.jobs();
+        const text = await showRun(rt, runId, opts.json ?? false);
+        if (text === undefined) {
+          // A job has a run once a worker claims it: a queued job's id is not one yet.
+          io.err(
+            `no run ${runId}: a job that is still queued has none until a worker claims it (see \`codefleet runs\`)`,
+          );
+          return 1;
+        }
+        io.out(text);
+      }),
+    );
+}
+
+/** `dlq list`, `dlq redrive`, `dlq drop`: the dead-letter queue. */
+export function registerDeadLetterCommands(program: Command, { io, withRuntime }: ProgramContext): void {
+  const dlq = program.command('dlq').description('the dead-letter queue');
+  dlq
+    .command('list')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { json?: boolean }) => {
+      const { listDeadLetters } = await commands.jobs();
+      await withRuntime(async (rt) => {
+        // A damaged file can answer "none" from an intact index: the listing checks it first.
+        await rt.queue.checkStorage?.();
+        io.out(await listDeadLetters(rt, opts.json ?? false));
+      });
+    });
+  dlq
+    .command('redrive <id>')
+    .description('put a dead-lettered job back on the queue')
+    .action(async (id: string) => {
+      const { redrive } = await commands.jobs();
+      await withRuntime((rt) => redrive(rt, id, io.out, io.err));
+    });
+
+  dlq
+    .command('drop <id>')
+    .description('remove a dead-lettered job for good (written to the journal with the reason)')
+    .requiredOption('--reason <text>', 'why it is dropped (kept in the journal)')
+    .action(async (id: string, opts: { reason: string }) => {
+      const { drop } = await commands.jobs();
+      await withRuntime((rt) => drop(rt, id, opts.reason, io.out, io.err));
+    });
+}
