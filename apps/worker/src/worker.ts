@@ -77,7 +77,6 @@ interface Next {
 
 /** What the slots of one worker share. */
 interface Slots {
-  queue: Queue;
   runJob: JobRunner;
   options: WorkerOptions;
   summary: WorkerSummary;
@@ -109,7 +108,7 @@ export async function runWorker(queue: Queue, runJob: JobRunner, options: Worker
   void presence?.beat();
   const claimer = startClaiming(queue, options);
   const gate = options.dayBudget && new DayBudgetGate(options.dayBudget, log, options.onDayBudget);
-  const slots: Slots = { queue, runJob, options, summary, claimer, cancellation, gate, presence };
+  const slots: Slots = { runJob, options, summary, claimer, cancellation, gate, presence };
   try {
     await Promise.all(Array.from({ length: Math.max(1, options.concurrency) }, (_, n) => runSlot(slots, n)));
   } finally {
