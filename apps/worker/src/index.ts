@@ -5,3 +5,5 @@ export { startMonitorServer, type MonitorServer } from './http.js';
 export { WorkerMetrics, type MetricSources } from './metrics.js';
 export { startPresence, type Presence, type PresenceOptions } from './presence.js';
 export { DayBudgetGate, type DayBudget, type DayBudgetState } from './day-budget.js';
+export { runWorkerProcess, type WorkerProcessOptions, type WorkerProcessResult } from './lifecycle.js';
+export type { DeadLetterReporting } from './dead-letters.js';
