@@ -14,149 +14,26 @@
  * Usage: node dist/chaos.js [--jobs 100] [--workers 4] [--engine bullmq|sqs|both] [--keep]
  *        [--deadline <seconds>: when the run stops and what is left is unfinished; default jobs × 6, at least 180]
  */
-import { appendFileSync, chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { startFauxqs } from 'fauxqs';
-import { loadConfig } from '@codefleet/config';
-import { createJob, fleetKey, type Job } from '@codefleet/core';
-import { openQueue, queueSettingsFromConfig, signedQueue } from '@codefleet/queue';
-import { RedisRunStore } from '@codefleet/store';
-import { createTempRepo, git, gitTestEnv, startRedis, testFleetKey, testFleetKeyEnv } from '@codefleet/testkit';
+import { createJob, type Job } from '@codefleet/core';
+import type { Queue } from '@codefleet/queue';
+import { startRedis } from '@codefleet/testkit';
 import { audit, failures, readLedger, type Verdict } from './audit.js';
+import { injectFaults } from './faults.js';
 import { Fleet } from './fleet.js';
+import { openHarness, prepareTarget, writeConfig, type Engine } from './setup.js';
 
-type Engine = 'bullmq' | 'sqs';
-const leaseSeconds = 3;
 const bin = fileURLToPath(new URL('../../../apps/cli/dist/bin/codefleet.js', import.meta.url));
 
-// The scripted agent (no model): records its claim in the ledger, writes one file named
-// after the job, and takes a while, so that kills land while jobs run.
-const agentSource = (ledger: string) => `
-import fs from 'node:fs';
-import path from 'node:path';
-import { execFileSync } from 'node:child_process';
-// The agent's parent is the guard that kills it with its worker; the worker is one up.
-const worker = Number(execFileSync('ps', ['-o', 'ppid=', '-p', String(process.ppid)], { encoding: 'utf8' }).trim());
-const args = new Map();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i], process.argv[i + 1]);
-const workdir = args.get('--workdir');
-const pass = args.get('--pass');
-const task = fs.readFileSync(path.join(workdir, '.codefleet', 'task.md'), 'utf8');
-const id = /chaos job (\\S+)/.exec(task)[1];
-if (pass === 'implement') {
-  fs.appendFileSync(${JSON.stringify(ledger)}, JSON.stringify({ ev: 'claim', job: id, pid: worker, at: Date.now() }) + '\\n');
-  fs.mkdirSync(path.join(workdir, 'work'), { recursive: true });
-  fs.writeFileSync(path.join(workdir, 'work', id + '.txt'), id + '\\n');
-}
-Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, pass === 'implement' ? 100 + Math.floor(Math.random() * 1100) : 50);
-`;
-
-// git runs this in the origin after every push: the publish side of the ledger.
-const hookSource = (ledger: string) => `#!/bin/sh
-while read old new ref; do
-  printf '{"ev":"publish","ref":"%s","at":%s}\\n' "$ref" "$(date +%s%3N)" >> '${ledger}'
-done
-`;
-
-async function runChaos(
-  engine: Engine,
-  jobCount: number,
-  workerCount: number,
-  deadlineMs: number,
-  keep: boolean,
-): Promise<Verdict> {
-  const dir = mkdtempSync(join(tmpdir(), `codefleet-chaos-${engine}-`));
-  const ledgerPath = join(dir, 'ledger.jsonl');
-  const log = (line: string) => console.log(`[${engine}] ${line}`);
-  const redis = await startRedis({ appendOnly: true });
-  const sqs = engine === 'sqs' ? await startFauxqs({ port: 0, logger: false }) : undefined;
-  const queueUrl = sqs?.createQueue('chaos').queueUrl;
-
-  const seed = await createTempRepo({
-    files: { 'README.md': '# chaos target\n', 'package.json': '{ "name": "chaos-target", "private": true }\n' },
-  });
-  const origin = join(dir, 'origin.git');
-  await git(dir, ['clone', '--quiet', '--bare', seed.path, origin]);
-  await seed.dispose();
-  writeFileSync(join(origin, 'hooks', 'post-receive'), hookSource(ledgerPath));
-  chmodSync(join(origin, 'hooks', 'post-receive'), 0o755);
-  writeFileSync(join(dir, 'agent.mjs'), agentSource(ledgerPath));
-
-  const queueYaml =
-    engine === 'bullmq'
-      ? `  bullmq:\n    url: ${redis.url}\n    prefix: chaos\n    lock_duration_ms: ${leaseSeconds * 1000}\n`
-      : `  sqs:\n    queue_url: ${queueUrl}\n    endpoint: ${sqs?.address}\n    region: us-east-1\n    wait_time_seconds: 1\n    visibility_timeout: ${leaseSeconds}\n    coordination_url: ${redis.url}\n`;
-  const configPath = join(dir, 'config.yaml');
-  writeFileSync(
-    configPath,
-    [
-      'data_dir: ./data',
-      'queue:',
-      `  backend: ${engine}`,
-      '  name: chaos',
-      `  lease_seconds: ${leaseSeconds}`,
-      '  heartbeat_seconds: 0.5',
-      queueYaml.trimEnd(),
-      'store:',
-      '  backend: redis',
-      `  redis_url: ${redis.url}`,
-      '  prefix: chaos',
-      'agents:',
-      '  default: script',
-      '  script:',
-      '    module: ./agent.mjs',
-      '    timeout_seconds: 60',
-      // The agent is the run's instrument: it writes the ledger outside its working copy and
-      // finds its worker with ps, which a sandbox forbids. What chaos tests is the fleet's
-      // delivery (queue, leases, fencing), not the sandbox (its own conformance suite does).
-      'sandbox:',
-      '  mode: none',
-      'worker:',
-      '  worker_id: ${CODEFLEET_WORKER_ID:-harness}',
-      // Chaos spends attempts (every kill mid-job is one); the budget is not what is tested.
-      '  max_retries: 30',
-      '  backoff:',
-      '    delay_seconds: 0.2',
-      '    jitter: false',
-      '  shutdown_grace_seconds: 5',
-      'logging:',
-      '  level: info',
-      '',
-    ].join('\n'),
-  );
-
-  // The harness's own view of the config (and of the host environment, which only the
-  // config package reads); the workers get a hermetic environment built from it.
-  const loaded = await loadConfig({ path: configPath, cwd: dir });
-  const env: Record<string, string> = {
-    PATH: loaded.env.PATH ?? '/usr/bin:/bin',
-    HOME: dir,
-    ...gitTestEnv(),
-    ...testFleetKeyEnv(),
-    // Only the emulator sees these; any key works there.
-    AWS_ACCESS_KEY_ID: 'emulator',
-    AWS_SECRET_ACCESS_KEY: 'emulator',
-    AWS_REGION: 'us-east-1',
-  };
-  const settings = queueSettingsFromConfig(loaded.config);
-  // Signed with the fleet key the workers hold, as every producer's jobs are.
-  const raw = await openQueue(
-    settings.backend === 'sqs'
-      ? { ...settings, credentials: { accessKeyId: 'emulator', secretAccessKey: 'emulator' } }
-      : settings,
-  );
-  const queue = signedQueue(raw, settings.name, {
-    keyring: { current: fleetKey(testFleetKey) },
-    onUnsigned: (job) => log(`refused unsigned job ${job.jobId}: ${job.reason}`),
-  });
-  const store = new RedisRunStore({ url: redis.url, prefix: 'chaos' });
-
+/** Enqueues `count` jobs on `origin`, each written into the ledger once the queue took it. */
+async function enqueueJobs(queue: Queue, origin: string, count: number, ledgerPath: string): Promise<Job[]> {
   const jobs: Job[] = [];
-  for (let n = 0; n < jobCount; n += 1) {
+  for (let n = 0; n < count; n += 1) {
     const id = `chaos-${n}-${Date.now().toString(36)}`;
     const job = createJob(
       {
@@ -172,6 +49,29 @@ async function runChaos(
     await queue.enqueue(job);
     appendFileSync(ledgerPath, `${JSON.stringify({ ev: 'enqueue', job: job.id, at: Date.now() })}\n`);
   }
+  return jobs;
+}
+
+async function runChaos(
+  engine: Engine,
+  jobCount: number,
+  workerCount: number,
+  deadlineMs: number,
+  keep: boolean,
+): Promise<Verdict> {
+  const dir = mkdtempSync(join(tmpdir(), `codefleet-chaos-${engine}-`));
+  const ledgerPath = join(dir, 'ledger.jsonl');
+  const log = (line: string) => console.log(`[${engine}] ${line}`);
+  const redis = await startRedis({ appendOnly: true });
+  const sqs = engine === 'sqs' ? await startFauxqs({ port: 0, logger: false }) : undefined;
+  const queueUrl = sqs?.createQueue('chaos').queueUrl;
+
+  const origin = await prepareTarget(dir, ledgerPath);
+  const configPath = writeConfig(dir, engine, { redisUrl: redis.url, queueUrl, sqsAddress: sqs?.address });
+
+  const { env, queue, store } = await openHarness(dir, configPath, redis.url, log);
+
+  const jobs = await enqueueJobs(queue, origin, jobCount, ledgerPath);
   log(`enqueued ${jobCount} jobs; starting ${workerCount} workers`);
 
   const fleet = new Fleet({ bin, config: configPath, env, dir });
@@ -182,67 +82,18 @@ async function runChaos(
     for (const job of jobs) if ((await store.get(job.id))?.outcome === 'succeeded') n += 1;
     return n;
   };
-  const started = Date.now();
-  const deadline = started + deadlineMs;
-  let kills = 0;
-  let crashes = 0;
-  let redisKilled = engine !== 'bullmq';
-  let paused = false;
-  let nextKill = Date.now() + 1_500;
-  for (;;) {
-    const finished = await done();
-    if (finished === jobCount || Date.now() > deadline) break;
-    // Faults follow progress, or time where the machine is too loaded for progress to get
-    // there: a slow run meets every fault as well, and still has its last fifth to heal.
-    const phase = Math.max(finished / jobCount, (Date.now() - started) / (deadline - started));
-    // A worker that died by itself is restarted, as systemd or launchd would; it counts.
-    for (const w of fleet.workers.filter((x) => !x.alive && !x.killed)) {
-      w.killed = true;
-      crashes += 1;
-      log(`${w.name} exited on its own (see ${w.name}.log); restarting`);
-      fleet.start();
-    }
-    // Chaos in the first 80% of the run; the rest heals and drains.
-    if (phase < 0.8) {
-      if (!redisKilled && phase >= 0.3) {
-        redisKilled = true;
-        log('SIGKILL redis-server, restart in 1 s (AOF on)');
-        await redis.kill('SIGKILL');
-        await sleep(1_000);
-        await redis.restart();
-      }
-      if (!paused && phase >= 0.45) {
-        const recent = readLedger(ledgerPath)
-          .filter((e) => e.ev === 'claim' && Date.now() - e.at < 1_000)
-          .map((e) => e.pid);
-        const victim = fleet.live().find((w) => recent.includes(w.pid));
-        if (victim) {
-          paused = true;
-          log(
-            `SIGSTOP ${victim.name} mid-job for ${leaseSeconds * 3} s (its lease is ${leaseSeconds} s), then SIGCONT`,
-          );
-          victim.child.kill('SIGSTOP');
-          setTimeout(() => victim.child.kill('SIGCONT'), leaseSeconds * 3_000);
-        }
-      }
-      if (Date.now() >= nextKill) {
-        const candidates = fleet.live();
-        const victim = candidates[Math.floor(Math.random() * candidates.length)];
-        if (victim) {
-          kills += 1;
-          victim.killed = true;
-          victim.child.kill('SIGCONT');
-          victim.child.kill('SIGKILL');
-          await victim.exited;
-          fleet.start();
-        }
-        nextKill = Date.now() + 1_000 + Math.floor(Math.random() * 2_000);
-      }
-    }
-    await sleep(250);
-  }
+  const { kills, crashes, pastDeadline } = await injectFaults({
+    engine,
+    fleet,
+    redis,
+    ledgerPath,
+    jobCount,
+    deadlineMs,
+    done,
+    log,
+  });
   log(
-    `${Date.now() > deadline ? 'deadline' : 'done'}: ${await done()} of ${jobCount} succeeded; ${kills} workers SIGKILLed, ${crashes} exited on their own; draining`,
+    `${pastDeadline ? 'deadline' : 'done'}: ${await done()} of ${jobCount} succeeded; ${kills} workers SIGKILLed, ${crashes} exited on their own; draining`,
   );
   const forced = await fleet.stopAll(15_000);
   if (forced.length > 0) log(`did not drain within 15 s after SIGTERM, killed: ${forced.join(', ')}`);

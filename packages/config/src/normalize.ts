@@ -39,6 +39,11 @@ export interface NormalizeContext {
  *   are read from the variables named by `key_env` and `previous_key_env`;
  * - `router.classifier.host` and `router.chat.host` default to `agents.ollama.host` for the
  *   ollama provider (the local model server the built-in agent uses).
+ *
+ * Long on purpose: the body is one object in the shape of `Config`, a line or two per key,
+ * in the order of the list above, over a handful of resolvers (paths, HOME, secrets, the
+ * local model host). Split by section, each part would only take the same resolvers and
+ * the reader would lose the one place where every default is seen beside its siblings.
  */
 export function normalize(parsed: ParsedConfig, context: NormalizeContext): Config {
   const { baseDir, env, hostname } = context;

@@ -121,92 +121,26 @@ export async function applyPatch(commands: readonly PatchCommand[], options: App
       if (states !== undefined) ignoredBefore = await ignoredEntries(await git());
     } catch (error) {
       // No safe point to return to: nothing runs.
-      const message = error instanceof Error ? error.message : String(error);
-      return {
-        results: commands.map((command, index) => ({
-          index,
-          command,
-          status: 'skipped' as const,
-          error: message,
-          durationMs: 0,
-        })),
-        executed: 0,
-        succeeded: 0,
-        failed: 0,
-        summary: `executed 0, succeeded 0, failed 0 (aborted: ${message})`,
-      };
+      return abortedBeforeStart(commands, error instanceof Error ? error.message : String(error));
     }
   }
 
+  const step: StepContext = { root, patterns, protectedAction, git, states, options };
   for (const [index, command] of commands.entries()) {
     const started = performance.now();
-    const done = (
-      status: CommandResult['status'],
-      extra: { error?: string; output?: string; notes?: string[] } = {},
-    ) => {
-      const { notes, ...rest } = extra;
-      results.push({
-        index,
-        command,
-        status,
-        durationMs: Math.round(performance.now() - started),
-        ...rest,
-        ...(notes !== undefined && notes.length > 0 ? { notes } : {}),
-      });
-    };
-    try {
-      const touched = [];
-      for (const path of namedPaths(command))
-        if (isProtected(path, patterns) || (await leadsToProtected(root, path, patterns))) touched.push(path);
-      if (touched.length > 0 && protectedAction !== 'log') {
-        done(protectedAction === 'skip' ? 'skipped' : 'failed', { error: `protected file ${touched.join(', ')}` });
-      } else if (command.type === 'shell_command' || command.type === 'git_operation') {
-        const run =
-          command.type === 'shell_command'
-            ? await runShell(command, root, options)
-            : await runGitOperation(command, root, git, options);
-        if (run === 'planned') done('planned');
-        else done(run.ok ? 'succeeded' : 'failed', { output: run.output, ...(run.ok ? {} : { error: run.error }) });
-      } else if (command.type === 'diff') {
-        // The diff's own text decides what is checked, never the paths that came with it.
-        const { status, ...extra } = await applyDiff(root, command.bytes ?? command.content, {
-          git: await git(),
-          patterns,
-          protectedAction,
-          dryRun: options.dryRun === true,
-          ...(states === undefined ? {} : { states }),
-        });
-        done(status, extra);
-      } else {
-        const target = await resolveInside(root, command.target);
-        const destination =
-          command.metadata?.destination === undefined
-            ? undefined
-            : await resolveInside(root, command.metadata.destination);
-        await states?.remember(
-          [target, ...(destination === undefined ? [] : [destination])].map((p) => relativeTo(root, p)),
-        );
-        const edit = {
-          action: command.action,
-          target,
-          content: command.content ?? '',
-          destination,
-          edits: command.edits,
-          fileOnly: command.fileOnly,
-        };
-        const notes = await fileEdit(edit, root, options.dryRun === true);
-        const warning =
-          touched.length > 0 && !options.dryRun
-            ? { output: `warning: protected file ${touched.join(', ')} changed` }
-            : {};
-        done(options.dryRun ? 'planned' : 'succeeded', { ...warning, notes });
-      }
-    } catch (error) {
-      done('failed', {
-        error: error instanceof PathRefused ? error.message : error instanceof Error ? error.message : String(error),
-      });
-    }
-    if (options.onError === 'stop' && results.at(-1)?.status === 'failed') break;
+    const { status, notes, ...rest } = await runStep(command, step).catch((error: unknown): StepOutcome => ({
+      status: 'failed',
+      error: error instanceof PathRefused ? error.message : error instanceof Error ? error.message : String(error),
+    }));
+    results.push({
+      index,
+      command,
+      status,
+      durationMs: Math.round(performance.now() - started),
+      ...rest,
+      ...(notes !== undefined && notes.length > 0 ? { notes } : {}),
+    });
+    if (options.onError === 'stop' && status === 'failed') break;
   }
   const executed = results.filter((r) => r.status === 'succeeded' || r.status === 'failed').length;
   const succeeded = results.filter((r) => r.status === 'succeeded').length;
@@ -222,6 +156,80 @@ export async function applyPatch(commands: readonly PatchCommand[], options: App
     await autoCommit(await git(), 'after patch');
   }
   return { results, executed, succeeded, failed, summary };
+}
+
+/** What {@link runStep} reads: the workspace, the protection rules, git, and the patch's options. */
+interface StepContext {
+  root: string;
+  patterns: readonly string[];
+  protectedAction: 'error' | 'skip' | 'log';
+  git: () => ReturnType<typeof openGit>;
+  states: FileStates | undefined;
+  options: ApplyOptions;
+}
+
+type StepOutcome = { status: CommandResult['status']; error?: string; output?: string; notes?: string[] };
+
+/** Runs one command: refused when it touches a protected file (unless only logged), else by its type. */
+async function runStep(command: PatchCommand, step: StepContext): Promise<StepOutcome> {
+  const { root, patterns, protectedAction, git, states, options } = step;
+  const touched = [];
+  for (const path of namedPaths(command))
+    if (isProtected(path, patterns) || (await leadsToProtected(root, path, patterns))) touched.push(path);
+  if (touched.length > 0 && protectedAction !== 'log') {
+    return { status: protectedAction === 'skip' ? 'skipped' : 'failed', error: `protected file ${touched.join(', ')}` };
+  }
+  if (command.type === 'shell_command' || command.type === 'git_operation') {
+    const run =
+      command.type === 'shell_command'
+        ? await runShell(command, root, options)
+        : await runGitOperation(command, root, git, options);
+    if (run === 'planned') return { status: 'planned' };
+    return { status: run.ok ? 'succeeded' : 'failed', output: run.output, ...(run.ok ? {} : { error: run.error }) };
+  }
+  if (command.type === 'diff') {
+    // The diff's own text decides what is checked, never the paths that came with it.
+    return applyDiff(root, command.bytes ?? command.content, {
+      git: await git(),
+      patterns,
+      protectedAction,
+      dryRun: options.dryRun === true,
+      ...(states === undefined ? {} : { states }),
+    });
+  }
+  const target = await resolveInside(root, command.target);
+  const destination =
+    command.metadata?.destination === undefined ? undefined : await resolveInside(root, command.metadata.destination);
+  await states?.remember([target, ...(destination === undefined ? [] : [destination])].map((p) => relativeTo(root, p)));
+  const edit = {
+    action: command.action,
+    target,
+    content: command.content ?? '',
+    destination,
+    edits: command.edits,
+    fileOnly: command.fileOnly,
+  };
+  const notes = await fileEdit(edit, root, options.dryRun === true);
+  const warning =
+    touched.length > 0 && !options.dryRun ? { output: `warning: protected file ${touched.join(', ')} changed` } : {};
+  return { status: options.dryRun ? 'planned' : 'succeeded', ...warning, notes };
+}
+
+/** Every command skipped: the before-commit failed, so there is no safe point to return to. */
+function abortedBeforeStart(commands: readonly PatchCommand[], message: string): ApplyResult {
+  return {
+    results: commands.map((command, index) => ({
+      index,
+      command,
+      status: 'skipped' as const,
+      error: message,
+      durationMs: 0,
+    })),
+    executed: 0,
+    succeeded: 0,
+    failed: 0,
+    summary: `executed 0, succeeded 0, failed 0 (aborted: ${message})`,
+  };
 }
 
 /** The paths a file edit or git operation names (a diff's are read from its text). */

@@ -89,70 +89,30 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
   const [file] = argv;
   if (!file) throw new TypeError('runProcess: argv must name a program');
   const started = performance.now();
-  const tailBytes = options.tailBytes ?? 8192;
+  const elapsed = () => Math.round(performance.now() - started);
+  const notRun: Pick<ProcessResult, 'command' | 'exitCode' | 'signal' | 'timedOut' | 'cancelled'> = {
+    command: [...argv],
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    cancelled: false,
+  };
   // Already cancelled: start nothing. (Killing right after spawn can miss: until the child
   // has called setsid() its process group does not exist yet.)
-  if (options.signal?.aborted) {
-    return {
-      command: [...argv],
-      exitCode: null,
-      signal: null,
-      timedOut: false,
-      cancelled: true,
-      durationMs: 0,
-      outputTail: '',
-    };
-  }
+  if (options.signal?.aborted) return { ...notRun, cancelled: true, durationMs: 0, outputTail: '' };
   const guarded = options.dieWithParent === true;
   const { NODE_OPTIONS: nodeOptions, ...programEnv } = options.env;
   const mark = guarded ? randomBytes(12).toString('hex') : undefined;
   const guardEnv = mark === undefined ? programEnv : { ...programEnv, [runMarkVariable]: mark };
   const [program, ...programArgs] = guarded ? guardedArgv(argv, nodeOptions) : argv;
-  let output = '';
-  // Bytes trimmed from the front of `output`: the tail's marker must count them too.
-  let dropped = 0;
-  const keep = (chunk: string) => {
-    output += chunk;
-    // Trim in large steps so long outputs cost amortised O(n), not O(n²).
-    if (output.length > tailBytes * 4) {
-      let cut = output.length - tailBytes * 2;
-      // Never between the halves of a surrogate pair: each half would count as 3 bytes.
-      const unit = output.charCodeAt(cut);
-      if (unit >= 0xdc00 && unit <= 0xdfff) cut -= 1;
-      dropped += Buffer.byteLength(output.slice(0, cut), 'utf8');
-      output = output.slice(cut);
-    }
-    options.onOutput?.(chunk);
-  };
+  const tail = tailCollector(options.tailBytes ?? 8192, options.onOutput);
 
-  // node:child_process rather than execa: the same facts for this use (no shell, argument
-  // arrays, an explicit environment), and about 3 MB less of every worker's memory and
-  // 1 ms less per call. (execa's exit cleanup never applied here: it skips detached children.)
-  let child: ChildProcess;
-  try {
-    child = spawn(program ?? file, programArgs, {
-      cwd: options.cwd,
-      env: guarded ? guardEnv : { ...options.env },
-      // fd 3 carries the guard's report of the program's exit, or the wrapper's status.
-      stdio:
-        guarded || options.onStatus !== undefined ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
-      // Its own process group, so a kill reaches everything it started.
-      detached: true,
-      windowsHide: true,
-    });
-  } catch (error) {
-    // Arguments spawn() refuses outright (a NUL byte in an argument, say).
-    return {
-      command: [...argv],
-      exitCode: null,
-      signal: null,
-      timedOut: false,
-      cancelled: false,
-      durationMs: Math.round(performance.now() - started),
-      outputTail: '',
-      spawnError: String((error as Error).message).split('\n')[0] ?? 'could not start',
-    };
-  }
+  const child = spawnInGroup(program ?? file, programArgs, {
+    cwd: options.cwd,
+    env: guarded ? guardEnv : { ...options.env },
+    reportPipe: guarded || options.onStatus !== undefined,
+  });
+  if ('spawnError' in child) return { ...notRun, durationMs: elapsed(), outputTail: '', spawnError: child.spawnError };
   // Listen for 'error' first: a spawn that fails late (EMFILE, ENOENT) emits it on the next
   // tick and leaves stdio undefined; unheard, it would crash the worker.
   // Wait for the main process itself, not its pipes: a grandchild may hold them open.
@@ -160,23 +120,119 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
     child.once('exit', (code, signal) => resolve({ code, signal }));
     child.once('error', (error) => resolve({ code: null, signal: null, error }));
   });
-  const reportPipe =
-    guarded || options.onStatus !== undefined ? (child.stdio?.[3] as Readable | null | undefined) : undefined;
+  let guardReport = '';
+  const output = readOutput(child, {
+    keep: tail.keep,
+    ...(guarded
+      ? { onReport: (chunk) => (guardReport += chunk) }
+      : options.onStatus === undefined
+        ? {}
+        : { onReport: options.onStatus }),
+  });
+  const stopper = stopOnTimeoutOrAbort(child, options);
+
+  const exit = await exited;
+  stopper.killGroup('SIGKILL');
+  // Before waiting for the pipes: a stray may be what holds them open.
+  const strays = mark === undefined ? 0 : await killMarkedStrays(mark);
+  stopper.dispose();
+  await output.drain();
+  const { timedOut, cancelled } = stopper;
+  // Guarded: the program's own exit as the guard saw it; without a report the guard was
+  // killed with its group, and its exit is the group's.
+  const reported = guarded ? parseGuardReport(guardReport) : undefined;
+  if (reported !== undefined && 'spawnError' in reported) {
+    return {
+      ...notRun,
+      timedOut,
+      cancelled,
+      durationMs: elapsed(),
+      outputTail: tail.tail(),
+      spawnError: reported.spawnError,
+    };
+  }
+  const facts = reported ?? { code: exit.code, signal: exit.signal };
+  const startError = exit.error;
+  return {
+    command: [...argv],
+    exitCode: timedOut ? timeoutExitCode : facts.code,
+    signal: facts.signal,
+    timedOut,
+    cancelled,
+    durationMs: elapsed(),
+    outputTail: tail.tail(),
+    ...(startError ? { spawnError: String(startError.message || 'could not start').split('\n')[0] } : {}),
+    ...(strays > 0 ? { strays } : {}),
+  };
+}
+
+/**
+ * Starts `program` in a process group of its own, so a kill reaches everything it started,
+ * with stdin closed and fd 3 opened when `reportPipe` (the guard's report of the program's
+ * exit, or the wrapper's status).
+ */
+function spawnInGroup(
+  program: string,
+  args: readonly string[],
+  options: { cwd: string; env: Record<string, string>; reportPipe: boolean },
+): ChildProcess | { spawnError: string } {
+  // node:child_process rather than execa: the same facts for this use (no shell, argument
+  // arrays, an explicit environment), and about 3 MB less of every worker's memory and
+  // 1 ms less per call. (execa's exit cleanup never applied here: it skips detached children.)
+  try {
+    return spawn(program, args, {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: options.reportPipe ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
+      detached: true,
+      windowsHide: true,
+    });
+  } catch (error) {
+    // Arguments spawn() refuses outright (a NUL byte in an argument, say).
+    return { spawnError: String((error as Error).message).split('\n')[0] ?? 'could not start' };
+  }
+}
+
+/** The end of a run's combined output as it arrives: about `tailBytes`, bounded on the way. */
+function tailCollector(tailBytes: number, onOutput: ((chunk: string) => void) | undefined) {
+  let output = '';
+  // Bytes trimmed from the front of `output`: the tail's marker must count them too.
+  let dropped = 0;
+  return {
+    keep(chunk: string) {
+      output += chunk;
+      // Trim in large steps so long outputs cost amortised O(n), not O(n²).
+      if (output.length > tailBytes * 4) {
+        let cut = output.length - tailBytes * 2;
+        // Never between the halves of a surrogate pair: each half would count as 3 bytes.
+        const unit = output.charCodeAt(cut);
+        if (unit >= 0xdc00 && unit <= 0xdfff) cut -= 1;
+        dropped += Buffer.byteLength(output.slice(0, cut), 'utf8');
+        output = output.slice(cut);
+      }
+      onOutput?.(chunk);
+    },
+    tail: () => boundTail(output, tailBytes, { dropped }),
+  };
+}
+
+/**
+ * Reads the child's stdout and stderr into `keep`, and fd 3 (when it was opened) into
+ * `onReport`. `drain` waits for the rest of the output once the process group is dead, then
+ * closes the pipes.
+ */
+function readOutput(
+  child: ChildProcess,
+  readers: { keep: (chunk: string) => void; onReport?: (chunk: string) => void },
+): { drain(): Promise<void> } {
+  const reportPipe = readers.onReport === undefined ? undefined : (child.stdio?.[3] as Readable | null | undefined);
   const pipes = [child.stdout, child.stderr, reportPipe].filter((pipe): pipe is Readable => pipe != null);
   child.stdout?.setEncoding('utf8');
   child.stderr?.setEncoding('utf8');
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  let guardReport = '';
+  child.stdout?.on('data', readers.keep);
+  child.stderr?.on('data', readers.keep);
   reportPipe?.setEncoding('utf8');
-  reportPipe?.on(
-    'data',
-    guarded
-      ? (chunk: string) => {
-          guardReport += chunk;
-        }
-      : (chunk: string) => options.onStatus?.(chunk),
-  );
+  if (readers.onReport !== undefined) reportPipe?.on('data', readers.onReport);
   const drained = Promise.all(
     pipes.map(
       (pipe) =>
@@ -186,7 +242,29 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
         }),
     ),
   );
+  return {
+    async drain() {
+      // The group is dead now, so the pipes close at once, unless something left the group
+      // and holds them.
+      let waited: NodeJS.Timeout | undefined;
+      await Promise.race([
+        drained,
+        new Promise((resolve) => {
+          waited = setTimeout(resolve, pipeDrainMs);
+        }),
+      ]);
+      clearTimeout(waited);
+      for (const pipe of pipes) pipe.destroy();
+    },
+  };
+}
 
+/**
+ * Stops the child's process group (SIGTERM, then SIGKILL after the grace) on the timeout or
+ * when the signal aborts, and says which of the two happened; `dispose` clears the timers
+ * and the abort listener.
+ */
+function stopOnTimeoutOrAbort(child: ChildProcess, options: RunProcessOptions) {
   let timedOut = false;
   let cancelled = false;
   const killGroup = (signal: NodeJS.Signals) => {
@@ -217,53 +295,19 @@ export async function runProcess(argv: readonly string[], options: RunProcessOpt
   };
   if (options.signal?.aborted) onAbort();
   else options.signal?.addEventListener('abort', onAbort, { once: true });
-
-  const exit = await exited;
-  killGroup('SIGKILL');
-  // Before waiting for the pipes: a stray may be what holds them open.
-  const strays = mark === undefined ? 0 : await killMarkedStrays(mark);
-  clearTimeout(timer);
-  clearTimeout(escalation);
-  options.signal?.removeEventListener('abort', onAbort);
-  // The rest of the output (and the guard's report) is still in the pipes. The group is
-  // dead now, so they close at once, unless something left the group and holds them.
-  let waited: NodeJS.Timeout | undefined;
-  await Promise.race([
-    drained,
-    new Promise((resolve) => {
-      waited = setTimeout(resolve, pipeDrainMs);
-    }),
-  ]);
-  clearTimeout(waited);
-  for (const pipe of pipes) pipe.destroy();
-  const startError = exit.error;
-  // Guarded: the program's own exit as the guard saw it; without a report the guard was
-  // killed with its group, and its exit is the group's.
-  const reported = guarded ? parseGuardReport(guardReport) : undefined;
-  if (reported !== undefined && 'spawnError' in reported) {
-    return {
-      command: [...argv],
-      exitCode: null,
-      signal: null,
-      timedOut,
-      cancelled,
-      durationMs: Math.round(performance.now() - started),
-      outputTail: boundTail(output, tailBytes, { dropped }),
-      spawnError: reported.spawnError,
-    };
-  }
-  const facts = reported ?? { code: exit.code, signal: exit.signal };
-
   return {
-    command: [...argv],
-    exitCode: timedOut ? timeoutExitCode : facts.code,
-    signal: facts.signal,
-    timedOut,
-    cancelled,
-    durationMs: Math.round(performance.now() - started),
-    outputTail: boundTail(output, tailBytes, { dropped }),
-    ...(startError ? { spawnError: String(startError.message || 'could not start').split('\n')[0] } : {}),
-    ...(strays > 0 ? { strays } : {}),
+    get timedOut() {
+      return timedOut;
+    },
+    get cancelled() {
+      return cancelled;
+    },
+    killGroup,
+    dispose() {
+      clearTimeout(timer);
+      clearTimeout(escalation);
+      options.signal?.removeEventListener('abort', onAbort);
+    },
   };
 }
 

@@ -66,25 +66,12 @@ export function signedQueue(queue: Queue, name: string, signing: JobSigning): Qu
   /** The lease as handed over, or undefined once its job was refused and dead-lettered. */
   const admit = async (lease: Lease): Promise<Lease | undefined> => {
     const verified = verifyJob(lease.job, keyring(), { queue: name });
-    if (verified.ok) return withJob(lease, unsignedJob(lease.job));
+    if (verified.ok) return withJob(lease, unsignedJob(lease.job), admit);
     const reason = unsignedReason(verified);
     // Told first: the alert must not depend on the dead-letter write succeeding.
     signing.onUnsigned({ jobId: lease.job.id, queue: name, why: verified.why, reason });
     await lease.deadLetter(reason);
     return undefined;
-  };
-
-  /**
-   * A dead letter keeps its parsed job only when that verifies: everything that acts on a
-   * dead letter's job (reporting it back to its issue or callback, the dashboard's links)
-   * must never act on a forged one. Its stored payload stays in `raw`.
-   */
-  const withVerifiedJob = (letter: DeadLetter): DeadLetter => {
-    if (letter.job === undefined) return letter;
-    const verified = 'current' in signing.keyring && verifyJob(letter.job, signing.keyring, { queue: name }).ok;
-    if (verified) return { ...letter, job: unsignedJob(letter.job) };
-    const { job: _unverified, ...rest } = letter;
-    return rest;
   };
 
   return {
@@ -101,7 +88,8 @@ export function signedQueue(queue: Queue, name: string, signing: JobSigning): Qu
       }
     },
     stats: () => queue.stats(),
-    deadLetters: async (options) => (await queue.deadLetters(options)).map(withVerifiedJob),
+    deadLetters: async (options) =>
+      (await queue.deadLetters(options)).map((letter) => withVerifiedJob(letter, signing, name)),
     redrive: async (id: string): Promise<RedriveResult> => {
       const ring = keyring();
       const letter = (await queue.deadLetters({ limit: 1_000 })).find((d) => d.id === id);
@@ -116,33 +104,49 @@ export function signedQueue(queue: Queue, name: string, signing: JobSigning): Qu
     ...(queue.checkStorage ? { checkStorage: () => queue.checkStorage!() } : {}),
     close: () => queue.close(),
   };
+}
 
-  /** The same lease with `job` replaced; its other members are read through, `expiresAt` live. */
-  function withJob(lease: Lease, job: Job): Lease {
-    const { ackAndClaim } = lease;
-    return {
-      job,
-      attempt: lease.attempt,
-      maxAttempts: lease.maxAttempts,
-      token: lease.token,
-      get expiresAt() {
-        return lease.expiresAt;
-      },
-      heartbeat: () => lease.heartbeat(),
-      ack: () => lease.ack(),
-      ...(ackAndClaim
-        ? {
-            ackAndClaim: async () => {
-              const next = await ackAndClaim.call(lease);
-              // The ack itself succeeded: a refused next job whose dead-lettering failed keeps
-              // its lock until it expires, and is refused again on its next delivery.
-              return next === undefined ? undefined : admit(next).catch(() => undefined);
-            },
-          }
-        : {}),
-      retry: (options) => lease.retry(options),
-      deadLetter: (reason) => lease.deadLetter(reason),
-      release: () => lease.release(),
-    };
-  }
+/**
+ * A dead letter keeps its parsed job only when that verifies: everything that acts on a
+ * dead letter's job (reporting it back to its issue or callback, the dashboard's links)
+ * must never act on a forged one. Its stored payload stays in `raw`.
+ */
+function withVerifiedJob(letter: DeadLetter, signing: JobSigning, name: string): DeadLetter {
+  if (letter.job === undefined) return letter;
+  const verified = 'current' in signing.keyring && verifyJob(letter.job, signing.keyring, { queue: name }).ok;
+  if (verified) return { ...letter, job: unsignedJob(letter.job) };
+  const { job: _unverified, ...rest } = letter;
+  return rest;
+}
+
+/**
+ * The same lease with `job` replaced; its other members are read through, `expiresAt` live.
+ * The next lease an `ackAndClaim` brings goes through `admit` too.
+ */
+function withJob(lease: Lease, job: Job, admit: (lease: Lease) => Promise<Lease | undefined>): Lease {
+  const { ackAndClaim } = lease;
+  return {
+    job,
+    attempt: lease.attempt,
+    maxAttempts: lease.maxAttempts,
+    token: lease.token,
+    get expiresAt() {
+      return lease.expiresAt;
+    },
+    heartbeat: () => lease.heartbeat(),
+    ack: () => lease.ack(),
+    ...(ackAndClaim
+      ? {
+          ackAndClaim: async () => {
+            const next = await ackAndClaim.call(lease);
+            // The ack itself succeeded: a refused next job whose dead-lettering failed keeps
+            // its lock until it expires, and is refused again on its next delivery.
+            return next === undefined ? undefined : admit(next).catch(() => undefined);
+          },
+        }
+      : {}),
+    retry: (options) => lease.retry(options),
+    deadLetter: (reason) => lease.deadLetter(reason),
+    release: () => lease.release(),
+  };
 }

@@ -58,73 +58,109 @@ export async function openSandbox(settings: SandboxSettings, host: SandboxHost):
     );
   }
   if (mode === 'none') return createNoSandbox();
-  const wardenScript = await wardenScriptPath();
-  const runRoot = await ownRunRoot(settings.runRoot);
-  const readPaths = await existingRealPaths(settings.readPaths);
-  const hidden = await hiddenPaths(settings.hiddenPaths);
-  if (mode === 'bwrap') {
-    if (host.platform !== 'linux')
-      throw new SandboxUnavailableError(
-        mode,
-        `bubblewrap runs on Linux only (this is ${host.platform})`,
-        'set sandbox.mode: auto',
-      );
-    const bwrap = await findExecutable('bwrap', '/', host.path);
-    if (bwrap === undefined) {
-      throw new SandboxUnavailableError(
-        mode,
-        'bwrap is not installed (not on PATH)',
-        'install it: apt-get install bubblewrap (Debian, Ubuntu), dnf install bubblewrap (Fedora)',
-      );
-    }
-    const system = await systemEntries(linuxSystemDirs);
-    const shownReads = [
-      ...new Set([...readPaths, ...(await existingRealPaths([nodePrefix(), ...(await etcLinkTargets())]))]),
-    ];
-    const help = await captureProcess([bwrap, '--help'], { cwd: '/', env: { PATH: host.path } });
-    const disableUserns = `${help.stdout}${help.stderr}`.includes('--disable-userns');
-    const prlimit = await findExecutable('prlimit', '/', '/usr/bin:/bin');
-    const cgroup = await usableCgroup();
-    const parts = {
-      bwrap,
-      system,
-      readPaths: shownReads,
-      hidden,
-      runRoot,
-      network: settings.network,
-      limits: settings.limits ?? defaultLimits,
-      disableUserns,
-      node: process.execPath,
-      wardenScript,
-      ...(prlimit === undefined ? {} : { prlimit }),
-      ...(cgroup === undefined ? {} : { cgroup }),
-    };
-    await probeBwrap(parts);
-    return createBwrapSandbox(parts);
+  const common = {
+    wardenScript: await wardenScriptPath(),
+    runRoot: await ownRunRoot(settings.runRoot),
+    readPaths: await existingRealPaths(settings.readPaths),
+    hidden: await hiddenPaths(settings.hiddenPaths),
+  };
+  if (mode === 'bwrap') return openBwrap(settings, host, common);
+  if (mode === 'sandbox-exec') return openSeatbelt(settings, host, common);
+  return openContainer(settings, host, common);
+}
+
+/** What every sandbox mode is opened with, found once by {@link openSandbox}. */
+interface OpenParts {
+  wardenScript: string;
+  runRoot: string;
+  readPaths: string[];
+  hidden: Awaited<ReturnType<typeof hiddenPaths>>;
+}
+
+/** bubblewrap, on Linux: found, probed with one run, then opened. */
+async function openBwrap(
+  settings: SandboxSettings,
+  host: SandboxHost,
+  { wardenScript, runRoot, readPaths, hidden }: OpenParts,
+): Promise<Sandbox> {
+  const mode = 'bwrap';
+  if (host.platform !== 'linux')
+    throw new SandboxUnavailableError(
+      mode,
+      `bubblewrap runs on Linux only (this is ${host.platform})`,
+      'set sandbox.mode: auto',
+    );
+  const bwrap = await findExecutable('bwrap', '/', host.path);
+  if (bwrap === undefined) {
+    throw new SandboxUnavailableError(
+      mode,
+      'bwrap is not installed (not on PATH)',
+      'install it: apt-get install bubblewrap (Debian, Ubuntu), dnf install bubblewrap (Fedora)',
+    );
   }
-  if (mode === 'sandbox-exec') {
-    const program = '/usr/bin/sandbox-exec';
-    if (
-      host.platform !== 'darwin' ||
-      !(await access(program, constants.X_OK).then(
-        () => true,
-        () => false,
-      ))
-    ) {
-      throw new SandboxUnavailableError(
-        mode,
-        `${program} is not here (it ships with macOS)`,
-        'set sandbox.mode: auto, or bwrap on Linux',
-      );
-    }
-    return createSeatbeltSandbox({
-      program,
-      readPaths: [...readPaths, ...(await existingRealPaths([nodePrefix()]))],
-      hidden: hidden.map((entry) => entry.path),
-      runRoot,
-      network: settings.network,
-    });
+  const system = await systemEntries(linuxSystemDirs);
+  const shownReads = [
+    ...new Set([...readPaths, ...(await existingRealPaths([nodePrefix(), ...(await etcLinkTargets())]))]),
+  ];
+  const help = await captureProcess([bwrap, '--help'], { cwd: '/', env: { PATH: host.path } });
+  const disableUserns = `${help.stdout}${help.stderr}`.includes('--disable-userns');
+  const prlimit = await findExecutable('prlimit', '/', '/usr/bin:/bin');
+  const cgroup = await usableCgroup();
+  const parts = {
+    bwrap,
+    system,
+    readPaths: shownReads,
+    hidden,
+    runRoot,
+    network: settings.network,
+    limits: settings.limits ?? defaultLimits,
+    disableUserns,
+    node: process.execPath,
+    wardenScript,
+    ...(prlimit === undefined ? {} : { prlimit }),
+    ...(cgroup === undefined ? {} : { cgroup }),
+  };
+  await probeBwrap(parts);
+  return createBwrapSandbox(parts);
+}
+
+/** Seatbelt (`sandbox-exec`), on macOS. */
+async function openSeatbelt(
+  settings: SandboxSettings,
+  host: SandboxHost,
+  { runRoot, readPaths, hidden }: OpenParts,
+): Promise<Sandbox> {
+  const mode = 'sandbox-exec';
+  const program = '/usr/bin/sandbox-exec';
+  if (
+    host.platform !== 'darwin' ||
+    !(await access(program, constants.X_OK).then(
+      () => true,
+      () => false,
+    ))
+  ) {
+    throw new SandboxUnavailableError(
+      mode,
+      `${program} is not here (it ships with macOS)`,
+      'set sandbox.mode: auto, or bwrap on Linux',
+    );
   }
+  return createSeatbeltSandbox({
+    program,
+    readPaths: [...readPaths, ...(await existingRealPaths([nodePrefix()]))],
+    hidden: hidden.map((entry) => entry.path),
+    runRoot,
+    network: settings.network,
+  });
+}
+
+/** A container (docker or podman) whose engine answers. */
+async function openContainer(
+  settings: SandboxSettings,
+  host: SandboxHost,
+  { wardenScript, runRoot }: OpenParts,
+): Promise<Sandbox> {
+  const mode = 'container';
   const container = settings.container;
   if (container === undefined)
     throw new SandboxUnavailableError(

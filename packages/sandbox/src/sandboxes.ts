@@ -86,94 +86,120 @@ export function createBwrapSandbox(parts: BwrapParts): Sandbox {
         !(parts.hidden.some((entry) => isWithin(entry.path, real)) && !reshown.some((root) => isWithin(root, real)));
       const program = await locate(file, cwd, options.env.PATH, visible);
       if ('error' in program) return notStarted(argv, program.error);
-      return withRunDir(parts.runRoot, async (runDir) => {
-        // Resolved, and kept only inside the copy: a run can turn one of these paths into a
-        // symlink (`.github/workflows -> /home/worker`), which would show its target.
-        const readOnly = (await existingRealPaths(options.readOnly ?? [])).filter((real) =>
-          writable.some((root) => isWithin(root, real)),
-        );
-        const proxy =
-          parts.network.mode === 'none'
-            ? undefined
-            : await openRunProxy({
-                policy: parts.network,
-                listen: { path: socketPath(runDir) },
-                ...(options.onNetworkRefused === undefined ? {} : { onRefused: options.onNetworkRefused }),
-              });
-        try {
-          const mounts = [...(options.mounts ?? []), ...(await scratchMounts(options.scratch, readOnly, runDir))];
-          const args = bwrapArgs({
-            system: parts.system,
-            readPaths: parts.readPaths,
-            hidden: parts.hidden,
-            runDir,
-            writable,
-            readOnly,
-            mounts,
-            cwd,
-            network: parts.network.mode,
-            disableUserns: parts.disableUserns,
-            tmpBytes: mb(parts.limits.tmpMb),
-            shmBytes: mb(parts.limits.shmMb),
-            warden: {
-              script: parts.wardenScript,
-              ...(proxy !== undefined && 'path' in proxy.listen ? { socket: proxy.listen.path } : {}),
-            },
-          });
-          const inside = wardenCommand(parts, options.env, program.path, argv.slice(1));
-          // No guard process: bwrap's --die-with-parent and the PID namespace do its work (and
-          // catch what leaves the process group, which the guard's mark could miss).
-          // fd 3 goes through bwrap to the warden, which says on it that it started: its
-          // silence tells bwrap's own failures from a program that prints "bwrap: ..." and exits 1.
-          const status = statusReader();
-          // The kernel's bounds sit above the warden's, so the warden sees a run go past its
-          // limits and names them; the kernel's stop what the warden is too slow for. (A
-          // cgroup counts threads as tasks: a Node process has about ten.)
-          const cgroup =
-            parts.cgroup === undefined
-              ? undefined
-              : await createRunCgroup(
-                  parts.cgroup,
-                  parts.limits.processes * 4 + 64,
-                  Math.ceil(mb(parts.limits.memoryMb) * 1.25),
-                );
-          // The kernel refusing a fork at the cgroup's cap is a limit hit whatever the warden
-          // does (it may be starved, or stuck): the run is stopped from here too.
-          const kernel = kernelWatch(cgroup, parts.limits.processes, options.signal);
-          try {
-            const bwrapArgv = [parts.bwrap, ...args, '--', ...inside.argv];
-            const result = await runProcess(cgroup === undefined ? bwrapArgv : inCgroup(cgroup.procs, bwrapArgv), {
-              ...processOptions(options),
-              env: inside.env,
-              onStatus: status.read,
-              ...(kernel.signal === undefined ? {} : { signal: kernel.signal }),
-            });
-            // A memory bomb faster than the warden's look is stopped by the kernel's OOM killer.
-            const oomKilled =
-              status.limit() === undefined &&
-              kernel.hit() === undefined &&
-              cgroup !== undefined &&
-              (await cgroup.oomKills()) > 0;
-            const hit =
-              status.limit() ??
-              kernel.hit() ??
-              (oomKilled ? { limit: 'memory', max: mb(parts.limits.memoryMb), seen: 0 } : undefined);
-            const facts = fromBwrap(result, argv, status.ran());
-            return withFindings(
-              kernel.hit() === undefined ? facts : { ...facts, cancelled: false, exitCode: null, signal: 'SIGKILL' },
-              hit,
-              proxy?.refusals(),
-            );
-          } finally {
-            kernel.stop();
-            await cgroup?.remove();
-          }
-        } finally {
-          await proxy?.close();
-        }
-      });
+      return withRunDir(parts.runRoot, (runDir) =>
+        runInRunDir(parts, argv, options, { writable, cwd, program: program.path }, runDir),
+      );
     },
   };
+}
+
+/** One bwrap run in its own run directory: the network proxy when the policy needs one, the mounts, the warden. */
+async function runInRunDir(
+  parts: BwrapParts,
+  argv: readonly string[],
+  options: SandboxRunOptions,
+  at: { writable: string[]; cwd: string; program: string },
+  runDir: string,
+): Promise<ProcessResult> {
+  const { writable, cwd } = at;
+  // Resolved, and kept only inside the copy: a run can turn one of these paths into a
+  // symlink (`.github/workflows -> /home/worker`), which would show its target.
+  const readOnly = (await existingRealPaths(options.readOnly ?? [])).filter((real) =>
+    writable.some((root) => isWithin(root, real)),
+  );
+  const proxy =
+    parts.network.mode === 'none'
+      ? undefined
+      : await openRunProxy({
+          policy: parts.network,
+          listen: { path: socketPath(runDir) },
+          ...(options.onNetworkRefused === undefined ? {} : { onRefused: options.onNetworkRefused }),
+        });
+  try {
+    const mounts = [...(options.mounts ?? []), ...(await scratchMounts(options.scratch, readOnly, runDir))];
+    const args = bwrapArgs({
+      system: parts.system,
+      readPaths: parts.readPaths,
+      hidden: parts.hidden,
+      runDir,
+      writable,
+      readOnly,
+      mounts,
+      cwd,
+      network: parts.network.mode,
+      disableUserns: parts.disableUserns,
+      tmpBytes: mb(parts.limits.tmpMb),
+      shmBytes: mb(parts.limits.shmMb),
+      warden: {
+        script: parts.wardenScript,
+        ...(proxy !== undefined && 'path' in proxy.listen ? { socket: proxy.listen.path } : {}),
+      },
+    });
+    const inside = wardenCommand(parts, options.env, at.program, argv.slice(1));
+    return await runBounded(parts, argv, options, [parts.bwrap, ...args, '--', ...inside.argv], inside.env, proxy);
+  } finally {
+    await proxy?.close();
+  }
+}
+
+/**
+ * Runs `bwrapArgv` under the kernel's bounds (a cgroup, when this worker may make one) above
+ * the warden's, and says which limit ended the run.
+ */
+async function runBounded(
+  parts: BwrapParts,
+  argv: readonly string[],
+  options: SandboxRunOptions,
+  bwrapArgv: string[],
+  env: Record<string, string>,
+  proxy: Pick<Awaited<ReturnType<typeof openRunProxy>>, 'refusals'> | undefined,
+): Promise<ProcessResult> {
+  // No guard process: bwrap's --die-with-parent and the PID namespace do its work (and
+  // catch what leaves the process group, which the guard's mark could miss).
+  // fd 3 goes through bwrap to the warden, which says on it that it started: its
+  // silence tells bwrap's own failures from a program that prints "bwrap: ..." and exits 1.
+  const status = statusReader();
+  // The kernel's bounds sit above the warden's, so the warden sees a run go past its
+  // limits and names them; the kernel's stop what the warden is too slow for. (A
+  // cgroup counts threads as tasks: a Node process has about ten.)
+  const cgroup =
+    parts.cgroup === undefined
+      ? undefined
+      : await createRunCgroup(
+          parts.cgroup,
+          parts.limits.processes * 4 + 64,
+          Math.ceil(mb(parts.limits.memoryMb) * 1.25),
+        );
+  // The kernel refusing a fork at the cgroup's cap is a limit hit whatever the warden
+  // does (it may be starved, or stuck): the run is stopped from here too.
+  const kernel = kernelWatch(cgroup, parts.limits.processes, options.signal);
+  try {
+    const result = await runProcess(cgroup === undefined ? bwrapArgv : inCgroup(cgroup.procs, bwrapArgv), {
+      ...processOptions(options),
+      env,
+      onStatus: status.read,
+      ...(kernel.signal === undefined ? {} : { signal: kernel.signal }),
+    });
+    // A memory bomb faster than the warden's look is stopped by the kernel's OOM killer.
+    const oomKilled =
+      status.limit() === undefined &&
+      kernel.hit() === undefined &&
+      cgroup !== undefined &&
+      (await cgroup.oomKills()) > 0;
+    const hit =
+      status.limit() ??
+      kernel.hit() ??
+      (oomKilled ? { limit: 'memory', max: mb(parts.limits.memoryMb), seen: 0 } : undefined);
+    const facts = fromBwrap(result, argv, status.ran());
+    return withFindings(
+      kernel.hit() === undefined ? facts : { ...facts, cancelled: false, exitCode: null, signal: 'SIGKILL' },
+      hit,
+      proxy?.refusals(),
+    );
+  } finally {
+    kernel.stop();
+    await cgroup?.remove();
+  }
 }
 
 /** What a Seatbelt sandbox is made of. */

@@ -79,6 +79,49 @@ export async function buildAgentView(
   const root = viewDir(opts.copyDir);
   await removeTree(root);
   const own = join(root, 'git');
+  await writeOwnGitDir(git, own, opts);
+
+  const installedReadOnly: string[] = [];
+  const objects: ViewMount = {
+    source: join(opts.mirrorDir, 'objects'),
+    target: join(opts.mirrorDir, 'objects'),
+    writable: false,
+  };
+  const remap = opts.remap ?? true;
+  // Without remapping, the copy's `.git` link points at the job's own directory for the run
+  // (put back by restoreGitLink afterwards), and that directory is writable where it is.
+  if (!remap) await ensureContent(join(opts.copyDir, '.git'), `gitdir: ${own}\n`);
+  const gitMounts: ViewMount[] = [{ source: own, target: remap ? opts.gitDir : own, writable: true }, objects];
+  const mounts = [...gitMounts];
+  // Every dependency directory the last install recorded (workspace packages' too), and the
+  // root one whatever made it: none is writable outside install steps.
+  const recorded = (await (await installRecords()).readInstallRecord(opts.installStamp))?.dirs ?? [];
+  for (const dir of new Set([...recorded, ...installedDirs].map((rel) => join(opts.copyDir, rel)))) {
+    if (await isDirectory(dir)) installedReadOnly.push(dir);
+  }
+  // Scratch caches need a mount over the read-only dependencies: without remapping, tools
+  // find their caches read-only (and work without them) rather than shared with later jobs.
+  if (remap) mounts.push(...(await scratchCacheMounts(opts.copyDir, root)));
+  const readOnly = [];
+  for (const path of opts.readOnly) if (await exists(path)) readOnly.push(path);
+  return {
+    writable: [opts.copyDir],
+    readOnly: [...readOnly, ...installedReadOnly],
+    installReadOnly: readOnly,
+    mounts,
+    installMounts: gitMounts,
+  };
+}
+
+/**
+ * Writes the job's own git directory `own`: HEAD on the branch at the copy's commit, the
+ * copy's index and sparse patterns, the mirror's objects as an alternate.
+ */
+async function writeOwnGitDir(
+  git: Git,
+  own: string,
+  opts: { copyDir: string; gitDir: string; mirrorDir: string; branch: string; signal?: AbortSignal | undefined },
+): Promise<void> {
   await mkdir(join(own, 'objects', 'info'), { recursive: true });
   await mkdir(join(own, 'info'), { recursive: true });
   const head = lastObjectId((await git.run(['rev-parse', 'HEAD'], { cwd: opts.copyDir, signal: opts.signal })).output);
@@ -103,29 +146,13 @@ export async function buildAgentView(
   );
   if (sparse !== undefined) await writeFile(join(own, 'info', 'sparse-checkout'), sparse);
   await copyFile(join(opts.gitDir, 'index'), join(own, 'index')).catch(() => undefined);
+}
 
-  const installedReadOnly: string[] = [];
-  const objects: ViewMount = {
-    source: join(opts.mirrorDir, 'objects'),
-    target: join(opts.mirrorDir, 'objects'),
-    writable: false,
-  };
-  const remap = opts.remap ?? true;
-  // Without remapping, the copy's `.git` link points at the job's own directory for the run
-  // (put back by restoreGitLink afterwards), and that directory is writable where it is.
-  if (!remap) await ensureContent(join(opts.copyDir, '.git'), `gitdir: ${own}\n`);
-  const gitMounts: ViewMount[] = [{ source: own, target: remap ? opts.gitDir : own, writable: true }, objects];
-  const mounts = [...gitMounts];
-  // Every dependency directory the last install recorded (workspace packages' too), and the
-  // root one whatever made it: none is writable outside install steps.
-  const recorded = (await (await installRecords()).readInstallRecord(opts.installStamp))?.dirs ?? [];
-  for (const dir of new Set([...recorded, ...installedDirs].map((rel) => join(opts.copyDir, rel)))) {
-    if (await isDirectory(dir)) installedReadOnly.push(dir);
-  }
-  // Scratch caches need a mount over the read-only dependencies: without remapping, tools
-  // find their caches read-only (and work without them) rather than shared with later jobs.
-  for (const name of remap ? installedDirs : []) {
-    const dir = join(opts.copyDir, name);
+/** A scratch directory per dependency cache under `root`, each mounted over its place in the installed directories. */
+async function scratchCacheMounts(copyDir: string, root: string): Promise<ViewMount[]> {
+  const mounts: ViewMount[] = [];
+  for (const name of installedDirs) {
+    const dir = join(copyDir, name);
     if (!(await isDirectory(dir))) continue;
     for (const cache of dependencyCaches) {
       const scratch = join(root, 'caches', name, cache);
@@ -141,15 +168,7 @@ export async function buildAgentView(
       }
     }
   }
-  const readOnly = [];
-  for (const path of opts.readOnly) if (await exists(path)) readOnly.push(path);
-  return {
-    writable: [opts.copyDir],
-    readOnly: [...readOnly, ...installedReadOnly],
-    installReadOnly: readOnly,
-    mounts,
-    installMounts: gitMounts,
-  };
+  return mounts;
 }
 
 /**

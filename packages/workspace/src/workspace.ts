@@ -1,34 +1,11 @@
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { lstat, readlink, realpath, rm, writeFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
-import { CodefleetError, isMemoryFile, memoryDir } from '@codefleet/core';
-import {
-  buildAgentView,
-  removeAgentView,
-  restoreGitLink,
-  viewDir,
-  type AgentView,
-  type AgentViewOptions,
-} from './agent-view.js';
-import { copyWorktreeRules, guardConfigFile } from './config-guard.js';
-import { lastObjectId, splitNul } from './git.js';
-import { readLock, unlock, updateLock, type LockHolder } from './lock-file.js';
-import { guardMirrorConfig } from './mirror.js';
-import { readState, writeState, type CopyPaths } from './pool.js';
-import { refuseConvertedBlobs } from './raw-content.js';
-import { createScopeMatcher, restoreWritable, type Scope } from './scope.js';
-import {
-  codefleetDir,
-  installStampPath,
-  keptDependencyDirs,
-  leftoverGitState,
-  listingBytes,
-  locked,
-  removeCopy,
-  worktreeGitDir,
-  type CopyContext,
-} from './working-copy.js';
+import { join } from 'node:path';
+import { buildAgentView, type AgentView, type AgentViewOptions } from './agent-view.js';
+import { addedContent } from './added-content.js';
+import { commitChange, fingerprint, pushSource } from './commit.js';
+import { openCopy, type WorkspaceParts } from './open-copy.js';
+import { releaseCopy } from './release.js';
+import { resetToStart, restoreFiles } from './restore-copy.js';
+import { installStampPath } from './working-copy.js';
 
 /** A job's working copy, ready for the agent: on the work branch, scoped, with its context files. */
 export interface Workspace {
@@ -147,79 +124,16 @@ export interface Workspace {
   release(opts?: { keep?: boolean }): Promise<void>;
 }
 
-/** Everything {@link openWorkspace} wraps. */
-export interface WorkspaceParts {
-  ctx: CopyContext;
-  paths: CopyPaths;
-  holder: LockHolder;
-  jobId: string;
-  /** The repository's URL or path, as the mirror's `origin` holds it. */
-  repoUrl: string;
-  branch: string;
-  baseBranch: string;
-  baseSha: string;
-  startSha: string;
-  existingRemoteSha?: string | undefined;
-  /** What "changed vs. the base" is measured against (merge base of base and remote branch). */
-  forkSha: string;
-  contextFiles: string[];
-  skippedContext: string[];
-  scope?: Scope | undefined;
-  /** The copy's own git directory in the mirror (`<mirror>/worktrees/<name>`), found when it was made. */
-  gitDir: string;
-  /** See {@link Workspace.toolsDir}. */
-  toolsDir: string;
-}
-
-/** Wraps a prepared copy into the {@link Workspace} the pipeline uses. */
+/**
+ * Wraps a prepared copy into the {@link Workspace} the pipeline uses. Each operation lives in
+ * the file of its kind: committing and pushing in `commit.ts`, putting files back in
+ * `restore-copy.ts`, the secret scan's input in `added-content.ts`, the end in `release.ts`.
+ */
 export function openWorkspace(parts: WorkspaceParts): Workspace {
-  const { ctx, paths, holder } = parts;
-  const git = (args: readonly string[], extra: { okExitCodes?: number[]; env?: Record<string, string> } = {}) =>
-    ctx.git.run(args, { cwd: paths.dir, outputBytes: listingBytes, ...extra });
-  const contextSet = new Set(parts.contextFiles);
-  const excluded = createScopeMatcher(parts.scope?.exclude ?? []);
-  const readOnly = createScopeMatcher(parts.scope?.read ?? []);
-  const outOfScope = (file: string) => excluded(file) || readOnly(file);
+  const copy = openCopy(parts);
+  const { ctx, paths } = copy;
+  const changedFiles = () => copy.changedSince(parts.forkSha);
   let released = false;
-
-  // Changed against `since`: tracked differences (commits since then included) and
-  // untracked files that are not ignored, minus the context files. Untracked dependency
-  // directories never count, ignored by the repository or not: a pooled copy keeps them
-  // from the previous job, and they are never part of the work. Nor does codefleet's own
-  // untracked `.codefleet/` (task file, the agents' prompt and feedback files); files the
-  // repository itself tracks there still count, and so do new memory bank files.
-  const dependencyDirs = [...keptDependencyDirs.map((name) => `--exclude=${name}/`), `--exclude=/${codefleetDir}/`];
-  const changedSince = async (since: string) => {
-    // stdout alone: git's warnings (a CRLF conversion notice) are never read as paths.
-    const listing = (args: string[]) => ctx.git.stdout(args, { cwd: paths.dir, maxBytes: listingBytes });
-    const tracked = await listing(['diff', '--name-only', '-z', '--no-renames', since, '--']);
-    const untracked = await listing(['ls-files', '-z', '--others', '--exclude-standard', ...dependencyDirs]);
-    // New memory bank files (`.codefleet/memory/*.md`) are the one part of `.codefleet/`
-    // that is the repository's: a proposed update, listed in the PR body (never silent).
-    const memory = splitNul(
-      await listing(['ls-files', '-z', '--others', '--exclude-standard', '--', `:(literal)${memoryDir}/`]),
-    ).filter(isMemoryFile);
-    // `dir/`: an untracked directory holding a git repository of its own (an agent's clone);
-    // git would add it as a gitlink, so it is never part of the work.
-    const files = new Set([
-      ...splitNul(tracked),
-      ...splitNul(untracked).filter((file) => !file.endsWith('/')),
-      ...memory,
-    ]);
-    return [...files].filter((file) => !contextSet.has(file)).sort();
-  };
-  const changedFiles = () => changedSince(parts.forkSha);
-  const restore = async () => {
-    await restoreGitLink(paths.dir, parts.gitDir);
-    // The repositories of tracked submodules: a run can make one (git init) with a config
-    // of its own; gone, nothing of it survives into codefleet's git or the next job.
-    const index = await ctx.git.stdout(['ls-files', '-s', '-z'], { cwd: paths.dir, maxBytes: listingBytes });
-    for (const entry of splitNul(index)) {
-      const match = /^160000 [0-9a-f]+ \d\t(.+)$/s.exec(entry);
-      if (match?.[1] !== undefined) await removeInsideCopy(paths.dir, join(match[1], '.git'));
-    }
-  };
-
   return {
     jobId: parts.jobId,
     dir: paths.dir,
@@ -233,11 +147,9 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
     pooled: paths.pooled,
     installStamp: installStampPath(paths),
     toolsDir: parts.toolsDir,
-
     changedFiles,
-
     async agentView(options = {}) {
-      await restore();
+      await copy.restore();
       return buildAgentView(ctx.git, {
         copyDir: paths.dir,
         gitDir: parts.gitDir,
@@ -249,254 +161,19 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
         remap: options.remap,
       });
     },
-
-    restoreGitLink: restore,
-
-    async resetToStart() {
-      await restore();
-      const gitDir = await worktreeGitDir(ctx, paths.dir);
-      if (gitDir === undefined) {
-        throw new CodefleetError(
-          'workspace_failed',
-          `the working copy ${paths.dir} is no longer a worktree of its mirror (its .git was changed); not reset`,
-          { verdict: 'permanent' },
-        );
-      }
-      // An agent's interrupted git command (a rebase, a lock) would stop the reset.
-      for (const name of leftoverGitState) await rm(join(gitDir, name), { recursive: true, force: true });
-      await git(['reset', '--hard', '--quiet', parts.startSha]);
-      const keep = [
-        ...parts.contextFiles.map((file) => `/${file}`),
-        `/${codefleetDir}/`,
-        ...keptDependencyDirs.map((name) => `${name}/`),
-      ];
-      await git(['clean', '-ffd', '--quiet', ...keep.flatMap((pattern) => ['-e', pattern])]);
-    },
-
-    async pushSource() {
-      const sha = lastObjectId(
-        await ctx.git.stdout(['rev-parse', `refs/heads/${parts.branch}`], { cwd: ctx.mirrorDir }),
-      );
-      if (sha === undefined)
-        throw new CodefleetError('workspace_failed', `the work branch ${parts.branch} has no commit to push`);
-      const gitDir = join(viewDir(paths.dir), 'push.git');
-      await rm(gitDir, { recursive: true, force: true });
-      await ctx.git.run(['init', '--quiet', '--bare', gitDir], { cwd: ctx.mirrorDir, signal: ctx.signal });
-      await writeFile(
-        join(gitDir, 'objects', 'info', 'alternates'),
-        `${await realpath(join(ctx.mirrorDir, 'objects'))}\n`,
-      );
-      return { gitDir, sha };
-    },
-
-    async fingerprint() {
-      const hash = createHash('sha256');
-      const files = await changedFiles();
-      // Too large to commit is refused before hashing: a sparse file of a terabyte would
-      // otherwise hold the worker for hours.
-      await refuseHugeFiles(paths.dir, files);
-      for (const file of files) {
-        if (ctx.signal?.aborted) throw new CodefleetError('cancelled', 'stopped while fingerprinting the change');
-        const path = join(paths.dir, file);
-        const info = await lstat(path).catch(() => undefined);
-        // Streamed, not read whole: a changed file may be large.
-        const content =
-          info === undefined
-            ? 'deleted'
-            : info.isSymbolicLink()
-              ? `link:${await readlink(path)}`
-              : info.isFile()
-                ? await fileHash(path)
-                : `type:${info.mode}`;
-        hash.update(`${file}\0${content}\0`);
-      }
-      return hash.digest('hex');
-    },
-
-    async addedContent(options = {}) {
-      await restore();
-      const range = [parts.forkSha, 'HEAD'];
-      const files = splitNul(
-        await ctx.git.stdout(['diff', '--name-only', '-z', '--no-renames', ...range, '--'], {
-          cwd: paths.dir,
-          maxBytes: listingBytes,
-        }),
-      );
-      const maxFiles = options.maxFiles ?? 5_000;
-      // What cannot be scanned is not pushed: a cap that skipped the rest would be a way past the scan.
-      if (files.length > maxFiles) {
-        throw new CodefleetError(
-          'workspace_failed',
-          `the change touches ${files.length} files; at most ${maxFiles} are scanned for secrets before a push, so it is not pushed`,
-          { verdict: 'permanent' },
-        );
-      }
-      const out: { file: string; added: string }[] = [];
-      for (const file of files) {
-        // --text: a binary file's bytes are scanned too; -U0: only what the change adds.
-        const diff = await ctx.git
-          .stdout(
-            [
-              'diff',
-              '--no-color',
-              '--no-ext-diff',
-              '--no-textconv',
-              '--text',
-              '-U0',
-              ...range,
-              '--',
-              `:(literal)${file}`,
-            ],
-            { cwd: paths.dir, maxBytes: maxScannedBytes },
-          )
-          .catch((error: unknown) => {
-            if ((error as { message?: string }).message?.includes('printed more than') !== true) throw error;
-            throw new CodefleetError(
-              'workspace_failed',
-              `${file} adds more than ${maxScannedBytes / 1024 / 1024} MiB, more than is scanned for secrets before a push; it is not pushed`,
-              { verdict: 'permanent' },
-            );
-          });
-        const added = diff
-          .split('\n')
-          .filter((line) => line.startsWith('+') && !line.startsWith('+++ '))
-          .map((line) => line.slice(1))
-          .join('\n');
-        out.push({ file, added });
-      }
-      return out;
-    },
-
-    async restoreFiles(files) {
-      if (files.length === 0) return;
-      await restore();
-      const inHead = new Set(
-        splitNul(
-          await ctx.git.stdout(['ls-tree', '-r', '-z', '--name-only', 'HEAD'], {
-            cwd: paths.dir,
-            maxBytes: listingBytes,
-          }),
-        ),
-      );
-      const tracked = files.filter((file) => inHead.has(file));
-      for (const file of files.filter((file) => !inHead.has(file))) await removeInsideCopy(paths.dir, file);
-      if (tracked.length === 0) return;
-      const list = join(parts.gitDir, 'codefleet-restore-paths');
-      await writeFile(list, tracked.map((path) => `${path}\0`).join(''));
-      try {
-        await git(['--literal-pathspecs', 'checkout', 'HEAD', `--pathspec-from-file=${list}`, '--pathspec-file-nul']);
-      } finally {
-        await rm(list, { force: true });
-      }
-    },
-
-    baselineFile(key) {
-      return join(`${ctx.mirrorDir}.baselines`, `${parts.baseSha}-${key}.json`);
-    },
-
-    async outOfScopeChanges() {
-      return (await changedFiles()).filter(outOfScope);
-    },
-
-    async commit(message, author) {
-      await restore();
-      const gitDir = await worktreeGitDir(ctx, paths.dir);
-      if (gitDir === undefined) {
-        throw new CodefleetError(
-          'workspace_failed',
-          `the working copy ${paths.dir} is no longer a worktree of its mirror (its .git was changed); nothing committed`,
-          { verdict: 'permanent' },
-        );
-      }
-      await locked(ctx, () => guardMirrorConfig(ctx.git, ctx.mirrorDir, parts.repoUrl, ctx.signal));
-      await guardConfigFile(ctx.git, join(gitDir, 'config.worktree'), copyWorktreeRules, ctx.signal);
-      const allowed = (await changedSince('HEAD')).filter((file) => !outOfScope(file));
-      await refuseHugeFiles(paths.dir, allowed);
-      // Only what the agent may change: a fresh index, then exactly those paths, passed
-      // through a file (no argv length limit) and taken literally (no glob magic).
-      await git(['reset', '--quiet']);
-      if (allowed.length > 0) {
-        const list = join(gitDir, 'codefleet-commit-paths');
-        await writeFile(list, allowed.map((path) => `${path}\0`).join(''));
-        try {
-          await git(['--literal-pathspecs', 'add', '--all', `--pathspec-from-file=${list}`, '--pathspec-file-nul']);
-        } finally {
-          await rm(list, { force: true });
-        }
-      }
-      const staged = await git(['diff', '--cached', '--quiet'], { okExitCodes: [1] });
-      if (staged.exitCode === 0) return undefined;
-      const identity = {
-        GIT_AUTHOR_NAME: author.name,
-        GIT_AUTHOR_EMAIL: author.email,
-        GIT_COMMITTER_NAME: author.name,
-        GIT_COMMITTER_EMAIL: author.email,
-      };
-      await git(['commit', '--quiet', '--no-verify', '--no-gpg-sign', '-m', message], { env: identity });
-      await refuseConvertedBlobs(ctx.git, paths.dir, ctx.signal);
-      return lastObjectId(await ctx.git.stdout(['rev-parse', 'HEAD'], { cwd: paths.dir }));
-    },
-
+    restoreGitLink: copy.restore,
+    resetToStart: () => resetToStart(copy),
+    pushSource: () => pushSource(copy),
+    fingerprint: () => fingerprint(copy),
+    addedContent: (options = {}) => addedContent(copy, options),
+    restoreFiles: (files) => restoreFiles(copy, files),
+    baselineFile: (key) => join(`${ctx.mirrorDir}.baselines`, `${parts.baseSha}-${key}.json`),
+    outOfScopeChanges: async () => (await changedFiles()).filter(copy.outOfScope),
+    commit: (message, author) => commitChange(copy, message, author),
     async release(opts = {}) {
       if (released) return;
       released = true;
-      await removeAgentView(paths.dir).catch(() => undefined);
-      // Only while the lock is still ours: after a sweep freed it, another attempt of the
-      // job may already be using a copy with this name.
-      if (!(await holdsLock(paths, holder))) return;
-      if (!paths.pooled && opts.keep !== true) {
-        await removeCopy(ctx, paths);
-      } else {
-        // Writable again, so a person inspecting a kept copy, or clearing the cache, can
-        // delete it without chmod; the next job applies its own scope anyway.
-        const state = await readState(paths);
-        await restoreWritable(paths.dir, state.readOnly);
-        await writeState(paths, { ...state, readOnly: { files: [], dirs: [] } });
-      }
-      if (opts.keep === true) await updateLock(paths.lock, holder, { ...holder, kept: true });
-      else await unlock(paths.lock, holder);
+      await releaseCopy(copy, opts);
     },
   };
-}
-
-/** The most a file's diff may add and still be scanned for secrets (over it: not pushed). */
-const maxScannedBytes = 32 * 1024 * 1024;
-
-/** Larger files are never committed: GitHub refuses them, and git would copy them into the shared mirror first. */
-export const maxCommittedFileBytes = 100 * 1024 * 1024;
-
-// Checked before `git add`, which would write the whole file into the mirror's object store.
-async function refuseHugeFiles(dir: string, files: readonly string[]): Promise<void> {
-  for (const file of files) {
-    const info = await lstat(join(dir, file)).catch(() => undefined);
-    if (info?.isFile() && info.size > maxCommittedFileBytes) {
-      throw new CodefleetError(
-        'forge_rejected',
-        `${file} is ${Math.round(info.size / 1024 / 1024)} MB; files over ${maxCommittedFileBytes / 1024 / 1024} MB are not committed (GitHub refuses them). Nothing was committed`,
-        {
-          verdict: 'permanent',
-          details: { file, bytes: info.size },
-        },
-      );
-    }
-  }
-}
-
-// Removes `rel` under `dir` unless a symlink on the way leads out of the copy.
-async function removeInsideCopy(dir: string, rel: string): Promise<void> {
-  const parent = await realpath(join(dir, rel, '..')).catch(() => undefined);
-  const root = await realpath(dir);
-  if (parent === undefined || (parent !== root && !parent.startsWith(`${root}/`))) return;
-  await rm(join(parent, basename(rel)), { recursive: true, force: true });
-}
-
-async function fileHash(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
-
-async function holdsLock(paths: CopyPaths, holder: LockHolder): Promise<boolean> {
-  const state = await readLock(paths.lock);
-  return state.kind === 'held' && state.holder.token === holder.token;
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { displayHost, probeOllama } from '@codefleet/agents';
 import type { LoadedConfig } from '@codefleet/config';
+import type { PullRequest } from '@codefleet/forge';
 import { createLogger } from '@codefleet/log';
 import { runProcess } from '@codefleet/process';
 import { branchName } from '@codefleet/workspace';
@@ -46,21 +47,7 @@ export async function demo(loaded: LoadedConfig, out: (line: string) => void): P
   const dir = join(loaded.config.data_dir, 'demo', new Date().toISOString().replace(/[:.]/g, '-'));
   await mkdir(dir, { recursive: true });
   const chosen = await chooseAgent(loaded);
-  const config = {
-    ...loaded.config,
-    data_dir: dir,
-    queue: { ...loaded.config.queue, backend: 'local' as const, local: { path: join(dir, 'queue.sqlite') } },
-    // Everything local, the runs too: a demo run does not belong in a fleet's store.
-    store: { ...loaded.config.store, backend: 'sqlite' as const },
-    workspace: { ...loaded.config.workspace, cache_dir: join(dir, 'cache') },
-    agents: {
-      ...loaded.config.agents,
-      default: chosen.agent,
-      script: { ...loaded.config.agents.script, module: demoAgent },
-    },
-    forge: { ...loaded.config.forge, type: 'local' as const },
-    logging: { ...loaded.config.logging, level: 'warn' as const },
-  };
+  const config = demoRunConfig(loaded, dir, chosen.agent);
   const rt = await openRuntime(
     { ...loaded, config },
     {
@@ -104,41 +91,9 @@ export async function demo(loaded: LoadedConfig, out: (line: string) => void): P
     const branch = branchName(run.job);
     const pr = await (await rt.forge()).findPullRequest(origin, branch);
     out('');
-    if (pr) {
-      out(`Pull request #${pr.number} on the local forge: ${pr.title}${pr.draft ? ' (draft)' : ''}`);
-      out(`  ${branch} → ${pr.base} · ${pr.url}`);
-      const diff = await runProcess(['git', '--git-dir', origin, 'diff', '--stat', `${pr.base}...${branch}`], {
-        cwd: dir,
-        env: gitEnvFrom(loaded.env),
-        timeoutMs: 30_000,
-      });
-      out(diff.outputTail.replace(/^/gm, '  ').trimEnd());
-    } else {
-      out('No pull request was opened.');
-    }
+    await showPullRequest(pr, branch, origin, dir, loaded, out);
     out('');
-    const demoConfig = await writeDemoConfig(dir);
-    out('Where things are:');
-    out(`  origin repository (push target): ${origin}`);
-    out(`  run records:   ${join(dir, 'runs.sqlite')}`);
-    out(`  PR records:    ${join(dir, 'forge.sqlite')}`);
-    out(`  working copies: ${join(dir, 'cache')}`);
-    out(`  its config:    ${demoConfig}`);
-    out('Read them (from the repository root):');
-    out(`  npx codefleet --config ${shellWord(demoConfig)} show ${shellWord(run.run_id)}`);
-    out(`  npx codefleet --config ${shellWord(demoConfig)} runs`);
-    out('');
-    if (chosen.agent === 'script') {
-      out('The demo agent is scripted: it is not a language model. Start Ollama with the model');
-      out(
-        `(ollama pull ${loaded.config.agents.ollama.model}) to see the built-in agent here, or set \`agents.default\``,
-      );
-      out('in config.yaml to ollama, aider, claude, codex, gemini or command (see the agents');
-      out('section there for binaries, models and API key variables).');
-    } else {
-      out('The agent was the built-in one on your local model: a small model may need the inner');
-      out('fix loop, or fail the task; the run record above says what happened.');
-    }
+    await showWhereThingsAre(dir, origin, run.run_id, chosen.agent, loaded, out);
     const ok = run.outcome === 'succeeded' && run.dod_result === 'passed' && pr !== undefined && !pr.draft;
     out('');
     out(
@@ -149,6 +104,79 @@ export async function demo(loaded: LoadedConfig, out: (line: string) => void): P
     return ok;
   } finally {
     await rt.close();
+  }
+}
+
+/** The loaded config with everything local and in `dir`, and `agent` as the default agent. */
+function demoRunConfig(loaded: LoadedConfig, dir: string, agent: 'ollama' | 'script'): LoadedConfig['config'] {
+  return {
+    ...loaded.config,
+    data_dir: dir,
+    queue: { ...loaded.config.queue, backend: 'local' as const, local: { path: join(dir, 'queue.sqlite') } },
+    // Everything local, the runs too: a demo run does not belong in a fleet's store.
+    store: { ...loaded.config.store, backend: 'sqlite' as const },
+    workspace: { ...loaded.config.workspace, cache_dir: join(dir, 'cache') },
+    agents: {
+      ...loaded.config.agents,
+      default: agent,
+      script: { ...loaded.config.agents.script, module: demoAgent },
+    },
+    forge: { ...loaded.config.forge, type: 'local' as const },
+    logging: { ...loaded.config.logging, level: 'warn' as const },
+  };
+}
+
+/** The pull request the demo's run opened on the local forge, with its diff's stat; or that there is none. */
+async function showPullRequest(
+  pr: PullRequest | undefined,
+  branch: string,
+  origin: string,
+  dir: string,
+  loaded: LoadedConfig,
+  out: (line: string) => void,
+): Promise<void> {
+  if (pr) {
+    out(`Pull request #${pr.number} on the local forge: ${pr.title}${pr.draft ? ' (draft)' : ''}`);
+    out(`  ${branch} → ${pr.base} · ${pr.url}`);
+    const diff = await runProcess(['git', '--git-dir', origin, 'diff', '--stat', `${pr.base}...${branch}`], {
+      cwd: dir,
+      env: gitEnvFrom(loaded.env),
+      timeoutMs: 30_000,
+    });
+    out(diff.outputTail.replace(/^/gm, '  ').trimEnd());
+  } else {
+    out('No pull request was opened.');
+  }
+}
+
+/** Where the demo's repository, records and config are, the commands that read them, and the agent's caveat. */
+async function showWhereThingsAre(
+  dir: string,
+  origin: string,
+  runId: string,
+  agent: 'ollama' | 'script',
+  loaded: LoadedConfig,
+  out: (line: string) => void,
+): Promise<void> {
+  const demoConfig = await writeDemoConfig(dir);
+  out('Where things are:');
+  out(`  origin repository (push target): ${origin}`);
+  out(`  run records:   ${join(dir, 'runs.sqlite')}`);
+  out(`  PR records:    ${join(dir, 'forge.sqlite')}`);
+  out(`  working copies: ${join(dir, 'cache')}`);
+  out(`  its config:    ${demoConfig}`);
+  out('Read them (from the repository root):');
+  out(`  npx codefleet --config ${shellWord(demoConfig)} show ${shellWord(runId)}`);
+  out(`  npx codefleet --config ${shellWord(demoConfig)} runs`);
+  out('');
+  if (agent === 'script') {
+    out('The demo agent is scripted: it is not a language model. Start Ollama with the model');
+    out(`(ollama pull ${loaded.config.agents.ollama.model}) to see the built-in agent here, or set \`agents.default\``);
+    out('in config.yaml to ollama, aider, claude, codex, gemini or command (see the agents');
+    out('section there for binaries, models and API key variables).');
+  } else {
+    out('The agent was the built-in one on your local model: a small model may need the inner');
+    out('fix loop, or fail the task; the run record above says what happened.');
   }
 }
 

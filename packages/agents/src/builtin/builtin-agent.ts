@@ -1,12 +1,13 @@
 import type { OllamaAgentConfig } from '@codefleet/config';
-import { boundTail, CodefleetError, formatUsd as usd } from '@codefleet/core';
+import { boundTail, CodefleetError } from '@codefleet/core';
 import { applyPatch } from '@codefleet/patch';
 import { changedFiles, headCommit } from '../changed-files.js';
 import { withoutForgeCredentials } from '../env.js';
 import { applyOptionsFor, type PatchPolicy } from '../patch-policy.js';
 import type { Agent, AgentOutcome, AgentRunRequest, AgentRunResult, ModelCall } from '../port.js';
-import { costOf, priceOf } from '../pricing.js';
-import { modelErrorKind, type ChatMessage, type ChatModel } from './chat-model.js';
+import { costOf } from '../pricing.js';
+import { allowance, estimateTokens } from './budget.js';
+import { modelErrorKind, type ChatMessage, type ChatModel, type ChatReply } from './chat-model.js';
 import { createAnthropicModel } from './anthropic-model.js';
 import { createOllamaModel } from './ollama-model.js';
 import { createOpenAiModel } from './openai-model.js';
@@ -60,67 +61,39 @@ export function createModelAgent(options: ModelAgentOptions): Agent {
   };
 }
 
+/** One run's record as it goes: its log, the tokens and calls charged, and the model once chosen. */
+interface RunLog {
+  started: number;
+  before: string | null;
+  lines: string[];
+  tokens: { prompt: number; completion: number };
+  calls: ModelCall[];
+  model?: ChatModel;
+}
+
 async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promise<AgentRunResult> {
-  const started = performance.now();
   const env = withoutForgeCredentials(req.env);
-  const before = await headCommit(req.workdir, env, req.gitPath);
-  const log: string[] = [];
+  const run: RunLog = {
+    started: performance.now(),
+    before: await headCommit(req.workdir, env, req.gitPath),
+    lines: [],
+    tokens: { prompt: 0, completion: 0 },
+    calls: [],
+  };
   const say = (line: string) => {
-    log.push(line);
+    run.lines.push(line);
     req.onOutput?.(`${line}\n`);
   };
-  const tokens = { prompt: 0, completion: 0 };
-  // Set once the model is chosen: a run cancelled before that names none.
-  let model: ChatModel | undefined = undefined;
-  const calls: ModelCall[] = [];
-  const finish = async (
-    outcome: AgentOutcome,
-    detail?: string,
-    flag?: 'permanent' | 'budget',
-  ): Promise<AgentRunResult> => {
-    const files = await changedFiles(req.workdir, env, { since: before, gitPath: req.gitPath }).catch(() => undefined);
-    let verdict = outcome;
-    let why = detail;
-    if (files === undefined && (outcome === 'changed' || outcome === 'no_changes'))
-      [verdict, why] = ['error', 'could not list changed files'];
-    if (verdict === 'changed' && files?.length === 0) [verdict, why] = ['no_changes', 'the patch changed nothing'];
-    const exitCode = verdict === 'timeout' ? 124 : verdict === 'error' ? null : verdict === 'failed' ? 1 : 0;
-    return {
-      exitCode,
-      signal: null,
-      timedOut: verdict === 'timeout',
-      durationMs: Math.round(performance.now() - started),
-      outputTail: boundTail(log.join('\n'), maxTail),
-      changedFiles: files ?? [],
-      outcome: verdict,
-      tokens: { ...tokens },
-      ...(why === undefined ? {} : { detail: why }),
-      ...(flag === 'permanent' && verdict === 'error' ? { permanent: true } : {}),
-      ...(flag === 'budget' ? { budgetExceeded: true } : {}),
-      ...(model === undefined ? {} : { model: model.model, modelCalls: calls, ...costSum(calls) }),
-    };
-  };
+  const finish = (outcome: AgentOutcome, detail?: string, flag?: 'permanent' | 'budget') =>
+    finishRun(run, req, env, outcome, detail, flag);
   if (req.signal?.aborted) return finish('error', 'cancelled');
 
   const timeout = AbortSignal.timeout(req.timeoutMs);
   const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
-  model = options.modelFor(env);
-  const { provider, model: modelName } = model;
-  // Every call is recorded, the refused and the failed ones too: the run record shows what
-  // was asked of which model, what it took and why it ended.
-  const record = (outcome: string, used: { prompt: number; completion: number }, latencyMs = 0) => {
-    const costUsd = costOf(req.prices, modelName, used);
-    calls.push({
-      provider,
-      model: modelName,
-      promptTokens: used.prompt,
-      completionTokens: used.completion,
-      latencyMs: Math.round(latencyMs),
-      outcome,
-      ...(costUsd === undefined ? {} : { costUsd }),
-    });
-  };
-  const price = priceOf(req.prices, modelName);
+  const model = options.modelFor(env);
+  run.model = model;
+  const record = (outcome: string, used: { prompt: number; completion: number }, latencyMs = 0) =>
+    recordCall(run, req, outcome, used, latencyMs);
   const prompt = await buildPrompt({
     workdir: req.workdir,
     prompt: req.prompt,
@@ -137,101 +110,155 @@ async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promis
   const messages: ChatMessage[] = [...prompt.messages];
 
   for (let ask = 1; ask <= 2; ask += 1) {
-    const spent = tokens.prompt + tokens.completion;
-    const left = req.tokenBudget === undefined ? undefined : req.tokenBudget - spent;
-    const none = { prompt: 0, completion: 0 };
-    if (left !== undefined && left <= 0) {
-      record('budget', none);
-      return finish('failed', `token budget spent (${spent} tokens in this run)`, 'budget');
+    const allowed = allowance({
+      messages,
+      spentTokens: run.tokens.prompt + run.tokens.completion,
+      tokenBudget: req.tokenBudget,
+      spentUsd: run.calls.reduce((sum, call) => sum + (call.costUsd ?? 0), 0),
+      budgetUsd: req.budgetUsd,
+      prices: req.prices,
+      model: model.model,
+      maxTokens: options.maxTokens,
+    });
+    if ('refused' in allowed) {
+      record('budget', { prompt: 0, completion: 0 });
+      return finish('failed', allowed.refused, 'budget');
     }
-    // A max-tokens cap bounds only the reply: the prompt is charged too, so what the reply
-    // may use is what is left after the prompt. One whose prompt alone would overrun the
-    // budget is not sent (the server counts a prompt it reads, whatever it answers).
-    const promptEstimate = estimateTokens(messages.reduce((sum, m) => sum + m.content.length, 0));
-    if (left !== undefined && promptEstimate >= left) {
-      record('budget', none);
-      return finish(
-        'failed',
-        `token budget too small for the prompt: about ${promptEstimate} prompt tokens, ${left} of the budget left (raise token_budget or lower context_tokens)`,
-        'budget',
-      );
+    const call = await callModel(model, messages, { signal, timeout, ...allowed }, run, req);
+    if ('error' in call) {
+      record(modelErrorKind(call.error) ?? 'error', call.charged, call.latencyMs);
+      return callFailed(call.error, req, timeout, say, finish);
     }
-    // The money budget works the same way: nothing is sent once it is spent or when the
-    // prompt alone would cost more than is left (priced models only), and the reply is capped
-    // at the tokens the rest buys.
-    const spentUsd = calls.reduce((sum, call) => sum + (call.costUsd ?? 0), 0);
-    const leftUsd = req.budgetUsd === undefined ? undefined : req.budgetUsd - spentUsd;
-    if (leftUsd !== undefined && leftUsd <= 0) {
-      record('budget', none);
-      return finish(
-        'failed',
-        `money budget spent (${usd(spentUsd)} of ${usd(req.budgetUsd ?? 0)} in this run)`,
-        'budget',
-      );
-    }
-    const promptUsd = costOf(req.prices, modelName, { prompt: promptEstimate, completion: 0 });
-    if (leftUsd !== undefined && promptUsd !== undefined && promptUsd >= leftUsd) {
-      record('budget', none);
-      return finish(
-        'failed',
-        `money budget too small for the prompt: about ${usd(promptUsd)} for ${promptEstimate} prompt tokens of ${modelName}, ${usd(leftUsd)} left`,
-        'budget',
-      );
-    }
-    const affordable =
-      leftUsd === undefined || promptUsd === undefined || price === undefined || price.outputPerMtok <= 0
-        ? undefined
-        : Math.max(1, Math.floor(((leftUsd - promptUsd) * 1_000_000) / price.outputPerMtok));
-    const caps = [options.maxTokens, left === undefined ? undefined : left - promptEstimate, affordable].filter(
-      (n): n is number => n !== undefined,
-    );
-    let reply;
-    let streamed = 0;
-    const callStarted = performance.now();
-    try {
-      reply = await model.chat(messages, {
-        signal,
-        ...(caps.length > 0 ? { maxTokens: Math.min(...caps) } : {}),
-        onText: (text) => {
-          streamed += text.length;
-          req.onOutput?.(text);
-        },
-      });
-    } catch (error) {
-      // The server reports no count for a call that never finished, yet a model that
-      // read the prompt and then timed out did spend: charge an estimate (about 4
-      // characters a token) so the budget still holds across retries.
-      const charged =
-        streamed > 0 || timeout.aborted
-          ? { prompt: promptEstimate, completion: estimateTokens(streamed) }
-          : { prompt: 0, completion: 0 };
-      tokens.prompt += charged.prompt;
-      tokens.completion += charged.completion;
-      record(modelErrorKind(error) ?? 'error', charged, performance.now() - callStarted);
-      if (timeout.aborted)
-        return finish('timeout', `no complete reply within ${Math.round(req.timeoutMs / 1000)} s; request aborted`);
-      if (req.signal?.aborted || modelErrorKind(error) === 'aborted') return finish('error', 'cancelled');
-      const message = error instanceof Error ? error.message : String(error);
-      say(`model call failed: ${message}`);
-      // A refused key or a missing model stays so on every retry: dead-letter at once.
-      const kind = modelErrorKind(error);
-      return finish('error', message, kind === 'unauthorized' || kind === 'model_not_found' ? 'permanent' : undefined);
-    }
-    const latencyMs = performance.now() - callStarted;
-    tokens.prompt += reply.promptTokens;
-    tokens.completion += reply.completionTokens;
-    const used = { prompt: reply.promptTokens, completion: reply.completionTokens };
+    const { reply, latencyMs } = call;
+    run.tokens.prompt += reply.promptTokens;
+    run.tokens.completion += reply.completionTokens;
     say(`reply ${ask}: ${reply.promptTokens} prompt + ${reply.completionTokens} completion tokens`);
     say(reply.content.trim());
     const read = readReply(reply.content);
     for (const note of read.notes) say(`note: ${note}`);
-    record(read.ok ? 'ok' : 'unusable', used, latencyMs);
+    record(read.ok ? 'ok' : 'unusable', { prompt: reply.promptTokens, completion: reply.completionTokens }, latencyMs);
     if (read.ok) return applyReply(read.commands, req, env, say, finish, options.patchPolicy);
     say(`unusable reply: ${read.problem}`);
     if (ask === 2) return finish('failed', `the model's reply could not be used, twice: ${read.problem}`.slice(0, 500));
     messages.push({ role: 'assistant', content: reply.content }, { role: 'user', content: reaskMessage(read.problem) });
   }
   return finish('failed', 'no usable reply');
+}
+
+/**
+ * One model call, its text streamed to the run's output. A call that throws is charged what
+ * it likely spent and returned as `error`: the server reports no count for a call that never
+ * finished, yet a model that read the prompt and then timed out did spend, so an estimate
+ * (about 4 characters a token) keeps the budget holding across retries.
+ */
+async function callModel(
+  model: ChatModel,
+  messages: readonly ChatMessage[],
+  call: { signal: AbortSignal; timeout: AbortSignal; maxTokens: number | undefined; promptEstimate: number },
+  run: RunLog,
+  req: AgentRunRequest,
+): Promise<
+  | { reply: ChatReply; latencyMs: number }
+  | { error: unknown; charged: { prompt: number; completion: number }; latencyMs: number }
+> {
+  let streamed = 0;
+  const started = performance.now();
+  try {
+    const reply = await model.chat(messages, {
+      signal: call.signal,
+      ...(call.maxTokens === undefined ? {} : { maxTokens: call.maxTokens }),
+      onText: (text) => {
+        streamed += text.length;
+        req.onOutput?.(text);
+      },
+    });
+    return { reply, latencyMs: performance.now() - started };
+  } catch (error) {
+    const charged =
+      streamed > 0 || call.timeout.aborted
+        ? { prompt: call.promptEstimate, completion: estimateTokens(streamed) }
+        : { prompt: 0, completion: 0 };
+    run.tokens.prompt += charged.prompt;
+    run.tokens.completion += charged.completion;
+    return { error, charged, latencyMs: performance.now() - started };
+  }
+}
+
+/**
+ * Records a model call, the refused and the failed ones too: the run record shows what was
+ * asked of which model, what it took and why it ended. Priced by `req.prices`.
+ */
+function recordCall(
+  run: RunLog,
+  req: AgentRunRequest,
+  outcome: string,
+  used: { prompt: number; completion: number },
+  latencyMs: number,
+): void {
+  if (run.model === undefined) return;
+  const { provider, model } = run.model;
+  const costUsd = costOf(req.prices, model, used);
+  run.calls.push({
+    provider,
+    model,
+    promptTokens: used.prompt,
+    completionTokens: used.completion,
+    latencyMs: Math.round(latencyMs),
+    outcome,
+    ...(costUsd === undefined ? {} : { costUsd }),
+  });
+}
+
+/** How a model call that threw ends the run: timed out, cancelled, or an error (permanent for a refused key or a missing model). */
+function callFailed(
+  error: unknown,
+  req: AgentRunRequest,
+  timeout: AbortSignal,
+  say: (line: string) => void,
+  finish: (outcome: AgentOutcome, detail?: string, flag?: 'permanent') => Promise<AgentRunResult>,
+): Promise<AgentRunResult> {
+  if (timeout.aborted)
+    return finish('timeout', `no complete reply within ${Math.round(req.timeoutMs / 1000)} s; request aborted`);
+  if (req.signal?.aborted || modelErrorKind(error) === 'aborted') return finish('error', 'cancelled');
+  const message = error instanceof Error ? error.message : String(error);
+  say(`model call failed: ${message}`);
+  // A refused key or a missing model stays so on every retry: dead-letter at once.
+  const kind = modelErrorKind(error);
+  return finish('error', message, kind === 'unauthorized' || kind === 'model_not_found' ? 'permanent' : undefined);
+}
+
+/** The run's result: the outcome checked against the files it really changed since it started. */
+async function finishRun(
+  run: RunLog,
+  req: AgentRunRequest,
+  env: Record<string, string>,
+  outcome: AgentOutcome,
+  detail?: string,
+  flag?: 'permanent' | 'budget',
+): Promise<AgentRunResult> {
+  const files = await changedFiles(req.workdir, env, { since: run.before, gitPath: req.gitPath }).catch(
+    () => undefined,
+  );
+  let verdict = outcome;
+  let why = detail;
+  if (files === undefined && (outcome === 'changed' || outcome === 'no_changes'))
+    [verdict, why] = ['error', 'could not list changed files'];
+  if (verdict === 'changed' && files?.length === 0) [verdict, why] = ['no_changes', 'the patch changed nothing'];
+  const exitCode = verdict === 'timeout' ? 124 : verdict === 'error' ? null : verdict === 'failed' ? 1 : 0;
+  return {
+    exitCode,
+    signal: null,
+    timedOut: verdict === 'timeout',
+    durationMs: Math.round(performance.now() - run.started),
+    outputTail: boundTail(run.lines.join('\n'), maxTail),
+    changedFiles: files ?? [],
+    outcome: verdict,
+    tokens: { ...run.tokens },
+    ...(why === undefined ? {} : { detail: why }),
+    ...(flag === 'permanent' && verdict === 'error' ? { permanent: true } : {}),
+    ...(flag === 'budget' ? { budgetExceeded: true } : {}),
+    ...(run.model === undefined ? {} : { model: run.model.model, modelCalls: run.calls, ...costSum(run.calls) }),
+  };
 }
 
 async function applyReply(
@@ -317,9 +344,4 @@ export function createBuiltinAgent(config: OllamaAgentConfig, patchPolicy?: Patc
 function costSum(calls: readonly ModelCall[]): { costUsd?: number } {
   const priced = calls.filter((call) => call.costUsd !== undefined);
   return priced.length === 0 ? {} : { costUsd: priced.reduce((sum, call) => sum + (call.costUsd ?? 0), 0) };
-}
-
-/** Tokens for `chars` characters of text, estimated at about four characters a token. */
-function estimateTokens(chars: number): number {
-  return Math.ceil(chars / 4);
 }

@@ -362,7 +362,7 @@ export class BullmqQueue implements Queue {
    * from job to job.
    */
   async #admit(fetched: BullJob, lockToken: string): Promise<Lease | undefined> {
-    const { maxAttempts, leaseMs } = this.#settings;
+    const { maxAttempts } = this.#settings;
     const attempt = fetched.attemptsStarted;
     if (attempt > maxAttempts) {
       await fetched.moveToFailed(
@@ -379,8 +379,13 @@ export class BullmqQueue implements Queue {
       await fetched.moveToFailed(new Error(`malformed job: ${read.error}`), lockToken, false);
       return undefined;
     }
+    return this.#lease(fetched, lockToken, read.job, attempt);
+  }
+
+  /** The lease on a fetched job held under `lockToken`: its settle verbs move the BullMQ job under that lock. */
+  #lease(fetched: BullJob, lockToken: string, job: Job, attempt: number): Lease {
+    const { maxAttempts, leaseMs } = this.#settings;
     const token = randomUUID();
-    const job = read.job;
     const lost = (error: unknown): never => {
       if (isLockLost(error))
         throw new LeaseLostError(

@@ -348,9 +348,7 @@ export class SqsQueue implements Queue {
 
   /** Turns a message received from `queueUrl` into a lease, or buries or drops it. */
   async #admit(message: Message, queueUrl: string): Promise<Lease | undefined> {
-    const remove = async (m: Message) => {
-      await this.#sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle }));
-    };
+    const remove = () => this.#remove(message, queueUrl);
     const { maxAttempts } = this.#settings;
     const now = Date.now();
     const body = message.Body ?? '';
@@ -364,25 +362,36 @@ export class SqsQueue implements Queue {
         raw: body.slice(0, rawLimit),
         now,
       });
-      await remove(message);
+      await remove();
       return undefined;
     }
     const token = randomUUID();
     const claimed = await this.#access.guard(this.#coord.claim(job.id, token, maxAttempts, job.idempotency_key));
     if (claimed.verdict === 'settled') {
       // A duplicate of finished work (a delete that did not happen, a retry's twin).
-      await remove(message);
+      await remove();
       return undefined;
     }
     if (claimed.verdict === 'exhausted') {
       const reason = `lease expired on attempt ${claimed.attempts} of ${maxAttempts} (the worker stopped heartbeating); attempts exhausted`;
       await this.#coord.settle(job.id, '', 'dead', { reason, raw: body, now });
-      await remove(message);
+      await remove();
       return undefined;
     }
-    const attempt = claimed.attempts;
+    return this.#lease(message, queueUrl, { job, body, token, attempt: claimed.attempts, now });
+  }
+
+  /** The lease on `message`'s claimed job: its settle verbs act on the coordination record and on the message. */
+  #lease(
+    message: Message,
+    queueUrl: string,
+    claim: { job: Job; body: string; token: string; attempt: number; now: number },
+  ): Lease {
+    const { job, body, token, attempt } = claim;
+    const { maxAttempts } = this.#settings;
+    const remove = () => this.#remove(message, queueUrl);
     const leaseMs = this.#leaseSeconds * 1_000;
-    let expiresAt = now + leaseMs;
+    let expiresAt = claim.now + leaseMs;
     const lost = () =>
       new LeaseLostError(job.id, `lease on job ${job.id} was lost: another claimer took it over or it was settled`);
     const settle = async (action: 'ack' | 'release' | 'dead' | 'retry', reason?: string) => {
@@ -422,12 +431,12 @@ export class SqsQueue implements Queue {
       },
       ack: async () => {
         await settle('ack');
-        await remove(message);
+        await remove();
       },
       retry: async ({ delayMs, reason }) => {
         if (attempt >= maxAttempts) {
           await settle('dead', `attempts exhausted (${attempt} of ${maxAttempts}): ${reason}`);
-          await remove(message);
+          await remove();
           return 'dead_lettered';
         }
         await settle('retry');
@@ -435,7 +444,7 @@ export class SqsQueue implements Queue {
         if (seconds <= maxDelaySeconds && !this.#settings.fifo) {
           // Re-sent first, deleted second: a crash in between duplicates, never loses.
           await this.#send(job, body, seconds, `-r${attempt}`);
-          await remove(message);
+          await remove();
         } else {
           await visibility(Math.min(maxVisibilitySeconds, seconds));
         }
@@ -443,13 +452,17 @@ export class SqsQueue implements Queue {
       },
       deadLetter: async (reason) => {
         await settle('dead', reason);
-        await remove(message);
+        await remove();
       },
       release: async () => {
         await settle('release');
         await visibility(0);
       },
     };
+  }
+
+  async #remove(message: Message, queueUrl: string): Promise<void> {
+    await this.#sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }));
   }
 
   #unavailable(error: unknown): unknown {

@@ -1,0 +1,90 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { startRedis } from '@codefleet/testkit';
+import { readLedger } from './audit.js';
+import type { Fleet } from './fleet.js';
+import { leaseSeconds, type Engine } from './setup.js';
+
+/** What {@link injectFaults} acts on. */
+export interface FaultTarget {
+  engine: Engine;
+  fleet: Fleet;
+  redis: Awaited<ReturnType<typeof startRedis>>;
+  ledgerPath: string;
+  jobCount: number;
+  deadlineMs: number;
+  /** How many jobs have succeeded so far. */
+  done: () => Promise<number>;
+  log: (line: string) => void;
+}
+
+/**
+ * Runs the faults until every job succeeded or the deadline passed: workers SIGKILLed at
+ * random, Redis SIGKILLed and restarted once (BullMQ run), one worker SIGSTOPped mid-job
+ * past its lease; a worker that exits by itself is restarted. Resolves what was done and
+ * whether the deadline ended it.
+ */
+export async function injectFaults(
+  target: FaultTarget,
+): Promise<{ kills: number; crashes: number; pastDeadline: boolean }> {
+  const { engine, fleet, redis, ledgerPath, jobCount, deadlineMs, done, log } = target;
+  const started = Date.now();
+  const deadline = started + deadlineMs;
+  let kills = 0;
+  let crashes = 0;
+  let redisKilled = engine !== 'bullmq';
+  let paused = false;
+  let nextKill = Date.now() + 1_500;
+  for (;;) {
+    const finished = await done();
+    if (finished === jobCount || Date.now() > deadline) break;
+    // Faults follow progress, or time where the machine is too loaded for progress to get
+    // there: a slow run meets every fault as well, and still has its last fifth to heal.
+    const phase = Math.max(finished / jobCount, (Date.now() - started) / (deadline - started));
+    // A worker that died by itself is restarted, as systemd or launchd would; it counts.
+    for (const w of fleet.workers.filter((x) => !x.alive && !x.killed)) {
+      w.killed = true;
+      crashes += 1;
+      log(`${w.name} exited on its own (see ${w.name}.log); restarting`);
+      fleet.start();
+    }
+    // Chaos in the first 80% of the run; the rest heals and drains.
+    if (phase < 0.8) {
+      if (!redisKilled && phase >= 0.3) {
+        redisKilled = true;
+        log('SIGKILL redis-server, restart in 1 s (AOF on)');
+        await redis.kill('SIGKILL');
+        await sleep(1_000);
+        await redis.restart();
+      }
+      if (!paused && phase >= 0.45) {
+        const recent = readLedger(ledgerPath)
+          .filter((e) => e.ev === 'claim' && Date.now() - e.at < 1_000)
+          .map((e) => e.pid);
+        const victim = fleet.live().find((w) => recent.includes(w.pid));
+        if (victim) {
+          paused = true;
+          log(
+            `SIGSTOP ${victim.name} mid-job for ${leaseSeconds * 3} s (its lease is ${leaseSeconds} s), then SIGCONT`,
+          );
+          victim.child.kill('SIGSTOP');
+          setTimeout(() => victim.child.kill('SIGCONT'), leaseSeconds * 3_000);
+        }
+      }
+      if (Date.now() >= nextKill) {
+        const candidates = fleet.live();
+        const victim = candidates[Math.floor(Math.random() * candidates.length)];
+        if (victim) {
+          kills += 1;
+          victim.killed = true;
+          victim.child.kill('SIGCONT');
+          victim.child.kill('SIGKILL');
+          await victim.exited;
+          fleet.start();
+        }
+        nextKill = Date.now() + 1_000 + Math.floor(Math.random() * 2_000);
+      }
+    }
+    await sleep(250);
+  }
+  return { kills, crashes, pastDeadline: Date.now() > deadline };
+}

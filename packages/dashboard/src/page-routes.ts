@@ -1,0 +1,109 @@
+import { readFileSync } from 'node:fs';
+import { taskStatusesOf } from '@codefleet/core';
+import { streamView } from './events.js';
+import { html } from './html.js';
+import { filtersOf, queryOf, runsBody } from './pages/runs.js';
+import { HttpError, idParams, idPattern, securityHeaders, type RouteContext } from './route-context.js';
+import { deadLettersView, overviewView, runView } from './views.js';
+
+const assetsDir = new URL('../assets/', import.meta.url);
+const assets: Record<string, { type: string; file: string }> = {
+  'dashboard.js': { type: 'text/javascript; charset=utf-8', file: 'dashboard.js' },
+  'dashboard.css': { type: 'text/css; charset=utf-8', file: 'dashboard.css' },
+};
+
+/** The page's script and style sheet, read once, and the favicon browsers ask for. */
+export function addAssetRoutes(ctx: RouteContext): void {
+  const files = Object.fromEntries(
+    Object.entries(assets).map(([name, a]) => [name, { type: a.type, body: readFileSync(new URL(a.file, assetsDir)) }]),
+  );
+  ctx.app.get('/assets/:name', async (req, reply) => {
+    const file = files[(req.params as { name: string }).name];
+    if (file === undefined) throw new HttpError(404, 'not found');
+    return reply.type(file.type).send(file.body);
+  });
+  // Browsers ask for it on every page; an empty answer keeps their consoles free of 404s.
+  ctx.app.get('/favicon.ico', async (_req, reply) => reply.code(204).send());
+}
+
+/** The pages: overview, runs, a run (and its record as JSON), dead letters. */
+export function addPageRoutes(ctx: RouteContext): void {
+  const { app, deps, csrf, sendPage } = ctx;
+  app.get('/', async (_req, reply) =>
+    sendPage(reply, 'Overview', (await overviewView(deps)).body, '/events?view=overview'),
+  );
+
+  app.get('/runs', async (req, reply) => {
+    const filters = filtersOf(req.query);
+    const now = deps.now().getTime();
+    const { query, ignored } = queryOf(filters, now, 200);
+    const runs = await deps.store.list(query);
+    const statuses = await taskStatusesOf(runs, deps.pullRequestStates);
+    return sendPage(reply, 'Runs', runsBody(runs, filters, ignored, now, statuses));
+  });
+
+  app.get<{ Params: { id: string } }>('/runs/:id', { schema: { params: idParams } }, async (req, reply) => {
+    const view = await runView(deps, req.params.id, { csrf });
+    if (view === undefined)
+      return sendPage(reply, 'No such run', html`<p>No run ${req.params.id}.</p>`, undefined, 404);
+    return sendPage(
+      reply,
+      `Run ${req.params.id}`,
+      view.body,
+      `/events?view=run&id=${encodeURIComponent(req.params.id)}`,
+    );
+  });
+
+  app.get<{ Params: { id: string } }>('/runs/:id/record.json', { schema: { params: idParams } }, async (req, reply) => {
+    const run = await deps.store.get(req.params.id);
+    if (run === undefined) throw new HttpError(404, `no run ${req.params.id}`);
+    return reply
+      .type('application/json; charset=utf-8')
+      .header('content-disposition', `attachment; filename="run-${req.params.id}.json"`)
+      .send(JSON.stringify(run, null, 2));
+  });
+
+  app.get('/dead-letters', async (_req, reply) =>
+    sendPage(reply, 'Dead letters', (await deadLettersView(deps, { csrf })).body),
+  );
+}
+
+/**
+ * The live updates of the overview and of a run page, as server-sent events; at most
+ * `maxStreams` open at once, all stopped when the server closes.
+ */
+export function addLiveRoutes(ctx: RouteContext, limits: { pollMs: number; maxStreams: number }): void {
+  const { app, deps, csrf } = ctx;
+  const streams = new Set<() => void>();
+  app.get('/events', async (req, reply) => {
+    const { view, id } = req.query as { view?: string; id?: string };
+    const read =
+      view === 'overview'
+        ? () => overviewView(deps)
+        : view === 'run' && id !== undefined && new RegExp(idPattern).test(id)
+          ? () => runView(deps, id, { csrf })
+          : undefined;
+    if (read === undefined) throw new HttpError(400, 'view=overview, or view=run&id=<run id>');
+    // Each stream reads the store every pollMs: their number bounds the load clients can make.
+    if (streams.size >= limits.maxStreams)
+      throw new HttpError(503, 'too many live streams open; close some dashboard tabs');
+    reply.hijack();
+    reply.raw.writeHead(200, {
+      ...securityHeaders,
+      'content-type': 'text/event-stream; charset=utf-8',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    const stop = streamView(reply.raw, read, {
+      pollMs: limits.pollMs,
+      keepAliveMs: 15_000,
+      ...(ctx.onError === undefined ? {} : { onError: ctx.onError }),
+    });
+    streams.add(stop);
+    reply.raw.on('close', () => streams.delete(stop));
+  });
+  app.addHook('preClose', async () => {
+    for (const stop of streams) stop();
+    streams.clear();
+  });
+}
