@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
+import { createScriptAgent } from '@codefleet/agents';
 import { parseConfig } from '@codefleet/config';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { join } from 'node:path';
@@ -156,10 +157,15 @@ if (pass === 'implement' && attempt === 2) {
   });
 
   it('agent timeout is transient: the outer retry succeeds', async () => {
-    h = await createHarness({ agentTimeoutMs: 1_500 });
-    await h.agent(
-      `if (runs === 1) { setInterval(() => {}, 1000); await new Promise(() => {}); }\n${implementsFeature}`,
-    );
+    h = await createHarness();
+    await h.agent('setInterval(() => {}, 1000);\nawait new Promise(() => {});', 'hangs');
+    await h.agent(implementsFeature);
+    // Only the first attempt's agent, the one that hangs, gets a short deadline: the retry's
+    // good agent keeps the harness's, which a slow start on a loaded machine cannot miss.
+    const first = createScriptAgent({ module: h.agentModule('hangs'), timeoutMs: 1_500 });
+    const retry = createScriptAgent({ module: h.agentModule() });
+    let calls = 0;
+    h.deps.agentFor = () => (++calls === 1 ? first : retry);
     const job = h.job();
     await h.drain(job);
     const run = await h.store.get(job.id);
