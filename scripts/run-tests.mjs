@@ -60,7 +60,9 @@ for (const dir of workspaces) {
   passed += results.numPassedTests;
   failed += results.numFailedTests;
   for (const suite of results.testResults) {
-    durations.push({ file: `${name}/${suite.name.slice(dir.length + 1)}`, ms: suite.endTime - suite.startTime });
+    // A suite that could not run may carry no start time: it has no duration to rank.
+    if (suite.startTime > 0)
+      durations.push({ file: `${name}/${suite.name.slice(dir.length + 1)}`, ms: suite.endTime - suite.startTime });
     const failures = suite.assertionResults.filter((a) => a.status === 'failed');
     if (suite.status === 'failed' && failures.length === 0) {
       failed += 1;
