@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm test`: builds what the tests need, runs every workspace's jest suite through turbo,
-// then prints one summary line `N passed, N failed` from the jest JSON reports. A suite that
-// could not run (a compile error, a crash) counts as a failure, so nothing fails silently.
+// then prints the ten slowest test files and one summary line `N passed, N failed` from the
+// jest JSON reports. A suite that could not run (a compile error, a crash) counts as a
+// failure, so nothing fails silently.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -46,6 +47,7 @@ const turbo = spawnSync(
 let passed = 0;
 let failed = 0;
 const problems = [];
+const durations = [];
 for (const dir of workspaces) {
   const name = dir.slice(root.length);
   const report = join(dir, '.jest-results.json');
@@ -58,6 +60,9 @@ for (const dir of workspaces) {
   passed += results.numPassedTests;
   failed += results.numFailedTests;
   for (const suite of results.testResults) {
+    // A suite that could not run may carry no start time: it has no duration to rank.
+    if (suite.startTime > 0)
+      durations.push({ file: `${name}/${suite.name.slice(dir.length + 1)}`, ms: suite.endTime - suite.startTime });
     const failures = suite.assertionResults.filter((a) => a.status === 'failed');
     if (suite.status === 'failed' && failures.length === 0) {
       failed += 1;
@@ -72,9 +77,22 @@ if (turbo.status !== 0 && failed === 0) {
   failed += 1;
   problems.push(`turbo exited with ${turbo.status ?? turbo.signal}: a build or test task failed`);
 }
+printSlowest(durations, 10);
 if (problems.length > 0) console.log(`\nFailures:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed > 0 ? 1 : 0);
+
+// The files that cost the suite most, so a new slow test shows up in the run that added it.
+// Wall times: under load they overstate, but the order is what tells where to look.
+function printSlowest(durations, count) {
+  const slowest = durations
+    .filter((d) => Number.isFinite(d.ms))
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, count);
+  if (slowest.length === 0) return;
+  console.log(`\nSlowest test files:`);
+  for (const { file, ms } of slowest) console.log(`  ${(ms / 1000).toFixed(1).padStart(7)} s  ${file}`);
+}
 
 function provision(programs) {
   if (process.platform !== 'linux') return;

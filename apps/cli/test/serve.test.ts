@@ -104,7 +104,7 @@ describe('codefleet serve', () => {
       line.textEvent({ text: 'hi there' }),
     ]);
     expect(delivered.status).toBe(200);
-    await waitFor(() => line.replies.length > 0, { timeoutMs: 20_000, what: 'the LINE reply' });
+    await waitFor(() => line.replies.length > 0, { what: 'the LINE reply' });
     expect(line.replies[0]!.texts.join('\n')).toContain('Hello from the local model.');
 
     // Refused deliveries: no bearer token for the API, no signature for LINE.

@@ -90,7 +90,6 @@ describe('Slack end to end: mention → serve → worker → the thread', () => 
     await slack.socket.deliverEvent(body, { retries: 2 });
     const bots = () => slack.thread('C0REPO', ts).filter((m) => m.bot_id !== undefined);
     await waitFor(() => bots()[0]?.text.includes('Queued as job'), {
-      timeoutMs: 20_000,
       what: 'the status message saying queued',
     });
 
@@ -181,7 +180,7 @@ describe('Slack end to end: mention → serve → worker → the thread', () => 
     });
     await slack.socket.deliverEvent(root.body);
     const bots = () => slack.thread('C0REPO', root.ts).filter((m) => m.bot_id !== undefined);
-    await waitFor(() => bots()[0]?.text.includes('Queued as job'), { timeoutMs: 20_000, what: 'the first job queued' });
+    await waitFor(() => bots()[0]?.text.includes('Queued as job'), { what: 'the first job queued' });
 
     // The first job has not run yet: the follow-up is kept, not turned back, however often delivered.
     const reply = slack.mention({
@@ -192,7 +191,6 @@ describe('Slack end to end: mention → serve → worker → the thread', () => 
     });
     await slack.socket.deliverEvent(reply.body, { retries: 1 });
     const kept = await waitFor(() => bots().find((m) => m.text.includes('I kept your request')), {
-      timeoutMs: 20_000,
       what: 'the kept status',
     });
 

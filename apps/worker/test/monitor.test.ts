@@ -354,7 +354,6 @@ describe('health and metrics endpoint', () => {
     });
 
     await waitFor(async () => (await get(server.port, '/healthz')).status === 200 || undefined, {
-      timeoutMs: 10_000,
       what: 'healthy',
     });
     await redis.kill('SIGKILL');
@@ -363,12 +362,11 @@ describe('health and metrics endpoint', () => {
         const res = await get(server.port, '/healthz');
         return res.status === 503 ? res : undefined;
       },
-      { timeoutMs: 15_000, what: '503 while Redis is down' },
+      { what: '503 while Redis is down' },
     );
     expect(down.body).toMatch(/^unhealthy: /);
     await redis.restart();
     await waitFor(async () => (await get(server.port, '/healthz')).status === 200 || undefined, {
-      timeoutMs: 20_000,
       what: 'healthy again',
     });
   }, 60_000);

@@ -195,7 +195,7 @@ describe('runWorker', () => {
       await sleep(2_200);
       const thief = await queue.claim({ workerId: 'thief' });
       expect(thief).toBeDefined();
-      await waitFor(() => ctx.signal.aborted, { timeoutMs: 3_000, what: 'the job to be aborted' });
+      await waitFor(() => ctx.signal.aborted, { what: 'the job to be aborted' });
       abortedAfterTheft = true;
       await thief!.ack();
       shutdown.abort();
@@ -265,7 +265,7 @@ describe('runWorker', () => {
       let reason: unknown;
       const runner: JobRunner = async (ctx) => {
         await store.requestCancel(ctx.job.idempotency_key, 'alice');
-        await waitFor(() => ctx.signal.aborted, { timeoutMs: 5_000, what: 'the job to be stopped' });
+        await waitFor(() => ctx.signal.aborted, { what: 'the job to be stopped' });
         reason = ctx.signal.reason;
         shutdown.abort();
         return { action: 'ack', run: fakeRun };

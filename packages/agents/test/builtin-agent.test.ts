@@ -235,10 +235,9 @@ describe('built-in agent on the Ollama stand-in', () => {
   it('a model that never answers is a timeout (exit 124, request aborted); an abort is cancelled', async () => {
     const { server: s, repo: r } = await setup({ replies: [{ hang: true }, { hang: true }] });
     const agent = createBuiltinAgent(configFor(`    host: ${s.url}\n`));
-    const started = Date.now();
+    // The model never answers: a result at all means the request was given up at the timeout.
     const timedOut = await agent.run(request(r.path, { timeoutMs: 400 }));
     expect(timedOut).toMatchObject({ outcome: 'timeout', exitCode: 124, timedOut: true });
-    expect(Date.now() - started).toBeLessThan(5_000);
     // The server counted nothing, but the model read the prompt: an estimate is charged to the budget.
     expect(timedOut.tokens?.prompt).toBeGreaterThan(50);
 

@@ -274,7 +274,7 @@ describe.each(toolNames)('%s adapter', (tool) => {
     expect(result).toMatchObject({ outcome: 'timeout', exitCode: 124, timedOut: true });
     const [parent, grandchild] = (/pids (\d+) (\d+)/.exec(result.outputTail) ?? []).slice(1).map(Number);
     expect(grandchild).toBeGreaterThan(0);
-    await waitFor(() => !isAlive(parent!) && !isAlive(grandchild!), { what: 'no survivors', timeoutMs: 3_000 });
+    await waitFor(() => !isAlive(parent!) && !isAlive(grandchild!), { what: 'no survivors' });
   });
 });
 

@@ -99,7 +99,7 @@ describe('Codex JSON events', () => {
     expect(seen.join('')).toContain('"turn.completed"');
     const [parent, grandchild] = (/pids (\d+) (\d+)/.exec(result.outputTail) ?? []).slice(1).map(Number);
     expect(grandchild).toBeGreaterThan(0);
-    await waitFor(() => !isAlive(parent!) && !isAlive(grandchild!), { what: 'no survivors', timeoutMs: 10_000 });
+    await waitFor(() => !isAlive(parent!) && !isAlive(grandchild!), { what: 'no survivors' });
   });
 
   it('under the budget the same run is not stopped: it runs to its timeout', async () => {

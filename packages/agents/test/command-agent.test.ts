@@ -204,7 +204,7 @@ describe('command agent', () => {
       prompt: 'x',
       pass: 'implement',
       attempt: 1,
-      timeoutMs: 5_000,
+      timeoutMs: 20_000,
       env: agentTestEnv(),
     });
     expect(result).toMatchObject({ outcome: 'error', exitCode: null, signal: 'SIGKILL', detail: 'killed by SIGKILL' });

@@ -149,7 +149,7 @@ export function agentConformance(harness: AgentHarness): void {
       expect(result.detail).toMatch(/timed out after 2\.5 s/);
       const [parent, grandchild] = pidsOf(result.outputTail);
       expect(grandchild).toBeGreaterThan(0);
-      await waitFor(() => !isAlive(parent!) && !isAlive(grandchild!), { what: 'no survivors', timeoutMs: 3_000 });
+      await waitFor(() => !isAlive(parent!) && !isAlive(grandchild!), { what: 'no survivors' });
     });
 
     it('an abort stops the tree → error "cancelled"', async () => {
@@ -165,7 +165,7 @@ export function agentConformance(harness: AgentHarness): void {
       expect(result).toMatchObject({ outcome: 'error', detail: 'cancelled', timedOut: false });
       const [parent, grandchild] = pidsOf(result.outputTail);
       expect(grandchild).toBeGreaterThan(0);
-      await waitFor(() => !isAlive(parent!) && !isAlive(grandchild!), { what: 'no survivors', timeoutMs: 3_000 });
+      await waitFor(() => !isAlive(parent!) && !isAlive(grandchild!), { what: 'no survivors' });
     });
 
     it('runs headless in the workdir with exactly the request environment, minus forge credentials', async () => {

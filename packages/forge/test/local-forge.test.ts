@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, utimes, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { createTempRepo, git, startFixture } from '@codefleet/testkit';
+import { createTempRepo, git, isAlive, startFixture, waitFor } from '@codefleet/testkit';
 import { awkwardMarkdown, forgeContract } from '../src/contract/forge-contract.js';
 import { createLocalForge } from '../src/index.js';
 import { forgeGitEnv, openLocal } from './local-harness.js';
@@ -211,7 +211,11 @@ describe('LocalForge specifics', () => {
   it('stops a hanging git at gitTimeoutMs with a transient git_failed that quotes no environment', async () => {
     const o = await open();
     const fakeGit = join(o.scratch, 'hanging-git');
-    await writeFile(fakeGit, '#!/bin/sh\necho "starting with $CODEFLEET_TEST_SECRET" >/dev/null\nexec sleep 30\n');
+    const pidFile = join(o.scratch, 'hanging-git.pid');
+    await writeFile(
+      fakeGit,
+      `#!/bin/sh\necho "starting with $CODEFLEET_TEST_SECRET" >/dev/null\necho $$ > ${pidFile}\nexec sleep 300\n`,
+    );
     await chmod(fakeGit, 0o755);
     const forge = createLocalForge({
       dbPath: join(o.scratch, 'hang.sqlite'),
@@ -220,7 +224,6 @@ describe('LocalForge specifics', () => {
       gitTimeoutMs: 300,
     });
     try {
-      const started = Date.now();
       const error = await forge.findBranch(o.repo, 'main').then(
         () => undefined,
         (e: unknown) => e,
@@ -232,7 +235,10 @@ describe('LocalForge specifics', () => {
       });
       expect(JSON.stringify(error)).not.toContain('s3cr3t-value');
       expect(String((error as Error).message)).not.toContain('s3cr3t-value');
-      expect(Date.now() - started).toBeLessThan(10_000);
+      // Stopped, not waited out: the hanging git is gone long before its sleep would end.
+      const pid = Number(await readFile(pidFile, 'utf8'));
+      expect(pid).toBeGreaterThan(0);
+      await waitFor(() => !isAlive(pid), { what: 'the hanging git killed' });
     } finally {
       forge.close();
     }

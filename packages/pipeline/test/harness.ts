@@ -37,6 +37,12 @@ if (pass === 'test') fs.writeFileSync(path.join(workdir, 'test', 'two.test.js'),
   "import { test } from 'node:test';\\nimport assert from 'node:assert/strict';\\nimport { two } from '../src/lib.js';\\ntest('two', () => assert.equal(two(), 2));\\n");
 `;
 
+/**
+ * What the CLI adds to every run's environment (`runEnvironment`): a sandboxed run's HOME is
+ * empty, so without them each npm call would look for a newer npm over the network first.
+ */
+const quietTools = { npm_config_update_notifier: 'false', NO_UPDATE_NOTIFIER: '1' };
+
 /** Everything a pipeline test needs, on real parts: git repos, SQLite queue/stores, processes. */
 export interface Harness {
   dir: TempDir;
@@ -122,8 +128,8 @@ export async function createHarness(
       verification: config.verification,
       stepTimeoutMs: 60_000,
       onDodFailure: 'draft',
-      agentEnv: () => buildAgentEnv(env),
-      verifyEnv: buildAgentEnv(env),
+      agentEnv: () => buildAgentEnv(env, { extra: quietTools }),
+      verifyEnv: buildAgentEnv(env, { extra: quietTools }),
       commitAuthor: { name: 'codefleet', email: 'codefleet@test.invalid' },
       keepFailed: false,
       ...settings,

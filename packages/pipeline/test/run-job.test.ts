@@ -1,10 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
+import { createScriptAgent } from '@codefleet/agents';
 import { parseConfig } from '@codefleet/config';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { join } from 'node:path';
+import { writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { SqliteRunStore } from '@codefleet/store';
-import { git } from '@codefleet/testkit';
+import { git, waitFor } from '@codefleet/testkit';
 import { branchName } from '@codefleet/workspace';
 import { cancelRequested } from '@codefleet/core';
 import { reportDeadLetters, runJob } from '../src/index.js';
@@ -13,6 +15,18 @@ import { createHarness, implementsFeature, projectFiles, type Harness } from './
 // Scripted agents (stand-ins for a language model): each test writes the module the
 // real `script` adapter runs, so the pipeline, workspace, verification, forge and queue
 // under test are all the real code.
+
+// An agent body that says it started, then waits in pass 1 until the test writes `go`
+// beside it: the test acts while the agent is running, whatever the machine's speed.
+const pauseUntilGo = `
+const here = path.dirname(counterFile);
+if (pass === 'implement') {
+  fs.writeFileSync(path.join(here, 'started'), '');
+  while (!fs.existsSync(path.join(here, 'go'))) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+}`;
+
+const agentStarted = (harness: Harness) =>
+  waitFor(() => existsSync(join(dirname(harness.agentModule()), 'started')), { what: 'the agent to start' });
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -156,10 +170,15 @@ if (pass === 'implement' && attempt === 2) {
   });
 
   it('agent timeout is transient: the outer retry succeeds', async () => {
-    h = await createHarness({ agentTimeoutMs: 1_500 });
-    await h.agent(
-      `if (runs === 1) { setInterval(() => {}, 1000); await new Promise(() => {}); }\n${implementsFeature}`,
-    );
+    h = await createHarness();
+    await h.agent('setInterval(() => {}, 1000);\nawait new Promise(() => {});', 'hangs');
+    await h.agent(implementsFeature);
+    // Only the first attempt's agent, the one that hangs, gets a short deadline: the retry's
+    // good agent keeps the harness's, which a slow start on a loaded machine cannot miss.
+    const first = createScriptAgent({ module: h.agentModule('hangs'), timeoutMs: 1_500 });
+    const retry = createScriptAgent({ module: h.agentModule() });
+    let calls = 0;
+    h.deps.agentFor = () => (++calls === 1 ? first : retry);
     const job = h.job();
     await h.drain(job);
     const run = await h.store.get(job.id);
@@ -289,10 +308,8 @@ ${implementsFeature}`);
 
   it('fencing: a worker paused past its task lease is refused at publish, and the refusal is recorded', async () => {
     h = await createHarness();
-    // The agent "pauses" (a long sleep) while the task lease runs out.
-    await h.agent(
-      `Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, pass === 'implement' ? 1500 : 0);\n${implementsFeature}`,
-    );
+    // The agent "pauses" in pass 1 until the test has let the task lease run out.
+    await h.agent(`${pauseUntilGo}\n${implementsFeature}`);
     const job = h.job({ title: 'Add two()' });
     expect(await h.store.acquire(job.idempotency_key, 'paused-token', 300)).toBe(true);
     const running = runJob(h.deps, {
@@ -303,8 +320,11 @@ ${implementsFeature}`);
       leaseToken: 'paused-token',
     });
     // Meanwhile the lease expired and another worker took the task over.
-    await new Promise((resolve) => setTimeout(resolve, 600));
-    expect(await h.store.acquire(job.idempotency_key, 'rescuer-token', 60_000)).toBe(true);
+    await agentStarted(h);
+    await waitFor(() => h!.store.acquire(job.idempotency_key, 'rescuer-token', 60_000), {
+      what: 'the lease to expire',
+    });
+    await writeFile(join(dirname(h.agentModule()), 'go'), '');
     const result = await running;
     expect(result.action).toBe('release');
     const branch = branchName(job);
@@ -355,11 +375,11 @@ ${implementsFeature}`);
 
   it('cancel: a running job stopped through its signal (the worker saw the request) ends cancelled too', async () => {
     h = await createHarness();
-    await h.agent(`Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20000);`);
+    await h.agent(pauseUntilGo);
     const job = h.job({ title: 'Add two()' });
     const controller = new AbortController();
     const running = runJob(h.deps, { job, attempt: 1, workerId: 'w', signal: controller.signal });
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await agentStarted(h);
     controller.abort(cancelRequested('alice'));
     const result = await running;
     expect(result.action).toBe('ack');

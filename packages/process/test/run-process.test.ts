@@ -69,7 +69,7 @@ describe('runProcess', () => {
     expect(result).toMatchObject({ exitCode: 124, timedOut: true, cancelled: false });
     const [parent, grandchild] = pidsOf(result.outputTail);
     expect(grandchild).toBeGreaterThan(0);
-    await waitFor(() => !isAlive(parent!) && !isAlive(grandchild!), { what: 'no survivors', timeoutMs: 3_000 });
+    await waitFor(() => !isAlive(parent!) && !isAlive(grandchild!), { what: 'no survivors' });
   });
 
   it('kills what a process left behind when it exits by itself', async () => {
@@ -77,7 +77,7 @@ describe('runProcess', () => {
     expect(result.exitCode).toBe(3);
     expect(result.outputTail).toContain('to stderr');
     const [, grandchild] = pidsOf(result.outputTail);
-    await waitFor(() => !isAlive(grandchild!), { what: 'grandchild killed', timeoutMs: 3_000 });
+    await waitFor(() => !isAlive(grandchild!), { what: 'grandchild killed' });
   });
 
   it('an abort signal stops the process and says so', async () => {
@@ -128,7 +128,7 @@ describe('runProcess', () => {
       const holder = Number(/holder (\d+)/.exec(result.outputTail)?.[1]);
       expect(holder).toBeGreaterThan(0);
       expect(result).toMatchObject({ exitCode: 0, strays: 1 });
-      await waitFor(() => !isAlive(holder), { what: 'the stray killed', timeoutMs: 2_000 });
+      await waitFor(() => !isAlive(holder), { what: 'the stray killed' });
     },
     15_000,
   );
@@ -141,7 +141,7 @@ describe('runProcess', () => {
       expect(isAlive(holder)).toBe(true);
       parent.kill('SIGKILL');
       await parent.exited;
-      await waitFor(() => !isAlive(holder), { what: 'the stray killed by the guard', timeoutMs: 5_000 });
+      await waitFor(() => !isAlive(holder), { what: 'the stray killed by the guard' });
     },
     15_000,
   );
@@ -177,10 +177,7 @@ describe('runProcess', () => {
       parent.kill('SIGKILL');
       await parent.exited;
       if (mode === 'guarded') {
-        await waitFor(() => !isAlive(child!) && !isAlive(grandchild!), {
-          what: 'the orphaned group killed',
-          timeoutMs: 5_000,
-        });
+        await waitFor(() => !isAlive(child!) && !isAlive(grandchild!), { what: 'the orphaned group killed' });
       } else {
         // The control: without the guard both survive their parent; clean them up here.
         await new Promise((resolve) => setTimeout(resolve, 600));
@@ -214,7 +211,7 @@ describe('runProcess', () => {
     expect(hung).toMatchObject({ exitCode: 124, timedOut: true });
     const [child, grandchild] = pidsOf(hung.outputTail);
     expect(grandchild).toBeGreaterThan(0);
-    await waitFor(() => !isAlive(child!) && !isAlive(grandchild!), { what: 'no survivors', timeoutMs: 3_000 });
+    await waitFor(() => !isAlive(child!) && !isAlive(grandchild!), { what: 'no survivors' });
     const missing = await runProcess(['codefleet-no-such-program'], { cwd: '/', env, dieWithParent: true });
     expect(missing).toMatchObject({ exitCode: null, spawnError: 'spawn codefleet-no-such-program ENOENT' });
     // Killed by a signal Node itself ignores: still reported as that signal, not exit 0.

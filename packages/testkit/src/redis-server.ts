@@ -92,7 +92,6 @@ export async function startRedis(options: RedisOptions = {}): Promise<RedisServe
           : new Error(`redis-server exited before it was ready (exit ${result.exitCode ?? result.signal})`);
       });
       const ready = waitFor(async () => (await ping(port, auth)) || undefined, {
-        timeoutMs: 10_000,
         what: `redis-server on port ${port}`,
       });
       try {

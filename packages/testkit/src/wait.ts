@@ -2,11 +2,21 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Options for {@link waitFor}. */
 export interface WaitOptions {
+  /**
+   * When to give up (default {@link defaultWaitMs}). A wait for something that must happen
+   * leaves it unset: a shorter deadline fails a correct but slow run on a loaded machine.
+   */
   timeoutMs?: number;
   intervalMs?: number;
   /** Says what was awaited, for the timeout error. */
   what?: string;
 }
+
+/**
+ * The default deadline: just under the jest preset's 120 s test timeout, so a wait that never
+ * ends still fails saying what it waited for, not with a bare test timeout.
+ */
+const defaultWaitMs = 110_000;
 
 /**
  * Polls `check` until it returns a value other than `undefined`/`false`, and resolves to it.
@@ -16,7 +26,7 @@ export async function waitFor<T>(
   check: () => T | undefined | false | Promise<T | undefined | false>,
   options: WaitOptions = {},
 ): Promise<T> {
-  const timeoutMs = options.timeoutMs ?? 10_000;
+  const timeoutMs = options.timeoutMs ?? defaultWaitMs;
   const intervalMs = options.intervalMs ?? 25;
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;

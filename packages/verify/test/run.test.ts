@@ -73,10 +73,9 @@ describe('runVerification', () => {
       name: 'test',
       command: nodeScript("console.log('started'); setInterval(() => {}, 1000)"),
     };
-    const started = performance.now();
-    // Long enough for the passing steps to finish on a loaded machine; `hang` never ends.
+    // Long enough for the passing steps to finish on a loaded machine; `hang` never ends, so
+    // an outcome at all means it was stopped at its timeout.
     const outcome = await runVerification(dir, [pass('build'), hang, pass('lint')], { ...options, timeoutMs: 3_000 });
-    expect(performance.now() - started).toBeLessThan(12_000);
     expect(outcome.failed).toMatchObject({ name: 'test', timedOut: true, exitCode: 124, passed: false });
     expect(outcome.failed?.outputTail).toContain('started');
     expect(feedbackFor(outcome.failed!)).toMatch(/^Step test failed \(timed out, exit 124\)/);
