@@ -2,11 +2,12 @@ import { constants } from 'node:fs';
 import { lstat, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Agent } from '@codefleet/agents';
-import { addAgentRun, CodefleetError, type Job, type Stage } from '@codefleet/core';
+import { addAgentRun, CodefleetError, finish, setAnswer, type Job } from '@codefleet/core';
 import { maskSecrets } from '@codefleet/log';
 import type { Workspace } from '@codefleet/workspace';
 import { budgetsLeft, budgetStop, moneyLimits, pricedRun, recordSpend } from './budget.js';
-import type { JobContext, PipelineDeps } from './deps.js';
+import type { Enter, JobContext, PipelineDeps } from './deps.js';
+import type { JobResult, Prepared, RunningJob } from './running-job.js';
 import type { JobRunners } from './sandboxed.js';
 import type { RunTracker } from './tracker.js';
 
@@ -44,7 +45,7 @@ export function answerPrompt(job: Job, memory = ''): string {
   return parts.join('\n');
 }
 
-/** Inputs of {@link answerJob}. */
+/** Inputs of {@link answerOnCopy}. */
 export interface AnswerInput {
   deps: PipelineDeps;
   ctx: JobContext;
@@ -52,9 +53,27 @@ export interface AnswerInput {
   agent: Agent;
   ws: Workspace;
   runners: JobRunners;
-  enter: (stage: Stage, note?: string) => Promise<void>;
+  enter: Enter;
   /** The repository's memory bank, summarised (readMemoryBank); '' for none. */
   memory?: string;
+}
+
+/**
+ * The stages of a read-only job (PLAN, ANALYZE, RESEARCH), from planning on: the agent
+ * answers on the job's working copy ({@link answerOnCopy}), the run ends `done` with the
+ * answer, and the answer goes back to whoever asked.
+ */
+export async function answerJob(running: RunningJob, prepared: Prepared): Promise<JobResult> {
+  await running.enter('planning', 'answer mode: read-only, no branch');
+  const { deps, ctx, tracker, now, enter } = running;
+  const { ws, runners, memory } = prepared;
+  // Only the chain's first tier answers: there is no check to fail.
+  const agent = prepared.agents[0]!;
+  const answer = await answerOnCopy({ deps, ctx, tracker, agent, ws, runners, enter, memory });
+  await tracker.update((r) => finish(setAnswer(r, answer, { now: now() }), 'succeeded', { now: now() }));
+  await running.tell({ kind: 'answered', job: ctx.job, run: tracker.run, answer: tracker.run.answer ?? answer });
+  ctx.onProgress?.({ stage: 'done' });
+  return { action: 'ack', run: tracker.run };
 }
 
 /**
@@ -64,7 +83,7 @@ export interface AnswerInput {
  * file it wrote ({@link answerFile}), else the end of its output (CLI agents print it).
  * The stages are walked with notes saying what was skipped, so the record reads like any run.
  */
-export async function answerJob(input: AnswerInput): Promise<string> {
+export async function answerOnCopy(input: AnswerInput): Promise<string> {
   const { deps, ctx, tracker, agent, ws, runners, enter, memory = '' } = input;
   const now = () => (deps.now ?? (() => new Date()))();
   await enter('implementing', 'answer mode: the agent answers on a copy; nothing is committed or published');

@@ -1,6 +1,6 @@
 import type { Agent } from '@codefleet/agents';
-import { CodefleetError, endTier, setChain, startTier, type Job, type RunRecord, type Stage } from '@codefleet/core';
-import type { PipelineSettings } from './deps.js';
+import { CodefleetError, endTier, setChain, startTier, type Job, type RunRecord } from '@codefleet/core';
+import type { Enter, PipelineSettings } from './deps.js';
 import { runPass, type PassInput, type PassResult } from './passes.js';
 
 // Local first, escalate on failure. A job on a chain runs the two passes with its first
@@ -19,9 +19,6 @@ export interface Chain {
   name: string;
   tiers: readonly string[];
 }
-
-/** How a stage is entered (run-job's `enter`: cancel check, record, progress report). */
-export type Enter = (stage: Stage, note?: string) => Promise<void>;
 
 /**
  * The chain `job` runs, or undefined when it runs a single agent: the chain the job names,
@@ -71,7 +68,8 @@ export function resumeAt(run: Pick<RunRecord, 'tiers' | 'chain'>, chain: Chain):
 }
 
 /**
- * Runs the two passes tier by tier (see the top of this file) and resolves what the passing
+ * The implementing and testing stages on a chain: the two passes tier by tier (see the top
+ * of this file), each tier entering `implementing` as it starts. Resolves what the passing
  * tier's test pass ended with. `agents` are the chain's agents, built by the caller in tier
  * order. The last tier's failure is the job's, its message saying that every tier was tried.
  */
@@ -95,7 +93,7 @@ export async function runChain(
         { verdict: 'permanent' },
       );
     const settings = deps.settings.tiers?.[name] ?? { agent: agent.name };
-    const label = `tier ${index + 1} of ${chain.tiers.length}: ${name}`;
+    const label = tierLabel(chain, index);
     if (index > first) {
       await ws.resetToStart();
       const note = `${label} takes over from the base`;
@@ -134,32 +132,46 @@ export async function runChain(
       await tracker.update((r) => endTier(r, index, { now: now(), outcome: 'succeeded' }));
       return tested;
     } catch (error) {
-      // A lost lease or a stop from outside: this worker writes nothing more; the tier stays open for the retry.
-      if (ctx.signal.aborted || (error as { code?: unknown }).code === 'lease_lost') throw error;
-      const message = (error as Error).message;
-      const escalate = endsTier(error);
-      const outcome = !escalate
-        ? 'error'
-        : (error as { code?: unknown }).code === 'budget_exceeded'
-          ? 'budget_exceeded'
-          : 'failed';
-      await tracker.update((r) => endTier(r, index, { now: now(), outcome, detail: message }));
-      if (!escalate) throw error;
-      if (index === chain.tiers.length - 1) throw lastTierFailed(error, chain);
-      deps.log.warn(
-        {
-          event: 'escalation.tier_failed',
-          job_id: ctx.job.id,
-          tier: index,
-          profile: name,
-          code: (error as { code?: unknown }).code,
-        },
-        `${label} gave up`,
-      );
+      await tierFailed(input, chain, index, error);
     }
   }
   // Reached only when resumeAt points past a chain whose every tier gave up.
   throw new CodefleetError('fix_attempts_exhausted', `every tier of the escalation chain ${chain.name} gave up`);
+}
+
+/**
+ * A tier's failure: recorded on the tier, then rethrown unless it hands the job to the next
+ * tier (see {@link endsTier}); the last tier's is the job's, saying the chain is used up.
+ */
+async function tierFailed(input: PassInput, chain: Chain, index: number, error: unknown): Promise<void> {
+  const { deps, ctx, tracker } = input;
+  const now = () => (deps.now ?? (() => new Date()))();
+  // A lost lease or a stop from outside: this worker writes nothing more; the tier stays open for the retry.
+  if (ctx.signal.aborted || (error as { code?: unknown }).code === 'lease_lost') throw error;
+  const message = (error as Error).message;
+  const escalate = endsTier(error);
+  const outcome = !escalate
+    ? 'error'
+    : (error as { code?: unknown }).code === 'budget_exceeded'
+      ? 'budget_exceeded'
+      : 'failed';
+  await tracker.update((r) => endTier(r, index, { now: now(), outcome, detail: message }));
+  if (!escalate) throw error;
+  if (index === chain.tiers.length - 1) throw lastTierFailed(error, chain);
+  deps.log.warn(
+    {
+      event: 'escalation.tier_failed',
+      job_id: ctx.job.id,
+      tier: index,
+      profile: chain.tiers[index] ?? '',
+      code: (error as { code?: unknown }).code,
+    },
+    `${tierLabel(chain, index)} gave up`,
+  );
+}
+
+function tierLabel(chain: Chain, index: number): string {
+  return `tier ${index + 1} of ${chain.tiers.length}: ${chain.tiers[index] ?? ''}`;
 }
 
 // The job's error: the last tier's, saying the chain is used up.

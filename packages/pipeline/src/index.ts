@@ -1,6 +1,7 @@
 export type { JobContext, PipelineDeps, PipelineSettings, TierSettings } from './deps.js';
 export { chainOf, type Chain } from './escalation.js';
 export { runJob, type JobResult } from './run-job.js';
-export { acceptanceCriteria, promptFor, taskFile } from './plan.js';
+export { acceptanceCriteria, taskFile } from './plan.js';
+export { promptFor } from './prompt.js';
 export { reportDeadLetters } from './dead-letters.js';
 export { jobRunners, type JobRunners } from './sandboxed.js';

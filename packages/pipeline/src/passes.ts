@@ -1,9 +1,9 @@
-import type { Agent } from '@codefleet/agents';
+import type { Agent, AgentRunResult } from '@codefleet/agents';
 import {
   addAgentRun,
   addVerification,
   CodefleetError,
-  type Job,
+  type Pass,
   type RunRecord,
   type Verification,
 } from '@codefleet/core';
@@ -16,14 +16,22 @@ import {
   stepKey,
   type Baseline,
   type StepResult,
+  type VerificationOutcome,
   type VerifyPlan,
 } from '@codefleet/verify';
-import { taskTrailerKey } from '@codefleet/forge';
 import type { Workspace } from '@codefleet/workspace';
-import { budgetsLeft, budgetStop, moneyLimits, pricedRun, recordSpend } from './budget.js';
-import type { JobContext, PipelineDeps } from './deps.js';
+import {
+  budgetsLeft,
+  budgetStop,
+  moneyLimits,
+  pricedRun,
+  recordSpend,
+  type BudgetsLeft,
+  type MoneyLimits,
+} from './budget.js';
+import type { Enter, JobContext, PipelineDeps } from './deps.js';
 import { agentRunCosts } from './model-calls.js';
-import { promptFor } from './plan.js';
+import { promptFor } from './prompt.js';
 import type { JobRunners } from './sandboxed.js';
 import type { BaseInstallFailure } from './install.js';
 import type { RunTracker } from './tracker.js';
@@ -65,12 +73,7 @@ export interface PassResult {
 }
 
 /** Records a verification result in the run. */
-export function verificationEntry(
-  result: StepResult,
-  pass: 'implement' | 'test',
-  attempt: number,
-  inner: number,
-): Verification {
+export function verificationEntry(result: StepResult, pass: Pass, attempt: number, inner: number): Verification {
   return {
     pass,
     attempt,
@@ -89,6 +92,14 @@ export function verificationEntry(
   };
 }
 
+/** The implementing and testing stages with one agent, no chain: pass 1 then pass 2. */
+export async function runPasses(input: PassInput, enter: Enter): Promise<PassResult> {
+  await enter('implementing');
+  await runPass(input, 'implement');
+  await enter('testing');
+  return runPass(input, 'test');
+}
+
 /**
  * One pass of the two-pass loop: run the agent, verify, feed failures back, at
  * most `maxFixAttempts` times. Pass 1 (`implement`) verifies with the build only; pass 2
@@ -99,9 +110,8 @@ export function verificationEntry(
  * and the price table; the pass stops with `budget_exceeded` when one is spent (see budget.ts).
  * Resolves the inner attempt whose verification passed, with the checks that could not judge it.
  */
-export async function runPass(input: PassInput, pass: 'implement' | 'test'): Promise<PassResult> {
-  const { deps, ctx, tracker, agent, ws, plan, criteria, runners } = input;
-  const now = () => (deps.now ?? (() => new Date()))();
+export async function runPass(input: PassInput, pass: Pass): Promise<PassResult> {
+  const { deps, ctx, tracker, agent, ws } = input;
   const max = deps.settings.maxFixAttempts;
   let feedback: string | undefined;
   // The tree the last failed verification ran on: an attempt that leaves it as it was is
@@ -111,90 +121,15 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
   for (let inner = 1; inner <= max; inner += 1) {
     const left = await budgetsLeft(deps, agent, tracker.run, limits);
     ctx.onProgress?.({ stage: tracker.run.stage, pass, innerAttempt: inner });
-    const result = pricedRun(
-      await agent.run({
-        workdir: ws.dir,
-        prompt: promptFor(ctx.job, criteria, pass, feedback, {
-          memory: input.memory,
-          earlierTier: pass === 'implement' && inner === 1 ? input.earlierTier : undefined,
-        }),
-        pass,
-        attempt: inner,
-        ...(feedback === undefined ? {} : { feedback }),
-        signal: ctx.signal,
-        timeoutMs: agent.timeoutMs ?? deps.settings.agentTimeoutMs,
-        env: deps.settings.agentEnv(agent),
-        runner: runners.runner,
-        isolated: runners.isolated,
-        ...(deps.settings.gitPath === undefined ? {} : { gitPath: deps.settings.gitPath }),
-        ...(left.tokens === undefined ? {} : { tokenBudget: left.tokens }),
-        ...(left.usd === undefined ? {} : { budgetUsd: left.usd }),
-        ...(deps.settings.prices === undefined ? {} : { prices: deps.settings.prices }),
-        ...(ctx.onOutput === undefined ? {} : { onOutput: (chunk: string) => ctx.onOutput?.('agent', chunk) }),
-      }),
-      agent,
-      deps.settings.prices,
-    );
+    const result = await runAgent(input, pass, inner, feedback, left);
     const unchanged =
       failedTree !== undefined &&
       result.outcome !== 'timeout' &&
       result.outcome !== 'error' &&
       !ctx.signal.aborted &&
       (await ws.fingerprint()) === failedTree;
-    await tracker.update((run) =>
-      addAgentRun(
-        run,
-        {
-          pass,
-          attempt: ctx.attempt,
-          inner_attempt: inner,
-          agent: agent.name,
-          exit_code: result.exitCode,
-          signal: result.signal,
-          timed_out: result.timedOut,
-          duration_ms: result.durationMs,
-          output_tail: result.outputTail,
-          changed_files: unchanged ? [] : result.changedFiles,
-          outcome: unchanged && result.outcome === 'changed' ? 'no_changes' : result.outcome,
-          ...(result.tokens === undefined ? {} : { tokens: result.tokens }),
-          ...agentRunCosts(result, input.budget?.tier),
-        },
-        { now: now() },
-      ),
-    );
-    await recordSpend(deps, ctx.job.id, result.costUsd);
-    deps.log.info(
-      {
-        event: 'agent.finished',
-        job_id: ctx.job.id,
-        pass,
-        inner_attempt: inner,
-        outcome: result.outcome,
-        exit_code: result.exitCode,
-        duration_ms: result.durationMs,
-        ...(result.tokens === undefined ? {} : { tokens: result.tokens }),
-        ...(result.costUsd === undefined ? {} : { cost_usd: result.costUsd }),
-      },
-      `agent ${result.outcome}`,
-    );
-
-    if (ctx.signal.aborted)
-      throw new CodefleetError('cancelled', 'the job was stopped while the agent ran', { verdict: 'transient' });
-    if (result.outcome === 'timeout') {
-      throw new CodefleetError(
-        'agent_timeout',
-        `agent ${agent.name} timed out after ${agent.timeoutMs ?? deps.settings.agentTimeoutMs} ms (pass ${pass}, attempt ${inner})`,
-      );
-    }
-    if (result.outcome === 'error') {
-      throw new CodefleetError(
-        'agent_crashed',
-        `agent ${agent.name} could not run: ${result.detail ?? 'unknown error'}`,
-        result.permanent ? { verdict: 'permanent' } : {},
-      );
-    }
-    // Another attempt would run with the same budget: stop as the budget says.
-    if (result.budgetExceeded) throw await budgetStop(deps, agent, tracker.run, limits, left, result.detail);
+    await recordAgentRun(input, pass, inner, result, unchanged);
+    await stopForAgent(input, pass, inner, result, limits, left);
     if (result.outcome === 'failed') {
       // The detail says why (a turn cap is reached with exit 0): the exit code alone would mislead.
       feedback = `The agent ${result.detail ?? `exited with code ${result.exitCode}`}. Its last output:\n${result.outputTail.slice(-2000)}`;
@@ -216,53 +151,9 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
       );
       continue;
     }
-
-    const verified = await runVerification(ws.dir, plan.steps, {
-      env: planEnv(plan, deps.settings.verifyEnv),
-      timeoutMs: deps.settings.stepTimeoutMs,
-      signal: ctx.signal,
-      phase: pass === 'implement' ? 'build-only' : 'full',
-      runner: runners.runner,
-      installRunner: runners.installRunner,
-      installStamp: ws.installStamp,
-      ...(input.baseline === undefined ? {} : { baseline: input.baseline }),
-      // Dependencies the agent left as they failed at the base fail again: not installed again.
-      ...(input.baseInstallFailure?.hash === undefined
-        ? {}
-        : { knownInstallFailure: { hash: input.baseInstallFailure.hash, result: input.baseInstallFailure.result } }),
-      formatScope: { changedFiles: () => ws.changedFiles(), restore: (files) => ws.restoreFiles(files) },
-      ...(ctx.onOutput === undefined ? {} : { onOutput: ctx.onOutput }),
-    });
-    await tracker.update((run) =>
-      verified.results.reduce(
-        (acc: RunRecord, r) => addVerification(acc, verificationEntry(r, pass, ctx.attempt, inner), { now: now() }),
-        run,
-      ),
-    );
+    const verified = await verifyAttempt(input, pass, inner);
     if (verified.passed) return { inner, preexisting: verified.preexisting, unverifiable: verified.unverifiable };
-    if (ctx.signal.aborted)
-      throw new CodefleetError('cancelled', 'the job was stopped during verification', { verdict: 'transient' });
-    const base = input.baseInstallFailure?.result;
-    if (verified.failed?.name === 'install' && base !== undefined && base.exitCode === verified.failed.exitCode) {
-      // The dependencies do not install on the base commit either: nothing the agent did.
-      // Permanent: a failure independent of the agent does not go away in a retry's minutes;
-      // redrive the job once the install is fixed.
-      throw new CodefleetError(
-        'verify_failed',
-        `the dependencies cannot be installed: \`${base.command.join(' ')}\` fails on the base commit too (${installProblem(base)}); fix the install on the worker (registry, network, .npmrc) or the repository's lockfile, then redrive the job`,
-        { verdict: 'permanent' },
-      );
-    }
-    const missing = verified.failed?.spawnError === undefined ? undefined : verified.failed;
-    if (missing) {
-      // A checker that cannot start (not installed on this host) is nothing the agent can
-      // fix: like a missing agent binary, it is worth another attempt, maybe on another host.
-      throw new CodefleetError(
-        'verify_failed',
-        `the ${missing.name} step could not start \`${missing.command.join(' ')}\`: ${missing.spawnError ?? ''}; install ${missing.command[0] ?? 'it'} on the worker (or set the command in .codefleet.yml verify: / config.yaml verification.toolchains)`,
-        { verdict: 'transient' },
-      );
-    }
+    stopForVerification(input, verified);
     // What fails on the base too is said last: the failing step and its tests come first.
     feedback = verified.failed
       ? fitFeedback([feedbackFor(verified.failed), knownFailures(verified.failed, input.baseline)])
@@ -282,6 +173,172 @@ export async function runPass(input: PassInput, pass: 'implement' | 'test'): Pro
       details: { pass, attempts: max },
     },
   );
+}
+
+// One agent run of a pass, with what is left of the budgets, priced.
+async function runAgent(
+  input: PassInput,
+  pass: Pass,
+  inner: number,
+  feedback: string | undefined,
+  left: BudgetsLeft,
+): Promise<AgentRunResult> {
+  const { deps, ctx, agent, ws, criteria, runners } = input;
+  const result = await agent.run({
+    workdir: ws.dir,
+    prompt: promptFor(ctx.job, criteria, pass, feedback, {
+      memory: input.memory,
+      earlierTier: pass === 'implement' && inner === 1 ? input.earlierTier : undefined,
+    }),
+    pass,
+    attempt: inner,
+    ...(feedback === undefined ? {} : { feedback }),
+    signal: ctx.signal,
+    timeoutMs: agent.timeoutMs ?? deps.settings.agentTimeoutMs,
+    env: deps.settings.agentEnv(agent),
+    runner: runners.runner,
+    isolated: runners.isolated,
+    ...(deps.settings.gitPath === undefined ? {} : { gitPath: deps.settings.gitPath }),
+    ...(left.tokens === undefined ? {} : { tokenBudget: left.tokens }),
+    ...(left.usd === undefined ? {} : { budgetUsd: left.usd }),
+    ...(deps.settings.prices === undefined ? {} : { prices: deps.settings.prices }),
+    ...(ctx.onOutput === undefined ? {} : { onOutput: (chunk: string) => ctx.onOutput?.('agent', chunk) }),
+  });
+  return pricedRun(result, agent, deps.settings.prices);
+}
+
+// The run in the record (a run that left the failed tree as it was counts as no change),
+// its cost in the day's ledger, and a log line.
+async function recordAgentRun(
+  input: PassInput,
+  pass: Pass,
+  inner: number,
+  result: AgentRunResult,
+  unchanged: boolean,
+): Promise<void> {
+  const { deps, ctx, tracker, agent } = input;
+  const now = () => (deps.now ?? (() => new Date()))();
+  await tracker.update((run) =>
+    addAgentRun(
+      run,
+      {
+        pass,
+        attempt: ctx.attempt,
+        inner_attempt: inner,
+        agent: agent.name,
+        exit_code: result.exitCode,
+        signal: result.signal,
+        timed_out: result.timedOut,
+        duration_ms: result.durationMs,
+        output_tail: result.outputTail,
+        changed_files: unchanged ? [] : result.changedFiles,
+        outcome: unchanged && result.outcome === 'changed' ? 'no_changes' : result.outcome,
+        ...(result.tokens === undefined ? {} : { tokens: result.tokens }),
+        ...agentRunCosts(result, input.budget?.tier),
+      },
+      { now: now() },
+    ),
+  );
+  await recordSpend(deps, ctx.job.id, result.costUsd);
+  deps.log.info(
+    {
+      event: 'agent.finished',
+      job_id: ctx.job.id,
+      pass,
+      inner_attempt: inner,
+      outcome: result.outcome,
+      exit_code: result.exitCode,
+      duration_ms: result.durationMs,
+      ...(result.tokens === undefined ? {} : { tokens: result.tokens }),
+      ...(result.costUsd === undefined ? {} : { cost_usd: result.costUsd }),
+    },
+    `agent ${result.outcome}`,
+  );
+}
+
+// The agent runs that end the pass at once: no fix attempt can help with them.
+async function stopForAgent(
+  input: PassInput,
+  pass: Pass,
+  inner: number,
+  result: AgentRunResult,
+  limits: MoneyLimits,
+  left: BudgetsLeft,
+): Promise<void> {
+  const { deps, ctx, tracker, agent } = input;
+  if (ctx.signal.aborted)
+    throw new CodefleetError('cancelled', 'the job was stopped while the agent ran', { verdict: 'transient' });
+  if (result.outcome === 'timeout') {
+    throw new CodefleetError(
+      'agent_timeout',
+      `agent ${agent.name} timed out after ${agent.timeoutMs ?? deps.settings.agentTimeoutMs} ms (pass ${pass}, attempt ${inner})`,
+    );
+  }
+  if (result.outcome === 'error') {
+    throw new CodefleetError(
+      'agent_crashed',
+      `agent ${agent.name} could not run: ${result.detail ?? 'unknown error'}`,
+      result.permanent ? { verdict: 'permanent' } : {},
+    );
+  }
+  // Another attempt would run with the same budget: stop as the budget says.
+  if (result.budgetExceeded) throw await budgetStop(deps, agent, tracker.run, limits, left, result.detail);
+}
+
+// The pass's verification of the agent's tree, each step's result in the record.
+async function verifyAttempt(input: PassInput, pass: Pass, inner: number): Promise<VerificationOutcome> {
+  const { deps, ctx, tracker, ws, plan, runners } = input;
+  const now = () => (deps.now ?? (() => new Date()))();
+  const verified = await runVerification(ws.dir, plan.steps, {
+    env: planEnv(plan, deps.settings.verifyEnv),
+    timeoutMs: deps.settings.stepTimeoutMs,
+    signal: ctx.signal,
+    phase: pass === 'implement' ? 'build-only' : 'full',
+    runner: runners.runner,
+    installRunner: runners.installRunner,
+    installStamp: ws.installStamp,
+    ...(input.baseline === undefined ? {} : { baseline: input.baseline }),
+    // Dependencies the agent left as they failed at the base fail again: not installed again.
+    ...(input.baseInstallFailure?.hash === undefined
+      ? {}
+      : { knownInstallFailure: { hash: input.baseInstallFailure.hash, result: input.baseInstallFailure.result } }),
+    formatScope: { changedFiles: () => ws.changedFiles(), restore: (files) => ws.restoreFiles(files) },
+    ...(ctx.onOutput === undefined ? {} : { onOutput: ctx.onOutput }),
+  });
+  await tracker.update((run) =>
+    verified.results.reduce(
+      (acc: RunRecord, r) => addVerification(acc, verificationEntry(r, pass, ctx.attempt, inner), { now: now() }),
+      run,
+    ),
+  );
+  return verified;
+}
+
+// The failed verifications that end the pass at once: nothing the agent did or can fix.
+function stopForVerification(input: PassInput, verified: VerificationOutcome): void {
+  if (input.ctx.signal.aborted)
+    throw new CodefleetError('cancelled', 'the job was stopped during verification', { verdict: 'transient' });
+  const base = input.baseInstallFailure?.result;
+  if (verified.failed?.name === 'install' && base !== undefined && base.exitCode === verified.failed.exitCode) {
+    // The dependencies do not install on the base commit either: nothing the agent did.
+    // Permanent: a failure independent of the agent does not go away in a retry's minutes;
+    // redrive the job once the install is fixed.
+    throw new CodefleetError(
+      'verify_failed',
+      `the dependencies cannot be installed: \`${base.command.join(' ')}\` fails on the base commit too (${installProblem(base)}); fix the install on the worker (registry, network, .npmrc) or the repository's lockfile, then redrive the job`,
+      { verdict: 'permanent' },
+    );
+  }
+  const missing = verified.failed?.spawnError === undefined ? undefined : verified.failed;
+  if (missing) {
+    // A checker that cannot start (not installed on this host) is nothing the agent can
+    // fix: like a missing agent binary, it is worth another attempt, maybe on another host.
+    throw new CodefleetError(
+      'verify_failed',
+      `the ${missing.name} step could not start \`${missing.command.join(' ')}\`: ${missing.spawnError ?? ''}; install ${missing.command[0] ?? 'it'} on the worker (or set the command in .codefleet.yml verify: / config.yaml verification.toolchains)`,
+      { verdict: 'transient' },
+    );
+  }
 }
 
 /**
@@ -327,15 +384,4 @@ const unchangedNotice = /^You changed nothing since the last attempt[^\n]*\n\n/;
 // One notice at a time, however many attempts in a row changed nothing.
 function stripNotice(feedback: string | undefined): string {
   return (feedback ?? '').replace(unchangedNotice, '');
-}
-
-/**
- * The commit message: the task title, with the optional prefix and the issue link, and last
- * the trailer naming the task (`task`: its `taskTrailerValue`, never the attempt), by which a
- * redelivery knows an earlier attempt's push as its own (see publish.ts).
- */
-export function commitMessage(job: Job, prefix: string | undefined, task: string): string {
-  const subject = `${prefix ? `${prefix} ` : ''}${job.title}`.replace(/\s+/g, ' ').slice(0, 200);
-  const message = job.source.kind === 'issue' ? `${subject}\n\nFixes #${job.source.number}` : subject;
-  return `${message}\n\n${taskTrailerKey}: ${task}`;
 }

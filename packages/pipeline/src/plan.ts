@@ -1,4 +1,9 @@
-import type { Job } from '@codefleet/core';
+import { setAcceptanceCriteria, type Job } from '@codefleet/core';
+import { planVerification } from '@codefleet/verify';
+import { baselineFor } from './baseline.js';
+import { installAtBase, providePackageManager } from './install.js';
+import type { PassInput } from './passes.js';
+import type { Prepared, RunningJob } from './running-job.js';
 
 /**
  * Acceptance criteria from the task text (AR): the checklist lines of the body
@@ -58,51 +63,26 @@ export function agentInstructions(): string {
   ].join('\n');
 }
 
-// A memory bank update is allowed, never silent: the PR body lists it in its own section.
-const memoryProposal =
-  'If this task taught something every later task should know (a convention, a decision, a pitfall), you may add or edit a short file under .codefleet/memory/ (plain name, .md); reviewers see it as a proposed memory bank update.';
-
 /**
- * The prompt of one agent run: the pass's instruction, the repository's memory bank
- * (`memory`: the bounded notes `readMemoryBank` made, after the task so the task reads
- * first and wins), for the first run of an escalation tier why the earlier tier gave up
- * (`earlierTier`), plus the previous attempt's feedback.
+ * The planning stage: the acceptance criteria recorded, the verification plan (the job's or
+ * the repository's DoD, the detected steps), the package manager the plan needs, the
+ * dependencies installed at the base, and the base commit's baseline. Resolves what both
+ * passes share.
  */
-export function promptFor(
-  job: Job,
-  criteria: readonly string[],
-  pass: 'implement' | 'test',
-  feedback?: string,
-  context: { memory?: string | undefined; earlierTier?: string | undefined } = {},
-): string {
-  const { memory, earlierTier } = context;
-  const instruction =
-    pass === 'implement'
-      ? 'Implement the task below in this repository.'
-      : "The task below has been implemented. Now write or update automated tests that cover it, following the project's existing test setup, and make sure they pass.";
-  const parts = [
-    instruction,
-    '',
-    `Task: ${job.title}`,
-    '',
-    job.body,
-    '',
-    'Acceptance criteria:',
-    ...criteria.map((c) => `- ${c}`),
-    '',
-    'The full task is in .codefleet/task.md. Do not commit.',
-  ];
-  if (memory !== undefined && memory !== '') {
-    parts.push('', memory, '', memoryProposal);
-  }
-  if (earlierTier) {
-    parts.push(
-      '',
-      'Another agent tried this task first and did not finish it. The repository was reset to where it started, so none of its changes are here. What stopped it, to help you avoid the same:',
-      '',
-      earlierTier,
-    );
-  }
-  if (feedback) parts.push('', 'Your previous attempt failed verification. Fix the problems below:', '', feedback);
-  return parts.join('\n');
+export async function planJob(running: RunningJob, prepared: Prepared): Promise<PassInput> {
+  await running.enter('planning');
+  const { deps, ctx, tracker, now } = running;
+  const { ws, criteria, runners, memory } = prepared;
+  await tracker.update((r) => setAcceptanceCriteria(r, criteria, { now: now() }));
+  const plan = await planVerification(ws.dir, {
+    config: deps.settings.verification,
+    env: deps.settings.verifyEnv,
+    ...(ctx.job.dod ? { jobDod: ctx.job.dod } : {}),
+  });
+  // An escalation chain runs each tier with its own agent (runChain); the first one otherwise.
+  const input: PassInput = { deps, ctx, tracker, agent: prepared.agents[0]!, ws, plan, criteria, runners, memory };
+  await providePackageManager(input);
+  input.baseInstallFailure = await installAtBase(input);
+  input.baseline = await baselineFor(input);
+  return input;
 }

@@ -1,8 +1,128 @@
-import { CodefleetError, type Job } from '@codefleet/core';
-import { ownStaleTip, pushedShaOf } from '@codefleet/forge';
+import {
+  CodefleetError,
+  finish,
+  isMemoryFile,
+  renderTaskNote,
+  setMemoryUpdates,
+  setPublication,
+  type Job,
+} from '@codefleet/core';
+import { ownStaleTip, pushedMarker, pushedShaOf, taskTrailerKey, taskTrailerValue } from '@codefleet/forge';
 import type { Workspace } from '@codefleet/workspace';
 import type { PipelineDeps } from './deps.js';
-import { movedMessage, type PublishLease } from './published-branch.js';
+import { checkStillOpen, movedMessage, publishLease, type PublishLease } from './published-branch.js';
+import type { JobResult, Prepared, RunningJob } from './running-job.js';
+import { refuseSecrets } from './secrets-check.js';
+import type { Validated } from './validate.js';
+
+/**
+ * The publishing stage: the verified tree committed (never anything out of scope, never a
+ * tree other than the one verified, never a secret), pushed under the lease read now, and
+ * its pull request ensured: ready when the definition of done passed, a draft when it did
+ * not (or none, with verification.on_dod_failure: none). The run ends `done` and whoever
+ * asked is told.
+ */
+export async function publishJob(running: RunningJob, prepared: Prepared, validated: Validated): Promise<JobResult> {
+  const { outOfScope, dod } = validated;
+  await running.enter(
+    'publishing',
+    outOfScope.length > 0 ? `left out of the commit (out of scope): ${outOfScope.slice(0, 20).join(', ')}` : undefined,
+  );
+  const { deps, ctx, tracker, now, fence } = running;
+  const { job } = ctx;
+  const { ws, branch } = prepared;
+  const dodOk = dod.result === 'passed' || dod.result === 'skipped';
+  const outcome = dodOk ? 'succeeded' : 'dod_failed';
+  const { task, title, note } = await commitVerified(running, prepared, validated, outcome);
+  await fence('push');
+  // The world as it is now, not as it was when the job was queued: a follow-up's pull request may have ended meanwhile.
+  const lease = await publishLease(deps, { job, ws, branch, task, signal: ctx.signal });
+  const pushed = await pushWork(deps, { job, ws, branch, task, signal: ctx.signal, fence: () => fence('push'), lease });
+  if (!dodOk && deps.settings.onDodFailure === 'none') {
+    throw new CodefleetError(
+      'dod_failed',
+      `definition of done ${dod.result}; no pull request opened (verification.on_dod_failure: none)`,
+    );
+  }
+  if (lease.continues !== undefined) await checkStillOpen(deps, job, lease.continues, branch, ctx.signal);
+  await fence('pull_request');
+  const pr = await deps.forge.ensurePullRequest({
+    repo: job.repo,
+    head: branch,
+    base: ws.baseBranch,
+    title,
+    // Ends with the commit pushed: CI feedback tells codefleet's head from one a human moved since.
+    body: `${note}\n\n${pushedMarker(pushed.sha)}`,
+    draft: !dodOk,
+  });
+  const pullRequest = { number: pr.number, url: pr.url, head: branch, base: ws.baseBranch, draft: pr.draft };
+  await tracker.update((r) => setPublication(r, { branch, pullRequest }, { now: now() }));
+  await tracker.update((r) => finish(r, outcome, { now: now(), dodResult: dod.result }));
+  await running.tell({
+    kind: 'finished',
+    job,
+    run: tracker.run,
+    pullRequest: { number: pr.number, url: pr.url, draft: pr.draft },
+  });
+  ctx.onProgress?.({ stage: 'done' });
+  return { action: 'ack', run: tracker.run };
+}
+
+/**
+ * Commits the tree verification passed on and resolves what the pull request carries: the
+ * task's trailer value, the title (the record's, secrets masked) and the body (the note as it
+ * will read once the pull request is open, not "in progress (publishing)").
+ */
+async function commitVerified(
+  running: RunningJob,
+  prepared: Prepared,
+  validated: Validated,
+  outcome: 'succeeded' | 'dod_failed',
+): Promise<{ task: string; title: string; note: string }> {
+  const { deps, ctx, tracker, now } = running;
+  const { ws, branch } = prepared;
+  const { outOfScope, verified, dod } = validated;
+  if ((await ws.changedFiles()).filter((file) => !outOfScope.includes(file)).length === 0) {
+    throw new CodefleetError('no_changes', 'the agent finished without changing any file', { verdict: 'permanent' });
+  }
+  if ((await ws.fingerprint()) !== verified) {
+    // Only the DoD's own commands ran since: they changed the tree verification passed on.
+    throw new CodefleetError(
+      'dod_failed',
+      'the definition of done changed files after verification passed; what would be pushed is not what was verified. DoD commands must only check',
+      { verdict: 'permanent' },
+    );
+  }
+  // A memory bank update is proposed, never silent: its own section of the PR body.
+  const memoryUpdates = (await ws.changedFiles()).filter((file) => isMemoryFile(file) && !outOfScope.includes(file));
+  if (memoryUpdates.length > 0) await tracker.update((r) => setMemoryUpdates(r, memoryUpdates, { now: now() }));
+  // The record's job has its secrets masked (RunTracker): the commit and the PR carry that title.
+  const shown = tracker.run.job;
+  // From the key as queued, not as shown: its hash reveals nothing, and every delivery of
+  // the task must name it alike whatever masking sees in it.
+  const task = taskTrailerValue(ctx.job.idempotency_key);
+  const message = commitMessage(shown, deps.settings.commitPrefix, task);
+  await ws.commit(message, deps.settings.commitAuthor);
+  const note = renderTaskNote(finish(tracker.run, outcome, { now: now(), dodResult: dod.result }));
+  await refuseSecrets(ws, deps.settings.secrets, {
+    'the commit message': message,
+    'the branch name': branch,
+    'the pull request title': shown.title,
+    'the pull request body': note,
+  });
+  return { task, title: shown.title, note };
+}
+
+/**
+ * The commit message: the task title, with the optional prefix and the issue link, and last
+ * the trailer naming the task (`task`: its `taskTrailerValue`, never the attempt), by which a
+ * redelivery knows an earlier attempt's push as its own (see {@link pushWork}).
+ */
+export function commitMessage(job: Job, prefix: string | undefined, task: string): string {
+  const subject = `${prefix ? `${prefix} ` : ''}${job.title}`.replace(/\s+/g, ' ').slice(0, 200);
+  const message = job.source.kind === 'issue' ? `${subject}\n\nFixes #${job.source.number}` : subject;
+  return `${message}\n\n${taskTrailerKey}: ${task}`;
+}
 
 /** Input of {@link pushWork}. */
 export interface PushWork {
