@@ -157,7 +157,8 @@ export {
   type CheckCounts,
   type CheckStatus,
 } from './run-facts.js';
-export { escapeInline, fence, formatDuration } from './markdown.js';
+export { formatDuration } from './duration.js';
+export { escapeInline, fence } from './markdown.js';
 export { formatUsd, runCostUsd } from './run-cost.js';
 export {
   cleanMemoryText,

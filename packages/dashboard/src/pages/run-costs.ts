@@ -1,5 +1,4 @@
-import { formatUsd, runCostUsd, type AgentRun, type RunRecord } from '@codefleet/core';
-import { duration } from '../format.js';
+import { formatDuration, formatUsd, runCostUsd, type AgentRun, type RunRecord } from '@codefleet/core';
 import { html, type Html } from '../html.js';
 
 // The money side of a run page: per agent run its model, tokens, cost and model calls; the
@@ -37,7 +36,7 @@ export function modelCallsTable(a: AgentRun): Html | string {
             <td><code>${c.model}</code></td>
             <td>${c.prompt_tokens}</td>
             <td>${c.completion_tokens}</td>
-            <td>${duration(c.latency_ms)}</td>
+            <td>${formatDuration(c.latency_ms)}</td>
             <td>${usd(c.cost_usd)}</td>
             <td>${c.outcome}</td>
           </tr>`,
