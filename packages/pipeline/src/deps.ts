@@ -1,6 +1,6 @@
 import type { Agent, PatchPolicy, PriceTable } from '@codefleet/agents';
 import type { VerificationConfig } from '@codefleet/config';
-import type { Job, OuterPolicy, Stage } from '@codefleet/core';
+import type { Job, OuterPolicy, Pass, Stage } from '@codefleet/core';
 import type { Forge } from '@codefleet/forge';
 import type { Requester } from '@codefleet/requester';
 import type { Logger, SecretSource } from '@codefleet/log';
@@ -115,7 +115,7 @@ export interface JobContext {
    */
   leaseToken?: string;
   /** Progress for a terminal UI: stage changes and inner attempts. */
-  onProgress?: (progress: { stage: Stage; pass?: 'implement' | 'test'; innerAttempt?: number }) => void;
+  onProgress?: (progress: { stage: Stage; pass?: Pass; innerAttempt?: number }) => void;
   /**
    * The output of the running agent (`source` = `agent`) or check (`source` = the step:
    * `install`, `build`, `format`, `lint`, `test`, `dod`) as it arrives, for live progress.

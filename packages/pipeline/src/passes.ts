@@ -4,6 +4,7 @@ import {
   addVerification,
   CodefleetError,
   type Job,
+  type Pass,
   type RunRecord,
   type Verification,
 } from '@codefleet/core';
@@ -65,12 +66,7 @@ export interface PassResult {
 }
 
 /** Records a verification result in the run. */
-export function verificationEntry(
-  result: StepResult,
-  pass: 'implement' | 'test',
-  attempt: number,
-  inner: number,
-): Verification {
+export function verificationEntry(result: StepResult, pass: Pass, attempt: number, inner: number): Verification {
   return {
     pass,
     attempt,
@@ -99,7 +95,7 @@ export function verificationEntry(
  * and the price table; the pass stops with `budget_exceeded` when one is spent (see budget.ts).
  * Resolves the inner attempt whose verification passed, with the checks that could not judge it.
  */
-export async function runPass(input: PassInput, pass: 'implement' | 'test'): Promise<PassResult> {
+export async function runPass(input: PassInput, pass: Pass): Promise<PassResult> {
   const { deps, ctx, tracker, agent, ws, plan, criteria, runners } = input;
   const now = () => (deps.now ?? (() => new Date()))();
   const max = deps.settings.maxFixAttempts;

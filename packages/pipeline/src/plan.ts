@@ -1,4 +1,4 @@
-import type { Job } from '@codefleet/core';
+import type { Job, Pass } from '@codefleet/core';
 
 /**
  * Acceptance criteria from the task text (AR): the checklist lines of the body
@@ -71,7 +71,7 @@ const memoryProposal =
 export function promptFor(
   job: Job,
   criteria: readonly string[],
-  pass: 'implement' | 'test',
+  pass: Pass,
   feedback?: string,
   context: { memory?: string | undefined; earlierTier?: string | undefined } = {},
 ): string {
