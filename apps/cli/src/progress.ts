@@ -1,3 +1,4 @@
+import { formatDuration } from '@codefleet/core';
 import type { Logger } from '@codefleet/log';
 import type { JobContext } from '@codefleet/pipeline';
 
@@ -63,7 +64,6 @@ export function progressReporter(options: ProgressOptions = {}): ProgressReporte
     const line = sanitizeLine(step.partial) !== '' ? step.partial : step.last;
     return sanitizeLine(mask(line));
   };
-  const seconds = (ms: number) => formatDuration(Math.max(0, ms));
 
   if (!stream.isTTY) {
     const logEveryMs = options.logEveryMs ?? 15_000;
@@ -83,7 +83,7 @@ export function progressReporter(options: ProgressOptions = {}): ProgressReporte
       if (current)
         options.log?.info(
           fields(),
-          `${current.stage}${step ? ` · ${step.source} ${seconds(now() - step.started)}` : ''}`,
+          `${current.stage}${step ? ` · ${step.source} ${formatDuration(now() - step.started)}` : ''}`,
         );
     };
     const timer = setInterval(() => {
@@ -108,8 +108,8 @@ export function progressReporter(options: ProgressOptions = {}): ProgressReporte
     const parts = [`[${current.stage}]`];
     if (current.pass) parts.push(`pass ${current.pass}`);
     if (current.innerAttempt) parts.push(`attempt ${current.innerAttempt}`);
-    if (step) parts.push(`${step.source} ${seconds(now() - step.started)}`);
-    parts.push(`job ${seconds(now() - jobStarted)}`);
+    if (step) parts.push(`${step.source} ${formatDuration(now() - step.started)}`);
+    parts.push(`job ${formatDuration(now() - jobStarted)}`);
     const head = parts.join(' · ');
     const last = lastLine();
     const line = last === '' ? head : `${head} · ${last}`;
@@ -152,14 +152,6 @@ function isNewJob(previous: Progress, next: Progress): boolean {
   return next.stage === 'preparing'
     ? previous.stage !== 'preparing'
     : previous.stage === 'done' && next.stage !== 'done';
-}
-
-/** `12s`, `3m05s`, `1h02m`. */
-export function formatDuration(ms: number): string {
-  const s = Math.floor(ms / 1000);
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
-  return `${Math.floor(s / 3600)}h${String(Math.floor(s / 60) % 60).padStart(2, '0')}m`;
 }
 
 /**

@@ -150,9 +150,9 @@ describe('formatRun', () => {
     expect(checks).toEqual([
       'Checks (latest run of each step: 1 passed, 1 skipped, 1 failing on the base commit too (pre-existing)):',
       '  skip implement attempt 1.1  install npm ci  — skipped: node_modules matches the lockfile: install skipped',
-      '  base test      attempt 1.1  lint    npm run lint  (exit 1, 1.3 s) — failing on the base commit too (pre-existing, not caused by this change)',
-      '  FAIL test      attempt 1.1  test    npm test  (exit 1, 1.3 s)',
-      '  ok   test      attempt 1.2  test    npm test  (exit 0, 1.3 s)',
+      '  base test      attempt 1.1  lint    npm run lint  (exit 1, 1.2s) — failing on the base commit too (pre-existing, not caused by this change)',
+      '  FAIL test      attempt 1.1  test    npm test  (exit 1, 1.2s)',
+      '  ok   test      attempt 1.2  test    npm test  (exit 0, 1.2s)',
     ]);
   });
 
@@ -253,14 +253,14 @@ describe('formatRun: models, calls, cost and tiers', () => {
     const lines = formatRun(run).split('\n');
     expect(lines.slice(lines.indexOf('Agent runs:'), lines.indexOf('Checks: none') - 1)).toEqual([
       'Agent runs:',
-      '  implement attempt 1.1  changed    exit 0  51 ms  1 file(s)',
+      '  implement attempt 1.1  changed    exit 0  51ms  1 file(s)',
       '      model qwen2.5-coder:7b · tokens 3000 in / 750 out · $0.0045 · tier 0',
-      '      call ollama qwen2.5-coder:7b  in 1000 out 500  850 ms  $0.0020  unusable',
-      '      call ollama qwen2.5-coder:7b  in 2000 out 250  1.3 s  $0.0025  ok',
-      '  test      attempt 1.1  changed    exit 0  51 ms  1 file(s)',
+      '      call ollama qwen2.5-coder:7b  in 1000 out 500  850ms  $0.0020  unusable',
+      '      call ollama qwen2.5-coder:7b  in 2000 out 250  1.2s  $0.0025  ok',
+      '  test      attempt 1.1  changed    exit 0  51ms  1 file(s)',
       '      model evil\uFFFD[2J model · $0.1000 · tier 1',
-      '      call claude evil\uFFFD[2J model  in 10 out 20  1 min 01 s  cost unknown  ok',
-      '  test      attempt 1.2  changed    exit 0  51 ms  1 file(s)',
+      '      call claude evil\uFFFD[2J model  in 10 out 20  1m 01s  cost unknown  ok',
+      '  test      attempt 1.2  changed    exit 0  51ms  1 file(s)',
       '  total cost $0.1045 (1 agent run(s) without a known cost not included)',
       '',
       'Escalation tiers:',
@@ -287,7 +287,7 @@ describe('formatRuns', () => {
     const table = formatRuns([summarize(going), { ...summarize(ended), runId: 'job-2' }], at(600).getTime()).split(
       '\n',
     );
-    expect(table[1]).toMatch(/^job-1 +testing .* 10 min 00 s so far /);
-    expect(table[2]).toMatch(/^job-2 +done +succeeded .* 42(\.0)? s /);
+    expect(table[1]).toMatch(/^job-1 +testing .* 10m 00s so far /);
+    expect(table[2]).toMatch(/^job-2 +done +succeeded .* 42s /);
   });
 });

@@ -3,7 +3,6 @@
 export type {
   Agent,
   AgentOutcome,
-  AgentPass,
   AgentRunRequest,
   AgentRunResult,
   ContextFile,

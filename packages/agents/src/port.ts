@@ -1,7 +1,5 @@
+import type { Pass } from '@codefleet/core';
 import type { ProcessRunner } from '@codefleet/process';
-
-/** Which pass of the two-pass loop a run belongs to: change the code, then write tests. */
-export type AgentPass = 'implement' | 'test';
 
 /** The conventions file an agent reads on its own; the workspace writes it, never commits it. */
 export type ContextFile = 'CLAUDE.md' | 'AGENTS.md' | 'CONVENTIONS.md' | 'GEMINI.md';
@@ -12,7 +10,7 @@ export interface AgentRunRequest {
   workdir: string;
   /** The full instructions for this run (task, acceptance criteria, pass). */
   prompt: string;
-  pass: AgentPass;
+  pass: Pass;
   /** Inner (fix) attempt within the pass, from 1. */
   attempt: number;
   /** Trimmed failure feedback from the previous attempt; absent on the first one. */

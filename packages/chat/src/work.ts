@@ -148,8 +148,9 @@ export async function enqueueWork(order: WorkOrder, followUp: FollowUp, deps: Wo
   }
   const key = messageKey(message);
   let bound = await deps.store.bindRequest(key, job.id, messageKeyTtlMs);
-  // '' marks an earlier delivery whose enqueue failed: this one takes the key over. Two doing
-  // so at once still make one job: the queue dedups the message's idempotency key.
+  // '' is how earlier versions freed the key of a delivery whose enqueue failed (a key written
+  // so may still be live): this one takes it over. Two doing so at once still make one job:
+  // the queue dedups the message's idempotency key.
   if (!bound.bound && bound.value === '') {
     await deps.store.setRequest(key, job.id, messageKeyTtlMs);
     bound = { value: job.id, bound: true };
@@ -160,7 +161,7 @@ export async function enqueueWork(order: WorkOrder, followUp: FollowUp, deps: Wo
     result = await deps.queue.enqueue(job);
   } catch (error) {
     // Freed, so a redelivery tries again rather than being told about a job never queued.
-    await deps.store.setRequest(key, '', messageKeyTtlMs).catch(() => undefined);
+    await deps.store.releaseRequest(key).catch(() => undefined);
     throw error;
   }
   if (result.deduplicated) await deps.store.setRequest(key, result.id, messageKeyTtlMs);

@@ -13,6 +13,7 @@ export {
   AGENT_NAMES,
   LOG_LEVELS,
   ROUTES,
+  SANDBOX_MODES,
   type AgentName,
   type ParsedConfig,
   type RouteName,

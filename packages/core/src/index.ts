@@ -131,6 +131,7 @@ export { defaultTaskNoteMaxChars, renderTaskNote } from './task-note.js';
 export { tierLabel, tierSection, tierSummary } from './tier-note.js';
 export {
   boundTail,
+  charSuffix,
   defaultSummaryChars,
   defaultTailBytes,
   graphemePrefix,
@@ -140,6 +141,8 @@ export {
   summarizeReason,
   truncateHead,
   utf8ByteLength,
+  utf8Prefix,
+  utf8Suffix,
   type BoundTailOptions,
 } from './text.js';
 export {
@@ -157,7 +160,8 @@ export {
   type CheckCounts,
   type CheckStatus,
 } from './run-facts.js';
-export { escapeInline, fence, formatDuration } from './markdown.js';
+export { formatDuration } from './duration.js';
+export { escapeInline, fence } from './markdown.js';
 export { formatUsd, runCostUsd } from './run-cost.js';
 export {
   cleanMemoryText,

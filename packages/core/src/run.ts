@@ -40,9 +40,9 @@ export const attemptSchema = z.object({
 /** One outer attempt. */
 export type Attempt = z.output<typeof attemptSchema>;
 
-/** Which pass of the two-pass loop an agent run or check belongs to. */
-export type Pass = 'implement' | 'test';
 const passSchema = z.enum(['implement', 'test']);
+/** Which pass of the two-pass loop an agent run or check belongs to: change the code, then write tests. */
+export type Pass = z.output<typeof passSchema>;
 
 /** One model call (AgentRunner), or a CLI agent's run totals for one model. */
 export const modelCallSchema = z.object({

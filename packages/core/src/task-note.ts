@@ -1,4 +1,5 @@
-import { escapeInline, fence, formatDuration, table } from './markdown.js';
+import { formatDuration } from './duration.js';
+import { escapeInline, fence, table } from './markdown.js';
 import type { AgentRun, RunRecord, Verification } from './run.js';
 import {
   baseWords,

@@ -16,6 +16,38 @@ export function utf8ByteLength(text: string): number {
   return bytes;
 }
 
+const isHighSurrogate = (unit: number) => unit >= 0xd800 && unit <= 0xdbff;
+const isLowSurrogate = (unit: number) => unit >= 0xdc00 && unit <= 0xdfff;
+
+/** The longest start of `text` within `maxBytes` of UTF-8, never splitting a surrogate pair. */
+export function utf8Prefix(text: string, maxBytes: number): string {
+  let bytes = 0;
+  let end = 0;
+  while (end < text.length) {
+    const cp = text.codePointAt(end) ?? 0;
+    const size = codePointBytes(cp);
+    if (bytes + size > maxBytes) break;
+    bytes += size;
+    end += cp > 0xffff ? 2 : 1;
+  }
+  return text.slice(0, end);
+}
+
+/** The longest end of `text` within `maxBytes` of UTF-8, never splitting a surrogate pair. */
+export function utf8Suffix(text: string, maxBytes: number): string {
+  let bytes = 0;
+  let start = text.length;
+  while (start > 0) {
+    let next = start - 1;
+    if (isLowSurrogate(text.charCodeAt(next)) && next > 0 && isHighSurrogate(text.charCodeAt(next - 1))) next -= 1;
+    const size = codePointBytes(text.codePointAt(next) ?? 0);
+    if (bytes + size > maxBytes) break;
+    bytes += size;
+    start = next;
+  }
+  return text.slice(start);
+}
+
 /** Options of {@link boundTail}. */
 export interface BoundTailOptions {
   /**
@@ -69,22 +101,8 @@ export function boundTail(text: string, maxBytes: number = defaultTailBytes, opt
     if (earlier === before.dropped) return text;
     return `${marker(earlier)}${body}`;
   }
-  let kept = 0;
-  let start = body.length;
-  // Walk backwards by code point so a surrogate pair is never split.
-  while (start > 0) {
-    let next = start - 1;
-    const unit = body.charCodeAt(next);
-    if (unit >= 0xdc00 && unit <= 0xdfff && next > 0) {
-      const high = body.charCodeAt(next - 1);
-      if (high >= 0xd800 && high <= 0xdbff) next -= 1;
-    }
-    const size = codePointBytes(body.codePointAt(next) ?? 0);
-    if (kept + size > maxBytes) break;
-    kept += size;
-    start = next;
-  }
-  return `${marker(earlier + total - kept)}${body.slice(start)}`;
+  const kept = utf8Suffix(body, maxBytes);
+  return `${marker(earlier + total - utf8ByteLength(kept))}${kept}`;
 }
 
 const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
@@ -107,11 +125,19 @@ export function graphemePrefix(text: string, maxChars: number): string {
     end = from + index;
   }
   // A cluster longer than the window: cut inside it, but never inside a surrogate pair.
-  if (end === from && from > 0) {
-    const last = text.charCodeAt(maxChars - 1);
-    end = last >= 0xd800 && last <= 0xdbff ? maxChars - 1 : maxChars;
-  }
+  if (end === from && from > 0) end = isHighSurrogate(text.charCodeAt(maxChars - 1)) ? maxChars - 1 : maxChars;
   return text.slice(0, end);
+}
+
+/**
+ * The last `maxChars` UTF-16 units of `text`, one fewer when that would split a surrogate
+ * pair. Output tails are cut so: the end is where a failure is printed.
+ */
+export function charSuffix(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text;
+  if (maxChars <= 0) return '';
+  const start = text.length - maxChars;
+  return text.slice(isLowSurrogate(text.charCodeAt(start)) ? start + 1 : start);
 }
 
 /**
@@ -131,10 +157,7 @@ export function truncateHead(text: string, maxChars: number): string {
 export function truncateTail(text: string, maxChars: number): string {
   if (text.length <= maxChars) return text;
   if (maxChars <= 0) return '';
-  let start = text.length - (maxChars - 1);
-  const first = text.charCodeAt(start);
-  if (first >= 0xdc00 && first <= 0xdfff) start += 1;
-  return `…${text.slice(start)}`;
+  return `…${charSuffix(text, maxChars - 1)}`;
 }
 
 // Bounded repetitions: with `*` a megabyte of letters made this regex quadratic (each

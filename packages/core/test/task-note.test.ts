@@ -93,12 +93,12 @@ describe('renderTaskNote', () => {
     expect(note).toContain('| DoD | passed |');
     expect(note).toContain('- [ ] GET /healthz returns 200');
     expect(rowCells(note, 'implement')).toEqual([
-      [' implement ', ' 1.1 ', ' aider ', ' 1 ', ' – ', ' no ', ' 12.3 s ', ' 1 ', ' failed '],
-      [' implement ', ' 1.2 ', ' aider ', ' 0 ', ' – ', ' no ', ' 12.3 s ', ' 2 ', ' changed '],
+      [' implement ', ' 1.1 ', ' aider ', ' 1 ', ' – ', ' no ', ' 12s ', ' 1 ', ' failed '],
+      [' implement ', ' 1.2 ', ' aider ', ' 0 ', ' – ', ' no ', ' 12s ', ' 2 ', ' changed '],
     ]);
     expect(rowCells(note, 'test')).toEqual([
-      [' test ', ' 1.1 ', ' lint ', ' npm run lint ', ' 2 ', ' 4.0 s ', ' **failed** '],
-      [' test ', ' 1.1 ', ' test ', ' npm test ', ' 0 ', ' 4.0 s ', ' passed '],
+      [' test ', ' 1.1 ', ' lint ', ' npm run lint ', ' 2 ', ' 4.0s ', ' **failed** '],
+      [' test ', ' 1.1 ', ' test ', ' npm test ', ' 0 ', ' 4.0s ', ' passed '],
     ]);
     expect(rowCells(note, 'done')).toEqual([[' done ', ' 2024-05-01T10:00:30.000Z ', ' 1 ', ' – ']]);
     const blocks = fencedBlocks(note).map(([, content]) => content);
@@ -120,7 +120,7 @@ describe('renderTaskNote', () => {
     expect(rowCells(after, 'Pull request')).toEqual([[' Pull request ', ' this one (draft) ']]);
   });
 
-  it('shows a skipped step as skipped with its reason, not as passed in 0 ms', () => {
+  it('shows a skipped step as skipped with its reason, not as passed in 0ms', () => {
     let run = started();
     run = addVerification(
       run,
@@ -152,10 +152,10 @@ describe('renderTaskNote', () => {
         ' – ',
         ' skipped: node\\_modules matches the lockfile: install skipped ',
       ],
-      [' implement ', ' 1.1 ', ' build ', ' npm run build ', ' 0 ', ' 4.0 s ', ' passed '],
+      [' implement ', ' 1.1 ', ' build ', ' npm run build ', ' 0 ', ' 4.0s ', ' passed '],
     ]);
     expect(rowCells(note, 'Checks')).toEqual([[' Checks ', ' 1 passed, 1 skipped (latest run of each step) ']]);
-    expect(note).not.toContain('0 ms');
+    expect(note).not.toContain('0ms');
   });
 
   it('lists the files the run changed, each once, bounded with a count of the rest', () => {

@@ -35,7 +35,14 @@ export type RetryDeps = Pick<DashboardDeps, 'by' | 'now' | 'newId'> & {
   queue: Pick<DashboardQueue, 'enqueue'>;
   store: Pick<
     DashboardStore,
-    'get' | 'requestCancel' | 'cancelRequested' | 'clearCancel' | 'record' | 'bindRequest' | 'setRequest'
+    | 'get'
+    | 'requestCancel'
+    | 'cancelRequested'
+    | 'clearCancel'
+    | 'record'
+    | 'bindRequest'
+    | 'setRequest'
+    | 'releaseRequest'
   >;
   /** Where the action came from, for the journal; default `dashboard`. */
   via?: 'dashboard' | 'cli';
@@ -77,7 +84,7 @@ export async function retryRun(deps: RetryDeps, runId: string): Promise<ActionRe
       runId: bound.value,
     };
   // Nothing queued after all: free the key, so the operator can retry the run later.
-  const release = () => deps.store.setRequest(key, '', 1);
+  const release = () => deps.store.releaseRequest(key);
   const queued = await enqueueRetry(deps, job).catch(async (error: unknown) => {
     await release().catch(() => {});
     throw error;

@@ -71,6 +71,7 @@ const writes = new Set([
   'record',
   'bindRequest',
   'setRequest',
+  'releaseRequest',
 ]);
 
 async function bounded<R>(backend: Backend, timeoutMs: number, write: boolean, call: () => Promise<R>): Promise<R> {

@@ -19,6 +19,7 @@ export type DashboardStore = Pick<
   | 'spentOn'
   | 'bindRequest'
   | 'setRequest'
+  | 'releaseRequest'
 >;
 
 /** What the pages and actions read and write. */

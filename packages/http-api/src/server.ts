@@ -32,7 +32,10 @@ export interface HttpApiOptions {
   config: HttpApiConfig;
   queue: Pick<Queue, 'enqueue'>;
   /** With `record`, a cancel is written to the journal (via 'api'). */
-  store: Pick<RunStore, 'get' | 'bindRequest' | 'setRequest' | 'lookupRequest' | 'requestCancel' | 'cancelRequested'> &
+  store: Pick<
+    RunStore,
+    'get' | 'bindRequest' | 'setRequest' | 'releaseRequest' | 'lookupRequest' | 'requestCancel' | 'cancelRequested'
+  > &
     Partial<Pick<RunStore, 'record'>>;
   /** Told `queued` for every new job (the callback requester, usually through requesterFor). */
   requester: Requester;
@@ -295,8 +298,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
         await queue.enqueue(job);
       } catch (error) {
         // Free the key again, so the client's retry with it creates the job instead of finding one that never ran.
-        if (key !== undefined)
-          await store.setRequest(`api:${key}`, JSON.stringify({ job_id: id, request_sha256: hash }), 1).catch(() => {});
+        if (key !== undefined) await store.releaseRequest(`api:${key}`).catch(() => {});
         const c = classify(error);
         log.error({ err: error, event: 'api.enqueue_failed', code: c.code }, 'could not queue the job');
         throw new ApiError(c.verdict === 'permanent' ? 422 : 503, c.code, `could not queue the job: ${c.message}`);

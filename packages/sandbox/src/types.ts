@@ -1,3 +1,4 @@
+import { SANDBOX_MODES } from '@codefleet/config';
 import type { NetworkRefusal, ProcessResult, RunProcessOptions } from '@codefleet/process';
 import type { NetworkMode, NetworkPolicy } from './network/policy.js';
 
@@ -13,10 +14,10 @@ import type { NetworkMode, NetworkPolicy } from './network/policy.js';
  * - `none`: no isolation; the program runs as the worker's user with its HOME and view of
  *   every process and file (said plainly at start and by `doctor`).
  */
-export type SandboxMode = 'bwrap' | 'sandbox-exec' | 'container' | 'none';
+export type SandboxMode = (typeof SANDBOX_MODES)[number];
 
-/** Every mode, `auto` apart. */
-export const sandboxModes: readonly SandboxMode[] = ['bwrap', 'sandbox-exec', 'container', 'none'];
+/** Every mode, `auto` apart: config.yaml's `sandbox.mode` choices. */
+export const sandboxModes: readonly SandboxMode[] = SANDBOX_MODES;
 
 /** What the operator chose (config.yaml `sandbox:`), resolved to host paths. */
 export interface SandboxSettings {

@@ -16,7 +16,7 @@ import { recordingReceiver, slackRecordOf } from './intake.js';
 export interface SlackProducerOptions {
   config: SlackConfig;
   chat: ChatService;
-  store: Pick<RunStore, 'bindRequest' | 'setRequest' | 'lookupRequest'>;
+  store: Pick<RunStore, 'bindRequest' | 'setRequest' | 'releaseRequest' | 'lookupRequest'>;
   /**
    * Where events are recorded before Slack gets its ack: a queue of their own
    * (`<queue.name>-slack-inbox`), never the jobs' queue. The producer also processes it.

@@ -11,7 +11,7 @@ export interface SlackRequesterOptions {
   /** A Web API client holding the bot token (see `createSlackClient`). */
   client: WebClient;
   /** Where the requester remembers status messages, marks and sent final replies. */
-  store: Pick<RunStore, 'bindRequest' | 'setRequest' | 'lookupRequest'>;
+  store: Pick<RunStore, 'bindRequest' | 'setRequest' | 'releaseRequest' | 'lookupRequest'>;
   /** Values masked out of everything sent. */
   secrets?: SecretSource;
   log?: Logger;
@@ -107,7 +107,7 @@ export function createSlackRequester(options: SlackRequesterOptions): Requester 
     try {
       await store.setRequest(key, await post(source, text), rememberMs);
     } catch (error) {
-      await store.setRequest(key, 'released', 1);
+      await store.releaseRequest(key);
       throw error;
     }
   }

@@ -211,6 +211,12 @@ export interface RequestKeys {
   setRequest(key: string, value: string, ttlMs: number): Promise<void>;
   /** The unexpired value of `key`. */
   lookupRequest(key: string): Promise<string | undefined>;
+  /**
+   * Frees `key` (a claim whose work did not happen): the next `bindRequest` binds it and
+   * `lookupRequest` finds nothing. The one way to free a key; an empty value or a 1 ms TTL
+   * written instead would read as a binding to whoever looked in between.
+   */
+  releaseRequest(key: string): Promise<void>;
 }
 
 /** A publishing write refused because the writer's lease was gone. */

@@ -1,4 +1,13 @@
-import { CodefleetError, isTerminal, parseRun, runOutcomes, stages, type RunRecord, type Stage } from '@codefleet/core';
+import {
+  CodefleetError,
+  isTerminal,
+  parseRun,
+  runOutcomes,
+  stages,
+  truncateHead,
+  type RunRecord,
+  type Stage,
+} from '@codefleet/core';
 import {
   journalLimit,
   maxWorkerJobs,
@@ -53,11 +62,15 @@ export function readStored(runId: string, text: string): RunRecord {
     return parseRun(JSON.parse(text));
   } catch (cause) {
     const reason = cause instanceof Error ? cause.message : String(cause);
-    throw new CodefleetError('invalid_run', `run ${runId}: its stored record cannot be read (${cut(reason, 300)})`, {
-      verdict: 'permanent',
-      cause,
-      details: { runId },
-    });
+    throw new CodefleetError(
+      'invalid_run',
+      `run ${runId}: its stored record cannot be read (${truncateHead(reason, 300)})`,
+      {
+        verdict: 'permanent',
+        cause,
+        details: { runId },
+      },
+    );
   }
 }
 
@@ -85,7 +98,7 @@ function unreadableSummary(runId: string, text: string, reason: string): RunSumm
       (node, key) => (node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined),
       raw,
     );
-    return typeof value === 'string' ? cut(value, 256) : undefined;
+    return typeof value === 'string' ? truncateHead(value, 256) : undefined;
   };
   const stage = str('stage');
   return {
@@ -193,15 +206,11 @@ export function matchesFacets(facets: RunFacets, query: CheckedQuery): boolean {
   return facets.stage === state.stage;
 }
 
-function cut(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
-}
-
 /** The worker entry as stored: jobs and free text bounded, whatever the caller sent. */
 export function boundWorker(worker: WorkerInfo): WorkerInfo {
   return {
     ...worker,
-    jobs: worker.jobs.slice(0, maxWorkerJobs).map((job) => ({ ...job, title: cut(job.title, 200) })),
+    jobs: worker.jobs.slice(0, maxWorkerJobs).map((job) => ({ ...job, title: truncateHead(job.title, 200) })),
   };
 }
 
@@ -210,15 +219,15 @@ export function boundEntry(entry: JournalEntry): JournalEntry {
   if (entry.kind === 'action') {
     return {
       ...entry,
-      by: cut(entry.by, 256),
-      ...(entry.detail === undefined ? {} : { detail: cut(entry.detail, 2_000) }),
+      by: truncateHead(entry.by, 256),
+      ...(entry.detail === undefined ? {} : { detail: truncateHead(entry.detail, 2_000) }),
     };
   }
   return {
     ...entry,
-    report: cut(entry.report, 4_000),
-    requester: cut(entry.requester, 256),
-    error: cut(entry.error, 2_000),
+    report: truncateHead(entry.report, 4_000),
+    requester: truncateHead(entry.requester, 256),
+    error: truncateHead(entry.error, 2_000),
   };
 }
 

@@ -375,6 +375,10 @@ export class RedisRunStore implements RunStore {
     return (await (await this.#redis).get(this.#key('request', key))) ?? undefined;
   }
 
+  async releaseRequest(key: string): Promise<void> {
+    await (await this.#redis).del(this.#key('request', key));
+  }
+
   async close(): Promise<void> {
     this.#client.disconnect();
   }

@@ -43,6 +43,7 @@ CREATE TABLE IF NOT EXISTS request_keys (
   value      TEXT NOT NULL,
   expires_at INTEGER NOT NULL
 );
+CREATE INDEX IF NOT EXISTS request_keys_expiry ON request_keys (expires_at);
 CREATE TABLE IF NOT EXISTS cancel_requests (
   task_key TEXT PRIMARY KEY,
   by       TEXT NOT NULL,
@@ -86,6 +87,7 @@ function storeDamaged(damage: SqliteDamage): CodefleetError {
 /** Run records in one SQLite file (WAL), shared by every worker process on the host. */
 export class SqliteRunStore implements RunStore {
   readonly #db: SqliteDatabase;
+  #nextRequestSweep = 0;
   readonly #journalLimit: number;
 
   /** `journalLimit` (default {@link journalLimit}) is there for tests of the bound. */
@@ -311,6 +313,7 @@ export class SqliteRunStore implements RunStore {
 
   async bindRequest(key: string, value: string, ttlMs: number): Promise<{ value: string; bound: boolean }> {
     checkRequestKey(key, value);
+    this.#sweepExpiredRequests();
     const now = Date.now();
     // One statement: an expired binding is replaced, a live one kept; then read what holds.
     return this.#db
@@ -329,6 +332,7 @@ export class SqliteRunStore implements RunStore {
 
   async setRequest(key: string, value: string, ttlMs: number): Promise<void> {
     checkRequestKey(key, value);
+    this.#sweepExpiredRequests();
     this.#db
       .prepare(
         `INSERT INTO request_keys (key, value, expires_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`,
@@ -341,6 +345,21 @@ export class SqliteRunStore implements RunStore {
       .prepare(`SELECT value FROM request_keys WHERE key = ? AND expires_at > ?`)
       .get(key, Date.now()) as { value: string } | undefined;
     return row?.value;
+  }
+
+  async releaseRequest(key: string): Promise<void> {
+    this.#db.prepare(`DELETE FROM request_keys WHERE key = ?`).run(key);
+  }
+
+  /**
+   * Deletes expired request keys, at most once a minute: Redis drops them by their TTL, and
+   * without this every chat message and API request would stay in the file for good.
+   */
+  #sweepExpiredRequests(): void {
+    const now = Date.now();
+    if (now < this.#nextRequestSweep) return;
+    this.#nextRequestSweep = now + 60_000;
+    this.#db.prepare(`DELETE FROM request_keys WHERE expires_at <= ?`).run(now);
   }
 
   async close(): Promise<void> {

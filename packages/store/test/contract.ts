@@ -167,5 +167,15 @@ export function runStoreContract(
       expect(await store.bindRequest('short', 'new', 60_000)).toEqual({ value: 'new', bound: true });
       await expect(store.bindRequest('', 'x', 1_000)).rejects.toMatchObject({ code: 'payload_too_large' });
     });
+
+    it('request keys: a released key is free at once, for lookup and for the next binding', async () => {
+      const store = await fresh();
+      await store.bindRequest('retry:run-1', 'job-a', 60_000);
+      await store.releaseRequest('retry:run-1');
+      expect(await store.lookupRequest('retry:run-1')).toBeUndefined();
+      expect(await store.bindRequest('retry:run-1', 'job-b', 60_000)).toEqual({ value: 'job-b', bound: true });
+      await store.releaseRequest('never-bound');
+      expect(await store.lookupRequest('never-bound')).toBeUndefined();
+    });
   });
 }

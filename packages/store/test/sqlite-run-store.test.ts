@@ -51,6 +51,27 @@ describe('SqliteRunStore', () => {
     }
   });
 
+  it('deletes expired request keys from the file, as Redis does by their TTL', async () => {
+    const dir = await createTempDir('store');
+    const path = join(dir.path, 'runs.sqlite');
+    const store = new SqliteRunStore(path);
+    // A second handle sweeps on its first write; the first one already swept on its own.
+    await store.setRequest('chat:slack:C1:1:1', 'job-1', 0);
+    await store.setRequest('api:kept', 'job-2', 60_000);
+    const other = new SqliteRunStore(path);
+    const db = openSqlite(path);
+    try {
+      await other.bindRequest('retry:run-1', 'job-3', 60_000);
+      const keys = db.prepare('SELECT key FROM request_keys ORDER BY key').all() as { key: string }[];
+      expect(keys.map((k) => k.key)).toEqual(['api:kept', 'retry:run-1']);
+    } finally {
+      db.close();
+      await other.close();
+      await store.close();
+      await dir.dispose();
+    }
+  });
+
   it('a run store file truncated to 0 bytes, or not a run store, is refused naming the file and the fix, never read as empty', async () => {
     const dir = await createTempDir('store');
     try {

@@ -1,3 +1,4 @@
+import { formatUsd } from '@codefleet/core';
 import type { OutcomeFacts, OutcomeVerdict } from '../outcome.js';
 import type { ModelCall, PriceTable } from '../port.js';
 import { costOf } from '../pricing.js';
@@ -61,11 +62,6 @@ const argumentRejection = [
 const finite = (value: unknown): number | undefined =>
   typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
 const count = (value: unknown): number => finite(value) ?? 0;
-
-/** Dollars as codefleet shows them: `$0.0123`. */
-export function formatUsd(usd: number): string {
-  return `$${usd.toFixed(4)}`;
-}
 
 /**
  * Claude Code's own verdict on a run that ended by itself, or `undefined` to keep the

@@ -1,8 +1,9 @@
+import { formatUsd } from '@codefleet/core';
 import { changedFiles } from '../changed-files.js';
 import { withoutForgeCredentials } from '../env.js';
 import { createProcessAgent } from '../process-agent.js';
 import type { Agent, AgentRunRequest, AgentRunResult } from '../port.js';
-import { claudeReport, claudeVerdict, formatUsd, readClaudeResult } from './claude-result.js';
+import { claudeReport, claudeVerdict, readClaudeResult } from './claude-result.js';
 import { type CliAgentSettings, cliSpecBase, modelExtraAndPrompt } from './shared.js';
 
 /** Options of the Claude Code adapter: `agents.claude` of the config. */

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { runFilesDir } from '../changed-files.js';
 import type { AgentRunRequest, PriceTable } from '../port.js';
 import { writeRunFiles } from '../run-files.js';
+import { budgetHookScript } from './gemini-budget-hook.js';
 
 /** Where a run's own `GEMINI_CLI_HOME` lives, inside the run files (never listed as changes). */
 export const geminiHomeDir = join(runFilesDir, 'gemini-home');
@@ -24,51 +25,13 @@ const spentFile = 'budget-spent.json';
  * The AfterModel hook that enforces a money budget while the CLI runs. Gemini CLI 0.61.0
  * prints no usage before its final object, but runs this hook after every response chunk
  * with the request's `model` and the chunk's `usageMetadata`; the chunk that carries a
- * `finishReason` has the response's final counts. The hook adds that response's cost
- * (prompt tokens × input price, candidates and thoughts × output price; a model without a
- * price counts nothing) to a file, and once the total reaches the budget answers
- * `continue: false`, which ends the agent loop before the response's tool calls run.
- * Budget, prices and file path are written into the script, never into a command line.
+ * `finishReason` has the response's final counts. The hook adds that response's cost to a
+ * file, and once the total reaches the budget answers `continue: false`, which ends the
+ * agent loop before the response's tool calls run (see `gemini-budget-hook.ts`). Budget,
+ * prices and file path are written into the script, never into a command line.
  */
 export function budgetHookSource(budgetUsd: number, prices: PriceTable, spentPath: string): string {
-  return `// Written by codefleet for one Gemini CLI run: stops it when its cost reaches the budget.
-import { readFileSync, writeFileSync } from 'node:fs';
-const budget = ${JSON.stringify(budgetUsd)};
-const prices = ${JSON.stringify(prices)};
-const spentPath = ${JSON.stringify(spentPath)};
-const priceOf = (model) => {
-  if (prices[model]) return prices[model];
-  let best;
-  for (const [key, price] of Object.entries(prices)) {
-    if (key.endsWith('*') && model.startsWith(key.slice(0, -1)) && (!best || key.length > best.key.length)) best = { key, price };
-  }
-  return best && best.price;
-};
-let input = '';
-process.stdin.setEncoding('utf8');
-process.stdin.on('data', (chunk) => { input += chunk; });
-process.stdin.on('end', () => {
-  let answer = {};
-  try {
-    const event = JSON.parse(input);
-    const response = event.llm_response || {};
-    const finished = (response.candidates || []).some((candidate) => candidate && candidate.finishReason);
-    if (finished) {
-      const usage = response.usageMetadata || {};
-      const price = priceOf(String((event.llm_request || {}).model || ''));
-      let spent = 0;
-      try { spent = JSON.parse(readFileSync(spentPath, 'utf8')).spentUsd || 0; } catch {}
-      if (price) {
-        const completion = (usage.candidatesTokenCount || 0) + (usage.thoughtsTokenCount || 0);
-        spent += ((usage.promptTokenCount || 0) * price.inputPerMtok + completion * price.outputPerMtok) / 1e6;
-      }
-      writeFileSync(spentPath, JSON.stringify({ spentUsd: spent }));
-      if (spent >= budget) answer = { continue: false, stopReason: ${JSON.stringify(budgetStopReason)} };
-    }
-  } catch {}
-  process.stdout.write(JSON.stringify(answer));
-});
-`;
+  return budgetHookScript({ budgetUsd, prices, spentPath, stopReason: budgetStopReason });
 }
 
 /** A path as one word of the POSIX shell the CLI runs hook commands with. */

@@ -62,3 +62,4 @@ export type ParsedConfig = z.output<typeof configSchema>;
 export { AGENT_NAMES, type AgentName } from './agents.js';
 export { ROUTES, type RouteName } from './chat.js';
 export { LOG_LEVELS } from './logging.js';
+export { SANDBOX_MODES } from './sandbox.js';

@@ -61,11 +61,14 @@ const limits = z
     'What one sandboxed run may use; a run past a limit ends with resource_limit, fed back like a failing check. Enforced with bwrap (and container); not by sandbox-exec.',
   );
 
+/** The ways a sandbox can isolate a run, `auto` apart; what each does is said where the sandbox package implements it. */
+export const SANDBOX_MODES = ['bwrap', 'sandbox-exec', 'container', 'none'] as const;
+
 /** `sandbox:` — how agents and repository commands are isolated from the worker. */
 export const sandboxSchema = z
   .strictObject({
     mode: z
-      .enum(['auto', 'bwrap', 'sandbox-exec', 'container', 'none'])
+      .enum(['auto', ...SANDBOX_MODES])
       .default('auto')
       .describe(
         'auto: bubblewrap on Linux, sandbox-exec on macOS; the worker refuses to start when it is not available. container: docker or podman. ' +

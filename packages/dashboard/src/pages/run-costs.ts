@@ -1,5 +1,4 @@
-import { formatUsd, runCostUsd, type AgentRun, type RunRecord } from '@codefleet/core';
-import { duration } from '../format.js';
+import { formatDuration, formatUsd, runCostUsd, type AgentRun, type RunRecord } from '@codefleet/core';
 import { html, type Html } from '../html.js';
 
 // The money side of a run page: per agent run its model, tokens, cost and model calls; the
@@ -21,7 +20,7 @@ export function modelCallsTable(a: AgentRun): Html | string {
   if (calls.length === 0) return '';
   // prettier-ignore
   return html`<table class="model-calls"><thead><tr><th>Provider</th><th>Model</th><th>Tokens in</th><th>Tokens out</th><th>Latency</th><th>Cost</th><th>Outcome</th></tr></thead>
-<tbody>${calls.map((c) => html`<tr><td>${c.provider}</td><td><code>${c.model}</code></td><td>${c.prompt_tokens}</td><td>${c.completion_tokens}</td><td>${duration(c.latency_ms)}</td><td>${usd(c.cost_usd)}</td><td>${c.outcome}</td></tr>`)}</tbody></table>`;
+<tbody>${calls.map((c) => html`<tr><td>${c.provider}</td><td><code>${c.model}</code></td><td>${c.prompt_tokens}</td><td>${c.completion_tokens}</td><td>${formatDuration(c.latency_ms)}</td><td>${usd(c.cost_usd)}</td><td>${c.outcome}</td></tr>`)}</tbody></table>`;
 }
 
 /** ` · cost $0.1045` for the summary, saying when some agent runs had no known cost. */

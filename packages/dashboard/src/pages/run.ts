@@ -1,5 +1,12 @@
-import { isTerminal, statusLabel, type RunRecord, type TaskStatusView, type Verification } from '@codefleet/core';
-import { ago, duration } from '../format.js';
+import {
+  formatDuration,
+  isTerminal,
+  statusLabel,
+  type RunRecord,
+  type TaskStatusView,
+  type Verification,
+} from '@codefleet/core';
+import { ago } from '../format.js';
 import { html, type Html } from '../html.js';
 import type { JournalEntry } from '@codefleet/store';
 import { actionButton } from './layout.js';
@@ -148,7 +155,7 @@ function checksSection(run: RunRecord): Html {
             ${checksInOrder(run.verification).map(
               (c) => html`<li class="check ${c.passed || c.skipped === true ? 'passed' : 'failed'}">
 <details${!c.passed && c.skipped !== true && c.preexisting !== true ? html` open` : ''}><summary><strong>${c.step}</strong> <code>${c.command.join(' ')}</code> — ${checkVerdict(c)}
- · exit ${c.exit_code ?? c.signal ?? '–'} · ${duration(c.duration_ms)} · ${c.pass} pass, attempt ${c.attempt}.${c.inner_attempt}</summary>
+ · exit ${c.exit_code ?? c.signal ?? '–'} · ${formatDuration(c.duration_ms)} · ${c.pass} pass, attempt ${c.attempt}.${c.inner_attempt}</summary>
 <pre>${c.output_tail}</pre></details></li>`,
             )}
           </ul>`
@@ -164,7 +171,7 @@ function agentRunsSection(run: RunRecord): Html {
 <h2>Agent runs</h2>
 ${run.agent_runs.length === 0 ? html`<p>None yet.</p>` : html`<ul class="agent-runs">${run.agent_runs.map((a) => html`<li>
 <details><summary><strong>${a.agent}</strong> ${a.pass} pass, attempt ${a.attempt}.${a.inner_attempt} — ${a.outcome}
- · exit ${a.exit_code ?? a.signal ?? '–'}${a.timed_out ? ' (timed out)' : ''} · ${duration(a.duration_ms)} · ${a.changed_files.length} file(s) changed${agentRunFacts(a)}</summary>
+ · exit ${a.exit_code ?? a.signal ?? '–'}${a.timed_out ? ' (timed out)' : ''} · ${formatDuration(a.duration_ms)} · ${a.changed_files.length} file(s) changed${agentRunFacts(a)}</summary>
 ${modelCallsTable(a)}
 ${a.changed_files.length === 0 ? '' : html`<p>${a.changed_files.map((file) => html`<code>${file}</code> `)}</p>`}
 <pre>${a.output_tail}</pre></details></li>`)}</ul>`}

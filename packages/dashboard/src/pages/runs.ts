@@ -1,5 +1,5 @@
-import { isTerminal, runOutcomes, stages, statusLabel, type TaskStatusView } from '@codefleet/core';
-import { ago, duration } from '../format.js';
+import { formatDuration, isTerminal, runOutcomes, stages, statusLabel, type TaskStatusView } from '@codefleet/core';
+import { ago } from '../format.js';
 import { html, safeHref, type Html } from '../html.js';
 import type { RunQuery, RunSummary } from '@codefleet/store';
 
@@ -171,9 +171,9 @@ function statusCell(view: TaskStatusView | undefined): Html | string {
 function durationCell(r: RunSummary, now: number): Html | string {
   if (!isTerminal(r.stage)) {
     const created = Date.parse(r.createdAt);
-    return Number.isFinite(created) ? html`${duration(now - created)}<small>so far</small>` : '';
+    return Number.isFinite(created) ? html`${formatDuration(now - created)}<small>so far</small>` : '';
   }
-  return r.durationMs === undefined ? '' : duration(r.durationMs);
+  return r.durationMs === undefined ? '' : formatDuration(r.durationMs);
 }
 
 /** A pull request as a link when its URL is http(s), else its number as text. */

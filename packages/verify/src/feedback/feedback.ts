@@ -1,8 +1,8 @@
+import { charSuffix, graphemePrefix, utf8ByteLength, utf8Prefix } from '@codefleet/core';
 import type { StepResult } from '../types.js';
 import { cleanLine } from './patterns.js';
 import { renderFeedback } from './render.js';
 import { scanLog } from './scan.js';
-import { byteLength, cutToBytes, headChars, tailChars } from './text.js';
 
 /** Default size of the feedback given to the agent: small enough for a small model's context. */
 export const defaultFeedbackBytes = 4096;
@@ -41,20 +41,20 @@ export function fitFeedback(parts: readonly string[], maxBytes: number = default
   const kept: string[] = [];
   for (const part of parts) {
     if (left <= 0) break;
-    let text = cutToBytes(part, left);
+    let text = utf8Prefix(part, left);
     if (text.length < part.length) {
       const lineEnd = text.lastIndexOf('\n');
       text = lineEnd > 0 ? text.slice(0, lineEnd) : text;
     }
     kept.push(text);
-    left -= byteLength(text);
+    left -= utf8ByteLength(text);
   }
   return kept.join('');
 }
 
 function stepHeader(step: StepResult): string {
   let command = step.command.join(' ');
-  if (command.length > maxCommandChars) command = `${headChars(command, maxCommandChars)}…`;
+  if (command.length > maxCommandChars) command = `${graphemePrefix(command, maxCommandChars)}…`;
   let why: string;
   if (step.spawnError !== undefined) why = `could not start: ${step.spawnError}`;
   else if (step.timedOut) why = `timed out, exit ${step.exitCode ?? 'none'}`;
@@ -68,7 +68,7 @@ function tailLines(text: string, maxBytes: number): string[] {
   // A character is at least one byte, so this many characters can fill the budget.
   const chars = Math.max(0, Math.floor(maxBytes)) + 1;
   const cut = text.length > chars;
-  const lines = (cut ? tailChars(text, chars) : text).split('\n');
+  const lines = (cut ? charSuffix(text, chars) : text).split('\n');
   // The first line of a cut text is partial; a lone (very long) line is kept and cut later.
   if (cut && lines.length > 1) lines.shift();
   // `boundTail` starts a cut output with a marker line followed by a partial line.

@@ -1,6 +1,6 @@
+import { utf8ByteLength, utf8Prefix, utf8Suffix } from '@codefleet/core';
 import type { LogFindings } from '../types.js';
 import { runtimeFrame, stackFrame } from './patterns.js';
-import { byteLength, cutToBytes, cutToBytesFromEnd } from './text.js';
 
 /** Lines of output under a byte budget: the joined text (newline-separated) stays within `max`. */
 class Budget {
@@ -16,18 +16,18 @@ class Budget {
 
   /** Whether `line` fits with `reserve` bytes to spare for a later line (newline included). */
   fits(line: string, reserve = 0): boolean {
-    return byteLength(line) + reserve <= this.left;
+    return utf8ByteLength(line) + reserve <= this.left;
   }
 
   add(line: string): void {
-    this.used += byteLength(line) + (this.lines.length > 0 ? 1 : 0);
+    this.used += utf8ByteLength(line) + (this.lines.length > 0 ? 1 : 0);
     this.lines.push(line);
   }
 
   /** Takes back the last line (a heading that turned out to have nothing under it). */
   pop(): void {
     const line = this.lines.pop();
-    if (line !== undefined) this.used -= byteLength(line) + (this.lines.length > 0 ? 1 : 0);
+    if (line !== undefined) this.used -= utf8ByteLength(line) + (this.lines.length > 0 ? 1 : 0);
   }
 
   /** Adds `line` if it fits; returns whether it did. */
@@ -65,7 +65,7 @@ export interface RenderInput {
 export function renderFeedback(input: RenderInput): string {
   const budget = new Budget(Math.max(0, Math.floor(input.maxBytes)));
   if (input.header !== undefined && !budget.offer(input.header)) {
-    budget.add(cutToBytes(input.header, Math.max(0, budget.left)));
+    budget.add(utf8Prefix(input.header, Math.max(0, budget.left)));
     return budget.text();
   }
   const { findings } = input;
@@ -93,9 +93,9 @@ function addTests(budget: Budget, names: readonly string[], omitted: number, sho
   const total = names.length + omitted;
   const heading = `Failing tests (${total}):`;
   const first = names[0] ?? '';
-  if (!budget.fits(heading, byteLength(first) + 1)) return;
+  if (!budget.fits(heading, utf8ByteLength(first) + 1)) return;
   budget.add(heading);
-  const allFit = omitted === 0 && names.reduce((sum, name) => sum + byteLength(name) + 1, 0) - 1 <= budget.left;
+  const allFit = omitted === 0 && names.reduce((sum, name) => sum + utf8ByteLength(name) + 1, 0) - 1 <= budget.left;
   let added = 0;
   for (const name of names) {
     if (!budget.fits(name, allFit ? 0 : markerReserve)) break;
@@ -113,12 +113,12 @@ function addErrors(budget: Budget, findings: LogFindings, shown: Set<string>, al
   const heading = total === 1 ? 'First error:' : 'First errors:';
   const firstLines = (blocks[0] ?? '').split('\n');
   // The heading is only worth it when at least one line of the first error comes with it.
-  if (!budget.fits(heading, alone ? 0 : byteLength(firstLines[0] ?? '') + 1)) return;
+  if (!budget.fits(heading, alone ? 0 : utf8ByteLength(firstLines[0] ?? '') + 1)) return;
   budget.add(heading);
   let added = 0;
   for (const [index, block] of blocks.entries()) {
     const lines = block.split('\n');
-    const size = lines.reduce((sum, line) => sum + byteLength(line) + 1, 0);
+    const size = lines.reduce((sum, line) => sum + utf8ByteLength(line) + 1, 0);
     const last = index === blocks.length - 1 && findings.omittedErrors === 0;
     if (size - 1 + (last ? 0 : markerReserve) <= budget.left) {
       for (const line of lines) {
@@ -147,9 +147,9 @@ function addCutBlock(budget: Budget, lines: readonly string[], shown: Set<string
   if (added === 0) {
     // Not even its first line fits: cut that line (at a character boundary) rather than lose it.
     const marker = ' …[cut]';
-    const room = budget.left - byteLength(marker) - markerReserve;
+    const room = budget.left - utf8ByteLength(marker) - markerReserve;
     if (room <= 0) return false;
-    budget.add(`${cutToBytes(lines[0] ?? '', room)}${marker}`);
+    budget.add(`${utf8Prefix(lines[0] ?? '', room)}${marker}`);
     added = 1;
   }
   const rest = lines.length - added;
@@ -177,10 +177,10 @@ function addTail(budget: Budget, tail: readonly string[], shown: Set<string>, al
   if (lines.length === 0) return;
   const heading = 'Output (last lines):';
   // Walk back from the end taking whole lines while they fit (heading included).
-  let room = budget.left - byteLength(heading);
+  let room = budget.left - utf8ByteLength(heading);
   let start = lines.length;
   while (start > 0) {
-    const size = byteLength(lines[start - 1] ?? '') + 1;
+    const size = utf8ByteLength(lines[start - 1] ?? '') + 1;
     if (size > room) break;
     room -= size;
     start -= 1;
@@ -189,10 +189,10 @@ function addTail(budget: Budget, tail: readonly string[], shown: Set<string>, al
     // Only when the tail is all there is do we cut its last line; otherwise leave it out.
     if (!alone) return;
     const marker = '…';
-    const keep = budget.left - byteLength(heading) - 1 - byteLength(marker);
+    const keep = budget.left - utf8ByteLength(heading) - 1 - utf8ByteLength(marker);
     if (keep <= 0) return;
     budget.add(heading);
-    budget.add(`${marker}${cutToBytesFromEnd(lines.at(-1) ?? '', keep)}`);
+    budget.add(`${marker}${utf8Suffix(lines.at(-1) ?? '', keep)}`);
     return;
   }
   budget.add(heading);

@@ -1,3 +1,4 @@
+import { graphemePrefix } from '@codefleet/core';
 import type { LogFindings } from '../types.js';
 import {
   cleanLine,
@@ -18,7 +19,6 @@ import {
   tapStack,
   untilBlankStop,
 } from './patterns.js';
-import { headChars } from './text.js';
 
 /** Characters of one line that are matched and kept; the rest of a longer line is dropped. */
 export const maxLineChars = 2000;
@@ -90,7 +90,7 @@ export class LogScanner {
       this.pending += chunk.slice(start);
       // Keep a bounded prefix: appending forever to one endless line would be quadratic.
       if (this.pending.length > maxLineChars) {
-        this.pending = `${headChars(this.pending, maxLineChars)}${lineCutMarker}`;
+        this.pending = `${graphemePrefix(this.pending, maxLineChars)}${lineCutMarker}`;
         this.overlong = true;
       }
     }
@@ -112,7 +112,7 @@ export class LogScanner {
   }
 
   private line(raw: string): void {
-    const capped = raw.length > maxLineChars ? `${headChars(raw, maxLineChars)}${lineCutMarker}` : raw;
+    const capped = raw.length > maxLineChars ? `${graphemePrefix(raw, maxLineChars)}${lineCutMarker}` : raw;
     const line = cleanLine(capped);
     const mochaTitle = this.testLine(line);
     this.errorLine(line, mochaTitle);
@@ -147,7 +147,7 @@ export class LogScanner {
   }
 
   private addTest(name: string): void {
-    const kept = name.length > maxTestChars ? `${headChars(name, maxTestChars)}…` : name;
+    const kept = name.length > maxTestChars ? `${graphemePrefix(name, maxTestChars)}…` : name;
     if (this.tests.has(kept)) return;
     if (this.tests.size < maxTests) this.tests.add(kept);
     else this.omittedTests += 1;
