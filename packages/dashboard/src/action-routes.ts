@@ -64,8 +64,7 @@ function act(
     return ctx.sendPage(
       reply,
       'Not done',
-      html`<p class="error">${result.message}</p>
-        <p><a href="${back(result, req.params.id)}">Back</a></p>`,
+      html`<p class="error">${result.message}</p><p><a href="${back(result, req.params.id)}">Back</a></p>`,
       undefined,
       result.status,
     );

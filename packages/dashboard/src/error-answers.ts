@@ -15,18 +15,14 @@ export function answerErrors(ctx: RouteContext): void {
       ctx.onError?.(error);
       return problemPage(ctx, req, reply, 503, error.message, {
         title: 'Unavailable',
-        body: html`<p class="error-banner" role="alert" data-problem="${error.backend}">
-          ${error.message}. Reload once it is back; the dashboard's log has the details.
-        </p>`,
+        body: html`<p class="error-banner" role="alert" data-problem="${error.backend}">${error.message}. Reload once it is back; the dashboard's log has the details.</p>`,
       });
     }
     if (isUnreadableRecord(error)) {
       ctx.onError?.(error);
       return problemPage(ctx, req, reply, 500, error.message, {
         title: 'Unreadable run record',
-        body: html`<p class="error-banner" role="alert" data-problem="unreadable">
-          ${error.message}. The other runs are not affected; see the <a href="/runs">runs</a>.
-        </p>`,
+        body: html`<p class="error-banner" role="alert" data-problem="unreadable">${error.message}. The other runs are not affected; see the <a href="/runs">runs</a>.</p>`,
       });
     }
     const status =

@@ -13,64 +13,56 @@ export interface PageContext {
  */
 export function page(title: string, body: Html, ctx: PageContext, live?: string): Html {
   return html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>${title} · codefleet</title>
-        <link rel="stylesheet" href="/assets/dashboard.css" />
-        <script src="/assets/dashboard.js" defer></script>
-      </head>
-      <body>
-        <header>
-          <nav>
-            <a href="/" class="brand">codefleet</a> <a href="/">Overview</a> <a href="/runs">Runs</a>
-            <a href="/dead-letters">Dead letters</a>
-          </nav>
-          ${ctx.readOnly ? html`<span class="badge">read-only</span>` : ''}
-          <form method="post" action="/logout" class="logout">
-            <input type="hidden" name="csrf" value="${ctx.csrf}" /><button type="submit">Log out</button>
-          </form>
-        </header>
-        <main>
-          <h1>${title}</h1>
-          <p id="problem" class="error-banner" role="alert" hidden></p>
-          <div id="live" ${live === undefined ? '' : html` data-live="${live}"`}>${body}</div>
-        </main>
-      </body>
-    </html> `;
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · codefleet</title>
+<link rel="stylesheet" href="/assets/dashboard.css">
+<script src="/assets/dashboard.js" defer></script>
+</head>
+<body>
+<header>
+<nav><a href="/" class="brand">codefleet</a> <a href="/">Overview</a> <a href="/runs">Runs</a> <a href="/dead-letters">Dead letters</a></nav>
+${ctx.readOnly ? html`<span class="badge">read-only</span>` : ''}
+<form method="post" action="/logout" class="logout"><input type="hidden" name="csrf" value="${ctx.csrf}"><button type="submit">Log out</button></form>
+</header>
+<main>
+<h1>${title}</h1>
+<p id="problem" class="error-banner" role="alert" hidden></p>
+<div id="live"${live === undefined ? '' : html` data-live="${live}"`}>${body}</div>
+</main>
+</body>
+</html>
+`;
 }
 
 /** The login page: the token goes in a POST body, never in a URL that would be logged. */
 export function loginPage(failed: boolean): Html {
   return html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <title>Log in · codefleet</title>
-        <link rel="stylesheet" href="/assets/dashboard.css" />
-      </head>
-      <body>
-        <main class="login">
-          <h1>codefleet dashboard</h1>
-          ${failed ? html`<p class="warning" role="alert">That is not the dashboard token.</p>` : ''}
-          <form method="post" action="/login">
-            <label for="token">Token</label>
-            <input id="token" name="token" type="password" autocomplete="current-password" required autofocus />
-            <button type="submit">Log in</button>
-          </form>
-          <p class="hint">
-            The token was printed when the dashboard started, or is in the variable
-            <code>dashboard.token_env</code> names.
-          </p>
-        </main>
-      </body>
-    </html> `;
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>Log in · codefleet</title>
+<link rel="stylesheet" href="/assets/dashboard.css">
+</head>
+<body>
+<main class="login">
+<h1>codefleet dashboard</h1>
+${failed ? html`<p class="warning" role="alert">That is not the dashboard token.</p>` : ''}
+<form method="post" action="/login">
+<label for="token">Token</label>
+<input id="token" name="token" type="password" autocomplete="current-password" required autofocus>
+<button type="submit">Log in</button>
+</form>
+<p class="hint">The token was printed when the dashboard started, or is in the variable <code>dashboard.token_env</code> names.</p>
+</main>
+</body>
+</html>
+`;
 }
 
 /** A POST button for an action, with the form token. */
 export function actionButton(action: string, label: string, csrf: string, className = ''): Html {
-  return html`<form method="post" action="${action}" class="action">
-    <input type="hidden" name="csrf" value="${csrf}" /><button type="submit" class="${className}">${label}</button>
-  </form>`;
+  return html`<form method="post" action="${action}" class="action"><input type="hidden" name="csrf" value="${csrf}"><button type="submit" class="${className}">${label}</button></form>`;
 }

@@ -3,9 +3,7 @@ import { html, type Html } from '../html.js';
 
 // The money side of a run page: per agent run its model, tokens, cost and model calls; the
 // run's total; the escalation tiers. Model names, outcomes and tier details come from
-// agents and are escaped like everything else (`html`). The tables and the cost text keep
-// their markup as written (`prettier-ignore`): Prettier's HTML formatting would put whitespace
-// inside it, between a value and its tag, in what the page shows.
+// agents and are escaped like everything else (`html`).
 
 const usd = (amount: number | undefined) => (amount === undefined ? 'unknown' : formatUsd(amount));
 
@@ -18,7 +16,6 @@ export function agentRunFacts(a: AgentRun): Html {
 export function modelCallsTable(a: AgentRun): Html | string {
   const calls = a.model_calls ?? [];
   if (calls.length === 0) return '';
-  // prettier-ignore
   return html`<table class="model-calls"><thead><tr><th>Provider</th><th>Model</th><th>Tokens in</th><th>Tokens out</th><th>Latency</th><th>Cost</th><th>Outcome</th></tr></thead>
 <tbody>${calls.map((c) => html`<tr><td>${c.provider}</td><td><code>${c.model}</code></td><td>${c.prompt_tokens}</td><td>${c.completion_tokens}</td><td>${formatDuration(c.latency_ms)}</td><td>${usd(c.cost_usd)}</td><td>${c.outcome}</td></tr>`)}</tbody></table>`;
 }
@@ -28,14 +25,12 @@ export function runCostText(run: RunRecord): Html | string {
   const total = runCostUsd(run);
   if (total === undefined) return '';
   const unpriced = run.agent_runs.filter((a) => a.cost_usd === undefined).length;
-  // prettier-ignore
   return html` · cost <strong class="cost">${formatUsd(total)}</strong>${unpriced === 0 ? '' : ` (${unpriced} agent run(s) without a known cost not included)`}`;
 }
 
 /** The escalation tiers the job ran (agents.escalation); nothing when it ran no chain. */
 export function tiersSection(run: RunRecord): Html | string {
   if (run.tiers === undefined || run.tiers.length === 0) return '';
-  // prettier-ignore
   return html`<section>
 <h2>Escalation tiers</h2>
 <table class="tiers"><thead><tr><th>Tier</th><th>Profile</th><th>Agent</th><th>Outcome</th><th>Cost</th><th>Detail</th></tr></thead>

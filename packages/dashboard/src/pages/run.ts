@@ -65,145 +65,110 @@ function actions(f: RunPageFacts): Html | string {
 
 function journalLine(entry: JournalEntry): Html {
   if (entry.kind === 'action') {
-    return html`<li>
-      <time datetime="${entry.at}">${entry.at}</time> <strong>${entry.action}</strong> by ${entry.by} via
-      ${entry.via}${entry.detail === undefined ? '' : html` — ${entry.detail}`}
-    </li>`;
+    return html`<li><time datetime="${entry.at}">${entry.at}</time> <strong>${entry.action}</strong> by ${entry.by} via ${entry.via}${entry.detail === undefined ? '' : html` — ${entry.detail}`}</li>`;
   }
-  return html`<li class="warning">
-    <time datetime="${entry.at}">${entry.at}</time> <strong>${entry.report}</strong> report not delivered to
-    ${entry.requester}: ${entry.error}
-  </li>`;
+  return html`<li class="warning"><time datetime="${entry.at}">${entry.at}</time> <strong>${entry.report}</strong> report not delivered to ${entry.requester}: ${entry.error}</li>`;
 }
 
 /** The run page's live part. */
 export function runBody(f: RunPageFacts): Html {
   const { run } = f;
-  return html`${summarySection(f)} ${timelineSection(run)} ${checksSection(run)} ${tiersSection(run)}
-  ${agentRunsSection(run)} ${run.answer === undefined ? '' : answerSection(run.answer)} ${taskSection(run)}
-  ${journalSection(f.journal)}`;
+  return html`
+${summarySection(f)}
+${timelineSection(run)}
+${checksSection(run)}
+${tiersSection(run)}
+${agentRunsSection(run)}
+${run.answer === undefined ? '' : answerSection(run.answer)}
+${taskSection(run)}
+${journalSection(f.journal)}`;
 }
 
 function summarySection(f: RunPageFacts): Html {
   const { run, now } = f;
   const runId = encodeURIComponent(run.run_id);
   return html`<section class="summary">
-    <p>
-      <span class="state state-${stateOf(run)}" data-state="${stateOf(run)}">${stateOf(run)}</span> ${run.job.repo} ·
-      from ${run.job.source.kind} by ${run.job.requested_by} · created
-      <time datetime="${run.created_at}">${ago(now, run.created_at)}</time> · updated
-      <time datetime="${run.updated_at}">${ago(now, run.updated_at)}</time>${runCostText(run)}
-    </p>
-    ${f.status === undefined ? '' : html`<p class="task-status">Status: <span class="status status-${f.status.status}" data-status="${statusLabel(f.status)}">${statusLabel(f.status)}</span> · ${f.status.note}</p>`}
-    ${f.laterRunId === undefined ? '' : html`<p class="notice">This job ran again since: <a href="/runs/${encodeURIComponent(f.laterRunId)}">${f.laterRunId}</a>.</p>`}
-    ${f.cancel === undefined ? '' : html`<p class="notice" data-cancel="pending">Cancel requested by ${f.cancel.by} ${ago(now, f.cancel.at)}; the worker stops it at its next heartbeat or stage.</p>`}
-    ${run.error === undefined ? '' : html`<p class="error"><strong>${run.error.code}</strong> (${run.error.verdict}): ${run.error.message}</p>`}
-    <p>
-      Pull request:
-      ${prLink(run.pull_request) || 'none'}${run.branch === undefined ? '' : html` · branch <code>${run.branch}</code>`}
-      · <a href="/runs/${runId}/record.json" download="${`run-${run.run_id}.json`}">Download the run record (JSON)</a>
-    </p>
-    ${actions(f)}
-  </section>`;
+<p><span class="state state-${stateOf(run)}" data-state="${stateOf(run)}">${stateOf(run)}</span> ${run.job.repo}
+ · from ${run.job.source.kind} by ${run.job.requested_by} · created <time datetime="${run.created_at}">${ago(now, run.created_at)}</time>
+ · updated <time datetime="${run.updated_at}">${ago(now, run.updated_at)}</time>${runCostText(run)}</p>
+${f.status === undefined ? '' : html`<p class="task-status">Status: <span class="status status-${f.status.status}" data-status="${statusLabel(f.status)}">${statusLabel(f.status)}</span> · ${f.status.note}</p>`}
+${f.laterRunId === undefined ? '' : html`<p class="notice">This job ran again since: <a href="/runs/${encodeURIComponent(f.laterRunId)}">${f.laterRunId}</a>.</p>`}
+${f.cancel === undefined ? '' : html`<p class="notice" data-cancel="pending">Cancel requested by ${f.cancel.by} ${ago(now, f.cancel.at)}; the worker stops it at its next heartbeat or stage.</p>`}
+${run.error === undefined ? '' : html`<p class="error"><strong>${run.error.code}</strong> (${run.error.verdict}): ${run.error.message}</p>`}
+<p>Pull request: ${prLink(run.pull_request) || 'none'}${run.branch === undefined ? '' : html` · branch <code>${run.branch}</code>`}
+ · <a href="/runs/${runId}/record.json" download="${`run-${run.run_id}.json`}">Download the run record (JSON)</a></p>
+${actions(f)}
+</section>`;
 }
 
 function timelineSection(run: RunRecord): Html {
   return html`<section>
-    <h2>Timeline</h2>
-    <ol class="timeline">
-      ${run.stages.map((s) => html`<li><span class="state state-${s.stage}">${s.stage}</span> <time datetime="${s.at}">${s.at}</time>${s.attempt > 0 ? html` · attempt ${s.attempt}` : ''}${s.note === undefined ? '' : html` — ${s.note}`}</li>`)}
-    </ol>
-    ${
-      run.attempts.length === 0
-        ? ''
-        : html`<table>
-            <thead>
-              <tr>
-                <th>Attempt</th>
-                <th>Worker</th>
-                <th>Started</th>
-                <th>Ended</th>
-                <th>Outcome</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${run.attempts.map(
-                (a) =>
-                  html`<tr>
-                    <td>${a.n}</td>
-                    <td>${a.worker_id}</td>
-                    <td>${a.started_at}</td>
-                    <td>${a.ended_at ?? ''}</td>
-                    <td>
-                      ${a.outcome ?? 'running'}${a.error === undefined ? '' : html` — ${a.error.code}: ${a.error.message}`}
-                    </td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>`
-    }
-  </section>`;
+<h2>Timeline</h2>
+<ol class="timeline">${run.stages.map((s) => html`<li><span class="state state-${s.stage}">${s.stage}</span> <time datetime="${s.at}">${s.at}</time>${s.attempt > 0 ? html` · attempt ${s.attempt}` : ''}${s.note === undefined ? '' : html` — ${s.note}`}</li>`)}</ol>
+${
+  run.attempts.length === 0
+    ? ''
+    : html`<table><thead><tr><th>Attempt</th><th>Worker</th><th>Started</th><th>Ended</th><th>Outcome</th></tr></thead>
+<tbody>${run.attempts.map(
+        (a) =>
+          html`<tr><td>${a.n}</td><td>${a.worker_id}</td><td>${a.started_at}</td><td>${a.ended_at ?? ''}</td><td>${a.outcome ?? 'running'}${a.error === undefined ? '' : html` — ${a.error.code}: ${a.error.message}`}</td></tr>`,
+      )}</tbody></table>`
+}
+</section>`;
 }
 
 function checksSection(run: RunRecord): Html {
   return html`<section>
-    <h2>Checks</h2>
-    ${
-      run.verification.length === 0
-        ? html`<p>None yet.</p>`
-        : html`<ul class="checks">
-            ${checksInOrder(run.verification).map(
-              (c) => html`<li class="check ${c.passed || c.skipped === true ? 'passed' : 'failed'}">
+<h2>Checks</h2>
+${
+  run.verification.length === 0
+    ? html`<p>None yet.</p>`
+    : html`<ul class="checks">${checksInOrder(run.verification).map(
+        (c) => html`<li class="check ${c.passed || c.skipped === true ? 'passed' : 'failed'}">
 <details${!c.passed && c.skipped !== true && c.preexisting !== true ? html` open` : ''}><summary><strong>${c.step}</strong> <code>${c.command.join(' ')}</code> — ${checkVerdict(c)}
  · exit ${c.exit_code ?? c.signal ?? '–'} · ${formatDuration(c.duration_ms)} · ${c.pass} pass, attempt ${c.attempt}.${c.inner_attempt}</summary>
 <pre>${c.output_tail}</pre></details></li>`,
-            )}
-          </ul>`
-    }
-  </section>`;
+      )}</ul>`
+}
+</section>`;
 }
 
-// The summary's markup as written (`prettier-ignore`): Prettier's HTML formatting would put
-// whitespace between the agent run's facts and the end of the summary.
 function agentRunsSection(run: RunRecord): Html {
-  // prettier-ignore
   return html`<section>
 <h2>Agent runs</h2>
-${run.agent_runs.length === 0 ? html`<p>None yet.</p>` : html`<ul class="agent-runs">${run.agent_runs.map((a) => html`<li>
+${
+  run.agent_runs.length === 0
+    ? html`<p>None yet.</p>`
+    : html`<ul class="agent-runs">${run.agent_runs.map(
+        (a) => html`<li>
 <details><summary><strong>${a.agent}</strong> ${a.pass} pass, attempt ${a.attempt}.${a.inner_attempt} — ${a.outcome}
  · exit ${a.exit_code ?? a.signal ?? '–'}${a.timed_out ? ' (timed out)' : ''} · ${formatDuration(a.duration_ms)} · ${a.changed_files.length} file(s) changed${agentRunFacts(a)}</summary>
 ${modelCallsTable(a)}
 ${a.changed_files.length === 0 ? '' : html`<p>${a.changed_files.map((file) => html`<code>${file}</code> `)}</p>`}
-<pre>${a.output_tail}</pre></details></li>`)}</ul>`}
+<pre>${a.output_tail}</pre></details></li>`,
+      )}</ul>`
+}
 </section>`;
 }
 
 function answerSection(answer: string): Html {
-  return html`<section>
-    <h2>Answer</h2>
-    <pre>${answer}</pre>
-  </section>`;
+  return html`<section><h2>Answer</h2><pre>${answer}</pre></section>`;
 }
 
 function taskSection(run: RunRecord): Html {
   return html`<section>
-    <h2>Task</h2>
-    <details>
-      <summary>${run.job.title}</summary>
-      <pre>${run.job.body ?? ''}</pre>
-    </details>
-  </section>`;
+<h2>Task</h2>
+<details><summary>${run.job.title}</summary><pre>${run.job.body ?? ''}</pre></details>
+</section>`;
 }
 
 function journalSection(journal: readonly JournalEntry[]): Html {
   return html`<section>
-    <h2>Journal</h2>
-    ${
-      journal.length === 0
-        ? html`<p>No action taken on this run from outside the pipeline.</p>`
-        : html`<ul class="journal">
-            ${journal.map(journalLine)}
-          </ul>`
-    }
-  </section>`;
+<h2>Journal</h2>
+${
+  journal.length === 0
+    ? html`<p>No action taken on this run from outside the pipeline.</p>`
+    : html`<ul class="journal">${journal.map(journalLine)}</ul>`
+}
+</section>`;
 }

@@ -84,83 +84,47 @@ export function runsBody(
   statuses: readonly (TaskStatusView | undefined)[] = [],
 ): Html {
   const selected = (a: string | undefined, b: string) => (a === b ? html` selected` : '');
-  return html` <form method="get" action="/runs" class="filters">
-      <label
-        >State
-        <select name="state">
-          <option value="">any</option>
-          ${filterStates.map((s) => html`<option value="${s}" ${selected(filters.state, s)}>${s}</option>`)}
-        </select></label
-      >
-      <label>Repository <input name="repo" value="${filters.repo ?? ''}" size="24" /></label>
-      <label>Source <input name="source" value="${filters.source ?? ''}" size="8" placeholder="github, chat…" /></label>
-      <label>Agent <input name="agent" value="${filters.agent ?? ''}" size="8" /></label>
-      <label
-        >Created
-        <select name="window">
-          <option value="">any time</option>
-          ${Object.keys(windows).map((w) => html`<option value="${w}" ${selected(filters.window, w)}>last ${w}</option>`)}
-        </select></label
-      >
-      <button type="submit">Filter</button>
-    </form>
-    ${ignored.length === 0 ? '' : html`<p class="warning">Ignored filters that are not understood: ${ignored.join(', ')}.</p>`}
-    ${
-      runs.length === 0
-        ? html`<p>No run matches.</p>`
-        : html`<table class="runs">
-            <thead>
-              <tr>
-                <th>Run</th>
-                <th>Status</th>
-                <th>State</th>
-                <th>Repository</th>
-                <th>Source</th>
-                <th>Agent</th>
-                <th>Worker</th>
-                <th>Attempts</th>
-                <th>Duration</th>
-                <th>Created</th>
-                <th>PR</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${runs.map(
-                (r, i) =>
-                  html`<tr>
-                    <td><a href="/runs/${encodeURIComponent(r.runId)}">${r.title}</a><small>${r.runId}</small></td>
-                    <td>${statusCell(statuses[i])}</td>
-                    <td>${stateCell(r)}</td>
-                    <td>${r.repo}</td>
-                    <td>${r.source}</td>
-                    <td>${r.agent ?? ''}</td>
-                    <td>${r.worker ?? ''}</td>
-                    <td>${r.attempts}</td>
-                    <td>${durationCell(r, now)}</td>
-                    <td><time datetime="${r.createdAt}">${ago(now, r.createdAt)}</time></td>
-                    <td>${prLink(r.pullRequest)}</td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>`
-    }`;
+  return html`
+<form method="get" action="/runs" class="filters">
+<label>State <select name="state"><option value="">any</option>${filterStates.map((s) => html`<option value="${s}"${selected(filters.state, s)}>${s}</option>`)}</select></label>
+<label>Repository <input name="repo" value="${filters.repo ?? ''}" size="24"></label>
+<label>Source <input name="source" value="${filters.source ?? ''}" size="8" placeholder="github, chat…"></label>
+<label>Agent <input name="agent" value="${filters.agent ?? ''}" size="8"></label>
+<label>Created <select name="window"><option value="">any time</option>${Object.keys(windows).map((w) => html`<option value="${w}"${selected(filters.window, w)}>last ${w}</option>`)}</select></label>
+<button type="submit">Filter</button>
+</form>
+${ignored.length === 0 ? '' : html`<p class="warning">Ignored filters that are not understood: ${ignored.join(', ')}.</p>`}
+${
+  runs.length === 0
+    ? html`<p>No run matches.</p>`
+    : html`<table class="runs">
+<thead><tr><th>Run</th><th>Status</th><th>State</th><th>Repository</th><th>Source</th><th>Agent</th><th>Worker</th><th>Attempts</th><th>Duration</th><th>Created</th><th>PR</th></tr></thead>
+<tbody>${runs.map(
+        (r, i) =>
+          html`<tr>
+<td><a href="/runs/${encodeURIComponent(r.runId)}">${r.title}</a><small>${r.runId}</small></td>
+<td>${statusCell(statuses[i])}</td>
+<td>${stateCell(r)}</td>
+<td>${r.repo}</td><td>${r.source}</td><td>${r.agent ?? ''}</td><td>${r.worker ?? ''}</td><td>${r.attempts}</td>
+<td>${durationCell(r, now)}</td>
+<td><time datetime="${r.createdAt}">${ago(now, r.createdAt)}</time></td>
+<td>${prLink(r.pullRequest)}</td>
+</tr>`,
+      )}</tbody></table>`
+}`;
 }
 
 // A record the store cannot read is flagged with why; the rest of the list is served as ever.
 function stateCell(r: RunSummary): Html {
   if (r.unreadable !== undefined)
-    return html`<span class="state state-unreadable" data-unreadable="true" title="${r.unreadable}">unreadable</span
-      ><small>${r.unreadable}</small>`;
-  return html`<span class="state state-${stateOf(r)}">${stateOf(r)}</span
-    >${r.errorCode === undefined ? '' : html`<small>${r.errorCode}</small>`}`;
+    return html`<span class="state state-unreadable" data-unreadable="true" title="${r.unreadable}">unreadable</span><small>${r.unreadable}</small>`;
+  return html`<span class="state state-${stateOf(r)}">${stateOf(r)}</span>${r.errorCode === undefined ? '' : html`<small>${r.errorCode}</small>`}`;
 }
 
 // The derived status, its note on hover.
 function statusCell(view: TaskStatusView | undefined): Html | string {
   if (view === undefined) return '';
-  return html`<span class="status status-${view.status}" title="${view.note}" data-status="${statusLabel(view)}"
-    >${statusLabel(view)}</span
-  >`;
+  return html`<span class="status status-${view.status}" title="${view.note}" data-status="${statusLabel(view)}">${statusLabel(view)}</span>`;
 }
 
 /**
