@@ -56,6 +56,7 @@ export type {
   SlackConfig,
   LoadedConfig,
   LoggingConfig,
+  ServeConfig,
   OllamaAgentConfig,
   PatchConfig,
   QueueConfig,

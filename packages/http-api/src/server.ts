@@ -40,7 +40,7 @@ export interface HttpApi {
    * with `strictValidation` (an unknown field is a 400, never dropped), as `codefleet serve` does.
    */
   readonly routes: (scope: FastifyInstance) => Promise<void>;
-  /** Listens on `config.host`:`config.port` (0: a free port); loopback unless configured otherwise. */
+  /** Listens on `config.host`:`config.port` (0 or unset: a free port); loopback unless configured otherwise. */
   listen(): Promise<void>;
   /** `http://host:port` once listening. */
   readonly url: string;
@@ -174,7 +174,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApi {
     async listen() {
       const app = createHttpApp({ strictValidation: true });
       await app.register(routes);
-      server = await listen(app, { port: config.port, host: config.host });
+      server = await listen(app, { port: config.port ?? 0, host: config.host });
     },
     async close() {
       await server?.close();

@@ -42,7 +42,7 @@ export interface LineWebhook {
    * registered at (`codefleet serve`: `/line`). Registering it starts processing the records.
    */
   readonly routes: (scope: FastifyInstance) => Promise<void>;
-  /** Listens on `config.host`:`config.port` (0: a free port), any path. */
+  /** Listens on `config.host`:`config.port` (0 or unset: a free port), any path. */
   listen(): Promise<void>;
   /** `http://host:port` once listening. */
   readonly url: string;
@@ -140,7 +140,7 @@ export function createLineWebhook(options: LineWebhookOptions): LineWebhook {
     async listen() {
       const app = createHttpApp();
       await app.register(routes);
-      server = await listen(app, { port: config.port, host: config.host });
+      server = await listen(app, { port: config.port ?? 0, host: config.host });
     },
     async idle() {
       // Idle once no record waits or is being handled (one waiting for a retry is not waited for).

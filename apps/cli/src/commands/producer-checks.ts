@@ -87,7 +87,7 @@ async function lineCheck(line: Config['line'], fetchImpl: typeof fetch): Promise
       const body = (await response.json().catch(() => ({}))) as { displayName?: string };
       return {
         ok: true,
-        what: `line: channel access token accepted (bot ${body.displayName ?? '?'}); webhook on ${line.host}:${line.port}`,
+        what: `line: channel access token accepted (bot ${body.displayName ?? '?'}); webhook ${line.port === undefined ? 'at /line on the serve port' : `on ${line.host}:${line.port}`}`,
       };
     }
     return {
