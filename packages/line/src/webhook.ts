@@ -66,6 +66,15 @@ function credentialsOf(config: LineConfig): { secret: string; token: string } {
   return { secret, token };
 }
 
+/** Resolves once no record waits or is being handled (one waiting for a retry is not waited for). */
+async function untilIdle(inbox: Pick<Queue, 'stats'>): Promise<void> {
+  for (;;) {
+    const stats = await inbox.stats();
+    if (stats.ready + stats.inFlight === 0) return;
+    await sleep(20);
+  }
+}
+
 /**
  * Receives LINE webhooks. The `x-line-signature` is checked on the raw body before anything
  * is parsed: missing or forged is 401 and nothing happens. Each text message addressed to
@@ -142,14 +151,7 @@ export function createLineWebhook(options: LineWebhookOptions): LineWebhook {
       await app.register(routes);
       server = await listen(app, { port: config.port ?? 0, host: config.host });
     },
-    async idle() {
-      // Idle once no record waits or is being handled (one waiting for a retry is not waited for).
-      for (;;) {
-        const stats = await options.inbox.stats();
-        if (stats.ready + stats.inFlight === 0) return;
-        await sleep(20);
-      }
-    },
+    idle: () => untilIdle(options.inbox),
     async close() {
       await server?.close();
       processing.abort();
