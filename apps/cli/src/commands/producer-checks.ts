@@ -47,7 +47,7 @@ async function slackChecks(slack: Config['slack']): Promise<Check[]> {
     const where =
       slack.mode === 'socket'
         ? 'Socket Mode connection URL granted'
-        : `events on ${slack.host}:${slack.port}/slack/events`;
+        : `events ${slack.port === undefined ? 'at /slack/events on the serve port' : `on ${slack.host}:${slack.port}/slack/events`}`;
     return [
       {
         ok: true,

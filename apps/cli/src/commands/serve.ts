@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ChatService } from '@codefleet/chat';
 import { CodefleetError } from '@codefleet/core';
 import { GithubForge } from '@codefleet/forge';
-import { createHttpApp, listen, type Listening } from '@codefleet/http-server';
+import { createHttpApp, listen, mountNodeHandler, type Listening, type NodeHandler } from '@codefleet/http-server';
 import { queueSettingsFromConfig } from '@codefleet/queue';
 import { requireFleetKey, type Runtime } from '../runtime.js';
 import { untilSignal } from './producer.js';
@@ -51,8 +51,8 @@ export function enabledProducers(config: Runtime['config']): ProducerName[] {
  * came from) and the chat service, and one port (`serve.port`): the GitHub webhook at
  * /webhook, LINE at /line, the HTTP API at /v1, the dashboard at /, `/healthz` for the
  * container and `/metrics` with the producers' Prometheus metrics (see serve-metrics.ts).
- * A surface whose own port is configured listens there instead; Slack's HTTP events keep
- * `slack.port`. `healthPort` serves /healthz and /metrics on a port of their own as well.
+ * Slack's HTTP events are at /slack/events. A surface whose own port is configured listens
+ * there instead. `healthPort` serves /healthz and /metrics on a port of their own as well.
  * Stopping closes the listeners first; what was accepted is already recorded or queued.
  */
 export async function serve(
@@ -172,11 +172,11 @@ async function start(
     }
     case 'slack': {
       const { startSlack } = await import('./serve-slack.js');
-      return {
-        name,
-        ...(await startSlack(rt, need(chat))),
-        port: config.slack.mode === 'http' ? config.slack.port : undefined,
-      };
+      if (config.slack.mode === 'socket') return { name, ...(await startSlack(rt, need(chat))) };
+      const port = ownPort(rt, config.slack.port);
+      if (port !== undefined) return { name, ...(await startSlack(rt, need(chat))), port };
+      const mount = (handler: NodeHandler) => mountNodeHandler(app, servePrefixes.slack, handler);
+      return { name, ...(await startSlack(rt, need(chat), mount)), prefix: servePrefixes.slack };
     }
   }
 }

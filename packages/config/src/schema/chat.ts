@@ -143,7 +143,13 @@ export const slackSchema = z
       .default('SLACK_SIGNING_SECRET')
       .describe('Variable holding the signing secret (HTTP mode).'),
     api_url: z.url().default('https://slack.com/api/').describe('Web API base URL.'),
-    port: z.number().int().min(0).max(65_535).default(3000).describe('Port of the HTTP events receiver.'),
+    port: z
+      .number()
+      .int()
+      .min(0)
+      .max(65_535)
+      .optional()
+      .describe('A port of its own for the HTTP events receiver; unset: served on serve.port at /slack/events.'),
     host: z
       .string()
       .min(1)

@@ -10,7 +10,7 @@ export const serveSchema = z
       .max(65_535)
       .default(8787)
       .describe(
-        'The one port of `codefleet serve`: the GitHub webhook (/webhook), LINE (/line), the HTTP API (/v1), the dashboard (/), /healthz and /metrics. A producer whose own port is set (forge.github.webhook_port, line.port, http_api.port, dashboard.port) listens there instead.',
+        "The one port of `codefleet serve`: the GitHub webhook (/webhook), LINE (/line), the HTTP API (/v1), Slack's HTTP events (/slack/events), the dashboard (/), /healthz and /metrics. A surface whose own port is set (forge.github.webhook_port, line.port, http_api.port, slack.port, dashboard.port) listens there instead.",
       ),
     host: z
       .string()
