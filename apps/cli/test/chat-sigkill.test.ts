@@ -127,6 +127,7 @@ describe('chat messages survive a SIGKILL of serve', () => {
       join(dir.path, 'config.yaml'),
       [
         'data_dir: ./data',
+        'serve:\n  port: 0',
         'logging:\n  level: silent',
         'queue:\n  lease_seconds: 2',
         'router:\n  classifier:\n    enabled: false',
@@ -199,6 +200,7 @@ describe('chat messages survive a SIGKILL of serve', () => {
       join(dir.path, 'config.yaml'),
       [
         'data_dir: ./data',
+        'serve:\n  port: 0',
         'logging:\n  level: silent',
         'queue:\n  lease_seconds: 2',
         `router:\n  classifier:\n    enabled: false\n  chat:\n    host: ${ollama.url}`,

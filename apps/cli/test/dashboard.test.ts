@@ -90,7 +90,7 @@ describe('codefleet dashboard', () => {
     const port = await freePort();
     await writeFile(
       join(dir.path, 'config.yaml'),
-      `data_dir: ./data\nlogging:\n  level: silent\ndashboard:\n  enabled: true\n  port: ${port}\n`,
+      `data_dir: ./data\nlogging:\n  level: silent\nserve:\n  port: 0\ndashboard:\n  enabled: true\n  port: ${port}\n`,
     );
     proc = startFixture(bin, ['--config', join(dir.path, 'config.yaml'), 'serve'], {
       cwd: dir.path,

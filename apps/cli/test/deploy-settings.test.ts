@@ -239,21 +239,22 @@ describe('deployment files: a worker with a working agent and the forge it names
 
   it('compose and the systemd unit serve the dashboard: published on loopback only, token from the environment', () => {
     const composeProducer = compose.services.producer!;
-    const fromCompose = load(composeEnv(composeProducer)).dashboard;
-    expect(fromCompose).toMatchObject({
+    const fromCompose = load(composeEnv(composeProducer));
+    // On serve's one port (no port of its own).
+    expect(fromCompose.dashboard.port).toBeUndefined();
+    expect(fromCompose.dashboard).toMatchObject({
       enabled: true,
-      host: '0.0.0.0',
-      port: 8790,
       token_env: 'CODEFLEET_DASHBOARD_TOKEN',
       read_only: false,
     });
     // 0.0.0.0 inside the container; the host publishes it on 127.0.0.1 only.
-    expect(composeProducer.ports).toContain(`127.0.0.1:${fromCompose.port}:${fromCompose.port}`);
+    expect(fromCompose.serve.host).toBe('0.0.0.0');
+    expect(composeProducer.ports).toContain(`127.0.0.1:${fromCompose.serve.port}:${fromCompose.serve.port}`);
+    for (const published of composeProducer.ports ?? []) expect(published).toMatch(/^127\.0\.0\.1:/);
     const unit = read('infra/systemd/codefleet-serve.service');
-    expect(load({ ...unitEnvironment(unit, {}), ...secrets }).dashboard).toMatchObject({
-      enabled: true,
-      host: '127.0.0.1',
-    });
+    const fromUnit = load({ ...unitEnvironment(unit, {}), ...secrets });
+    expect([fromUnit.dashboard.enabled, fromUnit.dashboard.port]).toEqual([true, undefined]);
+    expect(fromUnit.serve.host).toBe('127.0.0.1');
   });
 
   it('Redis wants a password everywhere it is shipped, and every service connects with it', () => {

@@ -279,8 +279,8 @@ describe('deployment material (infra/, docker-compose.yml)', () => {
       CODEFLEET_HTTP_API_PORT: String(apiPort),
       CODEFLEET_API_TOKEN: 'api-token-0123456789',
       GITHUB_TOKEN: 'stand-in-github-token',
-      // The unit serves the dashboard on 8790; here on a free port, as every test service.
-      CODEFLEET_DASHBOARD_PORT: String(await freePort()),
+      // The unit serves everything on serve's one port (8787); here on a free port, as every test service.
+      CODEFLEET_SERVE_PORT: String(await freePort()),
     };
     for (const assignment of unit.get('Environment') ?? []) {
       const [name, ...value] = local(assignment).split('=');

@@ -44,100 +44,125 @@ describe('codefleet serve', () => {
     await dir.dispose();
   });
 
-  it('hosts the HTTP API and the LINE webhook, answers /healthz, and stops on SIGTERM', async () => {
-    const [apiPort, linePort, healthPort] = [await freePort(), await freePort(), await freePort()];
-    await writeFile(
-      join(dir.path, 'config.yaml'),
-      [
-        'data_dir: ./data',
-        'logging:\n  level: silent',
-        `router:\n  classifier:\n    enabled: false\n  chat:\n    host: ${ollama.url}`,
-        `http_api:\n  enabled: true\n  port: ${apiPort}`,
-        `line:\n  enabled: true\n  port: ${linePort}\n  api_url: ${line.url}`,
-      ].join('\n'),
-    );
-    const token = 'api-token-for-the-test-0123456789';
-    proc = startFixture(
-      bin,
-      ['--config', join(dir.path, 'config.yaml'), 'serve', '--health-port', String(healthPort)],
-      {
-        cwd: dir.path,
-        env: {
-          PATH: process.env.PATH ?? '',
-          HOME: dir.path,
-          ...gitTestEnv(),
-          CODEFLEET_API_TOKEN: token,
-          LINE_CHANNEL_SECRET: line.channelSecret,
-          LINE_CHANNEL_ACCESS_TOKEN: line.accessToken,
+  // The default is one port for everything; a port configured for a producer keeps it there.
+  it.each([
+    ['on one port with a prefix each, the dashboard at /', 'one'],
+    ['each on the port configured for it, health on --health-port', 'separate'],
+  ] as const)(
+    'hosts the HTTP API and the LINE webhook %s, answers /healthz, and stops on SIGTERM',
+    async (_what, ports) => {
+      const [servePort, apiPort, linePort, healthPort] = [
+        await freePort(),
+        await freePort(),
+        await freePort(),
+        await freePort(),
+      ];
+      const one = ports === 'one';
+      await writeFile(
+        join(dir.path, 'config.yaml'),
+        [
+          'data_dir: ./data',
+          'logging:\n  level: silent',
+          `serve:\n  port: ${servePort}`,
+          `router:\n  classifier:\n    enabled: false\n  chat:\n    host: ${ollama.url}`,
+          `http_api:\n  enabled: true${one ? '' : `\n  port: ${apiPort}`}`,
+          `line:\n  enabled: true${one ? '' : `\n  port: ${linePort}`}\n  api_url: ${line.url}`,
+          ...(one ? ['dashboard:\n  enabled: true'] : []),
+        ].join('\n'),
+      );
+      const base = `http://127.0.0.1:${servePort}`;
+      const apiUrl = one ? base : `http://127.0.0.1:${apiPort}`;
+      const lineUrl = one ? `${base}/line/webhook` : `http://127.0.0.1:${linePort}/line/webhook`;
+      const healthUrl = one ? base : `http://127.0.0.1:${healthPort}`;
+      const token = 'api-token-for-the-test-0123456789';
+      const dashboardToken = 'serve-dashboard-token-0123456';
+      proc = startFixture(
+        bin,
+        ['--config', join(dir.path, 'config.yaml'), 'serve', ...(one ? [] : ['--health-port', String(healthPort)])],
+        {
+          cwd: dir.path,
+          env: {
+            PATH: process.env.PATH ?? '',
+            HOME: dir.path,
+            ...gitTestEnv(),
+            CODEFLEET_API_TOKEN: token,
+            CODEFLEET_DASHBOARD_TOKEN: dashboardToken,
+            LINE_CHANNEL_SECRET: line.channelSecret,
+            LINE_CHANNEL_ACCESS_TOKEN: line.accessToken,
+          },
         },
-      },
-    );
-    await waitFor(
-      async () => (await fetch(`http://127.0.0.1:${healthPort}/healthz`).catch(() => undefined))?.ok === true,
-      { timeoutMs: 30_000, what: `serve's /healthz (${proc.lines.join(' | ')} ${proc.stderr})` },
-    );
-    expect(await (await fetch(`http://127.0.0.1:${healthPort}/healthz`)).json()).toEqual({
-      status: 'ok',
-      producers: ['line', 'http'],
-    });
+      );
+      await waitFor(async () => (await fetch(`${healthUrl}/healthz`).catch(() => undefined))?.ok === true, {
+        timeoutMs: 30_000,
+        what: `serve's /healthz (${proc.lines.join(' | ')} ${proc.stderr})`,
+      });
+      expect(await (await fetch(`${healthUrl}/healthz`)).json()).toEqual({
+        status: 'ok',
+        producers: ['line', 'http'],
+      });
+      if (one) {
+        // The dashboard answers what no producer claims, behind its own token.
+        expect((await fetch(`${base}/`, { headers: { authorization: `Bearer ${dashboardToken}` } })).status).toBe(200);
+        expect((await fetch(`${base}/runs`, { redirect: 'manual' })).status).not.toBe(200);
+      }
 
-    // The HTTP API: a job created with a bearer token, readable back as queued.
-    const created = await fetch(`http://127.0.0.1:${apiPort}/v1/jobs`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        'idempotency-key': 'serve-test-1',
-      },
-      body: JSON.stringify({ repo: repo.path, title: 'Add a line to README.md' }),
-    });
-    expect(created.status).toBe(201);
-    const { id } = (await created.json()) as { id: string };
-    const status = await fetch(`http://127.0.0.1:${apiPort}/v1/jobs/${id}`, {
-      headers: { authorization: `Bearer ${token}` },
-    });
-    expect(await status.json()).toMatchObject({ id, status: 'queued' });
+      // The HTTP API: a job created with a bearer token, readable back as queued.
+      const created = await fetch(`${apiUrl}/v1/jobs`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          'idempotency-key': 'serve-test-1',
+        },
+        body: JSON.stringify({ repo: repo.path, title: 'Add a line to README.md' }),
+      });
+      expect(created.status).toBe(201);
+      const { id } = (await created.json()) as { id: string };
+      const status = await fetch(`${apiUrl}/v1/jobs/${id}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(await status.json()).toMatchObject({ id, status: 'queued' });
 
-    // LINE: a signed message takes the CHAT route and is answered from the local model.
-    ollama.reply('Hello from the local model.');
-    const delivered = await line.deliver(`http://127.0.0.1:${linePort}/line/webhook`, [
-      line.textEvent({ text: 'hi there' }),
-    ]);
-    expect(delivered.status).toBe(200);
-    await waitFor(() => line.replies.length > 0, { what: 'the LINE reply' });
-    expect(line.replies[0]!.texts.join('\n')).toContain('Hello from the local model.');
+      // LINE: a signed message takes the CHAT route and is answered from the local model.
+      ollama.reply('Hello from the local model.');
+      const delivered = await line.deliver(lineUrl, [line.textEvent({ text: 'hi there' })]);
+      expect(delivered.status).toBe(200);
+      await waitFor(() => line.replies.length > 0, { what: 'the LINE reply' });
+      expect(line.replies[0]!.texts.join('\n')).toContain('Hello from the local model.');
 
-    // Refused deliveries: no bearer token for the API, no signature for LINE.
-    const unauthorised = await fetch(`http://127.0.0.1:${apiPort}/v1/jobs`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ repo: repo.path, title: 'x' }),
-    });
-    expect(unauthorised.status).toBe(401);
-    const unsigned = await fetch(`http://127.0.0.1:${linePort}/line/webhook`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{"events":[]}',
-    });
-    expect(unsigned.status).toBeGreaterThanOrEqual(400);
+      // Refused deliveries: no bearer token for the API, no signature for LINE.
+      const unauthorised = await fetch(`${apiUrl}/v1/jobs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ repo: repo.path, title: 'x' }),
+      });
+      expect(unauthorised.status).toBe(401);
+      const unsigned = await fetch(lineUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"events":[]}',
+      });
+      expect(unsigned.status).toBeGreaterThanOrEqual(400);
 
-    // /metrics beside /healthz: deliveries per producer and result, jobs by source, process.
-    const metrics = parsePrometheusText(await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text());
-    expect(metrics.value('codefleet_producer_deliveries_received_total', { producer: 'http' })).toBe(2); // the GET is no delivery
-    expect(metrics.value('codefleet_producer_deliveries_total', { producer: 'http', result: 'accepted' })).toBe(1);
-    expect(metrics.value('codefleet_producer_deliveries_total', { producer: 'http', result: 'rejected' })).toBe(1);
-    expect(metrics.value('codefleet_producer_deliveries_received_total', { producer: 'line' })).toBe(2);
-    expect(metrics.value('codefleet_producer_deliveries_total', { producer: 'line', result: 'accepted' })).toBe(1);
-    expect(metrics.value('codefleet_producer_deliveries_total', { producer: 'line', result: 'rejected' })).toBe(1);
-    expect(metrics.value('codefleet_producer_jobs_enqueued_total', { source: 'api', result: 'enqueued' })).toBe(1);
-    expect(metrics.types.get('codefleet_process_resident_memory_bytes')).toBe('gauge');
+      // /metrics beside /healthz: deliveries per producer and result, jobs by source, process.
+      const metrics = parsePrometheusText(await (await fetch(`${healthUrl}/metrics`)).text());
+      expect(metrics.value('codefleet_producer_deliveries_received_total', { producer: 'http' })).toBe(2); // the GET is no delivery
+      expect(metrics.value('codefleet_producer_deliveries_total', { producer: 'http', result: 'accepted' })).toBe(1);
+      expect(metrics.value('codefleet_producer_deliveries_total', { producer: 'http', result: 'rejected' })).toBe(1);
+      expect(metrics.value('codefleet_producer_deliveries_received_total', { producer: 'line' })).toBe(2);
+      expect(metrics.value('codefleet_producer_deliveries_total', { producer: 'line', result: 'accepted' })).toBe(1);
+      expect(metrics.value('codefleet_producer_deliveries_total', { producer: 'line', result: 'rejected' })).toBe(1);
+      expect(metrics.value('codefleet_producer_jobs_enqueued_total', { source: 'api', result: 'enqueued' })).toBe(1);
+      expect(metrics.types.get('codefleet_process_resident_memory_bytes')).toBe('gauge');
 
-    proc.kill('SIGTERM');
-    expect((await proc.exited).exitCode).toBe(0);
-  }, 90_000);
+      proc.kill('SIGTERM');
+      expect((await proc.exited).exitCode).toBe(0);
+    },
+    90_000,
+  );
 
   it('refuses to start with nothing to serve, saying how to enable a producer', async () => {
-    await writeFile(join(dir.path, 'config.yaml'), 'data_dir: ./data\nlogging:\n  level: silent\n');
+    await writeFile(join(dir.path, 'config.yaml'), 'data_dir: ./data\nlogging:\n  level: silent\nserve:\n  port: 0\n');
     proc = startFixture(bin, ['--config', join(dir.path, 'config.yaml'), 'serve'], {
       cwd: dir.path,
       env: { PATH: process.env.PATH ?? '', HOME: dir.path },

@@ -51,6 +51,7 @@ describe('Slack end to end: mention → serve → worker → the thread', () => 
       join(dir.path, 'config.yaml'),
       [
         'data_dir: ./data',
+        'serve:\n  port: 0',
         'logging:',
         '  level: silent',
         'agents:',
@@ -132,6 +133,7 @@ describe('Slack end to end: mention → serve → worker → the thread', () => 
       config,
       [
         'data_dir: ./data',
+        'serve:\n  port: 0',
         'logging:',
         '  level: silent',
         'agents:',

@@ -11,7 +11,14 @@ export {
 } from './trigger.js';
 export { ciJobId, ciMarkers, ciRequester, followUpFromCi, type CiRequest } from './ci-feedback.js';
 export { trimJobLog } from './ci-task.js';
-export { payloadOf, startWebhookServer, type WebhookOptions, type WebhookServer } from './webhook.js';
+export {
+  githubWebhookRoutes,
+  payloadOf,
+  startWebhookServer,
+  type WebhookOptions,
+  type WebhookRouteOptions,
+  type WebhookServer,
+} from './webhook.js';
 export {
   deliveryIdOf,
   deliveryJob,

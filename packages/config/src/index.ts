@@ -57,6 +57,7 @@ export type {
   SlackConfig,
   LoadedConfig,
   LoggingConfig,
+  ServeConfig,
   OllamaAgentConfig,
   PatchConfig,
   QueueConfig,

@@ -155,6 +155,7 @@ export function normalize(parsed: ParsedConfig, context: NormalizeContext): Conf
       callback_secret: secret(parsed.http_api.callback_secret_env),
     }),
     dashboard: withSecrets(parsed.dashboard, { token: secret(parsed.dashboard.token_env) }),
+    serve: parsed.serve,
     signing: withSecrets(
       {
         ...parsed.signing,

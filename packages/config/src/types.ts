@@ -118,6 +118,9 @@ export type SigningConfig = Simplify<Filled<Raw['signing'], 'key_file'> & { key?
 /** `costs:` as written: prices and money budgets. */
 export type CostsConfig = Raw['costs'];
 
+/** `serve:` as written: the one port of `codefleet serve`. */
+export type ServeConfig = Raw['serve'];
+
 /** `logging:` as written. */
 export type LoggingConfig = Raw['logging'];
 
@@ -143,6 +146,7 @@ export interface Config {
   line: LineConfig;
   http_api: HttpApiConfig;
   dashboard: DashboardConfig;
+  serve: ServeConfig;
   logging: LoggingConfig;
 }
 

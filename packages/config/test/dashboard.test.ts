@@ -6,7 +6,6 @@ describe('dashboard config', () => {
     const { config } = parse('');
     expect(config.dashboard).toEqual({
       enabled: false,
-      port: 8790,
       host: '127.0.0.1',
       token_env: 'CODEFLEET_DASHBOARD_TOKEN',
       read_only: false,

@@ -74,7 +74,6 @@ describe('parseConfig: defaults', () => {
           failed: 'codefleet:failed',
         },
         webhook_secret_env: 'GITHUB_WEBHOOK_SECRET',
-        webhook_port: 8787,
         webhook_host: '127.0.0.1',
         repos: [],
         poll_interval_seconds: 60,
@@ -82,6 +81,16 @@ describe('parseConfig: defaults', () => {
       },
     });
     expect(config.logging).toEqual({ level: 'info', format: 'auto', redact_values: [] });
+    // One port for every inbound surface; no producer has a port of its own unless one is set.
+    expect(config.serve).toEqual({ port: 8787, host: '127.0.0.1' });
+    expect([config.line.port, config.http_api.port, config.dashboard.port]).toEqual([undefined, undefined, undefined]);
+  });
+
+  it('keeps a port of its own where one is configured', () => {
+    const { config } = parse(
+      yaml('forge:', '  github:', '    webhook_port: 9001', 'line:', '  port: 9002', 'http_api:', '  port: 9003'),
+    );
+    expect([config.forge.github.webhook_port, config.line.port, config.http_api.port]).toEqual([9001, 9002, 9003]);
   });
 
   it('treats a file of comments like an empty file', () => {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyReply } from 'fastify';
 import { CodefleetError, type PullRequestStatesReader } from '@codefleet/core';
@@ -49,6 +50,11 @@ export interface Dashboard {
   listen(): Promise<string>;
   /** The URL once listening. */
   readonly url: string;
+  /**
+   * The dashboard as a Node request handler instead of a listener of its own: another
+   * server (`codefleet serve`'s one port) passes it every request it does not serve itself.
+   */
+  handler(): Promise<(req: IncomingMessage, res: ServerResponse) => void>;
   close(): Promise<void>;
 }
 
@@ -109,6 +115,10 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       url = `http://${host}:${address.port}`;
       return url;
+    },
+    async handler() {
+      await app.ready();
+      return (req, res) => app.routing(req, res);
     },
     async close() {
       await app.close();

@@ -1,19 +1,19 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createInbox, type ChatMessage, type ChatService } from '@codefleet/chat';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import { createInbox, type ChatService } from '@codefleet/chat';
 import type { LineConfig } from '@codefleet/config';
-import { classify, CodefleetError, readBounded } from '@codefleet/core';
+import { CodefleetError } from '@codefleet/core';
+import { acceptRawBody, createHttpApp, listen, rawBodyOf, type Listening } from '@codefleet/http-server';
 import { maskForPublishing, type Logger, type SecretSource } from '@codefleet/log';
 import type { Queue } from '@codefleet/queue';
 import type { RunStore } from '@codefleet/store';
-import { createLineClient, retryKeyOf, type LineClient } from './client.js';
-import { addressed, eventsOf, lineRecordOf, readEvent, type LineTextMessage } from './events.js';
-import { verifyLineSignature } from './signature.js';
-import { outcomeText } from './texts.js';
+import { createLineClient, type LineClient } from './client.js';
+import { lineRecordOf } from './events.js';
+import { lineMessageHandler } from './line-message.js';
+import { receiveLineDelivery } from './line-receive.js';
 
-/** How long a webhook event id is remembered: LINE redelivers for a shorter time than this. */
-export const lineEventTtlMs = 7 * 24 * 60 * 60 * 1000;
+export { lineEventTtlMs } from './line-message.js';
+
 /** Largest accepted webhook body; LINE's deliveries are a few kilobytes. */
 export const lineMaxBodyBytes = 256 * 1024;
 
@@ -35,17 +35,44 @@ export interface LineWebhookOptions {
   secrets?: SecretSource;
 }
 
-/** The LINE webhook: a request handler, and a server of its own around it. */
+/** The LINE webhook: routes to mount in another server, or a server of its own around them. */
 export interface LineWebhook {
-  /** Handles one request; mount it in another server at the webhook path. */
-  handle(req: IncomingMessage, res: ServerResponse): void;
-  /** Listens on `config.host`:`config.port` (0: a free port). */
+  /**
+   * The webhook as a Fastify plugin answering POST on any path under the prefix it is
+   * registered at (`codefleet serve`: `/line`). Registering it starts processing the records.
+   */
+  readonly routes: (scope: FastifyInstance) => Promise<void>;
+  /** Listens on `config.host`:`config.port` (0 or unset: a free port), any path. */
   listen(): Promise<void>;
   /** `http://host:port` once listening. */
   readonly url: string;
   /** Resolves when the events recorded so far have been handled (tests). */
   idle(): Promise<void>;
+  /** Stops listening (when it did), then processing: the record being handled finishes, what waits stays recorded. */
   close(): Promise<void>;
+}
+
+/** The channel secret and access token, or the error that says which variables to set. */
+function credentialsOf(config: LineConfig): { secret: string; token: string } {
+  const secret = config.channel_secret;
+  const token = config.channel_access_token;
+  if (secret === undefined || secret === '' || token === undefined || token === '') {
+    throw new CodefleetError(
+      'invalid_config',
+      `LINE needs the channel secret and access token (${config.channel_secret_env}, ${config.channel_access_token_env})`,
+      { verdict: 'permanent' },
+    );
+  }
+  return { secret, token };
+}
+
+/** Resolves once no record waits or is being handled (one waiting for a retry is not waited for). */
+async function untilIdle(inbox: Pick<Queue, 'stats'>): Promise<void> {
+  for (;;) {
+    const stats = await inbox.stats();
+    if (stats.ready + stats.inFlight === 0) return;
+    await sleep(20);
+  }
 }
 
 /**
@@ -56,86 +83,14 @@ export interface LineWebhook {
  * before the 200**: LINE does not send an event again once it had its 200, so a process
  * killed afterwards finds the record at its next start; when the record cannot be written
  * the answer is 500 and LINE redelivers (`deliveryContext.isRedelivery`). Events are handled
- * from the record: bound by their id, so a redelivery never reaches the chat service twice;
- * then the chat service decides (LINE forces the CHAT route; explicit `/code` only with
- * `line.allow_code`) and the outcome is the reply, spending the reply token once. A reply
- * token that expired meanwhile falls back to a push with a retry key.
+ * from the record (see {@link lineMessageHandler}).
  */
 export function createLineWebhook(options: LineWebhookOptions): LineWebhook {
-  const { config, chat, store, log } = options;
-  const secret = config.channel_secret;
-  const token = config.channel_access_token;
-  if (secret === undefined || secret === '' || token === undefined || token === '') {
-    throw new CodefleetError(
-      'invalid_config',
-      `LINE needs the channel secret and access token (${config.channel_secret_env}, ${config.channel_access_token_env})`,
-      { verdict: 'permanent' },
-    );
-  }
+  const { config, log } = options;
+  const { secret, token } = credentialsOf(config);
   const client = options.client ?? createLineClient({ apiUrl: config.api_url, accessToken: token });
   const mask = (text: string) => maskForPublishing(text, options.secrets);
-  let server: Server | undefined;
-  let url = '';
-
-  const answer = async (message: LineTextMessage, text: string) => {
-    if (message.replyToken !== undefined) {
-      try {
-        await client.reply(message.replyToken, [mask(text)]);
-        return;
-      } catch (error) {
-        if (classify(error).code !== 'forge_rejected') throw error;
-        log.info(
-          { event: 'line.reply_token_refused', webhook_event_id: message.webhookEventId },
-          'reply token refused (expired or used); pushing instead',
-        );
-      }
-    }
-    await client.push(message.to, [mask(text)], retryKeyOf('line-event', message.webhookEventId));
-  };
-
-  // Runs again on the same record after a crash (`attempt` > 1): then a claim that is not
-  // `done` is finished (the chat service makes one job of a message however often asked).
-  const handleMessage = async (message: LineTextMessage, attempt: number) => {
-    const elog = log.child({ webhook_event_id: message.webhookEventId, line_to: message.to });
-    const key = `line:event:${message.webhookEventId}`;
-    const bound = await store.bindRequest(key, message.messageId, lineEventTtlMs);
-    if (!bound.bound && (bound.value === 'done' || attempt === 1)) {
-      elog.info({ event: 'line.duplicate', redelivery: message.isRedelivery }, 'LINE event already handled');
-      return;
-    }
-    const user = message.userId;
-    const chatMessage: ChatMessage = {
-      platform: 'line',
-      channel: message.to,
-      // LINE has no threads: each message starts its own conversation.
-      thread: message.messageId,
-      messageId: message.messageId,
-      user: user ?? 'unknown',
-      text: message.text,
-      access: {
-        ...(user !== undefined && config.users[user] !== undefined ? { login: config.users[user] } : {}),
-        allowedLocal: user !== undefined && config.allowed_users.includes(user),
-      },
-      repoHints: config.default_repo === undefined ? [] : [config.default_repo],
-      policy: { forceRoute: 'CHAT', allowExplicitCode: config.allow_code },
-    };
-    let text: string;
-    try {
-      const outcome = await chat.handle(chatMessage);
-      elog.info(
-        { event: 'line.handled', outcome: outcome.kind, route: outcome.route },
-        `LINE message: ${outcome.kind}`,
-      );
-      text = outcomeText(outcome);
-    } catch (error) {
-      const c = classify(error);
-      elog.error({ err: error, event: 'line.chat_failed', code: c.code }, 'the chat service failed on a LINE message');
-      text = `Sorry, that could not be handled (${c.code}). Please try again later.`;
-    }
-    await answer(message, text);
-    await store.setRequest(key, 'done', lineEventTtlMs);
-  };
-
+  const handleMessage = lineMessageHandler({ config, chat: options.chat, store: options.store, client, log, mask });
   const inbox = createInbox({
     queue: options.inbox,
     platform: 'line',
@@ -151,101 +106,54 @@ export function createLineWebhook(options: LineWebhookOptions): LineWebhook {
   });
   const processing = new AbortController();
   let running: Promise<void> | undefined;
+  let server: Listening | undefined;
+  const receiving = { secret, groupPrefix: config.group_prefix, inbox, log };
 
-  /** Records each text message addressed to the bot; throws when one cannot be recorded (nothing is answered then). */
-  const recordEvents = async (events: unknown[]) => {
-    for (const raw of events) {
-      const reading = readEvent(raw);
-      const message = reading.kind === 'text' ? addressed(reading.message, config.group_prefix) : undefined;
-      if (message === undefined) {
-        const reason =
-          reading.kind === 'ignore' ? reading.reason : `a ${reading.message.chat} message not addressed to the bot`;
-        log.debug(
-          { event: 'line.ignored', type: reading.kind === 'ignore' ? reading.type : 'message', reason },
-          'LINE event ignored',
-        );
-        continue;
-      }
-      await inbox.record(message.webhookEventId, message);
-    }
-  };
-
-  const receive = async (req: IncomingMessage, res: ServerResponse) => {
-    const reply = (status: number, body: unknown, headers: Record<string, string> = {}) => {
-      if (status >= 400)
-        log.warn({ event: 'line.refused', status, reason: (body as { error?: string }).error }, 'LINE webhook refused');
-      res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
-    };
-    if (req.method !== 'POST') return reply(405, { error: 'POST only' });
-    // Unread bytes would be taken for the next request on a keep-alive connection: close it.
-    if (Number(req.headers['content-length'] ?? 0) > lineMaxBodyBytes)
-      return reply(413, { error: 'payload too large' }, { connection: 'close' });
-    const raw = await readBounded(req, lineMaxBodyBytes);
-    if (raw === undefined) return reply(413, { error: 'payload too large' }, { connection: 'close' });
-    const signature = req.headers['x-line-signature'];
-    if (!verifyLineSignature(secret, raw, typeof signature === 'string' ? signature : undefined))
-      return reply(401, { error: 'bad signature' });
-    let events: unknown[];
-    try {
-      events = eventsOf(JSON.parse(raw.toString('utf8')));
-    } catch (error) {
-      return reply(400, { error: error instanceof Error ? error.message : 'not JSON' });
-    }
-    try {
-      await recordEvents(events);
-    } catch (error) {
-      const c = classify(error);
-      log.error(
-        { err: error, event: 'line.record_failed', code: c.code },
-        'could not record a LINE event; answered 500 so LINE delivers it again',
-      );
-      return reply(500, { error: c.code });
-    }
-    reply(200, {});
-  };
-
-  const handle = (req: IncomingMessage, res: ServerResponse) => {
-    // Mounted in another server without listen(): the records are processed all the same.
+  const routes = async (scope: FastifyInstance): Promise<void> => {
     running ??= inbox.run(processing.signal);
-    receive(req, res).catch((error: unknown) => {
+    acceptRawBody(scope, lineMaxBodyBytes);
+    const refuse = (status: number, error: string) => {
+      log.warn({ event: 'line.refused', status, reason: error }, 'LINE webhook refused');
+      return { error };
+    };
+    scope.setErrorHandler((error: FastifyError, _req, reply) => {
+      // Unread bytes would be taken for the next request on a keep-alive connection: close it.
+      if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+        return reply.code(413).header('connection', 'close').send(refuse(413, 'payload too large'));
       log.error({ err: error, event: 'line.webhook_failed' }, 'LINE webhook handler failed');
-      if (!res.headersSent) res.writeHead(500, { connection: 'close' }).end();
+      return reply.code(500).header('connection', 'close').send();
     });
+    const receive = async (req: FastifyRequest) => {
+      if (req.method !== 'POST') return { status: 405, body: refuse(405, 'POST only') };
+      const signature = req.headers['x-line-signature'];
+      const answer = await receiveLineDelivery(
+        receiving,
+        rawBodyOf(req.body),
+        typeof signature === 'string' ? signature : undefined,
+      );
+      if (answer.status >= 400) refuse(answer.status, String(answer.body.error));
+      return answer;
+    };
+    for (const path of ['/', '/*'])
+      scope.all(path, async (req, reply) => {
+        const answer = await receive(req);
+        return reply.code(answer.status).send(answer.body);
+      });
   };
 
   return {
-    handle,
+    routes,
     get url() {
-      return url;
+      return server?.url ?? '';
     },
     async listen() {
-      running ??= inbox.run(processing.signal);
-      const s = createServer(handle);
-      server = s;
-      await new Promise<void>((resolve, reject) => {
-        s.once('error', reject);
-        s.listen(config.port, config.host, () => resolve());
-      });
-      const { port } = s.address() as AddressInfo;
-      url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+      const app = createHttpApp();
+      await app.register(routes);
+      server = await listen(app, { port: config.port ?? 0, host: config.host });
     },
-    async idle() {
-      // Idle once no record waits or is being handled (one waiting for a retry is not waited for).
-      for (;;) {
-        const stats = await options.inbox.stats();
-        if (stats.ready + stats.inFlight === 0) return;
-        await sleep(20);
-      }
-    },
+    idle: () => untilIdle(options.inbox),
     async close() {
-      const s = server;
-      if (s !== undefined) {
-        await new Promise<void>((resolve) => {
-          s.close(() => resolve());
-          s.closeAllConnections();
-        });
-      }
-      // The record being handled finishes; what waits stays recorded for the next start.
+      await server?.close();
       processing.abort();
       await running;
     },

@@ -25,8 +25,9 @@ afterEach(async () => {
 
 describe('LINE inbox', () => {
   it('has the event recorded by the time LINE gets its 200', async () => {
-    // Only the handler, never listening: nothing processes the record, so what the 200 promises is the record itself.
-    const { createServer } = await import('node:http');
+    // Only the routes, mounted in another server: once the processor is stopped nothing
+    // handles the record, so what the 200 promises is the record itself.
+    const { createHttpApp, listen } = await import('@codefleet/http-server');
     webhook = createLineWebhook({
       config: lineConfig(line),
       chat,
@@ -34,9 +35,10 @@ describe('LINE inbox', () => {
       inbox: backends.inbox,
       log: silentLogger(),
     });
-    const server = createServer((req, res) => webhook!.handle(req, res));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const app = createHttpApp();
+    await app.register(webhook.routes, { prefix: '/line' });
+    const server = await listen(app, { port: 0 });
+    const url = `${server.url}/line`;
     try {
       // The processor is stopped before the delivery: the record must stay in the inbox.
       await webhook.close();
@@ -51,8 +53,7 @@ describe('LINE inbox', () => {
       });
       expect(chat.seen).toEqual([]);
     } finally {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await server.close();
     }
   });
 

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createInbox, type ChatMessage, type ChatOutcome, type ChatService } from '@codefleet/chat';
@@ -35,8 +36,14 @@ export interface SlackProducerOptions {
 
 /** A running Slack producer. */
 export interface SlackProducer {
-  /** Connects (Socket Mode) or listens (HTTP); resolves the events URL in HTTP mode. */
-  start(): Promise<{ eventsUrl?: string }>;
+  /**
+   * Connects (Socket Mode) or listens (HTTP); resolves the events URL in HTTP mode. With
+   * `mount` (HTTP mode), listens on no port: `mount` is given the request handler to serve
+   * `/slack/events` with on another server (`codefleet serve`'s one port), and no URL is resolved.
+   */
+  start(options?: { mount?: (handler: (req: IncomingMessage, res: ServerResponse) => void) => void }): Promise<{
+    eventsUrl?: string;
+  }>;
   /** Disconnects or stops listening, then stops the inbox processor (the record being handled finishes; the rest waits for the next start). */
   stop(): Promise<void>;
   /** Resolves once every recorded request has been handled (for tests). */
@@ -115,6 +122,8 @@ export function createSlackProducer(options: SlackProducerOptions): SlackProduce
   });
   // The inbox processor runs while the producer is started (start after stop runs it again).
   let processing: { controller: AbortController; running: Promise<void> } | undefined;
+  // Mounted in another server: Bolt's receiver has no server of its own to stop.
+  let mounted = false;
 
   // Idle once no record waits or is being handled (one waiting for a retry is not waited for).
   const idle = async () => {
@@ -126,7 +135,7 @@ export function createSlackProducer(options: SlackProducerOptions): SlackProduce
   };
 
   return {
-    async start() {
+    async start(startOptions = {}) {
       if (processing === undefined) {
         const controller = new AbortController();
         processing = { controller, running: inbox.run(controller.signal) };
@@ -136,8 +145,16 @@ export function createSlackProducer(options: SlackProducerOptions): SlackProduce
         log.info({ event: 'slack.started', mode: 'socket' }, 'Slack producer connected');
         return {};
       }
+      if (startOptions.mount !== undefined) {
+        // The receiver routes by path (/slack/events) and checks signatures itself.
+        const receiver = inner as HTTPReceiver;
+        startOptions.mount((req, res) => receiver.requestListener(req, res));
+        mounted = true;
+        log.info({ event: 'slack.started', mode: 'http', mounted: true }, 'Slack producer mounted');
+        return {};
+      }
       const server = (await (app.start as unknown as HTTPReceiver['start'])({
-        port: config.port,
+        port: config.port ?? 0,
         host: config.host,
       })) as { address(): AddressInfo | string | null };
       const address = server.address() as AddressInfo;
@@ -148,7 +165,7 @@ export function createSlackProducer(options: SlackProducerOptions): SlackProduce
     async stop() {
       try {
         if (socket !== undefined) await socket.client.disconnect();
-        else await app.stop();
+        else if (!mounted) await app.stop();
       } finally {
         // What is being handled finishes; what waits stays recorded for the next start.
         const stopping = processing;

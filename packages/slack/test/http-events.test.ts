@@ -11,8 +11,11 @@ afterEach(async () => {
 });
 
 describe('Slack producer over HTTP events', () => {
-  it('turns a mention into one job even when Slack retries the delivery three times', async () => {
-    h = await openHarness('http');
+  it.each([
+    ['on a port of its own', false],
+    ["mounted on another server (serve's one port)", true],
+  ])('turns a mention into one job even when Slack retries the delivery three times, %s', async (_where, mounted) => {
+    h = await openHarness('http', { mounted });
     const url = h.eventsUrl!;
     const { ts, body } = h.slack.mention({
       channel: ids.repoChannel,

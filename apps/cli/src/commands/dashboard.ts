@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Runtime } from '../runtime.js';
 import { worstCaseMsOf } from '../outer-policy.js';
 import { pullRequestStatesOf } from '../task-status.js';
@@ -8,11 +9,19 @@ export interface DashboardFlags {
   port?: number;
   host?: string;
   readOnly?: boolean;
+  /** Listen on no port: another server (`serve`'s one port) passes requests to `handler`. */
+  mount?: boolean;
 }
+
+/** The dashboard's port when it has one of its own and neither `--port` nor `dashboard.port` names one. */
+export const defaultDashboardPort = 8790;
 
 /** A dashboard started in this process. */
 export interface MountedDashboard {
+  /** Where it listens; empty when mounted. */
   url: string;
+  /** With `mount`: the Node request handler to pass requests to. */
+  handler?: () => Promise<(req: IncomingMessage, res: ServerResponse) => void>;
   close(): Promise<void>;
 }
 
@@ -38,7 +47,7 @@ export async function mountDashboard(
     store: rt.store,
     token,
     host: flags.host ?? section.host,
-    port: flags.port ?? section.port,
+    port: flags.port ?? section.port ?? defaultDashboardPort,
     readOnly,
     worstCaseMs: worstCaseMsOf(rt.config),
     dayBudgetUsd: rt.config.costs.budget_usd.day,
@@ -46,12 +55,16 @@ export async function mountDashboard(
     pullRequestStates: pullRequestStatesOf(rt),
     onError: (err) => rt.log.error({ err, event: 'dashboard.failed' }, 'dashboard request failed'),
   });
-  const url = await dashboard.listen();
-  out(`dashboard on ${url}${readOnly ? ' (read-only)' : ''}`);
+  const url = flags.mount ? '' : await dashboard.listen();
+  out(`dashboard ${flags.mount ? 'at / on the serve port' : `on ${url}`}${readOnly ? ' (read-only)' : ''}`);
   if (configured === undefined) out(`dashboard token (generated; set $${section.token_env} to choose one): ${token}`);
   else out(`dashboard token: the value of $${section.token_env}`);
   rt.log.info({ event: 'dashboard.listening', url, read_only: readOnly }, 'dashboard listening');
-  return { url, close: () => dashboard.close() };
+  return {
+    url,
+    ...(flags.mount ? { handler: () => dashboard.handler() } : {}),
+    close: () => dashboard.close(),
+  };
 }
 
 /** `codefleet dashboard`: serves the dashboard until SIGTERM/SIGINT (or `signal`). */

@@ -47,7 +47,7 @@ async function slackChecks(slack: Config['slack']): Promise<Check[]> {
     const where =
       slack.mode === 'socket'
         ? 'Socket Mode connection URL granted'
-        : `events on ${slack.host}:${slack.port}/slack/events`;
+        : `events ${slack.port === undefined ? 'at /slack/events on the serve port' : `on ${slack.host}:${slack.port}/slack/events`}`;
     return [
       {
         ok: true,
@@ -87,7 +87,7 @@ async function lineCheck(line: Config['line'], fetchImpl: typeof fetch): Promise
       const body = (await response.json().catch(() => ({}))) as { displayName?: string };
       return {
         ok: true,
-        what: `line: channel access token accepted (bot ${body.displayName ?? '?'}); webhook on ${line.host}:${line.port}`,
+        what: `line: channel access token accepted (bot ${body.displayName ?? '?'}); webhook ${line.port === undefined ? 'at /line on the serve port' : `on ${line.host}:${line.port}`}`,
       };
     }
     return {

@@ -2,7 +2,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { CodefleetError } from '@codefleet/core';
 import { GithubForge, type GithubChecks, type GithubIssues } from '@codefleet/forge';
-import { createDeliveryProcessor, createPoller, startWebhookServer, type TriggerDeps } from '@codefleet/producer';
+import type { FastifyInstance } from 'fastify';
+import {
+  createDeliveryProcessor,
+  createPoller,
+  githubWebhookRoutes,
+  startWebhookServer,
+  type TriggerDeps,
+} from '@codefleet/producer';
 import { queueSettingsFromConfig, type QueueSettings } from '@codefleet/queue';
 import { sideQueueSettings } from './side-queue.js';
 import { requireFleetKey, type Runtime } from '../runtime.js';
@@ -54,15 +61,21 @@ export function untilSignal(): { signal: AbortSignal; dispose(): void } {
   };
 }
 
+/** The webhook's port when it has one of its own and neither `--port` nor `forge.github.webhook_port` names one. */
+export const defaultWebhookPort = 8787;
+/** Where `codefleet serve` takes GitHub deliveries on its one port. */
+export const webhookPrefix = '/webhook';
+
 /**
  * Starts the GitHub webhook receiver and the processor that acts on its recorded
- * deliveries. `close` stops receiving first; a delivery being acted on finishes; what is
- * left stays recorded for next time.
+ * deliveries: on a port of its own, or, with `into`, as routes under {@link webhookPrefix}
+ * of a server the caller listens with and closes first. `close` stops receiving first; a
+ * delivery being acted on finishes; what is left stays recorded for next time.
  */
 export async function startGithubWebhook(
   rt: Runtime,
-  options: { port?: number },
-): Promise<{ where: string; port: number; close(): Promise<void> }> {
+  options: { port?: number; into?: FastifyInstance },
+): Promise<{ where: string; port?: number; close(): Promise<void> }> {
   const deps = await triggerDeps(rt);
   const { github } = rt.config.forge;
   if (github.webhook_secret === undefined) {
@@ -73,23 +86,35 @@ export async function startGithubWebhook(
   }
   const deliveries = await rt.openQueue(deliveryQueueSettings(queueSettingsFromConfig(rt.config)));
   try {
-    const server = await startWebhookServer(deps, {
+    const routeOptions = {
       secret: github.webhook_secret,
       triggerLabel: github.trigger_label,
       deliveries,
       repos: github.repos,
-      port: options.port ?? github.webhook_port,
-      host: github.webhook_host,
-    });
+    };
+    const server =
+      options.into === undefined
+        ? await startWebhookServer(deps, {
+            ...routeOptions,
+            port: options.port ?? github.webhook_port ?? defaultWebhookPort,
+            host: github.webhook_host,
+          })
+        : undefined;
+    if (options.into !== undefined)
+      await options.into.register(githubWebhookRoutes(deps, routeOptions), { prefix: webhookPrefix });
     const processing = new AbortController();
     const processor = createDeliveryProcessor(deps, { deliveries }).run(processing.signal);
     const scope = github.repos.length === 0 ? 'any repository' : github.repos.join(', ');
+    const at =
+      server === undefined
+        ? `at ${webhookPrefix} on the serve port`
+        : `on http://${github.webhook_host}:${server.port}/webhook`;
     return {
-      where: `GitHub webhooks on http://${github.webhook_host}:${server.port}/webhook (trigger label "${github.trigger_label}", ${scope})`,
-      port: server.port,
+      where: `GitHub webhooks ${at} (trigger label "${github.trigger_label}", ${scope})`,
+      port: server?.port,
       close: async () => {
         try {
-          await server.close();
+          await server?.close();
           processing.abort();
           await processor;
         } finally {

@@ -12,8 +12,11 @@ export interface ProducerMetrics {
   readonly registry: Registry;
   /** `queue`, with every enqueue counted by the job's source kind and what the queue did. */
   counting(queue: Queue): Queue;
-  /** Counts POST requests answered on local `port` as deliveries to `producer`. */
-  watch(producer: Producer, port: number): void;
+  /**
+   * Counts POST requests answered on local `port` as deliveries to `producer`: all of them
+   * on a port of its own, those under `prefix` on the port it shares with the others.
+   */
+  watch(producer: Producer, port: number, prefix?: string): void;
   /** Stops watching HTTP requests. */
   close(): void;
 }
@@ -26,7 +29,8 @@ const responseFinish = 'http.server.response.finish';
  * Metrics of the producers: deliveries received, accepted (answered below 400) and rejected
  * (a bad signature, a malformed body, an unauthorised caller), and jobs enqueued by source.
  * Deliveries are seen through Node's HTTP diagnostics channels, matched to a producer by
- * the local port it listens on, so the receivers need no hook of their own; Slack's Socket
+ * the local port it listens on and, on the shared port, its route prefix, so the receivers
+ * need no hook of their own; Slack's Socket
  * Mode has no HTTP request and shows in the jobs only. Labels: the producer name, the
  * result and the job's source kind (an enum): never a repository, user or delivery id.
  * Loads prom-client, so only a `serve` with a health port pays for it.
@@ -54,11 +58,14 @@ export async function createProducerMetrics(): Promise<ProducerMetrics> {
     labelNames: ['source', 'result'],
     registers,
   });
-  const ports = new Map<number, Producer>();
+  const watched: { producer: Producer; port: number; prefix: string | undefined }[] = [];
   const producerOf = (message: unknown): Producer | undefined => {
     const { request } = message as { request: IncomingMessage };
     const port = request.socket.localPort;
-    return request.method === 'POST' && port !== undefined ? ports.get(port) : undefined;
+    if (request.method !== 'POST' || port === undefined) return undefined;
+    const path = request.url ?? '/';
+    const under = (prefix: string) => path === prefix || path.startsWith(`${prefix}/`) || path.startsWith(`${prefix}?`);
+    return watched.find((w) => w.port === port && (w.prefix === undefined || under(w.prefix)))?.producer;
   };
   const onStart = (message: unknown) => {
     const producer = producerOf(message);
@@ -100,8 +107,8 @@ export async function createProducerMetrics(): Promise<ProducerMetrics> {
       ...(queue.checkStorage ? { checkStorage: () => queue.checkStorage!() } : {}),
       close: () => queue.close(),
     }),
-    watch: (producer, port) => {
-      ports.set(port, producer);
+    watch: (producer, port, prefix) => {
+      watched.push({ producer, port, prefix });
       received.inc({ producer }, 0);
       for (const result of ['accepted', 'rejected']) answered.inc({ producer, result }, 0);
     },

@@ -1,4 +1,5 @@
 import type { ChatService } from '@codefleet/chat';
+import type { NodeHandler } from '@codefleet/http-server';
 import { queueSettingsFromConfig } from '@codefleet/queue';
 import type { Runtime } from '../runtime.js';
 import { sideQueueSettings } from './side-queue.js';
@@ -10,7 +11,8 @@ export const slackInboxSuffix = 'slack-inbox';
 
 /**
  * Starts the Slack producer: Socket Mode (an outbound WebSocket, no public URL) or HTTP
- * events on `slack.host:port/slack/events`, per `slack.mode`. Each mention, DM or click is
+ * events at `/slack/events`, per `slack.mode`: given to `mount` (serve's one port), or on
+ * `slack.host:port` of their own. Each mention, DM or click is
  * recorded in `<queue.name>-slack-inbox` before Slack gets its ack, and handled from there
  * (a restart finds what the last process acknowledged and did not finish). Beside it runs the follow-up
  * processor: a mention in the thread of a job still queued or running is kept in
@@ -18,7 +20,11 @@ export const slackInboxSuffix = 'slack-inbox';
  * message edited then. `close` stops taking mentions first, then the processor; what is
  * still waiting stays recorded for the next start.
  */
-export async function startSlack(rt: Runtime, chat: ChatService): Promise<{ where: string; close(): Promise<void> }> {
+export async function startSlack(
+  rt: Runtime,
+  chat: ChatService,
+  mount?: (handler: NodeHandler) => void,
+): Promise<{ where: string; close(): Promise<void> }> {
   const { createSlackProducer } = await import('@codefleet/slack');
   const { createFollowUpProcessor } = await import('@codefleet/chat');
   const followUps = await rt.openQueue(sideQueueSettings(queueSettingsFromConfig(rt.config), followUpQueueSuffix));
@@ -48,11 +54,14 @@ export async function startSlack(rt: Runtime, chat: ChatService): Promise<{ wher
         if (message.platform === 'slack') await producer.tell(message, outcome);
       },
     });
-    const { eventsUrl } = await producer.start();
+    const { eventsUrl } = await producer.start(mount === undefined ? {} : { mount });
     const processing = new AbortController();
     const running = processor.run(processing.signal);
     return {
-      where: eventsUrl === undefined ? 'Slack app in Socket Mode' : `Slack events on ${eventsUrl}`,
+      where:
+        rt.config.slack.mode === 'socket'
+          ? 'Slack app in Socket Mode'
+          : `Slack events ${eventsUrl === undefined ? 'at /slack/events on the serve port' : `on ${eventsUrl}`}`,
       close: async () => {
         try {
           await producer.stop();

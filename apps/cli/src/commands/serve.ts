@@ -1,11 +1,13 @@
-import { createServer, type Server } from 'node:http';
+import type { FastifyInstance } from 'fastify';
 import type { ChatService } from '@codefleet/chat';
 import { CodefleetError } from '@codefleet/core';
 import { GithubForge } from '@codefleet/forge';
+import { createHttpApp, listen, mountNodeHandler, type Listening, type NodeHandler } from '@codefleet/http-server';
 import { queueSettingsFromConfig } from '@codefleet/queue';
 import { requireFleetKey, type Runtime } from '../runtime.js';
 import { untilSignal } from './producer.js';
-import { createProducerMetrics, type ProducerMetrics } from './serve-metrics.js';
+import { healthRoutes, listenHealth, ownPort, serveDashboard, servePrefixes } from './serve-http.js';
+import { createProducerMetrics } from './serve-metrics.js';
 import { sideQueueSettings } from './side-queue.js';
 
 /** The suffix of the queue LINE events are recorded in before their 200: `<queue.name>-line-inbox`. */
@@ -22,8 +24,10 @@ interface Started {
   name: ProducerName;
   /** Where it listens, for the start-up line. */
   where: string;
-  /** Its local HTTP port, when it receives deliveries over HTTP (for the delivery metrics). */
+  /** Its own local HTTP port, when it receives deliveries on one (for the delivery metrics). */
   port?: number | undefined;
+  /** Its route prefix when it is served on the shared port. */
+  prefix?: string | undefined;
   close(): Promise<void>;
 }
 
@@ -44,8 +48,11 @@ export function enabledProducers(config: Runtime['config']): ProducerName[] {
  * `codefleet serve` (the enabled producers) and `codefleet producer slack|line|http` (one):
  * hosts the producers in one process until SIGTERM/SIGINT (or `options.signal`). They share
  * the queue, the run store, the requester (so a chat request's `queued` report goes where it
- * came from) and the chat service. With `healthPort`, `/healthz` answers for the container
- * and `/metrics` serves the producers' Prometheus metrics (see serve-metrics.ts).
+ * came from) and the chat service, and one port (`serve.port`): the GitHub webhook at
+ * /webhook, LINE at /line, the HTTP API at /v1, the dashboard at /, `/healthz` for the
+ * container and `/metrics` with the producers' Prometheus metrics (see serve-metrics.ts).
+ * Slack's HTTP events are at /slack/events. A surface whose own port is configured listens
+ * there instead. `healthPort` serves /healthz and /metrics on a port of their own as well.
  * Stopping closes the listeners first; what was accepted is already recorded or queued.
  */
 export async function serve(
@@ -61,12 +68,10 @@ export async function serve(
 ): Promise<void> {
   requireFleetKey(rt);
   const names = options.only ?? enabledProducers(rt.config);
-  // The dashboard with every producer: `--dashboard-port`, or `dashboard.enabled` on its port.
-  const dashboardPort =
-    options.only !== undefined
-      ? undefined
-      : (options.dashboardPort ?? (rt.config.dashboard.enabled ? rt.config.dashboard.port : undefined));
-  if (names.length === 0 && dashboardPort === undefined) {
+  // The dashboard with every producer: `--dashboard-port`, or `dashboard.enabled`.
+  const withDashboard =
+    options.only === undefined && (options.dashboardPort !== undefined || rt.config.dashboard.enabled);
+  if (names.length === 0 && !withDashboard) {
     throw new CodefleetError(
       'invalid_config',
       'no producer is enabled: set slack.enabled, line.enabled or http_api.enabled (or CODEFLEET_SLACK / CODEFLEET_LINE / CODEFLEET_HTTP_API=true), or forge.type github with its webhook secret',
@@ -74,20 +79,27 @@ export async function serve(
   }
   const stop = options.signal ? { signal: options.signal, dispose: () => undefined } : untilSignal();
   const started: Started[] = [];
-  let health: Server | undefined;
-  // Metrics only with a port to serve them on (prom-client loads then); the producers then
-  // enqueue through a queue that counts.
-  const metrics = options.healthPort === undefined ? undefined : await createProducerMetrics();
-  const served: Runtime = metrics ? { ...rt, queue: metrics.counting(rt.queue) } : rt;
+  // The producers enqueue through a queue that counts, for /metrics.
+  const metrics = await createProducerMetrics();
+  const served: Runtime = { ...rt, queue: metrics.counting(rt.queue) };
+  // Strict validation is the HTTP API's (an unknown field is a 400); the other surfaces have no body schema.
+  const app = createHttpApp({ strictValidation: true });
+  let shared: Listening | undefined;
+  let health: Listening | undefined;
   let dashboard: { close(): Promise<void> } | undefined;
   try {
-    if (dashboardPort !== undefined)
-      dashboard = await (await import('./dashboard.js')).mountDashboard(rt, { port: dashboardPort }, out);
     const chat = names.some((n) => n === 'slack' || n === 'line') ? await chatService(served) : undefined;
-    for (const name of names) started.push(await start(served, name, chat));
-    for (const producer of started) if (producer.port !== undefined) metrics?.watch(producer.name, producer.port);
+    for (const name of names) started.push(await start(served, name, chat, app));
+    healthRoutes(app, names, metrics);
+    if (withDashboard)
+      dashboard = await serveDashboard(rt, options.dashboardPort ?? ownPort(rt, rt.config.dashboard.port), app, out);
+    shared = await listen(app, { port: rt.config.serve.port, host: rt.config.serve.host });
+    for (const producer of started)
+      if (producer.port !== undefined || producer.prefix !== undefined)
+        metrics.watch(producer.name, producer.port ?? shared.port, producer.prefix);
     if (options.healthPort !== undefined)
-      health = await healthServer(options.healthPort, options.healthHost ?? '127.0.0.1', names, metrics);
+      health = await listenHealth(options.healthPort, options.healthHost ?? '127.0.0.1', names, metrics);
+    out(`serving on ${shared.url} (/healthz, /metrics)`);
     for (const producer of started) out(`${producer.name}: ${producer.where}`);
     await new Promise<void>((resolve) => {
       if (stop.signal.aborted) resolve();
@@ -95,8 +107,9 @@ export async function serve(
     });
   } finally {
     stop.dispose();
-    metrics?.close();
-    await new Promise<void>((resolve) => (health ? health.close(() => resolve()) : resolve()));
+    metrics.close();
+    await health?.close();
+    await (shared?.close() ?? app.close());
     await dashboard?.close();
     for (const producer of started.reverse()) {
       await producer
@@ -111,41 +124,29 @@ export async function serve(
   }
 }
 
-async function start(rt: Runtime, name: ProducerName, chat: ChatService | undefined): Promise<Started> {
+/** Starts one producer: on its own port when it has one ({@link ownPort}), else as routes of `app`. */
+async function start(
+  rt: Runtime,
+  name: ProducerName,
+  chat: ChatService | undefined,
+  app: FastifyInstance,
+): Promise<Started> {
   const { config } = rt;
   switch (name) {
     case 'webhook': {
       const { startGithubWebhook } = await import('./producer.js');
-      const hook = await startGithubWebhook(rt, {});
-      return { name, where: hook.where, port: hook.port, close: hook.close };
+      const port = ownPort(rt, config.forge.github.webhook_port);
+      const hook = await startGithubWebhook(rt, port === undefined ? { into: app } : { port });
+      return {
+        name,
+        where: hook.where,
+        port: hook.port,
+        prefix: hook.port ? undefined : servePrefixes.webhook,
+        close: hook.close,
+      };
     }
-    case 'line': {
-      const { createLineWebhook } = await import('@codefleet/line');
-      // Events are recorded here before LINE gets its 200, and handled from the record.
-      const inbox = await rt.openQueue(sideQueueSettings(queueSettingsFromConfig(config), lineInboxSuffix));
-      try {
-        const webhook = createLineWebhook({
-          config: config.line,
-          chat: need(chat),
-          store: rt.store,
-          inbox,
-          log: rt.log,
-          secrets: rt.secrets,
-        });
-        await webhook.listen();
-        const close = async () => {
-          try {
-            await webhook.close();
-          } finally {
-            await inbox.close();
-          }
-        };
-        return { name, where: `LINE webhook on ${webhook.url}`, port: portOf(webhook.url), close };
-      } catch (error) {
-        await inbox.close();
-        throw error;
-      }
-    }
+    case 'line':
+      return startLine(rt, need(chat), app);
     case 'http': {
       const { createHttpApi } = await import('@codefleet/http-api');
       const api = createHttpApi({
@@ -156,6 +157,11 @@ async function start(rt: Runtime, name: ProducerName, chat: ChatService | undefi
         log: rt.log,
         secrets: rt.secrets,
       });
+      if (ownPort(rt, config.http_api.port) === undefined) {
+        await app.register(api.routes);
+        const where = 'HTTP API at /v1/jobs on the serve port (OpenAPI: /v1/openapi.json)';
+        return { name, where, prefix: servePrefixes.http, close: () => api.close() };
+      }
       await api.listen();
       return {
         name,
@@ -166,12 +172,45 @@ async function start(rt: Runtime, name: ProducerName, chat: ChatService | undefi
     }
     case 'slack': {
       const { startSlack } = await import('./serve-slack.js');
-      return {
-        name,
-        ...(await startSlack(rt, need(chat))),
-        port: config.slack.mode === 'http' ? config.slack.port : undefined,
-      };
+      if (config.slack.mode === 'socket') return { name, ...(await startSlack(rt, need(chat))) };
+      const port = ownPort(rt, config.slack.port);
+      if (port !== undefined) return { name, ...(await startSlack(rt, need(chat))), port };
+      const mount = (handler: NodeHandler) => mountNodeHandler(app, servePrefixes.slack, handler);
+      return { name, ...(await startSlack(rt, need(chat), mount)), prefix: servePrefixes.slack };
     }
+  }
+}
+
+/** LINE, with the queue its events are recorded in before their 200; handled from the record. */
+async function startLine(rt: Runtime, chat: ChatService, app: FastifyInstance): Promise<Started> {
+  const { createLineWebhook } = await import('@codefleet/line');
+  const { config } = rt;
+  const inbox = await rt.openQueue(sideQueueSettings(queueSettingsFromConfig(config), lineInboxSuffix));
+  try {
+    const webhook = createLineWebhook({
+      config: config.line,
+      chat,
+      store: rt.store,
+      inbox,
+      log: rt.log,
+      secrets: rt.secrets,
+    });
+    const own = ownPort(rt, config.line.port) !== undefined;
+    if (own) await webhook.listen();
+    else await app.register(webhook.routes, { prefix: servePrefixes.line });
+    const close = async () => {
+      try {
+        await webhook.close();
+      } finally {
+        await inbox.close();
+      }
+    };
+    return own
+      ? { name: 'line', where: `LINE webhook on ${webhook.url}`, port: portOf(webhook.url), close }
+      : { name: 'line', where: 'LINE webhook at /line on the serve port', prefix: servePrefixes.line, close };
+  } catch (error) {
+    await inbox.close();
+    throw error;
   }
 }
 
@@ -200,33 +239,4 @@ function need(chat: ChatService | undefined): ChatService {
 function portOf(url: string): number | undefined {
   const port = Number(new URL(url).port);
   return Number.isInteger(port) && port > 0 ? port : undefined;
-}
-
-async function healthServer(
-  port: number,
-  host: string,
-  names: readonly ProducerName[],
-  metrics: ProducerMetrics | undefined,
-): Promise<Server> {
-  const server = createServer((req, res) => {
-    if (metrics && req.method === 'GET' && req.url === '/metrics') {
-      metrics.registry.metrics().then(
-        (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
-        (err: unknown) =>
-          res
-            .writeHead(500, { 'content-type': 'text/plain' })
-            .end(`metrics failed: ${err instanceof Error ? err.message : String(err)}\n`),
-      );
-      return;
-    }
-    const ok = req.method === 'GET' && req.url === '/healthz';
-    res
-      .writeHead(ok ? 200 : 404, { 'content-type': 'application/json' })
-      .end(JSON.stringify(ok ? { status: 'ok', producers: names } : { error: 'not found' }));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
-  return server;
 }

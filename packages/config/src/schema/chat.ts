@@ -143,7 +143,13 @@ export const slackSchema = z
       .default('SLACK_SIGNING_SECRET')
       .describe('Variable holding the signing secret (HTTP mode).'),
     api_url: z.url().default('https://slack.com/api/').describe('Web API base URL.'),
-    port: z.number().int().min(0).max(65_535).default(3000).describe('Port of the HTTP events receiver.'),
+    port: z
+      .number()
+      .int()
+      .min(0)
+      .max(65_535)
+      .optional()
+      .describe('A port of its own for the HTTP events receiver; unset: served on serve.port at /slack/events.'),
     host: z
       .string()
       .min(1)
@@ -172,7 +178,13 @@ export const lineSchema = z
       .default('LINE_CHANNEL_ACCESS_TOKEN')
       .describe('Variable holding the channel access token.'),
     api_url: z.url().default('https://api.line.me').describe('Messaging API base URL.'),
-    port: z.number().int().min(0).max(65_535).default(8788).describe('Port of the webhook receiver.'),
+    port: z
+      .number()
+      .int()
+      .min(0)
+      .max(65_535)
+      .optional()
+      .describe('A port of its own for the LINE webhook; unset: served on serve.port under /line.'),
     host: z
       .string()
       .min(1)
@@ -202,7 +214,13 @@ export const lineSchema = z
 export const httpApiSchema = z
   .strictObject({
     enabled: z.boolean().default(false).describe('Run the HTTP API in `codefleet serve`.'),
-    port: z.number().int().min(0).max(65_535).default(8789).describe('Port of the API.'),
+    port: z
+      .number()
+      .int()
+      .min(0)
+      .max(65_535)
+      .optional()
+      .describe('A port of its own for the API; unset: served on serve.port under /v1.'),
     host: z.string().min(1).default('127.0.0.1').describe('Address the API binds to; put a TLS proxy in front of it.'),
     token_env: envVarName.default('CODEFLEET_API_TOKEN').describe('Variable holding the bearer token clients send.'),
     callback_secret_env: envVarName

@@ -5,7 +5,15 @@ import { envVarName } from './common.js';
 export const dashboardSchema = z
   .strictObject({
     enabled: z.boolean().default(false).describe('Run the dashboard in `codefleet serve`.'),
-    port: z.number().int().min(0).max(65_535).default(8790).describe('Port of the dashboard.'),
+    port: z
+      .number()
+      .int()
+      .min(0)
+      .max(65_535)
+      .optional()
+      .describe(
+        'A port of its own for the dashboard (`codefleet dashboard` alone: default 8790); unset: served on serve.port under /.',
+      ),
     host: z
       .string()
       .min(1)

@@ -31,7 +31,15 @@ const github = z
     webhook_secret_env: envVarName
       .default('GITHUB_WEBHOOK_SECRET')
       .describe('Name of the environment variable holding the webhook secret (`codefleet producer webhook`).'),
-    webhook_port: z.number().int().min(0).max(65_535).default(8787).describe('Port of the webhook receiver.'),
+    webhook_port: z
+      .number()
+      .int()
+      .min(0)
+      .max(65_535)
+      .optional()
+      .describe(
+        'A port of its own for the webhook receiver (`codefleet producer webhook` alone: default 8787); unset: served on serve.port under /webhook.',
+      ),
     webhook_host: z
       .string()
       .min(1)

@@ -8,6 +8,7 @@ import { loggingSchema } from './logging.js';
 import { patchSchema } from './patch.js';
 import { queueSchema } from './queue.js';
 import { sandboxSchema } from './sandbox.js';
+import { serveSchema } from './serve.js';
 import { signingSchema } from './signing.js';
 import { storeSchema } from './store.js';
 import { verificationSchema } from './verification.js';
@@ -50,6 +51,7 @@ export const configSchema = z
     line: lineSchema,
     http_api: httpApiSchema,
     dashboard: dashboardSchema,
+    serve: serveSchema,
     logging: loggingSchema,
   })
   .describe(

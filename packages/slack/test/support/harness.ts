@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { createHttpApp, listen, mountNodeHandler } from '@codefleet/http-server';
 import type { Job } from '@codefleet/core';
 import type { SlackConfig } from '@codefleet/config';
 import { createLogger } from '@codefleet/log';
@@ -64,7 +65,12 @@ export function slackConfig(slack: SlackStandIn, mode: 'socket' | 'http'): Slack
 /** The real Bolt app (producer) and requester against a fresh Slack stand-in, a real queue and store. */
 export async function openHarness(
   mode: 'socket' | 'http',
-  options: { gate?: Promise<void>; keepFollowUps?: boolean | 'failing' } = {},
+  options: {
+    gate?: Promise<void>;
+    keepFollowUps?: boolean | 'failing';
+    /** HTTP mode: the events mounted on another server's /slack/events (as `codefleet serve` does), not on a port of their own. */
+    mounted?: boolean;
+  } = {},
 ): Promise<Harness> {
   const slack = await startSlackStandIn();
   const dir: TempDir = await createTempDir('slack');
@@ -114,7 +120,12 @@ export async function openHarness(
     clientOptions,
     ...(options.keepFollowUps === undefined || options.keepFollowUps === false ? {} : { defer }),
   });
-  const { eventsUrl } = await producer.start();
+  const host = options.mounted ? createHttpApp() : undefined;
+  const started = await producer.start(
+    host === undefined ? {} : { mount: (handler) => mountNodeHandler(host, '/slack/events', handler) },
+  );
+  const listening = host === undefined ? undefined : await listen(host, { port: 0 });
+  const eventsUrl = listening === undefined ? started.eventsUrl : `${listening.url}/slack/events`;
   const requester = createSlackRequester({
     client: createSlackClient(config, clientOptions),
     store,
@@ -134,6 +145,7 @@ export async function openHarness(
     logs,
     jobs: () => chat.jobs,
     close: async () => {
+      await listening?.close();
       await producer.stop();
       await queue.close();
       await inbox.close();
