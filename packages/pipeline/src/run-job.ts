@@ -35,13 +35,13 @@ import type { JobContext, PipelineDeps } from './deps.js';
 import { acceptanceCriteria, agentInstructions, taskFile } from './plan.js';
 import { answerJob } from './answer.js';
 import { finalReportOf } from './final-report.js';
-import { journalUndelivered } from './undelivered.js';
+import { runReporter } from './undelivered.js';
+import type { JobReporter } from '@codefleet/requester';
 import { baselineFor } from './baseline.js';
 import { readMemoryBank } from './memory.js';
 import { installAtBase, providePackageManager } from './install.js';
 import { commitMessage, runPass, verificationEntry, type PassInput, type PassResult } from './passes.js';
 import { chainOf, runChain, type Enter } from './escalation.js';
-import { reportSafely, type Report } from '@codefleet/requester';
 import { latestRun, runIdOf } from '@codefleet/store';
 import { jobRunners, sandboxObservers } from './sandboxed.js';
 import { RunTracker } from './tracker.js';
@@ -73,13 +73,10 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
       // The worker that finished it may have died before its final report: send it again.
       const final = finalReportOf(existing);
       if (final)
-        await reportSafely(
-          deps.requester,
-          final,
-          deps.log,
-          () => fenceFor(deps, ctx, 'comment'),
-          journalUndelivered(deps, existing.run_id, final),
-        );
+        await runReporter(deps, existing.run_id, {
+          before: () => fenceFor(deps, ctx, 'comment'),
+          signal: ctx.signal,
+        }).tell(final);
       return existing.stage === 'failed'
         ? { action: 'dead_letter', reason: existing.error?.message ?? 'failed', run: existing }
         : { action: 'ack', run: existing };
@@ -109,8 +106,8 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
 
   const fence = (action: 'push' | 'pull_request' | 'comment') => fenceFor(deps, ctx, action);
   // Whoever asked is told where the job is: best effort, and fenced like every publishing write.
-  const tell = (report: Report) =>
-    reportSafely(deps.requester, report, deps.log, () => fence('comment'), journalUndelivered(deps, runId, report));
+  // Progress goes in the background (the job never waits for an edit); a final report is awaited under its deadline.
+  const { tell } = runReporter(deps, runId, { before: () => fence('comment'), signal: ctx.signal });
   await tracker.update((r) => startAttempt(r, { workerId: ctx.workerId, now: now() }));
   // The job's wall-clock budget counts from its first attempt, across redeliveries: past
   // it, the running agent is stopped and the job fails with budget_exceeded (not a hang).
@@ -422,7 +419,7 @@ async function settleFailure(
   ctx: JobContext,
   tracker: RunTracker,
   error: Classified,
-  tell: (report: Report) => Promise<boolean>,
+  tell: JobReporter['tell'],
 ): Promise<JobResult> {
   const now = deps.now ?? (() => new Date());
   const mask = (text: string) => maskSecrets(text, deps.settings.secrets);
