@@ -9,6 +9,13 @@ import { finalReports, type Report, type Requester } from './port.js';
  */
 export const defaultReportDeadlineMs = 30_000;
 
+/**
+ * The least time between two progress reports of one job. A chat platform allows about one
+ * edit a second per channel (Slack's chat.update), and stages that pass faster than this
+ * are not worth an edit each: the newest waiting is sent when the gap is over.
+ */
+export const defaultProgressGapMs = 2_000;
+
 /** How {@link reportSafely} delivers one report. */
 export interface ReportDelivery {
   /** How long the report may take, the platform's retries included; default {@link defaultReportDeadlineMs}. */
@@ -94,6 +101,8 @@ export interface JobReporterOptions extends Omit<ReportDelivery, 'onGiveUp'> {
   log: Logger;
   /** Runs before each report (the fence of publishing writes). */
   before?: () => Promise<void>;
+  /** The least time between two progress reports of the job; default {@link defaultProgressGapMs}. */
+  progressGapMs?: number;
   /** A final report given up, with the error: see {@link ReportDelivery.onGiveUp}. */
   onGiveUp?: (report: Report, error: unknown) => Promise<void>;
 }
@@ -102,9 +111,10 @@ export interface JobReporterOptions extends Omit<ReportDelivery, 'onGiveUp'> {
 export interface JobReporter {
   /**
    * A progress report (`queued`, `started`, `progress`) returns at once: it is sent in the
-   * background, at most one in flight, and a newer one replaces one still waiting (latest
-   * wins). A final report waits for the one in flight (within its deadline), drops any
-   * waiting, and resolves once delivered or given up.
+   * background, at most one in flight and one per gap, and a newer one replaces one still
+   * waiting (latest wins). A final report waits for the one in flight (within its
+   * deadline), drops any waiting, and resolves once delivered or given up; nothing is sent
+   * after it.
    */
   tell(report: Report): Promise<void>;
 }
@@ -115,28 +125,44 @@ export interface JobReporter {
  * Only the final report is awaited, under its deadline.
  */
 export function jobReporter(requester: Requester, options: JobReporterOptions): JobReporter {
+  const gapMs = options.progressGapMs ?? defaultProgressGapMs;
   let inFlight: Promise<unknown> | undefined;
   let waiting: Report | undefined;
+  let gap: ReturnType<typeof setTimeout> | undefined;
+  let ended = false;
   const limits = {
     ...(options.deadlineMs === undefined ? {} : { deadlineMs: options.deadlineMs }),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
   };
+  const next = () => {
+    gap = undefined;
+    const report = waiting;
+    waiting = undefined;
+    if (report === undefined || ended) inFlight = undefined;
+    else pump(report);
+  };
   const pump = (report: Report) => {
     inFlight = reportSafely(requester, report, options.log, options.before, limits).finally(() => {
-      const next = waiting;
-      waiting = undefined;
-      if (next === undefined) inFlight = undefined;
-      else pump(next);
+      // The slot stays taken for the gap, so stages that pass faster cost one edit, not one each.
+      if (waiting === undefined || gapMs === 0) next();
+      else {
+        gap = setTimeout(next, gapMs);
+        // A progress edit is not worth keeping a finished process alive for.
+        gap.unref?.();
+      }
     });
   };
   return {
     async tell(report) {
+      if (ended) return;
       if (!finalReports.includes(report.kind)) {
-        if (inFlight === undefined) pump(report);
+        if (inFlight === undefined && gap === undefined) pump(report);
         else waiting = report;
         return;
       }
+      ended = true;
       waiting = undefined;
+      clearTimeout(gap);
       // The edit in flight lands first, so it cannot overwrite the final status; waiting for
       // it spends the final report's deadline, so a silent platform costs one deadline in all.
       const deadlineMs = deadlineOf(options.deadlineMs);

@@ -113,7 +113,7 @@ describe('jobReporter', () => {
 
   it('never makes the job wait for progress: one in flight, the newest waiting replaces older ones', async () => {
     const { sent, requester } = gated();
-    const reporter = jobReporter(requester, { log: quiet });
+    const reporter = jobReporter(requester, { log: quiet, progressGapMs: 0 });
     await reporter.tell({ kind: 'started', job, attempt: 1 });
     await reporter.tell({ kind: 'progress', job, stage: 'planning' });
     await reporter.tell({ kind: 'progress', job, stage: 'implementing' });
@@ -125,7 +125,7 @@ describe('jobReporter', () => {
 
   it('sends the final report after the edit in flight, dropping progress still waiting', async () => {
     const { sent, requester } = gated();
-    const reporter = jobReporter(requester, { log: quiet });
+    const reporter = jobReporter(requester, { log: quiet, progressGapMs: 0 });
     await reporter.tell({ kind: 'progress', job, stage: 'planning' });
     await reporter.tell({ kind: 'progress', job, stage: 'testing' });
     const final = reporter.tell({ kind: 'cancelled', job, by: 'me' });
@@ -150,5 +150,22 @@ describe('jobReporter', () => {
     await reporter.tell({ kind: 'cancelled', job, by: 'me' });
     expect(given).toEqual(['cancelled']);
     expect(sent.map((s) => stageOf(s.report))).toEqual(['planning', 'cancelled']);
+  });
+
+  it('sends no progress within the gap after the last one; the final report does not wait for the gap', async () => {
+    const { sent, requester } = gated();
+    const reporter = jobReporter(requester, { log: quiet, progressGapMs: 60_000 });
+    await reporter.tell({ kind: 'started', job, attempt: 1 });
+    sent[0]!.answer();
+    await reporter.tell({ kind: 'progress', job, stage: 'planning' });
+    await reporter.tell({ kind: 'progress', job, stage: 'testing' });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(sent.map((s) => stageOf(s.report))).toEqual(['started']);
+    const final = reporter.tell({ kind: 'cancelled', job, by: 'me' });
+    await waitFor(() => sent.length === 2, { timeoutMs: 5_000, what: 'the final report sent' });
+    sent[1]!.answer();
+    await final;
+    await reporter.tell({ kind: 'progress', job, stage: 'publishing' });
+    expect(sent.map((s) => stageOf(s.report))).toEqual(['started', 'cancelled']);
   });
 });
