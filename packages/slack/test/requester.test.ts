@@ -213,13 +213,13 @@ describe('Slack thread of a job, from the mention to the final reply', () => {
       }),
       store,
     });
-    await expect(requester.report({ kind: 'queued', job })).rejects.toMatchObject({
+    await expect(requester.report({ kind: 'started', job, attempt: 1 })).rejects.toMatchObject({
       code: 'forge_rejected',
       message: expect.stringContaining('channel_not_found'),
     });
     const live = { ...job, id: 'j-live', source: { ...job.source, channel: 'C0LIVE' } } as Job;
     standIn.fail('chat.postMessage', { status: 429, retryAfter: 7 });
-    await expect(requester.report({ kind: 'queued', job: live })).rejects.toMatchObject({
+    await expect(requester.report({ kind: 'started', job: live, attempt: 1 })).rejects.toMatchObject({
       code: 'rate_limited',
       retryAfterMs: 7_000,
     });
