@@ -66,6 +66,21 @@ export async function reportSafely(
   before?: () => Promise<void>,
   delivery: ReportDelivery = {},
 ): Promise<boolean> {
+  return startReport(requester, report, log, before, delivery).delivered;
+}
+
+/**
+ * {@link reportSafely}, also handing back the adapter's call itself: `settled` resolves when
+ * that call ends, however it ends, which can be after the deadline gave up on it (a client
+ * that takes no signal stops at its own request timeout).
+ */
+function startReport(
+  requester: Requester,
+  report: Report,
+  log: Logger,
+  before: (() => Promise<void>) | undefined,
+  delivery: ReportDelivery,
+): { delivered: Promise<boolean>; settled: Promise<unknown> } {
   const deadline = AbortSignal.timeout(deadlineOf(delivery.deadlineMs));
   const signal = delivery.signal === undefined ? deadline : AbortSignal.any([delivery.signal, deadline]);
   const sending = (async () => {
@@ -73,27 +88,30 @@ export async function reportSafely(
     await requester.report(report, signal);
   })();
   // The abandoned call may still fail later: that failure is already accounted for.
-  sending.catch(() => {});
-  try {
-    await Promise.race([sending, untilAborted(signal, `the ${report.kind} report`)]);
-    return true;
-  } catch (err) {
-    log.warn(
-      { err, event: 'report.failed', job_id: report.job.id, report: report.kind },
-      `could not send the ${report.kind} report`,
-    );
-    if (finalReports.includes(report.kind)) {
-      await delivery
-        .onGiveUp?.(err)
-        .catch((failed: unknown) =>
-          log.warn(
-            { err: failed, event: 'report.give_up_failed', job_id: report.job.id },
-            'could not record the undelivered report',
-          ),
-        );
+  const settled = sending.catch(() => {});
+  const delivered = (async () => {
+    try {
+      await Promise.race([sending, untilAborted(signal, `the ${report.kind} report`)]);
+      return true;
+    } catch (err) {
+      log.warn(
+        { err, event: 'report.failed', job_id: report.job.id, report: report.kind },
+        `could not send the ${report.kind} report`,
+      );
+      if (finalReports.includes(report.kind)) {
+        await delivery
+          .onGiveUp?.(err)
+          .catch((failed: unknown) =>
+            log.warn(
+              { err: failed, event: 'report.give_up_failed', job_id: report.job.id },
+              'could not record the undelivered report',
+            ),
+          );
+      }
+      return false;
     }
-    return false;
-  }
+  })();
+  return { delivered, settled };
 }
 
 /** What {@link jobReporter} needs besides the requester. */
@@ -141,8 +159,10 @@ export function jobReporter(requester: Requester, options: JobReporterOptions): 
     if (report === undefined || ended) inFlight = undefined;
     else pump(report);
   };
+  // In flight until the adapter's call has ended, not only until the deadline gave up on it:
+  // a silent platform gets one call per job, not one per stage piling up behind it.
   const pump = (report: Report) => {
-    inFlight = reportSafely(requester, report, options.log, options.before, limits).finally(() => {
+    inFlight = startReport(requester, report, options.log, options.before, limits).settled.finally(() => {
       // The slot stays taken for the gap, so stages that pass faster cost one edit, not one each.
       if (waiting === undefined || gapMs === 0) next();
       else {
