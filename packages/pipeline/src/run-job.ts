@@ -72,11 +72,7 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     if (!(existing.stage === 'failed' && ctx.attempt === 1 && existing.attempts.length > 0)) {
       // The worker that finished it may have died before its final report: send it again.
       const final = finalReportOf(existing);
-      if (final)
-        await runReporter(deps, existing.run_id, {
-          before: () => fenceFor(deps, ctx, 'comment'),
-          signal: ctx.signal,
-        }).tell(final);
+      if (final) await runReporter(deps, existing.run_id, { before: () => fenceFor(deps, ctx, 'comment') }).tell(final);
       return existing.stage === 'failed'
         ? { action: 'dead_letter', reason: existing.error?.message ?? 'failed', run: existing }
         : { action: 'ack', run: existing };
@@ -107,7 +103,8 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
   const fence = (action: 'push' | 'pull_request' | 'comment') => fenceFor(deps, ctx, action);
   // Whoever asked is told where the job is: best effort, and fenced like every publishing write.
   // Progress goes in the background (the job never waits for an edit); a final report is awaited under its deadline.
-  const { tell } = runReporter(deps, runId, { before: () => fence('comment'), signal: ctx.signal });
+  // Not under the job's signal: a cancel or a lost lease aborts it, and the cancel must still be told.
+  const { tell } = runReporter(deps, runId, { before: () => fence('comment') });
   await tracker.update((r) => startAttempt(r, { workerId: ctx.workerId, now: now() }));
   // The job's wall-clock budget counts from its first attempt, across redeliveries: past
   // it, the running agent is stopped and the job fails with budget_exceeded (not a hang).

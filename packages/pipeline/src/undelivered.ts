@@ -29,8 +29,8 @@ export function journalUndelivered(
 /**
  * Who tells the requester about a run: progress in the background (latest wins, never
  * awaited by the job), the final report awaited under `settings.reportDeadlineMs` and
- * journaled when it is given up. `before` fences each write; `signal` (shutdown) cuts the
- * final report's wait short.
+ * journaled when it is given up. `before` fences each write; `signal` cuts the final
+ * report's wait short (never the job's own signal: a cancel aborts it, and must be told).
  */
 export function runReporter(
   deps: Pick<PipelineDeps, 'store' | 'requester' | 'log' | 'settings'>,
