@@ -5,7 +5,7 @@ import type { RunStore } from '@codefleet/store';
 import type { WebClient } from '@slack/web-api';
 import { platformError } from './errors.js';
 import { escapeMrkdwn } from './mrkdwn.js';
-import { filesOnlyText, receivedStatus, renderOutcome } from './status.js';
+import { filesOnlyText, receivedStatus, renderOutcome, stateReactions } from './status.js';
 import { readSlackText } from './slack-text.js';
 
 /** A recorded mention or DM, its text still in Slack's markup (see intake.ts). */
@@ -232,7 +232,7 @@ export function createConversation(deps: ConversationDeps) {
       let statusTs = claim.bound || claim.value === 'received' ? undefined : claim.value;
       if (statusTs === undefined) {
         await bestEffort('reactions.add', () =>
-          client.reactions.add({ channel: request.channel, timestamp: request.ts, name: 'eyes' }),
+          client.reactions.add({ channel: request.channel, timestamp: request.ts, name: stateReactions.queued }),
         );
         statusTs = await postStatus(
           key,
