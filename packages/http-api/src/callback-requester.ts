@@ -2,6 +2,7 @@ import { classify, CodefleetError, truncateHead, type Job } from '@codefleet/cor
 import { maskForPublishing, type Logger, type SecretSource } from '@codefleet/log';
 import { plainReport, type Report, type Requester } from '@codefleet/requester';
 import type { RunStore } from '@codefleet/store';
+import { checkedCallbackOutbound, withCallbackOutbound } from './callback-outbound.js';
 import { callbackUrlProblem } from './callback-url.js';
 import { signCallback } from './signature.js';
 
@@ -19,13 +20,13 @@ export interface CallbackRequesterOptions {
    */
   sent?: Pick<RunStore, 'lookupRequest' | 'setRequest'>;
   secrets?: SecretSource;
-  /** POSTs tried per report on a network error, 429 or 5xx; default 5. */
+  /** POSTs tried per report on a network error, 429 or 5xx; default the callback's outbound policy. */
   tries?: number;
   /** Waits between tries; default a real timer of 1 s, 2 s, 4 s … */
   sleep?: (ms: number) => Promise<void>;
   /** Seconds since the epoch, for the timestamp header; default the clock. */
   nowSeconds?: () => number;
-  /** Per POST; default 10 s. */
+  /** Per POST; default the callback's outbound policy. */
   timeoutMs?: number;
 }
 
@@ -77,19 +78,22 @@ export function callbackPayload(
  * it, signed: `X-Codefleet-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<body>">`,
  * `X-Codefleet-Timestamp` (seconds) and `X-Codefleet-Event-Id` (`<job id>:<event>`, the
  * receiver's dedup key). Every report but `progress` is sent. Network errors, 429 and 5xx are
- * retried with backoff a bounded number of times; other answers are `forge_rejected`.
+ * retried under the callback's outbound policy (callback-outbound.ts); other answers are `forge_rejected`.
  * Redirects are never followed (a 3xx is a refusal) and a host outside `hosts` is never
  * contacted, so the URL cannot be bent towards another service.
  */
 export function createCallbackRequester(options: CallbackRequesterOptions): Requester {
   const doFetch = options.fetch ?? fetch;
-  const tries = Math.max(1, options.tries ?? 5);
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const policy = checkedCallbackOutbound({
+    ...(options.tries === undefined ? {} : { tries: options.tries }),
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
+  });
   const nowSeconds = options.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
   const mask = (text: string) => maskForPublishing(text, options.secrets);
   const urlOf = (job: Job) => (job.source.kind === 'api' ? job.source.callback_url : undefined);
 
-  const postOnce = async (url: string, body: string, eventId: string): Promise<void> => {
+  const postOnce = async (url: string, body: string, eventId: string, signal: AbortSignal): Promise<void> => {
     const timestamp = nowSeconds();
     let response: Response;
     try {
@@ -104,7 +108,7 @@ export function createCallbackRequester(options: CallbackRequesterOptions): Requ
         },
         body,
         redirect: 'manual',
-        signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
+        signal,
       });
     } catch (cause) {
       throw new CodefleetError(
@@ -130,7 +134,7 @@ export function createCallbackRequester(options: CallbackRequesterOptions): Requ
   return {
     kind: 'callback',
     handles: (job) => urlOf(job) !== undefined,
-    async report(report: Report): Promise<void> {
+    async report(report: Report, signal?: AbortSignal): Promise<void> {
       const url = urlOf(report.job);
       const payload = callbackPayload(report, mask);
       if (url === undefined || payload === undefined) return;
@@ -143,22 +147,23 @@ export function createCallbackRequester(options: CallbackRequesterOptions): Requ
       const eventId = `${report.job.id}:${report.kind}`;
       if ((await options.sent?.lookupRequest(`callback:${eventId}`)) !== undefined) return;
       const body = JSON.stringify(payload);
-      for (let attempt = 1; ; attempt += 1) {
-        try {
-          await postOnce(url, body, eventId);
-          break;
-        } catch (error) {
-          const c = classify(error);
-          if (c.verdict !== 'transient' || attempt >= tries) {
-            log.warn(
-              { err: error, event: 'callback.failed', attempts: attempt, code: c.code },
-              'completion webhook not delivered',
-            );
-            throw error;
-          }
-          log.info({ event: 'callback.retry', attempt, code: c.code }, 'completion webhook failed; retrying');
-          await sleep(1000 * 2 ** (attempt - 1));
-        }
+      try {
+        await withCallbackOutbound(
+          policy,
+          (signal) => postOnce(url, body, eventId, signal),
+          signal,
+          (attempt, error) =>
+            log.info(
+              { event: 'callback.retry', attempt, code: classify(error).code },
+              'completion webhook failed; retrying',
+            ),
+        );
+      } catch (error) {
+        log.warn(
+          { err: error, event: 'callback.failed', code: classify(error).code },
+          'completion webhook not delivered',
+        );
+        throw error;
       }
       await options.sent?.setRequest(`callback:${eventId}`, '1', sentTtlMs);
     },

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { CodefleetError, graphemePrefix, RateLimitedError } from '@codefleet/core';
+import { checkedLineOutbound, lineRequestSignal } from './outbound.js';
 
 /**
  * The two Messaging API calls codefleet makes, written here instead of taken from
@@ -14,7 +15,7 @@ export interface LineClient {
    * message quota. `retryKey` (a UUID) makes a retried push a no-op once one was accepted:
    * LINE's 409 for an accepted key resolves like a 200.
    */
-  push(to: string, texts: string[], retryKey: string): Promise<void>;
+  push(to: string, texts: string[], retryKey: string, signal?: AbortSignal): Promise<void>;
 }
 
 /** Options of {@link createLineClient}. */
@@ -23,7 +24,7 @@ export interface LineClientOptions {
   apiUrl: string;
   accessToken: string;
   fetch?: typeof fetch;
-  /** Per request; default 15 s. */
+  /** Per request; default LINE's outbound policy (outbound.ts). */
   timeoutMs?: number;
 }
 
@@ -73,11 +74,13 @@ function failure(call: string, status: number, message: string, retryAfter: stri
 /** A {@link LineClient} over `fetch`. */
 export function createLineClient(options: LineClientOptions): LineClient {
   const doFetch = options.fetch ?? fetch;
+  const policy = checkedLineOutbound(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs });
   const base = options.apiUrl.replace(/\/+$/, '');
   const post = async (
     call: 'reply' | 'push',
     body: unknown,
     headers: Record<string, string> = {},
+    signal?: AbortSignal,
   ): Promise<Response> => {
     try {
       return await doFetch(`${base}/v2/bot/message/${call}`, {
@@ -85,7 +88,7 @@ export function createLineClient(options: LineClientOptions): LineClient {
         headers: { 'content-type': 'application/json', authorization: `Bearer ${options.accessToken}`, ...headers },
         body: JSON.stringify(body),
         redirect: 'error',
-        signal: AbortSignal.timeout(options.timeoutMs ?? 15_000),
+        signal: lineRequestSignal(policy, signal),
       });
     } catch (cause) {
       throw new CodefleetError(
@@ -115,11 +118,11 @@ export function createLineClient(options: LineClientOptions): LineClient {
     async reply(replyToken, texts) {
       await check('reply', await post('reply', { replyToken, messages: messages(texts) }));
     },
-    async push(to, texts, retryKey) {
+    async push(to, texts, retryKey, signal) {
       // 409: this key was accepted before; the message went out then.
       await check(
         'push',
-        await post('push', { to, messages: messages(texts) }, { 'x-line-retry-key': retryKey }),
+        await post('push', { to, messages: messages(texts) }, { 'x-line-retry-key': retryKey }, signal),
         [409],
       );
     },

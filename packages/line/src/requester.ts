@@ -1,8 +1,9 @@
 import type { LineConfig } from '@codefleet/config';
-import { classify, CodefleetError, type Job } from '@codefleet/core';
+import { CodefleetError, type Job } from '@codefleet/core';
 import { maskForPublishing, type Logger, type SecretSource } from '@codefleet/log';
 import type { Report, Requester } from '@codefleet/requester';
 import { createLineClient, isQuotaExhausted, retryKeyOf, type LineClient } from './client.js';
+import { checkedLineOutbound, withLineRetries } from './outbound.js';
 import { reportText } from './texts.js';
 
 /** Options of {@link createLineRequester}. */
@@ -12,7 +13,7 @@ export interface LineRequesterOptions {
   secrets?: SecretSource;
   log?: Logger;
   client?: LineClient;
-  /** Pushes tried per report on a transient failure (same retry key each time); default 3. */
+  /** Pushes tried per report on a transient failure (same retry key each time); default LINE's outbound policy. */
   tries?: number;
   /** Waits between tries; default a real timer of 1 s, 2 s, … (tests pass their own). */
   sleep?: (ms: number) => Promise<void>;
@@ -28,7 +29,8 @@ const pushed = new Set<Report['kind']>(['finished', 'answered', 'failed', 'cance
  * already the free reply. Each push carries a retry key derived from the job id and the
  * report's kind, so a redelivered job or a retried push is sent once (LINE's 409 for a key
  * it accepted counts as sent). A used-up monthly quota (429 "monthly limit") is logged and
- * rejects as permanent `forge_rejected`; other 429s and 5xx are retried a few times.
+ * rejects as permanent `forge_rejected`; other 429s and 5xx are retried under LINE's outbound
+ * policy (outbound.ts).
  */
 export function createLineRequester(options: LineRequesterOptions): Requester {
   const token = options.config.channel_access_token;
@@ -40,37 +42,35 @@ export function createLineRequester(options: LineRequesterOptions): Requester {
     );
   }
   const client = options.client ?? createLineClient({ apiUrl: options.config.api_url, accessToken: token ?? '' });
-  const tries = Math.max(1, options.tries ?? 3);
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const policy = checkedLineOutbound({
+    ...(options.tries === undefined ? {} : { tries: options.tries }),
+    ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
+  });
   const handles = (job: Job) => job.source.kind === 'chat' && job.source.platform === 'line';
 
-  const push = async (to: string, text: string, retryKey: string, job: Job, kind: string) => {
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        return await client.push(to, [text], retryKey);
-      } catch (error) {
-        const c = classify(error);
-        if (isQuotaExhausted(error)) {
-          options.log?.error(
-            { err: error, event: 'line.quota_exhausted', job_id: job.id, report: kind },
-            'LINE monthly push quota used up: the report was not sent (raise the plan or wait for the month to turn)',
-          );
-          throw error;
-        }
-        if (c.verdict !== 'transient' || attempt >= tries) throw error;
-        await sleep(Math.max(c.retryAfterMs ?? 0, 1000 * 2 ** (attempt - 1)));
-      }
-    }
-  };
+  const push = (to: string, text: string, retryKey: string, job: Job, kind: string, signal?: AbortSignal) =>
+    withLineRetries(
+      policy,
+      () => client.push(to, [text], retryKey, signal),
+      signal,
+      (error) => {
+        if (!isQuotaExhausted(error)) return false;
+        options.log?.error(
+          { err: error, event: 'line.quota_exhausted', job_id: job.id, report: kind },
+          'LINE monthly push quota used up: the report was not sent (raise the plan or wait for the month to turn)',
+        );
+        return true;
+      },
+    );
 
   return {
     kind: 'line',
     handles,
-    async report(report: Report): Promise<void> {
+    async report(report: Report, signal?: AbortSignal): Promise<void> {
       const { job } = report;
       if (!handles(job) || job.source.kind !== 'chat' || !pushed.has(report.kind)) return;
       const text = maskForPublishing(reportText(report), options.secrets);
-      await push(job.source.channel, text, retryKeyOf('report', job.id, report.kind), job, report.kind);
+      await push(job.source.channel, text, retryKeyOf('report', job.id, report.kind), job, report.kind, signal);
     },
   };
 }

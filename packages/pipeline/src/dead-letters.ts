@@ -3,8 +3,7 @@ import { maskSecrets } from '@codefleet/log';
 import type { DeadLetter } from '@codefleet/queue';
 import { latestRun } from '@codefleet/store';
 import type { PipelineDeps } from './deps.js';
-import { reportSafely } from '@codefleet/requester';
-import { journalUndelivered } from './undelivered.js';
+import { runReporter } from './undelivered.js';
 import { RunTracker } from './tracker.js';
 
 /**
@@ -49,7 +48,7 @@ export async function reportDeadLetters(deps: PipelineDeps, deadLetters: readonl
       continue;
     }
     const report = { kind: 'failed', job, run, error, reason: maskSecrets(reason, deps.settings.secrets) } as const;
-    await reportSafely(deps.requester, report, deps.log, undefined, journalUndelivered(deps, run.run_id, report));
+    await runReporter(deps, run.run_id).tell(report);
     deps.log.warn(
       { event: 'dead_letter.reported', job_id: job.id, reason: dead.reason },
       'reported a job that was dead-lettered without finishing',

@@ -35,6 +35,8 @@ export interface PipelineSettings {
   keepFailed: boolean;
   /** Wall-clock budget of a job across its attempts (worker.job_budget_seconds); unset: none. */
   jobBudgetMs?: number;
+  /** How long a final report may take before it is journaled undelivered; default the requester's. */
+  reportDeadlineMs?: number;
   scope?: { exclude: string[]; read: string[] };
   /**
    * Secret values (config's collected secrets: API keys, tokens) masked in everything a

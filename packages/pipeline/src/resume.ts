@@ -1,10 +1,9 @@
 import { advance, isTerminal, newRun, type RunRecord } from '@codefleet/core';
-import { reportSafely } from '@codefleet/requester';
 import { latestRun, runIdOf } from '@codefleet/store';
 import type { JobContext, PipelineDeps } from './deps.js';
 import { finalReportOf } from './final-report.js';
 import { fenceFor, type JobResult } from './running-job.js';
-import { journalUndelivered } from './undelivered.js';
+import { runReporter } from './undelivered.js';
 
 /** Where a delivery starts: the run to work on and its id, or the verdict on work already finished. */
 export type Start = { run: RunRecord; runId: string } | { finished: JobResult };
@@ -44,14 +43,7 @@ export async function resumeOrRedrive(deps: PipelineDeps, ctx: JobContext): Prom
 // report, so that is sent again; the lease is settled as the run ended.
 async function converge(deps: PipelineDeps, ctx: JobContext, existing: RunRecord): Promise<JobResult> {
   const final = finalReportOf(existing);
-  if (final)
-    await reportSafely(
-      deps.requester,
-      final,
-      deps.log,
-      () => fenceFor(deps, ctx, 'comment'),
-      journalUndelivered(deps, existing.run_id, final),
-    );
+  if (final) await runReporter(deps, existing.run_id, { before: () => fenceFor(deps, ctx, 'comment') }).tell(final);
   return existing.stage === 'failed'
     ? { action: 'dead_letter', reason: existing.error?.message ?? 'failed', run: existing }
     : { action: 'ack', run: existing };

@@ -1,13 +1,13 @@
 import type { Agent } from '@codefleet/agents';
 import { advance, cancelRequested, LeaseLostError, startAttempt, type RunRecord, type Stage } from '@codefleet/core';
 import type { LeaseVerdict } from '@codefleet/queue';
-import { reportSafely, type Report } from '@codefleet/requester';
+import type { JobReporter } from '@codefleet/requester';
 import type { Workspace } from '@codefleet/workspace';
 import type { Enter, JobContext, PipelineDeps } from './deps.js';
 import type { Chain } from './escalation.js';
 import type { JobRunners } from './sandboxed.js';
 import { RunTracker } from './tracker.js';
-import { journalUndelivered } from './undelivered.js';
+import { runReporter } from './undelivered.js';
 
 /** What the worker should do with the lease after a run. */
 export type JobResult = LeaseVerdict & { run: RunRecord };
@@ -26,7 +26,7 @@ export interface RunningJob {
   now: () => Date;
   enter: Enter;
   /** Tells whoever asked where the job is: best effort, fenced like every publishing write. */
-  tell: (report: Report) => Promise<boolean>;
+  tell: JobReporter['tell'];
   fence: (action: FenceAction) => Promise<void>;
   /** worker.job_budget_seconds in ms (unset: none) and the signal aborted once it is spent. */
   budget: { ms: number | undefined; signal: AbortSignal };
@@ -65,14 +65,9 @@ export async function startRun(
   const { job } = ctx;
   const tracker = new RunTracker(start.run, deps.store, deps.log.child({ job_id: job.id }), deps.settings.secrets);
   const fence = (action: FenceAction) => fenceFor(deps, ctx, action);
-  const tell = (report: Report) =>
-    reportSafely(
-      deps.requester,
-      report,
-      deps.log,
-      () => fence('comment'),
-      journalUndelivered(deps, start.runId, report),
-    );
+  // Progress goes in the background (the job never waits for an edit); a final report is awaited under its deadline.
+  // Not under the job's signal: a cancel or a lost lease aborts it, and the cancel must still be told.
+  const { tell } = runReporter(deps, start.runId, { before: () => fence('comment') });
   await tracker.update((r) => startAttempt(r, { workerId: ctx.workerId, now: now() }));
   const budget = new AbortController();
   const budgetMs = deps.settings.jobBudgetMs;
@@ -105,12 +100,7 @@ export async function startRun(
 }
 
 // Entering a stage: the cancel check, the record, the progress report.
-function stageEntry(
-  deps: PipelineDeps,
-  ctx: JobContext,
-  tracker: RunTracker,
-  tell: (report: Report) => Promise<boolean>,
-): Enter {
+function stageEntry(deps: PipelineDeps, ctx: JobContext, tracker: RunTracker, tell: JobReporter['tell']): Enter {
   const now = deps.now ?? (() => new Date());
   const { job } = ctx;
   return async (stage: Stage, note?: string) => {

@@ -1,7 +1,15 @@
 // Public API of @codefleet/requester: the requester port, the issue and CLI adapters, and the
 // words chat adapters share. The conformance suite is at `@codefleet/requester/conformance`.
 export { finalReports, type Report, type ReportKind, type Requester } from './port.js';
-export { cliRequester, reportSafely, requesterFor, type ReportRetry } from './requesters.js';
+export { cliRequester, requesterFor } from './requesters.js';
+export {
+  defaultReportDeadlineMs,
+  jobReporter,
+  reportSafely,
+  type JobReporter,
+  type JobReporterOptions,
+  type ReportDelivery,
+} from './delivery.js';
 export {
   createIssueRequester,
   type IssueRequesterOptions,

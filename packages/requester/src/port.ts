@@ -37,6 +37,9 @@ export const finalReports: readonly ReportKind[] = ['finished', 'answered', 'fai
  * - Failures reject with a `CodefleetError`: `network` / `forge_unavailable` /
  *   `rate_limited` (transient), `forge_rejected` (refused: auth, a deleted thread).
  *   Callers treat reporting as best effort: a failed report never changes a job's outcome.
+ * - **Bounded**: every call leaving the process has its platform's request timeout and is
+ *   retried by that platform's one retry policy (its `outbound.ts`); `signal` (the report's
+ *   deadline, a shutdown) reaches the HTTP call where the platform's client takes one.
  *
  * **Leaves out**: the producer's own conversation before a job exists (a refusal, a
  * question about the repository), which the producer sends with its own client.
@@ -46,5 +49,6 @@ export interface Requester {
   readonly kind: string;
   /** True when this adapter reports for `job` (decided by `job.source`). */
   handles(job: Job): boolean;
-  report(report: Report): Promise<void>;
+  /** Sends `report`; stops early when `signal` aborts (what is already sent stays sent). */
+  report(report: Report, signal?: AbortSignal): Promise<void>;
 }

@@ -15,7 +15,7 @@ import {
 import { createGithubForge, createLocalForge, parseMarker } from '@codefleet/forge';
 import { createTempDir, gitTestEnv, startGithubStandIn, type GithubStandIn } from '@codefleet/testkit';
 import { requesterConformance } from '../src/conformance/index.js';
-import { cliRequester, createIssueRequester, reportSafely, requesterFor } from '../src/index.js';
+import { cliRequester, createIssueRequester, requesterFor } from '../src/index.js';
 
 const labels = {
   queued: 'codefleet:queued',
@@ -256,94 +256,5 @@ describe('issue requester', () => {
     expect(seen).toEqual(['queued']);
     expect(warnings).toHaveLength(1);
     expect(requester.handles(chat('line'))).toBe(false);
-  });
-});
-
-describe('reportSafely', () => {
-  const job = createJob(
-    { repo: 'acme/widgets', source: { kind: 'cli' }, title: 't', requested_by: 'me' },
-    { id: 'j-1', now: new Date() },
-  );
-  const quiet = { warn: () => {} } as unknown as Parameters<typeof reportSafely>[2];
-  const flaky = (failures: { code: string }[]) => {
-    const tries: string[] = [];
-    return {
-      tries,
-      requester: {
-        kind: 'flaky',
-        handles: () => true,
-        report: async (r: { kind: string }) => {
-          tries.push(r.kind);
-          const failure = failures.shift();
-          if (failure) throw Object.assign(new Error(failure.code), failure);
-        },
-      },
-    };
-  };
-
-  it('tries a final report again after a transient failure, and gives up on a refusal at once', async () => {
-    const waits: number[] = [];
-    const sleep = async (ms: number) => {
-      waits.push(ms);
-    };
-    const blip = flaky([{ code: 'network' }, { code: 'rate_limited' }]);
-    expect(await reportSafely(blip.requester, { kind: 'cancelled', job, by: 'me' }, quiet, undefined, { sleep })).toBe(
-      true,
-    );
-    expect(blip.tries).toHaveLength(3);
-    expect(waits).toEqual([2_000, 10_000]);
-    const refused = flaky([{ code: 'forge_rejected' }]);
-    expect(
-      await reportSafely(refused.requester, { kind: 'cancelled', job, by: 'me' }, quiet, undefined, { sleep }),
-    ).toBe(false);
-    expect(refused.tries).toHaveLength(1);
-  });
-
-  it('sends progress once: only final reports are worth waiting for', async () => {
-    const blip = flaky([{ code: 'network' }]);
-    expect(
-      await reportSafely(blip.requester, { kind: 'started', job, attempt: 1 }, quiet, undefined, {
-        sleep: async () => {},
-      }),
-    ).toBe(false);
-    expect(blip.tries).toHaveLength(1);
-  });
-
-  it('hands a given-up final report to onGiveUp with the last error; never a delivered or progress one', async () => {
-    const given: unknown[] = [];
-    const onGiveUp = async (error: unknown) => {
-      given.push(error);
-    };
-    const sleep = async () => {};
-    const outage = flaky([{ code: 'network' }, { code: 'network' }, { code: 'forge_unavailable' }]);
-    expect(
-      await reportSafely(outage.requester, { kind: 'cancelled', job, by: 'me' }, quiet, undefined, { sleep, onGiveUp }),
-    ).toBe(false);
-    expect(given).toEqual([expect.objectContaining({ code: 'forge_unavailable' })]);
-    await reportSafely(flaky([{ code: 'network' }]).requester, { kind: 'cancelled', job, by: 'me' }, quiet, undefined, {
-      sleep,
-      onGiveUp,
-    });
-    await reportSafely(
-      flaky([{ code: 'forge_rejected' }]).requester,
-      { kind: 'started', job, attempt: 1 },
-      quiet,
-      undefined,
-      { sleep, onGiveUp },
-    );
-    expect(given).toHaveLength(1);
-    // Recording it failing is logged, not thrown.
-    const failing = async () => {
-      throw new Error('store down');
-    };
-    expect(
-      await reportSafely(
-        flaky([{ code: 'forge_rejected' }]).requester,
-        { kind: 'cancelled', job, by: 'me' },
-        quiet,
-        undefined,
-        { sleep, onGiveUp: failing },
-      ),
-    ).toBe(false);
   });
 });

@@ -1,4 +1,5 @@
 import type { SlackConfig } from '@codefleet/config';
+import { slackClientOptions, slackOutbound } from './outbound.js';
 import { WebClient, type WebClientOptions } from '@slack/web-api';
 import { slackError } from './errors.js';
 
@@ -21,8 +22,8 @@ export async function checkSlack(config: SlackConfig, clientOptions: WebClientOp
   const problems: string[] = [];
   const options: WebClientOptions = {
     slackApiUrl: config.api_url,
-    retryConfig: { retries: 0 },
-    rejectRateLimitedCalls: true,
+    // A check reports what it sees now: no retries, Slack's request timeout.
+    ...slackClientOptions({ ...slackOutbound, retries: 0 }),
     ...clientOptions,
   };
   const result: SlackCheck = { ok: false, problems };

@@ -1,11 +1,11 @@
 import type { ChatMessage, ChatOutcome, ChatService } from '@codefleet/chat';
 import type { SlackConfig } from '@codefleet/config';
-import { graphemePrefix } from '@codefleet/core';
 import type { Logger } from '@codefleet/log';
 import type { RunStore } from '@codefleet/store';
 import type { WebClient } from '@slack/web-api';
 import { platformError } from './errors.js';
-import { bounded, escapeMrkdwn } from './mrkdwn.js';
+import { escapeMrkdwn } from './mrkdwn.js';
+import { filesOnlyText, receivedStatus, renderOutcome, stateReactions } from './status.js';
 import { readSlackText } from './slack-text.js';
 
 /** A recorded mention or DM, its text still in Slack's markup (see intake.ts). */
@@ -19,10 +19,6 @@ export interface RecordedMessage {
   /** How many files came with it. */
   files: number;
 }
-
-/** What the status message says to a DM or mention with a file and no text. */
-const filesOnlyText =
-  "I can't read attached files or images: I only read the text of a message. Send the request as text (paste the part that matters), with `repo=owner/name` if the channel has no repository.";
 
 /** A message that asks codefleet for something: a mention in a channel or a DM, its text read. */
 function readRequest(record: RecordedMessage): IncomingRequest {
@@ -50,9 +46,6 @@ interface PendingQuestion {
   message: ChatMessage;
   choices: string[];
 }
-
-/** Prefix of the action ids of the repository buttons. */
-export const repoActionPrefix = 'codefleet_repo_';
 
 /** How long a message (channel + ts) is remembered: longer than Slack's retries (about 5 minutes) by far. */
 const rememberMs = 7 * 24 * 3_600_000;
@@ -107,7 +100,7 @@ export function createConversation(deps: ConversationDeps) {
   };
 
   async function show(message: ChatMessage, statusTs: string | undefined, outcome: ChatOutcome): Promise<void> {
-    let rendered = render(outcome);
+    let rendered = renderOutcome(outcome);
     if (outcome.kind === 'ask_repo' && outcome.choices.length > 0) {
       // The buttons need the original message kept for the click; when it cannot be kept
       // (no status message to hang it on, or too long for a request key) ask in words.
@@ -124,7 +117,7 @@ export function createConversation(deps: ConversationDeps) {
             return false;
           },
         ));
-      if (!kept) rendered = render({ ...outcome, choices: [] });
+      if (!kept) rendered = renderOutcome({ ...outcome, choices: [] });
     }
     await update(message, statusTs, rendered.text, rendered.blocks);
   }
@@ -152,7 +145,7 @@ export function createConversation(deps: ConversationDeps) {
       const sent = await client.chat.postMessage({
         channel: request.channel,
         thread_ts: request.thread_ts ?? request.ts,
-        text: `:eyes: Looking at your request…${note}`,
+        text: receivedStatus(note),
       });
       if (sent.ts !== undefined) await store.setRequest(key, sent.ts, rememberMs);
       return sent.ts;
@@ -239,7 +232,7 @@ export function createConversation(deps: ConversationDeps) {
       let statusTs = claim.bound || claim.value === 'received' ? undefined : claim.value;
       if (statusTs === undefined) {
         await bestEffort('reactions.add', () =>
-          client.reactions.add({ channel: request.channel, timestamp: request.ts, name: 'eyes' }),
+          client.reactions.add({ channel: request.channel, timestamp: request.ts, name: stateReactions.queued }),
         );
         statusTs = await postStatus(
           key,
@@ -290,42 +283,4 @@ export function createConversation(deps: ConversationDeps) {
       await store.setRequest(key, 'done', rememberMs);
     },
   };
-}
-
-/** What the status message says about an outcome (and its buttons, for `ask_repo`). */
-export function render(outcome: ChatOutcome): { text: string; blocks?: unknown[] } {
-  switch (outcome.kind) {
-    case 'enqueued':
-      return {
-        text: outcome.deduplicated
-          ? `:eyes: Already on it: job ${escapeMrkdwn(outcome.jobId)} (${escapeMrkdwn(outcome.repo)}).`
-          : `:inbox_tray: Queued as job ${escapeMrkdwn(outcome.jobId)} for ${escapeMrkdwn(outcome.repo)} (route ${outcome.route.name}). I will update this message as it runs.`,
-      };
-    case 'reply':
-      return { text: escapeMrkdwn(bounded(outcome.text)) };
-    case 'refused':
-      return { text: `:no_entry_sign: ${escapeMrkdwn(bounded(outcome.text))}` };
-    case 'deferred':
-      return {
-        text: `:hourglass_flowing_sand: Job ${escapeMrkdwn(outcome.jobId)} of this thread is still queued or running. I kept your request: it will start as a follow-up on the same branch when job ${escapeMrkdwn(outcome.jobId)} ends, and I will update this message then.`,
-      };
-    case 'ask_repo': {
-      if (outcome.choices.length === 0)
-        return { text: 'Which repository should I work on? Mention me again with `repo=owner/name`.' };
-      const question = 'Which repository should I work on?';
-      const buttons = outcome.choices.slice(0, 25).map((choice, index) => ({
-        type: 'button',
-        action_id: `${repoActionPrefix}${index}`,
-        value: choice.slice(0, 2_000),
-        text: { type: 'plain_text', text: graphemePrefix(choice, 75), emoji: false },
-      }));
-      return {
-        text: question,
-        blocks: [
-          { type: 'section', text: { type: 'mrkdwn', text: question } },
-          { type: 'actions', block_id: 'codefleet_repo', elements: buttons },
-        ],
-      };
-    }
-  }
 }

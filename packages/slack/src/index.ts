@@ -4,13 +4,6 @@ export { createSlackProducer, type SlackProducer, type SlackProducerOptions } fr
 export { createSlackRequester, type SlackRequesterOptions } from './requester.js';
 export { createSlackClient } from './client.js';
 export { slackError } from './errors.js';
-export {
-  bounded,
-  codeBlock,
-  escapeMrkdwn,
-  maxMessageChars,
-  renderReport,
-  stateReactions,
-  type SlackReportText,
-} from './mrkdwn.js';
+export { bounded, codeBlock, escapeMrkdwn, maxMessageChars } from './mrkdwn.js';
+export { renderReport, stateReactions, type SlackReportText } from './status.js';
 export { checkSlack, type SlackCheck } from './check.js';

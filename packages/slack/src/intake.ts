@@ -1,6 +1,6 @@
 import type { Inbox } from '@codefleet/chat';
 import type { App, Receiver, ReceiverEvent } from '@slack/bolt';
-import { repoActionPrefix } from './conversation.js';
+import { repoActionPrefix } from './status.js';
 
 /**
  * What the producer records of a Slack delivery, before Slack has its ack: the event reduced

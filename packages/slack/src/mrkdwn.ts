@@ -1,5 +1,4 @@
 import { graphemePrefix } from '@codefleet/core';
-import { plainReport, type Report, type ReportState } from '@codefleet/requester';
 
 /**
  * Slack mrkdwn for text we do not control (titles, reasons, answers, chat replies). Slack
@@ -28,51 +27,4 @@ export const maxMessageChars = 3_900;
 /** `text` cut to `max` characters (never through an emoji or other grapheme), with a marker saying it was cut. */
 export function bounded(text: string, max = maxMessageChars): string {
   return text.length <= max ? text : `${graphemePrefix(text, max - 20)}\n… (cut for Slack)`;
-}
-
-/** The reaction that marks each state on the request's message. */
-export const stateReactions: Readonly<Record<ReportState, string>> = {
-  queued: 'eyes',
-  running: 'hourglass_flowing_sand',
-  done: 'white_check_mark',
-  answered: 'white_check_mark',
-  failed: 'x',
-  cancelled: 'no_entry_sign',
-};
-
-const stateEmoji: Readonly<Record<ReportState, string>> = {
-  queued: ':eyes:',
-  running: ':hourglass_flowing_sand:',
-  done: ':white_check_mark:',
-  answered: ':speech_balloon:',
-  failed: ':x:',
-  cancelled: ':no_entry_sign:',
-};
-
-/** How a report reads in Slack: the status line (edited in place) and, for final reports, the reply. */
-export interface SlackReportText {
-  state: ReportState;
-  status: string;
-  /** The final reply, posted as a new message in the thread so the user is notified. */
-  final?: string;
-}
-
-/**
- * Renders a report as Slack mrkdwn. Every word from the report passes through
- * `escapeMrkdwn` (after `mask`, which hides secret values); the answer or reason quoted
- * whole goes in a code block. The quote is bounded before escaping so the message stays
- * under {@link maxMessageChars}.
- */
-export function renderReport(report: Report, mask: (text: string) => string): SlackReportText {
-  const plain = plainReport(report);
-  const safe = (text: string) => escapeMrkdwn(mask(text));
-  const head = `${stateEmoji[plain.state]} *${safe(plain.headline)}*`;
-  const lines = [head, ...plain.details.map(safe)].join('\n');
-  const quote = plain.quote === undefined ? '' : `\n${codeBlock(bounded(mask(plain.quote), 2_400))}`;
-  const text = bounded(lines) + quote;
-  const final =
-    report.kind === 'finished' || report.kind === 'answered' || report.kind === 'failed' || report.kind === 'cancelled';
-  // The answer itself goes in the reply only: the status message keeps to one short line.
-  const status = plain.quote === undefined ? text : head;
-  return { state: plain.state, status, ...(final ? { final: text } : {}) };
 }

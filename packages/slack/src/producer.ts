@@ -10,6 +10,7 @@ import type { Queue } from '@codefleet/queue';
 import { App, HTTPReceiver, SocketModeReceiver } from '@slack/bolt';
 import type { WebClientOptions } from '@slack/web-api';
 import { boltLogger } from './bolt-logger.js';
+import { slackClientOptions } from './outbound.js';
 import { createConversation } from './conversation.js';
 import { recordingReceiver, slackRecordOf } from './intake.js';
 
@@ -24,7 +25,7 @@ export interface SlackProducerOptions {
    */
   inbox: Queue;
   log: Logger;
-  /** Extra Web API client options (the SDK's retry policy, an HTTP agent). */
+  /** Web API client options over Slack's outbound policy (for tests: no retries, an HTTP agent). */
   clientOptions?: WebClientOptions;
   /**
    * Keeps a follow-up the chat service deferred (the thread's job is still queued or running):
@@ -71,7 +72,12 @@ export function createSlackProducer(options: SlackProducerOptions): SlackProduce
   };
   const socketMode = config.mode === 'socket';
   const logger = boltLogger(log);
-  const clientOptions = (): WebClientOptions => ({ slackApiUrl: config.api_url, ...options.clientOptions });
+  // Bolt's client gets Slack's outbound policy too (the SDK default is ten retries over half an hour).
+  const clientOptions = (): WebClientOptions => ({
+    slackApiUrl: config.api_url,
+    ...slackClientOptions(),
+    ...options.clientOptions,
+  });
   // Our own Socket Mode receiver (a documented Bolt option) for two reasons: its
   // `installerOptions.clientOptions` carry `slack.api_url` to the client that calls
   // apps.connections.open, and `stop()` can wait for the close handshake, which Bolt's

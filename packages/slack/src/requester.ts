@@ -4,7 +4,7 @@ import type { Report, Requester } from '@codefleet/requester';
 import type { RunStore } from '@codefleet/store';
 import type { WebClient } from '@slack/web-api';
 import { platformError, slackError } from './errors.js';
-import { renderReport, stateReactions } from './mrkdwn.js';
+import { renderReport, stateReactions } from './status.js';
 
 /** Options of {@link createSlackRequester}. */
 export interface SlackRequesterOptions {
@@ -27,7 +27,8 @@ const slackSource = (job: Job): SlackSource | undefined =>
 /**
  * The requester for jobs asked for in a Slack thread. One status message per job, edited in
  * place (the producer's, `status_message_id`, or one posted on the first report), a
- * reaction on the request's message for where the job stands (one at a time), and each
+ * reaction on the request's message for where the job stands (one at a time, changed only
+ * when the state changes), and each
  * final report posted once as a new reply so the user is notified. Request keys make it
  * idempotent: a redelivered job's reports converge on the same messages.
  */
@@ -74,11 +75,15 @@ export function createSlackRequester(options: SlackRequesterOptions): Requester 
     await store.setRequest(key, await post(source, text), rememberMs);
   }
 
-  /** Leaves exactly one state reaction on the request's message. */
+  /**
+   * Leaves exactly one state reaction on the request's message, and calls Slack only when the
+   * state changed. With no memory of a mark (the job's first), the request carries the
+   * producer's receipt mark, the queued state's: that one is replaced, nothing else removed.
+   */
   async function ensureMark(job: Job, source: SlackSource, name: string): Promise<void> {
     if (source.message_id === undefined) return;
     const key = `slack-mark:${job.id}`;
-    const previous = await store.lookupRequest(key);
+    const previous = (await store.lookupRequest(key)) ?? stateReactions.queued;
     if (previous === name) return;
     const target = { channel: source.channel, timestamp: source.message_id };
     try {
@@ -86,15 +91,10 @@ export function createSlackRequester(options: SlackRequesterOptions): Requester 
     } catch (error) {
       if (platformError(error) !== 'already_reacted') throw slackError('reactions.add', error);
     }
-    // Without a memory of the last mark (a first report, a lost store), clear every other state's.
-    const stale =
-      previous === undefined ? [...new Set(Object.values(stateReactions))].filter((r) => r !== name) : [previous];
-    for (const old of stale) {
-      try {
-        await client.reactions.remove({ ...target, name: old });
-      } catch (error) {
-        if (platformError(error) !== 'no_reaction') throw slackError('reactions.remove', error);
-      }
+    try {
+      await client.reactions.remove({ ...target, name: previous });
+    } catch (error) {
+      if (platformError(error) !== 'no_reaction') throw slackError('reactions.remove', error);
     }
     await store.setRequest(key, name, rememberMs);
   }
@@ -115,15 +115,20 @@ export function createSlackRequester(options: SlackRequesterOptions): Requester 
   return {
     kind: 'slack',
     handles: (job) => slackSource(job) !== undefined,
-    async report(report: Report): Promise<void> {
+    async report(report: Report, signal?: AbortSignal): Promise<void> {
       const source = slackSource(report.job);
-      if (source === undefined) return;
+      // `queued` is the producer's to say: it wrote the status message when it queued the job.
+      if (source === undefined || report.kind === 'queued') return;
       const text = renderReport(report, mask);
       // Each write is tried even when an earlier one failed: a status edit refused must not
-      // keep the final reply from arriving. The first failure is reported afterwards.
+      // keep the final reply from arriving. The first failure is reported afterwards. The
+      // Web API client takes no signal (its request timeout bounds each call): past the
+      // deadline no further write starts.
       const failures: unknown[] = [];
-      const attempt = async (write: () => Promise<void>) =>
-        write().catch((error: unknown) => void failures.push(error));
+      const attempt = async (write: () => Promise<void>) => {
+        if (signal?.aborted === true) return void failures.push(signal.reason);
+        await write().catch((error: unknown) => void failures.push(error));
+      };
       await attempt(() => ensureStatus(report.job, source, text.status));
       await attempt(() => ensureMark(report.job, source, stateReactions[text.state]));
       const final = text.final;

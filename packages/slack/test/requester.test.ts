@@ -12,6 +12,7 @@ import {
   type Job,
   type RunRecord,
 } from '@codefleet/core';
+import { jobReporter, type JobReporterOptions } from '@codefleet/requester';
 import { requesterConformance } from '@codefleet/requester/conformance';
 import { SqliteRunStore } from '@codefleet/store';
 import { createTempDir, startSlackStandIn, waitFor, type SlackStandIn } from '@codefleet/testkit';
@@ -131,6 +132,37 @@ describe('Slack thread of a job, from the mention to the final reply', () => {
     expect(reactions(ts)).toEqual(['white_check_mark']);
   });
 
+  it('a mention that becomes a pull request costs at most 12 Web API calls, no reaction removed that was not added', async () => {
+    const { job, ts } = await mentioned('fix the flaky parser test');
+    const since = h!.slack.calls.length - 3; // the producer's: eyes, the status message, queued
+    expect(h!.slack.calls.slice(since).map((c) => c.method)).toEqual([
+      'reactions.add',
+      'chat.postMessage',
+      'chat.update',
+    ]);
+    // The reports in the order the pipeline tells them, stages passing as in a quick job.
+    const quiet = { warn: () => {} } as unknown as JobReporterOptions['log'];
+    const reporter = jobReporter(h!.requester, { log: quiet });
+    await reporter.tell({ kind: 'started', job, attempt: 1 });
+    for (const stage of ['planning', 'implementing', 'testing', 'validating', 'publishing'] as const)
+      await reporter.tell({ kind: 'progress', job, stage });
+    const pullRequest = { number: 7, url: 'https://github.com/acme/widgets/pull/7', draft: false };
+    const stages = ['preparing', 'planning', 'implementing', 'testing', 'validating', 'publishing'] as const;
+    const run = finish(
+      stages.reduce((r, stage) => advance(r, stage, { now: now() }), runOf(job)),
+      'succeeded',
+      { now: now() },
+    );
+    await reporter.tell({ kind: 'finished', job, run, pullRequest });
+    const calls = h!.slack.calls.slice(since);
+    expect(calls.length).toBeLessThanOrEqual(12);
+    const added = calls.filter((c) => c.method === 'reactions.add').map((c) => c.args.name);
+    const removed = calls.filter((c) => c.method === 'reactions.remove').map((c) => c.args.name);
+    expect(removed.every((name) => added.includes(name))).toBe(true);
+    expect(removed).toEqual(['eyes', 'hourglass_flowing_sand']);
+    expect(reactions(ts)).toEqual(['white_check_mark']);
+  });
+
   it('a failure: the reason and how to retry, in the status message and a final reply', async () => {
     const { job, ts } = await mentioned('fix the flaky parser test');
     await h!.requester.report({ kind: 'started', job, attempt: 1 });
@@ -213,13 +245,13 @@ describe('Slack thread of a job, from the mention to the final reply', () => {
       }),
       store,
     });
-    await expect(requester.report({ kind: 'queued', job })).rejects.toMatchObject({
+    await expect(requester.report({ kind: 'started', job, attempt: 1 })).rejects.toMatchObject({
       code: 'forge_rejected',
       message: expect.stringContaining('channel_not_found'),
     });
     const live = { ...job, id: 'j-live', source: { ...job.source, channel: 'C0LIVE' } } as Job;
     standIn.fail('chat.postMessage', { status: 429, retryAfter: 7 });
-    await expect(requester.report({ kind: 'queued', job: live })).rejects.toMatchObject({
+    await expect(requester.report({ kind: 'started', job: live, attempt: 1 })).rejects.toMatchObject({
       code: 'rate_limited',
       retryAfterMs: 7_000,
     });

@@ -4,6 +4,7 @@ import { targetKey } from '../checks.js';
 import type { CommentTarget } from '../port.js';
 import { staticToken, type TokenSource } from './app-auth.js';
 import { githubFailure } from './errors.js';
+import { enforceGithubOutbound, githubRequestDefaults } from './outbound.js';
 
 /** How to reach GitHub's API: what {@link GithubForge} and {@link GithubIssues} share. */
 export interface GithubApiOptions {
@@ -27,7 +28,7 @@ export interface GithubClient {
   call<T>(operation: string, fn: () => Promise<T>): Promise<T>;
 }
 
-/** Builds the client: no retries inside Octokit (the worker's outer policy decides, with the reset time). */
+/** Builds the client under GitHub's outbound policy (outbound.ts): a request timeout, no retries inside Octokit. */
 export function githubClient(options: GithubApiOptions): GithubClient {
   const tokens = options.tokens ?? (options.token?.trim() ? staticToken(options.token) : undefined);
   if (!tokens)
@@ -39,9 +40,10 @@ export function githubClient(options: GithubApiOptions): GithubClient {
     throw new CodefleetError('invalid_config', 'a refreshing token source needs tokenFile, for git');
   const octokit = new Octokit({
     baseUrl: options.apiUrl ?? 'https://api.github.com',
-    request: { retries: 0 },
+    request: githubRequestDefaults,
     log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
   });
+  enforceGithubOutbound(octokit);
   // Every request asks the source, so an App's token is refreshed before it expires; one
   // GitHub refuses sooner (revoked, a skewed clock) is replaced once, and a second refusal
   // stands (githubFailure: 401 is forge_rejected, permanent).

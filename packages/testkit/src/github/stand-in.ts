@@ -145,6 +145,11 @@ export interface GithubStandIn {
   /** The next `times` requests matching `method` and `path` get this response instead. */
   failNext(rule: FaultRule): void;
   /**
+   * From now on REST requests whose path matches `path` (default every REST request; git
+   * over HTTP is left alone) are received and never answered, as a hung API does.
+   */
+  silence(path?: RegExp): void;
+  /**
    * Every request, for asserting what the adapter sent (authorization header redacted):
    * `authorized` when it carried this stand-in's token, `credentials` when it carried any.
    */
@@ -165,6 +170,7 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
   const root: TempDir = await createTempDir('github-standin');
   const repos = new Map<string, RepoState>();
   const faults: FaultRule[] = [];
+  const silenced: RegExp[] = [];
   const requests: GithubStandIn['requests'] = [];
   const apps = new Map<number, { publicKey: string; installationId: number; ttlSeconds: number }>();
   const installationTokens = new Map<string, number>();
@@ -302,6 +308,8 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
         });
       }
       if (!auth.ok) return reply(401, errorBody('Bad credentials'));
+      // Accepted and never answered: the connection stays open until close.
+      if (silenced.some((path) => path.test(url.pathname))) return;
       const fault = faults.find((f) => f.method === req.method && f.path.test(url.pathname));
       if (fault) {
         fault.times = (fault.times ?? 1) - 1;
@@ -544,6 +552,9 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
     prCreations: (fullName, head) => repo(fullName).creations.get(head) ?? 0,
     failNext(rule) {
       faults.push({ ...rule });
+    },
+    silence(path = /.*/) {
+      silenced.push(path);
     },
     async close() {
       await new Promise<void>((resolve) => {

@@ -89,6 +89,10 @@ export interface SlackStandIn {
    * even if its client has gone meanwhile.
    */
   hold(method: string, match?: (args: Record<string, unknown>) => boolean): { release(): void };
+  /** From now on calls of `method` (default every method) are received and never answered, as a hung Slack does. */
+  silence(method?: string): void;
+  /** From now on every call of `method` is answered 429 with `Retry-After: retryAfter` (seconds), as a busy workspace is. */
+  rateLimit(method: string, retryAfter: number): void;
   /** Makes a channel disappear: calls naming it get `channel_not_found`. */
   removeChannel(channel: string): void;
   /** Deletes a message as a user or admin would: calls naming it get `message_not_found`. */
@@ -125,8 +129,20 @@ export async function startSlackStandIn(): Promise<SlackStandIn> {
   const calls: SlackApiCall[] = [];
   const faults = new Map<string, SlackFault[]>();
   const holds: WebApiContext['holds'] = new Map();
+  const silent = new Set<string>();
+  const rateLimited = new Map<string, number>();
   let wsBase = '';
-  const ctx: WebApiContext = { state, ...secrets, ...ids, socketUrl: () => hub.issueUrl(wsBase), faults, holds, calls };
+  const ctx: WebApiContext = {
+    state,
+    ...secrets,
+    ...ids,
+    socketUrl: () => hub.issueUrl(wsBase),
+    faults,
+    holds,
+    calls,
+    silent,
+    rateLimited,
+  };
 
   const server = createServer((req, res) => {
     const match = /^\/api\/([A-Za-z.]+)$/.exec((req.url ?? '').split('?')[0] ?? '');
@@ -234,6 +250,8 @@ export async function startSlackStandIn(): Promise<SlackStandIn> {
       holds.set(method, [...(holds.get(method) ?? []), { match, gate }]);
       return { release: () => release() };
     },
+    silence: (method = '*') => void silent.add(method),
+    rateLimit: (method, retryAfter) => void rateLimited.set(method, retryAfter),
     removeChannel: (channel) => state.gone.add(channel),
     deleteMessage: (channel, ts) => void state.delete(channel, ts),
     close: async () => {

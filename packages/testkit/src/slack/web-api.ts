@@ -33,6 +33,10 @@ export interface WebApiContext {
   /** Methods whose next matching call waits (received, not yet answered) until its gate opens. */
   holds: Map<string, { match: (args: Record<string, unknown>) => boolean; gate: Promise<void> }[]>;
   calls: SlackApiCall[];
+  /** Methods (or `*`: every method) whose calls are received and never answered. */
+  silent: Set<string>;
+  /** Methods answered 429 with this Retry-After (seconds) on every call. */
+  rateLimited: Map<string, number>;
 }
 
 /** Slack's own limits the stand-in enforces (docs: chat.postMessage, Block Kit reference). */
@@ -98,6 +102,11 @@ export async function serveWebApi(
   const args = await readArgs(req);
   const token = tokenOf(req, args);
   ctx.calls.push({ method, args, ...(token === undefined ? {} : { token }) });
+  // A platform that accepts the request and never answers: the connection stays open until close.
+  if (ctx.silent.has(method) || ctx.silent.has('*')) return;
+  const retryAfter = ctx.rateLimited.get(method);
+  if (retryAfter !== undefined)
+    return send(res, { ok: false, error: 'ratelimited' }, 429, { 'retry-after': String(retryAfter) });
   // A held call is carried out when released, whether or not its client is still there.
   const holds = ctx.holds.get(method) ?? [];
   const hold = holds.findIndex((h) => h.match(args));
