@@ -293,7 +293,7 @@ export function createConversation(deps: ConversationDeps) {
 }
 
 /** What the status message says about an outcome (and its buttons, for `ask_repo`). */
-export function render(outcome: ChatOutcome): { text: string; blocks?: unknown[] } {
+function render(outcome: ChatOutcome): { text: string; blocks?: unknown[] } {
   switch (outcome.kind) {
     case 'enqueued':
       return {

@@ -463,7 +463,7 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
 const maxScannedBytes = 32 * 1024 * 1024;
 
 /** Larger files are never committed: GitHub refuses them, and git would copy them into the shared mirror first. */
-export const maxCommittedFileBytes = 100 * 1024 * 1024;
+const maxCommittedFileBytes = 100 * 1024 * 1024;
 
 // Checked before `git add`, which would write the whole file into the mirror's object store.
 async function refuseHugeFiles(dir: string, files: readonly string[]): Promise<void> {

@@ -16,7 +16,7 @@ import type { Queue } from '../../src/port.js';
 import type { QueueSettings } from '../../src/settings.js';
 
 /** A fresh, empty queue opened for one test. */
-export interface OpenedQueue {
+interface OpenedQueue {
   queue: Queue;
   /** Settings another process can open the same queue with. */
   settings: QueueSettings;
