@@ -149,7 +149,7 @@ export function sandboxSettings(loaded: LoadedConfig): SandboxSettings {
 }
 
 /** The absolute, real path of the git on `path`; plain `git` when there is none (doctor says so). */
-export async function resolveGit(path: string | undefined): Promise<string> {
+async function resolveGit(path: string | undefined): Promise<string> {
   const { findExecutable } = await import('@codefleet/process');
   const found = await findExecutable('git', '/', path);
   return found === undefined ? 'git' : realpath(found).catch(() => found);

@@ -6,7 +6,7 @@ import type { PresenceOptions } from '@codefleet/worker';
 import type { RunStore } from '@codefleet/store';
 
 /** The CLI's version, from its package.json (dist/ and src/ are both one level below it). */
-export function cliVersion(): string {
+function cliVersion(): string {
   try {
     return (
       (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version?: string }).version ??

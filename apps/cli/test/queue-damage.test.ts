@@ -3,9 +3,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { LocalQueue } from '@codefleet/queue';
-import { sampleJob } from '@codefleet/queue/conformance';
 import { openSqlite } from '@codefleet/sqlite';
-import { createTempDir, gitTestEnv, startFixture, type TempDir } from '@codefleet/testkit';
+import { createTempDir, gitTestEnv, sampleJob, startFixture, type TempDir } from '@codefleet/testkit';
 import { bin, cli } from './cli-helpers.js';
 
 // A damaged local queue file is reported with its path and the fix by every command that

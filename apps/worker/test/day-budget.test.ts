@@ -3,9 +3,8 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { createLogger } from '@codefleet/log';
 import type { JobResult } from '@codefleet/pipeline';
 import { LocalQueue } from '@codefleet/queue';
-import { sampleJob } from '@codefleet/queue/conformance';
 import { SqliteRunStore } from '@codefleet/store';
-import { createTempDir, waitFor, type TempDir } from '@codefleet/testkit';
+import { createTempDir, sampleJob, type TempDir, waitFor } from '@codefleet/testkit';
 import { DayBudgetGate, runWorker, type DayBudgetState, type JobRunner } from '../src/index.js';
 
 // The fleet's day budget against the real SQLite queue and the real run store's ledger;

@@ -14,15 +14,15 @@ import {
 } from '@codefleet/core';
 import { silentLogger } from '@codefleet/log';
 import { LocalQueue, openQueue, signedQueue, type Queue } from '@codefleet/queue';
-import { sampleJob } from '@codefleet/queue/conformance';
 import {
   createTempDir,
   parsePrometheusText,
+  type RedisServer,
+  sampleJob,
   startRedis,
+  type TempDir,
   testFleetKey,
   waitFor,
-  type RedisServer,
-  type TempDir,
 } from '@codefleet/testkit';
 import { runWorker, startMonitorServer, WorkerMonitor, type JobRunner, type MonitorServer } from '../src/index.js';
 

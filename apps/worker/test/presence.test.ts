@@ -4,9 +4,8 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { createLogger, silentLogger } from '@codefleet/log';
 import type { JobResult } from '@codefleet/pipeline';
 import { LocalQueue } from '@codefleet/queue';
-import { sampleJob } from '@codefleet/queue/conformance';
 import { SqliteRunStore } from '@codefleet/store';
-import { createTempDir, waitFor, type TempDir } from '@codefleet/testkit';
+import { createTempDir, sampleJob, type TempDir, waitFor } from '@codefleet/testkit';
 import { runWorker, type JobRunner, type PresenceOptions, type WorkerOptions } from '../src/index.js';
 
 // The worker's entry in a real run store (SQLite) and a real local queue; the job runner

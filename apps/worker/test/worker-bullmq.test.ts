@@ -3,9 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { silentLogger } from '@codefleet/log';
 import type { JobResult } from '@codefleet/pipeline';
 import { openQueue, type Lease, type Queue } from '@codefleet/queue';
-import { sampleJob } from '@codefleet/queue/conformance';
 import { RedisRunStore } from '@codefleet/store';
-import { startRedis, type RedisServer } from '@codefleet/testkit';
+import { type RedisServer, sampleJob, startRedis } from '@codefleet/testkit';
 import { runWorker, type WorkerOptions } from '../src/index.js';
 
 // On BullMQ an ack claims the slot's next job in the same round trip (fetch-next, unless

@@ -7,8 +7,7 @@ import { createLogger, silentLogger } from '@codefleet/log';
 import type { JobResult } from '@codefleet/pipeline';
 import { LocalQueue, openQueue } from '@codefleet/queue';
 import { SqliteRunStore } from '@codefleet/store';
-import { sampleJob } from '@codefleet/queue/conformance';
-import { createTempDir, waitFor, type TempDir } from '@codefleet/testkit';
+import { createTempDir, sampleJob, type TempDir, waitFor } from '@codefleet/testkit';
 import { runWorker, type JobRunner, type WorkerOptions } from '../src/index.js';
 
 // The job runner here is a plain function standing in for the pipeline (which has its own

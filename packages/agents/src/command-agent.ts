@@ -39,7 +39,7 @@ export function expandCommandTemplate(
 }
 
 /** The placeholder values of one run. */
-export function placeholderValues(req: AgentRunRequest, files: RunFiles): Record<CommandPlaceholder, string> {
+function placeholderValues(req: AgentRunRequest, files: RunFiles): Record<CommandPlaceholder, string> {
   return {
     prompt_file: files.promptFile,
     feedback_file: files.feedbackFile,

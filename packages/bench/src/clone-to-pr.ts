@@ -22,7 +22,7 @@ export interface CloneToPr {
 }
 
 /** This checkout's root. */
-export const checkoutRoot = fileURLToPath(new URL('../../../', import.meta.url));
+const checkoutRoot = fileURLToPath(new URL('../../../', import.meta.url));
 
 /** Runs `argv` in `cwd`; resolves its wall time and the tail of its output, rejects on a non-zero exit. */
 function timed(argv: string[], cwd: string, env: Record<string, string>): Promise<{ ms: number; tail: string }> {

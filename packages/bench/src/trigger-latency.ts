@@ -32,7 +32,7 @@ export const phases = [
   'working copy ready',
   'agent started',
 ] as const;
-export type Phase = (typeof phases)[number];
+type Phase = (typeof phases)[number];
 
 /** What one backend measured: per phase and in total, in ms, over the counted jobs. */
 export interface LatencyResult {

@@ -31,7 +31,7 @@ export function capturingLogger(): { log: Logger; events: () => Record<string, u
 }
 
 /** A real local queue and SQLite run store in `dir`. */
-export function openBackends(dir: string): { queue: LocalQueue; store: SqliteRunStore; close: () => Promise<void> } {
+function openBackends(dir: string): { queue: LocalQueue; store: SqliteRunStore; close: () => Promise<void> } {
   const queue = new LocalQueue({
     backend: 'local',
     path: join(dir, 'queue.sqlite'),
@@ -66,7 +66,7 @@ export function messageOf(text: string, extra: Partial<ChatMessage> = {}): ChatM
 }
 
 /** A requester that keeps what it is told. */
-export function recordingRequester(): Requester & { reports: Report[] } {
+function recordingRequester(): Requester & { reports: Report[] } {
   const reports: Report[] = [];
   return { kind: 'recording', reports, handles: () => true, report: async (report) => void reports.push(report) };
 }

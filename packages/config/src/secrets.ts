@@ -10,7 +10,7 @@ const SECRET_NAME =
   /(?:^|_)(?:SECRET|PASSWORD|PASSWD|API_?KEY(?:_|$)|TOKEN(?:_|$)|PRIVATE_KEY(?:_|$)|ACCESS_KEY(?:_|$)|CREDENTIALS?(?:_|$))/i;
 
 /** Shorter values are not masked: masking `true` or `1234` would garble every log line. */
-export const MIN_SECRET_LENGTH = 6;
+const MIN_SECRET_LENGTH = 6;
 
 // A line of a multi-line secret (a PEM key) is masked on its own only if it is this long,
 // so that short lines such as base64 padding do not turn into masks everywhere.

@@ -1,5 +1,5 @@
 /** Levenshtein distance; inputs are config keys, so the quadratic cost does not matter. */
-export function editDistance(a: string, b: string): number {
+function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {
     const current = [i];

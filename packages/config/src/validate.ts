@@ -174,7 +174,7 @@ function keyPath(path: readonly PropertyKey[]): (string | number)[] {
 }
 
 /** The value at `path` in a tree of plain objects and arrays, or undefined. */
-export function getAt(tree: unknown, path: KeyPath): unknown {
+function getAt(tree: unknown, path: KeyPath): unknown {
   let current = tree;
   for (const segment of path) {
     if (Array.isArray(current) && typeof segment === 'number') current = current[segment];

@@ -57,7 +57,7 @@ export function describeIssue(issue: z.core.$ZodRawIssue): string {
 }
 
 /** Renders a key path as `source.number` or `dod[2][0]`; the root is `(root)`. */
-export function renderPath(path: readonly PropertyKey[]): string {
+function renderPath(path: readonly PropertyKey[]): string {
   let out = '';
   for (const key of path) {
     if (typeof key === 'number') out += `[${key}]`;

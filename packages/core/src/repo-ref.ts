@@ -18,7 +18,7 @@ const urlSchemes = new Set(['https:', 'http:', 'ssh:', 'git:', 'file:']);
 const controlOrSpace = /[\u0000-\u0020\u007f]/;
 
 /** Why a repo string was refused. */
-export const credentialsMessage =
+const credentialsMessage =
   'credentials in the repository URL are refused: credentials go through the git credential helper, never the URL';
 
 /**

@@ -15,7 +15,7 @@ const positiveInt = z
   .positive({ error: 'expected positive integer' });
 
 /** An error as stored in a run record: what classify() said, never a stack. */
-export const runErrorSchema = z.object({
+const runErrorSchema = z.object({
   code: z.enum(errorCodes),
   verdict: z.enum(verdicts),
   message: z.string(),
@@ -29,7 +29,7 @@ export const attemptOutcomes = ['succeeded', 'retrying', 'failed', 'cancelled', 
 export type AttemptOutcome = (typeof attemptOutcomes)[number];
 
 /** One outer attempt: one worker running the job from preparing onwards. */
-export const attemptSchema = z.object({
+const attemptSchema = z.object({
   n: positiveInt,
   worker_id: z.string().min(1),
   started_at: isoTime,
@@ -155,7 +155,7 @@ export const runOutcomes = ['succeeded', 'failed', 'cancelled', 'no_changes', 'd
 export type RunOutcome = (typeof runOutcomes)[number];
 
 /** One entry of the stage timeline. `attempt` is 0 before the first attempt starts. */
-export const stageEntrySchema = z.object({
+const stageEntrySchema = z.object({
   stage: z.enum(stages),
   at: isoTime,
   attempt: count,
@@ -165,7 +165,7 @@ export const stageEntrySchema = z.object({
 export type StageEntry = z.output<typeof stageEntrySchema>;
 
 /** The pull request a run opened or updated. */
-export const pullRequestSchema = z.object({
+const pullRequestSchema = z.object({
   number: positiveInt,
   url: z.string().optional(),
   head: z.string().min(1),

@@ -170,7 +170,7 @@ export function redactUrlCredentials(text: string): string {
 }
 
 /** Default number of characters of a value shown in an error message. */
-export const defaultPreviewChars = 80;
+const defaultPreviewChars = 80;
 
 /**
  * Renders any value as short JSON for an error message: credentials in URLs redacted,

@@ -12,7 +12,7 @@ export interface ActionResult {
 }
 
 /** An operator action the dashboard can take. */
-export type ActionName = 'cancel' | 'retry' | 'redrive' | 'drop';
+type ActionName = 'cancel' | 'retry' | 'redrive' | 'drop';
 
 /**
  * Asks the worker running (or about to run) the run's task to stop: the cancel request is

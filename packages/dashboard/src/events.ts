@@ -3,7 +3,7 @@ import { BackendError } from './backends.js';
 import type { View } from './views.js';
 
 /** One server-sent event; every line of `data` gets its own `data:` field, as the format requires. */
-export function sseEvent(event: string, data: string): string {
+function sseEvent(event: string, data: string): string {
   return `event: ${event}\n${data
     .split(/\r\n|\r|\n/)
     .map((line) => `data: ${line}`)

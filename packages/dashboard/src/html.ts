@@ -11,7 +11,7 @@ const entities: Readonly<Record<string, string>> = {
 };
 
 /** `text` safe in element content and in quoted attribute values. */
-export function escapeHtml(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => entities[c] ?? c);
 }
 

@@ -39,7 +39,7 @@ export interface Overview {
  * report that failed a week ago has been seen or is moot, and a warning that never goes
  * away stops being read.
  */
-export const undeliveredWindowMs = 7 * 24 * 60 * 60 * 1000;
+const undeliveredWindowMs = 7 * 24 * 60 * 60 * 1000;
 
 /** Unfinished runs are few (bounded by the fleet's concurrency plus the queue); this bounds one read. */
 const activeLimit = 1000;

@@ -1,5 +1,5 @@
 // Public API of @codefleet/forge: the forge port and its local adapter. The contract
-// suite every adapter runs is at `@codefleet/forge/contract`.
+// suite every adapter runs is test code, in test/contract.
 export type {
   Comment,
   CommentTarget,

@@ -4,7 +4,7 @@
  * plus a SQLite record of pull requests and comments) and `github` (REST API + git push
  * with a credential helper). The shapes follow GitHub's REST API.
  *
- * **Promises** (every adapter; the contract suite in `@codefleet/forge/contract` checks them):
+ * **Promises** (every adapter; the contract suite in `test/contract` checks them):
  * - Every write is an idempotent `ensure*`: calling it again with the same input, after a
  *   crash or a redelivered job, converges on the same state and never duplicates a pull
  *   request (nor, on the {@link IssueTracker}, a marked comment).

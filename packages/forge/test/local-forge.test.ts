@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { createTempRepo, git, isAlive, startFixture, waitFor } from '@codefleet/testkit';
-import { awkwardMarkdown, forgeContract } from '../src/contract/forge-contract.js';
+import { awkwardMarkdown, forgeContract } from './contract/forge-contract.js';
 import { createLocalForge } from '../src/index.js';
 import { forgeGitEnv, openLocal } from './local-harness.js';
 

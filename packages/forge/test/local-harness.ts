@@ -2,7 +2,7 @@
 // as working copies, and a forge on a fresh SQLite file.
 import { join } from 'node:path';
 import { createTempDir, createTempRepo, git, gitTestEnv } from '@codefleet/testkit';
-import type { OpenedForge } from '../src/contract/forge-contract.js';
+import type { OpenedForge } from './contract/forge-contract.js';
 import { createLocalForge, type LocalForge } from '../src/index.js';
 
 /** What git needs to run: the hermetic test config plus PATH to find the binary. */

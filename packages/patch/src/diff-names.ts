@@ -3,7 +3,7 @@
 // the very names git will write. Texts here are byte strings: one character per byte of the
 // UTF-8 diff (latin1), as git reads them, so every length and offset matches git's.
 
-export const termSpace = 1;
+const termSpace = 1;
 export const termTab = 2;
 
 /** C's isspace in the C locale. */
@@ -26,7 +26,7 @@ export const isDevNull = (s: string, pos: number) => s.startsWith('/dev/null', p
  * \r \t \v \\ \"` and three-digit octal bytes; anything else fails. Like git, the quoted
  * text may run over line ends. The name stops at a NUL byte, as git's C strings do.
  */
-export function unquote(s: string, pos: number): { name: string; end: number } | undefined {
+function unquote(s: string, pos: number): { name: string; end: number } | undefined {
   if (s[pos] !== '"') return undefined;
   const escapes: Record<string, string> = {
     a: '\x07',
@@ -245,7 +245,7 @@ export function hasEpochTimestamp(s: string, pos: number): boolean {
 }
 
 /** Length of a trailing `2010-07-05 19:41:17.620000023 -0500`-style timestamp, with the space or tab before it. */
-export function timestampLength(t: string): number {
+function timestampLength(t: string): number {
   const len = t.length;
   let end = len;
   if (!isDigit(t[end - 1])) return 0;

@@ -20,7 +20,7 @@ const products =
   /^(node|vue|next|nuxt|express|three|d3|chart|react|ember|backbone|angular|socket|deno|solid|alpine|knockout|meteor|moment|p5|pixi|babylon|phaser|anime|popper|plotly|leaflet|math|paper|fabric|brain|ml5|video|nest|gatsby|remix|hapi|koa|sails|preact|inferno|mithril|riot|marko|aurelia|polymer|lit|stencil|qwik|astro)\.js$/i;
 
 /** A token that reads as a file path: no spaces, no scheme, with a directory or an extension (or a known bare name). */
-export function looksLikePath(name: string): boolean {
+function looksLikePath(name: string): boolean {
   if (name === '' || name.length > 250 || /\s|:\/\/|^[-.]+$/.test(name) || name.endsWith('.')) return false;
   if (name.includes('/')) return true;
   // A bare name: an extension in lower case or digits (not "ASP.NET"), and not a product's name.

@@ -1,7 +1,7 @@
 import type { PatchGit } from './git.js';
 
 /** The commit subject prefix of the engine's own commits (default `[Worker Auto-Commit]`). */
-export const autoCommitPrefix = '[Worker Auto-Commit]';
+const autoCommitPrefix = '[Worker Auto-Commit]';
 
 /** Commits everything as it is (empty commits allowed); resolves to the new HEAD, or throws with git's words. */
 export async function autoCommit(git: PatchGit, subject: string): Promise<string> {

@@ -81,7 +81,7 @@ export async function openGit(
  * every configured `filter.<name>.*` command and `merge.<name>.driver`: git then runs no
  * filter (content passes through as is) and fails a merge that needs the driver.
  */
-export function driversOff(listing: string): Record<string, string> {
+function driversOff(listing: string): Record<string, string> {
   const entries: [string, string][] = [];
   for (const record of listing.split('\0')) {
     const key = record.split('\n')[0] ?? '';

@@ -17,7 +17,7 @@ const transcriptLangs = new Set(['console', 'shell-session', 'sh-session', 'term
 const diffLangs = new Set(['diff', 'patch', 'udiff', 'git-diff']);
 
 /** `lang:path rest`: the language and the first token after the colon (quotes allowed); no path without a colon. */
-export function splitInfo(info: string): { lang: string; path?: string } {
+function splitInfo(info: string): { lang: string; path?: string } {
   const colon = info.indexOf(':');
   const word = info.split(/\s/)[0] ?? '';
   if (colon <= 0 || colon > word.length) return { lang: word.toLowerCase() };

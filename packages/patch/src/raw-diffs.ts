@@ -16,7 +16,7 @@ const diffLine =
 const base85 = /^[A-Za-z][0-9A-Za-z!#$%&()*+;<=>?@^_`{|}~-]*\r?$/;
 
 /** `diff --git`, or `---` `+++` `@@ -` on three lines: where a diff starts. */
-export const diffHeaderAt = (lines: readonly string[], i: number): boolean => {
+const diffHeaderAt = (lines: readonly string[], i: number): boolean => {
   const line = lines[i] ?? '';
   return (
     line.startsWith('diff --git ') ||

@@ -1,7 +1,6 @@
 /** What a `file_edit` command does. `replace` edits an existing file in place (see {@link TextEdit}). */
 export const fileActions = ['create', 'update', 'delete', 'append', 'rename', 'mkdir', 'copy', 'replace'] as const;
 export type FileAction = (typeof fileActions)[number];
-export const shellActions = ['run'] as const;
 export const gitActions = ['add', 'commit', 'reset', 'checkout'] as const;
 export type GitAction = (typeof gitActions)[number];
 

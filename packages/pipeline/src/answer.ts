@@ -12,7 +12,7 @@ import type { JobRunners } from './sandboxed.js';
 import type { RunTracker } from './tracker.js';
 
 /** Where the agent writes its answer, inside the working copy (never committed). */
-export const answerFile = '.codefleet/answer.md';
+const answerFile = '.codefleet/answer.md';
 
 /** Bytes of the answer file read; the run record keeps at most 40 000 characters anyway. */
 const maxAnswerBytes = 64 * 1024;
@@ -29,7 +29,7 @@ const routeAsks: Record<string, string> = {
  * `readMemoryBank` summarised it) after the request, as in a change job: an answer about the
  * code should know its conventions and decisions as much as a change to it.
  */
-export function answerPrompt(job: Job, memory = ''): string {
+function answerPrompt(job: Job, memory = ''): string {
   const parts = [
     'Answer the request below about this repository. This is a read-only task: do not change any file of the repository.',
     routeAsks[job.route?.name ?? ''] ?? 'Answer the question, citing file paths.',
@@ -170,7 +170,7 @@ export async function answerOnCopy(input: AnswerInput): Promise<string> {
  * would have the worker post that file) nor a FIFO (which would block the read). Bounded.
  * Undefined when there is no such file.
  */
-export async function readAnswerFile(workdir: string): Promise<string | undefined> {
+async function readAnswerFile(workdir: string): Promise<string | undefined> {
   const dir = await lstat(join(workdir, '.codefleet')).catch(() => undefined);
   if (dir === undefined || !dir.isDirectory()) return undefined;
   let handle;

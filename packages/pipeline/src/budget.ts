@@ -8,7 +8,7 @@ import type { PipelineDeps } from './deps.js';
 // escalation tier's profiles.<name>.budget_usd, the fleet's costs.budget_usd.day).
 
 /** Which money limit: the job's, its escalation tier's, or the whole fleet's UTC day. */
-export type BudgetScope = 'job' | 'tier' | 'day';
+type BudgetScope = 'job' | 'tier' | 'day';
 
 /** The money limits that apply to one agent run. */
 export interface MoneyLimits {
@@ -31,7 +31,7 @@ export function moneyLimits(input: {
 }
 
 /** One limit with what was spent against it. */
-export interface MoneySpent {
+interface MoneySpent {
   scope: BudgetScope;
   spentUsd: number;
   limitUsd: number;
@@ -52,7 +52,7 @@ const configKey: Record<BudgetScope, string> = {
 };
 
 /** `budget_exceeded` (permanent) saying what was spent of which limit; `details` keep the numbers. */
-export function moneyExceeded(spent: MoneySpent, agent?: string): CodefleetError {
+function moneyExceeded(spent: MoneySpent, agent?: string): CodefleetError {
   const which = spent.scope === 'day' ? "fleet's daily" : spent.scope === 'tier' ? 'escalation tier' : 'job';
   return new CodefleetError(
     'budget_exceeded',
@@ -85,12 +85,12 @@ export function pricedRun(
 }
 
 /** Dollars the job's agent runs cost so far, across deliveries; only `tier`'s runs when given. */
-export function costSpent(run: RunRecord, tier?: number): number {
+function costSpent(run: RunRecord, tier?: number): number {
   return run.agent_runs.reduce((sum, r) => sum + (tier !== undefined && r.tier !== tier ? 0 : (r.cost_usd ?? 0)), 0);
 }
 
 /** Model tokens the job's agent runs spent so far, across every delivery (the run record keeps them). */
-export function tokensSpent(run: RunRecord): number {
+function tokensSpent(run: RunRecord): number {
   return run.agent_runs.reduce((sum, r) => sum + (r.tokens ? r.tokens.prompt + r.tokens.completion : 0), 0);
 }
 
@@ -102,7 +102,7 @@ export function tokensSpent(run: RunRecord): number {
  *
  * @throws {CodefleetError} `budget_exceeded` when the budget is spent.
  */
-export function tokenBudgetLeft(agent: Pick<Agent, 'name' | 'tokenBudget'>, run: RunRecord): number | undefined {
+function tokenBudgetLeft(agent: Pick<Agent, 'name' | 'tokenBudget'>, run: RunRecord): number | undefined {
   if (agent.tokenBudget === undefined) return undefined;
   const spent = tokensSpent(run);
   if (spent < agent.tokenBudget) return agent.tokenBudget - spent;
@@ -117,7 +117,7 @@ export function tokenBudgetLeft(agent: Pick<Agent, 'name' | 'tokenBudget'>, run:
 }
 
 /** Each money limit that is set, with what was spent against it; the day's total read from the store's ledger. */
-export async function moneySpent(
+async function moneySpent(
   deps: Pick<PipelineDeps, 'store' | 'now'>,
   run: RunRecord,
   limits: MoneyLimits,

@@ -26,7 +26,7 @@ export interface JobRunnerOptions {
 }
 
 /** Workflow files and the repository's own actions: they run on the forge with its secrets. */
-export const workflowDirs = [join('.github', 'workflows'), join('.github', 'actions')];
+const workflowDirs = [join('.github', 'workflows'), join('.github', 'actions')];
 
 /**
  * Directories tools write inside `node_modules` when they run, not when they install: vite's
@@ -34,7 +34,7 @@ export const workflowDirs = [join('.github', 'workflows'), join('.github', 'acti
  * vitest, babel and webpack (`.cache`), turbo, nx and astro. Every run but an install gets
  * empty ones of its own over the read-only dependencies (see the sandbox's `scratch`).
  */
-export const toolScratchDirs = ['.vite-temp', '.vite', '.vitest', '.cache', '.turbo', '.nx', '.astro'] as const;
+const toolScratchDirs = ['.vite-temp', '.vite', '.vitest', '.cache', '.turbo', '.nx', '.astro'] as const;
 
 // The scratch paths of a view: in each installed node_modules (the read-only paths only
 // non-install runs get), one per tool directory.

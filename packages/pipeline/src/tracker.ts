@@ -3,7 +3,7 @@ import type { RunRecord } from '@codefleet/core';
 import type { RunStore } from '@codefleet/store';
 
 /** Every string in `value` (a JSON-shaped record) with secrets masked. */
-export function maskStrings<T>(value: T, secrets: SecretSource | undefined): T {
+function maskStrings<T>(value: T, secrets: SecretSource | undefined): T {
   if (typeof value === 'string') return maskSecrets(value, secrets) as T;
   if (Array.isArray(value)) return value.map((item: unknown) => maskStrings(item, secrets)) as T;
   if (value !== null && typeof value === 'object') {

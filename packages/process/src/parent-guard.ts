@@ -14,7 +14,7 @@
  * the caller's kill grace applies before its SIGKILL. `NODE_OPTIONS` is meant for the
  * program, not the guard: it arrives as an argument and is put back for the child only.
  */
-export const guardSource = `
+const guardSource = `
 const { spawn } = require('node:child_process');
 const { writeSync } = require('node:fs');
 const pollMs = 250;

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startRedis, type RedisServer } from '@codefleet/testkit';
+import { type RedisServer, sampleJob, startRedis } from '@codefleet/testkit';
 import { BullmqQueue } from '../src/bullmq/bullmq-queue.js';
-import { queueConformance, sampleJob } from '../src/conformance/index.js';
+import { queueConformance } from './conformance/index.js';
 import type { BullmqQueueSettings } from '../src/index.js';
 
 // A real redis-server on a random loopback port, shared by this file's tests; every test

@@ -3,8 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { classify } from '@codefleet/core';
 import { openSqlite } from '@codefleet/sqlite';
-import { createTempDir, type TempDir } from '@codefleet/testkit';
-import { sampleJob } from '../src/conformance/index.js';
+import { createTempDir, sampleJob, type TempDir } from '@codefleet/testkit';
 import { LocalQueue, openQueue, type LocalQueueSettings } from '../src/index.js';
 
 // A damaged queue file is loud: real queue files truncated or with a page overwritten,

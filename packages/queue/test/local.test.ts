@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import { createTempDir } from '@codefleet/testkit';
-import { queueConformance, sampleJob } from '../src/conformance/index.js';
+import { createTempDir, sampleJob } from '@codefleet/testkit';
+import { queueConformance } from './conformance/index.js';
 import { LocalQueue } from '../src/index.js';
 import type { LocalQueueSettings } from '../src/index.js';
 

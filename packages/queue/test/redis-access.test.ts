@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startFauxqs } from 'fauxqs';
-import { FLEET_ACL_RULES, startRedis, type RedisServer } from '@codefleet/testkit';
+import { FLEET_ACL_RULES, type RedisServer, sampleJob, startRedis } from '@codefleet/testkit';
 import { BullmqQueue } from '../src/bullmq/bullmq-queue.js';
-import { queueConformance, sampleJob } from '../src/conformance/index.js';
+import { queueConformance } from './conformance/index.js';
 import type { BullmqQueueSettings, SqsQueueSettings } from '../src/index.js';
 import { SqsQueue } from '../src/sqs/sqs-queue.js';
 

@@ -4,9 +4,16 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { classify, fleetKey, signJob, type FleetKeyring } from '@codefleet/core';
 import { openSqlite } from '@codefleet/sqlite';
-import { createTempDir, otherTestFleetKey, startRedis, testFleetKey, type RedisServer } from '@codefleet/testkit';
+import {
+  createTempDir,
+  otherTestFleetKey,
+  type RedisServer,
+  sampleJob,
+  startRedis,
+  testFleetKey,
+} from '@codefleet/testkit';
 import { BullmqQueue } from '../src/bullmq/bullmq-queue.js';
-import { queueConformance, sampleJob } from '../src/conformance/index.js';
+import { queueConformance } from './conformance/index.js';
 import { LocalQueue, signedQueue, type LocalQueueSettings, type Queue, type UnsignedJob } from '../src/index.js';
 
 const keyring: FleetKeyring = { current: fleetKey(testFleetKey) };

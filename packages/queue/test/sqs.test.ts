@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startFauxqs } from 'fauxqs';
-import { startRedis, type RedisServer } from '@codefleet/testkit';
-import { queueConformance, sampleJob } from '../src/conformance/index.js';
+import { type RedisServer, sampleJob, startRedis } from '@codefleet/testkit';
+import { queueConformance } from './conformance/index.js';
 import type { SqsQueueSettings } from '../src/index.js';
 import { maxMessageBytes, SqsQueue } from '../src/sqs/sqs-queue.js';
 

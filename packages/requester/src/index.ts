@@ -1,5 +1,5 @@
 // Public API of @codefleet/requester: the requester port, the issue and CLI adapters, and the
-// words chat adapters share. The conformance suite is at `@codefleet/requester/conformance`.
+// words chat adapters share. The conformance suite (test code) is at `@codefleet/requester/conformance`.
 export { finalReports, type Report, type ReportKind, type Requester } from './port.js';
 export { cliRequester, requesterFor } from './requesters.js';
 export {

@@ -14,7 +14,7 @@ import {
 } from '@codefleet/core';
 import { createGithubForge, createLocalForge, parseMarker } from '@codefleet/forge';
 import { createTempDir, gitTestEnv, startGithubStandIn, type GithubStandIn } from '@codefleet/testkit';
-import { requesterConformance } from '../src/conformance/index.js';
+import { requesterConformance } from './conformance/index.js';
 import { cliRequester, createIssueRequester, requesterFor } from '../src/index.js';
 
 const labels = {

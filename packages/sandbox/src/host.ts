@@ -1,6 +1,5 @@
 import { lstat, readlink, realpath } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
-import { findExecutable } from '@codefleet/process';
+import { dirname, isAbsolute, relative } from 'node:path';
 
 /**
  * Linux directories shown read-only: programs, libraries, system configuration and `/opt`
@@ -69,28 +68,6 @@ export function isWithin(root: string, path: string): boolean {
 /** The installation prefix of this Node (`…/bin/node` → `…`), for agents written in Node. */
 export function nodePrefix(execPath: string = process.execPath): string {
   return dirname(dirname(execPath));
-}
-
-/** Where `file` would be started from with this PATH and cwd: absolute and with symlinks resolved. */
-export async function locateProgram(
-  file: string,
-  cwd: string,
-  path: string | undefined,
-): Promise<{ found: string; real: string } | undefined> {
-  const found = await findExecutable(file, cwd, path);
-  if (found === undefined) return undefined;
-  const absolute = isAbsolute(found) ? found : resolve(cwd, found);
-  const real = await realpath(absolute).catch(() => absolute);
-  return { found: absolute, real };
-}
-
-/** `path` with symlinks resolved as far as it exists (a missing tail is kept as given). */
-export async function realPathOf(path: string): Promise<string> {
-  const real = await realpath(path).catch(() => undefined);
-  if (real !== undefined) return real;
-  const parent = dirname(path);
-  if (parent === path) return path;
-  return join(await realPathOf(parent), path.slice(parent.length + 1));
 }
 
 /** The real paths of those of `paths` that exist, each once, in order. */

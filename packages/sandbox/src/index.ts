@@ -5,7 +5,7 @@ export { createNoSandbox } from './sandboxes.js';
 export { bwrapArgs, sandboxHome, type BwrapPlan, type HiddenPath } from './bwrap.js';
 export { seatbeltArgs, seatbeltProfile, macSystemDirs, type SeatbeltPlan } from './seatbelt.js';
 export { containerArgs, containerLabel, type ContainerPlan } from './container.js';
-export { isWithin, linuxSystemDirs } from './host.js';
+export { etcLinkTargets, existingRealPaths, isWithin, linuxSystemDirs, nodePrefix, systemEntries } from './host.js';
 export { decide, isInternalAddress, parseAllowEntry, type NetworkMode, type NetworkPolicy } from './network/policy.js';
 export { openRunProxy, type RunProxy, type RunProxyOptions } from './network/proxy.js';
 export { describeLimitHit } from './warden/warden-command.js';

@@ -14,7 +14,7 @@ const node = process.execPath;
 const host = { platform: process.platform, path: env.PATH };
 
 /** Host processes whose command line holds `marker` (the sandbox's own are host processes too). */
-export async function processesWith(marker: string): Promise<number[]> {
+async function processesWith(marker: string): Promise<number[]> {
   const found: number[] = [];
   for (const name of await readdir('/proc')) {
     if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;

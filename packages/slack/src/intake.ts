@@ -42,7 +42,7 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== 
  * Taken: `app_mention`, a direct message (`message` with `channel_type: im`, plain or
  * `file_share`) from a person, and a click on a repository button.
  */
-export function readDelivery(body: Record<string, unknown>): { key: string; record: SlackRecord } | undefined {
+function readDelivery(body: Record<string, unknown>): { key: string; record: SlackRecord } | undefined {
   if (body.type === 'event_callback') return readMessage(body);
   if (body.type !== 'block_actions') return undefined;
   const payload = body as {

@@ -18,7 +18,7 @@ export function readSlackText(text: string, botUserId?: string): string {
 }
 
 /** Slack's three entities, and no others: `&quot;` in a message is what the user typed. */
-export function decodeEntities(text: string): string {
+function decodeEntities(text: string): string {
   return text.replace(/&(amp|lt|gt);/g, (_whole, name: string) => (name === 'amp' ? '&' : name === 'lt' ? '<' : '>'));
 }
 

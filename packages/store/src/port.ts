@@ -200,7 +200,7 @@ export interface CancelRequests {
  * job, a chat thread → the job whose branch a follow-up continues. Keys are opaque strings
  * of at most 512 characters; values at most 4 096.
  */
-export interface RequestKeys {
+interface RequestKeys {
   /**
    * Binds `key` to `value` unless it is bound (and unexpired) already, atomically across
    * processes. Resolves the value the key holds afterwards and whether this call bound it:

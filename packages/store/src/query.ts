@@ -156,7 +156,7 @@ function bad(message: string): CodefleetError {
 }
 
 /** Clamps the limit to 1..`max` (default 50). */
-export function clampLimit(limit: number | undefined, max = 1_000): number {
+function clampLimit(limit: number | undefined, max = 1_000): number {
   if (limit === undefined || !Number.isFinite(limit)) return 50;
   return Math.min(max, Math.max(1, Math.floor(limit)));
 }

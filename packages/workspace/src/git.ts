@@ -40,7 +40,7 @@ const repositoryVariables = [
 ];
 
 /** Options of one {@link Git.run} call. */
-export interface GitCallOptions {
+interface GitCallOptions {
   cwd: string;
   signal?: AbortSignal | undefined;
   /** Exit codes that are answers, not failures (`diff --quiet` exits 1 for "differs"). */
@@ -52,7 +52,7 @@ export interface GitCallOptions {
 }
 
 /** What a git call printed (stdout and stderr together, bounded) and how it exited. */
-export interface GitResult {
+interface GitResult {
   exitCode: number;
   output: string;
 }

@@ -6,7 +6,7 @@ import { tryLock, type LockHolder } from './lock-file.js';
 import type { ReadOnlyPaths } from './scope.js';
 
 /** The most pooled copies per repository; more means a leak, not a busy host. */
-export const maxSlots = 256;
+const maxSlots = 256;
 
 /**
  * One working copy and its bookkeeping, side by side in the repository's pool directory

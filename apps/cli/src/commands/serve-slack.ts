@@ -7,7 +7,7 @@ import { sideQueueSettings } from './side-queue.js';
 /** The suffix of the queue kept chat follow-ups wait in: `<queue.name>-chat-followups`. */
 export const followUpQueueSuffix = 'chat-followups';
 /** The suffix of the queue Slack events are recorded in before their ack: `<queue.name>-slack-inbox`. */
-export const slackInboxSuffix = 'slack-inbox';
+const slackInboxSuffix = 'slack-inbox';
 
 /**
  * Starts the Slack producer: Socket Mode (an outbound WebSocket, no public URL) or HTTP

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { runProcess } from '@codefleet/process';
 
 /** The demo's sample project: a tiny calculator with its own build and tests (node:test). */
-export const sampleFiles: Record<string, string> = {
+const sampleFiles: Record<string, string> = {
   'package.json': `${JSON.stringify(
     {
       name: 'demo-calculator',

@@ -194,7 +194,7 @@ const languages: Record<string, string> = {
 };
 
 /** The Markdown language of a path, for the fences (empty when unknown). */
-export function languageOf(path: string): string {
+function languageOf(path: string): string {
   return languages[extname(path).toLowerCase()] ?? '';
 }
 

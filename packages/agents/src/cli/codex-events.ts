@@ -18,7 +18,7 @@ interface CodexUsage {
 const count = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0);
 
 /** One line of output as a Codex event, when it is one. */
-export function codexEvent(line: string): Record<string, unknown> | undefined {
+function codexEvent(line: string): Record<string, unknown> | undefined {
   const text = line.trim();
   if (!text.startsWith('{"type":')) return undefined;
   try {

@@ -6,7 +6,7 @@ import { writeRunFiles } from '../run-files.js';
 import { budgetHookScript } from './gemini-budget-hook.js';
 
 /** Where a run's own `GEMINI_CLI_HOME` lives, inside the run files (never listed as changes). */
-export const geminiHomeDir = join(runFilesDir, 'gemini-home');
+const geminiHomeDir = join(runFilesDir, 'gemini-home');
 
 /** What the run's own home enforces: the turn cap and the money budget with its prices. */
 export interface GeminiHomeLimits {
@@ -16,7 +16,7 @@ export interface GeminiHomeLimits {
 }
 
 /** The stop reason the budget hook gives; the CLI prints it as a warning ("Agent execution stopped: …"). */
-export const budgetStopReason = 'codefleet: money budget reached';
+const budgetStopReason = 'codefleet: money budget reached';
 
 const hookFile = 'budget-hook.mjs';
 const spentFile = 'budget-spent.json';

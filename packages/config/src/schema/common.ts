@@ -24,14 +24,7 @@ export function agentTimeout(): z.ZodOptional<z.ZodNumber> {
 }
 
 /** Proxy variables: installs and agents behind a proxy need them, in both spellings tools read. */
-export const proxyVariables = [
-  'HTTP_PROXY',
-  'HTTPS_PROXY',
-  'NO_PROXY',
-  'http_proxy',
-  'https_proxy',
-  'no_proxy',
-] as const;
+const proxyVariables = ['HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy'] as const;
 
 /**
  * What a run gets of the worker's environment beyond the fixed allowlist (PATH, HOME, locale):

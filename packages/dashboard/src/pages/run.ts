@@ -34,7 +34,7 @@ export interface RunPageFacts {
  * Checks in the order a reader needs them: failures of the change first, then pre-existing
  * failures, then the rest, each group in run order.
  */
-export function checksInOrder(checks: readonly Verification[]): Verification[] {
+function checksInOrder(checks: readonly Verification[]): Verification[] {
   const rank = (c: Verification) => (c.passed || c.skipped === true ? 2 : c.preexisting === true ? 1 : 0);
   return checks
     .map((c, i) => ({ c, i }))

@@ -4,10 +4,10 @@ import { html, safeHref, type Html } from '../html.js';
 import type { RunQuery, RunSummary } from '@codefleet/store';
 
 /** The states the filter offers: unfinished, each outcome, each stage. */
-export const filterStates: readonly string[] = ['active', ...runOutcomes, ...stages];
+const filterStates: readonly string[] = ['active', ...runOutcomes, ...stages];
 
 /** Time windows the filter offers, to `since = now - window`. */
-export const windows: Readonly<Record<string, number>> = {
+const windows: Readonly<Record<string, number>> = {
   '1h': 3_600_000,
   '24h': 86_400_000,
   '7d': 604_800_000,

@@ -56,7 +56,7 @@ async function runOk(
 }
 
 /** The sha of HEAD in `workdir` (a commit; an unborn branch is refused). */
-export async function headSha(options: GitOptions, workdir: string, signal?: AbortSignal): Promise<string> {
+async function headSha(options: GitOptions, workdir: string, signal?: AbortSignal): Promise<string> {
   const result = await runOk(options, 'rev-parse', workdir, ['rev-parse', '--verify', 'HEAD^{commit}'], signal);
   const sha = outputLines(result).find((line) => shaPattern.test(line));
   if (sha === undefined) throw new CodefleetError('git_failed', 'git rev-parse printed no commit sha for HEAD');

@@ -27,7 +27,7 @@ export interface ApiPull {
  * Such a pull request reads as a draft through this adapter (`draft: true`), so callers
  * see one meaning of "draft" on every repository.
  */
-export const draftStandIn = { label: 'codefleet:draft', titlePrefix: '[Draft] ', marker: 'draft-refused' } as const;
+const draftStandIn = { label: 'codefleet:draft', titlePrefix: '[Draft] ', marker: 'draft-refused' } as const;
 
 /** What the pull request code needs from the adapter. */
 export interface PullContext {
@@ -52,7 +52,7 @@ const markedComment = [
 const unmarkedComment = '✅ The definition of done passes now: this pull request no longer stands for a draft.';
 
 /** True for GitHub's refusal of a draft (REST 422 on create, a GraphQL error on convert). */
-export function draftRefused(error: unknown): boolean {
+function draftRefused(error: unknown): boolean {
   const e = error as { status?: number; errors?: unknown; response?: { data?: unknown } };
   const text = JSON.stringify(e.response?.data ?? e.errors ?? '') + String((error as Error | undefined)?.message ?? '');
   return /draft pull requests are not supported/i.test(text);

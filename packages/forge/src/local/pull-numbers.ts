@@ -13,7 +13,7 @@ import { runProcess } from '@codefleet/process';
 import { createRemoteRef, remoteRefs, type GitOptions } from '../git/git.js';
 
 /** Where claimed numbers live in the origin. */
-export const pullNumberRefs = 'refs/codefleet/pulls/';
+const pullNumberRefs = 'refs/codefleet/pulls/';
 
 /** Claims lost to other workers before giving up (each loss means another PR was numbered). */
 const maxClaims = 64;

@@ -60,7 +60,7 @@ export function normalizeHost(host: string): string {
 }
 
 /** Whether `allow` names `host` (as the client asked for it) at `port`. */
-export function isAllowed(allow: readonly AllowEntry[], host: string, port: number): boolean {
+function isAllowed(allow: readonly AllowEntry[], host: string, port: number): boolean {
   const name = normalizeHost(host);
   return allow.some(
     (entry) =>

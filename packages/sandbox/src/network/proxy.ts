@@ -5,7 +5,7 @@ import type { NetworkRefusal } from '@codefleet/process';
 import { decide, normalizeHost, parseAllowEntry, type NetworkPolicy } from './policy.js';
 
 /** Where one run's proxy listens: a unix socket (bound into a bwrap run) or a loopback port (Seatbelt). */
-export type ProxyListen = { path: string } | { port: number };
+type ProxyListen = { path: string } | { port: number };
 
 export interface RunProxyOptions {
   policy: NetworkPolicy;
@@ -28,7 +28,7 @@ export interface RunProxy {
 }
 
 /** Refusals kept per run for its record; the rest are counted. */
-export const maxRefusalsKept = 50;
+const maxRefusalsKept = 50;
 const maxHeadBytes = 16 * 1024;
 
 /**
@@ -155,7 +155,7 @@ function readHead(client: Socket, then: (head: string, rest: Buffer) => void): v
 type ParsedRequest = { method: string; host: string; port: number; forward: string } | { error: string };
 
 /** The destination of a proxy request, and for plain HTTP the request rewritten for the origin server. */
-export function parseRequest(head: string): ParsedRequest {
+function parseRequest(head: string): ParsedRequest {
   const [requestLine = '', ...headerLines] = head.split('\r\n');
   const [method, target, version] = requestLine.split(' ');
   if (method === undefined || target === undefined || version === undefined || !/^HTTP\/1\.[01]$/.test(version))

@@ -72,7 +72,7 @@ export function wardenCommand(
  * come too late (a fork bomb); a few more than the warden's limit, so that the warden still
  * sees the run go past it and ends it rather than letting it hang at the cap.
  */
-export function prlimitArgs(limits: SandboxLimits): string[] {
+function prlimitArgs(limits: SandboxLimits): string[] {
   return [
     `--nproc=${limits.processes + processHeadroom}`,
     `--nofile=${limits.openFiles}`,
@@ -83,7 +83,7 @@ export function prlimitArgs(limits: SandboxLimits): string[] {
 }
 
 /** bubblewrap's init and the warden count too, and the warden must see more than the limit. */
-export const processHeadroom = 8;
+const processHeadroom = 8;
 
 /** The variables that send a run's traffic through the proxy at `url`; loopback stays direct (the warden's forwards). */
 export function proxyEnv(url: string): Record<string, string> {

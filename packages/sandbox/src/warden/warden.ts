@@ -46,7 +46,7 @@ export interface WardenConfig {
 }
 
 /** A limit the run went past. */
-export interface LimitHit {
+interface LimitHit {
   limit: string;
   max: number;
   seen: number;

@@ -5,7 +5,7 @@ import type { StandInCheckRun, StandInStatus } from './state.js';
 // description requires (`check-run`, `combined-commit-status`, `simple-commit-status`).
 
 /** `integration`: the GitHub App behind a check run. */
-export function app(ctx: ShapeContext, slug: string): Record<string, unknown> {
+function app(ctx: ShapeContext, slug: string): Record<string, unknown> {
   const id = idOf('app', slug);
   return {
     id,
@@ -71,7 +71,7 @@ export function checkRun(
 }
 
 /** `simple-commit-status`. */
-export function status(ctx: ShapeContext, s: StandInStatus): Record<string, unknown> {
+function status(ctx: ShapeContext, s: StandInStatus): Record<string, unknown> {
   return {
     id: s.id,
     node_id: `SC_${s.id}`,

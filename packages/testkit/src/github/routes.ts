@@ -23,7 +23,7 @@ export interface RouteContext {
   sha(state: RepoState, ref: string): Promise<string | undefined>;
 }
 
-export type Reply = (status: number, body: unknown, headers?: Record<string, string>) => void;
+type Reply = (status: number, body: unknown, headers?: Record<string, string>) => void;
 type Handler = (m: RegExpExecArray, req: IncomingMessage, url: URL, reply: Reply) => Promise<void> | void;
 /** Method, path pattern, the operation's path template in GitHub's OpenAPI description, handler. */
 export type Route = [string, RegExp, string, Handler];

@@ -42,7 +42,7 @@ export interface StandInStatus {
   createdAt: string;
 }
 export type StandInEvent = EventFacts;
-export type StandInReviewComment = ReviewCommentFacts;
+type StandInReviewComment = ReviewCommentFacts;
 
 /** How a repository behaves where GitHub's plans and settings differ. */
 export interface RepoOptions {

@@ -25,7 +25,7 @@ export interface SlackStandInMessage {
 }
 
 /** Slack's message timestamps: seconds and a 6-digit sequence, unique per channel. */
-export function createTsClock(start = 1_790_000_000): () => string {
+function createTsClock(start = 1_790_000_000): () => string {
   let n = 0;
   return () => {
     n += 1;

@@ -40,7 +40,7 @@ export interface WebApiContext {
 }
 
 /** Slack's own limits the stand-in enforces (docs: chat.postMessage, Block Kit reference). */
-export const slackLimits = { textChars: 40_000, sectionTextChars: 3_000, blocks: 50, buttonValueChars: 2_000 } as const;
+const slackLimits = { textChars: 40_000, sectionTextChars: 3_000, blocks: 50, buttonValueChars: 2_000 } as const;
 
 async function readArgs(req: IncomingMessage): Promise<Record<string, unknown>> {
   const chunks: Buffer[] = [];

@@ -21,9 +21,9 @@ import {
 } from './patterns.js';
 
 /** Characters of one line that are matched and kept; the rest of a longer line is dropped. */
-export const maxLineChars = 2000;
+const maxLineChars = 2000;
 /** Marker appended to a line cut at {@link maxLineChars}. */
-export const lineCutMarker = ' …[line truncated]';
+const lineCutMarker = ' …[line truncated]';
 // Caps that bound memory whatever the log size: far more than 4 KB of feedback can show.
 const maxTests = 1000;
 const maxTestChars = 300;

@@ -23,7 +23,7 @@ export interface PackageManager {
 }
 
 /** A hash corepack's `packageManager` syntax pins: the algorithm and the hex digest. */
-export interface Integrity {
+interface Integrity {
   algorithm: 'sha1' | 'sha224' | 'sha256' | 'sha512';
   hex: string;
 }

@@ -8,7 +8,7 @@ import { readRepoFile } from './repo-file.js';
 export const repoConfigFile = '.codefleet.yml';
 
 /** Steps a repository may override (install is derived from the lockfile, not configured). */
-export const overridableSteps = ['build', 'format', 'lint', 'test'] as const;
+const overridableSteps = ['build', 'format', 'lint', 'test'] as const;
 type OverridableStep = (typeof overridableSteps)[number];
 
 /** `.codefleet.yml` after validation. Absent keys stay absent; `[]` means "skip this step". */

@@ -4,7 +4,7 @@ import { LogScanner } from '../feedback/scan.js';
 import type { RunOptions, StepName, StepResult } from '../types.js';
 
 /** Bytes of output tail kept per step unless the caller says otherwise. */
-export const defaultStepTailBytes = 8192;
+const defaultStepTailBytes = 8192;
 
 /**
  * Runs one command in `workdir` and records the facts. The whole output streams through a

@@ -1,6 +1,6 @@
 /**
  * Real diffs through the patch engine, against plain `git apply`, on a local repository's
- * own history: `node dist/bench/real-diffs.js [--commits N] [--out DIR] [<repo>...]`
+ * own history: `node dist/patch/real-diffs.js [--commits N] [--out DIR] [<repo>...]`
  * (`npm run bench`: codefleet's own history). Other projects are brought in as local
  * clones and never committed here; the diffs live only under DIR.
  *
@@ -24,7 +24,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { applyPatch, parsePatch, patchSucceeded } from '../index.js';
+import { applyPatch, parsePatch, patchSucceeded } from '@codefleet/patch';
 
 const exec = promisify(execFile);
 const forms = ['git', 'fp', 'ruN', 'count', 'stale'] as const;

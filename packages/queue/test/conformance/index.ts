@@ -3,22 +3,20 @@
  *
  *   queueConformance({ name: 'local', leaseMs: 600, open: async (o) => ({ ... }) });
  *
- * Imported from `@codefleet/queue/conformance` inside a jest test file.
+ * Imported by the adapters' jest test files in this folder's parent; it is test code, so it
+ * lives outside src/ and never reaches dist/.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { startFixture, waitFor, type FixtureProcess } from '@codefleet/testkit';
-import type { Queue } from '../port.js';
-import type { QueueSettings } from '../settings.js';
-import { sampleJob } from './jobs.js';
-
-export { sampleJob } from './jobs.js';
+import { sampleJob, startFixture, waitFor, type FixtureProcess } from '@codefleet/testkit';
+import type { Queue } from '../../src/port.js';
+import type { QueueSettings } from '../../src/settings.js';
 
 /** A fresh, empty queue opened for one test. */
-export interface OpenedQueue {
+interface OpenedQueue {
   queue: Queue;
   /** Settings another process can open the same queue with. */
   settings: QueueSettings;
@@ -37,8 +35,7 @@ export interface ConformanceHarness {
   open(options: { leaseMs: number; maxAttempts: number }): Promise<OpenedQueue>;
 }
 
-// src/conformance/*.ts and dist/conformance/*.js are both two levels below the package.
-const claimerScript = fileURLToPath(new URL('../../dist/conformance/claimer.js', import.meta.url));
+const claimerScript = fileURLToPath(new URL('../fixtures/claimer.mjs', import.meta.url));
 
 /** Registers the conformance tests for one adapter. */
 export function queueConformance(harness: ConformanceHarness): void {

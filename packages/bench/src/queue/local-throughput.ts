@@ -4,13 +4,11 @@
  */
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createTempDir, startFixture, waitFor } from '@codefleet/testkit';
-import { sampleJob } from '../conformance/jobs.js';
-import { LocalQueue } from '../local/local-queue.js';
-import type { LocalQueueSettings } from '../settings.js';
+import { LocalQueue, type LocalQueueSettings } from '@codefleet/queue';
+import { createTempDir, sampleJob, startFixture, waitFor } from '@codefleet/testkit';
 
 const jobs = Number(process.argv[2] ?? 10_000);
-const claimer = fileURLToPath(new URL('../conformance/claimer.js', import.meta.url));
+const drainer = fileURLToPath(new URL('./drain.js', import.meta.url));
 
 async function run(processes: number): Promise<void> {
   const dir = await createTempDir('bench-queue');
@@ -29,9 +27,7 @@ async function run(processes: number): Promise<void> {
     const enqueueMs = performance.now() - t0;
 
     const workers = Array.from({ length: processes }, (_, n) =>
-      startFixture(claimer, [
-        JSON.stringify({ settings, workerId: `bench-${n}`, mode: 'drain', quiet: true, idleMs: 300 }),
-      ]),
+      startFixture(drainer, [JSON.stringify({ settings, workerId: `bench-${n}`, idleMs: 300 })]),
     );
     await Promise.all(workers.map((w) => w.waitForLine('ready')));
     const t1 = performance.now();

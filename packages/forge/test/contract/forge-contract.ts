@@ -3,12 +3,13 @@
  *
  *   forgeContract({ name: 'local', open: async () => ({ forge, repo, base, ... }) });
  *
- * Imported from `@codefleet/forge/contract` inside a jest test file.
+ * Imported by the adapters' jest test files in this folder's parent; it is test code, so it
+ * lives outside src/ and never reaches dist/.
  */
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { git, writeFiles } from '@codefleet/testkit';
-import type { Forge, IssueTracker } from '../port.js';
+import type { Forge, IssueTracker } from '../../src/port.js';
 import { convergeContract } from './converge-contract.js';
 
 /** A fresh origin and forge, opened for one test. */

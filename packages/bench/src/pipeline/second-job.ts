@@ -40,7 +40,7 @@ import {
 } from './bench-setup.js';
 import { probeLeftovers } from './leftovers.js';
 
-// The app-sized sample's dependencies (packages/verify/src/bench/app-sized-sample.ts).
+// The app-sized sample's dependencies (../samples/app-sized-sample.ts).
 const manifest = {
   name: 'second-job-bench-sample',
   version: '1.0.0',

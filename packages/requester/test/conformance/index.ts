@@ -4,7 +4,9 @@
  *
  *   requesterConformance({ name: 'slack', open: async () => ({ ... }) });
  *
- * Imported from `@codefleet/requester/conformance` inside a jest test file.
+ * Imported from `@codefleet/requester/conformance` inside a jest test file. It is test code:
+ * it lives outside src/, never reaches dist/, and that subpath points at this TypeScript
+ * file, which only jest (through ts-jest) and the type checker read.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import {
@@ -18,7 +20,7 @@ import {
   type RunRecord,
 } from '@codefleet/core';
 import { scanForSecrets } from '@codefleet/log';
-import type { Requester } from '../port.js';
+import type { Requester } from '../../src/port.js';
 
 /** What the recipient sees of one job. */
 export interface Observed {

@@ -22,7 +22,6 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue as BullQueue, Worker as BullWorker } from 'bullmq';
 import { advance, createJob, finish, newRun, startAttempt } from '@codefleet/core';
@@ -30,7 +29,8 @@ import { silentLogger } from '@codefleet/log';
 import { openQueue } from '@codefleet/queue';
 import { RedisRunStore } from '@codefleet/store';
 import { createTempDir, startFixture, startRedis, type RedisServer } from '@codefleet/testkit';
-import { runWorker } from '../worker.js';
+import { runWorker } from '@codefleet/worker';
+import { codefleetBin } from '../codefleet-process.js';
 
 const jobs = 3_000;
 const warmupJobs = 500;
@@ -139,8 +139,7 @@ async function idleWorkerRss(server: RedisServer, nodeArgs: string[]): Promise<{
       config,
       `data_dir: ./data\nqueue:\n  backend: bullmq\n  bullmq:\n    url: ${server.url}\n    prefix: rss\nstore:\n  backend: redis\n  redis_url: ${server.url}\nlogging:\n  level: warn\n`,
     );
-    const bin = fileURLToPath(new URL('../../../cli/dist/bin/codefleet.js', import.meta.url));
-    const worker = startFixture(bin, ['--config', config, 'worker'], {
+    const worker = startFixture(codefleetBin, ['--config', config, 'worker'], {
       cwd: dir.path,
       env: { PATH: process.env.PATH ?? '', HOME: dir.path },
       nodeArgs,

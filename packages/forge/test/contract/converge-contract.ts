@@ -12,9 +12,9 @@ import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { git, writeFiles } from '@codefleet/testkit';
-import { ownStaleTip } from '../git/git.js';
-import { taskTrailer, taskTrailerValue } from '../git/task-trailer.js';
-import type { Forge } from '../port.js';
+import { ownStaleTip } from '../../src/git/git.js';
+import { taskTrailer, taskTrailerValue } from '../../src/git/task-trailer.js';
+import type { Forge } from '../../src/port.js';
 
 /** What these tests use of the contract's `OpenedOrigin`. */
 interface OpenedOrigin {

@@ -15,7 +15,7 @@ import { access, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, writeFil
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { captureProcess, findExecutable, runProcess, type ProcessResult } from '@codefleet/process';
-import { defaultLimits, openSandbox, type SandboxSettings } from '../index.js';
+import { defaultLimits, openSandbox, type SandboxSettings } from '@codefleet/sandbox';
 import { loadLine, median, ms } from './stats.js';
 
 const spec = 'eslint@9';

@@ -22,10 +22,19 @@ import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { captureProcess, findExecutable, runProcess, type ProcessResult } from '@codefleet/process';
-import { bwrapArgs, sandboxHome } from '../bwrap.js';
-import { etcLinkTargets, existingRealPaths, linuxSystemDirs, nodePrefix, systemEntries } from '../host.js';
-import { defaultLimits, openSandbox, type Sandbox, type SandboxSettings } from '../index.js';
-import { mb } from '../warden/warden-command.js';
+import {
+  bwrapArgs,
+  defaultLimits,
+  etcLinkTargets,
+  existingRealPaths,
+  linuxSystemDirs,
+  nodePrefix,
+  openSandbox,
+  sandboxHome,
+  systemEntries,
+  type Sandbox,
+  type SandboxSettings,
+} from '@codefleet/sandbox';
 import { loadLine, median, ms, quantile, row } from './stats.js';
 
 const rounds = 20;
@@ -101,8 +110,8 @@ try {
     cwd: realCopy,
     network: 'none',
     disableUserns: `${help.stdout}${help.stderr}`.includes('--disable-userns'),
-    tmpBytes: mb(defaultLimits.tmpMb),
-    shmBytes: mb(defaultLimits.shmMb),
+    tmpBytes: defaultLimits.tmpMb * 1024 * 1024,
+    shmBytes: defaultLimits.shmMb * 1024 * 1024,
   });
   const rawEnv = { ...env, HOME: sandboxHome, TMPDIR: '/tmp' };
 

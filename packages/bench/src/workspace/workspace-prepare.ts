@@ -14,7 +14,7 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runProcess } from '@codefleet/process';
-import { createWorkspaceManager, type Workspace } from '../index.js';
+import { createWorkspaceManager, type Workspace } from '@codefleet/workspace';
 import { ensureBigRepo } from './big-repo.js';
 
 const env: Record<string, string> = {

@@ -8,12 +8,12 @@ import { join } from 'node:path';
 import { homedir, hostname } from 'node:os';
 import { buildAgentEnv } from '@codefleet/agents';
 import { parseConfig, type VerificationConfig } from '@codefleet/config';
+import { jobRunners, type JobRunners } from '@codefleet/pipeline';
 import { runProcess, type ProcessResult } from '@codefleet/process';
 import { openSandbox, type Sandbox } from '@codefleet/sandbox';
 import { createTempRepo, gitTestEnv, type TempDir, type TempRepo } from '@codefleet/testkit';
 import { feedbackFor, planVerification, runVerification, type StepResult } from '@codefleet/verify';
 import { createWorkspaceManager, type Workspace, type WorkspaceManager } from '@codefleet/workspace';
-import { jobRunners, type JobRunners } from '../sandboxed.js';
 
 /** The worker's parts, opened once. */
 export interface Worker {
