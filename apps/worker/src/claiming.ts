@@ -5,7 +5,7 @@ import type { Lease, Queue } from '@codefleet/queue';
 import type { WorkerEvents } from './monitor.js';
 
 /** The longest pause between two claims when the queue keeps failing them. */
-export const maxClaimBackoffMs = 30_000;
+const maxClaimBackoffMs = 30_000;
 
 /** How the worker claims; the fields of WorkerOptions of the same names. */
 export interface ClaimOptions {
@@ -23,7 +23,7 @@ export interface ClaimOptions {
  * What one claim came to: a job, `again` (nothing claimed, or the claim failed and was
  * backed off: look again), or `drained` (`once` and no job is left, delayed retries included).
  */
-export type Claimed = Lease | 'again' | 'drained';
+type Claimed = Lease | 'again' | 'drained';
 
 /** The worker's claims, shared by its slots. */
 export interface Claimer {

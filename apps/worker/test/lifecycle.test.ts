@@ -4,8 +4,7 @@ import { CodefleetError } from '@codefleet/core';
 import { silentLogger } from '@codefleet/log';
 import type { JobResult } from '@codefleet/pipeline';
 import { LocalQueue, type DeadLetter, type Queue } from '@codefleet/queue';
-import { sampleJob } from '@codefleet/queue/conformance';
-import { createTempDir, type TempDir } from '@codefleet/testkit';
+import { createTempDir, sampleJob, type TempDir } from '@codefleet/testkit';
 import { runWorkerProcess, type WorkerProcessOptions } from '../src/index.js';
 
 // The worker process around runWorker, against the real SQLite queue; the pipeline, the

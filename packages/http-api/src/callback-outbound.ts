@@ -16,7 +16,7 @@ export interface CallbackOutbound {
 }
 
 /** Five tries 1 s, 2 s, 4 s, 8 s apart: a receiver restarting is waited out, within a report's deadline. */
-export const callbackOutbound: Readonly<CallbackOutbound> = Object.freeze({ timeoutMs: 10_000, tries: 5 });
+const callbackOutbound: Readonly<CallbackOutbound> = Object.freeze({ timeoutMs: 10_000, tries: 5 });
 
 /** The wait before try `attempt + 1`. */
 const backoffMs = (attempt: number) => 1000 * 2 ** (attempt - 1);

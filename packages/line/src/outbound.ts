@@ -16,7 +16,7 @@ export interface LineOutbound {
 }
 
 /** Three tries 1 s and 2 s apart (longer when a rate limit says so): a blip passes, an outage is not waited out. */
-export const lineOutbound: Readonly<LineOutbound> = Object.freeze({ timeoutMs: 15_000, tries: 3 });
+const lineOutbound: Readonly<LineOutbound> = Object.freeze({ timeoutMs: 15_000, tries: 3 });
 
 /** The policy checked where it is read: a bad value fails when the client is made, not as a hang. */
 export function checkedLineOutbound(policy: Partial<LineOutbound>): LineOutbound {

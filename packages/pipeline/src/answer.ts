@@ -46,7 +46,7 @@ function answerPrompt(job: Job, memory = ''): string {
 }
 
 /** Inputs of {@link answerOnCopy}. */
-export interface AnswerInput {
+interface AnswerInput {
   deps: PipelineDeps;
   ctx: JobContext;
   tracker: RunTracker;
@@ -83,7 +83,7 @@ export async function answerJob(running: RunningJob, prepared: Prepared): Promis
  * file it wrote ({@link answerFile}), else the end of its output (CLI agents print it).
  * The stages are walked with notes saying what was skipped, so the record reads like any run.
  */
-export async function answerOnCopy(input: AnswerInput): Promise<string> {
+async function answerOnCopy(input: AnswerInput): Promise<string> {
   const { deps, ctx, tracker, agent, ws, runners, enter, memory = '' } = input;
   const now = () => (deps.now ?? (() => new Date()))();
   await enter('implementing', 'answer mode: the agent answers on a copy; nothing is committed or published');

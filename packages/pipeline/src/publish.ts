@@ -118,7 +118,7 @@ async function commitVerified(
  * the trailer naming the task (`task`: its `taskTrailerValue`, never the attempt), by which a
  * redelivery knows an earlier attempt's push as its own (see {@link pushWork}).
  */
-export function commitMessage(job: Job, prefix: string | undefined, task: string): string {
+function commitMessage(job: Job, prefix: string | undefined, task: string): string {
   const subject = `${prefix ? `${prefix} ` : ''}${job.title}`.replace(/\s+/g, ' ').slice(0, 200);
   const message = job.source.kind === 'issue' ? `${subject}\n\nFixes #${job.source.number}` : subject;
   return `${message}\n\n${taskTrailerKey}: ${task}`;

@@ -7,7 +7,7 @@ import type { PipelineDeps } from './deps.js';
  * the dashboard can say that the requester never heard how the run ended. A writer fenced
  * off (its task was taken over: `lease_lost`) did not fail to deliver; the new owner reports.
  */
-export function journalUndelivered(
+function journalUndelivered(
   deps: Pick<PipelineDeps, 'store' | 'requester'>,
   runId: string,
 ): (report: Report, error: unknown) => Promise<void> {

@@ -14,7 +14,7 @@ export const defaultReportDeadlineMs = 30_000;
  * edit a second per channel (Slack's chat.update), and stages that pass faster than this
  * are not worth an edit each: the newest waiting is sent when the gap is over.
  */
-export const defaultProgressGapMs = 2_000;
+const defaultProgressGapMs = 2_000;
 
 /** How {@link reportSafely} delivers one report. */
 export interface ReportDelivery {

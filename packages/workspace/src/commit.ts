@@ -86,10 +86,10 @@ async function fileHash(path: string): Promise<string> {
 }
 
 /** Larger files are never committed: GitHub refuses them, and git would copy them into the shared mirror first. */
-export const maxCommittedFileBytes = 100 * 1024 * 1024;
+const maxCommittedFileBytes = 100 * 1024 * 1024;
 
 /** Checked before `git add`, which would write the whole file into the mirror's object store. */
-export async function refuseHugeFiles(dir: string, files: readonly string[]): Promise<void> {
+async function refuseHugeFiles(dir: string, files: readonly string[]): Promise<void> {
   for (const file of files) {
     const info = await lstat(join(dir, file)).catch(() => undefined);
     if (info?.isFile() && info.size > maxCommittedFileBytes) {

@@ -52,7 +52,7 @@ interface GitCallOptions {
 }
 
 /** What a git call printed (stdout and stderr together, bounded) and how it exited. */
-interface GitResult {
+export interface GitResult {
   exitCode: number;
   output: string;
 }

@@ -47,7 +47,7 @@ export function finishedResponseCost(event: unknown, prices: PriceTable): number
  * count in `spentPath`, and answers `continue: false` once the count reaches the budget.
  * Anything it cannot read answers `{}`: a broken hook must not stop a run.
  */
-export function runBudgetHook(settings: BudgetHookSettings): void {
+function runBudgetHook(settings: BudgetHookSettings): void {
   let input = '';
   process.stdin.setEncoding('utf8');
   process.stdin.on('data', (chunk: string) => {

@@ -12,7 +12,7 @@ export interface GithubOutbound {
 }
 
 /** Long enough for a large diff or a slow search, short of holding a job for minutes. */
-export const githubOutbound: Readonly<GithubOutbound> = Object.freeze({ timeoutMs: 30_000 });
+const githubOutbound: Readonly<GithubOutbound> = Object.freeze({ timeoutMs: 30_000 });
 
 /** The Octokit constructor's request options: no retries. */
 export const githubRequestDefaults = { retries: 0 } as const;
