@@ -161,6 +161,7 @@ export {
   type CheckStatus,
 } from './run-facts.js';
 export { formatDuration } from './duration.js';
+export { checkedCount, checkedTimeoutMs } from './outbound.js';
 export { escapeInline, fence } from './markdown.js';
 export { formatUsd, runCostUsd } from './run-cost.js';
 export {

@@ -1,4 +1,4 @@
-import { classify } from '@codefleet/core';
+import { checkedCount, checkedTimeoutMs, classify } from '@codefleet/core';
 
 /**
  * The HTTP callback's outbound policy: the timeout of one POST, how often a POST is tried
@@ -30,10 +30,8 @@ const realSleep = (ms: number, signal?: AbortSignal) =>
 /** The policy checked where it is read: a bad value fails when the requester is made, not as a hang. */
 export function checkedCallbackOutbound(policy: Partial<CallbackOutbound>): CallbackOutbound {
   const merged = { ...callbackOutbound, ...policy };
-  if (!Number.isFinite(merged.timeoutMs) || merged.timeoutMs <= 0)
-    throw new RangeError(`callback: the POST timeout must be a positive number of ms, got ${merged.timeoutMs}`);
-  if (!Number.isInteger(merged.tries) || merged.tries < 1)
-    throw new RangeError(`callback: tries must be a whole number of 1 or more, got ${merged.tries}`);
+  checkedTimeoutMs('callback', merged.timeoutMs, 'the POST timeout');
+  checkedCount('callback', 'tries', merged.tries, 1);
   return merged;
 }
 

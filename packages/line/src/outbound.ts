@@ -1,4 +1,4 @@
-import { classify } from '@codefleet/core';
+import { checkedCount, checkedTimeoutMs, classify } from '@codefleet/core';
 
 /**
  * LINE's outbound policy: the timeout of one Messaging API call and how often a push is
@@ -21,10 +21,8 @@ const lineOutbound: Readonly<LineOutbound> = Object.freeze({ timeoutMs: 15_000, 
 /** The policy checked where it is read: a bad value fails when the client is made, not as a hang. */
 export function checkedLineOutbound(policy: Partial<LineOutbound>): LineOutbound {
   const merged = { ...lineOutbound, ...policy };
-  if (!Number.isFinite(merged.timeoutMs) || merged.timeoutMs <= 0)
-    throw new RangeError(`line: the request timeout must be a positive number of ms, got ${merged.timeoutMs}`);
-  if (!Number.isInteger(merged.tries) || merged.tries < 1)
-    throw new RangeError(`line: tries must be a whole number of 1 or more, got ${merged.tries}`);
+  checkedTimeoutMs('line', merged.timeoutMs);
+  checkedCount('line', 'tries', merged.tries, 1);
   return merged;
 }
 

@@ -1,4 +1,5 @@
 import type { WebClientOptions } from '@slack/web-api';
+import { checkedCount, checkedTimeoutMs } from '@codefleet/core';
 
 /**
  * Slack's outbound policy: every Web API client codefleet makes (the requester's and the
@@ -20,10 +21,8 @@ export const slackOutbound: Readonly<SlackOutbound> = Object.freeze({ timeoutMs:
 
 /** The policy checked once where it is read: a bad value fails at start, not as a hang. */
 function checked(policy: SlackOutbound): SlackOutbound {
-  if (!Number.isFinite(policy.timeoutMs) || policy.timeoutMs <= 0)
-    throw new RangeError(`slack: the request timeout must be a positive number of ms, got ${policy.timeoutMs}`);
-  if (!Number.isInteger(policy.retries) || policy.retries < 0)
-    throw new RangeError(`slack: retries must be a whole number of 0 or more, got ${policy.retries}`);
+  checkedTimeoutMs('slack', policy.timeoutMs);
+  checkedCount('slack', 'retries', policy.retries, 0);
   return policy;
 }
 

@@ -1,4 +1,5 @@
 import type { Octokit } from '@octokit/rest';
+import { checkedTimeoutMs } from '@codefleet/core';
 
 /**
  * GitHub's outbound policy: the request timeout and retries of every call the GitHub client
@@ -22,9 +23,7 @@ export const githubRequestDefaults = { retries: 0 } as const;
  * deadline) and the timeout, whichever fires first, abort the HTTP request.
  */
 export function enforceGithubOutbound(octokit: Octokit, policy: GithubOutbound = githubOutbound): void {
-  const { timeoutMs } = policy;
-  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
-    throw new RangeError(`github: the request timeout must be a positive number of ms, got ${timeoutMs}`);
+  const timeoutMs = checkedTimeoutMs('github', policy.timeoutMs);
   octokit.hook.before('request', (options) => {
     const own = options.request?.signal as AbortSignal | undefined;
     const timeout = AbortSignal.timeout(timeoutMs);
