@@ -86,7 +86,7 @@ describe('fleet commands', () => {
     );
     expect(table[1]).toMatch(
       new RegExp(
-        `^${id} +open +done +succeeded +1 +#1 +\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}Z +[\\d.]+ m?s +\\S+:${process.pid}:[0-9a-f]{6} +script +cli +Add a line$`,
+        `^${id} +open +done +succeeded +1 +#1 +\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}Z +(?:\\d+ms|[\\d.]+s|\\d+[mhd] \\d{2}[smh]) +\\S+:${process.pid}:[0-9a-f]{6} +script +cli +Add a line$`,
       ),
     );
     // A stopped worker has left the registry.
