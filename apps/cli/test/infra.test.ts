@@ -270,8 +270,7 @@ describe('deployment material (infra/, docker-compose.yml)', () => {
       value
         .replaceAll('/etc/codefleet/config.yaml', join(root, 'config.yaml'))
         .replaceAll('/var/lib/codefleet', join(dir.path, 'data'))
-        .replaceAll('/opt/codefleet', root.replace(/\/$/, ''))
-        .replaceAll('9190', String(port));
+        .replaceAll('/opt/codefleet', root.replace(/\/$/, ''));
     // What /etc/codefleet/env would hold for an HTTP API.
     const env: Record<string, string> = {
       ...baseEnv(),
@@ -279,8 +278,8 @@ describe('deployment material (infra/, docker-compose.yml)', () => {
       CODEFLEET_HTTP_API_PORT: String(apiPort),
       CODEFLEET_API_TOKEN: 'api-token-0123456789',
       GITHUB_TOKEN: 'stand-in-github-token',
-      // The unit serves everything on serve's one port (8787); here on a free port, as every test service.
-      CODEFLEET_SERVE_PORT: String(await freePort()),
+      // The unit serves everything, /healthz included, on serve's one port (8787); here on a free port.
+      CODEFLEET_SERVE_PORT: String(port),
     };
     for (const assignment of unit.get('Environment') ?? []) {
       const [name, ...value] = local(assignment).split('=');
@@ -303,7 +302,7 @@ describe('deployment material (infra/, docker-compose.yml)', () => {
     expect(exitCode).toBe(0);
   }, 40_000);
 
-  it('compose and kubernetes: the producers get only variables codefleet reads, and are probed on the health port serve opens', () => {
+  it("compose and kubernetes: the producers get only variables codefleet reads, and are probed on serve's one port", () => {
     const compose = parseYaml(read('docker-compose.yml')) as {
       services: Record<
         string,
@@ -313,8 +312,8 @@ describe('deployment material (infra/, docker-compose.yml)', () => {
     const producer = compose.services.producer!;
     for (const name of Object.keys(producer.environment ?? {}))
       expect(known(name) ? name : `unknown ${name}`).toBe(name);
-    const healthPort = producer.command![producer.command!.indexOf('--health-port') + 1]!;
-    expect(producer.healthcheck!.test.join(' ')).toContain(`127.0.0.1:${healthPort}/healthz`);
+    expect(producer.command).toEqual(['serve']);
+    expect(producer.healthcheck!.test.join(' ')).toContain(`127.0.0.1:${defaults.serve.port}/healthz`);
 
     type Pod = {
       spec: {
@@ -337,7 +336,8 @@ describe('deployment material (infra/, docker-compose.yml)', () => {
     expect(container.args.slice(0, 1)).toEqual(['serve']);
     for (const { name } of container.env) expect(known(name) ? name : `unknown ${name}`).toBe(name);
     const probePort = container.ports.find((p) => p.name === container.livenessProbe.httpGet.port)!.containerPort;
-    expect(String(probePort)).toBe(container.args[container.args.indexOf('--health-port') + 1]);
+    expect(container.args).toEqual(['serve']);
+    expect(probePort).toBe(defaults.serve.port);
     expect(container.livenessProbe.httpGet.path).toBe('/healthz');
   });
 
