@@ -106,7 +106,8 @@ describe('the container image (infra/container/Dockerfile)', () => {
     const manifests = all.find((s) => s.name === 'manifests')!;
     const pick = commandsOf(manifests, 'RUN').find((run) => run.includes('/manifests'))!;
     const out = join(dir.path, 'manifests');
-    runHere(pick.replaceAll('/manifests', out));
+    // Both of the stage's folders land in this test's temp dir, never at the host's root.
+    runHere(pick.replace(/\/(runtime-)?manifests\b/g, (_, runtime?: string) => (runtime ? `${out}-runtime` : out)));
     expect(files(out)).toEqual(
       ['.npmrc', 'package-lock.json', 'package.json', ...workspaceDirs().map((d) => `${d}/package.json`)].sort(),
     );

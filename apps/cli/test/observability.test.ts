@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parse as parseYaml } from 'yaml';
+import { parseConfig } from '@codefleet/config';
 import { LocalQueue } from '@codefleet/queue';
 import { createTempDir, type TempDir } from '@codefleet/testkit';
 import { WorkerMonitor } from '@codefleet/worker';
@@ -118,6 +119,7 @@ describe('observability material (infra/grafana, infra/prometheus)', () => {
           .matchAll(/\b(CODEFLEET_METRICS_(?:PORT|HOST))=(\S+)/g),
       ].map((m) => [m[1]!, m[2]!]),
     );
+    const serveDefaults = parseConfig('', { env: {}, baseDir: root, hostname: 'h' }).config.serve;
     const served = new Map<string, { port: string; host: string }>();
     for (const [name, service] of Object.entries(compose.services)) {
       if (service.build?.dockerfile !== 'infra/container/Dockerfile') continue;
@@ -126,8 +128,12 @@ describe('observability material (infra/grafana, infra/prometheus)', () => {
       const env = { ...imageEnv, ...service.environment };
       served.set(
         name,
+        // serve answers /metrics on its one port, or on --health-port when one is given.
         service.command?.[0] === 'serve'
-          ? { port: flag('--health-port')!, host: flag('--health-host') ?? '127.0.0.1' }
+          ? {
+              port: flag('--health-port') ?? env.CODEFLEET_SERVE_PORT ?? String(serveDefaults.port),
+              host: flag('--health-host') ?? env.CODEFLEET_SERVE_HOST ?? serveDefaults.host,
+            }
           : { port: env.CODEFLEET_METRICS_PORT!, host: env.CODEFLEET_METRICS_HOST ?? '127.0.0.1' },
       );
     }
