@@ -70,7 +70,8 @@ for (const dir of workspaces) {
         `${name}: ${suite.name.slice(dir.length + 1)} could not run: ${suite.message.split('\n').find((l) => l.trim()) ?? ''}`,
       );
     }
-    for (const failure of failures) problems.push(`${name}: ${failure.fullName}`);
+    for (const failure of failures)
+      problems.push(`${name}: ${failure.fullName}${gist(failure.failureMessages?.[0] ?? '')}`);
   }
 }
 if (turbo.status !== 0 && failed === 0) {
@@ -81,6 +82,19 @@ printSlowest(durations, 10);
 if (problems.length > 0) console.log(`\nFailures:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed > 0 ? 1 : 0);
+
+// The start of a failure's message, indented under its name: a CI log is often read only from
+// its tail, and the name alone does not say why (a property test's seed, an expected value).
+function gist(message) {
+  const lines = message
+    // eslint-disable-next-line no-control-regex
+    .replace(/\u001b\[[0-9;]*m/g, '')
+    .split('\n')
+    .filter((line) => line.trim() !== '' && !/^\s+at /.test(line))
+    .slice(0, 8)
+    .map((line) => `      ${line.trim().slice(0, 200)}`);
+  return lines.length === 0 ? '' : `\n${lines.join('\n')}`;
+}
 
 // The files that cost the suite most, so a new slow test shows up in the run that added it.
 // Wall times: under load they overstate, but the order is what tells where to look.

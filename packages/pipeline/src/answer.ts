@@ -146,7 +146,7 @@ async function answerOnCopy(input: AnswerInput): Promise<string> {
   }
   if (result.budgetExceeded) throw await budgetStop(deps, agent, tracker.run, limits, left, result.detail);
   const written = await readAnswerFile(ws.dir);
-  const answer = (written ?? (result.outcome === 'failed' ? '' : result.outputTail)).trim();
+  const answer = (written ?? (result.outcome === 'failed' ? '' : withoutNodeWarnings(result.outputTail))).trim();
   if (answer === '') {
     throw new CodefleetError(
       'agent_failed',
@@ -187,4 +187,16 @@ async function readAnswerFile(workdir: string): Promise<string | undefined> {
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * The output without Node's own runtime warnings (`(node:12) [UNDICI-EHPA] Warning: …` and its
+ * `(Use \`node --trace-warnings …\`)` line): Node 22 prints one in every run, as the sandbox sets
+ * NODE_USE_ENV_PROXY, and a warning is no answer.
+ */
+function withoutNodeWarnings(output: string): string {
+  return output
+    .split('\n')
+    .filter((line) => !/^\(node:\d+\) (\[[\w-]+\] )?\w*Warning: /.test(line) && !/^\(Use `node --trace-/.test(line))
+    .join('\n');
 }

@@ -93,4 +93,17 @@ console.log('linked');
     expect(await h.store.get(job.id)).toMatchObject({ outcome: 'failed', error: { code: 'agent_failed' } });
     expect(setup.reports.filter((r) => r.kind !== 'progress').map((r) => r.kind)).toEqual(['started', 'failed']);
   });
+
+  it("Node's own runtime warnings are no answer (Node 22 prints one in every sandboxed run)", async () => {
+    const setup = await answerHarness();
+    h = setup.h;
+    await h.agent("process.emitWarning('EnvHttpProxyAgent is experimental', { code: 'UNDICI-EHPA' });");
+    const job = h.job({ mode: 'answer', route });
+    await h.drain(job);
+    expect(await h.store.get(job.id)).toMatchObject({ outcome: 'failed', error: { code: 'agent_failed' } });
+    await h.agent("process.emitWarning('old', 'DeprecationWarning'); console.log('The answer.');");
+    const second = h.job({ mode: 'answer', route });
+    await h.drain(second);
+    expect((await h.store.get(second.id))?.answer).toBe('The answer.');
+  });
 });

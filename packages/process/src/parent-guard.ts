@@ -74,5 +74,15 @@ export function guardedArgv(
   nodeOptions: string | undefined,
   parentPid: number = process.pid,
 ): string[] {
-  return [process.execPath, '-e', guardSource, String(parentPid), JSON.stringify(nodeOptions ?? null), ...argv];
+  // `--no-warnings`: the guard's stderr is the program's; a warning of its own (Node 22's
+  // about NODE_USE_ENV_PROXY in a run's environment) would read as the program's output.
+  return [
+    process.execPath,
+    '--no-warnings',
+    '-e',
+    guardSource,
+    String(parentPid),
+    JSON.stringify(nodeOptions ?? null),
+    ...argv,
+  ];
 }

@@ -61,7 +61,9 @@ export function wardenCommand(
     Object.entries(rest).filter((entry): entry is [string, string] => entry[1] !== undefined),
   );
   return {
-    argv: [parts.node, wardenScript, JSON.stringify(config), '--', ...limited, program, ...args],
+    // `--no-warnings`: the warden's stderr is the program's, and Node 22 warns at start that
+    // NODE_USE_ENV_PROXY (meant for the program) is experimental. Children do not inherit it.
+    argv: [parts.node, '--no-warnings', wardenScript, JSON.stringify(config), '--', ...limited, program, ...args],
     env: { ...defined, ...proxied, HOME: sandboxHome, TMPDIR: '/tmp' },
   };
 }
