@@ -2,4 +2,7 @@ import { jestConfig } from '../../jest.preset.js';
 
 // Whole jobs run here (several agent runs, sandboxed checks, installs): the timeout guards
 // against a hang, and must not fail a slow but correct run on a loaded 2-core machine.
-export default jestConfig({ testTimeout: 180_000 });
+// Files run side by side (jest's default on 2 cores is one at a time): this package's
+// tests mostly wait on real processes, and run one by one they were the suite's longest
+// chain (see the slowest files `npm test` prints).
+export default jestConfig({ testTimeout: 180_000, maxWorkers: 2 });
