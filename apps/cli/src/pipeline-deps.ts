@@ -2,24 +2,23 @@ import { join } from 'node:path';
 import { buildAgentEnv, createAgent, patchPolicyFrom, pricesFrom, type Agent } from '@codefleet/agents';
 import type { Config, LoadedConfig } from '@codefleet/config';
 import { CodefleetError } from '@codefleet/core';
-import {
-  createGithubForge,
-  createLocalForge,
-  githubAppTokens,
-  githubCredentialEnv,
-  staticToken,
-  type Forge,
-  type IssueTracker,
-  type TokenSource,
-} from '@codefleet/forge';
+import { createLocalForge, type Forge, type IssueTracker } from '@codefleet/forge';
 import type { Logger, SecretRegistry } from '@codefleet/log';
 import type { PipelineDeps, PipelineSettings } from '@codefleet/pipeline';
-import { cliRequester, createIssueRequester, requesterFor, type Requester } from '@codefleet/requester';
+import { cliRequester, requesterFor, type Requester } from '@codefleet/requester';
 import type { Sandbox } from '@codefleet/sandbox';
 import type { RunStore } from '@codefleet/store';
 import type { WorkspaceManager } from '@codefleet/workspace';
 import { outerPolicyOf } from './outer-policy.js';
 import { escalationSettings } from './escalation-settings.js';
+import {
+  createGithubForge,
+  githubAppTokens,
+  githubCredentialEnv,
+  staticToken,
+  type TokenSource,
+  createIssueRequester,
+} from '@codefleet/github';
 
 // What a job needs beyond the queue and the store: the forge, working copies, agents and
 // the pipeline's settings. The runtime imports this module on first use, so a worker that

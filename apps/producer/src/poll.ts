@@ -1,9 +1,9 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { classify, escapeInline } from '@codefleet/core';
-import type { GithubChecks, GithubIssues } from '@codefleet/forge';
 import { followUpFromCi } from './ci-feedback.js';
 import { cancelFromIssue, triggerFromIssue, type TriggerDeps, type TriggerOutcome } from './trigger.js';
+import type { GithubChecks, GithubIssues } from '@codefleet/github';
 
 /** What the poller reads GitHub through: its issues (one client, one error mapping). */
 export type PollDeps = TriggerDeps & {

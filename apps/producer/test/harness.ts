@@ -1,8 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { createIssueRequester } from '@codefleet/requester';
-import { createGithubForge, type GithubForge } from '@codefleet/forge';
 import { createLogger, SecretRegistry, type Logger } from '@codefleet/log';
 import { LocalQueue } from '@codefleet/queue';
 import { SqliteRunStore } from '@codefleet/store';
@@ -15,6 +13,7 @@ import {
   type TriggerDeps,
   type WebhookServer,
 } from '../src/index.js';
+import { createIssueRequester, createGithubForge, type GithubForge } from '@codefleet/github';
 
 const labels = {
   queued: 'codefleet:queued',

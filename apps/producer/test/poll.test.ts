@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { createIssueRequester } from '@codefleet/requester';
-import { createGithubForge, pushedMarker } from '@codefleet/forge';
+import { pushedMarker } from '@codefleet/forge';
 import { silentLogger } from '@codefleet/log';
 import { LocalQueue } from '@codefleet/queue';
 import { SqliteRunStore } from '@codefleet/store';
@@ -14,6 +13,7 @@ import {
   type TempDir,
 } from '@codefleet/testkit';
 import { ciJobId, createPoller, type PollDeps } from '../src/index.js';
+import { createIssueRequester, createGithubForge } from '@codefleet/github';
 
 const labels = {
   queued: 'codefleet:queued',

@@ -2,8 +2,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { createJob } from '@codefleet/core';
-import { createGithubForge, githubCredentialEnv, pushedShaOf } from '@codefleet/forge';
-import { createIssueRequester } from '@codefleet/requester';
+import { pushedShaOf } from '@codefleet/forge';
 
 const labels = {
   queued: 'codefleet:queued',
@@ -16,6 +15,7 @@ import { git, gitTestEnv, startGithubStandIn, type GithubStandIn } from '@codefl
 import { branchName, createWorkspaceManager } from '@codefleet/workspace';
 import { runJob } from '../src/index.js';
 import { createHarness, projectFiles, type Harness } from './harness.js';
+import { createGithubForge, githubCredentialEnv, createIssueRequester } from '@codefleet/github';
 
 // The whole pipeline publishing to the GitHub STAND-IN through the real Octokit adapter:
 // clone and push over smart HTTP with the token from a credential helper, the pull request

@@ -6,12 +6,12 @@ import { createJob, type Job } from '@codefleet/core';
 import { createLocalForge, type LocalForge } from '@codefleet/forge';
 import { silentLogger } from '@codefleet/log';
 import { LocalQueue, settleLease } from '@codefleet/queue';
-import { createIssueRequester, type ProgressLabels } from '@codefleet/requester';
 import { SqliteRunStore } from '@codefleet/store';
 import { createTempDir, createTempRepo, git, gitTestEnv, type TempDir } from '@codefleet/testkit';
 import { openSandbox, type Sandbox, type SandboxSettings } from '@codefleet/sandbox';
 import { createWorkspaceManager } from '@codefleet/workspace';
 import { runJob, type PipelineDeps, type PipelineSettings } from '../src/index.js';
+import { createIssueRequester, type ProgressLabels } from '@codefleet/github';
 
 /** A small Node project whose build loads every module and whose tests use node:test. */
 export const projectFiles: Record<string, string> = {

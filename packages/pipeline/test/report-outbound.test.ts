@@ -1,7 +1,5 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { createGithubForge, githubCredentialEnv } from '@codefleet/forge';
-import { createIssueRequester } from '@codefleet/requester';
 import { createSlackClient, createSlackRequester } from '@codefleet/slack';
 import {
   gitTestEnv,
@@ -12,6 +10,7 @@ import {
 } from '@codefleet/testkit';
 import { createWorkspaceManager } from '@codefleet/workspace';
 import { createHarness, implementsFeature, projectFiles, type Harness } from './harness.js';
+import { createGithubForge, githubCredentialEnv, createIssueRequester } from '@codefleet/github';
 
 // Reporting never blocks work, against the real stand-ins speaking the wire protocols: a
 // platform that accepts requests and never answers, and one that rate-limits every edit.

@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { CodefleetError } from '@codefleet/core';
-import { GithubForge, type GithubChecks, type GithubIssues } from '@codefleet/forge';
 import type { FastifyInstance } from 'fastify';
 import {
   createDeliveryProcessor,
@@ -13,6 +12,7 @@ import {
 import { queueSettingsFromConfig, type QueueSettings } from '@codefleet/queue';
 import { sideQueueSettings } from './side-queue.js';
 import { requireFleetKey, type Runtime } from '../runtime.js';
+import { GithubForge, type GithubChecks, type GithubIssues } from '@codefleet/github';
 
 async function triggerDeps(rt: Runtime): Promise<TriggerDeps & { issues: GithubIssues; checks: GithubChecks }> {
   requireFleetKey(rt);
