@@ -3,6 +3,14 @@ import { buildAgentEnv, createAgent, patchPolicyFrom, pricesFrom, type Agent } f
 import type { Config, LoadedConfig } from '@codefleet/config';
 import { CodefleetError } from '@codefleet/core';
 import { createLocalForge, type Forge, type IssueTracker } from '@codefleet/forge';
+import {
+  createGithubForge,
+  createIssueRequester,
+  githubAppTokens,
+  githubCredentialEnv,
+  staticToken,
+  type TokenSource,
+} from '@codefleet/github';
 import type { Logger, SecretRegistry } from '@codefleet/log';
 import type { PipelineDeps, PipelineSettings } from '@codefleet/pipeline';
 import { cliRequester, requesterFor, type Requester } from '@codefleet/requester';
@@ -11,14 +19,6 @@ import type { RunStore } from '@codefleet/store';
 import type { WorkspaceManager } from '@codefleet/workspace';
 import { outerPolicyOf } from './outer-policy.js';
 import { escalationSettings } from './escalation-settings.js';
-import {
-  createGithubForge,
-  githubAppTokens,
-  githubCredentialEnv,
-  staticToken,
-  type TokenSource,
-  createIssueRequester,
-} from '@codefleet/github';
 
 // What a job needs beyond the queue and the store: the forge, working copies, agents and
 // the pipeline's settings. The runtime imports this module on first use, so a worker that

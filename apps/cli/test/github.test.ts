@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { loadConfig } from '@codefleet/config';
 import { pushedMarker } from '@codefleet/forge';
+import { followUpFromReview, type GithubForge } from '@codefleet/github';
 import { silentLogger } from '@codefleet/log';
-import { followUpFromReview } from '@codefleet/producer';
 import { createHmac } from 'node:crypto';
 import {
   createTempDir,
@@ -20,7 +20,6 @@ import { followUpQueueSuffix } from '../src/commands/serve-slack.js';
 import { sideQueueSettings } from '../src/commands/side-queue.js';
 import { runCli } from '../src/index.js';
 import { openRuntime } from '../src/runtime.js';
-import type { GithubForge } from '@codefleet/github';
 
 // The codefleet CLI end to end on the GitHub STAND-IN: a person labels an issue, the
 // poller queues it, a worker runs a scripted agent (stand-in for a model) and opens the

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
+import { createIssueRequester } from '@codefleet/github';
 import { type Report } from '@codefleet/requester';
 import { runJob } from '../src/index.js';
 import { createHarness, implementsFeature, type Harness } from './harness.js';
-import { createIssueRequester } from '@codefleet/github';
 
 // A redelivery of finished work (the ack was lost, maybe with the worker before it told
 // anyone) converges without redoing the job, and sends the final report again: the place

@@ -3,11 +3,11 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { createJob, type Job } from '@codefleet/core';
 import { pushedShaOf, taskTrailer } from '@codefleet/forge';
+import { createGithubForge, createIssueRequester, githubCredentialEnv } from '@codefleet/github';
 import { git, gitTestEnv, startGithubStandIn, type GithubStandIn } from '@codefleet/testkit';
 import { createWorkspaceManager, type WorkspaceManager } from '@codefleet/workspace';
 import { runJob } from '../src/index.js';
 import { createHarness, projectFiles, type Harness } from './harness.js';
-import { createGithubForge, githubCredentialEnv, createIssueRequester } from '@codefleet/github';
 
 // A follow-up (a CI round, a review) is queued while its pull request is open and its branch
 // is codefleet's; these tests change that world after the queueing, on the GitHub STAND-IN

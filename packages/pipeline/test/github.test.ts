@@ -10,12 +10,12 @@ const labels = {
   prOpened: 'codefleet:pr-opened',
   failed: 'codefleet:failed',
 };
+import { createGithubForge, createIssueRequester, githubCredentialEnv } from '@codefleet/github';
 import { createLogger } from '@codefleet/log';
 import { git, gitTestEnv, startGithubStandIn, type GithubStandIn } from '@codefleet/testkit';
 import { branchName, createWorkspaceManager } from '@codefleet/workspace';
 import { runJob } from '../src/index.js';
 import { createHarness, projectFiles, type Harness } from './harness.js';
-import { createGithubForge, githubCredentialEnv, createIssueRequester } from '@codefleet/github';
 
 // The whole pipeline publishing to the GitHub STAND-IN through the real Octokit adapter:
 // clone and push over smart HTTP with the token from a credential helper, the pull request

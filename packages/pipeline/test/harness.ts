@@ -4,6 +4,7 @@ import { buildAgentEnv, createScriptAgent } from '@codefleet/agents';
 import { parseConfig } from '@codefleet/config';
 import { createJob, type Job } from '@codefleet/core';
 import { createLocalForge, type LocalForge } from '@codefleet/forge';
+import { createIssueRequester, type ProgressLabels } from '@codefleet/github';
 import { silentLogger } from '@codefleet/log';
 import { LocalQueue, settleLease } from '@codefleet/queue';
 import { SqliteRunStore } from '@codefleet/store';
@@ -11,7 +12,6 @@ import { createTempDir, createTempRepo, git, gitTestEnv, type TempDir } from '@c
 import { openSandbox, type Sandbox, type SandboxSettings } from '@codefleet/sandbox';
 import { createWorkspaceManager } from '@codefleet/workspace';
 import { runJob, type PipelineDeps, type PipelineSettings } from '../src/index.js';
-import { createIssueRequester, type ProgressLabels } from '@codefleet/github';
 
 /** A small Node project whose build loads every module and whose tests use node:test. */
 export const projectFiles: Record<string, string> = {

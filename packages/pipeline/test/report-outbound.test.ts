@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
+import { createGithubForge, createIssueRequester, githubCredentialEnv } from '@codefleet/github';
 import { createSlackClient, createSlackRequester } from '@codefleet/slack';
 import {
   gitTestEnv,
@@ -10,7 +11,6 @@ import {
 } from '@codefleet/testkit';
 import { createWorkspaceManager } from '@codefleet/workspace';
 import { createHarness, implementsFeature, projectFiles, type Harness } from './harness.js';
-import { createGithubForge, githubCredentialEnv, createIssueRequester } from '@codefleet/github';
 
 // Reporting never blocks work, against the real stand-ins speaking the wire protocols: a
 // platform that accepts requests and never answers, and one that rate-limits every edit.

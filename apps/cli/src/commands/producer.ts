@@ -5,14 +5,16 @@ import type { FastifyInstance } from 'fastify';
 import {
   createDeliveryProcessor,
   createPoller,
+  GithubForge,
   githubWebhookRoutes,
   startWebhookServer,
+  type GithubChecks,
+  type GithubIssues,
   type TriggerDeps,
-} from '@codefleet/producer';
+} from '@codefleet/github';
 import { queueSettingsFromConfig, type QueueSettings } from '@codefleet/queue';
 import { sideQueueSettings } from './side-queue.js';
 import { requireFleetKey, type Runtime } from '../runtime.js';
-import { GithubForge, type GithubChecks, type GithubIssues } from '@codefleet/github';
 
 async function triggerDeps(rt: Runtime): Promise<TriggerDeps & { issues: GithubIssues; checks: GithubChecks }> {
   requireFleetKey(rt);

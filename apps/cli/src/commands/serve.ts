@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ChatService } from '@codefleet/chat';
 import { CodefleetError } from '@codefleet/core';
+import { GithubForge } from '@codefleet/github';
 import { createHttpApp, listen, mountNodeHandler, type Listening, type NodeHandler } from '@codefleet/http-server';
 import { queueSettingsFromConfig } from '@codefleet/queue';
 import { requireFleetKey, type Runtime } from '../runtime.js';
@@ -8,7 +9,6 @@ import { untilSignal } from './producer.js';
 import { healthRoutes, listenHealth, ownPort, serveDashboard, servePrefixes } from './serve-http.js';
 import { createProducerMetrics } from './serve-metrics.js';
 import { sideQueueSettings } from './side-queue.js';
-import { GithubForge } from '@codefleet/github';
 
 /** The suffix of the queue LINE events are recorded in before their 200: `<queue.name>-line-inbox`. */
 export const lineInboxSuffix = 'line-inbox';

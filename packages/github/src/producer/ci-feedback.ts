@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { ciFollowUpRequestId, createJob, maxBodyChars, type Job } from '@codefleet/core';
 import { pushedShaOf } from '@codefleet/forge';
+import type { CiPull, CommitChecks } from '../api/github-checks.js';
 import { checkNames, ciFeedbackSection } from './ci-task.js';
 import {
   alreadyRan,
@@ -10,7 +11,6 @@ import {
   type TriggerDeps,
   type TriggerOutcome,
 } from './trigger.js';
-import type { CiPull, CommitChecks } from '@codefleet/github';
 
 /** Checks that finished on a commit of a codefleet branch, from a webhook or a poll. */
 export interface CiRequest {

@@ -12,8 +12,7 @@ import {
   type GithubStandIn,
   type TempDir,
 } from '@codefleet/testkit';
-import { ciJobId, createPoller, type PollDeps } from '../src/index.js';
-import { createIssueRequester, createGithubForge } from '@codefleet/github';
+import { ciJobId, createGithubForge, createIssueRequester, createPoller, type PollDeps } from '../../src/index.js';
 
 const labels = {
   queued: 'codefleet:queued',

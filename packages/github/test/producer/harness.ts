@@ -6,14 +6,16 @@ import { LocalQueue } from '@codefleet/queue';
 import { SqliteRunStore } from '@codefleet/store';
 import { createTempDir, gitTestEnv, startGithubStandIn, type GithubStandIn, type TempDir } from '@codefleet/testkit';
 import {
-  createDeliveryProcessor,
-  startWebhookServer,
   type CiFeedbackSettings,
+  createDeliveryProcessor,
+  createGithubForge,
+  createIssueRequester,
   type DeliveryProcessor,
+  type GithubForge,
+  startWebhookServer,
   type TriggerDeps,
   type WebhookServer,
-} from '../src/index.js';
-import { createIssueRequester, createGithubForge, type GithubForge } from '@codefleet/github';
+} from '../../src/index.js';
 
 const labels = {
   queued: 'codefleet:queued',

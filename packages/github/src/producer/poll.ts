@@ -1,9 +1,10 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { classify, escapeInline } from '@codefleet/core';
+import type { GithubChecks } from '../api/github-checks.js';
+import type { GithubIssues } from '../api/github-issues.js';
 import { followUpFromCi } from './ci-feedback.js';
 import { cancelFromIssue, triggerFromIssue, type TriggerDeps, type TriggerOutcome } from './trigger.js';
-import type { GithubChecks, GithubIssues } from '@codefleet/github';
 
 /** What the poller reads GitHub through: its issues (one client, one error mapping). */
 export type PollDeps = TriggerDeps & {
