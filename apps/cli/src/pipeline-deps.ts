@@ -2,19 +2,18 @@ import { join } from 'node:path';
 import { buildAgentEnv, createAgent, patchPolicyFrom, pricesFrom, type Agent } from '@codefleet/agents';
 import type { Config, LoadedConfig } from '@codefleet/config';
 import { CodefleetError } from '@codefleet/core';
+import { createLocalForge, type Forge, type IssueTracker } from '@codefleet/forge';
 import {
   createGithubForge,
-  createLocalForge,
+  createIssueRequester,
   githubAppTokens,
   githubCredentialEnv,
   staticToken,
-  type Forge,
-  type IssueTracker,
   type TokenSource,
-} from '@codefleet/forge';
+} from '@codefleet/github';
 import type { Logger, SecretRegistry } from '@codefleet/log';
 import type { PipelineDeps, PipelineSettings } from '@codefleet/pipeline';
-import { cliRequester, createIssueRequester, requesterFor, type Requester } from '@codefleet/requester';
+import { cliRequester, requesterFor, type Requester } from '@codefleet/requester';
 import type { Sandbox } from '@codefleet/sandbox';
 import type { RunStore } from '@codefleet/store';
 import type { WorkspaceManager } from '@codefleet/workspace';

@@ -2,9 +2,9 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { loadConfig } from '@codefleet/config';
-import { pushedMarker, type GithubForge } from '@codefleet/forge';
+import { pushedMarker } from '@codefleet/forge';
+import { followUpFromReview, type GithubForge } from '@codefleet/github';
 import { silentLogger } from '@codefleet/log';
-import { followUpFromReview } from '@codefleet/producer';
 import { createHmac } from 'node:crypto';
 import {
   createTempDir,

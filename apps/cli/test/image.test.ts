@@ -200,7 +200,7 @@ describe('the container image (infra/container/Dockerfile)', () => {
     for (const dist of [
       'apps/worker/dist/index.js',
       'packages/pipeline/dist/index.js',
-      'apps/producer/dist/index.js',
+      'packages/github/dist/index.js',
       'packages/agents/dist/index.js',
     ]) {
       expect(reached).toContain(dist);

@@ -6,7 +6,7 @@ import { z } from 'zod';
 
 /**
  * The chat inbox: a Slack or LINE event recorded durably before the platform is answered,
- * as the GitHub webhook records its deliveries (`apps/producer`), and acted on from the
+ * as the GitHub webhook records its deliveries (`@codefleet/github`), and acted on from the
  * record. Neither platform re-sends an event it had an answer for, so the record is what
  * keeps a message whose process died before it was queued. The record is the event as
  * the platform sent it, reduced to what its producer reads; the producer's `handle` must

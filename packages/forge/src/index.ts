@@ -1,5 +1,6 @@
-// Public API of @codefleet/forge: the forge port and its local adapter. The contract
-// suite every adapter runs is test code, in test/contract.
+// Public API of @codefleet/forge: the forge port, the input checks and fenced git push every
+// adapter shares, and the local adapter. GitHub's adapter lives in @codefleet/github. The
+// contract suite every adapter runs is test code, at `@codefleet/forge/contract`.
 export type {
   Comment,
   CommentTarget,
@@ -13,28 +14,10 @@ export type {
   PullRequestState,
 } from './port.js';
 export { checkMarker, parseMarker, pushedMarker, pushedShaOf, renderMarked } from './marker.js';
-export { limits } from './checks.js';
-export { judgeTip, ownStaleTip, type GitOptions, type TipVerdict } from './git/git.js';
+export { checkBody, checkBranch, checkLabel, checkPullRequestInput, checkSha, limits, targetKey } from './checks.js';
+export { judgeTip, ownStaleTip, pushFenced, remoteBranches, type GitOptions, type TipVerdict } from './git/git.js';
 export { taskTrailer, taskTrailerKey, taskTrailerValue } from './git/task-trailer.js';
 export { LocalForge, createLocalForge, defaultGitTimeoutMs, type LocalForgeOptions } from './local/local-forge.js';
-export { GithubForge, createGithubForge, githubCredentialEnv, type GithubForgeOptions } from './github/github-forge.js';
-export { GithubIssues, createGithubIssues, type GithubPermission, type GithubTask } from './github/github-issues.js';
-export {
-  GithubChecks,
-  maxJobLogBytes,
-  type CiPull,
-  type CommitChecks,
-  type FailedCheck,
-} from './github/github-checks.js';
-export type { GithubApiOptions } from './github/client.js';
-export {
-  githubFailure,
-  rateLimitOf,
-  retryAfterMs,
-  secondaryLimitFloorMs,
-  type RateLimitKind,
-} from './github/errors.js';
-export { githubAppTokens, staticToken, type GithubAppAuth, type TokenSource } from './github/app-auth.js';
 export {
   createPullRequestStates,
   pullRequestKey,

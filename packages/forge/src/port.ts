@@ -2,7 +2,7 @@
  * The forge port: where a finished job is published (a branch, a pull request); comments
  * and labels on issues are the {@link IssueTracker}'s. Adapters: `local` (a path or git URL
  * plus a SQLite record of pull requests and comments) and `github` (REST API + git push
- * with a credential helper). The shapes follow GitHub's REST API.
+ * with a credential helper; in `@codefleet/github`). The shapes follow GitHub's REST API.
  *
  * **Promises** (every adapter; the contract suite in `test/contract` checks them):
  * - Every write is an idempotent `ensure*`: calling it again with the same input, after a
@@ -30,7 +30,7 @@ export interface Forge {
   /**
    * The URL (or path) working copies clone and fetch `repo` from. Never holds
    * credentials: a forge that needs them supplies a credential helper (see
-   * `githubCredentialEnv`), so the URL can be logged.
+   * `@codefleet/github`'s `githubCredentialEnv`), so the URL can be logged.
    */
   remoteUrl(repo: string): string;
 
@@ -82,9 +82,9 @@ export interface Forge {
 
 /**
  * Issues (and pull requests, which share their numbers) as a place to report: one marked
- * comment per role, edited in place, and labels. Adapters: GitHub's issues
- * (`GithubIssues`) and the local forge, which also keeps comments on `task` targets for
- * work without an issue (CLI jobs). The requester's issue adapter writes through it; the
+ * comment per role, edited in place, and labels. Adapters: GitHub's issues (`GithubIssues`,
+ * in `@codefleet/github`) and the local forge, which also keeps comments on `task` targets
+ * for work without an issue (CLI jobs). GitHub's issue requester writes through it; the
  * forge contract checks both adapters.
  *
  * Leaves out atomic `ensureComment` across processes on GitHub (list, then create): callers

@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { git, startFixture } from '@codefleet/testkit';
 import { createLocalForge } from '../src/index.js';
-import { forgeGitEnv, openLocal } from './local-harness.js';
+import { forgeGitEnv } from './contract/index.js';
+import { openLocal } from './local-harness.js';
 
 // A Redis or SQS fleet: each host has its own data directory, so its own forge file, and
 // every host pushes to the same origin. Two hosts once both numbered their first PR #1.

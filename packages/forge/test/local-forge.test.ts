@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { createTempRepo, git, isAlive, startFixture, waitFor } from '@codefleet/testkit';
-import { awkwardMarkdown, forgeContract } from './contract/forge-contract.js';
+import { awkwardMarkdown, forgeContract, forgeGitEnv } from './contract/index.js';
 import { createLocalForge } from '../src/index.js';
-import { forgeGitEnv, openLocal } from './local-harness.js';
+import { openLocal } from './local-harness.js';
 
 forgeContract({ name: 'local (bare origin + SQLite)', open: openLocal });
 

@@ -1,14 +1,9 @@
 // Real git for the local forge's tests: a bare origin seeded from a testkit repo, clones
 // as working copies, and a forge on a fresh SQLite file.
 import { join } from 'node:path';
-import { createTempDir, createTempRepo, git, gitTestEnv } from '@codefleet/testkit';
-import type { OpenedForge } from './contract/forge-contract.js';
+import { createTempDir, createTempRepo, git } from '@codefleet/testkit';
+import { forgeGitEnv, type OpenedForge } from './contract/index.js';
 import { createLocalForge, type LocalForge } from '../src/index.js';
-
-/** What git needs to run: the hermetic test config plus PATH to find the binary. */
-export function forgeGitEnv(): Record<string, string> {
-  return gitTestEnv({ PATH: process.env.PATH ?? '/usr/bin:/bin' });
-}
 
 /** A bare origin on `main` with one commit, plus a scratch dir that dies with it. */
 export async function createOrigin(): Promise<{ origin: string; scratch: string; dispose(): Promise<void> }> {

@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { git, startFixture, waitFor } from '@codefleet/testkit';
 import { pushFenced, remoteBranches, type GitOptions } from '../src/git/git.js';
-import { createOrigin, forgeGitEnv } from './local-harness.js';
+import { forgeGitEnv } from './contract/index.js';
+import { createOrigin } from './local-harness.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { createIssueRequester, type Report } from '@codefleet/requester';
+import { createIssueRequester } from '@codefleet/github';
+import { type Report } from '@codefleet/requester';
 import { runJob } from '../src/index.js';
 import { createHarness, implementsFeature, type Harness } from './harness.js';
 

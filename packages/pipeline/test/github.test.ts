@@ -2,8 +2,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { createJob } from '@codefleet/core';
-import { createGithubForge, githubCredentialEnv, pushedShaOf } from '@codefleet/forge';
-import { createIssueRequester } from '@codefleet/requester';
+import { pushedShaOf } from '@codefleet/forge';
 
 const labels = {
   queued: 'codefleet:queued',
@@ -11,6 +10,7 @@ const labels = {
   prOpened: 'codefleet:pr-opened',
   failed: 'codefleet:failed',
 };
+import { createGithubForge, createIssueRequester, githubCredentialEnv } from '@codefleet/github';
 import { createLogger } from '@codefleet/log';
 import { git, gitTestEnv, startGithubStandIn, type GithubStandIn } from '@codefleet/testkit';
 import { branchName, createWorkspaceManager } from '@codefleet/workspace';

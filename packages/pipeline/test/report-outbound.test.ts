@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { createGithubForge, githubCredentialEnv } from '@codefleet/forge';
-import { createIssueRequester } from '@codefleet/requester';
+import { createGithubForge, createIssueRequester, githubCredentialEnv } from '@codefleet/github';
 import { createSlackClient, createSlackRequester } from '@codefleet/slack';
 import {
   gitTestEnv,

@@ -5,8 +5,8 @@ import {
   latestChecks,
   summarizeReason,
   truncateHead,
+  type RunRecord,
 } from '@codefleet/core';
-import { retryHint } from './issue-comments.js';
 import type { Report } from './port.js';
 
 /** Where a job stands, as chat adapters show it (a reaction, an emoji in the status line). */
@@ -88,5 +88,17 @@ export function plainReport(report: Report): PlainReport {
         headline: `Stopped: ${report.by} asked to cancel it. Nothing was published.`,
         details: [],
       };
+  }
+}
+
+/** How to try a failed job again, from where it was asked for. */
+export function retryHint(job: Pick<RunRecord['job'], 'id' | 'source'>): string {
+  switch (job.source.kind) {
+    case 'issue':
+      return 'To retry, comment `/codefleet retry` or remove and re-add the trigger label.';
+    case 'chat':
+      return `To retry, say \`/ops retry ${job.id}\` in the thread, or run \`codefleet dlq redrive ${job.id}\`.`;
+    default:
+      return `To retry: \`codefleet dlq redrive ${job.id}\`.`;
   }
 }

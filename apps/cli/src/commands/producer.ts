@@ -1,15 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { CodefleetError } from '@codefleet/core';
-import { GithubForge, type GithubChecks, type GithubIssues } from '@codefleet/forge';
 import type { FastifyInstance } from 'fastify';
 import {
   createDeliveryProcessor,
   createPoller,
+  GithubForge,
   githubWebhookRoutes,
   startWebhookServer,
+  type GithubChecks,
+  type GithubIssues,
   type TriggerDeps,
-} from '@codefleet/producer';
+} from '@codefleet/github';
 import { queueSettingsFromConfig, type QueueSettings } from '@codefleet/queue';
 import { sideQueueSettings } from './side-queue.js';
 import { requireFleetKey, type Runtime } from '../runtime.js';

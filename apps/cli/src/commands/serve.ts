@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ChatService } from '@codefleet/chat';
 import { CodefleetError } from '@codefleet/core';
-import { GithubForge } from '@codefleet/forge';
+import { GithubForge } from '@codefleet/github';
 import { createHttpApp, listen, mountNodeHandler, type Listening, type NodeHandler } from '@codefleet/http-server';
 import { queueSettingsFromConfig } from '@codefleet/queue';
 import { requireFleetKey, type Runtime } from '../runtime.js';

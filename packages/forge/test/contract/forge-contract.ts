@@ -3,8 +3,9 @@
  *
  *   forgeContract({ name: 'local', open: async () => ({ forge, repo, base, ... }) });
  *
- * Imported by the adapters' jest test files in this folder's parent; it is test code, so it
- * lives outside src/ and never reaches dist/.
+ * Imported by the local adapter's tests in this folder's parent and, as
+ * `@codefleet/forge/contract`, by other packages' adapter tests; it is test code, so it lives
+ * outside src/ and never reaches dist/.
  */
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from '@jest/globals';

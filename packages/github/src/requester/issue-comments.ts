@@ -13,6 +13,7 @@ import {
   type RunRecord,
 } from '@codefleet/core';
 import type { PullRequest } from '@codefleet/forge';
+import { retryHint } from '@codefleet/requester';
 
 /** The final status comment of a published run. */
 export function successComment(run: RunRecord, pr: Pick<PullRequest, 'number' | 'url' | 'draft'>): string {
@@ -88,16 +89,4 @@ export function failureComment(run: RunRecord, error: Classified, reason: string
   }
   lines.push('', retryHint(run.job), '', 'Status: failed');
   return lines.join('\n');
-}
-
-/** How to try a failed job again, from where it was asked for. */
-export function retryHint(job: Pick<RunRecord['job'], 'id' | 'source'>): string {
-  switch (job.source.kind) {
-    case 'issue':
-      return 'To retry, comment `/codefleet retry` or remove and re-add the trigger label.';
-    case 'chat':
-      return `To retry, say \`/ops retry ${job.id}\` in the thread, or run \`codefleet dlq redrive ${job.id}\`.`;
-    default:
-      return `To retry: \`codefleet dlq redrive ${job.id}\`.`;
-  }
 }

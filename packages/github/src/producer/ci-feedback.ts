@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { ciFollowUpRequestId, createJob, maxBodyChars, type Job } from '@codefleet/core';
-import { pushedShaOf, type CiPull, type CommitChecks } from '@codefleet/forge';
+import { pushedShaOf } from '@codefleet/forge';
+import type { CiPull, CommitChecks } from '../api/github-checks.js';
 import { checkNames, ciFeedbackSection } from './ci-task.js';
 import {
   alreadyRan,

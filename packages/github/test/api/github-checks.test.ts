@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTempDir, git, startGithubStandIn, type GithubStandIn } from '@codefleet/testkit';
-import { createGithubForge, maxJobLogBytes } from '../src/index.js';
-import { forgeGitEnv } from './local-harness.js';
+import { createGithubForge, maxJobLogBytes } from '../../src/index.js';
+import { forgeGitEnv } from '@codefleet/forge/contract';
 import { githubDescription, responseSchema, validate } from './openapi-check.js';
 
 // What CI feedback reads of GitHub, through the real Octokit adapter against the GitHub

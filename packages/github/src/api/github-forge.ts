@@ -1,8 +1,18 @@
 import type { Octokit } from '@octokit/rest';
 import { CodefleetError } from '@codefleet/core';
-import { checkBranch, checkPullRequestInput, checkSha } from '../checks.js';
-import { pushFenced, remoteBranches, type GitOptions } from '../git/git.js';
-import type { EnsureBranchRequest, EnsurePullRequestRequest, Forge, PullRequest, PullRequestState } from '../port.js';
+import {
+  checkBranch,
+  checkPullRequestInput,
+  checkSha,
+  pushFenced,
+  remoteBranches,
+  type EnsureBranchRequest,
+  type EnsurePullRequestRequest,
+  type Forge,
+  type GitOptions,
+  type PullRequest,
+  type PullRequestState,
+} from '@codefleet/forge';
 import type { TokenSource } from './app-auth.js';
 import { githubClient, splitRepo, type GithubApiOptions, type GithubClient } from './client.js';
 import { githubFailure } from './errors.js';

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createLogger, maskSecrets, SecretRegistry } from '@codefleet/log';
 import { startGithubStandIn, type GithubStandIn } from '@codefleet/testkit';
-import { githubAppTokens } from '../src/index.js';
+import { githubAppTokens } from '../../src/index.js';
 
 let gh: GithubStandIn;
 beforeAll(async () => {

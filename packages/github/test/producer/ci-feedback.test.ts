@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { newRun, type Job } from '@codefleet/core';
 import { pushedMarker } from '@codefleet/forge';
 import { git } from '@codefleet/testkit';
-import { ciJobId, readDelivery, trimJobLog } from '../src/index.js';
+import { ciJobId, readDelivery, trimJobLog } from '../../src/index.js';
 import { checkRunCompleted, checkSuiteCompleted, openHarness, sign, statusEvent, type Harness } from './harness.js';
 
 // CI failures fed back: GitHub's check_run / check_suite / status payloads (webhooks

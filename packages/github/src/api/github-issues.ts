@@ -1,6 +1,14 @@
-import { checkBody, checkLabel } from '../checks.js';
-import { parseMarker, renderMarked } from '../marker.js';
-import type { Comment, CommentTarget, EnsureCommentRequest, EnsureLabelsRequest, IssueTracker } from '../port.js';
+import {
+  checkBody,
+  checkLabel,
+  parseMarker,
+  renderMarked,
+  type Comment,
+  type CommentTarget,
+  type EnsureCommentRequest,
+  type EnsureLabelsRequest,
+  type IssueTracker,
+} from '@codefleet/forge';
 import { githubClient, issueNumber, splitRepo, type GithubApiOptions, type GithubClient } from './client.js';
 import { githubFailure } from './errors.js';
 

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { createJob, defaultIdempotencyKey, type Job } from '@codefleet/core';
-import type { GithubChecks, GithubIssues, GithubPermission } from '@codefleet/forge';
 import type { Requester } from '@codefleet/requester';
 import type { Logger } from '@codefleet/log';
 import type { Queue } from '@codefleet/queue';
 import type { CancelRequests, Journal, RunStore } from '@codefleet/store';
+import type { GithubChecks } from '../api/github-checks.js';
+import type { GithubIssues, GithubPermission } from '../api/github-issues.js';
 
 /** A request to turn an issue into a job: who labeled what. */
 export interface TriggerRequest {

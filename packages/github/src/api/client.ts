@@ -1,7 +1,6 @@
 import { Octokit } from '@octokit/rest';
 import { CodefleetError, checkRepoRef, previewValue } from '@codefleet/core';
-import { targetKey } from '../checks.js';
-import type { CommentTarget } from '../port.js';
+import { targetKey, type CommentTarget } from '@codefleet/forge';
 import { staticToken, type TokenSource } from './app-auth.js';
 import { githubFailure } from './errors.js';
 import { enforceGithubOutbound, githubRequestDefaults } from './outbound.js';

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTempDir, git, startGithubStandIn, type GithubStandIn } from '@codefleet/testkit';
-import { createGithubForge, githubAppTokens } from '../src/index.js';
-import { forgeGitEnv } from './local-harness.js';
+import { createGithubForge, githubAppTokens } from '../../src/index.js';
+import { forgeGitEnv } from '@codefleet/forge/contract';
 import { githubDescription, responseSchema, validate } from './openapi-check.js';
 
 // The GitHub STAND-IN answers as GitHub's official OpenAPI description says GitHub does:

@@ -9,7 +9,7 @@ import {
   type RunRecord,
   type Verification,
 } from '@codefleet/core';
-import { failureComment, successComment } from '../src/index.js';
+import { failureComment, successComment } from '../../src/index.js';
 
 // Hand-made run records: what the pipeline writes, without running a job.
 const at = (s: number) => new Date(Date.parse('2026-01-05T10:00:00Z') + s * 1000);

@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { createIssueRequester } from '@codefleet/requester';
-import { createGithubForge, pushedMarker } from '@codefleet/forge';
+import { pushedMarker } from '@codefleet/forge';
 import { silentLogger } from '@codefleet/log';
 import { LocalQueue } from '@codefleet/queue';
 import { SqliteRunStore } from '@codefleet/store';
@@ -13,7 +12,7 @@ import {
   type GithubStandIn,
   type TempDir,
 } from '@codefleet/testkit';
-import { ciJobId, createPoller, type PollDeps } from '../src/index.js';
+import { ciJobId, createGithubForge, createIssueRequester, createPoller, type PollDeps } from '../../src/index.js';
 
 const labels = {
   queued: 'codefleet:queued',

@@ -1,8 +1,8 @@
 import { fence, followedPullRequest, type Job } from '@codefleet/core';
 import type { CommentTarget, IssueTracker } from '@codefleet/forge';
 import { maskForPublishing, type SecretSource } from '@codefleet/log';
+import type { Report, Requester } from '@codefleet/requester';
 import { failureComment, successComment } from './issue-comments.js';
-import type { Report, Requester } from './port.js';
 
 /** The progress labels of an issue (GitHub: `codefleet:running`, ...). */
 export interface ProgressLabels {

@@ -1,20 +1,21 @@
 import { createHmac } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { createIssueRequester } from '@codefleet/requester';
-import { createGithubForge, type GithubForge } from '@codefleet/forge';
 import { createLogger, SecretRegistry, type Logger } from '@codefleet/log';
 import { LocalQueue } from '@codefleet/queue';
 import { SqliteRunStore } from '@codefleet/store';
 import { createTempDir, gitTestEnv, startGithubStandIn, type GithubStandIn, type TempDir } from '@codefleet/testkit';
 import {
-  createDeliveryProcessor,
-  startWebhookServer,
   type CiFeedbackSettings,
+  createDeliveryProcessor,
+  createGithubForge,
+  createIssueRequester,
   type DeliveryProcessor,
+  type GithubForge,
+  startWebhookServer,
   type TriggerDeps,
   type WebhookServer,
-} from '../src/index.js';
+} from '../../src/index.js';
 
 const labels = {
   queued: 'codefleet:queued',

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { newRun, type Job } from '@codefleet/core';
 import { LocalQueue } from '@codefleet/queue';
 import { git } from '@codefleet/testkit';
-import { createDeliveryProcessor, deliveryJob, deliveryRetryDelayMs } from '../src/index.js';
+import { createDeliveryProcessor, deliveryJob, deliveryRetryDelayMs } from '../../src/index.js';
 import { commented, labeled, openHarness, reviewed, sign, type Harness } from './harness.js';
 
 // The delivery processor: recorded deliveries acted on with retries, never dropped.

@@ -1,6 +1,5 @@
 import type { Octokit } from '@octokit/rest';
-import { limits } from '../checks.js';
-import type { EnsurePullRequestRequest, PullRequest } from '../port.js';
+import { limits, type EnsurePullRequestRequest, type PullRequest } from '@codefleet/forge';
 import { githubFailure } from './errors.js';
 
 /** A pull request as the REST API returns it, as far as the adapter reads it. */

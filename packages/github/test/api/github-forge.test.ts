@@ -2,12 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTempDir, git, startGithubStandIn, type GithubStandIn } from '@codefleet/testkit';
-import { forgeContract } from './contract/forge-contract.js';
 import { spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import { createGithubForge, githubCredentialEnv } from '../src/index.js';
-import { forgeGitEnv } from './local-harness.js';
+import { createGithubForge, githubCredentialEnv } from '../../src/index.js';
+import { forgeContract, forgeGitEnv } from '@codefleet/forge/contract';
 
 // The real Octokit adapter against the GitHub STAND-IN (testkit): GitHub's REST subset on
 // loopback and real git smart HTTP with token auth. One stand-in for the file, a fresh
@@ -354,7 +353,7 @@ describe('GitHub forge specifics', () => {
 describe('GitHub failures and the outer retry policy', () => {
   it('a secondary rate limit is retried no sooner than GitHub asked', async () => {
     const { classify, decideOuter } = await import('@codefleet/core');
-    const { githubFailure } = await import('../src/index.js');
+    const { githubFailure } = await import('../../src/index.js');
     const limited = githubFailure(
       'list labels',
       Object.assign(new Error('limited'), {
@@ -373,7 +372,7 @@ describe('GitHub failures and the outer retry policy', () => {
 
 describe('GitHub App authentication (stand-in)', () => {
   it('exchanges a signed JWT for installation tokens, refreshes them before they expire, and pushes with them', async () => {
-    const { githubAppTokens } = await import('../src/index.js');
+    const { githubAppTokens } = await import('../../src/index.js');
     const repo = `acme/app-${randomBytes(4).toString('hex')}`;
     const { bareDir } = await gh.createRepo(repo);
     const app = gh.createApp();
@@ -417,7 +416,7 @@ describe('GitHub App authentication (stand-in)', () => {
   });
 
   it('a token GitHub refuses mid-job (revoked) is replaced once, for the API and for git; refused for good, the failure is permanent', async () => {
-    const { githubAppTokens } = await import('../src/index.js');
+    const { githubAppTokens } = await import('../../src/index.js');
     const repo = `acme/app-${randomBytes(4).toString('hex')}`;
     const { bareDir } = await gh.createRepo(repo);
     const app = gh.createApp();
@@ -482,7 +481,7 @@ describe('GitHub App authentication (stand-in)', () => {
   });
 
   it('a key that cannot sign is invalid_config; a wrong installation is forge_rejected', async () => {
-    const { githubAppTokens } = await import('../src/index.js');
+    const { githubAppTokens } = await import('../../src/index.js');
     const app = gh.createApp();
     const bad = githubAppTokens({
       appId: app.appId,

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { silentLogger } from '@codefleet/log';
 import { openQueue } from '@codefleet/queue';
 import { startRedis } from '@codefleet/testkit';
-import { startWebhookServer } from '../src/index.js';
+import { startWebhookServer } from '../../src/index.js';
 import { commented, labeled, openHarness, reviewed, secret, sign, type Harness } from './harness.js';
 
 // The webhook receiver: what it answers, and what it records before answering.
@@ -129,7 +129,7 @@ describe('webhook receiver', () => {
   it('a refused oversized body closes its connection: the next request on a keep-alive agent is answered', async () => {
     h = await openHarness();
     await h.server.close();
-    const { startWebhookServer } = await import('../src/index.js');
+    const { startWebhookServer } = await import('../../src/index.js');
     const small = await startWebhookServer(h.deps, {
       secret: 'webhook-secret-for-tests',
       triggerLabel: 'codefleet',

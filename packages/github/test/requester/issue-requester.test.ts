@@ -12,10 +12,10 @@ import {
   startAttempt,
   type Job,
 } from '@codefleet/core';
-import { createGithubForge, createLocalForge, parseMarker } from '@codefleet/forge';
+import { createLocalForge, parseMarker } from '@codefleet/forge';
+import { requesterConformance } from '@codefleet/requester/conformance';
 import { createTempDir, gitTestEnv, startGithubStandIn, type GithubStandIn } from '@codefleet/testkit';
-import { requesterConformance } from './conformance/index.js';
-import { cliRequester, createIssueRequester, requesterFor } from '../src/index.js';
+import { createGithubForge, createIssueRequester } from '../../src/index.js';
 
 const labels = {
   queued: 'codefleet:queued',
@@ -227,34 +227,5 @@ describe('issue requester', () => {
       forge.close();
       await dir.dispose();
     }
-  });
-
-  it('routes each job to the first adapter that handles it; an unhandled one is logged, not thrown', async () => {
-    const seen: string[] = [];
-    const warnings: unknown[] = [];
-    const log = { warn: (obj: unknown) => warnings.push(obj) } as unknown as Parameters<typeof requesterFor>[1];
-    const slackish = {
-      kind: 'slack',
-      handles: (job: Job) => job.source.kind === 'chat' && job.source.platform === 'slack',
-      report: async (r: { kind: string }) => {
-        seen.push(r.kind);
-      },
-    };
-    const requester = requesterFor([cliRequester, slackish], log);
-    const chat = (platform: string) =>
-      createJob(
-        {
-          repo: 'acme/widgets',
-          source: { kind: 'chat', platform, channel: 'C1', thread_id: '1.2' },
-          title: 't',
-          requested_by: 'U1',
-        },
-        { id: `c-${platform}`, now: new Date() },
-      );
-    await requester.report({ kind: 'queued', job: chat('slack') });
-    await requester.report({ kind: 'queued', job: chat('line') });
-    expect(seen).toEqual(['queued']);
-    expect(warnings).toHaveLength(1);
-    expect(requester.handles(chat('line'))).toBe(false);
   });
 });

@@ -1,6 +1,6 @@
 import { classify, escapeInline, fence } from '@codefleet/core';
-import type { CiPull, CommitChecks, FailedCheck, GithubChecks } from '@codefleet/forge';
 import { extractFeedback } from '@codefleet/verify';
+import type { CiPull, CommitChecks, FailedCheck, GithubChecks } from '../api/github-checks.js';
 
 /** The most failing checks whose logs go into one follow-up task. */
 const maxChecks = 5;

@@ -1,7 +1,8 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { classify, escapeInline } from '@codefleet/core';
-import type { GithubChecks, GithubIssues } from '@codefleet/forge';
+import type { GithubChecks } from '../api/github-checks.js';
+import type { GithubIssues } from '../api/github-issues.js';
 import { followUpFromCi } from './ci-feedback.js';
 import { cancelFromIssue, triggerFromIssue, type TriggerDeps, type TriggerOutcome } from './trigger.js';
 
