@@ -83,6 +83,8 @@ describe('Slack end to end: mention → serve → worker → the thread', () => 
       what: `a Socket Mode connection (${serve!.stderr})`,
     });
 
+    // The calls from here on are the mention's (serve's own at startup, auth.test, are not).
+    const before = slack.calls.length;
     const { ts, body } = slack.mention({
       channel: 'C0REPO',
       user: 'U0ALICE',
@@ -111,6 +113,9 @@ describe('Slack end to end: mention → serve → worker → the thread', () => 
     expect(final!.text).toMatch(/pull request #1/i);
     expect(final!.text).toContain('local://');
     expect(Object.keys(slack.message('C0REPO', ts)?.reactions ?? {})).toEqual(['white_check_mark']);
+    // A mention that becomes a PR costs at most a dozen Web API calls, retried deliveries included.
+    const methods = slack.calls.slice(before).map((call) => call.method);
+    expect(`${methods.length} calls: ${methods.join(', ')}`).toMatch(/^([0-9]|1[0-2]) calls/);
     // One job, however often Slack delivered the mention.
     const runs: string[] = [];
     await runCli(['--config', join(dir.path, 'config.yaml'), 'runs', '--json'], {

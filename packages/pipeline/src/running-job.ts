@@ -99,6 +99,18 @@ export async function startRun(
   return running;
 }
 
+/**
+ * Whether requesters that show progress (a Slack status message) are told of entering
+ * `stage`: the agent's tests, the pull request, and implementing again when a note says
+ * why (another tier takes over, a run resumed). `started` already says the work began;
+ * preparing, planning and validating pass in seconds; and an edit each would cost part of
+ * the dozen Web API calls a Slack mention that becomes a PR may make. Other requesters
+ * ignore progress.
+ */
+function toldAsProgress(stage: Stage, note: string | undefined): boolean {
+  return stage === 'testing' || stage === 'publishing' || (stage === 'implementing' && note !== undefined);
+}
+
 // Entering a stage: the cancel check, the record, the progress report.
 function stageEntry(deps: PipelineDeps, ctx: JobContext, tracker: RunTracker, tell: JobReporter['tell']): Enter {
   const now = deps.now ?? (() => new Date());
@@ -111,9 +123,8 @@ function stageEntry(deps: PipelineDeps, ctx: JobContext, tracker: RunTracker, te
     await tracker.update((r) => advance(r, stage, { now: now(), ...(note === undefined ? {} : { note }) }));
     ctx.onProgress?.({ stage });
     deps.log.info({ event: 'stage.entered', job_id: job.id, stage, attempt: ctx.attempt }, stage);
-    // `started` says preparing; requesters that show progress (a Slack status message) edit
-    // it per stage, the others ignore it.
-    if (stage !== 'preparing') await tell({ kind: 'progress', job, stage, ...(note === undefined ? {} : { note }) });
+    if (toldAsProgress(stage, note))
+      await tell({ kind: 'progress', job, stage, ...(note === undefined ? {} : { note }) });
   };
 }
 
