@@ -32,6 +32,15 @@ const maxLineChars = 400;
 /** Output kept to find the last line in. */
 const maxRawChars = 8_192;
 
+/** What both displays read: the job's progress so far and the running step's output. */
+interface ProgressState {
+  now: () => number;
+  mask: (text: string) => string;
+  jobStarted: number;
+  current: Progress | undefined;
+  step: { source: string; started: number; partial: string; last: string } | undefined;
+}
+
 /**
  * Shows where a running job is. On a TTY: one status line, redrawn every second, with the
  * stage, pass, attempt, the running step (agent or check) and how long it has run, the
@@ -42,98 +51,74 @@ const maxRawChars = 8_192;
 export function progressReporter(options: ProgressOptions = {}): ProgressReporter {
   const stream = options.stream ?? process.stderr;
   const now = options.now ?? Date.now;
-  const mask = options.mask ?? ((text: string) => text);
-  let jobStarted = now();
-  let current: Progress | undefined;
-  let step: { source: string; started: number; partial: string; last: string } | undefined;
-  const reset = () => {
-    step = undefined;
+  const state: ProgressState = {
+    now,
+    mask: options.mask ?? ((text: string) => text),
+    jobStarted: now(),
+    current: undefined,
+    step: undefined,
   };
+  return stream.isTTY ? terminalReporter(state, stream, options) : logReporter(state, options);
+}
 
-  const onOutput = (source: string, chunk: string) => {
-    if (step?.source !== source) step = { source, started: now(), partial: '', last: '' };
-    // Bounded: only the tail of the output can hold the last line.
-    const lines = (step.partial + chunk).slice(-maxRawChars).split(/\r\n|\r|\n/);
-    step.partial = lines.pop() ?? '';
-    const complete = lines.filter((line) => sanitizeLine(line) !== '');
-    if (complete.length > 0) step.last = complete[complete.length - 1]!;
+/** Off a terminal: a `job.progress` line at each stage change and every `logEveryMs` during a long step. */
+function logReporter(state: ProgressState, options: ProgressOptions): ProgressReporter {
+  const { now } = state;
+  const fields = () => ({
+    event: 'job.progress',
+    ...(state.current
+      ? {
+          stage: state.current.stage,
+          ...(state.current.pass ? { pass: state.current.pass } : {}),
+          ...(state.current.innerAttempt ? { inner_attempt: state.current.innerAttempt } : {}),
+        }
+      : {}),
+    elapsed_ms: now() - state.jobStarted,
+    ...(state.step ? { step: state.step.source, step_ms: now() - state.step.started, last_line: lastLine(state) } : {}),
+  });
+  const flush = () => {
+    const { current, step } = state;
+    if (current)
+      options.log?.info(
+        fields(),
+        `${current.stage}${step ? ` · ${step.source} ${formatDuration(now() - step.started)}` : ''}`,
+      );
   };
-  // Masked before it is cut, so a secret at the cut is still found whole.
-  const lastLine = () => {
-    if (!step) return '';
-    const line = sanitizeLine(step.partial) !== '' ? step.partial : step.last;
-    return sanitizeLine(mask(line));
+  const timer = setInterval(() => {
+    if (state.step) flush();
+  }, options.logEveryMs ?? 15_000);
+  timer.unref();
+  return {
+    onProgress: (p) => {
+      enterProgress(state, p);
+      flush();
+    },
+    onOutput: (source, chunk) => recordOutput(state, source, chunk),
+    flush,
+    done: () => clearInterval(timer),
   };
+}
 
-  if (!stream.isTTY) {
-    const logEveryMs = options.logEveryMs ?? 15_000;
-    const fields = () => ({
-      event: 'job.progress',
-      ...(current
-        ? {
-            stage: current.stage,
-            ...(current.pass ? { pass: current.pass } : {}),
-            ...(current.innerAttempt ? { inner_attempt: current.innerAttempt } : {}),
-          }
-        : {}),
-      elapsed_ms: now() - jobStarted,
-      ...(step ? { step: step.source, step_ms: now() - step.started, last_line: lastLine() } : {}),
-    });
-    const flush = () => {
-      if (current)
-        options.log?.info(
-          fields(),
-          `${current.stage}${step ? ` · ${step.source} ${formatDuration(now() - step.started)}` : ''}`,
-        );
-    };
-    const timer = setInterval(() => {
-      if (step) flush();
-    }, logEveryMs);
-    timer.unref();
-    return {
-      onProgress: (p) => {
-        if (current === undefined || isNewJob(current, p)) jobStarted = now();
-        current = p;
-        reset();
-        flush();
-      },
-      onOutput,
-      flush,
-      done: () => clearInterval(timer),
-    };
-  }
-
-  const render = () => {
-    if (!current) return '';
-    const parts = [`[${current.stage}]`];
-    if (current.pass) parts.push(`pass ${current.pass}`);
-    if (current.innerAttempt) parts.push(`attempt ${current.innerAttempt}`);
-    if (step) parts.push(`${step.source} ${formatDuration(now() - step.started)}`);
-    parts.push(`job ${formatDuration(now() - jobStarted)}`);
-    const head = parts.join(' · ');
-    const last = lastLine();
-    const line = last === '' ? head : `${head} · ${last}`;
-    // One row: a wrapped line cannot be redrawn in place.
-    // A pseudo-terminal without a size says 0 columns.
-    const width = Math.max(20, (stream.columns ? stream.columns : 80) - 1);
-    return line.length > width ? `${line.slice(0, width - 1)}…` : line;
-  };
+/** On a terminal: one status line, redrawn in place every `redrawMs` and ended with a newline when done. */
+function terminalReporter(
+  state: ProgressState,
+  stream: NonNullable<ProgressOptions['stream']>,
+  options: ProgressOptions,
+): ProgressReporter {
   let shown = false;
   const flush = () => {
-    if (!current) return;
-    stream.write(`\r\x1b[2K${render()}`);
+    if (!state.current) return;
+    stream.write(`\r\x1b[2K${statusLine(state, stream.columns)}`);
     shown = true;
   };
   const timer = setInterval(flush, options.redrawMs ?? 1_000);
   timer.unref();
   return {
     onProgress: (p) => {
-      if (current === undefined || isNewJob(current, p)) jobStarted = now();
-      current = p;
-      reset();
+      enterProgress(state, p);
       flush();
     },
-    onOutput,
+    onOutput: (source, chunk) => recordOutput(state, source, chunk),
     flush,
     done: () => {
       clearInterval(timer);
@@ -141,6 +126,50 @@ export function progressReporter(options: ProgressOptions = {}): ProgressReporte
       shown = false;
     },
   };
+}
+
+/** The terminal's status line, cut to one row of `columns`. */
+function statusLine(state: ProgressState, columns: number | undefined): string {
+  const { current, step, now } = state;
+  if (!current) return '';
+  const parts = [`[${current.stage}]`];
+  if (current.pass) parts.push(`pass ${current.pass}`);
+  if (current.innerAttempt) parts.push(`attempt ${current.innerAttempt}`);
+  if (step) parts.push(`${step.source} ${formatDuration(now() - step.started)}`);
+  parts.push(`job ${formatDuration(now() - state.jobStarted)}`);
+  const head = parts.join(' · ');
+  const last = lastLine(state);
+  const line = last === '' ? head : `${head} · ${last}`;
+  // One row: a wrapped line cannot be redrawn in place.
+  // A pseudo-terminal without a size says 0 columns.
+  const width = Math.max(20, (columns ? columns : 80) - 1);
+  return line.length > width ? `${line.slice(0, width - 1)}…` : line;
+}
+
+/** A new stage (or pass, or attempt): the step before it has ended, and a new job restarts the clock. */
+function enterProgress(state: ProgressState, p: Progress): void {
+  if (state.current === undefined || isNewJob(state.current, p)) state.jobStarted = state.now();
+  state.current = p;
+  state.step = undefined;
+}
+
+/** Keeps the running step's last output line; a chunk from another source starts a new step. */
+function recordOutput(state: ProgressState, source: string, chunk: string): void {
+  if (state.step?.source !== source) state.step = { source, started: state.now(), partial: '', last: '' };
+  const step = state.step;
+  // Bounded: only the tail of the output can hold the last line.
+  const lines = (step.partial + chunk).slice(-maxRawChars).split(/\r\n|\r|\n/);
+  step.partial = lines.pop() ?? '';
+  const complete = lines.filter((line) => sanitizeLine(line) !== '');
+  if (complete.length > 0) step.last = complete[complete.length - 1]!;
+}
+
+/** The step's last output line, masked before it is cut, so a secret at the cut is still found whole. */
+function lastLine(state: ProgressState): string {
+  const { step } = state;
+  if (!step) return '';
+  const line = sanitizeLine(step.partial) !== '' ? step.partial : step.last;
+  return sanitizeLine(state.mask(line));
 }
 
 /**

@@ -1,18 +1,16 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createInbox, type ChatMessage, type ChatOutcome, type ChatService } from '@codefleet/chat';
 import type { SlackConfig } from '@codefleet/config';
 import { CodefleetError } from '@codefleet/core';
 import type { Logger } from '@codefleet/log';
 import type { RunStore } from '@codefleet/store';
 import type { Queue } from '@codefleet/queue';
-import { App, HTTPReceiver, SocketModeReceiver } from '@slack/bolt';
+import { App } from '@slack/bolt';
 import type { WebClientOptions } from '@slack/web-api';
 import { boltLogger } from './bolt-logger.js';
-import { slackClientOptions } from './outbound.js';
 import { createConversation } from './conversation.js';
 import { recordingReceiver, slackRecordOf } from './intake.js';
+import { inboxIdle, startProducer, stopProducer, type ProducerRun, type StartOptions } from './producer-lifecycle.js';
+import { boltClientOptions, createReceiver, requireSecret } from './producer-receiver.js';
 
 /** Options of {@link createSlackProducer}. */
 export interface SlackProducerOptions {
@@ -42,9 +40,7 @@ export interface SlackProducer {
    * `mount` (HTTP mode), listens on no port: `mount` is given the request handler to serve
    * `/slack/events` with on another server (`codefleet serve`'s one port), and no URL is resolved.
    */
-  start(options?: { mount?: (handler: (req: IncomingMessage, res: ServerResponse) => void) => void }): Promise<{
-    eventsUrl?: string;
-  }>;
+  start(options?: StartOptions): Promise<{ eventsUrl?: string }>;
   /** Disconnects or stops listening, then stops the inbox processor (the record being handled finishes; the rest waits for the next start). */
   stop(): Promise<void>;
   /** Resolves once every recorded request has been handled (for tests). */
@@ -65,37 +61,8 @@ export interface SlackProducer {
  */
 export function createSlackProducer(options: SlackProducerOptions): SlackProducer {
   const { config, log } = options;
-  const need = (value: string | undefined, env: string) => {
-    if (value === undefined || value === '')
-      throw new CodefleetError('invalid_config', `slack: ${env} is not set`, { verdict: 'permanent' });
-    return value;
-  };
-  const socketMode = config.mode === 'socket';
   const logger = boltLogger(log);
-  // Bolt's client gets Slack's outbound policy too (the SDK default is ten retries over half an hour).
-  const clientOptions = (): WebClientOptions => ({
-    slackApiUrl: config.api_url,
-    ...slackClientOptions(),
-    ...options.clientOptions,
-  });
-  // Our own Socket Mode receiver (a documented Bolt option) for two reasons: its
-  // `installerOptions.clientOptions` carry `slack.api_url` to the client that calls
-  // apps.connections.open, and `stop()` can wait for the close handshake, which Bolt's
-  // `App.stop()` does not (it resolves before the socket is closed).
-  const socket = socketMode
-    ? new SocketModeReceiver({
-        appToken: need(config.app_token, config.app_token_env),
-        logger,
-        installerOptions: { clientOptions: clientOptions() },
-      })
-    : undefined;
-  const inner =
-    socket ??
-    new HTTPReceiver({
-      signingSecret: need(config.signing_secret, config.signing_secret_env),
-      logger,
-      processBeforeResponse: false,
-    });
+  const receiver = createReceiver(config, logger, options.clientOptions);
   const inbox = createInbox({
     queue: options.inbox,
     platform: 'slack',
@@ -110,9 +77,9 @@ export function createSlackProducer(options: SlackProducerOptions): SlackProduce
     },
   });
   const app = new App({
-    token: need(config.bot_token, config.bot_token_env),
-    receiver: recordingReceiver(inner, inbox),
-    clientOptions: clientOptions(),
+    token: requireSecret(config.bot_token, config.bot_token_env),
+    receiver: recordingReceiver(receiver.receiver, inbox),
+    clientOptions: boltClientOptions(config, options.clientOptions),
     logger,
   });
   const conversation = createConversation({
@@ -126,61 +93,11 @@ export function createSlackProducer(options: SlackProducerOptions): SlackProduce
   app.error(async (error) => {
     log.error({ event: 'slack.app_error', err: error }, 'Slack app error');
   });
-  // The inbox processor runs while the producer is started (start after stop runs it again).
-  let processing: { controller: AbortController; running: Promise<void> } | undefined;
-  // Mounted in another server: Bolt's receiver has no server of its own to stop.
-  let mounted = false;
-
-  // Idle once no record waits or is being handled (one waiting for a retry is not waited for).
-  const idle = async () => {
-    for (;;) {
-      const stats = await options.inbox.stats();
-      if (stats.ready + stats.inFlight === 0) return;
-      await sleep(20);
-    }
-  };
-
+  const run: ProducerRun = { config, log, app, receiver, inbox, processing: undefined, mounted: false };
   return {
-    async start(startOptions = {}) {
-      if (processing === undefined) {
-        const controller = new AbortController();
-        processing = { controller, running: inbox.run(controller.signal) };
-      }
-      if (socketMode) {
-        await app.start();
-        log.info({ event: 'slack.started', mode: 'socket' }, 'Slack producer connected');
-        return {};
-      }
-      if (startOptions.mount !== undefined) {
-        // The receiver routes by path (/slack/events) and checks signatures itself.
-        const receiver = inner as HTTPReceiver;
-        startOptions.mount((req, res) => receiver.requestListener(req, res));
-        mounted = true;
-        log.info({ event: 'slack.started', mode: 'http', mounted: true }, 'Slack producer mounted');
-        return {};
-      }
-      const server = (await (app.start as unknown as HTTPReceiver['start'])({
-        port: config.port ?? 0,
-        host: config.host,
-      })) as { address(): AddressInfo | string | null };
-      const address = server.address() as AddressInfo;
-      const eventsUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${address.port}/slack/events`;
-      log.info({ event: 'slack.started', mode: 'http', url: eventsUrl }, 'Slack producer listening');
-      return { eventsUrl };
-    },
-    async stop() {
-      try {
-        if (socket !== undefined) await socket.client.disconnect();
-        else if (!mounted) await app.stop();
-      } finally {
-        // What is being handled finishes; what waits stays recorded for the next start.
-        const stopping = processing;
-        processing = undefined;
-        stopping?.controller.abort();
-        await stopping?.running;
-      }
-    },
-    idle,
+    start: (startOptions = {}) => startProducer(run, startOptions),
+    stop: () => stopProducer(run),
+    idle: () => inboxIdle(options.inbox),
     tell: conversation.tell,
   };
 }

@@ -38,8 +38,55 @@ const responseFinish = 'http.server.response.finish';
 export async function createProducerMetrics(): Promise<ProducerMetrics> {
   const prom = await import('prom-client');
   const registry = new prom.Registry();
-  const registers = [registry];
   prom.collectDefaultMetrics({ register: registry, prefix: 'codefleet_' });
+  const { received, answered, enqueued } = producerCounters(prom, registry);
+  const watched: Watched[] = [];
+  const onStart = (message: unknown) => {
+    const producer = producerOf(watched, message);
+    if (producer) received.inc({ producer });
+  };
+  const onFinish = (message: unknown) => {
+    const producer = producerOf(watched, message);
+    if (producer)
+      answered.inc({
+        producer,
+        result: (message as { response: ServerResponse }).response.statusCode < 400 ? 'accepted' : 'rejected',
+      });
+  };
+  subscribe(requestStart, onStart);
+  subscribe(responseFinish, onFinish);
+  const count = (job: Job, result: EnqueueResult) => {
+    const kind = (job as { source?: { kind?: unknown } }).source?.kind;
+    enqueued.inc({ source: typeof kind === 'string' && sourceKinds.has(kind) ? kind : 'invalid', result });
+  };
+  return {
+    registry,
+    counting: (queue) => countingQueue(queue, count),
+    watch: (producer, port, prefix) => {
+      watched.push({ producer, port, prefix });
+      received.inc({ producer }, 0);
+      for (const result of ['accepted', 'rejected']) answered.inc({ producer, result }, 0);
+    },
+    close: () => {
+      unsubscribe(requestStart, onStart);
+      unsubscribe(responseFinish, onFinish);
+    },
+  };
+}
+
+/** What happened to a job a producer handed to the queue. */
+type EnqueueResult = 'enqueued' | 'deduplicated' | 'refused';
+
+/** A producer's port (and, on the shared port, its route prefix), as given to `watch`. */
+interface Watched {
+  producer: Producer;
+  port: number;
+  prefix: string | undefined;
+}
+
+/** The producers' own counters, registered on `registry`. */
+function producerCounters(prom: { Counter: typeof Counter }, registry: Registry) {
+  const registers = [registry];
   const received = new prom.Counter({
     name: 'codefleet_producer_deliveries_received_total',
     help: 'Delivery requests (POST) that reached a producer.',
@@ -58,63 +105,39 @@ export async function createProducerMetrics(): Promise<ProducerMetrics> {
     labelNames: ['source', 'result'],
     registers,
   });
-  const watched: { producer: Producer; port: number; prefix: string | undefined }[] = [];
-  const producerOf = (message: unknown): Producer | undefined => {
-    const { request } = message as { request: IncomingMessage };
-    const port = request.socket.localPort;
-    if (request.method !== 'POST' || port === undefined) return undefined;
-    const path = request.url ?? '/';
-    const under = (prefix: string) => path === prefix || path.startsWith(`${prefix}/`) || path.startsWith(`${prefix}?`);
-    return watched.find((w) => w.port === port && (w.prefix === undefined || under(w.prefix)))?.producer;
-  };
-  const onStart = (message: unknown) => {
-    const producer = producerOf(message);
-    if (producer) received.inc({ producer });
-  };
-  const onFinish = (message: unknown) => {
-    const producer = producerOf(message);
-    if (producer)
-      answered.inc({
-        producer,
-        result: (message as { response: ServerResponse }).response.statusCode < 400 ? 'accepted' : 'rejected',
-      });
-  };
-  subscribe(requestStart, onStart);
-  subscribe(responseFinish, onFinish);
-  const count = (job: Job, result: 'enqueued' | 'deduplicated' | 'refused') => {
-    const kind = (job as { source?: { kind?: unknown } }).source?.kind;
-    enqueued.inc({ source: typeof kind === 'string' && sourceKinds.has(kind) ? kind : 'invalid', result });
-  };
+  return { received, answered, enqueued };
+}
+
+/** The producer a diagnostics-channel message's request was a delivery to, if it was one. */
+function producerOf(watched: readonly Watched[], message: unknown): Producer | undefined {
+  const { request } = message as { request: IncomingMessage };
+  const port = request.socket.localPort;
+  if (request.method !== 'POST' || port === undefined) return undefined;
+  const path = request.url ?? '/';
+  const under = (prefix: string) => path === prefix || path.startsWith(`${prefix}/`) || path.startsWith(`${prefix}?`);
+  return watched.find((w) => w.port === port && (w.prefix === undefined || under(w.prefix)))?.producer;
+}
+
+/** `queue` with every enqueue told to `count`, the rest passed through. */
+function countingQueue(queue: Queue, count: (job: Job, result: EnqueueResult) => void): Queue {
   return {
-    registry,
-    counting: (queue) => ({
-      backend: queue.backend,
-      enqueue: async (job) => {
-        try {
-          const result = await queue.enqueue(job);
-          count(job, result.deduplicated ? 'deduplicated' : 'enqueued');
-          return result;
-        } catch (error) {
-          count(job, 'refused');
-          throw error;
-        }
-      },
-      claim: (options) => queue.claim(options),
-      stats: () => queue.stats(),
-      deadLetters: (options) => queue.deadLetters(options),
-      redrive: (id) => queue.redrive(id),
-      drop: (id) => queue.drop(id),
-      ...(queue.checkStorage ? { checkStorage: () => queue.checkStorage!() } : {}),
-      close: () => queue.close(),
-    }),
-    watch: (producer, port, prefix) => {
-      watched.push({ producer, port, prefix });
-      received.inc({ producer }, 0);
-      for (const result of ['accepted', 'rejected']) answered.inc({ producer, result }, 0);
+    backend: queue.backend,
+    enqueue: async (job) => {
+      try {
+        const result = await queue.enqueue(job);
+        count(job, result.deduplicated ? 'deduplicated' : 'enqueued');
+        return result;
+      } catch (error) {
+        count(job, 'refused');
+        throw error;
+      }
     },
-    close: () => {
-      unsubscribe(requestStart, onStart);
-      unsubscribe(responseFinish, onFinish);
-    },
+    claim: (options) => queue.claim(options),
+    stats: () => queue.stats(),
+    deadLetters: (options) => queue.deadLetters(options),
+    redrive: (id) => queue.redrive(id),
+    drop: (id) => queue.drop(id),
+    ...(queue.checkStorage ? { checkStorage: () => queue.checkStorage!() } : {}),
+    close: () => queue.close(),
   };
 }
