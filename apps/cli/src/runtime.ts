@@ -1,5 +1,4 @@
 import { mkdirSync } from 'node:fs';
-import { realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
 import type { LoadedConfig, Config } from '@codefleet/config';
 import { classify, CodefleetError } from '@codefleet/core';
@@ -20,6 +19,7 @@ import { isWithin, type Sandbox, type SandboxSettings } from '@codefleet/sandbox
 import type { WorkspaceManager } from '@codefleet/workspace';
 import { loadFleetKeys, type FleetKeys } from './fleet-key.js';
 import { fsProblem } from './fs-problem.js';
+import { lazyParts, once } from './runtime-lazy.js';
 import type { RuntimeForge } from './pipeline-deps.js';
 
 /**
@@ -148,25 +148,6 @@ export function sandboxSettings(loaded: LoadedConfig): SandboxSettings {
   };
 }
 
-/** The absolute, real path of the git on `path`; plain `git` when there is none (doctor says so). */
-async function resolveGit(path: string | undefined): Promise<string> {
-  const { findExecutable } = await import('@codefleet/process');
-  const found = await findExecutable('git', '/', path);
-  return found === undefined ? 'git' : realpath(found).catch(() => found);
-}
-
-/** One value made on first call and kept; a failed attempt is not kept, the next call tries again. */
-function once<T>(make: () => Promise<T>): () => Promise<T> {
-  let made: Promise<T> | undefined;
-  return () => {
-    made ??= make().catch((error: unknown) => {
-      made = undefined;
-      throw error;
-    });
-    return made;
-  };
-}
-
 /** How long a one-shot command waits for the run store's Redis before saying it is down. */
 const storeConnectTimeoutMs = 5_000;
 
@@ -261,6 +242,42 @@ function logDestination(format: LogFormat): { write(line: string): unknown } {
   return format === 'pretty' && stdout.isTTY ? { write: (line: string) => stdout.write(`\r\x1b[2K${line}`) } : stdout;
 }
 
+/** The logger of a command: the config's level and format, secrets masked, tagged with the worker id. */
+function runtimeLogger(config: Config, secrets: SecretRegistry): Logger {
+  const format = resolveLogFormat(config.logging.format, process.stdout);
+  return createLogger({
+    level: config.logging.level,
+    format,
+    secrets,
+    base: { worker_id: config.worker.worker_id },
+    destination: logDestination(format),
+  });
+}
+
+/** How queues sign jobs and refuse unsigned ones: each refusal is logged, then told to `listeners`. */
+function jobSigning(fleetKeys: FleetKeys, log: Logger, listeners: Set<(job: UnsignedJob) => void>): JobSigning {
+  return {
+    keyring: 'keyring' in fleetKeys ? fleetKeys.keyring : { problem: fleetKeys.problem },
+    onUnsigned: (job) => {
+      log.error(
+        { event: 'job.unsigned', job_id: job.jobId, queue: job.queue, why: job.why, reason: job.reason },
+        `refused job ${job.jobId}: ${job.reason}; dead-lettered, not run (written into the queue by hand?)`,
+      );
+      for (const listener of listeners) listener(job);
+    },
+  };
+}
+
+/** Opens the run store; when it cannot be opened, the queue already opened is closed first. */
+async function openStoreBeside(queue: Queue, config: Config, options: RuntimeOptions): Promise<RunStore> {
+  try {
+    return openConfiguredStore(config, options);
+  } catch (error) {
+    await queue.close();
+    throw error;
+  }
+}
+
 /**
  * Opens the queue and the store the config describes, and readies the rest to load on
  * first use. On GitHub the forge opens now, so a missing token or bad App credentials
@@ -271,82 +288,20 @@ export async function openRuntime(loaded: LoadedConfig, options: RuntimeOptions 
   // The config's secrets, and every token minted at run time (GitHub App installation
   // tokens) as it is minted: logs, run records and comments mask them all.
   const secrets = new SecretRegistry(loaded.secrets);
-  const format = resolveLogFormat(config.logging.format, process.stdout);
-  const log =
-    options.log ??
-    createLogger({
-      level: config.logging.level,
-      format,
-      secrets,
-      base: { worker_id: config.worker.worker_id },
-      destination: logDestination(format),
-    });
+  const log = options.log ?? runtimeLogger(config, secrets);
   openDataDir(config);
   // A local queue is a fleet of one host: its key is made on first start. A fleet backend
   // needs the key every host shares; without it enqueue and claim fail naming the fix.
   const fleetKeys = loadFleetKeys(config, { create: config.queue.backend === 'local' });
   const unsignedListeners = new Set<(job: UnsignedJob) => void>();
-  const signing: JobSigning = {
-    keyring: 'keyring' in fleetKeys ? fleetKeys.keyring : { problem: fleetKeys.problem },
-    onUnsigned: (job) => {
-      log.error(
-        { event: 'job.unsigned', job_id: job.jobId, queue: job.queue, why: job.why, reason: job.reason },
-        `refused job ${job.jobId}: ${job.reason}; dead-lettered, not run (written into the queue by hand?)`,
-      );
-      for (const listener of unsignedListeners) listener(job);
-    },
-  };
+  const signing = jobSigning(fleetKeys, log, unsignedListeners);
   const queue = signedQueue(await openConfiguredQueue(config), config.queue.name, signing);
-  let store: RunStore;
-  try {
-    store = openConfiguredStore(config, options);
-  } catch (error) {
-    await queue.close();
-    throw error;
-  }
-  const deps = once(() => import('./pipeline-deps.js'));
-  // git is looked up on PATH once, here: a `git` planted later in a PATH directory never
-  // receives codefleet's calls (the push and its token among them).
-  const gitPath = once(async () => resolveGit(env.PATH));
-  let opened: RuntimeForge | undefined;
-  const forgeAccess = once(async () => {
-    const access = await (await deps()).openForge(loaded, gitEnvFrom(env), secrets, await gitPath());
-    opened = access.forge;
-    return access;
-  });
-  const workspaces = once(async () => {
-    const { createWorkspaceManager } = await import('@codefleet/workspace');
-    // Only GitHub needs credentials, and only the mirror's fetch uses them (the forge's
-    // credential helper): git in a working copy an agent wrote runs without them.
-    const gitEnv = gitEnvFrom(env);
-    const remoteGitEnv = config.forge.type === 'github' ? (await forgeAccess()).gitEnv : gitEnv;
-    return createWorkspaceManager({
-      cacheDir: config.workspace.cache_dir,
-      reuse: config.workspace.reuse,
-      gitEnv,
-      remoteGitEnv,
-      gitPath: await gitPath(),
-    });
-  });
+  const store = await openStoreBeside(queue, config, options);
   const sandbox = once(async () => {
     const { openSandbox } = await import('@codefleet/sandbox');
     return openSandbox(sandboxSettings(loaded), { platform: process.platform, path: env.PATH ?? '' });
   });
-  const requester = once(async () =>
-    (await deps()).requesters(config, (await forgeAccess()).forge, log, secrets, store),
-  );
-  const pipeline = once(async () =>
-    (await deps()).pipelineDeps(loaded, {
-      forge: (await forgeAccess()).forge,
-      requester: await requester(),
-      workspaces: await workspaces(),
-      sandbox: await sandbox(),
-      store,
-      log,
-      secrets,
-      gitPath: await gitPath(),
-    }),
-  );
+  const parts = lazyParts({ loaded, log, secrets, store, gitEnv: () => gitEnvFrom(env), sandbox });
   const runtime: Runtime = {
     loaded,
     config,
@@ -359,15 +314,15 @@ export async function openRuntime(loaded: LoadedConfig, options: RuntimeOptions 
     onUnsignedJob: (listener) => {
       unsignedListeners.add(listener);
     },
-    forge: async () => (await forgeAccess()).forge,
-    requester,
-    workspaces,
-    pipeline,
+    forge: parts.forge,
+    requester: parts.requester,
+    workspaces: parts.workspaces,
+    pipeline: parts.pipeline,
     sandbox,
     close: async () => {
       await queue.close();
       await store.close();
-      await opened?.close?.();
+      await parts.closeForge();
     },
   };
   if (config.forge.type === 'github') {

@@ -1,26 +1,35 @@
 import type * as Prom from 'prom-client';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { errorCodes, type Job, type RunRecord, type UnsignedWhy } from '@codefleet/core';
-import type { Queue, QueueStats, Settlement } from '@codefleet/queue';
-
-/**
- * Where the fleet-wide gauges come from, read at scrape time. `liveWorkers` counts the
- * workers registered in the run store (the store's worker registry); without it the gauge
- * is not exported.
- */
-export interface MetricSources {
-  queue: Queue;
-  liveWorkers?: () => Promise<number>;
-  /** What the fleet spent today (UTC) in US dollars, from the run store's ledger; without it the gauge is not exported. */
-  spentToday?: () => Promise<number>;
-  now?: () => number;
-}
+import type { Settlement } from '@codefleet/queue';
+import { registerFleetGauges, type MetricSources } from './fleet-gauges.js';
 
 /** Buckets for steps that take from a second to an hour (stages, checks, agent runs). */
 const longBuckets = [0.1, 0.5, 1, 5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600];
 /** Buckets for waiting in the queue: a warm fleet claims in under a second, a backlog waits hours. */
 const waitBuckets = [0.1, 0.25, 0.5, 1, 2.5, 5, 15, 60, 300, 900, 3600, 14_400];
 const knownErrorCodes = new Set<string>(errorCodes);
+
+/** What settled deliveries and their runs did. */
+interface RunInstruments {
+  jobs: Counter;
+  finished: Counter;
+  stages: Histogram;
+  steps: Histogram;
+  agentSeconds: Histogram;
+  agentTokens: Counter;
+  retries: Counter;
+  attempts: Histogram;
+}
+
+/** How work flows through this process, and what was refused on the way. */
+interface FlowInstruments {
+  queueWait: Histogram;
+  inFlight: Gauge;
+  refused: Counter;
+  limits: Counter;
+  unsigned: Counter;
+}
 
 /**
  * The Prometheus metrics of one worker process. Labels are bounded on purpose: stage,
@@ -30,179 +39,31 @@ const knownErrorCodes = new Set<string>(errorCodes);
  * those are unbounded and belong to the run store (`codefleet runs`, the dashboard).
  */
 export class WorkerMetrics {
-  readonly #jobs: Counter;
-  readonly #finished: Counter;
-  readonly #stages: Histogram;
-  readonly #steps: Histogram;
-  readonly #agentSeconds: Histogram;
-  readonly #agentTokens: Counter;
-  readonly #retries: Counter;
-  readonly #attempts: Histogram;
-  readonly #queueWait: Histogram;
-  readonly #inFlight: Gauge;
-  readonly #refused: Counter;
-  readonly #limits: Counter;
-  readonly #unsigned: Counter;
+  readonly #run: RunInstruments;
+  readonly #flow: FlowInstruments;
   readonly #now: () => number;
 
   constructor(prom: typeof Prom, registry: Registry, sources: MetricSources) {
-    const { Counter, Gauge, Histogram } = prom;
     const registers = [registry];
     this.#now = sources.now ?? Date.now;
     prom.collectDefaultMetrics({ register: registry, prefix: 'codefleet_' });
-    this.#jobs = new Counter({
-      name: 'codefleet_jobs_total',
-      help: 'Job deliveries by how they were settled and the run outcome.',
-      labelNames: ['settlement', 'outcome'],
-      registers,
-    });
-    this.#finished = new Counter({
-      name: 'codefleet_runs_finished_total',
-      help: 'Runs that reached their end, by outcome and the failing error code ("none" when it succeeded).',
-      labelNames: ['outcome', 'error_code', 'source'],
-      registers,
-    });
-    this.#stages = new Histogram({
-      name: 'codefleet_stage_duration_seconds',
-      help: 'Time spent in each stage of a delivery.',
-      labelNames: ['stage'],
-      buckets: longBuckets,
-      registers,
-    });
-    this.#steps = new Histogram({
-      name: 'codefleet_verification_step_duration_seconds',
-      help: 'Duration of each verification step (install, build, format, lint, test, dod) that ran.',
-      labelNames: ['step', 'result'],
-      buckets: longBuckets,
-      registers,
-    });
-    this.#agentSeconds = new Histogram({
-      name: 'codefleet_agent_run_duration_seconds',
-      help: 'Duration of each coding agent run.',
-      labelNames: ['agent', 'outcome'],
-      buckets: longBuckets,
-      registers,
-    });
-    this.#agentTokens = new Counter({
-      name: 'codefleet_agent_tokens_total',
-      help: 'Model tokens agents spent, for agents that report them.',
-      labelNames: ['agent', 'kind'],
-      registers,
-    });
-    this.#retries = new Counter({
-      name: 'codefleet_retries_total',
-      help: 'Retries: "delivery" = a job delivered again (attempt > 1), "fix" = an agent run fed a failure back (inner attempt > 1).',
-      labelNames: ['kind'],
-      registers,
-    });
-    this.#attempts = new Histogram({
-      name: 'codefleet_job_attempt',
-      help: 'Delivery attempt number of settled jobs.',
-      buckets: [1, 2, 3, 4, 5, 8],
-      registers,
-    });
-    this.#queueWait = new Histogram({
-      name: 'codefleet_queue_wait_seconds',
-      help: "From a job's creation to its first claim.",
-      buckets: waitBuckets,
-      registers,
-    });
-    this.#inFlight = new Gauge({ name: 'codefleet_jobs_in_flight', help: 'Jobs this process runs now.', registers });
-    this.#refused = new Counter({
-      name: 'codefleet_sandbox_network_refused_total',
-      help: "Destinations the sandbox's network policy refused, counted when the job ends.",
-      registers,
-    });
-    this.#limits = new Counter({
-      name: 'codefleet_sandbox_resource_limits_total',
-      help: 'Sandboxed runs stopped at a per-run limit (sandbox.limits), counted when the job ends.',
-      labelNames: ['limit'],
-      registers,
-    });
-    for (const kind of ['delivery', 'fix']) this.#retries.inc({ kind }, 0);
-    // Any increase is worth an alert: a job in the queue that no producer of the fleet signed.
-    this.#unsigned = new Counter({
-      name: 'codefleet_jobs_unsigned_total',
-      help: 'Claimed jobs refused and dead-lettered because they did not verify (job_unsigned), by why: missing, unknown_key, bad_signature.',
-      labelNames: ['why'],
-      registers,
-    });
-    for (const why of ['missing', 'unknown_key', 'bad_signature']) this.#unsigned.inc({ why }, 0);
-
-    // Read from the queue at scrape time (depth is the fleet's, not this process's). A
-    // scrape collects every metric at once: the gauges share one stats call.
-    let pending: Promise<QueueStats | undefined> | undefined;
-    const stats = () =>
-      (pending ??= sources.queue
-        .stats()
-        .catch(() => undefined)
-        .finally(() => {
-          pending = undefined;
-        }));
-    const now = this.#now;
-    new Gauge({
-      name: 'codefleet_queue_depth',
-      help: 'Jobs waiting in the queue (ready and delayed).',
-      registers,
-      async collect() {
-        this.set((await stats())?.depth ?? Number.NaN);
-      },
-    });
-    new Gauge({
-      name: 'codefleet_queue_dead_letters',
-      help: 'Jobs in the dead-letter queue.',
-      registers,
-      async collect() {
-        this.set((await stats())?.deadLetter ?? Number.NaN);
-      },
-    });
-    new Gauge({
-      name: 'codefleet_queue_oldest_age_seconds',
-      help: 'Age of the oldest ready or delayed job; 0 when none waits.',
-      registers,
-      async collect() {
-        const s = await stats();
-        // A queue that cannot say how old its waiting jobs are reads NaN here, never a made-up 0.
-        const oldest = s?.oldestQueuedAt;
-        if (s === undefined || (oldest === undefined && s.depth > 0)) this.set(Number.NaN);
-        else this.set(oldest === undefined ? 0 : Math.max(0, (now() - oldest) / 1_000));
-      },
-    });
-    const { liveWorkers } = sources;
-    if (liveWorkers) {
-      new Gauge({
-        name: 'codefleet_workers_live',
-        help: "Workers registered in the run store whose heartbeat has not expired (the fleet's, not this process's).",
-        registers,
-        async collect() {
-          this.set(await liveWorkers().catch(() => Number.NaN));
-        },
-      });
-    }
-    const { spentToday } = sources;
-    if (spentToday) {
-      new Gauge({
-        name: 'codefleet_spend_today_usd',
-        help: "US dollars the fleet's agent runs cost so far this UTC day (the run store's ledger; costs.budget_usd.day pauses claiming).",
-        registers,
-        async collect() {
-          this.set(await spentToday().catch(() => Number.NaN));
-        },
-      });
-    }
+    // In this order: the exposition lists metrics as they were registered.
+    this.#run = createRunInstruments(prom, registers);
+    this.#flow = createFlowInstruments(prom, registers);
+    registerFleetGauges(prom, registers, sources, this.#now);
   }
 
   /** A delivery starts: how long its job waited, on its first delivery only. */
   jobStarted(job: Job | undefined, attempt: number, inFlight: number): void {
-    this.#inFlight.set(inFlight);
+    this.#flow.inFlight.set(inFlight);
     if (job === undefined || attempt !== 1) return;
     const created = Date.parse(job.created_at);
-    if (Number.isFinite(created)) this.#queueWait.observe(Math.max(0, (this.#now() - created) / 1_000));
+    if (Number.isFinite(created)) this.#flow.queueWait.observe(Math.max(0, (this.#now() - created) / 1_000));
   }
 
   /** A claimed job did not verify and was dead-lettered unrun. */
   jobUnsigned(why: UnsignedWhy): void {
-    this.#unsigned.inc({ why });
+    this.#flow.unsigned.inc({ why });
   }
 
   /** A delivery ended: its settlement, and what its run record says this delivery did. */
@@ -212,27 +73,27 @@ export class WorkerMetrics {
     attempt: number,
     inFlight: number,
   ): void {
-    this.#inFlight.set(inFlight);
-    this.#jobs.inc({ settlement, outcome: run?.outcome ?? 'none' });
-    this.#attempts.observe(attempt);
-    if (attempt > 1) this.#retries.inc({ kind: 'delivery' });
+    this.#flow.inFlight.set(inFlight);
+    this.#run.jobs.inc({ settlement, outcome: run?.outcome ?? 'none' });
+    this.#run.attempts.observe(attempt);
+    if (attempt > 1) this.#run.retries.inc({ kind: 'delivery' });
     if (!run) return;
     // Only a delivery that ended the job finished its run: a retried or released one runs again.
     if (run.outcome !== undefined && (settlement === 'acked' || settlement === 'dead_lettered')) {
       const code = run.error?.code;
       const errorCode = code === undefined ? 'none' : knownErrorCodes.has(code) ? code : 'unknown';
-      this.#finished.inc({ outcome: run.outcome, error_code: errorCode, source: run.job.source.kind });
+      this.#run.finished.inc({ outcome: run.outcome, error_code: errorCode, source: run.job.source.kind });
       // Whole-job totals: the record keeps them across deliveries, so they are counted once, here.
       if (run.sandbox !== undefined) {
-        this.#refused.inc(run.sandbox.network_refused_total);
-        for (const hit of run.sandbox.resource_limits) this.#limits.inc({ limit: hit.limit });
+        this.#flow.refused.inc(run.sandbox.network_refused_total);
+        for (const hit of run.sandbox.resource_limits) this.#flow.limits.inc({ limit: hit.limit });
       }
     }
     this.#observeStages(run);
     // Entries of earlier deliveries were counted when those deliveries ended.
     for (const check of run.verification) {
       if (check.attempt !== attempt || check.skipped === true) continue;
-      this.#steps.observe(
+      this.#run.steps.observe(
         {
           step: check.step,
           result: check.passed
@@ -248,11 +109,14 @@ export class WorkerMetrics {
     }
     for (const agentRun of run.agent_runs) {
       if (agentRun.attempt !== attempt) continue;
-      this.#agentSeconds.observe({ agent: agentRun.agent, outcome: agentRun.outcome }, agentRun.duration_ms / 1_000);
-      if (agentRun.inner_attempt > 1) this.#retries.inc({ kind: 'fix' });
+      this.#run.agentSeconds.observe(
+        { agent: agentRun.agent, outcome: agentRun.outcome },
+        agentRun.duration_ms / 1_000,
+      );
+      if (agentRun.inner_attempt > 1) this.#run.retries.inc({ kind: 'fix' });
       if (agentRun.tokens) {
-        this.#agentTokens.inc({ agent: agentRun.agent, kind: 'prompt' }, agentRun.tokens.prompt);
-        this.#agentTokens.inc({ agent: agentRun.agent, kind: 'completion' }, agentRun.tokens.completion);
+        this.#run.agentTokens.inc({ agent: agentRun.agent, kind: 'prompt' }, agentRun.tokens.prompt);
+        this.#run.agentTokens.inc({ agent: agentRun.agent, kind: 'completion' }, agentRun.tokens.completion);
       }
     }
   }
@@ -265,7 +129,95 @@ export class WorkerMetrics {
       const from = Date.parse(stages[i]!.at);
       const to = Date.parse(stages[i + 1]!.at);
       if (Number.isFinite(from) && Number.isFinite(to) && to >= from)
-        this.#stages.observe({ stage: stages[i]!.stage }, (to - from) / 1_000);
+        this.#run.stages.observe({ stage: stages[i]!.stage }, (to - from) / 1_000);
     }
   }
+}
+
+function createRunInstruments(prom: typeof Prom, registers: Registry[]): RunInstruments {
+  const { Counter, Histogram } = prom;
+  const jobs = new Counter({
+    name: 'codefleet_jobs_total',
+    help: 'Job deliveries by how they were settled and the run outcome.',
+    labelNames: ['settlement', 'outcome'],
+    registers,
+  });
+  const finished = new Counter({
+    name: 'codefleet_runs_finished_total',
+    help: 'Runs that reached their end, by outcome and the failing error code ("none" when it succeeded).',
+    labelNames: ['outcome', 'error_code', 'source'],
+    registers,
+  });
+  const stages = new Histogram({
+    name: 'codefleet_stage_duration_seconds',
+    help: 'Time spent in each stage of a delivery.',
+    labelNames: ['stage'],
+    buckets: longBuckets,
+    registers,
+  });
+  const steps = new Histogram({
+    name: 'codefleet_verification_step_duration_seconds',
+    help: 'Duration of each verification step (install, build, format, lint, test, dod) that ran.',
+    labelNames: ['step', 'result'],
+    buckets: longBuckets,
+    registers,
+  });
+  const agentSeconds = new Histogram({
+    name: 'codefleet_agent_run_duration_seconds',
+    help: 'Duration of each coding agent run.',
+    labelNames: ['agent', 'outcome'],
+    buckets: longBuckets,
+    registers,
+  });
+  const agentTokens = new Counter({
+    name: 'codefleet_agent_tokens_total',
+    help: 'Model tokens agents spent, for agents that report them.',
+    labelNames: ['agent', 'kind'],
+    registers,
+  });
+  const retries = new Counter({
+    name: 'codefleet_retries_total',
+    help: 'Retries: "delivery" = a job delivered again (attempt > 1), "fix" = an agent run fed a failure back (inner attempt > 1).',
+    labelNames: ['kind'],
+    registers,
+  });
+  for (const kind of ['delivery', 'fix']) retries.inc({ kind }, 0);
+  const attempts = new Histogram({
+    name: 'codefleet_job_attempt',
+    help: 'Delivery attempt number of settled jobs.',
+    buckets: [1, 2, 3, 4, 5, 8],
+    registers,
+  });
+  return { jobs, finished, stages, steps, agentSeconds, agentTokens, retries, attempts };
+}
+
+function createFlowInstruments(prom: typeof Prom, registers: Registry[]): FlowInstruments {
+  const { Counter, Gauge, Histogram } = prom;
+  const queueWait = new Histogram({
+    name: 'codefleet_queue_wait_seconds',
+    help: "From a job's creation to its first claim.",
+    buckets: waitBuckets,
+    registers,
+  });
+  const inFlight = new Gauge({ name: 'codefleet_jobs_in_flight', help: 'Jobs this process runs now.', registers });
+  const refused = new Counter({
+    name: 'codefleet_sandbox_network_refused_total',
+    help: "Destinations the sandbox's network policy refused, counted when the job ends.",
+    registers,
+  });
+  const limits = new Counter({
+    name: 'codefleet_sandbox_resource_limits_total',
+    help: 'Sandboxed runs stopped at a per-run limit (sandbox.limits), counted when the job ends.',
+    labelNames: ['limit'],
+    registers,
+  });
+  // Any increase is worth an alert: a job in the queue that no producer of the fleet signed.
+  const unsigned = new Counter({
+    name: 'codefleet_jobs_unsigned_total',
+    help: 'Claimed jobs refused and dead-lettered because they did not verify (job_unsigned), by why: missing, unknown_key, bad_signature.',
+    labelNames: ['why'],
+    registers,
+  });
+  for (const why of ['missing', 'unknown_key', 'bad_signature']) unsigned.inc({ why }, 0);
+  return { queueWait, inFlight, refused, limits, unsigned };
 }

@@ -24,68 +24,54 @@ export interface Presence {
   stop(): Promise<void>;
 }
 
+/** What the heartbeats, the job changes and the stop of one presence share. */
+interface PresenceState {
+  readonly options: PresenceOptions;
+  readonly context: PresenceContext;
+  /** The jobs the worker runs now, by lease token. */
+  readonly jobs: Map<string, WorkerJob>;
+  /** The last write failed: the next success is logged as a recovery. */
+  failing: boolean;
+  stopped: boolean;
+  /**
+   * The write under way. A store that hangs (Redis restarting: its commands wait) must not
+   * pile up heartbeats: one write at a time, and a change during it is written once more right after.
+   */
+  inFlight: Promise<void> | undefined;
+  again: boolean;
+}
+
+interface PresenceContext {
+  intervalMs: number;
+  draining: AbortSignal;
+  log: Logger;
+}
+
 /**
  * Registers the worker and heartbeats its entry every `intervalMs` with its current jobs
  * and whether it is draining. The registry is for people looking at the fleet, never in
  * the way of jobs: a store failure is logged (once per outage, and when it is over) and the
  * worker goes on; an entry that could not be removed expires after its ttl.
  */
-export function startPresence(
-  options: PresenceOptions,
-  context: { intervalMs: number; draining: AbortSignal; log: Logger },
-): Presence {
-  const jobs = new Map<string, WorkerJob>();
-  let failing = false;
-  let stopped = false;
-  // A store that hangs (Redis restarting: its commands wait) must not pile up heartbeats:
-  // one write at a time, and a change during it is written once more right after.
-  let inFlight: Promise<void> | undefined;
-  let again = false;
-  const beat = async () => {
-    if (stopped) return inFlight;
-    if (inFlight) {
-      again = true;
-      return inFlight;
-    }
-    inFlight = (async () => {
-      do {
-        again = false;
-        await write();
-      } while (again && !stopped);
-    })().finally(() => {
-      inFlight = undefined;
-    });
-    return inFlight;
+export function startPresence(options: PresenceOptions, context: PresenceContext): Presence {
+  const state: PresenceState = {
+    options,
+    context,
+    jobs: new Map(),
+    failing: false,
+    stopped: false,
+    inFlight: undefined,
+    again: false,
   };
-  const write = async () => {
-    const entry: WorkerInfo = {
-      ...options.info,
-      lastHeartbeat: new Date().toISOString(),
-      draining: context.draining.aborted,
-      jobs: [...jobs.values()],
-    };
-    try {
-      await options.store.heartbeatWorker(entry, options.ttlMs);
-      if (failing) context.log.info({ event: 'registry.recovered' }, 'the worker registry is reachable again');
-      failing = false;
-    } catch (err) {
-      if (!failing)
-        context.log.warn(
-          { err, event: 'registry.heartbeat_failed' },
-          'could not heartbeat in the worker registry (jobs go on)',
-        );
-      failing = true;
-    }
-  };
-  const timer = setInterval(() => void beat(), context.intervalMs);
+  const timer = setInterval(() => void beat(state), context.intervalMs);
   timer.unref();
-  const onDrain = () => void beat();
+  const onDrain = () => void beat(state);
   context.draining.addEventListener('abort', onDrain, { once: true });
   return {
     jobStarted: (lease) => {
       // The run id is the job id, as on its first run; a redriven job's current run is
       // `latestRun(store, jobId)` (the pipeline picks the generation after the claim).
-      jobs.set(lease.token, {
+      state.jobs.set(lease.token, {
         jobId: lease.job.id,
         runId: lease.job.id,
         taskKey: lease.job.idempotency_key,
@@ -94,36 +80,83 @@ export function startPresence(
       });
       // Written now, not at the next heartbeat (30 s by default): the dashboard and
       // `codefleet workers` show what the worker does, not what it did.
-      void beat();
+      void beat(state);
     },
     jobEnded: (lease) => {
-      jobs.delete(lease.token);
-      void beat();
+      state.jobs.delete(lease.token);
+      void beat(state);
     },
-    beat,
+    beat: () => beat(state),
     stop: async () => {
-      stopped = true;
+      state.stopped = true;
       clearInterval(timer);
       context.draining.removeEventListener('abort', onDrain);
-      const expires = `it expires in ${Math.round(options.ttlMs / 1000)} s`;
-      // A hanging store must not keep a stopping worker alive: the entry expires anyway.
-      let timeout: NodeJS.Timeout | undefined;
-      const gaveUp = new Promise<void>((resolve) => {
-        timeout = setTimeout(() => {
-          context.log.warn({ event: 'registry.remove_timeout' }, `the worker registry did not answer; ${expires}`);
-          resolve();
-        }, removeTimeoutMs);
-      });
-      const removed = (inFlight ?? Promise.resolve())
-        .then(() => options.store.removeWorker(options.info.id))
-        .catch((err: unknown) => {
-          context.log.warn(
-            { err, event: 'registry.remove_failed' },
-            `could not remove the worker from the registry; ${expires}`,
-          );
-        });
-      await Promise.race([removed, gaveUp]);
-      clearTimeout(timeout);
+      await removeEntry(state);
     },
   };
+}
+
+/** Writes the entry, or joins the write under way and has it written once more after. */
+async function beat(state: PresenceState): Promise<void> {
+  if (state.stopped) return state.inFlight;
+  if (state.inFlight) {
+    state.again = true;
+    return state.inFlight;
+  }
+  state.inFlight = (async () => {
+    do {
+      state.again = false;
+      await write(state);
+    } while (state.again && !state.stopped);
+  })().finally(() => {
+    state.inFlight = undefined;
+  });
+  return state.inFlight;
+}
+
+/** One heartbeat; a failure is logged once per outage, never thrown. */
+async function write(state: PresenceState): Promise<void> {
+  const { options, context } = state;
+  const entry: WorkerInfo = {
+    ...options.info,
+    lastHeartbeat: new Date().toISOString(),
+    draining: context.draining.aborted,
+    jobs: [...state.jobs.values()],
+  };
+  try {
+    await options.store.heartbeatWorker(entry, options.ttlMs);
+    if (state.failing) context.log.info({ event: 'registry.recovered' }, 'the worker registry is reachable again');
+    state.failing = false;
+  } catch (err) {
+    if (!state.failing)
+      context.log.warn(
+        { err, event: 'registry.heartbeat_failed' },
+        'could not heartbeat in the worker registry (jobs go on)',
+      );
+    state.failing = true;
+  }
+}
+
+/** Removes the entry after the write under way, waiting at most {@link removeTimeoutMs}. */
+async function removeEntry(state: PresenceState): Promise<void> {
+  const { options, context } = state;
+  const expires = `it expires in ${Math.round(options.ttlMs / 1000)} s`;
+  // A hanging store must not keep a stopping worker alive: the entry expires anyway.
+  let timeout: NodeJS.Timeout | undefined;
+  const gaveUp = new Promise<void>((resolve) => {
+    timeout = setTimeout(() => {
+      context.log.warn({ event: 'registry.remove_timeout' }, `the worker registry did not answer; ${expires}`);
+      resolve();
+    }, removeTimeoutMs);
+  });
+  const removed = (state.inFlight ?? Promise.resolve())
+    .then(() => options.store.removeWorker(options.info.id))
+    .catch((err: unknown) => {
+      context.log.warn(
+        { err, event: 'registry.remove_failed' },
+        `could not remove the worker from the registry; ${expires}`,
+      );
+    });
+  await Promise.race([removed, gaveUp]);
+  clearTimeout(timeout);
 }

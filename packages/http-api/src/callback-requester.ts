@@ -2,7 +2,7 @@ import { classify, CodefleetError, truncateHead, type Job } from '@codefleet/cor
 import { maskForPublishing, type Logger, type SecretSource } from '@codefleet/log';
 import { plainReport, type Report, type Requester } from '@codefleet/requester';
 import type { RunStore } from '@codefleet/store';
-import { checkedCallbackOutbound, withCallbackOutbound } from './callback-outbound.js';
+import { checkedCallbackOutbound, withCallbackOutbound, type CallbackOutbound } from './callback-outbound.js';
 import { callbackUrlProblem } from './callback-url.js';
 import { signCallback } from './signature.js';
 
@@ -83,89 +83,109 @@ export function callbackPayload(
  * contacted, so the URL cannot be bent towards another service.
  */
 export function createCallbackRequester(options: CallbackRequesterOptions): Requester {
-  const doFetch = options.fetch ?? fetch;
-  const policy = checkedCallbackOutbound({
-    ...(options.tries === undefined ? {} : { tries: options.tries }),
-    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
-    ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
-  });
-  const nowSeconds = options.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
-  const mask = (text: string) => maskForPublishing(text, options.secrets);
-  const urlOf = (job: Job) => (job.source.kind === 'api' ? job.source.callback_url : undefined);
-
-  const postOnce = async (url: string, body: string, eventId: string, signal: AbortSignal): Promise<void> => {
-    const timestamp = nowSeconds();
-    let response: Response;
-    try {
-      response = await doFetch(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'codefleet-callback/1',
-          'x-codefleet-event-id': eventId,
-          'x-codefleet-timestamp': String(timestamp),
-          'x-codefleet-signature': signCallback(options.secret, timestamp, body),
-        },
-        body,
-        redirect: 'manual',
-        signal,
-      });
-    } catch (cause) {
-      throw new CodefleetError(
-        'network',
-        `callback POST failed: ${cause instanceof Error ? cause.message : String(cause)}`,
-        { cause },
-      );
-    }
-    await response.body?.cancel().catch(() => {});
-    if (response.ok) return;
-    const details = { status: response.status };
-    if (response.status >= 300 && response.status < 400) {
-      throw new CodefleetError('forge_rejected', `callback answered ${response.status}: redirects are not followed`, {
-        details,
-      });
-    }
-    if (response.status === 429) throw new CodefleetError('rate_limited', 'callback answered 429', { details });
-    if (response.status >= 500)
-      throw new CodefleetError('forge_unavailable', `callback answered ${response.status}`, { details });
-    throw new CodefleetError('forge_rejected', `callback answered ${response.status}`, { details });
+  const sender: CallbackSender = {
+    options,
+    fetch: options.fetch ?? fetch,
+    policy: checkedCallbackOutbound({
+      ...(options.tries === undefined ? {} : { tries: options.tries }),
+      ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+      ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
+    }),
+    nowSeconds: options.nowSeconds ?? (() => Math.floor(Date.now() / 1000)),
   };
-
   return {
     kind: 'callback',
-    handles: (job) => urlOf(job) !== undefined,
-    async report(report: Report, signal?: AbortSignal): Promise<void> {
-      const url = urlOf(report.job);
-      const payload = callbackPayload(report, mask);
-      if (url === undefined || payload === undefined) return;
-      const log = options.log.child({ job_id: report.job.id, report: report.kind });
-      const problem = callbackUrlProblem(url, options.hosts);
-      if (problem !== undefined) {
-        log.warn({ event: 'callback.refused', reason: problem }, `callback not sent: ${problem}`);
-        throw new CodefleetError('forge_rejected', `callback not sent: ${problem}`, { verdict: 'permanent' });
-      }
-      const eventId = `${report.job.id}:${report.kind}`;
-      if ((await options.sent?.lookupRequest(`callback:${eventId}`)) !== undefined) return;
-      const body = JSON.stringify(payload);
-      try {
-        await withCallbackOutbound(
-          policy,
-          (signal) => postOnce(url, body, eventId, signal),
-          signal,
-          (attempt, error) =>
-            log.info(
-              { event: 'callback.retry', attempt, code: classify(error).code },
-              'completion webhook failed; retrying',
-            ),
-        );
-      } catch (error) {
-        log.warn(
-          { err: error, event: 'callback.failed', code: classify(error).code },
-          'completion webhook not delivered',
-        );
-        throw error;
-      }
-      await options.sent?.setRequest(`callback:${eventId}`, '1', sentTtlMs);
-    },
+    handles: (job) => callbackUrlOf(job) !== undefined,
+    report: (report, signal) => sendReport(sender, report, signal),
   };
+}
+
+/** What every report of one callback requester is sent with. */
+interface CallbackSender {
+  readonly options: CallbackRequesterOptions;
+  readonly fetch: typeof fetch;
+  readonly policy: CallbackOutbound;
+  readonly nowSeconds: () => number;
+}
+
+function callbackUrlOf(job: Job): string | undefined {
+  return job.source.kind === 'api' ? job.source.callback_url : undefined;
+}
+
+/** Sends one report: refused outside `hosts`, skipped when already sent, retried under the policy. */
+async function sendReport(sender: CallbackSender, report: Report, signal?: AbortSignal): Promise<void> {
+  const { options } = sender;
+  const url = callbackUrlOf(report.job);
+  const payload = callbackPayload(report, (text) => maskForPublishing(text, options.secrets));
+  if (url === undefined || payload === undefined) return;
+  const log = options.log.child({ job_id: report.job.id, report: report.kind });
+  const problem = callbackUrlProblem(url, options.hosts);
+  if (problem !== undefined) {
+    log.warn({ event: 'callback.refused', reason: problem }, `callback not sent: ${problem}`);
+    throw new CodefleetError('forge_rejected', `callback not sent: ${problem}`, { verdict: 'permanent' });
+  }
+  const eventId = `${report.job.id}:${report.kind}`;
+  if ((await options.sent?.lookupRequest(`callback:${eventId}`)) !== undefined) return;
+  const body = JSON.stringify(payload);
+  try {
+    await withCallbackOutbound(
+      sender.policy,
+      (signal) => postOnce(sender, { url, body, eventId }, signal),
+      signal,
+      (attempt, error) =>
+        log.info(
+          { event: 'callback.retry', attempt, code: classify(error).code },
+          'completion webhook failed; retrying',
+        ),
+    );
+  } catch (error) {
+    log.warn({ err: error, event: 'callback.failed', code: classify(error).code }, 'completion webhook not delivered');
+    throw error;
+  }
+  await options.sent?.setRequest(`callback:${eventId}`, '1', sentTtlMs);
+}
+
+/** One signed POST; any answer but 2xx throws, with the code its retry verdict follows from. */
+async function postOnce(
+  sender: CallbackSender,
+  post: { url: string; body: string; eventId: string },
+  signal: AbortSignal,
+): Promise<void> {
+  const timestamp = sender.nowSeconds();
+  let response: Response;
+  try {
+    response = await sender.fetch(post.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'codefleet-callback/1',
+        'x-codefleet-event-id': post.eventId,
+        'x-codefleet-timestamp': String(timestamp),
+        'x-codefleet-signature': signCallback(sender.options.secret, timestamp, post.body),
+      },
+      body: post.body,
+      redirect: 'manual',
+      signal,
+    });
+  } catch (cause) {
+    throw new CodefleetError(
+      'network',
+      `callback POST failed: ${cause instanceof Error ? cause.message : String(cause)}`,
+      {
+        cause,
+      },
+    );
+  }
+  await response.body?.cancel().catch(() => {});
+  if (response.ok) return;
+  const details = { status: response.status };
+  if (response.status >= 300 && response.status < 400) {
+    throw new CodefleetError('forge_rejected', `callback answered ${response.status}: redirects are not followed`, {
+      details,
+    });
+  }
+  if (response.status === 429) throw new CodefleetError('rate_limited', 'callback answered 429', { details });
+  if (response.status >= 500)
+    throw new CodefleetError('forge_unavailable', `callback answered ${response.status}`, { details });
+  throw new CodefleetError('forge_rejected', `callback answered ${response.status}`, { details });
 }
