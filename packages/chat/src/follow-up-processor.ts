@@ -66,97 +66,14 @@ export function followUpDelayMs(attempt: number): number {
  * told it was not started. The record is acked only after the sender was told.
  */
 export function createFollowUpProcessor(options: FollowUpProcessorOptions): FollowUpProcessor {
-  const { followUps, chat, log } = options;
-  const now = options.now ?? Date.now;
-  const giveUpAfterMs = options.giveUpAfterMs ?? day;
-  const delayOf = options.retryDelayMs ?? followUpDelayMs;
+  const { followUps, log } = options;
+  const settings: Settings = {
+    options,
+    now: options.now ?? Date.now,
+    giveUpAfterMs: options.giveUpAfterMs ?? day,
+    delayOf: options.retryDelayMs ?? followUpDelayMs,
+  };
   const workerId = options.workerId ?? `chat-followups-${process.pid}`;
-
-  const tell = async (message: ChatMessage, outcome: ChatOutcome) => {
-    try {
-      await options.onOutcome(message, outcome);
-    } catch (error) {
-      log.warn({ event: 'chat.followup_tell_failed', err: error }, 'could not tell the sender about a kept follow-up');
-    }
-  };
-
-  const giveUp = async (lease: Lease, record: FollowUpRecord, reason: string): Promise<ProcessedFollowUp> => {
-    const { deferred } = record;
-    await lease.deadLetter(`given up ${Math.round(giveUpAfterMs / 60_000)} min after it was kept: ${reason}`);
-    log.error(
-      { event: 'chat.followup_given_up', record: lease.job.id, job_id: deferred.jobId, reason },
-      'a kept follow-up was given up; kept in the dead letter',
-    );
-    const outcome: ChatOutcome = {
-      kind: 'refused',
-      route: deferred.route,
-      text: `I kept this request while job ${deferred.jobId} of this thread ran, but it did not end in time (${reason}), so I didn't start it. Send it again when that job has finished.`,
-    };
-    await tell(record.message, outcome);
-    return { recordId: lease.job.id, settled: 'dead_lettered', outcome, reason };
-  };
-
-  /** Tries again after the backoff, or gives up when that would pass the day. */
-  const later = async (lease: Lease, record: FollowUpRecord, reason: string): Promise<ProcessedFollowUp> => {
-    const delayMs = delayOf(lease.attempt);
-    if (now() + delayMs - Date.parse(record.keptAt) > giveUpAfterMs) return giveUp(lease, record, reason);
-    if ((await lease.retry({ delayMs, reason })) === 'dead_lettered') {
-      // The queue's attempt budget ran out first (a low maxAttempts): the sender still hears of it.
-      log.error(
-        { event: 'chat.followup_given_up', record: lease.job.id, reason },
-        'a kept follow-up ran out of attempts',
-      );
-      const outcome: ChatOutcome = {
-        kind: 'refused',
-        route: record.deferred.route,
-        text: `I kept this request, but could not start it after many tries (${reason}). Please send it again.`,
-      };
-      await tell(record.message, outcome);
-      return { recordId: lease.job.id, settled: 'dead_lettered', outcome, reason };
-    }
-    log.info(
-      { event: 'chat.followup_waiting', record: lease.job.id, attempt: lease.attempt, delay_ms: delayMs, reason },
-      'a kept follow-up waits longer',
-    );
-    return { recordId: lease.job.id, settled: 'retrying', delayMs, reason };
-  };
-
-  const handle = async (lease: Lease): Promise<ProcessedFollowUp> => {
-    let record: FollowUpRecord;
-    try {
-      record = followUpOfJob(lease.job);
-    } catch (error) {
-      const reason = classify(error).message;
-      await lease.deadLetter(reason);
-      log.error(
-        { event: 'chat.followup_unreadable', record: lease.job.id, reason },
-        'an unreadable follow-up record was dead-lettered',
-      );
-      return { recordId: lease.job.id, settled: 'dead_lettered', reason };
-    }
-    // Past the day (the processor was down): a request that old is not started unannounced.
-    if (now() - Date.parse(record.keptAt) > giveUpAfterMs)
-      return giveUp(lease, record, `job ${record.deferred.jobId} had not ended`);
-    let outcome: ChatOutcome;
-    try {
-      outcome = await chat.handle(record.message);
-    } catch (error) {
-      const c = classify(error);
-      log.warn(
-        { event: 'chat.followup_failed', err: error, record: lease.job.id },
-        'handling a kept follow-up failed; trying again later',
-      );
-      return later(lease, record, `${c.code}: ${c.message}`);
-    }
-    if (outcome.kind === 'deferred') return later(lease, record, `job ${outcome.jobId} is still queued or running`);
-    await tell(record.message, outcome);
-    await lease.ack();
-    log.info(
-      { event: 'chat.followup_done', record: lease.job.id, outcome: outcome.kind },
-      'a kept follow-up was handled',
-    );
-    return { recordId: lease.job.id, settled: 'acked', outcome };
-  };
 
   const processNext: FollowUpProcessor['processNext'] = async (opts = {}) => {
     const lease = await followUps.claim({
@@ -164,12 +81,12 @@ export function createFollowUpProcessor(options: FollowUpProcessorOptions): Foll
       waitMs: opts.waitMs ?? 0,
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
-    return lease ? handle(lease) : undefined;
+    return lease ? handleFollowUp(settings, lease) : undefined;
   };
 
   return {
     async defer(message, deferred) {
-      const result = await followUps.enqueue(followUpJob(message, deferred, new Date(now())));
+      const result = await followUps.enqueue(followUpJob(message, deferred, new Date(settings.now())));
       log.info(
         { event: 'chat.followup_kept', record: result.id, job_id: deferred.jobId, deduplicated: result.deduplicated },
         "kept a follow-up until its thread's job ends",
@@ -184,4 +101,117 @@ export function createFollowUpProcessor(options: FollowUpProcessorOptions): Foll
         ),
       ),
   };
+}
+
+/** What handling a kept follow-up reads: the processor's options and their defaults, resolved. */
+interface Settings {
+  options: FollowUpProcessorOptions;
+  now: () => number;
+  giveUpAfterMs: number;
+  delayOf: (attempt: number) => number;
+}
+
+/** Reads the lease's record, hands its message to the chat service again and settles the lease. */
+async function handleFollowUp(settings: Settings, lease: Lease): Promise<ProcessedFollowUp> {
+  const { log, chat } = settings.options;
+  let record: FollowUpRecord;
+  try {
+    record = followUpOfJob(lease.job);
+  } catch (error) {
+    const reason = classify(error).message;
+    await lease.deadLetter(reason);
+    log.error(
+      { event: 'chat.followup_unreadable', record: lease.job.id, reason },
+      'an unreadable follow-up record was dead-lettered',
+    );
+    return { recordId: lease.job.id, settled: 'dead_lettered', reason };
+  }
+  // Past the day (the processor was down): a request that old is not started unannounced.
+  if (settings.now() - Date.parse(record.keptAt) > settings.giveUpAfterMs)
+    return giveUp(settings, lease, record, `job ${record.deferred.jobId} had not ended`);
+  let outcome: ChatOutcome;
+  try {
+    outcome = await chat.handle(record.message);
+  } catch (error) {
+    const c = classify(error);
+    log.warn(
+      { event: 'chat.followup_failed', err: error, record: lease.job.id },
+      'handling a kept follow-up failed; trying again later',
+    );
+    return later(settings, lease, record, `${c.code}: ${c.message}`);
+  }
+  if (outcome.kind === 'deferred')
+    return later(settings, lease, record, `job ${outcome.jobId} is still queued or running`);
+  await tell(settings, record.message, outcome);
+  await lease.ack();
+  log.info(
+    { event: 'chat.followup_done', record: lease.job.id, outcome: outcome.kind },
+    'a kept follow-up was handled',
+  );
+  return { recordId: lease.job.id, settled: 'acked', outcome };
+}
+
+/** Tries again after the backoff, or gives up when that would pass the day. */
+async function later(
+  settings: Settings,
+  lease: Lease,
+  record: FollowUpRecord,
+  reason: string,
+): Promise<ProcessedFollowUp> {
+  const { log } = settings.options;
+  const delayMs = settings.delayOf(lease.attempt);
+  if (settings.now() + delayMs - Date.parse(record.keptAt) > settings.giveUpAfterMs)
+    return giveUp(settings, lease, record, reason);
+  if ((await lease.retry({ delayMs, reason })) === 'dead_lettered') {
+    // The queue's attempt budget ran out first (a low maxAttempts): the sender still hears of it.
+    log.error(
+      { event: 'chat.followup_given_up', record: lease.job.id, reason },
+      'a kept follow-up ran out of attempts',
+    );
+    const outcome: ChatOutcome = {
+      kind: 'refused',
+      route: record.deferred.route,
+      text: `I kept this request, but could not start it after many tries (${reason}). Please send it again.`,
+    };
+    await tell(settings, record.message, outcome);
+    return { recordId: lease.job.id, settled: 'dead_lettered', outcome, reason };
+  }
+  log.info(
+    { event: 'chat.followup_waiting', record: lease.job.id, attempt: lease.attempt, delay_ms: delayMs, reason },
+    'a kept follow-up waits longer',
+  );
+  return { recordId: lease.job.id, settled: 'retrying', delayMs, reason };
+}
+
+async function giveUp(
+  settings: Settings,
+  lease: Lease,
+  record: FollowUpRecord,
+  reason: string,
+): Promise<ProcessedFollowUp> {
+  const { deferred } = record;
+  await lease.deadLetter(`given up ${Math.round(settings.giveUpAfterMs / 60_000)} min after it was kept: ${reason}`);
+  settings.options.log.error(
+    { event: 'chat.followup_given_up', record: lease.job.id, job_id: deferred.jobId, reason },
+    'a kept follow-up was given up; kept in the dead letter',
+  );
+  const outcome: ChatOutcome = {
+    kind: 'refused',
+    route: deferred.route,
+    text: `I kept this request while job ${deferred.jobId} of this thread ran, but it did not end in time (${reason}), so I didn't start it. Send it again when that job has finished.`,
+  };
+  await tell(settings, record.message, outcome);
+  return { recordId: lease.job.id, settled: 'dead_lettered', outcome, reason };
+}
+
+/** Tells the sender, best effort: a failure is logged, not retried. */
+async function tell(settings: Settings, message: ChatMessage, outcome: ChatOutcome): Promise<void> {
+  try {
+    await settings.options.onOutcome(message, outcome);
+  } catch (error) {
+    settings.options.log.warn(
+      { event: 'chat.followup_tell_failed', err: error },
+      'could not tell the sender about a kept follow-up',
+    );
+  }
 }

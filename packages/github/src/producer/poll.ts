@@ -44,167 +44,203 @@ const keepHandled = 2_000;
  * and the issue gets a comment saying why.
  */
 export function createPoller(deps: PollDeps, options: PollOptions): { pollOnce(): Promise<TriggerOutcome[]> } {
-  const load = (): Cursor => {
-    try {
-      return JSON.parse(readFileSync(options.cursorPath, 'utf8')) as Cursor;
-    } catch {
-      return { repos: {} };
-    }
-  };
-  const save = (cursor: Cursor) => {
-    mkdirSync(dirname(options.cursorPath), { recursive: true });
-    const temp = `${options.cursorPath}.${process.pid}.tmp`;
-    writeFileSync(temp, JSON.stringify(cursor));
-    renameSync(temp, options.cursorPath);
-  };
-
-  /**
-   * Runs one trigger. A transient failure throws (the caller leaves the item for the next
-   * poll); a permanent one becomes `failed`, told on the issue.
-   */
-  const attempt = async (
-    repo: string,
-    issueNumber: number,
-    run: () => Promise<TriggerOutcome>,
-  ): Promise<TriggerOutcome> => {
-    try {
-      return await run();
-    } catch (error) {
-      const c = classify(error);
-      if (c.verdict === 'transient') throw error;
-      const log = deps.log.child({ repo, issue: issueNumber });
-      log.warn(
-        { err: error, event: 'poll.trigger_failed', code: c.code },
-        'issue cannot become a job; told on the issue',
-      );
-      const reason = `${c.code}: ${c.message}`;
-      await deps.issues
-        .ensureComment({
-          repo,
-          target: { kind: 'issue', number: issueNumber },
-          marker: 'cannot-start',
-          body: `⚠️ codefleet could not start work on this issue: ${escapeInline(reason, 1_000)}`,
-        })
-        .catch((err: unknown) => log.warn({ err, event: 'poll.comment_failed' }, 'could not comment the reason'));
-      return { status: 'failed', reason };
-    }
-  };
-  const skipped = (what: string, error: unknown) => {
-    deps.log.warn({ err: error, event: 'poll.skipped', what }, `${what} failed; trying again at the next poll`);
-  };
-
-  const pollRepo = async (repo: string, cursor: Cursor, outcomes: TriggerOutcome[]) => {
-    const state = (cursor.repos[repo.toLowerCase()] ??= { handled: [] });
-    const handled = new Set(state.handled);
-    for (const issueNumber of await deps.issues.labeledIssues(repo, options.triggerLabel)) {
-      try {
-        for (const event of await deps.issues.labelEvents(repo, issueNumber, options.triggerLabel)) {
-          if (handled.has(event.id)) continue;
-          const request = {
-            repo,
-            issueNumber,
-            actor: event.actor,
-            via: `poll event ${event.id}`,
-            jobId: `gh-event-${event.id}`,
-          };
-          outcomes.push(await attempt(repo, issueNumber, () => triggerFromIssue(deps, request)));
-          handled.add(event.id);
-          state.handled = [...handled].slice(-keepHandled);
-          save(cursor);
-        }
-      } catch (error) {
-        skipped(`${repo}#${issueNumber}`, error);
-      }
-    }
-    // The first poll of a repository starts from now: old comments are history, not commands.
-    const comments = (state.comments ??= { since: new Date().toISOString(), handled: [] });
-    const seen = new Set(comments.handled);
-    for (const comment of await deps.issues.commentsSince(repo, comments.since)) {
-      if (seen.has(comment.id)) continue;
-      const command = /^\s*\/codefleet\s+(retry|cancel)\b/i.exec(comment.body)?.[1]?.toLowerCase();
-      if (command !== undefined && Number.isInteger(comment.issueNumber) && comment.author !== '') {
-        const request = {
-          repo,
-          issueNumber: comment.issueNumber,
-          actor: comment.author,
-          via: `poll comment ${comment.id}`,
-          jobId: `gh-comment-${comment.id}`,
-        };
-        try {
-          outcomes.push(
-            await attempt(repo, comment.issueNumber, () =>
-              command === 'cancel' ? cancelFromIssue(deps, request) : triggerFromIssue(deps, request),
-            ),
-          );
-        } catch (error) {
-          // Comments are read in order: stop here so this one is read again next time.
-          skipped(`${repo} comment ${comment.id}`, error);
-          break;
-        }
-      }
-      seen.add(comment.id);
-      comments.handled = [...seen].slice(-keepHandled);
-      if (comment.updatedAt > (comments.since ?? '')) comments.since = comment.updatedAt;
-      save(cursor);
-    }
-  };
-
-  /**
-   * CI feedback without webhooks: the open pull requests of the repository's own `ai/`
-   * branches whose head has finished checks. Each commit is acted on once however often it
-   * is polled (the follow-up's job id and its comment are per commit); a job still running
-   * leaves it for a later poll.
-   */
-  const pollChecks = async (repo: string, outcomes: TriggerOutcome[]) => {
-    const checks = deps.checks;
-    if (!checks || deps.ciFeedback?.enabled !== true) return;
-    for (const pull of await checks.openPulls(repo)) {
-      if (!pull.headRef.startsWith('ai/') || pull.headRepo.toLowerCase() !== repo.toLowerCase()) continue;
-      try {
-        const state = await checks.commitChecks(repo, pull.headSha);
-        const outcome =
-          state.failed.length > 0 ? 'failed' : state.pending === 0 && state.passed > 0 ? 'passed' : undefined;
-        if (outcome === undefined) continue;
-        const done = await followUpFromCi(deps, {
-          repo,
-          sha: pull.headSha,
-          branch: pull.headRef,
-          pullNumbers: [pull.number],
-          outcome,
-          via: 'poll',
-        });
-        // Polling says "nothing new" every time: only what changed is an outcome.
-        if (done.status !== 'ignored' && done.status !== 'duplicate') outcomes.push(done);
-      } catch (error) {
-        const c = classify(error);
-        if (c.verdict === 'transient') skipped(`${repo} pull request #${pull.number} checks`, error);
-        else
-          deps.log.warn(
-            { err: error, event: 'poll.ci_failed', repo, pull: pull.number, code: c.code },
-            'CI feedback failed for this pull request',
-          );
-      }
-    }
-  };
-
   return {
     async pollOnce() {
-      const cursor = load();
+      const cursor = loadCursor(options.cursorPath);
       const outcomes: TriggerOutcome[] = [];
       let failures = 0;
       for (const repo of options.repos) {
         try {
-          await pollRepo(repo, cursor, outcomes);
-          await pollChecks(repo, outcomes);
+          await pollRepo(deps, options, repo, cursor, outcomes);
+          await pollChecks(deps, repo, outcomes);
         } catch (error) {
           failures += 1;
-          skipped(repo, error);
+          skipped(deps, repo, error);
           // Every repository failing is an outage worth an error to the caller, not a quiet poll.
           if (failures === options.repos.length) throw error;
         }
       }
-      save(cursor);
+      saveCursor(options.cursorPath, cursor);
       return outcomes;
     },
   };
+}
+
+function loadCursor(path: string): Cursor {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as Cursor;
+  } catch {
+    return { repos: {} };
+  }
+}
+
+function saveCursor(path: string, cursor: Cursor): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const temp = `${path}.${process.pid}.tmp`;
+  writeFileSync(temp, JSON.stringify(cursor));
+  renameSync(temp, path);
+}
+
+/**
+ * Runs one trigger. A transient failure throws (the caller leaves the item for the next
+ * poll); a permanent one becomes `failed`, told on the issue.
+ */
+async function attempt(
+  deps: PollDeps,
+  repo: string,
+  issueNumber: number,
+  run: () => Promise<TriggerOutcome>,
+): Promise<TriggerOutcome> {
+  try {
+    return await run();
+  } catch (error) {
+    const c = classify(error);
+    if (c.verdict === 'transient') throw error;
+    const log = deps.log.child({ repo, issue: issueNumber });
+    log.warn(
+      { err: error, event: 'poll.trigger_failed', code: c.code },
+      'issue cannot become a job; told on the issue',
+    );
+    const reason = `${c.code}: ${c.message}`;
+    await deps.issues
+      .ensureComment({
+        repo,
+        target: { kind: 'issue', number: issueNumber },
+        marker: 'cannot-start',
+        body: `⚠️ codefleet could not start work on this issue: ${escapeInline(reason, 1_000)}`,
+      })
+      .catch((err: unknown) => log.warn({ err, event: 'poll.comment_failed' }, 'could not comment the reason'));
+    return { status: 'failed', reason };
+  }
+}
+
+function skipped(deps: PollDeps, what: string, error: unknown): void {
+  deps.log.warn({ err: error, event: 'poll.skipped', what }, `${what} failed; trying again at the next poll`);
+}
+
+type RepoCursor = Cursor['repos'][string];
+
+/** One repository's issues: its new trigger-label events, then its new `/codefleet` comments. */
+async function pollRepo(
+  deps: PollDeps,
+  options: PollOptions,
+  repo: string,
+  cursor: Cursor,
+  outcomes: TriggerOutcome[],
+): Promise<void> {
+  const state = (cursor.repos[repo.toLowerCase()] ??= { handled: [] });
+  const save = () => saveCursor(options.cursorPath, cursor);
+  await pollLabelEvents(deps, repo, options.triggerLabel, state, save, outcomes);
+  await pollComments(deps, repo, state, save, outcomes);
+}
+
+/** Triggers each label event of the open labelled issues once; the cursor is saved after each. */
+async function pollLabelEvents(
+  deps: PollDeps,
+  repo: string,
+  triggerLabel: string,
+  state: RepoCursor,
+  save: () => void,
+  outcomes: TriggerOutcome[],
+): Promise<void> {
+  const handled = new Set(state.handled);
+  for (const issueNumber of await deps.issues.labeledIssues(repo, triggerLabel)) {
+    try {
+      for (const event of await deps.issues.labelEvents(repo, issueNumber, triggerLabel)) {
+        if (handled.has(event.id)) continue;
+        const request = {
+          repo,
+          issueNumber,
+          actor: event.actor,
+          via: `poll event ${event.id}`,
+          jobId: `gh-event-${event.id}`,
+        };
+        outcomes.push(await attempt(deps, repo, issueNumber, () => triggerFromIssue(deps, request)));
+        handled.add(event.id);
+        state.handled = [...handled].slice(-keepHandled);
+        save();
+      }
+    } catch (error) {
+      skipped(deps, `${repo}#${issueNumber}`, error);
+    }
+  }
+}
+
+/** Acts on `/codefleet retry` and `/codefleet cancel` in the comments updated since the last poll, in order. */
+async function pollComments(
+  deps: PollDeps,
+  repo: string,
+  state: RepoCursor,
+  save: () => void,
+  outcomes: TriggerOutcome[],
+): Promise<void> {
+  // The first poll of a repository starts from now: old comments are history, not commands.
+  const comments = (state.comments ??= { since: new Date().toISOString(), handled: [] });
+  const seen = new Set(comments.handled);
+  for (const comment of await deps.issues.commentsSince(repo, comments.since)) {
+    if (seen.has(comment.id)) continue;
+    const command = /^\s*\/codefleet\s+(retry|cancel)\b/i.exec(comment.body)?.[1]?.toLowerCase();
+    if (command !== undefined && Number.isInteger(comment.issueNumber) && comment.author !== '') {
+      const request = {
+        repo,
+        issueNumber: comment.issueNumber,
+        actor: comment.author,
+        via: `poll comment ${comment.id}`,
+        jobId: `gh-comment-${comment.id}`,
+      };
+      try {
+        outcomes.push(
+          await attempt(deps, repo, comment.issueNumber, () =>
+            command === 'cancel' ? cancelFromIssue(deps, request) : triggerFromIssue(deps, request),
+          ),
+        );
+      } catch (error) {
+        // Comments are read in order: stop here so this one is read again next time.
+        skipped(deps, `${repo} comment ${comment.id}`, error);
+        break;
+      }
+    }
+    seen.add(comment.id);
+    comments.handled = [...seen].slice(-keepHandled);
+    if (comment.updatedAt > (comments.since ?? '')) comments.since = comment.updatedAt;
+    save();
+  }
+}
+
+/**
+ * CI feedback without webhooks: the open pull requests of the repository's own `ai/`
+ * branches whose head has finished checks. Each commit is acted on once however often it
+ * is polled (the follow-up's job id and its comment are per commit); a job still running
+ * leaves it for a later poll.
+ */
+async function pollChecks(deps: PollDeps, repo: string, outcomes: TriggerOutcome[]): Promise<void> {
+  const checks = deps.checks;
+  if (!checks || deps.ciFeedback?.enabled !== true) return;
+  for (const pull of await checks.openPulls(repo)) {
+    if (!pull.headRef.startsWith('ai/') || pull.headRepo.toLowerCase() !== repo.toLowerCase()) continue;
+    try {
+      const state = await checks.commitChecks(repo, pull.headSha);
+      const outcome =
+        state.failed.length > 0 ? 'failed' : state.pending === 0 && state.passed > 0 ? 'passed' : undefined;
+      if (outcome === undefined) continue;
+      const done = await followUpFromCi(deps, {
+        repo,
+        sha: pull.headSha,
+        branch: pull.headRef,
+        pullNumbers: [pull.number],
+        outcome,
+        via: 'poll',
+      });
+      // Polling says "nothing new" every time: only what changed is an outcome.
+      if (done.status !== 'ignored' && done.status !== 'duplicate') outcomes.push(done);
+    } catch (error) {
+      const c = classify(error);
+      if (c.verdict === 'transient') skipped(deps, `${repo} pull request #${pull.number} checks`, error);
+      else
+        deps.log.warn(
+          { err: error, event: 'poll.ci_failed', repo, pull: pull.number, code: c.code },
+          'CI feedback failed for this pull request',
+        );
+    }
+  }
 }

@@ -73,158 +73,13 @@ export function deliveryRetryDelayMs(
  * webhook answered 2xx for is dropped silently.
  */
 export function createDeliveryProcessor(deps: TriggerDeps, options: ProcessorOptions): DeliveryProcessor {
-  const now = options.now ?? Date.now;
-  const giveUpAfterMs = options.giveUpAfterMs ?? 24 * 60 * 60_000;
+  const settings: Settings = {
+    deps,
+    now: options.now ?? Date.now,
+    giveUpAfterMs: options.giveUpAfterMs ?? 24 * 60 * 60_000,
+    ...(options.baseDelayMs === undefined ? {} : { baseDelayMs: options.baseDelayMs }),
+  };
   const workerId = options.workerId ?? `producer-${process.pid}`;
-
-  const act = (delivery: Delivery, attempt: number): Promise<TriggerOutcome> => {
-    const { intent } = delivery;
-    const base = { repo: intent.repo, actor: intent.actor, via: `webhook ${delivery.id}`, jobId: jobIdOf(delivery) };
-    switch (intent.kind) {
-      case 'label':
-        return triggerFromIssue(deps, { ...base, issueNumber: intent.issueNumber, requireLabel: intent.label });
-      case 'command':
-        return intent.command === 'cancel'
-          ? cancelFromIssue(deps, { ...base, issueNumber: intent.issueNumber })
-          : triggerFromIssue(deps, { ...base, issueNumber: intent.issueNumber });
-      case 'review':
-        return followUpFromReview(deps, {
-          ...base,
-          issueNumber: intent.pullNumber,
-          pullNumber: intent.pullNumber,
-          headRef: intent.headRef,
-          headRepo: intent.headRepo,
-          reviewBody: intent.reviewBody,
-          reviewState: intent.reviewState,
-          deferred: attempt > 1,
-          ...(intent.reviewId === undefined ? {} : { reviewId: intent.reviewId }),
-        });
-      case 'ci':
-        return followUpFromCi(deps, {
-          repo: intent.repo,
-          sha: intent.sha,
-          branch: intent.branch,
-          pullNumbers: intent.pullNumbers,
-          outcome: intent.outcome,
-          via: base.via,
-        });
-    }
-  };
-
-  /** Tells the issue (or pull request) that its delivery was given up, best effort. */
-  const report = async (delivery: Delivery, reason: string) => {
-    const { intent } = delivery;
-    if (intent.kind === 'ci') {
-      // Checks fail again on the next push; a pull request is told only through CI feedback's own comments.
-      deps.log.warn(
-        { event: 'delivery.ci_given_up', delivery: delivery.id, repo: intent.repo, sha: intent.sha, reason },
-        'CI feedback delivery given up',
-      );
-      return;
-    }
-    const what =
-      intent.kind === 'label'
-        ? `the \`${intent.label}\` label`
-        : intent.kind === 'command'
-          ? `\`/codefleet ${intent.command}\``
-          : 'this review';
-    const again =
-      intent.kind === 'review'
-        ? 'submit the review again'
-        : 'remove and re-add the label, or comment `/codefleet retry`';
-    const number = intent.kind === 'review' ? intent.pullNumber : intent.issueNumber;
-    try {
-      await deps.issues.ensureComment({
-        repo: intent.repo,
-        target: { kind: intent.kind === 'review' ? 'pull' : 'issue', number },
-        marker: `delivery:${delivery.id}`,
-        body: `⚠️ codefleet received ${what} from @${escapeInline(intent.actor, 100)} but could not act on it: ${escapeInline(reason, 1_000)}\n\nTo try again, ${again}.`,
-      });
-    } catch (error) {
-      deps.log.warn(
-        { err: error, event: 'delivery.report_failed', delivery: delivery.id },
-        'could not report the failed delivery on GitHub',
-      );
-    }
-  };
-
-  /** Retries the lease after `delayMs`, or dead-letters it when that would pass the give-up time. */
-  const later = async (
-    lease: Lease,
-    delivery: Delivery & { receivedAt: string },
-    delayMs: number,
-    reason: string,
-    outcome?: TriggerOutcome,
-  ): Promise<ProcessedDelivery> => {
-    const base = { deliveryId: delivery.id, ...(outcome ? { outcome } : {}), reason };
-    const log = deps.log.child({ delivery: delivery.id, github_event: delivery.event, attempt: lease.attempt });
-    const age = now() + delayMs - Date.parse(delivery.receivedAt);
-    const settled =
-      age > giveUpAfterMs
-        ? (await lease.deadLetter(`given up ${Math.round(giveUpAfterMs / 60_000)} min after receipt: ${reason}`),
-          'dead_lettered' as const)
-        : await lease.retry({ delayMs, reason });
-    if (settled === 'dead_lettered') {
-      log.error(
-        { event: 'delivery.dead_lettered', reason },
-        'delivery given up; kept in the dead letter and reported on GitHub',
-      );
-      await report(delivery, reason);
-      return { ...base, settled: 'dead_lettered' };
-    }
-    log.warn({ event: 'delivery.retrying', delay_ms: delayMs, reason }, 'delivery kept for a later try');
-    return { ...base, settled: 'retrying', delayMs };
-  };
-
-  const handle = async (lease: Lease): Promise<ProcessedDelivery> => {
-    let delivery: Delivery & { receivedAt: string };
-    try {
-      delivery = deliveryOf(lease.job);
-    } catch (error) {
-      const reason = classify(error).message;
-      await lease.deadLetter(reason);
-      deps.log.error(
-        { event: 'delivery.dead_lettered', record: lease.job.id, reason },
-        'unreadable delivery record dead-lettered',
-      );
-      return { deliveryId: lease.job.id, settled: 'dead_lettered', reason };
-    }
-    const log = deps.log.child({ delivery: delivery.id, github_event: delivery.event, attempt: lease.attempt });
-    let outcome: TriggerOutcome;
-    try {
-      outcome = await act(delivery, lease.attempt);
-    } catch (error) {
-      const c = classify(error);
-      const reason = `${c.code}: ${c.message}`;
-      if (c.verdict !== 'transient') {
-        await lease.deadLetter(reason);
-        log.error(
-          { err: error, event: 'delivery.dead_lettered', code: c.code },
-          'delivery failed for good; kept in the dead letter and reported on GitHub',
-        );
-        await report(delivery, reason);
-        return { deliveryId: delivery.id, settled: 'dead_lettered', reason };
-      }
-      const waitNamed = (error as { details?: { waitNamed?: unknown } }).details?.waitNamed;
-      const wait = {
-        ...(c.retryAfterMs === undefined ? {} : { retryAfterMs: c.retryAfterMs }),
-        ...(waitNamed === false ? { waitNamed } : {}),
-      };
-      const delayMs = deliveryRetryDelayMs(lease.attempt, wait, options.baseDelayMs);
-      return later(lease, delivery, delayMs, reason);
-    }
-    if (outcome.status === 'deferred')
-      return later(
-        lease,
-        delivery,
-        deliveryRetryDelayMs(lease.attempt, undefined, options.baseDelayMs),
-        outcome.reason,
-        outcome,
-      );
-    await lease.ack();
-    log.info({ event: 'delivery.done', outcome }, `delivery ${outcome.status}`);
-    return { deliveryId: delivery.id, outcome, settled: 'acked' };
-  };
 
   const processNext: DeliveryProcessor['processNext'] = async (opts = {}) => {
     const lease = await options.deliveries.claim({
@@ -232,7 +87,7 @@ export function createDeliveryProcessor(deps: TriggerDeps, options: ProcessorOpt
       waitMs: opts.waitMs ?? 0,
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
-    return lease ? handle(lease) : undefined;
+    return lease ? handleDelivery(settings, lease) : undefined;
   };
 
   return {
@@ -245,4 +100,182 @@ export function createDeliveryProcessor(deps: TriggerDeps, options: ProcessorOpt
         ),
       ),
   };
+}
+
+/** What handling a delivery reads: the trigger's dependencies and the processor's resolved settings. */
+interface Settings {
+  deps: TriggerDeps;
+  now: () => number;
+  giveUpAfterMs: number;
+  baseDelayMs?: number;
+}
+
+type ReadDelivery = Delivery & { receivedAt: string };
+
+/** Reads the lease's record, acts on it and settles the lease: acked, kept for later or dead-lettered. */
+async function handleDelivery(settings: Settings, lease: Lease): Promise<ProcessedDelivery> {
+  const { deps } = settings;
+  let delivery: ReadDelivery;
+  try {
+    delivery = deliveryOf(lease.job);
+  } catch (error) {
+    const reason = classify(error).message;
+    await lease.deadLetter(reason);
+    deps.log.error(
+      { event: 'delivery.dead_lettered', record: lease.job.id, reason },
+      'unreadable delivery record dead-lettered',
+    );
+    return { deliveryId: lease.job.id, settled: 'dead_lettered', reason };
+  }
+  const log = deliveryLog(deps, delivery, lease);
+  let outcome: TriggerOutcome;
+  try {
+    outcome = await actOn(deps, delivery, lease.attempt);
+  } catch (error) {
+    return settleFailure(settings, lease, delivery, error);
+  }
+  if (outcome.status === 'deferred')
+    return later(
+      settings,
+      lease,
+      delivery,
+      deliveryRetryDelayMs(lease.attempt, undefined, settings.baseDelayMs),
+      outcome.reason,
+      outcome,
+    );
+  await lease.ack();
+  log.info({ event: 'delivery.done', outcome }, `delivery ${outcome.status}`);
+  return { deliveryId: delivery.id, outcome, settled: 'acked' };
+}
+
+/** Acts on one delivery from its record: the trigger its intent names. */
+function actOn(deps: TriggerDeps, delivery: Delivery, attempt: number): Promise<TriggerOutcome> {
+  const { intent } = delivery;
+  const base = { repo: intent.repo, actor: intent.actor, via: `webhook ${delivery.id}`, jobId: jobIdOf(delivery) };
+  switch (intent.kind) {
+    case 'label':
+      return triggerFromIssue(deps, { ...base, issueNumber: intent.issueNumber, requireLabel: intent.label });
+    case 'command':
+      return intent.command === 'cancel'
+        ? cancelFromIssue(deps, { ...base, issueNumber: intent.issueNumber })
+        : triggerFromIssue(deps, { ...base, issueNumber: intent.issueNumber });
+    case 'review':
+      return followUpFromReview(deps, {
+        ...base,
+        issueNumber: intent.pullNumber,
+        pullNumber: intent.pullNumber,
+        headRef: intent.headRef,
+        headRepo: intent.headRepo,
+        reviewBody: intent.reviewBody,
+        reviewState: intent.reviewState,
+        deferred: attempt > 1,
+        ...(intent.reviewId === undefined ? {} : { reviewId: intent.reviewId }),
+      });
+    case 'ci':
+      return followUpFromCi(deps, {
+        repo: intent.repo,
+        sha: intent.sha,
+        branch: intent.branch,
+        pullNumbers: intent.pullNumbers,
+        outcome: intent.outcome,
+        via: base.via,
+      });
+  }
+}
+
+/** A failed try: a permanent failure is dead-lettered and reported, a transient one kept for later. */
+async function settleFailure(
+  settings: Settings,
+  lease: Lease,
+  delivery: ReadDelivery,
+  error: unknown,
+): Promise<ProcessedDelivery> {
+  const c = classify(error);
+  const reason = `${c.code}: ${c.message}`;
+  if (c.verdict !== 'transient') {
+    await lease.deadLetter(reason);
+    deliveryLog(settings.deps, delivery, lease).error(
+      { err: error, event: 'delivery.dead_lettered', code: c.code },
+      'delivery failed for good; kept in the dead letter and reported on GitHub',
+    );
+    await report(settings.deps, delivery, reason);
+    return { deliveryId: delivery.id, settled: 'dead_lettered', reason };
+  }
+  const waitNamed = (error as { details?: { waitNamed?: unknown } }).details?.waitNamed;
+  const wait = {
+    ...(c.retryAfterMs === undefined ? {} : { retryAfterMs: c.retryAfterMs }),
+    ...(waitNamed === false ? { waitNamed } : {}),
+  };
+  const delayMs = deliveryRetryDelayMs(lease.attempt, wait, settings.baseDelayMs);
+  return later(settings, lease, delivery, delayMs, reason);
+}
+
+/** The log of one try of one delivery. */
+function deliveryLog(deps: TriggerDeps, delivery: Delivery, lease: Lease) {
+  return deps.log.child({ delivery: delivery.id, github_event: delivery.event, attempt: lease.attempt });
+}
+
+/** Retries the lease after `delayMs`, or dead-letters it when that would pass the give-up time. */
+async function later(
+  settings: Settings,
+  lease: Lease,
+  delivery: ReadDelivery,
+  delayMs: number,
+  reason: string,
+  outcome?: TriggerOutcome,
+): Promise<ProcessedDelivery> {
+  const { deps, giveUpAfterMs } = settings;
+  const base = { deliveryId: delivery.id, ...(outcome ? { outcome } : {}), reason };
+  const log = deliveryLog(deps, delivery, lease);
+  const age = settings.now() + delayMs - Date.parse(delivery.receivedAt);
+  const settled =
+    age > giveUpAfterMs
+      ? (await lease.deadLetter(`given up ${Math.round(giveUpAfterMs / 60_000)} min after receipt: ${reason}`),
+        'dead_lettered' as const)
+      : await lease.retry({ delayMs, reason });
+  if (settled === 'dead_lettered') {
+    log.error(
+      { event: 'delivery.dead_lettered', reason },
+      'delivery given up; kept in the dead letter and reported on GitHub',
+    );
+    await report(deps, delivery, reason);
+    return { ...base, settled: 'dead_lettered' };
+  }
+  log.warn({ event: 'delivery.retrying', delay_ms: delayMs, reason }, 'delivery kept for a later try');
+  return { ...base, settled: 'retrying', delayMs };
+}
+
+/** Tells the issue (or pull request) that its delivery was given up, best effort. */
+async function report(deps: TriggerDeps, delivery: Delivery, reason: string): Promise<void> {
+  const { intent } = delivery;
+  if (intent.kind === 'ci') {
+    // Checks fail again on the next push; a pull request is told only through CI feedback's own comments.
+    deps.log.warn(
+      { event: 'delivery.ci_given_up', delivery: delivery.id, repo: intent.repo, sha: intent.sha, reason },
+      'CI feedback delivery given up',
+    );
+    return;
+  }
+  const what =
+    intent.kind === 'label'
+      ? `the \`${intent.label}\` label`
+      : intent.kind === 'command'
+        ? `\`/codefleet ${intent.command}\``
+        : 'this review';
+  const again =
+    intent.kind === 'review' ? 'submit the review again' : 'remove and re-add the label, or comment `/codefleet retry`';
+  const number = intent.kind === 'review' ? intent.pullNumber : intent.issueNumber;
+  try {
+    await deps.issues.ensureComment({
+      repo: intent.repo,
+      target: { kind: intent.kind === 'review' ? 'pull' : 'issue', number },
+      marker: `delivery:${delivery.id}`,
+      body: `⚠️ codefleet received ${what} from @${escapeInline(intent.actor, 100)} but could not act on it: ${escapeInline(reason, 1_000)}\n\nTo try again, ${again}.`,
+    });
+  } catch (error) {
+    deps.log.warn(
+      { err: error, event: 'delivery.report_failed', delivery: delivery.id },
+      'could not report the failed delivery on GitHub',
+    );
+  }
 }

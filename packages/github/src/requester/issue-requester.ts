@@ -34,89 +34,102 @@ export interface IssueRequesterOptions {
  * written: a comment edit per stage would spend the API's rate limit on noise.
  */
 export function createIssueRequester(options: IssueRequesterOptions): Requester {
-  const { issues, labels } = options;
-  const mask = (text: string) => maskForPublishing(text, options.secrets);
-  const targetOf = (job: Job): CommentTarget | undefined => {
-    if (job.source.kind === 'issue') return { kind: 'issue', number: job.source.number };
-    // A CI follow-up of a pull request no issue owns (a chat's) reports on the pull request:
-    // GitHub's issues and pull requests share one number space and one comments API.
-    const pull = followedPullRequest(job);
-    if (pull !== undefined) return { kind: 'issue', number: pull };
-    if (
-      options.tasks === true &&
-      (job.source.kind === 'cli' || (job.source.kind === 'api' && job.source.callback_url === undefined))
-    ) {
-      return { kind: 'task', key: job.idempotency_key };
-    }
-    return undefined;
-  };
-  const status = (job: Job, target: CommentTarget, body: string) =>
-    issues.ensureComment({ repo: job.repo, target, marker: 'status', body: mask(body) });
-  const label = async (job: Job, state: keyof ProgressLabels | 'none') => {
-    if (labels === undefined || job.source.kind !== 'issue') return;
-    const all = [labels.queued, labels.running, labels.prOpened, labels.failed];
-    const add = state === 'none' ? [] : [labels[state]];
-    await issues.ensureLabels({
-      repo: job.repo,
-      target: { kind: 'issue', number: job.source.number },
-      add,
-      remove: all.filter((l) => !add.includes(l)),
-    });
-  };
-  // The comment and the label are two facts: a comment GitHub refuses (a locked issue
-  // answers 403) must not leave the issue labelled running. Its failure is thrown after.
-  const statusAndLabel = async (
-    job: Job,
-    target: CommentTarget,
-    body: string,
-    state: keyof ProgressLabels | 'none',
-  ) => {
-    const refused = await status(job, target, body).then(
-      () => undefined,
-      (error: unknown) => ({ error }),
-    );
-    await label(job, state);
-    if (refused !== undefined) throw refused.error;
-  };
   return {
     kind: 'issue',
-    handles: (job) => targetOf(job) !== undefined,
-    async report(report: Report): Promise<void> {
-      const { job } = report;
-      const target = targetOf(job);
-      if (target === undefined) return;
-      switch (report.kind) {
-        case 'queued':
-          return label(job, 'queued');
-        case 'started':
-          return label(job, 'running');
-        case 'progress':
-          return;
-        case 'finished':
-          return statusAndLabel(job, target, successComment(report.run, report.pullRequest), 'prOpened');
-        case 'answered':
-          return statusAndLabel(
-            job,
-            target,
-            [
-              `💬 codefleet's answer (${report.job.route?.name ?? 'read-only'}; nothing was changed or published):`,
-              '',
-              fence(report.answer, 'text'),
-              '',
-              'Status: answered',
-            ].join('\n'),
-            'none',
-          );
-        case 'failed':
-          return statusAndLabel(job, target, failureComment(report.run, report.error, report.reason), 'failed');
-        case 'cancelled':
-          return statusAndLabel(
-            job,
-            target,
-            `🛑 codefleet stopped this task: @${report.by} asked to cancel it. Nothing was published.\n\nStatus: cancelled`,
-            'none',
-          );
-      }
-    },
+    handles: (job) => targetOf(job, options.tasks) !== undefined,
+    report: (report) => reportOnIssue(options, report),
   };
+}
+
+/** Where a job's reports go: its issue, the pull request it follows up, or (with `tasks`) the forge's task. */
+function targetOf(job: Job, tasks: boolean | undefined): CommentTarget | undefined {
+  if (job.source.kind === 'issue') return { kind: 'issue', number: job.source.number };
+  // A CI follow-up of a pull request no issue owns (a chat's) reports on the pull request:
+  // GitHub's issues and pull requests share one number space and one comments API.
+  const pull = followedPullRequest(job);
+  if (pull !== undefined) return { kind: 'issue', number: pull };
+  if (
+    tasks === true &&
+    (job.source.kind === 'cli' || (job.source.kind === 'api' && job.source.callback_url === undefined))
+  ) {
+    return { kind: 'task', key: job.idempotency_key };
+  }
+  return undefined;
+}
+
+async function reportOnIssue(options: IssueRequesterOptions, report: Report): Promise<void> {
+  const { job } = report;
+  const target = targetOf(job, options.tasks);
+  if (target === undefined) return;
+  switch (report.kind) {
+    case 'queued':
+      return label(options, job, 'queued');
+    case 'started':
+      return label(options, job, 'running');
+    case 'progress':
+      return;
+    case 'finished':
+      return statusAndLabel(options, job, target, successComment(report.run, report.pullRequest), 'prOpened');
+    case 'answered':
+      return statusAndLabel(
+        options,
+        job,
+        target,
+        [
+          `💬 codefleet's answer (${report.job.route?.name ?? 'read-only'}; nothing was changed or published):`,
+          '',
+          fence(report.answer, 'text'),
+          '',
+          'Status: answered',
+        ].join('\n'),
+        'none',
+      );
+    case 'failed':
+      return statusAndLabel(options, job, target, failureComment(report.run, report.error, report.reason), 'failed');
+    case 'cancelled':
+      return statusAndLabel(
+        options,
+        job,
+        target,
+        `🛑 codefleet stopped this task: @${report.by} asked to cancel it. Nothing was published.\n\nStatus: cancelled`,
+        'none',
+      );
+  }
+}
+
+/** Leaves `state`'s progress label on the issue and removes the others; only issues carry them. */
+async function label(options: IssueRequesterOptions, job: Job, state: keyof ProgressLabels | 'none'): Promise<void> {
+  const { labels } = options;
+  if (labels === undefined || job.source.kind !== 'issue') return;
+  const all = [labels.queued, labels.running, labels.prOpened, labels.failed];
+  const add = state === 'none' ? [] : [labels[state]];
+  await options.issues.ensureLabels({
+    repo: job.repo,
+    target: { kind: 'issue', number: job.source.number },
+    add,
+    remove: all.filter((l) => !add.includes(l)),
+  });
+}
+
+// The comment and the label are two facts: a comment GitHub refuses (a locked issue
+// answers 403) must not leave the issue labelled running. Its failure is thrown after.
+async function statusAndLabel(
+  options: IssueRequesterOptions,
+  job: Job,
+  target: CommentTarget,
+  body: string,
+  state: keyof ProgressLabels | 'none',
+): Promise<void> {
+  const status = options.issues.ensureComment({
+    repo: job.repo,
+    target,
+    marker: 'status',
+    body: maskForPublishing(body, options.secrets),
+  });
+  const refused = await status.then(
+    () => undefined,
+    (error: unknown) => ({ error }),
+  );
+  await label(options, job, state);
+  if (refused !== undefined) throw refused.error;
 }
