@@ -5,6 +5,7 @@ import type { Agent } from '@codefleet/agents';
 import { addAgentRun, CodefleetError, finish, setAnswer, type Job } from '@codefleet/core';
 import { maskSecrets } from '@codefleet/log';
 import type { Workspace } from '@codefleet/workspace';
+import { agentRunSettings } from './agent-run.js';
 import { budgetsLeft, budgetStop, moneyLimits, pricedRun, recordSpend } from './budget.js';
 import type { Enter, JobContext, PipelineDeps } from './deps.js';
 import type { JobResult, Prepared, RunningJob } from './running-job.js';
@@ -95,15 +96,7 @@ async function answerOnCopy(input: AnswerInput): Promise<string> {
       prompt: answerPrompt(ctx.job, memory),
       pass: 'implement',
       attempt: 1,
-      signal: ctx.signal,
-      timeoutMs: agent.timeoutMs ?? deps.settings.agentTimeoutMs,
-      env: deps.settings.agentEnv(agent),
-      runner: runners.runner,
-      isolated: runners.isolated,
-      ...(deps.settings.gitPath === undefined ? {} : { gitPath: deps.settings.gitPath }),
-      ...(left.tokens === undefined ? {} : { tokenBudget: left.tokens }),
-      ...(left.usd === undefined ? {} : { budgetUsd: left.usd }),
-      ...(deps.settings.prices === undefined ? {} : { prices: deps.settings.prices }),
+      ...agentRunSettings(deps, agent, runners, left, ctx.signal),
     }),
     agent,
     deps.settings.prices,

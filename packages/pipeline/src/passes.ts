@@ -31,6 +31,7 @@ import {
 } from './budget.js';
 import type { Enter, JobContext, PipelineDeps } from './deps.js';
 import { agentRunCosts } from './model-calls.js';
+import { agentRunSettings } from './agent-run.js';
 import { promptFor } from './prompt.js';
 import type { JobRunners } from './sandboxed.js';
 import type { BaseInstallFailure } from './install.js';
@@ -193,15 +194,7 @@ async function runAgent(
     pass,
     attempt: inner,
     ...(feedback === undefined ? {} : { feedback }),
-    signal: ctx.signal,
-    timeoutMs: agent.timeoutMs ?? deps.settings.agentTimeoutMs,
-    env: deps.settings.agentEnv(agent),
-    runner: runners.runner,
-    isolated: runners.isolated,
-    ...(deps.settings.gitPath === undefined ? {} : { gitPath: deps.settings.gitPath }),
-    ...(left.tokens === undefined ? {} : { tokenBudget: left.tokens }),
-    ...(left.usd === undefined ? {} : { budgetUsd: left.usd }),
-    ...(deps.settings.prices === undefined ? {} : { prices: deps.settings.prices }),
+    ...agentRunSettings(deps, agent, runners, left, ctx.signal),
     ...(ctx.onOutput === undefined ? {} : { onOutput: (chunk: string) => ctx.onOutput?.('agent', chunk) }),
   });
   return pricedRun(result, agent, deps.settings.prices);
