@@ -56,68 +56,120 @@ export function ciJobId(repo: string, pullNumber: number, sha: string): string {
  */
 export async function followUpFromCi(deps: TriggerDeps, req: CiRequest): Promise<TriggerOutcome> {
   const settings = deps.ciFeedback;
-  const ignored = (reason: string): TriggerOutcome => ({ status: 'ignored', reason });
   if (!settings?.enabled || !deps.checks) return ignored('CI feedback is off (forge.github.ci_feedback.enabled)');
+  const found = await codefleetPull(deps.checks, req);
+  if ('status' in found) return found;
+  const round = await roundOn(deps, req, found.pull, found.pushed);
+  return req.outcome === 'passed' ? endLoop(deps, req, round) : followUpFailure(deps, settings, req, round);
+}
+
+const ignored = (reason: string): TriggerOutcome => ({ status: 'ignored', reason });
+const roundWord = (n: number) => `${n} round${n === 1 ? '' : 's'}`;
+
+/** The pull request of a CI request when it is codefleet's, with the commit codefleet pushed; else why not. */
+async function codefleetPull(
+  checks: NonNullable<TriggerDeps['checks']>,
+  req: CiRequest,
+): Promise<{ pull: CiPull; pushed: string } | TriggerOutcome> {
   if (!req.branch.startsWith('ai/')) return ignored(`${req.branch} is not a codefleet branch`);
-  const short = req.sha.slice(0, 7);
-  const pull = await findPull(deps.checks, req);
+  const pull = await findPull(checks, req);
   if (!pull)
-    return ignored(`no open pull request has ${req.branch} at ${short} (pushed again since, or not codefleet's)`);
+    return ignored(
+      `no open pull request has ${req.branch} at ${req.sha.slice(0, 7)} (pushed again since, or not codefleet's)`,
+    );
   if (pull.headRepo.toLowerCase() !== req.repo.toLowerCase())
     return ignored('pull requests from forks are never followed up');
   const pushed = pushedShaOf(pull.body);
   if (pushed === undefined)
     return ignored(`pull request #${pull.number} does not say which commit codefleet pushed: not codefleet's`);
+  return { pull, pushed };
+}
 
-  const log = deps.log.child({ repo: req.repo, pull: pull.number, sha: req.sha, via: req.via });
+/** Where a CI request stands on its pull request: the comments said so far and the rounds run. */
+interface Round {
+  pull: CiPull;
+  /** The commit codefleet pushed last. */
+  pushed: string;
+  /** The request's commit, short. */
+  short: string;
+  log: TriggerDeps['log'];
+  markers: ReadonlySet<string>;
+  rounds: number;
+  /** Writes the comment of `marker` on the pull request (once per marker). */
+  say(marker: string, body: string): Promise<unknown>;
+}
+
+async function roundOn(deps: TriggerDeps, req: CiRequest, pull: CiPull, pushed: string): Promise<Round> {
   const target = { kind: 'pull' as const, number: pull.number };
-  const say = (marker: string, body: string) => deps.issues.ensureComment({ repo: req.repo, target, marker, body });
   const markers = new Set((await deps.issues.listComments(req.repo, target)).map((c) => c.marker ?? ''));
-  const rounds = [...markers].filter((m) => m.startsWith('ci-round:')).length;
-  const roundWord = (n: number) => `${n} round${n === 1 ? '' : 's'}`;
-
-  if (req.outcome === 'passed') {
-    if (rounds === 0) return ignored('CI passed with no CI feedback round to end');
-    if (markers.has(ciMarkers.ended)) return ignored('the CI feedback loop of this pull request has ended already');
-    // One suite passing says nothing of the others: every check of the commit must have.
-    const state = await deps.checks.commitChecks(req.repo, req.sha);
-    if (state.failed.length > 0 || state.pending > 0) return ignored(`not every check of ${short} has passed yet`);
-    await say(
-      ciMarkers.ended,
-      `✅ CI passes on ${short} after ${roundWord(rounds)} of CI feedback. The CI feedback loop of this pull request has ended: codefleet will not follow up CI failures here again.`,
-    );
-    log.info({ event: 'ci.loop_ended', rounds }, 'CI passes: the CI feedback loop ended');
-    return { status: 'ended', reason: `CI passes on ${short} after ${roundWord(rounds)}` };
-  }
-
-  const jobId = ciJobId(req.repo, pull.number, req.sha);
-  if (markers.has(ciMarkers.round(req.sha))) return { status: 'duplicate', jobId };
-  if (markers.has(ciMarkers.refused(req.sha)))
-    return ignored(`CI feedback for ${short} was refused already (said on the pull request)`);
-  const refuse = async (reason: string, body: string): Promise<TriggerOutcome> => {
-    await say(ciMarkers.refused(req.sha), `⏹️ ${body}`);
-    log.info({ event: 'ci.refused', reason }, 'CI failure not followed up');
-    return { status: 'refused', reason };
+  return {
+    pull,
+    pushed,
+    short: req.sha.slice(0, 7),
+    log: deps.log.child({ repo: req.repo, pull: pull.number, sha: req.sha, via: req.via }),
+    markers,
+    rounds: [...markers].filter((m) => m.startsWith('ci-round:')).length,
+    say: (marker, body) => deps.issues.ensureComment({ repo: req.repo, target, marker, body }),
   };
-  if (markers.has(ciMarkers.ended)) {
-    return refuse(
+}
+
+/** CI passed: ends the loop once every check of the commit has, after at least one round. */
+async function endLoop(deps: TriggerDeps, req: CiRequest, round: Round): Promise<TriggerOutcome> {
+  const { rounds, short } = round;
+  if (rounds === 0) return ignored('CI passed with no CI feedback round to end');
+  if (round.markers.has(ciMarkers.ended)) return ignored('the CI feedback loop of this pull request has ended already');
+  // One suite passing says nothing of the others: every check of the commit must have.
+  const state = await deps.checks!.commitChecks(req.repo, req.sha);
+  if (state.failed.length > 0 || state.pending > 0) return ignored(`not every check of ${short} has passed yet`);
+  await round.say(
+    ciMarkers.ended,
+    `✅ CI passes on ${short} after ${roundWord(rounds)} of CI feedback. The CI feedback loop of this pull request has ended: codefleet will not follow up CI failures here again.`,
+  );
+  round.log.info({ event: 'ci.loop_ended', rounds }, 'CI passes: the CI feedback loop ended');
+  return { status: 'ended', reason: `CI passes on ${short} after ${roundWord(rounds)}` };
+}
+
+/** Why a failure on the request's commit is not followed up, as [reason, what the pull request is told]. */
+function refusalOf(req: CiRequest, settings: CiFeedbackSettings, round: Round): [string, string] | undefined {
+  const { short, rounds } = round;
+  if (round.markers.has(ciMarkers.ended))
+    return [
       'the CI feedback loop has ended',
       `CI fails on ${short}, but the CI feedback loop of this pull request ended when CI passed: codefleet does not follow up again. A human should look.`,
-    );
-  }
-  if (pushed !== req.sha) {
-    return refuse(
+    ];
+  if (round.pushed !== req.sha)
+    return [
       'someone else pushed to the branch',
-      `CI fails on ${short}, but \`${req.branch}\` has moved since codefleet pushed ${pushed.slice(0, 7)}: someone else pushed to it, so codefleet leaves the fix to them.`,
-    );
-  }
-  if (rounds >= settings.maxRounds) {
-    return refuse(
+      `CI fails on ${short}, but \`${req.branch}\` has moved since codefleet pushed ${round.pushed.slice(0, 7)}: someone else pushed to it, so codefleet leaves the fix to them.`,
+    ];
+  if (rounds >= settings.maxRounds)
+    return [
       `${roundWord(rounds)} of CI feedback used`,
       `CI fails on ${short} after ${roundWord(rounds)} of CI feedback, the most for one pull request (forge.github.ci_feedback.max_rounds: ${settings.maxRounds}): codefleet stops here. A human should look.`,
-    );
+    ];
+  return undefined;
+}
+
+/** CI failed: a round (a follow-up job) once every check had its say, unless refused. */
+async function followUpFailure(
+  deps: TriggerDeps,
+  settings: CiFeedbackSettings,
+  req: CiRequest,
+  round: Round,
+): Promise<TriggerOutcome> {
+  const { short, log } = round;
+  const jobId = ciJobId(req.repo, round.pull.number, req.sha);
+  if (round.markers.has(ciMarkers.round(req.sha))) return { status: 'duplicate', jobId };
+  if (round.markers.has(ciMarkers.refused(req.sha)))
+    return ignored(`CI feedback for ${short} was refused already (said on the pull request)`);
+  const refusal = refusalOf(req, settings, round);
+  if (refusal !== undefined) {
+    const [reason, body] = refusal;
+    await round.say(ciMarkers.refused(req.sha), `⏹️ ${body}`);
+    log.info({ event: 'ci.refused', reason }, 'CI failure not followed up');
+    return { status: 'refused', reason };
   }
-  const state = await deps.checks.commitChecks(req.repo, req.sha);
+  const state = await deps.checks!.commitChecks(req.repo, req.sha);
   if (state.failed.length === 0) return ignored(`no check fails on ${short} any more`);
   // One round per commit: it starts once every check has had its say, so a check failing
   // later on the same commit reaches the agent too. The delivery is kept and asked again.
@@ -130,16 +182,26 @@ export async function followUpFromCi(deps: TriggerDeps, req: CiRequest): Promise
       reason: `${state.pending} check${state.pending === 1 ? '' : 's'} of ${short} still running: the round waits for them (${waiting})`,
     };
   }
-
-  const job = await ciJob(deps, settings, req.repo, pull, state, jobId);
+  const job = await ciJob(deps, settings, req.repo, round.pull, state, jobId);
   const announce = () =>
-    say(
+    round.say(
       ciMarkers.round(req.sha),
-      `🔁 CI failed on ${short} (${checkNames(state)}). Round ${rounds + 1} of ${settings.maxRounds}: codefleet queued a follow-up job on \`${req.branch}\` with the failing log.`,
+      `🔁 CI failed on ${short} (${checkNames(state)}). Round ${round.rounds + 1} of ${settings.maxRounds}: codefleet queued a follow-up job on \`${req.branch}\` with the failing log.`,
     );
-  if (await alreadyRan(deps, jobId)) {
+  return startRound(deps, job, round, announce);
+}
+
+/** Enqueues the round's job and says so on the pull request (the comment is what counts the round). */
+async function startRound(
+  deps: TriggerDeps,
+  job: Job,
+  round: Round,
+  announce: () => Promise<unknown>,
+): Promise<TriggerOutcome> {
+  const { log } = round;
+  if (await alreadyRan(deps, job.id)) {
     await announce();
-    return { status: 'duplicate', jobId };
+    return { status: 'duplicate', jobId: job.id };
   }
   const result = await deps.queue.enqueue(job);
   if (result.deduplicated && result.id !== job.id) {
@@ -149,8 +211,8 @@ export async function followUpFromCi(deps: TriggerDeps, req: CiRequest): Promise
   // The round counts by its comment: written before the outcome, so a failure retries the
   // delivery (the job id makes that enqueue the same job) rather than losing the count.
   await announce();
-  if (result.deduplicated) return { status: 'duplicate', jobId };
-  log.info({ event: 'ci.follow_up', job_id: job.id, round: rounds + 1 }, 'CI follow-up queued');
+  if (result.deduplicated) return { status: 'duplicate', jobId: job.id };
+  log.info({ event: 'ci.follow_up', job_id: job.id, round: round.rounds + 1 }, 'CI follow-up queued');
   await bestEffort(log, 'trigger.label_failed', () => deps.requester.report({ kind: 'queued', job }));
   return { status: 'enqueued', jobId: job.id };
 }
