@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { CodefleetError, createJob, maxBodyChars, routeNames, type Job } from '@codefleet/core';
 import { z } from 'zod';
 import type { ChatMessage, ChatOutcome } from './port.js';
-import { messageKey } from './work.js';
+import { messageKey } from './request-keys.js';
 
 /** The `deferred` outcome a kept follow-up was given: the job it waits for. */
 export type Deferred = Extract<ChatOutcome, { kind: 'deferred' }>;

@@ -11,9 +11,10 @@ export { defaultModelFactory, modelSpecOf, type LocalModelSpec, type ModelFactor
 export { checkAccess, checkManage, type AccessVerdict, type Permission, type PermissionCheck } from './access.js';
 export { chooseRepo, repoInText, type RepoChoice, type RepoSources } from './repo-choice.js';
 export { operate, opsHelp, type OpsDeps } from './ops.js';
-export { jobMetaKey, readJobMeta, type JobMeta } from './job-meta.js';
+export { readJobMeta, type JobMeta } from './job-meta.js';
+export { jobMetaKey, messageKey, threadKey } from './request-keys.js';
 export { chatAnswer, maxChatAnswerChars } from './chat-answer.js';
-export { messageKey, threadKey, messageKeyTtlMs, threadKeyTtlMs, titleOf } from './work.js';
+export { messageKeyTtlMs, threadKeyTtlMs, titleOf } from './work.js';
 export {
   createFollowUpProcessor,
   followUpDelayMs,

@@ -1,5 +1,6 @@
 import type { Job } from '@codefleet/core';
 import type { RunStore } from '@codefleet/store';
+import { jobMetaKey } from './request-keys.js';
 
 /**
  * What a chat job leaves in the request keys when it is queued: enough for OPS to find a job
@@ -9,9 +10,6 @@ import type { RunStore } from '@codefleet/store';
 export type JobMeta = Pick<Job, 'id' | 'repo' | 'requested_by' | 'source' | 'idempotency_key'> & {
   route?: Job['route'];
 };
-
-/** The request key holding a chat job's {@link JobMeta}. */
-export const jobMetaKey = (jobId: string) => `job:${jobId}`;
 
 /** The {@link JobMeta} of `jobId`, when it was recorded and is readable. */
 export async function readJobMeta(store: Pick<RunStore, 'lookupRequest'>, jobId: string): Promise<JobMeta | undefined> {

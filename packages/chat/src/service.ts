@@ -13,16 +13,9 @@ import { readJobMeta } from './job-meta.js';
 import { operate } from './ops.js';
 import type { ChatMessage, ChatOutcome, ChatService } from './port.js';
 import { chooseRepo, repoInText } from './repo-choice.js';
+import { messageKey } from './request-keys.js';
 import { createRouter, type Routed } from './router.js';
-import {
-  enqueueWork,
-  followUpOf,
-  messageKey,
-  threadJobOf,
-  type ThreadJob,
-  type WorkDeps,
-  type WorkOrder,
-} from './work.js';
+import { enqueueWork, followUpOf, threadJobOf, type ThreadJob, type WorkDeps, type WorkOrder } from './work.js';
 
 /** What the chat service works with; all passed in, nothing global. */
 export interface ChatServiceDeps {

@@ -12,7 +12,8 @@ import type { Queue } from '@codefleet/queue';
 import { reportSafely, type Requester } from '@codefleet/requester';
 import { latestRun, type RunStore } from '@codefleet/store';
 import { isCodeRoute } from './commands.js';
-import { jobMetaKey, readJobMeta, type JobMeta } from './job-meta.js';
+import { readJobMeta, type JobMeta } from './job-meta.js';
+import { jobMetaKey, messageKey, threadKey } from './request-keys.js';
 import type { ChatMessage, ChatOutcome } from './port.js';
 
 const day = 24 * 60 * 60 * 1000;
@@ -20,13 +21,6 @@ const day = 24 * 60 * 60 * 1000;
 export const messageKeyTtlMs = 7 * day;
 /** How long a thread remembers its job for follow-ups (and OPS the job's requester). */
 export const threadKeyTtlMs = 30 * day;
-
-/** The request key of one message: what every delivery of it shares. */
-export const messageKey = (m: Pick<ChatMessage, 'platform' | 'channel' | 'messageId'>) =>
-  `msg:${m.platform}:${m.channel}:${m.messageId}`;
-/** The request key of a conversation: the job a follow-up in it continues. */
-export const threadKey = (m: Pick<ChatMessage, 'platform' | 'channel' | 'thread'>) =>
-  `thread:${m.platform}:${m.channel}:${m.thread}`;
 
 /** What making a job needs. */
 export interface WorkDeps {

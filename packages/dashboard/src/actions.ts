@@ -2,6 +2,7 @@ import { createJob, isTerminal, type Job, type RunRecord } from '@codefleet/core
 import type { EnqueueResult } from '@codefleet/queue';
 import { latestRunOf } from './runs-read.js';
 import type { DashboardDeps, DashboardQueue, DashboardStore } from './deps.js';
+import { retryKey } from './request-keys.js';
 
 /** What an action did; `status` is the HTTP status it answers with. */
 export interface ActionResult {
@@ -75,7 +76,7 @@ export async function retryRun(deps: RetryDeps, runId: string): Promise<ActionRe
       runId: latest.run_id,
     };
   const job = createJob(retryInput(run), { id: deps.newId(), now: deps.now() });
-  const key = `retry:${run.run_id}`;
+  const key = retryKey(run.run_id);
   const bound = await deps.store.bindRequest(key, job.id, retryKeyTtlMs);
   if (!bound.bound)
     return {

@@ -5,6 +5,7 @@ import type { RunStore } from '@codefleet/store';
 import { checkedCallbackOutbound, withCallbackOutbound, type CallbackOutbound } from './callback-outbound.js';
 import { callbackUrlProblem } from './callback-url.js';
 import { signCallback } from './signature.js';
+import { callbackSentKey } from './request-keys.js';
 
 /** Options of {@link createCallbackRequester}. */
 export interface CallbackRequesterOptions {
@@ -125,7 +126,7 @@ async function sendReport(sender: CallbackSender, report: Report, signal?: Abort
     throw new CodefleetError('forge_rejected', `callback not sent: ${problem}`, { verdict: 'permanent' });
   }
   const eventId = `${report.job.id}:${report.kind}`;
-  if ((await options.sent?.lookupRequest(`callback:${eventId}`)) !== undefined) return;
+  if ((await options.sent?.lookupRequest(callbackSentKey(eventId))) !== undefined) return;
   const body = JSON.stringify(payload);
   try {
     await withCallbackOutbound(
@@ -142,7 +143,7 @@ async function sendReport(sender: CallbackSender, report: Report, signal?: Abort
     log.warn({ err: error, event: 'callback.failed', code: classify(error).code }, 'completion webhook not delivered');
     throw error;
   }
-  await options.sent?.setRequest(`callback:${eventId}`, '1', sentTtlMs);
+  await options.sent?.setRequest(callbackSentKey(eventId), '1', sentTtlMs);
 }
 
 /** One signed POST; any answer but 2xx throws, with the code its retry verdict follows from. */

@@ -10,6 +10,7 @@ import { ApiError } from './api-errors.js';
 import { callbackUrlProblem } from './callback-url.js';
 import { idempotencyKeyPattern } from './schema.js';
 import { linksOf, stateOf, type ApiJobRecord } from './status.js';
+import { apiJobKey, idempotencyKey } from './request-keys.js';
 
 /** How long an Idempotency-Key finds its job. */
 export const idempotencyTtlMs = 24 * 60 * 60 * 1000;
@@ -109,7 +110,7 @@ async function bindKey(
 ): Promise<boolean> {
   const { store, log } = deps;
   const bound = await store.bindRequest(
-    `api:${key}`,
+    idempotencyKey(key),
     JSON.stringify({ job_id: id, request_sha256: hash }),
     idempotencyTtlMs,
   );
@@ -117,7 +118,7 @@ async function bindKey(
   const first = JSON.parse(bound.value) as { job_id: string; request_sha256: string };
   if (first.request_sha256 !== hash)
     throw new ApiError(422, 'idempotency_key_reused', 'this Idempotency-Key was used with another request body');
-  if ((await store.lookupRequest(`api-job:${first.job_id}`)) === undefined) {
+  if ((await store.lookupRequest(apiJobKey(first.job_id))) === undefined) {
     reply.header('retry-after', '1');
     throw new ApiError(409, 'conflict', 'the request with this Idempotency-Key is still being created; retry');
   }
@@ -157,11 +158,11 @@ export function createJobHandler(deps: CreateJobDeps) {
       request_sha256: hash,
     };
     try {
-      await store.setRequest(`api-job:${id}`, JSON.stringify(record), apiJobTtlMs);
+      await store.setRequest(apiJobKey(id), JSON.stringify(record), apiJobTtlMs);
       await queue.enqueue(job);
     } catch (error) {
       // Free the key again, so the client's retry with it creates the job instead of finding one that never ran.
-      if (key !== undefined) await store.releaseRequest(`api:${key}`).catch(() => {});
+      if (key !== undefined) await store.releaseRequest(idempotencyKey(key)).catch(() => {});
       const c = classify(error);
       log.error({ err: error, event: 'api.enqueue_failed', code: c.code }, 'could not queue the job');
       throw new ApiError(c.verdict === 'permanent' ? 422 : 503, c.code, `could not queue the job: ${c.message}`);

@@ -13,6 +13,7 @@ import { createJobHandler, type CreateBody } from './create-job.js';
 import { openApiDocument } from './openapi.js';
 import { createdJob, createJobBody, jobIdPattern, jobStatus, maxRequestBytes } from './schema.js';
 import { stateOf, statusBody, type ApiJobRecord } from './status.js';
+import { apiJobKey } from './request-keys.js';
 
 export { apiJobTtlMs, idempotencyTtlMs } from './create-job.js';
 export { maxRequestBytes };
@@ -79,7 +80,7 @@ function acceptJsonOnly(scope: FastifyInstance): void {
 function jobRoutes(scope: FastifyInstance, options: HttpApiOptions, mask: (text: string) => string): void {
   const { store, log } = options;
   const readRecord = async (id: string): Promise<ApiJobRecord> => {
-    const text = await store.lookupRequest(`api-job:${id}`);
+    const text = await store.lookupRequest(apiJobKey(id));
     if (text === undefined) throw new ApiError(404, 'not_found', `no job ${id}`);
     return JSON.parse(text) as ApiJobRecord;
   };

@@ -6,6 +6,7 @@ import type { RunStore } from '@codefleet/store';
 import { retryKeyOf, type LineClient } from './client.js';
 import type { LineTextMessage } from './events.js';
 import { outcomeText } from './texts.js';
+import { eventKey } from './request-keys.js';
 
 /** How long a webhook event id is remembered: LINE redelivers for a shorter time than this. */
 export const lineEventTtlMs = 7 * 24 * 60 * 60 * 1000;
@@ -69,7 +70,7 @@ export function lineMessageHandler(deps: LineMessageDeps) {
   const { config, chat, store, log } = deps;
   return async (message: LineTextMessage, attempt: number): Promise<void> => {
     const elog = log.child({ webhook_event_id: message.webhookEventId, line_to: message.to });
-    const key = `line:event:${message.webhookEventId}`;
+    const key = eventKey(message.webhookEventId);
     const bound = await store.bindRequest(key, message.messageId, lineEventTtlMs);
     if (!bound.bound && (bound.value === 'done' || attempt === 1)) {
       elog.info({ event: 'line.duplicate', redelivery: message.isRedelivery }, 'LINE event already handled');

@@ -6,6 +6,7 @@ import type { WebClient } from '@slack/web-api';
 import { platformError } from './errors.js';
 import { escapeMrkdwn } from './mrkdwn.js';
 import { renderOutcome } from './status.js';
+import { questionKey } from './request-keys.js';
 
 export interface ConversationDeps {
   config: SlackConfig;
@@ -73,7 +74,7 @@ export async function showOutcome(
     const pending: PendingQuestion = { message, choices: outcome.choices };
     const kept =
       statusTs !== undefined &&
-      (await store.setRequest(`slack-ask:${message.channel}:${statusTs}`, JSON.stringify(pending), rememberMs).then(
+      (await store.setRequest(questionKey(message.channel, statusTs), JSON.stringify(pending), rememberMs).then(
         () => true,
         (error: unknown) => {
           log.warn(

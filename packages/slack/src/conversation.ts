@@ -12,6 +12,8 @@ import { platformError } from './errors.js';
 import { escapeMrkdwn } from './mrkdwn.js';
 import { filesOnlyText, receivedStatus, stateReactions } from './status.js';
 import { readSlackText } from './slack-text.js';
+import type { RequestKey } from '@codefleet/store';
+import { choiceKey, messageKey, questionKey } from './request-keys.js';
 
 /** A recorded mention or DM, its text still in Slack's markup (see intake.ts). */
 export interface RecordedMessage {
@@ -71,7 +73,7 @@ function toMessage(deps: ConversationDeps, request: IncomingRequest, statusTs: s
 /** Posts the one status message and keeps its ts under the claim, so a second run edits it instead of posting another. */
 async function postStatus(
   deps: ConversationDeps,
-  key: string,
+  key: RequestKey,
   request: IncomingRequest,
   note: string,
 ): Promise<string | undefined> {
@@ -100,7 +102,7 @@ async function postStatus(
  */
 async function handleRequest(deps: ConversationDeps, record: RecordedMessage, attempt: number): Promise<void> {
   const { store, client, log } = deps;
-  const key = `slack-msg:${record.channel}:${record.ts}`;
+  const key = messageKey(record.channel, record.ts);
   const claim = await store.bindRequest(key, 'received', rememberMs);
   if (!claim.bound && (claim.value === 'done' || attempt === 1)) {
     // Done, or another process has it in hand right now (a first try): nothing to do here.
@@ -139,7 +141,7 @@ async function chooseRepo(
 ): Promise<void> {
   const { store, client, log } = deps;
   const click = { ...recorded, choice: recorded.value };
-  const stored = await store.lookupRequest(`slack-ask:${click.channel}:${click.statusTs}`);
+  const stored = await store.lookupRequest(questionKey(click.channel, click.statusTs));
   const pending = stored === undefined ? undefined : (JSON.parse(stored) as PendingQuestion);
   if (pending === undefined) {
     await bestEffort(log, 'chat.update', () =>
@@ -162,7 +164,7 @@ async function chooseRepo(
     return;
   }
   // The first choice wins; a run killed half-way is finished by the next try of the same choice.
-  const key = `slack-choice:${click.channel}:${click.statusTs}`;
+  const key = choiceKey(click.channel, click.statusTs);
   const claim = await store.bindRequest(key, click.choice, rememberMs);
   if (!claim.bound && claim.value !== click.choice) return;
   await updateStatus(deps, pending.message, click.statusTs, `:eyes: Using ${escapeMrkdwn(click.choice)}…`);

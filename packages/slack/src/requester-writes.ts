@@ -3,6 +3,7 @@ import type { RunStore } from '@codefleet/store';
 import type { WebClient } from '@slack/web-api';
 import { platformError, slackError } from './errors.js';
 import { stateReactions } from './status.js';
+import { finalKey, markKey, statusKey } from './request-keys.js';
 
 /** A job asked for in a Slack thread: where its messages go. */
 export type SlackSource = Extract<Job['source'], { kind: 'chat' }>;
@@ -41,7 +42,7 @@ async function post(writes: SlackWrites, source: SlackSource, text: string): Pro
 /** Edits the job's status message to `text`, posting one when the job has none (or it is gone). */
 export async function ensureStatus(writes: SlackWrites, job: Job, source: SlackSource, text: string): Promise<void> {
   const { client, store } = writes;
-  const key = `slack-status:${job.id}`;
+  const key = statusKey(job.id);
   // A status message posted here (the producer's was deleted, or there was none) wins.
   const ts = (await store.lookupRequest(key)) ?? source.status_message_id;
   if (ts !== undefined && ts !== '') {
@@ -63,7 +64,7 @@ export async function ensureStatus(writes: SlackWrites, job: Job, source: SlackS
 export async function ensureMark(writes: SlackWrites, job: Job, source: SlackSource, name: string): Promise<void> {
   const { client, store } = writes;
   if (source.message_id === undefined) return;
-  const key = `slack-mark:${job.id}`;
+  const key = markKey(job.id);
   const previous = (await store.lookupRequest(key)) ?? stateReactions.queued;
   if (previous === name) return;
   const target = { channel: source.channel, timestamp: source.message_id };
@@ -89,7 +90,7 @@ export async function ensureFinal(
   text: string,
 ): Promise<void> {
   const { store } = writes;
-  const key = `slack-final:${job.id}:${kind}`;
+  const key = finalKey(job.id, kind);
   const claim = await store.bindRequest(key, 'posting', writes.rememberMs);
   if (!claim.bound) return;
   try {

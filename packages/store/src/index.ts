@@ -20,3 +20,4 @@ export { checkSpend, utcDay } from './spend.js';
 export { scanLimit } from './redis-reads.js';
 export { RedisRunStore, type RedisRunStoreOptions } from './redis-run-store.js';
 export { generationOf, latestRun, runIdOf } from './generations.js';
+export { requestKeyFamily, type RequestKey } from './request-key.js';

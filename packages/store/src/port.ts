@@ -1,4 +1,5 @@
 import type { RunOutcome, RunRecord, Stage } from '@codefleet/core';
+import type { RequestKey } from './request-key.js';
 
 /**
  * Where run records and task leases live, so every worker and `codefleet runs` / `show`
@@ -197,8 +198,8 @@ export interface CancelRequests {
 /**
  * What a request from outside has already become, kept for `ttlMs` so a retried or replayed
  * request finds it: a Slack message (channel + ts) → its job, an HTTP `Idempotency-Key` → its
- * job, a chat thread → the job whose branch a follow-up continues. Keys are opaque strings
- * of at most 512 characters; values at most 4 096.
+ * job, a chat thread → the job whose branch a follow-up continues. Keys are made by each package's key families
+ * ({@link RequestKey}), at most 512 characters; values at most 4 096.
  */
 interface RequestKeys {
   /**
@@ -206,17 +207,17 @@ interface RequestKeys {
    * processes. Resolves the value the key holds afterwards and whether this call bound it:
    * the first caller wins, every later one gets the winner's value.
    */
-  bindRequest(key: string, value: string, ttlMs: number): Promise<{ value: string; bound: boolean }>;
+  bindRequest(key: RequestKey, value: string, ttlMs: number): Promise<{ value: string; bound: boolean }>;
   /** Binds `key` to `value`, replacing what it held. */
-  setRequest(key: string, value: string, ttlMs: number): Promise<void>;
+  setRequest(key: RequestKey, value: string, ttlMs: number): Promise<void>;
   /** The unexpired value of `key`. */
-  lookupRequest(key: string): Promise<string | undefined>;
+  lookupRequest(key: RequestKey): Promise<string | undefined>;
   /**
    * Frees `key` (a claim whose work did not happen): the next `bindRequest` binds it and
    * `lookupRequest` finds nothing. The one way to free a key; an empty value or a 1 ms TTL
    * written instead would read as a binding to whoever looked in between.
    */
-  releaseRequest(key: string): Promise<void>;
+  releaseRequest(key: RequestKey): Promise<void>;
 }
 
 /** A publishing write refused because the writer's lease was gone. */

@@ -1,6 +1,10 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { advance, createJob, newRun, startAttempt, type RunRecord } from '@codefleet/core';
-import type { RunStore } from '../src/index.js';
+import type { RequestKey, RunStore } from '../src/index.js';
+
+// The store's own contract holds for any key string it is given; packages make theirs with
+// requestKeyFamily.
+const key = (text: string) => text as RequestKey;
 
 const t = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
 export const job = (n: number) =>
@@ -148,34 +152,34 @@ export function runStoreContract(
 
     it('request keys: the first binding wins until it expires; set replaces; lookup reads', async () => {
       const store = await fresh();
-      expect(await store.lookupRequest('slack:C1:1700.1')).toBeUndefined();
+      expect(await store.lookupRequest(key('slack:C1:1700.1'))).toBeUndefined();
       const [a, b] = await Promise.all([
-        store.bindRequest('slack:C1:1700.1', 'job-a', 60_000),
-        store.bindRequest('slack:C1:1700.1', 'job-b', 60_000),
+        store.bindRequest(key('slack:C1:1700.1'), 'job-a', 60_000),
+        store.bindRequest(key('slack:C1:1700.1'), 'job-b', 60_000),
       ]);
       expect([a.bound, b.bound].sort()).toEqual([false, true]);
       const winner = a.bound ? 'job-a' : 'job-b';
       expect([a.value, b.value]).toEqual([winner, winner]);
-      expect(await store.lookupRequest('slack:C1:1700.1')).toBe(winner);
-      await store.setRequest('thread:C1:1700.0', 'job-a', 60_000);
-      await store.setRequest('thread:C1:1700.0', 'job-c', 60_000);
-      expect(await store.lookupRequest('thread:C1:1700.0')).toBe('job-c');
+      expect(await store.lookupRequest(key('slack:C1:1700.1'))).toBe(winner);
+      await store.setRequest(key('thread:C1:1700.0'), 'job-a', 60_000);
+      await store.setRequest(key('thread:C1:1700.0'), 'job-c', 60_000);
+      expect(await store.lookupRequest(key('thread:C1:1700.0'))).toBe('job-c');
       // An expired binding is gone and can be bound again.
-      await store.bindRequest('short', 'old', 1);
+      await store.bindRequest(key('short'), 'old', 1);
       await new Promise((resolve) => setTimeout(resolve, 20));
-      expect(await store.lookupRequest('short')).toBeUndefined();
-      expect(await store.bindRequest('short', 'new', 60_000)).toEqual({ value: 'new', bound: true });
-      await expect(store.bindRequest('', 'x', 1_000)).rejects.toMatchObject({ code: 'payload_too_large' });
+      expect(await store.lookupRequest(key('short'))).toBeUndefined();
+      expect(await store.bindRequest(key('short'), 'new', 60_000)).toEqual({ value: 'new', bound: true });
+      await expect(store.bindRequest(key(''), 'x', 1_000)).rejects.toMatchObject({ code: 'payload_too_large' });
     });
 
     it('request keys: a released key is free at once, for lookup and for the next binding', async () => {
       const store = await fresh();
-      await store.bindRequest('retry:run-1', 'job-a', 60_000);
-      await store.releaseRequest('retry:run-1');
-      expect(await store.lookupRequest('retry:run-1')).toBeUndefined();
-      expect(await store.bindRequest('retry:run-1', 'job-b', 60_000)).toEqual({ value: 'job-b', bound: true });
-      await store.releaseRequest('never-bound');
-      expect(await store.lookupRequest('never-bound')).toBeUndefined();
+      await store.bindRequest(key('retry:run-1'), 'job-a', 60_000);
+      await store.releaseRequest(key('retry:run-1'));
+      expect(await store.lookupRequest(key('retry:run-1'))).toBeUndefined();
+      expect(await store.bindRequest(key('retry:run-1'), 'job-b', 60_000)).toEqual({ value: 'job-b', bound: true });
+      await store.releaseRequest(key('never-bound'));
+      expect(await store.lookupRequest(key('never-bound'))).toBeUndefined();
     });
   });
 }

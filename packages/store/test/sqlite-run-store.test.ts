@@ -4,7 +4,11 @@ import { openSqlite } from '@codefleet/sqlite';
 import { describe, expect, it } from '@jest/globals';
 import { newRun } from '@codefleet/core';
 import { createTempDir } from '@codefleet/testkit';
-import { SqliteRunStore } from '../src/index.js';
+import { SqliteRunStore, type RequestKey } from '../src/index.js';
+
+// The store's own contract holds for any key string it is given; packages make theirs with
+// requestKeyFamily.
+const key = (text: string) => text as RequestKey;
 import { job, runStoreContract } from './contract.js';
 import { fleetContract } from './contract-fleet.js';
 import { spendContract } from './contract-spend.js';
@@ -56,12 +60,12 @@ describe('SqliteRunStore', () => {
     const path = join(dir.path, 'runs.sqlite');
     const store = new SqliteRunStore(path);
     // A second handle sweeps on its first write; the first one already swept on its own.
-    await store.setRequest('chat:slack:C1:1:1', 'job-1', 0);
-    await store.setRequest('api:kept', 'job-2', 60_000);
+    await store.setRequest(key('chat:slack:C1:1:1'), 'job-1', 0);
+    await store.setRequest(key('api:kept'), 'job-2', 60_000);
     const other = new SqliteRunStore(path);
     const db = openSqlite(path);
     try {
-      await other.bindRequest('retry:run-1', 'job-3', 60_000);
+      await other.bindRequest(key('retry:run-1'), 'job-3', 60_000);
       const keys = db.prepare('SELECT key FROM request_keys ORDER BY key').all() as { key: string }[];
       expect(keys.map((k) => k.key)).toEqual(['api:kept', 'retry:run-1']);
     } finally {
