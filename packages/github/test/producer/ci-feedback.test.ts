@@ -129,7 +129,7 @@ describe('CI feedback', () => {
       id: ciJobId(repo, pr, sha),
       branch,
       base_branch: 'main',
-      source: { kind: 'issue', number: issue },
+      source: { kind: 'issue', number: issue, via: 'ci' },
       title: 'Add a widget',
       requested_by: 'codefleet-ci',
     });
