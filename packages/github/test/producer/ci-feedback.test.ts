@@ -145,6 +145,29 @@ describe('CI feedback', () => {
     expect(h.gh.labels(repo, issue)).toContain('codefleet:queued');
   });
 
+  it("a failure on a chat's pull request becomes a ci job of it, keyed by the pull request as before", async () => {
+    h = await openHarness();
+    const branch = 'ai/add-a-gadget-1a2b3c4d';
+    const sha = await push(branch, 'first');
+    const pr = await h.forge.ensurePullRequest({
+      repo,
+      head: branch,
+      base: 'main',
+      title: 'Add a gadget',
+      body: pushedMarker(sha),
+      draft: false,
+    });
+    await failJob(sha, branch, [pr.number]);
+    expect(await h.processor.processNext()).toMatchObject({ outcome: { status: 'enqueued' } });
+    const job = (await h.jobs.claim({ workerId: 'w' }))!.job;
+    expect(job).toMatchObject({
+      source: { kind: 'ci', pull: pr.number },
+      idempotency_key: `${repo}#pull-${pr.number}`,
+      branch,
+      title: 'Add a gadget',
+    });
+  });
+
   it("a round waits for the commit's other checks: one that fails later reaches the agent too", async () => {
     h = await openHarness({ baseDelayMs: 1 });
     const { sha, pr, branch } = await codefleetPullRequest();
