@@ -285,3 +285,25 @@ export function checkJournalQuery(query: JournalQuery = {}): Required<Pick<Journ
 }
 
 export { journalLimit };
+
+/** Rows read per page while matching a source name. */
+const namePage = 200;
+
+/**
+ * The rows whose run has source name `name`, newest first: a name is computed from the record
+ * (runs saved before names list under theirs), so the SQLite store matches it here, page by page,
+ * within the same bound on candidates as the Redis store (`scanLimit`).
+ */
+export function walkByName(
+  page: (limit: number, offset: number) => { run_id: string; record: string }[],
+  name: string,
+  limit: number,
+): { run_id: string; record: string }[] {
+  const found: { run_id: string; record: string }[] = [];
+  for (let offset = 0; found.length < limit && offset < scanLimit; offset += namePage) {
+    const rows = page(namePage, offset);
+    for (const row of rows) if (facetsOfStored(row.run_id, row.record)?.source === name) found.push(row);
+    if (rows.length < namePage) break;
+  }
+  return found.slice(0, limit);
+}

@@ -8,11 +8,10 @@ import {
   boundWorker,
   checkJournalQuery,
   checkQuery,
-  facetsOfStored,
   journalLimit,
   readStored,
-  scanLimit,
   summarizeStored,
+  walkByName,
 } from './query.js';
 import { checkSpend } from './spend.js';
 import { runVersion } from './version.js';
@@ -383,24 +382,3 @@ export function checkRequestKey(key: string, value: string): void {
     );
   }
 }
-
-/**
- * The rows whose run has source name `name`, newest first: a name is computed from the record
- * (runs saved before names list under theirs), so it is matched here, page by page, within the
- * same bound on candidates as the Redis store (`scanLimit`).
- */
-function walkByName(
-  page: (limit: number, offset: number) => { run_id: string; record: string }[],
-  name: string,
-  limit: number,
-): { run_id: string; record: string }[] {
-  const found: { run_id: string; record: string }[] = [];
-  for (let offset = 0; found.length < limit && offset < scanLimit; offset += namePage) {
-    const rows = page(namePage, offset);
-    for (const row of rows) if (facetsOfStored(row.run_id, row.record)?.source === name) found.push(row);
-    if (rows.length < namePage) break;
-  }
-  return found.slice(0, limit);
-}
-
-const namePage = 200;
