@@ -138,9 +138,34 @@ describe('fleet commands', () => {
       worker: 'w9',
       error_code: 'git_failed',
       duration_ms: 60_000,
-      source: 'issue',
+      source: 'github-issue',
       agent: 'claude',
     });
+    // Source names; a CI follow-up queued before kind `ci` (an api job) lists under its name.
+    await withStore(async (store) => {
+      const followUp = createJob(
+        {
+          repo: 'acme/widgets',
+          source: { kind: 'api', request_id: 'ci:acme/widgets#7' },
+          title: 'Fix CI',
+          body: '',
+          requested_by: 'codefleet-ci',
+        },
+        { id: 'old-ci', now: at('2019-01-01T00:00:00Z') },
+      );
+      await store.save(newRun(followUp, { runId: 'old-ci', now: at('2019-01-01T00:00:00Z') }));
+    });
+    expect(await ids('--source', 'github-issue')).toEqual(['old-issue']);
+    expect(await ids('--source', 'ci-follow-up')).toEqual(['old-ci']);
+    expect(await ids('--source', 'cli')).toEqual([id]);
+    expect(await ids('--source', 'api')).toEqual(['old-ci']);
+    expect(await ids('--source', 'redrive')).toEqual([]);
+    const unknown = await cli(dir.path, 'runs', '--source', 'github');
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.err).toContain(
+      'source must be one of github-issue, ci-follow-up, review-follow-up, slack, line, http-api, cli, record, redrive',
+    );
+    expect((await cli(dir.path, 'runs', '--help')).out).toContain('github-issue, ci-follow-up');
     expect((await cli(dir.path, 'runs', '--since', 'last tuesday')).err).toContain(
       '--since "last tuesday": expected an ISO time',
     );

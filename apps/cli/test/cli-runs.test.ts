@@ -151,6 +151,11 @@ describe('runs, show and dlq list', () => {
     const second = await cli(dir.path, 'show', `${id}~2`);
     expect(second.out).toMatch(new RegExp(`^run ${id}~2 · .* · stage done · outcome succeeded`, 'm'));
     expect(second.out).not.toContain('later run');
+    // The redriven run lists under source redrive, its failed run under the job's own source.
+    const redriven = JSON.parse((await cli(dir.path, 'runs', '--json', '--source', 'redrive')).out) as {
+      run_id: string;
+    }[];
+    expect(redriven.map((r) => r.run_id)).toEqual([`${id}~2`]);
     // JSON stays the run record itself.
     expect(Object.keys(JSON.parse((await cli(dir.path, 'show', id, '--json')).out) as object)).not.toContain(
       'later_runs',

@@ -66,7 +66,7 @@ export function followUpJob(message: ChatMessage, deferred: Deferred, now: Date)
       id: `followup-${digest}`,
       idempotency_key: `chat-followup:${digest}`,
       repo: deferred.repo,
-      source: { kind: 'api', request_id: `chat-followup:${digest}` },
+      source: { kind: 'record', of: 'chat-follow-up' },
       title: `Chat follow-up waiting for job ${deferred.jobId}`.slice(0, 256),
       body: body(),
       requested_by: (message.access.login ?? message.user).slice(0, 256),

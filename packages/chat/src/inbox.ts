@@ -57,7 +57,7 @@ export function inboxJob(platform: string, key: string, event: unknown, now: Dat
       id: `inbox-${digest}`,
       idempotency_key: `chat-inbox:${platform}:${digest}`,
       repo: inboxRepo,
-      source: { kind: 'api', request_id: `chat-inbox:${digest}` },
+      source: { kind: 'record', of: 'chat-inbox' },
       title: `${platform} event ${key}`.slice(0, 256),
       body,
       requested_by: platform,

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { createJob, maxBodyChars, newRun, type RunRecord } from '@codefleet/core';
+import { createJob, maxBodyChars, newRun, parseJob, type RunRecord } from '@codefleet/core';
 import { LocalQueue } from '@codefleet/queue';
 import {
   createFollowUpProcessor,
@@ -167,6 +167,10 @@ describe("chat follow-ups kept while the thread's job runs", () => {
     const job = followUpJob(long, deferred, new Date());
     expect(job.body.length).toBeLessThanOrEqual(maxBodyChars);
     expect(followUpOfJob(job)).toMatchObject({ deferred, message: { messageId: followUp.messageId } });
+    expect(job.source).toEqual({ kind: 'record', of: 'chat-follow-up' });
+    // A record queued before kind `record` (an api job) is read back the same.
+    const legacy = parseJob({ ...job, source: { kind: 'api', request_id: `chat-followup:${job.id.slice(9)}` } });
+    expect(followUpOfJob(legacy)).toEqual(followUpOfJob(job));
     expect(followUpJob(followUp, deferred, new Date()).id).toBe(
       followUpJob({ ...followUp, text: 'other' }, deferred, new Date()).id,
     );

@@ -20,6 +20,7 @@ export {
 } from './errors.js';
 export type { CreateJobInput, Job, JobInput, JobRoute, JobSource, RouteName } from './job.js';
 export {
+  ciFollowUpKey,
   ciFollowUpRequestId,
   createJob,
   defaultIdempotencyKey,
@@ -30,8 +31,10 @@ export {
   maxPatchBytes,
   parseJob,
   parseJobJson,
+  recordKinds,
   routeNames,
 } from './job.js';
+export { runSourceName, sourceName, sourceNames, type SourceName } from './source-name.js';
 export {
   canonicalJson,
   fleetKey,

@@ -16,6 +16,9 @@ export const maxDodCommands = 32;
 // Chat identifiers are bounded so the derived idempotency key stays under 512 chars.
 const chatId = z.string().min(1).max(100);
 
+/** Queue records: jobs that carry data for a producer to read back (see {@link JobSource} kind `record`). */
+export const recordKinds = ['github-delivery', 'chat-follow-up', 'chat-inbox'] as const;
+
 const sourceSchema = z
   .discriminatedUnion('kind', [
     z.object({
@@ -25,6 +28,10 @@ const sourceSchema = z
         .int({ error: 'expected positive integer' })
         .positive({ error: 'expected positive integer' }),
       url: z.url().max(2048).optional(),
+      via: z
+        .enum(['ci', 'review'])
+        .optional()
+        .describe("A follow-up on the issue's pull request: its failed CI or a review; absent: the issue itself."),
     }),
     z.object({
       kind: z.literal('chat'),
@@ -37,6 +44,18 @@ const sourceSchema = z
         .describe('The status message the producer posted for this job, edited in place as it runs.'),
     }),
     z.object({ kind: z.literal('cli') }),
+    z.object({
+      kind: z.literal('ci'),
+      pull: z
+        .number({ error: 'expected positive integer' })
+        .int({ error: 'expected positive integer' })
+        .positive({ error: 'expected positive integer' })
+        .describe('The pull request whose failed CI this job follows up; no issue owns its branch.'),
+    }),
+    z.object({
+      kind: z.literal('record'),
+      of: z.enum(recordKinds).describe('What the queue record holds; a record is read back, never run by an agent.'),
+    }),
     z.object({
       kind: z.literal('api'),
       request_id: z.string().min(1).max(256).optional(),
@@ -226,7 +245,8 @@ export function parseJobJson(text: string): Job {
  * The key that makes re-triggers of the same request converge on one job:
  * - issue: `<repo>#issue-<n>` (relabeling or a webhook redelivery is the same work);
  * - chat: `chat:<platform>:<channel>:<thread_id>:<message_id or ''>`;
- * - cli / api: the job id, so every CLI or API enqueue is new work.
+ * - ci: `<repo>#pull-<n>`, the key CI follow-ups on a pull request no issue owns always had;
+ * - cli / api / record: the job id, so every CLI or API enqueue is new work (records set their own).
  */
 export function defaultIdempotencyKey(repo: string, source: JobSource, jobId: string): string {
   switch (source.kind) {
@@ -234,22 +254,37 @@ export function defaultIdempotencyKey(repo: string, source: JobSource, jobId: st
       return `${repo}#issue-${source.number}`;
     case 'chat':
       return `chat:${source.platform}:${source.channel}:${source.thread_id}:${source.message_id ?? ''}`;
+    case 'ci':
+      return ciFollowUpKey(repo, source.pull);
     case 'cli':
     case 'api':
+    case 'record':
       return jobId;
   }
 }
 
 /**
- * The request id of a CI follow-up of pull request `pull` on a branch no issue owns (a
- * chat's): an `api` job that reports on the pull request itself ({@link followedPullRequest}).
+ * The idempotency key of a CI follow-up of pull request `pull` on a branch no issue owns:
+ * unchanged from when such jobs were `api` jobs, so a re-trigger converges with one queued then.
+ */
+export function ciFollowUpKey(repo: string, pull: number): string {
+  return `${repo}#pull-${pull}`;
+}
+
+/**
+ * The request id a CI follow-up of pull request `pull` on a branch no issue owns (a chat's)
+ * carried as an `api` job, before kind `ci`; still read by {@link followedPullRequest}.
  */
 export function ciFollowUpRequestId(repo: string, pull: number): string {
   return `ci:${repo}#${pull}`;
 }
 
-/** The pull request a CI follow-up job continues, when `job` is one ({@link ciFollowUpRequestId}). */
+/**
+ * The pull request a CI follow-up job continues, when `job` is one: kind `ci`, or an `api`
+ * job with a {@link ciFollowUpRequestId} (queued before kind `ci` existed).
+ */
 export function followedPullRequest(job: Pick<Job, 'repo' | 'source'>): number | undefined {
+  if (job.source.kind === 'ci') return job.source.pull;
   if (job.source.kind !== 'api' || job.source.request_id === undefined || job.source.callback_url !== undefined)
     return undefined;
   const prefix = `ci:${job.repo}#`;

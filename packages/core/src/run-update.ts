@@ -37,7 +37,7 @@ function toRunError(error: Classified | RunError): RunError {
 }
 
 /** A new run in stage `queued`, with an empty history; `note` explains where it came from. */
-export function newRun(job: Job, deps: { runId: string; now: Date; note?: string }): RunRecord {
+export function newRun(job: Job, deps: { runId: string; now: Date; note?: string; redrivenFrom?: string }): RunRecord {
   const at = deps.now.toISOString();
   return {
     run_id: deps.runId,
@@ -48,6 +48,7 @@ export function newRun(job: Job, deps: { runId: string; now: Date; note?: string
     acceptance_criteria: [],
     agent_runs: [],
     verification: [],
+    ...(deps.redrivenFrom === undefined ? {} : { redriven_from: deps.redrivenFrom }),
     created_at: at,
     updated_at: at,
   };

@@ -231,6 +231,11 @@ export const runRecordSchema = z.object({
   sandbox: sandboxFindingsSchema
     .optional()
     .describe("Destinations the sandbox's network policy refused and limits a run went past."),
+  redriven_from: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('The failed run of the same job this run redrives out of the dead-letter queue.'),
   created_at: isoTime,
   updated_at: isoTime,
 });

@@ -64,7 +64,9 @@ function summary(run: RunRecord): string {
       ? `issue #${source.number}`
       : source.kind === 'chat'
         ? `chat ${cell(source.platform, 40)} ${cell(source.channel, 100)}`
-        : source.kind;
+        : source.kind === 'ci'
+          ? `CI of pull request #${source.pull}`
+          : source.kind;
   const rows: [string, string][] = [
     ['Outcome', cell(run.outcome ?? `in progress (${run.stage})`)],
     ['DoD', cell(run.dod_result ?? 'not run')],

@@ -79,7 +79,9 @@ describe('parseJob', () => {
 
   it('explains a wrong source kind', () => {
     const err = errorOf(() => parseJob({ ...minimal, source: { kind: 'email' } }));
-    expect(err.message).toBe('invalid job: source.kind: expected one of "issue", "chat", "cli", "api", got "email"');
+    expect(err.message).toBe(
+      'invalid job: source.kind: expected one of "issue", "chat", "cli", "ci", "record", "api", got "email"',
+    );
   });
 
   it('rejects a non-object job', () => {

@@ -29,6 +29,8 @@ describe('the runs list', () => {
       'repo=octo/widgets&repo=x',
       'repo[a]=1&state=failed',
       'source=cli&source=&agent[]=x',
+      // A source the store does not know is dropped like an unknown state, never a failed page.
+      'source=github&state=failed',
     ]) {
       const res = await fetch(`${dash.base}/runs?${query}`, { headers: bearer });
       expect(res.status).toBe(200);

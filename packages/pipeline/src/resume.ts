@@ -19,7 +19,7 @@ export async function resumeOrRedrive(deps: PipelineDeps, ctx: JobContext): Prom
   const latest = await latestRun(deps.store, job.id);
   let existing = latest.run;
   let runId = runIdOf(job.id, latest.generation);
-  let origin: string | undefined;
+  let origin: { note: string; previous: string } | undefined;
   if (existing && isTerminal(existing.stage)) {
     // A job redriven out of the dead-letter queue starts again at attempt 1 (every queue
     // backend resets the count; conformance-tested): that is a new run of the same job,
@@ -27,11 +27,20 @@ export async function resumeOrRedrive(deps: PipelineDeps, ctx: JobContext): Prom
     if (!(existing.stage === 'failed' && ctx.attempt === 1 && existing.attempts.length > 0)) {
       return { finished: await converge(deps, ctx, existing) };
     }
-    origin = `redriven from the dead-letter queue; the previous run ${existing.run_id} failed (${existing.error?.code ?? 'failed'})`;
+    origin = {
+      note: `redriven from the dead-letter queue; the previous run ${existing.run_id} failed (${existing.error?.code ?? 'failed'})`,
+      previous: existing.run_id,
+    };
     runId = runIdOf(job.id, latest.generation + 1);
     existing = undefined;
   }
-  let run = existing ?? newRun(job, { runId, now: now(), ...(origin === undefined ? {} : { note: origin }) });
+  let run =
+    existing ??
+    newRun(job, {
+      runId,
+      now: now(),
+      ...(origin === undefined ? {} : { note: origin.note, redrivenFrom: origin.previous }),
+    });
   if (run.stage !== 'queued' && run.stage !== 'retry_wait') {
     // The previous holder vanished mid-run (crash, lost lease).
     run = advance(run, 'retry_wait', { now: now(), note: 'previous attempt abandoned' });

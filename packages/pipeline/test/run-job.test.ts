@@ -116,7 +116,7 @@ if (pass === 'implement' && attempt === 2) {
     await h.drain();
     expect(await h.store.get(job.id)).toMatchObject({ stage: 'failed', outcome: 'failed' });
     const second = await h.store.get(`${job.id}~2`);
-    expect(second).toMatchObject({ stage: 'done', outcome: 'succeeded', job: { id: job.id } });
+    expect(second).toMatchObject({ stage: 'done', outcome: 'succeeded', job: { id: job.id }, redriven_from: job.id });
     expect(second!.stages[0]!.note).toMatch(
       /redriven from the dead-letter queue; the previous run .* failed \(fix_attempts_exhausted\)/,
     );

@@ -15,7 +15,7 @@ export type {
 } from './port.js';
 export { journalLimit, maxWorkerJobs } from './port.js';
 export { SqliteRunStore } from './sqlite-run-store.js';
-export { summarize } from './query.js';
+export { sourceFilters, sourceKindFilters, summarize } from './query.js';
 export { checkSpend, utcDay } from './spend.js';
 export { scanLimit } from './redis-reads.js';
 export { RedisRunStore, type RedisRunStoreOptions } from './redis-run-store.js';

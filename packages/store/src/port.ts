@@ -35,7 +35,12 @@ export interface RunQuery {
   state?: string;
   /** Exact `job.repo`. */
   repo?: string;
-  /** `job.source.kind`: 'issue' (GitHub) | 'chat' | 'api' | 'cli'. */
+  /**
+   * A source name (`sourceNames` of @codefleet/core: github-issue, ci-follow-up, slack, redrive...),
+   * or a job source kind as before names ('issue' | 'chat' | 'api'; see `sourceKindFilters`).
+   * Anything else is refused (`invalid_job`) naming them. Runs stored before names list under
+   * theirs, computed from the record.
+   */
   source?: string;
   /** The agent as on the summary: `job.agent`, else the agent that ran. */
   agent?: string;
@@ -243,7 +248,7 @@ export interface RunSummary {
   pullRequest?: { number: number; url?: string; draft: boolean };
   createdAt: string;
   updatedAt: string;
-  /** `job.source.kind`. */
+  /** The run's source name (`runSourceName` of @codefleet/core); the raw kind when unreadable. */
   source: string;
   /** `job.agent`, else the agent of the latest agent run; absent before any. */
   agent?: string;

@@ -3,6 +3,8 @@ import {
   isTerminal,
   parseRun,
   runOutcomes,
+  runSourceName,
+  sourceNames,
   stages,
   truncateHead,
   type RunRecord,
@@ -117,12 +119,18 @@ function unreadableSummary(runId: string, text: string, reason: string): RunSumm
   };
 }
 
-/** What `RunQuery` filters on besides time: small, so the Redis store can keep it beside the record. */
+/**
+ * What `RunQuery` filters on besides time: small, so the Redis store can keep it beside the
+ * record. Facets saved before `kind` existed hold the kind in `source`: read them from the record.
+ */
 export interface RunFacets {
   stage: string;
   outcome?: string;
   repo: string;
+  /** The run's source name (`runSourceName`). */
   source: string;
+  /** `job.source.kind`, for the kind names `RunQuery.source` still takes. */
+  kind?: string;
   agent?: string;
 }
 
@@ -132,7 +140,8 @@ export function facetsOf(run: RunRecord): RunFacets {
     stage: run.stage,
     ...(run.outcome === undefined ? {} : { outcome: run.outcome }),
     repo: run.job.repo,
-    source: run.job.source.kind,
+    source: runSourceName(run),
+    kind: run.job.source.kind,
     ...(agent === undefined ? {} : { agent }),
   };
 }
@@ -142,13 +151,39 @@ export interface CheckedQuery {
   limit: number;
   state?: { active: true } | { outcome: string } | { stage: string };
   repo?: string;
-  source?: string;
+  source?: CheckedSource;
   agent?: string;
   sinceMs?: number;
   untilMs?: number;
 }
 
+/** Candidates examined by one filtered `list` at most, in either store. */
+export const scanLimit = 10_000;
+
+/** A `RunQuery.source` resolved: a source name, or one of the job source kinds it took before names. */
+export type CheckedSource = { name: string } | { kind: string };
+
+/**
+ * The job source kinds `runs --source` took before source names, kept as they were: they
+ * filter on `job.source.kind` (`api` holds the CI follow-ups and queue records written before
+ * kinds `ci` and `record`). `cli` is both and means the same.
+ */
+export const sourceKindFilters = ['issue', 'chat', 'api'] as const;
+
+/** Every value `RunQuery.source` takes: the source names, then the kinds. */
+export const sourceFilters: readonly string[] = [...sourceNames, ...sourceKindFilters];
+
 const outcomeNames: readonly string[] = runOutcomes;
+const sourceNameList: readonly string[] = sourceNames;
+const kindFilterList: readonly string[] = sourceKindFilters;
+
+function checkSource(source: string): CheckedSource {
+  if (sourceNameList.includes(source)) return { name: source };
+  if (kindFilterList.includes(source)) return { kind: source };
+  throw bad(
+    `run query: source must be one of ${sourceNames.join(', ')} (or a job source kind: ${sourceKindFilters.join(', ')}); got ${JSON.stringify(source.slice(0, 64))}`,
+  );
+}
 const stageNames: readonly string[] = stages;
 
 function bad(message: string): CodefleetError {
@@ -187,7 +222,7 @@ export function checkQuery(query: RunQuery = {}): CheckedQuery {
     limit: clampLimit(query.limit),
     ...(resolved === undefined ? {} : { state: resolved }),
     ...(query.repo === undefined ? {} : { repo: query.repo }),
-    ...(query.source === undefined ? {} : { source: query.source }),
+    ...(query.source === undefined ? {} : { source: checkSource(query.source) }),
     ...(query.agent === undefined ? {} : { agent: query.agent }),
     ...(sinceMs === undefined ? {} : { sinceMs }),
     ...(untilMs === undefined ? {} : { untilMs }),
@@ -197,13 +232,26 @@ export function checkQuery(query: RunQuery = {}): CheckedQuery {
 /** Whether a run with these facets passes the query's non-time filters. */
 export function matchesFacets(facets: RunFacets, query: CheckedQuery): boolean {
   if (query.repo !== undefined && facets.repo !== query.repo) return false;
-  if (query.source !== undefined && facets.source !== query.source) return false;
+  if (query.source !== undefined && !matchesSource(facets, query.source)) return false;
   if (query.agent !== undefined && facets.agent !== query.agent) return false;
   const state = query.state;
   if (state === undefined) return true;
   if ('active' in state) return !isTerminal(facets.stage as RunRecord['stage']);
   if ('outcome' in state) return facets.outcome === state.outcome;
   return facets.stage === state.stage;
+}
+
+function matchesSource(facets: RunFacets, source: CheckedSource): boolean {
+  return 'name' in source ? facets.source === source.name : facets.kind === source.kind;
+}
+
+/** The facets of a stored record; undefined when it cannot be read (it matches no filter). */
+export function facetsOfStored(runId: string, text: string): RunFacets | undefined {
+  try {
+    return facetsOf(readStored(runId, text));
+  } catch {
+    return undefined;
+  }
 }
 
 /** The worker entry as stored: jobs and free text bounded, whatever the caller sent. */
@@ -237,3 +285,25 @@ export function checkJournalQuery(query: JournalQuery = {}): Required<Pick<Journ
 }
 
 export { journalLimit };
+
+/** Rows read per page while matching a source name. */
+const namePage = 200;
+
+/**
+ * The rows whose run has source name `name`, newest first: a name is computed from the record
+ * (runs saved before names list under theirs), so the SQLite store matches it here, page by page,
+ * within the same bound on candidates as the Redis store (`scanLimit`).
+ */
+export function walkByName(
+  page: (limit: number, offset: number) => { run_id: string; record: string }[],
+  name: string,
+  limit: number,
+): { run_id: string; record: string }[] {
+  const found: { run_id: string; record: string }[] = [];
+  for (let offset = 0; found.length < limit && offset < scanLimit; offset += namePage) {
+    const rows = page(namePage, offset);
+    for (const row of rows) if (facetsOfStored(row.run_id, row.record)?.source === name) found.push(row);
+    if (rows.length < namePage) break;
+  }
+  return found.slice(0, limit);
+}

@@ -3,9 +3,9 @@ import type { JournalEntry, JournalQuery, RunQuery, RunSummary } from './port.js
 import {
   checkJournalQuery,
   checkQuery,
-  facetsOf,
+  facetsOfStored,
   matchesFacets,
-  readStored,
+  scanLimit,
   summarizeStored,
   type CheckedQuery,
   type RunFacets,
@@ -16,6 +16,8 @@ import {
 // Runs: `save` keeps, besides the record, a small `facets` field (stage, outcome, repo,
 // source, agent) and four sorted sets scored by created_at: every run, runs of a repo,
 // runs of a source kind, and active runs (added while not finished, removed when it is).
+// A source name has no index (it is not a kind: `ci-follow-up` spans three, `redrive` all):
+// it is matched on the facets while walking the other filters' index.
 // A query walks the most selective of them newest first, within since..until as a score
 // range, reading only the facets of each candidate, in chunks, until `limit` match.
 // Trade-off: a query whose remaining filters (agent, an outcome, a stage) match rarely
@@ -26,8 +28,7 @@ import {
 // the index of every run instead, reading facets from the records that have none: the
 // same answers, within the same bound.
 
-/** Candidates examined by one `list` at most. */
-export const scanLimit = 10_000;
+export { scanLimit };
 const chunk = 200;
 
 /** Key names of the run indexes, under the store's prefix. */
@@ -70,8 +71,9 @@ export async function listRuns(redis: Redis, prefix: string, query: RunQuery | u
         if (value !== null) records.push({ id, record: value });
         continue;
       }
-      // A record saved before facets existed: read them from the record itself.
-      const facets = value !== null ? parseFacets(value) : await legacyFacets(redis, id, runKey(id));
+      // A record saved before facets (or before their source name) existed: read them from the record.
+      const saved = value === null ? undefined : parseFacets(value);
+      const facets = saved?.kind !== undefined ? saved : await legacyFacets(redis, id, runKey(id), value);
       if (facets !== undefined && matchesFacets(facets, q)) matched.push(id);
     }
     if (matched.length > 0) {
@@ -87,7 +89,7 @@ export async function listRuns(redis: Redis, prefix: string, query: RunQuery | u
 function selective(indexes: ReturnType<typeof runIndexes>, q: CheckedQuery): string {
   if (q.state !== undefined && 'active' in q.state) return indexes.active;
   if (q.repo !== undefined) return indexes.repo(q.repo);
-  if (q.source !== undefined) return indexes.source(q.source);
+  if (q.source !== undefined && 'kind' in q.source) return indexes.source(q.source.kind);
   return indexes.all;
 }
 
@@ -100,14 +102,16 @@ function parseFacets(text: string): RunFacets | undefined {
   }
 }
 
-async function legacyFacets(redis: Redis, id: string, key: string): Promise<RunFacets | undefined> {
+/** Facets that cannot be read stay unreadable; missing or old ones are read from the record. */
+async function legacyFacets(
+  redis: Redis,
+  id: string,
+  key: string,
+  saved: string | null,
+): Promise<RunFacets | undefined> {
+  if (saved !== null && parseFacets(saved) === undefined) return undefined;
   const record = await redis.hget(key, 'record');
-  if (record === null) return undefined;
-  try {
-    return facetsOf(readStored(id, record));
-  } catch {
-    return undefined;
-  }
+  return record === null ? undefined : facetsOfStored(id, record);
 }
 
 /** Journal entries are stored as `<seq> <json>`, seq from one counter, newest first per kind. */

@@ -11,6 +11,7 @@ import {
   journalLimit,
   readStored,
   summarizeStored,
+  walkByName,
 } from './query.js';
 import { checkSpend } from './spend.js';
 import { runVersion } from './version.js';
@@ -194,7 +195,7 @@ export class SqliteRunStore implements RunStore {
     // no filter (and is listed, flagged unreadable, when nothing is filtered).
     const field = (path: string) => `(CASE WHEN json_valid(record) THEN json_extract(record, '${path}') END)`;
     if (q.repo !== undefined) add(`${field('$.job.repo')} = ?`, q.repo);
-    if (q.source !== undefined) add(`${field('$.job.source.kind')} = ?`, q.source);
+    if (q.source !== undefined && 'kind' in q.source) add(`${field('$.job.source.kind')} = ?`, q.source.kind);
     if (q.agent !== undefined)
       add(`COALESCE(${field('$.job.agent')}, ${field('$.agent_runs[#-1].agent')}) = ?`, q.agent);
     if (q.state !== undefined) {
@@ -205,8 +206,12 @@ export class SqliteRunStore implements RunStore {
     // created_at is stored as the record's ISO text; compare as instants, whatever the offset.
     if (q.sinceMs !== undefined) add(`julianday(created_at) >= julianday(?)`, new Date(q.sinceMs).toISOString());
     if (q.untilMs !== undefined) add(`julianday(created_at) <= julianday(?)`, new Date(q.untilMs).toISOString());
-    const sql = `SELECT run_id, record FROM runs ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`} ORDER BY created_at DESC, run_id LIMIT ?`;
-    const rows = this.#db.prepare(sql).all(...args, q.limit) as { run_id: string; record: string }[];
+    const sql = `SELECT run_id, record FROM runs ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`} ORDER BY created_at DESC, run_id LIMIT ? OFFSET ?`;
+    const statement = this.#db.prepare(sql);
+    const page = (limit: number, offset: number) =>
+      statement.all(...args, limit, offset) as { run_id: string; record: string }[];
+    const name = q.source !== undefined && 'name' in q.source ? q.source.name : undefined;
+    const rows = name === undefined ? page(q.limit, 0) : walkByName(page, name, q.limit);
     return rows.map((row) => summarizeStored(row.run_id, row.record));
   }
 

@@ -119,13 +119,13 @@ export function fleetContract(name: string, open: (options?: { journalLimit?: nu
         jobId: 'job-3',
       });
       expect(byId.get('job-4')).toMatchObject({
-        source: 'issue',
+        source: 'github-issue',
         worker: 'w-41',
         durationMs: 1_000,
         taskKey: 'acme#issue-4',
         jobId: 'job-4',
       });
-      expect(byId.get('job-5')).toMatchObject({ source: 'api', agent: 'claude' });
+      expect(byId.get('job-5')).toMatchObject({ source: 'http-api', agent: 'claude' });
       expect(byId.get('job-1')).toMatchObject({ source: 'cli', durationMs: 0 });
       expect(byId.get('job-1')).not.toHaveProperty('worker');
       expect(byId.get('job-1')).not.toHaveProperty('agent');
@@ -156,6 +156,49 @@ export function fleetContract(name: string, open: (options?: { journalLimit?: nu
       expect(await ids({ limit: 0 })).toEqual(['job-6']);
       await expect(store.list({ state: 'exploded' })).rejects.toMatchObject({ code: 'invalid_job' });
       await expect(store.list({ since: 'yesterday' })).rejects.toMatchObject({ code: 'invalid_job' });
+    });
+
+    it('filters by source name, legacy api jobs and redriven runs included; kinds as before', async () => {
+      const store = await fresh();
+      const legacy = (n: number, request_id: string) =>
+        run(n, { source: { kind: 'api', request_id }, idempotency_key: `legacy-${n}` });
+      await store.save(run(1, { source: { kind: 'issue', number: 1 }, idempotency_key: 'acme#issue-1' }));
+      await store.save(run(2, { source: { kind: 'issue', number: 1, via: 'ci' }, idempotency_key: 'acme#issue-1' }));
+      await store.save(
+        run(3, { source: { kind: 'issue', number: 1, via: 'review' }, idempotency_key: 'acme#issue-1' }),
+      );
+      await store.save(run(4, { source: { kind: 'ci', pull: 9 } }));
+      // Written before kinds `ci` and `record`: an api job that is a CI follow-up, and a record.
+      await store.save(legacy(5, 'ci:/srv/repos/widgets#8'));
+      await store.save(legacy(6, 'github-delivery:d-1'));
+      await store.save(run(7, { source: { kind: 'chat', platform: 'slack', channel: 'C1', thread_id: '1.2' } }));
+      await store.save(run(8, { source: { kind: 'api', callback_url: 'https://ci.example/hook' } }));
+      await store.save(run(9, { source: { kind: 'chat', platform: 'line', channel: 'U1', thread_id: 'x' } }));
+      const redriven = run(10, { source: { kind: 'chat', platform: 'slack', channel: 'C1', thread_id: '3.4' } });
+      await store.save({ ...redriven, run_id: 'job-10.2', redriven_from: 'job-10' });
+      const ids = async (source: string) => (await store.list({ source })).map((s) => s.runId);
+      expect(await ids('github-issue')).toEqual(['job-1']);
+      expect(await ids('ci-follow-up')).toEqual(['job-5', 'job-4', 'job-2']);
+      expect(await ids('review-follow-up')).toEqual(['job-3']);
+      expect(await ids('record')).toEqual(['job-6']);
+      expect(await ids('slack')).toEqual(['job-7']);
+      expect(await ids('line')).toEqual(['job-9']);
+      expect(await ids('http-api')).toEqual(['job-8']);
+      expect(await ids('redrive')).toEqual(['job-10.2']);
+      expect(await ids('cli')).toEqual([]);
+      // The kinds filter as they did: on job.source.kind.
+      expect(await ids('issue')).toEqual(['job-3', 'job-2', 'job-1']);
+      expect(await ids('api')).toEqual(['job-8', 'job-6', 'job-5']);
+      expect(await ids('chat')).toEqual(['job-10.2', 'job-9', 'job-7']);
+      expect(await store.list({ source: 'ci-follow-up', limit: 2 })).toMatchObject([
+        { runId: 'job-5', source: 'ci-follow-up' },
+        { runId: 'job-4', source: 'ci-follow-up' },
+      ]);
+      expect(await store.list({ source: 'redrive' })).toMatchObject([{ source: 'redrive' }]);
+      await expect(store.list({ source: 'github' })).rejects.toMatchObject({
+        code: 'invalid_job',
+        message: expect.stringContaining('github-issue, ci-follow-up, review-follow-up'),
+      });
     });
 
     it('one unreadable record is listed flagged, the others as ever; reading it names the run', async () => {

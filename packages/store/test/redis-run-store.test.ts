@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { advance, CodefleetError, newRun, startAttempt } from '@codefleet/core';
+import { advance, CodefleetError, createJob, newRun, startAttempt } from '@codefleet/core';
 import { freePort, startRedis, type RedisServer } from '@codefleet/testkit';
 import { RedisRunStore } from '../src/index.js';
 import { job, runStoreContract } from './contract.js';
@@ -121,6 +121,33 @@ describe('redis run store written before the run indexes', () => {
         'job-1',
       ]);
       expect((await store.list({ source: 'cli' })).map((r) => r.runId)).toEqual(['job-2', 'job-1']);
+    } finally {
+      raw.disconnect();
+      await store.close();
+    }
+  });
+
+  it('lists a run whose facets hold the source kind under its source name', async () => {
+    const prefix = `t-${randomUUID()}`;
+    const raw = new Redis(redis.url);
+    const store = new RedisRunStore({ url: redis.url, prefix });
+    try {
+      const followUp = createJob(
+        {
+          repo: '/srv/repos/widgets',
+          source: { kind: 'api', request_id: 'ci:/srv/repos/widgets#3' },
+          title: 't',
+          requested_by: 'ci',
+        },
+        { id: 'job-1', now: new Date(Date.UTC(2026, 0, 1)) },
+      );
+      await store.save(newRun(followUp, { runId: 'job-1', now: new Date(Date.UTC(2026, 0, 1)) }));
+      // What the version before source names kept beside the record: the kind as `source`.
+      const facets = { stage: 'queued', repo: '/srv/repos/widgets', source: 'api' };
+      await raw.hset(`${prefix}:runs:run:job-1`, 'facets', JSON.stringify(facets));
+      expect((await store.list({ source: 'ci-follow-up' })).map((r) => r.runId)).toEqual(['job-1']);
+      expect((await store.list({ source: 'api' })).map((r) => r.runId)).toEqual(['job-1']);
+      expect(await store.list({ source: 'http-api' })).toEqual([]);
     } finally {
       raw.disconnect();
       await store.close();

@@ -21,7 +21,7 @@ export interface ProducerMetrics {
   close(): void;
 }
 
-const sourceKinds = new Set(['issue', 'chat', 'cli', 'api']);
+const sourceKinds = new Set(['issue', 'chat', 'cli', 'ci', 'record', 'api']);
 const requestStart = 'http.server.request.start';
 const responseFinish = 'http.server.response.finish';
 

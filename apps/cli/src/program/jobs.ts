@@ -1,4 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import { sourceNames } from '@codefleet/core';
 import type { RunsOptions } from '../commands/fleet.js';
 import { dodExamples, parseDodArgument } from '../dod-option.js';
 import { commands, positiveInt, type ProgramContext } from './context.js';
@@ -71,7 +72,10 @@ export function registerFleetCommands(program: Command, { io, withRuntime }: Pro
     .description('list recent runs, newest first')
     .option('--state <state>', 'active, an outcome (succeeded, failed, cancelled, no_changes, dod_failed) or a stage')
     .option('--repo <repo>', 'only this repository (as the job names it)')
-    .option('--source <kind>', 'only jobs from issue, chat, api or cli')
+    .option(
+      '--source <name>',
+      `only runs from this source: ${sourceNames.join(', ')}; the job source kinds issue, chat and api still filter on the kind as before (api holds CI follow-ups and records queued before they had their own kinds)`,
+    )
     .option('--agent <name>', 'only runs of this agent')
     .option('--since <when>', 'created at or after: ISO time or an age such as 2h, 3d')
     .option('--until <when>', 'created at or before: ISO time or an age such as 30m')

@@ -1,6 +1,7 @@
 import {
   formatDuration,
   isTerminal,
+  runSourceName,
   statusLabel,
   type RunRecord,
   type TaskStatusView,
@@ -89,7 +90,7 @@ function summarySection(f: RunPageFacts): Html {
   const runId = encodeURIComponent(run.run_id);
   return html`<section class="summary">
 <p><span class="state state-${stateOf(run)}" data-state="${stateOf(run)}">${stateOf(run)}</span> ${run.job.repo}
- · from ${run.job.source.kind} by ${run.job.requested_by} · created <time datetime="${run.created_at}">${ago(now, run.created_at)}</time>
+ · from ${runSourceName(run)} by ${run.job.requested_by} · created <time datetime="${run.created_at}">${ago(now, run.created_at)}</time>
  · updated <time datetime="${run.updated_at}">${ago(now, run.updated_at)}</time>${runCostText(run)}</p>
 ${f.status === undefined ? '' : html`<p class="task-status">Status: <span class="status status-${f.status.status}" data-status="${statusLabel(f.status)}">${statusLabel(f.status)}</span> · ${f.status.note}</p>`}
 ${f.laterRunId === undefined ? '' : html`<p class="notice">This job ran again since: <a href="/runs/${encodeURIComponent(f.laterRunId)}">${f.laterRunId}</a>.</p>`}

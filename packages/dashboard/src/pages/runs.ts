@@ -1,7 +1,7 @@
 import { formatDuration, isTerminal, runOutcomes, stages, statusLabel, type TaskStatusView } from '@codefleet/core';
 import { ago } from '../format.js';
 import { html, safeHref, type Html } from '../html.js';
-import type { RunQuery, RunSummary } from '@codefleet/store';
+import { sourceFilters, type RunQuery, type RunSummary } from '@codefleet/store';
 
 /** The states the filter offers: unfinished, each outcome, each stage. */
 const filterStates: readonly string[] = ['active', ...runOutcomes, ...stages];
@@ -38,7 +38,7 @@ export function filtersOf(query: unknown): RunFilters {
 const isoProblem = (value: string) => (Number.isNaN(Date.parse(value)) ? 'not a time' : undefined);
 
 /**
- * The store query of the filters. Unknown states, windows and unreadable times are dropped
+ * The store query of the filters. Unknown states, sources, windows and unreadable times are dropped
  * (and named in `ignored`), never passed to the store as they are.
  */
 export function queryOf(filters: RunFilters, now: number, limit: number): { query: RunQuery; ignored: string[] } {
@@ -52,7 +52,8 @@ export function queryOf(filters: RunFilters, now: number, limit: number): { quer
   const repo = text(filters.repo, 4096);
   if (repo !== undefined) query.repo = repo;
   const source = text(filters.source, 64);
-  if (source !== undefined) query.source = source;
+  if (source !== undefined && sourceFilters.includes(source)) query.source = source;
+  else if (source !== undefined) ignored.push('source');
   const agent = text(filters.agent, 64);
   if (agent !== undefined) query.agent = agent;
   const window = text(filters.window, 8);
@@ -88,7 +89,7 @@ export function runsBody(
 <form method="get" action="/runs" class="filters">
 <label>State <select name="state"><option value="">any</option>${filterStates.map((s) => html`<option value="${s}"${selected(filters.state, s)}>${s}</option>`)}</select></label>
 <label>Repository <input name="repo" value="${filters.repo ?? ''}" size="24"></label>
-<label>Source <input name="source" value="${filters.source ?? ''}" size="8" placeholder="github, chat…"></label>
+<label>Source <input name="source" value="${filters.source ?? ''}" size="8" placeholder="slack, cli…"></label>
 <label>Agent <input name="agent" value="${filters.agent ?? ''}" size="8"></label>
 <label>Created <select name="window"><option value="">any time</option>${Object.keys(windows).map((w) => html`<option value="${w}"${selected(filters.window, w)}>last ${w}</option>`)}</select></label>
 <button type="submit">Filter</button>

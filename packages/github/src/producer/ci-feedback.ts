@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { ciFollowUpRequestId, createJob, maxBodyChars, type Job } from '@codefleet/core';
+import { createJob, maxBodyChars, type Job } from '@codefleet/core';
 import { pushedShaOf } from '@codefleet/forge';
 import type { CiPull, CommitChecks } from '../api/github-checks.js';
 import { checkNames, ciFeedbackSection } from './ci-task.js';
@@ -263,15 +263,19 @@ async function ciJob(
   if (issue !== undefined) {
     const task = await deps.issues.getTask(repo, Number(issue));
     return createJob(
-      { ...common, source: { kind: 'issue', number: Number(issue) }, title: task.title, body: withSection(task.body) },
+      {
+        ...common,
+        source: { kind: 'issue', number: Number(issue), via: 'ci' },
+        title: task.title,
+        body: withSection(task.body),
+      },
       at,
     );
   }
   return createJob(
     {
       ...common,
-      source: { kind: 'api', request_id: ciFollowUpRequestId(repo, pull.number) },
-      idempotency_key: `${repo}#pull-${pull.number}`,
+      source: { kind: 'ci', pull: pull.number },
       title: pull.title.replace(/^\[Draft\] /, '').trim() || `Pull request #${pull.number}`,
       body: withSection(`Continue the work of pull request #${pull.number} on its branch.`),
     },

@@ -217,7 +217,7 @@ export function deliveryJob(delivery: Delivery, now: Date): Job {
       id: `delivery-${delivery.id}`,
       idempotency_key: `github-delivery:${delivery.id}`,
       repo: intent.repo,
-      source: { kind: 'api', request_id: `github-delivery:${delivery.id}` },
+      source: { kind: 'record', of: 'github-delivery' },
       title: `GitHub ${delivery.event} delivery ${delivery.id}`,
       body: body(),
       requested_by: intent.actor,

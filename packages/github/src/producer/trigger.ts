@@ -231,7 +231,7 @@ export async function followUpFromReview(deps: TriggerDeps, req: ReviewRequest):
     {
       ...(req.jobId === undefined ? {} : { id: req.jobId }),
       repo: req.repo,
-      source: { kind: 'issue', number: Number(issueNumber) },
+      source: { kind: 'issue', number: Number(issueNumber), via: 'review' },
       title: task.title,
       body: [
         task.body,

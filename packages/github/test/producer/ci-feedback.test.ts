@@ -129,7 +129,7 @@ describe('CI feedback', () => {
       id: ciJobId(repo, pr, sha),
       branch,
       base_branch: 'main',
-      source: { kind: 'issue', number: issue },
+      source: { kind: 'issue', number: issue, via: 'ci' },
       title: 'Add a widget',
       requested_by: 'codefleet-ci',
     });
@@ -143,6 +143,29 @@ describe('CI feedback', () => {
     expect(said[0]!.body).toContain(`Round 1 of 2`);
     expect(said[0]!.body).toContain(sha.slice(0, 7));
     expect(h.gh.labels(repo, issue)).toContain('codefleet:queued');
+  });
+
+  it("a failure on a chat's pull request becomes a ci job of it, keyed by the pull request as before", async () => {
+    h = await openHarness();
+    const branch = 'ai/add-a-gadget-1a2b3c4d';
+    const sha = await push(branch, 'first');
+    const pr = await h.forge.ensurePullRequest({
+      repo,
+      head: branch,
+      base: 'main',
+      title: 'Add a gadget',
+      body: pushedMarker(sha),
+      draft: false,
+    });
+    await failJob(sha, branch, [pr.number]);
+    expect(await h.processor.processNext()).toMatchObject({ outcome: { status: 'enqueued' } });
+    const job = (await h.jobs.claim({ workerId: 'w' }))!.job;
+    expect(job).toMatchObject({
+      source: { kind: 'ci', pull: pr.number },
+      idempotency_key: `${repo}#pull-${pr.number}`,
+      branch,
+      title: 'Add a gadget',
+    });
   });
 
   it("a round waits for the commit's other checks: one that fails later reaches the agent too", async () => {

@@ -183,7 +183,10 @@ describe('delivery processing', () => {
       outcome: { status: 'enqueued', jobId: 'gh-review-4242' },
     });
     const lease = await h.jobs.claim({ workerId: 'w' });
-    expect(lease?.job).toMatchObject({ title: 'Add a widget', source: { kind: 'issue', number: issue.number } });
+    expect(lease?.job).toMatchObject({
+      title: 'Add a widget',
+      source: { kind: 'issue', number: issue.number, via: 'review' },
+    });
     expect(lease?.job.body).toContain('Please rename it to gadget.');
     expect(lease?.job.body).toContain('`src/widget.js:3`: Call it gadget here too.');
     expect(told()[0]!.body).toContain('queued as a follow-up job');

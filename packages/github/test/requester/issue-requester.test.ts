@@ -168,13 +168,17 @@ describe('issue requester', () => {
     const job = createJob(
       {
         repo,
-        source: { kind: 'api', request_id: ciFollowUpRequestId(repo, pull.number) },
+        source: { kind: 'ci', pull: pull.number },
         title: 'Continue',
         requested_by: 'codefleet-ci',
       },
       { id: 'ci-1', now: new Date() },
     );
     expect(requester.handles(job)).toBe(true);
+    // One queued as an api job before kind ci is the same follow-up.
+    expect(
+      requester.handles({ ...job, source: { kind: 'api', request_id: ciFollowUpRequestId(repo, pull.number) } }),
+    ).toBe(true);
     // Another repository's id, or a job with a callback of its own, is not one.
     expect(
       requester.handles({
