@@ -7,13 +7,10 @@ import { captureProcess, findExecutable } from '@codefleet/process';
 import type { HiddenPath } from './bwrap.js';
 import { etcLinkTargets, existingRealPaths, isAlive, linuxSystemDirs, nodePrefix, systemEntries } from './host.js';
 import { createRunCgroup, findCgroupParent, removeStaleCgroups, type CgroupParent } from './warden/cgroup.js';
-import {
-  createBwrapSandbox,
-  createContainerSandbox,
-  createNoSandbox,
-  createSeatbeltSandbox,
-  type BwrapParts,
-} from './sandboxes.js';
+import { createBwrapSandbox, type BwrapParts } from './bwrap-sandbox.js';
+import { createContainerSandbox } from './container-sandbox.js';
+import { createNoSandbox } from './no-sandbox.js';
+import { createSeatbeltSandbox } from './seatbelt-sandbox.js';
 import { defaultLimits, type Sandbox, type SandboxMode, type SandboxSettings } from './types.js';
 
 /** Why a sandbox mode cannot run on this host, and what to do about it. */

@@ -9,7 +9,7 @@ import {
   seatbeltProfile,
   SandboxUnavailableError,
 } from '../src/index.js';
-import { createSeatbeltSandbox } from '../src/sandboxes.js';
+import { createSeatbeltSandbox } from '../src/seatbelt-sandbox.js';
 
 describe('bwrap arguments', () => {
   const plan = {

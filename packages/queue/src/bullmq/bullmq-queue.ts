@@ -2,14 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BullJob, BullQueue, BullWorker, type JobJson } from './bull-classes.js';
 import { Redis } from 'ioredis';
-import {
-  CodefleetError,
-  LeaseLostError,
-  parseJob,
-  parseJobJson,
-  redactUrlCredentials,
-  type Job,
-} from '@codefleet/core';
+import { CodefleetError, parseJob, redactUrlCredentials, type Job } from '@codefleet/core';
 import type {
   ClaimOptions,
   DeadLetter,
@@ -22,7 +15,11 @@ import type {
 } from '../port.js';
 import type { BullmqQueueSettings } from '../settings.js';
 import { RedisAccessWatch } from '../redis-access.js';
-import { bullJobId, isLockLost, priorityOf, redriveJobId } from './ids.js';
+import { dropDeadLetter, listDeadLetters, redriveDeadLetter, type DeadLetterSide } from './dead-letters.js';
+import { bullJobId, priorityOf } from './ids.js';
+import { jobIdOf, keepCompletedSeconds, readJob } from './jobs.js';
+import { bullmqLease, type LeaseSide } from './lease.js';
+import { bullmqStats } from './stats.js';
 
 /**
  * `promise`'s value, or undefined as soon as `signal` aborts; a value that arrives after
@@ -55,36 +52,6 @@ function untilAborted<T>(
     );
   });
 }
-
-/**
- * The enqueue time (BullMQ's `timestamp`) of the longest-waiting job, without reading every
- * waiting job: the oldest of the wait list (FIFO: its tail), the first of each priority in
- * the prioritized set (scored priority × 2^32 + an enqueue counter, so the first of a
- * priority is its oldest), and the 50 delayed jobs due soonest. Exact for ready jobs; for
- * delayed ones (retries in backoff) a job due later than those 50 and older than all of
- * them is missed, so the figure can be late by that much, never earlier than the truth.
- */
-const oldestQueuedScript = `
-local ids = {}
-local tail = redis.call('LINDEX', KEYS[1], -1)
-if tail then table.insert(ids, tail) end
-for p = 1, 3 do
-  local first = redis.call('ZRANGEBYSCORE', KEYS[2], p * 4294967296, (p + 1) * 4294967296 - 1, 'LIMIT', 0, 1)
-  if first[1] then table.insert(ids, first[1]) end
-end
-for _, id in ipairs(redis.call('ZRANGE', KEYS[3], 0, 49)) do table.insert(ids, id) end
-local oldest = false
-for _, id in ipairs(ids) do
-  local at = tonumber(redis.call('HGET', ARGV[1] .. id, 'timestamp'))
-  if at and (not oldest or at < oldest) then oldest = at end
-end
-return oldest
-`;
-
-/** How much of a malformed payload the dead letter keeps. */
-const rawLimit = 4_096;
-/** Completed jobs are kept this long for stats and audits, then BullMQ trims them. */
-const keepCompletedSeconds = 7 * 24 * 3_600;
 
 // 1 for the first caller, 0 after; -1 when the job's hash is gone (never create it: BullMQ
 // would take a bare hash for an existing job and refuse to add that id again).
@@ -163,7 +130,7 @@ export class BullmqQueue implements Queue {
       })
       .catch(this.#access.rethrow);
     if (added.id === bullJobId(job.id)) return { id: job.id, deduplicated: !(await this.#firstToAdd(added.id)) };
-    return { id: added.id === undefined ? job.id : await this.#jobIdOf(added.id), deduplicated: true };
+    return { id: added.id === undefined ? job.id : await jobIdOf(this.#queue, added.id), deduplicated: true };
   }
 
   /**
@@ -219,95 +186,25 @@ export class BullmqQueue implements Queue {
 
   async stats(): Promise<QueueStats> {
     await this.#connected();
-    const c = await this.#queue
-      .getJobCounts('wait', 'prioritized', 'waiting-children', 'delayed', 'active', 'failed', 'completed')
-      .catch(this.#access.rethrow);
-    const ready = (c.wait ?? 0) + (c.prioritized ?? 0) + (c['waiting-children'] ?? 0);
-    const delayed = c.delayed ?? 0;
-    const key = (type: string) => this.#queue.toKey(type);
-    const oldest = (await this.#producer.eval(
-      oldestQueuedScript,
-      3,
-      key('wait'),
-      key('prioritized'),
-      key('delayed'),
-      key(''),
-    )) as number | null;
-    return {
-      ready,
-      delayed,
-      inFlight: c.active ?? 0,
-      deadLetter: c.failed ?? 0,
-      completed: c.completed ?? 0,
-      depth: ready + delayed,
-      ...(oldest === null ? {} : { oldestQueuedAt: Number(oldest) }),
-    };
+    return bullmqStats(this.#queue, this.#producer, this.#access.rethrow);
   }
 
   async deadLetters(options: { limit?: number } = {}): Promise<DeadLetter[]> {
-    await this.#connected();
-    const limit = options.limit ?? 1_000;
-    const failed = await this.#queue.getJobs(['failed'], 0, Math.max(0, limit - 1), true);
-    return failed
-      .filter((j): j is BullJob => j !== undefined && j !== null)
-      .map((j) => {
-        const job = readJob(j.data);
-        const raw = typeof j.data === 'string' ? j.data : JSON.stringify(j.data ?? null);
-        return {
-          id: 'job' in job ? job.job.id : (j.id ?? ''),
-          reason: j.failedReason || 'unknown',
-          attempts: Math.min(j.attemptsStarted, this.#settings.maxAttempts),
-          deadAt: j.finishedOn ?? j.timestamp,
-          ...('job' in job ? { job: job.job } : {}),
-          raw: raw.slice(0, rawLimit),
-        };
-      });
+    return listDeadLetters(this.#deadLetterSide(), options);
   }
 
-  /**
-   * A valid job goes back as a new BullMQ job (fresh attempts, its deduplication id
-   * restored) before the failed one is removed, so a crash in between leaves a
-   * duplicate in the dead letter, never a lost job. A malformed one is retried as is.
-   */
+  /** See {@link redriveDeadLetter}. */
   async redrive(id: string): Promise<RedriveResult> {
-    const [failed] = await this.#failedWithId(id);
-    if (!failed?.id) return { status: 'not_found' };
-    const read = readJob(failed.data);
-    if (!('job' in read)) {
-      await failed.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
-      return { status: 'redriven', id };
-    }
-    const job = read.job;
-    const newId = redriveJobId(job.id, Date.now());
-    const added = await this.#queue.add('job', job, {
-      jobId: newId,
-      priority: priorityOf(job.priority),
-      attempts: 1,
-      deduplication: { id: job.idempotency_key },
-      removeOnComplete: { age: keepCompletedSeconds },
-      removeOnFail: false,
-    });
-    if (added.id !== newId) {
-      // Deduplicated: another job with the same key is queued or running.
-      return { status: 'duplicate_active', activeId: added.id === undefined ? '' : await this.#jobIdOf(added.id) };
-    }
-    await failed.remove();
-    return { status: 'redriven', id };
+    return redriveDeadLetter(this.#deadLetterSide(), id);
   }
 
   /** Every failed BullMQ job of dead letter `id` (a crash mid-redrive can leave two). */
   async drop(id: string): Promise<DropResult> {
-    const failed = await this.#failedWithId(id);
-    for (const j of failed) await j.remove();
-    return failed.length > 0 ? { status: 'dropped', id } : { status: 'not_found' };
+    return dropDeadLetter(this.#deadLetterSide(), id);
   }
 
-  async #failedWithId(id: string): Promise<BullJob[]> {
-    await this.#connected();
-    return (await this.#queue.getJobs(['failed'], 0, -1, true)).filter((j): j is BullJob => {
-      const read = j ? readJob(j.data) : undefined;
-      return read !== undefined && ('job' in read ? read.job.id === id : j?.id === id);
-    });
+  #deadLetterSide(): DeadLetterSide {
+    return { queue: this.#queue, maxAttempts: this.#settings.maxAttempts, connected: () => this.#connected() };
   }
 
   async close(): Promise<void> {
@@ -382,86 +279,16 @@ export class BullmqQueue implements Queue {
     return this.#lease(fetched, lockToken, read.job, attempt);
   }
 
-  /** The lease on a fetched job held under `lockToken`: its settle verbs move the BullMQ job under that lock. */
+  /** The lease on a fetched job held under `lockToken`; see {@link bullmqLease}. */
   #lease(fetched: BullJob, lockToken: string, job: Job, attempt: number): Lease {
-    const { maxAttempts, leaseMs } = this.#settings;
-    const token = randomUUID();
-    const lost = (error: unknown): never => {
-      if (isLockLost(error))
-        throw new LeaseLostError(
-          job.id,
-          `lease on job ${job.id} was lost: another claimer took it over or it was settled`,
-        );
-      throw error;
+    const side: LeaseSide = {
+      settings: this.#settings,
+      producer: this.#producer,
+      queue: this.#queue,
+      closed: () => this.#closed,
+      admitNext: (next, token) => this.#admitNext(next, token),
     };
-    let expiresAt = Date.now() + leaseMs;
-    let settled = false;
-    const settle = async <T>(fn: () => Promise<T>): Promise<T> => {
-      if (settled) throw new LeaseLostError(job.id, `lease on job ${job.id} was already settled`);
-      const result = await fn().catch(lost);
-      settled = true;
-      return result;
-    };
-    return {
-      job,
-      attempt,
-      maxAttempts,
-      token,
-      get expiresAt() {
-        return expiresAt;
-      },
-      heartbeat: async () => {
-        if (settled) throw new LeaseLostError(job.id, `lease on job ${job.id} was already settled`);
-        const extended = await fetched.extendLock(lockToken, leaseMs).catch(lost);
-        if (!extended)
-          throw new LeaseLostError(
-            job.id,
-            `lease on job ${job.id} was lost: the lock expired or another claimer took it over`,
-          );
-        expiresAt = Date.now() + leaseMs;
-      },
-      ack: () =>
-        settle(async () => {
-          await fetched.moveToCompleted('done', lockToken, false);
-        }),
-      ackAndClaim: async () => {
-        // The completion script moves the next job to active under the same lock token,
-        // as BullMQ's own worker does: one round trip instead of two.
-        const next = await settle(() => fetched.moveToCompleted('done', lockToken, !this.#closed));
-        return this.#admitNext(next, lockToken);
-      },
-      retry: ({ delayMs, reason }) =>
-        settle(async () => {
-          if (attempt >= maxAttempts) {
-            await fetched.moveToFailed(
-              new Error(`attempts exhausted (${attempt} of ${maxAttempts}): ${reason}`),
-              lockToken,
-              false,
-            );
-            return 'dead_lettered' as const;
-          }
-          await fetched.moveToDelayed(Date.now() + Math.max(0, delayMs), lockToken);
-          return 'retrying' as const;
-        }),
-      deadLetter: (reason) =>
-        settle(async () => {
-          await fetched.moveToFailed(new Error(reason), lockToken, false);
-        }),
-      release: () =>
-        settle(async () => {
-          // BullMQ counts every activation; a release must not spend an attempt, so the
-          // count is given back while the lock is still ours, and taken again if the move fails.
-          const client = this.#producer;
-          const key = this.#queue.toKey(fetched.id ?? '');
-          await client.hincrby(key, 'ats', -1);
-          try {
-            await fetched.moveToWait(lockToken);
-          } catch (error) {
-            await client.hincrby(key, 'ats', 1);
-            throw error;
-          }
-        }),
-    };
+    return bullmqLease(side, fetched, lockToken, job, attempt);
   }
 
   /**
@@ -517,21 +344,5 @@ export class BullmqQueue implements Queue {
       redis.on('ready', onReady);
     });
     return this.#ready;
-  }
-
-  /** The codefleet job id behind a BullMQ job id (its payload's id; the BullMQ id for a malformed one). */
-  async #jobIdOf(bullId: string): Promise<string> {
-    const found = await this.#queue.getJob(bullId);
-    const read = found ? readJob(found.data) : undefined;
-    return read && 'job' in read ? read.job.id : bullId;
-  }
-}
-
-/** Validates a payload as stored: a job object, or a JSON string from a foreign producer. */
-function readJob(data: unknown): { job: Job } | { error: string } {
-  try {
-    return { job: typeof data === 'string' ? parseJobJson(data) : parseJob(data) };
-  } catch (error) {
-    return { error: error instanceof Error ? error.message : String(error) };
   }
 }

@@ -1,23 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  ChangeMessageVisibilityCommand,
   DeleteMessageCommand,
-  GetQueueAttributesCommand,
   ReceiveMessageCommand,
   SendMessageCommand,
   SQSClient,
   type Message,
 } from '@aws-sdk/client-sqs';
 import { Redis } from 'ioredis';
-import {
-  CodefleetError,
-  LeaseLostError,
-  parseJob,
-  parseJobJson,
-  redactUrlCredentials,
-  type Job,
-} from '@codefleet/core';
+import { CodefleetError, parseJob, parseJobJson, redactUrlCredentials, type Job } from '@codefleet/core';
 import type {
   ClaimOptions,
   DeadLetter,
@@ -31,7 +22,10 @@ import type {
 import type { SqsQueueSettings } from '../settings.js';
 import { RedisAccessWatch } from '../redis-access.js';
 import { Coordination } from './coordination.js';
+import { dropDeadLetter, listDeadLetters, redriveDeadLetter, type DeadLetterSide } from './dead-letters.js';
+import { maxVisibilitySeconds, sqsLease, type LeaseSide } from './lease.js';
 import { RedrivePolicyQueue } from './redrive-queue.js';
+import { sqsStats } from './stats.js';
 
 /**
  * SQS's message size limit as this adapter enforces it: the classic 256 KiB, which every
@@ -39,10 +33,6 @@ import { RedrivePolicyQueue } from './redrive-queue.js';
  * is refused at enqueue with `payload_too_large` instead of failing inside SQS.
  */
 export const maxMessageBytes = 256 * 1024;
-/** Per-message DelaySeconds cannot exceed 15 minutes; longer retries use the visibility timeout. */
-const maxDelaySeconds = 900;
-/** Upper bound of a visibility timeout in SQS: 12 hours. */
-const maxVisibilitySeconds = 43_200;
 const rawLimit = 4_096;
 
 /**
@@ -187,141 +177,36 @@ export class SqsQueue implements Queue {
   }
 
   async stats(): Promise<QueueStats> {
-    const urls = [
-      this.#settings.queueUrl,
-      ...(this.#settings.priorityQueueUrl === undefined ? [] : [this.#settings.priorityQueueUrl]),
-    ];
-    const counts = await Promise.all(
-      urls.map(async (url) => {
-        const { Attributes: attributes = {} } = await this.#sqs.send(
-          new GetQueueAttributesCommand({
-            QueueUrl: url,
-            AttributeNames: [
-              'ApproximateNumberOfMessages',
-              'ApproximateNumberOfMessagesNotVisible',
-              'ApproximateNumberOfMessagesDelayed',
-            ],
-          }),
-        );
-        return attributes;
-      }),
-    ).catch((error: unknown) => {
-      throw this.#unavailable(error);
+    return sqsStats({
+      settings: this.#settings,
+      sqs: this.#sqs,
+      coord: this.#coord,
+      access: this.#access,
+      unavailable: (error) => this.#unavailable(error),
     });
-    const sum = (
-      name:
-        'ApproximateNumberOfMessages' | 'ApproximateNumberOfMessagesNotVisible' | 'ApproximateNumberOfMessagesDelayed',
-    ) => counts.reduce((total, c) => total + Number(c[name] ?? 0), 0);
-    const ready = sum('ApproximateNumberOfMessages');
-    const delayed = sum('ApproximateNumberOfMessagesDelayed');
-    const [dead, completed, moved, oldest] = await this.#access.guard(
-      Promise.all([
-        this.#coord.deadCount(),
-        this.#coord.completed(),
-        this.#movedByPolicy(),
-        this.#coord.oldestQueuedAt(),
-      ]),
-    );
-    // oldestQueuedAt comes from the coordination store (SQS's age of the oldest message is a
-    // CloudWatch metric): jobs enqueued or redriven through this adapter and waiting, a
-    // retry's included. Not seen: a job whose worker died mid-lease, while it waits for its
-    // redelivery (the store still holds it running), and a foreign message (injectRaw).
-    return {
-      ready,
-      delayed,
-      inFlight: sum('ApproximateNumberOfMessagesNotVisible'),
-      deadLetter: dead + moved,
-      completed,
-      depth: ready + delayed,
-      ...(oldest === undefined ? {} : { oldestQueuedAt: oldest }),
-    };
   }
 
   async deadLetters(options: { limit?: number } = {}): Promise<DeadLetter[]> {
-    const limit = options.limit ?? 1_000;
-    const dead = await this.#coord.dead(limit);
-    const moved = this.#dlq && dead.length < limit ? await this.#dlq.list(limit - dead.length) : [];
-    return [...this.#fromRecords(dead), ...moved.map((m) => m.letter)];
-  }
-
-  #fromRecords(dead: Awaited<ReturnType<Coordination['dead']>>): DeadLetter[] {
-    return dead.map(({ id, record }) => {
-      const raw = record.raw ?? '';
-      let job: Job | undefined;
-      try {
-        job = parseJobJson(raw);
-      } catch {
-        job = undefined;
-      }
-      return {
-        id,
-        reason: record.reason ?? 'unknown',
-        attempts: Math.min(Number(record.attempts ?? 0), this.#settings.maxAttempts),
-        deadAt: Number(record.dead_at ?? 0),
-        ...(job === undefined ? {} : { job }),
-        raw,
-      };
-    });
+    return listDeadLetters(this.#deadLetterSide(), options);
   }
 
   async redrive(id: string): Promise<RedriveResult> {
-    const raw = await this.#coord.raw(id);
-    const taken = await this.#coord.redrive(id, Date.now());
-    if (taken.status === 'duplicate') return { status: 'duplicate_active', activeId: taken.activeId };
-    if (taken.status === 'not_found' || raw === undefined) return this.#redriveMoved(id);
-    let job: Job | undefined;
-    try {
-      job = parseJobJson(raw);
-    } catch {
-      job = undefined;
-    }
-    if (job) await this.#send(job, raw, 0);
-    else await this.injectRaw(raw);
-    await this.#coord.pending(id, Date.now());
-    return { status: 'redriven', id };
+    return redriveDeadLetter(this.#deadLetterSide(), id);
   }
 
   /** A dead job of the coordination store, else a message the redrive policy moved (deleted from the dead-letter queue). */
   async drop(id: string): Promise<DropResult> {
-    if (await this.#coord.drop(id)) return { status: 'dropped', id };
-    const taken = await this.#dlq?.take(id, 30);
-    if (!taken || !this.#dlq) return { status: 'not_found' };
-    await this.#dlq.delete(taken.message);
-    return { status: 'dropped', id };
+    return dropDeadLetter(this.#deadLetterSide(), id);
   }
 
-  /**
-   * Redrives a message the redrive policy moved: sent to the main queue first, deleted from
-   * the dead-letter queue second (a crash in between duplicates, never loses).
-   */
-  async #redriveMoved(id: string): Promise<RedriveResult> {
-    const taken = await this.#dlq?.take(id, 30);
-    if (!taken || !this.#dlq) return { status: 'not_found' };
-    const body = taken.message.Body ?? '';
-    if (taken.job) {
-      const revived = await this.#coord.revive(taken.job.id, taken.job.idempotency_key, Date.now());
-      if (revived.status === 'duplicate') {
-        await this.#dlq.release(taken.message);
-        return { status: 'duplicate_active', activeId: revived.activeId };
-      }
-      await this.#send(taken.job, body, 0, `-d${Date.now().toString(36)}`);
-      await this.#coord.pending(taken.job.id, Date.now());
-    } else {
-      await this.injectRaw(body);
-    }
-    await this.#dlq.delete(taken.message);
-    return { status: 'redriven', id };
-  }
-
-  async #movedByPolicy(): Promise<number> {
-    if (this.#settings.deadLetterQueueUrl === undefined) return 0;
-    const { Attributes: a = {} } = await this.#sqs.send(
-      new GetQueueAttributesCommand({
-        QueueUrl: this.#settings.deadLetterQueueUrl,
-        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-      }),
-    );
-    return Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesNotVisible ?? 0);
+  #deadLetterSide(): DeadLetterSide {
+    return {
+      coord: this.#coord,
+      dlq: this.#dlq,
+      maxAttempts: this.#settings.maxAttempts,
+      send: (job, body, delaySeconds, dedupSuffix) => this.#send(job, body, delaySeconds, dedupSuffix),
+      injectRaw: (payload) => this.injectRaw(payload),
+    };
   }
 
   async close(): Promise<void> {
@@ -381,84 +266,21 @@ export class SqsQueue implements Queue {
     return this.#lease(message, queueUrl, { job, body, token, attempt: claimed.attempts, now });
   }
 
-  /** The lease on `message`'s claimed job: its settle verbs act on the coordination record and on the message. */
+  /** The lease on `message`'s claimed job; see {@link sqsLease}. */
   #lease(
     message: Message,
     queueUrl: string,
     claim: { job: Job; body: string; token: string; attempt: number; now: number },
   ): Lease {
-    const { job, body, token, attempt } = claim;
-    const { maxAttempts } = this.#settings;
-    const remove = () => this.#remove(message, queueUrl);
-    const leaseMs = this.#leaseSeconds * 1_000;
-    let expiresAt = claim.now + leaseMs;
-    const lost = () =>
-      new LeaseLostError(job.id, `lease on job ${job.id} was lost: another claimer took it over or it was settled`);
-    const settle = async (action: 'ack' | 'release' | 'dead' | 'retry', reason?: string) => {
-      if (
-        !(await this.#coord.settle(job.id, token, action, {
-          now: Date.now(),
-          raw: body,
-          ...(reason === undefined ? {} : { reason }),
-        }))
-      )
-        throw lost();
+    const side: LeaseSide = {
+      settings: this.#settings,
+      leaseSeconds: this.#leaseSeconds,
+      sqs: this.#sqs,
+      coord: this.#coord,
+      send: (job, body, delaySeconds, dedupSuffix) => this.#send(job, body, delaySeconds, dedupSuffix),
+      remove: (m, url) => this.#remove(m, url),
     };
-    const visibility = async (seconds: number) => {
-      await this.#sqs.send(
-        new ChangeMessageVisibilityCommand({
-          QueueUrl: queueUrl,
-          ReceiptHandle: message.ReceiptHandle,
-          VisibilityTimeout: seconds,
-        }),
-      );
-    };
-    return {
-      job,
-      attempt,
-      maxAttempts,
-      token,
-      get expiresAt() {
-        return expiresAt;
-      },
-      heartbeat: async () => {
-        if (!(await this.#coord.owns(job.id, token))) throw lost();
-        // SQS refuses a receipt handle whose message was received again since: lost too.
-        await visibility(this.#leaseSeconds).catch(() => {
-          throw lost();
-        });
-        expiresAt = Date.now() + leaseMs;
-      },
-      ack: async () => {
-        await settle('ack');
-        await remove();
-      },
-      retry: async ({ delayMs, reason }) => {
-        if (attempt >= maxAttempts) {
-          await settle('dead', `attempts exhausted (${attempt} of ${maxAttempts}): ${reason}`);
-          await remove();
-          return 'dead_lettered';
-        }
-        await settle('retry');
-        const seconds = Math.ceil(Math.max(0, delayMs) / 1_000);
-        if (seconds <= maxDelaySeconds && !this.#settings.fifo) {
-          // Re-sent first, deleted second: a crash in between duplicates, never loses.
-          await this.#send(job, body, seconds, `-r${attempt}`);
-          await remove();
-        } else {
-          await visibility(Math.min(maxVisibilitySeconds, seconds));
-        }
-        return 'retrying';
-      },
-      deadLetter: async (reason) => {
-        await settle('dead', reason);
-        await remove();
-      },
-      release: async () => {
-        await settle('release');
-        await visibility(0);
-      },
-    };
+    return sqsLease(side, message, queueUrl, claim);
   }
 
   async #remove(message: Message, queueUrl: string): Promise<void> {

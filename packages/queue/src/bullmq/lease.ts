@@ -1,0 +1,100 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { LeaseLostError, type Job } from '@codefleet/core';
+import type { Lease } from '../port.js';
+import type { BullmqQueueSettings } from '../settings.js';
+import type { BullJob, BullQueue } from './bull-classes.js';
+import { isLockLost } from './ids.js';
+
+/** What a lease uses of the `BullmqQueue` that claimed it. */
+export interface LeaseSide {
+  settings: Pick<BullmqQueueSettings, 'maxAttempts' | 'leaseMs'>;
+  producer: Redis;
+  queue: BullQueue;
+  /** True once the queue is closing: an ack then fetches no next job. */
+  closed: () => boolean;
+  /** Admits the job a completion script fetched, as a claim would. */
+  admitNext: (next: unknown, lockToken: string) => Promise<Lease | undefined>;
+}
+
+/** The lease on a fetched job held under `lockToken`: its settle verbs move the BullMQ job under that lock. */
+export function bullmqLease(side: LeaseSide, fetched: BullJob, lockToken: string, job: Job, attempt: number): Lease {
+  const { maxAttempts, leaseMs } = side.settings;
+  const token = randomUUID();
+  const lost = (error: unknown): never => {
+    if (isLockLost(error))
+      throw new LeaseLostError(
+        job.id,
+        `lease on job ${job.id} was lost: another claimer took it over or it was settled`,
+      );
+    throw error;
+  };
+  let expiresAt = Date.now() + leaseMs;
+  let settled = false;
+  const settle = async <T>(fn: () => Promise<T>): Promise<T> => {
+    if (settled) throw new LeaseLostError(job.id, `lease on job ${job.id} was already settled`);
+    const result = await fn().catch(lost);
+    settled = true;
+    return result;
+  };
+  return {
+    job,
+    attempt,
+    maxAttempts,
+    token,
+    get expiresAt() {
+      return expiresAt;
+    },
+    heartbeat: async () => {
+      if (settled) throw new LeaseLostError(job.id, `lease on job ${job.id} was already settled`);
+      const extended = await fetched.extendLock(lockToken, leaseMs).catch(lost);
+      if (!extended)
+        throw new LeaseLostError(
+          job.id,
+          `lease on job ${job.id} was lost: the lock expired or another claimer took it over`,
+        );
+      expiresAt = Date.now() + leaseMs;
+    },
+    ack: () =>
+      settle(async () => {
+        await fetched.moveToCompleted('done', lockToken, false);
+      }),
+    ackAndClaim: async () => {
+      // The completion script moves the next job to active under the same lock token,
+      // as BullMQ's own worker does: one round trip instead of two.
+      const next = await settle(() => fetched.moveToCompleted('done', lockToken, !side.closed()));
+      return side.admitNext(next, lockToken);
+    },
+    retry: ({ delayMs, reason }) =>
+      settle(async () => {
+        if (attempt >= maxAttempts) {
+          await fetched.moveToFailed(
+            new Error(`attempts exhausted (${attempt} of ${maxAttempts}): ${reason}`),
+            lockToken,
+            false,
+          );
+          return 'dead_lettered' as const;
+        }
+        await fetched.moveToDelayed(Date.now() + Math.max(0, delayMs), lockToken);
+        return 'retrying' as const;
+      }),
+    deadLetter: (reason) =>
+      settle(async () => {
+        await fetched.moveToFailed(new Error(reason), lockToken, false);
+      }),
+    release: () =>
+      settle(async () => {
+        // BullMQ counts every activation; a release must not spend an attempt, so the
+        // count is given back while the lock is still ours, and taken again if the move fails.
+        const client = side.producer;
+        const key = side.queue.toKey(fetched.id ?? '');
+        await client.hincrby(key, 'ats', -1);
+        try {
+          await fetched.moveToWait(lockToken);
+        } catch (error) {
+          await client.hincrby(key, 'ats', 1);
+          throw error;
+        }
+      }),
+  };
+}

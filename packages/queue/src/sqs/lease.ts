@@ -1,0 +1,102 @@
+import { ChangeMessageVisibilityCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import { LeaseLostError, type Job } from '@codefleet/core';
+import type { Lease } from '../port.js';
+import type { SqsQueueSettings } from '../settings.js';
+import type { Coordination } from './coordination.js';
+
+/** Per-message DelaySeconds cannot exceed 15 minutes; longer retries use the visibility timeout. */
+const maxDelaySeconds = 900;
+/** Upper bound of a visibility timeout in SQS: 12 hours. */
+export const maxVisibilitySeconds = 43_200;
+
+/** What a lease uses of the `SqsQueue` that claimed it. */
+export interface LeaseSide {
+  settings: Pick<SqsQueueSettings, 'maxAttempts' | 'fifo'>;
+  /** The visibility timeout a claim and a heartbeat set. */
+  leaseSeconds: number;
+  sqs: SQSClient;
+  coord: Coordination;
+  send: (job: Job, body: string, delaySeconds: number, dedupSuffix?: string) => Promise<void>;
+  remove: (message: Message, queueUrl: string) => Promise<void>;
+}
+
+/** The lease on `message`'s claimed job: its settle verbs act on the coordination record and on the message. */
+export function sqsLease(
+  side: LeaseSide,
+  message: Message,
+  queueUrl: string,
+  claim: { job: Job; body: string; token: string; attempt: number; now: number },
+): Lease {
+  const { job, body, token, attempt } = claim;
+  const { maxAttempts } = side.settings;
+  const remove = () => side.remove(message, queueUrl);
+  const leaseMs = side.leaseSeconds * 1_000;
+  let expiresAt = claim.now + leaseMs;
+  const lost = () =>
+    new LeaseLostError(job.id, `lease on job ${job.id} was lost: another claimer took it over or it was settled`);
+  const settle = async (action: 'ack' | 'release' | 'dead' | 'retry', reason?: string) => {
+    if (
+      !(await side.coord.settle(job.id, token, action, {
+        now: Date.now(),
+        raw: body,
+        ...(reason === undefined ? {} : { reason }),
+      }))
+    )
+      throw lost();
+  };
+  const visibility = async (seconds: number) => {
+    await side.sqs.send(
+      new ChangeMessageVisibilityCommand({
+        QueueUrl: queueUrl,
+        ReceiptHandle: message.ReceiptHandle,
+        VisibilityTimeout: seconds,
+      }),
+    );
+  };
+  return {
+    job,
+    attempt,
+    maxAttempts,
+    token,
+    get expiresAt() {
+      return expiresAt;
+    },
+    heartbeat: async () => {
+      if (!(await side.coord.owns(job.id, token))) throw lost();
+      // SQS refuses a receipt handle whose message was received again since: lost too.
+      await visibility(side.leaseSeconds).catch(() => {
+        throw lost();
+      });
+      expiresAt = Date.now() + leaseMs;
+    },
+    ack: async () => {
+      await settle('ack');
+      await remove();
+    },
+    retry: async ({ delayMs, reason }) => {
+      if (attempt >= maxAttempts) {
+        await settle('dead', `attempts exhausted (${attempt} of ${maxAttempts}): ${reason}`);
+        await remove();
+        return 'dead_lettered';
+      }
+      await settle('retry');
+      const seconds = Math.ceil(Math.max(0, delayMs) / 1_000);
+      if (seconds <= maxDelaySeconds && !side.settings.fifo) {
+        // Re-sent first, deleted second: a crash in between duplicates, never loses.
+        await side.send(job, body, seconds, `-r${attempt}`);
+        await remove();
+      } else {
+        await visibility(Math.min(maxVisibilitySeconds, seconds));
+      }
+      return 'retrying';
+    },
+    deadLetter: async (reason) => {
+      await settle('dead', reason);
+      await remove();
+    },
+    release: async () => {
+      await settle('release');
+      await visibility(0);
+    },
+  };
+}
