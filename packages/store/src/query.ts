@@ -161,7 +161,7 @@ export interface CheckedQuery {
 export const scanLimit = 10_000;
 
 /** A `RunQuery.source` resolved: a source name, or one of the job source kinds it took before names. */
-export type CheckedSource = { name: string } | { kind: string };
+type CheckedSource = { name: string } | { kind: string };
 
 /**
  * The job source kinds `runs --source` took before source names, kept as they were: they
