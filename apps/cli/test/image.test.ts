@@ -198,7 +198,7 @@ describe('the container image (infra/container/Dockerfile)', () => {
     // The walk went through the worker, the pipeline and the producers, not just the bin file.
     const reached = [...seen].map((f) => relative(out, f));
     for (const dist of [
-      'apps/worker/dist/index.js',
+      'packages/worker/dist/index.js',
       'packages/pipeline/dist/index.js',
       'packages/github/dist/index.js',
       'packages/agents/dist/index.js',

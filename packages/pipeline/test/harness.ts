@@ -178,7 +178,7 @@ export async function createHarness(
     },
     drain: async (...jobs) => {
       for (const job of jobs) await queue.enqueue(job);
-      // The worker's loop without its heartbeats and slots (apps/worker tests those): claim,
+      // The worker's loop without its heartbeats and slots (packages/worker tests those): claim,
       // run, settle, until nothing is ready or delayed.
       for (;;) {
         const lease = await queue.claim({ workerId: 'test-worker', waitMs: 200 });
