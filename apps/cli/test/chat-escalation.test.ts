@@ -79,5 +79,5 @@ describe('codefleet chat with an escalation chain', () => {
       [0, 'first-try', 'failed'],
       [1, 'second-try', 'succeeded'],
     ]);
-  }, 120_000);
+  });
 });

@@ -70,7 +70,7 @@ describe('chat messages survive a SIGKILL of serve', () => {
     );
     await waitFor(
       async () => (await fetch(`http://127.0.0.1:${healthPort}/healthz`).catch(() => undefined))?.ok === true,
-      { timeoutMs: 30_000, what: `serve's /healthz (${started.stderr})` },
+      { what: `serve's /healthz (${started.stderr})` },
     );
     return started;
   }
@@ -160,7 +160,6 @@ describe('chat messages survive a SIGKILL of serve', () => {
     proc = await serve(healthPort);
     expect((await slack.postEvent(url, first.body, { retryNum: 1, retryReason: 'http_error' })).status).toBe(200);
     await waitFor(() => bots(first.ts)[0]?.text.includes('Queued as job'), {
-      timeoutMs: 30_000,
       what: 'the first mention queued',
     });
 
@@ -173,7 +172,6 @@ describe('chat messages survive a SIGKILL of serve', () => {
     const held = slack.hold('reactions.add', (args) => args.timestamp === second.ts);
     expect((await slack.postEvent(url, second.body)).status).toBe(200);
     await waitFor(() => slack.calls.some((c) => c.method === 'reactions.add' && c.args.timestamp === second.ts), {
-      timeoutMs: 30_000,
       what: 'the second mention being handled',
     });
     await kill(proc);
@@ -183,7 +181,6 @@ describe('chat messages survive a SIGKILL of serve', () => {
     // Slack sends nothing again (it had its 200): the restarted process finds the record.
     proc = await serve(healthPort);
     await waitFor(() => bots(second.ts)[0]?.text.includes('Queued as job'), {
-      timeoutMs: 30_000,
       what: 'the second mention queued after the restart',
     });
     proc.kill('SIGTERM');
@@ -225,20 +222,19 @@ describe('chat messages survive a SIGKILL of serve', () => {
     proc = await serve(healthPort);
     ollama.reply('A queue holds jobs until a worker takes them.');
     expect((await line.deliver(url, [first], { redelivery: true })).status).toBe(200);
-    await waitFor(() => line.replies.length === 1, { timeoutMs: 30_000, what: 'the first answer' });
+    await waitFor(() => line.replies.length === 1, { what: 'the first answer' });
 
     // Killed after the record, while the local model is thinking about the answer.
     const second = line.textEvent({ text: 'and a lease?' });
     ollama.reply({ hang: true }, 'A lease is how long a claimed job is held.');
     expect((await line.deliver(url, [second])).status).toBe(200);
-    await waitFor(() => ollama.requests.length === 2, { timeoutMs: 30_000, what: 'the second message at the model' });
+    await waitFor(() => ollama.requests.length === 2, { what: 'the second message at the model' });
     await kill(proc);
     expect(line.replies).toHaveLength(1);
 
     // LINE sends nothing again: the restarted process answers from the record, once.
     proc = await serve(healthPort);
     await waitFor(() => line.replies.length + line.pushes.length === 2, {
-      timeoutMs: 30_000,
       what: 'the second answer',
     });
     proc.kill('SIGTERM');

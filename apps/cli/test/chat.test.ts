@@ -57,7 +57,7 @@ describe('codefleet chat', () => {
     const result = await run('chat', '/chat hello there');
     expect(result).toEqual({ code: 0, out: 'Hi! Try /code to change something.', err: 'route: CHAT (command)' });
     expect(ollama.requests.at(-1)?.messages.at(-1)).toEqual({ role: 'user', content: 'hello there' });
-  }, 30_000);
+  });
 
   it('enqueues a /code job on the repository given, as a CLI job with its route recorded', async () => {
     const result = await run('chat', '/code Append a line to notes.txt\nKeep it short.', '--repo', repo.path);
@@ -89,7 +89,7 @@ describe('codefleet chat', () => {
     } finally {
       await queue.close();
     }
-  }, 30_000);
+  });
 
   it('takes the working directory as the repository when it is a git repository', async () => {
     const out: string[] = [];
@@ -101,7 +101,7 @@ describe('codefleet chat', () => {
     });
     expect(code).toBe(0);
     expect(out).toContain(`repository: ${repo.path}`);
-  }, 30_000);
+  });
 
   it('asks for a repository when none is known, and refuses a GitHub repository without a login', async () => {
     const ask = await cli(dir.path, 'chat', '/code fix it');
@@ -110,5 +110,5 @@ describe('codefleet chat', () => {
     const github = await cli(dir.path, 'chat', '/code fix it repo=acme/api');
     expect(github.code).toBe(1);
     expect(github.err).toContain('GitHub login');
-  }, 30_000);
+  });
 });

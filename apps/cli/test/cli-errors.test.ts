@@ -58,7 +58,7 @@ describe('usage errors are printed', () => {
     expect(await proc.exited).toEqual({ exitCode: 1, signal: undefined });
     expect(proc.stderr.trim()).toBe('error: give --body or --body-file, not both');
     expect(proc.lines).toEqual([]);
-  }, 30_000);
+  });
 
   it('enqueue refuses a local repository that is missing, empty, not a directory or not a git repository, naming it', async () => {
     const plain = join(dir.path, 'plain');
@@ -112,7 +112,7 @@ describe('usage errors are printed', () => {
       }).toMatchObject({ given, code: 0, err: '' });
     }
     expect((await cli(dir.path, 'doctor')).out).toMatch(/^ok {4}queue \(local\): depth 5,/m);
-  }, 30_000);
+  });
 
   it('enqueue names a --body-file that is missing or a directory', async () => {
     for (const [given, expected] of [

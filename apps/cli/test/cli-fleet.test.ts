@@ -170,7 +170,7 @@ describe('fleet commands', () => {
       '--since "last tuesday": expected an ISO time',
     );
     expect((await cli(dir.path, 'runs', '--state', 'exploded')).err).toContain('state must be active, an outcome');
-  }, 90_000);
+  });
 
   it('cancel: a queued job is stopped when claimed, and the journal says who asked', async () => {
     const id = await enqueue('Add a line');
@@ -191,7 +191,7 @@ describe('fleet commands', () => {
       err: `run ${id} already finished (cancelled); nothing to cancel`,
     });
     await withStore(async (store) => expect(await store.journal()).toHaveLength(1));
-  }, 90_000);
+  });
 
   it('dlq redrive is written to the journal', async () => {
     const id = await enqueue('Change nothing');
@@ -203,7 +203,7 @@ describe('fleet commands', () => {
         { kind: 'action', action: 'redrive', jobId: id, by: userInfo().username, via: 'cli', at: expect.any(String) },
       ]);
     });
-  }, 90_000);
+  });
 
   it('retry: a finished run is queued again once, however often asked, and journaled once', async () => {
     const id = await enqueue('Change nothing');
@@ -223,7 +223,7 @@ describe('fleet commands', () => {
       ]);
     });
     expect(await cli(dir.path, 'retry', 'no-such-run')).toMatchObject({ code: 1, err: 'no run no-such-run' });
-  }, 90_000);
+  });
 
   it('dlq drop removes a dead letter for good, journaled with the reason; only once', async () => {
     const id = await enqueue('Change nothing');
@@ -258,7 +258,7 @@ describe('fleet commands', () => {
         },
       ]);
     });
-  }, 90_000);
+  });
 
   it('runs lists the other runs when one record cannot be read, flagging that one; show names it', async () => {
     await withStore(async (store) => {
@@ -303,7 +303,7 @@ describe('fleet commands', () => {
       code: 1,
       err: expect.stringContaining('run bad-1: its stored record cannot be read'),
     });
-  }, 90_000);
+  });
 
   it('enqueue --priority high is claimed before an earlier normal job', async () => {
     const normal = await enqueue('Normal');

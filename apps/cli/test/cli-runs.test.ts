@@ -99,7 +99,7 @@ describe('runs, show and dlq list', () => {
       run_id: id,
       job: { title: hostileTitle },
     });
-  }, 60_000);
+  });
 
   it('runs and show derive the status from the PR: merged is done, and a forge that cannot open leaves it open?', async () => {
     await writeFile(join(dir.path, 'agent', 'fixed'), '');
@@ -127,7 +127,7 @@ describe('runs, show and dlq list', () => {
     expect(runs.code).toBe(0);
     expect(runs.out.split('\n')[1]).toMatch(new RegExp(`^${id} +open\\? +done +succeeded `));
     expect(runs.out).toMatch(/open\?: the pull request's state could not be read \(.+\)$/);
-  }, 60_000);
+  });
 
   it('show names the later run of a job redriven from the dead-letter queue', async () => {
     const id = await enqueue(hostileTitle);
@@ -160,7 +160,7 @@ describe('runs, show and dlq list', () => {
     expect(Object.keys(JSON.parse((await cli(dir.path, 'show', id, '--json')).out) as object)).not.toContain(
       'later_runs',
     );
-  }, 60_000);
+  });
 });
 
 describe('a job whose worker died on its last attempt', () => {
@@ -223,7 +223,7 @@ describe('a job whose worker died on its last attempt', () => {
       await repo.dispose();
       await dir.dispose();
     }
-  }, 60_000);
+  });
 });
 
 describe('a job whose checks keep failing', () => {
@@ -294,5 +294,5 @@ describe('a job whose checks keep failing', () => {
       await repo.dispose();
       await dir.dispose();
     }
-  }, 120_000);
+  });
 });

@@ -132,7 +132,7 @@ describe('codefleet CLI', () => {
     } finally {
       await repo.dispose();
     }
-  }, 60_000);
+  });
 
   it('a worker waiting for jobs has not loaded the pipeline (agents, verification, forge)', async () => {
     // A module hook records every module the process loads; with --once on an empty queue
@@ -163,7 +163,7 @@ describe('codefleet CLI', () => {
     expect(
       urls.filter((url) => /\/packages\/(pipeline|agents|verify|forge|patch)\/|@octokit|ollama/.test(url)),
     ).toEqual([]);
-  }, 30_000);
+  });
 
   it('doctor checks each part and gives the fix for what fails', async () => {
     await writeFile(
@@ -236,7 +236,7 @@ describe('codefleet CLI', () => {
       /FAIL {2}run store \(redis\) is not reachable: .*ECONNREFUSED.*\n {6}fix: check store.redis_url/,
     );
     expect(doctor.out).not.toContain('hunter2');
-  }, 30_000);
+  });
 
   it("doctor names the default agent's missing API key variable without printing any key", async () => {
     await writeFile(
@@ -312,5 +312,5 @@ describe('npm run demo (the codefleet binary as a real process)', () => {
     } finally {
       await dir.dispose();
     }
-  }, 120_000);
+  });
 });

@@ -39,7 +39,6 @@ describe('codefleet dashboard', () => {
   });
   const lineMatching = (p: FixtureProcess, pattern: RegExp) =>
     waitFor(() => p.lines.map((l) => pattern.exec(l)).find((m) => m !== null) ?? undefined, {
-      timeoutMs: 30_000,
       what: `${pattern} (${p.lines.join(' | ')} ${p.stderr})`,
     });
 
@@ -61,7 +60,7 @@ describe('codefleet dashboard', () => {
     expect(proc.lines.filter((l) => l.includes(token!))).toHaveLength(1);
     proc.kill('SIGTERM');
     expect((await proc.exited).exitCode).toBe(0);
-  }, 60_000);
+  });
 
   it('is served by a worker with --dashboard-port, with the configured token', async () => {
     const port = await freePort();
@@ -79,12 +78,12 @@ describe('codefleet dashboard', () => {
         const text = await page.text();
         return page.status === 200 && text.includes('data-count="workers">1<') ? text : undefined;
       },
-      { timeoutMs: 30_000, what: 'the worker on its own dashboard' },
+      { what: 'the worker on its own dashboard' },
     );
     expect(overview).toMatch(/<td>local · /);
     proc.kill('SIGTERM');
     expect((await proc.exited).exitCode).toBe(0);
-  }, 60_000);
+  });
 
   it('is served by `serve` with dashboard.enabled, even with no producer enabled', async () => {
     const port = await freePort();
@@ -103,5 +102,5 @@ describe('codefleet dashboard', () => {
     ).toBe(200);
     proc.kill('SIGTERM');
     expect((await proc.exited).exitCode).toBe(0);
-  }, 60_000);
+  });
 });

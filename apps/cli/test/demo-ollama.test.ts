@@ -78,7 +78,7 @@ describe('codefleet demo with a local Ollama', () => {
     expect(code).toBe(0);
     expect(server.requests).toHaveLength(3);
     expect(server.requests[0]!.messages[1]!.content).toContain('Add a multiply(a, b) function to the calculator');
-  }, 120_000);
+  });
 
   it('falls back to the scripted agent when the model is not there, saying why', async () => {
     server = await startOllamaStandIn({ models: ['llama3.2:1b'] });
@@ -89,7 +89,7 @@ describe('codefleet demo with a local Ollama', () => {
       /the agent is SCRIPTED \(no language model\): Ollama at http:\/\/127\.0\.0\.1:\d+ answered but has no qwen2\.5-coder:7b/,
     );
     expect(server.requests).toHaveLength(0);
-  }, 120_000);
+  });
 });
 
 describe('codefleet doctor on the built-in agent', () => {
@@ -106,7 +106,7 @@ describe('codefleet doctor on the built-in agent', () => {
       /agent ollama: http:\/\/127\.0\.0\.1:\d+ has no qwen2\.5-coder:7b \(auto: Apple silicon \(darwin arm64\)\)/,
     );
     expect(mac.out).toMatch(/ollama pull qwen2\.5-coder:7b, or set agents\.ollama\.model/);
-  }, 60_000);
+  });
 
   it('a model named in the config wins over auto, and doctor says it was set there', async () => {
     server = await startOllamaStandIn({ models: ['qwen2.5-coder:14b'] });
@@ -117,5 +117,5 @@ describe('codefleet doctor on the built-in agent', () => {
       `${config}  ollama:\n    model: qwen2.5-coder:14b\n`,
     );
     expect(out).toMatch(/has qwen2\.5-coder:14b \(set in config \(agents\.ollama\.model\)\)/);
-  }, 60_000);
+  });
 });

@@ -55,7 +55,7 @@ describe('codefleet enqueue --dod', () => {
       ['test', '-f', 'notes.txt'],
       ['true', '0'],
     ]);
-  }, 120_000);
+  });
 
   it('refuses a command string, a bad list and a non-list with the argv to write instead; nothing is queued', async () => {
     const plain = await cli(dir.path, 'enqueue', '--repo', repo.path, '--title', 't', '--dod', 'npm run lint');
@@ -88,5 +88,5 @@ describe('codefleet enqueue --dod', () => {
     expect(mapping.err).toContain('must be a non-empty list of strings');
     for (const refused of [shell, unclosed, mapping]) expect(refused.code).not.toBe(0);
     expect((await cli(dir.path, 'worker', '--once')).out).toContain('processed 0');
-  }, 60_000);
+  });
 });

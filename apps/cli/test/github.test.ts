@@ -126,7 +126,7 @@ describe('codefleet on GitHub (stand-in)', () => {
     expect(gh.pulls('acme/widgets')).toHaveLength(1);
     expect(gh.prCreations('acme/widgets', `ai/issue-${issue.number}`)).toBe(1);
     expect(await git(gh.repoDir('acme/widgets'), ['rev-list', '--count', `main..ai/issue-${issue.number}`])).toBe('2');
-  }, 60_000);
+  });
 
   it('producer webhook: a signed form-encoded label delivery is recorded, then queued as a job', async () => {
     await gh.createRepo('acme/widgets');
@@ -194,7 +194,7 @@ describe('codefleet on GitHub (stand-in)', () => {
       await running;
       await rt.close();
     }
-  }, 60_000);
+  });
 
   it('producer webhook: a failing check on a codefleet pull request queues a follow-up with the log, as ci_feedback configures', async () => {
     const { bareDir } = await gh.createRepo('acme/widgets');
@@ -293,7 +293,7 @@ describe('codefleet on GitHub (stand-in)', () => {
       await running;
       await rt.close();
     }
-  }, 60_000);
+  });
 
   it('deliveries are recorded beside the jobs; with SQS on the coordination Redis', () => {
     expect(

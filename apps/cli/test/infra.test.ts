@@ -62,7 +62,6 @@ async function exercise(
     await Promise.race([
       failedToStart,
       waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, {
-        timeoutMs: 90_000,
         what: `/healthz of ${launch.argv.join(' ')} (output: ${output.slice(-800)})`,
       }),
     ]);
@@ -155,7 +154,7 @@ describe('deployment material (infra/, docker-compose.yml)', () => {
     expect(metrics).toContain('# TYPE codefleet_jobs_in_flight gauge');
     expect(metrics).toContain('# TYPE codefleet_workers_live gauge');
     expect(exitCode).toBe(0);
-  }, 40_000);
+  });
 
   it('launchd: the property list starts a healthy worker that drains on SIGTERM, and waits out the grace', async () => {
     const plist = read('infra/launchd/dev.codefleet.worker.plist');
@@ -176,7 +175,7 @@ describe('deployment material (infra/, docker-compose.yml)', () => {
     const argv = (plistValue(plist, 'ProgramArguments') as string[]).map(paths);
     const { exitCode } = await exercise({ argv, env, cwd: root }, port);
     expect(exitCode).toBe(0);
-  }, 40_000);
+  });
 
   it('container: ENTRYPOINT and CMD start a healthy worker (HEALTHCHECK passes) that drains on SIGTERM; compose waits out the grace', async () => {
     const { instructions, env: imageEnv } = dockerfile(read('infra/container/Dockerfile'));
@@ -215,7 +214,7 @@ describe('deployment material (infra/, docker-compose.yml)', () => {
     expect(Number(/^(\d+)s$/.exec(worker.stop_grace_period ?? '')?.[1])).toBeGreaterThan(grace + 10);
     for (const name of Object.keys(worker.environment ?? {}))
       if (name.startsWith('CODEFLEET_') || name.endsWith('_URL')) expect(configVariables).toContain(name);
-  }, 40_000);
+  });
 
   it('kubernetes: the pod outlives the grace, probes /healthz, and KEDA scales on metrics a worker exports', async () => {
     type Deployment = {
@@ -246,7 +245,7 @@ describe('deployment material (infra/, docker-compose.yml)', () => {
       port,
     );
     for (const name of names) expect(metrics).toContain(`# TYPE ${name} `);
-  }, 40_000);
+  });
 
   // Secrets the producers read through their *_env names (not `${...}` in config.yaml).
   const producerSecrets = new Set([
@@ -300,7 +299,7 @@ describe('deployment material (infra/, docker-compose.yml)', () => {
       },
     );
     expect(exitCode).toBe(0);
-  }, 40_000);
+  });
 
   it("compose and kubernetes: the producers get only variables codefleet reads, and are probed on serve's one port", () => {
     const compose = parseYaml(read('docker-compose.yml')) as {

@@ -187,7 +187,7 @@ describe('BullMQ on a real redis-server', () => {
       code: 1,
       err: expect.stringMatching(/^not redriven: job_unsigned \(bad_signature\)/),
     });
-  }, 120_000);
+  });
 
   it('without the fleet key a worker refuses to start, naming the fix; init makes one, doctor says where it is', async () => {
     await baseConfig('queue:', '  backend: bullmq', '  bullmq:', `    url: ${redis.url}`, 'sandbox:', '  mode: none');
@@ -209,7 +209,7 @@ describe('BullMQ on a real redis-server', () => {
     expect(doctor.out).toMatch(/ok +fleet key: [0-9a-f]{8} from .*data\/fleet\.key/);
     expect(doctor.out + doctor.err).not.toContain(key);
     expect((await run({}, 'enqueue', '--repo', repo.path, '--title', 'Append a line')).code).toBe(0);
-  }, 120_000);
+  });
 });
 
 describe('the local SQLite queue', () => {
@@ -240,7 +240,7 @@ describe('the local SQLite queue', () => {
     expect((await deadLetters({})).map((d) => [d.id, d.reason.split(' ')[0]])).toEqual([
       ['forged-copy', 'job_unsigned'],
     ]);
-  }, 120_000);
+  });
 
   it('a sandboxed run sees neither the key variables nor a key file kept outside the data directory', async () => {
     const keys = await createTempDir('fleet-keys');
@@ -271,5 +271,5 @@ describe('the local SQLite queue', () => {
     } finally {
       await keys.dispose();
     }
-  }, 120_000);
+  });
 });

@@ -144,7 +144,7 @@ describe("a newcomer's path", () => {
       code: 0,
       out: 'processed 1: 1 done, 0 retrying, 0 dead-lettered, 0 released',
     });
-  }, 120_000);
+  });
 
   it('worker --once gives up on a queue that does not answer, after --give-up-after seconds', async () => {
     // A port nobody listens on: the BullMQ queue opens, and its claims wait for a connection.
@@ -167,7 +167,7 @@ describe("a newcomer's path", () => {
     );
     expect(result.exitCode).toBe(1);
     expect(result.stderr).toMatch(/^error \(queue_unavailable\): the queue did not answer for \d+ s: gave up/m);
-  }, 120_000);
+  });
 
   it('a second SIGINT stops the worker at once (exit 130); the job is redelivered to another worker', async () => {
     const agent = join(dir.path, 'agent.mjs');
@@ -216,7 +216,7 @@ describe("a newcomer's path", () => {
           () => true,
           () => false,
         )) || undefined,
-      { timeoutMs: 60_000, what: 'the agent to start' },
+      { what: 'the agent to start' },
     );
     first.kill('SIGINT');
     await first.waitForLine(/"event":"worker.interrupted"/);
@@ -271,7 +271,7 @@ describe("a newcomer's path", () => {
         )
       ).stdout,
     ).toMatch(/Z INFO {2}sandbox: /);
-  }, 60_000);
+  });
 
   it("a running job shows its stage and the agent's last output line: a status line on a terminal, job.progress lines in a pipe", async () => {
     const release = join(dir.path, 'release');
@@ -319,7 +319,7 @@ describe("a newcomer's path", () => {
           /\[implementing\] · pass implement · attempt 1 · agent \d+s · job \d+s · thinking hard about it/.test(
             screen,
           ) || undefined,
-        { timeoutMs: 60_000, what: 'the status line' },
+        { what: 'the status line' },
       );
     } finally {
       await writeFile(release, '');
@@ -356,5 +356,5 @@ describe("a newcomer's path", () => {
     expect(progress.map((p) => p.stage)).toEqual(
       expect.arrayContaining(['preparing', 'implementing', 'testing', 'done']),
     );
-  }, 120_000);
+  });
 });

@@ -135,5 +135,5 @@ describe('a damaged local queue file', () => {
     } finally {
       worker.kill('SIGKILL');
     }
-  }, 60_000);
+  });
 });

@@ -78,7 +78,7 @@ describe("the README's agent examples work as written", () => {
     await chmod(where, 0o755);
     await writeFile(join(dir.path, 'config.yaml'), quiet + config!.code);
     expect(await runTask(home)).toBe('- Write the release notes');
-  }, 120_000);
+  });
 
   it('the script agent: the module next to config.yaml', async () => {
     const [usage, module, ...rest] = blocks('### The script agent');
@@ -94,5 +94,5 @@ describe("the README's agent examples work as written", () => {
       'utf8',
     );
     expect(source).toContain(` *     ${usage!.code.trim()}\n`);
-  }, 120_000);
+  });
 });

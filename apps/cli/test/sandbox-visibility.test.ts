@@ -54,7 +54,7 @@ describe('doctor and enqueue ask the sandbox runs get', () => {
     // The fix it names works.
     await writeFile(join(dir.path, 'config.yaml'), config(`sandbox:\n  read_paths: [${pyenv}]\n`));
     expect((await run('doctor')).out).toMatch(/^ok {4}toolchain python: cf-pytest \(run in the sandbox\)$/m);
-  }, 120_000);
+  });
 
   it('enqueue refuses an agent program only the host HOME holds, naming sandbox.read_paths; queued once it is shown', async () => {
     const userBin = join(home.path, '.local', 'bin');
@@ -85,7 +85,7 @@ describe('doctor and enqueue ask the sandbox runs get', () => {
     );
     await writeFile(join(dir.path, 'config.yaml'), `${config}sandbox:\n  read_paths: [${userBin}]\n`);
     expect(await run('enqueue', '--repo', repo.path, '--title', 'Add a thing')).toMatchObject({ code: 0, err: '' });
-  }, 120_000);
+  });
 
   it('a queued job whose agent program the sandbox does not show is dead-lettered at once, not retried', async () => {
     const userBin = join(home.path, 'bin');
@@ -113,5 +113,5 @@ agents:
     // `show` prints the whole reason: the program, and the fix.
     const shown = (await run('show', queued.out.replace('enqueued ', ''))).out;
     expect(shown).toMatch(/my-agent, which the sandbox does not show; add its directory .* to sandbox\.read_paths/);
-  }, 120_000);
+  });
 });

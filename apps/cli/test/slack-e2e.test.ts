@@ -79,7 +79,6 @@ describe('Slack end to end: mention → serve → worker → the thread', () => 
     };
     serve = startFixture(bin, ['--config', join(dir.path, 'config.yaml'), 'serve'], { cwd: dir.path, env });
     await waitFor(() => slack.socket.connections === 1, {
-      timeoutMs: 30_000,
       what: `a Socket Mode connection (${serve!.stderr})`,
     });
 
@@ -125,7 +124,7 @@ describe('Slack end to end: mention → serve → worker → the thread', () => 
       env,
     });
     expect((JSON.parse(runs.join('\n')) as unknown[]).length).toBe(1);
-  }, 120_000);
+  });
   it('a mention in the thread of a queued job is kept and runs as its follow-up, on the same branch, once the job ends', async () => {
     await mkdir(join(dir.path, 'agent'));
     const agent = join(dir.path, 'agent', 'agent.mjs');
@@ -166,7 +165,6 @@ describe('Slack end to end: mention → serve → worker → the thread', () => 
     };
     serve = startFixture(bin, ['--config', config, 'serve'], { cwd: dir.path, env });
     await waitFor(() => slack.socket.connections === 1, {
-      timeoutMs: 30_000,
       what: `a Socket Mode connection (${serve!.stderr})`,
     });
     const cli = async (...args: string[]) => {
@@ -207,7 +205,6 @@ describe('Slack end to end: mention → serve → worker → the thread', () => 
     });
     // The processor tries again with backoff (10 s first): it finds the job ended and queues the follow-up.
     await waitFor(() => slack.message('C0REPO', kept.ts)?.text.includes('Queued as job'), {
-      timeoutMs: 90_000,
       what: 'the kept request queued',
     });
     expect(await cli('worker', '--once')).toMatchObject({

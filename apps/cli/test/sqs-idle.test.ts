@@ -82,7 +82,7 @@ describe('an idle worker on SQS', () => {
     );
     try {
       // Both slots have asked once; from then on each waits at SQS for up to 20 s.
-      await waitFor(() => (proxy.counts().ReceiveMessage ?? 0) >= 2, { timeoutMs: 60_000 });
+      await waitFor(() => (proxy.counts().ReceiveMessage ?? 0) >= 2);
       const settled = proxy.counts().ReceiveMessage ?? 0;
       // Five seconds idle: polling every second would make ~10 more receives (2 slots). A
       // slow machine makes fewer, never more, so this cannot fail for being loaded.

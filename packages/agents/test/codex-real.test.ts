@@ -245,7 +245,6 @@ describe('Codex adapter with the real Codex CLI 0.169.0', () => {
       expect(standIn.responsesRequests.length).toBeGreaterThan(0);
       await waitFor(() => processesWithHome(home).length === 0, {
         what: 'no process of the run left',
-        timeoutMs: 10_000,
       });
     },
     testTimeoutMs,

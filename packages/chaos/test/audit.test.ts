@@ -129,7 +129,7 @@ describe('chaos audit', () => {
       await queue.close();
       await store.close();
     }
-  }, 60_000);
+  });
 
   it('a run stopped before any job published (no forge file yet) counts its queued jobs as unfinished', async () => {
     const queue = new LocalQueue({
@@ -159,5 +159,5 @@ describe('chaos audit', () => {
       await queue.close();
       await store.close();
     }
-  }, 60_000);
+  });
 });

@@ -24,7 +24,7 @@ beforeAll(async () => {
     maxAttempts: 3,
   });
   dash = await startDashboard({ queue, store });
-}, 60_000);
+});
 afterAll(async () => {
   await dash?.close();
   await queue?.close();
@@ -76,7 +76,7 @@ describe('the dashboard on Redis', () => {
     expect(await store.journal({ runId: 'fleet-1' })).toEqual([
       expect.objectContaining({ action: 'cancel', via: 'dashboard' }),
     ]);
-  }, 60_000);
+  });
 
   it('lists the other runs when one record cannot be read, and flags that one', async () => {
     await store.save(failedRun(jobOf('fine-1', { title: 'Readable job' })));
@@ -94,7 +94,7 @@ describe('the dashboard on Redis', () => {
     expect(body).toContain('run broken-1: its stored record cannot be read');
     expect(body).not.toContain('cannot be reached');
     expect((await fetch(`${dash.base}/`, { headers: bearer })).status).toBe(200);
-  }, 60_000);
+  });
 
   it('retries a run into one job, however often asked, even after that job ran (BullMQ)', async () => {
     const job = jobOf('retry-once', { title: 'Retry me once' });
@@ -125,5 +125,5 @@ describe('the dashboard on Redis', () => {
     expect(await store.journal({ runId: 'retry-once' })).toEqual([
       expect.objectContaining({ action: 'retry', jobId: a.runId }),
     ]);
-  }, 60_000);
+  });
 });

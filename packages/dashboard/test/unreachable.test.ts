@@ -21,7 +21,7 @@ beforeAll(async () => {
     { queue: b.queue, store },
     { backendTimeoutMs: 1000, onError: (error) => errors.push(error) },
   );
-}, 60_000);
+});
 afterAll(async () => {
   await dash?.close();
   await store?.close();
@@ -46,7 +46,7 @@ describe('a backend that cannot be reached', () => {
     await waitFor(async () => (await fetch(`${dash.base}/`, { headers: bearer })).status === 200, {
       what: 'the overview once Redis is back',
     });
-  }, 60_000);
+  });
 
   it('tells a live view the store is down, logs it once, then sends the view again once it is back', async () => {
     errors.length = 0;
@@ -72,5 +72,5 @@ describe('a backend that cannot be reached', () => {
       { what: 'an update after Redis is back' },
     );
     controller.abort();
-  }, 60_000);
+  });
 });

@@ -167,14 +167,12 @@ describe('pushFenced', () => {
     ]);
     await waitFor(() => existsSync(started), {
       what: `the push to reach the origin (worker stderr: ${worker.stderr})`,
-      timeoutMs: 30_000,
     });
     expect((await processesWith('CODEFLEET_TEST_PUSH', mark)).length).toBeGreaterThan(0);
     worker.kill('SIGKILL');
     await worker.exited;
     await waitFor(async () => (await processesWith('CODEFLEET_TEST_PUSH', mark)).length === 0, {
       what: 'the push processes killed',
-      timeoutMs: 15_000,
     });
     expect(await remoteBranches(options, o.origin, ['ai/issue-10'])).toEqual(new Map());
   });

@@ -34,4 +34,4 @@ it('every agent run is told whether the sandbox isolates it', async () => {
   expect(seen).toEqual([h.deps.sandbox.mode !== 'none', h.deps.sandbox.mode !== 'none']);
   // This host's test sandbox is bubblewrap unless CODEFLEET_TEST_SANDBOX=none asks otherwise.
   if (process.env.CODEFLEET_TEST_SANDBOX !== 'none' && process.platform === 'linux') expect(seen[0]).toBe(true);
-}, 60_000);
+});

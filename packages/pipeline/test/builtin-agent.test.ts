@@ -94,7 +94,7 @@ describe('runJob with the built-in agent on the Ollama stand-in', () => {
       title: 'Add two()',
       draft: false,
     });
-  }, 60_000);
+  });
 
   it('a spent token budget ends the job as budget_exceeded, recorded, without another model call', async () => {
     model = await startOllamaStandIn({
@@ -118,7 +118,7 @@ describe('runJob with the built-in agent on the Ollama stand-in', () => {
     const promptChars = model.requests[0]!.messages.reduce((sum, m) => sum + m.content.length, 0);
     expect(model.requests[0]!.options).toMatchObject({ num_predict: 2_000 - Math.ceil(promptChars / 4) });
     expect(model.pending).toBe(1);
-  }, 60_000);
+  });
 
   it("prices its tokens at the configured model and stops at the job's money budget before another model call", async () => {
     model = await startOllamaStandIn({
@@ -143,7 +143,7 @@ describe('runJob with the built-in agent on the Ollama stand-in', () => {
     expect(result.run.error!.message).toBe('spent $0.0270 of the $0.0200 job budget (costs.budget_usd.job)');
     expect(result.run.agent_runs.map((a) => [a.pass, a.cost_usd])).toEqual([['implement', expect.closeTo(0.027, 10)]]);
     expect(model.pending).toBe(1);
-  }, 60_000);
+  });
 
   it('a budget too small for the prompt ends the job as budget_exceeded before any model call', async () => {
     model = await startOllamaStandIn({ replies: [implementReply, testReply] });
@@ -162,5 +162,5 @@ describe('runJob with the built-in agent on the Ollama stand-in', () => {
       expect.objectContaining({ pass: 'implement', outcome: 'failed', tokens: { prompt: 0, completion: 0 } }),
     ]);
     expect(model.requests).toHaveLength(0);
-  }, 60_000);
+  });
 });

@@ -97,7 +97,7 @@ it('Claude Code adapter in the two-pass loop: a turn cap is fed back, the contex
 
   const files = await git(h.dir.path, ['--git-dir', h.origin, 'diff', '--name-only', `main...${branchName(job)}`]);
   expect(files.split('\n').sort()).toEqual(['src/lib.js', 'test/two.test.js']);
-}, 60_000);
+});
 
 it('an API key refused by the provider dead-letters the job at once: no outer retries', async () => {
   h = await createHarness();
@@ -122,4 +122,4 @@ it('an API key refused by the provider dead-letters the job at once: no outer re
   const dead = await h.queue.deadLetters();
   expect(dead.map((d) => d.id)).toEqual([job.id]);
   expect(dead[0]!.reason).toMatch(/agent_crashed.*API Error: 401/);
-}, 60_000);
+});

@@ -102,7 +102,7 @@ describe('escalation chains', () => {
     // Only the tier that solved it is published: nothing of the first tier's tree.
     const files = await git(h.dir.path, ['--git-dir', h.origin, 'diff', '--name-only', `main...${branchName(job)}`]);
     expect(files.split('\n').sort()).toEqual(['src/lib.js', 'test/two.test.js']);
-  }, 120_000);
+  });
 
   it("every tier gives up: the job fails with the last tier's error, saying the chain is used up", async () => {
     h = await chainHarness({ escalation: ['local-small', 'local-big'] });
@@ -122,7 +122,7 @@ describe('escalation chains', () => {
       [1, 'failed'],
     ]);
     expect(run!.agent_runs).toHaveLength(6);
-  }, 120_000);
+  });
 
   it("a tier that spends its own budget hands over; each tier's cost is its runs' cost_usd", async () => {
     h = await chainHarness({ escalation: ['local-small', 'local-big'] });
@@ -180,7 +180,7 @@ describe('escalation chains', () => {
     const pr = await h.forge.findPullRequest(job.repo, branchName(job));
     expect(pr!.body).toContain('after tier 1 local-small spent its budget ($0.0120)');
     expect(pr!.body).toContain('| 2 | local-big | ollama | qwen2.5-coder:7b | succeeded | $0.5000 |');
-  }, 120_000);
+  });
 
   it("an outer retry resumes at the tier it was on, with the earlier tier's feedback still in its prompt", async () => {
     h = await chainHarness({ escalation: ['local-small', 'local-big'] });
@@ -224,7 +224,7 @@ describe('escalation chains', () => {
       [0, 'failed'],
       [1, 'succeeded'],
     ]);
-  }, 120_000);
+  });
 
   it('a job that names a chain runs that chain, and one that names an agent runs no chain', async () => {
     h = await chainHarness({ escalation: ['local-small'], 'cheap-first': ['local-big'] });
@@ -241,5 +241,5 @@ describe('escalation chains', () => {
     expect(single).toMatchObject({ outcome: 'succeeded' });
     expect(single!.tiers).toBeUndefined();
     expect(single!.agent_runs.every((a) => a.tier === undefined)).toBe(true);
-  }, 120_000);
+  });
 });

@@ -103,7 +103,7 @@ if (pass === 'test') fs.writeFileSync(path.join(workdir, 'test', 'two.test.js'),
     expect(logged.length).toBeGreaterThan(5);
     for (const text of [pulls[0]!.body, comments[0]!.body, JSON.stringify(await h.store.get(job.id)), logged.join('')])
       expect(text).not.toContain(gh.token);
-  }, 60_000);
+  });
 
   it('a job that fails for good says so on the issue: failed label, failure comment ending in failed', async () => {
     gh = await startGithubStandIn();
@@ -148,7 +148,7 @@ if (pass === 'test') fs.writeFileSync(path.join(workdir, 'test', 'two.test.js'),
     expect(comments).toHaveLength(1);
     expect(comments[0]!.body).toMatch(/Status: failed\s*$/);
     expect(gh.pulls('acme/widgets')).toEqual([]);
-  }, 60_000);
+  });
 
   it('a job cancelled on the issue leaves no progress label behind, and says so', async () => {
     gh = await startGithubStandIn();
@@ -180,7 +180,7 @@ if (pass === 'test') fs.writeFileSync(path.join(workdir, 'test', 'two.test.js'),
     expect(result).toMatchObject({ action: 'ack', run: { outcome: 'cancelled' } });
     expect(gh.labels('acme/widgets', issue.number)).toEqual([]);
     expect(gh.comments('acme/widgets', issue.number)[0]!.body).toMatch(/Status: cancelled\s*$/);
-  }, 60_000);
+  });
   it('a follow-up job on the PR branch commits on top and updates the same pull request, recording the commit it pushed', async () => {
     gh = await startGithubStandIn();
     await gh.createRepo('acme/widgets', projectFiles);
@@ -259,5 +259,5 @@ if (pass === 'implement') fs.appendFileSync(path.join(workdir, 'src', 'lib.js'),
     expect(gh.pulls('acme/widgets')).toHaveLength(1);
     expect(gh.prCreations('acme/widgets', branch)).toBe(1);
     expect(pushedShaOf(gh.pulls('acme/widgets')[0]!.body)).toBe(pushedSecond);
-  }, 90_000);
+  });
 });

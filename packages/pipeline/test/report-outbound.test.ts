@@ -61,7 +61,7 @@ describe('reporting never blocks work (stand-ins)', () => {
       expect.stringContaining('Working on it (attempt 1)'),
       expect.stringContaining('Opened pull request'),
     ]);
-  }, 120_000);
+  });
 
   it('Slack answering 429 to every chat.update: each edit is tried once and the final reply still arrives', async () => {
     slack = await startSlackStandIn();
@@ -76,7 +76,7 @@ describe('reporting never blocks work (stand-ins)', () => {
     expect(updates.length).toBeLessThanOrEqual(7);
     const replies = slack.thread('C0REPO', ts).filter((m) => m.bot_id !== undefined);
     expect(replies.at(-1)?.text).toMatch(/pull request/i);
-  }, 120_000);
+  });
 
   it('a silent GitHub API for issue comments and labels: the job ends done, the report is journaled', async () => {
     gh = await startGithubStandIn();
@@ -108,5 +108,5 @@ describe('reporting never blocks work (stand-ins)', () => {
     expect(await h.store.journal()).toEqual([
       expect.objectContaining({ kind: 'undelivered_report', jobId: job.id, report: 'finished', requester: 'issue' }),
     ]);
-  }, 120_000);
+  });
 });

@@ -115,7 +115,7 @@ describe('runProcess', () => {
     } finally {
       if (holder > 0) process.kill(holder, 'SIGKILL');
     }
-  }, 15_000);
+  });
 
   (process.platform === 'linux' ? it : it.skip)(
     'dieWithParent: what left the group is killed when the run ends (Linux)',

@@ -111,7 +111,7 @@ describe('BullmqQueue specifics', () => {
     } finally {
       await queue.close();
     }
-  }, 15_000);
+  });
 
   it('a claim waiting for an unreachable Redis ends when its signal aborts (shutdown), and close does not hang', async () => {
     const queue = new BullmqQueue({ ...settingsFor(1_000, 2), url: 'redis://127.0.0.1:1' });
@@ -121,7 +121,7 @@ describe('BullmqQueue specifics', () => {
     // Without the abort the claim would wait for Redis forever: the test's timeout says so.
     expect(await claiming).toBeUndefined();
     await queue.close();
-  }, 20_000);
+  });
 
   it('ackAndClaim completes the job and claims the next in the same call, with its own token', async () => {
     const queue = new BullmqQueue(settingsFor(1_000, 2));

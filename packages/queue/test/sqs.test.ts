@@ -113,7 +113,7 @@ describe('SqsQueue specifics', () => {
     } finally {
       await queue.close();
     }
-  }, 30_000);
+  });
 
   it('the redrive policy backstop: a message moved to the SQS dead-letter queue can be dropped', async () => {
     const name = `q-${randomUUID()}`;
@@ -136,7 +136,7 @@ describe('SqsQueue specifics', () => {
     } finally {
       await queue.close();
     }
-  }, 30_000);
+  });
 
   it('refuses nonsense settings with a clear error', () => {
     expect(() => new SqsQueue({ ...settingsFor(1_000, 2), leaseMs: 500 })).toThrow(/leaseMs/);

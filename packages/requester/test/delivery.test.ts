@@ -119,7 +119,7 @@ describe('jobReporter', () => {
     await reporter.tell({ kind: 'progress', job, stage: 'implementing' });
     expect(sent.map((s) => stageOf(s.report))).toEqual(['started']);
     sent[0]!.answer();
-    await waitFor(() => sent.length === 2, { timeoutMs: 5_000, what: 'the newest progress sent' });
+    await waitFor(() => sent.length === 2, { what: 'the newest progress sent' });
     expect(sent.map((s) => stageOf(s.report))).toEqual(['started', 'implementing']);
   });
 
@@ -132,7 +132,7 @@ describe('jobReporter', () => {
     await Promise.resolve();
     expect(sent).toHaveLength(1);
     sent[0]!.answer();
-    await waitFor(() => sent.length === 2, { timeoutMs: 5_000, what: 'the final report sent' });
+    await waitFor(() => sent.length === 2, { what: 'the final report sent' });
     sent[1]!.answer();
     await final;
     expect(sent.map((s) => stageOf(s.report))).toEqual(['planning', 'cancelled']);
@@ -162,7 +162,7 @@ describe('jobReporter', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(sent.map((s) => stageOf(s.report))).toEqual(['started']);
     const final = reporter.tell({ kind: 'cancelled', job, by: 'me' });
-    await waitFor(() => sent.length === 2, { timeoutMs: 5_000, what: 'the final report sent' });
+    await waitFor(() => sent.length === 2, { what: 'the final report sent' });
     sent[1]!.answer();
     await final;
     await reporter.tell({ kind: 'progress', job, stage: 'publishing' });

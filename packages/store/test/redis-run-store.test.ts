@@ -69,7 +69,7 @@ describe('redis run store, fail-fast, with nothing listening', () => {
     } finally {
       await store.close();
     }
-  }, 15_000);
+  });
 });
 
 describe('redis run store, fail-fast, against a peer that accepts and never answers', () => {
@@ -95,7 +95,7 @@ describe('redis run store, fail-fast, against a peer that accepts and never answ
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => silent.close(resolve));
     }
-  }, 15_000);
+  });
 });
 
 describe('redis run store written before the run indexes', () => {

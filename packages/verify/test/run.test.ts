@@ -234,5 +234,5 @@ describe('with real npm', () => {
       ['install', true],
       ['test', false],
     ]);
-  }, 60_000);
+  });
 });

@@ -74,7 +74,7 @@ describe('runWorker with a daily budget (costs.budget_usd.day)', () => {
       onDayBudget: (state) => states.push(state),
     });
     // Many looks at the ledger later: still nothing claimed, the job still waits, one log line.
-    await waitFor(() => reads >= 10, { timeoutMs: 30_000 });
+    await waitFor(() => reads >= 10);
     expect(ran).toEqual([]);
     expect(await queue.stats()).toMatchObject({ ready: 1, inFlight: 0 });
     const paused = lines.filter((l) => l.event === 'budget.day_paused');

@@ -114,7 +114,7 @@ describe('runWorker', () => {
     } finally {
       await silentQueue.close();
     }
-  }, 20_000);
+  });
 
   it('failed claims back off (1 s, 2 s, 4 s …) and each log line says for how long and when again', async () => {
     // A queue whose claims fail at once, as a refused connection does.
@@ -141,7 +141,7 @@ describe('runWorker', () => {
       ['queue.claim_failed', 3, 4_000],
     ]);
     expect(lines[2]!.msg).toMatch(/^claim failed \(queue unreachable for \d+ s\); retrying in 4 s$/);
-  }, 30_000);
+  });
 
   it('giveUpAfterMs: a queue that does not answer ends the worker with queue_unavailable', async () => {
     const silentQueue = await openQueue({
@@ -165,7 +165,7 @@ describe('runWorker', () => {
     } finally {
       await silentQueue.close();
     }
-  }, 20_000);
+  });
 
   it('heartbeats keep a long job leased beyond the lease duration', async () => {
     await queue.enqueue(sampleJob());
@@ -205,7 +205,7 @@ describe('runWorker', () => {
     // Settling the stolen lease fails quietly: the thief's result stands.
     expect(summary.processed).toBe(1);
     expect(await queue.stats()).toMatchObject({ completed: 1, inFlight: 0 });
-  }, 15_000);
+  });
 
   it('a runner that throws never crashes the worker: the job is retried later', async () => {
     const job = sampleJob();

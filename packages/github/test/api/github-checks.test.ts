@@ -141,5 +141,5 @@ describe('GitHub checks (stand-in)', () => {
         'GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs 302',
       ]),
     );
-  }, 60_000);
+  });
 });
