@@ -2,10 +2,11 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { createLogger } from '@codefleet/log';
 import type { JobResult } from '@codefleet/pipeline';
-import { LocalQueue } from '@codefleet/queue';
+import type { LocalQueue } from '@codefleet/queue';
 import { SqliteRunStore } from '@codefleet/store';
 import { createTempDir, sampleJob, type TempDir, waitFor } from '@codefleet/testkit';
 import { DayBudgetGate, runWorker, type DayBudgetState, type JobRunner } from '../src/index.js';
+import { localQueue } from './local-queue.js';
 
 // The fleet's day budget against the real SQLite queue and the real run store's ledger;
 // the clock is injected, so "the next UTC day" is a value, not a wait.
@@ -17,14 +18,7 @@ describe('runWorker with a daily budget (costs.budget_usd.day)', () => {
   let store: SqliteRunStore;
   beforeEach(async () => {
     dir = await createTempDir('worker-budget');
-    queue = new LocalQueue({
-      backend: 'local',
-      path: join(dir.path, 'q.sqlite'),
-      name: 'w',
-      leaseMs: 2_000,
-      maxAttempts: 3,
-      pollMs: 20,
-    });
+    queue = localQueue(dir.path);
     store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
   });
   afterEach(async () => {

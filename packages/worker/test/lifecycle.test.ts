@@ -1,11 +1,12 @@
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { CodefleetError } from '@codefleet/core';
 import { silentLogger } from '@codefleet/log';
 import type { JobResult } from '@codefleet/pipeline';
-import { LocalQueue, type DeadLetter, type Queue } from '@codefleet/queue';
+import type { LocalQueue } from '@codefleet/queue';
+import { type DeadLetter, type Queue } from '@codefleet/queue';
 import { createTempDir, sampleJob, type TempDir } from '@codefleet/testkit';
 import { runWorkerProcess, type WorkerProcessOptions } from '../src/index.js';
+import { localQueue } from './local-queue.js';
 
 // The worker process around runWorker, against the real SQLite queue; the pipeline, the
 // run store's reads and the workspace sweep are stand-ins passed in, as the CLI passes
@@ -17,14 +18,7 @@ describe('runWorkerProcess', () => {
   let queue: LocalQueue;
   beforeEach(async () => {
     dir = await createTempDir('worker-process');
-    queue = new LocalQueue({
-      backend: 'local',
-      path: join(dir.path, 'q.sqlite'),
-      name: 'w',
-      leaseMs: 2_000,
-      maxAttempts: 3,
-      pollMs: 20,
-    });
+    queue = localQueue(dir.path);
   });
   afterEach(async () => {
     await queue.close();

@@ -3,10 +3,11 @@ import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { createLogger, silentLogger } from '@codefleet/log';
 import type { JobResult } from '@codefleet/pipeline';
-import { LocalQueue } from '@codefleet/queue';
+import type { LocalQueue } from '@codefleet/queue';
 import { SqliteRunStore } from '@codefleet/store';
 import { createTempDir, sampleJob, type TempDir, waitFor } from '@codefleet/testkit';
 import { runWorker, type JobRunner, type PresenceOptions, type WorkerOptions } from '../src/index.js';
+import { localQueue } from './local-queue.js';
 
 // The worker's entry in a real run store (SQLite) and a real local queue; the job runner
 // stands in for the pipeline and holds the job until the test has looked.
@@ -18,14 +19,7 @@ describe('worker registry', () => {
   let store: SqliteRunStore;
   beforeEach(async () => {
     dir = await createTempDir('presence');
-    queue = new LocalQueue({
-      backend: 'local',
-      path: join(dir.path, 'q.sqlite'),
-      name: 'w',
-      leaseMs: 2_000,
-      maxAttempts: 3,
-      pollMs: 20,
-    });
+    queue = localQueue(dir.path);
     store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
   });
   afterEach(async () => {

@@ -5,10 +5,12 @@ import { cancelOf } from '@codefleet/core';
 import { Writable } from 'node:stream';
 import { createLogger, silentLogger } from '@codefleet/log';
 import type { JobResult } from '@codefleet/pipeline';
-import { LocalQueue, openQueue } from '@codefleet/queue';
+import type { LocalQueue } from '@codefleet/queue';
+import { openQueue } from '@codefleet/queue';
 import { SqliteRunStore } from '@codefleet/store';
 import { createTempDir, sampleJob, type TempDir, waitFor } from '@codefleet/testkit';
 import { runWorker, type JobRunner, type WorkerOptions } from '../src/index.js';
+import { localQueue } from './local-queue.js';
 
 // The job runner here is a plain function standing in for the pipeline (which has its own
 // tests on real parts): these tests are about how the worker claims, heartbeats, settles
@@ -20,14 +22,7 @@ describe('runWorker', () => {
   let queue: LocalQueue;
   beforeEach(async () => {
     dir = await createTempDir('worker');
-    queue = new LocalQueue({
-      backend: 'local',
-      path: join(dir.path, 'q.sqlite'),
-      name: 'w',
-      leaseMs: 2_000,
-      maxAttempts: 3,
-      pollMs: 20,
-    });
+    queue = localQueue(dir.path);
   });
   afterEach(async () => {
     await queue.close();
