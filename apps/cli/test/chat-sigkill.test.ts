@@ -189,7 +189,7 @@ describe('chat messages survive a SIGKILL of serve', () => {
     expect(bots(first.ts)).toHaveLength(1);
     expect(bots(second.ts)).toHaveLength(1);
     expect(await queuedJobs()).toBe(2);
-  }, 180_000);
+  });
 
   it('LINE: one answer per message, killed before or after the record', async () => {
     const [linePort, healthPort] = [await freePort(), await freePort()];
@@ -244,5 +244,5 @@ describe('chat messages survive a SIGKILL of serve', () => {
       expect.stringContaining('A queue holds jobs'),
       expect.stringContaining('A lease is how long'),
     ]);
-  }, 180_000);
+  });
 });

@@ -237,7 +237,7 @@ describe("a newcomer's path", () => {
       extendEnv: false,
     });
     expect(JSON.parse(shown.stdout)).toMatchObject([{ outcome: 'succeeded', attempts: 2 }]);
-  }, 240_000);
+  });
 
   it('logs are pretty on a terminal (a pseudo-TTY from util-linux script), JSON in a pipe; --log-format overrides', async () => {
     await writeFile(join(dir.path, 'agent.mjs'), '');

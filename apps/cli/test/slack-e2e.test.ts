@@ -233,5 +233,5 @@ describe('Slack end to end: mention → serve → worker → the thread', () => 
     // Stopping ends the follow-up processor too.
     serve.kill('SIGTERM');
     expect((await serve.exited).exitCode).toBe(0);
-  }, 180_000);
+  });
 });

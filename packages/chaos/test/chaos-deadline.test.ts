@@ -32,5 +32,5 @@ describe('chaos run stopped at its deadline', () => {
       ],
       log: '',
     });
-  }, 300_000);
+  });
 });

@@ -32,7 +32,7 @@ beforeAll(async () => {
   dash = await startDashboard({ queue: b.queue, store }, { backendTimeoutMs: 1000, pollMs: 200 });
   // --no-sandbox: Chromium cannot start its sandbox as root; it loads only this loopback page.
   browser = await chromium.launch({ executablePath: found.stdout.trim(), args: ['--no-sandbox'] });
-}, 120_000);
+});
 afterAll(async () => {
   await browser?.close();
   await dash?.close();
@@ -64,5 +64,5 @@ describe('the dashboard in Chromium during an outage', () => {
     await redis.restart();
     await page.locator('#problem[hidden]').waitFor({ state: 'attached', timeout: 30_000 });
     expect(await page.locator('#live').getAttribute('class')).not.toContain('stale');
-  }, 120_000);
+  });
 });

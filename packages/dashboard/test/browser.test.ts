@@ -41,7 +41,7 @@ beforeAll(async () => {
     // exits instead. The only pages it loads are this test's dashboard on loopback.
     args: ['--no-sandbox'],
   });
-}, 120_000);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -141,5 +141,5 @@ describe('the dashboard in Chromium', () => {
     // The CSP allowed everything the page needs: nothing was refused.
     expect(scripts).toEqual([]);
     if (process.env.CODEFLEET_UPDATE_SCREENSHOT === '1') await copyFile(join(outDir, 'overview.png'), docsPicture);
-  }, 120_000);
+  });
 });

@@ -78,5 +78,5 @@ describe('LocalForge in a fleet: hosts with their own files sharing one origin',
     } finally {
       hostB.close();
     }
-  }, 180_000);
+  });
 });

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it, jest } from '@jest/globals';
+import { afterEach, describe, expect, it } from '@jest/globals';
 import { hostNpmEnv } from '@codefleet/testkit';
 import { branchName } from '@codefleet/workspace';
 import { createHarness, implementsFeature, projectFiles, type Harness } from './harness.js';
@@ -6,8 +6,8 @@ import { createHarness, implementsFeature, projectFiles, type Harness } from './
 // No check counts as evidence unless it ran: a check that fails on the base and the change
 // alike without running on the code (a tool missing behind make, vitest unable to start) is
 // unverifiable, and a job it could not check is not a verified success. Whole jobs in the
-// real sandbox, one installing vitest from the registry: a guard against a hang only.
-jest.setTimeout(600_000);
+// real sandbox, one installing vitest from the registry (the package's timeout is a guard
+// against a hang only).
 
 let h: Harness | undefined;
 afterEach(async () => {

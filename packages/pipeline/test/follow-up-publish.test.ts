@@ -154,7 +154,7 @@ describe('a follow-up looks at its pull request again when it publishes', () => 
     expect(gh.pulls(repo)).toHaveLength(1);
     expect(gh.prCreations(repo, branch)).toBe(1);
     expect(gh.comments(repo, issue.number)[0]!.body).toContain('was merged while this job pushed');
-  }, 240_000);
+  });
 
   it('a job queued after its pull request was closed (the issue triggered again) still publishes, as before', async () => {
     const { gh, issue, branch, pull, run } = await published();
@@ -171,7 +171,7 @@ describe('a follow-up looks at its pull request again when it publishes', () => 
     );
     expect((await run(again)).action).toBe('ack');
     expect(gh.prCreations(repo, branch)).toBe(2);
-  }, 240_000);
+  });
 
   it('a human pushed after the follow-up was queued: the branch is left as they left it, and the issue told why', async () => {
     const { gh, issue, branch, pushed, followUp, run, head } = await published();
@@ -189,7 +189,7 @@ describe('a follow-up looks at its pull request again when it publishes', () => 
     expect(comments[0]!.body).toContain(
       `has moved since codefleet pushed ${pushed.slice(0, 7)} (it is at ${human.slice(0, 7)})`,
     );
-  }, 240_000);
+  });
 
   it('a human pushes while the follow-up runs: the push itself is leased on the commit codefleet pushed, and refused', async () => {
     let humanAt: string | undefined;
@@ -217,7 +217,7 @@ describe('a follow-up looks at its pull request again when it publishes', () => 
     expect(standIn.comments(repo, issue.number)[0]!.body).toContain(
       `has moved since codefleet pushed ${pushed.slice(0, 7)}`,
     );
-  }, 240_000);
+  });
 
   it("past the commit its pull request names only by an earlier attempt of the same task (pushed, then the worker died): that is codefleet's", async () => {
     const { gh, branch, followUp, run, head } = await published();
@@ -233,7 +233,7 @@ describe('a follow-up looks at its pull request again when it publishes', () => 
     expect(await git(h!.dir.path, ['--git-dir', gh.repoDir(repo), 'rev-parse', `${now}^`])).toBe(earlier);
     expect(pushedShaOf(gh.pulls(repo)[0]!.body)).toBe(now);
     expect(gh.prCreations(repo, branch)).toBe(1);
-  }, 240_000);
+  });
 
   it("on an open pull request whose branch is codefleet's, the follow-up pushes on top and updates it", async () => {
     const { gh, branch, pushed, followUp, run, head } = await published();
@@ -242,5 +242,5 @@ describe('a follow-up looks at its pull request again when it publishes', () => 
     expect(await git(h!.dir.path, ['--git-dir', gh.repoDir(repo), 'rev-parse', `${now}^`])).toBe(pushed);
     expect(pushedShaOf(gh.pulls(repo)[0]!.body)).toBe(now);
     expect(gh.prCreations(repo, branch)).toBe(1);
-  }, 240_000);
+  });
 });

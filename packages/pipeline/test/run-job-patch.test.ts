@@ -92,7 +92,7 @@ describe('runJob: patches and the wall-clock budget', () => {
     expect(result.run).toMatchObject({ outcome: 'failed', error: { code: 'budget_exceeded' } });
     // Stopped, not waited for: the agent's run ended by the abort.
     expect(result.run.agent_runs[0]).toMatchObject({ outcome: 'error', timed_out: false });
-  }, 180_000);
+  });
 });
 
 describe('live output', () => {

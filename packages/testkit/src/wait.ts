@@ -13,10 +13,14 @@ export interface WaitOptions {
 }
 
 /**
- * The default deadline: just under the jest preset's 120 s test timeout, so a wait that never
- * ends still fails saying what it waited for, not with a bare test timeout.
+ * The default deadline: 10 s under the running test's timeout, which the jest preset hands
+ * over as a global, so a wait that never ends still fails saying what it waited for, not with
+ * a bare test timeout. Outside jest, 110 s.
  */
-const defaultWaitMs = 110_000;
+function defaultWaitMs(): number {
+  const testTimeoutMs = (globalThis as { __codefleetTestTimeoutMs?: unknown }).__codefleetTestTimeoutMs;
+  return typeof testTimeoutMs === 'number' && testTimeoutMs > 20_000 ? testTimeoutMs - 10_000 : 110_000;
+}
 
 /**
  * Polls `check` until it returns a value other than `undefined`/`false`, and resolves to it.
@@ -26,7 +30,7 @@ export async function waitFor<T>(
   check: () => T | undefined | false | Promise<T | undefined | false>,
   options: WaitOptions = {},
 ): Promise<T> {
-  const timeoutMs = options.timeoutMs ?? defaultWaitMs;
+  const timeoutMs = options.timeoutMs ?? defaultWaitMs();
   const intervalMs = options.intervalMs ?? 25;
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
