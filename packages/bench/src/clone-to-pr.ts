@@ -5,10 +5,10 @@
  * timed to its end. Nothing is shared with the checkout the bench runs from but git objects
  * and npm's cache (its default place, as a newcomer's machine has it after `npm ci`).
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runToExit } from './codefleet-process.js';
 
 /** What figure 4 measured. */
 export interface CloneToPr {
@@ -24,26 +24,6 @@ export interface CloneToPr {
 /** This checkout's root. */
 const checkoutRoot = fileURLToPath(new URL('../../../', import.meta.url));
 
-/** Runs `argv` in `cwd`; resolves its wall time and the tail of its output, rejects on a non-zero exit. */
-function timed(argv: string[], cwd: string, env: Record<string, string>): Promise<{ ms: number; tail: string }> {
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(argv[0] ?? '', argv.slice(1), { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    const keep = (chunk: Buffer) => {
-      output = (output + chunk.toString('utf8')).slice(-20_000);
-    };
-    child.stdout.on('data', keep);
-    child.stderr.on('data', keep);
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      const tail = output.trimEnd();
-      if (code === 0) resolve({ ms: performance.now() - started, tail });
-      else reject(new Error(`${argv.join(' ')} exited ${String(code)}:\n${tail.split('\n').slice(-30).join('\n')}`));
-    });
-  });
-}
-
 export async function measureCloneToPr(options: {
   root: string;
   hostEnv: Record<string, string>;
@@ -57,11 +37,11 @@ export async function measureCloneToPr(options: {
   );
   env.TURBO_TELEMETRY_DISABLED = '1';
   try {
-    const cloned = await timed(['git', 'clone', '--quiet', checkoutRoot, clone], dir, env);
+    const cloned = await runToExit(['git', 'clone', '--quiet', checkoutRoot, clone], dir, env);
     options.say(`  clone: ${(cloned.ms / 1000).toFixed(1)} s; npm ci ...`);
-    const ci = await timed(['npm', 'ci', '--no-audit', '--no-fund'], clone, env);
+    const ci = await runToExit(['npm', 'ci', '--no-audit', '--no-fund'], clone, env);
     options.say(`  npm ci: ${(ci.ms / 1000).toFixed(1)} s; npm run demo ...`);
-    const demo = await timed(['npm', 'run', 'demo'], clone, env);
+    const demo = await runToExit(['npm', 'run', 'demo'], clone, env);
     const verdict =
       demo.tail
         .split('\n')

@@ -6,6 +6,41 @@ import { fileURLToPath } from 'node:url';
 /** The built `codefleet` binary, as `npm run codefleet` runs it. */
 export const codefleetBin = fileURLToPath(new URL('../../../apps/cli/dist/bin/codefleet.js', import.meta.url));
 
+/** What {@link runToExit} resolves: the wall time, stdout alone, and the tail of both streams. */
+export interface Exited {
+  ms: number;
+  stdout: string;
+  tail: string;
+}
+
+/**
+ * Runs `argv` in `cwd` with exactly `env` to its exit; resolves on exit 0 and rejects with
+ * the output's last 30 lines otherwise. stdout is kept apart: a JSON answer stays parseable
+ * whatever the program says on stderr.
+ */
+export function runToExit(argv: readonly string[], cwd: string, env: Record<string, string>): Promise<Exited> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0] ?? '', argv.slice(1), { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let output = '';
+    const keep = (chunk: Buffer) => {
+      output = (output + chunk.toString('utf8')).slice(-20_000);
+    };
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString('utf8');
+      keep(chunk);
+    });
+    child.stderr.on('data', keep);
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      const tail = output.trimEnd();
+      if (code === 0) resolve({ ms: performance.now() - started, stdout, tail });
+      else reject(new Error(`${argv.join(' ')} exited ${String(code)}:\n${tail.split('\n').slice(-30).join('\n')}`));
+    });
+  });
+}
+
 /** A running `codefleet` process; its output goes to `<dir>/<name>.log`. */
 export interface CodefleetProcess {
   readonly child: ChildProcess;

@@ -13,9 +13,8 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawn } from 'node:child_process';
 import { createTempRepo, gitTestEnv, startSlackStandIn, waitFor, type SlackStandIn } from '@codefleet/testkit';
-import { codefleetBin, startCodefleet } from '../codefleet-process.js';
+import { codefleetBin, runToExit, startCodefleet } from '../codefleet-process.js';
 import { median } from '../stats.js';
 
 const rounds = 3;
@@ -57,7 +56,7 @@ async function oneJob(limited: boolean): Promise<JobFigures> {
       await waitFor(() => slack.thread('C0REPO', ts).some((m) => m.bot_id !== undefined), {
         what: 'the job to be queued',
       });
-      await runToExit(['--config', config, 'worker', '--once'], dir, env);
+      await runToExit([process.execPath, codefleetBin, '--config', config, 'worker', '--once'], dir, env);
       const wallMs = await runWallMs(config, dir, env);
       const methods = slack.calls.slice(before).map((call) => call.method);
       return { wallMs, calls: methods.length, methods };
@@ -99,23 +98,11 @@ async function writeSetup(dir: string, repoPath: string, slack: SlackStandIn): P
   return config;
 }
 
-/** Runs the CLI with `args` to its exit; rejects on a non-zero exit. Resolves its stdout. */
-function runToExit(args: string[], cwd: string, env: Record<string, string>): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [codefleetBin, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-    child.on('error', reject);
-    child.on('exit', (code) =>
-      code === 0 ? resolve(out) : reject(new Error(`codefleet ${args.join(' ')} exited ${String(code)}:\n${out}`)),
-    );
-  });
-}
-
 /** The job's wall time by its run record (`runs --json` duration). */
 async function runWallMs(config: string, dir: string, env: Record<string, string>): Promise<number> {
-  const runs = JSON.parse(await runToExit(['--config', config, 'runs', '--json'], dir, env)) as {
+  const runs = JSON.parse(
+    (await runToExit([process.execPath, codefleetBin, '--config', config, 'runs', '--json'], dir, env)).stdout,
+  ) as {
     outcome?: string;
     duration_ms?: number;
   }[];
