@@ -1,13 +1,16 @@
 #!/usr/bin/env node
-// `npm test`: builds what the tests need, runs every workspace's jest suite through turbo,
-// then prints the ten slowest test files and one summary line `N passed, N failed` from the
-// jest JSON reports. A suite that could not run (a compile error, a crash) counts as a
-// failure, so nothing fails silently.
-import { spawnSync } from 'node:child_process';
+// `npm test`: builds what the tests need (turbo), runs every workspace's jest suite, the
+// longest first and several at once, then prints the ten slowest test files and one summary
+// line `N passed, N failed` from the jest JSON reports. A suite that could not run (a compile
+// error, a crash) counts as a failure, so nothing fails silently. `--filter=<package>`
+// (repeatable, e.g. `--filter=@codefleet/patch`) runs only those workspaces' suites.
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
+const filters = process.argv.slice(2).flatMap((arg) => (arg.startsWith('--filter=') ? [arg.slice(9)] : []));
+const nameOf = (dir) => JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).name;
 const workspaces = ['packages', 'apps']
   .flatMap((group) => {
     const dir = join(root, group);
@@ -16,7 +19,13 @@ const workspaces = ['packages', 'apps']
   .filter((dir) => {
     const manifest = join(dir, 'package.json');
     return existsSync(manifest) && JSON.parse(readFileSync(manifest, 'utf8')).scripts?.test;
-  });
+  })
+  .filter((dir) => filters.length === 0 || filters.includes(nameOf(dir)));
+if (workspaces.length === 0) {
+  console.log(`npm test: no workspace matches ${filters.join(', ')}`);
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
 
 for (const dir of workspaces) rmSync(join(dir, '.jest-results.json'), { force: true });
 
@@ -34,15 +43,35 @@ provision({
   chromium: 'chromium',
 });
 
-const turbo = spawnSync(
-  'npx',
-  ['turbo', 'run', 'test', '--continue', '--log-order=grouped', ...process.argv.slice(2)],
-  {
-    cwd: root,
-    stdio: 'inherit',
-    env: { ...process.env, TURBO_TELEMETRY_DISABLED: '1', DO_NOT_TRACK: '1' },
-  },
-);
+// The suites by the wall time they took in full runs (`npm test` prints the slowest files),
+// longest first; a workspace not listed starts after these. Order only: a stale list costs
+// minutes, never a result.
+const longestFirst = [
+  'packages/pipeline',
+  'apps/cli',
+  'packages/agents',
+  'packages/workspace',
+  'packages/patch',
+  'packages/github',
+  'packages/verify',
+  'packages/chaos',
+  'packages/queue',
+  'packages/forge',
+  'packages/dashboard',
+  'packages/slack',
+  'packages/worker',
+  'packages/sandbox',
+];
+// Suites run side by side: most of their time is spent waiting on processes they start
+// (git, bubblewrap, redis), so more than the machine's cores keep it busy.
+const concurrency = 10;
+const turboEnv = { ...process.env, TURBO_TELEMETRY_DISABLED: '1', DO_NOT_TRACK: '1' };
+const build = spawnSync('npx', ['turbo', 'run', 'build', '--output-logs=errors-only'], {
+  cwd: root,
+  stdio: 'inherit',
+  env: turboEnv,
+});
+const exits = build.status === 0 ? await runSuites(workspaces) : [];
 
 let passed = 0;
 let failed = 0;
@@ -74,9 +103,16 @@ for (const dir of workspaces) {
       problems.push(`${name}: ${failure.fullName}${gist(failure.failureMessages?.[0] ?? '')}`);
   }
 }
-if (turbo.status !== 0 && failed === 0) {
+if (build.status !== 0) {
   failed += 1;
-  problems.push(`turbo exited with ${turbo.status ?? turbo.signal}: a build or test task failed`);
+  problems.push(`the build failed (turbo exited with ${build.status ?? build.signal}); no suite ran`);
+}
+// A suite whose jest exited non-zero with no failing test in its report (a crash after the
+// tests) still fails the run.
+const nonZero = exits.filter(({ code }) => code !== 0).map(({ dir }) => dir.slice(root.length));
+if (nonZero.length > 0 && failed === 0) {
+  failed += 1;
+  problems.push(`${nonZero.join(', ')}: jest exited non-zero though no test failed (see the output above)`);
 }
 printSlowest(durations, 10);
 if (problems.length > 0) console.log(`\nFailures:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
@@ -106,6 +142,52 @@ function printSlowest(durations, count) {
   if (slowest.length === 0) return;
   console.log(`\nSlowest test files:`);
   for (const { file, ms } of slowest) console.log(`  ${(ms / 1000).toFixed(1).padStart(7)} s  ${file}`);
+}
+
+/**
+ * Runs each workspace's `npm test` (its jest writes `.jest-results.json`), `concurrency` at a
+ * time, and prints each one's output as one block when it ends. The suites that take longest
+ * start first: the run ends when the longest chain does, and started last (as turbo, which
+ * knows no durations, happened to start it) the pipeline's suite alone added minutes.
+ * Resolves each workspace's exit code.
+ */
+async function runSuites(dirs) {
+  const rank = (dir) => {
+    const at = longestFirst.indexOf(dir.slice(root.length));
+    return at === -1 ? longestFirst.length : at;
+  };
+  const queue = [...dirs].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  const exits = [];
+  const worker = async () => {
+    for (let dir = queue.shift(); dir !== undefined; dir = queue.shift()) exits.push(await runSuite(dir));
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return exits;
+}
+
+/** One workspace's `npm test`, its output kept and printed as one block when it ends. */
+function runSuite(dir) {
+  const name = nameOf(dir);
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn('npm', ['run', 'test', '--silent'], {
+      cwd: dir,
+      env: turboEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const chunks = [];
+    child.stdout.on('data', (chunk) => chunks.push(chunk));
+    child.stderr.on('data', (chunk) => chunks.push(chunk));
+    child.on('close', (code, signal) => {
+      const seconds = Math.round((Date.now() - started) / 1000);
+      const text = Buffer.concat(chunks).toString('utf8').trimEnd();
+      const prefixed = text === '' ? [] : text.split('\n').map((line) => `${name}:test: ${line}`);
+      console.log(
+        [`\n── ${name}: ${code === 0 ? 'passed' : `exit ${code ?? signal}`} in ${seconds} s`, ...prefixed].join('\n'),
+      );
+      resolve({ dir, code: code ?? 1 });
+    });
+  });
 }
 
 function provision(programs) {
