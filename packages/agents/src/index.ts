@@ -57,6 +57,7 @@ export {
 } from './builtin/chat-model.js';
 export { createOllamaModel, probeOllama, type OllamaModelOptions, type OllamaProbe } from './builtin/ollama-model.js';
 export { createOpenAiModel, type OpenAiModelOptions } from './builtin/openai-model.js';
+export type { ModelCallPolicy } from './builtin/model-call-policy.js';
 export {
   createAnthropicModel,
   defaultAnthropicMaxTokens,

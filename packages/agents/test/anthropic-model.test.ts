@@ -39,6 +39,7 @@ async function standIn(): Promise<AnthropicStandIn> {
 }
 
 const signal = () => AbortSignal.timeout(20_000);
+const once = { retries: 0 };
 
 describe('createAnthropicModel', () => {
   it('speaks the Messages API: key and version headers, system apart, max_tokens always, tokens from usage', async () => {
@@ -87,7 +88,8 @@ describe('createAnthropicModel', () => {
   ] as const)('HTTP errors map to the shared kinds (%#), and never carry the key', async (reply, kind, status) => {
     const s = await standIn();
     s.reply(reply);
-    const failure = await createAnthropicModel({ baseUrl: s.url, model: 'claude-nope', apiKey: key })
+    // One request: what a single failure maps to (retries are model-call-policy.test.ts's).
+    const failure = await createAnthropicModel({ baseUrl: s.url, model: 'claude-nope', apiKey: key, policy: once })
       .chat(messages, { signal: signal() })
       .catch((e: unknown) => e);
     expect(modelErrorKind(failure)).toBe(kind);
@@ -104,7 +106,12 @@ describe('createAnthropicModel', () => {
       .catch((e: unknown) => e);
     expect(modelErrorKind(wrong)).toBe('unauthorized');
     const port = await freePort();
-    const down = await createAnthropicModel({ baseUrl: `http://127.0.0.1:${port}`, model: 'm', apiKey: key })
+    const down = await createAnthropicModel({
+      baseUrl: `http://127.0.0.1:${port}`,
+      model: 'm',
+      apiKey: key,
+      policy: once,
+    })
       .chat(messages, { signal: signal() })
       .catch((e: unknown) => e);
     expect(modelErrorKind(down)).toBe('unreachable');

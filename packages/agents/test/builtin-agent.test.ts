@@ -213,7 +213,9 @@ describe('built-in agent on the Ollama stand-in', () => {
 
   it('server errors, a missing model and a refused connection are errors with a reason, never a crash', async () => {
     const { server: s, repo: r } = await setup({ replies: [{ status: 500, error: 'out of memory' }] });
-    const failed = await createBuiltinAgent(configFor(`    host: ${s.url}\n`)).run(request(r.path));
+    // One request each: what a single failure becomes (retries are model-call-policy.test.ts's).
+    const once = '    request_retries: 0\n';
+    const failed = await createBuiltinAgent(configFor(`    host: ${s.url}\n${once}`)).run(request(r.path));
     expect(failed).toMatchObject({ outcome: 'error', exitCode: null });
     expect(failed.detail).toMatch(/HTTP 500: out of memory/);
     // A server error may pass; a missing model or a refused key will not (permanent).
@@ -226,7 +228,9 @@ describe('built-in agent on the Ollama stand-in', () => {
     expect(missing.detail).toMatch(/does not have model "llama-nope:1b"/);
 
     const port = await freePort();
-    const refused = await createBuiltinAgent(configFor(`    host: http://127.0.0.1:${port}\n`)).run(request(r.path));
+    const refused = await createBuiltinAgent(configFor(`    host: http://127.0.0.1:${port}\n${once}`)).run(
+      request(r.path),
+    );
     expect(refused).toMatchObject({ outcome: 'error' });
     expect(refused.permanent).toBeUndefined();
     expect(refused.detail).toMatch(/unreachable \(ECONNREFUSED\)/);

@@ -93,7 +93,11 @@ describe('model calls of the built-in agent', () => {
     const { s, r } = await setup({
       replies: [{ status: 500, error: 'out of memory' }, { status: 401, error: 'bad key' }, { hang: true }],
     });
-    const server500 = await createBuiltinAgent(configFor(`    host: ${s.url}\n`)).run(request(r.path, { prices }));
+    // One request per call: what a single failure is recorded as (retries are model-call-policy.test.ts's).
+    const once = '    request_retries: 0\n';
+    const server500 = await createBuiltinAgent(configFor(`    host: ${s.url}\n${once}`)).run(
+      request(r.path, { prices }),
+    );
     expect(server500.modelCalls).toEqual([
       expect.objectContaining({ outcome: 'server', promptTokens: 0, completionTokens: 0, costUsd: 0 }),
     ]);
@@ -112,7 +116,9 @@ describe('model calls of the built-in agent', () => {
     expect(call!.costUsd).toBeGreaterThan(0);
 
     const port = await freePort();
-    const down = await createBuiltinAgent(configFor(`    host: http://127.0.0.1:${port}\n`)).run(request(r.path));
+    const down = await createBuiltinAgent(configFor(`    host: http://127.0.0.1:${port}\n${once}`)).run(
+      request(r.path),
+    );
     expect(down.modelCalls).toEqual([expect.objectContaining({ outcome: 'unreachable' })]);
     expect(down.model).toBe('qwen2.5-coder:7b');
   });

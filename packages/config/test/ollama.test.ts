@@ -11,6 +11,8 @@ describe('agents.ollama', () => {
       model_reason: 'auto: host hardware not probed',
       context_tokens: 8192,
       timeout_seconds: 600,
+      request_timeout_seconds: 300,
+      request_retries: 2,
     });
     expect(parse('', { OLLAMA_HOST: 'gpu-box:11500' }).config.agents.ollama.host).toBe('http://gpu-box:11500');
     expect(
@@ -25,6 +27,18 @@ describe('agents.ollama', () => {
     expect(ollamaHostFromEnv({ OLLAMA_HOST: ':8080' })).toBe('http://127.0.0.1:8080');
     expect(ollamaHostFromEnv({ OLLAMA_HOST: 'https://ollama.internal/' })).toBe('https://ollama.internal');
     expect(ollamaHostFromEnv({ OLLAMA_HOST: 'http://[::1' })).toBeNull();
+  });
+
+  it("the model requests' timeout and retries: set, or a bad value named with its key path", () => {
+    expect(
+      parse(yaml('agents:', '  ollama:', '    request_timeout_seconds: 90', '    request_retries: 0')).config.agents
+        .ollama,
+    ).toMatchObject({ request_timeout_seconds: 90, request_retries: 0 });
+    expect(
+      problems(yaml('agents:', '  ollama:', '    request_timeout_seconds: 0', '    request_retries: -1')).map(
+        (p) => p.path,
+      ),
+    ).toEqual(['agents.ollama.request_timeout_seconds', 'agents.ollama.request_retries']);
   });
 
   it('the openai provider needs its API base; a bad OLLAMA_HOST is named', () => {

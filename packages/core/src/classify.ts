@@ -94,8 +94,11 @@ function nonNegativeMs(value: number): number | undefined {
   return Number.isFinite(value) ? Math.max(0, Math.ceil(value)) : undefined;
 }
 
-/** Delay asked for by `retry-after` (seconds or HTTP date) or `x-ratelimit-reset` (epoch s). */
-function rateLimitDelay(headers: unknown, now: number | undefined): number | undefined {
+/**
+ * Delay asked for by `retry-after` (seconds or HTTP date) or `x-ratelimit-reset` (epoch s), from
+ * a `Headers` instance or a plain object; `now` (epoch ms) is needed for the date forms.
+ */
+export function rateLimitDelay(headers: unknown, now: number | undefined): number | undefined {
   const retryAfter = header(headers, 'retry-after')?.trim();
   if (retryAfter !== undefined && retryAfter !== '') {
     if (/^\d+(\.\d+)?$/.test(retryAfter)) return nonNegativeMs(Number(retryAfter) * 1000);

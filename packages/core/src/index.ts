@@ -1,7 +1,7 @@
 // Public API of @codefleet/core: the job model, stages, run record, error taxonomy,
 // retry policies and the task note. Everything here is pure: no I/O, no clock, no env.
 export type { Classified, ClassifyOptions } from './classify.js';
-export { classify } from './classify.js';
+export { classify, rateLimitDelay } from './classify.js';
 export { redisRefusalCode, redisRefusalError, redisWhere } from './redis-refusal.js';
 export type { CodefleetErrorJson, CodefleetErrorOptions, ErrorCode, JobIssue, JsonValue, Verdict } from './errors.js';
 export {

@@ -9,6 +9,7 @@ import { costOf } from '../pricing.js';
 import { allowance, estimateTokens } from './budget.js';
 import { modelErrorKind, type ChatMessage, type ChatModel, type ChatReply } from './chat-model.js';
 import { createAnthropicModel } from './anthropic-model.js';
+import { checkedModelCallPolicy } from './model-call-policy.js';
 import { createOllamaModel } from './ollama-model.js';
 import { createOpenAiModel } from './openai-model.js';
 import { buildPrompt, reaskMessage } from './prompt.js';
@@ -90,6 +91,7 @@ async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promis
 
   const timeout = AbortSignal.timeout(req.timeoutMs);
   const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
+  const deadline = Date.now() + req.timeoutMs;
   const model = options.modelFor(env);
   run.model = model;
   const record = (outcome: string, used: { prompt: number; completion: number }, latencyMs = 0) =>
@@ -124,7 +126,7 @@ async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promis
       record('budget', { prompt: 0, completion: 0 });
       return finish('failed', allowed.refused, 'budget');
     }
-    const call = await callModel(model, messages, { signal, timeout, ...allowed }, run, req);
+    const call = await callModel(model, messages, { signal, deadline, timeout, ...allowed }, run, req);
     if ('error' in call) {
       record(modelErrorKind(call.error) ?? 'error', call.charged, call.latencyMs);
       return callFailed(call.error, req, timeout, say, finish);
@@ -149,12 +151,19 @@ async function runOnce(options: ModelAgentOptions, req: AgentRunRequest): Promis
  * One model call, its text streamed to the run's output. A call that throws is charged what
  * it likely spent and returned as `error`: the server reports no count for a call that never
  * finished, yet a model that read the prompt and then timed out did spend, so an estimate
- * (about 4 characters a token) keeps the budget holding across retries.
+ * (about 4 characters a token) keeps the budget holding across retries. The provider's
+ * model-call policy bounds each request and retries transient failures; this calls once.
  */
 async function callModel(
   model: ChatModel,
   messages: readonly ChatMessage[],
-  call: { signal: AbortSignal; timeout: AbortSignal; maxTokens: number | undefined; promptEstimate: number },
+  call: {
+    signal: AbortSignal;
+    deadline: number;
+    timeout: AbortSignal;
+    maxTokens: number | undefined;
+    promptEstimate: number;
+  },
   run: RunLog,
   req: AgentRunRequest,
 ): Promise<
@@ -166,6 +175,7 @@ async function callModel(
   try {
     const reply = await model.chat(messages, {
       signal: call.signal,
+      deadline: call.deadline,
       ...(call.maxTokens === undefined ? {} : { maxTokens: call.maxTokens }),
       onText: (text) => {
         streamed += text.length;
@@ -175,7 +185,7 @@ async function callModel(
     return { reply, latencyMs: performance.now() - started };
   } catch (error) {
     const charged =
-      streamed > 0 || call.timeout.aborted
+      streamed > 0 || call.timeout.aborted || modelErrorKind(error) === 'timeout'
         ? { prompt: call.promptEstimate, completion: estimateTokens(streamed) }
         : { prompt: 0, completion: 0 };
     run.tokens.prompt += charged.prompt;
@@ -300,8 +310,11 @@ async function applyReply(
  * The built-in agent from `agents.ollama`: the Ollama provider through the `ollama` client,
  * any OpenAI-compatible endpoint, or the Anthropic Messages API. The API key, when `api_key_env` names one, is read
  * from the run's environment (the agent's `allowEnv` lets it through) and sent as a header.
+ * Every provider takes its request timeout and retries from `request_timeout_seconds` and
+ * `request_retries` (model-call-policy.ts).
  *
  * @throws {CodefleetError} `invalid_config` when the openai provider has no `host`.
+ * @throws {RangeError} naming the setting when the request timeout or retries are out of range.
  */
 export function createBuiltinAgent(config: OllamaAgentConfig, patchPolicy?: PatchPolicy): Agent {
   const host = config.host;
@@ -314,20 +327,29 @@ export function createBuiltinAgent(config: OllamaAgentConfig, patchPolicy?: Patc
       },
     );
   }
-  const keyOf = (env: Readonly<Record<string, string>>) => {
+  const policy = checkedModelCallPolicy({
+    timeoutMs: config.request_timeout_seconds * 1000,
+    retries: config.request_retries,
+  });
+  const clientOptions = (env: Readonly<Record<string, string>>) => {
     const key = config.api_key_env === undefined ? undefined : env[config.api_key_env];
-    return key === undefined || key === '' ? {} : { apiKey: key };
+    return { policy, ...(key === undefined || key === '' ? {} : { apiKey: key }) };
   };
   return createModelAgent({
     name: 'ollama',
     modelFor: (env) => {
       switch (config.provider) {
         case 'openai':
-          return createOpenAiModel({ baseUrl: host, model: config.model, ...keyOf(env) });
+          return createOpenAiModel({ baseUrl: host, model: config.model, ...clientOptions(env) });
         case 'anthropic':
-          return createAnthropicModel({ baseUrl: host, model: config.model, ...keyOf(env) });
+          return createAnthropicModel({ baseUrl: host, model: config.model, ...clientOptions(env) });
         default:
-          return createOllamaModel({ host, model: config.model, contextTokens: config.context_tokens, ...keyOf(env) });
+          return createOllamaModel({
+            host,
+            model: config.model,
+            contextTokens: config.context_tokens,
+            ...clientOptions(env),
+          });
       }
     },
     // About half the context window, at roughly 4 characters per token.

@@ -1,3 +1,5 @@
+import { rateLimitDelay } from '@codefleet/core';
+
 /** One message of a chat with a model. */
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
@@ -6,8 +8,10 @@ export interface ChatMessage {
 
 /** Limits of one model call. */
 export interface ChatOptions {
-  /** Aborts the HTTP request (timeout, cancel, lease lost). */
+  /** Aborts the HTTP request (timeout, cancel, lease lost); nothing is retried once it has. */
   signal: AbortSignal;
+  /** When `signal` aborts by itself (epoch ms), if it does: no retry waits past it. */
+  deadline?: number;
   /** Upper bound on generated tokens; unset: the server's default. */
   maxTokens?: number;
   /** Receives generated text as it arrives (streaming providers), for live logs. */
@@ -25,11 +29,13 @@ export interface ChatReply {
  * The provider-neutral port of the built-in agent: one chat completion. Ollama's native API
  * and OpenAI-compatible endpoints (vLLM, LM Studio, DeepSeek, OpenAI) implement it.
  *
- * It promises: the request is aborted when `signal` aborts; failures reject with a
- * {@link ModelCallError} whose `kind` says what went wrong; an API key, when there is one,
- * travels in a header and never appears in a URL, a message or an error.
+ * It promises: the request is aborted when `signal` aborts; each HTTP request has its own
+ * timeout and transient failures are retried, as the model-call policy says (one retry layer:
+ * model-call-policy.ts); failures reject with a {@link ModelCallError} whose `kind` says what
+ * went wrong; an API key, when there is one, travels in a header and never appears in a URL,
+ * a message or an error.
  *
- * It leaves out retries, prompt building and token budgets: the agent and the pipeline own those.
+ * It leaves out prompt building and token budgets: the agent and the pipeline own those.
  */
 export interface ChatModel {
   /** `provider model`, for messages and run records. */
@@ -48,20 +54,29 @@ export interface ChatModel {
  * - `unauthorized`: the server refused the API key (401/403);
  * - `server`: any other HTTP error status, or an error reported mid-stream;
  * - `bad_response`: the server answered with something that is not a chat reply;
- * - `aborted`: the caller's signal aborted the request (timeout or cancel).
+ * - `timeout`: one request had no complete answer within the policy's request timeout;
+ * - `aborted`: the caller's signal aborted the request (the run's timeout or a cancel).
  */
-export type ModelErrorKind = 'unreachable' | 'model_not_found' | 'unauthorized' | 'server' | 'bad_response' | 'aborted';
+export type ModelErrorKind =
+  'unreachable' | 'model_not_found' | 'unauthorized' | 'server' | 'bad_response' | 'timeout' | 'aborted';
 
 /** A failed model call; the message is safe to record (no key, no prompt). */
 export class ModelCallError extends Error {
   readonly kind: ModelErrorKind;
   readonly status?: number;
+  /** How long the server asked to wait before trying again (Retry-After), when it said. */
+  readonly retryAfterMs?: number;
 
-  constructor(kind: ModelErrorKind, message: string, options: { status?: number; cause?: unknown } = {}) {
+  constructor(
+    kind: ModelErrorKind,
+    message: string,
+    options: { status?: number; retryAfterMs?: number; cause?: unknown } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ModelCallError';
     this.kind = kind;
     if (options.status !== undefined) this.status = options.status;
+    if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
   }
 }
 
@@ -72,9 +87,19 @@ export function modelErrorKind(error: unknown): ModelErrorKind | undefined {
   return (error as ModelCallError).kind;
 }
 
-/** Maps an HTTP error status and the server's error text to a {@link ModelCallError}. */
-export function httpModelError(provider: string, status: number, text: string, model: string): ModelCallError {
+/**
+ * Maps an HTTP error status and the server's error text to a {@link ModelCallError};
+ * `headers` give the Retry-After the model-call policy honours.
+ */
+export function httpModelError(
+  provider: string,
+  status: number,
+  text: string,
+  model: string,
+  headers?: Headers,
+): ModelCallError {
   const said = text.trim().slice(0, 300);
+  const retryAfterMs = headers === undefined ? undefined : rateLimitDelay(headers, Date.now());
   if (status === 401 || status === 403)
     return new ModelCallError(
       'unauthorized',
@@ -88,7 +113,10 @@ export function httpModelError(provider: string, status: number, text: string, m
       { status },
     );
   }
-  return new ModelCallError('server', `${provider} answered HTTP ${status}${said ? `: ${said}` : ''}`, { status });
+  return new ModelCallError('server', `${provider} answered HTTP ${status}${said ? `: ${said}` : ''}`, {
+    status,
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+  });
 }
 
 /** Maps a failed `fetch` (no HTTP status) to a {@link ModelCallError}. */

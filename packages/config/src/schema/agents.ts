@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { agentTimeout, argv, envVarName, runEnv } from './common.js';
+import { agentTimeout, argv, envVarName, runEnv, seconds } from './common.js';
 
 /** Every agent a job or `agents.default` may name. */
 export const AGENT_NAMES = ['aider', 'claude', 'codex', 'gemini', 'ollama', 'command', 'script'] as const;
@@ -129,6 +129,24 @@ const ollama = z
           'Name the model when the server runs on other hardware, and always for a hosted provider (e.g. deepseek-chat).',
       ),
     timeout_seconds: agentTimeout(),
+    request_timeout_seconds: seconds(1)
+      .default(300)
+      .describe(
+        'Timeout of one HTTP request to the model server in seconds: a server that accepts the connection and ' +
+          'never answers is given up after it (a transient failure, retried like one), well before timeout_seconds ' +
+          'ends the run. Raise it for a slow local model that takes longer to write a whole reply.',
+      ),
+    request_retries: z
+      .number()
+      .int()
+      .min(0)
+      .max(10)
+      .default(2)
+      .describe(
+        'Requests tried again after a transient failure (no answer within request_timeout_seconds, no connection, ' +
+          "HTTP 429 or 5xx), with a short growing backoff or the server's Retry-After when longer; never past the " +
+          "run's timeout and never after a cancel. The only retry of a model request; 0 for none.",
+      ),
     max_tokens: z
       .number()
       .int()
