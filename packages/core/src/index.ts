@@ -1,5 +1,5 @@
-// Public API of @codefleet/core: the job model, stages, run record, error taxonomy,
-// retry policies and the task note. Everything here is pure: no I/O, no clock, no env.
+// Public API of @codefleet/core: the job model, stages, run record, error taxonomy and
+// retry policies. Everything here is pure: no I/O, no clock, no env.
 export type { Classified, ClassifyOptions } from './classify.js';
 export { classify } from './classify.js';
 export { redisRefusalCode, redisRefusalError, redisWhere } from './redis-refusal.js';
@@ -129,9 +129,6 @@ export {
   terminalStages,
   transition,
 } from './stage.js';
-export type { TaskNoteOptions } from './task-note.js';
-export { defaultTaskNoteMaxChars, renderTaskNote } from './task-note.js';
-export { tierLabel, tierSection, tierSummary } from './tier-note.js';
 export {
   boundTail,
   charSuffix,
@@ -143,6 +140,7 @@ export {
   splitTailMarker,
   summarizeReason,
   truncateHead,
+  truncateTail,
   utf8ByteLength,
   utf8Prefix,
   utf8Suffix,
@@ -165,7 +163,7 @@ export {
 } from './run-facts.js';
 export { formatDuration } from './duration.js';
 export { checkedCount, checkedTimeoutMs } from './outbound.js';
-export { escapeInline, fence } from './markdown.js';
+export { escapeInline, fence, table } from './markdown.js';
 export { formatUsd, runCostUsd } from './run-cost.js';
 export {
   cleanMemoryText,
