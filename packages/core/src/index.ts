@@ -165,17 +165,7 @@ export { formatDuration } from './duration.js';
 export { checkedCount, checkedTimeoutMs } from './outbound.js';
 export { escapeInline, fence, table } from './markdown.js';
 export { formatUsd, runCostUsd } from './run-cost.js';
-export {
-  cleanMemoryText,
-  defaultMemoryChars,
-  isMemoryFile,
-  memoryDir,
-  minMemoryChars,
-  outlineOf,
-  summarizeMemory,
-  type MemoryFile,
-  type MemorySummary,
-} from './memory-bank.js';
+export { isMemoryFile, memoryDir } from './memory-bank.js';
 export {
   needsPullRequestState,
   statusLabel,
