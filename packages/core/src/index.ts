@@ -163,7 +163,6 @@ export {
 } from './run-facts.js';
 export { formatDuration } from './duration.js';
 export { checkedCount, checkedTimeoutMs } from './outbound.js';
-export { escapeInline, fence, table } from './markdown.js';
 export { formatUsd, runCostUsd } from './run-cost.js';
 export { isMemoryFile, memoryDir } from './memory-bank.js';
 export {

@@ -8,15 +8,13 @@ import {
   formatDuration,
   latestChecks,
   skipReason,
-  table,
   truncateHead,
   truncateTail,
   type AgentRun,
   type RunRecord,
   type Verification,
-  escapeInline,
-  fence,
 } from '@codefleet/core';
+import { escapeInline, fence, table } from '@codefleet/forge';
 import { tierSection } from './tier-note.js';
 
 /** Options of {@link renderTaskNote}. */

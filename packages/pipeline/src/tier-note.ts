@@ -1,4 +1,5 @@
-import { escapeInline, formatUsd, table, type RunRecord, type TierRecord } from '@codefleet/core';
+import { formatUsd, type RunRecord, type TierRecord } from '@codefleet/core';
+import { escapeInline, table } from '@codefleet/forge';
 
 // What the task note (the PR body) says about an escalation chain: which tier solved the
 // task, after which tiers gave up and why, and what each one cost.
