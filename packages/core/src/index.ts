@@ -50,7 +50,6 @@ export {
   type JobVerification,
   type UnsignedWhy,
 } from './job-signature.js';
-export { readBounded } from './bounded-read.js';
 export type { JsonSyntaxProblem } from './json-position.js';
 export { findJsonSyntaxProblem } from './json-position.js';
 export { splitCommandLine } from './command-line.js';
