@@ -1,5 +1,5 @@
-// Public API of @codefleet/core: the job model, stages, run record, error taxonomy,
-// retry policies and the task note. Everything here is pure: no I/O, no clock, no env.
+// Public API of @codefleet/core: the job model, stages, run record, error taxonomy and
+// retry policies. Everything here is pure: no I/O, no clock, no env.
 export type { Classified, ClassifyOptions } from './classify.js';
 export { classify, rateLimitDelay } from './classify.js';
 export { redisRefusalCode, redisRefusalError, redisWhere } from './redis-refusal.js';
@@ -50,7 +50,6 @@ export {
   type JobVerification,
   type UnsignedWhy,
 } from './job-signature.js';
-export { readBounded } from './bounded-read.js';
 export type { JsonSyntaxProblem } from './json-position.js';
 export { findJsonSyntaxProblem } from './json-position.js';
 export { splitCommandLine } from './command-line.js';
@@ -129,9 +128,6 @@ export {
   terminalStages,
   transition,
 } from './stage.js';
-export type { TaskNoteOptions } from './task-note.js';
-export { defaultTaskNoteMaxChars, renderTaskNote } from './task-note.js';
-export { tierLabel, tierSection, tierSummary } from './tier-note.js';
 export {
   boundTail,
   charSuffix,
@@ -143,6 +139,7 @@ export {
   splitTailMarker,
   summarizeReason,
   truncateHead,
+  truncateTail,
   utf8ByteLength,
   utf8Prefix,
   utf8Suffix,
@@ -165,19 +162,8 @@ export {
 } from './run-facts.js';
 export { formatDuration } from './duration.js';
 export { checkedCount, checkedTimeoutMs } from './outbound.js';
-export { escapeInline, fence } from './markdown.js';
 export { formatUsd, runCostUsd } from './run-cost.js';
-export {
-  cleanMemoryText,
-  defaultMemoryChars,
-  isMemoryFile,
-  memoryDir,
-  minMemoryChars,
-  outlineOf,
-  summarizeMemory,
-  type MemoryFile,
-  type MemorySummary,
-} from './memory-bank.js';
+export { isMemoryFile, memoryDir } from './memory-bank.js';
 export {
   needsPullRequestState,
   statusLabel,

@@ -1,6 +1,7 @@
 import { agentGitOptions } from '@codefleet/agents';
-import { isMemoryFile, memoryDir, summarizeMemory, type MemoryFile, type MemorySummary } from '@codefleet/core';
+import { isMemoryFile, memoryDir } from '@codefleet/core';
 import { captureProcess } from '@codefleet/process';
+import { summarizeMemory, type MemoryFile, type MemorySummary } from './memory-summary.js';
 
 /** At most this many memory files are read, each at most this many bytes: the repository is attacker data. */
 const maxFiles = 50;

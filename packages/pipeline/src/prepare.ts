@@ -1,11 +1,12 @@
 import { createPatchAgent, type Agent } from '@codefleet/agents';
-import { defaultMemoryChars, setPublication, type Job } from '@codefleet/core';
+import { setPublication, type Job } from '@codefleet/core';
 import { taskTrailerValue } from '@codefleet/forge';
 import { maskForPublishing } from '@codefleet/log';
 import { branchName } from '@codefleet/workspace';
 import type { PipelineDeps, PipelineSettings } from './deps.js';
 import { chainOf, type Chain } from './escalation.js';
 import { readMemoryBank } from './memory.js';
+import { defaultMemoryChars } from './memory-summary.js';
 import { acceptanceCriteria, agentInstructions, taskFile } from './plan.js';
 import { publishLease } from './published-branch.js';
 import type { Prepared, RunningJob } from './running-job.js';

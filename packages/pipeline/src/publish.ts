@@ -1,18 +1,11 @@
-import {
-  CodefleetError,
-  finish,
-  isMemoryFile,
-  renderTaskNote,
-  setMemoryUpdates,
-  setPublication,
-  type Job,
-} from '@codefleet/core';
+import { CodefleetError, finish, isMemoryFile, setMemoryUpdates, setPublication, type Job } from '@codefleet/core';
 import { ownStaleTip, pushedMarker, pushedShaOf, taskTrailerKey, taskTrailerValue } from '@codefleet/forge';
 import type { Workspace } from '@codefleet/workspace';
 import type { PipelineDeps } from './deps.js';
 import { checkStillOpen, movedMessage, publishLease, type PublishLease } from './published-branch.js';
 import type { JobResult, Prepared, RunningJob } from './running-job.js';
 import { refuseSecrets } from './secrets-check.js';
+import { renderTaskNote } from './task-note.js';
 import type { Validated } from './validate.js';
 
 /**

@@ -1,4 +1,5 @@
-import { classify, escapeInline, fence } from '@codefleet/core';
+import { classify } from '@codefleet/core';
+import { escapeInline, fence } from '@codefleet/forge';
 import { extractFeedback } from '@codefleet/verify';
 import type { CiPull, CommitChecks, FailedCheck, GithubChecks } from '../api/github-checks.js';
 

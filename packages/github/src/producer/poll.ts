@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { classify, escapeInline } from '@codefleet/core';
+import { classify } from '@codefleet/core';
+import { escapeInline } from '@codefleet/forge';
 import type { GithubChecks } from '../api/github-checks.js';
 import type { GithubIssues } from '../api/github-issues.js';
 import { followUpFromCi } from './ci-feedback.js';

@@ -1,4 +1,5 @@
-import { classify, escapeInline, type Classified } from '@codefleet/core';
+import { classify, type Classified } from '@codefleet/core';
+import { escapeInline } from '@codefleet/forge';
 import { processUntilAborted, type Lease, type Queue } from '@codefleet/queue';
 import { deliveryOf, jobIdOf, type Delivery } from './delivery.js';
 import { followUpFromCi } from './ci-feedback.js';

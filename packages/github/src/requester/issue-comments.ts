@@ -2,8 +2,6 @@ import {
   checkStatus,
   countChecks,
   failsOnBase,
-  escapeInline,
-  fence,
   formatCheckCounts,
   latestChecks,
   baseWords,
@@ -12,7 +10,7 @@ import {
   type Classified,
   type RunRecord,
 } from '@codefleet/core';
-import type { PullRequest } from '@codefleet/forge';
+import { escapeInline, fence, type PullRequest } from '@codefleet/forge';
 import { retryHint } from '@codefleet/requester';
 
 /** The final status comment of a published run. */

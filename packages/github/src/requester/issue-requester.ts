@@ -1,5 +1,5 @@
-import { fence, followedPullRequest, type Job } from '@codefleet/core';
-import type { CommentTarget, IssueTracker } from '@codefleet/forge';
+import { followedPullRequest, type Job } from '@codefleet/core';
+import { fence, type CommentTarget, type IssueTracker } from '@codefleet/forge';
 import { maskForPublishing, type SecretSource } from '@codefleet/log';
 import type { Report, Requester } from '@codefleet/requester';
 import { failureComment, successComment } from './issue-comments.js';

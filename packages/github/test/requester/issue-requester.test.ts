@@ -76,7 +76,7 @@ requesterConformance({
         return { messages: comments.map((c) => body(c.body)), marks: [...gh.labels(repo, issue.number)].sort() };
       },
       secret,
-      // The answer sits in a code block longer than any backtick run in it (core's fence(),
+      // The answer sits in a code block longer than any backtick run in it (the forge's fence(),
       // tested there), so nothing in it is live Markdown; Slack's syntax means nothing here.
       activeSyntax: [],
       marks,

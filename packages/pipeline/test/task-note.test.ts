@@ -1,5 +1,4 @@
 import { describe, expect, it } from '@jest/globals';
-import type { RunRecord } from '../src/run.js';
 import {
   addAgentRun,
   addVerification,
@@ -7,12 +6,14 @@ import {
   finish,
   newRun,
   setAcceptanceCriteria,
+  setMemoryUpdates,
   setPublication,
   startAttempt,
-} from '../src/run-update.js';
-import type { Stage } from '../src/stage.js';
+  type RunRecord,
+  type Stage,
+} from '@codefleet/core';
 import { renderTaskNote } from '../src/task-note.js';
-import { agentRunFixture, at, jobFixture, verificationFixture } from './fixtures.js';
+import { agentRunFixture, at, jobFixture, verificationFixture } from './run-fixtures.js';
 
 function started(overrides: Record<string, unknown> = {}): RunRecord {
   let run = newRun(jobFixture(overrides), { runId: 'run-1', now: at(0) });
@@ -338,8 +339,7 @@ describe('renderTaskNote', () => {
 });
 
 describe('renderTaskNote: memory bank', () => {
-  it('gives proposed memory bank files their own section', async () => {
-    const { setMemoryUpdates } = await import('../src/run-update.js');
+  it('gives proposed memory bank files their own section', () => {
     const run = setMemoryUpdates(started(), ['.codefleet/memory/pitfalls.md'], { now: at(2) });
     const note = renderTaskNote(run);
     expect(note).toContain('## Memory bank update proposed');

@@ -1,12 +1,11 @@
-import { escapeInline, table } from './markdown.js';
-import type { RunRecord, TierRecord } from './run.js';
-import { formatUsd } from './run-cost.js';
+import { formatUsd, type RunRecord, type TierRecord } from '@codefleet/core';
+import { escapeInline, table } from '@codefleet/forge';
 
 // What the task note (the PR body) says about an escalation chain: which tier solved the
 // task, after which tiers gave up and why, and what each one cost.
 
 /** `local-7b (ollama qwen2.5-coder:7b)`; a tier that names an agent itself without a model is just its name. */
-export function tierLabel(tier: Pick<TierRecord, 'profile' | 'agent' | 'model'>): string {
+function tierLabel(tier: Pick<TierRecord, 'profile' | 'agent' | 'model'>): string {
   const runs = [tier.agent, ...(tier.model === undefined ? [] : [tier.model])].join(' ');
   return runs === tier.profile ? tier.profile : `${tier.profile} (${runs})`;
 }

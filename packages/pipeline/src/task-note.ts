@@ -1,17 +1,20 @@
-import { formatDuration } from './duration.js';
-import { escapeInline, fence, table } from './markdown.js';
-import type { AgentRun, RunRecord, Verification } from './run.js';
 import {
   baseWords,
   changedFilesOf,
   checkStatus,
-  failsOnBase,
   countChecks,
+  failsOnBase,
   formatCheckCounts,
+  formatDuration,
   latestChecks,
   skipReason,
-} from './run-facts.js';
-import { truncateHead, truncateTail } from './text.js';
+  truncateHead,
+  truncateTail,
+  type AgentRun,
+  type RunRecord,
+  type Verification,
+} from '@codefleet/core';
+import { escapeInline, fence, table } from '@codefleet/forge';
 import { tierSection } from './tier-note.js';
 
 /** Options of {@link renderTaskNote}. */
@@ -23,7 +26,7 @@ export interface TaskNoteOptions {
 }
 
 /** Default bound of a task note, leaving room under GitHub's PR body limit. */
-export const defaultTaskNoteMaxChars = 60_000;
+const defaultTaskNoteMaxChars = 60_000;
 
 // Row and cell caps keep the fixed part of the note well under the bound whatever the
 // run holds (about 53 000 characters at worst), so only log excerpts need trimming.
