@@ -17,6 +17,11 @@ export interface FaultTarget {
   log: (line: string) => void;
 }
 
+/** Jobs through between two worker kills (30 jobs: about 15 kills). */
+const killEveryJobs = 2;
+/** The longest time without a kill while faults run, however slow the progress. */
+const killEveryMs = 10_000;
+
 /**
  * Runs the faults until every job succeeded or the deadline passed: workers SIGKILLed at
  * random, Redis SIGKILLed and restarted once (BullMQ run), one worker SIGSTOPped mid-job
@@ -33,7 +38,7 @@ export async function injectFaults(
   let crashes = 0;
   let redisKilled = engine !== 'bullmq';
   let paused = false;
-  let nextKill = Date.now() + 1_500;
+  let lastKill = { at: Date.now(), finished: 0 };
   for (;;) {
     const finished = await done();
     if (finished === jobCount || Date.now() > deadline) break;
@@ -70,7 +75,7 @@ export async function injectFaults(
           setTimeout(() => victim.child.kill('SIGCONT'), leaseSeconds * 3_000);
         }
       }
-      if (Date.now() >= nextKill) {
+      if (killDue(lastKill, finished)) {
         const candidates = fleet.live();
         const victim = candidates[Math.floor(Math.random() * candidates.length)];
         if (victim) {
@@ -81,10 +86,21 @@ export async function injectFaults(
           await victim.exited;
           fleet.start();
         }
-        nextKill = Date.now() + 1_000 + Math.floor(Math.random() * 2_000);
+        lastKill = { at: Date.now(), finished };
       }
     }
     await sleep(250);
   }
   return { kills, crashes, pastDeadline: Date.now() > deadline };
+}
+
+/**
+ * Whether the next worker (a random one) is SIGKILLed now: once `killEveryJobs` more jobs went
+ * through since the last kill, or after `killEveryMs` without that, so a stalled fleet meets
+ * faults too. Kills follow progress, not the clock: paced by the clock (one every 1–3 s) a
+ * run killed 49 workers for 30 jobs, each restart a whole CLI start, and on a slower machine
+ * more still.
+ */
+function killDue(last: { at: number; finished: number }, finished: number): boolean {
+  return Date.now() - last.at >= killEveryMs || finished - last.finished >= killEveryJobs;
 }
