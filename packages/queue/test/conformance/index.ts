@@ -372,14 +372,14 @@ export function queueConformance(harness: ConformanceHarness): void {
       cleanups.push(() => rm(dir, { recursive: true, force: true }));
       const go = join(dir, 'go');
       const procs = [1, 2, 3, 4].map((n) => spawnClaimer(settings, `proc-${n}`, 'drain', 60_000, go));
-      await Promise.all(procs.map((p) => p.waitForLine('ready', 60_000)));
+      await Promise.all(procs.map((p) => p.waitForLine('ready')));
       const ids = new Set<string>();
       for (let i = 0; i < 200; i += 1) {
         const job = sampleJob();
         ids.add(job.id);
         await queue.enqueue(job);
       }
-      await Promise.all(procs.map((p) => p.waitForLine(/^claimed /, 60_000)));
+      await Promise.all(procs.map((p) => p.waitForLine(/^claimed /)));
       await writeFile(go, '');
       const exits = await Promise.all(procs.map((p) => p.exited));
       expect(exits.map((e) => e.exitCode)).toEqual([0, 0, 0, 0]);
@@ -396,7 +396,7 @@ export function queueConformance(harness: ConformanceHarness): void {
       const job = sampleJob();
       await queue.enqueue(job);
       const holder: FixtureProcess = spawnClaimer(settings, 'doomed', 'hold');
-      expect(await holder.waitForLine(/^claimed /, 60_000)).toBe(`claimed ${job.id} 1`);
+      expect(await holder.waitForLine(/^claimed /)).toBe(`claimed ${job.id} 1`);
       holder.kill('SIGKILL');
       expect((await holder.exited).signal).toBe('SIGKILL');
       const rescuer = spawnClaimer(settings, 'rescuer', 'drain');
