@@ -8,7 +8,7 @@ import type { JobResult } from '@codefleet/pipeline';
 import type { LocalQueue } from '@codefleet/queue';
 import { openQueue } from '@codefleet/queue';
 import { SqliteRunStore } from '@codefleet/store';
-import { createTempDir, sampleJob, type TempDir, waitFor } from '@codefleet/testkit';
+import { createTempDir, sampleJob, type TempDir, waitFor, withTimeoutsUntil } from '@codefleet/testkit';
 import { runWorker, type JobRunner, type WorkerOptions } from '../src/index.js';
 import { localQueue } from './local-queue.js';
 
@@ -182,20 +182,32 @@ describe('runWorker', () => {
 
   it('a lost lease aborts the running job', async () => {
     await queue.enqueue(sampleJob());
-    const shutdown = new AbortController();
-    let abortedAfterTheft = false;
-    const runner: JobRunner = async (ctx) => {
-      // The first heartbeat comes after the 2 s lease expired, and a thief got there first.
-      await sleep(2_200);
-      const thief = await queue.claim({ workerId: 'thief' });
-      expect(thief).toBeDefined();
-      await waitFor(() => ctx.signal.aborted, { what: 'the job to be aborted' });
-      abortedAfterTheft = true;
-      await thief!.ack();
-      shutdown.abort();
-      return { action: 'release', run: fakeRun };
-    };
-    const summary = await runWorker(queue, runner, options(shutdown.signal, { heartbeatMs: 2_500 }));
+    // The first heartbeat must come after the 2 s lease expired and a thief took the job. A
+    // loaded machine can hold the thief past a short heartbeat interval, whose heartbeat then
+    // renews the lease first; such a run gives the job back and is repeated with a longer one.
+    const { result } = await withTimeoutsUntil(
+      [2_500, 10_000, 40_000],
+      async (heartbeatMs) => {
+        const shutdown = new AbortController();
+        const seen = { stolen: false, abortedAfterTheft: false };
+        const runner: JobRunner = async (ctx) => {
+          const thief = await queue.claim({ workerId: 'thief', waitMs: heartbeatMs });
+          if (thief) {
+            seen.stolen = true;
+            await waitFor(() => ctx.signal.aborted, { what: 'the job to be aborted' });
+            seen.abortedAfterTheft = true;
+            await thief.ack();
+          }
+          // Only now: a shutdown stops a job still running after its grace period, too.
+          shutdown.abort();
+          return { action: 'release', run: fakeRun };
+        };
+        const summary = await runWorker(queue, runner, options(shutdown.signal, { heartbeatMs }));
+        return { ...seen, summary };
+      },
+      (run) => run.stolen,
+    );
+    const { abortedAfterTheft, summary } = result;
     expect(abortedAfterTheft).toBe(true);
     // Settling the stolen lease fails quietly: the thief's result stands.
     expect(summary.processed).toBe(1);
