@@ -13,11 +13,12 @@ export interface WaitOptions {
 }
 
 /**
- * The default deadline: 10 s under the running test's timeout, which the jest preset hands
- * over as a global, so a wait that never ends still fails saying what it waited for, not with
- * a bare test timeout. Outside jest, 110 s.
+ * The default deadline of a wait for something that must happen: 10 s under the running
+ * test's timeout, which the jest preset hands over as a global, so a wait that never ends
+ * still fails saying what it waited for, not with a bare test timeout. Outside jest, 110 s.
+ * Exported for waits testkit does not run (a browser page's).
  */
-function defaultWaitMs(): number {
+export function defaultWaitMs(): number {
   const testTimeoutMs = (globalThis as { __codefleetTestTimeoutMs?: unknown }).__codefleetTestTimeoutMs;
   return typeof testTimeoutMs === 'number' && testTimeoutMs > 20_000 ? testTimeoutMs - 10_000 : 110_000;
 }
