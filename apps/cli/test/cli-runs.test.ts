@@ -190,7 +190,7 @@ describe('a job whose worker died on its last attempt', () => {
       const id = queued.out.replace('enqueued ', '');
       const env = { PATH: process.env.PATH ?? '', HOME: dir.path, ...gitTestEnv() };
       const first = startFixture(bin, ['--config', join(dir.path, 'config.yaml'), 'worker'], { cwd: dir.path, env });
-      await first.waitForLine(/"stage":"implementing"/, 30_000);
+      await first.waitForLine(/"stage":"implementing"/);
       first.kill('SIGKILL');
       await first.exited;
       // The lease runs out; the next worker finds the attempts spent and reports the job.

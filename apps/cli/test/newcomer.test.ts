@@ -209,7 +209,7 @@ describe("a newcomer's path", () => {
       ).exitCode,
     ).toBe(0);
     const first = startFixture(bin, [...args, 'worker'], { cwd: dir.path, env });
-    await first.waitForLine(/"event":"job.claimed"/, 60_000);
+    await first.waitForLine(/"event":"job.claimed"/);
     await waitFor(
       async () =>
         (await stat(join(dir.path, 'agent-home')).then(
@@ -226,7 +226,7 @@ describe("a newcomer's path", () => {
     // The lease expires, and another worker runs the job to its end.
     const second = startFixture(bin, [...args, 'worker'], { cwd: dir.path, env });
     try {
-      await second.waitForLine(/"event":"job.settled"/, 120_000);
+      await second.waitForLine(/"event":"job.settled"/);
     } finally {
       second.kill('SIGTERM');
       await second.exited;

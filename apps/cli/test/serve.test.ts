@@ -157,7 +157,6 @@ describe('codefleet serve', () => {
       proc.kill('SIGTERM');
       expect((await proc.exited).exitCode).toBe(0);
     },
-    90_000,
   );
 
   it('refuses to start with nothing to serve, saying how to enable a producer', async () => {

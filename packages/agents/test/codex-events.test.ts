@@ -8,7 +8,7 @@
 import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { createTempDir, createTempRepo, isAlive, waitFor } from '@codefleet/testkit';
+import { createTempDir, createTempRepo, isAlive, waitFor, withTimeoutsUntil } from '@codefleet/testkit';
 import { buildAgentEnv, createCodexAgent, type AgentRunRequest, type PriceTable } from '../src/index.js';
 
 const prices: PriceTable = { 'gpt-5-codex': { inputPerMtok: 1.25, outputPerMtok: 10 } };
@@ -107,11 +107,11 @@ describe('Codex JSON events', () => {
     // The fake must report its costly turn before the timeout. A loaded machine can hold its
     // start past a short one, so a run where the turn never showed is repeated with a longer
     // timeout: what is asserted is what the run did once the turn was reported.
-    let result = await agent.run(req({ budgetUsd: 10, timeoutMs: 3_000 }));
-    for (const timeoutMs of [12_000, 48_000]) {
-      if (result.outputTail.includes('"turn.completed"')) break;
-      result = await agent.run(req({ budgetUsd: 10, timeoutMs }));
-    }
+    const { result } = await withTimeoutsUntil(
+      [3_000, 12_000, 48_000],
+      (timeoutMs) => agent.run(req({ budgetUsd: 10, timeoutMs })),
+      (run) => run.outputTail.includes('"turn.completed"'),
+    );
     expect(result).toMatchObject({ outcome: 'timeout', timedOut: true, costUsd: 0.135 });
     expect(result.budgetExceeded).toBeUndefined();
   });

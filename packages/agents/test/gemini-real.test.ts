@@ -10,7 +10,7 @@ import { existsSync, readdirSync, readlinkSync } from 'node:fs';
 import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it, jest } from '@jest/globals';
+import { afterEach, describe, expect, it } from '@jest/globals';
 import type { ProcessResult } from '@codefleet/process';
 import {
   createTempDir,
@@ -27,9 +27,6 @@ import {
   type PriceTable,
 } from '../src/index.js';
 import { openBwrap, sandboxed } from './bwrap-runner.js';
-
-// Each run starts a Node CLI of 70 MB: slow on a loaded 2-core machine.
-jest.setTimeout(180_000);
 
 const gemini = fileURLToPath(new URL('../../../node_modules/.bin/gemini', import.meta.url));
 const key = 'stand-in-gemini-key';

@@ -89,15 +89,18 @@ describe('chaos audit', () => {
         }),
       );
       await store.save(runOf(failed, ['preparing'], { outcome: 'failed' }));
-      // running: claimed by a worker that stopped mid-job (its lease runs out), run not ended.
-      await queue.enqueue(running);
-      expect((await queue.claim({ workerId: 'w' }))?.job.id).toBe(running.id);
-      await store.save(runOf(running, ['preparing', 'planning', 'implementing']));
-      // dead: dead-lettered with no run. queued: never claimed. vanished: not in the queue at all.
+      // dead: dead-lettered with no run. Settled before `running` is claimed: that lease is
+      // short, and once it ran out (a stall on a loaded machine is enough) a claim for `dead`
+      // would be handed `running` again.
       await queue.enqueue(dead);
       const deadLease = await queue.claim({ workerId: 'w' });
       expect(deadLease?.job.id).toBe(dead.id);
       await deadLease!.deadLetter('gave up');
+      // running: claimed by a worker that stopped mid-job (its lease runs out), run not ended.
+      await queue.enqueue(running);
+      expect((await queue.claim({ workerId: 'w' }))?.job.id).toBe(running.id);
+      await store.save(runOf(running, ['preparing', 'planning', 'implementing']));
+      // queued: never claimed. vanished: not in the queue at all.
       await queue.enqueue(queued);
 
       const forge = openSqlite(forgeDb);

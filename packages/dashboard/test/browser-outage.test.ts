@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execa } from 'execa';
 import { chromium, type Browser } from 'playwright-core';
 import { RedisRunStore } from '@codefleet/store';
-import { startRedis, type RedisServer } from '@codefleet/testkit';
+import { defaultWaitMs, startRedis, type RedisServer } from '@codefleet/testkit';
 import { openBackends, startDashboard, token, type Backends } from './helpers.js';
 
 // In Chromium: the overview is open when the run store's Redis goes down. The page must say
@@ -44,6 +44,8 @@ afterAll(async () => {
 describe('the dashboard in Chromium during an outage', () => {
   it('shows which backend is down while it is, and nothing once it is back', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 600 } });
+    // Playwright's 30 s default would be a speed limit on a loaded machine.
+    page.setDefaultTimeout(defaultWaitMs());
     await page.goto(`${dash.base}/login`);
     await page.fill('#token', token);
     await page.click('button[type=submit]');
@@ -53,16 +55,14 @@ describe('the dashboard in Chromium during an outage', () => {
     expect(await banner.isHidden()).toBe(true);
 
     await redis.kill();
-    await page
-      .locator('#problem:not([hidden])', { hasText: 'the run store cannot be reached' })
-      .waitFor({ timeout: 30_000 });
+    await page.locator('#problem:not([hidden])', { hasText: 'the run store cannot be reached' }).waitFor();
     expect(await banner.evaluate((el) => el.children.length)).toBe(0);
     // The figures below were read before: shown as stale.
     expect(await page.locator('#live').getAttribute('class')).toContain('stale');
     await page.screenshot({ path: join(outDir, 'outage.png'), fullPage: true });
 
     await redis.restart();
-    await page.locator('#problem[hidden]').waitFor({ state: 'attached', timeout: 30_000 });
+    await page.locator('#problem[hidden]').waitFor({ state: 'attached' });
     expect(await page.locator('#live').getAttribute('class')).not.toContain('stale');
   });
 });

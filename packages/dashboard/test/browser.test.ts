@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execa } from 'execa';
 import { chromium, type Browser } from 'playwright-core';
-import { waitFor } from '@codefleet/testkit';
+import { defaultWaitMs, waitFor } from '@codefleet/testkit';
 import { failedRun, implementingRun, jobOf, openBackends, startDashboard, token, type Backends } from './helpers.js';
 
 // Clicks through the dashboard in Debian's Chromium: log in, overview, a running job's
@@ -91,6 +91,8 @@ describe('the dashboard in Chromium', () => {
     );
 
     const page = await browser.newPage({ viewport: { width: 1280, height: 820 } });
+    // Playwright's 30 s default would be a speed limit on a loaded machine.
+    page.setDefaultTimeout(defaultWaitMs());
     const scripts: string[] = [];
     page.on('console', (m) => {
       if (m.type() === 'error') scripts.push(m.text());

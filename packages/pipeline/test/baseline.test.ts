@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, jest } from '@jest/globals';
+import { afterEach, describe, expect, it } from '@jest/globals';
 import { parseConfig } from '@codefleet/config';
 import { git } from '@codefleet/testkit';
 import { branchName } from '@codefleet/workspace';
@@ -8,8 +8,7 @@ import { createHarness, implementsFeature, projectFiles, type Harness } from './
 
 // Verification against the untouched base commit, on whole jobs: a check that fails there
 // too is the repository's, not the agent's (SWE-bench's PASS_TO_PASS idea).
-// Whole jobs, several per test: a guard against a hang, not a speed goal.
-jest.setTimeout(240_000);
+// Whole jobs, several per test: the package's timeout guards against a hang only.
 
 let h: Harness | undefined;
 afterEach(async () => {

@@ -140,7 +140,6 @@ describe('a follow-up looks at its pull request again when it publishes', () => 
       expect(comments).toHaveLength(1);
       expect(comments[0]!.body).toContain(`was ${ended} after this job was queued`);
     },
-    240_000,
   );
 
   it('a pull request merged while the follow-up pushes: no second pull request opens beside it', async () => {

@@ -3,12 +3,10 @@
 // (yargs/yargs-parser), and dependencies that do not install at the base. Generated
 // fixtures, never those repositories' code; pnpm is fetched from the npm registry for real.
 import { readdir } from 'node:fs/promises';
-import { afterEach, describe, expect, it, jest } from '@jest/globals';
+import { afterEach, describe, expect, it } from '@jest/globals';
 import type { Sandbox } from '@codefleet/sandbox';
 import { hostNpmEnv } from '@codefleet/testkit';
 import { createHarness, implementsFeature, projectFiles, type Harness } from './harness.js';
-
-jest.setTimeout(480_000);
 
 let h: Harness | undefined;
 afterEach(async () => {

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, jest } from '@jest/globals';
+import { afterEach, describe, expect, it } from '@jest/globals';
 import type { RunRecord } from '@codefleet/core';
 import { scanForSecrets, SecretRegistry } from '@codefleet/log';
 import { git } from '@codefleet/testkit';
@@ -10,7 +10,6 @@ import { createHarness, implementsFeature, type Harness } from './harness.js';
 
 // What is pushed is what was verified, byte for byte, and nothing published carries a
 // secret: whole jobs through the real pipeline, real git repos, the local forge's bare origin.
-jest.setTimeout(240_000);
 
 let h: Harness | undefined;
 afterEach(async () => {

@@ -1,6 +1,6 @@
 import { parseConfig } from '@codefleet/config';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { git } from '@codefleet/testkit';
+import { git, withTimeoutsUntil } from '@codefleet/testkit';
 import { branchName } from '@codefleet/workspace';
 import { runJob } from '../src/index.js';
 import { createHarness, implementsFeature, type Harness } from './harness.js';
@@ -81,13 +81,22 @@ describe('runJob: patches and the wall-clock budget', () => {
   });
 
   it('a job past its wall-clock budget is stopped and fails with budget_exceeded, not a hang', async () => {
-    // The budget must outlast prepare on a loaded machine (no baseline run: nothing but the
-    // agent should be left to stop); the agent would wait far longer.
+    // The budget must stop the agent (no baseline run: nothing but the agent should be left to
+    // stop); the agent would wait far longer, and its own timeout is longer still. A loaded
+    // machine can spend a short budget on prepare before the agent starts: such a run is
+    // repeated with a longer budget.
     const { config } = parseConfig('verification:\n  baseline: false\n', { env: {}, baseDir: '/', hostname: 'h' });
-    h = await createHarness({ jobBudgetMs: 10_000, verification: config.verification });
-    await h.agent('Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 170000);');
-    const job = h.job();
-    const result = await runJob(h.deps, { job, attempt: 1, workerId: 'w', signal: new AbortController().signal });
+    const { result } = await withTimeoutsUntil(
+      [10_000, 40_000, 120_000],
+      async (jobBudgetMs) => {
+        await h?.dispose();
+        h = await createHarness({ jobBudgetMs, agentTimeoutMs: 600_000, verification: config.verification });
+        await h.agent('Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 170000);');
+        const job = h.job();
+        return runJob(h.deps, { job, attempt: 1, workerId: 'w', signal: new AbortController().signal });
+      },
+      (run) => run.run.agent_runs.length > 0,
+    );
     expect(result.action).toBe('dead_letter');
     expect(result.run).toMatchObject({ outcome: 'failed', error: { code: 'budget_exceeded' } });
     // Stopped, not waited for: the agent's run ended by the abort.

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, jest } from '@jest/globals';
+import { afterEach, describe, expect, it } from '@jest/globals';
 import { SecretRegistry } from '@codefleet/log';
 import { git } from '@codefleet/testkit';
 import { branchName } from '@codefleet/workspace';
@@ -10,8 +10,8 @@ import { createHarness, implementsFeature, projectFiles, type Harness } from './
 
 // A prompt-injected agent, played by scripted agents, against the real sandbox (bubblewrap
 // here): each test is one attack, and what must hold after the job.
-// Whole jobs, several per test (installs included): a guard against a hang, not a speed goal.
-jest.setTimeout(240_000);
+// Whole jobs, several per test (installs included): the package's timeout guards against a
+// hang only.
 
 let h: Harness | undefined;
 afterEach(async () => {

@@ -1,14 +1,11 @@
 // The sandbox's per-run limits and network, against a prompt-injected agent in whole jobs:
 // bombs end their runs and are fed back; the fleet's Redis on the host is out of reach.
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, jest } from '@jest/globals';
+import { afterEach, describe, expect, it } from '@jest/globals';
 import { defaultLimits } from '@codefleet/sandbox';
 import { git, startRedis } from '@codefleet/testkit';
 import { branchName } from '@codefleet/workspace';
 import { createHarness, implementsFeature, testSandbox, type Harness } from './harness.js';
-
-// Whole jobs: a guard against a hang, not a speed goal.
-jest.setTimeout(240_000);
 
 let h: Harness | undefined;
 afterEach(async () => {

@@ -3,12 +3,12 @@
 // sandbox running the next program normally afterwards. Small limits keep the bombs short.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTempDir, type TempDir } from '@codefleet/testkit';
 import { defaultLimits, openSandbox, type Sandbox, type SandboxLimits } from '../src/index.js';
 
-// Each bomb ends in well under a second on an idle host; the timeout only guards against a hang.
-jest.setTimeout(180_000);
+// Each bomb ends in well under a second on an idle host; the package's timeout only guards
+// against a hang.
 
 const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C' };
 const node = process.execPath;

@@ -5,12 +5,10 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, isIP, type AddressInfo, type Server } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { NetworkRefusal } from '@codefleet/process';
 import { createTempDir, hostNpmEnv, startRedis, type RedisServer, type TempDir } from '@codefleet/testkit';
 import { isInternalAddress, openSandbox, type NetworkPolicy, type Sandbox } from '../src/index.js';
-
-jest.setTimeout(180_000);
 
 const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C' };
 const host = { platform: process.platform, path: env.PATH };

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { inboxJob } from '@codefleet/chat';
-import { waitFor } from '@codefleet/testkit';
+import { defaultWaitMs, waitFor } from '@codefleet/testkit';
 import { ids, openHarness, type Harness } from './support/harness.js';
 
 // The producer records a Slack event before the ack and works from the record.
@@ -50,7 +50,12 @@ describe('Slack inbox', () => {
       }
       return enqueue(job);
     };
-    const envelopes = await h.slack.socket.deliverEvent(body, { ackTimeoutMs: 1_000 });
+    // The refused envelope is left unacked for a second, then redelivered; the redelivery's
+    // ack must come, and a loaded machine can take longer than that to send it (a late ack
+    // would draw a third delivery).
+    const envelopes = await h.slack.socket.deliverEvent(body, {
+      ackTimeoutMs: (attempt) => (attempt === 0 ? 1_000 : defaultWaitMs()),
+    });
     expect(envelopes.map((e) => [e.retry_attempt, e.acked])).toEqual([
       [0, false],
       [1, true],

@@ -8,7 +8,10 @@ export interface FixtureProcess {
   readonly lines: readonly string[];
   /** Everything received on stderr so far (for failure messages). */
   readonly stderr: string;
-  /** Resolves to the first stdout line matching `pattern` (already received or future). */
+  /**
+   * Resolves to the first stdout line matching `pattern` (already received or future). The
+   * deadline defaults to {@link waitFor}'s, which follows the running test's timeout.
+   */
   waitForLine(pattern: RegExp | string, timeoutMs?: number): Promise<string>;
   kill(signal?: NodeJS.Signals): void;
   /** Resolves when the process has exited, with its exit code and signal. */
@@ -64,7 +67,7 @@ export function startFixture(
     get stderr() {
       return stderr;
     },
-    waitForLine: (pattern, timeoutMs = 60_000) =>
+    waitForLine: (pattern, timeoutMs) =>
       waitFor(() => lines.find((line) => match(line, pattern)), {
         timeoutMs,
         what: `a line matching ${String(pattern)} from ${script} (stderr: ${stderr.slice(-500)})`,

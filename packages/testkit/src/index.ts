@@ -3,7 +3,7 @@ export { createTempRepo, git, gitTestEnv, writeFiles, type TempRepo, type TempRe
 export { freePort } from './ports.js';
 export { FLEET_ACL_RULES, startRedis, type RedisOptions, type RedisServer } from './redis-server.js';
 export { startFixture, type FixtureOptions, type FixtureProcess } from './fixture-process.js';
-export { isAlive, waitFor, type WaitOptions } from './wait.js';
+export { defaultWaitMs, isAlive, waitFor, withTimeoutsUntil, type WaitOptions } from './wait.js';
 export { sampleJob } from './sample-job.js';
 export {
   startGithubStandIn,

@@ -13,11 +13,12 @@ export interface WaitOptions {
 }
 
 /**
- * The default deadline: 10 s under the running test's timeout, which the jest preset hands
- * over as a global, so a wait that never ends still fails saying what it waited for, not with
- * a bare test timeout. Outside jest, 110 s.
+ * The default deadline of a wait for something that must happen: 10 s under the running
+ * test's timeout, which the jest preset hands over as a global, so a wait that never ends
+ * still fails saying what it waited for, not with a bare test timeout. Outside jest, 110 s.
+ * Exported for waits testkit does not run (a browser page's).
  */
-function defaultWaitMs(): number {
+export function defaultWaitMs(): number {
   const testTimeoutMs = (globalThis as { __codefleetTestTimeoutMs?: unknown }).__codefleetTestTimeoutMs;
   return typeof testTimeoutMs === 'number' && testTimeoutMs > 20_000 ? testTimeoutMs - 10_000 : 110_000;
 }
@@ -57,4 +58,26 @@ export function isAlive(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/**
+ * Runs a scenario that ends at a timeout with each of `timeoutsMs` in turn until `ready` says
+ * its precondition held, and returns that run (or the last one, whose assertions then show
+ * what was missing) with the timeout it had. A test of what happens at a timeout needs the
+ * process to have got somewhere first (printed its pids, set its trap); a loaded machine can
+ * hold its start past any short timeout, and asserting on that run would fail a correct
+ * program. The timeout under test stays short where the machine allows it.
+ */
+export async function withTimeoutsUntil<T>(
+  timeoutsMs: readonly number[],
+  run: (timeoutMs: number) => Promise<T>,
+  ready: (result: T) => boolean,
+): Promise<{ result: T; timeoutMs: number }> {
+  if (timeoutsMs.length === 0) throw new RangeError('withTimeoutsUntil needs at least one timeout');
+  let last: { result: T; timeoutMs: number } | undefined;
+  for (const timeoutMs of timeoutsMs) {
+    last = { result: await run(timeoutMs), timeoutMs };
+    if (ready(last.result)) break;
+  }
+  return last!;
 }

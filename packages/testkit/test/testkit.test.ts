@@ -3,7 +3,15 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
-import { createTempDir, createTempRepo, isAlive, startFixture, startRedis, waitFor } from '../src/index.js';
+import {
+  createTempDir,
+  createTempRepo,
+  isAlive,
+  startFixture,
+  startRedis,
+  waitFor,
+  withTimeoutsUntil,
+} from '../src/index.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 
@@ -90,6 +98,16 @@ describe('startFixture', () => {
 describe('waitFor', () => {
   it('names what it waited for on timeout', async () => {
     await expect(waitFor(() => false, { timeoutMs: 50, what: 'nothing' })).rejects.toThrow(/nothing/);
+  });
+
+  it('withTimeoutsUntil runs again with the next timeout only while the precondition did not hold', async () => {
+    const tried: number[] = [];
+    const run = async (timeoutMs: number) => (tried.push(timeoutMs), timeoutMs);
+    expect(await withTimeoutsUntil([1, 2, 3, 4], run, (ms) => ms >= 2)).toEqual({ result: 2, timeoutMs: 2 });
+    expect(tried).toEqual([1, 2]);
+    // Never ready: the last run is returned, for the test's assertions to say what was missing.
+    expect(await withTimeoutsUntil([5, 6], run, () => false)).toEqual({ result: 6, timeoutMs: 6 });
+    await expect(withTimeoutsUntil([], run, () => true)).rejects.toThrow(RangeError);
   });
 
   it('temp dirs are removed by dispose', async () => {

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { createTempDir, type TempDir } from '@codefleet/testkit';
+import { createTempDir, withTimeoutsUntil, type TempDir } from '@codefleet/testkit';
 import { runDod } from '../src/index.js';
 import { nodeScript, testEnv } from './helpers.js';
 
@@ -38,8 +38,13 @@ describe('runDod', () => {
   });
 
   it("is 'timeout' when any command timed out, even if another failed", async () => {
-    // Long enough for `bad` to fail on its own on a loaded machine; `hang` never ends.
-    const outcome = await runDod(dir.path, [bad, hang, ok], { ...options, timeoutMs: 3_000 });
+    // `hang` never ends; `bad` and `ok` must end on their own, which a loaded machine can
+    // make them miss a short timeout by: such a run is repeated with a longer one.
+    const { result: outcome } = await withTimeoutsUntil(
+      [3_000, 15_000, 60_000],
+      (timeoutMs) => runDod(dir.path, [bad, hang, ok], { ...options, timeoutMs }),
+      (run) => run.results[0]?.timedOut === false && run.results[2]?.timedOut === false,
+    );
     expect(outcome.result).toBe('timeout');
     expect(outcome.results.map((r) => r.timedOut)).toEqual([false, true, false]);
     expect(outcome.results[1]).toMatchObject({ exitCode: 124, passed: false });

@@ -1,7 +1,7 @@
 import { access, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { createTempDir, writeFiles, type TempDir } from '@codefleet/testkit';
+import { createTempDir, withTimeoutsUntil, writeFiles, type TempDir } from '@codefleet/testkit';
 import { feedbackFor, installStampFile, planVerification, runVerification, type PlannedStep } from '../src/index.js';
 import { defaultVerification, nodeScript, testEnv } from './helpers.js';
 
@@ -73,9 +73,14 @@ describe('runVerification', () => {
       name: 'test',
       command: nodeScript("console.log('started'); setInterval(() => {}, 1000)"),
     };
-    // Long enough for the passing steps to finish on a loaded machine; `hang` never ends, so
-    // an outcome at all means it was stopped at its timeout.
-    const outcome = await runVerification(dir, [pass('build'), hang, pass('lint')], { ...options, timeoutMs: 3_000 });
+    // `hang` never ends, so an outcome at all means it was stopped at its timeout. `build` must
+    // pass and `hang` start before theirs, which a loaded machine can make them miss: such a
+    // run is repeated with a longer timeout.
+    const { result: outcome } = await withTimeoutsUntil(
+      [3_000, 15_000, 60_000],
+      (timeoutMs) => runVerification(dir, [pass('build'), hang, pass('lint')], { ...options, timeoutMs }),
+      (run) => run.results[0]?.passed === true && run.results[1]?.outputTail.includes('started') === true,
+    );
     expect(outcome.failed).toMatchObject({ name: 'test', timedOut: true, exitCode: 124, passed: false });
     expect(outcome.failed?.outputTail).toContain('started');
     expect(feedbackFor(outcome.failed!)).toMatch(/^Step test failed \(timed out, exit 124\)/);

@@ -29,8 +29,12 @@ export interface SocketDeliveryOptions {
    * came late); they carry the same payload with `retry_attempt` 1, 2, 3.
    */
   retries?: number;
-  /** How long to wait for each ack before redelivering (Slack: 3 s). */
-  ackTimeoutMs?: number;
+  /**
+   * How long to wait for each ack before redelivering (Slack: 3 s), or for the ack of each
+   * `retry_attempt`: a test can wait briefly for an ack that must not come and long for
+   * one that must.
+   */
+  ackTimeoutMs?: number | ((attempt: number) => number);
 }
 
 /** Slack retries an event at most three times. */
@@ -143,13 +147,14 @@ export class SocketModeHub {
    */
   async deliver(type: string, payload: unknown, options: SocketDeliveryOptions = {}): Promise<SentEnvelope[]> {
     const forced = Math.min(options.retries ?? 0, maxRetries);
-    const timeoutMs = options.ackTimeoutMs ?? 3_000;
+    const ackTimeoutMs = options.ackTimeoutMs ?? 3_000;
+    const timeoutMs = typeof ackTimeoutMs === 'number' ? () => ackTimeoutMs : ackTimeoutMs;
     const envelopes: SentEnvelope[] = [];
     for (let attempt = 0; ; attempt += 1) {
       const reason = attempt === 0 ? '' : 'timeout';
       const envelope = this.#send(type, payload, attempt, reason);
       envelopes.push(envelope);
-      const acked = envelope.acked || (await this.#acked(envelope.envelope_id, timeoutMs));
+      const acked = envelope.acked || (await this.#acked(envelope.envelope_id, timeoutMs(attempt)));
       const again = attempt < forced || (!acked && type === 'events_api' && attempt < maxRetries);
       if (!again) return envelopes;
     }
