@@ -23,6 +23,7 @@ import { startFauxqs } from 'fauxqs';
 import { createJob, type Job } from '@codefleet/core';
 import type { Queue } from '@codefleet/queue';
 import { startRedis } from '@codefleet/testkit';
+import { createWorkspaceManager } from '@codefleet/workspace';
 import { audit, failures, readLedger, type Verdict } from './audit.js';
 import { injectFaults } from './faults.js';
 import { Fleet } from './fleet.js';
@@ -96,7 +97,15 @@ async function runChaos(
     `${pastDeadline ? 'deadline' : 'done'}: ${await done()} of ${jobCount} succeeded; ${kills} workers SIGKILLed, ${crashes} exited on their own; draining`,
   );
   const forced = await fleet.stopAll(15_000);
-  if (forced.length > 0) log(`did not drain within 15 s after SIGTERM, killed: ${forced.join(', ')}`);
+  if (forced.length > 0) {
+    log(`did not drain within 15 s after SIGTERM, killed: ${forced.join(', ')}`);
+    // What comes next on a real host: a supervisor starts the worker again, and its start-up
+    // sweep frees the copies the killed one held (the same call, on the same cache). Audited
+    // before it, the harness's own SIGKILL would count as the fleet's orphan.
+    const workspaces = createWorkspaceManager({ cacheDir: join(dir, 'data', 'cache'), reuse: true, gitEnv: env });
+    const swept = await workspaces.sweep(() => true);
+    log(`start-up sweep: ${swept.removed.length} copies removed, ${swept.released.length} pool slots released`);
+  }
   const unclean = fleet.workers.filter((w) => !forced.includes(w.name) && w.exit !== 0 && w.exit !== 'SIGKILL');
   if (unclean.length > 0) log(`exited uncleanly: ${unclean.map((w) => `${w.name} (${String(w.exit)})`).join(', ')}`);
 
