@@ -55,8 +55,12 @@ export function startFixture(
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString('utf8');
   });
+  // Aborted once the process is gone and its output read: a line it never printed is then
+  // not waited for until the deadline.
+  const gone = new AbortController();
   const exited = child.then((result) => {
     if (pending) lines.push(pending);
+    gone.abort(new Error(`the process ended (exit ${result.exitCode ?? result.signal}) without printing it`));
     return { exitCode: result.exitCode, signal: result.signal };
   });
   const match = (line: string, pattern: RegExp | string) =>
@@ -71,6 +75,7 @@ export function startFixture(
       waitFor(() => lines.find((line) => match(line, pattern)), {
         timeoutMs,
         what: `a line matching ${String(pattern)} from ${script} (stderr: ${stderr.slice(-500)})`,
+        signal: gone.signal,
       }),
     kill: (signal = 'SIGTERM') => {
       child.kill(signal);

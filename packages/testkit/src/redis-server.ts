@@ -91,8 +91,12 @@ export async function startRedis(options: RedisOptions = {}): Promise<RedisServe
           ? new Error(`${binary} not found on PATH; install it (Debian: apt-get install -y redis-server)`)
           : new Error(`redis-server exited before it was ready (exit ${result.exitCode ?? result.signal})`);
       });
+      // Stopped when the server exits first: a poll left running held the test process open
+      // for its whole deadline.
+      const stopPolling = new AbortController();
       const ready = waitFor(async () => (await ping(port, auth)) || undefined, {
         what: `redis-server on port ${port}`,
+        signal: stopPolling.signal,
       });
       try {
         await Promise.race([ready, exit]);
@@ -100,6 +104,7 @@ export async function startRedis(options: RedisOptions = {}): Promise<RedisServe
         child = proc;
         return;
       } catch (error) {
+        stopPolling.abort();
         proc.kill('SIGKILL');
         await proc;
         ready.catch(() => {});

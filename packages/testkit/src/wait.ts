@@ -10,6 +10,8 @@ export interface WaitOptions {
   intervalMs?: number;
   /** Says what was awaited, for the timeout error. */
   what?: string;
+  /** Stops the polling (rejecting) when aborted: a wait another event made moot holds no timer. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -41,6 +43,11 @@ export async function waitFor<T>(
       if (value !== undefined && value !== false) return value;
     } catch (error) {
       lastError = error;
+    }
+    if (options.signal?.aborted) {
+      const reason: unknown = options.signal.reason;
+      const why = reason instanceof Error && reason.name !== 'AbortError' ? `: ${reason.message}` : '';
+      throw new Error(`stopped waiting for ${options.what ?? 'condition'}${why}`);
     }
     if (Date.now() >= deadline) {
       const suffix = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';

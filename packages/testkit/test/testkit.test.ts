@@ -93,9 +93,24 @@ describe('startFixture', () => {
     const proc = startFixture(fixture('echo-lines.mjs'), ['only', '--exit']);
     expect(await proc.exited).toEqual({ exitCode: 0, signal: undefined });
   });
+
+  it('a line the ended process printed is found; one it never printed is not waited for', async () => {
+    const proc = startFixture(fixture('echo-lines.mjs'), ['only', '--exit']);
+    await proc.exited;
+    expect(await proc.waitForLine('only')).toBe('only');
+    // Without the stop this would poll until the test's timeout.
+    await expect(proc.waitForLine('never')).rejects.toThrow(/the process ended \(exit 0\) without printing it/);
+  });
 });
 
 describe('waitFor', () => {
+  it('stops polling when its signal aborts, saying why', async () => {
+    const stop = new AbortController();
+    const waiting = waitFor(() => false, { what: 'nothing', signal: stop.signal });
+    stop.abort(new Error('moot'));
+    await expect(waiting).rejects.toThrow('stopped waiting for nothing: moot');
+  });
+
   it('names what it waited for on timeout', async () => {
     await expect(waitFor(() => false, { timeoutMs: 50, what: 'nothing' })).rejects.toThrow(/nothing/);
   });
