@@ -57,7 +57,10 @@ describe('chaos audit', () => {
       path: join(dir.path, 'queue.sqlite'),
       name: 'chaos',
       leaseMs: 200,
-      maxAttempts: 5,
+      // The audit holds what it claims by heartbeats; on a loaded machine a stall past this
+      // short lease hands the job to its next claim, one more attempt each time. With few
+      // attempts that alone dead-lettered `queued` and `running` (load 42: lost 5, not 3).
+      maxAttempts: 1_000,
       pollMs: 20,
     });
     const store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
@@ -140,7 +143,7 @@ describe('chaos audit', () => {
       path: join(dir.path, 'queue.sqlite'),
       name: 'chaos',
       leaseMs: 200,
-      maxAttempts: 5,
+      maxAttempts: 1_000, // as above: no stall may dead-letter the job the audit holds
       pollMs: 20,
     });
     const store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
