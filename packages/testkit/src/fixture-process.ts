@@ -45,6 +45,10 @@ export function startFixture(
     reject: false,
     buffer: false,
     cleanup: true,
+    // execa turns a SIGTERM into a SIGKILL 5 s later by default. A test's SIGTERM asks for a
+    // graceful stop and may assert its exit code: under load, serve's drain took longer, and
+    // the kill made it exit by signal. A process that ignores SIGTERM is still killed, later.
+    forceKillAfterDelay: 60_000,
   });
   child.stdout?.on('data', (chunk: Buffer) => {
     pending += chunk.toString('utf8');
