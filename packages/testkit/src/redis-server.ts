@@ -51,6 +51,15 @@ export interface RedisOptions {
   users?: Record<string, string>;
 }
 
+/** redis-server's command line: loopback only, no RDB snapshots, AOF when asked. */
+function serverArgs(port: number, dir: string, appendOnly: boolean, access: readonly string[]): string[] {
+  return [
+    ...['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', ''],
+    ...['--appendonly', appendOnly ? 'yes' : 'no', '--appendfsync', 'everysec', '--protected-mode', 'no'],
+    ...access,
+  ];
+}
+
 /**
  * Starts `redis-server` bound to 127.0.0.1 on a free port with its own temp data directory.
  * Fails with an install hint when the binary is missing, because that is the usual cause
@@ -67,23 +76,7 @@ export async function startRedis(options: RedisOptions = {}): Promise<RedisServe
   const launch = async (fixedPort?: number) => {
     for (let tries = 0; ; tries += 1) {
       port = fixedPort ?? (await freePort());
-      const args = [
-        '--port',
-        String(port),
-        '--bind',
-        '127.0.0.1',
-        '--dir',
-        data.path,
-        '--save',
-        '',
-        '--appendonly',
-        options.appendOnly ? 'yes' : 'no',
-        '--appendfsync',
-        'everysec',
-        '--protected-mode',
-        'no',
-        ...access,
-      ];
+      const args = serverArgs(port, data.path, options.appendOnly === true, access);
       const proc = execa(binary, args, { stdin: 'ignore', reject: false, cleanup: true, buffer: false });
       // Fail fast when the server exits (missing binary, port taken) instead of polling on.
       const exit = proc.then((result) => {
