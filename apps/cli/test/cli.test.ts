@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { createTempDir, createTempRepo, freePort, gitTestEnv, startFixture, type TempDir } from '@codefleet/testkit';
+import { createTempDir, createTempRepo, closedPort, gitTestEnv, startFixture, type TempDir } from '@codefleet/testkit';
 import { runCli } from '../src/index.js';
 import { bin, cli } from './cli-helpers.js';
 
@@ -218,7 +218,7 @@ describe('codefleet CLI', () => {
   });
 
   it('runs, show and doctor report a fleet run store whose Redis is down instead of waiting for it', async () => {
-    const url = `redis://:hunter2@127.0.0.1:${await freePort()}`;
+    const url = `redis://:hunter2@127.0.0.1:${await closedPort()}`;
     await writeFile(
       join(dir.path, 'config.yaml'),
       `data_dir: ./data\nstore:\n  backend: redis\n  redis_url: ${url}\nlogging:\n  level: silent\n`,

@@ -7,7 +7,7 @@ import { parseConfig } from '@codefleet/config';
 import {
   createTempRepo,
   errorReply,
-  freePort,
+  closedPort,
   startAnthropicStandIn,
   textReply,
   type AnthropicStandIn,
@@ -105,7 +105,7 @@ describe('createAnthropicModel', () => {
       .chat(messages, { signal: signal() })
       .catch((e: unknown) => e);
     expect(modelErrorKind(wrong)).toBe('unauthorized');
-    const port = await freePort();
+    const port = await closedPort();
     const down = await createAnthropicModel({
       baseUrl: `http://127.0.0.1:${port}`,
       model: 'm',

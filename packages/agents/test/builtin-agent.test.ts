@@ -5,7 +5,7 @@ import { parseConfig } from '@codefleet/config';
 import {
   createTempDir,
   createTempRepo,
-  freePort,
+  closedPort,
   git,
   startOllamaStandIn,
   type OllamaStandIn,
@@ -227,7 +227,7 @@ describe('built-in agent on the Ollama stand-in', () => {
     expect(missing).toMatchObject({ outcome: 'error', permanent: true });
     expect(missing.detail).toMatch(/does not have model "llama-nope:1b"/);
 
-    const port = await freePort();
+    const port = await closedPort();
     const refused = await createBuiltinAgent(configFor(`    host: http://127.0.0.1:${port}\n${once}`)).run(
       request(r.path),
     );
@@ -352,7 +352,7 @@ describe('probeOllama', () => {
       version: '0.0.0-stand-in',
       models: ['qwen2.5-coder:1.5b'],
     });
-    const port = await freePort();
+    const port = await closedPort();
     expect(await probeOllama({ host: `http://127.0.0.1:${port}`, model: 'x', timeoutMs: 1_000 })).toMatchObject({
       status: 'unreachable',
     });

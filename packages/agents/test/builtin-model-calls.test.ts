@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { parseConfig } from '@codefleet/config';
-import { createTempRepo, freePort, startOllamaStandIn, type OllamaStandIn, type TempRepo } from '@codefleet/testkit';
+import { createTempRepo, closedPort, startOllamaStandIn, type OllamaStandIn, type TempRepo } from '@codefleet/testkit';
 import { createBuiltinAgent, type AgentRunRequest, type PriceTable } from '../src/index.js';
 import { agentTestEnv } from './conformance.js';
 
@@ -115,7 +115,7 @@ describe('model calls of the built-in agent', () => {
     expect(call).toMatchObject({ outcome: 'aborted', promptTokens: timedOut.tokens!.prompt });
     expect(call!.costUsd).toBeGreaterThan(0);
 
-    const port = await freePort();
+    const port = await closedPort();
     const down = await createBuiltinAgent(configFor(`    host: http://127.0.0.1:${port}\n${once}`)).run(
       request(r.path),
     );

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { freePort, startOllamaStandIn, type OllamaStandIn } from '@codefleet/testkit';
+import { closedPort, startOllamaStandIn, type OllamaStandIn } from '@codefleet/testkit';
 import { defaultModelFactory, route, type ModelFactory, type RouteOptions } from '../src/index.js';
 import { capturingLogger, configOf } from './helpers.js';
 
@@ -150,7 +150,7 @@ describe('router', () => {
   });
 
   it('an unreachable classifier, or one that does not answer in time, falls back to CHAT', async () => {
-    const closed = `http://127.0.0.1:${await freePort()}`;
+    const closed = `http://127.0.0.1:${await closedPort()}`;
     expect((await route('do the thing', options({ classifier: { host: closed } }))).route).toMatchObject({
       name: 'CHAT',
       source: 'fallback',

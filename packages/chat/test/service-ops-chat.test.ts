@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { newRun } from '@codefleet/core';
-import { freePort, startOllamaStandIn, type OllamaStandIn } from '@codefleet/testkit';
+import { closedPort, startOllamaStandIn, type OllamaStandIn } from '@codefleet/testkit';
 import { opsHelp, type ChatMessage, type PermissionCheck } from '../src/index.js';
 import { messageOf, openHarness, type Harness } from './helpers.js';
 
@@ -64,7 +64,7 @@ describe('chat service: OPS, CHAT and platform policy', () => {
   });
 
   it('CHAT without a reachable local model, or with a cloud one configured, says so plainly and calls nothing remote', async () => {
-    const closed = `http://127.0.0.1:${await freePort()}`;
+    const closed = `http://127.0.0.1:${await closedPort()}`;
     expect(await reply(messageOf('/chat hi'), { router: { chat: { host: closed } } })).toMatch(
       /^The local chat model \(qwen2.5-coder:1.5b at http:\/\/127.0.0.1:\d+\) is not reachable right now/,
     );

@@ -145,7 +145,9 @@ ${implementsFeature}`);
     h = await createHarness();
     await h.agent(implementsFeature);
     const job = h.job({ title: 'Add two()' });
-    expect(await h.store.acquire(job.idempotency_key, 'owner-token', 60_000)).toBe(true);
+    // Nothing renews this lease here (a worker's heartbeat would), so it has to outlast the
+    // whole job on a loaded machine: an hour.
+    expect(await h.store.acquire(job.idempotency_key, 'owner-token', 3_600_000)).toBe(true);
     const result = await runJob(h.deps, {
       job,
       attempt: 1,

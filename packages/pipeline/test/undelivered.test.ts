@@ -40,7 +40,7 @@ describe('runJob: an undelivered final report is journaled', () => {
     ]);
     // A redelivery on a worker whose task lease another worker holds: its re-sent report is
     // fenced off, which is not a failure to deliver (the owner reports).
-    expect(await h.store.acquire(job.idempotency_key, 'the-owner', 60_000)).toBe(true);
+    expect(await h.store.acquire(job.idempotency_key, 'the-owner', 3_600_000)).toBe(true);
     await runJob(h.deps, {
       job,
       attempt: 2,

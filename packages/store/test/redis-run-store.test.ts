@@ -3,7 +3,7 @@ import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { advance, CodefleetError, createJob, newRun, startAttempt } from '@codefleet/core';
-import { freePort, startRedis, type RedisServer } from '@codefleet/testkit';
+import { closedPort, startRedis, type RedisServer } from '@codefleet/testkit';
 import { RedisRunStore } from '../src/index.js';
 import { job, runStoreContract } from './contract.js';
 import { fleetContract } from './contract-fleet.js';
@@ -50,7 +50,7 @@ spendContract('redis, two clients on one prefix (real redis-server)', async () =
 
 describe('redis run store, fail-fast, with nothing listening', () => {
   it('rejects every call with store_unavailable naming the cause, never the password', async () => {
-    const url = `redis://:hunter2@127.0.0.1:${await freePort()}`;
+    const url = `redis://:hunter2@127.0.0.1:${await closedPort()}`;
     const store = new RedisRunStore({ url, prefix: 't', connectTimeoutMs: 2_000 });
     try {
       for (const call of [() => store.list(), () => store.get('r1'), () => store.acquire('k', 'tok', 1_000)]) {

@@ -1,6 +1,6 @@
 export { createTempDir, type TempDir } from './temp-dir.js';
 export { createTempRepo, git, gitTestEnv, writeFiles, type TempRepo, type TempRepoOptions } from './git-repo.js';
-export { freePort } from './ports.js';
+export { closedPort, freePort } from './ports.js';
 export { FLEET_ACL_RULES, startRedis, type RedisOptions, type RedisServer } from './redis-server.js';
 export { startFixture, type FixtureOptions, type FixtureProcess } from './fixture-process.js';
 export { defaultWaitMs, isAlive, waitFor, withTimeoutsUntil, type WaitOptions } from './wait.js';

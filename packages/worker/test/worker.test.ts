@@ -269,7 +269,7 @@ describe('runWorker', () => {
       const busy = sampleJob({ idempotency_key: 'acme/widgets#issue-1' });
       const free = sampleJob({ idempotency_key: 'acme/widgets#issue-2' });
       // Another worker elsewhere holds issue 1.
-      expect(await store.acquire(busy.idempotency_key, 'elsewhere', 60_000)).toBe(true);
+      expect(await store.acquire(busy.idempotency_key, 'elsewhere', 3_600_000)).toBe(true);
       await queue.enqueue(busy);
       await queue.enqueue(free);
       const shutdown = new AbortController();
