@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { newRun } from '@codefleet/core';
 import { createTempRepo, startOllamaStandIn, type OllamaStandIn } from '@codefleet/testkit';
 import type { PermissionCheck } from '../src/index.js';
+import { threadKey } from '../src/request-keys.js';
 import { messageOf, openHarness, type Harness } from './helpers.js';
 
 describe('chat service: work', () => {
@@ -191,7 +192,11 @@ describe('chat service: work', () => {
     expect(next?.body).toMatch(/^Follow-up in the same chat thread to job job-1: continue on branch ai\/chat-job-1/);
     expect(next?.body).toContain('/code also document it');
     // In the same thread, another repository is new work, not a follow-up (nor held back by one).
-    await h.store.setRequest('thread:slack:C1:1700000000.000100', 'job-2', 60_000);
+    await h.store.setRequest(
+      threadKey({ platform: 'slack', channel: 'C1', thread: '1700000000.000100' }),
+      'job-2',
+      60_000,
+    );
     expect(
       await service.handle(messageOf('/code fix the footer repo=acme/web', { messageId: '1700000000.000500' })),
     ).toMatchObject({ kind: 'enqueued', repo: 'acme/web' });
@@ -317,6 +322,8 @@ describe('chat service: work', () => {
     expect(research).toMatchObject({ kind: 'reply', text: expect.stringContaining('runs only on a local model') });
     expect((await h.queue.stats()).depth).toBe(0);
     // An answer job does not become the thread's job (no branch to continue).
-    expect(await h.store.lookupRequest('thread:slack:C1:1700000000.000100')).toBeUndefined();
+    expect(
+      await h.store.lookupRequest(threadKey({ platform: 'slack', channel: 'C1', thread: '1700000000.000100' })),
+    ).toBeUndefined();
   });
 });

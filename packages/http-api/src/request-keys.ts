@@ -4,8 +4,8 @@ import { requestKeyFamily } from '@codefleet/store';
 // writes is made here.
 
 /** A client's `Idempotency-Key`: the job it made and the request's hash. */
-export const idempotencyKey = requestKeyFamily<[key: string]>('api');
+export const idempotencyKey = requestKeyFamily<[key: string]>('http-api', 'idempotency', { formerly: 'api' });
 /** A job made through the API, known before any worker claims it. */
-export const apiJobKey = requestKeyFamily<[jobId: string]>('api-job');
+export const apiJobKey = requestKeyFamily<[jobId: string]>('http-api', 'job', { formerly: 'api-job' });
 /** A completion webhook event already sent. */
-export const callbackSentKey = requestKeyFamily<[eventId: string]>('callback');
+export const callbackSentKey = requestKeyFamily<[eventId: string]>('http-api', 'callback', { formerly: 'callback' });

@@ -21,7 +21,7 @@ export interface ConversationDeps {
   defer?: (message: ChatMessage, deferred: Extract<ChatOutcome, { kind: 'deferred' }>) => Promise<void>;
 }
 
-/** The question with buttons waiting for a click, kept under `slack-ask:<channel>:<status ts>`. */
+/** The question with buttons waiting for a click, kept under `slack:ask:<channel>:<status ts>`. */
 export interface PendingQuestion {
   message: ChatMessage;
   choices: string[];

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { inboxJob } from '@codefleet/chat';
 import { defaultWaitMs, waitFor } from '@codefleet/testkit';
+import { messageKey } from '../src/request-keys.js';
 import { ids, openHarness, type Harness } from './support/harness.js';
 
 // The producer records a Slack event before the ack and works from the record.
@@ -75,7 +76,7 @@ describe('Slack inbox', () => {
       headers: { authorization: `Bearer ${s.botToken}`, 'content-type': 'application/json' },
       body: JSON.stringify({ channel: ids.repoChannel, thread_ts: ts, text: ':eyes: Looking at your request…' }),
     }).then((r) => r.json() as Promise<{ ts: string }>);
-    await h.store.bindRequest(`slack-msg:${ids.repoChannel}:${ts}`, posted.ts, 60_000);
+    await h.store.bindRequest(messageKey(ids.repoChannel, ts), posted.ts, 60_000);
     // It had even queued the job, and died before editing the status message to say so.
     await h.chat.handle({
       platform: 'slack',

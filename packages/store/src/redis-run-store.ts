@@ -10,6 +10,7 @@ import {
 import type { FenceRejection, JournalEntry, JournalQuery, RunQuery, RunStore, RunSummary, WorkerInfo } from './port.js';
 import { boundEntry, boundWorker, facetsOf, journalLimit, readStored } from './query.js';
 import { journalKeys, listRuns, readJournal, runIndexes } from './redis-reads.js';
+import { formerRequestKey } from './request-key.js';
 import { checkRequestKey } from './sqlite-run-store.js';
 import { checkSpend } from './spend.js';
 import { runVersion } from './version.js';
@@ -90,6 +91,15 @@ redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
 return 1
 `;
 
+// Binds KEYS[1] unless it, or its former spelling KEYS[2] (KEYS[1] again when it has none),
+// holds a value: one step, so two processes never both bind it.
+const bindRequestScript = `
+local held = redis.call('GET', KEYS[1]) or redis.call('GET', KEYS[2])
+if held then return {held, 0} end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return {ARGV[1], 1}
+`;
+
 /** The scripts, sent once and then called by their SHA (ioredis `defineCommand`). */
 const scripts = {
   cfSave: { numberOfKeys: 6, lua: saveScript },
@@ -100,6 +110,7 @@ const scripts = {
   cfFence: { numberOfKeys: 2, lua: fenceScript },
   cfRelease: { numberOfKeys: 1, lua: releaseScript },
   cfHandOver: { numberOfKeys: 2, lua: handOverScript },
+  cfBindRequest: { numberOfKeys: 2, lua: bindRequestScript },
 } as const;
 
 type ScriptCalls = { [name in keyof typeof scripts]: (...args: (string | number)[]) => Promise<unknown> };
@@ -359,24 +370,32 @@ export class RedisRunStore implements RunStore {
 
   async bindRequest(key: string, value: string, ttlMs: number): Promise<{ value: string; bound: boolean }> {
     checkRequestKey(key, value);
-    const redis = await this.#redis;
-    const bound = (await redis.set(this.#key('request', key), value, 'PX', ttlMs, 'NX')) === 'OK';
-    if (bound) return { value, bound };
-    // Expired between the two calls: the caller may bind it on a retry; say what we saw.
-    return { value: (await redis.get(this.#key('request', key))) ?? value, bound: false };
+    const [own, former] = this.#requestKeys(key);
+    const [held, bound] = (await (await this.#redis).cfBindRequest(own, former, value, ttlMs)) as [string, number];
+    return { value: held, bound: bound === 1 };
   }
 
   async setRequest(key: string, value: string, ttlMs: number): Promise<void> {
     checkRequestKey(key, value);
-    await (await this.#redis).set(this.#key('request', key), value, 'PX', ttlMs);
+    const [own, former] = this.#requestKeys(key);
+    const multi = (await this.#redis).multi().set(own, value, 'PX', ttlMs);
+    if (former !== own) multi.del(former);
+    await multi.exec();
   }
 
   async lookupRequest(key: string): Promise<string | undefined> {
-    return (await (await this.#redis).get(this.#key('request', key))) ?? undefined;
+    const [own, former] = this.#requestKeys(key);
+    const [value, formerValue] = await (await this.#redis).mget(own, former);
+    return value ?? formerValue ?? undefined;
   }
 
   async releaseRequest(key: string): Promise<void> {
-    await (await this.#redis).del(this.#key('request', key));
+    await (await this.#redis).del(...new Set(this.#requestKeys(key)));
+  }
+
+  /** `key` in Redis, and its former spelling there (`key` again when it has none). */
+  #requestKeys(key: string): [string, string] {
+    return [this.#key('request', key), this.#key('request', formerRequestKey(key) ?? key)];
   }
 
   async close(): Promise<void> {

@@ -14,6 +14,7 @@ import {
   walkByName,
 } from './query.js';
 import { checkSpend } from './spend.js';
+import { formerRequestKey } from './request-key.js';
 import { runVersion } from './version.js';
 
 const ddl = `
@@ -319,18 +320,15 @@ export class SqliteRunStore implements RunStore {
   async bindRequest(key: string, value: string, ttlMs: number): Promise<{ value: string; bound: boolean }> {
     checkRequestKey(key, value);
     this.#sweepExpiredRequests();
-    const now = Date.now();
-    // One statement: an expired binding is replaced, a live one kept; then read what holds.
+    const former = formerRequestKey(key);
+    // One transaction: a live binding (under the key or its former spelling) is kept and
+    // read back; otherwise the key is bound, an expired binding replaced.
     return this.#db
       .transaction(() => {
-        const changed = this.#db
-          .prepare(
-            `INSERT INTO request_keys (key, value, expires_at) VALUES (?, ?, ?)
-         ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at WHERE request_keys.expires_at <= ?`,
-          )
-          .run(key, value, now + ttlMs, now).changes;
-        const row = this.#db.prepare(`SELECT value FROM request_keys WHERE key = ?`).get(key) as { value: string };
-        return { value: row.value, bound: changed > 0 };
+        const held = this.#liveRequest(key) ?? (former === undefined ? undefined : this.#liveRequest(former));
+        if (held !== undefined) return { value: held, bound: false };
+        this.#upsertRequest(key, value, ttlMs);
+        return { value, bound: true };
       })
       .immediate();
   }
@@ -338,22 +336,38 @@ export class SqliteRunStore implements RunStore {
   async setRequest(key: string, value: string, ttlMs: number): Promise<void> {
     checkRequestKey(key, value);
     this.#sweepExpiredRequests();
+    const former = formerRequestKey(key);
     this.#db
-      .prepare(
-        `INSERT INTO request_keys (key, value, expires_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`,
-      )
-      .run(key, value, Date.now() + ttlMs);
+      .transaction(() => {
+        this.#upsertRequest(key, value, ttlMs);
+        if (former !== undefined) this.#db.prepare(`DELETE FROM request_keys WHERE key = ?`).run(former);
+      })
+      .immediate();
   }
 
   async lookupRequest(key: string): Promise<string | undefined> {
+    const former = formerRequestKey(key);
+    return this.#liveRequest(key) ?? (former === undefined ? undefined : this.#liveRequest(former));
+  }
+
+  async releaseRequest(key: string): Promise<void> {
+    const former = formerRequestKey(key);
+    this.#db.prepare(`DELETE FROM request_keys WHERE key IN (?, ?)`).run(key, former ?? key);
+  }
+
+  #liveRequest(key: string): string | undefined {
     const row = this.#db
       .prepare(`SELECT value FROM request_keys WHERE key = ? AND expires_at > ?`)
       .get(key, Date.now()) as { value: string } | undefined;
     return row?.value;
   }
 
-  async releaseRequest(key: string): Promise<void> {
-    this.#db.prepare(`DELETE FROM request_keys WHERE key = ?`).run(key);
+  #upsertRequest(key: string, value: string, ttlMs: number): void {
+    this.#db
+      .prepare(
+        `INSERT INTO request_keys (key, value, expires_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`,
+      )
+      .run(key, value, Date.now() + ttlMs);
   }
 
   /**

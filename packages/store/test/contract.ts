@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { advance, createJob, newRun, startAttempt, type RunRecord } from '@codefleet/core';
-import type { RequestKey, RunStore } from '../src/index.js';
+import { requestKeyFamily, type RequestKey, type RunStore } from '../src/index.js';
 
 // The store's own contract holds for any key string it is given; packages make theirs with
 // requestKeyFamily.
@@ -180,6 +180,32 @@ export function runStoreContract(
       expect(await store.bindRequest(key('retry:run-1'), 'job-b', 60_000)).toEqual({ value: 'job-b', bound: true });
       await store.releaseRequest(key('never-bound'));
       expect(await store.lookupRequest(key('never-bound'))).toBeUndefined();
+    });
+
+    it('request keys: a binding under the former spelling counts as the key itself until it expires', async () => {
+      const store = await fresh();
+      const moved = requestKeyFamily<[string]>('contract', 'moved', { formerly: 'contract-moved' });
+      // What a fleet from before namespaces wrote.
+      await store.setRequest(key('contract-moved:a'), 'job-old', 60_000);
+      expect(moved('a')).toBe('contract:moved:a');
+      expect(await store.lookupRequest(moved('a'))).toBe('job-old');
+      expect(await store.bindRequest(moved('a'), 'job-new', 60_000)).toEqual({ value: 'job-old', bound: false });
+      // set writes the new spelling and drops the former one.
+      await store.setRequest(moved('a'), 'job-c', 60_000);
+      expect(await store.lookupRequest(moved('a'))).toBe('job-c');
+      expect(await store.lookupRequest(key('contract-moved:a'))).toBeUndefined();
+      // release frees both spellings.
+      await store.setRequest(key('contract-moved:b'), 'job-old', 60_000);
+      await store.releaseRequest(moved('b'));
+      expect(await store.lookupRequest(key('contract-moved:b'))).toBeUndefined();
+      expect(await store.bindRequest(moved('b'), 'job-d', 60_000)).toEqual({ value: 'job-d', bound: true });
+      // An expired former binding holds nothing; a family that never moved reads its own key only.
+      await store.setRequest(key('contract-moved:c'), 'job-old', 1);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(await store.bindRequest(moved('c'), 'job-e', 60_000)).toEqual({ value: 'job-e', bound: true });
+      const unmoved = requestKeyFamily<[string]>('contract', 'new');
+      await store.setRequest(key('contract-new:d'), 'other', 60_000);
+      expect(await store.lookupRequest(unmoved('d'))).toBeUndefined();
     });
   });
 }
