@@ -1,6 +1,7 @@
 import { sign } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { CodefleetError } from '@codefleet/core';
+import { githubSignal, noAnswerReason } from './outbound.js';
 
 /** Where the GitHub forge gets its token: fixed (a PAT) or refreshed (a GitHub App). */
 export interface TokenSource {
@@ -86,9 +87,10 @@ export function githubAppTokens(auth: GithubAppAuth): TokenSource {
           accept: 'application/vnd.github+json',
           'user-agent': 'codefleet',
         },
+        signal: githubSignal(),
       });
     } catch (error) {
-      throw new CodefleetError('network', `GitHub App token exchange failed: ${(error as Error).message}`, {
+      throw new CodefleetError('network', `GitHub App token exchange failed: ${noAnswerReason(error)}`, {
         verdict: 'transient',
         cause: error,
       });

@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { CodefleetError } from '@codefleet/core';
 import { splitRepo, type GithubClient } from './client.js';
+import { githubSignal, noAnswerReason } from './outbound.js';
 
 /** A pull request as CI feedback reads it: whose head, where, at which commit. */
 export interface CiPull {
@@ -174,9 +175,9 @@ export class GithubChecks {
     }
     let response: Response;
     try {
-      response = await fetch(location, { redirect: 'follow', ...(signal ? { signal } : {}) });
+      response = await fetch(location, { redirect: 'follow', signal: githubSignal(signal) });
     } catch (error) {
-      throw new CodefleetError('network', `downloading the log of job ${jobId} failed: ${(error as Error).message}`, {
+      throw new CodefleetError('network', `downloading the log of job ${jobId} failed: ${noAnswerReason(error)}`, {
         verdict: 'transient',
         cause: error,
       });

@@ -23,10 +23,30 @@ export const githubRequestDefaults = { retries: 0 } as const;
  * deadline) and the timeout, whichever fires first, abort the HTTP request.
  */
 export function enforceGithubOutbound(octokit: Octokit, policy: GithubOutbound = githubOutbound): void {
-  const timeoutMs = checkedTimeoutMs('github', policy.timeoutMs);
+  checkedTimeoutMs('github', policy.timeoutMs);
   octokit.hook.before('request', (options) => {
     const own = options.request?.signal as AbortSignal | undefined;
-    const timeout = AbortSignal.timeout(timeoutMs);
-    options.request = { ...options.request, signal: own === undefined ? timeout : AbortSignal.any([own, timeout]) };
+    options.request = { ...options.request, signal: githubSignal(own, policy) };
   });
+}
+
+/**
+ * The signal of one GitHub request made without Octokit (the App token exchange, a job log
+ * download): the policy's timeout, and `own` (a caller's deadline) when there is one.
+ */
+export function githubSignal(own?: AbortSignal, policy: GithubOutbound = githubOutbound): AbortSignal {
+  const timeout = AbortSignal.timeout(checkedTimeoutMs('github', policy.timeoutMs));
+  return own === undefined ? timeout : AbortSignal.any([own, timeout]);
+}
+
+/**
+ * What a request that got no answer says about why: fetch's own message is "fetch failed";
+ * the socket's code (ECONNRESET, UND_ERR_CONNECT_TIMEOUT) or the timeout's name is the news.
+ */
+export function noAnswerReason(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
+  const detail = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : '';
+  const message =
+    error instanceof Error ? (error.name === 'TimeoutError' ? 'timed out' : error.message) : String(error);
+  return detail === '' ? message : `${message} (${detail})`;
 }
