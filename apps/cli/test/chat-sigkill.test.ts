@@ -68,9 +68,15 @@ describe('chat messages survive a SIGKILL of serve', () => {
       ['--config', join(dir.path, 'config.yaml'), 'serve', '--health-port', String(healthPort)],
       { cwd: dir.path, env: env() },
     );
+    // A serve that exits first (a port taken between freePort and its listen) fails the wait
+    // at once, saying why, instead of at the test's timeout.
+    const gone = new AbortController();
+    void started.exited.then((exit) =>
+      gone.abort(new Error(`serve exited (${exit.exitCode ?? exit.signal}): ${started.stderr.slice(-2_000)}`)),
+    );
     await waitFor(
       async () => (await fetch(`http://127.0.0.1:${healthPort}/healthz`).catch(() => undefined))?.ok === true,
-      { what: `serve's /healthz (${started.stderr})` },
+      { what: "serve's /healthz", signal: gone.signal },
     );
     return started;
   }

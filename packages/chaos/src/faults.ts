@@ -17,6 +17,8 @@ export interface FaultTarget {
   log: (line: string) => void;
 }
 
+/** How long after its agent claimed a job a worker counts as mid-job (jobs take seconds). */
+const midJobMs = 5_000;
 /** Jobs through between two worker kills (30 jobs: about 15 kills). */
 const killEveryJobs = 2;
 /** The longest time without a kill while faults run, however slow the progress. */
@@ -62,10 +64,14 @@ export async function injectFaults(
         await redis.restart();
       }
       if (!paused && phase >= 0.45) {
-        const recent = readLedger(ledgerPath)
-          .filter((e) => e.ev === 'claim' && Date.now() - e.at < 1_000)
-          .map((e) => e.pid);
-        const victim = fleet.live().find((w) => recent.includes(w.pid));
+        // The live worker whose agent claimed a job last, within a job's time: mid-job. (Only
+        // claims of the last second, as before, could all fall between two looks at a loaded
+        // machine's pace, and the run then had no SIGSTOP at all.)
+        const live = fleet.live();
+        const last = readLedger(ledgerPath)
+          .filter((e) => e.ev === 'claim' && Date.now() - e.at < midJobMs && live.some((w) => w.pid === e.pid))
+          .at(-1);
+        const victim = live.find((w) => w.pid === last?.pid);
         if (victim) {
           paused = true;
           log(

@@ -448,7 +448,15 @@ export function queueConformance(harness: ConformanceHarness): void {
       expect(await holder.waitForLine(/^claimed /)).toBe(`claimed ${job.id} 1`);
       holder.kill('SIGKILL');
       expect((await holder.exited).signal).toBe('SIGKILL');
-      const rescuer = spawnClaimer(settings, 'rescuer', 'drain');
+      // The rescuer's own lease is long (BullMQ still looks for stalled jobs at the suite's
+      // pace): on a loaded machine a claim-to-ack gap past the suite's 1 s lease lost it
+      // the job it had just been given, and its ack failed. It waits as long as a
+      // redelivery may take to come.
+      const longLease: QueueSettings =
+        settings.backend === 'bullmq'
+          ? { ...settings, leaseMs: 60_000, stalledCheckMs: Math.max(100, Math.floor(leaseMs / 2)) }
+          : { ...settings, leaseMs: 60_000 };
+      const rescuer = spawnClaimer(longLease, 'rescuer', 'drain', mustComeMs);
       expect((await rescuer.exited).exitCode).toBe(0);
       expect(rescuer.lines.filter((l) => l.startsWith('claimed '))).toEqual([`claimed ${job.id} 2`]);
       expect(rescuer.lines.filter((l) => l.startsWith('acked '))).toEqual([`acked ${job.id}`]);
