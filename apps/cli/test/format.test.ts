@@ -13,6 +13,7 @@ import {
   type Verification,
 } from '@codefleet/core';
 import { summarize } from '@codefleet/store';
+import { agentRunFixture, verificationFixture } from '@codefleet/testkit';
 import { formatRun, formatRuns } from '../src/format.js';
 
 // Hand-made run records: the shapes the pipeline writes, without running a job.
@@ -29,39 +30,12 @@ function started(): RunRecord {
   return run;
 }
 
-function agentRun(overrides: Partial<AgentRun> = {}): AgentRun {
-  return {
-    pass: 'implement',
-    attempt: 1,
-    inner_attempt: 1,
-    agent: 'script',
-    exit_code: 0,
-    signal: null,
-    timed_out: false,
-    duration_ms: 51,
-    output_tail: '',
-    changed_files: ['src/calc.js'],
-    outcome: 'changed',
-    ...overrides,
-  };
-}
+// The shared fixtures, with what this file's expected text was written for.
+const agentRun = (overrides: Partial<AgentRun> = {}): AgentRun =>
+  agentRunFixture({ agent: 'script', duration_ms: 51, output_tail: '', changed_files: ['src/calc.js'], ...overrides });
 
-function check(overrides: Partial<Verification> = {}): Verification {
-  return {
-    pass: 'test',
-    attempt: 1,
-    inner_attempt: 1,
-    step: 'test',
-    command: ['npm', 'test'],
-    exit_code: 0,
-    signal: null,
-    timed_out: false,
-    duration_ms: 1_250,
-    output_tail: 'ok',
-    passed: true,
-    ...overrides,
-  };
-}
+const check = (overrides: Partial<Verification> = {}): Verification =>
+  verificationFixture({ duration_ms: 1_250, ...overrides });
 
 // As runPass builds it around verify's feedbackFor().
 const reason = [

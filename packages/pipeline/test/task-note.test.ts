@@ -13,7 +13,7 @@ import {
   type Stage,
 } from '@codefleet/core';
 import { renderTaskNote } from '../src/task-note.js';
-import { agentRunFixture, at, jobFixture, verificationFixture } from './run-fixtures.js';
+import { agentRunFixture, fixtureTime as at, jobFixture, verificationFixture } from '@codefleet/testkit';
 
 function started(overrides: Record<string, unknown> = {}): RunRecord {
   let run = newRun(jobFixture(overrides), { runId: 'run-1', now: at(0) });

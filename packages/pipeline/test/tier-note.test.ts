@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { addAgentRun, endTier, newRun, setChain, startAttempt, startTier } from '@codefleet/core';
 import { renderTaskNote } from '../src/task-note.js';
 import { tierSummary } from '../src/tier-note.js';
-import { agentRunFixture, jobFixture } from './run-fixtures.js';
+import { agentRunFixture, jobFixture } from '@codefleet/testkit';
 
 const now = new Date('2024-05-01T10:00:00Z');
 const small = { profile: 'local-1_5b', agent: 'ollama', model: 'qwen2.5-coder:1.5b' };

@@ -5,6 +5,7 @@ export { FLEET_ACL_RULES, startRedis, type RedisOptions, type RedisServer } from
 export { startFixture, type FixtureOptions, type FixtureProcess } from './fixture-process.js';
 export { defaultWaitMs, isAlive, waitFor, withTimeoutsUntil, type WaitOptions } from './wait.js';
 export { sampleJob } from './sample-job.js';
+export { agentRunFixture, fixtureTime, jobFixture, verificationFixture } from './run-fixtures.js';
 export {
   startGithubStandIn,
   type Exchange,

@@ -9,27 +9,14 @@ import {
   type RunRecord,
   type Verification,
 } from '@codefleet/core';
+import { verificationFixture } from '@codefleet/testkit';
 import { failureComment, successComment } from '../../src/index.js';
 
 // Hand-made run records: what the pipeline writes, without running a job.
 const at = (s: number) => new Date(Date.parse('2026-01-05T10:00:00Z') + s * 1000);
 
-function check(overrides: Partial<Verification> = {}): Verification {
-  return {
-    pass: 'test',
-    attempt: 1,
-    inner_attempt: 1,
-    step: 'test',
-    command: ['npm', 'test'],
-    exit_code: 0,
-    signal: null,
-    timed_out: false,
-    duration_ms: 900,
-    output_tail: 'ok',
-    passed: true,
-    ...overrides,
-  };
-}
+const check = (overrides: Partial<Verification> = {}): Verification =>
+  verificationFixture({ duration_ms: 900, ...overrides });
 
 function runWith(checks: Verification[]): RunRecord {
   const job = createJob(

@@ -1,6 +1,8 @@
 import { parseJob, type AgentRun, type Job, type Verification } from '@codefleet/core';
 
-// Run record parts for the task note's tests, which build runs through core's own updates.
+// Run record parts, for tests that build runs through core's own updates (the PR body, the
+// CLI's `show`, GitHub's comments) without running a job. core's tests keep a copy of their
+// own: core cannot depend on testkit, which depends on core.
 
 /** A valid job from an issue, with overrides. */
 export function jobFixture(overrides: Record<string, unknown> = {}): Job {
@@ -54,6 +56,6 @@ export function verificationFixture(overrides: Partial<Verification> = {}): Veri
 }
 
 /** `n` seconds after a fixed instant. */
-export function at(n: number): Date {
+export function fixtureTime(n: number): Date {
   return new Date(Date.parse('2024-05-01T10:00:00Z') + n * 1000);
 }
