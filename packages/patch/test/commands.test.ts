@@ -1,7 +1,7 @@
 import { readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { createTempRepo, git, gitTestEnv, type TempRepo } from '@codefleet/testkit';
+import { createTempRepo, git, gitTestEnv, withTimeoutsUntil, type TempRepo } from '@codefleet/testkit';
 import { applyPatch, parsePatch } from '../src/index.js';
 
 // Shell and git commands of a patch, run for real in a temporary git repository.
@@ -32,16 +32,23 @@ describe('applyPatch: shell and git commands', () => {
   });
 
   it('a command that never ends is killed with its children at the timeout; a failing one reports its exit', async () => {
-    const result = await applyPatch(
-      [
-        { type: 'shell_command', action: 'run', content: 'sleep 300 & sleep 300' },
-        { type: 'shell_command', action: 'run', content: 'exit 3' },
-        { type: 'shell_command', action: 'run', content: 'true', workdir: '../' },
-      ],
-      { root: repo.path, env, shellTimeoutMs: 2_000 },
-    ); // room for `exit 3` to end on its own under load
+    // One timeout for every command: `exit 3` must end on its own within it. A loaded machine
+    // can hold its start past a short one; such a run is repeated with a longer timeout.
+    const { result, timeoutMs } = await withTimeoutsUntil(
+      [2_000, 20_000, 120_000],
+      (shellTimeoutMs) =>
+        applyPatch(
+          [
+            { type: 'shell_command', action: 'run', content: 'sleep 300 & sleep 300' },
+            { type: 'shell_command', action: 'run', content: 'exit 3' },
+            { type: 'shell_command', action: 'run', content: 'true', workdir: '../' },
+          ],
+          { root: repo.path, env, shellTimeoutMs },
+        ),
+      (run) => run.results[1]?.error === 'exit 3',
+    );
     expect(result.results.map((r) => r.error)).toEqual([
-      expect.stringMatching(/timed out after 2000 ms/),
+      expect.stringMatching(new RegExp(`timed out after ${timeoutMs} ms`)),
       'exit 3',
       expect.stringMatching(/leaves the workspace/),
     ]);
