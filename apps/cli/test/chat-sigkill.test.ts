@@ -68,6 +68,9 @@ describe('chat messages survive a SIGKILL of serve', () => {
       ['--config', join(dir.path, 'config.yaml'), 'serve', '--health-port', String(healthPort)],
       { cwd: dir.path, env: env() },
     );
+    // Probed only once serve says it listens: until then a port from freePort() may be another
+    // suite's on a busy machine, and a probe of it lands on (or is answered by) that suite's server.
+    await started.waitForLine(/^serving on /);
     await waitFor(
       async () => (await fetch(`http://127.0.0.1:${healthPort}/healthz`).catch(() => undefined))?.ok === true,
       { what: `serve's /healthz (${started.stderr})` },
