@@ -74,6 +74,9 @@ describe('chat messages survive a SIGKILL of serve', () => {
     void started.exited.then((exit) =>
       gone.abort(new Error(`serve exited (${exit.exitCode ?? exit.signal}): ${started.stderr.slice(-2_000)}`)),
     );
+    // Probed only once serve says it listens: until then a port from freePort() may be another
+    // suite's on a busy machine, and a probe of it lands on (or is answered by) that suite's server.
+    await started.waitForLine(/^serving on /);
     await waitFor(
       async () => (await fetch(`http://127.0.0.1:${healthPort}/healthz`).catch(() => undefined))?.ok === true,
       { what: "serve's /healthz", signal: gone.signal },

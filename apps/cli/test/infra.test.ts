@@ -58,7 +58,15 @@ async function exercise(
       reject(new Error(`${launch.argv.join(' ')} exited with ${code} before it was healthy: ${output.slice(-800)}`)),
     );
   });
+  // Probed only once it says it listens there ("...:<port>/healthz" from a worker, "serving on
+  // ...:<port> (/healthz" from serve): until then a port from freePort() may be another suite's
+  // on a busy machine, and a probe of it lands on (or is answered by) that suite's server.
+  const listening = new RegExp(`:${port}( \\()?/healthz`);
   try {
+    await Promise.race([
+      failedToStart,
+      waitFor(() => listening.test(output), { what: `${launch.argv.join(' ')} to listen on ${port}` }),
+    ]);
     await Promise.race([
       failedToStart,
       waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, {

@@ -6,8 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { execa } from 'execa';
 import {
   createTempDir,
+  closedPort,
   createTempRepo,
-  freePort,
   gitTestEnv,
   startFixture,
   startRedis,
@@ -148,7 +148,8 @@ describe("a newcomer's path", () => {
 
   it('worker --once gives up on a queue that does not answer, after --give-up-after seconds', async () => {
     // A port nobody listens on: the BullMQ queue opens, and its claims wait for a connection.
-    const port = await freePort();
+    // Not a freePort(): another suite's redis-server could take that one and answer.
+    const port = await closedPort();
     await writeFile(join(dir.path, 'agent.mjs'), '');
     await writeFile(
       join(dir.path, 'config.yaml'),

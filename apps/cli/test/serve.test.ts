@@ -92,6 +92,9 @@ describe('codefleet serve', () => {
           },
         },
       );
+      // Probed only once serve says it listens: until then a port from freePort() may be another
+      // suite's on a busy machine, and a probe of it lands on (or is answered by) that suite's server.
+      await proc.waitForLine(/^serving on /);
       await waitFor(async () => (await fetch(`${healthUrl}/healthz`).catch(() => undefined))?.ok === true, {
         what: `serve's /healthz (${proc.lines.join(' | ')} ${proc.stderr})`,
       });

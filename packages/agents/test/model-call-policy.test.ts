@@ -60,12 +60,25 @@ const errorBody = (provider: Provider, status: number) =>
         : { type: 'error', error: { type: 'api_error', message: `stand-in status ${status}` } },
   );
 
-/** Starts the stand-in for `provider`; requests past the script's end get the last step again. */
+/** Where each provider's model posts a chat. */
+const chatPath: Record<Provider, string> = {
+  ollama: '/api/chat',
+  openai: '/v1/chat/completions',
+  anthropic: '/v1/messages',
+};
+
+/**
+ * Starts the stand-in for `provider`; requests past the script's end get the last step again.
+ * Only chat requests count and take a step: on a busy machine another suite's probe of a port
+ * it took for its own (a health check polled before its server listens) can land on this
+ * random one, and must neither count nor use up the script.
+ */
 async function startStandIn(provider: Provider, script: Step[]): Promise<StandIn> {
   const state = { received: 0 };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     req.resume();
     req.on('end', () => {
+      if (req.method !== 'POST' || req.url?.split('?')[0] !== chatPath[provider]) return void res.writeHead(404).end();
       state.received += 1;
       const step = script[Math.min(state.received, script.length) - 1] ?? 'ok';
       if (step === 'silent') return;

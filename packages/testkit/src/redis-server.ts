@@ -87,7 +87,9 @@ export async function startRedis(options: RedisOptions = {}): Promise<RedisServe
       // Stopped when the server exits first: a poll left running held the test process open
       // for its whole deadline.
       const stopPolling = new AbortController();
-      const ready = waitFor(async () => (await ping(port, auth)) || undefined, {
+      // Ready when this server answers, told by its pid: until it listens, the port from
+      // freePort() can be another suite's redis-server on a busy machine, which answers too.
+      const ready = waitFor(async () => (await answeringPid(port, auth)) === proc.pid || undefined, {
         what: `redis-server on port ${port}`,
         signal: stopPolling.signal,
       });
@@ -151,12 +153,30 @@ async function accessArgs(options: RedisOptions, dir: string): Promise<string[]>
   return ['--aclfile', file];
 }
 
-async function ping(port: number, auth: readonly string[]): Promise<boolean> {
+/** The pid of the redis-server answering on `port` (its INFO), or undefined if none answers. */
+async function answeringPid(port: number, auth: readonly string[]): Promise<number | undefined> {
+  const commands = [...(auth.length === 0 ? [] : [auth]), ['INFO', 'server'], ['QUIT']];
   try {
-    return (await sendCommand(port, ['PING'], auth)) === '+PONG';
+    const reply = await new Promise<string>((resolve, reject) => {
+      const socket = connect({ host: '127.0.0.1', port });
+      let text = '';
+      socket.setTimeout(2_000, () => socket.destroy(new Error('redis INFO timed out')));
+      socket.once('error', reject);
+      socket.on('data', (chunk) => (text += chunk.toString('utf8')));
+      // QUIT makes the server close the connection once it has answered everything.
+      socket.once('end', () => resolve(text));
+      socket.once('connect', () => socket.write(commands.map(encodeCommand).join('')));
+    });
+    const pid = Number(/^process_id:(\d+)\r?$/m.exec(reply)?.[1]);
+    return pid > 0 ? pid : undefined;
   } catch {
-    return false;
+    return undefined;
   }
+}
+
+/** A command in RESP, as an array of bulk strings. */
+function encodeCommand(command: readonly string[]): string {
+  return `*${command.length}\r\n${command.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`;
 }
 
 /**
@@ -178,10 +198,6 @@ function sendCommand(port: number, args: readonly string[], auth: readonly strin
         resolve(lines[commands.length - 1]!);
       }
     });
-    socket.once('connect', () => {
-      const encode = (command: readonly string[]) =>
-        `*${command.length}\r\n${command.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`;
-      socket.write(commands.map(encode).join(''));
-    });
+    socket.once('connect', () => socket.write(commands.map(encodeCommand).join('')));
   });
 }

@@ -19,7 +19,10 @@ describe('worker registry', () => {
   let store: SqliteRunStore;
   beforeEach(async () => {
     dir = await createTempDir('presence');
-    queue = localQueue(dir.path);
+    // A lease no stall outlasts: one test holds its job with heartbeats (which renew the lease)
+    // too rare to show, and once a 2 s lease ran out on a loaded machine the worker's other
+    // slot took the job again; the test then finished that run, and the first ran on for good.
+    queue = localQueue(dir.path, 3_600_000);
     store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
   });
   afterEach(async () => {
