@@ -77,34 +77,7 @@ export function githubAppTokens(auth: GithubAppAuth): TokenSource {
 
   const refresh = async (): Promise<string> => {
     const url = `${auth.apiUrl.replace(/\/+$/, '')}/app/installations/${auth.installationId}/access_tokens`;
-    const signed = jwt();
-    let response: Response;
-    try {
-      response = await fetch(url, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${signed}`,
-          accept: 'application/vnd.github+json',
-          'user-agent': 'codefleet',
-        },
-        signal: githubSignal(),
-      });
-    } catch (error) {
-      throw new CodefleetError('network', `GitHub App token exchange failed: ${noAnswerReason(error)}`, {
-        verdict: 'transient',
-        cause: error,
-      });
-    }
-    if (!response.ok) {
-      const text = (await response.text()).slice(0, 300);
-      throw new CodefleetError(
-        response.status >= 500 ? 'forge_unavailable' : 'forge_rejected',
-        `GitHub App token exchange: ${response.status} ${text}`,
-        {
-          verdict: response.status >= 500 || response.status === 429 ? 'transient' : 'permanent',
-        },
-      );
-    }
+    const response = await exchange(url, jwt());
     const body = (await response.json()) as { token?: string; expires_at?: string };
     if (typeof body.token !== 'string')
       throw new CodefleetError('forge_rejected', 'GitHub App token exchange returned no token');
@@ -134,4 +107,30 @@ export function githubAppTokens(auth: GithubAppAuth): TokenSource {
     return true;
   };
   return { token, close: () => clearInterval(timer), refused };
+}
+
+/** POSTs the App's JWT for an installation token; resolves GitHub's 2xx answer. */
+async function exchange(url: string, signed: string): Promise<Response> {
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${signed}`, accept: 'application/vnd.github+json', 'user-agent': 'codefleet' },
+      signal: githubSignal(),
+    });
+  } catch (error) {
+    throw new CodefleetError('network', `GitHub App token exchange failed: ${noAnswerReason(error)}`, {
+      verdict: 'transient',
+      cause: error,
+    });
+  }
+  if (!response.ok) {
+    const text = (await response.text()).slice(0, 300);
+    throw new CodefleetError(
+      response.status >= 500 ? 'forge_unavailable' : 'forge_rejected',
+      `GitHub App token exchange: ${response.status} ${text}`,
+      { verdict: response.status >= 500 || response.status === 429 ? 'transient' : 'permanent' },
+    );
+  }
+  return response;
 }
