@@ -121,12 +121,15 @@ export async function createHarness(
     random: () => 0.5,
     settings: {
       defaultAgent: 'script',
-      agentTimeoutMs: 20_000,
+      // Hang-catchers, not speed limits: on CI's loaded machine an agent run past 20 s timed
+      // out, and the transient retry started the scripted attempts over. A test of a timeout
+      // sets its own.
+      agentTimeoutMs: 300_000,
       maxFixAttempts: 3,
       maxAttempts: 3,
       outer: { maxRetries: 2, backoff: { strategy: 'fixed', delayMs: 50 } },
       verification: config.verification,
-      stepTimeoutMs: 60_000,
+      stepTimeoutMs: 300_000,
       onDodFailure: 'draft',
       agentEnv: () => buildAgentEnv(env, { extra: quietTools }),
       verifyEnv: buildAgentEnv(env, { extra: quietTools }),
