@@ -95,7 +95,13 @@ async function claim(state: ClaimState, slot: number): Promise<Claimed> {
     unwatch();
   }
   if (lease) return lease;
-  return (await drained(state)) ? 'drained' : 'again';
+  if (await drained(state)) return 'drained';
+  // Empty before its wait was up: a queue that cannot wait (one closed under the worker).
+  // Claimed again at once, the loop would run on resolved promises alone and starve every
+  // timer and signal of the process, its own shutdown included.
+  const early = state.waitMs - (Date.now() - started);
+  if (early > 0) await sleep(early, undefined, { signal: state.signal }).catch(() => undefined);
+  return 'again';
 }
 
 /** The timers around one claim: the silent-queue warning and the give-up deadline. */

@@ -39,6 +39,29 @@ describe('runWorker', () => {
     ...extra,
   });
 
+  it('a queue closed under the worker: its empty claims are paced, so timers and shutdown still run', async () => {
+    // A closed LocalQueue answers every claim at once, with nothing. Claimed again at once, the
+    // loop ran on resolved promises alone: no timer fired, not even the one that stops it.
+    await queue.close();
+    const shutdown = new AbortController();
+    let claims = 0;
+    let ticked = false;
+    const closed: Queue = Object.create(queue, {
+      claim: {
+        value: async (...args: Parameters<Queue['claim']>) => {
+          claims += 1;
+          // The second claim comes after a turn of the event loop, which ran the first's check.
+          if (claims === 1) setImmediate(() => (ticked = true));
+          if (claims === 2) shutdown.abort();
+          return queue.claim(...args);
+        },
+      },
+    }) as Queue;
+    const summary = await runWorker(closed, async () => ({ action: 'ack', run: fakeRun }), options(shutdown.signal));
+    expect(ticked).toBe(true);
+    expect(summary).toMatchObject({ processed: 0 });
+  });
+
   it('shutdown during a job: no new claims, the running job finishes within the grace period', async () => {
     const jobs = [sampleJob(), sampleJob()];
     for (const job of jobs) await queue.enqueue(job);
