@@ -40,7 +40,7 @@ export async function expectCleanRun(engine: 'bullmq' | 'sqs'): Promise<readonly
     log: '',
   });
   expect(run.lines.filter((line) => line.includes('SIGSTOP')).length).toBeGreaterThan(0);
-  // Workers were killed mid-run (one per two jobs through, or one per 10 s without them).
+  // Workers were killed mid-run (one per two jobs through, or one per 30 s without them).
   const kills = /; (\d+) workers SIGKILLed/.exec(run.lines.find((line) => line.includes('workers SIGKILLed')) ?? '');
   expect(Number(kills?.[1] ?? 0)).toBeGreaterThan(0);
   return run.lines;
