@@ -204,18 +204,18 @@ describe('Slack end to end: mention → serve → worker → the thread', () => 
       what: 'the kept status',
     });
 
-    expect(await cli('worker', '--once')).toMatchObject({
-      code: 0,
-      out: expect.stringContaining('processed 1: 1 done'),
-    });
+    const drained = await cli('worker', '--once');
+    expect(drained).toMatchObject({ code: 0, out: expect.stringMatching(/processed ([12]): \1 done/) });
     // The processor tries again with backoff (10 s first): it finds the job ended and queues the follow-up.
     await waitFor(() => slack.message('C0REPO', kept.ts)?.text.includes('Queued as job'), {
       what: 'the kept request queued',
     });
-    expect(await cli('worker', '--once')).toMatchObject({
-      code: 0,
-      out: expect.stringContaining('processed 1: 1 done'),
-    });
+    // A worker slow enough (a loaded machine) took the follow-up in the same drain already.
+    if (!drained.out.includes('processed 2: 2 done'))
+      expect(await cli('worker', '--once')).toMatchObject({
+        code: 0,
+        out: expect.stringContaining('processed 1: 1 done'),
+      });
 
     const summaries = JSON.parse((await cli('runs', '--json')).out) as {
       run_id: string;
