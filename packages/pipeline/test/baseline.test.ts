@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { parseConfig } from '@codefleet/config';
 import { git } from '@codefleet/testkit';
 import { branchName } from '@codefleet/workspace';
-import { createHarness, implementsFeature, projectFiles, type Harness } from './harness.js';
+import { createHarness, implementsFeature, projectFiles, type Harness, outcomeOf } from './harness.js';
 
 // Verification against the untouched base commit, on whole jobs: a check that fails there
 // too is the repository's, not the agent's (SWE-bench's PASS_TO_PASS idea).
@@ -111,7 +111,7 @@ fs.writeFileSync(path.join(workdir, 'src', 'lib.js'), 'export const one = () => 
 if (pass === 'implement') fs.appendFileSync(path.join(workdir, 'src', 'lib.js'), 'export const  four = () => 4;\\n');`);
     const job = h.job({ title: 'Add two()' });
     await h.drain(job);
-    expect((await h.store.get(job.id))?.outcome).toBe('succeeded');
+    expect(outcomeOf(await h.store.get(job.id))).toBe('succeeded');
     const files = (await git(h.origin, ['diff', '--name-only', `main...${branchName(job)}`])).trim().split('\n');
     expect(files.sort()).toEqual(['src/lib.js', 'test/two.test.js']);
     // The file the change holds was formatted.

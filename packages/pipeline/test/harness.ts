@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildAgentEnv, createScriptAgent } from '@codefleet/agents';
 import { parseConfig } from '@codefleet/config';
-import { createJob, type Job } from '@codefleet/core';
+import { createJob, type Job, type RunRecord } from '@codefleet/core';
 import { createLocalForge, type LocalForge } from '@codefleet/forge';
 import { createIssueRequester, type ProgressLabels } from '@codefleet/github';
 import { silentLogger } from '@codefleet/log';
@@ -42,6 +42,42 @@ if (pass === 'test') fs.writeFileSync(path.join(workdir, 'test', 'two.test.js'),
  * empty, so without them each npm call would look for a newer npm over the network first.
  */
 const quietTools = { npm_config_update_notifier: 'false', NO_UPDATE_NOTIFIER: '1' };
+
+/**
+ * A run's outcome, for `expect(outcomeOf(run)).toBe('succeeded')`: a run that did not
+ * succeed comes with what ended it (its error, each agent run, each failed check, tails
+ * cut), so a failure on a CI machine says why rather than only that.
+ */
+export function outcomeOf(run: RunRecord | undefined): string {
+  if (run === undefined) return 'no run recorded';
+  if (run.outcome === 'succeeded') return run.outcome;
+  const tail = (text: string) => text.slice(-600);
+  return JSON.stringify(
+    {
+      outcome: run.outcome ?? `none (stage ${run.stage})`,
+      error: run.error,
+      agent_runs: run.agent_runs.map((r) => ({
+        at: `${r.pass} ${r.attempt}.${r.inner_attempt}`,
+        outcome: r.outcome,
+        exit: r.exit_code ?? r.signal,
+        ms: r.duration_ms,
+        tail: tail(r.output_tail),
+      })),
+      failed_checks: run.verification
+        .filter((check) => !check.passed)
+        .map((check) => ({
+          at: `${check.pass} ${check.attempt}.${check.inner_attempt}`,
+          step: check.step,
+          exit: check.exit_code ?? check.signal,
+          timed_out: check.timed_out,
+          tail: tail(check.output_tail),
+        })),
+      sandbox: run.sandbox?.resource_limits,
+    },
+    null,
+    1,
+  );
+}
 
 /** Everything a pipeline test needs, on real parts: git repos, SQLite queue/stores, processes. */
 export interface Harness {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { git } from '@codefleet/testkit';
 import { branchName } from '@codefleet/workspace';
-import { createHarness, implementsFeature, projectFiles, type Harness } from './harness.js';
+import { createHarness, implementsFeature, projectFiles, type Harness, outcomeOf } from './harness.js';
 
 // The memory bank (.codefleet/memory/*.md) on real parts: the scripted agent keeps each
 // prompt it gets beside its module, and may add a memory file of its own.
@@ -62,7 +62,7 @@ fs.writeFileSync(path.join(workdir, '.codefleet', 'answer.md'), 'It returns 1.\\
     const route = { name: 'ANALYZE' as const, source: 'command' as const, confidence: 1, reason: '/analyze' };
     const job = h.job({ mode: 'answer', route, title: 'How does one() work?' });
     await h.drain(job);
-    expect((await h.store.get(job.id))?.outcome).toBe('succeeded');
+    expect(outcomeOf(await h.store.get(job.id))).toBe('succeeded');
     const text = prompt(1);
     expect(text).toContain('## Repository notes (.codefleet/memory/)');
     expect(text).toContain('Exports are named, never default.');
@@ -111,7 +111,7 @@ if (pass === 'implement') {
     const job = h.job({ title: 'Add two()' });
     await h.drain(job);
     const run = await h.store.get(job.id);
-    expect(run?.outcome).toBe('succeeded');
+    expect(outcomeOf(run)).toBe('succeeded');
     expect(run?.memory_updates).toBeUndefined();
     const files = await git(h.dir.path, ['--git-dir', h.origin, 'diff', '--name-only', `main...${branch(job)}`]);
     expect(files).not.toContain('.codefleet');

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import type { Agent, AgentRunRequest, AgentRunResult } from '@codefleet/agents';
 import { utcDay } from '@codefleet/store';
-import { createHarness, implementsFeature, type Harness } from './harness.js';
+import { createHarness, implementsFeature, type Harness, outcomeOf } from './harness.js';
 
 // Money budgets through runJob on real parts: the real script agent edits the copy, wrapped
 // in an Agent that reports what a CLI reports (a cost, or tokens and a model) and keeps the
@@ -68,7 +68,7 @@ describe('money budgets (costs.budget_usd, costs.prices)', () => {
     const job = h.job();
     await h.drain(job);
     const run = await h.store.get(job.id);
-    expect(run?.outcome).toBe('succeeded');
+    expect(outcomeOf(run)).toBe('succeeded');
     // 0.1 M prompt tokens at $1 + 0.01 M completion tokens at $4 = $0.14 a run.
     expect(run!.agent_runs.map((a) => a.cost_usd)).toEqual([expect.closeTo(0.14, 10), expect.closeTo(0.14, 10)]);
     expect(seen.every((req) => req.prices === prices && req.budgetUsd === undefined)).toBe(true);

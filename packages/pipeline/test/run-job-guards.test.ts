@@ -8,7 +8,7 @@ import { git, waitFor } from '@codefleet/testkit';
 import { branchName } from '@codefleet/workspace';
 import { cancelRequested } from '@codefleet/core';
 import { runJob } from '../src/index.js';
-import { createHarness, implementsFeature, type Harness } from './harness.js';
+import { createHarness, implementsFeature, type Harness, outcomeOf } from './harness.js';
 import { agentStarted, pauseUntilGo } from './agent-pause.js';
 
 // Scripted agents (stand-ins for a language model): each test writes the module the
@@ -31,7 +31,7 @@ if (pass === 'implement' && !fs.readFileSync(lib, 'utf8').includes('two')) fs.ap
     const job = h.job({ title: 'Add two()' });
     await h.drain(job);
     const branch = branchName(job);
-    expect((await h.store.get(job.id))?.outcome).toBe('succeeded');
+    expect(outcomeOf(await h.store.get(job.id))).toBe('succeeded');
     // Redelivery after a lost ack: the run store knows the job is done.
     const again = await runJob(h.deps, { job, attempt: 2, workerId: 'other', signal: new AbortController().signal });
     expect(again.action).toBe('ack');
@@ -68,7 +68,7 @@ if (pass === 'implement' && !fs.readFileSync(lib, 'utf8').includes('two')) fs.ap
     });
     await h.drain(job);
     expect(existsSync(marker)).toBe(false);
-    expect((await h.store.get(job.id))?.outcome).toBe('succeeded');
+    expect(outcomeOf(await h.store.get(job.id))).toBe('succeeded');
   });
 
   it('scope: excluded files are absent for the agent, read-only files stay as they were in the PR', async () => {
@@ -83,7 +83,7 @@ ${implementsFeature}`);
     const job = h.job({ title: 'Add two()' });
     await h.drain(job);
     const run = await h.store.get(job.id);
-    expect(run?.outcome).toBe('succeeded');
+    expect(outcomeOf(run)).toBe('succeeded');
     const seen = JSON.parse(readFileSync(join(h.dir.path, 'agent', 'seen-implement.json'), 'utf8')) as {
       secret: boolean;
       vendorWrite: string;

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { git, withTimeoutsUntil } from '@codefleet/testkit';
 import { branchName } from '@codefleet/workspace';
 import { runJob } from '../src/index.js';
-import { createHarness, implementsFeature, type Harness } from './harness.js';
+import { createHarness, implementsFeature, type Harness, outcomeOf } from './harness.js';
 
 // Scripted agents (stand-ins for a language model): each test writes the module the
 // real `script` adapter runs, so the pipeline, workspace, verification, forge and queue
@@ -119,7 +119,7 @@ describe('live output', () => {
       signal: new AbortController().signal,
       onOutput: (source, chunk) => seen.push([source, chunk]),
     });
-    expect(result.run.outcome).toBe('succeeded');
+    expect(outcomeOf(result.run)).toBe('succeeded');
     const from = (source: string) =>
       seen
         .filter(([s]) => s === source)

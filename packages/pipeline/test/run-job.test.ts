@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { git } from '@codefleet/testkit';
 import { branchName } from '@codefleet/workspace';
 import { reportDeadLetters, runJob } from '../src/index.js';
-import { createHarness, implementsFeature, projectFiles, type Harness } from './harness.js';
+import { createHarness, implementsFeature, projectFiles, type Harness, outcomeOf } from './harness.js';
 
 // Scripted agents (stand-ins for a language model): each test writes the module the
 // real `script` adapter runs, so the pipeline, workspace, verification, forge and queue
@@ -66,7 +66,7 @@ if (pass === 'implement' && attempt === 2) {
     const job = h.job();
     await h.drain(job);
     const run = await h.store.get(job.id);
-    expect(run?.outcome).toBe('succeeded');
+    expect(outcomeOf(run)).toBe('succeeded');
     const builds = run!.verification.filter((v) => v.pass === 'implement' && v.step === 'build');
     expect(builds.map((v) => [v.inner_attempt, v.passed])).toEqual([
       [1, false],

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { SecretRegistry } from '@codefleet/log';
 import { git } from '@codefleet/testkit';
 import { branchName } from '@codefleet/workspace';
-import { createHarness, implementsFeature, projectFiles, type Harness } from './harness.js';
+import { createHarness, implementsFeature, projectFiles, type Harness, outcomeOf } from './harness.js';
 
 // A prompt-injected agent, played by scripted agents, against the real sandbox (bubblewrap
 // here): each test is one attack, and what must hold after the job.
@@ -55,7 +55,7 @@ fs.writeFileSync(path.join(workdir, 'loot.txt'), 'found:' + found + '\\n');
 ${implementsFeature}`);
       const job = h.job({ title: 'Add two()' });
       await h.drain(job);
-      expect((await h.store.get(job.id))?.outcome).toBe('succeeded');
+      expect(outcomeOf(await h.store.get(job.id))).toBe('succeeded');
       const { text } = await pushed(h, branchName(job));
       expect(text).toContain('found:');
       expect(text).not.toContain(marker);
@@ -79,7 +79,7 @@ if (pass === 'test') {
 }`);
     const job = h.job({ title: 'Add two()' });
     await h.drain(job);
-    expect((await h.store.get(job.id))?.outcome).toBe('succeeded');
+    expect(outcomeOf(await h.store.get(job.id))).toBe('succeeded');
     expect(existsSync(marker)).toBe(false);
     const { files } = await pushed(h, branchName(job));
     expect(files).toContain('test/two.test.js');
@@ -102,7 +102,7 @@ if (pass === 'test') {
 }`);
     const job = h.job({ title: 'Add two()' });
     await h.drain(job);
-    expect((await h.store.get(job.id))?.outcome).toBe('succeeded');
+    expect(outcomeOf(await h.store.get(job.id))).toBe('succeeded');
     expect(existsSync(marker)).toBe(false);
     const { files } = await pushed(h, branchName(job));
     expect(files).toContain('test/two.test.js');
@@ -147,7 +147,7 @@ fs.writeFileSync(path.join(workdir, 'home-seen-' + pass + '.txt'), 'home:' + bef
     const second = h.job({ title: 'Add two() again' });
     await h.drain(first, second);
     for (const job of [first, second]) {
-      expect((await h.store.get(job.id))?.outcome).toBe('succeeded');
+      expect(outcomeOf(await h.store.get(job.id))).toBe('succeeded');
       const { text } = await pushed(h, branchName(job));
       expect(text).toContain('export const two = () => 2;');
       // The filter would have turned 2 into 666 in what was committed (not in a commit hash).
@@ -190,7 +190,7 @@ fs.writeFileSync(path.join(workdir, 'git-seen.txt'), out + '\\n');`);
     await h.drain(first, second);
     // The agent's git worked on a git directory of its own, not the shared mirror, and the
     // second job fetched from the real origin.
-    for (const job of [first, second]) expect((await h.store.get(job.id))?.outcome).toBe('succeeded');
+    for (const job of [first, second]) expect(outcomeOf(await h.store.get(job.id))).toBe('succeeded');
     const { text } = await pushed(h, branchName(first));
     expect(text).toMatch(/^\+config-ok /m);
     // Its common dir is its own (shown where the copy's worktree directory is), not the mirror.
@@ -216,7 +216,7 @@ fs.writeFileSync(path.join(workdir, 'git-seen.txt'), seen.join(' ') + '\\n');`);
     const first = h.job({ title: 'Add two()' });
     const second = h.job({ title: 'Add two() again' });
     await h.drain(first, second);
-    for (const job of [first, second]) expect((await h.store.get(job.id))?.outcome).toBe('succeeded');
+    for (const job of [first, second]) expect(outcomeOf(await h.store.get(job.id))).toBe('succeeded');
     const { text } = await pushed(h, branchName(first));
     // Config, staging and commit all worked, in the job's own git directory beside the copy.
     expect(text).toMatch(/^\+config-ok add-ok commit-ok \/.*\.view\/git$/m);
@@ -295,7 +295,7 @@ fs.writeFileSync(path.join(workdir, 'notes.txt'), 'one\\ntwo\\n');`);
     ]);
     const job = h.job({ title: 'Add two()', patch });
     await h.drain(job);
-    expect((await h.store.get(job.id))?.outcome).toBe('succeeded');
+    expect(outcomeOf(await h.store.get(job.id))).toBe('succeeded');
     expect(existsSync(outside)).toBe(false);
     const { text } = await pushed(h, branchName(job));
     expect(text).toContain('+wrote=');
@@ -406,7 +406,7 @@ if (!fs.existsSync(path.join(workdir, 'planted'))) fs.writeFileSync(path.join(wo
     });
     await h.drain(first, second);
     const run = await h.store.get(second.id);
-    expect(run?.outcome).toBe('succeeded');
+    expect(outcomeOf(run)).toBe('succeeded');
     const dod = run!.verification.find((v) => v.step === 'dod');
     expect(dod?.output_tail).toContain('who=base');
   });

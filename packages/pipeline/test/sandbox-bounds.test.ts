@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { defaultLimits } from '@codefleet/sandbox';
 import { git, startRedis } from '@codefleet/testkit';
 import { branchName } from '@codefleet/workspace';
-import { createHarness, implementsFeature, testSandbox, type Harness } from './harness.js';
+import { createHarness, implementsFeature, testSandbox, type Harness, outcomeOf } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -22,14 +22,19 @@ describe('the sandbox bounds a prompt-injected agent', () => {
     });
     await h.agent(`
 const { spawnSync } = await import('node:child_process');
-if (pass === 'implement' && attempt === 1) spawnSync('sh', ['-c', 'bomb() { bomb | bomb & }; bomb; sleep 600'], { stdio: 'inherit' });
+if (pass === 'implement' && attempt === 1) {
+  // exec: a shell that forked its sleep could find no fork left and return at once, and
+  // this run must not go on to implement. It waits to be stopped, whatever wakes it.
+  spawnSync('sh', ['-c', 'bomb() { bomb | bomb & }; bomb; exec sleep 600'], { stdio: 'inherit' });
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
+}
 if (pass === 'implement' && attempt === 2) { const kept = []; for (;;) kept.push(Buffer.alloc(8 << 20, 1)); }
 ${implementsFeature}`);
     const bombed = h.job({ title: 'Add two()' });
     const next = h.job({ title: 'Add two() again' });
     await h.drain(bombed, next);
     const run = await h.store.get(bombed.id);
-    expect(run?.outcome).toBe('succeeded');
+    expect(outcomeOf(run)).toBe('succeeded');
     // Each bomb named; a run the bomb's aftermath also stopped may add another entry of the same limit.
     expect([...new Set(run?.sandbox?.resource_limits.map((hit) => hit.limit))]).toEqual(['processes', 'memory']);
     const [first, second] = run!.agent_runs;
@@ -41,7 +46,7 @@ ${implementsFeature}`);
     expect(second!.output_tail).toMatch(
       /codefleet: resource_limit: memory — (\d+ MiB seen, )?the limit is 384 MiB \(sandbox\.limits\.memory_mb\)/,
     );
-    expect((await h.store.get(next.id))?.outcome).toBe('succeeded');
+    expect(outcomeOf(await h.store.get(next.id))).toBe('succeeded');
   });
 
   it("cannot reach the fleet's Redis on the host's loopback: the forge fails, the refusal is in the run record", async () => {
@@ -60,7 +65,7 @@ ${implementsFeature}`);
       const job = h.job({ title: 'Add two()' });
       await h.drain(job);
       const run = await h.store.get(job.id);
-      expect(run?.outcome).toBe('succeeded');
+      expect(outcomeOf(run)).toBe('succeeded');
       expect(await redis.command('GET', 'codefleet:forged')).toBe('$2');
       const text = await git(h.origin, ['log', '-p', '--format=%H %s', `main..${branchName(job)}`]);
       expect(text).toMatch(/Could not connect to Redis|Connection refused/);

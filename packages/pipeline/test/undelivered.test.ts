@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { CodefleetError } from '@codefleet/core';
 import { runJob } from '../src/index.js';
-import { createHarness, implementsFeature, type Harness } from './harness.js';
+import { createHarness, implementsFeature, type Harness, outcomeOf } from './harness.js';
 
 // A final report the requester refuses is given up (the job's outcome stands) and written
 // to the run store's journal, where the dashboard finds it; progress reports are not.
@@ -26,7 +26,7 @@ describe('runJob: an undelivered final report is journaled', () => {
     await h.agent(implementsFeature);
     const job = h.job({ title: 'Add two()' });
     await h.drain(job);
-    expect((await h.store.get(job.id))?.outcome).toBe('succeeded');
+    expect(outcomeOf(await h.store.get(job.id))).toBe('succeeded');
     expect(await h.store.journal()).toEqual([
       {
         kind: 'undelivered_report',
