@@ -13,13 +13,15 @@ import { openSandbox, type Sandbox, type SandboxSettings } from '@codefleet/sand
 import { createWorkspaceManager } from '@codefleet/workspace';
 import { runJob, type PipelineDeps, type PipelineSettings } from '../src/index.js';
 
-/** A small Node project whose build loads every module and whose tests use node:test. */
+/**
+ * A small Node project whose build loads every module and whose tests use node:test. Its
+ * checks are the harness's configured commands (`node build.mjs`, `node --test`): an npm
+ * start costs about a fifth of a second of CPU, five times a job, on a CPU-bound suite.
+ * {@link npmProjectFiles} is the same project with npm scripts, the way a real repository
+ * is checked (its tests, and the verify package's, cover that path).
+ */
 export const projectFiles: Record<string, string> = {
-  'package.json': JSON.stringify(
-    { name: 'sample', private: true, type: 'module', scripts: { build: 'node build.mjs', test: 'node --test' } },
-    null,
-    2,
-  ),
+  'package.json': JSON.stringify({ name: 'sample', private: true, type: 'module' }, null, 2),
   'build.mjs':
     "import { readdirSync } from 'node:fs';\nfor (const f of readdirSync('src')) if (f.endsWith('.js')) await import(`./src/${f}`);\n",
   'src/lib.js': 'export const one = () => 1;\n',
@@ -28,6 +30,26 @@ export const projectFiles: Record<string, string> = {
   'secrets/prod.env': 'API_KEY=do-not-ship\n',
   'vendor/locked.js': 'export const locked = true;\n',
 };
+
+/** {@link projectFiles} with `build` and `test` scripts: checked through npm, as the config's defaults do. */
+export const npmProjectFiles: Record<string, string> = {
+  ...projectFiles,
+  'package.json': JSON.stringify(
+    { name: 'sample', private: true, type: 'module', scripts: { build: 'node build.mjs', test: 'node --test' } },
+    null,
+    2,
+  ),
+};
+
+/**
+ * The verification commands for {@link projectFiles}, which has no scripts; a test's own
+ * files are checked by the config's defaults, as a real repository is.
+ */
+const harnessConfig = `
+verification:
+  toolchains:
+    node: { build: [node, build.mjs], test: [node, --test] }
+`;
 
 /** A scripted agent body that adds two() in pass 1 and its test in pass 2. */
 export const implementsFeature = `
@@ -128,7 +150,11 @@ export async function createHarness(
   const agentDir = join(dir.path, 'agent');
   await mkdir(agentDir);
   const agentModule = join(agentDir, 'agent.mjs');
-  const { config } = parseConfig('', { env: {}, baseDir: dir.path, hostname: 'test-host' });
+  const { config } = parseConfig(files === projectFiles ? harnessConfig : '', {
+    env: {},
+    baseDir: dir.path,
+    hostname: 'test-host',
+  });
   const queue = new LocalQueue({
     backend: 'local',
     path: join(dir.path, 'queue.sqlite'),

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { git } from '@codefleet/testkit';
 import { branchName } from '@codefleet/workspace';
 import { reportDeadLetters, runJob } from '../src/index.js';
-import { createHarness, implementsFeature, projectFiles, type Harness, outcomeOf } from './harness.js';
+import { createHarness, implementsFeature, npmProjectFiles, outcomeOf, projectFiles, type Harness } from './harness.js';
 
 // Scripted agents (stand-ins for a language model): each test writes the module the
 // real `script` adapter runs, so the pipeline, workspace, verification, forge and queue
@@ -17,7 +17,8 @@ afterEach(async () => {
 
 describe('runJob (two-pass loop on real parts): outcomes', () => {
   it('succeeds first try: branch pushed, PR opened with the task note, run recorded', async () => {
-    h = await createHarness();
+    // The project's own npm scripts, checked by the config's default commands.
+    h = await createHarness({}, npmProjectFiles);
     await h.agent(implementsFeature);
     const job = h.job({ title: 'Add two()' });
     await h.drain(job);
@@ -37,6 +38,10 @@ describe('runJob (two-pass loop on real parts): outcomes', () => {
     expect(run!.stages.find((s) => s.stage === 'validating')?.note).toBe(
       'definition of done: the verification steps pass 2 passed (build, test)',
     );
+    expect(run!.verification.filter((v) => v.pass === 'test').map((v) => v.command.join(' '))).toEqual([
+      'npm run build',
+      'npm test',
+    ]);
     expect(run!.agent_runs.map((a) => [a.pass, a.inner_attempt, a.outcome])).toEqual([
       ['implement', 1, 'changed'],
       ['test', 1, 'changed'],

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { branchName } from '@codefleet/workspace';
-import { createHarness, implementsFeature, type Harness } from './harness.js';
+import { createHarness, implementsFeature, npmProjectFiles, type Harness } from './harness.js';
 
 // What a finished run says and shows: the definition of done it met, and no secret in
 // anything it wrote out. Scripted agents (stand-ins for a model) on real parts, as in
@@ -13,7 +13,7 @@ afterEach(async () => {
 
 describe('runJob: the definition of done (enforced, AM)', () => {
   it("a job's own DoD runs after verification: passed, recorded with its commands under the attempt that passed", async () => {
-    h = await createHarness();
+    h = await createHarness({}, npmProjectFiles);
     // Pass 2's first test fails, the fix attempt passes: the DoD belongs to attempt 1.2.
     await h.agent(`${implementsFeature}
 if (pass === 'test' && attempt === 1) fs.writeFileSync(path.join(workdir, 'test', 'bad.test.js'), "import { test } from 'node:test';\\ntest('bad', () => { throw new Error('no'); });\\n");
