@@ -65,6 +65,13 @@ if (pass === 'test') fs.writeFileSync(path.join(workdir, 'test', 'two.test.js'),
  */
 const quietTools = { npm_config_update_notifier: 'false', NO_UPDATE_NOTIFIER: '1' };
 
+/** What the work branch holds, file by file, on the origin the PR was pushed to. */
+export async function pushed(harness: Harness, branch: string): Promise<{ files: string[]; text: string }> {
+  const files = (await git(harness.origin, ['ls-tree', '-r', '--name-only', branch])).trim().split('\n');
+  const text = await git(harness.origin, ['log', '-p', '--format=%H %s', `main..${branch}`]);
+  return { files, text };
+}
+
 /**
  * A run's outcome, for `expect(outcomeOf(run)).toBe('succeeded')`: a run that did not
  * succeed comes with what ended it (its error, each agent run, each failed check, tails
