@@ -15,15 +15,19 @@ import { runJob, type PipelineDeps, type PipelineSettings } from '../src/index.j
 
 /**
  * A small Node project whose build loads every module and whose tests use node:test. Its
- * checks are the harness's configured commands (`node build.mjs`, `node --test`): an npm
- * start costs about a fifth of a second of CPU, five times a job, on a CPU-bound suite.
- * {@link npmProjectFiles} is the same project with npm scripts, the way a real repository
- * is checked (its tests, and the verify package's, cover that path).
+ * checks are the harness's configured commands, `node build.mjs` and `node run-tests.mjs`
+ * (every test file in one process): the suite is CPU-bound, and npm's start (about a fifth
+ * of a second of CPU, five times a job) and `node --test`'s process per test file were a
+ * third of a job's CPU. {@link npmProjectFiles} is the same project with npm scripts and
+ * `node --test`, the way a real repository is checked (its tests, and the verify
+ * package's, cover that path).
  */
 export const projectFiles: Record<string, string> = {
   'package.json': JSON.stringify({ name: 'sample', private: true, type: 'module' }, null, 2),
   'build.mjs':
     "import { readdirSync } from 'node:fs';\nfor (const f of readdirSync('src')) if (f.endsWith('.js')) await import(`./src/${f}`);\n",
+  'run-tests.mjs':
+    "import { readdirSync } from 'node:fs';\nfor (const f of readdirSync('test').sort()) if (f.endsWith('.test.js')) await import(`./test/${f}`);\n",
   'src/lib.js': 'export const one = () => 1;\n',
   'test/lib.test.js':
     "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { one } from '../src/lib.js';\ntest('one', () => assert.equal(one(), 1));\n",
@@ -48,7 +52,7 @@ export const npmProjectFiles: Record<string, string> = {
 const harnessConfig = `
 verification:
   toolchains:
-    node: { build: [node, build.mjs], test: [node, --test] }
+    node: { build: [node, build.mjs], test: [node, run-tests.mjs] }
 `;
 
 /** A scripted agent body that adds two() in pass 1 and its test in pass 2. */
