@@ -75,7 +75,9 @@ async function commitVerified(
   const { deps, ctx, tracker, now } = running;
   const { ws, branch } = prepared;
   const { outOfScope, verified, dod } = validated;
-  if ((await ws.changedFiles()).filter((file) => !outOfScope.includes(file)).length === 0) {
+  // Read once: nothing runs between here and the commit that could change the tree.
+  const changed = await ws.changedFiles();
+  if (changed.filter((file) => !outOfScope.includes(file)).length === 0) {
     throw new CodefleetError('no_changes', 'the agent finished without changing any file', { verdict: 'permanent' });
   }
   if ((await ws.fingerprint()) !== verified) {
@@ -87,7 +89,7 @@ async function commitVerified(
     );
   }
   // A memory bank update is proposed, never silent: its own section of the PR body.
-  const memoryUpdates = (await ws.changedFiles()).filter((file) => isMemoryFile(file) && !outOfScope.includes(file));
+  const memoryUpdates = changed.filter((file) => isMemoryFile(file) && !outOfScope.includes(file));
   if (memoryUpdates.length > 0) await tracker.update((r) => setMemoryUpdates(r, memoryUpdates, { now: now() }));
   // The record's job has its secrets masked (RunTracker): the commit and the PR carry that title.
   const shown = tracker.run.job;
