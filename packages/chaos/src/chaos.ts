@@ -12,7 +12,8 @@
  * queue still holds when the run stops at its deadline) is reported, not failed: on a
  * loaded machine the fleet is slower, which is not a fault of the queue.
  * Usage: node dist/chaos.js [--jobs 100] [--workers 4] [--engine bullmq|sqs|both] [--keep]
- *        [--deadline <seconds>: when the run stops and what is left is unfinished; default jobs × 6, at least 180]
+ *        [--deadline <seconds>: when the run stops and what is left is unfinished; default jobs × 6, at least 180;
+ *         with no job through by then, the run goes on without faults until one is, for at most as long again]
  */
 import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

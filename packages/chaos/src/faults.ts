@@ -31,8 +31,10 @@ const killEveryMs = 30_000;
 /**
  * Runs the faults until every job succeeded or the deadline passed: workers SIGKILLed at
  * random, Redis SIGKILLed and restarted once (BullMQ run), one worker SIGSTOPped mid-job
- * past its lease; a worker that exits by itself is restarted. Resolves what was done and
- * whether the deadline ended it.
+ * past its lease; a worker that exits by itself is restarted. A run with no job through by
+ * the deadline (a machine too loaded for the fleet to finish one amid the faults) goes on
+ * without faults, healing, until one is, for at most as long again. Resolves what was done
+ * and whether the deadline ended it.
  */
 export async function injectFaults(
   target: FaultTarget,
@@ -40,6 +42,7 @@ export async function injectFaults(
   const { engine, fleet, redis, ledgerPath, jobCount, deadlineMs, done, log } = target;
   const started = Date.now();
   const deadline = started + deadlineMs;
+  const overtime = deadline + deadlineMs;
   let kills = 0;
   let crashes = 0;
   let redisKilled = engine !== 'bullmq';
@@ -47,7 +50,8 @@ export async function injectFaults(
   let lastKill = { at: Date.now(), finished: 0 };
   for (;;) {
     const finished = await done();
-    if (finished === jobCount || Date.now() > deadline) break;
+    if (finished === jobCount) break;
+    if (Date.now() > deadline && (finished > 0 || Date.now() > overtime)) break;
     // Faults follow progress, or time where the machine is too loaded for progress to get
     // there: a slow run meets every fault as well, and still has its last fifth to heal.
     const phase = Math.max(finished / jobCount, (Date.now() - started) / (deadline - started));

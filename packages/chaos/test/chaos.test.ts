@@ -6,5 +6,5 @@ describe('chaos run (CI size) on BullMQ', () => {
   it('30 jobs, 4 workers, Redis SIGKILLed mid-run: nothing lost, unexpected, duplicated or orphaned', async () => {
     const lines = await expectCleanRun('bullmq');
     expect(lines.some((line) => line.includes('SIGKILL redis-server'))).toBe(true);
-  }, 600_000);
+  }, 1_200_000);
 });

@@ -16,7 +16,9 @@ export const harnessEnv = { PATH: process.env.PATH ?? '', HOME: process.env.HOME
  * rests on the machine's speed: jobs still queued or running at the run's deadline are
  * reported as unfinished, not lost, and every fault is injected by then whatever the
  * progress. That some job got all the way through (of 30, in minutes) is the one thing
- * asked of the fleet's pace: a fleet that delivers nothing loses nothing either.
+ * asked of the fleet's pace: a fleet that delivers nothing loses nothing either. A run with
+ * none through by its deadline goes on without faults until one is, for as long again (the
+ * tests' 20-minute timeouts only catch a hang).
  * Resolves the run's output lines, for the faults an engine must have seen.
  */
 export async function expectCleanRun(engine: 'bullmq' | 'sqs'): Promise<readonly string[]> {
