@@ -87,9 +87,10 @@ export async function startRedis(options: RedisOptions = {}): Promise<RedisServe
       // Stopped when the server exits first: a poll left running held the test process open
       // for its whole deadline.
       const stopPolling = new AbortController();
-      // Ready when this server answers, told by its pid: until it listens, the port from
-      // freePort() can be another suite's redis-server on a busy machine, which answers too.
-      const ready = waitFor(async () => (await answeringPid(port, auth)) === proc.pid || undefined, {
+      // Ready when this server answers with its dataset loaded, told by its pid: until it
+      // listens, the port from freePort() can be another suite's redis-server on a busy
+      // machine, which answers too.
+      const ready = waitFor(async () => (await loadedServerPid(port, auth)) === proc.pid || undefined, {
         what: `redis-server on port ${port}`,
         signal: stopPolling.signal,
       });
@@ -153,9 +154,14 @@ async function accessArgs(options: RedisOptions, dir: string): Promise<string[]>
   return ['--aclfile', file];
 }
 
-/** The pid of the redis-server answering on `port` (its INFO), or undefined if none answers. */
-async function answeringPid(port: number, auth: readonly string[]): Promise<number | undefined> {
-  const commands = [...(auth.length === 0 ? [] : [auth]), ['INFO', 'server'], ['QUIT']];
+/**
+ * The pid of the redis-server answering on `port` (its INFO), once it has loaded its dataset;
+ * undefined until then, or if none answers. A restart with AOF answers INFO while it loads,
+ * and every other command with `-LOADING` (seen under load).
+ */
+async function loadedServerPid(port: number, auth: readonly string[]): Promise<number | undefined> {
+  // INFO's default sections include server (the pid) and persistence (loading).
+  const commands = [...(auth.length === 0 ? [] : [auth]), ['INFO'], ['QUIT']];
   try {
     const reply = await new Promise<string>((resolve, reject) => {
       const socket = connect({ host: '127.0.0.1', port });
@@ -168,7 +174,8 @@ async function answeringPid(port: number, auth: readonly string[]): Promise<numb
       socket.once('connect', () => socket.write(commands.map(encodeCommand).join('')));
     });
     const pid = Number(/^process_id:(\d+)\r?$/m.exec(reply)?.[1]);
-    return pid > 0 ? pid : undefined;
+    const loaded = /^loading:0\r?$/m.test(reply);
+    return pid > 0 && loaded ? pid : undefined;
   } catch {
     return undefined;
   }
