@@ -184,20 +184,21 @@ describe("a newcomer's path", () => {
       ].join('\n'),
     );
     // Long grace and a long-running agent: only a forced stop ends the first worker soon. A
-    // short lease, so the second worker does not wait two minutes for the job.
-    await writeFile(
-      join(dir.path, 'config.yaml'),
+    // short lease for the first worker's claim, so the second does not wait two minutes for
+    // the job; a long one for the second's, which a loaded machine must not see expire.
+    const config = (leaseSeconds: number) =>
       [
         'data_dir: ./data',
         'logging:\n  level: info',
         `agents:\n  script:\n    module: ${agent}`,
-        'queue:\n  lease_seconds: 3',
+        `queue:\n  lease_seconds: ${leaseSeconds}`,
         'worker:\n  shutdown_grace_seconds: 3600\n  max_retries: 3',
         // No sandbox, so the agent can leave a mark outside its working copy for the test.
         'sandbox:\n  mode: none',
         '',
-      ].join('\n'),
-    );
+      ].join('\n');
+    await writeFile(join(dir.path, 'config.yaml'), config(3));
+    await writeFile(join(dir.path, 'config-long-lease.yaml'), config(600));
     const env = { PATH: process.env.PATH ?? '', HOME: join(dir.path, 'home'), ...gitTestEnv() };
     const args = ['--config', join(dir.path, 'config.yaml')];
     expect(
@@ -225,7 +226,10 @@ describe("a newcomer's path", () => {
     expect(await first.exited).toEqual({ exitCode: 130, signal: undefined });
     expect(first.lines.some((line) => line.includes('"event":"worker.stopped_now"'))).toBe(true);
     // The lease expires, and another worker runs the job to its end.
-    const second = startFixture(bin, [...args, 'worker'], { cwd: dir.path, env });
+    const second = startFixture(bin, ['--config', join(dir.path, 'config-long-lease.yaml'), 'worker'], {
+      cwd: dir.path,
+      env,
+    });
     try {
       await second.waitForLine(/"event":"job.settled"/);
     } finally {
