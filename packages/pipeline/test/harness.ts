@@ -12,6 +12,7 @@ import { createTempDir, createTempRepo, git, gitTestEnv, type TempDir } from '@c
 import { openSandbox, type Sandbox, type SandboxSettings } from '@codefleet/sandbox';
 import { createWorkspaceManager } from '@codefleet/workspace';
 import { runJob, type PipelineDeps, type PipelineSettings } from '../src/index.js';
+import { renderTaskNote } from '../src/task-note.js';
 
 /**
  * A small Node project whose build loads every module and whose tests use node:test. Its
@@ -78,38 +79,12 @@ export async function pushed(harness: Harness, branch: string): Promise<{ files:
 
 /**
  * A run's outcome, for `expect(outcomeOf(run)).toBe('succeeded')`: a run that did not
- * succeed comes with what ended it (its error, each agent run, each failed check, tails
- * cut), so a failure on a CI machine says why rather than only that.
+ * succeed comes as its task note (error, agent runs, checks, and the failing ones' output),
+ * so a failure on a CI machine says why rather than only that.
  */
 export function outcomeOf(run: RunRecord | undefined): string {
   if (run === undefined) return 'no run recorded';
-  if (run.outcome === 'succeeded') return run.outcome;
-  const tail = (text: string) => text.slice(-600);
-  return JSON.stringify(
-    {
-      outcome: run.outcome ?? `none (stage ${run.stage})`,
-      error: run.error,
-      agent_runs: run.agent_runs.map((r) => ({
-        at: `${r.pass} ${r.attempt}.${r.inner_attempt}`,
-        outcome: r.outcome,
-        exit: r.exit_code ?? r.signal,
-        ms: r.duration_ms,
-        tail: tail(r.output_tail),
-      })),
-      failed_checks: run.verification
-        .filter((check) => !check.passed)
-        .map((check) => ({
-          at: `${check.pass} ${check.attempt}.${check.inner_attempt}`,
-          step: check.step,
-          exit: check.exit_code ?? check.signal,
-          timed_out: check.timed_out,
-          tail: tail(check.output_tail),
-        })),
-      sandbox: run.sandbox?.resource_limits,
-    },
-    null,
-    1,
-  );
+  return run.outcome === 'succeeded' ? run.outcome : renderTaskNote(run, { maxChars: 12_000 });
 }
 
 /** Everything a pipeline test needs, on real parts: git repos, SQLite queue/stores, processes. */
