@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm test`: builds what the tests need (turbo), runs every workspace's jest suite, the
+// `npm test`: builds what the tests need (scripts/transpile.mjs), runs every workspace's jest suite, the
 // longest first and several at once, then prints the ten slowest test files and one summary
 // line `N passed, N failed` from the jest JSON reports. A suite that could not run (a compile
 // error, a crash) counts as a failure, so nothing fails silently. `--filter=<package>`
@@ -65,12 +65,8 @@ const longestFirst = [
 // Suites run side by side: most of their time is spent waiting on processes they start
 // (git, bubblewrap, redis), so more than the machine's cores keep it busy.
 const concurrency = 10;
-const turboEnv = { ...process.env, TURBO_TELEMETRY_DISABLED: '1', DO_NOT_TRACK: '1' };
-const build = spawnSync('npx', ['turbo', 'run', 'build', '--output-logs=errors-only'], {
-  cwd: root,
-  stdio: 'inherit',
-  env: turboEnv,
-});
+// The build (every workspace's dist, which the suites import): one process, see transpile.mjs.
+const build = spawnSync(process.execPath, [join(root, 'scripts', 'transpile.mjs')], { cwd: root, stdio: 'inherit' });
 const exits = build.status === 0 ? await runSuites(workspaces) : [];
 
 let passed = 0;
@@ -105,7 +101,7 @@ for (const dir of workspaces) {
 }
 if (build.status !== 0) {
   failed += 1;
-  problems.push(`the build failed (turbo exited with ${build.status ?? build.signal}); no suite ran`);
+  problems.push(`the build failed (transpile exited with ${build.status ?? build.signal}); no suite ran`);
 }
 // A suite whose jest exited non-zero with no failing test in its report (a crash after the
 // tests) still fails the run.
@@ -172,7 +168,7 @@ function runSuite(dir) {
   return new Promise((resolve) => {
     const child = spawn('npm', ['run', 'test', '--silent'], {
       cwd: dir,
-      env: turboEnv,
+      env: process.env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const chunks = [];
