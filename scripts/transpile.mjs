@@ -9,12 +9,23 @@
 // process (one load of TypeScript: run per workspace through turbo, the build took 75 s of
 // CPU, most of it starting npm and TypeScript 28 times); from a workspace folder
 // (`node ../../scripts/transpile.mjs`, its `build` script) it builds that workspace.
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
-const root = new URL('..', import.meta.url).pathname.replace(/\/$/, '');
-const here = process.cwd();
+// Real paths: a checkout under a symlink or with spaces in its path is still recognised.
+const root = realpathSync(fileURLToPath(new URL('..', import.meta.url)));
+const here = realpathSync(process.cwd());
 const workspaces =
   here === root
     ? ['packages', 'apps'].flatMap((group) =>
