@@ -1,4 +1,5 @@
 import { writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import {
@@ -171,5 +172,38 @@ describe('codefleet serve', () => {
     const { exitCode } = await proc.exited;
     expect(exitCode).not.toBe(0);
     expect(proc.stderr).toContain('no producer is enabled');
+  });
+
+  it('a port it needs is taken: says so and exits, its started producers stopped (it once spun at 100% CPU)', async () => {
+    // Held by this test for its whole length: nothing else can take it in between.
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen({ port: 0, host: '127.0.0.1' }, resolve));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      await writeFile(
+        join(dir.path, 'config.yaml'),
+        [
+          'data_dir: ./data',
+          'logging:\n  level: silent',
+          'serve:\n  port: 0',
+          `router:\n  classifier:\n    enabled: false\n  chat:\n    host: ${ollama.url}`,
+          `line:\n  enabled: true\n  port: ${port}\n  api_url: ${line.url}`,
+          '',
+        ].join('\n'),
+      );
+      proc = startFixture(bin, ['--config', join(dir.path, 'config.yaml'), 'serve'], {
+        cwd: dir.path,
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: dir.path,
+          LINE_CHANNEL_SECRET: line.channelSecret,
+          LINE_CHANNEL_ACCESS_TOKEN: line.accessToken,
+        },
+      });
+      expect(await proc.exited).toEqual({ exitCode: 1, signal: undefined });
+      expect(proc.stderr).toContain(`EADDRINUSE: address already in use 127.0.0.1:${port}`);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
   });
 });

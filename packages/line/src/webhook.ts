@@ -149,7 +149,16 @@ export function createLineWebhook(options: LineWebhookOptions): LineWebhook {
     async listen() {
       const app = createHttpApp();
       await app.register(routes);
-      server = await listen(app, { port: config.port ?? 0, host: config.host });
+      try {
+        server = await listen(app, { port: config.port ?? 0, host: config.host });
+      } catch (error) {
+        // Registering started the processing: a webhook that could not listen stops it, or the
+        // process that failed to start would never end.
+        processing.abort();
+        await running;
+        await app.close();
+        throw error;
+      }
     },
     idle: () => untilIdle(options.inbox),
     async close() {

@@ -18,6 +18,6 @@ export {
 } from './settings.js';
 export { openQueue } from './open-queue.js';
 export { signedQueue, type JobSigning, type UnsignedJob } from './signed-queue.js';
-export { processUntilAborted } from './process-loop.js';
+export { paceEmptyClaim, processUntilAborted } from './process-loop.js';
 export { LocalQueue } from './local/local-queue.js';
 export { internalErrorRetryMs, settleLease, type LeaseVerdict, type Settlement } from './settle.js';

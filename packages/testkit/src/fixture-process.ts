@@ -64,7 +64,9 @@ export function startFixture(
   const gone = new AbortController();
   const exited = child.then((result) => {
     if (pending) lines.push(pending);
-    gone.abort(new Error(`the process ended (exit ${result.exitCode ?? result.signal}) without printing it`));
+    // Its stderr as it was at the end: why a process quit is what it printed last.
+    const said = stderr.trim() === '' ? 'nothing on stderr' : `stderr: ${stderr.slice(-500)}`;
+    gone.abort(new Error(`the process ended (exit ${result.exitCode ?? result.signal}) without printing it (${said})`));
     return { exitCode: result.exitCode, signal: result.signal };
   });
   const match = (line: string, pattern: RegExp | string) =>
@@ -78,7 +80,7 @@ export function startFixture(
     waitForLine: (pattern, timeoutMs) =>
       waitFor(() => lines.find((line) => match(line, pattern)), {
         timeoutMs,
-        what: `a line matching ${String(pattern)} from ${script} (stderr: ${stderr.slice(-500)})`,
+        what: `a line matching ${String(pattern)} from ${script}`,
         signal: gone.signal,
       }),
     kill: (signal = 'SIGTERM') => {

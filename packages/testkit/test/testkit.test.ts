@@ -1,11 +1,13 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import {
   createTempDir,
   createTempRepo,
+  freePort,
   isAlive,
   startFixture,
   startRedis,
@@ -100,6 +102,26 @@ describe('startFixture', () => {
     expect(await proc.waitForLine('only')).toBe('only');
     // Without the stop this would poll until the test's timeout.
     await expect(proc.waitForLine('never')).rejects.toThrow(/the process ended \(exit 0\) without printing it/);
+  });
+
+  it("a wait ended by the process's exit says what it printed on stderr last", async () => {
+    const proc = startFixture(fixture('echo-lines.mjs'), ['--stderr', 'port taken', '--exit']);
+    await expect(proc.waitForLine('never')).rejects.toThrow(/without printing it \(stderr: port taken\n\)/);
+  });
+});
+
+describe('freePort', () => {
+  it('is below the ephemeral range, where no port-0 server or outgoing connection is given one, and free', async () => {
+    const range = await readFile('/proc/sys/net/ipv4/ip_local_port_range', 'utf8');
+    const low = Number(range.split(/\s+/)[0]);
+    const ports = await Promise.all(Array.from({ length: 20 }, () => freePort()));
+    for (const port of ports) {
+      expect(port).toBeGreaterThan(10_080);
+      expect(port).toBeLessThan(low);
+    }
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen({ port: ports[0], host: '127.0.0.1' }, resolve));
+    await new Promise((resolve) => server.close(resolve));
   });
 });
 

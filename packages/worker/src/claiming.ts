@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CodefleetError } from '@codefleet/core';
 import type { Logger } from '@codefleet/log';
-import type { Lease, Queue } from '@codefleet/queue';
+import { paceEmptyClaim, type Lease, type Queue } from '@codefleet/queue';
 import type { WorkerEvents } from './monitor.js';
 
 /** The longest pause between two claims when the queue keeps failing them. */
@@ -96,11 +96,7 @@ async function claim(state: ClaimState, slot: number): Promise<Claimed> {
   }
   if (lease) return lease;
   if (await drained(state)) return 'drained';
-  // Empty before its wait was up: a queue that cannot wait (one closed under the worker).
-  // Claimed again at once, the loop would run on resolved promises alone and starve every
-  // timer and signal of the process, its own shutdown included.
-  const early = state.waitMs - (Date.now() - started);
-  if (early > 0) await sleep(early, undefined, { signal: state.signal }).catch(() => undefined);
+  await paceEmptyClaim(started, state.waitMs, state.signal);
   return 'again';
 }
 
