@@ -147,18 +147,10 @@ export function createLineWebhook(options: LineWebhookOptions): LineWebhook {
       return server?.url ?? '';
     },
     async listen() {
-      const app = createHttpApp();
-      await app.register(routes);
-      try {
-        server = await listen(app, { port: config.port ?? 0, host: config.host });
-      } catch (error) {
-        // Registering started the processing: a webhook that could not listen stops it, or the
-        // process that failed to start would never end.
+      server = await listenAlone(routes, config, async () => {
         processing.abort();
         await running;
-        await app.close();
-        throw error;
-      }
+      });
     },
     idle: () => untilIdle(options.inbox),
     async close() {
@@ -167,4 +159,25 @@ export function createLineWebhook(options: LineWebhookOptions): LineWebhook {
       await running;
     },
   };
+}
+
+/**
+ * The webhook on a port of its own. Registering its routes started the processing: when
+ * the port cannot be had, `stopProcessing` ends it, or the process that failed to start
+ * would never end (serve once spun on a closed inbox when its LINE port was taken).
+ */
+async function listenAlone(
+  routes: (scope: FastifyInstance) => Promise<void>,
+  config: LineConfig,
+  stopProcessing: () => Promise<void>,
+): Promise<Listening> {
+  const app = createHttpApp();
+  await app.register(routes);
+  try {
+    return await listen(app, { port: config.port ?? 0, host: config.host });
+  } catch (error) {
+    await stopProcessing();
+    await app.close();
+    throw error;
+  }
 }
