@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { createTempDir, createTempRepo, closedPort, gitTestEnv, startFixture, type TempDir } from '@codefleet/testkit';
+import { LocalQueue } from '@codefleet/queue';
 import { runCli } from '../src/index.js';
 import { bin, cli } from './cli-helpers.js';
 
@@ -43,6 +44,39 @@ describe('codefleet CLI', () => {
       );
       expect(ok).toMatchObject({ code: 0, err: '' });
       expect(ok.out).toMatch(/^enqueued [0-9a-f-]{36}$/);
+    } finally {
+      await repo.dispose();
+    }
+  });
+
+  it('enqueue --base-commit pins the job to a commit; a short or named one is refused, naming the field', async () => {
+    const repo = await createTempRepo();
+    try {
+      await writeFile(join(dir.path, 'agent.mjs'), '');
+      await writeFile(
+        join(dir.path, 'config.yaml'),
+        'data_dir: ./data\nlogging:\n  level: silent\nagents:\n  script:\n    module: ./agent.mjs\n',
+      );
+      const head = await repo.git(['rev-parse', 'HEAD']);
+      const args = ['enqueue', '--repo', repo.path, '--title', 'Replay a fix'];
+      for (const sha of [head.slice(0, 12), 'main']) {
+        const refused = await cli(dir.path, ...args, '--base-commit', sha);
+        expect(refused.code).toBe(1);
+        expect(refused.err).toMatch(/base_commit: expected a full commit id/);
+      }
+      expect(await cli(dir.path, ...args, '--base-commit', head)).toMatchObject({ code: 0, err: '' });
+      const queue = new LocalQueue({
+        backend: 'local',
+        path: join(dir.path, 'data', 'queue.sqlite'),
+        name: 'codefleet',
+        leaseMs: 60_000,
+        maxAttempts: 3,
+      });
+      try {
+        expect((await queue.claim({ workerId: 'test' }))?.job).toMatchObject({ base_commit: head });
+      } finally {
+        await queue.close();
+      }
     } finally {
       await repo.dispose();
     }

@@ -29,6 +29,7 @@ export {
   maxBodyChars,
   maxDodCommands,
   maxPatchBytes,
+  objectIdPattern,
   parseJob,
   parseJobJson,
   recordKinds,

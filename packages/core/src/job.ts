@@ -114,6 +114,9 @@ const signatureSchema = z
   .catch(undefined)
   .describe('HMAC-SHA256 of the job by the fleet key (set by the queue at enqueue, checked by the worker at claim).');
 
+/** A full git object id: SHA-1 (40 hex digits) or SHA-256 (64). */
+export const objectIdPattern = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+
 /** The job wire format, version 1. Unknown keys are stripped, not refused. */
 export const jobSchema = z.object({
   v: z.literal(1).default(1).describe('Schema version.'),
@@ -141,6 +144,13 @@ export const jobSchema = z.object({
     })
     .optional()
     .describe('Branch to start from; the repository default branch when absent.'),
+  base_commit: z
+    .string()
+    .regex(objectIdPattern, { error: 'expected a full commit id (40 or 64 hexadecimal digits, lower case)' })
+    .optional()
+    .describe(
+      'Commit to start from (its full id), for a replayed task or an evaluation: the working copy then holds that commit and its history only, no newer object and no other branch. The pull request still targets base_branch.',
+    ),
   source: sourceSchema,
   title: z.string().trim().min(1).max(256).describe('One-line task title.'),
   body: z

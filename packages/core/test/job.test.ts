@@ -208,6 +208,21 @@ describe('parseJob', () => {
     else expect(errorOf(parse).issues[0]?.path).toBe('base_branch');
   });
 
+  it.each([
+    ['a'.repeat(40), true],
+    ['0123456789abcdef'.repeat(4), true],
+    ['A'.repeat(40), false],
+    ['a'.repeat(39), false],
+    ['a'.repeat(41), false],
+    ['main', false],
+    ['HEAD~1', false],
+    ['-a'.repeat(20), false],
+  ])('base_commit %j valid: %s', (sha, valid) => {
+    const parse = (): unknown => parseJob({ ...minimal, base_commit: sha });
+    if (valid) expect(parse).not.toThrow();
+    else expect(errorOf(parse).issues[0]?.path).toBe('base_commit');
+  });
+
   it('accepts chat, cli and api sources', () => {
     const chat = { kind: 'chat', platform: 'slack', channel: 'C1', thread_id: '171.2', message_id: 'm1' } as const;
     expect(parseJob({ ...minimal, source: chat }).source).toEqual(chat);

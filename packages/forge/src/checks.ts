@@ -1,6 +1,6 @@
 // Input checks shared by every adapter. The limits are GitHub's, applied everywhere so
 // that a body accepted by the local forge in development is not refused in production.
-import { CodefleetError, branchNameProblem, previewValue } from '@codefleet/core';
+import { CodefleetError, branchNameProblem, objectIdPattern, previewValue } from '@codefleet/core';
 import type { CommentTarget, EnsurePullRequestRequest } from './port.js';
 
 /** GitHub's limits: a title of 256 characters, a body (PR or comment) of 65 536. */
@@ -18,8 +18,7 @@ export function checkBranch(name: string, what = 'branch'): void {
 
 /** Throws `forge_rejected` unless `sha` is a full hex object name (SHA-1 or SHA-256). */
 export function checkSha(sha: string): void {
-  if (!/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(sha))
-    reject(`invalid expectedSha ${previewValue(sha)}: expected a full hex object name`);
+  if (!objectIdPattern.test(sha)) reject(`invalid expectedSha ${previewValue(sha)}: expected a full hex object name`);
 }
 
 /** Throws `forge_rejected` for a malformed target; returns its storage key (`pull:7`). */

@@ -1,4 +1,4 @@
-import { CodefleetError } from '@codefleet/core';
+import { CodefleetError, objectIdPattern } from '@codefleet/core';
 
 /** Letters, digits and `._:/-`: nothing that could close an HTML comment or span lines. */
 const markerPattern = /^[A-Za-z0-9._:/-]{1,100}$/;
@@ -40,7 +40,7 @@ const pushedLine = /^<!-- codefleet:pushed ([0-9a-f]{40}|[0-9a-f]{64}) -->$/;
  * the head branch. A head that points elsewhere was moved by someone else since.
  */
 export function pushedMarker(sha: string): string {
-  if (!/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(sha))
+  if (!objectIdPattern.test(sha))
     throw new CodefleetError('forge_rejected', `invalid pushed sha ${JSON.stringify(sha.slice(0, 80))}`);
   return `<!-- codefleet:pushed ${sha} -->`;
 }

@@ -23,6 +23,7 @@ export type CreateBody = {
   title: string;
   body?: string;
   base_branch?: string;
+  base_commit?: string;
   agent?: string;
   dod?: (string | string[])[];
   priority?: 'low' | 'normal' | 'high';

@@ -29,6 +29,12 @@ export const createJobBody = {
       maxLength: 255,
       description: 'Branch to start from; default the repository default branch.',
     },
+    base_commit: {
+      type: 'string',
+      pattern: '^([0-9a-f]{40}|[0-9a-f]{64})$',
+      description:
+        'Commit to start from (its full id) instead of the base branch head: the job then sees that commit and its history only. The pull request still targets base_branch.',
+    },
     agent: {
       type: 'string',
       pattern: '^[a-z0-9_-]{1,64}$',

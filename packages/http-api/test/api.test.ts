@@ -78,7 +78,12 @@ describe('POST /v1/jobs', () => {
 
   it('queues a job: 201 with id, status and links, the api source, and a queued report', async () => {
     const created = await call('POST', '/v1/jobs', {
-      body: { ...task, callback_url: 'http://127.0.0.1:9/hook', dod: ['npm test'] },
+      body: {
+        ...task,
+        callback_url: 'http://127.0.0.1:9/hook',
+        dod: ['npm test'],
+        base_commit: 'c0ffee'.padEnd(40, '0'),
+      },
       headers: { 'idempotency-key': 'req-1' },
     });
     expect(created.status).toBe(201);
@@ -94,6 +99,7 @@ describe('POST /v1/jobs', () => {
       title: 'Fix the parser',
       priority: 'high',
       dod: [['npm', 'test']],
+      base_commit: 'c0ffee'.padEnd(40, '0'),
       requested_by: 'api',
       source: { kind: 'api', request_id: 'req-1', callback_url: 'http://127.0.0.1:9/hook' },
     });
@@ -207,6 +213,7 @@ describe('POST /v1/jobs', () => {
       [{ ...task, dod: [''] }, 'dod.0'],
       [{ ...task, repo: 'not a repo at all' }, 'repo'],
       [{ ...task, base_branch: 'bad..branch' }, 'base_branch'],
+      [{ ...task, base_commit: 'HEAD~1' }, 'base_commit'],
     ];
     for (const [body, field] of cases) {
       const answer = await call('POST', '/v1/jobs', { body });

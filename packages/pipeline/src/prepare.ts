@@ -42,6 +42,7 @@ export async function prepareJob(running: RunningJob): Promise<Prepared> {
     context,
     signal: ctx.signal,
     ...(job.base_branch === undefined ? {} : { baseBranch: job.base_branch }),
+    ...(job.base_commit === undefined ? {} : { baseCommit: job.base_commit }),
   });
   running.ws = ws;
   const runners = jobRunners(deps.sandbox, ws, {

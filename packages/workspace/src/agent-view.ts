@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { copyFile, lstat, mkdir, readFile, realpath, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { historyDir } from './history.js';
 import { installRecords } from './install-records.js';
 import { lastObjectId, type Git } from './git.js';
 import { removeTree } from './remove-tree.js';
@@ -74,19 +75,18 @@ export async function buildAgentView(
     signal?: AbortSignal | undefined;
     /** See {@link AgentViewOptions.remap}. */
     remap?: boolean | undefined;
+    /** The objects runs read: a pinned job's own history (see history.ts); default the mirror's. */
+    objectsDir?: string | undefined;
   },
 ): Promise<AgentView> {
   const root = viewDir(opts.copyDir);
   await removeTree(root);
   const own = join(root, 'git');
-  await writeOwnGitDir(git, own, opts);
+  const objectsDir = opts.objectsDir ?? join(opts.mirrorDir, 'objects');
+  await writeOwnGitDir(git, own, { ...opts, objectsDir });
 
   const installedReadOnly: string[] = [];
-  const objects: ViewMount = {
-    source: join(opts.mirrorDir, 'objects'),
-    target: join(opts.mirrorDir, 'objects'),
-    writable: false,
-  };
+  const objects: ViewMount = { source: objectsDir, target: objectsDir, writable: false };
   const remap = opts.remap ?? true;
   // Without remapping, the copy's `.git` link points at the job's own directory for the run
   // (put back by restoreGitLink afterwards), and that directory is writable where it is.
@@ -115,12 +115,13 @@ export async function buildAgentView(
 
 /**
  * Writes the job's own git directory `own`: HEAD on the branch at the copy's commit, the
- * copy's index and sparse patterns, the mirror's objects as an alternate.
+ * copy's index and sparse patterns, `objectsDir` (the mirror's objects, or a pinned job's
+ * history) as an alternate.
  */
 async function writeOwnGitDir(
   git: Git,
   own: string,
-  opts: { copyDir: string; gitDir: string; mirrorDir: string; branch: string; signal?: AbortSignal | undefined },
+  opts: { copyDir: string; gitDir: string; objectsDir: string; branch: string; signal?: AbortSignal | undefined },
 ): Promise<void> {
   await mkdir(join(own, 'objects', 'info'), { recursive: true });
   await mkdir(join(own, 'info'), { recursive: true });
@@ -130,7 +131,7 @@ async function writeOwnGitDir(
   if (head !== undefined) await writeFile(ref, `${head}\n`);
   await mkdir(join(own, 'refs', 'tags'), { recursive: true });
   await writeFile(join(own, 'HEAD'), `ref: refs/heads/${opts.branch}\n`);
-  await writeFile(join(own, 'objects', 'info', 'alternates'), `${await realpath(join(opts.mirrorDir, 'objects'))}\n`);
+  await writeFile(join(own, 'objects', 'info', 'alternates'), `${await realpath(opts.objectsDir)}\n`);
   const sparse = await readFile(join(opts.gitDir, 'info', 'sparse-checkout'), 'utf8').catch(() => undefined);
   await writeFile(
     join(own, 'config'),
@@ -202,9 +203,10 @@ async function ensureContent(path: string, content: string): Promise<void> {
   await rename(temp, path);
 }
 
-/** Removes the job's view (its git directory and scratch caches). */
+/** Removes the job's view (its git directory and scratch caches) and a pinned job's history. */
 export async function removeAgentView(copyDir: string): Promise<void> {
   await removeTree(viewDir(copyDir));
+  await removeTree(historyDir(copyDir));
 }
 
 async function isDirectory(path: string): Promise<boolean> {

@@ -1,4 +1,4 @@
-import { CodefleetError, redactUrlCredentials, type ErrorCode, type Verdict } from '@codefleet/core';
+import { CodefleetError, objectIdPattern, redactUrlCredentials, type ErrorCode, type Verdict } from '@codefleet/core';
 import { captureProcess, runProcess, type ProcessResult } from '@codefleet/process';
 
 /** Default time limit of one git call. */
@@ -199,6 +199,6 @@ export function lastObjectId(output: string): string | undefined {
   const ids = output
     .split('\n')
     .map((line) => line.trim())
-    .filter((line) => /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(line));
+    .filter((line) => objectIdPattern.test(line));
   return ids.at(-1);
 }

@@ -39,6 +39,8 @@ export interface SyncRequest {
   url: string;
   branch: string;
   baseBranch?: string | undefined;
+  /** A commit to start from instead of the base branch's head (a pinned job). */
+  baseCommit?: string | undefined;
   signal?: AbortSignal | undefined;
   lockTimeoutMs: number;
 }
@@ -70,12 +72,14 @@ export async function syncMirror(
     await gits.remote.run(['fetch', '--prune', '--no-tags', '--quiet', 'origin'], { cwd: paths.dir, signal });
     await refuseEmpty(git, paths.dir, signal);
     const baseBranch = request.baseBranch ?? (await defaultBranch(gits, paths.dir, signal));
-    const baseSha = await remoteHead(git, paths.dir, baseBranch, signal);
-    if (baseSha === undefined) {
+    const branchHead = await remoteHead(git, paths.dir, baseBranch, signal);
+    if (branchHead === undefined) {
       throw new CodefleetError('git_failed', `base branch "${baseBranch}" does not exist on the remote`, {
         verdict: 'permanent',
       });
     }
+    const baseSha =
+      request.baseCommit === undefined ? branchHead : await pinnedCommit(gits, paths.dir, request.baseCommit, signal);
     const existingRemoteSha = await remoteHead(git, paths.dir, request.branch, signal);
     if (existingRemoteSha === undefined) return { baseBranch, baseSha, forkSha: baseSha };
     const mergeBase = await git.run(['merge-base', baseSha, existingRemoteSha], {
@@ -87,6 +91,26 @@ export async function syncMirror(
   } finally {
     await unlock(paths.lock, holder);
   }
+}
+
+/**
+ * The pinned commit `sha`, fetched by its id when no branch of the remote reaches it (GitHub
+ * and git's own protocol v2 serve any commit they hold); refused, permanently, when the
+ * remote does not have it.
+ */
+async function pinnedCommit(
+  gits: { local: Git; remote: Git },
+  dir: string,
+  sha: string,
+  signal: AbortSignal | undefined,
+): Promise<string> {
+  const present = async () =>
+    (await gits.local.run(['cat-file', '-e', `${sha}^{commit}`], { cwd: dir, signal, okExitCodes: [1, 128] }))
+      .exitCode === 0;
+  if (await present()) return sha;
+  await gits.remote.run(['fetch', '--no-tags', '--quiet', 'origin', sha], { cwd: dir, signal, okExitCodes: [1, 128] });
+  if (await present()) return sha;
+  throw new CodefleetError('git_failed', `base commit ${sha} is not in the repository`, { verdict: 'permanent' });
 }
 
 /**

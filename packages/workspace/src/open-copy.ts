@@ -30,6 +30,8 @@ export interface WorkspaceParts {
   gitDir: string;
   /** See `Workspace.toolsDir`. */
   toolsDir: string;
+  /** A pinned job's own objects (see history.ts), which its runs read in place of the mirror's. */
+  historyObjects?: string | undefined;
 }
 
 /** An open copy as every workspace operation reads it: its parts and what is derived from them once. */

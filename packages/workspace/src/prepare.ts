@@ -1,6 +1,6 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { branchNameProblem, checkRepoRef, CodefleetError, InvalidJobError } from '@codefleet/core';
+import { branchNameProblem, checkRepoRef, CodefleetError, InvalidJobError, objectIdPattern } from '@codefleet/core';
 import { checkContextPaths, contextCandidates, writeContextFiles } from './context-files.js';
 import type { Git } from './git.js';
 import { newHolder, readLock, tryLock, unlock, type LockHolder } from './lock-file.js';
@@ -17,6 +17,7 @@ import {
   type CopyContext,
   type CopyTarget,
 } from './working-copy.js';
+import { writeHistory } from './history.js';
 import { openWorkspace, type Workspace } from './workspace.js';
 
 /** What a job asks {@link prepareWorkspace} for. */
@@ -26,6 +27,12 @@ export interface PrepareRequest {
   repoUrl: string;
   /** Default: the remote's HEAD branch. */
   baseBranch?: string;
+  /**
+   * A commit to start from instead of the base branch's head (a full id; the branch is still
+   * the pull request's base). The job's runs then read an object store of its own holding
+   * this commit's history only (see history.ts): no later commit, no other branch.
+   */
+  baseCommit?: string;
   /** The work branch, see `branchName`. */
   branch: string;
   /** Gitignore-style patterns: `exclude` absent from the copy, `read` read-only. */
@@ -60,6 +67,7 @@ export async function prepareWorkspace(settings: PrepareSettings, request: Prepa
     url,
     branch: request.branch,
     baseBranch: request.baseBranch,
+    baseCommit: request.baseCommit,
     signal,
     lockTimeoutMs: settings.lockTimeoutMs,
   });
@@ -92,7 +100,12 @@ export async function prepareWorkspace(settings: PrepareSettings, request: Prepa
     const gitDir = await worktreeGitDir(ctx, paths.dir);
     if (gitDir === undefined)
       throw new CodefleetError('workspace_failed', `the new working copy ${paths.dir} is not a worktree of its mirror`);
+    const historyObjects =
+      request.baseCommit === undefined
+        ? undefined
+        : await writeHistory(git, { copyDir: paths.dir, mirrorDir: mirror.dir, startSha, signal });
     return openWorkspace({
+      historyObjects,
       gitDir,
       toolsDir,
       ctx: { git, mirrorDir: mirror.dir, withMirrorLock: withLock },
@@ -135,6 +148,10 @@ function checkRequest(request: PrepareRequest): string {
     const problem = name === undefined ? undefined : branchNameProblem(name);
     if (problem !== undefined)
       throw new InvalidJobError(`invalid ${field}: ${problem}`, [{ path: field, message: problem }]);
+  }
+  if (request.baseCommit !== undefined && !objectIdPattern.test(request.baseCommit)) {
+    const message = 'expected a full commit id (40 or 64 hexadecimal digits, lower case)';
+    throw new InvalidJobError(`invalid baseCommit: ${message}`, [{ path: 'baseCommit', message }]);
   }
   checkScope(request.scope);
   checkContextPaths(request.context);

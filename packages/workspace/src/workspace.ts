@@ -159,6 +159,7 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
         installStamp: installStampPath(paths),
         signal: ctx.signal,
         remap: options.remap,
+        objectsDir: parts.historyObjects,
       });
     },
     restoreGitLink: copy.restore,

@@ -27,6 +27,8 @@ export interface EnqueueOptions {
   bodyFile?: string;
   agent?: string;
   base?: string;
+  /** A full commit id to start from (`--base-commit`). */
+  baseCommit?: string;
   type?: Job['type'];
   priority?: Job['priority'];
   /** DoD commands as argv arrays (see dod-option.ts: the CLI never splits a string into words). */
@@ -72,6 +74,7 @@ export async function enqueue(
       requested_by: options.requestedBy ?? rt.loaded.env.USER ?? 'cli',
       ...(options.agent ? { agent: options.agent } : {}),
       ...(options.base ? { base_branch: options.base } : {}),
+      ...(options.baseCommit ? { base_commit: options.baseCommit } : {}),
       ...(options.type ? { type: options.type } : {}),
       ...(options.priority ? { priority: options.priority } : {}),
       ...(options.dod && options.dod.length > 0 ? { dod: options.dod } : {}),

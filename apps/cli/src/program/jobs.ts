@@ -16,6 +16,10 @@ export function registerJobCommands(program: Command, { io, withRuntime }: Progr
     .option('--agent <name>', 'agent to use (default: agents.default)')
     .option('--base <branch>', 'base branch (default: the repository default branch)')
     .option(
+      '--base-commit <sha>',
+      'start from this commit (full id) instead of the base branch head; the job then sees its history only',
+    )
+    .option(
       '--dod <argv...>',
       `definition-of-done commands, each an argv list (YAML or JSON), e.g. ${dodExamples}`,
       parseDodArgument,
@@ -31,6 +35,7 @@ export function registerJobCommands(program: Command, { io, withRuntime }: Progr
         bodyFile?: string;
         agent?: string;
         base?: string;
+        baseCommit?: string;
         dod?: string[][];
         priority?: 'low' | 'normal' | 'high';
       }) => {

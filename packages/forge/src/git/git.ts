@@ -1,7 +1,7 @@
 // Git operations shared by the adapters: every call is an argument array through
 // `runProcess` (own process group, killed on timeout or abort, complete environment).
 import { tmpdir } from 'node:os';
-import { CodefleetError, previewValue } from '@codefleet/core';
+import { CodefleetError, objectIdPattern, previewValue } from '@codefleet/core';
 import { runProcess, type ProcessResult } from '@codefleet/process';
 import { gitFailure } from './git-errors.js';
 import { taskTrailerKey } from './task-trailer.js';
@@ -15,8 +15,6 @@ export interface GitOptions {
   /** The git binary; default `git` (looked up on `env.PATH`). */
   gitPath?: string;
 }
-
-const shaPattern = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 
 // runProcess keeps stdout and stderr in one buffer, so every parser below takes only lines
 // in exactly the shape git prints on stdout: a warning on stderr is never read as data.
@@ -58,14 +56,14 @@ async function runOk(
 /** The sha of HEAD in `workdir` (a commit; an unborn branch is refused). */
 async function headSha(options: GitOptions, workdir: string, signal?: AbortSignal): Promise<string> {
   const result = await runOk(options, 'rev-parse', workdir, ['rev-parse', '--verify', 'HEAD^{commit}'], signal);
-  const sha = outputLines(result).find((line) => shaPattern.test(line));
+  const sha = outputLines(result).find((line) => objectIdPattern.test(line));
   if (sha === undefined) throw new CodefleetError('git_failed', 'git rev-parse printed no commit sha for HEAD');
   return sha;
 }
 
 /** `sha` itself, once `gitDir` (a working copy or a bare repository) is known to hold it as a commit. */
 async function commitIn(options: GitOptions, gitDir: string, sha: string, signal?: AbortSignal): Promise<string> {
-  if (!shaPattern.test(sha)) {
+  if (!objectIdPattern.test(sha)) {
     throw new CodefleetError('forge_rejected', `invalid sha ${previewValue(sha)}: expected a full hex object name`);
   }
   const result = await run(options, gitDir, ['rev-parse', '--verify', '--quiet', `${sha}^{commit}`], signal);
@@ -92,7 +90,7 @@ export async function remoteBranches(
     // `<sha>\t<ref>`, nothing around it. ls-remote patterns match ref tails
     // (`x/refs/heads/main` too): keep exact names only.
     const [sha, ref, ...rest] = line.split('\t');
-    if (sha === undefined || ref === undefined || rest.length > 0 || !shaPattern.test(sha) || !refs.includes(ref))
+    if (sha === undefined || ref === undefined || rest.length > 0 || !objectIdPattern.test(sha) || !refs.includes(ref))
       continue;
     const branch = ref.slice('refs/heads/'.length);
     const seen = found.get(branch);
@@ -120,7 +118,8 @@ export async function remoteRefs(
   const found = new Map<string, string>();
   for (const line of outputLines(result)) {
     const [sha, ref, ...rest] = line.split('\t');
-    if (sha !== undefined && ref?.startsWith(prefix) && rest.length === 0 && shaPattern.test(sha)) found.set(ref, sha);
+    if (sha !== undefined && ref?.startsWith(prefix) && rest.length === 0 && objectIdPattern.test(sha))
+      found.set(ref, sha);
   }
   return found;
 }
@@ -265,7 +264,7 @@ async function fetchTip(
   );
   if (fetched.exitCode !== 0) return undefined;
   const result = await run(options, gitDir, ['rev-parse', '--verify', '--quiet', 'FETCH_HEAD^{commit}'], signal);
-  return result.exitCode === 0 ? outputLines(result).find((line) => shaPattern.test(line)) : undefined;
+  return result.exitCode === 0 ? outputLines(result).find((line) => objectIdPattern.test(line)) : undefined;
 }
 
 /** How a branch's tip relates to the commit a refused push carried. */
@@ -296,9 +295,9 @@ export async function judgeTip(
 ): Promise<TipVerdict> {
   const { ours, tip, task } = commits;
   if (tip === ours) return 'same';
-  if (!shaPattern.test(ours) || !shaPattern.test(tip)) return 'foreign';
+  if (!objectIdPattern.test(ours) || !objectIdPattern.test(tip)) return 'foreign';
   const trees = await runOk(options, 'rev-parse', gitDir, ['rev-parse', `${ours}^{tree}`, `${tip}^{tree}`], signal);
-  const [ourTree, tipTree, ...extra] = outputLines(trees).filter((line) => shaPattern.test(line));
+  const [ourTree, tipTree, ...extra] = outputLines(trees).filter((line) => objectIdPattern.test(line));
   if (ourTree === undefined || tipTree === undefined || extra.length > 0) {
     throw new CodefleetError('git_failed', 'git rev-parse printed no trees');
   }
@@ -315,7 +314,7 @@ export async function judgeTip(
   );
   const dropped = outputLines(log)
     .map((line) => line.split('\t'))
-    .filter((fields) => fields.length === 2 && shaPattern.test(fields[0] ?? ''));
+    .filter((fields) => fields.length === 2 && objectIdPattern.test(fields[0] ?? ''));
   // A tip that is an ancestor of ours is no attempt's commit: the lease's refusal stands.
   if (dropped.length === 0) return 'foreign';
   return dropped.every(([, values]) => values === task) ? 'own_task' : 'foreign';
@@ -329,5 +328,5 @@ export async function judgeTip(
 export function ownStaleTip(error: unknown): string | undefined {
   const { code, details } = (error ?? {}) as { code?: unknown; details?: { own_task?: unknown; remote_sha?: unknown } };
   if (code !== 'git_conflict' || details?.own_task !== true || typeof details.remote_sha !== 'string') return undefined;
-  return shaPattern.test(details.remote_sha) ? details.remote_sha : undefined;
+  return objectIdPattern.test(details.remote_sha) ? details.remote_sha : undefined;
 }

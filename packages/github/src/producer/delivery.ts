@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { CodefleetError, createJob, maxBodyChars, type Job } from '@codefleet/core';
+import { CodefleetError, createJob, maxBodyChars, objectIdPattern, type Job } from '@codefleet/core';
 
 /**
  * What a webhook delivery asks codefleet to do, read from its payload once, at receipt:
@@ -165,7 +165,7 @@ function readCi(name: string, event: Payload): Reading {
       : undefined;
   if (outcome === undefined) return { kind: 'ignore', reason: `${name} ${result ?? 'pending'} asks for nothing` };
   if (branch === undefined) return { kind: 'ignore', reason: `${name} is not on a codefleet branch (ai/...)` };
-  if (!repo || !actor || !sha || !/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(sha))
+  if (!repo || !actor || !sha || !objectIdPattern.test(sha))
     return { kind: 'invalid', reason: `${name} without repository, sender or commit sha` };
   const pullNumbers = (check?.pull_requests ?? [])
     .map((p) => p.number)
