@@ -82,6 +82,35 @@ describe('codefleet CLI', () => {
     }
   });
 
+  it('enqueue --patch-file: the worker applies that patch, no agent, and publishes it verified; a huge file is refused', async () => {
+    const repo = await createTempRepo({ files: { 'notes.txt': 'hello\n' } });
+    try {
+      // The agent would fail the job: a patch job must not run it.
+      await writeFile(join(dir.path, 'agent.mjs'), "throw new Error('the agent ran');\n");
+      await writeFile(
+        join(dir.path, 'config.yaml'),
+        'data_dir: ./data\nlogging:\n  level: silent\nworker:\n  max_retries: 0\nagents:\n  script:\n    module: ./agent.mjs\n',
+      );
+      const diff = ['--- a/notes.txt', '+++ b/notes.txt', '@@ -1 +1,2 @@', ' hello', '+from the patch', ''].join('\n');
+      await writeFile(join(dir.path, 'fix.diff'), diff);
+      await writeFile(join(dir.path, 'huge.diff'), 'x'.repeat(1024 * 1024 + 1));
+      const args = ['enqueue', '--repo', repo.path, '--title', 'Apply the given fix'];
+      const huge = await cli(dir.path, ...args, '--patch-file', 'huge.diff');
+      expect(huge.code).toBe(1);
+      expect(huge.err).toContain('--patch-file huge.diff: 1048577 bytes, more than a job carries (1048576)');
+      expect(await cli(dir.path, ...args, '--patch-file', 'fix.diff')).toMatchObject({ code: 0, err: '' });
+      expect((await cli(dir.path, 'worker', '--once')).out).toContain('processed 1: 1 done');
+      const [listed] = JSON.parse((await cli(dir.path, 'runs', '--json')).out) as { run_id: string }[];
+      const shown = await cli(dir.path, 'show', listed?.run_id ?? '', '--json');
+      const run = JSON.parse(shown.out) as { outcome: string; branch: string; agent_runs: { agent: string }[] };
+      expect(run.outcome).toBe('succeeded');
+      expect(run.agent_runs.map((r) => r.agent)).toEqual(['patch', 'patch']);
+      expect(await repo.git(['show', `${run.branch}:notes.txt`])).toBe('hello\nfrom the patch');
+    } finally {
+      await repo.dispose();
+    }
+  });
+
   it('reports config problems with the key path and exit code 2', async () => {
     await writeFile(join(dir.path, 'config.yaml'), 'queue:\n  lease_seconds: abc\n');
     const result = await cli(dir.path, 'runs');

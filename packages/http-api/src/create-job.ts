@@ -24,6 +24,7 @@ export type CreateBody = {
   body?: string;
   base_branch?: string;
   base_commit?: string;
+  patch?: string;
   agent?: string;
   dod?: (string | string[])[];
   priority?: 'low' | 'normal' | 'high';

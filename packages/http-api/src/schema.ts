@@ -1,4 +1,4 @@
-import { maxBodyChars, maxDodCommands, maxRepoLength } from '@codefleet/core';
+import { maxBodyChars, maxDodCommands, maxPatchBytes, maxRepoLength } from '@codefleet/core';
 import type { Report, ReportState } from '@codefleet/requester';
 
 // JSON Schemas of the API, used twice: Fastify validates requests with them, and the OpenAPI
@@ -34,6 +34,12 @@ export const createJobBody = {
       pattern: '^([0-9a-f]{40}|[0-9a-f]{64})$',
       description:
         'Commit to start from (its full id) instead of the base branch head: the job then sees that commit and its history only. The pull request still targets base_branch.',
+    },
+    patch: {
+      type: 'string',
+      minLength: 1,
+      maxLength: maxPatchBytes,
+      description: `A patch applied instead of running an agent (unified diff, JSON commands or Markdown blocks), then verified and published as any change; at most ${maxPatchBytes} bytes of UTF-8.`,
     },
     agent: {
       type: 'string',

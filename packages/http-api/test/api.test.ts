@@ -83,6 +83,7 @@ describe('POST /v1/jobs', () => {
         callback_url: 'http://127.0.0.1:9/hook',
         dod: ['npm test'],
         base_commit: 'c0ffee'.padEnd(40, '0'),
+        patch: '--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n',
       },
       headers: { 'idempotency-key': 'req-1' },
     });
@@ -100,6 +101,7 @@ describe('POST /v1/jobs', () => {
       priority: 'high',
       dod: [['npm', 'test']],
       base_commit: 'c0ffee'.padEnd(40, '0'),
+      patch: '--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n',
       requested_by: 'api',
       source: { kind: 'api', request_id: 'req-1', callback_url: 'http://127.0.0.1:9/hook' },
     });
@@ -214,6 +216,7 @@ describe('POST /v1/jobs', () => {
       [{ ...task, repo: 'not a repo at all' }, 'repo'],
       [{ ...task, base_branch: 'bad..branch' }, 'base_branch'],
       [{ ...task, base_commit: 'HEAD~1' }, 'base_commit'],
+      [{ ...task, patch: '' }, 'patch'],
     ];
     for (const [body, field] of cases) {
       const answer = await call('POST', '/v1/jobs', { body });

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import {
   checkRepoRef,
   CodefleetError,
   createJob,
+  maxBodyChars,
+  maxPatchBytes,
   summarizeReason,
   taskFactsOf,
   type Job,
@@ -29,6 +31,8 @@ export interface EnqueueOptions {
   base?: string;
   /** A full commit id to start from (`--base-commit`). */
   baseCommit?: string;
+  /** A file holding the patch to apply instead of running an agent (`--patch-file`). */
+  patchFile?: string;
   type?: Job['type'];
   priority?: Job['priority'];
   /** DoD commands as argv arrays (see dod-option.ts: the CLI never splits a string into words). */
@@ -56,7 +60,15 @@ export async function enqueue(
   // An empty --repo would resolve to the current directory, which nobody means.
   if (options.repo.trim() === '')
     throw new InvalidArgumentError('--repo is empty: give a local path, a git URL, or GitHub owner/name');
-  const body = options.bodyFile !== undefined ? await readBodyFile(options.bodyFile, cwd) : (options.body ?? '');
+  // A description is at most maxBodyChars characters, of up to 4 bytes each.
+  const body =
+    options.bodyFile !== undefined
+      ? await readTextFile('--body-file', options.bodyFile, cwd, maxBodyChars * 4)
+      : (options.body ?? '');
+  const patch =
+    options.patchFile === undefined
+      ? undefined
+      : await readTextFile('--patch-file', options.patchFile, cwd, maxPatchBytes);
   const repo = normalizeRepo(options.repo, cwd);
   const ref = checkRepoRef(repo);
   // A local repository is checked now, not when a worker first fails to fetch it. A refused
@@ -78,6 +90,7 @@ export async function enqueue(
       ...(options.type ? { type: options.type } : {}),
       ...(options.priority ? { priority: options.priority } : {}),
       ...(options.dod && options.dod.length > 0 ? { dod: options.dod } : {}),
+      ...(patch === undefined ? {} : { patch }),
     },
     { id: randomUUID(), now: new Date() },
   );
@@ -111,12 +124,21 @@ async function agentProblem(rt: Runtime, agent: string | undefined): Promise<str
   return `${readiness.what}${flag} on this host; workers with another config may run it, else the job will fail: ${readiness.fix}`;
 }
 
-/** The task description in `path`; a missing file or a directory is an error naming it. */
-async function readBodyFile(path: string, cwd: string): Promise<string> {
+/**
+ * The text of the file a flag names (`--body-file`, `--patch-file`), at most `maxBytes`; a
+ * missing file, a directory or a larger file is an error naming the flag.
+ */
+async function readTextFile(flag: string, path: string, cwd: string, maxBytes: number): Promise<string> {
+  const file = resolve(cwd, path);
   try {
-    return await readFile(resolve(cwd, path), 'utf8');
+    // Looked at before it is read: a job carries at most `maxBytes`, and a huge file is no task.
+    const { size } = await stat(file);
+    if (size > maxBytes)
+      throw new InvalidArgumentError(`${flag} ${path}: ${size} bytes, more than a job carries (${maxBytes})`);
+    return await readFile(file, 'utf8');
   } catch (error) {
-    throw new InvalidArgumentError(`--body-file ${path}: ${fsProblem(error)}`);
+    if (error instanceof InvalidArgumentError) throw error;
+    throw new InvalidArgumentError(`${flag} ${path}: ${fsProblem(error)}`);
   }
 }
 

@@ -20,6 +20,10 @@ export function registerJobCommands(program: Command, { io, withRuntime }: Progr
       'start from this commit (full id) instead of the base branch head; the job then sees its history only',
     )
     .option(
+      '--patch-file <path>',
+      'apply this patch instead of running an agent (unified diff, JSON commands or Markdown blocks); then verified and published as any change',
+    )
+    .option(
       '--dod <argv...>',
       `definition-of-done commands, each an argv list (YAML or JSON), e.g. ${dodExamples}`,
       parseDodArgument,
@@ -36,6 +40,7 @@ export function registerJobCommands(program: Command, { io, withRuntime }: Progr
         agent?: string;
         base?: string;
         baseCommit?: string;
+        patchFile?: string;
         dod?: string[][];
         priority?: 'low' | 'normal' | 'high';
       }) => {
