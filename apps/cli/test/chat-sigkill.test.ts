@@ -1,7 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { LocalQueue } from '@codefleet/queue';
 import {
   createTempDir,
   createTempRepo,
@@ -19,7 +18,7 @@ import {
   type TempDir,
   type TempRepo,
 } from '@codefleet/testkit';
-import { bin } from './cli-helpers.js';
+import { bin, openCliQueue } from './cli-helpers.js';
 
 // A chat message acknowledged to the platform survives `codefleet serve` (the real binary)
 // being SIGKILLed at any point: before the record (the platform was not answered, so it
@@ -115,13 +114,7 @@ describe('chat messages survive a SIGKILL of serve', () => {
   }
 
   async function queuedJobs(): Promise<number> {
-    const queue = new LocalQueue({
-      backend: 'local',
-      path: join(dir.path, 'data', 'queue.sqlite'),
-      name: 'codefleet',
-      leaseMs: 60_000,
-      maxAttempts: 3,
-    });
+    const queue = openCliQueue(dir.path);
     try {
       const stats = await queue.stats();
       return stats.ready + stats.inFlight + stats.delayed;

@@ -4,11 +4,10 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { advance, createJob, finish, newRun, startAttempt } from '@codefleet/core';
 import { openSqlite } from '@codefleet/sqlite';
-import { LocalQueue } from '@codefleet/queue';
 import { SqliteRunStore } from '@codefleet/store';
 import { createTempDir, createTempRepo, type TempDir, type TempRepo } from '@codefleet/testkit';
 import { parseWhen } from '../src/commands/fleet.js';
-import { cli } from './cli-helpers.js';
+import { cli, openCliQueue } from './cli-helpers.js';
 
 // `runs` filters and columns, `workers`, `cancel`, `retry`, `dlq redrive` / `drop` and `enqueue --priority`,
 // in-process against a real SQLite run store and queue and a real git repository.
@@ -311,13 +310,7 @@ describe('fleet commands', () => {
     expect((await cli(dir.path, 'enqueue', '--repo', repo.path, '--title', 'x', '--priority', 'urgent')).err).toContain(
       'Allowed choices are low, normal, high',
     );
-    const queue = new LocalQueue({
-      backend: 'local',
-      path: join(dir.path, 'data', 'queue.sqlite'),
-      name: 'codefleet',
-      leaseMs: 60_000,
-      maxAttempts: 3,
-    });
+    const queue = openCliQueue(dir.path);
     try {
       const first = await queue.claim({ workerId: 't' });
       const second = await queue.claim({ workerId: 't' });

@@ -1,10 +1,22 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { LocalQueue } from '@codefleet/queue';
 import { gitTestEnv, testFleetKeyEnv } from '@codefleet/testkit';
 import { runCli } from '../src/index.js';
 
 /** The built `codefleet` binary, for tests that need a real process. */
 export const bin = fileURLToPath(new URL('../dist/bin/codefleet.js', import.meta.url));
+
+/** The local queue of a CLI whose config in `dir` says `data_dir: ./data` (and the default queue name). */
+export function openCliQueue(dir: string): LocalQueue {
+  return new LocalQueue({
+    backend: 'local',
+    path: join(dir, 'data', 'queue.sqlite'),
+    name: 'codefleet',
+    leaseMs: 60_000,
+    maxAttempts: 3,
+  });
+}
 
 /** Runs the CLI in-process against `config.yaml` in `dir`; collects its output. */
 export async function cli(dir: string, ...argv: string[]): Promise<{ code: number; out: string; err: string }> {

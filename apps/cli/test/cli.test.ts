@@ -4,9 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { createTempDir, createTempRepo, closedPort, gitTestEnv, startFixture, type TempDir } from '@codefleet/testkit';
-import { LocalQueue } from '@codefleet/queue';
 import { runCli } from '../src/index.js';
-import { bin, cli } from './cli-helpers.js';
+import { bin, cli, openCliQueue } from './cli-helpers.js';
 
 describe('codefleet CLI', () => {
   let dir: TempDir;
@@ -18,6 +17,15 @@ describe('codefleet CLI', () => {
     await dir.dispose();
   });
 
+  /** A config whose script agent (`agent.mjs`, this source) can run here, as enqueue requires; `more` YAML before it. */
+  const useScriptAgent = async (source: string, more = '') => {
+    await writeFile(join(dir.path, 'agent.mjs'), source);
+    await writeFile(
+      join(dir.path, 'config.yaml'),
+      `data_dir: ./data\nlogging:\n  level: silent\n${more}agents:\n  script:\n    module: ./agent.mjs\n`,
+    );
+  };
+
   it('enqueue validates the job and names the bad field', async () => {
     const bad = await cli(dir.path, 'enqueue', '--repo', 'https://user:secret@example.com/r.git', '--title', 'x');
     expect(bad.code).toBe(1);
@@ -27,11 +35,7 @@ describe('codefleet CLI', () => {
     const repo = await createTempRepo();
     try {
       // enqueue refuses a job whose agent could not run here: this one names one that can.
-      await writeFile(join(dir.path, 'agent.mjs'), '');
-      await writeFile(
-        join(dir.path, 'config.yaml'),
-        'data_dir: ./data\nlogging:\n  level: silent\nagents:\n  script:\n    module: ./agent.mjs\n',
-      );
+      await useScriptAgent('');
       const ok = await cli(
         dir.path,
         'enqueue',
@@ -52,11 +56,7 @@ describe('codefleet CLI', () => {
   it('enqueue --base-commit pins the job to a commit; a short or named one is refused, naming the field', async () => {
     const repo = await createTempRepo();
     try {
-      await writeFile(join(dir.path, 'agent.mjs'), '');
-      await writeFile(
-        join(dir.path, 'config.yaml'),
-        'data_dir: ./data\nlogging:\n  level: silent\nagents:\n  script:\n    module: ./agent.mjs\n',
-      );
+      await useScriptAgent('');
       const head = await repo.git(['rev-parse', 'HEAD']);
       const args = ['enqueue', '--repo', repo.path, '--title', 'Replay a fix'];
       for (const sha of [head.slice(0, 12), 'main']) {
@@ -65,13 +65,7 @@ describe('codefleet CLI', () => {
         expect(refused.err).toMatch(/base_commit: expected a full commit id/);
       }
       expect(await cli(dir.path, ...args, '--base-commit', head)).toMatchObject({ code: 0, err: '' });
-      const queue = new LocalQueue({
-        backend: 'local',
-        path: join(dir.path, 'data', 'queue.sqlite'),
-        name: 'codefleet',
-        leaseMs: 60_000,
-        maxAttempts: 3,
-      });
+      const queue = openCliQueue(dir.path);
       try {
         expect((await queue.claim({ workerId: 'test' }))?.job).toMatchObject({ base_commit: head });
       } finally {
@@ -86,11 +80,7 @@ describe('codefleet CLI', () => {
     const repo = await createTempRepo({ files: { 'notes.txt': 'hello\n' } });
     try {
       // The agent would fail the job: a patch job must not run it.
-      await writeFile(join(dir.path, 'agent.mjs'), "throw new Error('the agent ran');\n");
-      await writeFile(
-        join(dir.path, 'config.yaml'),
-        'data_dir: ./data\nlogging:\n  level: silent\nworker:\n  max_retries: 0\nagents:\n  script:\n    module: ./agent.mjs\n',
-      );
+      await useScriptAgent("throw new Error('the agent ran');\n", 'worker:\n  max_retries: 0\n');
       const diff = ['--- a/notes.txt', '+++ b/notes.txt', '@@ -1 +1,2 @@', ' hello', '+from the patch', ''].join('\n');
       await writeFile(join(dir.path, 'fix.diff'), diff);
       await writeFile(join(dir.path, 'huge.diff'), 'x'.repeat(1024 * 1024 + 1));

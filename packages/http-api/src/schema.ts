@@ -1,4 +1,4 @@
-import { maxBodyChars, maxDodCommands, maxPatchBytes, maxRepoLength } from '@codefleet/core';
+import { maxBodyChars, maxDodCommands, maxPatchBytes, maxRepoLength, objectIdPattern } from '@codefleet/core';
 import type { Report, ReportState } from '@codefleet/requester';
 
 // JSON Schemas of the API, used twice: Fastify validates requests with them, and the OpenAPI
@@ -31,7 +31,7 @@ export const createJobBody = {
     },
     base_commit: {
       type: 'string',
-      pattern: '^([0-9a-f]{40}|[0-9a-f]{64})$',
+      pattern: objectIdPattern.source,
       description:
         'Commit to start from (its full id) instead of the base branch head: the job then sees that commit and its history only. The pull request still targets base_branch.',
     },

@@ -8,6 +8,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, expect, it } from '@jest/globals';
+import type { Job } from '@codefleet/core';
 import { git } from '@codefleet/testkit';
 import { createHarness, implementsFeature, outcomeOf, type Harness } from './harness.js';
 
@@ -70,23 +71,22 @@ it('starts from the pinned commit; its agent finds no later commit and no other 
   const other = await git(work, ['rev-parse', 'ai/another-job']);
   const mirrors = join(harness.dir.path, 'cache', 'mirrors');
   await harness.agent(probingAgent(mirrors));
-  const probe = async () =>
-    JSON.parse(await readFile(join(harness.agentModule(), '..', 'probe.json'), 'utf8')) as Probe;
+  /** Runs `job` to success; what its agent found. */
+  const probed = async (job: Job): Promise<Probe> => {
+    await harness.drain(job);
+    expect(outcomeOf(await harness.store.get(job.id))).toBe('succeeded');
+    return JSON.parse(await readFile(join(harness.agentModule(), '..', 'probe.json'), 'utf8')) as Probe;
+  };
 
   // Unpinned: the job starts at main's head, and the mirror's objects show everything.
-  const plain = harness.job({ title: 'Add two()' });
-  await harness.drain(plain);
-  expect(outcomeOf(await harness.store.get(plain.id))).toBe('succeeded');
-  const seen = await probe();
+  const seen = await probed(harness.job({ title: 'Add two()' }));
   expect(seen.head).toBe(fix);
   expect(seen.objects).toContain(other);
   expect(seen.mirrorObjects).toMatch(mirrorObjectFiles);
 
   // Pinned at the base: none of it.
   const pinned = harness.job({ title: 'Add two() again', base_commit: base });
-  await harness.drain(pinned);
-  expect(outcomeOf(await harness.store.get(pinned.id))).toBe('succeeded');
-  const found = await probe();
+  const found = await probed(pinned);
   expect(found.head).toBe(base);
   expect(found.fixFile).toBe(false);
   expect(found.objects).toContain(base);
