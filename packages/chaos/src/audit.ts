@@ -23,6 +23,8 @@ export interface Verdict {
    * theirs ended and the queue no longer holds them.
    */
   lost: number;
+  /** Why each lost job counts as lost, a line each: what its run says and where the queue has it. */
+  lostWhy: string[];
   /**
    * Jobs the queue still holds (queued, delayed or running) when the run stopped, no run of
    * theirs ended: a fleet on a loaded machine may leave some, which is slowness, not loss.
@@ -100,7 +102,7 @@ export async function audit(options: {
   const dead = await queue.deadLetters();
   const deadIds = new Set(dead.map((letter) => letter.id));
 
-  let lost = 0;
+  const lostWhy: string[] = [];
   let unfinished = 0;
   let succeeded = 0;
   let unexpected = 0;
@@ -110,9 +112,9 @@ export async function audit(options: {
     const run = runs.get(job.id);
     const pr = prByHead.get(branchName(job));
     if (run?.outcome === 'succeeded' && pr && pr.open >= 1 && run.pull_request?.number !== undefined) succeeded += 1;
-    else if (run?.outcome !== undefined || deadIds.has(job.id)) lost += 1;
-    else if (held.has(job.id)) unfinished += 1;
-    else lost += 1;
+    else if (run?.outcome !== undefined || deadIds.has(job.id) || !held.has(job.id))
+      lostWhy.push(whyLost(job, run, pr, deadIds));
+    else unfinished += 1;
     if (run?.outcome !== undefined && run.outcome !== 'succeeded') unexpected += 1;
     fenced += (await store.rejections(job.idempotency_key)).length;
   }
@@ -121,7 +123,8 @@ export async function audit(options: {
   const duplicates = prs.reduce((sum, p) => sum + Math.max(0, p.n - 1), 0);
 
   return {
-    lost,
+    lost: lostWhy.length,
+    lostWhy,
     unfinished,
     unexpected,
     duplicate_prs: duplicates,
@@ -131,6 +134,21 @@ export async function audit(options: {
     publishes: ledger.filter((e) => e.ev === 'publish').length,
     fenced,
   };
+}
+
+// What a lost job's run and pull request say, for the one who reads a failed run's log.
+function whyLost(job: Job, run: RunRecord | undefined, pr: { open: number } | undefined, dead: Set<string>): string {
+  const attempts = run?.attempts.map((a) => `${a.n}:${a.worker_id}:${a.outcome ?? 'open'}`).join(',') ?? '';
+  return [
+    `${job.id}:`,
+    run
+      ? `run stage=${run.stage} outcome=${run.outcome ?? 'none'} attempts=[${attempts}] pr=${run.pull_request?.number ?? 'none'}`
+      : 'no run',
+    `forge_open_prs=${pr?.open ?? 0}`,
+    dead.has(job.id) ? 'dead-lettered' : run?.outcome === undefined ? 'not in the queue' : '',
+  ]
+    .join(' ')
+    .trimEnd();
 }
 
 /**

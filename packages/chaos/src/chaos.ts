@@ -169,6 +169,7 @@ for (const engine of engines) {
   console.log(
     `chaos ${engine}: lost=${v.lost} unexpected=${v.unexpected} duplicate_prs=${v.duplicate_prs} orphaned_worktrees=${v.orphaned_worktrees} unfinished=${v.unfinished} (succeeded=${v.succeeded} claims=${v.claims} publishes=${v.publishes} fenced=${v.fenced})`,
   );
+  for (const why of v.lostWhy) console.log(`lost ${why}`);
   if (failures(v) > 0) allClean = false;
 }
 process.exit(allClean ? 0 : 1);

@@ -131,6 +131,12 @@ describe('chaos audit', () => {
       });
       expect(failures(verdict)).toBe(5);
       expect(failures({ ...verdict, lost: 0, unexpected: 0 })).toBe(0);
+      // Each lost job says why, for the log of a failed run.
+      expect(verdict.lostWhy.map((line) => line.replace(/attempts=\[[^\]]*\]/, 'attempts=[…]'))).toEqual([
+        `${dead.id}: no run forge_open_prs=0 dead-lettered`,
+        `${vanished.id}: no run forge_open_prs=0 not in the queue`,
+        `${failed.id}: run stage=failed outcome=failed attempts=[…] pr=none forge_open_prs=0`,
+      ]);
     } finally {
       await queue.close();
       await store.close();

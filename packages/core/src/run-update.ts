@@ -56,7 +56,7 @@ export function newRun(job: Job, deps: { runId: string; now: Date; note?: string
 
 /** Number of the current (latest) outer attempt; 0 before the first one starts. */
 export function currentAttempt(run: RunRecord): number {
-  return run.attempts.length;
+  return run.attempts[run.attempts.length - 1]?.n ?? 0;
 }
 
 /**
@@ -80,15 +80,22 @@ function closeOpen(attempt: Attempt, at: string, outcome: AttemptOutcome, error?
 }
 
 /**
- * Opens outer attempt n+1 for `workerId`. An attempt still open is closed as
+ * Opens the next outer attempt for `workerId`. An attempt still open is closed as
  * `abandoned`: with at-least-once delivery, a new attempt means its worker vanished.
+ * Its number is at least the queue's `delivery` count: the holder a delivery replaces may
+ * have started its attempt without the record ever saying so (the store was down), and
+ * must still number below the new one, since the attempt number orders run-record versions.
  */
-export function startAttempt(run: RunRecord, options: At & { workerId: string }): RunRecord {
+export function startAttempt(run: RunRecord, options: At & { workerId: string; delivery?: number }): RunRecord {
   const at = stamp(run, options.now);
   const attempts = run.attempts.map((attempt) =>
     attempt.ended_at === undefined ? closeOpen(attempt, at, 'abandoned') : attempt,
   );
-  attempts.push({ n: attempts.length + 1, worker_id: options.workerId, started_at: at });
+  attempts.push({
+    n: Math.max(currentAttempt(run) + 1, options.delivery ?? 0),
+    worker_id: options.workerId,
+    started_at: at,
+  });
   return { ...run, attempts, updated_at: at };
 }
 

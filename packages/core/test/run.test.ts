@@ -154,6 +154,17 @@ describe('run record', () => {
     expect(() => endAttempt(run, { now: at(42), outcome: 'failed' })).toThrow('has no open attempt');
   });
 
+  it("numbers an attempt at least by the queue's delivery count, and never backwards", () => {
+    // Delivery 3 of a job whose second attempt never reached the record.
+    let run = startAttempt(throughPublishing(), { workerId: 'mini-2', now: at(40), delivery: 3 });
+    expect(run.attempts.map((a) => a.n)).toEqual([1, 3]);
+    run = advance(run, 'retry_wait', { now: at(41) });
+    expect(run.stages.at(-1)?.attempt).toBe(3);
+    // A queue that gave a released delivery's count back says 3 again: the record says 4.
+    run = startAttempt(run, { workerId: 'mini-3', now: at(42), delivery: 3 });
+    expect(run.attempts.map((a) => a.n)).toEqual([1, 3, 4]);
+  });
+
   it('goes through retry_wait and a fresh attempt starts at preparing', () => {
     let run = throughPublishing();
     run = advance(run, 'retry_wait', { now: at(30), note: 'push: ECONNRESET' });

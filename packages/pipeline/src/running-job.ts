@@ -68,7 +68,7 @@ export async function startRun(
   // Progress goes in the background (the job never waits for an edit); a final report is awaited under its deadline.
   // Not under the job's signal: a cancel or a lost lease aborts it, and the cancel must still be told.
   const { tell } = runReporter(deps, start.runId, { before: () => fence('comment') });
-  await tracker.update((r) => startAttempt(r, { workerId: ctx.workerId, now: now() }));
+  await tracker.update((r) => startAttempt(r, { workerId: ctx.workerId, now: now(), delivery: ctx.attempt }));
   const budget = new AbortController();
   const budgetMs = deps.settings.jobBudgetMs;
   const firstStart = Date.parse(tracker.run.attempts[0]?.started_at ?? '') || now().getTime();

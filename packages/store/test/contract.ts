@@ -88,6 +88,25 @@ export function runStoreContract(
       expect(stored?.stage).toBe('preparing');
     });
 
+    it('a holder whose attempt never reached the store still loses to the delivery after it', async () => {
+      const store = await fresh();
+      const queued = newRun(job(1), { runId: 'job-1', now: t(1) });
+      await store.save(queued);
+      // Delivery 1 starts its attempt while the store is down: the record never says so.
+      const unsaved = startAttempt(queued, { workerId: 'paused', now: t(2), delivery: 1 });
+      // Delivery 2 reads the record as the store has it and finishes one stage.
+      const takeover = advance(startAttempt(queued, { workerId: 'rescuer', now: t(10), delivery: 2 }), 'preparing', {
+        now: t(10),
+      });
+      await store.save(takeover);
+      // The first holder wakes with more stages than the rescuer has.
+      const late = advance(advance(unsaved, 'preparing', { now: t(50) }), 'planning', { now: t(51) });
+      await store.save(late);
+      const stored = await store.get('job-1');
+      expect(stored?.attempts.map((a) => [a.n, a.worker_id])).toEqual([[2, 'rescuer']]);
+      expect(stored?.stage).toBe('preparing');
+    });
+
     it('task leases: one live owner; renew, fence and release only by the owner', async () => {
       const store = await fresh();
       expect(await store.acquire('acme/widgets#issue-7', 'tok-a', 60_000)).toBe(true);
