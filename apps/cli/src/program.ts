@@ -4,6 +4,7 @@ import { classify } from '@codefleet/core';
 import type { Runtime } from './runtime.js';
 import type { Io, ProgramContext } from './program/context.js';
 import { registerDeadLetterCommands, registerFleetCommands, registerJobCommands } from './program/jobs.js';
+import { registerEval } from './program/eval.js';
 import { registerServices, registerWorker } from './program/services.js';
 import { registerDoctor, registerPatch, registerSetup } from './program/setup.js';
 import { cliVersion } from './version.js';
@@ -68,6 +69,7 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
   registerServices(program, context);
   registerPatch(program, context);
   registerDeadLetterCommands(program, context);
+  registerEval(program, context);
   registerDoctor(program, context);
   return { program, exitCode: () => code };
 }

@@ -35,6 +35,7 @@ export const commands = {
   dashboard: () => import('../commands/dashboard.js'),
   demo: () => import('../commands/demo.js'),
   doctor: () => import('../commands/doctor.js'),
+  evaluate: () => import('../commands/evaluate.js'),
   fleet: () => import('../commands/fleet.js'),
   init: () => import('../commands/init.js'),
   jobs: () => import('../commands/jobs.js'),

@@ -1,0 +1,6 @@
+// codefleet eval: tasks mined from a repository's history, graded in secret, reported per configuration.
+export * from './stats.js';
+export { instanceSchema, parseSuite, formatSuite, suiteDigest, toSwebench, SuiteError } from './task.js';
+export type { Instance, InstanceInput, Suite } from './task.js';
+export { mineCommits, instancePrefix, statementOf, type MineOptions, type MineProgress } from './mine.js';
+export { isDocPath, isTestPath } from './test-paths.js';
