@@ -3,10 +3,20 @@
  * `.codefleet.yml` and the job), runs install → build → format → lint → test and the
  * definition of done with timeouts, and trims a failure's output to feedback for the agent.
  */
-export type { LogFindings, PlannedStep, RunOptions, StepName, StepResult, Toolchain, VerifyPlan } from './types.js';
+export type {
+  LogFindings,
+  PlannedStep,
+  RunOptions,
+  StepName,
+  StepResult,
+  TestOutcome,
+  Toolchain,
+  VerifyPlan,
+} from './types.js';
 export { stepOrder, toolchains } from './types.js';
 export { planEnv, planVerification, type PlanOptions } from './plan/plan.js';
 export { referencedScripts, repoChecks, scriptStep } from './plan/repo-checks.js';
+export { listingTestCommand } from './plan/test-listing.js';
 export { markerFiles } from './plan/detect.js';
 export {
   detectPackageManager,
@@ -39,3 +49,4 @@ export { notRunReason, ranOnCode } from './run/evidence.js';
 export { dependencyHash, installStampFile, readInstallRecord, type InstallRecord } from './run/install.js';
 export { defaultFeedbackBytes, extractFeedback, feedbackFor, fitFeedback } from './feedback/feedback.js';
 export { LogScanner } from './feedback/scan.js';
+export { testStatuses, TestStatusScanner, type TestStatuses } from './feedback/test-status.js';

@@ -49,6 +49,11 @@ export interface VerifyPlan {
    * PATH before the steps run (`provideManager`).
    */
   packageManager?: PackageManager;
+  /**
+   * Node only: the root package.json's scripts as planning read them, so a step that runs
+   * one (`npm test`) can be told apart by the runner it starts (see `listingTestCommand`).
+   */
+  scripts?: Record<string, string>;
 }
 
 /**
@@ -65,6 +70,12 @@ export interface LogFindings {
   /** Error blocks dropped because the list reached its cap. */
   omittedErrors: number;
 }
+
+/**
+ * One test's outcome in one run, as its runner reported it: `skipped` covers whatever did
+ * not run to a verdict (skipped, ignored, pending, todo, an expected failure).
+ */
+export type TestOutcome = 'passed' | 'failed' | 'skipped';
 
 /** The facts of one step run (or DoD command), as the run record keeps them. */
 export interface StepResult {

@@ -41,6 +41,7 @@ describe('planVerification: toolchain detection', () => {
       env: {},
       source: 'detected',
       packageManager: { name: 'npm', version: '', lockfile: 'package-lock.json' },
+      scripts: { build: 'tsc', lint: 'eslint .', test: 'jest' },
     });
   });
 

@@ -1,7 +1,7 @@
 import { graphemePrefix } from '@codefleet/core';
 import type { LogFindings } from '../types.js';
+import { LineReader } from './lines.js';
 import {
-  cleanLine,
   errorBlockStart,
   eslintProblem,
   failingTestName,
@@ -20,10 +20,6 @@ import {
   untilBlankStop,
 } from './patterns.js';
 
-/** Characters of one line that are matched and kept; the rest of a longer line is dropped. */
-const maxLineChars = 2000;
-/** Marker appended to a line cut at {@link maxLineChars}. */
-const lineCutMarker = ' …[line truncated]';
 // Caps that bound memory whatever the log size: far more than 4 KB of feedback can show.
 const maxTests = 1000;
 const maxTestChars = 300;
@@ -63,9 +59,7 @@ const isBlank = (line: string): boolean => line.trim() === '';
  * and memory is bounded (lines are capped, lists are capped), so a 50 MB log is fine.
  */
 export class LogScanner {
-  private pending = '';
-  /** The pending line already exceeded the cap: drop input until its newline. */
-  private overlong = false;
+  private readonly reader = new LineReader((line) => this.line(line));
   private readonly tests = new Set<string>();
   private omittedTests = 0;
   private readonly errors: string[] = [];
@@ -78,29 +72,12 @@ export class LogScanner {
 
   /** Feeds the next piece of output; pieces may split lines anywhere. */
   write(chunk: string): void {
-    let start = 0;
-    for (let nl = chunk.indexOf('\n'); nl !== -1; nl = chunk.indexOf('\n', start)) {
-      const line = this.overlong ? this.pending : this.pending + chunk.slice(start, nl);
-      this.pending = '';
-      this.overlong = false;
-      this.line(line);
-      start = nl + 1;
-    }
-    if (start < chunk.length && !this.overlong) {
-      this.pending += chunk.slice(start);
-      // Keep a bounded prefix: appending forever to one endless line would be quadratic.
-      if (this.pending.length > maxLineChars) {
-        this.pending = `${graphemePrefix(this.pending, maxLineChars)}${lineCutMarker}`;
-        this.overlong = true;
-      }
-    }
+    this.reader.write(chunk);
   }
 
   /** Ends the input (a last line without newline counts) and returns what was found. */
   end(): LogFindings {
-    if (this.pending !== '') this.line(this.pending);
-    this.pending = '';
-    this.overlong = false;
+    this.reader.end();
     this.finishMochaTitle();
     this.closeBlock();
     return {
@@ -111,9 +88,8 @@ export class LogScanner {
     };
   }
 
-  private line(raw: string): void {
-    const capped = raw.length > maxLineChars ? `${graphemePrefix(raw, maxLineChars)}${lineCutMarker}` : raw;
-    const line = cleanLine(capped);
+  /** One line of output, capped and cleaned. */
+  private line(line: string): void {
     const mochaTitle = this.testLine(line);
     this.errorLine(line, mochaTitle);
   }

@@ -76,6 +76,7 @@ export async function planVerification(workdir: string, options: PlanOptions): P
     env,
     source: useJob ? 'job' : repoShaped ? 'repo' : 'detected',
     ...(manager === undefined ? {} : { packageManager: manager }),
+    ...(scripts === undefined ? {} : { scripts }),
   };
 }
 
