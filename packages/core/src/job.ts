@@ -10,6 +10,9 @@ import { truncateHead, utf8ByteLength } from './text.js';
 export const maxPatchBytes = 1024 * 1024;
 /** Largest job description, in characters (GitHub's own issue body limit). */
 export const maxBodyChars = 65_536;
+/** Most tests a job's hidden tests may name, and the longest name. */
+export const maxHiddenTests = 5000;
+export const maxTestNameChars = 500;
 /** Most DoD commands per job. */
 export const maxDodCommands = 32;
 
@@ -51,6 +54,23 @@ const sourceSchema = z
         .int({ error: 'expected positive integer' })
         .positive({ error: 'expected positive integer' })
         .describe('The pull request whose failed CI this job follows up; no issue owns its branch.'),
+    }),
+    z.object({
+      kind: z.literal('eval'),
+      suite: z
+        .string()
+        .regex(/^[0-9a-f]{64}$/, { error: 'expected the SHA-256 of the suite file (64 lower-case hex digits)' })
+        .describe("The evaluation suite's identity: the SHA-256 of its JSONL file."),
+      instance: z.string().min(1).max(200).describe('The instance_id of the task in the suite.'),
+      config: z
+        .string()
+        .regex(/^[a-z0-9_.-]{1,64}$/, { error: 'expected a configuration name ([a-z0-9_.-]{1,64})' })
+        .describe('The configuration under evaluation: an agent, a model or an escalation chain.'),
+      trial: z
+        .number({ error: 'expected positive integer' })
+        .int({ error: 'expected positive integer' })
+        .positive({ error: 'expected positive integer' })
+        .max(1000),
     }),
     z.object({
       kind: z.literal('record'),
@@ -187,6 +207,25 @@ export const jobSchema = z.object({
     .refine((patch) => utf8ByteLength(patch) <= maxPatchBytes, { error: `expected at most ${maxPatchBytes} bytes` })
     .optional()
     .describe('Explicit patch (JSON commands, Markdown blocks or unified diff) applied instead of running an agent.'),
+  hidden_tests: z
+    .strictObject({
+      patch: z
+        .string()
+        .min(1)
+        .refine((patch) => utf8ByteLength(patch) <= maxPatchBytes, { error: `expected at most ${maxPatchBytes} bytes` })
+        .describe('Unified diff of the tests.'),
+      tests: z
+        .array(z.string().min(1).max(maxTestNameChars))
+        .max(maxHiddenTests)
+        .optional()
+        .describe(
+          "Tests that must pass, named as the verifier's test reporters name them; absent: the whole test step.",
+        ),
+    })
+    .optional()
+    .describe(
+      "Tests only the verifier applies, after the agent's last attempt, in a copy of its own: never on a read path, in a prompt or in what is published. The run's grade says whether they pass.",
+    ),
   dod: z
     .array(dodCommandSchema)
     .max(maxDodCommands)
@@ -256,6 +295,7 @@ export function parseJobJson(text: string): Job {
  * - issue: `<repo>#issue-<n>` (relabeling or a webhook redelivery is the same work);
  * - chat: `chat:<platform>:<channel>:<thread_id>:<message_id or ''>`;
  * - ci: `<repo>#pull-<n>`, the key CI follow-ups on a pull request no issue owns always had;
+ * - eval: `eval:<suite digest>:<instance>:<config>:<trial>`, so re-running a suite skips what finished;
  * - cli / api / record: the job id, so every CLI or API enqueue is new work (records set their own).
  */
 export function defaultIdempotencyKey(repo: string, source: JobSource, jobId: string): string {
@@ -266,6 +306,8 @@ export function defaultIdempotencyKey(repo: string, source: JobSource, jobId: st
       return `chat:${source.platform}:${source.channel}:${source.thread_id}:${source.message_id ?? ''}`;
     case 'ci':
       return ciFollowUpKey(repo, source.pull);
+    case 'eval':
+      return `eval:${source.suite}:${source.instance}:${source.config}:${source.trial}`;
     case 'cli':
     case 'api':
     case 'record':

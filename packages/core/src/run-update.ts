@@ -6,6 +6,7 @@ import type {
   Attempt,
   AttemptOutcome,
   DodResult,
+  Grade,
   PullRequestRef,
   RunError,
   RunOutcome,
@@ -224,6 +225,11 @@ export function setMemoryUpdates(run: RunRecord, files: readonly string[], optio
 /** Stores the DoD result as soon as it is known, before the run ends. */
 export function setDodResult(run: RunRecord, dodResult: DodResult, options: At): RunRecord {
   return { ...run, dod_result: dodResult, updated_at: stamp(run, options.now) };
+}
+
+/** Records the verdict of the job's hidden tests. */
+export function setGrade(run: RunRecord, grade: Grade, options: At): RunRecord {
+  return { ...run, grade, updated_at: stamp(run, options.now) };
 }
 
 /** Adds what the sandbox stopped in one run (refusals, a limit hit) to the run's findings. */

@@ -144,6 +144,48 @@ export const verificationSchema = z.object({
 /** One verification command and its result. */
 export type Verification = z.output<typeof verificationSchema>;
 
+/** Names kept per list of a grade: enough for any suite's named tests, bounded for a huge one. */
+const maxGradeNames = 2000;
+const gradeNames = z.array(z.string().max(500)).max(maxGradeNames);
+
+/**
+ * The verdict of a job's hidden tests (see the job's `hidden_tests`), run by the verifier
+ * after the agent's last attempt in a copy of their own.
+ */
+export const gradeSchema = z.object({
+  resolved: z.boolean().describe('Every named test passed (or, with none named, every check passed).'),
+  reason: z
+    .string()
+    .max(2000)
+    .describe('Why, in one line: the tests that failed or were missing, or the check that did.'),
+  checks: z.array(
+    z.object({
+      step: z.enum(verificationSteps),
+      command: z.array(z.string()),
+      exit_code: z.number().int().nullable(),
+      timed_out: z.boolean(),
+      duration_ms: z.number().nonnegative(),
+      passed: z.boolean(),
+      output_tail: z.string(),
+    }),
+  ),
+  /** Per-test statuses of the test step, as its reporter named them; each list bounded. */
+  tests: z
+    .object({
+      passed: gradeNames,
+      failed: gradeNames,
+      skipped: gradeNames,
+      /** Named tests the run did not report at all. */
+      missing: gradeNames,
+      /** Names left out of the lists above once one was full. */
+      omitted: count,
+    })
+    .optional(),
+  duration_ms: z.number().nonnegative(),
+});
+/** The verdict of a job's hidden tests. */
+export type Grade = z.output<typeof gradeSchema>;
+
 /** Result of the definition of done, as AM defines it. */
 export const dodResults = ['passed', 'failed', 'skipped', 'timeout'] as const;
 /** Result of the definition of done. */
@@ -236,6 +278,7 @@ export const runRecordSchema = z.object({
     .min(1)
     .optional()
     .describe('The failed run of the same job this run redrives out of the dead-letter queue.'),
+  grade: gradeSchema.optional().describe("The verdict of the job's hidden tests, when it carries some."),
   created_at: isoTime,
   updated_at: isoTime,
 });

@@ -9,6 +9,7 @@ import type { RunRecord } from './run.js';
  * - `slack`, `line`: a chat message on that platform;
  * - `http-api`: the HTTP API (its jobs, and chat platform `http`, its chat surface);
  * - `cli`: `codefleet run` or `codefleet chat`;
+ * - `eval`: a task of `codefleet eval run`;
  * - `record`: a queue record a producer reads back (a GitHub delivery, a chat follow-up or inbox);
  * - `redrive`: a run of a job redriven out of the dead-letter queue (a run's, see {@link runSourceName}).
  */
@@ -20,6 +21,7 @@ export const sourceNames = [
   'line',
   'http-api',
   'cli',
+  'eval',
   'record',
   'redrive',
 ] as const;
@@ -43,6 +45,8 @@ export function sourceName(job: Pick<Job, 'source'>): SourceName {
       return source.platform === 'http' ? 'http-api' : source.platform;
     case 'cli':
       return 'cli';
+    case 'eval':
+      return 'eval';
     case 'record':
       return 'record';
     case 'api': {

@@ -80,7 +80,7 @@ describe('parseJob', () => {
   it('explains a wrong source kind', () => {
     const err = errorOf(() => parseJob({ ...minimal, source: { kind: 'email' } }));
     expect(err.message).toBe(
-      'invalid job: source.kind: expected one of "issue", "chat", "cli", "ci", "record", "api", got "email"',
+      'invalid job: source.kind: expected one of "issue", "chat", "cli", "ci", "eval", "record", "api", got "email"',
     );
   });
 
@@ -289,6 +289,30 @@ describe('createJob and idempotency keys', () => {
     expect(createJob({ ...base, source: { kind: 'cli' } }, deps).idempotency_key).toBe('job-9');
     expect(createJob({ ...base, source: { kind: 'api' } }, { ...deps, id: 'job-10' }).idempotency_key).toBe('job-10');
     expect(defaultIdempotencyKey('octo/repo', { kind: 'cli' }, 'x')).toBe('x');
+  });
+
+  it('keys an evaluation task by suite, instance, configuration and trial, so a re-run converges', () => {
+    const source = { kind: 'eval', suite: 'c'.repeat(64), instance: 'acme__w-1', config: 'oracle', trial: 2 } as const;
+    const job = createJob({ ...base, source }, deps);
+    expect(job.idempotency_key).toBe(`eval:${'c'.repeat(64)}:acme__w-1:oracle:2`);
+    expect(() => createJob({ ...base, source: { ...source, suite: 'short' } }, deps)).toThrow(
+      'source.suite: expected the SHA-256 of the suite file (64 lower-case hex digits)',
+    );
+    expect(() => createJob({ ...base, source: { ...source, config: 'Has Space' } }, deps)).toThrow('source.config');
+  });
+
+  it('carries hidden tests: a patch, and the names that must pass, bounded', () => {
+    const hidden = { patch: '--- a/t\n+++ b/t\n', tests: ['t > passes'] };
+    expect(createJob({ ...base, source: { kind: 'cli' }, hidden_tests: hidden }, deps).hidden_tests).toEqual(hidden);
+    expect(() => createJob({ ...base, source: { kind: 'cli' }, hidden_tests: { patch: '' } }, deps)).toThrow(
+      'hidden_tests.patch',
+    );
+    expect(() =>
+      createJob({ ...base, source: { kind: 'cli' }, hidden_tests: { patch: 'x', tests: ['x'.repeat(501)] } }, deps),
+    ).toThrow('hidden_tests.tests[0]: expected at most 500 characters');
+    expect(() =>
+      createJob({ ...base, source: { kind: 'cli' }, hidden_tests: { patch: 'x', extra: 1 } as never }, deps),
+    ).toThrow('hidden_tests');
   });
 
   it('keeps explicit id, key and timestamp', () => {

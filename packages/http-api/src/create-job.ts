@@ -25,6 +25,7 @@ export type CreateBody = {
   base_branch?: string;
   base_commit?: string;
   patch?: string;
+  hidden_tests?: { patch: string; tests?: string[] };
   agent?: string;
   dod?: (string | string[])[];
   priority?: 'low' | 'normal' | 'high';

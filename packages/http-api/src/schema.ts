@@ -1,4 +1,12 @@
-import { maxBodyChars, maxDodCommands, maxPatchBytes, maxRepoLength, objectIdPattern } from '@codefleet/core';
+import {
+  maxBodyChars,
+  maxDodCommands,
+  maxHiddenTests,
+  maxPatchBytes,
+  maxRepoLength,
+  maxTestNameChars,
+  objectIdPattern,
+} from '@codefleet/core';
 import type { Report, ReportState } from '@codefleet/requester';
 
 // JSON Schemas of the API, used twice: Fastify validates requests with them, and the OpenAPI
@@ -40,6 +48,22 @@ export const createJobBody = {
       minLength: 1,
       maxLength: maxPatchBytes,
       description: `A patch applied instead of running an agent (unified diff, JSON commands or Markdown blocks), then verified and published as any change; at most ${maxPatchBytes} bytes of UTF-8.`,
+    },
+    hidden_tests: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['patch'],
+      description:
+        "Tests only the verifier applies, after the agent's last attempt, in a copy of its own: never shown to the agent, never published. The run's grade says whether they passed.",
+      properties: {
+        patch: { type: 'string', minLength: 1, maxLength: maxPatchBytes, description: 'Unified diff of the tests.' },
+        tests: {
+          type: 'array',
+          maxItems: maxHiddenTests,
+          items: { type: 'string', minLength: 1, maxLength: maxTestNameChars },
+          description: "Tests that must pass, as the verifier's reporters name them; absent: the whole test step.",
+        },
+      },
     },
     agent: {
       type: 'string',

@@ -84,6 +84,7 @@ describe('POST /v1/jobs', () => {
         dod: ['npm test'],
         base_commit: 'c0ffee'.padEnd(40, '0'),
         patch: '--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n',
+        hidden_tests: { patch: '--- a/t\n+++ b/t\n@@ -1 +1 @@\n-a\n+b\n', tests: ['t > passes'] },
       },
       headers: { 'idempotency-key': 'req-1' },
     });
@@ -102,6 +103,7 @@ describe('POST /v1/jobs', () => {
       dod: [['npm', 'test']],
       base_commit: 'c0ffee'.padEnd(40, '0'),
       patch: '--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n',
+      hidden_tests: { patch: '--- a/t\n+++ b/t\n@@ -1 +1 @@\n-a\n+b\n', tests: ['t > passes'] },
       requested_by: 'api',
       source: { kind: 'api', request_id: 'req-1', callback_url: 'http://127.0.0.1:9/hook' },
     });
@@ -217,6 +219,8 @@ describe('POST /v1/jobs', () => {
       [{ ...task, base_branch: 'bad..branch' }, 'base_branch'],
       [{ ...task, base_commit: 'HEAD~1' }, 'base_commit'],
       [{ ...task, patch: '' }, 'patch'],
+      [{ ...task, hidden_tests: { tests: ['t'] } }, 'hidden_tests.patch'],
+      [{ ...task, hidden_tests: { patch: 'x', tests: [''] } }, 'hidden_tests.tests.0'],
     ];
     for (const [body, field] of cases) {
       const answer = await call('POST', '/v1/jobs', { body });

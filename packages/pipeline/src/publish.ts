@@ -74,20 +74,9 @@ async function commitVerified(
 ): Promise<{ task: string; title: string; note: string }> {
   const { deps, ctx, tracker, now } = running;
   const { ws, branch } = prepared;
-  const { outOfScope, verified, dod } = validated;
+  const { outOfScope, dod } = validated;
   // Read once: nothing runs between here and the commit that could change the tree.
-  const changed = await ws.changedFiles();
-  if (changed.filter((file) => !outOfScope.includes(file)).length === 0) {
-    throw new CodefleetError('no_changes', 'the agent finished without changing any file', { verdict: 'permanent' });
-  }
-  if ((await ws.fingerprint()) !== verified) {
-    // Only the DoD's own commands ran since: they changed the tree verification passed on.
-    throw new CodefleetError(
-      'dod_failed',
-      'the definition of done changed files after verification passed; what would be pushed is not what was verified. DoD commands must only check',
-      { verdict: 'permanent' },
-    );
-  }
+  const changed = await verifiedChanges(ws, validated);
   // A memory bank update is proposed, never silent: its own section of the PR body.
   const memoryUpdates = changed.filter((file) => isMemoryFile(file) && !outOfScope.includes(file));
   if (memoryUpdates.length > 0) await tracker.update((r) => setMemoryUpdates(r, memoryUpdates, { now: now() }));
@@ -106,6 +95,26 @@ async function commitVerified(
     'the pull request body': note,
   });
   return { task, title: shown.title, note };
+}
+
+/**
+ * The files the change holds, once it is sure they are what verification passed on.
+ * @throws {CodefleetError} `no_changes` when the change holds nothing in scope; `dod_failed`
+ * when the tree differs from the verified one (only the DoD's own commands ran since).
+ */
+export async function verifiedChanges(ws: Workspace, validated: Validated): Promise<string[]> {
+  const changed = await ws.changedFiles();
+  if (changed.filter((file) => !validated.outOfScope.includes(file)).length === 0) {
+    throw new CodefleetError('no_changes', 'the agent finished without changing any file', { verdict: 'permanent' });
+  }
+  if ((await ws.fingerprint()) !== validated.verified) {
+    throw new CodefleetError(
+      'dod_failed',
+      'the definition of done changed files after verification passed; what would be pushed is not what was verified. DoD commands must only check',
+      { verdict: 'permanent' },
+    );
+  }
+  return changed;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { JobContext, PipelineDeps } from './deps.js';
 import { answerJob } from './answer.js';
 import { runChain } from './escalation.js';
+import { finishUnpublished, gradedOnly, gradeJob } from './grade.js';
 import { runPasses } from './passes.js';
 import { planJob } from './plan.js';
 import { prepareJob } from './prepare.js';
@@ -31,6 +32,9 @@ export async function runJob(deps: PipelineDeps, ctx: JobContext): Promise<JobRe
     const passed =
       chain === undefined ? await runPasses(input, running.enter) : await runChain(input, chain, agents, running.enter);
     const validated = await validateJob(running, input, passed);
+    // After the agent's last attempt: nothing it runs can see the hidden tests.
+    await gradeJob(running, input, validated);
+    if (gradedOnly(ctx.job)) return await finishUnpublished(running, prepared, validated);
     return await publishJob(running, prepared, validated);
   } catch (err) {
     failed = true;

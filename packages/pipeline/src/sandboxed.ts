@@ -85,6 +85,21 @@ export function jobRunners(sandbox: Sandbox, ws: Workspace, options: JobRunnerOp
 }
 
 /**
+ * Binds `sandbox` to a directory of codefleet's own beside the working copy (the copy where
+ * the verifier grades with hidden tests): it may write that directory only, and sees no git
+ * directory at all. One runner for every step, installs included: nothing there outlives the grade.
+ */
+export function dirRunner(sandbox: Sandbox, dir: string, toolsDir: string): ProcessRunner {
+  const tools = { source: toolsDir, target: toolsDir, writable: false };
+  return async (argv, processOptions: RunProcessOptions) => {
+    const { dieWithParent: _guarded, ...rest } = processOptions;
+    return sandbox.mode === 'none'
+      ? sandbox.run(argv, { ...rest, writable: [dir] })
+      : sandbox.run(argv, { ...rest, writable: [dir], mounts: [tools] });
+  };
+}
+
+/**
  * The job's observers of its sandbox: a warning per refused destination as it happens (job id
  * included: an operator alerts on `sandbox.network_refused`), and what each run was refused or
  * stopped at added to the run record, where `runs`/`show` and the worker's metrics read it.

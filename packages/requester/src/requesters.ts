@@ -5,7 +5,8 @@ import type { Report, Requester } from './port.js';
 /** The CLI's requester: the terminal that asked is watching the run itself. */
 export const cliRequester: Requester = {
   kind: 'cli',
-  handles: (job) => job.source.kind === 'cli',
+  // An evaluation's jobs too: `codefleet eval` reads their run records, nobody waits on a message.
+  handles: (job) => job.source.kind === 'cli' || job.source.kind === 'eval',
   report: async () => {},
 };
 

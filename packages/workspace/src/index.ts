@@ -13,4 +13,5 @@ export type { Scope } from './scope.js';
 export type { IsRunning, SweepResult } from './sweep.js';
 export { keptDependencyDirs } from './working-copy.js';
 export type { Workspace } from './workspace.js';
+export type { GradingCopy } from './grading-copy.js';
 export { installedDirs, type AgentView, type AgentViewOptions, type ViewMount } from './agent-view.js';

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { buildAgentView, type AgentView, type AgentViewOptions } from './agent-view.js';
 import { addedContent } from './added-content.js';
 import { commitChange, fingerprint, pushSource } from './commit.js';
+import { makeGradingCopy, type GradingCopy } from './grading-copy.js';
 import { openCopy, type WorkspaceParts } from './open-copy.js';
 import { releaseCopy } from './release.js';
 import { resetToStart, restoreFiles } from './restore-copy.js';
@@ -102,6 +103,11 @@ export interface Workspace {
    */
   agentView(options?: AgentViewOptions): Promise<AgentView>;
   /**
+   * A copy of the files as they stand now, for the verifier alone (hidden tests are applied
+   * there, never in this copy): no `.git`, beside this copy, removed by its `remove()`.
+   */
+  gradingCopy(): Promise<GradingCopy>;
+  /**
    * Puts the copy back at {@link startSha} for another agent (the next escalation tier): the
    * work branch and every tracked file as they were, untracked files removed. Kept: the
    * context files and `.codefleet/`, and what git ignores (installed dependencies, build
@@ -163,6 +169,7 @@ export function openWorkspace(parts: WorkspaceParts): Workspace {
       });
     },
     restoreGitLink: copy.restore,
+    gradingCopy: () => makeGradingCopy(paths.dir),
     resetToStart: () => resetToStart(copy),
     pushSource: () => pushSource(copy),
     fingerprint: () => fingerprint(copy),

@@ -33,6 +33,9 @@ export interface EnqueueOptions {
   baseCommit?: string;
   /** A file holding the patch to apply instead of running an agent (`--patch-file`). */
   patchFile?: string;
+  /** A file holding tests only the verifier applies (`--hidden-tests-file`), and those that must pass (`--hidden-test`). */
+  hiddenTestsFile?: string;
+  hiddenTest?: string[];
   type?: Job['type'];
   priority?: Job['priority'];
   /** DoD commands as argv arrays (see dod-option.ts: the CLI never splits a string into words). */
@@ -69,6 +72,10 @@ export async function enqueue(
     options.patchFile === undefined
       ? undefined
       : await readTextFile('--patch-file', options.patchFile, cwd, maxPatchBytes);
+  const hiddenPatch =
+    options.hiddenTestsFile === undefined
+      ? undefined
+      : await readTextFile('--hidden-tests-file', options.hiddenTestsFile, cwd, maxPatchBytes);
   const repo = normalizeRepo(options.repo, cwd);
   const ref = checkRepoRef(repo);
   // A local repository is checked now, not when a worker first fails to fetch it. A refused
@@ -91,6 +98,9 @@ export async function enqueue(
       ...(options.priority ? { priority: options.priority } : {}),
       ...(options.dod && options.dod.length > 0 ? { dod: options.dod } : {}),
       ...(patch === undefined ? {} : { patch }),
+      ...(hiddenPatch === undefined
+        ? {}
+        : { hidden_tests: { patch: hiddenPatch, ...(options.hiddenTest ? { tests: options.hiddenTest } : {}) } }),
     },
     { id: randomUUID(), now: new Date() },
   );

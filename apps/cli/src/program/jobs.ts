@@ -24,6 +24,15 @@ export function registerJobCommands(program: Command, { io, withRuntime }: Progr
       'apply this patch instead of running an agent (unified diff, JSON commands or Markdown blocks); then verified and published as any change',
     )
     .option(
+      '--hidden-tests-file <path>',
+      "tests (a unified diff) only the verifier applies after the agent's last attempt, in a copy of its own; the run's grade says whether they passed",
+    )
+    .option(
+      '--hidden-test <name>',
+      'a test of the hidden tests that must pass, as the test reporter names it (repeatable; default: the whole test step)',
+      (name: string, names: string[] = []) => [...names, name],
+    )
+    .option(
       '--dod <argv...>',
       `definition-of-done commands, each an argv list (YAML or JSON), e.g. ${dodExamples}`,
       parseDodArgument,
@@ -41,11 +50,15 @@ export function registerJobCommands(program: Command, { io, withRuntime }: Progr
         base?: string;
         baseCommit?: string;
         patchFile?: string;
+        hiddenTestsFile?: string;
+        hiddenTest?: string[];
         dod?: string[][];
         priority?: 'low' | 'normal' | 'high';
       }) => {
         if (opts.body !== undefined && opts.bodyFile !== undefined)
           throw new InvalidArgumentError('give --body or --body-file, not both');
+        if (opts.hiddenTest !== undefined && opts.hiddenTestsFile === undefined)
+          throw new InvalidArgumentError('--hidden-test names a test of --hidden-tests-file: give that file too');
         const { enqueue } = await commands.jobs();
         await withRuntime(async (rt) => {
           const result = await enqueue(rt, opts, io.cwd);
@@ -55,6 +68,11 @@ export function registerJobCommands(program: Command, { io, withRuntime }: Progr
       },
     );
 
+  registerChat(program, { io, withRuntime });
+}
+
+/** `chat`: a message routed as the chat bot would. */
+function registerChat(program: Command, { io, withRuntime }: Pick<ProgramContext, 'io' | 'withRuntime'>): void {
   program
     .command('chat <message>')
     .description(
