@@ -4,3 +4,16 @@ export { instanceSchema, parseSuite, formatSuite, suiteDigest, toSwebench, Suite
 export type { Instance, InstanceInput, Suite } from './task.js';
 export { mineCommits, instancePrefix, statementOf, type MineOptions, type MineProgress } from './mine.js';
 export { isDocPath, isTestPath } from './test-paths.js';
+export { evalJob, evalJobId, evalTasks, parseEvalConfig, type EvalConfig, type EvalTask } from './eval-jobs.js';
+export { runEvaluation, type EvalProgress, type EvalRunDeps, type EvalRunOptions } from './runner.js';
+export {
+  buildReport,
+  failureKinds,
+  failureOf,
+  trialOf,
+  type ConfigSummary,
+  type EvalReport,
+  type FailureKind,
+  type TrialResult,
+} from './report.js';
+export { renderMarkdown } from './render.js';

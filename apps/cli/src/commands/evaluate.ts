@@ -1,12 +1,30 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { appendFile, mkdir, readFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { InvalidArgumentError } from 'commander';
 import type { LoadedConfig } from '@codefleet/config';
-import { formatSuite, mineCommits, parseSuite, type MineProgress } from '@codefleet/eval';
-import { runProcess } from '@codefleet/process';
+import { formatUsd } from '@codefleet/core';
+import {
+  buildReport,
+  evalJobId,
+  evalTasks,
+  formatSuite,
+  mineCommits,
+  parseEvalConfig,
+  parseSuite,
+  renderMarkdown,
+  runEvaluation,
+  toSwebench,
+  trialOf,
+  type MineProgress,
+} from '@codefleet/eval';
+import { captureProcess, runProcess } from '@codefleet/process';
 import type { Io } from '../program/context.js';
-import { gitEnvFrom } from '../runtime.js';
+import { gitEnvFrom, type Runtime } from '../runtime.js';
+import { cliVersion } from '../version.js';
+import { normalizeRepo } from './jobs.js';
 
 /** Options of `codefleet eval mine`. */
 export interface MineCliOptions {
@@ -87,4 +105,111 @@ export async function evalMine(loaded: LoadedConfig, options: MineCliOptions, io
   });
   io.out(`${progressLine(progress)} (${added} new) in ${out}`);
   return 0;
+}
+
+/** The suite options `eval run` and `eval report` share. */
+interface SuiteCliOptions {
+  suite: string;
+  configuration: string[];
+  trials?: number;
+  split?: 'dev' | 'holdout' | 'all';
+  instance?: string[];
+}
+
+/** Options of `codefleet eval run`. */
+export interface EvalRunCliOptions extends SuiteCliOptions {
+  repo?: string;
+  maxPerRepo?: number;
+  budgetUsd?: number;
+}
+
+/** Options of `codefleet eval report`. */
+export interface EvalReportCliOptions extends SuiteCliOptions {
+  format?: 'markdown' | 'json';
+  out?: string;
+  target?: number;
+  swebench?: string;
+}
+
+// The suite file and the tasks the options pick from it; a bad configuration is a usage error.
+async function tasksOf(options: SuiteCliOptions, cwd: string) {
+  const suite = parseSuite(await readFile(resolve(cwd, options.suite), 'utf8'));
+  const configs = options.configuration.map((spec) => {
+    try {
+      return parseEvalConfig(spec);
+    } catch (error) {
+      throw new InvalidArgumentError((error as Error).message);
+    }
+  });
+  const names = configs.map((c) => c.name);
+  const twice = names.find((name, i) => names.indexOf(name) !== i);
+  if (twice !== undefined) throw new InvalidArgumentError(`configuration ${twice} is given twice`);
+  const trials = options.trials ?? 1;
+  const tasks = evalTasks(suite, configs, {
+    trials,
+    ...(options.split === undefined ? {} : { split: options.split }),
+    ...(options.instance === undefined ? {} : { only: new Set(options.instance) }),
+  });
+  if (tasks.length === 0)
+    throw new InvalidArgumentError(`no instance of ${options.suite} matches --split and --instance`);
+  return { suite, configs, trials, tasks };
+}
+
+/** `codefleet eval run`: the suite's tasks as jobs, fed to the queue as limits allow, until all ended. */
+export async function evalRun(rt: Runtime, options: EvalRunCliOptions, io: Io): Promise<number> {
+  const { suite, tasks } = await tasksOf(options, io.cwd);
+  const repo = options.repo === undefined ? undefined : normalizeRepo(options.repo, io.cwd);
+  let last = '';
+  const progress = await runEvaluation(
+    { enqueue: (job) => rt.queue.enqueue(job), getRun: (id) => rt.store.get(id) },
+    {
+      digest: suite.digest,
+      tasks,
+      requestedBy: rt.loaded.env.USER ?? 'eval',
+      ...(repo === undefined ? {} : { repo }),
+      ...(options.maxPerRepo === undefined ? {} : { maxPerRepo: options.maxPerRepo }),
+      ...(options.budgetUsd === undefined ? {} : { budgetUsd: options.budgetUsd }),
+      onProgress: (p) => {
+        const line = `eval run: ${p.earlier + p.finished} of ${p.total} finished (${p.earlier} earlier), ${p.running} running, ${formatUsd(p.spentUsd)} spent`;
+        if (line !== last) io.err(line);
+        last = line;
+      },
+    },
+  );
+  if (progress.overBudget > 0) io.err(`eval run: ${progress.overBudget} not queued: the budget is spent`);
+  if (progress.abandoned.length > 0)
+    io.err(`eval run: given up on (no run ended in time): ${progress.abandoned.join(', ')}`);
+  io.out(`eval run: ${progress.earlier + progress.finished} of ${progress.total} finished; suite ${suite.digest}`);
+  return progress.overBudget > 0 || progress.abandoned.length > 0 ? 1 : 0;
+}
+
+/** `codefleet eval report`: what each configuration resolved, at what cost, compared in pairs. */
+export async function evalReport(rt: Runtime, options: EvalReportCliOptions, io: Io): Promise<number> {
+  const { suite, configs, trials, tasks } = await tasksOf(options, io.cwd);
+  const results = [];
+  for (const task of tasks) results.push(trialOf(task, await rt.store.get(evalJobId(suite.digest, task))));
+  const report = buildReport(
+    results,
+    {
+      codefleet: await codefleetIdentity(rt.loaded.env),
+      suite: suite.digest,
+      configs,
+      trials,
+      instances: new Set(tasks.map((t) => t.instance.instance_id)).size,
+    },
+    options.target === undefined ? {} : { target: options.target },
+  );
+  const text = options.format === 'json' ? `${JSON.stringify(report, null, 2)}\n` : renderMarkdown(report);
+  if (options.out === undefined) io.out(text.trimEnd());
+  else await writeFile(resolve(io.cwd, options.out), text);
+  if (options.swebench !== undefined) await writeFile(resolve(io.cwd, options.swebench), toSwebench(suite.instances));
+  return 0;
+}
+
+/** codefleet's version, and its commit when it runs from a git checkout: what reproduces a report. */
+async function codefleetIdentity(env: Readonly<Record<string, string | undefined>>): Promise<string> {
+  const source = fileURLToPath(new URL('../..', import.meta.url));
+  const head = await captureProcess(['git', 'rev-parse', 'HEAD'], { cwd: source, env: { PATH: env.PATH ?? '' } });
+  const commit = head.exitCode === 0 ? head.stdout.trim() : '';
+  return commit === '' ? cliVersion() : `${cliVersion()} ${commit}`;
 }

@@ -1,4 +1,5 @@
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import type { EvalReportCliOptions, EvalRunCliOptions } from '../commands/evaluate.js';
 import { commands, positiveInt, type ProgramContext } from './context.js';
 
 /** Parses a share between 0 and 1 (`--holdout`). */
@@ -17,7 +18,7 @@ const date = (value: string) => {
 };
 
 /** `eval`: measuring agents and models on a repository's own history. */
-export function registerEval(program: Command, { io, load, exitWith }: ProgramContext): void {
+export function registerEval(program: Command, { io, load, exitWith, withRuntime }: ProgramContext): void {
   const group = program.command('eval').description("measure agents and models on a repository's own past changes");
   group
     .command('mine')
@@ -47,4 +48,56 @@ export function registerEval(program: Command, { io, load, exitWith }: ProgramCo
         exitWith(await evalMine(await load(), opts, io));
       },
     );
+  const suiteOptions = (command: Command) =>
+    command
+      .requiredOption('--suite <file>', 'the suite file (JSONL)')
+      .requiredOption(
+        '--configuration <spec>',
+        'a configuration: oracle (the fix itself), empty (no change), an agent or profile name, or name=agent (repeatable)',
+        (spec: string, specs: string[] = []) => [...specs, spec],
+      )
+      .option('--trials <n>', 'runs of each instance per configuration (default 1)', positiveInt)
+      .addOption(
+        new Option('--split <split>', 'which instances: dev (default), holdout or all').choices([
+          'dev',
+          'holdout',
+          'all',
+        ]),
+      )
+      .option('--instance <id>', 'only this instance (repeatable)', (id: string, ids: string[] = []) => [...ids, id]);
+  suiteOptions(group.command('run'))
+    .description(
+      "run a suite's instances under each configuration as jobs on the configured queue, graded by their hidden tests",
+    )
+    .option('--repo <path|url|owner/name>', "where workers fetch the repository (default: each instance's repo)")
+    .option('--max-per-repo <n>', 'eval jobs of one repository queued or running at once (default 2)', positiveInt)
+    .option('--budget-usd <amount>', "what the suite's runs may spend in all; no job is queued past it", money)
+    .action(async (opts: EvalRunCliOptions) => {
+      const { evalRun } = await commands.evaluate();
+      await withRuntime((rt) => evalRun(rt, opts, io));
+    });
+  suiteOptions(group.command('report'))
+    .description('report how each configuration did: resolved rate, pass@k, cost, time, failures, paired comparisons')
+    .addOption(new Option('--format <format>', 'markdown (default) or json').choices(['markdown', 'json']))
+    .option('--out <file>', 'write the report here (default: standard output)')
+    .option('--target <rate>', 'name the cheapest configuration resolving at least this share of tasks (0..1)', rate)
+    .option('--swebench <file>', "also export the suite's instances as SWE-bench's dataset writes them")
+    .action(async (opts: EvalReportCliOptions) => {
+      const { evalReport } = await commands.evaluate();
+      await withRuntime((rt) => evalReport(rt, opts, io));
+    });
 }
+
+/** Parses a rate above 0, at most 1 (`--target`). */
+const rate = (value: string) => {
+  const n = Number(value);
+  if (!(n > 0 && n <= 1)) throw new InvalidArgumentError(`expected a share above 0, at most 1, got "${value}"`);
+  return n;
+};
+
+/** Parses an amount of US dollars. */
+const money = (value: string) => {
+  const n = Number(value);
+  if (!(n > 0)) throw new InvalidArgumentError(`expected an amount of US dollars above 0, got "${value}"`);
+  return n;
+};
