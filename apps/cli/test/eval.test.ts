@@ -43,6 +43,31 @@ function mine(...extra: string[]) {
   );
 }
 
+/**
+ * Waits until the CLI's queue holds `depth` jobs, which `command` (running) queues, then hands
+ * the queue to `look`. A command that ends first stops the wait, saying how it ended.
+ */
+async function queued(
+  command: Promise<unknown>,
+  depth: number,
+  look: (queue: ReturnType<typeof openCliQueue>) => Promise<void> = async () => {},
+): Promise<void> {
+  const early = new AbortController();
+  void command.then((result) => early.abort(new Error(`the command ended early: ${JSON.stringify(result)}`)));
+  const dataDir = join(dir?.path ?? '', 'data');
+  await waitFor(() => existsSync(join(dataDir, 'queue.sqlite')), { what: 'the queue file', signal: early.signal });
+  const queue = openCliQueue(dir?.path ?? '');
+  try {
+    await waitFor(async () => (await queue.stats()).depth === depth, {
+      what: `${depth} jobs queued`,
+      signal: early.signal,
+    });
+    await look(queue);
+  } finally {
+    await queue.close();
+  }
+}
+
 describe('codefleet eval mine', () => {
   it('writes a suite of tasks from a local repository, and a second run adds only what is new', async () => {
     dir = await createTempDir('eval-cli');
@@ -118,24 +143,12 @@ describe('codefleet eval run and report', () => {
     const suite = ['--suite', 'suite.jsonl', '--configuration', 'oracle', '--configuration', 'empty'];
 
     const running = cli(dir.path, 'eval', 'run', ...suite, '--repo', repo.path, '--max-per-repo', '4');
-    // An eval run that ends before its jobs are queued stops the waits below, saying how.
-    const early = new AbortController();
-    void running.then((result) => early.abort(new Error(`eval run ended early: ${JSON.stringify(result)}`)));
-    const dataDir = join(dir.path, 'data');
-    await waitFor(() => existsSync(join(dataDir, 'queue.sqlite')), { what: 'the queue file', signal: early.signal });
-    const queue = openCliQueue(dir.path);
-    try {
-      await waitFor(async () => (await queue.stats()).depth === 4, {
-        what: 'the four eval jobs queued',
-        signal: early.signal,
-      });
+    await queued(running, 4, async (queue) => {
       const lease = await queue.claim({ workerId: 'peek' });
       expect(lease?.job).toMatchObject({ priority: 'low', source: { kind: 'eval' }, base_commit: expect.any(String) });
       expect(lease?.job.hidden_tests?.patch).toContain('+++ b/test/');
       await lease?.release();
-    } finally {
-      await queue.close();
-    }
+    });
     const worked = await cli(dir.path, 'worker', '--once');
     // The empty configuration's jobs fail (nothing changed), as they must: dead-lettered, exit 1.
     expect(worked).toEqual({ code: 1, out: 'processed 4: 2 done, 0 retrying, 2 dead-lettered, 0 released', err: '' });
@@ -162,5 +175,110 @@ describe('codefleet eval run and report', () => {
     const again = await cli(dir.path, 'eval', 'run', ...suite, '--repo', repo.path);
     expect(again.out).toMatch(/^eval run: 4 of 4 finished/);
     expect(again.err).toContain('(4 earlier)');
+  });
+});
+
+/** A test file of `names`, each asserting `name()` from src/lib.js is `value`. */
+const testFile = (checks: Record<string, number>) =>
+  [
+    "import { test } from 'node:test';",
+    "import assert from 'node:assert/strict';",
+    `import { ${Object.keys(checks).join(', ')} } from '../src/lib.js';`,
+    ...Object.entries(checks).map(([name, value]) => `test('${name}', () => assert.equal(${name}(), ${value}));`),
+    '',
+  ].join('\n');
+
+/**
+ * One commit of each kind validation must tell apart, on a project whose `npm test` is
+ * `node --test`: a real fix (#3), one with a flaky test (#4), one whose fix breaks a passing
+ * test (#5), and one whose tests pass without the fix (#6).
+ */
+async function validatedRepo(): Promise<TempRepo> {
+  const lib = (extra: string) => `export const one = () => 1;\n${extra}`;
+  const r = await createTempRepo({
+    files: {
+      'package.json': JSON.stringify({ name: 'lib', private: true, type: 'module', scripts: { test: 'node --test' } }),
+      'src/lib.js': lib(''),
+      'test/one.test.js': testFile({ one: 1 }),
+    },
+  });
+  await r.commit(
+    { 'src/lib.js': lib('export const two = () => 2;\n'), 'test/two.test.js': testFile({ two: 2 }) },
+    'Add two (#3)',
+  );
+  const flaky = [
+    "import { existsSync, rmSync, writeFileSync } from 'node:fs';",
+    "test('flaky', () => { if (existsSync('.flip')) { rmSync('.flip'); assert.fail('flipped'); } writeFileSync('.flip', ''); });",
+  ].join('\n');
+  await r.commit(
+    {
+      'src/lib.js': lib('export const two = () => 2;\nexport const three = () => 3;\n'),
+      'test/three.test.js': `${testFile({ three: 3 })}${flaky}\n`,
+    },
+    'Add three (#4)',
+  );
+  await r.commit(
+    {
+      'src/lib.js':
+        'export const one = () => 0;\nexport const two = () => 2;\nexport const three = () => 3;\nexport const zero = () => 0;\n',
+      'test/zero.test.js': testFile({ zero: 0 }),
+    },
+    'Add zero, break one (#5)',
+  );
+  await r.commit(
+    {
+      'src/lib.js': `${await readFile(join(r.path, 'src', 'lib.js'), 'utf8')}// tidy\n`,
+      'test/again.test.js': testFile({ two: 2 }).replace("test('two'", "test('two again'"),
+    },
+    'Test two again (#6)',
+  );
+  return r;
+}
+
+describe('codefleet eval validate', () => {
+  it('keeps real tasks with their test lists, leaves flaky tests out, and says why the others are rejected', async () => {
+    dir = await createTempDir('eval-validate');
+    repo = await validatedRepo();
+    await writeFile(join(dir.path, 'config.yaml'), 'data_dir: ./data\nlogging:\n  level: silent\n');
+    expect((await mine('--holdout', '0')).out).toContain('4 tasks');
+    const validated = await cli(
+      dir.path,
+      'eval',
+      'validate',
+      '--suite',
+      'suite.jsonl',
+      '--out',
+      'valid.jsonl',
+      '--repo',
+      repo.path,
+      '--no-oracle',
+    );
+    expect(validated).toMatchObject({ code: 0 });
+    expect(validated.out).toBe(
+      'eval validate: 2 of 4 valid; rejected: 1 no test goes from failing or absent to passing; 1 the fix breaks 1 test(s) that passed: one',
+    );
+    const valid = parseSuite(await readFile(join(dir.path, 'valid.jsonl'), 'utf8')).instances;
+    expect(valid.map((i) => [i.instance_id, i.FAIL_TO_PASS, i.NEW_TO_PASS, i.flaky_excluded])).toEqual([
+      ['acme__lib-4', [], ['three'], ['flaky']],
+      ['acme__lib-3', [], ['two'], []],
+    ]);
+    expect(valid[0]?.PASS_TO_PASS).toEqual(expect.arrayContaining(['one', 'two']));
+    expect(valid[0]?.plan_digest).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('then runs the oracle and an empty agent through the fleet, keeping the task only when the oracle alone resolves', async () => {
+    dir = await createTempDir('eval-validate');
+    repo = await validatedRepo();
+    await writeFile(join(dir.path, 'config.yaml'), 'data_dir: ./data\nlogging:\n  level: silent\n');
+    await mine('--holdout', '0');
+    const args = ['--suite', 'suite.jsonl', '--out', 'valid.jsonl', '--repo', repo.path, '--instance', 'acme__lib-3'];
+    const validating = cli(dir.path, 'eval', 'validate', ...args);
+    await queued(validating, 2);
+    expect((await cli(dir.path, 'worker', '--once')).out).toBe(
+      'processed 2: 1 done, 0 retrying, 1 dead-lettered, 0 released',
+    );
+    expect(await validating).toMatchObject({ code: 0, out: 'eval validate: 1 of 1 valid' });
+    const [valid] = parseSuite(await readFile(join(dir.path, 'valid.jsonl'), 'utf8')).instances;
+    expect(valid).toMatchObject({ instance_id: 'acme__lib-3', NEW_TO_PASS: ['two'] });
   });
 });

@@ -17,3 +17,4 @@ export {
   type TrialResult,
 } from './report.js';
 export { renderMarkdown } from './render.js';
+export { classifyTests, type Classified, type RunStatuses, type ValidationRuns } from './validate.js';

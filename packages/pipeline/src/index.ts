@@ -4,4 +4,4 @@ export { runJob, type JobResult } from './run-job.js';
 export { acceptanceCriteria, taskFile } from './plan.js';
 export { promptFor } from './prompt.js';
 export { reportDeadLetters } from './dead-letters.js';
-export { jobRunners, type JobRunners } from './sandboxed.js';
+export { dirRunner, jobRunners, type JobRunners } from './sandboxed.js';

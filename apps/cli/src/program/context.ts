@@ -36,6 +36,7 @@ export const commands = {
   demo: () => import('../commands/demo.js'),
   doctor: () => import('../commands/doctor.js'),
   evaluate: () => import('../commands/evaluate.js'),
+  evalValidate: () => import('../commands/eval-validate.js'),
   fleet: () => import('../commands/fleet.js'),
   init: () => import('../commands/init.js'),
   jobs: () => import('../commands/jobs.js'),

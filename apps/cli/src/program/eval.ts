@@ -1,4 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import type { EvalValidateCliOptions } from '../commands/eval-validate.js';
 import type { EvalReportCliOptions, EvalRunCliOptions } from '../commands/evaluate.js';
 import { commands, positiveInt, type ProgramContext } from './context.js';
 
@@ -48,6 +49,31 @@ export function registerEval(program: Command, { io, load, exitWith, withRuntime
         exitWith(await evalMine(await load(), opts, io));
       },
     );
+  registerValidate(group, { io, withRuntime });
+  registerSuiteCommands(group, { io, withRuntime });
+}
+
+/** `eval validate`. */
+function registerValidate(group: Command, { io, withRuntime }: Pick<ProgramContext, 'io' | 'withRuntime'>): void {
+  group
+    .command('validate')
+    .description(
+      'keep the real tasks: tests run at the base, with the tests, with the fix (twice: flaky tests are left out), then the oracle and an empty agent as jobs',
+    )
+    .requiredOption('--suite <file>', 'the mined suite (JSONL)')
+    .requiredOption('--out <file>', 'where the valid tasks are written, with their test lists')
+    .requiredOption('--repo <path|url>', 'a local clone of the repository the runs check out from')
+    .option('--instance <id>', 'only this instance (repeatable)', (id: string, ids: string[] = []) => [...ids, id])
+    .option('--no-oracle', 'skip the oracle and empty jobs (no worker needed): the test runs alone decide')
+    .option('--max-per-repo <n>', 'oracle and empty jobs queued or running at once (default 2)', positiveInt)
+    .action(async (opts: EvalValidateCliOptions) => {
+      const { evalValidate } = await commands.evalValidate();
+      await withRuntime((rt) => evalValidate(rt, opts, io));
+    });
+}
+
+/** `eval run` and `eval report`: the same suite options, then what each does. */
+function registerSuiteCommands(group: Command, { io, withRuntime }: Pick<ProgramContext, 'io' | 'withRuntime'>): void {
   const suiteOptions = (command: Command) =>
     command
       .requiredOption('--suite <file>', 'the suite file (JSONL)')
