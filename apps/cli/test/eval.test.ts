@@ -134,16 +134,32 @@ async function fixedRepo(): Promise<TempRepo> {
 }
 
 describe('codefleet eval run and report', () => {
-  it('runs the oracle and an empty agent as jobs: 100% and 0% resolved, and a second run redoes nothing', async () => {
+  it('runs the oracle, an empty agent and an agent as jobs, reports them, and a second run redoes nothing', async () => {
     dir = await createTempDir('eval-run');
     repo = await fixedRepo();
-    await writeFile(join(dir.path, 'config.yaml'), 'data_dir: ./data\nlogging:\n  level: silent\n');
+    // The agent under evaluation (a scripted stand-in for a model): adds the function its task names.
+    await writeFile(
+      join(dir.path, 'agent.mjs'),
+      [
+        'const args = new Map(); for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i], process.argv[i + 1]);',
+        "const fs = await import('node:fs'); const path = await import('node:path');",
+        "const prompt = fs.readFileSync(args.get('--prompt-file'), 'utf8');",
+        "const lib = path.join(args.get('--workdir'), 'src', 'lib.js');",
+        "for (const [name, n] of [['two', 2], ['three', 3]])",
+        "  if (args.get('--pass') === 'implement' && prompt.includes(`Add ${name}()`)) fs.appendFileSync(lib, `export const ${name} = () => ${n};\\n`);",
+        '',
+      ].join('\n'),
+    );
+    await writeFile(
+      join(dir.path, 'config.yaml'),
+      'data_dir: ./data\nlogging:\n  level: silent\nagents:\n  script:\n    module: ./agent.mjs\n',
+    );
     const mined = await mine('--holdout', '0');
     expect(mined.out).toContain('2 tasks');
-    const suite = ['--suite', 'suite.jsonl', '--configuration', 'oracle', '--configuration', 'empty'];
+    const suite = ['--suite', 'suite.jsonl', ...['oracle', 'empty', 'script'].flatMap((c) => ['--configuration', c])];
 
-    const running = cli(dir.path, 'eval', 'run', ...suite, '--repo', repo.path, '--max-per-repo', '4');
-    await queued(running, 4, async (queue) => {
+    const running = cli(dir.path, 'eval', 'run', ...suite, '--repo', repo.path, '--max-per-repo', '6');
+    await queued(running, 6, async (queue) => {
       const lease = await queue.claim({ workerId: 'peek' });
       expect(lease?.job).toMatchObject({ priority: 'low', source: { kind: 'eval' }, base_commit: expect.any(String) });
       expect(lease?.job.hidden_tests?.patch).toContain('+++ b/test/');
@@ -151,16 +167,17 @@ describe('codefleet eval run and report', () => {
     });
     const worked = await cli(dir.path, 'worker', '--once');
     // The empty configuration's jobs fail (nothing changed), as they must: dead-lettered, exit 1.
-    expect(worked).toEqual({ code: 1, out: 'processed 4: 2 done, 0 retrying, 2 dead-lettered, 0 released', err: '' });
+    expect(worked).toEqual({ code: 1, out: 'processed 6: 4 done, 0 retrying, 2 dead-lettered, 0 released', err: '' });
     const ran = await running;
     expect(ran).toMatchObject({ code: 0 });
-    expect(ran.out).toMatch(/^eval run: 4 of 4 finished; suite [0-9a-f]{64}$/);
+    expect(ran.out).toMatch(/^eval run: 6 of 6 finished; suite [0-9a-f]{64}$/);
 
     const report = await cli(dir.path, 'eval', 'report', ...suite, '--format', 'json');
     const parsed = JSON.parse(report.out) as EvalReport;
     expect(parsed.configs.map((c) => [c.config, c.resolved.count, c.resolved.of])).toEqual([
       ['oracle', 2, 2],
       ['empty', 0, 2],
+      ['script', 2, 2],
     ]);
     expect(parsed.header).toMatchObject({ trials: 1, instances: 2, suite: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect(parsed.comparisons[0]).toMatchObject({ a: 'oracle', b: 'empty', instances: 2, wins: 2 });
@@ -173,8 +190,31 @@ describe('codefleet eval run and report', () => {
 
     // Everything finished: a second run queues nothing.
     const again = await cli(dir.path, 'eval', 'run', ...suite, '--repo', repo.path);
-    expect(again.out).toMatch(/^eval run: 4 of 4 finished/);
-    expect(again.err).toContain('(4 earlier)');
+    expect(again.out).toMatch(/^eval run: 6 of 6 finished/);
+    expect(again.err).toContain('(6 earlier)');
+
+    // The cheapest configuration reaching 50%, written as the repository's chain for review.
+    const chain = await cli(dir.path, 'eval', 'report', ...suite, '--target', '0.5', '--write-chain', 'chain.yaml');
+    expect(chain).toMatchObject({ code: 0 });
+    expect(chain.out).toContain('**Cheapest to 50.0%:** script resolves 100%');
+    expect(await readFile(join(dir.path, 'chain.yaml'), 'utf8')).toMatch(
+      /\nagents:\n {2}chains:\n {4}acme__lib: \[script\]\n$/,
+    );
+    const none = await cli(
+      dir.path,
+      'eval',
+      'report',
+      '--suite',
+      'suite.jsonl',
+      '--configuration',
+      'empty',
+      '--target',
+      '0.5',
+      '--write-chain',
+      'x.yaml',
+    );
+    expect(none.code).toBe(1);
+    expect(none.err).toContain('no chain written: no configuration resolves 50% of the tasks');
   });
 });
 

@@ -11,6 +11,7 @@ import {
   evalJobId,
   evalTasks,
   formatSuite,
+  instancePrefix,
   mineCommits,
   parseEvalConfig,
   parseSuite,
@@ -18,6 +19,8 @@ import {
   runEvaluation,
   toSwebench,
   trialOf,
+  type EvalConfig,
+  type EvalReport,
   type MineProgress,
 } from '@codefleet/eval';
 import { captureProcess, runProcess } from '@codefleet/process';
@@ -129,6 +132,8 @@ export interface EvalReportCliOptions extends SuiteCliOptions {
   out?: string;
   target?: number;
   swebench?: string;
+  /** Write the cheapest configuration reaching `target` as an escalation chain, for config.yaml. */
+  writeChain?: string;
 }
 
 // The suite file and the tasks the options pick from it; a bad configuration is a usage error.
@@ -203,6 +208,42 @@ export async function evalReport(rt: Runtime, options: EvalReportCliOptions, io:
   if (options.out === undefined) io.out(text.trimEnd());
   else await writeFile(resolve(io.cwd, options.out), text);
   if (options.swebench !== undefined) await writeFile(resolve(io.cwd, options.swebench), toSwebench(suite.instances));
+  if (options.writeChain === undefined) return 0;
+  return writeChain(options.writeChain, report, configs, suite.instances[0]?.repo ?? 'repository', io);
+}
+
+/**
+ * Writes the cheapest configuration reaching the report's target as an escalation chain named
+ * after the repository, as a config.yaml fragment the operator reviews and merges (nothing is
+ * changed in place). Resolves 1 when no configuration reaches the target.
+ */
+async function writeChain(
+  file: string,
+  report: EvalReport,
+  configs: readonly EvalConfig[],
+  repo: string,
+  io: Io,
+): Promise<number> {
+  const chosen = configs.find((c) => c.name === report.cheapest?.config);
+  if (report.cheapest === undefined || chosen?.kind !== 'agent') {
+    io.err(`eval report: no chain written: ${report.cheapest?.reason ?? 'give --target'}`);
+    return 1;
+  }
+  const name = instancePrefix(repo)
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]/g, '-')
+    .slice(0, 64);
+  const text = [
+    `# codefleet eval report --target ${report.cheapest.target}, suite ${report.header.suite}:`,
+    `# ${report.cheapest.reason}.`,
+    '# Review, then merge into config.yaml: a job (or a chat route) naming this chain runs it.',
+    'agents:',
+    '  chains:',
+    `    ${name}: [${chosen.agent}]`,
+    '',
+  ].join('\n');
+  await writeFile(resolve(io.cwd, file), text);
+  io.err(`eval report: chain ${name} (${chosen.agent}) written to ${file} for review`);
   return 0;
 }
 

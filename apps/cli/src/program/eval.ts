@@ -108,7 +108,13 @@ function registerSuiteCommands(group: Command, { io, withRuntime }: Pick<Program
     .option('--out <file>', 'write the report here (default: standard output)')
     .option('--target <rate>', 'name the cheapest configuration resolving at least this share of tasks (0..1)', rate)
     .option('--swebench <file>', "also export the suite's instances as SWE-bench's dataset writes them")
+    .option(
+      '--write-chain <file>',
+      "with --target: write the cheapest configuration reaching it as the repository's escalation chain, a config.yaml fragment to review",
+    )
     .action(async (opts: EvalReportCliOptions) => {
+      if (opts.writeChain !== undefined && opts.target === undefined)
+        throw new InvalidArgumentError('--write-chain writes the cheapest configuration reaching --target: give it');
       const { evalReport } = await commands.evaluate();
       await withRuntime((rt) => evalReport(rt, opts, io));
     });
