@@ -4,7 +4,16 @@ import { streamView } from './events.js';
 import { html } from './html.js';
 import { filtersOf, queryOf, runsBody } from './pages/runs.js';
 import { HttpError, idParams, idPattern, securityHeaders, type RouteContext } from './route-context.js';
+import { readSuiteReport, readSuites } from './eval-read.js';
+import { evalReportBody, evalSuitesBody } from './pages/eval.js';
 import { deadLettersView, overviewView, runView } from './views.js';
+
+/** A suite's digest in a path: 64 lower-case hex digits. */
+const suiteParams = {
+  type: 'object',
+  required: ['suite'],
+  properties: { suite: { type: 'string', pattern: '^[0-9a-f]{64}$' } },
+} as const;
 
 const assetsDir = new URL('../assets/', import.meta.url);
 const assets: Record<string, { type: string; file: string }> = {
@@ -61,6 +70,17 @@ export function addPageRoutes(ctx: RouteContext): void {
       .type('application/json; charset=utf-8')
       .header('content-disposition', `attachment; filename="run-${req.params.id}.json"`)
       .send(JSON.stringify(run, null, 2));
+  });
+
+  app.get('/eval', async (_req, reply) =>
+    sendPage(reply, 'Evaluations', evalSuitesBody(await readSuites(deps), deps.now().getTime())),
+  );
+
+  app.get<{ Params: { suite: string } }>('/eval/:suite', { schema: { params: suiteParams } }, async (req, reply) => {
+    const report = await readSuiteReport(deps, req.params.suite);
+    if (report === undefined)
+      return sendPage(reply, 'No such evaluation', html`<p>No run of suite ${req.params.suite}.</p>`, undefined, 404);
+    return sendPage(reply, `Evaluation ${req.params.suite.slice(0, 12)}`, evalReportBody(report));
   });
 
   app.get('/dead-letters', async (_req, reply) =>

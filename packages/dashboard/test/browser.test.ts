@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execa } from 'execa';
 import { chromium, type Browser } from 'playwright-core';
+import { newRun, setGrade, startAttempt } from '@codefleet/core';
 import { defaultWaitMs, waitFor } from '@codefleet/testkit';
 import { failedRun, implementingRun, jobOf, openBackends, startDashboard, token, type Backends } from './helpers.js';
 
@@ -143,5 +144,56 @@ describe('the dashboard in Chromium', () => {
     // The CSP allowed everything the page needs: nothing was refused.
     expect(scripts).toEqual([]);
     if (process.env.CODEFLEET_UPDATE_SCREENSHOT === '1') await copyFile(join(outDir, 'overview.png'), docsPicture);
+  });
+
+  it("renders an evaluation's report: the suites, then a suite's chart, numbers and comparisons", async () => {
+    const suite = 'e'.repeat(64);
+    // Four instances; the oracle resolves all, the agent under test two, one of them on a git failure's retry.
+    const ends: Record<string, boolean[]> = { oracle: [true, true, true, true], claude: [true, false, true, false] };
+    for (const [config, resolved] of Object.entries(ends)) {
+      for (const [i, ok] of resolved.entries()) {
+        const job = jobOf(`eval-${config}-${i}`, {
+          title: `Fix bug ${i}`,
+          repo: 'octo/widgets',
+          source: { kind: 'eval', suite, instance: `octo__widgets-${i}`, config, trial: 1 },
+          ...(config === 'oracle' ? { patch: 'diff' } : { agent: 'claude' }),
+        });
+        const started = startAttempt(newRun(job, { runId: job.id, now: new Date() }), {
+          workerId: 'w',
+          now: new Date(),
+        });
+        const graded = setGrade(
+          started,
+          { resolved: ok, reason: ok ? 'passed' : 'failed', checks: [], duration_ms: 5 },
+          { now: new Date() },
+        );
+        await b.store.save({ ...graded, stage: 'done', outcome: 'succeeded', dod_result: 'passed' });
+      }
+    }
+    const page = await browser.newPage({ viewport: { width: 1280, height: 820 } });
+    page.setDefaultTimeout(defaultWaitMs());
+    const errors: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error') errors.push(m.text());
+    });
+    await page.goto(`${dash.base}/login`);
+    await page.fill('#token', token);
+    await page.click('button[type=submit]');
+    await page.waitForURL(`${dash.base}/`);
+    await page.click('a[href="/eval"]');
+    await page.click(`a[href="/eval/${suite}"]`);
+    await page.locator('svg.eval-chart').waitFor();
+    expect(await page.locator('svg.eval-chart rect.bar').count()).toBe(2);
+    // Bars drawn to scale, configurations by name: the oracle's is twice claude's.
+    const widths = await page
+      .locator('svg.eval-chart rect.bar')
+      .evaluateAll((bars) => bars.map((bar) => Number(bar.getAttribute('width'))));
+    expect(widths[1]).toBeCloseTo(2 * (widths[0] ?? 0), 1);
+    await page.locator('table.eval-configs td', { hasText: '2/4 (50.0%)' }).waitFor();
+    await page
+      .locator('table.eval-pairs td', { hasText: 'only 4 paired instances; 20 are needed to call a winner' })
+      .waitFor();
+    await page.screenshot({ path: join(outDir, 'eval-report.png'), fullPage: true });
+    expect(errors).toEqual([]);
   });
 });

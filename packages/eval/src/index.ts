@@ -10,6 +10,7 @@ export {
   buildReport,
   failureKinds,
   failureOf,
+  reportFromRuns,
   trialOf,
   type ConfigSummary,
   type EvalReport,

@@ -1,5 +1,6 @@
 import { runCostUsd, type RunRecord } from '@codefleet/core';
 import type { EvalConfig, EvalTask } from './eval-jobs.js';
+import type { Instance } from './task.js';
 import {
   pairedComparison,
   percentile,
@@ -203,4 +204,48 @@ function cheapest(configs: readonly ConfigSummary[], target: number): NonNullabl
         config: best.config,
         reason: `${best.config} resolves ${Math.round((best.resolved.rate ?? 0) * 100)}% at the lowest cost per resolved task among those reaching ${percent}`,
       };
+}
+
+/** What a run's job says of its configuration: the oracle's patch, an empty one, or its agent. */
+function configOf(run: RunRecord, name: string): EvalConfig {
+  if (run.job.patch === '') return { name, kind: 'empty' };
+  if (run.job.patch !== undefined) return { name, kind: 'oracle' };
+  return { name, kind: 'agent', agent: run.job.agent ?? 'default' };
+}
+
+/**
+ * The report of one suite from the runs of its jobs alone (what the dashboard has: no suite
+ * file): instances, configurations and trials as the jobs name them. Runs of other suites and
+ * of other sources are ignored.
+ */
+export function reportFromRuns(
+  runs: readonly RunRecord[],
+  suite: string,
+  header: Pick<EvalReport['header'], 'codefleet'>,
+): EvalReport {
+  const configs = new Map<string, EvalConfig>();
+  const results: TrialResult[] = [];
+  let trials = 0;
+  const instances = new Set<string>();
+  for (const run of runs) {
+    const source = run.job.source;
+    if (source.kind !== 'eval' || source.suite !== suite) continue;
+    if (!configs.has(source.config)) configs.set(source.config, configOf(run, source.config));
+    trials = Math.max(trials, source.trial);
+    instances.add(source.instance);
+    const task = {
+      instance: { instance_id: source.instance } as Instance,
+      config: configs.get(source.config) as EvalConfig,
+      trial: source.trial,
+    };
+    results.push(trialOf(task, run));
+  }
+  return buildReport(results, {
+    ...header,
+    suite,
+    // By name: the same page whatever order the runs were listed in.
+    configs: [...configs.values()].sort((a, b) => a.name.localeCompare(b.name)),
+    trials,
+    instances: instances.size,
+  });
 }
