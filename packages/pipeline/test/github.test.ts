@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from '@jest/globals';
@@ -103,6 +104,55 @@ if (pass === 'test') fs.writeFileSync(path.join(workdir, 'test', 'two.test.js'),
     expect(logged.length).toBeGreaterThan(5);
     for (const text of [pulls[0]!.body, comments[0]!.body, JSON.stringify(await h.store.get(job.id)), logged.join('')])
       expect(text).not.toContain(gh.token);
+  });
+
+  it('a job pinned to an older commit starts there on GitHub too, and its pull request targets main', async () => {
+    gh = await startGithubStandIn();
+    await gh.createRepo('acme/widgets', projectFiles);
+    h = await createHarness();
+    const bare = gh.repoDir('acme/widgets');
+    const base = await git(h.dir.path, ['--git-dir', bare, 'rev-parse', 'main']);
+    // main moves on after the commit the job is pinned to.
+    const work = join(h.dir.path, 'later');
+    await git(h.dir.path, ['clone', '--quiet', bare, work]);
+    await git(work, ['commit', '--quiet', '--allow-empty', '-m', 'later work']);
+    await git(work, ['push', '--quiet', 'origin', 'main']);
+    const later = await git(work, ['rev-parse', 'main']);
+    await h.agent(`
+const head = (await import('node:child_process')).execFileSync('git', ['rev-parse', 'HEAD'], { cwd: workdir, encoding: 'utf8' }).trim();
+if (pass === 'implement') { fs.writeFileSync(path.join(path.dirname(new URL(import.meta.url).pathname), 'head.txt'), head); fs.appendFileSync(path.join(workdir, 'src', 'lib.js'), 'export const two = () => 2;\\n'); }
+`);
+    const env = { ...gitTestEnv(), PATH: process.env.PATH ?? '', HOME: h.dir.path };
+    const forge = createGithubForge({
+      token: gh.token,
+      apiUrl: gh.url,
+      gitUrl: gh.url,
+      gitEnv: env,
+      gitTimeoutMs: 30_000,
+    });
+    const deps = {
+      ...h.deps,
+      forge,
+      requester: createIssueRequester({ issues: forge.issues }),
+      workspaces: createWorkspaceManager({
+        cacheDir: join(h.dir.path, 'gh-cache'),
+        reuse: true,
+        gitEnv: env,
+        remoteGitEnv: githubCredentialEnv(env, gh.token, gh.url),
+      }),
+    };
+    const job = createJob(
+      { repo: 'acme/widgets', base_commit: base, source: { kind: 'cli' }, title: 'Add two()', requested_by: 'alice' },
+      { id: `gh-pinned-${Date.now()}`, now: new Date() },
+    );
+    const result = await runJob(deps, { job, attempt: 1, workerId: 'w1', signal: new AbortController().signal });
+    expect(result.action).toBe('ack');
+    expect(await readFile(join(h.agentModule(), '..', 'head.txt'), 'utf8')).toBe(base);
+    const [pull] = gh.pulls('acme/widgets');
+    expect(pull).toMatchObject({ base: { ref: 'main' } });
+    const pushed = await git(h.dir.path, ['--git-dir', bare, 'rev-parse', `${branchName(job)}^`]);
+    expect(pushed).toBe(base);
+    expect(pushed).not.toBe(later);
   });
 
   it('a job that fails for good says so on the issue: failed label, failure comment ending in failed', async () => {
