@@ -162,7 +162,7 @@ describe('fleet commands', () => {
     const unknown = await cli(dir.path, 'runs', '--source', 'github');
     expect(unknown.code).not.toBe(0);
     expect(unknown.err).toContain(
-      'source must be one of github-issue, ci-follow-up, review-follow-up, slack, line, http-api, cli, record, redrive',
+      'source must be one of github-issue, ci-follow-up, review-follow-up, slack, line, http-api, cli, eval, record, redrive',
     );
     expect((await cli(dir.path, 'runs', '--help')).out).toContain('github-issue, ci-follow-up');
     expect((await cli(dir.path, 'runs', '--since', 'last tuesday')).err).toContain(

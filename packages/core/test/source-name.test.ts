@@ -79,6 +79,7 @@ describe('sourceName', () => {
     [{ kind: 'issue', number: 1, via: 'ci' }, 'ci-follow-up'],
     [{ kind: 'issue', number: 1, via: 'review' }, 'review-follow-up'],
     [{ kind: 'ci', pull: 2 }, 'ci-follow-up'],
+    [{ kind: 'eval', suite: 'a'.repeat(64), instance: 'x-1', config: 'oracle', trial: 1 }, 'eval'],
     [{ kind: 'chat', platform: 'slack', channel: 'C', thread_id: 't' }, 'slack'],
     [{ kind: 'chat', platform: 'line', channel: 'C', thread_id: 't' }, 'line'],
     [{ kind: 'chat', platform: 'http', channel: 'C', thread_id: 't' }, 'http-api'],
