@@ -321,4 +321,38 @@ describe('codefleet eval validate', () => {
     const [valid] = parseSuite(await readFile(join(dir.path, 'valid.jsonl'), 'utf8')).instances;
     expect(valid).toMatchObject({ instance_id: 'acme__lib-3', NEW_TO_PASS: ['two'] });
   });
+
+  it('says why a task whose tests never ran with the fix is rejected: what its test step printed', async () => {
+    dir = await createTempDir('eval-validate');
+    repo = await fixedRepo();
+    // The fix swaps the test script for one that runs no test.
+    const manifest = { name: 'lib', private: true, type: 'module', scripts: { test: 'node -e 0' } };
+    await repo.commit(
+      {
+        'package.json': JSON.stringify(manifest),
+        'src/lib.js': 'export const one = () => 1;\nexport const four = () => 4;\n',
+        'test/four.test.js': testFile({ four: 4 }),
+      },
+      'Add four (#7)',
+    );
+    await writeFile(join(dir.path, 'config.yaml'), 'data_dir: ./data\nlogging:\n  level: silent\n');
+    await mine('--holdout', '0');
+    const validated = await cli(
+      dir.path,
+      'eval',
+      'validate',
+      '--suite',
+      'suite.jsonl',
+      '--out',
+      'valid.jsonl',
+      '--repo',
+      repo.path,
+      '--no-oracle',
+      '--instance',
+      'acme__lib-7',
+    );
+    expect(validated.out).toBe(
+      'eval validate: 0 of 1 valid; rejected: 1 no test was reported with the fix: test (npm test) said: > node -e 0',
+    );
+  });
 });

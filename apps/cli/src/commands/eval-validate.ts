@@ -58,15 +58,15 @@ const git = async (checks: Checks, dir: string, args: string[]) => {
 };
 
 // Runs the plan's install, build and test steps (the test step listing each test) and reads
-// each test's outcome; a check that cannot list its tests leaves the instance unjudgeable.
-async function testRun(checks: Checks, dir: string, plan: VerifyPlan): Promise<RunStatuses> {
+// each test's outcome, and what its last check printed: why, when no test was reported.
+async function testRun(checks: Checks, dir: string, plan: VerifyPlan): Promise<RunStatuses & { said: string }> {
   const scanner = new TestStatusScanner();
   const steps = plan.steps
     .filter((step) => step.name === 'install' || step.name === 'build' || step.name === 'test')
     .map((step) =>
       step.name === 'test' ? { ...step, command: listingTestCommand(step, plan) ?? step.command } : step,
     );
-  await runVerification(dir, steps, {
+  const verified = await runVerification(dir, steps, {
     env: planEnv(plan, checks.settings.verifyEnv),
     timeoutMs: checks.settings.stepTimeoutMs,
     runner: checks.runner,
@@ -75,7 +75,12 @@ async function testRun(checks: Checks, dir: string, plan: VerifyPlan): Promise<R
       if (step === 'test') scanner.write(chunk);
     },
   });
-  return scanner.end();
+  const last = verified.results.at(-1);
+  const tail = last?.spawnError ?? last?.outputTail.trim().split('\n').at(-1) ?? 'no output';
+  return {
+    ...scanner.end(),
+    said: `${last?.name ?? 'the checks'} (${last?.command.join(' ') ?? ''}) said: ${tail.slice(0, 200)}`,
+  };
 }
 
 /**
@@ -103,6 +108,10 @@ async function runsOf(
     const withTests = await testRun(checks, dir, plan);
     await applyPatch(checks, dir, instance.patch, 'the fix');
     const withFix = await testRun(checks, dir, plan);
+    // The base may have no test yet; with the fix, a run that reports none did not run (the
+    // runner missing from the sandbox, a collection error): that says why.
+    if (withFix.passed.length + withFix.failed.length + withFix.skipped.length === 0)
+      throw new Error(`no test was reported with the fix: ${withFix.said}`);
     const withFixAgain = await testRun(checks, dir, plan);
     return { runs: { base, withTests, withFix, withFixAgain }, plan };
   } finally {
