@@ -67,7 +67,9 @@ export function failureOf(run: RunRecord | undefined): FailureKind | undefined {
   if (run.outcome === 'dod_failed') return 'dod_failed';
   if (run.outcome === 'succeeded') return 'unresolved';
   const code = run.error?.code ?? 'unknown';
-  if (code === 'no_changes') return 'no_changes';
+  // An agent that never changed a file ran out of fix attempts for nothing: no changes.
+  const changedNothing = run.agent_runs.length > 0 && run.agent_runs.every((r) => r.outcome === 'no_changes');
+  if (code === 'no_changes' || (code === 'fix_attempts_exhausted' && changedNothing)) return 'no_changes';
   if (code === 'budget_exceeded') return 'budget';
   if (code === 'agent_timeout') return 'timeout';
   if (infrastructure.has(code)) return 'infrastructure';

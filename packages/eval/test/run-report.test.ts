@@ -141,6 +141,13 @@ describe('runEvaluation', () => {
   });
 });
 
+const jobOf0 = () =>
+  evalJob(
+    digest,
+    { instance: instance(9), config: parseEvalConfig('empty'), trial: 1 },
+    { now: at, requestedBy: 'me' },
+  );
+
 describe('the report', () => {
   it('classifies failures, keeps infrastructure out of the rates, and renders what it found', () => {
     const suite: Suite = { digest, instances: [1, 2, 3, 4].map((n) => instance(n)) };
@@ -166,6 +173,12 @@ describe('the report', () => {
       return trialOf(task, endedRun(evalJob(digest, task, { now: at, requestedBy: 'me' }), end));
     });
     expect(failureOf(undefined)).toBe('unfinished');
+    // Out of fix attempts without ever changing a file: no changes, not failed checks.
+    const idle = endedRun(jobOf0(), { code: 'fix_attempts_exhausted' });
+    expect(failureOf(idle)).toBe('checks_failed');
+    expect(
+      failureOf({ ...idle, agent_runs: idle.agent_runs.map((r) => ({ ...r, outcome: 'no_changes' as const })) }),
+    ).toBe('no_changes');
     const report = buildReport(
       results,
       { codefleet: '0.1.0 abc', suite: digest, configs, trials: 1, instances: 4 },
