@@ -58,7 +58,7 @@ async function git(options: MineOptions, args: string[]): Promise<string> {
  * merged pull request's merge or squash, or a plain commit) whose change touches both tests
  * and other files that are not documentation. Its first parent is the base, its test files'
  * diff the hidden tests, the rest the fix. Newest first; a commit passed over (a binary
- * change, no test, nothing but tests and docs) is counted by reason. Instances are handed
+ * change or one that is not UTF-8, no test, nothing but tests and docs) is counted by reason. Instances are handed
  * to `onInstance` one by one, so a run stopped half-way keeps what it made and the next skips it.
  */
 export async function mineCommits(options: MineOptions): Promise<MineProgress> {
@@ -92,6 +92,10 @@ export async function mineCommits(options: MineOptions): Promise<MineProgress> {
   for (const [index, found] of candidates.entries()) {
     if (progress.mined >= max) break;
     const instance = await instanceOf(options, found, index < holdout ? 'holdout' : 'dev');
+    if (typeof instance === 'string') {
+      skip(instance);
+      continue;
+    }
     progress.mined += 1;
     if (!options.done?.has(instance.instance_id)) await options.onInstance(instance);
   }
@@ -118,11 +122,17 @@ async function candidate(options: MineOptions, sha: string): Promise<Candidate |
   return { sha, parent, tests, fix };
 }
 
-// The instance of a candidate.
-async function instanceOf(options: MineOptions, found: Candidate, split: Instance['split']): Promise<Instance> {
+// The instance of a candidate, or why it cannot be one.
+async function instanceOf(
+  options: MineOptions,
+  found: Candidate,
+  split: Instance['split'],
+): Promise<Instance | string> {
   const diff = (files: string[]) =>
     git(options, ['diff', '--no-color', '--no-ext-diff', '--no-renames', found.parent, found.sha, '--', ...files]);
   const [patch, testPatch] = [await diff(found.fix), await diff(found.tests)];
+  // A suite line is JSON text: bytes that are not UTF-8 (read as U+FFFD) would not apply again.
+  if (patch.includes('\uFFFD') || testPatch.includes('\uFFFD')) return 'not UTF-8 text';
   const [date, ...message] = (await git(options, ['show', '-s', '--format=%cI%n%B', found.sha])).split('\n');
   const statement = statementOf(message.join('\n'));
   return {

@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { createTempRepo, git, gitTestEnv, type TempRepo } from '@codefleet/testkit';
@@ -26,6 +26,10 @@ const env = { ...gitTestEnv(), PATH: process.env.PATH ?? '' };
 /** A history with one commit of each kind mining must tell apart, oldest first. */
 async function history(r: TempRepo): Promise<Record<string, string>> {
   const sha: Record<string, string> = {};
+  // Latin-1 text (no NUL: git calls it text) cannot travel in a JSON suite line.
+  await mkdir(join(r.path, 'src'), { recursive: true });
+  await writeFile(join(r.path, 'src', 'latin.js'), Buffer.from('// caf\xe9\n', 'latin1'));
+  sha.latin1 = await r.commit({ 'test/latin.test.js': "test('café', () => {});\n" }, 'Latin-1 data');
   sha.srcOnly = await r.commit({ 'src/a.js': 'export const a = 1;\n' }, 'Add a');
   sha.testsOnly = await r.commit({ 'test/a.test.js': "test('a', () => {});\n" }, 'Test a');
   sha.plain = await r.commit(
@@ -67,6 +71,7 @@ describe('eval mine', () => {
       'no test change': 1,
       'no change outside tests and docs': 2,
       'binary change': 1,
+      'not UTF-8 text': 1,
     });
     expect(mined.map((i) => [i.instance_id, i.base_commit, i.statement_source, i.split])).toEqual([
       ['acme__widgets-14', sha.squash, 'pull_request', 'holdout'],
