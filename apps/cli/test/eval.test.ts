@@ -351,8 +351,9 @@ describe('codefleet eval validate', () => {
       '--instance',
       'acme__lib-7',
     );
-    expect(validated.out).toBe(
-      'eval validate: 0 of 1 valid; rejected: 1 no test was reported with the fix: test (npm test) said: > node -e 0',
+    // What the step printed last differs by Node version (a warning on Node 22): the step is named.
+    expect(validated.out).toMatch(
+      /^eval validate: 0 of 1 valid; rejected: 1 no test was reported with the fix: test \(npm test\) said: \S/,
     );
   });
 });
