@@ -357,3 +357,39 @@ describe('codefleet eval validate', () => {
     );
   });
 });
+
+describe('codefleet enqueue with hidden tests', () => {
+  it('--hidden-tests-file and --hidden-test: the job carries the tests, named; a name alone is refused', async () => {
+    dir = await createTempDir('eval-enqueue');
+    repo = await createTempRepo({ files: { 'notes.txt': 'hello\n' } });
+    await writeFile(join(dir.path, 'agent.mjs'), '');
+    await writeFile(
+      join(dir.path, 'config.yaml'),
+      'data_dir: ./data\nlogging:\n  level: silent\nagents:\n  script:\n    module: ./agent.mjs\n',
+    );
+    const tests = ['--- /dev/null', '+++ b/test/a.test.js', '@@ -0,0 +1 @@', '+// a test', ''].join('\n');
+    await writeFile(join(dir.path, 'tests.diff'), tests);
+    const args = ['enqueue', '--repo', repo.path, '--title', 'Graded in secret'];
+    const alone = await cli(dir.path, ...args, '--hidden-test', 'a');
+    expect(alone.code).not.toBe(0);
+    expect(alone.err).toContain('--hidden-test names a test of --hidden-tests-file: give that file too');
+    const queued = await cli(
+      dir.path,
+      ...args,
+      '--hidden-tests-file',
+      'tests.diff',
+      '--hidden-test',
+      'a',
+      '--hidden-test',
+      'b',
+    );
+    expect(queued).toMatchObject({ code: 0, err: '' });
+    const queue = openCliQueue(dir.path);
+    try {
+      const lease = await queue.claim({ workerId: 'peek' });
+      expect(lease?.job.hidden_tests).toEqual({ patch: tests, tests: ['a', 'b'] });
+    } finally {
+      await queue.close();
+    }
+  });
+});

@@ -30,6 +30,33 @@ afterEach(async () => {
   gh = undefined;
 });
 
+/**
+ * The harness's pipeline on the GitHub stand-in through the real adapter: the forge, the
+ * issue requester (with `progress` labels when given) and working copies fetched with the token.
+ */
+function onGithub(harness: Harness, standIn: GithubStandIn, progress?: typeof labels) {
+  const env = { ...gitTestEnv(), PATH: process.env.PATH ?? '', HOME: harness.dir.path };
+  const forge = createGithubForge({
+    token: standIn.token,
+    apiUrl: standIn.url,
+    gitUrl: standIn.url,
+    gitEnv: env,
+    gitTimeoutMs: 30_000,
+  });
+  const deps = {
+    ...harness.deps,
+    forge,
+    requester: createIssueRequester({ issues: forge.issues, ...(progress === undefined ? {} : { labels: progress }) }),
+    workspaces: createWorkspaceManager({
+      cacheDir: join(harness.dir.path, 'gh-cache'),
+      reuse: true,
+      gitEnv: env,
+      remoteGitEnv: githubCredentialEnv(env, standIn.token, standIn.url),
+    }),
+  };
+  return { deps, forge, env };
+}
+
 describe('runJob on GitHub (stand-in)', () => {
   it('an issue becomes one pull request with Fixes #N and a status comment that ends in done; the token appears nowhere', async () => {
     gh = await startGithubStandIn();
@@ -122,25 +149,7 @@ if (pass === 'test') fs.writeFileSync(path.join(workdir, 'test', 'two.test.js'),
 const head = (await import('node:child_process')).execFileSync('git', ['rev-parse', 'HEAD'], { cwd: workdir, encoding: 'utf8' }).trim();
 if (pass === 'implement') { fs.writeFileSync(path.join(path.dirname(new URL(import.meta.url).pathname), 'head.txt'), head); fs.appendFileSync(path.join(workdir, 'src', 'lib.js'), 'export const two = () => 2;\\n'); }
 `);
-    const env = { ...gitTestEnv(), PATH: process.env.PATH ?? '', HOME: h.dir.path };
-    const forge = createGithubForge({
-      token: gh.token,
-      apiUrl: gh.url,
-      gitUrl: gh.url,
-      gitEnv: env,
-      gitTimeoutMs: 30_000,
-    });
-    const deps = {
-      ...h.deps,
-      forge,
-      requester: createIssueRequester({ issues: forge.issues }),
-      workspaces: createWorkspaceManager({
-        cacheDir: join(h.dir.path, 'gh-cache'),
-        reuse: true,
-        gitEnv: env,
-        remoteGitEnv: githubCredentialEnv(env, gh.token, gh.url),
-      }),
-    };
+    const { deps } = onGithub(h, gh);
     const job = createJob(
       { repo: 'acme/widgets', base_commit: base, source: { kind: 'cli' }, title: 'Add two()', requested_by: 'alice' },
       { id: `gh-pinned-${Date.now()}`, now: new Date() },
@@ -162,25 +171,7 @@ if (pass === 'implement') { fs.writeFileSync(path.join(path.dirname(new URL(impo
     gh.labelIssue('acme/widgets', issue.number, 'codefleet:queued', 'codefleet[bot]');
     h = await createHarness({ labels });
     await h.agent('// changes nothing');
-    const env = { ...gitTestEnv(), PATH: process.env.PATH ?? '', HOME: h.dir.path };
-    const forge = createGithubForge({
-      token: gh.token,
-      apiUrl: gh.url,
-      gitUrl: gh.url,
-      gitEnv: env,
-      gitTimeoutMs: 30_000,
-    });
-    const deps = {
-      ...h.deps,
-      forge,
-      requester: createIssueRequester({ issues: forge.issues, labels }),
-      workspaces: createWorkspaceManager({
-        cacheDir: join(h.dir.path, 'gh-cache'),
-        reuse: true,
-        gitEnv: env,
-        remoteGitEnv: githubCredentialEnv(env, gh.token, gh.url),
-      }),
-    };
+    const { deps } = onGithub(h, gh, labels);
     const job = createJob(
       {
         repo: 'acme/widgets',
@@ -246,25 +237,7 @@ const task = fs.readFileSync(path.join(workdir, '.codefleet', 'task.md'), 'utf8'
 const fn = task.includes('CI failed') ? 'three' : 'two';
 if (pass === 'implement') fs.appendFileSync(path.join(workdir, 'src', 'lib.js'), 'export const ' + fn + ' = () => 0;\\n');
 `);
-    const env = { ...gitTestEnv(), PATH: process.env.PATH ?? '', HOME: h.dir.path };
-    const forge = createGithubForge({
-      token: gh.token,
-      apiUrl: gh.url,
-      gitUrl: gh.url,
-      gitEnv: env,
-      gitTimeoutMs: 30_000,
-    });
-    const deps = {
-      ...h.deps,
-      forge,
-      requester: createIssueRequester({ issues: forge.issues }),
-      workspaces: createWorkspaceManager({
-        cacheDir: join(h.dir.path, 'gh-cache'),
-        reuse: true,
-        gitEnv: env,
-        remoteGitEnv: githubCredentialEnv(env, gh.token, gh.url),
-      }),
-    };
+    const { deps, forge } = onGithub(h, gh);
     const run = (job: ReturnType<typeof createJob>) =>
       runJob(deps, { job, attempt: 1, workerId: 'w1', signal: new AbortController().signal });
     const first = createJob(

@@ -1,6 +1,6 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { EvalValidateCliOptions } from '../commands/eval-validate.js';
-import type { EvalReportCliOptions, EvalRunCliOptions } from '../commands/evaluate.js';
+import type { EvalReportCliOptions, EvalRunCliOptions, MineCliOptions } from '../commands/evaluate.js';
 import { commands, positiveInt, type ProgramContext } from './context.js';
 
 /** Parses a share between 0 and 1 (`--holdout`). */
@@ -34,21 +34,10 @@ export function registerEval(program: Command, { io, load, exitWith, withRuntime
     .option('--max <n>', 'instances at most, those in --out included (default 100)', positiveInt)
     .option('--max-commits <n>', 'commits read at most (default 5000)', positiveInt)
     .option('--holdout <share>', 'the newest share of the tasks held out (split: holdout; default 0.2)', share)
-    .action(
-      async (opts: {
-        repo: string;
-        out: string;
-        name?: string;
-        ref?: string;
-        since?: Date;
-        max?: number;
-        maxCommits?: number;
-        holdout?: number;
-      }) => {
-        const { evalMine } = await commands.evaluate();
-        exitWith(await evalMine(await load(), opts, io));
-      },
-    );
+    .action(async (opts: MineCliOptions) => {
+      const { evalMine } = await commands.evaluate();
+      exitWith(await evalMine(await load(), opts, io));
+    });
   registerValidate(group, { io, withRuntime });
   registerSuiteCommands(group, { io, withRuntime });
 }
