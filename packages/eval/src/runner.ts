@@ -6,6 +6,12 @@ import { evalJob, evalJobId, type EvalTask } from './eval-jobs.js';
 export interface EvalRunDeps {
   enqueue(job: Job): Promise<unknown>;
   getRun(runId: string): Promise<RunRecord | undefined>;
+  /**
+   * The queue's dead letters (a dead letter's `id` is its job's, `job` when it still parses):
+   * a job dead-lettered before any run ended (it never verified, every delivery crashed) ends
+   * there, and is not waited for until the deadline.
+   */
+  deadLetters?: () => Promise<readonly { id: string; reason: string; deadAt: number; job?: { id: string } }[]>;
   now?: () => Date;
 }
 
@@ -22,6 +28,8 @@ export interface EvalRunOptions {
   budgetUsd?: number;
   /** How often runs are looked at; default 2 s. */
   pollMs?: number;
+  /** How often the dead letters are looked at, in polls; default 15 (30 s). */
+  deadLetterEvery?: number;
   /** A queued job not finished after this long is given up on (reported, not waited for); default 6 h. */
   jobDeadlineMs?: number;
   signal?: AbortSignal;
@@ -37,6 +45,8 @@ export interface EvalProgress {
   running: number;
   /** Given up on: past the deadline with no ended run. */
   abandoned: string[];
+  /** Dead-lettered with no ended run: the job's id and the queue's reason. */
+  deadLettered: { id: string; reason: string }[];
   /** Not queued because the budget was spent. */
   overBudget: number;
   spentUsd: number;
@@ -57,6 +67,7 @@ export async function runEvaluation(deps: EvalRunDeps, options: EvalRunOptions):
     finished: 0,
     running: 0,
     abandoned: [],
+    deadLettered: [],
     overBudget: 0,
     spentUsd: 0,
   };
@@ -71,7 +82,7 @@ export async function runEvaluation(deps: EvalRunDeps, options: EvalRunOptions):
   }
   const running = new Map<string, { repo: string; since: number }>();
   const perRepo = (repo: string) => [...running.values()].filter((r) => r.repo === repo).length;
-  while (waiting.length > 0 || running.size > 0) {
+  for (let poll = 0; waiting.length > 0 || running.size > 0; poll += 1) {
     options.signal?.throwIfAborted();
     for (let i = 0; i < waiting.length;) {
       const task = waiting[i] as EvalTask;
@@ -94,6 +105,7 @@ export async function runEvaluation(deps: EvalRunDeps, options: EvalRunOptions):
     if (running.size === 0) break;
     await sleep(options.pollMs ?? 2_000, undefined, options.signal ? { signal: options.signal } : undefined);
     await collect(deps, running, progress, options.jobDeadlineMs ?? 6 * 3_600_000);
+    if (poll % (options.deadLetterEvery ?? 15) === 0) await collectDead(deps, running, progress);
   }
   progress.running = 0;
   options.onProgress?.(progress);
@@ -117,5 +129,24 @@ async function collect(
       running.delete(id);
       progress.abandoned.push(id);
     }
+  }
+}
+
+// Takes the jobs dead-lettered since they were queued, and still without an ended run, out of
+// `running`. A dead letter from before (an earlier run of the suite, since redriven) is not theirs.
+async function collectDead(
+  deps: EvalRunDeps,
+  running: Map<string, { since: number }>,
+  progress: EvalProgress,
+): Promise<void> {
+  if (deps.deadLetters === undefined || running.size === 0) return;
+  for (const letter of await deps.deadLetters()) {
+    const id = letter.job?.id ?? letter.id;
+    const entry = running.get(id);
+    // A minute's grace: the dead letter's time is the queue host's clock.
+    if (entry === undefined || letter.deadAt < entry.since - 60_000) continue;
+    if ((await deps.getRun(id))?.outcome !== undefined) continue;
+    running.delete(id);
+    progress.deadLettered.push({ id, reason: letter.reason });
   }
 }

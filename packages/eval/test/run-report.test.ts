@@ -139,6 +139,47 @@ describe('runEvaluation', () => {
     expect(spent).toMatchObject({ earlier: 1, finished: 0, overBudget: 3, spentUsd: 3 });
     expect(queued).toEqual([]);
   });
+
+  it('ends a job dead-lettered with no run at the next look at the dead letters, not at the deadline', async () => {
+    const suite: Suite = { digest, instances: [instance(1), instance(2)] };
+    const tasks = evalTasks(suite, [parseEvalConfig('oracle')], { trials: 1 });
+    const queued: Job[] = [];
+    const runs = new Map<string, RunRecord>();
+    const [first, second] = tasks.map((task) => evalJobId(digest, task));
+    const letters = [
+      // Dead-lettered before this run queued it (an earlier run's): not this job's end.
+      { id: second ?? '', reason: 'old', deadAt: Date.now() - 3_600_000 },
+    ];
+    let looks = 0;
+    const deps = {
+      enqueue: async (job: Job) => {
+        queued.push(job);
+        // The first job never verifies: the queue dead-letters it and no run ever ends.
+        if (job.id === first) letters.push({ id: job.id, reason: 'signature_invalid', deadAt: Date.now() });
+      },
+      getRun: async (id: string) => {
+        // The second ends after a few looks, as a worker would.
+        const job = queued.find((j) => j.id === id);
+        if (id === second && job !== undefined && (looks += 1) > 3)
+          runs.set(id, endedRun(job, { resolved: true, usd: 0 }));
+        return runs.get(id);
+      },
+      deadLetters: async () => letters,
+    };
+    const progress = await runEvaluation(deps, {
+      digest,
+      tasks,
+      requestedBy: 'me',
+      pollMs: 1,
+      deadLetterEvery: 1,
+      jobDeadlineMs: 3_600_000,
+    });
+    expect(progress).toMatchObject({
+      finished: 1,
+      abandoned: [],
+      deadLettered: [{ id: first, reason: 'signature_invalid' }],
+    });
+  });
 });
 
 const jobOf0 = () =>
