@@ -11,6 +11,11 @@ export interface GradingCopy {
   remove(): Promise<void>;
 }
 
+/** Where the grading copy of the working copy at `copyDir` is made. */
+export function gradingDir(copyDir: string): string {
+  return `${copyDir}.grade`;
+}
+
 /**
  * Copies the working copy's files as they stand (ignored ones too: installed dependencies and
  * build output, so checks start warm) into `<copyDir>.grade`, without its `.git` link: a git
@@ -20,7 +25,7 @@ export interface GradingCopy {
  * grade of this copy is replaced.
  */
 export async function makeGradingCopy(copyDir: string): Promise<GradingCopy> {
-  const dir = `${copyDir}.grade`;
+  const dir = gradingDir(copyDir);
   await removeTree(dir);
   const gitLink = join(copyDir, '.git');
   try {

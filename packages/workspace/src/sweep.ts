@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import type { Git } from './git.js';
 import { breakLock, isPidAlive, isStale, newHolder, readLock, tryLock, unlock, type LockState } from './lock-file.js';
 import { withMirrorLock, type MirrorPaths } from './mirror.js';
+import { gradingDir } from './grading-copy.js';
 import { copyPaths, listCopies, type CopyPaths } from './pool.js';
+import { removeTree } from './remove-tree.js';
 import { removeCopy, type CopyContext } from './working-copy.js';
 
 /** Answers whether a job is still running (the queue or worker knows; the workspace does not). */
@@ -21,7 +23,8 @@ export interface SweepResult {
  * Frees what jobs that stopped running left behind, in every repository's pool: a copy is
  * abandoned when its lock's holder process is dead on this host, or `isRunning` says its
  * job is not running any more. Abandoned pool slots are released, abandoned one-job copies
- * (and lockless leftovers of crashed prepares) deleted; then `git worktree prune` drops the
+ * (and lockless leftovers of crashed prepares) deleted, with the grading copy beside any of
+ * them; then `git worktree prune` drops the
  * registrations of directories that are gone, and `git gc --auto` keeps the mirror
  * compact. Copies kept for inspection are left alone.
  */
@@ -47,6 +50,8 @@ export async function sweepWorkspaces(
       const paths = copyPaths(pool, name);
       const state = await readLock(paths.lock);
       if (!(await isAbandoned(state, isRunning))) continue;
+      // The grading copy a job stopped mid-grade left beside its copy (see makeGradingCopy).
+      await removeTree(gradingDir(paths.dir));
       if (state.kind !== 'free' && !(await breakLock(paths.lock, (now) => sameLock(now, state)))) continue;
       if (paths.pooled) {
         if (state.kind !== 'free') result.released.push(paths.dir);
