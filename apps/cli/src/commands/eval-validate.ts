@@ -12,6 +12,7 @@ import {
   type RunStatuses,
   type ValidationRuns,
 } from '@codefleet/eval';
+import type { RunRecord } from '@codefleet/core';
 import { dirRunner } from '@codefleet/pipeline';
 import { runProcess, type ProcessRunner } from '@codefleet/process';
 import {
@@ -200,7 +201,11 @@ async function throughPipeline(
   const tasks = suite.instances.flatMap((instance) => configs.map((config) => ({ instance, config, trial: 1 })));
   io.err(`eval validate: the oracle and an empty agent through the fleet (${tasks.length} jobs)`);
   await runEvaluation(
-    { enqueue: (job) => rt.queue.enqueue(job), getRun: (id) => rt.store.get(id) },
+    {
+      enqueue: (job) => rt.queue.enqueue(job),
+      getRun: (id) => rt.store.get(id),
+      deadLetters: () => rt.queue.deadLetters({ limit: 1_000 }),
+    },
     {
       digest: suite.digest,
       tasks,
@@ -215,12 +220,23 @@ async function throughPipeline(
       configs.map((config) => rt.store.get(evalJobId(suite.digest, { instance, config, trial: 1 }))),
     );
     if (oracle?.grade?.resolved !== true)
-      reject(
-        instance.instance_id,
-        `the oracle is not resolved (${oracle?.grade?.reason ?? oracle?.error?.message ?? 'no run'})`,
-      );
+      reject(instance.instance_id, `the oracle is not resolved (${whyNot(oracle)})`);
     else if (empty?.grade?.resolved === true) reject(instance.instance_id, 'an empty agent is resolved');
     else valid.push(instance);
   }
   return valid;
+}
+
+/**
+ * Why the oracle's run is not resolved, in a line. Its fix failing the repository's own checks
+ * is the common case: the task's tests change tests the fix breaks, so the fix alone never
+ * passes verification (an agent would have to change those tests too).
+ */
+function whyNot(run: RunRecord | undefined): string {
+  if (run === undefined) return 'no run';
+  if (run.grade !== undefined) return run.grade.reason;
+  const failed = [...run.verification].reverse().find((check) => !check.passed && check.preexisting !== true);
+  if (run.outcome !== 'succeeded' && failed !== undefined)
+    return `the fix alone fails the ${failed.step} step (${failed.command.join(' ')}): the task's tests change tests it breaks`;
+  return run.error?.message ?? `ended ${run.outcome ?? 'unfinished'}`;
 }
