@@ -2,20 +2,16 @@ import { captureProcess } from '@codefleet/process';
 import type { Instance } from './task.js';
 import { isDocPath, isTestPath } from './test-paths.js';
 
-/** What {@link mineCommits} reads and how far it goes. */
-export interface MineOptions {
+/** What every mining run shares, wherever its changes come from (commits, merged pull requests). */
+export interface MineRun {
   /** A local repository (work tree or bare) holding the history. */
   gitDir: string;
   /** The repository as instances name it (`owner/name`, a URL or a path): their `repo`. */
   repo: string;
-  /** The branch or commit whose first-parent history is read; default HEAD. */
-  ref?: string;
-  /** Commits older than this are not read. */
+  /** Changes older than this are not read. */
   since?: Date;
   /** Instances to mine at most (already mined ones count); default 100. */
   max?: number;
-  /** Commits to read at most; default 5000. */
-  maxCommits?: number;
   /** The newest share of the candidates held out (`split: holdout`); default 0.2. */
   holdoutShare?: number;
   /** Instance ids mined by an earlier run: skipped (a run resumes). */
@@ -24,8 +20,16 @@ export interface MineOptions {
   env: Record<string, string>;
   /** Each instance as it is made, before the next: where a resumable run appends it. */
   onInstance: (instance: Instance) => Promise<void>;
-  /** After each commit read. */
+  /** After each change read. */
   onProgress?: (progress: MineProgress) => void;
+}
+
+/** What {@link mineCommits} reads and how far it goes. */
+export interface MineOptions extends MineRun {
+  /** The branch or commit whose first-parent history is read; default HEAD. */
+  ref?: string;
+  /** Commits to read at most; default 5000. */
+  maxCommits?: number;
 }
 
 /** How far a mining run is. */
@@ -33,20 +37,41 @@ export interface MineProgress {
   read: number;
   total: number;
   mined: number;
-  /** Commits passed over, by reason. */
+  /** Changes passed over, by reason. */
   skipped: Record<string, number>;
 }
 
-/** A first-parent commit and what it changed against its first parent. */
-interface Candidate {
+/** What a task asks for, and where that text came from. */
+export interface Statement {
+  text: string;
+  source: Instance['statement_source'];
+}
+
+/** One change a source hands to {@link mineChanges}: its commit, and how its instance is named. */
+export interface Change {
+  /** The commit whose diff against its first parent is the change. */
   sha: string;
+  /** Its naming, given the commit's message. */
+  name(message: string): {
+    /** What follows `owner__name-` in the instance id: a pull request's number, else the short sha. */
+    suffix: string;
+    /** Asked only for an instance that is made: it may cost a request. */
+    statement(): Promise<Statement>;
+  };
+}
+
+/** A change's commit and what it changed against its first parent. */
+interface Candidate {
+  change: Change;
   parent: string;
   tests: string[];
   fix: string[];
 }
 
-async function git(options: MineOptions, args: string[]): Promise<string> {
-  const run = await captureProcess(['git', ...args], { cwd: options.gitDir, env: options.env });
+type GitAccess = Pick<MineRun, 'gitDir' | 'env'>;
+
+async function git(access: GitAccess, args: string[]): Promise<string> {
+  const run = await captureProcess(['git', ...args], { cwd: access.gitDir, env: access.env });
   if (run.exitCode !== 0) {
     throw new Error(`git ${args[0]} failed: ${run.spawnError ?? run.stderr.trim().split('\n')[0] ?? ''}`);
   }
@@ -56,10 +81,9 @@ async function git(options: MineOptions, args: string[]): Promise<string> {
 /**
  * Turns a repository's history into instances: each commit of `ref`'s first-parent history (a
  * merged pull request's merge or squash, or a plain commit) whose change touches both tests
- * and other files that are not documentation. Its first parent is the base, its test files'
- * diff the hidden tests, the rest the fix. Newest first; a commit passed over (a binary
- * change or one that is not UTF-8, no test, nothing but tests and docs) is counted by reason. Instances are handed
- * to `onInstance` one by one, so a run stopped half-way keeps what it made and the next skips it.
+ * and other files that are not documentation (see {@link mineChanges}). A `Merge pull request
+ * #12` or `(#12)` message names the instance after the pull request and states its title and
+ * body; any other commit is named by its sha and stated by its message.
  */
 export async function mineCommits(options: MineOptions): Promise<MineProgress> {
   const shas = (
@@ -74,42 +98,81 @@ export async function mineCommits(options: MineOptions): Promise<MineProgress> {
   )
     .split('\n')
     .filter((line) => line !== '');
-  const progress: MineProgress = { read: 0, total: shas.length, mined: 0, skipped: {} };
+  return mineChanges(
+    options,
+    shas.map((sha) => ({
+      sha,
+      name: (message) => {
+        const statement = statementOf(message);
+        return {
+          suffix: String(statement.number ?? sha.slice(0, 12)),
+          statement: async () => ({
+            text: statement.text,
+            source: statement.number === undefined ? 'commit' : 'pull_request',
+          }),
+        };
+      },
+    })),
+  );
+}
+
+/**
+ * Mines `changes` (newest first): each one's commit against its first parent is the base, its
+ * test files' diff the hidden tests, the rest the fix. A change passed over (a binary change
+ * or one that is not UTF-8, no test, nothing but tests and docs) is counted by reason, in
+ * `skipped` with what the source passed over before. Instances are handed to `onInstance` one
+ * by one, so a run stopped half-way keeps what it made and the next skips it by id, without
+ * asking its statement again.
+ */
+export async function mineChanges(
+  run: MineRun,
+  changes: readonly Change[],
+  skipped: Record<string, number> = {},
+): Promise<MineProgress> {
+  const progress: MineProgress = { read: 0, total: changes.length, mined: 0, skipped };
   const skip = (reason: string) => {
     progress.skipped[reason] = (progress.skipped[reason] ?? 0) + 1;
   };
   const candidates: Candidate[] = [];
-  for (const sha of shas) {
+  for (const change of changes) {
     progress.read += 1;
-    const found = await candidate(options, sha);
+    const found = await candidate(run, change);
     if (typeof found === 'string') skip(found);
     else candidates.push(found);
-    options.onProgress?.(progress);
+    run.onProgress?.(progress);
   }
   // The newest share of every candidate is the holdout, wherever the run stops.
-  const holdout = Math.round(candidates.length * (options.holdoutShare ?? 0.2));
-  const max = options.max ?? 100;
+  const holdout = Math.round(candidates.length * (run.holdoutShare ?? 0.2));
+  const max = run.max ?? 100;
   for (const [index, found] of candidates.entries()) {
     if (progress.mined >= max) break;
-    const instance = await instanceOf(options, found, index < holdout ? 'holdout' : 'dev');
-    if (typeof instance === 'string') {
+    const instance = await instanceOf(run, found, index < holdout ? 'holdout' : 'dev');
+    if (instance !== 'done' && typeof instance === 'string') {
       skip(instance);
       continue;
     }
     progress.mined += 1;
-    if (!options.done?.has(instance.instance_id)) await options.onInstance(instance);
+    if (instance !== 'done') await run.onInstance(instance);
   }
-  options.onProgress?.(progress);
+  run.onProgress?.(progress);
   return progress;
 }
 
-// A commit's split into tests and fix, or why it is no candidate.
-async function candidate(options: MineOptions, sha: string): Promise<Candidate | string> {
-  const parents = (await git(options, ['rev-list', '--parents', '-n', '1', sha])).trim().split(' ').slice(1);
+/** Which of `shas` are commits of the repository (a clone may lack a pull request's merge). */
+export async function commitsIn(access: GitAccess, shas: readonly string[]): Promise<Set<string>> {
+  if (shas.length === 0) return new Set();
+  const found = await git(access, ['rev-list', '--no-walk', '--ignore-missing', ...shas, '--']);
+  return new Set(found.split('\n').filter((line) => line !== ''));
+}
+
+// A change's split into tests and fix, or why it is no candidate.
+async function candidate(access: GitAccess, change: Change): Promise<Candidate | string> {
+  const { sha } = change;
+  const parents = (await git(access, ['rev-list', '--parents', '-n', '1', sha])).trim().split(' ').slice(1);
   const parent = parents[0];
   if (parent === undefined) return 'root commit';
   // `--numstat` says `-` for the line counts of a binary file, which no text patch carries.
-  const stats = (await git(options, ['diff', '--numstat', '-z', '--no-renames', parent, sha]))
+  const stats = (await git(access, ['diff', '--numstat', '-z', '--no-renames', parent, sha]))
     .split('\0')
     .filter((entry) => entry !== '')
     .map((entry) => entry.split('\t'));
@@ -119,29 +182,33 @@ async function candidate(options: MineOptions, sha: string): Promise<Candidate |
   const fix = files.filter((file) => !isTestPath(file));
   if (tests.length === 0) return 'no test change';
   if (fix.filter((file) => !isDocPath(file)).length === 0) return 'no change outside tests and docs';
-  return { sha, parent, tests, fix };
+  return { change, parent, tests, fix };
 }
 
-// The instance of a candidate, or why it cannot be one.
+// The instance of a candidate, `done` when an earlier run made it, or why it cannot be one.
 async function instanceOf(
-  options: MineOptions,
+  run: MineRun,
   found: Candidate,
   split: Instance['split'],
-): Promise<Instance | string> {
+): Promise<Instance | 'done' | string> {
+  const { sha } = found.change;
+  const [date, ...message] = (await git(run, ['show', '-s', '--format=%cI%n%B', sha])).split('\n');
+  const naming = found.change.name(message.join('\n'));
+  const id = `${instancePrefix(run.repo)}-${naming.suffix}`;
+  if (run.done?.has(id)) return 'done';
   const diff = (files: string[]) =>
-    git(options, ['diff', '--no-color', '--no-ext-diff', '--no-renames', found.parent, found.sha, '--', ...files]);
+    git(run, ['diff', '--no-color', '--no-ext-diff', '--no-renames', found.parent, sha, '--', ...files]);
   const [patch, testPatch] = [await diff(found.fix), await diff(found.tests)];
   // A suite line is JSON text: bytes that are not UTF-8 (read as U+FFFD) would not apply again.
   if (patch.includes('\uFFFD') || testPatch.includes('\uFFFD')) return 'not UTF-8 text';
-  const [date, ...message] = (await git(options, ['show', '-s', '--format=%cI%n%B', found.sha])).split('\n');
-  const statement = statementOf(message.join('\n'));
+  const statement = await naming.statement();
   return {
-    instance_id: `${instancePrefix(options.repo)}-${statement.number ?? found.sha.slice(0, 12)}`,
-    repo: options.repo,
+    instance_id: id,
+    repo: run.repo,
     base_commit: found.parent,
     created_at: date ?? new Date(0).toISOString(),
     problem_statement: statement.text,
-    statement_source: statement.number === undefined ? 'commit' : 'pull_request',
+    statement_source: statement.source,
     hints_text: '',
     patch,
     test_patch: testPatch,

@@ -1,10 +1,11 @@
 // Public API of @codefleet/github: everything codefleet does on GitHub, in one package.
-// - api/: the forge, issues and checks over Octokit, App tokens, the failure mapping;
+// - api/: the forge, issues, checks and pull request history over Octokit, App tokens, the failure mapping;
 // - producer/: a labeled issue, a review or a failing check (webhook or polling) becomes a job;
 // - requester/: a job is reported on its issue or pull request.
 export { GithubForge, createGithubForge, githubCredentialEnv, type GithubForgeOptions } from './api/github-forge.js';
 export { GithubIssues, createGithubIssues, type GithubPermission, type GithubTask } from './api/github-issues.js';
 export { GithubChecks, maxJobLogBytes, type CiPull, type CommitChecks, type FailedCheck } from './api/github-checks.js';
+export { createGithubPullHistory, type ClosedPull, type GithubPullHistory } from './api/pull-history.js';
 export type { GithubApiOptions } from './api/client.js';
 export { githubFailure, rateLimitOf, retryAfterMs, secondaryLimitFloorMs, type RateLimitKind } from './api/errors.js';
 export { githubAppTokens, staticToken, type GithubAppAuth, type TokenSource } from './api/app-auth.js';

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InvalidArgumentError } from 'commander';
 import type { LoadedConfig } from '@codefleet/config';
-import { formatUsd } from '@codefleet/core';
+import { CodefleetError, formatUsd } from '@codefleet/core';
 import {
   buildReport,
   evalJobId,
@@ -13,6 +13,7 @@ import {
   formatSuite,
   instancePrefix,
   mineCommits,
+  mineGithubPulls,
   parseEvalConfig,
   parseSuite,
   renderMarkdown,
@@ -21,17 +22,24 @@ import {
   trialOf,
   type EvalConfig,
   type EvalReport,
+  type Instance,
   type MineProgress,
+  type PullRequestReads,
 } from '@codefleet/eval';
+import { createGithubPullHistory, githubCredentialEnv } from '@codefleet/github';
 import { captureProcess, runProcess } from '@codefleet/process';
+import { gitHostFor } from '../pipeline-deps.js';
 import type { Io } from '../program/context.js';
 import { gitEnvFrom, type Runtime } from '../runtime.js';
 import { cliVersion } from '../version.js';
 import { normalizeRepo } from './jobs.js';
 
-/** Options of `codefleet eval mine`. */
+/** Options of `codefleet eval mine`: `--repo`, `--github` or both. */
 export interface MineCliOptions {
-  repo: string;
+  /** Where the history is: a local clone or a git URL; default GitHub's clone URL of `github`. */
+  repo?: string;
+  /** `owner/name`: mine its merged pull requests, read through GitHub's API. */
+  github?: string;
   out: string;
   name?: string;
   ref?: string;
@@ -65,48 +73,89 @@ async function historyOf(config: LoadedConfig, repo: string, io: Io, env: Record
   return dir;
 }
 
-function progressLine(p: MineProgress): string {
+function progressLine(p: MineProgress, read: string): string {
   const skipped = Object.entries(p.skipped)
     .map(([reason, n]) => `${n} ${reason}`)
     .join(', ');
-  return `eval mine: read ${p.read} of ${p.total} commits; ${p.mined} tasks${skipped === '' ? '' : `; passed over: ${skipped}`}`;
+  return `eval mine: read ${p.read} of ${p.total} ${read}; ${p.mined} tasks${skipped === '' ? '' : `; passed over: ${skipped}`}`;
 }
 
 /**
- * `codefleet eval mine`: appends the tasks mined from `--repo`'s history to `--out`, skipping
- * those already there (a stopped run resumes). Resolves the exit code.
+ * What `--github` reads through: the API with the configured token (`forge.github.token_env`)
+ * at `forge.github.api_url`, and git with the same token, handed over by the credential helper
+ * rather than put in the clone URL.
+ */
+function githubSource(
+  loaded: LoadedConfig,
+  name: string,
+  env: Record<string, string>,
+): { name: string; reads: PullRequestReads; cloneUrl: string; gitEnv: Record<string, string> } {
+  const { token, token_env: tokenEnv, api_url: apiUrl } = loaded.config.forge.github;
+  if (token === undefined)
+    throw new CodefleetError('invalid_config', `eval mine --github reads GitHub's API: export a token in $${tokenEnv}`);
+  const gitUrl = gitHostFor(apiUrl);
+  return {
+    name,
+    reads: createGithubPullHistory({ token, apiUrl }),
+    cloneUrl: `${gitUrl}/${name}.git`,
+    gitEnv: githubCredentialEnv(env, token, gitUrl),
+  };
+}
+
+/**
+ * `codefleet eval mine`: appends the tasks mined from `--repo`'s history, or from `--github`'s
+ * merged pull requests, to `--out`, skipping those already there (a stopped run resumes).
+ * Resolves the exit code.
  */
 export async function evalMine(loaded: LoadedConfig, options: MineCliOptions, io: Io): Promise<number> {
   const out = resolve(io.cwd, options.out);
   // Read before anything is fetched: a suite that does not parse is not appended to.
   const done = existsSync(out) ? parseSuite(await readFile(out, 'utf8')).instances.map((i) => i.instance_id) : [];
-  const env = { ...gitEnvFrom(loaded.env), PATH: loaded.env.PATH ?? '' };
-  const gitDir = await historyOf(loaded, options.repo, io, env);
+  const baseEnv = { ...gitEnvFrom(loaded.env), PATH: loaded.env.PATH ?? '' };
+  const github = options.github === undefined ? undefined : githubSource(loaded, options.github, baseEnv);
+  const repo = options.repo ?? github?.cloneUrl;
+  if (repo === undefined)
+    throw new InvalidArgumentError('give --repo (a clone or a git URL), --github owner/name, or both');
+  const env = github?.gitEnv ?? baseEnv;
+  const gitDir = await historyOf(loaded, repo, io, env);
+  const noun = github === undefined ? 'commits' : 'merged pull requests';
   let lastLine = 0;
   let added = 0;
-  const progress = await mineCommits({
+  const run = {
     gitDir,
-    repo: options.name ?? options.repo,
+    repo: options.name ?? github?.name ?? repo,
     env,
     done: new Set(done),
-    ...(options.ref === undefined ? {} : { ref: options.ref }),
     ...(options.since === undefined ? {} : { since: options.since }),
     ...(options.max === undefined ? {} : { max: options.max }),
-    ...(options.maxCommits === undefined ? {} : { maxCommits: options.maxCommits }),
     ...(options.holdout === undefined ? {} : { holdoutShare: options.holdout }),
-    onInstance: async (instance) => {
+    onInstance: async (instance: Instance) => {
       await appendFile(out, formatSuite([instance]));
       added += 1;
     },
-    onProgress: (p) => {
-      // A line every 100 commits read, and the last one: progress without flooding a log.
+    onProgress: (p: MineProgress) => {
+      // A line every 100 changes read, and the last one: progress without flooding a log.
       if (p.read - lastLine >= 100 || p.read === p.total) {
         lastLine = p.read;
-        io.err(progressLine(p));
+        io.err(progressLine(p, noun));
       }
     },
-  });
-  io.out(`${progressLine(progress)} (${added} new) in ${out}`);
+  };
+  const progress =
+    github === undefined
+      ? await mineCommits({
+          ...run,
+          ...(options.ref === undefined ? {} : { ref: options.ref }),
+          ...(options.maxCommits === undefined ? {} : { maxCommits: options.maxCommits }),
+        })
+      : await mineGithubPulls({
+          ...run,
+          github: github.name,
+          reads: github.reads,
+          ...(options.maxCommits === undefined ? {} : { maxPulls: options.maxCommits }),
+          onWait: (ms, reason) => io.err(`eval mine: ${reason}; trying again in ${Math.ceil(ms / 1_000)} s`),
+        });
+  io.out(`${progressLine(progress, noun)} (${added} new) in ${out}`);
   return 0;
 }
 

@@ -1,4 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import { checkRepoRef } from '@codefleet/core';
 import type { EvalValidateCliOptions } from '../commands/eval-validate.js';
 import type { EvalReportCliOptions, EvalRunCliOptions, MineCliOptions } from '../commands/evaluate.js';
 import { commands, positiveInt, type ProgramContext } from './context.js';
@@ -18,21 +19,39 @@ const date = (value: string) => {
   return at;
 };
 
+/** Parses a GitHub repository (`--github`). */
+const githubRepo = (value: string) => {
+  const ref = checkRepoRef(value);
+  if (typeof ref === 'string' || ref.kind !== 'github')
+    throw new InvalidArgumentError(`expected GitHub owner/name, got "${value}"`);
+  return value;
+};
+
 /** `eval`: measuring agents and models on a repository's own history. */
 export function registerEval(program: Command, { io, load, exitWith, withRuntime }: ProgramContext): void {
   const group = program.command('eval').description("measure agents and models on a repository's own past changes");
   group
     .command('mine')
     .description(
-      "turn a repository's history into tasks: each first-parent commit (a merged pull request) changing tests and code becomes a suite line (SWE-bench fields)",
+      "turn a repository's history into tasks: each first-parent commit (a merged pull request) changing tests and code becomes a suite line (SWE-bench fields); with --github, each merged pull request, stated by the issue it fixes",
     )
-    .requiredOption('--repo <path|url>', 'the repository: a local clone (work tree or bare) or a git URL')
+    .option('--repo <path|url>', 'the repository: a local clone (work tree or bare) or a git URL')
+    .option(
+      '--github <owner/name>',
+      'mine the merged pull requests of this GitHub repository (token: forge.github.token_env; API: forge.github.api_url); its history is cloned unless --repo names a clone',
+      githubRepo,
+    )
     .requiredOption('--out <file>', 'the suite file (JSONL): appended to, so a stopped run resumes')
-    .option('--name <owner/name>', 'the repository as instances name it (default: the last two parts of --repo)')
-    .option('--ref <branch|commit>', 'whose first-parent history is read (default HEAD)')
-    .option('--since <date>', 'read no commit older than this', date)
+    .option(
+      '--name <owner/name>',
+      'the repository as instances name it (default: --github, else the last two parts of --repo)',
+    )
+    .addOption(
+      new Option('--ref <branch|commit>', 'whose first-parent history is read (default HEAD)').conflicts('github'),
+    )
+    .option('--since <date>', 'read no commit (or pull request merged) before this', date)
     .option('--max <n>', 'instances at most, those in --out included (default 100)', positiveInt)
-    .option('--max-commits <n>', 'commits read at most (default 5000)', positiveInt)
+    .option('--max-commits <n>', 'commits (or merged pull requests) read at most (default 5000)', positiveInt)
     .option('--holdout <share>', 'the newest share of the tasks held out (split: holdout; default 0.2)', share)
     .action(async (opts: MineCliOptions) => {
       const { evalMine } = await commands.evaluate();

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTempDir, git, startGithubStandIn, type GithubStandIn } from '@codefleet/testkit';
-import { createGithubForge, githubAppTokens } from '../../src/index.js';
+import { createGithubForge, createGithubPullHistory, githubAppTokens } from '../../src/index.js';
 import { forgeGitEnv } from '@codefleet/forge/contract';
 import { githubDescription, responseSchema, validate } from './openapi-check.js';
 
@@ -87,6 +87,13 @@ describe("the GitHub stand-in against GitHub's OpenAPI description", () => {
       expect(await forge.issues.reviewComments(repo, pr.number, 77)).toEqual([
         expect.objectContaining({ path: 'README.md', line: 1 }),
       ]);
+      // Merged, it is read back as history: a closed pull request naming its merge commit.
+      const merged = await gh.landPull(repo, pr.number, 'merge');
+      const history = createGithubPullHistory({ tokens, tokenFile: join(scratch.path, 'token'), apiUrl: gh.url });
+      expect((await history.closedPulls(repo)).pulls).toEqual([
+        expect.objectContaining({ number: pr.number, mergeCommitSha: merged }),
+      ]);
+      expect(await history.issues.getTask(repo, pr.number)).toMatchObject({ isPullRequest: true });
       // Error answers are documented too.
       await expect(forge.getPullRequest(repo, 999)).rejects.toMatchObject({ code: 'forge_not_found' });
       await expect(forge.issues.getTask(repo, 999)).rejects.toMatchObject({ code: 'forge_not_found' });

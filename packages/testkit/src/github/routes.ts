@@ -21,6 +21,8 @@ export interface RouteContext {
   addEvent(state: RepoState, issueNumber: number, event: 'labeled' | 'unlabeled', label: string, actor: string): void;
   /** The sha `ref` points at in the bare repository, if it exists. */
   sha(state: RepoState, ref: string): Promise<string | undefined>;
+  /** Every branch of the bare repository and its sha, read at once: for a page of pull requests. */
+  branches(state: RepoState): Promise<Map<string, string>>;
 }
 
 type Reply = (status: number, body: unknown, headers?: Record<string, string>) => void;
@@ -62,6 +64,7 @@ export function createRoutes(ctx: RouteContext): Route[] {
     closed_at: p.state === 'closed' ? p.updated_at : null,
     comments: commentCount(state, p.number),
     pull: true,
+    pull_merged_at: p.merged_at,
   });
   const item = (state: RepoState, n: number) => state.issues.get(n) ?? state.pulls.get(n);
   const issueOut = (state: RepoState, n: number) => {
@@ -70,10 +73,11 @@ export function createRoutes(ctx: RouteContext): Route[] {
     const p = state.pulls.get(n);
     return p ? shape.issue(ctx.shapes, state.fullName, asIssue(state, p)) : undefined;
   };
-  const pullOut = async (state: RepoState, p: StandInPull, simple = false) => {
+  const pullOut = async (state: RepoState, p: StandInPull, simple = false, branches?: Map<string, string>) => {
+    const sha = async (ref: string) => (branches === undefined ? ctx.sha(state, ref) : branches.get(ref));
     // A fork's head branch is in the fork, not here: its sha is the one it was opened with.
-    const head = p.headRepo === undefined ? await ctx.sha(state, p.head.ref) : p.head.sha;
-    const base = (await ctx.sha(state, p.base.ref)) ?? '0'.repeat(40);
+    const head = p.headRepo === undefined ? await sha(p.head.ref) : p.head.sha;
+    const base = (await sha(p.base.ref)) ?? '0'.repeat(40);
     return shape.pull(
       ctx.shapes,
       facts(state),
@@ -271,6 +275,8 @@ export function createRoutes(ctx: RouteContext): Route[] {
         const wanted = url.searchParams.get('state') ?? 'open';
         const head = url.searchParams.get('head');
         const base = url.searchParams.get('base');
+        // `created` (GitHub's default) or `updated`; popularity and long-running are not kept.
+        const key = url.searchParams.get('sort') === 'updated' ? 'updated_at' : 'created_at';
         const found = [...state.pulls.values()]
           .filter(
             (p) =>
@@ -278,10 +284,15 @@ export function createRoutes(ctx: RouteContext): Route[] {
               (head === null || p.head.label === head) &&
               (base === null || p.base.ref === base),
           )
-          .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.number - b.number);
+          .sort((a, b) => a[key].localeCompare(b[key]) || a.number - b.number);
         if (desc(url, 'desc')) found.reverse();
         const { items, link } = pageOf(found, url);
-        reply(200, await Promise.all(items.map((p) => pullOut(state, p, true))), link === undefined ? {} : { link });
+        const branches = await ctx.branches(state);
+        reply(
+          200,
+          await Promise.all(items.map((p) => pullOut(state, p, true, branches))),
+          link === undefined ? {} : { link },
+        );
       },
     ],
     [

@@ -168,6 +168,8 @@ export interface IssueFacts {
   comments: number;
   /** Set when this "issue" is a pull request, as GitHub's issues API shows one. */
   pull?: boolean;
+  /** When that pull request was merged (`pull_request.merged_at`). */
+  pull_merged_at?: string | null;
 }
 
 /** `issue`. */
@@ -206,7 +208,7 @@ export function issue(ctx: ShapeContext, repo: string, facts: IssueFacts): Recor
             html_url: `${ctx.base}/${repo}/pull/${facts.number}`,
             diff_url: `${ctx.base}/${repo}/pull/${facts.number}.diff`,
             patch_url: `${ctx.base}/${repo}/pull/${facts.number}.patch`,
-            merged_at: null,
+            merged_at: facts.pull_merged_at ?? null,
           },
         }
       : {}),
@@ -282,6 +284,8 @@ export interface PullFacts {
   /** A fork's `owner/name` when the head branch lives there (a pull request from a fork). */
   headRepo?: string;
   merged_at?: string | null;
+  /** The commit merging it made on the base branch; null until merged (GitHub's test merge is not kept). */
+  merge_commit_sha?: string | null;
 }
 
 /** `pull-request` (GET/POST/PATCH one) or, with `simple`, `pull-request-simple` (lists). */
@@ -330,7 +334,7 @@ export function pull(
     updated_at: facts.updated_at,
     closed_at: facts.state === 'closed' ? facts.updated_at : null,
     merged_at: facts.merged_at ?? null,
-    merge_commit_sha: null,
+    merge_commit_sha: facts.merge_commit_sha ?? null,
     assignee: null,
     assignees: [],
     requested_reviewers: [],

@@ -8,6 +8,7 @@ import { createTempRepo, gitTestEnv } from '../git-repo.js';
 import { serveGit } from './git-http.js';
 import { createCheckRoutes, jobLogPath, type JobLogDownloads } from './check-routes.js';
 import { createRoutes } from './routes.js';
+import { landPull, openedPull, pushBranch, type MergeMethod, type OpenedPullInput } from './pull-merges.js';
 import { error as errorBody } from './shapes.js';
 import type {
   Exchange,
@@ -130,6 +131,20 @@ export interface GithubStandIn {
     fullName: string,
     pull: { headRepo: string; head: string; sha: string; base?: string; title: string; body?: string; user?: string },
   ): StandInPull;
+  /** Someone pushes `branch`: one commit of `files` on top of `from` (default main). Resolves its sha. */
+  pushBranch(
+    fullName: string,
+    push: { branch: string; from?: string; files: Record<string, string>; message: string },
+  ): Promise<string>;
+  /** Someone opens a pull request from branch `head` of the repository itself (pushed there first). */
+  openPull(fullName: string, pull: OpenedPullInput): StandInPull;
+  /**
+   * A person merges pull request `number` with GitHub's button: its head lands on its base in
+   * the bare repository (a merge commit, or one squashed commit), and the pull request is
+   * closed, merged and names that commit in `merge_commit_sha`. Resolves the commit's sha.
+   * ({@link mergePull} only flips the state, for tests that do not read the history.)
+   */
+  landPull(fullName: string, number: number, method: MergeMethod): Promise<string>;
   /** A maintainer locks the conversation: GitHub then refuses new comments (403). */
   lockIssue(fullName: string, issueNumber: number): void;
   setPermission(fullName: string, login: string, permission: Permission): void;
@@ -224,6 +239,18 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
     });
     return found.exitCode === 0 ? String(found.stdout).trim() : undefined;
   };
+  const branches = async (state: RepoState): Promise<Map<string, string>> => {
+    const listed = await execa('git', ['for-each-ref', '--format=%(objectname) %(refname:lstrip=2)', 'refs/heads/'], {
+      cwd: state.bareDir,
+      env: gitTestEnv(),
+    });
+    return new Map(
+      String(listed.stdout)
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => [line.slice(line.indexOf(' ') + 1), line.slice(0, line.indexOf(' '))]),
+    );
+  };
   let eventIds = 5000;
   const addEvent = (
     state: RepoState,
@@ -253,6 +280,7 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
     nextCommentId: () => (commentIds += 1),
     addEvent,
     sha,
+    branches,
   };
   const downloads: JobLogDownloads = new Map();
   const routes = [...createRoutes(routeContext), ...createCheckRoutes(routeContext, downloads)];
@@ -503,29 +531,16 @@ export async function startGithubStandIn(options: { token?: string; botLogin?: s
       state.statuses.push(status);
       return status;
     },
-    openForkPull(fullName, input) {
+    openForkPull: (fullName, input) => openedPull(repo(fullName), base, now(), input),
+    pushBranch: (fullName, push) => pushBranch(repo(fullName), { ...push, from: push.from ?? 'main' }),
+    openPull: (fullName, input) => openedPull(repo(fullName), base, now(), input),
+    async landPull(fullName, number, method) {
       const state = repo(fullName);
-      state.next += 1;
-      const pull: StandInPull = {
-        number: state.next,
-        node_id: `PR_${fullName}#${state.next}`,
-        title: input.title,
-        body: input.body ?? '',
-        headRepo: input.headRepo,
-        head: { ref: input.head, label: `${input.headRepo.split('/')[0] ?? ''}:${input.head}`, sha: input.sha },
-        base: { ref: input.base ?? 'main' },
-        draft: false,
-        state: 'open',
-        html_url: `${base}/${fullName}/pull/${state.next}`,
-        labels: [],
-        user: { login: input.user ?? 'mallory' },
-        locked: false,
-        created_at: now(),
-        updated_at: now(),
-        merged_at: null,
-      };
-      state.pulls.set(pull.number, pull);
-      return pull;
+      const pull = state.pulls.get(number);
+      if (!pull || pull.state !== 'open') throw new Error(`no open pull request ${number} in ${fullName}`);
+      const merged = await landPull(state, pull, method);
+      Object.assign(pull, { state: 'closed', merged_at: now(), updated_at: now(), merge_commit_sha: merged });
+      return merged;
     },
     lockIssue(fullName, issueNumber) {
       const found = item(repo(fullName), issueNumber);
