@@ -34,7 +34,8 @@ export interface NormalizeContext {
  * - `forge.github.token` is read from the variable named by `forge.github.token_env`, and
  *   `forge.github.webhook_secret` from the one named by `webhook_secret_env`; the chat and
  *   HTTP producers' secrets (`slack.bot_token`, `line.channel_secret`, `http_api.token`, …)
- *   and `dashboard.token` likewise from their `*_env` variables;
+ *   and `dashboard.token` likewise from their `*_env` variables, and each of
+ *   `dashboard.operators`' tokens (into `operator_tokens`, by name) from the variable it names;
  * - `signing.key_file` defaults to `<data_dir>/fleet.key`; `signing.key` and `previous_key`
  *   are read from the variables named by `key_env` and `previous_key_env`;
  * - `router.classifier.host` and `router.chat.host` default to `agents.ollama.host` for the
@@ -154,7 +155,15 @@ export function normalize(parsed: ParsedConfig, context: NormalizeContext): Conf
       token: secret(parsed.http_api.token_env),
       callback_secret: secret(parsed.http_api.callback_secret_env),
     }),
-    dashboard: withSecrets(parsed.dashboard, { token: secret(parsed.dashboard.token_env) }),
+    dashboard: {
+      ...withSecrets(parsed.dashboard, { token: secret(parsed.dashboard.token_env) }),
+      operator_tokens: Object.fromEntries(
+        Object.entries(parsed.dashboard.operators).flatMap(([name, variable]) => {
+          const value = secret(variable);
+          return value === undefined ? [] : [[name, value]];
+        }),
+      ),
+    },
     serve: parsed.serve,
     signing: withSecrets(
       {

@@ -106,6 +106,7 @@ function secretVariableNames(config: Config): string[] {
     http_api.token_env,
     http_api.callback_secret_env,
     dashboard.token_env,
+    ...Object.values(dashboard.operators),
     config.signing.key_env,
     config.signing.previous_key_env,
     ...logging.redact_values,

@@ -105,8 +105,11 @@ export type LineConfig = Simplify<Raw['line'] & { channel_secret?: string; chann
 /** `http_api:` after normalize; secrets come only from the variables named by `*_env`. */
 export type HttpApiConfig = Simplify<Raw['http_api'] & { token?: string; callback_secret?: string }>;
 
-/** `dashboard:` after normalize; the token comes only from the variable named by `token_env`. */
-export type DashboardConfig = Simplify<Raw['dashboard'] & { token?: string }>;
+/**
+ * `dashboard:` after normalize; the shared token comes only from the variable named by
+ * `token_env`, and `operator_tokens` holds the token of each operator whose variable is set.
+ */
+export type DashboardConfig = Simplify<Raw['dashboard'] & { token?: string; operator_tokens: Record<string, string> }>;
 
 /**
  * `signing:` after normalize: `key_file` is absolute (default `<data_dir>/fleet.key`) and
