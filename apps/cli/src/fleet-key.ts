@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { linkSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { statSync } from 'node:fs';
 import type { Config } from '@codefleet/config';
 import { CodefleetError, fleetKey, type FleetKey, type FleetKeyring } from '@codefleet/core';
-import { fsProblem } from './fs-problem.js';
+import { createSecretFile, readSecretFile } from './secret-file.js';
 
 /**
  * Where this host's fleet key comes from. The key itself never leaves {@link FleetKey}'s
@@ -49,6 +48,9 @@ export function loadFleetKeys(config: Config, options: { create: boolean }): Fle
   };
 }
 
+/** How errors about the key file name it. */
+const keyFileName = 'the fleet key file';
+
 function readKey(
   value: string | undefined,
   envName: string,
@@ -57,10 +59,11 @@ function readKey(
 ): { key: FleetKey; origin: FleetKeyOrigin } | undefined {
   if (value !== undefined) return { key: parseKey(value, `$${envName}`), origin: { kind: 'env', name: envName } };
   if (path === undefined) return undefined;
-  const text = readKeyFile(path);
+  const text = readSecretFile(path, keyFileName);
   if (text !== undefined) return { key: parseKey(text, path), origin: { kind: 'file', path, created: false } };
   if (!create) return undefined;
-  const made = createKeyFile(path);
+  // Made once, exclusively: two processes starting at once end with the same key.
+  const made = createSecretFile(path, `${randomBytes(32).toString('hex')}\n`, keyFileName);
   return { key: parseKey(made.text, path), origin: { kind: 'file', path, created: made.created } };
 }
 
@@ -73,41 +76,6 @@ function parseKey(text: string, where: string): FleetKey {
       'invalid_config',
       `the fleet key in ${where} cannot be used: ${why}; make one with \`codefleet init\` (or \`openssl rand -hex 32\`)`,
     );
-  }
-}
-
-/** The key file's text; undefined when there is no such file. */
-function readKeyFile(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new CodefleetError('invalid_config', `the fleet key file ${path} cannot be read: ${fsProblem(error)}`, {
-      cause: error,
-    });
-  }
-}
-
-/**
- * Makes the key file; when another process made it first, that one's key is kept. The key
- * is written to a private temporary file and linked into place, so no process ever reads a
- * key file that is there but not yet written.
- */
-function createKeyFile(path: string): { text: string; created: boolean } {
-  const text = `${randomBytes(32).toString('hex')}\n`;
-  const temporary = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-  try {
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    writeFileSync(temporary, text, { mode: 0o600, flag: 'wx' });
-    linkSync(temporary, path);
-    return { text, created: true };
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return { text: readKeyFile(path) ?? '', created: false };
-    throw new CodefleetError('invalid_config', `the fleet key file ${path} cannot be made: ${fsProblem(error)}`, {
-      cause: error,
-    });
-  } finally {
-    rmSync(temporary, { force: true });
   }
 }
 
