@@ -28,7 +28,7 @@ export interface EvalRunOptions {
   budgetUsd?: number;
   /** How often runs are looked at; default 2 s. */
   pollMs?: number;
-  /** How often the dead letters are looked at, in polls; default 15 (30 s). */
+  /** How often the dead letters are looked at, in polls; default 5 (10 s). */
   deadLetterEvery?: number;
   /** A queued job not finished after this long is given up on (reported, not waited for); default 6 h. */
   jobDeadlineMs?: number;
@@ -105,7 +105,7 @@ export async function runEvaluation(deps: EvalRunDeps, options: EvalRunOptions):
     if (running.size === 0) break;
     await sleep(options.pollMs ?? 2_000, undefined, options.signal ? { signal: options.signal } : undefined);
     await collect(deps, running, progress, options.jobDeadlineMs ?? 6 * 3_600_000);
-    if (poll % (options.deadLetterEvery ?? 15) === 0) await collectDead(deps, running, progress);
+    if (poll % (options.deadLetterEvery ?? 5) === 0) await collectDead(deps, running, progress);
   }
   progress.running = 0;
   options.onProgress?.(progress);

@@ -187,7 +187,10 @@ export interface EvalReportCliOptions extends SuiteCliOptions {
 
 // The suite file and the tasks the options pick from it; a bad configuration is a usage error.
 async function tasksOf(options: SuiteCliOptions, cwd: string) {
-  const suite = parseSuite(await readFile(resolve(cwd, options.suite), 'utf8'));
+  const text = await readFile(resolve(cwd, options.suite), 'utf8').catch((error: NodeJS.ErrnoException) => {
+    throw new InvalidArgumentError(`cannot read the suite ${options.suite}: ${error.code ?? error.message}`);
+  });
+  const suite = parseSuite(text);
   const configs = options.configuration.map((spec) => {
     try {
       return parseEvalConfig(spec);
@@ -204,8 +207,16 @@ async function tasksOf(options: SuiteCliOptions, cwd: string) {
     ...(options.split === undefined ? {} : { split: options.split }),
     ...(options.instance === undefined ? {} : { only: new Set(options.instance) }),
   });
-  if (tasks.length === 0)
-    throw new InvalidArgumentError(`no instance of ${options.suite} matches --split and --instance`);
+  if (tasks.length === 0) {
+    // Mining marks the newest share of all candidates holdout, so a small --max can make
+    // every task holdout: say what the suite has.
+    const splits = (['dev', 'holdout'] as const).map(
+      (split) => `${suite.instances.filter((i) => i.split === split).length} ${split}`,
+    );
+    throw new InvalidArgumentError(
+      `no instance of ${options.suite} matches --split ${options.split ?? 'dev'}${options.instance === undefined ? '' : ' and --instance'} (it has ${splits.join(', ')}; --split all takes every one)`,
+    );
+  }
   return { suite, configs, trials, tasks };
 }
 
@@ -215,7 +226,11 @@ export async function evalRun(rt: Runtime, options: EvalRunCliOptions, io: Io): 
   const repo = options.repo === undefined ? undefined : normalizeRepo(options.repo, io.cwd);
   let last = '';
   const progress = await runEvaluation(
-    { enqueue: (job) => rt.queue.enqueue(job), getRun: (id) => rt.store.get(id) },
+    {
+      enqueue: (job) => rt.queue.enqueue(job),
+      getRun: (id) => rt.store.get(id),
+      deadLetters: () => rt.queue.deadLetters({ limit: 1_000 }),
+    },
     {
       digest: suite.digest,
       tasks,
@@ -233,8 +248,9 @@ export async function evalRun(rt: Runtime, options: EvalRunCliOptions, io: Io): 
   if (progress.overBudget > 0) io.err(`eval run: ${progress.overBudget} not queued: the budget is spent`);
   if (progress.abandoned.length > 0)
     io.err(`eval run: given up on (no run ended in time): ${progress.abandoned.join(', ')}`);
+  for (const dead of progress.deadLettered) io.err(`eval run: ${dead.id} was dead-lettered: ${dead.reason}`);
   io.out(`eval run: ${progress.earlier + progress.finished} of ${progress.total} finished; suite ${suite.digest}`);
-  return progress.overBudget > 0 || progress.abandoned.length > 0 ? 1 : 0;
+  return progress.overBudget > 0 || progress.abandoned.length > 0 || progress.deadLettered.length > 0 ? 1 : 0;
 }
 
 /** `codefleet eval report`: what each configuration resolved, at what cost, compared in pairs. */
