@@ -4,6 +4,8 @@ export type {
   Journal,
   JournalEntry,
   JournalQuery,
+  RunIndexEvent,
+  RunPage,
   RunQuery,
   RunStore,
   RunSummary,
@@ -17,7 +19,6 @@ export { journalLimit, maxWorkerJobs } from './port.js';
 export { SqliteRunStore } from './sqlite-run-store.js';
 export { sourceFilters, sourceKindFilters, summarize } from './query.js';
 export { checkSpend, utcDay } from './spend.js';
-export { scanLimit } from './redis-reads.js';
 export { RedisRunStore, type RedisRunStoreOptions } from './redis-run-store.js';
 export { generationOf, latestRun, runIdOf } from './generations.js';
 export { requestKeyFamily, type RequestKey } from './request-key.js';

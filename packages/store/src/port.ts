@@ -12,7 +12,10 @@ import type { RequestKey } from './request-key.js';
  *   that took the task over, however late it writes. Reads return validated records.
  * - **Task leases** ({@link TaskLeases}): at most one live owner per task key; the owner's
  *   token fences publishing, and a rejected late write is recorded.
- * Leaves out: querying inside records, and retention (records are small; prune by age).
+ * - Filters and order (`list`, `page`) read indexes the store keeps beside the records, so a
+ *   page costs about the same at 100 runs as at 100,000, and every match is found.
+ * Leaves out: querying inside records beyond {@link RunQuery}, and retention (records are
+ * small; prune by age).
  */
 export interface RunStore extends TaskLeases, CancelRequests, RequestKeys, WorkerRegistry, Journal, SpendLedger {
   save(run: RunRecord): Promise<void>;
@@ -20,6 +23,14 @@ export interface RunStore extends TaskLeases, CancelRequests, RequestKeys, Worke
   get(runId: string): Promise<RunRecord | undefined>;
   /** Newest first (by created_at); filters combine with AND. A record that cannot be read is listed flagged (`unreadable`). */
   list(query?: RunQuery): Promise<RunSummary[]>;
+  /**
+   * `list`'s page and what a pager needs around it: how many runs the filters match in all,
+   * and the cursor of the next page. Every filter is answered completely: a run that matches
+   * is on some page however far back it is. A page costs about the same at any history size
+   * (indexes on every filtered field); the total may cost a walk over the matching runs' index
+   * entries (SQLite counts them), never over the records.
+   */
+  page(query?: RunQuery): Promise<RunPage>;
   close(): Promise<void>;
 }
 
@@ -47,6 +58,31 @@ export interface RunQuery {
   /** ISO times, bounds (inclusive) on `created_at`. */
   since?: string;
   until?: string;
+  /**
+   * Where to go on: a previous page's `nextCursor` (opaque), with the same filters. The page
+   * starts after that run, so runs saved meanwhile neither repeat nor shift it. One this store
+   * did not make is refused (`invalid_job`).
+   */
+  cursor?: string;
+}
+
+/**
+ * A store's one-time indexing of the runs it already holds, for the log: a store written by
+ * a version before its run indexes is migrated when it opens (SQLite) or at its first read
+ * (Redis), which takes a while at tens of thousands of runs.
+ */
+export type RunIndexEvent =
+  | { event: 'started'; store: 'sqlite' | 'redis'; schema: number }
+  | { event: 'finished'; store: 'sqlite' | 'redis'; schema: number; runs: number; durationMs: number };
+
+/** One page of runs (see `RunStore.page`). */
+export interface RunPage {
+  /** Newest first, at most the query's limit. */
+  runs: RunSummary[];
+  /** Every run the filters match, on this page and the others (the cursor and limit aside). */
+  total: number;
+  /** The `cursor` of the next page; absent on the last. */
+  nextCursor?: string;
 }
 
 /**

@@ -7,9 +7,11 @@ import {
   sourceNames,
   stages,
   truncateHead,
+  type RunOutcome,
   type RunRecord,
   type Stage,
 } from '@codefleet/core';
+import { readCursor, type PageCursor } from './page-cursor.js';
 import {
   journalLimit,
   maxWorkerJobs,
@@ -20,7 +22,7 @@ import {
   type WorkerInfo,
 } from './port.js';
 
-// What both adapters share: the summary of a run, the facets a query filters on, the
+// What both adapters share: the summary of a run, the facets its indexes file it under, the
 // checking of a query, and the bounds on what callers (the dashboard, a chat) hand in.
 
 /** The fields `codefleet runs` shows. */
@@ -119,31 +121,41 @@ function unreadableSummary(runId: string, text: string, reason: string): RunSumm
   };
 }
 
-/**
- * What `RunQuery` filters on besides time: small, so the Redis store can keep it beside the
- * record. Facets saved before `kind` existed hold the kind in `source`: read them from the record.
- */
+/** What `RunQuery` filters on, and the order of every page: each store indexes a run by these. */
 export interface RunFacets {
-  stage: string;
-  outcome?: string;
+  stage: Stage;
+  /** Not finished (not done, failed or cancelled): `state=active`. */
+  active: boolean;
+  outcome?: RunOutcome;
   repo: string;
   /** The run's source name (`runSourceName`). */
   source: string;
   /** `job.source.kind`, for the kind names `RunQuery.source` still takes. */
-  kind?: string;
+  kind: string;
+  /** `job.agent`, else the agent of the latest agent run, as on the summary. */
   agent?: string;
+  /** `created_at` in epoch ms (0 when it is not a time): pages are newest first by it, then by run id. */
+  createdMs: number;
 }
 
 export function facetsOf(run: RunRecord): RunFacets {
   const agent = run.job.agent ?? run.agent_runs[run.agent_runs.length - 1]?.agent;
   return {
     stage: run.stage,
+    active: !isTerminal(run.stage),
     ...(run.outcome === undefined ? {} : { outcome: run.outcome }),
     repo: run.job.repo,
     source: runSourceName(run),
     kind: run.job.source.kind,
     ...(agent === undefined ? {} : { agent }),
+    createdMs: createdMsOf(run.created_at),
   };
+}
+
+/** The order key of a run created at `iso`: its epoch ms, or 0 (the oldest) when it is not a time. */
+export function createdMsOf(iso: string): number {
+  const ms = Date.parse(iso);
+  return Number.isFinite(ms) ? ms : 0;
 }
 
 /** A checked `RunQuery`: limit clamped, times as epoch ms, state resolved to what it matches. */
@@ -155,10 +167,9 @@ export interface CheckedQuery {
   agent?: string;
   sinceMs?: number;
   untilMs?: number;
+  /** The run the page starts after (`RunQuery.cursor`). */
+  after?: PageCursor;
 }
-
-/** Candidates examined by one filtered `list` at most, in either store. */
-export const scanLimit = 10_000;
 
 /** A `RunQuery.source` resolved: a source name, or one of the job source kinds it took before names. */
 type CheckedSource = { name: string } | { kind: string };
@@ -226,26 +237,11 @@ export function checkQuery(query: RunQuery = {}): CheckedQuery {
     ...(query.agent === undefined ? {} : { agent: query.agent }),
     ...(sinceMs === undefined ? {} : { sinceMs }),
     ...(untilMs === undefined ? {} : { untilMs }),
+    ...(query.cursor === undefined ? {} : { after: readCursor(query.cursor) }),
   };
 }
 
-/** Whether a run with these facets passes the query's non-time filters. */
-export function matchesFacets(facets: RunFacets, query: CheckedQuery): boolean {
-  if (query.repo !== undefined && facets.repo !== query.repo) return false;
-  if (query.source !== undefined && !matchesSource(facets, query.source)) return false;
-  if (query.agent !== undefined && facets.agent !== query.agent) return false;
-  const state = query.state;
-  if (state === undefined) return true;
-  if ('active' in state) return !isTerminal(facets.stage as RunRecord['stage']);
-  if ('outcome' in state) return facets.outcome === state.outcome;
-  return facets.stage === state.stage;
-}
-
-function matchesSource(facets: RunFacets, source: CheckedSource): boolean {
-  return 'name' in source ? facets.source === source.name : facets.kind === source.kind;
-}
-
-/** The facets of a stored record; undefined when it cannot be read (it matches no filter). */
+/** The facets of a stored record; undefined when it cannot be read (it then matches no filter). */
 export function facetsOfStored(runId: string, text: string): RunFacets | undefined {
   try {
     return facetsOf(readStored(runId, text));
@@ -285,25 +281,3 @@ export function checkJournalQuery(query: JournalQuery = {}): Required<Pick<Journ
 }
 
 export { journalLimit };
-
-/** Rows read per page while matching a source name. */
-const namePage = 200;
-
-/**
- * The rows whose run has source name `name`, newest first: a name is computed from the record
- * (runs saved before names list under theirs), so the SQLite store matches it here, page by page,
- * within the same bound on candidates as the Redis store (`scanLimit`).
- */
-export function walkByName(
-  page: (limit: number, offset: number) => { run_id: string; record: string }[],
-  name: string,
-  limit: number,
-): { run_id: string; record: string }[] {
-  const found: { run_id: string; record: string }[] = [];
-  for (let offset = 0; found.length < limit && offset < scanLimit; offset += namePage) {
-    const rows = page(namePage, offset);
-    for (const row of rows) if (facetsOfStored(row.run_id, row.record)?.source === name) found.push(row);
-    if (rows.length < namePage) break;
-  }
-  return found.slice(0, limit);
-}

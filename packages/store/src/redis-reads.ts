@@ -1,117 +1,120 @@
+import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { JournalEntry, JournalQuery, RunQuery, RunSummary } from './port.js';
-import {
-  checkJournalQuery,
-  checkQuery,
-  facetsOfStored,
-  matchesFacets,
-  scanLimit,
-  summarizeStored,
-  type CheckedQuery,
-  type RunFacets,
-} from './query.js';
+import type { JournalEntry, JournalQuery, RunSummary } from './port.js';
+import { idBefore, writeCursor } from './page-cursor.js';
+import { checkJournalQuery, summarizeStored, type CheckedQuery } from './query.js';
+import { runIndexKeys, setsFor } from './redis-run-index.js';
 
-// The Redis store's filtered reads, apart from its writes.
+// The Redis store's reads, apart from its writes.
 //
-// Runs: `save` keeps, besides the record, a small `facets` field (stage, outcome, repo,
-// source, agent) and four sorted sets scored by created_at: every run, runs of a repo,
-// runs of a source kind, and active runs (added while not finished, removed when it is).
-// A source name has no index (it is not a kind: `ci-follow-up` spans three, `redrive` all):
-// it is matched on the facets while walking the other filters' index.
-// A query walks the most selective of them newest first, within since..until as a score
-// range, reading only the facets of each candidate, in chunks, until `limit` match.
-// Trade-off: a query whose remaining filters (agent, an outcome, a stage) match rarely
-// stops after examining `scanLimit` candidates and may return fewer than exist further
-// back; the alternative, an index per filter value kept in step with every stage change,
-// costs every save more commands at fleet scale for a page an operator reads now and then.
-// A store written before these indexes existed (no `indexes-complete` key) is walked by
-// the index of every run instead, reading facets from the records that have none: the
-// same answers, within the same bound.
+// Runs: a page walks one sorted set of the run indexes (redis-run-index.ts) newest first, from
+// the cursor or the `until` bound down to `since`. A query on one filter reads just its set:
+// a page costs the page. With several, it walks the smallest of their sets and keeps the runs
+// that are in all the others (ZMSCORE per chunk): complete whatever the history, and a walk
+// no longer than the smallest set when the matches are sparse. The total is ZCOUNT of the one
+// set, or the size of the intersection counted by Redis (ZINTERCARD, needs Redis 7), from a
+// copy of the smallest set's time window when the query has one.
 
-export { scanLimit };
-const chunk = 200;
+/** Entries read per round trip (a run set walked for runs also in others grows it up to `maxChunk`; journal lines). */
+const firstChunk = 200;
+const maxChunk = 5_000;
 
-/** Key names of the run indexes, under the store's prefix. */
-export function runIndexes(prefix: string): {
-  all: string;
-  active: string;
-  complete: string;
-  repo(repo: string): string;
-  source(kind: string): string;
-} {
+/** A run's place in the page order. */
+interface Placed {
+  id: string;
+  ms: number;
+}
+
+/** One page of `q` (`total` when `withTotal`) and the cursor of the next. */
+export async function readRunPage(
+  redis: Redis,
+  prefix: string,
+  q: CheckedQuery,
+  withTotal: boolean,
+): Promise<{ runs: RunSummary[]; nextCursor?: string; total?: number }> {
+  const keys = runIndexKeys(prefix);
+  const filters = setsFor(keys, q);
+  const sets = filters.length === 0 ? [keys.all] : await smallestFirst(redis, filters);
+  const [walked = keys.all, ...others] = sets;
+  const placed = await walk(redis, walked, others, q);
+  const shown = placed.slice(0, q.limit);
+  const records =
+    shown.length === 0
+      ? []
+      : await redis.pipeline(shown.map(({ id }) => ['hget', `${prefix}run:${id}`, 'record'])).exec();
+  const runs: RunSummary[] = [];
+  for (const [i, { id }] of shown.entries()) {
+    const record = records?.[i]?.[1];
+    if (typeof record === 'string') runs.push(summarizeStored(id, record));
+  }
+  const last = shown[shown.length - 1];
   return {
-    all: `${prefix}by-created`,
-    active: `${prefix}active`,
-    complete: `${prefix}indexes-complete`,
-    repo: (repo) => `${prefix}by-repo:${repo}`,
-    source: (kind) => `${prefix}by-source:${kind}`,
+    runs,
+    ...(placed.length > q.limit && last !== undefined
+      ? { nextCursor: writeCursor({ ms: last.ms, runId: last.id }) }
+      : {}),
+    ...(withTotal ? { total: await countOf(redis, prefix, sets, q) } : {}),
   };
 }
 
-export async function listRuns(redis: Redis, prefix: string, query: RunQuery | undefined): Promise<RunSummary[]> {
-  const q = checkQuery(query);
-  const indexes = runIndexes(prefix);
-  const index = (await redis.exists(indexes.complete)) === 1 ? selective(indexes, q) : indexes.all;
-  const filtered = q.state !== undefined || q.repo !== undefined || q.source !== undefined || q.agent !== undefined;
-  const max = q.untilMs ?? '+inf';
+async function smallestFirst(redis: Redis, sets: string[]): Promise<string[]> {
+  if (sets.length < 2) return sets;
+  const sizes = (await redis.pipeline(sets.map((set) => ['zcard', set])).exec()) ?? [];
+  return sets
+    .map((set, i) => ({ set, size: Number(sizes[i]?.[1] ?? 0) }))
+    .sort((a, b) => a.size - b.size)
+    .map(({ set }) => set);
+}
+
+/** Up to `limit + 1` runs of `set` that are in every one of `others`, in page order from the cursor. */
+async function walk(redis: Redis, set: string, others: string[], q: CheckedQuery): Promise<Placed[]> {
+  const want = q.limit + 1;
+  const { after } = q;
+  const top = Math.min(after?.ms ?? Infinity, q.untilMs ?? Infinity);
+  const max = top === Infinity ? '+inf' : top;
   const min = q.sinceMs ?? '-inf';
-  const runKey = (id: string) => `${prefix}run:${id}`;
-  const records: { id: string; record: string }[] = [];
-  for (let offset = 0; records.length < q.limit && offset < scanLimit; offset += chunk) {
-    const ids = await redis.zrevrangebyscore(index, max, min, 'LIMIT', offset, chunk);
-    if (ids.length === 0) break;
-    // Unfiltered, the records are what we read anyway; filtered, only the facets, then the
-    // records of the matches.
-    const fields =
-      (await redis.pipeline(ids.map((id) => ['hmget', runKey(id), filtered ? 'facets' : 'record'])).exec()) ?? [];
-    const matched: string[] = [];
-    for (const [i, id] of ids.entries()) {
-      const value = (fields[i]?.[1] as (string | null)[] | undefined)?.[0] ?? null;
-      if (!filtered) {
-        if (value !== null) records.push({ id, record: value });
-        continue;
-      }
-      // A record saved before facets (or before their source name) existed: read them from the record.
-      const saved = value === null ? undefined : parseFacets(value);
-      const facets = saved?.kind !== undefined ? saved : await legacyFacets(redis, id, runKey(id), value);
-      if (facets !== undefined && matchesFacets(facets, q)) matched.push(id);
-    }
-    if (matched.length > 0) {
-      const found = (await redis.pipeline(matched.map((id) => ['hget', runKey(id), 'record'])).exec()) ?? [];
-      for (const [i, [, value]] of found.entries())
-        if (typeof value === 'string') records.push({ id: matched[i] ?? '', record: value });
-    }
+  const found: Placed[] = [];
+  let chunk = others.length === 0 ? want : Math.max(want, firstChunk);
+  for (let offset = 0; found.length < want;) {
+    const flat = await redis.zrevrangebyscore(set, max, min, 'WITHSCORES', 'LIMIT', offset, chunk);
+    const entries: Placed[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) entries.push({ id: flat[i] ?? '', ms: Number(flat[i + 1]) });
+    offset += entries.length;
+    // Runs at the cursor's instant come in descending id order: those up to the cursor's were on earlier pages.
+    const fresh = after === undefined ? entries : entries.filter((e) => e.ms < after.ms || idBefore(e.id, after.runId));
+    found.push(...(others.length === 0 ? fresh : await inAll(redis, others, fresh)));
+    if (entries.length < chunk) break;
+    if (others.length > 0) chunk = Math.min(chunk * 4, maxChunk);
   }
-  return records.slice(0, q.limit).map(({ id, record }) => summarizeStored(id, record));
+  return found.slice(0, want);
 }
 
-/** The most selective index that holds every run the query can match. */
-function selective(indexes: ReturnType<typeof runIndexes>, q: CheckedQuery): string {
-  if (q.state !== undefined && 'active' in q.state) return indexes.active;
-  if (q.repo !== undefined) return indexes.repo(q.repo);
-  if (q.source !== undefined && 'kind' in q.source) return indexes.source(q.source.kind);
-  return indexes.all;
+/** The runs of `placed` that are members of every set of `sets`. */
+async function inAll(redis: Redis, sets: string[], placed: Placed[]): Promise<Placed[]> {
+  if (placed.length === 0) return [];
+  const ids = placed.map(({ id }) => id);
+  const scores = (await redis.pipeline(sets.map((set) => ['zmscore', set, ...ids])).exec()) ?? [];
+  return placed.filter((_, i) => scores.every(([, found]) => (found as (string | null)[] | undefined)?.[i] != null));
 }
 
-/** Facets that cannot be read match no filter: the run is still listed, flagged, when nothing is filtered. */
-function parseFacets(text: string): RunFacets | undefined {
-  try {
-    return JSON.parse(text) as RunFacets;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Facets that cannot be read stay unreadable; missing or old ones are read from the record. */
-async function legacyFacets(
-  redis: Redis,
-  id: string,
-  key: string,
-  saved: string | null,
-): Promise<RunFacets | undefined> {
-  if (saved !== null && parseFacets(saved) === undefined) return undefined;
-  const record = await redis.hget(key, 'record');
-  return record === null ? undefined : facetsOfStored(id, record);
+/** How many runs are in every set of `sets` (smallest first) within the query's time bounds. */
+async function countOf(redis: Redis, prefix: string, sets: string[], q: CheckedQuery): Promise<number> {
+  const min = q.sinceMs ?? '-inf';
+  const max = q.untilMs ?? '+inf';
+  const [smallest = '', ...others] = sets;
+  if (others.length === 0) return redis.zcount(smallest, min, max);
+  if (q.sinceMs === undefined && q.untilMs === undefined) return Number(await redis.zintercard(sets.length, ...sets));
+  // The smallest set's window, copied and intersected in one atomic step, then gone.
+  const window = `${prefix}count:${randomUUID()}`;
+  const counted = await redis
+    .multi()
+    .zrangestore(window, smallest, min, max, 'BYSCORE')
+    .zintercard(sets.length, window, ...others)
+    .del(window)
+    .exec();
+  const [error, count] = counted?.[1] ?? [null, 0];
+  if (error) throw error;
+  return Number(count);
 }
 
 /** Journal entries are stored as `<seq> <json>`, seq from one counter, newest first per kind. */
@@ -131,8 +134,8 @@ export async function readJournal(
   for (const kind of kinds) {
     // Each kind's list is bounded (journalLimit), so this walk is too.
     let taken = 0;
-    for (let offset = 0; taken < q.limit; offset += chunk) {
-      const lines = await redis.lrange(keys.kind(kind), offset, offset + chunk - 1);
+    for (let offset = 0; taken < q.limit; offset += firstChunk) {
+      const lines = await redis.lrange(keys.kind(kind), offset, offset + firstChunk - 1);
       for (const line of lines) {
         const space = line.indexOf(' ');
         const entry = JSON.parse(line.slice(space + 1)) as JournalEntry;
@@ -140,7 +143,7 @@ export async function readJournal(
         if (taken < q.limit) found.push({ seq: Number(line.slice(0, space)), entry });
         taken += 1;
       }
-      if (lines.length < chunk) break;
+      if (lines.length < firstChunk) break;
     }
   }
   return found

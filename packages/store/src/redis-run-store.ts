@@ -1,15 +1,19 @@
 import { Redis } from 'ioredis';
-import {
-  CodefleetError,
-  isTerminal,
-  redactUrlCredentials,
-  redisRefusalError,
-  redisWhere,
-  type RunRecord,
-} from '@codefleet/core';
-import type { FenceRejection, JournalEntry, JournalQuery, RunQuery, RunStore, RunSummary, WorkerInfo } from './port.js';
-import { boundEntry, boundWorker, facetsOf, journalLimit, readStored } from './query.js';
-import { journalKeys, listRuns, readJournal, runIndexes } from './redis-reads.js';
+import { CodefleetError, redactUrlCredentials, redisRefusalError, redisWhere, type RunRecord } from '@codefleet/core';
+import type {
+  FenceRejection,
+  JournalEntry,
+  JournalQuery,
+  RunIndexEvent,
+  RunPage,
+  RunQuery,
+  RunStore,
+  RunSummary,
+  WorkerInfo,
+} from './port.js';
+import { boundEntry, boundWorker, checkQuery, facetsOf, journalLimit, readStored } from './query.js';
+import { journalKeys, readJournal, readRunPage } from './redis-reads.js';
+import { ensureRunIndexes, indexVersion, runIndexKeys, setsOf } from './redis-run-index.js';
 import { formerRequestKey } from './request-key.js';
 import { checkRequestKey } from './sqlite-run-store.js';
 import { checkSpend } from './spend.js';
@@ -31,6 +35,8 @@ export interface RedisRunStoreOptions {
   connectTimeoutMs?: number;
   /** Journal entries kept per kind (default {@link journalLimit}); for tests of the bound. */
   journalLimit?: number;
+  /** Hears when runs saved before the run indexes are indexed, at the first read that needs them. */
+  onIndexMigration?: (event: RunIndexEvent) => void;
 }
 
 /**
@@ -45,6 +51,9 @@ export class RedisRunStore implements RunStore {
   /** Fail-fast mode: the one connection attempt, made on first use. */
   readonly #connect: (() => Promise<void>) | undefined;
   #connecting: Promise<void> | undefined;
+  readonly #onIndexMigration: ((event: RunIndexEvent) => void) | undefined;
+  /** The run indexes checked (and migrated when they were not), once per store; again after a failure. */
+  #indexed: Promise<void> | undefined;
 
   constructor(options: RedisRunStoreOptions) {
     const failFast = options.connectTimeoutMs !== undefined;
@@ -74,6 +83,7 @@ export class RedisRunStore implements RunStore {
     this.#client = redis as Redis & ScriptCalls;
     this.#prefix = `${options.prefix}:runs:`;
     this.#journalLimit = options.journalLimit ?? journalLimit;
+    this.#onIndexMigration = options.onIndexMigration;
     const where = redactUrlCredentials(options.url);
     this.#connect = failFast
       ? async () => {
@@ -122,23 +132,20 @@ export class RedisRunStore implements RunStore {
   }
 
   async save(run: RunRecord): Promise<void> {
-    const created = Date.parse(run.created_at);
-    const indexes = runIndexes(this.#prefix);
+    const facets = facetsOf(run);
+    const keys = runIndexKeys(this.#prefix);
     await (
       await this.#redis
     ).cfSave(
       this.#key('run', run.run_id),
-      indexes.all,
-      indexes.repo(run.job.repo),
-      indexes.source(run.job.source.kind),
-      indexes.active,
-      indexes.complete,
+      keys.all,
+      keys.version,
       runVersion(run),
       JSON.stringify(run),
-      Number.isFinite(created) ? created : 0,
+      facets.createdMs,
       run.run_id,
-      JSON.stringify(facetsOf(run)),
-      isTerminal(run.stage) ? '0' : '1',
+      JSON.stringify(setsOf(keys, facets)),
+      indexVersion,
     );
   }
 
@@ -148,7 +155,25 @@ export class RedisRunStore implements RunStore {
   }
 
   async list(query?: RunQuery): Promise<RunSummary[]> {
-    return listRuns(await this.#redis, this.#prefix, query);
+    const q = checkQuery(query);
+    return (await readRunPage(await this.#indexedRedis(), this.#prefix, q, false)).runs;
+  }
+
+  async page(query?: RunQuery): Promise<RunPage> {
+    const q = checkQuery(query);
+    const { runs, nextCursor, total } = await readRunPage(await this.#indexedRedis(), this.#prefix, q, true);
+    return { runs, total: total ?? runs.length, ...(nextCursor === undefined ? {} : { nextCursor }) };
+  }
+
+  /** The client, once the run indexes hold every run (see redis-run-index). */
+  async #indexedRedis(): Promise<Redis & ScriptCalls> {
+    const redis = await this.#redis;
+    this.#indexed ??= ensureRunIndexes(redis, this.#prefix, this.#onIndexMigration).catch((error: unknown) => {
+      this.#indexed = undefined;
+      throw error;
+    });
+    await this.#indexed;
+    return redis;
   }
 
   async heartbeatWorker(worker: WorkerInfo, ttlMs: number): Promise<void> {

@@ -1,20 +1,45 @@
 // Each script is one atomic step in Redis; KEYS and ARGV are listed where they are called.
 
 /**
- * Writes the record (and its facets) when its version is not older than the stored one,
- * and files it in the indexes `list` walks (see redis-reads): KEYS[2] every run, [3] its
- * repo's, [4] its source's, [5] the active runs (ARGV[6] = '1' while not finished).
- * KEYS[6] is set by the first save of an empty store: every run is in the indexes then.
+ * Writes the record when its version is not older than the stored one (KEYS[1]: the run's
+ * hash; ARGV[1] version, [2] record, [3] created ms, [4] run id), and files it in the run
+ * index sets of its facets, ARGV[5] as a JSON array, taking it out of the sets it was in
+ * before (field `indexed`) that it has left. The first save of an empty store (KEYS[2], the
+ * set of every run, empty) sets the index version KEYS[3] to ARGV[6]: nothing to migrate. The sets are named in ARGV, not KEYS: the ones a
+ * run leaves are known only from its hash. `facets`, which the version before kept, goes:
+ * that version's readers then read facets from the record, which is kept current.
  */
 const saveScript = `
 local current = redis.call('HGET', KEYS[1], 'version')
 if current and current > ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 'version', ARGV[1], 'record', ARGV[2], 'facets', ARGV[5])
-if redis.call('ZCARD', KEYS[2]) == 0 then redis.call('SET', KEYS[6], '1') end
-redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
-redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
-redis.call('ZADD', KEYS[4], ARGV[3], ARGV[4])
-if ARGV[6] == '1' then redis.call('ZADD', KEYS[5], ARGV[3], ARGV[4]) else redis.call('ZREM', KEYS[5], ARGV[4]) end
+local sets = cjson.decode(ARGV[5])
+if redis.call('ZCARD', KEYS[2]) == 0 then redis.call('SET', KEYS[3], ARGV[6]) end
+local was = redis.call('HGET', KEYS[1], 'indexed')
+if was then
+  local keep = {}
+  for _, set in ipairs(sets) do keep[set] = true end
+  for _, set in ipairs(cjson.decode(was)) do
+    if not keep[set] then redis.call('ZREM', set, ARGV[4]) end
+  end
+end
+for _, set in ipairs(sets) do redis.call('ZADD', set, ARGV[3], ARGV[4]) end
+redis.call('HSET', KEYS[1], 'version', ARGV[1], 'record', ARGV[2], 'indexed', ARGV[5])
+redis.call('HDEL', KEYS[1], 'facets')
+return 1
+`;
+
+/**
+ * Files a run saved before the index sets in those of its facets (the migration): KEYS[1]
+ * its hash, ARGV[1] the version its facets were read from, [2] created ms, [3] run id, [4]
+ * the sets as a JSON array. 1 when filed, or already filed by a save; 0 when the record has
+ * changed since it was read (read it again).
+ */
+const indexRunScript = `
+if redis.call('HEXISTS', KEYS[1], 'indexed') == 1 then return 1 end
+if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then return 0 end
+for _, set in ipairs(cjson.decode(ARGV[4])) do redis.call('ZADD', set, ARGV[2], ARGV[3]) end
+redis.call('HSET', KEYS[1], 'indexed', ARGV[4])
+redis.call('HDEL', KEYS[1], 'facets')
 return 1
 `;
 
@@ -85,7 +110,8 @@ return {ARGV[1], 1}
 
 /** The scripts, sent once and then called by their SHA (ioredis `defineCommand`). */
 export const scripts = {
-  cfSave: { numberOfKeys: 6, lua: saveScript },
+  cfSave: { numberOfKeys: 3, lua: saveScript },
+  cfIndexRun: { numberOfKeys: 1, lua: indexRunScript },
   cfListWorkers: { numberOfKeys: 1, lua: listWorkersScript },
   cfJournal: { numberOfKeys: 2, lua: journalScript },
   cfAcquire: { numberOfKeys: 1, lua: acquireScript },
@@ -97,3 +123,6 @@ export const scripts = {
 } as const;
 
 export type ScriptCalls = { [name in keyof typeof scripts]: (...args: (string | number)[]) => Promise<unknown> };
+
+/** The scripts as a pipeline queues them. */
+export type PipelineScriptCalls = { [name in keyof typeof scripts]: (...args: (string | number)[]) => unknown };

@@ -2,30 +2,24 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { describeDamage, openSqlite, type SqliteDamage, type SqliteDatabase } from '@codefleet/sqlite';
 import { CodefleetError, type RunRecord } from '@codefleet/core';
-import type { FenceRejection, JournalEntry, JournalQuery, RunQuery, RunStore, RunSummary, WorkerInfo } from './port.js';
-import {
-  boundEntry,
-  boundWorker,
-  checkJournalQuery,
-  checkQuery,
-  journalLimit,
-  readStored,
-  summarizeStored,
-  walkByName,
-} from './query.js';
+import type {
+  FenceRejection,
+  JournalEntry,
+  JournalQuery,
+  RunIndexEvent,
+  RunPage,
+  RunQuery,
+  RunStore,
+  RunSummary,
+  WorkerInfo,
+} from './port.js';
+import { boundEntry, boundWorker, checkJournalQuery, checkQuery, journalLimit, readStored } from './query.js';
 import { checkSpend } from './spend.js';
 import { formerRequestKey } from './request-key.js';
-import { runVersion } from './version.js';
+import { prepareRunIndex, repairStale, runsTable, runWriter } from './sqlite-run-index.js';
+import { countRuns, readPage } from './sqlite-run-reads.js';
 
 const ddl = `
-CREATE TABLE IF NOT EXISTS runs (
-  run_id     TEXT PRIMARY KEY,
-  updated_at TEXT NOT NULL,
-  created_at TEXT NOT NULL,
-  version    TEXT NOT NULL,
-  record     TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS runs_created ON runs (created_at DESC);
 CREATE TABLE IF NOT EXISTS task_leases (
   task_key   TEXT PRIMARY KEY,
   token      TEXT NOT NULL,
@@ -71,7 +65,8 @@ CREATE TABLE IF NOT EXISTS spend (
 `;
 
 // A store file made before the workers and journal tables existed gets them on open
-// (openSqlite runs `create` on every writable open; every statement is IF NOT EXISTS).
+// (openSqlite runs `create` on every writable open; every statement is IF NOT EXISTS), and
+// one made before the run facet columns is migrated then (sqlite-run-index.ts).
 
 function storeDamaged(damage: SqliteDamage): CodefleetError {
   const what = describeDamage(damage);
@@ -89,30 +84,37 @@ function storeDamaged(damage: SqliteDamage): CodefleetError {
 /** Run records in one SQLite file (WAL), shared by every worker process on the host. */
 export class SqliteRunStore implements RunStore {
   readonly #db: SqliteDatabase;
+  readonly #saveRun: (run: RunRecord) => void;
   #nextRequestSweep = 0;
   readonly #journalLimit: number;
 
-  /** `journalLimit` (default {@link journalLimit}) is there for tests of the bound. */
-  constructor(path: string, options: { journalLimit?: number } = {}) {
+  /**
+   * `journalLimit` (default {@link journalLimit}) is there for tests of the bound;
+   * `onIndexMigration` hears when a file from before the run indexes is migrated at open.
+   */
+  constructor(
+    path: string,
+    options: { journalLimit?: number; onIndexMigration?: (event: RunIndexEvent) => void } = {},
+  ) {
     this.#journalLimit = options.journalLimit ?? journalLimit;
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     // A damaged file (truncated to 0 bytes, overwritten, not ours) is refused with its path
     // and the fix, never read as an empty store: finished runs would look unstarted.
     this.#db = openSqlite(path, {
-      schema: { table: 'runs', create: (db) => db.transaction(() => db.exec(ddl)).immediate() },
+      schema: {
+        table: 'runs',
+        create: (db) => {
+          db.transaction(() => db.exec(runsTable + ddl)).immediate();
+          prepareRunIndex(db, options.onIndexMigration);
+        },
+      },
       damaged: storeDamaged,
     });
+    this.#saveRun = runWriter(this.#db);
   }
 
   async save(run: RunRecord): Promise<void> {
-    // runVersion() is a fixed-width string that orders as the port promises.
-    this.#db
-      .prepare(
-        `INSERT INTO runs (run_id, updated_at, created_at, version, record) VALUES (?, ?, ?, ?, ?)
-      ON CONFLICT (run_id) DO UPDATE SET updated_at = excluded.updated_at, version = excluded.version, record = excluded.record
-      WHERE excluded.version >= runs.version`,
-      )
-      .run(run.run_id, run.updated_at, run.created_at, runVersion(run), JSON.stringify(run));
+    this.#saveRun(run);
   }
 
   async acquire(taskKey: string, token: string, ttlMs: number): Promise<boolean> {
@@ -184,36 +186,14 @@ export class SqliteRunStore implements RunStore {
 
   async list(query?: RunQuery): Promise<RunSummary[]> {
     const q = checkQuery(query);
-    // Filters read the record with json_extract while walking the created_at index newest
-    // first, stopping at the limit: one host's runs, no extra columns to keep in step.
-    const where: string[] = [];
-    const args: (string | number)[] = [];
-    const add = (sql: string, ...values: (string | number)[]) => {
-      where.push(sql);
-      args.push(...values);
-    };
-    // json_extract fails the whole query on a record that is not JSON: such a record matches
-    // no filter (and is listed, flagged unreadable, when nothing is filtered).
-    const field = (path: string) => `(CASE WHEN json_valid(record) THEN json_extract(record, '${path}') END)`;
-    if (q.repo !== undefined) add(`${field('$.job.repo')} = ?`, q.repo);
-    if (q.source !== undefined && 'kind' in q.source) add(`${field('$.job.source.kind')} = ?`, q.source.kind);
-    if (q.agent !== undefined)
-      add(`COALESCE(${field('$.job.agent')}, ${field('$.agent_runs[#-1].agent')}) = ?`, q.agent);
-    if (q.state !== undefined) {
-      if ('active' in q.state) add(`${field('$.stage')} NOT IN ('done', 'failed', 'cancelled')`);
-      else if ('outcome' in q.state) add(`${field('$.outcome')} = ?`, q.state.outcome);
-      else add(`${field('$.stage')} = ?`, q.state.stage);
-    }
-    // created_at is stored as the record's ISO text; compare as instants, whatever the offset.
-    if (q.sinceMs !== undefined) add(`julianday(created_at) >= julianday(?)`, new Date(q.sinceMs).toISOString());
-    if (q.untilMs !== undefined) add(`julianday(created_at) <= julianday(?)`, new Date(q.untilMs).toISOString());
-    const sql = `SELECT run_id, record FROM runs ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`} ORDER BY created_at DESC, run_id LIMIT ? OFFSET ?`;
-    const statement = this.#db.prepare(sql);
-    const page = (limit: number, offset: number) =>
-      statement.all(...args, limit, offset) as { run_id: string; record: string }[];
-    const name = q.source !== undefined && 'name' in q.source ? q.source.name : undefined;
-    const rows = name === undefined ? page(q.limit, 0) : walkByName(page, name, q.limit);
-    return rows.map((row) => summarizeStored(row.run_id, row.record));
+    repairStale(this.#db);
+    return readPage(this.#db, q).runs;
+  }
+
+  async page(query?: RunQuery): Promise<RunPage> {
+    const q = checkQuery(query);
+    repairStale(this.#db);
+    return { ...readPage(this.#db, q), total: countRuns(this.#db, q) };
   }
 
   async heartbeatWorker(worker: WorkerInfo, ttlMs: number): Promise<void> {

@@ -5,7 +5,9 @@ import { FLEET_ACL_RULES, startRedis, type RedisServer } from '@codefleet/testki
 import { RedisRunStore } from '../src/index.js';
 import { runStoreContract } from './contract.js';
 import { fleetContract } from './contract-fleet.js';
+import { pagesContract } from './contract-pages.js';
 import { spendContract } from './contract-spend.js';
+import { fillRedis, writeFormerRedis } from './redis-fixtures.js';
 
 // Redis deployed closed: the run store's contracts through the fleet's ACL user (keys
 // under codefleet:, no dangerous commands), and a connection the server refuses named
@@ -40,6 +42,27 @@ fleetContract('redis through the fleet ACL user', async (options) => {
     dispose: async () => admin.disconnect(),
   };
 });
+
+// The page reads (ZINTERCARD, ZRANGESTORE, ZMSCORE) and the migration (ZSCAN, SCAN) are
+// commands the fleet user may run.
+pagesContract(
+  'redis through the fleet ACL user',
+  async () => {
+    const own = prefix();
+    const admin = new Redis(redis.url);
+    return {
+      store: new RedisRunStore({ url: fleetUrl(), prefix: own }),
+      fill: (runs) => fillRedis(admin, own, runs),
+      dispose: async () => admin.disconnect(),
+    };
+  },
+  async (old) => {
+    const own = prefix();
+    const admin = new Redis(redis.url);
+    await writeFormerRedis(admin, own, old).finally(() => admin.disconnect());
+    return { store: new RedisRunStore({ url: fleetUrl(), prefix: own }), dispose: async () => undefined };
+  },
+);
 
 spendContract('redis through the fleet ACL user, two clients', async () => {
   const shared = prefix();

@@ -4,10 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { advance, CodefleetError, createJob, newRun, startAttempt } from '@codefleet/core';
 import { closedPort, startRedis, type RedisServer } from '@codefleet/testkit';
-import { RedisRunStore } from '../src/index.js';
+import { RedisRunStore, type RunIndexEvent } from '../src/index.js';
 import { job, runStoreContract } from './contract.js';
 import { fleetContract } from './contract-fleet.js';
+import { pagesContract } from './contract-pages.js';
 import { spendContract } from './contract-spend.js';
+import { fillRedis, writeFormerRedis } from './redis-fixtures.js';
 
 // A real redis-server on a random loopback port; every test gets its own key prefix.
 let redis: RedisServer;
@@ -39,6 +41,25 @@ fleetContract('redis (real redis-server)', async (options) => {
     dispose: async () => raw.disconnect(),
   };
 });
+
+pagesContract(
+  'redis (real redis-server)',
+  async () => {
+    const prefix = `t-${randomUUID()}`;
+    const raw = new Redis(redis.url);
+    return {
+      store: new RedisRunStore({ url: redis.url, prefix }),
+      fill: (runs) => fillRedis(raw, prefix, runs),
+      dispose: async () => raw.disconnect(),
+    };
+  },
+  async (old) => {
+    const prefix = `t-${randomUUID()}`;
+    const raw = new Redis(redis.url);
+    await writeFormerRedis(raw, prefix, old).finally(() => raw.disconnect());
+    return { store: new RedisRunStore({ url: redis.url, prefix }), dispose: async () => undefined };
+  },
+);
 
 spendContract('redis, two clients on one prefix (real redis-server)', async () => {
   const prefix = `t-${randomUUID()}`;
@@ -99,6 +120,40 @@ describe('redis run store, fail-fast, against a peer that accepts and never answ
 });
 
 describe('redis run store written before the run indexes', () => {
+  it('indexes its runs at the first read, says so, and drops the sets of the version before', async () => {
+    const prefix = `t-${randomUUID()}`;
+    const raw = new Redis(redis.url);
+    const events: RunIndexEvent[] = [];
+    const store = new RedisRunStore({ url: redis.url, prefix, onIndexMigration: (event) => events.push(event) });
+    try {
+      const old = advance(
+        startAttempt(newRun(job(1), { runId: 'job-1', now: new Date() }), { workerId: 'w', now: new Date() }),
+        'preparing',
+        { now: new Date() },
+      );
+      await writeFormerRedis(raw, prefix, {
+        runs: [old, newRun(job(2), { runId: 'job-2', now: new Date() })],
+        notJson: { runId: 'job-3', createdAt: new Date().toISOString() },
+      });
+      expect(await store.page({ state: 'preparing' })).toMatchObject({ runs: [{ runId: 'job-1' }], total: 1 });
+      expect(events).toEqual([
+        { event: 'started', store: 'redis', schema: 2 },
+        { event: 'finished', store: 'redis', schema: 2, runs: 3, durationMs: expect.any(Number) },
+      ]);
+      const left = await raw.keys(`${prefix}:runs:*`);
+      expect(left.filter((key) => /:runs:(active|indexes-complete|by-repo:.*|by-source:.*)$/.test(key))).toEqual([]);
+      expect(await raw.get(`${prefix}:runs:index-version`)).toBe('2');
+      // Another store on it finds nothing left to do.
+      const again = new RedisRunStore({ url: redis.url, prefix, onIndexMigration: (event) => events.push(event) });
+      expect((await again.page({})).total).toBe(3);
+      await again.close();
+      expect(events).toHaveLength(2);
+    } finally {
+      raw.disconnect();
+      await store.close();
+    }
+  });
+
   it('filters runs saved without facets or indexes as it does new ones', async () => {
     const prefix = `t-${randomUUID()}`;
     const raw = new Redis(redis.url);

@@ -1,0 +1,85 @@
+import { join } from 'node:path';
+import { describe, expect, it } from '@jest/globals';
+import { openSqlite } from '@codefleet/sqlite';
+import { createTempDir } from '@codefleet/testkit';
+import { SqliteRunStore, type RunQuery } from '../src/index.js';
+import { writeCursor } from '../src/page-cursor.js';
+import { checkQuery } from '../src/query.js';
+import { countSql, pageSql, planOf } from '../src/sqlite-run-reads.js';
+
+const since = '2026-01-01T00:00:00Z';
+const cursor = writeCursor({ ms: Date.UTC(2026, 1, 1), runId: 'job-9' });
+
+/** Every filter alone, with a time window, with a cursor, and the pairs an operator asks for. */
+const queries: RunQuery[] = [
+  {},
+  { since },
+  { cursor },
+  { state: 'active' },
+  { state: 'failed' },
+  { state: 'succeeded', cursor },
+  { state: 'testing' },
+  { state: 'done' },
+  { repo: 'acme/widgets' },
+  { source: 'github-issue' },
+  { source: 'chat' },
+  { agent: 'codex', since, until: '2026-02-01T00:00:00Z' },
+  { repo: 'acme/widgets', state: 'active' },
+  { repo: 'acme/widgets', state: 'failed', cursor },
+  { repo: 'acme/widgets', state: 'implementing' },
+  { state: 'active', agent: 'codex' },
+  { agent: 'codex', source: 'slack' },
+];
+
+describe('SQLite run store reads', () => {
+  it('answer every filter through one index, in page order: no table scan, no sort', async () => {
+    const dir = await createTempDir('store');
+    const path = join(dir.path, 'runs.sqlite');
+    await new SqliteRunStore(path).close();
+    const db = openSqlite(path);
+    try {
+      for (const query of queries) {
+        const q = checkQuery(query);
+        const index = planOf(q).index;
+        const filtered = Object.keys(query).some((key) => key !== 'cursor');
+        for (const [read, { sql, args }] of [
+          ['page', pageSql(q)],
+          ['count', countSql(q)],
+        ] as const) {
+          const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map(
+            (row) => row.detail,
+          );
+          // A bounded walk: a SEARCH of the chosen index, or, with nothing to filter on, that index in
+          // order (SQLite counts every run through whichever index is smallest).
+          const walk = filtered
+            ? new RegExp(`^SEARCH runs USING (COVERING )?INDEX ${index} \\(`)
+            : read === 'count'
+              ? /^SCAN runs USING COVERING INDEX /
+              : new RegExp(`^(SEARCH|SCAN) runs USING (COVERING )?INDEX ${index}\\b`);
+          expect({ query, plan }).toEqual({ query, plan: [expect.stringMatching(walk)] });
+        }
+      }
+      // The rows an older writer left stale are found through their partial index.
+      const stale = db.prepare('EXPLAIN QUERY PLAN SELECT run_id FROM runs WHERE facets_version IS NOT version').all();
+      expect(stale).toEqual([
+        expect.objectContaining({ detail: expect.stringMatching(/USING (COVERING )?INDEX runs_stale/) }),
+      ]);
+    } finally {
+      db.close();
+      await dir.dispose();
+    }
+  });
+
+  it('go through the most selective index: active runs, then a repository, an agent, a source, a state', () => {
+    const index = (query: RunQuery) => planOf(checkQuery(query)).index;
+    expect(index({ state: 'active', source: 'cli', agent: 'codex' })).toBe('runs_by_active');
+    expect(index({ state: 'testing', repo: 'r' })).toBe('runs_by_repo_stage');
+    expect(index({ state: 'failed', repo: 'r', agent: 'codex' })).toBe('runs_by_repo_outcome');
+    expect(index({ state: 'failed', agent: 'codex' })).toBe('runs_by_agent');
+    expect(index({ state: 'done', source: 'slack' })).toBe('runs_by_source');
+    expect(index({ state: 'done', source: 'api' })).toBe('runs_by_kind');
+    expect(index({ state: 'done', since })).toBe('runs_by_stage');
+    expect(index({ state: 'cancelled', since })).toBe('runs_by_outcome');
+    expect(index({ until: since })).toBe('runs_by_created');
+  });
+});
