@@ -122,7 +122,9 @@ describe('fleet commands', () => {
     });
     const ids = async (...argv: string[]) => {
       const listed = await cli(dir.path, 'runs', '--json', ...argv);
-      expect(listed).toMatchObject({ code: 0, err: '' });
+      expect(listed).toMatchObject({ code: 0 });
+      // The whole answer on one page: nothing to say beside the JSON.
+      if (!argv.includes('--limit')) expect(listed.err).toBe('');
       return (JSON.parse(listed.out) as { run_id: string }[]).map((r) => r.run_id);
     };
     expect(await ids()).toEqual([id, 'old-issue']);
@@ -132,6 +134,15 @@ describe('fleet commands', () => {
     expect(await ids('--since', '2h')).toEqual([id]);
     expect(await ids('--until', '2021-01-01')).toEqual(['old-issue']);
     expect(await ids('--limit', '1')).toEqual([id]);
+    // More than a page: how many in all, and the cursor of the next page (beside JSON: on stderr).
+    const first = await cli(dir.path, 'runs', '--limit', '1');
+    const more = /showing 1 of 2; --cursor (\S+) for more$/.exec(first.out);
+    expect(more).not.toBeNull();
+    expect((await cli(dir.path, 'runs', '--json', '--limit', '1')).err).toBe(more?.[0]);
+    const next = await cli(dir.path, 'runs', '--json', '--limit', '1', '--cursor', more?.[1] ?? '');
+    expect(next).toMatchObject({ code: 0, err: 'showing 1 of 2 (the last page)' });
+    expect((JSON.parse(next.out) as { run_id: string }[]).map((r) => r.run_id)).toEqual(['old-issue']);
+    expect((await cli(dir.path, 'runs', '--cursor', 'nonsense')).err).toContain('is not one this store gave');
     const [old] = JSON.parse((await cli(dir.path, 'runs', '--json', '--until', '3d')).out) as Record<string, unknown>[];
     expect(old).toMatchObject({
       worker: 'w9',

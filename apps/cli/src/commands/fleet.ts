@@ -45,6 +45,7 @@ export function runsQuery(options: RunsOptions, now = new Date()): RunQuery {
     ...(options.agent === undefined ? {} : { agent: options.agent }),
     ...(options.since === undefined ? {} : { since: parseWhen('--since', options.since, now) }),
     ...(options.until === undefined ? {} : { until: parseWhen('--until', options.until, now) }),
+    ...(options.cursor === undefined ? {} : { cursor: options.cursor }),
   };
 }
 

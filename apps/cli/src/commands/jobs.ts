@@ -152,27 +152,46 @@ async function readTextFile(flag: string, path: string, cwd: string, maxBytes: n
   }
 }
 
-/** `codefleet runs`; the JSON keys are the run record's (snake_case), as in `show --json`. */
-export async function listRuns(rt: Runtime, json: boolean, query: RunQuery = { limit: 50 }): Promise<string> {
-  const runs = await rt.store.list(query);
+/**
+ * `codefleet runs`; the JSON keys are the run record's (snake_case), as in `show --json`. When
+ * more runs match than fit (or `--cursor` was given), `more` says how many in all and the
+ * cursor of the next page: under the table, or on stderr beside JSON, which stays one array.
+ */
+export async function listRuns(
+  rt: Runtime,
+  json: boolean,
+  query: RunQuery = { limit: 50 },
+): Promise<{ out: string; more?: string }> {
+  const { runs, total, nextCursor } = await rt.store.page(query);
+  const more = pageNote(runs.length, total, nextCursor, query.cursor !== undefined);
   // Derived from facts, the forge's PR state among them; never fails the listing.
   const statuses = await statusesOf(rt, runs);
   if (json)
-    return JSON.stringify(
-      runs.map((r, i) => summaryJson(r, statuses[i])),
-      null,
-      2,
-    );
+    return {
+      out: JSON.stringify(
+        runs.map((r, i) => summaryJson(r, statuses[i])),
+        null,
+        2,
+      ),
+      ...(more === undefined ? {} : { more }),
+    };
   // "no runs yet" under a filter would say the store is empty when only the filter is.
   const filtered = Object.keys(query).some((key) => key !== 'limit');
-  if (runs.length === 0 && filtered) return 'no runs match these filters';
+  if (runs.length === 0 && filtered) return { out: 'no runs match these filters' };
   const note = uncertainNote(statuses);
   const unreadable = unreadableNote(runs);
-  return (
+  const out =
     formatRuns(runs, Date.now(), statuses) +
     (note === undefined ? '' : `\n\n${displayText(note)}`) +
-    (unreadable.length === 0 ? '' : `\n\n${unreadable.map(displayText).join('\n')}`)
-  );
+    (unreadable.length === 0 ? '' : `\n\n${unreadable.map(displayText).join('\n')}`);
+  return more === undefined ? { out } : { out: `${out}\n\n${more}` };
+}
+
+/** What a page leaves out: nothing to say when it holds every match. */
+function pageNote(shown: number, total: number, nextCursor: string | undefined, paged: boolean): string | undefined {
+  if (nextCursor === undefined && !paged) return undefined;
+  const of = `showing ${shown.toLocaleString('en-US')} of ${total.toLocaleString('en-US')}`;
+  return nextCursor === undefined ? `${of} (the last page)` : `${of}; --cursor ${nextCursor} for more`;
 }
 
 /** Why the flagged runs cannot be read, a line each: one bad record is listed, never the whole listing failed. */

@@ -108,14 +108,17 @@ export function registerFleetCommands(program: Command, { io, withRuntime }: Pro
     .option('--since <when>', 'created at or after: ISO time or an age such as 2h, 3d')
     .option('--until <when>', 'created at or before: ISO time or an age such as 30m')
     .option('--limit <n>', 'at most this many (default 50, max 1000)', positiveInt)
-    .option('--json', 'machine-readable output')
+    .option('--cursor <cursor>', 'the page after the one that printed this cursor (same filters)')
+    .option('--json', "machine-readable output (the next page's cursor, if any, on stderr)")
     .action(async (opts: { json?: boolean } & RunsOptions) => {
       // One after the other: jest's ESM loader trips over two imports linking at once.
       const { runsQuery } = await commands.fleet();
       const { listRuns } = await commands.jobs();
       const query = runsQuery(opts);
       await withRuntime(async (rt) => {
-        io.out(await listRuns(rt, opts.json ?? false, query));
+        const listed = await listRuns(rt, opts.json ?? false, query);
+        io.out(listed.out);
+        if (listed.more !== undefined) io.err(listed.more);
       });
     });
 
