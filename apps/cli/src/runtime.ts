@@ -14,7 +14,7 @@ import {
   type QueueSettings,
   type UnsignedJob,
 } from '@codefleet/queue';
-import { RedisRunStore, SqliteRunStore, type RunStore } from '@codefleet/store';
+import { RedisRunStore, SqliteRunStore, type RunIndexEvent, type RunStore } from '@codefleet/store';
 import { isWithin, type Sandbox, type SandboxSettings } from '@codefleet/sandbox';
 import type { WorkspaceManager } from '@codefleet/workspace';
 import { loadFleetKeys, type FleetKeys } from './fleet-key.js';
@@ -212,18 +212,24 @@ export async function openConfiguredQueue(config: Config): Promise<Queue> {
   }
 }
 
-/** Opens the configured run store; a SQLite file that cannot be opened is `store_unavailable` naming it. */
-export function openConfiguredStore(config: Config, options: { longRunning?: boolean } = {}): RunStore {
+/**
+ * Opens the configured run store; a SQLite file that cannot be opened is `store_unavailable`
+ * naming it. A store written before the run indexes is migrated once (at open on SQLite, at the
+ * first read on Redis): `log` says when it starts and how long it took.
+ */
+export function openConfiguredStore(config: Config, options: { longRunning?: boolean; log?: Logger } = {}): RunStore {
+  const onIndexMigration = options.log === undefined ? undefined : indexMigrationLog(options.log);
   if (config.store.backend === 'redis') {
     return new RedisRunStore({
       url: config.store.redis_url,
       prefix: config.store.prefix,
       ...(options.longRunning ? {} : { connectTimeoutMs: storeConnectTimeoutMs }),
+      ...(onIndexMigration === undefined ? {} : { onIndexMigration }),
     });
   }
   const path = runStorePath(config) ?? join(config.data_dir, 'runs.sqlite');
   try {
-    return new SqliteRunStore(path);
+    return new SqliteRunStore(path, onIndexMigration === undefined ? {} : { onIndexMigration });
   } catch (error) {
     // A damaged file's error already names it and the fix.
     if (error instanceof CodefleetError) throw error;
@@ -268,6 +274,28 @@ function jobSigning(fleetKeys: FleetKeys, log: Logger, listeners: Set<(job: Unsi
   };
 }
 
+/** The log lines of a run store's one-time index migration. */
+function indexMigrationLog(log: Logger): (event: RunIndexEvent) => void {
+  return (event) => {
+    if (event.event === 'started')
+      log.info(
+        { event: 'store.index_migration_started', store: event.store, schema: event.schema },
+        `indexing the ${event.store} run store's runs for schema ${event.schema}, once; reads wait until it is done`,
+      );
+    else
+      log.info(
+        {
+          event: 'store.index_migrated',
+          store: event.store,
+          schema: event.schema,
+          runs: event.runs,
+          duration_ms: event.durationMs,
+        },
+        `indexed ${event.runs} runs of the ${event.store} run store in ${event.durationMs} ms`,
+      );
+  };
+}
+
 /** Opens the run store; when it cannot be opened, the queue already opened is closed first. */
 async function openStoreBeside(queue: Queue, config: Config, options: RuntimeOptions): Promise<RunStore> {
   try {
@@ -296,7 +324,9 @@ export async function openRuntime(loaded: LoadedConfig, options: RuntimeOptions 
   const unsignedListeners = new Set<(job: UnsignedJob) => void>();
   const signing = jobSigning(fleetKeys, log, unsignedListeners);
   const queue = signedQueue(await openConfiguredQueue(config), config.queue.name, signing);
-  const store = await openStoreBeside(queue, config, options);
+  // Services log the run store's one-time index migration; a one-shot command's stdout (where
+  // log lines go) is its answer, `runs --json` say, so there it happens without a line.
+  const store = await openStoreBeside(queue, config, { ...options, ...(options.longRunning ? { log } : {}) });
   const sandbox = once(async () => {
     const { openSandbox } = await import('@codefleet/sandbox');
     return openSandbox(sandboxSettings(loaded), { platform: process.platform, path: env.PATH ?? '' });
