@@ -1,7 +1,7 @@
 import { createJob, isTerminal, type Job, type RunRecord } from '@codefleet/core';
 import type { EnqueueResult } from '@codefleet/queue';
 import { latestRunOf } from './runs-read.js';
-import type { DashboardDeps, DashboardQueue, DashboardStore } from './deps.js';
+import type { ActionDeps, DashboardQueue, DashboardStore } from './deps.js';
 import { retryKey } from './request-keys.js';
 
 /** What an action did; `status` is the HTTP status it answers with. */
@@ -15,24 +15,51 @@ export interface ActionResult {
 /** An operator action the dashboard can take. */
 type ActionName = 'cancel' | 'retry' | 'redrive' | 'drop';
 
+/** Longest reason an action keeps. */
+export const maxReasonChars = 500;
+
+/** The reason given, trimmed, or why it cannot be kept (missing where required, too long). */
+function reasonOf(
+  given: string | undefined,
+  required: string | undefined,
+): { reason: string | undefined } | { problem: string } {
+  const reason = (given ?? '').trim();
+  if (reason.length > maxReasonChars) return { problem: `a reason has at most ${maxReasonChars} characters` };
+  if (reason === '' && required !== undefined)
+    return { problem: `give a reason for ${required} (1..${maxReasonChars} characters)` };
+  return { reason: reason === '' ? undefined : reason };
+}
+
 /**
- * Asks the worker running (or about to run) the run's task to stop: the cancel request is
- * recorded in the store under the task key, where every worker looks at each heartbeat and
- * stage. A finished run has nothing to cancel.
+ * Who a cancel request names, so the worker's error and the requester's report say which
+ * operator stopped the job (`cancel requested by @dashboard:alice`). The shared token's
+ * default operator reads `dashboard`, as it always has.
  */
-export async function cancelRun(deps: DashboardDeps, runId: string): Promise<ActionResult> {
+function cancelledBy(operator: string): string {
+  return operator === 'dashboard' ? operator : `dashboard:${operator}`;
+}
+
+/**
+ * Asks the worker running (or about to run) the run's task to stop, for the operator's
+ * reason (required: the journal is where the requester's team reads why): the cancel
+ * request is recorded in the store under the task key, where every worker looks at each
+ * heartbeat and stage. A finished run has nothing to cancel.
+ */
+export async function cancelRun(deps: ActionDeps, runId: string, given: string | undefined): Promise<ActionResult> {
+  const why = reasonOf(given, `cancelling run ${runId}`);
+  if ('problem' in why) return { status: 400, message: why.problem, runId };
   const run = await deps.store.get(runId);
   if (run === undefined) return { status: 404, message: `no run ${runId}` };
   if (isTerminal(run.stage))
     return { status: 409, message: `run ${runId} has already finished (${run.outcome ?? run.stage})`, runId };
   const taskKey = run.job.idempotency_key;
-  await deps.store.requestCancel(taskKey, deps.by);
-  await journal(deps, 'cancel', run, {});
+  await deps.store.requestCancel(taskKey, cancelledBy(deps.by));
+  await journal(deps, 'cancel', run, { ...(why.reason === undefined ? {} : { detail: why.reason }) });
   return { status: 200, message: `cancel requested for run ${runId}`, runId };
 }
 
 /** What a retry needs, from the dashboard or the CLI (`codefleet retry`). */
-export type RetryDeps = Pick<DashboardDeps, 'by' | 'now' | 'newId'> & {
+export type RetryDeps = Pick<ActionDeps, 'by' | 'now' | 'newId'> & {
   queue: Pick<DashboardQueue, 'enqueue'>;
   store: Pick<
     DashboardStore,
@@ -126,8 +153,14 @@ function retryInput(run: RunRecord): Parameters<typeof createJob>[0] {
   return { ...rest, ...(run.branch?.startsWith('ai/') === true ? { branch: run.branch } : {}) };
 }
 
-/** Puts a dead-lettered job back on the queue with a fresh attempt budget. */
-export async function redriveDeadLetter(deps: DashboardDeps, id: string): Promise<ActionResult> {
+/** Puts a dead-lettered job back on the queue with a fresh attempt budget; a reason, if given, is journaled. */
+export async function redriveDeadLetter(
+  deps: ActionDeps,
+  id: string,
+  given: string | undefined,
+): Promise<ActionResult> {
+  const why = reasonOf(given, undefined);
+  if ('problem' in why) return { status: 400, message: why.problem };
   const letter = (await deps.queue.deadLetters({ limit: 1000 })).find((d) => d.id === id);
   const result = await deps.queue.redrive(id);
   const runId = letter?.job?.id;
@@ -148,20 +181,18 @@ export async function redriveDeadLetter(deps: DashboardDeps, id: string): Promis
     by: deps.by,
     via: 'dashboard',
     at: deps.now().toISOString(),
+    ...(why.reason === undefined ? {} : { detail: why.reason }),
     ...(latest === undefined ? {} : { runId: latest.run_id, taskKey: latest.job.idempotency_key }),
   });
   return { status: 200, message: `redriven ${id}`, ...(runId === undefined ? {} : { runId }) };
 }
 
 /** What a drop needs, from the dashboard or the CLI (`codefleet dlq drop`). */
-export type DropDeps = Pick<DashboardDeps, 'by' | 'now'> & {
+export type DropDeps = Pick<ActionDeps, 'by' | 'now'> & {
   queue: Pick<DashboardQueue, 'deadLetters' | 'drop'>;
   store: Pick<DashboardStore, 'get' | 'record'>;
   via?: 'dashboard' | 'cli';
 };
-
-/** Longest reason a drop keeps. */
-export const maxDropReasonChars = 500;
 
 /**
  * Removes a dead-lettered job for good, with the operator's reason (required: a dropped
@@ -171,13 +202,9 @@ export const maxDropReasonChars = 500;
  * at a worker's start and every few minutes): dropped first, its requester would never
  * hear that it failed.
  */
-export async function dropDeadLetter(deps: DropDeps, id: string, reason: string | undefined): Promise<ActionResult> {
-  const why = (reason ?? '').trim();
-  if (why === '' || why.length > maxDropReasonChars)
-    return {
-      status: 400,
-      message: `give a reason for dropping ${id} (1..${maxDropReasonChars} characters): the job is gone afterwards`,
-    };
+export async function dropDeadLetter(deps: DropDeps, id: string, given: string | undefined): Promise<ActionResult> {
+  const why = reasonOf(given, `dropping ${id}: the job is gone afterwards`);
+  if ('problem' in why) return { status: 400, message: why.problem };
   const letter = (await deps.queue.deadLetters({ limit: 1000 })).find((d) => d.id === id);
   const latest = letter?.job === undefined ? undefined : await latestRunOf(deps.store, letter.job.id);
   if (letter?.job !== undefined && (latest === undefined || !isTerminal(latest.stage))) {
@@ -195,7 +222,7 @@ export async function dropDeadLetter(deps: DropDeps, id: string, reason: string 
     by: deps.by,
     via: deps.via ?? 'dashboard',
     at: deps.now().toISOString(),
-    detail: why,
+    ...(why.reason === undefined ? {} : { detail: why.reason }),
     ...(latest === undefined ? {} : { runId: latest.run_id, taskKey: latest.job.idempotency_key }),
   });
   return { status: 200, message: `dropped ${id}` };

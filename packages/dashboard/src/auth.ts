@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** Name of the session cookie the login form sets. */
 export const sessionCookie = 'codefleet_dashboard';
@@ -9,23 +9,18 @@ export const sessionCookie = 'codefleet_dashboard';
  */
 export function tokenMatches(given: string | undefined, token: string): boolean {
   if (given === undefined || given === '' || token === '') return false;
-  const digest = (value: string) => createHash('sha256').update(value).digest();
-  return timingSafeEqual(digest(given), digest(token));
+  return timingSafeEqual(sha256(given), sha256(token));
+}
+
+/** SHA-256 of `text`. */
+export function sha256(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
 }
 
 /** The token of an `Authorization: Bearer <token>` header. */
 export function bearerOf(header: string | undefined): string | undefined {
   const match = header === undefined ? null : /^Bearer +(\S+)\s*$/i.exec(header);
   return match?.[1];
-}
-
-/**
- * A value derived from the token for one `purpose` (the session cookie, the form token):
- * neither reveals the token, both change when it does, and a restart with the same token
- * keeps sessions without any state kept on the server.
- */
-export function derive(token: string, purpose: 'session' | 'csrf'): string {
-  return createHmac('sha256', token).update(`codefleet-dashboard:${purpose}`).digest('base64url');
 }
 
 /** The value of cookie `name` in a `Cookie` header. */
@@ -38,7 +33,12 @@ export function cookieOf(header: string | undefined, name: string): string | und
   return undefined;
 }
 
+/** `bytes` random bytes in base64url: 32 (256 bits) for session ids and form tokens. */
+export function randomSecret(bytes = 32): string {
+  return randomBytes(bytes).toString('base64url');
+}
+
 /** A fresh token for a dashboard started without one configured: 192 random bits. */
 export function generateToken(): string {
-  return randomBytes(24).toString('base64url');
+  return randomSecret(24);
 }

@@ -32,8 +32,6 @@ export interface DashboardDeps {
   dayBudgetUsd?: number | undefined;
   /** Refuse and hide the actions. */
   readOnly: boolean;
-  /** Who actions are recorded as. */
-  by: string;
   now: () => Date;
   newId: () => string;
   /**
@@ -42,3 +40,6 @@ export interface DashboardDeps {
    */
   pullRequestStates?: PullRequestStatesReader;
 }
+
+/** What an action needs: the dashboard's reads and writes, and who takes it (the request's operator). */
+export type ActionDeps = DashboardDeps & { by: string };

@@ -27,6 +27,7 @@ export function answerErrors(ctx: RouteContext): void {
     }
     const status =
       error instanceof HttpError ? error.status : error.validation !== undefined ? 400 : (error.statusCode ?? 500);
+    if (error instanceof HttpError) reply.headers(error.headers);
     if (status >= 500) ctx.onError?.(error);
     const message = status >= 500 ? 'internal error' : error.message;
     return reply.code(status).type('text/plain; charset=utf-8').send(message);

@@ -79,6 +79,20 @@ export function streamView(
     if (!stopped) timer = setTimeout(() => void tick(), options.pollMs);
   };
   res.on('close', stop);
+  // Back to a quick reconnect, in case an earlier answer (a refusal) asked this page for a slow one.
+  res.write(`retry: ${reconnectMs}\n\n`);
   void tick();
   return stop;
+}
+
+/** How soon a page reconnects after an interruption (what browsers do unasked). */
+const reconnectMs = 3000;
+
+/**
+ * Answers a stream that may not open now: a `refused` event, which the page shows as a
+ * banner (a non-200 answer would only close its EventSource silently), and a reconnect
+ * in `retryMs`, when a stream may have closed.
+ */
+export function refuseStream(res: ServerResponse, message: string, retryMs: number): void {
+  res.end(`retry: ${retryMs}\n${sseEvent('refused', message)}`);
 }

@@ -2,7 +2,6 @@
 // the dead-letter queue.
 export {
   dropDeadLetter,
-  maxDropReasonChars,
   retryKeyTtlMs,
   retryRun,
   type ActionResult,

@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { taskStatusesOf } from '@codefleet/core';
-import { streamView } from './events.js';
 import { html } from './html.js';
 import { filtersOf, queryOf, runsBody } from './pages/runs.js';
-import { HttpError, idParams, idPattern, securityHeaders, type RouteContext } from './route-context.js';
+import { formTokenOf, HttpError, idParams, type RouteContext } from './route-context.js';
 import { readSuiteReport, readSuites } from './eval-read.js';
 import { evalReportBody, evalSuitesBody } from './pages/eval.js';
 import { deadLettersView, overviewView, runView } from './views.js';
@@ -16,18 +15,19 @@ const suiteParams = {
 } as const;
 
 const assetsDir = new URL('../assets/', import.meta.url);
-const assets: Record<string, { type: string; file: string }> = {
-  'dashboard.js': { type: 'text/javascript; charset=utf-8', file: 'dashboard.js' },
-  'dashboard.css': { type: 'text/css; charset=utf-8', file: 'dashboard.css' },
-};
+const assets = [
+  { name: 'dashboard.js', type: 'text/javascript; charset=utf-8' },
+  { name: 'dashboard.css', type: 'text/css; charset=utf-8' },
+];
 
 /** The page's script and style sheet, read once, and the favicon browsers ask for. */
 export function addAssetRoutes(ctx: RouteContext): void {
-  const files = Object.fromEntries(
-    Object.entries(assets).map(([name, a]) => [name, { type: a.type, body: readFileSync(new URL(a.file, assetsDir)) }]),
+  // A Map, not an object: `/assets/__proto__` must find nothing, not Object.prototype.
+  const files = new Map(
+    assets.map((a) => [a.name, { type: a.type, body: readFileSync(new URL(a.name, assetsDir)) }] as const),
   );
   ctx.app.get('/assets/:name', async (req, reply) => {
-    const file = files[(req.params as { name: string }).name];
+    const file = files.get((req.params as { name: string }).name);
     if (file === undefined) throw new HttpError(404, 'not found');
     return reply.type(file.type).send(file.body);
   });
@@ -37,7 +37,7 @@ export function addAssetRoutes(ctx: RouteContext): void {
 
 /** The pages: overview, runs, a run (and its record as JSON), dead letters. */
 export function addPageRoutes(ctx: RouteContext): void {
-  const { app, deps, csrf, sendPage } = ctx;
+  const { app, deps, sendPage } = ctx;
   app.get('/', async (_req, reply) =>
     sendPage(reply, 'Overview', (await overviewView(deps)).body, '/events?view=overview'),
   );
@@ -52,7 +52,7 @@ export function addPageRoutes(ctx: RouteContext): void {
   });
 
   app.get<{ Params: { id: string } }>('/runs/:id', { schema: { params: idParams } }, async (req, reply) => {
-    const view = await runView(deps, req.params.id, { csrf });
+    const view = await runView(deps, req.params.id, { csrf: formTokenOf(ctx, req) });
     if (view === undefined)
       return sendPage(reply, 'No such run', html`<p>No run ${req.params.id}.</p>`, undefined, 404);
     return sendPage(
@@ -83,47 +83,7 @@ export function addPageRoutes(ctx: RouteContext): void {
     return sendPage(reply, `Evaluation ${req.params.suite.slice(0, 12)}`, evalReportBody(report));
   });
 
-  app.get('/dead-letters', async (_req, reply) =>
-    sendPage(reply, 'Dead letters', (await deadLettersView(deps, { csrf })).body),
+  app.get('/dead-letters', async (req, reply) =>
+    sendPage(reply, 'Dead letters', (await deadLettersView(deps, { csrf: formTokenOf(ctx, req) })).body),
   );
-}
-
-/**
- * The live updates of the overview and of a run page, as server-sent events; at most
- * `maxStreams` open at once, all stopped when the server closes.
- */
-export function addLiveRoutes(ctx: RouteContext, limits: { pollMs: number; maxStreams: number }): void {
-  const { app, deps, csrf } = ctx;
-  const streams = new Set<() => void>();
-  app.get('/events', async (req, reply) => {
-    const { view, id } = req.query as { view?: string; id?: string };
-    const read =
-      view === 'overview'
-        ? () => overviewView(deps)
-        : view === 'run' && id !== undefined && new RegExp(idPattern).test(id)
-          ? () => runView(deps, id, { csrf })
-          : undefined;
-    if (read === undefined) throw new HttpError(400, 'view=overview, or view=run&id=<run id>');
-    // Each stream reads the store every pollMs: their number bounds the load clients can make.
-    if (streams.size >= limits.maxStreams)
-      throw new HttpError(503, 'too many live streams open; close some dashboard tabs');
-    reply.hijack();
-    reply.raw.writeHead(200, {
-      ...securityHeaders,
-      'content-type': 'text/event-stream; charset=utf-8',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
-    const stop = streamView(reply.raw, read, {
-      pollMs: limits.pollMs,
-      keepAliveMs: 15_000,
-      ...(ctx.onError === undefined ? {} : { onError: ctx.onError }),
-    });
-    streams.add(stop);
-    reply.raw.on('close', () => streams.delete(stop));
-  });
-  app.addHook('preClose', async () => {
-    for (const stop of streams) stop();
-    streams.clear();
-  });
 }

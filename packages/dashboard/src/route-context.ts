@@ -2,13 +2,25 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DashboardDeps } from './deps.js';
 import type { Html } from './html.js';
 
+/** Who a request acts for, and how it proved it. */
+export interface Viewer {
+  /** The operator's name, as actions record it. */
+  operator: string;
+  /** A bearer token, the login form's session, or a trusted proxy's header. */
+  via: 'bearer' | 'session' | 'proxy';
+  /** The form token this viewer's pages carry; its writes must send it back (bearer ones need not). */
+  csrf: string;
+  /** Whom its live streams are counted against: a session, a proxy's user, a bearer client. */
+  client: string;
+}
+
 /** What the dashboard's route groups share: the app they are added to and what its pages read. */
 export interface RouteContext {
   app: FastifyInstance;
   deps: DashboardDeps;
-  /** The form token every page's forms carry. */
-  csrf: string;
-  /** Refuses a cookie-authenticated write without the form token. */
+  /** Who the request acts for (see `Viewer`); undefined on the open routes. */
+  viewerOf(req: FastifyRequest): Viewer | undefined;
+  /** Refuses a write without the viewer's form token, but a bearer's. */
   checkCsrf(req: FastifyRequest): void;
   /** Sends a whole page, with `live` the URL of its update stream. */
   sendPage(reply: FastifyReply, title: string, body: Html, live?: string, status?: number): FastifyReply;
@@ -16,11 +28,17 @@ export interface RouteContext {
   onError?: ((error: unknown) => void) | undefined;
 }
 
-/** A failure answered with `status` and the message as plain text. */
+/** The form token of the request's viewer, for the forms of the page it is sent. */
+export function formTokenOf(ctx: Pick<RouteContext, 'viewerOf'>, req: FastifyRequest): string {
+  return ctx.viewerOf(req)?.csrf ?? '';
+}
+
+/** A failure answered with `status`, `headers` and the message as plain text. */
 export class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(message);
   }

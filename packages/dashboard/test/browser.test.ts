@@ -115,8 +115,18 @@ describe('the dashboard in Chromium', () => {
     await page.locator('[data-state="implementing"]').waitFor();
     await page.screenshot({ path: join(outDir, 'run.png'), fullPage: true });
 
-    await page.click('button:has-text("Cancel")');
+    // Cancel asks first, on a page of its own, and wants a reason: the browser will not send the form without one.
+    await page.click('a:has-text("Cancel…")');
+    await page.waitForURL(`${dash.base}/runs/${running.id}/cancel`);
+    await page.click('button:has-text("Cancel the run")');
+    expect(await page.locator('#reason:invalid').count()).toBe(1);
+    expect(await b.store.cancelRequested(running.idempotency_key)).toBeUndefined();
+    await page.fill('#reason', 'Asked for the wrong repository');
+    await page.screenshot({ path: join(outDir, 'cancel-confirm.png'), fullPage: true });
+    await page.click('button:has-text("Cancel the run")');
+    await page.waitForURL(`${dash.base}/runs/${running.id}`);
     await page.locator('[data-cancel="pending"]').waitFor();
+    await page.locator('ul.journal li', { hasText: 'Asked for the wrong repository' }).waitFor();
     await page.screenshot({ path: join(outDir, 'cancelled.png'), fullPage: true });
 
     const cancel = await waitFor(() => b.store.cancelRequested(running.idempotency_key), {
@@ -130,6 +140,7 @@ describe('the dashboard in Chromium', () => {
         by: 'dashboard',
         via: 'dashboard',
         jobId: running.id,
+        detail: 'Asked for the wrong repository',
       }),
     ]);
     // A failed run: its failing check comes first, open, with its output.
@@ -144,6 +155,39 @@ describe('the dashboard in Chromium', () => {
     // The CSP allowed everything the page needs: nothing was refused.
     expect(scripts).toEqual([]);
     if (process.env.CODEFLEET_UPDATE_SCREENSHOT === '1') await copyFile(join(outDir, 'overview.png'), docsPicture);
+  });
+
+  it('shows a banner on a tab refused a live stream, which clears once another tab closes', async () => {
+    // A dashboard that gives a browser one live stream: the second tab is one too many.
+    const small = await startDashboard(b, { pollMs: 200, maxStreamsPerClient: 1 });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 820 } });
+    try {
+      const first = await context.newPage();
+      first.setDefaultTimeout(defaultWaitMs());
+      await first.goto(`${small.base}/login`);
+      await first.fill('#token', token);
+      await first.click('button[type=submit]');
+      await first.waitForURL(`${small.base}/`);
+      await first.locator('body[data-updated]').waitFor();
+
+      const second = await context.newPage();
+      second.setDefaultTimeout(defaultWaitMs());
+      await second.goto(`${small.base}/`);
+      const banner = second.locator('#problem[data-problem="refused"]');
+      await banner.waitFor();
+      expect(await banner.textContent()).toContain('too many live views are open in this browser');
+      expect(await second.locator('#live.stale').count()).toBe(1);
+      await second.screenshot({ path: join(outDir, 'stream-refused.png'), fullPage: true });
+      expect(await first.locator('#problem').isHidden()).toBe(true);
+
+      // The refused tab asks again by itself (every 30 s) and gets the stream the first one frees.
+      await first.close();
+      await second.locator('#problem').waitFor({ state: 'hidden' });
+      expect(await second.locator('#live.stale').count()).toBe(0);
+    } finally {
+      await context.close();
+      await small.close();
+    }
   });
 
   it("renders an evaluation's report: the suites, then a suite's chart, numbers and comparisons", async () => {

@@ -2,7 +2,16 @@ import { request, type IncomingHttpHeaders } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { waitFor } from '@codefleet/testkit';
 import { createDashboard } from '../src/index.js';
-import { failedRun, implementingRun, jobOf, openBackends, startDashboard, token, type Backends } from './helpers.js';
+import {
+  failedRun,
+  implementingRun,
+  jobOf,
+  login,
+  openBackends,
+  startDashboard,
+  token,
+  type Backends,
+} from './helpers.js';
 
 // What an attacker or a careless client sends: odd query strings, retries racing a cancel.
 
@@ -64,33 +73,70 @@ describe('retry', () => {
 });
 
 describe('live streams', () => {
-  it('refuses a stream past the bound, and takes one again once a stream closes', async () => {
+  it('refuses a stream past the bound with an event the page shows, and takes one again once a stream closes', async () => {
     await dash.close();
     dash = await startDashboard(b, { maxStreams: 2 });
-    const open = () => {
+    const open = async () => {
       const controller = new AbortController();
-      return fetch(`${dash.base}/events?view=overview`, { headers: bearer, signal: controller.signal }).then((res) => ({
-        res,
-        controller,
-      }));
+      const res = await fetch(`${dash.base}/events?view=overview`, { headers: bearer, signal: controller.signal });
+      const reader = res.body!.getReader();
+      return { res, controller, reader, first: await readChunk(reader) };
     };
+    const accepted = /^retry: 3000\n\n/;
     const first = await open();
     const second = await open();
-    expect([first.res.status, second.res.status]).toEqual([200, 200]);
+    expect([first.first, second.first]).toEqual([expect.stringMatching(accepted), expect.stringMatching(accepted)]);
     const third = await open();
-    expect(third.res.status).toBe(503);
+    // 200 with an event: an EventSource drops a non-200 answer without telling the page why.
+    expect(third.res.status).toBe(200);
+    let refused = third.first;
+    for (let more = await third.reader.read(); !more.done; more = await third.reader.read())
+      refused += new TextDecoder().decode(more.value);
+    expect(refused).toMatch(
+      /^retry: 30000\nevent: refused\ndata: Live updates paused: the dashboard has as many live views open as it serves \(2\)/,
+    );
     first.controller.abort();
     await waitFor(
       async () => {
         const next = await open();
         next.controller.abort();
-        return next.res.status === 200;
+        return accepted.test(next.first);
       },
       { what: 'a stream once one closed' },
     );
     second.controller.abort();
   });
 });
+
+describe('live streams per client', () => {
+  it("refuses a browser's stream past its own bound while another browser still gets one", async () => {
+    await dash.close();
+    dash = await startDashboard(b, { maxStreams: 32, maxStreamsPerClient: 2 });
+    const [first, second] = [await login(dash.base), await login(dash.base)];
+    const controllers: AbortController[] = [];
+    const open = async (headers: Record<string, string>) => {
+      const controller = new AbortController();
+      controllers.push(controller);
+      const res = await fetch(`${dash.base}/events?view=overview`, { headers, signal: controller.signal });
+      return readChunk(res.body!.getReader());
+    };
+    const accepted = /^retry: 3000\n\n/;
+    expect(await open({ cookie: first })).toMatch(accepted);
+    expect(await open({ cookie: first })).toMatch(accepted);
+    expect(await open({ cookie: first })).toMatch(
+      /^retry: 30000\nevent: refused\ndata: Live updates paused: too many live views are open in this browser \(at most 2\); close a tab/,
+    );
+    expect(await open({ cookie: second })).toMatch(accepted);
+    // A bearer client is a client of its own (per operator and address).
+    expect(await open(bearer)).toMatch(accepted);
+    for (const controller of controllers) controller.abort();
+  });
+});
+
+/** The next chunk of a streamed answer. */
+async function readChunk(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<string> {
+  return new TextDecoder().decode((await reader.read()).value);
+}
 
 describe('DNS rebinding', () => {
   // A page of evil.example whose name now resolves to 127.0.0.1: its requests carry its own
@@ -135,12 +181,13 @@ describe('DNS rebinding', () => {
   });
 
   it('refuses a token short enough for such a page to guess through the login form', () => {
-    expect(() => createDashboard({ queue: b.queue, store: b.store, token: 'hunter2', worstCaseMs: 1000 })).toThrow(
-      expect.objectContaining({ code: 'invalid_config' }),
-    );
-    expect(() => createDashboard({ queue: b.queue, store: b.store, token: 'x'.repeat(15), worstCaseMs: 1000 })).toThrow(
-      /at least 16 characters/,
-    );
+    const start = (operators: Record<string, string>) =>
+      createDashboard({ queue: b.queue, store: b.store, operators, worstCaseMs: 1000 });
+    expect(() => start({ dashboard: 'hunter2' })).toThrow(expect.objectContaining({ code: 'invalid_config' }));
+    expect(() => start({ alice: token, bob: 'x'.repeat(15) })).toThrow(/operator bob must be at least 16 characters/);
+    // Two operators with one token: the journal could not tell them apart.
+    expect(() => start({ alice: token, bob: token })).toThrow(/same token/);
+    expect(() => start({})).toThrow(/lets no one in/);
   });
 });
 

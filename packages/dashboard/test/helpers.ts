@@ -1,3 +1,4 @@
+import { request, type IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import {
   addVerification,
@@ -50,7 +51,7 @@ export async function startDashboard(
   const dashboard = createDashboard({
     queue: b.queue,
     store: b.store,
-    token,
+    operators: { dashboard: token },
     worstCaseMs: 3_600_000,
     pollMs: 50,
     ...options,
@@ -111,13 +112,13 @@ export function failedRun(job: Job, now = new Date()): RunRecord {
   return finish(run, 'failed', { now, error: { code: 'test_failed', verdict: 'permanent', message: 'tests fail' } });
 }
 
-/** Logs in through the form and resolves the session cookie (`name=value`). */
-export async function login(base: string): Promise<string> {
+/** Logs in through the form (with the shared test token unless told) and resolves the session cookie (`name=value`). */
+export async function login(base: string, as = token): Promise<string> {
   const res = await fetch(`${base}/login`, {
     method: 'POST',
     redirect: 'manual',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ token }).toString(),
+    body: new URLSearchParams({ token: as }).toString(),
   });
   const cookie = res.headers.get('set-cookie');
   if (res.status !== 303 || cookie === null) throw new Error(`login failed: ${res.status}`);
@@ -129,4 +130,55 @@ export function csrfOf(page: string): string {
   const match = /name="csrf" value="([^"]+)"/.exec(page);
   if (match?.[1] === undefined) throw new Error('no form token on the page');
   return match[1];
+}
+
+/** What {@link send} resolves: the status, headers and body of one answer. */
+export interface Answer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/**
+ * One request through node:http, which sends the path exactly as given (fetch would
+ * normalize `..` and friends) and can connect from another loopback address (127.0.0.2):
+ * another client to the dashboard.
+ */
+export function send(
+  base: string,
+  path: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string; localAddress?: string } = {},
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const url = new URL(base);
+    const req = request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path,
+        method: init.method ?? 'GET',
+        headers: init.headers ?? {},
+        ...(init.localAddress === undefined ? {} : { localAddress: init.localAddress }),
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
+    req.on('error', reject);
+    req.end(init.body);
+  });
+}
+
+/** A clock a test moves by hand. */
+export function manualClock(start = Date.now()) {
+  let now = start;
+  return {
+    now: () => new Date(now),
+    advance(ms: number) {
+      now += ms;
+    },
+  };
 }

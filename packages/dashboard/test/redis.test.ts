@@ -70,7 +70,11 @@ describe('the dashboard on Redis', () => {
     const runs = await (await fetch(`${dash.base}/runs?state=active`, { headers: bearer })).text();
     expect(runs).toContain('Fleet job');
 
-    const res = await fetch(`${dash.base}/runs/fleet-1/cancel`, { method: 'POST', headers: bearer });
+    const res = await fetch(`${dash.base}/runs/fleet-1/cancel`, {
+      method: 'POST',
+      headers: { ...bearer, 'content-type': 'application/json' },
+      body: JSON.stringify({ reason: 'moved to another fleet' }),
+    });
     expect(res.status).toBe(200);
     expect(await store.cancelRequested(job.idempotency_key)).toMatchObject({ by: 'dashboard' });
     expect(await store.journal({ runId: 'fleet-1' })).toEqual([

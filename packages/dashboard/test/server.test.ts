@@ -111,7 +111,10 @@ describe('actions', () => {
     await b.store.save(implementingRun(job));
     const cookie = await login(dash.base);
     const page = await (await fetch(`${dash.base}/runs/run-1`, { headers: { cookie } })).text();
-    const res = await fetch(`${dash.base}/runs/run-1/cancel`, form({ csrf: csrfOf(page) }, cookie));
+    const res = await fetch(
+      `${dash.base}/runs/run-1/cancel`,
+      form({ csrf: csrfOf(page), reason: 'wrong repository' }, cookie),
+    );
     expect(res.status).toBe(303);
     expect(await b.store.cancelRequested(job.idempotency_key)).toMatchObject({ by: 'dashboard' });
     expect(await b.store.journal({ runId: 'run-1' })).toEqual([
@@ -121,6 +124,7 @@ describe('actions', () => {
         by: 'dashboard',
         via: 'dashboard',
         taskKey: job.idempotency_key,
+        detail: 'wrong repository',
       }),
     ]);
   });
@@ -130,14 +134,15 @@ describe('actions', () => {
     await b.store.save(implementingRun(job));
     const cookie = await login(dash.base);
     const page = await (await fetch(`${dash.base}/runs/run-2`, { headers: { cookie } })).text();
-    expect((await fetch(`${dash.base}/runs/run-2/cancel`, form({}, cookie))).status).toBe(403);
+    expect((await fetch(`${dash.base}/runs/run-2/cancel`, form({ reason: 'r' }, cookie))).status).toBe(403);
     for (const origin of [
       'http://evil.example',
       'null',
       `http://${new URL(dash.base).hostname}.evil.example:${new URL(dash.base).port}`,
     ]) {
       expect(
-        (await fetch(`${dash.base}/runs/run-2/cancel`, form({ csrf: csrfOf(page) }, cookie, { origin }))).status,
+        (await fetch(`${dash.base}/runs/run-2/cancel`, form({ csrf: csrfOf(page), reason: 'r' }, cookie, { origin })))
+          .status,
       ).toBe(403);
     }
     expect(await b.store.cancelRequested(job.idempotency_key)).toBeUndefined();
@@ -145,7 +150,7 @@ describe('actions', () => {
     // The same host behind a TLS proxy that passes Host on: the page's origin is https.
     const proxied = await fetch(
       `${dash.base}/runs/run-2/cancel`,
-      form({ csrf: csrfOf(page) }, cookie, { origin: `https://${new URL(dash.base).host}` }),
+      form({ csrf: csrfOf(page), reason: 'r' }, cookie, { origin: `https://${new URL(dash.base).host}` }),
     );
     expect(proxied.status).toBe(303);
   });
@@ -153,7 +158,11 @@ describe('actions', () => {
   it('retries a finished run as a new job of the same task, and refuses to cancel it', async () => {
     const job = jobOf('failed-2');
     await b.store.save(failedRun(job));
-    const cancel = await fetch(`${dash.base}/runs/failed-2/cancel`, { method: 'POST', headers: bearer });
+    const cancel = await fetch(`${dash.base}/runs/failed-2/cancel`, {
+      method: 'POST',
+      headers: { ...bearer, 'content-type': 'application/json' },
+      body: JSON.stringify({ reason: 'too late' }),
+    });
     expect(cancel.status).toBe(409);
     const retry = await fetch(`${dash.base}/runs/failed-2/retry`, { method: 'POST', headers: bearer });
     expect(retry.status).toBe(200);
@@ -201,7 +210,7 @@ describe('actions', () => {
     const cookie = await login(dash.base);
     expect(await (await fetch(`${dash.base}/`, { headers: bearer })).text()).toContain('data-kind="dead_letters"');
     const page = await (await fetch(`${dash.base}/dead-letters`, { headers: { cookie } })).text();
-    expect(page).toContain('action="/dead-letters/dead-2/drop"');
+    expect(page).toContain('href="/dead-letters/dead-2/drop"');
     // No reason, no drop: the job would be gone with nothing saying why.
     const bare = await fetch(`${dash.base}/dead-letters/dead-2/drop`, {
       method: 'POST',

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { dashboardAccess } from '../dashboard-access.js';
 import type { Runtime } from '../runtime.js';
 import { worstCaseMsOf } from '../outer-policy.js';
 import { pullRequestStatesOf } from '../task-status.js';
@@ -27,9 +28,9 @@ export interface MountedDashboard {
 
 /**
  * Starts the dashboard over the runtime's queue and run store, in whatever process asks
- * (`codefleet dashboard`, or a worker or `serve` with `--dashboard-port`). Without a
- * configured token one is generated and printed here, once, to the terminal (never into a
- * URL, which proxies and shells log), and masked in the logs from then on.
+ * (`codefleet dashboard`, or a worker or `serve` with `--dashboard-port`). Who may use it
+ * comes from `dashboardAccess`: the terminal is told where each token is (a generated one
+ * in the data dir), never the token, and every token is masked in the logs.
  */
 export async function mountDashboard(
   rt: Runtime,
@@ -38,14 +39,15 @@ export async function mountDashboard(
 ): Promise<MountedDashboard> {
   const { createDashboard, generateToken } = await import('@codefleet/dashboard');
   const section = rt.config.dashboard;
-  const configured = section.token;
-  const token = configured ?? generateToken();
-  rt.secrets.add(token);
+  const access = dashboardAccess(rt.config, generateToken);
+  for (const token of Object.values(access.operators)) rt.secrets.add(token);
   const readOnly = flags.readOnly === true || section.read_only;
   const dashboard = createDashboard({
     queue: rt.queue,
     store: rt.store,
-    token,
+    operators: access.operators,
+    trustedProxy: access.trustedProxy,
+    sessionTtlMs: section.session_hours * 3_600_000,
     host: flags.host ?? section.host,
     port: flags.port ?? section.port ?? defaultDashboardPort,
     readOnly,
@@ -57,8 +59,7 @@ export async function mountDashboard(
   });
   const url = flags.mount ? '' : await dashboard.listen();
   out(`dashboard ${flags.mount ? 'at / on the serve port' : `on ${url}`}${readOnly ? ' (read-only)' : ''}`);
-  if (configured === undefined) out(`dashboard token (generated; set $${section.token_env} to choose one): ${token}`);
-  else out(`dashboard token: the value of $${section.token_env}`);
+  for (const line of access.lines) out(line);
   rt.log.info({ event: 'dashboard.listening', url, read_only: readOnly }, 'dashboard listening');
   return {
     url,

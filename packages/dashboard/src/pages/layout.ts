@@ -5,6 +5,10 @@ export interface PageContext {
   /** The form token POST forms carry. */
   csrf: string;
   readOnly: boolean;
+  /** Who is looking, shown beside the log-out button. */
+  operator?: string | undefined;
+  /** False for a trusted proxy's users: their login is the proxy's, not the dashboard's to end. */
+  canLogOut: boolean;
 }
 
 /**
@@ -25,7 +29,8 @@ export function page(title: string, body: Html, ctx: PageContext, live?: string)
 <header>
 <nav><a href="/" class="brand">codefleet</a> <a href="/">Overview</a> <a href="/runs">Runs</a> <a href="/dead-letters">Dead letters</a> <a href="/eval">Evaluations</a></nav>
 ${ctx.readOnly ? html`<span class="badge">read-only</span>` : ''}
-<form method="post" action="/logout" class="logout"><input type="hidden" name="csrf" value="${ctx.csrf}"><button type="submit">Log out</button></form>
+${ctx.operator === undefined ? '' : html`<span class="operator" data-operator="${ctx.operator}">${ctx.operator}</span>`}
+${ctx.canLogOut ? html`<form method="post" action="/logout" class="logout"><input type="hidden" name="csrf" value="${ctx.csrf}"><button type="submit">Log out</button></form>` : ''}
 </header>
 <main>
 <h1>${title}</h1>
@@ -37,8 +42,17 @@ ${ctx.readOnly ? html`<span class="badge">read-only</span>` : ''}
 `;
 }
 
+/** What the login page says above the form. */
+export type LoginState =
+  /** Nothing: the first visit. */
+  | { kind: 'form' }
+  /** The token given is no operator's. */
+  | { kind: 'failed' }
+  /** Too many failed logins: the form is refused unread for `seconds`. */
+  | { kind: 'limited'; seconds: number };
+
 /** The login page: the token goes in a POST body, never in a URL that would be logged. */
-export function loginPage(failed: boolean): Html {
+export function loginPage(state: LoginState): Html {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -49,17 +63,26 @@ export function loginPage(failed: boolean): Html {
 <body>
 <main class="login">
 <h1>codefleet dashboard</h1>
-${failed ? html`<p class="warning" role="alert">That is not the dashboard token.</p>` : ''}
+${loginNotice(state)}
 <form method="post" action="/login">
 <label for="token">Token</label>
 <input id="token" name="token" type="password" autocomplete="current-password" required autofocus>
 <button type="submit">Log in</button>
 </form>
-<p class="hint">The token was printed when the dashboard started, or is in the variable <code>dashboard.token_env</code> names.</p>
+<p class="hint">Your own token (<code>dashboard.operators</code>), the shared one in the variable <code>dashboard.token_env</code> names, or, when neither is set, the one generated in <code>&lt;data_dir&gt;/dashboard-token</code>.</p>
 </main>
 </body>
 </html>
 `;
+}
+
+function loginNotice(state: LoginState): Html | string {
+  if (state.kind === 'failed') return html`<p class="warning" role="alert">That is not a dashboard token.</p>`;
+  if (state.kind === 'limited') {
+    const minutes = Math.ceil(state.seconds / 60);
+    return html`<p class="error-banner" role="alert" data-problem="login-limited">Too many failed logins: try again in ${minutes} minute${minutes === 1 ? '' : 's'}.</p>`;
+  }
+  return '';
 }
 
 /** A POST button for an action, with the form token. */

@@ -54,8 +54,9 @@ function actions(f: RunPageFacts): Html | string {
   if (f.readOnly) return '';
   const base = `/runs/${encodeURIComponent(f.run.run_id)}`;
   const buttons: Html[] = [];
+  // A link to the confirmation page, which asks for the reason.
   if (!isTerminal(f.run.stage) && f.cancel === undefined)
-    buttons.push(actionButton(`${base}/cancel`, 'Cancel', f.csrf, 'danger'));
+    buttons.push(html`<a href="${base}/cancel" class="button danger">Cancel…</a>`);
   // Only the job's latest run is retried: an earlier one has been run again already.
   if (isTerminal(f.run.stage) && f.laterRunId === undefined)
     buttons.push(actionButton(`${base}/retry`, 'Retry', f.csrf));
