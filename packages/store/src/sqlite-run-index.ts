@@ -40,28 +40,32 @@ const facetColumns = ['created_ms', 'stage', 'active', 'outcome', 'repo', 'sourc
 
 const columnTypes: Record<string, string> = { created_ms: 'INTEGER NOT NULL DEFAULT 0', active: 'INTEGER' };
 
-const order = 'created_ms DESC, run_id DESC';
-
-/** The indexes pages are read through (see `planOf`), each ending in the page order. */
+/**
+ * The indexes pages are read through (see `planOf`): the facet columns each starts with, then
+ * the page order. A filter the walked index does not hold is checked in its own index.
+ */
 export const runIndexes = {
-  runs_by_created: `(${order})`,
-  runs_by_active: `(active, ${order})`,
-  runs_by_stage: `(stage, ${order})`,
-  runs_by_outcome: `(outcome, ${order})`,
-  runs_by_repo: `(repo, ${order})`,
-  runs_by_repo_active: `(repo, active, ${order})`,
-  runs_by_repo_stage: `(repo, stage, ${order})`,
-  runs_by_repo_outcome: `(repo, outcome, ${order})`,
-  runs_by_source: `(source_name, ${order})`,
-  runs_by_kind: `(source_kind, ${order})`,
-  runs_by_agent: `(agent, ${order})`,
-} as const;
+  runs_by_created: [],
+  runs_by_active: ['active'],
+  runs_by_stage: ['stage'],
+  runs_by_outcome: ['outcome'],
+  runs_by_repo: ['repo'],
+  runs_by_repo_active: ['repo', 'active'],
+  runs_by_repo_stage: ['repo', 'stage'],
+  runs_by_repo_outcome: ['repo', 'outcome'],
+  runs_by_source: ['source_name'],
+  runs_by_kind: ['source_kind'],
+  runs_by_agent: ['agent'],
+} as const satisfies Record<string, readonly string[]>;
 
 /** The name of one of {@link runIndexes}. */
 export type RunIndex = keyof typeof runIndexes;
 
 const indexDdl = [
-  ...Object.entries(runIndexes).map(([name, columns]) => `CREATE INDEX IF NOT EXISTS ${name} ON runs ${columns};`),
+  ...Object.entries(runIndexes).map(
+    ([name, columns]) =>
+      `CREATE INDEX IF NOT EXISTS ${name} ON runs (${[...columns, 'created_ms DESC', 'run_id DESC'].join(', ')});`,
+  ),
   'CREATE INDEX IF NOT EXISTS runs_stale ON runs (run_id) WHERE facets_version IS NOT version;',
 ].join('\n');
 

@@ -29,6 +29,7 @@ const queries: RunQuery[] = [
   { repo: 'acme/widgets', state: 'implementing' },
   { state: 'active', agent: 'codex' },
   { agent: 'codex', source: 'slack' },
+  { repo: 'acme/widgets', state: 'failed', agent: 'codex', source: 'chat', since },
 ];
 
 describe('SQLite run store reads', () => {
@@ -56,7 +57,10 @@ describe('SQLite run store reads', () => {
             : read === 'count'
               ? /^SCAN runs USING COVERING INDEX /
               : new RegExp(`^(SEARCH|SCAN) runs USING (COVERING )?INDEX ${index}\\b`);
-          expect({ query, plan }).toEqual({ query, plan: [expect.stringMatching(walk)] });
+          // Every other filter: a probe of its own index at the run's place in the order.
+          const probe = /^SEARCH f EXISTS USING COVERING INDEX runs_by_\w+ \(\w+=\? AND created_ms=\? AND run_id=\?\)$/;
+          const probes = plan.slice(1).map(() => expect.stringMatching(probe));
+          expect({ query, plan }).toEqual({ query, plan: [expect.stringMatching(walk), ...probes] });
         }
       }
       // The rows an older writer left stale are found through their partial index.
