@@ -98,6 +98,15 @@ describe('testStatuses on real runner output', () => {
     });
   });
 
+  it('mocha 3 spec (as expressjs/express ran until 2018): a pass marked ✓ counts as one', () => {
+    expect(sorted(testStatuses(log('mocha-3-spec.log')))).toEqual({
+      passed: ['math adds', 'math nested multiplies'],
+      failed: ['math nested divides wrongly'],
+      skipped: ['math nested pending one'],
+      omitted: 0,
+    });
+  });
+
   it('pytest -rA -v: node ids; setup errors fail, xfail is skipped; -rA alone names no skipped test', () => {
     const verbose = sorted(testStatuses(log('pytest-rA-v.log')));
     expect(verbose).toEqual({

@@ -218,6 +218,9 @@ export class TestStatusScanner {
     else if (result !== undefined && vitest !== undefined) {
       // Only vitest's verbose list names the file and suites (`file > suite > test`).
       if (result.text.includes(' > ')) this.record(withoutTiming(result.text), vitest);
+      // Mocha 3 marked a pass ✓ (later ones ✔): it waits for mocha's "N passing", which vitest
+      // never prints, so vitest's other ✓ lines (a file's count) are never taken for tests.
+      else if (result.mark === '✓' && result.indent >= 2) this.mochaResult(result.indent, result.text, 'passed');
     } else this.mochaLine(line);
   }
 
