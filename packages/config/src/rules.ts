@@ -72,6 +72,13 @@ function queueRules({ queue }: Config): ConfigProblem[] {
         `got ${queue.heartbeat_seconds} s`,
     });
   }
+  // A share of nothing: the requester's bound is a part of the repository's.
+  if (queue.per_requester_share !== undefined && queue.per_repo_concurrency === undefined) {
+    problems.push({
+      path: 'queue.per_requester_share',
+      message: `needs queue.per_repo_concurrency (it is a share of a repository's slots), got ${queue.per_requester_share}`,
+    });
+  }
   if (queue.backend !== 'sqs') return problems;
   const { sqs } = queue;
   if (sqs.queue_url === undefined) {

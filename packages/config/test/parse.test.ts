@@ -369,6 +369,22 @@ describe('parseConfig: cross-field rules', () => {
     ]);
   });
 
+  it('concurrency limits: unset by default; a requester share needs a repository limit', () => {
+    expect(parse('').config.queue).toMatchObject({ priority_aging_seconds: 300 });
+    expect(parse('').config.queue.per_repo_concurrency).toBeUndefined();
+    expect(problems(yaml('queue:', '  per_requester_share: 0.5'))).toEqual([
+      {
+        path: 'queue.per_requester_share',
+        message: "needs queue.per_repo_concurrency (it is a share of a repository's slots), got 0.5",
+      },
+    ]);
+    const limited = parse(yaml('queue:', '  per_repo_concurrency: 2', '  per_requester_share: 0.5')).config.queue;
+    expect(limited).toMatchObject({ per_repo_concurrency: 2, per_requester_share: 0.5 });
+    expect(problems(yaml('queue:', '  per_repo_concurrency: 0'))).toEqual([
+      expect.objectContaining({ path: 'queue.per_repo_concurrency' }),
+    ]);
+  });
+
   it('requires the heartbeat to be faster than the lease and the visibility timeout', () => {
     expect(problems(yaml('queue:', '  lease_seconds: 60', '  heartbeat_seconds: 60'))).toEqual([
       { path: 'queue.heartbeat_seconds', message: 'must be < queue.lease_seconds (60), got 60' },

@@ -4,6 +4,7 @@ export type {
   DropResult,
   EnqueueResult,
   Lease,
+  PendingJob,
   Queue,
   QueueBackendName,
   QueueStats,
@@ -21,3 +22,4 @@ export { signedQueue, type JobSigning, type UnsignedJob } from './signed-queue.j
 export { paceEmptyClaim, processUntilAborted } from './process-loop.js';
 export { LocalQueue } from './local/local-queue.js';
 export { internalErrorRetryMs, settleLease, type LeaseVerdict, type Settlement } from './settle.js';
+export { describeHold, type ConcurrencyLimits, type HeldBy } from './concurrency.js';

@@ -1,4 +1,5 @@
 import type { Job } from '@codefleet/core';
+import type { HeldBy } from './concurrency.js';
 
 /**
  * The queue port: how producers hand jobs to workers, whatever engine carries them
@@ -22,6 +23,12 @@ import type { Job } from '@codefleet/core';
  *   running; once it completed or was dead-lettered, the same key may be enqueued again.
  * - **Stats**: depth (ready, delayed), in flight, dead, completed, and when the oldest
  *   waiting job was enqueued.
+ * - **Concurrency limits and aging** (`limits`, `agingMs` in the settings; see
+ *   `concurrency.ts`): a job whose repository (or requester's share of it) is at its limit
+ *   is not delivered, spends no attempt and counts as no delivery toward dead-lettering; a
+ *   slot is freed when its job settles or its lease expires. A waiting job's priority rises
+ *   with its wait, so none is starved.
+ * - **Pending**: the jobs still waiting, with the limit that holds each one back.
  * - **Damage is loud.** Storage the adapter keeps itself (the local queue's file) that is
  *   truncated or corrupt fails every call that meets it with a `queue_unavailable` error of
  *   verdict `permanent`, naming the file and the fix; it is never read as an empty queue.
@@ -53,6 +60,11 @@ export interface Queue {
   claim(options: ClaimOptions): Promise<Lease | undefined>;
   /** Counts per state. */
   stats(): Promise<QueueStats>;
+  /**
+   * Jobs waiting to be claimed (ready or delayed, not running), longest-waiting first, at
+   * most `limit` (default 100), each with the limit that holds it back when one does.
+   */
+  pending(options?: { limit?: number }): Promise<PendingJob[]>;
   /** Dead-lettered jobs, oldest first. */
   deadLetters(options?: { limit?: number }): Promise<DeadLetter[]>;
   /** Moves a dead-lettered job back to ready with a fresh attempt budget. */
@@ -140,6 +152,21 @@ export interface QueueStats {
    * each adapter can see is in its `stats` comment.
    */
   oldestQueuedAt?: number;
+}
+
+/** A job waiting in the queue, as `pending` lists it. */
+export interface PendingJob {
+  id: string;
+  repo: string;
+  requestedBy: string;
+  priority: Job['priority'];
+  /** Epoch ms at which it entered the queue (its enqueue or redrive; a retry keeps the time). */
+  enqueuedAt: number;
+  /**
+   * Set when a concurrency limit keeps it from being claimed: its repository (or its
+   * requester's share of it) runs as many jobs as allowed.
+   */
+  heldBy?: HeldBy;
 }
 
 /** A job the queue gave up on. */

@@ -1,4 +1,5 @@
 import type { Config } from '@codefleet/config';
+import type { ConcurrencyLimits } from './concurrency.js';
 
 /**
  * Everything needed to open a queue, as plain JSON, so a second process (a worker, the
@@ -6,8 +7,16 @@ import type { Config } from '@codefleet/config';
  */
 export type QueueSettings = LocalQueueSettings | BullmqQueueSettings | SqsQueueSettings;
 
+/** How every backend orders and limits claims; see `concurrency.ts`. */
+export interface SchedulingSettings {
+  /** Concurrency groups (per repository, per requester's share); absent: no limit. */
+  limits?: ConcurrencyLimits;
+  /** A waiting job rises one priority level per this many ms waited; default 5 minutes. */
+  agingMs?: number;
+}
+
 /** The embedded SQLite queue. */
-export interface LocalQueueSettings {
+export interface LocalQueueSettings extends SchedulingSettings {
   backend: 'local';
   /** Path of the SQLite database file. */
   path: string;
@@ -21,7 +30,7 @@ export interface LocalQueueSettings {
 }
 
 /** BullMQ on Redis, for fleets. */
-export interface BullmqQueueSettings {
+export interface BullmqQueueSettings extends SchedulingSettings {
   backend: 'bullmq';
   /** `redis://` or `rediss://` URL; a password in it is masked in logs. */
   url: string;
@@ -41,7 +50,7 @@ export interface BullmqQueueSettings {
 }
 
 /** AWS SQS, for the cloud, with a Redis for what SQS cannot keep (dedup, lease tokens, dead letters). */
-export interface SqsQueueSettings {
+export interface SqsQueueSettings extends SchedulingSettings {
   backend: 'sqs';
   queueUrl: string;
   region: string;
@@ -82,7 +91,20 @@ export interface SqsQueueSettings {
 /** Derives queue settings from the loaded configuration. */
 export function queueSettingsFromConfig(config: Config): QueueSettings {
   const { queue, worker } = config;
-  const base = { name: queue.name, leaseMs: queue.lease_seconds * 1000, maxAttempts: worker.max_retries + 1 };
+  const base = {
+    name: queue.name,
+    leaseMs: queue.lease_seconds * 1000,
+    maxAttempts: worker.max_retries + 1,
+    agingMs: queue.priority_aging_seconds * 1000,
+    ...(queue.per_repo_concurrency === undefined
+      ? {}
+      : {
+          limits: {
+            perRepo: queue.per_repo_concurrency,
+            ...(queue.per_requester_share === undefined ? {} : { perRequesterShare: queue.per_requester_share }),
+          },
+        }),
+  };
   switch (queue.backend) {
     case 'local':
       return { backend: 'local', path: queue.local.path, ...base };

@@ -29,8 +29,8 @@ queueConformance({
   name: 'bullmq (real redis-server)',
   leaseMs: 1_000,
   capabilities: { priority: true },
-  open: async ({ leaseMs, maxAttempts }) => {
-    const settings = settingsFor(leaseMs, maxAttempts);
+  open: async ({ leaseMs, maxAttempts, ...scheduling }) => {
+    const settings = { ...settingsFor(leaseMs, maxAttempts), ...scheduling };
     const queue = new BullmqQueue(settings);
     return {
       queue,

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
+import { openSqlite } from '@codefleet/sqlite';
 import { createTempDir, sampleJob } from '@codefleet/testkit';
 import { queueConformance } from './conformance/index.js';
 import { LocalQueue } from '../src/index.js';
@@ -9,7 +10,7 @@ queueConformance({
   name: 'local (SQLite)',
   leaseMs: 600,
   capabilities: { priority: true },
-  open: async ({ leaseMs, maxAttempts }) => {
+  open: async ({ leaseMs, maxAttempts, ...scheduling }) => {
     const dir = await createTempDir('queue');
     const settings: LocalQueueSettings = {
       backend: 'local',
@@ -18,6 +19,7 @@ queueConformance({
       leaseMs,
       maxAttempts,
       pollMs: 20,
+      ...scheduling,
     };
     const queue = new LocalQueue(settings);
     return {
@@ -48,6 +50,40 @@ describe('LocalQueue specifics', () => {
     } finally {
       await a.close();
       await b.close();
+      await dir.dispose();
+    }
+  });
+
+  it('a file written before concurrency limits gains their columns, filled for the waiting jobs', async () => {
+    const dir = await createTempDir('queue');
+    const settings: LocalQueueSettings = {
+      backend: 'local',
+      path: join(dir.path, 'q.sqlite'),
+      name: 'q',
+      leaseMs: 3_600_000,
+      maxAttempts: 2,
+    };
+    const jobs = [sampleJob({ repo: 'acme/old' }), sampleJob({ repo: 'acme/old' })];
+    const before = new LocalQueue(settings);
+    for (const job of jobs) await before.enqueue(job);
+    await before.close();
+    const old = openSqlite(settings.path);
+    old.exec('ALTER TABLE jobs DROP COLUMN repo; ALTER TABLE jobs DROP COLUMN requested_by;');
+    old.close();
+    const queue = new LocalQueue({ ...settings, limits: { perRepo: 1 } });
+    try {
+      const lease = await queue.claim({ workerId: 'w' });
+      expect(lease?.job.id).toBe(jobs[0]!.id);
+      expect(await queue.claim({ workerId: 'w' })).toBeUndefined();
+      expect(await queue.pending()).toEqual([
+        expect.objectContaining({
+          id: jobs[1]!.id,
+          repo: 'acme/old',
+          heldBy: { limit: 'repo', repo: 'acme/old', max: 1 },
+        }),
+      ]);
+    } finally {
+      await queue.close();
       await dir.dispose();
     }
   });

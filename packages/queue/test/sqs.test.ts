@@ -46,8 +46,8 @@ const settingsFor = (leaseMs: number, maxAttempts: number, fifo = false): SqsQue
 queueConformance({
   name: 'sqs (fauxqs emulator + real redis-server)',
   leaseMs: 1_000,
-  open: async ({ leaseMs, maxAttempts }) => {
-    const settings = settingsFor(leaseMs, maxAttempts);
+  open: async ({ leaseMs, maxAttempts, ...scheduling }) => {
+    const settings = { ...settingsFor(leaseMs, maxAttempts), ...scheduling };
     const queue = new SqsQueue(settings);
     return { queue, settings, injectRaw: (payload) => queue.injectRaw(payload), dispose: () => queue.close() };
   },

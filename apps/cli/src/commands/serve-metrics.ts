@@ -133,6 +133,7 @@ function countingQueue(queue: Queue, count: (job: Job, result: EnqueueResult) =>
       }
     },
     claim: (options) => queue.claim(options),
+    pending: (options) => queue.pending(options),
     stats: () => queue.stats(),
     deadLetters: (options) => queue.deadLetters(options),
     redrive: (id) => queue.redrive(id),

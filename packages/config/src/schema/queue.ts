@@ -86,6 +86,27 @@ export const queueSchema = z
       .describe(
         'Interval of lease-extending heartbeats while a job runs; must be below lease_seconds. Default: lease_seconds / 4.',
       ),
+    per_repo_concurrency: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        'Most jobs of one repository that run at once across the fleet; a job over it waits in the queue without spending an attempt. Unset: no limit.',
+      ),
+    per_requester_share: z
+      .number()
+      .gt(0)
+      .max(1)
+      .optional()
+      .describe(
+        "Share of a repository's slots one requester may hold: at most max(1, floor(per_repo_concurrency × share)) of their jobs on one repository run at once. Needs per_repo_concurrency. Unset: no such limit.",
+      ),
+    priority_aging_seconds: seconds(1)
+      .default(300)
+      .describe(
+        'A waiting job rises one priority level (low → normal → high) per this many seconds waited, so a steady stream of high-priority jobs never starves it.',
+      ),
     local,
     bullmq,
     sqs,

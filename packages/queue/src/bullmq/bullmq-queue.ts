@@ -9,6 +9,7 @@ import type {
   DropResult,
   EnqueueResult,
   Lease,
+  PendingJob,
   Queue,
   QueueStats,
   RedriveResult,
@@ -20,6 +21,9 @@ import { bullJobId, priorityOf } from './ids.js';
 import { jobIdOf, keepCompletedSeconds, readJob } from './jobs.js';
 import { bullmqLease, type LeaseSide } from './lease.js';
 import { bullmqStats } from './stats.js';
+import { defaultAgingMs, holdRecheckMs, slotGroups } from '../concurrency.js';
+import { RedisSlots } from '../redis-slots.js';
+import { ageWaiting, holdJob, pendingJobs, unhold } from './scheduling.js';
 
 /**
  * `promise`'s value, or undefined as soon as `signal` aborts; a value that arrives after
@@ -87,6 +91,9 @@ export class BullmqQueue implements Queue {
   #worker: BullWorker | undefined;
   #workerConnection: Redis | undefined;
   #ready: Promise<void> | undefined;
+  #slots: RedisSlots | undefined;
+  /** When this process last ran an aging pass (at most one a second). */
+  #agedAt = 0;
   #closed = false;
   /** A wrong or missing password fails calls at once, naming queue.bullmq.url. */
   readonly #access: RedisAccessWatch;
@@ -161,6 +168,7 @@ export class BullmqQueue implements Queue {
       if (this.#closed || options.signal?.aborted) return undefined;
       const lockToken = randomUUID();
       if (this.#access.refused && this.#workerConnection?.status !== 'ready') throw this.#access.refused;
+      await this.#age();
       // With Redis unreachable the fetch waits for it (never-give-up connection): a
       // shutdown must not, nor a refused password. A fetch that still lands after either
       // gives its job back.
@@ -182,6 +190,20 @@ export class BullmqQueue implements Queue {
       const aborted = await sleep(Math.min(pollMs, left), false, { signal: options.signal }).catch(() => true);
       if (aborted) return undefined;
     }
+  }
+
+  /** An aging pass (see {@link ageWaiting}) at most once a second per process: each is a few Redis reads. */
+  async #age(): Promise<void> {
+    const now = Date.now();
+    if (now - this.#agedAt < 1_000 || !this.#workerConnection) return;
+    this.#agedAt = now;
+    await ageWaiting(this.#workerConnection, this.#queue, now, this.#settings.agingMs ?? defaultAgingMs);
+  }
+
+  /** Waiting jobs; a job a full group holds back is in BullMQ's delayed set, marked with the limit. */
+  async pending(options: { limit?: number } = {}): Promise<PendingJob[]> {
+    await this.#connected();
+    return pendingJobs(this.#producer, this.#queue, options.limit ?? 100).catch(this.#access.rethrow);
   }
 
   async stats(): Promise<QueueStats> {
@@ -249,6 +271,7 @@ export class BullmqQueue implements Queue {
     worker.on('error', () => undefined);
     void worker.startStalledCheckTimer().catch(() => undefined);
     this.#worker = worker;
+    this.#slots = new RedisSlots(connection, `${this.#settings.prefix}:${this.#settings.name}:cf-slots:`);
     return worker;
   }
 
@@ -276,19 +299,31 @@ export class BullmqQueue implements Queue {
       await fetched.moveToFailed(new Error(`malformed job: ${read.error}`), lockToken, false);
       return undefined;
     }
-    return this.#lease(fetched, lockToken, read.job, attempt);
+    const token = randomUUID();
+    const groups = slotGroups(read.job, this.#settings.limits);
+    const slots = this.#slots;
+    if (groups.length > 0 && slots && this.#workerConnection) {
+      const held = await slots.acquire(groups, token, this.#settings.leaseMs);
+      if (held) {
+        await holdJob(this.#workerConnection, this.#queue, fetched, lockToken, held, Date.now() + holdRecheckMs);
+        return undefined;
+      }
+      await unhold(this.#workerConnection, this.#queue, fetched);
+    }
+    return this.#lease(fetched, lockToken, read.job, attempt, token);
   }
 
   /** The lease on a fetched job held under `lockToken`; see {@link bullmqLease}. */
-  #lease(fetched: BullJob, lockToken: string, job: Job, attempt: number): Lease {
+  #lease(fetched: BullJob, lockToken: string, job: Job, attempt: number, token: string): Lease {
     const side: LeaseSide = {
       settings: this.#settings,
       producer: this.#producer,
       queue: this.#queue,
       closed: () => this.#closed,
       admitNext: (next, token) => this.#admitNext(next, token),
+      slots: this.#slots,
     };
-    return bullmqLease(side, fetched, lockToken, job, attempt);
+    return bullmqLease(side, fetched, lockToken, job, attempt, token);
   }
 
   /**

@@ -1,26 +1,40 @@
-import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { LeaseLostError, type Job } from '@codefleet/core';
 import type { Lease } from '../port.js';
 import type { BullmqQueueSettings } from '../settings.js';
 import type { BullJob, BullQueue } from './bull-classes.js';
 import { isLockLost } from './ids.js';
+import { slotGroups } from '../concurrency.js';
+import type { RedisSlots } from '../redis-slots.js';
 
 /** What a lease uses of the `BullmqQueue` that claimed it. */
 export interface LeaseSide {
-  settings: Pick<BullmqQueueSettings, 'maxAttempts' | 'leaseMs'>;
+  settings: Pick<BullmqQueueSettings, 'maxAttempts' | 'leaseMs' | 'limits'>;
   producer: Redis;
   queue: BullQueue;
   /** True once the queue is closing: an ack then fetches no next job. */
   closed: () => boolean;
   /** Admits the job a completion script fetched, as a claim would. */
   admitNext: (next: unknown, lockToken: string) => Promise<Lease | undefined>;
+  /** The concurrency slots the claim took, under the lease's token; absent before any claim. */
+  slots: RedisSlots | undefined;
 }
 
-/** The lease on a fetched job held under `lockToken`: its settle verbs move the BullMQ job under that lock. */
-export function bullmqLease(side: LeaseSide, fetched: BullJob, lockToken: string, job: Job, attempt: number): Lease {
+/**
+ * The lease on a fetched job held under `lockToken`: its settle verbs move the BullMQ job
+ * under that lock. Its concurrency slots (held under `token`) are renewed by heartbeats
+ * and freed once it is settled, or tried to be: a lease that lost its job holds no slot.
+ */
+export function bullmqLease(
+  side: LeaseSide,
+  fetched: BullJob,
+  lockToken: string,
+  job: Job,
+  attempt: number,
+  token: string,
+): Lease {
   const { maxAttempts, leaseMs } = side.settings;
-  const token = randomUUID();
+  const groups = slotGroups(job, side.settings.limits);
   const lost = (error: unknown): never => {
     if (isLockLost(error))
       throw new LeaseLostError(
@@ -33,9 +47,14 @@ export function bullmqLease(side: LeaseSide, fetched: BullJob, lockToken: string
   let settled = false;
   const settle = async <T>(fn: () => Promise<T>): Promise<T> => {
     if (settled) throw new LeaseLostError(job.id, `lease on job ${job.id} was already settled`);
-    const result = await fn().catch(lost);
-    settled = true;
-    return result;
+    try {
+      const result = await fn().catch(lost);
+      settled = true;
+      return result;
+    } finally {
+      // Unfreed (Redis gone), the slot still ends when its lease would have.
+      await side.slots?.release(groups, token).catch(() => undefined);
+    }
   };
   return {
     job,
@@ -54,6 +73,7 @@ export function bullmqLease(side: LeaseSide, fetched: BullJob, lockToken: string
           `lease on job ${job.id} was lost: the lock expired or another claimer took it over`,
         );
       expiresAt = Date.now() + leaseMs;
+      await side.slots?.renew(groups, token, leaseMs);
     },
     ack: () =>
       settle(async () => {

@@ -8,13 +8,16 @@ import type {
   DropResult,
   EnqueueResult,
   Lease,
+  PendingJob,
   Queue,
   QueueStats,
   RedriveResult,
 } from '../port.js';
 import type { LocalQueueSettings } from '../settings.js';
 import { queueDamaged } from './damage.js';
-import { prepareDatabase, priorityRank } from './schema.js';
+import { limitColumnsFromPayload, prepareDatabase } from './schema.js';
+import { defaultAgingMs, priorityLevel } from '../concurrency.js';
+import { fullGroups, holdOf, pickParams, pickSql, runningSql, type FullGroups, type RunningRow } from './slots.js';
 
 interface JobRow {
   seq: number;
@@ -42,14 +45,14 @@ const rawLimit = 4096;
 export class LocalQueue implements Queue {
   readonly backend = 'local' as const;
   readonly #db: SqliteDatabase;
-  readonly #settings: Required<LocalQueueSettings>;
+  readonly #settings: Required<Omit<LocalQueueSettings, 'limits'>> & Pick<LocalQueueSettings, 'limits'>;
   #closed = false;
   readonly #statements = new Map<string, SqliteStatement>();
 
   constructor(settings: LocalQueueSettings) {
     if (!(settings.leaseMs > 0)) throw new RangeError(`leaseMs must be > 0, got ${settings.leaseMs}`);
     if (!(settings.maxAttempts >= 1)) throw new RangeError(`maxAttempts must be ≥ 1, got ${settings.maxAttempts}`);
-    this.#settings = { pollMs: 50, ...settings };
+    this.#settings = { pollMs: 50, agingMs: defaultAgingMs, ...settings };
     // A damaged file (truncated, overwritten, a malformed page) fails here or in the call
     // that meets the damage, with the path and the fix; it is never read as an empty queue.
     this.#db = openSqlite(settings.path, { schema: { table: 'jobs', create: prepareDatabase }, damaged: queueDamaged });
@@ -72,7 +75,7 @@ export class LocalQueue implements Queue {
 
   async enqueue(input: Job): Promise<EnqueueResult> {
     const job = parseJob(input);
-    return this.#insert(job.id, job.idempotency_key, JSON.stringify(job), priorityRank[job.priority]);
+    return this.#insert(job.id, job.idempotency_key, JSON.stringify(job), priorityLevel[job.priority], job);
   }
 
   /**
@@ -80,10 +83,16 @@ export class LocalQueue implements Queue {
    * to prove that malformed messages are dead-lettered rather than crash a worker.
    */
   async injectRaw(payload: string): Promise<string> {
-    return this.#insert(`raw-${randomUUID()}`, null, payload, priorityRank.normal).id;
+    return this.#insert(`raw-${randomUUID()}`, null, payload, priorityLevel.normal).id;
   }
 
-  #insert(id: string, key: string | null, payload: string, priority: number): EnqueueResult {
+  #insert(
+    id: string,
+    key: string | null,
+    payload: string,
+    priority: number,
+    job?: Pick<Job, 'repo' | 'requested_by'>,
+  ): EnqueueResult {
     const q = this.#settings.name;
     const now = Date.now();
     return this.#db
@@ -99,9 +108,20 @@ export class LocalQueue implements Queue {
         const same = this.#sql(`SELECT id FROM jobs WHERE queue = ? AND id = ?`).get(q, id);
         if (same) return { id, deduplicated: true };
         this.#sql(
-          `INSERT INTO jobs (queue, id, idempotency_key, payload, state, priority, max_attempts, available_at, enqueued_at)
-        VALUES (?, ?, ?, ?, 'ready', ?, ?, ?, ?)`,
-        ).run(q, id, key, payload, priority, this.#settings.maxAttempts, now, now);
+          `INSERT INTO jobs (queue, id, idempotency_key, payload, state, priority, max_attempts, available_at, enqueued_at,
+          repo, requested_by) VALUES (?, ?, ?, ?, 'ready', ?, ?, ?, ?, ?, ?)`,
+        ).run(
+          q,
+          id,
+          key,
+          payload,
+          priority,
+          this.#settings.maxAttempts,
+          now,
+          now,
+          job?.repo ?? null,
+          job?.requested_by ?? null,
+        );
         return { id, deduplicated: false };
       })
       .immediate();
@@ -125,13 +145,14 @@ export class LocalQueue implements Queue {
 
   #claimNow(workerId: string): Lease | undefined {
     const q = this.#settings.name;
-    const pick = this.#sql(`SELECT * FROM jobs WHERE queue = ? AND state IN ('ready', 'leased') AND available_at <= ?
-      ORDER BY priority DESC, available_at, seq LIMIT 1`);
+    const pick = this.#sql(pickSql);
     return this.#db
       .transaction((): Lease | undefined => {
         for (;;) {
           const now = Date.now();
-          const row = pick.get(q, now) as JobRow | undefined;
+          // A job of a full group is passed over where it is: it stays ready, no attempt spent.
+          const full = this.#fullGroups(now);
+          const row = pick.get(q, ...pickParams(now, full, this.#settings.agingMs)) as JobRow | undefined;
           if (!row) return undefined;
           if (row.state === 'leased' && row.attempts >= row.max_attempts) {
             this.#bury(
@@ -158,6 +179,13 @@ export class LocalQueue implements Queue {
         }
       })
       .immediate();
+  }
+
+  /** The groups at their limit now; none without limits (no read at all). */
+  #fullGroups(now: number): FullGroups {
+    const { limits } = this.#settings;
+    if (limits?.perRepo === undefined) return fullGroups([], limits);
+    return fullGroups(this.#sql(runningSql).all(this.#settings.name, now) as RunningRow[], limits);
   }
 
   #bury(seq: number, reason: string, now: number): void {
@@ -242,6 +270,29 @@ export class LocalQueue implements Queue {
     return stats;
   }
 
+  async pending(options: { limit?: number } = {}): Promise<PendingJob[]> {
+    const now = Date.now();
+    const { limits } = this.#settings;
+    const full = this.#fullGroups(now);
+    const rows = this.#sql(
+      `SELECT id, repo, requested_by, priority, enqueued_at, available_at FROM jobs
+      WHERE queue = ? AND state = 'ready' AND repo IS NOT NULL ORDER BY enqueued_at, seq LIMIT ?`,
+    ).all(this.#settings.name, options.limit ?? 100) as PendingRow[];
+    return rows.map((row): PendingJob => {
+      const job = { repo: row.repo, requested_by: row.requested_by ?? '' };
+      // A delayed job waits for its delay first; a limit is said only of a job it holds now.
+      const heldBy = row.available_at <= now ? holdOf(job, limits, full) : undefined;
+      return {
+        id: row.id,
+        repo: row.repo,
+        requestedBy: job.requested_by,
+        priority: priorityName(row.priority),
+        enqueuedAt: row.enqueued_at,
+        ...(heldBy ? { heldBy } : {}),
+      };
+    });
+  }
+
   async deadLetters(options: { limit?: number } = {}): Promise<DeadLetter[]> {
     const rows = this.#sql(
       `SELECT * FROM jobs WHERE queue = ? AND state = 'dead' ORDER BY finished_at, seq LIMIT ?`,
@@ -281,7 +332,7 @@ export class LocalQueue implements Queue {
         const now = Date.now();
         this.#sql(
           `UPDATE jobs SET state = 'ready', attempts = 0, available_at = ?, enqueued_at = ?, dead_reason = NULL, finished_at = NULL,
-        max_attempts = ? WHERE seq = ?`,
+        max_attempts = ?, ${limitColumnsFromPayload} WHERE seq = ?`,
         ).run(now, now, this.#settings.maxAttempts, row.seq);
         return { status: 'redriven', id };
       })
@@ -301,4 +352,18 @@ export class LocalQueue implements Queue {
     this.#closed = true;
     this.#db.close();
   }
+}
+
+interface PendingRow {
+  id: string;
+  repo: string;
+  requested_by: string | null;
+  priority: number;
+  enqueued_at: number;
+  available_at: number;
+}
+
+/** The job model's word for a stored priority level. */
+function priorityName(level: number): Job['priority'] {
+  return level >= priorityLevel.high ? 'high' : level <= priorityLevel.low ? 'low' : 'normal';
 }

@@ -4,7 +4,9 @@ import type { SqliteDatabase as Database } from '@codefleet/sqlite';
  * One table holds every named queue in the file. A job row moves
  * ready → leased → done | dead, and back to ready on retry, release, lease expiry or redrive.
  * `available_at` means "visible from" for ready rows and "lease expires at" for leased rows,
- * so a single index scan finds both new work and work whose claimer died.
+ * so a single index scan finds both new work and work whose claimer died. `repo` and
+ * `requested_by` are copied out of the payload so concurrency limits are read without
+ * parsing JSON (NULL for a malformed payload).
  */
 const ddl = `
 CREATE TABLE IF NOT EXISTS jobs (
@@ -15,6 +17,8 @@ CREATE TABLE IF NOT EXISTS jobs (
   payload         TEXT    NOT NULL,
   state           TEXT    NOT NULL CHECK (state IN ('ready', 'leased', 'done', 'dead')),
   priority        INTEGER NOT NULL DEFAULT 1,
+  repo            TEXT,
+  requested_by    TEXT,
   attempts        INTEGER NOT NULL DEFAULT 0,
   max_attempts    INTEGER NOT NULL,
   available_at    INTEGER NOT NULL,
@@ -36,8 +40,24 @@ CREATE INDEX IF NOT EXISTS jobs_state ON jobs (queue, state);
 
 /** Creates the schema, idempotently: openSqlite runs it on a new file before it appears, and at every open. */
 export function prepareDatabase(db: Database): void {
-  db.transaction(() => db.exec(ddl)).immediate();
+  db.transaction(() => {
+    db.exec(ddl);
+    addLimitColumns(db);
+  }).immediate();
 }
 
-/** Jobs run in priority order; SQLite sorts integers, the job model speaks words. */
-export const priorityRank = { low: 0, normal: 1, high: 2 } as const;
+/** A file written before concurrency limits: the columns are added and filled for the jobs still waiting or running. */
+function addLimitColumns(db: Database): void {
+  const columns = db.prepare(`SELECT name FROM pragma_table_info('jobs')`).all() as { name: string }[];
+  if (columns.some((column) => column.name === 'repo')) return;
+  db.exec(`ALTER TABLE jobs ADD COLUMN repo TEXT;
+ALTER TABLE jobs ADD COLUMN requested_by TEXT;
+UPDATE jobs SET ${limitColumnsFromPayload} WHERE state IN ('ready', 'leased');`);
+}
+
+/**
+ * Fills `repo` and `requested_by` from the payload where a row lacks them (a file written
+ * before they existed): NULL for a malformed payload, which then no limit holds.
+ */
+export const limitColumnsFromPayload = `repo = coalesce(repo, CASE WHEN json_valid(payload) THEN json_extract(payload, '$.repo') END),
+  requested_by = coalesce(requested_by, CASE WHEN json_valid(payload) THEN json_extract(payload, '$.requested_by') END)`;

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { Job } from '@codefleet/core';
 
 /**
  * What SQS cannot keep by itself, kept in Redis next to it: which idempotency key is
@@ -10,7 +11,8 @@ import type { Redis } from 'ioredis';
  *
  * Keys under `<prefix>:<name>:`: `key:<idempotency key>` = `<job id>|<ms>`; `job:<id>`
  * hash (state enqueuing | pending | running | completed | dead, token, attempts, key,
- * reason, raw, dead_at, queued_at); `completed` counter; `dead` sorted set of ids by time;
+ * reason, raw, dead_at, queued_at; repo, requested_by, priority for `pending`; held, the
+ * limit that last held it back, until it is claimed); `completed` counter; `dead` sorted set of ids by time;
  * `queued` sorted set of the pending jobs' ids by the time they were enqueued (or
  * redriven), so `stats` can say how long the oldest has waited: SQS's own
  * ApproximateAgeOfOldestMessage is a CloudWatch metric, not a queue attribute.
@@ -41,6 +43,7 @@ redis.call('ZREM', KEYS[2], ARGV[4])
 local n = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
 if n > tonumber(ARGV[2]) then return {'exhausted', n - 1} end
 redis.call('HSET', KEYS[1], 'state', 'running', 'token', ARGV[1])
+redis.call('HDEL', KEYS[1], 'held')
 if ARGV[3] ~= '' then redis.call('HSETNX', KEYS[1], 'key', ARGV[3]) end
 return {'ok', n}
 `;
@@ -160,6 +163,15 @@ export interface JobRecord {
   dead_at?: string;
 }
 
+/** A pending job's record, as `waiting` reads it (null: not kept, e.g. enqueued before it was). */
+export interface WaitingRecord {
+  state: string | null | undefined;
+  repo: string | null | undefined;
+  requestedBy: string | null | undefined;
+  priority: string | null | undefined;
+  held: string | null | undefined;
+}
+
 /** A settle action. */
 export type SettleAction = 'ack' | 'retry' | 'release' | 'dead';
 
@@ -196,12 +208,32 @@ export class Coordination {
   }
 
   /** Marks an enqueued (or redriven) job pending once SQS has it, queued since `now`. */
-  async pending(id: string, now: number): Promise<void> {
+  async pending(id: string, now: number, job?: Pick<Job, 'repo' | 'requested_by' | 'priority'>): Promise<void> {
+    const listed = job ? ['repo', job.repo, 'requested_by', job.requested_by, 'priority', job.priority] : [];
     await this.#redis
       .multi()
-      .hset(this.#job(id), 'state', 'pending', 'queued_at', now)
+      .hset(this.#job(id), 'state', 'pending', 'queued_at', now, ...listed)
       .zadd(`${this.#base}queued`, now, id)
       .exec();
+  }
+
+  /** Says which limit held a pending job back (`held` is JSON), until it is claimed. */
+  async hold(id: string, held: string): Promise<void> {
+    await this.#redis.hset(this.#job(id), 'held', held);
+  }
+
+  /** The first `limit` pending jobs by enqueue time, with what `pending` lists of them. */
+  async waiting(limit: number): Promise<{ id: string; queuedAt: number; record: WaitingRecord }[]> {
+    const flat = await this.#redis.zrange(`${this.#base}queued`, 0, Math.max(0, limit - 1), 'WITHSCORES');
+    const multi = this.#redis.multi();
+    const ids: [string, number][] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) ids.push([flat[i] ?? '', Number(flat[i + 1])]);
+    for (const [id] of ids) multi.hmget(this.#job(id), 'state', 'repo', 'requested_by', 'priority', 'held');
+    const rows = (await multi.exec()) ?? [];
+    return ids.map(([id, queuedAt], i) => {
+      const [state, repo, requestedBy, priority, held] = (rows[i]?.[1] ?? []) as (string | null)[];
+      return { id, queuedAt, record: { state, repo, requestedBy, priority, held } };
+    });
   }
 
   /** Epoch ms at which the oldest pending job was enqueued; undefined when none is pending. */

@@ -55,7 +55,7 @@ export async function redriveDeadLetter(side: DeadLetterSide, id: string): Promi
   }
   if (job) await side.send(job, raw, 0);
   else await side.injectRaw(raw);
-  await side.coord.pending(id, Date.now());
+  await side.coord.pending(id, Date.now(), job);
   return { status: 'redriven', id };
 }
 
@@ -83,7 +83,7 @@ async function redriveMoved(side: DeadLetterSide, id: string): Promise<RedriveRe
       return { status: 'duplicate_active', activeId: revived.activeId };
     }
     await side.send(taken.job, body, 0, `-d${Date.now().toString(36)}`);
-    await side.coord.pending(taken.job.id, Date.now());
+    await side.coord.pending(taken.job.id, Date.now(), taken.job);
   } else {
     await side.injectRaw(body);
   }

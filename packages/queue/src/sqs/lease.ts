@@ -3,6 +3,8 @@ import { LeaseLostError, type Job } from '@codefleet/core';
 import type { Lease } from '../port.js';
 import type { SqsQueueSettings } from '../settings.js';
 import type { Coordination } from './coordination.js';
+import { slotGroups } from '../concurrency.js';
+import type { RedisSlots } from '../redis-slots.js';
 
 /** Per-message DelaySeconds cannot exceed 15 minutes; longer retries use the visibility timeout. */
 const maxDelaySeconds = 900;
@@ -11,13 +13,15 @@ export const maxVisibilitySeconds = 43_200;
 
 /** What a lease uses of the `SqsQueue` that claimed it. */
 export interface LeaseSide {
-  settings: Pick<SqsQueueSettings, 'maxAttempts' | 'fifo'>;
+  settings: Pick<SqsQueueSettings, 'maxAttempts' | 'fifo' | 'limits'>;
   /** The visibility timeout a claim and a heartbeat set. */
   leaseSeconds: number;
   sqs: SQSClient;
   coord: Coordination;
   send: (job: Job, body: string, delaySeconds: number, dedupSuffix?: string) => Promise<void>;
   remove: (message: Message, queueUrl: string) => Promise<void>;
+  /** The concurrency slots the claim took under the lease's token: renewed by heartbeats, freed by settling. */
+  slots: RedisSlots;
 }
 
 /** The lease on `message`'s claimed job: its settle verbs act on the coordination record and on the message. */
@@ -34,15 +38,13 @@ export function sqsLease(
   let expiresAt = claim.now + leaseMs;
   const lost = () =>
     new LeaseLostError(job.id, `lease on job ${job.id} was lost: another claimer took it over or it was settled`);
+  const groups = slotGroups(job, side.settings.limits);
   const settle = async (action: 'ack' | 'release' | 'dead' | 'retry', reason?: string) => {
-    if (
-      !(await side.coord.settle(job.id, token, action, {
-        now: Date.now(),
-        raw: body,
-        ...(reason === undefined ? {} : { reason }),
-      }))
-    )
-      throw lost();
+    const details = { now: Date.now(), raw: body, ...(reason === undefined ? {} : { reason }) };
+    const owned = await side.coord.settle(job.id, token, action, details);
+    // Settled or lost, this lease holds no slot any more; unfreed (Redis gone), it still ends with the lease.
+    await side.slots.release(groups, token).catch(() => undefined);
+    if (!owned) throw lost();
   };
   const visibility = async (seconds: number) => {
     await side.sqs.send(
@@ -68,6 +70,7 @@ export function sqsLease(
         throw lost();
       });
       expiresAt = Date.now() + leaseMs;
+      await side.slots.renew(groups, token, leaseMs);
     },
     ack: async () => {
       await settle('ack');

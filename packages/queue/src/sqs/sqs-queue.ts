@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
+  ChangeMessageVisibilityCommand,
   DeleteMessageCommand,
   ReceiveMessageCommand,
   SendMessageCommand,
@@ -15,6 +16,7 @@ import type {
   DropResult,
   EnqueueResult,
   Lease,
+  PendingJob,
   Queue,
   QueueStats,
   RedriveResult,
@@ -26,6 +28,9 @@ import { dropDeadLetter, listDeadLetters, redriveDeadLetter, type DeadLetterSide
 import { maxVisibilitySeconds, sqsLease, type LeaseSide } from './lease.js';
 import { RedrivePolicyQueue } from './redrive-queue.js';
 import { sqsStats } from './stats.js';
+import { sqsPending } from './pending.js';
+import { defaultAgingMs, holdRecheckMs, slotGroups, type HeldBy } from '../concurrency.js';
+import { RedisSlots } from '../redis-slots.js';
 
 /**
  * SQS's message size limit as this adapter enforces it: the classic 256 KiB, which every
@@ -58,6 +63,9 @@ export class SqsQueue implements Queue {
   readonly #coord: Coordination;
   readonly #leaseSeconds: number;
   readonly #dlq: RedrivePolicyQueue | undefined;
+  readonly #slots: RedisSlots;
+  /** Whether the longest-waiting job has waited an aging step, and when that was last read. */
+  #aged = { at: 0, due: false };
   #closed = false;
   readonly #closing = new AbortController();
 
@@ -81,6 +89,7 @@ export class SqsQueue implements Queue {
     this.#access = new RedisAccessWatch(settings.coordinationUrl, 'queue.sqs.coordination_url');
     this.#access.watch(this.#redis);
     this.#coord = new Coordination(this.#redis, settings.prefix, settings.name);
+    this.#slots = new RedisSlots(this.#redis, `${settings.prefix}:${settings.name}:slots:`);
     this.#dlq =
       settings.deadLetterQueueUrl === undefined
         ? undefined
@@ -106,7 +115,7 @@ export class SqsQueue implements Queue {
       await this.#coord.unreserve(job.id, job.idempotency_key).catch(() => undefined);
       throw this.#unavailable(error);
     }
-    await this.#coord.pending(job.id, Date.now());
+    await this.#coord.pending(job.id, Date.now(), job);
     return { id: job.id, deduplicated: false };
   }
 
@@ -134,10 +143,14 @@ export class SqsQueue implements Queue {
       let received: { message: Message; queueUrl: string } | undefined;
       try {
         // High-priority jobs first, from their own queue (SQS has no priority): a short
-        // poll there, then the long poll on the main queue.
-        const { priorityQueueUrl } = this.#settings;
-        if (priorityQueueUrl !== undefined) received = await this.#receive(priorityQueueUrl, 0, signal);
-        received ??= await this.#receive(this.#settings.queueUrl, waitSeconds, signal);
+        // poll there, then the long poll on the main queue; the main queue first once the
+        // longest-waiting job has waited an aging step, so a stream of high jobs starves none.
+        const { priorityQueueUrl, queueUrl } = this.#settings;
+        if (priorityQueueUrl !== undefined) {
+          if (await this.#agingDue()) received = await this.#receive(queueUrl, 0, signal);
+          received ??= await this.#receive(priorityQueueUrl, 0, signal);
+        }
+        received ??= await this.#receive(queueUrl, waitSeconds, signal);
       } catch (error) {
         if (signal.aborted) return undefined;
         throw this.#unavailable(error);
@@ -174,6 +187,21 @@ export class SqsQueue implements Queue {
     );
     const message = received.Messages?.[0];
     return message && { message, queueUrl };
+  }
+
+  /** Whether the oldest pending job has waited `agingMs`; read at most once a second per process. */
+  async #agingDue(): Promise<boolean> {
+    const now = Date.now();
+    if (now - this.#aged.at >= 1_000) {
+      const oldest = await this.#coord.oldestQueuedAt();
+      this.#aged = { at: now, due: oldest !== undefined && now - oldest >= (this.#settings.agingMs ?? defaultAgingMs) };
+    }
+    return this.#aged.due;
+  }
+
+  /** Pending jobs from the coordination store; see {@link sqsPending}. */
+  async pending(options: { limit?: number } = {}): Promise<PendingJob[]> {
+    return this.#access.guard(sqsPending(this.#coord, options.limit ?? 100));
   }
 
   async stats(): Promise<QueueStats> {
@@ -263,7 +291,39 @@ export class SqsQueue implements Queue {
       await remove();
       return undefined;
     }
+    const groups = slotGroups(job, this.#settings.limits);
+    const held = await this.#slots.acquire(groups, token, this.#leaseSeconds * 1_000);
+    if (held) {
+      await this.#hold(message, queueUrl, { job, body, token }, held);
+      return undefined;
+    }
     return this.#lease(message, queueUrl, { job, body, token, attempt: claimed.attempts, now });
+  }
+
+  /**
+   * Gives back a claimed job a full group holds: its coordination record as a release
+   * leaves it (the attempt given back), and its message out of sight for a while. A
+   * standard queue gets the message sent again with a delay and the received one deleted,
+   * so SQS's receive count (its redrive policy) does not grow; a FIFO queue cannot delay
+   * one message, so there the visibility timeout holds it and the receive counts.
+   */
+  async #hold(message: Message, queueUrl: string, claim: { job: Job; body: string; token: string }, held: HeldBy) {
+    const { job, body, token } = claim;
+    if (!(await this.#coord.settle(job.id, token, 'release', { now: Date.now() }))) return;
+    await this.#coord.hold(job.id, JSON.stringify(held));
+    const seconds = Math.ceil(holdRecheckMs / 1_000);
+    if (this.#settings.fifo) {
+      await this.#sqs.send(
+        new ChangeMessageVisibilityCommand({
+          QueueUrl: queueUrl,
+          ReceiptHandle: message.ReceiptHandle,
+          VisibilityTimeout: seconds,
+        }),
+      );
+      return;
+    }
+    await this.#send(job, body, seconds, `-h${Date.now().toString(36)}`);
+    await this.#remove(message, queueUrl);
   }
 
   /** The lease on `message`'s claimed job; see {@link sqsLease}. */
@@ -279,6 +339,7 @@ export class SqsQueue implements Queue {
       coord: this.#coord,
       send: (job, body, delaySeconds, dedupSuffix) => this.#send(job, body, delaySeconds, dedupSuffix),
       remove: (m, url) => this.#remove(m, url),
+      slots: this.#slots,
     };
     return sqsLease(side, message, queueUrl, claim);
   }

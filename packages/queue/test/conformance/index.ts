@@ -14,6 +14,8 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { sampleJob, startFixture, waitFor, withTimeoutsUntil, type FixtureProcess } from '@codefleet/testkit';
 import type { Queue } from '../../src/port.js';
 import type { QueueSettings } from '../../src/settings.js';
+import type { ConcurrencyLimits } from '../../src/concurrency.js';
+import { schedulingConformance } from './scheduling.js';
 
 /** A fresh, empty queue opened for one test. */
 interface OpenedQueue {
@@ -32,7 +34,13 @@ export interface ConformanceHarness {
   leaseMs: number;
   /** `priority`: low, normal and high are each served in order (every adapter serves high before normal). */
   capabilities?: { priority?: boolean };
-  open(options: { leaseMs: number; maxAttempts: number }): Promise<OpenedQueue>;
+  /** `limits` and `agingMs` go into the settings as they are (absent: none, the default). */
+  open(options: {
+    leaseMs: number;
+    maxAttempts: number;
+    limits?: ConcurrencyLimits;
+    agingMs?: number;
+  }): Promise<OpenedQueue>;
 }
 
 const claimerScript = fileURLToPath(new URL('../fixtures/claimer.mjs', import.meta.url));
@@ -56,8 +64,14 @@ const heldMs = 3_600_000;
 export function queueConformance(harness: ConformanceHarness): void {
   const leaseMs = harness.leaseMs;
   const cleanups: (() => Promise<void> | void)[] = [];
-  const open = async (options: { maxAttempts?: number; leaseMs?: number } = {}) => {
-    const opened = await harness.open({ leaseMs: options.leaseMs ?? heldMs, maxAttempts: options.maxAttempts ?? 4 });
+  const open = async (
+    options: { maxAttempts?: number; leaseMs?: number; limits?: ConcurrencyLimits; agingMs?: number } = {},
+  ) => {
+    const opened = await harness.open({
+      ...options,
+      leaseMs: options.leaseMs ?? heldMs,
+      maxAttempts: options.maxAttempts ?? 4,
+    });
     cleanups.push(() => opened.dispose());
     return opened;
   };
@@ -88,6 +102,8 @@ export function queueConformance(harness: ConformanceHarness): void {
   });
 
   describe(`queue conformance: ${harness.name}`, () => {
+    schedulingConformance(open, leaseMs);
+
     it('enqueue → claim → ack delivers the job once', async () => {
       const { queue } = await open();
       const job = sampleJob({ title: 'add a widget' });

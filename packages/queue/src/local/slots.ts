@@ -1,0 +1,78 @@
+import type { Job } from '@codefleet/core';
+import { slotGroups, type ConcurrencyLimits, type HeldBy } from '../concurrency.js';
+
+/** Running jobs of one repository and requester, as the local queue counts them. */
+export interface RunningRow {
+  repo: string;
+  requested_by: string;
+  n: number;
+}
+
+/**
+ * The local queue's slots: a leased row whose lease has not expired holds one slot in
+ * each of its groups. The count is read from the rows themselves, so it cannot drift: a
+ * settled job is no longer leased, an expired lease no longer counts.
+ */
+export const runningSql = `SELECT repo, requested_by, count(*) AS n FROM jobs
+  WHERE queue = ? AND state = 'leased' AND available_at > ? AND repo IS NOT NULL GROUP BY repo, requested_by`;
+
+/** Which groups are full, in the shapes the claim query excludes them by. */
+export interface FullGroups {
+  /** Repositories at their limit. */
+  repos: string[];
+  /** `<repo>\n<requester>` pairs at their share. */
+  requesters: string[];
+  /** Why a job of a full group waits, by group key. */
+  holds: Map<string, HeldBy>;
+}
+
+/** The groups that are full, given the running rows. */
+export function fullGroups(running: RunningRow[], limits: ConcurrencyLimits | undefined): FullGroups {
+  const counts = new Map<string, number>();
+  const full: FullGroups = { repos: [], requesters: [], holds: new Map() };
+  for (const row of running) {
+    for (const group of slotGroups(row, limits)) {
+      const n = (counts.get(group.key) ?? 0) + row.n;
+      counts.set(group.key, n);
+      if (n < group.max || full.holds.has(group.key)) continue;
+      full.holds.set(group.key, group.held);
+      if (group.held.limit === 'repo') full.repos.push(group.held.repo);
+      else full.requesters.push(requesterPair(group.held.repo, group.held.requester));
+    }
+  }
+  return full;
+}
+
+/** The first full group of `job`, if any. */
+export function holdOf(
+  job: Pick<Job, 'repo' | 'requested_by'>,
+  limits: ConcurrencyLimits | undefined,
+  full: FullGroups,
+) {
+  for (const group of slotGroups(job, limits)) {
+    const held = full.holds.get(group.key);
+    if (held) return held;
+  }
+  return undefined;
+}
+
+/** How the claim query names a requester's group: a newline never appears in a repository reference. */
+function requesterPair(repo: string, requester: string): string {
+  return `${repo}\n${requester}`;
+}
+
+/**
+ * The next job to claim: due (ready and visible, or leased and expired), not in a full
+ * group, by aged priority (see `agedLevel`: one level per `agingMs` waited, at most high),
+ * then the longest-waiting first. Parameters: queue, now, full repos (JSON), full
+ * requester pairs (JSON), now, agingMs.
+ */
+export const pickSql = `SELECT * FROM jobs WHERE queue = ? AND state IN ('ready', 'leased') AND available_at <= ?
+  AND (repo IS NULL OR (repo NOT IN (SELECT value FROM json_each(?))
+    AND repo || char(10) || coalesce(requested_by, '') NOT IN (SELECT value FROM json_each(?))))
+  ORDER BY min(2, priority + max(0, CAST((? - enqueued_at) / ? AS INTEGER))) DESC, enqueued_at, seq LIMIT 1`;
+
+/** The parameters of {@link pickSql} after the queue name. */
+export function pickParams(now: number, full: FullGroups, agingMs: number): unknown[] {
+  return [now, JSON.stringify(full.repos), JSON.stringify(full.requesters), now, agingMs];
+}
