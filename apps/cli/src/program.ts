@@ -3,7 +3,12 @@ import { ConfigError, loadConfig, type LoadedConfig } from '@codefleet/config';
 import { classify } from '@codefleet/core';
 import type { Runtime } from './runtime.js';
 import type { Io, ProgramContext } from './program/context.js';
-import { registerDeadLetterCommands, registerFleetCommands, registerJobCommands } from './program/jobs.js';
+import {
+  registerDeadLetterCommands,
+  registerFleetCommands,
+  registerJobCommands,
+  registerPendingCommand,
+} from './program/jobs.js';
 import { registerEval } from './program/eval.js';
 import { registerServices, registerWorker } from './program/services.js';
 import { registerDoctor, registerPatch, registerSetup } from './program/setup.js';
@@ -66,6 +71,7 @@ export function buildProgram(io: Io): { program: Command; exitCode: () => number
   registerJobCommands(program, context);
   registerWorker(program, context);
   registerFleetCommands(program, context);
+  registerPendingCommand(program, context);
   registerServices(program, context);
   registerPatch(program, context);
   registerDeadLetterCommands(program, context);

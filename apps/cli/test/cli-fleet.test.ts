@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import { hostname, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
@@ -9,7 +9,7 @@ import { createTempDir, createTempRepo, type TempDir, type TempRepo } from '@cod
 import { parseWhen } from '../src/commands/fleet.js';
 import { cli, openCliQueue } from './cli-helpers.js';
 
-// `runs` filters and columns, `workers`, `cancel`, `retry`, `dlq redrive` / `drop` and `enqueue --priority`,
+// `runs` filters and columns, `pending`, `workers`, `cancel`, `retry`, `dlq redrive` / `drop` and `enqueue --priority`,
 // in-process against a real SQLite run store and queue and a real git repository.
 
 describe('fleet commands', () => {
@@ -327,6 +327,28 @@ describe('fleet commands', () => {
       const second = await queue.claim({ workerId: 't' });
       expect([first?.job.id, second?.job.id]).toEqual([high, normal]);
       expect(first?.job.priority).toBe('high');
+    } finally {
+      await queue.close();
+    }
+  });
+
+  it('pending: jobs still queued, and the per-repository limit that holds one back', async () => {
+    await appendFile(join(dir.path, 'config.yaml'), 'queue:\n  per_repo_concurrency: 1\n');
+    expect(await cli(dir.path, 'pending')).toMatchObject({ code: 0, out: 'no jobs waiting in the queue' });
+    const first = await enqueue('First');
+    const second = await enqueue('Second');
+    const queue = openCliQueue(dir.path);
+    try {
+      expect((await queue.claim({ workerId: 't' }))?.job.id).toBe(first);
+      const listed = await cli(dir.path, 'pending');
+      expect(listed.code).toBe(0);
+      expect(listed.out).toContain(second);
+      expect(listed.out).toContain(`runs 1 job(s), its per-repository limit`);
+      expect(listed.out).not.toContain(first);
+      const json = JSON.parse((await cli(dir.path, 'pending', '--json')).out) as Record<string, unknown>[];
+      expect(json).toEqual([
+        expect.objectContaining({ job_id: second, held_by: { limit: 'repo', repo: repo.path, max: 1 } }),
+      ]);
     } finally {
       await queue.close();
     }

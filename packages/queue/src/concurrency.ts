@@ -56,7 +56,7 @@ export function slotGroups(job: Pick<Job, 'repo' | 'requested_by'>, limits: Conc
 }
 
 /** How many of a repository's `perRepo` slots one requester may hold. */
-export function requesterMax(perRepo: number, share: number): number {
+function requesterMax(perRepo: number, share: number): number {
   return Math.max(1, Math.floor(perRepo * share));
 }
 
@@ -78,8 +78,3 @@ export const defaultAgingMs = 300_000;
 
 /** Priority levels as numbers, low to high. */
 export const priorityLevel = { low: 0, normal: 1, high: 2 } as const;
-
-/** A waiting job's level after aging: its own, plus one per `agingMs` waited, at most high. */
-export function agedLevel(level: number, waitedMs: number, agingMs: number): number {
-  return Math.min(priorityLevel.high, level + Math.floor(Math.max(0, waitedMs) / agingMs));
-}

@@ -15,6 +15,7 @@ export {
   type BullmqQueueSettings,
   type LocalQueueSettings,
   type QueueSettings,
+  type SchedulingSettings,
   type SqsQueueSettings,
 } from './settings.js';
 export { openQueue } from './open-queue.js';

@@ -41,6 +41,7 @@ export const commands = {
   init: () => import('../commands/init.js'),
   jobs: () => import('../commands/jobs.js'),
   patch: () => import('../commands/patch.js'),
+  pending: () => import('../commands/pending.js'),
   producer: () => import('../commands/producer.js'),
   serve: () => import('../commands/serve.js'),
   worker: () => import('../commands/worker.js'),

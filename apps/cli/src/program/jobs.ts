@@ -169,6 +169,21 @@ export function registerFleetCommands(program: Command, { io, withRuntime }: Pro
     );
 }
 
+/** `pending`: the jobs still in the queue, which no run record shows yet. */
+export function registerPendingCommand(program: Command, { io, withRuntime }: ProgramContext): void {
+  program
+    .command('pending')
+    .description('list jobs still in the queue, longest-waiting first, and the limit that holds each back')
+    .option('--limit <n>', 'at most this many (default 100)', positiveInt)
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { json?: boolean; limit?: number }) => {
+      const { listPending } = await commands.pending();
+      await withRuntime(async (rt) => {
+        io.out(await listPending(rt, opts.json ?? false, opts.limit));
+      });
+    });
+}
+
 /** `dlq list`, `dlq redrive`, `dlq drop`: the dead-letter queue. */
 export function registerDeadLetterCommands(program: Command, { io, withRuntime }: ProgramContext): void {
   const dlq = program.command('dlq').description('the dead-letter queue');

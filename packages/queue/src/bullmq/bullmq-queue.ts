@@ -168,7 +168,7 @@ export class BullmqQueue implements Queue {
       if (this.#closed || options.signal?.aborted) return undefined;
       const lockToken = randomUUID();
       if (this.#access.refused && this.#workerConnection?.status !== 'ready') throw this.#access.refused;
-      await this.#age();
+      this.#age();
       // With Redis unreachable the fetch waits for it (never-give-up connection): a
       // shutdown must not, nor a refused password. A fetch that still lands after either
       // gives its job back.
@@ -192,12 +192,17 @@ export class BullmqQueue implements Queue {
     }
   }
 
-  /** An aging pass (see {@link ageWaiting}) at most once a second per process: each is a few Redis reads. */
-  async #age(): Promise<void> {
+  /**
+   * An aging pass (see {@link ageWaiting}) at most once a second per process: each is a few
+   * Redis reads. Not awaited: a claim must stay abortable while Redis is unreachable, and
+   * the fetch that follows on the same connection runs after it anyway.
+   */
+  #age(): void {
     const now = Date.now();
     if (now - this.#agedAt < 1_000 || !this.#workerConnection) return;
     this.#agedAt = now;
-    await ageWaiting(this.#workerConnection, this.#queue, now, this.#settings.agingMs ?? defaultAgingMs);
+    const agingMs = this.#settings.agingMs ?? defaultAgingMs;
+    void ageWaiting(this.#workerConnection, this.#queue, now, agingMs).catch(() => undefined);
   }
 
   /** Waiting jobs; a job a full group holds back is in BullMQ's delayed set, marked with the limit. */

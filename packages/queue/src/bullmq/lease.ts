@@ -35,14 +35,7 @@ export function bullmqLease(
 ): Lease {
   const { maxAttempts, leaseMs } = side.settings;
   const groups = slotGroups(job, side.settings.limits);
-  const lost = (error: unknown): never => {
-    if (isLockLost(error))
-      throw new LeaseLostError(
-        job.id,
-        `lease on job ${job.id} was lost: another claimer took it over or it was settled`,
-      );
-    throw error;
-  };
+  const lost = (error: unknown) => lostOr(job.id, error);
   let expiresAt = Date.now() + leaseMs;
   let settled = false;
   const settle = async <T>(fn: () => Promise<T>): Promise<T> => {
@@ -102,19 +95,28 @@ export function bullmqLease(
       settle(async () => {
         await fetched.moveToFailed(new Error(reason), lockToken, false);
       }),
-    release: () =>
-      settle(async () => {
-        // BullMQ counts every activation; a release must not spend an attempt, so the
-        // count is given back while the lock is still ours, and taken again if the move fails.
-        const client = side.producer;
-        const key = side.queue.toKey(fetched.id ?? '');
-        await client.hincrby(key, 'ats', -1);
-        try {
-          await fetched.moveToWait(lockToken);
-        } catch (error) {
-          await client.hincrby(key, 'ats', 1);
-          throw error;
-        }
-      }),
+    release: () => settle(() => releaseUnspent(side, fetched, lockToken)),
   };
+}
+
+/** `error` as a `lease_lost` when BullMQ refused a move because the lock is no longer ours. */
+function lostOr(jobId: string, error: unknown): never {
+  if (isLockLost(error))
+    throw new LeaseLostError(jobId, `lease on job ${jobId} was lost: another claimer took it over or it was settled`);
+  throw error;
+}
+
+/**
+ * Back to wait without spending an attempt. BullMQ counts every activation, so the count is
+ * given back while the lock is still ours, and taken again if the move fails.
+ */
+async function releaseUnspent(side: LeaseSide, fetched: BullJob, lockToken: string): Promise<void> {
+  const key = side.queue.toKey(fetched.id ?? '');
+  await side.producer.hincrby(key, 'ats', -1);
+  try {
+    await fetched.moveToWait(lockToken);
+  } catch (error) {
+    await side.producer.hincrby(key, 'ats', 1);
+    throw error;
+  }
 }

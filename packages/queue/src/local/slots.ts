@@ -63,7 +63,7 @@ function requesterPair(repo: string, requester: string): string {
 
 /**
  * The next job to claim: due (ready and visible, or leased and expired), not in a full
- * group, by aged priority (see `agedLevel`: one level per `agingMs` waited, at most high),
+ * group, by aged priority (its own level plus one per `agingMs` waited, at most high),
  * then the longest-waiting first. Parameters: queue, now, full repos (JSON), full
  * requester pairs (JSON), now, agingMs.
  */
