@@ -168,7 +168,8 @@ export class BullmqQueue implements Queue {
       if (this.#closed || options.signal?.aborted) return undefined;
       const lockToken = randomUUID();
       if (this.#access.refused && this.#workerConnection?.status !== 'ready') throw this.#access.refused;
-      this.#age();
+      await this.#age(options.signal);
+      if (options.signal?.aborted) return undefined;
       // With Redis unreachable the fetch waits for it (never-give-up connection): a
       // shutdown must not, nor a refused password. A fetch that still lands after either
       // gives its job back.
@@ -194,15 +195,16 @@ export class BullmqQueue implements Queue {
 
   /**
    * An aging pass (see {@link ageWaiting}) at most once a second per process: each is a few
-   * Redis reads. Not awaited: a claim must stay abortable while Redis is unreachable, and
-   * the fetch that follows on the same connection runs after it anyway.
+   * Redis reads. Awaited, so the fetch after it sees its moves, but only until `signal`
+   * aborts: a claim stays abortable while Redis is unreachable. A failed pass is skipped.
    */
-  #age(): void {
+  async #age(signal: AbortSignal | undefined): Promise<void> {
     const now = Date.now();
     if (now - this.#agedAt < 1_000 || !this.#workerConnection) return;
     this.#agedAt = now;
     const agingMs = this.#settings.agingMs ?? defaultAgingMs;
-    void ageWaiting(this.#workerConnection, this.#queue, now, agingMs).catch(() => undefined);
+    const pass = ageWaiting(this.#workerConnection, this.#queue, now, agingMs).catch(() => undefined);
+    await untilAborted(pass, signal, () => undefined);
   }
 
   /** Waiting jobs; a job a full group holds back is in BullMQ's delayed set, marked with the limit. */

@@ -77,6 +77,8 @@ export async function unhold(redis: Redis, queue: BullQueue, fetched: BullJob): 
  * read, so the answer is exact for the first `limit` of them all.
  */
 export async function pendingJobs(redis: Redis, queue: BullQueue, limit: number): Promise<PendingJob[]> {
+  // BullMQ reads an end of -1 as "all".
+  if (limit <= 0) return [];
   const jobs = (await queue.getJobs(['wait', 'prioritized', 'delayed'], 0, limit - 1, true)) as BullJob[];
   const multi = redis.multi();
   for (const job of jobs) multi.hget(queue.toKey(job.id ?? ''), 'cfHeld');

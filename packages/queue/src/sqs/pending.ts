@@ -12,6 +12,7 @@ const priorities = new Set<string>(['low', 'normal', 'high']);
  * a member its message outlived, is left out.
  */
 export async function sqsPending(coord: Coordination, limit: number): Promise<PendingJob[]> {
+  if (limit <= 0) return [];
   const waiting = await coord.waiting(limit);
   const pending: PendingJob[] = [];
   for (const { id, queuedAt, record } of waiting) {
