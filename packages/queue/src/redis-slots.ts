@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { HeldBy, SlotGroup } from './concurrency.js';
+import type { SlotGroup } from './concurrency.js';
 
 /** Redis's own clock, so hosts with skewed clocks agree on when a slot expired. */
 const clock = `local t = redis.call('TIME')
@@ -51,14 +51,14 @@ export class RedisSlots {
     this.#base = base;
   }
 
-  /** Takes a slot in each of `groups` for `holder` for `ttlMs`; or says which group is full. */
-  async acquire(groups: SlotGroup[], holder: string, ttlMs: number): Promise<HeldBy | undefined> {
+  /** Takes a slot in each of `groups` for `holder` for `ttlMs`; or answers the group that is full. */
+  async acquire(groups: SlotGroup[], holder: string, ttlMs: number): Promise<SlotGroup | undefined> {
     if (groups.length === 0) return undefined;
     const keys = groups.map((group) => this.#base + group.key);
     const full = Number(
       await this.#redis.eval(acquire, keys.length, ...keys, holder, ttlMs, ...groups.map((g) => g.max)),
     );
-    return full === 0 ? undefined : groups[full - 1]?.held;
+    return full === 0 ? undefined : groups[full - 1];
   }
 
   /** Extends `holder`'s slots to `ttlMs` from now (a heartbeat). */

@@ -43,8 +43,8 @@ queueConformance({
   name: 'bullmq through the fleet ACL user',
   leaseMs: 1_000,
   capabilities: { priority: true },
-  open: async ({ leaseMs, maxAttempts }) => {
-    const settings = settingsFor(fleetUrl(), leaseMs, maxAttempts);
+  open: async ({ leaseMs, maxAttempts, ...scheduling }) => {
+    const settings = { ...settingsFor(fleetUrl(), leaseMs, maxAttempts), ...scheduling };
     const queue = new BullmqQueue(settings);
     return { queue, settings, injectRaw: (payload) => queue.injectRaw(payload), dispose: () => queue.close() };
   },

@@ -56,7 +56,7 @@ queueConformance({
   name: 'local (SQLite), signed',
   leaseMs: 600,
   capabilities: { priority: true },
-  open: async ({ leaseMs, maxAttempts }) => {
+  open: async ({ leaseMs, maxAttempts, ...scheduling }) => {
     const dir = await createTempDir('queue');
     const settings: LocalQueueSettings = {
       backend: 'local',
@@ -65,6 +65,7 @@ queueConformance({
       leaseMs,
       maxAttempts,
       pollMs: 20,
+      ...scheduling,
     };
     const inner = new LocalQueue(settings);
     return {

@@ -23,7 +23,7 @@ import { bullmqLease, type LeaseSide } from './lease.js';
 import { bullmqStats } from './stats.js';
 import { defaultAgingMs, holdRecheckMs, slotGroups } from '../concurrency.js';
 import { RedisSlots } from '../redis-slots.js';
-import { ageWaiting, holdJob, pendingJobs, unhold } from './scheduling.js';
+import { ageWaiting, holdJob, pendingJobs, unhold, wakeHeld } from './scheduling.js';
 
 /**
  * `promise`'s value, or undefined as soon as `signal` aborts; a value that arrives after
@@ -310,9 +310,9 @@ export class BullmqQueue implements Queue {
     const groups = slotGroups(read.job, this.#settings.limits);
     const slots = this.#slots;
     if (groups.length > 0 && slots && this.#workerConnection) {
-      const held = await slots.acquire(groups, token, this.#settings.leaseMs);
-      if (held) {
-        await holdJob(this.#workerConnection, this.#queue, fetched, lockToken, held, Date.now() + holdRecheckMs);
+      const full = await slots.acquire(groups, token, this.#settings.leaseMs);
+      if (full) {
+        await holdJob(this.#workerConnection, this.#queue, { fetched, lockToken }, full, Date.now() + holdRecheckMs);
         return undefined;
       }
       await unhold(this.#workerConnection, this.#queue, fetched);
@@ -329,6 +329,7 @@ export class BullmqQueue implements Queue {
       closed: () => this.#closed,
       admitNext: (next, token) => this.#admitNext(next, token),
       slots: this.#slots,
+      wake: (groups) => (this.#workerConnection ? wakeHeld(this.#workerConnection, this.#queue, groups) : undefined),
     };
     return bullmqLease(side, fetched, lockToken, job, attempt, token);
   }

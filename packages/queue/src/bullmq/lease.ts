@@ -4,7 +4,7 @@ import type { Lease } from '../port.js';
 import type { BullmqQueueSettings } from '../settings.js';
 import type { BullJob, BullQueue } from './bull-classes.js';
 import { isLockLost } from './ids.js';
-import { slotGroups } from '../concurrency.js';
+import { slotGroups, type SlotGroup } from '../concurrency.js';
 import type { RedisSlots } from '../redis-slots.js';
 
 /** What a lease uses of the `BullmqQueue` that claimed it. */
@@ -18,6 +18,8 @@ export interface LeaseSide {
   admitNext: (next: unknown, lockToken: string) => Promise<Lease | undefined>;
   /** The concurrency slots the claim took, under the lease's token; absent before any claim. */
   slots: RedisSlots | undefined;
+  /** Brings forward a job each of `groups` holds, now that this lease's slots are free. */
+  wake: (groups: SlotGroup[]) => Promise<void> | undefined;
 }
 
 /**
@@ -47,6 +49,7 @@ export function bullmqLease(
     } finally {
       // Unfreed (Redis gone), the slot still ends when its lease would have.
       await side.slots?.release(groups, token).catch(() => undefined);
+      if (groups.length > 0) await side.wake(groups)?.catch(() => undefined);
     }
   };
   return {

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { HeldBy } from '../concurrency.js';
+import type { HeldBy, SlotGroup } from '../concurrency.js';
 import type { PendingJob } from '../port.js';
 import type { BullJob, BullQueue } from './bull-classes.js';
 import { readJob } from './jobs.js';
@@ -42,28 +42,62 @@ export async function ageWaiting(redis: Redis, queue: BullQueue, now: number, ag
   await redis.eval(ageScript, 1, queue.toKey('prioritized'), queue.toKey(''), now, agingMs);
 }
 
+/** The jobs a group held, by when: a freed slot brings the first forward. */
+function heldKey(queue: BullQueue, group: SlotGroup): string {
+  return queue.toKey(`cf-held:${group.key}`);
+}
+
+/** How long a group's list of held jobs outlives its last hold. */
+const heldListMs = 86_400_000;
+
 /**
- * Puts a fetched job that a full group holds back in the delayed set until `until`, as if
- * never fetched: the activation BullMQ counted (`ats`) is given back, so the hold spends
- * no attempt, and `cfHeld` on the job says which limit held it. False when the lock was
- * lost meanwhile (another claimer has the job; nothing to undo).
+ * Puts a fetched job that full group `full` holds back in the delayed set until `until`, as
+ * if never fetched: the activation BullMQ counted (`ats`) is given back, so the hold spends
+ * no attempt, and `cfHeld` on the job says which limit held it. The group's list of held
+ * jobs gets it, so a freed slot can bring it forward (`wakeHeld`) before `until`. False
+ * when the lock was lost meanwhile (another claimer has the job; nothing to undo).
  */
 export async function holdJob(
   redis: Redis,
   queue: BullQueue,
-  fetched: BullJob,
-  lockToken: string,
-  held: HeldBy,
+  { fetched, lockToken }: { fetched: BullJob; lockToken: string },
+  full: SlotGroup,
   until: number,
 ): Promise<boolean> {
-  const key = queue.toKey(fetched.id ?? '');
-  await redis.multi().hincrby(key, 'ats', -1).hset(key, 'cfHeld', JSON.stringify(held)).exec();
+  const id = fetched.id ?? '';
+  const key = queue.toKey(id);
+  await redis
+    .multi()
+    .hincrby(key, 'ats', -1)
+    .hset(key, 'cfHeld', JSON.stringify(full.held))
+    .zadd(heldKey(queue, full), 'NX', Date.now(), id)
+    .pexpire(heldKey(queue, full), heldListMs)
+    .exec();
   try {
     await fetched.moveToDelayed(until, lockToken);
     return true;
   } catch {
     await redis.hincrby(key, 'ats', 1).catch(() => undefined);
     return false;
+  }
+}
+
+/**
+ * A slot of each of `groups` was freed: the longest-held job of each that is still
+ * delayed is promoted to wait, instead of waiting out its recheck. Members that were
+ * claimed meanwhile (by a recheck) are dropped on the way, at most 10 per group.
+ */
+export async function wakeHeld(redis: Redis, queue: BullQueue, groups: SlotGroup[]): Promise<void> {
+  for (const group of groups) {
+    for (let i = 0; i < 10; i += 1) {
+      const [id] = await redis.zpopmin(heldKey(queue, group));
+      if (id === undefined) break;
+      const job = (await queue.getJob(id)) as BullJob | undefined;
+      if (!job || !(await job.isDelayed())) continue;
+      // A job that stopped being delayed just now (its recheck came) is fine to miss.
+      await job.promote().catch(() => undefined);
+      break;
+    }
   }
 }
 

@@ -292,9 +292,9 @@ export class SqsQueue implements Queue {
       return undefined;
     }
     const groups = slotGroups(job, this.#settings.limits);
-    const held = await this.#slots.acquire(groups, token, this.#leaseSeconds * 1_000);
-    if (held) {
-      await this.#hold(message, queueUrl, { job, body, token }, held);
+    const full = await this.#slots.acquire(groups, token, this.#leaseSeconds * 1_000);
+    if (full) {
+      await this.#hold(message, queueUrl, { job, body, token }, full.held);
       return undefined;
     }
     return this.#lease(message, queueUrl, { job, body, token, attempt: claimed.attempts, now });
