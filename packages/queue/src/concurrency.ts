@@ -69,7 +69,8 @@ export function describeHold(held: HeldBy): string {
 
 /**
  * How long a job held back by a full group stays out of sight on BullMQ and SQS before a
- * claim looks at it again (the local queue reads its slots at every claim and needs none).
+ * claim looks at it again (the local queue reads its slots at every claim and needs none;
+ * BullMQ brings a held job forward as soon as a slot of its group is freed).
  */
 export const holdRecheckMs = 2_000;
 

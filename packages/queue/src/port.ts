@@ -27,7 +27,8 @@ import type { HeldBy } from './concurrency.js';
  *   `concurrency.ts`): a job whose repository (or requester's share of it) is at its limit
  *   is not delivered, spends no attempt and counts as no delivery toward dead-lettering; a
  *   slot is freed when its job settles or its lease expires. A waiting job's priority rises
- *   with its wait, so none is starved.
+ *   with its wait, so none is starved. A held job counts as ready in the stats of the local
+ *   queue, as delayed on BullMQ and SQS (it is set aside there until a slot frees).
  * - **Pending**: the jobs still waiting, with the limit that holds each one back.
  * - **Damage is loud.** Storage the adapter keeps itself (the local queue's file) that is
  *   truncated or corrupt fails every call that meets it with a `queue_unavailable` error of
@@ -38,7 +39,8 @@ import type { HeldBy } from './concurrency.js';
  *   PR and comment writes are `ensure*`, publishing is fenced by the run store).
  * - Strict ordering. A high-priority job is claimed before normal ones everywhere (on
  *   SQS with a priority queue configured); low before normal only where the engine has
- *   priorities (local, BullMQ). FIFO only per SQS message group.
+ *   priorities (local, BullMQ); a job that waited long enough goes before a newer one of
+ *   a higher priority (aging). FIFO only per SQS message group.
  * - Results, progress events and cancellation of a running job: the run store owns those.
  * - Detecting a stale ack everywhere: SQS cannot always tell an old receipt handle from a
  *   live one, so fencing in the run store, not the queue, guards publishing.
