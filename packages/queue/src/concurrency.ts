@@ -79,3 +79,8 @@ export const defaultAgingMs = 300_000;
 
 /** Priority levels as numbers, low to high. */
 export const priorityLevel = { low: 0, normal: 1, high: 2 } as const;
+
+/** A waiting job's level after aging: its own, plus one per `agingMs` waited, at most high. */
+export function agedLevel(level: number, waitedMs: number, agingMs: number): number {
+  return Math.min(priorityLevel.high, level + Math.floor(Math.max(0, waitedMs) / agingMs));
+}

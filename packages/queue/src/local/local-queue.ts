@@ -17,7 +17,15 @@ import type { LocalQueueSettings } from '../settings.js';
 import { queueDamaged } from './damage.js';
 import { limitColumnsFromPayload, prepareDatabase } from './schema.js';
 import { defaultAgingMs, priorityLevel } from '../concurrency.js';
-import { fullGroups, holdOf, pickParams, pickSql, runningSql, type FullGroups, type RunningRow } from './slots.js';
+import {
+  fullGroups,
+  holdOf,
+  nextToClaim,
+  oldestOfPrioritySql,
+  runningSql,
+  type FullGroups,
+  type RunningRow,
+} from './slots.js';
 
 interface JobRow {
   seq: number;
@@ -145,14 +153,17 @@ export class LocalQueue implements Queue {
 
   #claimNow(workerId: string): Lease | undefined {
     const q = this.#settings.name;
-    const pick = this.#sql(pickSql);
+    const oldest = this.#sql(oldestOfPrioritySql);
+    const levels = Object.values(priorityLevel);
     return this.#db
       .transaction((): Lease | undefined => {
         for (;;) {
           const now = Date.now();
           // A job of a full group is passed over where it is: it stays ready, no attempt spent.
           const full = this.#fullGroups(now);
-          const row = pick.get(q, ...pickParams(now, full, this.#settings.agingMs)) as JobRow | undefined;
+          const [repos, requesters] = [JSON.stringify(full.repos), JSON.stringify(full.requesters)];
+          const candidates = levels.map((p) => oldest.get(q, p, now, repos, requesters) as JobRow | undefined);
+          const row = nextToClaim(candidates, now, this.#settings.agingMs);
           if (!row) return undefined;
           if (row.state === 'leased' && row.attempts >= row.max_attempts) {
             this.#bury(

@@ -4,7 +4,7 @@ import type { SqliteDatabase as Database } from '@codefleet/sqlite';
  * One table holds every named queue in the file. A job row moves
  * ready → leased → done | dead, and back to ready on retry, release, lease expiry or redrive.
  * `available_at` means "visible from" for ready rows and "lease expires at" for leased rows,
- * so a single index scan finds both new work and work whose claimer died. `repo` and
+ * so one scan finds both new work and work whose claimer died. `repo` and
  * `requested_by` are copied out of the payload so concurrency limits are read without
  * parsing JSON (NULL for a malformed payload).
  */
@@ -33,9 +33,12 @@ CREATE TABLE IF NOT EXISTS jobs (
 -- Dedup while pending or running, enforced by SQLite itself rather than by a read-then-write.
 CREATE UNIQUE INDEX IF NOT EXISTS jobs_active_key ON jobs (queue, idempotency_key)
   WHERE state IN ('ready', 'leased');
-CREATE INDEX IF NOT EXISTS jobs_due ON jobs (queue, priority DESC, available_at)
-  WHERE state IN ('ready', 'leased');
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs (queue, state);
+-- The longest-waiting job of each priority, which is all a claim compares (see local/slots.ts);
+-- it replaced jobs_due (priority, then visible-from), which aging left unused.
+CREATE INDEX IF NOT EXISTS jobs_waiting ON jobs (queue, priority, enqueued_at, seq)
+  WHERE state IN ('ready', 'leased');
+DROP INDEX IF EXISTS jobs_due;
 `;
 
 /** Creates the schema, idempotently: openSqlite runs it on a new file before it appears, and at every open. */

@@ -1,5 +1,5 @@
 import type { Job } from '@codefleet/core';
-import { slotGroups, type ConcurrencyLimits, type HeldBy } from '../concurrency.js';
+import { agedLevel, slotGroups, type ConcurrencyLimits, type HeldBy } from '../concurrency.js';
 
 /** Running jobs of one repository and requester, as the local queue counts them. */
 export interface RunningRow {
@@ -62,17 +62,43 @@ function requesterPair(repo: string, requester: string): string {
 }
 
 /**
- * The next job to claim: due (ready and visible, or leased and expired), not in a full
- * group, by aged priority (its own level plus one per `agingMs` waited, at most high),
- * then the longest-waiting first. Parameters: queue, now, full repos (JSON), full
- * requester pairs (JSON), now, agingMs.
+ * The longest-waiting due job (ready and visible, or leased and expired) of one stored
+ * priority, not in a full group: one walk of the `jobs_waiting` index. Parameters: queue,
+ * priority, now, full repos (JSON), full requester pairs (JSON).
  */
-export const pickSql = `SELECT * FROM jobs WHERE queue = ? AND state IN ('ready', 'leased') AND available_at <= ?
+export const oldestOfPrioritySql = `SELECT * FROM jobs
+  WHERE queue = ? AND priority = ? AND state IN ('ready', 'leased') AND available_at <= ?
   AND (repo IS NULL OR (repo NOT IN (SELECT value FROM json_each(?))
     AND repo || char(10) || coalesce(requested_by, '') NOT IN (SELECT value FROM json_each(?))))
-  ORDER BY min(2, priority + max(0, CAST((? - enqueued_at) / ? AS INTEGER))) DESC, enqueued_at, seq LIMIT 1`;
+  ORDER BY enqueued_at, seq LIMIT 1`;
 
-/** The parameters of {@link pickSql} after the queue name. */
-export function pickParams(now: number, full: FullGroups, agingMs: number): unknown[] {
-  return [now, JSON.stringify(full.repos), JSON.stringify(full.requesters), now, agingMs];
+/** A candidate row, as {@link nextToClaim} compares them. */
+interface Candidate {
+  seq: number;
+  priority: number;
+  enqueued_at: number;
+}
+
+/**
+ * The job to claim among the longest-waiting due job of each stored priority: the highest
+ * aged level (its own plus one per `agingMs` waited, at most high), then the longest
+ * waiting. Within one stored priority the longest-waiting job also has the highest aged
+ * level, so these few candidates give the same answer as sorting every waiting job, at the
+ * cost of three index walks instead of a sort of them all.
+ */
+export function nextToClaim<T extends Candidate>(candidates: (T | undefined)[], now: number, agingMs: number) {
+  let best: T | undefined;
+  let bestLevel = -1;
+  for (const row of candidates) {
+    if (!row) continue;
+    const level = agedLevel(row.priority, now - row.enqueued_at, agingMs);
+    const older =
+      best !== undefined &&
+      (row.enqueued_at < best.enqueued_at || (row.enqueued_at === best.enqueued_at && row.seq < best.seq));
+    if (level > bestLevel || (level === bestLevel && older)) {
+      best = row;
+      bestLevel = level;
+    }
+  }
+  return best;
 }
