@@ -21,6 +21,7 @@ import {
   fullGroups,
   holdOf,
   nextToClaim,
+  oldestOfOddPrioritySql,
   oldestOfPrioritySql,
   runningSql,
   type FullGroups,
@@ -33,6 +34,8 @@ interface JobRow {
   idempotency_key: string | null;
   payload: string;
   state: 'ready' | 'leased' | 'done' | 'dead';
+  priority: number;
+  enqueued_at: number;
   attempts: number;
   max_attempts: number;
   available_at: number;
@@ -153,7 +156,7 @@ export class LocalQueue implements Queue {
 
   #claimNow(workerId: string): Lease | undefined {
     const q = this.#settings.name;
-    const oldest = this.#sql(oldestOfPrioritySql);
+    const [oldest, oldestOdd] = [this.#sql(oldestOfPrioritySql), this.#sql(oldestOfOddPrioritySql)];
     const levels = Object.values(priorityLevel);
     return this.#db
       .transaction((): Lease | undefined => {
@@ -163,6 +166,7 @@ export class LocalQueue implements Queue {
           const full = this.#fullGroups(now);
           const [repos, requesters] = [JSON.stringify(full.repos), JSON.stringify(full.requesters)];
           const candidates = levels.map((p) => oldest.get(q, p, now, repos, requesters) as JobRow | undefined);
+          candidates.push(oldestOdd.get(q, now, repos, requesters) as JobRow | undefined);
           const row = nextToClaim(candidates, now, this.#settings.agingMs);
           if (!row) return undefined;
           if (row.state === 'leased' && row.attempts >= row.max_attempts) {

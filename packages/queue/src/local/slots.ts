@@ -61,16 +61,25 @@ function requesterPair(repo: string, requester: string): string {
   return `${repo}\n${requester}`;
 }
 
+const dueAndFree = `state IN ('ready', 'leased') AND available_at <= ?
+  AND (repo IS NULL OR (repo NOT IN (SELECT value FROM json_each(?))
+    AND repo || char(10) || coalesce(requested_by, '') NOT IN (SELECT value FROM json_each(?))))`;
+
 /**
  * The longest-waiting due job (ready and visible, or leased and expired) of one stored
  * priority, not in a full group: one walk of the `jobs_waiting` index. Parameters: queue,
  * priority, now, full repos (JSON), full requester pairs (JSON).
  */
-export const oldestOfPrioritySql = `SELECT * FROM jobs
-  WHERE queue = ? AND priority = ? AND state IN ('ready', 'leased') AND available_at <= ?
-  AND (repo IS NULL OR (repo NOT IN (SELECT value FROM json_each(?))
-    AND repo || char(10) || coalesce(requested_by, '') NOT IN (SELECT value FROM json_each(?))))
+export const oldestOfPrioritySql = `SELECT * FROM jobs WHERE queue = ? AND priority = ? AND ${dueAndFree}
   ORDER BY enqueued_at, seq LIMIT 1`;
+
+/**
+ * The same for a priority no producer writes (a row written into the file by hand): never
+ * skipped, so a forged row still meets the claim that dead-letters it. Two empty index
+ * ranges, normally. Parameters: queue, now, full repos, full requester pairs.
+ */
+export const oldestOfOddPrioritySql = `SELECT * FROM jobs WHERE queue = ? AND (priority > 2 OR priority < 0)
+  AND ${dueAndFree} ORDER BY enqueued_at, seq LIMIT 1`;
 
 /** A candidate row, as {@link nextToClaim} compares them. */
 interface Candidate {
