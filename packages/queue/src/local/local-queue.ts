@@ -21,7 +21,7 @@ import {
   fullGroups,
   holdOf,
   nextToClaim,
-  oldestOfOddPrioritySql,
+  oddPrioritySqls,
   oldestOfPrioritySql,
   runningSql,
   type FullGroups,
@@ -156,7 +156,8 @@ export class LocalQueue implements Queue {
 
   #claimNow(workerId: string): Lease | undefined {
     const q = this.#settings.name;
-    const [oldest, oldestOdd] = [this.#sql(oldestOfPrioritySql), this.#sql(oldestOfOddPrioritySql)];
+    const oldest = this.#sql(oldestOfPrioritySql);
+    const oldestOdd = oddPrioritySqls.map((sql) => this.#sql(sql));
     const levels = Object.values(priorityLevel);
     return this.#db
       .transaction((): Lease | undefined => {
@@ -166,7 +167,7 @@ export class LocalQueue implements Queue {
           const full = this.#fullGroups(now);
           const [repos, requesters] = [JSON.stringify(full.repos), JSON.stringify(full.requesters)];
           const candidates = levels.map((p) => oldest.get(q, p, now, repos, requesters) as JobRow | undefined);
-          candidates.push(oldestOdd.get(q, now, repos, requesters) as JobRow | undefined);
+          for (const odd of oldestOdd) candidates.push(odd.get(q, now, repos, requesters) as JobRow | undefined);
           const row = nextToClaim(candidates, now, this.#settings.agingMs);
           if (!row) return undefined;
           if (row.state === 'leased' && row.attempts >= row.max_attempts) {

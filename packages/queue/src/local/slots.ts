@@ -74,12 +74,16 @@ export const oldestOfPrioritySql = `SELECT * FROM jobs WHERE queue = ? AND prior
   ORDER BY enqueued_at, seq LIMIT 1`;
 
 /**
- * The same for a priority no producer writes (a row written into the file by hand): never
- * skipped, so a forged row still meets the claim that dead-letters it. Two empty index
- * ranges, normally. Parameters: queue, now, full repos, full requester pairs.
+ * The same above high and below low, priorities no producer writes (a row written into the
+ * file by hand): never skipped, so a forged row still meets the claim that dead-letters it.
+ * Empty index ranges, normally; the index is named because SQLite, without statistics,
+ * would rather walk every ready row by state. Parameters: queue, now, full repos, full
+ * requester pairs.
  */
-export const oldestOfOddPrioritySql = `SELECT * FROM jobs WHERE queue = ? AND (priority > 2 OR priority < 0)
-  AND ${dueAndFree} ORDER BY enqueued_at, seq LIMIT 1`;
+export const oddPrioritySqls = ['priority > 2', 'priority < 0'].map(
+  (range) => `SELECT * FROM jobs INDEXED BY jobs_waiting WHERE queue = ? AND ${range} AND ${dueAndFree}
+  ORDER BY enqueued_at, seq LIMIT 1`,
+);
 
 /** A candidate row, as {@link nextToClaim} compares them. */
 interface Candidate {
