@@ -47,12 +47,14 @@ describe('overview warnings', () => {
     const now = Date.now();
     await b.queue.enqueue(jobOf('q-1'));
     await b.queue.enqueue(jobOf('d-1'));
-    // Claims in priority, then arrival order: q-1 first, given back; then d-1, dead-lettered.
-    await (await b.queue.claim({ workerId: 't' }))?.release();
+    // Claims in priority, then arrival order: q-1 first, held; then d-1, dead-lettered; then
+    // q-1 given back (a released job keeps its place in line, so it is claimed while held).
+    const first = await b.queue.claim({ workerId: 't' });
     const dead = await b.queue.claim({ workerId: 't' });
     await (dead?.job.id === 'd-1'
       ? dead.deadLetter('permanent')
       : Promise.reject(new Error(`claimed ${dead?.job.id}`)));
+    await first?.release();
     await b.store.save(implementingRun(jobOf('slow-1'), new Date(now - 3 * hour)));
     await b.store.save(implementingRun(jobOf('fine-1'), new Date(now - 60_000)));
     await b.store.record({
