@@ -31,10 +31,9 @@ const agentRun = (overrides: Partial<AgentRun>): AgentRun => ({
   ...overrides,
 });
 
-const page = async (id: string) =>
-  (
-    await fetch(`${dash.base}/runs/${id}`, { headers: { authorization: `Bearer ${token}`, accept: 'text/html' } })
-  ).text();
+const get = async (path: string) =>
+  (await fetch(`${dash.base}${path}`, { headers: { authorization: `Bearer ${token}`, accept: 'text/html' } })).text();
+const page = async (id: string) => get(`/runs/${id}`);
 
 describe('run page: models, calls, cost, tiers', () => {
   it("shows each agent run's model, tokens, cost and calls, the run's total and the tiers, all escaped", async () => {
@@ -140,6 +139,9 @@ describe('run page: models, calls, cost, tiers', () => {
       '<tr><td>1</td><td>strongest</td><td>claude</td><td>succeeded</td><td>$0.1000</td><td></td></tr>',
     );
     expect(text).not.toMatch(/<img|<script>alert|<b>claude/);
+    // The runs list has the run's total in its cost column.
+    const list = await get('/runs');
+    expect(list).toMatch(/<a href="\/runs\/costly-1">[^]*?<td class="cost">\$0\.1045<\/td>/);
   });
 
   it('a run whose agents report no cost, calls or tiers shows none of it', async () => {
@@ -147,5 +149,7 @@ describe('run page: models, calls, cost, tiers', () => {
     const text = await page('plain-1');
     expect(text).toContain('<h2>Agent runs</h2>');
     expect(text).not.toMatch(/class="cost"|model-calls|Escalation tiers/);
+    // Nor a cost in the runs list: empty, never $0.
+    expect(await get('/runs')).toMatch(/<a href="\/runs\/plain-1">[^]*?<td class="cost"><\/td>/);
   });
 });

@@ -294,6 +294,8 @@ export interface RunSummary {
   durationMs?: number;
   /** The failing error's code when the run failed. */
   errorCode?: string;
+  /** What the run's agent runs cost so far (`runCostUsd`); absent when none reported a cost. */
+  costUsd?: number;
   /**
    * Set when the stored record cannot be read (corrupt, or written by an incompatible
    * version): why. The other fields are what could be read of it, `stage` the stored one

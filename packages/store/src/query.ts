@@ -2,6 +2,7 @@ import {
   CodefleetError,
   isTerminal,
   parseRun,
+  runCostUsd,
   runOutcomes,
   runSourceName,
   sourceNames,
@@ -31,6 +32,7 @@ export function summarize(run: RunRecord): RunSummary {
   const updated = Date.parse(run.updated_at);
   const facets = facetsOf(run);
   const worker = run.attempts[run.attempts.length - 1]?.worker_id;
+  const costUsd = runCostUsd(run);
   return {
     runId: run.run_id,
     title: run.job.title,
@@ -55,6 +57,7 @@ export function summarize(run: RunRecord): RunSummary {
     ...(worker === undefined ? {} : { worker }),
     ...(Number.isFinite(created) && Number.isFinite(updated) ? { durationMs: Math.max(0, updated - created) } : {}),
     ...(run.error === undefined || run.outcome === 'succeeded' ? {} : { errorCode: run.error.code }),
+    ...(costUsd === undefined ? {} : { costUsd }),
     taskKey: run.job.idempotency_key,
     jobId: run.job.id,
   };

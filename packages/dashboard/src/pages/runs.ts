@@ -1,4 +1,12 @@
-import { formatDuration, isTerminal, runOutcomes, stages, statusLabel, type TaskStatusView } from '@codefleet/core';
+import {
+  formatDuration,
+  formatUsd,
+  isTerminal,
+  runOutcomes,
+  stages,
+  statusLabel,
+  type TaskStatusView,
+} from '@codefleet/core';
 import { ago } from '../format.js';
 import { html, safeHref, type Html } from '../html.js';
 import { sourceFilters, type RunQuery, type RunSummary } from '@codefleet/store';
@@ -99,7 +107,7 @@ ${
   runs.length === 0
     ? html`<p>No run matches.</p>`
     : html`<table class="runs">
-<thead><tr><th>Run</th><th>Status</th><th>State</th><th>Repository</th><th>Source</th><th>Agent</th><th>Worker</th><th>Attempts</th><th>Duration</th><th>Created</th><th>PR</th></tr></thead>
+<thead><tr><th>Run</th><th>Status</th><th>State</th><th>Repository</th><th>Source</th><th>Agent</th><th>Worker</th><th>Attempts</th><th>Duration</th><th>Cost</th><th>Created</th><th>PR</th></tr></thead>
 <tbody>${runs.map(
         (r, i) =>
           html`<tr>
@@ -108,6 +116,7 @@ ${
 <td>${stateCell(r)}</td>
 <td>${r.repo}</td><td>${r.source}</td><td>${r.agent ?? ''}</td><td>${r.worker ?? ''}</td><td>${r.attempts}</td>
 <td>${durationCell(r, now)}</td>
+<td class="cost">${r.costUsd === undefined ? '' : formatUsd(r.costUsd)}</td>
 <td><time datetime="${r.createdAt}">${ago(now, r.createdAt)}</time></td>
 <td>${prLink(r.pullRequest)}</td>
 </tr>`,
