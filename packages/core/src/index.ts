@@ -58,8 +58,9 @@ export { findJsonSyntaxProblem } from './json-position.js';
 export { splitCommandLine } from './command-line.js';
 export type { RepoRef } from './repo-ref.js';
 export { branchNameProblem, checkRepoRef, maxRepoLength, parseRepoRef } from './repo-ref.js';
-export type { Backoff, InnerPolicy, OuterDecision, OuterPolicy } from './retry.js';
+export type { AttemptShape, Backoff, InnerPolicy, OuterDecision, OuterPolicy } from './retry.js';
 export {
+  attemptWorstCaseMs,
   backoffDelayMs,
   decideOuter,
   defaultInnerPolicy,

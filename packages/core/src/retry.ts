@@ -118,9 +118,48 @@ export function decideOuter(
   return { action: 'retry', delayMs: Math.max(backoff, asked) };
 }
 
+/** What one outer attempt of a job may run, each piece at most its own timeout. */
+export interface AttemptShape {
+  /** The longest one agent run may take: the largest agent timeout in the config. */
+  agentTimeoutMs: number;
+  /** The timeout of one check (install, build, format, lint, test, a DoD command). */
+  stepTimeoutMs: number;
+  /** Inner attempts per pass (`worker.max_fix_attempts`): each an agent run and its checks. */
+  maxFixAttempts: number;
+  /** Escalation tiers a job may run in one attempt, each both passes again; 1 without a chain. */
+  tiers: number;
+  /** Definition-of-done commands run once the passes pass. */
+  dodCommands: number;
+}
+
+/** Checks a pass-1 fix attempt runs (install, build), and a pass-2 one (install, build, format, lint, test). */
+const pass1Checks = 2;
+const pass2Checks = 5;
+/** Before the first agent run: the package manager fetched, the install on the base and the base's baseline (five checks). */
+const checksBeforeAgent = 2 + pass2Checks;
+
+/**
+ * Upper bound on one outer attempt's wall time: the checks before the agent, then for each
+ * tier both passes with every fix attempt (an agent run and its checks, pass 2 running all
+ * five), then the DoD commands, each at its full timeout. Preparing and publishing are git
+ * and forge calls with deadlines of their own (minutes at most), not counted. Throws
+ * RangeError on negative, fractional or NaN inputs.
+ */
+export function attemptWorstCaseMs(shape: AttemptShape): number {
+  requireDuration('agentTimeoutMs', shape.agentTimeoutMs);
+  requireDuration('stepTimeoutMs', shape.stepTimeoutMs);
+  requireCount('maxFixAttempts', shape.maxFixAttempts, 1);
+  requireCount('tiers', shape.tiers, 1);
+  requireCount('dodCommands', shape.dodCommands, 0);
+  const { agentTimeoutMs: agent, stepTimeoutMs: step } = shape;
+  const pass1 = agent + pass1Checks * step;
+  const pass2 = agent + pass2Checks * step;
+  return checksBeforeAgent * step + shape.tiers * shape.maxFixAttempts * (pass1 + pass2) + shape.dodCommands * step;
+}
+
 /**
  * Upper bound on a job's wall time: (maxRetries + 1) attempts of
- * `agentTimeoutMs` each, plus the largest possible backoff before every retry (jitter
+ * `agentTimeoutMs` each (one attempt's bound: {@link attemptWorstCaseMs}), plus the largest possible backoff before every retry (jitter
  * never exceeds the cap). `agentTimeoutMs` is the time budget of one attempt; a
  * Retry-After longer than the backoff is not bounded here. Throws RangeError on
  * negative, fractional or NaN inputs.

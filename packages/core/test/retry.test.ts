@@ -10,6 +10,7 @@ import {
   maxBackoffDelayMs,
   shouldRetryInner,
   worstCaseWallTimeMs,
+  attemptWorstCaseMs,
 } from '../src/retry.js';
 
 const transient: Classified = { code: 'network', verdict: 'transient', message: 'ECONNRESET' };
@@ -187,5 +188,22 @@ describe('worstCaseWallTimeMs', () => {
         policy: { maxRetries: 1, backoff: { strategy: 'fixed', delayMs: Number.NaN } },
       }),
     ).toThrow(RangeError);
+  });
+});
+
+describe('attemptWorstCaseMs', () => {
+  const shape = { agentTimeoutMs: 1000, stepTimeoutMs: 10, maxFixAttempts: 3, tiers: 1, dodCommands: 2 };
+
+  it('counts the checks before the agent, both passes of every fix attempt and tier, and the DoD', () => {
+    // 7 checks before; per fix attempt pass 1 = agent + 2 checks, pass 2 = agent + 5 checks.
+    expect(attemptWorstCaseMs(shape)).toBe(70 + 3 * (1020 + 1050) + 20);
+    expect(attemptWorstCaseMs({ ...shape, tiers: 2 })).toBe(70 + 2 * 3 * (1020 + 1050) + 20);
+    expect(attemptWorstCaseMs({ ...shape, maxFixAttempts: 1, dodCommands: 0 })).toBe(70 + 1020 + 1050);
+  });
+
+  it('refuses nonsense', () => {
+    expect(() => attemptWorstCaseMs({ ...shape, maxFixAttempts: 0 })).toThrow(RangeError);
+    expect(() => attemptWorstCaseMs({ ...shape, tiers: 1.5 })).toThrow(RangeError);
+    expect(() => attemptWorstCaseMs({ ...shape, stepTimeoutMs: Number.NaN })).toThrow(RangeError);
   });
 });
