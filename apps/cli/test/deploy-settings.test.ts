@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { probeOllama } from '@codefleet/agents';
 import { parseConfig, type Config } from '@codefleet/config';
-import { FLEET_ACL_RULES, startOllamaStandIn, type OllamaStandIn } from '@codefleet/testkit';
+import { docFiles, docSection, FLEET_ACL_RULES, startOllamaStandIn, type OllamaStandIn } from '@codefleet/testkit';
 import { enabledProducers } from '../src/commands/serve.js';
 
 // Every deployment file runs a worker whose agent can run and whose forge is the one it
@@ -314,7 +314,7 @@ describe('deployment files: a worker with a working agent and the forge it names
       'infra/systemd/codefleet-worker@.service',
       'infra/launchd/dev.codefleet.worker.plist',
       'infra/README.md',
-      'README.md',
+      ...docFiles(),
       'config.yaml',
     ];
     for (const file of files) {
@@ -323,7 +323,9 @@ describe('deployment files: a worker with a working agent and the forge it names
         .filter((url) => !/\/\/(127\.0\.0\.1|localhost|\[::1\])/.test(url));
       expect([file, open]).toEqual([file, []]);
     }
-    // The README's ACL user is the one the queue conformance suite and the store contracts pass through.
-    expect(read('README.md')).toContain(`user codefleet on >PASSWORD ${FLEET_ACL_RULES}`);
+    // The docs' ACL user is the one the queue conformance suite and the store contracts pass through.
+    expect(docSection('A fleet on several hosts: three Mac minis and a Linux host').text).toContain(
+      `user codefleet on >PASSWORD ${FLEET_ACL_RULES}`,
+    );
   });
 });

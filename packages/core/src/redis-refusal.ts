@@ -11,7 +11,7 @@ const refusals = {
   NOAUTH: 'wants a password and the URL has none: put the user and password in',
   WRONGPASS: 'refused the user or password: check the user and password in',
   NOPERM:
-    'refused a command to this user: give the ACL user the commands and keys codefleet needs (see the README), or fix the user in',
+    'refused a command to this user: give the ACL user the commands and keys codefleet needs (see docs/operations.md), or fix the user in',
 } as const;
 
 /** The Redis reply code of an error from ioredis, when it is one of the refusals above. */

@@ -78,3 +78,4 @@ export {
 } from './anthropic-stand-in.js';
 export { otherTestFleetKey, testFleetKey, testFleetKeyEnv } from './fleet-key.js';
 export { hostNpmEnv } from './host-npm.js';
+export { codeBlocks, docFiles, docSection, repoRoot } from './docs.js';

@@ -28,7 +28,7 @@ export interface RedisServer {
 }
 
 /**
- * The rules of the Redis ACL user the README gives a fleet (after `on >password`): keys
+ * The rules of the Redis ACL user docs/operations.md gives a fleet (after `on >password`): keys
  * under the default prefix `codefleet`, every command but the dangerous ones (KEYS,
  * FLUSHALL, CONFIG, DEBUG, ...), and INFO, which BullMQ reads the server version with.
  * The queue conformance suite and the run store contract pass through a user with them.

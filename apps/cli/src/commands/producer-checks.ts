@@ -58,7 +58,7 @@ async function slackChecks(slack: Config['slack']): Promise<Check[]> {
   return result.problems.map((problem) => ({
     ok: false,
     what: `slack: ${problem}`,
-    fix: 'see README "Slack": the bot token (xoxb-…, Install App), the app-level token with connections:write (xapp-…, Socket Mode) or the signing secret (HTTP events)',
+    fix: 'see docs/chat.md "Slack": the bot token (xoxb-…, Install App), the app-level token with connections:write (xapp-…, Socket Mode) or the signing secret (HTTP events)',
   }));
 }
 

@@ -202,7 +202,7 @@ const script = z
       .min(1)
       .optional()
       .describe(
-        'Node.js program run as `node <module> --workdir … --prompt-file … --pass … --attempt …` in the working copy (README: the script agent); ./ and ../ paths are resolved against the config file.',
+        'Node.js program run as `node <module> --workdir … --prompt-file … --pass … --attempt …` in the working copy (docs/agents.md: the script agent); ./ and ../ paths are resolved against the config file.',
       ),
     timeout_seconds: agentTimeout(),
   })

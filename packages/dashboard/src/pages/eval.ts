@@ -18,7 +18,7 @@ const pct = (rate: number | undefined) => (rate === undefined ? '–' : `${(rate
 /** The suites evaluated, newest first, each a link to its report. */
 export function evalSuitesBody(suites: readonly SuiteLine[], now: number): Html {
   if (suites.length === 0)
-    return html`<p>No evaluation has run yet: <code>codefleet eval run</code> queues one (see README, "Evaluate agents on your repository").</p>`;
+    return html`<p>No evaluation has run yet: <code>codefleet eval run</code> queues one (see docs/evaluation.md in codefleet).</p>`;
   return html`<table class="eval-suites">
 <thead><tr><th>Suite</th><th>Instances</th><th>Configurations</th><th>Runs</th><th>Newest</th></tr></thead>
 <tbody>${suites.map(

@@ -3,36 +3,30 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { execa } from 'execa';
-import { createTempDir, createTempRepo, git, gitTestEnv, type TempDir, type TempRepo } from '@codefleet/testkit';
+import {
+  codeBlocks,
+  createTempDir,
+  createTempRepo,
+  docSection,
+  git,
+  gitTestEnv,
+  type TempDir,
+  type TempRepo,
+} from '@codefleet/testkit';
 import { bin } from './cli-helpers.js';
 
-// The README's agent examples, read from the README itself so the docs and this test cannot
-// drift: each runs a job end to end on the local backend through the real binary.
-const readme = await readFile(fileURLToPath(new URL('../../../README.md', import.meta.url)), 'utf8');
-
-/** The fenced code blocks of the README section under `heading`, in order. */
+// The docs' agent examples (docs/agents.md), read from the docs themselves so the docs and this
+// test cannot drift: each runs a job end to end on the local backend through the real binary.
+/** The fenced code blocks of the docs' section under `heading`, in order. */
 function blocks(heading: string): { lang: string; code: string }[] {
-  const start = readme.indexOf(`\n${heading}\n`);
-  if (start < 0) throw new Error(`README has no "${heading}" section`);
-  const next = /\n#{1,3} /g;
-  next.lastIndex = start + heading.length + 2;
-  // A heading is outside code: count the fences before it.
-  let end: number | undefined;
-  for (let m = next.exec(readme); m !== null; m = next.exec(readme)) {
-    if ((readme.slice(start, m.index).match(/^```/gm) ?? []).length % 2 === 0) {
-      end = m.index;
-      break;
-    }
-  }
-  const section = readme.slice(start, end);
-  return [...section.matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)].map((m) => ({ lang: m[1]!, code: m[2]! }));
+  return codeBlocks(docSection(heading).text);
 }
 
-describe("the README's agent examples work as written", () => {
+describe("the docs' agent examples work as written", () => {
   let dir: TempDir;
   let repo: TempRepo;
   beforeEach(async () => {
-    dir = await createTempDir('readme-agents');
+    dir = await createTempDir('docs-agents');
     repo = await createTempRepo({ files: { 'README.md': 'a project\n' } });
   });
   afterEach(async () => {
@@ -67,12 +61,14 @@ describe("the README's agent examples work as written", () => {
   const quiet = 'data_dir: ./data\nlogging:\n  level: silent\n';
 
   it('the command agent: a shell script in ~/codefleet-agents, configured in ten lines', async () => {
-    const [script, config, ...rest] = blocks('### Your own agent: a command');
+    const [script, config, ...rest] = blocks('Your own agent: a command');
     expect([script?.lang, config?.lang, rest]).toEqual(['sh', 'yaml', []]);
     expect(script!.code.split('\n').length + config!.code.split('\n').length).toBeLessThanOrEqual(16);
-    // Saved where the README says, as it says.
+    // Saved where the docs say, as they say.
     const home = join(dir.path, 'home');
-    const where = /`(~\/[^`]+)` and `chmod \+x` it/.exec(readme)![1]!.replace('~', home);
+    const where = /`(~\/[^`]+)` and `chmod \+x` it/
+      .exec(docSection('Your own agent: a command').text)![1]!
+      .replace('~', home);
     await mkdir(join(where, '..'), { recursive: true });
     await writeFile(where, script!.code);
     await chmod(where, 0o755);
@@ -81,7 +77,7 @@ describe("the README's agent examples work as written", () => {
   });
 
   it('the script agent: the module next to config.yaml', async () => {
-    const [usage, module, ...rest] = blocks('### The script agent');
+    const [usage, module, ...rest] = blocks('The script agent');
     expect([usage?.lang, module?.lang, rest]).toEqual(['', 'js', []]);
     // Its first line names the file and the config that loads it.
     const first = /^\/\/ (\S+), next to config\.yaml; config\.yaml: (.*)$/m.exec(module!.code)!;
