@@ -10,6 +10,7 @@ export type DashboardStore = Pick<
   RunStore,
   | 'get'
   | 'list'
+  | 'page'
   | 'requestCancel'
   | 'cancelRequested'
   | 'clearCancel'

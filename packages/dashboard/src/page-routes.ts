@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { taskStatusesOf } from '@codefleet/core';
 import { html } from './html.js';
-import { filtersOf, queryOf, runsBody } from './pages/runs.js';
+import { positionOf } from './pages/pager.js';
+import { runsListBody } from './runs-list.js';
 import { formTokenOf, HttpError, idParams, type RouteContext } from './route-context.js';
 import { readSuiteReport, readSuites } from './eval-read.js';
 import { evalReportBody, evalSuitesBody } from './pages/eval.js';
@@ -42,14 +42,7 @@ export function addPageRoutes(ctx: RouteContext): void {
     sendPage(reply, 'Overview', (await overviewView(deps)).body, '/events?view=overview'),
   );
 
-  app.get('/runs', async (req, reply) => {
-    const filters = filtersOf(req.query);
-    const now = deps.now().getTime();
-    const { query, ignored } = queryOf(filters, now, 200);
-    const runs = await deps.store.list(query);
-    const statuses = await taskStatusesOf(runs, deps.pullRequestStates);
-    return sendPage(reply, 'Runs', runsBody(runs, filters, ignored, now, statuses));
-  });
+  app.get('/runs', async (req, reply) => sendPage(reply, 'Runs', await runsListBody(deps, req.query)));
 
   app.get<{ Params: { id: string } }>('/runs/:id', { schema: { params: idParams } }, async (req, reply) => {
     const view = await runView(deps, req.params.id, { csrf: formTokenOf(ctx, req) });
@@ -83,7 +76,8 @@ export function addPageRoutes(ctx: RouteContext): void {
     return sendPage(reply, `Evaluation ${req.params.suite.slice(0, 12)}`, evalReportBody(report));
   });
 
-  app.get('/dead-letters', async (req, reply) =>
-    sendPage(reply, 'Dead letters', (await deadLettersView(deps, { csrf: formTokenOf(ctx, req) })).body),
-  );
+  app.get('/dead-letters', async (req, reply) => {
+    const from = positionOf((req.query as Record<string, unknown> | undefined)?.from);
+    return sendPage(reply, 'Dead letters', (await deadLettersView(deps, { csrf: formTokenOf(ctx, req) }, from)).body);
+  });
 }

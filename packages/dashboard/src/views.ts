@@ -1,6 +1,7 @@
 import { isTerminal, taskFactsOf, taskStatusesOf } from '@codefleet/core';
 import type { DashboardDeps } from './deps.js';
-import type { Html } from './html.js';
+import { html, type Html } from './html.js';
+import { pager } from './pages/pager.js';
 import { readOverview } from './overview.js';
 import { deadLettersBody } from './pages/dead-letters.js';
 import { overviewBody } from './pages/overview.js';
@@ -59,11 +60,36 @@ export async function runView(deps: DashboardDeps, runId: string, ctx: ViewConte
   return { body: runBody({ ...facts, now: deps.now().getTime(), csrf: ctx.csrf }), fingerprint: JSON.stringify(facts) };
 }
 
-/** The dead-letter page's content. */
-export async function deadLettersView(deps: DashboardDeps, ctx: ViewContext): Promise<View> {
-  const letters = await deps.queue.deadLetters({ limit: deadLetterScan });
+/** Dead letters on one page of their list. */
+const deadLettersPageSize = 50;
+
+/**
+ * One page of the dead-letter queue, oldest first, from the 1-based position `from`, and
+ * how many there are in all (the queue's count). The queue lists its dead letters from the
+ * oldest, so a later page reads the ones before it too: a dead-letter queue holds what an
+ * operator has yet to redrive or drop, not history, and the read stays bounded by `from`.
+ */
+export async function deadLettersView(deps: DashboardDeps, ctx: ViewContext, from = 1): Promise<View> {
+  const skip = from - 1;
+  const [stats, read] = await Promise.all([
+    deps.queue.stats(),
+    deps.queue.deadLetters({ limit: skip + deadLettersPageSize + 1 }),
+  ]);
+  const letters = read.slice(skip, skip + deadLettersPageSize);
+  const more = read.length > skip + deadLettersPageSize;
+  const nav = pager({
+    path: '/dead-letters',
+    keep: {},
+    from,
+    shown: letters.length,
+    // The count comes from another read than the list: never say fewer than are listed.
+    total: Math.max(stats.deadLetter, skip + letters.length + (more ? 1 : 0)),
+    next: more ? { from: String(from + letters.length) } : undefined,
+    noun: 'dead letters',
+  });
+  const body = deadLettersBody(letters, deps.now().getTime(), ctx.csrf, deps.readOnly);
   return {
-    body: deadLettersBody(letters, deps.now().getTime(), ctx.csrf, deps.readOnly),
+    body: letters.length === 0 && from === 1 ? body : html`${nav}${body}`,
     fingerprint: JSON.stringify(letters),
   };
 }

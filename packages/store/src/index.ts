@@ -21,4 +21,5 @@ export { sourceFilters, sourceKindFilters, summarize } from './query.js';
 export { checkSpend, utcDay } from './spend.js';
 export { RedisRunStore, type RedisRunStoreOptions } from './redis-run-store.js';
 export { generationOf, latestRun, runIdOf } from './generations.js';
+export { readCursor } from './page-cursor.js';
 export { requestKeyFamily, type RequestKey } from './request-key.js';

@@ -10,6 +10,7 @@ import {
 import { ago } from '../format.js';
 import { html, type Html } from '../html.js';
 import type { JournalEntry } from '@codefleet/store';
+import { cancelNote } from './cancel-note.js';
 import { actionButton } from './layout.js';
 import { agentRunFacts, modelCallsTable, runCostText, tiersSection } from './run-costs.js';
 import { prLink, stateOf } from './runs.js';
@@ -95,7 +96,7 @@ function summarySection(f: RunPageFacts): Html {
  · updated <time datetime="${run.updated_at}">${ago(now, run.updated_at)}</time>${runCostText(run)}</p>
 ${f.status === undefined ? '' : html`<p class="task-status">Status: <span class="status status-${f.status.status}" data-status="${statusLabel(f.status)}">${statusLabel(f.status)}</span> · ${f.status.note}</p>`}
 ${f.laterRunId === undefined ? '' : html`<p class="notice">This job ran again since: <a href="/runs/${encodeURIComponent(f.laterRunId)}">${f.laterRunId}</a>.</p>`}
-${f.cancel === undefined ? '' : html`<p class="notice" data-cancel="pending">Cancel requested by ${f.cancel.by} ${ago(now, f.cancel.at)}; the worker stops it at its next heartbeat or stage.</p>`}
+${cancelNote(run, f.cancel, f.journal, now)}
 ${run.error === undefined ? '' : html`<p class="error"><strong>${run.error.code}</strong> (${run.error.verdict}): ${run.error.message}</p>`}
 <p>Pull request: ${prLink(run.pull_request) || 'none'}${run.branch === undefined ? '' : html` · branch <code>${run.branch}</code>`}
  · <a href="/runs/${runId}/record.json" download="${`run-${run.run_id}.json`}">Download the run record (JSON)</a></p>

@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { finish, newRun } from '@codefleet/core';
+import { failedRun, implementingRun, jobOf, openBackends, startDashboard, token, type Backends } from './helpers.js';
+
+// The runs list and the dead letters page by cursor with a total; a run's cancel shows its reason.
+
+let b: Backends;
+let dash: Awaited<ReturnType<typeof startDashboard>>;
+const bearer = { authorization: `Bearer ${token}` };
+const get = async (path: string) => (await fetch(`${dash.base}${path}`, { headers: bearer })).text();
+/** The run ids linked from a runs page, in order. */
+const runIdsOf = (page: string) => [...page.matchAll(/<td><a href="\/runs\/([^"]+)">/g)].map((m) => m[1]);
+const olderHref = (page: string) => /<a href="([^"]+)" rel="next"/.exec(page)?.[1]?.replaceAll('&amp;', '&');
+
+beforeAll(async () => {
+  b = await openBackends();
+  dash = await startDashboard(b);
+  const start = Date.parse('2026-01-01T00:00:00Z');
+  // 230 runs a minute apart: every fifth one failed.
+  for (let i = 0; i < 230; i++) {
+    const at = new Date(start + i * 60_000);
+    const job = jobOf(`run-${String(i).padStart(3, '0')}`, { title: `task ${i}` });
+    await b.store.save(i % 5 === 0 ? failedRun(job, at) : newRun(job, { runId: job.id, now: at }));
+  }
+});
+afterAll(async () => {
+  await dash.close();
+  await b.dispose();
+});
+
+describe('the runs list', () => {
+  it('pages through every run by cursor, newest first, with the total under a filter too', async () => {
+    const seen: string[] = [];
+    let path: string | undefined = '/runs';
+    const counts: string[] = [];
+    while (path !== undefined) {
+      const page = await get(path);
+      seen.push(...(runIdsOf(page) as string[]));
+      counts.push(/<span data-total="230">([^<]*)<\/span>/.exec(page)?.[1] ?? 'no total');
+      path = olderHref(page);
+    }
+    expect(counts).toEqual(['1–100 of 230 runs', '101–200 of 230 runs', '201–230 of 230 runs']);
+    expect(seen).toHaveLength(230);
+    expect(new Set(seen).size).toBe(230);
+    expect(seen[0]).toBe('run-229');
+    expect(seen.at(-1)).toBe('run-000');
+
+    const failed = await get('/runs?state=failed');
+    expect(failed).toContain('1–46 of 46 runs');
+    expect(olderHref(failed)).toBeUndefined();
+    expect(runIdsOf(failed)[0]).toBe('run-225');
+    // A later page keeps the filters, and links back to the first.
+    const second = await get(olderHref(await get('/runs?repo=octo%2Fwidgets')) ?? '');
+    expect(second).toContain('101–200 of 230 runs');
+    expect(second).toContain('href="/runs?repo=octo%2Fwidgets" rel="first"');
+    // A cursor the store did not give is named and the first page shown.
+    const bad = await get('/runs?cursor=not-a-cursor&from=500');
+    expect(bad).toContain('Ignored filters that are not understood: cursor');
+    expect(bad).toContain('1–100 of 230 runs');
+  });
+});
+
+describe('the dead letters', () => {
+  it('page by position with their total', async () => {
+    for (let i = 0; i < 53; i++) await b.queue.enqueue(jobOf(`dead-${i}`, { title: `dead ${i}`, repo: `octo/r${i}` }));
+    for (let i = 0; i < 53; i++) {
+      const lease = await b.queue.claim({ workerId: 'w' });
+      await lease?.deadLetter(`broken ${i}`);
+    }
+    const first = await get('/dead-letters');
+    expect(first).toContain('1–50 of 53 dead letters');
+    expect([...first.matchAll(/<td>broken \d+<\/td>/g)]).toHaveLength(50);
+    const next = await get(olderHref(first) ?? '');
+    expect(next).toContain('51–53 of 53 dead letters');
+    expect([...next.matchAll(/<td>broken \d+<\/td>/g)].map((m) => m[0])).toEqual([
+      '<td>broken 50</td>',
+      '<td>broken 51</td>',
+      '<td>broken 52</td>',
+    ]);
+    expect(olderHref(next)).toBeUndefined();
+  });
+});
+
+describe("a run's cancel", () => {
+  it('shows the reason the operator gave while pending and once cancelled', async () => {
+    const job = jobOf('to-cancel', { title: 'Something unwanted' });
+    const run = implementingRun(job);
+    await b.store.save(run);
+    const asked = await fetch(`${dash.base}/runs/to-cancel/cancel`, {
+      method: 'POST',
+      headers: { ...bearer, 'content-type': 'application/json' },
+      body: JSON.stringify({ reason: 'Wrong <repo> entirely' }),
+    });
+    expect(asked.status).toBe(200);
+    const pending = await get('/runs/to-cancel');
+    expect(pending).toMatch(
+      /data-cancel="pending">Cancel requested by dashboard .*Reason: <q data-cancel-reason="">Wrong &lt;repo&gt; entirely<\/q>/,
+    );
+    await b.store.save(
+      finish(run, 'cancelled', {
+        now: new Date(),
+        error: { code: 'cancelled', verdict: 'permanent', message: 'cancel requested by @dashboard' },
+      }),
+    );
+    await b.store.clearCancel(job.idempotency_key);
+    const done = await get('/runs/to-cancel');
+    expect(done).toMatch(
+      /data-cancel="done">Cancelled by dashboard .*Reason: <q data-cancel-reason="">Wrong &lt;repo&gt; entirely/,
+    );
+  });
+});
