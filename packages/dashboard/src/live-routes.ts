@@ -1,14 +1,25 @@
 import { refuseStream, streamView } from './events.js';
 import { HttpError, idPattern, securityHeaders, formTokenOf, type RouteContext } from './route-context.js';
-import { overviewView, runView } from './views.js';
+import { SharedReads } from './shared-reads.js';
+import { overviewView, readRunView, renderRunView, type View } from './views.js';
 
 /** How many live streams may be open, and how often each reads. */
 export interface LiveLimits {
   pollMs: number;
-  /** Streams open at once, in all: each reads the store every `pollMs`. */
+  /** Streams open at once, in all: the streams of one view share one store read every `pollMs`. */
   maxStreams: number;
   /** Streams one client (a session, a proxy's user, a bearer client) may hold of them. */
   maxStreamsPerClient: number;
+}
+
+/** A view whose markup is made only when a stream sends it: most reads find nothing changed. */
+function lazyView(fingerprint: string, render: () => View['body']): View {
+  return {
+    fingerprint,
+    get body() {
+      return render();
+    },
+  };
 }
 
 /** How long a refused page waits before it asks again. */
@@ -25,14 +36,22 @@ export function addLiveRoutes(ctx: RouteContext, limits: LiveLimits): void {
   const { app, deps } = ctx;
   const streams = new Set<() => void>();
   const perClient = new Map<string, number>();
+  // Every tab of a view reads through this: one store read per view and interval, however
+  // many tabs poll it (the markup of a run page is still each viewer's: it holds their form token).
+  const shared = new SharedReads(limits.pollMs);
   app.get('/events', async (req, reply) => {
     const { view, id } = req.query as { view?: unknown; id?: unknown };
     const csrf = formTokenOf(ctx, req);
     const read =
       view === 'overview'
-        ? () => overviewView(deps)
+        ? () => shared.read('overview', () => overviewView(deps))
         : view === 'run' && typeof id === 'string' && new RegExp(idPattern).test(id)
-          ? () => runView(deps, id, { csrf })
+          ? async () => {
+              const facts = await shared.read(`run:${id}`, () => readRunView(deps, id));
+              return facts === undefined
+                ? undefined
+                : lazyView(facts.fingerprint, () => renderRunView(deps, facts, { csrf }).body);
+            }
           : undefined;
     if (read === undefined) throw new HttpError(400, 'view=overview, or view=run&id=<run id>');
     const client = ctx.viewerOf(req)?.client ?? req.ip;

@@ -48,7 +48,7 @@ export interface DashboardOptions {
   pollMs?: number;
   /** How long a queue or store call may take before the page says it cannot be reached; default 5 s. */
   backendTimeoutMs?: number;
-  /** Live streams open at once (each reads the store every `pollMs`); default 32. */
+  /** Live streams open at once (the streams of one view share a store read every `pollMs`); default 32. */
   maxStreams?: number;
   /**
    * Live streams one client may hold; default 4. A browser opens at most 6 connections to a

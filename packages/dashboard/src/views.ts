@@ -33,8 +33,28 @@ export async function overviewView(deps: DashboardDeps): Promise<View> {
 /** How many dead letters are scanned for a run's job. */
 const deadLetterScan = 1000;
 
+/** What a run page shows, read once for every viewer of it, and their fingerprint. */
+export interface RunViewFacts {
+  facts: Omit<RunPageFacts, 'now' | 'csrf'>;
+  fingerprint: string;
+}
+
 /** The run page's live part, or undefined when there is no such run. */
 export async function runView(deps: DashboardDeps, runId: string, ctx: ViewContext): Promise<View | undefined> {
+  const read = await readRunView(deps, runId);
+  return read === undefined ? undefined : renderRunView(deps, read, ctx);
+}
+
+/** The run page's markup for one viewer (their form token) from facts read for all. */
+export function renderRunView(deps: Pick<DashboardDeps, 'now'>, read: RunViewFacts, ctx: ViewContext): View {
+  return {
+    body: runBody({ ...read.facts, now: deps.now().getTime(), csrf: ctx.csrf }),
+    fingerprint: read.fingerprint,
+  };
+}
+
+/** Reads what the run page shows, or undefined when there is no such run. */
+export async function readRunView(deps: DashboardDeps, runId: string): Promise<RunViewFacts | undefined> {
   const run = await deps.store.get(runId);
   if (run === undefined) return undefined;
   const [journal, cancel, latest, [status]] = await Promise.all([
@@ -57,7 +77,7 @@ export async function runView(deps: DashboardDeps, runId: string, ctx: ViewConte
     ...(letter === undefined ? {} : { deadLetterId: letter.id }),
     ...(latest === undefined || latest.run_id === run.run_id ? {} : { laterRunId: latest.run_id }),
   };
-  return { body: runBody({ ...facts, now: deps.now().getTime(), csrf: ctx.csrf }), fingerprint: JSON.stringify(facts) };
+  return { facts, fingerprint: JSON.stringify(facts) };
 }
 
 /** Dead letters on one page of their list. */
