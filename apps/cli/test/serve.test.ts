@@ -157,6 +157,8 @@ describe('codefleet serve', () => {
       expect(metrics.value('codefleet_producer_deliveries_total', { producer: 'line', result: 'rejected' })).toBe(1);
       expect(metrics.value('codefleet_producer_jobs_enqueued_total', { source: 'api', result: 'enqueued' })).toBe(1);
       expect(metrics.types.get('codefleet_process_resident_memory_bytes')).toBe('gauge');
+      // Retention runs beside the producers (store.retention) and is counted here.
+      expect(metrics.value('codefleet_retention_trimmed_total', { what: 'runs' })).toBe(0);
 
       proc.kill('SIGTERM');
       expect((await proc.exited).exitCode).toBe(0);

@@ -369,6 +369,16 @@ describe('parseConfig: cross-field rules', () => {
     ]);
   });
 
+  it('store.retention: 90 days, hourly, no count limit by default; a bad bound is refused', () => {
+    expect(parse('').config.store.retention).toEqual({ max_age_days: 90, interval_minutes: 60 });
+    expect(
+      parse(yaml('store:', '  retention:', '    max_age_days: 0', '    max_runs: 5000')).config.store.retention,
+    ).toEqual({ max_age_days: 0, max_runs: 5000, interval_minutes: 60 });
+    expect(problems(yaml('store:', '  retention:', '    max_runs: 0'))).toEqual([
+      expect.objectContaining({ path: 'store.retention.max_runs' }),
+    ]);
+  });
+
   it('concurrency limits: unset by default; a requester share needs a repository limit', () => {
     expect(parse('').config.queue).toMatchObject({ priority_aging_seconds: 300 });
     expect(parse('').config.queue.per_repo_concurrency).toBeUndefined();

@@ -8,6 +8,7 @@ export type {
   Queue,
   QueueBackendName,
   QueueStats,
+  QueueTrim,
   RedriveResult,
 } from './port.js';
 export {

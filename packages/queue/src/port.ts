@@ -83,8 +83,21 @@ export interface Queue {
    * Engines that keep their own storage (Redis, SQS) leave it out.
    */
   checkStorage?(): Promise<void>;
+  /**
+   * Optional (retention): deletes the jobs that finished before `before` (epoch ms),
+   * completed ones and dead letters, in batches of `batch` (default 500) so no call holds
+   * the queue for long; resolves how many of each went. A pending or running job is never
+   * touched. Engines that expire what they keep themselves (SQS) leave it out.
+   */
+  trim?(options: { before: number; batch?: number }): Promise<QueueTrim>;
   /** Releases connections and file handles; pending claims resolve `undefined`. */
   close(): Promise<void>;
+}
+
+/** What `Queue.trim` deleted. */
+export interface QueueTrim {
+  completed: number;
+  deadLetters: number;
 }
 
 /** The engines behind the port. */

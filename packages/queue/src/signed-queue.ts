@@ -104,6 +104,7 @@ export function signedQueue(queue: Queue, name: string, signing: JobSigning): Qu
     // Signed or not, a dead letter an operator gives up on goes: nothing of it is run.
     drop: (id: string) => queue.drop(id),
     ...(queue.checkStorage ? { checkStorage: () => queue.checkStorage!() } : {}),
+    ...(queue.trim ? { trim: queue.trim.bind(queue) } : {}),
     close: () => queue.close(),
   };
 }

@@ -28,7 +28,7 @@ const settingsFor = (leaseMs: number, maxAttempts: number): BullmqQueueSettings 
 queueConformance({
   name: 'bullmq (real redis-server)',
   leaseMs: 1_000,
-  capabilities: { priority: true },
+  capabilities: { priority: true, trim: true },
   open: async ({ leaseMs, maxAttempts, ...scheduling }) => {
     const settings = { ...settingsFor(leaseMs, maxAttempts), ...scheduling };
     const queue = new BullmqQueue(settings);

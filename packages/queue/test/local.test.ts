@@ -9,7 +9,7 @@ import type { LocalQueueSettings } from '../src/index.js';
 queueConformance({
   name: 'local (SQLite)',
   leaseMs: 600,
-  capabilities: { priority: true },
+  capabilities: { priority: true, trim: true },
   open: async ({ leaseMs, maxAttempts, ...scheduling }) => {
     const dir = await createTempDir('queue');
     const settings: LocalQueueSettings = {

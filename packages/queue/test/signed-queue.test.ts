@@ -55,7 +55,7 @@ async function localQueue(
 queueConformance({
   name: 'local (SQLite), signed',
   leaseMs: 600,
-  capabilities: { priority: true },
+  capabilities: { priority: true, trim: true },
   open: async ({ leaseMs, maxAttempts, ...scheduling }) => {
     const dir = await createTempDir('queue');
     const settings: LocalQueueSettings = {

@@ -11,11 +11,13 @@ export type {
   RunSummary,
   SpendLedger,
   TaskLeases,
+  TrimCounts,
+  TrimPolicy,
   WorkerInfo,
   WorkerJob,
   WorkerRegistry,
 } from './port.js';
-export { journalLimit, maxWorkerJobs } from './port.js';
+export { journalLimit, maxWorkerJobs, trimBatch } from './port.js';
 export { SqliteRunStore } from './sqlite-run-store.js';
 export { sourceFilters, sourceKindFilters, summarize } from './query.js';
 export { checkSpend, utcDay } from './spend.js';

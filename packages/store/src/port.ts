@@ -14,8 +14,9 @@ import type { RequestKey } from './request-key.js';
  *   token fences publishing, and a rejected late write is recorded.
  * - Filters and order (`list`, `page`) read indexes the store keeps beside the records, so a
  *   page costs about the same at 100 runs as at 100,000, and every match is found.
- * Leaves out: querying inside records beyond {@link RunQuery}, and retention (records are
- * small; prune by age).
+ * - **Retention** (`trim`): finished runs past an age or a count, old journal entries and
+ *   expired request keys are deleted in short batches, never a running job's run.
+ * Leaves out: querying inside records beyond {@link RunQuery}.
  */
 export interface RunStore extends TaskLeases, CancelRequests, RequestKeys, WorkerRegistry, Journal, SpendLedger {
   save(run: RunRecord): Promise<void>;
@@ -31,8 +32,36 @@ export interface RunStore extends TaskLeases, CancelRequests, RequestKeys, Worke
    * entries (SQLite counts them), never over the records.
    */
   page(query?: RunQuery): Promise<RunPage>;
+  /**
+   * Deletes what `policy` lets go, a batch at a time with a turn of the event loop between
+   * batches (a trim of 100,000 runs never holds the process or the file for long): runs
+   * created before `before` or older than the newest `keepRuns`, unless still active; journal
+   * entries from before `before`; request keys whose TTL has passed (Redis drops those
+   * itself). Resolves how many of each went.
+   */
+  trim(policy: TrimPolicy): Promise<TrimCounts>;
   close(): Promise<void>;
 }
+
+/** What {@link RunStore.trim} may delete. Neither bound set: only expired request keys go. */
+export interface TrimPolicy {
+  /** Epoch ms: runs created and journal entries written before it go. */
+  before?: number;
+  /** The newest this many runs stay (active ones always stay, and count). */
+  keepRuns?: number;
+  /** Rows per batch; default {@link trimBatch}. */
+  batch?: number;
+}
+
+/** What one {@link RunStore.trim} deleted. */
+export interface TrimCounts {
+  runs: number;
+  journal: number;
+  requestKeys: number;
+}
+
+/** Rows a trim deletes per batch: about a millisecond or two of SQLite work each. */
+export const trimBatch = 500;
 
 /** Which runs `list` returns. A bad `state`, `since` or `until` is refused (`invalid_job`). */
 export interface RunQuery {

@@ -9,6 +9,8 @@ import type {
   RunQuery,
   RunStore,
   RunSummary,
+  TrimCounts,
+  TrimPolicy,
   WorkerInfo,
 } from './port.js';
 import { boundEntry, boundWorker, checkQuery, facetsOf, journalLimit, readStored } from './query.js';
@@ -18,6 +20,7 @@ import { formerRequestKey } from './request-key.js';
 import { checkRequestKey } from './sqlite-run-store.js';
 import { checkSpend } from './spend.js';
 import { scripts, type ScriptCalls } from './redis-scripts.js';
+import { trimRedisStore } from './redis-trim.js';
 import { runVersion } from './version.js';
 
 // Each script is one atomic step in Redis (redis-scripts.ts); KEYS and ARGV are listed there.
@@ -163,6 +166,11 @@ export class RedisRunStore implements RunStore {
     const q = checkQuery(query);
     const { runs, nextCursor, total } = await readRunPage(await this.#indexedRedis(), this.#prefix, q, true);
     return { runs, total: total ?? runs.length, ...(nextCursor === undefined ? {} : { nextCursor }) };
+  }
+
+  async trim(policy: TrimPolicy): Promise<TrimCounts> {
+    // The sets say which runs are active: a store from before them is indexed first.
+    return trimRedisStore(await this.#indexedRedis(), this.#prefix, policy);
   }
 
   /** The client, once the run indexes hold every run (see redis-run-index). */

@@ -108,6 +108,41 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return {ARGV[1], 1}
 `;
 
+/**
+ * Deletes a finished run (retention): KEYS[1] its hash, KEYS[2] the set of every run; ARGV[1]
+ * the run id, [2] the set of active runs. The run leaves every set it is filed in. 0 and
+ * nothing done when the run is active: one step, so a run that starts again meanwhile stays.
+ */
+const trimRunScript = `
+local indexed = redis.call('HGET', KEYS[1], 'indexed')
+local sets = indexed and cjson.decode(indexed) or {}
+for _, set in ipairs(sets) do
+  if set == ARGV[2] then return 0 end
+end
+for _, set in ipairs(sets) do redis.call('ZREM', set, ARGV[1]) end
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('DEL', KEYS[1])
+return 1
+`;
+
+/**
+ * Drops journal entries older than ARGV[1] (ISO) from the tail of the list KEYS[1] (oldest
+ * last), at most ARGV[2] of them; resolves how many went. Lines are "<seq> <entry JSON>".
+ */
+const trimJournalScript = `
+local n = 0
+while n < tonumber(ARGV[2]) do
+  local line = redis.call('LINDEX', KEYS[1], -1)
+  if not line then break end
+  local space = string.find(line, ' ', 1, true)
+  local ok, entry = pcall(cjson.decode, string.sub(line, (space or 0) + 1))
+  if ok and type(entry) == 'table' and type(entry.at) == 'string' and entry.at >= ARGV[1] then break end
+  redis.call('RPOP', KEYS[1])
+  n = n + 1
+end
+return n
+`;
+
 /** The scripts, sent once and then called by their SHA (ioredis `defineCommand`). */
 export const scripts = {
   cfSave: { numberOfKeys: 3, lua: saveScript },
@@ -120,6 +155,8 @@ export const scripts = {
   cfRelease: { numberOfKeys: 1, lua: releaseScript },
   cfHandOver: { numberOfKeys: 2, lua: handOverScript },
   cfBindRequest: { numberOfKeys: 2, lua: bindRequestScript },
+  cfTrimRun: { numberOfKeys: 2, lua: trimRunScript },
+  cfTrimJournal: { numberOfKeys: 1, lua: trimJournalScript },
 } as const;
 
 export type ScriptCalls = { [name in keyof typeof scripts]: (...args: (string | number)[]) => Promise<unknown> };

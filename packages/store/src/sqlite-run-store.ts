@@ -11,6 +11,8 @@ import type {
   RunQuery,
   RunStore,
   RunSummary,
+  TrimCounts,
+  TrimPolicy,
   WorkerInfo,
 } from './port.js';
 import { boundEntry, boundWorker, checkJournalQuery, checkQuery, journalLimit, readStored } from './query.js';
@@ -18,6 +20,7 @@ import { checkSpend } from './spend.js';
 import { formerRequestKey } from './request-key.js';
 import { prepareRunIndex, repairStale, runsTable, runWriter } from './sqlite-run-index.js';
 import { countRuns, readPage } from './sqlite-run-reads.js';
+import { trimSqliteStore } from './sqlite-trim.js';
 
 const ddl = `
 CREATE TABLE IF NOT EXISTS task_leases (
@@ -194,6 +197,10 @@ export class SqliteRunStore implements RunStore {
     const q = checkQuery(query);
     repairStale(this.#db);
     return { ...readPage(this.#db, q), total: countRuns(this.#db, q) };
+  }
+
+  async trim(policy: TrimPolicy): Promise<TrimCounts> {
+    return trimSqliteStore(this.#db, policy, Date.now());
   }
 
   async heartbeatWorker(worker: WorkerInfo, ttlMs: number): Promise<void> {

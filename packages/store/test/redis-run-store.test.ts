@@ -9,6 +9,7 @@ import { job, runStoreContract } from './contract.js';
 import { fleetContract } from './contract-fleet.js';
 import { pagesContract } from './contract-pages.js';
 import { spendContract } from './contract-spend.js';
+import { retentionContract } from './contract-retention.js';
 import { fillRedis, writeFormerRedis } from './redis-fixtures.js';
 
 // A real redis-server on a random loopback port; every test gets its own key prefix.
@@ -60,6 +61,11 @@ pagesContract(
     return { store: new RedisRunStore({ url: redis.url, prefix }), dispose: async () => undefined };
   },
 );
+
+retentionContract('redis (real redis-server)', async () => ({
+  store: new RedisRunStore({ url: redis.url, prefix: `t-${randomUUID()}` }),
+  dispose: async () => undefined,
+}));
 
 spendContract('redis, two clients on one prefix (real redis-server)', async () => {
   const prefix = `t-${randomUUID()}`;

@@ -13,6 +13,7 @@ import { job, runStoreContract } from './contract.js';
 import { fleetContract } from './contract-fleet.js';
 import { pagesContract, type OldStore } from './contract-pages.js';
 import { spendContract } from './contract-spend.js';
+import { retentionContract } from './contract-retention.js';
 import { runWriter } from '../src/sqlite-run-index.js';
 import { runVersion } from '../src/version.js';
 
@@ -78,6 +79,11 @@ function writeSchema1(path: string, old: OldStore): void {
     db.close();
   }
 }
+
+retentionContract('sqlite', async () => {
+  const dir = await createTempDir('store');
+  return { store: new SqliteRunStore(join(dir.path, 'runs.sqlite')), dispose: () => dir.dispose() };
+});
 
 spendContract('sqlite, two handles on one file', async () => {
   const dir = await createTempDir('store');

@@ -8,3 +8,14 @@ export { startPresence, type Presence, type PresenceOptions } from './presence.j
 export { DayBudgetGate, type DayBudget, type DayBudgetState } from './day-budget.js';
 export { runWorkerProcess, type WorkerProcessOptions, type WorkerProcessResult } from './lifecycle.js';
 export type { DeadLetterReporting } from './dead-letters.js';
+export {
+  retentionChore,
+  retentionCounter,
+  startHousekeeping,
+  trimmedKinds,
+  type Housekeeping,
+  type HousekeepingOptions,
+  type RetentionPolicy,
+  type Trimmed,
+  type TrimmedKind,
+} from './retention.js';

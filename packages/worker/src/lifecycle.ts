@@ -6,6 +6,7 @@ import { WorkerMonitor, type WorkerEvents } from './monitor.js';
 import { drainOnSignals } from './signals.js';
 import type { WorkerSummary } from './settle.js';
 import { runWorker, type JobRunner, type WorkerOptions } from './worker.js';
+import { startHousekeeping, type Housekeeping, type HousekeepingOptions } from './retention.js';
 
 /** What a worker process is made of; the CLI's `codefleet worker` builds it from the config. */
 export interface WorkerProcessOptions {
@@ -29,6 +30,8 @@ export interface WorkerProcessOptions {
   };
   /** Frees what crashed workers on this host left behind (working copies whose lock holder is dead). */
   sweep?: () => Promise<{ removed: readonly unknown[]; released: readonly unknown[] }>;
+  /** Background chores (retention, cache limits), run while the worker runs; see {@link startHousekeeping}. */
+  housekeeping?: Omit<HousekeepingOptions, 'log' | 'onTrimmed'>;
   /** Dead letters nobody reported: reported at start, every few minutes, and at the end of `once`. */
   deadLetters?: DeadLetterReporting;
   /** Subscribes to the jobs the queue refused as unsigned (the signed queue). */
@@ -56,11 +59,18 @@ export async function runWorkerProcess(options: WorkerProcessOptions): Promise<W
   const stopSignals = drainOnSignals(shutdown, log, options.exitNow ?? ((code: number) => process.exit(code)));
   const closers: (() => Promise<void>)[] = [];
   let deadLetterTimer: NodeJS.Timeout | undefined;
+  let housekeeping: Housekeeping | undefined;
   try {
     const close = await options.start?.();
     if (close) closers.push(close);
     const monitor = await startMonitor(options, closers);
     await sweepWorkspaces(options);
+    if (options.housekeeping)
+      housekeeping = startHousekeeping({
+        ...options.housekeeping,
+        log,
+        ...(monitor ? { onTrimmed: (trimmed) => monitor.trimmed(trimmed) } : {}),
+      });
     const reportDead = async () => {
       if (options.deadLetters) await reportUnfinishedDeadLetters(queue, options.deadLetters, log);
     };
@@ -95,6 +105,7 @@ export async function runWorkerProcess(options: WorkerProcessOptions): Promise<W
     return { ...summary, unsuccessful };
   } finally {
     clearInterval(deadLetterTimer);
+    await housekeeping?.stop();
     for (const close of closers) await close();
     stopSignals();
   }

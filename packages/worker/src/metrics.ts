@@ -3,6 +3,7 @@ import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { errorCodes, type Job, type RunRecord, type UnsignedWhy } from '@codefleet/core';
 import type { Settlement } from '@codefleet/queue';
 import { registerFleetGauges, type MetricSources } from './fleet-gauges.js';
+import { retentionCounter, type Trimmed } from './retention.js';
 
 /** Buckets for steps that take from a second to an hour (stages, checks, agent runs). */
 const longBuckets = [0.1, 0.5, 1, 5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600];
@@ -42,6 +43,8 @@ export class WorkerMetrics {
   readonly #run: RunInstruments;
   readonly #flow: FlowInstruments;
   readonly #now: () => number;
+  /** Counts what a housekeeping pass deleted (`codefleet_retention_trimmed_total`). */
+  readonly trimmed: (trimmed: Trimmed) => void;
 
   constructor(prom: typeof Prom, registry: Registry, sources: MetricSources) {
     const registers = [registry];
@@ -51,6 +54,7 @@ export class WorkerMetrics {
     this.#run = createRunInstruments(prom, registers);
     this.#flow = createFlowInstruments(prom, registers);
     registerFleetGauges(prom, registers, sources, this.#now);
+    this.trimmed = retentionCounter(prom, registry);
   }
 
   /** A delivery starts: how long its job waited, on its first delivery only. */

@@ -2,6 +2,7 @@ import type { Registry } from 'prom-client';
 import type { Job, RunRecord, UnsignedWhy } from '@codefleet/core';
 import type { Queue, Settlement } from '@codefleet/queue';
 import { WorkerMetrics } from './metrics.js';
+import type { Trimmed } from './retention.js';
 
 /** What the worker loop reports as it goes; {@link WorkerMonitor} implements it. */
 export interface WorkerEvents {
@@ -101,6 +102,11 @@ export class WorkerMonitor implements WorkerEvents {
   /** A claimed job did not verify and was dead-lettered unrun (`codefleet_jobs_unsigned_total`). */
   jobUnsigned(why: UnsignedWhy): void {
     this.#metrics.jobUnsigned(why);
+  }
+
+  /** A housekeeping pass deleted these (`codefleet_retention_trimmed_total`). */
+  trimmed(trimmed: Trimmed): void {
+    this.#metrics.trimmed(trimmed);
   }
 
   /** Healthy, or the reason it is not. */

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Counter, Registry } from 'prom-client';
 import type { Job } from '@codefleet/core';
 import type { Queue } from '@codefleet/queue';
+import { retentionCounter, type Trimmed } from '@codefleet/worker';
 
 /** The producers `serve` hosts, as metric label values. */
 type Producer = 'webhook' | 'slack' | 'line' | 'http';
@@ -17,6 +18,8 @@ export interface ProducerMetrics {
    * on a port of its own, those under `prefix` on the port it shares with the others.
    */
   watch(producer: Producer, port: number, prefix?: string): void;
+  /** Counts what a housekeeping pass deleted (`codefleet_retention_trimmed_total`). */
+  trimmed(trimmed: Trimmed): void;
   /** Stops watching HTTP requests. */
   close(): void;
 }
@@ -40,6 +43,7 @@ export async function createProducerMetrics(): Promise<ProducerMetrics> {
   const registry = new prom.Registry();
   prom.collectDefaultMetrics({ register: registry, prefix: 'codefleet_' });
   const { received, answered, enqueued } = producerCounters(prom, registry);
+  const trimmed = retentionCounter(prom, registry);
   const watched: Watched[] = [];
   const onStart = (message: unknown) => {
     const producer = producerOf(watched, message);
@@ -62,6 +66,7 @@ export async function createProducerMetrics(): Promise<ProducerMetrics> {
   return {
     registry,
     counting: (queue) => countingQueue(queue, count),
+    trimmed,
     watch: (producer, port, prefix) => {
       watched.push({ producer, port, prefix });
       received.inc({ producer }, 0);
@@ -139,6 +144,7 @@ function countingQueue(queue: Queue, count: (job: Job, result: EnqueueResult) =>
     redrive: (id) => queue.redrive(id),
     drop: (id) => queue.drop(id),
     ...(queue.checkStorage ? { checkStorage: () => queue.checkStorage!() } : {}),
+    ...(queue.trim ? { trim: queue.trim.bind(queue) } : {}),
     close: () => queue.close(),
   };
 }

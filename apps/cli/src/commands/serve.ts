@@ -4,11 +4,13 @@ import { CodefleetError } from '@codefleet/core';
 import { GithubForge } from '@codefleet/github';
 import { createHttpApp, listen, mountNodeHandler, type Listening, type NodeHandler } from '@codefleet/http-server';
 import { queueSettingsFromConfig } from '@codefleet/queue';
+import { startHousekeeping } from '@codefleet/worker';
 import { requireFleetKey, type Runtime } from '../runtime.js';
 import { untilSignal } from './producer.js';
 import { healthRoutes, listenHealth, ownPort, serveDashboard, servePrefixes } from './serve-http.js';
 import { createProducerMetrics } from './serve-metrics.js';
 import { sideQueueSettings } from './side-queue.js';
+import { storeHousekeeping } from '../retention.js';
 
 /** The suffix of the queue LINE events are recorded in before their 200: `<queue.name>-line-inbox`. */
 export const lineInboxSuffix = 'line-inbox';
@@ -87,6 +89,8 @@ export async function serve(
   let shared: Listening | undefined;
   let health: Listening | undefined;
   let dashboard: { close(): Promise<void> } | undefined;
+  // Retention (store.retention) runs beside the producers, in the background.
+  const housekeeping = startHousekeeping({ ...storeHousekeeping(rt), log: rt.log, onTrimmed: metrics.trimmed });
   try {
     const chat = names.some((n) => n === 'slack' || n === 'line') ? await chatService(served) : undefined;
     for (const name of names) started.push(await start(served, name, chat, app));
@@ -107,6 +111,7 @@ export async function serve(
     });
   } finally {
     stop.dispose();
+    await housekeeping.stop();
     metrics.close();
     await health?.close();
     await (shared?.close() ?? app.close());

@@ -6,6 +6,7 @@ import { defaultAgentReadiness } from '../agent-check.js';
 import { progressReporter } from '../progress.js';
 import { requireFleetKey, type Runtime } from '../runtime.js';
 import { workerIdentity } from '../worker-identity.js';
+import { storeHousekeeping } from '../retention.js';
 
 /** Options of {@link work}. */
 export interface WorkOptions {
@@ -63,6 +64,7 @@ export async function work(rt: Runtime, options: WorkOptions): Promise<WorkResul
             },
           }),
       sweep: async () => (await rt.workspaces()).sweep(() => true),
+      housekeeping: storeHousekeeping(rt),
       deadLetters: {
         store: rt.store,
         // The pipeline (and the forge) load only when something needs reporting.

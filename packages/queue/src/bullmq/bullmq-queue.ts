@@ -12,6 +12,7 @@ import type {
   PendingJob,
   Queue,
   QueueStats,
+  QueueTrim,
   RedriveResult,
 } from '../port.js';
 import type { BullmqQueueSettings } from '../settings.js';
@@ -230,6 +231,25 @@ export class BullmqQueue implements Queue {
   /** Every failed BullMQ job of dead letter `id` (a crash mid-redrive can leave two). */
   async drop(id: string): Promise<DropResult> {
     return dropDeadLetter(this.#deadLetterSide(), id);
+  }
+
+  /**
+   * BullMQ's completed and failed (dead-lettered) jobs that finished before `before`, by its
+   * own `clean`, `batch` jobs per call (each one Lua script in Redis).
+   */
+  async trim(options: { before: number; batch?: number }): Promise<QueueTrim> {
+    await this.#connected();
+    const batch = options.batch ?? 500;
+    const grace = Math.max(0, Date.now() - options.before);
+    const clean = async (type: 'completed' | 'failed') => {
+      let total = 0;
+      for (;;) {
+        const removed = await this.#queue.clean(grace, batch, type).catch(this.#access.rethrow);
+        total += removed.length;
+        if (removed.length < batch) return total;
+      }
+    };
+    return { completed: await clean('completed'), deadLetters: await clean('failed') };
   }
 
   #deadLetterSide(): DeadLetterSide {

@@ -11,6 +11,7 @@ import type {
   PendingJob,
   Queue,
   QueueStats,
+  QueueTrim,
   RedriveResult,
 } from '../port.js';
 import type { LocalQueueSettings } from '../settings.js';
@@ -72,6 +73,30 @@ export class LocalQueue implements Queue {
   /** Reads the whole file (about 3 ms per MB): a page no other call has touched yet may be malformed. */
   async checkStorage(): Promise<void> {
     this.#db.quickCheck();
+  }
+
+  /**
+   * Deletes jobs of every queue in the file that finished before `before`, a batch per write
+   * transaction, with a turn of the event loop between batches: the file is what grows.
+   */
+  async trim(options: { before: number; batch?: number }): Promise<QueueTrim> {
+    const batch = options.batch ?? 500;
+    const trimmed: QueueTrim = { completed: 0, deadLetters: 0 };
+    for (const [state, counted] of [
+      ['done', 'completed'],
+      ['dead', 'deadLetters'],
+    ] as const) {
+      const remove = this.#sql(
+        `DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs INDEXED BY jobs_finished WHERE state = ? AND finished_at < ? LIMIT ?)`,
+      );
+      for (;;) {
+        const { changes } = remove.run(state, options.before, batch);
+        trimmed[counted] += Number(changes);
+        if (changes < batch) break;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    }
+    return trimmed;
   }
 
   /** Prepared once per SQL text: compiling dominates the cost of these tiny statements. */

@@ -39,6 +39,8 @@ CREATE INDEX IF NOT EXISTS jobs_state ON jobs (queue, state);
 CREATE INDEX IF NOT EXISTS jobs_waiting ON jobs (queue, priority, enqueued_at, seq)
   WHERE state IN ('ready', 'leased');
 DROP INDEX IF EXISTS jobs_due;
+-- Finished jobs by when they finished, for retention (trim) to find the oldest without a scan.
+CREATE INDEX IF NOT EXISTS jobs_finished ON jobs (state, finished_at);
 `;
 
 /** Creates the schema, idempotently: openSqlite runs it on a new file before it appears, and at every open. */

@@ -16,6 +16,7 @@ import type { Queue } from '../../src/port.js';
 import type { QueueSettings } from '../../src/settings.js';
 import type { ConcurrencyLimits } from '../../src/concurrency.js';
 import { schedulingConformance } from './scheduling.js';
+import { retentionConformance } from './retention.js';
 
 /** A fresh, empty queue opened for one test. */
 interface OpenedQueue {
@@ -32,8 +33,11 @@ export interface ConformanceHarness {
   name: string;
   /** The shortest lease the engine handles reliably (SQS counts whole seconds). */
   leaseMs: number;
-  /** `priority`: low, normal and high are each served in order (every adapter serves high before normal). */
-  capabilities?: { priority?: boolean };
+  /**
+   * `priority`: low, normal and high are each served in order (every adapter serves high
+   * before normal). `trim`: the adapter keeps finished jobs and trims them (`Queue.trim`).
+   */
+  capabilities?: { priority?: boolean; trim?: boolean };
   /** `limits` and `agingMs` go into the settings as they are (absent: none, the default). */
   open(options: {
     leaseMs: number;
@@ -103,6 +107,7 @@ export function queueConformance(harness: ConformanceHarness): void {
 
   describe(`queue conformance: ${harness.name}`, () => {
     schedulingConformance(open, leaseMs);
+    if (harness.capabilities?.trim) retentionConformance(open);
 
     it('enqueue → claim → ack delivers the job once', async () => {
       const { queue } = await open();
