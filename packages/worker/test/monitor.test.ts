@@ -243,7 +243,8 @@ describe('health and metrics endpoint', () => {
     expect(
       after.value('codefleet_verification_step_duration_seconds_count', { step: 'install', result: 'passed' }),
     ).toBeUndefined(); // skipped
-    // No sample carries an unbounded label (why is missing, unknown_key or bad_signature).
+    // No sample carries an unbounded label (why is missing, unknown_key or bad_signature;
+    // what is one of the retention's trimmed kinds).
     for (const sample of after.samples) {
       for (const label of Object.keys(sample.labels))
         expect([
@@ -257,6 +258,7 @@ describe('health and metrics endpoint', () => {
           'agent',
           'kind',
           'why',
+          'what',
           'le',
           'quantile',
           'type',
