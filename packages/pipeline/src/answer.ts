@@ -122,7 +122,11 @@ async function answerOnCopy(input: AnswerInput): Promise<string> {
       { now: now() },
     ),
   );
-  await recordSpend(deps, ctx.job.id, result.costUsd);
+  await recordSpend(deps, ctx.job.id, result.costUsd, {
+    repo: ctx.job.repo,
+    agent: agent.name,
+    ...(result.model === undefined ? {} : { model: result.model }),
+  });
   if (ctx.signal.aborted)
     throw new CodefleetError('cancelled', 'the job was stopped while the agent ran', { verdict: 'transient' });
   if (result.outcome === 'timeout')

@@ -1,6 +1,6 @@
 import { costOf, type Agent, type AgentRunResult } from '@codefleet/agents';
 import { CodefleetError, formatUsd, type RunRecord } from '@codefleet/core';
-import { utcDay } from '@codefleet/store';
+import { utcDay, type SpendBy } from '@codefleet/store';
 import type { PipelineDeps } from './deps.js';
 
 // The job's budgets, checked before every agent run and after one that says it stopped for
@@ -192,7 +192,8 @@ export async function budgetStop(
 }
 
 /**
- * Adds the run's cost to the fleet's day in the store's ledger. Best effort: a store that
+ * Adds the run's cost to the fleet's day in the store's ledger, attributed to `by` (its
+ * repository, agent and model: the dashboard's top spenders). Best effort: a store that
  * cannot take it is logged, and the day's total is then short by this run (the run record
  * still holds its cost); never a reason to fail the job.
  */
@@ -200,11 +201,12 @@ export async function recordSpend(
   deps: Pick<PipelineDeps, 'store' | 'now' | 'log'>,
   jobId: string,
   costUsd: number | undefined,
+  by: SpendBy,
 ): Promise<void> {
   if (costUsd === undefined || costUsd <= 0) return;
   const day = utcDay((deps.now ?? (() => new Date()))());
   try {
-    await deps.store.addSpend(day, costUsd);
+    await deps.store.addSpend(day, costUsd, by);
   } catch (err) {
     deps.log.warn(
       { err, event: 'budget.ledger_failed', job_id: jobId, cost_usd: costUsd },

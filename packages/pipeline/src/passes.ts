@@ -232,7 +232,11 @@ async function recordAgentRun(
       { now: now() },
     ),
   );
-  await recordSpend(deps, ctx.job.id, result.costUsd);
+  await recordSpend(deps, ctx.job.id, result.costUsd, {
+    repo: ctx.job.repo,
+    agent: agent.name,
+    ...(result.model === undefined ? {} : { model: result.model }),
+  });
   deps.log.info(
     {
       event: 'agent.finished',

@@ -73,6 +73,14 @@ describe('money budgets (costs.budget_usd, costs.prices)', () => {
     expect(run!.agent_runs.map((a) => a.cost_usd)).toEqual([expect.closeTo(0.14, 10), expect.closeTo(0.14, 10)]);
     expect(seen.every((req) => req.prices === prices && req.budgetUsd === undefined)).toBe(true);
     expect(await h.store.spentOn(utcDay(new Date()))).toBeCloseTo(0.28, 10);
+    // Attributed to the job's repository, the agent and the priced model, for the dashboard's top spenders.
+    const today = utcDay(new Date());
+    const { top } = await h.store.fleetStats({ from: today, to: today });
+    expect(top).toEqual({
+      repo: [{ name: job.repo, usd: expect.closeTo(0.28, 10) }],
+      agent: [{ name: 'priced', usd: expect.closeTo(0.28, 10) }],
+      model: [{ name: 'qwen-test:7b', usd: expect.closeTo(0.28, 10) }],
+    });
   });
 
   it("a run that stops for its budget ends the job at once, naming the limit it was given (the fleet day's, the least left)", async () => {

@@ -25,3 +25,12 @@ export { RedisRunStore, type RedisRunStoreOptions } from './redis-run-store.js';
 export { generationOf, latestRun, runIdOf } from './generations.js';
 export { readCursor } from './page-cursor.js';
 export { requestKeyFamily, type RequestKey } from './request-key.js';
+export {
+  durationBuckets,
+  spendFacets,
+  type DayStats,
+  type FleetStats,
+  type FleetStatsReader,
+  type SpendBy,
+  type SpendFacet,
+} from './fleet-stats.js';

@@ -1,5 +1,6 @@
 import type { RunOutcome, RunRecord, Stage } from '@codefleet/core';
 import type { RequestKey } from './request-key.js';
+import type { FleetStatsReader, SpendBy } from './fleet-stats.js';
 
 /**
  * Where run records and task leases live, so every worker and `codefleet runs` / `show`
@@ -18,7 +19,8 @@ import type { RequestKey } from './request-key.js';
  *   expired request keys are deleted in short batches, never a running job's run.
  * Leaves out: querying inside records beyond {@link RunQuery}.
  */
-export interface RunStore extends TaskLeases, CancelRequests, RequestKeys, WorkerRegistry, Journal, SpendLedger {
+export interface RunStore
+  extends TaskLeases, CancelRequests, RequestKeys, WorkerRegistry, Journal, SpendLedger, FleetStatsReader {
   save(run: RunRecord): Promise<void>;
   /** Rejects with `invalid_run`, naming the run, when its stored record cannot be read. */
   get(runId: string): Promise<RunRecord | undefined>;
@@ -118,17 +120,19 @@ export interface RunPage {
  * The fleet's money spent per UTC day (`costs.budget_usd.day`): every worker adds each
  * agent run's cost, and every worker reads the total before it claims. Days are
  * `YYYY-MM-DD` in UTC; amounts are US dollars. Adding is atomic across processes and
- * hosts, so two workers finishing at once both count. Leaves out: per-job or per-repo
- * totals (the run records hold those) and retention beyond a few weeks (Redis expires a
- * day's total after 40 days; SQLite keeps one row a day).
+ * hosts, so two workers finishing at once both count. Leaves out: per-job totals (the run
+ * records hold those) and retention beyond a few weeks (Redis expires a day's total after
+ * 40 days; SQLite keeps one row a day); the amounts attributed to a repository, agent or
+ * model (`by`) are kept 40 days on both.
  */
 export interface SpendLedger {
   /**
    * Adds `usd` to `day`'s total and resolves the new total. A day that is not `YYYY-MM-DD`
    * or an amount that is not a finite number ≥ 0 is refused (`invalid_job`): a caller bug,
-   * never a silent zero.
+   * never a silent zero. `by` names who spent it (repository, agent, model), for the fleet's
+   * top spenders (`fleetStats`); a facet left out is not attributed.
    */
-  addSpend(day: string, usd: number): Promise<number>;
+  addSpend(day: string, usd: number, by?: SpendBy): Promise<number>;
   /** What `day` has spent so far; 0 for a day with nothing. */
   spentOn(day: string): Promise<number>;
 }

@@ -19,6 +19,8 @@ import { ensureRunIndexes, indexVersion, runIndexKeys, setsOf } from './redis-ru
 import { formerRequestKey } from './request-key.js';
 import { checkRequestKey } from './sqlite-run-store.js';
 import { checkSpend } from './spend.js';
+import { queueSpendBy, readFleetStats, recordFinished } from './redis-fleet-stats.js';
+import type { FleetStats, SpendBy } from './fleet-stats.js';
 import { scripts, type ScriptCalls } from './redis-scripts.js';
 import { trimRedisStore } from './redis-trim.js';
 import { runVersion } from './version.js';
@@ -150,6 +152,11 @@ export class RedisRunStore implements RunStore {
       JSON.stringify(setsOf(keys, facets)),
       indexVersion,
     );
+    await recordFinished(await this.#redis, (kind, id) => this.#key(kind, id), run, Date.now());
+  }
+
+  async fleetStats(range: { from: string; to: string; top?: number }): Promise<FleetStats> {
+    return readFleetStats(await this.#redis, (kind, id) => this.#key(kind, id), range);
   }
 
   async get(runId: string): Promise<RunRecord | undefined> {
@@ -268,19 +275,18 @@ export class RedisRunStore implements RunStore {
     return entries.map((entry) => JSON.parse(entry) as FenceRejection);
   }
 
-  async addSpend(day: string, usd: number): Promise<number> {
+  async addSpend(day: string, usd: number, by?: SpendBy): Promise<number> {
     checkSpend(day, usd);
     // INCRBYFLOAT is atomic; a day's total is kept 40 days, long enough for any report on it.
-    const [[error, total] = [null, '0']] =
-      (await (
-        await this.#redis
-      )
-        .multi()
-        .incrbyfloat(this.#key('spend', day), usd)
-        .expire(this.#key('spend', day), 40 * 24 * 3_600)
-        .exec()) ?? [];
-    if (error) throw error;
-    return Number(total);
+    const multi = (await this.#redis)
+      .multi()
+      .incrbyfloat(this.#key('spend', day), usd)
+      .expire(this.#key('spend', day), 40 * 24 * 3_600);
+    queueSpendBy(multi, this.#key('day', day), usd, by);
+    const replies = (await multi.exec()) ?? [];
+    const failed = replies.find(([error]) => error);
+    if (failed) throw failed[0];
+    return Number(replies[0]?.[1] ?? 0);
   }
 
   async spentOn(day: string): Promise<number> {

@@ -143,6 +143,18 @@ end
 return n
 `;
 
+/**
+ * Counts a finished run in its day's totals once (fleet-stats.ts): KEYS[1] the run's
+ * "counted" marker, KEYS[2] the day's hash; ARGV[1] how long both are kept (seconds), the
+ * rest the fields to add 1 to. 1 when counted now, 0 when it was already.
+ */
+const finishedScript = `
+if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[1]) then return 0 end
+for i = 2, #ARGV do redis.call('HINCRBY', KEYS[2], ARGV[i], 1) end
+redis.call('EXPIRE', KEYS[2], ARGV[1])
+return 1
+`;
+
 /** The scripts, sent once and then called by their SHA (ioredis `defineCommand`). */
 export const scripts = {
   cfSave: { numberOfKeys: 3, lua: saveScript },
@@ -157,6 +169,7 @@ export const scripts = {
   cfBindRequest: { numberOfKeys: 2, lua: bindRequestScript },
   cfTrimRun: { numberOfKeys: 2, lua: trimRunScript },
   cfTrimJournal: { numberOfKeys: 1, lua: trimJournalScript },
+  cfFinished: { numberOfKeys: 2, lua: finishedScript },
 } as const;
 
 export type ScriptCalls = { [name in keyof typeof scripts]: (...args: (string | number)[]) => Promise<unknown> };

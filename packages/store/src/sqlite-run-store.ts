@@ -21,6 +21,8 @@ import { formerRequestKey } from './request-key.js';
 import { prepareRunIndex, repairStale, runsTable, runWriter } from './sqlite-run-index.js';
 import { countRuns, readPage } from './sqlite-run-reads.js';
 import { trimSqliteStore } from './sqlite-trim.js';
+import { addSpendBy, readFleetStats, recordFinished, statsDdl } from './sqlite-fleet-stats.js';
+import type { FleetStats, SpendBy } from './fleet-stats.js';
 
 const ddl = `
 CREATE TABLE IF NOT EXISTS task_leases (
@@ -89,6 +91,7 @@ export class SqliteRunStore implements RunStore {
   readonly #db: SqliteDatabase;
   readonly #saveRun: (run: RunRecord) => void;
   #nextRequestSweep = 0;
+  #nextStatsPrune = 0;
   readonly #journalLimit: number;
 
   /**
@@ -107,7 +110,7 @@ export class SqliteRunStore implements RunStore {
       schema: {
         table: 'runs',
         create: (db) => {
-          db.transaction(() => db.exec(runsTable + ddl)).immediate();
+          db.transaction(() => db.exec(runsTable + ddl + statsDdl)).immediate();
           prepareRunIndex(db, options.onIndexMigration);
         },
       },
@@ -118,6 +121,14 @@ export class SqliteRunStore implements RunStore {
 
   async save(run: RunRecord): Promise<void> {
     this.#saveRun(run);
+    const now = Date.now();
+    const prune = now >= this.#nextStatsPrune;
+    if (prune) this.#nextStatsPrune = now + 3_600_000;
+    recordFinished(this.#db, run, now, prune);
+  }
+
+  async fleetStats(range: { from: string; to: string; top?: number }): Promise<FleetStats> {
+    return readFleetStats(this.#db, range);
   }
 
   async acquire(taskKey: string, token: string, ttlMs: number): Promise<boolean> {
@@ -266,7 +277,7 @@ export class SqliteRunStore implements RunStore {
     return rows.map(({ entry }) => JSON.parse(entry) as JournalEntry);
   }
 
-  async addSpend(day: string, usd: number): Promise<number> {
+  async addSpend(day: string, usd: number, by?: SpendBy): Promise<number> {
     checkSpend(day, usd);
     // One immediate transaction: another process's add lands before or after, never between.
     return this.#db
@@ -276,6 +287,7 @@ export class SqliteRunStore implements RunStore {
             `INSERT INTO spend (day, usd) VALUES (?, ?) ON CONFLICT (day) DO UPDATE SET usd = spend.usd + excluded.usd`,
           )
           .run(day, usd);
+        addSpendBy(this.#db, day, usd, by);
         return (this.#db.prepare(`SELECT usd FROM spend WHERE day = ?`).get(day) as { usd: number }).usd;
       })
       .immediate();
