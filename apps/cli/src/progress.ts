@@ -1,8 +1,6 @@
 import { formatDuration } from '@codefleet/core';
 import type { Logger } from '@codefleet/log';
-import type { JobContext } from '@codefleet/pipeline';
-
-type Progress = Parameters<NonNullable<JobContext['onProgress']>>[0];
+import { JobProgress, sanitizeLine, type Progress } from '@codefleet/worker';
 
 /** Where and how a {@link progressReporter} shows progress. */
 export interface ProgressOptions {
@@ -27,18 +25,11 @@ export interface ProgressReporter {
   done: () => void;
 }
 
-/** Longest last output line shown; the terminal's width cuts it further. */
-const maxLineChars = 400;
-/** Output kept to find the last line in. */
-const maxRawChars = 8_192;
-
 /** What both displays read: the job's progress so far and the running step's output. */
 interface ProgressState {
   now: () => number;
   mask: (text: string) => string;
-  jobStarted: number;
-  current: Progress | undefined;
-  step: { source: string; started: number; partial: string; last: string } | undefined;
+  job: JobProgress;
 }
 
 /**
@@ -51,13 +42,7 @@ interface ProgressState {
 export function progressReporter(options: ProgressOptions = {}): ProgressReporter {
   const stream = options.stream ?? process.stderr;
   const now = options.now ?? Date.now;
-  const state: ProgressState = {
-    now,
-    mask: options.mask ?? ((text: string) => text),
-    jobStarted: now(),
-    current: undefined,
-    step: undefined,
-  };
+  const state: ProgressState = { now, mask: options.mask ?? ((text: string) => text), job: new JobProgress(now) };
   return stream.isTTY ? terminalReporter(state, stream, options) : logReporter(state, options);
 }
 
@@ -66,18 +51,20 @@ function logReporter(state: ProgressState, options: ProgressOptions): ProgressRe
   const { now } = state;
   const fields = () => ({
     event: 'job.progress',
-    ...(state.current
+    ...(state.job.current
       ? {
-          stage: state.current.stage,
-          ...(state.current.pass ? { pass: state.current.pass } : {}),
-          ...(state.current.innerAttempt ? { inner_attempt: state.current.innerAttempt } : {}),
+          stage: state.job.current.stage,
+          ...(state.job.current.pass ? { pass: state.job.current.pass } : {}),
+          ...(state.job.current.innerAttempt ? { inner_attempt: state.job.current.innerAttempt } : {}),
         }
       : {}),
-    elapsed_ms: now() - state.jobStarted,
-    ...(state.step ? { step: state.step.source, step_ms: now() - state.step.started, last_line: lastLine(state) } : {}),
+    elapsed_ms: now() - state.job.jobStarted,
+    ...(state.job.step
+      ? { step: state.job.step.source, step_ms: now() - state.job.step.started, last_line: lastLine(state) }
+      : {}),
   });
   const flush = () => {
-    const { current, step } = state;
+    const { current, step } = state.job;
     if (current)
       options.log?.info(
         fields(),
@@ -85,15 +72,15 @@ function logReporter(state: ProgressState, options: ProgressOptions): ProgressRe
       );
   };
   const timer = setInterval(() => {
-    if (state.step) flush();
+    if (state.job.step) flush();
   }, options.logEveryMs ?? 15_000);
   timer.unref();
   return {
     onProgress: (p) => {
-      enterProgress(state, p);
+      state.job.enter(p);
       flush();
     },
-    onOutput: (source, chunk) => recordOutput(state, source, chunk),
+    onOutput: (source, chunk) => state.job.output(source, chunk),
     flush,
     done: () => clearInterval(timer),
   };
@@ -107,7 +94,7 @@ function terminalReporter(
 ): ProgressReporter {
   let shown = false;
   const flush = () => {
-    if (!state.current) return;
+    if (!state.job.current) return;
     stream.write(`\r\x1b[2K${statusLine(state, stream.columns)}`);
     shown = true;
   };
@@ -115,10 +102,10 @@ function terminalReporter(
   timer.unref();
   return {
     onProgress: (p) => {
-      enterProgress(state, p);
+      state.job.enter(p);
       flush();
     },
-    onOutput: (source, chunk) => recordOutput(state, source, chunk),
+    onOutput: (source, chunk) => state.job.output(source, chunk),
     flush,
     done: () => {
       clearInterval(timer);
@@ -130,13 +117,14 @@ function terminalReporter(
 
 /** The terminal's status line, cut to one row of `columns`. */
 function statusLine(state: ProgressState, columns: number | undefined): string {
-  const { current, step, now } = state;
+  const { now } = state;
+  const { current, step } = state.job;
   if (!current) return '';
   const parts = [`[${current.stage}]`];
   if (current.pass) parts.push(`pass ${current.pass}`);
   if (current.innerAttempt) parts.push(`attempt ${current.innerAttempt}`);
   if (step) parts.push(`${step.source} ${formatDuration(now() - step.started)}`);
-  parts.push(`job ${formatDuration(now() - state.jobStarted)}`);
+  parts.push(`job ${formatDuration(now() - state.job.jobStarted)}`);
   const head = parts.join(' · ');
   const last = lastLine(state);
   const line = last === '' ? head : `${head} · ${last}`;
@@ -146,62 +134,7 @@ function statusLine(state: ProgressState, columns: number | undefined): string {
   return line.length > width ? `${line.slice(0, width - 1)}…` : line;
 }
 
-/** A new stage (or pass, or attempt): the step before it has ended, and a new job restarts the clock. */
-function enterProgress(state: ProgressState, p: Progress): void {
-  if (state.current === undefined || isNewJob(state.current, p)) state.jobStarted = state.now();
-  state.current = p;
-  state.step = undefined;
-}
-
-/** Keeps the running step's last output line; a chunk from another source starts a new step. */
-function recordOutput(state: ProgressState, source: string, chunk: string): void {
-  if (state.step?.source !== source) state.step = { source, started: state.now(), partial: '', last: '' };
-  const step = state.step;
-  // Bounded: only the tail of the output can hold the last line.
-  const lines = (step.partial + chunk).slice(-maxRawChars).split(/\r\n|\r|\n/);
-  step.partial = lines.pop() ?? '';
-  const complete = lines.filter((line) => sanitizeLine(line) !== '');
-  if (complete.length > 0) step.last = complete[complete.length - 1]!;
-}
-
-/** The step's last output line, masked before it is cut, so a secret at the cut is still found whole. */
+/** The step's last output line, masked and made safe to print. */
 function lastLine(state: ProgressState): string {
-  const { step } = state;
-  if (!step) return '';
-  const line = sanitizeLine(step.partial) !== '' ? step.partial : step.last;
-  return sanitizeLine(state.mask(line));
-}
-
-/**
- * A job (or an outer attempt) after the last one: every attempt starts by preparing its
- * working copy. Only a success reports `done`, so a job that was cancelled or failed must
- * not leave its elapsed time to the next one.
- */
-function isNewJob(previous: Progress, next: Progress): boolean {
-  return next.stage === 'preparing'
-    ? previous.stage !== 'preparing'
-    : previous.stage === 'done' && next.stage !== 'done';
-}
-
-/**
- * One line of agent or check output made safe to print on a terminal: escape sequences
- * (CSI, OSC and the rest) and every other control or bidirectional-override character are
- * removed, whitespace runs collapse, and the line is bounded.
- */
-export function sanitizeLine(line: string): string {
-  return (
-    line
-      // OSC (…BEL or …ST), then CSI, then any other ESC sequence.
-      // eslint-disable-next-line no-control-regex
-      .replace(/\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?/g, '')
-      // eslint-disable-next-line no-control-regex
-      .replace(/(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?/g, '')
-      // eslint-disable-next-line no-control-regex
-      .replace(/\x1b[ -/]*[0-~]?/g, '')
-      // eslint-disable-next-line no-control-regex
-      .replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, ' ')
-      .replace(/\s+/g, ' ')
-      .trim()
-      .slice(0, maxLineChars)
-  );
+  return sanitizeLine(state.job.tail(state.mask).at(-1) ?? '');
 }

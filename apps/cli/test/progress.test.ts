@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { createLogger } from '@codefleet/log';
-import { progressReporter, sanitizeLine } from '../src/progress.js';
+import { sanitizeLine } from '@codefleet/worker';
+import { progressReporter } from '../src/progress.js';
 
 /** A stream that records writes; a clock moved by hand (no timing in the assertions). */
 function terminal(isTTY: boolean) {

@@ -15,9 +15,10 @@ export type {
   TrimPolicy,
   WorkerInfo,
   WorkerJob,
+  WorkerJobProgress,
   WorkerRegistry,
 } from './port.js';
-export { journalLimit, maxWorkerJobs, trimBatch } from './port.js';
+export { journalLimit, maxProgressLines, maxWorkerJobs, trimBatch } from './port.js';
 export { SqliteRunStore } from './sqlite-run-store.js';
 export { sourceFilters, sourceKindFilters, summarize } from './query.js';
 export { checkSpend, utcDay } from './spend.js';

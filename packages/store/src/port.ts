@@ -172,7 +172,33 @@ export interface WorkerJob {
   title: string;
   /** ISO. */
   startedAt: string;
+  /** Where the job is, as its worker last wrote it (what its status line shows); absent until the pipeline reports. */
+  progress?: WorkerJobProgress;
 }
+
+/**
+ * What a running job is doing: the stage, pass and inner attempt the pipeline reported last,
+ * the step running now and its last output lines. Stores keep at most
+ * {@link maxProgressLines} lines of at most 1 000 characters.
+ */
+export interface WorkerJobProgress {
+  stage: string;
+  pass?: string;
+  innerAttempt?: number;
+  /** `agent`, or a check (`install`, `build`, `test`, `dod`, `baseline build`…); absent between steps. */
+  step?: string;
+  /** ISO: when the step's output began. */
+  stepStartedAt?: string;
+  /**
+   * The step's last lines that say something, oldest first, secrets masked. Agent and
+   * repository output: escape sequences and markup are kept as written, for whoever shows
+   * them to make safe.
+   */
+  lines: string[];
+}
+
+/** Output lines kept on a job's progress. */
+export const maxProgressLines = 20;
 
 /**
  * What happened to runs from outside the pipeline: operator actions and undelivered

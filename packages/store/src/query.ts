@@ -15,6 +15,7 @@ import {
 import { readCursor, type PageCursor } from './page-cursor.js';
 import {
   journalLimit,
+  maxProgressLines,
   maxWorkerJobs,
   type JournalEntry,
   type JournalQuery,
@@ -257,7 +258,18 @@ export function facetsOfStored(runId: string, text: string): RunFacets | undefin
 export function boundWorker(worker: WorkerInfo): WorkerInfo {
   return {
     ...worker,
-    jobs: worker.jobs.slice(0, maxWorkerJobs).map((job) => ({ ...job, title: truncateHead(job.title, 200) })),
+    jobs: worker.jobs.slice(0, maxWorkerJobs).map((job) => ({
+      ...job,
+      title: truncateHead(job.title, 200),
+      ...(job.progress === undefined
+        ? {}
+        : {
+            progress: {
+              ...job.progress,
+              lines: job.progress.lines.slice(-maxProgressLines).map((line) => truncateHead(line, 1_000)),
+            },
+          }),
+    })),
   };
 }
 

@@ -19,3 +19,4 @@ export {
   type Trimmed,
   type TrimmedKind,
 } from './retention.js';
+export { JobProgress, sanitizeLine, type Progress, type StepOutput } from './job-progress.js';

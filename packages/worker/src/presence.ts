@@ -1,6 +1,13 @@
 import type { Logger } from '@codefleet/log';
 import type { Lease } from '@codefleet/queue';
-import type { WorkerInfo, WorkerJob, WorkerRegistry } from '@codefleet/store';
+import {
+  maxProgressLines,
+  type WorkerInfo,
+  type WorkerJob,
+  type WorkerJobProgress,
+  type WorkerRegistry,
+} from '@codefleet/store';
+import { JobProgress, type Progress } from './job-progress.js';
 
 /** Where and what the worker announces in the run store's registry. */
 export interface PresenceOptions {
@@ -9,7 +16,17 @@ export interface PresenceOptions {
   info: Omit<WorkerInfo, 'lastHeartbeat' | 'draining' | 'jobs'>;
   /** How long the entry lives without a heartbeat; about 3× the heartbeat interval. */
   ttlMs: number;
+  /** Masks secrets in the output lines the entry shows (agent and check output can print them). */
+  mask?: (text: string) => string;
+  /**
+   * How soon new output of a running step is written (a stage change is written at once);
+   * default {@link defaultProgressWriteMs}. Bounds the writes a chatty step costs.
+   */
+  progressWriteMs?: number;
 }
+
+/** New output is written at most this often: about as often as a dashboard page reads. */
+const defaultProgressWriteMs = 2_000;
 
 /** How long a stopping worker waits to remove its entry. */
 const removeTimeoutMs = 5_000;
@@ -18,6 +35,10 @@ const removeTimeoutMs = 5_000;
 export interface Presence {
   jobStarted(lease: Lease): void;
   jobEnded(lease: Lease): void;
+  /** A job's stage, pass or attempt changed (JobContext.onProgress): written at once. */
+  progress(lease: Lease, p: Progress): void;
+  /** A job's running step printed (JobContext.onOutput): written within `progressWriteMs`. */
+  output(lease: Lease, source: string, chunk: string): void;
   /** Writes the entry now (at start, when draining begins). */
   beat(): Promise<void>;
   /** Stops heartbeating and removes the entry: a clean stop. */
@@ -30,6 +51,10 @@ interface PresenceState {
   readonly context: PresenceContext;
   /** The jobs the worker runs now, by lease token. */
   readonly jobs: Map<string, WorkerJob>;
+  /** Where each of them is, by lease token. */
+  readonly progress: Map<string, JobProgress>;
+  /** Set while new output waits to be written. */
+  outputTimer: NodeJS.Timeout | undefined;
   /** The last write failed: the next success is logged as a recovery. */
   failing: boolean;
   stopped: boolean;
@@ -58,6 +83,8 @@ export function startPresence(options: PresenceOptions, context: PresenceContext
     options,
     context,
     jobs: new Map(),
+    progress: new Map(),
+    outputTimer: undefined,
     failing: false,
     stopped: false,
     inFlight: undefined,
@@ -84,15 +111,58 @@ export function startPresence(options: PresenceOptions, context: PresenceContext
     },
     jobEnded: (lease) => {
       state.jobs.delete(lease.token);
+      state.progress.delete(lease.token);
       void beat(state);
+    },
+    progress: (lease, p) => {
+      progressOf(state, lease).enter(p);
+      void beat(state);
+    },
+    output: (lease, source, chunk) => {
+      progressOf(state, lease).output(source, chunk);
+      // A step prints many chunks a second: they are written together, once per interval.
+      if (state.outputTimer !== undefined) return;
+      state.outputTimer = setTimeout(() => {
+        state.outputTimer = undefined;
+        void beat(state);
+      }, options.progressWriteMs ?? defaultProgressWriteMs);
+      state.outputTimer.unref();
     },
     beat: () => beat(state),
     stop: async () => {
       state.stopped = true;
       clearInterval(timer);
+      clearTimeout(state.outputTimer);
       context.draining.removeEventListener('abort', onDrain);
       await removeEntry(state);
     },
+  };
+}
+
+/** The job's progress tracker, made at its first report. */
+function progressOf(state: PresenceState, lease: Lease): JobProgress {
+  let progress = state.progress.get(lease.token);
+  if (progress === undefined) {
+    progress = new JobProgress(Date.now, maxProgressLines);
+    state.progress.set(lease.token, progress);
+  }
+  return progress;
+}
+
+/** What the entry says of a job's progress; undefined before the pipeline's first report. */
+function progressEntry(
+  progress: JobProgress | undefined,
+  mask: ((text: string) => string) | undefined,
+): WorkerJobProgress | undefined {
+  const current = progress?.current;
+  if (progress === undefined || current === undefined) return undefined;
+  const { step } = progress;
+  return {
+    stage: current.stage,
+    ...(current.pass === undefined ? {} : { pass: current.pass }),
+    ...(current.innerAttempt === undefined ? {} : { innerAttempt: current.innerAttempt }),
+    ...(step === undefined ? {} : { step: step.source, stepStartedAt: new Date(step.started).toISOString() }),
+    lines: progress.tail(mask),
   };
 }
 
@@ -121,7 +191,10 @@ async function write(state: PresenceState): Promise<void> {
     ...options.info,
     lastHeartbeat: new Date().toISOString(),
     draining: context.draining.aborted,
-    jobs: [...state.jobs.values()],
+    jobs: [...state.jobs].map(([token, job]) => {
+      const progress = progressEntry(state.progress.get(token), options.mask);
+      return progress === undefined ? job : { ...job, progress };
+    }),
   };
   try {
     await options.store.heartbeatWorker(entry, options.ttlMs);

@@ -182,8 +182,16 @@ async function runDelivery(slots: Slots, { lease, taskLease }: Next): Promise<Ne
       workerId: options.workerId,
       signal: job.signal,
       ...(options.leases ? { leaseToken: lease.token } : {}),
-      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-      ...(options.onOutput ? { onOutput: options.onOutput } : {}),
+      // The worker's registry entry shows where the job is (the dashboard reads it), beside
+      // whatever else listens (the CLI's status line).
+      onProgress: (p) => {
+        presence?.progress(lease, p);
+        options.onProgress?.(p);
+      },
+      onOutput: (source, chunk) => {
+        presence?.output(lease, source, chunk);
+        options.onOutput?.(source, chunk);
+      },
     });
   } catch (err) {
     const c = classify(err);

@@ -118,6 +118,52 @@ describe('worker registry', () => {
     await worker;
   });
 
+  it("shows a running job's stage, step and last output lines (masked) in its entry, and still tells the CLI", async () => {
+    const job = sampleJob({ title: 'Fix the widget' });
+    await queue.enqueue(job);
+    const shutdown = new AbortController();
+    const said: string[] = [];
+    let step: (() => void) | undefined;
+    let finish: () => void = () => undefined;
+    const runner: JobRunner = async (ctx) => {
+      ctx.onProgress?.({ stage: 'testing', pass: 'test', innerAttempt: 2 });
+      await new Promise<void>((resolve) => (step = resolve));
+      ctx.onOutput?.('test', '\x1b[32m✓ parses\x1b[0m\n');
+      ctx.onOutput?.('test', '✗ token hunter2secret leaked\ndownloading 10%\rdownloading 80%');
+      await new Promise<void>((resolve) => (finish = resolve));
+      return { action: 'ack', run: fakeRun };
+    };
+    // Heartbeats far apart: what shows is written by the progress itself.
+    const worker = runWorker(
+      queue,
+      runner,
+      options(shutdown.signal, {
+        heartbeatMs: 600_000,
+        registry: { ...registry(store), mask: (t) => t.replaceAll('hunter2secret', '***'), progressWriteMs: 20 },
+        onProgress: (p) => said.push(p.stage),
+      }),
+    );
+    const entry = async () => (await store.listWorkers())[0]?.jobs[0]?.progress;
+    // A stage change is written at once.
+    expect(await waitFor(entry)).toEqual({ stage: 'testing', pass: 'test', innerAttempt: 2, lines: [] });
+    expect(said).toEqual(['testing']);
+    step?.();
+    const shown = await waitFor(async () => ((await entry())?.lines.length === 3 ? entry() : undefined));
+    expect(shown).toEqual({
+      stage: 'testing',
+      pass: 'test',
+      innerAttempt: 2,
+      step: 'test',
+      stepStartedAt: expect.any(String),
+      // Raw colours kept for the dashboard to render; the secret masked; a redrawn line as it ends.
+      lines: ['\x1b[32m✓ parses\x1b[0m', '✗ token *** leaked', 'downloading 80%'],
+    });
+    finish();
+    await waitFor(async () => (await store.listWorkers())[0]?.jobs.length === 0);
+    shutdown.abort();
+    await worker;
+  });
+
   it('a registry that fails never stops the worker: the job runs, the failure is logged once', async () => {
     const jobs = [sampleJob(), sampleJob()];
     for (const job of jobs) await queue.enqueue(job);

@@ -95,7 +95,8 @@ function workerSettings(
   const giveUpAfterMs = options.giveUpAfterMs ?? (options.once ? onceGiveUpMs : undefined);
   return {
     workerId: identity.id,
-    registry: identity.registry,
+    // Its entry shows each job's last output lines: secrets masked as in the log.
+    registry: { ...identity.registry, mask: (text) => maskSecrets(text, rt.secrets) },
     concurrency,
     heartbeatMs: rt.config.queue.heartbeat_seconds * 1000,
     shutdownGraceMs: rt.config.worker.shutdown_grace_seconds * 1000,
