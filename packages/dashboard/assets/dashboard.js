@@ -56,3 +56,33 @@
     source.close();
   });
 })();
+
+// Durations that go on (a running job's step and job time): counted on every second from
+// the server's clock at render (data-now) to the start (data-since), both epoch ms, as
+// formatDuration of @codefleet/core shows them.
+(function () {
+  const pad = function (n) {
+    return String(n).padStart(2, '0');
+  };
+  const format = function (ms) {
+    if (!(ms >= 0)) ms = 0;
+    if (ms < 1000) return Math.round(ms) + 'ms';
+    if (ms < 10000) return (Math.floor(ms / 100) / 10).toFixed(1) + 's';
+    const s = Math.floor(ms / 1000);
+    if (s < 60) return s + 's';
+    const m = Math.floor(s / 60);
+    if (m < 60) return m + 'm ' + pad(s % 60) + 's';
+    const h = Math.floor(m / 60);
+    if (h < 48) return h + 'h ' + pad(m % 60) + 'm';
+    return Math.floor(h / 24) + 'd ' + pad(h % 24) + 'h';
+  };
+  const tick = function () {
+    document.querySelectorAll('[data-since][data-now]').forEach(function (el) {
+      if (el.dataset.seen === undefined) el.dataset.seen = String(Date.now());
+      const since = Number(el.dataset.since);
+      const now = Number(el.dataset.now) + (Date.now() - Number(el.dataset.seen));
+      el.textContent = format(now - since);
+    });
+  };
+  setInterval(tick, 1000);
+})();

@@ -50,7 +50,8 @@ export function addPageRoutes(ctx: RouteContext): void {
       return sendPage(reply, 'No such run', html`<p>No run ${req.params.id}.</p>`, undefined, 404);
     return sendPage(
       reply,
-      `Run ${req.params.id}`,
+      // The task's title: what the reader knows the job by (the run id is in the summary).
+      view.title ?? `Run ${req.params.id}`,
       view.body,
       `/events?view=run&id=${encodeURIComponent(req.params.id)}`,
     );

@@ -6,6 +6,7 @@ import { readOverview } from './overview.js';
 import { deadLettersBody } from './pages/dead-letters.js';
 import { overviewBody } from './pages/overview.js';
 import { runBody, type RunPageFacts } from './pages/run.js';
+import { liveProgressOf } from './pages/run-progress.js';
 import { latestRunOf } from './runs-read.js';
 
 /**
@@ -16,6 +17,8 @@ import { latestRunOf } from './runs-read.js';
 export interface View {
   body: Html;
   fingerprint: string;
+  /** The page's heading, when the data names it (a run: its task's title). */
+  title?: string;
 }
 
 /** How a view is rendered for one viewer. */
@@ -37,6 +40,8 @@ const deadLetterScan = 1000;
 export interface RunViewFacts {
   facts: Omit<RunPageFacts, 'now' | 'csrf'>;
   fingerprint: string;
+  /** The task's title: the page's heading. */
+  title: string;
 }
 
 /** The run page's live part, or undefined when there is no such run. */
@@ -50,6 +55,7 @@ export function renderRunView(deps: Pick<DashboardDeps, 'now'>, read: RunViewFac
   return {
     body: runBody({ ...read.facts, now: deps.now().getTime(), csrf: ctx.csrf }),
     fingerprint: read.fingerprint,
+    title: read.title,
   };
 }
 
@@ -57,12 +63,15 @@ export function renderRunView(deps: Pick<DashboardDeps, 'now'>, read: RunViewFac
 export async function readRunView(deps: DashboardDeps, runId: string): Promise<RunViewFacts | undefined> {
   const run = await deps.store.get(runId);
   if (run === undefined) return undefined;
-  const [journal, cancel, latest, [status]] = await Promise.all([
+  const [journal, cancel, latest, [status], workers] = await Promise.all([
     deps.store.journal({ runId, limit: 100 }),
     isTerminal(run.stage) ? undefined : deps.store.cancelRequested(run.job.idempotency_key),
     latestRunOf(deps.store, run.job.id),
     taskStatusesOf([{ ...taskFactsOf(run), repo: run.job.repo }], deps.pullRequestStates),
+    // What its worker says it is doing now (the registry entry its status line feeds).
+    isTerminal(run.stage) ? [] : deps.store.listWorkers(),
   ]);
+  const live = liveProgressOf(run, workers);
   // Only the job's latest run can be redriven: an earlier one has been already.
   const letter =
     latest?.run_id === run.run_id && run.stage === 'failed'
@@ -73,11 +82,12 @@ export async function readRunView(deps: DashboardDeps, runId: string): Promise<R
     journal,
     readOnly: deps.readOnly,
     ...(status === undefined ? {} : { status }),
+    ...(live === undefined ? {} : { live }),
     ...(cancel === undefined ? {} : { cancel }),
     ...(letter === undefined ? {} : { deadLetterId: letter.id }),
     ...(latest === undefined || latest.run_id === run.run_id ? {} : { laterRunId: latest.run_id }),
   };
-  return { facts, fingerprint: JSON.stringify(facts) };
+  return { facts, fingerprint: JSON.stringify(facts), title: run.job.title };
 }
 
 /** Dead letters on one page of their list. */

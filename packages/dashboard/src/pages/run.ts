@@ -7,12 +7,14 @@ import {
   type TaskStatusView,
   type Verification,
 } from '@codefleet/core';
-import { ago } from '../format.js';
+import { ansiHtml } from '../ansi.js';
+import { clockTime, timeAgo } from '../format.js';
 import { html, type Html } from '../html.js';
 import type { JournalEntry } from '@codefleet/store';
 import { cancelNote } from './cancel-note.js';
 import { actionButton } from './layout.js';
 import { agentRunFacts, modelCallsTable, runCostText, tiersSection } from './run-costs.js';
+import { progressSection, type LiveProgress } from './run-progress.js';
 import { prLink, stateOf } from './runs.js';
 
 /** What the run page shows besides the record. */
@@ -27,6 +29,8 @@ export interface RunPageFacts {
   laterRunId?: string;
   /** The task's status, derived from the run and its PR's state on the forge. */
   status?: TaskStatusView;
+  /** What the worker running it says it is doing (unfinished runs). */
+  live?: LiveProgress;
   now: number;
   csrf: string;
   readOnly: boolean;
@@ -66,11 +70,11 @@ function actions(f: RunPageFacts): Html | string {
   return buttons.length === 0 ? '' : html`<div class="actions">${buttons}</div>`;
 }
 
-function journalLine(entry: JournalEntry): Html {
+function journalLine(entry: JournalEntry, now: number): Html {
   if (entry.kind === 'action') {
-    return html`<li><time datetime="${entry.at}">${entry.at}</time> <strong>${entry.action}</strong> by ${entry.by} via ${entry.via}${entry.detail === undefined ? '' : html` — ${entry.detail}`}</li>`;
+    return html`<li>${clockTime(now, entry.at)} <strong>${entry.action}</strong> by ${entry.by} via ${entry.via}${entry.detail === undefined ? '' : html` — ${entry.detail}`}</li>`;
   }
-  return html`<li class="warning"><time datetime="${entry.at}">${entry.at}</time> <strong>${entry.report}</strong> report not delivered to ${entry.requester}: ${entry.error}</li>`;
+  return html`<li class="warning">${clockTime(now, entry.at)} <strong>${entry.report}</strong> report not delivered to ${entry.requester}: ${entry.error}</li>`;
 }
 
 /** The run page's live part. */
@@ -78,13 +82,14 @@ export function runBody(f: RunPageFacts): Html {
   const { run } = f;
   return html`
 ${summarySection(f)}
-${timelineSection(run)}
+${progressSection(run, f.live, f.now)}
+${timelineSection(run, f.now)}
 ${checksSection(run)}
 ${tiersSection(run)}
 ${agentRunsSection(run)}
 ${run.answer === undefined ? '' : answerSection(run.answer)}
 ${taskSection(run)}
-${journalSection(f.journal)}`;
+${journalSection(f.journal, f.now)}`;
 }
 
 function summarySection(f: RunPageFacts): Html {
@@ -92,8 +97,8 @@ function summarySection(f: RunPageFacts): Html {
   const runId = encodeURIComponent(run.run_id);
   return html`<section class="summary">
 <p><span class="state state-${stateOf(run)}" data-state="${stateOf(run)}">${stateOf(run)}</span> ${run.job.repo}
- · from ${runSourceName(run)} by ${run.job.requested_by} · created <time datetime="${run.created_at}">${ago(now, run.created_at)}</time>
- · updated <time datetime="${run.updated_at}">${ago(now, run.updated_at)}</time>${runCostText(run)}</p>
+ · from ${runSourceName(run)} by ${run.job.requested_by} · created ${timeAgo(now, run.created_at)}
+ · updated ${timeAgo(now, run.updated_at)}${runCostText(run)} · run <code>${run.run_id}</code></p>
 ${f.status === undefined ? '' : html`<p class="task-status">Status: <span class="status status-${f.status.status}" data-status="${statusLabel(f.status)}">${statusLabel(f.status)}</span> · ${f.status.note}</p>`}
 ${f.laterRunId === undefined ? '' : html`<p class="notice">This job ran again since: <a href="/runs/${encodeURIComponent(f.laterRunId)}">${f.laterRunId}</a>.</p>`}
 ${cancelNote(run, f.cancel, f.journal, now)}
@@ -104,17 +109,17 @@ ${actions(f)}
 </section>`;
 }
 
-function timelineSection(run: RunRecord): Html {
+function timelineSection(run: RunRecord, now: number): Html {
   return html`<section>
 <h2>Timeline</h2>
-<ol class="timeline">${run.stages.map((s) => html`<li><span class="state state-${s.stage}">${s.stage}</span> <time datetime="${s.at}">${s.at}</time>${s.attempt > 0 ? html` · attempt ${s.attempt}` : ''}${s.note === undefined ? '' : html` — ${s.note}`}</li>`)}</ol>
+<ol class="timeline">${run.stages.map((s) => html`<li><span class="state state-${s.stage}">${s.stage}</span> ${clockTime(now, s.at)}${s.attempt > 0 ? html` · attempt ${s.attempt}` : ''}${s.note === undefined ? '' : html` — ${s.note}`}</li>`)}</ol>
 ${
   run.attempts.length === 0
     ? ''
     : html`<table><thead><tr><th>Attempt</th><th>Worker</th><th>Started</th><th>Ended</th><th>Outcome</th></tr></thead>
 <tbody>${run.attempts.map(
         (a) =>
-          html`<tr><td>${a.n}</td><td>${a.worker_id}</td><td>${a.started_at}</td><td>${a.ended_at ?? ''}</td><td>${a.outcome ?? 'running'}${a.error === undefined ? '' : html` — ${a.error.code}: ${a.error.message}`}</td></tr>`,
+          html`<tr><td>${a.n}</td><td>${a.worker_id}</td><td>${clockTime(now, a.started_at)}</td><td>${a.ended_at === undefined ? '' : clockTime(now, a.ended_at)}</td><td>${a.outcome ?? 'running'}${a.error === undefined ? '' : html` — ${a.error.code}: ${a.error.message}`}</td></tr>`,
       )}</tbody></table>`
 }
 </section>`;
@@ -130,7 +135,7 @@ ${
         (c) => html`<li class="check ${c.passed || c.skipped === true ? 'passed' : 'failed'}">
 <details${!c.passed && c.skipped !== true && c.preexisting !== true ? html` open` : ''}><summary><strong>${c.step}</strong> <code>${c.command.join(' ')}</code> — ${checkVerdict(c)}
  · exit ${c.exit_code ?? c.signal ?? '–'} · ${formatDuration(c.duration_ms)} · ${c.pass} pass, attempt ${c.attempt}.${c.inner_attempt}</summary>
-<pre>${c.output_tail}</pre></details></li>`,
+<pre>${ansiHtml(c.output_tail)}</pre></details></li>`,
       )}</ul>`
 }
 </section>`;
@@ -148,30 +153,31 @@ ${
  · exit ${a.exit_code ?? a.signal ?? '–'}${a.timed_out ? ' (timed out)' : ''} · ${formatDuration(a.duration_ms)} · ${a.changed_files.length} file(s) changed${agentRunFacts(a)}</summary>
 ${modelCallsTable(a)}
 ${a.changed_files.length === 0 ? '' : html`<p>${a.changed_files.map((file) => html`<code>${file}</code> `)}</p>`}
-<pre>${a.output_tail}</pre></details></li>`,
+<pre>${ansiHtml(a.output_tail)}</pre></details></li>`,
       )}</ul>`
 }
 </section>`;
 }
 
 function answerSection(answer: string): Html {
-  return html`<section><h2>Answer</h2><pre>${answer}</pre></section>`;
+  return html`<section><h2>Answer</h2><pre>${ansiHtml(answer)}</pre></section>`;
 }
 
 function taskSection(run: RunRecord): Html {
   return html`<section>
 <h2>Task</h2>
-<details><summary>${run.job.title}</summary><pre>${run.job.body ?? ''}</pre></details>
+<p class="task-title">${run.job.title}</p>
+${run.job.body === undefined || run.job.body === '' ? '' : html`<details><summary>Description</summary><pre>${run.job.body}</pre></details>`}
 </section>`;
 }
 
-function journalSection(journal: readonly JournalEntry[]): Html {
+function journalSection(journal: readonly JournalEntry[], now: number): Html {
   return html`<section>
 <h2>Journal</h2>
 ${
   journal.length === 0
     ? html`<p>No action taken on this run from outside the pipeline.</p>`
-    : html`<ul class="journal">${journal.map(journalLine)}</ul>`
+    : html`<ul class="journal">${journal.map((entry) => journalLine(entry, now))}</ul>`
 }
 </section>`;
 }
