@@ -1,6 +1,6 @@
 import type { RunRecord } from '@codefleet/core';
 import type { JournalEntry } from '@codefleet/store';
-import { ago } from '../format.js';
+import { timeAgo } from '../format.js';
 import { html, type Html } from '../html.js';
 
 /** The newest cancel of the run in its journal (newest first), with the operator's reason. */
@@ -23,8 +23,8 @@ export function cancelNote(
   const asked = cancelOf(journal);
   const reason = asked?.detail === undefined ? '' : html` Reason: <q data-cancel-reason="">${asked.detail}</q>`;
   if (pending !== undefined)
-    return html`<p class="notice" data-cancel="pending">Cancel requested by ${pending.by} ${ago(now, pending.at)}; the worker stops it at its next heartbeat or stage.${reason}</p>`;
+    return html`<p class="notice" data-cancel="pending">Cancel requested by ${pending.by} ${timeAgo(now, pending.at)}; the worker stops it at its next heartbeat or stage.${reason}</p>`;
   if (run.outcome === 'cancelled' && asked !== undefined)
-    return html`<p class="notice" data-cancel="done">Cancelled by ${asked.by} <time datetime="${asked.at}">${ago(now, asked.at)}</time>.${reason}</p>`;
+    return html`<p class="notice" data-cancel="done">Cancelled by ${asked.by} ${timeAgo(now, asked.at)}.${reason}</p>`;
   return '';
 }

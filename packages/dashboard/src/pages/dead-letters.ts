@@ -1,5 +1,5 @@
 import type { DeadLetter } from '@codefleet/queue';
-import { ago } from '../format.js';
+import { timeAgo } from '../format.js';
 import { html, type Html } from '../html.js';
 import { actionButton } from './layout.js';
 
@@ -12,7 +12,7 @@ export function deadLettersBody(letters: DeadLetter[], now: number, csrf: string
     (d) =>
       html`<tr>
 <td>${d.job === undefined ? html`<code>${d.id}</code> <small>not a valid job</small>` : html`<a href="/runs/${encodeURIComponent(d.job.id)}">${d.job.title}</a><small>${d.job.repo}</small>`}</td>
-<td>${d.reason}</td><td>${d.attempts}</td><td>${ago(now, d.deadAt)}</td>
+<td>${d.reason}</td><td>${d.attempts}</td><td>${timeAgo(now, d.deadAt)}</td>
 ${readOnly ? '' : html`<td>${actionButton(`/dead-letters/${encodeURIComponent(d.id)}/redrive`, 'Redrive', csrf)} <a href="/dead-letters/${encodeURIComponent(d.id)}/drop" class="button danger">Drop…</a></td>`}
 </tr>`,
   )}</tbody></table>`;

@@ -1,6 +1,6 @@
 import { formatUsd } from '@codefleet/core';
 import { failureKinds, type ConfigSummary, type EvalReport } from '@codefleet/eval';
-import { ago } from '../format.js';
+import { timeAgo } from '../format.js';
 import { html, type Html } from '../html.js';
 
 /** One suite's line on the evaluations page. */
@@ -23,7 +23,7 @@ export function evalSuitesBody(suites: readonly SuiteLine[], now: number): Html 
 <thead><tr><th>Suite</th><th>Instances</th><th>Configurations</th><th>Runs</th><th>Newest</th></tr></thead>
 <tbody>${suites.map(
     (s) =>
-      html`<tr><td><a href="/eval/${s.digest}"><code>${s.digest.slice(0, 12)}</code></a></td><td>${s.instances}</td><td>${s.configs.join(', ')}</td><td>${s.runs}</td><td>${ago(now, s.newest)}</td></tr>`,
+      html`<tr><td><a href="/eval/${s.digest}"><code>${s.digest.slice(0, 12)}</code></a></td><td>${s.instances}</td><td>${s.configs.join(', ')}</td><td>${s.runs}</td><td>${timeAgo(now, s.newest)}</td></tr>`,
   )}</tbody></table>`;
 }
 

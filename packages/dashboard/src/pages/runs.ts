@@ -7,7 +7,7 @@ import {
   statusLabel,
   type TaskStatusView,
 } from '@codefleet/core';
-import { ago } from '../format.js';
+import { timeAgo } from '../format.js';
 import { html, safeHref, type Html } from '../html.js';
 import { sourceFilters, type RunQuery, type RunSummary } from '@codefleet/store';
 
@@ -117,7 +117,7 @@ ${
 <td>${r.repo}</td><td>${r.source}</td><td>${r.agent ?? ''}</td><td>${r.worker ?? ''}</td><td>${r.attempts}</td>
 <td>${durationCell(r, now)}</td>
 <td class="cost">${r.costUsd === undefined ? '' : formatUsd(r.costUsd)}</td>
-<td><time datetime="${r.createdAt}">${ago(now, r.createdAt)}</time></td>
+<td>${timeAgo(now, r.createdAt)}</td>
 <td>${prLink(r.pullRequest)}</td>
 </tr>`,
       )}</tbody></table>`
