@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import semver from 'semver';
+import { sqliteDriver } from '@codefleet/sqlite';
 
 // The machines run Node 20.19+, and codefleet must run on Node 22 and 24 too. npm only
 // warns when a package's `engines` excludes the running Node, and a lock update can quietly
@@ -20,6 +21,10 @@ const tolerated: Record<string, { range: string; why: string }> = {
   'node_modules/@anthropic-ai/claude-code': {
     range: '2.x',
     why: 'a dev dependency (the real Claude Code CLI under test in @codefleet/agents) that ships a native binary: its postinstall links bin/claude.exe from the platform package and runs on Node 20 (CI installs and runs it there), and no Node ever loads it after that',
+  },
+  'packages/sqlite/node20': {
+    range: '0.x',
+    why: "@codefleet/sqlite's optional wrapper of better-sqlite3, on purpose only for the Nodes without a complete node:sqlite: its engines range is what makes npm skip the native addon (no download, no build) on Node 22.16+ and 24",
   },
   'node_modules/cookie': {
     range: '2.x',
@@ -79,5 +84,16 @@ describe('dependencies and the Node versions codefleet supports', () => {
     const stillExcluding = new Set(excluding().map(({ path }) => path));
     const stale = Object.keys(tolerated).filter((path) => !stillExcluding.has(path));
     expect(stale).toEqual([]);
+  });
+
+  it("better-sqlite3 is installed (through @codefleet/sqlite's optional ./node20) exactly where the driver needs it", () => {
+    const wrapper = lock.packages['packages/sqlite/node20'];
+    const range = wrapper?.engines && !Array.isArray(wrapper.engines) ? wrapper.engines.node : undefined;
+    expect(range).toBeDefined();
+    expect((lock.packages['node_modules/better-sqlite3'] as LockEntry & { optional?: boolean }).optional).toBe(true);
+    const nodes = ['20.19.0', '20.20.1', '22.13.0', '22.15.9', '22.16.0', '22.23.5', '23.11.0', '24.0.0', '26.1.0'];
+    expect(nodes.map((node) => [node, semver.satisfies(node, range!)])).toEqual(
+      nodes.map((node) => [node, sqliteDriver(node) === 'better-sqlite3']),
+    );
   });
 });

@@ -31,14 +31,20 @@ export interface DriverDatabase {
 export type SqliteDriver = 'node:sqlite' | 'better-sqlite3';
 
 /**
- * node:sqlite from Node 24 on; better-sqlite3 before it. better-sqlite3 12 (the last major
- * that supports Node 20) aborts the process on Node 24 when a statement is garbage-collected
- * (its ObjectWrap destructor trips `env != nullptr`); node:sqlite is built in there, and
- * stable enough to run without an experimental warning, which Node 22 still prints.
+ * node:sqlite wherever it is built in and complete (Node 22.16+ and 24+: `isTransaction`,
+ * which rollbacks need, came in 22.16); better-sqlite3 before it (Node 20, 22.13-22.15, 23).
+ * better-sqlite3 is a native addon: an optional dependency (through `./node20`, whose
+ * `engines` is exactly the Nodes this picks it for, so npm skips it, build and download,
+ * everywhere else), and version 12 (the last major that supports Node 20) would abort the
+ * process on Node 24 when a statement is garbage-collected.
  */
 export function sqliteDriver(nodeVersion: string = process.versions.node): SqliteDriver {
-  return Number(nodeVersion.split('.')[0]) >= 24 ? 'node:sqlite' : 'better-sqlite3';
+  const [major = 0, minor = 0] = nodeVersion.split('.').map(Number);
+  return major >= 24 || (major === 22 && minor >= 16) ? 'node:sqlite' : 'better-sqlite3';
 }
+
+/** The package that brings better-sqlite3 in on the Nodes that need it (./node20). */
+const betterSqlite3Package = '@codefleet/sqlite-node20';
 
 // Loaded when a database opens, not with the package: a worker on Redis never loads either.
 const load = createRequire(import.meta.url);
@@ -48,8 +54,41 @@ export function openDriver(path: string, readonly: boolean, driver: SqliteDriver
   return driver === 'node:sqlite' ? openNodeSqlite(path, readonly) : openBetterSqlite3(path, readonly);
 }
 
+/**
+ * better-sqlite3, or an error that says what this Node needs: npm leaves it out without
+ * failing the install when it could neither download its prebuilt binary nor compile it.
+ */
+export function loadBetterSqlite3(
+  ids: { wrapper: string; direct: string } = { wrapper: betterSqlite3Package, direct: 'better-sqlite3' },
+): typeof BetterSqlite3 {
+  try {
+    return load(ids.wrapper) as typeof BetterSqlite3;
+  } catch (error) {
+    // A node_modules installed before ./node20 existed has better-sqlite3 but not the wrapper.
+    const direct = loadIfThere(ids.direct);
+    if (direct !== undefined) return direct as typeof BetterSqlite3;
+    throw new Error(
+      `SQLite on Node ${process.versions.node} needs better-sqlite3, which is not installed or not built ` +
+        `(${(error as Error).message.split('\n')[0]}): npm downloads its prebuilt binary from GitHub, or ` +
+        'compiles it with make, g++ and python3 (Xcode command line tools on macOS) and Node headers ' +
+        '(from nodejs.org, or npm_config_nodedir=<a Node install with include/node>); ' +
+        'give it one of these and run `npm ci` again, or use Node 22.16+ or 24, whose built-in node:sqlite needs neither',
+      { cause: error },
+    );
+  }
+}
+
+/** `id` loaded, or undefined when it cannot be. */
+function loadIfThere(id: string): unknown {
+  try {
+    return load(id);
+  } catch {
+    return undefined;
+  }
+}
+
 function openBetterSqlite3(path: string, readonly: boolean): DriverDatabase {
-  const Database = load('better-sqlite3') as typeof BetterSqlite3;
+  const Database = loadBetterSqlite3();
   const db = new Database(path, { readonly });
   return {
     exec: (sql) => {
@@ -76,8 +115,27 @@ interface NodeSqliteModule {
   };
 }
 
+/**
+ * node:sqlite, loaded without the ExperimentalWarning Node 22 prints on its first load (to
+ * stderr, where a command's output would carry it): it is as tested here as on Node 24.
+ */
+function loadNodeSqlite(): NodeSqliteModule {
+  const emitWarning = process.emitWarning;
+  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+    const text = typeof warning === 'string' ? warning : warning.message;
+    const type = typeof rest[0] === 'string' ? rest[0] : (rest[0] as { type?: string } | undefined)?.type;
+    if (type === 'ExperimentalWarning' && text.startsWith('SQLite ')) return;
+    (emitWarning as (...args: unknown[]) => void).call(process, warning, ...rest);
+  }) as typeof process.emitWarning;
+  try {
+    return load('node:sqlite') as NodeSqliteModule;
+  } finally {
+    process.emitWarning = emitWarning;
+  }
+}
+
 function openNodeSqlite(path: string, readonly: boolean): DriverDatabase {
-  const { DatabaseSync } = load('node:sqlite') as NodeSqliteModule;
+  const { DatabaseSync } = loadNodeSqlite();
   const db = new DatabaseSync(path, { readOnly: readonly });
   let open = true;
   // Nested transactions become savepoints, as better-sqlite3 does.

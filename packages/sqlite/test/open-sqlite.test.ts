@@ -1,17 +1,34 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { createTempDir, type TempDir } from '@codefleet/testkit';
+import { loadBetterSqlite3 } from '../src/drivers.js';
 import { openSqlite, sqliteDriver, type SqliteDatabase } from '../src/index.js';
 
-// The driver this Node uses (better-sqlite3 on 20 and 22, node:sqlite on 24), against real
-// database files: CI runs this suite on each Node line it tests.
+// The driver this Node uses (better-sqlite3 on 20, node:sqlite on 22.16+ and 24), against
+// real database files: CI runs this suite on each Node line it tests.
 
 describe('sqliteDriver', () => {
-  it('picks node:sqlite from Node 24 on and better-sqlite3 before', () => {
+  it('picks node:sqlite where it is complete, better-sqlite3 where ./node20 is installed', () => {
     expect(sqliteDriver('20.19.0')).toBe('better-sqlite3');
     expect(sqliteDriver('22.13.0')).toBe('better-sqlite3');
+    expect(sqliteDriver('22.15.9')).toBe('better-sqlite3');
+    expect(sqliteDriver('22.16.0')).toBe('node:sqlite');
+    expect(sqliteDriver('23.11.0')).toBe('better-sqlite3');
     expect(sqliteDriver('24.0.0')).toBe('node:sqlite');
     expect(sqliteDriver('25.1.0')).toBe('node:sqlite');
+    // That ./node20's engines name exactly these Nodes: apps/cli/test/engines.test.ts.
+  });
+
+  it('loads better-sqlite3 through ./node20, or directly, else says what Node 20 needs', () => {
+    // Where npm installs it (not on Node 22.16+ and 24), a node_modules from before the wrapper still finds it.
+    if (sqliteDriver() === 'better-sqlite3') {
+      expect(typeof loadBetterSqlite3({ wrapper: '@codefleet/no-such-wrapper', direct: 'better-sqlite3' })).toBe(
+        'function',
+      );
+    }
+    expect(() => loadBetterSqlite3({ wrapper: '@codefleet/no-such-wrapper', direct: 'no-such-sqlite' })).toThrow(
+      /needs better-sqlite3, which is not installed or not built \(Cannot find module '@codefleet\/no-such-wrapper'.*make, g\+\+ and python3.*npm_config_nodedir.*Node 22\.16\+ or 24/,
+    );
   });
 });
 
