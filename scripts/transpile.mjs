@@ -21,7 +21,6 @@ import {
 } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import ts from 'typescript';
 
 // Real paths: a checkout under a symlink or with spaces in its path is still recognised.
 const root = realpathSync(fileURLToPath(new URL('..', import.meta.url)));
@@ -34,9 +33,42 @@ const workspaces =
           .filter((dir) => existsSync(join(dir, 'tsconfig.build.json'))),
       )
     : [here];
-for (const pkg of workspaces) transpile(pkg);
+// The whole tree's build says what it is doing: on a loaded machine or a cold disk it takes
+// minutes (TypeScript's load alone is seconds), which in silence reads as a hang. A terminal
+// gets one line rewritten per workspace, a log a line at the start and one at the end.
+const progress = here === root ? progressLine(process.stderr) : { update() {}, done() {} };
+const started = performance.now();
+progress.update(`build: loading TypeScript to transpile ${workspaces.length} workspaces (no type-checking)`, true);
+const { default: ts } = await import('typescript');
+let files = 0;
+for (const [i, pkg] of workspaces.entries()) {
+  progress.update(`build: ${i + 1}/${workspaces.length} ${relative(root, pkg)}, ${files} files so far`);
+  files += transpile(pkg);
+}
+const seconds = ((performance.now() - started) / 1000).toFixed(1);
+progress.done(`build: ${files} files of ${workspaces.length} workspaces transpiled in ${seconds} s`);
 
-/** Transpiles one workspace's sources into its dist, and removes what no source emits any more. */
+/**
+ * Progress on `stream`: on a terminal each update replaces the last; elsewhere only the ones
+ * marked `always` are written, and `done`'s line.
+ */
+function progressLine(stream) {
+  const live = stream.isTTY === true;
+  return {
+    update(text, always = false) {
+      if (live) stream.write(`\r\x1b[2K${text.slice(0, (stream.columns ?? 80) - 1)}`);
+      else if (always) stream.write(`${text}\n`);
+    },
+    done(text) {
+      stream.write(live ? `\r\x1b[2K${text}\n` : `${text}\n`);
+    },
+  };
+}
+
+/**
+ * Transpiles one workspace's sources into its dist, and removes what no source emits any more;
+ * returns how many sources it transpiled.
+ */
 function transpile(pkg) {
   const srcDir = join(pkg, 'src');
   const outDir = join(pkg, 'dist');
@@ -92,6 +124,7 @@ function transpile(pkg) {
   for (const file of walk(outDir)) {
     if ((file.endsWith('.js') || file.endsWith('.js.map')) && !written.has(file)) rmSync(file);
   }
+  return sources.length;
 }
 
 function readPackageType(pkg) {
@@ -112,6 +145,7 @@ function walk(dir) {
 }
 
 function fail(pkg, message) {
+  progress.done('');
   console.error(`transpile (${relative(root, pkg) || '.'}): ${message}`);
   process.exit(1);
 }
