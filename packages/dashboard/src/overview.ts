@@ -77,8 +77,21 @@ export async function readOverview(
     ...(stats.oldestQueuedAt === undefined ? {} : { oldestQueuedAt: stats.oldestQueuedAt }),
   };
   const spend = limitUsd === undefined || spentUsd === undefined ? {} : { spend: { day, spentUsd, limitUsd } };
-  const overview = { now, queue, perStage, workers, overdue, undelivered, ...spend };
+  const overview = { now, queue, perStage, workers: workers.map(withoutOutput), overdue, undelivered, ...spend };
   return { ...overview, warnings: warningsOf(overview) };
+}
+
+/**
+ * A worker's entry without its jobs' output lines: the overview shows each job's stage and
+ * step, and a page is re-sent only when what it shows changed, not at every line printed.
+ */
+function withoutOutput(worker: WorkerInfo): WorkerInfo {
+  return {
+    ...worker,
+    jobs: worker.jobs.map(({ progress, ...job }) =>
+      progress === undefined ? job : { ...job, progress: { ...progress, lines: [] } },
+    ),
+  };
 }
 
 /**

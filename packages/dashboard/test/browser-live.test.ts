@@ -211,6 +211,8 @@ describe("a running job's page in Chromium", () => {
       for (const path of pages) {
         await page.goto(`${dash.base}${path}`);
         widths[path] = await overflow(page);
+        // The overview says where each worker's job is.
+        if (path === '/') await page.locator('table.workers', { hasText: 'testing · lint · started' }).waitFor();
         await page.screenshot({ path: join(outDir, `narrow${path.replaceAll('/', '_')}.png`), fullPage: true });
       }
       expect(widths).toEqual(Object.fromEntries(Object.keys(widths).map((path) => [path, 0])));

@@ -1,8 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { finish, newRun } from '@codefleet/core';
 import type { WorkerInfo } from '@codefleet/store';
+import { readOverview } from '../src/index.js';
 import { liveProgressOf, progressSection } from '../src/pages/run-progress.js';
-import { implementingRun, jobOf } from './helpers.js';
+import { implementingRun, jobOf, openBackends } from './helpers.js';
 
 const worker = (jobId: string): WorkerInfo => ({
   id: 'w:1:a',
@@ -40,5 +41,20 @@ describe("a run's Now section", () => {
       'has not reported a step yet',
     );
     expect(progressSection(finish(running, 'failed', { now: new Date() }), undefined, now)).toBe('');
+  });
+});
+
+describe("the overview's workers", () => {
+  it("keep each job's stage and step but not its output: a printed line does not re-send the overview", async () => {
+    const b = await openBackends();
+    try {
+      const entry = worker('job-1');
+      const progress = { stage: 'testing', step: 'test', lines: ['ok 1', 'ok 2'] };
+      await b.store.heartbeatWorker({ ...entry, jobs: entry.jobs.map((j) => ({ ...j, progress })) }, 60_000);
+      const o = await readOverview({ queue: b.queue, store: b.store, worstCaseMs: 3_600_000 }, Date.now());
+      expect(o.workers[0]?.jobs[0]?.progress).toEqual({ stage: 'testing', step: 'test', lines: [] });
+    } finally {
+      await b.dispose();
+    }
   });
 });

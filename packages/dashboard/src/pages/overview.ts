@@ -1,4 +1,4 @@
-import { ago } from '../format.js';
+import { ago, timeAgo } from '../format.js';
 import { html, type Html } from '../html.js';
 import { unfinishedStages, type Overview } from '../overview.js';
 
@@ -38,9 +38,9 @@ ${
 <td>${w.id}${w.draining ? html` <span class="badge">draining</span>` : ''}<small>${w.host} pid ${w.pid} · ${w.version}</small></td>
 <td>${w.backend} · ${w.queue}</td>
 <td>${w.jobs.length}/${w.concurrency}</td>
-<td>${w.jobs.length === 0 ? 'idle' : w.jobs.map((j) => html`<a href="${link(j.runId)}">${j.title}</a> <small>${ago(o.now, j.startedAt)}</small>`)}</td>
-<td><time datetime="${w.lastHeartbeat}">${ago(o.now, w.lastHeartbeat)}</time></td>
-<td><time datetime="${w.startedAt}">${ago(o.now, w.startedAt)}</time></td>
+<td>${w.jobs.length === 0 ? 'idle' : w.jobs.map((j) => html`<a href="${link(j.runId)}">${j.title}</a> <small>${j.progress === undefined ? '' : html`${j.progress.stage}${j.progress.step === undefined ? '' : html` · ${j.progress.step}`} · `}started ${timeAgo(o.now, j.startedAt)}</small>`)}</td>
+<td>${timeAgo(o.now, w.lastHeartbeat)}</td>
+<td>${timeAgo(o.now, w.startedAt)}</td>
 </tr>`,
       )}</tbody></table>`
 }
