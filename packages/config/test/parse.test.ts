@@ -24,6 +24,7 @@ describe('parseConfig: defaults', () => {
     });
     expect(config.workspace).toEqual({
       cache_dir: `${BASE_DIR}/.codefleet-data/cache`,
+      cache: { max_age_days: 30 },
       reuse: true,
       keep_failed: false,
       protect_workflows: true,
@@ -371,6 +372,11 @@ describe('parseConfig: cross-field rules', () => {
 
   it('store.retention: 90 days, hourly, no count limit by default; a bad bound is refused', () => {
     expect(parse('').config.store.retention).toEqual({ max_age_days: 90, interval_minutes: 60 });
+    expect(parse('').config.workspace.cache).toEqual({ max_age_days: 30 });
+    expect(parse(yaml('workspace:', '  cache:', '    max_size_mb: 2048')).config.workspace.cache).toEqual({
+      max_size_mb: 2048,
+      max_age_days: 30,
+    });
     expect(
       parse(yaml('store:', '  retention:', '    max_age_days: 0', '    max_runs: 5000')).config.store.retention,
     ).toEqual({ max_age_days: 0, max_runs: 5000, interval_minutes: 60 });

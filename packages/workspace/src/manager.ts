@@ -3,6 +3,7 @@ import type { WorkspaceConfig } from '@codefleet/config';
 import { createGit, defaultGitTimeoutMs } from './git.js';
 import { prepareWorkspace, type PrepareRequest } from './prepare.js';
 import { sweepWorkspaces, type IsRunning, type SweepResult } from './sweep.js';
+import { evictCache, type CacheLimits, type EvictResult } from './evict.js';
 import type { Workspace } from './workspace.js';
 
 /** Settings of {@link createWorkspaceManager}. */
@@ -48,6 +49,12 @@ export interface WorkspaceManager {
    * returns what it removed. `isRunning` must say true for jobs still being prepared.
    */
   sweep(isRunning: IsRunning): Promise<SweepResult>;
+  /**
+   * Applies the cache limits (`workspace.cache`): evicts the least recently used
+   * repositories' mirrors, pooled copies and baselines past the age or over the size, and
+   * idle pooled copies and baseline files past the age; never a repository in use.
+   */
+  evict(limits: CacheLimits): Promise<EvictResult>;
 }
 
 /** Creates a {@link WorkspaceManager}. */
@@ -65,6 +72,7 @@ export function createWorkspaceManager(options: WorkspaceManagerOptions): Worksp
   return {
     prepare: (request) => prepareWorkspace(settings, request),
     sweep: (isRunning) => sweepWorkspaces(settings, isRunning),
+    evict: (limits) => evictCache(settings, limits),
   };
 }
 

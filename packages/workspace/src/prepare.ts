@@ -5,6 +5,7 @@ import { checkContextPaths, contextCandidates, writeContextFiles } from './conte
 import type { Git } from './git.js';
 import { newHolder, readLock, tryLock, unlock, type LockHolder } from './lock-file.js';
 import { mirrorPaths, syncMirror, withMirrorLock } from './mirror.js';
+import { markUsed } from './evict.js';
 import { claimSlot, copyPaths, jobCopyName, poolDir, readState, writeState, type CopyPaths } from './pool.js';
 import { checkScope, makeReadOnly, readOnlyPaths, sparsePatterns, type Scope } from './scope.js';
 import {
@@ -63,6 +64,9 @@ export async function prepareWorkspace(settings: PrepareSettings, request: Prepa
   const { git } = settings;
   const { signal } = request;
   const mirror = mirrorPaths(settings.cacheDir, url);
+  // Before the fetch: the cache limits never evict a repository a job is starting on.
+  await mkdir(join(mirror.dir, '..'), { recursive: true });
+  await markUsed(mirror);
   const heads = await syncMirror({ local: git, remote: settings.remoteGit }, mirror, {
     url,
     branch: request.branch,

@@ -64,7 +64,7 @@ export async function work(rt: Runtime, options: WorkOptions): Promise<WorkResul
             },
           }),
       sweep: async () => (await rt.workspaces()).sweep(() => true),
-      housekeeping: storeHousekeeping(rt),
+      housekeeping: storeHousekeeping(rt, { cache: true }),
       deadLetters: {
         store: rt.store,
         // The pipeline (and the forge) load only when something needs reporting.

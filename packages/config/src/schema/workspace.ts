@@ -8,6 +8,29 @@ const scopePattern = z
   // eslint-disable-next-line no-control-regex -- that is the point
   .regex(/^[^\u0000-\u001f\u007f]*$/, { error: 'expected a pattern without control characters' });
 
+const cache = z
+  .strictObject({
+    max_size_mb: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe(
+        "Above this many MB of mirrors, pooled copies and baselines in the cache directory, workers evict the least recently used repositories' (never one a job uses). Unset: no size limit.",
+      ),
+    max_age_days: z
+      .number()
+      .min(0)
+      .default(30)
+      .describe(
+        'A repository no job has used for this many days is evicted (its mirror, pooled copies and baselines); an idle pooled copy or a baseline file this old goes on its own. 0: no age limit.',
+      ),
+  })
+  .prefault({})
+  .describe(
+    'Limits of the cache directory, applied in the background by every worker (store.retention.interval_minutes).',
+  );
+
 /** `workspace:` — where working copies of repositories are kept. */
 export const workspaceSchema = z
   .strictObject({
@@ -16,6 +39,7 @@ export const workspaceSchema = z
       .min(1)
       .optional()
       .describe('Directory for clones and per-job working copies. Default: <data_dir>/cache.'),
+    cache,
     reuse: z
       .boolean()
       .default(true)
