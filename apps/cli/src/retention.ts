@@ -20,13 +20,11 @@ export function storeHousekeeping(
   };
 }
 
-/** One pass of `workspace.cache`'s limits; nothing to load when there are none. */
+/** One pass of `workspace.cache`'s limits, and the mirrors' upkeep (see `WorkspaceManager.maintain`). */
 async function cacheChore(rt: Runtime): Promise<Trimmed> {
   const { max_size_mb: maxMb, max_age_days: maxDays } = rt.config.workspace.cache;
-  if (maxMb === undefined && maxDays === 0) return {};
-  const evicted = await (
-    await rt.workspaces()
-  ).evict({
+  const workspaces = await rt.workspaces();
+  const evicted = await workspaces.evict({
     ...(maxMb === undefined ? {} : { maxBytes: maxMb * 1024 * 1024 }),
     ...(maxDays === 0 ? {} : { maxAgeMs: maxDays * dayMs }),
   });
@@ -35,5 +33,10 @@ async function cacheChore(rt: Runtime): Promise<Trimmed> {
       { event: 'workspace.evicted', mirrors: evicted.mirrors, cache_bytes: evicted.bytes },
       `evicted ${evicted.mirrors.length} repository cache(s) by workspace.cache`,
     );
-  return { mirrors: evicted.mirrors.length, pooled_copies: evicted.pooledCopies, baselines: evicted.baselines };
+  return {
+    mirrors: evicted.mirrors.length,
+    pooled_copies: evicted.pooledCopies,
+    baselines: evicted.baselines,
+    mirror_refs: await workspaces.maintain(),
+  };
 }

@@ -14,6 +14,7 @@ export const trimmedKinds = [
   'mirrors',
   'pooled_copies',
   'baselines',
+  'mirror_refs',
 ] as const;
 
 /** One of {@link trimmedKinds}. */
@@ -134,7 +135,7 @@ export function startHousekeeping(options: HousekeepingOptions): Housekeeping {
 export function retentionCounter(prom: typeof Prom, registry: Registry): (trimmed: Trimmed) => void {
   const counter = new prom.Counter({
     name: 'codefleet_retention_trimmed_total',
-    help: 'What retention deleted: runs, journal entries, request keys, completed queue jobs, dead letters (store.retention); mirrors, pooled copies and baselines evicted (workspace.cache).',
+    help: 'What retention deleted: runs, journal entries, request keys, completed queue jobs, dead letters (store.retention); mirrors, pooled copies and baselines evicted (workspace.cache); work branches of finished jobs deleted from mirrors.',
     labelNames: ['what'],
     registers: [registry],
   });

@@ -90,7 +90,8 @@ export async function evictCache(
   return result;
 }
 
-async function listMirrors(cacheDir: string): Promise<MirrorPaths[]> {
+/** The mirrors under `cacheDir`. */
+export async function listMirrors(cacheDir: string): Promise<MirrorPaths[]> {
   const dir = join(cacheDir, 'mirrors');
   const entries = await readdir(dir).catch(() => []);
   return entries

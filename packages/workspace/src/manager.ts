@@ -4,6 +4,8 @@ import { createGit, defaultGitTimeoutMs } from './git.js';
 import { prepareWorkspace, type PrepareRequest } from './prepare.js';
 import { sweepWorkspaces, type IsRunning, type SweepResult } from './sweep.js';
 import { evictCache, type CacheLimits, type EvictResult } from './evict.js';
+import { maintainMirror, maintainMirrors } from './maintain.js';
+import type { MirrorPaths } from './mirror.js';
 import type { Workspace } from './workspace.js';
 
 /** Settings of {@link createWorkspaceManager}. */
@@ -31,6 +33,8 @@ export interface WorkspaceManagerOptions {
    * later on PATH (in a HOME an unsandboxed agent can write) never runs. Default `git`.
    */
   gitPath?: string;
+  /** A mirror is maintained (see `maintain`) in the background after every this many jobs on it; default 25. */
+  maintainEvery?: number;
 }
 
 /**
@@ -55,6 +59,12 @@ export interface WorkspaceManager {
    * idle pooled copies and baseline files past the age; never a repository in use.
    */
   evict(limits: CacheLimits): Promise<EvictResult>;
+  /**
+   * Mirror upkeep in every mirror: work branches of finished jobs deleted, refs packed,
+   * loose objects packed past a few hundred (see maintainMirror). Resolves the branches
+   * deleted. Also run in the background after every `maintainEvery` jobs on a mirror.
+   */
+  maintain(): Promise<number>;
 }
 
 /** Creates a {@link WorkspaceManager}. */
@@ -69,10 +79,20 @@ export function createWorkspaceManager(options: WorkspaceManagerOptions): Worksp
     // Long enough for another job's fetch (a few git calls) to finish first.
     lockTimeoutMs: gitTimeoutMs * 5,
   };
+  const every = options.maintainEvery ?? 25;
+  const prepared = new Map<string, number>();
+  // Counted per mirror in this process; the upkeep waits for the mirror's lock like a fetch,
+  // and a failed one only means the next does it.
+  const onPrepared = (mirror: MirrorPaths) => {
+    const count = (prepared.get(mirror.hash) ?? 0) + 1;
+    prepared.set(mirror.hash, count % every);
+    if (count >= every) void maintainMirror(settings, mirror).catch(() => undefined);
+  };
   return {
-    prepare: (request) => prepareWorkspace(settings, request),
+    prepare: (request) => prepareWorkspace({ ...settings, onPrepared }, request),
     sweep: (isRunning) => sweepWorkspaces(settings, isRunning),
     evict: (limits) => evictCache(settings, limits),
+    maintain: () => maintainMirrors(settings),
   };
 }
 

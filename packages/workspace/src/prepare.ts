@@ -4,7 +4,7 @@ import { branchNameProblem, checkRepoRef, CodefleetError, InvalidJobError, objec
 import { checkContextPaths, contextCandidates, writeContextFiles } from './context-files.js';
 import type { Git } from './git.js';
 import { newHolder, readLock, tryLock, unlock, type LockHolder } from './lock-file.js';
-import { mirrorPaths, syncMirror, withMirrorLock } from './mirror.js';
+import { mirrorPaths, syncMirror, withMirrorLock, type MirrorPaths } from './mirror.js';
 import { markUsed } from './evict.js';
 import { claimSlot, copyPaths, jobCopyName, poolDir, readState, writeState, type CopyPaths } from './pool.js';
 import { checkScope, makeReadOnly, readOnlyPaths, sparsePatterns, type Scope } from './scope.js';
@@ -52,6 +52,8 @@ export interface PrepareSettings {
   cacheDir: string;
   reuse: boolean;
   lockTimeoutMs: number;
+  /** Told of each prepared copy's mirror (the manager's count toward mirror upkeep). */
+  onPrepared?: (mirror: MirrorPaths) => void;
 }
 
 /**
@@ -108,6 +110,7 @@ export async function prepareWorkspace(settings: PrepareSettings, request: Prepa
       request.baseCommit === undefined
         ? undefined
         : await writeHistory(git, { copyDir: paths.dir, mirrorDir: mirror.dir, startSha, signal });
+    settings.onPrepared?.(mirror);
     return openWorkspace({
       historyObjects,
       gitDir,

@@ -78,3 +78,37 @@ describe('cache limits', () => {
     expect(await git(mirrorB.dir, ['worktree', 'list'])).toContain('slot-0');
   });
 });
+
+describe('mirror upkeep', () => {
+  let fixture: Fixture | undefined;
+  afterEach(async () => {
+    await fixture?.dispose();
+    fixture = undefined;
+  });
+
+  it("deletes finished jobs' work branches, never a running job's, and packs the refs", async () => {
+    fixture = await createFixture(sampleFiles, true);
+    const { origin, cache, manager } = fixture;
+    const mirror = mirrorPaths(cache.path, origin.path).dir;
+    // Three jobs in turn on the same pool slot, each committing; then one still running.
+    for (const n of [1, 2, 3]) {
+      const ws = await manager.prepare({ jobId: `job-${n}`, repoUrl: origin.path, branch: `ai/done-0000000${n}` });
+      await writeFile(join(ws.dir, `file-${n}.txt`), `${n}\n`);
+      await ws.commit(`job ${n}`, author);
+      await ws.release();
+    }
+    const running = await manager.prepare({ jobId: 'job-4', repoUrl: origin.path, branch: 'ai/running-00000004' });
+    const branches = async () =>
+      (await git(mirror, ['for-each-ref', '--format=%(refname)', 'refs/heads/'])).split('\n').filter(Boolean).sort();
+    expect(await branches()).toHaveLength(4);
+
+    expect(await manager.maintain()).toBe(3);
+    expect(await branches()).toEqual(['refs/heads/ai/running-00000004']);
+    expect(await exists(join(mirror, 'packed-refs'))).toBe(true);
+    // Nothing left to delete; the running job still commits on its branch.
+    expect(await manager.maintain()).toBe(0);
+    await writeFile(join(running.dir, 'more.txt'), 'more\n');
+    expect(await running.commit('more', author)).toMatch(/^[0-9a-f]{40}$/);
+    await running.release();
+  });
+});
