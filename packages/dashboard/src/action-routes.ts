@@ -105,7 +105,7 @@ function addConfirmPages(ctx: RouteContext): void {
  * A handler that runs one action on the `:id` of the path as the request's operator, and
  * answers with `back` as the page to return to.
  */
-function act(
+export function act(
   ctx: RouteContext,
   run: (deps: ActionDeps, id: string, body: Record<string, unknown>) => Promise<ActionResult>,
   back: (result: ActionResult, id: string) => string,

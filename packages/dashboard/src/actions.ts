@@ -19,7 +19,7 @@ type ActionName = 'cancel' | 'retry' | 'redrive' | 'drop';
 export const maxReasonChars = 500;
 
 /** The reason given, trimmed, or why it cannot be kept (missing where required, too long). */
-function reasonOf(
+export function reasonOf(
   given: string | undefined,
   required: string | undefined,
 ): { reason: string | undefined } | { problem: string } {
@@ -35,7 +35,7 @@ function reasonOf(
  * operator stopped the job (`cancel requested by @dashboard:alice`). The shared token's
  * default operator reads `dashboard`, as it always has.
  */
-function cancelledBy(operator: string): string {
+export function cancelledBy(operator: string): string {
   return operator === 'dashboard' ? operator : `dashboard:${operator}`;
 }
 

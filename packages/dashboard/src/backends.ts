@@ -66,6 +66,8 @@ const writes = new Set([
   'enqueue',
   'redrive',
   'drop',
+  'cancelPending',
+  'save',
   'requestCancel',
   'clearCancel',
   'record',

@@ -3,12 +3,16 @@ import type { Queue } from '@codefleet/queue';
 import type { RunStore } from '@codefleet/store';
 
 /** The queue as the dashboard uses it. */
-export type DashboardQueue = Pick<Queue, 'enqueue' | 'deadLetters' | 'redrive' | 'drop' | 'stats'>;
+export type DashboardQueue = Pick<
+  Queue,
+  'enqueue' | 'deadLetters' | 'redrive' | 'drop' | 'stats' | 'pending' | 'cancelPending'
+>;
 
 /** The run store as the dashboard uses it: reads, cancel requests, workers and the journal. */
 export type DashboardStore = Pick<
   RunStore,
   | 'get'
+  | 'save'
   | 'list'
   | 'page'
   | 'requestCancel'

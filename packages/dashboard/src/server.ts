@@ -10,6 +10,7 @@ import type { DashboardDeps, DashboardQueue, DashboardStore } from './deps.js';
 import { answerErrors } from './error-answers.js';
 import type { Html } from './html.js';
 import { addLiveRoutes } from './live-routes.js';
+import { addQueueRoutes } from './queue-routes.js';
 import { defaultLoginLimits, LoginLimiter, type LoginLimits } from './login-limit.js';
 import { Operators } from './operators.js';
 import { addAssetRoutes, addPageRoutes } from './page-routes.js';
@@ -133,6 +134,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     maxStreamsPerClient: options.maxStreamsPerClient ?? 4,
   });
   addActionRoutes(ctx);
+  addQueueRoutes(ctx);
 
   return {
     get url() {

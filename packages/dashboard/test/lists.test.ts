@@ -109,3 +109,46 @@ describe("a run's cancel", () => {
     );
   });
 });
+
+describe('queued jobs', () => {
+  it('are listed, open on a page of their own and cancel with a reason before any claim', async () => {
+    const job = jobOf('queued-1', { title: 'Waiting <for> a worker', repo: 'octo/queued' });
+    await b.queue.enqueue(job);
+    const list = await get('/queue');
+    expect(list).toContain('href="/queue/queued-1">Waiting &lt;for&gt; a worker</a>');
+    expect(list).toContain('its turn');
+    expect(await get('/queue/queued-1')).toContain('octo/queued');
+    const cancel = (body: Record<string, string>) =>
+      fetch(`${dash.base}/queue/queued-1/cancel`, {
+        method: 'POST',
+        headers: { ...bearer, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    expect((await cancel({})).status).toBe(400);
+    expect((await b.queue.pending()).map((p) => p.id)).toContain('queued-1');
+    const done = await cancel({ reason: 'Filed twice' });
+    expect(await done.json()).toEqual({ ok: true, message: 'cancelled queued job queued-1', runId: 'queued-1' });
+    expect((await b.queue.pending()).map((p) => p.id)).not.toContain('queued-1');
+    // Recorded as a cancelled run, with who and why, and its page is where the job's link leads now.
+    const run = await b.store.get('queued-1');
+    expect(run).toMatchObject({ stage: 'cancelled', outcome: 'cancelled', error: { code: 'cancelled' } });
+    const moved = await fetch(`${dash.base}/queue/queued-1`, { headers: bearer, redirect: 'manual' });
+    expect(moved.headers.get('location')).toBe('/runs/queued-1');
+    expect(await get('/runs/queued-1')).toMatch(
+      /data-cancel="done">Cancelled by dashboard .*Reason: <q data-cancel-reason="">Filed twice/,
+    );
+    expect(await b.store.journal({ runId: 'queued-1' })).toEqual([
+      expect.objectContaining({ action: 'cancel', jobId: 'queued-1', by: 'dashboard', detail: 'Filed twice' }),
+    ]);
+    // Not waiting any more: refused, pointing at the run.
+    const again = await cancel({ reason: 'again' });
+    expect(again.status).toBe(409);
+    expect((await again.json()) as unknown).toMatchObject({ runId: 'queued-1' });
+    const unknown = await fetch(`${dash.base}/queue/no-such-job/cancel`, {
+      method: 'POST',
+      headers: { ...bearer, 'content-type': 'application/json' },
+      body: JSON.stringify({ reason: 'x' }),
+    });
+    expect(unknown.status).toBe(404);
+  });
+});

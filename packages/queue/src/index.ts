@@ -1,6 +1,7 @@
 export type {
   ClaimOptions,
   DeadLetter,
+  CancelPendingResult,
   DropResult,
   EnqueueResult,
   Lease,

@@ -29,7 +29,8 @@ import type { HeldBy } from './concurrency.js';
  *   slot is freed when its job settles or its lease expires. A waiting job's priority rises
  *   with its wait, so none is starved. A held job counts as ready in the stats of the local
  *   queue, as delayed on BullMQ and SQS (it is set aside there until a slot frees).
- * - **Pending**: the jobs still waiting, with the limit that holds each one back.
+ * - **Pending**: the jobs still waiting, with the limit that holds each one back; one can be
+ *   cancelled (removed) until a worker claims it.
  * - **Damage is loud.** Storage the adapter keeps itself (the local queue's file) that is
  *   truncated or corrupt fails every call that meets it with a `queue_unavailable` error of
  *   verdict `permanent`, naming the file and the fix; it is never read as an empty queue.
@@ -67,6 +68,14 @@ export interface Queue {
    * most `limit` (default 100), each with the limit that holds it back when one does.
    */
   pending(options?: { limit?: number }): Promise<PendingJob[]>;
+  /**
+   * Removes a job still waiting (ready or delayed, one a limit holds back included) before
+   * any worker claims it: an operator cancelled it (the caller journals who and why). It is
+   * never delivered afterwards and its idempotency key is free again. A job claimed
+   * meanwhile, finished, dead-lettered or unknown is `not_found`: a running job is cancelled
+   * through the run store, where its worker looks.
+   */
+  cancelPending(id: string): Promise<CancelPendingResult>;
   /** Dead-lettered jobs, oldest first. */
   deadLetters(options?: { limit?: number }): Promise<DeadLetter[]>;
   /** Moves a dead-lettered job back to ready with a fresh attempt budget. */
@@ -175,6 +184,8 @@ export interface PendingJob {
   repo: string;
   requestedBy: string;
   priority: Job['priority'];
+  /** The task's title; absent where the engine did not keep it (SQS jobs enqueued before it was). */
+  title?: string;
   /** Epoch ms at which it entered the queue (its enqueue or redrive; a retry keeps the time). */
   enqueuedAt: number;
   /**
@@ -207,3 +218,6 @@ export type RedriveResult =
 
 /** Outcome of `drop`. */
 export type DropResult = { status: 'dropped'; id: string } | { status: 'not_found' };
+
+/** Outcome of `cancelPending`: the job removed (itself, where the engine keeps it), or none waiting with the id. */
+export type CancelPendingResult = { status: 'cancelled'; id: string; job?: Job } | { status: 'not_found' };

@@ -90,6 +90,13 @@ export function signedQueue(queue: Queue, name: string, signing: JobSigning): Qu
     stats: () => queue.stats(),
     // Unverified, as stats are: a forged job is listed until a claim dead-letters it.
     pending: (options) => queue.pending(options),
+    // The job it names is taken out unrun, signed or not; the one it resolves is unsigned, as a lease's is.
+    cancelPending: async (id: string) => {
+      const result = await queue.cancelPending(id);
+      return result.status === 'cancelled' && result.job !== undefined
+        ? { ...result, job: unsignedJob(result.job) }
+        : result;
+    },
     deadLetters: async (options) =>
       (await queue.deadLetters(options)).map((letter) => withVerifiedJob(letter, signing, name)),
     redrive: async (id: string): Promise<RedriveResult> => {

@@ -139,6 +139,7 @@ function countingQueue(queue: Queue, count: (job: Job, result: EnqueueResult) =>
     },
     claim: (options) => queue.claim(options),
     pending: (options) => queue.pending(options),
+    cancelPending: (id) => queue.cancelPending(id),
     stats: () => queue.stats(),
     deadLetters: (options) => queue.deadLetters(options),
     redrive: (id) => queue.redrive(id),

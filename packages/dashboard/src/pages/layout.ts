@@ -27,7 +27,7 @@ export function page(title: string, body: Html, ctx: PageContext, live?: string)
 </head>
 <body>
 <header>
-<nav><a href="/" class="brand">codefleet</a> <a href="/">Overview</a> <a href="/runs">Runs</a> <a href="/dead-letters">Dead letters</a> <a href="/eval">Evaluations</a></nav>
+<nav><a href="/" class="brand">codefleet</a> <a href="/">Overview</a> <a href="/runs">Runs</a> <a href="/queue">Queue</a> <a href="/dead-letters">Dead letters</a> <a href="/eval">Evaluations</a></nav>
 ${ctx.readOnly ? html`<span class="badge">read-only</span>` : ''}
 ${ctx.operator === undefined ? '' : html`<span class="operator" data-operator="${ctx.operator}">${ctx.operator}</span>`}
 ${ctx.canLogOut ? html`<form method="post" action="/logout" class="logout"><input type="hidden" name="csrf" value="${ctx.csrf}"><button type="submit">Log out</button></form>` : ''}

@@ -6,6 +6,7 @@ import { CodefleetError, parseJob, redactUrlCredentials, type Job } from '@codef
 import type {
   ClaimOptions,
   DeadLetter,
+  CancelPendingResult,
   DropResult,
   EnqueueResult,
   Lease,
@@ -24,7 +25,7 @@ import { bullmqLease, type LeaseSide } from './lease.js';
 import { bullmqStats } from './stats.js';
 import { defaultAgingMs, holdRecheckMs, slotGroups } from '../concurrency.js';
 import { RedisSlots } from '../redis-slots.js';
-import { ageWaiting, holdJob, pendingJobs, unhold, wakeHeld } from './scheduling.js';
+import { ageWaiting, cancelWaiting, holdJob, pendingJobs, unhold, wakeHeld } from './scheduling.js';
 
 /**
  * `promise`'s value, or undefined as soon as `signal` aborts; a value that arrives after
@@ -212,6 +213,12 @@ export class BullmqQueue implements Queue {
   async pending(options: { limit?: number } = {}): Promise<PendingJob[]> {
     await this.#connected();
     return pendingJobs(this.#producer, this.#queue, options.limit ?? 100).catch(this.#access.rethrow);
+  }
+
+  /** See {@link cancelWaiting}. */
+  async cancelPending(id: string): Promise<CancelPendingResult> {
+    await this.#connected();
+    return cancelWaiting(this.#queue, id).catch(this.#access.rethrow);
   }
 
   async stats(): Promise<QueueStats> {

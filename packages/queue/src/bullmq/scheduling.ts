@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { HeldBy, SlotGroup } from '../concurrency.js';
-import type { PendingJob } from '../port.js';
+import type { CancelPendingResult, PendingJob } from '../port.js';
+import { bullJobId } from './ids.js';
 import type { BullJob, BullQueue } from './bull-classes.js';
 import { readJob } from './jobs.js';
 
@@ -128,9 +129,36 @@ export async function pendingJobs(redis: Redis, queue: BullQueue, limit: number)
       repo: job.repo,
       requestedBy: job.requested_by,
       priority: job.priority,
+      title: job.title,
       enqueuedAt: bull.timestamp,
       ...(typeof held === 'string' ? { heldBy: JSON.parse(held) as HeldBy } : {}),
     });
   });
   return pending.sort((a, b) => a.enqueuedAt - b.enqueuedAt).slice(0, limit);
+}
+
+/** The BullMQ states of a job still waiting: ready, ready by priority, delayed (held ones too). */
+const waitingStates = new Set(['wait', 'waiting', 'prioritized', 'delayed']);
+
+/**
+ * Removes waiting job `id`: its own BullMQ job, or, once redriven (a new BullMQ id), the one
+ * among the first thousand waiting whose payload has the id. BullMQ refuses to remove a
+ * locked job, so one a worker claimed meanwhile stays its worker's (`not_found`).
+ */
+export async function cancelWaiting(queue: BullQueue, id: string): Promise<CancelPendingResult> {
+  const own = (await queue.getJob(bullJobId(id))) as BullJob | undefined;
+  const candidates = own
+    ? [own]
+    : ((await queue.getJobs(['wait', 'prioritized', 'delayed'], 0, 999, true)) as (BullJob | undefined)[]);
+  for (const bull of candidates) {
+    const read = bull ? readJob(bull.data) : undefined;
+    if (bull === undefined || read === undefined || !('job' in read) || read.job.id !== id) continue;
+    if (!waitingStates.has(await bull.getState())) continue;
+    const removed = await bull.remove().then(
+      () => true,
+      () => false,
+    );
+    if (removed) return { status: 'cancelled', id, job: read.job };
+  }
+  return { status: 'not_found' };
 }

@@ -5,6 +5,7 @@ import { LeaseLostError, parseJob, parseJobJson, type Job } from '@codefleet/cor
 import type {
   ClaimOptions,
   DeadLetter,
+  CancelPendingResult,
   DropResult,
   EnqueueResult,
   Lease,
@@ -316,7 +317,8 @@ export class LocalQueue implements Queue {
     const { limits } = this.#settings;
     const full = this.#fullGroups(now);
     const rows = this.#sql(
-      `SELECT id, repo, requested_by, priority, enqueued_at, available_at FROM jobs
+      `SELECT id, repo, requested_by, priority, enqueued_at, available_at,
+        CASE WHEN json_valid(payload) THEN json_extract(payload, '$.title') END AS title FROM jobs
       WHERE queue = ? AND state = 'ready' AND repo IS NOT NULL ORDER BY enqueued_at, seq LIMIT ?`,
     ).all(this.#settings.name, options.limit ?? 100) as PendingRow[];
     return rows.map((row): PendingJob => {
@@ -328,6 +330,7 @@ export class LocalQueue implements Queue {
         repo: row.repo,
         requestedBy: job.requested_by,
         priority: priorityName(row.priority),
+        ...(typeof row.title === 'string' ? { title: row.title } : {}),
         enqueuedAt: row.enqueued_at,
         ...(heldBy ? { heldBy } : {}),
       };
@@ -380,6 +383,22 @@ export class LocalQueue implements Queue {
       .immediate();
   }
 
+  /** A ready row (visible, delayed or held) is deleted in one statement: a claim takes it first or never. */
+  async cancelPending(id: string): Promise<CancelPendingResult> {
+    const row = this.#sql(`DELETE FROM jobs WHERE queue = ? AND id = ? AND state = 'ready' RETURNING payload`).get(
+      this.#settings.name,
+      id,
+    ) as { payload: string } | undefined;
+    if (row === undefined) return { status: 'not_found' };
+    let job: Job | undefined;
+    try {
+      job = parseJobJson(row.payload);
+    } catch {
+      job = undefined;
+    }
+    return { status: 'cancelled', id, ...(job === undefined ? {} : { job }) };
+  }
+
   async drop(id: string): Promise<DropResult> {
     const { changes } = this.#sql(`DELETE FROM jobs WHERE queue = ? AND id = ? AND state = 'dead'`).run(
       this.#settings.name,
@@ -402,6 +421,7 @@ interface PendingRow {
   priority: number;
   enqueued_at: number;
   available_at: number;
+  title: unknown;
 }
 
 /** The job model's word for a stored priority level. */

@@ -10,8 +10,8 @@ import type { Job } from '@codefleet/core';
  * never see a half-made change.
  *
  * Keys under `<prefix>:<name>:`: `key:<idempotency key>` = `<job id>|<ms>`; `job:<id>`
- * hash (state enqueuing | pending | running | completed | dead, token, attempts, key,
- * reason, raw, dead_at, queued_at; repo, requested_by, priority for `pending`; held, the
+ * hash (state enqueuing | pending | running | completed | dead | cancelled, token, attempts, key,
+ * reason, raw, dead_at, queued_at; repo, requested_by, priority, title for `pending`; held, the
  * limit that last held it back, until it is claimed); `completed` counter; `dead` sorted set of ids by time;
  * `queued` sorted set of the pending jobs' ids by the time they were enqueued (or
  * redriven), so `stats` can say how long the oldest has waited: SQS's own
@@ -38,7 +38,7 @@ return false
 /** Returns {verdict, attempts}: settled (drop the message), exhausted (bury it) or ok. */
 const claim = `
 local state = redis.call('HGET', KEYS[1], 'state')
-if state == 'completed' or state == 'dead' then return {'settled', 0} end
+if state == 'completed' or state == 'dead' or state == 'cancelled' then return {'settled', 0} end
 redis.call('ZREM', KEYS[2], ARGV[4])
 local n = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
 if n > tonumber(ARGV[2]) then return {'exhausted', n - 1} end
@@ -90,6 +90,22 @@ else
   redis.call('HSET', KEYS[1], 'state', 'pending')
   requeue()
 end
+return 1
+`;
+
+/**
+ * Cancels a pending job (1), else 0: its record says cancelled, so the claim that receives its
+ * message deletes it unrun (SQS cannot delete a message it has not handed out), and its key is
+ * freed at once. KEYS: job, queued. ARGV: id, key prefix.
+ */
+const cancel = `
+if redis.call('HGET', KEYS[1], 'state') ~= 'pending' then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'cancelled')
+redis.call('HDEL', KEYS[1], 'held')
+redis.call('ZREM', KEYS[2], ARGV[1])
+local key = redis.call('HGET', KEYS[1], 'key')
+local cur = key and redis.call('GET', ARGV[2] .. key)
+if cur and string.sub(cur, 1, string.len(ARGV[1]) + 1) == ARGV[1] .. '|' then redis.call('DEL', ARGV[2] .. key) end
 return 1
 `;
 
@@ -170,6 +186,7 @@ export interface WaitingRecord {
   requestedBy: string | null | undefined;
   priority: string | null | undefined;
   held: string | null | undefined;
+  title: string | null | undefined;
 }
 
 /** A settle action. */
@@ -208,8 +225,14 @@ export class Coordination {
   }
 
   /** Marks an enqueued (or redriven) job pending once SQS has it, queued since `now`. */
-  async pending(id: string, now: number, job?: Pick<Job, 'repo' | 'requested_by' | 'priority'>): Promise<void> {
-    const listed = job ? ['repo', job.repo, 'requested_by', job.requested_by, 'priority', job.priority] : [];
+  async pending(
+    id: string,
+    now: number,
+    job?: Pick<Job, 'repo' | 'requested_by' | 'priority' | 'title'>,
+  ): Promise<void> {
+    const listed = job
+      ? ['repo', job.repo, 'requested_by', job.requested_by, 'priority', job.priority, 'title', job.title]
+      : [];
     await this.#redis
       .multi()
       .hset(this.#job(id), 'state', 'pending', 'queued_at', now, ...listed)
@@ -228,11 +251,11 @@ export class Coordination {
     const multi = this.#redis.multi();
     const ids: [string, number][] = [];
     for (let i = 0; i + 1 < flat.length; i += 2) ids.push([flat[i] ?? '', Number(flat[i + 1])]);
-    for (const [id] of ids) multi.hmget(this.#job(id), 'state', 'repo', 'requested_by', 'priority', 'held');
+    for (const [id] of ids) multi.hmget(this.#job(id), 'state', 'repo', 'requested_by', 'priority', 'held', 'title');
     const rows = (await multi.exec()) ?? [];
     return ids.map(([id, queuedAt], i) => {
-      const [state, repo, requestedBy, priority, held] = (rows[i]?.[1] ?? []) as (string | null)[];
-      return { id, queuedAt, record: { state, repo, requestedBy, priority, held } };
+      const [state, repo, requestedBy, priority, held, title] = (rows[i]?.[1] ?? []) as (string | null)[];
+      return { id, queuedAt, record: { state, repo, requestedBy, priority, held, title } };
     });
   }
 
@@ -329,6 +352,12 @@ export class Coordination {
     )) as [string, string?];
     if (status === 'duplicate') return { status: 'duplicate', activeId: activeId ?? '' };
     return status === 'ok' ? { status: 'ok' } : { status: 'not_found' };
+  }
+
+  /** See the `cancel` script; false when the job is not pending. */
+  async cancel(id: string): Promise<boolean> {
+    const keys = [this.#job(id), `${this.#base}queued`];
+    return (await this.#redis.eval(cancel, 2, ...keys, id, `${this.#base}key:`)) === 1;
   }
 
   /** Removes a dead job's record and its place among the dead; false when it is not dead. */

@@ -23,6 +23,7 @@ export async function sqsPending(coord: Coordination, limit: number): Promise<Pe
       repo: record.repo,
       requestedBy: record.requestedBy,
       priority,
+      ...(record.title ? { title: record.title } : {}),
       enqueuedAt: queuedAt,
       ...(record.held ? { heldBy: JSON.parse(record.held) as HeldBy } : {}),
     });

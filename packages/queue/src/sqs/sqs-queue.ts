@@ -13,6 +13,7 @@ import { CodefleetError, parseJob, parseJobJson, redactUrlCredentials, type Job 
 import type {
   ClaimOptions,
   DeadLetter,
+  CancelPendingResult,
   DropResult,
   EnqueueResult,
   Lease,
@@ -202,6 +203,16 @@ export class SqsQueue implements Queue {
   /** Pending jobs from the coordination store; see {@link sqsPending}. */
   async pending(options: { limit?: number } = {}): Promise<PendingJob[]> {
     return this.#access.guard(sqsPending(this.#coord, options.limit ?? 100));
+  }
+
+  /**
+   * Marks a pending job cancelled in the coordination store: the claim that receives its
+   * message deletes it unrun. Until then SQS still counts the message (stats say ready).
+   * Only the coordination store's record: SQS keeps no copy to give back.
+   */
+  async cancelPending(id: string): Promise<CancelPendingResult> {
+    const cancelled = await this.#access.guard(this.#coord.cancel(id));
+    return cancelled ? { status: 'cancelled', id } : { status: 'not_found' };
   }
 
   async stats(): Promise<QueueStats> {

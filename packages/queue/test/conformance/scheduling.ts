@@ -40,6 +40,7 @@ export function schedulingConformance(open: OpenScheduled, leaseMs: number): voi
       repo: repoB,
       requestedBy: 'bob',
       priority: 'normal',
+      title: second.title,
       enqueuedAt: expect.any(Number),
     });
     expect(listed[0]?.priority).toBe('low');
@@ -47,6 +48,39 @@ export function schedulingConformance(open: OpenScheduled, leaseMs: number): voi
     expect((await queue.pending()).map((p) => p.id)).toEqual([lease!.job.id === first.id ? second.id : first.id]);
     expect(await queue.pending({ limit: 0 })).toEqual([]);
     await lease!.ack();
+  });
+
+  it('cancels a waiting job before any claim, held or not, and never a running one', async () => {
+    const { queue } = await open({ limits: { perRepo: 1 } });
+    const [a1, a2, b1] = [sampleJob({ repo: repoA }), sampleJob({ repo: repoA }), sampleJob({ repo: repoB })];
+    for (const job of [a1, a2]) await queue.enqueue(job);
+    const running = await queue.claim({ workerId: 'w1', waitMs: 5_000 });
+    const held = running!.job.id === a1.id ? a2 : a1;
+    // A claim sets the other job of the repository aside: the limit holds it.
+    await queue.enqueue(b1);
+    const other = await queue.claim({ workerId: 'w2', waitMs: mustComeMs });
+    expect(other?.job.id).toBe(b1.id);
+    await other!.ack();
+    const waiting = sampleJob({ repo: repoB });
+    await queue.enqueue(waiting);
+    expect(await queue.cancelPending(running!.job.id)).toEqual({ status: 'not_found' });
+    expect(await queue.cancelPending('no-such-job')).toEqual({ status: 'not_found' });
+    for (const job of [held, waiting]) {
+      const cancelled = await queue.cancelPending(job.id);
+      expect(cancelled).toMatchObject({ status: 'cancelled', id: job.id });
+      // Where the engine keeps the job, it is given back whole.
+      if (cancelled.status === 'cancelled' && cancelled.job !== undefined) expect(cancelled.job.title).toBe(job.title);
+    }
+    expect(await queue.cancelPending(waiting.id)).toEqual({ status: 'not_found' });
+    expect(await queue.pending()).toEqual([]);
+    // Its slot freed, nothing of the cancelled jobs is delivered; their tasks can be asked for again.
+    await running!.ack();
+    expect(await queue.claim({ workerId: 'w1', waitMs: 0 })).toBeUndefined();
+    const again = sampleJob({ idempotency_key: waiting.idempotency_key, repo: repoB });
+    expect(await queue.enqueue(again)).toMatchObject({ id: again.id, deduplicated: false });
+    const next = await queue.claim({ workerId: 'w1', waitMs: mustComeMs });
+    expect(next?.job.id).toBe(again.id);
+    await next!.ack();
   });
 
   it('per-repository limit: a job over it waits, spends no attempt, and pending says which limit holds it', async () => {
