@@ -12,12 +12,11 @@
  * CODEFLEET_BENCH_RUNS sets the history size. */
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import { openSqlite } from '@codefleet/sqlite';
 import { RedisRunStore, SqliteRunStore, type RunQuery, type RunStore } from '@codefleet/store';
 import { createTempDir, startRedis, type RedisServer } from '@codefleet/testkit';
 import type { RunRecord } from '@codefleet/core';
 import { percentile, shown, table, type Figure } from '../stats.js';
+import { writeOldRedis, writeOldSqlite } from './old-writes.js';
 import { benchRepos, realisticRuns } from './realistic-runs.js';
 
 const count = Number(process.env.CODEFLEET_BENCH_RUNS ?? 100_000);
@@ -108,45 +107,6 @@ async function measure(label: string, store: RunStore, runs: readonly RunRecord[
   );
   row('run page (get)', await timed((i) => store.get(runs[(i * 7_919) % runs.length]?.run_id ?? '')));
   return figures;
-}
-
-/** What the version before the run indexes wrote: the record, its version, its times, one index. */
-function writeOldSqlite(path: string, runs: readonly RunRecord[]): void {
-  const db = openSqlite(path);
-  try {
-    db.exec(`CREATE TABLE runs (run_id TEXT PRIMARY KEY, updated_at TEXT NOT NULL, created_at TEXT NOT NULL, version TEXT NOT NULL, record TEXT NOT NULL);
-      CREATE INDEX runs_created ON runs (created_at DESC);`);
-    const insert = db.prepare('INSERT INTO runs VALUES (?, ?, ?, ?, ?)');
-    db.transaction(() => {
-      for (const run of runs)
-        insert.run(run.run_id, run.updated_at, run.created_at, `000001.000010.${run.updated_at}`, JSON.stringify(run));
-    }).immediate();
-  } finally {
-    db.close();
-  }
-}
-
-/** What the version before the run indexes wrote to Redis, at the least: each record and the set of every run. */
-async function writeOldRedis(url: string, prefix: string, runs: readonly RunRecord[]): Promise<void> {
-  const raw = new Redis(url);
-  try {
-    for (let i = 0; i < runs.length; i += 1_000) {
-      const batch = raw.pipeline();
-      for (const run of runs.slice(i, i + 1_000)) {
-        batch.hset(
-          `${prefix}:runs:run:${run.run_id}`,
-          'version',
-          `000001.000010.${run.updated_at}`,
-          'record',
-          JSON.stringify(run),
-        );
-        batch.zadd(`${prefix}:runs:by-created`, Date.parse(run.created_at), run.run_id);
-      }
-      await batch.exec();
-    }
-  } finally {
-    raw.disconnect();
-  }
 }
 
 /** Saves 1,000 more runs one at a time, as workers do: the ms each took, on average. */
