@@ -22,6 +22,7 @@ export type DashboardStore = Pick<
   | 'record'
   | 'journal'
   | 'spentOn'
+  | 'fleetStats'
   | 'bindRequest'
   | 'setRequest'
   | 'releaseRequest'
@@ -35,6 +36,8 @@ export interface DashboardDeps {
   worstCaseMs: number;
   /** The fleet's daily money budget (costs.budget_usd.day): the overview warns once today's spend reaches it. */
   dayBudgetUsd?: number | undefined;
+  /** How long the overview's charts reuse one read of the store's day totals (default 60 s). */
+  statsMaxAgeMs?: number | undefined;
   /** Refuse and hide the actions. */
   readOnly: boolean;
   now: () => Date;

@@ -39,6 +39,8 @@ export interface DashboardOptions {
   worstCaseMs: number;
   /** The fleet's daily money budget (costs.budget_usd.day), for the overview's warning. */
   dayBudgetUsd?: number | undefined;
+  /** How long the overview's charts reuse one read of the store's day totals; default 60 s. */
+  statsMaxAgeMs?: number;
   /** How long a login lasts from the moment it was made; default 12 h. */
   sessionTtlMs?: number;
   /** Logins kept at once (the oldest goes first); default 1000. */
@@ -182,6 +184,7 @@ function dashboardDeps(options: DashboardOptions): DashboardDeps {
     ...guardBackends(options.queue, options.store, options.backendTimeoutMs ?? 5000),
     worstCaseMs: options.worstCaseMs,
     dayBudgetUsd: options.dayBudgetUsd,
+    statsMaxAgeMs: options.statsMaxAgeMs,
     readOnly: options.readOnly ?? false,
     now: options.now ?? (() => new Date()),
     newId: options.newId ?? (() => `dash-${randomUUID()}`),

@@ -5,6 +5,8 @@ import { pager } from './pages/pager.js';
 import { readOverview } from './overview.js';
 import { deadLettersBody } from './pages/dead-letters.js';
 import { overviewBody } from './pages/overview.js';
+import { chartsBody } from './pages/charts.js';
+import { readFleetCharts } from './fleet-charts.js';
 import { runBody, type RunPageFacts } from './pages/run.js';
 import { liveProgressOf } from './pages/run-progress.js';
 import { latestRunOf } from './runs-read.js';
@@ -28,9 +30,13 @@ export interface ViewContext {
 
 /** The overview's live part. */
 export async function overviewView(deps: DashboardDeps): Promise<View> {
-  const overview = await readOverview(deps, deps.now().getTime());
+  const now = deps.now().getTime();
+  const [overview, charts] = await Promise.all([readOverview(deps, now), readFleetCharts(deps, now)]);
   const { now: _now, ...facts } = overview;
-  return { body: overviewBody(overview), fingerprint: JSON.stringify(facts) };
+  return {
+    body: html`${overviewBody(overview)}${chartsBody(charts)}`,
+    fingerprint: JSON.stringify({ facts, charts }),
+  };
 }
 
 /** How many dead letters are scanned for a run's job. */

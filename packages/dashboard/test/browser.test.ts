@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execa } from 'execa';
 import { chromium, type Browser } from 'playwright-core';
-import { newRun, setGrade, startAttempt } from '@codefleet/core';
+import { advance, finish, newRun, setGrade, startAttempt } from '@codefleet/core';
 import { defaultWaitMs, waitFor } from '@codefleet/testkit';
 import { failedRun, implementingRun, jobOf, openBackends, startDashboard, token, type Backends } from './helpers.js';
 
@@ -239,5 +239,78 @@ describe('the dashboard in Chromium', () => {
       .waitFor();
     await page.screenshot({ path: join(outDir, 'eval-report.png'), fullPage: true });
     expect(errors).toEqual([]);
+  });
+
+  it("draws the overview's spend, top spenders and 30-day charts from the store's day totals", async () => {
+    // Runs that finished over the last 30 days, a few each day, of every outcome; spend each day.
+    const day = 86_400_000;
+    const outcomes = ['succeeded', 'succeeded', 'failed', 'no_changes', 'succeeded', 'cancelled'] as const;
+    // The runs the tests before this one finished are counted too.
+    const finishedSoFar = async () => {
+      const today = new Date().toISOString().slice(0, 10);
+      const from = new Date(Date.now() - 29 * day).toISOString().slice(0, 10);
+      const { days } = await b.store.fleetStats({ from, to: today });
+      return days.flatMap((d) => d.hours.flatMap((h) => Object.values(h))).reduce((a, n) => a + (n ?? 0), 0);
+    };
+    const before = await finishedSoFar();
+    for (let d = 29; d >= 0; d -= 1) {
+      for (let i = 0; i < 1 + (d % 4); i += 1) {
+        const start = Date.now() - d * day - (i + 1) * 3_600_000;
+        const at = (min: number) => new Date(start + min * 60_000);
+        const job = jobOf(`chart-${d}-${i}`, { repo: i % 2 === 0 ? 'octo/widgets' : 'octo/gadgets' });
+        let run = startAttempt(newRun(job, { runId: job.id, now: at(0) }), { workerId: 'w', now: at(0) });
+        run = advance(run, 'preparing', { now: at(0) });
+        run = advance(run, 'planning', { now: at(0.5) });
+        run = advance(run, 'implementing', { now: at(1 + (d % 3)) });
+        run = advance(run, 'testing', { now: at(6 + d / 2) });
+        run = advance(run, 'validating', { now: at(9 + d / 2) });
+        run = advance(run, 'publishing', { now: at(9.5 + d / 2) });
+        await b.store.save(finish(run, outcomes[(d + i) % outcomes.length]!, { now: at(10 + d / 2 + i) }));
+      }
+      const spentOn = new Date(Date.now() - d * day).toISOString().slice(0, 10);
+      await b.store.addSpend(spentOn, 0.2 + (d % 5) / 10, { repo: 'octo/widgets', agent: 'claude', model: 'opus' });
+      if (d % 2 === 0)
+        await b.store.addSpend(spentOn, 0.1, { repo: 'octo/gadgets', agent: 'codex', model: '<i>gpt</i>' });
+    }
+    // A dashboard of its own: a fresh one reads the totals now, not the minute-old ones of the first.
+    const charted = await startDashboard(b, { pollMs: 200, dayBudgetUsd: 1 });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 820 } });
+    try {
+      page.setDefaultTimeout(defaultWaitMs());
+      const errors: string[] = [];
+      page.on('console', (m) => {
+        if (m.type() === 'error') errors.push(m.text());
+      });
+      await page.goto(`${charted.base}/login`);
+      await page.fill('#token', token);
+      await page.click('button[type=submit]');
+      await page.waitForURL(`${charted.base}/`);
+      const hourly = page.locator('figure[data-chart="jobs-per-hour"] svg');
+      await hourly.waitFor();
+      // Every finished run is one unit of a bar: the bars add up to the runs saved.
+      const saved = Array.from({ length: 30 }, (_, d) => 1 + (d % 4)).reduce((a, n) => a + n, 0);
+      const units = await hourly.locator('rect').evaluateAll((rects) => rects.length);
+      expect(units).toBeGreaterThan(30);
+      const titles = await hourly.locator('g.bar title').allTextContents();
+      const counted = titles
+        .flatMap((t) => [...t.matchAll(/(\d+) (?:succeeded|failed|no_changes|cancelled|dod_failed)/g)])
+        .reduce((a, m) => a + Number(m[1]), 0);
+      expect(counted).toBe(before + saved);
+      expect(await page.locator('figure[data-chart="success-rate"] polyline').count()).toBeGreaterThan(0);
+      expect(await page.locator('figure[data-chart="cost-per-day"] rect').count()).toBe(30);
+      expect(await page.locator('figure[data-chart="stage-implementing"] polyline').count()).toBe(2);
+      // A model name (the agent's word) is text on the page, not markup.
+      await page.locator('table[data-top="repo"] td', { hasText: 'octo/gadgets' }).waitFor();
+      await page.locator('table[data-top="model"] td', { hasText: '<i>gpt</i>' }).waitFor();
+      expect(await page.locator('table[data-top] i').count()).toBe(0);
+      expect(await page.locator('[data-spend="today"]').textContent()).toMatch(/^\$0\.3000$/);
+      // The chart is drawn at its size, not collapsed.
+      expect((await hourly.boundingBox())?.width).toBeGreaterThan(600);
+      await page.screenshot({ path: join(outDir, 'overview-charts.png'), fullPage: true });
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+      await charted.close();
+    }
   });
 });

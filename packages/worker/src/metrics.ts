@@ -19,6 +19,7 @@ interface RunInstruments {
   steps: Histogram;
   agentSeconds: Histogram;
   agentTokens: Counter;
+  agentCost: Counter;
   retries: Counter;
   attempts: Histogram;
 }
@@ -118,6 +119,7 @@ export class WorkerMetrics {
         agentRun.duration_ms / 1_000,
       );
       if (agentRun.inner_attempt > 1) this.#run.retries.inc({ kind: 'fix' });
+      if (agentRun.cost_usd !== undefined) this.#run.agentCost.inc({ agent: agentRun.agent }, agentRun.cost_usd);
       if (agentRun.tokens) {
         this.#run.agentTokens.inc({ agent: agentRun.agent, kind: 'prompt' }, agentRun.tokens.prompt);
         this.#run.agentTokens.inc({ agent: agentRun.agent, kind: 'completion' }, agentRun.tokens.completion);
@@ -179,6 +181,12 @@ function createRunInstruments(prom: typeof Prom, registers: Registry[]): RunInst
     labelNames: ['agent', 'kind'],
     registers,
   });
+  const agentCost = new Counter({
+    name: 'codefleet_agent_cost_usd_total',
+    help: 'US dollars agent runs cost, for runs with a known cost (the same amounts the spend ledger adds).',
+    labelNames: ['agent'],
+    registers,
+  });
   const retries = new Counter({
     name: 'codefleet_retries_total',
     help: 'Retries: "delivery" = a job delivered again (attempt > 1), "fix" = an agent run fed a failure back (inner attempt > 1).',
@@ -192,7 +200,7 @@ function createRunInstruments(prom: typeof Prom, registers: Registry[]): RunInst
     buckets: [1, 2, 3, 4, 5, 8],
     registers,
   });
-  return { jobs, finished, stages, steps, agentSeconds, agentTokens, retries, attempts };
+  return { jobs, finished, stages, steps, agentSeconds, agentTokens, agentCost, retries, attempts };
 }
 
 function createFlowInstruments(prom: typeof Prom, registers: Registry[]): FlowInstruments {

@@ -73,7 +73,7 @@ function failedRun(jobId: string, attempt: number): RunRecord {
     output_tail: '',
     changed_files: ['a.ts'],
     outcome: 'changed' as const,
-    ...(tokens ? { tokens } : {}),
+    ...(tokens ? { tokens, cost_usd: 0.25 } : {}),
   });
   const check = (step: 'install' | 'build' | 'test', passed: boolean, skipped = false) => ({
     pass: 'implement' as const,
@@ -234,6 +234,7 @@ describe('health and metrics endpoint', () => {
     expect(after.value('codefleet_agent_run_duration_seconds_sum', { agent: 'claude', outcome: 'changed' })).toBe(100);
     expect(after.value('codefleet_agent_tokens_total', { agent: 'claude', kind: 'prompt' })).toBe(2_000);
     expect(after.value('codefleet_agent_tokens_total', { agent: 'claude', kind: 'completion' })).toBe(300);
+    expect(after.value('codefleet_agent_cost_usd_total', { agent: 'claude' })).toBe(0.25);
     expect(after.value('codefleet_verification_step_duration_seconds_count', { step: 'test', result: 'failed' })).toBe(
       2,
     );
