@@ -119,7 +119,7 @@ async function held(paths: CopyPaths): Promise<boolean> {
 }
 
 /** Bytes of the files under `path` (0 when it is gone), symlinks not followed. */
-async function diskBytes(path: string): Promise<number> {
+export async function diskBytes(path: string): Promise<number> {
   const info = await lstat(path).catch(() => undefined);
   if (info === undefined) return 0;
   if (!info.isDirectory()) return info.size;

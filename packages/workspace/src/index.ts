@@ -11,7 +11,7 @@ export {
 export type { PrepareRequest } from './prepare.js';
 export type { Scope } from './scope.js';
 export type { IsRunning, SweepResult } from './sweep.js';
-export type { CacheLimits, EvictResult } from './evict.js';
+export { diskBytes, type CacheLimits, type EvictResult } from './evict.js';
 export { keptDependencyDirs } from './working-copy.js';
 export type { Workspace } from './workspace.js';
 export type { GradingCopy } from './grading-copy.js';
