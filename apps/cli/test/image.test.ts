@@ -108,8 +108,17 @@ describe('the container image (infra/container/Dockerfile)', () => {
     const out = join(dir.path, 'manifests');
     // Both of the stage's folders land in this test's temp dir, never at the host's root.
     runHere(pick.replace(/\/(runtime-)?manifests\b/g, (_, runtime?: string) => (runtime ? `${out}-runtime` : out)));
+    // @codefleet/sqlite's better-sqlite3 wrapper (a `file:` dependency, two files) too: npm ci
+    // reads it from the lock even where it skips it.
+    const node20 = readdirSync(join(root, 'packages/sqlite/node20')).map((f) => `packages/sqlite/node20/${f}`);
     expect(files(out)).toEqual(
-      ['.npmrc', 'package-lock.json', 'package.json', ...workspaceDirs().map((d) => `${d}/package.json`)].sort(),
+      [
+        '.npmrc',
+        'package-lock.json',
+        'package.json',
+        ...workspaceDirs().map((d) => `${d}/package.json`),
+        ...node20,
+      ].sort(),
     );
   });
 
