@@ -1,12 +1,11 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { execa } from 'execa';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { newRun } from '@codefleet/core';
 import { LocalQueue } from '@codefleet/queue';
 import { defaultWaitMs } from '@codefleet/testkit';
-import { failedRun, jobOf, openBackends, startDashboard, token, type Backends } from './helpers.js';
+import { failedRun, jobOf, openBackends, startDashboard, token, type Backends, launchChromium } from './helpers.js';
 
 // The paged lists and the queue in Debian's Chromium: the runs list pages on by cursor with
 // its total, dead letters page too, and a queued job held by its repository's limit is
@@ -21,10 +20,6 @@ let dash: Awaited<ReturnType<typeof startDashboard>>;
 let browser: Browser;
 
 beforeAll(async () => {
-  const found = await execa('sh', ['-c', 'command -v chromium'], { reject: false });
-  // A missing browser is a failure that says how to install it, never a skip.
-  if (found.exitCode !== 0)
-    throw new Error('chromium is not installed: apt-get install -y chromium (.ci/run installs it)');
   await mkdir(outDir, { recursive: true });
   b = await openBackends();
   // One job per repository at a time, so a second job of one repository waits, held.
@@ -38,7 +33,7 @@ beforeAll(async () => {
   });
   dash = await startDashboard({ queue, store: b.store }, { pollMs: 200 });
   // Chromium cannot start its sandbox as root; the only pages it loads are this test's dashboard.
-  browser = await chromium.launch({ executablePath: found.stdout.trim(), args: ['--no-sandbox'] });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

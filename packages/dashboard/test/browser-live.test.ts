@@ -1,12 +1,20 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { execa } from 'execa';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { addVerification, advance, newRun, setGrade, startAttempt, type Job } from '@codefleet/core';
 import type { WorkerInfo, WorkerJobProgress } from '@codefleet/store';
 import { defaultWaitMs } from '@codefleet/testkit';
-import { failedRun, implementingRun, jobOf, openBackends, startDashboard, token, type Backends } from './helpers.js';
+import {
+  failedRun,
+  implementingRun,
+  jobOf,
+  openBackends,
+  startDashboard,
+  token,
+  type Backends,
+  launchChromium,
+} from './helpers.js';
 
 // A running job's page in Chromium, at a desktop's width and a phone's (390 px): what the
 // job is doing now (stage, step, elapsed time, the step's last lines in colour, updated
@@ -20,16 +28,10 @@ let dash: Awaited<ReturnType<typeof startDashboard>>;
 let browser: Browser;
 
 beforeAll(async () => {
-  const found = await execa('sh', ['-c', 'command -v chromium'], { reject: false });
-  if (found.exitCode !== 0)
-    throw new Error(
-      'chromium is not installed: the dashboard test needs it (apt-get install -y chromium; .ci/run installs it)',
-    );
   await mkdir(outDir, { recursive: true });
   b = await openBackends();
   dash = await startDashboard(b, { pollMs: 200 });
-  // --no-sandbox: Chromium cannot start its sandbox as root; it loads only this loopback page.
-  browser = await chromium.launch({ executablePath: found.stdout.trim(), args: ['--no-sandbox'] });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

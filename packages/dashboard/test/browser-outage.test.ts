@@ -1,11 +1,10 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { execa } from 'execa';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser } from 'playwright-core';
 import { RedisRunStore } from '@codefleet/store';
 import { defaultWaitMs, startRedis, type RedisServer } from '@codefleet/testkit';
-import { openBackends, startDashboard, token, type Backends } from './helpers.js';
+import { openBackends, startDashboard, token, type Backends, launchChromium } from './helpers.js';
 
 // In Chromium: the overview is open when the run store's Redis goes down. The page must say
 // so in its banner (as text), mark what it shows as stale, and drop both once Redis is back. Screenshot kept in
@@ -20,18 +19,12 @@ let dash: Awaited<ReturnType<typeof startDashboard>>;
 let browser: Browser;
 
 beforeAll(async () => {
-  const found = await execa('sh', ['-c', 'command -v chromium'], { reject: false });
-  if (found.exitCode !== 0)
-    throw new Error(
-      'chromium is not installed: the dashboard test needs it (apt-get install -y chromium; .ci/run installs it)',
-    );
   await mkdir(outDir, { recursive: true });
   redis = await startRedis();
   store = new RedisRunStore({ url: redis.url, prefix: 'dash-outage' });
   b = await openBackends();
   dash = await startDashboard({ queue: b.queue, store }, { backendTimeoutMs: 1000, pollMs: 200 });
-  // --no-sandbox: Chromium cannot start its sandbox as root; it loads only this loopback page.
-  browser = await chromium.launch({ executablePath: found.stdout.trim(), args: ['--no-sandbox'] });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

@@ -1,3 +1,5 @@
+import { execa } from 'execa';
+import { chromium, type Browser } from 'playwright-core';
 import { request, type IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import {
@@ -181,4 +183,18 @@ export function manualClock(start = Date.now()) {
       now += ms;
     },
   };
+}
+
+/**
+ * The machine's Chromium, launched for the browser tests. A missing browser is a failure that
+ * says how to install it, never a skip.
+ */
+export async function launchChromium(): Promise<Browser> {
+  const found = await execa('sh', ['-c', 'command -v chromium'], { reject: false });
+  if (found.exitCode !== 0)
+    throw new Error(
+      'chromium is not installed: the dashboard test needs it (apt-get install -y chromium; .ci/run installs it)',
+    );
+  // --no-sandbox: Chromium cannot start its sandbox as root; it loads only loopback pages.
+  return chromium.launch({ executablePath: found.stdout.trim(), args: ['--no-sandbox'] });
 }
