@@ -182,25 +182,47 @@ describe('fleet commands', () => {
     expect((await cli(dir.path, 'runs', '--state', 'exploded')).err).toContain('state must be active, an outcome');
   });
 
-  it('cancel: a queued job is stopped when claimed, and the journal says who asked', async () => {
+  it('cancel: a queued job leaves the queue at once, and the journal says who asked and why', async () => {
     const id = await enqueue('Add a line');
-    const asked = await cli(dir.path, 'cancel', id);
-    expect(asked).toMatchObject({ code: 0, out: expect.stringContaining(`cancel requested for ${id}`) });
+    const asked = await cli(dir.path, 'cancel', id, '--reason', 'wrong repository');
+    expect(asked).toMatchObject({
+      code: 0,
+      out: `cancelled queued job ${id}: taken out of the queue before any worker claimed it`,
+    });
     const me = userInfo().username;
     await withStore(async (store) => {
-      expect(await store.cancelRequested(id)).toMatchObject({ by: me });
+      expect(await store.get(id)).toMatchObject({
+        outcome: 'cancelled',
+        error: { code: 'cancelled', message: `cancel requested by @${me}` },
+      });
       expect(await store.journal()).toEqual([
-        { kind: 'action', action: 'cancel', taskKey: id, by: me, via: 'cli', at: expect.any(String) },
+        {
+          kind: 'action',
+          action: 'cancel',
+          jobId: id,
+          runId: id,
+          taskKey: id,
+          by: me,
+          via: 'cli',
+          detail: 'wrong repository',
+          at: expect.any(String),
+        },
       ]);
     });
-    await cli(dir.path, 'worker', '--once');
-    await withStore(async (store) => expect((await store.get(id))?.outcome).toBe('cancelled'));
+    // Nothing is left for a worker to claim.
+    expect((await cli(dir.path, 'pending')).out).toBe('no jobs waiting in the queue');
     // A finished run: nothing to cancel, nothing recorded.
     expect(await cli(dir.path, 'cancel', id)).toMatchObject({
       code: 1,
       err: `run ${id} already finished (cancelled); nothing to cancel`,
     });
-    await withStore(async (store) => expect(await store.journal()).toHaveLength(1));
+    // A task key no queued job has here (an issue's, a chat thread's): asked of whichever worker claims it.
+    const key = 'github:acme/app#12';
+    expect((await cli(dir.path, 'cancel', key)).out).toContain(`cancel requested for ${key}`);
+    await withStore(async (store) => {
+      expect(await store.cancelRequested(key)).toMatchObject({ by: me });
+      expect(await store.journal()).toHaveLength(2);
+    });
   });
 
   it('dlq redrive is written to the journal', async () => {

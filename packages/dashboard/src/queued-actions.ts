@@ -1,7 +1,7 @@
 import { cancelRequested, finish, newRun, type Job } from '@codefleet/core';
 import { latestRun, runIdOf } from '@codefleet/store';
 import { cancelledBy, reasonOf, type ActionResult } from './actions.js';
-import type { ActionDeps } from './deps.js';
+import type { ActionDeps, DashboardQueue, DashboardStore } from './deps.js';
 
 /**
  * Cancels a job still waiting in the queue, for the operator's reason (required, as for a
@@ -13,8 +13,8 @@ import type { ActionDeps } from './deps.js';
 export async function cancelQueuedJob(deps: ActionDeps, id: string, given: string | undefined): Promise<ActionResult> {
   const why = reasonOf(given, `cancelling queued job ${id}`);
   if ('problem' in why) return { status: 400, message: why.problem };
-  const result = await deps.queue.cancelPending(id);
-  if (result.status === 'not_found') {
+  const removed = await removeQueuedJob(deps, id, cancelledBy(deps.by));
+  if (removed === undefined) {
     const { run } = await latestRun(deps.store, id);
     return run === undefined
       ? { status: 404, message: `no job ${id} is waiting in the queue` }
@@ -24,7 +24,6 @@ export async function cancelQueuedJob(deps: ActionDeps, id: string, given: strin
           runId: run.run_id,
         };
   }
-  const runId = result.job === undefined ? undefined : await recordCancelled(deps, result.job);
   await deps.store.record({
     kind: 'action',
     action: 'cancel',
@@ -32,15 +31,43 @@ export async function cancelQueuedJob(deps: ActionDeps, id: string, given: strin
     by: deps.by,
     via: 'dashboard',
     at: deps.now().toISOString(),
-    ...(runId === undefined ? {} : { runId }),
-    ...(result.job === undefined ? {} : { taskKey: result.job.idempotency_key }),
+    ...(removed.runId === undefined ? {} : { runId: removed.runId }),
+    ...(removed.job === undefined ? {} : { taskKey: removed.job.idempotency_key }),
     ...(why.reason === undefined ? {} : { detail: why.reason }),
   });
-  return { status: 200, message: `cancelled queued job ${id}`, ...(runId === undefined ? {} : { runId }) };
+  return {
+    status: 200,
+    message: `cancelled queued job ${id}`,
+    ...(removed.runId === undefined ? {} : { runId: removed.runId }),
+  };
+}
+
+/** What removing a queued job needs: the queue, the store its cancelled run is saved in, a clock. */
+export interface RemoveQueuedDeps {
+  queue: Pick<DashboardQueue, 'cancelPending'>;
+  store: Pick<DashboardStore, 'get' | 'save'>;
+  now: () => Date;
+}
+
+/**
+ * Takes job `id` out of the queue before any worker claims it and saves its cancelled run,
+ * the error naming `by` (who asked, as a worker's cancel does). Resolves the job and that
+ * run's id (none when the engine does not hand the job back), or undefined when no job with
+ * the id is waiting. The dashboard's and the CLI's cancel both come here, and journal it.
+ */
+export async function removeQueuedJob(
+  deps: RemoveQueuedDeps,
+  id: string,
+  by: string,
+): Promise<{ job?: Job; runId?: string } | undefined> {
+  const result = await deps.queue.cancelPending(id);
+  if (result.status === 'not_found') return undefined;
+  if (result.job === undefined) return {};
+  return { job: result.job, runId: await recordCancelled(deps, result.job, by) };
 }
 
 /** Saves the cancelled run of a job taken out of the queue; resolves its id. */
-async function recordCancelled(deps: ActionDeps, job: Job): Promise<string> {
+async function recordCancelled(deps: RemoveQueuedDeps, job: Job, by: string): Promise<string> {
   const { run, generation } = await latestRun(deps.store, job.id);
   const runId = run === undefined ? job.id : runIdOf(job.id, generation + 1);
   const now = deps.now();
@@ -51,7 +78,7 @@ async function recordCancelled(deps: ActionDeps, job: Job): Promise<string> {
   await deps.store.save(
     finish(queued, 'cancelled', {
       now,
-      error: cancelRequested(cancelledBy(deps.by)),
+      error: cancelRequested(by),
       note: 'cancelled in the queue, before any worker claimed it',
     }),
   );

@@ -104,36 +104,55 @@ async function cancelTarget(
   return { taskKey: target };
 }
 
-/** `codefleet cancel`: asks the worker running (or about to run) the task to stop. Resolves the exit code. */
+/**
+ * `codefleet cancel`: a job still waiting in the queue is taken out of it now (its run
+ * recorded as cancelled); otherwise the worker running the task, or the one that claims it,
+ * is asked to stop. The journal says who asked, and why when `reason` is given. Resolves the
+ * exit code.
+ */
 export async function cancel(
   rt: Runtime,
   target: string,
-  out: (line: string) => void,
-  err: (line: string) => void,
+  io: { out: (line: string) => void; err: (line: string) => void },
+  reason?: string,
 ): Promise<number> {
   if (target.trim() === '' || target.length > 512)
     throw new InvalidArgumentError('expected a run id, job id or task key (1..512 characters)');
+  const detail = reason?.trim() === '' ? undefined : reason?.trim();
+  if (detail !== undefined && detail.length > 500)
+    throw new InvalidArgumentError('a reason has at most 500 characters');
   const found = await cancelTarget(rt, target);
   if (found.stage !== undefined && isTerminal(found.stage as Parameters<typeof isTerminal>[0])) {
-    err(`run ${found.runId} already finished (${found.stage}); nothing to cancel`);
+    io.err(`run ${found.runId} already finished (${found.stage}); nothing to cancel`);
     return 1;
   }
   const by = operator(rt);
+  const why = detail === undefined ? {} : { detail };
+  if (found.runId === undefined) {
+    // Loaded here, as for retry: the dashboard's module is what the queued cancel shares with it.
+    const { removeQueuedJob } = await import('@codefleet/dashboard');
+    const removed = await removeQueuedJob({ queue: rt.queue, store: rt.store, now: () => new Date() }, target, by);
+    if (removed !== undefined) {
+      const { job, runId } = removed;
+      const ids = { jobId: target, ...(runId === undefined ? {} : { runId }) };
+      await journalAction(
+        rt,
+        { action: 'cancel', by, ...ids, ...(job ? { taskKey: job.idempotency_key } : {}), ...why },
+        io.err,
+      );
+      io.out(`cancelled queued job ${displayText(target)}: taken out of the queue before any worker claimed it`);
+      return 0;
+    }
+  }
   await rt.store.requestCancel(found.taskKey, by);
-  await journalAction(
-    rt,
-    {
-      action: 'cancel',
-      by,
-      taskKey: found.taskKey,
-      ...(found.runId === undefined ? {} : { runId: found.runId }),
-      ...(found.jobId === undefined ? {} : { jobId: found.jobId }),
-    },
-    err,
-  );
-  out(
+  const ids = {
+    ...(found.runId === undefined ? {} : { runId: found.runId }),
+    ...(found.jobId === undefined ? {} : { jobId: found.jobId }),
+  };
+  await journalAction(rt, { action: 'cancel', by, taskKey: found.taskKey, ...ids, ...why }, io.err);
+  io.out(
     found.runId === undefined
-      ? `cancel requested for ${displayText(found.taskKey)} (no run yet: a queued job with this id or task key stops when a worker claims it)`
+      ? `cancel requested for ${displayText(found.taskKey)} (not in the queue here: an issue's or a chat thread's job with this task key stops when a worker claims it)`
       : `cancel requested for run ${found.runId} (task ${displayText(found.taskKey)}); its worker stops it at the next heartbeat`,
   );
   return 0;

@@ -135,10 +135,11 @@ export function registerFleetCommands(program: Command, { io, withRuntime }: Pro
 
   program
     .command('cancel <run-id|job-id|task-key>')
-    .description('ask the worker running a job (or the one that claims it) to stop it')
-    .action(async (target: string) => {
+    .description('take a queued job out of the queue, or ask the worker running it to stop it')
+    .option('--reason <text>', 'why, written to the journal with who asked')
+    .action(async (target: string, opts: { reason?: string }) => {
       const { cancel } = await commands.fleet();
-      await withRuntime((rt) => cancel(rt, target, io.out, io.err));
+      await withRuntime((rt) => cancel(rt, target, io, opts.reason));
     });
 
   program
