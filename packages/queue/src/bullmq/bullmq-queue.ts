@@ -26,38 +26,7 @@ import { bullmqStats } from './stats.js';
 import { defaultAgingMs, holdRecheckMs, slotGroups } from '../concurrency.js';
 import { RedisSlots } from '../redis-slots.js';
 import { ageWaiting, cancelWaiting, holdJob, pendingJobs, unhold, wakeHeld } from './scheduling.js';
-
-/**
- * `promise`'s value, or undefined as soon as `signal` aborts; a value that arrives after
- * the abort goes to `late` (never lost silently, never an unhandled rejection).
- */
-function untilAborted<T>(
-  promise: Promise<T>,
-  signal: AbortSignal | undefined,
-  late: (value: T) => void,
-): Promise<T | undefined> {
-  if (signal === undefined) return promise;
-  return new Promise<T | undefined>((resolve, reject) => {
-    let aborted = false;
-    const onAbort = () => {
-      aborted = true;
-      resolve(undefined);
-    };
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        if (aborted) late(value);
-        else resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        if (!aborted) reject(error);
-      },
-    );
-  });
-}
+import { untilAborted } from './until-aborted.js';
 
 // 1 for the first caller, 0 after; -1 when the job's hash is gone (never create it: BullMQ
 // would take a bare hash for an existing job and refuse to add that id again).

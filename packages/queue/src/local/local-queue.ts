@@ -18,10 +18,10 @@ import type {
 import type { LocalQueueSettings } from '../settings.js';
 import { queueDamaged } from './damage.js';
 import { limitColumnsFromPayload, prepareDatabase } from './schema.js';
+import { jobOrUndefined, pendingJobsOf, readDeadLetters, readPending, readStats, type JobRow } from './listings.js';
 import { defaultAgingMs, priorityLevel } from '../concurrency.js';
 import {
   fullGroups,
-  holdOf,
   nextToClaim,
   oddPrioritySqls,
   oldestOfPrioritySql,
@@ -29,26 +29,6 @@ import {
   type FullGroups,
   type RunningRow,
 } from './slots.js';
-
-interface JobRow {
-  seq: number;
-  id: string;
-  idempotency_key: string | null;
-  payload: string;
-  state: 'ready' | 'leased' | 'done' | 'dead';
-  priority: number;
-  enqueued_at: number;
-  attempts: number;
-  max_attempts: number;
-  available_at: number;
-  lease_token: string | null;
-  leased_by: string | null;
-  dead_reason: string | null;
-  finished_at: number | null;
-}
-
-/** How much of a malformed payload the dead letter keeps. */
-const rawLimit = 4096;
 
 /**
  * The embedded queue: one SQLite file (WAL) shared safely by every worker process on a
@@ -292,71 +272,17 @@ export class LocalQueue implements Queue {
   }
 
   async stats(): Promise<QueueStats> {
-    const rows = this.#sql(
-      `SELECT state, available_at > ? AS later, count(*) AS n FROM jobs WHERE queue = ? GROUP BY state, later`,
-    ).all(Date.now(), this.#settings.name) as { state: JobRow['state']; later: number; n: number }[];
-    const stats: QueueStats = { ready: 0, delayed: 0, inFlight: 0, deadLetter: 0, completed: 0, depth: 0 };
-    for (const { state, later, n } of rows) {
-      if (state === 'ready') stats[later ? 'delayed' : 'ready'] += n;
-      // An expired lease is still counted in flight until a claimer takes it over.
-      else if (state === 'leased') stats.inFlight += n;
-      else if (state === 'dead') stats.deadLetter += n;
-      else stats.completed += n;
-    }
-    stats.depth = stats.ready + stats.delayed;
-    // Ready rows (visible or delayed); a leased one, even expired, is in flight as above.
-    const oldest = this.#sql(`SELECT MIN(enqueued_at) AS at FROM jobs WHERE queue = ? AND state = 'ready'`).get(
-      this.#settings.name,
-    ) as { at: number | null };
-    if (oldest.at !== null) stats.oldestQueuedAt = oldest.at;
-    return stats;
+    return readStats((text) => this.#sql(text), this.#settings.name);
   }
 
   async pending(options: { limit?: number } = {}): Promise<PendingJob[]> {
     const now = Date.now();
-    const { limits } = this.#settings;
-    const full = this.#fullGroups(now);
-    const rows = this.#sql(
-      `SELECT id, repo, requested_by, priority, enqueued_at, available_at,
-        CASE WHEN json_valid(payload) THEN json_extract(payload, '$.title') END AS title FROM jobs
-      WHERE queue = ? AND state = 'ready' AND repo IS NOT NULL ORDER BY enqueued_at, seq LIMIT ?`,
-    ).all(this.#settings.name, options.limit ?? 100) as PendingRow[];
-    return rows.map((row): PendingJob => {
-      const job = { repo: row.repo, requested_by: row.requested_by ?? '' };
-      // A delayed job waits for its delay first; a limit is said only of a job it holds now.
-      const heldBy = row.available_at <= now ? holdOf(job, limits, full) : undefined;
-      return {
-        id: row.id,
-        repo: row.repo,
-        requestedBy: job.requested_by,
-        priority: priorityName(row.priority),
-        ...(typeof row.title === 'string' ? { title: row.title } : {}),
-        enqueuedAt: row.enqueued_at,
-        ...(heldBy ? { heldBy } : {}),
-      };
-    });
+    const rows = readPending((text) => this.#sql(text), this.#settings.name, options.limit ?? 100);
+    return pendingJobsOf(rows, now, this.#settings.limits, this.#fullGroups(now));
   }
 
   async deadLetters(options: { limit?: number } = {}): Promise<DeadLetter[]> {
-    const rows = this.#sql(
-      `SELECT * FROM jobs WHERE queue = ? AND state = 'dead' ORDER BY finished_at, seq LIMIT ?`,
-    ).all(this.#settings.name, options.limit ?? 100) as JobRow[];
-    return rows.map((row) => {
-      let job: Job | undefined;
-      try {
-        job = parseJobJson(row.payload);
-      } catch {
-        job = undefined;
-      }
-      return {
-        id: row.id,
-        reason: row.dead_reason ?? 'unknown',
-        attempts: row.attempts,
-        deadAt: row.finished_at ?? 0,
-        ...(job ? { job } : {}),
-        raw: row.payload.length > rawLimit ? `${row.payload.slice(0, rawLimit)}…` : row.payload,
-      };
-    });
+    return readDeadLetters((text) => this.#sql(text), this.#settings.name, options.limit ?? 100);
   }
 
   async redrive(id: string): Promise<RedriveResult> {
@@ -390,12 +316,7 @@ export class LocalQueue implements Queue {
       id,
     ) as { payload: string } | undefined;
     if (row === undefined) return { status: 'not_found' };
-    let job: Job | undefined;
-    try {
-      job = parseJobJson(row.payload);
-    } catch {
-      job = undefined;
-    }
+    const job = jobOrUndefined(row.payload);
     return { status: 'cancelled', id, ...(job === undefined ? {} : { job }) };
   }
 
@@ -412,19 +333,4 @@ export class LocalQueue implements Queue {
     this.#closed = true;
     this.#db.close();
   }
-}
-
-interface PendingRow {
-  id: string;
-  repo: string;
-  requested_by: string | null;
-  priority: number;
-  enqueued_at: number;
-  available_at: number;
-  title: unknown;
-}
-
-/** The job model's word for a stored priority level. */
-function priorityName(level: number): Job['priority'] {
-  return level >= priorityLevel.high ? 'high' : level <= priorityLevel.low ? 'low' : 'normal';
 }
