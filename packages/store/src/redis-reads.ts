@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { JournalEntry, JournalQuery, RunSummary } from './port.js';
 import { idBefore, writeCursor } from './page-cursor.js';
-import { checkJournalQuery, summarizeStored, type CheckedQuery } from './query.js';
+import { checkJournalQuery, type CheckedQuery } from './query.js';
 import { runIndexKeys, setsFor } from './redis-run-index.js';
 
 // The Redis store's reads, apart from its writes.
@@ -25,12 +25,12 @@ interface Placed {
   ms: number;
 }
 
-/** One page of `q` (`total` when `withTotal`) and the cursor of the next. */
+/** One page of `q` (`total` when `withTotal`) and the cursor of the next, each run summarized by `summarize`. */
 export async function readRunPage(
   redis: Redis,
   prefix: string,
   q: CheckedQuery,
-  withTotal: boolean,
+  options: { withTotal: boolean; summarize: (runId: string, text: string) => RunSummary },
 ): Promise<{ runs: RunSummary[]; nextCursor?: string; total?: number }> {
   const keys = runIndexKeys(prefix);
   const filters = setsFor(keys, q);
@@ -45,7 +45,7 @@ export async function readRunPage(
   const runs: RunSummary[] = [];
   for (const [i, { id }] of shown.entries()) {
     const record = records?.[i]?.[1];
-    if (typeof record === 'string') runs.push(summarizeStored(id, record));
+    if (typeof record === 'string') runs.push(options.summarize(id, record));
   }
   const last = shown[shown.length - 1];
   return {
@@ -53,7 +53,7 @@ export async function readRunPage(
     ...(placed.length > q.limit && last !== undefined
       ? { nextCursor: writeCursor({ ms: last.ms, runId: last.id }) }
       : {}),
-    ...(withTotal ? { total: await countOf(redis, prefix, sets, q) } : {}),
+    ...(options.withTotal ? { total: await countOf(redis, prefix, sets, q) } : {}),
   };
 }
 

@@ -15,6 +15,7 @@ import type {
 } from './port.js';
 import { boundEntry, boundWorker, checkQuery, facetsOf, journalLimit, readStored } from './query.js';
 import { journalKeys, readJournal, readRunPage } from './redis-reads.js';
+import { memoizedSummaries } from './summary-memo.js';
 import { ensureRunIndexes, indexVersion, runIndexKeys, setsOf } from './redis-run-index.js';
 import { formerRequestKey } from './request-key.js';
 import { checkRequestKey } from './sqlite-run-store.js';
@@ -59,6 +60,8 @@ export class RedisRunStore implements RunStore {
   readonly #onIndexMigration: ((event: RunIndexEvent) => void) | undefined;
   /** The run indexes checked (and migrated when they were not), once per store; again after a failure. */
   #indexed: Promise<void> | undefined;
+  /** Summaries of the records pages read lately (summary-memo.ts). */
+  readonly #summarize = memoizedSummaries();
 
   constructor(options: RedisRunStoreOptions) {
     const failFast = options.connectTimeoutMs !== undefined;
@@ -166,12 +169,20 @@ export class RedisRunStore implements RunStore {
 
   async list(query?: RunQuery): Promise<RunSummary[]> {
     const q = checkQuery(query);
-    return (await readRunPage(await this.#indexedRedis(), this.#prefix, q, false)).runs;
+    return (
+      await readRunPage(await this.#indexedRedis(), this.#prefix, q, {
+        withTotal: false,
+        summarize: this.#summarize,
+      })
+    ).runs;
   }
 
   async page(query?: RunQuery): Promise<RunPage> {
     const q = checkQuery(query);
-    const { runs, nextCursor, total } = await readRunPage(await this.#indexedRedis(), this.#prefix, q, true);
+    const { runs, nextCursor, total } = await readRunPage(await this.#indexedRedis(), this.#prefix, q, {
+      withTotal: true,
+      summarize: this.#summarize,
+    });
     return { runs, total: total ?? runs.length, ...(nextCursor === undefined ? {} : { nextCursor }) };
   }
 

@@ -2,7 +2,7 @@ import { isTerminal, type Stage } from '@codefleet/core';
 import type { SqliteDatabase } from '@codefleet/sqlite';
 import type { RunSummary } from './port.js';
 import { writeCursor } from './page-cursor.js';
-import { summarizeStored, type CheckedQuery } from './query.js';
+import type { CheckedQuery } from './query.js';
 import { runIndexes, type RunIndex } from './sqlite-run-index.js';
 
 // A page is one walk down one index (sqlite-run-index.ts), newest first, stopping at the limit.
@@ -116,14 +116,18 @@ export function countSql(q: CheckedQuery): { sql: string; args: (string | number
   return { sql: `SELECT COUNT(*) AS n FROM runs INDEXED BY ${plan.index} ${whereOf(plan.where)}`, args: plan.args };
 }
 
-/** One page of `q` and the cursor of the next. */
-export function readPage(db: SqliteDatabase, q: CheckedQuery): { runs: RunSummary[]; nextCursor?: string } {
+/** One page of `q` and the cursor of the next, each run summarized by `summarize`. */
+export function readPage(
+  db: SqliteDatabase,
+  q: CheckedQuery,
+  summarize: (runId: string, text: string) => RunSummary,
+): { runs: RunSummary[]; nextCursor?: string } {
   const { sql, args } = pageSql(q);
   const rows = db.prepare(sql).all(...args) as { run_id: string; created_ms: number; record: string }[];
   const shown = rows.slice(0, q.limit);
   const last = shown[shown.length - 1];
   return {
-    runs: shown.map((row) => summarizeStored(row.run_id, row.record)),
+    runs: shown.map((row) => summarize(row.run_id, row.record)),
     ...(rows.length > q.limit && last !== undefined
       ? { nextCursor: writeCursor({ ms: last.created_ms, runId: last.run_id }) }
       : {}),

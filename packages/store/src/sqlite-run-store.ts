@@ -20,6 +20,7 @@ import { checkSpend } from './spend.js';
 import { formerRequestKey } from './request-key.js';
 import { prepareRunIndex, repairStale, runsTable, runWriter } from './sqlite-run-index.js';
 import { countRuns, readPage } from './sqlite-run-reads.js';
+import { memoizedSummaries } from './summary-memo.js';
 import { trimSqliteStore } from './sqlite-trim.js';
 import { addSpendBy, readFleetStats, recordFinished, statsDdl } from './sqlite-fleet-stats.js';
 import type { FleetStats, SpendBy } from './fleet-stats.js';
@@ -93,6 +94,8 @@ export class SqliteRunStore implements RunStore {
   #nextRequestSweep = 0;
   #nextStatsPrune = 0;
   readonly #journalLimit: number;
+  /** Summaries of the records pages read lately (summary-memo.ts). */
+  readonly #summarize = memoizedSummaries();
 
   /**
    * `journalLimit` (default {@link journalLimit}) is there for tests of the bound;
@@ -201,13 +204,13 @@ export class SqliteRunStore implements RunStore {
   async list(query?: RunQuery): Promise<RunSummary[]> {
     const q = checkQuery(query);
     repairStale(this.#db);
-    return readPage(this.#db, q).runs;
+    return readPage(this.#db, q, this.#summarize).runs;
   }
 
   async page(query?: RunQuery): Promise<RunPage> {
     const q = checkQuery(query);
     repairStale(this.#db);
-    return { ...readPage(this.#db, q), total: countRuns(this.#db, q) };
+    return { ...readPage(this.#db, q, this.#summarize), total: countRuns(this.#db, q) };
   }
 
   async trim(policy: TrimPolicy): Promise<TrimCounts> {

@@ -204,6 +204,8 @@ export function fleetContract(name: string, open: (options?: { journalLimit?: nu
     it('one unreadable record is listed flagged, the others as ever; reading it names the run', async () => {
       const store = await fresh();
       await seed(store);
+      // Listed once before the damage: what a page read before is not what it shows after.
+      expect((await store.list()).filter((r) => r.unreadable !== undefined)).toEqual([]);
       await last?.corrupt('job-3', '{"run_id": "job-3", "job": {"title": "half a rec');
       // JSON, but not a run record (an older or newer version, a hand edit).
       const stored = await store.get('job-4');
