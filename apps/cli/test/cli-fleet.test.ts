@@ -5,7 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { advance, createJob, finish, newRun, startAttempt } from '@codefleet/core';
 import { openSqlite } from '@codefleet/sqlite';
 import { SqliteRunStore } from '@codefleet/store';
-import { createTempDir, createTempRepo, type TempDir, type TempRepo } from '@codefleet/testkit';
+import { createLocalForge } from '@codefleet/forge';
+import { createTempDir, createTempRepo, gitTestEnv, type TempDir, type TempRepo } from '@codefleet/testkit';
 import { parseWhen } from '../src/commands/fleet.js';
 import { cli, openCliQueue } from './cli-helpers.js';
 
@@ -209,8 +210,15 @@ describe('fleet commands', () => {
         },
       ]);
     });
-    // Nothing is left for a worker to claim.
+    // Nothing is left for a worker to claim, and whoever asked is told (a CLI task: the local forge's task).
     expect((await cli(dir.path, 'pending')).out).toBe('no jobs waiting in the queue');
+    const forge = createLocalForge({ dbPath: join(dir.path, 'data', 'forge.sqlite'), gitEnv: gitTestEnv() });
+    try {
+      const comments = await forge.listComments(repo.path, { kind: 'task', key: id });
+      expect(comments.map((c) => c.body)).toEqual([expect.stringContaining(`@${me} asked to cancel it`)]);
+    } finally {
+      await forge.close();
+    }
     // A finished run: nothing to cancel, nothing recorded.
     expect(await cli(dir.path, 'cancel', id)).toMatchObject({
       code: 1,

@@ -1,4 +1,4 @@
-import type { PullRequestStatesReader } from '@codefleet/core';
+import type { Job, PullRequestStatesReader, RunRecord } from '@codefleet/core';
 import type { Queue } from '@codefleet/queue';
 import type { RunStore } from '@codefleet/store';
 
@@ -47,7 +47,17 @@ export interface DashboardDeps {
    * a task's status is derived from; unset: statuses that hang on a PR show `open?`.
    */
   pullRequestStates?: PullRequestStatesReader;
+  /** Tells whoever asked for a job cancelled in the queue (see {@link ReportCancelled}); unset: nobody is. */
+  reportCancelled?: ReportCancelled;
 }
+
+/**
+ * Tells whoever asked for a job taken out of the queue (its issue, chat thread or callback)
+ * that it was cancelled and by whom, as a worker does for a job it stops: the requester's
+ * promise that every job gets a final report. Best effort: it logs its own failure and never
+ * rejects, since the cancel is done whatever it says.
+ */
+export type ReportCancelled = (job: Job, run: RunRecord, by: string) => Promise<void>;
 
 /** What an action needs: the dashboard's reads and writes, and who takes it (the request's operator). */
 export type ActionDeps = DashboardDeps & { by: string };

@@ -10,6 +10,6 @@ export {
 } from './actions.js';
 export { generateToken } from './auth.js';
 export { removeQueuedJob, type RemoveQueuedDeps } from './queued-actions.js';
-export type { DashboardQueue, DashboardStore } from './deps.js';
+export type { DashboardQueue, DashboardStore, ReportCancelled } from './deps.js';
 export { readOverview, warningsOf, type Overview, type Warning } from './overview.js';
 export { createDashboard, type Dashboard, type DashboardOptions } from './server.js';

@@ -1,7 +1,7 @@
-import { cancelRequested, finish, newRun, type Job } from '@codefleet/core';
+import { cancelRequested, finish, newRun, type Job, type RunRecord } from '@codefleet/core';
 import { latestRun, runIdOf } from '@codefleet/store';
 import { cancelledBy, reasonOf, type ActionResult } from './actions.js';
-import type { ActionDeps, DashboardQueue, DashboardStore } from './deps.js';
+import type { ActionDeps, DashboardQueue, DashboardStore, ReportCancelled } from './deps.js';
 
 /**
  * Cancels a job still waiting in the queue, for the operator's reason (required, as for a
@@ -42,18 +42,23 @@ export async function cancelQueuedJob(deps: ActionDeps, id: string, given: strin
   };
 }
 
-/** What removing a queued job needs: the queue, the store its cancelled run is saved in, a clock. */
+/**
+ * What removing a queued job needs: the queue, the store its cancelled run is saved in, a
+ * clock, and who to tell.
+ */
 export interface RemoveQueuedDeps {
   queue: Pick<DashboardQueue, 'cancelPending'>;
   store: Pick<DashboardStore, 'get' | 'save'>;
   now: () => Date;
+  reportCancelled?: ReportCancelled | undefined;
 }
 
 /**
- * Takes job `id` out of the queue before any worker claims it and saves its cancelled run,
- * the error naming `by` (who asked, as a worker's cancel does). Resolves the job and that
- * run's id (none when the engine does not hand the job back), or undefined when no job with
- * the id is waiting. The dashboard's and the CLI's cancel both come here, and journal it.
+ * Takes job `id` out of the queue before any worker claims it, saves its cancelled run (the
+ * error naming `by`, who asked, as a worker's cancel does) and reports it to whoever asked
+ * for the job. Resolves the job and that run's id (none when the engine does not hand the
+ * job back: a malformed payload has nobody to tell), or undefined when no job with the id
+ * is waiting. The dashboard's and the CLI's cancel both come here, and journal it.
  */
 export async function removeQueuedJob(
   deps: RemoveQueuedDeps,
@@ -63,11 +68,14 @@ export async function removeQueuedJob(
   const result = await deps.queue.cancelPending(id);
   if (result.status === 'not_found') return undefined;
   if (result.job === undefined) return {};
-  return { job: result.job, runId: await recordCancelled(deps, result.job, by) };
+  const run = await recordCancelled(deps, result.job, by);
+  // The sender logs its own failure: the cancel is done whatever the report says.
+  await deps.reportCancelled?.(result.job, run, by).catch(() => undefined);
+  return { job: result.job, runId: run.run_id };
 }
 
-/** Saves the cancelled run of a job taken out of the queue; resolves its id. */
-async function recordCancelled(deps: RemoveQueuedDeps, job: Job, by: string): Promise<string> {
+/** Saves the cancelled run of a job taken out of the queue; resolves it. */
+async function recordCancelled(deps: RemoveQueuedDeps, job: Job, by: string): Promise<RunRecord> {
   const { run, generation } = await latestRun(deps.store, job.id);
   const runId = run === undefined ? job.id : runIdOf(job.id, generation + 1);
   const now = deps.now();
@@ -75,12 +83,11 @@ async function recordCancelled(deps: RemoveQueuedDeps, job: Job, by: string): Pr
     runId,
     now: new Date(Math.min(now.getTime(), Date.parse(job.created_at) || now.getTime())),
   });
-  await deps.store.save(
-    finish(queued, 'cancelled', {
-      now,
-      error: cancelRequested(by),
-      note: 'cancelled in the queue, before any worker claimed it',
-    }),
-  );
-  return runId;
+  const cancelled = finish(queued, 'cancelled', {
+    now,
+    error: cancelRequested(by),
+    note: 'cancelled in the queue, before any worker claimed it',
+  });
+  await deps.store.save(cancelled);
+  return cancelled;
 }

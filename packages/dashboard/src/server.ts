@@ -6,7 +6,7 @@ import { CodefleetError, type PullRequestStatesReader } from '@codefleet/core';
 import { addLoginRoutes, guardAccess, type AccessOptions } from './access.js';
 import { addActionRoutes } from './action-routes.js';
 import { guardBackends } from './backends.js';
-import type { DashboardDeps, DashboardQueue, DashboardStore } from './deps.js';
+import type { DashboardDeps, DashboardQueue, DashboardStore, ReportCancelled } from './deps.js';
 import { answerErrors } from './error-answers.js';
 import type { Html } from './html.js';
 import { addLiveRoutes } from './live-routes.js';
@@ -65,6 +65,8 @@ export interface DashboardOptions {
   newId?: () => string;
   /** Pull request states for the derived task statuses (see `DashboardDeps.pullRequestStates`). */
   pullRequestStates?: PullRequestStatesReader;
+  /** Reports a job cancelled in the queue to whoever asked for it (see `DashboardDeps.reportCancelled`). */
+  reportCancelled?: ReportCancelled;
 }
 
 /** A dashboard server. */
@@ -189,5 +191,6 @@ function dashboardDeps(options: DashboardOptions): DashboardDeps {
     now: options.now ?? (() => new Date()),
     newId: options.newId ?? (() => `dash-${randomUUID()}`),
     ...(options.pullRequestStates === undefined ? {} : { pullRequestStates: options.pullRequestStates }),
+    ...(options.reportCancelled === undefined ? {} : { reportCancelled: options.reportCancelled }),
   };
 }

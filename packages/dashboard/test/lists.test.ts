@@ -6,6 +6,8 @@ import { failedRun, implementingRun, jobOf, openBackends, startDashboard, token,
 
 let b: Backends;
 let dash: Awaited<ReturnType<typeof startDashboard>>;
+/** What the dashboard told requesters of jobs cancelled in the queue. */
+const reported: { jobId: string; runId: string; by: string }[] = [];
 const bearer = { authorization: `Bearer ${token}` };
 const get = async (path: string) => (await fetch(`${dash.base}${path}`, { headers: bearer })).text();
 /** The run ids linked from a runs page, in order. */
@@ -14,7 +16,11 @@ const olderHref = (page: string) => /<a href="([^"]+)" rel="next"/.exec(page)?.[
 
 beforeAll(async () => {
   b = await openBackends();
-  dash = await startDashboard(b);
+  dash = await startDashboard(b, {
+    reportCancelled: async (job, run, by) => {
+      reported.push({ jobId: job.id, runId: run.run_id, by });
+    },
+  });
   const start = Date.parse('2026-01-01T00:00:00Z');
   // 230 runs a minute apart: every fifth one failed.
   for (let i = 0; i < 230; i++) {
@@ -126,9 +132,12 @@ describe('queued jobs', () => {
       });
     expect((await cancel({})).status).toBe(400);
     expect((await b.queue.pending()).map((p) => p.id)).toContain('queued-1');
+    expect(reported).toEqual([]);
     const done = await cancel({ reason: 'Filed twice' });
     expect(await done.json()).toEqual({ ok: true, message: 'cancelled queued job queued-1', runId: 'queued-1' });
     expect((await b.queue.pending()).map((p) => p.id)).not.toContain('queued-1');
+    // Whoever asked for it is told, once, as a worker tells of a job it stops.
+    expect(reported).toEqual([{ jobId: 'queued-1', runId: 'queued-1', by: 'dashboard' }]);
     // Recorded as a cancelled run, with who and why, and its page is where the job's link leads now.
     const run = await b.store.get('queued-1');
     expect(run).toMatchObject({ stage: 'cancelled', outcome: 'cancelled', error: { code: 'cancelled' } });
@@ -143,6 +152,7 @@ describe('queued jobs', () => {
     // Not waiting any more: refused, pointing at the run.
     const again = await cancel({ reason: 'again' });
     expect(again.status).toBe(409);
+    expect(reported).toHaveLength(1);
     expect((await again.json()) as unknown).toMatchObject({ runId: 'queued-1' });
     const unknown = await fetch(`${dash.base}/queue/no-such-job/cancel`, {
       method: 'POST',

@@ -3,6 +3,7 @@ import { dashboardAccess } from '../dashboard-access.js';
 import type { Runtime } from '../runtime.js';
 import { worstCaseMsOf } from '../outer-policy.js';
 import { pullRequestStatesOf } from '../task-status.js';
+import { cancelReporter } from './fleet.js';
 import { untilSignal } from './producer.js';
 
 /** Command-line overrides of `dashboard:`. */
@@ -55,6 +56,7 @@ export async function mountDashboard(
     dayBudgetUsd: rt.config.costs.budget_usd.day,
     // Task statuses ask the forge for PR states: bounded, cached for 30 s across page loads.
     pullRequestStates: pullRequestStatesOf(rt),
+    reportCancelled: cancelReporter(rt),
     onError: (err) => rt.log.error({ err, event: 'dashboard.failed' }, 'dashboard request failed'),
   });
   const url = flags.mount ? '' : await dashboard.listen();

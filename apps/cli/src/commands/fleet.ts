@@ -3,6 +3,8 @@ import { userInfo } from 'node:os';
 import { InvalidArgumentError } from 'commander';
 import { formatDuration, isTerminal } from '@codefleet/core';
 import { latestRun, type JournalEntry, type RunQuery, type WorkerInfo } from '@codefleet/store';
+import type { ReportCancelled } from '@codefleet/dashboard';
+import { reportSafely } from '@codefleet/requester';
 import { displayText } from '../format.js';
 import type { Runtime } from '../runtime.js';
 
@@ -131,7 +133,8 @@ export async function cancel(
   if (found.runId === undefined) {
     // Loaded here, as for retry: the dashboard's module is what the queued cancel shares with it.
     const { removeQueuedJob } = await import('@codefleet/dashboard');
-    const removed = await removeQueuedJob({ queue: rt.queue, store: rt.store, now: () => new Date() }, target, by);
+    const deps = { queue: rt.queue, store: rt.store, now: () => new Date(), reportCancelled: cancelReporter(rt) };
+    const removed = await removeQueuedJob(deps, target, by);
     if (removed !== undefined) {
       const { job, runId } = removed;
       const ids = { jobId: target, ...(runId === undefined ? {} : { runId }) };
@@ -156,6 +159,25 @@ export async function cancel(
       : `cancel requested for run ${found.runId} (task ${displayText(found.taskKey)}); its worker stops it at the next heartbeat`,
   );
   return 0;
+}
+
+/**
+ * Reports a job cancelled in the queue to whoever asked for it (its issue, chat thread or
+ * callback), through the requesters a worker would use, once, under the reports' deadline;
+ * a failure is logged, never thrown.
+ */
+export function cancelReporter(rt: Runtime): ReportCancelled {
+  return async (job, run, by) => {
+    try {
+      await reportSafely(await rt.requester(), { kind: 'cancelled', job, run, by }, rt.log);
+    } catch (error) {
+      // Opening the requesters failed (the forge's credentials): the cancel stands.
+      rt.log.warn(
+        { err: error, event: 'report.failed', job_id: job.id, report: 'cancelled' },
+        'could not send the cancelled report',
+      );
+    }
+  };
 }
 
 /**
