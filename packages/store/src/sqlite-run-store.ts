@@ -19,7 +19,7 @@ import { boundEntry, boundWorker, checkJournalQuery, checkQuery, journalLimit, r
 import { checkSpend } from './spend.js';
 import { formerRequestKey } from './request-key.js';
 import { prepareRunIndex, repairStale, runsTable, runWriter } from './sqlite-run-index.js';
-import { countRuns, readPage } from './sqlite-run-reads.js';
+import { chooseIndex, countRuns, readPage } from './sqlite-run-reads.js';
 import { memoizedSummaries } from './summary-memo.js';
 import { trimSqliteStore } from './sqlite-trim.js';
 import { addSpendBy, readFleetStats, recordFinished, statsDdl } from './sqlite-fleet-stats.js';
@@ -204,13 +204,14 @@ export class SqliteRunStore implements RunStore {
   async list(query?: RunQuery): Promise<RunSummary[]> {
     const q = checkQuery(query);
     repairStale(this.#db);
-    return readPage(this.#db, q, this.#summarize).runs;
+    return readPage(this.#db, q, this.#summarize, chooseIndex(this.#db, q)).runs;
   }
 
   async page(query?: RunQuery): Promise<RunPage> {
     const q = checkQuery(query);
     repairStale(this.#db);
-    return { ...readPage(this.#db, q, this.#summarize), total: countRuns(this.#db, q) };
+    const index = chooseIndex(this.#db, q);
+    return { ...readPage(this.#db, q, this.#summarize, index), total: countRuns(this.#db, q, index) };
   }
 
   async trim(policy: TrimPolicy): Promise<TrimCounts> {

@@ -2,10 +2,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { openSqlite } from '@codefleet/sqlite';
 import { createTempDir } from '@codefleet/testkit';
+import { createJob, newRun } from '@codefleet/core';
 import { SqliteRunStore, type RunQuery } from '../src/index.js';
 import { writeCursor } from '../src/page-cursor.js';
 import { checkQuery } from '../src/query.js';
-import { countSql, pageSql, planOf } from '../src/sqlite-run-reads.js';
+import { chooseIndex, countSql, pageSql, planOf } from '../src/sqlite-run-reads.js';
 
 const since = '2026-01-01T00:00:00Z';
 const cursor = writeCursor({ ms: Date.UTC(2026, 1, 1), runId: 'job-9' });
@@ -74,8 +75,9 @@ describe('SQLite run store reads', () => {
     }
   });
 
-  it('go through the most selective index: active runs, then a repository, an agent, a source, a state', () => {
+  it('guess the most selective index: active runs, then a repository, a source, an agent, a state', () => {
     const index = (query: RunQuery) => planOf(checkQuery(query)).index;
+    expect(index({ agent: 'codex', source: 'slack' })).toBe('runs_by_source');
     expect(index({ state: 'active', source: 'cli', agent: 'codex' })).toBe('runs_by_active');
     expect(index({ state: 'testing', repo: 'r' })).toBe('runs_by_repo_stage');
     expect(index({ state: 'failed', repo: 'r', agent: 'codex' })).toBe('runs_by_repo_outcome');
@@ -85,5 +87,51 @@ describe('SQLite run store reads', () => {
     expect(index({ state: 'done', since })).toBe('runs_by_stage');
     expect(index({ state: 'cancelled', since })).toBe('runs_by_outcome');
     expect(index({ until: since })).toBe('runs_by_created');
+  });
+
+  it('walk the filter that holds the fewest runs when the guess leaves one to probe; same page, same total', async () => {
+    const dir = await createTempDir('store');
+    const store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
+    const db = openSqlite(join(dir.path, 'runs.sqlite'));
+    try {
+      const now = (n: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, n));
+      // 20 from issues (4 of them codex's), 2 from the CLI (codex's): codex has 6 runs, issues 20.
+      for (let n = 1; n <= 22; n += 1) {
+        const job = createJob(
+          {
+            repo: 'acme/widgets',
+            source: n <= 20 ? { kind: 'issue', number: n } : { kind: 'cli' },
+            title: `task ${n}`,
+            body: '',
+            requested_by: 'me',
+            agent: n <= 16 ? 'claude' : 'codex',
+          },
+          { id: `job-${n}`, now: now(n) },
+        );
+        await store.save(newRun(job, { runId: `job-${n}`, now: now(n) }));
+      }
+      const cases: [RunQuery, string, string[]][] = [
+        [{ agent: 'codex', source: 'github-issue' }, 'runs_by_agent', ['job-20', 'job-19', 'job-18', 'job-17']],
+        [{ agent: 'claude', source: 'cli' }, 'runs_by_source', []],
+        [{ agent: 'codex', source: 'cli', repo: 'acme/widgets' }, 'runs_by_source', ['job-22', 'job-21']],
+      ];
+      for (const [query, chosen, ids] of cases) {
+        const q = checkQuery({ ...query, limit: 3 });
+        expect({ query, index: chooseIndex(db, q) }).toEqual({ query, index: chosen });
+        const page = await store.page({ ...query, limit: 3 });
+        expect({ query, ids: page.runs.map((r) => r.runId), total: page.total }).toEqual({
+          query,
+          ids: ids.slice(0, 3),
+          total: ids.length,
+        });
+        // Through the guessed index, the same.
+        const guessed = db.prepare(countSql(q).sql).get(...countSql(q).args) as { n: number };
+        expect(guessed.n).toBe(ids.length);
+      }
+    } finally {
+      db.close();
+      await store.close();
+      await dir.dispose();
+    }
   });
 });
