@@ -10,9 +10,12 @@ const entities: Readonly<Record<string, string>> = {
   "'": '&#39;',
 };
 
+const special = /[&<>"']/;
+
 /** `text` safe in element content and in quoted attribute values. */
 function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => entities[c] ?? c);
+  // Most values (numbers, ids, classes) have nothing to escape: a test is cheaper than a replace.
+  return special.test(text) ? text.replace(/[&<>"']/g, (c) => entities[c] ?? c) : text;
 }
 
 /** Markup that has been rendered (escaped) already. */
@@ -26,7 +29,13 @@ export class Html {
 /** A value as markup: `Html` as is, arrays joined, nothing for undefined/null/false, the rest escaped. */
 function render(value: unknown): string {
   if (value instanceof Html) return value.text;
-  if (Array.isArray(value)) return value.map(render).join('');
+  // A number's text has nothing to escape (charts draw thousands of them).
+  if (typeof value === 'number') return String(value);
+  if (Array.isArray(value)) {
+    let out = '';
+    for (const item of value) out += render(item);
+    return out;
+  }
   if (value === undefined || value === null || value === false) return '';
   return escapeHtml(String(value));
 }
@@ -34,9 +43,7 @@ function render(value: unknown): string {
 /** Tagged template: literals are markup, every `${value}` is escaped (see {@link render}). */
 export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
   let out = strings[0] ?? '';
-  values.forEach((value, i) => {
-    out += render(value) + (strings[i + 1] ?? '');
-  });
+  for (let i = 0; i < values.length; i += 1) out += render(values[i]) + (strings[i + 1] ?? '');
   return new Html(out);
 }
 
