@@ -5,7 +5,9 @@
 // error, a crash) counts as a failure, so nothing fails silently. `--filter=<package>`
 // (repeatable, e.g. `--filter=@codefleet/patch`) runs only those workspaces' suites.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import module from 'node:module';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -65,9 +67,19 @@ const longestFirst = [
 // Suites run side by side: most of their time is spent waiting on processes they start
 // (git, bubblewrap, redis), so more than the machine's cores keep it busy.
 const concurrency = 10;
+// Node 22.1+ keeps the code it compiled in NODE_COMPILE_CACHE, so the node processes the suites
+// start (jest and its workers, the CLI, fixtures, npm) skip compiling what an earlier one
+// did. Only there (Node 20 has none), and unless the caller chose a cache: then one directory
+// per run, removed at its end.
+const compileCache =
+  typeof module.enableCompileCache === 'function' && process.env.NODE_COMPILE_CACHE === undefined
+    ? mkdtempSync(join(tmpdir(), 'codefleet-ncc-'))
+    : '';
+const suiteEnv = compileCache === '' ? process.env : { ...process.env, NODE_COMPILE_CACHE: compileCache };
 // The build (every workspace's dist, which the suites import): one process, see transpile.mjs.
 const build = spawnSync(process.execPath, [join(root, 'scripts', 'transpile.mjs')], { cwd: root, stdio: 'inherit' });
 const exits = build.status === 0 ? await runSuites(workspaces) : [];
+if (compileCache !== '') rmSync(compileCache, { recursive: true, force: true });
 
 let passed = 0;
 let failed = 0;
@@ -168,7 +180,7 @@ function runSuite(dir) {
   return new Promise((resolve) => {
     const child = spawn('npm', ['run', 'test', '--silent'], {
       cwd: dir,
-      env: process.env,
+      env: suiteEnv,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const chunks = [];
