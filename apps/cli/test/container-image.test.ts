@@ -11,10 +11,18 @@ import { describe, expect, it } from '@jest/globals';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const dockerfile = readFileSync(join(root, 'infra/container/Dockerfile'), 'utf8');
-const listed = (what: 'manifests' | 'files') =>
-  execFileSync(process.execPath, ['infra/container/runtime-workspaces.mjs', what], { cwd: root, encoding: 'utf8' })
-    .split('\n')
-    .filter((line) => line !== '');
+// Each listing is read once: the checks of every workspace ask for it (one node start each).
+const listings = new Map<'manifests' | 'files', readonly string[]>();
+const listed = (what: 'manifests' | 'files'): string[] => {
+  if (!listings.has(what))
+    listings.set(
+      what,
+      execFileSync(process.execPath, ['infra/container/runtime-workspaces.mjs', what], { cwd: root, encoding: 'utf8' })
+        .split('\n')
+        .filter((line) => line !== ''),
+    );
+  return [...listings.get(what)!];
+};
 
 /** Workspaces and modules that only tests and benchmarks may use. */
 const testOnly = ['@codefleet/testkit', '@codefleet/bench', '@codefleet/chaos', '@jest/globals', 'jest', 'ts-jest'];
