@@ -106,29 +106,40 @@ const whereOf = (terms: string[]) => (terms.length === 0 ? '' : `WHERE ${terms.j
  * index does not hold. Each probe costs about six times an index entry counted, and how
  * many runs an agent, a source or a state holds is the history's to say (an agent may have
  * a third of them, a source a tenth), so then the candidates' runs are counted (the
- * guess's first, each next only up to the fewest so far) and the fewest walked. A count of the matches then walks that many and no more; a page stops at its
- * limit either way.
+ * guess's first, each next only up to the fewest so far) and the fewest walked. A count of
+ * the matches then walks that many and no more; a page stops at its limit either way.
  */
 export function chooseIndex(db: SqliteDatabase, q: CheckedQuery): RunIndex {
-  const guess = indexFor(q);
-  const filters = filtersOf(q);
-  const held: readonly string[] = runIndexes[guess];
-  if (fewRuns(q.state) || filters.every((filter) => held.includes(filter.column))) return guess;
-  // The guess first, each next one counted no further than the fewest so far.
+  const [guess = indexFor(q), ...others] = candidatesOf(q);
   let fewest = { index: guess, runs: runsIn(db, q, guess, -1) };
-  for (const { index } of filters) {
-    if (index === guess) continue;
+  for (const index of others) {
     const runs = runsIn(db, q, index, fewest.runs);
     if (runs < fewest.runs) fewest = { index, runs };
   }
   return fewest.index;
 }
 
-/** How many runs in `q`'s time bounds match the filters `index` holds, counted up to `cap` (-1: all). */
-function runsIn(db: SqliteDatabase, q: CheckedQuery, index: RunIndex, cap: number): number {
+/** The indexes {@link chooseIndex} counts for `q`, the guess first; the guess alone when it holds every filter. */
+export function candidatesOf(q: CheckedQuery): RunIndex[] {
+  const guess = indexFor(q);
+  const filters = filtersOf(q);
+  const held: readonly string[] = runIndexes[guess];
+  if (fewRuns(q.state) || filters.every((filter) => held.includes(filter.column))) return [guess];
+  return [...new Set([guess, ...filters.map((filter) => filter.index)])];
+}
+
+/** How many runs in `q`'s time bounds match the filters `index` holds, counted up to a cap (-1: all). */
+export function cappedCountSql(q: CheckedQuery, index: RunIndex): { sql: string; args: (string | number)[] } {
   const only = planOf(q, index, { probes: false });
-  const sql = `SELECT COUNT(*) AS n FROM (SELECT 1 FROM runs INDEXED BY ${index} ${whereOf(only.where)} LIMIT ?)`;
-  return (db.prepare(sql).get(...only.args, cap) as { n: number }).n;
+  return {
+    sql: `SELECT COUNT(*) AS n FROM (SELECT 1 FROM runs INDEXED BY ${index} ${whereOf(only.where)} LIMIT ?)`,
+    args: only.args,
+  };
+}
+
+function runsIn(db: SqliteDatabase, q: CheckedQuery, index: RunIndex, cap: number): number {
+  const { sql, args } = cappedCountSql(q, index);
+  return (db.prepare(sql).get(...args, cap) as { n: number }).n;
 }
 
 /** The page's SELECT through `index`: one row past the limit, which says whether a next page exists. */

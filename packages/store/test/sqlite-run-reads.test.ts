@@ -6,7 +6,7 @@ import { createJob, newRun } from '@codefleet/core';
 import { SqliteRunStore, type RunQuery } from '../src/index.js';
 import { writeCursor } from '../src/page-cursor.js';
 import { checkQuery } from '../src/query.js';
-import { chooseIndex, countSql, pageSql, planOf } from '../src/sqlite-run-reads.js';
+import { candidatesOf, cappedCountSql, chooseIndex, countSql, pageSql, planOf } from '../src/sqlite-run-reads.js';
 
 const since = '2026-01-01T00:00:00Z';
 const cursor = writeCursor({ ms: Date.UTC(2026, 1, 1), runId: 'job-9' });
@@ -40,13 +40,25 @@ describe('SQLite run store reads', () => {
     await new SqliteRunStore(path).close();
     const db = openSqlite(path);
     try {
-      for (const query of queries) {
+      // Through the guessed index and every other one a query with a filter to probe may walk.
+      const walks = queries.flatMap((query) => candidatesOf(checkQuery(query)).map((index) => ({ query, index })));
+      expect(walks.length).toBeGreaterThan(queries.length);
+      for (const { query, index } of walks) {
         const q = checkQuery(query);
-        const index = planOf(q).index;
         const filtered = Object.keys(query).some((key) => key !== 'cursor');
+        // Choosing among them counts each one's runs through that index alone, reading no row.
+        const capped = cappedCountSql(q, index);
+        const counting = db.prepare(`EXPLAIN QUERY PLAN ${capped.sql}`).all(...capped.args, 5) as { detail: string }[];
+        expect(counting.map((row) => row.detail)).toContainEqual(
+          expect.stringMatching(
+            filtered
+              ? new RegExp(`^SEARCH runs USING COVERING INDEX ${index} \\(`)
+              : new RegExp(`^(SEARCH|SCAN) runs USING COVERING INDEX ${index}\\b`),
+          ),
+        );
         for (const [read, { sql, args }] of [
-          ['page', pageSql(q)],
-          ['count', countSql(q)],
+          ['page', pageSql(q, index)],
+          ['count', countSql(q, index)],
         ] as const) {
           const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map(
             (row) => row.detail,
