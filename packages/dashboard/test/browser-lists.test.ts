@@ -76,8 +76,10 @@ describe('lists and the queue in Chromium', () => {
       if (m.type() === 'error') errors.push(m.text());
     });
     await page.click('nav a[href="/runs"]');
-    await page.locator('nav.pager span', { hasText: '1–100 of 130 runs' }).first().waitFor();
+    await page.locator('nav.pager span', { hasText: '1–50 of 130 runs' }).first().waitFor();
     await page.screenshot({ path: join(outDir, 'runs-paged.png'), fullPage: true });
+    await page.locator('a[rel="next"]').first().click();
+    await page.locator('nav.pager span', { hasText: '51–100 of 130 runs' }).first().waitFor();
     await page.locator('a[rel="next"]').first().click();
     await page.locator('nav.pager span', { hasText: '101–130 of 130 runs' }).first().waitFor();
     expect(await page.locator('table.runs tbody tr').count()).toBe(30);

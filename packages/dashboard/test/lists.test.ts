@@ -45,7 +45,13 @@ describe('the runs list', () => {
       counts.push(/<span data-total="230">([^<]*)<\/span>/.exec(page)?.[1] ?? 'no total');
       path = olderHref(page);
     }
-    expect(counts).toEqual(['1–100 of 230 runs', '101–200 of 230 runs', '201–230 of 230 runs']);
+    expect(counts).toEqual([
+      '1–50 of 230 runs',
+      '51–100 of 230 runs',
+      '101–150 of 230 runs',
+      '151–200 of 230 runs',
+      '201–230 of 230 runs',
+    ]);
     expect(seen).toHaveLength(230);
     expect(new Set(seen).size).toBe(230);
     expect(seen[0]).toBe('run-229');
@@ -57,12 +63,12 @@ describe('the runs list', () => {
     expect(runIdsOf(failed)[0]).toBe('run-225');
     // A later page keeps the filters, and links back to the first.
     const second = await get(olderHref(await get('/runs?repo=octo%2Fwidgets')) ?? '');
-    expect(second).toContain('101–200 of 230 runs');
+    expect(second).toContain('51–100 of 230 runs');
     expect(second).toContain('href="/runs?repo=octo%2Fwidgets" rel="first"');
     // A cursor the store did not give is named and the first page shown.
     const bad = await get('/runs?cursor=not-a-cursor&from=500');
     expect(bad).toContain('Ignored filters that are not understood: cursor');
-    expect(bad).toContain('1–100 of 230 runs');
+    expect(bad).toContain('1–50 of 230 runs');
   });
 });
 
