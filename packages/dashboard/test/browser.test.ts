@@ -255,7 +255,10 @@ describe('the dashboard in Chromium', () => {
     const before = await finishedSoFar();
     for (let d = 29; d >= 0; d -= 1) {
       for (let i = 0; i < 1 + (d % 4); i += 1) {
-        const start = Date.now() - d * day - (i + 1) * 3_600_000;
+        // An hour or more back, but on day d (UTC), as the 30-day window counts it: early in
+        // the day, an hour back from day 29 is day 30, outside the window.
+        const dayStart = Date.parse(new Date(Date.now() - d * day).toISOString().slice(0, 10));
+        const start = Math.max(Date.now() - d * day - (i + 1) * 3_600_000, dayStart + i * 900_000);
         const at = (min: number) => new Date(start + min * 60_000);
         const job = jobOf(`chart-${d}-${i}`, { repo: i % 2 === 0 ? 'octo/widgets' : 'octo/gadgets' });
         let run = startAttempt(newRun(job, { runId: job.id, now: at(0) }), { workerId: 'w', now: at(0) });
