@@ -2,6 +2,7 @@
 // the dead-letter queue.
 export {
   dropDeadLetter,
+  reasonOf,
   retryKeyTtlMs,
   retryRun,
   type ActionResult,

@@ -120,19 +120,18 @@ export async function cancel(
 ): Promise<number> {
   if (target.trim() === '' || target.length > 512)
     throw new InvalidArgumentError('expected a run id, job id or task key (1..512 characters)');
-  const detail = reason?.trim() === '' ? undefined : reason?.trim();
-  if (detail !== undefined && detail.length > 500)
-    throw new InvalidArgumentError('a reason has at most 500 characters');
+  // Loaded here, as for retry and dlq drop: the reason's rule and the queued cancel are the dashboard's.
+  const { reasonOf, removeQueuedJob } = await import('@codefleet/dashboard');
+  const given = reasonOf(reason, undefined);
+  if ('problem' in given) throw new InvalidArgumentError(given.problem);
   const found = await cancelTarget(rt, target);
   if (found.stage !== undefined && isTerminal(found.stage as Parameters<typeof isTerminal>[0])) {
     io.err(`run ${found.runId} already finished (${found.stage}); nothing to cancel`);
     return 1;
   }
   const by = operator(rt);
-  const why = detail === undefined ? {} : { detail };
+  const why = given.reason === undefined ? {} : { detail: given.reason };
   if (found.runId === undefined) {
-    // Loaded here, as for retry: the dashboard's module is what the queued cancel shares with it.
-    const { removeQueuedJob } = await import('@codefleet/dashboard');
     const deps = { queue: rt.queue, store: rt.store, now: () => new Date(), reportCancelled: cancelReporter(rt) };
     const removed = await removeQueuedJob(deps, target, by);
     if (removed !== undefined) {
