@@ -10,6 +10,7 @@ export type {
   QueueBackendName,
   QueueStats,
   QueueTrim,
+  QueueTrimOptions,
   RedriveResult,
 } from './port.js';
 export {

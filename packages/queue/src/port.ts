@@ -94,13 +94,24 @@ export interface Queue {
   checkStorage?(): Promise<void>;
   /**
    * Optional (retention): deletes the jobs that finished before `before` (epoch ms),
-   * completed ones and dead letters, in batches of `batch` (default 500) so no call holds
-   * the queue for long; resolves how many of each went. A pending or running job is never
+   * completed ones and dead letters, and the completed ones past the newest `keepCompleted`,
+   * in batches of `batch` (default 500) so no call holds the queue for long; resolves how
+   * many of each went. A dead letter goes by age only: it is a failure nobody has looked at
+   * yet, and a burst of successes must not push it out. A pending or running job is never
    * touched. Engines that expire what they keep themselves (SQS) leave it out.
    */
-  trim?(options: { before: number; batch?: number }): Promise<QueueTrim>;
+  trim?(options: QueueTrimOptions): Promise<QueueTrim>;
   /** Releases connections and file handles; pending claims resolve `undefined`. */
   close(): Promise<void>;
+}
+
+/** What `Queue.trim` deletes; neither limit set deletes nothing. */
+export interface QueueTrimOptions {
+  /** Epoch ms: finished jobs (completed and dead letters) from before it go. */
+  before?: number;
+  /** Completed jobs past this many, the newest kept, go. */
+  keepCompleted?: number;
+  batch?: number;
 }
 
 /** What `Queue.trim` deleted. */

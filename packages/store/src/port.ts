@@ -38,8 +38,8 @@ export interface RunStore
    * Deletes what `policy` lets go, a batch at a time with a turn of the event loop between
    * batches (a trim of 100,000 runs never holds the process or the file for long): runs
    * created before `before` or older than the newest `keepRuns`, unless still active; journal
-   * entries from before `before`; request keys whose TTL has passed (Redis drops those
-   * itself). Resolves how many of each went.
+   * entries and rejected late writes from before `before`; request keys whose TTL has passed
+   * (Redis drops those, and rejections, itself). Resolves how many of each went.
    */
   trim(policy: TrimPolicy): Promise<TrimCounts>;
   close(): Promise<void>;
@@ -60,6 +60,8 @@ export interface TrimCounts {
   runs: number;
   journal: number;
   requestKeys: number;
+  /** Rejected late writes (see {@link TaskLeases.rejections}); Redis expires them itself. */
+  rejections: number;
 }
 
 /** Rows a trim deletes per batch: about a millisecond or two of SQLite work each. */

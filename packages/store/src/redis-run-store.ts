@@ -28,6 +28,13 @@ import { runVersion } from './version.js';
 
 // Each script is one atomic step in Redis (redis-scripts.ts); KEYS and ARGV are listed there.
 
+/**
+ * A task's rejected late writes live 90 days past the newest (retention's default age: a
+ * scan for old ones would read every task's key), the newest 100 of them.
+ */
+const rejectionKeepMs = 90 * 86_400_000;
+const rejectionKeepCount = 100;
+
 /** Settings of {@link RedisRunStore}. */
 export interface RedisRunStoreOptions {
   url: string;
@@ -255,7 +262,14 @@ export class RedisRunStore implements RunStore {
     return (
       (await (
         await this.#redis
-      ).cfFence(this.#key('lease', taskKey), this.#key('rejected', taskKey), token, JSON.stringify(rejection))) === 1
+      ).cfFence(
+        this.#key('lease', taskKey),
+        this.#key('rejected', taskKey),
+        token,
+        JSON.stringify(rejection),
+        rejectionKeepMs,
+        rejectionKeepCount,
+      )) === 1
     );
   }
 

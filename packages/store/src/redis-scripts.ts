@@ -79,9 +79,12 @@ return 1
 `;
 
 /** Checks ownership and records a rejection in the same step. */
+// A rejection list keeps its newest ARGV[4] entries and lives ARGV[3] ms past its last one.
 const fenceScript = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return 1 end
 redis.call('RPUSH', KEYS[2], ARGV[2])
+redis.call('LTRIM', KEYS[2], -tonumber(ARGV[4]), -1)
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
 return 0
 `;
 

@@ -6,7 +6,8 @@ import type { PipelineScriptCalls, ScriptCalls } from './redis-scripts.js';
 
 // Retention of the Redis store (RunStore.trim): the oldest runs of the set of every run, a
 // batch per round trip, each deleted by one script that keeps it if it is active; journal
-// entries from the tail of each kind's list. Request keys expire by their TTL already.
+// entries from the tail of each kind's list. Request keys and fence rejections expire by
+// their TTL already.
 
 const journalKinds: JournalEntry['kind'][] = ['action', 'undelivered_report'];
 
@@ -29,7 +30,7 @@ export async function trimRedisStore(
       }
     }
   }
-  return { runs, journal, requestKeys: 0 };
+  return { runs, journal, requestKeys: 0, rejections: 0 };
 }
 
 /**

@@ -40,6 +40,8 @@ CREATE TABLE IF NOT EXISTS fence_rejections (
   at       INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS fence_rejections_task ON fence_rejections (task_key, seq);
+-- For retention to find the old ones without a scan.
+CREATE INDEX IF NOT EXISTS fence_rejections_at ON fence_rejections (at);
 CREATE TABLE IF NOT EXISTS request_keys (
   key        TEXT PRIMARY KEY,
   value      TEXT NOT NULL,

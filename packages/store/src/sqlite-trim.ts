@@ -28,7 +28,16 @@ export async function trimSqliteStore(db: SqliteDatabase, policy: TrimPolicy, no
     'DELETE FROM request_keys WHERE rowid IN (SELECT rowid FROM request_keys WHERE expires_at <= ? LIMIT ?)',
   );
   const requestKeys = await inBatches(batch, () => Number(expired.run(now, batch).changes));
-  return { runs, journal, requestKeys };
+  const rejections = policy.before === undefined ? 0 : await trimRejections(db, policy.before, batch);
+  return { runs, journal, requestKeys, rejections };
+}
+
+/** Deletes rejected late writes recorded before `before` (epoch ms). */
+function trimRejections(db: SqliteDatabase, before: number, batch: number): Promise<number> {
+  const old = db.prepare(
+    'DELETE FROM fence_rejections WHERE seq IN (SELECT seq FROM fence_rejections INDEXED BY fence_rejections_at WHERE at < ? LIMIT ?)',
+  );
+  return inBatches(batch, () => Number(old.run(before, batch).changes));
 }
 
 /** A run's place in the page order (created ms, then id). */

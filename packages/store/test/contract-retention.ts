@@ -50,9 +50,14 @@ export function retentionContract(
         at: day(1).toISOString(),
       });
 
-      expect(await store.trim({})).toEqual({ runs: 0, journal: 0, requestKeys: 0 });
+      expect(await store.trim({})).toEqual({ runs: 0, journal: 0, requestKeys: 0, rejections: 0 });
       // Created before day 8: 1, 3, 4, 6, 7 go; 2 and 5 are active and stay.
-      expect(await store.trim({ before: day(8).getTime(), batch: 3 })).toEqual({ runs: 5, journal: 3, requestKeys: 0 });
+      expect(await store.trim({ before: day(8).getTime(), batch: 3 })).toEqual({
+        runs: 5,
+        journal: 3,
+        requestKeys: 0,
+        rejections: 0,
+      });
       const ids = async () => (await store.list({ limit: 100 })).map((r) => r.runId);
       expect(await ids()).toEqual(['job-12', 'job-11', 'job-10', 'job-9', 'job-8', 'job-5', 'job-2']);
       expect((await store.page({ repo: '/srv/repos/widgets' })).total).toBe(7);
@@ -60,7 +65,12 @@ export function retentionContract(
       expect(await store.get('job-1')).toBeUndefined();
       expect((await store.journal()).map((e) => e.runId)).toEqual(['job-11']);
       // The newest 4 (12 to 9) stay; of the older, 8 goes, active 5 and 2 stay. Again: nothing more.
-      expect(await store.trim({ keepRuns: 4, batch: 2 })).toEqual({ runs: 1, journal: 0, requestKeys: 0 });
+      expect(await store.trim({ keepRuns: 4, batch: 2 })).toEqual({
+        runs: 1,
+        journal: 0,
+        requestKeys: 0,
+        rejections: 0,
+      });
       expect(await ids()).toEqual(['job-12', 'job-11', 'job-10', 'job-9', 'job-5', 'job-2']);
       expect((await store.trim({ keepRuns: 4, before: day(8).getTime() })).runs).toBe(0);
       // A run that finishes later goes at the next trim.
@@ -81,6 +91,18 @@ export function retentionContract(
       expect(await o.store.lookupRequest(key('t:expired'))).toBeUndefined();
       // SQLite deletes the expired row; Redis had dropped it by its TTL already.
       expect([0, 1]).toContain(requestKeys);
+    });
+
+    it('lets rejected late writes go with age', async () => {
+      const o = await open();
+      opened.push(o);
+      const { store } = o;
+      expect(await store.fence('task-1', 'stale', 'push', 'job-1')).toBe(false);
+      expect((await store.trim({ before: Date.now() - 60_000 })).rejections).toBe(0);
+      expect(await store.rejections('task-1')).toHaveLength(1);
+      const { rejections } = await store.trim({ before: Date.now() + 60_000 });
+      // SQLite deletes the row; Redis keeps it until its TTL (90 days past the newest).
+      expect(await store.rejections('task-1')).toHaveLength(1 - rejections);
     });
   });
 }

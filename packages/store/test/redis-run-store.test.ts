@@ -75,6 +75,25 @@ spendContract('redis, two clients on one prefix (real redis-server)', async () =
   };
 });
 
+describe('redis run store, rejected late writes', () => {
+  it('keeps the newest 100 of a task, for 90 days past the newest', async () => {
+    const prefix = `t-${randomUUID()}`;
+    const raw = new Redis(redis.url);
+    const store = new RedisRunStore({ url: redis.url, prefix });
+    try {
+      for (let i = 0; i < 105; i += 1) expect(await store.fence('task-1', 'stale', `push-${i}`, 'job-1')).toBe(false);
+      const kept = await store.rejections('task-1');
+      expect(kept.map((r) => r.action)).toEqual(Array.from({ length: 100 }, (_, i) => `push-${i + 5}`));
+      const ttl = await raw.pttl(`${prefix}:runs:rejected:task-1`);
+      expect(ttl).toBeGreaterThan(89 * 86_400_000);
+      expect(ttl).toBeLessThanOrEqual(90 * 86_400_000);
+    } finally {
+      raw.disconnect();
+      await store.close();
+    }
+  });
+});
+
 describe('redis run store, fail-fast, with nothing listening', () => {
   it('rejects every call with store_unavailable naming the cause, never the password', async () => {
     const url = `redis://:hunter2@127.0.0.1:${await closedPort()}`;

@@ -9,6 +9,7 @@ export const trimmedKinds = [
   'runs',
   'journal',
   'request_keys',
+  'fence_rejections',
   'queue_completed',
   'dead_letters',
   'mirrors',
@@ -27,7 +28,7 @@ export type Trimmed = Partial<Record<TrimmedKind, number>>;
 export interface RetentionPolicy {
   /** Runs, journal entries and finished queue jobs older than this go; 0: no age limit. */
   maxAgeDays: number;
-  /** The newest this many runs stay; unset: no count limit. */
+  /** The newest this many runs stay, and as many completed queue jobs; unset: no count limit. */
   maxRuns?: number | undefined;
 }
 
@@ -47,11 +48,19 @@ export function retentionChore(
       ...(before === undefined ? {} : { before }),
       ...(policy.maxRuns === undefined ? {} : { keepRuns: policy.maxRuns }),
     });
-    const queued = before !== undefined && queue.trim ? await queue.trim({ before }) : undefined;
+    const limited = before !== undefined || policy.maxRuns !== undefined;
+    const queued =
+      limited && queue.trim
+        ? await queue.trim({
+            ...(before === undefined ? {} : { before }),
+            ...(policy.maxRuns === undefined ? {} : { keepCompleted: policy.maxRuns }),
+          })
+        : undefined;
     return {
       runs: store_.runs,
       journal: store_.journal,
       request_keys: store_.requestKeys,
+      fence_rejections: store_.rejections,
       ...(queued ? { queue_completed: queued.completed, dead_letters: queued.deadLetters } : {}),
     };
   };
@@ -135,7 +144,7 @@ export function startHousekeeping(options: HousekeepingOptions): Housekeeping {
 export function retentionCounter(prom: typeof Prom, registry: Registry): (trimmed: Trimmed) => void {
   const counter = new prom.Counter({
     name: 'codefleet_retention_trimmed_total',
-    help: 'What retention deleted: runs, journal entries, request keys, completed queue jobs, dead letters (store.retention); mirrors, pooled copies and baselines evicted (workspace.cache); work branches of finished jobs deleted from mirrors.',
+    help: 'What retention deleted: runs, journal entries, request keys, rejected late writes, completed queue jobs, dead letters (store.retention); mirrors, pooled copies and baselines evicted (workspace.cache); work branches of finished jobs deleted from mirrors.',
     labelNames: ['what'],
     registers: [registry],
   });

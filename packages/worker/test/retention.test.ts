@@ -81,9 +81,29 @@ describe('housekeeping', () => {
       runs: 0,
       journal: 0,
       request_keys: 0,
+      fence_rejections: 0,
       queue_completed: 0,
       dead_letters: 0,
     });
     expect(lines.filter((line) => line.event === 'retention.trimmed')).toHaveLength(1);
+  });
+
+  it('max_runs alone also bounds the completed queue jobs, and leaves a dead letter', async () => {
+    const dir = await createTempDir('retention');
+    const store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
+    const queue = localQueue(dir.path);
+    cleanups.push(async () => {
+      await queue.close();
+      await store.close();
+      await dir.dispose();
+    });
+    for (let i = 0; i < 4; i += 1) {
+      await queue.enqueue(sampleJob({ title: `job ${i}` }));
+      const lease = (await queue.claim({ workerId: 'w' }))!;
+      await (i === 0 ? lease.deadLetter('given up') : lease.ack());
+    }
+    const chore = retentionChore(store, queue, { maxAgeDays: 0, maxRuns: 1 });
+    expect(await chore()).toMatchObject({ queue_completed: 2, dead_letters: 0 });
+    expect(await queue.stats()).toMatchObject({ completed: 1, deadLetter: 1 });
   });
 });

@@ -14,7 +14,9 @@ const retention = z
       .int()
       .min(1)
       .optional()
-      .describe('Keep at most this many runs, the newest (an active run always stays). Unset: no count limit.'),
+      .describe(
+        'Keep at most this many runs, the newest (an active run always stays), and as many completed queue jobs. Dead letters go by age only. Unset: no count limit.',
+      ),
     interval_minutes: z
       .number()
       .min(1)

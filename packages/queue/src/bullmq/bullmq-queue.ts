@@ -14,6 +14,7 @@ import type {
   Queue,
   QueueStats,
   QueueTrim,
+  QueueTrimOptions,
   RedriveResult,
 } from '../port.js';
 import type { BullmqQueueSettings } from '../settings.js';
@@ -211,13 +212,16 @@ export class BullmqQueue implements Queue {
 
   /**
    * BullMQ's completed and failed (dead-lettered) jobs that finished before `before`, by its
-   * own `clean`, `batch` jobs per call (each one Lua script in Redis).
+   * own `clean`, `batch` jobs per call (each one Lua script in Redis); then the completed
+   * ones past the newest `keepCompleted`, read from the completed set newest first.
    */
-  async trim(options: { before: number; batch?: number }): Promise<QueueTrim> {
+  async trim(options: QueueTrimOptions): Promise<QueueTrim> {
     await this.#connected();
     const batch = options.batch ?? 500;
-    const grace = Math.max(0, Date.now() - options.before);
+    const trimmed: QueueTrim = { completed: 0, deadLetters: 0 };
+    const { before, keepCompleted } = options;
     const clean = async (type: 'completed' | 'failed') => {
+      const grace = Math.max(0, Date.now() - before!);
       let total = 0;
       for (;;) {
         const removed = await this.#queue.clean(grace, batch, type).catch(this.#access.rethrow);
@@ -225,7 +229,25 @@ export class BullmqQueue implements Queue {
         if (removed.length < batch) return total;
       }
     };
-    return { completed: await clean('completed'), deadLetters: await clean('failed') };
+    if (before !== undefined) {
+      trimmed.completed += await clean('completed');
+      trimmed.deadLetters += await clean('failed');
+    }
+    if (keepCompleted !== undefined) trimmed.completed += await this.#trimCompletedPast(keepCompleted, batch);
+    return trimmed;
+  }
+
+  /** Removes the completed jobs past the newest `keep`, `batch` at a time; resolves how many. */
+  async #trimCompletedPast(keep: number, batch: number): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const ids = await this.#queue.getRanges(['completed'], keep, keep + batch - 1, false).catch(this.#access.rethrow);
+      let removed = 0;
+      for (const id of ids) removed += await this.#queue.remove(id).catch(this.#access.rethrow);
+      total += removed;
+      // None removed (each locked, say): the same range would come back, so stop here.
+      if (ids.length < batch || removed === 0) return total;
+    }
   }
 
   #deadLetterSide(): DeadLetterSide {

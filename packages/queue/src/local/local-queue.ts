@@ -13,6 +13,7 @@ import type {
   Queue,
   QueueStats,
   QueueTrim,
+  QueueTrimOptions,
   RedriveResult,
 } from '../port.js';
 import type { LocalQueueSettings } from '../settings.js';
@@ -57,22 +58,33 @@ export class LocalQueue implements Queue {
   }
 
   /**
-   * Deletes jobs of every queue in the file that finished before `before`, a batch per write
-   * transaction, with a turn of the event loop between batches: the file is what grows.
+   * Deletes jobs of every queue in the file that finished before `before`, and completed
+   * ones past the newest `keepCompleted`, a batch per write transaction, with a turn of the
+   * event loop between batches: the file is what grows.
    */
-  async trim(options: { before: number; batch?: number }): Promise<QueueTrim> {
+  async trim(options: QueueTrimOptions): Promise<QueueTrim> {
     const batch = options.batch ?? 500;
     const trimmed: QueueTrim = { completed: 0, deadLetters: 0 };
-    for (const [state, counted] of [
-      ['done', 'completed'],
-      ['dead', 'deadLetters'],
-    ] as const) {
-      const remove = this.#sql(
-        `DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs INDEXED BY jobs_finished WHERE state = ? AND finished_at < ? LIMIT ?)`,
+    const byAge = this.#sql(
+      `DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs INDEXED BY jobs_finished WHERE state = ? AND finished_at < ? LIMIT ?)`,
+    );
+    const byCount = this.#sql(
+      `DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs INDEXED BY jobs_finished WHERE state = 'done' ORDER BY finished_at DESC LIMIT ? OFFSET ?)`,
+    );
+    const { before, keepCompleted } = options;
+    // Each pass deletes one batch per call and resolves how many went.
+    const passes: [keyof QueueTrim, () => number][] = [];
+    if (before !== undefined)
+      passes.push(
+        ['completed', () => Number(byAge.run('done', before, batch).changes)],
+        ['deadLetters', () => Number(byAge.run('dead', before, batch).changes)],
       );
+    if (keepCompleted !== undefined)
+      passes.push(['completed', () => Number(byCount.run(batch, keepCompleted).changes)]);
+    for (const [counted, removeBatch] of passes) {
       for (;;) {
-        const { changes } = remove.run(state, options.before, batch);
-        trimmed[counted] += Number(changes);
+        const changes = removeBatch();
+        trimmed[counted] += changes;
         if (changes < batch) break;
         await new Promise<void>((resolve) => setImmediate(resolve));
       }
