@@ -1,6 +1,7 @@
-import { realpath, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { CodefleetError, isMemoryFile, memoryDir } from '@codefleet/core';
+import { CodefleetError, isMemoryFile } from '@codefleet/core';
 import { restoreGitLink } from './agent-view.js';
 import { splitNul, type GitResult } from './git.js';
 import type { LockHolder } from './lock-file.js';
@@ -54,12 +55,13 @@ export function openCopy(parts: WorkspaceParts): OpenCopy {
   const { ctx, paths } = parts;
   const excluded = createScopeMatcher(parts.scope?.exclude ?? []);
   const readOnly = createScopeMatcher(parts.scope?.read ?? []);
+  const swept: SweptIndex = {};
   const copy: OpenCopy = {
     ...parts,
     git: (args, extra = {}) => ctx.git.run(args, { cwd: paths.dir, outputBytes: listingBytes, ...extra }),
     outOfScope: (file) => excluded(file) || readOnly(file),
     changedSince: (since) => changedSince(copy, new Set(parts.contextFiles), since),
-    restore: () => restore(copy),
+    restore: () => restore(copy, swept),
   };
   return copy;
 }
@@ -68,37 +70,63 @@ export function openCopy(parts: WorkspaceParts): OpenCopy {
 // copy keeps them from the previous job, and they are never part of the work. Nor does
 // codefleet's own untracked `.codefleet/` (task file, the agents' prompt and feedback files);
 // files the repository itself tracks there still count, and so do new memory bank files.
-const notTheWork = [...keptDependencyDirs.map((name) => `--exclude=${name}/`), `--exclude=/${codefleetDir}/`];
+const notTheWork = keptDependencyDirs.map((name) => `--exclude=${name}/`);
 
 async function changedSince(copy: OpenCopy, contextFiles: ReadonlySet<string>, since: string): Promise<string[]> {
   // stdout alone: git's warnings (a CRLF conversion notice) are never read as paths.
   const listing = (args: string[]) => copy.ctx.git.stdout(args, { cwd: copy.paths.dir, maxBytes: listingBytes });
   const tracked = await listing(['diff', '--name-only', '-z', '--no-renames', since, '--']);
-  const untracked = await listing(['ls-files', '-z', '--others', '--exclude-standard', ...notTheWork]);
-  // New memory bank files (`.codefleet/memory/*.md`) are the one part of `.codefleet/`
-  // that is the repository's: a proposed update, listed in the PR body (never silent).
-  const memory = splitNul(
-    await listing(['ls-files', '-z', '--others', '--exclude-standard', '--', `:(literal)${memoryDir}/`]),
-  ).filter(isMemoryFile);
+  // One listing of untracked files (one git process: each costs a fork of the worker), split
+  // here: of `.codefleet/`, only new memory bank files (`.codefleet/memory/*.md`) are the
+  // repository's, a proposed update listed in the PR body (never silent).
+  const untracked = splitNul(await listing(['ls-files', '-z', '--others', '--exclude-standard', ...notTheWork]));
+  const ours = (file: string) => file === `${codefleetDir}/` || file.startsWith(`${codefleetDir}/`);
   // `dir/`: an untracked directory holding a git repository of its own (an agent's clone);
   // git would add it as a gitlink, so it is never part of the work.
   const files = new Set([
     ...splitNul(tracked),
-    ...splitNul(untracked).filter((file) => !file.endsWith('/')),
-    ...memory,
+    ...untracked.filter((file) => !ours(file) && !file.endsWith('/')),
+    ...untracked.filter(isMemoryFile),
   ]);
   return [...files].filter((file) => !contextFiles.has(file)).sort();
 }
 
-async function restore(copy: OpenCopy): Promise<void> {
+/** The gitlinks of the copy's index when it last held the bytes hashed to `index`. */
+interface SweptIndex {
+  index?: string;
+  gitlinks?: string[];
+}
+
+async function restore(copy: OpenCopy, swept: SweptIndex): Promise<void> {
   await restoreGitLink(copy.paths.dir, copy.gitDir);
   // The repositories of tracked submodules: a run can make one (git init) with a config
   // of its own; gone, nothing of it survives into codefleet's git or the next job.
-  const index = await copy.ctx.git.stdout(['ls-files', '-s', '-z'], { cwd: copy.paths.dir, maxBytes: listingBytes });
-  for (const entry of splitNul(index)) {
+  for (const path of await gitlinks(copy, swept)) await removeInsideCopy(copy.paths.dir, join(path, '.git'));
+}
+
+/**
+ * The paths of the gitlinks (submodules) in the copy's index. `ls-files -s` reads them from
+ * the index alone, so while the index holds the same bytes (a hash of its content, not its
+ * times) the last listing stands: a restore after each run of a job no longer spawns git.
+ */
+async function gitlinks(copy: OpenCopy, swept: SweptIndex): Promise<string[]> {
+  const before = await indexHash(copy);
+  if (before !== undefined && swept.index === before && swept.gitlinks !== undefined) return swept.gitlinks;
+  const listing = await copy.ctx.git.stdout(['ls-files', '-s', '-z'], { cwd: copy.paths.dir, maxBytes: listingBytes });
+  const found = splitNul(listing).flatMap((entry) => {
     const match = /^160000 [0-9a-f]+ \d\t(.+)$/s.exec(entry);
-    if (match?.[1] !== undefined) await removeInsideCopy(copy.paths.dir, join(match[1], '.git'));
-  }
+    return match?.[1] === undefined ? [] : [match[1]];
+  });
+  // Kept only when the index did not change while git read it: the listing is then its own.
+  const after = await indexHash(copy);
+  swept.index = after === before ? after : undefined;
+  swept.gitlinks = found;
+  return found;
+}
+
+async function indexHash(copy: OpenCopy): Promise<string | undefined> {
+  const bytes = await readFile(join(copy.gitDir, 'index')).catch(() => undefined);
+  return bytes === undefined ? undefined : createHash('sha256').update(bytes).digest('hex');
 }
 
 /**

@@ -400,5 +400,12 @@ describe('prepare', () => {
     expect(await exists(marker)).toBe(false);
     expect(await exists(join(sub, '.git'))).toBe(false);
     expect((await git(ws.dir, ['show', '--name-only', '--format=', 'HEAD'])).trim()).toBe('src/index.js');
+    // Made again after the commit, and again once the index is unchanged since the last sweep
+    // (which then reuses its listing): each time gone before codefleet's git runs.
+    for (const round of [1, 2]) {
+      await git(sub, ['init', '--quiet']);
+      await ws.restoreGitLink();
+      expect({ round, left: await exists(join(sub, '.git')) }).toEqual({ round, left: false });
+    }
   });
 });
