@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { access, mkdir, rename } from 'node:fs/promises';
+import { access, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CodefleetError } from '@codefleet/core';
 import { guardConfigFile, mirrorConfigRules, mirrorFetchRefspec, mirrorWorktreeRules } from './config-guard.js';
@@ -145,26 +145,57 @@ async function createMirror(git: Git, paths: MirrorPaths, url: string, signal: A
   await removeTree(temp);
   try {
     await git.run(['init', '--quiet', '--bare', temp], { cwd: join(paths.dir, '..'), signal });
-    const config = (key: string, value: string, scope: string[] = []) =>
-      git.run(['config', ...scope, key, value], { cwd: temp, signal });
-    await git.run(['remote', 'add', 'origin', url], { cwd: temp, signal });
-    await config('remote.origin.fetch', mirrorFetchRefspec);
-    await config('remote.origin.tagOpt', '--no-tags');
-    // Automatic gc while other jobs check out from the mirror buys nothing but risk.
-    await config('gc.auto', '0');
-    await config('maintenance.auto', 'false');
-    // Per-worktree config, so each working copy carries its own sparse-checkout (exclude
-    // scope). With it enabled, `core.bare` in the shared config would make every linked
-    // worktree think it is bare, so it moves to the main worktree's own config.
-    await config('core.repositoryformatversion', '1');
-    await config('extensions.worktreeConfig', 'true');
-    await git.run(['config', '--unset', 'core.bare'], { cwd: temp, signal });
-    await config('core.bare', 'true', ['--worktree']);
+    // The URL through git, which quotes it; its default refspec is the mirror's.
+    await git.run(['remote', 'add', '--no-tags', 'origin', url], { cwd: temp, signal });
+    if (!(await writeMirrorSettings(temp))) await setMirrorSettings(git, temp, signal);
     await rename(temp, paths.dir);
   } catch (error) {
     await removeTree(temp);
     throw error;
   }
+}
+
+// Automatic gc while other jobs check out from the mirror buys nothing but risk.
+// Per-worktree config, so each working copy carries its own sparse-checkout (exclude
+// scope). With it enabled, `core.bare` in the shared config would make every linked
+// worktree think it is bare, so it moves to the main worktree's own config.
+const mirrorSettings = '[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n[extensions]\n\tworktreeConfig = true\n';
+
+/**
+ * Writes the mirror's own settings into the config `git init` and `git remote add` just
+ * wrote, byte for byte what the `git config` calls of {@link setMirrorSettings} write (a
+ * test compares them), without their seven processes: each forks the worker. Resolves to
+ * false, writing nothing, when the file is not the one expected (another git's `init`).
+ */
+async function writeMirrorSettings(dir: string): Promise<boolean> {
+  const config = await readFile(join(dir, 'config'), 'utf8');
+  const version = '\trepositoryformatversion = 0\n';
+  const bare = '\tbare = true\n';
+  // git quotes what it writes: a value never holds a raw newline, so `[` at a line's start opens a section.
+  const [core = '', ...rest] = config.split(/^(?=\[)/m);
+  const once = (line: string) => core.split(line).length === 2;
+  const sections = rest.map((section) => section.slice(0, section.indexOf(']') + 1));
+  if (!core.startsWith('[core]\n') || !once(version) || !once(bare) || sections.join() !== '[remote "origin"]')
+    return false;
+  const remote = rest.join('');
+  const shared = core.replace(version, '\trepositoryformatversion = 1\n').replace(bare, '');
+  await writeFile(join(dir, 'config'), `${shared}${remote}${mirrorSettings}`);
+  await writeFile(join(dir, 'config.worktree'), `[core]\n${bare}`);
+  return true;
+}
+
+/** The mirror's settings through git, one key at a time. */
+async function setMirrorSettings(git: Git, dir: string, signal: AbortSignal | undefined): Promise<void> {
+  const config = (key: string, value: string, scope: string[] = []) =>
+    git.run(['config', ...scope, key, value], { cwd: dir, signal });
+  await config('remote.origin.fetch', mirrorFetchRefspec);
+  await config('remote.origin.tagOpt', '--no-tags');
+  await config('gc.auto', '0');
+  await config('maintenance.auto', 'false');
+  await config('core.repositoryformatversion', '1');
+  await config('extensions.worktreeConfig', 'true');
+  await git.run(['config', '--unset', 'core.bare'], { cwd: dir, signal });
+  await config('core.bare', 'true', ['--worktree']);
 }
 
 async function defaultBranch(
