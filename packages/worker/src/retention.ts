@@ -48,14 +48,10 @@ export function retentionChore(
       ...(before === undefined ? {} : { before }),
       ...(policy.maxRuns === undefined ? {} : { keepRuns: policy.maxRuns }),
     });
-    const limited = before !== undefined || policy.maxRuns !== undefined;
-    const queued =
-      limited && queue.trim
-        ? await queue.trim({
-            ...(before === undefined ? {} : { before }),
-            ...(policy.maxRuns === undefined ? {} : { keepCompleted: policy.maxRuns }),
-          })
-        : undefined;
+    const queued = await queue.trim?.({
+      ...(before === undefined ? {} : { before }),
+      ...(policy.maxRuns === undefined ? {} : { keepCompleted: policy.maxRuns }),
+    });
     return {
       runs: store_.runs,
       journal: store_.journal,

@@ -25,8 +25,8 @@ describe('housekeeping', () => {
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
-
-  it('trims the store and the queue in the background, logs and counts it; a failing chore does not stop the others', async () => {
+  /** A real SQLite store and local queue in a temp dir, closed after the test. */
+  const open = async () => {
     const dir = await createTempDir('retention');
     const store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
     const queue = localQueue(dir.path);
@@ -35,6 +35,11 @@ describe('housekeeping', () => {
       await store.close();
       await dir.dispose();
     });
+    return { store, queue };
+  };
+
+  it('trims the store and the queue in the background, logs and counts it; a failing chore does not stop the others', async () => {
+    const { store, queue } = await open();
     const real = Date.now();
     // The chore's clock is 91 days ahead: what happened before `real - 1 day` is past 90 days.
     const now = () => real + 91 * dayMs;
@@ -89,14 +94,7 @@ describe('housekeeping', () => {
   });
 
   it('max_runs alone also bounds the completed queue jobs, and leaves a dead letter', async () => {
-    const dir = await createTempDir('retention');
-    const store = new SqliteRunStore(join(dir.path, 'runs.sqlite'));
-    const queue = localQueue(dir.path);
-    cleanups.push(async () => {
-      await queue.close();
-      await store.close();
-      await dir.dispose();
-    });
+    const { store, queue } = await open();
     for (let i = 0; i < 4; i += 1) {
       await queue.enqueue(sampleJob({ title: `job ${i}` }));
       const lease = (await queue.claim({ workerId: 'w' }))!;

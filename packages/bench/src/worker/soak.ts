@@ -35,6 +35,7 @@ import { SqliteRunStore } from '@codefleet/store';
 import { createTempDir, createTempRepo, gitTestEnv, type TempRepo } from '@codefleet/testkit';
 import { retentionChore, startHousekeeping } from '@codefleet/worker';
 import { createWorkspaceManager, diskBytes, type WorkspaceManager } from '@codefleet/workspace';
+import { detail, median } from '../stats.js';
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const jobs = env('CODEFLEET_SOAK_JOBS', 2_000);
@@ -46,7 +47,7 @@ const cacheMb = env('CODEFLEET_SOAK_CACHE_MB', 3);
 const keepRuns = env('CODEFLEET_SOAK_KEEP_RUNS', 500);
 /** Side-by-side pairs per sample: one pair's ratio swings ±20% with the machine. */
 const pairs = 4;
-const line = (label: string, value: string) => console.log(`  ${label.padEnd(58)} ${value}`);
+const line = (label: string, value: string) => console.log(detail(label, value));
 const author = { name: 'Soak', email: 'soak@example.com' };
 const gitEnv = gitTestEnv({ PATH: process.env.PATH ?? '/usr/bin:/bin' });
 
@@ -79,21 +80,20 @@ const stepTimes: Record<Step, number[]> = { claim: [], save: [], prepare: [], co
 
 /** One job as a worker runs it, without the agent: resolves its ms, claim to ack. */
 async function runOne(parts: WorkerParts, repo: string, n: number, who: string): Promise<number> {
-  let mark = performance.now();
-  const took = (step: Step) => {
-    const now = performance.now();
-    if (who === 'long') stepTimes[step].push(now - mark);
-    mark = now;
-  };
   const input: Job = createJob(
     { repo, source: { kind: 'cli' }, title: `soak ${who} ${n}`, body: '', requested_by: 'soak' },
     { id: `${who}-${n}`, now: new Date() },
   );
   await parts.queue.enqueue(input);
   const started = performance.now();
+  let mark = started;
+  const took = (step: Step) => {
+    const now = performance.now();
+    if (who === 'long') stepTimes[step].push(now - mark);
+    mark = now;
+  };
   const lease = await parts.queue.claim({ workerId: who, waitMs: 5_000 });
   if (lease === undefined) throw new Error(`job ${input.id} was not claimed`);
-  mark = started;
   took('claim');
   const { job } = lease;
   let run = startAttempt(newRun(job, { runId: job.id, now: new Date() }), { workerId: who, now: new Date() });
@@ -265,7 +265,7 @@ try {
       jobMs: mean(times.slice(-sampleEvery)),
       longMs,
       freshMs,
-      controlMs: controlRuns.sort((a, b) => a - b)[1]!,
+      controlMs: median(controlRuns),
     };
     samples.push(sample);
     printSample(sample);

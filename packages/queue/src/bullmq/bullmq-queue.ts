@@ -220,8 +220,7 @@ export class BullmqQueue implements Queue {
     const batch = options.batch ?? 500;
     const trimmed: QueueTrim = { completed: 0, deadLetters: 0 };
     const { before, keepCompleted } = options;
-    const clean = async (type: 'completed' | 'failed') => {
-      const grace = Math.max(0, Date.now() - before!);
+    const clean = async (type: 'completed' | 'failed', grace: number) => {
       let total = 0;
       for (;;) {
         const removed = await this.#queue.clean(grace, batch, type).catch(this.#access.rethrow);
@@ -230,8 +229,9 @@ export class BullmqQueue implements Queue {
       }
     };
     if (before !== undefined) {
-      trimmed.completed += await clean('completed');
-      trimmed.deadLetters += await clean('failed');
+      const grace = Math.max(0, Date.now() - before);
+      trimmed.completed += await clean('completed', grace);
+      trimmed.deadLetters += await clean('failed', grace);
     }
     if (keepCompleted !== undefined) trimmed.completed += await this.#trimCompletedPast(keepCompleted, batch);
     return trimmed;
